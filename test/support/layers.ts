@@ -1,0 +1,11 @@
+/**
+ * The two `Crypto` layers every crypto-dependent test runs against.
+ */
+import type * as Layer from "effect/Layer"
+import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
+import { type Crypto, layerWebCrypto } from "../../core/Crypto.ts"
+
+export const cryptoLayers: ReadonlyArray<readonly [string, Layer.Layer<Crypto>]> = [
+  ["WebCrypto", layerWebCrypto],
+  ["node:crypto", NodeCrypto.layer]
+]

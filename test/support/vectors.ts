@@ -1,0 +1,32 @@
+/**
+ * The shared conformance vectors, read from `../shared/conformance/vectors.json` (never copied).
+ */
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import type { Purpose, SecretName } from "../../core/Signing.ts"
+
+export interface SignatureVector {
+  readonly name: string
+  readonly secret: SecretName
+  readonly purpose: Purpose
+  readonly timestamp: string
+  readonly nonce: string
+  readonly rawBody: string
+  readonly signature: string
+}
+
+export interface RejectVector extends Omit<SignatureVector, "name"> {
+  readonly why: string
+}
+
+export interface Vectors {
+  readonly secrets: { readonly actionSigning: string; readonly completion: string }
+  readonly idempotencyKeys: ReadonlyArray<{ workspaceId: string; actionRequestId: string; key: string }>
+  readonly connectedAccountReferenceHashes: ReadonlyArray<{ accountId: string; jsonSerialization: string; hash: string }>
+  readonly signatures: ReadonlyArray<SignatureVector>
+  readonly mustReject: ReadonlyArray<RejectVector>
+}
+
+export const vectorsPath = fileURLToPath(new URL("../../../shared/conformance/vectors.json", import.meta.url))
+
+export const vectors: Vectors = JSON.parse(readFileSync(vectorsPath, "utf8"))
