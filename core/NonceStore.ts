@@ -10,6 +10,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { StorageError } from "./StorageError.ts"
 
 /**
  * @since 0.1.0
@@ -37,7 +38,7 @@ export interface NonceStoreService {
    * Records the nonce atomically if it is not currently held in its scope. `true` when this call
    * recorded it, `false` when it was already used (a replay).
    */
-  readonly claim: (claim: NonceClaim) => Effect.Effect<boolean>
+  readonly claim: (claim: NonceClaim) => Effect.Effect<boolean, StorageError>
   /**
    * The same claim, synchronously, for stores that can (memory). Verification takes this path when
    * present, so an in-memory check costs no extra effect step.

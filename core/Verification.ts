@@ -19,6 +19,7 @@ import { constantTimeEqual } from "./Hex.ts"
 import { exactParseOptions } from "./messages/Common.ts"
 import { type NonceClaim, NonceStore, nonceRetentionMillis } from "./NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
+import type { StorageError } from "./StorageError.ts"
 import { parseTimestamp } from "./Timestamp.ts"
 
 /**
@@ -234,12 +235,12 @@ export interface Verifier {
    * Verifies version, freshness, nonce and signature, and records the nonce. Reads nothing of the
    * body but its bytes.
    */
-  readonly verify: (input: VerifyInput) => Effect.Effect<VerifiedHeaders, SignatureError>
+  readonly verify: (input: VerifyInput) => Effect.Effect<VerifiedHeaders, SignatureError | StorageError>
   /** Verifies, then decodes the body with `schema` (unknown fields are errors). */
   readonly verifyAndDecode: <A, I>(
     schema: Schema.Schema<A, I, never>,
     input: VerifyInput
-  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError>
+  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError>
 }
 
 const mismatch = (mac: string): InvalidSignature =>
@@ -289,14 +290,18 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       now,
       expiresAt: now + nonceRetentionMillis
     })
-    const claim = (input: VerifyInput, checked: Checked, now: number): Effect.Effect<VerifiedHeaders, ReplayedNonce> =>
+    const claim = (
+      input: VerifyInput,
+      checked: Checked,
+      now: number
+    ): Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError> =>
       claimSync !== undefined
         ? claimSync(nonceClaim(input, checked, now)) ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
         : Effect.flatMap(
           store.claim(nonceClaim(input, checked, now)),
           (fresh) => fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
         )
-    const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError> =>
+    const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
       Effect.suspend(() => {
         const now = clock.unsafeCurrentTimeMillis()
         const checked = checkHeaders(input.headers, now)
@@ -310,7 +315,7 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
         }
         return Effect.flatMap(
           crypto.hmacSha256Hex(key, parts),
-          (expected): Effect.Effect<VerifiedHeaders, SignatureError> =>
+          (expected): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
             constantTimeEqual(expected, checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
         )
       })
@@ -327,7 +332,9 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
  *
  * @since 0.1.0
  */
-export const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError, Crypto | NonceStore> =>
+export const verify = (
+  input: VerifyInput
+): Effect.Effect<VerifiedHeaders, SignatureError | StorageError, Crypto | NonceStore> =>
   Effect.flatMap(makeVerifier, (verifier) => verifier.verify(input))
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
@@ -374,5 +381,9 @@ export const decodeBody = <A, I>(
 export const verifyAndDecode = <A, I>(
   schema: Schema.Schema<A, I, never>,
   input: VerifyInput
-): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError, Crypto | NonceStore> =>
+): Effect.Effect<
+  { readonly headers: VerifiedHeaders; readonly body: A },
+  VerificationError | StorageError,
+  Crypto | NonceStore
+> =>
   Effect.flatMap(makeVerifier, (verifier) => verifier.verifyAndDecode(schema, input))

@@ -1,0 +1,128 @@
+/**
+ * `AccountProfileStore` on SQL. Upserts replace a stored fact or user field only when the incoming
+ * one is newer by `(observed_at, source_event_id)`, decided in the statement itself, so concurrent
+ * and out-of-order writers converge.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import {
+  AccountProfileStore,
+  type AccountProfileStoreService,
+  isNewer,
+  type ProfileFact,
+  type UserField
+} from "../../core/AccountProfileStore.ts"
+import { json, num, orStorageError } from "./SqlSupport.ts"
+
+interface FactRow {
+  readonly name: string
+  readonly value: unknown
+  readonly observed_at: unknown
+  readonly source_event_id: string
+}
+
+interface UserRow {
+  readonly workspace_id: string
+  readonly user_id: string
+  readonly name: string | null
+  readonly name_observed_at: unknown
+  readonly name_source_event_id: string | null
+  readonly email: string | null
+  readonly email_observed_at: unknown
+  readonly email_source_event_id: string | null
+}
+
+const field = (value: string | null, observedAt: unknown, source: string | null): UserField | null =>
+  value === null || source === null ? null : { value, observedAt: num(observedAt), sourceEventId: source }
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    applyFacts: (workspaceId, accountId, facts) => {
+      // One row per fact name (the newest), since one statement may not update a row twice.
+      const newest = new Map<string, ProfileFact>()
+      for (const fact of facts) if (isNewer(fact, newest.get(fact.name))) newest.set(fact.name, fact)
+      if (newest.size === 0) return Effect.void
+      return sql`INSERT INTO accord_profile_facts ${
+        sql.insert([...newest.values()].map((f) => ({
+          workspace_id: workspaceId,
+          account_id: accountId,
+          name: f.name,
+          value: json(f.value),
+          observed_at: f.observedAt,
+          source_event_id: f.sourceEventId
+        })))
+      } ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
+          value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
+        WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
+            > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)`.pipe(
+        Effect.asVoid,
+        orStorageError("profile.applyFacts")
+      )
+    },
+    get: (workspaceId, accountId) =>
+      sql<FactRow>`SELECT name, value, observed_at, source_event_id FROM accord_profile_facts
+          WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} ORDER BY name`.pipe(
+        Effect.map((rows) =>
+          rows.length === 0 ? Option.none() : Option.some({
+            workspaceId,
+            accountId,
+            facts: rows.map((row): ProfileFact => ({
+              name: row.name,
+              value: row.value,
+              observedAt: num(row.observed_at),
+              sourceEventId: row.source_event_id
+            }))
+          })
+        ),
+        orStorageError("profile.get")
+      ),
+    upsertUser: ({ email, name, userId, workspaceId }) =>
+      sql`INSERT INTO accord_users (workspace_id, user_id, name, name_observed_at, name_source_event_id,
+            email, email_observed_at, email_source_event_id)
+          VALUES (${workspaceId}, ${userId}, ${name?.value ?? null}, ${name?.observedAt ?? null}, ${name?.sourceEventId ?? null},
+            ${email?.value ?? null}, ${email?.observedAt ?? null}, ${email?.sourceEventId ?? null})
+          ON CONFLICT (workspace_id, user_id) DO UPDATE SET
+            (name, name_observed_at, name_source_event_id) = (
+              SELECT CASE WHEN n THEN EXCLUDED.name ELSE accord_users.name END,
+                     CASE WHEN n THEN EXCLUDED.name_observed_at ELSE accord_users.name_observed_at END,
+                     CASE WHEN n THEN EXCLUDED.name_source_event_id ELSE accord_users.name_source_event_id END
+              FROM (SELECT EXCLUDED.name_observed_at IS NOT NULL AND (accord_users.name_observed_at IS NULL OR
+                (EXCLUDED.name_observed_at, EXCLUDED.name_source_event_id)
+                  > (accord_users.name_observed_at, accord_users.name_source_event_id)) AS n) AS newer),
+            (email, email_observed_at, email_source_event_id) = (
+              SELECT CASE WHEN e THEN EXCLUDED.email ELSE accord_users.email END,
+                     CASE WHEN e THEN EXCLUDED.email_observed_at ELSE accord_users.email_observed_at END,
+                     CASE WHEN e THEN EXCLUDED.email_source_event_id ELSE accord_users.email_source_event_id END
+              FROM (SELECT EXCLUDED.email_observed_at IS NOT NULL AND (accord_users.email_observed_at IS NULL OR
+                (EXCLUDED.email_observed_at, EXCLUDED.email_source_event_id)
+                  > (accord_users.email_observed_at, accord_users.email_source_event_id)) AS e) AS newer)`.pipe(
+        Effect.asVoid,
+        orStorageError("profile.upsertUser")
+      ),
+    getUser: (workspaceId, userId) =>
+      sql<UserRow>`SELECT * FROM accord_users WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row) => ({
+            workspaceId: row.workspace_id,
+            userId: row.user_id,
+            name: field(row.name, row.name_observed_at, row.name_source_event_id),
+            email: field(row.email, row.email_observed_at, row.email_source_event_id)
+          }))
+        ),
+        orStorageError("profile.getUser")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<AccountProfileStore, never, SqlClient.SqlClient> = Layer.effect(AccountProfileStore, make)

@@ -1,0 +1,80 @@
+/**
+ * `CapabilityRegistry` on SQL: one row per connection; a replay (same fingerprint) changes nothing.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import {
+  type CapabilityEvidence,
+  CapabilityRegistry,
+  type CapabilityRegistryService
+} from "../../core/CapabilityRegistry.ts"
+import type { PaymentMode } from "../../core/messages/Common.ts"
+import { json, num, orStorageError } from "./SqlSupport.ts"
+
+interface Row {
+  readonly connection_id: string
+  readonly revision: number
+  readonly modes: ReadonlyArray<PaymentMode>
+  readonly livemode: boolean
+  readonly account_reference_hash: string
+  readonly response_fingerprint: string
+  readonly provider_connection_generation: string
+  readonly recorded_at: unknown
+  readonly expires_at: unknown
+}
+
+const toEvidence = (row: Row): CapabilityEvidence => ({
+  connectionId: row.connection_id,
+  revision: num(row.revision),
+  modes: row.modes,
+  livemode: row.livemode,
+  connectedAccountReferenceHash: row.account_reference_hash,
+  responseFingerprint: row.response_fingerprint,
+  providerConnectionGeneration: row.provider_connection_generation,
+  recordedAt: num(row.recorded_at),
+  expiresAt: num(row.expires_at)
+})
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    record: (e) =>
+      sql`INSERT INTO accord_capabilities (connection_id, revision, modes, livemode, account_reference_hash,
+            response_fingerprint, provider_connection_generation, recorded_at, expires_at)
+          VALUES (${e.connectionId}, ${e.revision}, ${json(e.modes)}::jsonb, ${e.livemode}, ${e.connectedAccountReferenceHash},
+            ${e.responseFingerprint}, ${e.providerConnectionGeneration}, ${e.recordedAt}, ${e.expiresAt})
+          ON CONFLICT (connection_id) DO UPDATE SET
+            revision = EXCLUDED.revision, modes = EXCLUDED.modes, livemode = EXCLUDED.livemode,
+            account_reference_hash = EXCLUDED.account_reference_hash,
+            response_fingerprint = EXCLUDED.response_fingerprint,
+            provider_connection_generation = EXCLUDED.provider_connection_generation,
+            recorded_at = EXCLUDED.recorded_at, expires_at = EXCLUDED.expires_at
+          WHERE accord_capabilities.response_fingerprint <> EXCLUDED.response_fingerprint
+          RETURNING connection_id`.pipe(
+        Effect.map((rows) => (rows.length === 1 ? "recorded" as const : "replay" as const)),
+        orStorageError("capability.record")
+      ),
+    clear: (connectionId) =>
+      sql`DELETE FROM accord_capabilities WHERE connection_id = ${connectionId}`.pipe(
+        Effect.asVoid,
+        orStorageError("capability.clear")
+      ),
+    current: (connectionId, now) =>
+      sql<Row>`SELECT * FROM accord_capabilities WHERE connection_id = ${connectionId} AND expires_at > ${now}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvidence)),
+        orStorageError("capability.current")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<CapabilityRegistry, never, SqlClient.SqlClient> = Layer.effect(CapabilityRegistry, make)

@@ -1,0 +1,143 @@
+/**
+ * `ConnectionStore` on SQL. Registration and activation lock the connection row (`FOR UPDATE`), so
+ * concurrent registrations get distinct revisions and an activation sees the newest one: a handshake
+ * for a revision superseded meanwhile cannot activate it.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import {
+  type Connection,
+  type ConnectionRevision,
+  ConnectionStore,
+  type ConnectionStoreService,
+  type RevisionState
+} from "../../core/ConnectionStore.ts"
+import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
+
+interface ConnectionRow {
+  readonly connection_id: string
+  readonly workspace_id: string
+  readonly created_at: unknown
+  readonly last_check_revision: number | null
+  readonly last_check_at: unknown
+  readonly last_check_outcome: "succeeded" | "failed" | null
+  readonly last_check_problem: string | null
+}
+
+interface RevisionRow {
+  readonly connection_id: string
+  readonly revision: number
+  readonly endpoint: string
+  readonly state: RevisionState
+  readonly created_at: unknown
+  readonly activated_at: unknown
+  readonly retired_at: unknown
+}
+
+const toRevision = (row: RevisionRow): ConnectionRevision => ({
+  revision: num(row.revision),
+  endpoint: row.endpoint,
+  state: row.state,
+  createdAt: num(row.created_at),
+  activatedAt: numOrNull(row.activated_at),
+  retiredAt: numOrNull(row.retired_at)
+})
+
+const toConnection = (row: ConnectionRow, revisions: ReadonlyArray<RevisionRow>): Connection => ({
+  workspaceId: row.workspace_id,
+  connectionId: row.connection_id,
+  createdAt: num(row.created_at),
+  revisions: revisions.filter((r) => r.connection_id === row.connection_id).map(toRevision).sort((a, b) => b.revision - a.revision),
+  lastCheck: row.last_check_at === null || row.last_check_outcome === null
+    ? null
+    : {
+      revision: num(row.last_check_revision),
+      at: num(row.last_check_at),
+      outcome: row.last_check_outcome,
+      problem: row.last_check_problem
+    }
+})
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => {
+    const load = (rows: ReadonlyArray<ConnectionRow>) =>
+      rows.length === 0
+        ? Effect.succeed([] as ReadonlyArray<Connection>)
+        : Effect.map(
+          sql<RevisionRow>`SELECT * FROM accord_connection_revisions WHERE ${sql.in("connection_id", rows.map((r) => r.connection_id))}`,
+          (revisions) => rows.map((row) => toConnection(row, revisions))
+        )
+    const first = (rows: ReadonlyArray<ConnectionRow>) => Effect.map(load(rows), (all) => Option.fromNullable(all[0]))
+    return {
+      registerRevision: ({ connectionId, endpoint, now, workspaceId }) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO accord_connections (connection_id, workspace_id, created_at)
+                     VALUES (${connectionId}, ${workspaceId}, ${now}) ON CONFLICT (workspace_id) DO NOTHING`
+          const [connection] = yield* sql<{ connection_id: string }>`
+            SELECT connection_id FROM accord_connections WHERE workspace_id = ${workspaceId} FOR UPDATE`
+          const id = connection!.connection_id
+          yield* sql`UPDATE accord_connection_revisions SET state = 'superseded'
+                     WHERE connection_id = ${id} AND state = 'pending'`
+          const [inserted] = yield* sql<{ revision: number }>`
+            INSERT INTO accord_connection_revisions (connection_id, revision, endpoint, state, created_at)
+            SELECT ${id}, COALESCE(MAX(revision) + 1, 0), ${endpoint}, 'pending', ${now}
+            FROM accord_connection_revisions WHERE connection_id = ${id}
+            RETURNING revision`
+          return { connectionId: id, revision: num(inserted!.revision) }
+        })).pipe(orStorageError("connection.registerRevision")),
+      get: (workspaceId) =>
+        sql<ConnectionRow>`SELECT * FROM accord_connections WHERE workspace_id = ${workspaceId}`.pipe(
+          Effect.flatMap(first),
+          orStorageError("connection.get")
+        ),
+      getById: (connectionId) =>
+        sql<ConnectionRow>`SELECT * FROM accord_connections WHERE connection_id = ${connectionId}`.pipe(
+          Effect.flatMap(first),
+          orStorageError("connection.getById")
+        ),
+      activate: ({ connectionId, now, revision }) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const locked = yield* sql`SELECT 1 FROM accord_connections WHERE connection_id = ${connectionId} FOR UPDATE`
+          if (locked.length === 0) return "superseded" as const
+          const [newest] = yield* sql<{ revision: number; state: RevisionState }>`
+            SELECT revision, state FROM accord_connection_revisions WHERE connection_id = ${connectionId}
+            ORDER BY revision DESC LIMIT 1`
+          if (newest === undefined || num(newest.revision) !== revision || newest.state !== "pending") {
+            return "superseded" as const
+          }
+          yield* sql`UPDATE accord_connection_revisions SET state = 'replaced'
+                     WHERE connection_id = ${connectionId} AND state = 'active'`
+          yield* sql`UPDATE accord_connection_revisions SET state = 'active', activated_at = ${now}
+                     WHERE connection_id = ${connectionId} AND revision = ${revision}`
+          return "activated" as const
+        })).pipe(orStorageError("connection.activate")),
+      recordCheck: (connectionId, check) =>
+        sql`UPDATE accord_connections SET last_check_revision = ${check.revision}, last_check_at = ${check.at},
+              last_check_outcome = ${check.outcome}, last_check_problem = ${check.problem}
+            WHERE connection_id = ${connectionId}`.pipe(Effect.asVoid, orStorageError("connection.recordCheck")),
+      retire: ({ connectionId, now, revision }) =>
+        sql`UPDATE accord_connection_revisions SET state = 'retired', retired_at = ${now}
+            WHERE connection_id = ${connectionId} AND revision = ${revision} AND state IN ('replaced', 'superseded')
+            RETURNING revision`.pipe(Effect.map((rows) => rows.length === 1), orStorageError("connection.retire")),
+      dueForCheck: (before) =>
+        sql<ConnectionRow>`SELECT c.* FROM accord_connections c
+            WHERE (c.last_check_at IS NULL OR c.last_check_at < ${before})
+              AND EXISTS (SELECT 1 FROM accord_connection_revisions r
+                          WHERE r.connection_id = c.connection_id AND r.state IN ('active', 'pending'))
+            ORDER BY c.connection_id`.pipe(Effect.flatMap(load), orStorageError("connection.dueForCheck"))
+    }
+  }
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<ConnectionStore, never, SqlClient.SqlClient> = Layer.effect(ConnectionStore, make)

@@ -1,0 +1,114 @@
+/**
+ * Storage selection for servers and tests: PostgreSQL when `DATABASE_URL` is set, otherwise the
+ * embedded PGlite in `ACCORD_DATA_DIR` (D11). Both provide the same `SqlClient`, so storage
+ * adapters never know which one they run on.
+ *
+ * @since 0.1.0
+ */
+import { join, resolve } from "node:path"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as PgliteClient from "../pglite/PgliteClient.ts"
+
+/**
+ * Which database Accord uses. The URL stays `Redacted`: it usually carries the password.
+ *
+ * @since 0.1.0
+ */
+export type Storage =
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+  | { readonly _tag: "Pglite"; readonly dataDir: string }
+
+/**
+ * `DATABASE_URL` (an empty value counts as unset) selects PostgreSQL; otherwise PGlite in
+ * `${ACCORD_DATA_DIR}/pglite` (default `./.accord-data/pglite`; `memory://` keeps it in memory).
+ *
+ * @since 0.1.0
+ */
+export const storageConfig: Config.Config<Storage> = Config.all({
+  url: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.withDefault(Config.string("ACCORD_DATA_DIR"), "./.accord-data")
+}).pipe(Config.map(({ dataDir, url }): Storage =>
+  Option.match(Option.filter(url, (url) => Redacted.value(url).trim() !== ""), {
+    onSome: (url) => ({ _tag: "Postgres", url }),
+    onNone: () => ({ _tag: "Pglite", dataDir: dataDir.startsWith("memory://") ? dataDir : join(dataDir, "pglite") })
+  })
+))
+
+/**
+ * One line for startup logs: which storage and where, never credentials (no user, no password,
+ * no query string).
+ *
+ * @since 0.1.0
+ */
+export const describeStorage = (storage: Storage): string => {
+  if (storage._tag === "Pglite") {
+    const where = storage.dataDir.startsWith("memory://") ? "in memory" : `in ${resolve(storage.dataDir)}`
+    return `PGlite (embedded, not power-loss durable; set DATABASE_URL for production) ${where}`
+  }
+  try {
+    const url = new URL(Redacted.value(storage.url))
+    const host = url.hostname || url.searchParams.get("host") || "localhost"
+    const port = url.port ? `:${url.port}` : ""
+    const database = decodeURIComponent(url.pathname.replace(/^\//, "")) || "(default database)"
+    return `PostgreSQL at ${host}${port}/${database}`
+  } catch {
+    return "PostgreSQL (DATABASE_URL is not a URL; details withheld)"
+  }
+}
+
+/**
+ * int8 and numeric come back as strings: `pg`'s defaults, matched by the PGlite client.
+ *
+ * @since 0.1.0
+ */
+export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  PgClient.layer({ url, applicationName: "accord" })
+
+/**
+ * @since 0.1.0
+ */
+export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  PgliteClient.layer({ dataDir })
+
+/**
+ * @since 0.1.0
+ */
+export const layer = (storage: Storage): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  storage._tag === "Postgres" ? layerPg(storage.url) : layerPglite(storage.dataDir)
+
+/**
+ * @since 0.1.0
+ */
+export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError.ConfigError> = Layer
+  .unwrapEffect(Effect.map(storageConfig, layer))
+
+/**
+ * Readiness: the database answers a statement.
+ *
+ * @since 0.1.0
+ */
+export const ping: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => Effect.asVoid(sql`SELECT 1`)
+)
+
+/**
+ * The SQLSTATE of a failed statement (e.g. `"23505"` for a unique violation), read the same way
+ * on both clients: each puts the server error, with its `code`, in `cause`.
+ *
+ * @since 0.1.0
+ */
+export const sqlState = (error: SqlError): string | undefined => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
+}

@@ -1,0 +1,100 @@
+/**
+ * `EventStore` on SQL. A batch is one multi-row `INSERT … ON CONFLICT DO NOTHING`: the unique
+ * `(workspace_id, event_id)` decides duplicates, and rows that were not inserted are read back and
+ * compared by payload hash (duplicate or conflict).
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type AppendResult, EventStore, type EventStoreService, type StoredEvent } from "../../core/EventStore.ts"
+import { json, num, orStorageError } from "./SqlSupport.ts"
+
+interface Row {
+  readonly id: string
+  readonly workspace_id: string
+  readonly event_id: string | null
+  readonly account_id: string
+  readonly event_name: string
+  readonly occurred_at: unknown
+  readonly received_at: unknown
+  readonly payload_hash: string
+  readonly body: unknown
+}
+
+const toEvent = (row: Row): StoredEvent => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  eventId: row.event_id,
+  accountId: row.account_id,
+  eventName: row.event_name,
+  occurredAt: num(row.occurred_at),
+  receivedAt: num(row.received_at),
+  payloadHash: row.payload_hash,
+  body: row.body
+})
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    append: (batch) =>
+      batch.length === 0 ? Effect.succeed([]) : sql.withTransaction(Effect.gen(function*() {
+        const inserted = yield* sql<{ id: string }>`INSERT INTO accord_events ${
+          sql.insert(batch.map((e) => ({
+            id: e.id,
+            workspace_id: e.workspaceId,
+            event_id: e.eventId,
+            account_id: e.accountId,
+            event_name: e.eventName,
+            occurred_at: e.occurredAt,
+            received_at: e.receivedAt,
+            payload_hash: e.payloadHash,
+            body: json(e.body)
+          })))
+        } ON CONFLICT DO NOTHING RETURNING id`
+        const stored = new Set(inserted.map((r) => r.id))
+        const others = batch.filter((e) => !stored.has(e.id) && e.eventId !== null)
+        const existing = others.length === 0
+          ? []
+          : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
+              AND event_id IN ${sql.in(others.map((e) => e.eventId))}`
+        const byKey = new Map(existing.map((row) => [row.workspace_id + "\u0000" + row.event_id, toEvent(row)]))
+        return batch.map((event): AppendResult => {
+          if (stored.has(event.id)) return { _tag: "Stored", event }
+          const prior = byKey.get(event.workspaceId + "\u0000" + event.eventId)
+          if (prior === undefined) return { _tag: "Conflict", event } // an id collision; cannot happen with fresh ids
+          return prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior }
+        })
+      })).pipe(orStorageError("event.append")),
+    list: (q) => {
+      const where = [
+        sql`workspace_id = ${q.workspaceId}`,
+        ...(q.accountId === undefined ? [] : [sql`account_id = ${q.accountId}`]),
+        ...(q.eventName === undefined ? [] : [sql`event_name = ${q.eventName}`]),
+        ...(q.from === undefined ? [] : [sql`occurred_at >= ${q.from}`]),
+        ...(q.to === undefined ? [] : [sql`occurred_at < ${q.to}`]),
+        ...(q.after === undefined ? [] : [sql`(occurred_at, id) < (${q.after.occurredAt}, ${q.after.id})`])
+      ]
+      return sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where)}
+          ORDER BY occurred_at DESC, id DESC LIMIT ${q.limit}`.pipe(
+        Effect.map((rows) => rows.map(toEvent)),
+        orStorageError("event.list")
+      )
+    },
+    findByEventId: (workspaceId, eventId) =>
+      sql<Row>`SELECT * FROM accord_events WHERE workspace_id = ${workspaceId} AND event_id = ${eventId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent)),
+        orStorageError("event.findByEventId")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<EventStore, never, SqlClient.SqlClient> = Layer.effect(EventStore, make)

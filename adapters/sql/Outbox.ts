@@ -1,0 +1,108 @@
+/**
+ * `Outbox` on SQL. Leasing is one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)`, so any
+ * number of workers in any number of processes sharing PostgreSQL never lease the same item at once
+ * (DESIGN "Scale").
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/Outbox.ts"
+import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+
+interface Row {
+  readonly id: string
+  readonly kind: string
+  readonly dedupe_key: string
+  readonly payload: unknown
+  readonly attempts: number
+  readonly next_attempt_at: unknown
+  readonly lease_owner: string | null
+  readonly lease_expires_at: unknown
+  readonly created_at: unknown
+  readonly completed_at: unknown
+  readonly last_error: string | null
+}
+
+const toItem = (row: Row): OutboxItem => ({
+  id: row.id,
+  kind: row.kind,
+  dedupeKey: row.dedupe_key,
+  payload: row.payload,
+  attempts: num(row.attempts),
+  nextAttemptAt: num(row.next_attempt_at),
+  leaseOwner: row.lease_owner,
+  leaseExpiresAt: numOrNull(row.lease_expires_at),
+  createdAt: num(row.created_at),
+  completedAt: numOrNull(row.completed_at),
+  lastError: row.last_error
+})
+
+/**
+ * Inserts an item unless its id or `(kind, dedupeKey)` exists; `true` when inserted. Shared with the
+ * action ledger, which enqueues inside its own transactions.
+ *
+ * @since 0.1.0
+ */
+export const insertItem = (sql: SqlClient.SqlClient, item: NewOutboxItem): Effect.Effect<boolean, SqlError> =>
+  sql`INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at)
+      VALUES (${item.id}, ${item.kind}, ${item.dedupeKey}, ${json(item.payload)}::jsonb, ${item.nextAttemptAt}, ${item.createdAt})
+      ON CONFLICT DO NOTHING RETURNING id`.pipe(Effect.map((rows) => rows.length === 1))
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    enqueue: (item) => insertItem(sql, item).pipe(orStorageError("outbox.enqueue")),
+    lease: ({ kinds, leaseMillis, limit, now, owner }) => {
+      const due = [
+        sql`completed_at IS NULL`,
+        sql`next_attempt_at <= ${now}`,
+        sql`(lease_expires_at IS NULL OR lease_expires_at <= ${now})`,
+        ...(kinds === undefined ? [] : [sql.in("kind", kinds)])
+      ]
+      return sql<Row>`UPDATE accord_outbox SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMillis}
+          WHERE id IN (
+            SELECT id FROM accord_outbox WHERE ${sql.and(due)}
+            ORDER BY next_attempt_at, created_at LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING *`.pipe(
+        Effect.map((rows) => rows.map(toItem).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)),
+        orStorageError("outbox.lease")
+      )
+    },
+    complete: ({ id, now, owner }) =>
+      sql`UPDATE accord_outbox SET completed_at = ${now}, lease_owner = NULL, lease_expires_at = NULL
+          WHERE id = ${id} AND lease_owner = ${owner} AND completed_at IS NULL RETURNING id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("outbox.complete")
+      ),
+    reschedule: ({ error, id, nextAttemptAt, owner }) =>
+      sql`UPDATE accord_outbox SET attempts = attempts + 1, next_attempt_at = ${nextAttemptAt}, last_error = ${error},
+            lease_owner = NULL, lease_expires_at = NULL
+          WHERE id = ${id} AND lease_owner = ${owner} AND completed_at IS NULL RETURNING id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("outbox.reschedule")
+      ),
+    get: (id) =>
+      sql<Row>`SELECT * FROM accord_outbox WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
+        orStorageError("outbox.get")
+      ),
+    findByKey: (kind, dedupeKey) =>
+      sql<Row>`SELECT * FROM accord_outbox WHERE kind = ${kind} AND dedupe_key = ${dedupeKey}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
+        orStorageError("outbox.findByKey")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<Outbox, never, SqlClient.SqlClient> = Layer.effect(Outbox, make)

@@ -1,0 +1,40 @@
+/**
+ * What every SQL store shares: error mapping to the ports' `StorageError`, and reading the
+ * representations the schema uses (int8 comes back as a string, D-rule "read int8 as strings").
+ *
+ * @since 0.1.0
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import { StorageError } from "../../core/StorageError.ts"
+
+/**
+ * Maps a failed statement to `StorageError`, keeping the driver's message (PostgreSQL's messages name
+ * constraints, not values; row values only appear in its `detail`, which is dropped).
+ *
+ * @since 0.1.0
+ */
+export const orStorageError = (operation: string) =>
+<A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StorageError, R> =>
+  Effect.mapError(effect, (error) => new StorageError({ operation, message: error.message }))
+
+/**
+ * An int8 (or int4) column as a number; epoch milliseconds fit exactly.
+ *
+ * @since 0.1.0
+ */
+export const num = (value: unknown): number => (typeof value === "number" ? value : Number(value))
+
+/**
+ * A nullable int8 column.
+ *
+ * @since 0.1.0
+ */
+export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : num(value))
+
+/**
+ * A JSON value as a `jsonb` parameter (DESIGN: pass JSON as `JSON.stringify(x)` with `::jsonb`).
+ *
+ * @since 0.1.0
+ */
+export const json = (value: unknown): string => JSON.stringify(value ?? null)

@@ -1,0 +1,41 @@
+/**
+ * Every storage port on one `SqlClient` (PostgreSQL or PGlite alike), after running the migrations.
+ *
+ * @since 0.1.0
+ */
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Layer from "effect/Layer"
+import type { Cipher } from "../../core/Cipher.ts"
+import type { StoragePorts } from "../../core/StoragePorts.ts"
+import * as ActionLedger from "./ActionLedger.ts"
+import * as AccountProfileStore from "./AccountProfileStore.ts"
+import * as ApiKeyStore from "./ApiKeyStore.ts"
+import * as CapabilityRegistry from "./CapabilityRegistry.ts"
+import * as ConnectionStore from "./ConnectionStore.ts"
+import * as EventStore from "./EventStore.ts"
+import * as Migrations from "./Migrations.ts"
+import * as NonceStore from "./NonceStore.ts"
+import * as Outbox from "./Outbox.ts"
+import { migrations } from "./schema/Migrations.ts"
+import * as SecretTable from "./SecretTable.ts"
+
+/**
+ * The ports, built after the migrations have run on the client.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer
+  .mergeAll(
+    NonceStore.layer,
+    ApiKeyStore.layer,
+    SecretTable.layer,
+    ConnectionStore.layer,
+    CapabilityRegistry.layer,
+    Outbox.layer,
+    ActionLedger.layer,
+    EventStore.layer,
+    AccountProfileStore.layer
+  )
+  .pipe(Layer.provide(Migrations.layer(migrations)))

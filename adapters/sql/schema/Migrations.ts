@@ -1,0 +1,17 @@
+/**
+ * Accord's schema, in order. Keys are `"<id>_<name>"`; ids only grow, and an applied migration
+ * is never edited (add a new one instead).
+ *
+ * @since 0.1.0
+ */
+import type { Migrations } from "../Migrations.ts"
+import { migration as init } from "./0001_init.ts"
+import { migration as stores } from "./0002_stores.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const migrations: Migrations = {
+  "0001_init": init,
+  "0002_stores": stores
+}

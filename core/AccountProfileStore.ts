@@ -1,0 +1,137 @@
+/**
+ * The `AccountProfileStore` port: the small account profile built from event properties, and the
+ * latest name and e-mail per `user_id` (spec "Account profile facts", "User object rules").
+ *
+ * Every fact and user field carries the occurrence time of the event that set it, and a newer
+ * occurrence wins (ties broken by the source event's id), so out-of-order delivery converges to the
+ * same profile.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface ProfileFact {
+  readonly name: string
+  readonly value: unknown
+  readonly observedAt: number
+  /** Accord's id of the event that set it. */
+  readonly sourceEventId: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface AccountProfile {
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly facts: ReadonlyArray<ProfileFact>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface UserField {
+  readonly value: string
+  readonly observedAt: number
+  readonly sourceEventId: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface UserRecord {
+  readonly workspaceId: string
+  readonly userId: string
+  readonly name: UserField | null
+  readonly email: UserField | null
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface AccountProfileStoreService {
+  /** Applies facts; each replaces the stored one only if it is newer (see module doc). */
+  readonly applyFacts: (
+    workspaceId: string,
+    accountId: string,
+    facts: ReadonlyArray<ProfileFact>
+  ) => Effect.Effect<void, StorageError>
+  readonly get: (workspaceId: string, accountId: string) => Effect.Effect<Option.Option<AccountProfile>, StorageError>
+  /** Sending a field updates it (if newer); leaving it out keeps the stored value. */
+  readonly upsertUser: (options: {
+    readonly workspaceId: string
+    readonly userId: string
+    readonly name?: UserField
+    readonly email?: UserField
+  }) => Effect.Effect<void, StorageError>
+  readonly getUser: (workspaceId: string, userId: string) => Effect.Effect<Option.Option<UserRecord>, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class AccountProfileStore extends Context.Tag("@accord/core/AccountProfileStore")<
+  AccountProfileStore,
+  AccountProfileStoreService
+>() {}
+
+/**
+ * Whether `candidate` (observed at, from event) supersedes `current`.
+ *
+ * @since 0.1.0
+ */
+export const isNewer = (
+  candidate: { readonly observedAt: number; readonly sourceEventId: string },
+  current: { readonly observedAt: number; readonly sourceEventId: string } | null | undefined
+): boolean =>
+  current == null || candidate.observedAt > current.observedAt ||
+  (candidate.observedAt === current.observedAt && candidate.sourceEventId > current.sourceEventId)
+
+/**
+ * @since 0.1.0
+ */
+export const makeMemory = (): AccountProfileStoreService => {
+  const profiles = new Map<string, Map<string, ProfileFact>>()
+  const users = new Map<string, UserRecord>()
+  const key = (a: string, b: string) => a + "\u0000" + b
+  return {
+    applyFacts: (workspaceId, accountId, facts) =>
+      Effect.sync(() => {
+        const k = key(workspaceId, accountId)
+        const current = profiles.get(k) ?? new Map<string, ProfileFact>()
+        for (const fact of facts) if (isNewer(fact, current.get(fact.name))) current.set(fact.name, fact)
+        profiles.set(k, current)
+      }),
+    get: (workspaceId, accountId) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(profiles.get(key(workspaceId, accountId))), (facts) => ({
+          workspaceId,
+          accountId,
+          facts: [...facts.values()].sort((a, b) => a.name.localeCompare(b.name))
+        }))
+      ),
+    upsertUser: ({ email, name, userId, workspaceId }) =>
+      Effect.sync(() => {
+        const k = key(workspaceId, userId)
+        const current = users.get(k) ?? { workspaceId, userId, name: null, email: null }
+        users.set(k, {
+          ...current,
+          name: name !== undefined && isNewer(name, current.name) ? name : current.name,
+          email: email !== undefined && isNewer(email, current.email) ? email : current.email
+        })
+      }),
+    getUser: (workspaceId, userId) => Effect.sync(() => Option.fromNullable(users.get(key(workspaceId, userId))))
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<AccountProfileStore> = Layer.sync(AccountProfileStore, makeMemory)

@@ -1,0 +1,217 @@
+/**
+ * The `ActionLedger` port: action requests, their current state and an append-only history, on
+ * either side of the connector (the service's dispatched actions; the customer kit's claimed
+ * executions).
+ *
+ * The writes the protocol needs to be atomic are single operations here, so every adapter commits
+ * them in one transaction: creating an action together with its first history entry and its outbox
+ * item ("persist it and an outbox item in one transaction"; the customer's "persist the key under a
+ * unique constraint in the same transaction that claims the work"), and a state change together
+ * with its history entry, an optional outbox item and an optional completion claim (a
+ * `completionId` is unique: a redelivery is recognised, a different body under the same id is a
+ * conflict). Changes are compare-and-set on `version`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { MemoryOutboxTable, type NewOutboxItem, Outbox } from "./Outbox.ts"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionRecord {
+  readonly actionRequestId: string
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly connectionId: string
+  readonly revision: number
+  readonly providerIdempotencyKey: string
+  readonly state: string
+  /** The request's immutable fields as JSON (never secrets). */
+  readonly request: unknown
+  /** The acknowledgement as sent or received, once there is one. */
+  readonly acknowledgement: unknown
+  /** A payment continuation sealed with the `Cipher` (never stored in clear). */
+  readonly sealedContinuation: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  /** Incremented by every change; changes are compare-and-set on it. */
+  readonly version: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface HistoryEntry {
+  readonly seq: number
+  readonly at: number
+  readonly trigger: string
+  readonly fromState: string | null
+  readonly toState: string
+  /** Bounded, display-safe detail (hashed references, codes), never raw provider references. */
+  readonly detail: unknown
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CompletionClaim {
+  readonly completionId: string
+  readonly actionRequestId: string
+  /** Lowercase hex SHA-256 of the completion body. */
+  readonly bodyHash: string
+  readonly receivedAt: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export type TransitionResult =
+  | { readonly _tag: "Applied"; readonly record: ActionRecord }
+  /** The record changed since `expectedVersion` was read (or does not exist). Nothing written. */
+  | { readonly _tag: "Stale" }
+  /** The completion id is already recorded with the same body: a redelivery. Nothing written. */
+  | { readonly _tag: "DuplicateCompletion"; readonly claim: CompletionClaim }
+  /** The completion id is already recorded with a different body. Nothing written. */
+  | { readonly _tag: "ConflictingCompletion"; readonly claim: CompletionClaim }
+
+/**
+ * @since 0.1.0
+ */
+export interface NewHistoryEntry {
+  readonly at: number
+  readonly trigger: string
+  readonly detail: unknown
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionLedgerService {
+  /**
+   * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
+   * if given, an outbox item, atomically. `duplicate` when the action request id or the idempotency
+   * key already exists (nothing is written).
+   */
+  readonly create: (options: {
+    readonly record: Omit<ActionRecord, "version" | "updatedAt">
+    readonly history: NewHistoryEntry
+    readonly outbox?: NewOutboxItem
+  }) => Effect.Effect<"created" | "duplicate", StorageError>
+  readonly get: (actionRequestId: string) => Effect.Effect<Option.Option<ActionRecord>, StorageError>
+  readonly getByIdempotencyKey: (key: string) => Effect.Effect<Option.Option<ActionRecord>, StorageError>
+  /** Applies a state change atomically with its history entry, outbox item and completion claim. */
+  readonly transition: (options: {
+    readonly actionRequestId: string
+    readonly expectedVersion: number
+    readonly toState: string
+    readonly at: number
+    readonly history: NewHistoryEntry
+    readonly acknowledgement?: unknown
+    readonly sealedContinuation?: string
+    readonly outbox?: NewOutboxItem
+    readonly completion?: CompletionClaim
+  }) => Effect.Effect<TransitionResult, StorageError>
+  /** Oldest first. */
+  readonly history: (actionRequestId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, StorageError>
+  readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>
+  /** The latest `updatedAt` of actions bound to a connection revision (for retiring its secrets). */
+  readonly lastActivityOnRevision: (connectionId: string, revision: number) => Effect.Effect<Option.Option<number>, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ActionLedger extends Context.Tag("@accord/core/ActionLedger")<ActionLedger, ActionLedgerService>() {}
+
+/**
+ * An in-memory ledger sharing its table with an in-memory outbox, so that creating an action and
+ * enqueuing its work is one atomic step, as in SQL.
+ *
+ * @since 0.1.0
+ */
+export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
+  const records = new Map<string, ActionRecord>()
+  const byKey = new Map<string, string>()
+  const histories = new Map<string, Array<HistoryEntry>>()
+  const completions = new Map<string, CompletionClaim>()
+  const canEnqueue = (item: NewOutboxItem | undefined) =>
+    item === undefined ||
+    (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
+  return {
+    create: ({ history, outbox: item, record }) =>
+      Effect.sync(() => {
+        if (records.has(record.actionRequestId) || byKey.has(record.providerIdempotencyKey) || !canEnqueue(item)) {
+          return "duplicate"
+        }
+        records.set(record.actionRequestId, { ...record, updatedAt: record.createdAt, version: 1 })
+        byKey.set(record.providerIdempotencyKey, record.actionRequestId)
+        histories.set(record.actionRequestId, [{ seq: 1, ...history, fromState: null, toState: record.state }])
+        if (item !== undefined) outbox.enqueue(item)
+        return "created"
+      }),
+    get: (id) => Effect.sync(() => Option.fromNullable(records.get(id))),
+    getByIdempotencyKey: (key) =>
+      Effect.sync(() => {
+        const id = byKey.get(key)
+        return Option.fromNullable(id === undefined ? undefined : records.get(id))
+      }),
+    transition: (options) =>
+      Effect.sync((): TransitionResult => {
+        if (options.completion !== undefined) {
+          const existing = completions.get(options.completion.completionId)
+          if (existing !== undefined) {
+            return existing.bodyHash === options.completion.bodyHash && existing.actionRequestId === options.completion.actionRequestId
+              ? { _tag: "DuplicateCompletion", claim: existing }
+              : { _tag: "ConflictingCompletion", claim: existing }
+          }
+        }
+        const current = records.get(options.actionRequestId)
+        if (current === undefined || current.version !== options.expectedVersion || !canEnqueue(options.outbox)) {
+          return { _tag: "Stale" }
+        }
+        const record: ActionRecord = {
+          ...current,
+          state: options.toState,
+          updatedAt: options.at,
+          version: current.version + 1,
+          ...(options.acknowledgement !== undefined ? { acknowledgement: options.acknowledgement } : {}),
+          ...(options.sealedContinuation !== undefined ? { sealedContinuation: options.sealedContinuation } : {})
+        }
+        records.set(record.actionRequestId, record)
+        const entries = histories.get(record.actionRequestId)!
+        entries.push({ seq: entries.length + 1, ...options.history, fromState: current.state, toState: options.toState })
+        if (options.completion !== undefined) completions.set(options.completion.completionId, options.completion)
+        if (options.outbox !== undefined) outbox.enqueue(options.outbox)
+        return { _tag: "Applied", record }
+      }),
+    history: (id) => Effect.sync(() => [...(histories.get(id) ?? [])]),
+    findCompletion: (completionId) => Effect.sync(() => Option.fromNullable(completions.get(completionId))),
+    lastActivityOnRevision: (connectionId, revision) =>
+      Effect.sync(() => {
+        let latest: number | undefined
+        for (const r of records.values()) {
+          if (r.connectionId === connectionId && r.revision === revision && (latest === undefined || r.updatedAt > latest)) {
+            latest = r.updatedAt
+          }
+        }
+        return Option.fromNullable(latest)
+      })
+  }
+}
+
+/**
+ * A memory ledger and the memory outbox it writes to.
+ *
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<ActionLedger | Outbox> = Layer.effectContext(
+  Effect.sync(() => {
+    const table = new MemoryOutboxTable()
+    return Context.make(ActionLedger, makeMemory(table)).pipe(Context.add(Outbox, table.service()))
+  })
+)

@@ -1,0 +1,100 @@
+/**
+ * The `ApiKeyStore` port: workspaces and their API keys (D9: stored as SHA-256 hashes, shown once).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * `ingest` (Direct API), `developer:read` (the context server), `admin` (workspace administrator).
+ *
+ * @since 0.1.0
+ */
+export const ApiKeyScope = Schema.Literal("ingest", "developer:read", "admin")
+
+/**
+ * @since 0.1.0
+ */
+export type ApiKeyScope = typeof ApiKeyScope.Type
+
+/**
+ * A stored key: never the secret, only its hash.
+ *
+ * @since 0.1.0
+ */
+export interface ApiKeyRecord {
+  readonly id: string
+  readonly workspaceId: string
+  readonly scope: ApiKeyScope
+  readonly name: string | null
+  /** Lowercase hex SHA-256 of the secret. */
+  readonly secretHash: string
+  readonly createdAt: number
+  readonly revokedAt: number | null
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ApiKeyStoreService {
+  /** Creates the workspace if absent; `true` when it was created. */
+  readonly ensureWorkspace: (workspaceId: string, now: number) => Effect.Effect<boolean, StorageError>
+  readonly workspaceExists: (workspaceId: string) => Effect.Effect<boolean, StorageError>
+  /** Inserts a key; `false` when a key with the same id or hash exists (nothing is changed). */
+  readonly create: (record: ApiKeyRecord) => Effect.Effect<boolean, StorageError>
+  readonly findByHash: (secretHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
+  /** The workspace's keys, oldest first, revoked ones included. */
+  readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
+  /** Marks a key revoked; `false` when there is no such live key in that workspace. */
+  readonly revoke: (workspaceId: string, id: string, now: number) => Effect.Effect<boolean, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ApiKeyStore extends Context.Tag("@accord/core/ApiKeyStore")<ApiKeyStore, ApiKeyStoreService>() {}
+
+/**
+ * @since 0.1.0
+ */
+export const makeMemory = (): ApiKeyStoreService => {
+  const workspaces = new Set<string>()
+  const keys = new Map<string, ApiKeyRecord>()
+  return {
+    ensureWorkspace: (workspaceId) =>
+      Effect.sync(() => {
+        if (workspaces.has(workspaceId)) return false
+        workspaces.add(workspaceId)
+        return true
+      }),
+    workspaceExists: (workspaceId) => Effect.sync(() => workspaces.has(workspaceId)),
+    create: (record) =>
+      Effect.sync(() => {
+        if (keys.has(record.id) || [...keys.values()].some((k) => k.secretHash === record.secretHash)) return false
+        keys.set(record.id, record)
+        return true
+      }),
+    findByHash: (secretHash) => Effect.sync(() => Option.fromNullable([...keys.values()].find((k) => k.secretHash === secretHash))),
+    list: (workspaceId) =>
+      Effect.sync(() =>
+        [...keys.values()].filter((k) => k.workspaceId === workspaceId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+      ),
+    revoke: (workspaceId, id, now) =>
+      Effect.sync(() => {
+        const key = keys.get(id)
+        if (key === undefined || key.workspaceId !== workspaceId || key.revokedAt !== null) return false
+        keys.set(id, { ...key, revokedAt: now })
+        return true
+      })
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<ApiKeyStore> = Layer.sync(ApiKeyStore, makeMemory)

@@ -1,0 +1,131 @@
+/**
+ * The `EventStore` port: ingested Direct API events (spec `direct-api-ingestion.md`).
+ *
+ * An event is stored with a few indexed columns (workspace, client `event_id`, account, name,
+ * occurrence and receipt times) and its normalized body as JSON. The client `event_id` is unique per
+ * workspace: the same id with the same payload is a duplicate (nothing stored twice), with a different
+ * payload a conflict. `append` takes a batch so an adapter can commit concurrent requests' events in
+ * one transaction.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface StoredEvent {
+  /** Accord's own id for the row. */
+  readonly id: string
+  readonly workspaceId: string
+  /** The client's idempotency id (`event_id`), when sent. */
+  readonly eventId: string | null
+  readonly accountId: string
+  readonly eventName: string
+  readonly occurredAt: number
+  readonly receivedAt: number
+  /** Lowercase hex SHA-256 of the canonical payload, to tell a retry from a different event. */
+  readonly payloadHash: string
+  /** The normalized event as JSON. */
+  readonly body: unknown
+}
+
+/**
+ * @since 0.1.0
+ */
+export type AppendResult =
+  | { readonly _tag: "Stored"; readonly event: StoredEvent }
+  | { readonly _tag: "Duplicate"; readonly event: StoredEvent }
+  | { readonly _tag: "Conflict"; readonly event: StoredEvent }
+
+/**
+ * @since 0.1.0
+ */
+export interface EventQuery {
+  readonly workspaceId: string
+  readonly accountId?: string
+  readonly eventName?: string
+  /** Inclusive lower bound on `occurredAt`. */
+  readonly from?: number
+  /** Exclusive upper bound on `occurredAt`. */
+  readonly to?: number
+  /** Continue after this position (newest first: strictly older than it). */
+  readonly after?: { readonly occurredAt: number; readonly id: string }
+  readonly limit: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface EventStoreService {
+  /** One result per event, in order. Events with the same `eventId` in one batch: the first wins. */
+  readonly append: (events: ReadonlyArray<StoredEvent>) => Effect.Effect<ReadonlyArray<AppendResult>, StorageError>
+  /** Newest first by `occurredAt`, then by `id` descending. */
+  readonly list: (query: EventQuery) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  readonly findByEventId: (workspaceId: string, eventId: string) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class EventStore extends Context.Tag("@accord/core/EventStore")<EventStore, EventStoreService>() {}
+
+/**
+ * The newest-first order every adapter uses.
+ *
+ * @since 0.1.0
+ */
+export const newestFirst = (a: StoredEvent, b: StoredEvent): number =>
+  b.occurredAt - a.occurredAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+
+/**
+ * @since 0.1.0
+ */
+export const makeMemory = (): EventStoreService => {
+  const events: Array<StoredEvent> = []
+  const byEventId = new Map<string, StoredEvent>()
+  return {
+    append: (batch) =>
+      Effect.sync(() =>
+        batch.map((event): AppendResult => {
+          if (event.eventId !== null) {
+            const key = event.workspaceId + "\u0000" + event.eventId
+            const existing = byEventId.get(key)
+            if (existing !== undefined) {
+              return existing.payloadHash === event.payloadHash
+                ? { _tag: "Duplicate", event: existing }
+                : { _tag: "Conflict", event: existing }
+            }
+            byEventId.set(key, event)
+          }
+          events.push(event)
+          return { _tag: "Stored", event }
+        })
+      ),
+    list: (q) =>
+      Effect.sync(() =>
+        events
+          .filter((e) =>
+            e.workspaceId === q.workspaceId &&
+            (q.accountId === undefined || e.accountId === q.accountId) &&
+            (q.eventName === undefined || e.eventName === q.eventName) &&
+            (q.from === undefined || e.occurredAt >= q.from) &&
+            (q.to === undefined || e.occurredAt < q.to) &&
+            (q.after === undefined || e.occurredAt < q.after.occurredAt ||
+              (e.occurredAt === q.after.occurredAt && e.id < q.after.id))
+          )
+          .sort(newestFirst)
+          .slice(0, q.limit)
+      ),
+    findByEventId: (workspaceId, eventId) => Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId)))
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<EventStore> = Layer.sync(EventStore, makeMemory)

@@ -1,0 +1,146 @@
+/**
+ * The `Outbox` port: durable work items (dispatches, completion deliveries, reconciliation reads)
+ * with attempts, a next-attempt time and leases (spec rule 8: "Use a durable queue or outbox for
+ * execution and completion delivery").
+ *
+ * A worker leases due items; a lease is exclusive until it expires, so any number of workers (in
+ * one process or many sharing PostgreSQL) never hold the same item at once. An item is unique per
+ * `(kind, dedupeKey)`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface NewOutboxItem {
+  readonly id: string
+  readonly kind: string
+  readonly dedupeKey: string
+  readonly payload: unknown
+  readonly nextAttemptAt: number
+  readonly createdAt: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface OutboxItem extends NewOutboxItem {
+  readonly attempts: number
+  readonly leaseOwner: string | null
+  readonly leaseExpiresAt: number | null
+  readonly completedAt: number | null
+  readonly lastError: string | null
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface LeaseRequest {
+  readonly owner: string
+  readonly now: number
+  readonly leaseMillis: number
+  readonly limit: number
+  /** Only these kinds; all kinds when absent. */
+  readonly kinds?: ReadonlyArray<string>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface OutboxService {
+  /** `false` when an item with the same `(kind, dedupeKey)` exists (nothing is changed). */
+  readonly enqueue: (item: NewOutboxItem) => Effect.Effect<boolean, StorageError>
+  /** Leases up to `limit` due items (not completed, next attempt reached, lease free or expired), oldest due first. */
+  readonly lease: (request: LeaseRequest) => Effect.Effect<ReadonlyArray<OutboxItem>, StorageError>
+  /** Marks a leased item done; `false` if `owner` no longer holds its lease. */
+  readonly complete: (options: { readonly id: string; readonly owner: string; readonly now: number }) => Effect.Effect<boolean, StorageError>
+  /** Counts a failed attempt, records the error, releases the lease; `false` if `owner` no longer holds it. */
+  readonly reschedule: (options: {
+    readonly id: string
+    readonly owner: string
+    readonly nextAttemptAt: number
+    readonly error: string
+  }) => Effect.Effect<boolean, StorageError>
+  readonly get: (id: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
+  readonly findByKey: (kind: string, dedupeKey: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class Outbox extends Context.Tag("@accord/core/Outbox")<Outbox, OutboxService>() {}
+
+/**
+ * The in-memory table behind the memory outbox, with synchronous operations so that the memory
+ * action ledger can enqueue in the same atomic step as its own write.
+ *
+ * @since 0.1.0
+ */
+export class MemoryOutboxTable {
+  readonly items = new Map<string, OutboxItem>()
+  readonly byKey = new Map<string, string>()
+
+  enqueue(item: NewOutboxItem): boolean {
+    const key = item.kind + "\u0000" + item.dedupeKey
+    if (this.byKey.has(key) || this.items.has(item.id)) return false
+    this.items.set(item.id, { ...item, attempts: 0, leaseOwner: null, leaseExpiresAt: null, completedAt: null, lastError: null })
+    this.byKey.set(key, item.id)
+    return true
+  }
+
+  service(): OutboxService {
+    const items = this.items
+    const held = (id: string, owner: string) => {
+      const item = items.get(id)
+      return item !== undefined && item.leaseOwner === owner && item.completedAt === null ? item : undefined
+    }
+    return {
+      enqueue: (item) => Effect.sync(() => this.enqueue(item)),
+      lease: ({ kinds, leaseMillis, limit, now, owner }) =>
+        Effect.sync(() => {
+          const due = [...items.values()]
+            .filter((i) =>
+              i.completedAt === null && i.nextAttemptAt <= now &&
+              (i.leaseExpiresAt === null || i.leaseExpiresAt <= now) &&
+              (kinds === undefined || kinds.includes(i.kind))
+            )
+            .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+            .slice(0, limit)
+            .map((i) => ({ ...i, leaseOwner: owner, leaseExpiresAt: now + leaseMillis }))
+          for (const i of due) items.set(i.id, i)
+          return due
+        }),
+      complete: ({ id, now, owner }) =>
+        Effect.sync(() => {
+          const item = held(id, owner)
+          if (item === undefined) return false
+          items.set(id, { ...item, completedAt: now, leaseOwner: null, leaseExpiresAt: null })
+          return true
+        }),
+      reschedule: ({ error, id, nextAttemptAt, owner }) =>
+        Effect.sync(() => {
+          const item = held(id, owner)
+          if (item === undefined) return false
+          items.set(id, { ...item, attempts: item.attempts + 1, nextAttemptAt, lastError: error, leaseOwner: null, leaseExpiresAt: null })
+          return true
+        }),
+      get: (id) => Effect.sync(() => Option.fromNullable(items.get(id))),
+      findByKey: (kind, dedupeKey) =>
+        Effect.sync(() => {
+          const id = this.byKey.get(kind + "\u0000" + dedupeKey)
+          return Option.fromNullable(id === undefined ? undefined : items.get(id))
+        })
+    }
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<Outbox> = Layer.sync(Outbox, () => new MemoryOutboxTable().service())

@@ -1,0 +1,42 @@
+/**
+ * PostgreSQL for tests: the server named by `DATABASE_URL` (CI's `.ci/run` sets it), one fresh
+ * schema per layer so runs never collide, dropped afterwards. Without `DATABASE_URL` the
+ * PostgreSQL suites are skipped, and say so loudly.
+ */
+import { randomUUID } from "node:crypto"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as SqlClientTag from "@effect/sql/SqlClient"
+import * as Database from "../../adapters/sql/Database.ts"
+
+export const databaseUrl: string | undefined = process.env["DATABASE_URL"] || undefined
+
+let warned = false
+/** Prints the skip notice once per test file. */
+export const warnIfSkipped = (suite: string): void => {
+  if (databaseUrl === undefined && !warned) {
+    warned = true
+    console.warn(`PostgreSQL suites SKIPPED (${suite}): DATABASE_URL is not set`)
+  }
+}
+
+/** `search_path` set through the startup `options` parameter. */
+export const inSchema = (url: string, schema: string): Redacted.Redacted<string> => {
+  const parsed = new URL(url)
+  parsed.searchParams.set("options", `-csearch_path=${schema}`)
+  return Redacted.make(parsed.toString())
+}
+
+/** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
+export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> => {
+  const schema = `accord_test_${randomUUID().replaceAll("-", "").slice(0, 16)}`
+  const lifetime = Layer.scopedDiscard(Effect.flatMap(SqlClientTag.SqlClient, (sql) =>
+    Effect.acquireRelease(
+      sql`CREATE SCHEMA ${sql(schema)}`,
+      () => Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)
+    ))).pipe(Layer.provide(Database.layerPg(Redacted.make(url))))
+  return Database.layerPg(inSchema(url, schema)).pipe(Layer.provide(lifetime))
+}

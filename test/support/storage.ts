@@ -1,0 +1,54 @@
+/**
+ * The storage variants every contract suite runs against: memory, PGlite (in memory) and
+ * PostgreSQL (when `DATABASE_URL` is set). Each `layer()` call is a fresh, empty, migrated store.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as MemoryStorage from "../../adapters/memory/Storage.ts"
+import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as SqlStorage from "../../adapters/sql/Storage.ts"
+import { Cipher, layerAesGcm } from "../../core/Cipher.ts"
+import type { StoragePorts } from "../../core/StoragePorts.ts"
+import { databaseUrl, layerFreshSchema } from "./postgres.ts"
+
+/** A fixed test master key (32 bytes). */
+export const testMasterKey = Redacted.make(new Uint8Array(32).map((_, i) => i + 1))
+
+export const cipherLayer: Layer.Layer<Cipher> = layerAesGcm(testMasterKey)
+
+export interface StorageVariant {
+  readonly name: "memory" | "pglite" | "postgres"
+  /** Whether this variant is available here (PostgreSQL needs `DATABASE_URL`). */
+  readonly available: boolean
+  readonly layer: () => Layer.Layer<StoragePorts | Cipher, unknown>
+  /** The SQL client under the ports, for tests that inspect raw rows (SQL variants only). */
+  readonly sqlLayer?: () => Layer.Layer<StoragePorts | Cipher | SqlClient.SqlClient, unknown>
+}
+
+const onSql = (client: () => Layer.Layer<SqlClient.SqlClient, unknown>) => () =>
+  SqlStorage.layer.pipe(Layer.provideMerge(Layer.merge(client(), cipherLayer)))
+
+export const storageVariants: ReadonlyArray<StorageVariant> = [
+  {
+    name: "memory",
+    available: true,
+    layer: () => MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer))
+  },
+  {
+    name: "pglite",
+    available: true,
+    layer: onSql(() => PgliteClient.layer({})),
+    sqlLayer: onSql(() => PgliteClient.layer({}))
+  },
+  {
+    name: "postgres",
+    available: databaseUrl !== undefined,
+    layer: onSql(() => layerFreshSchema(databaseUrl!)),
+    sqlLayer: onSql(() => layerFreshSchema(databaseUrl!))
+  }
+]
+
+/** Unique ids per test so tests sharing one database never see each other's rows. */
+export const uid = (prefix = ""): string => prefix + globalThis.crypto.randomUUID()
+
