@@ -76,9 +76,14 @@ export const makeMemoryTable = (): SealedSecretTable & { readonly rows: Readonly
 }
 
 /**
+ * A fresh, empty table per build (the table is made when the layer is built, not when the module loads).
+ *
  * @since 0.1.0
  */
-export const layerMemory: Layer.Layer<SecretVault, never, Cipher> = Layer.effect(SecretVault, make(makeMemoryTable()))
+export const layerMemory: Layer.Layer<SecretVault, never, Cipher> = Layer.effect(
+  SecretVault,
+  Effect.suspend(() => make(makeMemoryTable()))
+)
 
 /**
  * The reference of a connector secret: one per connection, revision and secret name.

@@ -348,15 +348,36 @@ export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, Malforme
   Effect.try({ try: () => JSON.parse(utf8.decode(body)) as unknown, catch: () => new MalformedBody() })
 
 /**
- * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`).
+ * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`), one
+ * per path, never quoting the received value (D8): Schema's `, actual …` suffix is cut, missing
+ * and unknown fields get fixed wording, and `messages` may give fixed wording per path.
  *
  * @since 0.1.0
  */
-export const toFieldIssues = (error: ParseResult.ParseError): ReadonlyArray<FieldIssue> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message: issue.message
-  }))
+export const toFieldIssues = (
+  error: ParseResult.ParseError,
+  messages: Readonly<Record<string, string>> = {}
+): ReadonlyArray<FieldIssue> => {
+  const byPath = new Map<string, Array<{ readonly tag: string; readonly message: string }>>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const path = issue.path.map(String).join(".")
+    const issues = byPath.get(path) ?? []
+    issues.push({ tag: issue._tag, message: issue.message.replace(/,\s*actual\b[\s\S]*$/, "") })
+    byPath.set(path, issues)
+  }
+  return [...byPath].map(([path, issues]) => {
+    if (issues.some((issue) => issue.tag === "Missing")) return { path, message: "is missing" }
+    if (issues.some((issue) => issue.tag === "Unexpected")) return { path, message: "is not allowed" }
+    const known = messages[path]
+    if (known !== undefined) return { path, message: known }
+    const texts = [...new Set(issues.map((issue) => issue.message))]
+    // A union reports one "Expected X" per member: say it once as "Expected X | Y".
+    const message = texts.length > 1 && texts.every((text) => text.startsWith("Expected "))
+      ? "Expected " + texts.map((text) => text.slice("Expected ".length)).join(" | ")
+      : texts.join("; ")
+    return { path, message }
+  })
+}
 
 /**
  * Decodes an (already authentic) body with a message schema: unknown fields are errors.

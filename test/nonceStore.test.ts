@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as NonceStore from "../core/NonceStore.ts"
 import { suite } from "./suites/NonceStore.ts"
 
-suite("memory", NonceStore.makeMemory)
+suite("memory", () => NonceStore.layerMemory)
 
 describe("NonceStore memory layer", () => {
   it("offers the synchronous claim the verifier's fast path uses, consistent with claim", () => {

@@ -1,63 +1,81 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import * as fc from "fast-check"
 import * as NonceStore from "../../core/NonceStore.ts"
+import { onOneStore } from "../support/oneStore.ts"
+import { uid } from "../support/storage.ts"
 
 /**
- * The contract every NonceStore implementation satisfies. Each adapter's test file calls `suite`.
+ * The contract every NonceStore implementation satisfies. `layer()` is one fresh store for the whole
+ * suite; every test claims nonces of its own scope, so tests never see each other's rows.
  */
-export const suite = (name: string, make: () => NonceStore.NonceStoreService) =>
+export const suite = (name: string, layer: () => Layer.Layer<NonceStore.NonceStore, unknown>) =>
   describe(`NonceStore contract (${name})`, () => {
-    const claim = (store: NonceStore.NonceStoreService, nonce: string, now: number, scope = "s") =>
-      store.claim({ scope, nonce, now, expiresAt: now + NonceStore.nonceRetentionMillis })
+    onOneStore(layer, (it) => {
+      const claim = (scope: string, nonce: string, now: number) =>
+        Effect.flatMap(
+          NonceStore.NonceStore,
+          (store) => store.claim({ scope, nonce, now, expiresAt: now + NonceStore.nonceRetentionMillis })
+        )
 
-    it.effect("a first claim succeeds and a second is refused", () =>
-      Effect.gen(function*() {
-        const store = make()
-        assert.isTrue(yield* claim(store, "nonce-0000000001", 0))
-        assert.isFalse(yield* claim(store, "nonce-0000000001", 1))
-      }))
-
-    it.effect("a nonce stays claimed until its retention ends, then may be claimed again", () =>
-      Effect.gen(function*() {
-        const store = make()
-        assert.isTrue(yield* claim(store, "nonce-0000000001", 0))
-        assert.isFalse(yield* claim(store, "nonce-0000000001", NonceStore.nonceRetentionMillis - 1))
-        assert.isTrue(yield* claim(store, "nonce-0000000001", NonceStore.nonceRetentionMillis))
-      }))
-
-    it.effect("scopes are independent", () =>
-      Effect.gen(function*() {
-        const store = make()
-        assert.isTrue(yield* claim(store, "nonce-0000000001", 0, "a"))
-        assert.isTrue(yield* claim(store, "nonce-0000000001", 0, "b"))
-      }))
-
-    it.effect.prop(
-      "claims agree with a reference model over any sequence",
-      [fc.array(fc.tuple(fc.constantFrom("n-aaaaaaaaaaaaaa", "n-bbbbbbbbbbbbbb", "n-cccccccccccccc"), fc.integer({ min: 0, max: 400_000 })), { maxLength: 200 })],
-      ([steps]) =>
+      it.effect("a first claim succeeds and a second is refused", () =>
         Effect.gen(function*() {
-          const store = make()
-          const model = new Map<string, number>()
-          let now = 0
-          for (const [nonce, advance] of steps) {
-            now += advance
-            const held = model.get(nonce)
-            const expected = held === undefined || held <= now
-            if (expected) model.set(nonce, now + NonceStore.nonceRetentionMillis)
-            assert.strictEqual(yield* claim(store, nonce, now), expected)
-          }
-        })
-    )
+          const scope = uid("scope-")
+          assert.isTrue(yield* claim(scope, "nonce-0000000001", 0))
+          assert.isFalse(yield* claim(scope, "nonce-0000000001", 1))
+        }))
 
-    it.effect("50 concurrent claims of one nonce have exactly one winner", () =>
-      Effect.gen(function*() {
-        const store = make()
-        const results = yield* Effect.all(Array.from({ length: 50 }, () => claim(store, "nonce-concurrent-01", 0)), {
-          concurrency: "unbounded"
-        })
-        assert.strictEqual(results.filter(Boolean).length, 1)
-      }))
+      it.effect("a nonce stays claimed until its retention ends, then may be claimed again", () =>
+        Effect.gen(function*() {
+          const scope = uid("scope-")
+          assert.isTrue(yield* claim(scope, "nonce-0000000001", 0))
+          assert.isFalse(yield* claim(scope, "nonce-0000000001", NonceStore.nonceRetentionMillis - 1))
+          assert.isTrue(yield* claim(scope, "nonce-0000000001", NonceStore.nonceRetentionMillis))
+          assert.isFalse(yield* claim(scope, "nonce-0000000001", NonceStore.nonceRetentionMillis + 1))
+        }))
+
+      it.effect("scopes are independent", () =>
+        Effect.gen(function*() {
+          const [a, b] = [uid("scope-"), uid("scope-")]
+          assert.isTrue(yield* claim(a, "nonce-0000000001", 0))
+          assert.isTrue(yield* claim(b, "nonce-0000000001", 0))
+          assert.isFalse(yield* claim(a, "nonce-0000000001", 1))
+          assert.isFalse(yield* claim(b, "nonce-0000000001", 1))
+        }))
+
+      it.effect.prop(
+        "claims agree with a reference model over any sequence",
+        [fc.array(
+          fc.tuple(
+            fc.constantFrom("n-aaaaaaaaaaaaaa", "n-bbbbbbbbbbbbbb", "n-cccccccccccccc"),
+            fc.integer({ min: 0, max: 400_000 })
+          ),
+          { maxLength: 100 }
+        )],
+        ([steps]) =>
+          Effect.gen(function*() {
+            const scope = uid("scope-")
+            const model = new Map<string, number>()
+            let now = 0
+            for (const [nonce, advance] of steps) {
+              now += advance
+              const held = model.get(nonce)
+              const expected = held === undefined || held <= now
+              if (expected) model.set(nonce, now + NonceStore.nonceRetentionMillis)
+              assert.strictEqual(yield* claim(scope, nonce, now), expected)
+            }
+          }),
+        { fastCheck: { numRuns: 50 } }
+      )
+
+      it.effect("50 concurrent claims of one nonce have exactly one winner", () =>
+        Effect.gen(function*() {
+          const scope = uid("scope-")
+          const results = yield* Effect.all(Array.from({ length: 50 }, () => claim(scope, "nonce-concurrent-01", 0)), {
+            concurrency: "unbounded"
+          })
+          assert.strictEqual(results.filter(Boolean).length, 1)
+        }))
+    })
   })
-

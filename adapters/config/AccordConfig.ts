@@ -1,0 +1,355 @@
+/**
+ * The server's configuration, read once at start with Effect `Config` (so tests swap the
+ * `ConfigProvider`) and validated here, so a bad value stops the server with one clear line per
+ * problem naming the variable and what it expects. Messages never contain a secret or a received
+ * value: at most a length ("got 31 bytes").
+ *
+ * Variables (DESIGN "Configuration"): `PORT` (8787), `HOST` (127.0.0.1), `ACCORD_DATA_DIR`
+ * (./.accord-data), `DATABASE_URL`, `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false),
+ * `ACCORD_BOOTSTRAP_WORKSPACE_ID`, `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info),
+ * `ACCORD_MAX_BODY_BYTES` (65536). An empty value counts as unset.
+ *
+ * @since 0.1.0
+ */
+import { chmod, mkdir, open, readFile, stat } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Cipher, layerAesGcm } from "../../core/Cipher.ts"
+import { Crypto } from "../../core/Crypto.ts"
+
+/**
+ * The workspace and administrator key created at start when both bootstrap variables are set.
+ *
+ * @since 0.1.0
+ */
+export interface Bootstrap {
+  readonly workspaceId: string
+  readonly adminKey: Redacted.Redacted<string>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface AccordConfig {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /** From `ACCORD_MASTER_KEY`; when absent, `resolveMasterKey` uses `<dataDir>/master.key`. */
+  readonly masterKey: Option.Option<Redacted.Redacted<Uint8Array>>
+  readonly allowInsecureEndpoints: boolean
+  readonly bootstrap: Option.Option<Bootstrap>
+  readonly logLevel: LogLevel.LogLevel
+  readonly maxBodyBytes: number
+}
+
+/**
+ * Configuration the server cannot start with; one entry per problem.
+ *
+ * @since 0.1.0
+ */
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  problems: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return this.problems.join("\n")
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const defaults: {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly logLevel: LogLevel.LogLevel
+  readonly maxBodyBytes: number
+} = {
+  port: 8787,
+  host: "127.0.0.1",
+  dataDir: "./.accord-data",
+  logLevel: LogLevel.Info,
+  maxBodyBytes: 65536
+}
+
+const maxBodyBytesLimit = 16 * 1024 * 1024
+
+const text = (name: string): Config.Config<Option.Option<string>> =>
+  Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
+
+const secret = (name: string): Config.Config<Option.Option<Redacted.Redacted<string>>> =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value).trim() !== "")))
+
+const raw = Config.all({
+  port: text("PORT"),
+  host: text("HOST"),
+  dataDir: text("ACCORD_DATA_DIR"),
+  databaseUrl: secret("DATABASE_URL"),
+  masterKey: secret("ACCORD_MASTER_KEY"),
+  allowInsecureEndpoints: text("ACCORD_ALLOW_INSECURE_ENDPOINTS"),
+  bootstrapWorkspaceId: text("ACCORD_BOOTSTRAP_WORKSPACE_ID"),
+  bootstrapAdminKey: secret("ACCORD_BOOTSTRAP_ADMIN_KEY"),
+  logLevel: text("LOG_LEVEL"),
+  maxBodyBytes: text("ACCORD_MAX_BODY_BYTES")
+})
+
+/**
+ * Decodes standard or URL-safe base64, padded or not; `undefined` when it is not base64.
+ *
+ * @since 0.1.0
+ */
+export const decodeBase64 = (input: string): Uint8Array | undefined => {
+  const normalized = input.trim().replaceAll("-", "+").replaceAll("_", "/")
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(normalized)) return undefined
+  const unpadded = normalized.replace(/=+$/, "")
+  if (unpadded.length % 4 === 1 || (normalized.length !== unpadded.length && normalized.length % 4 !== 0)) {
+    return undefined
+  }
+  try {
+    return Uint8Array.from(atob(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4)), (c) => c.charCodeAt(0))
+  } catch {
+    return undefined
+  }
+}
+
+const encodeBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes))
+
+/** The master-key problem for a value, or the key; `what` names the variable or the file. */
+const masterKeyFrom = (what: string, value: string): Uint8Array | string => {
+  const bytes = decodeBase64(value)
+  if (bytes === undefined) return `${what} must be base64 of exactly 32 bytes (it is not valid base64)`
+  if (bytes.length !== 32) return `${what} must be base64 of exactly 32 bytes (got ${bytes.length} bytes)`
+  return bytes
+}
+
+const parseInteger = (value: string): number | undefined => (/^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : undefined)
+
+const parseBoolean = (value: string): boolean | undefined => {
+  const normalized = value.trim().toLowerCase()
+  if (["1", "true", "yes", "on"].includes(normalized)) return true
+  if (["0", "false", "no", "off"].includes(normalized)) return false
+  return undefined
+}
+
+const parseLogLevel = (value: string): LogLevel.LogLevel | undefined => {
+  const normalized = value.trim().toLowerCase()
+  return LogLevel.allLevels.find((level) =>
+    level._tag.toLowerCase() === normalized || level.label.toLowerCase() === normalized
+  )
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Reads and validates the configuration from the current `ConfigProvider` (the environment by
+ * default). Fails with every problem found, not just the first.
+ *
+ * @since 0.1.0
+ */
+export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(function*() {
+  const input = yield* Effect.mapError(raw, () => new InvalidConfig({ problems: ["the configuration could not be read"] }))
+  const problems: Array<string> = []
+
+  const port = Option.match(input.port, {
+    onNone: () => defaults.port,
+    onSome: (value) => {
+      const port = parseInteger(value)
+      if (port !== undefined && port <= 65535) return port
+      problems.push("PORT must be an integer from 0 to 65535")
+      return defaults.port
+    }
+  })
+
+  const maxBodyBytes = Option.match(input.maxBodyBytes, {
+    onNone: () => defaults.maxBodyBytes,
+    onSome: (value) => {
+      const bytes = parseInteger(value)
+      if (bytes !== undefined && bytes >= 1 && bytes <= maxBodyBytesLimit) return bytes
+      problems.push(`ACCORD_MAX_BODY_BYTES must be an integer from 1 to ${maxBodyBytesLimit}`)
+      return defaults.maxBodyBytes
+    }
+  })
+
+  const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
+    onNone: () => false,
+    onSome: (value) => {
+      const flag = parseBoolean(value)
+      if (flag !== undefined) return flag
+      problems.push("ACCORD_ALLOW_INSECURE_ENDPOINTS must be true or false (or 1 or 0)")
+      return false
+    }
+  })
+
+  const logLevel = Option.match(input.logLevel, {
+    onNone: () => defaults.logLevel,
+    onSome: (value) => {
+      const level = parseLogLevel(value)
+      if (level !== undefined) return level
+      problems.push("LOG_LEVEL must be one of All, Trace, Debug, Info, Warning, Error, Fatal, None")
+      return defaults.logLevel
+    }
+  })
+
+  const databaseUrl = Option.filter(input.databaseUrl, (url) => {
+    if (/^postgres(ql)?:\/\//i.test(Redacted.value(url).trim())) return true
+    problems.push("DATABASE_URL must be a postgres:// or postgresql:// URL")
+    return false
+  })
+
+  const masterKey = Option.flatMap(input.masterKey, (value) => {
+    const key = masterKeyFrom("ACCORD_MASTER_KEY", Redacted.value(value))
+    if (typeof key === "string") {
+      problems.push(key)
+      return Option.none()
+    }
+    return Option.some(Redacted.make(key))
+  })
+
+  const workspaceId = Option.filter(input.bootstrapWorkspaceId, (id) => {
+    if (uuidPattern.test(id.trim())) return true
+    problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)")
+    return false
+  }).pipe(Option.map((id) => id.trim().toLowerCase()))
+
+  const adminKey = Option.filter(input.bootstrapAdminKey, (key) => {
+    const value = Redacted.value(key)
+    if (value.length < 32) {
+      problems.push(`ACCORD_BOOTSTRAP_ADMIN_KEY must be at least 32 characters (got ${value.length})`)
+      return false
+    }
+    if (!/^[\x21-\x7e]{32,512}$/.test(value)) {
+      problems.push("ACCORD_BOOTSTRAP_ADMIN_KEY must be at most 512 visible ASCII characters (no spaces)")
+      return false
+    }
+    return true
+  })
+
+  if (Option.isSome(input.bootstrapWorkspaceId) !== Option.isSome(input.bootstrapAdminKey)) {
+    problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY must be set together")
+  }
+
+  if (problems.length > 0) return yield* new InvalidConfig({ problems })
+  return {
+    port,
+    host: Option.getOrElse(input.host, () => defaults.host).trim(),
+    dataDir: Option.getOrElse(input.dataDir, () => defaults.dataDir).trim(),
+    databaseUrl,
+    masterKey,
+    allowInsecureEndpoints,
+    bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey })),
+    logLevel,
+    maxBodyBytes
+  }
+})
+
+/**
+ * The master key and where it came from, for the start log (never the key itself).
+ *
+ * @since 0.1.0
+ */
+export interface MasterKey {
+  readonly key: Redacted.Redacted<Uint8Array>
+  /** `environment`: ACCORD_MASTER_KEY; `file`/`created`: `path`; `ephemeral`: in-memory data dir. */
+  readonly source: "environment" | "file" | "created" | "ephemeral"
+  readonly path: string | undefined
+  /** Set when the key file is readable by others (its mode is wider than 0600). */
+  readonly warning: string | undefined
+}
+
+const errorCode = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : "unknown error"
+
+/**
+ * The name of the key file in the data directory.
+ *
+ * @since 0.1.0
+ */
+export const masterKeyFile: string = "master.key"
+
+/**
+ * `ACCORD_MASTER_KEY` when set; otherwise (the embedded default, D9) `<dataDir>/master.key`, created
+ * on first start with 32 CSPRNG bytes in base64, mode 0600, its directory created if absent. A
+ * `memory://` data directory gets a key that lives as long as the process, like its data.
+ *
+ * @since 0.1.0
+ */
+export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey, InvalidConfig, Crypto> =>
+  Effect.gen(function*() {
+    if (Option.isSome(config.masterKey)) {
+      return { key: config.masterKey.value, source: "environment", path: undefined, warning: undefined } as const
+    }
+    const crypto = yield* Crypto
+    if (config.dataDir.startsWith("memory://")) {
+      const key = yield* crypto.randomBytes(32)
+      return { key: Redacted.make(key), source: "ephemeral", path: undefined, warning: undefined } as const
+    }
+    const dir = resolve(config.dataDir)
+    const path = join(dir, masterKeyFile)
+    const fail = (action: string) => (error: unknown) =>
+      new InvalidConfig({ problems: [`ACCORD_DATA_DIR: cannot ${action} ${path} (${errorCode(error)})`] })
+
+    const readExisting = Effect.gen(function*() {
+      const key = masterKeyFrom(path, yield* Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: fail("read") }))
+      if (typeof key === "string") return yield* new InvalidConfig({ problems: [key] })
+      const mode = yield* Effect.tryPromise({ try: () => stat(path), catch: fail("read") }).pipe(
+        Effect.map((stats) => stats.mode & 0o777)
+      )
+      const warning = process.platform !== "win32" && (mode & 0o077) !== 0
+        ? `${path} is readable by other users (mode ${mode.toString(8)}); run: chmod 600 ${path}`
+        : undefined
+      return { key: Redacted.make(key), source: "file", path, warning } as const
+    })
+
+    yield* Effect.tryPromise({ try: () => mkdir(dir, { recursive: true, mode: 0o700 }), catch: fail("create the directory of") })
+    // `wx`: exactly one process creates the file; any other finds it and reads it.
+    const created = yield* Effect.tryPromise({
+      try: async () => {
+        try {
+          return await open(path, "wx", 0o600)
+        } catch (error) {
+          if (errorCode(error) === "EEXIST") return undefined
+          throw error
+        }
+      },
+      catch: fail("create")
+    })
+    if (created === undefined) return yield* readExisting
+    const key = yield* crypto.randomBytes(32)
+    yield* Effect.tryPromise({
+      try: async () => {
+        try {
+          await created.writeFile(encodeBase64(key) + "\n", "utf8")
+          await created.sync()
+        } finally {
+          await created.close()
+        }
+        await chmod(path, 0o600) // in case a umask widened or narrowed the requested mode
+      },
+      catch: fail("write")
+    })
+    return { key: Redacted.make(key), source: "created", path, warning: undefined } as const
+  })
+
+/**
+ * The `Cipher` (AES-256-GCM, D9) under a resolved master key.
+ *
+ * @since 0.1.0
+ */
+export const layerCipher = (masterKey: MasterKey): Layer.Layer<Cipher> => layerAesGcm(masterKey.key)
+
+/**
+ * Resolves the master key from the configuration and builds the `Cipher` on it.
+ *
+ * @since 0.1.0
+ */
+export const layerCipherFromConfig = (config: AccordConfig): Layer.Layer<Cipher, InvalidConfig, Crypto> =>
+  Layer.unwrapEffect(Effect.map(resolveMasterKey(config), layerCipher))

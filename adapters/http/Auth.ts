@@ -1,0 +1,82 @@
+/**
+ * Bearer-key authentication for the admin and ingest routes: `Authorization: Bearer <secret>`,
+ * looked up by the SHA-256 of the secret (D9), never by the secret itself.
+ *
+ * 401 (with `WWW-Authenticate: Bearer`) when the key is missing, malformed, unknown or revoked;
+ * 403 when the key is valid but has another scope or belongs to another workspace. The secret is
+ * never logged, echoed or put in an error.
+ *
+ * @since 0.1.0
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
+import { hashSecret } from "../../core/ApiKeys.ts"
+import type { Crypto } from "../../core/Crypto.ts"
+import type { StorageError } from "../../core/StorageError.ts"
+import * as Problem from "./Problem.ts"
+
+/** A bearer token worth hashing: visible ASCII, bounded, so garbage costs no digest or lookup. */
+const tokenPattern = /^[\x21-\x7e]{16,512}$/
+
+/**
+ * The secret from an `Authorization` header value, if it is a well-formed Bearer credential.
+ *
+ * @since 0.1.0
+ */
+export const parseBearer = (header: string | undefined): Option.Option<Redacted.Redacted<string>> => {
+  if (header === undefined) return Option.none()
+  const match = /^Bearer +(\S+) *$/i.exec(header)
+  const token = match?.[1]
+  return token !== undefined && tokenPattern.test(token) ? Option.some(Redacted.make(token)) : Option.none()
+}
+
+/**
+ * A storage failure during authentication is the server's problem, not the caller's: 503.
+ *
+ * @since 0.1.0
+ */
+export const storageUnavailable = (_: StorageError): Problem.Problem =>
+  Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
+
+/**
+ * The live key presented by the request.
+ *
+ * @since 0.1.0
+ */
+export const authenticate: Effect.Effect<
+  ApiKeyRecord,
+  Problem.Problem,
+  HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
+> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const secret = parseBearer(request.headers["authorization"])
+  if (Option.isNone(secret)) return yield* Problem.unauthorized("a valid API key is required (Authorization: Bearer)")
+  const store = yield* ApiKeyStore
+  const key = yield* store.findByHash(yield* hashSecret(secret.value)).pipe(Effect.mapError(storageUnavailable))
+  if (Option.isNone(key) || key.value.revokedAt !== null) {
+    return yield* Problem.unauthorized("the API key is unknown or revoked")
+  }
+  return key.value
+})
+
+/**
+ * The live key presented by the request, which must have `scope` in `workspaceId`.
+ *
+ * @since 0.1.0
+ */
+export const authorize = (options: {
+  readonly workspaceId: string
+  readonly scope: ApiKeyScope
+}): Effect.Effect<ApiKeyRecord, Problem.Problem, HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto> =>
+  Effect.flatMap(authenticate, (key) => {
+    if (key.workspaceId !== options.workspaceId) {
+      return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
+    }
+    if (key.scope !== options.scope) {
+      return Effect.fail(Problem.forbidden(`this route needs a key with scope ${options.scope}`))
+    }
+    return Effect.succeed(key)
+  })

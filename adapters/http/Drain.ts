@@ -1,0 +1,67 @@
+/**
+ * Graceful shutdown: requests in flight when the process is asked to stop are finished before the
+ * server goes away.
+ *
+ * Why this exists: on SIGTERM/SIGINT `runMain` interrupts the main fiber and the layers are closed
+ * in reverse order. Node's server closes by waiting for open requests, but Bun's interrupts the
+ * request fibers it forked (an in-flight request answers 503). So the server composition calls
+ * `drain` first, before it closes the HTTP server: from then on `/readyz` reports 503 (load
+ * balancers stop routing here) and the call waits until no request is in flight, or the grace
+ * period ends.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+/**
+ * @since 0.1.0
+ */
+export interface DrainService {
+  /** Counts `self` as in flight while it runs. */
+  readonly track: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** `true` once `drain` has started. */
+  readonly draining: Effect.Effect<boolean>
+  /** Starts draining and waits until nothing is in flight, at most `timeout`. */
+  readonly drain: (timeout: Duration.DurationInput) => Effect.Effect<void>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class Drain extends Context.Tag("@accord/adapters/http/Drain")<Drain, DrainService>() {}
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<DrainService> = Effect.sync(() => {
+  let inFlight = 0
+  let draining = false
+  const idle = Effect.unsafeMakeLatch(true)
+  return {
+    track: (self) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          if (inFlight++ === 0) idle.unsafeClose()
+        }),
+        () => self,
+        () =>
+          Effect.sync(() => {
+            if (--inFlight === 0) idle.unsafeOpen()
+          })
+      ),
+    draining: Effect.sync(() => draining),
+    drain: (timeout) =>
+      Effect.suspend(() => {
+        draining = true
+        return Effect.timeoutTo(idle.await, { duration: timeout, onSuccess: () => undefined, onTimeout: () => undefined })
+      })
+  }
+})
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<Drain> = Layer.effect(Drain, make)

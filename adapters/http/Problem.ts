@@ -1,0 +1,168 @@
+/**
+ * The service's own HTTP errors as RFC 9457 problem details (D8): `application/problem+json` with
+ * `type`, `title`, `status`, `detail`, a stable snake_case `code`, and for validation
+ * `errors: [{ path, message }]`.
+ *
+ * A `Problem` is built only from fixed texts chosen by the code that raises it: never a stack
+ * trace, a secret, a header or a received value, so rendering it can never leak one.
+ *
+ * @since 0.1.0
+ */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Schema from "effect/Schema"
+
+/**
+ * One failing field of a request body: where (dotted path, `""` for the whole body) and what was
+ * expected. Never the received value.
+ *
+ * @since 0.1.0
+ */
+export const ProblemFieldError: Schema.Struct<{ path: typeof Schema.String; message: typeof Schema.String }> = Schema
+  .Struct({ path: Schema.String, message: Schema.String })
+
+/**
+ * @since 0.1.0
+ */
+export type ProblemFieldError = typeof ProblemFieldError.Type
+
+/**
+ * An HTTP error answered as problem details. `headers` carries the few headers a status requires
+ * (`WWW-Authenticate` on 401, `Retry-After` on 429).
+ *
+ * @since 0.1.0
+ */
+export class Problem extends Schema.TaggedError<Problem>()("Problem", {
+  status: Schema.Int,
+  code: Schema.String,
+  title: Schema.String,
+  detail: Schema.String,
+  errors: Schema.optional(Schema.Array(ProblemFieldError)),
+  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+}) {
+  override get message(): string {
+    return `${this.status} ${this.code}: ${this.detail}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const contentType: string = "application/problem+json"
+
+/**
+ * The problem `type` URI for a code. A URN rather than a URL: Accord has no documentation host,
+ * and RFC 9457 only needs the URI to be stable and unique per problem type.
+ *
+ * @since 0.1.0
+ */
+export const typeUri = (code: string): string => `urn:accord:problem:${code}`
+
+const titles: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable"
+}
+
+/**
+ * A problem whose title is the status's reason phrase (RFC 9457 recommends that for generic types).
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  status: number,
+  code: string,
+  detail: string,
+  extra?: { readonly errors?: ReadonlyArray<ProblemFieldError>; readonly headers?: Record<string, string> }
+): Problem =>
+  new Problem({
+    status,
+    code,
+    title: titles[status] ?? "Error",
+    detail,
+    ...(extra?.errors !== undefined ? { errors: extra.errors } : {}),
+    ...(extra?.headers !== undefined ? { headers: extra.headers } : {})
+  })
+
+/**
+ * 400: the request cannot be read (malformed JSON, invalid fields).
+ *
+ * @since 0.1.0
+ */
+export const badRequest = (code: string, detail: string, errors?: ReadonlyArray<ProblemFieldError>): Problem =>
+  make(400, code, detail, errors === undefined ? undefined : { errors })
+
+/**
+ * 401 with the Bearer challenge (RFC 6750): no, unknown or revoked credentials.
+ *
+ * @since 0.1.0
+ */
+export const unauthorized = (detail: string): Problem =>
+  make(401, "unauthorized", detail, { headers: { "www-authenticate": "Bearer" } })
+
+/**
+ * 403: authenticated, but the key's scope or workspace does not allow this.
+ *
+ * @since 0.1.0
+ */
+export const forbidden = (detail: string): Problem => make(403, "forbidden", detail)
+
+/**
+ * @since 0.1.0
+ */
+export const notFound = (detail: string): Problem => make(404, "not_found", detail)
+
+/**
+ * @since 0.1.0
+ */
+export const contentTooLarge = (maxBytes: number): Problem =>
+  make(413, "content_too_large", `the request body exceeds ${maxBytes} bytes`)
+
+/**
+ * @since 0.1.0
+ */
+export const unsupportedMediaType = (expected: string): Problem =>
+  make(415, "unsupported_media_type", `the request body must be ${expected}`)
+
+/**
+ * 503: a dependency (storage) is unreachable; the request may be retried.
+ *
+ * @since 0.1.0
+ */
+export const unavailable = (code: string, detail: string): Problem => make(503, code, detail)
+
+/**
+ * 500 with a fixed detail: whatever went wrong stays in the server log.
+ *
+ * @since 0.1.0
+ */
+export const internal: Problem = make(500, "internal_error", "an unexpected error occurred")
+
+/**
+ * Renders a problem as an `application/problem+json` response.
+ *
+ * @since 0.1.0
+ */
+export const toResponse = (problem: Problem): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(
+    {
+      type: typeUri(problem.code),
+      title: problem.title,
+      status: problem.status,
+      detail: problem.detail,
+      code: problem.code,
+      ...(problem.errors !== undefined ? { errors: problem.errors } : {})
+    },
+    {
+      status: problem.status,
+      contentType,
+      headers: { "cache-control": "no-store", ...problem.headers }
+    }
+  )

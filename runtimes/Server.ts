@@ -1,0 +1,239 @@
+/**
+ * The server, composed once for every runtime: configuration, then storage (with its migrations),
+ * then the stores, then the HTTP app on the runtime's own HTTP server. A runtime shell
+ * (`runtimes/<runtime>/main.ts`) only supplies that HTTP server and its `runMain`.
+ *
+ * Shutdown (SIGTERM/SIGINT, via `runMain`): the main fiber is interrupted and everything started
+ * here is closed in reverse order: first in-flight requests are drained (`Drain`), then the app
+ * stops being served, then the listener closes, then storage.
+ *
+ * @since 0.1.0
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Schema from "effect/Schema"
+import * as AccordConfig from "../adapters/config/AccordConfig.ts"
+import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
+import * as App from "../adapters/http/App.ts"
+import * as Drain from "../adapters/http/Drain.ts"
+import * as Readiness from "../adapters/http/Readiness.ts"
+import * as Database from "../adapters/sql/Database.ts"
+import * as Migrations from "../adapters/sql/Migrations.ts"
+import * as SqlStorage from "../adapters/sql/Storage.ts"
+import { migrations } from "../adapters/sql/schema/Migrations.ts"
+import { bootstrapWorkspace } from "../core/ApiKeys.ts"
+import type { Cipher } from "../core/Cipher.ts"
+import type { Crypto } from "../core/Crypto.ts"
+import type { StoragePorts } from "../core/StoragePorts.ts"
+import { StorageError } from "../core/StorageError.ts"
+
+/**
+ * The server could not start (storage, listener, bootstrap). `reason` is one line, without secrets.
+ *
+ * @since 0.1.0
+ */
+export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/**
+ * What the storage layer provides to the app.
+ *
+ * @since 0.1.0
+ */
+export type StorageServices = StoragePorts | Readiness.Readiness
+
+/**
+ * The newest migration id; `/readyz` fails until it is applied.
+ *
+ * @since 0.1.0
+ */
+export const latestMigrationId: number = Math.max(0, ...Object.keys(migrations).map((key) => Number.parseInt(key, 10)))
+
+/**
+ * How long `/readyz` may wait for the database before it reports 503.
+ *
+ * @since 0.1.0
+ */
+export const readinessTimeout: Duration.Duration = Duration.seconds(2)
+
+const notReady = (message: string) => new StorageError({ operation: "readiness", message })
+
+const readinessCheck = Effect.flatMap(Migrations.appliedVersions, (applied) =>
+  applied.some((migration) => migration.id >= latestMigrationId)
+    ? Effect.void
+    : Effect.fail(notReady("migrations are not applied"))).pipe(
+    Effect.catchTag("SqlError", () => Effect.fail(notReady("the database does not answer"))),
+    Effect.timeoutFail({ duration: readinessTimeout, onTimeout: () => notReady("the database did not answer in time") })
+  )
+
+/**
+ * The one place storage is chosen: the SQL database (PostgreSQL with `DATABASE_URL`, else PGlite in
+ * the data directory) is opened and migrated, every store runs on it, and `Readiness` checks it.
+ * The `Cipher` seals connector secrets before they are stored (D9).
+ *
+ * @since 0.1.0
+ */
+export const storageLayer = (
+  _config: AccordConfig.AccordConfig
+): Layer.Layer<StorageServices, StartupError, Cipher | Crypto> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const storage = yield* Effect.mapError(
+      Database.storageConfig,
+      () => new StartupError({ reason: "storage: the configuration could not be read" })
+    )
+    yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
+    const sql = Database.layer(storage)
+    return Layer.mergeAll(SqlStorage.layer, Readiness.layer(readinessCheck)).pipe(
+      Layer.provideMerge(sql),
+      Layer.mapError((error) => new StartupError({ reason: `storage: ${error.message || error._tag}` }))
+    )
+  }))
+
+/**
+ * How long shutdown waits for in-flight requests before closing anyway.
+ *
+ * @since 0.1.0
+ */
+export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
+
+/**
+ * Starts Accord in the current scope and returns where it listens; closing the scope drains and
+ * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers).
+ *
+ * @since 0.1.0
+ */
+export const start = (
+  config: AccordConfig.AccordConfig,
+  httpServer: Layer.Layer<HttpServer.HttpServer, ServeError>,
+  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config)
+): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
+  Effect.gen(function*() {
+    const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
+    if (masterKey.warning !== undefined) yield* Effect.logWarning(masterKey.warning)
+    const base = Layer.merge(NodeCrypto.layer, AccordConfig.layerCipher(masterKey))
+    const services = yield* Layer.build(Layer.mergeAll(Drain.layer, base, Layer.provide(storage, base)))
+
+    if (Option.isSome(config.bootstrap)) {
+      const { adminKey, workspaceId } = config.bootstrap.value
+      const outcome = yield* bootstrapWorkspace(workspaceId, adminKey).pipe(
+        Effect.provide(services),
+        Effect.mapError((error) =>
+          new StartupError({ reason: error._tag === "StorageError" ? `bootstrap: ${error.message}` : error.message })
+        )
+      )
+      yield* Effect.logInfo(
+        `bootstrap: workspace ${workspaceId} ${outcome.workspaceCreated ? "created" : "present"}, admin key ${outcome.adminKey}`
+      )
+      if (outcome.adminKey === "revoked") {
+        yield* Effect.logWarning("bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored")
+      }
+    }
+
+    const server = yield* Layer.build(httpServer).pipe(
+      Effect.mapError((error) =>
+        new StartupError({
+          reason: `cannot listen on ${config.host}:${config.port}: ${
+            error.cause instanceof Error ? error.cause.message : "unknown error"
+          }`
+        })
+      )
+    )
+    yield* HttpServer.serveEffect(App.make({ maxBodyBytes: config.maxBodyBytes })).pipe(
+      Effect.provide(Context.merge(services, server))
+    )
+    // Added after serving started, so it runs first when the scope closes.
+    const drain = Context.get(services, Drain.Drain)
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.logInfo("shutting down: draining in-flight requests"), drain.drain(shutdownGracePeriod))
+    )
+
+    const address = Context.get(server, HttpServer.HttpServer).address
+    yield* Effect.logInfo(`Accord listening on ${HttpServer.formatAddress(address)}`)
+    yield* Effect.logInfo(
+      masterKey.source === "environment"
+        ? "master key: from ACCORD_MASTER_KEY"
+        : masterKey.source === "ephemeral"
+        ? "master key: generated for this process (in-memory data directory)"
+        : `master key: ${masterKey.path} (${masterKey.source === "created" ? "created" : "existing"})`
+    )
+    if (config.allowInsecureEndpoints) {
+      yield* Effect.logWarning(
+        "ACCORD_ALLOW_INSECURE_ENDPOINTS IS ON: http:// and loopback/private connector endpoints are accepted. " +
+          "For local development and tests only; never in production."
+      )
+    }
+    return address
+  })
+
+/**
+ * Builds a runtime's HTTP server listening where the configuration says.
+ *
+ * @since 0.1.0
+ */
+export type HttpServerFactory = (listen: { readonly port: number; readonly host: string }) => Layer.Layer<
+  HttpServer.HttpServer,
+  ServeError
+>
+
+const logfmt = Logger.withConsoleLog(Logger.logfmtLogger)
+
+/** One logfmt line per event, whatever logger `runMain` installed. */
+const withServerLogger = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locallyWith(self, FiberRef.currentLoggers, (loggers) =>
+    loggers.pipe(
+      HashSet.remove(Logger.defaultLogger),
+      HashSet.remove(Logger.prettyLoggerDefault),
+      HashSet.add(logfmt)
+    ))
+
+/** A failed start, in plain lines: a configuration problem is not a crash, so no stack trace. */
+const reportFailure = (cause: Cause.Cause<StartupError | AccordConfig.InvalidConfig>): Effect.Effect<void> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.void
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const lines = failure.value._tag === "InvalidConfig" ? failure.value.problems : [failure.value.reason]
+    return Effect.forEach(
+      [failure.value._tag === "InvalidConfig" ? "Accord cannot start: invalid configuration" : "Accord cannot start", ...lines],
+      (line, i) => Console.error(i === 0 ? line : `  - ${line}`),
+      { discard: true }
+    )
+  }
+  return Console.error(`Accord stopped on an unexpected error:\n${Cause.pretty(cause)}`)
+}
+
+/**
+ * The whole server program for `runMain`: reads the configuration, starts, runs until interrupted.
+ *
+ * @since 0.1.0
+ */
+export const main = (httpServer: HttpServerFactory): Effect.Effect<never, StartupError | AccordConfig.InvalidConfig> =>
+  Effect.gen(function*() {
+    const config = yield* AccordConfig.load
+    return yield* Effect.scoped(Effect.zipRight(start(config, httpServer(config)), Effect.never)).pipe(
+      Logger.withMinimumLogLevel(config.logLevel)
+    )
+  }).pipe(Effect.tapErrorCause(reportFailure), withServerLogger)
+
+/**
+ * `runMain` options for `main`: it reports its own failures (without stack traces) and logs logfmt.
+ *
+ * @since 0.1.0
+ */
+export const runMainOptions: { readonly disableErrorReporting: boolean; readonly disablePrettyLogger: boolean } = {
+  disableErrorReporting: true,
+  disablePrettyLogger: true
+}

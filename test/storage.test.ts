@@ -1,0 +1,32 @@
+/**
+ * Every storage port's contract suite, against every storage variant: memory, PGlite and
+ * PostgreSQL (when `DATABASE_URL` is set; skipped loudly otherwise). Each suite builds one store.
+ */
+import { describe } from "@effect/vitest"
+import { warnIfSkipped } from "./support/postgres.ts"
+import { storageVariants } from "./support/storage.ts"
+import * as AccountProfileStore from "./suites/AccountProfileStore.ts"
+import * as ActionLedger from "./suites/ActionLedger.ts"
+import * as ApiKeyStore from "./suites/ApiKeyStore.ts"
+import * as CapabilityRegistry from "./suites/CapabilityRegistry.ts"
+import * as ConnectionStore from "./suites/ConnectionStore.ts"
+import * as EventStore from "./suites/EventStore.ts"
+import * as NonceStore from "./suites/NonceStore.ts"
+import * as Outbox from "./suites/Outbox.ts"
+import * as SecretVault from "./suites/SecretVault.ts"
+
+warnIfSkipped("storage contract")
+
+for (const variant of storageVariants) {
+  describe.skipIf(!variant.available)(variant.name, () => {
+    NonceStore.suite(variant.name, variant.layer)
+    ApiKeyStore.suite(variant.name, variant.layer)
+    SecretVault.suite(variant.name, variant.layer, variant.sqlLayer)
+    ConnectionStore.suite(variant.name, variant.layer, variant.sqlLayer)
+    CapabilityRegistry.suite(variant.name, variant.layer)
+    Outbox.suite(variant.name, variant.layer)
+    ActionLedger.suite(variant.name, variant.layer)
+    EventStore.suite(variant.name, variant.layer)
+    AccountProfileStore.suite(variant.name, variant.layer)
+  })
+}

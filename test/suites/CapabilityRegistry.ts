@@ -1,0 +1,96 @@
+import { assert, describe } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis } from "../../core/CapabilityRegistry.ts"
+import { onOneStore } from "../support/oneStore.ts"
+import { uid } from "../support/storage.ts"
+
+/**
+ * The CapabilityRegistry contract (spec "Payment capability evidence lifecycle"). One store per
+ * suite; each test uses connections of its own.
+ */
+export const suite = (name: string, layer: () => Layer.Layer<CapabilityRegistry, unknown>) =>
+  describe(`CapabilityRegistry contract (${name})`, () => {
+    onOneStore(layer, (it) => {
+      const evidence = (connectionId: string, recordedAt: number, overrides: Partial<CapabilityEvidence> = {}): CapabilityEvidence => ({
+        connectionId,
+        revision: 2,
+        modes: ["new_subscription", "one_time_purchase"],
+        livemode: false,
+        connectedAccountReferenceHash: "a".repeat(64),
+        responseFingerprint: uid("fp-"),
+        providerConnectionGeneration: "gen-1",
+        recordedAt,
+        expiresAt: recordedAt + capabilityValidityMillis,
+        ...overrides
+      })
+
+      it.effect("recorded evidence is current, exactly as recorded", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const recorded = evidence(connectionId, 1_000, { livemode: true, modes: ["setup_only"] })
+          assert.strictEqual(yield* registry.record(recorded), "recorded")
+          assert.deepStrictEqual(yield* registry.current(connectionId, 1_000), Option.some(recorded))
+          assert.isTrue(Option.isNone(yield* registry.current(uid("conn-"), 1_000)))
+        }))
+
+      it.effect("recording the same fingerprint again is a replay and does not extend freshness", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const first = evidence(connectionId, 1_000)
+          assert.strictEqual(yield* registry.record(first), "recorded")
+          const replayed = { ...first, recordedAt: 50_000, expiresAt: 50_000 + capabilityValidityMillis }
+          assert.strictEqual(yield* registry.record(replayed), "replay")
+          assert.deepStrictEqual(yield* registry.current(connectionId, 50_000), Option.some(first))
+          assert.isTrue(Option.isNone(yield* registry.current(connectionId, first.expiresAt)))
+        }))
+
+      it.effect("a different fingerprint replaces the previous set", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          assert.strictEqual(yield* registry.record(evidence(connectionId, 1_000)), "recorded")
+          const next = evidence(connectionId, 2_000, { revision: 3, modes: ["recover_payment"], providerConnectionGeneration: "gen-2" })
+          assert.strictEqual(yield* registry.record(next), "recorded")
+          assert.deepStrictEqual(yield* registry.current(connectionId, 2_000), Option.some(next))
+        }))
+
+      it.effect("evidence is current strictly before expiresAt, never at or after it", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const recorded = evidence(connectionId, 1_000)
+          yield* registry.record(recorded)
+          assert.isTrue(Option.isSome(yield* registry.current(connectionId, recorded.expiresAt - 1)))
+          assert.isTrue(Option.isNone(yield* registry.current(connectionId, recorded.expiresAt)))
+          assert.isTrue(Option.isNone(yield* registry.current(connectionId, recorded.expiresAt + 1)))
+        }))
+
+      it.effect("clear removes the connection's evidence and only that", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const other = evidence(uid("conn-"), 1_000)
+          yield* registry.record(evidence(connectionId, 1_000))
+          yield* registry.record(other)
+          yield* registry.clear(connectionId)
+          assert.isTrue(Option.isNone(yield* registry.current(connectionId, 1_000)))
+          assert.deepStrictEqual(yield* registry.current(other.connectionId, 1_000), Option.some(other))
+          yield* registry.clear(uid("conn-"))
+        }))
+
+      it.effect("after clear, the same fingerprint records again", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const first = evidence(connectionId, 1_000)
+          yield* registry.record(first)
+          yield* registry.clear(connectionId)
+          assert.strictEqual(yield* registry.record(first), "recorded")
+          assert.deepStrictEqual(yield* registry.current(connectionId, 1_000), Option.some(first))
+        }))
+    })
+  })
