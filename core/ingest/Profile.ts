@@ -1,0 +1,154 @@
+/**
+ * Account profile facts (spec "Account profile facts": properties on normal account-scoped events).
+ *
+ * | Fact | From |
+ * |---|---|
+ * | `signup_at` | "Customer signup date (the product signup, not first sight by the service)": `account_created_at`, `signup_at`, `customer_created_at` |
+ * | `last_login_at`, `last_login_user_id` | "events `user_logged_in` or `session_started` with `semantic_type` `login`, with `user_id` when a user caused it" |
+ * | `plan`, `account_status`, `subscription_status` | "`plan`, `plan_name`, `current_plan`, `account_status`, `subscription_status` (bounded stable values)" |
+ * | `is_in_trial`, `trial_started_at`, `trial_ends_at` | "Trial state" |
+ * | `user_count`, `active_user_count`, `seat_count`, `member_count` | "current counts, not user lists" |
+ *
+ * These property names are reserved: a value of the wrong form is a field issue and the event is
+ * rejected, so the sender learns at once instead of a profile silently going stale. When several
+ * names feed one fact (`plan`, `plan_name`, `current_plan`), the first present in that order wins.
+ * Every fact carries the event's occurrence time and Accord's id of the event; the store keeps the
+ * newest (`AccountProfileStore.isNewer`).
+ *
+ * @since 0.1.0
+ */
+import type { ProfileFact } from "../AccountProfileStore.ts"
+import { formatTimestamp } from "../Timestamp.ts"
+import type { FieldIssue } from "../Verification.ts"
+import { occurredAt, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
+
+/**
+ * The facts an account profile can hold.
+ *
+ * @since 0.1.0
+ */
+export type ProfileFactName =
+  | "signup_at"
+  | "plan"
+  | "account_status"
+  | "subscription_status"
+  | "is_in_trial"
+  | "trial_started_at"
+  | "trial_ends_at"
+  | "user_count"
+  | "active_user_count"
+  | "seat_count"
+  | "member_count"
+  | "last_login_at"
+  | "last_login_user_id"
+
+/**
+ * A "bounded stable value": a lower-case code of 1 to 64 characters, letters and digits joined by
+ * `_`, `-`, `.` or `:` (`pro_annual`, `past_due`, `enterprise-2024`).
+ *
+ * @since 0.1.0
+ */
+export const isStableCode = (value: unknown): value is string =>
+  typeof value === "string" && value.length <= 64 && /^[a-z0-9]+(?:[_.:-][a-z0-9]+)*$/.test(value)
+
+interface FactRule {
+  readonly fact: ProfileFactName
+  readonly properties: ReadonlyArray<string>
+  readonly expectation: string
+  /** The fact's value, or `undefined` when the property's value is not of the fact's form. */
+  readonly read: (value: unknown) => unknown
+}
+
+const timestamp = (value: unknown): string | undefined => {
+  const millis = parseUtcTimestamp(value)
+  return millis === undefined ? undefined : formatTimestamp(millis)
+}
+const code = (value: unknown): string | undefined => (isStableCode(value) ? value : undefined)
+const count = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined
+const flag = (value: unknown): boolean | undefined => (typeof value === "boolean" ? value : undefined)
+
+const codeExpectation = "a stable lower-case code of at most 64 characters, such as pro_annual"
+const countExpectation = "a non-negative integer (a current count, not a list)"
+
+const rules: ReadonlyArray<FactRule> = [
+  {
+    fact: "signup_at",
+    properties: ["account_created_at", "signup_at", "customer_created_at"],
+    expectation: utcTimestampExpectation,
+    read: timestamp
+  },
+  { fact: "plan", properties: ["plan", "plan_name", "current_plan"], expectation: codeExpectation, read: code },
+  { fact: "account_status", properties: ["account_status"], expectation: codeExpectation, read: code },
+  { fact: "subscription_status", properties: ["subscription_status"], expectation: codeExpectation, read: code },
+  { fact: "is_in_trial", properties: ["is_in_trial"], expectation: "true or false", read: flag },
+  { fact: "trial_started_at", properties: ["trial_started_at"], expectation: utcTimestampExpectation, read: timestamp },
+  { fact: "trial_ends_at", properties: ["trial_ends_at"], expectation: utcTimestampExpectation, read: timestamp },
+  { fact: "user_count", properties: ["user_count"], expectation: countExpectation, read: count },
+  { fact: "active_user_count", properties: ["active_user_count"], expectation: countExpectation, read: count },
+  { fact: "seat_count", properties: ["seat_count"], expectation: countExpectation, read: count },
+  { fact: "member_count", properties: ["member_count"], expectation: countExpectation, read: count }
+]
+
+/**
+ * The property names that feed profile facts.
+ *
+ * @since 0.1.0
+ */
+export const profileFactProperties: ReadonlyArray<string> = rules.flatMap((rule) => rule.properties)
+
+const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
+
+/**
+ * Issues for profile-fact properties whose value is not of the fact's form (a reserved name used
+ * for something else).
+ *
+ * @since 0.1.0
+ */
+export const profileFactIssues = (event: ValidEvent): ReadonlyArray<FieldIssue> => {
+  const properties = event.properties
+  if (properties === undefined) return []
+  return rules.flatMap((rule) =>
+    rule.properties
+      .filter((name) => hasOwn(properties, name) && rule.read(properties[name]) === undefined)
+      .map((name) => ({ path: `properties.${name}`, message: `is a profile fact and must be ${rule.expectation}` }))
+  )
+}
+
+/**
+ * Whether the event is login activity: `user_logged_in` or `session_started` with `semantic_type`
+ * `login`.
+ *
+ * @since 0.1.0
+ */
+export const isLoginActivity = (event: Pick<ValidEvent, "event_name" | "semantic_type">): boolean =>
+  (event.event_name === "user_logged_in" || event.event_name === "session_started") && event.semantic_type === "login"
+
+/**
+ * The facts a (validated) event sets, in a fixed order. Properties of the wrong form are skipped
+ * (see {@link profileFactIssues}, which rejects such events before this runs).
+ *
+ * @since 0.1.0
+ */
+export const extractProfileFacts = (event: ValidEvent, sourceEventId: string): ReadonlyArray<ProfileFact> => {
+  const observedAt = occurredAt(event)
+  const fact = (name: ProfileFactName, value: unknown): ProfileFact => ({ name, value, observedAt, sourceEventId })
+  const facts: Array<ProfileFact> = []
+  const properties = event.properties
+  if (properties !== undefined) {
+    for (const rule of rules) {
+      for (const name of rule.properties) {
+        const value = hasOwn(properties, name) ? rule.read(properties[name]) : undefined
+        if (value !== undefined) {
+          facts.push(fact(rule.fact, value))
+          break
+        }
+      }
+    }
+  }
+  if (isLoginActivity(event)) {
+    facts.push(fact("last_login_at", formatTimestamp(observedAt)))
+    if (event.user_id !== undefined) facts.push(fact("last_login_user_id", event.user_id))
+  }
+  return facts
+}

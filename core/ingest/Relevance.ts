@@ -1,0 +1,114 @@
+/**
+ * Revenue relevance (spec "Emission rules" 5, "Errors" 1).
+ *
+ * "Do not send generic page views, auth page views, modal opens, hovers, local UI toggles or debug
+ * logs", and "rejected payloads explain ... missing revenue relevance". The Direct API carries
+ * backend source-of-truth events; browser-visible intent and UI friction belong to the web SDK.
+ * An event is judged by its `event_name` words and its `event_kind` only; limit friction that the
+ * spec lists by name, such as `overage_prompt_viewed`, stays allowed.
+ *
+ * @since 0.1.0
+ */
+import * as Option from "effect/Option"
+import type { Event } from "./Event.ts"
+
+/**
+ * Why an event is refused as noise.
+ *
+ * @since 0.1.0
+ */
+export interface RelevanceRefusal {
+  readonly code: "not_revenue_relevant"
+  readonly reason: string
+}
+
+type Category = "auth_page_view" | "page_view" | "modal" | "hover" | "toggle" | "debug"
+
+const reasons: Readonly<Record<Category, string>> = {
+  auth_page_view: "auth page views are not revenue-relevant; send user_logged_in or session_started with " +
+    "semantic_type login after the sign-in succeeds, or account_activated once signup is persisted",
+  page_view: "page views are not revenue-relevant; send the backend event that confirms the outcome, such as " +
+    "checkout_completed (browser-visible intent belongs to the web SDK)",
+  modal: "modal and dialog opens are not revenue-relevant; send the backend event that confirms what the user " +
+    "did next, such as plan_upgraded (UI friction belongs to the web SDK)",
+  hover: "hovers are not revenue-relevant; send backend events confirmed by durable product, billing or setup state",
+  toggle: "local UI toggles are not revenue-relevant; send a backend event only when a setting change is persisted " +
+    "and matters to revenue, such as integration_connected",
+  debug: "debug logs, traces and raw logs are not revenue-relevant and must not be sent; report failures as bounded " +
+    "friction events such as sync_failed with an error code"
+}
+
+const has = (words: ReadonlyArray<string>, set: ReadonlySet<string>): boolean => words.some((word) => set.has(word))
+
+/** Whether `second` directly follows some word of `first`. */
+const pair = (words: ReadonlyArray<string>, first: ReadonlySet<string>, second: ReadonlySet<string>): boolean =>
+  words.some((word, i) => first.has(word) && i + 1 < words.length && second.has(words[i + 1]!))
+
+const set = (words: string): ReadonlySet<string> => new Set(words.split(" "))
+
+const pageWords = set("page pages screen screens")
+const viewWords = set("view views viewed visit visited load loaded")
+const viewedWords = set("view viewed visit visited")
+const pageViewWords = set("pageview pageviews pageviewed screenview screenviews")
+const authWords = set("login logins signin signup register registration auth password sign")
+const modalWords = set("modal modals dialog dialogs popup popups popover tooltip tooltips drawer lightbox")
+const hoverWords = set("hover hovers hovered hovering mouseover mouseenter")
+const mouseWords = set("mouse")
+const overWords = set("over enter entered moved")
+const widgetWords = set("sidebar accordion menu dropdown tab tabs panel theme")
+const widgetStateWords = set("collapsed expanded switched changed selected opened closed")
+const darkWords = set("dark")
+const modeWords = set("mode")
+const debugWords = set("debug debugging console")
+const logNames = set("log logs trace traces log_message log_entry log_line log_event trace_event")
+const logTails = set("log logs trace traces")
+
+const byKind: ReadonlyMap<string, Category> = new Map<string, Category>([
+  ["page_view", "page_view"],
+  ["page_views", "page_view"],
+  ["pageview", "page_view"],
+  ["screen_view", "page_view"],
+  ["auth_page_view", "auth_page_view"],
+  ["ui_interaction", "toggle"],
+  ["ui_event", "toggle"],
+  ["ui", "toggle"],
+  ["ui_toggle", "toggle"],
+  ["toggle", "toggle"],
+  ["modal", "modal"],
+  ["modal_open", "modal"],
+  ["hover", "hover"],
+  ["debug", "debug"],
+  ["debug_log", "debug"],
+  ["log", "debug"],
+  ["logs", "debug"],
+  ["trace", "debug"],
+  ["console", "debug"]
+])
+
+const categoryOfName = (name: string): Category | undefined => {
+  const words = name.split("_")
+  const pageView = has(words, pageViewWords) || pair(words, pageWords, viewWords) || pair(words, viewedWords, pageWords)
+  if (pageView) return has(words, authWords) ? "auth_page_view" : "page_view"
+  if (has(words, modalWords)) return "modal"
+  if (has(words, hoverWords) || pair(words, mouseWords, overWords)) return "hover"
+  if (
+    words.some((word) => word.startsWith("toggle")) || pair(words, widgetWords, widgetStateWords) ||
+    pair(words, darkWords, modeWords)
+  ) return "toggle"
+  if (has(words, debugWords) || logNames.has(name) || logTails.has(words[words.length - 1]!)) return "debug"
+  return undefined
+}
+
+/**
+ * `Some` with the reason when the event is noise the Direct API refuses (code
+ * `not_revenue_relevant`), `None` when it may be ingested.
+ *
+ * @since 0.1.0
+ */
+export const checkRevenueRelevance = (
+  event: Pick<Event, "event_name" | "event_kind">
+): Option.Option<RelevanceRefusal> => {
+  const category = categoryOfName(event.event_name) ??
+    (event.event_kind === undefined ? undefined : byKind.get(event.event_kind))
+  return category === undefined ? Option.none() : Option.some({ code: "not_revenue_relevant", reason: reasons[category] })
+}

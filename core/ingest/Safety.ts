@@ -1,0 +1,479 @@
+/**
+ * Screening of an event's `properties` (spec "Data that must never be sent", "Limits" 7).
+ *
+ * "Passwords, tokens, cookies, signatures, auth headers, API keys, session values, invite links,
+ * webhook URLs, provider tokens, destination secrets; personal data outside the `user` object, full
+ * URLs with query strings, full request or response bodies, stack traces, raw logs, prompts,
+ * comments, notes, support messages, descriptions; free-text feedback, survey responses, chat
+ * messages, support transcripts or AI summaries" are refused with code `unsafe_property`, and
+ * "Properties are bounded" is enforced with code `property_bounds`. Every issue names the path and
+ * the kind of data, never the value (DESIGN D8: the service stores no secrets and echoes no raw
+ * values). A property name that itself looks like a secret or personal data is shown as
+ * {@link redactedKey} in paths.
+ *
+ * Three screens, all recursive:
+ * 1. Names. A name is split into words (`accessToken`, `X-Api-Key`, `session_id`). One that marks a
+ *    secret, personal data or free text is refused unless its value is a flag (`password_set: true`,
+ *    `null`), or a further word says the value describes the thing rather than being it: a measure
+ *    for numbers (`session_count`, `input_tokens`, `feedback_score`), a kind of metadata for any
+ *    value (`token_type`, `email_domain`, `password_changed_at`, `error_message_code`).
+ * 2. Values. Every string is checked for secret formats (provider keys, JWTs, auth headers, PEM
+ *    keys, long high-entropy tokens), URLs with credentials, a query string or fragment
+ *    parameters, webhook and invite links, e-mail addresses, phone numbers, IPv4 addresses, and
+ *    free text.
+ * 3. Bounds: {@link maxPropertyKeys} keys per object, {@link maxPropertyTotalKeys} in all, depth
+ *    {@link maxPropertyDepth}, strings of {@link maxPropertyStringLength} characters, arrays of
+ *    {@link maxPropertyArrayItems} items, names of {@link maxPropertyKeyLength} characters.
+ *
+ * Publishable provider keys (`pk_live_…`) are refused too: the spec lists "API keys" without
+ * exception, and they carry no revenue signal.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * At most this many keys in any one object of `properties`.
+ *
+ * @since 0.1.0
+ */
+export const maxPropertyKeys = 50
+
+/**
+ * At most this many keys in `properties` altogether, nested objects included.
+ *
+ * @since 0.1.0
+ */
+export const maxPropertyTotalKeys = 200
+
+/**
+ * Containers nest at most this deep: `properties` is level 1, an object or array in it level 2.
+ *
+ * @since 0.1.0
+ */
+export const maxPropertyDepth = 3
+
+/**
+ * At most this many characters in a string value.
+ *
+ * @since 0.1.0
+ */
+export const maxPropertyStringLength = 256
+
+/**
+ * At most this many items in an array ("counts are current values, not lists").
+ *
+ * @since 0.1.0
+ */
+export const maxPropertyArrayItems = 20
+
+/**
+ * At most this many characters in a property name.
+ *
+ * @since 0.1.0
+ */
+export const maxPropertyKeyLength = 64
+
+/**
+ * A string with whitespace and more than this many words is free text.
+ *
+ * @since 0.1.0
+ */
+export const freeTextMaxWords = 8
+
+/**
+ * A string longer than this is free text (below the 256-character bound, which is a size error).
+ *
+ * @since 0.1.0
+ */
+export const freeTextMaxChars = 120
+
+/**
+ * Strings at least this long that look random (see {@link isHighEntropyToken}) are treated as
+ * secrets.
+ *
+ * @since 0.1.0
+ */
+export const highEntropyMinLength = 32
+
+/**
+ * The path segment shown instead of a property name that is itself unsafe or too long.
+ *
+ * @since 0.1.0
+ */
+export const redactedKey = "<redacted>"
+
+/**
+ * @since 0.1.0
+ */
+export type SafetyCode = "unsafe_property" | "property_bounds"
+
+/**
+ * One refused location: where (`properties.…`) and what kind of data, never the value.
+ *
+ * @since 0.1.0
+ */
+export interface SafetyIssue {
+  readonly code: SafetyCode
+  readonly path: string
+  readonly reason: string
+}
+
+// ---------------------------------------------------------------------------------------------
+// names
+// ---------------------------------------------------------------------------------------------
+
+type KeyKind = "secret" | "personal" | "free_text"
+
+interface KeyTerms {
+  readonly words: ReadonlySet<string>
+  readonly phrases: ReadonlyArray<ReadonlyArray<string>>
+  /** Matched inside a word too (`userpassword`, `xapikey`). */
+  readonly fragments: ReadonlyArray<string>
+}
+
+const terms = (words: string, phrases: string, fragments: string): KeyTerms => ({
+  words: new Set(words.split(" ")),
+  phrases: phrases.split(" ").map((phrase) => phrase.split("_")),
+  fragments: fragments === "" ? [] : fragments.split(" ")
+})
+
+const keyTerms: ReadonlyArray<readonly [KeyKind, KeyTerms]> = [
+  [
+    "secret",
+    terms(
+      "password passwords passwd pwd passphrase passcode secret secrets token tokens cookie cookies session sessions " +
+        "signature signatures sig authorization auth credential credentials creds apikey apikeys jwt bearer otp totp " +
+        "privatekey webhook webhooks hmac csrf xsrf dsn",
+      "api_key private_key client_secret auth_header auth_token session_id access_token refresh_token id_token " +
+        "invite_link invite_url invite_code invite_token destination_secret set_cookie secret_key magic_link " +
+        "reset_link login_link signed_url presigned_url connection_string database_url signing_key encryption_key " +
+        "access_key security_code verification_code recovery_code backup_code",
+      "password passwd passphrase apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
+        "secretkey setcookie webhook authorization credential"
+    )
+  ],
+  [
+    "personal",
+    terms(
+      "email emails phone phones telephone mobile msisdn address street postcode zipcode ip ipv4 ipv6 ssn dob " +
+        "birthday birthdate surname username passport iban cvv cvc latitude longitude geolocation",
+      "e_mail phone_number first_name last_name full_name given_name family_name user_name date_of_birth birth_date " +
+        "social_security card_number credit_card zip_code postal_code ip_address national_id home_address street_address",
+      "email phonenumber firstname lastname fullname ipaddress creditcard cardnumber"
+    )
+  ],
+  [
+    "free_text",
+    terms(
+      "comment comments note notes description descriptions message messages feedback transcript transcripts " +
+        "summary summaries prompt prompts body bodies stack stacktrace traceback log logs headers header payload chat " +
+        "review reviews text content question answer reply query search reason explanation memo bio survey subject " +
+        "request response raw dump html markdown",
+      "survey_response stack_trace error_message request_body response_body raw_log query_string search_query " +
+        "chat_message ai_summary support_message",
+      "stacktrace errormessage"
+    )
+  ]
+]
+
+/** Words that make a number under a marked name a measure of it, not the thing itself. */
+const measureWords: ReadonlySet<string> = new Set(
+  ("count counts total totals used usage remaining limit limits quota consumed input output max min number num " +
+    "length len size duration seconds secs ms millis minutes hours days age ttl rate ratio percent percentage pct " +
+    "score rating avg average sum budget balance cost spent estimate").split(" ")
+)
+
+/** Words that make any value under a marked name describe it rather than be it. */
+const metadataWords: ReadonlySet<string> = new Set(
+  ("type types kind status state method methods strength enabled disabled provider source scope scopes version " +
+    "format category level domain language lang mode policy at expires expiry expiration rotated changed created " +
+    "updated started ended configured verified valid required present consent").split(" ")
+)
+
+/** Under a free-text name, a bounded code or identifier is what the spec asks for (`reason_code`). */
+const freeTextMetadataWords: ReadonlySet<string> = new Set(
+  "code codes id ids key keys template outcome result sentiment".split(" ")
+)
+
+const keyReasons: Readonly<Record<KeyKind, string>> = {
+  secret: "the property name marks a secret (a password, token, key, cookie, session value, signature, credential, " +
+    "invite link or webhook); secrets must never be sent",
+  personal: "the property name marks personal data, which belongs only in the user object (name and email of user_id)",
+  free_text: "the property name marks free text (comments, notes, messages, descriptions, feedback, prompts, " +
+    "request or response bodies, logs or stack traces); send a bounded code, label or count instead"
+}
+
+/**
+ * The words of a property name: camelCase and separators split, lowercased
+ * (`X-Api-Key` -> `x api key`, `accessToken` -> `access token`).
+ *
+ * @since 0.1.0
+ */
+export const keyWords = (key: string): ReadonlyArray<string> =>
+  key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word.length > 0)
+
+/** The first kind of term the name contains, and the name's words outside that term. */
+const classifyKey = (
+  words: ReadonlyArray<string>
+): { readonly kind: KeyKind; readonly others: ReadonlyArray<string> } | undefined => {
+  for (const [kind, { fragments, phrases, words: single }] of keyTerms) {
+    for (const phrase of phrases) {
+      for (let i = 0; i + phrase.length <= words.length; i++) {
+        if (phrase.every((word, j) => words[i + j] === word)) {
+          return { kind, others: words.filter((_, k) => k < i || k >= i + phrase.length) }
+        }
+      }
+    }
+    const at = words.findIndex((word) => single.has(word) || fragments.some((fragment) => word.includes(fragment)))
+    if (at >= 0) return { kind, others: words.filter((_, k) => k !== at) }
+  }
+  return undefined
+}
+
+/** Why a marked name's value is refused, or `undefined` when the value is a flag or described by a further word. */
+const keyProblem = (key: string, value: unknown): string | undefined => {
+  const marked = classifyKey(keyWords(key))
+  if (marked === undefined || value === null || typeof value === "boolean") return undefined
+  const described = marked.others.some((word) =>
+    metadataWords.has(word) || (marked.kind === "free_text" && freeTextMetadataWords.has(word))
+  )
+  if (described) return undefined
+  if (typeof value === "number" && (marked.kind === "free_text" || marked.others.some((word) => measureWords.has(word)))) {
+    return undefined
+  }
+  return keyReasons[marked.kind]
+}
+
+// ---------------------------------------------------------------------------------------------
+// values
+// ---------------------------------------------------------------------------------------------
+
+const secretsReason = "; secrets, tokens and API keys must never be sent"
+const personalReason = "; personal data belongs only in the user object (name and email of user_id)"
+
+const secretFormats: ReadonlyArray<readonly [RegExp, string]> = [
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----/, "looks like a private key"],
+  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/, "looks like a JSON Web Token"],
+  [/\b(?:bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*/i, "looks like an Authorization header value"],
+  [/\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/, "looks like a payment provider API key"],
+  [/\bwhsec_[A-Za-z0-9+/=]{8,}/, "looks like a webhook signing secret"],
+  [/\b(?:pi|seti|src)_[A-Za-z0-9]+_secret_[A-Za-z0-9]+/, "looks like a payment client secret"],
+  [/\bacc_(?:ingest|read|admin)_[A-Za-z0-9_-]{16,}/, "looks like an Accord API key"],
+  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, "looks like an AWS access key"],
+  [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/, "looks like a GitHub token"],
+  [/\bxox[abposr]-[A-Za-z0-9-]{10,}/, "looks like a Slack token"],
+  [/\bAIza[0-9A-Za-z_-]{30,}/, "looks like a Google API key"],
+  [/\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}/, "looks like an AI provider API key"],
+  [
+    /\b(?:glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})/,
+    "looks like a provider access token"
+  ],
+  [
+    /(?:^|[?&;\s])(?:password|passwd|pwd|token|access_token|secret|api_?key|sig|signature|session(?:_?id)?)=/i,
+    "looks like credentials in key=value form"
+  ]
+]
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const uuidsAnywhere = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi
+/** Provider object ids (`cs_live_…`, `sub_…`) are identifiers; secret prefixes are matched before this. */
+const providerObjectId = /^[a-z]{2,10}_(?:live_|test_)?[A-Za-z0-9]+$/
+
+const shannonBits = (s: string): number => {
+  const counts = new Map<string, number>()
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1)
+  let bits = 0
+  for (const n of counts.values()) bits -= (n / s.length) * Math.log2(n / s.length)
+  return bits
+}
+
+/**
+ * A token of {@link highEntropyMinLength}+ characters that looks random: hex, or base64/base64url
+ * mixing cases or letters and digits with at least 4 bits of entropy per character. UUIDs, provider object
+ * ids, lower_snake or kebab identifiers and camelCase words are not.
+ *
+ * @since 0.1.0
+ */
+export const isHighEntropyToken = (token: string): boolean => {
+  if (token.length < highEntropyMinLength || uuidPattern.test(token)) return false
+  if (/^[0-9a-fA-F]+$/.test(token)) return true
+  if (!/^[A-Za-z0-9+/=_.-]+$/.test(token) || providerObjectId.test(token)) return false
+  const upper = /[A-Z]/.test(token)
+  const lower = /[a-z]/.test(token)
+  const mixed = (upper && lower) || ((upper || lower) && /[0-9]/.test(token))
+  if (!mixed || (!upper && /[_.-]/.test(token))) return false
+  return shannonBits(token) >= 4 && !isWordLike(token)
+}
+
+/**
+ * Whether a token reads as words (`EnterpriseAnnualPlan2024PromoCode`): split into camelCase words
+ * and digit runs, its pieces average at least 4 characters. Random base64 splits into pieces of one
+ * or two.
+ */
+const isWordLike = (token: string): boolean => {
+  const pieces = token.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+/g) ?? []
+  return pieces.length > 0 && pieces.reduce((sum, piece) => sum + piece.length, 0) / pieces.length >= 4
+}
+
+const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s]+/gi
+const urlParts = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i
+
+const urlProblem = (url: string): string | undefined => {
+  const parts = urlParts.exec(url)
+  if (parts === null) return undefined
+  const authority = parts[1] ?? ""
+  const path = parts[2] ?? ""
+  const query = parts[3] ?? ""
+  const fragment = parts[4] ?? ""
+  if (authority.includes("@")) return "is a URL with credentials" + secretsReason
+  const host = authority.replace(/:\d*$/, "").toLowerCase()
+  if (
+    host === "hooks.slack.com" || host === "hooks.zapier.com" || host.endsWith(".webhook.office.com") ||
+    ((host === "discord.com" || host === "discordapp.com" || host.endsWith(".discord.com")) && /\/api\/webhooks/i.test(path)) ||
+    /webhook|\/hooks?(?:\/|$)/i.test(path)
+  ) return "is a webhook URL; webhook URLs are secrets and must never be sent"
+  if (/\/(?:invite|invites|invitation|invitations|join|magic|magic[-_]link|reset[-_]password|password[-_]reset)(?:\/|$)/i.test(path)) {
+    return "is an invite or sign-in link; links that grant access must never be sent"
+  }
+  if (query.length > 1 || fragment.includes("=")) {
+    return "is a URL with a query string; send the URL without its query, or a bounded code"
+  }
+  return undefined
+}
+
+const emailPattern = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/
+const ipv4Pattern = /(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])/
+
+const phonePatterns: ReadonlyArray<RegExp> = [
+  // E.164: +15551234567
+  /(?<![\w+])\+[1-9]\d{6,14}(?!\w)/g,
+  // international with groups: +44 20 7946 0958, +1 (555) 123-4567
+  /(?<![\w+])\+[1-9]\d{0,3}(?:[ .-]\(?\d{1,5}\)?){2,5}(?![\w])/g,
+  // North American: (555) 123-4567, 555-123-4567, 555.123.4567
+  /(?<!\w)(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)/g,
+  // national formats with a trunk prefix: 020 7946 0958, 06 12 34 56 78
+  /(?<![\w.])0\d{1,4}(?:[ .-]\d{2,4}){2,4}(?![\w.])/g
+]
+
+const looksLikePhone = (s: string): boolean =>
+  phonePatterns.some((pattern) =>
+    [...s.matchAll(pattern)].some((match) => {
+      const digits = match[0].replace(/\D/g, "").length
+      return digits >= 7 && digits <= 15
+    })
+  )
+
+const isFreeText = (s: string): boolean => {
+  const trimmed = s.trim()
+  return s.length > freeTextMaxChars || (/\s/.test(trimmed) && trimmed.split(/\s+/).length > freeTextMaxWords)
+}
+
+/** Why a string must not be sent (secrets, links, personal data), or `undefined`. Not the free-text rule. */
+const sensitiveProblem = (s: string): string | undefined => {
+  for (const [pattern, reason] of secretFormats) if (pattern.test(s)) return reason + secretsReason
+  for (const match of s.matchAll(urlPattern)) {
+    const problem = urlProblem(match[0])
+    if (problem !== undefined) return problem
+  }
+  if (emailPattern.test(s)) return "looks like an e-mail address" + personalReason
+  // digit groups inside a UUID are not a phone number or an address
+  const withoutUuids = s.replace(uuidsAnywhere, " ")
+  if (ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
+  if (looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
+  if (s.split(/\s+/).some(isHighEntropyToken)) {
+    return "looks like a secret (a long random-looking string)" + secretsReason +
+      ` (identifiers should be shorter than ${highEntropyMinLength} characters, or UUIDs)`
+  }
+  return undefined
+}
+
+/**
+ * Why a string value must not be sent, or `undefined` when it may. Never mentions the value.
+ *
+ * @since 0.1.0
+ */
+export const valueProblem = (s: string): string | undefined =>
+  sensitiveProblem(s) ??
+    (isFreeText(s)
+      ? `looks like free text (more than ${freeTextMaxWords} words or ${freeTextMaxChars} characters); ` +
+        "send bounded codes, labels or counts, never free text"
+      : undefined)
+
+// ---------------------------------------------------------------------------------------------
+// the walk
+// ---------------------------------------------------------------------------------------------
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Screens `properties`: every unsafe or out-of-bounds location, with paths from the event root
+ * (`properties.plan`, `properties.items.0.note`). Empty when the properties may be stored.
+ *
+ * @since 0.1.0
+ */
+export const screenProperties = (properties: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
+  const issues: Array<SafetyIssue> = []
+  let totalKeys = 0
+  const bounds = (path: string, reason: string): void => {
+    issues.push({ code: "property_bounds", path, reason })
+  }
+  const unsafe = (path: string, reason: string): void => {
+    issues.push({ code: "unsafe_property", path, reason })
+  }
+
+  const visitValue = (value: unknown, path: string, depth: number): void => {
+    if (typeof value === "string") {
+      if (value.length > maxPropertyStringLength) bounds(path, `is longer than ${maxPropertyStringLength} characters`)
+      else {
+        const problem = valueProblem(value)
+        if (problem !== undefined) unsafe(path, problem)
+      }
+    } else if (typeof value === "number") {
+      if (!Number.isFinite(value)) bounds(path, "must be a finite number")
+    } else if (value === null || typeof value === "boolean") {
+      return
+    } else if (Array.isArray(value)) {
+      if (depth + 1 > maxPropertyDepth) return bounds(path, `is nested deeper than ${maxPropertyDepth} levels`)
+      if (value.length > maxPropertyArrayItems) {
+        bounds(path, `has more than ${maxPropertyArrayItems} items; send current counts, not lists`)
+      }
+      value.forEach((item, index) => visitValue(item, `${path}.${index}`, depth + 1))
+    } else if (isObject(value)) {
+      if (depth + 1 > maxPropertyDepth) return bounds(path, `is nested deeper than ${maxPropertyDepth} levels`)
+      visitObject(value, path, depth + 1)
+    } else {
+      bounds(path, "must be a JSON value: a string, number, boolean, null, array or object")
+    }
+  }
+
+  const visitObject = (object: Readonly<Record<string, unknown>>, path: string, depth: number): void => {
+    const keys = Object.keys(object)
+    totalKeys += keys.length
+    if (keys.length > maxPropertyKeys) bounds(path, `has more than ${maxPropertyKeys} keys`)
+    for (const key of keys) {
+      if (key.length === 0 || key.length > maxPropertyKeyLength) {
+        bounds(`${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
+        continue
+      }
+      const keyIsData = sensitiveProblem(key)
+      if (keyIsData !== undefined) {
+        unsafe(`${path}.${redactedKey}`, `a property name ${keyIsData.replace(/^(looks|is)/, "that $1")}`)
+        continue
+      }
+      const value = object[key]
+      const refused = keyProblem(key, value)
+      if (refused !== undefined) unsafe(`${path}.${key}`, refused)
+      else visitValue(value, `${path}.${key}`, depth)
+    }
+  }
+
+  visitObject(properties, "properties", 1)
+  if (totalKeys > maxPropertyTotalKeys) bounds("properties", `has more than ${maxPropertyTotalKeys} keys in all`)
+  return issues
+}
