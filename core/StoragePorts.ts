@@ -9,9 +9,12 @@ import type { ApiKeyStore } from "./ApiKeyStore.ts"
 import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
 import type { ConnectionStore } from "./ConnectionStore.ts"
 import type { EventStore } from "./EventStore.ts"
+import type { FeatureGateStore } from "./FeatureGateStore.ts"
 import type { NonceStore } from "./NonceStore.ts"
 import type { Outbox } from "./Outbox.ts"
 import type { SecretVault } from "./SecretVault.ts"
+import type { Transactor } from "./Transactor.ts"
+import type { UsageMeterStore } from "./UsageMeterStore.ts"
 
 /**
  * @since 0.1.0
@@ -26,3 +29,6 @@ export type StoragePorts =
   | ActionLedger
   | EventStore
   | AccountProfileStore
+  | UsageMeterStore
+  | FeatureGateStore
+  | Transactor

@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
@@ -33,6 +34,7 @@ import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import { bootstrapWorkspace } from "../core/ApiKeys.ts"
+import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
 import type { Crypto } from "../core/Crypto.ts"
 import type { StoragePorts } from "../core/StoragePorts.ts"
@@ -125,7 +127,12 @@ export const start = (
     const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
     if (masterKey.warning !== undefined) yield* Effect.logWarning(masterKey.warning)
     const base = Layer.merge(NodeCrypto.layer, AccordConfig.layerCipher(masterKey))
-    const services = yield* Layer.build(Layer.mergeAll(Drain.layer, base, Layer.provide(storage, base)))
+    const stores = Layer.provide(storage, base)
+    const services = yield* Layer.build(
+      Layer.mergeAll(Drain.layer, base, RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))).pipe(
+        Layer.merge(Committer.layer().pipe(Layer.provideMerge(stores)))
+      )
+    )
 
     if (Option.isSome(config.bootstrap)) {
       const { adminKey, workspaceId } = config.bootstrap.value
@@ -152,7 +159,7 @@ export const start = (
         })
       )
     )
-    yield* HttpServer.serveEffect(App.make({ maxBodyBytes: config.maxBodyBytes })).pipe(
+    yield* HttpServer.serveEffect(App.make({ maxBodyBytes: config.maxBodyBytes, rateLimitPerSecond: config.rateLimitPerSecond })).pipe(
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.

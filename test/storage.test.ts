@@ -11,9 +11,12 @@ import * as ApiKeyStore from "./suites/ApiKeyStore.ts"
 import * as CapabilityRegistry from "./suites/CapabilityRegistry.ts"
 import * as ConnectionStore from "./suites/ConnectionStore.ts"
 import * as EventStore from "./suites/EventStore.ts"
+import * as FeatureGateStore from "./suites/FeatureGateStore.ts"
 import * as NonceStore from "./suites/NonceStore.ts"
 import * as Outbox from "./suites/Outbox.ts"
 import * as SecretVault from "./suites/SecretVault.ts"
+import * as Transactor from "./suites/Transactor.ts"
+import * as UsageMeterStore from "./suites/UsageMeterStore.ts"
 
 warnIfSkipped("storage contract")
 
@@ -28,5 +31,8 @@ for (const variant of storageVariants) {
     ActionLedger.suite(variant.name, variant.layer)
     EventStore.suite(variant.name, variant.layer)
     AccountProfileStore.suite(variant.name, variant.layer)
+    UsageMeterStore.suite(variant.name, variant.layer)
+    FeatureGateStore.suite(variant.name, variant.layer)
+    Transactor.suite(variant.name, variant.layer, variant.sqlLayer)
   })
 }

@@ -47,6 +47,8 @@ export interface AccordConfig {
   readonly bootstrap: Option.Option<Bootstrap>
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
+  /** `ACCORD_INGEST_RATE_LIMIT`: ingest requests per second per key. */
+  readonly rateLimitPerSecond: number
 }
 
 /**
@@ -71,12 +73,14 @@ export const defaults: {
   readonly dataDir: string
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
+  readonly rateLimitPerSecond: number
 } = {
   port: 8787,
   host: "127.0.0.1",
   dataDir: "./.accord-data",
   logLevel: LogLevel.Info,
-  maxBodyBytes: 65536
+  maxBodyBytes: 65536,
+  rateLimitPerSecond: 1000
 }
 
 const maxBodyBytesLimit = 16 * 1024 * 1024
@@ -97,7 +101,8 @@ const raw = Config.all({
   bootstrapWorkspaceId: text("ACCORD_BOOTSTRAP_WORKSPACE_ID"),
   bootstrapAdminKey: secret("ACCORD_BOOTSTRAP_ADMIN_KEY"),
   logLevel: text("LOG_LEVEL"),
-  maxBodyBytes: text("ACCORD_MAX_BODY_BYTES")
+  maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
+  rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT")
 })
 
 /**
@@ -177,6 +182,16 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     }
   })
 
+  const rateLimitPerSecond = Option.match(input.rateLimitPerSecond, {
+    onNone: () => defaults.rateLimitPerSecond,
+    onSome: (value) => {
+      const rate = parseInteger(value)
+      if (rate !== undefined && rate >= 1 && rate <= 1_000_000) return rate
+      problems.push("ACCORD_INGEST_RATE_LIMIT must be an integer from 1 to 1000000 (requests per second per key)")
+      return defaults.rateLimitPerSecond
+    }
+  })
+
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
     onSome: (value) => {
@@ -245,7 +260,8 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     allowInsecureEndpoints,
     bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey })),
     logLevel,
-    maxBodyBytes
+    maxBodyBytes,
+    rateLimitPerSecond
   }
 })
 

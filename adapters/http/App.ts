@@ -26,13 +26,16 @@ import { formatTimestamp } from "../../core/Timestamp.ts"
 import { authorize, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
 import { Drain } from "./Drain.ts"
+import * as Ingest from "./Ingest.ts"
+import * as Insights from "./Insights.ts"
+import * as Paths from "./Paths.ts"
 import * as Problem from "./Problem.ts"
 import { Readiness } from "./Readiness.ts"
 
 /**
  * @since 0.1.0
  */
-export interface AppOptions {
+export interface AppOptions extends Ingest.IngestOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
 }
@@ -42,14 +45,14 @@ export interface AppOptions {
  *
  * @since 0.1.0
  */
-export type AppServices = ApiKeyStore | Readiness | Crypto | Drain
+export type AppServices = ApiKeyStore | Readiness | Crypto | Drain | Ingest.IngestServices | Insights.InsightsServices
 
 /**
  * Prefix of the workspace administrator routes.
  *
  * @since 0.1.0
  */
-export const adminPrefix: "/api/admin/v1/workspaces" = "/api/admin/v1/workspaces"
+export const adminPrefix: typeof Paths.adminPrefix = Paths.adminPrefix
 
 /** `POST /api-keys` body. */
 const CreateApiKeyBody = Schema.Struct({
@@ -139,7 +142,9 @@ export const router = (
     HttpRouter.get("/readyz", readyz),
     HttpRouter.post(`${adminPrefix}/:workspaceId/api-keys`, createApiKey(options)),
     HttpRouter.get(`${adminPrefix}/:workspaceId/api-keys`, listApiKeys),
-    HttpRouter.del(`${adminPrefix}/:workspaceId/api-keys/:id`, revokeApiKey)
+    HttpRouter.del(`${adminPrefix}/:workspaceId/api-keys/:id`, revokeApiKey),
+    HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
+    Insights.routes(options.maxBodyBytes)
   )
 
 const pathOf = (url: string): string => {

@@ -12,9 +12,12 @@ import * as CapabilityRegistry from "../../core/CapabilityRegistry.ts"
 import type { Cipher } from "../../core/Cipher.ts"
 import * as ConnectionStore from "../../core/ConnectionStore.ts"
 import * as EventStore from "../../core/EventStore.ts"
+import * as FeatureGateStore from "../../core/FeatureGateStore.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import * as SecretVault from "../../core/SecretVault.ts"
 import type { StoragePorts } from "../../core/StoragePorts.ts"
+import * as Transactor from "../../core/Transactor.ts"
+import * as UsageMeterStore from "../../core/UsageMeterStore.ts"
 
 /**
  * @since 0.1.0
@@ -27,5 +30,8 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
   CapabilityRegistry.layerMemory,
   ActionLedger.layerMemory,
   EventStore.layerMemory,
-  AccountProfileStore.layerMemory
+  AccountProfileStore.layerMemory,
+  UsageMeterStore.layerMemory,
+  FeatureGateStore.layerMemory,
+  Transactor.layerMemory
 )

@@ -15,11 +15,14 @@ import * as ApiKeyStore from "./ApiKeyStore.ts"
 import * as CapabilityRegistry from "./CapabilityRegistry.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
+import * as FeatureGateStore from "./FeatureGateStore.ts"
 import * as Migrations from "./Migrations.ts"
 import * as NonceStore from "./NonceStore.ts"
 import * as Outbox from "./Outbox.ts"
 import { migrations } from "./schema/Migrations.ts"
 import * as SecretTable from "./SecretTable.ts"
+import * as Transactor from "./Transactor.ts"
+import * as UsageMeterStore from "./UsageMeterStore.ts"
 
 /**
  * The ports, built after the migrations have run on the client.
@@ -36,6 +39,9 @@ export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClie
     Outbox.layer,
     ActionLedger.layer,
     EventStore.layer,
-    AccountProfileStore.layer
+    AccountProfileStore.layer,
+    UsageMeterStore.layer,
+    FeatureGateStore.layer,
+    Transactor.layer
   )
   .pipe(Layer.provide(Migrations.layer(migrations)))

@@ -7,11 +7,13 @@
 import type { Migrations } from "../Migrations.ts"
 import { migration as init } from "./0001_init.ts"
 import { migration as stores } from "./0002_stores.ts"
+import { migration as ingest } from "./0003_ingest.ts"
 
 /**
  * @since 0.1.0
  */
 export const migrations: Migrations = {
   "0001_init": init,
-  "0002_stores": stores
+  "0002_stores": stores,
+  "0003_ingest": ingest
 }

@@ -1,0 +1,230 @@
+/**
+ * What arrived, for people and tools (spec "Settings > Integrations > Direct API and the Events view
+ * show it"), and the feature gates awaiting access evidence. Under
+ * `/api/admin/v1/workspaces/{workspaceId}`:
+ *
+ * - `GET /events?account_id&event_name&from&to&cursor&limit`: newest first, cursor pagination;
+ * - `GET /accounts/{accountId}`: the profile's facts, each with the event that set it, and the account's gates;
+ * - `POST /feature-gates`, `GET /feature-gates/{id}`: a gate `checking` until an `entitlement_active`
+ *   event for the same account, journey, version and feature, timed after the journey began and sent
+ *   with a server ingest key, unlocks it.
+ *
+ * Reads accept an `admin` or a `developer:read` key of the workspace; creating a gate needs `admin`.
+ *
+ * @since 0.1.0
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { AccountProfileStore } from "../../core/AccountProfileStore.ts"
+import type { ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
+import { randomUuid } from "../../core/ApiKeys.ts"
+import type { Crypto } from "../../core/Crypto.ts"
+import { EventStore, type StoredEvent } from "../../core/EventStore.ts"
+import { type FeatureGate, FeatureGateStore } from "../../core/FeatureGateStore.ts"
+import { unlockGates } from "../../core/ingest/Committer.ts"
+import { featureAccessEventName } from "../../core/ingest/FeatureAccess.ts"
+import { Uuid } from "../../core/messages/Common.ts"
+import { formatTimestamp, parseTimestamp } from "../../core/Timestamp.ts"
+import { authenticate, storageUnavailable } from "./Auth.ts"
+import { readJson } from "./Body.ts"
+import { adminPrefix } from "./Paths.ts"
+import * as Problem from "./Problem.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type InsightsServices = ApiKeyStore | Crypto | EventStore | AccountProfileStore | FeatureGateStore
+
+/**
+ * Page size bounds of `GET /events`.
+ *
+ * @since 0.1.0
+ */
+export const defaultPageSize = 50
+/**
+ * @since 0.1.0
+ */
+export const maxPageSize = 200
+
+const json = (body: unknown, status = 200) =>
+  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
+
+const allowing = (scopes: ReadonlyArray<ApiKeyScope>) =>
+  Effect.gen(function*() {
+    const workspaceId = (yield* HttpRouter.params)["workspaceId"] ?? ""
+    const key = yield* authenticate
+    if (key.workspaceId !== workspaceId) return yield* Problem.forbidden("the API key does not belong to this workspace")
+    if (!scopes.includes(key.scope)) return yield* Problem.forbidden(`this route needs a key with scope ${scopes.join(" or ")}`)
+    return workspaceId
+  })
+
+const eventView = (event: StoredEvent) => ({
+  id: event.id,
+  received_at: formatTimestamp(event.receivedAt),
+  ...(event.body as object)
+})
+
+const encodeCursor = (event: StoredEvent): string => btoa(`${event.occurredAt}:${event.id}`).replaceAll("=", "")
+
+const decodeCursor = (cursor: string): Option.Option<{ occurredAt: number; id: string }> => {
+  try {
+    const [at, id] = atob(cursor).split(":")
+    const occurredAt = Number(at)
+    return Number.isSafeInteger(occurredAt) && id !== undefined && id.length > 0 ? Option.some({ occurredAt, id }) : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+const listEvents = Effect.gen(function*() {
+  const workspaceId = yield* allowing(["admin", "developer:read"])
+  const query = (yield* HttpServerRequest.HttpServerRequest).url
+  const params = new URL(query, "http://localhost").searchParams
+  const errors: Array<{ path: string; message: string }> = []
+  const time = (name: string) => {
+    const value = params.get(name)
+    if (value === null) return undefined
+    const parsed = parseTimestamp(value)
+    if (parsed === undefined) errors.push({ path: name, message: "must be an RFC 3339 timestamp" })
+    return parsed
+  }
+  const from = time("from")
+  const to = time("to")
+  const limitText = params.get("limit")
+  const limit = limitText === null ? defaultPageSize : Number(limitText)
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
+    errors.push({ path: "limit", message: `must be an integer from 1 to ${maxPageSize}` })
+  }
+  const cursorText = params.get("cursor")
+  const after = cursorText === null ? Option.none() : decodeCursor(cursorText)
+  if (cursorText !== null && Option.isNone(after)) errors.push({ path: "cursor", message: "is not a cursor from this API" })
+  if (errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", errors)
+  const accountId = params.get("account_id")
+  const eventName = params.get("event_name")
+  const page = yield* (yield* EventStore).list({
+    workspaceId,
+    limit: limit + 1,
+    ...(accountId !== null ? { accountId } : {}),
+    ...(eventName !== null ? { eventName } : {}),
+    ...(from !== undefined ? { from } : {}),
+    ...(to !== undefined ? { to } : {}),
+    ...(Option.isSome(after) ? { after: after.value } : {})
+  }).pipe(Effect.mapError(storageUnavailable))
+  const data = page.slice(0, limit)
+  return json({ data: data.map(eventView), nextCursor: page.length > limit ? encodeCursor(data[data.length - 1]!) : null })
+})
+
+const gateView = (gate: FeatureGate) => ({
+  id: gate.id,
+  accountId: gate.accountId,
+  journeyId: gate.journeyId,
+  versionId: gate.versionId,
+  featureKey: gate.featureKey,
+  startedAt: formatTimestamp(gate.startedAt),
+  state: gate.state,
+  unlockedAt: gate.unlockedAt === null ? null : formatTimestamp(gate.unlockedAt),
+  unlockEventId: gate.unlockEventId
+})
+
+const getAccount = Effect.gen(function*() {
+  const workspaceId = yield* allowing(["admin", "developer:read"])
+  const accountId = (yield* HttpRouter.params)["accountId"] ?? ""
+  const profile = yield* (yield* AccountProfileStore).get(workspaceId, accountId).pipe(Effect.mapError(storageUnavailable))
+  const recent = yield* (yield* EventStore).list({ workspaceId, accountId, limit: 1 }).pipe(Effect.mapError(storageUnavailable))
+  if (Option.isNone(profile) && recent.length === 0) return yield* Problem.notFound("no events have arrived for this account")
+  return json({
+    accountId,
+    lastEventAt: recent[0] === undefined ? null : formatTimestamp(recent[0].occurredAt),
+    facts: Option.match(profile, {
+      onNone: () => [],
+      onSome: (p) =>
+        p.facts.map((fact) => ({
+          name: fact.name,
+          value: fact.value,
+          observedAt: formatTimestamp(fact.observedAt),
+          sourceEventId: fact.sourceEventId
+        }))
+    })
+  })
+})
+
+/**
+ * `POST /feature-gates` body.
+ *
+ * @since 0.1.0
+ */
+export const CreateGateBody = Schema.Struct({
+  accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  journeyId: Uuid,
+  versionId: Uuid,
+  featureKey: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_.:-]{0,63}$/)),
+  startedAt: Schema.String.pipe(Schema.filter((s) => parseTimestamp(s) !== undefined || "an RFC 3339 timestamp"))
+})
+
+const gateMessages = {
+  featureKey: "must be a lower-case code of 1 to 64 characters",
+  startedAt: "must be an RFC 3339 timestamp"
+}
+
+/** Access evidence that arrived before the gate was created also unlocks it. */
+const checkEarlierEvidence = (gate: FeatureGate) =>
+  Effect.gen(function*() {
+    const events = yield* (yield* EventStore).list({
+      workspaceId: gate.workspaceId,
+      accountId: gate.accountId,
+      eventName: featureAccessEventName,
+      from: gate.startedAt + 1,
+      limit: maxPageSize
+    })
+    // Events reach the store only through the ingest route, which accepts only `ingest` keys.
+    for (const event of [...events].reverse()) yield* unlockGates(event, "ingest")
+  })
+
+const createGate = (maxBodyBytes: number) =>
+  Effect.gen(function*() {
+    const workspaceId = yield* allowing(["admin"])
+    const body = yield* readJson(CreateGateBody, maxBodyBytes, gateMessages)
+    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+    const gates = yield* FeatureGateStore
+    const id = yield* randomUuid
+    yield* gates.create({
+      id,
+      workspaceId,
+      accountId: body.accountId,
+      journeyId: body.journeyId.toLowerCase(),
+      versionId: body.versionId.toLowerCase(),
+      featureKey: body.featureKey,
+      startedAt: parseTimestamp(body.startedAt)!,
+      createdAt: now
+    }).pipe(Effect.mapError(storageUnavailable))
+    const created = yield* gates.get(workspaceId, id).pipe(Effect.mapError(storageUnavailable))
+    yield* checkEarlierEvidence(Option.getOrThrow(created)).pipe(Effect.mapError(storageUnavailable))
+    const gate = yield* gates.get(workspaceId, id).pipe(Effect.mapError(storageUnavailable))
+    return json(gateView(Option.getOrThrow(gate)), 201)
+  })
+
+const getGate = Effect.gen(function*() {
+  const workspaceId = yield* allowing(["admin", "developer:read"])
+  const id = (yield* HttpRouter.params)["id"] ?? ""
+  const gate = yield* (yield* FeatureGateStore).get(workspaceId, id).pipe(Effect.mapError(storageUnavailable))
+  if (Option.isNone(gate)) return yield* Problem.notFound("no such feature gate in this workspace")
+  return json(gateView(gate.value))
+})
+
+/**
+ * Adds the routes (under the admin prefix) to a router.
+ *
+ * @since 0.1.0
+ */
+export const routes = (maxBodyBytes: number) =>
+<E, R>(router: HttpRouter.HttpRouter<E, R>) =>
+  router.pipe(
+    HttpRouter.get(`${adminPrefix}/:workspaceId/events`, listEvents),
+    HttpRouter.get(`${adminPrefix}/:workspaceId/accounts/:accountId`, getAccount),
+    HttpRouter.post(`${adminPrefix}/:workspaceId/feature-gates`, createGate(maxBodyBytes)),
+    HttpRouter.get(`${adminPrefix}/:workspaceId/feature-gates/:id`, getGate)
+  )

@@ -1,0 +1,82 @@
+/**
+ * `FeatureGateStore` on SQL. Unlocking is one conditional `UPDATE` from `checking`: of concurrent
+ * unlockers, PostgreSQL lets the first update the row and re-checks the others' `WHERE` against
+ * it, so exactly one reports the unlock.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type FeatureGate, FeatureGateStore, type FeatureGateStoreService } from "../../core/FeatureGateStore.ts"
+import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
+
+interface Row {
+  readonly workspace_id: string
+  readonly id: string
+  readonly account_id: string
+  readonly journey_id: string
+  readonly version_id: string
+  readonly feature_key: string
+  readonly started_at: unknown
+  readonly created_at: unknown
+  readonly state: string
+  readonly unlocked_at: unknown
+  readonly unlock_event_id: string | null
+}
+
+const toGate = (row: Row): FeatureGate => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  accountId: row.account_id,
+  journeyId: row.journey_id,
+  versionId: row.version_id,
+  featureKey: row.feature_key,
+  startedAt: num(row.started_at),
+  createdAt: num(row.created_at),
+  state: row.state as FeatureGate["state"],
+  unlockedAt: numOrNull(row.unlocked_at),
+  unlockEventId: row.unlock_event_id
+})
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    create: (g) =>
+      sql`INSERT INTO accord_feature_gates (workspace_id, id, account_id, journey_id, version_id, feature_key,
+            started_at, created_at, state)
+          VALUES (${g.workspaceId}, ${g.id}, ${g.accountId}, ${g.journeyId}, ${g.versionId}, ${g.featureKey},
+            ${g.startedAt}, ${g.createdAt}, 'checking')
+          ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("featureGate.create")
+      ),
+    get: (workspaceId, id) =>
+      sql<Row>`SELECT * FROM accord_feature_gates WHERE workspace_id = ${workspaceId} AND id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toGate)),
+        orStorageError("featureGate.get")
+      ),
+    checking: (workspaceId, accountId) =>
+      sql<Row>`SELECT * FROM accord_feature_gates
+          WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} AND state = 'checking'
+          ORDER BY created_at, id`.pipe(
+        Effect.map((rows) => rows.map(toGate)),
+        orStorageError("featureGate.checking")
+      ),
+    unlock: ({ at, eventId, id, workspaceId }) =>
+      sql`UPDATE accord_feature_gates SET state = 'unlocked', unlocked_at = ${at}, unlock_event_id = ${eventId}
+          WHERE workspace_id = ${workspaceId} AND id = ${id} AND state = 'checking' RETURNING id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("featureGate.unlock")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<FeatureGateStore, never, SqlClient.SqlClient> = Layer.effect(FeatureGateStore, make)

@@ -1,0 +1,90 @@
+/**
+ * The `FeatureGateStore` port: feature-gate funnels awaiting access evidence (spec
+ * `direct-api-ingestion.md` "States and transitions": a checking state and an unlocked step).
+ *
+ * A gate is `checking` until a correlated `entitlement_active` event unlocks it; unlocking is a
+ * compare-and-set from `checking`, recording the event that did it.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface FeatureGate {
+  readonly id: string
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly journeyId: string
+  readonly versionId: string
+  readonly featureKey: string
+  /** When the journey began (epoch ms): evidence must be timed after it. */
+  readonly startedAt: number
+  readonly createdAt: number
+  readonly state: "checking" | "unlocked"
+  readonly unlockedAt: number | null
+  /** Accord's id of the event that unlocked it. */
+  readonly unlockEventId: string | null
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface FeatureGateStoreService {
+  /** `false` when a gate with this id exists (nothing changes). */
+  readonly create: (gate: Omit<FeatureGate, "state" | "unlockedAt" | "unlockEventId">) => Effect.Effect<boolean, StorageError>
+  readonly get: (workspaceId: string, id: string) => Effect.Effect<Option.Option<FeatureGate>, StorageError>
+  /** The account's gates still in `checking`. */
+  readonly checking: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
+  /** Unlocks a `checking` gate; `false` if it is not (or no longer) checking. */
+  readonly unlock: (options: {
+    readonly workspaceId: string
+    readonly id: string
+    readonly at: number
+    readonly eventId: string
+  }) => Effect.Effect<boolean, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class FeatureGateStore extends Context.Tag("@accord/core/FeatureGateStore")<FeatureGateStore, FeatureGateStoreService>() {}
+
+/**
+ * @since 0.1.0
+ */
+export const makeMemory = (): FeatureGateStoreService => {
+  const gates = new Map<string, FeatureGate>()
+  const key = (workspaceId: string, id: string) => workspaceId + "\u0000" + id
+  return {
+    create: (gate) =>
+      Effect.sync(() => {
+        const k = key(gate.workspaceId, gate.id)
+        if (gates.has(k)) return false
+        gates.set(k, { ...gate, state: "checking", unlockedAt: null, unlockEventId: null })
+        return true
+      }),
+    get: (workspaceId, id) => Effect.sync(() => Option.fromNullable(gates.get(key(workspaceId, id)))),
+    checking: (workspaceId, accountId) =>
+      Effect.sync(() =>
+        [...gates.values()].filter((g) => g.workspaceId === workspaceId && g.accountId === accountId && g.state === "checking")
+      ),
+    unlock: ({ at, eventId, id, workspaceId }) =>
+      Effect.sync(() => {
+        const gate = gates.get(key(workspaceId, id))
+        if (gate === undefined || gate.state !== "checking") return false
+        gates.set(key(workspaceId, id), { ...gate, state: "unlocked", unlockedAt: at, unlockEventId: eventId })
+        return true
+      })
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<FeatureGateStore> = Layer.sync(FeatureGateStore, makeMemory)

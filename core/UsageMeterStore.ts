@@ -1,0 +1,54 @@
+/**
+ * The `UsageMeterStore` port: the unit each usage meter was first recorded with, per workspace
+ * (spec "Usage rollup event": "`product_key`, `metric_key` and `unit` must keep a stable meaning over
+ * time").
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface UsageMeterStoreService {
+  /**
+   * Records `unit` for the meter if it has none yet, atomically. Returns the unit the meter had
+   * before this call (`none` when this call recorded it).
+   */
+  readonly claimUnit: (options: {
+    readonly workspaceId: string
+    readonly meterKey: string
+    readonly unit: string
+    readonly now: number
+  }) => Effect.Effect<Option.Option<string>, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class UsageMeterStore extends Context.Tag("@accord/core/UsageMeterStore")<UsageMeterStore, UsageMeterStoreService>() {}
+
+/**
+ * @since 0.1.0
+ */
+export const makeMemory = (): UsageMeterStoreService => {
+  const units = new Map<string, string>()
+  return {
+    claimUnit: ({ meterKey, unit, workspaceId }) =>
+      Effect.sync(() => {
+        const key = workspaceId + "\u0000" + meterKey
+        const existing = units.get(key)
+        if (existing === undefined) units.set(key, unit)
+        return Option.fromNullable(existing)
+      })
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<UsageMeterStore> = Layer.sync(UsageMeterStore, makeMemory)

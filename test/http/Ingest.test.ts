@@ -1,0 +1,285 @@
+/**
+ * The Direct API over real HTTP on loopback: `POST /api/events/ingest`, the Events view, the account
+ * profile and feature gates, on memory storage (the storage contract suites cover the SQL stores).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { adminKey, bearer, jsonHeaders, type Reply, request, startServer, workspaceId } from "./support.ts"
+
+const admin = `/api/admin/v1/workspaces/${workspaceId}`
+const ingestPath = "/api/events/ingest"
+
+const assertProblem = (reply: Reply, status: number, code: string) => {
+  assert.strictEqual(reply.status, status, reply.text)
+  assert.strictEqual(reply.headers.get("content-type"), "application/problem+json")
+  assert.strictEqual(reply.json.code, code)
+  assert.strictEqual(reply.json.status, status)
+}
+
+const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000).toISOString()
+
+const setup = (env?: Record<string, string>) =>
+  Effect.gen(function*() {
+    const { url } = yield* startServer(env === undefined ? undefined : { env })
+    const key = (scope: string) =>
+      Effect.map(
+        request(url + admin + "/api-keys", { method: "POST", headers: jsonHeaders(adminKey), body: JSON.stringify({ scope }) }),
+        (reply) => reply.json.secret as string
+      )
+    const ingestKey = yield* key("ingest")
+    const send = (body: unknown, secret = ingestKey, headers: Record<string, string> = {}) =>
+      request(url + ingestPath, {
+        method: "POST",
+        headers: { ...jsonHeaders(secret), ...headers },
+        body: typeof body === "string" ? body : JSON.stringify(body)
+      })
+    const get = (path: string, secret = adminKey) => request(url + admin + path, { headers: bearer(secret) })
+    return { url, key, ingestKey, send, get }
+  })
+
+const checkout = (overrides: Record<string, unknown> = {}) => ({
+  event_name: "checkout_completed",
+  account_id: "acct_42",
+  timestamp: minutesAgo(5),
+  event_id: "checkout_completed:cs_1",
+  value: 49,
+  properties: { plan: "pro" },
+  ...overrides
+})
+
+describe("POST /api/events/ingest", () => {
+  it.scopedLive("a new event: 202 with the stored event_id and account_id, then visible in the Events view", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const reply = yield* send(checkout())
+      assert.strictEqual(reply.status, 202, reply.text)
+      assert.strictEqual(reply.json.event_id, "checkout_completed:cs_1")
+      assert.strictEqual(reply.json.account_id, "acct_42")
+      assert.isFalse(reply.json.duplicate)
+      const events = yield* get("/events")
+      assert.strictEqual(events.status, 200)
+      assert.strictEqual(events.json.data.length, 1)
+      assert.strictEqual(events.json.data[0].event_name, "checkout_completed")
+      assert.strictEqual(events.json.data[0].sentiment, "positive")
+      assert.isTrue(events.json.data[0].sentiment_inferred)
+    }))
+
+  it.scopedLive("a retry with the same event_id and payload: 200 duplicate, stored once", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const event = checkout()
+      assert.strictEqual((yield* send(event)).status, 202)
+      const again = yield* send({ ...event, properties: { plan: "pro" } })
+      assert.strictEqual(again.status, 200)
+      assert.isTrue(again.json.duplicate)
+      assert.strictEqual((yield* get("/events")).json.data.length, 1)
+    }))
+
+  it.scopedLive("the same event_id with a different payload: 409, the original kept", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      assert.strictEqual((yield* send(checkout())).status, 202)
+      assertProblem(yield* send(checkout({ value: 99 })), 409, "event_id_conflict")
+      const events = yield* get("/events")
+      assert.strictEqual(events.json.data.length, 1)
+      assert.strictEqual(events.json.data[0].value, 49)
+    }))
+
+  it.scopedLive("without event_id the event is stored as sent, every time", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const { event_id: _, ...event } = checkout()
+      assert.strictEqual((yield* send(event)).status, 202)
+      assert.strictEqual((yield* send(event)).status, 202)
+      assert.strictEqual((yield* get("/events")).json.data.length, 2)
+    }))
+
+  it.scopedLive("an array: 400 pointing to rollups", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup()
+      const reply = yield* send([checkout()])
+      assertProblem(reply, 400, "batch_not_accepted")
+      assert.include(reply.json.detail, "usage_rollup_recorded")
+    }))
+
+  it.scopedLive("a missing account_id is explained by name; every failing field is listed", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup()
+      const { account_id: _, ...event } = checkout({ event_name: "CheckoutCompleted", timestamp: "yesterday" })
+      const reply = yield* send(event)
+      assertProblem(reply, 400, "invalid_event")
+      const paths = reply.json.errors.map((e: { path: string }) => e.path)
+      assert.includeMembers(paths, ["account_id", "event_name", "timestamp"])
+      const accountError = reply.json.errors.find((e: { path: string }) => e.path === "account_id")
+      assert.include(accountError.message, "account")
+      assert.notInclude(reply.text, "yesterday")
+    }))
+
+  it.scopedLive("an unsafe property: 422 naming the path, never the value, and nothing stored", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const secret = "sk_live_51HxQ9mJv0aBcDeFgHiJkLmNoPqRsTuV"
+      const reply = yield* send(checkout({ properties: { plan: "pro", note_ref: secret } }))
+      assertProblem(reply, 422, "unsafe_property")
+      assert.strictEqual(reply.json.errors[0].path, "properties.note_ref")
+      assert.notInclude(reply.text, secret)
+      assert.strictEqual((yield* get("/events")).json.data.length, 0)
+    }))
+
+  it.scopedLive("a page view: 422 not_revenue_relevant saying why", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup()
+      const reply = yield* send({ event_name: "page_viewed", account_id: "acct_42", timestamp: minutesAgo(1) })
+      assertProblem(reply, 422, "not_revenue_relevant")
+      assert.include(reply.json.detail.toLowerCase(), "page view")
+    }))
+
+  it.scopedLive("keys: none 401, an admin key 403, a revoked ingest key 401", () =>
+    Effect.gen(function*() {
+      const { ingestKey, send, url } = yield* setup()
+      assertProblem(yield* request(url + ingestPath, { method: "POST", body: "{}" }), 401, "unauthorized")
+      assertProblem(yield* send(checkout(), adminKey), 403, "forbidden")
+      const keys = yield* request(url + admin + "/api-keys", { headers: bearer(adminKey) })
+      const id = keys.json.data.find((k: { scope: string }) => k.scope === "ingest").id
+      yield* request(url + admin + "/api-keys/" + id, { method: "DELETE", headers: bearer(adminKey) })
+      const reply = yield* send(checkout(), ingestKey)
+      assertProblem(reply, 401, "unauthorized")
+      assert.notInclude(reply.text, ingestKey)
+    }))
+
+  it.scopedLive("content type other than JSON: 415; over 32 KiB: 413; malformed JSON: 400", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup()
+      assertProblem(yield* send(JSON.stringify(checkout()), undefined, { "content-type": "text/plain" }), 415, "unsupported_media_type")
+      assertProblem(yield* send(checkout({ properties: { plan: "x".repeat(40_000) } })), 413, "content_too_large")
+      assertProblem(yield* send("{not json"), 400, "malformed_json")
+    }))
+
+  it.scopedLive("over the key's rate: 429 with Retry-After", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup({ ACCORD_INGEST_RATE_LIMIT: "3" })
+      const replies = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), (i) =>
+        send(checkout({ event_id: `checkout_completed:r${i}` })))
+      const limited = replies.filter((r) => r.status === 429)
+      assert.isAbove(limited.length, 0)
+      assertProblem(limited[0]!, 429, "rate_limited")
+      assert.match(limited[0]!.headers.get("retry-after") ?? "", /^\d+$/)
+    }))
+})
+
+describe("usage rollups", () => {
+  const rollup = (unit: string, day: number) => ({
+    event_name: "usage_rollup_recorded",
+    semantic_type: "usage",
+    event_kind: "product_action",
+    account_id: "acct_42",
+    timestamp: new Date(Date.UTC(2026, 9, day + 1)).toISOString(),
+    event_id: `usage_rollup_recorded:acct_42:api:requests:${day}`,
+    value: 1200,
+    properties: {
+      product_key: "api",
+      metric_key: "requests",
+      unit,
+      usage_start: new Date(Date.UTC(2026, 9, day)).toISOString(),
+      usage_end: new Date(Date.UTC(2026, 9, day + 1)).toISOString(),
+      aggregation_grain: "day",
+      source_system: "billing_job"
+    }
+  })
+
+  it.scopedLive("a closed daily bucket is accepted; changing the unit of the meter is refused with advice", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup()
+      assert.strictEqual((yield* send(rollup("request", 1))).status, 202)
+      assert.strictEqual((yield* send(rollup("request", 2))).status, 202)
+      const changed = yield* send(rollup("thousand_requests", 3))
+      assertProblem(changed, 422, "unit_changed")
+      assert.include(changed.json.errors[0].message, "pricing_version")
+    }))
+})
+
+describe("account profile", () => {
+  it.scopedLive("facts come from properties; the latest by event timestamp wins, whatever the arrival order", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      assert.strictEqual((yield* send(checkout({ event_id: "a", timestamp: minutesAgo(10), properties: { plan: "team" } }))).status, 202)
+      assert.strictEqual((yield* send(checkout({ event_id: "b", timestamp: minutesAgo(30), properties: { plan: "starter" } }))).status, 202)
+      const profile = yield* get("/accounts/acct_42")
+      assert.strictEqual(profile.status, 200)
+      const plan = profile.json.facts.find((f: { name: string }) => f.name === "plan")
+      assert.strictEqual(plan.value, "team")
+      assertProblem(yield* get("/accounts/acct_nobody"), 404, "not_found")
+    }))
+})
+
+describe("feature gate unlock", () => {
+  const journeyId = "66666666-7777-4888-9999-aaaaaaaaaaaa"
+  const versionId = "12345678-90ab-4cde-8f01-234567890abc"
+  const access = (overrides: Record<string, unknown> = {}, properties: Record<string, unknown> = {}) => ({
+    event_id: "entitlement_active:act_1:advanced_reports",
+    event_name: "entitlement_active",
+    account_id: "acct_42",
+    timestamp: minutesAgo(1),
+    semantic_type: "activation",
+    event_kind: "product_action",
+    properties: { feature_key: "advanced_reports", funnel_journey_id: journeyId, funnel_version_id: versionId, ...properties },
+    ...overrides
+  })
+  const createGate = (url: string, startedAt: string) =>
+    request(url + admin + "/feature-gates", {
+      method: "POST",
+      headers: jsonHeaders(adminKey),
+      body: JSON.stringify({ accountId: "acct_42", journeyId, versionId, featureKey: "advanced_reports", startedAt })
+    })
+
+  it.scopedLive("stays checking on feature_adopted, a receipt or a mismatched entitlement; unlocks on the matching one", () =>
+    Effect.gen(function*() {
+      const { get, send, url } = yield* setup()
+      const gate = yield* createGate(url, minutesAgo(10))
+      assert.strictEqual(gate.status, 201, gate.text)
+      assert.strictEqual(gate.json.state, "checking")
+      const status = () => Effect.map(get(`/feature-gates/${gate.json.id}`), (r) => r.json.state as string)
+      yield* send(access({ event_id: "fa", event_name: "feature_adopted" }))
+      yield* send({ event_name: "payment_succeeded", account_id: "acct_42", timestamp: minutesAgo(1), event_id: "pay" })
+      yield* send(access({ event_id: "other_account", account_id: "acct_7" }))
+      yield* send(access({ event_id: "other_version" }, { funnel_version_id: "00000000-0000-4000-8000-000000000000" }))
+      yield* send(access({ event_id: "too_early", timestamp: minutesAgo(20) }))
+      assert.strictEqual(yield* status(), "checking")
+      assert.strictEqual((yield* send(access())).status, 202)
+      const unlocked = yield* get(`/feature-gates/${gate.json.id}`)
+      assert.strictEqual(unlocked.json.state, "unlocked")
+      assert.isString(unlocked.json.unlockEventId)
+    }))
+
+  it.scopedLive("evidence that arrived before the gate was created unlocks it at creation", () =>
+    Effect.gen(function*() {
+      const { send, url } = yield* setup()
+      assert.strictEqual((yield* send(access())).status, 202)
+      const gate = yield* createGate(url, minutesAgo(10))
+      assert.strictEqual(gate.json.state, "unlocked")
+    }))
+})
+
+describe("Events view", () => {
+  it.scopedLive("filters by account and name, newest first, and pages with a cursor exactly once through", () =>
+    Effect.gen(function*() {
+      const { get, key, send } = yield* setup()
+      for (let i = 0; i < 7; i++) {
+        yield* send(checkout({ event_id: `e${i}`, account_id: i % 2 === 0 ? "acct_even" : "acct_odd", timestamp: minutesAgo(60 - i) }))
+      }
+      const reader = yield* key("developer:read")
+      const seen: Array<string> = []
+      let cursor: string | null = null
+      do {
+        const page: Reply = yield* get(`/events?limit=3${cursor === null ? "" : `&cursor=${cursor}`}`, reader)
+        assert.strictEqual(page.status, 200)
+        seen.push(...page.json.data.map((e: { event_id: string }) => e.event_id))
+        cursor = page.json.nextCursor
+      } while (cursor !== null)
+      assert.deepStrictEqual(seen, ["e6", "e5", "e4", "e3", "e2", "e1", "e0"])
+      const even = yield* get("/events?account_id=acct_even")
+      assert.deepStrictEqual(even.json.data.map((e: { event_id: string }) => e.event_id), ["e6", "e4", "e2", "e0"])
+      assertProblem(yield* get("/events?limit=0"), 400, "invalid_query")
+      assertProblem(yield* get("/events", (yield* key("ingest"))), 403, "forbidden")
+    }))
+})
