@@ -56,6 +56,15 @@ export interface UserRecord {
 /**
  * @since 0.1.0
  */
+export interface FactsEntry {
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly facts: ReadonlyArray<ProfileFact>
+}
+
+/**
+ * @since 0.1.0
+ */
 export interface AccountProfileStoreService {
   /** Applies facts; each replaces the stored one only if it is newer (see module doc). */
   readonly applyFacts: (
@@ -63,6 +72,11 @@ export interface AccountProfileStoreService {
     accountId: string,
     facts: ReadonlyArray<ProfileFact>
   ) => Effect.Effect<void, StorageError>
+  /**
+   * The same for many accounts at once (one statement on SQL); entries may repeat an account and a
+   * fact, the newest wins.
+   */
+  readonly applyFactsBatch: (entries: ReadonlyArray<FactsEntry>) => Effect.Effect<void, StorageError>
   readonly get: (workspaceId: string, accountId: string) => Effect.Effect<Option.Option<AccountProfile>, StorageError>
   /** Sending a field updates it (if newer); leaving it out keeps the stored value. */
   readonly upsertUser: (options: {
@@ -101,14 +115,15 @@ export const makeMemory = (): AccountProfileStoreService => {
   const profiles = new Map<string, Map<string, ProfileFact>>()
   const users = new Map<string, UserRecord>()
   const key = (a: string, b: string) => a + "\u0000" + b
+  const apply = ({ accountId, facts, workspaceId }: FactsEntry) => {
+    const k = key(workspaceId, accountId)
+    const current = profiles.get(k) ?? new Map<string, ProfileFact>()
+    for (const fact of facts) if (isNewer(fact, current.get(fact.name))) current.set(fact.name, fact)
+    profiles.set(k, current)
+  }
   return {
-    applyFacts: (workspaceId, accountId, facts) =>
-      Effect.sync(() => {
-        const k = key(workspaceId, accountId)
-        const current = profiles.get(k) ?? new Map<string, ProfileFact>()
-        for (const fact of facts) if (isNewer(fact, current.get(fact.name))) current.set(fact.name, fact)
-        profiles.set(k, current)
-      }),
+    applyFacts: (workspaceId, accountId, facts) => Effect.sync(() => apply({ workspaceId, accountId, facts })),
+    applyFactsBatch: (entries) => Effect.sync(() => entries.forEach(apply)),
     get: (workspaceId, accountId) =>
       Effect.sync(() =>
         Option.map(Option.fromNullable(profiles.get(key(workspaceId, accountId))), (facts) => ({

@@ -98,3 +98,43 @@ export const makeMemory = (): ApiKeyStoreService => {
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<ApiKeyStore> = Layer.sync(ApiKeyStore, makeMemory)
+
+/**
+ * How long a found key is remembered by `withLookupCache`.
+ *
+ * @since 0.1.0
+ */
+export const lookupCacheMillis = 5_000
+
+/**
+ * Remembers keys found by hash for `ttlMillis`, so authenticating a busy key costs no query per
+ * request. Only found keys are cached (a new key works at once); a revocation through this store
+ * forgets the key at once, one made by another process sharing the database takes effect within
+ * `ttlMillis`.
+ *
+ * @since 0.1.0
+ */
+export const withLookupCache = (store: ApiKeyStoreService, ttlMillis: number = lookupCacheMillis): ApiKeyStoreService => {
+  const found = new Map<string, { readonly record: ApiKeyRecord; readonly until: number }>()
+  return {
+    ...store,
+    findByHash: (secretHash) =>
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const hit = found.get(secretHash)
+        if (hit !== undefined && hit.until > now) return Effect.succeed(Option.some(hit.record))
+        return Effect.tap(store.findByHash(secretHash), (record) => {
+          if (Option.isSome(record) && record.value.revokedAt === null) {
+            if (found.size > 10_000) found.clear()
+            found.set(secretHash, { record: record.value, until: now + ttlMillis })
+          } else {
+            found.delete(secretHash)
+          }
+        })
+      }),
+    revoke: (workspaceId, id, now) =>
+      Effect.tap(store.revoke(workspaceId, id, now), () => {
+        for (const [hash, entry] of found) if (entry.record.id === id) found.delete(hash)
+      })
+  }
+}

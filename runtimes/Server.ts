@@ -33,6 +33,7 @@ import * as Database from "../adapters/sql/Database.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
+import * as ApiKeyStore from "../core/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/ApiKeys.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
@@ -99,7 +100,9 @@ export const storageLayer = (
     )
     yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
     const sql = Database.layer(storage)
-    return Layer.mergeAll(SqlStorage.layer, Readiness.layer(readinessCheck)).pipe(
+    // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).
+    const cachedKeys = Layer.effect(ApiKeyStore.ApiKeyStore, Effect.map(ApiKeyStore.ApiKeyStore, (store) => ApiKeyStore.withLookupCache(store)))
+    return Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), Readiness.layer(readinessCheck)).pipe(
       Layer.provideMerge(sql),
       Layer.mapError((error) => new StartupError({ reason: `storage: ${error.message || error._tag}` }))
     )

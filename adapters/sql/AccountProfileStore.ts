@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import {
   AccountProfileStore,
   type AccountProfileStoreService,
+  type FactsEntry,
   isNewer,
   type ProfileFact,
   type UserField
@@ -44,29 +45,38 @@ const field = (value: string | null, observedAt: unknown, source: string | null)
  */
 export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
-  (sql) => ({
-    applyFacts: (workspaceId, accountId, facts) => {
-      // One row per fact name (the newest), since one statement may not update a row twice.
-      const newest = new Map<string, ProfileFact>()
-      for (const fact of facts) if (isNewer(fact, newest.get(fact.name))) newest.set(fact.name, fact)
-      if (newest.size === 0) return Effect.void
-      return sql`INSERT INTO accord_profile_facts ${
-        sql.insert([...newest.values()].map((f) => ({
-          workspace_id: workspaceId,
-          account_id: accountId,
-          name: f.name,
-          value: json(f.value),
-          observed_at: f.observedAt,
-          source_event_id: f.sourceEventId
-        })))
-      } ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
-          value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
-        WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
-            > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)`.pipe(
-        Effect.asVoid,
-        orStorageError("profile.applyFacts")
-      )
-    },
+  (sql) => {
+  const applyFactsBatch = (entries: ReadonlyArray<FactsEntry>) => {
+    // One row per (workspace, account, fact), the newest (one statement may not update a row twice),
+    // in key order so concurrent batches lock rows in the same order.
+    const newest = new Map<string, FactsEntry & { readonly fact: ProfileFact }>()
+    for (const entry of entries) {
+      for (const fact of entry.facts) {
+        const k = entry.workspaceId + "\u0000" + entry.accountId + "\u0000" + fact.name
+        if (isNewer(fact, newest.get(k)?.fact)) newest.set(k, { ...entry, fact })
+      }
+    }
+    if (newest.size === 0) return Effect.void
+    return sql`INSERT INTO accord_profile_facts ${
+      sql.insert([...newest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, { accountId, fact, workspaceId }]) => ({
+        workspace_id: workspaceId,
+        account_id: accountId,
+        name: fact.name,
+        value: json(fact.value),
+        observed_at: fact.observedAt,
+        source_event_id: fact.sourceEventId
+      })))
+    } ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
+        value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
+      WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
+          > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)`.pipe(
+      Effect.asVoid,
+      orStorageError("profile.applyFacts")
+    )
+  }
+  return {
+    applyFacts: (workspaceId, accountId, facts) => applyFactsBatch([{ workspaceId, accountId, facts }]),
+    applyFactsBatch,
     get: (workspaceId, accountId) =>
       sql<FactRow>`SELECT name, value, observed_at, source_event_id FROM accord_profile_facts
           WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} ORDER BY name`.pipe(
@@ -119,7 +129,8 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
         ),
         orStorageError("profile.getUser")
       )
-  })
+  }
+  }
 )
 
 /**

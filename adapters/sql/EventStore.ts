@@ -1,5 +1,6 @@
 /**
- * `EventStore` on SQL. A batch is one multi-row `INSERT … ON CONFLICT DO NOTHING`: the unique
+ * `EventStore` on SQL. A batch is one multi-row `INSERT … ON CONFLICT DO NOTHING` (atomic by
+ * itself, so no transaction of its own; callers may wrap it in theirs): the unique
  * `(workspace_id, event_id)` decides duplicates, and rows that were not inserted are read back and
  * compared by payload hash (duplicate or conflict).
  *
@@ -36,6 +37,13 @@ const toEvent = (row: Row): StoredEvent => ({
   body: row.body
 })
 
+/** Batch order by unique key; events sharing a key keep their batch order, so the first one wins. */
+const inKeyOrder = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<StoredEvent> =>
+  batch
+    .map((event, index) => ({ event, key: `${event.workspaceId}\u0000${event.eventId ?? ""}`, index }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
+    .map(({ event }) => event)
+
 /**
  * @since 0.1.0
  */
@@ -43,9 +51,10 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
   SqlClient.SqlClient,
   (sql) => ({
     append: (batch) =>
-      batch.length === 0 ? Effect.succeed([]) : sql.withTransaction(Effect.gen(function*() {
+      batch.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
         const inserted = yield* sql<{ id: string }>`INSERT INTO accord_events ${
-          sql.insert(batch.map((e) => ({
+          // Rows in key order, so concurrent batches lock conflicting keys in the same order.
+          sql.insert(inKeyOrder(batch).map((e) => ({
             id: e.id,
             workspace_id: e.workspaceId,
             event_id: e.eventId,
@@ -70,7 +79,7 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
           if (prior === undefined) return { _tag: "Conflict", event } // an id collision; cannot happen with fresh ids
           return prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior }
         })
-      })).pipe(orStorageError("event.append")),
+      }).pipe(orStorageError("event.append")),
     list: (q) => {
       const where = [
         sql`workspace_id = ${q.workspaceId}`,

@@ -57,6 +57,15 @@ export class Committer extends Context.Tag("@accord/core/ingest/Committer")<Comm
  */
 export const defaultMaxBatch = 256
 
+/**
+ * Commits in flight at once: while one transaction waits for its commit to be durable, the next
+ * batch is already being written. Adapters write rows in key order, so concurrent batches take
+ * their row locks in the same order.
+ *
+ * @since 0.1.0
+ */
+export const defaultWorkers = 2
+
 interface Pending {
   readonly submission: Submission
   readonly done: Deferred.Deferred<AppendResult, StorageError>
@@ -91,10 +100,13 @@ const commit = (batch: ReadonlyArray<Pending>) =>
     const events = yield* EventStore
     const profiles = yield* AccountProfileStore
     const results = yield* events.append(batch.map((p) => p.submission.stored))
-    for (const [i, result] of results.entries()) {
-      if (result._tag !== "Stored") continue
-      const { keyScope, normalized, stored } = batch[i]!.submission
-      if (normalized.profileFacts.length > 0) yield* profiles.applyFacts(stored.workspaceId, stored.accountId, normalized.profileFacts)
+    const newlyStored = batch.filter((_, i) => results[i]!._tag === "Stored").map((p) => p.submission)
+    yield* profiles.applyFactsBatch(
+      newlyStored
+        .filter((s) => s.normalized.profileFacts.length > 0)
+        .map((s) => ({ workspaceId: s.stored.workspaceId, accountId: s.stored.accountId, facts: s.normalized.profileFacts }))
+    )
+    for (const { keyScope, normalized, stored } of newlyStored) {
       if (Option.isSome(normalized.userUpdate)) yield* profiles.upsertUser(normalized.userUpdate.value)
       yield* unlockGates(stored, keyScope)
     }
@@ -106,7 +118,7 @@ const commit = (batch: ReadonlyArray<Pending>) =>
  *
  * @since 0.1.0
  */
-export const make = (options?: { readonly maxBatch?: number }): Effect.Effect<
+export const make = (options?: { readonly maxBatch?: number; readonly workers?: number }): Effect.Effect<
   CommitterService,
   never,
   Scope.Scope | EventStore | AccountProfileStore | FeatureGateStore | Transactor
@@ -125,7 +137,7 @@ export const make = (options?: { readonly maxBatch?: number }): Effect.Effect<
           Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)
         ), { discard: true })
     })
-    yield* Effect.forkScoped(Effect.forever(worker))
+    for (let i = 0; i < (options?.workers ?? defaultWorkers); i++) yield* Effect.forkScoped(Effect.forever(worker))
     return {
       submit: (submission) =>
         Effect.flatMap(Deferred.make<AppendResult, StorageError>(), (done) =>
@@ -136,7 +148,7 @@ export const make = (options?: { readonly maxBatch?: number }): Effect.Effect<
 /**
  * @since 0.1.0
  */
-export const layer = (options?: { readonly maxBatch?: number }): Layer.Layer<
+export const layer = (options?: { readonly maxBatch?: number; readonly workers?: number }): Layer.Layer<
   Committer,
   never,
   EventStore | AccountProfileStore | FeatureGateStore | Transactor
