@@ -54,6 +54,23 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           assert.isTrue(Option.isNone(yield* factsOf(uid("ws-"), "acct_1")))
         }))
 
+      it.effect("a batch over several accounts, repeating a fact, keeps the newest per account", () =>
+        Effect.gen(function*() {
+          const store = yield* AccountProfileStore
+          const workspaceId = uid("ws-")
+          const newestA = fact("plan", "team", T + 20)
+          const b = fact("plan", "starter", T)
+          yield* store.applyFactsBatch([
+            { workspaceId, accountId: "acct_a", facts: [fact("plan", "pro", T + 10)] },
+            { workspaceId, accountId: "acct_b", facts: [b] },
+            { workspaceId, accountId: "acct_a", facts: [newestA, fact("plan", "free", T)] }
+          ])
+          assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_a"), Option.some([newestA]))
+          assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_b"), Option.some([b]))
+          yield* store.applyFactsBatch([{ workspaceId, accountId: "acct_a", facts: [fact("plan", "old", T + 5)] }])
+          assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_a"), Option.some([newestA]))
+        }))
+
       it.effect("a newer fact replaces the stored one; an older one is ignored", () =>
         Effect.gen(function*() {
           const workspaceId = uid("ws-")
