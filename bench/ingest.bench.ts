@@ -49,6 +49,20 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
+/** GET /healthz under the same load: what the HTTP stack alone serves, a ceiling for any route. */
+const ceiling = (url: string, label: string): Promise<Figures> =>
+  new Promise((resolve, reject) => {
+    autocannon({ url, connections, duration: seconds } as any, (error: unknown, result: any) =>
+      error ? reject(error) : resolve({
+        label,
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        ok: result["2xx"],
+        errors: result.errors + result.non2xx
+      }))
+  })
+
 const load = (url: string, headers: Record<string, string>, label: string, okStatus: number): Promise<Figures> =>
   new Promise((resolve, reject) => {
     let n = 0
@@ -95,7 +109,11 @@ const load = (url: string, headers: Record<string, string>, label: string, okSta
 
 const tsx = join(process.cwd(), "node_modules/.bin/tsx")
 
-const accord = async (label: string, env: Record<string, string>, count: () => Promise<number>): Promise<Figures> => {
+const accord = async (
+  label: string,
+  env: Record<string, string>,
+  count: () => Promise<number>
+): Promise<ReadonlyArray<Figures>> => {
   const p = port++
   const child = spawn(tsx, ["runtimes/node/main.ts"], {
     env: {
@@ -117,7 +135,9 @@ const accord = async (label: string, env: Record<string, string>, count: () => P
       body: JSON.stringify({ scope: "ingest" })
     }).then((r) => r.json() as Promise<{ secret: string }>)
     const figures = await load(`http://127.0.0.1:${p}/api/events/ingest`, { authorization: `Bearer ${created.secret}` }, label, 202)
-    return { ...figures, stored: await count() }
+    const stored = await count()
+    const health = await ceiling(`http://127.0.0.1:${p}/healthz`, "  same server, GET /healthz (ceiling)")
+    return [{ ...figures, stored }, health]
   } finally {
     await stop(child)
   }
@@ -159,7 +179,7 @@ const main = async () => {
       const ours = await accord("Accord on PostgreSQL", { DATABASE_URL: url.toString() }, async () =>
         Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count))
       console.log(`\nPostgreSQL`)
-      print([base, ours])
+      print([base, ...ours])
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`)
       await admin.end()
@@ -171,7 +191,7 @@ const main = async () => {
   try {
     const ours = await accord("Accord on PGlite (embedded)", { DATABASE_URL: "", ACCORD_DATA_DIR: dir }, async () => -1)
     console.log(`\nPGlite`)
-    print([{ ...ours, stored: undefined }])
+    print(ours.map((figures) => ({ ...figures, stored: undefined })))
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -78,6 +78,20 @@ describe("SIGKILL mid-write loses no committed row", () => {
       const url = inSchema(databaseUrl!, schema)
       const committed = yield* Effect.promise(() => writeThenKill(["postgres", Redacted.value(url)], 300))
       assert.isAtLeast(committed.length, 300)
+      // The killed client's last statement may still be finishing on the server (its answer can
+      // arrive before the commit completes): wait until no other session holds a lock in the schema.
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < 100; i++) {
+          const { rows } = await admin.query(
+            `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+             JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = $1 AND l.pid <> pg_backend_pid()`,
+            [schema]
+          )
+          if (rows[0].n === 0) return
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        throw new Error("the killed writer's session did not end")
+      })
       const present = yield* survivors(Database.layerPg(url))
       const lost = committed.filter((i) => !present.has(i))
       assert.deepStrictEqual(lost, [], `committed rows lost after SIGKILL: ${lost.length}`)

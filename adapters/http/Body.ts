@@ -51,6 +51,11 @@ export const readBytes = (
     const declared = declaredLength(request)
     if (declared !== undefined && declared > maxBytes) return Effect.fail(Problem.contentTooLarge(maxBytes))
     if (declared === 0 || hasNoWebBody(request)) return Effect.succeed(new Uint8Array(0))
+    // A declared length within the limit: the platform reads it in one piece (the common case).
+    if (declared !== undefined) {
+      return Effect.flatMap(Effect.mapError(request.arrayBuffer, () => unreadable), (buffer) =>
+        buffer.byteLength > maxBytes ? Effect.fail(Problem.contentTooLarge(maxBytes)) : Effect.succeed(new Uint8Array(buffer)))
+    }
     return Effect.suspend(() => {
       const chunks: Array<Uint8Array> = []
       let received = 0

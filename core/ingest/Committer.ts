@@ -16,10 +16,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import { AccountProfileStore } from "../AccountProfileStore.ts"
+import { AccountProfileStore, type AccountProfileStoreService } from "../AccountProfileStore.ts"
 import type { ApiKeyScope } from "../ApiKeyStore.ts"
-import { type AppendResult, EventStore, type StoredEvent } from "../EventStore.ts"
-import { type FeatureGate, FeatureGateStore } from "../FeatureGateStore.ts"
+import { type AppendResult, EventStore, type EventStoreService, type StoredEvent } from "../EventStore.ts"
+import { type FeatureGate, FeatureGateStore, type FeatureGateStoreService } from "../FeatureGateStore.ts"
 import type { StorageError } from "../StorageError.ts"
 import { Transactor } from "../Transactor.ts"
 import { featureAccessEventName, isAccessEvidence } from "./FeatureAccess.ts"
@@ -95,10 +95,14 @@ export const unlockGates = (
     }
   })
 
-const commit = (batch: ReadonlyArray<Pending>) =>
+interface Stores {
+  readonly events: EventStoreService
+  readonly profiles: AccountProfileStoreService
+  readonly gates: FeatureGateStoreService
+}
+
+const commit = ({ events, gates, profiles }: Stores, batch: ReadonlyArray<Pending>) =>
   Effect.gen(function*() {
-    const events = yield* EventStore
-    const profiles = yield* AccountProfileStore
     const results = yield* events.append(batch.map((p) => p.submission.stored))
     const newlyStored = batch.filter((_, i) => results[i]!._tag === "Stored").map((p) => p.submission)
     yield* profiles.applyFactsBatch(
@@ -108,7 +112,7 @@ const commit = (batch: ReadonlyArray<Pending>) =>
     )
     for (const { keyScope, normalized, stored } of newlyStored) {
       if (Option.isSome(normalized.userUpdate)) yield* profiles.upsertUser(normalized.userUpdate.value)
-      yield* unlockGates(stored, keyScope)
+      yield* Effect.provideService(unlockGates(stored, keyScope), FeatureGateStore, gates)
     }
     return results
   })
@@ -126,11 +130,11 @@ export const make = (options?: { readonly maxBatch?: number; readonly workers?: 
   Effect.gen(function*() {
     const maxBatch = options?.maxBatch ?? defaultMaxBatch
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
-    const context = yield* Effect.context<EventStore | AccountProfileStore | FeatureGateStore | Transactor>()
-    const transactor = Context.get(context, Transactor)
+    const transactor = yield* Transactor
+    const stores: Stores = { events: yield* EventStore, profiles: yield* AccountProfileStore, gates: yield* FeatureGateStore }
     const worker = Effect.gen(function*() {
       const batch = Array.from(yield* Queue.takeBetween(queue, 1, maxBatch))
-      const exit = yield* Effect.exit(transactor.withTransaction(commit(batch)).pipe(Effect.provide(context)))
+      const exit = yield* Effect.exit(transactor.withTransaction(commit(stores, batch)))
       yield* Effect.forEach(batch, (pending, i) =>
         Deferred.done(
           pending.done,
