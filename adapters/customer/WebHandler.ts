@@ -1,0 +1,82 @@
+/**
+ * The customer handler as a Fetch API handler (`(request: Request) => Promise<Response>`), for any
+ * runtime or framework that speaks `Request`/`Response` (Node via adapters, Bun, Deno, edge).
+ *
+ * The body is read with `arrayBuffer()`, never `text()`: signatures cover the raw bytes (D1).
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import type { ActionLedger } from "../../core/ActionLedger.ts"
+import type { Crypto } from "../../core/Crypto.ts"
+import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import type { NonceStore } from "../../core/NonceStore.ts"
+import { type ConnectorSecrets, encodeBody, importSigningKeys } from "../../core/Signing.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type WebHandler = (request: Request) => Promise<Response>
+
+const json = (status: number, body: unknown): Response =>
+  new Response(encodeBody(body), { status, headers: { "content-type": "application/json" } })
+
+/**
+ * Wraps a built handler. Only `POST` is answered (others get 405).
+ *
+ * @since 0.1.0
+ */
+export const toWebHandler = (handle: CustomerHandler["handle"]): WebHandler => async (request) => {
+  if (request.method !== "POST") return json(405, { error: "method_not_allowed" })
+  let body: Uint8Array
+  try {
+    body = new Uint8Array(await request.arrayBuffer())
+  } catch {
+    return json(400, { error: "unreadable_body" })
+  }
+  const response = await Effect.runPromise(handle({ headers: request.headers, body }))
+  return new Response(response.body, { status: response.status, headers: response.headers })
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface WebHandlerOptions extends Omit<CustomerHandlerOptions, "keys"> {
+  /** The connector secrets; imported once with the layer's `Crypto`. */
+  readonly secrets: ConnectorSecrets
+}
+
+/**
+ * A Fetch handler plus the runtime it owns.
+ *
+ * @since 0.1.0
+ */
+export interface ManagedWebHandler {
+  readonly fetch: WebHandler
+  /** Releases the layer's resources. */
+  readonly dispose: () => Promise<void>
+}
+
+/**
+ * Builds `layer` once, imports the secrets and binds the handler to them.
+ *
+ * @since 0.1.0
+ */
+export const makeWebHandler = async <E>(
+  layer: Layer.Layer<Crypto | NonceStore | ActionLedger, E>,
+  options: WebHandlerOptions
+): Promise<ManagedWebHandler> => {
+  const runtime = ManagedRuntime.make(layer)
+  const { secrets, ...rest } = options
+  try {
+    const handler = await runtime.runPromise(
+      Effect.flatMap(importSigningKeys(secrets), (keys) => makeCustomerHandler({ ...rest, keys }))
+    )
+    return { fetch: toWebHandler(handler.handle), dispose: () => runtime.dispose() }
+  } catch (error) {
+    await runtime.dispose()
+    throw error
+  }
+}

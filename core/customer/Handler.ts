@@ -1,0 +1,281 @@
+/**
+ * The customer kit's inbound endpoint (spec "Rules for execution handling on the customer side"
+ * 1–5, "Authentication", DESIGN D1, D2, D12): one route that answers the service's handshake and
+ * execution requests.
+ *
+ * One endpoint serves every message type, so the `type` is read from the still untrusted JSON only
+ * to choose the signing purpose; the signature is then verified over the raw bytes with that
+ * purpose, and only then is the body decoded with its schema. An execution is acknowledged `202`
+ * only after `ActionLedger.create` returned: the record, its first history entry and its outbox item
+ * are committed together under the unique idempotency key, so a concurrent or later duplicate gets
+ * the original acknowledgement and never creates work again.
+ *
+ * `handle` never fails: every error becomes a JSON response that names a code and, for shape
+ * errors, the failing paths, never the received values.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ActionLedger } from "../ActionLedger.ts"
+import { Crypto } from "../Crypto.ts"
+import { checkIdempotencyKey } from "../Idempotency.ts"
+import type { AcceptedAck, RejectedAck } from "../messages/Acknowledgement.ts"
+import { Code } from "../messages/Common.ts"
+import { ExecutionRequest } from "../messages/Execution.ts"
+import { type HandshakeAck, HandshakeRequest } from "../messages/Handshake.ts"
+import type { NonceStore } from "../NonceStore.ts"
+import { encodeBody, headerNames, protocolVersion, type Purpose, sign, type SigningKeys } from "../Signing.ts"
+import type { StorageError } from "../StorageError.ts"
+import { type HeaderSource, makeVerifier, parseJsonBody, readHeader, type VerificationError } from "../Verification.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerHandlerOptions {
+  readonly workspaceId: string
+  readonly keys: SigningKeys
+  /** Recorded on every ledger record; `"customer"` when absent. */
+  readonly connectionId?: string
+  /**
+   * Decides, before the request is claimed, whether to reject it: `Some(errorCode)` rejects it
+   * (the rejection is recorded too, so a retry gets the same answer). An errorCode that is not a
+   * bounded code (`[A-Za-z0-9_.:-]{1,64}`) is replaced by `rejected`.
+   */
+  readonly precheck?: (request: ExecutionRequest) => Effect.Effect<Option.Option<string>>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerRequest {
+  readonly headers: HeaderSource
+  /** The raw body bytes as received (D1). */
+  readonly body: Uint8Array
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: Uint8Array
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerHandler {
+  readonly handle: (input: CustomerRequest) => Effect.Effect<CustomerResponse>
+}
+
+/**
+ * The ledger record kind and outbox kind of a claimed execution.
+ *
+ * @since 0.1.0
+ */
+export const executeOutboxKind = "customer.execute"
+
+/**
+ * What the ledger stores as a record's `acknowledgement`: the original state and error code, which
+ * every duplicate delivery is answered with (D12).
+ *
+ * @since 0.1.0
+ */
+export const StoredAcknowledgement = Schema.Struct({
+  state: Schema.Literal("accepted", "rejected"),
+  errorCode: Schema.optionalWith(Code, { exact: true })
+})
+
+/**
+ * @since 0.1.0
+ */
+export type StoredAcknowledgement = typeof StoredAcknowledgement.Type
+
+const purposeByType: Readonly<Record<string, Purpose>> = {
+  "service.customer_action.handshake": "handshake_request",
+  "service.customer_action.execute": "dispatch_request"
+}
+
+const jsonHeaders = { "content-type": "application/json" } as const
+
+const errorResponse = (status: number, body: Record<string, unknown>): CustomerResponse => ({
+  status,
+  headers: { ...jsonHeaders },
+  body: encodeBody(body)
+})
+
+/** `ReplayedNonce` -> `replayed_nonce`. */
+const snakeCase = (tag: string): string => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()
+
+const verificationResponse = (error: VerificationError | StorageError): CustomerResponse => {
+  switch (error._tag) {
+    case "InvalidShape":
+      return errorResponse(400, { error: "invalid_body", issues: error.issues })
+    case "MalformedBody":
+      return errorResponse(400, { error: "malformed_body" })
+    case "StorageError":
+      return errorResponse(503, { error: "storage_unavailable" })
+    default:
+      return errorResponse(401, { error: snakeCase(error._tag) })
+  }
+}
+
+const typeOf = (json: unknown): string | undefined =>
+  typeof json === "object" && json !== null && !Array.isArray(json) &&
+    typeof (json as { readonly type?: unknown }).type === "string"
+    ? (json as { readonly type: string }).type
+    : undefined
+
+const isCode = Schema.is(Code)
+const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
+
+/**
+ * Builds the handler once (verifier and services bound); call `handle` per request.
+ *
+ * @since 0.1.0
+ */
+export const makeCustomerHandler = (
+  options: CustomerHandlerOptions
+): Effect.Effect<CustomerHandler, never, Crypto | NonceStore | ActionLedger> =>
+  Effect.gen(function*() {
+    const verifier = yield* makeVerifier
+    const crypto = yield* Crypto
+    const ledger = yield* ActionLedger
+    const { keys, workspaceId } = options
+    const connectionId = options.connectionId ?? "customer"
+    const nonceScope = `customer:${workspaceId}`
+
+    const signed = (status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
+      const bytes = encodeBody(body)
+      return Effect.map(
+        Effect.provideService(sign({ purpose, keys, body: bytes }), Crypto, crypto),
+        (headers): CustomerResponse => ({ status, headers: { ...headers }, body: bytes })
+      )
+    }
+
+    const handshake = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
+      Effect.flatMap(
+        verifier.verifyAndDecode(HandshakeRequest, { purpose: "handshake_request", keys, headers: input.headers, body: input.body, nonceScope }),
+        ({ body, headers }) => {
+          if (body.challenge !== headers.nonce || body.workspaceId !== workspaceId) {
+            return Effect.succeed(errorResponse(401, { error: "binding_mismatch" }))
+          }
+          const ack: HandshakeAck = {
+            challenge: body.challenge,
+            connectionId: body.connectionId,
+            protocolVersion,
+            status: "ready",
+            type: "service.customer_action.handshake_ack",
+            workspaceId: body.workspaceId
+          }
+          return signed(200, "handshake_response", ack)
+        }
+      )
+
+    const acknowledge = (
+      request: ExecutionRequest,
+      nonce: string,
+      stored: StoredAcknowledgement
+    ): Effect.Effect<CustomerResponse> => {
+      const echoed = {
+        type: "service.customer_action.ack" as const,
+        protocolVersion: protocolVersion as typeof protocolVersion,
+        workspaceId: request.workspaceId,
+        actionRequestId: request.actionRequestId,
+        providerIdempotencyKey: request.providerIdempotencyKey,
+        requestNonce: nonce
+      }
+      const ack: AcceptedAck | RejectedAck = stored.state === "accepted"
+        ? { ...echoed, state: "accepted" }
+        : { ...echoed, state: "rejected", ...(stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}) }
+      return signed(202, "dispatch_response", ack)
+    }
+
+    const execute = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
+      Effect.gen(function*() {
+        const { body: request, headers } = yield* verifier.verifyAndDecode(ExecutionRequest, {
+          purpose: "dispatch_request",
+          keys,
+          headers: input.headers,
+          body: input.body,
+          nonceScope
+        })
+        if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
+          return errorResponse(401, { error: "binding_mismatch" })
+        }
+        const keyCheck = yield* Effect.either(
+          Effect.provideService(
+            checkIdempotencyKey({ header: readHeader(input.headers, headerNames.idempotencyKey), body: request }),
+            Crypto,
+            crypto
+          )
+        )
+        if (keyCheck._tag === "Left") return errorResponse(401, { error: "idempotency_key_mismatch" })
+
+        const verdict = options.precheck === undefined ? Option.none() : yield* options.precheck(request)
+        const stored: StoredAcknowledgement = Option.match(verdict, {
+          onNone: (): StoredAcknowledgement => ({ state: "accepted" }),
+          onSome: (code): StoredAcknowledgement => ({ state: "rejected", errorCode: isCode(code) ? code : "rejected" })
+        })
+        const now = yield* Clock.currentTimeMillis
+        const { requestNonce: _nonce, requestedAt: _requestedAt, ...claimed } = request
+        const created = yield* ledger.create({
+          record: {
+            actionRequestId: request.actionRequestId,
+            workspaceId: request.workspaceId,
+            accountId: request.accountId,
+            connectionId,
+            revision: 0,
+            providerIdempotencyKey: request.providerIdempotencyKey,
+            state: stored.state,
+            request: claimed,
+            acknowledgement: stored,
+            sealedContinuation: null,
+            createdAt: now
+          },
+          history: {
+            at: now,
+            trigger: "customer.execute_received",
+            detail: stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}
+          },
+          ...(stored.state === "accepted"
+            ? {
+              outbox: {
+                id: request.actionRequestId,
+                kind: executeOutboxKind,
+                dedupeKey: request.providerIdempotencyKey,
+                payload: { actionRequestId: request.actionRequestId },
+                nextAttemptAt: now,
+                createdAt: now
+              }
+            }
+            : {})
+        })
+        if (created === "created") return yield* acknowledge(request, headers.nonce, stored)
+
+        // A duplicate: answer with the original acknowledgement, never creating work again.
+        const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
+        const original = Option.flatMap(existing, (record) =>
+          record.actionRequestId === request.actionRequestId ? decodeStored(record.acknowledgement) : Option.none())
+        if (Option.isNone(original)) return errorResponse(409, { error: "conflict" })
+        return yield* acknowledge(request, headers.nonce, original.value)
+      })
+
+    const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
+      Effect.gen(function*() {
+        const untrusted = yield* Effect.option(parseJsonBody(input.body))
+        const type = Option.getOrUndefined(Option.map(untrusted, typeOf))
+        const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
+        if (purpose === undefined) return errorResponse(400, { error: "unsupported_type" })
+        const run = purpose === "handshake_request" ? handshake(input) : execute(input)
+        return yield* Effect.catchAll(run, (error) => Effect.succeed(verificationResponse(error)))
+      }).pipe(
+        Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" })))
+      )
+
+    return { handle }
+  })

@@ -1,0 +1,418 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
+import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
+import { makeWebHandler } from "../../adapters/customer/WebHandler.ts"
+import * as MemoryStorage from "../../adapters/memory/Storage.ts"
+import { ActionLedger } from "../../core/ActionLedger.ts"
+import type { Crypto } from "../../core/Crypto.ts"
+import { type CustomerHandler, type CustomerHandlerOptions, type CustomerResponse, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import { deriveProviderIdempotencyKey } from "../../core/Idempotency.ts"
+import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
+import { HandshakeAck } from "../../core/messages/Handshake.ts"
+import * as NonceStore from "../../core/NonceStore.ts"
+import { Outbox } from "../../core/Outbox.ts"
+import { encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/Signing.ts"
+import { verifyAndDecode } from "../../core/Verification.ts"
+import { cipherLayer, storageVariants } from "../support/storage.ts"
+
+const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
+const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
+const start = Date.UTC(2026, 10, 22, 10, 15, 30)
+const secrets = {
+  actionSigning: Redacted.make("as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"),
+  completion: Redacted.make("cs_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b7e9c")
+}
+const wrongSecrets = {
+  actionSigning: Redacted.make("as_000000000000000000000000000000000000000000"),
+  completion: Redacted.make("cs_000000000000000000000000000000000000000000")
+}
+
+const storageLayer = () => Layer.merge(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
+
+const decoder = new TextDecoder()
+const jsonOf = (response: CustomerResponse): any => JSON.parse(decoder.decode(response.body))
+
+const executionBody = (actionRequestId: string) =>
+  Effect.map(deriveProviderIdempotencyKey(workspaceId, actionRequestId), (providerIdempotencyKey) => ({
+    type: "service.customer_action.execute",
+    protocolVersion: 1,
+    workspaceId,
+    accountId: "acct_42",
+    actionRequestId,
+    action: {
+      id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
+      key: "extend_trial_14",
+      operation: {
+        family: "extend_trial",
+        extensionDays: 14,
+        trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
+      },
+      safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+    },
+    actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
+    binding: {
+      decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+      journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+      offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+      publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
+    },
+    providerIdempotencyKey,
+    requestedAt: "2026-11-22T10:15:30.000Z",
+    requestNonce: ""
+  }))
+
+type Body = Record<string, unknown>
+
+/** Signs one execution delivery as the service would: a fresh nonce, echoed in `requestNonce`. */
+const executionDelivery = (
+  keys: SigningKeys,
+  body: Body,
+  options: { readonly idempotencyKey?: string; readonly mutate?: (body: Body) => Body } = {}
+) =>
+  Effect.gen(function*() {
+    const nonce = yield* freshNonce
+    const withNonce = { ...body, requestNonce: nonce }
+    const bytes = encodeBody(options.mutate ? options.mutate(withNonce) : withNonce)
+    const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
+    return {
+      nonce,
+      headers: {
+        ...headers,
+        "x-service-customer-action-idempotency-key": options.idempotencyKey ?? (body.providerIdempotencyKey as string)
+      } as Record<string, string>,
+      body: bytes
+    }
+  })
+
+const handshakeDelivery = (keys: SigningKeys, challenge?: string) =>
+  Effect.gen(function*() {
+    const nonce = yield* freshNonce
+    const bytes = encodeBody({
+      challenge: challenge ?? nonce,
+      connectionId,
+      protocolVersion: 1,
+      sentAt: "2026-11-22T10:15:30.000Z",
+      type: "service.customer_action.handshake",
+      workspaceId
+    })
+    const headers = yield* sign({ purpose: "handshake_request", keys, body: bytes, nonce })
+    return { nonce, headers: { ...headers } as Record<string, string>, body: bytes }
+  })
+
+const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, keys: SigningKeys, response: CustomerResponse) =>
+  Effect.map(
+    verifyAndDecode(schema, { purpose, keys, headers: response.headers, body: response.body, nonceScope: "service" }),
+    (verified) => verified.body
+  )
+
+/** Every outbox item and, for one key, the ledger record and its history. */
+const stored = (providerIdempotencyKey: string) =>
+  Effect.gen(function*() {
+    const ledger = yield* ActionLedger
+    const outbox = yield* Outbox
+    const record = yield* ledger.getByIdempotencyKey(providerIdempotencyKey)
+    const history = Option.isSome(record) ? yield* ledger.history(record.value.actionRequestId) : []
+    const items = yield* outbox.lease({ owner: "probe", now: Number.MAX_SAFE_INTEGER, leaseMillis: 1, limit: 1000 })
+    return { record, history, items }
+  })
+
+const setup = (options: Pick<CustomerHandlerOptions, "precheck"> = {}) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(start)
+    const keys = yield* importSigningKeys(secrets)
+    const handler: CustomerHandler = yield* makeCustomerHandler({ workspaceId, keys, ...options })
+    return { keys, handler }
+  })
+
+const run = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore | ActionLedger | Outbox>) =>
+  Effect.provide(effect, storageLayer())
+
+const newId = () => globalThis.crypto.randomUUID()
+
+describe("customer handler", () => {
+  it.effect("answers a handshake with a signed handshake_ack echoing the challenge", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const delivery = yield* handshakeDelivery(keys)
+      const response = yield* handler.handle(delivery)
+      assert.strictEqual(response.status, 200)
+      const ack = yield* verifyResponse(HandshakeAck, "handshake_response", keys, response)
+      assert.deepStrictEqual(ack, {
+        challenge: delivery.nonce,
+        connectionId,
+        protocolVersion: 1,
+        status: "ready",
+        type: "service.customer_action.handshake_ack",
+        workspaceId
+      })
+      assert.notStrictEqual(response.headers["x-service-customer-action-nonce"], delivery.nonce)
+    })))
+
+  it.effect("refuses a handshake whose challenge differs from the nonce", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const response = yield* handler.handle(yield* handshakeDelivery(keys, "another-challenge-0123456789"))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "binding_mismatch" })
+    })))
+
+  it.effect("accepts an execution: 202, signed ack, one record and one outbox item", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const delivery = yield* executionDelivery(keys, body)
+      const response = yield* handler.handle(delivery)
+      assert.strictEqual(response.status, 202)
+      const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+      assert.strictEqual(ack.state, "accepted")
+      assert.strictEqual(ack.requestNonce, delivery.nonce)
+      assert.strictEqual(ack.actionRequestId, body.actionRequestId)
+      assert.strictEqual(ack.providerIdempotencyKey, body.providerIdempotencyKey)
+      const { history, items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isSome(record))
+      assert.strictEqual(history.length, 1)
+      assert.strictEqual(items.length, 1)
+      assert.strictEqual(items[0]!.kind, "customer.execute")
+      assert.deepStrictEqual(items[0]!.payload, { actionRequestId: body.actionRequestId })
+      const request = Option.getOrThrow(record).request as Record<string, unknown>
+      assert.isFalse("requestNonce" in request)
+      assert.isFalse("requestedAt" in request)
+    })))
+
+  it.effect("answers a retry (fresh nonce and timestamp) with the original state, creating nothing", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const first = yield* handler.handle(yield* executionDelivery(keys, body))
+      assert.strictEqual(first.status, 202)
+      yield* TestClock.adjust("30 seconds")
+      const retry = yield* executionDelivery(keys, { ...body, requestedAt: "2026-11-22T10:16:00.000Z" })
+      const response = yield* handler.handle(retry)
+      assert.strictEqual(response.status, 202)
+      const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+      assert.strictEqual(ack.state, "accepted")
+      assert.strictEqual(ack.requestNonce, retry.nonce)
+      const { history, items } = yield* stored(body.providerIdempotencyKey)
+      assert.strictEqual(history.length, 1)
+      assert.strictEqual(items.length, 1)
+    })))
+
+  it.effect("100 concurrent identical deliveries: all accepted, one record, one outbox item", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const deliveries = yield* Effect.all(Array.from({ length: 100 }, () => executionDelivery(keys, body)))
+      const responses = yield* Effect.all(deliveries.map((d) => handler.handle(d)), { concurrency: "unbounded" })
+      for (const [i, response] of responses.entries()) {
+        assert.strictEqual(response.status, 202)
+        const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+        assert.strictEqual(ack.state, "accepted")
+        assert.strictEqual(ack.requestNonce, deliveries[i]!.nonce)
+      }
+      const { history, items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isSome(record))
+      assert.strictEqual(history.length, 1)
+      assert.strictEqual(items.length, 1)
+    })))
+
+  it.effect("a precheck rejection is acknowledged and recorded, and a retry gets the same rejection", () =>
+    run(Effect.gen(function*() {
+      let calls = 0
+      const { handler, keys } = yield* setup({
+        precheck: () => Effect.sync(() => (calls++ === 0 ? Option.some("trial_not_found") : Option.none()))
+      })
+      const body = yield* executionBody(newId())
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = yield* handler.handle(yield* executionDelivery(keys, body))
+        assert.strictEqual(response.status, 202)
+        const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+        assert.strictEqual(ack.state, "rejected")
+        assert.strictEqual(ack.state === "rejected" ? ack.errorCode : undefined, "trial_not_found")
+      }
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.strictEqual(Option.getOrThrow(record).state, "rejected")
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("a replayed nonce is refused and creates nothing more", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const delivery = yield* executionDelivery(keys, body)
+      assert.strictEqual((yield* handler.handle(delivery)).status, 202)
+      const replay = yield* handler.handle(delivery)
+      assert.strictEqual(replay.status, 401)
+      assert.deepStrictEqual(jsonOf(replay), { error: "replayed_nonce" })
+      const { history, items } = yield* stored(body.providerIdempotencyKey)
+      assert.strictEqual(history.length, 1)
+      assert.strictEqual(items.length, 1)
+    })))
+
+  it.effect("a nonce used by a handshake can't be replayed as an execution; nothing stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const handshake = yield* handshakeDelivery(keys)
+      assert.strictEqual((yield* handler.handle(handshake)).status, 200)
+      const body = yield* executionBody(newId())
+      const bytes = encodeBody({ ...body, requestNonce: handshake.nonce })
+      const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce: handshake.nonce })
+      const response = yield* handler.handle({
+        headers: { ...headers, "x-service-customer-action-idempotency-key": body.providerIdempotencyKey },
+        body: bytes
+      })
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "replayed_nonce" })
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isNone(record))
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("a stale timestamp is refused", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const delivery = yield* executionDelivery(keys, body)
+      yield* TestClock.adjust("6 minutes")
+      const response = yield* handler.handle(delivery)
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "stale_timestamp" })
+      assert.isTrue(Option.isNone((yield* stored(body.providerIdempotencyKey)).record))
+    })))
+
+  it.effect("a tampered body is refused as invalid_signature", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const delivery = yield* executionDelivery(keys, body)
+      const tampered = encodeBody({ ...JSON.parse(decoder.decode(delivery.body)), accountId: "acct_43" })
+      const response = yield* handler.handle({ ...delivery, body: tampered })
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "invalid_signature" })
+      assert.isTrue(Option.isNone((yield* stored(body.providerIdempotencyKey)).record))
+    })))
+
+  it.effect("a message signed with another secret is refused", () =>
+    run(Effect.gen(function*() {
+      const { handler } = yield* setup()
+      const otherKeys = yield* importSigningKeys(wrongSecrets)
+      const body = yield* executionBody(newId())
+      const response = yield* handler.handle(yield* executionDelivery(otherKeys, body))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "invalid_signature" })
+      const handshake = yield* handler.handle(yield* handshakeDelivery(otherKeys))
+      assert.strictEqual(handshake.status, 401)
+      assert.isTrue(Option.isNone((yield* stored(body.providerIdempotencyKey)).record))
+    })))
+
+  it.effect("a mismatched idempotency header is refused and nothing is stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const otherKey = yield* deriveProviderIdempotencyKey(workspaceId, newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, body, { idempotencyKey: otherKey }))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "idempotency_key_mismatch" })
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isNone(record))
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("an extra field is refused as invalid_body without echoing values, and nothing is stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const response = yield* handler.handle(
+        yield* executionDelivery(keys, body, { mutate: (b) => ({ ...b, extra: "secret-value-xyz" }) })
+      )
+      assert.strictEqual(response.status, 400)
+      const json = jsonOf(response)
+      assert.strictEqual(json.error, "invalid_body")
+      assert.isTrue(json.issues.some((issue: { path: string }) => issue.path === "extra"))
+      assert.notInclude(decoder.decode(response.body), "secret-value-xyz")
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isNone(record))
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("an unknown or malformed type is unsupported_type", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      for (const raw of [{ type: "service.customer_action.other" }, { type: "toString" }, [1], "x"]) {
+        const bytes = encodeBody(raw)
+        const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes })
+        const response = yield* handler.handle({ headers, body: bytes })
+        assert.strictEqual(response.status, 400)
+        assert.deepStrictEqual(jsonOf(response), { error: "unsupported_type" })
+      }
+      const notJson = yield* handler.handle({ headers: {}, body: new TextEncoder().encode("{") })
+      assert.strictEqual(notJson.status, 400)
+    })))
+})
+
+describe("customer web handler", () => {
+  it("serves an execution through a Fetch Request", async () => {
+    const layer = storageLayer()
+    const web = await makeWebHandler(layer, { workspaceId, secrets })
+    try {
+      const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+      const { body, delivery, keys } = await Effect.runPromise(Effect.provide(
+        Effect.gen(function*() {
+          const keys = yield* importSigningKeys(secrets)
+          const body = yield* executionBody(newId())
+          return { keys, body, delivery: yield* executionDelivery(keys, body) }
+        }),
+        client
+      ))
+      const response = await web.fetch(
+        new Request("https://customer.example/accord", { method: "POST", headers: delivery.headers, body: delivery.body })
+      )
+      assert.strictEqual(response.status, 202)
+      const bytes = new Uint8Array(await response.arrayBuffer())
+      const ack = await Effect.runPromise(Effect.provide(
+        verifyResponse(Acknowledgement, "dispatch_response", keys, {
+          status: response.status,
+          headers: Object.fromEntries(response.headers),
+          body: bytes
+        }),
+        client
+      ))
+      assert.strictEqual(ack.state, "accepted")
+      assert.strictEqual(ack.requestNonce, delivery.nonce)
+      assert.strictEqual(ack.actionRequestId, body.actionRequestId)
+      const get = await web.fetch(new Request("https://customer.example/accord"))
+      assert.strictEqual(get.status, 405)
+    } finally {
+      await web.dispose()
+    }
+  })
+})
+
+for (const variant of storageVariants.filter((v) => v.name !== "memory")) {
+  describe.skipIf(!variant.available)(`customer handler on ${variant.name}`, () => {
+    it.effect("concurrent deliveries and a later retry create one record and one outbox item", () =>
+      Effect.provide(
+        Effect.gen(function*() {
+          const { handler, keys } = yield* setup()
+          const body = yield* executionBody(newId())
+          const deliveries = yield* Effect.all(Array.from({ length: 20 }, () => executionDelivery(keys, body)))
+          const responses = yield* Effect.all(deliveries.map((d) => handler.handle(d)), { concurrency: "unbounded" })
+          for (const response of [...responses, yield* handler.handle(yield* executionDelivery(keys, body))]) {
+            assert.strictEqual(response.status, 202)
+            const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+            assert.strictEqual(ack.state, "accepted")
+          }
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const record = Option.getOrThrow(yield* ledger.getByIdempotencyKey(body.providerIdempotencyKey))
+          assert.strictEqual((yield* ledger.history(record.actionRequestId)).length, 1)
+          assert.isTrue(Option.isSome(yield* outbox.findByKey("customer.execute", body.providerIdempotencyKey)))
+        }),
+        Layer.merge(variant.layer(), NodeCrypto.layer)
+      ), { timeout: 60_000 })
+  })
+}
