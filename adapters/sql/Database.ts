@@ -99,16 +99,3 @@ export const ping: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.f
   SqlClient.SqlClient,
   (sql) => Effect.asVoid(sql`SELECT 1`)
 )
-
-/**
- * The SQLSTATE of a failed statement (e.g. `"23505"` for a unique violation), read the same way
- * on both clients: each puts the server error, with its `code`, in `cause`.
- *
- * @since 0.1.0
- */
-export const sqlState = (error: SqlError): string | undefined => {
-  const cause: unknown = error.cause
-  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
-    ? cause.code
-    : undefined
-}
