@@ -1,0 +1,87 @@
+/**
+ * The `ConnectorTransport` port: one outbound signed-JSON `POST` to a peer (DESIGN D4, D10).
+ *
+ * The service uses it for handshakes, executions and reconciliation reads to the customer endpoint;
+ * the customer kit uses it to deliver completions to the service. Implementations never follow
+ * redirects (a 3xx is returned as a response, which callers treat as invalid), refuse response
+ * bodies over `maxResponseBytes`, time out, and — for the service — check every resolved address
+ * again at connect time.
+ *
+ * A failure says whether the request may have reached the peer (`maybeDelivered`): the spec's
+ * "unknown outcome at the connector boundary" applies only then; a failure before any byte was
+ * sent (refused address, DNS failure, connection refused) is safe to retry as if never sent.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+
+/**
+ * "Response bodies over 64 KiB are invalid responses" (D4).
+ *
+ * @since 0.1.0
+ */
+export const maxResponseBytes = 64 * 1024
+
+/**
+ * @since 0.1.0
+ */
+export interface OutboundRequest {
+  readonly url: string
+  /** Lowercase header names; `content-type: application/json` is always sent. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The exact bytes that were signed (D1). */
+  readonly body: Uint8Array
+  /** Overrides the implementation's default time-out for this call. */
+  readonly timeoutMillis?: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface OutboundResponse {
+  readonly status: number
+  /** Lowercase header names. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The raw body bytes as received, at most `maxResponseBytes`. */
+  readonly body: Uint8Array
+}
+
+/**
+ * - `refused_address`: the URL or a resolved address is not allowed (D10); nothing was sent.
+ * - `dns`: the host did not resolve; nothing was sent.
+ * - `connect`: no connection could be made; nothing was sent.
+ * - `timeout`: no complete response within the time-out.
+ * - `reset`: the connection broke after the request was (possibly) sent.
+ * - `response_too_large`: the response body exceeded `maxResponseBytes`.
+ *
+ * @since 0.1.0
+ */
+export type TransportFailureReason = "refused_address" | "dns" | "connect" | "timeout" | "reset" | "response_too_large"
+
+/**
+ * @since 0.1.0
+ */
+export class TransportFailure extends Data.TaggedError("TransportFailure")<{
+  readonly reason: TransportFailureReason
+  /** `true` when the peer may have received (and acted on) the request. */
+  readonly maybeDelivered: boolean
+  /** Fixed, secret-free text for operators (never a header or body). */
+  readonly detail?: string
+}> {}
+
+/**
+ * @since 0.1.0
+ */
+export interface ConnectorTransportService {
+  readonly post: (request: OutboundRequest) => Effect.Effect<OutboundResponse, TransportFailure>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ConnectorTransport extends Context.Tag("@accord/core/ConnectorTransport")<
+  ConnectorTransport,
+  ConnectorTransportService
+>() {}
