@@ -91,13 +91,10 @@ const readinessCheck = Effect.flatMap(Migrations.appliedVersions, (applied) =>
  * @since 0.1.0
  */
 export const storageLayer = (
-  _config: AccordConfig.AccordConfig
+  config: AccordConfig.AccordConfig
 ): Layer.Layer<StorageServices, StartupError, Cipher | Crypto> =>
   Layer.unwrapScoped(Effect.gen(function*() {
-    const storage = yield* Effect.mapError(
-      Database.storageConfig,
-      () => new StartupError({ reason: "storage: the configuration could not be read" })
-    )
+    const storage = Database.storageFrom(config)
     yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
     const sql = Database.layer(storage)
     // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).

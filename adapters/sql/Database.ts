@@ -35,12 +35,24 @@ export type Storage =
 export const storageConfig: Config.Config<Storage> = Config.all({
   url: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.withDefault(Config.string("ACCORD_DATA_DIR"), "./.accord-data")
-}).pipe(Config.map(({ dataDir, url }): Storage =>
-  Option.match(Option.filter(url, (url) => Redacted.value(url).trim() !== ""), {
-    onSome: (url) => ({ _tag: "Postgres", url }),
-    onNone: () => ({ _tag: "Pglite", dataDir: dataDir.startsWith("memory://") ? dataDir : join(dataDir, "pglite") })
+}).pipe(Config.map(({ dataDir, url }) => storageFrom({ databaseUrl: url, dataDir })))
+
+/**
+ * The same choice from already loaded settings (the server's `AccordConfig`).
+ *
+ * @since 0.1.0
+ */
+export const storageFrom = (settings: {
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string
+}): Storage =>
+  Option.match(Option.filter(settings.databaseUrl, (url) => Redacted.value(url).trim() !== ""), {
+    onSome: (url): Storage => ({ _tag: "Postgres", url }),
+    onNone: (): Storage => ({
+      _tag: "Pglite",
+      dataDir: settings.dataDir.startsWith("memory://") ? settings.dataDir : join(settings.dataDir, "pglite")
+    })
   })
-))
 
 /**
  * One line for startup logs: which storage and where, never credentials (no user, no password,
