@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { ActionLedger } from "../../../core/ActionLedger.ts"
+import type { Crypto } from "../../../core/Crypto.ts"
 import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
 import { type ActionIntake, intake } from "../../../core/connector/Dispatch.ts"
 import { Outbox } from "../../../core/Outbox.ts"
@@ -139,7 +140,7 @@ describe("completion intake", () => {
     }).pipe(Effect.provide(layer())))
 
   describe("refused, with nothing recorded", () => {
-    const expectRefused = (status: number, code: string, make: (c: Body) => Effect.Effect<{ headers: Record<string, string>; body: Uint8Array }, never, any>) =>
+    const expectRefused = (status: number, code: string, make: (c: Body) => Effect.Effect<{ headers: Record<string, string>; body: Uint8Array }, never, Crypto>) =>
       Effect.gen(function*() {
         const receive = yield* makeCompletionReceiver
         const { actionRequestId, completion } = yield* acceptedAction()
