@@ -12,7 +12,7 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { ActionLedger } from "../../../core/ActionLedger.ts"
 import { type DeliveryResult, intake, makeDispatcher } from "../../../core/connector/Dispatch.ts"
 import { Outbox } from "../../../core/Outbox.ts"
-import { layerFetchTransport } from "../../support/fetchTransport.ts"
+import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
 import { storageVariants } from "../../support/storage.ts"
 import { closedPort, connect, intakeInput, type Peer, type PeerMode, startPeer, workspaceId } from "./support.ts"
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => peer.close())
 
 const serviceLayer = (storage: (typeof storageVariants)[number]) =>
-  Layer.mergeAll(storage.layer(), NodeCrypto.layer, layerFetchTransport(500))
+  Layer.mergeAll(storage.layer(), NodeCrypto.layer, HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 500 }))
 
 const stateOf = (id: string) =>
   Effect.flatMap(ActionLedger, (ledger) => ledger.get(id)).pipe(Effect.map(Option.map((r) => r.state)))
@@ -133,5 +133,5 @@ describe("dispatch: retries never change the key", () => {
       assert.strictEqual(new Set(deliveries.map((d) => d.signature)).size, 3)
       assert.isTrue(deliveries.every((d) => d.requestNonce === d.nonce))
       assert.strictEqual(deliveries[0]!.key, Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId))).providerIdempotencyKey)
-    }).pipe(Effect.provide(Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer, layerFetchTransport(500)))), 30_000)
+    }).pipe(Effect.provide(Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer, HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 500 })))), 30_000)
 })
