@@ -15,7 +15,7 @@ let base = ""
 let received: Array<{ readonly path: string; readonly body: string; readonly headers: IncomingMessage["headers"] }> = []
 let connections = 0
 const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
-  "/echo": (req, res) => res.writeHead(202, { "content-type": "application/json", "x-echo": "1" }).end(JSON.stringify({ ok: true })),
+  "/echo": (_req, res) => res.writeHead(202, { "content-type": "application/json", "x-echo": "1" }).end(JSON.stringify({ ok: true })),
   "/redirect": (_req, res) => res.writeHead(302, { location: `${base}/target` }).end(),
   "/target": (_req, res) => res.writeHead(200).end("{}"),
   "/slow": (_req, res) => void setTimeout(() => res.writeHead(202).end("{}"), 1_000),
