@@ -29,14 +29,17 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as App from "../adapters/http/App.ts"
 import * as Drain from "../adapters/http/Drain.ts"
 import * as Readiness from "../adapters/http/Readiness.ts"
+import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as ApiKeyStore from "../core/ApiKeyStore.ts"
-import { bootstrapWorkspace } from "../core/ApiKeys.ts"
+import { bootstrapWorkspace, randomUuid } from "../core/ApiKeys.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
+import { runDispatcher } from "../core/connector/Dispatch.ts"
+import type { ConnectorTransport } from "../core/connector/Transport.ts"
 import type { Crypto } from "../core/Crypto.ts"
 import type { StoragePorts } from "../core/StoragePorts.ts"
 import { StorageError } from "../core/StorageError.ts"
@@ -113,6 +116,25 @@ export const storageLayer = (
 export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
 
 /**
+ * Outbound connector calls: the HTTP transport (addresses checked again at connect time, D10)
+ * under the configured endpoint policy.
+ *
+ * @since 0.1.0
+ */
+export const transportLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport> =>
+  HttpTransport.layer({ allowInsecure: config.allowInsecureEndpoints })
+
+/**
+ * What tests and embedders may replace when starting the server.
+ *
+ * @since 0.1.0
+ */
+export interface StartOptions {
+  /** The outbound transport; `transportLayer(config)` by default. */
+  readonly transport?: Layer.Layer<ConnectorTransport>
+}
+
+/**
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and
  * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers).
  *
@@ -121,7 +143,8 @@ export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
 export const start = (
   config: AccordConfig.AccordConfig,
   httpServer: Layer.Layer<HttpServer.HttpServer, ServeError>,
-  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config)
+  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config),
+  options: StartOptions = {}
 ): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
   Effect.gen(function*() {
     const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
@@ -129,7 +152,12 @@ export const start = (
     const base = Layer.merge(NodeCrypto.layer, AccordConfig.layerCipher(masterKey))
     const stores = Layer.provide(storage, base)
     const services = yield* Layer.build(
-      Layer.mergeAll(Drain.layer, base, RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))).pipe(
+      Layer.mergeAll(
+        Drain.layer,
+        base,
+        RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
+        options.transport ?? transportLayer(config)
+      ).pipe(
         Layer.merge(Committer.layer().pipe(Layer.provideMerge(stores)))
       )
     )
@@ -159,7 +187,17 @@ export const start = (
         })
       )
     )
-    yield* HttpServer.serveEffect(App.make({ maxBodyBytes: config.maxBodyBytes, rateLimitPerSecond: config.rateLimitPerSecond })).pipe(
+    // The dispatcher delivers queued actions until the scope closes; intake wakes it.
+    const wakeDispatcher = yield* runDispatcher({ owner: `dispatch-${yield* Effect.provide(randomUuid, services)}` }).pipe(
+      Effect.provide(services)
+    )
+    yield* HttpServer.serveEffect(
+      App.make({
+        maxBodyBytes: config.maxBodyBytes,
+        rateLimitPerSecond: config.rateLimitPerSecond,
+        onActionIntake: wakeDispatcher
+      })
+    ).pipe(
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.

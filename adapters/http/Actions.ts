@@ -6,7 +6,6 @@
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -92,11 +91,9 @@ const showAction = Effect.gen(function*() {
  *
  * @since 0.1.0
  */
-export const routes = (
-  maxBodyBytes: number,
-  onIntake: Effect.Effect<void> = Effect.void
-): HttpRouter.HttpRouter<Problem.Problem, ActionsServices | HttpServerRequest.HttpServerRequest> =>
-  HttpRouter.empty.pipe(
+export const routes = (maxBodyBytes: number, onIntake: Effect.Effect<void> = Effect.void) =>
+<E, R>(router: HttpRouter.HttpRouter<E, R>) =>
+  router.pipe(
     HttpRouter.post(`${adminPrefix}/:workspaceId/action-requests`, createAction(maxBodyBytes, onIntake)),
     HttpRouter.get(`${adminPrefix}/:workspaceId/action-requests/:id`, showAction)
   )

@@ -21,10 +21,13 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type ApiKeyRecord, ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
 import { issue } from "../../core/ApiKeys.ts"
+import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
+import * as Actions from "./Actions.ts"
 import { authorize, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
+import * as Completion from "./Completion.ts"
 import { Drain } from "./Drain.ts"
 import * as Ingest from "./Ingest.ts"
 import * as Insights from "./Insights.ts"
@@ -38,6 +41,8 @@ import { Readiness } from "./Readiness.ts"
 export interface AppOptions extends Ingest.IngestOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
+  /** Runs after an action was accepted for delivery (the server wakes its dispatcher). */
+  readonly onActionIntake?: Effect.Effect<void>
 }
 
 /**
@@ -45,7 +50,15 @@ export interface AppOptions extends Ingest.IngestOptions {
  *
  * @since 0.1.0
  */
-export type AppServices = ApiKeyStore | Readiness | Crypto | Drain | Ingest.IngestServices | Insights.InsightsServices
+export type AppServices =
+  | ApiKeyStore
+  | Readiness
+  | Crypto
+  | Drain
+  | Ingest.IngestServices
+  | Insights.InsightsServices
+  | Actions.ActionsServices
+  | CompletionServices
 
 /**
  * Prefix of the workspace administrator routes.
@@ -144,7 +157,9 @@ export const router = (
     HttpRouter.get(`${adminPrefix}/:workspaceId/api-keys`, listApiKeys),
     HttpRouter.del(`${adminPrefix}/:workspaceId/api-keys/:id`, revokeApiKey),
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
-    Insights.routes(options.maxBodyBytes)
+    Insights.routes(options.maxBodyBytes),
+    Actions.routes(options.maxBodyBytes, options.onActionIntake),
+    HttpRouter.post(Completion.completionPath, Effect.flatten(Completion.handler))
   )
 
 const pathOf = (url: string): string => {

@@ -18,9 +18,11 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord } from "../ActionLedger.ts"
 import { randomUuid } from "../ApiKeys.ts"
 import { CapabilityRegistry } from "../CapabilityRegistry.ts"
@@ -495,4 +497,27 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     })
 
     return { runOnce, deliver }
+  })
+
+/**
+ * A dispatcher running until its scope closes: it delivers whatever is due, immediately again
+ * while items keep coming, and otherwise waits for `wake` or `idleMillis`. Returns the wake-up
+ * to call after an intake.
+ *
+ * @since 0.1.0
+ */
+export const runDispatcher = (
+  options: DispatcherOptions & { readonly idleMillis?: number }
+): Effect.Effect<Effect.Effect<void>, never, DispatcherServices | Scope.Scope> =>
+  Effect.gen(function*() {
+    const dispatcher = yield* makeDispatcher(options)
+    const signal = yield* Queue.sliding<true>(1)
+    const idle = Duration.millis(options.idleMillis ?? 250)
+    const loop = dispatcher.runOnce.pipe(
+      Effect.catchAll((error) => Effect.as(Effect.logWarning("dispatch: storage failed; retrying", error.message), 0)),
+      Effect.flatMap((leased) => (leased > 0 ? Effect.void : Effect.timeout(Queue.take(signal), idle).pipe(Effect.ignore))),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(loop)
+    return Effect.asVoid(Queue.offer(signal, true))
   })
