@@ -127,7 +127,12 @@ export interface ConnectionStoreService {
     readonly revision: number
     readonly now: number
   }) => Effect.Effect<"activated" | "superseded", StorageError>
-  readonly recordCheck: (connectionId: string, check: ConnectionCheck) => Effect.Effect<void, StorageError>
+  /**
+   * Records a check as the connection's last check, unless the checked revision is no longer active
+   * or pending (`false` then, nothing written): a delayed check of a superseded or replaced
+   * revision must not overwrite a newer revision's result.
+   */
+  readonly recordCheck: (connectionId: string, check: ConnectionCheck) => Effect.Effect<boolean, StorageError>
   /** Marks a `replaced` or `superseded` revision `retired`; `false` if it is in another state. */
   readonly retire: (options: {
     readonly connectionId: string
@@ -204,7 +209,12 @@ export const makeMemory = (): ConnectionStoreService => {
     recordCheck: (connectionId, check) =>
       Effect.sync(() => {
         const c = byId.get(connectionId)
-        if (c !== undefined) c.lastCheck = check
+        const target = c?.revisions.find((r) => r.revision === check.revision)
+        if (c === undefined || target === undefined || (target.state !== "active" && target.state !== "pending")) {
+          return false
+        }
+        c.lastCheck = check
+        return true
       }),
     retire: ({ connectionId, now, revision }) =>
       Effect.sync(() => {

@@ -140,7 +140,11 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
       recordCheck: (connectionId, check) =>
         sql`UPDATE accord_connections SET last_check_revision = ${check.revision}, last_check_at = ${check.at},
               last_check_outcome = ${check.outcome}, last_check_problem = ${check.problem}
-            WHERE connection_id = ${connectionId}`.pipe(Effect.asVoid, orStorageError("connection.recordCheck")),
+            WHERE connection_id = ${connectionId}
+              AND EXISTS (SELECT 1 FROM accord_connection_revisions r
+                          WHERE r.connection_id = ${connectionId} AND r.revision = ${check.revision}
+                            AND r.state IN ('active', 'pending'))
+            RETURNING connection_id`.pipe(Effect.map((rows) => rows.length === 1), orStorageError("connection.recordCheck")),
       retire: ({ connectionId, now, revision }) =>
         sql`UPDATE accord_connection_revisions SET state = 'retired', retired_at = ${now}
             WHERE connection_id = ${connectionId} AND revision = ${revision} AND state IN ('replaced', 'superseded')

@@ -187,8 +187,25 @@ export const suite = (
           yield* store.recordCheck(connectionId, failed)
           assert.deepStrictEqual((yield* load(connectionId)).lastCheck, failed)
           const succeeded = { revision: 0, at: 3_000, outcome: "succeeded", problem: null } as const
-          yield* store.recordCheck(connectionId, succeeded)
+          assert.isTrue(yield* store.recordCheck(connectionId, succeeded))
           assert.deepStrictEqual(Option.getOrThrow(yield* store.get(workspaceId)).lastCheck, succeeded)
+        }))
+
+      it.effect("recordCheck refuses a check of a revision that is no longer active or pending", () =>
+        Effect.gen(function*() {
+          const store = yield* ConnectionStore
+          const workspaceId = uid("ws-")
+          const { connectionId } = yield* register(workspaceId, 1_000) // 0
+          yield* register(workspaceId, 2_000) // 1 pending, 0 superseded
+          const newer = { revision: 1, at: 3_000, outcome: "succeeded", problem: null } as const
+          assert.isTrue(yield* store.recordCheck(connectionId, newer))
+          assert.strictEqual(yield* activate(connectionId, 1), "activated")
+          assert.isTrue(yield* store.recordCheck(connectionId, { ...newer, at: 3_500 }))
+          const late = { revision: 0, at: 4_000, outcome: "failed", problem: "invalid_signature" } as const
+          assert.isFalse(yield* store.recordCheck(connectionId, late))
+          assert.isFalse(yield* store.recordCheck(connectionId, { ...late, revision: 9 }))
+          assert.isFalse(yield* store.recordCheck(uid("conn-"), late))
+          assert.deepStrictEqual((yield* load(connectionId)).lastCheck, { ...newer, at: 3_500 })
         }))
 
       it.effect("dueForCheck returns connections never checked or last checked before the bound", () =>
