@@ -1,0 +1,68 @@
+/**
+ * Whether a completion's evidence may move an action to `verified` (spec "What the service does"
+ * 5 and 7): it must be authoritative evidence of a catalog type, matched to the action's workspace,
+ * account, action request and provider idempotency key.
+ *
+ * The completion body already carries the workspace, action request and key, and the completion is
+ * authenticated with the completion secret; the evidence must additionally name the account
+ * (`evidence.accountId`), so that evidence produced for another account of the same customer
+ * can never verify this action.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema, type Completion } from "../messages/Completion.ts"
+
+/**
+ * The bound facts of the action the evidence must match.
+ *
+ * @since 0.1.0
+ */
+export interface EvidenceBinding {
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly actionRequestId: string
+  readonly providerIdempotencyKey: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export type EvidenceMismatch =
+  | "workspace_mismatch"
+  | "action_mismatch"
+  | "idempotency_key_mismatch"
+  | "account_missing"
+  | "account_mismatch"
+  | "source_not_catalog"
+  | "outcome_not_succeeded"
+
+/**
+ * @since 0.1.0
+ */
+export type EvidenceMatch =
+  | { readonly _tag: "Matched"; readonly type: CatalogEvidenceType }
+  | { readonly _tag: "Unmatched"; readonly reason: EvidenceMismatch }
+
+const isCatalogType = Schema.is(CatalogEvidenceTypeSchema)
+
+/**
+ * Checks in a fixed order, so one completion always yields the same reason.
+ *
+ * @since 0.1.0
+ */
+export const matchEvidence = (
+  binding: EvidenceBinding,
+  completion: Pick<Completion, "workspaceId" | "actionRequestId" | "providerIdempotencyKey" | "outcome" | "evidence">
+): EvidenceMatch => {
+  const unmatched = (reason: EvidenceMismatch): EvidenceMatch => ({ _tag: "Unmatched", reason })
+  if (completion.workspaceId !== binding.workspaceId) return unmatched("workspace_mismatch")
+  if (completion.actionRequestId !== binding.actionRequestId) return unmatched("action_mismatch")
+  if (completion.providerIdempotencyKey !== binding.providerIdempotencyKey) return unmatched("idempotency_key_mismatch")
+  const accountId = completion.evidence["accountId"]
+  if (accountId === undefined || accountId === null) return unmatched("account_missing")
+  if (accountId !== binding.accountId) return unmatched("account_mismatch")
+  if (!isCatalogType(completion.evidence.source)) return unmatched("source_not_catalog")
+  if (completion.outcome !== "succeeded" && completion.outcome !== "reversed") return unmatched("outcome_not_succeeded")
+  return { _tag: "Matched", type: completion.evidence.source }
+}
