@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Cipher, layerAesGcm } from "../../core/Cipher.ts"
+import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { Crypto } from "../../core/Crypto.ts"
 
 /**
@@ -88,7 +89,7 @@ export const defaults: {
   logLevel: LogLevel.Info,
   maxBodyBytes: 65536,
   rateLimitPerSecond: 1000,
-  reconciliationWindowMillis: 30 * 24 * 60 * 60_000
+  reconciliationWindowMillis: defaultReconciliationWindowMillis
 }
 
 const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
