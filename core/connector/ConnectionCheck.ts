@@ -41,6 +41,7 @@ import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
 import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
+import { Transactor } from "../Transactor.ts"
 import { makeVerifier, type VerificationError } from "../Verification.ts"
 import { ConnectorTransport, type TransportFailureReason } from "./Transport.ts"
 
@@ -148,6 +149,7 @@ export type CheckServices =
   | ConnectorTransport
   | Crypto
   | NonceStore
+  | Transactor
 
 /**
  * The nonce space of signed responses from a connection's customer backend to the service: one per
@@ -370,16 +372,16 @@ export const checkRevision = (
       const current = yield* reload(connectionId)
       const stillActive = revision.state === "active" &&
         Option.exists(current, (c) => activeRevision(c)?.revision === revision.revision)
-      const activated = revision.state === "pending" &&
-        (yield* store.activate({ connectionId, revision: revision.revision, now })) === "activated"
-      if (activated) {
+      const activated = revision.state === "pending" && (yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
+        if ((yield* store.activate({ connectionId, revision: revision.revision, now })) !== "activated") return false
         yield* store.appendAudit(connectionId, {
           at: now,
           revision: revision.revision,
           event: "activated",
           detail: { endpointHost: endpointHost(revision.endpoint) }
         })
-      }
+        return true
+      })))
       problem = activated || stillActive
         ? yield* recordCapabilities(connectionId, revision.revision, exchanged.right, now)
         : "revision_superseded"
