@@ -29,6 +29,8 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as App from "../adapters/http/App.ts"
 import * as Drain from "../adapters/http/Drain.ts"
 import * as Readiness from "../adapters/http/Readiness.ts"
+import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
+import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
@@ -37,6 +39,9 @@ import * as ApiKeyStore from "../core/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/ApiKeys.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
+import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
+import type { Resolver } from "../core/connector/Endpoint.ts"
+import type { ConnectorTransport } from "../core/connector/Transport.ts"
 import type { Crypto } from "../core/Crypto.ts"
 import type { StoragePorts } from "../core/StoragePorts.ts"
 import { StorageError } from "../core/StorageError.ts"
@@ -113,15 +118,38 @@ export const storageLayer = (
 export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
 
 /**
+ * Outbound connector calls: the HTTP transport (addresses checked again at connect time, D10) and
+ * the DNS resolver endpoint validation uses, under the configured endpoint policy.
+ *
+ * @since 0.1.0
+ */
+export const connectorLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport | Resolver> =>
+  Layer.merge(HttpTransport.layer({ allowInsecure: config.allowInsecureEndpoints }), DnsResolver.layer)
+
+/**
+ * What tests may replace when starting the server.
+ *
+ * @since 0.1.0
+ */
+export interface StartOptions {
+  /** The outbound transport and resolver; `connectorLayer(config)` by default. */
+  readonly connector?: Layer.Layer<ConnectorTransport | Resolver>
+  /** The handshake time-out of connection checks; the core default when absent. */
+  readonly handshakeTimeoutMillis?: number
+}
+
+/**
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and
- * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers).
+ * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers). The connection
+ * scheduler (checks and revision retirement) runs in the background until the scope closes.
  *
  * @since 0.1.0
  */
 export const start = (
   config: AccordConfig.AccordConfig,
   httpServer: Layer.Layer<HttpServer.HttpServer, ServeError>,
-  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config)
+  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config),
+  options: StartOptions = {}
 ): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
   Effect.gen(function*() {
     const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
@@ -129,8 +157,19 @@ export const start = (
     const base = Layer.merge(NodeCrypto.layer, AccordConfig.layerCipher(masterKey))
     const stores = Layer.provide(storage, base)
     const services = yield* Layer.build(
-      Layer.mergeAll(Drain.layer, base, RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))).pipe(
+      Layer.mergeAll(
+        Drain.layer,
+        base,
+        RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
+        options.connector ?? connectorLayer(config)
+      ).pipe(
         Layer.merge(Committer.layer().pipe(Layer.provideMerge(stores)))
+      )
+    )
+    const timeout = options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
+    yield* Effect.forkScoped(
+      ConnectionMaintenance.scheduler({ reconciliationWindowMillis: config.reconciliationWindowMillis, ...timeout }).pipe(
+        Effect.provide(services)
       )
     )
 
@@ -159,7 +198,12 @@ export const start = (
         })
       )
     )
-    yield* HttpServer.serveEffect(App.make({ maxBodyBytes: config.maxBodyBytes, rateLimitPerSecond: config.rateLimitPerSecond })).pipe(
+    yield* HttpServer.serveEffect(App.make({
+      maxBodyBytes: config.maxBodyBytes,
+      rateLimitPerSecond: config.rateLimitPerSecond,
+      allowInsecureEndpoints: config.allowInsecureEndpoints,
+      ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
+    })).pipe(
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.

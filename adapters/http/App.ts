@@ -25,6 +25,7 @@ import type { Crypto } from "../../core/Crypto.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
 import { authorize, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
+import * as Connector from "./Connector.ts"
 import { Drain } from "./Drain.ts"
 import * as Ingest from "./Ingest.ts"
 import * as Insights from "./Insights.ts"
@@ -35,7 +36,7 @@ import { Readiness } from "./Readiness.ts"
 /**
  * @since 0.1.0
  */
-export interface AppOptions extends Ingest.IngestOptions {
+export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
 }
@@ -45,7 +46,14 @@ export interface AppOptions extends Ingest.IngestOptions {
  *
  * @since 0.1.0
  */
-export type AppServices = ApiKeyStore | Readiness | Crypto | Drain | Ingest.IngestServices | Insights.InsightsServices
+export type AppServices =
+  | ApiKeyStore
+  | Readiness
+  | Crypto
+  | Drain
+  | Ingest.IngestServices
+  | Insights.InsightsServices
+  | Connector.ConnectorServices
 
 /**
  * Prefix of the workspace administrator routes.
@@ -144,7 +152,8 @@ export const router = (
     HttpRouter.get(`${adminPrefix}/:workspaceId/api-keys`, listApiKeys),
     HttpRouter.del(`${adminPrefix}/:workspaceId/api-keys/:id`, revokeApiKey),
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
-    Insights.routes(options.maxBodyBytes)
+    Insights.routes(options.maxBodyBytes),
+    Connector.routes(options)
   )
 
 const pathOf = (url: string): string => {
