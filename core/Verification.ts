@@ -408,3 +408,10 @@ export const verifyAndDecode = <A, I>(
   Crypto | NonceStore
 > =>
   Effect.flatMap(makeVerifier, (verifier) => verifier.verifyAndDecode(schema, input))
+
+/**
+ * A verification error's tag as a stable snake_case code (`ReplayedNonce` → `replayed_nonce`).
+ *
+ * @since 0.1.0
+ */
+export const snakeCaseTag = (tag: string): string => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()

@@ -36,10 +36,11 @@ import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as ApiKeyStore from "../core/ApiKeyStore.ts"
-import { bootstrapWorkspace } from "../core/ApiKeys.ts"
+import { bootstrapWorkspace, randomUuid } from "../core/ApiKeys.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
+import { runDispatcher } from "../core/connector/Dispatch.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/connector/Transport.ts"
 import type { Crypto } from "../core/Crypto.ts"
@@ -118,22 +119,24 @@ export const storageLayer = (
 export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
 
 /**
- * Outbound connector calls: the HTTP transport (addresses checked again at connect time, D10) and
- * the DNS resolver endpoint validation uses, under the configured endpoint policy.
+ * Outbound connector calls: the HTTP transport (addresses checked again at connect time, D10)
+ * under the configured endpoint policy.
  *
  * @since 0.1.0
  */
-export const connectorLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport | Resolver> =>
-  Layer.merge(HttpTransport.layer({ allowInsecure: config.allowInsecureEndpoints }), DnsResolver.layer)
+export const transportLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport> =>
+  HttpTransport.layer({ allowInsecure: config.allowInsecureEndpoints })
 
 /**
- * What tests may replace when starting the server.
+ * What tests and embedders may replace when starting the server.
  *
  * @since 0.1.0
  */
 export interface StartOptions {
-  /** The outbound transport and resolver; `connectorLayer(config)` by default. */
-  readonly connector?: Layer.Layer<ConnectorTransport | Resolver>
+  /** The outbound transport; `transportLayer(config)` by default. */
+  readonly transport?: Layer.Layer<ConnectorTransport>
+  /** The DNS resolver endpoint validation uses; the system resolver by default. */
+  readonly resolver?: Layer.Layer<Resolver>
   /** The handshake time-out of connection checks; the core default when absent. */
   readonly handshakeTimeoutMillis?: number
 }
@@ -161,7 +164,8 @@ export const start = (
         Drain.layer,
         base,
         RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
-        options.connector ?? connectorLayer(config)
+        options.transport ?? transportLayer(config),
+        options.resolver ?? DnsResolver.layer
       ).pipe(
         Layer.merge(Committer.layer().pipe(Layer.provideMerge(stores)))
       )
@@ -198,12 +202,19 @@ export const start = (
         })
       )
     )
-    yield* HttpServer.serveEffect(App.make({
-      maxBodyBytes: config.maxBodyBytes,
-      rateLimitPerSecond: config.rateLimitPerSecond,
-      allowInsecureEndpoints: config.allowInsecureEndpoints,
-      ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
-    })).pipe(
+    // The dispatcher delivers queued actions until the scope closes; intake wakes it.
+    const wakeDispatcher = yield* runDispatcher({ owner: `dispatch-${yield* Effect.provide(randomUuid, services)}` }).pipe(
+      Effect.provide(services)
+    )
+    yield* HttpServer.serveEffect(
+      App.make({
+        maxBodyBytes: config.maxBodyBytes,
+        rateLimitPerSecond: config.rateLimitPerSecond,
+        onActionIntake: wakeDispatcher,
+        allowInsecureEndpoints: config.allowInsecureEndpoints,
+        ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
+      })
+    ).pipe(
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.

@@ -21,10 +21,13 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type ApiKeyRecord, ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
 import { issue } from "../../core/ApiKeys.ts"
+import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
+import * as Actions from "./Actions.ts"
 import { authorize, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
+import * as Completion from "./Completion.ts"
 import * as Connector from "./Connector.ts"
 import { Drain } from "./Drain.ts"
 import * as Ingest from "./Ingest.ts"
@@ -39,6 +42,8 @@ import { Readiness } from "./Readiness.ts"
 export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
+  /** Runs after an action was accepted for delivery (the server wakes its dispatcher). */
+  readonly onActionIntake?: Effect.Effect<void>
 }
 
 /**
@@ -53,6 +58,8 @@ export type AppServices =
   | Drain
   | Ingest.IngestServices
   | Insights.InsightsServices
+  | Actions.ActionsServices
+  | CompletionServices
   | Connector.ConnectorServices
 
 /**
@@ -153,6 +160,8 @@ export const router = (
     HttpRouter.del(`${adminPrefix}/:workspaceId/api-keys/:id`, revokeApiKey),
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     Insights.routes(options.maxBodyBytes),
+    Actions.routes(options.maxBodyBytes, options.onActionIntake),
+    HttpRouter.post(Completion.completionPath, Effect.flatten(Completion.handler)),
     Connector.routes(options)
   )
 

@@ -29,7 +29,7 @@ import { type HandshakeAck, HandshakeRequest } from "../messages/Handshake.ts"
 import type { NonceStore } from "../NonceStore.ts"
 import { encodeBody, headerNames, protocolVersion, type Purpose, sign, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
-import { type HeaderSource, makeVerifier, parseJsonBody, readHeader, type VerificationError } from "../Verification.ts"
+import { type HeaderSource, makeVerifier, parseJsonBody, readHeader, snakeCaseTag, type VerificationError } from "../Verification.ts"
 
 /**
  * @since 0.1.0
@@ -108,8 +108,6 @@ const errorResponse = (status: number, body: Record<string, unknown>): CustomerR
   body: encodeBody(body)
 })
 
-/** `ReplayedNonce` -> `replayed_nonce`. */
-const snakeCase = (tag: string): string => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()
 
 const verificationResponse = (error: VerificationError | StorageError): CustomerResponse => {
   switch (error._tag) {
@@ -120,7 +118,7 @@ const verificationResponse = (error: VerificationError | StorageError): Customer
     case "StorageError":
       return errorResponse(503, { error: "storage_unavailable" })
     default:
-      return errorResponse(401, { error: snakeCase(error._tag) })
+      return errorResponse(401, { error: snakeCaseTag(error._tag) })
   }
 }
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type EvidenceBinding, matchEvidence } from "../../core/connector/Evidence.ts"
+import { type EvidenceBinding, type EvidenceMismatch, matchEvidence } from "../../core/connector/Evidence.ts"
 import type { Completion } from "../../core/messages/Completion.ts"
 
 const binding: EvidenceBinding = {
@@ -22,7 +22,7 @@ describe("matchEvidence", () => {
   it("matches catalog evidence bound to the action", () => {
     assert.deepStrictEqual(matchEvidence(binding, completion()), { _tag: "Matched", type: "entitlement_state" })
   })
-  const cases: ReadonlyArray<readonly [string, ReturnType<typeof completion>]> = [
+  const cases: ReadonlyArray<readonly [EvidenceMismatch, ReturnType<typeof completion>]> = [
     ["workspace_mismatch", completion({ workspaceId: "1b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11" })],
     ["action_mismatch", completion({ actionRequestId: "7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b" })],
     ["idempotency_key_mismatch", completion({ providerIdempotencyKey: "pva_" + "b".repeat(64) })],

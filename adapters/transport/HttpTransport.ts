@@ -1,0 +1,178 @@
+/**
+ * The `ConnectorTransport` on `node:http` / `node:https` (DESIGN D4, D10): one `POST` of the signed
+ * bytes, redirects never followed (a 3xx is returned for the caller to refuse), the response body
+ * capped at 64 KiB, one time-out over the whole exchange, and the host resolved and every address
+ * checked again at connect time; the connection goes to the checked address (the `lookup` option),
+ * so a DNS answer that changes between check and connect (rebinding) cannot redirect it. Requests
+ * reuse keep-alive connections; the agents close with the layer's scope.
+ *
+ * @since 0.1.0
+ */
+import * as http from "node:http"
+import * as https from "node:https"
+import type { LookupFunction } from "node:net"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { allowedAddresses, type EndpointPolicy, parseEndpoint, type Resolver } from "../../core/connector/Endpoint.ts"
+import {
+  ConnectorTransport,
+  type ConnectorTransportService,
+  maxResponseBytes,
+  type OutboundResponse,
+  TransportFailure
+} from "../../core/connector/Transport.ts"
+import * as DnsResolver from "./DnsResolver.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface HttpTransportOptions {
+  /** Default time-out of one exchange (connect, send, whole response); 10 s. */
+  readonly timeoutMillis?: number
+  /** Keep-alive sockets per host (default 64). */
+  readonly maxSockets?: number
+}
+
+const notDeliveredCodes = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"])
+
+const flattenHeaders = (headers: http.IncomingHttpHeaders): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return out
+}
+
+/**
+ * A transport bound to `policy`, with its keep-alive agents released when `scope` closes.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  policy: EndpointPolicy,
+  options: HttpTransportOptions = {}
+): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Resolver>()
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, keepAliveMsecs: 1_000 }
+    const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        agents.http.destroy()
+        agents.https.destroy()
+      })
+    )
+    const defaultTimeout = options.timeoutMillis ?? 10_000
+
+    const exchange = (
+      url: URL,
+      address: string,
+      headers: Readonly<Record<string, string>>,
+      body: Uint8Array,
+      timeoutMillis: number
+    ) =>
+      Effect.async<OutboundResponse, TransportFailure>((resume) => {
+        const family = address.includes(":") ? 6 : 4
+        // Connect to the address that was checked, whatever the resolver says now.
+        const lookup: LookupFunction = (_host, lookupOptions, callback) => {
+          if ((lookupOptions as { all?: boolean }).all) {
+            ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [{ address, family }])
+          } else callback(null, address, family)
+        }
+        const secure = url.protocol === "https:"
+        let connected = false
+        let settled = false
+        const finish = (result: { readonly ok: OutboundResponse } | { readonly fail: TransportFailure }) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          resume("ok" in result ? Effect.succeed(result.ok) : Effect.fail(result.fail))
+        }
+        const request = (secure ? https : http).request({
+          protocol: url.protocol,
+          hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+          port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
+          path: url.pathname,
+          method: "POST",
+          agent: secure ? agents.https : agents.http,
+          lookup,
+          headers: { ...headers, "content-type": "application/json", "content-length": String(body.byteLength) }
+        })
+        const timer = setTimeout(() => {
+          finish({ fail: new TransportFailure({ reason: "timeout", maybeDelivered: connected, detail: "no complete response within the time-out" }) })
+          request.destroy()
+        }, timeoutMillis)
+        request.on("socket", (socket) => {
+          if (!socket.connecting) connected = true
+          else socket.once("connect", () => (connected = true))
+        })
+        request.on("error", (error: NodeJS.ErrnoException) => {
+          const notSent = !connected || notDeliveredCodes.has(error.code ?? "")
+          finish({
+            fail: new TransportFailure({
+              reason: notSent ? "connect" : "reset",
+              maybeDelivered: !notSent,
+              detail: notSent ? "the connection could not be made" : "the connection broke before a complete response"
+            })
+          })
+        })
+        request.on("response", (response) => {
+          const chunks: Array<Buffer> = []
+          let size = 0
+          response.on("data", (chunk: Buffer) => {
+            size += chunk.byteLength
+            if (size > maxResponseBytes) {
+              finish({ fail: new TransportFailure({ reason: "response_too_large", maybeDelivered: true, detail: "the response body exceeds 64 KiB" }) })
+              response.destroy()
+              request.destroy()
+              return
+            }
+            chunks.push(chunk)
+          })
+          response.on("end", () =>
+            finish({
+              ok: {
+                status: response.statusCode ?? 0,
+                headers: flattenHeaders(response.headers),
+                body: new Uint8Array(Buffer.concat(chunks))
+              }
+            }))
+          response.on("error", () =>
+            finish({ fail: new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" }) }))
+        })
+        request.end(body)
+        return Effect.sync(() => {
+          settled = true
+          clearTimeout(timer)
+          request.destroy()
+        })
+      })
+
+    return {
+      post: (request) =>
+        Effect.gen(function*() {
+          const endpoint = yield* parseEndpoint(request.url, policy)
+          const addresses = yield* allowedAddresses(endpoint.host, policy)
+          return yield* exchange(new URL(endpoint.url), addresses[0]!, request.headers, request.body, request.timeoutMillis ?? defaultTimeout)
+        }).pipe(
+          Effect.catchTag("EndpointRejected", (rejected) =>
+            Effect.fail(
+              new TransportFailure({
+                reason: rejected.problem === "unresolvable" ? "dns" : "refused_address",
+                maybeDelivered: false,
+                detail: rejected.detail
+              })
+            )),
+          Effect.provide(context)
+        )
+    }
+  })
+
+/**
+ * The transport under `policy`, resolving with `DnsResolver`.
+ *
+ * @since 0.1.0
+ */
+export const layer = (policy: EndpointPolicy, options?: HttpTransportOptions): Layer.Layer<ConnectorTransport> =>
+  Layer.scoped(ConnectorTransport, make(policy, options)).pipe(Layer.provide(DnsResolver.layer))

@@ -1,0 +1,235 @@
+/**
+ * The service's inbound completion (spec "Completion body", "States and transitions",
+ * "Authentication"; DESIGN D7).
+ *
+ * The `workspaceId` and `actionRequestId` are read from the still untrusted JSON only to choose the
+ * candidate completion secrets (the action's own revision first, then the workspace's active and
+ * replaced-but-not-retired revisions); the HMAC over the raw bytes is verified, the nonce recorded,
+ * and only then is the body decoded. An unknown workspace and a bad signature are the same
+ * failure. The completion is recorded in one ledger transition together with its `completionId`
+ * claim, so the 2xx answer means it is durably stored; a redelivery (same `completionId`, same body
+ * bytes) is answered again without a second transition, the same `completionId` with another body
+ * is a conflict.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { ActionLedger } from "../ActionLedger.ts"
+import { randomUuid } from "../ApiKeys.ts"
+import { ConnectionStore } from "../ConnectionStore.ts"
+import { Crypto } from "../Crypto.ts"
+import { Completion } from "../messages/Completion.ts"
+import type { NonceStore } from "../NonceStore.ts"
+import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
+import { importSigningKeys } from "../Signing.ts"
+import type { StorageError } from "../StorageError.ts"
+import { decodeBody, type FieldIssue, type HeaderSource, makeVerifier, parseJsonBody, snakeCaseTag } from "../Verification.ts"
+import { type ActionState, isActionState, transition } from "./ActionState.ts"
+import { isPaymentAction, reconcileOutboxKind, type StoredRequest } from "./Dispatch.ts"
+import { matchEvidence } from "./Evidence.ts"
+
+/**
+ * Why a completion was refused. `status` follows DESIGN D8.
+ *
+ * @since 0.1.0
+ */
+export class CompletionRefused extends Schema.TaggedError<CompletionRefused>()("CompletionRefused", {
+  status: Schema.Literal(400, 401, 404, 409, 422),
+  code: Schema.String,
+  detail: Schema.String,
+  errors: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
+}) {}
+
+/**
+ * @since 0.1.0
+ */
+export interface CompletionReceipt {
+  readonly status: "recorded" | "duplicate"
+  readonly actionRequestId: string
+  readonly completionId: string
+  readonly state: ActionState
+}
+
+/**
+ * @since 0.1.0
+ */
+export type CompletionServices = ActionLedger | ConnectionStore | SecretVault | Crypto | NonceStore
+
+const refused = (status: CompletionRefused["status"], code: string, detail: string, errors?: ReadonlyArray<FieldIssue>) =>
+  new CompletionRefused({ status, code, detail, ...(errors !== undefined ? { errors } : {}) })
+
+const unauthenticated = refused(401, "invalid_signature", "the completion is not signed by a known completion secret")
+
+const stringField = (json: unknown, name: string): string | undefined => {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined
+  const value = (json as Record<string, unknown>)[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/**
+ * Builds the completion receiver once (verifier bound); call it per request.
+ *
+ * @since 0.1.0
+ */
+export const makeCompletionReceiver: Effect.Effect<
+  (input: { readonly headers: HeaderSource; readonly body: Uint8Array }) => Effect.Effect<CompletionReceipt, CompletionRefused | StorageError>,
+  never,
+  CompletionServices
+> = Effect.gen(function*() {
+  const context = yield* Effect.context<CompletionServices>()
+  const ledger = yield* ActionLedger
+  const connections = yield* ConnectionStore
+  const vault = yield* SecretVault
+  const crypto = yield* Crypto
+  const verifier = yield* makeVerifier
+
+  const completionKeys = (connectionId: string, revision: number) =>
+    Effect.gen(function*() {
+      const secret = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
+      if (Option.isNone(secret)) return Option.none()
+      // Only the completion key is used; the signing half is a placeholder.
+      return Option.some(yield* Effect.provide(importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }), context))
+    }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none())))
+
+  /** Verifies against each candidate revision's completion secret in turn. */
+  const authenticate = (headers: HeaderSource, body: Uint8Array) =>
+    Effect.gen(function*() {
+      const json = yield* Effect.orElseFail(parseJsonBody(body), () => unauthenticated)
+      const workspaceId = stringField(json, "workspaceId")
+      if (workspaceId === undefined) return yield* unauthenticated
+      const connection = yield* connections.get(workspaceId)
+      if (Option.isNone(connection)) return yield* unauthenticated
+      const claimedAction = stringField(json, "actionRequestId")
+      const bound = claimedAction === undefined ? Option.none() : yield* ledger.get(claimedAction)
+      const boundRevision = Option.isSome(bound) && bound.value.workspaceId === workspaceId ? bound.value.revision : undefined
+      const candidates = connection.value.revisions
+        .filter((r) => r.state === "active" || r.state === "replaced" || r.revision === boundRevision)
+        .filter((r) => r.state !== "retired")
+        .map((r) => r.revision)
+        .sort((a, b) => (a === boundRevision ? -1 : b === boundRevision ? 1 : b - a))
+      for (const revision of candidates) {
+        const keys = yield* completionKeys(connection.value.connectionId, revision)
+        if (Option.isNone(keys)) continue
+        const verified = yield* verifier.verify({
+          purpose: "completion",
+          keys: keys.value,
+          headers,
+          body,
+          nonceScope: `completion:${connection.value.connectionId}`
+        }).pipe(Effect.either)
+        if (verified._tag === "Right") return workspaceId
+        const error = verified.left
+        if (error._tag === "StorageError") return yield* error
+        if (error._tag === "InvalidSignature" && error.reason === "mismatch") continue
+        return yield* refused(401, snakeCaseTag(error._tag), "the completion's signed headers are not valid")
+      }
+      return yield* unauthenticated
+    })
+
+  return (input) =>
+    Effect.gen(function*() {
+      const workspaceId = yield* authenticate(input.headers, input.body)
+      const completion = yield* decodeBody(Completion, input.body).pipe(
+        Effect.mapError((error) =>
+          error._tag === "InvalidShape"
+            ? refused(400, "invalid_body", "the completion does not match the completion body", error.issues)
+            : refused(400, "malformed_body", "the completion body is not JSON")
+        )
+      )
+      const record = yield* ledger.get(completion.actionRequestId)
+      if (Option.isNone(record) || record.value.workspaceId !== workspaceId || completion.workspaceId !== workspaceId) {
+        return yield* refused(404, "unknown_action", "no such action request in this workspace")
+      }
+      if (record.value.providerIdempotencyKey !== completion.providerIdempotencyKey) {
+        return yield* refused(422, "idempotency_key_mismatch", "the providerIdempotencyKey is not the action's key")
+      }
+      const bodyHash = yield* crypto.sha256Hex(input.body)
+      const providerReferenceHash = yield* crypto.sha256Hex(completion.providerReference)
+      const request = record.value.request as StoredRequest
+      const isPayment = isPaymentAction(request)
+      const match = matchEvidence(
+        {
+          workspaceId: record.value.workspaceId,
+          accountId: record.value.accountId,
+          actionRequestId: record.value.actionRequestId,
+          providerIdempotencyKey: record.value.providerIdempotencyKey
+        },
+        completion
+      )
+      for (let round = 0; round < 5; round++) {
+        const current = round === 0 ? record : yield* ledger.get(completion.actionRequestId)
+        if (Option.isNone(current) || !isActionState(current.value.state)) break
+        const existing = yield* ledger.findCompletion(completion.completionId)
+        if (Option.isSome(existing)) {
+          if (existing.value.bodyHash === bodyHash && existing.value.actionRequestId === completion.actionRequestId) {
+            return { status: "duplicate", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: current.value.state } as const
+          }
+          return yield* refused(409, "completion_id_conflict", "this completionId was already received with another body")
+        }
+        const step = transition(current.value.state, {
+          _tag: "CompletionReceived",
+          outcome: completion.outcome,
+          evidenceMatched: match._tag === "Matched",
+          isPayment
+        })
+        if (step._tag === "Illegal") return yield* refused(409, "completion_not_applicable", `the action cannot take this completion (${step.reason})`)
+        const now = yield* Clock.currentTimeMillis
+        const toState = step._tag === "Move" ? step.to : current.value.state
+        const queue = step.queueReconciliation
+        const result = yield* ledger.transition({
+          actionRequestId: completion.actionRequestId,
+          expectedVersion: current.value.version,
+          toState,
+          at: now,
+          history: {
+            at: now,
+            trigger: "completion",
+            detail: {
+              completionId: completion.completionId,
+              outcome: completion.outcome,
+              completedAt: completion.completedAt,
+              // "The service hashes the provider event and reference and does not store the raw reference."
+              providerReferenceHash,
+              evidence: {
+                source: completion.evidence.source,
+                reasonCode: completion.evidence.reasonCode,
+                ...(match._tag === "Matched" ? { matched: match.type } : { unmatched: match.reason })
+              },
+              ...(step._tag === "Move" && step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}),
+              ...(step._tag === "Move" && step.appendReversal ? { reversal: true } : {}),
+              ...(step._tag === "Stay" ? { unchanged: step.reason } : {}),
+              ...(queue ? { reconciliation: "queued" } : {})
+            }
+          },
+          completion: { completionId: completion.completionId, actionRequestId: completion.actionRequestId, bodyHash, receivedAt: now },
+          ...(queue
+            ? {
+              outbox: {
+                id: yield* Effect.provide(randomUuid, context),
+                kind: reconcileOutboxKind,
+                dedupeKey: `${completion.actionRequestId}:${completion.completionId}`,
+                payload: { actionRequestId: completion.actionRequestId, completionId: completion.completionId },
+                nextAttemptAt: now,
+                createdAt: now
+              }
+            }
+            : {})
+        })
+        switch (result._tag) {
+          case "Applied":
+            return { status: "recorded", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: toState } as const
+          case "DuplicateCompletion":
+            return { status: "duplicate", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: current.value.state } as const
+          case "ConflictingCompletion":
+            return yield* refused(409, "completion_id_conflict", "this completionId was already received with another body")
+          case "Stale":
+            continue
+        }
+      }
+      return yield* refused(409, "concurrent_change", "the action changed concurrently; deliver the completion again")
+    })
+})

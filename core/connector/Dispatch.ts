@@ -1,0 +1,523 @@
+/**
+ * Dispatch of an authorized action to the customer's endpoint (spec "Execution request body",
+ * "Execution acknowledgement body", "States and transitions", "Errors"; DESIGN D1–D6, D12).
+ *
+ * Intake persists the action (state `dispatching`) and its `service.dispatch` outbox item in one
+ * transaction. A worker leases due items and delivers them: the execution body is built and signed
+ * per delivery (fresh `requestNonce` = nonce header, fresh `requestedAt`, the same
+ * `providerIdempotencyKey`), and only a signed HTTP 202 `dispatch_response` acknowledgement that
+ * echoes every binding of this delivery counts. Anything else after the request may have reached
+ * the endpoint is an unknown outcome: the action moves to `unknown_outcome` and the same key is
+ * delivered again later with bounded exponential backoff and jitter — never a new key, so the
+ * customer's idempotent claim makes the retry safe. A failure before anything was sent is retried
+ * without changing the state.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { ActionLedger, type ActionRecord } from "../ActionLedger.ts"
+import { randomUuid } from "../ApiKeys.ts"
+import { CapabilityRegistry } from "../CapabilityRegistry.ts"
+import { Cipher } from "../Cipher.ts"
+import { ConnectionStore } from "../ConnectionStore.ts"
+import { Crypto } from "../Crypto.ts"
+import { deriveProviderIdempotencyKey } from "../Idempotency.ts"
+import { Acknowledgement } from "../messages/Acknowledgement.ts"
+import { Code, type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../messages/Common.ts"
+import { Action, Actor, Binding, type ExecutionRequest } from "../messages/Execution.ts"
+import { Currency } from "../messages/Reconciliation.ts"
+import type { NonceStore } from "../NonceStore.ts"
+import { Outbox, type OutboxItem } from "../Outbox.ts"
+import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
+import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign, type SigningKeys } from "../Signing.ts"
+import type { StorageError } from "../StorageError.ts"
+import { formatTimestamp } from "../Timestamp.ts"
+import { makeVerifier, snakeCaseTag } from "../Verification.ts"
+import { type ActionState, isActionState, transition, type Trigger } from "./ActionState.ts"
+import { ConnectorTransport } from "./Transport.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const dispatchOutboxKind = "service.dispatch"
+
+/**
+ * @since 0.1.0
+ */
+export const reconcileOutboxKind = "service.reconcile"
+
+/**
+ * The operation families that make an action a Payment action (spec "Payment continuation rules"
+ * 2), with the capability mode each requires.
+ *
+ * @since 0.1.0
+ */
+export const paymentFamilies: Readonly<Record<string, PaymentMode>> = {
+  "payment.existing_subscription_change": "existing_subscription_change",
+  "payment.new_subscription": "new_subscription",
+  "payment.one_time_purchase": "one_time_purchase",
+  "payment.setup_only": "setup_only",
+  "recover_payment": "recover_payment"
+}
+
+/**
+ * The price and version snapshot taken at authorization, for Payment actions.
+ *
+ * @since 0.1.0
+ */
+export const PaymentSnapshot = Schema.Struct({
+  mode: PaymentModeSchema,
+  actionVersionId: Schema.UUID,
+  offerVersionId: Schema.NullOr(Schema.UUID),
+  expected: Schema.NullOr(Schema.Struct({
+    amountMinor: Schema.Int.pipe(Schema.nonNegative()),
+    currency: Currency,
+    priceReferenceHash: Sha256Hex
+  }))
+}).annotations({ identifier: "PaymentSnapshot", parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * @since 0.1.0
+ */
+export interface PaymentSnapshot extends Schema.Schema.Type<typeof PaymentSnapshot> {}
+
+/**
+ * The caller-owned parts of an execution request (`POST /action-requests`).
+ *
+ * @since 0.1.0
+ */
+export const ActionIntake = Schema.Struct({
+  accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  action: Action,
+  actor: Actor,
+  binding: Binding,
+  payment: Schema.optionalWith(PaymentSnapshot, { exact: true })
+}).annotations({ identifier: "ActionIntake", parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionIntake extends Schema.Schema.Type<typeof ActionIntake> {}
+
+/**
+ * @since 0.1.0
+ */
+export class ConnectorNotActive extends Schema.TaggedError<ConnectorNotActive>()("ConnectorNotActive", {}) {}
+
+/**
+ * @since 0.1.0
+ */
+export class PaymentSnapshotMismatch extends Schema.TaggedError<PaymentSnapshotMismatch>()("PaymentSnapshotMismatch", {
+  reason: Schema.Literal("snapshot_required", "snapshot_not_allowed", "mode_mismatch", "terms_required")
+}) {}
+
+/**
+ * What the ledger stores as the action's `request`.
+ *
+ * @since 0.1.0
+ */
+export interface StoredRequest extends ActionIntake {}
+
+/**
+ * @since 0.1.0
+ */
+export const isPaymentAction = (request: Pick<StoredRequest, "action">): boolean =>
+  Object.hasOwn(paymentFamilies, request.action.operation.family)
+
+const checkPaymentSnapshot = (input: ActionIntake): Effect.Effect<void, PaymentSnapshotMismatch> => {
+  const mode = paymentFamilies[input.action.operation.family]
+  if (mode === undefined) {
+    return input.payment === undefined ? Effect.void : Effect.fail(new PaymentSnapshotMismatch({ reason: "snapshot_not_allowed" }))
+  }
+  if (input.payment === undefined) return Effect.fail(new PaymentSnapshotMismatch({ reason: "snapshot_required" }))
+  if (input.payment.mode !== mode) return Effect.fail(new PaymentSnapshotMismatch({ reason: "mode_mismatch" }))
+  // "A non-purchase setup has no priced offer"; every other mode carries the exact price.
+  if ((input.payment.expected === null) !== (mode === "setup_only")) {
+    return Effect.fail(new PaymentSnapshotMismatch({ reason: "terms_required" }))
+  }
+  return Effect.void
+}
+
+/**
+ * Accepts an authorized action for delivery: requires an active connection revision, binds the
+ * action to it and persists the action with its outbox item atomically.
+ *
+ * @since 0.1.0
+ */
+export const intake = (
+  workspaceId: string,
+  input: ActionIntake
+): Effect.Effect<
+  { readonly actionRequestId: string; readonly state: ActionState },
+  ConnectorNotActive | PaymentSnapshotMismatch | StorageError,
+  ActionLedger | ConnectionStore | Crypto
+> =>
+  Effect.gen(function*() {
+    yield* checkPaymentSnapshot(input)
+    const connection = yield* (yield* ConnectionStore).get(workspaceId)
+    const active = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.state === "active")))
+    if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
+    const actionRequestId = yield* randomUuid
+    const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
+    const now = yield* Clock.currentTimeMillis
+    const request: StoredRequest = input
+    const created = yield* (yield* ActionLedger).create({
+      record: {
+        actionRequestId,
+        workspaceId,
+        accountId: input.accountId,
+        connectionId: connection.value.connectionId,
+        revision: active.value.revision,
+        providerIdempotencyKey,
+        state: "dispatching",
+        request,
+        acknowledgement: null,
+        sealedContinuation: null,
+        createdAt: now
+      },
+      history: { at: now, trigger: "intake", detail: { revision: active.value.revision } },
+      outbox: {
+        id: yield* randomUuid,
+        kind: dispatchOutboxKind,
+        dedupeKey: actionRequestId,
+        payload: { actionRequestId },
+        nextAttemptAt: now,
+        createdAt: now
+      }
+    })
+    // A fresh random id cannot collide; if it ever did, nothing was written and the caller retries.
+    if (created === "duplicate") return yield* Effect.die("action request id collision")
+    return { actionRequestId, state: "dispatching" as const }
+  })
+
+/**
+ * The retry schedule of a delivery (Accord's choice; the spec leaves it open): 1 s doubling per
+ * attempt up to 5 minutes, each delay drawn uniformly from its upper half (jitter), for up to 24
+ * hours after intake. After that the action keeps its state for operators and reconciliation.
+ *
+ * @since 0.1.0
+ */
+export const retrySchedule = {
+  baseMillis: 1_000,
+  capMillis: 5 * 60_000,
+  deadlineMillis: 24 * 60 * 60_000
+} as const
+
+/**
+ * The delay before attempt `attempts + 1`.
+ *
+ * @since 0.1.0
+ */
+export const retryDelay = (attempts: number): Effect.Effect<number> =>
+  Effect.map(Random.next, (r) => {
+    const ceiling = Math.min(retrySchedule.capMillis, retrySchedule.baseMillis * 2 ** Math.min(attempts, 30))
+    return Math.round(ceiling / 2 + (r * ceiling) / 2)
+  })
+
+/**
+ * The connector request time-out (Accord's choice): connect, send and the whole response.
+ *
+ * @since 0.1.0
+ */
+export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
+
+/**
+ * How one delivery ended.
+ *
+ * @since 0.1.0
+ */
+export type DeliveryResult =
+  | { readonly _tag: "Acknowledged"; readonly state: "accepted" | "rejected" }
+  | { readonly _tag: "Ambiguous"; readonly reason: string }
+  | { readonly _tag: "NotSent"; readonly reason: string }
+  | { readonly _tag: "Skipped"; readonly reason: string }
+
+/**
+ * @since 0.1.0
+ */
+export interface DispatcherOptions {
+  /** Lease owner name, unique per worker. */
+  readonly owner: string
+  /** Items leased per round (default 64). */
+  readonly batchSize?: number
+  /** Deliveries in flight at once (default 32). */
+  readonly concurrency?: number
+  /** Lease length; must exceed the time-out (default 30 s). */
+  readonly leaseMillis?: number
+  /** Per-delivery time-out (default `dispatchTimeout`). */
+  readonly timeoutMillis?: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export type DispatcherServices =
+  | ActionLedger
+  | Outbox
+  | ConnectionStore
+  | SecretVault
+  | CapabilityRegistry
+  | Cipher
+  | Crypto
+  | NonceStore
+  | ConnectorTransport
+
+/**
+ * @since 0.1.0
+ */
+export interface Dispatcher {
+  /** Leases due items and delivers them; returns how many were leased. */
+  readonly runOnce: Effect.Effect<number, StorageError>
+  /** Delivers one action now (also used by `runOnce`). */
+  readonly deliver: (item: OutboxItem) => Effect.Effect<DeliveryResult, StorageError>
+}
+
+const isCode = Schema.is(Code)
+
+/**
+ * Builds a dispatcher bound to its services. Signing keys are imported once per connection
+ * revision and kept for the dispatcher's life (a retired revision is never delivered to).
+ *
+ * @since 0.1.0
+ */
+export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispatcher, never, DispatcherServices> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<DispatcherServices>()
+    const ledger = yield* ActionLedger
+    const outbox = yield* Outbox
+    const connections = yield* ConnectionStore
+    const vault = yield* SecretVault
+    const capabilities = yield* CapabilityRegistry
+    const cipher = yield* Cipher
+    const crypto = yield* Crypto
+    const transport = yield* ConnectorTransport
+    const verifier = yield* makeVerifier
+    const leaseMillis = options.leaseMillis ?? 30_000
+    const timeoutMillis = options.timeoutMillis ?? Duration.toMillis(dispatchTimeout)
+    const keyCache = new Map<string, SigningKeys>()
+
+    const keysFor = (connectionId: string, revision: number) =>
+      Effect.gen(function*() {
+        const cacheKey = `${connectionId}:${revision}`
+        const cached = keyCache.get(cacheKey)
+        if (cached !== undefined) return Option.some(cached)
+        const actionSigning = yield* vault.get(connectorSecretRef(connectionId, revision, "actionSigning"))
+        const completion = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
+        if (Option.isNone(actionSigning)) return Option.none()
+        const keys = yield* Effect.provide(
+          importSigningKeys({
+            actionSigning: actionSigning.value,
+            // Only the action signing key is used here; the completion secret may already be retired.
+            completion: Option.getOrElse(completion, () => Redacted.make("unused"))
+          }),
+          context
+        )
+        keyCache.set(cacheKey, keys)
+        return Option.some(keys)
+      }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none<SigningKeys>())))
+
+    /** Applies a trigger with compare-and-set, re-reading on a concurrent change. */
+    const apply = (
+      actionRequestId: string,
+      trigger: Trigger,
+      extra: { readonly detail: Record<string, unknown>; readonly acknowledgement?: unknown; readonly sealedContinuation?: string }
+    ): Effect.Effect<ActionState | undefined, StorageError> =>
+      Effect.gen(function*() {
+        for (let round = 0; round < 5; round++) {
+          const current = yield* ledger.get(actionRequestId)
+          if (Option.isNone(current) || !isActionState(current.value.state)) return undefined
+          const step = transition(current.value.state, trigger)
+          if (step._tag !== "Move") return current.value.state
+          const now = yield* Clock.currentTimeMillis
+          const result = yield* ledger.transition({
+            actionRequestId,
+            expectedVersion: current.value.version,
+            toState: step.to,
+            at: now,
+            history: {
+              at: now,
+              trigger: trigger._tag === "AckAccepted" || trigger._tag === "AckRejected" ? "acknowledgement" : "delivery_ambiguous",
+              detail: { ...extra.detail, ...(step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}) }
+            },
+            ...(extra.acknowledgement !== undefined ? { acknowledgement: extra.acknowledgement } : {}),
+            ...(extra.sealedContinuation !== undefined ? { sealedContinuation: extra.sealedContinuation } : {})
+          })
+          if (result._tag === "Applied") return step.to
+        }
+        return undefined
+      })
+
+    const providerReferenceHash = (reference: string | undefined) =>
+      reference === undefined ? Effect.succeed(undefined) : crypto.sha256Hex(reference)
+
+    /** A continuation is valid only on an accepted, server-authorized Payment action whose mode the current capability evidence of this revision includes. */
+    const continuationAllowed = (record: ActionRecord, request: StoredRequest, now: number) =>
+      Effect.gen(function*() {
+        const mode = paymentFamilies[request.action.operation.family]
+        if (mode === undefined || request.payment === undefined) return false
+        const evidence = yield* capabilities.current(record.connectionId, now)
+        return Option.isSome(evidence) && evidence.value.revision === record.revision && evidence.value.modes.includes(mode)
+      })
+
+    const deliverRecord = (record: ActionRecord, attempt: number): Effect.Effect<DeliveryResult, StorageError> =>
+      Effect.gen(function*() {
+        if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
+          return { _tag: "Skipped", reason: "already_acknowledged" } as const
+        }
+        const connection = yield* connections.getById(record.connectionId)
+        const revision = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.revision === record.revision)))
+        if (Option.isNone(revision) || revision.value.state === "retired") {
+          return { _tag: "NotSent", reason: "revision_unavailable" } as const
+        }
+        const keys = yield* keysFor(record.connectionId, record.revision)
+        if (Option.isNone(keys)) return { _tag: "NotSent", reason: "secrets_unavailable" } as const
+        const request = record.request as StoredRequest
+        const nonce = yield* Effect.provide(freshNonce, context)
+        const now = yield* Clock.currentTimeMillis
+        const body: ExecutionRequest = {
+          type: "service.customer_action.execute",
+          protocolVersion,
+          workspaceId: record.workspaceId,
+          accountId: request.accountId,
+          actionRequestId: record.actionRequestId,
+          action: request.action,
+          actor: request.actor,
+          binding: request.binding,
+          providerIdempotencyKey: record.providerIdempotencyKey,
+          requestedAt: formatTimestamp(now),
+          requestNonce: nonce
+        }
+        const bytes = encodeBody(body)
+        const headers = yield* Effect.provide(sign({ purpose: "dispatch_request", keys: keys.value, body: bytes, nonce }), context)
+        const exchange = yield* transport.post({
+          url: revision.value.endpoint,
+          headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },
+          body: bytes,
+          timeoutMillis
+        }).pipe(Effect.either)
+        const ambiguous = (reason: string) =>
+          Effect.as(
+            apply(record.actionRequestId, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
+            { _tag: "Ambiguous", reason } as const
+          )
+        if (exchange._tag === "Left") {
+          const failure = exchange.left
+          return failure.maybeDelivered
+            ? yield* ambiguous(failure.reason)
+            : ({ _tag: "NotSent", reason: failure.reason } as const)
+        }
+        const response = exchange.right
+        if (response.status !== 202) return yield* ambiguous(response.status >= 300 && response.status < 400 ? "redirect" : `status_${response.status}`)
+        const verified = yield* verifier.verifyAndDecode(Acknowledgement, {
+          purpose: "dispatch_response",
+          keys: keys.value,
+          headers: response.headers,
+          body: response.body,
+          nonceScope: `dispatch_response:${record.connectionId}`
+        }).pipe(Effect.either)
+        if (verified._tag === "Left") {
+          if (verified.left._tag === "StorageError") return yield* verified.left
+          return yield* ambiguous(`response_${snakeCaseTag(verified.left._tag)}`)
+        }
+        const ack = verified.right.body
+        if (
+          ack.workspaceId !== record.workspaceId || ack.actionRequestId !== record.actionRequestId ||
+          ack.providerIdempotencyKey !== record.providerIdempotencyKey || ack.requestNonce !== nonce
+        ) {
+          return yield* ambiguous("response_binding_mismatch")
+        }
+        const referenceHash = yield* providerReferenceHash(ack.providerReference)
+        const stored = {
+          state: ack.state,
+          ...(referenceHash !== undefined ? { providerReferenceHash: referenceHash } : {}),
+          ...(ack.state === "rejected" && ack.errorCode !== undefined ? { errorCode: ack.errorCode } : {})
+        }
+        let sealedContinuation: string | undefined
+        if (ack.state === "accepted" && ack.continuation !== undefined) {
+          const receivedAt = yield* Clock.currentTimeMillis
+          if (!(yield* continuationAllowed(record, request, receivedAt))) return yield* ambiguous("response_continuation_not_allowed")
+          sealedContinuation = yield* cipher.seal(JSON.stringify(ack.continuation), `continuation:${record.actionRequestId}`)
+        }
+        const to = yield* apply(
+          record.actionRequestId,
+          { _tag: ack.state === "accepted" ? "AckAccepted" : "AckRejected" },
+          {
+            detail: {
+              attempt,
+              state: ack.state,
+              ...(referenceHash !== undefined ? { providerReferenceHash: referenceHash } : {}),
+              ...(ack.state === "rejected" && ack.errorCode !== undefined && isCode(ack.errorCode) ? { errorCode: ack.errorCode } : {}),
+              ...(sealedContinuation !== undefined ? { continuation: "stored_encrypted" } : {})
+            },
+            acknowledgement: stored,
+            ...(sealedContinuation !== undefined ? { sealedContinuation } : {})
+          }
+        )
+        return to === undefined ? ({ _tag: "Skipped", reason: "concurrent_change" } as const) : ({ _tag: "Acknowledged", state: ack.state } as const)
+      })
+
+    const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> =>
+      Effect.gen(function*() {
+        const actionRequestId = (item.payload as { readonly actionRequestId: string }).actionRequestId
+        const record = yield* ledger.get(actionRequestId)
+        const result: DeliveryResult = Option.isNone(record)
+          ? { _tag: "Skipped", reason: "unknown_action" }
+          : yield* deliverRecord(record.value, item.attempts + 1)
+        const now = yield* Clock.currentTimeMillis
+        const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
+        const pastDeadline = Option.isSome(record) && now - record.value.createdAt >= retrySchedule.deadlineMillis
+        if (settled || pastDeadline) {
+          yield* outbox.complete({ id: item.id, owner: options.owner, now })
+        } else {
+          const delay = yield* retryDelay(item.attempts)
+          yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: result.reason })
+        }
+        return result
+      })
+
+    const runOnce = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const items = yield* outbox.lease({
+        owner: options.owner,
+        now,
+        leaseMillis,
+        limit: options.batchSize ?? 64,
+        kinds: [dispatchOutboxKind]
+      })
+      yield* Effect.forEach(items, deliver, { concurrency: options.concurrency ?? 32, discard: true })
+      return items.length
+    })
+
+    return { runOnce, deliver }
+  })
+
+/**
+ * A dispatcher running until its scope closes: it delivers whatever is due, immediately again
+ * while items keep coming, and otherwise waits for `wake` or `idleMillis`. Returns the wake-up
+ * to call after an intake.
+ *
+ * @since 0.1.0
+ */
+export const runDispatcher = (
+  options: DispatcherOptions & { readonly idleMillis?: number }
+): Effect.Effect<Effect.Effect<void>, never, DispatcherServices | Scope.Scope> =>
+  Effect.gen(function*() {
+    const dispatcher = yield* makeDispatcher(options)
+    const signal = yield* Queue.sliding<true>(1)
+    const idle = Duration.millis(options.idleMillis ?? 250)
+    const loop = dispatcher.runOnce.pipe(
+      Effect.catchAll((error) => Effect.as(Effect.logWarning("dispatch: storage failed; retrying", error.message), 0)),
+      Effect.flatMap((leased) => (leased > 0 ? Effect.void : Effect.timeout(Queue.take(signal), idle).pipe(Effect.ignore))),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(loop)
+    return Effect.asVoid(Queue.offer(signal, true))
+  })

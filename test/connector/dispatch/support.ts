@@ -1,0 +1,216 @@
+/**
+ * Test peers for the service side of the connector: the customer kit served over real HTTP on
+ * loopback with its own storage, behind a front that can misbehave on purpose.
+ */
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import { toWebHandler, type WebHandler } from "../../../adapters/customer/WebHandler.ts"
+import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { ConnectionStore } from "../../../core/ConnectionStore.ts"
+import type { ActionIntake } from "../../../core/connector/Dispatch.ts"
+import type { Crypto } from "../../../core/Crypto.ts"
+import { executeOutboxKind, makeCustomerHandler } from "../../../core/customer/Handler.ts"
+import { Outbox } from "../../../core/Outbox.ts"
+import { computeSignature, freshNonce, importSigningKeys } from "../../../core/Signing.ts"
+import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
+import { formatTimestamp } from "../../../core/Timestamp.ts"
+import { cipherLayer } from "../../support/storage.ts"
+
+export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
+export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
+export const secrets = {
+  actionSigning: Redacted.make("as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"),
+  completion: Redacted.make("cs_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b7e9c")
+}
+
+export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
+  accountId,
+  action: {
+    id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
+    key: "extend_trial_14",
+    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 } },
+    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+  },
+  actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
+  binding: {
+    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+    offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+    publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
+  }
+})
+
+/** Registers `endpoint` as the workspace's active revision with the test secrets. */
+export const connect = (endpoint: string) =>
+  Effect.gen(function*() {
+    const store = yield* ConnectionStore
+    const vault = yield* SecretVault
+    const now = Date.now()
+    const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint, now })
+    yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), secrets.actionSigning, now)
+    yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), secrets.completion, now)
+    yield* store.activate({ connectionId, revision, now })
+    return revision
+  })
+
+/** How the front answers; `good` relays the kit's answer unchanged. */
+export type PeerMode =
+  | "good"
+  | "wrong_signature"
+  | "stale_response"
+  | "extra_field"
+  | "redirect"
+  | "slow"
+  | "reset_after_read"
+  | "status_500"
+  | "other_key"
+  | "unsigned"
+
+export interface Peer {
+  readonly url: string
+  mode: PeerMode
+  /** Requests that reached the front. */
+  requests: number
+  /** The signed headers and echoed nonce of every execution delivery received. */
+  readonly seen: Array<{ readonly key: string; readonly nonce: string; readonly signature: string; readonly requestNonce: string }>
+  /** Executions the kit has queued (its `customer.execute` outbox items): one per claimed request. */
+  readonly executions: () => Promise<number>
+  readonly kit: WebHandler
+  readonly close: () => Promise<void>
+}
+
+const readBody = (req: IncomingMessage): Promise<Uint8Array> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(new Uint8Array(Buffer.concat(chunks))))
+    req.on("error", reject)
+  })
+
+const run = <A>(effect: Effect.Effect<A, never, Crypto>) => Effect.runPromise(Effect.provide(effect, NodeCrypto.layer))
+
+/** Re-signs a response body with the action signing secret at `timestamp`. */
+const resign = (body: Uint8Array, timestamp: string) =>
+  run(Effect.gen(function*() {
+    const keys = yield* importSigningKeys(secrets)
+    const nonce = yield* freshNonce
+    const signature = yield* computeSignature(keys.actionSigning, "dispatch_response", timestamp, nonce, body)
+    return {
+      "content-type": "application/json",
+      "x-service-customer-action-version": "1",
+      "x-service-customer-action-timestamp": timestamp,
+      "x-service-customer-action-nonce": nonce,
+      "x-service-customer-action-signature": signature
+    }
+  }))
+
+/** The customer kit (memory storage) behind a loopback front whose behaviour the test chooses. */
+export const startPeer = async (options: { readonly slowMillis?: number } = {}): Promise<Peer> => {
+  const kitLayer = Layer.mergeAll(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
+  const runtime = ManagedRuntime.make(kitLayer)
+  const handler = await runtime.runPromise(
+    Effect.flatMap(importSigningKeys(secrets), (keys) => makeCustomerHandler({ workspaceId, keys, connectionId }))
+  )
+  const kit = toWebHandler(handler.handle)
+  let server: Server
+  const peer: Peer = {
+    url: "",
+    mode: "good",
+    requests: 0,
+    seen: [],
+    executions: () =>
+      runtime.runPromise(Effect.flatMap(Outbox, (outbox) =>
+        outbox.lease({ owner: "probe", now: Date.now() + 3_600_000, leaseMillis: 1, limit: 10_000, kinds: [executeOutboxKind] })
+      )).then((items) => items.length),
+    kit,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+      await runtime.dispose()
+    }
+  }
+  server = createServer(async (req, res) => {
+    peer.requests++
+    const body = await readBody(req)
+    const mode = peer.mode
+    try {
+      const parsed = JSON.parse(new TextDecoder().decode(body))
+      if (parsed.type === "service.customer_action.execute") {
+        peer.seen.push({
+          key: String(req.headers["x-service-customer-action-idempotency-key"]),
+          nonce: String(req.headers["x-service-customer-action-nonce"]),
+          signature: String(req.headers["x-service-customer-action-signature"]),
+          requestNonce: parsed.requestNonce
+        })
+      }
+    } catch {
+      // not JSON: the kit answers it
+    }
+    if (mode === "redirect") {
+      res.writeHead(302, { location: peer.url + "/elsewhere" }).end()
+      return
+    }
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value)
+    const answer = await kit(new Request(peer.url, { method: "POST", headers, body }))
+    const answerBody = new Uint8Array(await answer.arrayBuffer())
+    const answerHeaders: Record<string, string> = {}
+    answer.headers.forEach((v, k) => {
+      answerHeaders[k] = v
+    })
+    switch (mode) {
+      case "good":
+        res.writeHead(answer.status, answerHeaders).end(answerBody)
+        return
+      case "wrong_signature":
+        res.writeHead(answer.status, { ...answerHeaders, "x-service-customer-action-signature": "v1=" + "0".repeat(64) }).end(answerBody)
+        return
+      case "unsigned": {
+        const { ["x-service-customer-action-signature"]: _, ...rest } = answerHeaders
+        res.writeHead(answer.status, rest).end(answerBody)
+        return
+      }
+      case "stale_response": {
+        const stale = await resign(answerBody, formatTimestamp(Date.now() - 10 * 60_000))
+        res.writeHead(answer.status, stale).end(answerBody)
+        return
+      }
+      case "extra_field":
+      case "other_key": {
+        const json = JSON.parse(new TextDecoder().decode(answerBody))
+        const changed = mode === "extra_field" ? { ...json, note: "hello" } : { ...json, providerIdempotencyKey: "pva_" + "e".repeat(64) }
+        const bytes = new TextEncoder().encode(JSON.stringify(changed))
+        res.writeHead(answer.status, await resign(bytes, formatTimestamp(Date.now()))).end(bytes)
+        return
+      }
+      case "slow":
+        setTimeout(() => res.writeHead(answer.status, answerHeaders).end(answerBody), options.slowMillis ?? 1_500)
+        return
+      case "reset_after_read":
+        req.socket.destroy()
+        return
+      case "status_500":
+        res.writeHead(500, { "content-type": "application/json" }).end("{}")
+        return
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  ;(peer as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
+  return peer
+}
+
+/** A loopback port with nothing listening on it. */
+export const closedPort = async (): Promise<number> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
