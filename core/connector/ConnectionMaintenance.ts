@@ -226,8 +226,8 @@ export const runRound = (options: MaintenanceOptions): Effect.Effect<RoundSummar
   })
 
 /**
- * Runs a round now and then every 10 minutes, forever; `onRound` sees each summary (the server
- * ignores it; tests wait on it).
+ * Runs a round every 10 minutes on the `Clock`, forever, the first one 10 minutes after it starts;
+ * `onRound` sees each summary (the server ignores it; tests wait on it).
  *
  * @since 0.1.0
  */
@@ -237,6 +237,6 @@ export const scheduler = (
   runRound(options).pipe(
     Effect.tap((summary) => options.onRound?.(summary) ?? Effect.void),
     Effect.catchAllDefect((defect) => Effect.logError("connection maintenance round failed", defect)),
-    Effect.repeat(Schedule.fixed(Duration.millis(checkIntervalMillis))),
+    Effect.schedule(Schedule.fixed(Duration.millis(checkIntervalMillis))),
     Effect.zipRight(Effect.never)
   )
