@@ -36,12 +36,11 @@ import { ConnectorTransport, type TransportFailure } from "../connector/Transpor
 import { Crypto } from "../Crypto.ts"
 import { toHex } from "../Hex.ts"
 import { type CatalogEvidenceType, Completion, type CompletionOutcome, type EvidenceScalar } from "../messages/Completion.ts"
-import { ExecutionRequest } from "../messages/Execution.ts"
 import { Outbox, type OutboxItem } from "../Outbox.ts"
 import { protocolVersion, sign, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
-import { executeOutboxKind } from "./Handler.ts"
+import { ClaimedExecution, executeOutboxKind } from "./Handler.ts"
 
 /**
  * The outbox kind of a completion delivery (dedupe key: the action request id).
@@ -67,19 +66,6 @@ export const kitStates = {
   completing: "completing",
   completed: "completed"
 } as const
-
-/**
- * What the executor receives: the claimed execution request as stored (the delivery's nonce and
- * time are not part of the work).
- *
- * @since 0.1.0
- */
-export const ClaimedExecution = ExecutionRequest.omit("requestNonce", "requestedAt")
-
-/**
- * @since 0.1.0
- */
-export interface ClaimedExecution extends Schema.Schema.Type<typeof ClaimedExecution> {}
 
 /**
  * The business outcome the host observed. `evidence.accountId` is set by the kit to the action's
