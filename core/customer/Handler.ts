@@ -30,6 +30,7 @@ import { PaymentObservation, PaymentReconciliationRequest } from "../messages/Re
 import type { NonceStore } from "../NonceStore.ts"
 import { encodeBody, headerNames, protocolVersion, type Purpose, sign, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
+import { ClaimedExecution } from "./ClaimedExecution.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
 import { type HeaderSource, makeVerifier, parseJsonBody, readHeader, snakeCaseTag, type VerificationError } from "../Verification.ts"
 
@@ -115,19 +116,6 @@ export const StoredAcknowledgement = Schema.Struct({
  * @since 0.1.0
  */
 export type StoredAcknowledgement = typeof StoredAcknowledgement.Type
-
-/**
- * What the ledger stores as a record's `request` and the executor receives: the claimed execution
- * request without the delivery's nonce and time, which are not part of the work.
- *
- * @since 0.1.0
- */
-export const ClaimedExecution = ExecutionRequest.omit("requestNonce", "requestedAt")
-
-/**
- * @since 0.1.0
- */
-export interface ClaimedExecution extends Schema.Schema.Type<typeof ClaimedExecution> {}
 
 const purposeByType: Readonly<Record<string, Purpose>> = {
   "service.customer_action.handshake": "handshake_request",

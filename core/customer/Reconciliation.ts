@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import type { PaymentMode } from "../messages/Common.ts"
 import type { PaymentObservation, PaymentReconciliationRequest } from "../messages/Reconciliation.ts"
 import { formatTimestamp } from "../Timestamp.ts"
-import type { ClaimedExecution } from "./Handler.ts"
+import type { ClaimedExecution } from "./ClaimedExecution.ts"
 
 /**
  * What the reader reports: the observation without the echoed bindings.

@@ -40,7 +40,8 @@ import { Outbox, type OutboxItem } from "../Outbox.ts"
 import { protocolVersion, sign, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
-import { ClaimedExecution, executeOutboxKind } from "./Handler.ts"
+import { ClaimedExecution } from "./ClaimedExecution.ts"
+import { executeOutboxKind } from "./Handler.ts"
 
 /**
  * The outbox kind of a completion delivery (dedupe key: the action request id).
