@@ -124,5 +124,5 @@ describe("reference customer backend", () => {
       const events = yield* request(`${ws}/events?event_name=entitlement_active`, { headers: admin })
       assert.strictEqual(events.json.data.length, 1)
       assert.strictEqual(events.json.data[0].event_id, `entitlement_active:${id}:advanced_reports`)
-    }).pipe(Effect.scoped), 60_000)
+    }).pipe(Effect.scoped), 120_000)
 })
