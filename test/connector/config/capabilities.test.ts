@@ -18,6 +18,7 @@ import { parseTimestamp } from "../../../core/Timestamp.ts"
 import { warnIfSkipped } from "../../support/postgres.ts"
 import {
   ackPeer,
+  kitPeer,
   onEachStorage,
   outbound,
   registerCore,
@@ -92,6 +93,24 @@ onEachStorage("payment capability proof", { live: true }, (it) => {
       })
       assert.strictEqual(parseTimestamp(expiresAt)! - parseTimestamp(recordedAt)!, capabilityValidityMillis)
       assert.strictEqual(recordedAt, view.lastCheck.at)
+    }))
+
+  it.scoped("the customer kit's proof: modes recorded, account hash = SHA-256 of the JSON account id", () =>
+    Effect.gen(function*() {
+      const service = yield* startService()
+      const endpoint = yield* kitPeer(service.workspaceId, {
+        payment: { modes: ["new_subscription", "recover_payment"], providerAccountId: "acct_1Kit", livemode: false }
+      })
+      yield* registerEndpoint(service, endpoint)
+      const reply = (yield* runCheck(service)).json
+      assert.deepStrictEqual([reply.state, reply.paymentModes], ["active", ["new_subscription", "recover_payment"]])
+      const view = (yield* showConnector(service)).json.paymentCapabilities
+      const expectedHash = yield* sha256Hex(new TextEncoder().encode(JSON.stringify("acct_1Kit")))
+      assert.deepStrictEqual([view.revision, view.connectedAccountReferenceHash, view.providerConnectionGeneration], [
+        0,
+        expectedHash,
+        `test:${expectedHash}`
+      ])
     }))
 
   it.scoped("a successful acknowledgement without proof removes the previous modes", () =>

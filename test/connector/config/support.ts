@@ -16,9 +16,11 @@ import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import { makeWebHandler, type WebHandlerOptions } from "../../../adapters/customer/WebHandler.ts"
 import * as Readiness from "../../../adapters/http/Readiness.ts"
 import * as DnsResolver from "../../../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
+import * as ActionLedger from "../../../core/ActionLedger.ts"
 import type { Cipher } from "../../../core/Cipher.ts"
 import { register } from "../../../core/connector/Connection.ts"
 import type { Resolver } from "../../../core/connector/Endpoint.ts"
@@ -238,6 +240,28 @@ export const serveFetch = (fetchHandler: (request: Request) => Promise<Response>
         })
     })
     return yield* listen(server)
+  })
+
+/**
+ * The customer kit (`makeWebHandler`) for `workspaceId`, with the default secrets, served on
+ * loopback; `options` are the kit's own (revision, payment proof).
+ */
+export const kitPeer = (
+  workspaceId: string,
+  options: Omit<WebHandlerOptions, "workspaceId" | "secrets"> = {}
+): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const kit = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, ActionLedger.layerMemory), {
+          ...options,
+          workspaceId,
+          secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
+        })
+      ),
+      (kit) => Effect.promise(() => kit.dispose())
+    )
+    return yield* serveFetch(kit.fetch)
   })
 
 export const keysOf = (secret: string): Effect.Effect<SigningKeys> =>
