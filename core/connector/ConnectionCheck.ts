@@ -152,12 +152,13 @@ export type CheckServices =
   | Transactor
 
 /**
- * The nonce space of signed responses from a connection's customer backend to the service: one per
- * connection and direction (a customer's nonces are only compared with that customer's).
+ * The nonce space of a connection's handshake responses: one per connection and direction, as the
+ * dispatcher's `dispatch_response:{connectionId}` (a customer's nonces are only compared with that
+ * customer's).
  *
  * @since 0.1.0
  */
-export const responseNonceScope = (connectionId: string): string => `service:${connectionId}:from-customer`
+export const handshakeNonceScope = (connectionId: string): string => `handshake_response:${connectionId}`
 
 /**
  * The provider connection generation of a proof. The service holds no provider connection of its
@@ -263,7 +264,7 @@ const handshake = (
       keys,
       headers: response.headers,
       body: response.body,
-      nonceScope: responseNonceScope(connection.connectionId)
+      nonceScope: handshakeNonceScope(connection.connectionId)
     }))
     if (Either.isLeft(verified)) {
       if (verified.left._tag === "StorageError") return yield* verified.left

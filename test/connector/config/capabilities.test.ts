@@ -8,14 +8,20 @@
  */
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { capabilityValidityMillis } from "../../../core/CapabilityRegistry.ts"
+import { ConnectionStore } from "../../../core/ConnectionStore.ts"
+import { checkConnection, currentCapabilities } from "../../../core/connector/ConnectionCheck.ts"
 import type { PaymentCapabilities } from "../../../core/messages/Handshake.ts"
-import { formatTimestamp } from "../../../core/Timestamp.ts"
+import { parseTimestamp } from "../../../core/Timestamp.ts"
 import { warnIfSkipped } from "../../support/postgres.ts"
 import {
   ackPeer,
+  kitPeer,
   onEachStorage,
+  outbound,
+  registerCore,
   type PeerResponse,
   registerEndpoint,
   runCheck,
@@ -27,6 +33,7 @@ import {
 warnIfSkipped("payment capabilities")
 
 const start = Date.UTC(2026, 10, 22, 10, 0, 0)
+
 const accountHash = "3a6f0e0b6c5d4e8f9a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071"
 
 const proof = (revision: number, overrides: Partial<PaymentCapabilities> = {}): PaymentCapabilities => ({
@@ -55,10 +62,9 @@ const provingPeer = (initial: PaymentCapabilities | undefined) =>
 
 const minutes = (n: number) => `${n} minutes` as const
 
-/** A service whose connection was just activated by a peer proving `initial`, at `start`. */
+/** A service whose connection was just activated by a peer proving `initial`. */
 const checkedWith = (initial: PaymentCapabilities | undefined) =>
   Effect.gen(function*() {
-    yield* TestClock.setTime(start)
     const service = yield* startService()
     const peer = yield* provingPeer(initial)
     yield* registerEndpoint(service, peer.url)
@@ -66,7 +72,7 @@ const checkedWith = (initial: PaymentCapabilities | undefined) =>
     return { service, peer, first }
   })
 
-onEachStorage("payment capability proof", { live: false }, (it) => {
+onEachStorage("payment capability proof", { live: true }, (it) => {
   it.scoped("a valid proof is recorded with revision, fingerprint and provider generation, and enables its modes", () =>
     Effect.gen(function*() {
       const { first, peer, service } = yield* checkedWith(proof(0))
@@ -76,16 +82,35 @@ onEachStorage("payment capability proof", { live: false }, (it) => {
         undefined
       ])
       const view = (yield* showConnector(service)).json
-      assert.deepStrictEqual(view.paymentCapabilities, {
+      const { expiresAt, recordedAt, ...evidence } = view.paymentCapabilities
+      assert.deepStrictEqual(evidence, {
         revision: 0,
         modes: ["one_time_purchase", "setup_only"],
         livemode: false,
         connectedAccountReferenceHash: accountHash,
         providerConnectionGeneration: `test:${accountHash}`,
-        responseFingerprint: yield* sha256Hex(peer.state.responses[0]!.body),
-        recordedAt: formatTimestamp(start),
-        expiresAt: formatTimestamp(start + capabilityValidityMillis)
+        responseFingerprint: yield* sha256Hex(peer.state.responses[0]!.body)
       })
+      assert.strictEqual(parseTimestamp(expiresAt)! - parseTimestamp(recordedAt)!, capabilityValidityMillis)
+      assert.strictEqual(recordedAt, view.lastCheck.at)
+    }))
+
+  it.scoped("the customer kit's proof: modes recorded, account hash = SHA-256 of the JSON account id", () =>
+    Effect.gen(function*() {
+      const service = yield* startService()
+      const endpoint = yield* kitPeer(service.workspaceId, {
+        payment: { modes: ["new_subscription", "recover_payment"], providerAccountId: "acct_1Kit", livemode: false }
+      })
+      yield* registerEndpoint(service, endpoint)
+      const reply = (yield* runCheck(service)).json
+      assert.deepStrictEqual([reply.state, reply.paymentModes], ["active", ["new_subscription", "recover_payment"]])
+      const view = (yield* showConnector(service)).json.paymentCapabilities
+      const expectedHash = yield* sha256Hex(new TextEncoder().encode(JSON.stringify("acct_1Kit")))
+      assert.deepStrictEqual([view.revision, view.connectedAccountReferenceHash, view.providerConnectionGeneration], [
+        0,
+        expectedHash,
+        `test:${expectedHash}`
+      ])
     }))
 
   it.scoped("a successful acknowledgement without proof removes the previous modes", () =>
@@ -93,7 +118,6 @@ onEachStorage("payment capability proof", { live: false }, (it) => {
       const { first, peer, service } = yield* checkedWith(proof(0))
       assert.lengthOf(first.paymentModes, 2)
       peer.state.proof = undefined
-      yield* TestClock.adjust(minutes(1))
       const reply = (yield* runCheck(service)).json
       assert.deepStrictEqual([reply.state, reply.paymentModes, reply.problem], ["active", [], undefined])
       assert.strictEqual((yield* showConnector(service)).json.paymentCapabilities, null)
@@ -123,44 +147,60 @@ onEachStorage("payment capability proof", { live: false }, (it) => {
       assert.deepStrictEqual([view.lastCheck.outcome, view.lastCheck.problem], ["succeeded", "capability_revision_mismatch"])
     }))
 
-  it.scoped("evidence expires one hour after recording", () =>
-    Effect.gen(function*() {
-      const { first, service } = yield* checkedWith(proof(0))
-      assert.lengthOf(first.paymentModes, 2)
-      yield* TestClock.adjust(minutes(59))
-      assert.isNotNull((yield* showConnector(service)).json.paymentCapabilities)
-      yield* TestClock.adjust(minutes(1))
-      assert.strictEqual((yield* showConnector(service)).json.paymentCapabilities, null)
-    }))
-
-  it.scoped("an exact replay of the proving response does not extend freshness; a fresh proof does", () =>
-    Effect.gen(function*() {
-      const { first, peer, service } = yield* checkedWith(proof(0))
-      assert.lengthOf(first.paymentModes, 2)
-
-      // Within the nonce retention and after it: the same bytes and headers never count again.
-      peer.state.replay = peer.state.responses[0]
-      yield* TestClock.adjust(minutes(2))
-      assert.strictEqual((yield* runCheck(service)).json.problem, "replayed_nonce")
-      yield* TestClock.adjust(minutes(28))
-      assert.strictEqual((yield* runCheck(service)).json.problem, "stale_response")
-      const replayed = (yield* showConnector(service)).json.paymentCapabilities
-      assert.strictEqual(replayed.expiresAt, formatTimestamp(start + capabilityValidityMillis))
-
-      // A fresh, valid proof 30 minutes in is recorded anew and lasts an hour from then.
-      peer.state.replay = undefined
-      assert.lengthOf((yield* runCheck(service)).json.paymentModes, 2)
-      const fresh = (yield* showConnector(service)).json.paymentCapabilities
-      assert.strictEqual(fresh.expiresAt, formatTimestamp(start + 30 * 60_000 + capabilityValidityMillis))
-    }))
-
   it.scoped("a proof naming another provider account is another generation and replaces the evidence", () =>
     Effect.gen(function*() {
       const { peer, service } = yield* checkedWith(proof(0))
       peer.state.proof = proof(0, { connectedAccountReferenceHash: "b".repeat(64), livemode: true, modes: ["new_subscription"] })
-      yield* TestClock.adjust(minutes(5))
       assert.deepStrictEqual((yield* runCheck(service)).json.paymentModes, ["new_subscription"])
       const view = (yield* showConnector(service)).json.paymentCapabilities
       assert.deepStrictEqual([view.providerConnectionGeneration, view.livemode], [`live:${"b".repeat(64)}`, true])
     }))
+})
+
+// Time travel on the TestClock, at the core (the server's own background fibers would otherwise run
+// through every virtual minute): the same check and the same evidence `GET /connector` shows.
+onEachStorage("payment capability evidence over time", { live: false }, (it) => {
+  /** Activated at `start` by a peer proving revision 0; `check` runs another check, `evidence` reads what counts now. */
+  const provenAtStart = Effect.gen(function*() {
+    yield* TestClock.setTime(start)
+    const workspaceId = globalThis.crypto.randomUUID()
+    const peer = yield* provingPeer(proof(0))
+    const { connectionId } = yield* registerCore(workspaceId, peer.url)
+    const first = yield* checkConnection(workspaceId)
+    const evidence = Effect.gen(function*() {
+      const connection = Option.getOrThrow(yield* Effect.flatMap(ConnectionStore, (store) => store.getById(connectionId)))
+      return yield* currentCapabilities(connection, yield* Effect.clockWith((clock) => clock.currentTimeMillis))
+    })
+    return { peer, first, check: checkConnection(workspaceId), evidence }
+  })
+
+  it.scoped("evidence expires one hour after recording", () =>
+    Effect.gen(function*() {
+      const { evidence, first } = yield* provenAtStart
+      assert.lengthOf(first.paymentModes, 2)
+      yield* TestClock.adjust(minutes(59))
+      assert.strictEqual(Option.getOrThrow(yield* evidence).expiresAt, start + capabilityValidityMillis)
+      yield* TestClock.adjust(minutes(1))
+      assert.isTrue(Option.isNone(yield* evidence))
+    }).pipe(Effect.provide(outbound)))
+
+  it.scoped("an exact replay of the proving response does not extend freshness; a fresh proof does", () =>
+    Effect.gen(function*() {
+      const { check, evidence, peer } = yield* provenAtStart
+
+      // Within the nonce retention and after it: the same bytes and headers never count again.
+      peer.state.replay = peer.state.responses[0]
+      yield* TestClock.adjust(minutes(2))
+      assert.strictEqual((yield* check).problem, "replayed_nonce")
+      yield* TestClock.adjust(minutes(28))
+      assert.strictEqual((yield* check).problem, "stale_response")
+      assert.strictEqual(Option.getOrThrow(yield* evidence).expiresAt, start + capabilityValidityMillis)
+
+      // A fresh, valid proof 30 minutes in is recorded anew and lasts an hour from then.
+      peer.state.replay = undefined
+      assert.lengthOf((yield* check).paymentModes, 2)
+      assert.strictEqual(Option.getOrThrow(yield* evidence).expiresAt, start + 30 * 60_000 + capabilityValidityMillis)
+      yield* TestClock.adjust(minutes(60))
+      assert.isTrue(Option.isNone(yield* evidence))
+    }).pipe(Effect.provide(outbound)))
 })

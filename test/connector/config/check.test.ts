@@ -8,25 +8,17 @@ import { assert } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import { makeWebHandler } from "../../../adapters/customer/WebHandler.ts"
-import * as ActionLedger from "../../../core/ActionLedger.ts"
 import { ConnectionStore } from "../../../core/ConnectionStore.ts"
-import * as NonceStore from "../../../core/NonceStore.ts"
 import { headerNames } from "../../../core/Signing.ts"
 import { warnIfSkipped } from "../../support/postgres.ts"
 import {
   ackPeer,
-  actionSigningSecret,
-  completionSecret,
   fixedPeer,
+  kitPeer,
   onEachStorage,
   type PeerResponse,
   registerEndpoint,
   runCheck,
-  serveFetch,
   type SeenHandshake,
   type Service,
   showConnector,
@@ -43,16 +35,7 @@ onEachStorage("POST /connector/check", { live: true }, (it) => {
   it.scoped("against the customer kit: the pending revision 0 becomes active, with no payment modes", () =>
     Effect.gen(function*() {
       const service = yield* startService()
-      const kit = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, ActionLedger.layerMemory), {
-            workspaceId: service.workspaceId,
-            secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
-          })
-        ),
-        (kit) => Effect.promise(() => kit.dispose())
-      )
-      const endpoint = yield* serveFetch(kit.fetch)
+      const endpoint = yield* kitPeer(service.workspaceId)
       const { connectionId } = yield* registerEndpoint(service, endpoint)
       const reply = yield* runCheck(service)
       assert.strictEqual(reply.status, 200)
@@ -68,6 +51,16 @@ onEachStorage("POST /connector/check", { live: true }, (it) => {
       // Checking again re-checks the active revision.
       const again = yield* runCheck(service)
       assert.deepStrictEqual(again.json, { connectionId, revision: 0, state: "active", paymentModes: [] })
+    }))
+
+  it.scoped("the customer kit refuses a handshake for another revision than its own: the check fails", () =>
+    Effect.gen(function*() {
+      const service = yield* startService()
+      const endpoint = yield* kitPeer(service.workspaceId) // configured for revision 0
+      yield* registerEndpoint(service, endpoint)
+      yield* registerEndpoint(service, endpoint) // revision 1: the kit still holds revision 0's configuration
+      const reply = (yield* runCheck(service)).json
+      assert.deepStrictEqual([reply.revision, reply.state, reply.problem], [1, "pending", "unexpected_status"])
     }))
 
   it.scoped("the handshake is signed for the revision, carries its number and a challenge equal to the nonce", () =>

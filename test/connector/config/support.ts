@@ -16,8 +16,15 @@ import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import { makeWebHandler, type WebHandlerOptions } from "../../../adapters/customer/WebHandler.ts"
 import * as Readiness from "../../../adapters/http/Readiness.ts"
+import * as DnsResolver from "../../../adapters/transport/DnsResolver.ts"
+import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
+import * as ActionLedger from "../../../core/ActionLedger.ts"
 import type { Cipher } from "../../../core/Cipher.ts"
+import { register } from "../../../core/connector/Connection.ts"
+import type { Resolver } from "../../../core/connector/Endpoint.ts"
+import type { ConnectorTransport } from "../../../core/connector/Transport.ts"
 import { Crypto } from "../../../core/Crypto.ts"
 import { type HandshakeRequest, HandshakeRequest as HandshakeRequestSchema } from "../../../core/messages/Handshake.ts"
 import * as NonceStore from "../../../core/NonceStore.ts"
@@ -235,6 +242,28 @@ export const serveFetch = (fetchHandler: (request: Request) => Promise<Response>
     return yield* listen(server)
   })
 
+/**
+ * The customer kit (`makeWebHandler`) for `workspaceId`, with the default secrets, served on
+ * loopback; `options` are the kit's own (revision, payment proof).
+ */
+export const kitPeer = (
+  workspaceId: string,
+  options: Omit<WebHandlerOptions, "workspaceId" | "secrets"> = {}
+): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const kit = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, ActionLedger.layerMemory), {
+          ...options,
+          workspaceId,
+          secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
+        })
+      ),
+      (kit) => Effect.promise(() => kit.dispose())
+    )
+    return yield* serveFetch(kit.fetch)
+  })
+
 export const keysOf = (secret: string): Effect.Effect<SigningKeys> =>
   Effect.provide(importSigningKeys({ actionSigning: Redacted.make(secret), completion: Redacted.make(completionSecret) }), NodeCrypto.layer)
 
@@ -331,6 +360,21 @@ export const ackPeer = (options: AckPeerOptions = {}): Effect.Effect<string, nev
 /** A peer that answers every request with a fixed status, headers and body. */
 export const fixedPeer = (status: number, headers: Record<string, string> = {}, body = ""): Effect.Effect<string, never, Scope.Scope> =>
   servePeer(() => Effect.succeed({ status, headers, body: new TextEncoder().encode(body) }))
+
+/** Outbound calls (the real transport, insecure endpoints allowed) and crypto, for core-level tests. */
+export const outbound: Layer.Layer<Crypto | ConnectorTransport | Resolver> = Layer.mergeAll(
+  NodeCrypto.layer,
+  HttpTransport.layer({ allowInsecure: true }),
+  DnsResolver.layer
+)
+
+/** Registers `endpoint` with the default secrets through the core (no server). */
+export const registerCore = (workspaceId: string, endpoint: string) =>
+  register({
+    workspaceId,
+    endpoint,
+    secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
+  }, { allowInsecure: true })
 
 export const sha256Hex = (bytes: Uint8Array): Effect.Effect<string> =>
   Effect.provide(Effect.flatMap(Crypto, (crypto) => crypto.sha256Hex(bytes)), NodeCrypto.layer)
