@@ -25,10 +25,13 @@ import { checkIdempotencyKey } from "../Idempotency.ts"
 import type { AcceptedAck, RejectedAck } from "../messages/Acknowledgement.ts"
 import { Code } from "../messages/Common.ts"
 import { ExecutionRequest } from "../messages/Execution.ts"
-import { type HandshakeAck, HandshakeRequest } from "../messages/Handshake.ts"
+import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from "../messages/Handshake.ts"
+import { PaymentObservation, PaymentReconciliationRequest } from "../messages/Reconciliation.ts"
 import type { NonceStore } from "../NonceStore.ts"
 import { encodeBody, headerNames, protocolVersion, type Purpose, sign, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
+import { ClaimedExecution } from "./ClaimedExecution.ts"
+import type { PaymentReaderService } from "./Reconciliation.ts"
 import { type HeaderSource, makeVerifier, parseJsonBody, readHeader, snakeCaseTag, type VerificationError } from "../Verification.ts"
 
 /**
@@ -45,6 +48,25 @@ export interface CustomerHandlerOptions {
    * bounded code (`[A-Za-z0-9_.:-]{1,64}`) is replaced by `rejected`.
    */
   readonly precheck?: (request: ExecutionRequest) => Effect.Effect<Option.Option<string>>
+  /**
+   * The connection revision this endpoint's secrets belong to (default 0, "the initial revision is
+   * zero"). A handshake carrying a different revision header is refused (409 `revision_mismatch`).
+   */
+  readonly revision?: number
+  /**
+   * The payment capability proof, sent in every `handshake_ack` only when configured: the modes the
+   * host's payment handler supports and its connected provider account.
+   */
+  readonly payment?: {
+    readonly modes: PaymentCapabilities["modes"]
+    /** The connected payment provider account ID (e.g. Stripe's `acct_…`); only its hash is sent. */
+    readonly providerAccountId: string
+    readonly livemode: boolean
+  }
+  /** Answers payment reconciliation reads; without it they get 501 `reconciliation_unsupported`. */
+  readonly paymentReader?: PaymentReaderService
+  /** Run after an execution was claimed (the kit wakes its worker). */
+  readonly onClaimed?: Effect.Effect<void>
 }
 
 /**
@@ -97,7 +119,8 @@ export type StoredAcknowledgement = typeof StoredAcknowledgement.Type
 
 const purposeByType: Readonly<Record<string, Purpose>> = {
   "service.customer_action.handshake": "handshake_request",
-  "service.customer_action.execute": "dispatch_request"
+  "service.customer_action.execute": "dispatch_request",
+  "service.customer_action.payment_reconciliation": "payment_reconciliation_request"
 }
 
 const jsonHeaders = { "content-type": "application/json" } as const
@@ -130,6 +153,8 @@ const typeOf = (json: unknown): string | undefined =>
 
 const isCode = Schema.is(Code)
 const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
+const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
+const isObservation = Schema.is(PaymentObservation)
 
 /**
  * Builds the handler once (verifier and services bound); call `handle` per request.
@@ -146,6 +171,13 @@ export const makeCustomerHandler = (
     const { keys, workspaceId } = options
     const connectionId = options.connectionId ?? "customer"
     const nonceScope = `customer:${workspaceId}`
+    const revision = options.revision ?? 0
+    const paymentCapabilities: PaymentCapabilities | undefined = options.payment === undefined ? undefined : {
+      connectedAccountReferenceHash: yield* crypto.sha256Hex(JSON.stringify(options.payment.providerAccountId)),
+      connectionRevision: revision,
+      livemode: options.payment.livemode,
+      modes: options.payment.modes
+    }
 
     const signed = (status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
       const bytes = encodeBody(body)
@@ -162,13 +194,18 @@ export const makeCustomerHandler = (
           if (body.challenge !== headers.nonce || body.workspaceId !== workspaceId) {
             return Effect.succeed(errorResponse(401, { error: "binding_mismatch" }))
           }
+          const askedRevision = readHeader(input.headers, headerNames.connectionRevision)
+          if (askedRevision !== undefined && askedRevision.trim() !== String(revision)) {
+            return Effect.succeed(errorResponse(409, { error: "revision_mismatch" }))
+          }
           const ack: HandshakeAck = {
             challenge: body.challenge,
             connectionId: body.connectionId,
             protocolVersion,
             status: "ready",
             type: "service.customer_action.handshake_ack",
-            workspaceId: body.workspaceId
+            workspaceId: body.workspaceId,
+            ...(paymentCapabilities !== undefined ? { paymentCapabilities } : {})
           }
           return signed(200, "handshake_response", ack)
         }
@@ -253,7 +290,10 @@ export const makeCustomerHandler = (
             }
             : {})
         })
-        if (created === "created") return yield* acknowledge(request, headers.nonce, stored)
+        if (created === "created") {
+          if (stored.state === "accepted" && options.onClaimed !== undefined) yield* options.onClaimed
+          return yield* acknowledge(request, headers.nonce, stored)
+        }
 
         // A duplicate: answer with the original acknowledgement, never creating work again.
         const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
@@ -263,13 +303,46 @@ export const makeCustomerHandler = (
         return yield* acknowledge(request, headers.nonce, original.value)
       })
 
+    const reconcile = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
+      Effect.gen(function*() {
+        const { body: request, headers } = yield* verifier.verifyAndDecode(PaymentReconciliationRequest, {
+          purpose: "payment_reconciliation_request",
+          keys,
+          headers: input.headers,
+          body: input.body,
+          nonceScope
+        })
+        if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
+          return errorResponse(401, { error: "binding_mismatch" })
+        }
+        const record = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
+        if (Option.isNone(record)) return errorResponse(404, { error: "unknown_action" })
+        const execution = decodeClaimed(record.value.request)
+        if (
+          record.value.actionRequestId !== request.actionRequestId || record.value.accountId !== request.accountId ||
+          Option.isNone(execution)
+        ) {
+          return errorResponse(409, { error: "binding_mismatch" })
+        }
+        if (options.paymentReader === undefined) return errorResponse(501, { error: "reconciliation_unsupported" })
+        const reading = yield* options.paymentReader.read({ request, execution: execution.value })
+        const { requestedAt: _requestedAt, ...bindings } = request
+        const observation = { ...bindings, type: "service.customer_action.payment_observation" as const, ...reading }
+        if (!isObservation(observation)) return errorResponse(500, { error: "invalid_observation" })
+        return yield* signed(200, "payment_reconciliation_response", observation)
+      })
+
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
       Effect.gen(function*() {
         const untrusted = yield* Effect.option(parseJsonBody(input.body))
         const type = Option.getOrUndefined(Option.map(untrusted, typeOf))
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
         if (purpose === undefined) return errorResponse(400, { error: "unsupported_type" })
-        const run = purpose === "handshake_request" ? handshake(input) : execute(input)
+        const run = purpose === "handshake_request"
+          ? handshake(input)
+          : purpose === "dispatch_request"
+          ? execute(input)
+          : reconcile(input)
         return yield* Effect.catchAll(run, (error) => Effect.succeed(verificationResponse(error)))
       }).pipe(
         Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" })))

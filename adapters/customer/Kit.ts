@@ -1,0 +1,135 @@
+/**
+ * The customer kit, assembled for a Promise-based backend: the inbound handler (Fetch and
+ * `node:http` forms), the execution and completion-delivery workers running in the background,
+ * and one `dispose` that stops them and releases storage.
+ *
+ * ```ts
+ * const kit = await makeCustomerKit({
+ *   workspaceId, secrets, serviceUrl: "https://accord.example.com",
+ *   executor: { execute: async (request) => ({ outcome: "succeeded", providerReference, evidence }),
+ *               lookup: async (providerIdempotencyKey) => undefined },
+ *   storage: SqlStorageLayer
+ * })
+ * http.createServer(kit.nodeHandler).listen(8080)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import type { ActionLedger } from "../../core/ActionLedger.ts"
+import { ConnectorTransport } from "../../core/connector/Transport.ts"
+import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
+import type { CustomerHandlerOptions } from "../../core/customer/Handler.ts"
+import { makeCustomerHandler } from "../../core/customer/Handler.ts"
+import type { PaymentReading } from "../../core/customer/Reconciliation.ts"
+import * as Worker from "../../core/customer/Worker.ts"
+import type { ExecutionRequest } from "../../core/messages/Execution.ts"
+import type { PaymentReconciliationRequest } from "../../core/messages/Reconciliation.ts"
+import type { NonceStore } from "../../core/NonceStore.ts"
+import type { Outbox } from "../../core/Outbox.ts"
+import { type ConnectorSecrets, importSigningKeys } from "../../core/Signing.ts"
+import * as NodeCrypto from "../crypto/NodeCrypto.ts"
+import * as HttpTransport from "../transport/HttpTransport.ts"
+import { type NodeHandler, toNodeHandler } from "./NodeHandler.ts"
+import { toWebHandler, type WebHandler } from "./WebHandler.ts"
+
+/**
+ * The host's executor with Promises. A rejected promise is an ambiguous result: the kit retries
+ * with backoff and calls `lookup` before any second `execute`.
+ *
+ * @since 0.1.0
+ */
+export interface HostExecutor {
+  readonly execute: (request: ClaimedExecution) => Promise<Worker.ExecutionResult>
+  /** The observed result of an earlier run under this key, or `undefined` if it never ran. */
+  readonly lookup: (providerIdempotencyKey: string) => Promise<Worker.ExecutionResult | undefined>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerKitOptions {
+  readonly workspaceId: string
+  readonly secrets: ConnectorSecrets
+  /** The connection revision of `secrets` (default 0). */
+  readonly revision?: number
+  /** The service's base URL (completions go to `…/api/funnels/v1/runtime/actions/customer-complete`). */
+  readonly serviceUrl: string
+  readonly executor: HostExecutor
+  /** Resolve to an error code to reject an execution (recorded; a retry gets the same answer). */
+  readonly precheck?: (request: ExecutionRequest) => Promise<string | undefined>
+  readonly payment?: CustomerHandlerOptions["payment"]
+  readonly paymentReader?: {
+    readonly read: (input: { readonly request: PaymentReconciliationRequest; readonly execution: ClaimedExecution }) => Promise<PaymentReading>
+  }
+  /** Storage with no further requirements (memory, PGlite or PostgreSQL `adapters/*\/Storage.ts` layers). */
+  readonly storage: Layer.Layer<NonceStore | ActionLedger | Outbox, unknown>
+  /** Allow an `http:` / loopback `serviceUrl` (development and tests only). */
+  readonly allowInsecureServiceUrl?: boolean
+  /** Replaces the default transport (node:http, no redirects, 10 s time-out). */
+  readonly transport?: Layer.Layer<ConnectorTransport>
+  readonly worker?: Pick<Worker.CustomerWorkerOptions, "pollMillis" | "executeLeaseMillis" | "deliveryLeaseMillis" | "batchSize" | "backoff">
+  readonly connectionId?: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerKit {
+  readonly fetch: WebHandler
+  readonly nodeHandler: NodeHandler
+  /** Stops the workers and releases storage. */
+  readonly dispose: () => Promise<void>
+}
+
+/**
+ * Builds storage, imports the secrets, starts the workers and binds the handler.
+ *
+ * @since 0.1.0
+ */
+export const makeCustomerKit = async (options: CustomerKitOptions): Promise<CustomerKit> => {
+  const { executor, paymentReader, precheck } = options
+  const base = Layer.mergeAll(
+    options.storage,
+    NodeCrypto.layer,
+    options.transport ?? HttpTransport.layer({ allowInsecure: options.allowInsecureServiceUrl ?? false }),
+    Layer.succeed(Worker.ActionExecutor, {
+      execute: (request) => Effect.promise(() => executor.execute(request)),
+      lookup: (key) => Effect.map(Effect.promise(() => executor.lookup(key)), Option.fromNullable)
+    })
+  )
+  const workers = Layer.unwrapEffect(
+    Effect.map(importSigningKeys(options.secrets), (keys) =>
+      Worker.layer({ ...options.worker, workspaceId: options.workspaceId, keys, serviceUrl: options.serviceUrl }))
+  ).pipe(Layer.provideMerge(base))
+  const runtime = ManagedRuntime.make(workers)
+  try {
+    const handler = await runtime.runPromise(
+      Effect.gen(function*() {
+        const keys = yield* importSigningKeys(options.secrets)
+        const worker = yield* Worker.CustomerWorker
+        return yield* makeCustomerHandler({
+          workspaceId: options.workspaceId,
+          keys,
+          onClaimed: worker.wake,
+          ...(options.connectionId !== undefined ? { connectionId: options.connectionId } : {}),
+          ...(options.revision !== undefined ? { revision: options.revision } : {}),
+          ...(options.payment !== undefined ? { payment: options.payment } : {}),
+          ...(precheck !== undefined
+            ? { precheck: (request) => Effect.map(Effect.promise(() => precheck(request)), Option.fromNullable) }
+            : {}),
+          ...(paymentReader !== undefined
+            ? { paymentReader: { read: (input) => Effect.promise(() => paymentReader.read(input)) } }
+            : {})
+        })
+      })
+    )
+    return { fetch: toWebHandler(handler.handle), nodeHandler: toNodeHandler(handler.handle), dispose: () => runtime.dispose() }
+  } catch (error) {
+    await runtime.dispose()
+    throw error
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The customer handler for `node:http` and Express-style servers: `(req, res) => void`.
+ *
+ * Signatures cover the raw body bytes (D1), so the handler reads the request stream itself. Mount
+ * it before any JSON body parser; behind `express.raw()` (or anything leaving a `Buffer` in
+ * `req.body` / `req.rawBody`) it uses those bytes instead. A stream already consumed by a parser
+ * that kept no raw bytes is refused (500 `raw_body_unavailable`): re-serialized JSON would not
+ * verify.
+ *
+ * @since 0.1.0
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import * as Effect from "effect/Effect"
+import type { CustomerHandler, CustomerResponse } from "../../core/customer/Handler.ts"
+import { encodeBody } from "../../core/Signing.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
+
+/**
+ * The largest request body read (64 KiB, as the transport's response cap); larger gets 413.
+ *
+ * @since 0.1.0
+ */
+export const maxRequestBytes = 64 * 1024
+
+type RawBody = { readonly kind: "bytes"; readonly bytes: Uint8Array } | { readonly kind: "error"; readonly status: number; readonly error: string }
+
+const preParsed = (req: IncomingMessage): Uint8Array | undefined => {
+  const carrier = req as IncomingMessage & { readonly rawBody?: unknown; readonly body?: unknown }
+  if (carrier.rawBody instanceof Uint8Array) return carrier.rawBody
+  if (carrier.body instanceof Uint8Array) return carrier.body
+  return undefined
+}
+
+const readBody = (req: IncomingMessage): Promise<RawBody> =>
+  new Promise((resolve) => {
+    const given = preParsed(req)
+    if (given !== undefined) return resolve({ kind: "bytes", bytes: given })
+    if (req.readableEnded) return resolve({ kind: "error", status: 500, error: "raw_body_unavailable" })
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let settled = false
+    const settle = (result: RawBody) => {
+      if (settled) return
+      settled = true
+      resolve(result)
+    }
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxRequestBytes) {
+        settle({ kind: "error", status: 413, error: "body_too_large" })
+        req.resume()
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on("end", () => settle({ kind: "bytes", bytes: new Uint8Array(Buffer.concat(chunks)) }))
+    req.on("error", () => settle({ kind: "error", status: 400, error: "unreadable_body" }))
+  })
+
+const send = (res: ServerResponse, response: CustomerResponse): void => {
+  res.writeHead(response.status, { ...response.headers, "content-length": String(response.body.byteLength) })
+  res.end(response.body)
+}
+
+const error = (status: number, code: string): CustomerResponse => ({
+  status,
+  headers: { "content-type": "application/json" },
+  body: encodeBody({ error: code })
+})
+
+/**
+ * Wraps a built handler. Only `POST` is answered (others get 405).
+ *
+ * @since 0.1.0
+ */
+export const toNodeHandler = (handle: CustomerHandler["handle"]): NodeHandler => (req, res) => {
+  if (req.method !== "POST") {
+    req.resume()
+    return send(res, error(405, "method_not_allowed"))
+  }
+  void readBody(req).then(async (body) => {
+    const response = body.kind === "error"
+      ? error(body.status, body.error)
+      : await Effect.runPromise(handle({ headers: req.headers, body: body.bytes }))
+    send(res, response)
+  }).catch(() => {
+    if (!res.headersSent) send(res, error(500, "internal_error"))
+  })
+}

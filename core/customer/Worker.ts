@@ -1,0 +1,413 @@
+/**
+ * The customer kit's durable work (spec "Rules for execution handling on the customer side" 6–8):
+ * a worker runs each claimed execution through the host's `ActionExecutor`, persists the
+ * completion body before any delivery, and delivers it to the service signed with the completion
+ * secret until the service answers 2xx.
+ *
+ * Both steps are driven by the `Outbox`:
+ *
+ * - `customer.execute` (enqueued by the handler with the claim): before the executor runs, the
+ *   record moves `accepted` → `executing` (a durable marker). An item whose record already says
+ *   `executing`, or that failed before (`attempts > 0`), may have run: the worker then asks
+ *   `ActionExecutor.lookup` first and runs `execute` only when the owning system says it never
+ *   ran (rule 7: "looks up its record by providerIdempotencyKey, reconciles with the owning
+ *   system"). The completion body (with a fresh `completionId`) and a `customer.complete` item are
+ *   then committed in ONE `ActionLedger.transition` (`executing` → `completing`), before any
+ *   delivery (rule 6).
+ * - `customer.complete`: the stored body's exact bytes, signed per attempt with a fresh nonce and
+ *   timestamp ("A redelivery reuses the same body and ID with a fresh nonce, timestamp and
+ *   signature"); 2xx completes the item and moves the record to `completed`; anything else is
+ *   rescheduled with bounded exponential backoff and jitter.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { type ActionRecord, ActionLedger } from "../ActionLedger.ts"
+import { ConnectorTransport, type TransportFailure } from "../connector/Transport.ts"
+import { Crypto } from "../Crypto.ts"
+import { toHex } from "../Hex.ts"
+import { type CatalogEvidenceType, Completion, type CompletionOutcome, type EvidenceScalar } from "../messages/Completion.ts"
+import { Outbox, type OutboxItem } from "../Outbox.ts"
+import { protocolVersion, sign, type SigningKeys } from "../Signing.ts"
+import type { StorageError } from "../StorageError.ts"
+import { formatTimestamp } from "../Timestamp.ts"
+import { ClaimedExecution } from "./ClaimedExecution.ts"
+import { executeOutboxKind } from "./Handler.ts"
+
+/**
+ * The outbox kind of a completion delivery (dedupe key: the action request id).
+ *
+ * @since 0.1.0
+ */
+export const completeOutboxKind = "customer.complete"
+
+/**
+ * The service's completion route, appended to `serviceUrl`.
+ *
+ * @since 0.1.0
+ */
+export const completionPath = "/api/funnels/v1/runtime/actions/customer-complete"
+
+/**
+ * The kit's record states after the claim (`accepted`, `rejected` are the handler's).
+ *
+ * @since 0.1.0
+ */
+export const kitStates = {
+  executing: "executing",
+  completing: "completing",
+  completed: "completed"
+} as const
+
+/**
+ * The business outcome the host observed. `evidence.accountId` is set by the kit to the action's
+ * account (the service requires it); `source` must be a catalog evidence type for the service to
+ * verify the action. Up to 15 further scalar evidence fields.
+ *
+ * @since 0.1.0
+ */
+export interface ExecutionResult {
+  readonly outcome: CompletionOutcome
+  readonly providerReference: string
+  readonly evidence: {
+    readonly entitlement: string
+    readonly reasonCode: string
+    readonly source: CatalogEvidenceType
+    readonly [field: string]: EvidenceScalar
+  }
+}
+
+/**
+ * The host's side of an execution.
+ *
+ * - `execute` performs exactly the claimed operation. It should pass `providerIdempotencyKey` to the
+ *   owning system (billing, subscription, entitlement), so that even a run the kit could not record
+ *   (a crash mid-call) is not repeated there. A defect is treated as an ambiguous result.
+ * - `lookup` reads the owning system for a run under that key: `Some(result)` if it ran (with the
+ *   outcome observed now), `None` if it never ran. Called before any second `execute`.
+ *
+ * @since 0.1.0
+ */
+export interface ActionExecutorService {
+  readonly execute: (request: ClaimedExecution) => Effect.Effect<ExecutionResult>
+  readonly lookup: (providerIdempotencyKey: string) => Effect.Effect<Option.Option<ExecutionResult>>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ActionExecutor extends Context.Tag("@accord/core/customer/ActionExecutor")<
+  ActionExecutor,
+  ActionExecutorService
+>() {}
+
+/**
+ * Bounded exponential backoff: attempt `n` (0-based) waits `min(cap, base * 2^n)`, of which the
+ * upper half is random ("equal jitter"), so retries never synchronize and never wait less than
+ * half the nominal delay.
+ *
+ * @since 0.1.0
+ */
+export interface Backoff {
+  readonly baseMillis: number
+  readonly capMillis: number
+}
+
+/**
+ * 1 s doubling to a 5 minute cap.
+ *
+ * @since 0.1.0
+ */
+export const defaultBackoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
+
+/**
+ * The delay before the next attempt after `attempts` failed ones; `random` in `[0, 1)`.
+ *
+ * @since 0.1.0
+ */
+export const backoffDelay = (backoff: Backoff, attempts: number, random: number): number => {
+  const nominal = Math.min(backoff.capMillis, backoff.baseMillis * 2 ** Math.min(attempts, 40))
+  return Math.floor(nominal / 2 + random * (nominal / 2))
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerWorkerOptions {
+  readonly workspaceId: string
+  readonly keys: SigningKeys
+  /** The service's base URL; completions go to `serviceUrl + completionPath`. */
+  readonly serviceUrl: string
+  /** Poll interval when idle (default 500 ms); `wake` cuts it short. */
+  readonly pollMillis?: number
+  /** Lease of an execution (default 5 minutes): longer than any `execute` call should take. */
+  readonly executeLeaseMillis?: number
+  /** Lease of one delivery attempt (default 60 s): longer than the transport's time-out. */
+  readonly deliveryLeaseMillis?: number
+  /** Items per lease (default 16). */
+  readonly batchSize?: number
+  readonly backoff?: Backoff
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerWorkerService {
+  /** Leases due executions and runs them; the number leased. */
+  readonly executeDue: Effect.Effect<number, StorageError>
+  /** Leases due completion deliveries and attempts each once; the number leased. */
+  readonly deliverDue: Effect.Effect<number, StorageError>
+  /** Cuts the execution loop's idle wait short (the handler calls it after a claim). */
+  readonly wake: Effect.Effect<void>
+  /** Both loops, forever (`start` forks them). */
+  readonly run: Effect.Effect<never>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerWorker")<
+  CustomerWorker,
+  CustomerWorkerService
+>() {}
+
+const ExecutePayload = Schema.Struct({ actionRequestId: Schema.String })
+const DeliveryPayload = Schema.Struct({ actionRequestId: Schema.String, completionId: Schema.String, body: Schema.String })
+const decodeExecutePayload = Schema.decodeUnknownOption(ExecutePayload)
+const decodeDeliveryPayload = Schema.decodeUnknownOption(DeliveryPayload)
+const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
+const validCompletion = Schema.is(Completion)
+
+const encoder = new TextEncoder()
+
+const failureText = (failure: TransportFailure): string => `transport_${failure.reason}`
+
+/**
+ * Builds the worker; its loops are not running (`start` forks them).
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  options: CustomerWorkerOptions
+): Effect.Effect<CustomerWorkerService, never, ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor> =>
+  Effect.gen(function*() {
+    const ledger = yield* ActionLedger
+    const outbox = yield* Outbox
+    const crypto = yield* Crypto
+    const transport = yield* ConnectorTransport
+    const executor = yield* ActionExecutor
+    const backoff = options.backoff ?? defaultBackoff
+    const pollMillis = options.pollMillis ?? 500
+    const executeLeaseMillis = options.executeLeaseMillis ?? 300_000
+    const deliveryLeaseMillis = options.deliveryLeaseMillis ?? 60_000
+    const limit = options.batchSize ?? 16
+    const owner = "customer-worker:" + toHex(yield* crypto.randomBytes(8))
+    const url = options.serviceUrl.replace(/\/+$/, "") + completionPath
+    const executeSignal = yield* Queue.sliding<void>(1)
+    const deliverySignal = yield* Queue.sliding<void>(1)
+
+    const random01 = Effect.map(
+      crypto.randomBytes(4),
+      (b) => (((b[0]! << 24) >>> 0) + (b[1]! << 16) + (b[2]! << 8) + b[3]!) / 2 ** 32
+    )
+    const reschedule = (item: OutboxItem, error: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const delay = backoffDelay(backoff, item.attempts, yield* random01)
+        yield* outbox.reschedule({ id: item.id, owner, nextAttemptAt: now + delay, error })
+      })
+    const done = (item: OutboxItem) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => outbox.complete({ id: item.id, owner, now }))
+
+    /** The completion body for `result`; a result the schema refuses becomes an honest `unknown`. */
+    const completionBody = (record: ActionRecord, result: ExecutionResult) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const completionId = "cmp_" + toHex(yield* crypto.randomBytes(16))
+        const body = {
+          type: "service.customer_action.completion" as const,
+          protocolVersion,
+          workspaceId: record.workspaceId,
+          actionRequestId: record.actionRequestId,
+          providerIdempotencyKey: record.providerIdempotencyKey,
+          providerReference: result.providerReference,
+          completionId,
+          completedAt: formatTimestamp(now),
+          outcome: result.outcome,
+          evidence: { ...result.evidence, accountId: record.accountId }
+        }
+        if (validCompletion(body)) return { body, completionId, now }
+        yield* Effect.logWarning("customer kit: the executor's result is not a valid completion; reporting unknown")
+        return {
+          body: {
+            ...body,
+            providerReference: record.providerIdempotencyKey,
+            outcome: "unknown" as const,
+            evidence: {
+              entitlement: "",
+              reasonCode: "invalid_executor_result",
+              source: "authenticated_completion",
+              accountId: record.accountId
+            }
+          },
+          completionId,
+          now
+        }
+      })
+
+    /** Marks the record `executing` before the first run; the marker survives a crash. */
+    const markExecuting = (record: ActionRecord) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        return yield* ledger.transition({
+          actionRequestId: record.actionRequestId,
+          expectedVersion: record.version,
+          toState: kitStates.executing,
+          at: now,
+          history: { at: now, trigger: "customer.execution_started", detail: {} }
+        })
+      })
+
+    const runExecutor = (record: ActionRecord, request: ClaimedExecution, attempted: boolean) =>
+      attempted
+        ? Effect.flatMap(
+          executor.lookup(record.providerIdempotencyKey),
+          Option.match({ onNone: () => executor.execute(request), onSome: Effect.succeed })
+        )
+        : executor.execute(request)
+
+    const executeItem = (item: OutboxItem): Effect.Effect<void, StorageError> =>
+      Effect.gen(function*() {
+        const payload = decodeExecutePayload(item.payload)
+        const found = Option.isSome(payload) ? yield* ledger.get(payload.value.actionRequestId) : Option.none()
+        if (Option.isNone(found)) {
+          yield* Effect.logWarning("customer kit: execute item without a record; dropped")
+          yield* done(item)
+          return
+        }
+        let record = found.value
+        if (record.state !== "accepted" && record.state !== kitStates.executing) {
+          // Already completed (a crash after the completion commit, before this item was closed).
+          yield* done(item)
+          return
+        }
+        const request = decodeClaimed(record.request)
+        if (Option.isNone(request)) return yield* reschedule(item, "undecodable_request")
+        const attempted = item.attempts > 0 || record.state === kitStates.executing
+        if (record.state === "accepted") {
+          const marked = yield* markExecuting(record)
+          if (marked._tag !== "Applied") return yield* reschedule(item, "stale_record")
+          record = marked.record
+        }
+        const exit = yield* Effect.exit(runExecutor(record, request.value, attempted))
+        if (Exit.isFailure(exit)) return yield* reschedule(item, "executor_defect")
+        const { body, completionId, now } = yield* completionBody(record, exit.value)
+        const persisted = yield* ledger.transition({
+          actionRequestId: record.actionRequestId,
+          expectedVersion: record.version,
+          toState: kitStates.completing,
+          at: now,
+          history: {
+            at: now,
+            trigger: attempted ? "customer.completion_recorded_after_lookup" : "customer.completion_recorded",
+            detail: { completionId, outcome: body.outcome }
+          },
+          outbox: {
+            id: `${record.actionRequestId}:complete`,
+            kind: completeOutboxKind,
+            dedupeKey: record.actionRequestId,
+            payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body) },
+            nextAttemptAt: now,
+            createdAt: now
+          }
+        })
+        // Stale: another worker got there first (our lease had expired); its completion stands.
+        yield* done(item)
+        if (persisted._tag === "Applied") yield* Queue.offer(deliverySignal, undefined)
+      })
+
+    const deliverItem = (item: OutboxItem): Effect.Effect<void, StorageError> =>
+      Effect.gen(function*() {
+        const payload = decodeDeliveryPayload(item.payload)
+        if (Option.isNone(payload)) return yield* reschedule(item, "undecodable_completion")
+        const bytes = encoder.encode(payload.value.body)
+        const headers = yield* Effect.provideService(sign({ purpose: "completion", keys: options.keys, body: bytes }), Crypto, crypto)
+        const response = yield* Effect.either(transport.post({ url, headers: { ...headers }, body: bytes }))
+        if (Either.isLeft(response)) return yield* reschedule(item, failureText(response.left))
+        const status = response.right.status
+        if (status < 200 || status > 299) return yield* reschedule(item, `status_${status}`)
+        yield* done(item)
+        const record = yield* ledger.get(payload.value.actionRequestId)
+        if (Option.isSome(record) && record.value.state === kitStates.completing) {
+          const now = yield* Clock.currentTimeMillis
+          yield* ledger.transition({
+            actionRequestId: record.value.actionRequestId,
+            expectedVersion: record.value.version,
+            toState: kitStates.completed,
+            at: now,
+            history: { at: now, trigger: "customer.completion_delivered", detail: { completionId: payload.value.completionId, status } }
+          })
+        }
+      })
+
+    const batch = (kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const items = yield* outbox.lease({ owner, now, leaseMillis, limit, kinds: [kind] })
+        yield* Effect.forEach(items, each, { concurrency: "unbounded", discard: true })
+        return items.length
+      })
+
+    const executeDue = batch(executeOutboxKind, executeLeaseMillis, executeItem)
+    const deliverDue = batch(completeOutboxKind, deliveryLeaseMillis, deliverItem)
+
+    /** Runs `step` until it finds nothing, then waits for a signal or the poll interval. */
+    const loop = (name: string, step: Effect.Effect<number, StorageError>, signal: Queue.Queue<void>) =>
+      Effect.forever(
+        Effect.gen(function*() {
+          const leased = yield* step.pipe(
+            Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`customer kit ${name} step failed`, cause), 0))
+          )
+          if (leased === 0) yield* Effect.race(Queue.take(signal), Effect.sleep(pollMillis))
+        })
+      )
+
+    return {
+      executeDue,
+      deliverDue,
+      wake: Effect.asVoid(Queue.offer(executeSignal, undefined)),
+      run: Effect.zipRight(
+        Effect.all([loop("execution", executeDue, executeSignal), loop("delivery", deliverDue, deliverySignal)], {
+          concurrency: "unbounded"
+        }),
+        Effect.never
+      )
+    }
+  })
+
+/**
+ * Builds the worker and runs both loops until the scope closes.
+ *
+ * @since 0.1.0
+ */
+export const start = (
+  options: CustomerWorkerOptions
+): Effect.Effect<CustomerWorkerService, never, Scope.Scope | ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor> =>
+  Effect.tap(make(options), (worker) => Effect.forkScoped(worker.run))
+
+/**
+ * @since 0.1.0
+ */
+export const layer = (
+  options: CustomerWorkerOptions
+): Layer.Layer<CustomerWorker, never, ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor> =>
+  Layer.scoped(CustomerWorker, start(options))
