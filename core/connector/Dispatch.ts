@@ -224,7 +224,9 @@ export const retryDelay = (attempts: number): Effect.Effect<number> =>
   })
 
 /**
- * The connector request time-out (Accord's choice): connect, send and the whole response.
+ * The connector request time-out (Accord's choice): connect, send and the whole response. It is
+ * the outbound transport's own default (`HttpTransport`, configurable there); a dispatcher passes
+ * its `timeoutMillis` option only when one is set.
  *
  * @since 0.1.0
  */
@@ -253,7 +255,7 @@ export interface DispatcherOptions {
   readonly concurrency?: number
   /** Lease length; must exceed the time-out (default 30 s). */
   readonly leaseMillis?: number
-  /** Per-delivery time-out (default `dispatchTimeout`). */
+  /** Per-delivery time-out (default: the transport's own, `dispatchTimeout` for `HttpTransport`). */
   readonly timeoutMillis?: number
 }
 
@@ -312,7 +314,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const transport = yield* ConnectorTransport
     const verifier = yield* makeVerifier
     const leaseMillis = options.leaseMillis ?? 30_000
-    const timeoutMillis = options.timeoutMillis ?? Duration.toMillis(dispatchTimeout)
+    const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
     const keyCache = new Map<string, SigningKeys>()
 
     const keysFor = (connectionId: string, revision: number) =>
@@ -433,7 +435,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           url: revision.value.endpoint,
           headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },
           body: bytes,
-          timeoutMillis
+          ...timeout
         }).pipe(Effect.either)
         const ambiguous = (reason: string) =>
           Effect.as(

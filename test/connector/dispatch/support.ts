@@ -48,16 +48,26 @@ export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
   }
 })
 
-/** Registers `endpoint` as the workspace's active revision with the test secrets. */
-export const connect = (endpoint: string) =>
+/**
+ * Registers `endpoint` as the workspace's active revision with the test secrets (or another
+ * workspace's connection and secrets).
+ */
+export const connect = (
+  endpoint: string,
+  as: {
+    readonly workspaceId: string
+    readonly connectionId: string
+    readonly secrets: { readonly actionSigning: Redacted.Redacted<string>; readonly completion: Redacted.Redacted<string> }
+  } = { workspaceId, connectionId, secrets }
+) =>
   Effect.gen(function*() {
     const store = yield* ConnectionStore
     const vault = yield* SecretVault
     const now = Date.now()
-    const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint, now })
-    yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), secrets.actionSigning, now)
-    yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), secrets.completion, now)
-    yield* store.activate({ connectionId, revision, now })
+    const { revision } = yield* store.registerRevision({ workspaceId: as.workspaceId, connectionId: as.connectionId, endpoint, now })
+    yield* vault.put(connectorSecretRef(as.connectionId, revision, "actionSigning"), as.secrets.actionSigning, now)
+    yield* vault.put(connectorSecretRef(as.connectionId, revision, "completion"), as.secrets.completion, now)
+    yield* store.activate({ connectionId: as.connectionId, revision, now })
     return revision
   })
 
