@@ -3,7 +3,7 @@
  * `node:http`, a loopback "service" that receives completions and misbehaves on purpose, and real
  * storage (memory, PGlite, PostgreSQL when DATABASE_URL is set).
  */
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -23,49 +23,11 @@ import { importSigningKeys } from "../../core/Signing.ts"
 import { verifyAndDecode } from "../../core/Verification.ts"
 import { warnIfSkipped } from "../support/postgres.ts"
 import { storageVariants } from "../support/storage.ts"
-import { executionBody, executionDelivery, secrets, storageLayer, workspaceId, wrongSecrets } from "./support.ts"
+import { executionBody, executionDelivery, type Received, secrets, startService, storageLayer, workspaceId, wrongSecrets } from "./support.ts"
 
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
 const runClient = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore>) =>
   Effect.runPromise(Effect.provide(effect, client))
-
-interface Received {
-  readonly headers: IncomingHttpHeaders
-  readonly body: Uint8Array
-}
-
-/** A loopback "service" completion endpoint answering `status`; `down()` refuses connections until `up()`. */
-const startService = async () => {
-  const received: Array<Received> = []
-  const state = { status: 200 }
-  const server: Server = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      received.push({ headers: req.headers, body: new Uint8Array(Buffer.concat(chunks)) })
-      res.writeHead(state.status, { "content-type": "application/json" })
-      res.end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    state,
-    down: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
-    up: () => new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-  }
-}
 
 const succeeded = (actionRequestId: string): Worker.ExecutionResult => ({
   outcome: "succeeded",

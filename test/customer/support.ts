@@ -2,6 +2,8 @@
  * Shared fixtures for the customer kit's tests: the test secrets and signed deliveries built as
  * the service would build them.
  */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -103,4 +105,43 @@ export const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose
     verifyAndDecode(schema, { purpose, keys, headers: response.headers, body: response.body, nonceScope: "service" }),
     (verified) => verified.body
   )
+
+
+export interface Received {
+  readonly headers: IncomingHttpHeaders
+  readonly body: Uint8Array
+}
+
+/** A loopback "service" completion endpoint answering `status`; `down()` refuses connections until `up()`. */
+export const startService = async () => {
+  const received: Array<Received> = []
+  const state = { status: 200 }
+  const server: Server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: new Uint8Array(Buffer.concat(chunks)) })
+      res.writeHead(state.status, { "content-type": "application/json" })
+      res.end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    state,
+    down: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+    up: () => new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}
 
