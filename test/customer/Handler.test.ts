@@ -2,113 +2,20 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { makeWebHandler } from "../../adapters/customer/WebHandler.ts"
-import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import { ActionLedger } from "../../core/ActionLedger.ts"
 import type { Crypto } from "../../core/Crypto.ts"
-import { type CustomerHandler, type CustomerHandlerOptions, type CustomerResponse, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler } from "../../core/customer/Handler.ts"
 import { deriveProviderIdempotencyKey } from "../../core/Idempotency.ts"
 import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../core/messages/Handshake.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import { Outbox } from "../../core/Outbox.ts"
-import { encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/Signing.ts"
-import { verifyAndDecode } from "../../core/Verification.ts"
-import { cipherLayer, storageVariants } from "../support/storage.ts"
-
-const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
-const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
-const start = Date.UTC(2026, 10, 22, 10, 15, 30)
-const secrets = {
-  actionSigning: Redacted.make("as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"),
-  completion: Redacted.make("cs_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b7e9c")
-}
-const wrongSecrets = {
-  actionSigning: Redacted.make("as_000000000000000000000000000000000000000000"),
-  completion: Redacted.make("cs_000000000000000000000000000000000000000000")
-}
-
-const storageLayer = () => Layer.merge(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
-
-const decoder = new TextDecoder()
-const jsonOf = (response: CustomerResponse): any => JSON.parse(decoder.decode(response.body))
-
-const executionBody = (actionRequestId: string) =>
-  Effect.map(deriveProviderIdempotencyKey(workspaceId, actionRequestId), (providerIdempotencyKey) => ({
-    type: "service.customer_action.execute",
-    protocolVersion: 1,
-    workspaceId,
-    accountId: "acct_42",
-    actionRequestId,
-    action: {
-      id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
-      key: "extend_trial_14",
-      operation: {
-        family: "extend_trial",
-        extensionDays: 14,
-        trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
-      },
-      safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
-    },
-    actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
-    binding: {
-      decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
-      journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
-      offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
-      publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
-    },
-    providerIdempotencyKey,
-    requestedAt: "2026-11-22T10:15:30.000Z",
-    requestNonce: ""
-  }))
-
-type Body = Record<string, unknown>
-
-/** Signs one execution delivery as the service would: a fresh nonce, echoed in `requestNonce`. */
-const executionDelivery = (
-  keys: SigningKeys,
-  body: Body,
-  options: { readonly idempotencyKey?: string; readonly mutate?: (body: Body) => Body } = {}
-) =>
-  Effect.gen(function*() {
-    const nonce = yield* freshNonce
-    const withNonce = { ...body, requestNonce: nonce }
-    const bytes = encodeBody(options.mutate ? options.mutate(withNonce) : withNonce)
-    const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
-    return {
-      nonce,
-      headers: {
-        ...headers,
-        "x-service-customer-action-idempotency-key": options.idempotencyKey ?? (body.providerIdempotencyKey as string)
-      } as Record<string, string>,
-      body: bytes
-    }
-  })
-
-const handshakeDelivery = (keys: SigningKeys, challenge?: string) =>
-  Effect.gen(function*() {
-    const nonce = yield* freshNonce
-    const bytes = encodeBody({
-      challenge: challenge ?? nonce,
-      connectionId,
-      protocolVersion: 1,
-      sentAt: "2026-11-22T10:15:30.000Z",
-      type: "service.customer_action.handshake",
-      workspaceId
-    })
-    const headers = yield* sign({ purpose: "handshake_request", keys, body: bytes, nonce })
-    return { nonce, headers: { ...headers } as Record<string, string>, body: bytes }
-  })
-
-const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, keys: SigningKeys, response: CustomerResponse) =>
-  Effect.map(
-    verifyAndDecode(schema, { purpose, keys, headers: response.headers, body: response.body, nonceScope: "service" }),
-    (verified) => verified.body
-  )
+import { encodeBody, importSigningKeys, sign } from "../../core/Signing.ts"
+import { storageVariants } from "../support/storage.ts"
+import { connectionId, decoder, executionBody, executionDelivery, handshakeDelivery, jsonOf, secrets, start, storageLayer, verifyResponse, workspaceId, wrongSecrets } from "./support.ts"
 
 /** Every outbox item and, for one key, the ledger record and its history. */
 const stored = (providerIdempotencyKey: string) =>

@@ -1,0 +1,318 @@
+/**
+ * The kit's execution and completion delivery over real loopback HTTP: the kit served by
+ * `node:http`, a loopback "service" that receives completions and misbehaves on purpose, and real
+ * storage (memory, PGlite, PostgreSQL when DATABASE_URL is set).
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
+import { type HostExecutor, makeCustomerKit } from "../../adapters/customer/Kit.ts"
+import { ActionLedger } from "../../core/ActionLedger.ts"
+import { ConnectorTransport } from "../../core/connector/Transport.ts"
+import type { Crypto } from "../../core/Crypto.ts"
+import * as Handler from "../../core/customer/Handler.ts"
+import * as Worker from "../../core/customer/Worker.ts"
+import { Completion } from "../../core/messages/Completion.ts"
+import * as NonceStore from "../../core/NonceStore.ts"
+import { Outbox } from "../../core/Outbox.ts"
+import { importSigningKeys } from "../../core/Signing.ts"
+import { verifyAndDecode } from "../../core/Verification.ts"
+import { warnIfSkipped } from "../support/postgres.ts"
+import { storageVariants } from "../support/storage.ts"
+import { executionBody, executionDelivery, type Received, secrets, startService, storageLayer, workspaceId, wrongSecrets } from "./support.ts"
+
+const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+const runClient = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore>) =>
+  Effect.runPromise(Effect.provide(effect, client))
+
+const succeeded = (actionRequestId: string): Worker.ExecutionResult => ({
+  outcome: "succeeded",
+  providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
+  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event", extensionDays: 14 }
+})
+
+const countingExecutor = (lookupAnswer?: (key: string) => Worker.ExecutionResult | undefined) => {
+  const calls = { execute: 0, lookup: 0 }
+  const executor: HostExecutor = {
+    execute: async (request) => {
+      calls.execute++
+      return succeeded(request.actionRequestId)
+    },
+    lookup: async (key) => {
+      calls.lookup++
+      return lookupAnswer?.(key)
+    }
+  }
+  return { calls, executor }
+}
+
+/** The kit behind a real `node:http` server, with fast retries. */
+const startKit = async (storage: Layer.Layer<NonceStore.NonceStore | ActionLedger | Outbox, unknown>, serviceUrl: string, executor: HostExecutor) => {
+  const kit = await makeCustomerKit({
+    workspaceId,
+    secrets,
+    serviceUrl,
+    executor,
+    storage,
+    allowInsecureServiceUrl: true,
+    worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 } }
+  })
+  const server = createServer(kit.nodeHandler)
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+      await kit.dispose()
+    }
+  }
+}
+
+/** Signs and POSTs one execution delivery (fresh nonce) to the kit; the HTTP status. */
+const deliver = async (kitUrl: string, body: Record<string, unknown>) => {
+  const delivery = await runClient(Effect.flatMap(importSigningKeys(secrets), (keys) => executionDelivery(keys, body)))
+  const response = await fetch(kitUrl, { method: "POST", headers: delivery.headers, body: delivery.body })
+  await response.arrayBuffer()
+  return response.status
+}
+
+const newBody = () => runClient(executionBody(globalThis.crypto.randomUUID()))
+
+const until = async (condition: () => boolean, what: string) => {
+  for (let i = 0; i < 400; i++) {
+    if (condition()) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** A quiet period of several poll intervals and backoff caps, to see that nothing more arrives. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 600))
+
+const verifyCompletion = (received: Received, withSecrets = secrets) =>
+  runClient(Effect.flatMap(importSigningKeys(withSecrets), (keys) =>
+    Effect.map(
+      verifyAndDecode(Completion, {
+        purpose: "completion",
+        keys,
+        headers: received.headers as Record<string, string>,
+        body: received.body,
+        nonceScope: "service"
+      }),
+      (verified) => verified.body
+    )))
+
+const decoder = new TextDecoder()
+
+for (const variant of storageVariants) {
+  describe.skipIf(!variant.available)(`customer kit worker on ${variant.name}`, () => {
+    it("an accepted execution runs once and its completion arrives signed with the completion secret", async () => {
+      const service = await startService()
+      const { calls, executor } = countingExecutor()
+      const kit = await startKit(variant.layer(), service.url, executor)
+      try {
+        const body = await newBody()
+        assert.strictEqual(await deliver(kit.url, body), 202)
+        await until(() => service.received.length >= 1, "the completion")
+        await settle()
+        assert.strictEqual(calls.execute, 1)
+        assert.strictEqual(calls.lookup, 0)
+        assert.strictEqual(service.received.length, 1)
+        const completion = await verifyCompletion(service.received[0]!)
+        assert.deepStrictEqual(
+          { ...completion, completionId: "", completedAt: "" },
+          {
+            type: "service.customer_action.completion",
+            protocolVersion: 1,
+            workspaceId,
+            actionRequestId: body.actionRequestId,
+            providerIdempotencyKey: body.providerIdempotencyKey,
+            providerReference: "trial_ext_" + body.actionRequestId.slice(0, 8),
+            completionId: "",
+            completedAt: "",
+            outcome: "succeeded",
+            evidence: {
+              entitlement: "trial",
+              reasonCode: "trial_extended",
+              source: "customer_server_event",
+              extensionDays: 14,
+              accountId: "acct_42"
+            }
+          }
+        )
+        // Signed with the completion secret, not the action signing secret.
+        const otherCompletion = { actionSigning: secrets.actionSigning, completion: wrongSecrets.completion }
+        const refused = await verifyCompletion(service.received[0]!, otherCompletion).then(() => "accepted", (e) => String(e))
+        assert.include(refused, "InvalidSignature")
+        // A retry of the execution after completion: the original ack, no second run or completion.
+        assert.strictEqual(await deliver(kit.url, body), 202)
+        await settle()
+        assert.strictEqual(calls.execute, 1)
+        assert.strictEqual(service.received.length, 1)
+      } finally {
+        await kit.close()
+        await service.close()
+      }
+    }, 60_000)
+
+    it("redelivers the same bytes and completionId with fresh nonces through 500s and refused connections, until a 2xx, then never again", async () => {
+      const service = await startService()
+      service.state.status = 500
+      const { calls, executor } = countingExecutor()
+      const kit = await startKit(variant.layer(), service.url, executor)
+      try {
+        const body = await newBody()
+        assert.strictEqual(await deliver(kit.url, body), 202)
+        await until(() => service.received.length >= 3, "three refused deliveries")
+        await service.down()
+        const beforeOutage = service.received.length
+        await settle()
+        assert.strictEqual(service.received.length, beforeOutage)
+        await service.up()
+        await until(() => service.received.length >= beforeOutage + 2, "deliveries after the outage")
+        service.state.status = 202
+        const accepted = await new Promise<number>((resolve, reject) => {
+          const at = service.received.length
+          until(() => service.received.length > at, "a delivery answered 2xx").then(() => resolve(service.received.length), reject)
+        })
+        await settle()
+        assert.strictEqual(service.received.length, accepted, "nothing is delivered after a 2xx")
+        assert.strictEqual(calls.execute, 1)
+        const first = service.received[0]!
+        const nonces = new Set<string>()
+        for (const r of service.received) {
+          assert.deepStrictEqual(r.body, first.body)
+          nonces.add(String(r.headers["x-service-customer-action-nonce"]))
+          await verifyCompletion(r)
+        }
+        assert.strictEqual(nonces.size, service.received.length, "every attempt has a fresh nonce")
+        assert.strictEqual(JSON.parse(decoder.decode(first.body)).actionRequestId, body.actionRequestId)
+      } finally {
+        await kit.close()
+        await service.close()
+      }
+    }, 60_000)
+
+    it.skipIf(variant.name === "memory")("100 concurrent identical execution requests: one execute, one completion", async () => {
+      const service = await startService()
+      const { calls, executor } = countingExecutor()
+      const kit = await startKit(variant.layer(), service.url, executor)
+      try {
+        const body = await newBody()
+        const statuses = await Promise.all(Array.from({ length: 100 }, () => deliver(kit.url, body)))
+        assert.deepStrictEqual(new Set(statuses), new Set([202]))
+        await until(() => service.received.length >= 1, "the completion")
+        await settle()
+        assert.strictEqual(calls.execute, 1)
+        assert.strictEqual(service.received.length, 1)
+      } finally {
+        await kit.close()
+        await service.close()
+      }
+    }, 120_000)
+  })
+}
+warnIfSkipped("customer kit worker")
+
+/** The worker alone on memory storage; no completion is delivered here. */
+const unusedTransport = Layer.succeed(ConnectorTransport, { post: () => Effect.dieMessage("no delivery in this test") })
+
+const workerSetup = (executor: Worker.ActionExecutorService) =>
+  Effect.gen(function*() {
+    const keys = yield* importSigningKeys(secrets)
+    const handler = yield* Handler.makeCustomerHandler({ workspaceId, keys })
+    const worker = yield* Worker.make({ workspaceId, keys, serviceUrl: "https://service.example" })
+    const body = yield* executionBody(globalThis.crypto.randomUUID())
+    const response = yield* handler.handle(yield* executionDelivery(keys, body))
+    assert.strictEqual(response.status, 202)
+    return { worker, body }
+  }).pipe(Effect.provide(Layer.mergeAll(unusedTransport, Layer.succeed(Worker.ActionExecutor, executor))))
+
+/** Simulates a crash after the `executing` marker was written and before the completion commit. */
+const markExecuting = (actionRequestId: string) =>
+  Effect.gen(function*() {
+    const ledger = yield* ActionLedger
+    const record = Option.getOrThrow(yield* ledger.get(actionRequestId))
+    const moved = yield* ledger.transition({
+      actionRequestId,
+      expectedVersion: record.version,
+      toState: Worker.kitStates.executing,
+      at: 0,
+      history: { at: 0, trigger: "customer.execution_started", detail: {} }
+    })
+    assert.strictEqual(moved._tag, "Applied")
+  })
+
+const probeExecutor = (looked: Option.Option<Worker.ExecutionResult>) => {
+  const calls = { execute: 0, lookup: 0 }
+  const executor: Worker.ActionExecutorService = {
+    execute: (request) => Effect.sync(() => (calls.execute++, succeeded(request.actionRequestId))),
+    lookup: () => Effect.sync(() => (calls.lookup++, looked))
+  }
+  return { calls, executor }
+}
+
+const completionItem = (actionRequestId: string) =>
+  Effect.flatMap(Outbox, (outbox) => outbox.findByKey(Worker.completeOutboxKind, actionRequestId))
+
+describe("customer kit worker after a possible earlier run", () => {
+  it.effect("an item whose record says executing asks lookup, and does not execute when it ran", () =>
+    Effect.gen(function*() {
+      const found: Worker.ExecutionResult = { ...succeeded("00000000"), outcome: "failed" }
+      const { calls, executor } = probeExecutor(Option.some(found))
+      const { body, worker } = yield* workerSetup(executor)
+      yield* markExecuting(body.actionRequestId)
+      assert.strictEqual(yield* worker.executeDue, 1)
+      assert.deepStrictEqual(calls, { execute: 0, lookup: 1 })
+      const item = Option.getOrThrow(yield* completionItem(body.actionRequestId))
+      const stored = JSON.parse((item.payload as { body: string }).body)
+      assert.strictEqual(stored.outcome, "failed")
+      assert.strictEqual(stored.evidence.accountId, "acct_42")
+      const ledger = yield* ActionLedger
+      assert.strictEqual(Option.getOrThrow(yield* ledger.get(body.actionRequestId)).state, Worker.kitStates.completing)
+      assert.strictEqual(yield* worker.executeDue, 0)
+    }).pipe(Effect.provide(storageLayer())))
+
+  it.effect("lookup saying it never ran lets execute run once", () =>
+    Effect.gen(function*() {
+      const { calls, executor } = probeExecutor(Option.none())
+      const { body, worker } = yield* workerSetup(executor)
+      yield* markExecuting(body.actionRequestId)
+      assert.strictEqual(yield* worker.executeDue, 1)
+      assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
+      assert.isTrue(Option.isSome(yield* completionItem(body.actionRequestId)))
+    }).pipe(Effect.provide(storageLayer())))
+
+  it.effect("a first run does not ask lookup; an executor defect is retried through lookup", () =>
+    Effect.gen(function*() {
+      const calls = { execute: 0, lookup: 0 }
+      const executor: Worker.ActionExecutorService = {
+        execute: (request) =>
+          Effect.suspend(() => (++calls.execute === 1 ? Effect.dieMessage("provider timed out") : Effect.succeed(succeeded(request.actionRequestId)))),
+        lookup: () => Effect.sync(() => (calls.lookup++, Option.none()))
+      }
+      const { body, worker } = yield* workerSetup(executor)
+      assert.strictEqual(yield* worker.executeDue, 1)
+      assert.deepStrictEqual(calls, { execute: 1, lookup: 0 })
+      assert.isTrue(Option.isNone(yield* completionItem(body.actionRequestId)))
+      const outbox = yield* Outbox
+      const item = Option.getOrThrow(yield* outbox.findByKey(Handler.executeOutboxKind, body.providerIdempotencyKey))
+      assert.strictEqual(item.attempts, 1)
+      assert.strictEqual(item.lastError, "executor_defect")
+    }).pipe(Effect.provide(storageLayer())))
+
+  it("backoff doubles from the base to the cap, with the upper half random", () => {
+    const backoff = { baseMillis: 1_000, capMillis: 300_000 }
+    assert.deepStrictEqual([0, 1, 2, 3].map((n) => Worker.backoffDelay(backoff, n, 0)), [500, 1_000, 2_000, 4_000])
+    assert.strictEqual(Worker.backoffDelay(backoff, 0, 0.999999), 999)
+    assert.strictEqual(Worker.backoffDelay(backoff, 30, 0), 150_000)
+    assert.strictEqual(Worker.backoffDelay(backoff, 1_000, 0.999999), 299_999)
+  })
+})
