@@ -1,0 +1,253 @@
+/**
+ * `accord customer doctor`: the spec's installation checks ("Installation checks" 4 and 5) run
+ * against a deployed customer endpoint, as a checklist. It signs real protocol messages with the
+ * customer's own secrets and checks that the endpoint answers valid ones correctly and refuses
+ * tampered, stale, replayed and wrongly signed ones. With `withExecution` it also sends one signed
+ * execution (which the backend may really perform) and its duplicate.
+ *
+ * Results carry fixed reasons, never a secret or a body.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type { Crypto } from "../../core/Crypto.ts"
+import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
+import { HandshakeAck } from "../../core/messages/Handshake.ts"
+import { deriveProviderIdempotencyKey } from "../../core/Idempotency.ts"
+import * as NonceStore from "../../core/NonceStore.ts"
+import { computeSignature, encodeBody, freshNonce, headerNames, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/Signing.ts"
+import { formatTimestamp } from "../../core/Timestamp.ts"
+import { makeVerifier } from "../../core/Verification.ts"
+import * as NodeCrypto from "../crypto/NodeCrypto.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface DoctorOptions {
+  readonly endpoint: string
+  readonly workspaceId: string
+  readonly actionSigningSecret: string
+  readonly completionSecret: string
+  /** The connection revision the secrets belong to (default 0). */
+  readonly revision?: number
+  /** Also send one signed execution and its duplicate (the backend may perform it). */
+  readonly withExecution?: boolean
+  readonly timeoutMillis?: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface DoctorCheck {
+  readonly id: string
+  readonly title: string
+  readonly ok: boolean
+  readonly reason: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface DoctorReport {
+  readonly ok: boolean
+  readonly checks: ReadonlyArray<DoctorCheck>
+}
+
+const minSecretLength = 32
+
+interface Answer {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: Uint8Array
+}
+
+const doctorConnectionId = "00000000-0000-4000-8000-00000000d0c7"
+
+/**
+ * Runs every check in order and reports all of them.
+ *
+ * @since 0.1.0
+ */
+export const runDoctor = (options: DoctorOptions): Promise<DoctorReport> =>
+  Effect.runPromise(doctor(options).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory))))
+
+const doctor = (options: DoctorOptions) =>
+  Effect.gen(function*() {
+    const checks: Array<DoctorCheck> = []
+    const add = (id: string, title: string, ok: boolean, reason: string) => checks.push({ id, title, ok, reason })
+    const revision = options.revision ?? 0
+    const longEnough = options.actionSigningSecret.length >= minSecretLength && options.completionSecret.length >= minSecretLength
+    add("secrets_length", "Both connector secrets have at least 32 characters", longEnough, longEnough ? "ok" : "a secret is shorter than 32 characters")
+    const distinct = options.actionSigningSecret !== options.completionSecret
+    add("secrets_distinct", "The action signing and completion secrets are distinct", distinct, distinct ? "ok" : "the two secrets are equal")
+
+    const keys = yield* importSigningKeys({
+      actionSigning: Redacted.make(options.actionSigningSecret),
+      completion: Redacted.make(options.completionSecret)
+    })
+    const wrongKeys = yield* importSigningKeys({
+      actionSigning: Redacted.make(`doctor-wrong-${options.actionSigningSecret}`),
+      completion: Redacted.make(`doctor-wrong-${options.completionSecret}`)
+    })
+    const verifier = yield* makeVerifier
+    const timeout = options.timeoutMillis ?? 10_000
+
+    const post = (headers: Record<string, string>, body: Uint8Array) =>
+      Effect.tryPromise(async (): Promise<Answer> => {
+        const response = await fetch(options.endpoint, {
+          method: "POST",
+          headers,
+          body,
+          redirect: "manual",
+          signal: AbortSignal.timeout(timeout)
+        })
+        const out: Record<string, string> = {}
+        response.headers.forEach((value, name) => (out[name] = value))
+        return { status: response.status, headers: out, body: new Uint8Array(await response.arrayBuffer()) }
+      }).pipe(Effect.option)
+
+    const handshakeBody = (nonce: string) => ({
+      challenge: nonce,
+      connectionId: doctorConnectionId,
+      protocolVersion: 1,
+      sentAt: new Date().toISOString(),
+      type: "service.customer_action.handshake",
+      workspaceId: options.workspaceId
+    })
+
+    /** A signed handshake: headers, bytes and nonce. */
+    const signedHandshake = (signingKeys: SigningKeys, withRevision: boolean) =>
+      Effect.gen(function*() {
+        const nonce = yield* freshNonce
+        const bytes = encodeBody(handshakeBody(nonce))
+        const headers = yield* sign({ purpose: "handshake_request", keys: signingKeys, body: bytes, nonce })
+        return {
+          nonce,
+          bytes,
+          headers: { ...headers, ...(withRevision ? { [headerNames.connectionRevision]: String(revision) } : {}) } as Record<string, string>
+        }
+      })
+
+    /** Whether the answer is a correctly signed, fresh, exact `handshake_ack` for `nonce`. */
+    const validAck = (answer: Answer, nonce: string) =>
+      Effect.gen(function*() {
+        if (answer.status !== 200) return `answered HTTP ${answer.status}, expected 200`
+        const verified = yield* verifier.verifyAndDecode(HandshakeAck, {
+          purpose: "handshake_response",
+          keys,
+          headers: answer.headers,
+          body: answer.body,
+          nonceScope: "doctor:handshake_response"
+        }).pipe(Effect.either)
+        if (verified._tag === "Left") return `the acknowledgement is not valid (${verified.left._tag})`
+        const ack = verified.right.body
+        if (ack.challenge !== nonce || ack.workspaceId !== options.workspaceId || ack.connectionId !== doctorConnectionId) {
+          return "the acknowledgement does not echo challenge, connection and workspace"
+        }
+        return "ok"
+      })
+
+    const handshake = (id: string, title: string, withRevision: boolean) =>
+      Effect.gen(function*() {
+        const request = yield* signedHandshake(keys, withRevision)
+        const answer = yield* post(request.headers, request.bytes)
+        if (answer._tag === "None") return add(id, title, false, "the endpoint could not be reached")
+        const reason = yield* validAck(answer.value, request.nonce)
+        add(id, title, reason === "ok", reason)
+      })
+    yield* handshake("handshake_revision", `A signed handshake for revision ${revision} is acknowledged correctly`, true)
+    yield* handshake("handshake_without_revision", "A handshake without the revision header is acknowledged (backends without Payment)", false)
+
+    const refused = (id: string, title: string, build: Effect.Effect<{ readonly headers: Record<string, string>; readonly bytes: Uint8Array }, never, Crypto>) =>
+      Effect.gen(function*() {
+        const request = yield* build
+        const answer = yield* post(request.headers, request.bytes)
+        if (answer._tag === "None") return add(id, title, false, "the endpoint could not be reached")
+        const ok = answer.value.status >= 400 && answer.value.status < 500
+        add(id, title, ok, ok ? "ok" : `answered HTTP ${answer.value.status}, expected a refusal`)
+      })
+    yield* refused("tamper_rejected", "A tampered body is refused", Effect.map(signedHandshake(keys, true), (r) => ({
+      headers: r.headers,
+      bytes: encodeBody({ ...handshakeBody(r.nonce), workspaceId: "00000000-0000-4000-8000-0000000000aa" })
+    })))
+    yield* refused("stale_rejected", "A stale timestamp (10 minutes old) is refused", Effect.gen(function*() {
+      const r = yield* signedHandshake(keys, true)
+      const timestamp = formatTimestamp(Date.now() - 10 * 60_000)
+      const signature = yield* computeSignature(keys.actionSigning, "handshake_request" as Purpose, timestamp, r.nonce, r.bytes)
+      return { headers: { ...r.headers, [headerNames.timestamp]: timestamp, [headerNames.signature]: signature }, bytes: r.bytes }
+    }))
+    yield* refused("wrong_secret_rejected", "A message signed with another secret is refused", signedHandshake(wrongKeys, true))
+    // A replay: the exact same signed request twice; the second must be refused.
+    const replay = yield* signedHandshake(keys, true)
+    yield* post(replay.headers, replay.bytes)
+    yield* refused("replay_rejected", "A replayed nonce is refused", Effect.succeed(replay))
+
+    if (options.withExecution === true) {
+      const actionRequestId = globalThis.crypto.randomUUID()
+      const key = yield* deriveProviderIdempotencyKey(options.workspaceId, actionRequestId)
+      const execution = (nonce: string) => ({
+        type: "service.customer_action.execute",
+        protocolVersion: 1,
+        workspaceId: options.workspaceId,
+        accountId: "accord_doctor",
+        actionRequestId,
+        action: {
+          id: "00000000-0000-4000-8000-00000000d0c1",
+          key: "accord_doctor_probe",
+          operation: { family: "accord_doctor.probe" },
+          safeTerms: { confirmation: "Installation check by accord customer doctor", label: "Doctor probe" }
+        },
+        actor: { authority: "installation_check", roleKey: "doctor", subjectId: "accord_doctor" },
+        binding: {
+          decisionId: "00000000-0000-4000-8000-00000000d0c2",
+          journeyId: "00000000-0000-4000-8000-00000000d0c3",
+          offerId: "00000000-0000-4000-8000-00000000d0c4",
+          publishedVersionId: "00000000-0000-4000-8000-00000000d0c5"
+        },
+        providerIdempotencyKey: key,
+        requestedAt: new Date().toISOString(),
+        requestNonce: nonce
+      })
+      const deliver = (headerKey: string) =>
+        Effect.gen(function*() {
+          const nonce = yield* freshNonce
+          const bytes = encodeBody(execution(nonce))
+          const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
+          const answer = yield* post({ ...headers, [headerNames.idempotencyKey]: headerKey }, bytes)
+          if (answer._tag === "None") return { reason: "the endpoint could not be reached" } as const
+          if (answer.value.status !== 202) return { reason: `answered HTTP ${answer.value.status}, expected 202` } as const
+          const verified = yield* verifier.verifyAndDecode(Acknowledgement, {
+            purpose: "dispatch_response",
+            keys,
+            headers: answer.value.headers,
+            body: answer.value.body,
+            nonceScope: "doctor:dispatch_response"
+          }).pipe(Effect.either)
+          if (verified._tag === "Left") return { reason: `the acknowledgement is not valid (${verified.left._tag})` } as const
+          const ack = verified.right.body
+          if (ack.actionRequestId !== actionRequestId || ack.providerIdempotencyKey !== key || ack.requestNonce !== nonce || ack.workspaceId !== options.workspaceId) {
+            return { reason: "the acknowledgement does not echo every binding" } as const
+          }
+          return { reason: "ok", state: ack.state } as const
+        })
+      const first = yield* deliver(key)
+      add("execution_acknowledged", "A signed execution gets a signed acknowledgement (202)", first.reason === "ok", first.reason === "ok" ? `ok (${first.state})` : first.reason)
+      const second = yield* deliver(key)
+      const same = first.reason === "ok" && second.reason === "ok" && second.state === first.state
+      add("duplicate_idempotent", "A duplicate execution (same key, fresh nonce) gets the original acknowledgement", same, same ? "ok" : second.reason === "ok" ? "the duplicate got another state" : second.reason)
+      const mismatch = yield* deliver("pva_" + "0".repeat(64))
+      const refusedMismatch = mismatch.reason !== "ok"
+      add("key_mismatch_rejected", "An execution whose idempotency header differs from the body is refused", refusedMismatch, refusedMismatch ? "ok" : "it was acknowledged")
+    }
+    return { ok: checks.every((c) => c.ok), checks }
+  })
+
+/**
+ * The checklist as text lines (✓ / ✗).
+ *
+ * @since 0.1.0
+ */
+export const formatReport = (report: DoctorReport): string =>
+  [...report.checks.map((c) => `${c.ok ? "✓" : "✗"} ${c.title}${c.ok ? "" : ` — ${c.reason}`}`), report.ok ? "all checks passed" : "some checks failed"].join("\n")
