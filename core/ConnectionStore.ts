@@ -14,7 +14,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { StorageError } from "./StorageError.ts"
+import { StorageError } from "./StorageError.ts"
 
 /**
  * - `pending`: registered, not yet proven by a handshake;
@@ -47,7 +47,10 @@ export interface ConnectionCheck {
   readonly revision: number
   readonly at: number
   readonly outcome: "succeeded" | "failed"
-  /** A stable problem code when the check failed. */
+  /**
+   * A stable problem code when the check failed; after a successful check, why a payment capability
+   * proof was refused, if it was.
+   */
   readonly problem: string | null
 }
 
@@ -61,6 +64,41 @@ export interface Connection {
   /** Newest first. */
   readonly revisions: ReadonlyArray<ConnectionRevision>
   readonly lastCheck: ConnectionCheck | null
+}
+
+/**
+ * What an audit entry records (spec "Connection revision lifecycle"): a registration, an activation,
+ * the retirement of a revision's secrets once its actions left their reconciliation window, and the
+ * retirement of an orphan ("a partial historical credential write").
+ *
+ * @since 0.1.0
+ */
+export type ConnectionAuditEvent = "registered" | "activated" | "retired" | "orphan_retired"
+
+/**
+ * One entry of a connection's append-only audit trail. Entries are never changed or deleted (the
+ * SQL table refuses `UPDATE`, `DELETE` and `TRUNCATE`).
+ *
+ * @since 0.1.0
+ */
+export interface ConnectionAuditEntry {
+  /** Increases with every entry across all connections; orders a connection's trail. */
+  readonly seq: number
+  readonly at: number
+  readonly revision: number
+  readonly event: ConnectionAuditEvent
+  /** Bounded, secret-free JSON (secret names, hosts, times), never a secret or a full URL. */
+  readonly detail: unknown
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface NewConnectionAuditEntry {
+  readonly at: number
+  readonly revision: number
+  readonly event: ConnectionAuditEvent
+  readonly detail: unknown
 }
 
 /**
@@ -89,7 +127,12 @@ export interface ConnectionStoreService {
     readonly revision: number
     readonly now: number
   }) => Effect.Effect<"activated" | "superseded", StorageError>
-  readonly recordCheck: (connectionId: string, check: ConnectionCheck) => Effect.Effect<void, StorageError>
+  /**
+   * Records a check as the connection's last check, unless the checked revision is no longer active
+   * or pending (`false` then, nothing written): a delayed check of a superseded or replaced
+   * revision must not overwrite a newer revision's result.
+   */
+  readonly recordCheck: (connectionId: string, check: ConnectionCheck) => Effect.Effect<boolean, StorageError>
   /** Marks a `replaced` or `superseded` revision `retired`; `false` if it is in another state. */
   readonly retire: (options: {
     readonly connectionId: string
@@ -98,6 +141,12 @@ export interface ConnectionStoreService {
   }) => Effect.Effect<boolean, StorageError>
   /** Connections with an active or pending revision whose last check is older than `before` (or missing). */
   readonly dueForCheck: (before: number) => Effect.Effect<ReadonlyArray<Connection>, StorageError>
+  /** Connections with at least one `replaced` or `superseded` revision (candidates for retirement). */
+  readonly withRetirableRevisions: Effect.Effect<ReadonlyArray<Connection>, StorageError>
+  /** Appends an entry to the connection's audit trail; fails for an unknown connection. */
+  readonly appendAudit: (connectionId: string, entry: NewConnectionAuditEntry) => Effect.Effect<void, StorageError>
+  /** The connection's audit trail, oldest first. */
+  readonly audit: (connectionId: string) => Effect.Effect<ReadonlyArray<ConnectionAuditEntry>, StorageError>
 }
 
 /**
@@ -122,6 +171,7 @@ interface MutableConnection {
 export const makeMemory = (): ConnectionStoreService => {
   const byWorkspace = new Map<string, MutableConnection>()
   const byId = new Map<string, MutableConnection>()
+  const trail: Array<ConnectionAuditEntry & { readonly connectionId: string }> = []
   const snapshot = (c: MutableConnection): Connection => ({
     ...c,
     revisions: [...c.revisions].sort((a, b) => b.revision - a.revision)
@@ -159,7 +209,12 @@ export const makeMemory = (): ConnectionStoreService => {
     recordCheck: (connectionId, check) =>
       Effect.sync(() => {
         const c = byId.get(connectionId)
-        if (c !== undefined) c.lastCheck = check
+        const target = c?.revisions.find((r) => r.revision === check.revision)
+        if (c === undefined || target === undefined || (target.state !== "active" && target.state !== "pending")) {
+          return false
+        }
+        c.lastCheck = check
+        return true
       }),
     retire: ({ connectionId, now, revision }) =>
       Effect.sync(() => {
@@ -179,6 +234,19 @@ export const makeMemory = (): ConnectionStoreService => {
             (c.lastCheck === null || c.lastCheck.at < before)
           )
           .map(snapshot)
+      ),
+    withRetirableRevisions: Effect.sync(() =>
+      [...byId.values()]
+        .filter((c) => c.revisions.some((r) => r.state === "replaced" || r.state === "superseded"))
+        .map(snapshot)
+    ),
+    appendAudit: (connectionId, entry) =>
+      byId.has(connectionId)
+        ? Effect.sync(() => void trail.push({ ...entry, connectionId, seq: trail.length + 1 }))
+        : Effect.fail(new StorageError({ operation: "connection.appendAudit", message: "no such connection" })),
+    audit: (connectionId) =>
+      Effect.sync(() =>
+        trail.filter((e) => e.connectionId === connectionId).map(({ connectionId: _, ...entry }) => entry)
       )
   }
 }

@@ -29,6 +29,7 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as App from "../adapters/http/App.ts"
 import * as Drain from "../adapters/http/Drain.ts"
 import * as Readiness from "../adapters/http/Readiness.ts"
+import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
@@ -38,7 +39,9 @@ import * as ApiKeyStore from "../core/ApiKeyStore.ts"
 import { bootstrapWorkspace, randomUuid } from "../core/ApiKeys.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
+import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
 import { runDispatcher } from "../core/connector/Dispatch.ts"
+import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/connector/Transport.ts"
 import type { Crypto } from "../core/Crypto.ts"
 import type { StoragePorts } from "../core/StoragePorts.ts"
@@ -132,11 +135,16 @@ export const transportLayer = (config: AccordConfig.AccordConfig): Layer.Layer<C
 export interface StartOptions {
   /** The outbound transport; `transportLayer(config)` by default. */
   readonly transport?: Layer.Layer<ConnectorTransport>
+  /** The DNS resolver endpoint validation uses; the system resolver by default. */
+  readonly resolver?: Layer.Layer<Resolver>
+  /** The handshake time-out of connection checks; the core default when absent. */
+  readonly handshakeTimeoutMillis?: number
 }
 
 /**
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and
- * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers).
+ * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers). The connection
+ * scheduler (checks and revision retirement) runs in the background until the scope closes.
  *
  * @since 0.1.0
  */
@@ -156,9 +164,16 @@ export const start = (
         Drain.layer,
         base,
         RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
-        options.transport ?? transportLayer(config)
+        options.transport ?? transportLayer(config),
+        options.resolver ?? DnsResolver.layer
       ).pipe(
         Layer.merge(Committer.layer().pipe(Layer.provideMerge(stores)))
+      )
+    )
+    const timeout = options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
+    yield* Effect.forkScoped(
+      ConnectionMaintenance.scheduler({ reconciliationWindowMillis: config.reconciliationWindowMillis, ...timeout }).pipe(
+        Effect.provide(services)
       )
     )
 
@@ -195,7 +210,9 @@ export const start = (
       App.make({
         maxBodyBytes: config.maxBodyBytes,
         rateLimitPerSecond: config.rateLimitPerSecond,
-        onActionIntake: wakeDispatcher
+        onActionIntake: wakeDispatcher,
+        allowInsecureEndpoints: config.allowInsecureEndpoints,
+        ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
       })
     ).pipe(
       Effect.provide(Context.merge(services, server))

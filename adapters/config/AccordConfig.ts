@@ -7,7 +7,8 @@
  * Variables (DESIGN "Configuration"): `PORT` (8787), `HOST` (127.0.0.1), `ACCORD_DATA_DIR`
  * (./.accord-data), `DATABASE_URL`, `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false),
  * `ACCORD_BOOTSTRAP_WORKSPACE_ID`, `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info),
- * `ACCORD_MAX_BODY_BYTES` (65536). An empty value counts as unset.
+ * `ACCORD_MAX_BODY_BYTES` (65536), `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW`
+ * (30d). An empty value counts as unset.
  *
  * @since 0.1.0
  */
@@ -21,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Cipher, layerAesGcm } from "../../core/Cipher.ts"
+import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { Crypto } from "../../core/Crypto.ts"
 
 /**
@@ -49,6 +51,11 @@ export interface AccordConfig {
   readonly maxBodyBytes: number
   /** `ACCORD_INGEST_RATE_LIMIT`: ingest requests per second per key. */
   readonly rateLimitPerSecond: number
+  /**
+   * `ACCORD_RECONCILIATION_WINDOW`: how long after the last activity of its actions a replaced
+   * connection revision keeps its secrets before they are retired.
+   */
+  readonly reconciliationWindowMillis: number
 }
 
 /**
@@ -74,14 +81,30 @@ export const defaults: {
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
   readonly rateLimitPerSecond: number
+  readonly reconciliationWindowMillis: number
 } = {
   port: 8787,
   host: "127.0.0.1",
   dataDir: "./.accord-data",
   logLevel: LogLevel.Info,
   maxBodyBytes: 65536,
-  rateLimitPerSecond: 1000
+  rateLimitPerSecond: 1000,
+  reconciliationWindowMillis: defaultReconciliationWindowMillis
 }
+
+const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/**
+ * A duration such as `30d`, `12h`, `90m` or `3600s` in milliseconds; `undefined` when malformed.
+ *
+ * @since 0.1.0
+ */
+export const parseDuration = (value: string): number | undefined => {
+  const match = /^(\d{1,9})\s*([smhd])$/.exec(value.trim().toLowerCase())
+  return match === null ? undefined : Number(match[1]) * durationUnits[match[2]!]!
+}
+
+const maxReconciliationWindowMillis = 3650 * 86_400_000
 
 const maxBodyBytesLimit = 16 * 1024 * 1024
 
@@ -102,7 +125,8 @@ const raw = Config.all({
   bootstrapAdminKey: secret("ACCORD_BOOTSTRAP_ADMIN_KEY"),
   logLevel: text("LOG_LEVEL"),
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
-  rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT")
+  rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
+  reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW")
 })
 
 /**
@@ -192,6 +216,16 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     }
   })
 
+  const reconciliationWindowMillis = Option.match(input.reconciliationWindow, {
+    onNone: () => defaults.reconciliationWindowMillis,
+    onSome: (value) => {
+      const millis = parseDuration(value)
+      if (millis !== undefined && millis >= 60_000 && millis <= maxReconciliationWindowMillis) return millis
+      problems.push("ACCORD_RECONCILIATION_WINDOW must be a duration from 1m to 3650d, such as 30d, 12h or 90m")
+      return defaults.reconciliationWindowMillis
+    }
+  })
+
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
     onSome: (value) => {
@@ -261,7 +295,8 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey })),
     logLevel,
     maxBodyBytes,
-    rateLimitPerSecond
+    rateLimitPerSecond,
+    reconciliationWindowMillis
   }
 })
 

@@ -28,6 +28,7 @@ import * as Actions from "./Actions.ts"
 import { authorize, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
 import * as Completion from "./Completion.ts"
+import * as Connector from "./Connector.ts"
 import { Drain } from "./Drain.ts"
 import * as Ingest from "./Ingest.ts"
 import * as Insights from "./Insights.ts"
@@ -38,7 +39,7 @@ import { Readiness } from "./Readiness.ts"
 /**
  * @since 0.1.0
  */
-export interface AppOptions extends Ingest.IngestOptions {
+export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
   /** Runs after an action was accepted for delivery (the server wakes its dispatcher). */
@@ -59,6 +60,7 @@ export type AppServices =
   | Insights.InsightsServices
   | Actions.ActionsServices
   | CompletionServices
+  | Connector.ConnectorServices
 
 /**
  * Prefix of the workspace administrator routes.
@@ -159,7 +161,8 @@ export const router = (
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     Insights.routes(options.maxBodyBytes),
     Actions.routes(options.maxBodyBytes, options.onActionIntake),
-    HttpRouter.post(Completion.completionPath, Effect.flatten(Completion.handler))
+    HttpRouter.post(Completion.completionPath, Effect.flatten(Completion.handler)),
+    Connector.routes(options)
   )
 
 const pathOf = (url: string): string => {

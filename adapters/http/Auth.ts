@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -63,6 +64,25 @@ export const authenticate: Effect.Effect<
 })
 
 /**
+ * The live key presented by the request, which must have one of `scopes` in `workspaceId`.
+ *
+ * @since 0.1.0
+ */
+export const authorizeAny = (options: {
+  readonly workspaceId: string
+  readonly scopes: ReadonlyArray<ApiKeyScope>
+}): Effect.Effect<ApiKeyRecord, Problem.Problem, HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto> =>
+  Effect.flatMap(authenticate, (key) => {
+    if (key.workspaceId !== options.workspaceId) {
+      return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
+    }
+    if (!options.scopes.includes(key.scope)) {
+      return Effect.fail(Problem.forbidden(`this route needs a key with scope ${options.scopes.join(" or ")}`))
+    }
+    return Effect.succeed(key)
+  })
+
+/**
  * The live key presented by the request, which must have `scope` in `workspaceId`.
  *
  * @since 0.1.0
@@ -71,12 +91,22 @@ export const authorize = (options: {
   readonly workspaceId: string
   readonly scope: ApiKeyScope
 }): Effect.Effect<ApiKeyRecord, Problem.Problem, HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto> =>
-  Effect.flatMap(authenticate, (key) => {
-    if (key.workspaceId !== options.workspaceId) {
-      return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
-    }
-    if (key.scope !== options.scope) {
-      return Effect.fail(Problem.forbidden(`this route needs a key with scope ${options.scope}`))
-    }
-    return Effect.succeed(key)
+  authorizeAny({ workspaceId: options.workspaceId, scopes: [options.scope] })
+
+/**
+ * For a route under `/workspaces/:workspaceId`: the path's workspace, once the request's key is
+ * authorized there with one of `scopes`.
+ *
+ * @since 0.1.0
+ */
+export const authorizeWorkspace = (
+  scopes: ReadonlyArray<ApiKeyScope>
+): Effect.Effect<
+  string,
+  Problem.Problem,
+  HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
+> =>
+  Effect.flatMap(HttpRouter.params, (params) => {
+    const workspaceId = params["workspaceId"] ?? ""
+    return Effect.as(authorizeAny({ workspaceId, scopes }), workspaceId)
   })

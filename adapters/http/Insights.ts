@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AccountProfileStore } from "../../core/AccountProfileStore.ts"
-import type { ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
+import type { ApiKeyStore } from "../../core/ApiKeyStore.ts"
 import { randomUuid } from "../../core/ApiKeys.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import { EventStore, type StoredEvent } from "../../core/EventStore.ts"
@@ -29,7 +29,7 @@ import { unlockGates } from "../../core/ingest/Committer.ts"
 import { featureAccessEventName } from "../../core/ingest/FeatureAccess.ts"
 import { Uuid } from "../../core/messages/Common.ts"
 import { formatTimestamp, parseTimestamp } from "../../core/Timestamp.ts"
-import { authenticate, storageUnavailable } from "./Auth.ts"
+import { authorizeWorkspace, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
 import { adminPrefix } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
@@ -53,14 +53,7 @@ export const maxPageSize = 200
 const json = (body: unknown, status = 200) =>
   HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
-const allowing = (scopes: ReadonlyArray<ApiKeyScope>) =>
-  Effect.gen(function*() {
-    const workspaceId = (yield* HttpRouter.params)["workspaceId"] ?? ""
-    const key = yield* authenticate
-    if (key.workspaceId !== workspaceId) return yield* Problem.forbidden("the API key does not belong to this workspace")
-    if (!scopes.includes(key.scope)) return yield* Problem.forbidden(`this route needs a key with scope ${scopes.join(" or ")}`)
-    return workspaceId
-  })
+const allowing = authorizeWorkspace
 
 const eventView = (event: StoredEvent) => ({
   id: event.id,

@@ -11,12 +11,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import {
   type Connection,
+  type ConnectionAuditEntry,
+  type ConnectionAuditEvent,
   type ConnectionRevision,
   ConnectionStore,
   type ConnectionStoreService,
   type RevisionState
 } from "../../core/ConnectionStore.ts"
-import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface ConnectionRow {
   readonly connection_id: string
@@ -37,6 +39,22 @@ interface RevisionRow {
   readonly activated_at: unknown
   readonly retired_at: unknown
 }
+
+interface AuditRow {
+  readonly seq: unknown
+  readonly revision: number
+  readonly at: unknown
+  readonly event: ConnectionAuditEvent
+  readonly detail: unknown
+}
+
+const toAuditEntry = (row: AuditRow): ConnectionAuditEntry => ({
+  seq: num(row.seq),
+  at: num(row.at),
+  revision: num(row.revision),
+  event: row.event,
+  detail: row.detail
+})
 
 const toRevision = (row: RevisionRow): ConnectionRevision => ({
   revision: num(row.revision),
@@ -122,7 +140,11 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
       recordCheck: (connectionId, check) =>
         sql`UPDATE accord_connections SET last_check_revision = ${check.revision}, last_check_at = ${check.at},
               last_check_outcome = ${check.outcome}, last_check_problem = ${check.problem}
-            WHERE connection_id = ${connectionId}`.pipe(Effect.asVoid, orStorageError("connection.recordCheck")),
+            WHERE connection_id = ${connectionId}
+              AND EXISTS (SELECT 1 FROM accord_connection_revisions r
+                          WHERE r.connection_id = ${connectionId} AND r.revision = ${check.revision}
+                            AND r.state IN ('active', 'pending'))
+            RETURNING connection_id`.pipe(Effect.map((rows) => rows.length === 1), orStorageError("connection.recordCheck")),
       retire: ({ connectionId, now, revision }) =>
         sql`UPDATE accord_connection_revisions SET state = 'retired', retired_at = ${now}
             WHERE connection_id = ${connectionId} AND revision = ${revision} AND state IN ('replaced', 'superseded')
@@ -132,7 +154,23 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
             WHERE (c.last_check_at IS NULL OR c.last_check_at < ${before})
               AND EXISTS (SELECT 1 FROM accord_connection_revisions r
                           WHERE r.connection_id = c.connection_id AND r.state IN ('active', 'pending'))
-            ORDER BY c.connection_id`.pipe(Effect.flatMap(load), orStorageError("connection.dueForCheck"))
+            ORDER BY c.connection_id`.pipe(Effect.flatMap(load), orStorageError("connection.dueForCheck")),
+      withRetirableRevisions: sql<ConnectionRow>`SELECT c.* FROM accord_connections c
+          WHERE EXISTS (SELECT 1 FROM accord_connection_revisions r
+                        WHERE r.connection_id = c.connection_id AND r.state IN ('replaced', 'superseded'))
+          ORDER BY c.connection_id`.pipe(Effect.flatMap(load), orStorageError("connection.withRetirableRevisions")),
+      appendAudit: (connectionId, entry) =>
+        sql`INSERT INTO accord_connection_audit (connection_id, revision, at, event, detail)
+            VALUES (${connectionId}, ${entry.revision}, ${entry.at}, ${entry.event}, ${json(entry.detail)}::jsonb)`.pipe(
+          Effect.asVoid,
+          orStorageError("connection.appendAudit")
+        ),
+      audit: (connectionId) =>
+        sql<AuditRow>`SELECT seq, revision, at, event, detail FROM accord_connection_audit
+            WHERE connection_id = ${connectionId} ORDER BY seq`.pipe(
+          Effect.map((rows) => rows.map(toAuditEntry)),
+          orStorageError("connection.audit")
+        )
     }
   }
 )

@@ -59,7 +59,11 @@ export type Trigger =
     readonly evidenceMatched: boolean
     readonly isPayment: boolean
   }
-  | { readonly _tag: "ObservationJudged"; readonly verdict: "verified" | "inconclusive" | "reversed" }
+  | {
+    readonly _tag: "ObservationJudged"
+    readonly verdict: "verified" | "inconclusive" | "reversed"
+    readonly isPayment: boolean
+  }
 
 /**
  * - `Move`: the state changes to `to`; `passedThrough` lists states the action went through on the
@@ -128,6 +132,8 @@ const withAcceptance = (transition: Transition): Transition =>
  * @since 0.1.0
  */
 export const transition = (state: ActionState, trigger: Trigger): Transition => {
+  // Reconciliation reads exist only for Payment actions; any other action is verified by evidence.
+  if (trigger._tag === "ObservationJudged" && !trigger.isPayment) return illegal("observation_for_non_payment_action")
   switch (state) {
     case "dispatching":
     case "unknown_outcome":

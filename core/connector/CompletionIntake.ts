@@ -27,7 +27,7 @@ import type { NonceStore } from "../NonceStore.ts"
 import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
 import { importSigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
-import { decodeBody, type FieldIssue, type HeaderSource, makeVerifier, parseJsonBody, snakeCaseTag } from "../Verification.ts"
+import { checkHeaders, decodeBody, type FieldIssue, type HeaderSource, makeVerifier, parseJsonBody, snakeCaseTag } from "../Verification.ts"
 import { type ActionState, isActionState, transition } from "./ActionState.ts"
 import { isPaymentAction, reconcileOutboxKind, type StoredRequest } from "./Dispatch.ts"
 import { matchEvidence } from "./Evidence.ts"
@@ -95,9 +95,20 @@ export const makeCompletionReceiver: Effect.Effect<
       return Option.some(yield* Effect.provide(importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }), context))
     }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none())))
 
-  /** Verifies against each candidate revision's completion secret in turn. */
+  /**
+   * Verifies against each candidate revision's completion secret in turn. The header checks that
+   * need no secret (version, freshness, nonce and signature form) run first and answer the same
+   * whether or not the workspace exists; after them every failure is the one `unauthenticated`
+   * answer, so no response tells an unknown workspace from a bad signature (D7).
+   */
   const authenticate = (headers: HeaderSource, body: Uint8Array) =>
     Effect.gen(function*() {
+      const checked = checkHeaders(headers, yield* Clock.currentTimeMillis)
+      if ("_tag" in checked) {
+        return yield* checked._tag === "InvalidSignature"
+          ? unauthenticated
+          : refused(401, snakeCaseTag(checked._tag), "the completion's signed headers are not valid")
+      }
       const json = yield* Effect.orElseFail(parseJsonBody(body), () => unauthenticated)
       const workspaceId = stringField(json, "workspaceId")
       if (workspaceId === undefined) return yield* unauthenticated
@@ -124,7 +135,8 @@ export const makeCompletionReceiver: Effect.Effect<
         if (verified._tag === "Right") return workspaceId
         const error = verified.left
         if (error._tag === "StorageError") return yield* error
-        if (error._tag === "InvalidSignature" && error.reason === "mismatch") continue
+        if (error._tag === "InvalidSignature") continue
+        // Only a message signed with this secret gets here (a replayed nonce) or a clock edge case.
         return yield* refused(401, snakeCaseTag(error._tag), "the completion's signed headers are not valid")
       }
       return yield* unauthenticated

@@ -32,6 +32,7 @@ import { Crypto } from "../Crypto.ts"
 import { deriveProviderIdempotencyKey } from "../Idempotency.ts"
 import { Acknowledgement } from "../messages/Acknowledgement.ts"
 import { Code, type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../messages/Common.ts"
+import type { PaymentContinuation } from "../messages/Continuation.ts"
 import { Action, Actor, Binding, type ExecutionRequest } from "../messages/Execution.ts"
 import { Currency } from "../messages/Reconciliation.ts"
 import type { NonceStore } from "../NonceStore.ts"
@@ -223,7 +224,9 @@ export const retryDelay = (attempts: number): Effect.Effect<number> =>
   })
 
 /**
- * The connector request time-out (Accord's choice): connect, send and the whole response.
+ * The connector request time-out (Accord's choice): connect, send and the whole response. It is
+ * the outbound transport's own default (`HttpTransport`, configurable there); a dispatcher passes
+ * its `timeoutMillis` option only when one is set.
  *
  * @since 0.1.0
  */
@@ -252,7 +255,7 @@ export interface DispatcherOptions {
   readonly concurrency?: number
   /** Lease length; must exceed the time-out (default 30 s). */
   readonly leaseMillis?: number
-  /** Per-delivery time-out (default `dispatchTimeout`). */
+  /** Per-delivery time-out (default: the transport's own, `dispatchTimeout` for `HttpTransport`). */
   readonly timeoutMillis?: number
 }
 
@@ -283,6 +286,16 @@ export interface Dispatcher {
 const isCode = Schema.is(Code)
 
 /**
+ * Which continuation intent a payment mode may mount: a setup-only action saves a method (a setup
+ * intent), a one-time purchase charges (a payment intent); subscription changes, new subscriptions
+ * and recoveries may need either (a trial or a zero first invoice mounts a setup intent).
+ *
+ * @since 0.1.0
+ */
+export const intentFits = (mode: PaymentMode, intent: PaymentContinuation["intent"]): boolean =>
+  mode === "setup_only" ? intent === "setup" : mode === "one_time_purchase" ? intent === "payment" : true
+
+/**
  * Builds a dispatcher bound to its services. Signing keys are imported once per connection
  * revision and kept for the dispatcher's life (a retired revision is never delivered to).
  *
@@ -301,7 +314,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const transport = yield* ConnectorTransport
     const verifier = yield* makeVerifier
     const leaseMillis = options.leaseMillis ?? 30_000
-    const timeoutMillis = options.timeoutMillis ?? Duration.toMillis(dispatchTimeout)
+    const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
     const keyCache = new Map<string, SigningKeys>()
 
     const keysFor = (connectionId: string, revision: number) =>
@@ -324,15 +337,19 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return Option.some(keys)
       }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none<SigningKeys>())))
 
-    /** Applies a trigger with compare-and-set, re-reading on a concurrent change. */
+    /**
+     * Applies a trigger with compare-and-set, starting from the record the delivery read and
+     * re-reading only after a concurrent change.
+     */
     const apply = (
-      actionRequestId: string,
+      record: ActionRecord,
       trigger: Trigger,
       extra: { readonly detail: Record<string, unknown>; readonly acknowledgement?: unknown; readonly sealedContinuation?: string }
     ): Effect.Effect<ActionState | undefined, StorageError> =>
       Effect.gen(function*() {
+        const actionRequestId = record.actionRequestId
         for (let round = 0; round < 5; round++) {
-          const current = yield* ledger.get(actionRequestId)
+          const current = round === 0 ? Option.some(record) : yield* ledger.get(actionRequestId)
           if (Option.isNone(current) || !isActionState(current.value.state)) return undefined
           const step = transition(current.value.state, trigger)
           if (step._tag !== "Move") return current.value.state
@@ -358,13 +375,30 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const providerReferenceHash = (reference: string | undefined) =>
       reference === undefined ? Effect.succeed(undefined) : crypto.sha256Hex(reference)
 
-    /** A continuation is valid only on an accepted, server-authorized Payment action whose mode the current capability evidence of this revision includes. */
-    const continuationAllowed = (record: ActionRecord, request: StoredRequest, now: number) =>
+    /**
+     * A continuation is valid only on an accepted, server-authorized Payment action (spec "Payment
+     * continuation rules" 1–2): its operation family is one of the payment operation keys, the
+     * action is bound to the connection's current (active) revision, the current capability
+     * evidence of that revision includes the family's mode, and the intent fits the mode (a
+     * setup-only action mounts a setup intent, a one-time purchase a payment intent).
+     */
+    const continuationAllowed = (
+      record: ActionRecord,
+      request: StoredRequest,
+      continuation: PaymentContinuation,
+      activeRevision: number | undefined,
+      now: number
+    ) =>
       Effect.gen(function*() {
         const mode = paymentFamilies[request.action.operation.family]
-        if (mode === undefined || request.payment === undefined) return false
+        if (mode === undefined || request.payment === undefined || request.payment.mode !== mode) return "not_a_payment_action"
+        if (activeRevision !== record.revision) return "revision_not_current"
+        if (!intentFits(mode, continuation.intent)) return "intent_does_not_fit_mode"
         const evidence = yield* capabilities.current(record.connectionId, now)
-        return Option.isSome(evidence) && evidence.value.revision === record.revision && evidence.value.modes.includes(mode)
+        if (Option.isNone(evidence) || evidence.value.revision !== record.revision || !evidence.value.modes.includes(mode)) {
+          return "mode_not_enabled"
+        }
+        return "allowed"
       })
 
     const deliverRecord = (record: ActionRecord, attempt: number): Effect.Effect<DeliveryResult, StorageError> =>
@@ -401,11 +435,11 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           url: revision.value.endpoint,
           headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },
           body: bytes,
-          timeoutMillis
+          ...timeout
         }).pipe(Effect.either)
         const ambiguous = (reason: string) =>
           Effect.as(
-            apply(record.actionRequestId, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
+            apply(record, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
             { _tag: "Ambiguous", reason } as const
           )
         if (exchange._tag === "Left") {
@@ -443,11 +477,19 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         let sealedContinuation: string | undefined
         if (ack.state === "accepted" && ack.continuation !== undefined) {
           const receivedAt = yield* Clock.currentTimeMillis
-          if (!(yield* continuationAllowed(record, request, receivedAt))) return yield* ambiguous("response_continuation_not_allowed")
+          const active = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.state === "active")))
+          const verdict = yield* continuationAllowed(
+            record,
+            request,
+            ack.continuation,
+            Option.getOrUndefined(Option.map(active, (r) => r.revision)),
+            receivedAt
+          )
+          if (verdict !== "allowed") return yield* ambiguous(`response_continuation_${verdict}`)
           sealedContinuation = yield* cipher.seal(JSON.stringify(ack.continuation), `continuation:${record.actionRequestId}`)
         }
         const to = yield* apply(
-          record.actionRequestId,
+          record,
           { _tag: ack.state === "accepted" ? "AckAccepted" : "AckRejected" },
           {
             detail: {
@@ -464,6 +506,23 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return to === undefined ? ({ _tag: "Skipped", reason: "concurrent_change" } as const) : ({ _tag: "Acknowledged", state: ack.state } as const)
       })
 
+    /**
+     * Past the delivery deadline the action keeps its state (`unknown_outcome`, or `dispatching` if
+     * nothing was ever sent) for operators and reconciliation; the history says delivery stopped.
+     */
+    const abandon = (record: ActionRecord, attempts: number, lastReason: string, now: number) =>
+      Effect.gen(function*() {
+        const current = yield* ledger.get(record.actionRequestId)
+        if (Option.isNone(current) || (current.value.state !== "dispatching" && current.value.state !== "unknown_outcome")) return
+        yield* ledger.transition({
+          actionRequestId: record.actionRequestId,
+          expectedVersion: current.value.version,
+          toState: current.value.state,
+          at: now,
+          history: { at: now, trigger: "delivery_abandoned", detail: { attempts, lastReason } }
+        })
+      })
+
     const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> =>
       Effect.gen(function*() {
         const actionRequestId = (item.payload as { readonly actionRequestId: string }).actionRequestId
@@ -475,6 +534,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
         const pastDeadline = Option.isSome(record) && now - record.value.createdAt >= retrySchedule.deadlineMillis
         if (settled || pastDeadline) {
+          if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason, now)
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
           const delay = yield* retryDelay(item.attempts)
@@ -492,7 +552,13 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         limit: options.batchSize ?? 64,
         kinds: [dispatchOutboxKind]
       })
-      yield* Effect.forEach(items, deliver, { concurrency: options.concurrency ?? 32, discard: true })
+      // One item's storage failure must not interrupt its siblings' deliveries in flight: it is
+      // logged, and its lease expires so another round (or worker) delivers it again, same key.
+      yield* Effect.forEach(
+        items,
+        (item) => Effect.catchAll(deliver(item), (error) => Effect.logWarning("dispatch: storage failed during a delivery", error.message)),
+        { concurrency: options.concurrency ?? 32, discard: true }
+      )
       return items.length
     })
 

@@ -22,7 +22,8 @@ const trigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
     })),
     fc.constantFrom("verified", "inconclusive", "reversed").map((verdict): Trigger => ({
       _tag: "ObservationJudged",
-      verdict: verdict as "verified" | "inconclusive" | "reversed"
+      verdict: verdict as "verified" | "inconclusive" | "reversed",
+      isPayment
     }))
   )
 
@@ -62,7 +63,7 @@ describe("action state machine", () => {
       for (const step of run(ts).visited) {
         if (step.state !== "verified") continue
         if (isPayment) {
-          assert.deepStrictEqual(step.by, { _tag: "ObservationJudged", verdict: "verified" })
+          assert.deepStrictEqual(step.by, { _tag: "ObservationJudged", verdict: "verified", isPayment: true })
         } else {
           assert.strictEqual(step.by._tag, "CompletionReceived")
           assert.isTrue(step.by._tag === "CompletionReceived" && step.by.evidenceMatched && step.by.outcome === "succeeded")
@@ -144,11 +145,11 @@ describe("action state machine", () => {
       assert.isTrue(r._tag === "Move" && r.to === "pending" && r.queueReconciliation)
     })
     it("payment action, observation inconclusive -> stays pending, not promoted", () => {
-      const r = transition("pending", { _tag: "ObservationJudged", verdict: "inconclusive" })
+      const r = transition("pending", { _tag: "ObservationJudged", verdict: "inconclusive", isPayment: true })
       assert.strictEqual(r._tag, "Stay")
     })
     it("payment action, signed matching observation -> verified", () => {
-      const r = transition("pending", { _tag: "ObservationJudged", verdict: "verified" })
+      const r = transition("pending", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })
       assert.isTrue(r._tag === "Move" && r.to === "verified")
     })
     it("verified payment action, completion reversed -> unchanged until read, read queued", () => {
@@ -156,7 +157,7 @@ describe("action state machine", () => {
       assert.deepStrictEqual(r, { _tag: "Stay", reason: "reversal_awaiting_read", queueReconciliation: true })
     })
     it("verified payment action, read confirms the reversal -> reversed, reversal appended", () => {
-      const r = transition("verified", { _tag: "ObservationJudged", verdict: "reversed" })
+      const r = transition("verified", { _tag: "ObservationJudged", verdict: "reversed", isPayment: true })
       assert.isTrue(r._tag === "Move" && r.to === "reversed" && r.appendReversal)
     })
   })
@@ -174,8 +175,11 @@ describe("action state machine", () => {
       const r = transition("verified", { _tag: "CompletionReceived", outcome: "failed", evidenceMatched: false, isPayment: false })
       assert.strictEqual(r._tag, "Stay")
     })
+    it("an observation for a non-payment action is refused", () => {
+      assert.strictEqual(transition("pending", { _tag: "ObservationJudged", verdict: "verified", isPayment: false })._tag, "Illegal")
+    })
     it("an observation before any completion is refused", () => {
-      assert.strictEqual(transition("accepted", { _tag: "ObservationJudged", verdict: "verified" })._tag, "Illegal")
+      assert.strictEqual(transition("accepted", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })._tag, "Illegal")
     })
   })
 })

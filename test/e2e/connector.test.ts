@@ -7,6 +7,8 @@ import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
@@ -14,17 +16,13 @@ import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import { encodeBody, importSigningKeys, sign } from "../../core/Signing.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
 import * as Server from "../../runtimes/Server.ts"
-import { connect, intakeInput, type Peer, secrets, startPeer, workspaceId } from "../connector/dispatch/support.ts"
+import { connect, intakeInput, type Peer, type PeerMode, secrets, startPeer, workspaceId } from "../connector/dispatch/support.ts"
 import { configFrom, request } from "../http/support.ts"
 import { storageVariants } from "../support/storage.ts"
 
 const adminKey = "e2e-admin-key-0123456789abcdef0123456789"
 
 let peer: Peer
-beforeAll(async () => {
-  peer = await startPeer()
-})
-afterAll(() => peer.close())
 
 const boot = (storage: (typeof storageVariants)[number]) =>
   Effect.gen(function*() {
@@ -39,7 +37,7 @@ const boot = (storage: (typeof storageVariants)[number]) =>
       config,
       NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
       Layer.merge(Layer.succeedContext(ports), Readiness.layerAlwaysReady),
-      { transport: HttpTransport.layer({ allowInsecure: true }) }
+      { transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 1_000 }) }
     )
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     yield* connect(peer.url).pipe(Effect.provide(ports))
@@ -68,6 +66,12 @@ const signedCompletion = (body: Record<string, unknown>) =>
 
 for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
   describe.skipIf(!storage.available)(`connector end to end (${storage.name})`, () => {
+    // The kit on its own storage of the same kind: never the service's database.
+    beforeAll(async () => {
+      peer = await startPeer({ storage: storage.layer(), slowMillis: 2_500 })
+    }, 60_000)
+    afterAll(() => peer.close())
+
     it.live("intake -> accepted by the kit -> signed completion -> verified; redelivery acknowledged once", () =>
       Effect.gen(function*() {
         peer.mode = "good"
@@ -124,5 +128,150 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         const unknown = yield* request(`${url}/8d0f2b4c-6e8a-4c0d-9f3b-5c7e9a1d3f5b`, { headers: admin })
         assert.strictEqual(unknown.status, 404)
       }).pipe(Effect.scoped), 60_000)
+
+    const misbehaving: ReadonlyArray<PeerMode> = ["reset_after_read", "slow", "other_key", "status_500", "wrong_signature"]
+    for (const mode of misbehaving) {
+      it.live(`${mode}: the server's own dispatcher records unknown_outcome, redelivers the same key and resolves it, one execution`, () =>
+        Effect.gen(function*() {
+          peer.mode = mode
+          const base = yield* boot(storage)
+          const executionsBefore = yield* Effect.promise(() => peer.executions())
+          const seenBefore = peer.seen.length
+          const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify(intakeInput())
+          })
+          assert.strictEqual(created.status, 202)
+          const id = created.json.actionRequestId as string
+          const unknown = yield* waitForState(base, id, "unknown_outcome")
+          peer.mode = "good"
+          const accepted = yield* waitForState(base, id, "accepted")
+          assert.deepStrictEqual(accepted.history.map((h: { toState: string }) => h.toState), ["dispatching", "unknown_outcome", "accepted"])
+          assert.strictEqual(accepted.providerIdempotencyKey, unknown.providerIdempotencyKey)
+          const deliveries = peer.seen.slice(seenBefore).filter((d) => d.key === accepted.providerIdempotencyKey)
+          assert.isAtLeast(deliveries.length, 2)
+          assert.strictEqual(new Set(deliveries.map((d) => d.nonce)).size, deliveries.length)
+          assert.strictEqual(yield* Effect.promise(() => peer.executions()), executionsBefore + 1)
+        }).pipe(Effect.ensuring(Effect.sync(() => (peer.mode = "good"))), Effect.scoped), 60_000)
+    }
+
+    describe("completion route", () => {
+      let base: string
+      let scope: Scope.CloseableScope
+      let action: { readonly id: string; readonly key: string }
+      beforeAll(() =>
+        Effect.runPromise(Effect.gen(function*() {
+          peer.mode = "good"
+          scope = yield* Scope.make()
+          base = yield* boot(storage).pipe(Scope.extend(scope))
+          const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify(intakeInput())
+          })
+          const accepted = yield* waitForState(base, created.json.actionRequestId, "accepted")
+          action = { id: accepted.actionRequestId, key: accepted.providerIdempotencyKey }
+        })), 60_000)
+      afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+      const url = () => `${base}/api/funnels/v1/runtime/actions/customer-complete`
+      const completionFor = (overrides: Record<string, unknown> = {}) => ({
+        type: "service.customer_action.completion",
+        protocolVersion: 1,
+        workspaceId,
+        actionRequestId: action.id,
+        providerIdempotencyKey: action.key,
+        providerReference: "ref_route_1",
+        completionId: `cmp_route_${globalThis.crypto.randomUUID()}`,
+        completedAt: formatTimestamp(Date.now()),
+        outcome: "unknown",
+        evidence: { entitlement: "", reasonCode: "pending_review", source: "customer_server_event" },
+        ...overrides
+      })
+      const problem = (reply: { readonly status: number; readonly headers: Headers; readonly json: any }, status: number, code: string) => {
+        assert.strictEqual(reply.status, status)
+        assert.strictEqual(reply.headers.get("content-type"), "application/problem+json")
+        assert.strictEqual(reply.json.code, code)
+        assert.strictEqual(reply.json.status, status)
+        assert.isString(reply.json.title)
+        assert.isString(reply.json.type)
+      }
+
+      it.live("not application/json: 415", () =>
+        Effect.gen(function*() {
+          const delivery = yield* signedCompletion(completionFor())
+          problem(yield* request(url(), { ...delivery, headers: { ...delivery.headers, "content-type": "text/plain" } }), 415, "unsupported_media_type")
+        }))
+
+      it.live("over 64 KiB: 413", () =>
+        Effect.gen(function*() {
+          const delivery = yield* signedCompletion(completionFor({ padding: "x".repeat(70_000) }))
+          problem(yield* request(url(), delivery), 413, "content_too_large")
+        }))
+
+      it.live("not JSON: the same 401 as a bad signature", () =>
+        Effect.gen(function*() {
+          const delivery = yield* signedCompletion(completionFor())
+          const notJson = yield* request(url(), { ...delivery, body: new TextEncoder().encode("not json at all") })
+          const badSignature = yield* request(url(), { ...delivery, headers: { ...delivery.headers, "x-service-customer-action-signature": "v1=" + "0".repeat(64) } })
+          problem(notJson, 401, "invalid_signature")
+          assert.deepStrictEqual(notJson.json, badSignature.json)
+        }))
+
+      it.live("unknown workspace: byte for byte the same 401 as a bad signature", () =>
+        Effect.gen(function*() {
+          const unknownWorkspace = yield* request(url(), yield* signedCompletion(completionFor({ workspaceId: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d" })))
+          const delivery = yield* signedCompletion(completionFor())
+          const badSignature = yield* request(url(), { ...delivery, headers: { ...delivery.headers, "x-service-customer-action-signature": "v1=" + "0".repeat(64) } })
+          problem(unknownWorkspace, 401, "invalid_signature")
+          assert.strictEqual(unknownWorkspace.text, badSignature.text)
+        }))
+
+      it.live("stale timestamp: 401 stale_timestamp", () =>
+        Effect.gen(function*() {
+          const delivery = yield* signedCompletion(completionFor())
+          problem(
+            yield* request(url(), { ...delivery, headers: { ...delivery.headers, "x-service-customer-action-timestamp": formatTimestamp(Date.now() - 600_000) } }),
+            401,
+            "stale_timestamp"
+          )
+        }))
+
+      it.live("replayed nonce: 401 replayed_nonce", () =>
+        Effect.gen(function*() {
+          const delivery = yield* signedCompletion(completionFor())
+          assert.strictEqual((yield* request(url(), delivery)).status, 200)
+          problem(yield* request(url(), delivery), 401, "replayed_nonce")
+        }))
+
+      it.live("invalid body (extra field): 400 with the failing path, never the value", () =>
+        Effect.gen(function*() {
+          const reply = yield* request(url(), yield* signedCompletion(completionFor({ extra: "secret-ish-value" })))
+          problem(reply, 400, "invalid_body")
+          assert.isAbove(reply.json.errors.length, 0)
+          assert.notInclude(reply.text, "secret-ish-value")
+        }))
+
+      it.live("unknown action: 404", () =>
+        Effect.gen(function*() {
+          problem(yield* request(url(), yield* signedCompletion(completionFor({ actionRequestId: "8d0f2b4c-6e8a-4c0d-9f3b-5c7e9a1d3f5b" }))), 404, "unknown_action")
+        }))
+
+      it.live("idempotency key of another action: 422", () =>
+        Effect.gen(function*() {
+          problem(yield* request(url(), yield* signedCompletion(completionFor({ providerIdempotencyKey: "pva_" + "d".repeat(64) }))), 422, "idempotency_key_mismatch")
+        }))
+
+      it.live("same completionId, another body: 409; the same body again: 200 duplicate", () =>
+        Effect.gen(function*() {
+          const body = completionFor()
+          assert.strictEqual((yield* request(url(), yield* signedCompletion(body))).json.status, "recorded")
+          const again = yield* request(url(), yield* signedCompletion(body))
+          assert.strictEqual(again.status, 200)
+          assert.strictEqual(again.json.status, "duplicate")
+          problem(yield* request(url(), yield* signedCompletion({ ...body, outcome: "failed" })), 409, "completion_id_conflict")
+        }))
+    })
   })
 }

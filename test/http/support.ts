@@ -78,7 +78,9 @@ export interface Reply {
 /** One request; the body is read fully so the connection is free again. */
 export const request = (url: string, init?: RequestInit): Effect.Effect<Reply> =>
   Effect.promise(async () => {
-    const response = await fetch(url, init)
+    const response = await fetch(url, init).catch((error) => {
+      throw new Error(`fetch ${init?.method ?? "GET"} ${url} failed`, { cause: error })
+    })
     const text = await response.text()
     let json: unknown = undefined
     try {

@@ -187,8 +187,25 @@ export const suite = (
           yield* store.recordCheck(connectionId, failed)
           assert.deepStrictEqual((yield* load(connectionId)).lastCheck, failed)
           const succeeded = { revision: 0, at: 3_000, outcome: "succeeded", problem: null } as const
-          yield* store.recordCheck(connectionId, succeeded)
+          assert.isTrue(yield* store.recordCheck(connectionId, succeeded))
           assert.deepStrictEqual(Option.getOrThrow(yield* store.get(workspaceId)).lastCheck, succeeded)
+        }))
+
+      it.effect("recordCheck refuses a check of a revision that is no longer active or pending", () =>
+        Effect.gen(function*() {
+          const store = yield* ConnectionStore
+          const workspaceId = uid("ws-")
+          const { connectionId } = yield* register(workspaceId, 1_000) // 0
+          yield* register(workspaceId, 2_000) // 1 pending, 0 superseded
+          const newer = { revision: 1, at: 3_000, outcome: "succeeded", problem: null } as const
+          assert.isTrue(yield* store.recordCheck(connectionId, newer))
+          assert.strictEqual(yield* activate(connectionId, 1), "activated")
+          assert.isTrue(yield* store.recordCheck(connectionId, { ...newer, at: 3_500 }))
+          const late = { revision: 0, at: 4_000, outcome: "failed", problem: "invalid_signature" } as const
+          assert.isFalse(yield* store.recordCheck(connectionId, late))
+          assert.isFalse(yield* store.recordCheck(connectionId, { ...late, revision: 9 }))
+          assert.isFalse(yield* store.recordCheck(uid("conn-"), late))
+          assert.deepStrictEqual((yield* load(connectionId)).lastCheck, { ...newer, at: 3_500 })
         }))
 
       it.effect("dueForCheck returns connections never checked or last checked before the bound", () =>
@@ -229,6 +246,73 @@ export const suite = (
                            WHERE connection_id = ${connectionId}`
           const due = yield* store.dueForCheck(Number.MAX_SAFE_INTEGER)
           assert.isFalse(due.some((c) => c.connectionId === connectionId))
+        }))
+
+      it.effect("withRetirableRevisions lists connections with a replaced or superseded revision", () =>
+        Effect.gen(function*() {
+          const store = yield* ConnectionStore
+          const only = (yield* register(uid("ws-"), 1_000)).connectionId // 0 pending
+          const activeOnly = (yield* register(uid("ws-"), 1_000)).connectionId // 0 active
+          assert.strictEqual(yield* activate(activeOnly, 0), "activated")
+          const supersededWs = uid("ws-")
+          const superseded = (yield* register(supersededWs, 1_000)).connectionId
+          yield* register(supersededWs, 2_000) // 0 superseded, 1 pending
+          const replacedWs = uid("ws-")
+          const replaced = (yield* register(replacedWs, 1_000)).connectionId
+          assert.strictEqual(yield* activate(replaced, 0), "activated")
+          yield* register(replacedWs, 2_000)
+          assert.strictEqual(yield* activate(replaced, 1), "activated") // 0 replaced
+          const retiredWs = uid("ws-")
+          const retired = (yield* register(retiredWs, 1_000)).connectionId
+          yield* register(retiredWs, 2_000)
+          assert.isTrue(yield* retire(retired, 0)) // 0 retired, 1 pending
+          const mine = new Set([only, activeOnly, superseded, replaced, retired])
+          const listed = (yield* store.withRetirableRevisions).filter((c) => mine.has(c.connectionId))
+          assert.sameMembers(listed.map((c) => c.connectionId), [superseded, replaced])
+          for (const connection of listed) assert.deepStrictEqual(connection, yield* load(connection.connectionId))
+        }))
+
+      it.effect("the audit trail keeps every entry in order, per connection", () =>
+        Effect.gen(function*() {
+          const store = yield* ConnectionStore
+          const a = (yield* register(uid("ws-"), 1_000)).connectionId
+          const b = (yield* register(uid("ws-"), 1_000)).connectionId
+          assert.deepStrictEqual(yield* store.audit(a), [])
+          yield* store.appendAudit(a, { at: 1_000, revision: 0, event: "registered", detail: { endpointHost: "a.example" } })
+          yield* store.appendAudit(b, { at: 1_500, revision: 0, event: "registered", detail: {} })
+          yield* store.appendAudit(a, { at: 2_000, revision: 0, event: "orphan_retired", detail: { missing: ["completion"] } })
+          const trail = yield* store.audit(a)
+          assert.deepStrictEqual(trail.map(({ seq: _, ...entry }) => entry), [
+            { at: 1_000, revision: 0, event: "registered", detail: { endpointHost: "a.example" } },
+            { at: 2_000, revision: 0, event: "orphan_retired", detail: { missing: ["completion"] } }
+          ])
+          assert.isTrue(trail[0]!.seq < trail[1]!.seq)
+          assert.strictEqual((yield* store.audit(b)).length, 1)
+        }))
+
+      it.effect("appending to the audit trail of an unknown connection fails", () =>
+        Effect.gen(function*() {
+          const store = yield* ConnectionStore
+          const result = yield* Effect.either(
+            store.appendAudit(uid("conn-"), { at: 1, revision: 0, event: "registered", detail: {} })
+          )
+          assert.strictEqual(result._tag, "Left")
+        }))
+
+      it.effect("the audit table refuses updates and deletes (SQL)", () =>
+        Effect.gen(function*() {
+          const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+          if (Option.isNone(sql)) return
+          const store = yield* ConnectionStore
+          const connectionId = (yield* register(uid("ws-"), 1_000)).connectionId
+          yield* store.appendAudit(connectionId, { at: 1_000, revision: 0, event: "registered", detail: {} })
+          const update = yield* Effect.either(
+            sql.value`UPDATE accord_connection_audit SET event = 'retired' WHERE connection_id = ${connectionId}`
+          )
+          const remove = yield* Effect.either(sql.value`DELETE FROM accord_connection_audit WHERE connection_id = ${connectionId}`)
+          assert.strictEqual(update._tag, "Left")
+          assert.strictEqual(remove._tag, "Left")
+          assert.deepStrictEqual((yield* store.audit(connectionId)).map((e) => e.event), ["registered"])
         }))
 
       it.effect("20 concurrent registrations get distinct revisions 0..19 and leave exactly one pending", () =>

@@ -8,6 +8,7 @@ import type { Migrations } from "../Migrations.ts"
 import { migration as init } from "./0001_init.ts"
 import { migration as stores } from "./0002_stores.ts"
 import { migration as ingest } from "./0003_ingest.ts"
+import { migration as connectionAudit } from "./0004_connection_audit.ts"
 
 /**
  * @since 0.1.0
@@ -15,5 +16,6 @@ import { migration as ingest } from "./0003_ingest.ts"
 export const migrations: Migrations = {
   "0001_init": init,
   "0002_stores": stores,
-  "0003_ingest": ingest
+  "0003_ingest": ingest,
+  "0004_connection_audit": connectionAudit
 }

@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { ActionLedger } from "../../../core/ActionLedger.ts"
+import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import type { Crypto } from "../../../core/Crypto.ts"
 import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
 import { type ActionIntake, intake } from "../../../core/connector/Dispatch.ts"
@@ -223,3 +224,108 @@ describe("completion intake", () => {
       assert.strictEqual(error.code, "completion_not_applicable")
     }).pipe(Effect.provide(layer())))
 })
+
+describe("completion intake: who may answer (D7)", () => {
+  const otherWorkspace = {
+    workspaceId: "9f8e7d6c-5b4a-4a3b-9c2d-1e0f9a8b7c6d",
+    connectionId: "5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c",
+    secrets: {
+      actionSigning: Redacted.make("as_other_workspace_0123456789abcdef0123"),
+      completion: Redacted.make("cs_other_workspace_0123456789abcdef0123")
+    }
+  }
+
+  it.live("another workspace's action, signed with that other workspace's own secret: 404, nothing recorded", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      yield* connect("http://127.0.0.1:1/connector", otherWorkspace)
+      const error = yield* refusal(receive(yield* signed({ ...completion, workspaceId: otherWorkspace.workspaceId }, {
+        secret: Redacted.value(otherWorkspace.secrets.completion)
+      })))
+      assert.strictEqual(error.status, 404)
+      assert.strictEqual(error.code, "unknown_action")
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId))).state, "accepted")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("an unknown workspace and a bad signature are indistinguishable, whatever the headers", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { completion } = yield* acceptedAction()
+      const unknownWorkspace = { ...completion, workspaceId: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d" }
+      const answers = yield* Effect.forEach([
+        // Fresh, malformed signature header: known vs unknown workspace.
+        Effect.map(signed(completion), (s) => ({ ...s, headers: { ...s.headers, "x-service-customer-action-signature": "v1=" + "Z".repeat(64) } })),
+        Effect.map(signed(unknownWorkspace), (s) => ({ ...s, headers: { ...s.headers, "x-service-customer-action-signature": "v1=" + "Z".repeat(64) } })),
+        // Fresh, well-formed but wrong.
+        signed(completion, { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" }),
+        signed(unknownWorkspace)
+      ], (make) => Effect.flatMap(make, (delivery) => refusal(receive(delivery))))
+      for (const a of answers) assert.deepStrictEqual([a.status, a.code, (a as unknown as { detail: string }).detail], [answers[0]!.status, answers[0]!.code, (answers[0] as unknown as { detail: string }).detail])
+      // Header checks that need no secret answer the same for both: stale is stale either way.
+      const stale = yield* Effect.forEach([completion, unknownWorkspace], (body) =>
+        Effect.flatMap(signed(body, { timestampShift: -10 * 60_000 }), (d) => refusal(receive(d))))
+      assert.deepStrictEqual(stale.map((e) => e.code), ["stale_timestamp", "stale_timestamp"])
+    }).pipe(Effect.provide(layer())))
+
+  it.live("after a secret rotation the replaced revision's secret still completes its actions; once retired it does not", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      const rotated = {
+        workspaceId,
+        connectionId: "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13",
+        secrets: { actionSigning: Redacted.make("as_rotated_0123456789abcdef0123456789ab"), completion: Redacted.make("cs_rotated_0123456789abcdef0123456789ab") }
+      }
+      const next = yield* connect("http://127.0.0.1:1/connector", rotated)
+      const old = next - 1
+      // The new secret works, the old one too while its revision is only replaced.
+      const first = yield* receive(yield* signed({ ...completion, outcome: "unknown" }))
+      assert.strictEqual(first.state, "unresolved")
+      const second = yield* receive(yield* signed({ ...completion, completionId: "cmp_rotated", outcome: "failed" }, {
+        secret: Redacted.value(rotated.secrets.completion)
+      }))
+      assert.strictEqual(second.state, "failed")
+      const store = yield* ConnectionStore
+      assert.isTrue(yield* store.retire({ connectionId: rotated.connectionId, revision: old, now: Date.now() }))
+      const error = yield* refusal(receive(yield* signed({ ...completion, completionId: "cmp_after_retire" })))
+      assert.strictEqual(error.status, 401)
+      assert.strictEqual(error.code, "invalid_signature")
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+      assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 2)
+    }).pipe(Effect.provide(layer())))
+})
+
+for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
+  describe.skipIf(!storage.available)(`completion intake (${storage.name})`, () => {
+    it.live("recorded once with its claim; a redelivery answered again; another body under the same id refused", () =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const bytes = encodeBody(completion)
+        assert.strictEqual((yield* receive(yield* signed(bytes))).status, "recorded")
+        // Concurrent redeliveries: one transition in all.
+        const again = yield* Effect.forEach([1, 2, 3], () => Effect.flatMap(signed(bytes), receive), { concurrency: "unbounded" })
+        assert.deepStrictEqual(again.map((r) => r.status), ["duplicate", "duplicate", "duplicate"])
+        const conflict = yield* refusal(receive(yield* signed({ ...completion, outcome: "failed" })))
+        assert.strictEqual(conflict.code, "completion_id_conflict")
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+        assert.deepStrictEqual(history.map((h) => h.toState), ["dispatching", "accepted", "verified"])
+        assert.notInclude(JSON.stringify(history), "trial_ext_981")
+      }).pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer))), 30_000)
+
+    it.live("two different completions racing for one action: both recorded in order, neither lost", () =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const receipts = yield* Effect.forEach(
+          [{ ...completion, completionId: "cmp_a", outcome: "unknown" }, { ...completion, completionId: "cmp_b", outcome: "unknown" }],
+          (body) => Effect.flatMap(signed(body), receive),
+          { concurrency: "unbounded" }
+        )
+        assert.deepStrictEqual(receipts.map((r) => r.status), ["recorded", "recorded"])
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+        assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 2)
+      }).pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer))), 30_000)
+  })
+}

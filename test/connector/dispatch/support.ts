@@ -11,6 +11,9 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { toWebHandler, type WebHandler } from "../../../adapters/customer/WebHandler.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import type { Cipher } from "../../../core/Cipher.ts"
+import type { StoragePorts } from "../../../core/StoragePorts.ts"
 import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import type { ActionIntake } from "../../../core/connector/Dispatch.ts"
 import type { Crypto } from "../../../core/Crypto.ts"
@@ -45,16 +48,26 @@ export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
   }
 })
 
-/** Registers `endpoint` as the workspace's active revision with the test secrets. */
-export const connect = (endpoint: string) =>
+/**
+ * Registers `endpoint` as the workspace's active revision with the test secrets (or another
+ * workspace's connection and secrets).
+ */
+export const connect = (
+  endpoint: string,
+  as: {
+    readonly workspaceId: string
+    readonly connectionId: string
+    readonly secrets: { readonly actionSigning: Redacted.Redacted<string>; readonly completion: Redacted.Redacted<string> }
+  } = { workspaceId, connectionId, secrets }
+) =>
   Effect.gen(function*() {
     const store = yield* ConnectionStore
     const vault = yield* SecretVault
     const now = Date.now()
-    const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint, now })
-    yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), secrets.actionSigning, now)
-    yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), secrets.completion, now)
-    yield* store.activate({ connectionId, revision, now })
+    const { revision } = yield* store.registerRevision({ workspaceId: as.workspaceId, connectionId: as.connectionId, endpoint, now })
+    yield* vault.put(connectorSecretRef(as.connectionId, revision, "actionSigning"), as.secrets.actionSigning, now)
+    yield* vault.put(connectorSecretRef(as.connectionId, revision, "completion"), as.secrets.completion, now)
+    yield* store.activate({ connectionId: as.connectionId, revision, now })
     return revision
   })
 
@@ -70,6 +83,7 @@ export type PeerMode =
   | "status_500"
   | "other_key"
   | "unsigned"
+  | "continuation"
 
 export interface Peer {
   readonly url: string
@@ -81,6 +95,8 @@ export interface Peer {
   /** Executions the kit has queued (its `customer.execute` outbox items): one per claimed request. */
   readonly executions: () => Promise<number>
   readonly kit: WebHandler
+  /** In `continuation` mode: the continuation added to the kit's acknowledgement. */
+  continuation: (request: { readonly actionRequestId: string }) => unknown
   readonly close: () => Promise<void>
 }
 
@@ -110,11 +126,24 @@ const resign = (body: Uint8Array, timestamp: string) =>
   }))
 
 /** The customer kit (memory storage) behind a loopback front whose behaviour the test chooses. */
-export const startPeer = async (options: { readonly slowMillis?: number } = {}): Promise<Peer> => {
-  const kitLayer = Layer.mergeAll(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
+export const startPeer = async (options: {
+  readonly slowMillis?: number
+  /** The kit's own storage (memory by default); never the service's database. */
+  readonly storage?: Layer.Layer<StoragePorts | Cipher, unknown>
+  /** Accounts whose actions the kit rejects, with this error code. */
+  readonly rejectAccounts?: ReadonlyMap<string, string>
+} = {}): Promise<Peer> => {
+  const kitLayer = Layer.mergeAll(options.storage ?? MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
   const runtime = ManagedRuntime.make(kitLayer)
+  const rejectAccounts = options.rejectAccounts ?? new Map<string, string>()
   const handler = await runtime.runPromise(
-    Effect.flatMap(importSigningKeys(secrets), (keys) => makeCustomerHandler({ workspaceId, keys, connectionId }))
+    Effect.flatMap(importSigningKeys(secrets), (keys) =>
+      makeCustomerHandler({
+        workspaceId,
+        keys,
+        connectionId,
+        precheck: (request) => Effect.succeed(Option.fromNullable(rejectAccounts.get(request.accountId)))
+      }))
   )
   const kit = toWebHandler(handler.handle)
   let server: Server
@@ -128,6 +157,7 @@ export const startPeer = async (options: { readonly slowMillis?: number } = {}):
         outbox.lease({ owner: "probe", now: Date.now() + 3_600_000, leaseMillis: 1, limit: 10_000, kinds: [executeOutboxKind] })
       )).then((items) => items.length),
     kit,
+    continuation: (request) => testContinuation(request.actionRequestId, "payment"),
     close: async () => {
       await new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -183,9 +213,14 @@ export const startPeer = async (options: { readonly slowMillis?: number } = {}):
         return
       }
       case "extra_field":
-      case "other_key": {
+      case "other_key":
+      case "continuation": {
         const json = JSON.parse(new TextDecoder().decode(answerBody))
-        const changed = mode === "extra_field" ? { ...json, note: "hello" } : { ...json, providerIdempotencyKey: "pva_" + "e".repeat(64) }
+        const changed = mode === "extra_field"
+          ? { ...json, note: "hello" }
+          : mode === "other_key"
+          ? { ...json, providerIdempotencyKey: "pva_" + "e".repeat(64) }
+          : { ...json, continuation: peer.continuation(JSON.parse(new TextDecoder().decode(body))) }
         const bytes = new TextEncoder().encode(JSON.stringify(changed))
         res.writeHead(answer.status, await resign(bytes, formatTimestamp(Date.now()))).end(bytes)
         return
@@ -204,6 +239,32 @@ export const startPeer = async (options: { readonly slowMillis?: number } = {}):
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   ;(peer as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
   return peer
+}
+
+/** A well-formed payment continuation expiring in 30 minutes. */
+export const testContinuation = (actionRequestId: string, intent: "payment" | "setup") => ({
+  kind: "provider_payment_element",
+  intent,
+  clientSecret: `pi_${actionRequestId.slice(0, 8)}_secret_abcdef`,
+  publishableKey: "pk_test_51Accord",
+  connectedAccountId: null,
+  expiresAt: formatTimestamp(Date.now() + 30 * 60_000),
+  allowRedirects: "never"
+})
+
+/** A one-time purchase action with its authorization snapshot. */
+export const paymentIntakeInput = (accountId = "acct_42"): ActionIntake => {
+  const base = intakeInput(accountId)
+  return {
+    ...base,
+    action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
+    payment: {
+      mode: "one_time_purchase",
+      actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
+      offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
+      expected: { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
+    }
+  }
 }
 
 /** A loopback port with nothing listening on it. */

@@ -1,0 +1,250 @@
+/**
+ * Dispatch throughput: actions per second from intake to `accepted`, and the latency of each
+ * (intake commit to acknowledgement commit), with PostgreSQL on both sides: the service in this
+ * process (core intake, the dispatcher, the node:http transport), the customer kit in a child
+ * process with its own schema. Checked: every action accepted, and exactly one claimed execution
+ * per action at the kit (no duplicates).
+ *
+ * Baseline, in the same run: a minimal pipeline without Accord — a node:http client signing each
+ * request with node:crypto, one row inserted at intake and updated on the acknowledgement, against
+ * a node:http peer that checks the HMAC and inserts one claim row (bench/dispatch-baseline-peer.mjs).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createHmac, randomBytes, randomUUID } from "node:crypto"
+import * as http from "node:http"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import pg from "pg"
+import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
+import * as Database from "../adapters/sql/Database.ts"
+import * as SqlStorage from "../adapters/sql/Storage.ts"
+import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
+import { layerAesGcm } from "../core/Cipher.ts"
+import { ConnectionStore } from "../core/ConnectionStore.ts"
+import { type ActionIntake, intake, runDispatcher } from "../core/connector/Dispatch.ts"
+import { connectorSecretRef, SecretVault } from "../core/SecretVault.ts"
+
+const databaseUrl = process.env["DATABASE_URL"] || undefined
+if (databaseUrl === undefined) {
+  console.log("bench:dispatch needs DATABASE_URL (PostgreSQL on both sides); skipped")
+  process.exit(0)
+}
+const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
+const concurrency = Number(process.env["BENCH_CONCURRENCY"] ?? 64)
+const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
+const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
+const actionSigning = "as_bench_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c"
+const completion = "cs_bench_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b"
+const suffix = randomUUID().replaceAll("-", "").slice(0, 12)
+const serviceSchema = `bench_service_${suffix}`
+const kitSchema = `bench_kit_${suffix}`
+const baselineSchema = `bench_base_${suffix}`
+
+const admin = new pg.Client({ connectionString: databaseUrl })
+await admin.connect()
+for (const schema of [serviceSchema, kitSchema, baselineSchema]) await admin.query(`CREATE SCHEMA ${schema}`)
+
+const inSchema = (schema: string) => {
+  const url = new URL(databaseUrl)
+  url.searchParams.set("options", `-csearch_path=${schema}`)
+  return url.toString()
+}
+
+const startChild = (args: ReadonlyArray<string>, schema: string): Promise<{ child: ChildProcess; port: number }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      env: {
+        ...process.env,
+        KIT_SCHEMA: schema,
+        ACCORD_WORKSPACE_ID: workspaceId,
+        ACCORD_ACTION_SIGNING_SECRET: actionSigning,
+        ACCORD_COMPLETION_SECRET: completion
+      },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.stdout!.on("data", (chunk: Buffer) => {
+      const match = /ready (\d+)/.exec(chunk.toString())
+      if (match) resolve({ child, port: Number(match[1]) })
+    })
+    child.once("exit", (code) => reject(new Error(`peer exited with ${code}`)))
+  })
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.removeAllListeners("exit")
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+  })
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+const input = (i: number): ActionIntake => ({
+  accountId: `acct_${i}`,
+  action: {
+    id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
+    key: "extend_trial_14",
+    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } },
+    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+  },
+  actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
+  binding: {
+    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+    offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+    publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
+  }
+})
+
+/** Runs `count` tasks with at most `limit` in flight. */
+const pool = async (count: number, limit: number, task: (i: number) => Promise<void>) => {
+  let next = 0
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < count) await task(next++)
+  }))
+}
+
+interface Figures {
+  readonly label: string
+  readonly perSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly note: string
+}
+
+const accord = async (): Promise<Figures> => {
+  const kit = await startChild(["--import", "tsx", "bench/dispatch-kit.ts"], kitSchema)
+  const cipher = layerAesGcm(Redacted.make(new Uint8Array(32).fill(3)))
+  const layer = Layer.mergeAll(
+    SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(inSchema(serviceSchema))), cipher))),
+    cipher,
+    NodeCrypto.layer,
+    HttpTransport.layer({ allowInsecure: true })
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const service = new pg.Client({ connectionString: inSchema(serviceSchema) })
+  try {
+    await runtime.runPromise(Effect.gen(function*() {
+      const store = yield* ConnectionStore
+      const vault = yield* SecretVault
+      const now = Date.now()
+      const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint: `http://127.0.0.1:${kit.port}/connector`, now })
+      yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make(actionSigning), now)
+      yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make(completion), now)
+      yield* store.activate({ connectionId, revision, now })
+    }))
+    await service.connect()
+    const scope = await runtime.runPromise(Effect.flatMap(
+      Scope.make(),
+      (scope) =>
+        Effect.map(
+          Scope.extend(runDispatcher({ owner: "bench", concurrency, batchSize: concurrency * 2, idleMillis: 20 }), scope),
+          (wake) => ({ scope, wake })
+        )
+    ))
+    const accepted = async () => Number((await service.query("SELECT count(*) FROM accord_actions WHERE state = 'accepted'")).rows[0].count)
+    const run = async (count: number, offset: number) => {
+      const started = performance.now()
+      await pool(count, concurrency, async (i) => {
+        await runtime.runPromise(Effect.zipRight(intake(workspaceId, input(offset + i)), scope.wake))
+      })
+      while ((await accepted()) < offset + count) await new Promise((r) => setTimeout(r, 20))
+      return performance.now() - started
+    }
+    await run(Math.min(500, actions), 0)
+    const warm = Math.min(500, actions)
+    const elapsed = await run(actions, warm)
+    const latencies = (await service.query(
+      "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
+      [warm]
+    )).rows.map((r: { ms: string }) => Number(r.ms)).sort((a: number, b: number) => a - b)
+    const kitDb = new pg.Client({ connectionString: inSchema(kitSchema) })
+    await kitDb.connect()
+    const claims = (await kitDb.query("SELECT count(*) AS n, count(DISTINCT dedupe_key) AS d FROM accord_outbox WHERE kind = 'customer.execute'")).rows[0]
+    await kitDb.end()
+    const retried = Number((await service.query("SELECT count(*) FROM accord_outbox WHERE kind = 'service.dispatch' AND attempts > 0")).rows[0].count)
+    await runtime.runPromise(Scope.close(scope.scope, Exit.void))
+    return {
+      label: "Accord (intake -> signed delivery -> kit claim -> verified ack -> accepted)",
+      perSecond: actions / (elapsed / 1000),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      note: `${actions + warm} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`
+    }
+  } finally {
+    await service.end().catch(() => undefined)
+    await runtime.dispose()
+    await stop(kit.child)
+  }
+}
+
+const baseline = async (): Promise<Figures> => {
+  const peer = await startChild(["bench/dispatch-baseline-peer.mjs"], baselineSchema)
+  const db = new pg.Pool({ connectionString: inSchema(baselineSchema), max: 16 })
+  await db.query("CREATE TABLE baseline_actions (id text PRIMARY KEY, state text NOT NULL, body jsonb NOT NULL, created_at bigint NOT NULL, updated_at bigint)")
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+  const mac = (purpose: string, ts: string, nonce: string, body: Buffer) =>
+    createHmac("sha256", actionSigning).update(`service-customer-action-v1\n${purpose}\n${ts}\n${nonce}\n`).update(body).digest("hex")
+  const post = (body: Buffer, headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port: peer.port, path: "/connector", method: "POST", agent, headers: { ...headers, "content-length": body.byteLength } }, (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+      })
+      req.on("error", reject)
+      req.end(body)
+    })
+  const latencies: Array<number> = []
+  const one = async (i: number) => {
+    const started = performance.now()
+    const id = randomUUID()
+    const body = Buffer.from(JSON.stringify({ ...input(i), type: "service.customer_action.execute", providerIdempotencyKey: "pva_" + id, requestNonce: randomBytes(24).toString("base64url") }))
+    await db.query("INSERT INTO baseline_actions (id, state, body, created_at) VALUES ($1, 'dispatching', $2, $3)", [id, body.toString(), Date.now()])
+    const ts = new Date().toISOString()
+    const nonce = randomBytes(24).toString("base64url")
+    const res = await post(body, {
+      "content-type": "application/json",
+      "x-service-customer-action-timestamp": ts,
+      "x-service-customer-action-nonce": nonce,
+      "x-service-customer-action-signature": "v1=" + mac("dispatch_request", ts, nonce, body)
+    })
+    const expected = "v1=" + mac("dispatch_response", String(res.headers["x-service-customer-action-timestamp"]), String(res.headers["x-service-customer-action-nonce"]), res.body)
+    if (res.status !== 202 || res.headers["x-service-customer-action-signature"] !== expected) throw new Error("baseline peer answered badly")
+    await db.query("UPDATE baseline_actions SET state = 'accepted', updated_at = $2 WHERE id = $1", [id, Date.now()])
+    latencies.push(performance.now() - started)
+  }
+  try {
+    await pool(Math.min(500, actions), concurrency, one)
+    latencies.length = 0
+    const started = performance.now()
+    await pool(actions, concurrency, one)
+    const elapsed = performance.now() - started
+    latencies.sort((a, b) => a - b)
+    return {
+      label: "Baseline (node:http + node:crypto HMAC + pg, one insert and one update per action; peer inserts one claim)",
+      perSecond: actions / (elapsed / 1000),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      note: `${actions} actions`
+    }
+  } finally {
+    agent.destroy()
+    await db.end()
+    await stop(peer.child)
+  }
+}
+
+try {
+  const results = [await baseline(), await accord()]
+  console.log(`\nbench:dispatch — ${actions} actions, ${concurrency} in flight, PostgreSQL on both sides (${new URL(databaseUrl).host})`)
+  for (const r of results) {
+    console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})`)
+  }
+} finally {
+  for (const schema of [serviceSchema, kitSchema, baselineSchema]) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  await admin.end()
+}

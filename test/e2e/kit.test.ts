@@ -1,0 +1,164 @@
+/**
+ * The whole connector story over real HTTP with nothing stubbed: the Accord server (real
+ * composition, SQL storage) and the customer kit (`makeCustomerKit`: handler plus its execution
+ * and completion-delivery workers, on its own storage, served by `node:http` on its own loopback
+ * port). The administrator registers the endpoint and runs the check through the admin API, a
+ * trusted caller submits actions, the kit acknowledges, executes each exactly once, delivers a
+ * signed completion, and the service verifies it.
+ */
+import { createServer, type Server as NodeServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
+import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
+import * as Readiness from "../../adapters/http/Readiness.ts"
+import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
+import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
+import * as Server from "../../runtimes/Server.ts"
+import { intakeInput, secrets, workspaceId } from "../connector/dispatch/support.ts"
+import { configFrom, request } from "../http/support.ts"
+import { storageVariants } from "../support/storage.ts"
+
+const adminKey = "e2e-kit-admin-key-0123456789abcdef0123456789"
+const admin = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }
+
+const bootService = (storage: (typeof storageVariants)[number]) =>
+  Effect.gen(function*() {
+    const ports = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
+    const config = yield* configFrom({
+      ACCORD_DATA_DIR: "memory://",
+      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
+      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
+      ACCORD_ALLOW_INSECURE_ENDPOINTS: "1"
+    })
+    const address = yield* Server.start(
+      config,
+      NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
+      Layer.merge(Layer.succeedContext(ports), Readiness.layerAlwaysReady)
+    )
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return `http://127.0.0.1:${address.port}`
+  })
+
+/** The kit with a host executor that counts its runs per idempotency key. */
+const startKit = (storage: (typeof storageVariants)[number], serviceUrl: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const runs = new Map<string, number>()
+      const kit = await makeCustomerKit({
+        workspaceId,
+        secrets,
+        serviceUrl,
+        allowInsecureServiceUrl: true,
+        storage: storage.layer(),
+        transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 5_000 }),
+        worker: { pollMillis: 100 },
+        executor: {
+          execute: async (request: ClaimedExecution) => {
+            runs.set(request.providerIdempotencyKey, (runs.get(request.providerIdempotencyKey) ?? 0) + 1)
+            return {
+              outcome: "succeeded",
+              providerReference: `trial_ext_raw_${request.actionRequestId.slice(0, 8)}`,
+              evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
+            }
+          },
+          lookup: async () => undefined
+        }
+      })
+      const server: NodeServer = createServer(kit.nodeHandler)
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
+      return { url, runs, server, kit }
+    }),
+    ({ kit, server }) =>
+      Effect.promise(async () => {
+        server.closeAllConnections()
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+        await kit.dispose()
+      })
+  )
+
+const waitFor = <A>(probe: Effect.Effect<A>, done: (a: A) => boolean, what: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const value = yield* probe
+      if (done(value)) return value
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+  })
+
+for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
+  describe.skipIf(!storage.available)(`service and customer kit end to end (${storage.name})`, () => {
+    it.live("register, check, intake -> accepted -> kit executes once -> signed completion -> verified", () =>
+      Effect.gen(function*() {
+        const base = yield* bootService(storage)
+        const kit = yield* startKit(storage, base)
+        const ws = `${base}/api/admin/v1/workspaces/${workspaceId}`
+
+        const registered = yield* request(`${ws}/connector`, {
+          method: "PUT",
+          headers: admin,
+          body: JSON.stringify({
+            endpoint: kit.url,
+            actionSigningSecret: Redacted.value(secrets.actionSigning),
+            completionSecret: Redacted.value(secrets.completion)
+          })
+        })
+        assert.strictEqual(registered.status, 201)
+        const checked = yield* request(`${ws}/connector/check`, { method: "POST", headers: admin, body: "{}" })
+        assert.strictEqual(checked.status, 200)
+        assert.strictEqual(checked.json.state, "active")
+
+        const ids: Array<string> = []
+        for (let i = 0; i < 5; i++) {
+          const created = yield* request(`${ws}/action-requests`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify(intakeInput(`acct_e2e_${i}`))
+          })
+          assert.strictEqual(created.status, 202)
+          assert.strictEqual(created.json.state, "dispatching")
+          ids.push(created.json.actionRequestId)
+        }
+        for (const id of ids) {
+          const status = yield* waitFor(
+            Effect.map(request(`${ws}/action-requests/${id}`, { headers: admin }), (r) => r.json),
+            (json) => json?.state === "verified",
+            `${id} to be verified`
+          )
+          assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "verified"])
+          const completion = status.history[2]
+          assert.strictEqual(completion.trigger, "completion")
+          assert.strictEqual(completion.detail.evidence.matched, "entitlement_state")
+          assert.deepStrictEqual(completion.detail.passedThrough, ["pending"])
+          // Operators see hashes, never the raw provider reference, a secret or a continuation.
+          const text = JSON.stringify(status)
+          assert.notInclude(text, "trial_ext_raw_")
+          assert.notInclude(text, Redacted.value(secrets.completion))
+          assert.notInclude(text, Redacted.value(secrets.actionSigning))
+          assert.notInclude(text, "sealedContinuation")
+          assert.match(completion.detail.providerReferenceHash, /^[0-9a-f]{64}$/)
+        }
+        // Each action ran exactly once at the customer.
+        assert.strictEqual(kit.runs.size, ids.length)
+        for (const count of kit.runs.values()) assert.strictEqual(count, 1)
+      }).pipe(Effect.scoped), 90_000)
+
+    it.live("intake before the connection is active: 409 connector_not_active", () =>
+      Effect.gen(function*() {
+        const base = yield* bootService(storage)
+        const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify(intakeInput())
+        })
+        assert.strictEqual(created.status, 409)
+        assert.strictEqual(created.json.code, "connector_not_active")
+      }).pipe(Effect.scoped), 60_000)
+  })
+}
