@@ -27,7 +27,7 @@ import { ActionLedger, type ActionRecord } from "../ActionLedger.ts"
 import { randomUuid } from "../ApiKeys.ts"
 import { CapabilityRegistry } from "../CapabilityRegistry.ts"
 import { Cipher } from "../Cipher.ts"
-import { ConnectionStore } from "../ConnectionStore.ts"
+import { type ConnectionRevision, ConnectionStore } from "../ConnectionStore.ts"
 import { Crypto } from "../Crypto.ts"
 import { deriveProviderIdempotencyKey } from "../Idempotency.ts"
 import { Acknowledgement } from "../messages/Acknowledgement.ts"
@@ -233,6 +233,13 @@ export const retryDelay = (attempts: number): Effect.Effect<number> =>
 export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
 
 /**
+ * How long a dispatcher trusts a connection revision it read (endpoint and state).
+ *
+ * @since 0.1.0
+ */
+export const revisionCacheMillis = 5_000
+
+/**
  * How one delivery ended.
  *
  * @since 0.1.0
@@ -401,13 +408,27 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return "allowed"
       })
 
+    // A revision's endpoint never changes; its state is re-read at most every few seconds, so a
+    // busy dispatcher does not read the connection for every delivery.
+    const revisionCache = new Map<string, { readonly at: number; readonly revision: Option.Option<ConnectionRevision> }>()
+    const revisionOf = (connectionId: string, revision: number) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const key = `${connectionId}:${revision}`
+        const hit = revisionCache.get(key)
+        if (hit !== undefined && now - hit.at < revisionCacheMillis) return hit.revision
+        const connection = yield* connections.getById(connectionId)
+        const found = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.revision === revision)))
+        revisionCache.set(key, { at: now, revision: found })
+        return found
+      })
+
     const deliverRecord = (record: ActionRecord, attempt: number): Effect.Effect<DeliveryResult, StorageError> =>
       Effect.gen(function*() {
         if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
           return { _tag: "Skipped", reason: "already_acknowledged" } as const
         }
-        const connection = yield* connections.getById(record.connectionId)
-        const revision = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.revision === record.revision)))
+        const revision = yield* revisionOf(record.connectionId, record.revision)
         if (Option.isNone(revision) || revision.value.state === "retired") {
           return { _tag: "NotSent", reason: "revision_unavailable" } as const
         }
@@ -477,6 +498,8 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         let sealedContinuation: string | undefined
         if (ack.state === "accepted" && ack.continuation !== undefined) {
           const receivedAt = yield* Clock.currentTimeMillis
+          // Read fresh: a continuation is allowed only for the revision that is active right now.
+          const connection = yield* connections.getById(record.connectionId)
           const active = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.state === "active")))
           const verdict = yield* continuationAllowed(
             record,
