@@ -12,6 +12,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import {
   ActionLedger,
   type ActionLedgerService,
@@ -21,7 +22,10 @@ import {
   type TransitionResult
 } from "../../core/ActionLedger.ts"
 import { insertItem } from "./Outbox.ts"
+import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { json, num, orStorageError } from "./SqlSupport.ts"
+
+type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
 
 interface ActionRow {
   readonly action_request_id: string
@@ -86,41 +90,168 @@ const committedOrRolledBack = <A, R>(
 ): Effect.Effect<A, SqlError, R> =>
   Effect.catchIf(effect, (e): e is Rollback<A> => e._tag === "Rollback", (e) => Effect.succeed(e.outcome))
 
+type CreateOptions = Parameters<ActionLedgerService["create"]>[0]
+
+/** What a batched transition returns per applied row. */
+interface UpdatedRow extends ActionRow {
+  readonly input: number
+}
+
 /**
+ * Creating an action, a transition without a completion claim or outbox item, and reading an
+ * action are batched across concurrent callers (`Batch`): one statement for many. Each is atomic
+ * per action on its own (a single statement), so batching changes only the round trips.
+ *
  * @since 0.1.0
  */
-export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient> = Effect.map(
-  SqlClient.SqlClient,
-  (sql) => ({
-    create: ({ history, outbox, record: r }) =>
-      committedOrRolledBack(sql.withTransaction(Effect.gen(function*() {
-        const inserted = yield* sql`
-          INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
-            provider_idempotency_key, state, request, acknowledgement, sealed_continuation, created_at, updated_at, version)
-          VALUES (${r.actionRequestId}, ${r.workspaceId}, ${r.accountId}, ${r.connectionId}, ${r.revision},
-            ${r.providerIdempotencyKey}, ${r.state}, ${json(r.request)}::jsonb, ${json(r.acknowledgement)}::jsonb,
-            ${r.sealedContinuation}, ${r.createdAt}, ${r.createdAt}, 1)
-          ON CONFLICT DO NOTHING RETURNING action_request_id`
-        if (inserted.length === 0) return yield* new Rollback({ outcome: "duplicate" as const })
-        yield* sql`INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
-                   VALUES (${r.actionRequestId}, 1, ${history.at}, ${history.trigger}, NULL, ${r.state}, ${json(history.detail)}::jsonb)`
-        if (outbox !== undefined && !(yield* insertItem(sql, outbox))) {
-          return yield* new Rollback({ outcome: "duplicate" as const })
-        }
-        return "created" as const
-      }))).pipe(orStorageError("action.create")),
-    get: (id) =>
-      sql<ActionRow>`SELECT * FROM accord_actions WHERE action_request_id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
-        orStorageError("action.get")
-      ),
+export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  /**
+   * Inserts each action (a conflict on its id or idempotency key inserts nothing, and then nothing
+   * else is inserted for it), its first history entry and its outbox item, in one statement. An
+   * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
+   * items one at a time, where that conflict means `duplicate` for that item alone.
+   */
+  const createAll = (items: ReadonlyArray<CreateOptions>) =>
+    sql<{ action_request_id: string }>`
+      WITH v AS (
+        SELECT * FROM jsonb_to_recordset(${
+      json(items.map(({ history: h, outbox: o, record: r }) => ({
+        action_request_id: r.actionRequestId,
+        workspace_id: r.workspaceId,
+        account_id: r.accountId,
+        connection_id: r.connectionId,
+        revision: r.revision,
+        provider_idempotency_key: r.providerIdempotencyKey,
+        state: r.state,
+        request: r.request,
+        acknowledgement: r.acknowledgement,
+        sealed_continuation: r.sealedContinuation,
+        created_at: r.createdAt,
+        h_at: h.at,
+        h_trigger: h.trigger,
+        h_detail: h.detail,
+        ...(o === undefined ? {} : {
+          o_id: o.id,
+          o_kind: o.kind,
+          o_dedupe_key: o.dedupeKey,
+          o_payload: o.payload,
+          o_next_attempt_at: o.nextAttemptAt,
+          o_created_at: o.createdAt
+        })
+      })))
+    }::jsonb) AS v(action_request_id text, workspace_id text, account_id text, connection_id text, revision int4,
+          provider_idempotency_key text, state text, request jsonb, acknowledgement jsonb, sealed_continuation text,
+          created_at int8, h_at int8, h_trigger text, h_detail jsonb,
+          o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8)
+      ), action AS (
+        INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
+          provider_idempotency_key, state, request, acknowledgement, sealed_continuation, created_at, updated_at, version)
+        SELECT action_request_id, workspace_id, account_id, connection_id, revision, provider_idempotency_key, state,
+          COALESCE(request, 'null'::jsonb), acknowledgement, sealed_continuation, created_at, created_at, 1
+        FROM v
+        ON CONFLICT DO NOTHING RETURNING action_request_id
+      ), history AS (
+        INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
+        SELECT v.action_request_id, 1, v.h_at, v.h_trigger, NULL, v.state, COALESCE(v.h_detail, 'null'::jsonb)
+        FROM v JOIN action USING (action_request_id)
+      ), queued AS (
+        INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at)
+        SELECT v.o_id, v.o_kind, v.o_dedupe_key, COALESCE(v.o_payload, 'null'::jsonb), v.o_next_attempt_at, v.o_created_at
+        FROM v JOIN action USING (action_request_id)
+        WHERE v.o_id IS NOT NULL
+      )
+      SELECT action_request_id FROM action`.pipe(
+      Effect.map((rows) => {
+        const created = new Set(rows.map((r) => r.action_request_id))
+        return items.map((i) => (created.has(i.record.actionRequestId) ? "created" as const : "duplicate" as const))
+      })
+    )
+  const create = yield* makeBatcher(
+    (items: ReadonlyArray<CreateOptions>) =>
+      inRounds(items, (i) => [`id:${i.record.actionRequestId}`, `key:${i.record.providerIdempotencyKey}`], createAll),
+    {
+      one: (item) => Effect.map(createAll([item]), (r) => r[0]!).pipe(Effect.catchIf(isUniqueViolation, () => Effect.succeed("duplicate" as const))),
+      splitOn: (error) => isDeadlock(error) || isUniqueViolation(error)
+    }
+  )
+
+  /**
+   * Transitions without a completion claim or outbox item, in one statement: each update applies
+   * where the version still matches (a self-join returns the state it had), with its history
+   * entry. A concurrent transition holds the row; once it commits, the version no longer matches
+   * and nothing is written for that item (`Stale`). The history sequence continues from the
+   * snapshot, which is current whenever the version matched.
+   */
+  const transitionAll = (items: ReadonlyArray<TransitionOptions>) =>
+    sql<UpdatedRow>`
+      WITH v AS (
+        SELECT * FROM jsonb_to_recordset(${
+      json(items.map((o, input) => ({
+        input,
+        id: o.actionRequestId,
+        expected: o.expectedVersion,
+        to_state: o.toState,
+        at: o.at,
+        set_ack: o.acknowledgement !== undefined,
+        ack: o.acknowledgement,
+        set_sealed: o.sealedContinuation !== undefined,
+        sealed: o.sealedContinuation,
+        h_at: o.history.at,
+        h_trigger: o.history.trigger,
+        h_detail: o.history.detail
+      })))
+    }::jsonb) AS v(input int4, id text, expected int4, to_state text, at int8, set_ack bool, ack jsonb,
+          set_sealed bool, sealed text, h_at int8, h_trigger text, h_detail jsonb)
+      ), updated AS (
+        UPDATE accord_actions a SET
+          state = v.to_state, updated_at = v.at, version = a.version + 1,
+          acknowledgement = CASE WHEN v.set_ack THEN v.ack ELSE a.acknowledgement END,
+          sealed_continuation = CASE WHEN v.set_sealed THEN v.sealed ELSE a.sealed_continuation END
+        FROM v, accord_actions previous
+        WHERE a.action_request_id = v.id AND a.version = v.expected AND previous.action_request_id = v.id
+        RETURNING a.*, v.input, previous.state AS previous_state, v.h_at, v.h_trigger, v.h_detail
+      ), history AS (
+        INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
+        SELECT u.action_request_id,
+          COALESCE((SELECT MAX(seq) FROM accord_action_history h WHERE h.action_request_id = u.action_request_id), 0) + 1,
+          u.h_at, u.h_trigger, u.previous_state, u.state, COALESCE(u.h_detail, 'null'::jsonb)
+        FROM updated u
+      )
+      SELECT * FROM updated`.pipe(
+      Effect.map((rows) => {
+        const applied = new Map(rows.map((row) => [num(row.input), row]))
+        return items.map((_, i): TransitionResult => {
+          const row = applied.get(i)
+          return row === undefined ? { _tag: "Stale" } : { _tag: "Applied", record: toRecord(row) }
+        })
+      })
+    )
+  const transitionAlone = yield* makeBatcher((items: ReadonlyArray<TransitionOptions>) =>
+    inRounds(items, (o) => [o.actionRequestId], transitionAll)
+  )
+
+  const get = yield* makeBatcher((ids: ReadonlyArray<string>) =>
+    Effect.map(
+      sql<ActionRow>`SELECT * FROM accord_actions WHERE ${sql.in("action_request_id", ids)}`,
+      (rows) => {
+        const byId = new Map(rows.map((row) => [row.action_request_id, row]))
+        return ids.map((id) => Option.map(Option.fromNullable(byId.get(id)), toRecord))
+      }
+    )
+  )
+
+  return {
+    create: (options) => create(options).pipe(orStorageError("action.create")),
+    get: (id) => get(id).pipe(orStorageError("action.get")),
     getByIdempotencyKey: (key) =>
       sql<ActionRow>`SELECT * FROM accord_actions WHERE provider_idempotency_key = ${key}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
         orStorageError("action.getByIdempotencyKey")
       ),
     transition: (o) =>
-      committedOrRolledBack<TransitionResult, never>(sql.withTransaction(Effect.gen(function*() {
+      o.completion === undefined && o.outbox === undefined ? transitionAlone(o).pipe(orStorageError("action.transition")) : committedOrRolledBack<TransitionResult, never>(sql.withTransaction(Effect.gen(function*() {
         if (o.completion !== undefined) {
           const c = o.completion
           const claimed = yield* sql`INSERT INTO accord_completions (completion_id, action_request_id, body_hash, received_at)
@@ -181,10 +312,10 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         Effect.map((rows) => (rows[0]?.latest == null ? Option.none() : Option.some(num(rows[0].latest)))),
         orStorageError("action.lastActivityOnRevision")
       )
-  })
-)
+  }
+})
 
 /**
  * @since 0.1.0
  */
-export const layer: Layer.Layer<ActionLedger, never, SqlClient.SqlClient> = Layer.effect(ActionLedger, make)
+export const layer: Layer.Layer<ActionLedger, never, SqlClient.SqlClient> = Layer.scoped(ActionLedger, make)

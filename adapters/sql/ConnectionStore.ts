@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -93,7 +94,16 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
           sql<RevisionRow>`SELECT * FROM accord_connection_revisions WHERE ${sql.in("connection_id", rows.map((r) => r.connection_id))}`,
           (revisions) => rows.map((row) => toConnection(row, revisions))
         )
-    const first = (rows: ReadonlyArray<ConnectionRow>) => Effect.map(load(rows), (all) => Option.fromNullable(all[0]))
+    // One round trip: the connection with its revisions aggregated beside it.
+    const one = (where: Statement.Fragment) =>
+      Effect.map(
+        sql<ConnectionRow & { readonly revisions: ReadonlyArray<RevisionRow> }>`
+          SELECT c.*, COALESCE(
+            (SELECT jsonb_agg(r) FROM accord_connection_revisions r WHERE r.connection_id = c.connection_id), '[]'::jsonb
+          ) AS revisions
+          FROM accord_connections c WHERE ${where}`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), (row) => toConnection(row, row.revisions))
+      )
     return {
       registerRevision: ({ connectionId, endpoint, now, workspaceId }) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -112,13 +122,11 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
           return { connectionId: id, revision: num(inserted!.revision) }
         })).pipe(orStorageError("connection.registerRevision")),
       get: (workspaceId) =>
-        sql<ConnectionRow>`SELECT * FROM accord_connections WHERE workspace_id = ${workspaceId}`.pipe(
-          Effect.flatMap(first),
+        one(sql`c.workspace_id = ${workspaceId}`).pipe(
           orStorageError("connection.get")
         ),
       getById: (connectionId) =>
-        sql<ConnectionRow>`SELECT * FROM accord_connections WHERE connection_id = ${connectionId}`.pipe(
-          Effect.flatMap(first),
+        one(sql`c.connection_id = ${connectionId}`).pipe(
           orStorageError("connection.getById")
         ),
       activate: ({ connectionId, now, revision }) =>

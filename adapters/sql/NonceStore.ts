@@ -1,43 +1,50 @@
 /**
- * `NonceStore` on SQL: one upsert per claim. The primary key `(scope, nonce)` makes the claim atomic
- * across processes; an expired entry is taken over in the same statement.
+ * `NonceStore` on SQL. The primary key `(scope, nonce)` makes a claim atomic across processes; an
+ * expired entry is taken over in the same statement. Concurrent claims share one statement
+ * (`Batch`): one `INSERT … SELECT FROM jsonb_to_recordset … ON CONFLICT DO UPDATE … WHERE expired`,
+ * with a nonce that repeats within a batch claimed in a later round (where it conflicts).
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { NonceStore, type NonceStoreService } from "../../core/NonceStore.ts"
-import { orStorageError } from "./SqlSupport.ts"
+import type * as Scope from "effect/Scope"
+import { type NonceClaim, NonceStore, type NonceStoreService } from "../../core/NonceStore.ts"
+import { inRounds, makeBatcher } from "./Batch.ts"
+import { json, orStorageError } from "./SqlSupport.ts"
 
 /**
  * Expired rows are deleted on every 256th claim of this process.
  *
  * @since 0.1.0
  */
-export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient> = Effect.map(
-  SqlClient.SqlClient,
-  (sql) => {
-    let claims = 0
-    const sweep = (now: number) =>
-      (++claims & 255) === 0 ? Effect.ignore(sql`DELETE FROM accord_nonces WHERE expires_at <= ${now}`) : Effect.void
-    return {
-      claim: ({ expiresAt, nonce, now, scope }) =>
-        sql<{ claimed: number }>`
-          INSERT INTO accord_nonces (scope, nonce, expires_at) VALUES (${scope}, ${nonce}, ${expiresAt})
-          ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-          WHERE accord_nonces.expires_at <= ${now}
-          RETURNING 1 AS claimed`.pipe(
-          Effect.map((rows) => rows.length === 1),
-          Effect.tap(() => sweep(now)),
-          orStorageError("nonce.claim")
-        )
-    }
-  }
-)
+export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  let claims = 0
+  const sweep = (now: number) =>
+    (++claims & 255) === 0 ? Effect.ignore(sql`DELETE FROM accord_nonces WHERE expires_at <= ${now}`) : Effect.void
+  /** Takes over an existing entry only if it expired before the earliest claim time of the batch. */
+  const claimAll = (batch: ReadonlyArray<NonceClaim>) =>
+    Effect.gen(function*() {
+      const now = Math.min(...batch.map((c) => c.now))
+      const rows = yield* sql<{ scope: string; nonce: string }>`
+        INSERT INTO accord_nonces (scope, nonce, expires_at)
+        SELECT scope, nonce, expires_at
+        FROM jsonb_to_recordset(${json(batch.map((c) => ({ scope: c.scope, nonce: c.nonce, expires_at: c.expiresAt })))}::jsonb)
+          AS claim(scope text, nonce text, expires_at int8)
+        ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+        WHERE accord_nonces.expires_at <= ${now}
+        RETURNING scope, nonce`
+      const claimed = new Set(rows.map((r) => `${r.scope}\u0000${r.nonce}`))
+      yield* sweep(now)
+      return batch.map((c) => claimed.has(`${c.scope}\u0000${c.nonce}`))
+    })
+  const claim = yield* makeBatcher((batch: ReadonlyArray<NonceClaim>) => inRounds(batch, (c) => [`${c.scope}\u0000${c.nonce}`], claimAll))
+  return { claim: (c) => claim(c).pipe(orStorageError("nonce.claim")) }
+})
 
 /**
  * @since 0.1.0
  */
-export const layer: Layer.Layer<NonceStore, never, SqlClient.SqlClient> = Layer.effect(NonceStore, make)
-
+export const layer: Layer.Layer<NonceStore, never, SqlClient.SqlClient> = Layer.scoped(NonceStore, make)

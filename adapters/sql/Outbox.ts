@@ -10,7 +10,9 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/Outbox.ts"
+import { inRounds, makeBatcher } from "./Batch.ts"
 import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
@@ -55,9 +57,24 @@ export const insertItem = (sql: SqlClient.SqlClient, item: NewOutboxItem): Effec
 /**
  * @since 0.1.0
  */
-export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient> = Effect.map(
-  SqlClient.SqlClient,
-  (sql) => ({
+export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  type Completion = Parameters<OutboxService["complete"]>[0]
+  // Completions of concurrent deliveries share one statement (`Batch`); an id is completed once.
+  const complete = yield* makeBatcher((items: ReadonlyArray<Completion>) =>
+    inRounds(items, (c) => [c.id], (round) =>
+      Effect.map(
+        sql<{ id: string }>`UPDATE accord_outbox o SET completed_at = v.now, lease_owner = NULL, lease_expires_at = NULL
+          FROM jsonb_to_recordset(${json(round)}::jsonb) AS v(id text, owner text, now int8)
+          WHERE o.id = v.id AND o.lease_owner = v.owner AND o.completed_at IS NULL
+          RETURNING o.id`,
+        (rows) => {
+          const done = new Set(rows.map((r) => r.id))
+          return round.map((c) => done.has(c.id))
+        }
+      ))
+  )
+  return {
     enqueue: (item) => insertItem(sql, item).pipe(orStorageError("outbox.enqueue")),
     lease: ({ kinds, leaseMillis, limit, now, owner }) => {
       const due = [
@@ -76,12 +93,7 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient> = Ef
         orStorageError("outbox.lease")
       )
     },
-    complete: ({ id, now, owner }) =>
-      sql`UPDATE accord_outbox SET completed_at = ${now}, lease_owner = NULL, lease_expires_at = NULL
-          WHERE id = ${id} AND lease_owner = ${owner} AND completed_at IS NULL RETURNING id`.pipe(
-        Effect.map((rows) => rows.length === 1),
-        orStorageError("outbox.complete")
-      ),
+    complete: (completion) => complete(completion).pipe(orStorageError("outbox.complete")),
     reschedule: ({ error, id, nextAttemptAt, owner }) =>
       sql`UPDATE accord_outbox SET attempts = attempts + 1, next_attempt_at = ${nextAttemptAt}, last_error = ${error},
             lease_owner = NULL, lease_expires_at = NULL
@@ -99,10 +111,10 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient> = Ef
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
         orStorageError("outbox.findByKey")
       )
-  })
-)
+  }
+})
 
 /**
  * @since 0.1.0
  */
-export const layer: Layer.Layer<Outbox, never, SqlClient.SqlClient> = Layer.effect(Outbox, make)
+export const layer: Layer.Layer<Outbox, never, SqlClient.SqlClient> = Layer.scoped(Outbox, make)

@@ -38,3 +38,4 @@ export const numOrNull = (value: unknown): number | null => (value === null || v
  * @since 0.1.0
  */
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
+

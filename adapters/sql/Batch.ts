@@ -1,0 +1,137 @@
+/**
+ * Statement batching for hot store operations: concurrent callers hand their item to a batcher and
+ * wait; a worker takes whatever has queued up (up to `maxBatch`) and runs ONE statement for all of
+ * them, then answers each caller with its own result. Under load many callers share a round trip;
+ * alone, a caller's item goes out at once.
+ *
+ * A caller inside a transaction is not batched: its statement must run on the transaction's
+ * connection (read-your-writes, rollback), so it runs alone there.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+
+/**
+ * @since 0.1.0
+ */
+export interface BatchOptions {
+  /** The most items in one statement (default 256). */
+  readonly maxBatch?: number
+  /** Statements in flight at once (default 2). */
+  readonly workers?: number
+}
+
+interface Pending<A, B> {
+  readonly item: A
+  readonly done: Deferred.Deferred<B, SqlError>
+}
+
+/**
+ * Builds a batcher over `many`, which must answer one result per item, in the items' order. When
+ * a batch fails with an error `splitOn` accepts (a deadlock between two batches by default; the
+ * statement was rolled back), its items are run again one at a time through `one`.
+ *
+ * @since 0.1.0
+ */
+export const makeBatcher = <A, B>(
+  many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>,
+  options?: BatchOptions & {
+    readonly one?: (item: A) => Effect.Effect<B, SqlError>
+    readonly splitOn?: (error: SqlError) => boolean
+  }
+): Effect.Effect<(item: A) => Effect.Effect<B, SqlError>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const maxBatch = options?.maxBatch ?? 256
+    const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
+    const splitOn = options?.splitOn ?? isDeadlock
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending<A, B>>(), Queue.shutdown)
+    const worker = Effect.gen(function*() {
+      const batch = Array.from(yield* Queue.takeBetween(queue, 1, maxBatch))
+      const items = batch.map((p) => p.item)
+      const exit = yield* Effect.exit(
+        batch.length === 1
+          ? Effect.map(one(items[0]!), (b) => [b])
+          : Effect.catchIf(many(items), splitOn, () => Effect.forEach(items, one))
+      )
+      yield* Effect.forEach(
+        batch,
+        (pending, i) => Deferred.done(pending.done, Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)),
+        { discard: true }
+      )
+    })
+    for (let i = 0; i < (options?.workers ?? 2); i++) yield* Effect.forkScoped(Effect.forever(worker))
+    const queued = (item: A) =>
+      Effect.flatMap(Deferred.make<B, SqlError>(), (done) => Effect.zipRight(Queue.offer(queue, { item, done }), Deferred.await(done)))
+    return (item: A) =>
+      Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        (transaction) => (Option.isSome(transaction) ? one(item) : queued(item))
+      )
+  })
+
+const sqlState = (error: SqlError): unknown =>
+  typeof error.cause === "object" && error.cause !== null ? (error.cause as { readonly code?: unknown }).code : undefined
+
+/**
+ * Whether a statement failed on a unique constraint (SQLSTATE 23505); `pg` and the PGlite client
+ * both keep the code on the cause.
+ *
+ * @since 0.1.0
+ */
+export const isUniqueViolation = (error: SqlError): boolean => sqlState(error) === "23505"
+
+/**
+ * Whether a statement was chosen as a deadlock victim (SQLSTATE 40P01) and rolled back.
+ *
+ * @since 0.1.0
+ */
+export const isDeadlock = (error: SqlError): boolean => sqlState(error) === "40P01"
+
+/**
+ * Splits items into rounds in which no key repeats, keeping their order: a statement that must
+ * treat each item separately (a conflict, a version check) then never sees one key twice.
+ *
+ * @since 0.1.0
+ */
+export const rounds = <A>(items: ReadonlyArray<A>, keys: (item: A) => ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<number>> => {
+  const result: Array<Array<number>> = []
+  const seen: Array<Set<string>> = []
+  items.forEach((item, index) => {
+    const itemKeys = keys(item)
+    let round = 0
+    while (round < seen.length && itemKeys.some((k) => seen[round]!.has(k))) round++
+    if (round === seen.length) {
+      seen.push(new Set())
+      result.push([])
+    }
+    for (const k of itemKeys) seen[round]!.add(k)
+    result[round]!.push(index)
+  })
+  return result
+}
+
+/**
+ * Runs `run` once per round of `items` (see `rounds`), and puts the results back in item order.
+ *
+ * @since 0.1.0
+ */
+export const inRounds = <A, B>(
+  items: ReadonlyArray<A>,
+  keys: (item: A) => ReadonlyArray<string>,
+  run: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>
+): Effect.Effect<ReadonlyArray<B>, SqlError> =>
+  Effect.gen(function*() {
+    const results = new Array<B>(items.length)
+    for (const round of rounds(items, keys)) {
+      const answered = yield* run(round.map((i) => items[i]!))
+      round.forEach((index, j) => (results[index] = answered[j]!))
+    }
+    return results
+  })
