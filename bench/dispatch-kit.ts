@@ -1,5 +1,5 @@
 /**
- * The customer kit as a separate process for `bench:dispatch`: the kit's handler on node:http,
+ * The customer kit as a separate process for `bench:dispatch`: the kit's node:http handler (`toNodeHandler`),
  * storing in PostgreSQL (DATABASE_URL, schema KIT_SCHEMA). Prints `ready <port>` when listening.
  */
 import { createServer } from "node:http"
@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
-import { toWebHandler } from "../adapters/customer/WebHandler.ts"
+import { toNodeHandler } from "../adapters/customer/NodeHandler.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import { layerAesGcm } from "../core/Cipher.ts"
@@ -34,19 +34,7 @@ const handler = await runtime.runPromise(
     (keys) => makeCustomerHandler({ workspaceId: process.env["ACCORD_WORKSPACE_ID"]!, keys })
   )
 )
-const fetchHandler = toWebHandler(handler.handle)
-const server = createServer((req, res) => {
-  const chunks: Array<Buffer> = []
-  req.on("data", (c: Buffer) => chunks.push(c))
-  req.on("end", async () => {
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value)
-    const answer = await fetchHandler(new Request("http://kit/connector", { method: "POST", headers, body: Buffer.concat(chunks) }))
-    const out: Record<string, string> = {}
-    answer.headers.forEach((v, k) => (out[k] = v))
-    res.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()))
-  })
-})
+const server = createServer(toNodeHandler(handler.handle))
 server.keepAliveTimeout = 10_000
 server.listen(0, "127.0.0.1", () => console.log(`ready ${(server.address() as AddressInfo).port}`))
 process.on("SIGTERM", () => server.close(() => runtime.dispose().then(() => process.exit(0))))

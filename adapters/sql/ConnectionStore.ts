@@ -6,10 +6,10 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import {
   type Connection,
   type ConnectionAuditEntry,
@@ -19,6 +19,7 @@ import {
   type ConnectionStoreService,
   type RevisionState
 } from "../../core/ConnectionStore.ts"
+import { makeBatcher } from "./Batch.ts"
 import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface ConnectionRow {
@@ -84,9 +85,9 @@ const toConnection = (row: ConnectionRow, revisions: ReadonlyArray<RevisionRow>)
 /**
  * @since 0.1.0
  */
-export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlClient> = Effect.map(
+export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlClient | Scope.Scope> = Effect.flatMap(
   SqlClient.SqlClient,
-  (sql) => {
+  (sql) => Effect.gen(function*() {
     const load = (rows: ReadonlyArray<ConnectionRow>) =>
       rows.length === 0
         ? Effect.succeed([] as ReadonlyArray<Connection>)
@@ -94,16 +95,24 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
           sql<RevisionRow>`SELECT * FROM accord_connection_revisions WHERE ${sql.in("connection_id", rows.map((r) => r.connection_id))}`,
           (revisions) => rows.map((row) => toConnection(row, revisions))
         )
-    // One round trip: the connection with its revisions aggregated beside it.
-    const one = (where: Statement.Fragment) =>
-      Effect.map(
-        sql<ConnectionRow & { readonly revisions: ReadonlyArray<RevisionRow> }>`
-          SELECT c.*, COALESCE(
-            (SELECT jsonb_agg(r) FROM accord_connection_revisions r WHERE r.connection_id = c.connection_id), '[]'::jsonb
-          ) AS revisions
-          FROM accord_connections c WHERE ${where}`,
-        (rows) => Option.map(Option.fromNullable(rows[0]), (row) => toConnection(row, row.revisions))
+    // One round trip for the reads of concurrent callers: each connection with its revisions
+    // aggregated beside it.
+    const readBy = (column: "workspace_id" | "connection_id") =>
+      makeBatcher((keys: ReadonlyArray<string>) =>
+        Effect.map(
+          sql<ConnectionRow & { readonly revisions: ReadonlyArray<RevisionRow> }>`
+            SELECT c.*, COALESCE(
+              (SELECT jsonb_agg(r) FROM accord_connection_revisions r WHERE r.connection_id = c.connection_id), '[]'::jsonb
+            ) AS revisions
+            FROM accord_connections c WHERE ${sql.in(`c.${column}`, Array.from(new Set(keys)))}`,
+          (rows) => {
+            const found = new Map(rows.map((row) => [row[column], row]))
+            return keys.map((key) => Option.map(Option.fromNullable(found.get(key)), (row) => toConnection(row, row.revisions)))
+          }
+        )
       )
+    const byWorkspace = yield* readBy("workspace_id")
+    const byId = yield* readBy("connection_id")
     return {
       registerRevision: ({ connectionId, endpoint, now, workspaceId }) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -122,11 +131,11 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
           return { connectionId: id, revision: num(inserted!.revision) }
         })).pipe(orStorageError("connection.registerRevision")),
       get: (workspaceId) =>
-        one(sql`c.workspace_id = ${workspaceId}`).pipe(
+        byWorkspace(workspaceId).pipe(
           orStorageError("connection.get")
         ),
       getById: (connectionId) =>
-        one(sql`c.connection_id = ${connectionId}`).pipe(
+        byId(connectionId).pipe(
           orStorageError("connection.getById")
         ),
       activate: ({ connectionId, now, revision }) =>
@@ -180,10 +189,10 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
           orStorageError("connection.audit")
         )
     }
-  }
+  })
 )
 
 /**
  * @since 0.1.0
  */
-export const layer: Layer.Layer<ConnectionStore, never, SqlClient.SqlClient> = Layer.effect(ConnectionStore, make)
+export const layer: Layer.Layer<ConnectionStore, never, SqlClient.SqlClient> = Layer.scoped(ConnectionStore, make)
