@@ -95,23 +95,20 @@ export const isUniqueViolation = (error: SqlError): boolean => sqlState(error) =
 export const isDeadlock = (error: SqlError): boolean => sqlState(error) === "40P01"
 
 /**
- * Splits items into rounds in which no key repeats, keeping their order: a statement that must
- * treat each item separately (a conflict, a version check) then never sees one key twice.
+ * Splits items into rounds in which no key repeats: each item goes into the round after the last
+ * one holding any of its keys, so a statement that must treat each item separately (a conflict, a
+ * version check) never sees one key twice, and items sharing a key are applied in their order.
  *
  * @since 0.1.0
  */
 export const rounds = <A>(items: ReadonlyArray<A>, keys: (item: A) => ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<number>> => {
   const result: Array<Array<number>> = []
-  const seen: Array<Set<string>> = []
+  const lastRound = new Map<string, number>()
   items.forEach((item, index) => {
     const itemKeys = keys(item)
-    let round = 0
-    while (round < seen.length && itemKeys.some((k) => seen[round]!.has(k))) round++
-    if (round === seen.length) {
-      seen.push(new Set())
-      result.push([])
-    }
-    for (const k of itemKeys) seen[round]!.add(k)
+    const round = itemKeys.reduce((latest, k) => Math.max(latest, (lastRound.get(k) ?? -1) + 1), 0)
+    for (const k of itemKeys) lastRound.set(k, round)
+    if (round === result.length) result.push([])
     result[round]!.push(index)
   })
   return result

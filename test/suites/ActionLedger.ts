@@ -340,6 +340,76 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           }
         }))
 
+      it.effect("concurrent creates of distinct actions, one with a taken outbox item: only that one is a duplicate", () =>
+        Effect.gen(function*() {
+          const outbox = yield* Outbox
+          const taken = work()
+          assert.isTrue(yield* outbox.enqueue(taken))
+          const attempts = Array.from({ length: 30 }, (_, i) => ({
+            record: action({ accountId: `acct_${i}` }),
+            item: i === 17 ? work({ dedupeKey: taken.dedupeKey }) : work()
+          }))
+          const results = yield* Effect.all(attempts.map(({ item, record }) => create(record, item)), { concurrency: "unbounded" })
+          for (const [i, { item, record }] of attempts.entries()) {
+            assert.strictEqual(results[i], i === 17 ? "duplicate" : "created")
+            const [stored, history] = yield* snapshot(record.actionRequestId)
+            assert.strictEqual(Option.isSome(stored), i !== 17)
+            assert.strictEqual(history.length, i === 17 ? 0 : 1)
+            if (Option.isSome(stored)) assert.strictEqual(stored.value.accountId, `acct_${i}`)
+            assert.strictEqual(Option.isSome(yield* outbox.get(item.id)), i !== 17)
+          }
+        }))
+
+      it.effect("concurrent transitions of distinct actions each apply with their own values and history", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const records = yield* Effect.all(Array.from({ length: 30 }, () => existing()))
+          // Every other one moves twice in a row, so its history continues from the first move.
+          const results = yield* Effect.all(
+            records.map((record, i) =>
+              Effect.gen(function*() {
+                const first = yield* ledger.transition({
+                  ...step(record, `state-${i}`, T + 100 + i),
+                  ...(i % 3 === 0 ? { acknowledgement: { n: i } } : {}),
+                  ...(i % 3 === 1 ? { sealedContinuation: `sealed-${i}` } : {})
+                })
+                if (i % 2 === 1 || first._tag !== "Applied") return [first]
+                return [first, yield* ledger.transition(step(first.record, `again-${i}`, T + 200 + i))]
+              })
+            ),
+            { concurrency: "unbounded" }
+          )
+          for (const [i, record] of records.entries()) {
+            assert.isTrue(results[i]!.every((r) => r._tag === "Applied"))
+            const [stored, history] = yield* snapshot(record.actionRequestId)
+            const current = Option.getOrThrow(stored)
+            assert.strictEqual(current.state, i % 2 === 0 ? `again-${i}` : `state-${i}`)
+            assert.strictEqual(current.version, i % 2 === 0 ? 3 : 2)
+            assert.deepStrictEqual(current.acknowledgement, i % 3 === 0 ? { n: i } : null)
+            assert.strictEqual(current.sealedContinuation, i % 3 === 1 ? `sealed-${i}` : null)
+            assert.deepStrictEqual(
+              history.map((h) => [h.seq, h.fromState, h.toState, h.trigger]),
+              [
+                [1, null, "queued", "intake"],
+                [2, "queued", `state-${i}`, `to-state-${i}`],
+                ...(i % 2 === 0 ? [[3, `state-${i}`, `again-${i}`, `to-again-${i}`]] : [])
+              ]
+            )
+          }
+        }))
+
+      it.effect("concurrent reads of stored and unknown actions each get their own answer", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const records = yield* Effect.all(Array.from({ length: 20 }, (_, i) => existing({ accountId: `acct_${i}` })))
+          const ids = records.flatMap((r, i) => [r.actionRequestId, `unknown-${i}`, r.actionRequestId])
+          const found = yield* Effect.all(ids.map((id) => ledger.get(id)), { concurrency: "unbounded" })
+          for (const [j, id] of ids.entries()) {
+            if (id.startsWith("unknown-")) assert.isTrue(Option.isNone(found[j]!))
+            else assert.deepStrictEqual(found[j], Option.some(records[Math.floor(j / 3)]!))
+          }
+        }))
+
       it.effect("20 concurrent transitions from one version: exactly one applies", () =>
         Effect.gen(function*() {
           const ledger = yield* ActionLedger

@@ -69,6 +69,17 @@ export const suite = (name: string, layer: () => Layer.Layer<NonceStore.NonceSto
         { fastCheck: { numRuns: 50 } }
       )
 
+      it.effect("concurrent claims of distinct and repeated nonces: each distinct nonce is won exactly once", () =>
+        Effect.gen(function*() {
+          const scope = uid("scope-")
+          const nonces = Array.from({ length: 60 }, (_, i) => `nonce-batch-${String(i % 20).padStart(4, "0")}`)
+          const results = yield* Effect.all(nonces.map((n) => claim(scope, n, 0)), { concurrency: "unbounded" })
+          for (let k = 0; k < 20; k++) {
+            assert.strictEqual(results.filter((won, i) => won && i % 20 === k).length, 1)
+          }
+          assert.isFalse(yield* claim(scope, "nonce-batch-0007", 1))
+        }))
+
       it.effect("50 concurrent claims of one nonce have exactly one winner", () =>
         Effect.gen(function*() {
           const scope = uid("scope-")

@@ -139,6 +139,29 @@ export const suite = (name: string, layer: () => Layer.Layer<Outbox, unknown>) =
           assert.isFalse(yield* outbox.reschedule({ id: work.id, owner: "w1", nextAttemptAt: T, error: "after completion" }))
         }))
 
+      it.effect("concurrent completions: each leased item completes once, for its owner only", () =>
+        Effect.gen(function*() {
+          const outbox = yield* Outbox
+          const kind = uid("kind-")
+          const works = Array.from({ length: 24 }, (_, i) => item(kind, T + i))
+          yield* enqueueAll(works)
+          assert.strictEqual((yield* lease(kind, "w1", T + 100, 100)).length, 24)
+          // Each item is completed twice by its owner and once by another worker, all at once.
+          const attempts = works.flatMap((w, i) => [
+            { id: w.id, owner: "w1", now: T + 1_000 + i },
+            { id: w.id, owner: "w2", now: T + 2_000 },
+            { id: w.id, owner: "w1", now: T + 3_000 }
+          ])
+          const results = yield* Effect.all(attempts.map((a) => outbox.complete(a)), { concurrency: "unbounded" })
+          for (const [i, w] of works.entries()) {
+            assert.deepStrictEqual(results.slice(i * 3, i * 3 + 3).filter(Boolean).length, 1)
+            assert.isFalse(results[i * 3 + 1]!)
+            const done = yield* stored(w.id)
+            assert.isTrue(done.completedAt === T + 1_000 + i || done.completedAt === T + 3_000)
+            assert.strictEqual(done.leaseOwner, null)
+          }
+        }))
+
       it.effect("reschedule counts the attempt, records the error, releases the lease and sets the next attempt", () =>
         Effect.gen(function*() {
           const outbox = yield* Outbox

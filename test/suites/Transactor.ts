@@ -7,7 +7,9 @@ import * as Equal from "effect/Equal"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { ActionLedger } from "../../core/ActionLedger.ts"
 import { ApiKeyStore } from "../../core/ApiKeyStore.ts"
+import { NonceStore } from "../../core/NonceStore.ts"
 import { Transactor } from "../../core/Transactor.ts"
 import { UsageMeterStore } from "../../core/UsageMeterStore.ts"
 import { onOneStore } from "../support/oneStore.ts"
@@ -15,7 +17,7 @@ import { uid } from "../support/storage.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly reason: string }> {}
 
-type Ports = Transactor | ApiKeyStore | UsageMeterStore
+type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
 
 /**
  * The same failure, by value: a failure that crosses a tracing span (as SQL transactions do) comes
@@ -84,6 +86,46 @@ export const suite = (
           assertIsRefused(failure, refused)
           assert.isFalse(yield* (yield* ApiKeyStore).workspaceExists(workspaceId))
           assert.deepStrictEqual(yield* keptUnit(workspaceId), Option.none())
+        }))
+
+      it.effect("batched stores inside a transaction write on its connection: read back inside, rolled back with it", () =>
+        Effect.gen(function*() {
+          const scope = uid("scope-")
+          const actionRequestId = uid("ar-")
+          const record = {
+            actionRequestId,
+            workspaceId: uid("ws-"),
+            accountId: "acct_1",
+            connectionId: uid("conn-"),
+            revision: 0,
+            providerIdempotencyKey: uid("idem-"),
+            state: "queued",
+            request: { n: 1 },
+            acknowledgement: null,
+            sealedContinuation: null,
+            createdAt: 1_000
+          }
+          const refused = new Refused({ reason: "after the claims" })
+          const failure = yield* Effect.flip((yield* Transactor).withTransaction(Effect.gen(function*() {
+            const nonces = yield* NonceStore
+            const ledger = yield* ActionLedger
+            assert.isTrue(yield* nonces.claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 }))
+            assert.isFalse(yield* nonces.claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 }))
+            assert.strictEqual(yield* ledger.create({ record, history: { at: 1_000, trigger: "intake", detail: {} } }), "created")
+            const inside = Option.getOrThrow(yield* ledger.get(actionRequestId))
+            const moved = yield* ledger.transition({
+              actionRequestId,
+              expectedVersion: inside.version,
+              toState: "accepted",
+              at: 1_001,
+              history: { at: 1_001, trigger: "ack", detail: {} }
+            })
+            assert.strictEqual(moved._tag, "Applied")
+            return yield* Effect.fail(refused)
+          })))
+          assertIsRefused(failure, refused)
+          assert.isTrue(Option.isNone(yield* (yield* ActionLedger).get(actionRequestId)))
+          assert.isTrue(yield* (yield* NonceStore).claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 }))
         }))
 
       it.effect("a defect after two ports' writes rolls both back", () =>
