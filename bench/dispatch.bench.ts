@@ -1,7 +1,7 @@
 /**
  * Dispatch throughput: actions per second from intake to `accepted`, and the latency of each
- * (intake commit to acknowledgement commit), with PostgreSQL on both sides: the service in this
- * process (core intake, the dispatcher, the node:http transport), the customer kit in a child
+ * (intake commit to acknowledgement commit, at most `BENCH_CONCURRENCY` actions in flight, as in the
+ * baseline), with PostgreSQL on both sides: the service in this process (core intake, the dispatcher, the node:http transport), the customer kit in a child
  * process with its own schema. Checked: every action accepted, and exactly one claimed execution
  * per action at the kit (no duplicates).
  *
@@ -146,12 +146,27 @@ const accord = async (): Promise<Figures> => {
         )
     ))
     const accepted = async () => Number((await service.query("SELECT count(*) FROM accord_actions WHERE state = 'accepted'")).rows[0].count)
+    // Closed loop, like the baseline: at most `concurrency` actions are in flight (taken in and not
+    // yet accepted), so the latency is the pipeline's, not a queue's.
+    let acceptedSoFar = 0
     const run = async (count: number, offset: number) => {
       const started = performance.now()
+      let taken = offset
+      let polling = true
+      const poller = (async () => {
+        while (polling) {
+          acceptedSoFar = await accepted()
+          await new Promise((r) => setTimeout(r, 5))
+        }
+      })()
       await pool(count, concurrency, async (i) => {
+        while (taken - acceptedSoFar >= concurrency) await new Promise((r) => setTimeout(r, 1))
+        taken++
         await runtime.runPromise(Effect.zipRight(intake(workspaceId, input(offset + i)), scope.wake))
       })
-      while ((await accepted()) < offset + count) await new Promise((r) => setTimeout(r, 20))
+      while ((await accepted()) < offset + count) await new Promise((r) => setTimeout(r, 5))
+      polling = false
+      await poller
       return performance.now() - started
     }
     await run(Math.min(500, actions), 0)
