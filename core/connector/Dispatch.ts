@@ -35,7 +35,7 @@ import { Code, type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } f
 import type { PaymentContinuation } from "../messages/Continuation.ts"
 import { Action, Actor, Binding, type ExecutionRequest } from "../messages/Execution.ts"
 import { Currency } from "../messages/Reconciliation.ts"
-import type { NonceStore } from "../NonceStore.ts"
+import { makeMemory as makeMemoryNonceStore, NonceStore } from "../NonceStore.ts"
 import { Outbox, type OutboxItem } from "../Outbox.ts"
 import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
 import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign, type SigningKeys } from "../Signing.ts"
@@ -277,7 +277,6 @@ export type DispatcherServices =
   | CapabilityRegistry
   | Cipher
   | Crypto
-  | NonceStore
   | ConnectorTransport
 
 /**
@@ -286,7 +285,9 @@ export type DispatcherServices =
 export interface Dispatcher {
   /** Leases due items and delivers them; returns how many were leased. */
   readonly runOnce: Effect.Effect<number, StorageError>
-  /** Delivers one action now (also used by `runOnce`). */
+  /** Leases up to `limit` due dispatch items for this dispatcher's owner. */
+  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<OutboxItem>, StorageError>
+  /** Delivers one leased action now (also used by `runOnce`). */
   readonly deliver: (item: OutboxItem) => Effect.Effect<DeliveryResult, StorageError>
 }
 
@@ -319,7 +320,10 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const cipher = yield* Cipher
     const crypto = yield* Crypto
     const transport = yield* ConnectorTransport
-    const verifier = yield* makeVerifier
+    // An acknowledgement must echo the fresh nonce of the one delivery it answers (D12) and arrives
+    // on the connection this process opened for it, so no other process can ever be shown it:
+    // its nonce is remembered in this process's memory, which costs no database write per delivery.
+    const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())
     const leaseMillis = options.leaseMillis ?? 30_000
     const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
     const keyCache = new Map<string, SigningKeys>()
@@ -566,32 +570,31 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return result
       })
 
+    const lease = (limit: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        outbox.lease({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] }))
+
     const runOnce = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const items = yield* outbox.lease({
-        owner: options.owner,
-        now,
-        leaseMillis,
-        limit: options.batchSize ?? 64,
-        kinds: [dispatchOutboxKind]
-      })
-      // One item's storage failure must not interrupt its siblings' deliveries in flight: it is
-      // logged, and its lease expires so another round (or worker) delivers it again, same key.
-      yield* Effect.forEach(
-        items,
-        (item) => Effect.catchAll(deliver(item), (error) => Effect.logWarning("dispatch: storage failed during a delivery", error.message)),
-        { concurrency: options.concurrency ?? 32, discard: true }
-      )
+      const items = yield* lease(options.batchSize ?? 64)
+      yield* Effect.forEach(items, (item) => deliverLogged(deliver(item)), { concurrency: options.concurrency ?? 32, discard: true })
       return items.length
     })
 
-    return { runOnce, deliver }
+    return { runOnce, lease, deliver }
   })
 
 /**
- * A dispatcher running until its scope closes: it delivers whatever is due, immediately again
- * while items keep coming, and otherwise waits for `wake` or `idleMillis`. Returns the wake-up
- * to call after an intake.
+ * One item's storage failure must not interrupt its siblings' deliveries in flight: it is logged,
+ * and its lease expires so another round (or worker) delivers it again, same key.
+ */
+const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageError>): Effect.Effect<unknown> =>
+  Effect.catchAll(delivery, (error) => Effect.logWarning("dispatch: storage failed during a delivery", error.message))
+
+/**
+ * A dispatcher running until its scope closes. It keeps up to `concurrency` deliveries in flight
+ * and leases more as soon as a slot frees (a slow customer endpoint holds one slot, not a whole
+ * round); when nothing is due it waits for `wake` or `idleMillis`. Returns the wake-up to call after
+ * an intake.
  *
  * @since 0.1.0
  */
@@ -600,13 +603,31 @@ export const runDispatcher = (
 ): Effect.Effect<Effect.Effect<void>, never, DispatcherServices | Scope.Scope> =>
   Effect.gen(function*() {
     const dispatcher = yield* makeDispatcher(options)
-    const signal = yield* Queue.sliding<true>(1)
+    const concurrency = options.concurrency ?? 32
     const idle = Duration.millis(options.idleMillis ?? 250)
-    const loop = dispatcher.runOnce.pipe(
-      Effect.catchAll((error) => Effect.as(Effect.logWarning("dispatch: storage failed; retrying", error.message), 0)),
-      Effect.flatMap((leased) => (leased > 0 ? Effect.void : Effect.timeout(Queue.take(signal), idle).pipe(Effect.ignore))),
+    const scope = yield* Effect.scope
+    // Two signals, each coalescing: new work was taken in, or a delivery slot was freed.
+    const work = yield* Queue.sliding<true>(1)
+    const slot = yield* Queue.sliding<true>(1)
+    let inFlight = 0
+    const settle = Effect.zipRight(Effect.sync(() => inFlight--), Queue.offer(slot, true))
+    const round = Effect.gen(function*() {
+      if (inFlight >= concurrency) return yield* Queue.take(slot)
+      const free = concurrency - inFlight
+      const items = yield* dispatcher.lease(free)
+      for (const item of items) {
+        inFlight++
+        yield* Effect.forkIn(Effect.ensuring(deliverLogged(dispatcher.deliver(item)), settle), scope)
+      }
+      // Fewer due items than free slots: everything due is on its way; wait for new work.
+      if (items.length < free) yield* Effect.ignore(Effect.timeout(Queue.take(work), idle))
+    })
+    const loop = round.pipe(
+      Effect.catchAll((error) =>
+        Effect.zipRight(Effect.logWarning("dispatch: storage failed; retrying", error.message), Effect.sleep(idle))
+      ),
       Effect.forever
     )
     yield* Effect.forkScoped(loop)
-    return Effect.asVoid(Queue.offer(signal, true))
+    return Effect.asVoid(Queue.offer(work, true))
   })
