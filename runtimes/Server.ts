@@ -28,6 +28,7 @@ import * as AccordConfig from "../adapters/config/AccordConfig.ts"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as App from "../adapters/http/App.ts"
 import * as Drain from "../adapters/http/Drain.ts"
+import { FastRoutes, makeIngestRoute } from "../adapters/http/NodeIngest.ts"
 import * as Readiness from "../adapters/http/Readiness.ts"
 import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
@@ -150,7 +151,7 @@ export interface StartOptions {
  */
 export const start = (
   config: AccordConfig.AccordConfig,
-  httpServer: Layer.Layer<HttpServer.HttpServer, ServeError>,
+  httpServer: Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes>,
   storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config),
   options: StartOptions = {}
 ): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
@@ -193,7 +194,9 @@ export const start = (
       }
     }
 
-    const server = yield* Layer.build(httpServer).pipe(
+    // A node:http server answers the ingest route itself, with the same pipeline as the app.
+    const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(Effect.provide(services))
+    const server = yield* Layer.build(Layer.provide(httpServer, Layer.succeed(FastRoutes, ingestRoute))).pipe(
       Effect.mapError((error) =>
         new StartupError({
           reason: `cannot listen on ${config.host}:${config.port}: ${
@@ -248,7 +251,8 @@ export const start = (
  */
 export type HttpServerFactory = (listen: { readonly port: number; readonly host: string }) => Layer.Layer<
   HttpServer.HttpServer,
-  ServeError
+  ServeError,
+  FastRoutes
 >
 
 const logfmt = Logger.withConsoleLog(Logger.logfmtLogger)

@@ -6,7 +6,6 @@
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../../core/ActionLedger.ts"
@@ -19,14 +18,13 @@ import { authorize, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
 import { adminPrefix } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
+import { jsonResponse as json } from "./Answer.ts"
 
 /**
  * @since 0.1.0
  */
 export type ActionsServices = ActionLedger | ConnectionStore | ApiKeyStore | Crypto
 
-const json = (body: unknown, status = 200) =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
 const asAdmin = Effect.flatMap(HttpRouter.params, (params) => {
   const workspaceId = params["workspaceId"] ?? ""

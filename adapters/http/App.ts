@@ -14,9 +14,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type ApiKeyRecord, ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
@@ -35,6 +33,8 @@ import * as Insights from "./Insights.ts"
 import * as Paths from "./Paths.ts"
 import * as Problem from "./Problem.ts"
 import { Readiness } from "./Readiness.ts"
+import { withRequestLog } from "./RequestLog.ts"
+import { jsonResponse as json } from "./Answer.ts"
 
 /**
  * @since 0.1.0
@@ -84,8 +84,6 @@ const createApiKeyMessages = {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-const json = (body: unknown, status = 200): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
 const keyView = (key: ApiKeyRecord) => ({
   id: key.id,
@@ -165,11 +163,6 @@ export const router = (
     Connector.routes(options)
   )
 
-const pathOf = (url: string): string => {
-  const end = url.search(/[?#]/)
-  return end === -1 ? url : url.slice(0, end)
-}
-
 /**
  * The whole app: routes, problem responses for every failure, request logging, and in-flight
  * tracking for graceful shutdown. Never fails: only a client abort interrupts it.
@@ -191,18 +184,6 @@ export const make = (options: AppOptions): HttpApp.Default<never, AppServices> =
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const drain = yield* Drain
-    const start = yield* Effect.clockWith((clock) => clock.currentTimeNanos)
-    const logged = Effect.onExit(routed, (exit) =>
-      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeNanos), (end) =>
-        Effect.annotateLogs(
-          Effect.logInfo(Exit.isSuccess(exit) ? "request" : "request aborted"),
-          {
-            method: request.method,
-            path: pathOf(request.url),
-            status: Exit.isSuccess(exit) ? exit.value.status : 499,
-            durationMs: Math.round(Duration.toMillis(Duration.nanos(end - start)) * 10) / 10
-          }
-        )))
-    return yield* drain.track(logged)
+    return yield* drain.track(withRequestLog(request.method, request.url)(routed))
   })
 }

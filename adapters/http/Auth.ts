@@ -43,6 +43,25 @@ export const storageUnavailable = (_: StorageError): Problem.Problem =>
   Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
 
 /**
+ * The live key an `Authorization` header value presents.
+ *
+ * @since 0.1.0
+ */
+export const authenticateBearer = (
+  header: string | undefined
+): Effect.Effect<ApiKeyRecord, Problem.Problem, ApiKeyStore | Crypto> =>
+  Effect.gen(function*() {
+    const secret = parseBearer(header)
+    if (Option.isNone(secret)) return yield* Problem.unauthorized("a valid API key is required (Authorization: Bearer)")
+    const store = yield* ApiKeyStore
+    const key = yield* store.findByHash(yield* hashSecret(secret.value)).pipe(Effect.mapError(storageUnavailable))
+    if (Option.isNone(key) || key.value.revokedAt !== null) {
+      return yield* Problem.unauthorized("the API key is unknown or revoked")
+    }
+    return key.value
+  })
+
+/**
  * The live key presented by the request.
  *
  * @since 0.1.0
@@ -51,17 +70,7 @@ export const authenticate: Effect.Effect<
   ApiKeyRecord,
   Problem.Problem,
   HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
-> = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const secret = parseBearer(request.headers["authorization"])
-  if (Option.isNone(secret)) return yield* Problem.unauthorized("a valid API key is required (Authorization: Bearer)")
-  const store = yield* ApiKeyStore
-  const key = yield* store.findByHash(yield* hashSecret(secret.value)).pipe(Effect.mapError(storageUnavailable))
-  if (Option.isNone(key) || key.value.revokedAt !== null) {
-    return yield* Problem.unauthorized("the API key is unknown or revoked")
-  }
-  return key.value
-})
+> = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authenticateBearer(request.headers["authorization"]))
 
 /**
  * The live key presented by the request, which must have one of `scopes` in `workspaceId`.

@@ -28,12 +28,20 @@ import * as Problem from "./Problem.ts"
  */
 export const drainBytes: number = 1024 * 1024
 
-const unreadable = Problem.badRequest("unreadable_body", "the request body could not be read")
+/**
+ * 400: the connection failed while the body was being read.
+ *
+ * @since 0.1.0
+ */
+export const unreadable: Problem.Problem = Problem.badRequest("unreadable_body", "the request body could not be read")
 
-const declaredLength = (request: HttpServerRequest.HttpServerRequest): number | undefined => {
-  const header = request.headers["content-length"]
-  return header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined
-}
+/**
+ * The body length a `Content-Length` header declares, if it is a plain decimal number.
+ *
+ * @since 0.1.0
+ */
+export const declaredLength = (header: string | undefined): number | undefined =>
+  header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined
 
 /** A web `Request` without a body has no stream to read (the platform fails instead of ending). */
 const hasNoWebBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
@@ -48,7 +56,7 @@ export const readBytes = (
   maxBytes: number
 ): Effect.Effect<Uint8Array, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const declared = declaredLength(request)
+    const declared = declaredLength(request.headers["content-length"])
     if (declared !== undefined && declared > maxBytes) return Effect.fail(Problem.contentTooLarge(maxBytes))
     if (declared === 0 || hasNoWebBody(request)) return Effect.succeed(new Uint8Array(0))
     // A declared length within the limit: the platform reads it in one piece (the common case).

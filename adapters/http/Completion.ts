@@ -12,6 +12,7 @@ import { type CompletionServices, makeCompletionReceiver } from "../../core/conn
 import { storageUnavailable } from "./Auth.ts"
 import { isJsonContentType, readBytes } from "./Body.ts"
 import * as Problem from "./Problem.ts"
+import { jsonResponse as json } from "./Answer.ts"
 
 /**
  * @since 0.1.0
@@ -46,5 +47,5 @@ export const handler: Effect.Effect<
         StorageError: (e) => Effect.fail(storageUnavailable(e))
       })
     )
-    return HttpServerResponse.unsafeJson(receipt, { status: 200, headers: { "cache-control": "no-store" } })
+    return json(receipt)
   }))

@@ -18,7 +18,6 @@
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -43,6 +42,7 @@ import { authorizeWorkspace, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
 import { adminPrefix } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
+import { jsonResponse as json } from "./Answer.ts"
 
 /**
  * @since 0.1.0
@@ -87,8 +87,6 @@ const registerMessages = {
   completionSecret: "must be a string"
 }
 
-const json = (body: unknown, status = 200) =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
 const connectorNotConfigured = Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
 

@@ -14,7 +14,7 @@
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -28,7 +28,8 @@ import { type IngestRejection, prepareEvent, withPayloadHash } from "../../core/
 import { checkStableMeaning, meterKey, usageRollupEventName } from "../../core/ingest/UsageRollup.ts"
 import { UsageMeterStore } from "../../core/UsageMeterStore.ts"
 import { parseJsonBody } from "../../core/Verification.ts"
-import { authenticate, storageUnavailable } from "./Auth.ts"
+import * as Answer from "./Answer.ts"
+import { authenticateBearer, storageUnavailable } from "./Auth.ts"
 import { isJsonContentType, readBytes } from "./Body.ts"
 import * as Problem from "./Problem.ts"
 
@@ -57,9 +58,6 @@ export interface IngestOptions {
  */
 export type IngestServices = ApiKeyStore | Crypto | Committer | UsageMeterStore | RateLimiter.RateLimiter
 
-const json = (body: unknown, status: number) =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
-
 const rejection = (error: IngestRejection): Problem.Problem => {
   switch (error._tag) {
     case "BatchNotAccepted":
@@ -75,7 +73,7 @@ const rejection = (error: IngestRejection): Problem.Problem => {
   }
 }
 
-const answer = (result: AppendResult, suggestedEventId: Option.Option<string>) => {
+const answer = (result: AppendResult, suggestedEventId: Option.Option<string>): Answer.Answer => {
   const { event } = result
   const view = {
     id: event.id,
@@ -85,28 +83,41 @@ const answer = (result: AppendResult, suggestedEventId: Option.Option<string>) =
   }
   switch (result._tag) {
     case "Stored":
-      return json({ status: "accepted", duplicate: false, ...view }, 202)
+      return Answer.json({ status: "accepted", duplicate: false, ...view }, 202)
     case "Duplicate":
-      return json({ status: "duplicate", duplicate: true, ...view }, 200)
+      return Answer.json({ status: "duplicate", duplicate: true, ...view }, 200)
     case "Conflict":
-      return Problem.toResponse(
+      return Problem.toAnswer(
         Problem.make(409, "event_id_conflict", "this event_id was already used for a different event; reuse an event_id only when retrying the same event")
       )
   }
 }
 
 /**
- * The ingest handler.
+ * One ingest request as the pipeline needs it, whichever server received it. `body` reads the
+ * request body (at most `maxEventBytes`, else 413); it runs only once the key and the content type
+ * have passed.
  *
  * @since 0.1.0
  */
-export const handler = (options: IngestOptions) =>
-  Effect.gen(function*() {
-    const key = yield* authenticate
-    if (key.scope !== "ingest") return yield* Problem.forbidden("this route needs a key with scope ingest")
-    yield* Effect.flatMap(RateLimiter.RateLimiter, (limiter) =>
+export interface IngestRequest {
+  readonly authorization: string | undefined
+  readonly contentType: string | undefined
+  readonly body: Effect.Effect<Uint8Array, Problem.Problem>
+}
+
+/**
+ * The ingest pipeline, from a request to its answer: the key (scope `ingest`), the key's rate, the
+ * content type, the body, the ingestion rules, the usage meter's unit, then the group commit.
+ * Every refusal is a problem answer; a request never fails.
+ *
+ * @since 0.1.0
+ */
+export const ingest = (options: IngestOptions) => {
+  const rateLimit = (keyId: string) =>
+    Effect.flatMap(RateLimiter.RateLimiter, (limiter) =>
       limiter.consume({
-        key: `ingest:${key.id}`,
+        key: `ingest:${keyId}`,
         algorithm: "token-bucket",
         onExceeded: "fail",
         limit: options.rateLimitPerSecond,
@@ -122,35 +133,60 @@ export const handler = (options: IngestOptions) =>
             : Effect.void
         )
       )
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!isJsonContentType(request.headers["content-type"])) {
-      return yield* Effect.fail(Problem.unsupportedMediaType("application/json"))
-    }
-    const raw = yield* Effect.mapError(
-      Effect.flatMap(readBytes(maxEventBytes), parseJsonBody),
-      (error) => error._tag === "Problem" ? error : Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
-    )
-    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    const prepared = prepareEvent(raw, { id: yield* randomUuid, workspaceId: key.workspaceId, now })
-    if (Either.isLeft(prepared)) return yield* Effect.fail(rejection(prepared.left))
-    const event = prepared.right
-    if (event.event.event_name === usageRollupEventName) {
-      const meter = meterKey(event.event)
-      const unit = event.event.properties?.["unit"]
-      if (Option.isSome(meter) && typeof unit === "string") {
-        const existing = yield* (yield* UsageMeterStore).claimUnit({ workspaceId: key.workspaceId, meterKey: meter.value, unit, now })
-          .pipe(Effect.mapError(storageUnavailable))
-        const issue = checkStableMeaning(existing, unit)
-        if (Option.isSome(issue)) {
-          return yield* Effect.fail(
-            Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [issue.value] })
-          )
+  return (request: IngestRequest): Effect.Effect<Answer.Answer, never, IngestServices> =>
+    Effect.gen(function*() {
+      const key = yield* authenticateBearer(request.authorization)
+      if (key.scope !== "ingest") return yield* Problem.forbidden("this route needs a key with scope ingest")
+      yield* rateLimit(key.id)
+      if (!isJsonContentType(request.contentType)) {
+        return yield* Effect.fail(Problem.unsupportedMediaType("application/json"))
+      }
+      const raw = yield* Effect.mapError(
+        Effect.flatMap(request.body, parseJsonBody),
+        (error) => error._tag === "Problem" ? error : Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
+      )
+      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      const prepared = prepareEvent(raw, { id: yield* randomUuid, workspaceId: key.workspaceId, now })
+      if (Either.isLeft(prepared)) return yield* Effect.fail(rejection(prepared.left))
+      const event = prepared.right
+      if (event.event.event_name === usageRollupEventName) {
+        const meter = meterKey(event.event)
+        const unit = event.event.properties?.["unit"]
+        if (Option.isSome(meter) && typeof unit === "string") {
+          const existing = yield* (yield* UsageMeterStore).claimUnit({ workspaceId: key.workspaceId, meterKey: meter.value, unit, now })
+            .pipe(Effect.mapError(storageUnavailable))
+          const issue = checkStableMeaning(existing, unit)
+          if (Option.isSome(issue)) {
+            return yield* Effect.fail(
+              Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [issue.value] })
+            )
+          }
         }
       }
-    }
-    const stored = yield* withPayloadHash(event)
-    const result = yield* (yield* Committer).submit({ stored, normalized: event, keyScope: key.scope }).pipe(
-      Effect.mapError(storageUnavailable)
-    )
-    return answer(result, event.suggestedEventId)
-  })
+      const stored = yield* withPayloadHash(event)
+      const result = yield* (yield* Committer).submit({ stored, normalized: event, keyScope: key.scope }).pipe(
+        Effect.mapError(storageUnavailable)
+      )
+      return answer(result, event.suggestedEventId)
+    }).pipe(Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem))))
+}
+
+/**
+ * The ingest route of the platform app.
+ *
+ * @since 0.1.0
+ */
+export const handler = (
+  options: IngestOptions
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, IngestServices | HttpServerRequest.HttpServerRequest> => {
+  const pipeline = ingest(options)
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.map(
+      pipeline({
+        authorization: request.headers["authorization"],
+        contentType: request.headers["content-type"],
+        body: Effect.provideService(readBytes(maxEventBytes), HttpServerRequest.HttpServerRequest, request)
+      }),
+      Answer.toResponse
+    ))
+}

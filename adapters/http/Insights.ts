@@ -15,7 +15,6 @@
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -33,6 +32,7 @@ import { authorizeWorkspace, storageUnavailable } from "./Auth.ts"
 import { readJson } from "./Body.ts"
 import { adminPrefix } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
+import { jsonResponse as json } from "./Answer.ts"
 
 /**
  * @since 0.1.0
@@ -50,8 +50,6 @@ export const defaultPageSize = 50
  */
 export const maxPageSize = 200
 
-const json = (body: unknown, status = 200) =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store" } })
 
 const allowing = authorizeWorkspace
 

@@ -8,8 +8,9 @@
  *
  * @since 0.1.0
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Schema from "effect/Schema"
+import * as Answer from "./Answer.ts"
 
 /**
  * One failing field of a request body: where (dotted path, `""` for the whole body) and what was
@@ -146,12 +147,12 @@ export const unavailable = (code: string, detail: string): Problem => make(503, 
 export const internal: Problem = make(500, "internal_error", "an unexpected error occurred")
 
 /**
- * Renders a problem as an `application/problem+json` response.
+ * A problem as an `application/problem+json` answer.
  *
  * @since 0.1.0
  */
-export const toResponse = (problem: Problem): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(
+export const toAnswer = (problem: Problem): Answer.Answer => {
+  const answer = Answer.json(
     {
       type: typeUri(problem.code),
       title: problem.title,
@@ -160,9 +161,15 @@ export const toResponse = (problem: Problem): HttpServerResponse.HttpServerRespo
       code: problem.code,
       ...(problem.errors !== undefined ? { errors: problem.errors } : {})
     },
-    {
-      status: problem.status,
-      contentType,
-      headers: { "cache-control": "no-store", ...problem.headers }
-    }
+    problem.status,
+    contentType
   )
+  return problem.headers === undefined ? answer : { ...answer, headers: { ...answer.headers, ...problem.headers } }
+}
+
+/**
+ * Renders a problem as an `application/problem+json` response.
+ *
+ * @since 0.1.0
+ */
+export const toResponse = (problem: Problem): HttpServerResponse.HttpServerResponse => Answer.toResponse(toAnswer(problem))

@@ -18,9 +18,9 @@ const assertProblem = (reply: Reply, status: number, code: string) => {
 
 const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000).toISOString()
 
-const setup = (env?: Record<string, string>) =>
+const setup = (env?: Record<string, string>, server: "platform" | "node" = "platform") =>
   Effect.gen(function*() {
-    const { url } = yield* startServer(env === undefined ? undefined : { env })
+    const { url } = yield* startServer({ server, ...(env === undefined ? {} : { env }) })
     const key = (scope: string) =>
       Effect.map(
         request(url + admin + "/api-keys", { method: "POST", headers: jsonHeaders(adminKey), body: JSON.stringify({ scope }) }),
@@ -47,10 +47,13 @@ const checkout = (overrides: Record<string, unknown> = {}) => ({
   ...overrides
 })
 
-describe("POST /api/events/ingest", () => {
+// The Node runtime answers this route from node:http directly (NodeIngest); the platform app
+// answers it everywhere else. Both must behave the same.
+for (const server of ["platform", "node"] as const) {
+describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" : "platform app"})`, () => {
   it.scopedLive("a new event: 202 with the stored event_id and account_id, then visible in the Events view", () =>
     Effect.gen(function*() {
-      const { get, send } = yield* setup()
+      const { get, send } = yield* setup(undefined, server)
       const reply = yield* send(checkout())
       assert.strictEqual(reply.status, 202, reply.text)
       assert.strictEqual(reply.json.event_id, "checkout_completed:cs_1")
@@ -66,7 +69,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("a retry with the same event_id and payload: 200 duplicate, stored once", () =>
     Effect.gen(function*() {
-      const { get, send } = yield* setup()
+      const { get, send } = yield* setup(undefined, server)
       const event = checkout()
       assert.strictEqual((yield* send(event)).status, 202)
       const again = yield* send({ ...event, properties: { plan: "pro" } })
@@ -77,7 +80,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("the same event_id with a different payload: 409, the original kept", () =>
     Effect.gen(function*() {
-      const { get, send } = yield* setup()
+      const { get, send } = yield* setup(undefined, server)
       assert.strictEqual((yield* send(checkout())).status, 202)
       assertProblem(yield* send(checkout({ value: 99 })), 409, "event_id_conflict")
       const events = yield* get("/events")
@@ -87,7 +90,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("without event_id the event is stored as sent, every time", () =>
     Effect.gen(function*() {
-      const { get, send } = yield* setup()
+      const { get, send } = yield* setup(undefined, server)
       const { event_id: _, ...event } = checkout()
       assert.strictEqual((yield* send(event)).status, 202)
       assert.strictEqual((yield* send(event)).status, 202)
@@ -96,7 +99,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("an array: 400 pointing to rollups", () =>
     Effect.gen(function*() {
-      const { send } = yield* setup()
+      const { send } = yield* setup(undefined, server)
       const reply = yield* send([checkout()])
       assertProblem(reply, 400, "batch_not_accepted")
       assert.include(reply.json.detail, "usage_rollup_recorded")
@@ -104,7 +107,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("a missing account_id is explained by name; every failing field is listed", () =>
     Effect.gen(function*() {
-      const { send } = yield* setup()
+      const { send } = yield* setup(undefined, server)
       const { account_id: _, ...event } = checkout({ event_name: "CheckoutCompleted", timestamp: "yesterday" })
       const reply = yield* send(event)
       assertProblem(reply, 400, "invalid_event")
@@ -117,7 +120,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("an unsafe property: 422 naming the path, never the value, and nothing stored", () =>
     Effect.gen(function*() {
-      const { get, send } = yield* setup()
+      const { get, send } = yield* setup(undefined, server)
       const secret = "sk_live_51HxQ9mJv0aBcDeFgHiJkLmNoPqRsTuV"
       const reply = yield* send(checkout({ properties: { plan: "pro", note_ref: secret } }))
       assertProblem(reply, 422, "unsafe_property")
@@ -128,7 +131,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("a page view: 422 not_revenue_relevant saying why", () =>
     Effect.gen(function*() {
-      const { send } = yield* setup()
+      const { send } = yield* setup(undefined, server)
       const reply = yield* send({ event_name: "page_viewed", account_id: "acct_42", timestamp: minutesAgo(1) })
       assertProblem(reply, 422, "not_revenue_relevant")
       assert.include(reply.json.detail.toLowerCase(), "page view")
@@ -136,7 +139,7 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("keys: none 401, an admin key 403, a revoked ingest key 401", () =>
     Effect.gen(function*() {
-      const { ingestKey, send, url } = yield* setup()
+      const { ingestKey, send, url } = yield* setup(undefined, server)
       assertProblem(yield* request(url + ingestPath, { method: "POST", body: "{}" }), 401, "unauthorized")
       assertProblem(yield* send(checkout(), adminKey), 403, "forbidden")
       const keys = yield* request(url + admin + "/api-keys", { headers: bearer(adminKey) })
@@ -149,15 +152,33 @@ describe("POST /api/events/ingest", () => {
 
   it.scopedLive("content type other than JSON: 415; over 32 KiB: 413; malformed JSON: 400", () =>
     Effect.gen(function*() {
-      const { send } = yield* setup()
+      const { send } = yield* setup(undefined, server)
       assertProblem(yield* send(JSON.stringify(checkout()), undefined, { "content-type": "text/plain" }), 415, "unsupported_media_type")
       assertProblem(yield* send(checkout({ properties: { plan: "x".repeat(40_000) } })), 413, "content_too_large")
       assertProblem(yield* send("{not json"), 400, "malformed_json")
     }))
 
+  it.scopedLive("a chunked body (no Content-Length): read in full under 32 KiB, 413 over it", () =>
+    Effect.gen(function*() {
+      const { ingestKey, url } = yield* setup(undefined, server)
+      const chunked = (text: string) => {
+        const bytes = new TextEncoder().encode(text)
+        const stream = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let i = 0; i < bytes.length; i += 1000) controller.enqueue(bytes.slice(i, i + 1000))
+            controller.close()
+          }
+        })
+        return request(url + ingestPath, { method: "POST", headers: jsonHeaders(ingestKey), body: stream, duplex: "half" } as RequestInit)
+      }
+      const accepted = yield* chunked(JSON.stringify(checkout({ event_id: "chunked" })))
+      assert.strictEqual(accepted.status, 202, accepted.text)
+      assertProblem(yield* chunked(JSON.stringify(checkout({ properties: { plan: "x".repeat(40_000) } }))), 413, "content_too_large")
+    }))
+
   it.scopedLive("over the key's rate: 429 with Retry-After", () =>
     Effect.gen(function*() {
-      const { send } = yield* setup({ ACCORD_INGEST_RATE_LIMIT: "3" })
+      const { send } = yield* setup({ ACCORD_INGEST_RATE_LIMIT: "3" }, server)
       const replies = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), (i) =>
         send(checkout({ event_id: `checkout_completed:r${i}` })))
       const limited = replies.filter((r) => r.status === 429)
@@ -166,6 +187,7 @@ describe("POST /api/events/ingest", () => {
       assert.match(limited[0]!.headers.get("retry-after") ?? "", /^\d+$/)
     }))
 })
+}
 
 describe("usage rollups", () => {
   const rollup = (unit: string, day: number) => ({

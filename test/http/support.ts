@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as Scope from "effect/Scope"
 import * as AccordConfig from "../../adapters/config/AccordConfig.ts"
+import * as NodeServer from "../../adapters/http/NodeServer.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as ApiKeyStore from "../../core/ApiKeyStore.ts"
@@ -36,6 +37,8 @@ export const startServer = (options?: {
   readonly env?: Record<string, string>
   /** Wraps the memory store, e.g. to make an operation fail. */
   readonly store?: (store: ApiKeyStore.ApiKeyStoreService) => ApiKeyStore.ApiKeyStoreService
+  /** `node`: the Node runtime's server, which answers the ingest route itself (`NodeServer`). */
+  readonly server?: "platform" | "node"
 }): Effect.Effect<TestServer, never, Scope.Scope> => {
   const logs: Array<string> = []
   const capture = Logger.make((entry) => {
@@ -55,9 +58,10 @@ export const startServer = (options?: {
       Layer.succeed(ApiKeyStore.ApiKeyStore, options?.store?.(store) ?? store),
       options?.readiness ?? Readiness.layerAlwaysReady
     )
+    const listen = { port: 0, host: "127.0.0.1" }
     const address = yield* Server.start(
       config,
-      NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
+      options?.server === "node" ? NodeServer.layerServer(listen) : NodeHttpServer.layerServer(createServer, listen),
       storage
     )
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")

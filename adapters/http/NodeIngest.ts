@@ -1,0 +1,137 @@
+/**
+ * `POST /api/events/ingest` served straight from `node:http`, beside the platform app.
+ *
+ * The ingest route is the one route built for volume (backend jobs sending thousands of events a
+ * second). It runs the very same pipeline as the platform route (`Ingest.ingest`: key, rate,
+ * content type, body, rules, group commit), so every answer is identical, but it skips the
+ * platform's per-request request and response objects, router and middleware, which cost more
+ * than the pipeline itself. Like the app, it logs the request line, counts the request as in
+ * flight for graceful shutdown, answers 500 with a fixed problem on a defect, and stops working
+ * (the event may still commit) when the client goes away.
+ *
+ * `NodeServer.layerServer` installs it in front of the app; any other request goes to the app.
+ *
+ * @since 0.1.0
+ */
+import { clientAbortFiberId } from "@effect/platform/HttpServerError"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import type { Answer } from "./Answer.ts"
+import { declaredLength, drainBytes, unreadable } from "./Body.ts"
+import { Drain } from "./Drain.ts"
+import { ingest, type IngestOptions, ingestPath, type IngestServices, maxEventBytes } from "./Ingest.ts"
+import * as Problem from "./Problem.ts"
+import { withRequestLog } from "./RequestLog.ts"
+
+/**
+ * Handles the request and returns `true`, or returns `false` and leaves it to the app.
+ *
+ * @since 0.1.0
+ */
+export type FastRoute = (request: IncomingMessage, response: ServerResponse) => boolean
+
+/**
+ * The routes a `node:http` server answers before the platform app.
+ *
+ * @since 0.1.0
+ */
+export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
+
+/**
+ * No fast routes: every request goes to the app.
+ *
+ * @since 0.1.0
+ */
+export const none: FastRoute = () => false
+
+/**
+ * The request body with the limits of `Body.readBytes`: a declared length over `maxBytes` is
+ * refused at once; otherwise the body is read, and past `maxBytes` the rest is drained (up to
+ * `drainBytes`) so the 413 reaches the client instead of a reset.
+ *
+ * @since 0.1.0
+ */
+export const readNodeBody = (request: IncomingMessage, maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem> =>
+  Effect.async<Uint8Array, Problem.Problem>((resume) => {
+    const declared = declaredLength(request.headers["content-length"])
+    if (declared !== undefined && declared > maxBytes) return resume(Effect.fail(Problem.contentTooLarge(maxBytes)))
+    if (request.readableEnded) return resume(Effect.fail(unreadable))
+    const chunks: Array<Buffer> = []
+    let received = 0
+    const cleanup = () => {
+      request.off("data", onData)
+      request.off("end", onEnd)
+      request.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      received += chunk.length
+      if (received <= maxBytes) chunks.push(chunk)
+      else if (received > maxBytes + drainBytes) {
+        cleanup()
+        resume(Effect.fail(Problem.contentTooLarge(maxBytes)))
+      }
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(received > maxBytes ? Effect.fail(Problem.contentTooLarge(maxBytes)) : Effect.succeed(Buffer.concat(chunks, received)))
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(unreadable))
+    }
+    request.on("data", onData)
+    request.on("end", onEnd)
+    request.on("error", onError)
+    return Effect.sync(cleanup)
+  })
+
+const send = (response: ServerResponse, answer: Answer) =>
+  Effect.sync(() => {
+    if (response.headersSent || response.destroyed) return
+    const body = JSON.stringify(answer.body)
+    response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(body) })
+    response.end(body)
+  })
+
+const pathOf = (url: string | undefined): string => {
+  if (url === undefined) return ""
+  const end = url.search(/[?#]/)
+  return end === -1 ? url : url.slice(0, end)
+}
+
+/**
+ * The ingest route for a `node:http` server, bound to the services it runs on.
+ *
+ * @since 0.1.0
+ */
+export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute, never, IngestServices | Drain> =>
+  Effect.gen(function*() {
+    const runFork = Runtime.runFork(yield* Effect.runtime<IngestServices>())
+    const drain = yield* Drain
+    const pipeline = ingest(options)
+    return (request, response) => {
+      if (request.method !== "POST" || pathOf(request.url) !== ingestPath) return false
+      const handled = pipeline({
+        authorization: request.headers["authorization"],
+        contentType: request.headers["content-type"],
+        body: readNodeBody(request, maxEventBytes)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.as(Effect.logError("unexpected error while handling a request", cause), Problem.toAnswer(Problem.internal))
+        ),
+        Effect.tap((answer) => send(response, answer)),
+        withRequestLog("POST", request.url ?? ""),
+        drain.track
+      )
+      const fiber = runFork(handled)
+      response.on("close", () => {
+        if (!response.writableEnded) fiber.unsafeInterruptAsFork(clientAbortFiberId)
+      })
+      return true
+    }
+  })
