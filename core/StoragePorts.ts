@@ -10,6 +10,7 @@ import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
 import type { ConnectionStore } from "./ConnectionStore.ts"
 import type { EventStore } from "./EventStore.ts"
 import type { FeatureGateStore } from "./FeatureGateStore.ts"
+import type { IngestWriter } from "./ingest/IngestWriter.ts"
 import type { NonceStore } from "./NonceStore.ts"
 import type { Outbox } from "./Outbox.ts"
 import type { SecretVault } from "./SecretVault.ts"
@@ -31,4 +32,5 @@ export type StoragePorts =
   | AccountProfileStore
   | UsageMeterStore
   | FeatureGateStore
+  | IngestWriter
   | Transactor

@@ -25,6 +25,15 @@ export interface UsageMeterStoreService {
     readonly unit: string
     readonly now: number
   }) => Effect.Effect<Option.Option<string>, StorageError>
+  /**
+   * Forgets the meter's unit if it is `unit`. Only for a claim made earlier in the same transaction
+   * whose event was not stored after all (`IngestWriter`), before anyone else could rely on it.
+   */
+  readonly releaseUnit: (options: {
+    readonly workspaceId: string
+    readonly meterKey: string
+    readonly unit: string
+  }) => Effect.Effect<void, StorageError>
 }
 
 /**
@@ -44,6 +53,11 @@ export const makeMemory = (): UsageMeterStoreService => {
         const existing = units.get(key)
         if (existing === undefined) units.set(key, unit)
         return Option.fromNullable(existing)
+      }),
+    releaseUnit: ({ meterKey, unit, workspaceId }) =>
+      Effect.sync(() => {
+        const key = workspaceId + "\u0000" + meterKey
+        if (units.get(key) === unit) units.delete(key)
       })
   }
 }

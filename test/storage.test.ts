@@ -12,6 +12,7 @@ import * as CapabilityRegistry from "./suites/CapabilityRegistry.ts"
 import * as ConnectionStore from "./suites/ConnectionStore.ts"
 import * as EventStore from "./suites/EventStore.ts"
 import * as FeatureGateStore from "./suites/FeatureGateStore.ts"
+import * as IngestWriter from "./suites/IngestWriter.ts"
 import * as NonceStore from "./suites/NonceStore.ts"
 import * as Outbox from "./suites/Outbox.ts"
 import * as SecretVault from "./suites/SecretVault.ts"
@@ -33,6 +34,7 @@ for (const variant of storageVariants) {
     AccountProfileStore.suite(variant.name, variant.layer)
     UsageMeterStore.suite(variant.name, variant.layer)
     FeatureGateStore.suite(variant.name, variant.layer)
+    IngestWriter.suite(variant.name, variant.layer)
     Transactor.suite(variant.name, variant.layer, variant.sqlLayer)
   })
 }

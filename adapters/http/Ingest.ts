@@ -22,11 +22,10 @@ import * as Option from "effect/Option"
 import type { ApiKeyStore } from "../../core/ApiKeyStore.ts"
 import { randomUuid } from "../../core/ApiKeys.ts"
 import type { Crypto } from "../../core/Crypto.ts"
-import type { AppendResult } from "../../core/EventStore.ts"
 import { Committer } from "../../core/ingest/Committer.ts"
 import { type IngestRejection, prepareEvent, withPayloadHash } from "../../core/ingest/Ingest.ts"
-import { checkStableMeaning, meterKey, usageRollupEventName } from "../../core/ingest/UsageRollup.ts"
-import { UsageMeterStore } from "../../core/UsageMeterStore.ts"
+import type { WriteResult } from "../../core/ingest/IngestWriter.ts"
+import { meterKey, usageRollupEventName } from "../../core/ingest/UsageRollup.ts"
 import { parseJsonBody } from "../../core/Verification.ts"
 import * as Answer from "./Answer.ts"
 import { authenticateBearer, storageUnavailable } from "./Auth.ts"
@@ -56,7 +55,7 @@ export interface IngestOptions {
 /**
  * @since 0.1.0
  */
-export type IngestServices = ApiKeyStore | Crypto | Committer | UsageMeterStore | RateLimiter.RateLimiter
+export type IngestServices = ApiKeyStore | Crypto | Committer | RateLimiter.RateLimiter
 
 const rejection = (error: IngestRejection): Problem.Problem => {
   switch (error._tag) {
@@ -73,7 +72,10 @@ const rejection = (error: IngestRejection): Problem.Problem => {
   }
 }
 
-const answer = (result: AppendResult, suggestedEventId: Option.Option<string>): Answer.Answer => {
+const answer = (result: WriteResult, suggestedEventId: Option.Option<string>): Answer.Answer => {
+  if (result._tag === "UnitChanged") {
+    return Problem.toAnswer(Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [result.issue] }))
+  }
   const { event } = result
   const view = {
     id: event.id,
@@ -149,24 +151,15 @@ export const ingest = (options: IngestOptions) => {
       const prepared = prepareEvent(raw, { id: yield* randomUuid, workspaceId: key.workspaceId, now })
       if (Either.isLeft(prepared)) return yield* Effect.fail(rejection(prepared.left))
       const event = prepared.right
-      if (event.event.event_name === usageRollupEventName) {
-        const meter = meterKey(event.event)
-        const unit = event.event.properties?.["unit"]
-        if (Option.isSome(meter) && typeof unit === "string") {
-          const existing = yield* (yield* UsageMeterStore).claimUnit({ workspaceId: key.workspaceId, meterKey: meter.value, unit, now })
-            .pipe(Effect.mapError(storageUnavailable))
-          const issue = checkStableMeaning(existing, unit)
-          if (Option.isSome(issue)) {
-            return yield* Effect.fail(
-              Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [issue.value] })
-            )
-          }
-        }
-      }
+      const meter = event.event.event_name === usageRollupEventName ? meterKey(event.event) : Option.none()
+      const unit = event.event.properties?.["unit"]
       const stored = yield* withPayloadHash(event)
-      const result = yield* (yield* Committer).submit({ stored, normalized: event, keyScope: key.scope }).pipe(
-        Effect.mapError(storageUnavailable)
-      )
+      const result = yield* (yield* Committer).submit({
+        stored,
+        normalized: event,
+        keyScope: key.scope,
+        ...(Option.isSome(meter) && typeof unit === "string" ? { meter: { meterKey: meter.value, unit } } : {})
+      }).pipe(Effect.mapError(storageUnavailable))
       return answer(result, event.suggestedEventId)
     }).pipe(Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem))))
 }

@@ -13,6 +13,7 @@ import type { Cipher } from "../../core/Cipher.ts"
 import * as ConnectionStore from "../../core/ConnectionStore.ts"
 import * as EventStore from "../../core/EventStore.ts"
 import * as FeatureGateStore from "../../core/FeatureGateStore.ts"
+import * as IngestWriter from "../../core/ingest/IngestWriter.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import * as SecretVault from "../../core/SecretVault.ts"
 import type { StoragePorts } from "../../core/StoragePorts.ts"
@@ -22,7 +23,7 @@ import * as UsageMeterStore from "../../core/UsageMeterStore.ts"
 /**
  * @since 0.1.0
  */
-export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
+export const layer: Layer.Layer<StoragePorts, never, Cipher> = IngestWriter.layerFromStores.pipe(Layer.provideMerge(Layer.mergeAll(
   NonceStore.layerMemory,
   ApiKeyStore.layerMemory,
   SecretVault.layerMemory,
@@ -34,4 +35,4 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
   UsageMeterStore.layerMemory,
   FeatureGateStore.layerMemory,
   Transactor.layerMemory
-)
+)))

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -45,6 +46,34 @@ const inKeyOrder = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<StoredEven
     .map(({ event }) => event)
 
 /**
+ * The result of each event of a batch, given the ids of the rows the batch's insert wrote: those
+ * are `Stored`; any other is compared by payload hash with the row already holding its `event_id`,
+ * read in a new statement (its snapshot sees a concurrent inserter that committed meanwhile).
+ *
+ * @since 0.1.0
+ */
+export const resolveAppend = (
+  sql: SqlClient.SqlClient,
+  batch: ReadonlyArray<StoredEvent>,
+  insertedIds: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<AppendResult>, SqlError> =>
+  Effect.gen(function*() {
+    const stored = new Set(insertedIds)
+    const others = batch.filter((e) => !stored.has(e.id) && e.eventId !== null)
+    const existing = others.length === 0
+      ? []
+      : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
+          AND event_id IN ${sql.in(others.map((e) => e.eventId))}`
+    const byKey = new Map(existing.map((row) => [row.workspace_id + "\u0000" + row.event_id, toEvent(row)]))
+    return batch.map((event): AppendResult => {
+      if (stored.has(event.id)) return { _tag: "Stored", event }
+      const prior = byKey.get(event.workspaceId + "\u0000" + event.eventId)
+      if (prior === undefined) return { _tag: "Conflict", event } // an id collision; cannot happen with fresh ids
+      return prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior }
+    })
+  })
+
+/**
  * @since 0.1.0
  */
 export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> = Effect.map(
@@ -66,19 +95,7 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
             body: json(e.body)
           })))
         } ON CONFLICT DO NOTHING RETURNING id`
-        const stored = new Set(inserted.map((r) => r.id))
-        const others = batch.filter((e) => !stored.has(e.id) && e.eventId !== null)
-        const existing = others.length === 0
-          ? []
-          : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
-              AND event_id IN ${sql.in(others.map((e) => e.eventId))}`
-        const byKey = new Map(existing.map((row) => [row.workspace_id + "\u0000" + row.event_id, toEvent(row)]))
-        return batch.map((event): AppendResult => {
-          if (stored.has(event.id)) return { _tag: "Stored", event }
-          const prior = byKey.get(event.workspaceId + "\u0000" + event.eventId)
-          if (prior === undefined) return { _tag: "Conflict", event } // an id collision; cannot happen with fresh ids
-          return prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior }
-        })
+        return yield* resolveAppend(sql, batch, inserted.map((r) => r.id))
       }).pipe(orStorageError("event.append")),
     list: (q) => {
       const where = [

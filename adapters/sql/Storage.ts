@@ -16,6 +16,7 @@ import * as CapabilityRegistry from "./CapabilityRegistry.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
+import * as IngestWriter from "./IngestWriter.ts"
 import * as Migrations from "./Migrations.ts"
 import * as NonceStore from "./NonceStore.ts"
 import * as Outbox from "./Outbox.ts"
@@ -29,8 +30,8 @@ import * as UsageMeterStore from "./UsageMeterStore.ts"
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer
-  .mergeAll(
+export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = IngestWriter.layer
+  .pipe(Layer.provideMerge(Layer.mergeAll(
     NonceStore.layer,
     ApiKeyStore.layer,
     SecretTable.layer,
@@ -43,5 +44,4 @@ export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClie
     UsageMeterStore.layer,
     FeatureGateStore.layer,
     Transactor.layer
-  )
-  .pipe(Layer.provide(Migrations.layer(migrations)))
+  )), Layer.provide(Migrations.layer(migrations)))

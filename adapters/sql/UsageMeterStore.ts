@@ -36,7 +36,13 @@ export const make: Effect.Effect<UsageMeterStoreService, never, SqlClient.SqlCli
           return yield* new StorageError({ operation, message: "the meter's unit is not visible to this transaction" })
         }
         return Option.some(existing.unit)
-      })
+      }),
+    releaseUnit: ({ meterKey, unit, workspaceId }) =>
+      sql`DELETE FROM accord_usage_meters
+          WHERE workspace_id = ${workspaceId} AND meter_key = ${meterKey} AND unit = ${unit}`.pipe(
+        Effect.asVoid,
+        orStorageError("usageMeter.releaseUnit")
+      )
   })
 )
 

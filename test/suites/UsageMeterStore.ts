@@ -53,5 +53,17 @@ export const suite = (name: string, layer: () => Layer.Layer<UsageMeterStore, un
           }
           assert.deepStrictEqual(yield* claim(workspaceId, "contended", "late"), Option.some(winner))
         }))
+
+      it.effect("releasing a unit forgets it only when it is the meter's unit", () =>
+        Effect.gen(function*() {
+          const workspaceId = uid("ws-")
+          const store = yield* UsageMeterStore
+          assert.deepStrictEqual(yield* claim(workspaceId, "api.requests", "request"), Option.none())
+          yield* store.releaseUnit({ workspaceId, meterKey: "api.requests", unit: "token" })
+          assert.deepStrictEqual(yield* claim(workspaceId, "api.requests", "token"), Option.some("request"))
+          yield* store.releaseUnit({ workspaceId, meterKey: "api.requests", unit: "request" })
+          assert.deepStrictEqual(yield* claim(workspaceId, "api.requests", "token"), Option.none())
+          assert.deepStrictEqual(yield* claim(uid("ws-"), "api.requests", "other"), Option.none())
+        }))
     })
   })

@@ -1,0 +1,112 @@
+/**
+ * `IngestWriter` on SQL. The common batch (events that carry at most profile facts) is ONE
+ * statement, atomic on its own: the events are inserted in key order with `ON CONFLICT DO NOTHING`,
+ * and the facts of the rows actually inserted are upserted in the same statement (the newest per
+ * account and fact, newest-wins against the stored fact too). Two JSON parameters carry the whole
+ * batch, so the client sends and the server parses one message, whatever the batch size.
+ *
+ * A batch with a user update, a usage meter or an `entitlement_active` event goes through the
+ * port composition (`makeFromStores`) in one transaction instead.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { AccountProfileStore } from "../../core/AccountProfileStore.ts"
+import type { EventStore } from "../../core/EventStore.ts"
+import type { FeatureGateStore } from "../../core/FeatureGateStore.ts"
+import {
+  IngestWriter,
+  type IngestWriterService,
+  makeFromStores,
+  needsMoreThanFacts,
+  type Submission
+} from "../../core/ingest/IngestWriter.ts"
+import type { Transactor } from "../../core/Transactor.ts"
+import type { UsageMeterStore } from "../../core/UsageMeterStore.ts"
+import { resolveAppend } from "./EventStore.ts"
+import { json, orStorageError } from "./SqlSupport.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<
+  IngestWriterService,
+  never,
+  SqlClient.SqlClient | EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const composed = yield* makeFromStores
+
+  const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
+    Effect.gen(function*() {
+      const events = json(batch.map(({ stored: e }, i) => ({
+        i,
+        id: e.id,
+        workspace_id: e.workspaceId,
+        event_id: e.eventId,
+        account_id: e.accountId,
+        event_name: e.eventName,
+        occurred_at: e.occurredAt,
+        received_at: e.receivedAt,
+        payload_hash: e.payloadHash,
+        body: e.body
+      })))
+      const facts = json(batch.flatMap(({ normalized, stored: e }) =>
+        normalized.profileFacts.map((fact) => ({
+          event_row_id: e.id,
+          workspace_id: e.workspaceId,
+          account_id: e.accountId,
+          name: fact.name,
+          value: fact.value,
+          observed_at: fact.observedAt,
+          source_event_id: fact.sourceEventId
+        }))
+      ))
+      // Rows in key order (batch order within a key, so the first one wins), so concurrent
+      // statements lock conflicting keys in the same order; likewise the facts.
+      const inserted = yield* sql<{ readonly id: string }>`
+        WITH v AS (
+          SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
+            account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb)
+        ), inserted AS (
+          INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body)
+          SELECT id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body
+          FROM v ORDER BY workspace_id, event_id, i
+          ON CONFLICT DO NOTHING RETURNING id
+        ), facts AS (
+          INSERT INTO accord_profile_facts (workspace_id, account_id, name, value, observed_at, source_event_id)
+          SELECT DISTINCT ON (f.workspace_id, f.account_id, f.name)
+            f.workspace_id, f.account_id, f.name, f.value, f.observed_at, f.source_event_id
+          FROM jsonb_to_recordset(${facts}::jsonb) AS f(event_row_id text, workspace_id text, account_id text, name text,
+            value jsonb, observed_at int8, source_event_id text)
+          JOIN inserted ON inserted.id = f.event_row_id
+          ORDER BY f.workspace_id, f.account_id, f.name, f.observed_at DESC, f.source_event_id DESC
+          ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
+            value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
+          WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
+              > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)
+        )
+        SELECT id FROM inserted`
+      return yield* resolveAppend(sql, batch.map((s) => s.stored), inserted.map((row) => row.id))
+    }).pipe(orStorageError("ingest.write"))
+
+  return {
+    write: (batch) =>
+      batch.length === 0
+        ? Effect.succeed([])
+        : batch.some(needsMoreThanFacts)
+        ? composed.write(batch)
+        : eventsAndFacts(batch)
+  }
+})
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<
+  IngestWriter,
+  never,
+  SqlClient.SqlClient | EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
+> = Layer.effect(IngestWriter, make)
