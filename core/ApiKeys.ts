@@ -64,7 +64,7 @@ const base64url = (bytes: Uint8Array): string => {
  * @since 0.1.0
  */
 export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) =>
-  Effect.map(crypto.randomBytes(16), (bytes) => {
+  crypto.randomUuid ?? Effect.map(crypto.randomBytes(16), (bytes) => {
     bytes[6] = (bytes[6]! & 0x0f) | 0x40
     bytes[8] = (bytes[8]! & 0x3f) | 0x80
     const hex = toHex(bytes)

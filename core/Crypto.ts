@@ -50,6 +50,11 @@ export interface CryptoService {
   readonly sha256Hex: (data: Part) => Effect.Effect<string>
   /** `size` bytes from a cryptographically secure generator. */
   readonly randomBytes: (size: number) => Effect.Effect<Uint8Array>
+  /**
+   * A random version 4 UUID, for implementations with a native generator (`node:crypto` keeps a
+   * pool of random bytes for it); without it, UUIDs are built from `randomBytes`.
+   */
+  readonly randomUuid?: Effect.Effect<string>
 }
 
 /**

@@ -7,6 +7,7 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as ApiKeyStore from "../core/ApiKeyStore.ts"
+import * as Crypto from "../core/Crypto.ts"
 import { bootstrapWorkspace, hashSecret, issue, mintSecret, randomUuid } from "../core/ApiKeys.ts"
 
 const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
@@ -19,7 +20,12 @@ describe("ApiKeys", () => {
       assert.match(Redacted.value(yield* mintSecret("admin")), /^acc_admin_[A-Za-z0-9_-]{43}$/)
       assert.match(Redacted.value(yield* mintSecret("ingest")), /^acc_ingest_[A-Za-z0-9_-]{43}$/)
       assert.match(Redacted.value(yield* mintSecret("developer:read")), /^acc_read_[A-Za-z0-9_-]{43}$/)
-      assert.match(yield* randomUuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+      assert.match(yield* randomUuid, uuidV4)
+      // Built from random bytes where the Crypto implementation has no native generator.
+      const fromBytes = yield* Effect.provide(randomUuid, Crypto.layerWebCrypto)
+      assert.match(fromBytes, uuidV4)
+      assert.notStrictEqual(fromBytes, yield* Effect.provide(randomUuid, Crypto.layerWebCrypto))
     }).pipe(Effect.provide(NodeCrypto.layer)))
 
   it.effect("issue stores only the hash, with the Clock's time", () =>

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { createHash, createHmac, createSecretKey, type KeyObject, randomFillSync } from "node:crypto"
+import { createHash, createHmac, createSecretKey, type KeyObject, randomFillSync, randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -25,7 +25,8 @@ export const make = (): CryptoService => ({
     Effect.sync((): HmacKey => ({ _tag: "HmacKey", handle: createSecretKey(Redacted.value(secret), "utf8") })),
   hmacSha256Hex: (key, parts) => Effect.sync(() => hmacHex(key, parts)),
   sha256Hex: (data) => Effect.sync(() => createHash("sha256").update(data).digest("hex")),
-  randomBytes: (size) => Effect.sync(() => randomFillSync(new Uint8Array(size)))
+  randomBytes: (size) => Effect.sync(() => randomFillSync(new Uint8Array(size))),
+  randomUuid: Effect.sync(() => randomUUID())
 })
 
 /**
