@@ -22,6 +22,11 @@ import * as Layer from "effect/Layer"
 export interface DrainService {
   /** Counts `self` as in flight while it runs. */
   readonly track: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Counts one request as in flight until the returned function is called (once), for a server
+   * that tracks a request outside an effect (`NodeIngest`).
+   */
+  readonly unsafeEnter: () => () => void
   /** `true` once `drain` has started. */
   readonly draining: Effect.Effect<boolean>
   /** Starts draining and waits until nothing is in flight, at most `timeout`. */
@@ -40,18 +45,23 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
   let inFlight = 0
   let draining = false
   const idle = Effect.unsafeMakeLatch(true)
+  const enter = () => {
+    if (inFlight++ === 0) idle.unsafeClose()
+  }
+  const leave = () => {
+    if (--inFlight === 0) idle.unsafeOpen()
+  }
   return {
-    track: (self) =>
-      Effect.acquireUseRelease(
-        Effect.sync(() => {
-          if (inFlight++ === 0) idle.unsafeClose()
-        }),
-        () => self,
-        () =>
-          Effect.sync(() => {
-            if (--inFlight === 0) idle.unsafeOpen()
-          })
-      ),
+    track: (self) => Effect.acquireUseRelease(Effect.sync(enter), () => self, () => Effect.sync(leave)),
+    unsafeEnter: () => {
+      enter()
+      let left = false
+      return () => {
+        if (left) return
+        left = true
+        leave()
+      }
+    },
     draining: Effect.sync(() => draining),
     drain: (timeout) =>
       Effect.suspend(() => {

@@ -24,7 +24,7 @@ import { declaredLength, drainBytes, unreadable } from "./Body.ts"
 import { Drain } from "./Drain.ts"
 import { ingest, type IngestOptions, ingestPath, type IngestServices, maxEventBytes } from "./Ingest.ts"
 import * as Problem from "./Problem.ts"
-import { withRequestLog } from "./RequestLog.ts"
+import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 
 /**
  * Handles the request and returns `true`, or returns `false` and leaves it to the app.
@@ -112,8 +112,10 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
     const runFork = Runtime.runFork(yield* Effect.runtime<IngestServices>())
     const drain = yield* Drain
     const pipeline = ingest(options)
+    const logged = (yield* requestLogEnabled) ? withRequestLog : () => <A, E, R>(self: Effect.Effect<A, E, R>) => self
     return (request, response) => {
       if (request.method !== "POST" || pathOf(request.url) !== ingestPath) return false
+      const leave = drain.unsafeEnter()
       const handled = pipeline({
         authorization: request.headers["authorization"],
         contentType: request.headers["content-type"],
@@ -125,10 +127,10 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
             : Effect.as(Effect.logError("unexpected error while handling a request", cause), Problem.toAnswer(Problem.internal))
         ),
         Effect.tap((answer) => send(response, answer)),
-        withRequestLog("POST", request.url ?? ""),
-        drain.track
+        logged("POST", request.url ?? "")
       )
       const fiber = runFork(handled)
+      fiber.addObserver(leave)
       response.on("close", () => {
         if (!response.writableEnded) fiber.unsafeInterruptAsFork(clientAbortFiberId)
       })

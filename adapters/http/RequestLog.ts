@@ -7,6 +7,8 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as LogLevel from "effect/LogLevel"
 
 const pathOf = (url: string): string => {
   const end = url.search(/[?#]/)
@@ -32,3 +34,14 @@ export const withRequestLog = (method: string, url: string) =>
             durationMs: Math.round(Duration.toMillis(Duration.nanos(end - start)) * 10) / 10
           }
         ))))
+
+/**
+ * Whether request lines are logged at the current minimum log level (`LOG_LEVEL` of `Warning` or
+ * above turns them off), for a server that decides once instead of per request.
+ *
+ * @since 0.1.0
+ */
+export const requestLogEnabled: Effect.Effect<boolean> = Effect.map(
+  FiberRef.get(FiberRef.currentMinimumLogLevel),
+  (minimum) => LogLevel.greaterThanEqual(LogLevel.Info, minimum)
+)

@@ -20,7 +20,7 @@ const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000).toISOString(
 
 const setup = (env?: Record<string, string>, server: "platform" | "node" = "platform") =>
   Effect.gen(function*() {
-    const { url } = yield* startServer({ server, ...(env === undefined ? {} : { env }) })
+    const { logs, url } = yield* startServer({ server, ...(env === undefined ? {} : { env }) })
     const key = (scope: string) =>
       Effect.map(
         request(url + admin + "/api-keys", { method: "POST", headers: jsonHeaders(adminKey), body: JSON.stringify({ scope }) }),
@@ -34,7 +34,7 @@ const setup = (env?: Record<string, string>, server: "platform" | "node" = "plat
         body: typeof body === "string" ? body : JSON.stringify(body)
       })
     const get = (path: string, secret = adminKey) => request(url + admin + path, { headers: bearer(secret) })
-    return { url, key, ingestKey, send, get }
+    return { url, logs, key, ingestKey, send, get }
   })
 
 const checkout = (overrides: Record<string, unknown> = {}) => ({
@@ -156,6 +156,18 @@ describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" :
       assertProblem(yield* send(JSON.stringify(checkout()), undefined, { "content-type": "text/plain" }), 415, "unsupported_media_type")
       assertProblem(yield* send(checkout({ properties: { plan: "x".repeat(40_000) } })), 413, "content_too_large")
       assertProblem(yield* send("{not json"), 400, "malformed_json")
+    }))
+
+  it.scopedLive("each request is logged with method, path, status and duration, never the key or the body", () =>
+    Effect.gen(function*() {
+      const { ingestKey, logs, send } = yield* setup(undefined, server)
+      assert.strictEqual((yield* send(checkout())).status, 202)
+      assert.strictEqual((yield* send(checkout({ account_id: undefined }))).status, 400)
+      const lines = logs.filter((line) => line.includes(`path=${ingestPath}`))
+      assert.strictEqual(lines.filter((line) => line.includes("status=202") && line.includes("method=POST")).length, 1)
+      assert.strictEqual(lines.filter((line) => line.includes("status=400")).length, 1)
+      assert.isTrue(lines.every((line) => /durationMs=[\d.]+/.test(line)))
+      assert.isFalse(logs.some((line) => line.includes(ingestKey) || line.includes("acct_42")))
     }))
 
   it.scopedLive("a chunked body (no Content-Length): read in full under 32 KiB, 413 over it", () =>

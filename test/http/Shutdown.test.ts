@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Readiness from "../../adapters/http/Readiness.ts"
-import { request, startServer } from "./support.ts"
+import { adminKey, jsonHeaders, request, startServer, workspaceId } from "./support.ts"
 
 const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
   Effect.suspend(() => (condition() ? Effect.void : Effect.zipRight(Effect.sleep("10 millis"), waitUntil(condition))))
@@ -47,5 +47,49 @@ describe("graceful shutdown", () => {
       yield* Fiber.join(stopping)
       const after = yield* Effect.promise(() => fetch(`${url}/healthz`).then(() => "answered", () => "refused"))
       assert.strictEqual(after, "refused")
+    }))
+
+  it.live("an ingest request in flight on the node:http fast path is answered before the server stops", () =>
+    Effect.gen(function*() {
+      const gate = yield* Effect.makeLatch(false)
+      let blocking = false
+      let lookups = 0
+      const scope = yield* Scope.make()
+      const { url } = yield* Scope.extend(
+        startServer({
+          server: "node",
+          // Once armed, the next key lookup (the ingest request's) waits for the gate.
+          store: (store) => ({
+            ...store,
+            findByHash: (hash) =>
+              Effect.suspend(() => {
+                if (!blocking) return store.findByHash(hash)
+                lookups++
+                return Effect.zipRight(gate.await, store.findByHash(hash))
+              })
+          })
+        }),
+        scope
+      )
+      const created = yield* request(`${url}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
+        method: "POST",
+        headers: jsonHeaders(adminKey),
+        body: JSON.stringify({ scope: "ingest" })
+      })
+      blocking = true
+      const event = { event_name: "checkout_completed", account_id: "acct_1", timestamp: new Date().toISOString(), event_id: "c1" }
+      const inFlight = fetch(`${url}/api/events/ingest`, {
+        method: "POST",
+        headers: jsonHeaders(created.json.secret),
+        body: JSON.stringify(event)
+      }).then((response) => response.status)
+      yield* waitUntil(() => lookups >= 1)
+
+      const stopping = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* Effect.sleep("100 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(stopping)), "shutdown waits for the in-flight ingest request")
+      yield* gate.open
+      assert.strictEqual(yield* Effect.promise(() => inFlight), 202)
+      yield* Fiber.join(stopping)
     }))
 })
