@@ -13,10 +13,18 @@ import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
-import { encodeBody, importSigningKeys, sign } from "../../core/Signing.ts"
+import { encodeBody } from "../../core/Signing.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
 import * as Server from "../../runtimes/Server.ts"
-import { connect, intakeInput, type Peer, type PeerMode, secrets, startPeer, workspaceId } from "../connector/dispatch/support.ts"
+import {
+  connect,
+  intakeInput,
+  type Peer,
+  type PeerMode,
+  signedCompletion as signCompletion,
+  startPeer,
+  workspaceId
+} from "../connector/dispatch/support.ts"
 import { configFrom, request } from "../http/support.ts"
 import { storageVariants } from "../support/storage.ts"
 
@@ -57,12 +65,7 @@ const waitForState = (base: string, id: string, state: string) =>
   })
 
 const signedCompletion = (body: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const keys = yield* importSigningKeys(secrets)
-    const bytes = encodeBody(body)
-    const headers = yield* sign({ purpose: "completion", keys, body: bytes })
-    return { method: "POST", headers: { ...headers }, body: bytes }
-  }).pipe(Effect.provide(NodeCrypto.layer))
+  Effect.map(signCompletion(body), (signed) => ({ method: "POST", ...signed }))
 
 for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
   describe.skipIf(!storage.available)(`connector end to end (${storage.name})`, () => {
