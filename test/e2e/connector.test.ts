@@ -6,12 +6,15 @@
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
+import { ActionLedger, type ActionLedgerService } from "../../core/ActionLedger.ts"
+import { StorageError } from "../../core/StorageError.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import { encodeBody } from "../../core/Signing.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
@@ -32,9 +35,11 @@ const adminKey = "e2e-admin-key-0123456789abcdef0123456789"
 
 let peer: Peer
 
-const boot = (storage: (typeof storageVariants)[number]) =>
+/** `ledger` wraps the service's action ledger (to make one of its operations fail). */
+const boot = (storage: (typeof storageVariants)[number], ledger?: (real: ActionLedgerService) => ActionLedgerService) =>
   Effect.gen(function*() {
-    const ports = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
+    const built = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
+    const ports = ledger === undefined ? built : Context.add(built, ActionLedger, ledger(Context.get(built, ActionLedger)))
     const config = yield* configFrom({
       ACCORD_DATA_DIR: "memory://",
       ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
@@ -132,7 +137,66 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         assert.strictEqual(unknown.status, 404)
       }).pipe(Effect.scoped), 60_000)
 
-    const misbehaving: ReadonlyArray<PeerMode> = ["reset_after_read", "slow", "other_key", "status_500", "wrong_signature"]
+    it.live("a completion while storage fails: 503 storage_unavailable, nothing recorded; delivered again later, recorded once", () =>
+      Effect.gen(function*() {
+        peer.mode = "good"
+        let failing = false
+        // Recording a completion (a transition with its completion claim) fails while `failing`.
+        const base = yield* boot(storage, (ledger) => ({
+          ...ledger,
+          transition: (options) =>
+            failing && options.completion !== undefined
+              ? Effect.fail(new StorageError({ operation: "action.transition", message: "connection lost" }))
+              : ledger.transition(options)
+        }))
+        const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify(intakeInput())
+        })
+        const id = created.json.actionRequestId as string
+        const accepted = yield* waitForState(base, id, "accepted")
+        const completion = {
+          type: "service.customer_action.completion",
+          protocolVersion: 1,
+          workspaceId,
+          actionRequestId: id,
+          providerIdempotencyKey: accepted.providerIdempotencyKey,
+          providerReference: "ref_storage_down",
+          completionId: `cmp_${id}`,
+          completedAt: formatTimestamp(Date.now()),
+          outcome: "succeeded",
+          evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
+        }
+        const url = `${base}/api/funnels/v1/runtime/actions/customer-complete`
+        failing = true
+        const refused = yield* request(url, yield* signedCompletion(completion))
+        assert.strictEqual(refused.status, 503)
+        assert.strictEqual(refused.headers.get("content-type"), "application/problem+json")
+        assert.strictEqual(refused.json.code, "storage_unavailable")
+        assert.notInclude(refused.text, "connection lost")
+        const unchanged = yield* waitForState(base, id, "accepted")
+        assert.deepStrictEqual(unchanged.history, accepted.history)
+        failing = false
+        // The customer redelivers (same body and completionId, fresh nonce): nothing was claimed, so it is recorded now.
+        const recorded = yield* request(url, yield* signedCompletion(completion))
+        assert.strictEqual(recorded.status, 200)
+        assert.deepStrictEqual(recorded.json, { status: "recorded", actionRequestId: id, completionId: `cmp_${id}`, state: "verified" })
+        const status = yield* waitForState(base, id, "verified")
+        assert.strictEqual(status.history.filter((h: { trigger: string }) => h.trigger === "completion").length, 1)
+      }).pipe(Effect.scoped), 60_000)
+
+    // The issue's list of misbehaving peers; every one ends accepted with one execution.
+    const misbehaving: ReadonlyArray<PeerMode> = [
+      "wrong_signature",
+      "stale_response",
+      "extra_field",
+      "redirect",
+      "slow",
+      "reset_after_read",
+      "status_500",
+      "other_key"
+    ]
     for (const mode of misbehaving) {
       it.live(`${mode}: the server's own dispatcher records unknown_outcome, redelivers the same key and resolves it, one execution`, () =>
         Effect.gen(function*() {
