@@ -9,7 +9,7 @@ import {
   type Trigger
 } from "../../core/connector/ActionState.ts"
 import { completionTrigger, type EvidenceBinding } from "../../core/connector/Evidence.ts"
-import { Completion } from "../../core/messages/Completion.ts"
+import { CatalogEvidenceType, Completion } from "../../core/messages/Completion.ts"
 
 const outcomes = ["succeeded", "failed", "unknown", "reversed"] as const
 
@@ -39,17 +39,8 @@ const trigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
 
 const anyTrigger = fc.boolean().chain(trigger)
 
-/** Every catalog evidence type, written out (an oracle independent of the schema under test). */
-const catalog: ReadonlyArray<string> = [
-  "authenticated_completion",
-  "provider_event",
-  "customer_server_event",
-  "billing_change",
-  "subscription_state",
-  "entitlement_state",
-  "credit_balance",
-  "approval_recorded"
-]
+/** The catalog evidence types (pinned to the spec's eight in messages.test.ts). */
+const catalog: ReadonlyArray<string> = CatalogEvidenceType.literals
 
 const hex64 = fc.array(fc.constantFrom(..."0123456789abcdef"), { minLength: 64, maxLength: 64 }).map((digits) => digits.join(""))
 const accountIds = fc.stringMatching(/^[A-Za-z0-9_]{1,24}$/)

@@ -22,8 +22,8 @@ import * as Server from "../../runtimes/Server.ts"
 import {
   connect,
   intakeInput,
+  misbehavingModes,
   type Peer,
-  type PeerMode,
   signedCompletion as signCompletion,
   startPeer,
   workspaceId
@@ -69,6 +69,32 @@ const waitForState = (base: string, id: string, state: string) =>
     return yield* Effect.dieMessage(`action never reached ${state}`)
   })
 
+/** Intake through the admin route, then the server's own dispatcher delivers it: the accepted status. */
+const acceptedAction = (base: string) =>
+  Effect.gen(function*() {
+    const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify(intakeInput())
+    })
+    assert.strictEqual(created.status, 202)
+    return yield* waitForState(base, created.json.actionRequestId as string, "accepted")
+  })
+
+/** A succeeded completion with matched catalog evidence for an accepted action's status. */
+const succeededCompletion = (accepted: { readonly actionRequestId: string; readonly providerIdempotencyKey: string }, providerReference: string) => ({
+  type: "service.customer_action.completion",
+  protocolVersion: 1,
+  workspaceId,
+  actionRequestId: accepted.actionRequestId,
+  providerIdempotencyKey: accepted.providerIdempotencyKey,
+  providerReference,
+  completionId: `cmp_${accepted.actionRequestId}`,
+  completedAt: formatTimestamp(Date.now()),
+  outcome: "succeeded",
+  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
+})
+
 const signedCompletion = (body: Record<string, unknown>) =>
   Effect.map(signCompletion(body), (signed) => ({ method: "POST", ...signed }))
 
@@ -85,28 +111,11 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         peer.mode = "good"
         const base = yield* boot(storage)
         const executionsBefore = yield* Effect.promise(() => peer.executions())
-        const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
-          method: "POST",
-          headers: admin,
-          body: JSON.stringify(intakeInput())
-        })
-        assert.strictEqual(created.status, 202)
-        const id = created.json.actionRequestId as string
-        const accepted = yield* waitForState(base, id, "accepted")
+        const accepted = yield* acceptedAction(base)
+        const id = accepted.actionRequestId as string
         assert.strictEqual(yield* Effect.promise(() => peer.executions()), executionsBefore + 1)
 
-        const completion = {
-          type: "service.customer_action.completion",
-          protocolVersion: 1,
-          workspaceId,
-          actionRequestId: id,
-          providerIdempotencyKey: accepted.providerIdempotencyKey,
-          providerReference: "trial_ext_secretref_77",
-          completionId: `cmp_${id}`,
-          completedAt: formatTimestamp(Date.now()),
-          outcome: "succeeded",
-          evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
-        }
+        const completion = succeededCompletion(accepted, "trial_ext_secretref_77")
         const url = `${base}/api/funnels/v1/runtime/actions/customer-complete`
         const first = yield* request(url, yield* signedCompletion(completion))
         assert.strictEqual(first.status, 200)
@@ -149,25 +158,9 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
               ? Effect.fail(new StorageError({ operation: "action.transition", message: "connection lost" }))
               : ledger.transition(options)
         }))
-        const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
-          method: "POST",
-          headers: admin,
-          body: JSON.stringify(intakeInput())
-        })
-        const id = created.json.actionRequestId as string
-        const accepted = yield* waitForState(base, id, "accepted")
-        const completion = {
-          type: "service.customer_action.completion",
-          protocolVersion: 1,
-          workspaceId,
-          actionRequestId: id,
-          providerIdempotencyKey: accepted.providerIdempotencyKey,
-          providerReference: "ref_storage_down",
-          completionId: `cmp_${id}`,
-          completedAt: formatTimestamp(Date.now()),
-          outcome: "succeeded",
-          evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
-        }
+        const accepted = yield* acceptedAction(base)
+        const id = accepted.actionRequestId as string
+        const completion = succeededCompletion(accepted, "ref_storage_down")
         const url = `${base}/api/funnels/v1/runtime/actions/customer-complete`
         failing = true
         const refused = yield* request(url, yield* signedCompletion(completion))
@@ -186,18 +179,7 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         assert.strictEqual(status.history.filter((h: { trigger: string }) => h.trigger === "completion").length, 1)
       }).pipe(Effect.scoped), 60_000)
 
-    // The issue's list of misbehaving peers; every one ends accepted with one execution.
-    const misbehaving: ReadonlyArray<PeerMode> = [
-      "wrong_signature",
-      "stale_response",
-      "extra_field",
-      "redirect",
-      "slow",
-      "reset_after_read",
-      "status_500",
-      "other_key"
-    ]
-    for (const mode of misbehaving) {
+    for (const mode of misbehavingModes) {
       it.live(`${mode}: the server's own dispatcher records unknown_outcome, redelivers the same key and resolves it, one execution`, () =>
         Effect.gen(function*() {
           peer.mode = mode
@@ -232,12 +214,7 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
           peer.mode = "good"
           scope = yield* Scope.make()
           base = yield* boot(storage).pipe(Scope.extend(scope))
-          const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
-            method: "POST",
-            headers: admin,
-            body: JSON.stringify(intakeInput())
-          })
-          const accepted = yield* waitForState(base, created.json.actionRequestId, "accepted")
+          const accepted = yield* acceptedAction(base)
           action = { id: accepted.actionRequestId, key: accepted.providerIdempotencyKey }
         })), 60_000)
       afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))

@@ -86,6 +86,18 @@ export type PeerMode =
   | "continuation"
   | "provider_reference"
 
+/** The misbehaving peers: each must end in an unknown outcome, then accepted with one execution. */
+export const misbehavingModes: ReadonlyArray<PeerMode> = [
+  "wrong_signature",
+  "stale_response",
+  "extra_field",
+  "redirect",
+  "slow",
+  "reset_after_read",
+  "status_500",
+  "other_key"
+]
+
 export interface Peer {
   readonly url: string
   mode: PeerMode
