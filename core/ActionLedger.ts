@@ -89,6 +89,18 @@ export interface NewHistoryEntry {
 }
 
 /**
+ * Work that keeps an action unfinished: an outbox item of `kind` that is not completed and whose
+ * payload names the action (`{ actionRequestId }`), counted only while the action is in one of
+ * `whileIn` when given.
+ *
+ * @since 0.1.0
+ */
+export interface OpenWork {
+  readonly kind: string
+  readonly whileIn?: ReadonlyArray<string>
+}
+
+/**
  * @since 0.1.0
  */
 export interface ActionLedgerService {
@@ -121,6 +133,12 @@ export interface ActionLedgerService {
   readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>
   /** The latest `updatedAt` of actions bound to a connection revision (for retiring its secrets). */
   readonly lastActivityOnRevision: (connectionId: string, revision: number) => Effect.Effect<Option.Option<number>, StorageError>
+  /** How many actions bound to a connection revision have open `work` (for retiring its secrets). */
+  readonly unfinishedOnRevision: (options: {
+    readonly connectionId: string
+    readonly revision: number
+    readonly work: ReadonlyArray<OpenWork>
+  }) => Effect.Effect<number, StorageError>
 }
 
 /**
@@ -200,6 +218,20 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
           }
         }
         return Option.fromNullable(latest)
+      }),
+    unfinishedOnRevision: ({ connectionId, revision, work }) =>
+      Effect.sync(() => {
+        const unfinished = new Set<string>()
+        for (const item of outbox.items.values()) {
+          const id = (item.payload as { readonly actionRequestId?: unknown } | null)?.actionRequestId
+          const record = typeof id === "string" ? records.get(id) : undefined
+          if (item.completedAt !== null || record === undefined) continue
+          if (record.connectionId !== connectionId || record.revision !== revision) continue
+          if (work.some((w) => w.kind === item.kind && (w.whileIn === undefined || w.whileIn.includes(record.state)))) {
+            unfinished.add(record.actionRequestId)
+          }
+        }
+        return unfinished.size
       })
   }
 }

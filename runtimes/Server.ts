@@ -237,8 +237,8 @@ export const start = (
     )
     if (config.allowInsecureEndpoints) {
       yield* Effect.logWarning(
-        "ACCORD_ALLOW_INSECURE_ENDPOINTS IS ON: http:// and loopback/private connector endpoints are accepted. " +
-          "For local development and tests only; never in production."
+        "ACCORD_ALLOW_INSECURE_ENDPOINTS IS ON: http:// and loopback connector endpoints are accepted " +
+          "(other private addresses stay refused). For local development and tests only; never in production."
       )
     }
     return address

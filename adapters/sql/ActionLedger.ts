@@ -311,6 +311,16 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           WHERE connection_id = ${connectionId} AND revision = ${revision}`.pipe(
         Effect.map((rows) => (rows[0]?.latest == null ? Option.none() : Option.some(num(rows[0].latest)))),
         orStorageError("action.lastActivityOnRevision")
+      ),
+    unfinishedOnRevision: ({ connectionId, revision, work }) =>
+      sql<{ n: unknown }>`SELECT count(DISTINCT a.action_request_id) AS n
+          FROM accord_actions a
+          JOIN accord_outbox o ON o.payload->>'actionRequestId' = a.action_request_id AND o.completed_at IS NULL
+          JOIN jsonb_to_recordset(${json(work.map((w) => ({ kind: w.kind, while_in: w.whileIn ?? null })))}::jsonb)
+            AS w(kind text, while_in jsonb) ON o.kind = w.kind AND (w.while_in IS NULL OR w.while_in @> to_jsonb(a.state))
+          WHERE a.connection_id = ${connectionId} AND a.revision = ${revision}`.pipe(
+        Effect.map((rows) => num(rows[0]?.n ?? 0)),
+        orStorageError("action.unfinishedOnRevision")
       )
   }
 })

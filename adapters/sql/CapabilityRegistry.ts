@@ -1,5 +1,6 @@
 /**
- * `CapabilityRegistry` on SQL: one row per connection; a replay (same fingerprint) changes nothing.
+ * `CapabilityRegistry` on SQL: one row per connection; a replay (same fingerprint) or evidence of an
+ * older revision than the row's changes nothing, decided by the upsert itself.
  *
  * @since 0.1.0
  */
@@ -46,23 +47,36 @@ export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.Sql
   SqlClient.SqlClient,
   (sql) => ({
     record: (e) =>
-      sql`INSERT INTO accord_capabilities (connection_id, revision, modes, livemode, account_reference_hash,
-            response_fingerprint, provider_connection_generation, recorded_at, expires_at)
-          VALUES (${e.connectionId}, ${e.revision}, ${json(e.modes)}::jsonb, ${e.livemode}, ${e.connectedAccountReferenceHash},
-            ${e.responseFingerprint}, ${e.providerConnectionGeneration}, ${e.recordedAt}, ${e.expiresAt})
-          ON CONFLICT (connection_id) DO UPDATE SET
-            revision = EXCLUDED.revision, modes = EXCLUDED.modes, livemode = EXCLUDED.livemode,
-            account_reference_hash = EXCLUDED.account_reference_hash,
-            response_fingerprint = EXCLUDED.response_fingerprint,
-            provider_connection_generation = EXCLUDED.provider_connection_generation,
-            recorded_at = EXCLUDED.recorded_at, expires_at = EXCLUDED.expires_at
-          WHERE accord_capabilities.response_fingerprint <> EXCLUDED.response_fingerprint
-          RETURNING connection_id`.pipe(
-        Effect.map((rows) => (rows.length === 1 ? "recorded" as const : "replay" as const)),
+      sql<{ recorded: boolean; prior_revision: number | null }>`
+          WITH prior AS (
+            SELECT revision FROM accord_capabilities WHERE connection_id = ${e.connectionId}
+          ), upserted AS (
+            INSERT INTO accord_capabilities (connection_id, revision, modes, livemode, account_reference_hash,
+              response_fingerprint, provider_connection_generation, recorded_at, expires_at)
+            VALUES (${e.connectionId}, ${e.revision}, ${json(e.modes)}::jsonb, ${e.livemode}, ${e.connectedAccountReferenceHash},
+              ${e.responseFingerprint}, ${e.providerConnectionGeneration}, ${e.recordedAt}, ${e.expiresAt})
+            ON CONFLICT (connection_id) DO UPDATE SET
+              revision = EXCLUDED.revision, modes = EXCLUDED.modes, livemode = EXCLUDED.livemode,
+              account_reference_hash = EXCLUDED.account_reference_hash,
+              response_fingerprint = EXCLUDED.response_fingerprint,
+              provider_connection_generation = EXCLUDED.provider_connection_generation,
+              recorded_at = EXCLUDED.recorded_at, expires_at = EXCLUDED.expires_at
+            WHERE accord_capabilities.response_fingerprint <> EXCLUDED.response_fingerprint
+              AND accord_capabilities.revision <= EXCLUDED.revision
+            RETURNING connection_id
+          )
+          SELECT EXISTS (SELECT 1 FROM upserted) AS recorded, (SELECT revision FROM prior) AS prior_revision`.pipe(
+        Effect.map(([row]) =>
+          row?.recorded === true
+            ? "recorded" as const
+            : row?.prior_revision != null && num(row.prior_revision) > e.revision
+            ? "older_revision" as const
+            : "replay" as const
+        ),
         orStorageError("capability.record")
       ),
-    clear: (connectionId) =>
-      sql`DELETE FROM accord_capabilities WHERE connection_id = ${connectionId}`.pipe(
+    clear: (connectionId, revision) =>
+      sql`DELETE FROM accord_capabilities WHERE connection_id = ${connectionId} AND revision <= ${revision}`.pipe(
         Effect.asVoid,
         orStorageError("capability.clear")
       ),

@@ -30,7 +30,7 @@ import type { StorageError } from "../StorageError.ts"
 import { checkHeaders, decodeBody, type FieldIssue, type HeaderSource, makeVerifier, parseJsonBody, snakeCaseTag } from "../Verification.ts"
 import { type ActionState, isActionState, transition } from "./ActionState.ts"
 import { isPaymentAction, reconcileOutboxKind, type StoredRequest } from "./Dispatch.ts"
-import { matchEvidence } from "./Evidence.ts"
+import { completionTrigger } from "./Evidence.ts"
 
 /**
  * Why a completion was refused. `status` follows DESIGN D8.
@@ -162,15 +162,15 @@ export const makeCompletionReceiver: Effect.Effect<
       const bodyHash = yield* crypto.sha256Hex(input.body)
       const providerReferenceHash = yield* crypto.sha256Hex(completion.providerReference)
       const request = record.value.request as StoredRequest
-      const isPayment = isPaymentAction(request)
-      const match = matchEvidence(
+      const { match, trigger } = completionTrigger(
         {
           workspaceId: record.value.workspaceId,
           accountId: record.value.accountId,
           actionRequestId: record.value.actionRequestId,
           providerIdempotencyKey: record.value.providerIdempotencyKey
         },
-        completion
+        completion,
+        isPaymentAction(request)
       )
       for (let round = 0; round < 5; round++) {
         const current = round === 0 ? record : yield* ledger.get(completion.actionRequestId)
@@ -182,12 +182,7 @@ export const makeCompletionReceiver: Effect.Effect<
           }
           return yield* refused(409, "completion_id_conflict", "this completionId was already received with another body")
         }
-        const step = transition(current.value.state, {
-          _tag: "CompletionReceived",
-          outcome: completion.outcome,
-          evidenceMatched: match._tag === "Matched",
-          isPayment
-        })
+        const step = transition(current.value.state, trigger)
         if (step._tag === "Illegal") return yield* refused(409, "completion_not_applicable", `the action cannot take this completion (${step.reason})`)
         const now = yield* Clock.currentTimeMillis
         const toState = step._tag === "Move" ? step.to : current.value.state

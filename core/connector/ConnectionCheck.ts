@@ -286,16 +286,18 @@ const recordCapabilities = (
   revision: number,
   acknowledged: Acknowledged,
   now: number
-): Effect.Effect<CapabilityProblem | null, StorageError, CapabilityRegistry> =>
+): Effect.Effect<CapabilityProblem | "revision_superseded" | null, StorageError, CapabilityRegistry> =>
   Effect.gen(function*() {
     const registry = yield* CapabilityRegistry
     const proof = acknowledged.ack.paymentCapabilities
+    // The store never lets an older revision's result clear or replace a newer revision's evidence:
+    // a slow check of a revision replaced meanwhile changes nothing.
     if (proof === undefined) {
-      yield* registry.clear(connectionId)
+      yield* registry.clear(connectionId, revision)
       return null
     }
     if (proof.connectionRevision !== revision) {
-      yield* registry.clear(connectionId)
+      yield* registry.clear(connectionId, revision)
       return "capability_revision_mismatch"
     }
     const evidence: CapabilityEvidence = {
@@ -310,8 +312,8 @@ const recordCapabilities = (
       expiresAt: now + capabilityValidityMillis
     }
     // An exact replay (same response fingerprint) changes nothing, `expiresAt` included.
-    yield* registry.record(evidence)
-    return null
+    const recorded = yield* registry.record(evidence)
+    return recorded === "older_revision" ? "revision_superseded" : null
   })
 
 /**

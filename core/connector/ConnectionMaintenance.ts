@@ -16,7 +16,10 @@
  *    - a `superseded` revision was never active, so no action is bound to it: it is retired at once;
  *    - a `replaced` revision is retired once the reconciliation window has passed since the later of
  *      its replacement and the last activity of any action bound to it
- *      (`ActionLedger.lastActivityOnRevision`).
+ *      (`ActionLedger.lastActivityOnRevision`), and never while an action bound to it is still on
+ *      the delivery path (`dispatching` or `unknown_outcome` with a live dispatch item: retries do
+ *      not update the action and run for 24 hours) or awaiting a reconciliation read
+ *      (`ActionLedger.unfinishedOnRevision`).
  *    Retiring deletes both secrets, then marks the revision `retired`, then appends the audit entry,
  *    in one `Transactor` transaction (the same order makes an interrupted retirement an orphan that
  *    the next round finishes).
@@ -30,7 +33,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { ActionLedger } from "../ActionLedger.ts"
+import { ActionLedger, type OpenWork } from "../ActionLedger.ts"
 import { type Connection, type ConnectionRevision, ConnectionStore } from "../ConnectionStore.ts"
 import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
 import type { SecretName } from "../Signing.ts"
@@ -44,6 +47,7 @@ import {
   type CheckServices,
   pendingRevision
 } from "./ConnectionCheck.ts"
+import { dispatchOutboxKind, reconcileOutboxKind } from "./Dispatch.ts"
 
 /**
  * "Every 10 minutes for active or pending connections."
@@ -93,6 +97,12 @@ export interface RoundSummary {
 export type MaintenanceServices = CheckServices | ActionLedger | Transactor
 
 const secretNames: ReadonlyArray<SecretName> = ["actionSigning", "completion"]
+
+/** Work that still needs a revision's secrets: a delivery that may be retried, a reconciliation read. */
+const unfinishedWork: ReadonlyArray<OpenWork> = [
+  { kind: dispatchOutboxKind, whileIn: ["dispatching", "unknown_outcome"] },
+  { kind: reconcileOutboxKind }
+]
 
 const logFailure = (what: string, connectionId: string) => (error: StorageError) =>
   Effect.annotateLogs(Effect.logWarning(`${what} failed`), { connectionId, operation: error.operation })
@@ -159,6 +169,9 @@ const retireRevision = (
       )
       const since = Math.max(endedAt(connection, revision), Option.getOrElse(lastActivity, () => 0))
       if (now < since + options.reconciliationWindowMillis) return Option.none()
+      const unfinished = yield* Effect.flatMap(ActionLedger, (ledger) =>
+        ledger.unfinishedOnRevision({ connectionId, revision: revision.revision, work: unfinishedWork }))
+      if (unfinished > 0) return Option.none()
       detail = {
         reason: "reconciliation_window_elapsed",
         lastActionActivityAt: Option.getOrNull(lastActivity),

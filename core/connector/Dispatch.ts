@@ -363,22 +363,31 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           const current = round === 0 ? Option.some(record) : yield* ledger.get(actionRequestId)
           if (Option.isNone(current) || !isActionState(current.value.state)) return undefined
           const step = transition(current.value.state, trigger)
-          if (step._tag !== "Move") return current.value.state
+          // A completion may have moved the action on (it proves acceptance) before this
+          // acknowledgement was processed: the acknowledgement and its sealed continuation are still
+          // stored, with a history entry and no change of state.
+          const late = step._tag === "Stay" && extra.acknowledgement !== undefined && current.value.acknowledgement === null
+          if (step._tag !== "Move" && !late) return current.value.state
+          const toState = step._tag === "Move" ? step.to : current.value.state
           const now = yield* Clock.currentTimeMillis
           const result = yield* ledger.transition({
             actionRequestId,
             expectedVersion: current.value.version,
-            toState: step.to,
+            toState,
             at: now,
             history: {
               at: now,
               trigger: trigger._tag === "AckAccepted" || trigger._tag === "AckRejected" ? "acknowledgement" : "delivery_ambiguous",
-              detail: { ...extra.detail, ...(step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}) }
+              detail: {
+                ...extra.detail,
+                ...(step._tag === "Move" && step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}),
+                ...(step._tag === "Stay" ? { unchanged: step.reason } : {})
+              }
             },
             ...(extra.acknowledgement !== undefined ? { acknowledgement: extra.acknowledgement } : {}),
             ...(extra.sealedContinuation !== undefined ? { sealedContinuation: extra.sealedContinuation } : {})
           })
-          if (result._tag === "Applied") return step.to
+          if (result._tag === "Applied") return toState
         }
         return undefined
       })

@@ -12,6 +12,7 @@
  */
 import * as Schema from "effect/Schema"
 import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema, type Completion } from "../messages/Completion.ts"
+import type { Trigger } from "./ActionState.ts"
 
 /**
  * The bound facts of the action the evidence must match.
@@ -65,4 +66,22 @@ export const matchEvidence = (
   if (!isCatalogType(completion.evidence.source)) return unmatched("source_not_catalog")
   if (completion.outcome !== "succeeded" && completion.outcome !== "reversed") return unmatched("outcome_not_succeeded")
   return { _tag: "Matched", type: completion.evidence.source }
+}
+
+/**
+ * The state machine's trigger for an authenticated completion of the bound action, with the
+ * evidence match it carries: the one path from a completion to `transition`.
+ *
+ * @since 0.1.0
+ */
+export const completionTrigger = (
+  binding: EvidenceBinding,
+  completion: Pick<Completion, "workspaceId" | "actionRequestId" | "providerIdempotencyKey" | "outcome" | "evidence">,
+  isPayment: boolean
+): { readonly match: EvidenceMatch; readonly trigger: Extract<Trigger, { readonly _tag: "CompletionReceived" }> } => {
+  const match = matchEvidence(binding, completion)
+  return {
+    match,
+    trigger: { _tag: "CompletionReceived", outcome: completion.outcome, evidenceMatched: match._tag === "Matched", isPayment }
+  }
 }

@@ -6,17 +6,28 @@
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
+import { ActionLedger, type ActionLedgerService } from "../../core/ActionLedger.ts"
+import { StorageError } from "../../core/StorageError.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
-import { encodeBody, importSigningKeys, sign } from "../../core/Signing.ts"
+import { encodeBody } from "../../core/Signing.ts"
 import { formatTimestamp } from "../../core/Timestamp.ts"
 import * as Server from "../../runtimes/Server.ts"
-import { connect, intakeInput, type Peer, type PeerMode, secrets, startPeer, workspaceId } from "../connector/dispatch/support.ts"
+import {
+  connect,
+  intakeInput,
+  misbehavingModes,
+  type Peer,
+  signedCompletion as signCompletion,
+  startPeer,
+  workspaceId
+} from "../connector/dispatch/support.ts"
 import { configFrom, request } from "../http/support.ts"
 import { storageVariants } from "../support/storage.ts"
 
@@ -24,9 +35,11 @@ const adminKey = "e2e-admin-key-0123456789abcdef0123456789"
 
 let peer: Peer
 
-const boot = (storage: (typeof storageVariants)[number]) =>
+/** `ledger` wraps the service's action ledger (to make one of its operations fail). */
+const boot = (storage: (typeof storageVariants)[number], ledger?: (real: ActionLedgerService) => ActionLedgerService) =>
   Effect.gen(function*() {
-    const ports = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
+    const built = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
+    const ports = ledger === undefined ? built : Context.add(built, ActionLedger, ledger(Context.get(built, ActionLedger)))
     const config = yield* configFrom({
       ACCORD_DATA_DIR: "memory://",
       ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
@@ -56,13 +69,34 @@ const waitForState = (base: string, id: string, state: string) =>
     return yield* Effect.dieMessage(`action never reached ${state}`)
   })
 
-const signedCompletion = (body: Record<string, unknown>) =>
+/** Intake through the admin route, then the server's own dispatcher delivers it: the accepted status. */
+const acceptedAction = (base: string) =>
   Effect.gen(function*() {
-    const keys = yield* importSigningKeys(secrets)
-    const bytes = encodeBody(body)
-    const headers = yield* sign({ purpose: "completion", keys, body: bytes })
-    return { method: "POST", headers: { ...headers }, body: bytes }
-  }).pipe(Effect.provide(NodeCrypto.layer))
+    const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify(intakeInput())
+    })
+    assert.strictEqual(created.status, 202)
+    return yield* waitForState(base, created.json.actionRequestId as string, "accepted")
+  })
+
+/** A succeeded completion with matched catalog evidence for an accepted action's status. */
+const succeededCompletion = (accepted: { readonly actionRequestId: string; readonly providerIdempotencyKey: string }, providerReference: string) => ({
+  type: "service.customer_action.completion",
+  protocolVersion: 1,
+  workspaceId,
+  actionRequestId: accepted.actionRequestId,
+  providerIdempotencyKey: accepted.providerIdempotencyKey,
+  providerReference,
+  completionId: `cmp_${accepted.actionRequestId}`,
+  completedAt: formatTimestamp(Date.now()),
+  outcome: "succeeded",
+  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
+})
+
+const signedCompletion = (body: Record<string, unknown>) =>
+  Effect.map(signCompletion(body), (signed) => ({ method: "POST", ...signed }))
 
 for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
   describe.skipIf(!storage.available)(`connector end to end (${storage.name})`, () => {
@@ -77,28 +111,11 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         peer.mode = "good"
         const base = yield* boot(storage)
         const executionsBefore = yield* Effect.promise(() => peer.executions())
-        const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
-          method: "POST",
-          headers: admin,
-          body: JSON.stringify(intakeInput())
-        })
-        assert.strictEqual(created.status, 202)
-        const id = created.json.actionRequestId as string
-        const accepted = yield* waitForState(base, id, "accepted")
+        const accepted = yield* acceptedAction(base)
+        const id = accepted.actionRequestId as string
         assert.strictEqual(yield* Effect.promise(() => peer.executions()), executionsBefore + 1)
 
-        const completion = {
-          type: "service.customer_action.completion",
-          protocolVersion: 1,
-          workspaceId,
-          actionRequestId: id,
-          providerIdempotencyKey: accepted.providerIdempotencyKey,
-          providerReference: "trial_ext_secretref_77",
-          completionId: `cmp_${id}`,
-          completedAt: formatTimestamp(Date.now()),
-          outcome: "succeeded",
-          evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
-        }
+        const completion = succeededCompletion(accepted, "trial_ext_secretref_77")
         const url = `${base}/api/funnels/v1/runtime/actions/customer-complete`
         const first = yield* request(url, yield* signedCompletion(completion))
         assert.strictEqual(first.status, 200)
@@ -129,8 +146,40 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         assert.strictEqual(unknown.status, 404)
       }).pipe(Effect.scoped), 60_000)
 
-    const misbehaving: ReadonlyArray<PeerMode> = ["reset_after_read", "slow", "other_key", "status_500", "wrong_signature"]
-    for (const mode of misbehaving) {
+    it.live("a completion while storage fails: 503 storage_unavailable, nothing recorded; delivered again later, recorded once", () =>
+      Effect.gen(function*() {
+        peer.mode = "good"
+        let failing = false
+        // Recording a completion (a transition with its completion claim) fails while `failing`.
+        const base = yield* boot(storage, (ledger) => ({
+          ...ledger,
+          transition: (options) =>
+            failing && options.completion !== undefined
+              ? Effect.fail(new StorageError({ operation: "action.transition", message: "connection lost" }))
+              : ledger.transition(options)
+        }))
+        const accepted = yield* acceptedAction(base)
+        const id = accepted.actionRequestId as string
+        const completion = succeededCompletion(accepted, "ref_storage_down")
+        const url = `${base}/api/funnels/v1/runtime/actions/customer-complete`
+        failing = true
+        const refused = yield* request(url, yield* signedCompletion(completion))
+        assert.strictEqual(refused.status, 503)
+        assert.strictEqual(refused.headers.get("content-type"), "application/problem+json")
+        assert.strictEqual(refused.json.code, "storage_unavailable")
+        assert.notInclude(refused.text, "connection lost")
+        const unchanged = yield* waitForState(base, id, "accepted")
+        assert.deepStrictEqual(unchanged.history, accepted.history)
+        failing = false
+        // The customer redelivers (same body and completionId, fresh nonce): nothing was claimed, so it is recorded now.
+        const recorded = yield* request(url, yield* signedCompletion(completion))
+        assert.strictEqual(recorded.status, 200)
+        assert.deepStrictEqual(recorded.json, { status: "recorded", actionRequestId: id, completionId: `cmp_${id}`, state: "verified" })
+        const status = yield* waitForState(base, id, "verified")
+        assert.strictEqual(status.history.filter((h: { trigger: string }) => h.trigger === "completion").length, 1)
+      }).pipe(Effect.scoped), 60_000)
+
+    for (const mode of misbehavingModes) {
       it.live(`${mode}: the server's own dispatcher records unknown_outcome, redelivers the same key and resolves it, one execution`, () =>
         Effect.gen(function*() {
           peer.mode = mode
@@ -165,12 +214,7 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
           peer.mode = "good"
           scope = yield* Scope.make()
           base = yield* boot(storage).pipe(Scope.extend(scope))
-          const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
-            method: "POST",
-            headers: admin,
-            body: JSON.stringify(intakeInput())
-          })
-          const accepted = yield* waitForState(base, created.json.actionRequestId, "accepted")
+          const accepted = yield* acceptedAction(base)
           action = { id: accepted.actionRequestId, key: accepted.providerIdempotencyKey }
         })), 60_000)
       afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))

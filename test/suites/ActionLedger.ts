@@ -322,6 +322,52 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.isTrue(Option.isNone(yield* ledger.lastActivityOnRevision(connectionId, 2)))
         }))
 
+      it.effect("unfinishedOnRevision counts the revision's actions with open work of the given kinds and states", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const connectionId = uid("conn-")
+          const openWork = [{ kind: "delivery", whileIn: ["queued", "unsure"] }, { kind: "read" }]
+          const count = (revision = 0) => ledger.unfinishedOnRevision({ connectionId, revision, work: openWork })
+          /** An action of the revision in `state` with one item of `kind` naming it in its payload. */
+          const withItem = (state: string, kind: string, overrides: Partial<NewAction> = {}) =>
+            Effect.gen(function*() {
+              const record = action({ connectionId, revision: 0, state, ...overrides })
+              const item = work({ kind, payload: { actionRequestId: record.actionRequestId } })
+              assert.strictEqual(yield* create(record, item), "created")
+              return item
+            })
+          assert.strictEqual(yield* count(), 0)
+          yield* withItem("queued", "delivery")
+          yield* withItem("unsure", "delivery")
+          assert.strictEqual(yield* count(), 2)
+          // Not counted: a delivery item while the action is in another state, an item of another
+          // kind, another revision or connection, an item naming no action.
+          yield* withItem("accepted", "delivery")
+          yield* withItem("queued", "other-kind")
+          yield* withItem("queued", "delivery", { revision: 1 })
+          yield* withItem("queued", "delivery", { connectionId: uid("conn-") })
+          assert.isTrue(yield* outbox.enqueue(work({ kind: "read", payload: { n: 1 } })))
+          assert.strictEqual(yield* count(), 2)
+          assert.strictEqual(yield* count(1), 1)
+          // A read counts in any state; an action with two open items counts once.
+          const pending = yield* existing({ connectionId, revision: 0, state: "accepted" })
+          const read = work({ kind: "read", payload: { actionRequestId: pending.actionRequestId } })
+          yield* ledger.transition({ ...step(pending, "pending"), outbox: read })
+          yield* outbox.enqueue(work({ kind: "read", payload: { actionRequestId: pending.actionRequestId } }))
+          assert.strictEqual(yield* count(), 3)
+          // Completed items do not count.
+          const leased = yield* outbox.lease({ owner: "probe", now: T + 10_000, leaseMillis: 1_000, limit: 1_000, kinds: ["read"] })
+          for (const item of leased) yield* outbox.complete({ id: item.id, owner: "probe", now: T + 10_000 })
+          assert.strictEqual(yield* count(), 2)
+          const unsure = yield* withItem("unsure", "delivery")
+          assert.strictEqual(yield* count(), 3)
+          const [leasedUnsure] = (yield* outbox.lease({ owner: "probe", now: T + 10_000, leaseMillis: 1_000, limit: 1_000, kinds: ["delivery"] }))
+            .filter((i) => i.id === unsure.id)
+          assert.isTrue(yield* outbox.complete({ id: leasedUnsure!.id, owner: "probe", now: T + 10_000 }))
+          assert.strictEqual(yield* count(), 2)
+        }))
+
       it.effect("50 concurrent creates with one idempotency key: exactly one is created", () =>
         Effect.gen(function*() {
           const ledger = yield* ActionLedger

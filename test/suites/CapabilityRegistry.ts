@@ -76,10 +76,41 @@ export const suite = (name: string, layer: () => Layer.Layer<CapabilityRegistry,
           const other = evidence(uid("conn-"), 1_000)
           yield* registry.record(evidence(connectionId, 1_000))
           yield* registry.record(other)
-          yield* registry.clear(connectionId)
+          yield* registry.clear(connectionId, 2)
           assert.isTrue(Option.isNone(yield* registry.current(connectionId, 1_000)))
           assert.deepStrictEqual(yield* registry.current(other.connectionId, 1_000), Option.some(other))
-          yield* registry.clear(uid("conn-"))
+          yield* registry.clear(uid("conn-"), 2)
+        }))
+
+      it.effect("evidence of an older revision never replaces a newer revision's", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const newer = evidence(connectionId, 2_000, { revision: 3 })
+          assert.strictEqual(yield* registry.record(newer), "recorded")
+          assert.strictEqual(yield* registry.record(evidence(connectionId, 3_000, { revision: 2, modes: ["setup_only"] })), "older_revision")
+          assert.deepStrictEqual(yield* registry.current(connectionId, 3_000), Option.some(newer))
+          // The same revision again, or a newer one, still replaces it.
+          const same = evidence(connectionId, 4_000, { revision: 3, modes: ["recover_payment"] })
+          assert.strictEqual(yield* registry.record(same), "recorded")
+          const next = evidence(connectionId, 5_000, { revision: 4 })
+          assert.strictEqual(yield* registry.record(next), "recorded")
+          assert.deepStrictEqual(yield* registry.current(connectionId, 5_000), Option.some(next))
+        }))
+
+      it.effect("clear on behalf of an older revision leaves a newer revision's evidence", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const connectionId = uid("conn-")
+          const recorded = evidence(connectionId, 1_000, { revision: 3 })
+          yield* registry.record(recorded)
+          yield* registry.clear(connectionId, 2)
+          assert.deepStrictEqual(yield* registry.current(connectionId, 1_000), Option.some(recorded))
+          yield* registry.clear(connectionId, 3)
+          assert.isTrue(Option.isNone(yield* registry.current(connectionId, 1_000)))
+          yield* registry.record(evidence(connectionId, 1_000, { revision: 3 }))
+          yield* registry.clear(connectionId, 4)
+          assert.isTrue(Option.isNone(yield* registry.current(connectionId, 1_000)))
         }))
 
       it.effect("after clear, the same fingerprint records again", () =>
@@ -88,7 +119,7 @@ export const suite = (name: string, layer: () => Layer.Layer<CapabilityRegistry,
           const connectionId = uid("conn-")
           const first = evidence(connectionId, 1_000)
           yield* registry.record(first)
-          yield* registry.clear(connectionId)
+          yield* registry.clear(connectionId, 2)
           assert.strictEqual(yield* registry.record(first), "recorded")
           assert.deepStrictEqual(yield* registry.current(connectionId, 1_000), Option.some(first))
         }))

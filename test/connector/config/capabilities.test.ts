@@ -4,14 +4,16 @@
  * share it): a valid proof is recorded with connector identity, revision, response fingerprint and
  * provider connection generation; an acknowledgement without proof clears the modes; a proof for
  * another revision enables nothing; the evidence expires after one hour; an exact replay does not
- * extend it.
+ * extend it; a slow check of a revision replaced meanwhile never undoes the newer revision's evidence.
  */
 import { assert } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { capabilityValidityMillis } from "../../../core/CapabilityRegistry.ts"
-import { ConnectionStore } from "../../../core/ConnectionStore.ts"
+import { CapabilityRegistry, capabilityValidityMillis } from "../../../core/CapabilityRegistry.ts"
+import { ConnectionStore, type ConnectionStoreService } from "../../../core/ConnectionStore.ts"
 import { checkConnection, currentCapabilities } from "../../../core/connector/ConnectionCheck.ts"
 import type { PaymentCapabilities } from "../../../core/messages/Handshake.ts"
 import { parseTimestamp } from "../../../core/Timestamp.ts"
@@ -203,4 +205,60 @@ onEachStorage("payment capability evidence over time", { live: false }, (it) => 
       yield* TestClock.adjust(minutes(60))
       assert.isTrue(Option.isNone(yield* evidence))
     }).pipe(Effect.provide(outbound)))
+})
+
+// The race between activation and recording: a check of revision 0 read the connection (0 still
+// active) and is about to record what it proved, when revision 1 is registered, activated and
+// records its own evidence. Whatever 0's answer was, the newer evidence stays.
+onEachStorage("payment capability evidence under concurrent checks", { live: true }, (it) => {
+  /** The store, with the first `getById` of the fiber it is provided to held until `release`. */
+  const pausedAfterFirstRead = (store: ConnectionStoreService) =>
+    Effect.gen(function*() {
+      const reached = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      let paused = false
+      const gated: ConnectionStoreService = {
+        ...store,
+        getById: (connectionId) =>
+          Effect.tap(store.getById(connectionId), () => {
+            if (paused) return Effect.void
+            paused = true
+            return Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release))
+          })
+      }
+      return { gated, reached: Deferred.await(reached), release: Deferred.succeed(release, undefined) }
+    })
+
+  for (const slowAnswer of ["proves revision 0 again", "carries no proof"] as const) {
+    it.scoped(`a slow check of the replaced revision whose answer ${slowAnswer} leaves the active revision's evidence unchanged`, () =>
+      Effect.gen(function*() {
+        const workspaceId = globalThis.crypto.randomUUID()
+        const peer = yield* provingPeer(proof(0))
+        const { connectionId } = yield* registerCore(workspaceId, peer.url)
+        assert.lengthOf((yield* checkConnection(workspaceId)).paymentModes, 2) // 0 active, proven
+        if (slowAnswer === "carries no proof") peer.state.proof = undefined
+
+        const store = yield* ConnectionStore
+        const pause = yield* pausedAfterFirstRead(store)
+        const slow = yield* Effect.fork(checkConnection(workspaceId).pipe(Effect.provideService(ConnectionStore, pause.gated)))
+        yield* pause.reached // 0's answer is verified and 0 was read as active
+
+        peer.state.proof = proof(1, { modes: ["new_subscription"] })
+        yield* registerCore(workspaceId, peer.url)
+        const newer = yield* checkConnection(workspaceId)
+        assert.deepStrictEqual([newer.revision, newer.state, newer.paymentModes], [1, "active", ["new_subscription"]])
+        const registry = yield* CapabilityRegistry
+        const now = () => Date.now()
+        const recorded = yield* registry.current(connectionId, now())
+        assert.strictEqual(Option.getOrThrow(recorded).revision, 1)
+
+        yield* pause.release
+        const late = yield* Fiber.join(slow)
+        assert.deepStrictEqual([late.revision, late.state, late.paymentModes], [0, "replaced", ["new_subscription"]])
+        if (slowAnswer === "proves revision 0 again") assert.strictEqual(late.problem, "revision_superseded")
+        assert.deepStrictEqual(yield* registry.current(connectionId, now()), recorded)
+        const connection = Option.getOrThrow(yield* store.getById(connectionId))
+        assert.deepStrictEqual(yield* currentCapabilities(connection, now()), recorded)
+      }).pipe(Effect.provide(outbound)))
+  }
 })

@@ -156,25 +156,41 @@ onEachStorage("POST /connector/check", { live: true }, (it) => {
       assert.deepStrictEqual(states(view), [[1, "pending"], [0, "active"]])
     }))
 
-  it.scoped("a handshake for a revision superseded while it ran activates nothing and overwrites nothing", () =>
+  it.scoped("a handshake for a revision superseded while it ran activates nothing and overwrites nothing, capability evidence included", () =>
     Effect.gen(function*() {
       const service = yield* startService()
-      yield* registerEndpoint(service, yield* ackPeer())
-      assert.strictEqual((yield* runCheck(service)).json.state, "active") // revision 0 active
+      const proof = (connectionRevision: number, modes: ReadonlyArray<string>) => (ack: Record<string, unknown>) => ({
+        ...ack,
+        paymentCapabilities: { connectedAccountReferenceHash: "a".repeat(64), connectionRevision, livemode: false, modes }
+      })
+      yield* registerEndpoint(service, yield* ackPeer({ ack: proof(0, ["one_time_purchase"]) }))
+      const activated = (yield* runCheck(service)).json // revision 0 active, its proof recorded
+      assert.deepStrictEqual([activated.state, activated.paymentModes], ["active", ["one_time_purchase"]])
       const arrived = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
-      const slow = yield* ackPeer({ delay: Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(release)) })
+      const slow = yield* ackPeer({
+        ack: proof(1, ["new_subscription", "setup_only"]),
+        delay: Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(release))
+      })
       yield* registerEndpoint(service, slow) // revision 1
-      const before = (yield* showConnector(service)).json.lastCheck
+      const before = (yield* showConnector(service)).json
       const check = yield* Effect.fork(runCheck(service))
-      yield* Deferred.await(arrived) // the peer holds revision 1's (valid) answer...
+      yield* Deferred.await(arrived) // the peer holds revision 1's (valid) answer, with a valid proof...
       yield* registerEndpoint(service, slow) // ...while revision 2 is registered
       yield* Deferred.succeed(release, undefined)
       const reply = (yield* Fiber.join(check)).json
-      assert.deepStrictEqual([reply.revision, reply.state, reply.problem], [1, "superseded", "revision_superseded"])
+      assert.deepStrictEqual([reply.revision, reply.state, reply.problem, reply.paymentModes], [
+        1,
+        "superseded",
+        "revision_superseded",
+        ["one_time_purchase"]
+      ])
       const view = (yield* showConnector(service)).json
       assert.deepStrictEqual(states(view), [[2, "pending"], [1, "superseded"], [0, "active"]])
-      assert.deepStrictEqual(view.lastCheck, before) // not overwritten by the superseded revision's check
+      assert.deepStrictEqual(view.lastCheck, before.lastCheck) // not overwritten by the superseded revision's check
+      // The active revision's evidence is exactly as before: same revision, modes, fingerprint and times.
+      assert.strictEqual(view.paymentCapabilities.revision, 0)
+      assert.deepStrictEqual(view.paymentCapabilities, before.paymentCapabilities)
       const trail = yield* Effect.flatMap(ConnectionStore, (store) => store.audit(view.connectionId))
       assert.deepStrictEqual(trail.map((e) => [e.revision, e.event]), [
         [0, "registered"],

@@ -15,6 +15,8 @@ import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import { ActionLedger } from "../../../core/ActionLedger.ts"
 import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import { checkConnection } from "../../../core/connector/ConnectionCheck.ts"
+import { intake, makeDispatcher, reconcileOutboxKind } from "../../../core/connector/Dispatch.ts"
+import { Outbox } from "../../../core/Outbox.ts"
 import {
   checkIntervalMillis,
   type RoundSummary,
@@ -25,6 +27,7 @@ import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
 import { StorageError } from "../../../core/StorageError.ts"
 import { warnIfSkipped } from "../../support/postgres.ts"
 import { cipherLayer } from "../../support/storage.ts"
+import { intakeInput } from "../dispatch/support.ts"
 import {
   ackPeer,
   onEachStorage,
@@ -189,6 +192,70 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
         }
       })
       assert.deepStrictEqual(yield* retire, []) // once
+    }).pipe(Effect.provide(outbound)))
+
+  it.scoped("a replaced revision is kept while an action bound to it is still being delivered or awaits a reconciliation read", () =>
+    Effect.gen(function*() {
+      const { connectionId, endpoint, workspaceId } = yield* activeConnection
+      // An action delivered to a peer that answers no execution: unknown outcome, retried for 24 hours
+      // without its record changing.
+      const { actionRequestId } = yield* intake(workspaceId, intakeInput())
+      const dispatcher = yield* makeDispatcher({ owner: "maintenance-test" })
+      assert.strictEqual(yield* dispatcher.runOnce, 1)
+      const ledger = yield* ActionLedger
+      assert.strictEqual(Option.getOrThrow(yield* ledger.get(actionRequestId)).state, "unknown_outcome")
+      // A Payment action whose reconciliation read is queued.
+      const awaitingRead = globalThis.crypto.randomUUID()
+      yield* ledger.create({
+        record: {
+          actionRequestId: awaitingRead,
+          workspaceId,
+          accountId: "acct_1",
+          connectionId,
+          revision: 0,
+          providerIdempotencyKey: `pva_${awaitingRead}`,
+          state: "pending",
+          request: {},
+          acknowledgement: null,
+          sealedContinuation: null,
+          createdAt: start
+        },
+        history: { at: start, trigger: "test", detail: {} },
+        outbox: {
+          id: globalThis.crypto.randomUUID(),
+          kind: reconcileOutboxKind,
+          dedupeKey: `${awaitingRead}:cmp_1`,
+          payload: { actionRequestId: awaitingRead, completionId: "cmp_1" },
+          nextAttemptAt: start,
+          createdAt: start
+        }
+      })
+      yield* registerAt(workspaceId, endpoint)
+      yield* checkConnection(workspaceId) // 0 replaced at start
+
+      yield* TestClock.adjust(2 * window) // the window has passed since every action's last update
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
+      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [true, true])
+
+      // The read is done (as a reconciliation worker completes it): the delivery still holds the secrets.
+      const outbox = yield* Outbox
+      const now = start + 2 * window
+      const reads = yield* outbox.lease({ owner: "reader", now, leaseMillis: minute, limit: 100, kinds: [reconcileOutboxKind] })
+      for (const read of reads.filter((r) => (r.payload as { actionRequestId: string }).actionRequestId === awaitingRead)) {
+        assert.isTrue(yield* outbox.complete({ id: read.id, owner: "reader", now }))
+      }
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
+
+      // Past the delivery deadline the dispatcher gives up (history entry, state kept); one window later
+      // the secrets go.
+      yield* TestClock.setTime(start + 24 * 60 * minute)
+      yield* dispatcher.runOnce
+      const history = yield* ledger.history(actionRequestId)
+      assert.strictEqual(history.at(-1)?.trigger, "delivery_abandoned")
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
+      yield* TestClock.adjust(window)
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [{ connectionId, revision: 0, orphan: false }])
+      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
     }).pipe(Effect.provide(outbound)))
 
   it.scoped("a replaced revision without actions is retired one window after it was replaced", () =>

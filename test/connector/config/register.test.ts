@@ -1,6 +1,6 @@
 /**
  * `PUT /connector` and `GET /connector` over real HTTP on loopback against real storage: who may
- * register, what the body must be, the secret rules, one new pending revision per registration,
+ * register (and call the other administrative connector and action routes), what the body must be, the secret rules, one new pending revision per registration,
  * and secrets stored sealed in the vault, never in the connection row, a response or a log line.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -11,12 +11,15 @@ import * as Redacted from "effect/Redacted"
 import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
 import { warnIfSkipped } from "../../support/postgres.ts"
+import { intakeInput } from "../dispatch/support.ts"
 import {
   actionSigningSecret,
   completionSecret,
   issueKey,
+  kitPeer,
   onEachStorage,
   registerEndpoint,
+  runCheck,
   send,
   showConnector,
   startService
@@ -41,7 +44,7 @@ onEachStorage("PUT /connector", { live: true }, (it) => {
       assert.notInclude(reply.text, completionSecret)
     }))
 
-  it.scoped("ingest and developer:read keys get 403, a missing or unknown key 401, another workspace's admin 403", () =>
+  it.scoped("PUT /connector, POST /connector/check, POST /action-requests, GET /action-requests/{id}: ingest and developer:read keys and another workspace's admin get 403, a missing or unknown key 401", () =>
     Effect.gen(function*() {
       const service = yield* startService()
       const other = yield* startService()
@@ -56,6 +59,7 @@ onEachStorage("PUT /connector", { live: true }, (it) => {
         checkIngest: (yield* send(`${service.connectorUrl}/check`, "POST", ingest)).status,
         checkRead: (yield* send(`${service.connectorUrl}/check`, "POST", read)).status,
         checkMissing: (yield* send(`${service.connectorUrl}/check`, "POST", undefined)).status,
+        checkOtherWorkspace: (yield* send(`${service.connectorUrl}/check`, "POST", other.adminKey)).status,
         showIngest: (yield* send(service.connectorUrl, "GET", ingest)).status,
         showMissing: (yield* send(service.connectorUrl, "GET", undefined)).status
       }
@@ -68,14 +72,38 @@ onEachStorage("PUT /connector", { live: true }, (it) => {
         checkIngest: 403,
         checkRead: 403,
         checkMissing: 401,
+        checkOtherWorkspace: 403,
         showIngest: 403,
         showMissing: 401
       })
       // Nothing was registered by any of them.
       assert.strictEqual((yield* showConnector(service)).status, 404)
       // A developer:read key may look at the connector.
-      yield* registerEndpoint(service, endpoint)
+      yield* registerEndpoint(service, yield* kitPeer(service.workspaceId))
       assert.strictEqual((yield* send(service.connectorUrl, "GET", read)).status, 200)
+
+      // The action routes, with an active connection and an existing action, so that no refusal is
+      // a 404 or a 409 in disguise.
+      assert.strictEqual((yield* runCheck(service)).json.state, "active")
+      const actionsUrl = `${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests`
+      const created = yield* send(actionsUrl, "POST", service.adminKey, intakeInput())
+      assert.strictEqual(created.status, 202)
+      const actionUrl = `${actionsUrl}/${created.json.actionRequestId}`
+      const keys = { ingest, read, otherWorkspace: other.adminKey, missing: undefined, unknown: "acc_admin_" + "x".repeat(43) }
+      const actionStatuses: Record<string, ReadonlyArray<number>> = {}
+      for (const [name, key] of Object.entries(keys)) {
+        actionStatuses[name] = [(yield* send(actionsUrl, "POST", key, intakeInput())).status, (yield* send(actionUrl, "GET", key)).status]
+      }
+      assert.deepStrictEqual(actionStatuses, {
+        ingest: [403, 403],
+        read: [403, 403],
+        otherWorkspace: [403, 403],
+        missing: [401, 401],
+        unknown: [401, 401]
+      })
+      const shown = yield* send(actionUrl, "GET", service.adminKey)
+      assert.strictEqual(shown.status, 200)
+      assert.deepStrictEqual(shown.json.history.map((h: { trigger: string }) => h.trigger).slice(0, 1), ["intake"])
     }))
 
   it.scoped("the body must be exactly { endpoint, actionSigningSecret, completionSecret }: 400, nothing echoed", () =>

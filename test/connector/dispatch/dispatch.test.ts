@@ -14,7 +14,7 @@ import { type DeliveryResult, intake, makeDispatcher } from "../../../core/conne
 import { Outbox } from "../../../core/Outbox.ts"
 import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
 import { storageVariants } from "../../support/storage.ts"
-import { closedPort, connect, intakeInput, type Peer, type PeerMode, startPeer, workspaceId } from "./support.ts"
+import { closedPort, connect, intakeInput, misbehavingModes, type Peer, type PeerMode, startPeer, workspaceId } from "./support.ts"
 
 let peer: Peer
 beforeAll(async () => {
@@ -56,17 +56,7 @@ for (const storage of storageVariants) {
         assert.strictEqual(yield* dispatcher.runOnce, 0)
       }).pipe(Effect.provide(serviceLayer(storage))), 30_000)
 
-    const ambiguous: ReadonlyArray<PeerMode> = [
-      "wrong_signature",
-      "stale_response",
-      "extra_field",
-      "redirect",
-      "slow",
-      "reset_after_read",
-      "status_500",
-      "other_key",
-      "unsigned"
-    ]
+    const ambiguous: ReadonlyArray<PeerMode> = [...misbehavingModes, "unsigned"]
     for (const mode of ambiguous) {
       it.live(`${mode}: unknown outcome, then the same key again resolves it with one execution`, () =>
         Effect.gen(function*() {

@@ -1,10 +1,12 @@
 /**
  * Dispatch outcomes beyond the happy path, over real HTTP against the customer kit on loopback:
- * a signed rejection, payment continuations (allowed only on a Payment action whose mode the
- * current capability evidence of the current revision includes; sealed before storage), many
+ * a signed rejection, a provider reference (stored hashed only), payment continuations (allowed
+ * only on a Payment action whose mode the current capability evidence of the current revision
+ * includes; sealed before storage; kept when a completion overtook the acknowledgement), many
  * workers sharing one outbox, giving up after the delivery deadline, and a worker stopping with
  * its scope.
  */
+import { createHash } from "node:crypto"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -19,6 +21,7 @@ import { CapabilityRegistry } from "../../../core/CapabilityRegistry.ts"
 import { Cipher } from "../../../core/Cipher.ts"
 import type { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import type { SecretVault } from "../../../core/SecretVault.ts"
+import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
 import { type ActionIntake, intake, makeDispatcher, runDispatcher } from "../../../core/connector/Dispatch.ts"
 import type { PaymentMode } from "../../../core/messages/Common.ts"
 import { Outbox } from "../../../core/Outbox.ts"
@@ -30,6 +33,7 @@ import {
   intakeInput,
   paymentIntakeInput,
   type Peer,
+  signedCompletion,
   startPeer,
   testContinuation,
   workspaceId
@@ -99,6 +103,23 @@ for (const storage of storageVariants) {
         assert.strictEqual(yield* dispatcher.runOnce, 0)
       }).pipe(Effect.provide(serviceLayer(storage))), 30_000)
 
+    it.live("an acknowledgement carrying a providerReference: only its SHA-256 is stored, in the acknowledgement and the history", () =>
+      Effect.gen(function*() {
+        peer.mode = "good"
+        yield* connect(peer.url)
+        const { actionRequestId } = yield* intake(workspaceId, intakeInput())
+        peer.mode = "provider_reference"
+        const dispatcher = yield* makeDispatcher({ owner: "w1" })
+        yield* dispatcher.runOnce.pipe(Effect.ensuring(Effect.sync(() => (peer.mode = "good"))))
+        const record = yield* recordOf(actionRequestId)
+        const history = yield* historyOf(actionRequestId)
+        const hash = createHash("sha256").update(peer.providerReference, "utf8").digest("hex")
+        assert.strictEqual(record.state, "accepted")
+        assert.deepStrictEqual(record.acknowledgement, { state: "accepted", providerReferenceHash: hash })
+        assert.strictEqual((history.at(-1)!.detail as Record<string, unknown>)["providerReferenceHash"], hash)
+        assert.notInclude(JSON.stringify([record, history]), peer.providerReference)
+      }).pipe(Effect.provide(serviceLayer(storage))), 30_000)
+
     it.live("many workers on one outbox: every action delivered exactly once", () =>
       Effect.gen(function*() {
         peer.mode = "good"
@@ -161,6 +182,47 @@ describe("payment continuations", () => {
       // The client secret is stored nowhere in the clear.
       assert.notInclude(JSON.stringify([record.acknowledgement, record.sealedContinuation, history]), "_secret_")
       assert.strictEqual((history[history.length - 1]!.detail as Record<string, unknown>)["continuation"], "stored_encrypted")
+    }).pipe(Effect.provide(layer())), 30_000)
+
+  it.live("a completion that moved the action on before its acknowledgement was processed: acknowledgement and sealed continuation still stored, state kept", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const receipts: Array<string> = []
+      // The kit has claimed the request; its completion reaches the service before the acknowledgement does.
+      peer.beforeAnswer = (execution) =>
+        Effect.runPromise(Effect.flatMap(
+          signedCompletion({
+            type: "service.customer_action.completion",
+            protocolVersion: 1,
+            workspaceId,
+            actionRequestId: execution.actionRequestId,
+            providerIdempotencyKey: execution.providerIdempotencyKey,
+            providerReference: "pi_early_1",
+            completionId: `cmp_${execution.actionRequestId}`,
+            completedAt: new Date().toISOString(),
+            outcome: "succeeded",
+            evidence: { entitlement: "addon", reasonCode: "paid", source: "provider_event", accountId: "acct_42" }
+          }),
+          receive
+        )).then((receipt) => void receipts.push(receipt.state))
+      const { actionRequestId, history, record } = yield* deliverWithContinuation(
+        paymentIntakeInput(),
+        (r) => enableModes(r, ["one_time_purchase"])
+      ).pipe(Effect.ensuring(Effect.sync(() => (peer.beforeAnswer = undefined))))
+      assert.deepStrictEqual(receipts, ["pending"])
+      assert.strictEqual(record.state, "pending")
+      assert.deepStrictEqual(record.acknowledgement, { state: "accepted" })
+      const opened = JSON.parse(yield* (yield* Cipher).open(record.sealedContinuation!, `continuation:${actionRequestId}`))
+      assert.strictEqual(opened.kind, "provider_payment_element")
+      assert.deepStrictEqual(history.map((h) => [h.trigger, h.fromState, h.toState]), [
+        ["intake", null, "dispatching"],
+        ["completion", "dispatching", "pending"],
+        ["acknowledgement", "pending", "pending"]
+      ])
+      const late = history.at(-1)!.detail as Record<string, unknown>
+      assert.deepStrictEqual([late["state"], late["continuation"], late["unchanged"]], ["accepted", "stored_encrypted", "already_accepted"])
+      assert.isNotNull((yield* itemOf(actionRequestId)).completedAt)
+      assert.notInclude(JSON.stringify([record.acknowledgement, history]), "_secret_")
     }).pipe(Effect.provide(layer())), 30_000)
 
   it.live("without current capability evidence: an invalid response, unknown outcome, nothing stored", () =>

@@ -19,7 +19,7 @@ import type { ActionIntake } from "../../../core/connector/Dispatch.ts"
 import type { Crypto } from "../../../core/Crypto.ts"
 import { executeOutboxKind, makeCustomerHandler } from "../../../core/customer/Handler.ts"
 import { Outbox } from "../../../core/Outbox.ts"
-import { computeSignature, freshNonce, importSigningKeys } from "../../../core/Signing.ts"
+import { computeSignature, encodeBody, freshNonce, importSigningKeys, sign } from "../../../core/Signing.ts"
 import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
 import { formatTimestamp } from "../../../core/Timestamp.ts"
 import { cipherLayer } from "../../support/storage.ts"
@@ -84,6 +84,19 @@ export type PeerMode =
   | "other_key"
   | "unsigned"
   | "continuation"
+  | "provider_reference"
+
+/** The issue's misbehaving peers: each must end in an unknown outcome, then accepted with one execution. */
+export const misbehavingModes: ReadonlyArray<PeerMode> = [
+  "wrong_signature",
+  "stale_response",
+  "extra_field",
+  "redirect",
+  "slow",
+  "reset_after_read",
+  "status_500",
+  "other_key"
+]
 
 export interface Peer {
   readonly url: string
@@ -97,6 +110,10 @@ export interface Peer {
   readonly kit: WebHandler
   /** In `continuation` mode: the continuation added to the kit's acknowledgement. */
   continuation: (request: { readonly actionRequestId: string }) => unknown
+  /** In `provider_reference` mode: the raw `providerReference` added to the kit's acknowledgement. */
+  providerReference: string
+  /** Runs after the kit has answered an execution and before the front sends the answer on. */
+  beforeAnswer: ((request: { readonly actionRequestId: string; readonly providerIdempotencyKey: string }) => Promise<void>) | undefined
   readonly close: () => Promise<void>
 }
 
@@ -158,6 +175,8 @@ export const startPeer = async (options: {
       )).then((items) => items.length),
     kit,
     continuation: (request) => testContinuation(request.actionRequestId, "payment"),
+    providerReference: "prov_ref_raw_4242",
+    beforeAnswer: undefined,
     close: async () => {
       await new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -191,6 +210,13 @@ export const startPeer = async (options: {
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value)
     const answer = await kit(new Request(peer.url, { method: "POST", headers, body }))
     const answerBody = new Uint8Array(await answer.arrayBuffer())
+    if (peer.beforeAnswer !== undefined) {
+      try {
+        await peer.beforeAnswer(JSON.parse(new TextDecoder().decode(body)))
+      } catch {
+        // the hook's failure is the test's to report
+      }
+    }
     const answerHeaders: Record<string, string> = {}
     answer.headers.forEach((v, k) => {
       answerHeaders[k] = v
@@ -214,12 +240,15 @@ export const startPeer = async (options: {
       }
       case "extra_field":
       case "other_key":
-      case "continuation": {
+      case "continuation":
+      case "provider_reference": {
         const json = JSON.parse(new TextDecoder().decode(answerBody))
         const changed = mode === "extra_field"
           ? { ...json, note: "hello" }
           : mode === "other_key"
           ? { ...json, providerIdempotencyKey: "pva_" + "e".repeat(64) }
+          : mode === "provider_reference"
+          ? { ...json, providerReference: peer.providerReference }
           : { ...json, continuation: peer.continuation(JSON.parse(new TextDecoder().decode(body))) }
         const bytes = new TextEncoder().encode(JSON.stringify(changed))
         res.writeHead(answer.status, await resign(bytes, formatTimestamp(Date.now()))).end(bytes)
@@ -275,3 +304,14 @@ export const closedPort = async (): Promise<number> => {
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port
 }
+
+/** A completion body signed with the test completion secret, as the customer kit sends it. */
+export const signedCompletion = (
+  body: Record<string, unknown>
+): Effect.Effect<{ readonly headers: Record<string, string>; readonly body: Uint8Array }> =>
+  Effect.gen(function*() {
+    const keys = yield* importSigningKeys(secrets)
+    const bytes = encodeBody(body)
+    const headers = yield* sign({ purpose: "completion", keys, body: bytes })
+    return { headers: { ...headers }, body: bytes }
+  }).pipe(Effect.provide(NodeCrypto.layer))
