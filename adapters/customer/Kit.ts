@@ -30,6 +30,7 @@ import type { ExecutionRequest } from "../../core/messages/Execution.ts"
 import type { PaymentReconciliationRequest } from "../../core/messages/Reconciliation.ts"
 import type { NonceStore } from "../../core/NonceStore.ts"
 import type { Outbox } from "../../core/Outbox.ts"
+import type { FieldIssue } from "../../core/Verification.ts"
 import { type ConnectorSecrets, importSigningKeys } from "../../core/Signing.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
 import * as HttpTransport from "../transport/HttpTransport.ts"
@@ -71,8 +72,40 @@ export interface CustomerKitOptions {
   readonly allowInsecureServiceUrl?: boolean
   /** Replaces the default transport (node:http, no redirects, 10 s time-out). */
   readonly transport?: Layer.Layer<ConnectorTransport>
-  readonly worker?: Pick<Worker.CustomerWorkerOptions, "pollMillis" | "executeLeaseMillis" | "deliveryLeaseMillis" | "batchSize" | "backoff">
+  /**
+   * Worker tuning. `executeTimeoutMillis` (default 60 s) is the time limit of one `execute` or
+   * `lookup` call: past it the attempt is ambiguous and retried with backoff through `lookup`
+   * (a promise that never settles holds nothing). `concurrency` (default 16) executions and as many
+   * deliveries run at once.
+   */
+  readonly worker?: Pick<
+    Worker.CustomerWorkerOptions,
+    "pollMillis" | "executeLeaseMillis" | "executeTimeoutMillis" | "deliveryLeaseMillis" | "concurrency" | "backoff"
+  >
   readonly connectionId?: string
+}
+
+/**
+ * `makeCustomerKit` refused its options: every failing option by path, never its value.
+ *
+ * @since 0.1.0
+ */
+export class CustomerKitOptionsError extends Error {
+  readonly _tag = "CustomerKitOptionsError"
+  constructor(readonly issues: ReadonlyArray<FieldIssue>) {
+    super("invalid customer kit options: " + issues.map((issue) => `${issue.path} ${issue.message}`).join("; "))
+    this.name = "CustomerKitOptionsError"
+  }
+}
+
+const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> => {
+  const issues: Array<FieldIssue> = []
+  const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
+  const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
+  if (!(timeout > 0 && timeout < lease)) {
+    issues.push({ path: "worker.executeTimeoutMillis", message: "must be positive and shorter than worker.executeLeaseMillis" })
+  }
+  return issues
 }
 
 /**
@@ -86,11 +119,14 @@ export interface CustomerKit {
 }
 
 /**
- * Builds storage, imports the secrets, starts the workers and binds the handler.
+ * Checks the options (throws `CustomerKitOptionsError`), builds storage, imports the secrets,
+ * starts the workers and binds the handler.
  *
  * @since 0.1.0
  */
 export const makeCustomerKit = async (options: CustomerKitOptions): Promise<CustomerKit> => {
+  const issues = optionIssues(options)
+  if (issues.length > 0) throw new CustomerKitOptionsError(issues)
   const { executor, paymentReader, precheck } = options
   const base = Layer.mergeAll(
     options.storage,
