@@ -8,7 +8,9 @@
  * purpose, and only then is the body decoded with its schema. An execution is acknowledged `202`
  * only after `ActionLedger.create` returned: the record, its first history entry and its outbox item
  * are committed together under the unique idempotency key, so a concurrent or later duplicate gets
- * the original acknowledgement and never creates work again.
+ * the original acknowledgement and never creates work again. A "duplicate" whose request differs
+ * from the one first claimed under its key (another account, action, actor or binding) is not a
+ * retry: it is refused (409 `request_mismatch`, naming the differing fields) and stores nothing.
  *
  * `handle` never fails: every error becomes a JSON response that names a code and, for shape
  * errors, the failing paths, never the received values.
@@ -22,6 +24,7 @@ import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ActionLedger.ts"
 import { Crypto } from "../Crypto.ts"
 import { checkIdempotencyKey } from "../Idempotency.ts"
+import { canonicalJson } from "../ingest/Normalize.ts"
 import type { AcceptedAck, RejectedAck } from "../messages/Acknowledgement.ts"
 import { Code } from "../messages/Common.ts"
 import { ExecutionRequest } from "../messages/Execution.ts"
@@ -151,6 +154,18 @@ const typeOf = (json: unknown): string | undefined =>
     ? (json as { readonly type: string }).type
     : undefined
 
+/**
+ * The top-level fields in which a claimed request differs from the stored one (compared as JSON:
+ * storage may reorder keys), by name only, never by value.
+ */
+const differingFields = (stored: unknown, claimed: ClaimedExecution): ReadonlyArray<string> => {
+  const before = (typeof stored === "object" && stored !== null ? stored : {}) as Readonly<Record<string, unknown>>
+  const after = claimed as unknown as Readonly<Record<string, unknown>>
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .filter((field) => canonicalJson(before[field]) !== canonicalJson(after[field]))
+    .sort()
+}
+
 const isCode = Schema.is(Code)
 const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
 const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
@@ -264,7 +279,7 @@ export const makeCustomerHandler = (
             workspaceId: request.workspaceId,
             accountId: request.accountId,
             connectionId,
-            revision: 0,
+            revision,
             providerIdempotencyKey: request.providerIdempotencyKey,
             state: stored.state,
             request: claimed,
@@ -295,10 +310,13 @@ export const makeCustomerHandler = (
           return yield* acknowledge(request, headers.nonce, stored)
         }
 
-        // A duplicate: answer with the original acknowledgement, never creating work again.
+        // A duplicate: answer with the original acknowledgement, never creating work again, but only
+        // for the same request (rule 3); the same key with other bindings is refused.
         const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
-        const original = Option.flatMap(existing, (record) =>
-          record.actionRequestId === request.actionRequestId ? decodeStored(record.acknowledgement) : Option.none())
+        if (Option.isNone(existing)) return errorResponse(409, { error: "conflict" })
+        const fields = differingFields(existing.value.request, claimed)
+        if (fields.length > 0) return errorResponse(409, { error: "request_mismatch", fields })
+        const original = decodeStored(existing.value.acknowledgement)
         if (Option.isNone(original)) return errorResponse(409, { error: "conflict" })
         return yield* acknowledge(request, headers.nonce, original.value)
       })

@@ -28,7 +28,7 @@ const stored = (providerIdempotencyKey: string) =>
     return { record, history, items }
   })
 
-const setup = (options: Pick<CustomerHandlerOptions, "precheck"> = {}) =>
+const setup = (options: Pick<CustomerHandlerOptions, "precheck" | "revision"> = {}) =>
   Effect.gen(function*() {
     yield* TestClock.setTime(start)
     const keys = yield* importSigningKeys(secrets)
@@ -146,6 +146,57 @@ describe("customer handler", () => {
       assert.strictEqual(items.length, 0)
     })))
 
+  it.effect("an invalid pre-check error code is acknowledged as rejected with errorCode rejected", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup({ precheck: () => Effect.succeed(Option.some("not a bounded code!")) })
+      const body = yield* executionBody(newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, body))
+      assert.strictEqual(response.status, 202)
+      const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+      assert.strictEqual(ack.state, "rejected")
+      assert.strictEqual(ack.state === "rejected" ? ack.errorCode : undefined, "rejected")
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.deepStrictEqual(Option.getOrThrow(record).acknowledgement, { state: "rejected", errorCode: "rejected" })
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("records a claimed execution under the configured connection revision", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup({ revision: 3 })
+      const body = yield* executionBody(newId())
+      assert.strictEqual((yield* handler.handle(yield* executionDelivery(keys, body))).status, 202)
+      assert.strictEqual(Option.getOrThrow((yield* stored(body.providerIdempotencyKey)).record).revision, 3)
+    })))
+
+  it.effect("the same key with other bindings is refused (409 request_mismatch, unsigned) and changes nothing", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      assert.strictEqual((yield* handler.handle(yield* executionDelivery(keys, body))).status, 202)
+      const ledger = yield* ActionLedger
+      const before = yield* ledger.getByIdempotencyKey(body.providerIdempotencyKey)
+      const changes: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+        ["accountId", { accountId: "acct_43" }],
+        ["action", { action: { ...(body.action as object), key: "extend_trial_30" } }],
+        ["actor", { actor: { ...(body.actor as object), subjectId: "user_8" } }],
+        ["binding", { binding: { ...(body.binding as object), offerId: newId() } }]
+      ]
+      for (const [field, change] of changes) {
+        const response = yield* handler.handle(yield* executionDelivery(keys, { ...body, ...change }))
+        assert.strictEqual(response.status, 409, field)
+        assert.deepStrictEqual(jsonOf(response), { error: "request_mismatch", fields: [field] })
+        assert.isUndefined(response.headers["x-service-customer-action-signature"])
+      }
+      const after = yield* stored(body.providerIdempotencyKey)
+      assert.deepStrictEqual(after.record, before)
+      assert.strictEqual(after.history.length, 1)
+      assert.strictEqual(after.items.length, 1)
+      // The original request is still answered as before.
+      const retry = yield* handler.handle(yield* executionDelivery(keys, body))
+      assert.strictEqual(retry.status, 202)
+      assert.strictEqual((yield* verifyResponse(Acknowledgement, "dispatch_response", keys, retry)).state, "accepted")
+    })))
+
   it.effect("a replayed nonce is refused and creates nothing more", () =>
     run(Effect.gen(function*() {
       const { handler, keys } = yield* setup()
@@ -227,6 +278,33 @@ describe("customer handler", () => {
       const { items, record } = yield* stored(body.providerIdempotencyKey)
       assert.isTrue(Option.isNone(record))
       assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("a missing idempotency header is refused and nothing is stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, body, { idempotencyKey: null }))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "idempotency_key_mismatch" })
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isNone(record))
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("a body key (equal to the header) that is not the locally derived key is refused and nothing is stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const otherKey = yield* deriveProviderIdempotencyKey(workspaceId, newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, { ...body, providerIdempotencyKey: otherKey }))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "idempotency_key_mismatch" })
+      for (const key of [body.providerIdempotencyKey, otherKey]) {
+        const { items, record } = yield* stored(key)
+        assert.isTrue(Option.isNone(record))
+        assert.strictEqual(items.length, 0)
+      }
     })))
 
   it.effect("an extra field is refused as invalid_body without echoing values, and nothing is stored", () =>

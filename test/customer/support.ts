@@ -68,18 +68,20 @@ export type Body = Record<string, unknown>
 export const executionDelivery = (
   keys: SigningKeys,
   body: Body,
-  options: { readonly idempotencyKey?: string; readonly mutate?: (body: Body) => Body } = {}
+  /** `idempotencyKey`: the header's value (default the body's key), `null` to leave the header out. */
+  options: { readonly idempotencyKey?: string | null; readonly mutate?: (body: Body) => Body } = {}
 ) =>
   Effect.gen(function*() {
     const nonce = yield* freshNonce
     const withNonce = { ...body, requestNonce: nonce }
     const bytes = encodeBody(options.mutate ? options.mutate(withNonce) : withNonce)
     const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
+    const idempotencyKey = options.idempotencyKey === undefined ? (body.providerIdempotencyKey as string) : options.idempotencyKey
     return {
       nonce,
       headers: {
         ...headers,
-        "x-service-customer-action-idempotency-key": options.idempotencyKey ?? (body.providerIdempotencyKey as string)
+        ...(idempotencyKey === null ? {} : { "x-service-customer-action-idempotency-key": idempotencyKey })
       } as Record<string, string>,
       body: bytes
     }
