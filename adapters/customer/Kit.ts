@@ -20,6 +20,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type { ActionLedger } from "../../core/ActionLedger.ts"
+import { secretIssues } from "../../core/connector/Connection.ts"
 import { ConnectorTransport } from "../../core/connector/Transport.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
 import type { CustomerHandlerOptions } from "../../core/customer/Handler.ts"
@@ -99,7 +100,8 @@ export class CustomerKitOptionsError extends Error {
 }
 
 const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> => {
-  const issues: Array<FieldIssue> = []
+  // The service's own rules for the pair (at least 32 characters each, distinct, no stray whitespace).
+  const issues: Array<FieldIssue> = secretIssues(options.secrets).map(({ issue }) => ({ ...issue, path: `secrets.${issue.path}` }))
   const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
   const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
   if (!(timeout > 0 && timeout < lease)) {

@@ -91,6 +91,14 @@ export interface CustomerResponse {
 }
 
 /**
+ * The largest request body the endpoint reads: 64 KiB, as the transport's response cap (DESIGN
+ * D4); larger gets 413 `body_too_large`. The HTTP adapters stop reading there.
+ *
+ * @since 0.1.0
+ */
+export const maxRequestBytes = 64 * 1024
+
+/**
  * @since 0.1.0
  */
 export interface CustomerHandler {
@@ -352,6 +360,7 @@ export const makeCustomerHandler = (
 
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
       Effect.gen(function*() {
+        if (input.body.byteLength > maxRequestBytes) return errorResponse(413, { error: "body_too_large" })
         const untrusted = yield* Effect.option(parseJsonBody(input.body))
         const type = Option.getOrUndefined(Option.map(untrusted, typeOf))
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined

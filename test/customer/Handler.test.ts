@@ -7,7 +7,7 @@ import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { makeWebHandler } from "../../adapters/customer/WebHandler.ts"
 import { ActionLedger } from "../../core/ActionLedger.ts"
 import type { Crypto } from "../../core/Crypto.ts"
-import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler, maxRequestBytes } from "../../core/customer/Handler.ts"
 import { deriveProviderIdempotencyKey } from "../../core/Idempotency.ts"
 import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../core/messages/Handshake.ts"
@@ -371,6 +371,36 @@ describe("customer web handler", () => {
       assert.strictEqual(ack.actionRequestId, body.actionRequestId)
       const get = await web.fetch(new Request("https://customer.example/accord"))
       assert.strictEqual(get.status, 405)
+    } finally {
+      await web.dispose()
+    }
+  })
+})
+
+describe("customer web handler body limit", () => {
+  it("answers 413 past 64 KiB, and stops reading an endless stream there", async () => {
+    const web = await makeWebHandler(storageLayer(), { workspaceId, secrets })
+    try {
+      const post = (body: Uint8Array | ReadableStream<Uint8Array>) =>
+        web.fetch(new Request("https://customer.example/accord", { method: "POST", body, duplex: "half" } as RequestInit))
+      const over = await post(new Uint8Array(maxRequestBytes + 1))
+      assert.strictEqual(over.status, 413)
+      assert.deepStrictEqual(await over.json(), { error: "body_too_large" })
+      // At the limit the body is read and handled (not JSON, so refused as unsupported).
+      assert.strictEqual((await post(new Uint8Array(maxRequestBytes))).status, 400)
+      let pulled = 0
+      let cancelled = false
+      const endless = new ReadableStream<Uint8Array>({
+        pull: (controller) => {
+          pulled += 16 * 1024
+          controller.enqueue(new Uint8Array(16 * 1024))
+        },
+        cancel: () => void (cancelled = true)
+      })
+      const streamed = await post(endless)
+      assert.strictEqual(streamed.status, 413)
+      assert.isTrue(cancelled)
+      assert.isAtMost(pulled, maxRequestBytes + 3 * 16 * 1024)
     } finally {
       await web.dispose()
     }
