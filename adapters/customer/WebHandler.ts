@@ -15,7 +15,7 @@ import type { ActionLedger } from "../../core/ActionLedger.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import {
   type CustomerHandler,
-  type CustomerHandlerOptions,
+  type CustomerHandlerSettings,
   makeCustomerHandler,
   maxRequestBytes
 } from "../../core/customer/Handler.ts"
@@ -78,9 +78,11 @@ export const toWebHandler = (handle: CustomerHandler["handle"]): WebHandler => a
 /**
  * @since 0.1.0
  */
-export interface WebHandlerOptions extends Omit<CustomerHandlerOptions, "keys"> {
+export interface WebHandlerOptions extends CustomerHandlerSettings {
   /** The connector secrets; imported once with the layer's `Crypto`. */
   readonly secrets: ConnectorSecrets
+  /** The connection revision of `secrets` (default 0). */
+  readonly revision?: number
 }
 
 /**

@@ -45,11 +45,12 @@ import { Crypto } from "../Crypto.ts"
 import { toHex } from "../Hex.ts"
 import { type CatalogEvidenceType, Completion, type CompletionOutcome, type EvidenceScalar } from "../messages/Completion.ts"
 import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
-import { protocolVersion, sign, type SigningKeys } from "../Signing.ts"
+import { protocolVersion, sign } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import { executeOutboxKind } from "./Handler.ts"
+import { type KeyOptions, keyringOf, keysForRevision } from "./Keyring.ts"
 
 /**
  * The outbox kind of a completion delivery (dedupe key: the action request id).
@@ -166,9 +167,8 @@ export const defaultExecuteLeaseMillis = 300_000
 /**
  * @since 0.1.0
  */
-export interface CustomerWorkerOptions {
+export interface CustomerWorkerSettings {
   readonly workspaceId: string
-  readonly keys: SigningKeys
   /** The service's base URL; completions go to `serviceUrl + completionPath`. */
   readonly serviceUrl: string
   /** Poll interval when idle (default 500 ms); `wake` cuts it short. */
@@ -187,6 +187,14 @@ export interface CustomerWorkerOptions {
   readonly concurrency?: number
   readonly backoff?: Backoff
 }
+
+/**
+ * The settings plus the keys (`Keyring.ts`): a completion is signed with the completion secret of
+ * the revision its action was claimed under.
+ *
+ * @since 0.1.0
+ */
+export type CustomerWorkerOptions = CustomerWorkerSettings & KeyOptions
 
 /**
  * @since 0.1.0
@@ -209,7 +217,13 @@ export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerW
 >() {}
 
 const ExecutePayload = Schema.Struct({ actionRequestId: Schema.String })
-const DeliveryPayload = Schema.Struct({ actionRequestId: Schema.String, completionId: Schema.String, body: Schema.String })
+const DeliveryPayload = Schema.Struct({
+  actionRequestId: Schema.String,
+  completionId: Schema.String,
+  body: Schema.String,
+  /** The revision whose completion secret signs it (absent in items written before revisions). */
+  revision: Schema.optional(Schema.Number)
+})
 const decodeExecutePayload = Schema.decodeUnknownOption(ExecutePayload)
 const decodeDeliveryPayload = Schema.decodeUnknownOption(DeliveryPayload)
 const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
@@ -237,6 +251,7 @@ const build = (
     const executeTimeout = Duration.millis(options.executeTimeoutMillis ?? defaultExecuteTimeoutMillis)
     const deliveryLeaseMillis = options.deliveryLeaseMillis ?? 60_000
     const concurrency = options.concurrency ?? 16
+    const keyring = keyringOf(options)
     const owner = "customer-worker:" + toHex(yield* crypto.randomBytes(8))
     const url = options.serviceUrl.replace(/\/+$/, "") + completionPath
     const executeSignal = yield* Queue.sliding<void>(1)
@@ -363,7 +378,7 @@ const build = (
             id: `${record.actionRequestId}:complete`,
             kind: completeOutboxKind,
             dedupeKey: record.actionRequestId,
-            payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body) },
+            payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body), revision: record.revision },
             nextAttemptAt: now,
             createdAt: now
           }
@@ -378,7 +393,9 @@ const build = (
         const payload = decodeDeliveryPayload(item.payload)
         if (Option.isNone(payload)) return yield* reschedule(item, "undecodable_completion")
         const bytes = encoder.encode(payload.value.body)
-        const headers = yield* Effect.provideService(sign({ purpose: "completion", keys: options.keys, body: bytes }), Crypto, crypto)
+        const signer = keysForRevision(keyring, payload.value.revision)
+        if (signer === undefined) return yield* reschedule(item, "no_keys")
+        const headers = yield* Effect.provideService(sign({ purpose: "completion", keys: signer.keys, body: bytes }), Crypto, crypto)
         const response = yield* Effect.either(transport.post({ url, headers: { ...headers }, body: bytes }))
         if (Either.isLeft(response)) return yield* reschedule(item, failureText(response.left))
         const status = response.right.status

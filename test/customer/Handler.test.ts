@@ -15,7 +15,7 @@ import * as NonceStore from "../../core/NonceStore.ts"
 import { Outbox } from "../../core/Outbox.ts"
 import { encodeBody, importSigningKeys, sign } from "../../core/Signing.ts"
 import { storageVariants } from "../support/storage.ts"
-import { connectionId, decoder, executionBody, executionDelivery, handshakeDelivery, jsonOf, secrets, start, storageLayer, verifyResponse, workspaceId, wrongSecrets } from "./support.ts"
+import { connectionId, decoder, executionBody, executionDelivery, handshakeDelivery, jsonOf, nextSecrets, secrets, start, storageLayer, verifyResponse, workspaceId, wrongSecrets } from "./support.ts"
 
 /** Every outbox item and, for one key, the ledger record and its history. */
 const stored = (providerIdempotencyKey: string) =>
@@ -336,6 +336,28 @@ describe("customer handler", () => {
       }
       const notJson = yield* handler.handle({ headers: {}, body: new TextEncoder().encode("{") })
       assert.strictEqual(notJson.status, 400)
+    })))
+})
+
+describe("customer handler with several revisions (secret rotation)", () => {
+  it.effect("an execution is verified with the pair it was signed with, answered with it and recorded under its revision", () =>
+    run(Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const current = yield* importSigningKeys(secrets)
+      const next = yield* importSigningKeys(nextSecrets)
+      const handler = yield* makeCustomerHandler({ workspaceId, revisions: [{ revision: 3, keys: current }, { revision: 4, keys: next }] })
+      for (const [keys, other, revision] of [[current, next, 3], [next, current, 4]] as const) {
+        const body = yield* executionBody(newId())
+        const response = yield* handler.handle(yield* executionDelivery(keys, body))
+        assert.strictEqual(response.status, 202)
+        assert.strictEqual((yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)).state, "accepted")
+        assert.isTrue((yield* Effect.either(verifyResponse(Acknowledgement, "dispatch_response", other, response)))._tag === "Left")
+        assert.strictEqual(Option.getOrThrow((yield* stored(body.providerIdempotencyKey)).record).revision, revision)
+      }
+      const body = yield* executionBody(newId())
+      const refused = yield* handler.handle(yield* executionDelivery(yield* importSigningKeys(wrongSecrets), body))
+      assert.strictEqual(refused.status, 401)
+      assert.deepStrictEqual(jsonOf(refused), { error: "invalid_signature" })
     })))
 })
 

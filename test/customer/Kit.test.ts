@@ -8,17 +8,29 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
-import { type CustomerKitOptions, CustomerKitOptionsError, makeCustomerKit } from "../../adapters/customer/Kit.ts"
+import { type CustomerKitOptions, CustomerKitOptionsError, type CustomerKitSettings, makeCustomerKit } from "../../adapters/customer/Kit.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
+import { Completion } from "../../core/messages/Completion.ts"
+import * as NonceStore from "../../core/NonceStore.ts"
 import { importSigningKeys } from "../../core/Signing.ts"
+import { verifyAndDecode } from "../../core/Verification.ts"
 import { cipherLayer } from "../support/storage.ts"
-import { executionBody, executionDelivery, secrets, workspaceId } from "./support.ts"
+import { executionBody, executionDelivery, nextSecrets, type Received, secrets, startService, until, workspaceId } from "./support.ts"
+
+const verifyCompletion = (received: Received, pair: typeof secrets) =>
+  Effect.flatMap(importSigningKeys(pair), (keys) =>
+    verifyAndDecode(Completion, {
+      purpose: "completion",
+      keys,
+      headers: received.headers as Record<string, string>,
+      body: received.body,
+      nonceScope: "service"
+    }))
 
 const calls = { execute: 0, lookup: 0 }
 
-const baseOptions = (): CustomerKitOptions => ({
+const settings = (): CustomerKitSettings => ({
   workspaceId,
-  secrets,
   serviceUrl: "http://127.0.0.1:9",
   allowInsecureServiceUrl: true,
   storage: MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)),
@@ -33,6 +45,8 @@ const baseOptions = (): CustomerKitOptions => ({
     }
   }
 })
+
+const baseOptions = () => ({ ...settings(), secrets })
 
 /** The error `makeCustomerKit` refused `options` with (a kit that starts is disposed). */
 const refusal = (options: CustomerKitOptions) =>
@@ -70,12 +84,73 @@ describe("makeCustomerKit refuses", () => {
       assert.notInclude((error as Error).message, Redacted.value(secrets.actionSigning))
     }))
 
+  it.effect("no revisions, a repeated revision, or a revision's bad secret, naming each by its path", () =>
+    Effect.gen(function*() {
+      const empty = yield* refusal({ ...settings(), revisions: [] })
+      assert.deepStrictEqual((empty as CustomerKitOptionsError).issues.map((issue) => issue.path), ["revisions"])
+      const bad = yield* refusal({
+        ...settings(),
+        revisions: [
+          { revision: 3, secrets },
+          { revision: 3, secrets: nextSecrets },
+          { revision: -1, secrets: { ...nextSecrets, completion: nextSecrets.actionSigning } }
+        ]
+      })
+      assert.instanceOf(bad, CustomerKitOptionsError)
+      assert.deepStrictEqual((bad as CustomerKitOptionsError).issues.map((issue) => issue.path), [
+        "revisions[1].revision",
+        "revisions[2].revision",
+        "revisions[2].secrets.completionSecret"
+      ])
+    }))
+
   it.effect("an execute time limit not shorter than the execution lease", () =>
     Effect.gen(function*() {
       const error = yield* refusal({ ...baseOptions(), worker: { executeTimeoutMillis: 60_000, executeLeaseMillis: 60_000 } })
       assert.instanceOf(error, CustomerKitOptionsError)
       assert.deepStrictEqual((error as CustomerKitOptionsError).issues.map((issue) => issue.path), ["worker.executeTimeoutMillis"])
     }))
+})
+
+describe("the kit with two revisions (secret rotation)", () => {
+  it.scoped("each action's completion is signed with the completion secret of the revision it was claimed under", () =>
+    Effect.gen(function*() {
+      const service = yield* Effect.acquireRelease(Effect.promise(startService), (service) => Effect.promise(service.close))
+      const customer = yield* kit({
+        ...settings(),
+        serviceUrl: service.url,
+        worker: { pollMillis: 50 },
+        executor: {
+          execute: async (request) => ({
+            outcome: "succeeded",
+            providerReference: "trial_ext_" + request.actionRequestId.slice(0, 8),
+            evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event" }
+          }),
+          lookup: async () => undefined
+        },
+        revisions: [{ revision: 3, secrets }, { revision: 4, secrets: nextSecrets }]
+      })
+      // Deliveries are signed, and completions verified, on the real clock the kit runs on.
+      yield* TestClock.setTime(Date.now())
+      const byAction = new Map<string, typeof secrets>()
+      for (const pair of [secrets, nextSecrets]) {
+        const body = yield* executionBody(globalThis.crypto.randomUUID())
+        const delivery = yield* executionDelivery(yield* importSigningKeys(pair), body)
+        const response = yield* Effect.promise(() =>
+          customer.fetch(new Request("http://customer.example/connector", { method: "POST", headers: delivery.headers, body: delivery.body }))
+        )
+        assert.strictEqual(response.status, 202)
+        byAction.set(body.actionRequestId, pair)
+      }
+      yield* Effect.promise(() => until(() => service.received.length >= 2, "both completions"))
+      for (const received of service.received) {
+        const actionRequestId = JSON.parse(new TextDecoder().decode(received.body)).actionRequestId as string
+        const pair = byAction.get(actionRequestId)!
+        const other = pair === secrets ? nextSecrets : secrets
+        assert.isTrue((yield* Effect.either(verifyCompletion(received, pair)))._tag === "Right")
+        assert.isTrue((yield* Effect.either(verifyCompletion(received, other)))._tag === "Left")
+      }
+    }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory))))
 })
 
 describe("the kit's Fetch handler", () => {

@@ -26,7 +26,17 @@ import { importSigningKeys } from "../../core/Signing.ts"
 import { verifyAndDecode } from "../../core/Verification.ts"
 import { warnIfSkipped } from "../support/postgres.ts"
 import { storageVariants } from "../support/storage.ts"
-import { executionBody, executionDelivery, type Received, secrets, startService, storageLayer, workspaceId, wrongSecrets } from "./support.ts"
+import {
+  executionBody,
+  executionDelivery,
+  type Received,
+  secrets,
+  startService,
+  storageLayer,
+  until,
+  workspaceId,
+  wrongSecrets
+} from "./support.ts"
 
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
 const runClient = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore>) =>
@@ -92,14 +102,6 @@ const deliver = async (kitUrl: string, body: Record<string, unknown>) => {
 }
 
 const newBody = () => runClient(executionBody(globalThis.crypto.randomUUID()))
-
-const until = async (condition: () => boolean, what: string) => {
-  for (let i = 0; i < 400; i++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 /** A quiet period of several poll intervals and backoff caps, to see that nothing more arrives. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 600))

@@ -18,6 +18,11 @@ export const secrets = {
   actionSigning: Redacted.make("as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"),
   completion: Redacted.make("cs_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b7e9c")
 }
+/** The secrets of the next connection revision (rotation tests). */
+export const nextSecrets = {
+  actionSigning: Redacted.make("as_next_7d1f3b5a9c2e4f6a8b0d1c3e5f7a9b2d4"),
+  completion: Redacted.make("cs_next_2b4d6f8a0c1e3f5b7d9a1c3e5b7d9f0a2")
+}
 export const wrongSecrets = {
   actionSigning: Redacted.make("as_000000000000000000000000000000000000000000"),
   completion: Redacted.make("cs_000000000000000000000000000000000000000000")

@@ -16,6 +16,15 @@ export const storageLayer = () => Layer.merge(MemoryStorage.layer.pipe(Layer.pro
 export const decoder = new TextDecoder()
 export const jsonOf = (response: CustomerResponse): any => JSON.parse(decoder.decode(response.body))
 
+/** Polls `condition` (up to 10 s) for something another process or fiber does. */
+export const until = async (condition: () => boolean, what: string) => {
+  for (let i = 0; i < 400; i++) {
+    if (condition()) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
 export interface Received {
   readonly headers: IncomingHttpHeaders
   readonly body: Uint8Array
