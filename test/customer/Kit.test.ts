@@ -10,22 +10,21 @@ import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { type CustomerKitOptions, CustomerKitOptionsError, type CustomerKitSettings, makeCustomerKit } from "../../adapters/customer/Kit.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
-import { Completion } from "../../core/messages/Completion.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import { importSigningKeys } from "../../core/Signing.ts"
-import { verifyAndDecode } from "../../core/Verification.ts"
 import { cipherLayer } from "../support/storage.ts"
-import { executionBody, executionDelivery, nextSecrets, type Received, secrets, startService, until, workspaceId } from "./support.ts"
+import {
+  executionBody,
+  executionDelivery,
+  nextSecrets,
+  secrets,
+  startService,
+  succeeded,
+  until,
+  verifyCompletion,
+  workspaceId
+} from "./support.ts"
 
-const verifyCompletion = (received: Received, pair: typeof secrets) =>
-  Effect.flatMap(importSigningKeys(pair), (keys) =>
-    verifyAndDecode(Completion, {
-      purpose: "completion",
-      keys,
-      headers: received.headers as Record<string, string>,
-      body: received.body,
-      nonceScope: "service"
-    }))
 
 const calls = { execute: 0, lookup: 0 }
 
@@ -121,11 +120,7 @@ describe("the kit with two revisions (secret rotation)", () => {
         serviceUrl: service.url,
         worker: { pollMillis: 50 },
         executor: {
-          execute: async (request) => ({
-            outcome: "succeeded",
-            providerReference: "trial_ext_" + request.actionRequestId.slice(0, 8),
-            evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event" }
-          }),
+          execute: async (request) => succeeded(request.actionRequestId),
           lookup: async () => undefined
         },
         revisions: [{ revision: 3, secrets }, { revision: 4, secrets: nextSecrets }]

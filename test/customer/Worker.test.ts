@@ -19,11 +19,9 @@ import { ConnectorTransport } from "../../core/connector/Transport.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import * as Handler from "../../core/customer/Handler.ts"
 import * as Worker from "../../core/customer/Worker.ts"
-import { Completion } from "../../core/messages/Completion.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import { Outbox } from "../../core/Outbox.ts"
 import { importSigningKeys } from "../../core/Signing.ts"
-import { verifyAndDecode } from "../../core/Verification.ts"
 import { warnIfSkipped } from "../support/postgres.ts"
 import { storageVariants } from "../support/storage.ts"
 import {
@@ -33,7 +31,9 @@ import {
   secrets,
   startService,
   storageLayer,
+  succeeded,
   until,
+  verifyCompletion as verifyReceived,
   workspaceId,
   wrongSecrets
 } from "./support.ts"
@@ -41,12 +41,6 @@ import {
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
 const runClient = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore>) =>
   Effect.runPromise(Effect.provide(effect, client))
-
-const succeeded = (actionRequestId: string): Worker.ExecutionResult => ({
-  outcome: "succeeded",
-  providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
-  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event", extensionDays: 14 }
-})
 
 const countingExecutor = (lookupAnswer?: (key: string) => Worker.ExecutionResult | undefined) => {
   const calls = { execute: 0, lookup: 0 }
@@ -106,18 +100,7 @@ const newBody = () => runClient(executionBody(globalThis.crypto.randomUUID()))
 /** A quiet period of several poll intervals and backoff caps, to see that nothing more arrives. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 600))
 
-const verifyCompletion = (received: Received, withSecrets = secrets) =>
-  runClient(Effect.flatMap(importSigningKeys(withSecrets), (keys) =>
-    Effect.map(
-      verifyAndDecode(Completion, {
-        purpose: "completion",
-        keys,
-        headers: received.headers as Record<string, string>,
-        body: received.body,
-        nonceScope: "service"
-      }),
-      (verified) => verified.body
-    )))
+const verifyCompletion = (received: Received, withSecrets = secrets) => runClient(verifyReceived(received, withSecrets))
 
 const decoder = new TextDecoder()
 

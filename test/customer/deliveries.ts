@@ -6,10 +6,11 @@
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
-import type { CustomerResponse } from "../../core/customer/Handler.ts"
+import type { ExecutionResult } from "../../core/customer/Worker.ts"
 import { deriveProviderIdempotencyKey } from "../../core/Idempotency.ts"
-import { encodeBody, freshNonce, type Purpose, sign, type SigningKeys } from "../../core/Signing.ts"
-import { verifyAndDecode } from "../../core/Verification.ts"
+import { Completion } from "../../core/messages/Completion.ts"
+import { type ConnectorSecrets, encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/Signing.ts"
+import { type HeaderSource, verifyAndDecode } from "../../core/Verification.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
@@ -97,8 +98,25 @@ export const handshakeDelivery = (keys: SigningKeys, challenge?: string) =>
     return { nonce, headers: { ...headers } as Record<string, string>, body: bytes }
   })
 
-export const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, keys: SigningKeys, response: CustomerResponse) =>
+/** A signed message as received: a kit's response, or a completion arriving at the "service". */
+export interface SignedMessage {
+  readonly headers: HeaderSource
+  readonly body: Uint8Array
+}
+
+export const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, keys: SigningKeys, response: SignedMessage) =>
   Effect.map(
     verifyAndDecode(schema, { purpose, keys, headers: response.headers, body: response.body, nonceScope: "service" }),
     (verified) => verified.body
   )
+
+/** Verifies a completion the kit delivered, with the completion secret of `pair`; its body. */
+export const verifyCompletion = (received: SignedMessage, pair: ConnectorSecrets = secrets) =>
+  Effect.flatMap(importSigningKeys(pair), (keys) => verifyResponse(Completion, "completion", keys, received))
+
+/** What a test executor reports for an extend-trial it ran. */
+export const succeeded = (actionRequestId: string): ExecutionResult => ({
+  outcome: "succeeded",
+  providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
+  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event", extensionDays: 14 }
+})

@@ -13,12 +13,19 @@ import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import { layerAesGcm } from "../../core/Cipher.ts"
 import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
-import { Completion } from "../../core/messages/Completion.ts"
 import { HandshakeAck } from "../../core/messages/Handshake.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import { importSigningKeys } from "../../core/Signing.ts"
-import { verifyAndDecode } from "../../core/Verification.ts"
-import { executionBody, executionDelivery, handshakeDelivery, secrets, verifyResponse, workspaceId } from "../customer/deliveries.ts"
+import {
+  executionBody,
+  executionDelivery,
+  handshakeDelivery,
+  secrets,
+  succeeded,
+  verifyCompletion,
+  verifyResponse,
+  workspaceId
+} from "../customer/deliveries.ts"
 
 type FetchHandler = (request: Request) => Response | Promise<Response>
 interface Served {
@@ -66,11 +73,7 @@ const kit = await makeCustomerKit({
   storage: MemoryStorage.layer.pipe(Layer.provide(layerAesGcm(Redacted.make(new Uint8Array(32).fill(7))))),
   worker: { pollMillis: 50 },
   executor: {
-    execute: async (request) => ({
-      outcome: "succeeded",
-      providerReference: "trial_ext_" + request.actionRequestId.slice(0, 8),
-      evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event" }
-    }),
+    execute: async (request) => succeeded(request.actionRequestId),
     lookup: async () => undefined
   }
 })
@@ -97,10 +100,7 @@ try {
   for (let i = 0; i < 400 && completions.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
   const received = completions[0]
   if (received === undefined) throw new Error("no completion arrived")
-  const completion = await run(Effect.map(
-    verifyAndDecode(Completion, { purpose: "completion", keys, headers: received.headers, body: received.body, nonceScope: "service" }),
-    (verified) => verified.body
-  ))
+  const completion = await run(verifyCompletion(received))
   if (completion.actionRequestId !== body.actionRequestId) throw new Error("completion for another action")
 
   console.log(JSON.stringify({ runtime, ok: true, handshake: handshakeAck.status, ack: ack.state, completion: completion.outcome }))
