@@ -10,9 +10,12 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import type { StorageError } from "./StorageError.ts"
 
 /**
@@ -144,3 +147,55 @@ export class MemoryOutboxTable {
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<Outbox> = Layer.sync(Outbox, () => new MemoryOutboxTable().service())
+
+/**
+ * @since 0.1.0
+ */
+export interface LeasedWorkOptions<A, R> {
+  /** Names the loop in its log lines. */
+  readonly name: string
+  /** Items in flight at once. */
+  readonly concurrency: number
+  /** The wait when nothing is due, unless `wakeups` signals first. */
+  readonly idleMillis: number
+  /** Leases up to `limit` due items. */
+  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<A>, StorageError, R>
+  /** Works one leased item; its own failures are its to handle (logged, rescheduled). */
+  readonly work: (item: A) => Effect.Effect<unknown, never, R>
+  /** Signals that new work may be due (a coalescing queue, e.g. `Queue.sliding(1)`). */
+  readonly wakeups: Queue.Dequeue<unknown>
+}
+
+/**
+ * Works leased items until the scope closes, keeping up to `concurrency` in flight and leasing more
+ * as soon as one ends: there is no round barrier, so a slow or hung item holds one slot, never the
+ * items behind it. When fewer items are due than slots are free it waits for `wakeups` or
+ * `idleMillis`; a failed lease is logged and tried again after `idleMillis`.
+ *
+ * @since 0.1.0
+ */
+export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect<void, never, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const idle = Duration.millis(options.idleMillis)
+    // Coalescing: a slot was freed since the last look.
+    const slot = yield* Queue.sliding<true>(1)
+    let inFlight = 0
+    const settle = Effect.zipRight(Effect.sync(() => inFlight--), Queue.offer(slot, true))
+    const round = Effect.gen(function*() {
+      if (inFlight >= options.concurrency) return yield* Queue.take(slot)
+      const free = options.concurrency - inFlight
+      const items = yield* options.lease(free)
+      for (const item of items) {
+        inFlight++
+        yield* Effect.forkIn(Effect.ensuring(options.work(item), settle), scope)
+      }
+      // Fewer due items than free slots: everything due is on its way; wait for new work.
+      if (items.length < free) yield* Effect.ignore(Effect.timeout(Queue.take(options.wakeups), idle))
+    })
+    yield* Effect.forkScoped(Effect.forever(round.pipe(
+      Effect.catchAll((error) =>
+        Effect.zipRight(Effect.logWarning(`${options.name}: storage failed; retrying`, error.message), Effect.sleep(idle))
+      )
+    )))
+  })

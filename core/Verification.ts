@@ -212,6 +212,16 @@ export interface VerifyInput {
   readonly nonceScope: string
 }
 
+/**
+ * A message that may be signed with any of several key pairs (e.g. one per connection revision).
+ *
+ * @since 0.1.0
+ */
+export interface VerifyAnyInput extends Omit<VerifyInput, "keys"> {
+  /** Candidate pairs, tried in order; the first whose secret for the purpose matches is used. */
+  readonly keys: ReadonlyArray<SigningKeys>
+}
+
 /** 16 to 160 visible ASCII characters (D6); a loop, not a regular expression: it runs per message. */
 const isNonce = (nonce: string): boolean => {
   if (nonce.length < 16 || nonce.length > 160) return false
@@ -236,6 +246,14 @@ export interface Verifier {
    * body but its bytes.
    */
   readonly verify: (input: VerifyInput) => Effect.Effect<VerifiedHeaders, SignatureError | StorageError>
+  /**
+   * Like `verify`, with each candidate pair in turn: the headers are checked once, the HMAC per
+   * candidate, and the nonce is recorded once, for the first match; `keyIndex` names it. No match
+   * is `InvalidSignature`.
+   */
+  readonly verifyAny: (
+    input: VerifyAnyInput
+  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }, SignatureError | StorageError>
   /** Verifies, then decodes the body with `schema` (unknown fields are errors). */
   readonly verifyAndDecode: <A, I>(
     schema: Schema.Schema<A, I, never>,
@@ -284,14 +302,14 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       timestampMillis: checked.timestampMillis,
       nonce: checked.nonce
     })
-    const nonceClaim = (input: VerifyInput, checked: Checked, now: number): NonceClaim => ({
+    const nonceClaim = (input: Pick<VerifyInput, "nonceScope">, checked: Checked, now: number): NonceClaim => ({
       scope: input.nonceScope,
       nonce: checked.nonce,
       now,
       expiresAt: now + nonceRetentionMillis
     })
     const claim = (
-      input: VerifyInput,
+      input: Pick<VerifyInput, "nonceScope">,
       checked: Checked,
       now: number
     ): Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError> =>
@@ -301,26 +319,38 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
           store.claim(nonceClaim(input, checked, now)),
           (fresh) => fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
         )
-    const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+    /** The header checks, then the HMAC with each candidate in turn; `found` claims the nonce. */
+    const verifyWith = <A>(
+      input: VerifyInput | VerifyAnyInput,
+      candidates: ReadonlyArray<SigningKeys>,
+      found: (claimed: Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError>, keyIndex: number) => Effect.Effect<A, ReplayedNonce | StorageError>
+    ): Effect.Effect<A, SignatureError | StorageError> =>
       Effect.suspend(() => {
         const now = clock.unsafeCurrentTimeMillis()
         const checked = checkHeaders(input.headers, now)
         if ("_tag" in checked) return Effect.fail(checked)
-        const key = input.keys[secretFor(input.purpose)]
+        const secret = secretFor(input.purpose)
         const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
-        if (hmacSync !== undefined) {
-          return constantTimeEqual(hmacSync(key, parts), checked.mac)
-            ? claim(input, checked, now)
-            : Effect.fail(mismatch(checked.mac))
+        const attempt = (keyIndex: number): Effect.Effect<A, SignatureError | StorageError> => {
+          const keys = candidates[keyIndex]
+          if (keys === undefined) return Effect.fail(mismatch(checked.mac))
+          if (hmacSync !== undefined) {
+            return constantTimeEqual(hmacSync(keys[secret], parts), checked.mac)
+              ? found(claim(input, checked, now), keyIndex)
+              : attempt(keyIndex + 1)
+          }
+          return Effect.flatMap(
+            crypto.hmacSha256Hex(keys[secret], parts),
+            (expected) => constantTimeEqual(expected, checked.mac) ? found(claim(input, checked, now), keyIndex) : attempt(keyIndex + 1)
+          )
         }
-        return Effect.flatMap(
-          crypto.hmacSha256Hex(key, parts),
-          (expected): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
-            constantTimeEqual(expected, checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
-        )
+        return attempt(0)
       })
+    const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+      verifyWith(input, [input.keys], (claimed) => claimed)
     return {
       verify,
+      verifyAny: (input) => verifyWith(input, input.keys, (claimed, keyIndex) => Effect.map(claimed, (headers) => ({ headers, keyIndex }))),
       verifyAndDecode: (schema, input) =>
         Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))
     }

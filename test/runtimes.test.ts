@@ -31,6 +31,24 @@ describe("runtime smoke: core and both Crypto layers sign and verify the vectors
   }
 })
 
+// --- The customer kit's Fetch handler on each runtime's own server ------------------------------
+
+const kitSmoke = "test/runtime/customerKit.ts"
+const kitRuntimes: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = [
+  ["bun", bin("bun"), [kitSmoke]],
+  ["deno", bin("deno"), ["run", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", kitSmoke]]
+]
+
+describe("runtime smoke: the customer kit answers a handshake and an execution and delivers the signed completion", () => {
+  for (const [runtime, command, args] of kitRuntimes) {
+    it(runtime, async () => {
+      const { stdout } = await run(command, [...args], { cwd: root, timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } })
+      const report = JSON.parse(stdout.trim().split("\n").at(-1)!)
+      assert.deepStrictEqual(report, { runtime, ok: true, handshake: "ready", ack: "accepted", completion: "succeeded" })
+    }, 90_000)
+  }
+})
+
 // --- The real server on each runtime: boots, serves, drains and stops cleanly on SIGTERM ---------
 
 const serverWorkspaceId = "5e1f0c2a-7d3b-4c8e-9a6f-0b1c2d3e4f50"

@@ -9,7 +9,7 @@ import * as fc from "fast-check"
 import { ExactStruct } from "../core/messages/Common.ts"
 import * as NonceStore from "../core/NonceStore.ts"
 import { encodeBody, importSigningKeys, type Purpose, purposes, sign } from "../core/Signing.ts"
-import { verify, verifyAndDecode, type VerifyInput } from "../core/Verification.ts"
+import { makeVerifier, verify, verifyAndDecode, type VerifyInput } from "../core/Verification.ts"
 import { cryptoLayers } from "./support/layers.ts"
 
 const secretArb = fc.string({ minLength: 32, maxLength: 80 })
@@ -53,6 +53,23 @@ for (const [name, cryptoLayer] of cryptoLayers) {
         })),
       { fastCheck: { numRuns: 60 } }
     )
+
+    it.effect("verifyAny: the first candidate pair that verifies is named, none is InvalidSignature, the nonce is recorded once", () =>
+      run(Effect.gen(function*() {
+        yield* TestClock.setTime(start)
+        const verifier = yield* makeVerifier
+        const other = yield* keysFor("as_other_0123456789abcdef0123456789abcdef", "cs_other_0123456789abcdef0123456789abcdef")
+        const input = yield* signed("dispatch_request", encodeBody({ type: "greeting", n: 1 }))
+        const found = yield* verifier.verifyAny({ ...input, keys: [other, input.keys, input.keys] })
+        assert.strictEqual(found.keyIndex, 1)
+        assert.strictEqual(found.headers.nonce, input.headers["x-service-customer-action-nonce"])
+        assert.strictEqual(yield* tagOf(verifier.verifyAny({ ...input, keys: [input.keys] })), "ReplayedNonce")
+        const fresh = yield* signed("dispatch_request", encodeBody({ type: "greeting", n: 2 }))
+        assert.strictEqual(yield* tagOf(verifier.verifyAny({ ...fresh, keys: [other] })), "InvalidSignature")
+        assert.strictEqual(yield* tagOf(verifier.verifyAny({ ...fresh, keys: [] })), "InvalidSignature")
+        // A failed attempt recorded nothing: the genuine pair still verifies the same message.
+        assert.strictEqual((yield* verifier.verifyAny({ ...fresh, keys: [other, fresh.keys] })).keyIndex, 1)
+      })))
 
     it.effect.prop(
       "the other secret never verifies a message (each purpose has exactly one secret)",

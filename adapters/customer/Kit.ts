@@ -13,6 +13,10 @@
  * http.createServer(kit.nodeHandler).listen(8080)
  * ```
  *
+ * To rotate secrets without downtime, configure the next revision's pair next to the current one
+ * (`revisions: [{ revision: 3, secrets: current }, { revision: 4, secrets: next }]`) before the
+ * service's connection check activates revision 4, and drop revision 3 once its actions have ended.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -20,10 +24,11 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type { ActionLedger } from "../../core/ActionLedger.ts"
+import { secretIssues } from "../../core/connector/Connection.ts"
 import { ConnectorTransport } from "../../core/connector/Transport.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
-import type { CustomerHandlerOptions } from "../../core/customer/Handler.ts"
-import { makeCustomerHandler } from "../../core/customer/Handler.ts"
+import { type CustomerHandlerSettings, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import type { RevisionKeys } from "../../core/customer/Keyring.ts"
 import type { PaymentReading } from "../../core/customer/Reconciliation.ts"
 import * as Worker from "../../core/customer/Worker.ts"
 import type { ExecutionRequest } from "../../core/messages/Execution.ts"
@@ -31,6 +36,7 @@ import type { PaymentReconciliationRequest } from "../../core/messages/Reconcili
 import type { NonceStore } from "../../core/NonceStore.ts"
 import type { Outbox } from "../../core/Outbox.ts"
 import { type ConnectorSecrets, importSigningKeys } from "../../core/Signing.ts"
+import type { FieldIssue } from "../../core/Verification.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
 import * as HttpTransport from "../transport/HttpTransport.ts"
 import { type NodeHandler, toNodeHandler } from "./NodeHandler.ts"
@@ -49,19 +55,38 @@ export interface HostExecutor {
 }
 
 /**
+ * One connection revision and its secrets.
+ *
  * @since 0.1.0
  */
-export interface CustomerKitOptions {
-  readonly workspaceId: string
+export interface KitRevision {
+  readonly revision: number
   readonly secrets: ConnectorSecrets
-  /** The connection revision of `secrets` (default 0). */
-  readonly revision?: number
+}
+
+/**
+ * The secrets: one pair with its connection revision (default 0), or several revisions, each with
+ * its own pair (see `core/customer/Keyring.ts` for which pair answers what).
+ *
+ * @since 0.1.0
+ */
+export type CustomerKitSecrets =
+  | { readonly secrets: ConnectorSecrets; readonly revision?: number; readonly revisions?: never }
+  | { readonly revisions: ReadonlyArray<KitRevision>; readonly secrets?: never; readonly revision?: never }
+
+/**
+ * Everything but the secrets (see `CustomerKitOptions`).
+ *
+ * @since 0.1.0
+ */
+export interface CustomerKitSettings {
+  readonly workspaceId: string
   /** The service's base URL (completions go to `…/api/funnels/v1/runtime/actions/customer-complete`). */
   readonly serviceUrl: string
   readonly executor: HostExecutor
   /** Resolve to an error code to reject an execution (recorded; a retry gets the same answer). */
   readonly precheck?: (request: ExecutionRequest) => Promise<string | undefined>
-  readonly payment?: CustomerHandlerOptions["payment"]
+  readonly payment?: CustomerHandlerSettings["payment"]
   readonly paymentReader?: {
     readonly read: (input: { readonly request: PaymentReconciliationRequest; readonly execution: ClaimedExecution }) => Promise<PaymentReading>
   }
@@ -71,8 +96,64 @@ export interface CustomerKitOptions {
   readonly allowInsecureServiceUrl?: boolean
   /** Replaces the default transport (node:http, no redirects, 10 s time-out). */
   readonly transport?: Layer.Layer<ConnectorTransport>
-  readonly worker?: Pick<Worker.CustomerWorkerOptions, "pollMillis" | "executeLeaseMillis" | "deliveryLeaseMillis" | "batchSize" | "backoff">
+  /**
+   * Worker tuning. `executeTimeoutMillis` (default 60 s) is the time limit of one `execute` or
+   * `lookup` call: past it the attempt is ambiguous and retried with backoff through `lookup`
+   * (a promise that never settles holds nothing). `concurrency` (default 16) executions and as many
+   * deliveries run at once.
+   */
+  readonly worker?: Pick<
+    Worker.CustomerWorkerSettings,
+    "pollMillis" | "executeLeaseMillis" | "executeTimeoutMillis" | "deliveryLeaseMillis" | "concurrency" | "backoff"
+  >
   readonly connectionId?: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export type CustomerKitOptions = CustomerKitSettings & CustomerKitSecrets
+
+/**
+ * `makeCustomerKit` refused its options: every failing option by path, never its value.
+ *
+ * @since 0.1.0
+ */
+export class CustomerKitOptionsError extends Error {
+  readonly _tag = "CustomerKitOptionsError"
+  constructor(readonly issues: ReadonlyArray<FieldIssue>) {
+    super("invalid customer kit options: " + issues.map((issue) => `${issue.path} ${issue.message}`).join("; "))
+    this.name = "CustomerKitOptionsError"
+  }
+}
+
+/** The configured revisions with the option path each came from. */
+const revisionsOf = (options: CustomerKitSecrets): ReadonlyArray<KitRevision & { readonly path: string }> =>
+  options.revisions !== undefined
+    ? options.revisions.map((entry, i) => ({ ...entry, path: `revisions[${i}].` }))
+    : [{ revision: options.revision ?? 0, secrets: options.secrets, path: "" }]
+
+const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> => {
+  const issues: Array<FieldIssue> = []
+  const revisions = revisionsOf(options)
+  if (revisions.length === 0) issues.push({ path: "revisions", message: "must name at least one revision" })
+  const seen = new Set<number>()
+  for (const { path, revision, secrets } of revisions) {
+    if (!Number.isSafeInteger(revision) || revision < 0) {
+      issues.push({ path: `${path}revision`, message: "must be a non-negative integer" })
+    } else if (seen.has(revision)) {
+      issues.push({ path: `${path}revision`, message: "must not repeat another revision" })
+    }
+    seen.add(revision)
+    // The service's own rules for a pair (at least 32 characters each, distinct, no stray whitespace).
+    for (const { issue } of secretIssues(secrets)) issues.push({ ...issue, path: `${path}secrets.${issue.path}` })
+  }
+  const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
+  const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
+  if (!(timeout > 0 && timeout < lease)) {
+    issues.push({ path: "worker.executeTimeoutMillis", message: "must be positive and shorter than worker.executeLeaseMillis" })
+  }
+  return issues
 }
 
 /**
@@ -86,12 +167,17 @@ export interface CustomerKit {
 }
 
 /**
- * Builds storage, imports the secrets, starts the workers and binds the handler.
+ * Checks the options (throws `CustomerKitOptionsError`), builds storage, imports the secrets,
+ * starts the workers and binds the handler.
  *
  * @since 0.1.0
  */
 export const makeCustomerKit = async (options: CustomerKitOptions): Promise<CustomerKit> => {
+  const issues = optionIssues(options)
+  if (issues.length > 0) throw new CustomerKitOptionsError(issues)
   const { executor, paymentReader, precheck } = options
+  const keyring = Effect.forEach(revisionsOf(options), ({ revision, secrets }) =>
+    Effect.map(importSigningKeys(secrets), (keys): RevisionKeys => ({ revision, keys })))
   const base = Layer.mergeAll(
     options.storage,
     NodeCrypto.layer,
@@ -102,21 +188,20 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
     })
   )
   const workers = Layer.unwrapEffect(
-    Effect.map(importSigningKeys(options.secrets), (keys) =>
-      Worker.layer({ ...options.worker, workspaceId: options.workspaceId, keys, serviceUrl: options.serviceUrl }))
+    Effect.map(keyring, (revisions) =>
+      Worker.layer({ ...options.worker, workspaceId: options.workspaceId, revisions, serviceUrl: options.serviceUrl }))
   ).pipe(Layer.provideMerge(base))
   const runtime = ManagedRuntime.make(workers)
   try {
     const handler = await runtime.runPromise(
       Effect.gen(function*() {
-        const keys = yield* importSigningKeys(options.secrets)
+        const revisions = yield* keyring
         const worker = yield* Worker.CustomerWorker
         return yield* makeCustomerHandler({
           workspaceId: options.workspaceId,
-          keys,
+          revisions,
           onClaimed: worker.wake,
           ...(options.connectionId !== undefined ? { connectionId: options.connectionId } : {}),
-          ...(options.revision !== undefined ? { revision: options.revision } : {}),
           ...(options.payment !== undefined ? { payment: options.payment } : {}),
           ...(precheck !== undefined
             ? { precheck: (request) => Effect.map(Effect.promise(() => precheck(request)), Option.fromNullable) }

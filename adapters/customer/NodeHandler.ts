@@ -11,20 +11,13 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
-import type { CustomerHandler, CustomerResponse } from "../../core/customer/Handler.ts"
+import { type CustomerHandler, type CustomerResponse, maxRequestBytes } from "../../core/customer/Handler.ts"
 import { encodeBody } from "../../core/Signing.ts"
 
 /**
  * @since 0.1.0
  */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
-
-/**
- * The largest request body read (64 KiB, as the transport's response cap); larger gets 413.
- *
- * @since 0.1.0
- */
-export const maxRequestBytes = 64 * 1024
 
 type RawBody = { readonly kind: "bytes"; readonly bytes: Uint8Array } | { readonly kind: "error"; readonly status: number; readonly error: string }
 

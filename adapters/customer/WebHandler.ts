@@ -2,7 +2,9 @@
  * The customer handler as a Fetch API handler (`(request: Request) => Promise<Response>`), for any
  * runtime or framework that speaks `Request`/`Response` (Node via adapters, Bun, Deno, edge).
  *
- * The body is read with `arrayBuffer()`, never `text()`: signatures cover the raw bytes (D1).
+ * The body is read as bytes, never with `text()`: signatures cover the raw bytes (D1). At most
+ * `maxRequestBytes` (64 KiB) are read: a larger declared `content-length` is refused before
+ * reading, a larger stream as soon as it passes the limit (413 `body_too_large`).
  *
  * @since 0.1.0
  */
@@ -11,7 +13,12 @@ import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type { ActionLedger } from "../../core/ActionLedger.ts"
 import type { Crypto } from "../../core/Crypto.ts"
-import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import {
+  type CustomerHandler,
+  type CustomerHandlerSettings,
+  makeCustomerHandler,
+  maxRequestBytes
+} from "../../core/customer/Handler.ts"
 import type { NonceStore } from "../../core/NonceStore.ts"
 import { type ConnectorSecrets, encodeBody, importSigningKeys } from "../../core/Signing.ts"
 
@@ -23,6 +30,33 @@ export type WebHandler = (request: Request) => Promise<Response>
 const json = (status: number, body: unknown): Response =>
   new Response(encodeBody(body), { status, headers: { "content-type": "application/json" } })
 
+/** The body's bytes, or `undefined` past `maxRequestBytes` (the rest is not read). */
+const readBody = async (request: Request): Promise<Uint8Array | undefined> => {
+  const declared = request.headers.get("content-length")
+  if (declared !== null && Number(declared) > maxRequestBytes) return undefined
+  if (request.body === null) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxRequestBytes) {
+      await reader.cancel().catch(() => undefined)
+      return undefined
+    }
+    chunks.push(value)
+  }
+  const body = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    body.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return body
+}
+
 /**
  * Wraps a built handler. Only `POST` is answered (others get 405).
  *
@@ -30,12 +64,13 @@ const json = (status: number, body: unknown): Response =>
  */
 export const toWebHandler = (handle: CustomerHandler["handle"]): WebHandler => async (request) => {
   if (request.method !== "POST") return json(405, { error: "method_not_allowed" })
-  let body: Uint8Array
+  let body: Uint8Array | undefined
   try {
-    body = new Uint8Array(await request.arrayBuffer())
+    body = await readBody(request)
   } catch {
     return json(400, { error: "unreadable_body" })
   }
+  if (body === undefined) return json(413, { error: "body_too_large" })
   const response = await Effect.runPromise(handle({ headers: request.headers, body }))
   return new Response(response.body, { status: response.status, headers: response.headers })
 }
@@ -43,9 +78,11 @@ export const toWebHandler = (handle: CustomerHandler["handle"]): WebHandler => a
 /**
  * @since 0.1.0
  */
-export interface WebHandlerOptions extends Omit<CustomerHandlerOptions, "keys"> {
+export interface WebHandlerOptions extends CustomerHandlerSettings {
   /** The connector secrets; imported once with the layer's `Crypto`. */
   readonly secrets: ConnectorSecrets
+  /** The connection revision of `secrets` (default 0). */
+  readonly revision?: number
 }
 
 /**

@@ -36,7 +36,7 @@ import type { PaymentContinuation } from "../messages/Continuation.ts"
 import { Action, Actor, Binding, type ExecutionRequest } from "../messages/Execution.ts"
 import { Currency } from "../messages/Reconciliation.ts"
 import { makeMemory as makeMemoryNonceStore, NonceStore } from "../NonceStore.ts"
-import { Outbox, type OutboxItem } from "../Outbox.ts"
+import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
 import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
 import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
@@ -612,31 +612,15 @@ export const runDispatcher = (
 ): Effect.Effect<Effect.Effect<void>, never, DispatcherServices | Scope.Scope> =>
   Effect.gen(function*() {
     const dispatcher = yield* makeDispatcher(options)
-    const concurrency = options.concurrency ?? 32
-    const idle = Duration.millis(options.idleMillis ?? 250)
-    const scope = yield* Effect.scope
-    // Two signals, each coalescing: new work was taken in, or a delivery slot was freed.
+    // Coalescing: new work was taken in.
     const work = yield* Queue.sliding<true>(1)
-    const slot = yield* Queue.sliding<true>(1)
-    let inFlight = 0
-    const settle = Effect.zipRight(Effect.sync(() => inFlight--), Queue.offer(slot, true))
-    const round = Effect.gen(function*() {
-      if (inFlight >= concurrency) return yield* Queue.take(slot)
-      const free = concurrency - inFlight
-      const items = yield* dispatcher.lease(free)
-      for (const item of items) {
-        inFlight++
-        yield* Effect.forkIn(Effect.ensuring(deliverLogged(dispatcher.deliver(item)), settle), scope)
-      }
-      // Fewer due items than free slots: everything due is on its way; wait for new work.
-      if (items.length < free) yield* Effect.ignore(Effect.timeout(Queue.take(work), idle))
+    yield* runLeased({
+      name: "dispatch",
+      concurrency: options.concurrency ?? 32,
+      idleMillis: options.idleMillis ?? 250,
+      lease: dispatcher.lease,
+      work: (item) => deliverLogged(dispatcher.deliver(item)),
+      wakeups: work
     })
-    const loop = round.pipe(
-      Effect.catchAll((error) =>
-        Effect.zipRight(Effect.logWarning("dispatch: storage failed; retrying", error.message), Effect.sleep(idle))
-      ),
-      Effect.forever
-    )
-    yield* Effect.forkScoped(loop)
     return Effect.asVoid(Queue.offer(work, true))
   })

@@ -8,7 +8,14 @@
  * purpose, and only then is the body decoded with its schema. An execution is acknowledged `202`
  * only after `ActionLedger.create` returned: the record, its first history entry and its outbox item
  * are committed together under the unique idempotency key, so a concurrent or later duplicate gets
- * the original acknowledgement and never creates work again.
+ * the original acknowledgement and never creates work again. A "duplicate" whose request differs
+ * from the one first claimed under its key (another account, action, actor or binding) is not a
+ * retry: it is refused (409 `request_mismatch`, naming the differing fields) and stores nothing.
+ *
+ * The endpoint may hold several connection revisions' secrets (`Keyring.ts`): a handshake is
+ * verified and answered with the pair of the revision its header names, any other request with the
+ * first pair whose action signing secret verifies it, and a claimed execution is recorded under
+ * that pair's revision.
  *
  * `handle` never fails: every error becomes a JSON response that names a code and, for shape
  * errors, the failing paths, never the received values.
@@ -22,6 +29,7 @@ import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ActionLedger.ts"
 import { Crypto } from "../Crypto.ts"
 import { checkIdempotencyKey } from "../Idempotency.ts"
+import { canonicalJson } from "../ingest/Normalize.ts"
 import type { AcceptedAck, RejectedAck } from "../messages/Acknowledgement.ts"
 import { Code } from "../messages/Common.ts"
 import { ExecutionRequest } from "../messages/Execution.ts"
@@ -32,14 +40,24 @@ import { encodeBody, headerNames, protocolVersion, type Purpose, sign, type Sign
 import type { StorageError } from "../StorageError.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
-import { type HeaderSource, makeVerifier, parseJsonBody, readHeader, snakeCaseTag, type VerificationError } from "../Verification.ts"
+import {
+  decodeBody,
+  type HeaderSource,
+  makeVerifier,
+  parseJsonBody,
+  readHeader,
+  snakeCaseTag,
+  type VerificationError
+} from "../Verification.ts"
+import { type KeyOptions, keyringOf, type RevisionKeys } from "./Keyring.ts"
 
 /**
+ * Everything but the keys (see `CustomerHandlerOptions`).
+ *
  * @since 0.1.0
  */
-export interface CustomerHandlerOptions {
+export interface CustomerHandlerSettings {
   readonly workspaceId: string
-  readonly keys: SigningKeys
   /** Recorded on every ledger record; `"customer"` when absent. */
   readonly connectionId?: string
   /**
@@ -48,11 +66,6 @@ export interface CustomerHandlerOptions {
    * bounded code (`[A-Za-z0-9_.:-]{1,64}`) is replaced by `rejected`.
    */
   readonly precheck?: (request: ExecutionRequest) => Effect.Effect<Option.Option<string>>
-  /**
-   * The connection revision this endpoint's secrets belong to (default 0, "the initial revision is
-   * zero"). A handshake carrying a different revision header is refused (409 `revision_mismatch`).
-   */
-  readonly revision?: number
   /**
    * The payment capability proof, sent in every `handshake_ack` only when configured: the modes the
    * host's payment handler supports and its connected provider account.
@@ -68,6 +81,15 @@ export interface CustomerHandlerOptions {
   /** Run after an execution was claimed (the kit wakes its worker). */
   readonly onClaimed?: Effect.Effect<void>
 }
+
+/**
+ * The settings plus the keys: `keys` with the connection `revision` they belong to (default 0,
+ * "the initial revision is zero"), or `revisions`, one pair per revision. A handshake whose
+ * revision header names a revision not configured is refused (409 `revision_mismatch`).
+ *
+ * @since 0.1.0
+ */
+export type CustomerHandlerOptions = CustomerHandlerSettings & KeyOptions
 
 /**
  * @since 0.1.0
@@ -86,6 +108,14 @@ export interface CustomerResponse {
   readonly headers: Record<string, string>
   readonly body: Uint8Array
 }
+
+/**
+ * The largest request body the endpoint reads: 64 KiB, as the transport's response cap (DESIGN
+ * D4); larger gets 413 `body_too_large`. The HTTP adapters stop reading there.
+ *
+ * @since 0.1.0
+ */
+export const maxRequestBytes = 64 * 1024
 
 /**
  * @since 0.1.0
@@ -151,6 +181,18 @@ const typeOf = (json: unknown): string | undefined =>
     ? (json as { readonly type: string }).type
     : undefined
 
+/**
+ * The top-level fields in which a claimed request differs from the stored one (compared as JSON:
+ * storage may reorder keys), by name only, never by value.
+ */
+const differingFields = (stored: unknown, claimed: ClaimedExecution): ReadonlyArray<string> => {
+  const before = (typeof stored === "object" && stored !== null ? stored : {}) as Readonly<Record<string, unknown>>
+  const after = claimed as unknown as Readonly<Record<string, unknown>>
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .filter((field) => canonicalJson(before[field]) !== canonicalJson(after[field]))
+    .sort()
+}
+
 const isCode = Schema.is(Code)
 const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
 const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
@@ -168,18 +210,44 @@ export const makeCustomerHandler = (
     const verifier = yield* makeVerifier
     const crypto = yield* Crypto
     const ledger = yield* ActionLedger
-    const { keys, workspaceId } = options
+    const { workspaceId } = options
     const connectionId = options.connectionId ?? "customer"
     const nonceScope = `customer:${workspaceId}`
-    const revision = options.revision ?? 0
-    const paymentCapabilities: PaymentCapabilities | undefined = options.payment === undefined ? undefined : {
-      connectedAccountReferenceHash: yield* crypto.sha256Hex(JSON.stringify(options.payment.providerAccountId)),
-      connectionRevision: revision,
-      livemode: options.payment.livemode,
-      modes: options.payment.modes
-    }
+    const keyring = keyringOf(options)
+    const candidates = keyring.map((entry) => entry.keys)
+    const payment = options.payment
+    const accountReferenceHash = payment === undefined
+      ? undefined
+      : yield* crypto.sha256Hex(JSON.stringify(payment.providerAccountId))
+    const paymentCapabilities = (revision: number): PaymentCapabilities | undefined =>
+      payment === undefined || accountReferenceHash === undefined ? undefined : {
+        connectedAccountReferenceHash: accountReferenceHash,
+        connectionRevision: revision,
+        livemode: payment.livemode,
+        modes: payment.modes
+      }
 
-    const signed = (status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
+    /** Verifies with every configured pair (or only `only`), then decodes; names the pair that verified. */
+    const verifyAndDecode = <A, I>(
+      schema: Schema.Schema<A, I, never>,
+      purpose: Purpose,
+      input: CustomerRequest,
+      only?: RevisionKeys
+    ) =>
+      Effect.gen(function*() {
+        const entries = only === undefined ? keyring : [only]
+        const { headers, keyIndex } = yield* verifier.verifyAny({
+          purpose,
+          keys: only === undefined ? candidates : [only.keys],
+          headers: input.headers,
+          body: input.body,
+          nonceScope
+        })
+        const body = yield* decodeBody(schema, input.body)
+        return { headers, body, entry: entries[keyIndex]! }
+      })
+
+    const signed = (keys: SigningKeys, status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
       const bytes = encodeBody(body)
       return Effect.map(
         Effect.provideService(sign({ purpose, keys, body: bytes }), Crypto, crypto),
@@ -187,17 +255,21 @@ export const makeCustomerHandler = (
       )
     }
 
-    const handshake = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
-      Effect.flatMap(
-        verifier.verifyAndDecode(HandshakeRequest, { purpose: "handshake_request", keys, headers: input.headers, body: input.body, nonceScope }),
-        ({ body, headers }) => {
+    const handshake = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+      // The revision header selects the pair; a revision not configured is refused, but only after
+      // the request verified with some pair, so only the service learns which revisions exist.
+      const asked = readHeader(input.headers, headerNames.connectionRevision)?.trim()
+      const selected = asked === undefined ? undefined : keyring.find((entry) => String(entry.revision) === asked)
+      return Effect.flatMap(
+        verifyAndDecode(HandshakeRequest, "handshake_request", input, selected),
+        ({ body, entry, headers }) => {
           if (body.challenge !== headers.nonce || body.workspaceId !== workspaceId) {
             return Effect.succeed(errorResponse(401, { error: "binding_mismatch" }))
           }
-          const askedRevision = readHeader(input.headers, headerNames.connectionRevision)
-          if (askedRevision !== undefined && askedRevision.trim() !== String(revision)) {
+          if (asked !== undefined && selected === undefined) {
             return Effect.succeed(errorResponse(409, { error: "revision_mismatch" }))
           }
+          const proof = paymentCapabilities(entry.revision)
           const ack: HandshakeAck = {
             challenge: body.challenge,
             connectionId: body.connectionId,
@@ -205,13 +277,15 @@ export const makeCustomerHandler = (
             status: "ready",
             type: "service.customer_action.handshake_ack",
             workspaceId: body.workspaceId,
-            ...(paymentCapabilities !== undefined ? { paymentCapabilities } : {})
+            ...(proof !== undefined ? { paymentCapabilities: proof } : {})
           }
-          return signed(200, "handshake_response", ack)
+          return signed(entry.keys, 200, "handshake_response", ack)
         }
       )
+    }
 
     const acknowledge = (
+      keys: SigningKeys,
       request: ExecutionRequest,
       nonce: string,
       stored: StoredAcknowledgement
@@ -227,18 +301,12 @@ export const makeCustomerHandler = (
       const ack: AcceptedAck | RejectedAck = stored.state === "accepted"
         ? { ...echoed, state: "accepted" }
         : { ...echoed, state: "rejected", ...(stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}) }
-      return signed(202, "dispatch_response", ack)
+      return signed(keys, 202, "dispatch_response", ack)
     }
 
     const execute = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
       Effect.gen(function*() {
-        const { body: request, headers } = yield* verifier.verifyAndDecode(ExecutionRequest, {
-          purpose: "dispatch_request",
-          keys,
-          headers: input.headers,
-          body: input.body,
-          nonceScope
-        })
+        const { body: request, entry, headers } = yield* verifyAndDecode(ExecutionRequest, "dispatch_request", input)
         if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
           return errorResponse(401, { error: "binding_mismatch" })
         }
@@ -264,7 +332,7 @@ export const makeCustomerHandler = (
             workspaceId: request.workspaceId,
             accountId: request.accountId,
             connectionId,
-            revision: 0,
+            revision: entry.revision,
             providerIdempotencyKey: request.providerIdempotencyKey,
             state: stored.state,
             request: claimed,
@@ -292,26 +360,27 @@ export const makeCustomerHandler = (
         })
         if (created === "created") {
           if (stored.state === "accepted" && options.onClaimed !== undefined) yield* options.onClaimed
-          return yield* acknowledge(request, headers.nonce, stored)
+          return yield* acknowledge(entry.keys, request, headers.nonce, stored)
         }
 
-        // A duplicate: answer with the original acknowledgement, never creating work again.
+        // A duplicate: answer with the original acknowledgement, never creating work again, but only
+        // for the same request (rule 3); the same key with other bindings is refused.
         const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
-        const original = Option.flatMap(existing, (record) =>
-          record.actionRequestId === request.actionRequestId ? decodeStored(record.acknowledgement) : Option.none())
+        if (Option.isNone(existing)) return errorResponse(409, { error: "conflict" })
+        const fields = differingFields(existing.value.request, claimed)
+        if (fields.length > 0) return errorResponse(409, { error: "request_mismatch", fields })
+        const original = decodeStored(existing.value.acknowledgement)
         if (Option.isNone(original)) return errorResponse(409, { error: "conflict" })
-        return yield* acknowledge(request, headers.nonce, original.value)
+        return yield* acknowledge(entry.keys, request, headers.nonce, original.value)
       })
 
     const reconcile = (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
       Effect.gen(function*() {
-        const { body: request, headers } = yield* verifier.verifyAndDecode(PaymentReconciliationRequest, {
-          purpose: "payment_reconciliation_request",
-          keys,
-          headers: input.headers,
-          body: input.body,
-          nonceScope
-        })
+        const { body: request, entry, headers } = yield* verifyAndDecode(
+          PaymentReconciliationRequest,
+          "payment_reconciliation_request",
+          input
+        )
         if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
           return errorResponse(401, { error: "binding_mismatch" })
         }
@@ -329,11 +398,12 @@ export const makeCustomerHandler = (
         const { requestedAt: _requestedAt, ...bindings } = request
         const observation = { ...bindings, type: "service.customer_action.payment_observation" as const, ...reading }
         if (!isObservation(observation)) return errorResponse(500, { error: "invalid_observation" })
-        return yield* signed(200, "payment_reconciliation_response", observation)
+        return yield* signed(entry.keys, 200, "payment_reconciliation_response", observation)
       })
 
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
       Effect.gen(function*() {
+        if (input.body.byteLength > maxRequestBytes) return errorResponse(413, { error: "body_too_large" })
         const untrusted = yield* Effect.option(parseJsonBody(input.body))
         const type = Option.getOrUndefined(Option.map(untrusted, typeOf))
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined

@@ -19,10 +19,18 @@
  *   signature"); 2xx completes the item and moves the record to `completed`; anything else is
  *   rescheduled with bounded exponential backoff and jitter.
  *
+ * Each kind runs in its own loop that keeps up to `concurrency` items in flight and leases more as
+ * each one ends (`runLeased`): a slow or hung host call holds one slot, never the executions behind
+ * it. A host call that has not returned within `executeTimeoutMillis` is abandoned and counts as an
+ * ambiguous result, like a defect: the item is rescheduled with backoff and its next attempt asks
+ * `lookup` first.
+ *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -36,12 +44,13 @@ import { ConnectorTransport, type TransportFailure } from "../connector/Transpor
 import { Crypto } from "../Crypto.ts"
 import { toHex } from "../Hex.ts"
 import { type CatalogEvidenceType, Completion, type CompletionOutcome, type EvidenceScalar } from "../messages/Completion.ts"
-import { Outbox, type OutboxItem } from "../Outbox.ts"
-import { protocolVersion, sign, type SigningKeys } from "../Signing.ts"
+import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
+import { protocolVersion, sign } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import { executeOutboxKind } from "./Handler.ts"
+import { type KeyOptions, keyringOf, keysForRevision } from "./Keyring.ts"
 
 /**
  * The outbox kind of a completion delivery (dedupe key: the action request id).
@@ -91,7 +100,8 @@ export interface ExecutionResult {
  *
  * - `execute` performs exactly the claimed operation. It should pass `providerIdempotencyKey` to the
  *   owning system (billing, subscription, entitlement), so that even a run the kit could not record
- *   (a crash mid-call) is not repeated there. A defect is treated as an ambiguous result.
+ *   (a crash mid-call, or a call abandoned at its time limit that goes on running) is not repeated
+ *   there. A defect or a call past the time limit is treated as an ambiguous result.
  * - `lookup` reads the owning system for a run under that key: `Some(result)` if it ran (with the
  *   outcome observed now), `None` if it never ran. Called before any second `execute`.
  *
@@ -140,36 +150,62 @@ export const backoffDelay = (backoff: Backoff, attempts: number, random: number)
 }
 
 /**
+ * The default time limit of one host `execute` or `lookup` call: 60 s, well inside the 5 minute
+ * execution lease, so an abandoned call's item is retried by this worker, not leased twice.
+ *
  * @since 0.1.0
  */
-export interface CustomerWorkerOptions {
+export const defaultExecuteTimeoutMillis = 60_000
+
+/**
+ * The default lease of an execution: 5 minutes.
+ *
+ * @since 0.1.0
+ */
+export const defaultExecuteLeaseMillis = 300_000
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerWorkerSettings {
   readonly workspaceId: string
-  readonly keys: SigningKeys
   /** The service's base URL; completions go to `serviceUrl + completionPath`. */
   readonly serviceUrl: string
   /** Poll interval when idle (default 500 ms); `wake` cuts it short. */
   readonly pollMillis?: number
-  /** Lease of an execution (default 5 minutes): longer than any `execute` call should take. */
+  /** Lease of an execution (default 5 minutes): must be longer than `executeTimeoutMillis`. */
   readonly executeLeaseMillis?: number
+  /**
+   * Time limit of one host `execute` or `lookup` call (default 60 s). A call that has not returned
+   * by then is abandoned (its promise may still settle; its result is ignored) and the attempt is
+   * ambiguous: rescheduled with backoff, and the retry asks `lookup` first.
+   */
+  readonly executeTimeoutMillis?: number
   /** Lease of one delivery attempt (default 60 s): longer than the transport's time-out. */
   readonly deliveryLeaseMillis?: number
-  /** Items per lease (default 16). */
-  readonly batchSize?: number
+  /** Items in flight per loop, executions and deliveries each (default 16). */
+  readonly concurrency?: number
   readonly backoff?: Backoff
 }
+
+/**
+ * The settings plus the keys (`Keyring.ts`): a completion is signed with the completion secret of
+ * the revision its action was claimed under.
+ *
+ * @since 0.1.0
+ */
+export type CustomerWorkerOptions = CustomerWorkerSettings & KeyOptions
 
 /**
  * @since 0.1.0
  */
 export interface CustomerWorkerService {
-  /** Leases due executions and runs them; the number leased. */
+  /** One step by hand: leases due executions, runs them and waits for all; the number leased. */
   readonly executeDue: Effect.Effect<number, StorageError>
-  /** Leases due completion deliveries and attempts each once; the number leased. */
+  /** One step by hand: leases due completion deliveries and attempts each once; the number leased. */
   readonly deliverDue: Effect.Effect<number, StorageError>
   /** Cuts the execution loop's idle wait short (the handler calls it after a claim). */
   readonly wake: Effect.Effect<void>
-  /** Both loops, forever (`start` forks them). */
-  readonly run: Effect.Effect<never>
 }
 
 /**
@@ -181,7 +217,13 @@ export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerW
 >() {}
 
 const ExecutePayload = Schema.Struct({ actionRequestId: Schema.String })
-const DeliveryPayload = Schema.Struct({ actionRequestId: Schema.String, completionId: Schema.String, body: Schema.String })
+const DeliveryPayload = Schema.Struct({
+  actionRequestId: Schema.String,
+  completionId: Schema.String,
+  body: Schema.String,
+  /** The revision whose completion secret signs it (absent in items written before revisions). */
+  revision: Schema.optional(Schema.Number)
+})
 const decodeExecutePayload = Schema.decodeUnknownOption(ExecutePayload)
 const decodeDeliveryPayload = Schema.decodeUnknownOption(DeliveryPayload)
 const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
@@ -191,14 +233,12 @@ const encoder = new TextEncoder()
 
 const failureText = (failure: TransportFailure): string => `transport_${failure.reason}`
 
-/**
- * Builds the worker; its loops are not running (`start` forks them).
- *
- * @since 0.1.0
- */
-export const make = (
+type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor
+
+/** The worker and its two loops, not yet running. */
+const build = (
   options: CustomerWorkerOptions
-): Effect.Effect<CustomerWorkerService, never, ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor> =>
+): Effect.Effect<{ readonly worker: CustomerWorkerService; readonly loops: Effect.Effect<void, never, Scope.Scope> }, never, WorkerServices> =>
   Effect.gen(function*() {
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
@@ -207,9 +247,11 @@ export const make = (
     const executor = yield* ActionExecutor
     const backoff = options.backoff ?? defaultBackoff
     const pollMillis = options.pollMillis ?? 500
-    const executeLeaseMillis = options.executeLeaseMillis ?? 300_000
+    const executeLeaseMillis = options.executeLeaseMillis ?? defaultExecuteLeaseMillis
+    const executeTimeout = Duration.millis(options.executeTimeoutMillis ?? defaultExecuteTimeoutMillis)
     const deliveryLeaseMillis = options.deliveryLeaseMillis ?? 60_000
-    const limit = options.batchSize ?? 16
+    const concurrency = options.concurrency ?? 16
+    const keyring = keyringOf(options)
     const owner = "customer-worker:" + toHex(yield* crypto.randomBytes(8))
     const url = options.serviceUrl.replace(/\/+$/, "") + completionPath
     const executeSignal = yield* Queue.sliding<void>(1)
@@ -277,13 +319,19 @@ export const make = (
         })
       })
 
-    const runExecutor = (record: ActionRecord, request: ClaimedExecution, attempted: boolean) =>
-      attempted
+    /** One host call within its time limit; past it the call is abandoned and fails with `reason`. */
+    const limited = <A>(call: Effect.Effect<A>, reason: "execute_timeout" | "lookup_timeout") =>
+      Effect.timeoutFail(call, { duration: executeTimeout, onTimeout: () => reason })
+
+    const runExecutor = (record: ActionRecord, request: ClaimedExecution, attempted: boolean) => {
+      const execute = limited(executor.execute(request), "execute_timeout")
+      return attempted
         ? Effect.flatMap(
-          executor.lookup(record.providerIdempotencyKey),
-          Option.match({ onNone: () => executor.execute(request), onSome: Effect.succeed })
+          limited(executor.lookup(record.providerIdempotencyKey), "lookup_timeout"),
+          Option.match({ onNone: () => execute, onSome: Effect.succeed })
         )
-        : executor.execute(request)
+        : execute
+    }
 
     const executeItem = (item: OutboxItem): Effect.Effect<void, StorageError> =>
       Effect.gen(function*() {
@@ -309,7 +357,12 @@ export const make = (
           record = marked.record
         }
         const exit = yield* Effect.exit(runExecutor(record, request.value, attempted))
-        if (Exit.isFailure(exit)) return yield* reschedule(item, "executor_defect")
+        if (Exit.isFailure(exit)) {
+          // Ambiguous: the operation may have run. The next attempt asks `lookup` first.
+          const reason = Option.getOrElse(Cause.failureOption(exit.cause), () => "executor_defect")
+          yield* Effect.logWarning(`customer kit: execution attempt ambiguous (${reason}); retrying through lookup`)
+          return yield* reschedule(item, reason)
+        }
         const { body, completionId, now } = yield* completionBody(record, exit.value)
         const persisted = yield* ledger.transition({
           actionRequestId: record.actionRequestId,
@@ -325,7 +378,7 @@ export const make = (
             id: `${record.actionRequestId}:complete`,
             kind: completeOutboxKind,
             dedupeKey: record.actionRequestId,
-            payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body) },
+            payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body), revision: record.revision },
             nextAttemptAt: now,
             createdAt: now
           }
@@ -340,7 +393,9 @@ export const make = (
         const payload = decodeDeliveryPayload(item.payload)
         if (Option.isNone(payload)) return yield* reschedule(item, "undecodable_completion")
         const bytes = encoder.encode(payload.value.body)
-        const headers = yield* Effect.provideService(sign({ purpose: "completion", keys: options.keys, body: bytes }), Crypto, crypto)
+        const signer = keysForRevision(keyring, payload.value.revision)
+        if (signer === undefined) return yield* reschedule(item, "no_keys")
+        const headers = yield* Effect.provideService(sign({ purpose: "completion", keys: signer.keys, body: bytes }), Crypto, crypto)
         const response = yield* Effect.either(transport.post({ url, headers: { ...headers }, body: bytes }))
         if (Either.isLeft(response)) return yield* reschedule(item, failureText(response.left))
         const status = response.right.status
@@ -359,55 +414,58 @@ export const make = (
         }
       })
 
-    const batch = (kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) =>
+    const lease = (kind: string, leaseMillis: number) => (limit: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => outbox.lease({ owner, now, leaseMillis, limit, kinds: [kind] }))
+    /** An item's storage failure is logged; its lease expires and it is tried again. */
+    const logged = (name: string, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) => (item: OutboxItem) =>
+      Effect.catchAllCause(each(item), (cause) => Effect.logWarning(`customer kit: ${name} failed`, cause))
+    const step = (kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const items = yield* outbox.lease({ owner, now, leaseMillis, limit, kinds: [kind] })
+        const items = yield* lease(kind, leaseMillis)(concurrency)
         yield* Effect.forEach(items, each, { concurrency: "unbounded", discard: true })
         return items.length
       })
-
-    const executeDue = batch(executeOutboxKind, executeLeaseMillis, executeItem)
-    const deliverDue = batch(completeOutboxKind, deliveryLeaseMillis, deliverItem)
-
-    /** Runs `step` until it finds nothing, then waits for a signal or the poll interval. */
-    const loop = (name: string, step: Effect.Effect<number, StorageError>, signal: Queue.Queue<void>) =>
-      Effect.forever(
-        Effect.gen(function*() {
-          const leased = yield* step.pipe(
-            Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`customer kit ${name} step failed`, cause), 0))
-          )
-          if (leased === 0) yield* Effect.race(Queue.take(signal), Effect.sleep(pollMillis))
-        })
-      )
+    const loop = (name: string, kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>, wakeups: Queue.Queue<void>) =>
+      runLeased({
+        name: `customer kit ${name}`,
+        concurrency,
+        idleMillis: pollMillis,
+        lease: lease(kind, leaseMillis),
+        work: logged(name, each),
+        wakeups
+      })
 
     return {
-      executeDue,
-      deliverDue,
-      wake: Effect.asVoid(Queue.offer(executeSignal, undefined)),
-      run: Effect.zipRight(
-        Effect.all([loop("execution", executeDue, executeSignal), loop("delivery", deliverDue, deliverySignal)], {
-          concurrency: "unbounded"
-        }),
-        Effect.never
+      worker: {
+        executeDue: step(executeOutboxKind, executeLeaseMillis, executeItem),
+        deliverDue: step(completeOutboxKind, deliveryLeaseMillis, deliverItem),
+        wake: Effect.asVoid(Queue.offer(executeSignal, undefined))
+      },
+      loops: Effect.zipRight(
+        loop("execution", executeOutboxKind, executeLeaseMillis, executeItem, executeSignal),
+        loop("delivery", completeOutboxKind, deliveryLeaseMillis, deliverItem, deliverySignal)
       )
     }
   })
+
+/**
+ * Builds the worker; its loops are not running (`start` runs them). For driving it step by step.
+ *
+ * @since 0.1.0
+ */
+export const make = (options: CustomerWorkerOptions): Effect.Effect<CustomerWorkerService, never, WorkerServices> =>
+  Effect.map(build(options), ({ worker }) => worker)
 
 /**
  * Builds the worker and runs both loops until the scope closes.
  *
  * @since 0.1.0
  */
-export const start = (
-  options: CustomerWorkerOptions
-): Effect.Effect<CustomerWorkerService, never, Scope.Scope | ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor> =>
-  Effect.tap(make(options), (worker) => Effect.forkScoped(worker.run))
+export const start = (options: CustomerWorkerOptions): Effect.Effect<CustomerWorkerService, never, Scope.Scope | WorkerServices> =>
+  Effect.flatMap(build(options), ({ loops, worker }) => Effect.as(loops, worker))
 
 /**
  * @since 0.1.0
  */
-export const layer = (
-  options: CustomerWorkerOptions
-): Layer.Layer<CustomerWorker, never, ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor> =>
+export const layer = (options: CustomerWorkerOptions): Layer.Layer<CustomerWorker, never, WorkerServices> =>
   Layer.scoped(CustomerWorker, start(options))

@@ -7,7 +7,7 @@ import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { makeWebHandler } from "../../adapters/customer/WebHandler.ts"
 import { ActionLedger } from "../../core/ActionLedger.ts"
 import type { Crypto } from "../../core/Crypto.ts"
-import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import { type CustomerHandler, type CustomerHandlerOptions, makeCustomerHandler, maxRequestBytes } from "../../core/customer/Handler.ts"
 import { deriveProviderIdempotencyKey } from "../../core/Idempotency.ts"
 import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../core/messages/Handshake.ts"
@@ -15,7 +15,7 @@ import * as NonceStore from "../../core/NonceStore.ts"
 import { Outbox } from "../../core/Outbox.ts"
 import { encodeBody, importSigningKeys, sign } from "../../core/Signing.ts"
 import { storageVariants } from "../support/storage.ts"
-import { connectionId, decoder, executionBody, executionDelivery, handshakeDelivery, jsonOf, secrets, start, storageLayer, verifyResponse, workspaceId, wrongSecrets } from "./support.ts"
+import { connectionId, decoder, executionBody, executionDelivery, handshakeDelivery, jsonOf, nextSecrets, secrets, start, storageLayer, verifyResponse, workspaceId, wrongSecrets } from "./support.ts"
 
 /** Every outbox item and, for one key, the ledger record and its history. */
 const stored = (providerIdempotencyKey: string) =>
@@ -28,7 +28,7 @@ const stored = (providerIdempotencyKey: string) =>
     return { record, history, items }
   })
 
-const setup = (options: Pick<CustomerHandlerOptions, "precheck"> = {}) =>
+const setup = (options: Pick<CustomerHandlerOptions, "precheck" | "revision"> = {}) =>
   Effect.gen(function*() {
     yield* TestClock.setTime(start)
     const keys = yield* importSigningKeys(secrets)
@@ -146,6 +146,57 @@ describe("customer handler", () => {
       assert.strictEqual(items.length, 0)
     })))
 
+  it.effect("an invalid pre-check error code is acknowledged as rejected with errorCode rejected", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup({ precheck: () => Effect.succeed(Option.some("not a bounded code!")) })
+      const body = yield* executionBody(newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, body))
+      assert.strictEqual(response.status, 202)
+      const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)
+      assert.strictEqual(ack.state, "rejected")
+      assert.strictEqual(ack.state === "rejected" ? ack.errorCode : undefined, "rejected")
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.deepStrictEqual(Option.getOrThrow(record).acknowledgement, { state: "rejected", errorCode: "rejected" })
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("records a claimed execution under the configured connection revision", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup({ revision: 3 })
+      const body = yield* executionBody(newId())
+      assert.strictEqual((yield* handler.handle(yield* executionDelivery(keys, body))).status, 202)
+      assert.strictEqual(Option.getOrThrow((yield* stored(body.providerIdempotencyKey)).record).revision, 3)
+    })))
+
+  it.effect("the same key with other bindings is refused (409 request_mismatch, unsigned) and changes nothing", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      assert.strictEqual((yield* handler.handle(yield* executionDelivery(keys, body))).status, 202)
+      const ledger = yield* ActionLedger
+      const before = yield* ledger.getByIdempotencyKey(body.providerIdempotencyKey)
+      const changes: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+        ["accountId", { accountId: "acct_43" }],
+        ["action", { action: { ...(body.action as object), key: "extend_trial_30" } }],
+        ["actor", { actor: { ...(body.actor as object), subjectId: "user_8" } }],
+        ["binding", { binding: { ...(body.binding as object), offerId: newId() } }]
+      ]
+      for (const [field, change] of changes) {
+        const response = yield* handler.handle(yield* executionDelivery(keys, { ...body, ...change }))
+        assert.strictEqual(response.status, 409, field)
+        assert.deepStrictEqual(jsonOf(response), { error: "request_mismatch", fields: [field] })
+        assert.isUndefined(response.headers["x-service-customer-action-signature"])
+      }
+      const after = yield* stored(body.providerIdempotencyKey)
+      assert.deepStrictEqual(after.record, before)
+      assert.strictEqual(after.history.length, 1)
+      assert.strictEqual(after.items.length, 1)
+      // The original request is still answered as before.
+      const retry = yield* handler.handle(yield* executionDelivery(keys, body))
+      assert.strictEqual(retry.status, 202)
+      assert.strictEqual((yield* verifyResponse(Acknowledgement, "dispatch_response", keys, retry)).state, "accepted")
+    })))
+
   it.effect("a replayed nonce is refused and creates nothing more", () =>
     run(Effect.gen(function*() {
       const { handler, keys } = yield* setup()
@@ -229,6 +280,33 @@ describe("customer handler", () => {
       assert.strictEqual(items.length, 0)
     })))
 
+  it.effect("a missing idempotency header is refused and nothing is stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, body, { idempotencyKey: null }))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "idempotency_key_mismatch" })
+      const { items, record } = yield* stored(body.providerIdempotencyKey)
+      assert.isTrue(Option.isNone(record))
+      assert.strictEqual(items.length, 0)
+    })))
+
+  it.effect("a body key (equal to the header) that is not the locally derived key is refused and nothing is stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const body = yield* executionBody(newId())
+      const otherKey = yield* deriveProviderIdempotencyKey(workspaceId, newId())
+      const response = yield* handler.handle(yield* executionDelivery(keys, { ...body, providerIdempotencyKey: otherKey }))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "idempotency_key_mismatch" })
+      for (const key of [body.providerIdempotencyKey, otherKey]) {
+        const { items, record } = yield* stored(key)
+        assert.isTrue(Option.isNone(record))
+        assert.strictEqual(items.length, 0)
+      }
+    })))
+
   it.effect("an extra field is refused as invalid_body without echoing values, and nothing is stored", () =>
     run(Effect.gen(function*() {
       const { handler, keys } = yield* setup()
@@ -261,6 +339,28 @@ describe("customer handler", () => {
     })))
 })
 
+describe("customer handler with several revisions (secret rotation)", () => {
+  it.effect("an execution is verified with the pair it was signed with, answered with it and recorded under its revision", () =>
+    run(Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const current = yield* importSigningKeys(secrets)
+      const next = yield* importSigningKeys(nextSecrets)
+      const handler = yield* makeCustomerHandler({ workspaceId, revisions: [{ revision: 3, keys: current }, { revision: 4, keys: next }] })
+      for (const [keys, other, revision] of [[current, next, 3], [next, current, 4]] as const) {
+        const body = yield* executionBody(newId())
+        const response = yield* handler.handle(yield* executionDelivery(keys, body))
+        assert.strictEqual(response.status, 202)
+        assert.strictEqual((yield* verifyResponse(Acknowledgement, "dispatch_response", keys, response)).state, "accepted")
+        assert.isTrue((yield* Effect.either(verifyResponse(Acknowledgement, "dispatch_response", other, response)))._tag === "Left")
+        assert.strictEqual(Option.getOrThrow((yield* stored(body.providerIdempotencyKey)).record).revision, revision)
+      }
+      const body = yield* executionBody(newId())
+      const refused = yield* handler.handle(yield* executionDelivery(yield* importSigningKeys(wrongSecrets), body))
+      assert.strictEqual(refused.status, 401)
+      assert.deepStrictEqual(jsonOf(refused), { error: "invalid_signature" })
+    })))
+})
+
 describe("customer web handler", () => {
   it("serves an execution through a Fetch Request", async () => {
     const layer = storageLayer()
@@ -281,11 +381,7 @@ describe("customer web handler", () => {
       assert.strictEqual(response.status, 202)
       const bytes = new Uint8Array(await response.arrayBuffer())
       const ack = await Effect.runPromise(Effect.provide(
-        verifyResponse(Acknowledgement, "dispatch_response", keys, {
-          status: response.status,
-          headers: Object.fromEntries(response.headers),
-          body: bytes
-        }),
+        verifyResponse(Acknowledgement, "dispatch_response", keys, { headers: response.headers, body: bytes }),
         client
       ))
       assert.strictEqual(ack.state, "accepted")
@@ -293,6 +389,36 @@ describe("customer web handler", () => {
       assert.strictEqual(ack.actionRequestId, body.actionRequestId)
       const get = await web.fetch(new Request("https://customer.example/accord"))
       assert.strictEqual(get.status, 405)
+    } finally {
+      await web.dispose()
+    }
+  })
+})
+
+describe("customer web handler body limit", () => {
+  it("answers 413 past 64 KiB, and stops reading an endless stream there", async () => {
+    const web = await makeWebHandler(storageLayer(), { workspaceId, secrets })
+    try {
+      const post = (body: Uint8Array | ReadableStream<Uint8Array>) =>
+        web.fetch(new Request("https://customer.example/accord", { method: "POST", body, duplex: "half" } as RequestInit))
+      const over = await post(new Uint8Array(maxRequestBytes + 1))
+      assert.strictEqual(over.status, 413)
+      assert.deepStrictEqual(await over.json(), { error: "body_too_large" })
+      // At the limit the body is read and handled (not JSON, so refused as unsupported).
+      assert.strictEqual((await post(new Uint8Array(maxRequestBytes))).status, 400)
+      let pulled = 0
+      let cancelled = false
+      const endless = new ReadableStream<Uint8Array>({
+        pull: (controller) => {
+          pulled += 16 * 1024
+          controller.enqueue(new Uint8Array(16 * 1024))
+        },
+        cancel: () => void (cancelled = true)
+      })
+      const streamed = await post(endless)
+      assert.strictEqual(streamed.status, 413)
+      assert.isTrue(cancelled)
+      assert.isAtMost(pulled, maxRequestBytes + 3 * 16 * 1024)
     } finally {
       await web.dispose()
     }

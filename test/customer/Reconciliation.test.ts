@@ -6,7 +6,7 @@ import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { type CustomerHandlerOptions, makeCustomerHandler } from "../../core/customer/Handler.ts"
+import { type CustomerHandlerSettings, makeCustomerHandler } from "../../core/customer/Handler.ts"
 import * as PaymentReader from "../../core/customer/Reconciliation.ts"
 import { HandshakeAck } from "../../core/messages/Handshake.ts"
 import { PaymentObservation } from "../../core/messages/Reconciliation.ts"
@@ -17,6 +17,7 @@ import {
   executionDelivery,
   handshakeDelivery,
   jsonOf,
+  nextSecrets,
   secrets,
   start,
   storageLayer,
@@ -24,7 +25,7 @@ import {
   workspaceId
 } from "./support.ts"
 
-const setup = (options: Omit<CustomerHandlerOptions, "workspaceId" | "keys"> = {}) =>
+const setup = (options: Omit<CustomerHandlerSettings, "workspaceId"> & { readonly revision?: number } = {}) =>
   Effect.gen(function*() {
     yield* TestClock.setTime(start)
     const keys = yield* importSigningKeys(secrets)
@@ -85,6 +86,58 @@ describe("customer handshake options", () => {
     }).pipe(Effect.provide(storageLayer())))
 })
 
+describe("customer handshake with several revisions (secret rotation)", () => {
+  const rotating = Effect.gen(function*() {
+    yield* TestClock.setTime(start)
+    const current = yield* importSigningKeys(secrets)
+    const next = yield* importSigningKeys(nextSecrets)
+    const handler = yield* makeCustomerHandler({
+      workspaceId,
+      revisions: [{ revision: 3, keys: current }, { revision: 4, keys: next }],
+      payment: { modes: ["setup_only"], providerAccountId: "acct_1Nv0FGQ9RKHgCVdK", livemode: false }
+    })
+    return { handler, current, next }
+  })
+  const revisionOf = (keys: SigningKeys, response: Parameters<typeof verifyResponse>[3]) =>
+    Effect.map(verifyResponse(HandshakeAck, "handshake_response", keys, response), (ack) => ack.paymentCapabilities?.connectionRevision)
+
+  it.effect("the revision header selects the pair that verifies and signs, and the proof's revision", () =>
+    Effect.gen(function*() {
+      const { current, handler, next } = yield* rotating
+      const four = yield* handler.handle(withRevisionHeader(yield* handshakeDelivery(next), "4"))
+      assert.strictEqual(four.status, 200)
+      assert.strictEqual(yield* revisionOf(next, four), 4)
+      assert.isTrue((yield* Effect.either(revisionOf(current, four)))._tag === "Left", "not signed with revision 3's secret")
+      const three = yield* handler.handle(withRevisionHeader(yield* handshakeDelivery(current), "3"))
+      assert.strictEqual(three.status, 200)
+      assert.strictEqual(yield* revisionOf(current, three), 3)
+    }).pipe(Effect.provide(storageLayer())))
+
+  it.effect("a handshake signed with another revision's secret than its header names is refused", () =>
+    Effect.gen(function*() {
+      const { current, handler } = yield* rotating
+      const response = yield* handler.handle(withRevisionHeader(yield* handshakeDelivery(current), "4"))
+      assert.strictEqual(response.status, 401)
+      assert.deepStrictEqual(jsonOf(response), { error: "invalid_signature" })
+    }).pipe(Effect.provide(storageLayer())))
+
+  it.effect("a revision not configured is refused 409 after verification", () =>
+    Effect.gen(function*() {
+      const { handler, next } = yield* rotating
+      const response = yield* handler.handle(withRevisionHeader(yield* handshakeDelivery(next), "5"))
+      assert.strictEqual(response.status, 409)
+      assert.deepStrictEqual(jsonOf(response), { error: "revision_mismatch" })
+    }).pipe(Effect.provide(storageLayer())))
+
+  it.effect("without the header, the pair that verifies answers, with its revision in the proof", () =>
+    Effect.gen(function*() {
+      const { current, handler } = yield* rotating
+      const response = yield* handler.handle(yield* handshakeDelivery(current))
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(yield* revisionOf(current, response), 3)
+    }).pipe(Effect.provide(storageLayer())))
+})
+
 const hex = (c: string) => c.repeat(64)
 
 /** A signed reconciliation request for the action behind `execution`, as the service sends it. */
@@ -132,7 +185,7 @@ const reading: PaymentReader.PaymentReading = {
 }
 
 /** A handler with a memory reader and one claimed execution. */
-const claimed = (options: Omit<CustomerHandlerOptions, "workspaceId" | "keys"> = {}) =>
+const claimed = (options: Parameters<typeof setup>[0] = {}) =>
   Effect.gen(function*() {
     const { handler, keys } = yield* setup(options)
     const execution = yield* executionBody(globalThis.crypto.randomUUID())

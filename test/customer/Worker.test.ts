@@ -6,9 +6,12 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { type HostExecutor, makeCustomerKit } from "../../adapters/customer/Kit.ts"
 import { ActionLedger } from "../../core/ActionLedger.ts"
@@ -16,24 +19,28 @@ import { ConnectorTransport } from "../../core/connector/Transport.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import * as Handler from "../../core/customer/Handler.ts"
 import * as Worker from "../../core/customer/Worker.ts"
-import { Completion } from "../../core/messages/Completion.ts"
 import * as NonceStore from "../../core/NonceStore.ts"
 import { Outbox } from "../../core/Outbox.ts"
 import { importSigningKeys } from "../../core/Signing.ts"
-import { verifyAndDecode } from "../../core/Verification.ts"
 import { warnIfSkipped } from "../support/postgres.ts"
 import { storageVariants } from "../support/storage.ts"
-import { executionBody, executionDelivery, type Received, secrets, startService, storageLayer, workspaceId, wrongSecrets } from "./support.ts"
+import {
+  executionBody,
+  executionDelivery,
+  type Received,
+  secrets,
+  startService,
+  storageLayer,
+  succeeded,
+  until,
+  verifyCompletion as verifyReceived,
+  workspaceId,
+  wrongSecrets
+} from "./support.ts"
 
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
 const runClient = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore>) =>
   Effect.runPromise(Effect.provide(effect, client))
-
-const succeeded = (actionRequestId: string): Worker.ExecutionResult => ({
-  outcome: "succeeded",
-  providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
-  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event", extensionDays: 14 }
-})
 
 const countingExecutor = (lookupAnswer?: (key: string) => Worker.ExecutionResult | undefined) => {
   const calls = { execute: 0, lookup: 0 }
@@ -51,7 +58,12 @@ const countingExecutor = (lookupAnswer?: (key: string) => Worker.ExecutionResult
 }
 
 /** The kit behind a real `node:http` server, with fast retries. */
-const startKit = async (storage: Layer.Layer<NonceStore.NonceStore | ActionLedger | Outbox, unknown>, serviceUrl: string, executor: HostExecutor) => {
+const startKit = async (
+  storage: Layer.Layer<NonceStore.NonceStore | ActionLedger | Outbox, unknown>,
+  serviceUrl: string,
+  executor: HostExecutor,
+  worker: { readonly executeTimeoutMillis?: number } = {}
+) => {
   const kit = await makeCustomerKit({
     workspaceId,
     secrets,
@@ -59,7 +71,7 @@ const startKit = async (storage: Layer.Layer<NonceStore.NonceStore | ActionLedge
     executor,
     storage,
     allowInsecureServiceUrl: true,
-    worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 } }
+    worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 }, ...worker }
   })
   const server = createServer(kit.nodeHandler)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -85,29 +97,10 @@ const deliver = async (kitUrl: string, body: Record<string, unknown>) => {
 
 const newBody = () => runClient(executionBody(globalThis.crypto.randomUUID()))
 
-const until = async (condition: () => boolean, what: string) => {
-  for (let i = 0; i < 400; i++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
 /** A quiet period of several poll intervals and backoff caps, to see that nothing more arrives. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 600))
 
-const verifyCompletion = (received: Received, withSecrets = secrets) =>
-  runClient(Effect.flatMap(importSigningKeys(withSecrets), (keys) =>
-    Effect.map(
-      verifyAndDecode(Completion, {
-        purpose: "completion",
-        keys,
-        headers: received.headers as Record<string, string>,
-        body: received.body,
-        nonceScope: "service"
-      }),
-      (verified) => verified.body
-    )))
+const verifyCompletion = (received: Received, withSecrets = secrets) => runClient(verifyReceived(received, withSecrets))
 
 const decoder = new TextDecoder()
 
@@ -200,7 +193,63 @@ for (const variant of storageVariants) {
       }
     }, 60_000)
 
-    it.skipIf(variant.name === "memory")("100 concurrent identical execution requests: one execute, one completion", async () => {
+    it("an execute that never returns holds one slot: an action claimed after it still runs and completes", async () => {
+      const service = await startService()
+      const hung = await newBody()
+      const executed: Array<string> = []
+      const executor: HostExecutor = {
+        execute: (request) => {
+          executed.push(request.actionRequestId)
+          return request.actionRequestId === hung.actionRequestId
+            ? new Promise<never>(() => {})
+            : Promise.resolve(succeeded(request.actionRequestId))
+        },
+        lookup: async () => undefined
+      }
+      // The default time limit (60 s) is far beyond this test: only the free slots let it pass.
+      const kit = await startKit(variant.layer(), service.url, executor)
+      try {
+        assert.strictEqual(await deliver(kit.url, hung), 202)
+        await until(() => executed.includes(hung.actionRequestId), "the hung execute to start")
+        const normal = await newBody()
+        assert.strictEqual(await deliver(kit.url, normal), 202)
+        await until(() => service.received.length >= 1, "the later action's completion")
+        const completion = await verifyCompletion(service.received[0]!)
+        assert.strictEqual(completion.actionRequestId, normal.actionRequestId)
+        assert.strictEqual(completion.outcome, "succeeded")
+        assert.deepStrictEqual(executed, [hung.actionRequestId, normal.actionRequestId])
+      } finally {
+        await kit.close()
+        await service.close()
+      }
+    }, 60_000)
+
+    it("an execute past its time limit is ambiguous: retried through lookup, which finds the run; never executed twice", async () => {
+      const service = await startService()
+      const calls = { execute: 0, lookup: 0 }
+      const found: Worker.ExecutionResult = { ...succeeded("00000000"), providerReference: "found_by_lookup" }
+      const executor: HostExecutor = {
+        execute: () => (calls.execute++, new Promise<never>(() => {})),
+        lookup: async () => (calls.lookup++, found)
+      }
+      const kit = await startKit(variant.layer(), service.url, executor, { executeTimeoutMillis: 100 })
+      try {
+        const body = await newBody()
+        assert.strictEqual(await deliver(kit.url, body), 202)
+        await until(() => service.received.length >= 1, "the completion after lookup")
+        await settle()
+        assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
+        assert.strictEqual(service.received.length, 1)
+        const completion = await verifyCompletion(service.received[0]!)
+        assert.strictEqual(completion.actionRequestId, body.actionRequestId)
+        assert.strictEqual(completion.providerReference, "found_by_lookup")
+      } finally {
+        await kit.close()
+        await service.close()
+      }
+    }, 60_000)
+
+    it("100 concurrent identical execution requests: one execute, one completion", async () => {
       const service = await startService()
       const { calls, executor } = countingExecutor()
       const kit = await startKit(variant.layer(), service.url, executor)
@@ -262,6 +311,12 @@ const probeExecutor = (looked: Option.Option<Worker.ExecutionResult>) => {
 const completionItem = (actionRequestId: string) =>
   Effect.flatMap(Outbox, (outbox) => outbox.findByKey(Worker.completeOutboxKind, actionRequestId))
 
+const executeItem = (providerIdempotencyKey: string) =>
+  Effect.map(
+    Effect.flatMap(Outbox, (outbox) => outbox.findByKey(Handler.executeOutboxKind, providerIdempotencyKey)),
+    Option.getOrThrow
+  )
+
 describe("customer kit worker after a possible earlier run", () => {
   it.effect("an item whose record says executing asks lookup, and does not execute when it ran", () =>
     Effect.gen(function*() {
@@ -290,22 +345,54 @@ describe("customer kit worker after a possible earlier run", () => {
       assert.isTrue(Option.isSome(yield* completionItem(body.actionRequestId)))
     }).pipe(Effect.provide(storageLayer())))
 
-  it.effect("a first run does not ask lookup; an executor defect is retried through lookup", () =>
+  it.effect("a first run does not ask lookup; an executor defect is retried through lookup, which finds the run", () =>
     Effect.gen(function*() {
       const calls = { execute: 0, lookup: 0 }
+      const found: Worker.ExecutionResult = { ...succeeded("00000000"), providerReference: "found_by_lookup" }
       const executor: Worker.ActionExecutorService = {
-        execute: (request) =>
-          Effect.suspend(() => (++calls.execute === 1 ? Effect.dieMessage("provider timed out") : Effect.succeed(succeeded(request.actionRequestId)))),
-        lookup: () => Effect.sync(() => (calls.lookup++, Option.none()))
+        execute: () => Effect.suspend(() => (calls.execute++, Effect.dieMessage("provider timed out"))),
+        lookup: () => Effect.sync(() => (calls.lookup++, Option.some(found)))
       }
       const { body, worker } = yield* workerSetup(executor)
       assert.strictEqual(yield* worker.executeDue, 1)
       assert.deepStrictEqual(calls, { execute: 1, lookup: 0 })
       assert.isTrue(Option.isNone(yield* completionItem(body.actionRequestId)))
-      const outbox = yield* Outbox
-      const item = Option.getOrThrow(yield* outbox.findByKey(Handler.executeOutboxKind, body.providerIdempotencyKey))
+      const item = yield* executeItem(body.providerIdempotencyKey)
       assert.strictEqual(item.attempts, 1)
       assert.strictEqual(item.lastError, "executor_defect")
+      // Not due before its backoff; due after it, and then retried through lookup.
+      assert.strictEqual(yield* worker.executeDue, 0)
+      yield* TestClock.adjust("10 minutes")
+      assert.strictEqual(yield* worker.executeDue, 1)
+      assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
+      const stored = JSON.parse((Option.getOrThrow(yield* completionItem(body.actionRequestId)).payload as { body: string }).body)
+      assert.strictEqual(stored.providerReference, "found_by_lookup")
+      const history = yield* (yield* ActionLedger).history(body.actionRequestId)
+      assert.strictEqual(history.at(-1)!.trigger, "customer.completion_recorded_after_lookup")
+    }).pipe(Effect.provide(storageLayer())))
+
+  it.effect("an execute that never returns is abandoned at the default time limit and retried through lookup", () =>
+    Effect.gen(function*() {
+      const calls = { execute: 0, lookup: 0 }
+      const started = yield* Deferred.make<void>()
+      const executor: Worker.ActionExecutorService = {
+        execute: () => Effect.zipRight(Effect.sync(() => calls.execute++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)),
+        lookup: (key) => Effect.sync(() => (calls.lookup++, Option.some(succeeded(key.slice(4)))))
+      }
+      const { body, worker } = yield* workerSetup(executor)
+      const first = yield* Effect.fork(worker.executeDue)
+      yield* Deferred.await(started)
+      yield* TestClock.adjust(Worker.defaultExecuteTimeoutMillis - 1)
+      assert.isTrue(Option.isNone(yield* Fiber.poll(first)), "still within the time limit")
+      yield* TestClock.adjust(1)
+      assert.strictEqual(yield* Fiber.join(first), 1)
+      const item = yield* executeItem(body.providerIdempotencyKey)
+      assert.strictEqual(item.attempts, 1)
+      assert.strictEqual(item.lastError, "execute_timeout")
+      yield* TestClock.adjust("10 minutes")
+      assert.strictEqual(yield* worker.executeDue, 1)
+      assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
+      assert.isTrue(Option.isSome(yield* completionItem(body.actionRequestId)))
     }).pipe(Effect.provide(storageLayer())))
 
   it("backoff doubles from the base to the cap, with the upper half random", () => {

@@ -1,0 +1,57 @@
+/**
+ * The connection revisions the customer kit holds secrets for (spec "Connection revision
+ * lifecycle": a reconfiguration creates a new pending revision that a successful handshake
+ * activates). Holding the next revision's pair next to the active one lets a customer rotate
+ * secrets without downtime: deploy both, let the service's check activate the new revision, and
+ * drop the old pair once every action bound to it has ended.
+ *
+ * - A handshake names its revision in a header; that revision's pair verifies and signs it.
+ * - An execution or reconciliation request carries no revision: each pair's action signing secret
+ *   is tried, newest revision first, and the pair that verified signs the answer. A claimed
+ *   execution is recorded under that revision.
+ * - A completion is signed with the completion secret of the revision its action was claimed under.
+ *
+ * @since 0.1.0
+ */
+import type { SigningKeys } from "../Signing.ts"
+
+/**
+ * One connection revision and its imported key pair.
+ *
+ * @since 0.1.0
+ */
+export interface RevisionKeys {
+  readonly revision: number
+  readonly keys: SigningKeys
+}
+
+/**
+ * The keys an endpoint or worker is configured with: one pair at one revision (default 0, "the
+ * initial revision is zero"), or several revisions, each with its own pair.
+ *
+ * @since 0.1.0
+ */
+export type KeyOptions =
+  | { readonly keys: SigningKeys; readonly revision?: number; readonly revisions?: never }
+  | { readonly revisions: ReadonlyArray<RevisionKeys>; readonly keys?: never; readonly revision?: never }
+
+/**
+ * The configured revisions, newest first: when two revisions share an action signing secret, the
+ * newer one is the one a request is bound to.
+ *
+ * @since 0.1.0
+ */
+export const keyringOf = (options: KeyOptions): ReadonlyArray<RevisionKeys> =>
+  options.revisions !== undefined
+    ? [...options.revisions].sort((a, b) => b.revision - a.revision)
+    : [{ revision: options.revision ?? 0, keys: options.keys }]
+
+/**
+ * The pair of `revision`; a revision no longer configured (or none recorded) falls back to the
+ * newest pair (the service verifies completions with the action's own revision and with its active
+ * one too).
+ *
+ * @since 0.1.0
+ */
+export const keysForRevision = (keyring: ReadonlyArray<RevisionKeys>, revision: number | undefined): RevisionKeys | undefined =>
+  keyring.find((entry) => entry.revision === revision) ?? keyring[0]
