@@ -45,7 +45,12 @@ export const bootService = (options: {
       ACCORD_ALLOW_INSECURE_ENDPOINTS: "1",
       ...options.env
     })
-    const listen = NodeHttpServer.layerServer(createServer, { port: options.port ?? 0, host: "127.0.0.1" })
+    // Idle connections stay open until the client closes them: with Node's default 5 s, the server
+    // could close one at the moment a test's fetch reuses it after a long pause (ECONNRESET under load).
+    const listen = NodeHttpServer.layerServer(() => Object.assign(createServer(), { keepAliveTimeout: 0 }), {
+      port: options.port ?? 0,
+      host: "127.0.0.1"
+    })
     const address = options.storage === undefined
       ? yield* Server.start(config, listen)
       : yield* Server.start(config, listen, Layer.merge(

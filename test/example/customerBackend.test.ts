@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -127,10 +127,6 @@ const deliveredOnce = (backend: RunningBackend, gate: { state: { down: boolean }
 
 const eventsNamed = (service: Service) =>
   Effect.map(request(`${service.ws}/events?event_name=entitlement_active`, { headers: admin }), (r) => r.json.data as Array<{ event_id: string }>)
-
-// PGlite's first start in a process compiles its WebAssembly, seconds under load; done before any
-// server starts, so no keep-alive connection of a test sits idle (and goes stale) across it.
-beforeAll(() => Effect.runPromise(Effect.scoped(Layer.build(Database.layerPglite("memory://")))), 60_000)
 
 describe("reference customer backend", () => {
   it.live("connection check, extend-trial dispatch, verified completion; entitlement_active survives an ingest outage and unlocks the gate", () =>
