@@ -158,9 +158,19 @@ const masterKeyFrom = (what: string, value: string): Uint8Array | string => {
   return bytes
 }
 
-const parseInteger = (value: string): number | undefined => (/^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : undefined)
+/**
+ * A non-negative integer of at most 15 digits (surrounding whitespace allowed); `undefined` otherwise.
+ *
+ * @since 0.1.0
+ */
+export const parseInteger = (value: string): number | undefined => (/^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : undefined)
 
-const parseBoolean = (value: string): boolean | undefined => {
+/**
+ * `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`, any case; `undefined` otherwise.
+ *
+ * @since 0.1.0
+ */
+export const parseBoolean = (value: string): boolean | undefined => {
   const normalized = value.trim().toLowerCase()
   if (["1", "true", "yes", "on"].includes(normalized)) return true
   if (["0", "false", "no", "off"].includes(normalized)) return false
@@ -174,7 +184,10 @@ const parseLogLevel = (value: string): LogLevel.LogLevel | undefined => {
   )
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/**
+ * @since 0.1.0
+ */
+export const uuidPattern: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * Reads and validates the configuration from the current `ConfigProvider` (the environment by

@@ -1,9 +1,13 @@
 /**
  * `accord customer doctor`: the spec's installation checks ("Installation checks" 4 and 5) run
- * against a deployed customer endpoint, as a checklist. It signs real protocol messages with the
- * customer's own secrets and checks that the endpoint answers valid ones correctly and refuses
- * tampered, stale, replayed and wrongly signed ones. With `withExecution` it also sends one signed
- * execution (which the backend may really perform) and its duplicate.
+ * against a deployed customer endpoint, as a checklist. It applies the service's own secret rules
+ * (`secretIssues`), signs real protocol messages with the customer's own secrets and checks that
+ * the endpoint answers valid ones correctly and refuses tampered, stale, replayed and wrongly
+ * signed ones, and correctly signed ones for another workspace. With `withExecution` it also sends
+ * one signed execution (which the backend may really perform) and its duplicate.
+ *
+ * What it cannot see: whether the backend *ran* a duplicate twice. `duplicate_idempotent` only
+ * compares the two acknowledgements; a second run happens inside the backend.
  *
  * Results carry fixed reasons, never a secret or a body.
  *
@@ -12,6 +16,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import { secretIssues } from "../../core/connector/Connection.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import { Acknowledgement } from "../../core/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../core/messages/Handshake.ts"
@@ -55,8 +60,6 @@ export interface DoctorReport {
   readonly checks: ReadonlyArray<DoctorCheck>
 }
 
-const minSecretLength = 32
-
 interface Answer {
   readonly status: number
   readonly headers: Record<string, string>
@@ -64,6 +67,10 @@ interface Answer {
 }
 
 const doctorConnectionId = "00000000-0000-4000-8000-00000000d0c7"
+/** What the tamper check puts in place of `connectionId`: a field the endpoint only echoes. */
+const tamperedConnectionId = "00000000-0000-4000-8000-00000000d0c8"
+/** The workspace of the wrong-workspace check: a valid UUID that is not the customer's. */
+const otherWorkspaceId = "00000000-0000-4000-8000-0000000000aa"
 
 /**
  * Runs every check in order and reports all of them.
@@ -78,10 +85,18 @@ const doctor = (options: DoctorOptions) =>
     const checks: Array<DoctorCheck> = []
     const add = (id: string, title: string, ok: boolean, reason: string) => checks.push({ id, title, ok, reason })
     const revision = options.revision ?? 0
-    const longEnough = options.actionSigningSecret.length >= minSecretLength && options.completionSecret.length >= minSecretLength
-    add("secrets_length", "Both connector secrets have at least 32 characters", longEnough, longEnough ? "ok" : "a secret is shorter than 32 characters")
-    const distinct = options.actionSigningSecret !== options.completionSecret
-    add("secrets_distinct", "The action signing and completion secrets are distinct", distinct, distinct ? "ok" : "the two secrets are equal")
+    // The service's own registration rules, so a secret the doctor passes is one `PUT /connector` takes.
+    const issues = secretIssues({
+      actionSigning: Redacted.make(options.actionSigningSecret),
+      completion: Redacted.make(options.completionSecret)
+    })
+    const secretCheck = (id: string, title: string, problems: ReadonlyArray<string>) => {
+      const found = issues.filter((i) => problems.includes(i.problem))
+      add(id, title, found.length === 0, found.length === 0 ? "ok" : found.map((i) => `${i.issue.path} ${i.issue.message}`).join("; "))
+    }
+    secretCheck("secrets_length", "Both connector secrets have 32 to 512 characters", ["secret_too_short", "secret_too_long"])
+    secretCheck("secrets_whitespace", "Neither secret starts or ends with whitespace or contains a control character", ["secret_whitespace"])
+    secretCheck("secrets_distinct", "The action signing and completion secrets are distinct", ["secrets_not_distinct"])
 
     const keys = yield* importSigningKeys({
       actionSigning: Redacted.make(options.actionSigningSecret),
@@ -108,23 +123,25 @@ const doctor = (options: DoctorOptions) =>
         return { status: response.status, headers: out, body: new Uint8Array(await response.arrayBuffer()) }
       }).pipe(Effect.option)
 
-    const handshakeBody = (nonce: string) => ({
+    const handshakeBody = (nonce: string, workspaceId: string) => ({
       challenge: nonce,
       connectionId: doctorConnectionId,
       protocolVersion: 1,
       sentAt: new Date().toISOString(),
       type: "service.customer_action.handshake",
-      workspaceId: options.workspaceId
+      workspaceId
     })
 
-    /** A signed handshake: headers, bytes and nonce. */
-    const signedHandshake = (signingKeys: SigningKeys, withRevision: boolean) =>
+    /** A signed handshake: headers, body, bytes and nonce. */
+    const signedHandshake = (signingKeys: SigningKeys, withRevision: boolean, workspaceId = options.workspaceId) =>
       Effect.gen(function*() {
         const nonce = yield* freshNonce
-        const bytes = encodeBody(handshakeBody(nonce))
+        const body = handshakeBody(nonce, workspaceId)
+        const bytes = encodeBody(body)
         const headers = yield* sign({ purpose: "handshake_request", keys: signingKeys, body: bytes, nonce })
         return {
           nonce,
+          body,
           bytes,
           headers: { ...headers, ...(withRevision ? { [headerNames.connectionRevision]: String(revision) } : {}) } as Record<string, string>
         }
@@ -168,10 +185,18 @@ const doctor = (options: DoctorOptions) =>
         const ok = answer.value.status >= 400 && answer.value.status < 500
         add(id, title, ok, ok ? "ok" : `answered HTTP ${answer.value.status}, expected a refusal`)
       })
-    yield* refused("tamper_rejected", "A tampered body is refused", Effect.map(signedHandshake(keys, true), (r) => ({
+    // Only `connectionId` changes, a field the endpoint echoes and has nothing to compare with: only
+    // checking the signature over the raw bytes can catch it (a tampered workspace would also be
+    // caught by a plain workspace comparison).
+    yield* refused("tamper_rejected", "A tampered body (connectionId changed after signing) is refused", Effect.map(signedHandshake(keys, true), (r) => ({
       headers: r.headers,
-      bytes: encodeBody({ ...handshakeBody(r.nonce), workspaceId: "00000000-0000-4000-8000-0000000000aa" })
+      bytes: encodeBody({ ...r.body, connectionId: tamperedConnectionId })
     })))
+    yield* refused(
+      "workspace_mismatch_rejected",
+      "A correctly signed handshake for another workspace is refused",
+      signedHandshake(keys, true, otherWorkspaceId)
+    )
     yield* refused("stale_rejected", "A stale timestamp (10 minutes old) is refused", Effect.gen(function*() {
       const r = yield* signedHandshake(keys, true)
       const timestamp = formatTimestamp(Date.now() - 10 * 60_000)
@@ -236,7 +261,13 @@ const doctor = (options: DoctorOptions) =>
       add("execution_acknowledged", "A signed execution gets a signed acknowledgement (202)", first.reason === "ok", first.reason === "ok" ? `ok (${first.state})` : first.reason)
       const second = yield* deliver(key)
       const same = first.reason === "ok" && second.reason === "ok" && second.state === first.state
-      add("duplicate_idempotent", "A duplicate execution (same key, fresh nonce) gets the original acknowledgement", same, same ? "ok" : second.reason === "ok" ? "the duplicate got another state" : second.reason)
+      // Only the answers are visible from here: whether the backend ran the duplicate is not.
+      add(
+        "duplicate_idempotent",
+        "A duplicate execution (same key, fresh nonce) gets the original acknowledgement state (a second run inside the backend is not visible to the doctor)",
+        same,
+        same ? "ok (same acknowledgement state; not a proof of a single run)" : second.reason === "ok" ? "the duplicate got another state" : second.reason
+      )
       const mismatch = yield* deliver("pva_" + "0".repeat(64))
       const refusedMismatch = mismatch.reason !== "ok"
       add("key_mismatch_rejected", "An execution whose idempotency header differs from the body is refused", refusedMismatch, refusedMismatch ? "ok" : "it was acknowledged")

@@ -6,24 +6,35 @@
  *
  * Everything durable lives in one database (PGlite in `ACCORD_DATA_DIR`, or PostgreSQL with
  * `DATABASE_URL`): the kit's claims and outbox, and this backend's trials. The extension is written
- * under the action's `providerIdempotencyKey` in the same transaction as the trial change, so the
- * kit's `lookup` finds a run that happened even if the process died right after it.
+ * under the action's `providerIdempotencyKey` in the same transaction as the trial change and the
+ * pending `entitlement_active` event, so the kit's `lookup` finds a run that happened even if the
+ * process died right after it, and the event is sent even then: a small delivery loop sends every
+ * pending event (the same `event_id` on every attempt, backoff between attempts) until the service
+ * accepts it or refuses it for good, and picks up whatever an earlier process left pending.
  */
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { InvalidConfig, parseBoolean, parseInteger, uuidPattern } from "../../adapters/config/AccordConfig.ts"
 import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import { makeDirectApiClient } from "../../adapters/sdk/DirectApiClient.ts"
+import { CreateGateBody } from "../../adapters/http/Insights.ts"
+import * as DirectApiClient from "../../adapters/sdk/DirectApiClient.ts"
 import * as Database from "../../adapters/sql/Database.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
 import { layerAesGcm } from "../../core/Cipher.ts"
+import { secretIssues } from "../../core/connector/Connection.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
-import type { ExecutionResult } from "../../core/customer/Worker.ts"
+import { type Backoff, backoffDelay, defaultBackoff, type ExecutionResult } from "../../core/customer/Worker.ts"
+import { buildFeatureAccessEvent } from "../../core/ingest/FeatureAccess.ts"
 import { isExtendTrialOperation } from "../../core/messages/Execution.ts"
 
 export interface BackendConfig {
@@ -32,9 +43,11 @@ export interface BackendConfig {
   readonly workspaceId: string
   readonly actionSigningSecret: string
   readonly completionSecret: string
+  /** The connection revision the two secrets belong to: the `revision` `PUT /connector` answered. */
+  readonly connectionRevision: number
   /** The service's base URL: completions and events go there. */
   readonly serviceUrl: string
-  /** A key of scope `ingest`; without it no `entitlement_active` events are sent. */
+  /** A key of scope `ingest`; without it `entitlement_active` events are recorded but not sent. */
   readonly ingestApiKey: string | undefined
   readonly dataDir: string
   readonly databaseUrl: string | undefined
@@ -42,39 +55,99 @@ export interface BackendConfig {
   readonly featureKey: string
   /** Allow an `http://` or loopback service URL (development only). */
   readonly allowInsecureServiceUrl: boolean
+  /** Delays between attempts to send one `entitlement_active` (default 1 s doubling to 5 minutes). */
+  readonly eventRetry?: Backoff
 }
 
-/** Reads the configuration the README documents; refuses to start without the required values. */
-export const configFromEnv = (env: Record<string, string | undefined>): BackendConfig => {
-  const required = (name: string) => {
-    const value = env[name]
-    if (value === undefined || value.trim() === "") throw new Error(`${name} is required`)
-    return value
+const isFeatureKey = Schema.is(CreateGateBody.fields.featureKey)
+const secretVariables = { actionSigningSecret: "ACCORD_ACTION_SIGNING_SECRET", completionSecret: "ACCORD_COMPLETION_SECRET" } as const
+const parseUrl = (value: string): URL | null => {
+  try {
+    return new URL(value)
+  } catch {
+    return null
   }
+}
+const loopbackHost = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
+
+/**
+ * Reads the configuration the README documents. Refuses to start with every problem at once, one
+ * line each, naming the variable and never repeating its value.
+ */
+export const configFromEnv = (env: Record<string, string | undefined>): BackendConfig => {
+  const problems: Array<string> = []
+  const text = (name: string) => {
+    const value = env[name]
+    return value === undefined || value.trim() === "" ? undefined : value
+  }
+  const required = (name: string) => text(name) ?? (problems.push(`${name} is required`), undefined)
+  const parsed = <A>(name: string, parse: (value: string) => A | undefined, fallback: A, expected: string): A => {
+    const value = text(name)
+    if (value === undefined) return fallback
+    const result = parse(value)
+    if (result === undefined) problems.push(`${name} must be ${expected}`)
+    return result ?? fallback
+  }
+
+  const port = parsed("PORT", (v) => {
+    const n = parseInteger(v)
+    return n !== undefined && n <= 65535 ? n : undefined
+  }, 8788, "an integer from 0 to 65535")
+  const workspaceId = required("ACCORD_WORKSPACE_ID")
+  if (workspaceId !== undefined && !uuidPattern.test(workspaceId)) problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
+  // Secrets are taken exactly as given (no trimming): the service checks the same rules at `PUT /connector`.
   const actionSigningSecret = required("ACCORD_ACTION_SIGNING_SECRET")
   const completionSecret = required("ACCORD_COMPLETION_SECRET")
-  if (actionSigningSecret.length < 32 || completionSecret.length < 32) throw new Error("both connector secrets need at least 32 characters")
-  if (actionSigningSecret === completionSecret) throw new Error("the two connector secrets must differ")
-  const serviceUrl = required("ACCORD_SERVICE_URL")
-  return {
-    port: Number(env["PORT"] ?? 8788),
-    host: env["HOST"] ?? "127.0.0.1",
-    workspaceId: required("ACCORD_WORKSPACE_ID"),
-    actionSigningSecret,
-    completionSecret,
-    serviceUrl,
-    ingestApiKey: env["SERVICE_INGEST_API_KEY"] || undefined,
-    dataDir: env["ACCORD_DATA_DIR"] || "./.customer-data",
-    databaseUrl: env["DATABASE_URL"] || undefined,
-    featureKey: env["EXAMPLE_FEATURE_KEY"] || "extended_trial",
-    allowInsecureServiceUrl: new URL(serviceUrl).protocol === "http:" || /^(1|true|yes|on)$/i.test(env["ACCORD_ALLOW_INSECURE_ENDPOINTS"] ?? "")
+  if (actionSigningSecret !== undefined && completionSecret !== undefined) {
+    for (const { issue } of secretIssues({ actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) })) {
+      problems.push(`${secretVariables[issue.path as keyof typeof secretVariables]} ${issue.message.replace("actionSigningSecret", secretVariables.actionSigningSecret)}`)
+    }
   }
+  const allowInsecureServiceUrl = parsed("ACCORD_ALLOW_INSECURE_ENDPOINTS", parseBoolean, false, "true or false")
+  const serviceUrl = required("ACCORD_SERVICE_URL")
+  if (serviceUrl !== undefined) {
+    const url = parseUrl(serviceUrl)
+    if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.username !== "" || url.password !== "") {
+      problems.push("ACCORD_SERVICE_URL must be the service's http(s) base URL, without credentials")
+    } else if (!allowInsecureServiceUrl && (url.protocol === "http:" || loopbackHost.test(url.hostname))) {
+      problems.push("ACCORD_SERVICE_URL must be https on a public host (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http and loopback in development)")
+    }
+  }
+  const featureKey = text("EXAMPLE_FEATURE_KEY") ?? "extended_trial"
+  if (!isFeatureKey(featureKey)) problems.push("EXAMPLE_FEATURE_KEY must be a lower-case code of 1 to 64 characters")
+  const connectionRevision = parsed("ACCORD_CONNECTION_REVISION", parseInteger, 0, "a non-negative integer (the revision PUT /connector answered)")
+
+  if (problems.length > 0) throw new InvalidConfig({ problems })
+  return {
+    port,
+    host: text("HOST") ?? "127.0.0.1",
+    workspaceId: workspaceId!,
+    actionSigningSecret: actionSigningSecret!,
+    completionSecret: completionSecret!,
+    connectionRevision,
+    serviceUrl: serviceUrl!,
+    ingestApiKey: text("SERVICE_INGEST_API_KEY"),
+    dataDir: text("ACCORD_DATA_DIR") ?? "./.customer-data",
+    databaseUrl: text("DATABASE_URL"),
+    featureKey,
+    allowInsecureServiceUrl
+  }
+}
+
+export interface AccessEventStatus {
+  readonly eventId: string
+  readonly state: "pending" | "delivered" | "refused"
+  readonly attempts: number
+  /** The last failure: `http_503`, `network_error`, the service's refusal code, … */
+  readonly lastError: string | null
 }
 
 export interface RunningBackend {
   readonly url: string
   /** The trial of an account, as the entitlement check sees it. */
   readonly trialOf: (accountId: string) => Promise<{ readonly trialEndsAt: number; readonly extensions: number } | undefined>
+  /** Where each `entitlement_active` stands (for operators: a `refused` or long-`pending` one needs a look). */
+  readonly accessEvents: () => Promise<ReadonlyArray<AccessEventStatus>>
   readonly close: () => Promise<void>
 }
 
@@ -92,16 +165,34 @@ const schema = [
      journey_id text NOT NULL,
      version_id text NOT NULL,
      action_request_id text NOT NULL
-   )`
+   )`,
+  // One row per entitlement_active event: the exact event, and where its delivery stands
+  // (`pending` until the service accepts it, `delivered`, or `refused` for good).
+  `CREATE TABLE IF NOT EXISTS example_access_events (
+     event_id text PRIMARY KEY,
+     event text NOT NULL,
+     state text NOT NULL DEFAULT 'pending',
+     attempts integer NOT NULL DEFAULT 0,
+     next_attempt_at bigint NOT NULL,
+     last_error text,
+     created_at bigint NOT NULL
+   )`,
+  `CREATE INDEX IF NOT EXISTS example_access_events_due ON example_access_events (next_attempt_at) WHERE state = 'pending'`
 ]
 
 const dayMillis = 24 * 60 * 60_000
+/** How long one delivery attempt holds its event (longer than the SDK's 10 s time-out). */
+const eventLeaseMillis = 30_000
+const eventPollMillis = 1_000
 
 interface ExtensionRow {
   readonly account_id: string
   readonly extension_days: number
   readonly trial_ends_at: string
   readonly extended_at: string
+  readonly journey_id: string
+  readonly version_id: string
+  readonly action_request_id: string
 }
 
 const resultOf = (key: string, row: ExtensionRow): ExecutionResult => ({
@@ -116,6 +207,9 @@ const resultOf = (key: string, row: ExtensionRow): ExecutionResult => ({
   }
 })
 
+const json = (res: ServerResponse, status: number, body: unknown) =>
+  void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+
 export const start = async (config: BackendConfig): Promise<RunningBackend> => {
   const storage: Database.Storage = config.databaseUrl !== undefined
     ? { _tag: "Postgres", url: Redacted.make(config.databaseUrl) }
@@ -126,13 +220,34 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
   const sql = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.as(Effect.forEach(schema, (statement) => sql.unsafe(statement), { discard: true }), sql)))
   const run = <A>(effect: Effect.Effect<A, unknown>) => runtime.runPromise(effect)
-  const events = config.ingestApiKey === undefined
-    ? undefined
-    : makeDirectApiClient({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey })
+  const eventsDue = Effect.runSync(Queue.sliding<void>(1))
+  const wakeEvents = () => void Effect.runSync(Queue.offer(eventsDue, undefined))
 
-  const lookupRow = (key: string) =>
-    run(sql<ExtensionRow>`SELECT account_id, extension_days, trial_ends_at, extended_at
-                          FROM example_trial_extensions WHERE provider_idempotency_key = ${key}`).then((rows) => rows[0])
+  /**
+   * The extension made under `key`, if any, with its `entitlement_active` event recorded as pending
+   * unless it already is. Inside the extension's transaction on the execute path; on the lookup
+   * path it makes sure an extension found after a crash has its event.
+   */
+  const settledExtension = (key: string) =>
+    Effect.gen(function*() {
+      const [row] = yield* sql<ExtensionRow>`
+        SELECT account_id, extension_days, trial_ends_at, extended_at, journey_id, version_id, action_request_id
+        FROM example_trial_extensions WHERE provider_idempotency_key = ${key}`
+      if (row === undefined) return undefined
+      const event = buildFeatureAccessEvent({
+        accountId: row.account_id,
+        featureKey: config.featureKey,
+        journeyId: row.journey_id,
+        versionId: row.version_id,
+        // The stored time of the extension: every attempt sends the same event.
+        occurredAt: new Date(Number(row.extended_at)).toISOString(),
+        actionRequestId: row.action_request_id
+      })
+      yield* sql`INSERT INTO example_access_events (event_id, event, next_attempt_at, created_at)
+                 VALUES (${event.event_id}, ${JSON.stringify(event)}, ${Date.now()}, ${Date.now()})
+                 ON CONFLICT (event_id) DO NOTHING`
+      return row
+    })
 
   /** The entitlement check: is the account's trial active now? */
   const trialOf = (accountId: string) =>
@@ -141,93 +256,151 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
       FROM example_trials t WHERE t.account_id = ${accountId}`).then((rows) =>
         rows[0] === undefined ? undefined : { trialEndsAt: Number(rows[0].trial_ends_at), extensions: Number(rows[0].extensions) })
 
-  const reportAccess = async (claimed: ClaimedExecution, row: ExtensionRow) => {
-    if (events === undefined) return
-    const trial = await trialOf(claimed.accountId)
-    if (trial === undefined || trial.trialEndsAt <= Date.now()) return
-    await events.sendFeatureAccess({
-      accountId: claimed.accountId,
-      featureKey: config.featureKey,
-      journeyId: claimed.binding.journeyId,
-      versionId: claimed.binding.publishedVersionId,
-      // The stored time of the extension: a retry resends the same event.
-      occurredAt: new Date(Number(row.extended_at)).toISOString(),
-      actionRequestId: claimed.actionRequestId
-    }).catch((error: unknown) => console.error(`entitlement_active not delivered: ${(error as { _tag?: string })._tag ?? "error"}`))
-  }
-
   const kit = await makeCustomerKit({
     workspaceId: config.workspaceId,
     secrets: { actionSigning: Redacted.make(config.actionSigningSecret), completion: Redacted.make(config.completionSecret) },
+    revision: config.connectionRevision,
     serviceUrl: config.serviceUrl,
     allowInsecureServiceUrl: config.allowInsecureServiceUrl,
     storage: Layer.succeedContext(await runtime.runtime().then((rt) => rt.context)),
     // Only the operation this backend implements is accepted; anything else is rejected up front.
     precheck: async (request) => (isExtendTrialOperation(request.action.operation) ? undefined : "unsupported_operation"),
     executor: {
-      execute: async (claimed) => {
+      execute: async (claimed: ClaimedExecution) => {
         const operation = claimed.action.operation
         if (!isExtendTrialOperation(operation)) {
           return { outcome: "failed", providerReference: "none", evidence: { entitlement: "", reasonCode: "unsupported_operation", source: "customer_server_event" } }
         }
         const key = claimed.providerIdempotencyKey
         const now = Date.now()
-        // One transaction: the extension record under the key, and the trial change it causes.
-        await run(sql.withTransaction(Effect.gen(function*() {
+        // One transaction: the extension record under the key, the trial change it causes, and the
+        // pending entitlement_active event (the extension makes the trial active, so access is verified).
+        const row = await run(sql.withTransaction(Effect.gen(function*() {
           const inserted = yield* sql`
             INSERT INTO example_trial_extensions (provider_idempotency_key, account_id, extension_days, trial_ends_at, extended_at, journey_id, version_id, action_request_id)
             VALUES (${key}, ${claimed.accountId}, ${operation.extensionDays}, 0, ${now}, ${claimed.binding.journeyId},
                     ${claimed.binding.publishedVersionId}, ${claimed.actionRequestId})
             ON CONFLICT DO NOTHING RETURNING provider_idempotency_key`
-          if (inserted.length === 0) return
-          const extension = operation.extensionDays * dayMillis
-          const [trial] = yield* sql<{ trial_ends_at: string }>`
-            INSERT INTO example_trials (account_id, trial_ends_at) VALUES (${claimed.accountId}, ${now + extension})
-            ON CONFLICT (account_id) DO UPDATE SET trial_ends_at = GREATEST(example_trials.trial_ends_at, ${now}) + ${extension}
-            RETURNING trial_ends_at`
-          yield* sql`UPDATE example_trial_extensions SET trial_ends_at = ${trial!.trial_ends_at} WHERE provider_idempotency_key = ${key}`
+          if (inserted.length > 0) {
+            const extension = operation.extensionDays * dayMillis
+            const [trial] = yield* sql<{ trial_ends_at: string }>`
+              INSERT INTO example_trials (account_id, trial_ends_at) VALUES (${claimed.accountId}, ${now + extension})
+              ON CONFLICT (account_id) DO UPDATE SET trial_ends_at = GREATEST(example_trials.trial_ends_at, ${now}) + ${extension}
+              RETURNING trial_ends_at`
+            yield* sql`UPDATE example_trial_extensions SET trial_ends_at = ${trial!.trial_ends_at} WHERE provider_idempotency_key = ${key}`
+          }
+          return yield* settledExtension(key)
         })))
-        const row = (await lookupRow(key))!
-        void reportAccess(claimed, row)
-        return resultOf(key, row)
+        wakeEvents()
+        return resultOf(key, row!)
       },
       lookup: async (key) => {
-        const row = await lookupRow(key)
-        return row === undefined ? undefined : resultOf(key, row)
+        const row = await run(settledExtension(key))
+        if (row === undefined) return undefined
+        wakeEvents()
+        return resultOf(key, row)
       }
     }
   })
 
-  const server: Server = createServer((req, res) => {
+  const events = config.ingestApiKey === undefined
+    ? undefined
+    // One attempt per call: the loop below owns the schedule, so it survives restarts.
+    : DirectApiClient.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
+  const retry = config.eventRetry ?? defaultBackoff
+
+  /** Sends the due pending events once each; the number it took. */
+  const deliverDueEvents = (client: DirectApiClient.DirectApiClient) =>
+    Effect.gen(function*() {
+      const now = Date.now()
+      // Leased by moving next_attempt_at: several processes on one database never send an event at once.
+      const due = yield* sql<{ event_id: string; event: string; attempts: number }>`
+        UPDATE example_access_events SET next_attempt_at = ${now + eventLeaseMillis}
+        WHERE event_id IN (SELECT event_id FROM example_access_events WHERE state = 'pending' AND next_attempt_at <= ${now}
+                           ORDER BY next_attempt_at LIMIT 16 FOR UPDATE SKIP LOCKED)
+        RETURNING event_id, event, attempts`
+      yield* Effect.forEach(due, (row) =>
+        Effect.gen(function*() {
+          const sent = yield* Effect.either(client.ingest(JSON.parse(row.event)))
+          const attempts = row.attempts + 1
+          if (sent._tag === "Right") {
+            yield* sql`UPDATE example_access_events SET state = 'delivered', attempts = ${attempts}, last_error = NULL WHERE event_id = ${row.event_id}`
+            return
+          }
+          const error = sent.left
+          // A refused key (401/403) is a configuration problem an operator fixes: keep the event.
+          if (error._tag === "IngestRejected" && error.status !== 401 && error.status !== 403) {
+            console.error(`entitlement_active ${row.event_id} refused by the service (HTTP ${error.status} ${error.code}); not retried`)
+            yield* sql`UPDATE example_access_events SET state = 'refused', attempts = ${attempts}, last_error = ${error.code} WHERE event_id = ${row.event_id}`
+            return
+          }
+          const reason = error._tag === "IngestRejected" ? `http_${error.status}` : error.reason
+          if (error._tag === "IngestRejected") console.error(`entitlement_active: the service refused SERVICE_INGEST_API_KEY (HTTP ${error.status}); retrying`)
+          const next = Date.now() + backoffDelay(retry, row.attempts, Math.random())
+          yield* sql`UPDATE example_access_events SET attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${reason} WHERE event_id = ${row.event_id}`
+        }).pipe(
+          // Stopped mid-attempt: due again at once for the next process.
+          Effect.onInterrupt(() => Effect.ignore(sql`UPDATE example_access_events SET next_attempt_at = ${Date.now()} WHERE event_id = ${row.event_id} AND state = 'pending'`))
+        ), { discard: true })
+      return due.length
+    })
+
+  if (events === undefined) console.warn("SERVICE_INGEST_API_KEY is unset: entitlement_active events are recorded but not sent")
+  const eventLoop = events === undefined ? undefined : runtime.runFork(Effect.forever(Effect.gen(function*() {
+    const taken = yield* deliverDueEvents(events).pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.as(Effect.sync(() => console.error("entitlement_active delivery: the database failed; retrying")), 0)
+      )
+    )
+    if (taken === 0) yield* Effect.race(Queue.take(eventsDue), Effect.sleep(eventPollMillis))
+  })))
+
+  const entitlement = (res: ServerResponse, encoded: string) => {
+    let accountId: string
+    try {
+      accountId = decodeURIComponent(encoded)
+    } catch {
+      return json(res, 400, { error: "invalid_account_id" })
+    }
+    trialOf(accountId).then(
+      (trial) =>
+        json(res, 200, {
+          accountId,
+          trialActive: trial !== undefined && trial.trialEndsAt > Date.now(),
+          trialEndsAt: trial === undefined ? null : new Date(trial.trialEndsAt).toISOString()
+        }),
+      () => json(res, 503, { error: "storage_unavailable" })
+    )
+  }
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://backend")
     if (req.method === "POST" && url.pathname === "/connector") return kit.nodeHandler(req, res)
-    const entitlement = /^\/entitlements\/([^/]+)$/.exec(url.pathname)
-    if (req.method === "GET" && entitlement !== null) {
-      const accountId = decodeURIComponent(entitlement[1]!)
-      void trialOf(accountId).then((trial) => {
-        const active = trial !== undefined && trial.trialEndsAt > Date.now()
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
-          accountId,
-          trialActive: active,
-          trialEndsAt: trial === undefined ? null : new Date(trial.trialEndsAt).toISOString()
-        }))
-      })
-      return
-    }
+    // An example only: unauthenticated, so anyone who can reach it learns an account's trial state.
+    // A real backend answers this behind its own authentication, for the signed-in account.
+    const entitlementPath = /^\/entitlements\/([^/]+)$/.exec(url.pathname)
+    if (req.method === "GET" && entitlementPath !== null) return entitlement(res, entitlementPath[1]!)
     if (req.method === "GET" && url.pathname === "/healthz") return void res.writeHead(200).end("ok")
-    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not_found" }))
+    json(res, 404, { error: "not_found" })
   })
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve))
   const address = server.address() as AddressInfo
   return {
     url: `http://${config.host}:${address.port}`,
     trialOf,
+    accessEvents: () =>
+      run(sql<{ event_id: string; state: AccessEventStatus["state"]; attempts: number; last_error: string | null }>`
+        SELECT event_id, state, attempts, last_error FROM example_access_events ORDER BY created_at, event_id`).then((rows) =>
+          rows.map((r) => ({ eventId: r.event_id, state: r.state, attempts: Number(r.attempts), lastError: r.last_error }))),
     close: async () => {
       await new Promise<void>((resolve) => {
         server.closeAllConnections()
         server.close(() => resolve())
       })
       await kit.dispose()
+      if (eventLoop !== undefined) await Effect.runPromise(Fiber.interrupt(eventLoop))
       await runtime.dispose()
     }
   }

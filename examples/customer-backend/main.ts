@@ -2,17 +2,24 @@
  * `npm run example:customer`: the reference customer backend (see Backend.ts and
  * docs/customer-kit.md). Configuration from the environment; stops cleanly on SIGTERM/SIGINT.
  */
-import { configFromEnv, start } from "./Backend.ts"
+import { type BackendConfig, configFromEnv, start } from "./Backend.ts"
 
-let config
+const stop = (lines: ReadonlyArray<string>): never => {
+  for (const line of lines) console.error(line)
+  process.exit(1)
+}
+
+let config: BackendConfig
 try {
   config = configFromEnv(process.env)
 } catch (error) {
-  console.error((error as Error).message)
-  process.exit(1)
+  // One line per problem; they name variables, never values.
+  stop(["customer backend: invalid configuration", ...(error as Error).message.split("\n").map((line) => `  - ${line}`)])
 }
-const backend = await start(config)
-console.log(`customer backend listening on ${backend.url} (kit at POST /connector)`)
+const backend = await start(config!).catch((error: unknown) =>
+  stop([`customer backend cannot start: ${(error as { _tag?: string })._tag ?? (error as Error).name ?? "error"}`])
+)
+console.log(`customer backend listening on ${backend.url} (kit at POST /connector, connection revision ${config!.connectionRevision})`)
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => void backend.close().then(() => process.exit(0)))
 }

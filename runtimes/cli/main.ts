@@ -2,8 +2,10 @@
  * The `accord` command line. `npm run accord -- customer doctor --endpoint URL [--revision N]
  * [--with-execution] [--json]` runs the installation checks against a customer endpoint with the
  * secrets from `ACCORD_ACTION_SIGNING_SECRET`, `ACCORD_COMPLETION_SECRET` and the workspace from
- * `ACCORD_WORKSPACE_ID`. Exit code 0 when every check passed, 1 otherwise, 2 on a usage error.
+ * `ACCORD_WORKSPACE_ID`; the revision defaults to `ACCORD_CONNECTION_REVISION` (the reference
+ * backend's variable), else 0. Exit code 0 when every check passed, 1 otherwise, 2 on a usage error.
  */
+import { parseInteger } from "../../adapters/config/AccordConfig.ts"
 import { formatReport, runDoctor } from "../../adapters/doctor/CustomerDoctor.ts"
 
 const usage = "usage: accord customer doctor --endpoint URL [--revision N] [--with-execution] [--json]"
@@ -22,8 +24,8 @@ const value = (name: string) => {
 }
 const endpoint = value("--endpoint") ?? fail(usage)
 const env = (name: string) => process.env[name] || fail(`${name} is required`)
-const revision = Number(value("--revision") ?? 0)
-if (!Number.isInteger(revision) || revision < 0) fail("--revision must be a non-negative integer")
+const revisionText = value("--revision") ?? (process.env["ACCORD_CONNECTION_REVISION"] || "0")
+const revision = parseInteger(revisionText) ?? fail("--revision (or ACCORD_CONNECTION_REVISION) must be a non-negative integer")
 
 const report = await runDoctor({
   endpoint,

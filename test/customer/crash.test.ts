@@ -3,11 +3,9 @@
  * the service's retry (same key, fresh nonce) against the restarted kit on the same database gets
  * `accepted`, the claim from before the crash is the one that stands, and the executor runs once.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,44 +23,9 @@ import { importSigningKeys } from "../../core/Signing.ts"
 import { verifyAndDecode } from "../../core/Verification.ts"
 import { databaseUrl, inSchema, warnIfSkipped } from "../support/postgres.ts"
 import { cipherLayer } from "../support/storage.ts"
-import { executionBody, executionDelivery, secrets, startService } from "./support.ts"
+import { executionBody, executionDelivery, secrets, spawnKit, startService } from "./support.ts"
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
-
-interface Kit {
-  readonly child: ChildProcess
-  readonly lines: Array<string>
-  readonly port: Promise<number>
-  readonly exited: Promise<NodeJS.Signals | number | null>
-}
-
-/** Starts `test/customer/kitProcess.ts` in one process (`node --import tsx`, so SIGKILL kills the kit itself). */
-const spawnKit = (args: ReadonlyArray<string>, killAfterClaim: boolean): Kit => {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/customer/kitProcess.ts", ...args], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ACCORD_TEST_KILL_AFTER_CLAIM: killAfterClaim ? "1" : "0" }
-  })
-  const lines: Array<string> = []
-  let buffered = ""
-  let stderr = ""
-  child.stderr!.on("data", (chunk) => (stderr += chunk))
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString()
-      const complete = buffered.split("\n")
-      buffered = complete.pop()!
-      for (const line of complete) {
-        lines.push(line)
-        if (line.startsWith("listening ")) resolve(Number(line.slice("listening ".length)))
-      }
-    })
-    child.on("exit", (code) => reject(new Error(`kit exited (${code}) before listening: ${stderr.slice(0, 800)}`)))
-  })
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)))
-  return { child, lines, port, exited }
-}
 
 const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<ActionLedger, unknown>) =>
   Effect.gen(function*() {

@@ -1,9 +1,11 @@
 /**
- * A child process for the kit's crash test: the customer kit on SQL storage behind `node:http`,
- * printing `listening <port>` when ready and `execute <actionRequestId>` / `lookup <key>` for every
- * executor call. With `ACCORD_TEST_KILL_AFTER_CLAIM=1` it SIGKILLs itself as soon as
- * `ActionLedger.create` has returned `created`: after the claim committed, before the
- * acknowledgement is written.
+ * A child process for the kit's crash and outage tests: the customer kit on SQL storage behind
+ * `node:http`, printing `listening <port>` when ready, `execute <actionRequestId>` / `lookup <key>`
+ * for every executor call, and `deliver <completionId> status <n>` / `deliver <completionId> failed
+ * <reason>` for every completion delivery attempt. With `ACCORD_TEST_KILL_AFTER_CLAIM=1` it SIGKILLs
+ * itself as soon as `ActionLedger.create` has returned `created`: after the claim committed, before
+ * the acknowledgement is written. With `ACCORD_TEST_HOLD_EXECUTION=1` the executor returns only
+ * after the process got SIGUSR2.
  *
  *   node --import tsx test/customer/kitProcess.ts pglite <dataDir> <serviceUrl>
  *   node --import tsx test/customer/kitProcess.ts postgres <url> <serviceUrl>
@@ -17,7 +19,9 @@ import * as Redacted from "effect/Redacted"
 import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
 import * as Database from "../../adapters/sql/Database.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
+import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import { ActionLedger } from "../../core/ActionLedger.ts"
+import { ConnectorTransport } from "../../core/connector/Transport.ts"
 import type { NonceStore } from "../../core/NonceStore.ts"
 import type { Outbox } from "../../core/Outbox.ts"
 import { cipherLayer } from "../support/storage.ts"
@@ -41,16 +45,39 @@ const killAfterClaim = (layer: typeof storage): Layer.Layer<NonceStore | ActionL
 
 const log = (line: string) => process.stdout.write(line + "\n")
 
+const hold = process.env["ACCORD_TEST_HOLD_EXECUTION"] === "1"
+let release = () => {}
+const released = new Promise<void>((resolve) => (release = resolve))
+process.on("SIGUSR2", () => release())
+
+/** The real HTTP transport, logging each completion delivery attempt and its result. */
+const transport = Layer.effect(
+  ConnectorTransport,
+  Effect.map(ConnectorTransport, (inner) => ({
+    post: (request) => {
+      const completionId = JSON.parse(new TextDecoder().decode(request.body)).completionId
+      return inner.post(request).pipe(
+        Effect.tapBoth({
+          onFailure: (failure) => Effect.sync(() => log(`deliver ${completionId} failed ${failure.reason}`)),
+          onSuccess: (response) => Effect.sync(() => log(`deliver ${completionId} status ${response.status}`))
+        })
+      )
+    }
+  }))
+).pipe(Layer.provide(HttpTransport.layer({ allowInsecure: true })))
+
 const kit = await makeCustomerKit({
   workspaceId,
   secrets,
   serviceUrl: serviceUrl!,
   allowInsecureServiceUrl: true,
   storage: process.env["ACCORD_TEST_KILL_AFTER_CLAIM"] === "1" ? killAfterClaim(storage) : storage,
+  transport,
   worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 } },
   executor: {
     execute: async (request) => {
       log(`execute ${request.actionRequestId}`)
+      if (hold) await released
       return {
         outcome: "succeeded",
         providerReference: "trial_ext_1",

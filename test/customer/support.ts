@@ -2,8 +2,10 @@
  * Shared fixtures for the customer kit's tests: storage, a loopback service, and (re-exported from
  * `deliveries.ts`) the test secrets and signed deliveries built as the service would build them.
  */
+import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
@@ -63,3 +65,43 @@ export const startService = async () => {
   }
 }
 
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** A kit in a child process (`test/customer/kitProcess.ts`) and every line it printed so far. */
+export interface KitProcess {
+  readonly child: ChildProcess
+  readonly lines: Array<string>
+  readonly port: Promise<number>
+  readonly exited: Promise<NodeJS.Signals | number | null>
+}
+
+/**
+ * Starts `test/customer/kitProcess.ts` in one process (`node --import tsx`, so SIGKILL kills the kit
+ * itself); `env` adds its test switches (`ACCORD_TEST_HOLD_EXECUTION`).
+ */
+export const spawnKit = (args: ReadonlyArray<string>, killAfterClaim: boolean, env: Record<string, string> = {}): KitProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/customer/kitProcess.ts", ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ACCORD_TEST_KILL_AFTER_CLAIM: killAfterClaim ? "1" : "0", ...env }
+  })
+  const lines: Array<string> = []
+  let buffered = ""
+  let stderr = ""
+  child.stderr!.on("data", (chunk) => (stderr += chunk))
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString()
+      const complete = buffered.split("\n")
+      buffered = complete.pop()!
+      for (const line of complete) {
+        lines.push(line)
+        if (line.startsWith("listening ")) resolve(Number(line.slice("listening ".length)))
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`kit exited (${code}) before listening: ${stderr.slice(0, 800)}`)))
+  })
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)))
+  return { child, lines, port, exited }
+}

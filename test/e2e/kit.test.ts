@@ -8,41 +8,16 @@
  */
 import { createServer, type Server as NodeServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import * as Readiness from "../../adapters/http/Readiness.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
-import * as Server from "../../runtimes/Server.ts"
 import { intakeInput, secrets, workspaceId } from "../connector/dispatch/support.ts"
-import { configFrom, request } from "../http/support.ts"
+import { request } from "../http/support.ts"
 import { storageVariants } from "../support/storage.ts"
-
-const adminKey = "e2e-kit-admin-key-0123456789abcdef0123456789"
-const admin = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }
-
-const bootService = (storage: (typeof storageVariants)[number]) =>
-  Effect.gen(function*() {
-    const ports = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
-    const config = yield* configFrom({
-      ACCORD_DATA_DIR: "memory://",
-      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
-      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
-      ACCORD_ALLOW_INSECURE_ENDPOINTS: "1"
-    })
-    const address = yield* Server.start(
-      config,
-      NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
-      Layer.merge(Layer.succeedContext(ports), Readiness.layerAlwaysReady)
-    )
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return `http://127.0.0.1:${address.port}`
-  })
+import { actionStatus, admin, bootService, connect, waitFor } from "./support.ts"
 
 /** The kit with a host executor that counts its runs per idempotency key. */
 const startKit = (storage: (typeof storageVariants)[number], serviceUrl: string) =>
@@ -82,37 +57,14 @@ const startKit = (storage: (typeof storageVariants)[number], serviceUrl: string)
       })
   )
 
-const waitFor = <A>(probe: Effect.Effect<A>, done: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      const value = yield* probe
-      if (done(value)) return value
-      yield* Effect.sleep("50 millis")
-    }
-    return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-  })
-
 for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
   describe.skipIf(!storage.available)(`service and customer kit end to end (${storage.name})`, () => {
     it.live("register, check, intake -> accepted -> kit executes once -> signed completion -> verified", () =>
       Effect.gen(function*() {
-        const base = yield* bootService(storage)
-        const kit = yield* startKit(storage, base)
-        const ws = `${base}/api/admin/v1/workspaces/${workspaceId}`
-
-        const registered = yield* request(`${ws}/connector`, {
-          method: "PUT",
-          headers: admin,
-          body: JSON.stringify({
-            endpoint: kit.url,
-            actionSigningSecret: Redacted.value(secrets.actionSigning),
-            completionSecret: Redacted.value(secrets.completion)
-          })
-        })
-        assert.strictEqual(registered.status, 201)
-        const checked = yield* request(`${ws}/connector/check`, { method: "POST", headers: admin, body: "{}" })
-        assert.strictEqual(checked.status, 200)
-        assert.strictEqual(checked.json.state, "active")
+        const service = yield* bootService({ storage })
+        const kit = yield* startKit(storage, service.base)
+        const ws = service.ws
+        yield* connect(service, kit.url, secrets)
 
         const ids: Array<string> = []
         for (let i = 0; i < 5; i++) {
@@ -127,7 +79,7 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         }
         for (const id of ids) {
           const status = yield* waitFor(
-            Effect.map(request(`${ws}/action-requests/${id}`, { headers: admin }), (r) => r.json),
+            actionStatus(service, id),
             (json) => json?.state === "verified",
             `${id} to be verified`
           )
@@ -151,8 +103,8 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
 
     it.live("intake before the connection is active: 409 connector_not_active", () =>
       Effect.gen(function*() {
-        const base = yield* bootService(storage)
-        const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+        const { ws } = yield* bootService({ storage })
+        const created = yield* request(`${ws}/action-requests`, {
           method: "POST",
           headers: admin,
           body: JSON.stringify(intakeInput())

@@ -6,9 +6,11 @@
 import { randomUUID } from "node:crypto"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as SqlClientTag from "@effect/sql/SqlClient"
 import * as Database from "../../adapters/sql/Database.ts"
 
@@ -30,13 +32,21 @@ export const inSchema = (url: string, schema: string): Redacted.Redacted<string>
   return Redacted.make(parsed.toString())
 }
 
-/** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
-export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> => {
+/**
+ * A fresh schema on the PostgreSQL server at `url`, created now and dropped (with everything in it)
+ * when the scope closes; the URL that puts a client into it, for code that opens its own clients.
+ */
+export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<string>, SqlError, Scope.Scope> => {
   const schema = `accord_test_${randomUUID().replaceAll("-", "").slice(0, 16)}`
-  const lifetime = Layer.scopedDiscard(Effect.flatMap(SqlClientTag.SqlClient, (sql) =>
-    Effect.acquireRelease(
-      sql`CREATE SCHEMA ${sql(schema)}`,
-      () => Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)
-    ))).pipe(Layer.provide(Database.layerPg(Redacted.make(url))))
-  return Database.layerPg(inSchema(url, schema)).pipe(Layer.provide(lifetime))
+  return Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(url))), (context) => {
+    const sql = Context.get(context, SqlClientTag.SqlClient)
+    return Effect.as(
+      Effect.acquireRelease(sql`CREATE SCHEMA ${sql(schema)}`, () => Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)),
+      inSchema(url, schema)
+    )
+  })
 }
+
+/** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
+export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  Layer.unwrapScoped(Effect.map(freshSchemaUrl(url), Database.layerPg))
