@@ -105,7 +105,7 @@ const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwn
  *
  * @since 0.1.0
  */
-export const profileFactIssues = (event: ValidEvent): ReadonlyArray<FieldIssue> => {
+export const profileFactIssues = (event: Partial<Pick<ValidEvent, "properties">>): ReadonlyArray<FieldIssue> => {
   const properties = event.properties
   if (properties === undefined) return []
   return rules.flatMap((rule) =>

@@ -19,6 +19,8 @@ import type { Event } from "./Event.ts"
  */
 export interface RelevanceRefusal {
   readonly code: "not_revenue_relevant"
+  /** The field the judgement rests on. */
+  readonly path: "event_name" | "event_kind"
   readonly reason: string
 }
 
@@ -108,7 +110,8 @@ const categoryOfName = (name: string): Category | undefined => {
 export const checkRevenueRelevance = (
   event: Pick<Event, "event_name" | "event_kind">
 ): Option.Option<RelevanceRefusal> => {
-  const category = categoryOfName(event.event_name) ??
-    (event.event_kind === undefined ? undefined : byKind.get(event.event_kind))
-  return category === undefined ? Option.none() : Option.some({ code: "not_revenue_relevant", reason: reasons[category] })
+  const byName = categoryOfName(event.event_name)
+  if (byName !== undefined) return Option.some({ code: "not_revenue_relevant", path: "event_name", reason: reasons[byName] })
+  const kind = event.event_kind === undefined ? undefined : byKind.get(event.event_kind)
+  return kind === undefined ? Option.none() : Option.some({ code: "not_revenue_relevant", path: "event_kind", reason: reasons[kind] })
 }

@@ -56,11 +56,15 @@ const isGrain = (value: unknown): value is AggregationGrain =>
 
 /**
  * Every rule of the usage rollup event that `event` breaks, at `now` (the receiving clock); empty
- * for other event names.
+ * for other event names. Reads only the fields given, so it also runs on the valid fields of an
+ * event whose other fields broke the contract.
  *
  * @since 0.1.0
  */
-export const validateRollup = (event: ValidEvent, now: number): ReadonlyArray<FieldIssue> => {
+export const validateRollup = (
+  event: Partial<Pick<ValidEvent, "event_name" | "semantic_type" | "event_kind" | "value" | "properties">>,
+  now: number
+): ReadonlyArray<FieldIssue> => {
   if (event.event_name !== usageRollupEventName) return []
   const issues: Array<FieldIssue> = []
   const issue = (path: string, message: string) => issues.push({ path, message })
