@@ -9,9 +9,9 @@
  * generic decoder cost more than all the other ingestion rules together.
  *
  * Rules the spec leaves loose, fixed here:
- * - `event_name`: "static lower_snake_case string", 1–64 characters; a segment that is all digits,
- *   or 8+ characters containing a digit, is an embedded identifier and is refused
- *   (`checkout_completed_12345`, `user_5f3a9c2e_login`).
+ * - `event_name`: "static lower_snake_case string", 1–64 characters; a segment that looks like an
+ *   identifier ({@link isIdentifierSegment}) is refused (`checkout_completed_12345`,
+ *   `user_5f3a9c2e_login`, `user_deadbeefcafe_login`, `order_a1b2c3_paid`).
  * - `timestamp`: "ISO 8601 UTC": an RFC 3339 timestamp ending in `Z` or `+00:00`, not before
  *   {@link minEventTimestamp} and at most {@link maxFutureSkewMillis} after the receiving clock.
  * - `user` requires `user_id` ("object with `name` and `email` strings for the user in `user_id`").
@@ -72,16 +72,32 @@ export const parseUtcTimestamp = (value: unknown): number | undefined =>
  */
 export const utcTimestampExpectation = "an ISO 8601 UTC timestamp such as 2026-11-22T10:15:30.000Z (ending in Z or +00:00)"
 
+const allDigits = /^[0-9]+$/
 const digit = /[0-9]/
+const hexLetters = /^[a-f]{8,}$/
+const consonants = /^[b-df-hj-np-tv-xz]{6,}$/
+
+/** How often a segment switches between letters and digits (`a1b2c3`: 5, `oauth2`: 1). */
+const letterDigitSwitches = (segment: string): number => {
+  let switches = 0
+  for (let i = 1; i < segment.length; i++) {
+    if (digit.test(segment[i]!) !== digit.test(segment[i - 1]!)) switches++
+  }
+  return switches
+}
 
 /**
  * Whether one `_`-separated segment of an event name is an embedded identifier rather than a word:
- * all digits, or at least 8 characters containing a digit (hex, UUID, ULID or database ids).
+ * all digits; 8+ characters containing a digit (hex, UUID, ULID or database ids); 8+ letters that
+ * are all hex digits (`deadbeefcafe`); letters and digits alternating 4+ times (`a1b2c3`); or 6+
+ * letters without a vowel (random lowercase ids). Words with a version or a digit in them stay
+ * names: `oauth2`, `s3`, `v2`, `e2e`, `k8s`.
  *
  * @since 0.1.0
  */
 export const isIdentifierSegment = (segment: string): boolean =>
-  /^[0-9]+$/.test(segment) || (segment.length >= 8 && digit.test(segment))
+  allDigits.test(segment) || (segment.length >= 8 && digit.test(segment)) || hexLetters.test(segment) ||
+  consonants.test(segment) || letterDigitSwitches(segment) >= 4
 
 /**
  * Why `name` is not a valid `event_name`, or `undefined` when it is.
@@ -93,8 +109,8 @@ export const eventNameProblem = (name: string): string | undefined => {
     return "must be a static lower_snake_case name of 1 to 64 characters, such as checkout_completed"
   }
   if (name.split("_").some(isIdentifierSegment)) {
-    return "must be a static name without embedded identifiers (a segment that is all digits, or 8+ characters " +
-      "with digits); put identifiers in event_id or properties"
+    return "must be a static name without embedded identifiers (a segment of digits, hex, mixed letters and " +
+      "digits, or letters without vowels); put identifiers in event_id or properties"
   }
   return undefined
 }

@@ -75,7 +75,12 @@ describe("Event", () => {
       "oauth_connected", "destination_configured", "sync_failed", "setup_failed", "support_needed",
       "entitlement_active", "feature_adopted", "user_logged_in", "session_started", "usage_rollup_recorded"
     ]
-    for (const name of [...specNames, "oauth2_connected", "s3_export_completed", "api_v2_called", "a"]) {
+    for (
+      const name of [
+        ...specNames, "oauth2_connected", "s3_export_completed", "api_v2_called", "a", "step_completed", "e2e_test_passed",
+        "k8s_cluster_created", "b2b_deal_won", "decade_reviewed", "facade_added", "sync_scheduled", "rhythm_set"
+      ]
+    ) {
       it(`accepts ${name}`, () => accepts(set("event_name", name)))
     }
 
@@ -94,7 +99,8 @@ describe("Event", () => {
     for (
       const name of [
         "checkout_completed_12345", "user_5f3a9c2e_login", "order_2_shipped", "invoice_01hzx3k5q8n7r2m4_paid",
-        "account_550e8400_created", "report_20261122_exported"
+        "account_550e8400_created", "report_20261122_exported", "user_deadbeefcafe_login", "order_a1b2c3_paid",
+        "invoice_x9y8z7_sent", "job_qxzvbnmk_done"
       ]
     ) {
       it(`rejects ${name} for its embedded identifier`, () => {
