@@ -21,11 +21,11 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import type { ProfileFact, UserField } from "../AccountProfileStore.ts"
+import type { LoginActivity, ProfileFact, UserField } from "../AccountProfileStore.ts"
 import type { StoredEvent } from "../EventStore.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { occurredAt, type Sentiment, type SentimentSource, type ValidEvent } from "./Event.ts"
-import { extractProfileFacts } from "./Profile.ts"
+import { extractProfileFacts, loginActivityOf } from "./Profile.ts"
 
 /**
  * Canonical JSON: object keys sorted by UTF-16 code units at every level (RFC 8785 order), no
@@ -184,7 +184,8 @@ export interface NormalizeContext {
 
 /**
  * A normalized event: the row to append (its `payloadHash` is the caller's SHA-256 of
- * `payloadHashInput`, see `Ingest.withPayloadHash`), the user update and the profile facts.
+ * `payloadHashInput`, see `Ingest.withPayloadHash`), the user update, the profile facts and the
+ * login it records.
  *
  * @since 0.1.0
  */
@@ -193,6 +194,8 @@ export interface NormalizedEvent {
   readonly payloadHashInput: string
   readonly userUpdate: Option.Option<UserUpdate>
   readonly profileFacts: ReadonlyArray<ProfileFact>
+  /** The user's login, for `AccountProfileStore.recordLogins` (login activity with a `user_id`). */
+  readonly login: Option.Option<LoginActivity>
 }
 
 /**
@@ -249,6 +252,7 @@ export const normalizeEvent = (valid: ValidEvent, context: NormalizeContext): No
     },
     payloadHashInput: payloadHashInput(valid),
     userUpdate: userUpdateOf(valid, context, at),
-    profileFacts: extractProfileFacts(valid, context.id)
+    profileFacts: extractProfileFacts(valid, context.id),
+    login: loginActivityOf(valid, { workspaceId: context.workspaceId, sourceEventId: context.id })
   }
 }

@@ -140,7 +140,7 @@ describe("prepareEvent", () => {
     })
 
     it("noise outranks a broken contract: the event should not be sent at all", () => {
-      const { account_id: _, ...event } = { ...baseEvent(), event_name: "pricing_page_viewed", timestamp: "soon" }
+      const { account_id: _, ...event }: Json = { ...baseEvent(), event_name: "pricing_page_viewed", timestamp: "soon" }
       assert.instanceOf(rejected(event), NotRevenueRelevant)
     })
 
