@@ -10,6 +10,7 @@ import { migration as stores } from "./0002_stores.ts"
 import { migration as ingest } from "./0003_ingest.ts"
 import { migration as connectionAudit } from "./0004_connection_audit.ts"
 import { migration as accountLogins } from "./0005_account_logins.ts"
+import { migration as accountView } from "./0006_account_view.ts"
 
 /**
  * @since 0.1.0
@@ -19,5 +20,6 @@ export const migrations: Migrations = {
   "0002_stores": stores,
   "0003_ingest": ingest,
   "0004_connection_audit": connectionAudit,
-  "0005_account_logins": accountLogins
+  "0005_account_logins": accountLogins,
+  "0006_account_view": accountView
 }
