@@ -22,6 +22,7 @@
 import * as Either from "effect/Either"
 import { parseTimestamp } from "../Timestamp.ts"
 import type { FieldIssue } from "../Verification.ts"
+import { remembering } from "./Memo.ts"
 
 /**
  * How far after the receiving clock an event's `timestamp` may be: five minutes, the same clock
@@ -72,39 +73,48 @@ export const parseUtcTimestamp = (value: unknown): number | undefined =>
  */
 export const utcTimestampExpectation = "an ISO 8601 UTC timestamp such as 2026-11-22T10:15:30.000Z (ending in Z or +00:00)"
 
-const allDigits = /^[0-9]+$/
-const digit = /[0-9]/
-const hexLetters = /^[a-f]{8,}$/
-const consonants = /^[b-df-hj-np-tv-xz]{6,}$/
-
-/** How often a segment switches between letters and digits (`a1b2c3`: 5, `oauth2`: 1). */
-const letterDigitSwitches = (segment: string): number => {
-  let switches = 0
-  for (let i = 1; i < segment.length; i++) {
-    if (digit.test(segment[i]!) !== digit.test(segment[i - 1]!)) switches++
-  }
-  return switches
-}
+/** Lower-case vowels, `y` included (`rhythm`, `sync` are words). */
+const isVowel = (code: number): boolean =>
+  code === 97 || code === 101 || code === 105 || code === 111 || code === 117 || code === 121
 
 /**
  * Whether one `_`-separated segment of an event name is an embedded identifier rather than a word:
  * all digits; 8+ characters containing a digit (hex, UUID, ULID or database ids); 8+ letters that
  * are all hex digits (`deadbeefcafe`); letters and digits alternating 4+ times (`a1b2c3`); or 6+
  * letters without a vowel (random lowercase ids). Words with a version or a digit in them stay
- * names: `oauth2`, `s3`, `v2`, `e2e`, `k8s`.
+ * names: `oauth2`, `s3`, `v2`, `e2e`, `k8s`. Reads a segment of lower_snake_case (`[a-z0-9]`).
  *
  * @since 0.1.0
  */
-export const isIdentifierSegment = (segment: string): boolean =>
-  allDigits.test(segment) || (segment.length >= 8 && digit.test(segment)) || hexLetters.test(segment) ||
-  consonants.test(segment) || letterDigitSwitches(segment) >= 4
+export const isIdentifierSegment = (segment: string): boolean => {
+  let digits = 0
+  let switches = 0
+  let hexLetters = true
+  let vowels = false
+  let previousDigit = false
+  for (let i = 0; i < segment.length; i++) {
+    const code = segment.charCodeAt(i)
+    const isDigit = code >= 48 && code <= 57
+    if (isDigit) digits++
+    else {
+      if (code < 97 || code > 102) hexLetters = false
+      if (isVowel(code)) vowels = true
+    }
+    if (i > 0 && isDigit !== previousDigit) switches++
+    previousDigit = isDigit
+  }
+  const length = segment.length
+  return (length > 0 && digits === length) || (length >= 8 && digits > 0) || switches >= 4 ||
+    (digits === 0 && ((length >= 8 && hexLetters) || (length >= 6 && !vowels)))
+}
 
 /**
- * Why `name` is not a valid `event_name`, or `undefined` when it is.
+ * Why `name` is not a valid `event_name`, or `undefined` when it is. Remembered per valid-looking
+ * name (senders repeat a few).
  *
  * @since 0.1.0
  */
-export const eventNameProblem = (name: string): string | undefined => {
+export const eventNameProblem: (name: string) => string | undefined = remembering((name: string) => {
   if (name.length < 1 || name.length > 64 || !lowerSnakePattern.test(name)) {
     return "must be a static lower_snake_case name of 1 to 64 characters, such as checkout_completed"
   }
@@ -113,7 +123,7 @@ export const eventNameProblem = (name: string): string | undefined => {
       "digits, or letters without vowels); put identifiers in event_id or properties"
   }
   return undefined
-}
+}, { keep: (name) => name.length <= 64 && lowerSnakePattern.test(name) })
 
 const noControl = /^[^\u0000-\u001f\u007f]*$/
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/

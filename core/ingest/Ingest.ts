@@ -184,10 +184,9 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
   }
   for (const { message, path } of validateRollup(fields, context.now)) invalid.push({ path, message, code: "invalid_event" })
   for (const { message, path } of profileFactIssues(fields)) invalid.push({ path, message, code: "invalid_event" })
-  const refusal = fields.event_name === undefined ? Option.none() : checkRevenueRelevance({
-    event_name: fields.event_name,
-    ...(fields.event_kind === undefined ? {} : { event_kind: fields.event_kind })
-  })
+  const refusal = fields.event_name === undefined
+    ? Option.none()
+    : checkRevenueRelevance({ event_name: fields.event_name, event_kind: fields.event_kind })
   if (unsafe.length > 0) {
     if (Option.isSome(refusal)) {
       invalid.push({ path: refusal.value.path, message: refusal.value.reason, code: "not_revenue_relevant" })

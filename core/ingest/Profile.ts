@@ -112,12 +112,16 @@ const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwn
  */
 export const profileFactIssues = (event: Partial<Pick<ValidEvent, "properties">>): ReadonlyArray<FieldIssue> => {
   const properties = event.properties
-  if (properties === undefined) return []
-  return rules.flatMap((rule) =>
-    rule.properties
-      .filter((name) => hasOwn(properties, name) && rule.read(properties[name]) === undefined)
-      .map((name) => ({ path: `properties.${name}`, message: `is a profile fact and must be ${rule.expectation}` }))
-  )
+  const issues: Array<FieldIssue> = []
+  if (properties === undefined) return issues
+  for (const rule of rules) {
+    for (const name of rule.properties) {
+      if (hasOwn(properties, name) && rule.read(properties[name]) === undefined) {
+        issues.push({ path: `properties.${name}`, message: `is a profile fact and must be ${rule.expectation}` })
+      }
+    }
+  }
+  return issues
 }
 
 /**
@@ -192,14 +196,17 @@ export const readActiveUsers = (
   })
 
 /**
- * The facts a (validated) event sets, in a fixed order. Properties of the wrong form are skipped
- * (see {@link profileFactIssues}, which rejects such events before this runs).
+ * The facts a (validated) event sets, in a fixed order, observed when it occurred (`observedAt`,
+ * when the caller has already parsed it). Properties of the wrong form are skipped (see
+ * {@link profileFactIssues}, which rejects such events before this runs).
  *
  * @since 0.1.0
  */
-export const extractProfileFacts = (event: ValidEvent, sourceEventId: string): ReadonlyArray<ProfileFact> => {
-  const observedAt = occurredAt(event)
-  const fact = (name: ProfileFactName, value: unknown): ProfileFact => ({ name, value, observedAt, sourceEventId })
+export const extractProfileFacts = (
+  event: ValidEvent,
+  sourceEventId: string,
+  observedAt: number = occurredAt(event)
+): ReadonlyArray<ProfileFact> => {
   const facts: Array<ProfileFact> = []
   const properties = event.properties
   if (properties !== undefined) {
@@ -207,15 +214,15 @@ export const extractProfileFacts = (event: ValidEvent, sourceEventId: string): R
       for (const name of rule.properties) {
         const value = hasOwn(properties, name) ? rule.read(properties[name]) : undefined
         if (value !== undefined) {
-          facts.push(fact(rule.fact, value))
+          facts.push({ name: rule.fact, value, observedAt, sourceEventId })
           break
         }
       }
     }
   }
   if (isLoginActivity(event)) {
-    facts.push(fact("last_login_at", formatTimestamp(observedAt)))
-    if (event.user_id !== undefined) facts.push(fact("last_login_user_id", event.user_id))
+    facts.push({ name: "last_login_at", value: formatTimestamp(observedAt), observedAt, sourceEventId })
+    if (event.user_id !== undefined) facts.push({ name: "last_login_user_id", value: event.user_id, observedAt, sourceEventId })
   }
   return facts
 }

@@ -13,6 +13,7 @@
  */
 import * as Option from "effect/Option"
 import type { Event } from "./Event.ts"
+import { remembering } from "./Memo.ts"
 
 /**
  * Why an event is refused as noise.
@@ -94,7 +95,8 @@ const byKind: ReadonlyMap<string, Category> = new Map<string, Category>([
   ["console", "debug"]
 ])
 
-const categoryOfName = (name: string): Category | undefined => {
+/** The category a (valid) event name falls in, remembered per name. */
+const categoryOfName = remembering((name: string): Category | undefined => {
   const words = name.split("_")
   const pageView = has(words, pageViewWords) || pair(words, pageWords, viewWords) || pair(words, viewedWords, pageWords) ||
     pair(words, pageNames, viewWords) || pair(words, viewedWords, pageNames)
@@ -107,7 +109,7 @@ const categoryOfName = (name: string): Category | undefined => {
   ) return "toggle"
   if (has(words, debugWords) || logNames.has(name) || logTails.has(words[words.length - 1]!)) return "debug"
   return undefined
-}
+})
 
 /**
  * `Some` with the reason when the event is noise the Direct API refuses (code
@@ -116,7 +118,7 @@ const categoryOfName = (name: string): Category | undefined => {
  * @since 0.1.0
  */
 export const checkRevenueRelevance = (
-  event: Pick<Event, "event_name" | "event_kind">
+  event: Pick<Event, "event_name"> & { readonly event_kind?: string | undefined }
 ): Option.Option<RelevanceRefusal> => {
   const byName = categoryOfName(event.event_name)
   if (byName !== undefined) return Option.some({ code: "not_revenue_relevant", path: "event_name", reason: reasons[byName] })

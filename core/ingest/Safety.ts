@@ -35,6 +35,7 @@
  *
  * @since 0.1.0
  */
+import { remembering } from "./Memo.ts"
 
 /**
  * At most this many keys in any one object of `properties`.
@@ -265,10 +266,8 @@ const classifyKey = (words: ReadonlyArray<string>): MarkedKey | undefined => {
 }
 
 /** Why a marked name's value is refused, or `undefined` when the value is a flag or described by a further word. */
-const keyProblem = (key: string, value: unknown): string | undefined => {
-  if (value === null || typeof value === "boolean") return undefined
-  const marked = classifyKey(keyWords(key))
-  if (marked === undefined) return undefined
+const keyProblem = (marked: MarkedKey | undefined, value: unknown): string | undefined => {
+  if (marked === undefined || value === null || typeof value === "boolean") return undefined
   const described = marked.others.some((word) =>
     metadataWords.has(word) || (marked.kind === "free_text" && freeTextMetadataWords.has(word))
   )
@@ -491,6 +490,21 @@ export const identifierProblem = (s: string): string | undefined =>
 // the walk
 // ---------------------------------------------------------------------------------------------
 
+/** What a property name says on its own: data in the name itself, or a term marking its value. */
+interface NameVerdict {
+  readonly sensitive: string | undefined
+  readonly marked: MarkedKey | undefined
+}
+
+/**
+ * What a property name says on its own, remembered per name (senders use the same few names on
+ * every event), except for a name that is itself data (an e-mail address), which is never kept.
+ */
+const nameVerdict = remembering((name: string): NameVerdict => {
+  const sensitive = sensitiveProblem(name)
+  return { sensitive, marked: sensitive === undefined ? classifyKey(keyWords(name)) : undefined }
+}, { keep: (_, verdict) => verdict.sensitive === undefined })
+
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -501,68 +515,74 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
  * @since 0.1.0
  */
 export const screenProperties = (properties: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
-  const issues: Array<SafetyIssue> = []
-  let totalKeys = 0
-  const bounds = (path: string, reason: string): void => {
-    issues.push({ code: "property_bounds", path, reason })
-  }
-  const unsafe = (path: string, reason: string): void => {
-    issues.push({ code: "unsafe_property", path, reason })
-  }
+  const walk: Walk = { issues: [], totalKeys: 0 }
+  visitObject(walk, properties, "properties", 1)
+  if (walk.totalKeys > maxPropertyTotalKeys) bounds(walk, "properties", `has more than ${maxPropertyTotalKeys} keys in all`)
+  return walk.issues
+}
 
-  const visitValue = (value: unknown, path: string, depth: number): void => {
-    if (typeof value === "string") {
-      // both rules: an over-long string is a size error and, whatever else, free text (a stack trace)
-      if (value.length > maxPropertyStringLength) bounds(path, `is longer than ${maxPropertyStringLength} characters`)
-      const problem = valueProblem(value)
-      if (problem !== undefined) unsafe(path, problem)
-    } else if (typeof value === "number") {
-      if (!Number.isFinite(value)) bounds(path, "must be a finite number")
-    } else if (value === null || typeof value === "boolean") {
-      return
-    } else if (Array.isArray(value)) {
-      if (depth + 1 > maxPropertyDepth) return bounds(path, `is nested deeper than ${maxPropertyDepth} levels`)
-      if (value.length > maxPropertyArrayItems) {
-        bounds(path, `has more than ${maxPropertyArrayItems} items; send current counts, not lists`)
-      }
-      value.forEach((item, index) => visitValue(item, `${path}.${index}`, depth + 1))
-    } else if (isObject(value)) {
-      if (depth + 1 > maxPropertyDepth) return bounds(path, `is nested deeper than ${maxPropertyDepth} levels`)
-      visitObject(value, path, depth + 1)
-    } else {
-      bounds(path, "must be a JSON value: a string, number, boolean, null, array or object")
+/** The state of one screening walk (top-level functions, not closures: it runs on every request). */
+interface Walk {
+  readonly issues: Array<SafetyIssue>
+  totalKeys: number
+}
+
+const bounds = (walk: Walk, path: string, reason: string): void => {
+  walk.issues.push({ code: "property_bounds", path, reason })
+}
+
+const unsafe = (walk: Walk, path: string, reason: string): void => {
+  walk.issues.push({ code: "unsafe_property", path, reason })
+}
+
+const visitValue = (walk: Walk, value: unknown, path: string, depth: number): void => {
+  if (typeof value === "string") {
+    // both rules: an over-long string is a size error and, whatever else, free text (a stack trace)
+    if (value.length > maxPropertyStringLength) bounds(walk, path, `is longer than ${maxPropertyStringLength} characters`)
+    const problem = valueProblem(value)
+    if (problem !== undefined) unsafe(walk, path, problem)
+  } else if (typeof value === "number") {
+    if (!Number.isFinite(value)) bounds(walk, path, "must be a finite number")
+  } else if (value === null || typeof value === "boolean") {
+    return
+  } else if (Array.isArray(value)) {
+    if (depth + 1 > maxPropertyDepth) return bounds(walk, path, `is nested deeper than ${maxPropertyDepth} levels`)
+    if (value.length > maxPropertyArrayItems) {
+      bounds(walk, path, `has more than ${maxPropertyArrayItems} items; send current counts, not lists`)
     }
+    for (let index = 0; index < value.length; index++) visitValue(walk, value[index], `${path}.${index}`, depth + 1)
+  } else if (isObject(value)) {
+    if (depth + 1 > maxPropertyDepth) return bounds(walk, path, `is nested deeper than ${maxPropertyDepth} levels`)
+    visitObject(walk, value, path, depth + 1)
+  } else {
+    bounds(walk, path, "must be a JSON value: a string, number, boolean, null, array or object")
   }
+}
 
-  const visitObject = (object: Readonly<Record<string, unknown>>, path: string, depth: number): void => {
-    const keys = Object.keys(object)
-    totalKeys += keys.length
-    if (keys.length > maxPropertyKeys) bounds(path, `has more than ${maxPropertyKeys} keys`)
-    for (const key of keys) {
-      if (key.length === 0 || key.length > maxPropertyKeyLength) {
-        bounds(`${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
-        continue
-      }
-      if (key === "__proto__") {
-        // an own key from JSON.parse; copied into another object it would set that object's prototype
-        bounds(`${path}.${key}`, "__proto__ is not allowed as a property name")
-        continue
-      }
-      const keyIsData = sensitiveProblem(key)
-      if (keyIsData !== undefined) {
-        unsafe(`${path}.${redactedKey}`, `a property name ${keyIsData.replace(/^(looks|is)/, "that $1")}`)
-        continue
-      }
-      const value = object[key]
-      const refused = keyProblem(key, value)
-      if (refused !== undefined) unsafe(`${path}.${key}`, refused)
-      else visitValue(value, `${path}.${key}`, depth)
+const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path: string, depth: number): void => {
+  const keys = Object.keys(object)
+  walk.totalKeys += keys.length
+  if (keys.length > maxPropertyKeys) bounds(walk, path, `has more than ${maxPropertyKeys} keys`)
+  for (const key of keys) {
+    if (key.length === 0 || key.length > maxPropertyKeyLength) {
+      bounds(walk, `${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
+      continue
     }
+    if (key === "__proto__") {
+      // an own key from JSON.parse; copied into another object it would set that object's prototype
+      bounds(walk, `${path}.${key}`, "__proto__ is not allowed as a property name")
+      continue
+    }
+    const { marked, sensitive } = nameVerdict(key)
+    if (sensitive !== undefined) {
+      unsafe(walk, `${path}.${redactedKey}`, `a property name ${sensitive.replace(/^(looks|is)/, "that $1")}`)
+      continue
+    }
+    const value = object[key]
+    const refused = keyProblem(marked, value)
+    if (refused !== undefined) unsafe(walk, `${path}.${key}`, refused)
+    else visitValue(walk, value, `${path}.${key}`, depth)
   }
-
-  visitObject(properties, "properties", 1)
-  if (totalKeys > maxPropertyTotalKeys) bounds("properties", `has more than ${maxPropertyTotalKeys} keys in all`)
-  return issues
 }
 
 /**
