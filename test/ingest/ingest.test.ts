@@ -15,6 +15,7 @@ import {
   withPayloadHash
 } from "../../core/ingest/Ingest.ts"
 import { baseEvent, type Json, now, rollupEvent, withProperties } from "./support.ts"
+import { unsafeIdentifiers } from "./unsafePayloads.ts"
 
 const context = { id: "evt_1", workspaceId: "ws_1", now }
 
@@ -80,14 +81,8 @@ describe("prepareEvent", () => {
     const issuesOf = (rejection: IngestRejection) =>
       (rejection as UnsafeEvent | InvalidEvent).issues.map(({ code, path }) => [code, path])
 
-    for (
-      const [field, value] of [
-        ["account_id", "ada@example.com"],
-        ["user_id", "+15551234567"],
-        ["event_id", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"]
-      ] as const
-    ) {
-      it(`unsafe data in ${field} is UnsafeEvent at ${field}, never echoed`, () => {
+    for (const [field, value] of unsafeIdentifiers) {
+      it(`unsafe data in ${field} (${value.slice(0, 20)}) is UnsafeEvent at ${field}, never echoed`, () => {
         const rejection = rejected({ ...baseEvent(), [field]: value })
         assert.instanceOf(rejection, UnsafeEvent)
         assert.deepStrictEqual(issuesOf(rejection), [["unsafe_property", field]])

@@ -17,7 +17,7 @@ import {
   screenProperties
 } from "../../core/ingest/Safety.ts"
 import type { Json } from "./support.ts"
-import { stringsIn, unsafePayloads } from "./unsafePayloads.ts"
+import { stringsIn, unsafeIdentifiers, unsafePayloads } from "./unsafePayloads.ts"
 
 /** A deterministic byte source (xorshift32) standing in for a CSPRNG in tests. */
 const randomBytes = (seed: number) => {
@@ -176,20 +176,7 @@ describe("Safety", () => {
   })
 
   describe("identifiers outside properties", () => {
-    // [field, value, a phrase of the reason]
-    const refused: ReadonlyArray<readonly [string, string, string]> = [
-      ["account_id", "ada@example.com", "e-mail"],
-      ["account_id", "(555) 123-4567", "phone"],
-      ["account_id", "192.168.1.20", "IP address"],
-      ["account_id", "the customer said the export is too slow for them", "free text"],
-      ["user_id", "+15551234567", "phone"],
-      ["user_id", "bob@example.org", "e-mail"],
-      ["user_id", "Bearer abcdefghijklmnop", "Authorization"],
-      ["event_id", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "API key"],
-      ["event_id", "integration_connected:ada@example.com", "e-mail"],
-      ["event_id", "https://app.example.com/invite/abc123", "invite"]
-    ]
-    for (const [field, value, phrase] of refused) {
+    for (const [field, value, phrase] of unsafeIdentifiers) {
       it(`refuses ${field} = ${value.slice(0, 24)} at ${field} without echoing it`, () => {
         const issues = screenIdentifiers({ [field]: value })
         assert.deepStrictEqual(issues.map((issue) => [issue.code, issue.path]), [["unsafe_property", field]])

@@ -106,3 +106,16 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["secret padded over 256 characters", { k: "sk_live_4eC39HqLyjWDarjtT1zdp7dc " + "x".repeat(300) }, "properties.k", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"]
 ]
 
+/** [identifier field, an unsafe value for it, a phrase of the reason] */
+export const unsafeIdentifiers: ReadonlyArray<readonly ["account_id" | "user_id" | "event_id", string, string]> = [
+  ["account_id", "ada@example.com", "e-mail"],
+  ["account_id", "(555) 123-4567", "phone"],
+  ["account_id", "192.168.1.20", "IP address"],
+  ["account_id", "the customer said the export is too slow for them", "free text"],
+  ["user_id", "+15551234567", "phone"],
+  ["user_id", "bob@example.org", "e-mail"],
+  ["user_id", "Bearer abcdefghijklmnop", "Authorization"],
+  ["event_id", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "API key"],
+  ["event_id", "integration_connected:ada@example.com", "e-mail"],
+  ["event_id", "https://app.example.com/invite/abc123", "invite"]
+]
