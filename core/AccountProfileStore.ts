@@ -1,10 +1,11 @@
 /**
- * The `AccountProfileStore` port: the small account profile built from event properties, and the
- * latest name and e-mail per `user_id` (spec "Account profile facts", "User object rules").
+ * The `AccountProfileStore` port: the small account profile built from event properties, the
+ * latest name and e-mail per `user_id` (spec "Account profile facts", "User object rules"), and each
+ * account user's last login (login activity, for the active-user counts).
  *
- * Every fact and user field carries the occurrence time of the event that set it, and a newer
- * occurrence wins (ties broken by the source event's id), so out-of-order delivery converges to the
- * same profile.
+ * Every fact, user field and login carries the occurrence time of the event that set it, and a
+ * newer occurrence wins (ties broken by the source event's id), so out-of-order delivery converges
+ * to the same profile.
  *
  * @since 0.1.0
  */
@@ -63,6 +64,22 @@ export interface FactsEntry {
 }
 
 /**
+ * A user's login to an account (spec "Account profile facts", login activity: `user_logged_in` or
+ * `session_started` with `semantic_type` `login` and the `user_id` who caused it). `observedAt` is
+ * when it occurred.
+ *
+ * @since 0.1.0
+ */
+export interface LoginActivity {
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly userId: string
+  readonly observedAt: number
+  /** Accord's id of the event. */
+  readonly sourceEventId: string
+}
+
+/**
  * @since 0.1.0
  */
 export interface AccountProfileStoreService {
@@ -86,6 +103,20 @@ export interface AccountProfileStoreService {
     readonly email?: UserField
   }) => Effect.Effect<void, StorageError>
   readonly getUser: (workspaceId: string, userId: string) => Effect.Effect<Option.Option<UserRecord>, StorageError>
+  /**
+   * Keeps each (workspace, account, user)'s newest login (see module doc; one statement on SQL);
+   * entries may repeat a user, the newest wins.
+   */
+  readonly recordLogins: (logins: ReadonlyArray<LoginActivity>) => Effect.Effect<void, StorageError>
+  /**
+   * For each of `since` (epoch ms), in order: how many distinct users of the account have their
+   * newest login at or after it.
+   */
+  readonly countActiveUsers: (
+    workspaceId: string,
+    accountId: string,
+    since: ReadonlyArray<number>
+  ) => Effect.Effect<ReadonlyArray<number>, StorageError>
 }
 
 /**
@@ -114,6 +145,8 @@ export const isNewer = (
 export const makeMemory = (): AccountProfileStoreService => {
   const profiles = new Map<string, Map<string, ProfileFact>>()
   const users = new Map<string, UserRecord>()
+  /** Per workspace and account: each user's newest login. */
+  const logins = new Map<string, Map<string, LoginActivity>>()
   const key = (a: string, b: string) => a + "\u0000" + b
   const apply = ({ accountId, facts, workspaceId }: FactsEntry) => {
     const k = key(workspaceId, accountId)
@@ -142,7 +175,21 @@ export const makeMemory = (): AccountProfileStoreService => {
           email: email !== undefined && isNewer(email, current.email) ? email : current.email
         })
       }),
-    getUser: (workspaceId, userId) => Effect.sync(() => Option.fromNullable(users.get(key(workspaceId, userId))))
+    getUser: (workspaceId, userId) => Effect.sync(() => Option.fromNullable(users.get(key(workspaceId, userId)))),
+    recordLogins: (batch) =>
+      Effect.sync(() => {
+        for (const login of batch) {
+          const k = key(login.workspaceId, login.accountId)
+          const account = logins.get(k) ?? new Map<string, LoginActivity>()
+          if (isNewer(login, account.get(login.userId))) account.set(login.userId, login)
+          logins.set(k, account)
+        }
+      }),
+    countActiveUsers: (workspaceId, accountId, since) =>
+      Effect.sync(() => {
+        const account = [...(logins.get(key(workspaceId, accountId))?.values() ?? [])]
+        return since.map((at) => account.filter((login) => login.observedAt >= at).length)
+      })
   }
 }
 

@@ -66,6 +66,13 @@ export interface EventStoreService {
   readonly append: (events: ReadonlyArray<StoredEvent>) => Effect.Effect<ReadonlyArray<AppendResult>, StorageError>
   /** Newest first by `occurredAt`, then by `id` descending. */
   readonly list: (query: EventQuery) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  /**
+   * Every matching event, in `list`'s order: a complete search, not a page. For narrow queries
+   * only, such as one account's events of one name (the feature-gate evidence).
+   */
+  readonly listAll: (query: Omit<EventQuery, "limit" | "after">) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  /** The workspace's events with these ids (Accord's), in no particular order; unknown ids are left out. */
+  readonly getByIds: (workspaceId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
   readonly findByEventId: (workspaceId: string, eventId: string) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
 }
 
@@ -88,6 +95,18 @@ export const newestFirst = (a: StoredEvent, b: StoredEvent): number =>
 export const makeMemory = (): EventStoreService => {
   const events: Array<StoredEvent> = []
   const byEventId = new Map<string, StoredEvent>()
+  const matching = (q: Omit<EventQuery, "limit">): Array<StoredEvent> =>
+    events
+      .filter((e) =>
+        e.workspaceId === q.workspaceId &&
+        (q.accountId === undefined || e.accountId === q.accountId) &&
+        (q.eventName === undefined || e.eventName === q.eventName) &&
+        (q.from === undefined || e.occurredAt >= q.from) &&
+        (q.to === undefined || e.occurredAt < q.to) &&
+        (q.after === undefined || e.occurredAt < q.after.occurredAt ||
+          (e.occurredAt === q.after.occurredAt && e.id < q.after.id))
+      )
+      .sort(newestFirst)
   return {
     append: (batch) =>
       Effect.sync(() =>
@@ -106,21 +125,13 @@ export const makeMemory = (): EventStoreService => {
           return { _tag: "Stored", event }
         })
       ),
-    list: (q) =>
-      Effect.sync(() =>
-        events
-          .filter((e) =>
-            e.workspaceId === q.workspaceId &&
-            (q.accountId === undefined || e.accountId === q.accountId) &&
-            (q.eventName === undefined || e.eventName === q.eventName) &&
-            (q.from === undefined || e.occurredAt >= q.from) &&
-            (q.to === undefined || e.occurredAt < q.to) &&
-            (q.after === undefined || e.occurredAt < q.after.occurredAt ||
-              (e.occurredAt === q.after.occurredAt && e.id < q.after.id))
-          )
-          .sort(newestFirst)
-          .slice(0, q.limit)
-      ),
+    list: (q) => Effect.sync(() => matching(q).slice(0, q.limit)),
+    listAll: (q) => Effect.sync(() => matching(q)),
+    getByIds: (workspaceId, ids) =>
+      Effect.sync(() => {
+        const wanted = new Set(ids)
+        return events.filter((e) => e.workspaceId === workspaceId && wanted.has(e.id))
+      }),
     findByEventId: (workspaceId, eventId) => Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId)))
   }
 }

@@ -39,6 +39,8 @@ export interface FeatureGateStoreService {
   /** `false` when a gate with this id exists (nothing changes). */
   readonly create: (gate: Omit<FeatureGate, "state" | "unlockedAt" | "unlockEventId">) => Effect.Effect<boolean, StorageError>
   readonly get: (workspaceId: string, id: string) => Effect.Effect<Option.Option<FeatureGate>, StorageError>
+  /** Every gate of the account, checking and unlocked, oldest first (by `createdAt`, then id). */
+  readonly listByAccount: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   /** The account's gates still in `checking`. */
   readonly checking: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   /** Unlocks a `checking` gate; `false` if it is not (or no longer) checking. */
@@ -70,6 +72,12 @@ export const makeMemory = (): FeatureGateStoreService => {
         return true
       }),
     get: (workspaceId, id) => Effect.sync(() => Option.fromNullable(gates.get(key(workspaceId, id)))),
+    listByAccount: (workspaceId, accountId) =>
+      Effect.sync(() =>
+        [...gates.values()]
+          .filter((g) => g.workspaceId === workspaceId && g.accountId === accountId)
+          .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      ),
     checking: (workspaceId, accountId) =>
       Effect.sync(() =>
         [...gates.values()].filter((g) => g.workspaceId === workspaceId && g.accountId === accountId && g.state === "checking")

@@ -16,6 +16,18 @@ const daysInMonth = (year: number, month: number): number =>
     ? 30
     : 31
 
+/**
+ * Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`). Plain
+ * arithmetic instead of `Date.UTC`, which reads years 0 to 99 as 1900 to 1999.
+ */
+const daysFromCivil = (year: number, month: number, day: number): number => {
+  const y = month <= 2 ? year - 1 : year
+  const era = Math.floor(y / 400)
+  const yearOfEra = y - era * 400
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1
+  return era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468
+}
+
 /** The value of `count` ASCII digits at `at`, or -1 if any is not a digit. */
 const digits = (s: string, at: number, count: number): number => {
   let n = 0
@@ -81,7 +93,7 @@ export const parseTimestamp = (s: string): number | undefined => {
     return undefined
   }
   if (at !== length) return undefined
-  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000
+  return daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + millis
 }
 
 /**

@@ -2,10 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { formatTimestamp, parseTimestamp } from "../core/Timestamp.ts"
 
+/** 0000-01-01T00:00:00.000Z: `Date.UTC(0, 0, 1)` would be 1900. */
+const year0 = -62_167_219_200_000
+
 describe("Timestamp", () => {
   it.prop(
     "the sending form round-trips to the millisecond",
-    [fc.integer({ min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) })],
+    [fc.integer({ min: year0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) })],
     ([millis]) => {
       assert.strictEqual(parseTimestamp(formatTimestamp(millis)), millis)
     }
@@ -19,6 +22,27 @@ describe("Timestamp", () => {
       assert.strictEqual(parseTimestamp(text), Date.parse(text))
     }
   )
+
+  it.prop(
+    "agrees with Date on every calendar instant of years 0000 to 9999",
+    [fc.integer({ min: year0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) })],
+    ([millis]) => {
+      const date = new Date(millis)
+      const pad = (n: number, width = 2) => String(n).padStart(width, "0")
+      const text = `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T` +
+        `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.${pad(date.getUTCMilliseconds(), 3)}+00:00`
+      assert.strictEqual(parseTimestamp(text), millis)
+    }
+  )
+
+  it("years 0000 to 0099 are not shifted into the 1900s", () => {
+    assert.strictEqual(parseTimestamp("0000-01-01T00:00:00Z"), year0)
+    assert.strictEqual(parseTimestamp("0001-01-01T00:00:00Z"), -62_135_596_800_000)
+    assert.strictEqual(parseTimestamp("0099-12-31T23:59:59.999Z"), -59_011_459_200_001)
+    assert.strictEqual(parseTimestamp("0004-02-29T00:00:00Z"), new Date("0004-02-29T00:00:00Z").getTime())
+    assert.isUndefined(parseTimestamp("0100-02-29T00:00:00Z"))
+    assert.strictEqual(parseTimestamp("0000-02-29T00:00:00Z"), new Date("0000-02-29T00:00:00Z").getTime())
+  })
 
   it("accepts offsets and lowercase separators as RFC 3339 allows", () => {
     const utc = Date.UTC(2026, 10, 22, 10, 15, 30)

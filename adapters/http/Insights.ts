@@ -4,10 +4,13 @@
  * `/api/admin/v1/workspaces/{workspaceId}`:
  *
  * - `GET /events?account_id&event_name&from&to&cursor&limit`: newest first, cursor pagination;
- * - `GET /accounts/{accountId}`: the profile's facts, each with the event that set it, and the account's gates;
+ * - `GET /accounts/{accountId}`: the profile's facts, each with the event that set it
+ *   (`sourceEvent: { id, event_name, event_id, timestamp }`), the active-user counts as of the
+ *   read, and the account's feature gates;
  * - `POST /feature-gates`, `GET /feature-gates/{id}`: a gate `checking` until an `entitlement_active`
  *   event for the same account, journey, version and feature, timed after the journey began and sent
- *   with a server ingest key, unlocks it.
+ *   with a server ingest key, unlocks it. Every read of a checking gate settles it against the
+ *   evidence committed so far (`GateEvidence.settleGate`).
  *
  * Reads accept an `admin` or a `developer:read` key of the workspace; creating a gate needs `admin`.
  *
@@ -24,8 +27,8 @@ import { randomUuid } from "../../core/ApiKeys.ts"
 import type { Crypto } from "../../core/Crypto.ts"
 import { EventStore, type StoredEvent } from "../../core/EventStore.ts"
 import { type FeatureGate, FeatureGateStore } from "../../core/FeatureGateStore.ts"
-import { unlockGates } from "../../core/ingest/IngestWriter.ts"
-import { featureAccessEventName } from "../../core/ingest/FeatureAccess.ts"
+import { settleGate } from "../../core/ingest/GateEvidence.ts"
+import { readActiveUsers } from "../../core/ingest/Profile.ts"
 import { Uuid } from "../../core/messages/Common.ts"
 import { formatTimestamp, parseTimestamp } from "../../core/Timestamp.ts"
 import { authorizeWorkspace, storageUnavailable } from "./Auth.ts"
@@ -121,27 +124,54 @@ const gateView = (gate: FeatureGate) => ({
   unlockEventId: gate.unlockEventId
 })
 
+const sourceEventView = (event: StoredEvent) => ({
+  id: event.id,
+  event_name: event.eventName,
+  event_id: event.eventId,
+  timestamp: formatTimestamp(event.occurredAt)
+})
+
 const getAccount = Effect.gen(function*() {
   const workspaceId = yield* allowing(["admin", "developer:read"])
   const accountId = (yield* HttpRouter.params)["accountId"] ?? ""
-  const profile = yield* (yield* AccountProfileStore).get(workspaceId, accountId).pipe(Effect.mapError(storageUnavailable))
-  const recent = yield* (yield* EventStore).list({ workspaceId, accountId, limit: 1 }).pipe(Effect.mapError(storageUnavailable))
-  if (Option.isNone(profile) && recent.length === 0) return yield* Problem.notFound("no events have arrived for this account")
+  const events = yield* EventStore
+  const profile = yield* (yield* AccountProfileStore).get(workspaceId, accountId)
+  const facts = Option.match(profile, { onNone: () => [], onSome: (p) => p.facts })
+  const recent = yield* events.list({ workspaceId, accountId, limit: 1 })
+  const gates = yield* Effect.forEach(yield* (yield* FeatureGateStore).listByAccount(workspaceId, accountId), settleGate)
+  if (Option.isNone(profile) && recent.length === 0 && gates.length === 0) {
+    return yield* Problem.notFound("no events have arrived for this account")
+  }
+  const sources = new Map(
+    (yield* events.getByIds(workspaceId, [...new Set(facts.map((fact) => fact.sourceEventId))])).map((event) => [event.id, event])
+  )
+  const activeUsers = yield* readActiveUsers(workspaceId, accountId)
   return json({
     accountId,
     lastEventAt: recent[0] === undefined ? null : formatTimestamp(recent[0].occurredAt),
-    facts: Option.match(profile, {
-      onNone: () => [],
-      onSome: (p) =>
-        p.facts.map((fact) => ({
+    facts: [
+      ...facts.map((fact) => {
+        const source = sources.get(fact.sourceEventId)
+        return {
           name: fact.name,
           value: fact.value,
           observedAt: formatTimestamp(fact.observedAt),
-          sourceEventId: fact.sourceEventId
-        }))
-    })
+          sourceEventId: fact.sourceEventId,
+          sourceEvent: source === undefined ? null : sourceEventView(source)
+        }
+      }),
+      // counted at the read from every recorded login, so no single event is their source
+      ...activeUsers.map(({ asOf, name, value }) => ({
+        name,
+        value,
+        observedAt: formatTimestamp(asOf),
+        sourceEventId: null,
+        sourceEvent: null
+      }))
+    ],
+    featureGates: gates.map(gateView)
   })
-})
+}).pipe(Effect.catchTag("StorageError", (error) => Effect.fail(storageUnavailable(error))))
 
 /**
  * `POST /feature-gates` body.
@@ -161,20 +191,6 @@ const gateMessages = {
   startedAt: "must be an RFC 3339 timestamp"
 }
 
-/** Access evidence that arrived before the gate was created also unlocks it. */
-const checkEarlierEvidence = (gate: FeatureGate) =>
-  Effect.gen(function*() {
-    const events = yield* (yield* EventStore).list({
-      workspaceId: gate.workspaceId,
-      accountId: gate.accountId,
-      eventName: featureAccessEventName,
-      from: gate.startedAt + 1,
-      limit: maxPageSize
-    })
-    // Events reach the store only through the ingest route, which accepts only `ingest` keys.
-    for (const event of [...events].reverse()) yield* unlockGates(event, "ingest")
-  })
-
 const createGate = (maxBodyBytes: number) =>
   Effect.gen(function*() {
     const workspaceId = yield* allowing(["admin"])
@@ -192,10 +208,10 @@ const createGate = (maxBodyBytes: number) =>
       startedAt: parseTimestamp(body.startedAt)!,
       createdAt: now
     }).pipe(Effect.mapError(storageUnavailable))
+    // evidence committed before (or while) the gate was created unlocks it now
     const created = yield* gates.get(workspaceId, id).pipe(Effect.mapError(storageUnavailable))
-    yield* checkEarlierEvidence(Option.getOrThrow(created)).pipe(Effect.mapError(storageUnavailable))
-    const gate = yield* gates.get(workspaceId, id).pipe(Effect.mapError(storageUnavailable))
-    return json(gateView(Option.getOrThrow(gate)), 201)
+    const gate = yield* settleGate(Option.getOrThrow(created)).pipe(Effect.mapError(storageUnavailable))
+    return json(gateView(gate), 201)
   })
 
 const getGate = Effect.gen(function*() {
@@ -203,7 +219,7 @@ const getGate = Effect.gen(function*() {
   const id = (yield* HttpRouter.params)["id"] ?? ""
   const gate = yield* (yield* FeatureGateStore).get(workspaceId, id).pipe(Effect.mapError(storageUnavailable))
   if (Option.isNone(gate)) return yield* Problem.notFound("no such feature gate in this workspace")
-  return json(gateView(gate.value))
+  return json(gateView(yield* settleGate(gate.value).pipe(Effect.mapError(storageUnavailable))))
 })
 
 /**

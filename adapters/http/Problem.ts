@@ -1,7 +1,7 @@
 /**
  * The service's own HTTP errors as RFC 9457 problem details (D8): `application/problem+json` with
  * `type`, `title`, `status`, `detail`, a stable snake_case `code`, and for validation
- * `errors: [{ path, message }]`.
+ * `errors: [{ path, message, code? }]`.
  *
  * A `Problem` is built only from fixed texts chosen by the code that raises it: never a stack
  * trace, a secret, a header or a received value, so rendering it can never leak one.
@@ -14,12 +14,16 @@ import * as Answer from "./Answer.ts"
 
 /**
  * One failing field of a request body: where (dotted path, `""` for the whole body) and what was
- * expected. Never the received value.
+ * expected, and where one answer lists issues of several kinds, the kind (a problem `code`).
+ * Never the received value.
  *
  * @since 0.1.0
  */
-export const ProblemFieldError: Schema.Struct<{ path: typeof Schema.String; message: typeof Schema.String }> = Schema
-  .Struct({ path: Schema.String, message: Schema.String })
+export const ProblemFieldError: Schema.Struct<{
+  path: typeof Schema.String
+  message: typeof Schema.String
+  code: Schema.optional<typeof Schema.String>
+}> = Schema.Struct({ path: Schema.String, message: Schema.String, code: Schema.optional(Schema.String) })
 
 /**
  * @since 0.1.0

@@ -1,7 +1,7 @@
 /**
- * `AccountProfileStore` on SQL. Upserts replace a stored fact or user field only when the incoming
- * one is newer by `(observed_at, source_event_id)`, decided in the statement itself, so concurrent
- * and out-of-order writers converge.
+ * `AccountProfileStore` on SQL. Upserts replace a stored fact, user field or last login only when
+ * the incoming one is newer by `(observed_at, source_event_id)`, decided in the statement itself, so
+ * concurrent and out-of-order writers converge.
  *
  * @since 0.1.0
  */
@@ -17,7 +17,7 @@ import {
   type ProfileFact,
   type UserField
 } from "../../core/AccountProfileStore.ts"
-import { json, num, orStorageError } from "./SqlSupport.ts"
+import { json, newestInKeyOrder, num, orStorageError } from "./SqlSupport.ts"
 
 interface FactRow {
   readonly name: string
@@ -116,6 +116,35 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
                   > (accord_users.email_observed_at, accord_users.email_source_event_id)) AS e) AS newer)`.pipe(
         Effect.asVoid,
         orStorageError("profile.upsertUser")
+      ),
+    recordLogins: (logins) => {
+      const rows = newestInKeyOrder(logins, (login) => [login.workspaceId, login.accountId, login.userId].join("\u0000"))
+      if (rows.length === 0) return Effect.void
+      return sql`INSERT INTO accord_account_logins ${
+        sql.insert(rows.map((login) => ({
+          workspace_id: login.workspaceId,
+          account_id: login.accountId,
+          user_id: login.userId,
+          last_login_at: login.observedAt,
+          source_event_id: login.sourceEventId
+        })))
+      } ON CONFLICT (workspace_id, account_id, user_id) DO UPDATE SET
+          last_login_at = EXCLUDED.last_login_at, source_event_id = EXCLUDED.source_event_id
+        WHERE (EXCLUDED.last_login_at, EXCLUDED.source_event_id)
+            > (accord_account_logins.last_login_at, accord_account_logins.source_event_id)`.pipe(
+        Effect.asVoid,
+        orStorageError("profile.recordLogins")
+      )
+    },
+    countActiveUsers: (workspaceId, accountId, since) =>
+      since.length === 0 ? Effect.succeed([]) : sql<{ readonly active: unknown }>`
+        SELECT count(l.user_id) AS active
+        FROM jsonb_array_elements(${json(since)}::jsonb) WITH ORDINALITY AS w(since, i)
+        LEFT JOIN accord_account_logins l
+          ON l.workspace_id = ${workspaceId} AND l.account_id = ${accountId} AND l.last_login_at >= (w.since)::bigint
+        GROUP BY w.i ORDER BY w.i`.pipe(
+        Effect.map((rows) => rows.map((row) => num(row.active))),
+        orStorageError("profile.countActiveUsers")
       ),
     getUser: (workspaceId, userId) =>
       sql<UserRow>`SELECT * FROM accord_users WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`.pipe(

@@ -11,7 +11,13 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type AppendResult, EventStore, type EventStoreService, type StoredEvent } from "../../core/EventStore.ts"
+import {
+  type AppendResult,
+  type EventQuery,
+  EventStore,
+  type EventStoreService,
+  type StoredEvent
+} from "../../core/EventStore.ts"
 import { json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
@@ -44,6 +50,16 @@ const inKeyOrder = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<StoredEven
     .map((event, index) => ({ event, key: `${event.workspaceId}\u0000${event.eventId ?? ""}`, index }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
     .map(({ event }) => event)
+
+/** The conditions of a query, for `list` (a page) and `listAll`. */
+const where = (sql: SqlClient.SqlClient, q: Omit<EventQuery, "limit">) => [
+  sql`workspace_id = ${q.workspaceId}`,
+  ...(q.accountId === undefined ? [] : [sql`account_id = ${q.accountId}`]),
+  ...(q.eventName === undefined ? [] : [sql`event_name = ${q.eventName}`]),
+  ...(q.from === undefined ? [] : [sql`occurred_at >= ${q.from}`]),
+  ...(q.to === undefined ? [] : [sql`occurred_at < ${q.to}`]),
+  ...(q.after === undefined ? [] : [sql`(occurred_at, id) < (${q.after.occurredAt}, ${q.after.id})`])
+]
 
 /**
  * The result of each event of a batch, given the ids of the rows the batch's insert wrote: those
@@ -97,21 +113,23 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
         } ON CONFLICT DO NOTHING RETURNING id`
         return yield* resolveAppend(sql, batch, inserted.map((r) => r.id))
       }).pipe(orStorageError("event.append")),
-    list: (q) => {
-      const where = [
-        sql`workspace_id = ${q.workspaceId}`,
-        ...(q.accountId === undefined ? [] : [sql`account_id = ${q.accountId}`]),
-        ...(q.eventName === undefined ? [] : [sql`event_name = ${q.eventName}`]),
-        ...(q.from === undefined ? [] : [sql`occurred_at >= ${q.from}`]),
-        ...(q.to === undefined ? [] : [sql`occurred_at < ${q.to}`]),
-        ...(q.after === undefined ? [] : [sql`(occurred_at, id) < (${q.after.occurredAt}, ${q.after.id})`])
-      ]
-      return sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where)}
+    list: (q) =>
+      sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))}
           ORDER BY occurred_at DESC, id DESC LIMIT ${q.limit}`.pipe(
         Effect.map((rows) => rows.map(toEvent)),
         orStorageError("event.list")
-      )
-    },
+      ),
+    listAll: (q) =>
+      sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))} ORDER BY occurred_at DESC, id DESC`.pipe(
+        Effect.map((rows) => rows.map(toEvent)),
+        orStorageError("event.listAll")
+      ),
+    getByIds: (workspaceId, ids) =>
+      ids.length === 0 ? Effect.succeed([]) : sql<Row>`SELECT * FROM accord_events
+          WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`.pipe(
+        Effect.map((rows) => rows.map(toEvent)),
+        orStorageError("event.getByIds")
+      ),
     findByEventId: (workspaceId, eventId) =>
       sql<Row>`SELECT * FROM accord_events WHERE workspace_id = ${workspaceId} AND event_id = ${eventId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent)),

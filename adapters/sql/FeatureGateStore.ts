@@ -60,6 +60,12 @@ export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlCl
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toGate)),
         orStorageError("featureGate.get")
       ),
+    listByAccount: (workspaceId, accountId) =>
+      sql<Row>`SELECT * FROM accord_feature_gates WHERE workspace_id = ${workspaceId} AND account_id = ${accountId}
+          ORDER BY created_at, id`.pipe(
+        Effect.map((rows) => rows.map(toGate)),
+        orStorageError("featureGate.listByAccount")
+      ),
     checking: (workspaceId, accountId) =>
       sql<Row>`SELECT * FROM accord_feature_gates
           WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} AND state = 'checking'

@@ -6,6 +6,7 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
+import { isNewer } from "../../core/AccountProfileStore.ts"
 import { StorageError } from "../../core/StorageError.ts"
 
 /**
@@ -39,3 +40,21 @@ export const numOrNull = (value: unknown): number | null => (value === null || v
  */
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
 
+
+/**
+ * The newest item per key (by `AccountProfileStore.isNewer`), in key order: one statement may not
+ * update a row twice, and writers that take row locks in the same order cannot deadlock.
+ *
+ * @since 0.1.0
+ */
+export const newestInKeyOrder = <A extends { readonly observedAt: number; readonly sourceEventId: string }>(
+  items: ReadonlyArray<A>,
+  keyOf: (item: A) => string
+): ReadonlyArray<A> => {
+  const newest = new Map<string, A>()
+  for (const item of items) {
+    const key = keyOf(item)
+    if (isNewer(item, newest.get(key))) newest.set(key, item)
+  }
+  return [...newest.keys()].sort().map((key) => newest.get(key)!)
+}

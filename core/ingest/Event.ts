@@ -4,25 +4,25 @@
  *
  * `validateEvent` decodes an untrusted body once (parse, don't validate) and reports every failing
  * field at once as `{ path, message }` issues. Messages say what was expected and never echo what
- * was received (DESIGN D8: no raw values in errors).
+ * was received (DESIGN D8: no raw values in errors). The decoder is written out by hand, one pass
+ * over the fields, rather than built with `effect/Schema`: it runs on every ingest request, and the
+ * generic decoder cost more than all the other ingestion rules together.
  *
  * Rules the spec leaves loose, fixed here:
- * - `event_name`: "static lower_snake_case string", 1–64 characters; a segment that is all digits,
- *   or 8+ characters containing a digit, is an embedded identifier and is refused
- *   (`checkout_completed_12345`, `user_5f3a9c2e_login`).
- * - `timestamp`: "ISO 8601 UTC": an RFC 3339 timestamp ending in `Z` or `+00:00`, at most
- *   {@link maxFutureSkewMillis} after the receiving clock.
+ * - `event_name`: "static lower_snake_case string", 1–64 characters; a segment that looks like an
+ *   identifier ({@link isIdentifierSegment}) is refused (`checkout_completed_12345`,
+ *   `user_5f3a9c2e_login`, `user_deadbeefcafe_login`, `order_a1b2c3_paid`).
+ * - `timestamp`: "ISO 8601 UTC": an RFC 3339 timestamp ending in `Z` or `+00:00`, not before
+ *   {@link minEventTimestamp} and at most {@link maxFutureSkewMillis} after the receiving clock.
  * - `user` requires `user_id` ("object with `name` and `email` strings for the user in `user_id`").
  * - `sentiment_score`, `sentiment_confidence` and `sentiment_source` require `sentiment`.
  *
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
-import { exactParseOptions } from "../messages/Common.ts"
 import { parseTimestamp } from "../Timestamp.ts"
 import type { FieldIssue } from "../Verification.ts"
+import { remembering } from "./Memo.ts"
 
 /**
  * How far after the receiving clock an event's `timestamp` may be: five minutes, the same clock
@@ -31,6 +31,15 @@ import type { FieldIssue } from "../Verification.ts"
  * @since 0.1.0
  */
 export const maxFutureSkewMillis = 300_000
+
+/**
+ * The earliest accepted event `timestamp`: 2000-01-01T00:00:00Z. Backfills of real history fit
+ * after it; what falls before it is a sender's zero or default date (Go's and .NET's
+ * `0001-01-01`, the Unix epoch), not when the event occurred.
+ *
+ * @since 0.1.0
+ */
+export const minEventTimestamp = 946_684_800_000
 
 /**
  * The spec's lower_snake_case: a lowercase letter, then lowercase letters and digits, segments
@@ -64,62 +73,85 @@ export const parseUtcTimestamp = (value: unknown): number | undefined =>
  */
 export const utcTimestampExpectation = "an ISO 8601 UTC timestamp such as 2026-11-22T10:15:30.000Z (ending in Z or +00:00)"
 
-const digit = /[0-9]/
+/** Lower-case vowels, `y` included (`rhythm`, `sync` are words). */
+const isVowel = (code: number): boolean =>
+  code === 97 || code === 101 || code === 105 || code === 111 || code === 117 || code === 121
 
 /**
  * Whether one `_`-separated segment of an event name is an embedded identifier rather than a word:
- * all digits, or at least 8 characters containing a digit (hex, UUID, ULID or database ids).
+ * all digits; 8+ characters containing a digit (hex, UUID, ULID or database ids); 8+ letters that
+ * are all hex digits (`deadbeefcafe`); letters and digits alternating 4+ times (`a1b2c3`); or 6+
+ * letters without a vowel (random lowercase ids). Words with a version or a digit in them stay
+ * names: `oauth2`, `s3`, `v2`, `e2e`, `k8s`. Reads a segment of lower_snake_case (`[a-z0-9]`).
  *
  * @since 0.1.0
  */
-export const isIdentifierSegment = (segment: string): boolean =>
-  /^[0-9]+$/.test(segment) || (segment.length >= 8 && digit.test(segment))
+export const isIdentifierSegment = (segment: string): boolean => {
+  let digits = 0
+  let switches = 0
+  let hexLetters = true
+  let vowels = false
+  let previousDigit = false
+  for (let i = 0; i < segment.length; i++) {
+    const code = segment.charCodeAt(i)
+    const isDigit = code >= 48 && code <= 57
+    if (isDigit) digits++
+    else {
+      if (code < 97 || code > 102) hexLetters = false
+      if (isVowel(code)) vowels = true
+    }
+    if (i > 0 && isDigit !== previousDigit) switches++
+    previousDigit = isDigit
+  }
+  const length = segment.length
+  return (length > 0 && digits === length) || (length >= 8 && digits > 0) || switches >= 4 ||
+    (digits === 0 && ((length >= 8 && hexLetters) || (length >= 6 && !vowels)))
+}
 
 /**
- * Why `name` is not a valid `event_name`, or `undefined` when it is.
+ * Why `name` is not a valid `event_name`, or `undefined` when it is. Remembered per valid-looking
+ * name (senders repeat a few).
  *
  * @since 0.1.0
  */
-export const eventNameProblem = (name: string): string | undefined => {
+export const eventNameProblem: (name: string) => string | undefined = remembering((name: string) => {
   if (name.length < 1 || name.length > 64 || !lowerSnakePattern.test(name)) {
     return "must be a static lower_snake_case name of 1 to 64 characters, such as checkout_completed"
   }
   if (name.split("_").some(isIdentifierSegment)) {
-    return "must be a static name without embedded identifiers (a segment that is all digits, or 8+ characters " +
-      "with digits); put identifiers in event_id or properties"
+    return "must be a static name without embedded identifiers (a segment of digits, hex, mixed letters and " +
+      "digits, or letters without vowels); put identifiers in event_id or properties"
   }
   return undefined
-}
+}, { keep: (name) => name.length <= 64 && lowerSnakePattern.test(name) })
 
 const noControl = /^[^\u0000-\u001f\u007f]*$/
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/
-
-const string = (expectation: string, check: (s: string) => boolean) =>
-  Schema.String.annotations({ message: () => `must be ${expectation}` }).pipe(
-    Schema.filter((s) => check(s) || `must be ${expectation}`)
-  )
-
-const finite = (expectation: string, check: (n: number) => boolean) =>
-  Schema.Number.annotations({ message: () => `must be ${expectation}` }).pipe(
-    Schema.filter((n) => (Number.isFinite(n) && check(n)) || `must be ${expectation}`)
-  )
-
-/** An opaque id: 1–256 characters, no control characters, no surrounding whitespace. */
-const opaqueId = (s: string): boolean => s.length >= 1 && s.length <= 256 && noControl.test(s) && s.trim() === s
-
-const required = <S extends Schema.Schema.All>(schema: S, missing: string) =>
-  Schema.propertySignature(schema).annotations({ missingMessage: () => missing })
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const visibleAscii = /^[\x21-\x7e]{1,256}$/
 
 /**
- * `event_name`: static lower_snake_case, no embedded identifiers.
+ * `sentiment`: "positive, neutral, negative, unknown".
  *
  * @since 0.1.0
  */
-export const EventName: Schema.Schema<string> = Schema.String.annotations({
-  message: () => "must be a static lower_snake_case name such as checkout_completed"
-}).pipe(Schema.filter((s) => eventNameProblem(s) ?? true))
+export const sentiments = ["positive", "neutral", "negative", "unknown"] as const
+
+/**
+ * @since 0.1.0
+ */
+export type Sentiment = (typeof sentiments)[number]
+
+/**
+ * `sentiment_source`: "explicit, inferred, ai, integration, unknown".
+ *
+ * @since 0.1.0
+ */
+export const sentimentSources = ["explicit", "inferred", "ai", "integration", "unknown"] as const
+
+/**
+ * @since 0.1.0
+ */
+export type SentimentSource = (typeof sentimentSources)[number]
 
 /**
  * `user`: "object with `name` and `email` strings for the user in `user_id`". Both optional:
@@ -127,88 +159,33 @@ export const EventName: Schema.Schema<string> = Schema.String.annotations({
  *
  * @since 0.1.0
  */
-export const User = Schema.Struct({
-  name: optional(string("a name of 1 to 200 characters", (s) => s.length >= 1 && s.length <= 200 && noControl.test(s))),
-  email: optional(string("an e-mail address of at most 254 characters", (s) => s.length <= 254 && emailPattern.test(s)))
-}).annotations({ message: () => "must be an object with optional name and email", parseOptions: exactParseOptions })
+export interface User {
+  readonly name?: string
+  readonly email?: string
+}
 
 /**
- * `properties`: a JSON object; its bounds and contents are screened by `Safety.screenProperties`.
+ * The event as the spec's table lists it: exactly the fields sent, each within its rule.
+ * `properties` is a JSON object whose bounds and contents `Safety.screenProperties` screens.
  *
  * @since 0.1.0
  */
-export const Properties: Schema.Record$<typeof Schema.String, typeof Schema.Unknown> = Schema.Record({
-  key: Schema.String,
-  value: Schema.Unknown
-}).annotations({
-  message: () => "must be a JSON object"
-})
-
-/**
- * `sentiment`: "positive, neutral, negative, unknown".
- *
- * @since 0.1.0
- */
-export const Sentiment: Schema.Literal<["positive", "neutral", "negative", "unknown"]> = Schema.Literal(
-  "positive",
-  "neutral",
-  "negative",
-  "unknown"
-).annotations({ message: () => "must be one of positive, neutral, negative, unknown" })
-
-/**
- * @since 0.1.0
- */
-export type Sentiment = typeof Sentiment.Type
-
-/**
- * `sentiment_source`: "explicit, inferred, ai, integration, unknown".
- *
- * @since 0.1.0
- */
-export const SentimentSource: Schema.Literal<["explicit", "inferred", "ai", "integration", "unknown"]> = Schema
-  .Literal("explicit", "inferred", "ai", "integration", "unknown")
-  .annotations({ message: () => "must be one of explicit, inferred, ai, integration, unknown" })
-
-/**
- * @since 0.1.0
- */
-export type SentimentSource = typeof SentimentSource.Type
-
-const accountIdMissing = "account_id is required: events attach to customer accounts by account_id, the stable id " +
-  "of the customer, account, workspace, tenant, company or organization"
-
-/**
- * The event as the spec's table lists it. Unknown fields are errors, top level and in `user`.
- *
- * @since 0.1.0
- */
-export const Event = Schema.Struct({
-  event_name: required(EventName, "event_name is required: a static lower_snake_case name such as checkout_completed"),
-  account_id: required(string("a string of 1 to 256 characters without surrounding whitespace", opaqueId), accountIdMissing),
-  timestamp: required(
-    string(utcTimestampExpectation, (s) => parseUtcTimestamp(s) !== undefined),
-    `timestamp is required: ${utcTimestampExpectation} of when the event occurred`
-  ),
-  event_id: optional(string("1 to 256 visible ASCII characters", (s) => /^[\x21-\x7e]{1,256}$/.test(s))),
-  user_id: optional(string("a string of 1 to 256 characters without surrounding whitespace", opaqueId)),
-  user: optional(User),
-  semantic_type: optional(string("a lower_snake_case code of 1 to 64 characters", (s) => isLowerSnake(s))),
-  event_kind: optional(string("a lower_snake_case code of 1 to 64 characters", (s) => isLowerSnake(s))),
-  value: optional(finite("a finite number", () => true)),
-  properties: optional(Properties),
-  sentiment: optional(Sentiment),
-  sentiment_score: optional(finite("a number from -1 to 1", (n) => n >= -1 && n <= 1)),
-  sentiment_confidence: optional(finite("a number from 0 to 1", (n) => n >= 0 && n <= 1)),
-  sentiment_source: optional(SentimentSource)
-}).annotations({ parseOptions: exactParseOptions })
-
-/**
- * A decoded event: exactly the fields sent, each within its rule.
- *
- * @since 0.1.0
- */
-export type Event = typeof Event.Type
+export interface Event {
+  readonly event_name: string
+  readonly account_id: string
+  readonly timestamp: string
+  readonly event_id?: string
+  readonly user_id?: string
+  readonly user?: User
+  readonly semantic_type?: string
+  readonly event_kind?: string
+  readonly value?: number
+  readonly properties?: { readonly [key: string]: unknown }
+  readonly sentiment?: Sentiment
+  readonly sentiment_score?: number
+  readonly sentiment_confidence?: number
+  readonly sentiment_source?: SentimentSource
+}
 
 /**
  * An event that passed {@link validateEvent}, including the checks that need the receiving clock.
@@ -235,67 +212,162 @@ export const isBatch = (raw: unknown): raw is ReadonlyArray<unknown> => Array.is
 const batchMessage = "the body must be one event object, not an array: send one request per event, and aggregate " +
   "high-volume usage into usage_rollup_recorded events (one per account, product, metric and closed time bucket)"
 
-const unexpectedMessage = (path: ReadonlyArray<PropertyKey>): string =>
-  path.length > 1 && path[0] === "user"
-    ? "is not a field of user, which has only name and email"
-    : "is not a field of the event; put custom data in properties"
+const accountIdMissing = "account_id is required: events attach to customer accounts by account_id, the stable id " +
+  "of the customer, account, workspace, tenant, company or organization"
+
+const isString = (value: unknown): value is string => typeof value === "string"
+
+/** A JSON object: not `null`, not an array. */
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** An opaque id: 1–256 characters, no control characters, no surrounding whitespace. */
+const isOpaqueId = (value: unknown): boolean =>
+  isString(value) && value.length >= 1 && value.length <= 256 && noControl.test(value) && value.trim() === value
+
+const isLowerSnakeCode = (value: unknown): boolean => isLowerSnake(value)
+
+const isFiniteIn = (min: number, max: number) => (value: unknown): boolean =>
+  typeof value === "number" && Number.isFinite(value) && value >= min && value <= max
+
+const isOneOf = (values: ReadonlyArray<string>) => (value: unknown): boolean =>
+  isString(value) && values.includes(value)
 
 /**
- * Schema issues as field issues. Unknown-field messages are rewritten (the default lists every
- * expected key), and a default message that could echo the value is replaced by a generic one.
+ * One field of the event: its name, the problem with a present value (`undefined` when it is
+ * valid; issues with their own paths for an object field), and for a required field the message
+ * when it is missing.
  */
-const issuesOf = (error: ParseResult.ParseError): Array<FieldIssue> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message: issue._tag === "Unexpected"
-      ? unexpectedMessage(issue.path)
-      : issue.message.startsWith("Expected ") || issue.message.includes(", actual ")
-      ? "has the wrong type"
-      : issue.message
-  }))
-
-const decode = Schema.decodeUnknownEither(Event, exactParseOptions)
-
-/**
- * Paths of own `__proto__` keys in `value`, a few levels deep. `JSON.parse` makes them ordinary
- * keys, but copying one into a fresh object (as decoding a record does) would set that object's
- * prototype instead, hiding the data from every later check.
- */
-const prototypeKeys = (value: unknown, path: string, depth: number): Array<string> => {
-  if (depth > 8 || typeof value !== "object" || value === null) return []
-  return Object.keys(value).flatMap((key) =>
-    key === "__proto__"
-      ? [`${path}.${key}`]
-      : prototypeKeys((value as Readonly<Record<string, unknown>>)[key], `${path}.${key}`, depth + 1)
-  )
+interface FieldRule {
+  readonly name: keyof Event
+  readonly problem: (value: unknown, now: number) => string | ReadonlyArray<FieldIssue> | undefined
+  readonly missing?: string
 }
 
-/** Checks spanning several fields or needing the clock; they read the raw object so they run alongside decoding. */
-const crossFieldIssues = (raw: Readonly<Record<string, unknown>>, now: number): Array<FieldIssue> => {
-  const issues: Array<FieldIssue> = prototypeKeys(raw.properties, "properties", 0).map((path) => ({
-    path,
-    message: "__proto__ is not allowed as a property name"
-  }))
-  const at = parseUtcTimestamp(raw.timestamp)
-  if (at !== undefined && at - now > maxFutureSkewMillis) {
-    issues.push({
-      path: "timestamp",
-      message: `is implausibly far in the future: at most ${maxFutureSkewMillis / 60_000} minutes after the time the service ` +
-        "received it; send when the event occurred, in UTC"
-    })
+const expect = (check: (value: unknown) => boolean, expectation: string) => (value: unknown): string | undefined =>
+  check(value) ? undefined : `must be ${expectation}`
+
+const timestampProblem = (value: unknown, now: number): string | undefined => {
+  const at = parseUtcTimestamp(value)
+  if (at === undefined) return `must be ${utcTimestampExpectation}`
+  if (at < minEventTimestamp) {
+    return "is implausibly old: events before 2000-01-01T00:00:00Z are refused (a zero or default date such as " +
+      "0001-01-01 or 1970-01-01 is a bug in the sender); send when the event occurred, in UTC"
+  }
+  if (at - now > maxFutureSkewMillis) {
+    return `is implausibly far in the future: at most ${maxFutureSkewMillis / 60_000} minutes after the time the ` +
+      "service received it; send when the event occurred, in UTC"
+  }
+  return undefined
+}
+
+const userFields: ReadonlyArray<readonly [keyof User, (value: unknown) => string | undefined]> = [
+  ["name", expect((v) => isString(v) && v.length >= 1 && v.length <= 200 && noControl.test(v), "a name of 1 to 200 characters")],
+  ["email", expect((v) => isString(v) && v.length <= 254 && emailPattern.test(v), "an e-mail address of at most 254 characters")]
+]
+
+/** Issues of a present `user`, at `user.<key>` (`undefined` when there are none). */
+const userProblem = (value: unknown): string | ReadonlyArray<FieldIssue> | undefined => {
+  if (!isObject(value)) return "must be an object with optional name and email"
+  const issues: Array<FieldIssue> = []
+  for (const key of Object.keys(value)) {
+    if (key !== "name" && key !== "email") {
+      issues.push({ path: `user.${key}`, message: "is not a field of user, which has only name and email" })
+    }
+  }
+  for (const [name, problem] of userFields) {
+    const message = hasOwn(value, name) ? problem(value[name]) : undefined
+    if (message !== undefined) issues.push({ path: `user.${name}`, message })
+  }
+  return issues.length > 0 ? issues : undefined
+}
+
+const opaqueIdExpectation = "a string of 1 to 256 characters without surrounding whitespace"
+const codeExpectation = "a lower_snake_case code of 1 to 64 characters"
+
+/** The fields in the spec's order. */
+const fieldRules: ReadonlyArray<FieldRule> = [
+  {
+    name: "event_name",
+    problem: (value) => (isString(value) ? eventNameProblem(value) : "must be a static lower_snake_case name such as checkout_completed"),
+    missing: "event_name is required: a static lower_snake_case name such as checkout_completed"
+  },
+  { name: "account_id", problem: expect(isOpaqueId, opaqueIdExpectation), missing: accountIdMissing },
+  {
+    name: "timestamp",
+    problem: timestampProblem,
+    missing: `timestamp is required: ${utcTimestampExpectation} of when the event occurred`
+  },
+  { name: "event_id", problem: expect((v) => isString(v) && visibleAscii.test(v), "1 to 256 visible ASCII characters") },
+  { name: "user_id", problem: expect(isOpaqueId, opaqueIdExpectation) },
+  { name: "user", problem: userProblem },
+  { name: "semantic_type", problem: expect(isLowerSnakeCode, codeExpectation) },
+  { name: "event_kind", problem: expect(isLowerSnakeCode, codeExpectation) },
+  { name: "value", problem: expect(isFiniteIn(-Infinity, Infinity), "a finite number") },
+  { name: "properties", problem: (value) => (isObject(value) ? undefined : "must be a JSON object") },
+  { name: "sentiment", problem: expect(isOneOf(sentiments), `one of ${sentiments.join(", ")}`) },
+  { name: "sentiment_score", problem: expect(isFiniteIn(-1, 1), "a number from -1 to 1") },
+  { name: "sentiment_confidence", problem: expect(isFiniteIn(0, 1), "a number from 0 to 1") },
+  { name: "sentiment_source", problem: expect(isOneOf(sentimentSources), `one of ${sentimentSources.join(", ")}`) }
+]
+
+const fieldNames: ReadonlySet<string> = new Set(fieldRules.map((rule) => rule.name))
+
+const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
+
+/**
+ * A decoded body: the fields that passed their own rules (all of them when `issues` is empty, and
+ * then exactly the body sent) and every issue, in field order after unknown fields.
+ *
+ * @since 0.1.0
+ */
+export interface DecodedEvent {
+  readonly fields: Partial<Event>
+  readonly issues: ReadonlyArray<FieldIssue>
+}
+
+/**
+ * Decodes one inbound body at `now` (the receiving clock, epoch milliseconds), field by field.
+ * An array or non-object body gets one issue at path `""` and no fields.
+ *
+ * @since 0.1.0
+ */
+export const decodeEvent = (raw: unknown, now: number): DecodedEvent => {
+  if (isBatch(raw)) return { fields: {}, issues: [{ path: "", message: batchMessage }] }
+  if (!isObject(raw)) return { fields: {}, issues: [{ path: "", message: "the body must be one JSON event object" }] }
+  const issues: Array<FieldIssue> = []
+  for (const key of Object.keys(raw)) {
+    if (!fieldNames.has(key)) issues.push({ path: key, message: "is not a field of the event; put custom data in properties" })
+  }
+  // bit i set: field i is present and broken (14 fields)
+  let broken = 0
+  for (let i = 0; i < fieldRules.length; i++) {
+    const { missing, name, problem } = fieldRules[i]!
+    if (!hasOwn(raw, name)) {
+      if (missing !== undefined) issues.push({ path: name, message: missing })
+      continue
+    }
+    const found = problem(raw[name], now)
+    if (found === undefined) continue
+    if (typeof found === "string") issues.push({ path: name, message: found })
+    else issues.push(...found)
+    broken |= 1 << i
   }
   if (raw.user !== undefined && raw.user_id === undefined) {
-    issues.push({
-      path: "user",
-      message: "requires user_id: the service keeps the latest name and email per user_id"
-    })
+    issues.push({ path: "user", message: "requires user_id: the service keeps the latest name and email per user_id" })
   }
   if (raw.sentiment === undefined) {
     for (const field of ["sentiment_score", "sentiment_confidence", "sentiment_source"] as const) {
       if (raw[field] !== undefined) issues.push({ path: field, message: "requires sentiment (the label it qualifies)" })
     }
   }
-  return issues
+  // valid: exactly the fields sent, so the body itself is the event (no copy)
+  if (issues.length === 0) return { fields: raw as Partial<Event>, issues }
+  const fields: Record<string, unknown> = {}
+  fieldRules.forEach(({ name }, i) => {
+    if (hasOwn(raw, name) && (broken & (1 << i)) === 0) fields[name] = raw[name]
+  })
+  return { fields: fields as Partial<Event>, issues }
 }
 
 /**
@@ -305,14 +377,6 @@ const crossFieldIssues = (raw: Readonly<Record<string, unknown>>, now: number): 
  * @since 0.1.0
  */
 export const validateEvent = (raw: unknown, now: number): Either.Either<ValidEvent, ReadonlyArray<FieldIssue>> => {
-  if (isBatch(raw)) return Either.left([{ path: "", message: batchMessage }])
-  if (typeof raw !== "object" || raw === null) {
-    return Either.left([{ path: "", message: "the body must be one JSON event object" }])
-  }
-  const decoded = decode(raw)
-  const issues = [
-    ...(Either.isLeft(decoded) ? issuesOf(decoded.left) : []),
-    ...crossFieldIssues(raw as Readonly<Record<string, unknown>>, now)
-  ]
-  return issues.length > 0 || Either.isLeft(decoded) ? Either.left(issues) : Either.right(decoded.right)
+  const { fields, issues } = decodeEvent(raw, now)
+  return issues.length > 0 ? Either.left(issues) : Either.right(fields as ValidEvent)
 }

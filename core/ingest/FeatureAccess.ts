@@ -7,7 +7,8 @@
  * the journey; timestamp after the journey began; sent from the server after the host verified
  * access". "A billing receipt alone, a browser event, or a correct price or provider result
  * without this evidence does not unlock", and "the `feature_adopted` event measures later
- * adoption. It does not unlock the Funnel". The event must also name the gated `feature_key`.
+ * adoption. It does not unlock the Funnel". The event must also name the gated `feature_key`
+ * (exactly: keys are codes). The funnel ids match in any letter case, on both sides.
  * "Sent from the server" means ingested with a key of scope `ingest` (the Direct API's secret key,
  * never used from client code).
  *
@@ -45,6 +46,10 @@ export interface EventSource {
   readonly keyScope: ApiKeyScope
 }
 
+/** Funnel journey and version ids are UUIDs, which compare without regard to case (RFC 9562). */
+const sameFunnelId = (sent: unknown, expected: string): boolean =>
+  typeof sent === "string" && sent.length === expected.length && sent.toLowerCase() === expected.toLowerCase()
+
 /**
  * Whether `event` is the evidence that unlocks `gate`. Every other event, `feature_adopted` and
  * billing receipts (`payment_succeeded`, `invoice_paid`, `checkout_completed`) included, is not.
@@ -60,8 +65,8 @@ export const isAccessEvidence = (
   if (event.account_id !== gate.accountId) return false
   const properties = event.properties ?? {}
   if (
-    properties.funnel_journey_id !== gate.journeyId ||
-    properties.funnel_version_id !== gate.versionId ||
+    !sameFunnelId(properties.funnel_journey_id, gate.journeyId) ||
+    !sameFunnelId(properties.funnel_version_id, gate.versionId) ||
     properties.feature_key !== gate.featureKey
   ) return false
   const at = parseUtcTimestamp(event.timestamp)

@@ -1,20 +1,30 @@
 /**
- * The ingestion rules in order, for the `POST /api/events/ingest` route: one pure function from an
- * untrusted JSON body to either the rows to write or the reason it is refused (spec "Errors" 1:
- * "rejected payloads explain a missing `account_id`, an authentication failure or missing revenue
+ * The ingestion rules for the `POST /api/events/ingest` route: one pure function from an untrusted
+ * JSON body to either the rows to write or the reason it is refused (spec "Errors" 1: "rejected
+ * payloads explain a missing `account_id`, an authentication failure or missing revenue
  * relevance"). Authentication, storage and HTTP status mapping are the route's.
  *
- * 1. An array body is a batch: {@link BatchNotAccepted} ("one small JSON event, not raw logs or
- *    large arrays").
- * 2. The event contract (`Event.validateEvent`), then property bounds, usage rollup rules and
- *    profile-fact forms: {@link InvalidEvent} with every failing field.
- * 3. Data that must never be sent: {@link UnsafeEvent}.
- * 4. Revenue relevance: {@link NotRevenueRelevant}.
- * 5. Normalization (`Normalize.normalizeEvent`).
+ * An array body is a batch: {@link BatchNotAccepted} ("one small JSON event, not raw logs or large
+ * arrays"). Any other body goes through every rule, and every issue is collected, so a client
+ * learns all it must change from one answer:
+ * - data that must never be sent, in `properties` and in the identifiers `account_id`, `user_id`
+ *   and `event_id` (`Safety`);
+ * - the event contract (`Event.decodeEvent`), property bounds, usage rollup rules and profile-fact
+ *   forms;
+ * - revenue relevance (`Relevance`).
  *
- * Suggested statuses (DESIGN D8): 400 for a batch, 422 for the other three. The unit-stability
- * check of a usage rollup needs the meter's stored unit, so the route runs
- * `UsageRollup.checkStableMeaning` itself.
+ * The refusal is chosen by precedence:
+ * 1. anything unsafe: {@link UnsafeEvent}, listing the unsafe paths first and then every other
+ *    issue, each with its code. The data must not be sent again however the rest is fixed, and a
+ *    leaked secret may need rotating, so this outranks everything;
+ * 2. not revenue-relevant: {@link NotRevenueRelevant}. The event should not be sent at all, so
+ *    fixing its fields would only lead to this refusal;
+ * 3. the contract: {@link InvalidEvent} with every issue.
+ * Then normalization (`Normalize.normalizeEvent`).
+ *
+ * Suggested statuses (DESIGN D8): 400 for a batch and a broken contract, 422 for the other two. The
+ * unit-stability check of a usage rollup needs the meter's stored unit, so the route runs
+ * `UsageRollup.checkStableMeaning` itself, after these.
  *
  * @since 0.1.0
  */
@@ -25,13 +35,32 @@ import * as Schema from "effect/Schema"
 import type { Crypto } from "../Crypto.ts"
 import { sha256Hex } from "../Digest.ts"
 import type { StoredEvent } from "../EventStore.ts"
-import { FieldIssue } from "../Verification.ts"
-import { isBatch, validateEvent, type ValidEvent } from "./Event.ts"
+import { decodeEvent, isBatch, type ValidEvent } from "./Event.ts"
 import { type NormalizedEvent, normalizeEvent } from "./Normalize.ts"
 import { profileFactIssues } from "./Profile.ts"
 import { checkRevenueRelevance } from "./Relevance.ts"
-import { screenProperties } from "./Safety.ts"
+import { type SafetyIssue, screenIdentifiers, screenProperties } from "./Safety.ts"
 import { suggestedEventId, validateRollup } from "./UsageRollup.ts"
+
+/**
+ * The kinds of issue an event can have, as problem codes.
+ *
+ * @since 0.1.0
+ */
+export const EventIssueCode: Schema.Literal<["unsafe_property", "invalid_event", "not_revenue_relevant"]> = Schema
+  .Literal("unsafe_property", "invalid_event", "not_revenue_relevant")
+
+/**
+ * One issue of an event: where, what was expected (never the received value), and its kind.
+ *
+ * @since 0.1.0
+ */
+export const EventIssue = Schema.Struct({ path: Schema.String, message: Schema.String, code: EventIssueCode })
+
+/**
+ * @since 0.1.0
+ */
+export type EventIssue = typeof EventIssue.Type
 
 /**
  * The body is an array: one event per request.
@@ -54,7 +83,7 @@ export class BatchNotAccepted extends Schema.TaggedError<BatchNotAccepted>()("Ba
  * @since 0.1.0
  */
 export class InvalidEvent extends Schema.TaggedError<InvalidEvent>()("InvalidEvent", {
-  issues: Schema.Array(FieldIssue)
+  issues: Schema.Array(EventIssue)
 }) {
   /** The problem-details `code`. */
   get code(): "invalid_event" {
@@ -66,12 +95,13 @@ export class InvalidEvent extends Schema.TaggedError<InvalidEvent>()("InvalidEve
 }
 
 /**
- * The properties hold data that must never be sent (paths and reasons only).
+ * The event holds data that must never be sent: the unsafe paths first, then the event's other
+ * issues (paths and reasons only, each with its code).
  *
  * @since 0.1.0
  */
 export class UnsafeEvent extends Schema.TaggedError<UnsafeEvent>()("UnsafeEvent", {
-  issues: Schema.Array(FieldIssue)
+  issues: Schema.Array(EventIssue)
 }) {
   /** The problem-details `code`. */
   get code(): "unsafe_property" {
@@ -128,29 +158,44 @@ export interface IngestContext {
   readonly now: number
 }
 
+const issue = (code: EventIssue["code"]) => ({ path, reason }: SafetyIssue): EventIssue => ({ path, message: reason, code })
+const unsafeIssue = issue("unsafe_property")
+const boundsIssue = issue("invalid_event")
+
 /**
- * Applies every ingestion rule to one parsed JSON body (see the module comment for the order).
+ * Applies every ingestion rule to one parsed JSON body (see the module comment for the precedence).
  *
  * @since 0.1.0
  */
 export const prepareEvent = (raw: unknown, context: IngestContext): Either.Either<PreparedEvent, IngestRejection> => {
   if (isBatch(raw)) return Either.left(new BatchNotAccepted())
-  const validated = validateEvent(raw, context.now)
-  if (Either.isLeft(validated)) return Either.left(new InvalidEvent({ issues: validated.left }))
-  const event = validated.right
-  const screened = screenProperties(event.properties ?? {})
-  const invalid: Array<FieldIssue> = [
-    ...screened.filter((issue) => issue.code === "property_bounds").map(({ path, reason }) => ({ path, message: reason })),
-    ...validateRollup(event, context.now),
-    ...profileFactIssues(event)
-  ]
-  if (invalid.length > 0) return Either.left(new InvalidEvent({ issues: invalid }))
-  const unsafe = screened.filter((issue) => issue.code === "unsafe_property")
-  if (unsafe.length > 0) {
-    return Either.left(new UnsafeEvent({ issues: unsafe.map(({ path, reason }) => ({ path, message: reason })) }))
+  const { fields, issues } = decodeEvent(raw, context.now)
+  const unsafe: Array<EventIssue> = []
+  const invalid: Array<EventIssue> = []
+  for (const { message, path } of issues) invalid.push({ path, message, code: "invalid_event" })
+  if (typeof raw === "object" && raw !== null) {
+    for (const found of screenIdentifiers(raw as Readonly<Record<string, unknown>>)) unsafe.push(unsafeIssue(found))
   }
-  const refusal = checkRevenueRelevance(event)
+  if (fields.properties !== undefined) {
+    for (const found of screenProperties(fields.properties)) {
+      if (found.code === "unsafe_property") unsafe.push(unsafeIssue(found))
+      else invalid.push(boundsIssue(found))
+    }
+  }
+  for (const { message, path } of validateRollup(fields, context.now)) invalid.push({ path, message, code: "invalid_event" })
+  for (const { message, path } of profileFactIssues(fields)) invalid.push({ path, message, code: "invalid_event" })
+  const refusal = fields.event_name === undefined
+    ? Option.none()
+    : checkRevenueRelevance({ event_name: fields.event_name, event_kind: fields.event_kind })
+  if (unsafe.length > 0) {
+    if (Option.isSome(refusal)) {
+      invalid.push({ path: refusal.value.path, message: refusal.value.reason, code: "not_revenue_relevant" })
+    }
+    return Either.left(new UnsafeEvent({ issues: [...unsafe, ...invalid] }))
+  }
   if (Option.isSome(refusal)) return Either.left(new NotRevenueRelevant({ reason: refusal.value.reason }))
+  if (invalid.length > 0) return Either.left(new InvalidEvent({ issues: invalid }))
+  const event = fields as ValidEvent
   const normalized = normalizeEvent(event, { id: context.id, workspaceId: context.workspaceId, receivedAt: context.now })
   return Either.right({
     ...normalized,

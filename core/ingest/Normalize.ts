@@ -21,11 +21,12 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import type { ProfileFact, UserField } from "../AccountProfileStore.ts"
+import type { LoginActivity, ProfileFact, UserField } from "../AccountProfileStore.ts"
 import type { StoredEvent } from "../EventStore.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { occurredAt, type Sentiment, type SentimentSource, type ValidEvent } from "./Event.ts"
-import { extractProfileFacts } from "./Profile.ts"
+import { remembering } from "./Memo.ts"
+import { extractProfileFacts, loginActivityOf } from "./Profile.ts"
 
 /**
  * Canonical JSON: object keys sorted by UTF-16 code units at every level (RFC 8785 order), no
@@ -46,18 +47,35 @@ export const canonicalJson = (value: unknown): string => {
       const json = (value as { readonly toJSON?: unknown }).toJSON
       if (typeof json === "function") return canonicalJson(json.call(value))
       if (Array.isArray(value)) {
-        return "[" + value.map((item) => (isOmitted(item) ? "null" : canonicalJson(item))).join(",") + "]"
+        let out = "["
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i]
+          out += (i === 0 ? "" : ",") + (isOmitted(item) ? "null" : canonicalJson(item))
+        }
+        return out + "]"
       }
-      const record = value as Readonly<Record<string, unknown>>
-      const members = Object.keys(record)
-        .filter((key) => !isOmitted(record[key]))
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        .map((key) => JSON.stringify(key) + ":" + canonicalJson(record[key]))
-      return "{" + members.join(",") + "}"
+      return canonicalObject(value as Readonly<Record<string, unknown>>)
     }
     default:
       return "null"
   }
+}
+
+/**
+ * An object's members in key order; `timestamp`, when given, stands in for the object's own
+ * `timestamp` member (the payload hash's sending form). The default sort orders strings by UTF-16
+ * code units, as canonical JSON requires.
+ */
+const canonicalObject = (record: object, timestamp?: string): string => {
+  let out = "{"
+  let first = true
+  for (const key of Object.keys(record).sort()) {
+    const item = timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
+    if (isOmitted(item)) continue
+    out += (first ? "" : ",") + JSON.stringify(key) + ":" + canonicalJson(item)
+    first = false
+  }
+  return out + "}"
 }
 
 const isOmitted = (value: unknown): boolean =>
@@ -92,7 +110,9 @@ const negativeWords = set(
 /** Name endings that mark activation, success or expansion. */
 const positiveEndings = set("completed succeeded activated upgraded connected added paid adopted active invited configured")
 /** Property keys that only friction carries (keys, never values). */
-const negativeKeys = set("error_code failure_code decline_code failure_reason error_type")
+const negativeKeys: ReadonlyArray<string> = "error_code failure_code decline_code failure_reason error_type".split(" ")
+
+const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
 
 /**
  * The reviewable default for an event without `sentiment`, from its name, `semantic_type`,
@@ -105,16 +125,22 @@ const negativeKeys = set("error_code failure_code decline_code failure_reason er
 export const inferSentiment = (
   event: Pick<ValidEvent, "event_name" | "semantic_type" | "event_kind" | "properties">
 ): Option.Option<"positive" | "negative"> => {
-  const name = words(event.event_name)
-  const keys = Object.keys(event.properties ?? {})
+  const byName = nameSentiment(event.event_name)
+  const properties = event.properties
   if (
-    event.semantic_type === "limit_friction" || event.event_kind === "friction_event" ||
-    name.some((word) => negativeWords.has(word)) || event.event_name.endsWith("limit_hit") ||
-    keys.some((key) => negativeKeys.has(key))
+    event.semantic_type === "limit_friction" || event.event_kind === "friction_event" || byName === "negative" ||
+    (properties !== undefined && negativeKeys.some((key) => hasOwn(properties, key)))
   ) return Option.some("negative")
-  if (event.semantic_type === "activation" || positiveEndings.has(name[name.length - 1]!)) return Option.some("positive")
+  if (event.semantic_type === "activation" || byName === "positive") return Option.some("positive")
   return Option.none()
 }
+
+/** What the name alone says, remembered per name: its words first (`negative`), then its ending. */
+const nameSentiment = remembering((eventName: string): "positive" | "negative" | undefined => {
+  const name = words(eventName)
+  if (name.some((word) => negativeWords.has(word)) || eventName.endsWith("limit_hit")) return "negative"
+  return positiveEndings.has(name[name.length - 1]!) ? "positive" : undefined
+})
 
 /**
  * The stored sentiment: explicit first, then an inferred default, else `unknown`.
@@ -131,10 +157,10 @@ export const resolveSentiment = (event: ValidEvent): SentimentFields => {
       ...(event.sentiment_confidence === undefined ? {} : { sentiment_confidence: event.sentiment_confidence })
     }
   }
-  return Option.match(inferSentiment(event), {
-    onNone: (): SentimentFields => ({ sentiment: "unknown", sentiment_source: "unknown", sentiment_inferred: false }),
-    onSome: (sentiment): SentimentFields => ({ sentiment, sentiment_source: "inferred", sentiment_inferred: true })
-  })
+  const inferred = inferSentiment(event)
+  return Option.isSome(inferred)
+    ? { sentiment: inferred.value, sentiment_source: "inferred", sentiment_inferred: true }
+    : { sentiment: "unknown", sentiment_source: "unknown", sentiment_inferred: false }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,7 +210,8 @@ export interface NormalizeContext {
 
 /**
  * A normalized event: the row to append (its `payloadHash` is the caller's SHA-256 of
- * `payloadHashInput`, see `Ingest.withPayloadHash`), the user update and the profile facts.
+ * `payloadHashInput`, see `Ingest.withPayloadHash`), the user update, the profile facts and the
+ * login it records.
  *
  * @since 0.1.0
  */
@@ -193,6 +220,8 @@ export interface NormalizedEvent {
   readonly payloadHashInput: string
   readonly userUpdate: Option.Option<UserUpdate>
   readonly profileFacts: ReadonlyArray<ProfileFact>
+  /** The user's login, for `AccountProfileStore.recordLogins` (login activity with a `user_id`). */
+  readonly login: Option.Option<LoginActivity>
 }
 
 /**
@@ -200,8 +229,15 @@ export interface NormalizedEvent {
  *
  * @since 0.1.0
  */
-export const payloadHashInput = (event: ValidEvent): string =>
-  canonicalJson({ ...event, timestamp: formatTimestamp(occurredAt(event)) })
+export const payloadHashInput = (event: ValidEvent): string => canonicalObject(event, sendingForm(event.timestamp, occurredAt(event)))
+
+/**
+ * A timestamp in the sending form (UTC, milliseconds). Most senders already use it
+ * (`toISOString()`): a valid UTC timestamp of 24 characters with an upper-case `T` and `Z` is one,
+ * and is kept without formatting it again.
+ */
+const sendingForm = (timestamp: string, at: number): string =>
+  timestamp.length === 24 && timestamp.charCodeAt(10) === 84 && timestamp.charCodeAt(23) === 90 ? timestamp : formatTimestamp(at)
 
 const userUpdateOf = (event: ValidEvent, context: NormalizeContext, at: number): Option.Option<UserUpdate> => {
   const user = event.user
@@ -224,18 +260,19 @@ const userUpdateOf = (event: ValidEvent, context: NormalizeContext, at: number):
  */
 export const normalizeEvent = (valid: ValidEvent, context: NormalizeContext): NormalizedEvent => {
   const at = occurredAt(valid)
-  const body: NormalizedBody = {
+  const timestamp = sendingForm(valid.timestamp, at)
+  const body: Mutable<NormalizedBody> = {
     event_name: valid.event_name,
     account_id: valid.account_id,
-    timestamp: formatTimestamp(at),
-    ...(valid.event_id === undefined ? {} : { event_id: valid.event_id }),
-    ...(valid.user_id === undefined ? {} : { user_id: valid.user_id }),
-    ...(valid.semantic_type === undefined ? {} : { semantic_type: valid.semantic_type }),
-    ...(valid.event_kind === undefined ? {} : { event_kind: valid.event_kind }),
-    ...(valid.value === undefined ? {} : { value: valid.value }),
+    timestamp,
     properties: valid.properties ?? {},
     ...resolveSentiment(valid)
   }
+  if (valid.event_id !== undefined) body.event_id = valid.event_id
+  if (valid.user_id !== undefined) body.user_id = valid.user_id
+  if (valid.semantic_type !== undefined) body.semantic_type = valid.semantic_type
+  if (valid.event_kind !== undefined) body.event_kind = valid.event_kind
+  if (valid.value !== undefined) body.value = valid.value
   return {
     stored: {
       id: context.id,
@@ -247,8 +284,11 @@ export const normalizeEvent = (valid: ValidEvent, context: NormalizeContext): No
       receivedAt: context.receivedAt,
       body
     },
-    payloadHashInput: payloadHashInput(valid),
+    payloadHashInput: canonicalObject(valid, timestamp),
     userUpdate: userUpdateOf(valid, context, at),
-    profileFacts: extractProfileFacts(valid, context.id)
+    profileFacts: extractProfileFacts(valid, context.id, at),
+    login: loginActivityOf(valid, { workspaceId: context.workspaceId, sourceEventId: context.id })
   }
 }
+
+type Mutable<A> = { -readonly [K in keyof A]: A[K] }

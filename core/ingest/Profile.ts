@@ -5,6 +5,7 @@
  * |---|---|
  * | `signup_at` | "Customer signup date (the product signup, not first sight by the service)": `account_created_at`, `signup_at`, `customer_created_at` |
  * | `last_login_at`, `last_login_user_id` | "events `user_logged_in` or `session_started` with `semantic_type` `login`, with `user_id` when a user caused it" |
+ * | `active_users_7d`, `active_users_30d` | the same login events: distinct users whose last login is within 7 or 30 days of the read |
  * | `plan`, `account_status`, `subscription_status` | "`plan`, `plan_name`, `current_plan`, `account_status`, `subscription_status` (bounded stable values)" |
  * | `is_in_trial`, `trial_started_at`, `trial_ends_at` | "Trial state" |
  * | `user_count`, `active_user_count`, `seat_count`, `member_count` | "current counts, not user lists" |
@@ -17,7 +18,11 @@
  *
  * @since 0.1.0
  */
-import type { ProfileFact } from "../AccountProfileStore.ts"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { AccountProfileStore, type LoginActivity, type ProfileFact } from "../AccountProfileStore.ts"
+import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import type { FieldIssue } from "../Verification.ts"
 import { occurredAt, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
@@ -105,14 +110,18 @@ const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwn
  *
  * @since 0.1.0
  */
-export const profileFactIssues = (event: ValidEvent): ReadonlyArray<FieldIssue> => {
+export const profileFactIssues = (event: Partial<Pick<ValidEvent, "properties">>): ReadonlyArray<FieldIssue> => {
   const properties = event.properties
-  if (properties === undefined) return []
-  return rules.flatMap((rule) =>
-    rule.properties
-      .filter((name) => hasOwn(properties, name) && rule.read(properties[name]) === undefined)
-      .map((name) => ({ path: `properties.${name}`, message: `is a profile fact and must be ${rule.expectation}` }))
-  )
+  const issues: Array<FieldIssue> = []
+  if (properties === undefined) return issues
+  for (const rule of rules) {
+    for (const name of rule.properties) {
+      if (hasOwn(properties, name) && rule.read(properties[name]) === undefined) {
+        issues.push({ path: `properties.${name}`, message: `is a profile fact and must be ${rule.expectation}` })
+      }
+    }
+  }
+  return issues
 }
 
 /**
@@ -125,14 +134,79 @@ export const isLoginActivity = (event: Pick<ValidEvent, "event_name" | "semantic
   (event.event_name === "user_logged_in" || event.event_name === "session_started") && event.semantic_type === "login"
 
 /**
- * The facts a (validated) event sets, in a fixed order. Properties of the wrong form are skipped
- * (see {@link profileFactIssues}, which rejects such events before this runs).
+ * The login an event records for the account's active-user counts: login activity with the
+ * `user_id` who caused it (a login without one counts towards `last_login_at` only).
  *
  * @since 0.1.0
  */
-export const extractProfileFacts = (event: ValidEvent, sourceEventId: string): ReadonlyArray<ProfileFact> => {
-  const observedAt = occurredAt(event)
-  const fact = (name: ProfileFactName, value: unknown): ProfileFact => ({ name, value, observedAt, sourceEventId })
+export const loginActivityOf = (
+  event: ValidEvent,
+  context: { readonly workspaceId: string; readonly sourceEventId: string }
+): Option.Option<LoginActivity> =>
+  isLoginActivity(event) && event.user_id !== undefined
+    ? Option.some({
+      workspaceId: context.workspaceId,
+      accountId: event.account_id,
+      userId: event.user_id,
+      observedAt: occurredAt(event),
+      sourceEventId: context.sourceEventId
+    })
+    : Option.none()
+
+/**
+ * The active-user counts the profile shows, by fact name: distinct users whose last login is
+ * within that many days of the read.
+ *
+ * @since 0.1.0
+ */
+export const activeUserWindows: ReadonlyArray<readonly [name: "active_users_7d" | "active_users_30d", days: number]> = [
+  ["active_users_7d", 7],
+  ["active_users_30d", 30]
+]
+
+/**
+ * An active-user count as of a read.
+ *
+ * @since 0.1.0
+ */
+export interface ActiveUsers {
+  readonly name: (typeof activeUserWindows)[number][0]
+  readonly value: number
+  /** The read time (epoch ms) the window ends at. */
+  readonly asOf: number
+}
+
+/**
+ * The account's active-user counts now (the `Clock`): one per {@link activeUserWindows}, none when
+ * no login with a `user_id` was ever recorded for the account (no signal rather than zero).
+ *
+ * @since 0.1.0
+ */
+export const readActiveUsers = (
+  workspaceId: string,
+  accountId: string
+): Effect.Effect<ReadonlyArray<ActiveUsers>, StorageError, AccountProfileStore> =>
+  Effect.gen(function*() {
+    const asOf = yield* Clock.currentTimeMillis
+    const since = activeUserWindows.map(([, days]) => asOf - days * 86_400_000)
+    // the first count, since 0, is every user with a recorded login
+    const [ever, ...counts] = yield* (yield* AccountProfileStore).countActiveUsers(workspaceId, accountId, [0, ...since])
+    if (ever === 0) return []
+    return activeUserWindows.map(([name], i) => ({ name, value: counts[i] ?? 0, asOf }))
+  })
+
+/**
+ * The facts a (validated) event sets, in a fixed order, observed when it occurred (`observedAt`,
+ * when the caller has already parsed it). Properties of the wrong form are skipped (see
+ * {@link profileFactIssues}, which rejects such events before this runs).
+ *
+ * @since 0.1.0
+ */
+export const extractProfileFacts = (
+  event: ValidEvent,
+  sourceEventId: string,
+  observedAt: number = occurredAt(event)
+): ReadonlyArray<ProfileFact> => {
   const facts: Array<ProfileFact> = []
   const properties = event.properties
   if (properties !== undefined) {
@@ -140,15 +214,15 @@ export const extractProfileFacts = (event: ValidEvent, sourceEventId: string): R
       for (const name of rule.properties) {
         const value = hasOwn(properties, name) ? rule.read(properties[name]) : undefined
         if (value !== undefined) {
-          facts.push(fact(rule.fact, value))
+          facts.push({ name: rule.fact, value, observedAt, sourceEventId })
           break
         }
       }
     }
   }
   if (isLoginActivity(event)) {
-    facts.push(fact("last_login_at", formatTimestamp(observedAt)))
-    if (event.user_id !== undefined) facts.push(fact("last_login_user_id", event.user_id))
+    facts.push({ name: "last_login_at", value: formatTimestamp(observedAt), observedAt, sourceEventId })
+    if (event.user_id !== undefined) facts.push({ name: "last_login_user_id", value: event.user_id, observedAt, sourceEventId })
   }
   return facts
 }

@@ -4,13 +4,16 @@
  * "Do not send generic page views, auth page views, modal opens, hovers, local UI toggles or debug
  * logs", and "rejected payloads explain ... missing revenue relevance". The Direct API carries
  * backend source-of-truth events; browser-visible intent and UI friction belong to the web SDK.
- * An event is judged by its `event_name` words and its `event_kind` only; limit friction that the
- * spec lists by name, such as `overage_prompt_viewed`, stays allowed.
+ * An event is judged by its `event_name` words and its `event_kind` only. A page view is named
+ * after a page (`page_viewed`, `pricing_page_viewed`) or after what a page shows (`pricing_viewed`,
+ * `viewed_plans`, `login_viewed`); limit friction that the spec lists by name, such as
+ * `overage_prompt_viewed`, and views of product objects (`report_viewed`) stay allowed.
  *
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
 import type { Event } from "./Event.ts"
+import { remembering } from "./Memo.ts"
 
 /**
  * Why an event is refused as noise.
@@ -19,6 +22,8 @@ import type { Event } from "./Event.ts"
  */
 export interface RelevanceRefusal {
   readonly code: "not_revenue_relevant"
+  /** The field the judgement rests on. */
+  readonly path: "event_name" | "event_kind"
   readonly reason: string
 }
 
@@ -47,8 +52,13 @@ const pair = (words: ReadonlyArray<string>, first: ReadonlySet<string>, second: 
 const set = (words: string): ReadonlySet<string> => new Set(words.split(" "))
 
 const pageWords = set("page pages screen screens")
-const viewWords = set("view views viewed visit visited load loaded")
+const viewWords = set("view views viewed visit visited load loaded opened shown seen displayed")
 const viewedWords = set("view viewed visit visited")
+/** What a page is named after: `pricing_viewed` is a page view even without the word page. */
+const pageNames = set(
+  "pricing plans plan home homepage landing settings billing checkout cart docs documentation blog about features " +
+    "contact faq help website site url route login logins signin signup register registration auth"
+)
 const pageViewWords = set("pageview pageviews pageviewed screenview screenviews")
 const authWords = set("login logins signin signup register registration auth password sign")
 const modalWords = set("modal modals dialog dialogs popup popups popover tooltip tooltips drawer lightbox")
@@ -85,9 +95,11 @@ const byKind: ReadonlyMap<string, Category> = new Map<string, Category>([
   ["console", "debug"]
 ])
 
-const categoryOfName = (name: string): Category | undefined => {
+/** The category a (valid) event name falls in, remembered per name. */
+const categoryOfName = remembering((name: string): Category | undefined => {
   const words = name.split("_")
-  const pageView = has(words, pageViewWords) || pair(words, pageWords, viewWords) || pair(words, viewedWords, pageWords)
+  const pageView = has(words, pageViewWords) || pair(words, pageWords, viewWords) || pair(words, viewedWords, pageWords) ||
+    pair(words, pageNames, viewWords) || pair(words, viewedWords, pageNames)
   if (pageView) return has(words, authWords) ? "auth_page_view" : "page_view"
   if (has(words, modalWords)) return "modal"
   if (has(words, hoverWords) || pair(words, mouseWords, overWords)) return "hover"
@@ -97,7 +109,7 @@ const categoryOfName = (name: string): Category | undefined => {
   ) return "toggle"
   if (has(words, debugWords) || logNames.has(name) || logTails.has(words[words.length - 1]!)) return "debug"
   return undefined
-}
+})
 
 /**
  * `Some` with the reason when the event is noise the Direct API refuses (code
@@ -106,9 +118,10 @@ const categoryOfName = (name: string): Category | undefined => {
  * @since 0.1.0
  */
 export const checkRevenueRelevance = (
-  event: Pick<Event, "event_name" | "event_kind">
+  event: Pick<Event, "event_name"> & { readonly event_kind?: string | undefined }
 ): Option.Option<RelevanceRefusal> => {
-  const category = categoryOfName(event.event_name) ??
-    (event.event_kind === undefined ? undefined : byKind.get(event.event_kind))
-  return category === undefined ? Option.none() : Option.some({ code: "not_revenue_relevant", reason: reasons[category] })
+  const byName = categoryOfName(event.event_name)
+  if (byName !== undefined) return Option.some({ code: "not_revenue_relevant", path: "event_name", reason: reasons[byName] })
+  const kind = event.event_kind === undefined ? undefined : byKind.get(event.event_kind)
+  return kind === undefined ? Option.none() : Option.some({ code: "not_revenue_relevant", path: "event_kind", reason: reasons[kind] })
 }

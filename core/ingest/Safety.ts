@@ -11,7 +11,10 @@
  * values). A property name that itself looks like a secret or personal data is shown as
  * {@link redactedKey} in paths.
  *
- * Three screens, all recursive:
+ * The identifiers stored and shown outside `properties` (`account_id`, `user_id`, `event_id`) get
+ * the value checks too ({@link screenIdentifiers}), except the randomness and length rules.
+ *
+ * Three screens of `properties`, all recursive:
  * 1. Names. A name is split into words (`accessToken`, `X-Api-Key`, `session_id`). One that marks a
  *    secret, personal data or free text is refused unless its value is a flag (`password_set: true`,
  *    `null`), or a further word says the value describes the thing rather than being it: a measure
@@ -21,15 +24,18 @@
  *    keys, long high-entropy tokens), URLs with credentials, a query string or fragment
  *    parameters, webhook and invite links, e-mail addresses, phone numbers, IPv4 addresses, and
  *    free text.
+ *    A string over the length bound is checked as well: it is free text whatever else it is.
  * 3. Bounds: {@link maxPropertyKeys} keys per object, {@link maxPropertyTotalKeys} in all, depth
  *    {@link maxPropertyDepth}, strings of {@link maxPropertyStringLength} characters, arrays of
- *    {@link maxPropertyArrayItems} items, names of {@link maxPropertyKeyLength} characters.
+ *    {@link maxPropertyArrayItems} items, names of {@link maxPropertyKeyLength} characters, and no
+ *    `__proto__` name.
  *
  * Publishable provider keys (`pk_live_…`) are refused too: the spec lists "API keys" without
  * exception, and they carry no revenue signal.
  *
  * @since 0.1.0
  */
+import { remembering } from "./Memo.ts"
 
 /**
  * At most this many keys in any one object of `properties`.
@@ -125,55 +131,55 @@ export interface SafetyIssue {
 type KeyKind = "secret" | "personal" | "free_text"
 
 interface KeyTerms {
+  readonly kind: KeyKind
   readonly words: ReadonlySet<string>
-  readonly phrases: ReadonlyArray<ReadonlyArray<string>>
+  /** Each phrase (words joined by `_`) with its rank: the first listed phrase found wins. */
+  readonly phrases: ReadonlyMap<string, number>
+  readonly longestPhrase: number
   /** Matched inside a word too (`userpassword`, `xapikey`). */
-  readonly fragments: ReadonlyArray<string>
+  readonly fragments: RegExp | undefined
 }
 
-const terms = (words: string, phrases: string, fragments: string): KeyTerms => ({
+const terms = (kind: KeyKind, words: string, phrases: string, fragments: string): KeyTerms => ({
+  kind,
   words: new Set(words.split(" ")),
-  phrases: phrases.split(" ").map((phrase) => phrase.split("_")),
-  fragments: fragments === "" ? [] : fragments.split(" ")
+  phrases: new Map(phrases.split(" ").map((phrase, rank) => [phrase, rank])),
+  longestPhrase: Math.max(...phrases.split(" ").map((phrase) => phrase.split("_").length)),
+  // the fragments are plain lowercase words, so they need no escaping
+  fragments: fragments === "" ? undefined : new RegExp(fragments.split(" ").join("|"))
 })
 
-const keyTerms: ReadonlyArray<readonly [KeyKind, KeyTerms]> = [
-  [
+const keyTerms: ReadonlyArray<KeyTerms> = [
+  terms(
     "secret",
-    terms(
-      "password passwords passwd pwd passphrase passcode secret secrets token tokens cookie cookies session sessions " +
-        "signature signatures sig authorization auth credential credentials creds apikey apikeys jwt bearer otp totp " +
-        "privatekey webhook webhooks hmac csrf xsrf dsn",
-      "api_key private_key client_secret auth_header auth_token session_id access_token refresh_token id_token " +
-        "invite_link invite_url invite_code invite_token destination_secret set_cookie secret_key magic_link " +
-        "reset_link login_link signed_url presigned_url connection_string database_url signing_key encryption_key " +
-        "access_key security_code verification_code recovery_code backup_code",
-      "password passwd passphrase apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
-        "secretkey setcookie webhook authorization credential"
-    )
-  ],
-  [
+    "password passwords passwd pwd passphrase passcode secret secrets token tokens cookie cookies session sessions " +
+      "signature signatures sig authorization auth credential credentials creds apikey apikeys jwt bearer otp totp " +
+      "privatekey webhook webhooks hmac csrf xsrf dsn",
+    "api_key private_key client_secret auth_header auth_token session_id access_token refresh_token id_token " +
+      "invite_link invite_url invite_code invite_token destination_secret set_cookie secret_key magic_link " +
+      "reset_link login_link signed_url presigned_url connection_string database_url signing_key encryption_key " +
+      "access_key security_code verification_code recovery_code backup_code",
+    "password passwd passphrase apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
+      "secretkey setcookie webhook authorization credential"
+  ),
+  terms(
     "personal",
-    terms(
-      "email emails phone phones telephone mobile msisdn address street postcode zipcode ip ipv4 ipv6 ssn dob " +
-        "birthday birthdate surname username passport iban cvv cvc latitude longitude geolocation",
-      "e_mail phone_number first_name last_name full_name given_name family_name user_name date_of_birth birth_date " +
-        "social_security card_number credit_card zip_code postal_code ip_address national_id home_address street_address",
-      "email phonenumber firstname lastname fullname ipaddress creditcard cardnumber"
-    )
-  ],
-  [
+    "email emails phone phones telephone mobile msisdn address street postcode zipcode ip ipv4 ipv6 ssn dob " +
+      "birthday birthdate surname username passport iban cvv cvc latitude longitude geolocation",
+    "e_mail phone_number first_name last_name full_name given_name family_name user_name date_of_birth birth_date " +
+      "social_security card_number credit_card zip_code postal_code ip_address national_id home_address street_address",
+    "email phonenumber firstname lastname fullname ipaddress creditcard cardnumber"
+  ),
+  terms(
     "free_text",
-    terms(
-      "comment comments note notes description descriptions message messages feedback transcript transcripts " +
-        "summary summaries prompt prompts body bodies stack stacktrace traceback log logs headers header payload chat " +
-        "review reviews text content question answer reply query search reason explanation memo bio survey subject " +
-        "request response raw dump html markdown",
-      "survey_response stack_trace error_message request_body response_body raw_log query_string search_query " +
-        "chat_message ai_summary support_message",
-      "stacktrace errormessage"
-    )
-  ]
+    "comment comments note notes description descriptions message messages feedback transcript transcripts " +
+      "summary summaries prompt prompts body bodies stack stacktrace traceback log logs headers header payload chat " +
+      "review reviews text content question answer reply query search reason explanation memo bio survey subject " +
+      "request response raw dump html markdown",
+    "survey_response stack_trace error_message request_body response_body raw_log query_string search_query " +
+      "chat_message ai_summary support_message",
+    "stacktrace errormessage"
+  )
 ]
 
 /** Words that make a number under a marked name a measure of it, not the thing itself. */
@@ -203,6 +209,9 @@ const keyReasons: Readonly<Record<KeyKind, string>> = {
     "request or response bodies, logs or stack traces); send a bounded code, label or count instead"
 }
 
+/** Most names: nothing to split but underscores. */
+const lowerSnakeKey = /^[a-z0-9_]*$/
+
 /**
  * The words of a property name: camelCase and separators split, lowercased
  * (`X-Api-Key` -> `x api key`, `accessToken` -> `access token`).
@@ -210,34 +219,54 @@ const keyReasons: Readonly<Record<KeyKind, string>> = {
  * @since 0.1.0
  */
 export const keyWords = (key: string): ReadonlyArray<string> =>
-  key
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((word) => word.length > 0)
+  lowerSnakeKey.test(key)
+    ? key.split("_").filter((word) => word.length > 0)
+    : key
+      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+      .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((word) => word.length > 0)
 
-/** The first kind of term the name contains, and the name's words outside that term. */
-const classifyKey = (
-  words: ReadonlyArray<string>
-): { readonly kind: KeyKind; readonly others: ReadonlyArray<string> } | undefined => {
-  for (const [kind, { fragments, phrases, words: single }] of keyTerms) {
-    for (const phrase of phrases) {
-      for (let i = 0; i + phrase.length <= words.length; i++) {
-        if (phrase.every((word, j) => words[i + j] === word)) {
-          return { kind, others: words.filter((_, k) => k < i || k >= i + phrase.length) }
+interface MarkedKey {
+  readonly kind: KeyKind
+  /** The name's words outside the term that marked it. */
+  readonly others: ReadonlyArray<string>
+}
+
+const without = (words: ReadonlyArray<string>, at: number, length: number): ReadonlyArray<string> =>
+  words.filter((_, k) => k < at || k >= at + length)
+
+/**
+ * The first kind of term the name contains: within a kind, the first listed phrase found (at its
+ * first position), else the first word that is a term or contains a fragment.
+ */
+const classifyKey = (words: ReadonlyArray<string>): MarkedKey | undefined => {
+  for (const { fragments, kind, longestPhrase, phrases, words: single } of keyTerms) {
+    let rank = -1
+    let at = 0
+    let length = 0
+    for (let i = 0; i < words.length; i++) {
+      let joined = words[i]!
+      for (let n = 1; n <= longestPhrase && i + n <= words.length; n++) {
+        if (n > 1) joined += "_" + words[i + n - 1]
+        const found = phrases.get(joined)
+        if (found !== undefined && (rank < 0 || found < rank)) {
+          rank = found
+          at = i
+          length = n
         }
       }
     }
-    const at = words.findIndex((word) => single.has(word) || fragments.some((fragment) => word.includes(fragment)))
-    if (at >= 0) return { kind, others: words.filter((_, k) => k !== at) }
+    if (rank >= 0) return { kind, others: without(words, at, length) }
+    const word = words.findIndex((word) => single.has(word) || (fragments !== undefined && fragments.test(word)))
+    if (word >= 0) return { kind, others: without(words, word, 1) }
   }
   return undefined
 }
 
 /** Why a marked name's value is refused, or `undefined` when the value is a flag or described by a further word. */
-const keyProblem = (key: string, value: unknown): string | undefined => {
-  const marked = classifyKey(keyWords(key))
+const keyProblem = (marked: MarkedKey | undefined, value: unknown): string | undefined => {
   if (marked === undefined || value === null || typeof value === "boolean") return undefined
   const described = marked.others.some((word) =>
     metadataWords.has(word) || (marked.kind === "free_text" && freeTextMetadataWords.has(word))
@@ -368,29 +397,75 @@ const looksLikePhone = (s: string): boolean =>
     })
   )
 
-const isFreeText = (s: string): boolean => {
+const freeTextReason = `looks like free text (more than ${freeTextMaxWords} words or ${freeTextMaxChars} characters); ` +
+  "send bounded codes, labels or counts, never free text"
+
+const hasMoreWordsThan = (s: string, words: number): boolean => {
   const trimmed = s.trim()
-  return s.length > freeTextMaxChars || (/\s/.test(trimmed) && trimmed.split(/\s+/).length > freeTextMaxWords)
+  return /\s/.test(trimmed) && trimmed.split(/\s+/).length > words
+}
+
+const isFreeText = (s: string): boolean => s.length > freeTextMaxChars || hasMoreWordsThan(s, freeTextMaxWords)
+
+/** The secret formats as one expression per case mode: a miss (the usual case) costs two scans, not fourteen. */
+const anySecretFormat = (ignoreCase: boolean): RegExp =>
+  new RegExp(
+    secretFormats.filter(([pattern]) => pattern.ignoreCase === ignoreCase).map(([pattern]) => pattern.source).join("|"),
+    ignoreCase ? "i" : ""
+  )
+const anySecretFormatCased = anySecretFormat(false)
+const anySecretFormatUncased = anySecretFormat(true)
+
+const countDigits = (s: string): number => {
+  let digits = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 48 && c <= 57) digits++
+  }
+  return digits
+}
+
+/**
+ * Why a string must not be sent because of a recognisable format (secrets, links, personal data),
+ * or `undefined`. Each check runs only when the string has what its pattern needs (`://`, `@`,
+ * enough digits), so an ordinary code costs a few scans.
+ */
+const formatProblem = (s: string): string | undefined => {
+  if (anySecretFormatCased.test(s) || anySecretFormatUncased.test(s)) {
+    for (const [pattern, reason] of secretFormats) if (pattern.test(s)) return reason + secretsReason
+  }
+  if (s.includes("://")) {
+    for (const match of s.matchAll(urlPattern)) {
+      const problem = urlProblem(match[0])
+      if (problem !== undefined) return problem
+    }
+  }
+  if (s.includes("@") && emailPattern.test(s)) return "looks like an e-mail address" + personalReason
+  // an IPv4 address has 4 digits or more, a phone number 7 or more
+  const digits = countDigits(s)
+  if (digits < 4) return undefined
+  // digit groups inside a UUID are not a phone number or an address
+  const withoutUuids = s.length >= 36 ? s.replace(uuidsAnywhere, " ") : s
+  if (s.includes(".") && ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
+  if (digits >= 7 && looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
+  return undefined
 }
 
 /** Why a string must not be sent (secrets, links, personal data), or `undefined`. Not the free-text rule. */
-const sensitiveProblem = (s: string): string | undefined => {
-  for (const [pattern, reason] of secretFormats) if (pattern.test(s)) return reason + secretsReason
-  for (const match of s.matchAll(urlPattern)) {
-    const problem = urlProblem(match[0])
-    if (problem !== undefined) return problem
-  }
-  if (emailPattern.test(s)) return "looks like an e-mail address" + personalReason
-  // digit groups inside a UUID are not a phone number or an address
-  const withoutUuids = s.replace(uuidsAnywhere, " ")
-  if (ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
-  if (looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
-  if (s.split(/\s+/).some(isHighEntropyToken)) {
-    return "looks like a secret (a long random-looking string)" + secretsReason +
-      ` (identifiers should be shorter than ${highEntropyMinLength} characters, or UUIDs)`
-  }
-  return undefined
-}
+const sensitiveProblem = (s: string): string | undefined =>
+  formatProblem(s) ??
+    (s.length >= highEntropyMinLength && s.split(/\s+/).some(isHighEntropyToken)
+      ? "looks like a secret (a long random-looking string)" + secretsReason +
+        ` (identifiers should be shorter than ${highEntropyMinLength} characters, or UUIDs)`
+      : undefined)
+
+/**
+ * The part of a string the format checks read: all of it up to {@link maxPropertyStringLength}
+ * characters, else its beginning. A longer string is refused as free text whatever it holds; the
+ * window only chooses a more specific reason, and keeps the checks' cost bounded (some patterns are
+ * quadratic in the worst case).
+ */
+const checkedPart = (s: string): string => (s.length > maxPropertyStringLength ? s.slice(0, maxPropertyStringLength) : s)
 
 /**
  * Why a string value must not be sent, or `undefined` when it may. Never mentions the value.
@@ -398,15 +473,37 @@ const sensitiveProblem = (s: string): string | undefined => {
  * @since 0.1.0
  */
 export const valueProblem = (s: string): string | undefined =>
-  sensitiveProblem(s) ??
-    (isFreeText(s)
-      ? `looks like free text (more than ${freeTextMaxWords} words or ${freeTextMaxChars} characters); ` +
-        "send bounded codes, labels or counts, never free text"
-      : undefined)
+  sensitiveProblem(checkedPart(s)) ?? (isFreeText(s) ? freeTextReason : undefined)
+
+/**
+ * Why an identifier (`account_id`, `user_id`, `event_id`) must not be sent, or `undefined`: the
+ * format checks of {@link valueProblem} and free text by words. Not the length and randomness
+ * rules: identifiers are opaque and often random by design (hashes, UUIDs without dashes), and the
+ * event contract bounds their length.
+ *
+ * @since 0.1.0
+ */
+export const identifierProblem = (s: string): string | undefined =>
+  formatProblem(checkedPart(s)) ?? (hasMoreWordsThan(s, freeTextMaxWords) ? freeTextReason : undefined)
 
 // ---------------------------------------------------------------------------------------------
 // the walk
 // ---------------------------------------------------------------------------------------------
+
+/** What a property name says on its own: data in the name itself, or a term marking its value. */
+interface NameVerdict {
+  readonly sensitive: string | undefined
+  readonly marked: MarkedKey | undefined
+}
+
+/**
+ * What a property name says on its own, remembered per name (senders use the same few names on
+ * every event), except for a name that is itself data (an e-mail address), which is never kept.
+ */
+const nameVerdict = remembering((name: string): NameVerdict => {
+  const sensitive = sensitiveProblem(name)
+  return { sensitive, marked: sensitive === undefined ? classifyKey(keyWords(name)) : undefined }
+}, { keep: (_, verdict) => verdict.sensitive === undefined })
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -418,62 +515,96 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
  * @since 0.1.0
  */
 export const screenProperties = (properties: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
+  const walk: Walk = { issues: [], totalKeys: 0 }
+  visitObject(walk, properties, "properties", 1)
+  if (walk.totalKeys > maxPropertyTotalKeys) bounds(walk, "properties", `has more than ${maxPropertyTotalKeys} keys in all`)
+  return walk.issues
+}
+
+/** The state of one screening walk (top-level functions, not closures: it runs on every request). */
+interface Walk {
+  readonly issues: Array<SafetyIssue>
+  totalKeys: number
+}
+
+const bounds = (walk: Walk, path: string, reason: string): void => {
+  walk.issues.push({ code: "property_bounds", path, reason })
+}
+
+const unsafe = (walk: Walk, path: string, reason: string): void => {
+  walk.issues.push({ code: "unsafe_property", path, reason })
+}
+
+const visitValue = (walk: Walk, value: unknown, path: string, depth: number): void => {
+  if (typeof value === "string") {
+    // both rules: an over-long string is a size error and, whatever else, free text (a stack trace)
+    if (value.length > maxPropertyStringLength) bounds(walk, path, `is longer than ${maxPropertyStringLength} characters`)
+    const problem = valueProblem(value)
+    if (problem !== undefined) unsafe(walk, path, problem)
+  } else if (typeof value === "number") {
+    if (!Number.isFinite(value)) bounds(walk, path, "must be a finite number")
+  } else if (value === null || typeof value === "boolean") {
+    return
+  } else if (Array.isArray(value)) {
+    if (depth + 1 > maxPropertyDepth) return bounds(walk, path, `is nested deeper than ${maxPropertyDepth} levels`)
+    if (value.length > maxPropertyArrayItems) {
+      bounds(walk, path, `has more than ${maxPropertyArrayItems} items; send current counts, not lists`)
+    }
+    for (let index = 0; index < value.length; index++) visitValue(walk, value[index], `${path}.${index}`, depth + 1)
+  } else if (isObject(value)) {
+    if (depth + 1 > maxPropertyDepth) return bounds(walk, path, `is nested deeper than ${maxPropertyDepth} levels`)
+    visitObject(walk, value, path, depth + 1)
+  } else {
+    bounds(walk, path, "must be a JSON value: a string, number, boolean, null, array or object")
+  }
+}
+
+const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path: string, depth: number): void => {
+  const keys = Object.keys(object)
+  walk.totalKeys += keys.length
+  if (keys.length > maxPropertyKeys) bounds(walk, path, `has more than ${maxPropertyKeys} keys`)
+  for (const key of keys) {
+    if (key.length === 0 || key.length > maxPropertyKeyLength) {
+      bounds(walk, `${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
+      continue
+    }
+    if (key === "__proto__") {
+      // an own key from JSON.parse; copied into another object it would set that object's prototype
+      bounds(walk, `${path}.${key}`, "__proto__ is not allowed as a property name")
+      continue
+    }
+    const { marked, sensitive } = nameVerdict(key)
+    if (sensitive !== undefined) {
+      unsafe(walk, `${path}.${redactedKey}`, `a property name ${sensitive.replace(/^(looks|is)/, "that $1")}`)
+      continue
+    }
+    const value = object[key]
+    const refused = keyProblem(marked, value)
+    if (refused !== undefined) unsafe(walk, `${path}.${key}`, refused)
+    else visitValue(walk, value, `${path}.${key}`, depth)
+  }
+}
+
+/**
+ * The identifiers outside `properties` that are stored and shown: screened with
+ * {@link identifierProblem} (an e-mail address as `user_id`, a secret as `event_id`).
+ *
+ * @since 0.1.0
+ */
+export const screenedIdentifiers = ["account_id", "user_id", "event_id"] as const
+
+/**
+ * Screens the identifiers of a (possibly invalid) event body: every string among
+ * {@link screenedIdentifiers} that must not be sent, with the field as its path.
+ *
+ * @since 0.1.0
+ */
+export const screenIdentifiers = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
   const issues: Array<SafetyIssue> = []
-  let totalKeys = 0
-  const bounds = (path: string, reason: string): void => {
-    issues.push({ code: "property_bounds", path, reason })
+  for (const field of screenedIdentifiers) {
+    const value = body[field]
+    const problem = typeof value === "string" ? identifierProblem(value) : undefined
+    if (problem !== undefined) issues.push({ code: "unsafe_property", path: field, reason: problem })
   }
-  const unsafe = (path: string, reason: string): void => {
-    issues.push({ code: "unsafe_property", path, reason })
-  }
-
-  const visitValue = (value: unknown, path: string, depth: number): void => {
-    if (typeof value === "string") {
-      if (value.length > maxPropertyStringLength) bounds(path, `is longer than ${maxPropertyStringLength} characters`)
-      else {
-        const problem = valueProblem(value)
-        if (problem !== undefined) unsafe(path, problem)
-      }
-    } else if (typeof value === "number") {
-      if (!Number.isFinite(value)) bounds(path, "must be a finite number")
-    } else if (value === null || typeof value === "boolean") {
-      return
-    } else if (Array.isArray(value)) {
-      if (depth + 1 > maxPropertyDepth) return bounds(path, `is nested deeper than ${maxPropertyDepth} levels`)
-      if (value.length > maxPropertyArrayItems) {
-        bounds(path, `has more than ${maxPropertyArrayItems} items; send current counts, not lists`)
-      }
-      value.forEach((item, index) => visitValue(item, `${path}.${index}`, depth + 1))
-    } else if (isObject(value)) {
-      if (depth + 1 > maxPropertyDepth) return bounds(path, `is nested deeper than ${maxPropertyDepth} levels`)
-      visitObject(value, path, depth + 1)
-    } else {
-      bounds(path, "must be a JSON value: a string, number, boolean, null, array or object")
-    }
-  }
-
-  const visitObject = (object: Readonly<Record<string, unknown>>, path: string, depth: number): void => {
-    const keys = Object.keys(object)
-    totalKeys += keys.length
-    if (keys.length > maxPropertyKeys) bounds(path, `has more than ${maxPropertyKeys} keys`)
-    for (const key of keys) {
-      if (key.length === 0 || key.length > maxPropertyKeyLength) {
-        bounds(`${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
-        continue
-      }
-      const keyIsData = sensitiveProblem(key)
-      if (keyIsData !== undefined) {
-        unsafe(`${path}.${redactedKey}`, `a property name ${keyIsData.replace(/^(looks|is)/, "that $1")}`)
-        continue
-      }
-      const value = object[key]
-      const refused = keyProblem(key, value)
-      if (refused !== undefined) unsafe(`${path}.${key}`, refused)
-      else visitValue(value, `${path}.${key}`, depth)
-    }
-  }
-
-  visitObject(properties, "properties", 1)
-  if (totalKeys > maxPropertyTotalKeys) bounds("properties", `has more than ${maxPropertyTotalKeys} keys in all`)
   return issues
 }

@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import { formatTimestamp } from "../Timestamp.ts"
 import type { FieldIssue } from "../Verification.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
@@ -56,11 +57,15 @@ const isGrain = (value: unknown): value is AggregationGrain =>
 
 /**
  * Every rule of the usage rollup event that `event` breaks, at `now` (the receiving clock); empty
- * for other event names.
+ * for other event names. Reads only the fields given, so it also runs on the valid fields of an
+ * event whose other fields broke the contract.
  *
  * @since 0.1.0
  */
-export const validateRollup = (event: ValidEvent, now: number): ReadonlyArray<FieldIssue> => {
+export const validateRollup = (
+  event: Partial<Pick<ValidEvent, "event_name" | "semantic_type" | "event_kind" | "value" | "properties">>,
+  now: number
+): ReadonlyArray<FieldIssue> => {
   if (event.event_name !== usageRollupEventName) return []
   const issues: Array<FieldIssue> = []
   const issue = (path: string, message: string) => issues.push({ path, message })
@@ -145,10 +150,19 @@ export const checkStableMeaning = (existingUnit: Option.Option<string>, unit: st
     })
     : Option.none()
 
+/** A UTF-16 code unit that is half of a surrogate pair without its other half. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** The most characters an `event_id` may have (`Event`: 1 to 256 visible ASCII characters). */
+const maxEventIdLength = 256
+
 /**
  * "`event_id` deterministic for safe retry": the id a rollup without one should carry,
- * `usage_rollup_recorded:<account_id>:<product_key>:<metric_key>:<usage_start>:<usage_end>`.
- * `None` for other events or when a part is missing.
+ * `usage_rollup_recorded:<account_id>:<product_key>:<metric_key>:<usage_start>:<usage_end>`, with
+ * the account id percent-encoded (UTF-8; any character but letters, digits and `-_.!~*'()`) and
+ * the period in the sending form, so it is always a valid `event_id` and the same for the same
+ * bucket however its times were written. `None` for other events, when a part is missing, or when
+ * the id would be longer than an `event_id` may be (a very long account id).
  *
  * @since 0.1.0
  */
@@ -156,9 +170,20 @@ export const suggestedEventId = (
   event: Pick<ValidEvent, "event_name" | "account_id" | "properties">
 ): Option.Option<string> => {
   const properties = event.properties ?? {}
-  const parts = [properties.product_key, properties.metric_key, properties.usage_start, properties.usage_end]
-  if (event.event_name !== usageRollupEventName || !parts.every((part) => typeof part === "string")) {
-    return Option.none()
-  }
-  return Option.some([usageRollupEventName, event.account_id, ...parts].join(":"))
+  const { metric_key, product_key } = properties
+  const start = parseUtcTimestamp(properties.usage_start)
+  const end = parseUtcTimestamp(properties.usage_end)
+  if (
+    event.event_name !== usageRollupEventName || typeof product_key !== "string" || typeof metric_key !== "string" ||
+    start === undefined || end === undefined || loneSurrogate.test(event.account_id)
+  ) return Option.none()
+  const id = [
+    usageRollupEventName,
+    encodeURIComponent(event.account_id),
+    product_key,
+    metric_key,
+    formatTimestamp(start),
+    formatTimestamp(end)
+  ].join(":")
+  return id.length <= maxEventIdLength ? Option.some(id) : Option.none()
 }

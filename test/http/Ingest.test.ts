@@ -2,8 +2,11 @@
  * The Direct API over real HTTP on loopback: `POST /api/events/ingest`, the Events view, the account
  * profile and feature gates, on memory storage (the storage contract suites cover the SQL stores).
  */
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { stringsIn, unsafeIdentifiers, unsafePayloads } from "../ingest/unsafePayloads.ts"
 import { adminKey, bearer, jsonHeaders, type Reply, request, startServer, workspaceId } from "./support.ts"
 
 const admin = `/api/admin/v1/workspaces/${workspaceId}`
@@ -36,6 +39,30 @@ const setup = (env?: Record<string, string>, server: "platform" | "node" = "plat
     const get = (path: string, secret = adminKey) => request(url + admin + path, { headers: bearer(secret) })
     return { url, logs, key, ingestKey, send, get }
   })
+
+/** One server shared by many tests that store nothing (each refused request is checked on its own). */
+class SharedServer extends Context.Tag("test/SharedServer")<SharedServer, Effect.Effect.Success<ReturnType<typeof setup>>>() {}
+
+const sharedServer = (server: "platform" | "node") => Layer.scoped(SharedServer, setup(undefined, server))
+
+const rollup = (overrides: Record<string, unknown> = {}, day = 1) => ({
+  event_name: "usage_rollup_recorded",
+  semantic_type: "usage",
+  event_kind: "product_action",
+  account_id: "acct_42",
+  timestamp: new Date(Date.UTC(2026, 9, day + 1)).toISOString(),
+  value: 1200,
+  properties: {
+    product_key: "api",
+    metric_key: "requests",
+    unit: "request",
+    usage_start: new Date(Date.UTC(2026, 9, day)).toISOString(),
+    usage_end: new Date(Date.UTC(2026, 9, day + 1)).toISOString(),
+    aggregation_grain: "day",
+    source_system: "billing_job"
+  },
+  ...overrides
+})
 
 const checkout = (overrides: Record<string, unknown> = {}) => ({
   event_name: "checkout_completed",
@@ -198,35 +225,97 @@ describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" :
       assertProblem(limited[0]!, 429, "rate_limited")
       assert.match(limited[0]!.headers.get("retry-after") ?? "", /^\d+$/)
     }))
+
+  it.scopedLive("the rate is per key: another key is not limited by the first one's requests", () =>
+    Effect.gen(function*() {
+      const { key, send } = yield* setup({ ACCORD_INGEST_RATE_LIMIT: "3" }, server)
+      const first = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), (i) =>
+        send(checkout({ event_id: `checkout_completed:a${i}` })))
+      assert.isAbove(first.filter((r) => r.status === 429).length, 0)
+      const second = yield* key("ingest")
+      const replies = yield* Effect.forEach(Array.from({ length: 3 }, (_, i) => i), (i) =>
+        send(checkout({ event_id: `checkout_completed:b${i}` }), second))
+      assert.deepStrictEqual(replies.map((r) => r.status), [202, 202, 202])
+    }))
+
+  it.scopedLive("unsafe data next to a broken contract: 422 listing the unsafe paths first, then every other issue, with codes", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup(undefined, server)
+      const { account_id: _, ...event } = checkout({
+        timestamp: "yesterday",
+        user_id: "bob@example.org",
+        properties: { contact: "ada@example.com", seat_count: -1 }
+      })
+      const reply = yield* send(event)
+      assertProblem(reply, 422, "unsafe_property")
+      assert.deepStrictEqual(reply.json.errors.map((e: { code: string; path: string }) => [e.code, e.path]), [
+        ["unsafe_property", "user_id"],
+        ["unsafe_property", "properties.contact"],
+        ["invalid_event", "account_id"],
+        ["invalid_event", "timestamp"],
+        ["invalid_event", "properties.seat_count"]
+      ])
+      for (const value of ["bob@example.org", "ada@example.com", "yesterday"]) assert.notInclude(reply.text, value)
+      assert.strictEqual((yield* get("/events")).json.data.length, 0)
+    }))
+
+  it.scopedLive("a usage rollup without event_id: 202 with a suggested_event_id that is a valid event_id for the same bucket", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup(undefined, server)
+      const first = yield* send(rollup({ account_id: "Acme Corp: EU" }))
+      assert.strictEqual(first.status, 202, first.text)
+      const suggested = first.json.suggested_event_id as string
+      assert.strictEqual(
+        suggested,
+        "usage_rollup_recorded:Acme%20Corp%3A%20EU:api:requests:2026-10-01T00:00:00.000Z:2026-10-02T00:00:00.000Z"
+      )
+      assert.isNull(first.json.event_id)
+      const withId = yield* send(rollup({ account_id: "Acme Corp: EU", event_id: suggested }))
+      assert.strictEqual(withId.status, 202, withId.text)
+      assert.isUndefined(withId.json.suggested_event_id)
+      const retry = yield* send(rollup({ account_id: "Acme Corp: EU", event_id: suggested }))
+      assert.strictEqual(retry.status, 200)
+      assert.isTrue(retry.json.duplicate)
+      assert.strictEqual((yield* get("/events")).json.data.length, 2)
+    }))
+
+  layer(sharedServer(server), { excludeTestServices: true })("unsafe data: 422 naming the path, never echoed, nothing stored", (it) => {
+    /** Refused at `path`; the offending text in no message, no value sent anywhere in the answer. */
+    const refusedWithoutTrace = (body: unknown, path: string, offending: string, values: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const { get, send } = yield* SharedServer
+        const reply = yield* send(body)
+        assertProblem(reply, 422, "unsafe_property")
+        const errors: ReadonlyArray<{ code: string; path: string; message: string }> = reply.json.errors
+        assert.isTrue(errors.some((e) => e.code === "unsafe_property" && e.path === path), reply.text)
+        for (const message of [reply.json.detail, ...errors.map((e) => e.message)]) assert.notInclude(message, offending)
+        for (const value of values) if (value.length >= 4) assert.notInclude(reply.text, value)
+        assert.deepStrictEqual((yield* get("/events")).json.data, [])
+      })
+
+    for (const [label, properties, path, offending] of unsafePayloads) {
+      it.effect(`${label} at ${path}`, () => refusedWithoutTrace(checkout({ properties }), path, offending, stringsIn(properties)))
+    }
+
+    for (const [field, value] of unsafeIdentifiers) {
+      it.effect(`${value.slice(0, 24)} as ${field}`, () => refusedWithoutTrace(checkout({ [field]: value }), field, value, [value]))
+    }
+  })
 })
 }
 
 describe("usage rollups", () => {
-  const rollup = (unit: string, day: number) => ({
-    event_name: "usage_rollup_recorded",
-    semantic_type: "usage",
-    event_kind: "product_action",
-    account_id: "acct_42",
-    timestamp: new Date(Date.UTC(2026, 9, day + 1)).toISOString(),
-    event_id: `usage_rollup_recorded:acct_42:api:requests:${day}`,
-    value: 1200,
-    properties: {
-      product_key: "api",
-      metric_key: "requests",
-      unit,
-      usage_start: new Date(Date.UTC(2026, 9, day)).toISOString(),
-      usage_end: new Date(Date.UTC(2026, 9, day + 1)).toISOString(),
-      aggregation_grain: "day",
-      source_system: "billing_job"
-    }
-  })
+  const daily = (unit: string, day: number) => {
+    const event = rollup({ event_id: `usage_rollup_recorded:acct_42:api:requests:${day}` }, day)
+    return { ...event, properties: { ...event.properties, unit } }
+  }
 
   it.scopedLive("a closed daily bucket is accepted; changing the unit of the meter is refused with advice", () =>
     Effect.gen(function*() {
       const { send } = yield* setup()
-      assert.strictEqual((yield* send(rollup("request", 1))).status, 202)
-      assert.strictEqual((yield* send(rollup("request", 2))).status, 202)
-      const changed = yield* send(rollup("thousand_requests", 3))
+      assert.strictEqual((yield* send(daily("request", 1))).status, 202)
+      assert.strictEqual((yield* send(daily("request", 2))).status, 202)
+      const changed = yield* send(daily("thousand_requests", 3))
       assertProblem(changed, 422, "unit_changed")
       assert.include(changed.json.errors[0].message, "pricing_version")
     }))
@@ -243,6 +332,20 @@ describe("account profile", () => {
       const plan = profile.json.facts.find((f: { name: string }) => f.name === "plan")
       assert.strictEqual(plan.value, "team")
       assertProblem(yield* get("/accounts/acct_nobody"), 404, "not_found")
+    }))
+
+  it.scopedLive("each fact embeds its source event: id, event_name, event_id and timestamp", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const at = minutesAgo(10)
+      const stored = yield* send(checkout({ event_id: "checkout_completed:cs_9", timestamp: at, properties: { plan: "team", seat_count: 7 } }))
+      assert.strictEqual(stored.status, 202)
+      const profile = yield* get("/accounts/acct_42")
+      const source = { id: stored.json.id, event_name: "checkout_completed", event_id: "checkout_completed:cs_9", timestamp: at }
+      assert.deepStrictEqual(
+        profile.json.facts.map((f: { name: string; sourceEventId: string; sourceEvent: unknown }) => [f.name, f.sourceEventId, f.sourceEvent]),
+        [["plan", stored.json.id, source], ["seat_count", stored.json.id, source]]
+      )
     }))
 })
 
@@ -273,11 +376,17 @@ describe("feature gate unlock", () => {
       assert.strictEqual(gate.status, 201, gate.text)
       assert.strictEqual(gate.json.state, "checking")
       const status = () => Effect.map(get(`/feature-gates/${gate.json.id}`), (r) => r.json.state as string)
-      yield* send(access({ event_id: "fa", event_name: "feature_adopted" }))
-      yield* send({ event_name: "payment_succeeded", account_id: "acct_42", timestamp: minutesAgo(1), event_id: "pay" })
-      yield* send(access({ event_id: "other_account", account_id: "acct_7" }))
-      yield* send(access({ event_id: "other_version" }, { funnel_version_id: "00000000-0000-4000-8000-000000000000" }))
-      yield* send(access({ event_id: "too_early", timestamp: minutesAgo(20) }))
+      const nonMatching = [
+        access({ event_id: "fa", event_name: "feature_adopted" }),
+        { event_name: "payment_succeeded", account_id: "acct_42", timestamp: minutesAgo(1), event_id: "pay" },
+        access({ event_id: "other_account", account_id: "acct_7" }),
+        access({ event_id: "other_version" }, { funnel_version_id: "00000000-0000-4000-8000-000000000000" }),
+        access({ event_id: "too_early", timestamp: minutesAgo(20) })
+      ]
+      for (const event of nonMatching) {
+        const reply = yield* send(event)
+        assert.strictEqual(reply.status, 202, reply.text)
+      }
       assert.strictEqual(yield* status(), "checking")
       assert.strictEqual((yield* send(access())).status, 202)
       const unlocked = yield* get(`/feature-gates/${gate.json.id}`)
@@ -291,6 +400,50 @@ describe("feature gate unlock", () => {
       assert.strictEqual((yield* send(access())).status, 202)
       const gate = yield* createGate(url, minutesAgo(10))
       assert.strictEqual(gate.json.state, "unlocked")
+    }))
+
+  it.scopedLive("earlier evidence is found behind more than a page (200) of newer access events for other features", () =>
+    Effect.gen(function*() {
+      const { send, url } = yield* setup()
+      assert.strictEqual((yield* send(access({ timestamp: minutesAgo(9) }))).status, 202)
+      for (let i = 0; i < 205; i++) {
+        const reply = yield* send(access({ event_id: `entitlement_active:act_${i}:feature_${i}` }, { feature_key: `feature_${i}` }))
+        assert.strictEqual(reply.status, 202, reply.text)
+      }
+      const gate = yield* createGate(url, minutesAgo(10))
+      assert.strictEqual(gate.json.state, "unlocked")
+    }))
+
+  it.scopedLive("upper-case funnel ids unlock a gate, whether sent in the gate or in the event", () =>
+    Effect.gen(function*() {
+      const { get, send, url } = yield* setup()
+      const upper = { funnel_journey_id: journeyId.toUpperCase(), funnel_version_id: versionId.toUpperCase() }
+      const before = yield* createGate(url, minutesAgo(10))
+      assert.strictEqual(before.json.state, "checking")
+      assert.strictEqual((yield* send(access({}, upper))).status, 202)
+      assert.strictEqual((yield* get(`/feature-gates/${before.json.id}`)).json.state, "unlocked")
+      const created = yield* request(url + admin + "/feature-gates", {
+        method: "POST",
+        headers: jsonHeaders(adminKey),
+        body: JSON.stringify({
+          accountId: "acct_42",
+          journeyId: journeyId.toUpperCase(),
+          versionId: versionId.toUpperCase(),
+          featureKey: "advanced_reports",
+          startedAt: minutesAgo(10)
+        })
+      })
+      assert.strictEqual(created.json.state, "unlocked")
+    }))
+
+  it.scopedLive("the account view lists the account's gates with their state", () =>
+    Effect.gen(function*() {
+      const { get, send, url } = yield* setup()
+      const gate = yield* createGate(url, minutesAgo(10))
+      const states = () => Effect.map(get("/accounts/acct_42"), (r) => r.json.featureGates.map((g: { id: string; state: string }) => [g.id, g.state]))
+      assert.deepStrictEqual(yield* states(), [[gate.json.id, "checking"]])
+      assert.strictEqual((yield* send(access())).status, 202)
+      assert.deepStrictEqual(yield* states(), [[gate.json.id, "unlocked"]])
     }))
 })
 
@@ -315,5 +468,36 @@ describe("Events view", () => {
       assert.deepStrictEqual(even.json.data.map((e: { event_id: string }) => e.event_id), ["e6", "e4", "e2", "e0"])
       assertProblem(yield* get("/events?limit=0"), 400, "invalid_query")
       assertProblem(yield* get("/events", (yield* key("ingest"))), 403, "forbidden")
+    }))
+
+  it.scopedLive("filters by event_name", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      yield* send(checkout({ event_id: "c1", timestamp: minutesAgo(3) }))
+      yield* send({ event_name: "seat_added", account_id: "acct_42", timestamp: minutesAgo(2), event_id: "s1" })
+      yield* send(checkout({ event_id: "c2", timestamp: minutesAgo(1) }))
+      const names = (query: string) => Effect.map(get(`/events?${query}`), (r) => r.json.data.map((e: { event_id: string }) => e.event_id))
+      assert.deepStrictEqual(yield* names("event_name=checkout_completed"), ["c2", "c1"])
+      assert.deepStrictEqual(yield* names("event_name=seat_added"), ["s1"])
+      assert.deepStrictEqual(yield* names("event_name=plan_changed"), [])
+    }))
+
+  it.scopedLive("filters by occurrence time: from inclusive, to exclusive; a malformed time is 400", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const times = [minutesAgo(40), minutesAgo(30), minutesAgo(20)]
+      for (const [i, timestamp] of times.entries()) yield* send(checkout({ event_id: `t${i}`, timestamp }))
+      const between = (from: string, to: string) =>
+        Effect.map(
+          get(`/events?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`),
+          (r) => r.json.data.map((e: { event_id: string }) => e.event_id)
+        )
+      assert.deepStrictEqual(yield* between(times[0]!, times[2]!), ["t1", "t0"])
+      assert.deepStrictEqual(yield* between(times[1]!, minutesAgo(0)), ["t2", "t1"])
+      assert.deepStrictEqual(yield* between(times[1]!, times[1]!), [])
+      const bad = yield* get("/events?from=yesterday")
+      assertProblem(bad, 400, "invalid_query")
+      assert.deepStrictEqual(bad.json.errors.map((e: { path: string }) => e.path), ["from"])
+      assert.notInclude(bad.text, "yesterday")
     }))
 })

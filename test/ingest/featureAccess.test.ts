@@ -90,6 +90,20 @@ describe("FeatureAccess", () => {
     }
   })
 
+  it("funnel ids match whatever their letter case, on either side", () => {
+    const upper = {
+      ...evidence,
+      properties: {
+        ...evidence.properties,
+        funnel_journey_id: gate.journeyId.toUpperCase(),
+        funnel_version_id: gate.versionId.toUpperCase()
+      }
+    }
+    assert.isTrue(isAccessEvidence(upper, gate, server))
+    assert.isTrue(isAccessEvidence(evidence, { ...gate, journeyId: gate.journeyId.toUpperCase(), versionId: gate.versionId.toUpperCase() }, server))
+    assert.isFalse(isAccessEvidence({ ...evidence, properties: { ...evidence.properties, feature_key: "ADVANCED_EXPORTS" } }, gate, server))
+  })
+
   it("a millisecond after the start is enough", () => {
     assert.isTrue(isAccessEvidence({ ...evidence, timestamp: new Date(gate.startedAt + 1).toISOString() }, gate, server))
   })

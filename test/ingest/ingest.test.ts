@@ -15,6 +15,7 @@ import {
   withPayloadHash
 } from "../../core/ingest/Ingest.ts"
 import { baseEvent, type Json, now, rollupEvent, withProperties } from "./support.ts"
+import { unsafeIdentifiers } from "./unsafePayloads.ts"
 
 const context = { id: "evt_1", workspaceId: "ws_1", now }
 
@@ -74,6 +75,75 @@ describe("prepareEvent", () => {
     assert.deepStrictEqual((rejection as UnsafeEvent).issues.map((issue) => issue.path), ["properties.api_key", "properties.contact"])
     assert.notInclude(rejection.message, "sk_live")
     assert.notInclude(rejection.message, "ada@example.com")
+  })
+
+  describe("every issue is reported, the refusal chosen by precedence", () => {
+    const issuesOf = (rejection: IngestRejection) =>
+      (rejection as UnsafeEvent | InvalidEvent).issues.map(({ code, path }) => [code, path])
+
+    for (const [field, value] of unsafeIdentifiers) {
+      it(`unsafe data in ${field} (${value.slice(0, 20)}) is UnsafeEvent at ${field}, never echoed`, () => {
+        const rejection = rejected({ ...baseEvent(), [field]: value })
+        assert.instanceOf(rejection, UnsafeEvent)
+        assert.deepStrictEqual(issuesOf(rejection), [["unsafe_property", field]])
+        assert.notInclude(rejection.message, value)
+      })
+    }
+
+    it("unsafe data next to a broken contract: the unsafe paths first, then every contract issue, each with its code", () => {
+      const { account_id: _, ...event } = withProperties({ ...baseEvent(), timestamp: "yesterday", user_id: "bob@example.org" }, {
+        contact: "ada@example.com"
+      })
+      const rejection = rejected(event)
+      assert.instanceOf(rejection, UnsafeEvent)
+      assert.deepStrictEqual(issuesOf(rejection), [
+        ["unsafe_property", "user_id"],
+        ["unsafe_property", "properties.contact"],
+        ["invalid_event", "account_id"],
+        ["invalid_event", "timestamp"]
+      ])
+      for (const value of ["bob@example.org", "ada@example.com", "yesterday"]) assert.notInclude(rejection.message, value)
+    })
+
+    it("bounds, rollup rules and profile forms do not hide unsafe data", () => {
+      const raw = withProperties(rollupEvent(), {
+        items: Array.from({ length: 21 }, (_, i) => i),
+        seat_count: -1,
+        unit: "GB hours",
+        api_key: "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+      })
+      assert.deepStrictEqual(issuesOf(rejected(raw)), [
+        ["unsafe_property", "properties.api_key"],
+        ["invalid_event", "properties.items"],
+        ["invalid_event", "properties.unit"],
+        ["invalid_event", "properties.seat_count"]
+      ])
+    })
+
+    it("an unsafe string over 256 characters is UnsafeEvent, its length listed as well", () => {
+      const trace = "Error: boom\n    at charge (billing.js:41:7)\n".repeat(10)
+      const rejection = rejected(withProperties(baseEvent(), { error_detail: trace }))
+      assert.instanceOf(rejection, UnsafeEvent)
+      assert.deepStrictEqual(issuesOf(rejection), [["unsafe_property", "properties.error_detail"], ["invalid_event", "properties.error_detail"]])
+      assert.notInclude(rejection.message, "billing.js")
+    })
+
+    it("unsafe data outranks noise, which is listed too", () => {
+      const rejection = rejected(withProperties({ ...baseEvent(), event_name: "page_viewed" }, { contact: "ada@example.com" }))
+      assert.instanceOf(rejection, UnsafeEvent)
+      assert.deepStrictEqual(issuesOf(rejection), [["unsafe_property", "properties.contact"], ["not_revenue_relevant", "event_name"]])
+    })
+
+    it("noise outranks a broken contract: the event should not be sent at all", () => {
+      const { account_id: _, ...event }: Json = { ...baseEvent(), event_name: "pricing_page_viewed", timestamp: "soon" }
+      assert.instanceOf(rejected(event), NotRevenueRelevant)
+    })
+
+    it("a broken contract alone is InvalidEvent, every issue coded invalid_event", () => {
+      const rejection = rejected({ ...baseEvent(), account_id: " padded", value: "12" })
+      assert.instanceOf(rejection, InvalidEvent)
+      assert.deepStrictEqual(issuesOf(rejection), [["invalid_event", "account_id"], ["invalid_event", "value"]])
+    })
   })
 
   it("noise is NotRevenueRelevant with the reason", () => {

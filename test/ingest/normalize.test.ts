@@ -128,6 +128,15 @@ describe("normalizeEvent", () => {
     const { profileFacts } = normalizeEvent(valid(withProperties(baseEvent(), { seat_count: 4 })), context)
     assert.deepStrictEqual(profileFacts, [{ name: "seat_count", value: 4, observedAt: now - 60_000, sourceEventId: "evt_0001" }])
   })
+
+  it("returns the login a user's login event records, in the event's workspace", () => {
+    const event = valid({ ...baseEvent(), event_name: "user_logged_in", semantic_type: "login", user_id: "user_7" })
+    assert.deepStrictEqual(
+      normalizeEvent(event, context).login,
+      Option.some({ workspaceId: "ws_1", accountId: "acct_42", userId: "user_7", observedAt: now - 60_000, sourceEventId: "evt_0001" })
+    )
+    assert.isTrue(Option.isNone(normalizeEvent(valid(baseEvent()), context).login))
+  })
 })
 
 describe("payload hash input", () => {

@@ -2,8 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
-import { makeMemory } from "../../core/AccountProfileStore.ts"
-import { extractProfileFacts, isLoginActivity, profileFactIssues } from "../../core/ingest/Profile.ts"
+import * as Duration from "effect/Duration"
+import * as TestClock from "effect/TestClock"
+import { AccountProfileStore, layerMemory, type LoginActivity, makeMemory } from "../../core/AccountProfileStore.ts"
+import {
+  extractProfileFacts,
+  isLoginActivity,
+  loginActivityOf,
+  profileFactIssues,
+  readActiveUsers
+} from "../../core/ingest/Profile.ts"
 import { baseEvent, type Json, now, valid, withProperties } from "./support.ts"
 
 const at = now - 60_000
@@ -88,6 +96,54 @@ describe("Profile", () => {
       assert.deepStrictEqual(facts({ ...baseEvent(), event_name: "report_exported", semantic_type: "login" }), [])
       assert.isFalse(isLoginActivity({ event_name: "session_started", semantic_type: "usage" }))
     })
+
+    it("a login with a user_id is recorded for the active-user counts; one without, or another event, is not", () => {
+      const context = { workspaceId: "ws_1", sourceEventId: "evt_9" }
+      assert.deepStrictEqual(
+        loginActivityOf(valid(login("session_started", { user_id: "user_7" })), context),
+        Option.some({ workspaceId: "ws_1", accountId: "acct_42", userId: "user_7", observedAt: at, sourceEventId: "evt_9" })
+      )
+      assert.isTrue(Option.isNone(loginActivityOf(valid(login("user_logged_in")), context)))
+      assert.isTrue(Option.isNone(loginActivityOf(valid({ ...baseEvent(), event_name: "user_logged_in", user_id: "u" }), context)))
+    })
+  })
+
+  describe("active users", () => {
+    const day = 86_400_000
+    const login = (userId: string, observedAt: number, accountId = "acct_42"): LoginActivity => ({
+      workspaceId: "ws_1",
+      accountId,
+      userId,
+      observedAt,
+      sourceEventId: `evt_${userId}_${observedAt}`
+    })
+    const read = (accountId = "acct_42") =>
+      Effect.map(readActiveUsers("ws_1", accountId), (counts) => counts.map(({ asOf, name, value }) => [name, value, asOf]))
+
+    it.effect("distinct users whose last login is within 7 and 30 days of the read, as the read's clock moves", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(now)
+        yield* (yield* AccountProfileStore).recordLogins([
+          login("ada", now - 1),
+          login("ada", now - 40 * day),
+          login("bob", now - 7 * day),
+          login("cy", now - 7 * day - 1),
+          login("dee", now - 30 * day),
+          login("eve", now - 31 * day),
+          login("fay", now - day, "acct_other")
+        ])
+        assert.deepStrictEqual(yield* read(), [["active_users_7d", 2, now], ["active_users_30d", 4, now]])
+        yield* TestClock.adjust(Duration.days(2))
+        assert.deepStrictEqual(yield* read(), [["active_users_7d", 1, now + 2 * day], ["active_users_30d", 3, now + 2 * day]])
+      }).pipe(Effect.provide(layerMemory)))
+
+    it.effect("no counts for an account without recorded logins (no signal is not zero)", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(now)
+        yield* (yield* AccountProfileStore).recordLogins([login("ada", now - 90 * day)])
+        assert.deepStrictEqual(yield* read(), [["active_users_7d", 0, now], ["active_users_30d", 0, now]])
+        assert.deepStrictEqual(yield* read("acct_nobody"), [])
+      }).pipe(Effect.provide(layerMemory)))
   })
 
   describe("values of the wrong form are field issues", () => {

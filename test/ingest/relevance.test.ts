@@ -16,6 +16,15 @@ describe("Relevance", () => {
     ["screen_view", "page views"],
     ["settings_screen_viewed", "page views"],
     ["page_loaded", "page views"],
+    ["pricing_viewed", "page views"],
+    ["viewed_pricing", "page views"],
+    ["plans_viewed", "page views"],
+    ["home_visited", "page views"],
+    ["landing_loaded", "page views"],
+    ["checkout_page_opened", "page views"],
+    ["billing_shown", "page views"],
+    ["login_viewed", "auth page views"],
+    ["signup_viewed", "auth page views"],
     ["login_page_viewed", "auth page views"],
     ["signup_page_viewed", "auth page views"],
     ["auth_page_view", "auth page views"],
@@ -76,7 +85,8 @@ describe("Relevance", () => {
     "oauth_connected", "destination_configured", "sync_failed", "setup_failed", "support_needed",
     "entitlement_active", "feature_adopted", "user_logged_in", "session_started", "usage_rollup_recorded",
     // near misses
-    "audit_log_exported", "report_viewed", "dashboard_shared", "log_retention_upgraded"
+    "audit_log_exported", "report_viewed", "dashboard_shared", "log_retention_upgraded", "invoice_viewed",
+    "quote_viewed", "upgrade_prompt_shown", "plan_upgraded", "pricing_plan_changed", "checkout_completed"
   ]
 
   for (const name of allowed) {

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import { validateEvent } from "../../core/ingest/Event.ts"
 import {
   checkStableMeaning,
   meterKey,
@@ -136,6 +138,29 @@ describe("UsageRollup", () => {
         Option.some("usage_rollup_recorded:acct_42:api:requests:2026-11-21T00:00:00.000Z:2026-11-22T00:00:00.000Z")
       )
       assert.deepStrictEqual(suggestedEventId(valid(rollupEvent())), suggestedEventId(valid(rollupEvent())))
+    })
+
+    it("is always a valid event_id: the account id percent-encoded, the period in the sending form", () => {
+      const at = (account_id: string, start = "2026-11-21T00:00:00Z", end = "2026-11-22T00:00:00+00:00") =>
+        suggestedEventId(valid(withProperties({ ...rollupEvent(), account_id }, { usage_start: start, usage_end: end })))
+      assert.deepStrictEqual(
+        at("Acme Corp: EU/1 ü"),
+        Option.some(
+          "usage_rollup_recorded:Acme%20Corp%3A%20EU%2F1%20%C3%BC:api:requests:2026-11-21T00:00:00.000Z:2026-11-22T00:00:00.000Z"
+        )
+      )
+      assert.deepStrictEqual(at("acct_42"), suggestedEventId(valid(rollupEvent())))
+      for (const account of ["a b", "emoji 🚀", "x".repeat(40), "%41", "ada's (team)"]) {
+        const id = Option.getOrThrow(at(account))
+        assert.isTrue(Either.isRight(validateEvent({ ...baseEvent(), event_id: id }, now)), id)
+      }
+      assert.notDeepEqual(at("%41"), at("A"))
+    })
+
+    it("is None when the id would be longer than 256 characters, or the account id is not well-formed UTF-16", () => {
+      assert.isTrue(Option.isSome(suggestedEventId(valid({ ...rollupEvent(), account_id: "a".repeat(150) }))))
+      assert.isTrue(Option.isNone(suggestedEventId(valid({ ...rollupEvent(), account_id: "a".repeat(200) }))))
+      assert.isTrue(Option.isNone(suggestedEventId(valid({ ...rollupEvent(), account_id: "acct\ud800" }))))
     })
 
     it("is None for other events or a rollup missing a part", () => {

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
-import { AccountProfileStore, type ProfileFact, type UserField } from "../../core/AccountProfileStore.ts"
+import { AccountProfileStore, type LoginActivity, type ProfileFact, type UserField } from "../../core/AccountProfileStore.ts"
 import { onOneStore } from "../support/oneStore.ts"
 import { uid } from "../support/storage.ts"
 
@@ -174,6 +174,80 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           yield* store.upsertUser({ workspaceId, userId: "user_1", name: tieLow })
           assert.deepStrictEqual(Option.getOrThrow(yield* store.getUser(workspaceId, "user_1")).name, tieHigh)
         }))
+
+      describe("login activity", () => {
+        const login = (workspaceId: string, userId: string, observedAt: number, accountId = "acct_1"): LoginActivity => ({
+          workspaceId,
+          accountId,
+          userId,
+          observedAt,
+          sourceEventId: uid("evt-")
+        })
+        const counts = (workspaceId: string, since: ReadonlyArray<number>, accountId = "acct_1") =>
+          Effect.flatMap(AccountProfileStore, (store) => store.countActiveUsers(workspaceId, accountId, since))
+
+        it.effect("without logins every count is zero; no times, no counts", () =>
+          Effect.gen(function*() {
+            assert.deepStrictEqual(yield* counts(uid("ws-"), [0, T]), [0, 0])
+            assert.deepStrictEqual(yield* counts(uid("ws-"), []), [])
+          }))
+
+        it.effect("counts distinct users whose newest login is at or after each time, per account and workspace", () =>
+          Effect.gen(function*() {
+            const store = yield* AccountProfileStore
+            const workspaceId = uid("ws-")
+            yield* store.recordLogins([
+              login(workspaceId, "ada", T + 10),
+              login(workspaceId, "ada", T + 30),
+              login(workspaceId, "bob", T + 20),
+              login(workspaceId, "cy", T),
+              login(workspaceId, "dee", T + 40, "acct_other"),
+              login(uid("ws-"), "eve", T + 40)
+            ])
+            assert.deepStrictEqual(yield* counts(workspaceId, [0, T, T + 1, T + 20, T + 21, T + 30, T + 31]), [3, 3, 2, 2, 1, 1, 0])
+            assert.deepStrictEqual(yield* counts(workspaceId, [0], "acct_other"), [1])
+          }))
+
+        it.effect("an older login never moves a user's newest one back; a newer one moves it forward", () =>
+          Effect.gen(function*() {
+            const store = yield* AccountProfileStore
+            const workspaceId = uid("ws-")
+            yield* store.recordLogins([login(workspaceId, "ada", T + 50)])
+            yield* store.recordLogins([login(workspaceId, "ada", T + 10)])
+            assert.deepStrictEqual(yield* counts(workspaceId, [T + 50, T + 51]), [1, 0])
+            yield* store.recordLogins([login(workspaceId, "ada", T + 60), login(workspaceId, "ada", T + 20)])
+            assert.deepStrictEqual(yield* counts(workspaceId, [T + 60, T + 61]), [1, 0])
+            yield* store.recordLogins([])
+            assert.deepStrictEqual(yield* counts(workspaceId, [0]), [1])
+          }))
+
+        it.effect.prop(
+          "any delivery order and batching of the same logins gives the same counts",
+          [
+            fc.array(fc.tuple(fc.constantFrom("ada", "bob", "cy", "dee"), fc.integer({ min: 0, max: 9 })), { minLength: 1, maxLength: 12 }),
+            fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
+            fc.integer({ min: 1, max: 4 })
+          ],
+          ([logins, shuffleKeys, batchSize]) =>
+            Effect.gen(function*() {
+              const store = yield* AccountProfileStore
+              const inOrder = uid("ws-")
+              const shuffled = uid("ws-")
+              const permuted = logins.map((l, i) => [shuffleKeys[i]!, l] as const).sort((a, b) => a[0] - b[0]).map(([, l]) => l)
+              for (const [user, at] of logins) yield* store.recordLogins([login(inOrder, user, T + at)])
+              for (let i = 0; i < permuted.length; i += batchSize) {
+                yield* store.recordLogins(permuted.slice(i, i + batchSize).map(([user, at]) => login(shuffled, user, T + at)))
+              }
+              const newest = new Map<string, number>()
+              for (const [user, at] of logins) newest.set(user, Math.max(at, newest.get(user) ?? -1))
+              const since = Array.from({ length: 11 }, (_, i) => T + i)
+              const expected = since.map((t) => [...newest.values()].filter((at) => T + at >= t).length)
+              assert.deepStrictEqual(yield* counts(inOrder, since), expected)
+              assert.deepStrictEqual(yield* counts(shuffled, since), expected)
+            }),
+          { fastCheck: { numRuns: 20 } }
+        )
+      })
 
       it.effect("leaving a user field out keeps the stored value", () =>
         Effect.gen(function*() {

@@ -135,6 +135,36 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           assert.deepStrictEqual(yield* q({ accountId: "acct_none" }), [])
         }))
 
+      it.effect("listAll returns every matching event, past any page, newest first", () =>
+        Effect.gen(function*() {
+          const store = yield* EventStore
+          const workspaceId = uid("ws-")
+          const access = Array.from({ length: 60 }, (_, i) =>
+            event(workspaceId, { eventId: null, eventName: "entitlement_active", occurredAt: T + i }))
+          yield* append([
+            ...access,
+            event(workspaceId, { eventName: "feature_adopted", occurredAt: T + 5 }),
+            event(workspaceId, { eventName: "entitlement_active", accountId: "acct_2", occurredAt: T + 5 }),
+            event(uid("ws-"), { eventName: "entitlement_active", occurredAt: T + 5 })
+          ])
+          const query = { workspaceId, accountId: "acct_1", eventName: "entitlement_active" }
+          assert.deepStrictEqual(ids(yield* store.listAll(query)), ids([...access].sort(newestFirst)))
+          assert.deepStrictEqual(ids(yield* store.listAll({ ...query, from: T + 58 })), [access[59]!.id, access[58]!.id])
+          assert.deepStrictEqual(yield* store.listAll({ ...query, accountId: "acct_none" }), [])
+        }))
+
+      it.effect("getByIds returns the workspace's events with those ids, exactly as stored", () =>
+        Effect.gen(function*() {
+          const store = yield* EventStore
+          const workspaceId = uid("ws-")
+          const [a, b, c] = [event(workspaceId), event(workspaceId, { eventId: null }), event(workspaceId)]
+          const elsewhere = event(uid("ws-"))
+          yield* append([a!, b!, c!, elsewhere])
+          const found = yield* store.getByIds(workspaceId, [a!.id, b!.id, elsewhere.id, uid("evt-"), a!.id])
+          assert.deepStrictEqual([...found].sort((x, y) => (x.id < y.id ? -1 : 1)), [a!, b!].sort((x, y) => (x.id < y.id ? -1 : 1)))
+          assert.deepStrictEqual(yield* store.getByIds(workspaceId, []), [])
+        }))
+
       it.effect("other workspaces' events are invisible", () =>
         Effect.gen(function*() {
           const mine = uid("ws-")

@@ -75,6 +75,24 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           assert.deepStrictEqual(yield* store.checking(workspaceId, "acct_none"), [])
         }))
 
+      it.effect("listByAccount lists every gate of the account, checking and unlocked, oldest first", () =>
+        Effect.gen(function*() {
+          const store = yield* FeatureGateStore
+          const workspaceId = uid("ws-")
+          const first = gate(workspaceId, { createdAt: T + 1 })
+          const second = gate(workspaceId, { createdAt: T + 2 })
+          const third = gate(workspaceId, { createdAt: T + 3 })
+          yield* createAll([third, first, second, gate(workspaceId, { accountId: "acct_2" }), gate(uid("ws-"))])
+          const eventId = uid("evt-")
+          assert.isTrue(yield* store.unlock({ workspaceId, id: second.id, at: T + 50, eventId }))
+          assert.deepStrictEqual(yield* store.listByAccount(workspaceId, "acct_1"), [
+            checking(first),
+            { ...second, state: "unlocked", unlockedAt: T + 50, unlockEventId: eventId },
+            checking(third)
+          ])
+          assert.deepStrictEqual(yield* store.listByAccount(workspaceId, "acct_none"), [])
+        }))
+
       it.effect("unlock succeeds once, records when and by which event, then reports false", () =>
         Effect.gen(function*() {
           const store = yield* FeatureGateStore

@@ -9,6 +9,8 @@ import { migration as init } from "./0001_init.ts"
 import { migration as stores } from "./0002_stores.ts"
 import { migration as ingest } from "./0003_ingest.ts"
 import { migration as connectionAudit } from "./0004_connection_audit.ts"
+import { migration as accountLogins } from "./0005_account_logins.ts"
+import { migration as accountView } from "./0006_account_view.ts"
 
 /**
  * @since 0.1.0
@@ -17,5 +19,7 @@ export const migrations: Migrations = {
   "0001_init": init,
   "0002_stores": stores,
   "0003_ingest": ingest,
-  "0004_connection_audit": connectionAudit
+  "0004_connection_audit": connectionAudit,
+  "0005_account_logins": accountLogins,
+  "0006_account_view": accountView
 }
