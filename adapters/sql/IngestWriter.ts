@@ -1,9 +1,9 @@
 /**
- * `IngestWriter` on SQL. The common batch (events that carry at most profile facts) is ONE
- * statement, atomic on its own: the events are inserted in key order with `ON CONFLICT DO NOTHING`,
- * and the facts of the rows actually inserted are upserted in the same statement (the newest per
- * account and fact, newest-wins against the stored fact too). Two JSON parameters carry the whole
- * batch, so the client sends and the server parses one message, whatever the batch size.
+ * `IngestWriter` on SQL. The common batch (events that carry at most profile facts and logins) is
+ * ONE statement, atomic on its own: the events are inserted in key order with `ON CONFLICT DO
+ * NOTHING`, and the facts and logins of the rows actually inserted are upserted in the same
+ * statement (the newest per key, newest-wins against the stored row too). Three JSON parameters
+ * carry the whole batch, so the client sends and the server parses one message, whatever its size.
  *
  * A batch with a user update, a usage meter or an `entitlement_active` event goes through the
  * port composition (`makeFromStores`) in one transaction instead.
@@ -13,6 +13,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { AccountProfileStore } from "../../core/AccountProfileStore.ts"
 import type { EventStore } from "../../core/EventStore.ts"
 import type { FeatureGateStore } from "../../core/FeatureGateStore.ts"
@@ -64,6 +65,16 @@ export const make: Effect.Effect<
           source_event_id: fact.sourceEventId
         }))
       ))
+      const logins = json(batch.flatMap(({ normalized, stored: e }) =>
+        Option.toArray(Option.map(normalized.login, (login) => ({
+          event_row_id: e.id,
+          workspace_id: login.workspaceId,
+          account_id: login.accountId,
+          user_id: login.userId,
+          last_login_at: login.observedAt,
+          source_event_id: login.sourceEventId
+        })))
+      ))
       // Rows in key order (batch order within a key, so the first one wins), so concurrent
       // statements lock conflicting keys in the same order; likewise the facts.
       const inserted = yield* sql<{ readonly id: string }>`
@@ -87,6 +98,18 @@ export const make: Effect.Effect<
             value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
           WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
               > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)
+        ), logins AS (
+          INSERT INTO accord_account_logins (workspace_id, account_id, user_id, last_login_at, source_event_id)
+          SELECT DISTINCT ON (l.workspace_id, l.account_id, l.user_id)
+            l.workspace_id, l.account_id, l.user_id, l.last_login_at, l.source_event_id
+          FROM jsonb_to_recordset(${logins}::jsonb) AS l(event_row_id text, workspace_id text, account_id text, user_id text,
+            last_login_at int8, source_event_id text)
+          JOIN inserted ON inserted.id = l.event_row_id
+          ORDER BY l.workspace_id, l.account_id, l.user_id, l.last_login_at DESC, l.source_event_id DESC
+          ON CONFLICT (workspace_id, account_id, user_id) DO UPDATE SET
+            last_login_at = EXCLUDED.last_login_at, source_event_id = EXCLUDED.source_event_id
+          WHERE (EXCLUDED.last_login_at, EXCLUDED.source_event_id)
+              > (accord_account_logins.last_login_at, accord_account_logins.source_event_id)
         )
         SELECT id FROM inserted`
       return yield* resolveAppend(sql, batch.map((s) => s.stored), inserted.map((row) => row.id))

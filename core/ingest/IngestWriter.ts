@@ -1,8 +1,8 @@
 /**
  * The `IngestWriter` port: commits a batch of accepted events with everything they change, all or
  * nothing. For every event newly stored: the event row (its client `event_id` unique per
- * workspace decides duplicates), its profile facts (newest by event time wins), its user update,
- * the feature gates it unlocks, and for a usage rollup its meter's unit.
+ * workspace decides duplicates), its profile facts (newest by event time wins), its login, its
+ * user update, the feature gates it unlocks, and for a usage rollup its meter's unit.
  *
  * A usage meter keeps the unit it was first recorded with (spec "Usage rollup event": `unit` keeps a
  * stable meaning). The unit is claimed in the same transaction as the event, and only by an event
@@ -146,6 +146,7 @@ export const makeFromStores: Effect.Effect<
           .filter((s) => s.normalized.profileFacts.length > 0)
           .map((s) => ({ workspaceId: s.stored.workspaceId, accountId: s.stored.accountId, facts: s.normalized.profileFacts }))
       )
+      yield* profiles.recordLogins(newlyStored.flatMap((s) => Option.toArray(s.normalized.login)))
       for (const { keyScope, meter, normalized, stored } of newlyStored) {
         if (Option.isSome(normalized.userUpdate)) yield* profiles.upsertUser(normalized.userUpdate.value)
         yield* Effect.provideService(unlockGates(stored, keyScope), FeatureGateStore, gates)

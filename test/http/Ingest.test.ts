@@ -347,6 +347,21 @@ describe("account profile", () => {
         [["plan", stored.json.id, source], ["seat_count", stored.json.id, source]]
       )
     }))
+
+  it.scopedLive("last login and active users come from login events with a user_id", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const login = (userId: string, minutes: number, eventName = "user_logged_in") =>
+        send({ event_name: eventName, semantic_type: "login", account_id: "acct_42", user_id: userId, timestamp: minutesAgo(minutes), event_id: `${eventName}:${userId}:${minutes}` })
+      for (const reply of [yield* login("u1", 5), yield* login("u2", 60 * 24 * 10, "session_started"), yield* login("u1", 60)]) {
+        assert.strictEqual(reply.status, 202, reply.text)
+      }
+      const facts = (yield* get("/accounts/acct_42")).json.facts as ReadonlyArray<{ name: string; value: unknown }>
+      const value = (name: string) => facts.find((f) => f.name === name)?.value
+      assert.strictEqual(value("active_users_7d"), 1)
+      assert.strictEqual(value("active_users_30d"), 2)
+      assert.strictEqual(value("last_login_user_id"), "u1")
+    }))
 })
 
 describe("feature gate unlock", () => {

@@ -144,6 +144,34 @@ export const suite = (
           }
         }))
 
+      it.effect("logins of stored events are recorded, the newest per user; a duplicate login records nothing", () =>
+        Effect.gen(function*() {
+          const ws = uid("ws-")
+          const profiles = yield* AccountProfileStore
+          const login = (userId: string, minutes: number, extra: Record<string, unknown> = {}) =>
+            submission(ws, {
+              event_name: "user_logged_in",
+              semantic_type: "login",
+              account_id: "acct_1",
+              user_id: userId,
+              timestamp: minutesAgo(minutes),
+              event_id: uid("user_logged_in:"),
+              ...extra
+            })
+          const old = yield* login("user_1", 60 * 24 * 10)
+          const recent = yield* login("user_1", 5)
+          // One of them also updates the user, so the batch takes the transaction path too.
+          const other = yield* login("user_2", 60 * 24 * 20, { user: { name: "Grace" } })
+          assert.deepStrictEqual(tags(yield* write([recent, old])), ["Stored", "Stored"])
+          assert.deepStrictEqual(tags(yield* write([other, yield* login("user_3", 1)])), ["Stored", "Stored"])
+          const weekAgo = NOW - 7 * 24 * 60 * 60_000
+          const monthAgo = NOW - 30 * 24 * 60 * 60_000
+          assert.deepStrictEqual(yield* profiles.countActiveUsers(ws, "acct_1", [weekAgo, monthAgo]), [2, 3])
+          // Replaying a login event (same event_id) is a duplicate and changes nothing.
+          assert.deepStrictEqual(tags(yield* write([yield* submission(ws, { ...old.normalized.event })])), ["Duplicate"])
+          assert.deepStrictEqual(yield* profiles.countActiveUsers(ws, "acct_1", [weekAgo]), [2])
+        }))
+
       it.effect("entitlement_active from an ingest key unlocks the matching checking gate; from another scope it does not", () =>
         Effect.gen(function*() {
           const ws = uid("ws-")
