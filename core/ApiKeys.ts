@@ -16,7 +16,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "./ApiKeyStore.ts"
-import { Crypto } from "./Crypto.ts"
+import { Crypto, type CryptoService } from "./Crypto.ts"
+import { sha256HexWith } from "./Digest.ts"
 import { toHex } from "./Hex.ts"
 import type { StorageError } from "./StorageError.ts"
 
@@ -63,13 +64,21 @@ const base64url = (bytes: Uint8Array): string => {
  *
  * @since 0.1.0
  */
-export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) =>
+export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => randomUuidWith(crypto))
+
+/**
+ * A random version 4 UUID with a `Crypto` already in hand: the implementation's native generator
+ * when it has one, else 16 random bytes with the version and variant bits set.
+ *
+ * @since 0.1.0
+ */
+export const randomUuidWith = (crypto: CryptoService): Effect.Effect<string> =>
   crypto.randomUuid ?? Effect.map(crypto.randomBytes(16), (bytes) => {
     bytes[6] = (bytes[6]! & 0x0f) | 0x40
     bytes[8] = (bytes[8]! & 0x3f) | 0x80
     const hex = toHex(bytes)
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-  }))
+  })
 
 /**
  * A fresh secret for a key of `scope`.
@@ -86,7 +95,7 @@ export const mintSecret = (scope: ApiKeyScope): Effect.Effect<Redacted.Redacted<
  * @since 0.1.0
  */
 export const hashSecret = (secret: Redacted.Redacted<string>): Effect.Effect<string, never, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) => crypto.sha256Hex(Redacted.value(secret)))
+  Effect.flatMap(Crypto, (crypto) => sha256HexWith(crypto, Redacted.value(secret)))
 
 /**
  * A key just issued: its stored record and the secret, which exists only here.

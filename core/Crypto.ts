@@ -48,6 +48,8 @@ export interface CryptoService {
   readonly unsafeHmacSha256HexSync?: (key: HmacKey, parts: ReadonlyArray<Part>) => string
   /** SHA-256 of `data` (text as UTF-8), as lowercase hex (D3). */
   readonly sha256Hex: (data: Part) => Effect.Effect<string>
+  /** The same, computed synchronously, for implementations that can (`node:crypto`). */
+  readonly unsafeSha256HexSync?: (data: Part) => string
   /** `size` bytes from a cryptographically secure generator. */
   readonly randomBytes: (size: number) => Effect.Effect<Uint8Array>
   /**

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Crypto } from "./Crypto.ts"
@@ -374,8 +375,20 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
  *
  * @since 0.1.0
  */
-export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, MalformedBody> =>
-  Effect.try({ try: () => JSON.parse(utf8.decode(body)) as unknown, catch: () => new MalformedBody() })
+export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, MalformedBody> => parseJsonBytes(body)
+
+/**
+ * The same, as a plain result.
+ *
+ * @since 0.1.0
+ */
+export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
+  try {
+    return Either.right(JSON.parse(utf8.decode(body)) as unknown)
+  } catch {
+    return Either.left(new MalformedBody())
+  }
+}
 
 /**
  * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`), one

@@ -16,15 +16,18 @@ const hmacHex = (key: HmacKey, parts: ReadonlyArray<Part>): string => {
   return hmac.digest("hex")
 }
 
+const sha256Hex = (data: Part): string => createHash("sha256").update(data).digest("hex")
+
 /**
  * @since 0.1.0
  */
 export const make = (): CryptoService => ({
   unsafeHmacSha256HexSync: hmacHex,
+  unsafeSha256HexSync: sha256Hex,
   importHmacKey: (secret) =>
     Effect.sync((): HmacKey => ({ _tag: "HmacKey", handle: createSecretKey(Redacted.value(secret), "utf8") })),
   hmacSha256Hex: (key, parts) => Effect.sync(() => hmacHex(key, parts)),
-  sha256Hex: (data) => Effect.sync(() => createHash("sha256").update(data).digest("hex")),
+  sha256Hex: (data) => Effect.sync(() => sha256Hex(data)),
   randomBytes: (size) => Effect.sync(() => randomFillSync(new Uint8Array(size))),
   randomUuid: Effect.sync(() => randomUUID())
 })

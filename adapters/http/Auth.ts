@@ -14,8 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/ApiKeyStore.ts"
-import { hashSecret } from "../../core/ApiKeys.ts"
-import type { Crypto } from "../../core/Crypto.ts"
+import { Crypto } from "../../core/Crypto.ts"
+import { sha256HexWith } from "../../core/Digest.ts"
 import type { StorageError } from "../../core/StorageError.ts"
 import * as Problem from "./Problem.ts"
 
@@ -43,23 +43,32 @@ export const storageUnavailable = (_: StorageError): Problem.Problem =>
   Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
 
 /**
- * The live key an `Authorization` header value presents.
+ * Resolves an `Authorization` header value to the live key it presents, with the key store and
+ * crypto already in hand (a route that authenticates every request resolves them once).
  *
  * @since 0.1.0
  */
-export const authenticateBearer = (
-  header: string | undefined
-): Effect.Effect<ApiKeyRecord, Problem.Problem, ApiKeyStore | Crypto> =>
-  Effect.gen(function*() {
+export const bearerAuthenticator: Effect.Effect<
+  (header: string | undefined) => Effect.Effect<ApiKeyRecord, Problem.Problem>,
+  never,
+  ApiKeyStore | Crypto
+> = Effect.gen(function*() {
+  const store = yield* ApiKeyStore
+  const crypto = yield* Crypto
+  const liveKey = (key: Option.Option<ApiKeyRecord>) =>
+    Option.isSome(key) && key.value.revokedAt === null
+      ? Effect.succeed(key.value)
+      : Effect.fail(Problem.unauthorized("the API key is unknown or revoked"))
+  return (header) => {
     const secret = parseBearer(header)
-    if (Option.isNone(secret)) return yield* Problem.unauthorized("a valid API key is required (Authorization: Bearer)")
-    const store = yield* ApiKeyStore
-    const key = yield* store.findByHash(yield* hashSecret(secret.value)).pipe(Effect.mapError(storageUnavailable))
-    if (Option.isNone(key) || key.value.revokedAt !== null) {
-      return yield* Problem.unauthorized("the API key is unknown or revoked")
-    }
-    return key.value
-  })
+    if (Option.isNone(secret)) return Effect.fail(Problem.unauthorized("a valid API key is required (Authorization: Bearer)"))
+    return sha256HexWith(crypto, Redacted.value(secret.value)).pipe(
+      Effect.flatMap(store.findByHash),
+      Effect.mapError(storageUnavailable),
+      Effect.flatMap(liveKey)
+    )
+  }
+})
 
 /**
  * The live key presented by the request.
@@ -70,7 +79,10 @@ export const authenticate: Effect.Effect<
   ApiKeyRecord,
   Problem.Problem,
   HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
-> = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authenticateBearer(request.headers["authorization"]))
+> = Effect.flatMap(
+  Effect.zip(bearerAuthenticator, HttpServerRequest.HttpServerRequest),
+  ([authenticate, request]) => authenticate(request.headers["authorization"])
+)
 
 /**
  * The live key presented by the request, which must have one of `scopes` in `workspaceId`.

@@ -22,7 +22,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Answer } from "./Answer.ts"
 import { declaredLength, drainBytes, unreadable } from "./Body.ts"
 import { Drain } from "./Drain.ts"
-import { ingest, type IngestOptions, ingestPath, type IngestServices, maxEventBytes } from "./Ingest.ts"
+import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./Ingest.ts"
 import * as Problem from "./Problem.ts"
 import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 
@@ -109,9 +109,9 @@ const pathOf = (url: string | undefined): string => {
  */
 export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute, never, IngestServices | Drain> =>
   Effect.gen(function*() {
-    const runFork = Runtime.runFork(yield* Effect.runtime<IngestServices>())
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const drain = yield* Drain
-    const pipeline = ingest(options)
+    const pipeline = yield* makeIngest(options)
     const logged = (yield* requestLogEnabled) ? withRequestLog : () => <A, E, R>(self: Effect.Effect<A, E, R>) => self
     return (request, response) => {
       if (request.method !== "POST" || pathOf(request.url) !== ingestPath) return false

@@ -32,8 +32,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Crypto } from "../Crypto.ts"
-import { sha256Hex } from "../Digest.ts"
+import { Crypto, type CryptoService } from "../Crypto.ts"
+import { sha256HexWith } from "../Digest.ts"
 import type { StoredEvent } from "../EventStore.ts"
 import { decodeEvent, isBatch, type ValidEvent } from "./Event.ts"
 import { type NormalizedEvent, normalizeEvent } from "./Normalize.ts"
@@ -211,4 +211,12 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
  * @since 0.1.0
  */
 export const withPayloadHash = (normalized: NormalizedEvent): Effect.Effect<StoredEvent, never, Crypto> =>
-  Effect.map(sha256Hex(normalized.payloadHashInput), (payloadHash) => ({ ...normalized.stored, payloadHash }))
+  Effect.flatMap(Crypto, (crypto) => withPayloadHashWith(crypto, normalized))
+
+/**
+ * The same with a `Crypto` already in hand.
+ *
+ * @since 0.1.0
+ */
+export const withPayloadHashWith = (crypto: CryptoService, normalized: NormalizedEvent): Effect.Effect<StoredEvent> =>
+  Effect.map(sha256HexWith(crypto, normalized.payloadHashInput), (payloadHash) => ({ ...normalized.stored, payloadHash }))
