@@ -17,7 +17,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { MemoryOutboxTable, type NewOutboxItem, Outbox } from "./Outbox.ts"
+import { type LeaseRequest, MemoryOutboxTable, type NewOutboxItem, Outbox, type OutboxItem } from "./Outbox.ts"
 import type { StorageError } from "./StorageError.ts"
 
 /**
@@ -127,7 +127,20 @@ export interface ActionLedgerService {
     readonly sealedContinuation?: string
     readonly outbox?: NewOutboxItem
     readonly completion?: CompletionClaim
+    /**
+     * A leased outbox item this change finishes (a delivery answered): marked done in the same
+     * write, if `owner` still holds its lease. Nothing happens to it when the change is not applied.
+     */
+    readonly completeOutboxItem?: { readonly id: string; readonly owner: string }
   }) => Effect.Effect<TransitionResult, StorageError>
+  /**
+   * Leases due outbox items (as `Outbox.lease`) and reads, with them, the action each one's payload
+   * names (`actionRequestId`): a worker gets its work and its action in one step.
+   */
+  readonly leaseWithActions: (request: LeaseRequest) => Effect.Effect<
+    ReadonlyArray<{ readonly item: OutboxItem; readonly action: Option.Option<ActionRecord> }>,
+    StorageError
+  >
   /** Oldest first. */
   readonly history: (actionRequestId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, StorageError>
   readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>
@@ -205,8 +218,18 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
         entries.push({ seq: entries.length + 1, ...options.history, fromState: current.state, toState: options.toState })
         if (options.completion !== undefined) completions.set(options.completion.completionId, options.completion)
         if (options.outbox !== undefined) outbox.enqueue(options.outbox)
+        if (options.completeOutboxItem !== undefined) {
+          outbox.complete(options.completeOutboxItem.id, options.completeOutboxItem.owner, options.at)
+        }
         return { _tag: "Applied", record }
       }),
+    leaseWithActions: (request) =>
+      Effect.sync(() =>
+        outbox.lease(request).map((item) => ({
+          item,
+          action: Option.fromNullable(records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? ""))
+        }))
+      ),
     history: (id) => Effect.sync(() => [...(histories.get(id) ?? [])]),
     findCompletion: (completionId) => Effect.sync(() => Option.fromNullable(completions.get(completionId))),
     lastActivityOnRevision: (connectionId, revision) =>

@@ -97,35 +97,39 @@ export class MemoryOutboxTable {
     return true
   }
 
+  private held(id: string, owner: string): OutboxItem | undefined {
+    const item = this.items.get(id)
+    return item !== undefined && item.leaseOwner === owner && item.completedAt === null ? item : undefined
+  }
+
+  lease({ kinds, leaseMillis, limit, now, owner }: LeaseRequest): ReadonlyArray<OutboxItem> {
+    const due = [...this.items.values()]
+      .filter((i) =>
+        i.completedAt === null && i.nextAttemptAt <= now &&
+        (i.leaseExpiresAt === null || i.leaseExpiresAt <= now) &&
+        (kinds === undefined || kinds.includes(i.kind))
+      )
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+      .slice(0, limit)
+      .map((i) => ({ ...i, leaseOwner: owner, leaseExpiresAt: now + leaseMillis }))
+    for (const i of due) this.items.set(i.id, i)
+    return due
+  }
+
+  complete(id: string, owner: string, now: number): boolean {
+    const item = this.held(id, owner)
+    if (item === undefined) return false
+    this.items.set(id, { ...item, completedAt: now, leaseOwner: null, leaseExpiresAt: null })
+    return true
+  }
+
   service(): OutboxService {
     const items = this.items
-    const held = (id: string, owner: string) => {
-      const item = items.get(id)
-      return item !== undefined && item.leaseOwner === owner && item.completedAt === null ? item : undefined
-    }
+    const held = (id: string, owner: string) => this.held(id, owner)
     return {
       enqueue: (item) => Effect.sync(() => this.enqueue(item)),
-      lease: ({ kinds, leaseMillis, limit, now, owner }) =>
-        Effect.sync(() => {
-          const due = [...items.values()]
-            .filter((i) =>
-              i.completedAt === null && i.nextAttemptAt <= now &&
-              (i.leaseExpiresAt === null || i.leaseExpiresAt <= now) &&
-              (kinds === undefined || kinds.includes(i.kind))
-            )
-            .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
-            .slice(0, limit)
-            .map((i) => ({ ...i, leaseOwner: owner, leaseExpiresAt: now + leaseMillis }))
-          for (const i of due) items.set(i.id, i)
-          return due
-        }),
-      complete: ({ id, now, owner }) =>
-        Effect.sync(() => {
-          const item = held(id, owner)
-          if (item === undefined) return false
-          items.set(id, { ...item, completedAt: now, leaseOwner: null, leaseExpiresAt: null })
-          return true
-        }),
+      lease: (request) => Effect.sync(() => this.lease(request)),
+      complete: ({ id, now, owner }) => Effect.sync(() => this.complete(id, owner, now)),
       reschedule: ({ error, id, nextAttemptAt, owner }) =>
         Effect.sync(() => {
           const item = held(id, owner)

@@ -21,7 +21,7 @@ import {
   type HistoryEntry,
   type TransitionResult
 } from "../../core/ActionLedger.ts"
-import { insertItem } from "./Outbox.ts"
+import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { json, num, orStorageError } from "./SqlSupport.ts"
 
@@ -200,10 +200,12 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         sealed: o.sealedContinuation,
         h_at: o.history.at,
         h_trigger: o.history.trigger,
-        h_detail: o.history.detail
+        h_detail: o.history.detail,
+        complete_id: o.completeOutboxItem?.id,
+        complete_owner: o.completeOutboxItem?.owner
       })))
     }::jsonb) AS v(input int4, id text, expected int4, to_state text, at int8, set_ack bool, ack jsonb,
-          set_sealed bool, sealed text, h_at int8, h_trigger text, h_detail jsonb)
+          set_sealed bool, sealed text, h_at int8, h_trigger text, h_detail jsonb, complete_id text, complete_owner text)
       ), updated AS (
         UPDATE accord_actions a SET
           state = v.to_state, updated_at = v.at, version = a.version + 1,
@@ -211,7 +213,11 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           sealed_continuation = CASE WHEN v.set_sealed THEN v.sealed ELSE a.sealed_continuation END
         FROM v, accord_actions previous
         WHERE a.action_request_id = v.id AND a.version = v.expected AND previous.action_request_id = v.id
-        RETURNING a.*, v.input, previous.state AS previous_state, v.h_at, v.h_trigger, v.h_detail
+        RETURNING a.*, v.input, previous.state AS previous_state, v.h_at, v.h_trigger, v.h_detail, v.complete_id, v.complete_owner
+      ), done AS (
+        UPDATE accord_outbox o SET completed_at = u.updated_at, lease_owner = NULL, lease_expires_at = NULL
+        FROM updated u
+        WHERE o.id = u.complete_id AND o.lease_owner = u.complete_owner AND o.completed_at IS NULL
       ), history AS (
         INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
         SELECT u.action_request_id,
@@ -285,8 +291,24 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         if (o.outbox !== undefined && !(yield* insertItem(sql, o.outbox))) {
           return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
         }
+        if (o.completeOutboxItem !== undefined) {
+          yield* sql`UPDATE accord_outbox SET completed_at = ${o.at}, lease_owner = NULL, lease_expires_at = NULL
+              WHERE id = ${o.completeOutboxItem.id} AND lease_owner = ${o.completeOutboxItem.owner} AND completed_at IS NULL`
+        }
         return { _tag: "Applied", record: toRecord(updated!) } as TransitionResult
       }))).pipe(orStorageError("action.transition")),
+    leaseWithActions: (request) =>
+      sql<OutboxRow & { readonly action: ActionRow | null }>`
+        WITH leased AS (${leaseReturning(sql, request)})
+        SELECT leased.*, to_jsonb(a) AS action
+        FROM leased LEFT JOIN accord_actions a ON a.action_request_id = leased.payload->>'actionRequestId'`.pipe(
+        Effect.map((rows) =>
+          rows
+            .map((row) => ({ item: toItem(row), action: Option.map(Option.fromNullable(row.action), toRecord) }))
+            .sort((a, b) => dueFirst(a.item, b.item))
+        ),
+        orStorageError("action.leaseWithActions")
+      ),
     history: (id) =>
       sql<HistoryRow>`SELECT * FROM accord_action_history WHERE action_request_id = ${id} ORDER BY seq`.pipe(
         Effect.map((rows) =>

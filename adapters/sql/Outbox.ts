@@ -11,11 +11,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/Outbox.ts"
+import { type LeaseRequest, type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/Outbox.ts"
 import { inRounds, makeBatcher } from "./Batch.ts"
 import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
-interface Row {
+/**
+ * @since 0.1.0
+ */
+export interface OutboxRow {
   readonly id: string
   readonly kind: string
   readonly dedupe_key: string
@@ -29,7 +32,10 @@ interface Row {
   readonly last_error: string | null
 }
 
-const toItem = (row: Row): OutboxItem => ({
+/**
+ * @since 0.1.0
+ */
+export const toItem = (row: OutboxRow): OutboxItem => ({
   id: row.id,
   kind: row.kind,
   dedupeKey: row.dedupe_key,
@@ -55,6 +61,34 @@ export const insertItem = (sql: SqlClient.SqlClient, item: NewOutboxItem): Effec
       ON CONFLICT DO NOTHING RETURNING id`.pipe(Effect.map((rows) => rows.length === 1))
 
 /**
+ * The lease statement (`UPDATE … RETURNING *` of the leased rows), to run alone or inside a larger
+ * statement.
+ *
+ * @since 0.1.0
+ */
+export const leaseReturning = (sql: SqlClient.SqlClient, { kinds, leaseMillis, limit, now, owner }: LeaseRequest) => {
+  const due = [
+    sql`completed_at IS NULL`,
+    sql`next_attempt_at <= ${now}`,
+    sql`(lease_expires_at IS NULL OR lease_expires_at <= ${now})`,
+    ...(kinds === undefined ? [] : [sql.in("kind", kinds)])
+  ]
+  return sql`UPDATE accord_outbox SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMillis}
+      WHERE id IN (
+        SELECT id FROM accord_outbox WHERE ${sql.and(due)}
+        ORDER BY next_attempt_at, created_at LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING *`
+}
+
+/**
+ * Oldest due first.
+ *
+ * @since 0.1.0
+ */
+export const dueFirst = (a: OutboxItem, b: OutboxItem): number => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt
+
+/**
  * @since 0.1.0
  */
 export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
@@ -76,23 +110,11 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
   )
   return {
     enqueue: (item) => insertItem(sql, item).pipe(orStorageError("outbox.enqueue")),
-    lease: ({ kinds, leaseMillis, limit, now, owner }) => {
-      const due = [
-        sql`completed_at IS NULL`,
-        sql`next_attempt_at <= ${now}`,
-        sql`(lease_expires_at IS NULL OR lease_expires_at <= ${now})`,
-        ...(kinds === undefined ? [] : [sql.in("kind", kinds)])
-      ]
-      return sql<Row>`UPDATE accord_outbox SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMillis}
-          WHERE id IN (
-            SELECT id FROM accord_outbox WHERE ${sql.and(due)}
-            ORDER BY next_attempt_at, created_at LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED)
-          RETURNING *`.pipe(
-        Effect.map((rows) => rows.map(toItem).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)),
+    lease: (request) =>
+      sql<OutboxRow>`${leaseReturning(sql, request)}`.pipe(
+        Effect.map((rows) => rows.map(toItem).sort(dueFirst)),
         orStorageError("outbox.lease")
-      )
-    },
+      ),
     complete: (completion) => complete(completion).pipe(orStorageError("outbox.complete")),
     reschedule: ({ error, id, nextAttemptAt, owner }) =>
       sql`UPDATE accord_outbox SET attempts = attempts + 1, next_attempt_at = ${nextAttemptAt}, last_error = ${error},
@@ -102,12 +124,12 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
         orStorageError("outbox.reschedule")
       ),
     get: (id) =>
-      sql<Row>`SELECT * FROM accord_outbox WHERE id = ${id}`.pipe(
+      sql<OutboxRow>`SELECT * FROM accord_outbox WHERE id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
         orStorageError("outbox.get")
       ),
     findByKey: (kind, dedupeKey) =>
-      sql<Row>`SELECT * FROM accord_outbox WHERE kind = ${kind} AND dedupe_key = ${dedupeKey}`.pipe(
+      sql<OutboxRow>`SELECT * FROM accord_outbox WHERE kind = ${kind} AND dedupe_key = ${dedupeKey}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
         orStorageError("outbox.findByKey")
       )

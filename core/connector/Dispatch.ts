@@ -280,15 +280,27 @@ export type DispatcherServices =
   | ConnectorTransport
 
 /**
+ * A leased dispatch item and the action it names, read in the same step.
+ *
+ * @since 0.1.0
+ */
+export interface LeasedDispatch {
+  readonly item: OutboxItem
+  readonly action: Option.Option<ActionRecord>
+}
+
+/**
  * @since 0.1.0
  */
 export interface Dispatcher {
   /** Leases due items and delivers them; returns how many were leased. */
   readonly runOnce: Effect.Effect<number, StorageError>
-  /** Leases up to `limit` due dispatch items for this dispatcher's owner. */
-  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<OutboxItem>, StorageError>
+  /** Leases up to `limit` due dispatch items for this dispatcher's owner, each with its action. */
+  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedDispatch>, StorageError>
   /** Delivers one leased action now (also used by `runOnce`). */
   readonly deliver: (item: OutboxItem) => Effect.Effect<DeliveryResult, StorageError>
+  /** Delivers a leased item with the action read with it. */
+  readonly deliverLeased: (leased: LeasedDispatch) => Effect.Effect<DeliveryResult, StorageError>
 }
 
 const isCode = Schema.is(Code)
@@ -355,8 +367,14 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const apply = (
       record: ActionRecord,
       trigger: Trigger,
-      extra: { readonly detail: Record<string, unknown>; readonly acknowledgement?: unknown; readonly sealedContinuation?: string }
-    ): Effect.Effect<ActionState | undefined, StorageError> =>
+      extra: {
+        readonly detail: Record<string, unknown>
+        readonly acknowledgement?: unknown
+        readonly sealedContinuation?: string
+        /** The leased outbox item to complete in the same write, if one is written. */
+        readonly completes?: { readonly id: string; readonly owner: string }
+      }
+    ): Effect.Effect<{ readonly state: ActionState; readonly written: boolean } | undefined, StorageError> =>
       Effect.gen(function*() {
         const actionRequestId = record.actionRequestId
         for (let round = 0; round < 5; round++) {
@@ -367,7 +385,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           // acknowledgement was processed: the acknowledgement and its sealed continuation are still
           // stored, with a history entry and no change of state.
           const late = step._tag === "Stay" && extra.acknowledgement !== undefined && current.value.acknowledgement === null
-          if (step._tag !== "Move" && !late) return current.value.state
+          if (step._tag !== "Move" && !late) return { state: current.value.state, written: false }
           const toState = step._tag === "Move" ? step.to : current.value.state
           const now = yield* Clock.currentTimeMillis
           const result = yield* ledger.transition({
@@ -385,9 +403,10 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
               }
             },
             ...(extra.acknowledgement !== undefined ? { acknowledgement: extra.acknowledgement } : {}),
-            ...(extra.sealedContinuation !== undefined ? { sealedContinuation: extra.sealedContinuation } : {})
+            ...(extra.sealedContinuation !== undefined ? { sealedContinuation: extra.sealedContinuation } : {}),
+            ...(extra.completes !== undefined ? { completeOutboxItem: extra.completes } : {})
           })
-          if (result._tag === "Applied") return toState
+          if (result._tag === "Applied") return { state: toState, written: true }
         }
         return undefined
       })
@@ -436,7 +455,26 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return found
       })
 
-    const deliverRecord = (record: ActionRecord, attempt: number): Effect.Effect<DeliveryResult, StorageError> =>
+    /** Delivers and applies the answer; `itemCompleted` when the answer's write also completed `item`. */
+    const deliverRecord = (
+      record: ActionRecord,
+      item: OutboxItem
+    ): Effect.Effect<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, StorageError> =>
+      Effect.suspend(() => {
+        const attempt = item.attempts + 1
+        let itemCompleted = false
+        return Effect.map(deliverAndApply(record, attempt, { id: item.id, owner: options.owner }, () => (itemCompleted = true)), (result) => ({
+          result,
+          itemCompleted
+        }))
+      })
+
+    const deliverAndApply = (
+      record: ActionRecord,
+      attempt: number,
+      completes: { readonly id: string; readonly owner: string },
+      onItemCompleted: () => void
+    ): Effect.Effect<DeliveryResult, StorageError> =>
       Effect.gen(function*() {
         if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
           return { _tag: "Skipped", reason: "already_acknowledged" } as const
@@ -524,10 +562,11 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           if (verdict !== "allowed") return yield* ambiguous(`response_continuation_${verdict}`)
           sealedContinuation = yield* cipher.seal(JSON.stringify(ack.continuation), `continuation:${record.actionRequestId}`)
         }
-        const to = yield* apply(
+        const applied = yield* apply(
           record,
           { _tag: ack.state === "accepted" ? "AckAccepted" : "AckRejected" },
           {
+            completes,
             detail: {
               attempt,
               state: ack.state,
@@ -539,7 +578,9 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
             ...(sealedContinuation !== undefined ? { sealedContinuation } : {})
           }
         )
-        return to === undefined ? ({ _tag: "Skipped", reason: "concurrent_change" } as const) : ({ _tag: "Acknowledged", state: ack.state } as const)
+        if (applied === undefined) return { _tag: "Skipped", reason: "concurrent_change" } as const
+        if (applied.written) onItemCompleted()
+        return { _tag: "Acknowledged", state: ack.state } as const
       })
 
     /**
@@ -559,19 +600,20 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         })
       })
 
-    const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> =>
+    /** Delivers a leased item; `known` is its action when already read with the lease. */
+    const deliverItem = (item: OutboxItem, known?: Option.Option<ActionRecord>): Effect.Effect<DeliveryResult, StorageError> =>
       Effect.gen(function*() {
         const actionRequestId = (item.payload as { readonly actionRequestId: string }).actionRequestId
-        const record = yield* ledger.get(actionRequestId)
-        const result: DeliveryResult = Option.isNone(record)
-          ? { _tag: "Skipped", reason: "unknown_action" }
-          : yield* deliverRecord(record.value, item.attempts + 1)
+        const record = known ?? (yield* ledger.get(actionRequestId))
+        const { itemCompleted, result } = Option.isNone(record)
+          ? { result: { _tag: "Skipped", reason: "unknown_action" } as DeliveryResult, itemCompleted: false }
+          : yield* deliverRecord(record.value, item)
         const now = yield* Clock.currentTimeMillis
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
         const pastDeadline = Option.isSome(record) && now - record.value.createdAt >= retrySchedule.deadlineMillis
         if (settled || pastDeadline) {
           if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason, now)
-          yield* outbox.complete({ id: item.id, owner: options.owner, now })
+          if (!itemCompleted) yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
           const delay = yield* retryDelay(item.attempts)
           yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: result.reason })
@@ -579,17 +621,20 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return result
       })
 
+    const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> => deliverItem(item)
+
     const lease = (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        outbox.lease({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] }))
+        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] }))
+    const deliverLeased = ({ action, item }: LeasedDispatch) => deliverItem(item, action)
 
     const runOnce = Effect.gen(function*() {
-      const items = yield* lease(options.batchSize ?? 64)
-      yield* Effect.forEach(items, (item) => deliverLogged(deliver(item)), { concurrency: options.concurrency ?? 32, discard: true })
-      return items.length
+      const leased = yield* lease(options.batchSize ?? 64)
+      yield* Effect.forEach(leased, (one) => deliverLogged(deliverLeased(one)), { concurrency: options.concurrency ?? 32, discard: true })
+      return leased.length
     })
 
-    return { runOnce, lease, deliver }
+    return { runOnce, lease, deliver, deliverLeased }
   })
 
 /**
@@ -608,7 +653,11 @@ const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageError>): E
  * @since 0.1.0
  */
 export const runDispatcher = (
-  options: DispatcherOptions & { readonly idleMillis?: number }
+  options: DispatcherOptions & {
+    readonly idleMillis?: number
+    /** Runs after each delivery with its result (metrics, tests, benchmarks). */
+    readonly onDelivery?: (item: OutboxItem, result: DeliveryResult) => Effect.Effect<void>
+  }
 ): Effect.Effect<Effect.Effect<void>, never, DispatcherServices | Scope.Scope> =>
   Effect.gen(function*() {
     const dispatcher = yield* makeDispatcher(options)
@@ -619,7 +668,12 @@ export const runDispatcher = (
       concurrency: options.concurrency ?? 32,
       idleMillis: options.idleMillis ?? 250,
       lease: dispatcher.lease,
-      work: (item) => deliverLogged(dispatcher.deliver(item)),
+      work: (leased) =>
+        deliverLogged(
+          options.onDelivery === undefined
+            ? dispatcher.deliverLeased(leased)
+            : Effect.tap(dispatcher.deliverLeased(leased), (result) => options.onDelivery!(leased.item, result))
+        ),
       wakeups: work
     })
     return Effect.asVoid(Queue.offer(work, true))

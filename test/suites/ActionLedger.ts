@@ -472,5 +472,68 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.deepStrictEqual(applied[0], { _tag: "Applied", record: current })
           assert.strictEqual((yield* historyOf(record.actionRequestId)).length, 2)
         }))
+
+      it.effect("leaseWithActions leases due items of a kind, each with the action its payload names", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const kind = uid("kind-")
+          const first = action()
+          const second = action()
+          assert.strictEqual(yield* create(first, work({ kind, payload: { actionRequestId: first.actionRequestId } })), "created")
+          assert.strictEqual(yield* create(second, work({ kind, payload: { actionRequestId: second.actionRequestId }, nextAttemptAt: T + 1 })), "created")
+          assert.isTrue(yield* outbox.enqueue(work({ kind, payload: { actionRequestId: uid("ar-") }, nextAttemptAt: T + 2 })))
+          assert.isTrue(yield* outbox.enqueue(work({ kind, nextAttemptAt: T + 10_000 })))
+          const leased = yield* ledger.leaseWithActions({ owner: "w1", now: T + 5, leaseMillis: 1_000, limit: 10, kinds: [kind] })
+          assert.deepStrictEqual(leased.map((l) => l.item.leaseOwner), ["w1", "w1", "w1"])
+          assert.deepStrictEqual(leased.map((l) => Option.map(l.action, (a) => a.actionRequestId)), [
+            Option.some(first.actionRequestId),
+            Option.some(second.actionRequestId),
+            Option.none()
+          ])
+          assert.deepStrictEqual(Option.getOrThrow(leased[0]!.action), yield* load(first.actionRequestId))
+          // Leased items are not leased again until the lease ends.
+          assert.deepStrictEqual(yield* ledger.leaseWithActions({ owner: "w2", now: T + 6, leaseMillis: 1_000, limit: 10, kinds: [kind] }), [])
+        }))
+
+      it.effect("a transition that completes its leased outbox item does so only when it applies and the lease is held", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const kind = uid("kind-")
+          const record = action()
+          const item = work({ kind, payload: { actionRequestId: record.actionRequestId } })
+          assert.strictEqual(yield* create(record, item), "created")
+          yield* ledger.leaseWithActions({ owner: "w1", now: T, leaseMillis: 60_000, limit: 1, kinds: [kind] })
+          const current = yield* load(record.actionRequestId)
+          // Not applied (stale version): the item stays leased.
+          const stale = yield* ledger.transition({ ...step({ ...current, version: current.version + 7 }, "accepted"), completeOutboxItem: { id: item.id, owner: "w1" } })
+          assert.strictEqual(stale._tag, "Stale")
+          assert.isNull(Option.getOrThrow(yield* outbox.get(item.id)).completedAt)
+          // Applied, but another owner named: the item stays leased to its holder.
+          const other = yield* ledger.transition({ ...step(current, "accepted"), completeOutboxItem: { id: item.id, owner: "w2" } })
+          assert.strictEqual(other._tag, "Applied")
+          assert.isNull(Option.getOrThrow(yield* outbox.get(item.id)).completedAt)
+          // Applied by the holder: done in the same write.
+          const next = yield* load(record.actionRequestId)
+          const done = yield* ledger.transition({ ...step(next, "verified", next.updatedAt + 50), completeOutboxItem: { id: item.id, owner: "w1" } })
+          assert.strictEqual(done._tag, "Applied")
+          const finished = Option.getOrThrow(yield* outbox.get(item.id))
+          assert.strictEqual(finished.completedAt, next.updatedAt + 50)
+          assert.isNull(finished.leaseOwner)
+          // With a completion claim (the transaction path) too.
+          const record2 = action()
+          const item2 = work({ kind, payload: { actionRequestId: record2.actionRequestId } })
+          assert.strictEqual(yield* create(record2, item2), "created")
+          yield* ledger.leaseWithActions({ owner: "w1", now: T, leaseMillis: 60_000, limit: 1, kinds: [kind] })
+          const current2 = yield* load(record2.actionRequestId)
+          const claimed = yield* ledger.transition({
+            ...step(current2, "accepted"),
+            completion: completion(record2.actionRequestId),
+            completeOutboxItem: { id: item2.id, owner: "w1" }
+          })
+          assert.strictEqual(claimed._tag, "Applied")
+          assert.isNotNull(Option.getOrThrow(yield* outbox.get(item2.id)).completedAt)
+        }))
     })
   })
