@@ -11,6 +11,7 @@ import { migration as ingest } from "./0003_ingest.ts"
 import { migration as connectionAudit } from "./0004_connection_audit.ts"
 import { migration as accountLogins } from "./0005_account_logins.ts"
 import { migration as accountView } from "./0006_account_view.ts"
+import { migration as outboxLease } from "./0007_outbox_lease.ts"
 
 /**
  * @since 0.1.0
@@ -21,5 +22,6 @@ export const migrations: Migrations = {
   "0003_ingest": ingest,
   "0004_connection_audit": connectionAudit,
   "0005_account_logins": accountLogins,
-  "0006_account_view": accountView
+  "0006_account_view": accountView,
+  "0007_outbox_lease": outboxLease
 }
