@@ -14,10 +14,9 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { Crypto, type HmacKey } from "./Crypto.ts"
+import { Crypto, type CryptoService, type HmacKey } from "./Crypto.ts"
 import { formatTimestamp } from "./Timestamp.ts"
 
 /**
@@ -151,9 +150,9 @@ const base64url = (bytes: Uint8Array): string => {
  *
  * @since 0.1.0
  */
-export const freshNonce: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) =>
-  Effect.map(crypto.randomBytes(nonceBytes), base64url)
-)
+export const freshNonce: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => nonceFrom(crypto))
+
+const nonceFrom = (crypto: CryptoService): Effect.Effect<string> => Effect.map(crypto.randomBytes(nonceBytes), base64url)
 
 /**
  * The signed headers of one outgoing message.
@@ -169,35 +168,66 @@ export type SignedHeaders = {
 }
 
 /**
- * Signs `body` for `purpose` with the secret the purpose requires, a fresh nonce (unless one is
- * given, as for a handshake whose `challenge` must equal it) and the Clock's current time.
+ * Signs outgoing messages, bound to its `Crypto` and the `Clock`. Build it once (`makeSigner`) and
+ * call it per message: no service lookups on the hot path, and with a synchronous HMAC
+ * (`node:crypto`) signing is one synchronous step.
  *
  * @since 0.1.0
  */
-export const sign = (options: {
-  readonly purpose: Purpose
-  readonly keys: SigningKeys
-  readonly body: Uint8Array
-  readonly nonce?: string
-}): Effect.Effect<SignedHeaders, never, Crypto> =>
-  Effect.gen(function*() {
-    const nonce = options.nonce ?? (yield* freshNonce)
-    const timestamp = formatTimestamp(yield* Clock.currentTimeMillis)
-    const signature = yield* computeSignature(
-      options.keys[secretFor(options.purpose)],
-      options.purpose,
-      timestamp,
-      nonce,
-      options.body
-    )
-    return {
+export interface Signer {
+  /** A fresh nonce from the CSPRNG (D6). */
+  readonly freshNonce: Effect.Effect<string>
+  /**
+   * Signs `body` for `purpose` with the secret the purpose requires, a fresh nonce (unless one is
+   * given, as for a handshake whose `challenge` must equal it) and the Clock's current time.
+   */
+  readonly sign: (options: {
+    readonly purpose: Purpose
+    readonly keys: SigningKeys
+    readonly body: Uint8Array
+    readonly nonce?: string
+  }) => Effect.Effect<SignedHeaders>
+}
+
+/**
+ * @since 0.1.0
+ */
+export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
+  Effect.all([Crypto, Effect.clock]),
+  ([crypto, clock]) => {
+    const freshNonce = nonceFrom(crypto)
+    const headers = (timestamp: string, nonce: string, mac: string): SignedHeaders => ({
       "content-type": "application/json",
       "x-service-customer-action-version": "1",
       "x-service-customer-action-timestamp": timestamp,
       "x-service-customer-action-nonce": nonce,
-      "x-service-customer-action-signature": signature
+      "x-service-customer-action-signature": "v1=" + mac
+    })
+    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
+      const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
+      const key = options.keys[secretFor(options.purpose)]
+      const parts = [signingPrefix(options.purpose, timestamp, nonce), options.body]
+      return crypto.unsafeHmacSha256HexSync !== undefined
+        ? Effect.succeed(headers(timestamp, nonce, crypto.unsafeHmacSha256HexSync(key, parts)))
+        : Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
     }
-  })
+    return {
+      freshNonce,
+      sign: (options) =>
+        options.nonce !== undefined
+          ? Effect.suspend(() => signWith(options, options.nonce!))
+          : Effect.flatMap(freshNonce, (nonce) => signWith(options, nonce))
+    }
+  }
+)
+
+/**
+ * Signs one message with the context's `Crypto` (see `Signer.sign`).
+ *
+ * @since 0.1.0
+ */
+export const sign = (options: Parameters<Signer["sign"]>[0]): Effect.Effect<SignedHeaders, never, Crypto> =>
+  Effect.flatMap(makeSigner, (signer) => signer.sign(options))
 
 const encoder = new TextEncoder()
 

@@ -14,7 +14,7 @@ import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { allowedAddresses, type EndpointPolicy, parseEndpoint, type Resolver } from "../../core/connector/Endpoint.ts"
+import { allowedAddresses, type EndpointPolicy, parseEndpoint, Resolver } from "../../core/connector/Endpoint.ts"
 import {
   ConnectorTransport,
   type ConnectorTransportService,
@@ -54,7 +54,7 @@ export const make = (
   options: HttpTransportOptions = {}
 ): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<Resolver>()
+    const resolver = yield* Resolver
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, keepAliveMsecs: 1_000 }
     const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
     yield* Effect.addFinalizer(() =>
@@ -164,7 +164,7 @@ export const make = (
                 detail: rejected.detail
               })
             )),
-          Effect.provide(context)
+          Effect.provideService(Resolver, resolver)
         )
     }
   })

@@ -38,7 +38,7 @@ import { Currency } from "../messages/Reconciliation.ts"
 import { makeMemory as makeMemoryNonceStore, NonceStore } from "../NonceStore.ts"
 import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
 import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
-import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign, type SigningKeys } from "../Signing.ts"
+import { encodeBody, headerNames, importSigningKeys, makeSigner, protocolVersion, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { makeVerifier, snakeCaseTag } from "../Verification.ts"
@@ -332,6 +332,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const cipher = yield* Cipher
     const crypto = yield* Crypto
     const transport = yield* ConnectorTransport
+    const signer = yield* makeSigner
     // An acknowledgement must echo the fresh nonce of the one delivery it answers (D12) and arrives
     // on the connection this process opened for it, so no other process can ever be shown it:
     // its nonce is remembered in this process's memory, which costs no database write per delivery.
@@ -486,7 +487,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return { _tag: "NotSent", reason: "secrets_unavailable" } as const
         const request = record.request as StoredRequest
-        const nonce = yield* Effect.provide(freshNonce, context)
+        const nonce = yield* signer.freshNonce
         const now = yield* Clock.currentTimeMillis
         const body: ExecutionRequest = {
           type: "service.customer_action.execute",
@@ -502,7 +503,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           requestNonce: nonce
         }
         const bytes = encodeBody(body)
-        const headers = yield* Effect.provide(sign({ purpose: "dispatch_request", keys: keys.value, body: bytes, nonce }), context)
+        const headers = yield* signer.sign({ purpose: "dispatch_request", keys: keys.value, body: bytes, nonce })
         const exchange = yield* transport.post({
           url: revision.value.endpoint,
           headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },

@@ -36,7 +36,7 @@ import { ExecutionRequest } from "../messages/Execution.ts"
 import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from "../messages/Handshake.ts"
 import { PaymentObservation, PaymentReconciliationRequest } from "../messages/Reconciliation.ts"
 import type { NonceStore } from "../NonceStore.ts"
-import { encodeBody, headerNames, protocolVersion, type Purpose, sign, type SigningKeys } from "../Signing.ts"
+import { encodeBody, headerNames, makeSigner, protocolVersion, type Purpose, type SigningKeys } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
@@ -208,6 +208,7 @@ export const makeCustomerHandler = (
 ): Effect.Effect<CustomerHandler, never, Crypto | NonceStore | ActionLedger> =>
   Effect.gen(function*() {
     const verifier = yield* makeVerifier
+    const signer = yield* makeSigner
     const crypto = yield* Crypto
     const ledger = yield* ActionLedger
     const { workspaceId } = options
@@ -250,7 +251,7 @@ export const makeCustomerHandler = (
     const signed = (keys: SigningKeys, status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
       const bytes = encodeBody(body)
       return Effect.map(
-        Effect.provideService(sign({ purpose, keys, body: bytes }), Crypto, crypto),
+        signer.sign({ purpose, keys, body: bytes }),
         (headers): CustomerResponse => ({ status, headers: { ...headers }, body: bytes })
       )
     }

@@ -45,7 +45,7 @@ import { Crypto } from "../Crypto.ts"
 import { toHex } from "../Hex.ts"
 import { type CatalogEvidenceType, Completion, type CompletionOutcome, type EvidenceScalar } from "../messages/Completion.ts"
 import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
-import { protocolVersion, sign } from "../Signing.ts"
+import { makeSigner, protocolVersion } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
@@ -243,6 +243,7 @@ const build = (
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
     const crypto = yield* Crypto
+    const signer = yield* makeSigner
     const transport = yield* ConnectorTransport
     const executor = yield* ActionExecutor
     const backoff = options.backoff ?? defaultBackoff
@@ -393,9 +394,9 @@ const build = (
         const payload = decodeDeliveryPayload(item.payload)
         if (Option.isNone(payload)) return yield* reschedule(item, "undecodable_completion")
         const bytes = encoder.encode(payload.value.body)
-        const signer = keysForRevision(keyring, payload.value.revision)
-        if (signer === undefined) return yield* reschedule(item, "no_keys")
-        const headers = yield* Effect.provideService(sign({ purpose: "completion", keys: signer.keys, body: bytes }), Crypto, crypto)
+        const entry = keysForRevision(keyring, payload.value.revision)
+        if (entry === undefined) return yield* reschedule(item, "no_keys")
+        const headers = yield* signer.sign({ purpose: "completion", keys: entry.keys, body: bytes })
         const response = yield* Effect.either(transport.post({ url, headers: { ...headers }, body: bytes }))
         if (Either.isLeft(response)) return yield* reschedule(item, failureText(response.left))
         const status = response.right.status
