@@ -62,6 +62,23 @@ const where = (sql: SqlClient.SqlClient, q: Omit<EventQuery, "limit">) => [
 ]
 
 /**
+ * A stored event as a row of `accord_events` (the body as a value).
+ *
+ * @since 0.1.0
+ */
+export const eventRow = (e: StoredEvent) => ({
+  id: e.id,
+  workspace_id: e.workspaceId,
+  event_id: e.eventId,
+  account_id: e.accountId,
+  event_name: e.eventName,
+  occurred_at: e.occurredAt,
+  received_at: e.receivedAt,
+  payload_hash: e.payloadHash,
+  body: e.body
+})
+
+/**
  * The result of each event of a batch, given the ids of the rows the batch's insert wrote: those
  * are `Stored`; any other is compared by payload hash with the row already holding its `event_id`,
  * read in a new statement (its snapshot sees a concurrent inserter that committed meanwhile).
@@ -99,17 +116,7 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
       batch.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
         const inserted = yield* sql<{ id: string }>`INSERT INTO accord_events ${
           // Rows in key order, so concurrent batches lock conflicting keys in the same order.
-          sql.insert(inKeyOrder(batch).map((e) => ({
-            id: e.id,
-            workspace_id: e.workspaceId,
-            event_id: e.eventId,
-            account_id: e.accountId,
-            event_name: e.eventName,
-            occurred_at: e.occurredAt,
-            received_at: e.receivedAt,
-            payload_hash: e.payloadHash,
-            body: json(e.body)
-          })))
+          sql.insert(inKeyOrder(batch).map((e) => ({ ...eventRow(e), body: json(e.body) })))
         } ON CONFLICT DO NOTHING RETURNING id`
         return yield* resolveAppend(sql, batch, inserted.map((r) => r.id))
       }).pipe(orStorageError("event.append")),

@@ -26,7 +26,7 @@ import {
 } from "../../core/ingest/IngestWriter.ts"
 import type { Transactor } from "../../core/Transactor.ts"
 import type { UsageMeterStore } from "../../core/UsageMeterStore.ts"
-import { resolveAppend } from "./EventStore.ts"
+import { eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError } from "./SqlSupport.ts"
 
 /**
@@ -42,18 +42,7 @@ export const make: Effect.Effect<
 
   const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
     Effect.gen(function*() {
-      const events = json(batch.map(({ stored: e }, i) => ({
-        i,
-        id: e.id,
-        workspace_id: e.workspaceId,
-        event_id: e.eventId,
-        account_id: e.accountId,
-        event_name: e.eventName,
-        occurred_at: e.occurredAt,
-        received_at: e.receivedAt,
-        payload_hash: e.payloadHash,
-        body: e.body
-      })))
+      const events = json(batch.map(({ stored }, i) => ({ i, ...eventRow(stored) })))
       const facts = json(batch.flatMap(({ normalized, stored: e }) =>
         normalized.profileFacts.map((fact) => ({
           event_row_id: e.id,

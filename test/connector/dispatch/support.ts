@@ -23,6 +23,7 @@ import { computeSignature, encodeBody, freshNonce, importSigningKeys, sign } fro
 import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
 import { formatTimestamp } from "../../../core/Timestamp.ts"
 import { cipherLayer } from "../../support/storage.ts"
+import { intakeInput } from "../../customer/deliveries.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
@@ -31,22 +32,7 @@ export const secrets = {
   completion: Redacted.make("cs_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b7e9c")
 }
 
-export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
-  accountId,
-  action: {
-    id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
-    key: "extend_trial_14",
-    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 } },
-    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
-  },
-  actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
-  binding: {
-    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
-    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
-    offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
-    publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
-  }
-})
+export { intakeInput }
 
 /**
  * Registers `endpoint` as the workspace's active revision with the test secrets (or another
