@@ -3,7 +3,8 @@
  * waits; a worker takes whatever has queued up (up to `maxBatch`) and commits it with ONE
  * `IngestWriter.write` (one transaction, or one statement). Only then is each waiting request
  * answered, so a 202 is never sent before its event is committed, and concurrent requests share
- * the cost of a commit.
+ * the cost of a commit. When a batch fails, its events are written again one by one, so an event
+ * the store refuses (or a deadlock) fails only itself, never the others it was batched with.
  *
  * The queue is a plain array: a request costs one asynchronous wait, not a queue and a deferred of
  * its own, since at thousands of events a second that bookkeeping is a large share of the work.
@@ -89,6 +90,14 @@ export const make = (options?: { readonly maxBatch?: number; readonly workers?: 
         const batch = queue.splice(0, maxBatch)
         if (batch.length === 0) return
         const exit = yield* Effect.exit(writer.write(batch.map((p) => p.submission)))
+        if (Exit.isFailure(exit) && batch.length > 1) {
+          // One event the store refuses must not fail the others: each is written again on its own.
+          for (const pending of batch) {
+            const alone = yield* Effect.exit(writer.write([pending.submission]))
+            pending.resume(Exit.isSuccess(alone) ? Effect.succeed(alone.value[0]!) : Effect.failCause(alone.cause))
+          }
+          return
+        }
         for (let i = 0; i < batch.length; i++) {
           batch[i]!.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
         }

@@ -40,6 +40,7 @@ import { type NormalizedEvent, normalizeEvent } from "./Normalize.ts"
 import { profileFactIssues } from "./Profile.ts"
 import { checkRevenueRelevance } from "./Relevance.ts"
 import { type SafetyIssue, screenIdentifiers, screenProperties } from "./Safety.ts"
+import { unstorableTextIssues } from "./Text.ts"
 import { suggestedEventId, validateRollup } from "./UsageRollup.ts"
 
 /**
@@ -173,6 +174,7 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
   const unsafe: Array<EventIssue> = []
   const invalid: Array<EventIssue> = []
   for (const { message, path } of issues) invalid.push({ path, message, code: "invalid_event" })
+  for (const { message, path } of unstorableTextIssues(raw)) invalid.push({ path, message, code: "invalid_event" })
   if (typeof raw === "object" && raw !== null) {
     for (const found of screenIdentifiers(raw as Readonly<Record<string, unknown>>)) unsafe.push(unsafeIssue(found))
   }

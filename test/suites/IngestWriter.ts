@@ -95,6 +95,16 @@ export const suite = (
           assert.deepStrictEqual(yield* write([]), [])
         }))
 
+      it.effect("text outside the Basic Multilingual Plane (a surrogate pair) is stored and read back as sent", () =>
+        Effect.gen(function*() {
+          const ws = uid("ws-")
+          const sent = yield* submission(ws, feature({ account_id: "acct_\ud83d\ude00", properties: { tier_label: "gold \ud83d\ude00" } }))
+          assert.deepStrictEqual(tags(yield* write([sent])), ["Stored"])
+          const [read] = yield* stored(ws)
+          assert.strictEqual(read!.accountId, "acct_\ud83d\ude00")
+          assert.deepStrictEqual(read!.body, sent.stored.body)
+        }))
+
       it.effect("a stored newer fact is kept when an older event arrives later", () =>
         Effect.gen(function*() {
           const ws = uid("ws-")
