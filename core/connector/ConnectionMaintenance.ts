@@ -47,7 +47,7 @@ import {
   type CheckServices,
   pendingRevision
 } from "./ConnectionCheck.ts"
-import { dispatchOutboxKind, reconcileOutboxKind } from "./Dispatch.ts"
+import { dispatchOutboxKind } from "./Dispatch.ts"
 
 /**
  * "Every 10 minutes for active or pending connections."
@@ -98,10 +98,15 @@ export type MaintenanceServices = CheckServices | ActionLedger | Transactor
 
 const secretNames: ReadonlyArray<SecretName> = ["actionSigning", "completion"]
 
-/** Work that still needs a revision's secrets: a delivery that may be retried, a reconciliation read. */
+/**
+ * Work that still needs a revision's secrets after the reconciliation window: a delivery that may
+ * be retried (for up to 24 hours) without its action changing. A queued reconciliation read is not
+ * counted: it is queued by a change of its action, so the window since the action's last activity
+ * already covers it, and a read still queued after that window has outlived the reconciliation
+ * window, the spec's condition for retiring the secrets.
+ */
 const unfinishedWork: ReadonlyArray<OpenWork> = [
-  { kind: dispatchOutboxKind, whileIn: ["dispatching", "unknown_outcome"] },
-  { kind: reconcileOutboxKind }
+  { kind: dispatchOutboxKind, whileIn: ["dispatching", "unknown_outcome"] }
 ]
 
 const logFailure = (what: string, connectionId: string) => (error: StorageError) =>

@@ -16,7 +16,6 @@ import { ActionLedger } from "../../../core/ActionLedger.ts"
 import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import { checkConnection } from "../../../core/connector/ConnectionCheck.ts"
 import { intake, makeDispatcher, reconcileOutboxKind } from "../../../core/connector/Dispatch.ts"
-import { Outbox } from "../../../core/Outbox.ts"
 import {
   checkIntervalMillis,
   type RoundSummary,
@@ -194,7 +193,7 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       assert.deepStrictEqual(yield* retire, []) // once
     }).pipe(Effect.provide(outbound)))
 
-  it.scoped("a replaced revision is kept while an action bound to it is still being delivered or awaits a reconciliation read", () =>
+  it.scoped("a replaced revision is kept while an action bound to it is still being delivered", () =>
     Effect.gen(function*() {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       // An action delivered to a peer that answers no execution: unknown outcome, retried for 24 hours
@@ -204,7 +203,30 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       assert.strictEqual(yield* dispatcher.runOnce, 1)
       const ledger = yield* ActionLedger
       assert.strictEqual(Option.getOrThrow(yield* ledger.get(actionRequestId)).state, "unknown_outcome")
-      // A Payment action whose reconciliation read is queued.
+      yield* registerAt(workspaceId, endpoint)
+      yield* checkConnection(workspaceId) // 0 replaced at start
+
+      yield* TestClock.adjust(2 * window) // the window has passed since the action's last update
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
+      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [true, true])
+
+      // Past the delivery deadline the dispatcher gives up (history entry, state kept); one window later
+      // the secrets go.
+      yield* TestClock.setTime(start + 24 * 60 * minute)
+      yield* dispatcher.runOnce
+      const history = yield* ledger.history(actionRequestId)
+      assert.strictEqual(history.at(-1)?.trigger, "delivery_abandoned")
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
+      yield* TestClock.adjust(window)
+      assert.deepStrictEqual(yield* retiredNow(connectionId), [{ connectionId, revision: 0, orphan: false }])
+      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
+    }).pipe(Effect.provide(outbound)))
+
+  it.scoped("a reconciliation read still queued after the reconciliation window does not keep the secrets", () =>
+    Effect.gen(function*() {
+      const { connectionId, endpoint, workspaceId } = yield* activeConnection
+      const ledger = yield* ActionLedger
+      // A Payment action whose reconciliation read was queued with its last change.
       const awaitingRead = globalThis.crypto.randomUUID()
       yield* ledger.create({
         record: {
@@ -232,27 +254,10 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       })
       yield* registerAt(workspaceId, endpoint)
       yield* checkConnection(workspaceId) // 0 replaced at start
-
-      yield* TestClock.adjust(2 * window) // the window has passed since every action's last update
+      // Within the window the read keeps the secrets, as any recent activity does.
+      yield* TestClock.adjust(window / 2)
       assert.deepStrictEqual(yield* retiredNow(connectionId), [])
-      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [true, true])
-
-      // The read is done (as a reconciliation worker completes it): the delivery still holds the secrets.
-      const outbox = yield* Outbox
-      const now = start + 2 * window
-      const reads = yield* outbox.lease({ owner: "reader", now, leaseMillis: minute, limit: 100, kinds: [reconcileOutboxKind] })
-      for (const read of reads.filter((r) => (r.payload as { actionRequestId: string }).actionRequestId === awaitingRead)) {
-        assert.isTrue(yield* outbox.complete({ id: read.id, owner: "reader", now }))
-      }
-      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
-
-      // Past the delivery deadline the dispatcher gives up (history entry, state kept); one window later
-      // the secrets go.
-      yield* TestClock.setTime(start + 24 * 60 * minute)
-      yield* dispatcher.runOnce
-      const history = yield* ledger.history(actionRequestId)
-      assert.strictEqual(history.at(-1)?.trigger, "delivery_abandoned")
-      assert.deepStrictEqual(yield* retiredNow(connectionId), [])
+      // Once the window has passed since that activity, the read has outlived it: retired together.
       yield* TestClock.adjust(window)
       assert.deepStrictEqual(yield* retiredNow(connectionId), [{ connectionId, revision: 0, orphan: false }])
       assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
