@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -166,6 +167,8 @@ export interface LeasedWorkOptions<A, R> {
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<A>, StorageError, R>
   /** Works one leased item; its own failures are its to handle (logged, rescheduled). */
   readonly work: (item: A) => Effect.Effect<unknown, never, R>
+  /** The outbox item id of a leased item: one still being worked is never started again. */
+  readonly idOf: (item: A) => string
   /** Signals that new work may be due (a coalescing queue, e.g. `Queue.sliding(1)`). */
   readonly wakeups: Queue.Dequeue<unknown>
 }
@@ -174,7 +177,9 @@ export interface LeasedWorkOptions<A, R> {
  * Works leased items until the scope closes, keeping up to `concurrency` in flight and leasing more
  * as soon as one ends: there is no round barrier, so a slow or hung item holds one slot, never the
  * items behind it. When fewer items are due than slots are free it waits for `wakeups` or
- * `idleMillis`; a failed lease is logged and tried again after `idleMillis`.
+ * `idleMillis`; a failed lease is logged and tried again after `idleMillis`. An item leased again
+ * while its first run is still going (its lease ran out) is not started a second time, and an
+ * unexpected failure of an item is logged without stopping the loop.
  *
  * @since 0.1.0
  */
@@ -184,22 +189,28 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
     const idle = Duration.millis(options.idleMillis)
     // Coalescing: a slot was freed since the last look.
     const slot = yield* Queue.sliding<true>(1)
-    let inFlight = 0
-    const settle = Effect.zipRight(Effect.sync(() => inFlight--), Queue.offer(slot, true))
+    const working = new Set<string>()
+    const settle = (id: string) => Effect.zipRight(Effect.sync(() => working.delete(id)), Queue.offer(slot, true))
+    const unexpected = (cause: Cause.Cause<unknown>) =>
+      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError(`${options.name}: an item failed unexpectedly`, cause)
     const round = Effect.gen(function*() {
-      if (inFlight >= options.concurrency) return yield* Queue.take(slot)
-      const free = options.concurrency - inFlight
+      if (working.size >= options.concurrency) return yield* Queue.take(slot)
+      const free = options.concurrency - working.size
       const items = yield* options.lease(free)
       for (const item of items) {
-        inFlight++
-        yield* Effect.forkIn(Effect.ensuring(options.work(item), settle), scope)
+        const id = options.idOf(item)
+        if (working.has(id)) continue
+        working.add(id)
+        yield* Effect.forkIn(Effect.ensuring(Effect.catchAllCause(options.work(item), unexpected), settle(id)), scope)
       }
       // Fewer due items than free slots: everything due is on its way; wait for new work.
       if (items.length < free) yield* Effect.ignore(Effect.timeout(Queue.take(options.wakeups), idle))
     })
     yield* Effect.forkScoped(Effect.forever(round.pipe(
-      Effect.catchAll((error) =>
-        Effect.zipRight(Effect.logWarning(`${options.name}: storage failed; retrying`, error.message), Effect.sleep(idle))
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.zipRight(Effect.logWarning(`${options.name}: leasing failed; retrying`, cause), Effect.sleep(idle))
       )
     )))
   })

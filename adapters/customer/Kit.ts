@@ -150,8 +150,9 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
   }
   const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
   const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
-  if (!(timeout > 0 && timeout < lease)) {
-    issues.push({ path: "worker.executeTimeoutMillis", message: "must be positive and shorter than worker.executeLeaseMillis" })
+  // A run may call the host twice (lookup, then execute), each up to the time limit, all within the lease.
+  if (!(timeout > 0 && 2 * timeout < lease)) {
+    issues.push({ path: "worker.executeTimeoutMillis", message: "must be positive and shorter than half of worker.executeLeaseMillis" })
   }
   return issues
 }

@@ -134,7 +134,7 @@ export const makeIngest = (
             headers: { "retry-after": String(Math.max(1, Math.ceil(Duration.toSeconds(error.retryAfter)))) }
           })
         )
-        : Effect.void
+        : Effect.logWarning("ingest: the rate limiter failed; the request is let through", error.reason)
     const malformed = Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
 
     /** The rules, then the commit, for a parsed body sent with `key`. */

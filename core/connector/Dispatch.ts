@@ -256,7 +256,7 @@ export type DeliveryResult =
 export interface DispatcherOptions {
   /** Lease owner name, unique per worker. */
   readonly owner: string
-  /** Items leased per round (default 64). */
+  /** Items leased by one `runOnce` (default 64); `runDispatcher` leases as slots free up instead. */
   readonly batchSize?: number
   /** Deliveries in flight at once (default 32). */
   readonly concurrency?: number
@@ -669,6 +669,7 @@ export const runDispatcher = (
       concurrency: options.concurrency ?? 32,
       idleMillis: options.idleMillis ?? 250,
       lease: dispatcher.lease,
+      idOf: (leased) => leased.item.id,
       work: (leased) =>
         deliverLogged(
           options.onDelivery === undefined

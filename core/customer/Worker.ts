@@ -150,8 +150,9 @@ export const backoffDelay = (backoff: Backoff, attempts: number, random: number)
 }
 
 /**
- * The default time limit of one host `execute` or `lookup` call: 60 s, well inside the 5 minute
- * execution lease, so an abandoned call's item is retried by this worker, not leased twice.
+ * The default time limit of one host `execute` or `lookup` call: 60 s. A run may make both calls,
+ * and both fit well inside the 5 minute execution lease, so no other worker can lease an item
+ * whose host calls are still running.
  *
  * @since 0.1.0
  */
@@ -432,6 +433,7 @@ const build = (
         concurrency,
         idleMillis: pollMillis,
         lease: lease(kind, leaseMillis),
+        idOf: (item) => item.id,
         work: logged(name, each),
         wakeups
       })

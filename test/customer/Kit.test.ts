@@ -103,11 +103,13 @@ describe("makeCustomerKit refuses", () => {
       ])
     }))
 
-  it.effect("an execute time limit not shorter than the execution lease", () =>
+  it.effect("an execute time limit not shorter than half the execution lease (lookup and execute may both run)", () =>
     Effect.gen(function*() {
-      const error = yield* refusal({ ...baseOptions(), worker: { executeTimeoutMillis: 60_000, executeLeaseMillis: 60_000 } })
-      assert.instanceOf(error, CustomerKitOptionsError)
-      assert.deepStrictEqual((error as CustomerKitOptionsError).issues.map((issue) => issue.path), ["worker.executeTimeoutMillis"])
+      for (const executeTimeoutMillis of [60_000, 30_000]) {
+        const error = yield* refusal({ ...baseOptions(), worker: { executeTimeoutMillis, executeLeaseMillis: 60_000 } })
+        assert.instanceOf(error, CustomerKitOptionsError)
+        assert.deepStrictEqual((error as CustomerKitOptionsError).issues.map((issue) => issue.path), ["worker.executeTimeoutMillis"])
+      }
     }))
 })
 
