@@ -55,3 +55,24 @@ export const keyringOf = (options: KeyOptions): ReadonlyArray<RevisionKeys> =>
  */
 export const keysForRevision = (keyring: ReadonlyArray<RevisionKeys>, revision: number | undefined): RevisionKeys | undefined =>
   keyring.find((entry) => entry.revision === revision) ?? keyring[0]
+
+/**
+ * The pair to sign a completion delivery with: the pair of the revision the action was claimed
+ * under, and after the service refused the previous attempt's signature (HTTP 401) the other
+ * configured pairs in turn. When revisions share their action signing secret, the pair that
+ * verified the execution request does not tell which revision the service holds active, and the
+ * service accepts completions signed only with its active revision's completion secret or an
+ * older one not yet retired.
+ *
+ * @since 0.1.0
+ */
+export const completionKeysFor = (
+  keyring: ReadonlyArray<RevisionKeys>,
+  revision: number | undefined,
+  previous: { readonly attempts: number; readonly lastError: string | null }
+): RevisionKeys | undefined => {
+  const recorded = keysForRevision(keyring, revision)
+  if (recorded === undefined || previous.lastError !== "status_401" || keyring.length < 2) return recorded
+  const order = [recorded, ...keyring.filter((entry) => entry !== recorded)]
+  return order[previous.attempts % order.length]
+}

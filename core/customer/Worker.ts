@@ -50,7 +50,7 @@ import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import { executeOutboxKind } from "./Handler.ts"
-import { type KeyOptions, keyringOf, keysForRevision } from "./Keyring.ts"
+import { completionKeysFor, type KeyOptions, keyringOf } from "./Keyring.ts"
 
 /**
  * The outbox kind of a completion delivery (dedupe key: the action request id).
@@ -395,7 +395,7 @@ const build = (
         const payload = decodeDeliveryPayload(item.payload)
         if (Option.isNone(payload)) return yield* reschedule(item, "undecodable_completion")
         const bytes = encoder.encode(payload.value.body)
-        const entry = keysForRevision(keyring, payload.value.revision)
+        const entry = completionKeysFor(keyring, payload.value.revision, item)
         if (entry === undefined) return yield* reschedule(item, "no_keys")
         const headers = yield* signer.sign({ purpose: "completion", keys: entry.keys, body: bytes })
         const response = yield* Effect.either(transport.post({ url, headers: { ...headers }, body: bytes }))

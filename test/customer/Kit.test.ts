@@ -2,6 +2,8 @@
  * `makeCustomerKit` as a host calls it: the options it refuses, and requests refused through its
  * Fetch handler.
  */
+import { createHmac } from "node:crypto"
+import type { IncomingHttpHeaders } from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -116,7 +118,7 @@ describe("makeCustomerKit refuses", () => {
 describe("the kit with two revisions (secret rotation)", () => {
   it.scoped("each action's completion is signed with the completion secret of the revision it was claimed under", () =>
     Effect.gen(function*() {
-      const service = yield* Effect.acquireRelease(Effect.promise(startService), (service) => Effect.promise(service.close))
+      const service = yield* Effect.acquireRelease(Effect.promise(() => startService()), (service) => Effect.promise(service.close))
       const customer = yield* kit({
         ...settings(),
         serviceUrl: service.url,
@@ -147,6 +149,45 @@ describe("the kit with two revisions (secret rotation)", () => {
         assert.isTrue((yield* Effect.either(verifyCompletion(received, pair)))._tag === "Right")
         assert.isTrue((yield* Effect.either(verifyCompletion(received, other)))._tag === "Left")
       }
+    }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory))))
+})
+
+describe("the kit with revisions sharing their action signing secret", () => {
+  it.scoped("a completion the service refuses (401) is signed with the other revision's completion secret next time", () =>
+    Effect.gen(function*() {
+      // Revision 4 keeps revision 3's action signing secret and has a new completion secret; the
+      // service has not activated 4 yet, so it accepts only revision 3's completion secret.
+      const shared = { actionSigning: secrets.actionSigning, completion: nextSecrets.completion }
+      const accepted = Redacted.value(secrets.completion)
+      const signedWith = (delivery: { readonly headers: IncomingHttpHeaders; readonly body: Uint8Array }, secret: string) => {
+        const prefix = `service-customer-action-v1\ncompletion\n${delivery.headers["x-service-customer-action-timestamp"]}\n${delivery.headers["x-service-customer-action-nonce"]}\n`
+        const mac = createHmac("sha256", secret).update(prefix).update(delivery.body).digest("hex")
+        return delivery.headers["x-service-customer-action-signature"] === `v1=${mac}`
+      }
+      const service = yield* Effect.acquireRelease(
+        Effect.promise(() => startService({ accepts: (delivery) => signedWith(delivery, accepted) })),
+        (service) => Effect.promise(service.close)
+      )
+      const customer = yield* kit({
+        ...settings(),
+        serviceUrl: service.url,
+        worker: { pollMillis: 20, backoff: { baseMillis: 10, capMillis: 20 } },
+        executor: {
+          execute: async (request) => succeeded(request.actionRequestId),
+          lookup: async () => undefined
+        },
+        revisions: [{ revision: 3, secrets }, { revision: 4, secrets: shared }]
+      })
+      yield* TestClock.setTime(Date.now())
+      const delivery = yield* executionDelivery(yield* importSigningKeys(secrets), yield* executionBody(globalThis.crypto.randomUUID()))
+      const response = yield* Effect.promise(() =>
+        customer.fetch(new Request("http://customer.example/connector", { method: "POST", headers: delivery.headers, body: delivery.body }))
+      )
+      assert.strictEqual(response.status, 202)
+      yield* Effect.promise(() => until(() => service.received.some((d) => signedWith(d, accepted)), "a completion the service accepts"))
+      // The first attempt used the claimed revision (4, newest to verify); the retry the other one.
+      assert.isTrue(signedWith(service.received[0]!, Redacted.value(nextSecrets.completion)))
+      assert.strictEqual(new Set(service.received.map((d) => new TextDecoder().decode(d.body))).size, 1)
     }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory))))
 })
 

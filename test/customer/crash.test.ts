@@ -29,7 +29,7 @@ const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
 
 const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<ActionLedger, unknown>) =>
   Effect.gen(function*() {
-    const service = yield* Effect.acquireRelease(Effect.promise(startService), (s) => Effect.promise(s.close))
+    const service = yield* Effect.acquireRelease(Effect.promise(() => startService()), (s) => Effect.promise(s.close))
     const keys = yield* importSigningKeys(secrets)
     const body = yield* executionBody(globalThis.crypto.randomUUID())
     const kitArgs = [...args, service.url]

@@ -33,15 +33,20 @@ export interface Received {
 }
 
 /** A loopback "service" completion endpoint answering `status`; `down()` refuses connections until `up()`. */
-export const startService = async () => {
+export const startService = async (options?: {
+  /** Whether a delivery is accepted; a refused one is answered 401, as the service answers a bad signature. */
+  readonly accepts?: (delivery: Received) => boolean
+}) => {
   const received: Array<Received> = []
   const state = { status: 200 }
   const server: Server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
-      received.push({ headers: req.headers, body: new Uint8Array(Buffer.concat(chunks)) })
-      res.writeHead(state.status, { "content-type": "application/json" })
+      const delivery = { headers: req.headers, body: new Uint8Array(Buffer.concat(chunks)) }
+      received.push(delivery)
+      const refused = options?.accepts !== undefined && !options.accepts(delivery)
+      res.writeHead(refused ? 401 : state.status, { "content-type": "application/json" })
       res.end("{}")
     })
   })
