@@ -65,7 +65,9 @@ export const make: Effect.Effect<
         })))
       ))
       // Rows in key order (batch order within a key, so the first one wins), so concurrent
-      // statements lock conflicting keys in the same order; likewise the facts.
+      // statements lock conflicting keys in the same order; likewise the facts. Byte order
+      // (COLLATE "C"), like the JavaScript order the other writers use, whatever the database's
+      // collation.
       const inserted = yield* sql<{ readonly id: string }>`
         WITH v AS (
           SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
@@ -73,28 +75,28 @@ export const make: Effect.Effect<
         ), inserted AS (
           INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body)
           SELECT id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body
-          FROM v ORDER BY workspace_id, event_id, i
+          FROM v ORDER BY workspace_id COLLATE "C", event_id COLLATE "C", i
           ON CONFLICT DO NOTHING RETURNING id
         ), facts AS (
           INSERT INTO accord_profile_facts (workspace_id, account_id, name, value, observed_at, source_event_id)
-          SELECT DISTINCT ON (f.workspace_id, f.account_id, f.name)
+          SELECT DISTINCT ON (f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C")
             f.workspace_id, f.account_id, f.name, f.value, f.observed_at, f.source_event_id
           FROM jsonb_to_recordset(${facts}::jsonb) AS f(event_row_id text, workspace_id text, account_id text, name text,
             value jsonb, observed_at int8, source_event_id text)
           JOIN inserted ON inserted.id = f.event_row_id
-          ORDER BY f.workspace_id, f.account_id, f.name, f.observed_at DESC, f.source_event_id DESC
+          ORDER BY f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C", f.observed_at DESC, f.source_event_id DESC
           ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
             value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
           WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
               > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)
         ), logins AS (
           INSERT INTO accord_account_logins (workspace_id, account_id, user_id, last_login_at, source_event_id)
-          SELECT DISTINCT ON (l.workspace_id, l.account_id, l.user_id)
+          SELECT DISTINCT ON (l.workspace_id COLLATE "C", l.account_id COLLATE "C", l.user_id COLLATE "C")
             l.workspace_id, l.account_id, l.user_id, l.last_login_at, l.source_event_id
           FROM jsonb_to_recordset(${logins}::jsonb) AS l(event_row_id text, workspace_id text, account_id text, user_id text,
             last_login_at int8, source_event_id text)
           JOIN inserted ON inserted.id = l.event_row_id
-          ORDER BY l.workspace_id, l.account_id, l.user_id, l.last_login_at DESC, l.source_event_id DESC
+          ORDER BY l.workspace_id COLLATE "C", l.account_id COLLATE "C", l.user_id COLLATE "C", l.last_login_at DESC, l.source_event_id DESC
           ON CONFLICT (workspace_id, account_id, user_id) DO UPDATE SET
             last_login_at = EXCLUDED.last_login_at, source_event_id = EXCLUDED.source_event_id
           WHERE (EXCLUDED.last_login_at, EXCLUDED.source_event_id)
