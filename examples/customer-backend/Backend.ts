@@ -341,7 +341,7 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
         }).pipe(
           // Stopped mid-attempt: due again at once for the next process.
           Effect.onInterrupt(() => Effect.ignore(sql`UPDATE example_access_events SET next_attempt_at = ${Date.now()} WHERE event_id = ${row.event_id} AND state = 'pending'`))
-        ), { discard: true })
+        ), { discard: true, concurrency: "unbounded" }) // all within one time-out, well inside the lease
       return due.length
     })
 
