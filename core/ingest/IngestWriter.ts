@@ -104,7 +104,8 @@ const meterKeyOf = (workspaceId: string, meterKey: string) => workspaceId + "\u0
  * The write composed from the storage ports, in one transaction: meter units are claimed first
  * (a refused rollup is not appended), then the events are appended, then the newly stored events'
  * facts, users and gates are written, and finally a unit claimed only by events that were not
- * stored is released again.
+ * stored is released again, and rollups of the batch refused only because of that claim are
+ * written after all.
  *
  * @since 0.1.0
  */
@@ -118,9 +119,11 @@ export const makeFromStores: Effect.Effect<
   const gates = yield* FeatureGateStore
   const meters = yield* UsageMeterStore
   const transactor = yield* Transactor
-  const write = (batch: ReadonlyArray<Submission>) =>
+  const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
     Effect.gen(function*() {
       const results = new Array<WriteResult | undefined>(batch.length)
+      // Rollups refused only because an earlier rollup of this batch claimed their meter.
+      const refusedByBatchClaim: Array<{ readonly index: number; readonly key: string }> = []
       // Units claimed by this batch: the unit, and whether some stored event uses it.
       const claimed = new Map<string, { readonly workspaceId: string; readonly meterKey: string; readonly unit: string; used: boolean }>()
       for (let i = 0; i < batch.length; i++) {
@@ -135,7 +138,10 @@ export const makeFromStores: Effect.Effect<
           claimed.set(key, { workspaceId: stored.workspaceId, meterKey: meter.meterKey, unit: meter.unit, used: false })
         }
         const issue = checkStableMeaning(existing, meter.unit)
-        if (Option.isSome(issue)) results[i] = { _tag: "UnitChanged", issue: issue.value }
+        if (Option.isSome(issue)) {
+          results[i] = { _tag: "UnitChanged", issue: issue.value }
+          if (mine !== undefined) refusedByBatchClaim.push({ index: i, key })
+        }
       }
       const appendable = batch.flatMap((_, i) => (results[i] === undefined ? [i] : []))
       const appended = yield* events.append(appendable.map((i) => batch[i]!.stored))
@@ -155,8 +161,18 @@ export const makeFromStores: Effect.Effect<
           if (claim !== undefined) claim.used = true
         }
       }
-      for (const claim of claimed.values()) {
-        if (!claim.used) yield* meters.releaseUnit({ workspaceId: claim.workspaceId, meterKey: claim.meterKey, unit: claim.unit })
+      const released = new Set<string>()
+      for (const [key, claim] of claimed) {
+        if (claim.used) continue
+        yield* meters.releaseUnit({ workspaceId: claim.workspaceId, meterKey: claim.meterKey, unit: claim.unit })
+        released.add(key)
+      }
+      // A claim released again refused nothing after all: those rollups are written now (fewer
+      // submissions each time, so this ends).
+      const again = refusedByBatchClaim.filter(({ key }) => released.has(key)).map(({ index }) => index)
+      if (again.length > 0) {
+        const written = yield* write(again.map((i) => batch[i]!))
+        again.forEach((i, j) => (results[i] = written[j]!))
       }
       return results as ReadonlyArray<WriteResult>
     })

@@ -239,6 +239,18 @@ export const suite = (
           assert.deepStrictEqual(tags(yield* write([yield* submission(ws, rollup("export"))])), ["Stored"])
         }))
 
+      it.effect("a rollup refused only for a unit claimed by a batch-mate that was not stored is written after all", () =>
+        Effect.gen(function*() {
+          const ws = uid("ws-")
+          const taken = uid("usage_rollup_recorded:")
+          assert.deepStrictEqual(tags(yield* write([yield* submission(ws, feature({ event_id: taken }))])), ["Stored"])
+          // The first rollup is a conflict (its event_id is taken) with a typo unit; the second is right.
+          const results = yield* write([yield* submission(ws, rollup("exprt", taken)), yield* submission(ws, rollup("export"))])
+          assert.deepStrictEqual(tags(results), ["Conflict", "Stored"])
+          // The meter now keeps the unit of the stored rollup.
+          assert.deepStrictEqual(tags(yield* write([yield* submission(ws, rollup("exprt"))])), ["UnitChanged"])
+        }))
+
       it.effect("concurrent batches sharing event ids store each id once", () =>
         Effect.gen(function*() {
           const ws = uid("ws-")
