@@ -66,13 +66,18 @@ export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.Sql
             RETURNING connection_id
           )
           SELECT EXISTS (SELECT 1 FROM upserted) AS recorded, (SELECT revision FROM prior) AS prior_revision`.pipe(
-        Effect.map(([row]) =>
-          row?.recorded === true
-            ? "recorded" as const
-            : row?.prior_revision != null && num(row.prior_revision) > e.revision
-            ? "older_revision" as const
-            : "replay" as const
-        ),
+        Effect.flatMap(([row]) => {
+          if (row?.recorded === true) return Effect.succeed("recorded" as const)
+          // Nothing written and no row seen: a concurrent first record won the insert after this
+          // statement's snapshot; read its revision in a new snapshot to tell why.
+          const prior = row?.prior_revision != null
+            ? Effect.succeed(num(row.prior_revision))
+            : Effect.map(
+              sql<{ revision: number }>`SELECT revision FROM accord_capabilities WHERE connection_id = ${e.connectionId}`,
+              (rows) => (rows[0] === undefined ? e.revision : num(rows[0].revision))
+            )
+          return Effect.map(prior, (revision) => (revision > e.revision ? "older_revision" as const : "replay" as const))
+        }),
         orStorageError("capability.record")
       ),
     clear: (connectionId, revision) =>

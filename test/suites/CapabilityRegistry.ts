@@ -1,8 +1,10 @@
 import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis } from "../../core/CapabilityRegistry.ts"
+import { Transactor } from "../../core/Transactor.ts"
 import { onOneStore } from "../support/oneStore.ts"
 import { uid } from "../support/storage.ts"
 
@@ -10,7 +12,7 @@ import { uid } from "../support/storage.ts"
  * The CapabilityRegistry contract (spec "Payment capability evidence lifecycle"). One store per
  * suite; each test uses connections of its own.
  */
-export const suite = (name: string, layer: () => Layer.Layer<CapabilityRegistry, unknown>) =>
+export const suite = (name: string, layer: () => Layer.Layer<CapabilityRegistry | Transactor, unknown>) =>
   describe(`CapabilityRegistry contract (${name})`, () => {
     onOneStore(layer, (it) => {
       const evidence = (connectionId: string, recordedAt: number, overrides: Partial<CapabilityEvidence> = {}): CapabilityEvidence => ({
@@ -96,6 +98,27 @@ export const suite = (name: string, layer: () => Layer.Layer<CapabilityRegistry,
           const next = evidence(connectionId, 5_000, { revision: 4 })
           assert.strictEqual(yield* registry.record(next), "recorded")
           assert.deepStrictEqual(yield* registry.current(connectionId, 5_000), Option.some(next))
+        }))
+
+      it.effect("a first record of an older revision that waited on a newer one's uncommitted first record is told it is older", () =>
+        Effect.gen(function*() {
+          const registry = yield* CapabilityRegistry
+          const transactor = yield* Transactor
+          const connectionId = uid("conn-")
+          const inserted = yield* Effect.makeLatch(false)
+          const commit = yield* Effect.makeLatch(false)
+          // Revision 2's first record, held uncommitted until the older one is waiting on it.
+          const newer = yield* Effect.fork(transactor.withTransaction(
+            Effect.zipLeft(registry.record(evidence(connectionId, 1_000, { revision: 2 })), Effect.zipRight(inserted.open, commit.await))
+          ))
+          yield* inserted.await
+          const older = yield* Effect.fork(registry.record(evidence(connectionId, 1_000, { revision: 1 })))
+          // Real time (the test clock does not move): the older record reaches the row lock meanwhile.
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+          yield* commit.open
+          assert.strictEqual(yield* Fiber.join(newer), "recorded")
+          assert.strictEqual(yield* Fiber.join(older), "older_revision")
+          assert.strictEqual(Option.getOrThrow(yield* registry.current(connectionId, 1_000)).revision, 2)
         }))
 
       it.effect("clear on behalf of an older revision leaves a newer revision's evidence", () =>
