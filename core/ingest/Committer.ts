@@ -41,10 +41,10 @@ export const defaultMaxBatch = 256
 
 /**
  * Commits in flight at once. One: a batch gathers everything that arrived while the previous one
- * was committing, so the database does its per-statement work once for many events. Measured with
- * `bench:ingest` (PostgreSQL on the same 2-core machine): one worker served about 5 200 events/s,
- * two about 3 900, four about 3 300, each extra statement in flight costing more database CPU per
- * event than it saved in waiting.
+ * was committing, so the database does its per-statement work once for many events. Measured under
+ * `bench:ingest`'s load (PostgreSQL on the same 2-core machine), in one series 1 worker 5 192 events/s
+ * and 2 workers 3 887; in another 2 workers 4 116, 4 workers 3 279, 8 workers 2 812: each extra
+ * statement in flight cost more database CPU per event than it saved in waiting.
  *
  * @since 0.1.0
  */
