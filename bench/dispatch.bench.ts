@@ -27,6 +27,7 @@ import { layerAesGcm } from "../core/Cipher.ts"
 import { ConnectionStore } from "../core/ConnectionStore.ts"
 import { type ActionIntake, intake, runDispatcher } from "../core/connector/Dispatch.ts"
 import { connectorSecretRef, SecretVault } from "../core/SecretVault.ts"
+import { intakeInput } from "../test/customer/deliveries.ts"
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
@@ -82,22 +83,12 @@ const stop = (child: ChildProcess) =>
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
-const input = (i: number): ActionIntake => ({
-  accountId: `acct_${i}`,
-  action: {
-    id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
-    key: "extend_trial_14",
-    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } },
-    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
-  },
-  actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
-  binding: {
-    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
-    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
-    offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
-    publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
-  }
-})
+/** The tests' example action, one trial per action. */
+const input = (i: number): ActionIntake => {
+  const base = intakeInput(`acct_${i}`)
+  const operation = { ...base.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } }
+  return { ...base, action: { ...base.action, operation } }
+}
 
 /** Runs `count` tasks with at most `limit` in flight. */
 const pool = async (count: number, limit: number, task: (i: number) => Promise<void>) => {
