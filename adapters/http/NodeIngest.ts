@@ -2,7 +2,7 @@
  * `POST /api/events/ingest` served straight from `node:http`, beside the platform app.
  *
  * The ingest route is the one route built for volume (backend jobs sending thousands of events a
- * second). It runs the very same pipeline as the platform route (`Ingest.ingest`: key, rate,
+ * second). It runs the very same pipeline as the platform route (`Ingest.makeIngest`: key, rate,
  * content type, body, rules, group commit), so every answer is identical, but it skips the
  * platform's per-request request and response objects, router and middleware, which cost more
  * than the pipeline itself. Like the app, it logs the request line, counts the request as in
@@ -41,20 +41,11 @@ export type FastRoute = (request: IncomingMessage, response: ServerResponse) => 
 export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
 
 /**
- * No fast routes: every request goes to the app.
- *
- * @since 0.1.0
- */
-export const none: FastRoute = () => false
-
-/**
  * The request body with the limits of `Body.readBytes`: a declared length over `maxBytes` is
  * refused at once; otherwise the body is read, and past `maxBytes` the rest is drained (up to
  * `drainBytes`) so the 413 reaches the client instead of a reset.
- *
- * @since 0.1.0
  */
-export const readNodeBody = (request: IncomingMessage, maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem> =>
+const readNodeBody = (request: IncomingMessage, maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem> =>
   Effect.async<Uint8Array, Problem.Problem>((resume) => {
     const declared = declaredLength(request.headers["content-length"])
     if (declared !== undefined && declared > maxBytes) return resume(Effect.fail(Problem.contentTooLarge(maxBytes)))

@@ -456,20 +456,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         return found
       })
 
-    /** Delivers and applies the answer; `itemCompleted` when the answer's write also completed `item`. */
-    const deliverRecord = (
-      record: ActionRecord,
-      item: OutboxItem
-    ): Effect.Effect<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, StorageError> =>
-      Effect.suspend(() => {
-        const attempt = item.attempts + 1
-        let itemCompleted = false
-        return Effect.map(deliverAndApply(record, attempt, { id: item.id, owner: options.owner }, () => (itemCompleted = true)), (result) => ({
-          result,
-          itemCompleted
-        }))
-      })
-
+    /** Delivers and applies the answer; `onItemCompleted` runs when the answer's write also completed the item. */
     const deliverAndApply = (
       record: ActionRecord,
       attempt: number,
@@ -606,9 +593,10 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
       Effect.gen(function*() {
         const actionRequestId = (item.payload as { readonly actionRequestId: string }).actionRequestId
         const record = known ?? (yield* ledger.get(actionRequestId))
-        const { itemCompleted, result } = Option.isNone(record)
-          ? { result: { _tag: "Skipped", reason: "unknown_action" } as DeliveryResult, itemCompleted: false }
-          : yield* deliverRecord(record.value, item)
+        let itemCompleted = false
+        const result: DeliveryResult = Option.isNone(record)
+          ? { _tag: "Skipped", reason: "unknown_action" }
+          : yield* deliverAndApply(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, () => (itemCompleted = true))
         const now = yield* Clock.currentTimeMillis
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
         const pastDeadline = Option.isSome(record) && now - record.value.createdAt >= retrySchedule.deadlineMillis

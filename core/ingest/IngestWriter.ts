@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import { AccountProfileStore } from "../AccountProfileStore.ts"
 import type { ApiKeyScope } from "../ApiKeyStore.ts"
 import { type AppendResult, EventStore, type StoredEvent } from "../EventStore.ts"
-import { FeatureGateStore } from "../FeatureGateStore.ts"
+import { FeatureGateStore, type FeatureGateStoreService } from "../FeatureGateStore.ts"
 import type { StorageError } from "../StorageError.ts"
 import { Transactor } from "../Transactor.ts"
 import { UsageMeterStore } from "../UsageMeterStore.ts"
@@ -80,17 +80,15 @@ export const needsMoreThanFacts = (submission: Submission): boolean =>
 /**
  * Unlocks every checking gate of the event's account that the event is evidence for (spec
  * "States and transitions").
- *
- * @since 0.1.0
  */
-export const unlockGates = (
+const unlockGates = (
+  gates: FeatureGateStoreService,
   event: StoredEvent,
   keyScope: ApiKeyScope
-): Effect.Effect<void, StorageError, FeatureGateStore> =>
+): Effect.Effect<void, StorageError> =>
   Effect.gen(function*() {
     const body = event.body as NormalizedBody
     if (body.event_name !== featureAccessEventName) return
-    const gates = yield* FeatureGateStore
     for (const gate of yield* gates.checking(event.workspaceId, event.accountId)) {
       if (isAccessEvidence(body, gate, { keyScope })) {
         yield* gates.unlock({ workspaceId: gate.workspaceId, id: gate.id, at: event.receivedAt, eventId: event.id })
@@ -155,7 +153,7 @@ export const makeFromStores: Effect.Effect<
       yield* profiles.recordLogins(newlyStored.flatMap((s) => Option.toArray(s.normalized.login)))
       for (const { keyScope, meter, normalized, stored } of newlyStored) {
         if (Option.isSome(normalized.userUpdate)) yield* profiles.upsertUser(normalized.userUpdate.value)
-        yield* Effect.provideService(unlockGates(stored, keyScope), FeatureGateStore, gates)
+        yield* unlockGates(gates, stored, keyScope)
         if (meter !== undefined) {
           const claim = claimed.get(meterKeyOf(stored.workspaceId, meter.meterKey))
           if (claim !== undefined) claim.used = true
