@@ -8,13 +8,14 @@
 import { join, resolve } from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import pg from "pg"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
 
 /**
@@ -82,7 +83,53 @@ export const describeStorage = (storage: Storage): string => {
  * @since 0.1.0
  */
 export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  PgClient.layer({ url, applicationName: "accord" })
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.suspend(() => {
+        const pool = new pg.Pool({ connectionString: Redacted.value(url), application_name: "accord", Client: PreparingClient })
+        pool.on("error", () => undefined)
+        return Effect.tryPromise({
+          try: () => pool.query("SELECT 1"),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+        }).pipe(
+          Effect.timeoutFail({
+            duration: "5 seconds",
+            onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          }),
+          Effect.tapError(() => Effect.promise(() => pool.end().catch(() => undefined))),
+          Effect.as(pool)
+        )
+      }),
+      (pool) => Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    )
+  })
+
+/** How many distinct statements one connection keeps prepared; later ones run unnamed. */
+const preparedPerConnection = 256
+
+/**
+ * A `pg` client that runs every parameterized statement as a named prepared statement on its
+ * connection: PostgreSQL parses and analyzes it once per connection and can reuse its plan,
+ * where an unnamed statement is parsed, analyzed and planned on every execution. Accord's hot
+ * statements are few, fixed texts (the batch statements take their rows as one `jsonb`
+ * parameter), so the first `preparedPerConnection` distinct texts cover them; statements
+ * without parameters (transaction control, migrations) keep the simple protocol.
+ */
+class PreparingClient extends pg.Client {
+  readonly #names = new Map<string, string>()
+
+  override query(config: unknown, values?: unknown, callback?: unknown): any {
+    if (typeof config === "string" && Array.isArray(values) && values.length > 0) {
+      let name = this.#names.get(config)
+      if (name === undefined && this.#names.size < preparedPerConnection) {
+        name = `accord_${this.#names.size}`
+        this.#names.set(config, name)
+      }
+      if (name !== undefined) return (super.query as Function).call(this, { name, text: config, values }, callback)
+    }
+    return (super.query as Function).call(this, config, values, callback)
+  }
+}
 
 /**
  * @since 0.1.0

@@ -130,6 +130,59 @@ describe.skipIf(!databaseUrl)("Migrations on PostgreSQL", () => {
   })
 })
 
+describe.skipIf(!databaseUrl)("PostgreSQL client: prepared statements", () => {
+  const layer = Database.layerPg(Redacted.make(databaseUrl ?? ""))
+  /** The statements prepared on the connection the surrounding transaction holds. */
+  const preparedHere = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement NOT LIKE ${"%pg_prepared_statements%"}`,
+      (rows) => rows.map((r) => r.statement)
+    ))
+
+  it.effect("runs a parameterized statement as a named prepared statement, once per connection text", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const marker = `probe_${randomUUID().replaceAll("-", "")}`
+      const [before, after] = yield* sql.withTransaction(Effect.gen(function*() {
+        const before = yield* preparedHere
+        for (const n of [1, 2, 3]) {
+          assert.deepStrictEqual(yield* sql<{ n: number; m: string }>`SELECT ${n}::int AS n, ${marker}::text AS m`, [{ n, m: marker }])
+        }
+        return [before, yield* preparedHere] as const
+      }))
+      const added = after.filter((s) => !before.includes(s))
+      assert.strictEqual(added.filter((s) => s.includes("AS n")).length, 1)
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("keeps statements without parameters unnamed, and still answers past the per-connection cap", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const answers = yield* sql.withTransaction(Effect.gen(function*() {
+        assert.deepStrictEqual(yield* sql`SELECT 41 + 1 AS plain`, [{ plain: 42 }])
+        assert.isFalse((yield* preparedHere).some((s) => s.includes("plain")))
+        // 300 distinct texts on one connection: past its cap of 256 the rest run unnamed.
+        const answers = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => i), (i) =>
+          Effect.map(sql.unsafe<{ v: number }>(`SELECT $1::int + ${i} AS v`, [1]), (rows) => rows[0]!.v))
+        assert.isAtMost((yield* preparedHere).length, 256)
+        return answers
+      }))
+      assert.deepStrictEqual(answers, Array.from({ length: 300 }, (_, i) => i + 1))
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a statement that fails to prepare leaves the connection usable and the text retryable", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const failed = yield* Effect.exit(sql`SELECT ${1}::int FROM no_such_table_here`)
+        assert.isTrue(Exit.isFailure(failed))
+      })).pipe(Effect.exit)
+      for (let i = 0; i < 3; i++) {
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(sql`SELECT ${1}::int FROM no_such_table_here`)))
+        assert.deepStrictEqual(yield* sql`SELECT ${i}::int AS i`, [{ i }])
+      }
+    }).pipe(Effect.provide(layer)))
+})
+
 describe("storage selection", () => {
   const read = (env: Record<string, string>) =>
     Effect.withConfigProvider(Database.storageConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
