@@ -213,6 +213,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           sealed_continuation = CASE WHEN v.set_sealed THEN v.sealed ELSE a.sealed_continuation END
         FROM v, accord_actions previous
         WHERE a.action_request_id = v.id AND a.version = v.expected AND previous.action_request_id = v.id
+          AND a.action_request_id = ANY(ARRAY(SELECT id FROM v)) AND previous.action_request_id = ANY(ARRAY(SELECT id FROM v))
         RETURNING a.*, v.input, previous.state AS previous_state, v.h_at, v.h_trigger, v.h_detail, v.complete_id, v.complete_owner
       ), done AS (
         UPDATE accord_outbox o SET completed_at = u.updated_at, lease_owner = NULL, lease_expires_at = NULL
