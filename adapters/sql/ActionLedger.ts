@@ -23,7 +23,7 @@ import {
 } from "../../core/ActionLedger.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
-import { json, num, orStorageError } from "./SqlSupport.ts"
+import { anyOf, json, num, orStorageError } from "./SqlSupport.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
 
@@ -241,7 +241,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
 
   const get = yield* makeBatcher((ids: ReadonlyArray<string>) =>
     Effect.map(
-      sql<ActionRow>`SELECT * FROM accord_actions WHERE ${sql.in("action_request_id", ids)}`,
+      sql<ActionRow>`SELECT * FROM accord_actions WHERE action_request_id = ANY(${anyOf(sql, ids)})`,
       (rows) => {
         const byId = new Map(rows.map((row) => [row.action_request_id, row]))
         return ids.map((id) => Option.map(Option.fromNullable(byId.get(id)), toRecord))

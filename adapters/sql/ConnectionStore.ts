@@ -20,7 +20,7 @@ import {
   type RevisionState
 } from "../../core/ConnectionStore.ts"
 import { makeBatcher } from "./Batch.ts"
-import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { anyOf, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface ConnectionRow {
   readonly connection_id: string
@@ -92,7 +92,7 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
       rows.length === 0
         ? Effect.succeed([] as ReadonlyArray<Connection>)
         : Effect.map(
-          sql<RevisionRow>`SELECT * FROM accord_connection_revisions WHERE ${sql.in("connection_id", rows.map((r) => r.connection_id))}`,
+          sql<RevisionRow>`SELECT * FROM accord_connection_revisions WHERE connection_id = ANY(${anyOf(sql, rows.map((r) => r.connection_id))})`,
           (revisions) => rows.map((row) => toConnection(row, revisions))
         )
     // One round trip for the reads of concurrent callers: each connection with its revisions
@@ -104,7 +104,7 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
             SELECT c.*, COALESCE(
               (SELECT jsonb_agg(r) FROM accord_connection_revisions r WHERE r.connection_id = c.connection_id), '[]'::jsonb
             ) AS revisions
-            FROM accord_connections c WHERE ${sql.in(`c.${column}`, Array.from(new Set(keys)))}`,
+            FROM accord_connections c WHERE ${sql(`c.${column}`)} = ANY(${anyOf(sql, Array.from(new Set(keys)))})`,
           (rows) => {
             const found = new Map(rows.map((row) => [row[column], row]))
             return keys.map((key) => Option.map(Option.fromNullable(found.get(key)), (row) => toConnection(row, row.revisions)))

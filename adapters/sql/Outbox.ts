@@ -95,12 +95,14 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
   const sql = yield* SqlClient.SqlClient
   type Completion = Parameters<OutboxService["complete"]>[0]
   // Completions of concurrent deliveries share one statement (`Batch`); an id is completed once.
+  // `ANY(ids)` keeps the lookup on the primary key whatever the planner estimates for the rows.
   const complete = yield* makeBatcher((items: ReadonlyArray<Completion>) =>
     inRounds(items, (c) => [c.id], (round) =>
       Effect.map(
-        sql<{ id: string }>`UPDATE accord_outbox o SET completed_at = v.now, lease_owner = NULL, lease_expires_at = NULL
-          FROM jsonb_to_recordset(${json(round)}::jsonb) AS v(id text, owner text, now int8)
-          WHERE o.id = v.id AND o.lease_owner = v.owner AND o.completed_at IS NULL
+        sql<{ id: string }>`WITH v AS (SELECT * FROM jsonb_to_recordset(${json(round)}::jsonb) AS v(id text, owner text, now int8))
+          UPDATE accord_outbox o SET completed_at = v.now, lease_owner = NULL, lease_expires_at = NULL
+          FROM v
+          WHERE o.id = v.id AND o.id = ANY(ARRAY(SELECT id FROM v)) AND o.lease_owner = v.owner AND o.completed_at IS NULL
           RETURNING o.id`,
         (rows) => {
           const done = new Set(rows.map((r) => r.id))

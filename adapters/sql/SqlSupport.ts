@@ -4,7 +4,9 @@
  *
  * @since 0.1.0
  */
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import { isNewer } from "../../core/AccountProfileStore.ts"
 import { StorageError } from "../../core/StorageError.ts"
@@ -39,6 +41,16 @@ export const numOrNull = (value: unknown): number | null => (value === null || v
  * @since 0.1.0
  */
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
+
+/**
+ * A list of text keys as one array expression for `column = ANY(…)`: one statement text whatever
+ * the number of keys (`sql.in` writes one placeholder per key, so every batch size would be a new
+ * prepared statement), and an index lookup however many keys the planner assumes.
+ *
+ * @since 0.1.0
+ */
+export const anyOf = (sql: SqlClient.SqlClient, keys: ReadonlyArray<string>): Statement.Fragment =>
+  sql`ARRAY(SELECT jsonb_array_elements_text(${json(keys)}::jsonb))`
 
 
 /**
