@@ -1,7 +1,7 @@
 /**
  * Dispatch throughput: actions per second from intake to `accepted`, and the latency of each
- * (intake commit to acknowledgement commit, at most `BENCH_CONCURRENCY` actions in flight, as in the
- * baseline), with PostgreSQL on both sides: the service in this process (core intake, the dispatcher, the node:http transport), the customer kit in a child
+ * (intake commit to acknowledgement commit), at each in-flight limit of `BENCH_CONCURRENCY` (default
+ * 64 and 128; the baseline keeps the same number in flight), with PostgreSQL on both sides: the service in this process (core intake, the dispatcher, the node:http transport), the customer kit in a child
  * process with its own schema. Checked: every action accepted, and exactly one claimed execution
  * per action at the kit (no duplicates).
  *
@@ -35,19 +35,22 @@ if (databaseUrl === undefined) {
   process.exit(0)
 }
 const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
-const concurrency = Number(process.env["BENCH_CONCURRENCY"] ?? 64)
+/** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
+const concurrencies = (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
 const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
 const actionSigning = "as_bench_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c"
 const completion = "cs_bench_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b"
-const suffix = randomUUID().replaceAll("-", "").slice(0, 12)
-const serviceSchema = `bench_service_${suffix}`
-const kitSchema = `bench_kit_${suffix}`
-const baselineSchema = `bench_base_${suffix}`
-
 const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
-for (const schema of [serviceSchema, kitSchema, baselineSchema]) await admin.query(`CREATE SCHEMA ${schema}`)
+
+/** Fresh schemas for one round: the service's, the kit's and the baseline's. */
+const schemas = async () => {
+  const suffix = randomUUID().replaceAll("-", "").slice(0, 12)
+  const names = { service: `bench_service_${suffix}`, kit: `bench_kit_${suffix}`, baseline: `bench_base_${suffix}` }
+  for (const schema of Object.values(names)) await admin.query(`CREATE SCHEMA ${schema}`)
+  return names
+}
 
 const inSchema = (schema: string) => {
   const url = new URL(databaseUrl)
@@ -106,7 +109,7 @@ interface Figures {
   readonly note: string
 }
 
-const accord = async (): Promise<Figures> => {
+const accord = async (concurrency: number, serviceSchema: string, kitSchema: string): Promise<Figures> => {
   const kit = await startChild(["--import", "tsx", "bench/dispatch-kit.ts"], kitSchema)
   const cipher = layerAesGcm(Redacted.make(new Uint8Array(32).fill(3)))
   const layer = Layer.mergeAll(
@@ -197,7 +200,7 @@ const accord = async (): Promise<Figures> => {
   }
 }
 
-const baseline = async (): Promise<Figures> => {
+const baseline = async (concurrency: number, baselineSchema: string): Promise<Figures> => {
   const peer = await startChild(["bench/dispatch-baseline-peer.mjs"], baselineSchema)
   const db = new pg.Pool({ connectionString: inSchema(baselineSchema), max: 16 })
   await db.query("CREATE TABLE baseline_actions (id text PRIMARY KEY, state text NOT NULL, body jsonb NOT NULL, created_at bigint NOT NULL, updated_at bigint)")
@@ -254,13 +257,19 @@ const baseline = async (): Promise<Figures> => {
   }
 }
 
+const created: Array<string> = []
 try {
-  const results = [await baseline(), await accord()]
-  console.log(`\nbench:dispatch — ${actions} actions, ${concurrency} in flight, PostgreSQL on both sides (${new URL(databaseUrl).host})`)
-  for (const r of results) {
-    console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})`)
+  console.log(`bench:dispatch — ${actions} actions per run, PostgreSQL on both sides (${new URL(databaseUrl).host})`)
+  for (const concurrency of concurrencies) {
+    const names = await schemas()
+    created.push(...Object.values(names))
+    const results = [await baseline(concurrency, names.baseline), await accord(concurrency, names.service, names.kit)]
+    console.log(`\n${concurrency} in flight`)
+    for (const r of results) {
+      console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})`)
+    }
   }
 } finally {
-  for (const schema of [serviceSchema, kitSchema, baselineSchema]) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  for (const schema of created) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   await admin.end()
 }
