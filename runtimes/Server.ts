@@ -206,7 +206,10 @@ export const start = (
       )
     )
     // The dispatcher delivers queued actions until the scope closes; intake wakes it.
-    const wakeDispatcher = yield* runDispatcher({ owner: `dispatch-${yield* Effect.provide(randomUuid, services)}` }).pipe(
+    const wakeDispatcher = yield* runDispatcher({
+      owner: `dispatch-${yield* Effect.provide(randomUuid, services)}`,
+      concurrency: config.dispatchConcurrency
+    }).pipe(
       Effect.provide(services)
     )
     yield* HttpServer.serveEffect(

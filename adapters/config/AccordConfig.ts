@@ -8,7 +8,7 @@
  * (./.accord-data), `DATABASE_URL`, `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false),
  * `ACCORD_BOOTSTRAP_WORKSPACE_ID`, `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info),
  * `ACCORD_MAX_BODY_BYTES` (65536), `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW`
- * (30d). An empty value counts as unset.
+ * (30d), `ACCORD_DISPATCH_CONCURRENCY` (32). An empty value counts as unset.
  *
  * @since 0.1.0
  */
@@ -56,6 +56,8 @@ export interface AccordConfig {
    * connection revision keeps its secrets before they are retired.
    */
   readonly reconciliationWindowMillis: number
+  /** `ACCORD_DISPATCH_CONCURRENCY`: deliveries the dispatcher keeps in flight. */
+  readonly dispatchConcurrency: number
 }
 
 /**
@@ -82,6 +84,7 @@ export const defaults: {
   readonly maxBodyBytes: number
   readonly rateLimitPerSecond: number
   readonly reconciliationWindowMillis: number
+  readonly dispatchConcurrency: number
 } = {
   port: 8787,
   host: "127.0.0.1",
@@ -89,7 +92,8 @@ export const defaults: {
   logLevel: LogLevel.Info,
   maxBodyBytes: 65536,
   rateLimitPerSecond: 1000,
-  reconciliationWindowMillis: defaultReconciliationWindowMillis
+  reconciliationWindowMillis: defaultReconciliationWindowMillis,
+  dispatchConcurrency: 32
 }
 
 const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -126,7 +130,8 @@ const raw = Config.all({
   logLevel: text("LOG_LEVEL"),
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
-  reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW")
+  reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
+  dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY")
 })
 
 /**
@@ -229,6 +234,16 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     }
   })
 
+  const dispatchConcurrency = Option.match(input.dispatchConcurrency, {
+    onNone: () => defaults.dispatchConcurrency,
+    onSome: (value) => {
+      const limit = parseInteger(value)
+      if (limit !== undefined && limit >= 1 && limit <= 1024) return limit
+      problems.push("ACCORD_DISPATCH_CONCURRENCY must be an integer from 1 to 1024 (deliveries in flight)")
+      return defaults.dispatchConcurrency
+    }
+  })
+
   const reconciliationWindowMillis = Option.match(input.reconciliationWindow, {
     onNone: () => defaults.reconciliationWindowMillis,
     onSome: (value) => {
@@ -309,7 +324,8 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     logLevel,
     maxBodyBytes,
     rateLimitPerSecond,
-    reconciliationWindowMillis
+    reconciliationWindowMillis,
+    dispatchConcurrency
   }
 })
 

@@ -1,5 +1,5 @@
 /**
- * `ACCORD_RECONCILIATION_WINDOW`: its default, accepted forms, and one clear problem line for a bad
+ * `ACCORD_RECONCILIATION_WINDOW` and `ACCORD_DISPATCH_CONCURRENCY`: defaults, accepted forms, and one clear problem line for a bad
  * value (never the value).
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -40,5 +40,23 @@ describe("ACCORD_RECONCILIATION_WINDOW", () => {
         ], value)
       }
       assert.strictEqual(AccordConfig.parseDuration("2h"), 7_200_000)
+    }))
+})
+
+describe("ACCORD_DISPATCH_CONCURRENCY", () => {
+  it.effect("defaults to 32 and accepts integers from 1 to 1024", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* configFrom({})).dispatchConcurrency, 32)
+      for (const [value, limit] of [["1", 1], ["128", 128], [" 1024 ", 1024], ["", 32]] as const) {
+        assert.strictEqual((yield* configFrom({ ACCORD_DISPATCH_CONCURRENCY: value })).dispatchConcurrency, limit, value)
+      }
+    }))
+
+  it.effect("refuses zero, negative, fractional, too large and non-numeric values with one line that does not quote them", () =>
+    Effect.gen(function*() {
+      for (const value of ["0", "-4", "2.5", "1025", "many"]) {
+        const problems = yield* Effect.map(Effect.flip(configFrom({ ACCORD_DISPATCH_CONCURRENCY: value })), (e) => e.problems)
+        assert.deepStrictEqual(problems, ["ACCORD_DISPATCH_CONCURRENCY must be an integer from 1 to 1024 (deliveries in flight)"], value)
+      }
     }))
 })
