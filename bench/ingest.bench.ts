@@ -6,6 +6,11 @@
  *
  * Every Accord 202 is sent only after its event is committed (group commit); the bench checks that
  * the number of stored events equals the number of 202 answers.
+ *
+ * Also measured in the same run, as references rather than baselines: `GET /healthz` on the Accord
+ * server (its HTTP stack alone) and the least a coalescing server can do
+ * (bench/ingest-coalescing-server.mjs: parse, queue, one multi-row insert, answer), which bounds
+ * what any group-committing implementation that does more per event reaches on the machine.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -174,12 +179,26 @@ const main = async () => {
       } finally {
         await stop(baseline)
       }
+      // The least a coalescing server can do (bench/ingest-coalescing-server.mjs): a bound on this
+      // machine for any implementation that also validates, screens and indexes.
+      const q = port++
+      const coalescing = spawn("node", ["bench/ingest-coalescing-server.mjs"], {
+        env: { ...process.env, PORT: String(q), SCHEMA: schema },
+        stdio: ["ignore", "ignore", "inherit"]
+      })
+      let bound: Figures
+      try {
+        await waitFor(`http://127.0.0.1:${q}/`, true)
+        bound = await load(`http://127.0.0.1:${q}/`, {}, "  reference: node:http + pg, coalesced", 202)
+      } finally {
+        await stop(coalescing)
+      }
       const url = new URL(databaseUrl)
       url.searchParams.set("options", `-csearch_path=${schema}`)
       const ours = await accord("Accord on PostgreSQL", { DATABASE_URL: url.toString() }, async () =>
         Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count))
       console.log(`\nPostgreSQL`)
-      print([base, ...ours])
+      print([base, ...ours, bound])
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`)
       await admin.end()
