@@ -42,6 +42,7 @@ import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
 import { runDispatcher } from "../core/connector/Dispatch.ts"
+import { runReconciler } from "../core/connector/Reconciler.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/connector/Transport.ts"
 import type { Crypto } from "../core/Crypto.ts"
@@ -206,6 +207,8 @@ export const start = (
       )
     )
     // The dispatcher delivers queued actions until the scope closes; intake wakes it.
+    // Payment reconciliation reads queued by completions, performed until the scope closes.
+    yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
     const wakeDispatcher = yield* runDispatcher({
       owner: `dispatch-${yield* Effect.provide(randomUuid, services)}`,
       concurrency: config.dispatchConcurrency

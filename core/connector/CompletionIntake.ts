@@ -219,7 +219,7 @@ export const makeCompletionReceiver: Effect.Effect<
                 id: yield* Effect.provide(randomUuid, context),
                 kind: reconcileOutboxKind,
                 dedupeKey: `${completion.actionRequestId}:${completion.completionId}`,
-                payload: { actionRequestId: completion.actionRequestId, completionId: completion.completionId },
+                payload: { actionRequestId: completion.actionRequestId, completionId: completion.completionId, providerReferenceHash },
                 nextAttemptAt: now,
                 createdAt: now
               }

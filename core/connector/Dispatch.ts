@@ -20,7 +20,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord } from "../ActionLedger.ts"
@@ -37,12 +36,13 @@ import { Action, Actor, Binding, type ExecutionRequest } from "../messages/Execu
 import { Currency } from "../messages/Reconciliation.ts"
 import { makeMemory as makeMemoryNonceStore, NonceStore } from "../NonceStore.ts"
 import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
-import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
-import { encodeBody, headerNames, importSigningKeys, makeSigner, protocolVersion, type SigningKeys } from "../Signing.ts"
+import { SecretVault } from "../SecretVault.ts"
+import { encodeBody, headerNames, makeSigner, protocolVersion } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
 import { formatTimestamp } from "../Timestamp.ts"
 import { makeVerifier, snakeCaseTag } from "../Verification.ts"
 import { type ActionState, isActionState, transition, type Trigger } from "./ActionState.ts"
+import { makeRevisionKeys } from "./RevisionKeys.ts"
 import { ConnectorTransport } from "./Transport.ts"
 
 /**
@@ -323,11 +323,9 @@ export const intentFits = (mode: PaymentMode, intent: PaymentContinuation["inten
  */
 export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispatcher, never, DispatcherServices> =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<DispatcherServices>()
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
     const connections = yield* ConnectionStore
-    const vault = yield* SecretVault
     const capabilities = yield* CapabilityRegistry
     const cipher = yield* Cipher
     const crypto = yield* Crypto
@@ -339,27 +337,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())
     const leaseMillis = options.leaseMillis ?? 30_000
     const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
-    const keyCache = new Map<string, SigningKeys>()
-
-    const keysFor = (connectionId: string, revision: number) =>
-      Effect.gen(function*() {
-        const cacheKey = `${connectionId}:${revision}`
-        const cached = keyCache.get(cacheKey)
-        if (cached !== undefined) return Option.some(cached)
-        const actionSigning = yield* vault.get(connectorSecretRef(connectionId, revision, "actionSigning"))
-        const completion = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
-        if (Option.isNone(actionSigning)) return Option.none()
-        const keys = yield* Effect.provide(
-          importSigningKeys({
-            actionSigning: actionSigning.value,
-            // Only the action signing key is used here; the completion secret may already be retired.
-            completion: Option.getOrElse(completion, () => Redacted.make("unused"))
-          }),
-          context
-        )
-        keyCache.set(cacheKey, keys)
-        return Option.some(keys)
-      }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none<SigningKeys>())))
+    const keysFor = yield* makeRevisionKeys
 
     /**
      * Applies a trigger with compare-and-set, starting from the record the delivery read and

@@ -100,12 +100,14 @@ export const connect = (service: Service, endpoint: string, secrets: ConnectorSe
 /** Polls `probe` every 50 ms until `done`; dies naming `what` after 600 polls (30 s and more). */
 export const waitFor = <A, E, R>(probe: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
   Effect.gen(function*() {
+    let last: A | undefined
     for (let i = 0; i < 600; i++) {
       const value = yield* probe
       if (done(value)) return value
+      last = value
       yield* Effect.sleep("50 millis")
     }
-    return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+    return yield* Effect.dieMessage(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)?.slice(0, 2000)}`)
   })
 
 /** `GET /action-requests/{id}` as JSON. */

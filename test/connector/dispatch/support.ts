@@ -18,8 +18,9 @@ import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import type { ActionIntake } from "../../../core/connector/Dispatch.ts"
 import type { Crypto } from "../../../core/Crypto.ts"
 import { executeOutboxKind, makeCustomerHandler } from "../../../core/customer/Handler.ts"
+import type { PaymentReaderService } from "../../../core/customer/Reconciliation.ts"
 import { Outbox } from "../../../core/Outbox.ts"
-import { computeSignature, encodeBody, freshNonce, importSigningKeys, sign } from "../../../core/Signing.ts"
+import { computeSignature, encodeBody, freshNonce, importSigningKeys, type Purpose, sign } from "../../../core/Signing.ts"
 import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
 import { formatTimestamp } from "../../../core/Timestamp.ts"
 import { cipherLayer } from "../../support/storage.ts"
@@ -113,12 +114,12 @@ const readBody = (req: IncomingMessage): Promise<Uint8Array> =>
 
 const run = <A>(effect: Effect.Effect<A, never, Crypto>) => Effect.runPromise(Effect.provide(effect, NodeCrypto.layer))
 
-/** Re-signs a response body with the action signing secret at `timestamp`. */
-const resign = (body: Uint8Array, timestamp: string) =>
+/** Re-signs a response body with the action signing secret at `timestamp`, for `purpose`. */
+const resign = (body: Uint8Array, timestamp: string, purpose: Purpose) =>
   run(Effect.gen(function*() {
     const keys = yield* importSigningKeys(secrets)
     const nonce = yield* freshNonce
-    const signature = yield* computeSignature(keys.actionSigning, "dispatch_response", timestamp, nonce, body)
+    const signature = yield* computeSignature(keys.actionSigning, purpose, timestamp, nonce, body)
     return {
       "content-type": "application/json",
       "x-service-customer-action-version": "1",
@@ -135,6 +136,8 @@ export const startPeer = async (options: {
   readonly storage?: Layer.Layer<StoragePorts | Cipher, unknown>
   /** Accounts whose actions the kit rejects, with this error code. */
   readonly rejectAccounts?: ReadonlyMap<string, string>
+  /** The host's payment reader: the kit then answers payment reconciliation reads. */
+  readonly paymentReader?: PaymentReaderService
 } = {}): Promise<Peer> => {
   const kitLayer = Layer.mergeAll(options.storage ?? MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
   const runtime = ManagedRuntime.make(kitLayer)
@@ -145,7 +148,8 @@ export const startPeer = async (options: {
         workspaceId,
         keys,
         connectionId,
-        precheck: (request) => Effect.succeed(Option.fromNullable(rejectAccounts.get(request.accountId)))
+        precheck: (request) => Effect.succeed(Option.fromNullable(rejectAccounts.get(request.accountId))),
+        ...(options.paymentReader !== undefined ? { paymentReader: options.paymentReader } : {})
       }))
   )
   const kit = toWebHandler(handler.handle)
@@ -175,8 +179,10 @@ export const startPeer = async (options: {
     peer.requests++
     const body = await readBody(req)
     const mode = peer.mode
+    let purpose: Purpose = "dispatch_response"
     try {
       const parsed = JSON.parse(new TextDecoder().decode(body))
+      if (parsed.type === "service.customer_action.payment_reconciliation") purpose = "payment_reconciliation_response"
       if (parsed.type === "service.customer_action.execute") {
         peer.seen.push({
           key: String(req.headers["x-service-customer-action-idempotency-key"]),
@@ -220,7 +226,7 @@ export const startPeer = async (options: {
         return
       }
       case "stale_response": {
-        const stale = await resign(answerBody, formatTimestamp(Date.now() - 10 * 60_000))
+        const stale = await resign(answerBody, formatTimestamp(Date.now() - 10 * 60_000), purpose)
         res.writeHead(answer.status, stale).end(answerBody)
         return
       }
@@ -237,7 +243,7 @@ export const startPeer = async (options: {
           ? { ...json, providerReference: peer.providerReference }
           : { ...json, continuation: peer.continuation(JSON.parse(new TextDecoder().decode(body))) }
         const bytes = new TextEncoder().encode(JSON.stringify(changed))
-        res.writeHead(answer.status, await resign(bytes, formatTimestamp(Date.now()))).end(bytes)
+        res.writeHead(answer.status, await resign(bytes, formatTimestamp(Date.now()), purpose)).end(bytes)
         return
       }
       case "slow":

@@ -1,0 +1,150 @@
+/**
+ * The service's payment reconciliation reads against the customer kit over real HTTP on loopback,
+ * behind a front that misbehaves on purpose: a read whose observation is missing, unsigned,
+ * wrongly signed, stale, reshaped, redirected, late or echoes another binding judges nothing, keeps
+ * the action `pending` without a history entry and is read again; the next good read verifies it.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
+import { ActionLedger } from "../../../core/ActionLedger.ts"
+import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
+import { intake, makeDispatcher } from "../../../core/connector/Dispatch.ts"
+import { makeReconciler, type ReadResult } from "../../../core/connector/Reconciler.ts"
+import type { PaymentReading } from "../../../core/customer/Reconciliation.ts"
+import { Outbox } from "../../../core/Outbox.ts"
+import { formatTimestamp } from "../../../core/Timestamp.ts"
+import { storageVariants } from "../../support/storage.ts"
+import {
+  connect,
+  type Peer,
+  type PeerMode,
+  paymentIntakeInput,
+  signedCompletion,
+  startPeer,
+  workspaceId
+} from "../dispatch/support.ts"
+
+const providerReference = (actionRequestId: string) => `pi_raw_${actionRequestId.slice(0, 8)}`
+
+let peer: Peer
+beforeAll(async () => {
+  peer = await startPeer({
+    slowMillis: 1_200,
+    paymentReader: {
+      read: ({ request }) =>
+        Effect.succeed<PaymentReading>({
+          providerReference: providerReference(request.actionRequestId),
+          eventId: "evt_3Nv0FGQ9RKHgCVdK",
+          eventSignatureVerified: true,
+          stateReadAt: formatTimestamp(Date.now()),
+          customerBound: true,
+          intent: "payment",
+          paymentStatus: "succeeded",
+          subscriptionState: null,
+          invoicePaid: null,
+          methodAttached: true,
+          chargedAmountMinor: request.expected?.amountMinor ?? 0,
+          refundedAmountMinor: 0,
+          outcome: "succeeded"
+        })
+    }
+  })
+})
+afterAll(() => peer.close())
+
+const storage = storageVariants[0]!
+const serviceLayer = () =>
+  Layer.mergeAll(storage.layer(), NodeCrypto.layer, HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 500 }))
+
+/** A Payment action accepted by the kit, with its `succeeded` completion received: pending, a read queued. */
+const pendingPayment = Effect.gen(function*() {
+  peer.mode = "good"
+  yield* connect(peer.url)
+  const { actionRequestId } = yield* intake(workspaceId, paymentIntakeInput())
+  const dispatcher = yield* makeDispatcher({ owner: "d1" })
+  assert.strictEqual(yield* dispatcher.runOnce, 1)
+  const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
+  assert.strictEqual(record.state, "accepted")
+  const receive = yield* makeCompletionReceiver
+  const receipt = yield* receive(yield* signedCompletion({
+    type: "service.customer_action.completion",
+    protocolVersion: 1,
+    workspaceId,
+    actionRequestId,
+    providerIdempotencyKey: record.providerIdempotencyKey,
+    providerReference: providerReference(actionRequestId),
+    completionId: `cmp_${actionRequestId}`,
+    completedAt: formatTimestamp(Date.now()),
+    outcome: "succeeded",
+    evidence: { entitlement: "addon_purchased", reasonCode: "charged", source: "provider_event" }
+  }))
+  assert.strictEqual(receipt.state, "pending")
+  return actionRequestId
+})
+
+/** Leases the due reads and performs them. */
+const readDue = Effect.gen(function*() {
+  const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 500 })
+  const leased = yield* reconciler.lease(10)
+  return yield* Effect.forEach(leased, reconciler.read)
+})
+
+const reconciliationEntries = (actionRequestId: string) =>
+  Effect.map(
+    Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId)),
+    (history) => history.filter((h) => h.trigger === "reconciliation")
+  )
+
+describe("payment reconciliation reads", () => {
+  it.live("good: the signed observation matches and the action is verified; the read is done", () =>
+    Effect.gen(function*() {
+      const id = yield* pendingPayment
+      const results = yield* readDue
+      assert.deepStrictEqual(results.map((r) => r._tag === "Judged" ? r.judgement : r), [
+        { verdict: "verified", reason: "charge_matches", retry: false }
+      ])
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "verified")
+      const [entry] = yield* reconciliationEntries(id)
+      assert.strictEqual(entry!.fromState, "pending")
+      assert.strictEqual(entry!.toState, "verified")
+      const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
+      assert.isNotNull(item.completedAt)
+      assert.deepStrictEqual(yield* readDue, [], "nothing is read again")
+    }).pipe(Effect.provide(serviceLayer())), 30_000)
+
+  const cases: ReadonlyArray<readonly [PeerMode, string]> = [
+    ["wrong_signature", "response_invalid_signature"],
+    ["unsigned", "response_"],
+    ["stale_response", "response_stale_timestamp"],
+    ["extra_field", "response_invalid_shape"],
+    ["other_key", "response_binding_mismatch"],
+    ["status_500", "status_500"],
+    ["redirect", "status_302"],
+    ["reset_after_read", "reset"],
+    ["slow", "timeout"]
+  ]
+  for (const [mode, reason] of cases) {
+    it.live(`${mode}: nothing judged, the action stays pending, the read is retried and then verifies`, () =>
+      Effect.gen(function*() {
+        const id = yield* pendingPayment
+        peer.mode = mode
+        const [result] = (yield* readDue) as ReadonlyArray<ReadResult>
+        assert.strictEqual(result!._tag, "Failed")
+        assert.isTrue(result!._tag === "Failed" && result!.reason.startsWith(reason), JSON.stringify(result))
+        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "pending")
+        assert.deepStrictEqual(yield* reconciliationEntries(id), [])
+        const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
+        assert.strictEqual(item.attempts, 1)
+        assert.isNull(item.completedAt)
+        peer.mode = "good"
+        yield* Effect.sleep("1100 millis")
+        const [again] = yield* readDue
+        assert.isTrue(again!._tag === "Judged" && again!.judgement.verdict === "verified", JSON.stringify(again))
+        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "verified")
+      }).pipe(Effect.provide(serviceLayer())), 30_000)
+  }
+})
