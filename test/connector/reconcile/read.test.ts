@@ -31,6 +31,8 @@ import {
 const providerReference = (actionRequestId: string) => `pi_raw_${actionRequestId.slice(0, 8)}`
 
 let peer: Peer
+/** What the provider says about the payment now; `refunded` when the test has refunded it. */
+let refunded = false
 beforeAll(async () => {
   peer = await startPeer({
     slowMillis: 1_200,
@@ -48,8 +50,8 @@ beforeAll(async () => {
           invoicePaid: null,
           methodAttached: true,
           chargedAmountMinor: request.expected?.amountMinor ?? 0,
-          refundedAmountMinor: 0,
-          outcome: "succeeded"
+          refundedAmountMinor: refunded ? request.expected?.amountMinor ?? 0 : 0,
+          outcome: refunded ? "reversed" : "succeeded"
         })
     }
   })
@@ -60,28 +62,36 @@ const storage = storageVariants[0]!
 const serviceLayer = () =>
   Layer.mergeAll(storage.layer(), NodeCrypto.layer, HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 500 }))
 
+/** The kit's signed completion of the action, received by the service. */
+const complete = (actionRequestId: string, key: string, outcome: "succeeded" | "reversed", completionId: string) =>
+  Effect.flatMap(makeCompletionReceiver, (receive) =>
+    Effect.flatMap(
+      signedCompletion({
+        type: "service.customer_action.completion",
+        protocolVersion: 1,
+        workspaceId,
+        actionRequestId,
+        providerIdempotencyKey: key,
+        providerReference: providerReference(actionRequestId),
+        completionId,
+        completedAt: formatTimestamp(Date.now()),
+        outcome,
+        evidence: { entitlement: "addon_purchased", reasonCode: outcome === "succeeded" ? "charged" : "refunded", source: "provider_event" }
+      }),
+      receive
+    ))
+
 /** A Payment action accepted by the kit, with its `succeeded` completion received: pending, a read queued. */
 const pendingPayment = Effect.gen(function*() {
   peer.mode = "good"
+  refunded = false
   yield* connect(peer.url)
   const { actionRequestId } = yield* intake(workspaceId, paymentIntakeInput())
   const dispatcher = yield* makeDispatcher({ owner: "d1" })
   assert.strictEqual(yield* dispatcher.runOnce, 1)
   const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
   assert.strictEqual(record.state, "accepted")
-  const receive = yield* makeCompletionReceiver
-  const receipt = yield* receive(yield* signedCompletion({
-    type: "service.customer_action.completion",
-    protocolVersion: 1,
-    workspaceId,
-    actionRequestId,
-    providerIdempotencyKey: record.providerIdempotencyKey,
-    providerReference: providerReference(actionRequestId),
-    completionId: `cmp_${actionRequestId}`,
-    completedAt: formatTimestamp(Date.now()),
-    outcome: "succeeded",
-    evidence: { entitlement: "addon_purchased", reasonCode: "charged", source: "provider_event" }
-  }))
+  const receipt = yield* complete(actionRequestId, record.providerIdempotencyKey, "succeeded", `cmp_${actionRequestId}`)
   assert.strictEqual(receipt.state, "pending")
   return actionRequestId
 })
@@ -114,6 +124,25 @@ describe("payment reconciliation reads", () => {
       const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
       assert.isNotNull(item.completedAt)
       assert.deepStrictEqual(yield* readDue, [], "nothing is read again")
+    }).pipe(Effect.provide(serviceLayer())), 30_000)
+
+  it.live("a verified payment reported reversed stays verified until the read confirms a full refund, then is reversed", () =>
+    Effect.gen(function*() {
+      const id = yield* pendingPayment
+      yield* readDue
+      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+      assert.strictEqual(record.state, "verified")
+      const receipt = yield* complete(id, record.providerIdempotencyKey, "reversed", `cmp_refund_${id}`)
+      assert.strictEqual(receipt.state, "verified", "unchanged until read")
+      refunded = true
+      const [result] = yield* readDue
+      assert.deepStrictEqual(result!._tag === "Judged" ? result!.judgement : result, { verdict: "reversed", reason: "full_refund", retry: false })
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "reversed")
+      const entries = yield* reconciliationEntries(id)
+      assert.deepStrictEqual(entries.map((e) => [e.fromState, e.toState, (e.detail as { reversal?: boolean }).reversal ?? false]), [
+        ["pending", "verified", false],
+        ["verified", "reversed", true]
+      ])
     }).pipe(Effect.provide(serviceLayer())), 30_000)
 
   const cases: ReadonlyArray<readonly [PeerMode, string]> = [
