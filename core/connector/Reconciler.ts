@@ -392,15 +392,14 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
           : yield* readOnce(record.value, payload, item.attempts + 1)
         const now = yield* Clock.currentTimeMillis
         const again = result._tag === "Failed" || (result._tag === "Judged" && result.judgement.retry)
+        const reason = result._tag === "Judged" ? result.judgement.reason : result.reason
         if (!again) {
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else if (Option.isSome(record) && now - item.createdAt >= retrySchedule.deadlineMillis) {
-          const reason = result._tag === "Judged" ? result.judgement.reason : result._tag === "Failed" ? result.reason : "skipped"
           yield* abandon(record.value, item.attempts + 1, reason, now)
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
           const delay = yield* retryDelay(item.attempts)
-          const reason = result._tag === "Judged" ? result.judgement.reason : result._tag === "Failed" ? result.reason : "skipped"
           if (result._tag === "Failed") {
             yield* Effect.logWarning("reconcile: the read failed; it is retried", { actionRequestId: payload.actionRequestId, reason })
           }

@@ -5,6 +5,7 @@
  * the action `pending` without a history entry and is read again; the next good read verifies it.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -96,6 +97,20 @@ const pendingPayment = Effect.gen(function*() {
   return actionRequestId
 })
 
+/** The live clock moved `millis` ahead. */
+const shifted = (millis: number): Clock.Clock => {
+  const live = Clock.make()
+  const nanos = BigInt(millis) * 1_000_000n
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => live.unsafeCurrentTimeMillis() + millis,
+    currentTimeMillis: Effect.sync(() => live.unsafeCurrentTimeMillis() + millis),
+    unsafeCurrentTimeNanos: () => live.unsafeCurrentTimeNanos() + nanos,
+    currentTimeNanos: Effect.sync(() => live.unsafeCurrentTimeNanos() + nanos),
+    sleep: (duration) => live.sleep(duration)
+  }
+}
+
 /** Leases the due reads and performs them. */
 const readDue = Effect.gen(function*() {
   const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 500 })
@@ -143,6 +158,21 @@ describe("payment reconciliation reads", () => {
         ["pending", "verified", false],
         ["verified", "reversed", true]
       ])
+    }).pipe(Effect.provide(serviceLayer())), 30_000)
+
+  it.live("a read still failing 24 hours after it was queued stops, with a reconciliation_abandoned entry", () =>
+    Effect.gen(function*() {
+      const id = yield* pendingPayment
+      peer.mode = "status_500"
+      const [result] = yield* Effect.withClock(readDue, shifted(24 * 3_600_000 + 60_000))
+      assert.deepStrictEqual(result, { _tag: "Failed", reason: "status_500" })
+      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+      assert.strictEqual(record.state, "pending", "the payment claim is not promoted")
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(id))
+      assert.deepStrictEqual(history.at(-1)!.trigger, "reconciliation_abandoned")
+      assert.deepStrictEqual(history.at(-1)!.detail, { attempts: 1, lastReason: "status_500" })
+      const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
+      assert.isNotNull(item.completedAt)
     }).pipe(Effect.provide(serviceLayer())), 30_000)
 
   const cases: ReadonlyArray<readonly [PeerMode, string]> = [
