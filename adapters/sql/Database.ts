@@ -104,30 +104,53 @@ export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.S
     )
   })
 
-/** How many distinct statements one connection keeps prepared; later ones run unnamed. */
+/** How many statements one connection prepares; later texts run unnamed. */
 const preparedPerConnection = 256
+
+/** "cached plan must not change result type": a table a prepared statement reads has changed shape. */
+const planResultChanged = "0A000"
+
+type Callback = (error: (Error & { readonly code?: string }) | null, result: unknown) => void
 
 /**
  * A `pg` client that runs every parameterized statement as a named prepared statement on its
  * connection: PostgreSQL parses and analyzes it once per connection and can reuse its plan,
  * where an unnamed statement is parsed, analyzed and planned on every execution. Accord's hot
  * statements are few, fixed texts (the batch statements take their rows as one `jsonb`
- * parameter), so the first `preparedPerConnection` distinct texts cover them; statements
- * without parameters (transaction control, migrations) keep the simple protocol.
+ * parameter), so the first `preparedPerConnection` texts cover them; statements without
+ * parameters (transaction control, migrations) keep the simple protocol.
+ *
+ * When another process changes a table (a migration during a rolling deploy), PostgreSQL refuses
+ * to run a prepared statement whose result columns would change; the statement did not run, so it
+ * is prepared again under a new name and run once more (outside a transaction this succeeds; in
+ * one, the transaction has already failed and its caller sees the error).
  */
 class PreparingClient extends pg.Client {
   readonly #names = new Map<string, string>()
+  #prepared = 0
+
+  #nameFor(text: string): string | undefined {
+    const known = this.#names.get(text)
+    if (known !== undefined || this.#prepared >= preparedPerConnection) return known
+    const name = `accord_${this.#prepared++}`
+    this.#names.set(text, name)
+    return name
+  }
 
   override query(config: unknown, values?: unknown, callback?: unknown): any {
-    if (typeof config === "string" && Array.isArray(values) && values.length > 0) {
-      let name = this.#names.get(config)
-      if (name === undefined && this.#names.size < preparedPerConnection) {
-        name = `accord_${this.#names.size}`
-        this.#names.set(config, name)
-      }
-      if (name !== undefined) return (super.query as Function).call(this, { name, text: config, values }, callback)
+    const run = (super.query as Function).bind(this)
+    if (typeof config !== "string" || !Array.isArray(values) || values.length === 0 || typeof callback !== "function") {
+      return run(config, values, callback)
     }
-    return (super.query as Function).call(this, config, values, callback)
+    const name = this.#nameFor(config)
+    if (name === undefined) return run(config, values, callback)
+    const done = callback as Callback
+    return run({ name, text: config, values }, (error: Parameters<Callback>[0], result: unknown) => {
+      if (error?.code !== planResultChanged) return done(error, result)
+      this.#names.delete(config)
+      const renamed = this.#nameFor(config)
+      run(renamed === undefined ? { text: config, values } : { name: renamed, text: config, values }, done)
+    })
   }
 }
 

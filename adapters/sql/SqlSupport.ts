@@ -50,7 +50,16 @@ export const json = (value: unknown): string => JSON.stringify(value ?? null)
  * @since 0.1.0
  */
 export const anyOf = (sql: SqlClient.SqlClient, keys: ReadonlyArray<string>): Statement.Fragment =>
-  sql`ARRAY(SELECT jsonb_array_elements_text(${json(keys)}::jsonb))`
+  sql`ARRAY(SELECT jsonb_array_elements_text(${json(keys.flatMap(storableKey))}::jsonb))`
+
+/**
+ * A key as PostgreSQL text can hold it, or nothing when it cannot match any stored key: a NUL is
+ * never stored, and an unpaired surrogate is written as U+FFFD, as the driver encodes a text
+ * parameter. `jsonb` refuses both, so one such key (from an unauthenticated request, say) would
+ * otherwise fail the lookups of every caller sharing its statement.
+ */
+const storableKey = (key: string): ReadonlyArray<string> =>
+  key.includes("\u0000") ? [] : [key.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")]
 
 
 /**

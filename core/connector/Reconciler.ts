@@ -34,14 +34,10 @@ import { makeRevisionKeys } from "./RevisionKeys.ts"
 import { ConnectorTransport } from "./Transport.ts"
 
 /**
- * How old a state read may be when its observation arrives and still count as fresh (rule 1: "a
- * fresh state read"), and how far in the future it may claim to be (clock skew).
+ * How far a state read may sit outside the read's own time span (clock drift between the customer
+ * and the service): a read must be made after the request was sent and before its answer arrived
+ * (rule 1: "a fresh state read"), give or take this much.
  *
- * @since 0.1.0
- */
-export const freshReadMillis = 5 * 60_000
-
-/**
  * @since 0.1.0
  */
 export const readSkewMillis = 60_000
@@ -80,23 +76,27 @@ const intentsFor = (mode: PaymentMode): ReadonlyArray<PaymentObservation["intent
 
 const subscriptionLive = (state: PaymentObservation["subscriptionState"]) => state === "active" || state === "trialing"
 
+/** Subscription states that never become active again. */
+const endedSubscription = (state: PaymentObservation["subscriptionState"]) => state === "canceled" || state === "incomplete_expired"
+
 /**
  * Judges an observation whose bindings already matched the read (spec "Payment verification rules
  * for the observation"), in this order, the first failure naming the reason:
  *
- * 1. the state read is fresh (`stateReadAt` at most `freshReadMillis` before `receivedAt`, not past
- *    it by more than `readSkewMillis`), the payment is bound to the customer, the provider object
- *    is the one the mode uses, and the raw provider reference hashes to the one the completion
- *    named (`providerReferenceHash`);
+ * 1. the state read was made for this read: `stateReadAt` not before `requestedAt` and not after
+ *    `receivedAt`, give or take `readSkewMillis`; the payment is bound to the customer, the
+ *    provider object is the one the mode uses, and the raw provider reference hashes to the one the
+ *    completion named (`providerReferenceHash`);
  * 2. the outcome: `pending`/`unknown` may still change (read again), `failed` and a partial refund
  *    stay inconclusive ("a partial refund stays inconclusive");
  * 3. "a verified result requires a matching signed provider event": `eventId` present and
  *    `eventSignatureVerified`;
- * 4. per mode: a one-time purchase charged exactly the expected amount (the currency is the echoed
- *    expected term), nothing refunded — a full refund of that amount is a reversal; a new
- *    subscription active or trialing with a paid initial invoice, or trialing; a subscription
- *    change active or trialing and no unpaid invoice; setup-only a method attached and nothing
- *    charged ("records no revenue"); a recovery a paid invoice or a succeeded payment.
+ * 4. per mode: a one-time purchase a succeeded charge of exactly the expected amount (the currency
+ *    is the echoed expected term), nothing refunded; a new subscription active or trialing with a
+ *    paid initial invoice, or trialing; a subscription change active or trialing and no unpaid
+ *    invoice; setup-only a method attached and nothing charged ("records no revenue"); a recovery
+ *    a paid invoice or a succeeded payment of the expected amount. A reversal is a full refund:
+ *    everything charged refunded (for a one-time purchase or a recovery, the expected amount).
  *
  * @since 0.1.0
  */
@@ -104,11 +104,11 @@ export const judgeObservation = (
   snapshot: PaymentSnapshot,
   observation: PaymentObservation,
   observedReferenceHash: string,
-  receivedAt: number
+  span: { readonly requestedAt: number; readonly receivedAt: number }
 ): Judgement => {
   const readAt = parseTimestamp(observation.stateReadAt)
-  if (readAt === undefined || readAt > receivedAt + readSkewMillis) return inconclusive("state_read_in_future", true)
-  if (receivedAt - readAt > freshReadMillis) return inconclusive("state_read_late", true)
+  if (readAt === undefined || readAt > span.receivedAt + readSkewMillis) return inconclusive("state_read_in_future", true)
+  if (readAt < span.requestedAt - readSkewMillis) return inconclusive("state_read_before_request", true)
   if (!observation.customerBound) return inconclusive("not_customer_bound", false)
   if (!intentsFor(snapshot.mode).includes(observation.intent)) return inconclusive("intent_does_not_fit_mode", false)
   if (observedReferenceHash !== observation.providerReferenceHash) return inconclusive("provider_reference_mismatch", false)
@@ -126,34 +126,40 @@ export const judgeObservation = (
   }
   if (observation.eventId === null || !observation.eventSignatureVerified) return inconclusive("provider_event_unverified", true)
   const expected = snapshot.expected
+  const amountFixed = snapshot.mode === "one_time_purchase" || snapshot.mode === "recover_payment"
   if (observation.outcome === "reversed") {
-    // "A full refund may reverse it": the whole expected charge refunded.
-    if (snapshot.mode !== "one_time_purchase" && snapshot.mode !== "recover_payment") return reversed("reversed")
-    return expected !== null && observation.chargedAmountMinor === expected.amountMinor &&
-        observation.refundedAmountMinor === observation.chargedAmountMinor
+    // "A full refund may reverse it": everything charged refunded, for a fixed price the expected
+    // amount; "a partial refund stays inconclusive" in every mode.
+    if (amountFixed && (expected === null || observation.chargedAmountMinor !== expected.amountMinor)) {
+      return inconclusive("amount_mismatch", false)
+    }
+    return observation.refundedAmountMinor === observation.chargedAmountMinor
       ? reversed("full_refund")
       : inconclusive("partial_refund", false)
   }
+  if (observation.refundedAmountMinor > 0) return inconclusive("partial_refund", false)
   switch (snapshot.mode) {
     case "one_time_purchase":
+      if (observation.paymentStatus !== "succeeded") return inconclusive("charge_not_succeeded", true)
       if (expected === null || observation.chargedAmountMinor !== expected.amountMinor) return inconclusive("amount_mismatch", false)
-      if (observation.refundedAmountMinor > 0) return inconclusive("partial_refund", false)
       return verified("charge_matches")
     case "new_subscription":
+      if (endedSubscription(observation.subscriptionState)) return inconclusive("subscription_ended", false)
       if (!subscriptionLive(observation.subscriptionState)) return inconclusive("subscription_not_active", true)
       return observation.invoicePaid === true || observation.subscriptionState === "trialing"
         ? verified(observation.invoicePaid === true ? "initial_invoice_paid" : "trial_started")
         : inconclusive("initial_invoice_unpaid", true)
     case "existing_subscription_change":
+      if (endedSubscription(observation.subscriptionState)) return inconclusive("subscription_ended", false)
       if (!subscriptionLive(observation.subscriptionState)) return inconclusive("subscription_not_active", true)
       return observation.invoicePaid === false ? inconclusive("invoice_unpaid", true) : verified("subscription_changed")
     case "setup_only":
       if (!observation.methodAttached) return inconclusive("method_not_attached", true)
       return observation.chargedAmountMinor === 0 ? verified("method_attached") : inconclusive("setup_charged", false)
     case "recover_payment":
-      return observation.invoicePaid === true || observation.paymentStatus === "succeeded"
-        ? verified("payment_recovered")
-        : inconclusive("not_recovered", true)
+      if (observation.invoicePaid !== true && observation.paymentStatus !== "succeeded") return inconclusive("not_recovered", true)
+      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor) return inconclusive("amount_mismatch", false)
+      return verified("payment_recovered")
   }
 }
 
@@ -313,6 +319,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return { _tag: "Failed", reason: "secrets_unavailable" } as const
         const nonce = yield* signer.freshNonce
+        const requestedAt = yield* Clock.currentTimeMillis
         const body: PaymentReconciliationRequest = {
           type: "service.customer_action.payment_reconciliation",
           protocolVersion,
@@ -326,7 +333,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
           providerReferenceHash: referenceHash.value,
           requestNonce: nonce,
           expected: snapshot.expected,
-          requestedAt: formatTimestamp(yield* Clock.currentTimeMillis)
+          requestedAt: formatTimestamp(requestedAt)
         }
         const bytes = encodeBody(body)
         const headers = yield* signer.sign({ purpose: "payment_reconciliation_request", keys: keys.value, body: bytes, nonce })
@@ -350,7 +357,12 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const receivedAt = yield* Clock.currentTimeMillis
         // "The service hashes the provider event and reference and does not store the raw reference."
         const observedReferenceHash = yield* crypto.sha256Hex(observation.providerReference)
-        const judgement = judgeObservation(snapshot, observation, observedReferenceHash, receivedAt)
+        const judged = judgeObservation(snapshot, observation, observedReferenceHash, { requestedAt, receivedAt })
+        // A read of a verified payment was queued by a `reversed` completion: the refund may still
+        // be in flight, so a payment still standing is read again (until the deadline).
+        const judgement = record.state === "verified" && judged.verdict === "verified"
+          ? inconclusive("reversal_not_observed", true)
+          : judged
         if (judgement.verdict === "inconclusive" && judgement.retry) {
           return { _tag: "Judged", judgement, state: record.state } as const
         }

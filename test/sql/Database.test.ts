@@ -169,6 +169,25 @@ describe.skipIf(!databaseUrl)("PostgreSQL client: prepared statements", () => {
       assert.deepStrictEqual(answers, Array.from({ length: 300 }, (_, i) => i + 1))
     }).pipe(Effect.provide(layer)))
 
+  it.effect("a prepared statement keeps answering after another connection changes the table it reads (a migration elsewhere)", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const table = `probe_${randomUUID().replaceAll("-", "")}`
+      yield* sql.unsafe(`CREATE TABLE ${table} (a int)`)
+      yield* sql.unsafe(`INSERT INTO ${table} VALUES (1)`)
+      const result = yield* Effect.exit(Effect.scoped(Effect.gen(function*() {
+        const connection = yield* sql.reserve
+        const text = `SELECT * FROM ${table} WHERE a = $1`
+        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1 }])
+        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1 }])
+        yield* sql.unsafe(`ALTER TABLE ${table} ADD COLUMN b int NOT NULL DEFAULT 7`)
+        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1, b: 7 }])
+        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1, b: 7 }])
+      })))
+      yield* sql.unsafe(`DROP TABLE ${table}`)
+      assert.isTrue(Exit.isSuccess(result), String(result))
+    }).pipe(Effect.provide(layer)))
+
   it.effect("a statement that fails to prepare leaves the connection usable and the text retryable", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

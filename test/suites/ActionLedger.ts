@@ -86,6 +86,15 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.deepStrictEqual(yield* ledger.history(uid("ar-")), [])
         }))
 
+      it.effect("ids no stored key can be (a NUL, an unpaired surrogate) find nothing and fail no concurrent lookup", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const stored = yield* existing()
+          const ids = [stored.actionRequestId, "ar-\u0000-nul", "ar-\ud800-lone", "ar-\udc00", stored.actionRequestId]
+          const found = yield* Effect.forEach(ids, (id) => ledger.get(id), { concurrency: "unbounded" })
+          assert.deepStrictEqual(found.map(Option.isSome), [true, false, false, false, true])
+        }))
+
       it.effect("create enqueues its outbox item", () =>
         Effect.gen(function*() {
           const outbox = yield* Outbox

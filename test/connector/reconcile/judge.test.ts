@@ -6,13 +6,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import { freshReadMillis, judgeObservation, readSkewMillis } from "../../../core/connector/Reconciler.ts"
+import { judgeObservation, readSkewMillis } from "../../../core/connector/Reconciler.ts"
 import type { PaymentSnapshot } from "../../../core/connector/Dispatch.ts"
 import type { PaymentMode } from "../../../core/messages/Common.ts"
 import type { PaymentObservation } from "../../../core/messages/Reconciliation.ts"
 import { formatTimestamp } from "../../../core/Timestamp.ts"
 
 const now = Date.parse("2026-11-23T12:00:00.000Z")
+/** The read was sent 2 s before its answer arrived (`now`). */
+const span = { requestedAt: now - 2_000, receivedAt: now }
 const referenceHash = "a".repeat(64)
 const expected = { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
 
@@ -43,7 +45,7 @@ const good = (mode: PaymentMode): PaymentObservation => ({
   providerReference: "pi_3Nv0FGQ9RKHgCVdK",
   eventId: "evt_1Nv0FGQ9RKHgCVdK",
   eventSignatureVerified: true,
-  stateReadAt: formatTimestamp(now - 10_000),
+  stateReadAt: formatTimestamp(now - 1_000),
   customerBound: true,
   intent: intentFor(mode),
   paymentStatus: mode === "setup_only" ? null : "succeeded",
@@ -56,7 +58,7 @@ const good = (mode: PaymentMode): PaymentObservation => ({
 })
 
 const judge = (mode: PaymentMode, change: Partial<PaymentObservation> = {}, hash = referenceHash) =>
-  judgeObservation(snapshot(mode), { ...good(mode), ...change }, hash, now)
+  judgeObservation(snapshot(mode), { ...good(mode), ...change }, hash, span)
 
 const modes: ReadonlyArray<PaymentMode> = ["one_time_purchase", "new_subscription", "existing_subscription_change", "setup_only", "recover_payment"]
 
@@ -82,15 +84,15 @@ describe("judgeObservation: verified", () => {
     })
   })
 
-  it("a read up to the skew in the future or just inside the freshness window still counts", () => {
+  it("a read up to the skew outside the read's own time span still counts", () => {
     assert.strictEqual(judge("one_time_purchase", { stateReadAt: formatTimestamp(now + readSkewMillis) }).verdict, "verified")
-    assert.strictEqual(judge("one_time_purchase", { stateReadAt: formatTimestamp(now - freshReadMillis) }).verdict, "verified")
+    assert.strictEqual(judge("one_time_purchase", { stateReadAt: formatTimestamp(span.requestedAt - readSkewMillis) }).verdict, "verified")
   })
 })
 
 describe("judgeObservation: inconclusive, one test per reason", () => {
   const cases: ReadonlyArray<readonly [string, PaymentMode, Partial<PaymentObservation>, string, boolean]> = [
-    ["a read later than the freshness window", "one_time_purchase", { stateReadAt: formatTimestamp(now - freshReadMillis - 1) }, "state_read_late", true],
+    ["a read made before the request (a cached reading)", "one_time_purchase", { stateReadAt: formatTimestamp(span.requestedAt - readSkewMillis - 1) }, "state_read_before_request", true],
     ["a read claiming to be from the future", "one_time_purchase", { stateReadAt: formatTimestamp(now + readSkewMillis + 1) }, "state_read_in_future", true],
     ["a payment not bound to the customer", "one_time_purchase", { customerBound: false }, "not_customer_bound", false],
     ["another provider object than the mode uses", "one_time_purchase", { intent: "setup" }, "intent_does_not_fit_mode", false],
@@ -101,6 +103,11 @@ describe("judgeObservation: inconclusive, one test per reason", () => {
     ["no provider event", "one_time_purchase", { eventId: null }, "provider_event_unverified", true],
     ["a provider event whose signature was not verified", "one_time_purchase", { eventSignatureVerified: false }, "provider_event_unverified", true],
     ["another amount charged", "one_time_purchase", { chargedAmountMinor: 4800 }, "amount_mismatch", false],
+    ["a charge the provider has not marked succeeded", "one_time_purchase", { paymentStatus: "processing" }, "charge_not_succeeded", true],
+    ["a recovery of another amount", "recover_payment", { chargedAmountMinor: 1 }, "amount_mismatch", false],
+    ["a new subscription canceled", "new_subscription", { subscriptionState: "canceled" }, "subscription_ended", false],
+    ["a changed subscription expired incomplete", "existing_subscription_change", { subscriptionState: "incomplete_expired" }, "subscription_ended", false],
+    ["a subscription reversed only in part", "new_subscription", { outcome: "reversed", refundedAmountMinor: 1 }, "partial_refund", false],
     ["a succeeded charge partly refunded", "one_time_purchase", { refundedAmountMinor: 100 }, "partial_refund", false],
     ["a new subscription not active", "new_subscription", { subscriptionState: "incomplete" }, "subscription_not_active", true],
     ["a new subscription, active, with its initial invoice unpaid", "new_subscription", { invoicePaid: false }, "initial_invoice_unpaid", true],
@@ -109,7 +116,7 @@ describe("judgeObservation: inconclusive, one test per reason", () => {
     ["a setup with no method attached", "setup_only", { methodAttached: false }, "method_not_attached", true],
     ["a setup that charged", "setup_only", { chargedAmountMinor: 100 }, "setup_charged", false],
     ["a recovery neither paid nor succeeded", "recover_payment", { invoicePaid: false, paymentStatus: "requires_payment_method" }, "not_recovered", true],
-    ["a full refund of another amount", "one_time_purchase", { outcome: "reversed", chargedAmountMinor: 4800, refundedAmountMinor: 4800 }, "partial_refund", false]
+    ["a full refund of another amount", "one_time_purchase", { outcome: "reversed", chargedAmountMinor: 4800, refundedAmountMinor: 4800 }, "amount_mismatch", false]
   ]
   for (const [what, mode, change, reason, retry] of cases) {
     it(`${what}: ${reason}`, () => {
@@ -135,8 +142,8 @@ describe("judgeObservation: reversal", () => {
     assert.strictEqual(judge("one_time_purchase", { outcome: "reversed", refundedAmountMinor: 4900, eventSignatureVerified: false }).verdict, "inconclusive")
   })
 
-  it("a reversed subscription is a reversal", () => {
-    assert.strictEqual(judge("new_subscription", { outcome: "reversed", subscriptionState: "canceled" }).verdict, "reversed")
+  it("a subscription whose charge was refunded in full is a reversal", () => {
+    assert.strictEqual(judge("new_subscription", { outcome: "reversed", subscriptionState: "canceled", refundedAmountMinor: 4900 }).verdict, "reversed")
   })
 })
 
@@ -149,7 +156,7 @@ const observation = (mode: PaymentMode) => {
   return fc.record({
     eventId: mostly(base.eventId, fc.constant(null)),
     eventSignatureVerified: mostly(true, fc.constant(false)),
-    stateReadAt: mostly(base.stateReadAt, fc.integer({ min: -2 * freshReadMillis, max: 2 * readSkewMillis }).map((d) => formatTimestamp(now + d))),
+    stateReadAt: mostly(base.stateReadAt, fc.integer({ min: -10 * readSkewMillis, max: 2 * readSkewMillis }).map((d) => formatTimestamp(now + d))),
     customerBound: mostly(true, fc.constant(false)),
     intent: mostly(base.intent, fc.constantFrom("payment" as const, "setup" as const, "subscription" as const)),
     paymentStatus: mostly(base.paymentStatus, fc.option(fc.constantFrom("succeeded", "processing", "requires_payment_method"), { nil: null })),
@@ -172,29 +179,33 @@ const withMode = fc.constantFrom(...modes).chain((mode) => fc.tuple(fc.constant(
 
 describe("judgeObservation: properties", () => {
   it.prop("nothing verifies or reverses without a signed event, a fresh read, a bound payment and the completion's reference", [withMode], ([[mode, o, sameReference]]) => {
-    const judged = judgeObservation(snapshot(mode), o, sameReference ? referenceHash : "d".repeat(64), now)
+    const judged = judgeObservation(snapshot(mode), o, sameReference ? referenceHash : "d".repeat(64), span)
     if (judged.verdict === "inconclusive") return true
     // Rule 1 for every verdict that changes anything: a signed provider event, a fresh read of a
     // customer-bound payment of the completion's provider object.
     const readAt = Date.parse(o.stateReadAt)
     assert.isTrue(o.eventId !== null && o.eventSignatureVerified, "signed provider event")
-    assert.isTrue(now - readAt <= freshReadMillis && readAt - now <= readSkewMillis, "fresh read")
+    assert.isTrue(readAt >= span.requestedAt - readSkewMillis && readAt <= span.receivedAt + readSkewMillis, "a read made for this request")
+    assert.strictEqual(o.refundedAmountMinor === 0 || o.refundedAmountMinor === o.chargedAmountMinor, true, "no partial refund")
     assert.isTrue(o.customerBound && sameReference, "bound, same reference")
     assert.notStrictEqual(o.outcome, "partially_reversed")
     if (judged.verdict === "verified") {
       assert.strictEqual(o.outcome, "succeeded")
-      if (mode === "one_time_purchase") assert.isTrue(o.chargedAmountMinor === 4900 && o.refundedAmountMinor === 0)
+      assert.strictEqual(o.refundedAmountMinor, 0)
+      if (mode === "one_time_purchase") assert.isTrue(o.chargedAmountMinor === 4900 && o.paymentStatus === "succeeded")
+      if (mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
       if (mode === "setup_only") assert.isTrue(o.methodAttached && o.chargedAmountMinor === 0)
       if (mode === "new_subscription") assert.isTrue(o.subscriptionState === "trialing" || (o.subscriptionState === "active" && o.invoicePaid === true))
     } else {
       assert.strictEqual(o.outcome, "reversed")
-      if (mode === "one_time_purchase") assert.isTrue(o.chargedAmountMinor === 4900 && o.refundedAmountMinor === 4900)
+      assert.strictEqual(o.refundedAmountMinor, o.chargedAmountMinor)
+      if (mode === "one_time_purchase" || mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
     }
     return true
   }, { fastCheck: { numRuns: 1_000 } })
 
   it.prop("a verdict that may still change is read again; a final one never is", [withMode], ([[mode, o]]) => {
-    const judged = judgeObservation(snapshot(mode), o, referenceHash, now)
+    const judged = judgeObservation(snapshot(mode), o, referenceHash, span)
     return judged.verdict === "inconclusive" || judged.retry === false
   })
 })
