@@ -170,7 +170,7 @@ export const judgeObservation = (
  */
 export type ReadResult =
   | { readonly _tag: "Judged"; readonly judgement: Judgement; readonly state: string }
-  | { readonly _tag: "Failed"; readonly reason: string }
+  | { readonly _tag: "Failed"; readonly reason: string; readonly final?: boolean }
   | { readonly _tag: "Skipped"; readonly reason: string }
 
 /**
@@ -273,12 +273,27 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
           return Option.none<string>()
         })
 
-    /** Applies the verdict with compare-and-set, re-reading only after a concurrent change. */
-    const applyVerdict = (record: ActionRecord, judgement: Judgement, detail: Record<string, unknown>) =>
+    /** Whether a read of the payment made later than `readAt` has already been judged for the action. */
+    const newerReadRecorded = (actionRequestId: string, readAt: number) =>
+      Effect.map(ledger.history(actionRequestId), (entries) =>
+        entries.some((entry) => {
+          const recorded = entry.trigger === "reconciliation" ? (entry.detail as { readonly stateReadAt?: string }).stateReadAt : undefined
+          const at = recorded === undefined ? undefined : parseTimestamp(recorded)
+          return at !== undefined && at > readAt
+        }))
+
+    /**
+     * Applies the verdict with compare-and-set, re-reading only after a concurrent change. Two reads
+     * of one action may run at once (a `succeeded` and a later `reversed` completion): after a
+     * concurrent change, a verdict on an older state read than one already recorded is dropped, so
+     * the newest reading of the payment is the one that stands.
+     */
+    const applyVerdict = (record: ActionRecord, judgement: Judgement, readAt: number, detail: Record<string, unknown>) =>
       Effect.gen(function*() {
         for (let round = 0; round < 5; round++) {
           const current = round === 0 ? Option.some(record) : yield* ledger.get(record.actionRequestId)
           if (Option.isNone(current) || !isActionState(current.value.state)) return undefined
+          if (round > 0 && (yield* newerReadRecorded(record.actionRequestId, readAt))) return current.value.state
           const step = transition(current.value.state, { _tag: "ObservationJudged", verdict: judgement.verdict, isPayment: true })
           if (step._tag === "Illegal") return current.value.state
           const toState = step._tag === "Move" ? step.to : current.value.state
@@ -315,9 +330,12 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         if (Option.isNone(referenceHash)) return { _tag: "Skipped", reason: "no_provider_reference" } as const
         const connection = yield* connections.getById(record.connectionId)
         const revision = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.revision === record.revision)))
-        if (Option.isNone(revision) || revision.value.state === "retired") return { _tag: "Failed", reason: "revision_unavailable" } as const
+        // A retired revision's secrets never come back: no read can be signed or verified again.
+        if (Option.isNone(revision) || revision.value.state === "retired") {
+          return { _tag: "Failed", reason: "revision_unavailable", final: true } as const
+        }
         const keys = yield* keysFor(record.connectionId, record.revision)
-        if (Option.isNone(keys)) return { _tag: "Failed", reason: "secrets_unavailable" } as const
+        if (Option.isNone(keys)) return { _tag: "Failed", reason: "secrets_unavailable", final: true } as const
         const nonce = yield* signer.freshNonce
         const requestedAt = yield* Clock.currentTimeMillis
         const body: PaymentReconciliationRequest = {
@@ -366,7 +384,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         if (judgement.verdict === "inconclusive" && judgement.retry) {
           return { _tag: "Judged", judgement, state: record.state } as const
         }
-        const state = yield* applyVerdict(record, judgement, {
+        const state = yield* applyVerdict(record, judgement, parseTimestamp(observation.stateReadAt) ?? receivedAt, {
           attempt,
           ...(payload.completionId !== undefined ? { completionId: payload.completionId } : {}),
           outcome: observation.outcome,
@@ -381,18 +399,21 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         return { _tag: "Judged", judgement, state: state ?? record.state } as const
       })
 
-    /** Past the deadline a read that never gave a final verdict stops; the history says so. */
+    /** A read that will never give a final verdict stops; the history says so. */
     const abandon = (record: ActionRecord, attempts: number, lastReason: string, now: number) =>
       Effect.gen(function*() {
-        const current = yield* ledger.get(record.actionRequestId)
-        if (Option.isNone(current)) return
-        yield* ledger.transition({
-          actionRequestId: record.actionRequestId,
-          expectedVersion: current.value.version,
-          toState: current.value.state,
-          at: now,
-          history: { at: now, trigger: "reconciliation_abandoned", detail: { attempts, lastReason } }
-        })
+        for (let round = 0; round < 5; round++) {
+          const current = yield* ledger.get(record.actionRequestId)
+          if (Option.isNone(current)) return
+          const written = yield* ledger.transition({
+            actionRequestId: record.actionRequestId,
+            expectedVersion: current.value.version,
+            toState: current.value.state,
+            at: now,
+            history: { at: now, trigger: "reconciliation_abandoned", detail: { attempts, lastReason } }
+          })
+          if (written._tag !== "Stale") return
+        }
       })
 
     const read = ({ action, item }: LeasedRead): Effect.Effect<ReadResult, StorageError> =>
@@ -407,7 +428,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const reason = result._tag === "Judged" ? result.judgement.reason : result.reason
         if (!again) {
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
-        } else if (Option.isSome(record) && now - item.createdAt >= retrySchedule.deadlineMillis) {
+        } else if (Option.isSome(record) && ((result._tag === "Failed" && result.final === true) || now - item.createdAt >= retrySchedule.deadlineMillis)) {
           yield* abandon(record.value, item.attempts + 1, reason, now)
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {

@@ -16,6 +16,8 @@ import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake
 import { intake, makeDispatcher } from "../../../core/connector/Dispatch.ts"
 import { makeReconciler, type ReadResult } from "../../../core/connector/Reconciler.ts"
 import type { PaymentReading } from "../../../core/customer/Reconciliation.ts"
+import type { PaymentReconciliationRequest } from "../../../core/messages/Reconciliation.ts"
+import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
 import { Outbox } from "../../../core/Outbox.ts"
 import { formatTimestamp } from "../../../core/Timestamp.ts"
 import { storageVariants } from "../../support/storage.ts"
@@ -34,12 +36,14 @@ const providerReference = (actionRequestId: string) => `pi_raw_${actionRequestId
 let peer: Peer
 /** What the provider says about the payment now; `refunded` when the test has refunded it. */
 let refunded = false
+/** Replaces the reader's answer for one test. */
+let script: ((request: PaymentReconciliationRequest, reading: PaymentReading) => Effect.Effect<PaymentReading>) | undefined
 beforeAll(async () => {
   peer = await startPeer({
     slowMillis: 1_200,
     paymentReader: {
-      read: ({ request }) =>
-        Effect.succeed<PaymentReading>({
+      read: ({ request }) => {
+        const reading: PaymentReading = {
           providerReference: providerReference(request.actionRequestId),
           eventId: "evt_3Nv0FGQ9RKHgCVdK",
           eventSignatureVerified: true,
@@ -53,7 +57,9 @@ beforeAll(async () => {
           chargedAmountMinor: request.expected?.amountMinor ?? 0,
           refundedAmountMinor: refunded ? request.expected?.amountMinor ?? 0 : 0,
           outcome: refunded ? "reversed" : "succeeded"
-        })
+        }
+        return script === undefined ? Effect.succeed(reading) : script(request, reading)
+      }
     }
   })
 })
@@ -86,6 +92,7 @@ const complete = (actionRequestId: string, key: string, outcome: "succeeded" | "
 const pendingPayment = Effect.gen(function*() {
   peer.mode = "good"
   refunded = false
+  script = undefined
   yield* connect(peer.url)
   const { actionRequestId } = yield* intake(workspaceId, paymentIntakeInput())
   const dispatcher = yield* makeDispatcher({ owner: "d1" })
@@ -173,6 +180,46 @@ describe("payment reconciliation reads", () => {
       assert.deepStrictEqual(history.at(-1)!.detail, { attempts: 1, lastReason: "status_500" })
       const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
       assert.isNotNull(item.completedAt)
+    }).pipe(Effect.provide(serviceLayer())), 30_000)
+
+  it.live("a revision whose secrets are retired is not read again: reconciliation_abandoned at once", () =>
+    Effect.gen(function*() {
+      const id = yield* pendingPayment
+      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+      const vault = yield* SecretVault
+      assert.isTrue(yield* vault.retire(connectorSecretRef(record.connectionId, record.revision, "actionSigning")))
+      const requests = peer.requests
+      const [result] = yield* readDue
+      assert.deepStrictEqual(result, { _tag: "Failed", reason: "secrets_unavailable", final: true })
+      assert.strictEqual(peer.requests, requests, "nothing was sent")
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(id))
+      assert.deepStrictEqual([history.at(-1)!.trigger, history.at(-1)!.toState], ["reconciliation_abandoned", "pending"])
+      const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
+      assert.isNotNull(item.completedAt)
+    }).pipe(Effect.provide(serviceLayer())), 30_000)
+
+  it.live("two reads of one action at once: a verdict on an older reading than one already recorded is dropped", () =>
+    Effect.gen(function*() {
+      const id = yield* pendingPayment
+      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+      // A second `succeeded` completion queues a second read while the first is still queued.
+      assert.strictEqual((yield* complete(id, record.providerIdempotencyKey, "succeeded", `cmp_again_${id}`)).state, "pending")
+      // The first read the customer answers finds the payment succeeded but answers late; the
+      // second, made after it, finds it fully refunded and answers at once.
+      let calls = 0
+      script = (request, reading) =>
+        calls++ === 0
+          ? Effect.as(Effect.sleep("400 millis"), reading)
+          : Effect.succeed({ ...reading, outcome: "reversed", refundedAmountMinor: request.expected?.amountMinor ?? 0 })
+      const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 2_000 })
+      const leased = yield* reconciler.lease(10)
+      assert.strictEqual(leased.length, 2)
+      const results = yield* Effect.forEach(leased, reconciler.read, { concurrency: "unbounded" })
+      assert.sameMembers(results.map((r) => r._tag === "Judged" ? r.judgement.verdict : r._tag), ["verified", "reversed"])
+      // The newer reading (refunded) stands: the older success does not verify the payment.
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "pending")
+      const entries = yield* reconciliationEntries(id)
+      assert.deepStrictEqual(entries.map((e) => (e.detail as { verdict: string }).verdict), ["reversed"])
     }).pipe(Effect.provide(serviceLayer())), 30_000)
 
   const cases: ReadonlyArray<readonly [PeerMode, string]> = [
