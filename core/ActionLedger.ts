@@ -101,6 +101,16 @@ export interface OpenWork {
 }
 
 /**
+ * A leased outbox item and the action its payload names, read in the same step.
+ *
+ * @since 0.1.0
+ */
+export interface LeasedAction {
+  readonly item: OutboxItem
+  readonly action: Option.Option<ActionRecord>
+}
+
+/**
  * @since 0.1.0
  */
 export interface ActionLedgerService {
@@ -137,10 +147,7 @@ export interface ActionLedgerService {
    * Leases due outbox items (as `Outbox.lease`) and reads, with them, the action each one's payload
    * names (`actionRequestId`): a worker gets its work and its action in one step.
    */
-  readonly leaseWithActions: (request: LeaseRequest) => Effect.Effect<
-    ReadonlyArray<{ readonly item: OutboxItem; readonly action: Option.Option<ActionRecord> }>,
-    StorageError
-  >
+  readonly leaseWithActions: (request: LeaseRequest) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
   /** Oldest first. */
   readonly history: (actionRequestId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, StorageError>
   readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>

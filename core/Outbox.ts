@@ -169,8 +169,8 @@ export interface LeasedWorkOptions<A, R> {
   readonly work: (item: A) => Effect.Effect<unknown, never, R>
   /** The outbox item id of a leased item: one still being worked is never started again. */
   readonly idOf: (item: A) => string
-  /** Signals that new work may be due (a coalescing queue, e.g. `Queue.sliding(1)`). */
-  readonly wakeups: Queue.Dequeue<unknown>
+  /** Signals that new work may be due (a coalescing queue, e.g. `Queue.sliding(1)`); without it, polling alone. */
+  readonly wakeups?: Queue.Dequeue<unknown>
 }
 
 /**
@@ -204,7 +204,9 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
         yield* Effect.forkIn(Effect.ensuring(Effect.catchAllCause(options.work(item), unexpected), settle(id)), scope)
       }
       // Fewer due items than free slots: everything due is on its way; wait for new work.
-      if (items.length < free) yield* Effect.ignore(Effect.timeout(Queue.take(options.wakeups), idle))
+      if (items.length < free) {
+        yield* options.wakeups === undefined ? Effect.sleep(idle) : Effect.ignore(Effect.timeout(Queue.take(options.wakeups), idle))
+      }
     })
     yield* Effect.forkScoped(Effect.forever(round.pipe(
       Effect.catchAllCause((cause) =>

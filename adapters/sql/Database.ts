@@ -137,19 +137,22 @@ class PreparingClient extends pg.Client {
     return name
   }
 
+  #run(config: unknown, values?: unknown, callback?: unknown): any {
+    return (super.query as Function).call(this, config, values, callback)
+  }
+
   override query(config: unknown, values?: unknown, callback?: unknown): any {
-    const run = (super.query as Function).bind(this)
     if (typeof config !== "string" || !Array.isArray(values) || values.length === 0 || typeof callback !== "function") {
-      return run(config, values, callback)
+      return this.#run(config, values, callback)
     }
     const name = this.#nameFor(config)
-    if (name === undefined) return run(config, values, callback)
+    if (name === undefined) return this.#run(config, values, callback)
     const done = callback as Callback
-    return run({ name, text: config, values }, (error: Parameters<Callback>[0], result: unknown) => {
+    return this.#run({ name, text: config, values }, (error: Parameters<Callback>[0], result: unknown) => {
       if (error?.code !== planResultChanged) return done(error, result)
       this.#names.delete(config)
       const renamed = this.#nameFor(config)
-      run(renamed === undefined ? { text: config, values } : { name: renamed, text: config, values }, done)
+      this.#run(renamed === undefined ? { text: config, values } : { name: renamed, text: config, values }, done)
     })
   }
 }

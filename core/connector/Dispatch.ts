@@ -22,7 +22,7 @@ import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { ActionLedger, type ActionRecord } from "../ActionLedger.ts"
+import { ActionLedger, type ActionRecord, type LeasedAction } from "../ActionLedger.ts"
 import { randomUuid } from "../ApiKeys.ts"
 import { CapabilityRegistry } from "../CapabilityRegistry.ts"
 import { Cipher } from "../Cipher.ts"
@@ -280,27 +280,17 @@ export type DispatcherServices =
   | ConnectorTransport
 
 /**
- * A leased dispatch item and the action it names, read in the same step.
- *
- * @since 0.1.0
- */
-export interface LeasedDispatch {
-  readonly item: OutboxItem
-  readonly action: Option.Option<ActionRecord>
-}
-
-/**
  * @since 0.1.0
  */
 export interface Dispatcher {
   /** Leases due items and delivers them; returns how many were leased. */
   readonly runOnce: Effect.Effect<number, StorageError>
   /** Leases up to `limit` due dispatch items for this dispatcher's owner, each with its action. */
-  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedDispatch>, StorageError>
+  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
   /** Delivers one leased action now (also used by `runOnce`). */
   readonly deliver: (item: OutboxItem) => Effect.Effect<DeliveryResult, StorageError>
   /** Delivers a leased item with the action read with it. */
-  readonly deliverLeased: (leased: LeasedDispatch) => Effect.Effect<DeliveryResult, StorageError>
+  readonly deliverLeased: (leased: LeasedAction) => Effect.Effect<DeliveryResult, StorageError>
 }
 
 const isCode = Schema.is(Code)
@@ -593,7 +583,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const lease = (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] }))
-    const deliverLeased = ({ action, item }: LeasedDispatch) => deliverItem(item, action)
+    const deliverLeased = ({ action, item }: LeasedAction) => deliverItem(item, action)
 
     const runOnce = Effect.gen(function*() {
       const leased = yield* lease(options.batchSize ?? 64)

@@ -14,15 +14,14 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import { ActionLedger, type ActionRecord } from "../ActionLedger.ts"
+import { ActionLedger, type ActionRecord, type LeasedAction } from "../ActionLedger.ts"
 import { ConnectionStore } from "../ConnectionStore.ts"
 import { Crypto } from "../Crypto.ts"
 import type { PaymentMode } from "../messages/Common.ts"
 import { PaymentObservation, type PaymentReconciliationRequest } from "../messages/Reconciliation.ts"
 import { makeMemory as makeMemoryNonceStore, NonceStore } from "../NonceStore.ts"
-import { Outbox, type OutboxItem, runLeased } from "../Outbox.ts"
+import { Outbox, runLeased } from "../Outbox.ts"
 import type { SecretVault } from "../SecretVault.ts"
 import { encodeBody, makeSigner, protocolVersion } from "../Signing.ts"
 import type { StorageError } from "../StorageError.ts"
@@ -197,17 +196,9 @@ export type ReconcilerServices = ActionLedger | Outbox | ConnectionStore | Secre
  */
 export interface Reconciler {
   /** Leases up to `limit` due reads, each with its action. */
-  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedRead>, StorageError>
+  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
   /** Performs one leased read and settles its item (completed or rescheduled). */
-  readonly read: (leased: LeasedRead) => Effect.Effect<ReadResult, StorageError>
-}
-
-/**
- * @since 0.1.0
- */
-export interface LeasedRead {
-  readonly item: OutboxItem
-  readonly action: Option.Option<ActionRecord>
+  readonly read: (leased: LeasedAction) => Effect.Effect<ReadResult, StorageError>
 }
 
 interface ReadPayload {
@@ -416,7 +407,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         }
       })
 
-    const read = ({ action, item }: LeasedRead): Effect.Effect<ReadResult, StorageError> =>
+    const read = ({ action, item }: LeasedAction): Effect.Effect<ReadResult, StorageError> =>
       Effect.gen(function*() {
         const payload = item.payload as ReadPayload
         const record = Option.isSome(action) ? action : yield* ledger.get(payload.actionRequestId)
@@ -450,22 +441,15 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
 
 /**
  * A reconciler running until its scope closes: up to `concurrency` reads in flight, leasing more as
- * slots free up; when nothing is due it waits for the returned wake-up or `idleMillis` (default
- * 1 s).
+ * slots free up, polling every `idleMillis` (default 1 s) when nothing is due.
  *
  * @since 0.1.0
  */
 export const runReconciler = (
-  options: ReconcilerOptions & {
-    readonly idleMillis?: number
-    /** Runs after each read with its result (metrics, tests). */
-    readonly onRead?: (item: OutboxItem, result: ReadResult) => Effect.Effect<void>
-  }
-): Effect.Effect<Effect.Effect<void>, never, ReconcilerServices | Scope.Scope> =>
+  options: ReconcilerOptions & { readonly idleMillis?: number }
+): Effect.Effect<void, never, ReconcilerServices | Scope.Scope> =>
   Effect.gen(function*() {
     const reconciler = yield* makeReconciler(options)
-    // Coalescing: a read was queued.
-    const work = yield* Queue.sliding<true>(1)
     yield* runLeased({
       name: "reconcile",
       concurrency: options.concurrency ?? 8,
@@ -473,13 +457,6 @@ export const runReconciler = (
       lease: reconciler.lease,
       idOf: (leased) => leased.item.id,
       work: (leased) =>
-        Effect.catchAll(
-          options.onRead === undefined
-            ? reconciler.read(leased)
-            : Effect.tap(reconciler.read(leased), (result) => options.onRead!(leased.item, result)),
-          (error) => Effect.logWarning("reconcile: storage failed during a read", error.message)
-        ),
-      wakeups: work
+        Effect.catchAll(reconciler.read(leased), (error) => Effect.logWarning("reconcile: storage failed during a read", error.message))
     })
-    return Effect.asVoid(Queue.offer(work, true))
   })

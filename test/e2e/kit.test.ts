@@ -6,56 +6,35 @@
  * trusted caller submits actions, the kit acknowledges, executes each exactly once, delivers a
  * signed completion, and the service verifies it.
  */
-import { createServer, type Server as NodeServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
-import { intakeInput, secrets, workspaceId } from "../connector/dispatch/support.ts"
+import { intakeInput, secrets } from "../connector/dispatch/support.ts"
 import { request } from "../http/support.ts"
 import { storageVariants } from "../support/storage.ts"
-import { actionStatus, admin, bootService, connect, waitFor } from "./support.ts"
+import { actionStatus, admin, bootService, connect, serveKit, waitFor } from "./support.ts"
 
 /** The kit with a host executor that counts its runs per idempotency key. */
-const startKit = (storage: (typeof storageVariants)[number], serviceUrl: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const runs = new Map<string, number>()
-      const kit = await makeCustomerKit({
-        workspaceId,
-        secrets,
-        serviceUrl,
-        allowInsecureServiceUrl: true,
-        storage: storage.layer(),
-        transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 5_000 }),
-        worker: { pollMillis: 100 },
-        executor: {
-          execute: async (request: ClaimedExecution) => {
-            runs.set(request.providerIdempotencyKey, (runs.get(request.providerIdempotencyKey) ?? 0) + 1)
-            return {
-              outcome: "succeeded",
-              providerReference: `trial_ext_raw_${request.actionRequestId.slice(0, 8)}`,
-              evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
-            }
-          },
-          lookup: async () => undefined
-        }
-      })
-      const server: NodeServer = createServer(kit.nodeHandler)
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
-      return { url, runs, server, kit }
+const startKit = (storage: (typeof storageVariants)[number], serviceUrl: string) => {
+  const runs = new Map<string, number>()
+  return Effect.map(
+    serveKit(storage, serviceUrl, {
+      executor: {
+        execute: async (request: ClaimedExecution) => {
+          runs.set(request.providerIdempotencyKey, (runs.get(request.providerIdempotencyKey) ?? 0) + 1)
+          return {
+            outcome: "succeeded",
+            providerReference: `trial_ext_raw_${request.actionRequestId.slice(0, 8)}`,
+            evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
+          }
+        },
+        lookup: async () => undefined
+      }
     }),
-    ({ kit, server }) =>
-      Effect.promise(async () => {
-        server.closeAllConnections()
-        await new Promise<void>((resolve) => server.close(() => resolve()))
-        await kit.dispose()
-      })
+    (served) => ({ ...served, runs })
   )
+}
 
 for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
   describe.skipIf(!storage.available)(`service and customer kit end to end (${storage.name})`, () => {

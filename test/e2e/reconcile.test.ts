@@ -5,84 +5,49 @@
  * then reads the payment back, verifies the signed observation and judges it — only a matching
  * one verifies the action, a mismatched one leaves it pending with the reason in its history.
  */
-import { createServer, type Server as NodeServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
 import type { PaymentReading } from "../../core/customer/Reconciliation.ts"
 import type { PaymentReconciliationRequest } from "../../core/messages/Reconciliation.ts"
-import { paymentIntakeInput, secrets, workspaceId } from "../connector/dispatch/support.ts"
+import { chargedReading, paymentIntakeInput, providerReferenceOf, secrets } from "../connector/dispatch/support.ts"
 import { request } from "../http/support.ts"
 import { storageVariants } from "../support/storage.ts"
-import { actionStatus, admin, bootService, connect, waitFor } from "./support.ts"
-
-/** The provider reference the host reports for an action (its payment intent). */
-const intentOf = (actionRequestId: string) => `pi_raw_${actionRequestId.slice(0, 8)}`
+import { actionStatus, admin, bootService, connect, serveKit, waitFor } from "./support.ts"
 
 /** The kit selling one-time purchases, reading payments through `reading`. */
 const startKit = (
   storage: (typeof storageVariants)[number],
   serviceUrl: string,
   reading: (request: PaymentReconciliationRequest) => PaymentReading
-) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const reads: Array<string> = []
-      const kit = await makeCustomerKit({
-        workspaceId,
-        secrets,
-        serviceUrl,
-        allowInsecureServiceUrl: true,
-        storage: storage.layer(),
-        transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 5_000 }),
-        worker: { pollMillis: 100 },
-        payment: { modes: ["one_time_purchase"], providerAccountId: "acct_1Nv0FGQ9RKHgCVdK", livemode: false },
-        paymentReader: {
-          read: async ({ request }) => {
-            reads.push(request.actionRequestId)
-            return reading(request)
-          }
-        },
-        executor: {
-          execute: async (request: ClaimedExecution) => ({
-            outcome: "succeeded",
-            providerReference: intentOf(request.actionRequestId),
-            evidence: { entitlement: "addon_purchased", reasonCode: "charged", source: "provider_event" }
-          }),
-          lookup: async () => undefined
+) => {
+  const reads: Array<string> = []
+  return Effect.map(
+    serveKit(storage, serviceUrl, {
+      payment: { modes: ["one_time_purchase"], providerAccountId: "acct_1Nv0FGQ9RKHgCVdK", livemode: false },
+      paymentReader: {
+        read: async ({ request }) => {
+          reads.push(request.actionRequestId)
+          return reading(request)
         }
-      })
-      const server: NodeServer = createServer(kit.nodeHandler)
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
-      return { url, server, kit, reads }
+      },
+      executor: {
+        execute: async (request: ClaimedExecution) => ({
+          outcome: "succeeded",
+          providerReference: providerReferenceOf(request.actionRequestId),
+          evidence: { entitlement: "addon_purchased", reasonCode: "charged", source: "provider_event" }
+        }),
+        lookup: async () => undefined
+      }
     }),
-    ({ kit, server }) =>
-      Effect.promise(async () => {
-        server.closeAllConnections()
-        await new Promise<void>((resolve) => server.close(() => resolve()))
-        await kit.dispose()
-      })
+    (served) => ({ ...served, reads })
   )
+}
 
 /** What the provider reports now: charged `charged` (default: the expected amount), read just now. */
 const paid = (charged?: number) => (request: PaymentReconciliationRequest): PaymentReading => ({
-  providerReference: intentOf(request.actionRequestId),
-  eventId: `evt_${request.actionRequestId.slice(0, 8)}`,
-  eventSignatureVerified: true,
-  stateReadAt: new Date().toISOString(),
-  customerBound: true,
-  intent: "payment",
-  paymentStatus: "succeeded",
-  subscriptionState: null,
-  invoicePaid: null,
-  methodAttached: true,
-  chargedAmountMinor: charged ?? request.expected?.amountMinor ?? 0,
-  refundedAmountMinor: 0,
-  outcome: "succeeded"
+  ...chargedReading(request),
+  ...(charged === undefined ? {} : { chargedAmountMinor: charged })
 })
 
 const submit = (ws: string, accountId: string) =>

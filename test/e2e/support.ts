@@ -3,17 +3,20 @@
  * on a loopback port with a bootstrapped workspace and administrator key, the connector set-up an
  * administrator does (`PUT /connector`, `POST /connector/check`), and polling for a state.
  */
-import { createServer } from "node:http"
+import { createServer, type Server as NodeServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
+import { type CustomerKitSettings, makeCustomerKit } from "../../adapters/customer/Kit.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
+import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import type { ConnectorSecrets } from "../../core/Signing.ts"
 import * as Server from "../../runtimes/Server.ts"
-import { workspaceId } from "../connector/dispatch/support.ts"
+import { secrets, workspaceId } from "../connector/dispatch/support.ts"
 import { configFrom, request } from "../http/support.ts"
 import type { StorageVariant } from "../support/storage.ts"
 
@@ -113,3 +116,38 @@ export const waitFor = <A, E, R>(probe: Effect.Effect<A, E, R>, done: (a: A) => 
 /** `GET /action-requests/{id}` as JSON. */
 export const actionStatus = (service: Service, id: string) =>
   Effect.map(request(`${service.ws}/action-requests/${id}`, { headers: admin }), (r) => r.json)
+
+/**
+ * The customer kit (`makeCustomerKit`: handler plus its execution and completion workers) with the
+ * test workspace and secrets, completing to `serviceUrl`, on its own storage, served by
+ * `node:http` on its own loopback port for the current scope. `settings` adds the host's parts
+ * (executor, payment, reader).
+ */
+export const serveKit = (
+  storage: StorageVariant,
+  serviceUrl: string,
+  settings: Pick<CustomerKitSettings, "executor" | "payment" | "paymentReader">
+) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const kit = await makeCustomerKit({
+        workspaceId,
+        secrets,
+        serviceUrl,
+        allowInsecureServiceUrl: true,
+        storage: storage.layer(),
+        transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 5_000 }),
+        worker: { pollMillis: 100 },
+        ...settings
+      })
+      const server: NodeServer = createServer(kit.nodeHandler)
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`, server, kit }
+    }),
+    ({ kit, server }) =>
+      Effect.promise(async () => {
+        server.closeAllConnections()
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+        await kit.dispose()
+      })
+  )

@@ -18,7 +18,8 @@ import { ConnectionStore } from "../../../core/ConnectionStore.ts"
 import type { ActionIntake } from "../../../core/connector/Dispatch.ts"
 import type { Crypto } from "../../../core/Crypto.ts"
 import { executeOutboxKind, makeCustomerHandler } from "../../../core/customer/Handler.ts"
-import type { PaymentReaderService } from "../../../core/customer/Reconciliation.ts"
+import type { PaymentReaderService, PaymentReading } from "../../../core/customer/Reconciliation.ts"
+import type { PaymentReconciliationRequest } from "../../../core/messages/Reconciliation.ts"
 import { Outbox } from "../../../core/Outbox.ts"
 import { computeSignature, encodeBody, freshNonce, importSigningKeys, type Purpose, sign } from "../../../core/Signing.ts"
 import { connectorSecretRef, SecretVault } from "../../../core/SecretVault.ts"
@@ -287,6 +288,29 @@ export const paymentIntakeInput = (accountId = "acct_42"): ActionIntake => {
     }
   }
 }
+
+/** The raw provider reference (a payment intent) the test host reports for an action. */
+export const providerReferenceOf = (actionRequestId: string) => `pi_raw_${actionRequestId.slice(0, 8)}`
+
+/**
+ * What the provider reports for the read's action, a one-time purchase that settled: the expected
+ * amount charged and nothing refunded, its signed event seen, read now.
+ */
+export const chargedReading = (request: PaymentReconciliationRequest): PaymentReading => ({
+  providerReference: providerReferenceOf(request.actionRequestId),
+  eventId: `evt_${request.actionRequestId.slice(0, 8)}`,
+  eventSignatureVerified: true,
+  stateReadAt: formatTimestamp(Date.now()),
+  customerBound: true,
+  intent: "payment",
+  paymentStatus: "succeeded",
+  subscriptionState: null,
+  invoicePaid: null,
+  methodAttached: true,
+  chargedAmountMinor: request.expected?.amountMinor ?? 0,
+  refundedAmountMinor: 0,
+  outcome: "succeeded"
+})
 
 /** A loopback port with nothing listening on it. */
 export const closedPort = async (): Promise<number> => {

@@ -22,16 +22,16 @@ import { Outbox } from "../../../core/Outbox.ts"
 import { formatTimestamp } from "../../../core/Timestamp.ts"
 import { storageVariants } from "../../support/storage.ts"
 import {
+  chargedReading,
   connect,
   type Peer,
   type PeerMode,
   paymentIntakeInput,
+  providerReferenceOf,
   signedCompletion,
   startPeer,
   workspaceId
 } from "../dispatch/support.ts"
-
-const providerReference = (actionRequestId: string) => `pi_raw_${actionRequestId.slice(0, 8)}`
 
 let peer: Peer
 /** What the provider says about the payment now; `refunded` when the test has refunded it. */
@@ -43,21 +43,10 @@ beforeAll(async () => {
     slowMillis: 1_200,
     paymentReader: {
       read: ({ request }) => {
-        const reading: PaymentReading = {
-          providerReference: providerReference(request.actionRequestId),
-          eventId: "evt_3Nv0FGQ9RKHgCVdK",
-          eventSignatureVerified: true,
-          stateReadAt: formatTimestamp(Date.now()),
-          customerBound: true,
-          intent: "payment",
-          paymentStatus: "succeeded",
-          subscriptionState: null,
-          invoicePaid: null,
-          methodAttached: true,
-          chargedAmountMinor: request.expected?.amountMinor ?? 0,
-          refundedAmountMinor: refunded ? request.expected?.amountMinor ?? 0 : 0,
-          outcome: refunded ? "reversed" : "succeeded"
-        }
+        const charged = chargedReading(request)
+        const reading: PaymentReading = refunded
+          ? { ...charged, refundedAmountMinor: charged.chargedAmountMinor, outcome: "reversed" }
+          : charged
         return script === undefined ? Effect.succeed(reading) : script(request, reading)
       }
     }
@@ -79,7 +68,7 @@ const complete = (actionRequestId: string, key: string, outcome: "succeeded" | "
         workspaceId,
         actionRequestId,
         providerIdempotencyKey: key,
-        providerReference: providerReference(actionRequestId),
+        providerReference: providerReferenceOf(actionRequestId),
         completionId,
         completedAt: formatTimestamp(Date.now()),
         outcome,
