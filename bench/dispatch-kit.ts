@@ -12,9 +12,9 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import { toNodeHandler } from "../adapters/customer/NodeHandler.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
-import { layerAesGcm } from "../core/Cipher.ts"
+import { layerAesGcm } from "../core/protocol/Cipher.ts"
 import { makeCustomerHandler } from "../core/customer/Handler.ts"
-import { importSigningKeys } from "../core/Signing.ts"
+import { importSigningKeys } from "../core/protocol/Signing.ts"
 
 const url = new URL(process.env["DATABASE_URL"]!)
 url.searchParams.set("options", `-csearch_path=${process.env["KIT_SCHEMA"]}`)

@@ -23,11 +23,11 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
-import { layerAesGcm } from "../core/Cipher.ts"
-import { ConnectionStore } from "../core/ConnectionStore.ts"
+import { layerAesGcm } from "../core/protocol/Cipher.ts"
+import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
 import { type ActionIntake, intake, runDispatcher } from "../core/connector/Dispatch.ts"
-import { connectorSecretRef, SecretVault } from "../core/SecretVault.ts"
-import { intakeInput } from "../test/customer/deliveries.ts"
+import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
+import { intakeInput } from "../test/support/deliveries.ts"
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {

@@ -19,7 +19,7 @@ import * as Database from "../adapters/sql/Database.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlNonceStore from "../adapters/sql/NonceStore.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
-import { NonceStore } from "../core/NonceStore.ts"
+import { NonceStore } from "../core/ports/NonceStore.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3)
 const databaseUrl = process.env.DATABASE_URL || undefined

@@ -12,10 +12,10 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Webhook } from "standardwebhooks"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
-import { type Crypto, layerWebCrypto } from "../core/Crypto.ts"
-import * as NonceStore from "../core/NonceStore.ts"
-import { importSigningKeys, sign, signingPrefix } from "../core/Signing.ts"
-import { makeVerifier, type VerifyInput } from "../core/Verification.ts"
+import { type Crypto, layerWebCrypto } from "../core/ports/Crypto.ts"
+import * as NonceStore from "../core/ports/NonceStore.ts"
+import { importSigningKeys, sign, signingPrefix } from "../core/protocol/Signing.ts"
+import { makeVerifier, type VerifyInput } from "../core/protocol/Verification.ts"
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const batch = Number(process.env.BENCH_BATCH ?? 20_000)

@@ -21,9 +21,9 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Cipher, layerAesGcm } from "../../core/Cipher.ts"
+import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
-import { Crypto } from "../../core/Crypto.ts"
+import { Crypto } from "../../core/ports/Crypto.ts"
 
 /**
  * The workspace and administrator key created at start when both bootstrap variables are set.

@@ -8,7 +8,7 @@ import { createHash, createHmac, createSecretKey, type KeyObject, randomFillSync
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Crypto, type CryptoService, type HmacKey, type Part } from "../../core/Crypto.ts"
+import { Crypto, type CryptoService, type HmacKey, type Part } from "../../core/ports/Crypto.ts"
 
 const hmacHex = (key: HmacKey, parts: ReadonlyArray<Part>): string => {
   const hmac = createHmac("sha256", key.handle as KeyObject)

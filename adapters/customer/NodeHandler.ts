@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { type CustomerHandler, type CustomerResponse, maxRequestBytes } from "../../core/customer/Handler.ts"
-import { encodeBody } from "../../core/Signing.ts"
+import { encodeBody } from "../../core/protocol/Signing.ts"
 
 /**
  * @since 0.1.0

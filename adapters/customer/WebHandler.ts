@@ -11,16 +11,16 @@
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import type { ActionLedger } from "../../core/ActionLedger.ts"
-import type { Crypto } from "../../core/Crypto.ts"
+import type { ActionLedger } from "../../core/ports/ActionLedger.ts"
+import type { Crypto } from "../../core/ports/Crypto.ts"
 import {
   type CustomerHandler,
   type CustomerHandlerSettings,
   makeCustomerHandler,
   maxRequestBytes
 } from "../../core/customer/Handler.ts"
-import type { NonceStore } from "../../core/NonceStore.ts"
-import { type ConnectorSecrets, encodeBody, importSigningKeys } from "../../core/Signing.ts"
+import type { NonceStore } from "../../core/ports/NonceStore.ts"
+import { type ConnectorSecrets, encodeBody, importSigningKeys } from "../../core/protocol/Signing.ts"
 
 /**
  * @since 0.1.0

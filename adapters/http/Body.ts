@@ -16,9 +16,9 @@ import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { exactParseOptions } from "../../core/messages/Common.ts"
-import { parseJsonBody } from "../../core/Verification.ts"
-import { toFieldIssues } from "../../core/Verification.ts"
+import { exactParseOptions } from "../../core/protocol/messages/Common.ts"
+import { parseJsonBody } from "../../core/protocol/Verification.ts"
+import { toFieldIssues } from "../../core/protocol/Verification.ts"
 import * as Problem from "./Problem.ts"
 
 /**

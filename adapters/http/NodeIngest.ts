@@ -22,7 +22,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Answer } from "./Answer.ts"
 import { declaredLength, drainBytes, unreadable } from "./Body.ts"
 import { Drain } from "./Drain.ts"
-import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./Ingest.ts"
+import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./routes/Ingest.ts"
 import * as Problem from "./Problem.ts"
 import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 

@@ -8,7 +8,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StorageError } from "../../core/StorageError.ts"
+import type { StorageError } from "../../core/ports/StorageError.ts"
 
 /**
  * @since 0.1.0

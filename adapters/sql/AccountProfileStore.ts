@@ -16,7 +16,7 @@ import {
   isNewer,
   type ProfileFact,
   type UserField
-} from "../../core/AccountProfileStore.ts"
+} from "../../core/ports/AccountProfileStore.ts"
 import { json, newestInKeyOrder, num, orStorageError } from "./SqlSupport.ts"
 
 interface FactRow {

@@ -20,7 +20,7 @@ import {
   type CompletionClaim,
   type HistoryEntry,
   type TransitionResult
-} from "../../core/ActionLedger.ts"
+} from "../../core/ports/ActionLedger.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { anyOf, json, num, orStorageError } from "./SqlSupport.ts"

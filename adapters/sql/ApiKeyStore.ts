@@ -7,7 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore, type ApiKeyStoreService } from "../../core/ApiKeyStore.ts"
+import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore, type ApiKeyStoreService } from "../../core/ports/ApiKeyStore.ts"
 import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {

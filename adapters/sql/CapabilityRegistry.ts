@@ -12,8 +12,8 @@ import {
   type CapabilityEvidence,
   CapabilityRegistry,
   type CapabilityRegistryService
-} from "../../core/CapabilityRegistry.ts"
-import type { PaymentMode } from "../../core/messages/Common.ts"
+} from "../../core/ports/CapabilityRegistry.ts"
+import type { PaymentMode } from "../../core/protocol/messages/Common.ts"
 import { json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {

@@ -18,7 +18,7 @@ import {
   ConnectionStore,
   type ConnectionStoreService,
   type RevisionState
-} from "../../core/ConnectionStore.ts"
+} from "../../core/ports/ConnectionStore.ts"
 import { makeBatcher } from "./Batch.ts"
 import { anyOf, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 

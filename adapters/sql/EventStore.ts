@@ -17,7 +17,7 @@ import {
   EventStore,
   type EventStoreService,
   type StoredEvent
-} from "../../core/EventStore.ts"
+} from "../../core/ports/EventStore.ts"
 import { json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {

@@ -9,7 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type FeatureGate, FeatureGateStore, type FeatureGateStoreService } from "../../core/FeatureGateStore.ts"
+import { type FeatureGate, FeatureGateStore, type FeatureGateStoreService } from "../../core/ports/FeatureGateStore.ts"
 import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {

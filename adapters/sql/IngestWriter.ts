@@ -14,18 +14,18 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { AccountProfileStore } from "../../core/AccountProfileStore.ts"
-import type { EventStore } from "../../core/EventStore.ts"
-import type { FeatureGateStore } from "../../core/FeatureGateStore.ts"
+import type { AccountProfileStore } from "../../core/ports/AccountProfileStore.ts"
+import type { EventStore } from "../../core/ports/EventStore.ts"
+import type { FeatureGateStore } from "../../core/ports/FeatureGateStore.ts"
 import {
   IngestWriter,
   type IngestWriterService,
   makeFromStores,
   needsMoreThanFacts,
   type Submission
-} from "../../core/ingest/IngestWriter.ts"
-import type { Transactor } from "../../core/Transactor.ts"
-import type { UsageMeterStore } from "../../core/UsageMeterStore.ts"
+} from "../../core/ports/IngestWriter.ts"
+import type { Transactor } from "../../core/ports/Transactor.ts"
+import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
 import { eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError } from "./SqlSupport.ts"
 

@@ -10,7 +10,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { type NonceClaim, NonceStore, type NonceStoreService } from "../../core/NonceStore.ts"
+import { type NonceClaim, NonceStore, type NonceStoreService } from "../../core/ports/NonceStore.ts"
 import { inRounds, makeBatcher } from "./Batch.ts"
 import { json, orStorageError } from "./SqlSupport.ts"
 

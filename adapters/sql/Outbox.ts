@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type LeaseRequest, type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/Outbox.ts"
+import { type LeaseRequest, type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/ports/Outbox.ts"
 import { inRounds, makeBatcher } from "./Batch.ts"
 import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 

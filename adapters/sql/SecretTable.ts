@@ -8,8 +8,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { Cipher } from "../../core/Cipher.ts"
-import * as SecretVault from "../../core/SecretVault.ts"
+import type { Cipher } from "../../core/protocol/Cipher.ts"
+import * as SecretVault from "../../core/ports/SecretVault.ts"
 import { orStorageError } from "./SqlSupport.ts"
 
 /**

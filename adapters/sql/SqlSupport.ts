@@ -8,8 +8,8 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
-import { isNewer } from "../../core/AccountProfileStore.ts"
-import { StorageError } from "../../core/StorageError.ts"
+import { isNewer } from "../../core/ports/AccountProfileStore.ts"
+import { StorageError } from "../../core/ports/StorageError.ts"
 
 /**
  * Maps a failed statement to `StorageError`, keeping the driver's message (PostgreSQL's messages name

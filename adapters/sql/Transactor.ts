@@ -8,8 +8,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StorageError } from "../../core/StorageError.ts"
-import { Transactor, type TransactorService } from "../../core/Transactor.ts"
+import type { StorageError } from "../../core/ports/StorageError.ts"
+import { Transactor, type TransactorService } from "../../core/ports/Transactor.ts"
 import { orStorageError } from "./SqlSupport.ts"
 
 /**

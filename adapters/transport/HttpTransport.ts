@@ -21,7 +21,7 @@ import {
   maxResponseBytes,
   type OutboundResponse,
   TransportFailure
-} from "../../core/connector/Transport.ts"
+} from "../../core/ports/ConnectorTransport.ts"
 import * as DnsResolver from "./DnsResolver.ts"
 
 /**

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import type { CompletionOutcome } from "../messages/Completion.ts"
+import type { CompletionOutcome } from "../protocol/messages/Completion.ts"
 
 /**
  * @since 0.1.0

@@ -26,24 +26,24 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis } from "../CapabilityRegistry.ts"
+import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis } from "../ports/CapabilityRegistry.ts"
 import {
   type Connection,
   type ConnectionRevision,
   ConnectionStore,
   type RevisionState
-} from "../ConnectionStore.ts"
-import { Crypto } from "../Crypto.ts"
-import type { PaymentMode } from "../messages/Common.ts"
-import { type HandshakeAck, type HandshakeRequest, HandshakeAck as HandshakeAckSchema } from "../messages/Handshake.ts"
-import type { NonceStore } from "../NonceStore.ts"
-import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
-import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign } from "../Signing.ts"
-import type { StorageError } from "../StorageError.ts"
-import { formatTimestamp } from "../Timestamp.ts"
-import { Transactor } from "../Transactor.ts"
-import { makeVerifier, type VerificationError } from "../Verification.ts"
-import { ConnectorTransport, type TransportFailureReason } from "./Transport.ts"
+} from "../ports/ConnectionStore.ts"
+import { Crypto } from "../ports/Crypto.ts"
+import type { PaymentMode } from "../protocol/messages/Common.ts"
+import { type HandshakeAck, type HandshakeRequest, HandshakeAck as HandshakeAckSchema } from "../protocol/messages/Handshake.ts"
+import type { NonceStore } from "../ports/NonceStore.ts"
+import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
+import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign } from "../protocol/Signing.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { formatTimestamp } from "../protocol/Timestamp.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { makeVerifier, type VerificationError } from "../protocol/Verification.ts"
+import { ConnectorTransport, type TransportFailureReason } from "../ports/ConnectorTransport.ts"
 
 /**
  * How long the service waits for a handshake response ("connector request time-out value: not

@@ -33,12 +33,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { ActionLedger, type OpenWork } from "../ActionLedger.ts"
-import { type Connection, type ConnectionRevision, ConnectionStore } from "../ConnectionStore.ts"
-import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
-import type { SecretName } from "../Signing.ts"
-import type { StorageError } from "../StorageError.ts"
-import { Transactor } from "../Transactor.ts"
+import { ActionLedger, type OpenWork } from "../ports/ActionLedger.ts"
+import { type Connection, type ConnectionRevision, ConnectionStore } from "../ports/ConnectionStore.ts"
+import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
+import type { SecretName } from "../protocol/Signing.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { Transactor } from "../ports/Transactor.ts"
 import {
   activeRevision,
   type CheckOptions,

@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema, type Completion } from "../messages/Completion.ts"
+import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema, type Completion } from "../protocol/messages/Completion.ts"
 import type { Trigger } from "./ActionState.ts"
 
 /**

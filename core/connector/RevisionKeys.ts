@@ -8,10 +8,10 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Crypto } from "../Crypto.ts"
-import { connectorSecretRef, SecretVault } from "../SecretVault.ts"
-import { importSigningKeys, type SigningKeys } from "../Signing.ts"
-import type { StorageError } from "../StorageError.ts"
+import { Crypto } from "../ports/Crypto.ts"
+import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
+import { importSigningKeys, type SigningKeys } from "../protocol/Signing.ts"
+import type { StorageError } from "../ports/StorageError.ts"
 
 /**
  * @since 0.1.0

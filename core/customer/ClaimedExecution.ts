@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type * as Schema from "effect/Schema"
-import { ExecutionRequest } from "../messages/Execution.ts"
+import { ExecutionRequest } from "../protocol/messages/Execution.ts"
 
 /**
  * @since 0.1.0

@@ -26,18 +26,18 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ActionLedger } from "../ActionLedger.ts"
-import { Crypto } from "../Crypto.ts"
-import { checkIdempotencyKey } from "../Idempotency.ts"
+import { ActionLedger } from "../ports/ActionLedger.ts"
+import { Crypto } from "../ports/Crypto.ts"
+import { checkIdempotencyKey } from "../protocol/Idempotency.ts"
 import { canonicalJson } from "../ingest/Normalize.ts"
-import type { AcceptedAck, RejectedAck } from "../messages/Acknowledgement.ts"
-import { Code } from "../messages/Common.ts"
-import { ExecutionRequest } from "../messages/Execution.ts"
-import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from "../messages/Handshake.ts"
-import { PaymentObservation, PaymentReconciliationRequest } from "../messages/Reconciliation.ts"
-import type { NonceStore } from "../NonceStore.ts"
-import { encodeBody, headerNames, makeSigner, protocolVersion, type Purpose, type SigningKeys } from "../Signing.ts"
-import type { StorageError } from "../StorageError.ts"
+import type { AcceptedAck, RejectedAck } from "../protocol/messages/Acknowledgement.ts"
+import { Code } from "../protocol/messages/Common.ts"
+import { ExecutionRequest } from "../protocol/messages/Execution.ts"
+import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from "../protocol/messages/Handshake.ts"
+import { PaymentObservation, PaymentReconciliationRequest } from "../protocol/messages/Reconciliation.ts"
+import type { NonceStore } from "../ports/NonceStore.ts"
+import { encodeBody, headerNames, makeSigner, protocolVersion, type Purpose, type SigningKeys } from "../protocol/Signing.ts"
+import type { StorageError } from "../ports/StorageError.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
 import {
@@ -48,7 +48,7 @@ import {
   readHeader,
   snakeCaseTag,
   type VerificationError
-} from "../Verification.ts"
+} from "../protocol/Verification.ts"
 import { type KeyOptions, keyringOf, type RevisionKeys } from "./Keyring.ts"
 
 /**

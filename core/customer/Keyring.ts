@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import type { SigningKeys } from "../Signing.ts"
+import type { SigningKeys } from "../protocol/Signing.ts"
 
 /**
  * One connection revision and its imported key pair.

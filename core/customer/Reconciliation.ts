@@ -11,9 +11,9 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { PaymentMode } from "../messages/Common.ts"
-import type { PaymentObservation, PaymentReconciliationRequest } from "../messages/Reconciliation.ts"
-import { formatTimestamp } from "../Timestamp.ts"
+import type { PaymentMode } from "../protocol/messages/Common.ts"
+import type { PaymentObservation, PaymentReconciliationRequest } from "../protocol/messages/Reconciliation.ts"
+import { formatTimestamp } from "../protocol/Timestamp.ts"
 import type { ClaimedExecution } from "./ClaimedExecution.ts"
 
 /**

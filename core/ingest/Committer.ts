@@ -16,8 +16,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { StorageError } from "../StorageError.ts"
-import { IngestWriter, type Submission, type WriteResult } from "./IngestWriter.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { IngestWriter, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
 /**
  * @since 0.1.0

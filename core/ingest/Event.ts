@@ -20,8 +20,8 @@
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
-import { parseTimestamp } from "../Timestamp.ts"
-import type { FieldIssue } from "../Verification.ts"
+import { parseTimestamp } from "../protocol/Timestamp.ts"
+import type { FieldIssue } from "../protocol/Verification.ts"
 import { remembering } from "./Memo.ts"
 
 /**

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import type { ApiKeyScope } from "../ApiKeyStore.ts"
+import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
 import type { Event } from "./Event.ts"
 import { parseUtcTimestamp } from "./Event.ts"
 

@@ -15,9 +15,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { EventStore, type StoredEvent } from "../EventStore.ts"
-import { type FeatureGate, FeatureGateStore } from "../FeatureGateStore.ts"
-import type { StorageError } from "../StorageError.ts"
+import { EventStore, type StoredEvent } from "../ports/EventStore.ts"
+import { type FeatureGate, FeatureGateStore } from "../ports/FeatureGateStore.ts"
+import type { StorageError } from "../ports/StorageError.ts"
 import { featureAccessEventName, isAccessEvidence } from "./FeatureAccess.ts"
 import type { NormalizedBody } from "./Normalize.ts"
 

@@ -21,9 +21,9 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import type { LoginActivity, ProfileFact, UserField } from "../AccountProfileStore.ts"
-import type { StoredEvent } from "../EventStore.ts"
-import { formatTimestamp } from "../Timestamp.ts"
+import type { LoginActivity, ProfileFact, UserField } from "../ports/AccountProfileStore.ts"
+import type { StoredEvent } from "../ports/EventStore.ts"
+import { formatTimestamp } from "../protocol/Timestamp.ts"
 import { occurredAt, type Sentiment, type SentimentSource, type ValidEvent } from "./Event.ts"
 import { remembering } from "./Memo.ts"
 import { extractProfileFacts, loginActivityOf } from "./Profile.ts"

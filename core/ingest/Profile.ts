@@ -21,10 +21,10 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { AccountProfileStore, type LoginActivity, type ProfileFact } from "../AccountProfileStore.ts"
-import type { StorageError } from "../StorageError.ts"
-import { formatTimestamp } from "../Timestamp.ts"
-import type { FieldIssue } from "../Verification.ts"
+import { AccountProfileStore, type LoginActivity, type ProfileFact } from "../ports/AccountProfileStore.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { formatTimestamp } from "../protocol/Timestamp.ts"
+import type { FieldIssue } from "../protocol/Verification.ts"
 import { occurredAt, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
 /**

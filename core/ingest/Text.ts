@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { FieldIssue } from "../Verification.ts"
+import type { FieldIssue } from "../protocol/Verification.ts"
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 

@@ -19,8 +19,8 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import { formatTimestamp } from "../Timestamp.ts"
-import type { FieldIssue } from "../Verification.ts"
+import { formatTimestamp } from "../protocol/Timestamp.ts"
+import type { FieldIssue } from "../protocol/Verification.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
 /**

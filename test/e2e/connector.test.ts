@@ -13,11 +13,11 @@ import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import * as Readiness from "../../adapters/http/Readiness.ts"
-import { ActionLedger, type ActionLedgerService } from "../../core/ActionLedger.ts"
-import { StorageError } from "../../core/StorageError.ts"
+import { ActionLedger, type ActionLedgerService } from "../../core/ports/ActionLedger.ts"
+import { StorageError } from "../../core/ports/StorageError.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
-import { encodeBody } from "../../core/Signing.ts"
-import { formatTimestamp } from "../../core/Timestamp.ts"
+import { encodeBody } from "../../core/protocol/Signing.ts"
+import { formatTimestamp } from "../../core/protocol/Timestamp.ts"
 import * as Server from "../../runtimes/Server.ts"
 import {
   connect,
@@ -27,8 +27,8 @@ import {
   signedCompletion as signCompletion,
   startPeer,
   workspaceId
-} from "../connector/dispatch/support.ts"
-import { configFrom, request } from "../http/support.ts"
+} from "../core/connector/dispatch/support.ts"
+import { configFrom, request } from "../support/http.ts"
 import { storageVariants } from "../support/storage.ts"
 
 const adminKey = "e2e-admin-key-0123456789abcdef0123456789"

@@ -1,6 +1,6 @@
 /**
  * The customer kit against the real Accord server through a service outage, over real HTTP on
- * loopback. The kit (`test/customer/kitProcess.ts`, its own process, on PGlite on disk or
+ * loopback. The kit (`test/support/kitProcess.ts`, its own process, on PGlite on disk or
  * PostgreSQL) accepts an action; the server goes down while the kit's executor is still running;
  * the kit persists the completion and keeps redelivering it into the outage; the kit process is
  * killed (SIGKILL) and started again on the same storage, and goes on redelivering; the server comes
@@ -16,9 +16,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import { intakeInput } from "../connector/dispatch/support.ts"
-import { type KitProcess, secrets, spawnKit } from "../customer/support.ts"
-import { request } from "../http/support.ts"
+import { intakeInput } from "../core/connector/dispatch/support.ts"
+import { type KitProcess, secrets, spawnKit } from "../support/customer.ts"
+import { request } from "../support/http.ts"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
 import { actionStatus, admin, bootService, connect, waitFor } from "./support.ts"
 

@@ -3,7 +3,7 @@
  */
 import type * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
-import { type Crypto, layerWebCrypto } from "../../core/Crypto.ts"
+import { type Crypto, layerWebCrypto } from "../../core/ports/Crypto.ts"
 
 export const cryptoLayers: ReadonlyArray<readonly [string, Layer.Layer<Crypto>]> = [
   ["WebCrypto", layerWebCrypto],

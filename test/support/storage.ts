@@ -8,8 +8,8 @@ import * as Redacted from "effect/Redacted"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
-import { Cipher, layerAesGcm } from "../../core/Cipher.ts"
-import type { StoragePorts } from "../../core/StoragePorts.ts"
+import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
+import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import { databaseUrl, layerFreshSchema } from "./postgres.ts"
 
 /** A fixed test master key (32 bytes). */

@@ -3,7 +3,7 @@
  */
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import type { Purpose, SecretName } from "../../core/Signing.ts"
+import type { Purpose, SecretName } from "../../core/protocol/Signing.ts"
 
 export interface SignatureVector {
   readonly name: string

@@ -13,7 +13,7 @@ import * as Database from "../../adapters/sql/Database.ts"
 import * as Migrations from "../../adapters/sql/Migrations.ts"
 import * as SqlNonceStore from "../../adapters/sql/NonceStore.ts"
 import { migrations } from "../../adapters/sql/schema/Migrations.ts"
-import { NonceStore } from "../../core/NonceStore.ts"
+import { NonceStore } from "../../core/ports/NonceStore.ts"
 
 const [kind, where] = process.argv.slice(2)
 const client = kind === "postgres" ? Database.layerPg(Redacted.make(where!)) : Database.layerPglite(where!)

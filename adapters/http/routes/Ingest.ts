@@ -1,0 +1,194 @@
+/**
+ * `POST /api/events/ingest` (spec `direct-api-ingestion.md` "Endpoints"): one event per request,
+ * a bearer key of scope `ingest`, JSON only.
+ *
+ * Answers (snake_case, the Direct API's style): 202 `{ status: "accepted", id, event_id, account_id }`
+ * once the event is committed; 200 `{ status: "duplicate", duplicate: true, … }` for a retry of an
+ * event already stored (same `event_id`, same payload), nothing stored twice; 409 for the same
+ * `event_id` with a different payload; 400 for a body that breaks the event contract (every failing
+ * field listed), 422 for an event refused by a rule (unsafe data, not revenue-relevant, a usage
+ * meter changing its unit); 401/403 for the key; 413 over 32 KiB; 415 for a non-JSON body; 429 with
+ * `Retry-After` over the key's rate. Never a silent 200.
+ *
+ * @since 0.1.0
+ */
+import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import { randomUuidWith } from "../../../core/access/ApiKeys.ts"
+import { Crypto } from "../../../core/ports/Crypto.ts"
+import { Committer } from "../../../core/ingest/Committer.ts"
+import { type IngestRejection, prepareEvent, withPayloadHashWith } from "../../../core/ingest/Ingest.ts"
+import type { WriteResult } from "../../../core/ports/IngestWriter.ts"
+import { meterKey, usageRollupEventName } from "../../../core/ingest/UsageRollup.ts"
+import { parseJsonBytes } from "../../../core/protocol/Verification.ts"
+import * as Answer from "../Answer.ts"
+import { bearerAuthenticator, storageUnavailable } from "../Auth.ts"
+import { isJsonContentType, readBytes } from "../Body.ts"
+import * as Problem from "../Problem.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const ingestPath = "/api/events/ingest"
+
+/**
+ * "Each request carries one small JSON event": 32 KiB at most.
+ *
+ * @since 0.1.0
+ */
+export const maxEventBytes = 32 * 1024
+
+/**
+ * @since 0.1.0
+ */
+export interface IngestOptions {
+  /** Requests per second per key (token bucket of that size refilled over one second). */
+  readonly rateLimitPerSecond: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export type IngestServices = ApiKeyStore | Crypto | Committer | RateLimiter.RateLimiter
+
+const rejection = (error: IngestRejection): Problem.Problem => {
+  switch (error._tag) {
+    case "BatchNotAccepted":
+      return Problem.badRequest(error.code, error.message)
+    case "InvalidEvent":
+      return Problem.badRequest(error.code, "the event does not follow the event contract", error.issues)
+    case "UnsafeEvent":
+      return Problem.make(422, error.code, "the event carries data that must never be sent; nothing was stored", {
+        errors: error.issues
+      })
+    case "NotRevenueRelevant":
+      return Problem.make(422, error.code, error.reason)
+  }
+}
+
+const answer = (result: WriteResult, suggestedEventId: Option.Option<string>): Answer.Answer => {
+  if (result._tag === "UnitChanged") {
+    return Problem.toAnswer(Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [result.issue] }))
+  }
+  const { event } = result
+  const view = {
+    id: event.id,
+    event_id: event.eventId,
+    account_id: event.accountId,
+    ...(Option.isSome(suggestedEventId) ? { suggested_event_id: suggestedEventId.value } : {})
+  }
+  switch (result._tag) {
+    case "Stored":
+      return Answer.json({ status: "accepted", duplicate: false, ...view }, 202)
+    case "Duplicate":
+      return Answer.json({ status: "duplicate", duplicate: true, ...view }, 200)
+    case "Conflict":
+      return Problem.toAnswer(
+        Problem.make(409, "event_id_conflict", "this event_id was already used for a different event; reuse an event_id only when retrying the same event")
+      )
+  }
+}
+
+/**
+ * One ingest request as the pipeline needs it, whichever server received it. `body` reads the
+ * request body (at most `maxEventBytes`, else 413); it runs only once the key and the content type
+ * have passed.
+ *
+ * @since 0.1.0
+ */
+export interface IngestRequest {
+  readonly authorization: string | undefined
+  readonly contentType: string | undefined
+  readonly body: Effect.Effect<Uint8Array, Problem.Problem>
+}
+
+/**
+ * The ingest pipeline, from a request to its answer: the key (scope `ingest`), the key's rate, the
+ * content type, the body, the ingestion rules, then the group commit (which also settles a usage
+ * meter's unit). Every refusal is a problem answer; a request never fails. The services are
+ * resolved once, and the work between the asynchronous steps (key lookup, body, commit) runs
+ * synchronously: this runs for every event, thousands of times a second.
+ *
+ * @since 0.1.0
+ */
+export const makeIngest = (
+  options: IngestOptions
+): Effect.Effect<(request: IngestRequest) => Effect.Effect<Answer.Answer>, never, IngestServices> =>
+  Effect.gen(function*() {
+    const authenticate = yield* bearerAuthenticator
+    const crypto = yield* Crypto
+    const limiter = yield* RateLimiter.RateLimiter
+    const committer = yield* Committer
+    const clock = yield* Effect.clock
+    const rate = { algorithm: "token-bucket", onExceeded: "fail", limit: options.rateLimitPerSecond, window: Duration.seconds(1) } as const
+    const rateLimited = (error: RateLimiter.RateLimiterError) =>
+      error.reason === "Exceeded"
+        ? Effect.fail(
+          Problem.make(429, "rate_limited", `at most ${options.rateLimitPerSecond} requests per second per key`, {
+            headers: { "retry-after": String(Math.max(1, Math.ceil(Duration.toSeconds(error.retryAfter)))) }
+          })
+        )
+        : Effect.logWarning("ingest: the rate limiter failed; the request is let through", error.reason)
+    const malformed = Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
+
+    /** The rules, then the commit, for a parsed body sent with `key`. */
+    const accept = (key: ApiKeyRecord, raw: unknown, id: string): Effect.Effect<Answer.Answer, Problem.Problem> => {
+      const prepared = prepareEvent(raw, { id, workspaceId: key.workspaceId, now: clock.unsafeCurrentTimeMillis() })
+      if (Either.isLeft(prepared)) return Effect.fail(rejection(prepared.left))
+      const event = prepared.right
+      const meter = event.event.event_name === usageRollupEventName ? meterKey(event.event) : Option.none()
+      const unit = event.event.properties?.["unit"]
+      return withPayloadHashWith(crypto, event).pipe(
+        Effect.flatMap((stored) =>
+          committer.submit({
+            stored,
+            normalized: event,
+            keyScope: key.scope,
+            ...(Option.isSome(meter) && typeof unit === "string" ? { meter: { meterKey: meter.value, unit } } : {})
+          })
+        ),
+        Effect.mapBoth({ onFailure: storageUnavailable, onSuccess: (result) => answer(result, event.suggestedEventId) })
+      )
+    }
+
+    return (request) =>
+      authenticate(request.authorization).pipe(
+        Effect.tap((key) =>
+          key.scope !== "ingest"
+            ? Effect.fail(Problem.forbidden("this route needs a key with scope ingest"))
+            : Effect.catchAll(limiter.consume({ ...rate, key: `ingest:${key.id}` }), rateLimited)
+        ),
+        Effect.flatMap((key) => {
+          if (!isJsonContentType(request.contentType)) return Effect.fail(Problem.unsupportedMediaType("application/json"))
+          return Effect.flatMap(Effect.zip(request.body, randomUuidWith(crypto)), ([bytes, id]) => {
+            const raw = parseJsonBytes(bytes)
+            return Either.isLeft(raw) ? Effect.fail(malformed) : accept(key, raw.right, id)
+          })
+        }),
+        Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem)))
+      )
+  })
+
+/**
+ * The ingest route of the platform app.
+ *
+ * @since 0.1.0
+ */
+export const handler = (
+  options: IngestOptions
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, IngestServices | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(Effect.zip(makeIngest(options), HttpServerRequest.HttpServerRequest), ([pipeline, request]) =>
+    Effect.map(
+      pipeline({
+        authorization: request.headers["authorization"],
+        contentType: request.headers["content-type"],
+        body: Effect.provideService(readBytes(maxEventBytes), HttpServerRequest.HttpServerRequest, request)
+      }),
+      Answer.toResponse
+    ))

@@ -1,0 +1,196 @@
+/**
+ * Issuing API keys (D9: stored as SHA-256 hashes, the secret shown once) and the idempotent
+ * bootstrap of a workspace's first administrator key (`ACCORD_BOOTSTRAP_*`, `accord workspace
+ * create`). Shared by the admin HTTP routes, the server start and the CLI.
+ *
+ * A secret is `acc_<scope-tag>_` followed by 32 CSPRNG bytes in base64url (43 characters), e.g.
+ * `acc_ingest_…`: the prefix lets secret scanners and humans recognise an Accord key and its scope;
+ * the 256 random bits are what make it secret. Keys supplied by an operator (the bootstrap key)
+ * need not follow the format: lookups are by hash only.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../ports/ApiKeyStore.ts"
+import { Crypto, type CryptoService } from "../ports/Crypto.ts"
+import { sha256HexWith } from "../protocol/Digest.ts"
+import { toHex } from "../protocol/Hex.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+
+/**
+ * The tag in a secret's prefix for each scope.
+ *
+ * @since 0.1.0
+ */
+export const scopeTags: Readonly<Record<ApiKeyScope, string>> = {
+  ingest: "ingest",
+  "developer:read": "read",
+  admin: "admin"
+}
+
+/**
+ * Random bytes in a secret.
+ *
+ * @since 0.1.0
+ */
+export const secretBytes: number = 32
+
+const table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+const base64url = (bytes: Uint8Array): string => {
+  let out = ""
+  let i = 0
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!
+    out += table[n >> 18]! + table[(n >> 12) & 63]! + table[(n >> 6) & 63]! + table[n & 63]!
+  }
+  const rest = bytes.length - i
+  if (rest === 1) {
+    const n = bytes[i]! << 16
+    out += table[n >> 18]! + table[(n >> 12) & 63]!
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8)
+    out += table[n >> 18]! + table[(n >> 12) & 63]! + table[(n >> 6) & 63]!
+  }
+  return out
+}
+
+/**
+ * A random version 4 UUID from the `Crypto` port (key ids).
+ *
+ * @since 0.1.0
+ */
+export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => randomUuidWith(crypto))
+
+/**
+ * A random version 4 UUID with a `Crypto` already in hand: the implementation's native generator
+ * when it has one, else 16 random bytes with the version and variant bits set.
+ *
+ * @since 0.1.0
+ */
+export const randomUuidWith = (crypto: CryptoService): Effect.Effect<string> =>
+  crypto.randomUuid ?? Effect.map(crypto.randomBytes(16), (bytes) => {
+    bytes[6] = (bytes[6]! & 0x0f) | 0x40
+    bytes[8] = (bytes[8]! & 0x3f) | 0x80
+    const hex = toHex(bytes)
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  })
+
+/**
+ * A fresh secret for a key of `scope`.
+ *
+ * @since 0.1.0
+ */
+export const mintSecret = (scope: ApiKeyScope): Effect.Effect<Redacted.Redacted<string>, never, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) =>
+    Effect.map(crypto.randomBytes(secretBytes), (bytes) => Redacted.make(`acc_${scopeTags[scope]}_${base64url(bytes)}`)))
+
+/**
+ * What is stored and looked up: lowercase hex SHA-256 of the secret's UTF-8 bytes.
+ *
+ * @since 0.1.0
+ */
+export const hashSecret = (secret: Redacted.Redacted<string>): Effect.Effect<string, never, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) => sha256HexWith(crypto, Redacted.value(secret)))
+
+/**
+ * A key just issued: its stored record and the secret, which exists only here.
+ *
+ * @since 0.1.0
+ */
+export interface IssuedApiKey {
+  readonly record: ApiKeyRecord
+  readonly secret: Redacted.Redacted<string>
+}
+
+/**
+ * Issues a new key in a workspace (which must exist).
+ *
+ * @since 0.1.0
+ */
+export const issue = (input: {
+  readonly workspaceId: string
+  readonly scope: ApiKeyScope
+  readonly name: string | null
+}): Effect.Effect<IssuedApiKey, StorageError, ApiKeyStore | Crypto> =>
+  Effect.gen(function*() {
+    const store = yield* ApiKeyStore
+    const secret = yield* mintSecret(input.scope)
+    const record: ApiKeyRecord = {
+      id: yield* randomUuid,
+      workspaceId: input.workspaceId,
+      scope: input.scope,
+      name: input.name,
+      secretHash: yield* hashSecret(secret),
+      createdAt: yield* Clock.currentTimeMillis,
+      revokedAt: null
+    }
+    // 128 random bits of id and 256 of secret: a collision means a broken generator, not bad luck.
+    if (!(yield* store.create(record))) return yield* Effect.dieMessage("API key id or secret collision")
+    return { record, secret }
+  })
+
+/**
+ * The bootstrap key's secret is already used by a different key (another workspace or scope).
+ *
+ * @since 0.1.0
+ */
+export class BootstrapKeyConflict extends Schema.TaggedError<BootstrapKeyConflict>()("BootstrapKeyConflict", {}) {
+  override get message(): string {
+    return "ACCORD_BOOTSTRAP_ADMIN_KEY is already registered as a different key (another workspace or scope)"
+  }
+}
+
+/**
+ * What bootstrapping did: `created` the key, found it `present`, or found it `revoked` (a revoked
+ * key is never brought back by a restart: an administrator revoked it on purpose).
+ *
+ * @since 0.1.0
+ */
+export interface BootstrapOutcome {
+  readonly workspaceCreated: boolean
+  readonly adminKey: "created" | "present" | "revoked"
+}
+
+/**
+ * Ensures the workspace exists and that `adminKey` is one of its administrator keys, by hash.
+ * Idempotent: running it again changes nothing.
+ *
+ * @since 0.1.0
+ */
+export const bootstrapWorkspace = (
+  workspaceId: string,
+  adminKey: Redacted.Redacted<string>
+): Effect.Effect<BootstrapOutcome, StorageError | BootstrapKeyConflict, ApiKeyStore | Crypto> =>
+  Effect.gen(function*() {
+    const store = yield* ApiKeyStore
+    const now = yield* Clock.currentTimeMillis
+    const workspaceCreated = yield* store.ensureWorkspace(workspaceId, now)
+    const secretHash = yield* hashSecret(adminKey)
+    const existing = yield* store.findByHash(secretHash)
+    if (Option.isSome(existing)) {
+      const key = existing.value
+      if (key.workspaceId !== workspaceId || key.scope !== "admin") return yield* new BootstrapKeyConflict()
+      return { workspaceCreated, adminKey: key.revokedAt === null ? "present" : "revoked" } as const
+    }
+    const record: ApiKeyRecord = {
+      id: yield* randomUuid,
+      workspaceId,
+      scope: "admin",
+      name: "bootstrap",
+      secretHash,
+      createdAt: now,
+      revokedAt: null
+    }
+    if (yield* store.create(record)) return { workspaceCreated, adminKey: "created" } as const
+    // Another process bootstrapped concurrently with the same key: judge what it stored.
+    const raced = yield* store.findByHash(secretHash)
+    if (Option.isSome(raced) && raced.value.workspaceId === workspaceId && raced.value.scope === "admin") {
+      return { workspaceCreated, adminKey: raced.value.revokedAt === null ? "present" : "revoked" } as const
+    }
+    return yield* new BootstrapKeyConflict()
+  })

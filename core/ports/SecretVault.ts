@@ -1,0 +1,97 @@
+/**
+ * The `SecretVault` port: server-side storage of connector secrets (spec "Storage of secrets", D9).
+ *
+ * Secrets go in as `Redacted` and are sealed with the `Cipher` (AES-256-GCM under the master key,
+ * bound to their reference) before they reach any store, so the table, or the memory map, only
+ * ever holds ciphertext, and never the connector row. Retiring deletes the ciphertext.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { Cipher, type OpenFailed } from "../protocol/Cipher.ts"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * Where sealed secrets live: the part each storage adapter implements.
+ *
+ * @since 0.1.0
+ */
+export interface SealedSecretTable {
+  readonly put: (ref: string, sealed: string, now: number) => Effect.Effect<void, StorageError>
+  readonly get: (ref: string) => Effect.Effect<Option.Option<string>, StorageError>
+  readonly delete: (ref: string) => Effect.Effect<boolean, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface SecretVaultService {
+  readonly put: (ref: string, secret: Redacted.Redacted<string>, now: number) => Effect.Effect<void, StorageError>
+  readonly get: (ref: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
+  /** Deletes the sealed secret; `true` when there was one. */
+  readonly retire: (ref: string) => Effect.Effect<boolean, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class SecretVault extends Context.Tag("@accord/core/SecretVault")<SecretVault, SecretVaultService>() {}
+
+const associatedData = (ref: string) => `accord-secret:${ref}`
+
+/**
+ * A vault over any table of sealed values.
+ *
+ * @since 0.1.0
+ */
+export const make = (table: SealedSecretTable): Effect.Effect<SecretVaultService, never, Cipher> =>
+  Effect.map(Cipher, (cipher) => ({
+    put: (ref, secret, now) =>
+      Effect.flatMap(cipher.seal(Redacted.value(secret), associatedData(ref)), (sealed) => table.put(ref, sealed, now)),
+    get: (ref) =>
+      Effect.flatMap(table.get(ref), (sealed) =>
+        Option.isNone(sealed)
+          ? Effect.succeedNone
+          : Effect.map(cipher.open(sealed.value, associatedData(ref)), (plain) => Option.some(Redacted.make(plain)))),
+    retire: (ref) => table.delete(ref)
+  }))
+
+/**
+ * An in-memory sealed table; exposed so tests can see that only ciphertext is kept.
+ *
+ * @since 0.1.0
+ */
+export const makeMemoryTable = (): SealedSecretTable & { readonly rows: ReadonlyMap<string, string> } => {
+  const rows = new Map<string, string>()
+  return {
+    rows,
+    put: (ref, sealed) => Effect.sync(() => void rows.set(ref, sealed)),
+    get: (ref) => Effect.sync(() => Option.fromNullable(rows.get(ref))),
+    delete: (ref) => Effect.sync(() => rows.delete(ref))
+  }
+}
+
+/**
+ * A fresh, empty table per build (the table is made when the layer is built, not when the module loads).
+ *
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<SecretVault, never, Cipher> = Layer.effect(
+  SecretVault,
+  Effect.suspend(() => make(makeMemoryTable()))
+)
+
+/**
+ * The reference of a connector secret: one per connection, revision and secret name.
+ *
+ * @since 0.1.0
+ */
+export const connectorSecretRef = (
+  connectionId: string,
+  revision: number,
+  name: "actionSigning" | "completion"
+): string => `connector:${connectionId}:${revision}:${name}`

@@ -1,0 +1,36 @@
+/**
+ * The services every storage adapter (memory, SQL on PostgreSQL or PGlite) provides.
+ *
+ * @since 0.1.0
+ */
+import type { AccountProfileStore } from "./AccountProfileStore.ts"
+import type { ActionLedger } from "./ActionLedger.ts"
+import type { ApiKeyStore } from "./ApiKeyStore.ts"
+import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
+import type { ConnectionStore } from "./ConnectionStore.ts"
+import type { EventStore } from "./EventStore.ts"
+import type { FeatureGateStore } from "./FeatureGateStore.ts"
+import type { IngestWriter } from "./IngestWriter.ts"
+import type { NonceStore } from "./NonceStore.ts"
+import type { Outbox } from "./Outbox.ts"
+import type { SecretVault } from "./SecretVault.ts"
+import type { Transactor } from "./Transactor.ts"
+import type { UsageMeterStore } from "./UsageMeterStore.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type StoragePorts =
+  | NonceStore
+  | ApiKeyStore
+  | SecretVault
+  | ConnectionStore
+  | CapabilityRegistry
+  | Outbox
+  | ActionLedger
+  | EventStore
+  | AccountProfileStore
+  | UsageMeterStore
+  | FeatureGateStore
+  | IngestWriter
+  | Transactor

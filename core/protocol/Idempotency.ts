@@ -1,0 +1,59 @@
+/**
+ * The provider idempotency key (spec "Execution request body", DESIGN D3).
+ *
+ * `pva_` + lowercase hex SHA-256 of `customer-action-idempotency-v1\n{workspaceId}\n{actionRequestId}`.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Crypto } from "../ports/Crypto.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const deriveProviderIdempotencyKey = (
+  workspaceId: string,
+  actionRequestId: string
+): Effect.Effect<string, never, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) =>
+    Effect.map(
+      crypto.sha256Hex(`customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`),
+      (digest) => "pva_" + digest
+    ))
+
+/**
+ * The idempotency header, the body's `providerIdempotencyKey` and the key derived locally from the
+ * body's workspace and action request are not all equal.
+ *
+ * @since 0.1.0
+ */
+export class IdempotencyKeyMismatch extends Schema.TaggedError<IdempotencyKeyMismatch>()("IdempotencyKeyMismatch", {
+  mismatch: Schema.Literal("missing_header", "header_differs_from_body", "body_differs_from_derived")
+}) {
+  override get message(): string {
+    return `idempotency key check failed: ${this.mismatch.replaceAll("_", " ")}`
+  }
+}
+
+/**
+ * "The idempotency header, body `providerIdempotencyKey` and the locally derived key must be equal."
+ *
+ * @since 0.1.0
+ */
+export const checkIdempotencyKey = (options: {
+  readonly header: string | undefined
+  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
+}): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> =>
+  Effect.gen(function*() {
+    const { body, header } = options
+    if (header === undefined) return yield* new IdempotencyKeyMismatch({ mismatch: "missing_header" })
+    if (header !== body.providerIdempotencyKey) {
+      return yield* new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
+    }
+    const derived = yield* deriveProviderIdempotencyKey(body.workspaceId, body.actionRequestId)
+    if (derived !== body.providerIdempotencyKey) {
+      return yield* new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
+    }
+    return derived
+  })

@@ -1,0 +1,239 @@
+/**
+ * Message signing (spec "Authentication", DESIGN D1, D2, D5, D6).
+ *
+ * The signed string is, lines separated by `\n`:
+ *
+ *     service-customer-action-v1
+ *     {purpose}
+ *     {timestamp}
+ *     {nonce}
+ *     {raw body bytes}
+ *
+ * and the header value is `v1=` followed by the 64 lowercase hex characters of its HMAC-SHA-256.
+ * The body is the exact bytes sent: a sender serializes once, signs those bytes, sends those bytes.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { Crypto, type CryptoService, type HmacKey } from "../ports/Crypto.ts"
+import { formatTimestamp } from "./Timestamp.ts"
+
+/**
+ * The seven signing purposes.
+ *
+ * @since 0.1.0
+ */
+export const purposes = [
+  "handshake_request",
+  "handshake_response",
+  "dispatch_request",
+  "dispatch_response",
+  "completion",
+  "payment_reconciliation_request",
+  "payment_reconciliation_response"
+] as const
+
+/**
+ * @since 0.1.0
+ */
+export type Purpose = (typeof purposes)[number]
+
+/**
+ * The connector's two secrets: which one signs a message is fixed by its purpose.
+ *
+ * @since 0.1.0
+ */
+export type SecretName = "actionSigning" | "completion"
+
+/**
+ * "The action signing secret for handshake, dispatch and reconciliation messages in both directions;
+ * the completion secret for `completion`."
+ *
+ * @since 0.1.0
+ */
+export const secretFor = (purpose: Purpose): SecretName => (purpose === "completion" ? "completion" : "actionSigning")
+
+/**
+ * @since 0.1.0
+ */
+export interface ConnectorSecrets {
+  readonly actionSigning: Redacted.Redacted<string>
+  readonly completion: Redacted.Redacted<string>
+}
+
+/**
+ * Both secrets imported once as HMAC keys; verification and signing pick one by purpose.
+ *
+ * @since 0.1.0
+ */
+export interface SigningKeys {
+  readonly actionSigning: HmacKey
+  readonly completion: HmacKey
+}
+
+/**
+ * @since 0.1.0
+ */
+export const importSigningKeys = (secrets: ConnectorSecrets): Effect.Effect<SigningKeys, never, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) =>
+    Effect.all({
+      actionSigning: crypto.importHmacKey(secrets.actionSigning),
+      completion: crypto.importHmacKey(secrets.completion)
+    })
+  )
+
+/**
+ * Header names, lowercase as HTTP/2 and the Fetch API present them.
+ *
+ * @since 0.1.0
+ */
+export const headerNames = {
+  version: "x-service-customer-action-version",
+  timestamp: "x-service-customer-action-timestamp",
+  nonce: "x-service-customer-action-nonce",
+  signature: "x-service-customer-action-signature",
+  idempotencyKey: "x-service-customer-action-idempotency-key",
+  connectionRevision: "x-service-customer-action-connection-revision"
+} as const
+
+/**
+ * The protocol version, in every body's `protocolVersion` and in the version header.
+ *
+ * @since 0.1.0
+ */
+export const protocolVersion = 1
+
+/**
+ * The fixed first part of the signing input up to and including the newline before the body.
+ *
+ * @since 0.1.0
+ */
+export const signingPrefix = (purpose: Purpose, timestamp: string, nonce: string): string =>
+  `service-customer-action-v1\n${purpose}\n${timestamp}\n${nonce}\n`
+
+/**
+ * The `v1=` signature header value for a message.
+ *
+ * @since 0.1.0
+ */
+export const computeSignature = (
+  key: HmacKey,
+  purpose: Purpose,
+  timestamp: string,
+  nonce: string,
+  body: Uint8Array
+): Effect.Effect<string, never, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) =>
+    Effect.map(crypto.hmacSha256Hex(key, [signingPrefix(purpose, timestamp, nonce), body]), (mac) => "v1=" + mac)
+  )
+
+/**
+ * Length in bytes of a sent nonce's entropy: 24 bytes give a 32-character base64url nonce (D6).
+ *
+ * @since 0.1.0
+ */
+export const nonceBytes = 24
+
+const base64url = (bytes: Uint8Array): string => {
+  const table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+  let out = ""
+  for (let i = 0; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!
+    out += table[n >> 18]! + table[(n >> 12) & 63]! + table[(n >> 6) & 63]! + table[n & 63]!
+  }
+  return out
+}
+
+/**
+ * A fresh nonce from the CSPRNG: 32 base64url characters.
+ *
+ * @since 0.1.0
+ */
+export const freshNonce: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => nonceFrom(crypto))
+
+const nonceFrom = (crypto: CryptoService): Effect.Effect<string> => Effect.map(crypto.randomBytes(nonceBytes), base64url)
+
+/**
+ * The signed headers of one outgoing message.
+ *
+ * @since 0.1.0
+ */
+export type SignedHeaders = {
+  readonly "content-type": "application/json"
+  readonly "x-service-customer-action-version": "1"
+  readonly "x-service-customer-action-timestamp": string
+  readonly "x-service-customer-action-nonce": string
+  readonly "x-service-customer-action-signature": string
+}
+
+/**
+ * Signs outgoing messages, bound to its `Crypto` and the `Clock`. Build it once (`makeSigner`) and
+ * call it per message: no service lookups on the hot path, and with a synchronous HMAC
+ * (`node:crypto`) signing is one synchronous step.
+ *
+ * @since 0.1.0
+ */
+export interface Signer {
+  /** A fresh nonce from the CSPRNG (D6). */
+  readonly freshNonce: Effect.Effect<string>
+  /**
+   * Signs `body` for `purpose` with the secret the purpose requires, a fresh nonce (unless one is
+   * given, as for a handshake whose `challenge` must equal it) and the Clock's current time.
+   */
+  readonly sign: (options: {
+    readonly purpose: Purpose
+    readonly keys: SigningKeys
+    readonly body: Uint8Array
+    readonly nonce?: string
+  }) => Effect.Effect<SignedHeaders>
+}
+
+/**
+ * @since 0.1.0
+ */
+export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
+  Effect.all([Crypto, Effect.clock]),
+  ([crypto, clock]) => {
+    const freshNonce = nonceFrom(crypto)
+    const headers = (timestamp: string, nonce: string, mac: string): SignedHeaders => ({
+      "content-type": "application/json",
+      "x-service-customer-action-version": "1",
+      "x-service-customer-action-timestamp": timestamp,
+      "x-service-customer-action-nonce": nonce,
+      "x-service-customer-action-signature": "v1=" + mac
+    })
+    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
+      const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
+      const key = options.keys[secretFor(options.purpose)]
+      const parts = [signingPrefix(options.purpose, timestamp, nonce), options.body]
+      return crypto.unsafeHmacSha256HexSync !== undefined
+        ? Effect.succeed(headers(timestamp, nonce, crypto.unsafeHmacSha256HexSync(key, parts)))
+        : Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
+    }
+    return {
+      freshNonce,
+      sign: (options) =>
+        options.nonce !== undefined
+          ? Effect.suspend(() => signWith(options, options.nonce!))
+          : Effect.flatMap(freshNonce, (nonce) => signWith(options, nonce))
+    }
+  }
+)
+
+/**
+ * Signs one message with the context's `Crypto` (see `Signer.sign`).
+ *
+ * @since 0.1.0
+ */
+export const sign = (options: Parameters<Signer["sign"]>[0]): Effect.Effect<SignedHeaders, never, Crypto> =>
+  Effect.flatMap(makeSigner, (signer) => signer.sign(options))
+
+const encoder = new TextEncoder()
+
+/**
+ * Serializes a body once, to the bytes that are then signed and sent.
+ *
+ * @since 0.1.0
+ */
+export const encodeBody = (body: unknown): Uint8Array => encoder.encode(JSON.stringify(body))

@@ -1,0 +1,476 @@
+/**
+ * Verification of a signed message (spec "Authentication" 4–6, DESIGN D1, D2, D5, D6).
+ *
+ * "A verifier checks the protocol version, timestamp freshness, nonce and HMAC, with a
+ * constant-time comparison, before using the parsed payload." Checks run in that order and the
+ * body is parsed only after all of them pass. The nonce is checked for shape before the HMAC but
+ * recorded as used only after it: a forged message must not be able to burn a nonce that a
+ * genuine one will carry. A replay of a genuine message is caught by that atomic claim.
+ *
+ * Every failure is its own tagged error so callers can map it to a response.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { Crypto } from "../ports/Crypto.ts"
+import { constantTimeEqual } from "./Hex.ts"
+import { exactParseOptions } from "./messages/Common.ts"
+import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
+import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { parseTimestamp } from "./Timestamp.ts"
+
+/**
+ * "At most five minutes of clock skew is accepted", either way, inclusive (D5).
+ *
+ * @since 0.1.0
+ */
+export const maxSkewMillis = 300_000
+
+/**
+ * The version header is missing or not `1`.
+ *
+ * @since 0.1.0
+ */
+export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()("UnsupportedVersion", {}) {
+  override get message(): string {
+    return "x-service-customer-action-version must be 1"
+  }
+}
+
+/**
+ * The timestamp header is missing or not an RFC 3339 timestamp.
+ *
+ * @since 0.1.0
+ */
+export class InvalidTimestamp extends Schema.TaggedError<InvalidTimestamp>()("InvalidTimestamp", {}) {
+  override get message(): string {
+    return "x-service-customer-action-timestamp must be an RFC 3339 timestamp"
+  }
+}
+
+/**
+ * The timestamp is more than five minutes in the past.
+ *
+ * @since 0.1.0
+ */
+export class StaleTimestamp extends Schema.TaggedError<StaleTimestamp>()("StaleTimestamp", {
+  skewMillis: Schema.Number
+}) {
+  override get message(): string {
+    return `timestamp is ${this.skewMillis} ms old; at most ${maxSkewMillis} ms is accepted`
+  }
+}
+
+/**
+ * The timestamp is more than five minutes in the future.
+ *
+ * @since 0.1.0
+ */
+export class FutureTimestamp extends Schema.TaggedError<FutureTimestamp>()("FutureTimestamp", {
+  skewMillis: Schema.Number
+}) {
+  override get message(): string {
+    return `timestamp is ${this.skewMillis} ms ahead; at most ${maxSkewMillis} ms is accepted`
+  }
+}
+
+/**
+ * The nonce header is missing or not 16 to 160 visible ASCII characters.
+ *
+ * @since 0.1.0
+ */
+export class InvalidNonce extends Schema.TaggedError<InvalidNonce>()("InvalidNonce", {}) {
+  override get message(): string {
+    return "x-service-customer-action-nonce must be 16 to 160 visible ASCII characters"
+  }
+}
+
+/**
+ * The nonce was already used within the retention window.
+ *
+ * @since 0.1.0
+ */
+export class ReplayedNonce extends Schema.TaggedError<ReplayedNonce>()("ReplayedNonce", {}) {
+  override get message(): string {
+    return "nonce was already used"
+  }
+}
+
+/**
+ * The signature header is missing, not `v1=` plus 64 lowercase hex characters, or does not match.
+ *
+ * @since 0.1.0
+ */
+export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", {
+  reason: Schema.Literal("missing", "malformed", "mismatch")
+}) {
+  override get message(): string {
+    return this.reason === "mismatch"
+      ? "signature does not match"
+      : `x-service-customer-action-signature is ${this.reason}; expected v1= and 64 lowercase hex characters`
+  }
+}
+
+/**
+ * The (authentic) body is not UTF-8 JSON.
+ *
+ * @since 0.1.0
+ */
+export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", {}) {
+  override get message(): string {
+    return "body is not a UTF-8 JSON document"
+  }
+}
+
+/**
+ * One failing field of a body: where, and what was expected. Never the received value.
+ *
+ * @since 0.1.0
+ */
+export const FieldIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
+
+/**
+ * @since 0.1.0
+ */
+export type FieldIssue = typeof FieldIssue.Type
+
+/**
+ * The (authentic) body is JSON but not the expected message shape.
+ *
+ * @since 0.1.0
+ */
+export class InvalidShape extends Schema.TaggedError<InvalidShape>()("InvalidShape", {
+  issues: Schema.Array(FieldIssue)
+}) {
+  override get message(): string {
+    return "body does not have the expected shape: " +
+      this.issues.map((issue) => `${issue.path || "(root)"}: ${issue.message}`).join("; ")
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export type SignatureError =
+  | UnsupportedVersion
+  | InvalidTimestamp
+  | StaleTimestamp
+  | FutureTimestamp
+  | InvalidNonce
+  | ReplayedNonce
+  | InvalidSignature
+
+/**
+ * @since 0.1.0
+ */
+export type VerificationError = SignatureError | MalformedBody | InvalidShape
+
+/**
+ * Where header values come from: a Fetch `Headers`, or a record with lowercase names (Node's
+ * `IncomingHttpHeaders`, `@effect/platform` `Headers`).
+ *
+ * @since 0.1.0
+ */
+export type HeaderSource =
+  | { readonly get: (name: string) => string | null | undefined }
+  | { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+
+/**
+ * @since 0.1.0
+ */
+export const readHeader = (source: HeaderSource, name: string): string | undefined => {
+  const value = typeof source.get === "function"
+    ? (source as { readonly get: (name: string) => string | null | undefined }).get(name)
+    : (source as { readonly [name: string]: string | ReadonlyArray<string> | undefined })[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/**
+ * What a verified message proved about itself.
+ *
+ * @since 0.1.0
+ */
+export interface VerifiedHeaders {
+  readonly timestamp: string
+  readonly timestampMillis: number
+  readonly nonce: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface VerifyInput {
+  readonly purpose: Purpose
+  readonly keys: SigningKeys
+  readonly headers: HeaderSource
+  /** The raw body bytes as received (D1). */
+  readonly body: Uint8Array
+  /** The nonce space, e.g. one per connection and direction. */
+  readonly nonceScope: string
+}
+
+/**
+ * A message that may be signed with any of several key pairs (e.g. one per connection revision).
+ *
+ * @since 0.1.0
+ */
+export interface VerifyAnyInput extends Omit<VerifyInput, "keys"> {
+  /** Candidate pairs, tried in order; the first whose secret for the purpose matches is used. */
+  readonly keys: ReadonlyArray<SigningKeys>
+}
+
+/** 16 to 160 visible ASCII characters (D6); a loop, not a regular expression: it runs per message. */
+const isNonce = (nonce: string): boolean => {
+  if (nonce.length < 16 || nonce.length > 160) return false
+  for (let i = 0; i < nonce.length; i++) {
+    const c = nonce.charCodeAt(i)
+    if (c < 0x21 || c > 0x7e) return false
+  }
+  return true
+}
+const signaturePattern = /^v1=[0-9a-f]{64}$/
+
+/**
+ * A verifier bound to its `Crypto` and `NonceStore`. Build it once (`makeVerifier`) and call it per
+ * message: the hot path then does no service lookups, and with a synchronous HMAC (`node:crypto`)
+ * runs as one synchronous step plus the nonce claim.
+ *
+ * @since 0.1.0
+ */
+export interface Verifier {
+  /**
+   * Verifies version, freshness, nonce and signature, and records the nonce. Reads nothing of the
+   * body but its bytes.
+   */
+  readonly verify: (input: VerifyInput) => Effect.Effect<VerifiedHeaders, SignatureError | StorageError>
+  /**
+   * Like `verify`, with each candidate pair in turn: the headers are checked once, the HMAC per
+   * candidate, and the nonce is recorded once, for the first match; `keyIndex` names it. No match
+   * is `InvalidSignature`.
+   */
+  readonly verifyAny: (
+    input: VerifyAnyInput
+  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }, SignatureError | StorageError>
+  /** Verifies, then decodes the body with `schema` (unknown fields are errors). */
+  readonly verifyAndDecode: <A, I>(
+    schema: Schema.Schema<A, I, never>,
+    input: VerifyInput
+  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError>
+}
+
+const mismatch = (mac: string): InvalidSignature =>
+  new InvalidSignature({ reason: signaturePattern.test("v1=" + mac) ? "mismatch" : "malformed" })
+
+interface Checked {
+  readonly timestamp: string
+  readonly timestampMillis: number
+  readonly nonce: string
+  readonly mac: string
+}
+
+/** Header checks up to the HMAC; returns the failure, or what the HMAC step needs. */
+export const checkHeaders = (headers: HeaderSource, now: number): SignatureError | Checked => {
+  if (readHeader(headers, headerNames.version) !== "1") return new UnsupportedVersion()
+  const timestamp = readHeader(headers, headerNames.timestamp)
+  const timestampMillis = timestamp === undefined ? undefined : parseTimestamp(timestamp)
+  if (timestamp === undefined || timestampMillis === undefined) return new InvalidTimestamp()
+  if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
+  if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
+  const nonce = readHeader(headers, headerNames.nonce)
+  if (nonce === undefined || !isNonce(nonce)) return new InvalidNonce()
+  const signature = readHeader(headers, headerNames.signature)
+  if (signature === undefined) return new InvalidSignature({ reason: "missing" })
+  // The full `v1=` + lowercase hex pattern is checked only when the MAC does not match (see
+  // `mismatch`): a match with our own lowercase hex already proves the form.
+  if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
+  return { timestamp, timestampMillis, nonce, mac: signature.slice(3) }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> = Effect.map(
+  Effect.all([Crypto, NonceStore, Effect.clock]),
+  ([crypto, store, clock]) => {
+    const hmacSync = crypto.unsafeHmacSha256HexSync
+    const claimSync = store.unsafeClaimSync
+    const verified = (checked: Checked): VerifiedHeaders => ({
+      timestamp: checked.timestamp,
+      timestampMillis: checked.timestampMillis,
+      nonce: checked.nonce
+    })
+    const nonceClaim = (input: Pick<VerifyInput, "nonceScope">, checked: Checked, now: number): NonceClaim => ({
+      scope: input.nonceScope,
+      nonce: checked.nonce,
+      now,
+      expiresAt: now + nonceRetentionMillis
+    })
+    const claim = (
+      input: Pick<VerifyInput, "nonceScope">,
+      checked: Checked,
+      now: number
+    ): Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError> =>
+      claimSync !== undefined
+        ? claimSync(nonceClaim(input, checked, now)) ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
+        : Effect.flatMap(
+          store.claim(nonceClaim(input, checked, now)),
+          (fresh) => fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
+        )
+    /** The header checks, then the HMAC with each candidate in turn; `found` claims the nonce. */
+    const verifyWith = <A>(
+      input: VerifyInput | VerifyAnyInput,
+      candidates: ReadonlyArray<SigningKeys>,
+      found: (claimed: Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError>, keyIndex: number) => Effect.Effect<A, ReplayedNonce | StorageError>
+    ): Effect.Effect<A, SignatureError | StorageError> =>
+      Effect.suspend(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const checked = checkHeaders(input.headers, now)
+        if ("_tag" in checked) return Effect.fail(checked)
+        const secret = secretFor(input.purpose)
+        const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
+        const attempt = (keyIndex: number): Effect.Effect<A, SignatureError | StorageError> => {
+          const keys = candidates[keyIndex]
+          if (keys === undefined) return Effect.fail(mismatch(checked.mac))
+          if (hmacSync !== undefined) {
+            return constantTimeEqual(hmacSync(keys[secret], parts), checked.mac)
+              ? found(claim(input, checked, now), keyIndex)
+              : attempt(keyIndex + 1)
+          }
+          return Effect.flatMap(
+            crypto.hmacSha256Hex(keys[secret], parts),
+            (expected) => constantTimeEqual(expected, checked.mac) ? found(claim(input, checked, now), keyIndex) : attempt(keyIndex + 1)
+          )
+        }
+        return attempt(0)
+      })
+    // One pair, the common case on every hot path: the same steps as `verifyWith` without its
+    // candidate list and callbacks, which cost a measurable share of a verification.
+    const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+      Effect.suspend(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const checked = checkHeaders(input.headers, now)
+        if ("_tag" in checked) return Effect.fail(checked)
+        const key = input.keys[secretFor(input.purpose)]
+        const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
+        if (hmacSync !== undefined) {
+          return constantTimeEqual(hmacSync(key, parts), checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
+        }
+        return Effect.flatMap(
+          crypto.hmacSha256Hex(key, parts),
+          (expected): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+            constantTimeEqual(expected, checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
+        )
+      })
+    return {
+      verify,
+      verifyAny: (input) => verifyWith(input, input.keys, (claimed, keyIndex) => Effect.map(claimed, (headers) => ({ headers, keyIndex }))),
+      verifyAndDecode: (schema, input) =>
+        Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))
+    }
+  }
+)
+
+/**
+ * Verifies one message with the context's `Crypto` and `NonceStore` (see `Verifier.verify`).
+ *
+ * @since 0.1.0
+ */
+export const verify = (
+  input: VerifyInput
+): Effect.Effect<VerifiedHeaders, SignatureError | StorageError, Crypto | NonceStore> =>
+  Effect.flatMap(makeVerifier, (verifier) => verifier.verify(input))
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+/**
+ * Parses raw body bytes as JSON. A byte-order mark or invalid UTF-8 is malformed.
+ *
+ * @since 0.1.0
+ */
+export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, MalformedBody> => parseJsonBytes(body)
+
+/**
+ * The same, as a plain result.
+ *
+ * @since 0.1.0
+ */
+export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
+  try {
+    return Either.right(JSON.parse(utf8.decode(body)) as unknown)
+  } catch {
+    return Either.left(new MalformedBody())
+  }
+}
+
+/**
+ * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`), one
+ * per path, never quoting the received value (D8): Schema's `, actual …` suffix is cut, missing
+ * and unknown fields get fixed wording, and `messages` may give fixed wording per path.
+ *
+ * @since 0.1.0
+ */
+export const toFieldIssues = (
+  error: ParseResult.ParseError,
+  messages: Readonly<Record<string, string>> = {}
+): ReadonlyArray<FieldIssue> => {
+  const byPath = new Map<string, Array<{ readonly tag: string; readonly message: string }>>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const path = issue.path.map(String).join(".")
+    const issues = byPath.get(path) ?? []
+    issues.push({ tag: issue._tag, message: issue.message.replace(/,\s*actual\b[\s\S]*$/, "") })
+    byPath.set(path, issues)
+  }
+  return [...byPath].map(([path, issues]) => {
+    if (issues.some((issue) => issue.tag === "Missing")) return { path, message: "is missing" }
+    if (issues.some((issue) => issue.tag === "Unexpected")) return { path, message: "is not allowed" }
+    const known = messages[path]
+    if (known !== undefined) return { path, message: known }
+    const texts = [...new Set(issues.map((issue) => issue.message))]
+    // A union reports one "Expected X" per member: say it once as "Expected X | Y".
+    const message = texts.length > 1 && texts.every((text) => text.startsWith("Expected "))
+      ? "Expected " + texts.map((text) => text.slice("Expected ".length)).join(" | ")
+      : texts.join("; ")
+    return { path, message }
+  })
+}
+
+/**
+ * Decodes an (already authentic) body with a message schema: unknown fields are errors.
+ *
+ * @since 0.1.0
+ */
+export const decodeBody = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  body: Uint8Array
+): Effect.Effect<A, MalformedBody | InvalidShape> =>
+  Effect.flatMap(parseJsonBody(body), (json) =>
+    Effect.mapError(
+      Schema.decodeUnknown(schema, exactParseOptions)(json),
+      (error) => new InvalidShape({ issues: toFieldIssues(error) })
+    ))
+
+/**
+ * Verifies a signed message, then decodes its body with `schema` (see `Verifier.verifyAndDecode`).
+ *
+ * @since 0.1.0
+ */
+export const verifyAndDecode = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  input: VerifyInput
+): Effect.Effect<
+  { readonly headers: VerifiedHeaders; readonly body: A },
+  VerificationError | StorageError,
+  Crypto | NonceStore
+> =>
+  Effect.flatMap(makeVerifier, (verifier) => verifier.verifyAndDecode(schema, input))
+
+/**
+ * A verification error's tag as a stable snake_case code (`ReplayedNonce` → `replayed_nonce`).
+ *
+ * @since 0.1.0
+ */
+export const snakeCaseTag = (tag: string): string => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()

@@ -1,0 +1,126 @@
+/**
+ * The node:http transport against real loopback servers that misbehave on purpose.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
+import { layerResolverMemory } from "../../../core/connector/Endpoint.ts"
+import { ConnectorTransport } from "../../../core/ports/ConnectorTransport.ts"
+import { closedPort } from "../../core/connector/dispatch/support.ts"
+
+let base = ""
+let received: Array<{ readonly path: string; readonly body: string; readonly headers: IncomingMessage["headers"] }> = []
+let connections = 0
+const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+  "/echo": (_req, res) => res.writeHead(202, { "content-type": "application/json", "x-echo": "1" }).end(JSON.stringify({ ok: true })),
+  "/redirect": (_req, res) => res.writeHead(302, { location: `${base}/target` }).end(),
+  "/target": (_req, res) => res.writeHead(200).end("{}"),
+  "/slow": (_req, res) => void setTimeout(() => res.writeHead(202).end("{}"), 1_000),
+  "/reset": (req) => req.socket.destroy(),
+  "/large": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("x".repeat(64 * 1024 + 1)),
+  "/exact": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("x".repeat(64 * 1024))
+}
+const server = createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (c: Buffer) => chunks.push(c))
+  req.on("end", () => {
+    received.push({ path: req.url ?? "", body: Buffer.concat(chunks).toString(), headers: req.headers })
+    routes[req.url ?? ""]?.(req, res)
+  })
+})
+server.on("connection", () => connections++)
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((resolve) => {
+  server.closeAllConnections()
+  server.close(() => resolve())
+}))
+
+const insecure = HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 300 })
+const body = new TextEncoder().encode(JSON.stringify({ hello: "world" }))
+const post = (url: string, timeoutMillis?: number) =>
+  Effect.flatMap(ConnectorTransport, (t) => t.post({ url, headers: { "x-test": "1" }, body, ...(timeoutMillis ? { timeoutMillis } : {}) }))
+const failure = (url: string) => Effect.flip(post(url))
+
+describe("HttpTransport", () => {
+  it.live("POSTs the exact bytes with content-type and returns status, lowercase headers and body", () =>
+    Effect.gen(function*() {
+      received = []
+      const response = yield* post(`${base}/echo`)
+      assert.strictEqual(response.status, 202)
+      assert.strictEqual(response.headers["x-echo"], "1")
+      assert.deepStrictEqual(JSON.parse(new TextDecoder().decode(response.body)), { ok: true })
+      assert.strictEqual(received[0]!.body, JSON.stringify({ hello: "world" }))
+      assert.strictEqual(received[0]!.headers["content-type"], "application/json")
+      assert.strictEqual(received[0]!.headers["x-test"], "1")
+    }).pipe(Effect.provide(insecure)))
+
+  it.live("a redirect is returned, never followed", () =>
+    Effect.gen(function*() {
+      received = []
+      const response = yield* post(`${base}/redirect`)
+      assert.strictEqual(response.status, 302)
+      assert.deepStrictEqual(received.map((r) => r.path), ["/redirect"])
+    }).pipe(Effect.provide(insecure)))
+
+  it.live("a slow response past the time-out: timeout, may have been delivered", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(`${base}/slow`)
+      assert.strictEqual(error.reason, "timeout")
+      assert.isTrue(error.maybeDelivered)
+    }).pipe(Effect.provide(insecure)))
+
+  it.live("the connection destroyed after the request was read: reset, may have been delivered", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(`${base}/reset`)
+      assert.strictEqual(error.reason, "reset")
+      assert.isTrue(error.maybeDelivered)
+    }).pipe(Effect.provide(insecure)))
+
+  it.live("nothing listening: connect, not delivered", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(closedPort)
+      const error = yield* failure(`http://127.0.0.1:${port}/x`)
+      assert.strictEqual(error.reason, "connect")
+      assert.isFalse(error.maybeDelivered)
+    }).pipe(Effect.provide(insecure)))
+
+  it.live("a body over 64 KiB is refused; exactly 64 KiB is read", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(`${base}/large`)
+      assert.strictEqual(error.reason, "response_too_large")
+      assert.strictEqual((yield* post(`${base}/exact`)).body.byteLength, 64 * 1024)
+    }).pipe(Effect.provide(insecure)))
+
+  it.live("loopback without insecure mode: refused before anything is sent", () =>
+    Effect.gen(function*() {
+      received = []
+      const error = yield* failure(`${base.replace("http:", "https:")}/echo`)
+      assert.strictEqual(error.reason, "refused_address")
+      assert.isFalse(error.maybeDelivered)
+      const plain = yield* failure(`${base}/echo`)
+      assert.strictEqual(plain.reason, "refused_address")
+      assert.strictEqual(received.length, 0)
+    }).pipe(Effect.provide(HttpTransport.layer({ allowInsecure: false }))))
+
+  it.live("a host that resolves to a private address at connect time is refused (DNS rebinding)", () =>
+    Effect.gen(function*() {
+      const transport = yield* HttpTransport.make({ allowInsecure: false })
+      const error = yield* Effect.flip(transport.post({ url: "https://rebind.example.com/connector", headers: {}, body }))
+      assert.strictEqual(error.reason, "refused_address")
+      const unknown = yield* Effect.flip(transport.post({ url: "https://nowhere.example.com/connector", headers: {}, body }))
+      assert.strictEqual(unknown.reason, "dns")
+    }).pipe(Effect.scoped, Effect.provide(layerResolverMemory({ "rebind.example.com": ["93.184.216.34", "192.168.0.10"] }))))
+
+  it.live("sequential requests reuse one keep-alive connection", () =>
+    Effect.gen(function*() {
+      const before = connections
+      for (let i = 0; i < 5; i++) yield* post(`${base}/echo`)
+      assert.strictEqual(connections - before, 1)
+    }).pipe(Effect.provide(Layer.fresh(insecure))))
+})

@@ -1,0 +1,330 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Schema from "effect/Schema"
+import * as fc from "fast-check"
+import {
+  type ActionState,
+  actionStates,
+  journeyMayAdvance,
+  transition,
+  type Trigger
+} from "../../../core/connector/ActionState.ts"
+import { completionTrigger, type EvidenceBinding } from "../../../core/connector/Evidence.ts"
+import { CatalogEvidenceType, Completion } from "../../../core/protocol/messages/Completion.ts"
+
+const outcomes = ["succeeded", "failed", "unknown", "reversed"] as const
+
+/** Every trigger but a completion: acknowledgements, an ambiguous delivery, reconciliation verdicts. */
+const otherTrigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
+  fc.oneof(
+    fc.constant<Trigger>({ _tag: "AckAccepted" }),
+    fc.constant<Trigger>({ _tag: "AckRejected" }),
+    fc.constant<Trigger>({ _tag: "DeliveryAmbiguous" }),
+    fc.constantFrom("verified", "inconclusive", "reversed").map((verdict): Trigger => ({
+      _tag: "ObservationJudged",
+      verdict: verdict as "verified" | "inconclusive" | "reversed",
+      isPayment
+    }))
+  )
+
+/** Any trigger, a completion given only as its outcome and an evidence verdict (for totality). */
+const trigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
+  fc.oneof(
+    otherTrigger(isPayment),
+    fc.record({ outcome: fc.constantFrom(...outcomes), evidenceMatched: fc.boolean() }).map((c): Trigger => ({
+      _tag: "CompletionReceived",
+      ...c,
+      isPayment
+    }))
+  )
+
+const anyTrigger = fc.boolean().chain(trigger)
+
+/** The catalog evidence types (pinned to the spec's eight in messages.test.ts). */
+const catalog: ReadonlyArray<string> = CatalogEvidenceType.literals
+
+const hex64 = fc.array(fc.constantFrom(..."0123456789abcdef"), { minLength: 64, maxLength: 64 }).map((digits) => digits.join(""))
+const accountIds = fc.stringMatching(/^[A-Za-z0-9_]{1,24}$/)
+
+const bindings: fc.Arbitrary<EvidenceBinding> = fc.record({
+  workspaceId: fc.uuid(),
+  accountId: accountIds,
+  actionRequestId: fc.uuid(),
+  providerIdempotencyKey: hex64.map((hex) => `pva_${hex}`)
+})
+
+/** Mostly the action's own value, sometimes another one. */
+const mostly = <A>(own: A, other: fc.Arbitrary<A>): fc.Arbitrary<A> =>
+  fc.oneof({ weight: 8, arbitrary: fc.constant(own) }, { weight: 1, arbitrary: other })
+
+/** Evidence sources: catalog types, near misses of them, and arbitrary codes. */
+const sources = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...catalog) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "Provider_event",
+      "provider-event",
+      "entitlement_states",
+      "authenticated_completion.v2",
+      "browser_success_screen",
+      "webhook",
+      "verified"
+    )
+  },
+  { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9_.:-]{1,64}$/) }
+)
+
+/** `evidence.accountId`: the action's account, another one, a number, null, or absent. */
+const accountEvidence = (own: string): fc.Arbitrary<Record<string, string | number | null>> =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constant({ accountId: own }) },
+    { weight: 1, arbitrary: accountIds.map((accountId) => ({ accountId })) },
+    { weight: 1, arbitrary: fc.integer().map((accountId) => ({ accountId })) },
+    { weight: 1, arbitrary: fc.constant({ accountId: null }) },
+    { weight: 1, arbitrary: fc.constant({}) }
+  )
+
+const decodeCompletion = Schema.decodeUnknownSync(Completion)
+
+/** A real completion body (decoded with the Completion schema) that may or may not fit the action. */
+const completions = (b: EvidenceBinding): fc.Arbitrary<Completion> =>
+  fc.record({
+    workspaceId: mostly(b.workspaceId, fc.uuid()),
+    actionRequestId: mostly(b.actionRequestId, fc.uuid()),
+    providerIdempotencyKey: mostly(b.providerIdempotencyKey, hex64.map((hex) => `pva_${hex}`)),
+    outcome: fc.constantFrom(...outcomes),
+    source: sources,
+    account: accountEvidence(b.accountId),
+    completionId: fc.stringMatching(/^[\x21-\x7e]{1,40}$/),
+    providerReference: fc.string({ minLength: 1, maxLength: 40 })
+  }).map((c) =>
+    decodeCompletion({
+      type: "service.customer_action.completion",
+      protocolVersion: 1,
+      workspaceId: c.workspaceId,
+      actionRequestId: c.actionRequestId,
+      providerIdempotencyKey: c.providerIdempotencyKey,
+      providerReference: c.providerReference,
+      completionId: c.completionId,
+      completedAt: "2026-11-22T10:00:00.000Z",
+      outcome: c.outcome,
+      evidence: { entitlement: "trial_extended", reasonCode: "ok", source: c.source, ...c.account }
+    })
+  )
+
+/** One thing that happens to the action: a completion (through evidence matching) or another trigger. */
+type Step =
+  | { readonly _tag: "Completion"; readonly completion: Completion }
+  | { readonly _tag: "Other"; readonly trigger: Trigger }
+
+const steps = (b: EvidenceBinding, isPayment: boolean): fc.Arbitrary<Step> =>
+  fc.oneof(
+    { weight: 3, arbitrary: completions(b).map((completion): Step => ({ _tag: "Completion", completion })) },
+    { weight: 2, arbitrary: otherTrigger(isPayment).map((t): Step => ({ _tag: "Other", trigger: t })) }
+  )
+
+interface Scenario {
+  readonly binding: EvidenceBinding
+  readonly isPayment: boolean
+  readonly steps: ReadonlyArray<Step>
+}
+
+const scenarios: fc.Arbitrary<Scenario> = fc.record({ binding: bindings, isPayment: fc.boolean() }).chain(({ binding, isPayment }) =>
+  fc.array(steps(binding, isPayment), { maxLength: 12 }).map((s) => ({ binding, isPayment, steps: s }))
+)
+
+/**
+ * The oracle, written out field by field: a succeeded completion whose evidence is of a catalog type
+ * and matched to the action's workspace, account, action and key.
+ */
+const verifiesNonPayment = (b: EvidenceBinding, step: Step): boolean =>
+  step._tag === "Completion" &&
+  step.completion.outcome === "succeeded" &&
+  step.completion.workspaceId === b.workspaceId &&
+  step.completion.actionRequestId === b.actionRequestId &&
+  step.completion.providerIdempotencyKey === b.providerIdempotencyKey &&
+  step.completion.evidence["accountId"] === b.accountId &&
+  catalog.includes(step.completion.evidence.source)
+
+const isVerifiedObservation = (step: Step): boolean =>
+  step._tag === "Other" && step.trigger._tag === "ObservationJudged" && step.trigger.verdict === "verified"
+
+/** Runs the steps from `dispatching`: completions through the intake's evidence matching, then `transition`. */
+const run = (scenario: Scenario) => {
+  let state: ActionState = "dispatching"
+  const visited: Array<{ readonly state: ActionState; readonly index: number }> = []
+  scenario.steps.forEach((step, index) => {
+    const t = step._tag === "Completion"
+      ? completionTrigger(scenario.binding, step.completion, scenario.isPayment).trigger
+      : step.trigger
+    const result = transition(state, t)
+    if (result._tag === "Move") {
+      for (const through of result.passedThrough) visited.push({ state: through, index })
+      state = result.to
+      visited.push({ state, index })
+    }
+  })
+  return { state, visited }
+}
+
+/** Whether the steps up to `index` include what may verify: the oracle, or for Payment a verified observation. */
+const qualifiedBy = (scenario: Scenario, index: number): boolean =>
+  scenario.steps.slice(0, index + 1).some((step) =>
+    scenario.isPayment ? isVerifiedObservation(step) : verifiesNonPayment(scenario.binding, step)
+  )
+
+const succeeded = (isPayment: boolean, evidenceMatched: boolean): Trigger => ({
+  _tag: "CompletionReceived",
+  outcome: "succeeded",
+  evidenceMatched,
+  isPayment
+})
+
+describe("action state machine", () => {
+  it.prop("is total: every state and trigger gives a result", [fc.constantFrom(...actionStates), anyTrigger], ([state, t]) => {
+    const result = transition(state, t)
+    assert.include(["Move", "Stay", "Illegal"], result._tag)
+  })
+
+  it.prop(
+    "verified is entered only by a succeeded completion with catalog evidence matched to workspace, account, action and key (non-payment), or by a verified observation after a succeeded completion (Payment)",
+    [scenarios],
+    ([scenario]) => {
+      const { visited } = run(scenario)
+      for (const { index, state } of visited) {
+        if (state !== "verified") continue
+        const by = scenario.steps[index]!
+        if (scenario.isPayment) {
+          assert.isTrue(isVerifiedObservation(by))
+          assert.isTrue(scenario.steps.slice(0, index).some((s) => s._tag === "Completion" && s.completion.outcome === "succeeded"))
+        } else {
+          assert.isTrue(verifiesNonPayment(scenario.binding, by))
+        }
+      }
+    },
+    { fastCheck: { numRuns: 1_000 } }
+  )
+
+  it.prop(
+    "the journey never advances in a state reached without that evidence; an acknowledgement or a succeeded completion alone never advances it",
+    [scenarios],
+    ([scenario]) => {
+      for (const { index, state } of run(scenario).visited) {
+        const by = scenario.steps[index]!
+        if (!qualifiedBy(scenario, index)) assert.isFalse(journeyMayAdvance(state))
+        if (by._tag === "Other" && by.trigger._tag === "AckAccepted") assert.isFalse(journeyMayAdvance(state))
+        if (by._tag === "Completion" && (scenario.isPayment || !verifiesNonPayment(scenario.binding, by))) {
+          assert.isFalse(journeyMayAdvance(state))
+        }
+      }
+      for (const state of actionStates) assert.strictEqual(journeyMayAdvance(state), state === "verified")
+    },
+    { fastCheck: { numRuns: 1_000 } }
+  )
+
+  it("the generated scenarios reach verified both ways and exercise near misses (the properties are not vacuous)", () => {
+    const sample = fc.sample(scenarios, { seed: 20261122, numRuns: 3_000 })
+    const reached = (isPayment: boolean) =>
+      sample.filter((s) => s.isPayment === isPayment && run(s).visited.some((v) => v.state === "verified")).length
+    // A succeeded completion from a state that takes it, with catalog evidence, failing the oracle on one binding.
+    const nearMisses = sample.filter((s) =>
+      !s.isPayment && s.steps.some((step) =>
+        step._tag === "Completion" && step.completion.outcome === "succeeded" && catalog.includes(step.completion.evidence.source) &&
+        !verifiesNonPayment(s.binding, step)
+      )
+    ).length
+    assert.isAbove(reached(false), 60)
+    assert.isAbove(reached(true), 20)
+    assert.isAbove(nearMisses, 100)
+  })
+
+  it.prop("a payment completion never advances the journey by itself", [fc.constantFrom(...actionStates), fc.constantFrom(...outcomes), fc.boolean()], ([state, outcome, evidenceMatched]) => {
+    const result = transition(state, { _tag: "CompletionReceived", outcome, evidenceMatched, isPayment: true })
+    if (result._tag === "Move") assert.notStrictEqual(result.to, "verified")
+  })
+
+  describe("the spec's table, row by row", () => {
+    it("execution sent, signed ack accepted (202) -> accepted", () => {
+      assert.deepStrictEqual(transition("dispatching", { _tag: "AckAccepted" }), {
+        _tag: "Move",
+        to: "accepted",
+        passedThrough: [],
+        queueReconciliation: false,
+        appendReversal: false
+      })
+    })
+    it("execution sent, signed ack rejected -> rejected", () => {
+      const r = transition("dispatching", { _tag: "AckRejected" })
+      assert.isTrue(r._tag === "Move" && r.to === "rejected")
+    })
+    it("timeout, reset, invalid response after it may have reached the endpoint -> unknown outcome", () => {
+      const r = transition("dispatching", { _tag: "DeliveryAmbiguous" })
+      assert.isTrue(r._tag === "Move" && r.to === "unknown_outcome")
+      assert.strictEqual(transition("unknown_outcome", { _tag: "DeliveryAmbiguous" })._tag, "Stay")
+      const later = transition("unknown_outcome", { _tag: "AckAccepted" })
+      assert.isTrue(later._tag === "Move" && later.to === "accepted")
+    })
+    it("accepted, completion succeeded without matched evidence -> pending", () => {
+      const r = transition("accepted", succeeded(false, false))
+      assert.isTrue(r._tag === "Move" && r.to === "pending")
+    })
+    it("pending, matched catalog evidence -> verified", () => {
+      const r = transition("pending", succeeded(false, true))
+      assert.isTrue(r._tag === "Move" && r.to === "verified")
+    })
+    it("accepted, completion succeeded with matched evidence -> verified through pending", () => {
+      const r = transition("accepted", succeeded(false, true))
+      assert.isTrue(r._tag === "Move" && r.to === "verified")
+      assert.deepStrictEqual(r._tag === "Move" ? r.passedThrough : [], ["pending"])
+    })
+    it("accepted, completion failed -> failed (failure reported)", () => {
+      const r = transition("accepted", { _tag: "CompletionReceived", outcome: "failed", evidenceMatched: false, isPayment: false })
+      assert.isTrue(r._tag === "Move" && r.to === "failed")
+    })
+    it("accepted, completion unknown -> unresolved", () => {
+      const r = transition("accepted", { _tag: "CompletionReceived", outcome: "unknown", evidenceMatched: false, isPayment: false })
+      assert.isTrue(r._tag === "Move" && r.to === "unresolved")
+    })
+    it("payment action, completion succeeded -> pending with a reconciliation read queued, even with evidence", () => {
+      const r = transition("accepted", succeeded(true, true))
+      assert.isTrue(r._tag === "Move" && r.to === "pending" && r.queueReconciliation)
+    })
+    it("payment action, observation inconclusive -> stays pending, not promoted", () => {
+      const r = transition("pending", { _tag: "ObservationJudged", verdict: "inconclusive", isPayment: true })
+      assert.strictEqual(r._tag, "Stay")
+    })
+    it("payment action, signed matching observation -> verified", () => {
+      const r = transition("pending", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })
+      assert.isTrue(r._tag === "Move" && r.to === "verified")
+    })
+    it("verified payment action, completion reversed -> unchanged until read, read queued", () => {
+      const r = transition("verified", { _tag: "CompletionReceived", outcome: "reversed", evidenceMatched: true, isPayment: true })
+      assert.deepStrictEqual(r, { _tag: "Stay", reason: "reversal_awaiting_read", queueReconciliation: true })
+    })
+    it("verified payment action, read confirms the reversal -> reversed, reversal appended", () => {
+      const r = transition("verified", { _tag: "ObservationJudged", verdict: "reversed", isPayment: true })
+      assert.isTrue(r._tag === "Move" && r.to === "reversed" && r.appendReversal)
+    })
+  })
+
+  describe("Accord's choices where the spec is silent", () => {
+    it("a completion while the acknowledgement is unknown proves the request was owned", () => {
+      const r = transition("unknown_outcome", succeeded(false, true))
+      assert.isTrue(r._tag === "Move" && r.to === "verified")
+      assert.deepStrictEqual(r._tag === "Move" ? r.passedThrough : [], ["accepted", "pending"])
+    })
+    it("a completion for a rejected request is refused", () => {
+      assert.strictEqual(transition("rejected", succeeded(false, true))._tag, "Illegal")
+    })
+    it("a failed completion after verification changes nothing", () => {
+      const r = transition("verified", { _tag: "CompletionReceived", outcome: "failed", evidenceMatched: false, isPayment: false })
+      assert.strictEqual(r._tag, "Stay")
+    })
+    it("an observation for a non-payment action is refused", () => {
+      assert.strictEqual(transition("pending", { _tag: "ObservationJudged", verdict: "verified", isPayment: false })._tag, "Illegal")
+    })
+    it("an observation before any completion is refused", () => {
+      assert.strictEqual(transition("accepted", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })._tag, "Illegal")
+    })
+  })
+})

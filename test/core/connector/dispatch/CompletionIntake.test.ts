@@ -1,0 +1,331 @@
+/**
+ * The completion intake (D7): one test per rejection reason, redelivery, conflict, and the state
+ * changes completions drive. Completions are signed here as the customer kit signs them.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
+import { ActionLedger } from "../../../../core/ports/ActionLedger.ts"
+import { ConnectionStore } from "../../../../core/ports/ConnectionStore.ts"
+import type { Crypto } from "../../../../core/ports/Crypto.ts"
+import { makeCompletionReceiver } from "../../../../core/connector/CompletionIntake.ts"
+import { type ActionIntake, intake } from "../../../../core/connector/Dispatch.ts"
+import { Outbox } from "../../../../core/ports/Outbox.ts"
+import { computeSignature, encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
+import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
+import { storageVariants } from "../../../support/storage.ts"
+import { connect, intakeInput, secrets, workspaceId } from "./support.ts"
+
+const layer = () => Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer)
+
+type Body = Record<string, unknown>
+
+/** An accepted action (its acknowledgement applied directly) and a completion body for it. */
+const acceptedAction = (input: ActionIntake = intakeInput()) =>
+  Effect.gen(function*() {
+    yield* connect("http://127.0.0.1:1/connector")
+    const { actionRequestId } = yield* intake(workspaceId, input)
+    const ledger = yield* ActionLedger
+    const record = Option.getOrThrow(yield* ledger.get(actionRequestId))
+    yield* ledger.transition({
+      actionRequestId,
+      expectedVersion: record.version,
+      toState: "accepted",
+      at: Date.now(),
+      history: { at: Date.now(), trigger: "acknowledgement", detail: {} }
+    })
+    const completion: Body = {
+      type: "service.customer_action.completion",
+      protocolVersion: 1,
+      workspaceId,
+      actionRequestId,
+      providerIdempotencyKey: record.providerIdempotencyKey,
+      providerReference: "trial_ext_981",
+      completionId: "cmp_" + actionRequestId,
+      completedAt: formatTimestamp(Date.now()),
+      outcome: "succeeded",
+      evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: input.accountId }
+    }
+    return { actionRequestId, completion }
+  })
+
+const signed = (body: Body | Uint8Array, options: { readonly secret?: string; readonly timestampShift?: number; readonly nonce?: string } = {}) =>
+  Effect.gen(function*() {
+    const keys = yield* importSigningKeys({
+      actionSigning: secrets.actionSigning,
+      completion: options.secret === undefined ? secrets.completion : Redacted.make(options.secret)
+    })
+    const bytes = body instanceof Uint8Array ? body : encodeBody(body)
+    const headers = yield* sign({ purpose: "completion", keys, body: bytes, ...(options.nonce ? { nonce: options.nonce } : {}) })
+    if (options.timestampShift !== undefined) {
+      // Re-sign at a shifted time.
+      const timestamp = formatTimestamp(Date.now() + options.timestampShift)
+      const signature = yield* computeSignature(keys.completion, "completion", timestamp, headers["x-service-customer-action-nonce"], bytes)
+      return { headers: { ...headers, "x-service-customer-action-timestamp": timestamp, "x-service-customer-action-signature": signature }, body: bytes }
+    }
+    return { headers, body: bytes }
+  })
+
+const refusal = <E extends { readonly _tag: string }>(effect: Effect.Effect<unknown, E>) =>
+  Effect.map(Effect.flip(effect), (e) => e as unknown as { readonly _tag: string; readonly status: number; readonly code: string })
+
+describe("completion intake", () => {
+  it.live("a succeeded completion with matched catalog evidence verifies a non-payment action, through pending", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      const receipt = yield* receive(yield* signed(completion))
+      assert.deepStrictEqual(receipt, { status: "recorded", actionRequestId, completionId: completion["completionId"], state: "verified" })
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+      const last = history[history.length - 1]!
+      assert.strictEqual(last.toState, "verified")
+      const detail = last.detail as Record<string, unknown>
+      assert.deepStrictEqual(detail["passedThrough"], ["pending"])
+      // The provider reference is stored hashed, never raw.
+      assert.notInclude(JSON.stringify(history), "trial_ext_981")
+      assert.match(String(detail["providerReferenceHash"]), /^[0-9a-f]{64}$/)
+    }).pipe(Effect.provide(layer())))
+
+  it.live("a redelivery (same completionId, same body, fresh nonce) is acknowledged again without a second transition", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      const bytes = encodeBody(completion)
+      yield* receive(yield* signed(bytes))
+      const again = yield* receive(yield* signed(bytes))
+      assert.strictEqual(again.status, "duplicate")
+      assert.strictEqual(again.state, "verified")
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+      assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 1)
+    }).pipe(Effect.provide(layer())))
+
+  it.live("evidence without the account keeps the action pending", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { completion } = yield* acceptedAction()
+      const receipt = yield* receive(yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "entitlement_state" } }))
+      assert.strictEqual(receipt.state, "pending")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("failed -> failed, unknown -> unresolved", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const a = yield* acceptedAction()
+      assert.strictEqual((yield* receive(yield* signed({ ...a.completion, outcome: "failed" }))).state, "failed")
+      const b = yield* acceptedAction()
+      assert.strictEqual((yield* receive(yield* signed({ ...b.completion, outcome: "unknown" }))).state, "unresolved")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("a Payment action stays pending after succeeded and a reconciliation read is queued", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const base = intakeInput()
+      const input: ActionIntake = {
+        ...base,
+        action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
+        payment: {
+          mode: "one_time_purchase",
+          actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
+          offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
+          expected: { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
+        }
+      }
+      const { actionRequestId, completion } = yield* acceptedAction(input)
+      const receipt = yield* receive(yield* signed(completion))
+      assert.strictEqual(receipt.state, "pending")
+      const read = yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${actionRequestId}:${completion["completionId"]}`))
+      assert.isTrue(Option.isSome(read))
+    }).pipe(Effect.provide(layer())))
+
+  describe("refused, with nothing recorded", () => {
+    const expectRefused = (status: number, code: string, make: (c: Body) => Effect.Effect<{ headers: Record<string, string>; body: Uint8Array }, never, Crypto>) =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const error = yield* refusal(receive(yield* make(completion)))
+        assert.strictEqual(error._tag, "CompletionRefused")
+        assert.strictEqual(error.status, status)
+        assert.strictEqual(error.code, code)
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
+        assert.strictEqual(record.state, "accepted")
+      }).pipe(Effect.provide(layer()))
+
+    it.live("wrong completion secret: 401", () =>
+      expectRefused(401, "invalid_signature", (c) => signed(c, { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" })))
+    it.live("signed with the action signing secret instead: 401", () =>
+      expectRefused(401, "invalid_signature", (c) => signed(c, { secret: Redacted.value(secrets.actionSigning) })))
+    it.live("unknown workspace: the same 401 as a bad signature", () =>
+      expectRefused(401, "invalid_signature", (c) => signed({ ...c, workspaceId: "9f8e7d6c-5b4a-4a3b-9c2d-1e0f9a8b7c6d" })))
+    it.live("tampered body: 401", () =>
+      expectRefused(401, "invalid_signature", (c) =>
+        Effect.map(signed(c), (s) => ({ ...s, body: encodeBody({ ...c, outcome: "failed" }) }))))
+    it.live("stale timestamp: 401", () => expectRefused(401, "stale_timestamp", (c) => signed(c, { timestampShift: -10 * 60_000 })))
+    it.live("future timestamp: 401", () => expectRefused(401, "future_timestamp", (c) => signed(c, { timestampShift: 10 * 60_000 })))
+    it.live("missing signature: 401", () =>
+      expectRefused(401, "invalid_signature", (c) =>
+        Effect.map(signed(c), (s) => {
+          const { ["x-service-customer-action-signature"]: _, ...headers } = s.headers
+          return { headers: headers as Record<string, string>, body: s.body }
+        })))
+    it.live("unknown action: 404", () =>
+      expectRefused(404, "unknown_action", (c) => signed({ ...c, actionRequestId: "8d0f2b4c-6e8a-4c0d-9f3b-5c7e9a1d3f5b" })))
+    it.live("idempotency key of another action: 422", () =>
+      expectRefused(422, "idempotency_key_mismatch", (c) => signed({ ...c, providerIdempotencyKey: "pva_" + "d".repeat(64) })))
+    it.live("extra field: 400 with the path", () => expectRefused(400, "invalid_body", (c) => signed({ ...c, extra: true })))
+    it.live("outcome verified (never a completion outcome): 400", () => expectRefused(400, "invalid_body", (c) => signed({ ...c, outcome: "verified" })))
+  })
+
+  it.live("a replayed nonce is refused", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { completion } = yield* acceptedAction()
+      const delivery = yield* signed(completion)
+      yield* receive(delivery)
+      const error = yield* refusal(receive(delivery))
+      assert.strictEqual(error.code, "replayed_nonce")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("the same completionId with a different body is a conflict and changes nothing", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      yield* receive(yield* signed({ ...completion, outcome: "unknown" }))
+      const error = yield* refusal(receive(yield* signed({ ...completion, outcome: "failed" })))
+      assert.strictEqual(error.status, 409)
+      assert.strictEqual(error.code, "completion_id_conflict")
+      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
+      assert.strictEqual(record.state, "unresolved")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("a completion for a rejected action is refused with 409", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      yield* connect("http://127.0.0.1:1/connector")
+      const { actionRequestId } = yield* intake(workspaceId, intakeInput())
+      const ledger = yield* ActionLedger
+      const record = Option.getOrThrow(yield* ledger.get(actionRequestId))
+      yield* ledger.transition({ actionRequestId, expectedVersion: 1, toState: "rejected", at: Date.now(), history: { at: Date.now(), trigger: "acknowledgement", detail: {} } })
+      const error = yield* refusal(receive(yield* signed({
+        type: "service.customer_action.completion",
+        protocolVersion: 1,
+        workspaceId,
+        actionRequestId,
+        providerIdempotencyKey: record.providerIdempotencyKey,
+        providerReference: "r1",
+        completionId: "cmp_rejected",
+        completedAt: formatTimestamp(Date.now()),
+        outcome: "succeeded",
+        evidence: { entitlement: "", reasonCode: "ok", source: "entitlement_state", accountId: "acct_42" }
+      })))
+      assert.strictEqual(error.status, 409)
+      assert.strictEqual(error.code, "completion_not_applicable")
+    }).pipe(Effect.provide(layer())))
+})
+
+describe("completion intake: who may answer (D7)", () => {
+  const otherWorkspace = {
+    workspaceId: "9f8e7d6c-5b4a-4a3b-9c2d-1e0f9a8b7c6d",
+    connectionId: "5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c",
+    secrets: {
+      actionSigning: Redacted.make("as_other_workspace_0123456789abcdef0123"),
+      completion: Redacted.make("cs_other_workspace_0123456789abcdef0123")
+    }
+  }
+
+  it.live("another workspace's action, signed with that other workspace's own secret: 404, nothing recorded", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      yield* connect("http://127.0.0.1:1/connector", otherWorkspace)
+      const error = yield* refusal(receive(yield* signed({ ...completion, workspaceId: otherWorkspace.workspaceId }, {
+        secret: Redacted.value(otherWorkspace.secrets.completion)
+      })))
+      assert.strictEqual(error.status, 404)
+      assert.strictEqual(error.code, "unknown_action")
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId))).state, "accepted")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("an unknown workspace and a bad signature are indistinguishable, whatever the headers", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { completion } = yield* acceptedAction()
+      const unknownWorkspace = { ...completion, workspaceId: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d" }
+      const answers = yield* Effect.forEach([
+        // Fresh, malformed signature header: known vs unknown workspace.
+        Effect.map(signed(completion), (s) => ({ ...s, headers: { ...s.headers, "x-service-customer-action-signature": "v1=" + "Z".repeat(64) } })),
+        Effect.map(signed(unknownWorkspace), (s) => ({ ...s, headers: { ...s.headers, "x-service-customer-action-signature": "v1=" + "Z".repeat(64) } })),
+        // Fresh, well-formed but wrong.
+        signed(completion, { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" }),
+        signed(unknownWorkspace)
+      ], (make) => Effect.flatMap(make, (delivery) => refusal(receive(delivery))))
+      for (const a of answers) assert.deepStrictEqual([a.status, a.code, (a as unknown as { detail: string }).detail], [answers[0]!.status, answers[0]!.code, (answers[0] as unknown as { detail: string }).detail])
+      // Header checks that need no secret answer the same for both: stale is stale either way.
+      const stale = yield* Effect.forEach([completion, unknownWorkspace], (body) =>
+        Effect.flatMap(signed(body, { timestampShift: -10 * 60_000 }), (d) => refusal(receive(d))))
+      assert.deepStrictEqual(stale.map((e) => e.code), ["stale_timestamp", "stale_timestamp"])
+    }).pipe(Effect.provide(layer())))
+
+  it.live("after a secret rotation the replaced revision's secret still completes its actions; once retired it does not", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      const rotated = {
+        workspaceId,
+        connectionId: "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13",
+        secrets: { actionSigning: Redacted.make("as_rotated_0123456789abcdef0123456789ab"), completion: Redacted.make("cs_rotated_0123456789abcdef0123456789ab") }
+      }
+      const next = yield* connect("http://127.0.0.1:1/connector", rotated)
+      const old = next - 1
+      // The new secret works, the old one too while its revision is only replaced.
+      const first = yield* receive(yield* signed({ ...completion, outcome: "unknown" }))
+      assert.strictEqual(first.state, "unresolved")
+      const second = yield* receive(yield* signed({ ...completion, completionId: "cmp_rotated", outcome: "failed" }, {
+        secret: Redacted.value(rotated.secrets.completion)
+      }))
+      assert.strictEqual(second.state, "failed")
+      const store = yield* ConnectionStore
+      assert.isTrue(yield* store.retire({ connectionId: rotated.connectionId, revision: old, now: Date.now() }))
+      const error = yield* refusal(receive(yield* signed({ ...completion, completionId: "cmp_after_retire" })))
+      assert.strictEqual(error.status, 401)
+      assert.strictEqual(error.code, "invalid_signature")
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+      assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 2)
+    }).pipe(Effect.provide(layer())))
+})
+
+for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
+  describe.skipIf(!storage.available)(`completion intake (${storage.name})`, () => {
+    it.live("recorded once with its claim; a redelivery answered again; another body under the same id refused", () =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const bytes = encodeBody(completion)
+        assert.strictEqual((yield* receive(yield* signed(bytes))).status, "recorded")
+        // Concurrent redeliveries: one transition in all.
+        const again = yield* Effect.forEach([1, 2, 3], () => Effect.flatMap(signed(bytes), receive), { concurrency: "unbounded" })
+        assert.deepStrictEqual(again.map((r) => r.status), ["duplicate", "duplicate", "duplicate"])
+        const conflict = yield* refusal(receive(yield* signed({ ...completion, outcome: "failed" })))
+        assert.strictEqual(conflict.code, "completion_id_conflict")
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+        assert.deepStrictEqual(history.map((h) => h.toState), ["dispatching", "accepted", "verified"])
+        assert.notInclude(JSON.stringify(history), "trial_ext_981")
+      }).pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer))), 30_000)
+
+    it.live("two different completions racing for one action: both recorded in order, neither lost", () =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const receipts = yield* Effect.forEach(
+          [{ ...completion, completionId: "cmp_a", outcome: "unknown" }, { ...completion, completionId: "cmp_b", outcome: "unknown" }],
+          (body) => Effect.flatMap(signed(body), receive),
+          { concurrency: "unbounded" }
+        )
+        assert.deepStrictEqual(receipts.map((r) => r.status), ["recorded", "recorded"])
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+        assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 2)
+      }).pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer))), 30_000)
+  })
+}

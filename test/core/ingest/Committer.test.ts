@@ -1,0 +1,65 @@
+/**
+ * The Committer: concurrent submissions share one write, each gets its own result, and an event
+ * the store refuses fails only itself, never the events batched with it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
+import { EventStore } from "../../../core/ports/EventStore.ts"
+import { Committer, layer as committerLayer } from "../../../core/ingest/Committer.ts"
+import { prepareEvent, withPayloadHash } from "../../../core/ingest/Ingest.ts"
+import { IngestWriter, type Submission } from "../../../core/ports/IngestWriter.ts"
+import { StorageError } from "../../../core/ports/StorageError.ts"
+import { cipherLayer } from "../../support/storage.ts"
+
+const now = Date.UTC(2026, 10, 20, 12)
+const workspaceId = "ws-committer"
+
+const submission = (eventId: string) =>
+  Effect.gen(function*() {
+    const prepared = prepareEvent(
+      { event_name: "feature_used", account_id: "acct_1", timestamp: new Date(now - 60_000).toISOString(), event_id: eventId },
+      { id: `row-${eventId}`, workspaceId, now }
+    )
+    if (Either.isLeft(prepared)) return yield* Effect.dieMessage("test event refused")
+    return { stored: yield* withPayloadHash(prepared.right), normalized: prepared.right, keyScope: "ingest" } satisfies Submission
+  }).pipe(Effect.provide(NodeCrypto.layer))
+
+/** The memory writer, refusing (as a store would refuse unstorable data) any batch holding `poison`, and counting writes. */
+const refusing = (poison: string, writes: Array<number>) =>
+  Layer.effect(
+    IngestWriter,
+    Effect.map(IngestWriter, (writer) => ({
+      write: (batch: ReadonlyArray<Submission>) => {
+        writes.push(batch.length)
+        return batch.some((s) => s.stored.eventId === poison)
+          ? Effect.fail(new StorageError({ operation: "ingest.write", message: "refused" }))
+          : writer.write(batch)
+      }
+    }))
+  )
+
+describe("Committer", () => {
+  it.scoped("a batch holding an event the store refuses: only that event fails, the others are stored", () =>
+    Effect.gen(function*() {
+      const writes: Array<number> = []
+      const context = yield* Layer.build(
+        committerLayer().pipe(
+          Layer.provideMerge(refusing("poison", writes)),
+          Layer.provideMerge(MemoryStorage.layer),
+          Layer.provide(cipherLayer)
+        )
+      )
+      const committer = Effect.runSync(Effect.provide(Committer, context))
+      const events = yield* Effect.forEach(["a", "b", "poison", "c"], submission)
+      // Submitted together, so they share the first write.
+      const results = yield* Effect.all(events.map((s) => Effect.either(committer.submit(s))), { concurrency: "unbounded" })
+      assert.deepStrictEqual(results.map((r) => (Either.isRight(r) ? r.right._tag : r.left._tag)), ["Stored", "Stored", "StorageError", "Stored"])
+      assert.strictEqual(writes[0], 4)
+      const stored = yield* Effect.flatMap(Effect.provide(EventStore, context), (store) => store.list({ workspaceId, limit: 10 }))
+      assert.deepStrictEqual(stored.map((e) => e.eventId).sort(), ["a", "b", "c"])
+    }))
+})

@@ -1,0 +1,54 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
+
+const record: ApiKeyStore.ApiKeyRecord = {
+  id: "k1",
+  workspaceId: "w1",
+  scope: "ingest",
+  name: null,
+  secretHash: "h1",
+  createdAt: 0,
+  revokedAt: null
+}
+
+describe("ApiKeyStore.withLookupCache", () => {
+  it.effect("remembers a found key; a revocation through it is seen at once", () =>
+    Effect.gen(function*() {
+      const store = ApiKeyStore.makeMemory()
+      yield* store.ensureWorkspace("w1", 0)
+      yield* store.create(record)
+      const cached = ApiKeyStore.withLookupCache(store, 5_000)
+      assert.isTrue(Option.isSome(yield* cached.findByHash("h1")))
+      assert.isTrue(yield* cached.revoke("w1", "k1", 1))
+      const after = yield* cached.findByHash("h1")
+      assert.isTrue(Option.isSome(after) && after.value.revokedAt !== null)
+    }))
+
+  it.effect("a revocation made elsewhere is seen once the entry expires", () =>
+    Effect.gen(function*() {
+      const store = ApiKeyStore.makeMemory()
+      yield* store.ensureWorkspace("w1", 0)
+      yield* store.create(record)
+      const cached = ApiKeyStore.withLookupCache(store, 5_000)
+      yield* cached.findByHash("h1")
+      yield* store.revoke("w1", "k1", 1)
+      const stale = yield* cached.findByHash("h1")
+      assert.isTrue(Option.isSome(stale) && stale.value.revokedAt === null)
+      yield* TestClock.adjust("5001 millis")
+      const fresh = yield* cached.findByHash("h1")
+      assert.isTrue(Option.isSome(fresh) && fresh.value.revokedAt !== null)
+    }))
+
+  it.effect("an unknown hash is not cached: a key created later is found at once", () =>
+    Effect.gen(function*() {
+      const store = ApiKeyStore.makeMemory()
+      const cached = ApiKeyStore.withLookupCache(store, 5_000)
+      assert.isTrue(Option.isNone(yield* cached.findByHash("h1")))
+      yield* store.ensureWorkspace("w1", 0)
+      yield* store.create(record)
+      assert.isTrue(Option.isSome(yield* cached.findByHash("h1")))
+    }))
+})

@@ -1,0 +1,124 @@
+/**
+ * The customer kit tests' fixtures that need only `effect` and core (no storage, no node:http), so
+ * the Bun and Deno smoke runs load them too: the test secrets and deliveries signed as the service
+ * would sign them.
+ */
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import type * as Schema from "effect/Schema"
+import type { ExecutionResult } from "../../core/customer/Worker.ts"
+import { deriveProviderIdempotencyKey } from "../../core/protocol/Idempotency.ts"
+import { Completion } from "../../core/protocol/messages/Completion.ts"
+import { type ConnectorSecrets, encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/protocol/Signing.ts"
+import { type HeaderSource, verifyAndDecode } from "../../core/protocol/Verification.ts"
+import type { ActionIntake } from "../../core/connector/Dispatch.ts"
+
+export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
+export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
+export const start = Date.UTC(2026, 10, 22, 10, 15, 30)
+export const secrets = {
+  actionSigning: Redacted.make("as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"),
+  completion: Redacted.make("cs_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b7e9c")
+}
+/** The secrets of the next connection revision (rotation tests). */
+export const nextSecrets = {
+  actionSigning: Redacted.make("as_next_7d1f3b5a9c2e4f6a8b0d1c3e5f7a9b2d4"),
+  completion: Redacted.make("cs_next_2b4d6f8a0c1e3f5b7d9a1c3e5b7d9f0a2")
+}
+export const wrongSecrets = {
+  actionSigning: Redacted.make("as_000000000000000000000000000000000000000000"),
+  completion: Redacted.make("cs_000000000000000000000000000000000000000000")
+}
+
+/** The example action every connector test sends (caller-owned parts of an execution request). */
+export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
+  accountId,
+  action: {
+    id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
+    key: "extend_trial_14",
+    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 } },
+    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+  },
+  actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
+  binding: {
+    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+    offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+    publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
+  }
+})
+
+export const executionBody = (actionRequestId: string) =>
+  Effect.map(deriveProviderIdempotencyKey(workspaceId, actionRequestId), (providerIdempotencyKey) => ({
+    type: "service.customer_action.execute",
+    protocolVersion: 1,
+    workspaceId,
+    actionRequestId,
+    ...intakeInput(),
+    providerIdempotencyKey,
+    requestedAt: "2026-11-22T10:15:30.000Z",
+    requestNonce: ""
+  }))
+
+export type Body = Record<string, unknown>
+
+/** Signs one execution delivery as the service would: a fresh nonce, echoed in `requestNonce`. */
+export const executionDelivery = (
+  keys: SigningKeys,
+  body: Body,
+  /** `idempotencyKey`: the header's value (default the body's key), `null` to leave the header out. */
+  options: { readonly idempotencyKey?: string | null; readonly mutate?: (body: Body) => Body } = {}
+) =>
+  Effect.gen(function*() {
+    const nonce = yield* freshNonce
+    const withNonce = { ...body, requestNonce: nonce }
+    const bytes = encodeBody(options.mutate ? options.mutate(withNonce) : withNonce)
+    const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
+    const idempotencyKey = options.idempotencyKey === undefined ? (body.providerIdempotencyKey as string) : options.idempotencyKey
+    return {
+      nonce,
+      headers: {
+        ...headers,
+        ...(idempotencyKey === null ? {} : { "x-service-customer-action-idempotency-key": idempotencyKey })
+      } as Record<string, string>,
+      body: bytes
+    }
+  })
+
+export const handshakeDelivery = (keys: SigningKeys, challenge?: string) =>
+  Effect.gen(function*() {
+    const nonce = yield* freshNonce
+    const bytes = encodeBody({
+      challenge: challenge ?? nonce,
+      connectionId,
+      protocolVersion: 1,
+      sentAt: "2026-11-22T10:15:30.000Z",
+      type: "service.customer_action.handshake",
+      workspaceId
+    })
+    const headers = yield* sign({ purpose: "handshake_request", keys, body: bytes, nonce })
+    return { nonce, headers: { ...headers } as Record<string, string>, body: bytes }
+  })
+
+/** A signed message as received: a kit's response, or a completion arriving at the "service". */
+export interface SignedMessage {
+  readonly headers: HeaderSource
+  readonly body: Uint8Array
+}
+
+export const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, keys: SigningKeys, response: SignedMessage) =>
+  Effect.map(
+    verifyAndDecode(schema, { purpose, keys, headers: response.headers, body: response.body, nonceScope: "service" }),
+    (verified) => verified.body
+  )
+
+/** Verifies a completion the kit delivered, with the completion secret of `pair`; its body. */
+export const verifyCompletion = (received: SignedMessage, pair: ConnectorSecrets = secrets) =>
+  Effect.flatMap(importSigningKeys(pair), (keys) => verifyResponse(Completion, "completion", keys, received))
+
+/** What a test executor reports for an extend-trial it ran. */
+export const succeeded = (actionRequestId: string): ExecutionResult => ({
+  outcome: "succeeded",
+  providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
+  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event", extensionDays: 14 }
+})
