@@ -26,6 +26,7 @@ import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import { layerAesGcm } from "../core/protocol/Cipher.ts"
 import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
 import { type ActionIntake, intake, runDispatcher } from "../core/connector/Dispatch.ts"
+import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { intakeInput } from "../test/support/deliveries.ts"
 
@@ -116,7 +117,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
     SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(inSchema(serviceSchema))), cipher))),
     cipher,
     NodeCrypto.layer,
-    HttpTransport.layer({ allowInsecure: true })
+    HttpTransport.layer({ allowInsecure: true }),
+    DispatchSignal.layerMemory
   )
   const runtime = ManagedRuntime.make(layer)
   const service = new pg.Client({ connectionString: inSchema(serviceSchema) })
@@ -156,7 +158,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
             }),
             scope
           ),
-          (wake) => ({ scope, wake })
+          () => ({ scope })
         )
     ))
     const acceptance = () => new Promise<void>((resolve) => waiting.push(resolve))
@@ -168,7 +170,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       await pool(count, concurrency, async (i) => {
         while (taken - acceptedSoFar >= concurrency) await acceptance()
         taken++
-        await runtime.runPromise(Effect.zipRight(intake(workspaceId, input(offset + i)), scope.wake))
+        await runtime.runPromise(intake(workspaceId, input(offset + i)))
       })
       while (acceptedSoFar < offset + count) await acceptance()
       return performance.now() - started

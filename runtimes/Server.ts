@@ -37,7 +37,8 @@ import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
-import { bootstrapWorkspace, randomUuid } from "../core/access/ApiKeys.ts"
+import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
+import { randomUuid } from "../core/protocol/Uuid.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import type { Cipher } from "../core/protocol/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
@@ -46,6 +47,7 @@ import { runReconciler } from "../core/connector/Reconciler.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
+import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
 import { StorageError } from "../core/ports/StorageError.ts"
 
@@ -164,6 +166,7 @@ export const start = (
     const services = yield* Layer.build(
       Layer.mergeAll(
         Drain.layer,
+        DispatchSignal.layerMemory,
         base,
         RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
         options.transport ?? transportLayer(config),
@@ -209,7 +212,7 @@ export const start = (
     // The dispatcher delivers queued actions until the scope closes; intake wakes it.
     // Payment reconciliation reads queued by completions, performed until the scope closes.
     yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
-    const wakeDispatcher = yield* runDispatcher({
+    yield* runDispatcher({
       owner: `dispatch-${yield* Effect.provide(randomUuid, services)}`,
       concurrency: config.dispatchConcurrency
     }).pipe(
@@ -219,7 +222,6 @@ export const start = (
       App.make({
         maxBodyBytes: config.maxBodyBytes,
         rateLimitPerSecond: config.rateLimitPerSecond,
-        onActionIntake: wakeDispatcher,
         allowInsecureEndpoints: config.allowInsecureEndpoints,
         ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
       })

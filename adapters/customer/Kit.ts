@@ -36,7 +36,7 @@ import type { PaymentReconciliationRequest } from "../../core/protocol/messages/
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
 import type { Outbox } from "../../core/ports/Outbox.ts"
 import { type ConnectorSecrets, importSigningKeys } from "../../core/protocol/Signing.ts"
-import type { FieldIssue } from "../../core/protocol/Verification.ts"
+import type { FieldIssue } from "../../core/protocol/Json.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
 import * as HttpTransport from "../transport/HttpTransport.ts"
 import { type NodeHandler, toNodeHandler } from "./NodeHandler.ts"

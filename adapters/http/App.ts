@@ -42,8 +42,6 @@ import { jsonResponse as json } from "./Answer.ts"
 export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
-  /** Runs after an action was accepted for delivery (the server wakes its dispatcher). */
-  readonly onActionIntake?: Effect.Effect<void>
 }
 
 /**
@@ -158,7 +156,7 @@ export const router = (
     HttpRouter.del(`${adminPrefix}/:workspaceId/api-keys/:id`, revokeApiKey),
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     Insights.routes(options.maxBodyBytes),
-    Actions.routes(options.maxBodyBytes, options.onActionIntake),
+    Actions.routes(options.maxBodyBytes),
     HttpRouter.post(Completion.completionPath, Effect.flatten(Completion.handler)),
     Connector.routes(options)
   )

@@ -17,8 +17,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { exactParseOptions } from "../../core/protocol/messages/Common.ts"
-import { parseJsonBody } from "../../core/protocol/Verification.ts"
-import { toFieldIssues } from "../../core/protocol/Verification.ts"
+import { parseJsonBody } from "../../core/protocol/Json.ts"
+import { toFieldIssues } from "../../core/protocol/Json.ts"
 import * as Problem from "./Problem.ts"
 
 /**

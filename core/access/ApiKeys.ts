@@ -16,10 +16,10 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../ports/ApiKeyStore.ts"
-import { Crypto, type CryptoService } from "../ports/Crypto.ts"
+import { Crypto } from "../ports/Crypto.ts"
 import { sha256HexWith } from "../protocol/Digest.ts"
-import { toHex } from "../protocol/Hex.ts"
 import type { StorageError } from "../ports/StorageError.ts"
+import { randomUuid } from "../protocol/Uuid.ts"
 
 /**
  * The tag in a secret's prefix for each scope.
@@ -58,27 +58,6 @@ const base64url = (bytes: Uint8Array): string => {
   }
   return out
 }
-
-/**
- * A random version 4 UUID from the `Crypto` port (key ids).
- *
- * @since 0.1.0
- */
-export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => randomUuidWith(crypto))
-
-/**
- * A random version 4 UUID with a `Crypto` already in hand: the implementation's native generator
- * when it has one, else 16 random bytes with the version and variant bits set.
- *
- * @since 0.1.0
- */
-export const randomUuidWith = (crypto: CryptoService): Effect.Effect<string> =>
-  crypto.randomUuid ?? Effect.map(crypto.randomBytes(16), (bytes) => {
-    bytes[6] = (bytes[6]! & 0x0f) | 0x40
-    bytes[8] = (bytes[8]! & 0x3f) | 0x80
-    const hex = toHex(bytes)
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-  })
 
 /**
  * A fresh secret for a key of `scope`.

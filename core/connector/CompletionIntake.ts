@@ -19,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
-import { randomUuid } from "../access/ApiKeys.ts"
+import { randomUuid } from "../protocol/Uuid.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { Completion } from "../protocol/messages/Completion.ts"
@@ -27,18 +27,34 @@ import type { NonceStore } from "../ports/NonceStore.ts"
 import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
 import { importSigningKeys } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { checkHeaders, decodeBody, type FieldIssue, type HeaderSource, makeVerifier, parseJsonBody, snakeCaseTag } from "../protocol/Verification.ts"
+import { checkHeaders, decodeBody, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
+import { type FieldIssue, parseJsonBody } from "../protocol/Json.ts"
 import { type ActionState, isActionState, transition } from "./ActionState.ts"
 import { isPaymentAction, reconcileOutboxKind, type StoredRequest } from "./Dispatch.ts"
 import { completionTrigger } from "./Evidence.ts"
 
 /**
- * Why a completion was refused. `status` follows DESIGN D8.
+ * What kind of refusal a completion got: not authenticated (no known completion secret signed it,
+ * or its signed headers are invalid), not a completion body, no such action in the workspace, a
+ * binding that contradicts the action, or a conflict with what is already recorded. The HTTP edge
+ * maps each kind to its status (DESIGN D8).
+ *
+ * @since 0.1.0
+ */
+export const CompletionRefusalKind = Schema.Literal("unauthenticated", "invalid", "unknown_action", "binding_mismatch", "conflict")
+
+/**
+ * @since 0.1.0
+ */
+export type CompletionRefusalKind = typeof CompletionRefusalKind.Type
+
+/**
+ * Why a completion was refused: its kind and a stable snake_case `code`.
  *
  * @since 0.1.0
  */
 export class CompletionRefused extends Schema.TaggedError<CompletionRefused>()("CompletionRefused", {
-  status: Schema.Literal(400, 401, 404, 409, 422),
+  kind: CompletionRefusalKind,
   code: Schema.String,
   detail: Schema.String,
   errors: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
@@ -59,10 +75,10 @@ export interface CompletionReceipt {
  */
 export type CompletionServices = ActionLedger | ConnectionStore | SecretVault | Crypto | NonceStore
 
-const refused = (status: CompletionRefused["status"], code: string, detail: string, errors?: ReadonlyArray<FieldIssue>) =>
-  new CompletionRefused({ status, code, detail, ...(errors !== undefined ? { errors } : {}) })
+const refused = (kind: CompletionRefusalKind, code: string, detail: string, errors?: ReadonlyArray<FieldIssue>) =>
+  new CompletionRefused({ kind, code, detail, ...(errors !== undefined ? { errors } : {}) })
 
-const unauthenticated = refused(401, "invalid_signature", "the completion is not signed by a known completion secret")
+const unauthenticated = refused("unauthenticated", "invalid_signature", "the completion is not signed by a known completion secret")
 
 const stringField = (json: unknown, name: string): string | undefined => {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined
@@ -107,7 +123,7 @@ export const makeCompletionReceiver: Effect.Effect<
       if ("_tag" in checked) {
         return yield* checked._tag === "InvalidSignature"
           ? unauthenticated
-          : refused(401, snakeCaseTag(checked._tag), "the completion's signed headers are not valid")
+          : refused("unauthenticated", snakeCaseTag(checked._tag), "the completion's signed headers are not valid")
       }
       const json = yield* Effect.orElseFail(parseJsonBody(body), () => unauthenticated)
       const workspaceId = stringField(json, "workspaceId")
@@ -137,7 +153,7 @@ export const makeCompletionReceiver: Effect.Effect<
         if (error._tag === "StorageError") return yield* error
         if (error._tag === "InvalidSignature") continue
         // Only a message signed with this secret gets here (a replayed nonce) or a clock edge case.
-        return yield* refused(401, snakeCaseTag(error._tag), "the completion's signed headers are not valid")
+        return yield* refused("unauthenticated", snakeCaseTag(error._tag), "the completion's signed headers are not valid")
       }
       return yield* unauthenticated
     })
@@ -148,16 +164,16 @@ export const makeCompletionReceiver: Effect.Effect<
       const completion = yield* decodeBody(Completion, input.body).pipe(
         Effect.mapError((error) =>
           error._tag === "InvalidShape"
-            ? refused(400, "invalid_body", "the completion does not match the completion body", error.issues)
-            : refused(400, "malformed_body", "the completion body is not JSON")
+            ? refused("invalid", "invalid_body", "the completion does not match the completion body", error.issues)
+            : refused("invalid", "malformed_body", "the completion body is not JSON")
         )
       )
       const record = yield* ledger.get(completion.actionRequestId)
       if (Option.isNone(record) || record.value.workspaceId !== workspaceId || completion.workspaceId !== workspaceId) {
-        return yield* refused(404, "unknown_action", "no such action request in this workspace")
+        return yield* refused("unknown_action", "unknown_action", "no such action request in this workspace")
       }
       if (record.value.providerIdempotencyKey !== completion.providerIdempotencyKey) {
-        return yield* refused(422, "idempotency_key_mismatch", "the providerIdempotencyKey is not the action's key")
+        return yield* refused("binding_mismatch", "idempotency_key_mismatch", "the providerIdempotencyKey is not the action's key")
       }
       const bodyHash = yield* crypto.sha256Hex(input.body)
       const providerReferenceHash = yield* crypto.sha256Hex(completion.providerReference)
@@ -180,10 +196,10 @@ export const makeCompletionReceiver: Effect.Effect<
           if (existing.value.bodyHash === bodyHash && existing.value.actionRequestId === completion.actionRequestId) {
             return { status: "duplicate", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: current.value.state } as const
           }
-          return yield* refused(409, "completion_id_conflict", "this completionId was already received with another body")
+          return yield* refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
         }
         const step = transition(current.value.state, trigger)
-        if (step._tag === "Illegal") return yield* refused(409, "completion_not_applicable", `the action cannot take this completion (${step.reason})`)
+        if (step._tag === "Illegal") return yield* refused("conflict", "completion_not_applicable", `the action cannot take this completion (${step.reason})`)
         const now = yield* Clock.currentTimeMillis
         const toState = step._tag === "Move" ? step.to : current.value.state
         const queue = step.queueReconciliation
@@ -232,11 +248,11 @@ export const makeCompletionReceiver: Effect.Effect<
           case "DuplicateCompletion":
             return { status: "duplicate", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: current.value.state } as const
           case "ConflictingCompletion":
-            return yield* refused(409, "completion_id_conflict", "this completionId was already received with another body")
+            return yield* refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
           case "Stale":
             continue
         }
       }
-      return yield* refused(409, "concurrent_change", "the action changed concurrently; deliver the completion again")
+      return yield* refused("conflict", "concurrent_change", "the action changed concurrently; deliver the completion again")
     })
 })

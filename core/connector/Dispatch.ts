@@ -18,13 +18,13 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
-import { randomUuid } from "../access/ApiKeys.ts"
+import { randomUuid } from "../protocol/Uuid.ts"
 import { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
+import { DispatchSignal } from "../ports/DispatchSignal.ts"
 import { Cipher } from "../protocol/Cipher.ts"
 import { type ConnectionRevision, ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
@@ -149,7 +149,8 @@ const checkPaymentSnapshot = (input: ActionIntake): Effect.Effect<void, PaymentS
 
 /**
  * Accepts an authorized action for delivery: requires an active connection revision, binds the
- * action to it and persists the action with its outbox item atomically.
+ * action to it and persists the action with its outbox item atomically, then wakes the dispatcher
+ * through the `DispatchSignal` when the context has one.
  *
  * @since 0.1.0
  */
@@ -196,6 +197,8 @@ export const intake = (
     })
     // A fresh random id cannot collide; if it ever did, nothing was written and the caller retries.
     if (created === "duplicate") return yield* Effect.die("action request id collision")
+    // Committed: wake this process's dispatcher, if one listens (it polls in any case).
+    yield* Effect.serviceOption(DispatchSignal).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.wake })))
     return { actionRequestId, state: "dispatching" as const }
   })
 
@@ -604,8 +607,7 @@ const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageError>): E
 /**
  * A dispatcher running until its scope closes. It keeps up to `concurrency` deliveries in flight
  * and leases more as soon as a slot frees (a slow customer endpoint holds one slot, not a whole
- * round); when nothing is due it waits for `wake` or `idleMillis`. Returns the wake-up to call after
- * an intake.
+ * round); when nothing is due it waits for the `DispatchSignal` (intake wakes it) or `idleMillis`.
  *
  * @since 0.1.0
  */
@@ -615,11 +617,10 @@ export const runDispatcher = (
     /** Runs after each delivery with its result (metrics, tests, benchmarks). */
     readonly onDelivery?: (item: OutboxItem, result: DeliveryResult) => Effect.Effect<void>
   }
-): Effect.Effect<Effect.Effect<void>, never, DispatcherServices | Scope.Scope> =>
+): Effect.Effect<void, never, DispatcherServices | DispatchSignal | Scope.Scope> =>
   Effect.gen(function*() {
     const dispatcher = yield* makeDispatcher(options)
-    // Coalescing: new work was taken in.
-    const work = yield* Queue.sliding<true>(1)
+    const signal = yield* DispatchSignal
     yield* runLeased({
       name: "dispatch",
       concurrency: options.concurrency ?? 32,
@@ -632,7 +633,6 @@ export const runDispatcher = (
             ? dispatcher.deliverLeased(leased)
             : Effect.tap(dispatcher.deliverLeased(leased), (result) => options.onDelivery!(leased.item, result))
         ),
-      wakeups: work
+      wakeup: signal.next
     })
-    return Effect.asVoid(Queue.offer(work, true))
   })

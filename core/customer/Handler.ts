@@ -29,7 +29,7 @@ import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { checkIdempotencyKey } from "../protocol/Idempotency.ts"
-import { canonicalJson } from "../ingest/Normalize.ts"
+import { canonicalJson } from "../protocol/Json.ts"
 import type { AcceptedAck, RejectedAck } from "../protocol/messages/Acknowledgement.ts"
 import { Code } from "../protocol/messages/Common.ts"
 import { ExecutionRequest } from "../protocol/messages/Execution.ts"
@@ -40,15 +40,8 @@ import { encodeBody, headerNames, makeSigner, protocolVersion, type Purpose, typ
 import type { StorageError } from "../ports/StorageError.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
-import {
-  decodeBody,
-  type HeaderSource,
-  makeVerifier,
-  parseJsonBody,
-  readHeader,
-  snakeCaseTag,
-  type VerificationError
-} from "../protocol/Verification.ts"
+import { decodeBody, type HeaderSource, makeVerifier, readHeader, snakeCaseTag, type VerificationError } from "../protocol/Verification.ts"
+import { parseJsonBody } from "../protocol/Json.ts"
 import { type KeyOptions, keyringOf, type RevisionKeys } from "./Keyring.ts"
 
 /**

@@ -435,7 +435,7 @@ const build = (
         lease: lease(kind, leaseMillis),
         idOf: (item) => item.id,
         work: logged(name, each),
-        wakeups
+        wakeup: Queue.take(wakeups)
       })
 
     return {

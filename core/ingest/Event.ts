@@ -21,7 +21,7 @@
  */
 import * as Either from "effect/Either"
 import { parseTimestamp } from "../protocol/Timestamp.ts"
-import type { FieldIssue } from "../protocol/Verification.ts"
+import type { FieldIssue } from "../protocol/Json.ts"
 import { remembering } from "./Memo.ts"
 
 /**

@@ -25,61 +25,9 @@ import type { LoginActivity, ProfileFact, UserField } from "../ports/AccountProf
 import type { StoredEvent } from "../ports/EventStore.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import { occurredAt, type Sentiment, type SentimentSource, type ValidEvent } from "./Event.ts"
+import { canonicalObject } from "../protocol/Json.ts"
 import { remembering } from "./Memo.ts"
 import { extractProfileFacts, loginActivityOf } from "./Profile.ts"
-
-/**
- * Canonical JSON: object keys sorted by UTF-16 code units at every level (RFC 8785 order), no
- * whitespace, numbers and strings as `JSON.stringify` writes them; `undefined` members are
- * omitted as in JSON. Equal JSON values have equal serializations whatever their key order.
- *
- * @since 0.1.0
- */
-export const canonicalJson = (value: unknown): string => {
-  if (value === null) return "null"
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return JSON.stringify(value)
-    case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null"
-    case "object": {
-      const json = (value as { readonly toJSON?: unknown }).toJSON
-      if (typeof json === "function") return canonicalJson(json.call(value))
-      if (Array.isArray(value)) {
-        let out = "["
-        for (let i = 0; i < value.length; i++) {
-          const item: unknown = value[i]
-          out += (i === 0 ? "" : ",") + (isOmitted(item) ? "null" : canonicalJson(item))
-        }
-        return out + "]"
-      }
-      return canonicalObject(value as Readonly<Record<string, unknown>>)
-    }
-    default:
-      return "null"
-  }
-}
-
-/**
- * An object's members in key order; `timestamp`, when given, stands in for the object's own
- * `timestamp` member (the payload hash's sending form). The default sort orders strings by UTF-16
- * code units, as canonical JSON requires.
- */
-const canonicalObject = (record: object, timestamp?: string): string => {
-  let out = "{"
-  let first = true
-  for (const key of Object.keys(record).sort()) {
-    const item = timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
-    if (isOmitted(item)) continue
-    out += (first ? "" : ",") + JSON.stringify(key) + ":" + canonicalJson(item)
-    first = false
-  }
-  return out + "}"
-}
-
-const isOmitted = (value: unknown): boolean =>
-  value === undefined || typeof value === "function" || typeof value === "symbol"
 
 // ---------------------------------------------------------------------------------------------
 // sentiment
@@ -98,6 +46,7 @@ export interface SentimentFields {
   readonly sentiment_score?: number
   readonly sentiment_confidence?: number
 }
+
 
 const words = (s: string): ReadonlyArray<string> => s.split("_")
 const set = (s: string): ReadonlySet<string> => new Set(s.split(" "))

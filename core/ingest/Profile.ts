@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import { AccountProfileStore, type LoginActivity, type ProfileFact } from "../ports/AccountProfileStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
-import type { FieldIssue } from "../protocol/Verification.ts"
+import type { FieldIssue } from "../protocol/Json.ts"
 import { occurredAt, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
 /**

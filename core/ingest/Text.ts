@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { FieldIssue } from "../protocol/Verification.ts"
+import type { FieldIssue } from "../protocol/Json.ts"
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 

@@ -20,7 +20,7 @@
  */
 import * as Option from "effect/Option"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
-import type { FieldIssue } from "../protocol/Verification.ts"
+import type { FieldIssue } from "../protocol/Json.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
 /**

@@ -26,7 +26,7 @@ import { FeatureGateStore, type FeatureGateStoreService } from "./FeatureGateSto
 import type { StorageError } from "./StorageError.ts"
 import { Transactor } from "./Transactor.ts"
 import { UsageMeterStore } from "./UsageMeterStore.ts"
-import type { FieldIssue } from "../protocol/Verification.ts"
+import type { FieldIssue } from "../protocol/Json.ts"
 import { featureAccessEventName, isAccessEvidence } from "../ingest/FeatureAccess.ts"
 import type { NormalizedBody, NormalizedEvent } from "../ingest/Normalize.ts"
 import { checkStableMeaning } from "../ingest/UsageRollup.ts"

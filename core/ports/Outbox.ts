@@ -161,7 +161,7 @@ export interface LeasedWorkOptions<A, R> {
   readonly name: string
   /** Items in flight at once. */
   readonly concurrency: number
-  /** The wait when nothing is due, unless `wakeups` signals first. */
+  /** The wait when nothing is due, unless `wakeup` signals first. */
   readonly idleMillis: number
   /** Leases up to `limit` due items. */
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<A>, StorageError, R>
@@ -169,14 +169,14 @@ export interface LeasedWorkOptions<A, R> {
   readonly work: (item: A) => Effect.Effect<unknown, never, R>
   /** The outbox item id of a leased item: one still being worked is never started again. */
   readonly idOf: (item: A) => string
-  /** Signals that new work may be due (a coalescing queue, e.g. `Queue.sliding(1)`); without it, polling alone. */
-  readonly wakeups?: Queue.Dequeue<unknown>
+  /** Waits for a signal that new work may be due (coalescing, e.g. `DispatchSignal.next`); without it, polling alone. */
+  readonly wakeup?: Effect.Effect<unknown>
 }
 
 /**
  * Works leased items until the scope closes, keeping up to `concurrency` in flight and leasing more
  * as soon as one ends: there is no round barrier, so a slow or hung item holds one slot, never the
- * items behind it. When fewer items are due than slots are free it waits for `wakeups` or
+ * items behind it. When fewer items are due than slots are free it waits for `wakeup` or
  * `idleMillis`; a failed lease is logged and tried again after `idleMillis`. An item leased again
  * while its first run is still going (its lease ran out) is not started a second time, and an
  * unexpected failure of an item is logged without stopping the loop.
@@ -205,7 +205,7 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
       }
       // Fewer due items than free slots: everything due is on its way; wait for new work.
       if (items.length < free) {
-        yield* options.wakeups === undefined ? Effect.sleep(idle) : Effect.ignore(Effect.timeout(Queue.take(options.wakeups), idle))
+        yield* options.wakeup === undefined ? Effect.sleep(idle) : Effect.ignore(Effect.timeout(options.wakeup, idle))
       }
     })
     yield* Effect.forkScoped(Effect.forever(round.pipe(

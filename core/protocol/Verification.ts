@@ -12,8 +12,6 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Crypto } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
@@ -21,6 +19,7 @@ import { exactParseOptions } from "./messages/Common.ts"
 import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
+import { FieldIssue, MalformedBody, parseJsonBody, toFieldIssues } from "./Json.ts"
 import { parseTimestamp } from "./Timestamp.ts"
 
 /**
@@ -114,29 +113,6 @@ export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("In
       : `x-service-customer-action-signature is ${this.reason}; expected v1= and 64 lowercase hex characters`
   }
 }
-
-/**
- * The (authentic) body is not UTF-8 JSON.
- *
- * @since 0.1.0
- */
-export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", {}) {
-  override get message(): string {
-    return "body is not a UTF-8 JSON document"
-  }
-}
-
-/**
- * One failing field of a body: where, and what was expected. Never the received value.
- *
- * @since 0.1.0
- */
-export const FieldIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
-
-/**
- * @since 0.1.0
- */
-export type FieldIssue = typeof FieldIssue.Type
 
 /**
  * The (authentic) body is JSON but not the expected message shape.
@@ -383,60 +359,6 @@ export const verify = (
   input: VerifyInput
 ): Effect.Effect<VerifiedHeaders, SignatureError | StorageError, Crypto | NonceStore> =>
   Effect.flatMap(makeVerifier, (verifier) => verifier.verify(input))
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
-
-/**
- * Parses raw body bytes as JSON. A byte-order mark or invalid UTF-8 is malformed.
- *
- * @since 0.1.0
- */
-export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, MalformedBody> => parseJsonBytes(body)
-
-/**
- * The same, as a plain result.
- *
- * @since 0.1.0
- */
-export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
-  try {
-    return Either.right(JSON.parse(utf8.decode(body)) as unknown)
-  } catch {
-    return Either.left(new MalformedBody())
-  }
-}
-
-/**
- * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`), one
- * per path, never quoting the received value (D8): Schema's `, actual …` suffix is cut, missing
- * and unknown fields get fixed wording, and `messages` may give fixed wording per path.
- *
- * @since 0.1.0
- */
-export const toFieldIssues = (
-  error: ParseResult.ParseError,
-  messages: Readonly<Record<string, string>> = {}
-): ReadonlyArray<FieldIssue> => {
-  const byPath = new Map<string, Array<{ readonly tag: string; readonly message: string }>>()
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
-    const path = issue.path.map(String).join(".")
-    const issues = byPath.get(path) ?? []
-    issues.push({ tag: issue._tag, message: issue.message.replace(/,\s*actual\b[\s\S]*$/, "") })
-    byPath.set(path, issues)
-  }
-  return [...byPath].map(([path, issues]) => {
-    if (issues.some((issue) => issue.tag === "Missing")) return { path, message: "is missing" }
-    if (issues.some((issue) => issue.tag === "Unexpected")) return { path, message: "is not allowed" }
-    const known = messages[path]
-    if (known !== undefined) return { path, message: known }
-    const texts = [...new Set(issues.map((issue) => issue.message))]
-    // A union reports one "Expected X" per member: say it once as "Expected X | Y".
-    const message = texts.length > 1 && texts.every((text) => text.startsWith("Expected "))
-      ? "Expected " + texts.map((text) => text.slice("Expected ".length)).join(" | ")
-      : texts.join("; ")
-    return { path, message }
-  })
-}
 
 /**
  * Decodes an (already authentic) body with a message schema: unknown fields are errors.

@@ -33,7 +33,7 @@ const asAdmin = Effect.flatMap(HttpRouter.params, (params) => {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const createAction = (maxBodyBytes: number, onIntake: Effect.Effect<void>) =>
+const createAction = (maxBodyBytes: number) =>
   Effect.gen(function*() {
     const workspaceId = yield* asAdmin
     const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
@@ -46,7 +46,6 @@ const createAction = (maxBodyBytes: number, onIntake: Effect.Effect<void>) =>
         StorageError: (e) => Effect.fail(storageUnavailable(e))
       })
     )
-    yield* onIntake
     return json(created, 202)
   })
 
@@ -85,13 +84,11 @@ const showAction = Effect.gen(function*() {
 })
 
 /**
- * `onIntake` runs after an action was accepted for delivery (the server wakes its dispatcher).
- *
  * @since 0.1.0
  */
-export const routes = (maxBodyBytes: number, onIntake: Effect.Effect<void> = Effect.void) =>
+export const routes = (maxBodyBytes: number) =>
 <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
   router.pipe(
-    HttpRouter.post(`${adminPrefix}/:workspaceId/action-requests`, createAction(maxBodyBytes, onIntake)),
+    HttpRouter.post(`${adminPrefix}/:workspaceId/action-requests`, createAction(maxBodyBytes)),
     HttpRouter.get(`${adminPrefix}/:workspaceId/action-requests/:id`, showAction)
   )

@@ -8,7 +8,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { type CompletionServices, makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
+import { type CompletionRefusalKind, type CompletionServices, makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
 import { storageUnavailable } from "../Auth.ts"
 import { isJsonContentType, readBytes } from "../Body.ts"
 import * as Problem from "../Problem.ts"
@@ -25,6 +25,14 @@ export const completionPath = "/api/funnels/v1/runtime/actions/customer-complete
  * @since 0.1.0
  */
 export const maxCompletionBytes = 64 * 1024
+
+const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
+  unauthenticated: 401,
+  invalid: 400,
+  unknown_action: 404,
+  binding_mismatch: 422,
+  conflict: 409
+}
 
 /**
  * @since 0.1.0
@@ -43,7 +51,7 @@ export const handler: Effect.Effect<
     const receipt = yield* receive({ headers: request.headers, body }).pipe(
       Effect.catchTags({
         CompletionRefused: (e) =>
-          Effect.fail(Problem.make(e.status, e.code, e.detail, e.errors === undefined ? undefined : { errors: e.errors })),
+          Effect.fail(Problem.make(refusalStatus[e.kind], e.code, e.detail, e.errors === undefined ? undefined : { errors: e.errors })),
         StorageError: (e) => Effect.fail(storageUnavailable(e))
       })
     )

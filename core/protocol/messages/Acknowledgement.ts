@@ -6,15 +6,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import {
-  Code,
-  ExactStruct,
-  Nonce,
-  ProtocolVersion,
-  ProviderIdempotencyKey,
-  ProviderReference,
-  Uuid
-} from "./Common.ts"
+import { Code, ExactStruct, Nonce, ProtocolVersion, ProviderIdempotencyKey, ProviderReference } from "./Common.ts"
+import { Uuid } from "../Uuid.ts"
 import { PaymentContinuation } from "./Continuation.ts"
 
 /** The fields both acknowledgement states carry: the echoed bindings and the nonce answered. */

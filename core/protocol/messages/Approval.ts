@@ -7,17 +7,8 @@
  */
 import * as Schema from "effect/Schema"
 import { parseTimestamp } from "../Timestamp.ts"
-import {
-  ActionKey,
-  BoundedString,
-  DisplayConfirmation,
-  DisplayLabel,
-  ExactStruct,
-  NonNegativeInt,
-  Sha256Hex,
-  Timestamp,
-  Uuid
-} from "./Common.ts"
+import { ActionKey, BoundedString, DisplayConfirmation, DisplayLabel, ExactStruct, NonNegativeInt, Sha256Hex, Timestamp } from "./Common.ts"
+import { Uuid } from "../Uuid.ts"
 
 /**
  * "The display-safe action": its key and safe terms, never its operation.

@@ -33,13 +33,6 @@ export const BoundedString = (min: number, max: number): Schema.filter<typeof Sc
   Schema.String.pipe(Schema.minLength(min), Schema.maxLength(max))
 
 /**
- * A UUID in its canonical 8-4-4-4-12 hex form.
- *
- * @since 0.1.0
- */
-export const Uuid: typeof Schema.UUID = Schema.UUID
-
-/**
  * An RFC 3339 timestamp, kept as the exact string that was sent (bodies are echoed verbatim).
  *
  * @since 0.1.0

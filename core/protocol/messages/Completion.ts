@@ -5,18 +5,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import {
-  BoundedString,
-  Code,
-  ExactStruct,
-  ExtensibleStruct,
-  maxKeys,
-  ProtocolVersion,
-  ProviderIdempotencyKey,
-  ProviderReference,
-  Timestamp,
-  Uuid
-} from "./Common.ts"
+import { BoundedString, Code, ExactStruct, ExtensibleStruct, maxKeys, ProtocolVersion, ProviderIdempotencyKey, ProviderReference, Timestamp } from "./Common.ts"
+import { Uuid } from "../Uuid.ts"
 
 /**
  * "Evidence that may move an action to `verified` must be of one of these catalog evidence types."

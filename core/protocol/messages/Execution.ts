@@ -6,22 +6,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import {
-  AccountId,
-  ActionKey,
-  BoundedString,
-  DisplayConfirmation,
-  DisplayLabel,
-  ExactStruct,
-  ExtensibleStruct,
-  maxKeys,
-  Nonce,
-  NonNegativeInt,
-  ProtocolVersion,
-  ProviderIdempotencyKey,
-  Timestamp,
-  Uuid
-} from "./Common.ts"
+import { AccountId, ActionKey, BoundedString, DisplayConfirmation, DisplayLabel, ExactStruct, ExtensibleStruct, maxKeys, Nonce, NonNegativeInt, ProtocolVersion, ProviderIdempotencyKey, Timestamp } from "./Common.ts"
+import { Uuid } from "../Uuid.ts"
 
 /**
  * `trialRef`: "object with `entityKey` string, `entityKind` string, `version` integer".

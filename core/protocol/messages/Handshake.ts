@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { ExactStruct, Nonce, NonNegativeInt, PaymentMode, ProtocolVersion, Sha256Hex, Timestamp, Uuid } from "./Common.ts"
+import { ExactStruct, Nonce, NonNegativeInt, PaymentMode, ProtocolVersion, Sha256Hex, Timestamp } from "./Common.ts"
+import { Uuid } from "../Uuid.ts"
 
 /**
  * The handshake request body.

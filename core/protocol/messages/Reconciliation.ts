@@ -7,20 +7,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import {
-  AccountId,
-  Code,
-  ExactStruct,
-  Nonce,
-  NonNegativeInt,
-  PaymentMode,
-  ProtocolVersion,
-  ProviderIdempotencyKey,
-  ProviderReference,
-  Sha256Hex,
-  Timestamp,
-  Uuid
-} from "./Common.ts"
+import { AccountId, Code, ExactStruct, Nonce, NonNegativeInt, PaymentMode, ProtocolVersion, ProviderIdempotencyKey, ProviderReference, Sha256Hex, Timestamp } from "./Common.ts"
+import { Uuid } from "../Uuid.ts"
 
 /**
  * A lower-case ISO 4217 currency code, as the payment provider writes it (`usd`, `eur`).

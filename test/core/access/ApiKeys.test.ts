@@ -8,7 +8,8 @@ import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
 import * as Crypto from "../../../core/ports/Crypto.ts"
-import { bootstrapWorkspace, hashSecret, issue, mintSecret, randomUuid } from "../../../core/access/ApiKeys.ts"
+import { bootstrapWorkspace, hashSecret, issue, mintSecret } from "../../../core/access/ApiKeys.ts"
+import { randomUuid } from "../../../core/protocol/Uuid.ts"
 
 const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
 const adminKey = Redacted.make("bootstrap-admin-key-0123456789abcdef")

@@ -10,7 +10,7 @@ import {
   parseUtcTimestamp,
   validateEvent
 } from "../../../core/ingest/Event.ts"
-import type { FieldIssue } from "../../../core/protocol/Verification.ts"
+import type { FieldIssue } from "../../../core/protocol/Json.ts"
 import { baseEvent, type Json, now } from "./support.ts"
 
 const issuesOf = (raw: unknown, at: number = now): ReadonlyArray<FieldIssue> => {

@@ -1,13 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
-import {
-  canonicalJson,
-  inferSentiment,
-  normalizeEvent,
-  payloadHashInput,
-  resolveSentiment
-} from "../../../core/ingest/Normalize.ts"
+import { inferSentiment, normalizeEvent, payloadHashInput, resolveSentiment } from "../../../core/ingest/Normalize.ts"
+import { canonicalJson } from "../../../core/protocol/Json.ts"
 import { baseEvent, type Json, now, valid, withProperties } from "./support.ts"
 
 const context = { id: "evt_0001", workspaceId: "ws_1", receivedAt: now }

@@ -32,7 +32,7 @@ describe("runLeased", () => {
             Effect.sync(() => started.push(id)),
             id === "slow" ? held.await : id === "defect" ? Effect.dieMessage("unexpected") : Effect.void
           ),
-        wakeups: yield* Queue.sliding<unknown>(1)
+        wakeup: Queue.take(yield* Queue.sliding<unknown>(1))
       })
       yield* waitUntil(() => leases > 20)
       assert.strictEqual(started.filter((id) => id === "slow").length, 1)

@@ -70,7 +70,7 @@ const signed = (body: Body | Uint8Array, options: { readonly secret?: string; re
   })
 
 const refusal = <E extends { readonly _tag: string }>(effect: Effect.Effect<unknown, E>) =>
-  Effect.map(Effect.flip(effect), (e) => e as unknown as { readonly _tag: string; readonly status: number; readonly code: string })
+  Effect.map(Effect.flip(effect), (e) => e as unknown as { readonly _tag: string; readonly kind: string; readonly code: string })
 
 describe("completion intake", () => {
   it.live("a succeeded completion with matched catalog evidence verifies a non-payment action, through pending", () =>
@@ -141,41 +141,41 @@ describe("completion intake", () => {
     }).pipe(Effect.provide(layer())))
 
   describe("refused, with nothing recorded", () => {
-    const expectRefused = (status: number, code: string, make: (c: Body) => Effect.Effect<{ headers: Record<string, string>; body: Uint8Array }, never, Crypto>) =>
+    const expectRefused = (kind: string, code: string, make: (c: Body) => Effect.Effect<{ headers: Record<string, string>; body: Uint8Array }, never, Crypto>) =>
       Effect.gen(function*() {
         const receive = yield* makeCompletionReceiver
         const { actionRequestId, completion } = yield* acceptedAction()
         const error = yield* refusal(receive(yield* make(completion)))
         assert.strictEqual(error._tag, "CompletionRefused")
-        assert.strictEqual(error.status, status)
+        assert.strictEqual(error.kind, kind)
         assert.strictEqual(error.code, code)
         const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
         assert.strictEqual(record.state, "accepted")
       }).pipe(Effect.provide(layer()))
 
     it.live("wrong completion secret: 401", () =>
-      expectRefused(401, "invalid_signature", (c) => signed(c, { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" })))
+      expectRefused("unauthenticated", "invalid_signature", (c) => signed(c, { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" })))
     it.live("signed with the action signing secret instead: 401", () =>
-      expectRefused(401, "invalid_signature", (c) => signed(c, { secret: Redacted.value(secrets.actionSigning) })))
+      expectRefused("unauthenticated", "invalid_signature", (c) => signed(c, { secret: Redacted.value(secrets.actionSigning) })))
     it.live("unknown workspace: the same 401 as a bad signature", () =>
-      expectRefused(401, "invalid_signature", (c) => signed({ ...c, workspaceId: "9f8e7d6c-5b4a-4a3b-9c2d-1e0f9a8b7c6d" })))
+      expectRefused("unauthenticated", "invalid_signature", (c) => signed({ ...c, workspaceId: "9f8e7d6c-5b4a-4a3b-9c2d-1e0f9a8b7c6d" })))
     it.live("tampered body: 401", () =>
-      expectRefused(401, "invalid_signature", (c) =>
+      expectRefused("unauthenticated", "invalid_signature", (c) =>
         Effect.map(signed(c), (s) => ({ ...s, body: encodeBody({ ...c, outcome: "failed" }) }))))
-    it.live("stale timestamp: 401", () => expectRefused(401, "stale_timestamp", (c) => signed(c, { timestampShift: -10 * 60_000 })))
-    it.live("future timestamp: 401", () => expectRefused(401, "future_timestamp", (c) => signed(c, { timestampShift: 10 * 60_000 })))
+    it.live("stale timestamp: 401", () => expectRefused("unauthenticated", "stale_timestamp", (c) => signed(c, { timestampShift: -10 * 60_000 })))
+    it.live("future timestamp: 401", () => expectRefused("unauthenticated", "future_timestamp", (c) => signed(c, { timestampShift: 10 * 60_000 })))
     it.live("missing signature: 401", () =>
-      expectRefused(401, "invalid_signature", (c) =>
+      expectRefused("unauthenticated", "invalid_signature", (c) =>
         Effect.map(signed(c), (s) => {
           const { ["x-service-customer-action-signature"]: _, ...headers } = s.headers
           return { headers: headers as Record<string, string>, body: s.body }
         })))
     it.live("unknown action: 404", () =>
-      expectRefused(404, "unknown_action", (c) => signed({ ...c, actionRequestId: "8d0f2b4c-6e8a-4c0d-9f3b-5c7e9a1d3f5b" })))
+      expectRefused("unknown_action", "unknown_action", (c) => signed({ ...c, actionRequestId: "8d0f2b4c-6e8a-4c0d-9f3b-5c7e9a1d3f5b" })))
     it.live("idempotency key of another action: 422", () =>
-      expectRefused(422, "idempotency_key_mismatch", (c) => signed({ ...c, providerIdempotencyKey: "pva_" + "d".repeat(64) })))
-    it.live("extra field: 400 with the path", () => expectRefused(400, "invalid_body", (c) => signed({ ...c, extra: true })))
-    it.live("outcome verified (never a completion outcome): 400", () => expectRefused(400, "invalid_body", (c) => signed({ ...c, outcome: "verified" })))
+      expectRefused("binding_mismatch", "idempotency_key_mismatch", (c) => signed({ ...c, providerIdempotencyKey: "pva_" + "d".repeat(64) })))
+    it.live("extra field: 400 with the path", () => expectRefused("invalid", "invalid_body", (c) => signed({ ...c, extra: true })))
+    it.live("outcome verified (never a completion outcome): 400", () => expectRefused("invalid", "invalid_body", (c) => signed({ ...c, outcome: "verified" })))
   })
 
   it.live("a replayed nonce is refused", () =>
@@ -194,7 +194,7 @@ describe("completion intake", () => {
       const { actionRequestId, completion } = yield* acceptedAction()
       yield* receive(yield* signed({ ...completion, outcome: "unknown" }))
       const error = yield* refusal(receive(yield* signed({ ...completion, outcome: "failed" })))
-      assert.strictEqual(error.status, 409)
+      assert.strictEqual(error.kind, "conflict")
       assert.strictEqual(error.code, "completion_id_conflict")
       const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
       assert.strictEqual(record.state, "unresolved")
@@ -220,7 +220,7 @@ describe("completion intake", () => {
         outcome: "succeeded",
         evidence: { entitlement: "", reasonCode: "ok", source: "entitlement_state", accountId: "acct_42" }
       })))
-      assert.strictEqual(error.status, 409)
+      assert.strictEqual(error.kind, "conflict")
       assert.strictEqual(error.code, "completion_not_applicable")
     }).pipe(Effect.provide(layer())))
 })
@@ -243,7 +243,7 @@ describe("completion intake: who may answer (D7)", () => {
       const error = yield* refusal(receive(yield* signed({ ...completion, workspaceId: otherWorkspace.workspaceId }, {
         secret: Redacted.value(otherWorkspace.secrets.completion)
       })))
-      assert.strictEqual(error.status, 404)
+      assert.strictEqual(error.kind, "unknown_action")
       assert.strictEqual(error.code, "unknown_action")
       assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId))).state, "accepted")
     }).pipe(Effect.provide(layer())))
@@ -261,7 +261,7 @@ describe("completion intake: who may answer (D7)", () => {
         signed(completion, { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" }),
         signed(unknownWorkspace)
       ], (make) => Effect.flatMap(make, (delivery) => refusal(receive(delivery))))
-      for (const a of answers) assert.deepStrictEqual([a.status, a.code, (a as unknown as { detail: string }).detail], [answers[0]!.status, answers[0]!.code, (answers[0] as unknown as { detail: string }).detail])
+      for (const a of answers) assert.deepStrictEqual([a.kind, a.code, (a as unknown as { detail: string }).detail], [answers[0]!.kind, answers[0]!.code, (answers[0] as unknown as { detail: string }).detail])
       // Header checks that need no secret answer the same for both: stale is stale either way.
       const stale = yield* Effect.forEach([completion, unknownWorkspace], (body) =>
         Effect.flatMap(signed(body, { timestampShift: -10 * 60_000 }), (d) => refusal(receive(d))))
@@ -289,7 +289,7 @@ describe("completion intake: who may answer (D7)", () => {
       const store = yield* ConnectionStore
       assert.isTrue(yield* store.retire({ connectionId: rotated.connectionId, revision: old, now: Date.now() }))
       const error = yield* refusal(receive(yield* signed({ ...completion, completionId: "cmp_after_retire" })))
-      assert.strictEqual(error.status, 401)
+      assert.strictEqual(error.kind, "unauthenticated")
       assert.strictEqual(error.code, "invalid_signature")
       const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
       assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 2)

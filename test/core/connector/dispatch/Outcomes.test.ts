@@ -24,6 +24,7 @@ import type { SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { makeCompletionReceiver } from "../../../../core/connector/CompletionIntake.ts"
 import { type ActionIntake, intake, makeDispatcher, runDispatcher } from "../../../../core/connector/Dispatch.ts"
 import type { PaymentMode } from "../../../../core/protocol/messages/Common.ts"
+import * as DispatchSignal from "../../../../core/ports/DispatchSignal.ts"
 import { Outbox } from "../../../../core/ports/Outbox.ts"
 import { storageVariants } from "../../../support/storage.ts"
 import {
@@ -317,21 +318,20 @@ describe("giving up and stopping", () => {
       assert.deepStrictEqual(history[1]!.detail, { attempts: 1, lastReason: "connect" })
     }).pipe(Effect.provide(layer())), 30_000)
 
-  it.live("a running dispatcher delivers when woken and stops when its scope closes", () =>
+  it.live("a running dispatcher delivers when intake wakes it (DispatchSignal) and stops when its scope closes", () =>
     Effect.gen(function*() {
       peer.mode = "good"
       yield* connect(peer.url)
       const scope = yield* Scope.make()
-      const wake = yield* runDispatcher({ owner: "bg", idleMillis: 60_000 }).pipe(Scope.extend(scope))
+      // Polling once a minute: only the intake's signal can make the delivery happen in time.
+      yield* runDispatcher({ owner: "bg", idleMillis: 60_000 }).pipe(Scope.extend(scope))
       const first = yield* intake(workspaceId, intakeInput())
-      yield* wake
       for (let i = 0; i < 100 && (yield* recordOf(first.actionRequestId)).state !== "accepted"; i++) yield* Effect.sleep("20 millis")
       assert.strictEqual((yield* recordOf(first.actionRequestId)).state, "accepted")
       yield* Scope.close(scope, Exit.void)
       const second = yield* intake(workspaceId, intakeInput())
-      yield* wake
       yield* Effect.sleep("300 millis")
       assert.strictEqual((yield* recordOf(second.actionRequestId)).state, "dispatching")
       assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
-    }).pipe(Effect.provide(layer())), 30_000)
+    }).pipe(Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))), 30_000)
 })
