@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
+import { isUuid } from "../../core/protocol/Uuid.ts"
 
 /**
  * The workspace and administrator key created at start when both bootstrap variables are set.
@@ -190,11 +191,6 @@ const parseLogLevel = (value: string): LogLevel.LogLevel | undefined => {
 }
 
 /**
- * @since 0.1.0
- */
-export const uuidPattern: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
  * Reads and validates the configuration from the current `ConfigProvider` (the environment by
  * default). Fails with every problem found, not just the first.
  *
@@ -290,7 +286,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
   })
 
   const workspaceId = Option.filter(input.bootstrapWorkspaceId, (id) => {
-    if (uuidPattern.test(id.trim())) return true
+    if (isUuid(id.trim())) return true
     problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)")
     return false
   }).pipe(Option.map((id) => id.trim().toLowerCase()))
