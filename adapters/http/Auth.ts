@@ -6,6 +6,10 @@
  * 403 when the key is valid but has another scope or belongs to another workspace. The secret is
  * never logged, echoed or put in an error.
  *
+ * The admin routes have one guard, `guarded(scopes)`: every route under
+ * `/api/admin/v1/workspaces/{workspaceId}` states which scopes it accepts, and its handler runs with
+ * the path's workspace only once the key is authorized there.
+ *
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"

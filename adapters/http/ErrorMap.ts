@@ -6,7 +6,8 @@
  * Core fails with tagged domain errors and never picks a status; routes let those errors through,
  * and the app turns every one of them into a problem here, once (as Hono's single `onError`).
  * Failures only the edge knows (413, 415, malformed body, a key's scope) are raised as `Problem`s
- * by the edge itself and pass through unchanged.
+ * by the edge itself and pass through unchanged. (`BootstrapKeyConflict` never reaches HTTP: it
+ * stops the start, worded by `adapters/config/StartupLog.ts`.)
  *
  * @since 0.1.0
  */
