@@ -1,6 +1,8 @@
 /**
- * The server, composed once for every runtime: configuration, then storage (with its migrations),
- * then the stores, then the HTTP app on the runtime's own HTTP server. A runtime shell
+ * The server, composed once for every runtime, as a layer graph: configuration (`adapters/config`),
+ * then layers (storage with its migrations and `Readiness` from `adapters/sql`, the stores, crypto,
+ * transport), then serve (the HTTP app on the runtime's own HTTP server). What it says while
+ * starting is worded in `adapters/config/StartupLog.ts`. A runtime shell
  * (`runtimes/<runtime>/main.ts`) only supplies that HTTP server and its `runMain`.
  *
  * Shutdown (SIGTERM/SIGINT, via `runMain`): the main fiber is interrupted and everything started
@@ -25,17 +27,17 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as AccordConfig from "../adapters/config/AccordConfig.ts"
+import * as StartupLog from "../adapters/config/StartupLog.ts"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as App from "../adapters/http/App.ts"
 import * as Drain from "../adapters/http/Drain.ts"
 import { FastRoutes, makeIngestRoute } from "../adapters/http/NodeIngest.ts"
-import * as Readiness from "../adapters/http/Readiness.ts"
+import type * as Readiness from "../adapters/http/Readiness.ts"
 import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Database from "../adapters/sql/Database.ts"
-import * as Migrations from "../adapters/sql/Migrations.ts"
+import * as SqlReadiness from "../adapters/sql/Readiness.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
-import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
 import { randomUuid } from "../core/protocol/Uuid.ts"
@@ -49,7 +51,6 @@ import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
 import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
-import { StorageError } from "../core/ports/StorageError.ts"
 
 /**
  * The server could not start (storage, listener, bootstrap). `reason` is one line, without secrets.
@@ -70,30 +71,6 @@ export class StartupError extends Schema.TaggedError<StartupError>()("StartupErr
 export type StorageServices = StoragePorts | Readiness.Readiness
 
 /**
- * The newest migration id; `/readyz` fails until it is applied.
- *
- * @since 0.1.0
- */
-export const latestMigrationId: number = Math.max(0, ...Object.keys(migrations).map((key) => Number.parseInt(key, 10)))
-
-/**
- * How long `/readyz` may wait for the database before it reports 503.
- *
- * @since 0.1.0
- */
-export const readinessTimeout: Duration.Duration = Duration.seconds(2)
-
-const notReady = (message: string) => new StorageError({ operation: "readiness", message })
-
-const readinessCheck = Effect.flatMap(Migrations.appliedVersions, (applied) =>
-  applied.some((migration) => migration.id >= latestMigrationId)
-    ? Effect.void
-    : Effect.fail(notReady("migrations are not applied"))).pipe(
-    Effect.catchTag("SqlError", () => Effect.fail(notReady("the database does not answer"))),
-    Effect.timeoutFail({ duration: readinessTimeout, onTimeout: () => notReady("the database did not answer in time") })
-  )
-
-/**
  * The one place storage is chosen: the SQL database (PostgreSQL with `DATABASE_URL`, else PGlite in
  * the data directory) is opened and migrated, every store runs on it, and `Readiness` checks it.
  * The `Cipher` seals connector secrets before they are stored (D9).
@@ -109,7 +86,7 @@ export const storageLayer = (
     const sql = Database.layer(storage)
     // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).
     const cachedKeys = Layer.effect(ApiKeyStore.ApiKeyStore, Effect.map(ApiKeyStore.ApiKeyStore, (store) => ApiKeyStore.withLookupCache(store)))
-    return Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), Readiness.layer(readinessCheck)).pipe(
+    return Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), SqlReadiness.layer).pipe(
       Layer.provideMerge(sql),
       Layer.mapError((error) => new StartupError({ reason: `storage: ${error.message || error._tag}` }))
     )
@@ -145,6 +122,44 @@ export interface StartOptions {
   readonly handshakeTimeoutMillis?: number
 }
 
+/** Every service the app, the workers and the scheduler run on, over the given storage. */
+const servicesLayer = (
+  config: AccordConfig.AccordConfig,
+  masterKey: AccordConfig.MasterKey,
+  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto>,
+  options: StartOptions
+) => {
+  const base = Layer.merge(NodeCrypto.layer, AccordConfig.layerCipher(masterKey))
+  return Layer.mergeAll(
+    Drain.layer,
+    DispatchSignal.layerMemory,
+    base,
+    RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
+    options.transport ?? transportLayer(config),
+    options.resolver ?? DnsResolver.layer
+  ).pipe(
+    Layer.merge(Committer.layer().pipe(Layer.provideMerge(Layer.provide(storage, base))))
+  )
+}
+
+/** The workspace and administrator key of `ACCORD_BOOTSTRAP_*`, when set (created if absent). */
+const bootstrap = (config: AccordConfig.AccordConfig) =>
+  Option.match(config.bootstrap, {
+    onNone: () => Effect.void,
+    onSome: ({ adminKey, workspaceId }) =>
+      bootstrapWorkspace(workspaceId, adminKey).pipe(
+        Effect.mapError((error) => new StartupError({ reason: StartupLog.bootstrapFailure(error) })),
+        Effect.flatMap((outcome) => StartupLog.log(StartupLog.bootstrapped(workspaceId, outcome)))
+      )
+  })
+
+const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): App.AppOptions => ({
+  maxBodyBytes: config.maxBodyBytes,
+  rateLimitPerSecond: config.rateLimitPerSecond,
+  allowInsecureEndpoints: config.allowInsecureEndpoints,
+  ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
+})
+
 /**
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and
  * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers). The connection
@@ -159,73 +174,34 @@ export const start = (
   options: StartOptions = {}
 ): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
   Effect.gen(function*() {
+    // configuration
     const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
-    if (masterKey.warning !== undefined) yield* Effect.logWarning(masterKey.warning)
-    const base = Layer.merge(NodeCrypto.layer, AccordConfig.layerCipher(masterKey))
-    const stores = Layer.provide(storage, base)
-    const services = yield* Layer.build(
-      Layer.mergeAll(
-        Drain.layer,
-        DispatchSignal.layerMemory,
-        base,
-        RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
-        options.transport ?? transportLayer(config),
-        options.resolver ?? DnsResolver.layer
-      ).pipe(
-        Layer.merge(Committer.layer().pipe(Layer.provideMerge(stores)))
-      )
-    )
+    yield* StartupLog.log(StartupLog.masterKeyWarnings(masterKey))
+
+    // layers, then the background work on them
+    const services = yield* Layer.build(servicesLayer(config, masterKey, storage, options))
     const timeout = options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
     yield* Effect.forkScoped(
       ConnectionMaintenance.scheduler({ reconciliationWindowMillis: config.reconciliationWindowMillis, ...timeout }).pipe(
         Effect.provide(services)
       )
     )
-
-    if (Option.isSome(config.bootstrap)) {
-      const { adminKey, workspaceId } = config.bootstrap.value
-      const outcome = yield* bootstrapWorkspace(workspaceId, adminKey).pipe(
-        Effect.provide(services),
-        Effect.mapError((error) =>
-          new StartupError({ reason: error._tag === "StorageError" ? `bootstrap: ${error.message}` : error.message })
-        )
-      )
-      yield* Effect.logInfo(
-        `bootstrap: workspace ${workspaceId} ${outcome.workspaceCreated ? "created" : "present"}, admin key ${outcome.adminKey}`
-      )
-      if (outcome.adminKey === "revoked") {
-        yield* Effect.logWarning("bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored")
-      }
-    }
-
+    yield* Effect.provide(bootstrap(config), services)
     // A node:http server answers the ingest route itself, with the same pipeline as the app.
     const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(Effect.provide(services))
     const server = yield* Layer.build(Layer.provide(httpServer, Layer.succeed(FastRoutes, ingestRoute))).pipe(
-      Effect.mapError((error) =>
-        new StartupError({
-          reason: `cannot listen on ${config.host}:${config.port}: ${
-            error.cause instanceof Error ? error.cause.message : "unknown error"
-          }`
-        })
-      )
+      Effect.mapError((error) => new StartupError({ reason: StartupLog.listenFailure(config, error.cause) }))
     )
-    // The dispatcher delivers queued actions until the scope closes; intake wakes it.
     // Payment reconciliation reads queued by completions, performed until the scope closes.
     yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
+    // The dispatcher delivers queued actions until the scope closes; intake wakes it.
     yield* runDispatcher({
       owner: `dispatch-${yield* Effect.provide(randomUuid, services)}`,
       concurrency: config.dispatchConcurrency
-    }).pipe(
-      Effect.provide(services)
-    )
-    yield* HttpServer.serveEffect(
-      App.make({
-        maxBodyBytes: config.maxBodyBytes,
-        rateLimitPerSecond: config.rateLimitPerSecond,
-        allowInsecureEndpoints: config.allowInsecureEndpoints,
-        ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
-      })
-    ).pipe(
+    }).pipe(Effect.provide(services))
+
+    // serve
+    yield* HttpServer.serveEffect(App.make(appOptions(config, options))).pipe(
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.
@@ -233,22 +209,9 @@ export const start = (
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(Effect.logInfo("shutting down: draining in-flight requests"), drain.drain(shutdownGracePeriod))
     )
-
     const address = Context.get(server, HttpServer.HttpServer).address
     yield* Effect.logInfo(`Accord listening on ${HttpServer.formatAddress(address)}`)
-    yield* Effect.logInfo(
-      masterKey.source === "environment"
-        ? "master key: from ACCORD_MASTER_KEY"
-        : masterKey.source === "ephemeral"
-        ? "master key: generated for this process (in-memory data directory)"
-        : `master key: ${masterKey.path} (${masterKey.source === "created" ? "created" : "existing"})`
-    )
-    if (config.allowInsecureEndpoints) {
-      yield* Effect.logWarning(
-        "ACCORD_ALLOW_INSECURE_ENDPOINTS IS ON: http:// and loopback connector endpoints are accepted " +
-          "(other private addresses stay refused). For local development and tests only; never in production."
-      )
-    }
+    yield* StartupLog.log(StartupLog.listening(config, masterKey))
     return address
   })
 
@@ -274,17 +237,12 @@ const withServerLogger = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
       HashSet.add(logfmt)
     ))
 
-/** A failed start, in plain lines: a configuration problem is not a crash, so no stack trace. */
+/** A failed start, in plain lines; anything else is a crash and keeps its trace. */
 const reportFailure = (cause: Cause.Cause<StartupError | AccordConfig.InvalidConfig>): Effect.Effect<void> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.void
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
-    const lines = failure.value._tag === "InvalidConfig" ? failure.value.problems : [failure.value.reason]
-    return Effect.forEach(
-      [failure.value._tag === "InvalidConfig" ? "Accord cannot start: invalid configuration" : "Accord cannot start", ...lines],
-      (line, i) => Console.error(i === 0 ? line : `  - ${line}`),
-      { discard: true }
-    )
+    return Effect.forEach(StartupLog.startFailure(failure.value), (line) => Console.error(line), { discard: true })
   }
   return Console.error(`Accord stopped on an unexpected error:\n${Cause.pretty(cause)}`)
 }

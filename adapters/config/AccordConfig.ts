@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
+import { isUuid } from "../../core/protocol/Uuid.ts"
 
 /**
  * The workspace and administrator key created at start when both bootstrap variables are set.
@@ -190,11 +191,6 @@ const parseLogLevel = (value: string): LogLevel.LogLevel | undefined => {
 }
 
 /**
- * @since 0.1.0
- */
-export const uuidPattern: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
  * Reads and validates the configuration from the current `ConfigProvider` (the environment by
  * default). Fails with every problem found, not just the first.
  *
@@ -204,55 +200,53 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
   const input = yield* Effect.mapError(raw, () => new InvalidConfig({ problems: ["the configuration could not be read"] }))
   const problems: Array<string> = []
 
-  const port = Option.match(input.port, {
-    onNone: () => defaults.port,
-    onSome: (value) => {
-      const port = parseInteger(value)
-      if (port !== undefined && port <= 65535) return port
-      problems.push("PORT must be an integer from 0 to 65535")
-      return defaults.port
-    }
-  })
+  /** A number variable: its default when unset, else its parsed value within bounds, else a problem. */
+  const bounded = (
+    value: Option.Option<string>,
+    fallback: number,
+    parse: (value: string) => number | undefined,
+    [min, max]: readonly [number, number],
+    problem: string
+  ): number =>
+    Option.match(value, {
+      onNone: () => fallback,
+      onSome: (text) => {
+        const parsed = parse(text)
+        if (parsed !== undefined && parsed >= min && parsed <= max) return parsed
+        problems.push(problem)
+        return fallback
+      }
+    })
 
-  const maxBodyBytes = Option.match(input.maxBodyBytes, {
-    onNone: () => defaults.maxBodyBytes,
-    onSome: (value) => {
-      const bytes = parseInteger(value)
-      if (bytes !== undefined && bytes >= 1 && bytes <= maxBodyBytesLimit) return bytes
-      problems.push(`ACCORD_MAX_BODY_BYTES must be an integer from 1 to ${maxBodyBytesLimit}`)
-      return defaults.maxBodyBytes
-    }
-  })
-
-  const rateLimitPerSecond = Option.match(input.rateLimitPerSecond, {
-    onNone: () => defaults.rateLimitPerSecond,
-    onSome: (value) => {
-      const rate = parseInteger(value)
-      if (rate !== undefined && rate >= 1 && rate <= 1_000_000) return rate
-      problems.push("ACCORD_INGEST_RATE_LIMIT must be an integer from 1 to 1000000 (requests per second per key)")
-      return defaults.rateLimitPerSecond
-    }
-  })
-
-  const dispatchConcurrency = Option.match(input.dispatchConcurrency, {
-    onNone: () => defaults.dispatchConcurrency,
-    onSome: (value) => {
-      const limit = parseInteger(value)
-      if (limit !== undefined && limit >= 1 && limit <= 1024) return limit
-      problems.push("ACCORD_DISPATCH_CONCURRENCY must be an integer from 1 to 1024 (deliveries in flight)")
-      return defaults.dispatchConcurrency
-    }
-  })
-
-  const reconciliationWindowMillis = Option.match(input.reconciliationWindow, {
-    onNone: () => defaults.reconciliationWindowMillis,
-    onSome: (value) => {
-      const millis = parseDuration(value)
-      if (millis !== undefined && millis >= 60_000 && millis <= maxReconciliationWindowMillis) return millis
-      problems.push("ACCORD_RECONCILIATION_WINDOW must be a duration from 1m to 3650d, such as 30d, 12h or 90m")
-      return defaults.reconciliationWindowMillis
-    }
-  })
+  const port = bounded(input.port, defaults.port, parseInteger, [0, 65535], "PORT must be an integer from 0 to 65535")
+  const maxBodyBytes = bounded(
+    input.maxBodyBytes,
+    defaults.maxBodyBytes,
+    parseInteger,
+    [1, maxBodyBytesLimit],
+    `ACCORD_MAX_BODY_BYTES must be an integer from 1 to ${maxBodyBytesLimit}`
+  )
+  const rateLimitPerSecond = bounded(
+    input.rateLimitPerSecond,
+    defaults.rateLimitPerSecond,
+    parseInteger,
+    [1, 1_000_000],
+    "ACCORD_INGEST_RATE_LIMIT must be an integer from 1 to 1000000 (requests per second per key)"
+  )
+  const dispatchConcurrency = bounded(
+    input.dispatchConcurrency,
+    defaults.dispatchConcurrency,
+    parseInteger,
+    [1, 1024],
+    "ACCORD_DISPATCH_CONCURRENCY must be an integer from 1 to 1024 (deliveries in flight)"
+  )
+  const reconciliationWindowMillis = bounded(
+    input.reconciliationWindow,
+    defaults.reconciliationWindowMillis,
+    parseDuration,
+    [60_000, maxReconciliationWindowMillis],
+    "ACCORD_RECONCILIATION_WINDOW must be a duration from 1m to 3650d, such as 30d, 12h or 90m"
+  )
 
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
@@ -290,7 +284,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
   })
 
   const workspaceId = Option.filter(input.bootstrapWorkspaceId, (id) => {
-    if (uuidPattern.test(id.trim())) return true
+    if (isUuid(id.trim())) return true
     problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)")
     return false
   }).pipe(Option.map((id) => id.trim().toLowerCase()))

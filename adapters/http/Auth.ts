@@ -6,6 +6,10 @@
  * 403 when the key is valid but has another scope or belongs to another workspace. The secret is
  * never logged, echoed or put in an error.
  *
+ * The admin routes have one guard, `guarded(scopes)`: every route under
+ * `/api/admin/v1/workspaces/{workspaceId}` states which scopes it accepts, and its handler runs with
+ * the path's workspace only once the key is authorized there.
+ *
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -17,6 +21,7 @@ import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/por
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { sha256HexWith } from "../../core/protocol/Digest.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
+import * as ErrorMap from "./ErrorMap.ts"
 import * as Problem from "./Problem.ts"
 
 /** A bearer token worth hashing: visible ASCII, bounded, so garbage costs no digest or lookup. */
@@ -35,12 +40,11 @@ export const parseBearer = (header: string | undefined): Option.Option<Redacted.
 }
 
 /**
- * A storage failure during authentication is the server's problem, not the caller's: 503.
+ * A storage failure is a 503 (the home of that rule is `ErrorMap`; kept here for the ingest route).
  *
  * @since 0.1.0
  */
-export const storageUnavailable = (_: StorageError): Problem.Problem =>
-  Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
+export const storageUnavailable: (error: StorageError) => Problem.Problem = ErrorMap.storageUnavailable
 
 /**
  * Resolves an `Authorization` header value to the live key it presents, with the key store and
@@ -85,43 +89,31 @@ export const authenticate: Effect.Effect<
 )
 
 /**
- * The live key presented by the request, which must have one of `scopes` in `workspaceId`.
+ * Which keys may use an admin route: `admin` keys only, or also `developer:read` keys (the reads
+ * of the Events view, account profiles, feature gates and the connector).
  *
  * @since 0.1.0
  */
-export const authorizeAny = (options: {
-  readonly workspaceId: string
-  readonly scopes: ReadonlyArray<ApiKeyScope>
-}): Effect.Effect<ApiKeyRecord, Problem.Problem, HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto> =>
-  Effect.flatMap(authenticate, (key) => {
-    if (key.workspaceId !== options.workspaceId) {
-      return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
-    }
-    if (!options.scopes.includes(key.scope)) {
-      return Effect.fail(Problem.forbidden(`this route needs a key with scope ${options.scopes.join(" or ")}`))
-    }
-    return Effect.succeed(key)
-  })
+export type AdminScopes = ReadonlyArray<ApiKeyScope>
 
 /**
- * The live key presented by the request, which must have `scope` in `workspaceId`.
- *
  * @since 0.1.0
  */
-export const authorize = (options: {
-  readonly workspaceId: string
-  readonly scope: ApiKeyScope
-}): Effect.Effect<ApiKeyRecord, Problem.Problem, HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto> =>
-  authorizeAny({ workspaceId: options.workspaceId, scopes: [options.scope] })
+export const adminOnly: AdminScopes = ["admin"]
 
 /**
- * For a route under `/workspaces/:workspaceId`: the path's workspace, once the request's key is
- * authorized there with one of `scopes`.
+ * @since 0.1.0
+ */
+export const adminOrDeveloper: AdminScopes = ["admin", "developer:read"]
+
+/**
+ * The one admin guard. For a route under `/workspaces/:workspaceId`: the path's workspace, once
+ * the request's key is live (401), belongs to that workspace (403) and has one of `scopes` (403).
  *
  * @since 0.1.0
  */
 export const authorizeWorkspace = (
-  scopes: ReadonlyArray<ApiKeyScope>
+  scopes: AdminScopes
 ): Effect.Effect<
   string,
   Problem.Problem,
@@ -129,5 +121,28 @@ export const authorizeWorkspace = (
 > =>
   Effect.flatMap(HttpRouter.params, (params) => {
     const workspaceId = params["workspaceId"] ?? ""
-    return Effect.as(authorizeAny({ workspaceId, scopes }), workspaceId)
+    return Effect.flatMap(authenticate, (key) => {
+      if (key.workspaceId !== workspaceId) {
+        return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
+      }
+      if (!scopes.includes(key.scope)) {
+        return Effect.fail(Problem.forbidden(`this route needs a key with scope ${scopes.join(" or ")}`))
+      }
+      return Effect.succeed(workspaceId)
+    })
   })
+
+/**
+ * An admin route's handler behind the guard: it runs, with the authorized workspace, only once
+ * `authorizeWorkspace(scopes)` has passed.
+ *
+ * @since 0.1.0
+ */
+export const guarded = (scopes: AdminScopes) =>
+<A, E, R>(
+  handler: (workspaceId: string) => Effect.Effect<A, E, R>
+): Effect.Effect<
+  A,
+  E | Problem.Problem,
+  R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
+> => Effect.flatMap(authorizeWorkspace(scopes), handler)

@@ -1,7 +1,7 @@
 /**
  * The `Readiness` port behind `GET /readyz`: can this process serve requests right now? The storage
  * layer provides it (the database answers and its migrations are applied), so the HTTP app never
- * knows which storage it runs on.
+ * knows which storage it runs on (`adapters/sql/Readiness.ts` for SQL, `layerAlwaysReady` for memory).
  *
  * @since 0.1.0
  */

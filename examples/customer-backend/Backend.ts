@@ -24,9 +24,9 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { InvalidConfig, parseBoolean, parseInteger, uuidPattern } from "../../adapters/config/AccordConfig.ts"
+import { InvalidConfig, parseBoolean, parseInteger } from "../../adapters/config/AccordConfig.ts"
 import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import { CreateGateBody } from "../../adapters/http/routes/Insights.ts"
+import { CreateGateBody } from "../../adapters/http/routes/FeatureGates.ts"
 import * as DirectApiClient from "../../adapters/sdk/DirectApiClient.ts"
 import * as Database from "../../adapters/sql/Database.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
@@ -36,6 +36,7 @@ import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
 import { type Backoff, backoffDelay, defaultBackoff, type ExecutionResult } from "../../core/customer/Worker.ts"
 import { buildFeatureAccessEvent } from "../../core/ingest/FeatureAccess.ts"
 import { isExtendTrialOperation } from "../../core/protocol/messages/Execution.ts"
+import { isUuid } from "../../core/protocol/Uuid.ts"
 
 export interface BackendConfig {
   readonly port: number
@@ -94,7 +95,7 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
     return n !== undefined && n <= 65535 ? n : undefined
   }, 8788, "an integer from 0 to 65535")
   const workspaceId = required("ACCORD_WORKSPACE_ID")
-  if (workspaceId !== undefined && !uuidPattern.test(workspaceId)) problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
+  if (workspaceId !== undefined && !isUuid(workspaceId)) problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
   // Secrets are taken exactly as given (no trimming): the service checks the same rules at `PUT /connector`.
   const actionSigningSecret = required("ACCORD_ACTION_SIGNING_SECRET")
   const completionSecret = required("ACCORD_COMPLETION_SECRET")

@@ -1,7 +1,8 @@
 /**
  * The action routes for trusted server callers and operators (DESIGN "HTTP surface"):
  * `POST /action-requests` (intake of an already-authorized action) and
- * `GET /action-requests/{id}` (its state and full history).
+ * `GET /action-requests/{id}` (its state and full history), relative to
+ * `/api/admin/v1/workspaces/{workspaceId}`.
  *
  * @since 0.1.0
  */
@@ -11,12 +12,18 @@ import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
-import { ActionIntake, intake } from "../../../core/connector/Dispatch.ts"
+import {
+  ActionIntake,
+  type ConnectorNotActive,
+  intake,
+  type PaymentSnapshotMismatch
+} from "../../../core/connector/Dispatch.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
+import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
-import { authorize, storageUnavailable } from "../Auth.ts"
+import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import { adminPrefix } from "../Paths.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
@@ -25,39 +32,29 @@ import { jsonResponse as json } from "../Answer.ts"
  */
 export type ActionsServices = ActionLedger | ConnectionStore | ApiKeyStore | Crypto
 
+/**
+ * What the routes fail with; `ErrorMap` answers the domain errors.
+ *
+ * @since 0.1.0
+ */
+export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive | PaymentSnapshotMismatch
 
-const asAdmin = Effect.flatMap(HttpRouter.params, (params) => {
-  const workspaceId = params["workspaceId"] ?? ""
-  return Effect.as(authorize({ workspaceId, scope: "admin" }), workspaceId)
-})
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-const createAction = (maxBodyBytes: number) =>
+const createAction = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function*() {
-    const workspaceId = yield* asAdmin
     const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
-    const created = yield* intake(workspaceId, body).pipe(
-      Effect.catchTags({
-        ConnectorNotActive: () =>
-          Effect.fail(Problem.make(409, "connector_not_active", "the workspace has no active connector revision; register and check the connection first")),
-        PaymentSnapshotMismatch: (e) =>
-          Effect.fail(Problem.make(422, "payment_snapshot_mismatch", `the payment snapshot does not fit the action (${e.reason})`)),
-        StorageError: (e) => Effect.fail(storageUnavailable(e))
-      })
-    )
-    return json(created, 202)
+    return json(yield* intake(workspaceId, body), 202)
   })
 
-const showAction = Effect.gen(function*() {
-  const workspaceId = yield* asAdmin
+const showAction = (workspaceId: string) => Effect.gen(function*() {
+  // lower-cased first, so a UUID in any case names the stored (lower-case) id
   const id = ((yield* HttpRouter.params)["id"] ?? "").toLowerCase()
   const ledger = yield* ActionLedger
-  const record = uuidPattern.test(id) ? yield* ledger.get(id).pipe(Effect.mapError(storageUnavailable)) : Option.none()
+  const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
   if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
     return yield* Problem.notFound("no such action request in this workspace")
   }
-  const history = yield* ledger.history(id).pipe(Effect.mapError(storageUnavailable))
+  const history = yield* ledger.history(id)
   const r = record.value
   const ack = r.acknowledgement as { readonly errorCode?: string; readonly providerReferenceHash?: string } | null
   return json({
@@ -84,11 +81,12 @@ const showAction = Effect.gen(function*() {
 })
 
 /**
+ * The routes, relative to the admin workspace path; admin keys only.
+ *
  * @since 0.1.0
  */
-export const routes = (maxBodyBytes: number) =>
-<E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  router.pipe(
-    HttpRouter.post(`${adminPrefix}/:workspaceId/action-requests`, createAction(maxBodyBytes)),
-    HttpRouter.get(`${adminPrefix}/:workspaceId/action-requests/:id`, showAction)
+export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<ActionsError, ActionsServices> =>
+  HttpRouter.empty.pipe(
+    HttpRouter.post("/action-requests", guarded(adminOnly)(createAction(maxBodyBytes))),
+    HttpRouter.get("/action-requests/:id", guarded(adminOnly)(showAction))
   )

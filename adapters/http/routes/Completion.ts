@@ -5,11 +5,15 @@
  *
  * @since 0.1.0
  */
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { type CompletionRefusalKind, type CompletionServices, makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
-import { storageUnavailable } from "../Auth.ts"
+import {
+  type CompletionRefused,
+  type CompletionServices,
+  makeCompletionReceiver
+} from "../../../core/connector/CompletionIntake.ts"
+import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { isJsonContentType, readBytes } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
@@ -26,34 +30,26 @@ export const completionPath = "/api/funnels/v1/runtime/actions/customer-complete
  */
 export const maxCompletionBytes = 64 * 1024
 
-const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
-  unauthenticated: 401,
-  invalid: 400,
-  unknown_action: 404,
-  binding_mismatch: 422,
-  conflict: 409
-}
-
 /**
+ * The completion route. A refusal fails with core's `CompletionRefused` (its kind picks the status
+ * in `ErrorMap`); only the content type is the edge's own check.
+ *
  * @since 0.1.0
  */
-export const handler: Effect.Effect<
-  Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.Problem, HttpServerRequest.HttpServerRequest>,
-  never,
+export const routes: HttpRouter.HttpRouter<
+  Problem.Problem | CompletionRefused | StorageError,
   CompletionServices
-> = Effect.map(makeCompletionReceiver, (receive) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!isJsonContentType(request.headers["content-type"])) {
-      return yield* Problem.unsupportedMediaType("application/json")
-    }
-    const body = yield* readBytes(maxCompletionBytes)
-    const receipt = yield* receive({ headers: request.headers, body }).pipe(
-      Effect.catchTags({
-        CompletionRefused: (e) =>
-          Effect.fail(Problem.make(refusalStatus[e.kind], e.code, e.detail, e.errors === undefined ? undefined : { errors: e.errors })),
-        StorageError: (e) => Effect.fail(storageUnavailable(e))
-      })
-    )
-    return json(receipt)
-  }))
+> = HttpRouter.empty.pipe(
+  HttpRouter.post(
+    completionPath,
+    Effect.flatMap(makeCompletionReceiver, (receive) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (!isJsonContentType(request.headers["content-type"])) {
+          return yield* Problem.unsupportedMediaType("application/json")
+        }
+        const body = yield* readBytes(maxCompletionBytes)
+        return json(yield* receive({ headers: request.headers, body }))
+      }))
+  )
+)

@@ -10,7 +10,8 @@
  * - `GET /connector` (admin or developer:read key): endpoint host, revisions and their states,
  *   current payment capabilities and the last check; never a secret or a full URL.
  *
- * Errors are problem details: 400 `invalid_body` (wrong shape, unknown field), 401/403 (key),
+ * Routes are declared relative to that path. Errors are problem details (core's errors through
+ * `ErrorMap`): 400 `invalid_body` (wrong shape, unknown field), 401/403 (key),
  * 404 `connector_not_configured`, 422 with the rule's code (an endpoint rule from
  * `validateEndpoint`, or `secret_too_short`, `secret_too_long`, `secret_whitespace`,
  * `secrets_not_distinct`), 503 `storage_unavailable`.
@@ -25,11 +26,12 @@ import * as Schema from "effect/Schema"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CapabilityEvidence } from "../../../core/ports/CapabilityRegistry.ts"
 import { type Connection, ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
-import { register } from "../../../core/connector/Connection.ts"
+import { register, type RegistrationRejected } from "../../../core/connector/Connection.ts"
 import {
   activeRevision,
   checkConnection,
   type CheckServices,
+  ConnectorNotConfigured,
   currentCapabilities,
   endpointHost,
   pendingRevision
@@ -38,9 +40,9 @@ import type { Resolver } from "../../../core/connector/Endpoint.ts"
 import type { SecretVault } from "../../../core/ports/SecretVault.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import type { Transactor } from "../../../core/ports/Transactor.ts"
-import { authorizeWorkspace, storageUnavailable } from "../Auth.ts"
+import type { StorageError } from "../../../core/ports/StorageError.ts"
+import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import { adminPrefix } from "../Paths.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
@@ -59,13 +61,6 @@ export interface ConnectorRouteOptions {
  * @since 0.1.0
  */
 export type ConnectorServices = CheckServices | ApiKeyStore | SecretVault | Transactor | Resolver
-
-/**
- * The path of the connector resource.
- *
- * @since 0.1.0
- */
-export const connectorPath = `${adminPrefix}/:workspaceId/connector` as const
 
 /**
  * `PUT /connector` body: exactly these three fields. The secrets are `Redacted` from the moment
@@ -88,11 +83,8 @@ const registerMessages = {
 }
 
 
-const connectorNotConfigured = Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
-
-const registerConnector = (options: ConnectorRouteOptions) =>
+const registerConnector = (options: ConnectorRouteOptions) => (workspaceId: string) =>
   Effect.gen(function*() {
-    const workspaceId = yield* authorizeWorkspace(["admin"])
     const body = yield* readJson(RegisterConnectorBody, options.maxBodyBytes, registerMessages)
     const registered = yield* register(
       {
@@ -101,24 +93,16 @@ const registerConnector = (options: ConnectorRouteOptions) =>
         secrets: { actionSigning: body.actionSigningSecret, completion: body.completionSecret }
       },
       { allowInsecure: options.allowInsecureEndpoints }
-    ).pipe(Effect.catchTags({
-      RegistrationRejected: (rejected) =>
-        Effect.fail(Problem.make(422, rejected.problem, rejected.detail, { errors: rejected.errors })),
-      StorageError: (error) => Effect.fail(storageUnavailable(error))
-    }))
+    )
     return json(registered, 201)
   })
 
-const runCheck = (options: ConnectorRouteOptions) =>
+const runCheck = (options: ConnectorRouteOptions) => (workspaceId: string) =>
   Effect.gen(function*() {
-    const workspaceId = yield* authorizeWorkspace(["admin"])
     const result = yield* checkConnection(
       workspaceId,
       options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
-    ).pipe(Effect.catchTags({
-      ConnectorNotConfigured: () => Effect.fail(connectorNotConfigured),
-      StorageError: (error) => Effect.fail(storageUnavailable(error))
-    }))
+    )
     return json({
       connectionId: result.connectionId,
       revision: result.revision,
@@ -173,27 +157,29 @@ export const connectionView = (connection: Connection, capabilities: Option.Opti
   }
 }
 
-const showConnector = Effect.gen(function*() {
-  const workspaceId = yield* authorizeWorkspace(["admin", "developer:read"])
-  const now = yield* Clock.currentTimeMillis
-  const view = yield* Effect.gen(function*() {
+const showConnector = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
     const connection = yield* Effect.flatMap(ConnectionStore, (store) => store.get(workspaceId))
-    if (Option.isNone(connection)) return Option.none()
-    return Option.some(connectionView(connection.value, yield* currentCapabilities(connection.value, now)))
-  }).pipe(Effect.mapError(storageUnavailable))
-  if (Option.isNone(view)) return yield* connectorNotConfigured
-  return json(view.value)
-})
+    if (Option.isNone(connection)) return yield* new ConnectorNotConfigured()
+    return json(connectionView(connection.value, yield* currentCapabilities(connection.value, now)))
+  })
 
 /**
- * Adds the connector routes to a router.
+ * What the routes fail with; `ErrorMap` answers the domain errors.
  *
  * @since 0.1.0
  */
-export const routes = (options: ConnectorRouteOptions) =>
-<E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  router.pipe(
-    HttpRouter.put(connectorPath, registerConnector(options)),
-    HttpRouter.post(`${connectorPath}/check`, runCheck(options)),
-    HttpRouter.get(connectorPath, showConnector)
+export type ConnectorError = Problem.Problem | StorageError | RegistrationRejected | ConnectorNotConfigured
+
+/**
+ * The connector routes, relative to the admin workspace path.
+ *
+ * @since 0.1.0
+ */
+export const routes = (options: ConnectorRouteOptions): HttpRouter.HttpRouter<ConnectorError, ConnectorServices> =>
+  HttpRouter.empty.pipe(
+    HttpRouter.put("/connector", guarded(adminOnly)(registerConnector(options))),
+    HttpRouter.post("/connector/check", guarded(adminOnly)(runCheck(options))),
+    HttpRouter.get("/connector", guarded(adminOrDeveloper)(showConnector))
   )

@@ -1,0 +1,82 @@
+/**
+ * The one map from core's domain errors to problem details (DESIGN D8: "The service's own errors
+ * are RFC 9457 problem details ... 400 malformed, 401 authentication or signature, 403 scope or
+ * authority, 404 unknown, 409 conflict, 413 too large, 415 content type, 422 rejected by a rule").
+ *
+ * Core fails with tagged domain errors and never picks a status; routes let those errors through,
+ * and the app turns every one of them into a problem here, once (as Hono's single `onError`).
+ * Failures only the edge knows (413, 415, malformed body, a key's scope) are raised as `Problem`s
+ * by the edge itself and pass through unchanged. (`BootstrapKeyConflict` never reaches HTTP: it
+ * stops the start, worded by `adapters/config/StartupLog.ts`.)
+ *
+ * @since 0.1.0
+ */
+import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
+import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
+import type { RegistrationRejected } from "../../core/connector/Connection.ts"
+import type { ConnectorNotActive, PaymentSnapshotMismatch } from "../../core/connector/Dispatch.ts"
+import type { StorageError } from "../../core/ports/StorageError.ts"
+import * as Problem from "./Problem.ts"
+
+/**
+ * Every core domain error that can reach an HTTP answer.
+ *
+ * @since 0.1.0
+ */
+export type DomainError =
+  | StorageError
+  | CompletionRefused
+  | ConnectorNotActive
+  | PaymentSnapshotMismatch
+  | RegistrationRejected
+  | ConnectorNotConfigured
+
+/**
+ * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
+ *
+ * @since 0.1.0
+ */
+export const storageUnavailable = (_: StorageError): Problem.Problem =>
+  Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
+
+/** Why a completion was refused decides its status; the code and detail are core's. */
+const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
+  unauthenticated: 401,
+  invalid: 400,
+  unknown_action: 404,
+  binding_mismatch: 422,
+  conflict: 409
+}
+
+/**
+ * The problem answering a domain error; a `Problem` (raised by the edge) is already one.
+ *
+ * @since 0.1.0
+ */
+export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem => {
+  switch (error._tag) {
+    case "Problem":
+      return error
+    case "StorageError":
+      return storageUnavailable(error)
+    case "CompletionRefused":
+      return Problem.make(
+        refusalStatus[error.kind],
+        error.code,
+        error.detail,
+        error.errors === undefined ? undefined : { errors: error.errors }
+      )
+    case "ConnectorNotActive":
+      return Problem.make(
+        409,
+        "connector_not_active",
+        "the workspace has no active connector revision; register and check the connection first"
+      )
+    case "PaymentSnapshotMismatch":
+      return Problem.make(422, "payment_snapshot_mismatch", `the payment snapshot does not fit the action (${error.reason})`)
+    case "RegistrationRejected":
+      return Problem.make(422, error.problem, error.detail, { errors: error.errors })
+    case "ConnectorNotConfigured":
+      return Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
+  }
+}

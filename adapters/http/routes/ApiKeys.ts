@@ -1,0 +1,87 @@
+/**
+ * The workspace administrator's API keys (DESIGN "HTTP surface": "`POST /api-keys`, `GET /api-keys`,
+ * `DELETE /api-keys/{id}` | keys with a scope (`ingest`, `developer:read`, `admin`); the secret is
+ * returned once"), relative to `/api/admin/v1/workspaces/{workspaceId}`, admin keys only. Keys are
+ * stored as SHA-256 hashes (D9), so the secret exists only in the answer to `POST`.
+ *
+ * @since 0.1.0
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { issue } from "../../../core/access/ApiKeys.ts"
+import { type ApiKeyRecord, ApiKeyScope, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { Crypto } from "../../../core/ports/Crypto.ts"
+import type { StorageError } from "../../../core/ports/StorageError.ts"
+import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
+import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { jsonResponse as json } from "../Answer.ts"
+import { adminOnly, guarded } from "../Auth.ts"
+import { readJson } from "../Body.ts"
+import * as Problem from "../Problem.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type ApiKeysServices = ApiKeyStore | Crypto
+
+/** `POST /api-keys` body. */
+const CreateApiKeyBody = Schema.Struct({
+  scope: ApiKeyScope,
+  name: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), { exact: true })
+})
+
+/** Fixed wording for its field errors, so that none can echo a received value. */
+const createApiKeyMessages = {
+  "": "must be a JSON object",
+  scope: "must be one of ingest, developer:read, admin",
+  name: "must be a string of 1 to 200 characters"
+}
+
+const keyView = (key: ApiKeyRecord) => ({
+  id: key.id,
+  scope: key.scope,
+  name: key.name,
+  createdAt: formatTimestamp(key.createdAt),
+  revokedAt: key.revokedAt === null ? null : formatTimestamp(key.revokedAt)
+})
+
+const createApiKey = (maxBodyBytes: number) => (workspaceId: string) =>
+  Effect.gen(function*() {
+    const body = yield* readJson(CreateApiKeyBody, maxBodyBytes, createApiKeyMessages)
+    const { record, secret } = yield* issue({ workspaceId, scope: body.scope, name: body.name ?? null })
+    const { createdAt, id, name, scope } = keyView(record)
+    return json({ id, scope, name, secret: Redacted.value(secret), createdAt }, 201)
+  })
+
+const listApiKeys = (workspaceId: string) =>
+  Effect.map(
+    Effect.flatMap(ApiKeyStore, (store) => store.list(workspaceId)),
+    (keys) => json({ data: keys.map(keyView), nextCursor: null })
+  )
+
+const revokeApiKey = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const id = (yield* HttpRouter.params)["id"] ?? ""
+    const store = yield* ApiKeyStore
+    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+    const revoked = isUuid(id) && (yield* store.revoke(workspaceId, id.toLowerCase(), now))
+    if (!revoked) return yield* Problem.notFound("no such live API key in this workspace")
+    return HttpServerResponse.empty({ status: 204 })
+  })
+
+/**
+ * The routes, relative to the admin workspace path.
+ *
+ * @since 0.1.0
+ */
+export const routes = (
+  maxBodyBytes: number
+): HttpRouter.HttpRouter<Problem.Problem | StorageError, ApiKeysServices> =>
+  HttpRouter.empty.pipe(
+    HttpRouter.post("/api-keys", guarded(adminOnly)(createApiKey(maxBodyBytes))),
+    HttpRouter.get("/api-keys", guarded(adminOnly)(listApiKeys)),
+    HttpRouter.del("/api-keys/:id", guarded(adminOnly)(revokeApiKey))
+  )

@@ -1,0 +1,109 @@
+/**
+ * Feature gates awaiting access evidence, relative to `/api/admin/v1/workspaces/{workspaceId}`:
+ * `POST /feature-gates` (admin keys), `GET /feature-gates/{id}` (admin or developer:read keys).
+ * A gate stays `checking` until an `entitlement_active` event for the same account, journey,
+ * version and feature, timed after the journey began and sent with a server ingest key, unlocks
+ * it. Every read of a checking gate settles it against the evidence committed so far
+ * (`GateEvidence.settleGate`).
+ *
+ * @since 0.1.0
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { settleGate } from "../../../core/ingest/GateEvidence.ts"
+import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { Crypto } from "../../../core/ports/Crypto.ts"
+import type { EventStore } from "../../../core/ports/EventStore.ts"
+import { type FeatureGate, FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
+import type { StorageError } from "../../../core/ports/StorageError.ts"
+import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestamp.ts"
+import { randomUuid, Uuid } from "../../../core/protocol/Uuid.ts"
+import { jsonResponse as json } from "../Answer.ts"
+import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
+import { readJson } from "../Body.ts"
+import * as Problem from "../Problem.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type FeatureGatesServices = ApiKeyStore | Crypto | EventStore | FeatureGateStore
+
+/**
+ * A gate as answered, here and in the account profile.
+ *
+ * @since 0.1.0
+ */
+export const gateView = (gate: FeatureGate) => ({
+  id: gate.id,
+  accountId: gate.accountId,
+  journeyId: gate.journeyId,
+  versionId: gate.versionId,
+  featureKey: gate.featureKey,
+  startedAt: formatTimestamp(gate.startedAt),
+  state: gate.state,
+  unlockedAt: gate.unlockedAt === null ? null : formatTimestamp(gate.unlockedAt),
+  unlockEventId: gate.unlockEventId
+})
+
+/**
+ * `POST /feature-gates` body.
+ *
+ * @since 0.1.0
+ */
+export const CreateGateBody = Schema.Struct({
+  accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  journeyId: Uuid,
+  versionId: Uuid,
+  featureKey: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_.:-]{0,63}$/)),
+  startedAt: Schema.String.pipe(Schema.filter((s) => parseTimestamp(s) !== undefined || "an RFC 3339 timestamp"))
+})
+
+const gateMessages = {
+  featureKey: "must be a lower-case code of 1 to 64 characters",
+  startedAt: "must be an RFC 3339 timestamp"
+}
+
+const createGate = (maxBodyBytes: number) => (workspaceId: string) =>
+  Effect.gen(function*() {
+    const body = yield* readJson(CreateGateBody, maxBodyBytes, gateMessages)
+    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+    const gates = yield* FeatureGateStore
+    const id = yield* randomUuid
+    yield* gates.create({
+      id,
+      workspaceId,
+      accountId: body.accountId,
+      journeyId: body.journeyId.toLowerCase(),
+      versionId: body.versionId.toLowerCase(),
+      featureKey: body.featureKey,
+      startedAt: parseTimestamp(body.startedAt)!,
+      createdAt: now
+    })
+    // evidence committed before (or while) the gate was created unlocks it now
+    const created = yield* gates.get(workspaceId, id)
+    const gate = yield* settleGate(Option.getOrThrow(created))
+    return json(gateView(gate), 201)
+  })
+
+const getGate = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const id = (yield* HttpRouter.params)["id"] ?? ""
+    const gate = yield* (yield* FeatureGateStore).get(workspaceId, id)
+    if (Option.isNone(gate)) return yield* Problem.notFound("no such feature gate in this workspace")
+    return json(gateView(yield* settleGate(gate.value)))
+  })
+
+/**
+ * The routes, relative to the admin workspace path.
+ *
+ * @since 0.1.0
+ */
+export const routes = (
+  maxBodyBytes: number
+): HttpRouter.HttpRouter<Problem.Problem | StorageError, FeatureGatesServices> =>
+  HttpRouter.empty.pipe(
+    HttpRouter.post("/feature-gates", guarded(adminOnly)(createGate(maxBodyBytes))),
+    HttpRouter.get("/feature-gates/:id", guarded(adminOrDeveloper)(getGate))
+  )

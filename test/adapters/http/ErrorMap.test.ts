@@ -1,0 +1,78 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ConnectorNotConfigured } from "../../../core/connector/ConnectionCheck.ts"
+import { CompletionRefused } from "../../../core/connector/CompletionIntake.ts"
+import { RegistrationRejected } from "../../../core/connector/Connection.ts"
+import { ConnectorNotActive, PaymentSnapshotMismatch } from "../../../core/connector/Dispatch.ts"
+import { StorageError } from "../../../core/ports/StorageError.ts"
+import * as ErrorMap from "../../../adapters/http/ErrorMap.ts"
+import * as Problem from "../../../adapters/http/Problem.ts"
+
+/** The problem as the client reads it: the rendered body and the status line. */
+const rendered = (problem: Problem.Problem) => Problem.toAnswer(problem)
+
+describe("ErrorMap.toProblem", () => {
+  it("a storage failure: 503 storage_unavailable, without the store's message", () => {
+    const answer = rendered(ErrorMap.toProblem(new StorageError({ operation: "get", message: "connection refused by 10.0.0.5" })))
+    assert.strictEqual(answer.status, 503)
+    assert.deepStrictEqual(answer.body, {
+      type: "urn:accord:problem:storage_unavailable",
+      title: "Service Unavailable",
+      status: 503,
+      detail: "storage is temporarily unavailable",
+      code: "storage_unavailable"
+    })
+  })
+
+  it("a refused completion: the status follows its kind, code, detail and errors are core's", () => {
+    const statuses = { unauthenticated: 401, invalid: 400, unknown_action: 404, binding_mismatch: 422, conflict: 409 } as const
+    for (const [kind, status] of Object.entries(statuses)) {
+      const problem = ErrorMap.toProblem(
+        new CompletionRefused({ kind: kind as keyof typeof statuses, code: `code_${kind}`, detail: `detail ${kind}` })
+      )
+      assert.strictEqual(problem.status, status)
+      assert.strictEqual(problem.code, `code_${kind}`)
+      assert.strictEqual(problem.detail, `detail ${kind}`)
+      assert.isUndefined(problem.errors)
+    }
+    const invalid = ErrorMap.toProblem(
+      new CompletionRefused({ kind: "invalid", code: "invalid_body", detail: "bad", errors: [{ path: "state", message: "must be a state" }] })
+    )
+    assert.deepStrictEqual(invalid.errors, [{ path: "state", message: "must be a state" }])
+    assert.strictEqual(invalid.title, "Bad Request")
+  })
+
+  it("intake refusals: 409 connector_not_active, 422 payment_snapshot_mismatch with the reason", () => {
+    const inactive = rendered(ErrorMap.toProblem(new ConnectorNotActive()))
+    assert.deepStrictEqual(inactive.body, {
+      type: "urn:accord:problem:connector_not_active",
+      title: "Conflict",
+      status: 409,
+      detail: "the workspace has no active connector revision; register and check the connection first",
+      code: "connector_not_active"
+    })
+    const mismatch = ErrorMap.toProblem(new PaymentSnapshotMismatch({ reason: "mode_mismatch" }))
+    assert.strictEqual(mismatch.status, 422)
+    assert.strictEqual(mismatch.code, "payment_snapshot_mismatch")
+    assert.strictEqual(mismatch.detail, "the payment snapshot does not fit the action (mode_mismatch)")
+  })
+
+  it("connector administration: 422 with the rule's code and fields, 404 connector_not_configured", () => {
+    const rejected = ErrorMap.toProblem(
+      new RegistrationRejected({ problem: "not_https", detail: "the endpoint must use https", errors: [{ path: "endpoint", message: "must be https" }] })
+    )
+    assert.strictEqual(rejected.status, 422)
+    assert.strictEqual(rejected.title, "Unprocessable Content")
+    assert.strictEqual(rejected.code, "not_https")
+    assert.strictEqual(rejected.detail, "the endpoint must use https")
+    assert.deepStrictEqual(rejected.errors, [{ path: "endpoint", message: "must be https" }])
+    const missing = ErrorMap.toProblem(new ConnectorNotConfigured())
+    assert.strictEqual(missing.status, 404)
+    assert.strictEqual(missing.code, "connector_not_configured")
+    assert.strictEqual(missing.detail, "no connector endpoint is registered for this workspace")
+  })
+
+  it("a problem raised by the edge passes through unchanged", () => {
+    const problem = Problem.unsupportedMediaType("application/json")
+    assert.strictEqual(ErrorMap.toProblem(problem), problem)
+  })
+})
