@@ -16,21 +16,15 @@ import type * as Scope from "effect/Scope"
 import * as internal from "./internal/batcher.ts"
 
 /**
+ * `maxBatch` (default {@link defaultMaxBatch}), `workers` (runs in flight at once, default 1),
+ * `one` (runs one item on its own: a batch of one, and each item of a split batch; default `many`
+ * of one item) and `splitOn` (which failures of a batch of several items split it, so that its
+ * items run again one at a time through `one` and an item that fails fails only itself; default
+ * every failure).
+ *
  * @since 0.1.0
  */
-export interface BatcherOptions<A, B, E> {
-  /** The most items in one run (default {@link defaultMaxBatch}). */
-  readonly maxBatch?: number
-  /** Runs in flight at once (default 1). */
-  readonly workers?: number
-  /** Runs one item on its own: a batch of one, and each item of a split batch (default: `many` of one item). */
-  readonly one?: (item: A) => Effect.Effect<B, E>
-  /**
-   * Which failures of a batch of several items split it: its items then run again one at a time
-   * through `one`, so an item that fails fails only itself. Default: every failure.
-   */
-  readonly splitOn?: (error: E) => boolean
-}
+export interface BatcherOptions<A, B, E> extends internal.Options<A, B, E> {}
 
 /**
  * The most items in one run unless told otherwise.

@@ -11,10 +11,21 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
-import type { BatcherOptions } from "../Batcher.ts"
 
 /** @since 0.1.0 */
 export const defaultMaxBatch = 256
+
+/** @since 0.1.0 */
+export interface Options<A, B, E> {
+  /** The most items in one run. */
+  readonly maxBatch?: number
+  /** Runs in flight at once. */
+  readonly workers?: number
+  /** Runs one item on its own: a batch of one, and each item of a split batch. */
+  readonly one?: (item: A) => Effect.Effect<B, E>
+  /** Which failures of a batch of several items split it (its items then run one at a time). */
+  readonly splitOn?: (error: E) => boolean
+}
 
 interface Pending<A, B, E> {
   readonly item: A
@@ -24,7 +35,7 @@ interface Pending<A, B, E> {
 /** @since 0.1.0 */
 export const make = <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
-  options?: BatcherOptions<A, B, E>
+  options?: Options<A, B, E>
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxBatch = options?.maxBatch ?? defaultMaxBatch
