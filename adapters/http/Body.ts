@@ -43,6 +43,58 @@ export const unreadable: Problem.Problem = Problem.badRequest("unreadable_body",
 export const declaredLength = (header: string | undefined): number | undefined =>
   header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined
 
+/**
+ * One body being read in chunks, whichever stream delivers them (the platform's request stream, a
+ * `node:http` request's events): the chunks within `maxBytes` are kept, and past it the rest is
+ * only counted, up to `drainBytes`, so the 413 reaches the client.
+ *
+ * @since 0.1.0
+ */
+export interface LimitedBody {
+  /** Takes the next chunk; `false` once the body is more than `drainBytes` past the limit: stop reading. */
+  readonly add: (chunk: Uint8Array) => boolean
+  /** The body read so far, or 413 `content_too_large` when it went past the limit. */
+  readonly result: () => Effect.Effect<Uint8Array, Problem.Problem>
+}
+
+class Chunks implements LimitedBody {
+  private readonly chunks: Array<Uint8Array> = []
+  private received = 0
+  constructor(private readonly maxBytes: number) {}
+  readonly add = (chunk: Uint8Array): boolean => {
+    this.received += chunk.length
+    if (this.received <= this.maxBytes) this.chunks.push(chunk)
+    return this.received <= this.maxBytes + drainBytes
+  }
+  readonly result = (): Effect.Effect<Uint8Array, Problem.Problem> => {
+    if (this.received > this.maxBytes) return Effect.fail(Problem.contentTooLarge(this.maxBytes))
+    const body = new Uint8Array(this.received)
+    let offset = 0
+    for (const chunk of this.chunks) {
+      body.set(chunk, offset)
+      offset += chunk.length
+    }
+    return Effect.succeed(body)
+  }
+}
+
+/**
+ * A body of at most `maxBytes` to read in chunks.
+ *
+ * @since 0.1.0
+ */
+export const limitedBody = (maxBytes: number): LimitedBody => new Chunks(maxBytes)
+
+/**
+ * Whether a `Content-Length` header declares more than `maxBytes`: such a body is refused at once.
+ *
+ * @since 0.1.0
+ */
+export const declaresTooMuch = (header: string | undefined, maxBytes: number): boolean => {
+  const declared = declaredLength(header)
+  return declared !== undefined && declared > maxBytes
+}
+
 /** A web `Request` without a body has no stream to read (the platform fails instead of ending). */
 const hasNoWebBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
   typeof Request !== "undefined" && request.source instanceof Request && request.source.body === null
@@ -65,25 +117,11 @@ export const readBytes = (
         buffer.byteLength > maxBytes ? Effect.fail(Problem.contentTooLarge(maxBytes)) : Effect.succeed(new Uint8Array(buffer)))
     }
     return Effect.suspend(() => {
-      const chunks: Array<Uint8Array> = []
-      let received = 0
+      const body = limitedBody(maxBytes)
       return request.stream.pipe(
         Stream.mapError(() => unreadable),
-        Stream.runForEachWhile((chunk) => {
-          received += chunk.length
-          if (received <= maxBytes) chunks.push(chunk)
-          return Effect.succeed(received <= maxBytes + drainBytes)
-        }),
-        Effect.flatMap(() => {
-          if (received > maxBytes) return Effect.fail(Problem.contentTooLarge(maxBytes))
-          const body = new Uint8Array(received)
-          let offset = 0
-          for (const chunk of chunks) {
-            body.set(chunk, offset)
-            offset += chunk.length
-          }
-          return Effect.succeed(body)
-        })
+        Stream.runForEachWhile((chunk) => Effect.succeed(body.add(chunk))),
+        Effect.flatMap(body.result)
       )
     })
   })

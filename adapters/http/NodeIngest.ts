@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Answer } from "./Answer.ts"
-import { declaredLength, drainBytes, unreadable } from "./Body.ts"
+import { declaresTooMuch, limitedBody, unreadable } from "./Body.ts"
 import { Drain } from "./Drain.ts"
 import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./routes/Ingest.ts"
 import * as Problem from "./Problem.ts"
@@ -41,33 +41,28 @@ export type FastRoute = (request: IncomingMessage, response: ServerResponse) => 
 export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
 
 /**
- * The request body with the limits of `Body.readBytes`: a declared length over `maxBytes` is
- * refused at once; otherwise the body is read, and past `maxBytes` the rest is drained (up to
- * `drainBytes`) so the 413 reaches the client instead of a reset.
+ * The request body with the limits of `Body.readBytes` (`Body.limitedBody`): a declared length
+ * over `maxBytes` is refused at once; otherwise the body is read, and past `maxBytes` the rest is
+ * drained (up to `drainBytes`) so the 413 reaches the client instead of a reset.
  */
 const readNodeBody = (request: IncomingMessage, maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem> =>
   Effect.async<Uint8Array, Problem.Problem>((resume) => {
-    const declared = declaredLength(request.headers["content-length"])
-    if (declared !== undefined && declared > maxBytes) return resume(Effect.fail(Problem.contentTooLarge(maxBytes)))
+    if (declaresTooMuch(request.headers["content-length"], maxBytes)) return resume(Effect.fail(Problem.contentTooLarge(maxBytes)))
     if (request.readableEnded) return resume(Effect.fail(unreadable))
-    const chunks: Array<Buffer> = []
-    let received = 0
+    const body = limitedBody(maxBytes)
     const cleanup = () => {
       request.off("data", onData)
       request.off("end", onEnd)
       request.off("error", onError)
     }
     const onData = (chunk: Buffer) => {
-      received += chunk.length
-      if (received <= maxBytes) chunks.push(chunk)
-      else if (received > maxBytes + drainBytes) {
-        cleanup()
-        resume(Effect.fail(Problem.contentTooLarge(maxBytes)))
-      }
+      if (body.add(chunk)) return
+      cleanup()
+      resume(body.result())
     }
     const onEnd = () => {
       cleanup()
-      resume(received > maxBytes ? Effect.fail(Problem.contentTooLarge(maxBytes)) : Effect.succeed(Buffer.concat(chunks, received)))
+      resume(body.result())
     }
     const onError = () => {
       cleanup()

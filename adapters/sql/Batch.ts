@@ -1,22 +1,22 @@
 /**
- * Statement batching for hot store operations: concurrent callers hand their item to a batcher and
- * wait; a worker takes whatever has queued up (up to `maxBatch`) and runs ONE statement for all of
- * them, then answers each caller with its own result. Under load many callers share a round trip;
- * alone, a caller's item goes out at once.
+ * Statement batching for hot store operations, on `ports/Batcher`: concurrent callers hand their
+ * item over and wait; a worker runs ONE statement for whatever has queued up, then answers each
+ * caller with its own result. Under load many callers share a round trip; alone, a caller's item
+ * goes out at once.
  *
- * A caller inside a transaction is not batched: its statement must run on the transaction's
- * connection (read-your-writes, rollback), so it runs alone there.
+ * The SQL part is here: a caller inside a transaction is not batched, since its statement must run
+ * on the transaction's connection (read-your-writes, rollback), so it runs alone there; and a batch
+ * is split by default only on a deadlock. `rounds` and `inRounds` shape a batch for statements
+ * that must not see one key twice.
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
+import * as Batcher from "../../core/ports/Batcher.ts"
 
 /**
  * @since 0.1.0
@@ -28,15 +28,11 @@ export interface BatchOptions {
   readonly workers?: number
 }
 
-interface Pending<A, B> {
-  readonly item: A
-  readonly done: Deferred.Deferred<B, SqlError>
-}
-
 /**
  * Builds a batcher over `many`, which must answer one result per item, in the items' order. When
  * a batch fails with an error `splitOn` accepts (a deadlock between two batches by default; the
- * statement was rolled back), its items are run again one at a time through `one`.
+ * statement was rolled back), its items are run again one at a time through `one`, each answered
+ * with its own result.
  *
  * @since 0.1.0
  */
@@ -47,34 +43,22 @@ export const makeBatcher = <A, B>(
     readonly splitOn?: (error: SqlError) => boolean
   }
 ): Effect.Effect<(item: A) => Effect.Effect<B, SqlError>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const maxBatch = options?.maxBatch ?? 256
-    const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
-    const splitOn = options?.splitOn ?? isDeadlock
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending<A, B>>(), Queue.shutdown)
-    const worker = Effect.gen(function*() {
-      const batch = Array.from(yield* Queue.takeBetween(queue, 1, maxBatch))
-      const items = batch.map((p) => p.item)
-      const exit = yield* Effect.exit(
-        batch.length === 1
-          ? Effect.map(one(items[0]!), (b) => [b])
-          : Effect.catchIf(many(items), splitOn, () => Effect.forEach(items, one))
-      )
-      yield* Effect.forEach(
-        batch,
-        (pending, i) => Deferred.done(pending.done, Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)),
-        { discard: true }
-      )
-    })
-    for (let i = 0; i < (options?.workers ?? 2); i++) yield* Effect.forkScoped(Effect.forever(worker))
-    const queued = (item: A) =>
-      Effect.flatMap(Deferred.make<B, SqlError>(), (done) => Effect.zipRight(Queue.offer(queue, { item, done }), Deferred.await(done)))
-    return (item: A) =>
-      Effect.flatMap(
-        Effect.serviceOption(SqlClient.TransactionConnection),
-        (transaction) => (Option.isSome(transaction) ? one(item) : queued(item))
-      )
-  })
+  Effect.map(
+    Batcher.make(many, {
+      maxBatch: options?.maxBatch ?? Batcher.defaultMaxBatch,
+      workers: options?.workers ?? 2,
+      splitOn: options?.splitOn ?? isDeadlock,
+      ...(options?.one === undefined ? {} : { one: options.one })
+    }),
+    (queued) => {
+      const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
+      return (item: A) =>
+        Effect.flatMap(
+          Effect.serviceOption(SqlClient.TransactionConnection),
+          (transaction) => (Option.isSome(transaction) ? one(item) : queued(item))
+        )
+    }
+  )
 
 const sqlState = (error: SqlError): unknown =>
   typeof error.cause === "object" && error.cause !== null ? (error.cause as { readonly code?: unknown }).code : undefined

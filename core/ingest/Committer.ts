@@ -6,16 +6,17 @@
  * the cost of a commit. When a batch fails, its events are written again one by one, so an event
  * the store refuses (or a deadlock) fails only itself, never the others it was batched with.
  *
- * The queue is a plain array: a request costs one asynchronous wait, not a queue and a deferred of
- * its own, since at thousands of events a second that bookkeeping is a large share of the work.
+ * The batching itself is `ports/Batcher`'s (a plain array queue and one asynchronous wait per
+ * request, measurably cheaper than a queue and a deferred per request at thousands of events a
+ * second).
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import * as Batcher from "../ports/Batcher.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { IngestWriter, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
@@ -50,14 +51,9 @@ export const defaultMaxBatch = 256
  */
 export const defaultWorkers = 1
 
-interface Pending {
-  readonly submission: Submission
-  readonly resume: (effect: Effect.Effect<WriteResult, StorageError>) => void
-}
-
 /**
- * Starts the workers in the current scope. When the scope closes, submissions still waiting are
- * interrupted (a commit in flight finishes first).
+ * Starts the workers in the current scope (a `Batcher` over `IngestWriter.write`). When the scope
+ * closes, submissions still waiting are interrupted (a commit in flight finishes first).
  *
  * @since 0.1.0
  */
@@ -67,57 +63,12 @@ export const make = (options?: { readonly maxBatch?: number; readonly workers?: 
   Scope.Scope | IngestWriter
 > =>
   Effect.gen(function*() {
-    const maxBatch = options?.maxBatch ?? defaultMaxBatch
     const writer = yield* IngestWriter
-    const queue: Array<Pending> = []
-    const idle: Array<() => void> = []
-    let closed = false
-
-    // Waiting is interruptible; taking a batch, committing it and answering it is not, so a batch
-    // taken is never lost, even while the scope closes.
-    const waitForWork = Effect.async<void>((resume) => {
-      if (queue.length > 0) return resume(Effect.void)
-      const wake = () => resume(Effect.void)
-      idle.push(wake)
-      return Effect.sync(() => {
-        const at = idle.indexOf(wake)
-        if (at !== -1) idle.splice(at, 1)
-      })
+    const submit = yield* Batcher.make(writer.write, {
+      maxBatch: options?.maxBatch ?? defaultMaxBatch,
+      workers: options?.workers ?? defaultWorkers
     })
-    const worker = Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        yield* restore(waitForWork)
-        const batch = queue.splice(0, maxBatch)
-        if (batch.length === 0) return
-        const exit = yield* Effect.exit(writer.write(batch.map((p) => p.submission)))
-        if (Exit.isFailure(exit) && batch.length > 1) {
-          // One event the store refuses must not fail the others: each is written again on its own.
-          for (const pending of batch) {
-            const alone = yield* Effect.exit(writer.write([pending.submission]))
-            pending.resume(Exit.isSuccess(alone) ? Effect.succeed(alone.value[0]!) : Effect.failCause(alone.cause))
-          }
-          return
-        }
-        for (let i = 0; i < batch.length; i++) {
-          batch[i]!.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
-        }
-      })
-    )
-    for (let i = 0; i < (options?.workers ?? defaultWorkers); i++) yield* Effect.forkScoped(Effect.forever(worker))
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        closed = true
-        for (const pending of queue.splice(0)) pending.resume(Effect.interrupt)
-      })
-    )
-    return {
-      submit: (submission) =>
-        Effect.async<WriteResult, StorageError>((resume) => {
-          if (closed) return resume(Effect.interrupt)
-          queue.push({ submission, resume })
-          idle.pop()?.()
-        })
-    }
+    return { submit }
   })
 
 /**

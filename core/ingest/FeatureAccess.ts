@@ -24,12 +24,15 @@ import { parseUtcTimestamp } from "./Event.ts"
 export const featureAccessEventName = "entitlement_active"
 
 /**
- * The feature gate a Funnel runtime session is waiting on: the verified session's account, the
- * journey and published version, the gated feature, and when the journey began (epoch ms).
+ * What unlocks a feature gate a Funnel runtime session is waiting on (spec "States and
+ * transitions": "same account as the verified runtime session; `funnel_journey_id` and
+ * `funnel_version_id` match the journey; timestamp after the journey began"): the verified
+ * session's account, the journey and published version, the gated feature, and when the journey
+ * began (epoch ms). A stored gate (`FeatureGateStore.FeatureGate`) is one.
  *
  * @since 0.1.0
  */
-export interface FeatureGate {
+export interface UnlockCondition {
   readonly accountId: string
   readonly journeyId: string
   readonly versionId: string
@@ -58,7 +61,7 @@ const sameFunnelId = (sent: unknown, expected: string): boolean =>
  */
 export const isAccessEvidence = (
   event: Pick<Event, "event_name" | "account_id" | "timestamp" | "properties">,
-  gate: FeatureGate,
+  gate: UnlockCondition,
   source: EventSource
 ): boolean => {
   if (event.event_name !== featureAccessEventName || source.keyScope !== "ingest") return false

@@ -2,7 +2,7 @@
  * The ingestion rules for the `POST /api/events/ingest` route: one pure function from an untrusted
  * JSON body to either the rows to write or the reason it is refused (spec "Errors" 1: "rejected
  * payloads explain a missing `account_id`, an authentication failure or missing revenue
- * relevance"). Authentication, storage and HTTP status mapping are the route's.
+ * relevance"). Authentication and HTTP status mapping are the route's, storage the commit's.
  *
  * An array body is a batch: {@link BatchNotAccepted} ("one small JSON event, not raw logs or large
  * arrays"). Any other body goes through every rule, and every issue is collected, so a client
@@ -22,9 +22,8 @@
  * 3. the contract: {@link InvalidEvent} with every issue.
  * Then normalization (`Normalize.normalizeEvent`).
  *
- * Suggested statuses (DESIGN D8): 400 for a batch and a broken contract, 422 for the other two. The
- * unit-stability check of a usage rollup needs the meter's stored unit, so the route runs
- * `UsageRollup.checkStableMeaning` itself, after these.
+ * The unit-stability check of a usage rollup needs the meter's stored unit, so it is settled at
+ * commit (`IngestWriter`); `Accept` runs these rules and the commit in one call.
  *
  * @since 0.1.0
  */

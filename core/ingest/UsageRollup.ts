@@ -136,6 +136,29 @@ export const meterKey = (event: Pick<ValidEvent, "properties">): Option.Option<s
 }
 
 /**
+ * The meter a usage rollup feeds and the unit it is sent in, whose stability the commit checks.
+ *
+ * @since 0.1.0
+ */
+export interface UsageMeter {
+  readonly meterKey: string
+  readonly unit: string
+}
+
+/**
+ * The usage meter an accepted event feeds: for a usage rollup with its keys and a `unit`, the
+ * meter and the unit; for any other event, `undefined`.
+ *
+ * @since 0.1.0
+ */
+export const usageMeter = (event: Pick<ValidEvent, "event_name" | "properties">): UsageMeter | undefined => {
+  if (event.event_name !== usageRollupEventName) return undefined
+  const key = meterKey(event)
+  const unit = event.properties?.["unit"]
+  return Option.isSome(key) && typeof unit === "string" ? { meterKey: key.value, unit } : undefined
+}
+
+/**
  * "`product_key`, `metric_key` and `unit` must keep a stable meaning over time": `Some` issue when
  * the meter already has a different unit.
  *

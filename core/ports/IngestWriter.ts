@@ -29,7 +29,7 @@ import { UsageMeterStore } from "./UsageMeterStore.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { featureAccessEventName, isAccessEvidence } from "../ingest/FeatureAccess.ts"
 import type { NormalizedBody, NormalizedEvent } from "../ingest/Normalize.ts"
-import { checkStableMeaning } from "../ingest/UsageRollup.ts"
+import { checkStableMeaning, type UsageMeter } from "../ingest/UsageRollup.ts"
 
 /**
  * One accepted event, ready to commit.
@@ -42,7 +42,7 @@ export interface Submission {
   /** The scope of the key it was sent with (only server ingest keys unlock gates). */
   readonly keyScope: ApiKeyScope
   /** For a usage rollup: the meter it feeds and the unit it is sent in. */
-  readonly meter?: { readonly meterKey: string; readonly unit: string }
+  readonly meter?: UsageMeter
 }
 
 /**

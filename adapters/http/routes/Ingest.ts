@@ -8,7 +8,8 @@
  * `event_id` with a different payload; 400 for a body that breaks the event contract (every failing
  * field listed), 422 for an event refused by a rule (unsafe data, not revenue-relevant, a usage
  * meter changing its unit); 401/403 for the key; 413 over 32 KiB; 415 for a non-JSON body; 429 with
- * `Retry-After` over the key's rate. Never a silent 200.
+ * `Retry-After` over the key's rate. Never a silent 200. Core (`Accept`) decides what became of the
+ * event; the statuses are chosen here (DESIGN D8).
  *
  * @since 0.1.0
  */
@@ -18,14 +19,12 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
-import { Committer } from "../../../core/ingest/Committer.ts"
-import { type IngestRejection, prepareEvent, withPayloadHashWith } from "../../../core/ingest/Ingest.ts"
-import type { WriteResult } from "../../../core/ports/IngestWriter.ts"
-import { meterKey, usageRollupEventName } from "../../../core/ingest/UsageRollup.ts"
+import * as Accept from "../../../core/ingest/Accept.ts"
+import type { Committer } from "../../../core/ingest/Committer.ts"
+import type { IngestRejection } from "../../../core/ingest/Ingest.ts"
 import { parseJsonBytes } from "../../../core/protocol/Json.ts"
 import * as Answer from "../Answer.ts"
 import { bearerAuthenticator, storageUnavailable } from "../Auth.ts"
@@ -72,28 +71,28 @@ const rejection = (error: IngestRejection): Problem.Problem => {
   }
 }
 
-const answer = (result: WriteResult, suggestedEventId: Option.Option<string>): Answer.Answer => {
-  if (result._tag === "UnitChanged") {
-    return Problem.toAnswer(Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [result.issue] }))
+const answer = (accepted: Accept.Accepted): Answer.Answer => {
+  if (accepted._tag === "UnitChanged") {
+    return Problem.toAnswer(Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] }))
   }
-  const { event } = result
+  if (accepted._tag === "Conflict") {
+    return Problem.toAnswer(
+      Problem.make(409, "event_id_conflict", "this event_id was already used for a different event; reuse an event_id only when retrying the same event")
+    )
+  }
+  const { event, suggestedEventId } = accepted
   const view = {
     id: event.id,
     event_id: event.eventId,
     account_id: event.accountId,
-    ...(Option.isSome(suggestedEventId) ? { suggested_event_id: suggestedEventId.value } : {})
+    ...(suggestedEventId !== undefined ? { suggested_event_id: suggestedEventId } : {})
   }
-  switch (result._tag) {
-    case "Stored":
-      return Answer.json({ status: "accepted", duplicate: false, ...view }, 202)
-    case "Duplicate":
-      return Answer.json({ status: "duplicate", duplicate: true, ...view }, 200)
-    case "Conflict":
-      return Problem.toAnswer(
-        Problem.make(409, "event_id_conflict", "this event_id was already used for a different event; reuse an event_id only when retrying the same event")
-      )
-  }
+  return accepted._tag === "Stored"
+    ? Answer.json({ status: "accepted", duplicate: false, ...view }, 202)
+    : Answer.json({ status: "duplicate", duplicate: true, ...view }, 200)
 }
+
+const refusal = (error: Accept.AcceptError): Problem.Problem => error._tag === "StorageError" ? storageUnavailable(error) : rejection(error)
 
 /**
  * One ingest request as the pipeline needs it, whichever server received it. `body` reads the
@@ -110,8 +109,9 @@ export interface IngestRequest {
 
 /**
  * The ingest pipeline, from a request to its answer: the key (scope `ingest`), the key's rate, the
- * content type, the body, the ingestion rules, then the group commit (which also settles a usage
- * meter's unit). Every refusal is a problem answer; a request never fails. The services are
+ * content type, the body and its JSON, then ONE call to core (`Accept`: the ingestion rules and the
+ * group commit), whose result is mapped to the answer here. Every refusal is a problem answer; a
+ * request never fails. The services are
  * resolved once, and the work between the asynchronous steps (key lookup, body, commit) runs
  * synchronously: this runs for every event, thousands of times a second.
  *
@@ -124,7 +124,7 @@ export const makeIngest = (
     const authenticate = yield* bearerAuthenticator
     const crypto = yield* Crypto
     const limiter = yield* RateLimiter.RateLimiter
-    const committer = yield* Committer
+    const accept = yield* Accept.make
     const clock = yield* Effect.clock
     const rate = { algorithm: "token-bucket", onExceeded: "fail", limit: options.rateLimitPerSecond, window: Duration.seconds(1) } as const
     const rateLimited = (error: RateLimiter.RateLimiterError) =>
@@ -137,26 +137,6 @@ export const makeIngest = (
         : Effect.logWarning("ingest: the rate limiter failed; the request is let through", error.reason)
     const malformed = Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
 
-    /** The rules, then the commit, for a parsed body sent with `key`. */
-    const accept = (key: ApiKeyRecord, raw: unknown, id: string): Effect.Effect<Answer.Answer, Problem.Problem> => {
-      const prepared = prepareEvent(raw, { id, workspaceId: key.workspaceId, now: clock.unsafeCurrentTimeMillis() })
-      if (Either.isLeft(prepared)) return Effect.fail(rejection(prepared.left))
-      const event = prepared.right
-      const meter = event.event.event_name === usageRollupEventName ? meterKey(event.event) : Option.none()
-      const unit = event.event.properties?.["unit"]
-      return withPayloadHashWith(crypto, event).pipe(
-        Effect.flatMap((stored) =>
-          committer.submit({
-            stored,
-            normalized: event,
-            keyScope: key.scope,
-            ...(Option.isSome(meter) && typeof unit === "string" ? { meter: { meterKey: meter.value, unit } } : {})
-          })
-        ),
-        Effect.mapBoth({ onFailure: storageUnavailable, onSuccess: (result) => answer(result, event.suggestedEventId) })
-      )
-    }
-
     return (request) =>
       authenticate(request.authorization).pipe(
         Effect.tap((key) =>
@@ -168,7 +148,9 @@ export const makeIngest = (
           if (!isJsonContentType(request.contentType)) return Effect.fail(Problem.unsupportedMediaType("application/json"))
           return Effect.flatMap(Effect.zip(request.body, randomUuidWith(crypto)), ([bytes, id]) => {
             const raw = parseJsonBytes(bytes)
-            return Either.isLeft(raw) ? Effect.fail(malformed) : accept(key, raw.right, id)
+            return Either.isLeft(raw)
+              ? Effect.fail(malformed)
+              : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: refusal, onSuccess: answer })
           })
         }),
         Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem)))

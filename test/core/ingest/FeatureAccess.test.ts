@@ -5,13 +5,13 @@ import { validateEvent } from "../../../core/ingest/Event.ts"
 import {
   buildFeatureAccessEvent,
   type FeatureAccessInput,
-  type FeatureGate,
+  type UnlockCondition,
   isAccessEvidence
 } from "../../../core/ingest/FeatureAccess.ts"
 import { prepareEvent } from "../../../core/ingest/Ingest.ts"
 import { now } from "./support.ts"
 
-const gate: FeatureGate = {
+const gate: UnlockCondition = {
   accountId: "acct_42",
   journeyId: "2f1b6a0e-9c4d-4f7e-8a3b-5d6c7e8f9a0b",
   versionId: "7c9e6679-7425-40de-944b-e07fc1f90ae7",

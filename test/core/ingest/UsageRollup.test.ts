@@ -6,6 +6,7 @@ import {
   checkStableMeaning,
   meterKey,
   suggestedEventId,
+  usageMeter,
   validateRollup
 } from "../../../core/ingest/UsageRollup.ts"
 import { baseEvent, type Json, now, rollupEvent, valid, withProperties } from "./support.ts"
@@ -167,5 +168,20 @@ describe("UsageRollup", () => {
       assert.isTrue(Option.isNone(suggestedEventId(valid(baseEvent()))))
       assert.isTrue(Option.isNone(suggestedEventId(valid(withoutProperty(rollupEvent(), "usage_end")))))
     })
+  })
+})
+
+describe("usageMeter", () => {
+  it("a rollup feeds its meter in its unit", () => {
+    assert.deepStrictEqual(usageMeter(valid(rollupEvent())), { meterKey: "api/requests", unit: "request" })
+    assert.deepStrictEqual(usageMeter(valid(withProperties(rollupEvent(), { plan: "pro" }))), {
+      meterKey: "api/requests;plan=pro",
+      unit: "request"
+    })
+  })
+
+  it("any other event feeds no meter", () => {
+    assert.isUndefined(usageMeter(valid(baseEvent())))
+    assert.isUndefined(usageMeter({ event_name: "checkout_completed", properties: { product_key: "api", metric_key: "requests", unit: "request" } }))
   })
 })

@@ -1,0 +1,94 @@
+/**
+ * Accepting one ingested event (spec `direct-api-ingestion.md` "Endpoints": "Each request carries
+ * one small JSON event"; "Duplicates": a retry with the same `event_id` is not stored twice): from
+ * the parsed body sent with an ingest key to what became of it, in one call.
+ *
+ * The event is prepared (`Ingest.prepareEvent`: safety, contract, relevance, normalization), its
+ * usage meter found (`UsageRollup.usageMeter`), its payload hashed, and it is handed to the group
+ * commit (`Committer`), which also settles the meter's unit. The caller reads the request (key,
+ * rate, content type, bytes, JSON) and answers; what the answer is made of is decided here.
+ *
+ * This runs for every event, thousands of times a second: the services are resolved once, by
+ * `make`, and a result is passed through as the commit returned it unless a suggested `event_id`
+ * must be added.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
+import { Crypto } from "../ports/Crypto.ts"
+import type { StoredEvent } from "../ports/EventStore.ts"
+import type { WriteResult } from "../ports/IngestWriter.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import type { FieldIssue } from "../protocol/Json.ts"
+import { Committer } from "./Committer.ts"
+import { type IngestRejection, prepareEvent, withPayloadHashWith } from "./Ingest.ts"
+import { usageMeter } from "./UsageRollup.ts"
+
+/**
+ * The ingest key an event was sent with: the workspace it goes to and the key's scope (only server
+ * ingest keys unlock feature gates).
+ *
+ * @since 0.1.0
+ */
+export interface IngestKey {
+  readonly workspaceId: string
+  readonly scope: ApiKeyScope
+}
+
+/**
+ * What became of an accepted event: stored; a retry of an event already stored (nothing stored
+ * twice); its `event_id` already used by a different event (nothing written); or refused because
+ * its usage meter already has another unit (nothing written). A usage rollup sent without
+ * `event_id` carries `suggestedEventId`, the deterministic id it should carry.
+ *
+ * @since 0.1.0
+ */
+export type Accepted =
+  | { readonly _tag: "Stored"; readonly event: StoredEvent; readonly suggestedEventId?: string }
+  | { readonly _tag: "Duplicate"; readonly event: StoredEvent; readonly suggestedEventId?: string }
+  | { readonly _tag: "Conflict"; readonly event: StoredEvent }
+  | { readonly _tag: "UnitChanged"; readonly issue: FieldIssue }
+
+/**
+ * Why an event was not accepted: a rule refused it, or storage failed.
+ *
+ * @since 0.1.0
+ */
+export type AcceptError = IngestRejection | StorageError
+
+/**
+ * Accepts one parsed body sent with `key`; `id` is Accord's fresh id for the row and `now` the
+ * receiving clock (epoch ms).
+ *
+ * @since 0.1.0
+ */
+export type Accept = (key: IngestKey, body: unknown, id: string, now: number) => Effect.Effect<Accepted, AcceptError>
+
+const withSuggestion = (suggestedEventId: string) => (result: WriteResult): Accepted =>
+  result._tag === "Stored" || result._tag === "Duplicate" ? { _tag: result._tag, event: result.event, suggestedEventId } : result
+
+/**
+ * `Accept` on the `Crypto` and `Committer` in hand.
+ *
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<Accept, never, Crypto | Committer> = Effect.gen(function*() {
+  const crypto = yield* Crypto
+  const committer = yield* Committer
+  return (key, body, id, now) => {
+    const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
+    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+    const event = prepared.right
+    const meter = usageMeter(event.event)
+    const committed = Effect.flatMap(
+      withPayloadHashWith(crypto, event),
+      (stored) =>
+        committer.submit(
+          meter === undefined ? { stored, normalized: event, keyScope: key.scope } : { stored, normalized: event, keyScope: key.scope, meter }
+        )
+    )
+    return event.suggestedEventId._tag === "Some" ? Effect.map(committed, withSuggestion(event.suggestedEventId.value)) : committed
+  }
+})

@@ -1,0 +1,96 @@
+/**
+ * The batcher's queue and workers (see `Batcher.ts`).
+ *
+ * The queue is a plain array and a caller costs one `Effect.async` wait: measured under
+ * `bench:ingest`, that was cheaper than a `Queue` plus a `Deferred` per caller, since at thousands
+ * of items a second that bookkeeping is a large share of the work.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
+
+/** @since 0.1.0 */
+export const defaultMaxBatch = 256
+
+/** @since 0.1.0 */
+export interface Options<A, B, E> {
+  /** The most items in one run. */
+  readonly maxBatch?: number
+  /** Runs in flight at once. */
+  readonly workers?: number
+  /** Runs one item on its own: a batch of one, and each item of a split batch. */
+  readonly one?: (item: A) => Effect.Effect<B, E>
+  /** Which failures of a batch of several items split it (its items then run one at a time). */
+  readonly splitOn?: (error: E) => boolean
+}
+
+interface Pending<A, B, E> {
+  readonly item: A
+  readonly resume: (effect: Effect.Effect<B, E>) => void
+}
+
+/** @since 0.1.0 */
+export const make = <A, B, E>(
+  many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+  options?: Options<A, B, E>
+): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const maxBatch = options?.maxBatch ?? defaultMaxBatch
+    const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
+    const splitOn = options?.splitOn
+    const splits = (cause: Cause.Cause<E>): boolean => {
+      if (splitOn === undefined) return true
+      const failure = Cause.failureOption(cause)
+      return failure._tag === "Some" && splitOn(failure.value)
+    }
+    const queue: Array<Pending<A, B, E>> = []
+    const idle: Array<() => void> = []
+    let closed = false
+
+    // Waiting is interruptible; taking a batch, running it and answering it is not, so a batch
+    // taken is never lost, even while the scope closes.
+    const waitForWork = Effect.async<void>((resume) => {
+      if (queue.length > 0) return resume(Effect.void)
+      const wake = () => resume(Effect.void)
+      idle.push(wake)
+      return Effect.sync(() => {
+        const at = idle.indexOf(wake)
+        if (at !== -1) idle.splice(at, 1)
+      })
+    })
+    const answer = (pending: Pending<A, B, E>, exit: Exit.Exit<B, E>) =>
+      pending.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.failCause(exit.cause))
+    const worker = Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        yield* restore(waitForWork)
+        const batch = queue.splice(0, maxBatch)
+        if (batch.length === 0) return
+        if (batch.length === 1) return answer(batch[0]!, yield* Effect.exit(one(batch[0]!.item)))
+        const exit = yield* Effect.exit(many(batch.map((pending) => pending.item)))
+        if (Exit.isFailure(exit) && splits(exit.cause)) {
+          // One item that fails must not fail the others: each runs again on its own.
+          for (const pending of batch) answer(pending, yield* Effect.exit(one(pending.item)))
+          return
+        }
+        for (let i = 0; i < batch.length; i++) {
+          batch[i]!.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
+        }
+      })
+    )
+    for (let i = 0; i < (options?.workers ?? 1); i++) yield* Effect.forkScoped(Effect.forever(worker))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        closed = true
+        for (const pending of queue.splice(0)) pending.resume(Effect.interrupt)
+      })
+    )
+    return (item: A) =>
+      Effect.async<B, E>((resume) => {
+        if (closed) return resume(Effect.interrupt)
+        queue.push({ item, resume })
+        idle.pop()?.()
+      })
+  })

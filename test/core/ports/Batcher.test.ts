@@ -1,0 +1,95 @@
+/**
+ * The batcher: each caller gets its own result, batches hold at most `maxBatch` items, a failed
+ * batch is split so a failing item fails only itself, and closing the scope interrupts the waiting.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
+import * as Batcher from "../../../core/ports/Batcher.ts"
+
+class Refused {
+  readonly _tag = "Refused"
+  constructor(readonly item: number) {}
+}
+
+/** A `many` that records its batches, refuses any batch holding `poison`, and waits for `gate` first. */
+const recording = (batches: Array<ReadonlyArray<number>>, options?: { readonly poison?: number; readonly gate?: Effect.Effect<void> }) =>
+(items: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<string>, Refused> =>
+  Effect.zipRight(
+    options?.gate ?? Effect.void,
+    Effect.suspend(() => {
+      batches.push(items)
+      return items.includes(options?.poison ?? -1) ? Effect.fail(new Refused(options!.poison!)) : Effect.succeed(items.map((i) => `r${i}`))
+    })
+  )
+
+describe("Batcher", () => {
+  it.scoped("answers each item with its own result, and no batch holds more than maxBatch items", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const latch = yield* Effect.makeLatch(false)
+      let first = true
+      const gate = Effect.suspend(() => (first ? ((first = false), latch.await) : Effect.void))
+      const submit = yield* Batcher.make(recording(batches, { gate }), { maxBatch: 2 })
+      // The first item holds the worker while the others queue up behind it.
+      const head = yield* Effect.fork(submit(0))
+      yield* Effect.yieldNow()
+      const rest = yield* Effect.fork(Effect.all([1, 2, 3, 4, 5].map(submit), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow()
+      yield* latch.open
+      assert.strictEqual(yield* Fiber.join(head), "r0")
+      assert.deepStrictEqual(yield* Fiber.join(rest), ["r1", "r2", "r3", "r4", "r5"])
+      assert.deepStrictEqual(batches, [[0], [1, 2], [3, 4], [5]])
+    }))
+
+  it.scoped("a failed batch is split: each item runs alone, and the failing item fails only itself", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const latch = yield* Effect.makeLatch(false)
+      const submit = yield* Batcher.make(recording(batches, { poison: 3, gate: latch.await }))
+      const results = yield* Effect.fork(Effect.all([1, 2, 3, 4].map((i) => Effect.either(submit(i))), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow()
+      yield* latch.open
+      const answered = yield* Fiber.join(results)
+      assert.deepStrictEqual(answered.map((r) => (r._tag === "Right" ? r.right : r.left)), ["r1", "r2", new Refused(3), "r4"])
+      assert.deepStrictEqual(batches, [[1, 2, 3, 4], [1], [2], [3], [4]])
+    }))
+
+  it.scoped("a failure splitOn does not accept fails the whole batch, through `one` for single items", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const latch = yield* Effect.makeLatch(false)
+      const submit = yield* Batcher.make(recording(batches, { poison: 3, gate: latch.await }), {
+        splitOn: () => false,
+        one: (item) => Effect.succeed(`alone ${item}`)
+      })
+      const results = yield* Effect.fork(Effect.all([1, 2, 3].map((i) => Effect.either(submit(i))), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow()
+      yield* latch.open
+      const answered = yield* Fiber.join(results)
+      assert.deepStrictEqual(answered.map((r) => (r._tag === "Right" ? r.right : r.left)), [new Refused(3), new Refused(3), new Refused(3)])
+      assert.strictEqual(yield* submit(7), "alone 7")
+      assert.deepStrictEqual(batches, [[1, 2, 3]])
+    }))
+
+  it.effect("closing the scope interrupts the items still waiting and any submitted after; the batch taken is answered", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const latch = yield* Effect.makeLatch(false)
+      const scope = yield* Scope.make()
+      const submit = yield* Scope.extend(Batcher.make(recording(batches, { gate: latch.await })), scope)
+      const taken = yield* Effect.fork(submit(0))
+      yield* Effect.yieldNow()
+      const waiting = yield* Effect.fork(Effect.all([1, 2].map(submit), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      assert.isTrue(Exit.isInterrupted(yield* Fiber.await(waiting)))
+      yield* latch.open
+      yield* Fiber.join(closing)
+      assert.strictEqual(yield* Fiber.join(taken), "r0")
+      assert.isTrue(Exit.isInterrupted(yield* Effect.exit(submit(3))))
+      assert.deepStrictEqual(batches, [[0]])
+    }))
+})
