@@ -18,11 +18,11 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
+import { type Backoff, pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
 import { DispatchSignal } from "../ports/DispatchSignal.ts"
 import { Cipher } from "../protocol/Cipher.ts"
@@ -203,7 +203,7 @@ export const intake = (
   })
 
 /**
- * The retry schedule of a delivery (Accord's choice; the spec leaves it open): 1 s doubling per
+ * The retry backoff of a delivery (Accord's choice; the spec leaves it open): 1 s doubling per
  * attempt up to 5 minutes, each delay drawn uniformly from its upper half (jitter), for up to 24
  * hours after intake. After that the action keeps its state for operators and reconciliation.
  *
@@ -213,18 +213,7 @@ export const retrySchedule = {
   baseMillis: 1_000,
   capMillis: 5 * 60_000,
   deadlineMillis: 24 * 60 * 60_000
-} as const
-
-/**
- * The delay before attempt `attempts + 1`.
- *
- * @since 0.1.0
- */
-export const retryDelay = (attempts: number): Effect.Effect<number> =>
-  Effect.map(Random.next, (r) => {
-    const ceiling = Math.min(retrySchedule.capMillis, retrySchedule.baseMillis * 2 ** Math.min(attempts, 30))
-    return Math.round(ceiling / 2 + (r * ceiling) / 2)
-  })
+} as const satisfies Backoff
 
 /**
  * The connector request time-out (Accord's choice): connect, send and the whole response. It is
@@ -570,12 +559,12 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           : yield* deliverAndApply(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, () => (itemCompleted = true))
         const now = yield* Clock.currentTimeMillis
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
-        const pastDeadline = Option.isSome(record) && now - record.value.createdAt >= retrySchedule.deadlineMillis
-        if (settled || pastDeadline) {
+        const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
+        if (settled || expired) {
           if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason, now)
           if (!itemCompleted) yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
-          const delay = yield* retryDelay(item.attempts)
+          const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
           yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: result.reason })
         }
         return result

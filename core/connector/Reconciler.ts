@@ -27,8 +27,9 @@ import { encodeBody, makeSigner, protocolVersion } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../protocol/Timestamp.ts"
 import { makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
+import { pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { isActionState, transition } from "./ActionState.ts"
-import { isPaymentAction, type PaymentSnapshot, reconcileOutboxKind, retryDelay, retrySchedule, type StoredRequest } from "./Dispatch.ts"
+import { isPaymentAction, type PaymentSnapshot, reconcileOutboxKind, retrySchedule, type StoredRequest } from "./Dispatch.ts"
 import { makeRevisionKeys } from "./RevisionKeys.ts"
 import { ConnectorTransport } from "../ports/ConnectorTransport.ts"
 
@@ -419,11 +420,11 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const reason = result._tag === "Judged" ? result.judgement.reason : result.reason
         if (!again) {
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
-        } else if (Option.isSome(record) && ((result._tag === "Failed" && result.final === true) || now - item.createdAt >= retrySchedule.deadlineMillis)) {
+        } else if (Option.isSome(record) && ((result._tag === "Failed" && result.final === true) || pastDeadline(retrySchedule, item.createdAt, now))) {
           yield* abandon(record.value, item.attempts + 1, reason, now)
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
-          const delay = yield* retryDelay(item.attempts)
+          const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
           if (result._tag === "Failed") {
             yield* Effect.logWarning("reconcile: the read failed; it is retried", { actionRequestId: payload.actionRequestId, reason })
           }
