@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as fc from "fast-check"
-import { retrySchedule } from "../../../../core/connector/Dispatch.ts"
+import { retrySchedule } from "../../../../core/connector/Dispatcher.ts"
 import { randomBackoffDelay } from "../../../../core/protocol/Backoff.ts"
 
 const retryDelay = (attempts: number) => randomBackoffDelay(retrySchedule, attempts)
