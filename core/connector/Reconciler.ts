@@ -19,20 +19,19 @@ import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/Act
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { PaymentObservation, type PaymentReconciliationRequest } from "../protocol/messages/Reconciliation.ts"
-import { makeMemory as makeMemoryNonceStore, NonceStore } from "../ports/NonceStore.ts"
 import { Outbox, runLeased } from "../ports/Outbox.ts"
 import type { SecretVault } from "../ports/SecretVault.ts"
-import { encodeBody, makeSigner, protocolVersion } from "../protocol/Signing.ts"
+import { encodeBody, protocolVersion } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../protocol/Timestamp.ts"
-import { makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
+import { snakeCaseTag } from "../protocol/Verification.ts"
 import { pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import type { ActionState } from "./ActionState.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
 import { retrySchedule } from "./Dispatcher.ts"
 import { inconclusive, judgeObservation, type Judgement } from "./Judgement.ts"
 import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
-import { makeSigningKeyCache } from "./internal/signingKeyCache.ts"
+import { makeOutbound } from "./internal/outbound.ts"
 import { revisionNumbered } from "./Revisions.ts"
 import { ConnectorTransport } from "../ports/ConnectorTransport.ts"
 
@@ -115,13 +114,8 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
     const connections = yield* ConnectionStore
     const crypto = yield* Crypto
     const transport = yield* ConnectorTransport
-    const signer = yield* makeSigner
-    const keysFor = yield* makeSigningKeyCache
-    // An observation must echo the fresh nonce of the one read it answers and arrives on the
-    // connection this process opened, so its own nonce is remembered in this process's memory.
-    const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())
+    const { keysFor, signer, timeout, verifier } = yield* makeOutbound(options)
     const leaseMillis = options.leaseMillis ?? 30_000
-    const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
 
     /** The hash of the provider reference the completion named (kept in its history entry). */
     const referenceHashOf = (record: ActionRecord, payload: ReadPayload) =>

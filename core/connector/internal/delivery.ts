@@ -18,7 +18,6 @@ import { CapabilityRegistry } from "../../ports/CapabilityRegistry.ts"
 import { type ConnectionRevision, ConnectionStore } from "../../ports/ConnectionStore.ts"
 import { ConnectorTransport } from "../../ports/ConnectorTransport.ts"
 import { Crypto } from "../../ports/Crypto.ts"
-import { makeMemory as makeMemoryNonceStore, NonceStore } from "../../ports/NonceStore.ts"
 import type { SecretVault } from "../../ports/SecretVault.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { Cipher } from "../../protocol/Cipher.ts"
@@ -26,15 +25,15 @@ import { Acknowledgement } from "../../protocol/messages/Acknowledgement.ts"
 import { Code } from "../../protocol/messages/Common.ts"
 import type { PaymentContinuation } from "../../protocol/messages/Continuation.ts"
 import type { ExecutionRequest } from "../../protocol/messages/Execution.ts"
-import { encodeBody, headerNames, makeSigner, protocolVersion } from "../../protocol/Signing.ts"
+import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
-import { makeVerifier, snakeCaseTag } from "../../protocol/Verification.ts"
+import { snakeCaseTag } from "../../protocol/Verification.ts"
 import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
 import { coversPaymentMode, intentFits } from "../Capability.ts"
 import { activeRevision, revisionNumbered } from "../Revisions.ts"
 import { answer, applyTrigger, stepDetail } from "./applyTrigger.ts"
-import { makeSigningKeyCache } from "./signingKeyCache.ts"
+import { makeOutbound } from "./outbound.ts"
 
 /**
  * How one delivery ended.
@@ -98,13 +97,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
     const cipher = yield* Cipher
     const crypto = yield* Crypto
     const transport = yield* ConnectorTransport
-    const signer = yield* makeSigner
-    // An acknowledgement must echo the fresh nonce of the one delivery it answers (D12) and arrives
-    // on the connection this process opened for it, so no other process can ever be shown it:
-    // its nonce is remembered in this process's memory, which costs no database write per delivery.
-    const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())
-    const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
-    const keysFor = yield* makeSigningKeyCache
+    const { keysFor, signer, timeout, verifier } = yield* makeOutbound(options)
 
     /**
      * Applies an acknowledgement or an ambiguous delivery. A completion may have moved the action on
