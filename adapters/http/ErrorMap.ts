@@ -14,7 +14,7 @@
 import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
-import type { ConnectorNotActive, PaymentSnapshotMismatch } from "../../core/connector/Dispatch.ts"
+import type { ConnectorNotActive, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import * as Problem from "./Problem.ts"
 

@@ -16,9 +16,10 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Backoff from "../../core/protocol/Backoff.ts"
 import { buildFeatureAccessEvent, type FeatureAccessInput } from "../../core/ingest/FeatureAccess.ts"
 
 /**
@@ -100,10 +101,16 @@ export interface DirectApiClient {
  */
 export class DirectApi extends Context.Tag("@accord/sdk/DirectApi")<DirectApi, DirectApiClient>() {}
 
+interface Retry {
+  readonly _tag: "Retry"
+  readonly reason: string
+  readonly afterMillis?: number
+}
+
 type Attempt =
   | { readonly _tag: "Done"; readonly value: IngestAccepted }
   | { readonly _tag: "Refused"; readonly error: IngestRejected }
-  | { readonly _tag: "Retry"; readonly reason: string; readonly afterMillis?: number }
+  | Retry
 
 const retryableStatus = (status: number) => status === 429 || status === 408 || status >= 500
 
@@ -145,6 +152,13 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const maxDelay = options.maxDelayMillis ?? 30_000
   const timeout = options.timeoutMillis ?? 10_000
   const doFetch = options.fetch ?? globalThis.fetch
+  // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
+  const retryPolicy = Backoff.schedule({ baseMillis: baseDelay, capMillis: maxDelay }).pipe(
+    Schedule.intersect(Schedule.identity<Retry>()),
+    Schedule.intersect(Schedule.recurs(maxAttempts - 1)),
+    Schedule.modifyDelay(([[, retry]], delay) =>
+      Duration.millis(Math.min(maxDelay, Math.max(Duration.toMillis(delay), retry.afterMillis ?? 0))))
+  )
 
   const attempt = (body: string): Effect.Effect<Attempt> =>
     Effect.tryPromise({
@@ -195,19 +209,12 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
       const withId = typeof event["event_id"] === "string" ? event : { ...event, event_id: yield* randomEventId }
       // Serialized once: every retry sends the same bytes, hence the same event_id and payload.
       const body = JSON.stringify(withId)
-      let last = "not_sent"
-      for (let n = 1; n <= maxAttempts; n++) {
-        const result = yield* attempt(body)
-        if (result._tag === "Done") return result.value
-        if (result._tag === "Refused") return yield* result.error
-        last = result.reason
-        if (n === maxAttempts) break
-        const ceiling = Math.min(maxDelay, baseDelay * 2 ** (n - 1))
-        const jittered = ceiling / 2 + (yield* Random.next) * (ceiling / 2)
-        const wait = Math.min(maxDelay, Math.max(jittered, result.afterMillis ?? 0))
-        yield* Effect.sleep(Duration.millis(wait))
-      }
-      return yield* new IngestUnavailable({ attempts: maxAttempts, reason: last })
+      const once = Effect.flatMap(attempt(body), (result) => (result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)))
+      const result = yield* Effect.retry(once, retryPolicy).pipe(
+        Effect.catchAll((last) => new IngestUnavailable({ attempts: maxAttempts, reason: last.reason }))
+      )
+      if (result._tag === "Refused") return yield* result.error
+      return result.value
     })
 
   return {

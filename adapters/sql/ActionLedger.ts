@@ -16,11 +16,13 @@ import type * as Scope from "effect/Scope"
 import {
   ActionLedger,
   type ActionLedgerService,
+  claimRefused,
   type ActionRecord,
   type CompletionClaim,
   type HistoryEntry,
   type TransitionResult
 } from "../../core/ports/ActionLedger.ts"
+import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { anyOf, json, num, orStorageError } from "./SqlSupport.ts"
@@ -267,11 +269,9 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           if (claimed.length === 0) {
             const [existing] = yield* sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${c.completionId}`
             const claim = toClaim(existing!)
-            return yield* new Rollback<TransitionResult>({
-              outcome: claim.bodyHash === c.bodyHash && claim.actionRequestId === c.actionRequestId
-                ? { _tag: "DuplicateCompletion", claim }
-                : { _tag: "ConflictingCompletion", claim }
-            })
+            // The row exists, so the identity is never "new" here.
+            const identity = completionIdentity(claim, c) === "duplicate" ? "duplicate" : "conflict"
+            return yield* new Rollback<TransitionResult>({ outcome: claimRefused(identity, claim) })
           }
         }
         const [current] = yield* sql<{ state: string }>`

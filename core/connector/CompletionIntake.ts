@@ -27,11 +27,14 @@ import type { NonceStore } from "../ports/NonceStore.ts"
 import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
 import { importSigningKeys } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { checkHeaders, decodeBody, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
-import { type FieldIssue, parseJsonBody } from "../protocol/Json.ts"
-import { type ActionState, isActionState, transition } from "./ActionState.ts"
-import { isPaymentAction, reconcileOutboxKind, type StoredRequest } from "./Dispatch.ts"
+import { checkHeaders, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
+import { type FieldIssue, parseJsonBody, toFieldIssues } from "../protocol/Json.ts"
+import { exactParseOptions } from "../protocol/messages/Common.ts"
+import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
+import type { ActionState } from "./ActionState.ts"
+import { completionIdentity } from "./CompletionIdentity.ts"
 import { completionTrigger } from "./Evidence.ts"
+import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
 
 /**
  * What kind of refusal a completion got: not authenticated (no known completion secret signed it,
@@ -111,11 +114,14 @@ export const makeCompletionReceiver: Effect.Effect<
       return Option.some(yield* Effect.provide(importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }), context))
     }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none())))
 
+  const decodeCompletion = Schema.decodeUnknown(Completion, exactParseOptions)
+
   /**
    * Verifies against each candidate revision's completion secret in turn. The header checks that
    * need no secret (version, freshness, nonce and signature form) run first and answer the same
    * whether or not the workspace exists; after them every failure is the one `unauthenticated`
-   * answer, so no response tells an unknown workspace from a bad signature (D7).
+   * answer, so no response tells an unknown workspace from a bad signature (D7). Answers the
+   * parsed body and the action it names (read once, for the whole request).
    */
   const authenticate = (headers: HeaderSource, body: Uint8Array) =>
     Effect.gen(function*() {
@@ -148,7 +154,7 @@ export const makeCompletionReceiver: Effect.Effect<
           body,
           nonceScope: `completion:${connection.value.connectionId}`
         }).pipe(Effect.either)
-        if (verified._tag === "Right") return workspaceId
+        if (verified._tag === "Right") return { workspaceId, json, bound }
         const error = verified.left
         if (error._tag === "StorageError") return yield* error
         if (error._tag === "InvalidSignature") continue
@@ -160,15 +166,14 @@ export const makeCompletionReceiver: Effect.Effect<
 
   return (input) =>
     Effect.gen(function*() {
-      const workspaceId = yield* authenticate(input.headers, input.body)
-      const completion = yield* decodeBody(Completion, input.body).pipe(
-        Effect.mapError((error) =>
-          error._tag === "InvalidShape"
-            ? refused("invalid", "invalid_body", "the completion does not match the completion body", error.issues)
-            : refused("invalid", "malformed_body", "the completion body is not JSON")
-        )
+      const { bound, json, workspaceId } = yield* authenticate(input.headers, input.body)
+      // The body was parsed once, to authenticate it; only its shape is left to check.
+      const completion = yield* Effect.mapError(
+        decodeCompletion(json),
+        (error) => refused("invalid", "invalid_body", "the completion does not match the completion body", toFieldIssues(error))
       )
-      const record = yield* ledger.get(completion.actionRequestId)
+      // `bound` is the action the same body names (`actionRequestId`), read while authenticating.
+      const record = bound
       if (Option.isNone(record) || record.value.workspaceId !== workspaceId || completion.workspaceId !== workspaceId) {
         return yield* refused("unknown_action", "unknown_action", "no such action request in this workspace")
       }
@@ -177,7 +182,7 @@ export const makeCompletionReceiver: Effect.Effect<
       }
       const bodyHash = yield* crypto.sha256Hex(input.body)
       const providerReferenceHash = yield* crypto.sha256Hex(completion.providerReference)
-      const request = record.value.request as StoredRequest
+      const request = yield* Effect.orDie(decodeStoredRequest(record.value))
       const { match, trigger } = completionTrigger(
         {
           workspaceId: record.value.workspaceId,
@@ -188,71 +193,70 @@ export const makeCompletionReceiver: Effect.Effect<
         completion,
         isPaymentAction(request)
       )
-      for (let round = 0; round < 5; round++) {
-        const current = round === 0 ? record : yield* ledger.get(completion.actionRequestId)
-        if (Option.isNone(current) || !isActionState(current.value.state)) break
-        const existing = yield* ledger.findCompletion(completion.completionId)
-        if (Option.isSome(existing)) {
-          if (existing.value.bodyHash === bodyHash && existing.value.actionRequestId === completion.actionRequestId) {
-            return { status: "duplicate", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: current.value.state } as const
-          }
-          return yield* refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
-        }
-        const step = transition(current.value.state, trigger)
-        if (step._tag === "Illegal") return yield* refused("conflict", "completion_not_applicable", `the action cannot take this completion (${step.reason})`)
-        const now = yield* Clock.currentTimeMillis
-        const toState = step._tag === "Move" ? step.to : current.value.state
-        const queue = step.queueReconciliation
-        const result = yield* ledger.transition({
-          actionRequestId: completion.actionRequestId,
-          expectedVersion: current.value.version,
-          toState,
-          at: now,
-          history: {
-            at: now,
-            trigger: "completion",
-            detail: {
-              completionId: completion.completionId,
-              outcome: completion.outcome,
-              completedAt: completion.completedAt,
-              // "The service hashes the provider event and reference and does not store the raw reference."
-              providerReferenceHash,
-              evidence: {
-                source: completion.evidence.source,
-                reasonCode: completion.evidence.reasonCode,
-                ...(match._tag === "Matched" ? { matched: match.type } : { unmatched: match.reason })
+      const { actionRequestId, completionId } = completion
+      const incoming = { completionId, actionRequestId, bodyHash }
+      const receipt = (status: CompletionReceipt["status"], state: ActionState): CompletionReceipt => ({ status, actionRequestId, completionId, state })
+      const conflict = refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
+      const applied = yield* applyTrigger<CompletionReceipt, CompletionRefused, never>({
+        ledger,
+        actionRequestId,
+        record: record.value,
+        trigger,
+        decide: (current, step, { now }) =>
+          Effect.gen(function*() {
+            const existing = yield* ledger.findCompletion(completionId)
+            const identity = completionIdentity(Option.getOrUndefined(existing), incoming)
+            if (identity === "duplicate") return answer(receipt("duplicate", current.state))
+            if (identity === "conflict") return yield* conflict
+            if (step === undefined || step._tag === "Illegal") {
+              return yield* refused("conflict", "completion_not_applicable", `the action cannot take this completion (${step?.reason})`)
+            }
+            const toState = step._tag === "Move" ? step.to : current.state
+            const queue = step.queueReconciliation
+            return {
+              _tag: "Write" as const,
+              write: {
+                toState,
+                history: {
+                  trigger: "completion",
+                  detail: {
+                    completionId,
+                    outcome: completion.outcome,
+                    completedAt: completion.completedAt,
+                    // "The service hashes the provider event and reference and does not store the raw reference."
+                    providerReferenceHash,
+                    evidence: {
+                      source: completion.evidence.source,
+                      reasonCode: completion.evidence.reasonCode,
+                      ...(match._tag === "Matched" ? { matched: match.type } : { unmatched: match.reason })
+                    },
+                    ...stepDetail(step),
+                    ...(queue ? { reconciliation: "queued" } : {})
+                  }
+                },
+                completion: { ...incoming, receivedAt: now },
+                ...(queue
+                  ? {
+                    outbox: {
+                      id: yield* Effect.provide(randomUuid, context),
+                      kind: reconcileOutboxKind,
+                      dedupeKey: `${actionRequestId}:${completionId}`,
+                      payload: { actionRequestId, completionId, providerReferenceHash },
+                      nextAttemptAt: now,
+                      createdAt: now
+                    }
+                  }
+                  : {})
               },
-              ...(step._tag === "Move" && step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}),
-              ...(step._tag === "Move" && step.appendReversal ? { reversal: true } : {}),
-              ...(step._tag === "Stay" ? { unchanged: step.reason } : {}),
-              ...(queue ? { reconciliation: "queued" } : {})
+              settle: (result) =>
+                result._tag === "Applied"
+                  ? Effect.succeed(receipt("recorded", toState))
+                  : result._tag === "DuplicateCompletion"
+                  ? Effect.succeed(receipt("duplicate", current.state))
+                  : Effect.fail(conflict)
             }
-          },
-          completion: { completionId: completion.completionId, actionRequestId: completion.actionRequestId, bodyHash, receivedAt: now },
-          ...(queue
-            ? {
-              outbox: {
-                id: yield* Effect.provide(randomUuid, context),
-                kind: reconcileOutboxKind,
-                dedupeKey: `${completion.actionRequestId}:${completion.completionId}`,
-                payload: { actionRequestId: completion.actionRequestId, completionId: completion.completionId, providerReferenceHash },
-                nextAttemptAt: now,
-                createdAt: now
-              }
-            }
-            : {})
-        })
-        switch (result._tag) {
-          case "Applied":
-            return { status: "recorded", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: toState } as const
-          case "DuplicateCompletion":
-            return { status: "duplicate", actionRequestId: completion.actionRequestId, completionId: completion.completionId, state: current.value.state } as const
-          case "ConflictingCompletion":
-            return yield* refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
-          case "Stale":
-            continue
-        }
-      }
-      return yield* refused("conflict", "concurrent_change", "the action changed concurrently; deliver the completion again")
+          })
+      })
+      return applied ?? (yield* refused("conflict", "concurrent_change", "the action changed concurrently; deliver the completion again"))
     })
 })

@@ -44,6 +44,8 @@ import { formatTimestamp } from "../protocol/Timestamp.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { makeVerifier, type VerificationError } from "../protocol/Verification.ts"
 import { ConnectorTransport, type TransportFailureReason } from "../ports/ConnectorTransport.ts"
+import { currentCapabilities } from "./Capability.ts"
+import { activeRevision, pendingRevision } from "./Revisions.ts"
 
 /**
  * How long the service waits for a handshake response ("connector request time-out value: not
@@ -315,38 +317,6 @@ const recordCapabilities = (
     const recorded = yield* registry.record(evidence)
     return recorded === "older_revision" ? "revision_superseded" : null
   })
-
-/**
- * The active revision of a connection, if it has one.
- *
- * @since 0.1.0
- */
-export const activeRevision = (connection: Connection): ConnectionRevision | undefined =>
-  connection.revisions.find((r) => r.state === "active")
-
-/**
- * The pending revision of a connection, if it has one (at most one is pending).
- *
- * @since 0.1.0
- */
-export const pendingRevision = (connection: Connection): ConnectionRevision | undefined =>
-  connection.revisions.find((r) => r.state === "pending")
-
-/**
- * The capability evidence that currently counts for a connection: still valid at `now` and bound
- * to its active revision ("proof `connectionRevision` must match the current revision"; evidence of
- * a revision that was replaced since is invalid).
- *
- * @since 0.1.0
- */
-export const currentCapabilities = (
-  connection: Connection,
-  now: number
-): Effect.Effect<Option.Option<CapabilityEvidence>, StorageError, CapabilityRegistry> =>
-  Effect.map(
-    Effect.flatMap(CapabilityRegistry, (registry) => registry.current(connection.connectionId, now)),
-    Option.filter((evidence) => evidence.revision === activeRevision(connection)?.revision)
-  )
 
 const reload = (connectionId: string): Effect.Effect<Option.Option<Connection>, StorageError, ConnectionStore> =>
   Effect.flatMap(ConnectionStore, (store) => store.getById(connectionId))

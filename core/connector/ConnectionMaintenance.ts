@@ -39,15 +39,9 @@ import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
 import type { SecretName } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import {
-  activeRevision,
-  type CheckOptions,
-  type CheckResult,
-  checkRevision,
-  type CheckServices,
-  pendingRevision
-} from "./ConnectionCheck.ts"
-import { dispatchOutboxKind } from "./Dispatch.ts"
+import { dispatchOutboxKind } from "./Action.ts"
+import { type CheckOptions, type CheckResult, checkRevision, type CheckServices } from "./ConnectionCheck.ts"
+import { activeRevision, pendingRevision } from "./Revisions.ts"
 
 /**
  * "Every 10 minutes for active or pending connections."

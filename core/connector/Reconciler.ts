@@ -18,149 +18,22 @@ import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
-import type { PaymentMode } from "../protocol/messages/Common.ts"
 import { PaymentObservation, type PaymentReconciliationRequest } from "../protocol/messages/Reconciliation.ts"
-import { makeMemory as makeMemoryNonceStore, NonceStore } from "../ports/NonceStore.ts"
 import { Outbox, runLeased } from "../ports/Outbox.ts"
 import type { SecretVault } from "../ports/SecretVault.ts"
-import { encodeBody, makeSigner, protocolVersion } from "../protocol/Signing.ts"
+import { encodeBody, protocolVersion } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../protocol/Timestamp.ts"
-import { makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
-import { isActionState, transition } from "./ActionState.ts"
-import { isPaymentAction, type PaymentSnapshot, reconcileOutboxKind, retryDelay, retrySchedule, type StoredRequest } from "./Dispatch.ts"
-import { makeRevisionKeys } from "./RevisionKeys.ts"
+import { snakeCaseTag } from "../protocol/Verification.ts"
+import { pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
+import type { ActionState } from "./ActionState.ts"
+import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
+import { retrySchedule } from "./Dispatcher.ts"
+import { inconclusive, judgeObservation, type Judgement } from "./Judgement.ts"
+import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
+import { makeOutbound } from "./internal/outbound.ts"
+import { revisionNumbered } from "./Revisions.ts"
 import { ConnectorTransport } from "../ports/ConnectorTransport.ts"
-
-/**
- * How far a state read may sit outside the read's own time span (clock drift between the customer
- * and the service): a read must be made after the request was sent and before its answer arrived
- * (rule 1: "a fresh state read"), give or take this much.
- *
- * @since 0.1.0
- */
-export const readSkewMillis = 60_000
-
-/**
- * The verdict on one observation. `retry` says whether reading again later may change it (a
- * payment still processing, a provider event not seen yet, a late read); a definite mismatch is
- * not read again.
- *
- * @since 0.1.0
- */
-export interface Judgement {
-  readonly verdict: "verified" | "reversed" | "inconclusive"
-  readonly reason: string
-  readonly retry: boolean
-}
-
-const verified = (reason: string): Judgement => ({ verdict: "verified", reason, retry: false })
-const reversed = (reason: string): Judgement => ({ verdict: "reversed", reason, retry: false })
-const inconclusive = (reason: string, retry: boolean): Judgement => ({ verdict: "inconclusive", reason, retry })
-
-/** The provider object each mode is read from (a recovery may be an invoice or a payment). */
-const intentsFor = (mode: PaymentMode): ReadonlyArray<PaymentObservation["intent"]> => {
-  switch (mode) {
-    case "setup_only":
-      return ["setup"]
-    case "one_time_purchase":
-      return ["payment"]
-    case "new_subscription":
-    case "existing_subscription_change":
-      return ["subscription"]
-    case "recover_payment":
-      return ["payment", "subscription"]
-  }
-}
-
-const subscriptionLive = (state: PaymentObservation["subscriptionState"]) => state === "active" || state === "trialing"
-
-/** Subscription states that never become active again. */
-const endedSubscription = (state: PaymentObservation["subscriptionState"]) => state === "canceled" || state === "incomplete_expired"
-
-/**
- * Judges an observation whose bindings already matched the read (spec "Payment verification rules
- * for the observation"), in this order, the first failure naming the reason:
- *
- * 1. the state read was made for this read: `stateReadAt` not before `requestedAt` and not after
- *    `receivedAt`, give or take `readSkewMillis`; the payment is bound to the customer, the
- *    provider object is the one the mode uses, and the raw provider reference hashes to the one the
- *    completion named (`providerReferenceHash`);
- * 2. the outcome: `pending`/`unknown` may still change (read again), `failed` and a partial refund
- *    stay inconclusive ("a partial refund stays inconclusive");
- * 3. "a verified result requires a matching signed provider event": `eventId` present and
- *    `eventSignatureVerified`;
- * 4. per mode: a one-time purchase a succeeded charge of exactly the expected amount (the currency
- *    is the echoed expected term), nothing refunded; a new subscription active or trialing with a
- *    paid initial invoice, or trialing; a subscription change active or trialing and no unpaid
- *    invoice; setup-only a method attached and nothing charged ("records no revenue"); a recovery
- *    a paid invoice or a succeeded payment of the expected amount. A reversal is a full refund:
- *    everything charged refunded (for a one-time purchase or a recovery, the expected amount).
- *
- * @since 0.1.0
- */
-export const judgeObservation = (
-  snapshot: PaymentSnapshot,
-  observation: PaymentObservation,
-  observedReferenceHash: string,
-  span: { readonly requestedAt: number; readonly receivedAt: number }
-): Judgement => {
-  const readAt = parseTimestamp(observation.stateReadAt)
-  if (readAt === undefined || readAt > span.receivedAt + readSkewMillis) return inconclusive("state_read_in_future", true)
-  if (readAt < span.requestedAt - readSkewMillis) return inconclusive("state_read_before_request", true)
-  if (!observation.customerBound) return inconclusive("not_customer_bound", false)
-  if (!intentsFor(snapshot.mode).includes(observation.intent)) return inconclusive("intent_does_not_fit_mode", false)
-  if (observedReferenceHash !== observation.providerReferenceHash) return inconclusive("provider_reference_mismatch", false)
-  switch (observation.outcome) {
-    case "pending":
-    case "unknown":
-      return inconclusive(`outcome_${observation.outcome}`, true)
-    case "failed":
-      return inconclusive("payment_failed", false)
-    case "partially_reversed":
-      return inconclusive("partial_refund", false)
-    case "reversed":
-    case "succeeded":
-      break
-  }
-  if (observation.eventId === null || !observation.eventSignatureVerified) return inconclusive("provider_event_unverified", true)
-  const expected = snapshot.expected
-  const amountFixed = snapshot.mode === "one_time_purchase" || snapshot.mode === "recover_payment"
-  if (observation.outcome === "reversed") {
-    // "A full refund may reverse it": everything charged refunded, for a fixed price the expected
-    // amount; "a partial refund stays inconclusive" in every mode.
-    if (amountFixed && (expected === null || observation.chargedAmountMinor !== expected.amountMinor)) {
-      return inconclusive("amount_mismatch", false)
-    }
-    return observation.refundedAmountMinor === observation.chargedAmountMinor
-      ? reversed("full_refund")
-      : inconclusive("partial_refund", false)
-  }
-  if (observation.refundedAmountMinor > 0) return inconclusive("partial_refund", false)
-  switch (snapshot.mode) {
-    case "one_time_purchase":
-      if (observation.paymentStatus !== "succeeded") return inconclusive("charge_not_succeeded", true)
-      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor) return inconclusive("amount_mismatch", false)
-      return verified("charge_matches")
-    case "new_subscription":
-      if (endedSubscription(observation.subscriptionState)) return inconclusive("subscription_ended", false)
-      if (!subscriptionLive(observation.subscriptionState)) return inconclusive("subscription_not_active", true)
-      return observation.invoicePaid === true || observation.subscriptionState === "trialing"
-        ? verified(observation.invoicePaid === true ? "initial_invoice_paid" : "trial_started")
-        : inconclusive("initial_invoice_unpaid", true)
-    case "existing_subscription_change":
-      if (endedSubscription(observation.subscriptionState)) return inconclusive("subscription_ended", false)
-      if (!subscriptionLive(observation.subscriptionState)) return inconclusive("subscription_not_active", true)
-      return observation.invoicePaid === false ? inconclusive("invoice_unpaid", true) : verified("subscription_changed")
-    case "setup_only":
-      if (!observation.methodAttached) return inconclusive("method_not_attached", true)
-      return observation.chargedAmountMinor === 0 ? verified("method_attached") : inconclusive("setup_charged", false)
-    case "recover_payment":
-      if (observation.invoicePaid !== true && observation.paymentStatus !== "succeeded") return inconclusive("not_recovered", true)
-      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor) return inconclusive("amount_mismatch", false)
-      return verified("payment_recovered")
-  }
-}
 
 /**
  * How one read ended.
@@ -241,13 +114,8 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
     const connections = yield* ConnectionStore
     const crypto = yield* Crypto
     const transport = yield* ConnectorTransport
-    const signer = yield* makeSigner
-    const keysFor = yield* makeRevisionKeys
-    // An observation must echo the fresh nonce of the one read it answers and arrives on the
-    // connection this process opened, so its own nonce is remembered in this process's memory.
-    const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())
+    const { keysFor, signer, timeout, verifier } = yield* makeOutbound(options)
     const leaseMillis = options.leaseMillis ?? 30_000
-    const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
 
     /** The hash of the provider reference the completion named (kept in its history entry). */
     const referenceHashOf = (record: ActionRecord, payload: ReadPayload) =>
@@ -280,47 +148,42 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
      * the newest reading of the payment is the one that stands.
      */
     const applyVerdict = (record: ActionRecord, judgement: Judgement, readAt: number, detail: Record<string, unknown>) =>
-      Effect.gen(function*() {
-        for (let round = 0; round < 5; round++) {
-          const current = round === 0 ? Option.some(record) : yield* ledger.get(record.actionRequestId)
-          if (Option.isNone(current) || !isActionState(current.value.state)) return undefined
-          if (round > 0 && (yield* newerReadRecorded(record.actionRequestId, readAt))) return current.value.state
-          const step = transition(current.value.state, { _tag: "ObservationJudged", verdict: judgement.verdict, isPayment: true })
-          if (step._tag === "Illegal") return current.value.state
-          const toState = step._tag === "Move" ? step.to : current.value.state
-          const now = yield* Clock.currentTimeMillis
-          const result = yield* ledger.transition({
-            actionRequestId: record.actionRequestId,
-            expectedVersion: current.value.version,
-            toState,
-            at: now,
-            history: {
-              at: now,
-              trigger: "reconciliation",
-              detail: {
-                ...detail,
-                verdict: judgement.verdict,
-                reason: judgement.reason,
-                ...(step._tag === "Move" && step.appendReversal ? { reversal: true } : {}),
-                ...(step._tag === "Stay" ? { unchanged: step.reason } : {})
-              }
+      applyTrigger<ActionState, never, never>({
+        ledger,
+        actionRequestId: record.actionRequestId,
+        record,
+        trigger: { _tag: "ObservationJudged", verdict: judgement.verdict, isPayment: true },
+        decide: (current, step, { round }) =>
+          Effect.gen(function*() {
+            if (round > 0 && (yield* newerReadRecorded(record.actionRequestId, readAt))) return answer(current.state)
+            if (step === undefined || step._tag === "Illegal") return answer(current.state)
+            const toState = step._tag === "Move" ? step.to : current.state
+            return {
+              _tag: "Write" as const,
+              write: {
+                toState,
+                history: {
+                  trigger: "reconciliation",
+                  detail: { ...detail, verdict: judgement.verdict, reason: judgement.reason, ...stepDetail(step) }
+                }
+              },
+              settle: () => Effect.succeed(toState)
             }
           })
-          if (result._tag === "Applied") return toState
-        }
-        return undefined
       })
 
     /** Sends the read and judges the answer; settles nothing. */
     const readOnce = (record: ActionRecord, payload: ReadPayload, attempt: number): Effect.Effect<ReadResult, StorageError> =>
       Effect.gen(function*() {
-        const request = record.request as StoredRequest
+        const decoded = yield* Effect.either(decodeStoredRequest(record))
+        if (decoded._tag === "Left") return { _tag: "Skipped", reason: "invalid_stored_request" } as const
+        const request = decoded.right
         const snapshot = request.payment
         if (!isPaymentAction(request) || snapshot === undefined) return { _tag: "Skipped", reason: "not_a_payment_action" } as const
         const referenceHash = yield* referenceHashOf(record, payload)
         if (Option.isNone(referenceHash)) return { _tag: "Skipped", reason: "no_provider_reference" } as const
         const connection = yield* connections.getById(record.connectionId)
-        const revision = Option.flatMap(connection, (c) => Option.fromNullable(c.revisions.find((r) => r.revision === record.revision)))
+        const revision = Option.flatMap(connection, (c) => Option.fromNullable(revisionNumbered(c, record.revision)))
         // A retired revision's secrets never come back: no read can be signed or verified again.
         if (Option.isNone(revision) || revision.value.state === "retired") {
           return { _tag: "Failed", reason: "revision_unavailable", final: true } as const
@@ -391,20 +254,16 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
       })
 
     /** A read that will never give a final verdict stops; the history says so. */
-    const abandon = (record: ActionRecord, attempts: number, lastReason: string, now: number) =>
-      Effect.gen(function*() {
-        for (let round = 0; round < 5; round++) {
-          const current = yield* ledger.get(record.actionRequestId)
-          if (Option.isNone(current)) return
-          const written = yield* ledger.transition({
-            actionRequestId: record.actionRequestId,
-            expectedVersion: current.value.version,
-            toState: current.value.state,
-            at: now,
-            history: { at: now, trigger: "reconciliation_abandoned", detail: { attempts, lastReason } }
+    const abandon = (record: ActionRecord, attempts: number, lastReason: string) =>
+      applyTrigger<void, never, never>({
+        ledger,
+        actionRequestId: record.actionRequestId,
+        decide: (current) =>
+          Effect.succeed({
+            _tag: "Write" as const,
+            write: { toState: current.state, history: { trigger: "reconciliation_abandoned", detail: { attempts, lastReason } } },
+            settle: () => Effect.void
           })
-          if (written._tag !== "Stale") return
-        }
       })
 
     const read = ({ action, item }: LeasedAction): Effect.Effect<ReadResult, StorageError> =>
@@ -419,11 +278,11 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const reason = result._tag === "Judged" ? result.judgement.reason : result.reason
         if (!again) {
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
-        } else if (Option.isSome(record) && ((result._tag === "Failed" && result.final === true) || now - item.createdAt >= retrySchedule.deadlineMillis)) {
-          yield* abandon(record.value, item.attempts + 1, reason, now)
+        } else if (Option.isSome(record) && ((result._tag === "Failed" && result.final === true) || pastDeadline(retrySchedule, item.createdAt, now))) {
+          yield* abandon(record.value, item.attempts + 1, reason)
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
-          const delay = yield* retryDelay(item.attempts)
+          const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
           if (result._tag === "Failed") {
             yield* Effect.logWarning("reconcile: the read failed; it is retried", { actionRequestId: payload.actionRequestId, reason })
           }

@@ -48,6 +48,7 @@ import { Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
 import { makeSigner, protocolVersion } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
+import { type Backoff, backoffDelay } from "../protocol/Backoff.ts"
 import { ClaimedExecution } from "./ClaimedExecution.ts"
 import { executeOutboxKind } from "./Handler.ts"
 import { completionKeysFor, type KeyOptions, keyringOf } from "./Keyring.ts"
@@ -121,33 +122,11 @@ export class ActionExecutor extends Context.Tag("@accord/core/customer/ActionExe
 >() {}
 
 /**
- * Bounded exponential backoff: attempt `n` (0-based) waits `min(cap, base * 2^n)`, of which the
- * upper half is random ("equal jitter"), so retries never synchronize and never wait less than
- * half the nominal delay.
- *
- * @since 0.1.0
- */
-export interface Backoff {
-  readonly baseMillis: number
-  readonly capMillis: number
-}
-
-/**
- * 1 s doubling to a 5 minute cap.
+ * The worker's retry backoff (`core/protocol/Backoff.ts`): 1 s doubling to a 5 minute cap.
  *
  * @since 0.1.0
  */
 export const defaultBackoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
-
-/**
- * The delay before the next attempt after `attempts` failed ones; `random` in `[0, 1)`.
- *
- * @since 0.1.0
- */
-export const backoffDelay = (backoff: Backoff, attempts: number, random: number): number => {
-  const nominal = Math.min(backoff.capMillis, backoff.baseMillis * 2 ** Math.min(attempts, 40))
-  return Math.floor(nominal / 2 + random * (nominal / 2))
-}
 
 /**
  * The default time limit of one host `execute` or `lookup` call: 60 s. A run may make both calls,

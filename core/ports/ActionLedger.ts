@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { completionIdentity } from "../connector/CompletionIdentity.ts"
 import { type LeaseRequest, MemoryOutboxTable, type NewOutboxItem, Outbox, type OutboxItem } from "./Outbox.ts"
 import type { StorageError } from "./StorageError.ts"
 
@@ -78,6 +79,15 @@ export type TransitionResult =
   | { readonly _tag: "DuplicateCompletion"; readonly claim: CompletionClaim }
   /** The completion id is already recorded with a different body. Nothing written. */
   | { readonly _tag: "ConflictingCompletion"; readonly claim: CompletionClaim }
+
+/**
+ * The result of a transition whose completion id is already claimed (`completionIdentity` said
+ * `duplicate` or `conflict`).
+ *
+ * @since 0.1.0
+ */
+export const claimRefused = (identity: "duplicate" | "conflict", claim: CompletionClaim): TransitionResult =>
+  identity === "duplicate" ? { _tag: "DuplicateCompletion", claim } : { _tag: "ConflictingCompletion", claim }
 
 /**
  * @since 0.1.0
@@ -202,11 +212,8 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
       Effect.sync((): TransitionResult => {
         if (options.completion !== undefined) {
           const existing = completions.get(options.completion.completionId)
-          if (existing !== undefined) {
-            return existing.bodyHash === options.completion.bodyHash && existing.actionRequestId === options.completion.actionRequestId
-              ? { _tag: "DuplicateCompletion", claim: existing }
-              : { _tag: "ConflictingCompletion", claim: existing }
-          }
+          const identity = completionIdentity(existing, options.completion)
+          if (identity !== "new") return claimRefused(identity, existing!)
         }
         const current = records.get(options.actionRequestId)
         if (current === undefined || current.version !== options.expectedVersion || !canEnqueue(options.outbox)) {

@@ -11,7 +11,7 @@ import { deriveProviderIdempotencyKey } from "../../core/protocol/Idempotency.ts
 import { Completion } from "../../core/protocol/messages/Completion.ts"
 import { type ConnectorSecrets, encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/protocol/Signing.ts"
 import { type HeaderSource, verifyAndDecode } from "../../core/protocol/Verification.ts"
-import type { ActionIntake } from "../../core/connector/Dispatch.ts"
+import type { ActionIntake } from "../../core/connector/Action.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"

@@ -12,12 +12,8 @@ import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
-import {
-  ActionIntake,
-  type ConnectorNotActive,
-  intake,
-  type PaymentSnapshotMismatch
-} from "../../../core/connector/Dispatch.ts"
+import { ActionIntake } from "../../../core/connector/Action.ts"
+import { type ConnectorNotActive, intake, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"

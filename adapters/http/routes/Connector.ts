@@ -27,15 +27,9 @@ import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CapabilityEvidence } from "../../../core/ports/CapabilityRegistry.ts"
 import { type Connection, ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { register, type RegistrationRejected } from "../../../core/connector/Connection.ts"
-import {
-  activeRevision,
-  checkConnection,
-  type CheckServices,
-  ConnectorNotConfigured,
-  currentCapabilities,
-  endpointHost,
-  pendingRevision
-} from "../../../core/connector/ConnectionCheck.ts"
+import { currentCapabilities } from "../../../core/connector/Capability.ts"
+import { checkConnection, type CheckServices, ConnectorNotConfigured, endpointHost } from "../../../core/connector/ConnectionCheck.ts"
+import { activeRevision, pendingRevision } from "../../../core/connector/Revisions.ts"
 import type { Resolver } from "../../../core/connector/Endpoint.ts"
 import type { SecretVault } from "../../../core/ports/SecretVault.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"

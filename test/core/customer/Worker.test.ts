@@ -22,6 +22,7 @@ import * as Worker from "../../../core/customer/Worker.ts"
 import * as NonceStore from "../../../core/ports/NonceStore.ts"
 import { Outbox } from "../../../core/ports/Outbox.ts"
 import { importSigningKeys } from "../../../core/protocol/Signing.ts"
+import { backoffDelay } from "../../../core/protocol/Backoff.ts"
 import { warnIfSkipped } from "../../support/postgres.ts"
 import { storageVariants } from "../../support/storage.ts"
 import {
@@ -397,9 +398,9 @@ describe("customer kit worker after a possible earlier run", () => {
 
   it("backoff doubles from the base to the cap, with the upper half random", () => {
     const backoff = { baseMillis: 1_000, capMillis: 300_000 }
-    assert.deepStrictEqual([0, 1, 2, 3].map((n) => Worker.backoffDelay(backoff, n, 0)), [500, 1_000, 2_000, 4_000])
-    assert.strictEqual(Worker.backoffDelay(backoff, 0, 0.999999), 999)
-    assert.strictEqual(Worker.backoffDelay(backoff, 30, 0), 150_000)
-    assert.strictEqual(Worker.backoffDelay(backoff, 1_000, 0.999999), 299_999)
+    assert.deepStrictEqual([0, 1, 2, 3].map((n) => backoffDelay(backoff, n, 0)), [500, 1_000, 2_000, 4_000])
+    assert.strictEqual(backoffDelay(backoff, 0, 0.999999), 999)
+    assert.strictEqual(backoffDelay(backoff, 30, 0), 150_000)
+    assert.strictEqual(backoffDelay(backoff, 1_000, 0.999999), 299_999)
   })
 })

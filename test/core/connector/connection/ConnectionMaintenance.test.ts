@@ -15,7 +15,9 @@ import * as MemoryStorage from "../../../../adapters/memory/Storage.ts"
 import { ActionLedger } from "../../../../core/ports/ActionLedger.ts"
 import { ConnectionStore } from "../../../../core/ports/ConnectionStore.ts"
 import { checkConnection } from "../../../../core/connector/ConnectionCheck.ts"
-import { intake, makeDispatcher, reconcileOutboxKind } from "../../../../core/connector/Dispatch.ts"
+import { reconcileOutboxKind } from "../../../../core/connector/Action.ts"
+import { makeDispatcher } from "../../../../core/connector/Dispatcher.ts"
+import { intake } from "../../../../core/connector/Intake.ts"
 import {
   checkIntervalMillis,
   type RoundSummary,

@@ -6,7 +6,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as fc from "fast-check"
-import { retryDelay, retrySchedule } from "../../../../core/connector/Dispatch.ts"
+import { retrySchedule } from "../../../../core/connector/Dispatcher.ts"
+import { randomBackoffDelay } from "../../../../core/protocol/Backoff.ts"
+
+const retryDelay = (attempts: number) => randomBackoffDelay(retrySchedule, attempts)
 
 /** The ceiling of the delay before attempt `attempts + 1`, written out independently. */
 const ceiling = (attempts: number): number => Math.min(5 * 60_000, 1_000 * 2 ** attempts)

@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import { judgeObservation, readSkewMillis } from "../../../../core/connector/Reconciler.ts"
-import type { PaymentSnapshot } from "../../../../core/connector/Dispatch.ts"
+import { judgeObservation, readSkewMillis } from "../../../../core/connector/Judgement.ts"
+import type { PaymentSnapshot } from "../../../../core/connector/Action.ts"
 import type { PaymentMode } from "../../../../core/protocol/messages/Common.ts"
 import type { PaymentObservation } from "../../../../core/protocol/messages/Reconciliation.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"

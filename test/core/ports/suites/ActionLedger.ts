@@ -2,6 +2,7 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { completionIdentity } from "../../../../core/connector/CompletionIdentity.ts"
 import { ActionLedger, type ActionRecord, type CompletionClaim, type HistoryEntry } from "../../../../core/ports/ActionLedger.ts"
 import { type NewOutboxItem, Outbox } from "../../../../core/ports/Outbox.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
@@ -252,8 +253,10 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           const redelivery = { ...claim, receivedAt: T + 9_000 }
           const duplicate = yield* ledger.transition({ ...step(after, "completed"), completion: redelivery })
           assert.deepStrictEqual(duplicate, { _tag: "DuplicateCompletion", claim })
+          assert.strictEqual(completionIdentity(claim, redelivery), "duplicate")
           const conflicting = yield* ledger.transition({ ...step(after, "completed"), completion: { ...redelivery, bodyHash: "c".repeat(64) } })
           assert.deepStrictEqual(conflicting, { _tag: "ConflictingCompletion", claim })
+          assert.strictEqual(completionIdentity(claim, { ...redelivery, bodyHash: "c".repeat(64) }), "conflict")
           assert.deepStrictEqual(yield* snapshot(record.actionRequestId), before)
           assert.deepStrictEqual(yield* ledger.findCompletion(claim.completionId), Option.some(claim))
         }))
@@ -270,6 +273,7 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
             completion: { ...claim, actionRequestId: second.actionRequestId }
           })
           assert.deepStrictEqual(other, { _tag: "ConflictingCompletion", claim })
+          assert.strictEqual(completionIdentity(claim, { ...claim, actionRequestId: second.actionRequestId }), "conflict")
           assert.strictEqual((yield* load(second.actionRequestId)).version, 1)
         }))
 

@@ -1,22 +1,23 @@
 /**
- * The signing keys of a connection revision, read from the secret vault and imported once per
- * process: the dispatcher signs executions with them and the reconciler signs reads. A revision
- * whose secrets are gone (retired) or cannot be opened has none.
+ * The service's signing keys of each connection revision, read from the secret vault and imported
+ * once per process: the dispatcher signs executions with them and the reconciler signs reads. A
+ * revision whose secrets are gone (retired) or cannot be opened has none. (The customer kit's
+ * `RevisionKeys` are something else: the kit's own keys of one revision.)
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Crypto } from "../ports/Crypto.ts"
-import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
-import { importSigningKeys, type SigningKeys } from "../protocol/Signing.ts"
-import type { StorageError } from "../ports/StorageError.ts"
+import { Crypto } from "../../ports/Crypto.ts"
+import { connectorSecretRef, SecretVault } from "../../ports/SecretVault.ts"
+import { importSigningKeys, type SigningKeys } from "../../protocol/Signing.ts"
+import type { StorageError } from "../../ports/StorageError.ts"
 
 /**
  * @since 0.1.0
  */
-export type RevisionKeys = (connectionId: string, revision: number) => Effect.Effect<Option.Option<SigningKeys>, StorageError>
+export type SigningKeyCache = (connectionId: string, revision: number) => Effect.Effect<Option.Option<SigningKeys>, StorageError>
 
 /**
  * Keys per `(connectionId, revision)`, cached for the life of the returned function. Only the
@@ -24,7 +25,7 @@ export type RevisionKeys = (connectionId: string, revision: number) => Effect.Ef
  *
  * @since 0.1.0
  */
-export const makeRevisionKeys: Effect.Effect<RevisionKeys, never, SecretVault | Crypto> = Effect.gen(function*() {
+export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVault | Crypto> = Effect.gen(function*() {
   const vault = yield* SecretVault
   const crypto = yield* Crypto
   const cache = new Map<string, SigningKeys>()

@@ -1,0 +1,150 @@
+/**
+ * The action model of the service side of the connector (spec "Execution request body", "Payment
+ * continuation rules" 2): what a caller submits for dispatch (`ActionIntake`), the price and version
+ * snapshot a Payment action carries (`PaymentSnapshot`), which operations are Payment actions
+ * ("the operation family is one of the payment operation keys") and with which capability mode,
+ * and the request as the `ActionLedger` stores it (`StoredRequest`, decoded once by
+ * `decodeStoredRequest` wherever a stored action is used).
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { ActionRecord } from "../ports/ActionLedger.ts"
+import { type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../protocol/messages/Common.ts"
+import { Action, Actor, Binding } from "../protocol/messages/Execution.ts"
+import { Currency } from "../protocol/messages/Reconciliation.ts"
+
+/**
+ * The outbox kind of a delivery of an action to the customer endpoint.
+ *
+ * @since 0.1.0
+ */
+export const dispatchOutboxKind = "service.dispatch"
+
+/**
+ * The outbox kind of a payment reconciliation read.
+ *
+ * @since 0.1.0
+ */
+export const reconcileOutboxKind = "service.reconcile"
+
+/**
+ * The operation families that make an action a Payment action (spec "Payment continuation rules"
+ * 2), with the capability mode each requires.
+ *
+ * @since 0.1.0
+ */
+export const paymentFamilies: Readonly<Record<string, PaymentMode>> = {
+  "payment.existing_subscription_change": "existing_subscription_change",
+  "payment.new_subscription": "new_subscription",
+  "payment.one_time_purchase": "one_time_purchase",
+  "payment.setup_only": "setup_only",
+  "recover_payment": "recover_payment"
+}
+
+/**
+ * The price and version snapshot taken at authorization, for Payment actions.
+ *
+ * @since 0.1.0
+ */
+export const PaymentSnapshot = Schema.Struct({
+  mode: PaymentModeSchema,
+  actionVersionId: Schema.UUID,
+  offerVersionId: Schema.NullOr(Schema.UUID),
+  expected: Schema.NullOr(Schema.Struct({
+    amountMinor: Schema.Int.pipe(Schema.nonNegative()),
+    currency: Currency,
+    priceReferenceHash: Sha256Hex
+  }))
+}).annotations({ identifier: "PaymentSnapshot", parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * @since 0.1.0
+ */
+export interface PaymentSnapshot extends Schema.Schema.Type<typeof PaymentSnapshot> {}
+
+/**
+ * The caller-owned parts of an execution request (`POST /action-requests`).
+ *
+ * @since 0.1.0
+ */
+export const ActionIntake = Schema.Struct({
+  accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  action: Action,
+  actor: Actor,
+  binding: Binding,
+  payment: Schema.optionalWith(PaymentSnapshot, { exact: true })
+}).annotations({ identifier: "ActionIntake", parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionIntake extends Schema.Schema.Type<typeof ActionIntake> {}
+
+/**
+ * What the ledger stores as the action's `request`: the intake as accepted.
+ *
+ * @since 0.1.0
+ */
+export const StoredRequest: Schema.Schema<ActionIntake, Schema.Schema.Encoded<typeof ActionIntake>> = ActionIntake
+
+/**
+ * @since 0.1.0
+ */
+export interface StoredRequest extends ActionIntake {}
+
+/**
+ * A stored action whose `request` is not a `StoredRequest` (a corrupted or foreign row).
+ *
+ * @since 0.1.0
+ */
+export class StoredRequestInvalid extends Schema.TaggedError<StoredRequestInvalid>()("StoredRequestInvalid", {
+  actionRequestId: Schema.String
+}) {}
+
+const decodeRequest = Schema.decodeUnknown(StoredRequest)
+
+/**
+ * Decodes the request of a stored action.
+ *
+ * @since 0.1.0
+ */
+export const decodeStoredRequest = (record: Pick<ActionRecord, "actionRequestId" | "request">): Effect.Effect<StoredRequest, StoredRequestInvalid> =>
+  Effect.mapError(decodeRequest(record.request), () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId }))
+
+/**
+ * Whether the action is a Payment action: its operation family is one of the payment operation keys.
+ *
+ * @since 0.1.0
+ */
+export const isPaymentAction = (request: Pick<StoredRequest, "action">): boolean =>
+  Object.hasOwn(paymentFamilies, request.action.operation.family)
+
+/**
+ * Why an intake's payment snapshot does not fit its action.
+ *
+ * @since 0.1.0
+ */
+export const PaymentSnapshotProblem = Schema.Literal("snapshot_required", "snapshot_not_allowed", "mode_mismatch", "terms_required")
+
+/**
+ * @since 0.1.0
+ */
+export type PaymentSnapshotProblem = typeof PaymentSnapshotProblem.Type
+
+/**
+ * The snapshot check: a Payment action carries a snapshot of its family's mode, with the exact
+ * price unless it is a setup ("a non-purchase setup has no priced offer"); any other action carries
+ * none. `undefined` when the snapshot fits.
+ *
+ * @since 0.1.0
+ */
+export const checkPaymentSnapshot = (input: ActionIntake): PaymentSnapshotProblem | undefined => {
+  const mode = paymentFamilies[input.action.operation.family]
+  if (mode === undefined) return input.payment === undefined ? undefined : "snapshot_not_allowed"
+  if (input.payment === undefined) return "snapshot_required"
+  if (input.payment.mode !== mode) return "mode_mismatch"
+  if ((input.payment.expected === null) !== (mode === "setup_only")) return "terms_required"
+  return undefined
+}

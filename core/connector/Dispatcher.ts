@@ -1,0 +1,204 @@
+/**
+ * Dispatch of an authorized action to the customer's endpoint (spec "Execution request body",
+ * "Execution acknowledgement body", "States and transitions", "Errors"; DESIGN D1–D6, D12).
+ *
+ * Intake (`Intake.ts`) persists the action (state `dispatching`) and its `service.dispatch` outbox
+ * item in one transaction. A dispatcher leases due items and delivers them: the execution body is
+ * built and signed per delivery, and only a signed HTTP 202 `dispatch_response` acknowledgement that
+ * echoes every binding of this delivery counts. Anything else after the request may have reached
+ * the endpoint is an unknown outcome: the action moves to `unknown_outcome` and the same key is
+ * delivered again later with bounded exponential backoff and jitter — never a new key, so the
+ * customer's idempotent claim makes the retry safe. A failure before anything was sent is retried
+ * without changing the state.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
+import { DispatchSignal } from "../ports/DispatchSignal.ts"
+import { Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { type Backoff, pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
+import { dispatchOutboxKind } from "./Action.ts"
+import { answer, applyTrigger } from "./internal/applyTrigger.ts"
+import { type DeliveryResult, type DeliveryServices, makeDeliverAction } from "./internal/delivery.ts"
+
+/**
+ * How one delivery ended: acknowledged (`accepted` or `rejected`), ambiguous (the request may have
+ * reached the endpoint), not sent, or skipped (nothing to deliver).
+ *
+ * @since 0.1.0
+ */
+export type { DeliveryResult } from "./internal/delivery.ts"
+
+/**
+ * The retry backoff of a delivery (Accord's choice; the spec leaves it open): 1 s doubling per
+ * attempt up to 5 minutes, each delay drawn uniformly from its upper half (jitter), for up to 24
+ * hours after intake. After that the action keeps its state for operators and reconciliation.
+ *
+ * @since 0.1.0
+ */
+export const retrySchedule = {
+  baseMillis: 1_000,
+  capMillis: 5 * 60_000,
+  deadlineMillis: 24 * 60 * 60_000
+} as const satisfies Backoff
+
+/**
+ * The connector request time-out (Accord's choice): connect, send and the whole response. It is
+ * the outbound transport's own default (`HttpTransport`, configurable there); a dispatcher passes
+ * its `timeoutMillis` option only when one is set.
+ *
+ * @since 0.1.0
+ */
+export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
+
+/**
+ * @since 0.1.0
+ */
+export interface DispatcherOptions {
+  /** Lease owner name, unique per worker. */
+  readonly owner: string
+  /** Items leased by one `runOnce` (default 64); `runDispatcher` leases as slots free up instead. */
+  readonly batchSize?: number
+  /** Deliveries in flight at once (default 32). */
+  readonly concurrency?: number
+  /** Lease length; must exceed the time-out (default 30 s). */
+  readonly leaseMillis?: number
+  /** Per-delivery time-out (default: the transport's own, `dispatchTimeout` for `HttpTransport`). */
+  readonly timeoutMillis?: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export type DispatcherServices = DeliveryServices | Outbox
+
+/**
+ * @since 0.1.0
+ */
+export interface Dispatcher {
+  /** Leases due items and delivers them; returns how many were leased. */
+  readonly runOnce: Effect.Effect<number, StorageError>
+  /** Leases up to `limit` due dispatch items for this dispatcher's owner, each with its action. */
+  readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
+  /** Delivers one leased action now (also used by `runOnce`). */
+  readonly deliver: (item: OutboxItem) => Effect.Effect<DeliveryResult, StorageError>
+  /** Delivers a leased item with the action read with it. */
+  readonly deliverLeased: (leased: LeasedAction) => Effect.Effect<DeliveryResult, StorageError>
+}
+
+/**
+ * Builds a dispatcher bound to its services.
+ *
+ * @since 0.1.0
+ */
+export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispatcher, never, DispatcherServices> =>
+  Effect.gen(function*() {
+    const ledger = yield* ActionLedger
+    const outbox = yield* Outbox
+    const leaseMillis = options.leaseMillis ?? 30_000
+    const deliverAction = yield* makeDeliverAction(options)
+
+    /**
+     * Past the delivery deadline the action keeps its state (`unknown_outcome`, or `dispatching` if
+     * nothing was ever sent) for operators and reconciliation; the history says delivery stopped.
+     */
+    const abandon = (record: ActionRecord, attempts: number, lastReason: string) =>
+      applyTrigger<void, never, never>({
+        ledger,
+        actionRequestId: record.actionRequestId,
+        decide: (current) =>
+          Effect.succeed(
+            current.state !== "dispatching" && current.state !== "unknown_outcome"
+              ? answer(undefined)
+              : {
+                _tag: "Write" as const,
+                write: { toState: current.state, history: { trigger: "delivery_abandoned", detail: { attempts, lastReason } } },
+                settle: () => Effect.void
+              }
+          )
+      }).pipe(Effect.asVoid)
+
+    /** Delivers a leased item; `known` is its action when already read with the lease. */
+    const deliverItem = (item: OutboxItem, known?: Option.Option<ActionRecord>): Effect.Effect<DeliveryResult, StorageError> =>
+      Effect.gen(function*() {
+        const actionRequestId = (item.payload as { readonly actionRequestId: string }).actionRequestId
+        const record = known ?? (yield* ledger.get(actionRequestId))
+        const { itemCompleted, result } = Option.isNone(record)
+          ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
+          : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner })
+        const now = yield* Clock.currentTimeMillis
+        const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
+        const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
+        if (settled || expired) {
+          if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason)
+          if (!itemCompleted) yield* outbox.complete({ id: item.id, owner: options.owner, now })
+        } else {
+          const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
+          yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: result.reason })
+        }
+        return result
+      })
+
+    const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> => deliverItem(item)
+
+    const lease = (limit: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] }))
+    const deliverLeased = ({ action, item }: LeasedAction) => deliverItem(item, action)
+
+    const runOnce = Effect.gen(function*() {
+      const leased = yield* lease(options.batchSize ?? 64)
+      yield* Effect.forEach(leased, (one) => deliverLogged(deliverLeased(one)), { concurrency: options.concurrency ?? 32, discard: true })
+      return leased.length
+    })
+
+    return { runOnce, lease, deliver, deliverLeased }
+  })
+
+/**
+ * One item's storage failure must not interrupt its siblings' deliveries in flight: it is logged,
+ * and its lease expires so another round (or worker) delivers it again, same key.
+ *
+ * @since 0.1.0
+ */
+export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageError>): Effect.Effect<unknown> =>
+  Effect.catchAll(delivery, (error) => Effect.logWarning("dispatch: storage failed during a delivery", error.message))
+
+/**
+ * A dispatcher running until its scope closes. It keeps up to `concurrency` deliveries in flight
+ * and leases more as soon as a slot frees (a slow customer endpoint holds one slot, not a whole
+ * round); when nothing is due it waits for the `DispatchSignal` (intake wakes it) or `idleMillis`.
+ *
+ * @since 0.1.0
+ */
+export const runDispatcher = (
+  options: DispatcherOptions & {
+    readonly idleMillis?: number
+    /** Runs after each delivery with its result (metrics, tests, benchmarks). */
+    readonly onDelivery?: (item: OutboxItem, result: DeliveryResult) => Effect.Effect<void>
+  }
+): Effect.Effect<void, never, DispatcherServices | DispatchSignal | Scope.Scope> =>
+  Effect.gen(function*() {
+    const dispatcher = yield* makeDispatcher(options)
+    const signal = yield* DispatchSignal
+    yield* runLeased({
+      name: "dispatch",
+      concurrency: options.concurrency ?? 32,
+      idleMillis: options.idleMillis ?? 250,
+      lease: dispatcher.lease,
+      idOf: (leased) => leased.item.id,
+      work: (leased) =>
+        deliverLogged(
+          options.onDelivery === undefined
+            ? dispatcher.deliverLeased(leased)
+            : Effect.tap(dispatcher.deliverLeased(leased), (result) => options.onDelivery!(leased.item, result))
+        ),
+      wakeup: signal.next
+    })
+  })

@@ -1,0 +1,94 @@
+/**
+ * Intake of an authorized action for dispatch (spec "What the service does" 1–3, "Execution request
+ * body"; DESIGN D1): "persist it and an outbox item in one transaction". The action is bound to the
+ * connection's active revision, gets its `actionRequestId` and the `providerIdempotencyKey` derived
+ * from it, starts in `dispatching` and is delivered by the dispatcher (`Dispatcher.ts`).
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ActionLedger } from "../ports/ActionLedger.ts"
+import { ConnectionStore } from "../ports/ConnectionStore.ts"
+import type { Crypto } from "../ports/Crypto.ts"
+import { DispatchSignal } from "../ports/DispatchSignal.ts"
+import type { StorageError } from "../ports/StorageError.ts"
+import { deriveProviderIdempotencyKey } from "../protocol/Idempotency.ts"
+import { randomUuid } from "../protocol/Uuid.ts"
+import { type ActionIntake, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
+import type { ActionState } from "./ActionState.ts"
+import { activeRevision } from "./Revisions.ts"
+
+/**
+ * The workspace has no active connection revision to dispatch to.
+ *
+ * @since 0.1.0
+ */
+export class ConnectorNotActive extends Schema.TaggedError<ConnectorNotActive>()("ConnectorNotActive", {}) {}
+
+/**
+ * The intake's payment snapshot does not fit its action (see `checkPaymentSnapshot`).
+ *
+ * @since 0.1.0
+ */
+export class PaymentSnapshotMismatch extends Schema.TaggedError<PaymentSnapshotMismatch>()("PaymentSnapshotMismatch", {
+  reason: PaymentSnapshotProblem
+}) {}
+
+/**
+ * Accepts an authorized action for delivery: requires an active connection revision, binds the
+ * action to it and persists the action with its outbox item atomically, then wakes the dispatcher
+ * through the `DispatchSignal` when the context has one.
+ *
+ * @since 0.1.0
+ */
+export const intake = (
+  workspaceId: string,
+  input: ActionIntake
+): Effect.Effect<
+  { readonly actionRequestId: string; readonly state: ActionState },
+  ConnectorNotActive | PaymentSnapshotMismatch | StorageError,
+  ActionLedger | ConnectionStore | Crypto
+> =>
+  Effect.gen(function*() {
+    const problem = checkPaymentSnapshot(input)
+    if (problem !== undefined) return yield* new PaymentSnapshotMismatch({ reason: problem })
+    const connection = yield* (yield* ConnectionStore).get(workspaceId)
+    const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
+    if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
+    const actionRequestId = yield* randomUuid
+    const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
+    const now = yield* Clock.currentTimeMillis
+    const request: StoredRequest = input
+    const created = yield* (yield* ActionLedger).create({
+      record: {
+        actionRequestId,
+        workspaceId,
+        accountId: input.accountId,
+        connectionId: connection.value.connectionId,
+        revision: active.value.revision,
+        providerIdempotencyKey,
+        state: "dispatching",
+        request,
+        acknowledgement: null,
+        sealedContinuation: null,
+        createdAt: now
+      },
+      history: { at: now, trigger: "intake", detail: { revision: active.value.revision } },
+      outbox: {
+        id: yield* randomUuid,
+        kind: dispatchOutboxKind,
+        dedupeKey: actionRequestId,
+        payload: { actionRequestId },
+        nextAttemptAt: now,
+        createdAt: now
+      }
+    })
+    // A fresh random id cannot collide; if it ever did, nothing was written and the caller retries.
+    if (created === "duplicate") return yield* Effect.die("action request id collision")
+    // Committed: wake this process's dispatcher, if one listens (it polls in any case).
+    yield* Effect.serviceOption(DispatchSignal).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.wake })))
+    return { actionRequestId, state: "dispatching" as const }
+  })

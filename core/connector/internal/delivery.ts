@@ -1,0 +1,274 @@
+/**
+ * One delivery of an action to the customer endpoint and the write of its answer (spec "Execution
+ * request body", "Execution acknowledgement body", "Payment continuation rules"; DESIGN D12): the
+ * execution body is built and signed per delivery (fresh `requestNonce` = nonce header, fresh
+ * `requestedAt`, the same `providerIdempotencyKey`), and only a signed HTTP 202 `dispatch_response`
+ * acknowledgement that echoes every binding of this delivery counts. Anything else after the
+ * request may have reached the endpoint is an unknown outcome (`DeliveryAmbiguous`); a failure
+ * before anything was sent changes nothing.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ActionLedger, type ActionRecord } from "../../ports/ActionLedger.ts"
+import { CapabilityRegistry } from "../../ports/CapabilityRegistry.ts"
+import { type ConnectionRevision, ConnectionStore } from "../../ports/ConnectionStore.ts"
+import { ConnectorTransport } from "../../ports/ConnectorTransport.ts"
+import { Crypto } from "../../ports/Crypto.ts"
+import type { SecretVault } from "../../ports/SecretVault.ts"
+import type { StorageError } from "../../ports/StorageError.ts"
+import { Cipher } from "../../protocol/Cipher.ts"
+import { Acknowledgement } from "../../protocol/messages/Acknowledgement.ts"
+import { Code } from "../../protocol/messages/Common.ts"
+import type { PaymentContinuation } from "../../protocol/messages/Continuation.ts"
+import type { ExecutionRequest } from "../../protocol/messages/Execution.ts"
+import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing.ts"
+import { formatTimestamp } from "../../protocol/Timestamp.ts"
+import { snakeCaseTag } from "../../protocol/Verification.ts"
+import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
+import type { ActionState, Trigger } from "../ActionState.ts"
+import { coversPaymentMode, intentFits } from "../Capability.ts"
+import { activeRevision, revisionNumbered } from "../Revisions.ts"
+import { answer, applyTrigger, stepDetail } from "./applyTrigger.ts"
+import { makeOutbound } from "./outbound.ts"
+
+/**
+ * How one delivery ended.
+ *
+ * @since 0.1.0
+ */
+export type DeliveryResult =
+  | { readonly _tag: "Acknowledged"; readonly state: "accepted" | "rejected" }
+  | { readonly _tag: "Ambiguous"; readonly reason: string }
+  | { readonly _tag: "NotSent"; readonly reason: string }
+  | { readonly _tag: "Skipped"; readonly reason: string }
+
+/**
+ * How long a dispatcher trusts a connection revision it read (endpoint and state).
+ *
+ * @since 0.1.0
+ */
+export const revisionCacheMillis = 5_000
+
+/**
+ * The services one delivery uses.
+ *
+ * @since 0.1.0
+ */
+export type DeliveryServices =
+  | ActionLedger
+  | ConnectionStore
+  | SecretVault
+  | CapabilityRegistry
+  | Cipher
+  | Crypto
+  | ConnectorTransport
+
+/**
+ * Delivers `record` (attempt number `attempt`) and writes the answer; `completes` is the leased
+ * outbox item an acknowledgement's write also completes. `itemCompleted` says whether it did.
+ *
+ * @since 0.1.0
+ */
+export type DeliverAction = (
+  record: ActionRecord,
+  attempt: number,
+  completes: { readonly id: string; readonly owner: string }
+) => Effect.Effect<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, StorageError>
+
+const isCode = Schema.is(Code)
+
+const notWritten = (result: DeliveryResult) => ({ result, itemCompleted: false })
+
+/**
+ * Builds the delivery of a dispatcher. Signing keys are imported once per connection revision and
+ * kept for the dispatcher's life (a retired revision is never delivered to).
+ *
+ * @since 0.1.0
+ */
+export const makeDeliverAction = (options: { readonly timeoutMillis?: number }): Effect.Effect<DeliverAction, never, DeliveryServices> =>
+  Effect.gen(function*() {
+    const ledger = yield* ActionLedger
+    const connections = yield* ConnectionStore
+    const capabilities = yield* CapabilityRegistry
+    const cipher = yield* Cipher
+    const crypto = yield* Crypto
+    const transport = yield* ConnectorTransport
+    const { keysFor, signer, timeout, verifier } = yield* makeOutbound(options)
+
+    /**
+     * Applies an acknowledgement or an ambiguous delivery. A completion may have moved the action on
+     * (it proves acceptance) before this acknowledgement was processed: the acknowledgement and its
+     * sealed continuation are still stored, with a history entry and no change of state.
+     */
+    const apply = (
+      record: ActionRecord,
+      trigger: Trigger,
+      extra: {
+        readonly detail: Record<string, unknown>
+        readonly acknowledgement?: unknown
+        readonly sealedContinuation?: string
+        readonly completes?: { readonly id: string; readonly owner: string }
+      }
+    ): Effect.Effect<{ readonly state: ActionState; readonly written: boolean } | undefined, StorageError> =>
+      applyTrigger<{ readonly state: ActionState; readonly written: boolean }, never, never>({
+        ledger,
+        actionRequestId: record.actionRequestId,
+        record,
+        trigger,
+        decide: (current, step) => {
+          const late = step?._tag === "Stay" && extra.acknowledgement !== undefined && current.acknowledgement === null
+          if (step?._tag !== "Move" && !late) return Effect.succeed(answer({ state: current.state, written: false }))
+          const toState = step._tag === "Move" ? step.to : current.state
+          return Effect.succeed({
+            _tag: "Write" as const,
+            write: {
+              toState,
+              history: {
+                trigger: trigger._tag === "AckAccepted" || trigger._tag === "AckRejected" ? "acknowledgement" : "delivery_ambiguous",
+                detail: { ...extra.detail, ...stepDetail(step) }
+              },
+              ...(extra.acknowledgement !== undefined ? { acknowledgement: extra.acknowledgement } : {}),
+              ...(extra.sealedContinuation !== undefined ? { sealedContinuation: extra.sealedContinuation } : {}),
+              ...(extra.completes !== undefined ? { completeOutboxItem: extra.completes } : {})
+            },
+            settle: () => Effect.succeed({ state: toState, written: true })
+          })
+        }
+      })
+
+    /**
+     * A continuation is valid only on an accepted, server-authorized Payment action (spec "Payment
+     * continuation rules" 1–2): a Payment action with its snapshot, bound to the connection's
+     * current (active) revision, whose intent fits the mode and whose mode the current capability
+     * evidence covers (`Capability.ts`).
+     */
+    const continuationVerdict = (record: ActionRecord, request: StoredRequest, continuation: PaymentContinuation, now: number) =>
+      Effect.gen(function*() {
+        const mode = paymentFamilies[request.action.operation.family]
+        if (mode === undefined || request.payment === undefined || request.payment.mode !== mode) return "not_a_payment_action"
+        // Read fresh: a continuation is allowed only for the revision that is active right now.
+        const connection = yield* connections.getById(record.connectionId)
+        const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
+        if (active !== record.revision) return "revision_not_current"
+        if (!intentFits(mode, continuation.intent)) return "intent_does_not_fit_mode"
+        const evidence = yield* capabilities.current(record.connectionId, now)
+        return coversPaymentMode(evidence, { activeRevision: active, mode, now }) ? "allowed" : "mode_not_enabled"
+      })
+
+    // A revision's endpoint never changes; its state is re-read at most every few seconds, so a
+    // busy dispatcher does not read the connection for every delivery.
+    const revisionCache = new Map<string, { readonly at: number; readonly revision: Option.Option<ConnectionRevision> }>()
+    const revisionOf = (connectionId: string, revision: number) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const key = `${connectionId}:${revision}`
+        const hit = revisionCache.get(key)
+        if (hit !== undefined && now - hit.at < revisionCacheMillis) return hit.revision
+        const connection = yield* connections.getById(connectionId)
+        const found = Option.flatMap(connection, (c) => Option.fromNullable(revisionNumbered(c, revision)))
+        revisionCache.set(key, { at: now, revision: found })
+        return found
+      })
+
+    return (record, attempt, completes) =>
+      Effect.gen(function*() {
+        if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
+          return notWritten({ _tag: "Skipped", reason: "already_acknowledged" })
+        }
+        const decoded = yield* Effect.either(decodeStoredRequest(record))
+        if (decoded._tag === "Left") return notWritten({ _tag: "Skipped", reason: "invalid_stored_request" })
+        const request = decoded.right
+        const revision = yield* revisionOf(record.connectionId, record.revision)
+        if (Option.isNone(revision) || revision.value.state === "retired") {
+          return notWritten({ _tag: "NotSent", reason: "revision_unavailable" })
+        }
+        const keys = yield* keysFor(record.connectionId, record.revision)
+        if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
+        const nonce = yield* signer.freshNonce
+        const now = yield* Clock.currentTimeMillis
+        const body: ExecutionRequest = {
+          type: "service.customer_action.execute",
+          protocolVersion,
+          workspaceId: record.workspaceId,
+          accountId: request.accountId,
+          actionRequestId: record.actionRequestId,
+          action: request.action,
+          actor: request.actor,
+          binding: request.binding,
+          providerIdempotencyKey: record.providerIdempotencyKey,
+          requestedAt: formatTimestamp(now),
+          requestNonce: nonce
+        }
+        const bytes = encodeBody(body)
+        const headers = yield* signer.sign({ purpose: "dispatch_request", keys: keys.value, body: bytes, nonce })
+        const exchange = yield* transport.post({
+          url: revision.value.endpoint,
+          headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },
+          body: bytes,
+          ...timeout
+        }).pipe(Effect.either)
+        const ambiguous = (reason: string) =>
+          Effect.as(
+            apply(record, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
+            notWritten({ _tag: "Ambiguous", reason })
+          )
+        if (exchange._tag === "Left") {
+          const failure = exchange.left
+          return failure.maybeDelivered ? yield* ambiguous(failure.reason) : notWritten({ _tag: "NotSent", reason: failure.reason })
+        }
+        const response = exchange.right
+        if (response.status !== 202) return yield* ambiguous(response.status >= 300 && response.status < 400 ? "redirect" : `status_${response.status}`)
+        const verified = yield* verifier.verifyAndDecode(Acknowledgement, {
+          purpose: "dispatch_response",
+          keys: keys.value,
+          headers: response.headers,
+          body: response.body,
+          nonceScope: `dispatch_response:${record.connectionId}`
+        }).pipe(Effect.either)
+        if (verified._tag === "Left") {
+          if (verified.left._tag === "StorageError") return yield* verified.left
+          return yield* ambiguous(`response_${snakeCaseTag(verified.left._tag)}`)
+        }
+        const ack = verified.right.body
+        if (
+          ack.workspaceId !== record.workspaceId || ack.actionRequestId !== record.actionRequestId ||
+          ack.providerIdempotencyKey !== record.providerIdempotencyKey || ack.requestNonce !== nonce
+        ) {
+          return yield* ambiguous("response_binding_mismatch")
+        }
+        const referenceHash = ack.providerReference === undefined ? undefined : yield* crypto.sha256Hex(ack.providerReference)
+        const stored = {
+          state: ack.state,
+          ...(referenceHash !== undefined ? { providerReferenceHash: referenceHash } : {}),
+          ...(ack.state === "rejected" && ack.errorCode !== undefined ? { errorCode: ack.errorCode } : {})
+        }
+        let sealedContinuation: string | undefined
+        if (ack.state === "accepted" && ack.continuation !== undefined) {
+          const verdict = yield* continuationVerdict(record, request, ack.continuation, yield* Clock.currentTimeMillis)
+          if (verdict !== "allowed") return yield* ambiguous(`response_continuation_${verdict}`)
+          sealedContinuation = yield* cipher.seal(JSON.stringify(ack.continuation), `continuation:${record.actionRequestId}`)
+        }
+        const applied = yield* apply(
+          record,
+          { _tag: ack.state === "accepted" ? "AckAccepted" : "AckRejected" },
+          {
+            completes,
+            detail: {
+              attempt,
+              state: ack.state,
+              ...(referenceHash !== undefined ? { providerReferenceHash: referenceHash } : {}),
+              ...(ack.state === "rejected" && ack.errorCode !== undefined && isCode(ack.errorCode) ? { errorCode: ack.errorCode } : {}),
+              ...(sealedContinuation !== undefined ? { continuation: "stored_encrypted" } : {})
+            },
+            acknowledgement: stored,
+            ...(sealedContinuation !== undefined ? { sealedContinuation } : {})
+          }
+        )
+        if (applied === undefined) return notWritten({ _tag: "Skipped", reason: "concurrent_change" })
+        return { result: { _tag: "Acknowledged", state: ack.state }, itemCompleted: applied.written }
+      })
+  })

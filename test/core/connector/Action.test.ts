@@ -1,0 +1,74 @@
+/**
+ * The action model: which operations are Payment actions, the payment snapshot check, and the
+ * stored request decoded once with a typed failure.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import {
+  type ActionIntake,
+  checkPaymentSnapshot,
+  decodeStoredRequest,
+  isPaymentAction,
+  paymentFamilies,
+  type PaymentSnapshot,
+  StoredRequestInvalid
+} from "../../../core/connector/Action.ts"
+import { intakeInput } from "../../support/deliveries.ts"
+
+const plain = intakeInput()
+
+const snapshot = (mode: PaymentSnapshot["mode"], priced: boolean): PaymentSnapshot => ({
+  mode,
+  actionVersionId: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b",
+  offerVersionId: null,
+  expected: priced ? { amountMinor: 1_000, currency: "usd", priceReferenceHash: "c".repeat(64) } : null
+})
+
+/** `plain` with its operation family replaced (the snapshot check reads only the family). */
+const withFamily = (family: string, payment?: PaymentSnapshot): ActionIntake =>
+  ({
+    ...plain,
+    action: { ...plain.action, operation: { ...plain.action.operation, family } },
+    ...(payment !== undefined ? { payment } : {})
+  }) as unknown as ActionIntake
+
+describe("Action", () => {
+  it("the payment operation keys are the Payment actions, each with its mode", () => {
+    assert.deepStrictEqual(Object.keys(paymentFamilies).sort(), [
+      "payment.existing_subscription_change",
+      "payment.new_subscription",
+      "payment.one_time_purchase",
+      "payment.setup_only",
+      "recover_payment"
+    ])
+    assert.isFalse(isPaymentAction(plain))
+    assert.isTrue(isPaymentAction(withFamily("payment.one_time_purchase")))
+  })
+
+  it("the snapshot check: required for Payment actions, refused for others, mode and terms must fit", () => {
+    assert.strictEqual(checkPaymentSnapshot(plain), undefined)
+    assert.strictEqual(checkPaymentSnapshot(withFamily("extend_trial", snapshot("setup_only", false))), "snapshot_not_allowed")
+    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase")), "snapshot_required")
+    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("setup_only", false))), "mode_mismatch")
+    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("one_time_purchase", false))), "terms_required")
+    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.setup_only", snapshot("setup_only", true))), "terms_required")
+    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("one_time_purchase", true))), undefined)
+    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.setup_only", snapshot("setup_only", false))), undefined)
+  })
+
+  it.effect("a stored request decodes back to the intake, also after a JSON round trip", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* decodeStoredRequest({ actionRequestId: "a", request: plain }), plain)
+      const stored = JSON.parse(JSON.stringify(plain)) as unknown
+      assert.deepStrictEqual(yield* decodeStoredRequest({ actionRequestId: "a", request: stored }), plain)
+    }))
+
+  it.effect("a stored request that is not one fails with StoredRequestInvalid naming the action", () =>
+    Effect.gen(function*() {
+      for (const request of [null, "x", { ...plain, accountId: "" }, { ...plain, unexpected: true }]) {
+        const exit = yield* Effect.exit(decodeStoredRequest({ actionRequestId: "act_9", request }))
+        assert.deepStrictEqual(exit, Exit.fail(new StoredRequestInvalid({ actionRequestId: "act_9" })))
+      }
+    }))
+})
