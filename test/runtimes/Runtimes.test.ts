@@ -8,8 +8,8 @@ import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 
 const run = promisify(execFile)
-const root = fileURLToPath(new URL("..", import.meta.url))
-const bin = (name: string) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url))
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const bin = (name: string) => fileURLToPath(new URL(`../../node_modules/.bin/${name}`, import.meta.url))
 const smoke = "test/runtimes/smoke/smoke.ts"
 
 const runtimes: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = [

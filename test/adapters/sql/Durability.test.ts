@@ -17,7 +17,7 @@ import pg from "pg"
 import * as Database from "../../../adapters/sql/Database.ts"
 import { databaseUrl, inSchema, warnIfSkipped } from "../../support/postgres.ts"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
+const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 /** Starts the writer, waits until it reports `atLeast` commits, SIGKILLs it; returns the reported indexes. */
 const writeThenKill = (args: ReadonlyArray<string>, atLeast: number): Promise<ReadonlyArray<number>> =>
