@@ -24,20 +24,19 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { InvalidConfig, parseBoolean, parseInteger } from "../../adapters/config/AccordConfig.ts"
-import { makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import { CreateGateBody } from "../../adapters/http/routes/FeatureGates.ts"
-import * as DirectApiClient from "../../adapters/sdk/DirectApiClient.ts"
-import * as Database from "../../adapters/sql/Database.ts"
-import * as SqlStorage from "../../adapters/sql/Storage.ts"
-import { layerAesGcm } from "../../core/protocol/Cipher.ts"
-import { secretIssues } from "../../core/connector/Connection.ts"
-import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
-import { type Backoff, backoffDelay } from "../../core/protocol/Backoff.ts"
-import { defaultBackoff, type ExecutionResult } from "../../core/customer/Worker.ts"
-import { buildFeatureAccessEvent } from "../../core/ingest/FeatureAccess.ts"
-import { isExtendTrialOperation } from "../../core/protocol/messages/Execution.ts"
-import { isUuid } from "../../core/protocol/Uuid.ts"
+import { InvalidConfig, parseBoolean, parseInteger } from "accord/config"
+import { Connection } from "accord/engine"
+import {
+  type Backoff,
+  backoffDelay,
+  type ClaimedExecution,
+  defaultBackoff,
+  type ExecutionResult,
+  makeCustomerKit
+} from "accord/kit"
+import { Cipher, Execution, Uuid } from "accord/protocol"
+import * as Sdk from "accord/sdk"
+import { Database, SqlStorage } from "accord/sql"
 
 export interface BackendConfig {
   readonly port: number
@@ -61,7 +60,7 @@ export interface BackendConfig {
   readonly eventRetry?: Backoff
 }
 
-const isFeatureKey = Schema.is(CreateGateBody.fields.featureKey)
+const isFeatureKey = Schema.is(Sdk.CreateGateBody.fields.featureKey)
 const secretVariables = { actionSigningSecret: "ACCORD_ACTION_SIGNING_SECRET", completionSecret: "ACCORD_COMPLETION_SECRET" } as const
 const parseUrl = (value: string): URL | null => {
   try {
@@ -96,12 +95,12 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
     return n !== undefined && n <= 65535 ? n : undefined
   }, 8788, "an integer from 0 to 65535")
   const workspaceId = required("ACCORD_WORKSPACE_ID")
-  if (workspaceId !== undefined && !isUuid(workspaceId)) problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
+  if (workspaceId !== undefined && !Uuid.isUuid(workspaceId)) problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
   // Secrets are taken exactly as given (no trimming): the service checks the same rules at `PUT /connector`.
   const actionSigningSecret = required("ACCORD_ACTION_SIGNING_SECRET")
   const completionSecret = required("ACCORD_COMPLETION_SECRET")
   if (actionSigningSecret !== undefined && completionSecret !== undefined) {
-    for (const { issue } of secretIssues({ actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) })) {
+    for (const { issue } of Connection.secretIssues({ actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) })) {
       problems.push(`${secretVariables[issue.path as keyof typeof secretVariables]} ${issue.message.replace("actionSigningSecret", secretVariables.actionSigningSecret)}`)
     }
   }
@@ -217,7 +216,7 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     ? { _tag: "Postgres", url: Redacted.make(config.databaseUrl) }
     : Database.storageFrom({ databaseUrl: Option.none(), dataDir: config.dataDir })
   // The kit stores no connector secrets, so its storage needs no master key of its own.
-  const cipher = layerAesGcm(Redacted.make(new Uint8Array(32)))
+  const cipher = Cipher.layerAesGcm(Redacted.make(new Uint8Array(32)))
   const runtime = ManagedRuntime.make(SqlStorage.layer.pipe(Layer.provideMerge(Layer.merge(Database.layer(storage), cipher))))
   const sql = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.as(Effect.forEach(schema, (statement) => sql.unsafe(statement), { discard: true }), sql)))
@@ -236,7 +235,7 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
         SELECT account_id, extension_days, trial_ends_at, extended_at, journey_id, version_id, action_request_id
         FROM example_trial_extensions WHERE provider_idempotency_key = ${key}`
       if (row === undefined) return undefined
-      const event = buildFeatureAccessEvent({
+      const event = Sdk.buildFeatureAccessEvent({
         accountId: row.account_id,
         featureKey: config.featureKey,
         journeyId: row.journey_id,
@@ -266,11 +265,11 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     allowInsecureServiceUrl: config.allowInsecureServiceUrl,
     storage: Layer.succeedContext(await runtime.runtime().then((rt) => rt.context)),
     // Only the operation this backend implements is accepted; anything else is rejected up front.
-    precheck: async (request) => (isExtendTrialOperation(request.action.operation) ? undefined : "unsupported_operation"),
+    precheck: async (request) => (Execution.isExtendTrialOperation(request.action.operation) ? undefined : "unsupported_operation"),
     executor: {
       execute: async (claimed: ClaimedExecution) => {
         const operation = claimed.action.operation
-        if (!isExtendTrialOperation(operation)) {
+        if (!Execution.isExtendTrialOperation(operation)) {
           return { outcome: "failed", providerReference: "none", evidence: { entitlement: "", reasonCode: "unsupported_operation", source: "customer_server_event" } }
         }
         const key = claimed.providerIdempotencyKey
@@ -308,11 +307,11 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
   const events = config.ingestApiKey === undefined
     ? undefined
     // One attempt per call: the loop below owns the schedule, so it survives restarts.
-    : DirectApiClient.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
+    : Sdk.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
   const retry = config.eventRetry ?? defaultBackoff
 
   /** Sends the due pending events once each; the number it took. */
-  const deliverDueEvents = (client: DirectApiClient.DirectApiClient) =>
+  const deliverDueEvents = (client: Sdk.DirectApiClient) =>
     Effect.gen(function*() {
       const now = Date.now()
       // Leased by moving next_attempt_at: several processes on one database never send an event at once.

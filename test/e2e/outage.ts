@@ -86,7 +86,7 @@ const throughOutage = (serverEnv: Record<string, string>, kitStorage: ReadonlyAr
     assert.deepStrictEqual([...(yield* printed(second.kit, "execute ")), ...(yield* printed(second.kit, "lookup "))], [])
   })
 
-describe("customer kit and the real server through a service outage and a kit restart", () => {
+const pgliteCase = () =>
   it.live("PGlite on disk on both sides", () =>
     Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "accord-outage-"))
@@ -94,6 +94,7 @@ describe("customer kit and the real server through a service outage and a kit re
       yield* throughOutage({ ACCORD_DATA_DIR: join(dir, "service") }, ["pglite", join(dir, "kit")])
     }).pipe(Effect.scoped), 180_000)
 
+const postgresCase = () => {
   warnIfSkipped("service outage end to end")
   it.live.skipIf(databaseUrl === undefined)("PostgreSQL on both sides (DATABASE_URL)", () =>
     Effect.gen(function*() {
@@ -104,4 +105,12 @@ describe("customer kit and the real server through a service outage and a kit re
       // The data directory keeps only the server's master key file, which must survive the restart too.
       yield* throughOutage({ DATABASE_URL: Redacted.value(serviceSchema), ACCORD_DATA_DIR: dir }, ["postgres", Redacted.value(kitSchema)])
     }).pipe(Effect.scoped), 180_000)
-})
+}
+
+/** One storage variant's case; each runs from a test file of its own, so the two run in parallel. */
+export const suite = (name: "pglite" | "postgres"): void => {
+  describe("customer kit and the real server through a service outage and a kit restart", () => {
+    if (name === "pglite") pgliteCase()
+    else postgresCase()
+  })
+}

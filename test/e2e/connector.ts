@@ -98,7 +98,9 @@ const succeededCompletion = (accepted: { readonly actionRequestId: string; reado
 const signedCompletion = (body: Record<string, unknown>) =>
   Effect.map(signCompletion(body), (signed) => ({ method: "POST", ...signed }))
 
-for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
+/** The suite on one SQL storage variant; each variant runs from a test file of its own, in parallel. */
+export const suite = (name: "pglite" | "postgres"): void => {
+  const storage = storageVariants.find((v) => v.name === name)!
   describe.skipIf(!storage.available)(`connector end to end (${storage.name})`, () => {
     // The kit on its own storage of the same kind: never the service's database.
     beforeAll(async () => {

@@ -59,7 +59,9 @@ const submit = (ws: string, accountId: string) =>
     }
   )
 
-for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
+/** The suite on one SQL storage variant; each variant runs from a test file of its own, in parallel. */
+export const suite = (name: "pglite" | "postgres"): void => {
+  const storage = storageVariants.find((v) => v.name === name)!
   describe.skipIf(!storage.available)(`payment reconciliation end to end (${storage.name})`, () => {
     it.live("succeeded completion -> pending -> signed observation read back and matched -> verified", () =>
       Effect.gen(function*() {

@@ -1,0 +1,12 @@
+/**
+ * `accord/pglite`: an `@effect/sql` `SqlClient` over embedded PGlite (DESIGN rule 4: "the embedded
+ * default (PGlite behind a small `SqlClient` adapter with a one-permit semaphore, since PGlite is a
+ * single session)").
+ *
+ * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * from "../adapters/pglite/PgliteClient.ts"

@@ -1,0 +1,4 @@
+// Every storage port's contract suite on the memory storage variant.
+import * as StoragePorts from "../../core/ports/suites/StoragePorts.ts"
+
+StoragePorts.suite("memory")
