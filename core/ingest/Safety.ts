@@ -152,14 +152,15 @@ const terms = (kind: KeyKind, words: string, phrases: string, fragments: string)
 const keyTerms: ReadonlyArray<KeyTerms> = [
   terms(
     "secret",
-    "password passwords passwd pwd passphrase passcode secret secrets token tokens cookie cookies session sessions " +
+    "password passwords passwd pwd pw pword passwrd pass passphrase passcode pin pincode secret secrets token tokens " +
+      "cookie cookies session sessions sessid sid " +
       "signature signatures sig authorization auth credential credentials creds apikey apikeys jwt bearer otp totp " +
       "privatekey webhook webhooks hmac csrf xsrf dsn",
     "api_key private_key client_secret auth_header auth_token session_id access_token refresh_token id_token " +
       "invite_link invite_url invite_code invite_token destination_secret set_cookie secret_key magic_link " +
       "reset_link login_link signed_url presigned_url connection_string database_url signing_key encryption_key " +
       "access_key security_code verification_code recovery_code backup_code",
-    "password passwd passphrase apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
+    "password passwd passphrase passcode pincode apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
       "secretkey setcookie webhook authorization credential"
   ),
   terms(
@@ -175,7 +176,8 @@ const keyTerms: ReadonlyArray<KeyTerms> = [
     "comment comments note notes description descriptions message messages feedback transcript transcripts " +
       "summary summaries prompt prompts body bodies stack stacktrace traceback log logs headers header payload chat " +
       "review reviews text content question answer reply query search reason explanation memo bio survey subject " +
-      "request response raw dump html markdown",
+      "request response raw dump html markdown remark remarks annotation annotations conversation conversations " +
+      "utterance utterances caption captions instructions sms",
     "survey_response stack_trace error_message request_body response_body raw_log query_string search_query " +
       "chat_message ai_summary support_message",
     "stacktrace errormessage"
@@ -284,26 +286,39 @@ const keyProblem = (marked: MarkedKey | undefined, value: unknown): string | und
 
 const secretsReason = "; secrets, tokens and API keys must never be sent"
 const personalReason = "; personal data belongs only in the user object (name and email of user_id)"
+const rawReason = "; send a bounded error code, never stack traces, raw logs or free text"
 
+/**
+ * Secret formats. Known provider prefixes match at any length after the prefix (a truncated or
+ * test key is still a key); the generic shapes need enough characters to be told from words.
+ */
 const secretFormats: ReadonlyArray<readonly [RegExp, string]> = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----/, "looks like a private key"],
-  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/, "looks like a JSON Web Token"],
-  [/\b(?:bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*/i, "looks like an Authorization header value"],
-  [/\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/, "looks like a payment provider API key"],
-  [/\bwhsec_[A-Za-z0-9+/=]{8,}/, "looks like a webhook signing secret"],
+  [/\beyJ[A-Za-z0-9_-]{8,}/, "looks like a JSON Web Token"],
+  [/\bbearer\s+(?:(?=[A-Za-z0-9\-._~+/]*\d)[A-Za-z0-9\-._~+/]+|[A-Za-z0-9\-._~+/]{12,})=*|\bbasic\s+[A-Za-z0-9\-._~+/]{8,}=*/i, "looks like an Authorization header value"],
+  [
+    /\b(?:proxy-)?authorization\s*[:=]|\b(?:set-)?cookie\s*:|\bx-api-key\s*[:=]|\b(?:digest\s+username|aws4-hmac-sha256\s+credential)=/i,
+    "looks like an Authorization or Cookie header"
+  ],
+  [
+    /\b(?:PHPSESSID|JSESSIONID|ASP\.NET_SessionId|connect\.sid|laravel_session|_session_id|csrftoken|sessionid|__(?:Secure|Host)-[\w.-]+)=|;\s*(?:path|domain|expires|max-age|samesite)=|;\s*(?:httponly|secure)\b/i,
+    "looks like a cookie"
+  ],
+  [/\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]+/, "looks like a payment provider API key"],
+  [/\bwhsec_[A-Za-z0-9+/=]+/, "looks like a webhook signing secret"],
   [/\b(?:pi|seti|src)_[A-Za-z0-9]+_secret_[A-Za-z0-9]+/, "looks like a payment client secret"],
   [/\bacc_(?:ingest|read|admin)_[A-Za-z0-9_-]{16,}/, "looks like an Accord API key"],
-  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, "looks like an AWS access key"],
-  [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/, "looks like a GitHub token"],
-  [/\bxox[abposr]-[A-Za-z0-9-]{10,}/, "looks like a Slack token"],
-  [/\bAIza[0-9A-Za-z_-]{30,}/, "looks like a Google API key"],
+  [/\b(?:AKIA|ASIA)[0-9A-Z]{12,}\b/, "looks like an AWS access key"],
+  [/\b(?:gh[pousr]_[A-Za-z0-9]{4,}|github_pat_[A-Za-z0-9_]+)/, "looks like a GitHub token"],
+  [/\bxox[abposre]-[A-Za-z0-9-]+/, "looks like a Slack token"],
+  [/\bAIza[0-9A-Za-z_-]{10,}/, "looks like a Google API key"],
   [/\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}/, "looks like an AI provider API key"],
   [
-    /\b(?:glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})/,
+    /\b(?:glpat-[A-Za-z0-9_-]{8,}|npm_[A-Za-z0-9]{16,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{8,}|SG\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|(?:sq0atp|sq0csp|EAAA)[A-Za-z0-9_-]{16,}|dop_v1_[a-f0-9]{16,}|hf_[A-Za-z0-9]{16,}|ya29\.[A-Za-z0-9_-]{8,})/,
     "looks like a provider access token"
   ],
   [
-    /(?:^|[?&;\s])(?:password|passwd|pwd|token|access_token|secret|api_?key|sig|signature|session(?:_?id)?)=/i,
+    /(?:^|[?&;\s])(?:password|passwd|pwd|pass|pin|token|access_token|secret|api_?key|sig|signature|session(?:_?id)?|sid)=/i,
     "looks like credentials in key=value form"
   ]
 ]
@@ -350,7 +365,18 @@ const isWordLike = (token: string): boolean => {
 }
 
 const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s]+/gi
+/** A URL without its scheme (`hooks.slack.com/services/…`, `www.example.com/invite/abc`). */
+const bareUrlPattern = /(?<![\w.@/-])(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?\/[^\s]*/gi
 const urlParts = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i
+
+/** Hosts whose links are webhooks or grant access whatever their path. */
+const webhookHosts: ReadonlySet<string> = new Set([
+  "hooks.slack.com", "hooks.zapier.com", "maker.ifttt.com", "webhook.site", "hook.integromat.com", "hook.make.com"
+])
+const inviteHosts: ReadonlySet<string> = new Set(["discord.gg", "chat.whatsapp.com", "join.slack.com", "t.me", "telegram.me"])
+const webhookPath = /webhook|\/hooks?(?:\/|$)|^\/bot\d+:/i
+const invitePath =
+  /\/(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]link|reset[-_]password|password[-_]reset|j|meetup-join|accept[-_]invite|signup[-_]token|verify[-_]email)(?:\/|$)/i
 
 const urlProblem = (url: string): string | undefined => {
   const parts = urlParts.exec(url)
@@ -361,18 +387,134 @@ const urlProblem = (url: string): string | undefined => {
   const fragment = parts[4] ?? ""
   if (authority.includes("@")) return "is a URL with credentials" + secretsReason
   const host = authority.replace(/:\d*$/, "").toLowerCase()
-  if (
-    host === "hooks.slack.com" || host === "hooks.zapier.com" || host.endsWith(".webhook.office.com") ||
-    ((host === "discord.com" || host === "discordapp.com" || host.endsWith(".discord.com")) && /\/api\/webhooks/i.test(path)) ||
-    /webhook|\/hooks?(?:\/|$)/i.test(path)
-  ) return "is a webhook URL; webhook URLs are secrets and must never be sent"
-  if (/\/(?:invite|invites|invitation|invitations|join|magic|magic[-_]link|reset[-_]password|password[-_]reset)(?:\/|$)/i.test(path)) {
+  if (webhookHosts.has(host) || host.endsWith(".webhook.office.com") || webhookPath.test(path)) {
+    return "is a webhook URL; webhook URLs are secrets and must never be sent"
+  }
+  if ((inviteHosts.has(host) && path.length > 1) || invitePath.test(path)) {
     return "is an invite or sign-in link; links that grant access must never be sent"
   }
   if (query.length > 1 || fragment.includes("=")) {
     return "is a URL with a query string; send the URL without its query, or a bounded code"
   }
   return undefined
+}
+
+/** The first problem of a URL in `s`, with or without a scheme. */
+const urlsProblem = (s: string): string | undefined => {
+  if (s.includes("://")) {
+    for (const match of s.matchAll(urlPattern)) {
+      const problem = urlProblem(match[0])
+      if (problem !== undefined) return problem
+    }
+  }
+  for (const match of s.matchAll(bareUrlPattern)) {
+    const problem = urlProblem("https://" + match[0])
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+/**
+ * Stack traces: a JavaScript, Java or C# frame (`at f (x.js:1:2)`), a Python frame
+ * (`File "x.py", line 3`), a Ruby or Go frame, or the header of a trace or panic.
+ */
+const stackFrame =
+  /\bat\s+(?:[\w$.<>[\]\/]+\s+)?\(?[^\s()]+\.(?:js|mjs|cjs|ts|tsx|jsx|java|kt|scala|cs|go|rb|php|py|swift|dart)(?::\d+){1,2}\)?|\bat\s+[\w$.<>]+\([\w$.]*(?:\.\w+:\d+|Native Method|Unknown Source)\)|\bFile\s+"[^"]+",\s+line\s+\d+|Traceback \(most recent call last\)|\bgoroutine\s+\d+\s+\[|^panic:\s|\.rb:\d+:in\s|Exception in thread\s|\b\w+(?:Error|Exception):\s.*\n/m
+
+const lineBreak = /[\r\n]/
+/** What every {@link stackFrame} alternative contains: the cheap test before the expensive one. */
+const stackHint = /at\s|File\s|Traceback|goroutine|panic:|\.rb:|Exception|Error/
+
+/** Luhn's checksum over the digits of `digits`. */
+const luhnValid = (digits: string): boolean => {
+  let sum = 0
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48
+    if (i % 2 === 1) {
+      d *= 2
+      if (d > 9) d -= 9
+    }
+    sum += d
+  }
+  return sum % 10 === 0
+}
+
+/**
+ * 13 to 19 digits, in groups separated by single spaces or dashes, starting like a card scheme's
+ * number (2-6: Mastercard, Amex, Visa, Discover, JCB, UnionPay, Diners): an epoch in milliseconds
+ * (which starts with 1) or a phone number is not one.
+ */
+const cardCandidates = /(?<![\w.+-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w.-])/g
+
+/**
+ * Whether `s` holds a payment card number (Luhn-valid, see {@link cardCandidates}).
+ *
+ * @since 0.1.0
+ */
+export const hasCardNumber = (s: string): boolean => {
+  for (const match of s.matchAll(cardCandidates)) {
+    const digits = match[0].replace(/[ -]/g, "")
+    if (digits.length >= 13 && digits.length <= 19 && luhnValid(digits)) return true
+  }
+  return false
+}
+
+/** Two letters, two check digits, 11 to 30 letters or digits, optionally in groups of four. */
+const ibanCandidates = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])/g
+
+/** ISO 13616 mod-97 over the rearranged IBAN, computed piecewise (no big integers). */
+const ibanValid = (iban: string): boolean => {
+  const rearranged = iban.slice(4) + iban.slice(0, 4)
+  let remainder = 0
+  for (let i = 0; i < rearranged.length; i++) {
+    const c = rearranged.charCodeAt(i)
+    const value = c <= 57 ? c - 48 : c - 55
+    remainder = value > 9 ? (remainder * 100 + value) % 97 : (remainder * 10 + value) % 97
+  }
+  return remainder === 1
+}
+
+/**
+ * Whether `s` holds an IBAN with a valid checksum (a random code of that shape passes 1 time in 97).
+ *
+ * @since 0.1.0
+ */
+export const hasIban = (s: string): boolean => {
+  for (const match of s.matchAll(ibanCandidates)) {
+    const iban = match[0].replace(/ /g, "")
+    if (iban.length >= 15 && iban.length <= 34 && ibanValid(iban)) return true
+  }
+  return false
+}
+
+const ipv6Candidates = /(?<![\w:.])[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:%\w+)?(?![\w:])/g
+const hexGroup = /^[0-9A-Fa-f]{1,4}$/
+const ipv4Only = /^(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}$/
+
+const ipv6Valid = (candidate: string): boolean => {
+  const address = candidate.replace(/%\w+$/, "")
+  const halves = address.split("::")
+  if (halves.length > 2) return false
+  const groups = halves.flatMap((half) => (half === "" ? [] : half.split(":")))
+  // an embedded IPv4 address counts as two groups
+  const last = groups[groups.length - 1]
+  const embedded = last !== undefined && last.includes(".")
+  if (embedded && !ipv4Only.test(last)) return false
+  const hex = embedded ? groups.slice(0, -1) : groups
+  if (!hex.every((group) => hexGroup.test(group))) return false
+  const count = hex.length + (embedded ? 2 : 0)
+  return halves.length === 2 ? count <= 7 && (count >= 2 || address === "::1" || address === "::") : count === 8
+}
+
+/**
+ * Whether `s` holds an IPv6 address: eight groups, or fewer around `::` (at least two groups, or
+ * `::1`), so a time of day (`09:30:00`) or a `prefix::name` identifier is not one.
+ *
+ * @since 0.1.0
+ */
+export const hasIpv6 = (s: string): boolean => {
+  for (const match of s.matchAll(ipv6Candidates)) if (ipv6Valid(match[0])) return true
+  return false
 }
 
 const emailPattern = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/
@@ -434,18 +576,22 @@ const formatProblem = (s: string): string | undefined => {
   if (anySecretFormatCased.test(s) || anySecretFormatUncased.test(s)) {
     for (const [pattern, reason] of secretFormats) if (pattern.test(s)) return reason + secretsReason
   }
-  if (s.includes("://")) {
-    for (const match of s.matchAll(urlPattern)) {
-      const problem = urlProblem(match[0])
-      if (problem !== undefined) return problem
-    }
+  if (s.includes("/") && s.includes(".")) {
+    const problem = urlsProblem(s)
+    if (problem !== undefined) return problem
   }
+  if (stackHint.test(s) && stackFrame.test(s)) return "looks like a stack trace" + rawReason
+  if (lineBreak.test(s)) return "has line breaks, like a raw log, a stack trace or free text" + rawReason
   if (s.includes("@") && emailPattern.test(s)) return "looks like an e-mail address" + personalReason
-  // an IPv4 address has 4 digits or more, a phone number 7 or more
+  const colon = s.indexOf(":")
+  if (colon >= 0 && colon !== s.lastIndexOf(":") && hasIpv6(s)) return "looks like an IP address" + personalReason
+  // an IPv4 address has 4 digits or more, an IBAN 4, a phone number 7, a card number 13
   const digits = countDigits(s)
   if (digits < 4) return undefined
-  // digit groups inside a UUID are not a phone number or an address
+  // digit groups inside a UUID are not a card, a phone number or an address
   const withoutUuids = s.length >= 36 ? s.replace(uuidsAnywhere, " ") : s
+  if (digits >= 13 && hasCardNumber(withoutUuids)) return "looks like a payment card number" + personalReason
+  if (s.length >= 15 && hasIban(withoutUuids)) return "looks like a bank account number (IBAN)" + personalReason
   if (s.includes(".") && ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
   if (digits >= 7 && looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
   return undefined
@@ -543,6 +689,10 @@ const visitValue = (walk: Walk, value: unknown, path: string, depth: number): vo
     if (problem !== undefined) unsafe(walk, path, problem)
   } else if (typeof value === "number") {
     if (!Number.isFinite(value)) bounds(walk, path, "must be a finite number")
+    // a card number sent as a JSON number (15 or 16 digits; counts and amounts are far smaller)
+    else if (value >= 1e14 && value < 1e16 && Number.isInteger(value) && hasCardNumber(String(value))) {
+      unsafe(walk, path, "looks like a payment card number" + personalReason)
+    }
   } else if (value === null || typeof value === "boolean") {
     return
   } else if (Array.isArray(value)) {
