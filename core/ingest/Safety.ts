@@ -718,6 +718,10 @@ const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path
       bounds(walk, `${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
       continue
     }
+    if (unprintable.test(key)) {
+      bounds(walk, `${path}.${redactedKey}`, "property names must not hold control, format or unpaired surrogate characters")
+      continue
+    }
     if (key === "__proto__") {
       // an own key from JSON.parse; copied into another object it would set that object's prototype
       bounds(walk, `${path}.${key}`, "__proto__ is not allowed as a property name")
@@ -758,3 +762,48 @@ export const screenIdentifiers = (body: Readonly<Record<string, unknown>>): Read
   }
   return issues
 }
+
+/**
+ * The envelope strings besides the identifiers that are stored and shown: the codes
+ * (`event_name`, `semantic_type`, `event_kind`) and the user's `name` (the `email` is the one place
+ * an e-mail address belongs, and the contract checks its shape).
+ *
+ * @since 0.1.0
+ */
+export const screenedEnvelopeFields = ["event_name", "semantic_type", "event_kind"] as const
+
+/**
+ * Screens every string of a (possibly invalid) event body outside `properties`: the identifiers
+ * ({@link screenIdentifiers}), the codes of {@link screenedEnvelopeFields} and `user.name`, each
+ * with {@link identifierProblem} (a provider secret key as `user.name` is refused).
+ *
+ * @since 0.1.0
+ */
+export const screenEnvelope = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
+  const issues = [...screenIdentifiers(body)]
+  for (const field of screenedEnvelopeFields) {
+    const value = body[field]
+    const problem = typeof value === "string" ? identifierProblem(value) : undefined
+    if (problem !== undefined) issues.push({ code: "unsafe_property", path: field, reason: problem })
+  }
+  const user = body.user
+  const name = isObject(user) ? user.name : undefined
+  const problem = typeof name === "string" ? identifierProblem(name) : undefined
+  if (problem !== undefined) issues.push({ code: "unsafe_property", path: "user.name", reason: problem })
+  return issues
+}
+
+/** Control, format (bidi, zero-width) and lone surrogate characters: never shown in a path. */
+const unprintable = /[\p{Cc}\p{Cf}\p{Cs}]/u
+
+/**
+ * A received name as it may be shown in a path: itself when it is 1 to {@link maxPropertyKeyLength}
+ * printable characters and not data itself (an e-mail address, a secret), else {@link redactedKey}.
+ * Every path segment taken from a body goes through here, so an answer never echoes a refused name.
+ *
+ * @since 0.1.0
+ */
+export const pathSegment = (key: string): string =>
+  key.length === 0 || key.length > maxPropertyKeyLength || unprintable.test(key) || nameVerdict(key).sensitive !== undefined
+    ? redactedKey
+    : key
