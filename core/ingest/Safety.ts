@@ -444,7 +444,7 @@ const luhnValid = (digits: string): boolean => {
  * number (2-6: Mastercard, Amex, Visa, Discover, JCB, UnionPay, Diners): an epoch in milliseconds
  * (which starts with 1) or a phone number is not one.
  */
-const cardCandidates = /(?<![\w.+-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w.-])/g
+const cardCandidates = /(?<![\w.+-])(?:2[2-7]|3\d|4|5[1-5]|6)\d{2,3}(?:[ -]?\d){9,15}(?![\w.-])/g
 
 /**
  * Whether `s` holds a payment card number (Luhn-valid, see {@link cardCandidates}).
@@ -524,7 +524,7 @@ const phonePatterns: ReadonlyArray<RegExp> = [
   // E.164: +15551234567
   /(?<![\w+])\+[1-9]\d{6,14}(?!\w)/g,
   // international with groups: +44 20 7946 0958, +1 (555) 123-4567
-  /(?<![\w+])\+[1-9]\d{0,3}(?:[ .-]\(?\d{1,5}\)?){2,5}(?![\w])/g,
+  /(?<![\w+])\+[1-9]\d{0,3}(?:[ .-]\(?\d{1,8}\)?){1,5}(?![\w])/g,
   // North American: (555) 123-4567, 555-123-4567, 555.123.4567
   /(?<!\w)(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)/g,
   // national formats with a trunk prefix: 020 7946 0958, 06 12 34 56 78
