@@ -407,9 +407,12 @@ const urlsProblem = (s: string): string | undefined => {
       if (problem !== undefined) return problem
     }
   }
-  for (const match of s.matchAll(bareUrlPattern)) {
-    const problem = urlProblem("https://" + match[0])
-    if (problem !== undefined) return problem
+  // a string with a scheme is read as URLs with schemes only (one scan, not two)
+  else {
+    for (const match of s.matchAll(bareUrlPattern)) {
+      const problem = urlProblem("https://" + match[0])
+      if (problem !== undefined) return problem
+    }
   }
   return undefined
 }
@@ -558,6 +561,31 @@ const anySecretFormat = (ignoreCase: boolean): RegExp =>
 const anySecretFormatCased = anySecretFormat(false)
 const anySecretFormatUncased = anySecretFormat(true)
 
+/** How many times the character `code` occurs in `s`. */
+const countOf = (s: string, code: number): number => {
+  let n = 0
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === code) n++
+  return n
+}
+
+/**
+ * The most digits in one run of digits separated by single spaces or dashes (a card number has 13
+ * or more; a timestamp `2026-11-21T…` has 8), the cheap test before the card pattern.
+ */
+const longestDigitGroup = (s: string): number => {
+  let best = 0
+  let run = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 48 && c <= 57) run++
+    else if (!((c === 32 || c === 45) && run > 0 && i + 1 < s.length && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57)) {
+      if (run > best) best = run
+      run = 0
+    }
+  }
+  return run > best ? run : best
+}
+
 const countDigits = (s: string): number => {
   let digits = 0
   for (let i = 0; i < s.length; i++) {
@@ -583,15 +611,18 @@ const formatProblem = (s: string): string | undefined => {
   if (stackHint.test(s) && stackFrame.test(s)) return "looks like a stack trace" + rawReason
   if (lineBreak.test(s)) return "has line breaks, like a raw log, a stack trace or free text" + rawReason
   if (s.includes("@") && emailPattern.test(s)) return "looks like an e-mail address" + personalReason
-  const colon = s.indexOf(":")
-  if (colon >= 0 && colon !== s.lastIndexOf(":") && hasIpv6(s)) return "looks like an IP address" + personalReason
+  // an IPv6 address has `::` or seven colons; a timestamp has two
+  if ((s.includes("::") || countOf(s, 58) >= 7) && hasIpv6(s)) return "looks like an IP address" + personalReason
   // an IPv4 address has 4 digits or more, an IBAN 4, a phone number 7, a card number 13
   const digits = countDigits(s)
   if (digits < 4) return undefined
   // digit groups inside a UUID are not a card, a phone number or an address
   const withoutUuids = s.length >= 36 ? s.replace(uuidsAnywhere, " ") : s
-  if (digits >= 13 && hasCardNumber(withoutUuids)) return "looks like a payment card number" + personalReason
-  if (s.length >= 15 && hasIban(withoutUuids)) return "looks like a bank account number (IBAN)" + personalReason
+  if (digits >= 13 && longestDigitGroup(s) >= 13 && hasCardNumber(withoutUuids)) {
+    return "looks like a payment card number" + personalReason
+  }
+  // the shortest IBAN (Norway, 15 characters) has 13 digits, a letter-heavy one (NL) 12
+  if (digits >= 10 && s.length >= 15 && hasIban(withoutUuids)) return "looks like a bank account number (IBAN)" + personalReason
   if (s.includes(".") && ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
   if (digits >= 7 && looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
   return undefined
@@ -772,6 +803,9 @@ export const screenIdentifiers = (body: Readonly<Record<string, unknown>>): Read
  */
 export const screenedEnvelopeFields = ["event_name", "semantic_type", "event_kind"] as const
 
+/** Codes repeat on every event: their verdicts are remembered, never a refused one (it may be data). */
+const codeProblem = remembering(identifierProblem, { keep: (_, problem) => problem === undefined })
+
 /**
  * Screens every string of a (possibly invalid) event body outside `properties`: the identifiers
  * ({@link screenIdentifiers}), the codes of {@link screenedEnvelopeFields} and `user.name`, each
@@ -783,7 +817,7 @@ export const screenEnvelope = (body: Readonly<Record<string, unknown>>): Readonl
   const issues = [...screenIdentifiers(body)]
   for (const field of screenedEnvelopeFields) {
     const value = body[field]
-    const problem = typeof value === "string" ? identifierProblem(value) : undefined
+    const problem = typeof value === "string" ? codeProblem(value) : undefined
     if (problem !== undefined) issues.push({ code: "unsafe_property", path: field, reason: problem })
   }
   const user = body.user
