@@ -6,6 +6,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fc from "fast-check"
 import {
   safePayloads,
   stringsIn,
@@ -310,6 +311,32 @@ describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" :
     for (const [path, fields, offending] of unsafeEnvelope) {
       it.effect(`${offending.slice(0, 16)}… as ${path}`, () => refusedWithoutTrace(checkout(fields), path, offending, [offending]))
     }
+
+    it.effect("an unsafe value planted anywhere in a safe event: refused, and nowhere in the answer (fast-check samples)", () =>
+      Effect.gen(function*() {
+        const { send } = yield* SharedServer
+        const safeEntries = safePayloads.flatMap(([, properties]) => Object.entries(properties))
+        const planted = unsafePayloads.flatMap(([, properties]) => {
+          const value = (properties as Record<string, unknown>).k
+          return typeof value === "string" && value.length >= 6 ? [value] : []
+        })
+        const sample = fc.sample(
+          fc.tuple(
+            fc.uniqueArray(fc.constantFrom(...safeEntries), { maxLength: 6, selector: ([k]) => k }),
+            fc.array(fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/).map((w) => `f_${w}`), { minLength: 1, maxLength: 3 }),
+            fc.constantFrom(...planted)
+          ),
+          { seed: 19, numRuns: 40 }
+        )
+        for (const [entries, path, value] of sample) {
+          let nested: unknown = value
+          for (let i = path.length - 1; i >= 1; i--) nested = { [path[i]!]: nested }
+          const reply = yield* send(checkout({ properties: { ...Object.fromEntries(entries), [path[0]!]: nested } }))
+          assertProblem(reply, 422, "unsafe_property")
+          assert.notInclude(reply.text, value)
+          assert.notInclude(reply.text, JSON.stringify(value).slice(1, -1))
+        }
+      }))
 
     it.effect("a 32 KiB body full of faults: at most 20 field errors, the rest counted, under 8 KiB", () =>
       Effect.gen(function*() {
