@@ -3,6 +3,11 @@
  * `type`, `title`, `status`, `detail`, a stable snake_case `code`, and for validation
  * `errors: [{ path, message, code? }]`.
  *
+ * Error answers are bounded: at most {@link maxFieldErrors} field errors and about
+ * {@link maxFieldErrorsBytes} bytes of them, the rest counted in `errors_omitted` (present only when
+ * some were left out), so a body full of faults never gets an answer larger than itself
+ * (spec "Limits" 7; every problem stays under 8 KiB).
+ *
  * A `Problem` is built only from fixed texts chosen by the code that raises it: never a stack
  * trace, a secret, a header or a received value, so rendering it can never leak one.
  *
@@ -42,6 +47,7 @@ export class Problem extends Schema.TaggedError<Problem>()("Problem", {
   title: Schema.String,
   detail: Schema.String,
   errors: Schema.optional(Schema.Array(ProblemFieldError)),
+  errors_omitted: Schema.optional(Schema.Int),
   headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 }) {
   override get message(): string {
@@ -77,6 +83,56 @@ const titles: Record<number, string> = {
 }
 
 /**
+ * At most this many field errors in one problem.
+ *
+ * @since 0.1.0
+ */
+export const maxFieldErrors = 20
+
+/**
+ * At most about this many bytes of field errors (serialized) in one problem, keeping the whole
+ * answer under 8 KiB.
+ *
+ * @since 0.1.0
+ */
+export const maxFieldErrorsBytes = 6 * 1024
+
+/** A path or message longer than this is cut (paths are built from received names). */
+const maxFieldTextLength = 512
+
+const utf8 = new TextEncoder()
+
+const cut = (text: string): string => (text.length > maxFieldTextLength ? text.slice(0, maxFieldTextLength - 1) + "…" : text)
+
+/**
+ * The first field errors that fit the bounds ({@link maxFieldErrors}, {@link maxFieldErrorsBytes}),
+ * and how many were left out.
+ *
+ * @since 0.1.0
+ */
+export const boundFieldErrors = (
+  errors: ReadonlyArray<ProblemFieldError>
+): { readonly errors: ReadonlyArray<ProblemFieldError>; readonly omitted: number } => {
+  const kept: Array<ProblemFieldError> = []
+  let bytes = 2
+  for (const error of errors) {
+    if (kept.length >= maxFieldErrors) break
+    const bounded: ProblemFieldError = error.path.length > maxFieldTextLength || error.message.length > maxFieldTextLength
+      ? { ...error, path: cut(error.path), message: cut(error.message) }
+      : error
+    bytes += utf8.encode(JSON.stringify(bounded)).length + 1
+    if (bytes > maxFieldErrorsBytes) break
+    kept.push(bounded)
+  }
+  return { errors: kept, omitted: errors.length - kept.length }
+}
+
+const boundedErrors = (errors: ReadonlyArray<ProblemFieldError>) => {
+  const bounded = boundFieldErrors(errors)
+  return bounded.omitted > 0 ? { errors: bounded.errors, errors_omitted: bounded.omitted } : { errors: bounded.errors }
+}
+
+/**
  * A problem whose title is the status's reason phrase (RFC 9457 recommends that for generic types).
  *
  * @since 0.1.0
@@ -92,7 +148,7 @@ export const make = (
     code,
     title: titles[status] ?? "Error",
     detail,
-    ...(extra?.errors !== undefined ? { errors: extra.errors } : {}),
+    ...(extra?.errors !== undefined ? boundedErrors(extra.errors) : {}),
     ...(extra?.headers !== undefined ? { headers: extra.headers } : {})
   })
 
@@ -163,7 +219,8 @@ export const toAnswer = (problem: Problem): Answer.Answer => {
       status: problem.status,
       detail: problem.detail,
       code: problem.code,
-      ...(problem.errors !== undefined ? { errors: problem.errors } : {})
+      ...(problem.errors !== undefined ? { errors: problem.errors } : {}),
+      ...(problem.errors_omitted !== undefined ? { errors_omitted: problem.errors_omitted } : {})
     },
     problem.status,
     contentType

@@ -23,6 +23,7 @@ import * as Either from "effect/Either"
 import { parseTimestamp } from "../protocol/Timestamp.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { remembering } from "./Memo.ts"
+import { pathSegment } from "./Safety.ts"
 
 /**
  * How far after the receiving clock an event's `timestamp` may be: five minutes, the same clock
@@ -272,7 +273,7 @@ const userProblem = (value: unknown): string | ReadonlyArray<FieldIssue> | undef
   const issues: Array<FieldIssue> = []
   for (const key of Object.keys(value)) {
     if (key !== "name" && key !== "email") {
-      issues.push({ path: `user.${key}`, message: "is not a field of user, which has only name and email" })
+      issues.push({ path: `user.${pathSegment(key)}`, message: "is not a field of user, which has only name and email" })
     }
   }
   for (const [name, problem] of userFields) {
@@ -337,7 +338,7 @@ export const decodeEvent = (raw: unknown, now: number): DecodedEvent => {
   if (!isObject(raw)) return { fields: {}, issues: [{ path: "", message: "the body must be one JSON event object" }] }
   const issues: Array<FieldIssue> = []
   for (const key of Object.keys(raw)) {
-    if (!fieldNames.has(key)) issues.push({ path: key, message: "is not a field of the event; put custom data in properties" })
+    if (!fieldNames.has(key)) issues.push({ path: pathSegment(key), message: "is not a field of the event; put custom data in properties" })
   }
   // bit i set: field i is present and broken (14 fields)
   let broken = 0

@@ -38,7 +38,7 @@ import { decodeEvent, isBatch, type ValidEvent } from "./Event.ts"
 import { type NormalizedEvent, normalizeEvent } from "./Normalize.ts"
 import { profileFactIssues } from "./Profile.ts"
 import { checkRevenueRelevance } from "./Relevance.ts"
-import { type SafetyIssue, screenIdentifiers, screenProperties } from "./Safety.ts"
+import { type SafetyIssue, screenEnvelope, screenProperties } from "./Safety.ts"
 import { unstorableTextIssues } from "./Text.ts"
 import { suggestedEventId, validateRollup } from "./UsageRollup.ts"
 
@@ -175,7 +175,7 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
   for (const { message, path } of issues) invalid.push({ path, message, code: "invalid_event" })
   for (const { message, path } of unstorableTextIssues(raw)) invalid.push({ path, message, code: "invalid_event" })
   if (typeof raw === "object" && raw !== null) {
-    for (const found of screenIdentifiers(raw as Readonly<Record<string, unknown>>)) unsafe.push(unsafeIssue(found))
+    for (const found of screenEnvelope(raw as Readonly<Record<string, unknown>>)) unsafe.push(unsafeIssue(found))
   }
   if (fields.properties !== undefined) {
     for (const found of screenProperties(fields.properties)) {

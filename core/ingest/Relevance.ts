@@ -9,6 +9,12 @@
  * `viewed_plans`, `login_viewed`); limit friction that the spec lists by name, such as
  * `overage_prompt_viewed`, and views of product objects (`report_viewed`) stay allowed.
  *
+ * The rule is by meaning, over the words of the name: clicks, taps, scrolls and focus changes
+ * (any name with such a word); opens, closes and views of UI elements (menus, tabs, panels,
+ * banners, buttons, widgets) and impressions or renders; heartbeats, pings, keep-alives and
+ * health checks; debug events and logs. Business objects that happen to open or close
+ * (`ticket_opened`, `deal_closed`) are not UI elements and stay allowed.
+ *
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
@@ -27,7 +33,7 @@ export interface RelevanceRefusal {
   readonly reason: string
 }
 
-type Category = "auth_page_view" | "page_view" | "modal" | "hover" | "toggle" | "debug"
+type Category = "auth_page_view" | "page_view" | "modal" | "click" | "hover" | "toggle" | "view" | "heartbeat" | "debug"
 
 const reasons: Readonly<Record<Category, string>> = {
   auth_page_view: "auth page views are not revenue-relevant; send user_logged_in or session_started with " +
@@ -36,8 +42,14 @@ const reasons: Readonly<Record<Category, string>> = {
     "checkout_completed (browser-visible intent belongs to the web SDK)",
   modal: "modal and dialog opens are not revenue-relevant; send the backend event that confirms what the user " +
     "did next, such as plan_upgraded (UI friction belongs to the web SDK)",
+  click: "clicks, taps and scrolls are not revenue-relevant; send the backend event that confirms what the click " +
+    "did, such as checkout_started or report_exported (UI interactions belong to the web SDK)",
+  view: "views and impressions of UI elements (banners, buttons, menus, tabs, widgets) are not revenue-relevant; " +
+    "send the backend event that confirms an outcome (the spec's own views, such as overage_prompt_viewed, are allowed)",
+  heartbeat: "heartbeats, pings, keep-alives and health checks are not revenue-relevant; report usage as " +
+    "usage_rollup_recorded with current counts",
   hover: "hovers are not revenue-relevant; send backend events confirmed by durable product, billing or setup state",
-  toggle: "local UI toggles are not revenue-relevant; send a backend event only when a setting change is persisted " +
+  toggle: "local UI toggles and opens of menus, tabs or panels are not revenue-relevant; send a backend event only when a setting change is persisted " +
     "and matters to revenue, such as integration_connected",
   debug: "debug logs, traces and raw logs are not revenue-relevant and must not be sent; report failures as bounded " +
     "friction events such as sync_failed with an error code"
@@ -70,6 +82,24 @@ const widgetStateWords = set("collapsed expanded switched changed selected opene
 const darkWords = set("dark")
 const modeWords = set("mode")
 const debugWords = set("debug debugging console")
+const clickWords = set(
+  "click clicks clicked clicking doubleclick dblclick tap taps tapped tapping pressed swipe swiped scroll scrolls " +
+    "scrolled scrolling keypress keydown keyup focus focused blur blurred rightclick"
+)
+const heartbeatWords = set("heartbeat heartbeats ping pings pinged pong keepalive healthcheck healthchecks")
+const keepWords = set("keep")
+const aliveWords = set("alive")
+const healthWords = set("health")
+const checkWords = set("check checks checked")
+/** UI elements: opening, showing or viewing one is UI noise. */
+const elementWords = set(
+  "menu dropdown tab tabs panel sidebar accordion drawer banner button buttons link links cta tooltip toast " +
+    "notification widget carousel slide slider section nav navbar navigation footer header icon element component " +
+    "card overlay sheet app"
+)
+const openWords = set("open opens opened close closed dismissed expanded collapsed")
+const elementViewWords = set("view views viewed shown displayed seen rendered impression impressions mounted visible")
+const impressionWords = set("impression impressions render rendered mounted")
 const logNames = set("log logs trace traces log_message log_entry log_line log_event trace_event")
 const logTails = set("log logs trace traces")
 
@@ -92,7 +122,17 @@ const byKind: ReadonlyMap<string, Category> = new Map<string, Category>([
   ["log", "debug"],
   ["logs", "debug"],
   ["trace", "debug"],
-  ["console", "debug"]
+  ["console", "debug"],
+  ["click", "click"],
+  ["ui_click", "click"],
+  ["tap", "click"],
+  ["scroll", "click"],
+  ["impression", "view"],
+  ["ui_view", "view"],
+  ["heartbeat", "heartbeat"],
+  ["ping", "heartbeat"],
+  ["keepalive", "heartbeat"],
+  ["health_check", "heartbeat"]
 ])
 
 /** The category a (valid) event name falls in, remembered per name. */
@@ -107,6 +147,14 @@ const categoryOfName = remembering((name: string): Category | undefined => {
     words.some((word) => word.startsWith("toggle")) || pair(words, widgetWords, widgetStateWords) ||
     pair(words, darkWords, modeWords)
   ) return "toggle"
+  if (has(words, clickWords)) return "click"
+  if (
+    has(words, heartbeatWords) || pair(words, keepWords, aliveWords) || pair(words, healthWords, checkWords)
+  ) return "heartbeat"
+  if (has(words, elementWords) && (has(words, openWords) || has(words, elementViewWords))) {
+    return has(words, openWords) ? "toggle" : "view"
+  }
+  if (has(words, impressionWords)) return "view"
   if (has(words, debugWords) || logNames.has(name) || logTails.has(words[words.length - 1]!)) return "debug"
   return undefined
 })

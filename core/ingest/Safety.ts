@@ -8,11 +8,12 @@
  * messages, support transcripts or AI summaries" are refused with code `unsafe_property`, and
  * "Properties are bounded" is enforced with code `property_bounds`. Every issue names the path and
  * the kind of data, never the value (DESIGN D8: the service stores no secrets and echoes no raw
- * values). A property name that itself looks like a secret or personal data is shown as
- * {@link redactedKey} in paths.
+ * values). A property name that itself looks like a secret or personal data, or holds control or
+ * format characters, is shown as {@link redactedKey} in paths ({@link pathSegment}).
  *
- * The identifiers stored and shown outside `properties` (`account_id`, `user_id`, `event_id`) get
- * the value checks too ({@link screenIdentifiers}), except the randomness and length rules.
+ * Every other string stored and shown outside `properties` gets the value checks too, except the
+ * randomness and length rules ({@link screenEnvelope}): the identifiers (`account_id`, `user_id`,
+ * `event_id`), the codes (`event_name`, `semantic_type`, `event_kind`) and `user.name`.
  *
  * Three screens of `properties`, all recursive:
  * 1. Names. A name is split into words (`accessToken`, `X-Api-Key`, `session_id`). One that marks a
@@ -20,10 +21,12 @@
  *    `null`), or a further word says the value describes the thing rather than being it: a measure
  *    for numbers (`session_count`, `input_tokens`, `feedback_score`), a kind of metadata for any
  *    value (`token_type`, `email_domain`, `password_changed_at`, `error_message_code`).
- * 2. Values. Every string is checked for secret formats (provider keys, JWTs, auth headers, PEM
+ * 2. Values (`internal/formats.ts`). Every string is checked for secret formats (provider key
+ *    prefixes at any length, JWTs, Authorization and Cookie header values, session cookies, PEM
  *    keys, long high-entropy tokens), URLs with credentials, a query string or fragment
- *    parameters, webhook and invite links, e-mail addresses, phone numbers, IPv4 addresses, and
- *    free text.
+ *    parameters, webhook and invite links with or without a scheme, stack traces and line breaks,
+ *    e-mail addresses, phone numbers, IPv4 and IPv6 addresses, payment card numbers (Luhn), IBANs
+ *    (mod 97), and free text. A 15- or 16-digit JSON number is checked as a card number.
  *    A string over the length bound is checked as well: it is free text whatever else it is.
  * 3. Bounds: {@link maxPropertyKeys} keys per object, {@link maxPropertyTotalKeys} in all, depth
  *    {@link maxPropertyDepth}, strings of {@link maxPropertyStringLength} characters, arrays of
@@ -35,6 +38,7 @@
  *
  * @since 0.1.0
  */
+import * as formats from "./internal/formats.ts"
 import { remembering } from "./Memo.ts"
 
 /**
@@ -99,7 +103,38 @@ export const freeTextMaxChars = 120
  *
  * @since 0.1.0
  */
-export const highEntropyMinLength = 32
+export const highEntropyMinLength: number = formats.highEntropyMinLength
+
+/**
+ * A token of {@link highEntropyMinLength}+ characters that looks random: hex, or base64/base64url
+ * mixing cases or letters and digits with at least 4 bits of entropy per character. UUIDs, provider
+ * object ids, lower_snake or kebab identifiers and camelCase words are not.
+ *
+ * @since 0.1.0
+ */
+export const isHighEntropyToken: (token: string) => boolean = formats.isHighEntropyToken
+
+/**
+ * Whether a string holds a payment card number: 13 to 19 digits (spaces or dashes allowed) with a
+ * card scheme's first digits and a valid Luhn checksum.
+ *
+ * @since 0.1.0
+ */
+export const hasCardNumber: (s: string) => boolean = formats.hasCardNumber
+
+/**
+ * Whether a string holds an IBAN with a valid mod-97 checksum.
+ *
+ * @since 0.1.0
+ */
+export const hasIban: (s: string) => boolean = formats.hasIban
+
+/**
+ * Whether a string holds an IPv6 address (eight groups, or at least two around `::`, or `::1`).
+ *
+ * @since 0.1.0
+ */
+export const hasIpv6: (s: string) => boolean = formats.hasIpv6
 
 /**
  * The path segment shown instead of a property name that is itself unsafe or too long.
@@ -152,14 +187,15 @@ const terms = (kind: KeyKind, words: string, phrases: string, fragments: string)
 const keyTerms: ReadonlyArray<KeyTerms> = [
   terms(
     "secret",
-    "password passwords passwd pwd passphrase passcode secret secrets token tokens cookie cookies session sessions " +
+    "password passwords passwd pwd pw pword passwrd pass passphrase passcode pin pincode secret secrets token tokens " +
+      "cookie cookies session sessions sessid sid " +
       "signature signatures sig authorization auth credential credentials creds apikey apikeys jwt bearer otp totp " +
       "privatekey webhook webhooks hmac csrf xsrf dsn",
     "api_key private_key client_secret auth_header auth_token session_id access_token refresh_token id_token " +
       "invite_link invite_url invite_code invite_token destination_secret set_cookie secret_key magic_link " +
       "reset_link login_link signed_url presigned_url connection_string database_url signing_key encryption_key " +
       "access_key security_code verification_code recovery_code backup_code",
-    "password passwd passphrase apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
+    "password passwd passphrase passcode pincode apikey accesstoken refreshtoken privatekey clientsecret authtoken sessionid " +
       "secretkey setcookie webhook authorization credential"
   ),
   terms(
@@ -175,7 +211,8 @@ const keyTerms: ReadonlyArray<KeyTerms> = [
     "comment comments note notes description descriptions message messages feedback transcript transcripts " +
       "summary summaries prompt prompts body bodies stack stacktrace traceback log logs headers header payload chat " +
       "review reviews text content question answer reply query search reason explanation memo bio survey subject " +
-      "request response raw dump html markdown",
+      "request response raw dump html markdown remark remarks annotation annotations conversation conversations " +
+      "utterance utterances caption captions instructions sms",
     "survey_response stack_trace error_message request_body response_body raw_log query_string search_query " +
       "chat_message ai_summary support_message",
     "stacktrace errormessage"
@@ -282,121 +319,6 @@ const keyProblem = (marked: MarkedKey | undefined, value: unknown): string | und
 // values
 // ---------------------------------------------------------------------------------------------
 
-const secretsReason = "; secrets, tokens and API keys must never be sent"
-const personalReason = "; personal data belongs only in the user object (name and email of user_id)"
-
-const secretFormats: ReadonlyArray<readonly [RegExp, string]> = [
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----/, "looks like a private key"],
-  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/, "looks like a JSON Web Token"],
-  [/\b(?:bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*/i, "looks like an Authorization header value"],
-  [/\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/, "looks like a payment provider API key"],
-  [/\bwhsec_[A-Za-z0-9+/=]{8,}/, "looks like a webhook signing secret"],
-  [/\b(?:pi|seti|src)_[A-Za-z0-9]+_secret_[A-Za-z0-9]+/, "looks like a payment client secret"],
-  [/\bacc_(?:ingest|read|admin)_[A-Za-z0-9_-]{16,}/, "looks like an Accord API key"],
-  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, "looks like an AWS access key"],
-  [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/, "looks like a GitHub token"],
-  [/\bxox[abposr]-[A-Za-z0-9-]{10,}/, "looks like a Slack token"],
-  [/\bAIza[0-9A-Za-z_-]{30,}/, "looks like a Google API key"],
-  [/\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}/, "looks like an AI provider API key"],
-  [
-    /\b(?:glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})/,
-    "looks like a provider access token"
-  ],
-  [
-    /(?:^|[?&;\s])(?:password|passwd|pwd|token|access_token|secret|api_?key|sig|signature|session(?:_?id)?)=/i,
-    "looks like credentials in key=value form"
-  ]
-]
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const uuidsAnywhere = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi
-/** Provider object ids (`cs_live_…`, `sub_…`) are identifiers; secret prefixes are matched before this. */
-const providerObjectId = /^[a-z]{2,10}_(?:live_|test_)?[A-Za-z0-9]+$/
-
-const shannonBits = (s: string): number => {
-  const counts = new Map<string, number>()
-  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1)
-  let bits = 0
-  for (const n of counts.values()) bits -= (n / s.length) * Math.log2(n / s.length)
-  return bits
-}
-
-/**
- * A token of {@link highEntropyMinLength}+ characters that looks random: hex, or base64/base64url
- * mixing cases or letters and digits with at least 4 bits of entropy per character. UUIDs, provider object
- * ids, lower_snake or kebab identifiers and camelCase words are not.
- *
- * @since 0.1.0
- */
-export const isHighEntropyToken = (token: string): boolean => {
-  if (token.length < highEntropyMinLength || uuidPattern.test(token)) return false
-  if (/^[0-9a-fA-F]+$/.test(token)) return true
-  if (!/^[A-Za-z0-9+/=_.-]+$/.test(token) || providerObjectId.test(token)) return false
-  const upper = /[A-Z]/.test(token)
-  const lower = /[a-z]/.test(token)
-  const mixed = (upper && lower) || ((upper || lower) && /[0-9]/.test(token))
-  if (!mixed || (!upper && /[_.-]/.test(token))) return false
-  return shannonBits(token) >= 4 && !isWordLike(token)
-}
-
-/**
- * Whether a token reads as words (`EnterpriseAnnualPlan2024PromoCode`): split into camelCase words
- * and digit runs, its pieces average at least 4 characters. Random base64 splits into pieces of one
- * or two.
- */
-const isWordLike = (token: string): boolean => {
-  const pieces = token.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+/g) ?? []
-  return pieces.length > 0 && pieces.reduce((sum, piece) => sum + piece.length, 0) / pieces.length >= 4
-}
-
-const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s]+/gi
-const urlParts = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i
-
-const urlProblem = (url: string): string | undefined => {
-  const parts = urlParts.exec(url)
-  if (parts === null) return undefined
-  const authority = parts[1] ?? ""
-  const path = parts[2] ?? ""
-  const query = parts[3] ?? ""
-  const fragment = parts[4] ?? ""
-  if (authority.includes("@")) return "is a URL with credentials" + secretsReason
-  const host = authority.replace(/:\d*$/, "").toLowerCase()
-  if (
-    host === "hooks.slack.com" || host === "hooks.zapier.com" || host.endsWith(".webhook.office.com") ||
-    ((host === "discord.com" || host === "discordapp.com" || host.endsWith(".discord.com")) && /\/api\/webhooks/i.test(path)) ||
-    /webhook|\/hooks?(?:\/|$)/i.test(path)
-  ) return "is a webhook URL; webhook URLs are secrets and must never be sent"
-  if (/\/(?:invite|invites|invitation|invitations|join|magic|magic[-_]link|reset[-_]password|password[-_]reset)(?:\/|$)/i.test(path)) {
-    return "is an invite or sign-in link; links that grant access must never be sent"
-  }
-  if (query.length > 1 || fragment.includes("=")) {
-    return "is a URL with a query string; send the URL without its query, or a bounded code"
-  }
-  return undefined
-}
-
-const emailPattern = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/
-const ipv4Pattern = /(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])/
-
-const phonePatterns: ReadonlyArray<RegExp> = [
-  // E.164: +15551234567
-  /(?<![\w+])\+[1-9]\d{6,14}(?!\w)/g,
-  // international with groups: +44 20 7946 0958, +1 (555) 123-4567
-  /(?<![\w+])\+[1-9]\d{0,3}(?:[ .-]\(?\d{1,5}\)?){2,5}(?![\w])/g,
-  // North American: (555) 123-4567, 555-123-4567, 555.123.4567
-  /(?<!\w)(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\w)/g,
-  // national formats with a trunk prefix: 020 7946 0958, 06 12 34 56 78
-  /(?<![\w.])0\d{1,4}(?:[ .-]\d{2,4}){2,4}(?![\w.])/g
-]
-
-const looksLikePhone = (s: string): boolean =>
-  phonePatterns.some((pattern) =>
-    [...s.matchAll(pattern)].some((match) => {
-      const digits = match[0].replace(/\D/g, "").length
-      return digits >= 7 && digits <= 15
-    })
-  )
-
 const freeTextReason = `looks like free text (more than ${freeTextMaxWords} words or ${freeTextMaxChars} characters); ` +
   "send bounded codes, labels or counts, never free text"
 
@@ -407,55 +329,11 @@ const hasMoreWordsThan = (s: string, words: number): boolean => {
 
 const isFreeText = (s: string): boolean => s.length > freeTextMaxChars || hasMoreWordsThan(s, freeTextMaxWords)
 
-/** The secret formats as one expression per case mode: a miss (the usual case) costs two scans, not fourteen. */
-const anySecretFormat = (ignoreCase: boolean): RegExp =>
-  new RegExp(
-    secretFormats.filter(([pattern]) => pattern.ignoreCase === ignoreCase).map(([pattern]) => pattern.source).join("|"),
-    ignoreCase ? "i" : ""
-  )
-const anySecretFormatCased = anySecretFormat(false)
-const anySecretFormatUncased = anySecretFormat(true)
-
-const countDigits = (s: string): number => {
-  let digits = 0
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 48 && c <= 57) digits++
-  }
-  return digits
-}
-
-/**
- * Why a string must not be sent because of a recognisable format (secrets, links, personal data),
- * or `undefined`. Each check runs only when the string has what its pattern needs (`://`, `@`,
- * enough digits), so an ordinary code costs a few scans.
- */
-const formatProblem = (s: string): string | undefined => {
-  if (anySecretFormatCased.test(s) || anySecretFormatUncased.test(s)) {
-    for (const [pattern, reason] of secretFormats) if (pattern.test(s)) return reason + secretsReason
-  }
-  if (s.includes("://")) {
-    for (const match of s.matchAll(urlPattern)) {
-      const problem = urlProblem(match[0])
-      if (problem !== undefined) return problem
-    }
-  }
-  if (s.includes("@") && emailPattern.test(s)) return "looks like an e-mail address" + personalReason
-  // an IPv4 address has 4 digits or more, a phone number 7 or more
-  const digits = countDigits(s)
-  if (digits < 4) return undefined
-  // digit groups inside a UUID are not a phone number or an address
-  const withoutUuids = s.length >= 36 ? s.replace(uuidsAnywhere, " ") : s
-  if (s.includes(".") && ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
-  if (digits >= 7 && looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
-  return undefined
-}
-
 /** Why a string must not be sent (secrets, links, personal data), or `undefined`. Not the free-text rule. */
 const sensitiveProblem = (s: string): string | undefined =>
-  formatProblem(s) ??
-    (s.length >= highEntropyMinLength && s.split(/\s+/).some(isHighEntropyToken)
-      ? "looks like a secret (a long random-looking string)" + secretsReason +
+  formats.formatProblem(s) ??
+    (s.length >= highEntropyMinLength && s.split(/\s+/).some(formats.isHighEntropyToken)
+      ? "looks like a secret (a long random-looking string)" + formats.secretsReason +
         ` (identifiers should be shorter than ${highEntropyMinLength} characters, or UUIDs)`
       : undefined)
 
@@ -484,7 +362,7 @@ export const valueProblem = (s: string): string | undefined =>
  * @since 0.1.0
  */
 export const identifierProblem = (s: string): string | undefined =>
-  formatProblem(checkedPart(s)) ?? (hasMoreWordsThan(s, freeTextMaxWords) ? freeTextReason : undefined)
+  formats.formatProblem(checkedPart(s)) ?? (hasMoreWordsThan(s, freeTextMaxWords) ? freeTextReason : undefined)
 
 // ---------------------------------------------------------------------------------------------
 // the walk
@@ -543,6 +421,10 @@ const visitValue = (walk: Walk, value: unknown, path: string, depth: number): vo
     if (problem !== undefined) unsafe(walk, path, problem)
   } else if (typeof value === "number") {
     if (!Number.isFinite(value)) bounds(walk, path, "must be a finite number")
+    // a card number sent as a JSON number (15 or 16 digits; counts and amounts are far smaller)
+    else if (value >= 1e14 && value < 1e16 && Number.isInteger(value) && hasCardNumber(String(value))) {
+      unsafe(walk, path, "looks like a payment card number" + formats.personalReason)
+    }
   } else if (value === null || typeof value === "boolean") {
     return
   } else if (Array.isArray(value)) {
@@ -566,6 +448,10 @@ const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path
   for (const key of keys) {
     if (key.length === 0 || key.length > maxPropertyKeyLength) {
       bounds(walk, `${path}.${redactedKey}`, `property names must be 1 to ${maxPropertyKeyLength} characters`)
+      continue
+    }
+    if (unprintable.test(key)) {
+      bounds(walk, `${path}.${redactedKey}`, "property names must not hold control, format or unpaired surrogate characters")
       continue
     }
     if (key === "__proto__") {
@@ -601,10 +487,69 @@ export const screenedIdentifiers = ["account_id", "user_id", "event_id"] as cons
  */
 export const screenIdentifiers = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
   const issues: Array<SafetyIssue> = []
-  for (const field of screenedIdentifiers) {
+  screenStrings(issues, body, screenedIdentifiers, identifierProblem)
+  return issues
+}
+
+/** Pushes an issue for every string among `fields` of `body` that `problem` refuses. */
+const screenStrings = (
+  issues: Array<SafetyIssue>,
+  body: Readonly<Record<string, unknown>>,
+  fields: ReadonlyArray<string>,
+  problem: (s: string) => string | undefined
+): void => {
+  for (const field of fields) {
     const value = body[field]
-    const problem = typeof value === "string" ? identifierProblem(value) : undefined
-    if (problem !== undefined) issues.push({ code: "unsafe_property", path: field, reason: problem })
+    const found = typeof value === "string" ? problem(value) : undefined
+    if (found !== undefined) issues.push({ code: "unsafe_property", path: field, reason: found })
+  }
+}
+
+/**
+ * The envelope strings besides the identifiers that are stored and shown: the codes
+ * (`event_name`, `semantic_type`, `event_kind`) and the user's `name` (the `email` is the one place
+ * an e-mail address belongs, and the contract checks its shape).
+ *
+ * @since 0.1.0
+ */
+export const screenedEnvelopeFields = ["event_name", "semantic_type", "event_kind"] as const
+
+const userNameField = ["name"] as const
+
+/** Codes repeat on every event: their verdicts are remembered, never a refused one (it may be data). */
+const codeProblem = remembering(identifierProblem, { keep: (_, problem) => problem === undefined })
+
+/**
+ * Screens every string of a (possibly invalid) event body outside `properties`: the identifiers
+ * ({@link screenIdentifiers}), the codes of {@link screenedEnvelopeFields} and `user.name`, each
+ * with {@link identifierProblem} (a provider secret key as `user.name` is refused).
+ *
+ * @since 0.1.0
+ */
+export const screenEnvelope = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
+  const issues: Array<SafetyIssue> = []
+  screenStrings(issues, body, screenedIdentifiers, identifierProblem)
+  screenStrings(issues, body, screenedEnvelopeFields, codeProblem)
+  const user = body.user
+  if (isObject(user)) {
+    const before = issues.length
+    screenStrings(issues, user, userNameField, identifierProblem)
+    if (issues.length > before) issues[before] = { ...issues[before]!, path: "user.name" }
   }
   return issues
 }
+
+/** Control, format (bidi, zero-width) and lone surrogate characters: never shown in a path. */
+const unprintable = /[\p{Cc}\p{Cf}\p{Cs}]/u
+
+/**
+ * A received name as it may be shown in a path: itself when it is 1 to {@link maxPropertyKeyLength}
+ * printable characters and not data itself (an e-mail address, a secret), else {@link redactedKey}.
+ * Every path segment taken from a body goes through here, so an answer never echoes a refused name.
+ *
+ * @since 0.1.0
+ */
+export const pathSegment = (key: string): string =>
+  key.length === 0 || key.length > maxPropertyKeyLength || unprintable.test(key) || nameVerdict(key).sensitive !== undefined
+    ? redactedKey
+    : key

@@ -50,8 +50,56 @@ describe("Relevance", () => {
     ["console_log", "debug"],
     ["trace", "debug"],
     ["request_trace", "debug"],
-    ["error_log", "debug"]
+    ["error_log", "debug"],
+    // clicks, taps, scrolls
+    ["button_clicked", "clicks"],
+    ["click", "clicks"],
+    ["cta_clicked", "clicks"],
+    ["upgrade_button_clicked", "clicks"],
+    ["link_clicked", "clicks"],
+    ["pricing_card_clicked", "clicks"],
+    ["nav_item_tapped", "clicks"],
+    ["page_scrolled", "clicks"],
+    ["scroll_depth_reached", "clicks"],
+    ["input_focused", "clicks"],
+    ["search_box_blurred", "clicks"],
+    ["key_pressed", "clicks"],
+    // opens of UI elements
+    ["menu_opened", "toggles"],
+    ["dropdown_opened", "toggles"],
+    ["tab_opened", "toggles"],
+    ["settings_panel_opened", "toggles"],
+    ["drawer_closed", "modal"],
+    ["accordion_expanded", "toggles"],
+    ["app_opened", "toggles"],
+    ["notification_dismissed", "toggles"],
+    // views of UI elements other than the spec's
+    ["banner_viewed", "views and impressions"],
+    ["upgrade_banner_shown", "views and impressions"],
+    ["button_displayed", "views and impressions"],
+    ["tooltip_seen", "modal"],
+    ["ad_impression", "views and impressions"],
+    ["component_rendered", "views and impressions"],
+    ["widget_mounted", "views and impressions"],
+    // heartbeats and pings
+    ["heartbeat", "heartbeats"],
+    ["session_heartbeat", "heartbeats"],
+    ["ping", "heartbeats"],
+    ["client_ping", "heartbeats"],
+    ["keep_alive", "heartbeats"],
+    ["keepalive", "heartbeats"],
+    ["health_check", "heartbeats"],
+    ["healthcheck_passed", "heartbeats"],
+    // debug and logs
+    ["debug_info", "debug"],
+    ["console_error", "debug"],
+    ["app_log", "debug"],
+    ["trace_event", "debug"]
   ]
+
+  it(`the table covers at least 60 names (${noise.length} refused)`, () => {
+    assert.isAtLeast(noise.length, 60)
+  })
 
   for (const [name, phrase] of noise) {
     it(`refuses ${name} and says why`, () => {
@@ -68,7 +116,7 @@ describe("Relevance", () => {
     assert.include(Option.getOrThrow(refused("page_view")).reason, "checkout_completed")
   })
 
-  for (const [kind, phrase] of [["page_view", "page views"], ["ui_interaction", "toggles"], ["debug", "debug"], ["hover", "hovers"], ["modal", "modal"]] as const) {
+  for (const [kind, phrase] of [["page_view", "page views"], ["ui_interaction", "toggles"], ["debug", "debug"], ["hover", "hovers"], ["modal", "modal"], ["click", "clicks"], ["heartbeat", "heartbeats"], ["impression", "views and impressions"]] as const) {
     it(`refuses event_kind ${kind} whatever the name`, () => {
       assert.include(Option.getOrThrow(refused("report_exported", kind)).reason, phrase)
     })
@@ -86,7 +134,10 @@ describe("Relevance", () => {
     "entitlement_active", "feature_adopted", "user_logged_in", "session_started", "usage_rollup_recorded",
     // near misses
     "audit_log_exported", "report_viewed", "dashboard_shared", "log_retention_upgraded", "invoice_viewed",
-    "quote_viewed", "upgrade_prompt_shown", "plan_upgraded", "pricing_plan_changed", "checkout_completed"
+    "quote_viewed", "upgrade_prompt_shown", "plan_upgraded", "pricing_plan_changed", "checkout_completed",
+    "deal_closed", "ticket_opened", "card_added", "payment_method_updated", "api_key_created", "trial_started",
+    "trial_extended", "seat_removed", "report_scheduled", "export_completed", "invoice_paid", "usage_exceeded",
+    "contract_signed", "user_logged_out", "data_source_linked", "workspace_created", "press_release_published"
   ]
 
   for (const name of allowed) {

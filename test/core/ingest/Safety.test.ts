@@ -13,11 +13,19 @@ import {
   maxPropertyTotalKeys,
   redactedKey,
   type SafetyIssue,
+  screenEnvelope,
   screenIdentifiers,
-  screenProperties
+  screenProperties,
+  hasCardNumber,
+  hasIban,
+  hasIpv6,
+  pathSegment
 } from "../../../core/ingest/Safety.ts"
+import * as Either from "effect/Either"
+import { prepareEvent } from "../../../core/ingest/Ingest.ts"
+import { baseEvent, now } from "./support.ts"
 import type { Json } from "./support.ts"
-import { stringsIn, unsafeIdentifiers, unsafePayloads } from "./unsafePayloads.ts"
+import { safePayloads, stringsIn, unsafeEnvelope, unsafeIdentifiers, unsafePayloads } from "./unsafePayloads.ts"
 
 /** A deterministic byte source (xorshift32) standing in for a CSPRNG in tests. */
 const randomBytes = (seed: number) => {
@@ -40,6 +48,97 @@ const codesAt = (issues: ReadonlyArray<SafetyIssue>, path: string) =>
 describe("Safety", () => {
   it(`the table has at least 40 unsafe payloads (${unsafePayloads.length})`, () => {
     assert.isAtLeast(unsafePayloads.length, 40)
+  })
+
+  it(`the tables have at least 150 unsafe and 60 safe payloads (${unsafePayloads.length}, ${safePayloads.length})`, () => {
+    assert.isAtLeast(unsafePayloads.length, 150)
+    assert.isAtLeast(safePayloads.length, 60)
+  })
+
+  for (const [label, properties] of safePayloads) {
+    it(`accepts ${label} (a false-positive guard)`, () => assert.deepStrictEqual(screenProperties(properties), []))
+  }
+
+  describe("the envelope outside properties", () => {
+    for (const [path, fields, offending] of unsafeEnvelope) {
+      it(`refuses ${path} = ${offending.slice(0, 16)}… without echoing it`, () => {
+        const issues = screenEnvelope({ ...baseEvent(), ...fields })
+        assert.deepStrictEqual(issues.map((issue) => [issue.code, issue.path]), [["unsafe_property", path]])
+        assert.notInclude(JSON.stringify(issues), offending)
+      })
+    }
+
+    it("lets a valid envelope through, the e-mail in user included", () => {
+      assert.deepStrictEqual(
+        screenEnvelope({
+          ...baseEvent(),
+          semantic_type: "purchase",
+          event_kind: "billing_event",
+          user_id: "user_7",
+          user: { name: "Ada Lovelace", email: "ada@example.com" }
+        }),
+        []
+      )
+    })
+  })
+
+  describe("format checks", () => {
+    it("cards: Luhn-valid with a card scheme's first digits; not epoch milliseconds, compact dates or bad checksums", () => {
+      assert.isTrue(hasCardNumber("4111 1111 1111 1111"))
+      assert.isFalse(hasCardNumber("4111 1111 1111 1112"))
+      assert.isFalse(hasCardNumber("1732400000000"))
+      assert.isFalse(hasCardNumber("20261121093000"))
+    })
+
+    it("IBANs: mod 97", () => {
+      assert.isTrue(hasIban("DE89370400440532013000"))
+      assert.isFalse(hasIban("DE88370400440532013000"))
+    })
+
+    it("IPv6: groups around ::, not times or prefix::name identifiers", () => {
+      assert.isTrue(hasIpv6("2001:db8::1"))
+      assert.isFalse(hasIpv6("09:30:00"))
+      assert.isFalse(hasIpv6("billing::invoices"))
+      assert.isFalse(hasIpv6("2026-11-21T09:30:00.000Z"))
+    })
+
+    it("path segments: a refused, over-long or unprintable name is a placeholder", () => {
+      assert.strictEqual(pathSegment("plan"), "plan")
+      assert.strictEqual(pathSegment("ada@example.com"), redactedKey)
+      assert.strictEqual(pathSegment("sk_live_abc"), redactedKey)
+      assert.strictEqual(pathSegment("a\u202eb"), redactedKey)
+      assert.strictEqual(pathSegment("k".repeat(maxPropertyKeyLength + 1)), redactedKey)
+    })
+  })
+
+  describe("a value planted anywhere in a safe event", () => {
+    const safeEntries = safePayloads.flatMap(([, properties]) => Object.entries(properties))
+    // values refused for what they are (not for their name), long enough to search for
+    const planted = unsafePayloads.flatMap(([, properties]) => {
+      const value = (properties as Record<string, unknown>).k
+      return typeof value === "string" && value.length >= 6 ? [value] : []
+    })
+    const key = fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/).map((word) => `f_${word}`)
+    const safeObject = fc.uniqueArray(fc.constantFrom(...safeEntries), { maxLength: 6, selector: ([k]) => k })
+      .map((entries) => Object.fromEntries(entries))
+
+    it.prop(
+      "is refused, and never appears in the rejection",
+      [safeObject, fc.array(key, { minLength: 1, maxLength: 3 }), fc.constantFrom(...planted), fc.boolean()],
+      ([properties, path, value, inArray]) => {
+        // build the nesting from the innermost key out: depth 1 to 3
+        let planted: unknown = inArray && path.length < 3 ? [value] : value
+        for (let i = path.length - 1; i >= 1; i--) planted = { [path[i]!]: planted }
+        const body = { ...baseEvent(), properties: { ...properties, [path[0]!]: planted } }
+        const result = prepareEvent(body, { id: "evt_1", workspaceId: "ws_1", now })
+        assert.isTrue(Either.isLeft(result))
+        const rejection = Either.getLeft(result).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
+        assert.strictEqual(rejection._tag, "UnsafeEvent")
+        const text = JSON.stringify(rejection) + rejection.message
+        assert.notInclude(text, value)
+      },
+      { fastCheck: { numRuns: 300, seed: 19 } }
+    )
   })
 
   for (const [label, properties, path, offending] of unsafePayloads) {

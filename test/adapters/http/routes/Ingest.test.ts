@@ -6,7 +6,14 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { stringsIn, unsafeIdentifiers, unsafePayloads } from "../../../core/ingest/unsafePayloads.ts"
+import * as fc from "fast-check"
+import {
+  safePayloads,
+  stringsIn,
+  unsafeEnvelope,
+  unsafeIdentifiers,
+  unsafePayloads
+} from "../../../core/ingest/unsafePayloads.ts"
 import { adminKey, bearer, jsonHeaders, type Reply, request, startServer, workspaceId } from "../../../support/http.ts"
 
 const admin = `/api/admin/v1/workspaces/${workspaceId}`
@@ -300,7 +307,66 @@ describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" :
     for (const [field, value] of unsafeIdentifiers) {
       it.effect(`${value.slice(0, 24)} as ${field}`, () => refusedWithoutTrace(checkout({ [field]: value }), field, value, [value]))
     }
+
+    for (const [path, fields, offending] of unsafeEnvelope) {
+      it.effect(`${offending.slice(0, 16)}… as ${path}`, () => refusedWithoutTrace(checkout(fields), path, offending, [offending]))
+    }
+
+    it.effect("an unsafe value planted anywhere in a safe event: refused, and nowhere in the answer (fast-check samples)", () =>
+      Effect.gen(function*() {
+        const { send } = yield* SharedServer
+        const safeEntries = safePayloads.flatMap(([, properties]) => Object.entries(properties))
+        const planted = unsafePayloads.flatMap(([, properties]) => {
+          const value = (properties as Record<string, unknown>).k
+          return typeof value === "string" && value.length >= 6 ? [value] : []
+        })
+        const sample = fc.sample(
+          fc.tuple(
+            fc.uniqueArray(fc.constantFrom(...safeEntries), { maxLength: 6, selector: ([k]) => k }),
+            fc.array(fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/).map((w) => `f_${w}`), { minLength: 1, maxLength: 3 }),
+            fc.constantFrom(...planted)
+          ),
+          { seed: 19, numRuns: 40 }
+        )
+        for (const [entries, path, value] of sample) {
+          let nested: unknown = value
+          for (let i = path.length - 1; i >= 1; i--) nested = { [path[i]!]: nested }
+          const reply = yield* send(checkout({ properties: { ...Object.fromEntries(entries), [path[0]!]: nested } }))
+          assertProblem(reply, 422, "unsafe_property")
+          assert.notInclude(reply.text, value)
+          assert.notInclude(reply.text, JSON.stringify(value).slice(1, -1))
+        }
+      }))
+
+    it.effect("a 32 KiB body full of faults: at most 20 field errors, the rest counted, under 8 KiB", () =>
+      Effect.gen(function*() {
+        const { get, send } = yield* SharedServer
+        const properties = Object.fromEntries(
+          Array.from({ length: 50 }, (_, i) => [`contact_${i}`, `person${i}@example.com`])
+        )
+        const body: Record<string, unknown> = checkout({ properties, user_id: "bob@example.org" })
+        for (let i = 0; JSON.stringify(body).length < 32 * 1024 - 64; i++) body[`unknown_field_${i}`] = i
+        const text = JSON.stringify(body)
+        assert.isAtMost(text.length, 32 * 1024)
+        const reply = yield* send(text)
+        assertProblem(reply, 422, "unsafe_property")
+        assert.isAtMost(reply.text.length, 8 * 1024, `${reply.text.length} bytes`)
+        assert.isAtMost(reply.json.errors.length, 20)
+        assert.isAbove(reply.json.errors_omitted, 1000)
+        assert.deepStrictEqual(reply.json.errors[0], reply.json.errors.find((e: { path: string }) => e.path === "user_id"))
+        assert.notInclude(reply.text, "@example.")
+        assert.deepStrictEqual((yield* get("/events")).json.data, [])
+      }))
   })
+
+  it.scopedLive("every safe payload of the table is accepted (202)", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup(undefined, server)
+      for (const [label, properties] of safePayloads) {
+        const reply = yield* send(checkout({ event_id: `checkout_completed:${label.replace(/\W+/g, "_")}`, properties }))
+        assert.strictEqual(reply.status, 202, `${label}: ${reply.text}`)
+      }
+    }))
 })
 }
 
