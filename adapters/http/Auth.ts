@@ -20,7 +20,6 @@ import * as Redacted from "effect/Redacted"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { sha256HexWith } from "../../core/protocol/Digest.ts"
-import type { StorageError } from "../../core/ports/StorageError.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import * as Problem from "./Problem.ts"
 
@@ -38,13 +37,6 @@ export const parseBearer = (header: string | undefined): Option.Option<Redacted.
   const token = match?.[1]
   return token !== undefined && tokenPattern.test(token) ? Option.some(Redacted.make(token)) : Option.none()
 }
-
-/**
- * A storage failure is a 503 (the home of that rule is `ErrorMap`; kept here for the ingest route).
- *
- * @since 0.1.0
- */
-export const storageUnavailable: (error: StorageError) => Problem.Problem = ErrorMap.storageUnavailable
 
 /**
  * Resolves an `Authorization` header value to the live key it presents, with the key store and
@@ -68,7 +60,7 @@ export const bearerAuthenticator: Effect.Effect<
     if (Option.isNone(secret)) return Effect.fail(Problem.unauthorized("a valid API key is required (Authorization: Bearer)"))
     return sha256HexWith(crypto, Redacted.value(secret.value)).pipe(
       Effect.flatMap(store.findByHash),
-      Effect.mapError(storageUnavailable),
+      Effect.mapError(ErrorMap.storageUnavailable),
       Effect.flatMap(liveKey)
     )
   }

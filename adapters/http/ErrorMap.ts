@@ -15,6 +15,7 @@ import type { ConnectorNotConfigured } from "../../core/connector/ConnectionChec
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
+import type { IngestRejection } from "../../core/ingest/Ingest.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import * as Problem from "./Problem.ts"
 
@@ -30,6 +31,7 @@ export type DomainError =
   | PaymentSnapshotMismatch
   | RegistrationRejected
   | ConnectorNotConfigured
+  | IngestRejection
 
 /**
  * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
@@ -78,5 +80,15 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
       return Problem.make(422, error.problem, error.detail, { errors: error.errors })
     case "ConnectorNotConfigured":
       return Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
+    case "BatchNotAccepted":
+      return Problem.badRequest(error.code, error.message)
+    case "InvalidEvent":
+      return Problem.badRequest(error.code, "the event does not follow the event contract", error.issues)
+    case "UnsafeEvent":
+      return Problem.make(422, error.code, "the event carries data that must never be sent; nothing was stored", {
+        errors: error.issues
+      })
+    case "NotRevenueRelevant":
+      return Problem.make(422, error.code, error.reason)
   }
 }

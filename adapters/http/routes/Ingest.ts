@@ -24,11 +24,11 @@ import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
-import type { IngestRejection } from "../../../core/ingest/Ingest.ts"
 import { parseJsonBytes } from "../../../core/protocol/Json.ts"
 import * as Answer from "../Answer.ts"
-import { bearerAuthenticator, storageUnavailable } from "../Auth.ts"
+import { bearerAuthenticator } from "../Auth.ts"
 import { isJsonContentType, readBytes } from "../Body.ts"
+import * as ErrorMap from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 
 /**
@@ -56,21 +56,6 @@ export interface IngestOptions {
  */
 export type IngestServices = ApiKeyStore | Crypto | Committer | RateLimiter.RateLimiter
 
-const rejection = (error: IngestRejection): Problem.Problem => {
-  switch (error._tag) {
-    case "BatchNotAccepted":
-      return Problem.badRequest(error.code, error.message)
-    case "InvalidEvent":
-      return Problem.badRequest(error.code, "the event does not follow the event contract", error.issues)
-    case "UnsafeEvent":
-      return Problem.make(422, error.code, "the event carries data that must never be sent; nothing was stored", {
-        errors: error.issues
-      })
-    case "NotRevenueRelevant":
-      return Problem.make(422, error.code, error.reason)
-  }
-}
-
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
   if (accepted._tag === "UnitChanged") {
     return Problem.toAnswer(Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] }))
@@ -92,7 +77,6 @@ const answer = (accepted: Accept.Accepted): Answer.Answer => {
     : Answer.json({ status: "duplicate", duplicate: true, ...view }, 200)
 }
 
-const refusal = (error: Accept.AcceptError): Problem.Problem => error._tag === "StorageError" ? storageUnavailable(error) : rejection(error)
 
 /**
  * One ingest request as the pipeline needs it, whichever server received it. `body` reads the
@@ -150,7 +134,7 @@ export const makeIngest = (
             const raw = parseJsonBytes(bytes)
             return Either.isLeft(raw)
               ? Effect.fail(malformed)
-              : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: refusal, onSuccess: answer })
+              : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: ErrorMap.toProblem, onSuccess: answer })
           })
         }),
         Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem)))

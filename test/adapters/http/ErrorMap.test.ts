@@ -3,6 +3,7 @@ import { ConnectorNotConfigured } from "../../../core/connector/ConnectionCheck.
 import { CompletionRefused } from "../../../core/connector/CompletionIntake.ts"
 import { RegistrationRejected } from "../../../core/connector/Connection.ts"
 import { ConnectorNotActive, PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../core/ingest/Ingest.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
 import * as ErrorMap from "../../../adapters/http/ErrorMap.ts"
 import * as Problem from "../../../adapters/http/Problem.ts"
@@ -74,5 +75,17 @@ describe("ErrorMap.toProblem", () => {
   it("a problem raised by the edge passes through unchanged", () => {
     const problem = Problem.unsupportedMediaType("application/json")
     assert.strictEqual(ErrorMap.toProblem(problem), problem)
+  })
+
+  it("ingest refusals: 400 for the contract and batches, 422 for unsafe data and irrelevant events", () => {
+    const batch = ErrorMap.toProblem(new BatchNotAccepted())
+    assert.deepStrictEqual([batch.status, batch.code], [400, "batch_not_accepted"])
+    const invalid = ErrorMap.toProblem(new InvalidEvent({ issues: [{ path: "account_id", code: "invalid_event", message: "is missing" }] }))
+    assert.deepStrictEqual([invalid.status, invalid.code, invalid.errors], [400, "invalid_event", [{ path: "account_id", code: "invalid_event", message: "is missing" }]])
+    const unsafe = ErrorMap.toProblem(new UnsafeEvent({ issues: [{ path: "properties.<redacted>", code: "unsafe_property", message: "looks like a secret" }] }))
+    assert.deepStrictEqual([unsafe.status, unsafe.code], [422, "unsafe_property"])
+    assert.strictEqual(unsafe.detail, "the event carries data that must never be sent; nothing was stored")
+    const noise = ErrorMap.toProblem(new NotRevenueRelevant({ reason: "a click is UI noise" }))
+    assert.deepStrictEqual([noise.status, noise.code, noise.detail], [422, "not_revenue_relevant", "a click is UI noise"])
   })
 })
