@@ -25,7 +25,7 @@ import {
 import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
-import { anyOf, json, num, orStorageError } from "./SqlSupport.ts"
+import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
 
@@ -256,7 +256,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
     get: (id) => get(id).pipe(orStorageError("action.get")),
     getByIdempotencyKey: (key) =>
       sql<ActionRow>`SELECT * FROM accord_actions WHERE provider_idempotency_key = ${key}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+        Effect.map(firstRow(toRecord)),
         orStorageError("action.getByIdempotencyKey")
       ),
     transition: (o) =>
@@ -326,7 +326,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
       ),
     findCompletion: (completionId) =>
       sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${completionId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toClaim)),
+        Effect.map(firstRow(toClaim)),
         orStorageError("action.findCompletion")
       ),
     lastActivityOnRevision: (connectionId, revision) =>

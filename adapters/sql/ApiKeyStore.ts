@@ -6,9 +6,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore, type ApiKeyStoreService } from "../../core/ports/ApiKeyStore.ts"
-import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { firstRow, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly id: string
@@ -56,7 +55,7 @@ export const make: Effect.Effect<ApiKeyStoreService, never, SqlClient.SqlClient>
       ),
     findByHash: (secretHash) =>
       sql<Row>`SELECT * FROM accord_api_keys WHERE secret_hash = ${secretHash}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+        Effect.map(firstRow(toRecord)),
         orStorageError("apiKey.findByHash")
       ),
     list: (workspaceId) =>

@@ -7,14 +7,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import {
   type CapabilityEvidence,
   CapabilityRegistry,
   type CapabilityRegistryService
 } from "../../core/ports/CapabilityRegistry.ts"
 import type { PaymentMode } from "../../core/protocol/messages/Common.ts"
-import { json, num, orStorageError } from "./SqlSupport.ts"
+import { firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly connection_id: string
@@ -87,7 +86,7 @@ export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.Sql
       ),
     current: (connectionId, now) =>
       sql<Row>`SELECT * FROM accord_capabilities WHERE connection_id = ${connectionId} AND expires_at > ${now}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvidence)),
+        Effect.map(firstRow(toEvidence)),
         orStorageError("capability.current")
       )
   })

@@ -10,7 +10,6 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import {
   type AppendResult,
   type EventQuery,
@@ -18,7 +17,7 @@ import {
   type EventStoreService,
   type StoredEvent
 } from "../../core/ports/EventStore.ts"
-import { json, num, orStorageError } from "./SqlSupport.ts"
+import { firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly id: string
@@ -139,7 +138,7 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
       ),
     findByEventId: (workspaceId, eventId) =>
       sql<Row>`SELECT * FROM accord_events WHERE workspace_id = ${workspaceId} AND event_id = ${eventId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent)),
+        Effect.map(firstRow(toEvent)),
         orStorageError("event.findByEventId")
       )
   })

@@ -8,9 +8,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { type FeatureGate, FeatureGateStore, type FeatureGateStoreService } from "../../core/ports/FeatureGateStore.ts"
-import { num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { firstRow, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly workspace_id: string
@@ -57,7 +56,7 @@ export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlCl
       ),
     get: (workspaceId, id) =>
       sql<Row>`SELECT * FROM accord_feature_gates WHERE workspace_id = ${workspaceId} AND id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toGate)),
+        Effect.map(firstRow(toGate)),
         orStorageError("featureGate.get")
       ),
     listByAccount: (workspaceId, accountId) =>

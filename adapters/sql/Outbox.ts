@@ -9,11 +9,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type LeaseRequest, type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/ports/Outbox.ts"
 import { inRounds, makeBatcher } from "./Batch.ts"
-import { json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 /**
  * @since 0.1.0
@@ -127,12 +126,12 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
       ),
     get: (id) =>
       sql<OutboxRow>`SELECT * FROM accord_outbox WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
+        Effect.map(firstRow(toItem)),
         orStorageError("outbox.get")
       ),
     findByKey: (kind, dedupeKey) =>
       sql<OutboxRow>`SELECT * FROM accord_outbox WHERE kind = ${kind} AND dedupe_key = ${dedupeKey}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toItem)),
+        Effect.map(firstRow(toItem)),
         orStorageError("outbox.findByKey")
       )
   }

@@ -7,10 +7,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
-import { orStorageError } from "./SqlSupport.ts"
+import { firstRow, orStorageError } from "./SqlSupport.ts"
 
 /**
  * @since 0.1.0
@@ -26,7 +25,7 @@ export const make: Effect.Effect<SecretVault.SealedSecretTable, never, SqlClient
       ),
     get: (ref) =>
       sql<{ sealed: string }>`SELECT sealed FROM accord_secrets WHERE ref = ${ref}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.sealed)),
+        Effect.map(firstRow((row) => row.sealed)),
         orStorageError("secret.get")
       ),
     delete: (ref) =>

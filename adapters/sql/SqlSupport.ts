@@ -8,6 +8,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { isNewer } from "../../core/ports/AccountProfileStore.ts"
 import { StorageError } from "../../core/ports/StorageError.ts"
 
@@ -79,3 +80,11 @@ export const newestInKeyOrder = <A extends { readonly observedAt: number; readon
   }
   return [...newest.keys()].sort().map((key) => newest.get(key)!)
 }
+
+/**
+ * The first row of a result, mapped, if there is one: a lookup by key.
+ *
+ * @since 0.1.0
+ */
+export const firstRow = <R, A>(map: (row: R) => A) => (rows: ReadonlyArray<R>): Option.Option<A> =>
+  Option.map(Option.fromNullable(rows[0]), map)
