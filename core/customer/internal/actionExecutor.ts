@@ -1,0 +1,55 @@
+/**
+ * The host's port of the customer kit (spec "Rules for execution handling on the customer side"
+ * 6–7): the kit runs each claimed execution through `execute`, and before any second run "looks up
+ * its record by providerIdempotencyKey, reconciles with the owning system" through `lookup`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { CatalogEvidenceType, CompletionOutcome, EvidenceScalar } from "../../protocol/messages/Completion.ts"
+import type { ClaimedExecution } from "../ClaimedExecution.ts"
+
+/**
+ * The business outcome the host observed. `evidence.accountId` is set by the kit to the action's
+ * account (the service requires it); `source` must be a catalog evidence type for the service to
+ * verify the action. Up to 15 further scalar evidence fields.
+ *
+ * @since 0.1.0
+ */
+export interface ExecutionResult {
+  readonly outcome: CompletionOutcome
+  readonly providerReference: string
+  readonly evidence: {
+    readonly entitlement: string
+    readonly reasonCode: string
+    readonly source: CatalogEvidenceType
+    readonly [field: string]: EvidenceScalar
+  }
+}
+
+/**
+ * The host's side of an execution.
+ *
+ * - `execute` performs exactly the claimed operation. It should pass `providerIdempotencyKey` to the
+ *   owning system (billing, subscription, entitlement), so that even a run the kit could not record
+ *   (a crash mid-call, or a call abandoned at its time limit that goes on running) is not repeated
+ *   there. A defect or a call past the time limit is treated as an ambiguous result.
+ * - `lookup` reads the owning system for a run under that key: `Some(result)` if it ran (with the
+ *   outcome observed now), `None` if it never ran. Called before any second `execute`.
+ *
+ * @since 0.1.0
+ */
+export interface ActionExecutorService {
+  readonly execute: (request: ClaimedExecution) => Effect.Effect<ExecutionResult>
+  readonly lookup: (providerIdempotencyKey: string) => Effect.Effect<Option.Option<ExecutionResult>>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ActionExecutor extends Context.Tag("@accord/core/customer/ActionExecutor")<
+  ActionExecutor,
+  ActionExecutorService
+>() {}

@@ -1,0 +1,132 @@
+/**
+ * The customer endpoint's request, responses and authentication (spec "Authentication", DESIGN
+ * D1): a request is verified over the raw bytes with every configured pair (or the one a handshake
+ * names), "and only then is the body decoded with its schema"; answers are signed with the pair
+ * that verified the request. Errors become JSON responses that name a code, never received values.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type { StorageError } from "../../ports/StorageError.ts"
+import { encodeBody, type Purpose, type Signer, type SigningKeys } from "../../protocol/Signing.ts"
+import {
+  decodeBody,
+  type HeaderSource,
+  snakeCaseTag,
+  type VerificationError,
+  type VerifiedHeaders,
+  type Verifier
+} from "../../protocol/Verification.ts"
+import type { RevisionKeys } from "../Keyring.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerRequest {
+  readonly headers: HeaderSource
+  /** The raw body bytes as received (D1). */
+  readonly body: Uint8Array
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface CustomerResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: Uint8Array
+}
+
+const jsonHeaders = { "content-type": "application/json" } as const
+
+/**
+ * An unsigned JSON error answer.
+ *
+ * @since 0.1.0
+ */
+export const errorResponse = (status: number, body: Record<string, unknown>): CustomerResponse => ({
+  status,
+  headers: { ...jsonHeaders },
+  body: encodeBody(body)
+})
+
+/**
+ * The answer to a request that failed verification or decoding, or hit a storage failure.
+ *
+ * @since 0.1.0
+ */
+export const verificationResponse = (error: VerificationError | StorageError): CustomerResponse => {
+  switch (error._tag) {
+    case "InvalidShape":
+      return errorResponse(400, { error: "invalid_body", issues: error.issues })
+    case "MalformedBody":
+      return errorResponse(400, { error: "malformed_body" })
+    case "StorageError":
+      return errorResponse(503, { error: "storage_unavailable" })
+    default:
+      return errorResponse(401, { error: snakeCaseTag(error._tag) })
+  }
+}
+
+/**
+ * The endpoint's verification and signing, bound to its keyring and nonce space.
+ *
+ * @since 0.1.0
+ */
+export interface EndpointExchange {
+  /** Verifies with every configured pair (or only `only`), then decodes; names the pair that verified. */
+  readonly verifyAndDecode: <A, I>(
+    schema: Schema.Schema<A, I, never>,
+    purpose: Purpose,
+    input: CustomerRequest,
+    only?: RevisionKeys
+  ) => Effect.Effect<
+    { readonly headers: VerifiedHeaders; readonly body: A; readonly entry: RevisionKeys },
+    VerificationError | StorageError
+  >
+  /** A signed JSON answer. */
+  readonly signed: (keys: SigningKeys, status: number, purpose: Purpose, body: unknown) => Effect.Effect<CustomerResponse>
+}
+
+/**
+ * @since 0.1.0
+ */
+export const makeEndpointExchange = (options: {
+  readonly verifier: Verifier
+  readonly signer: Signer
+  readonly keyring: ReadonlyArray<RevisionKeys>
+  readonly nonceScope: string
+}): EndpointExchange => {
+  const { keyring, nonceScope, signer, verifier } = options
+  const candidates = keyring.map((entry) => entry.keys)
+
+  const verifyAndDecode = <A, I>(
+    schema: Schema.Schema<A, I, never>,
+    purpose: Purpose,
+    input: CustomerRequest,
+    only?: RevisionKeys
+  ) =>
+    Effect.gen(function*() {
+      const entries = only === undefined ? keyring : [only]
+      const { headers, keyIndex } = yield* verifier.verifyAny({
+        purpose,
+        keys: only === undefined ? candidates : [only.keys],
+        headers: input.headers,
+        body: input.body,
+        nonceScope
+      })
+      const body = yield* decodeBody(schema, input.body)
+      return { headers, body, entry: entries[keyIndex]! }
+    })
+
+  const signed = (keys: SigningKeys, status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
+    const bytes = encodeBody(body)
+    return Effect.map(
+      signer.sign({ purpose, keys, body: bytes }),
+      (headers): CustomerResponse => ({ status, headers: { ...headers }, body: bytes })
+    )
+  }
+
+  return { verifyAndDecode, signed }
+}

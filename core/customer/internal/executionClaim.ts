@@ -1,0 +1,174 @@
+/**
+ * The customer endpoint's execution claim and acknowledgement (spec "Rules for execution handling
+ * on the customer side" 1–5, DESIGN D12): an execution is acknowledged `202` only after
+ * `ActionLedger.create` returned, the record, its first history entry and its outbox item committed
+ * together under the unique idempotency key, so "a concurrent or later duplicate gets the original
+ * acknowledgement and never creates work again". A duplicate whose request differs from the one
+ * first claimed under its key is not a retry: it is refused (409 `request_mismatch`, naming the
+ * differing fields) and stores nothing.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { ActionLedgerService } from "../../ports/ActionLedger.ts"
+import { Crypto, type CryptoService } from "../../ports/Crypto.ts"
+import type { StorageError } from "../../ports/StorageError.ts"
+import { checkIdempotencyKey } from "../../protocol/Idempotency.ts"
+import { canonicalJson } from "../../protocol/Json.ts"
+import type { AcceptedAck, RejectedAck } from "../../protocol/messages/Acknowledgement.ts"
+import { Code } from "../../protocol/messages/Common.ts"
+import { ExecutionRequest } from "../../protocol/messages/Execution.ts"
+import { headerNames, protocolVersion, type SigningKeys } from "../../protocol/Signing.ts"
+import { readHeader, type VerificationError } from "../../protocol/Verification.ts"
+import type { ClaimedExecution } from "../ClaimedExecution.ts"
+import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+
+/**
+ * The ledger record kind and outbox kind of a claimed execution.
+ *
+ * @since 0.1.0
+ */
+export const executeOutboxKind = "customer.execute"
+
+/**
+ * What the ledger stores as a record's `acknowledgement`: the original state and error code, which
+ * every duplicate delivery is answered with (D12).
+ *
+ * @since 0.1.0
+ */
+export const StoredAcknowledgement = Schema.Struct({
+  state: Schema.Literal("accepted", "rejected"),
+  errorCode: Schema.optionalWith(Code, { exact: true })
+})
+
+/**
+ * @since 0.1.0
+ */
+export type StoredAcknowledgement = typeof StoredAcknowledgement.Type
+
+/**
+ * The top-level fields in which a claimed request differs from the stored one (compared as JSON:
+ * storage may reorder keys), by name only, never by value.
+ */
+const differingFields = (stored: unknown, claimed: ClaimedExecution): ReadonlyArray<string> => {
+  const before = (typeof stored === "object" && stored !== null ? stored : {}) as Readonly<Record<string, unknown>>
+  const after = claimed as unknown as Readonly<Record<string, unknown>>
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .filter((field) => canonicalJson(before[field]) !== canonicalJson(after[field]))
+    .sort()
+}
+
+const isCode = Schema.is(Code)
+const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
+
+/**
+ * Builds the execution claim: verifies, checks the idempotency key, runs the host's precheck,
+ * claims the request in the ledger and acknowledges it (or answers a duplicate with the original).
+ *
+ * @since 0.1.0
+ */
+export const makeExecutionClaim = (options: {
+  readonly workspaceId: string
+  readonly connectionId: string
+  readonly precheck: ((request: ExecutionRequest) => Effect.Effect<Option.Option<string>>) | undefined
+  readonly onClaimed: Effect.Effect<void> | undefined
+  readonly crypto: CryptoService
+  readonly ledger: ActionLedgerService
+  readonly exchange: EndpointExchange
+}): (input: CustomerRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+  const { connectionId, crypto, ledger, workspaceId } = options
+  const { signed, verifyAndDecode } = options.exchange
+
+  const acknowledge = (
+    keys: SigningKeys,
+    request: ExecutionRequest,
+    nonce: string,
+    stored: StoredAcknowledgement
+  ): Effect.Effect<CustomerResponse> => {
+    const echoed = {
+      type: "service.customer_action.ack" as const,
+      protocolVersion: protocolVersion as typeof protocolVersion,
+      workspaceId: request.workspaceId,
+      actionRequestId: request.actionRequestId,
+      providerIdempotencyKey: request.providerIdempotencyKey,
+      requestNonce: nonce
+    }
+    const ack: AcceptedAck | RejectedAck = stored.state === "accepted"
+      ? { ...echoed, state: "accepted" }
+      : { ...echoed, state: "rejected", ...(stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}) }
+    return signed(keys, 202, "dispatch_response", ack)
+  }
+
+  return (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
+    Effect.gen(function*() {
+      const { body: request, entry, headers } = yield* verifyAndDecode(ExecutionRequest, "dispatch_request", input)
+      if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
+        return errorResponse(401, { error: "binding_mismatch" })
+      }
+      const keyCheck = yield* Effect.either(
+        Effect.provideService(
+          checkIdempotencyKey({ header: readHeader(input.headers, headerNames.idempotencyKey), body: request }),
+          Crypto,
+          crypto
+        )
+      )
+      if (keyCheck._tag === "Left") return errorResponse(401, { error: "idempotency_key_mismatch" })
+
+      const verdict = options.precheck === undefined ? Option.none() : yield* options.precheck(request)
+      const stored: StoredAcknowledgement = Option.match(verdict, {
+        onNone: (): StoredAcknowledgement => ({ state: "accepted" }),
+        onSome: (code): StoredAcknowledgement => ({ state: "rejected", errorCode: isCode(code) ? code : "rejected" })
+      })
+      const now = yield* Clock.currentTimeMillis
+      const { requestNonce: _nonce, requestedAt: _requestedAt, ...claimed } = request
+      const created = yield* ledger.create({
+        record: {
+          actionRequestId: request.actionRequestId,
+          workspaceId: request.workspaceId,
+          accountId: request.accountId,
+          connectionId,
+          revision: entry.revision,
+          providerIdempotencyKey: request.providerIdempotencyKey,
+          state: stored.state,
+          request: claimed,
+          acknowledgement: stored,
+          sealedContinuation: null,
+          createdAt: now
+        },
+        history: {
+          at: now,
+          trigger: "customer.execute_received",
+          detail: stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}
+        },
+        ...(stored.state === "accepted"
+          ? {
+            outbox: {
+              id: request.actionRequestId,
+              kind: executeOutboxKind,
+              dedupeKey: request.providerIdempotencyKey,
+              payload: { actionRequestId: request.actionRequestId },
+              nextAttemptAt: now,
+              createdAt: now
+            }
+          }
+          : {})
+      })
+      if (created === "created") {
+        if (stored.state === "accepted" && options.onClaimed !== undefined) yield* options.onClaimed
+        return yield* acknowledge(entry.keys, request, headers.nonce, stored)
+      }
+
+      // A duplicate: answer with the original acknowledgement, never creating work again, but only
+      // for the same request (rule 3); the same key with other bindings is refused.
+      const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
+      if (Option.isNone(existing)) return errorResponse(409, { error: "conflict" })
+      const fields = differingFields(existing.value.request, claimed)
+      if (fields.length > 0) return errorResponse(409, { error: "request_mismatch", fields })
+      const original = decodeStored(existing.value.acknowledgement)
+      if (Option.isNone(original)) return errorResponse(409, { error: "conflict" })
+      return yield* acknowledge(entry.keys, request, headers.nonce, original.value)
+    })
+}

@@ -1,0 +1,85 @@
+/**
+ * The customer endpoint's handshake answer (spec "Handshake response body", "Payment capability
+ * evidence lifecycle"): a `handshake_ack` echoing the challenge, connection and workspace, signed
+ * with the pair of the revision the request's header names, carrying the payment capability proof
+ * only when the host configured one. A revision not configured is refused (409 `revision_mismatch`).
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type { CryptoService } from "../../ports/Crypto.ts"
+import type { StorageError } from "../../ports/StorageError.ts"
+import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from "../../protocol/messages/Handshake.ts"
+import { headerNames, protocolVersion } from "../../protocol/Signing.ts"
+import { readHeader, type VerificationError } from "../../protocol/Verification.ts"
+import type { RevisionKeys } from "../Keyring.ts"
+import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+
+/**
+ * The payment capability proof the host configured (see `CustomerHandlerSettings.payment`).
+ *
+ * @since 0.1.0
+ */
+export interface PaymentProofSettings {
+  readonly modes: PaymentCapabilities["modes"]
+  /** The connected payment provider account ID (e.g. Stripe's `acct_…`); only its hash is sent. */
+  readonly providerAccountId: string
+  readonly livemode: boolean
+}
+
+/**
+ * Builds the handshake answer; the provider account's hash is computed once.
+ *
+ * @since 0.1.0
+ */
+export const makeHandshakeAnswer = (options: {
+  readonly workspaceId: string
+  readonly keyring: ReadonlyArray<RevisionKeys>
+  readonly payment: PaymentProofSettings | undefined
+  readonly crypto: CryptoService
+  readonly exchange: EndpointExchange
+}): Effect.Effect<(input: CustomerRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>> =>
+  Effect.gen(function*() {
+    const { crypto, keyring, workspaceId } = options
+    const { signed, verifyAndDecode } = options.exchange
+    const payment = options.payment
+    const accountReferenceHash = payment === undefined
+      ? undefined
+      : yield* crypto.sha256Hex(JSON.stringify(payment.providerAccountId))
+    const paymentCapabilities = (revision: number): PaymentCapabilities | undefined =>
+      payment === undefined || accountReferenceHash === undefined ? undefined : {
+        connectedAccountReferenceHash: accountReferenceHash,
+        connectionRevision: revision,
+        livemode: payment.livemode,
+        modes: payment.modes
+      }
+
+    return (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+      // The revision header selects the pair; a revision not configured is refused, but only after
+      // the request verified with some pair, so only the service learns which revisions exist.
+      const asked = readHeader(input.headers, headerNames.connectionRevision)?.trim()
+      const selected = asked === undefined ? undefined : keyring.find((entry) => String(entry.revision) === asked)
+      return Effect.flatMap(
+        verifyAndDecode(HandshakeRequest, "handshake_request", input, selected),
+        ({ body, entry, headers }) => {
+          if (body.challenge !== headers.nonce || body.workspaceId !== workspaceId) {
+            return Effect.succeed(errorResponse(401, { error: "binding_mismatch" }))
+          }
+          if (asked !== undefined && selected === undefined) {
+            return Effect.succeed(errorResponse(409, { error: "revision_mismatch" }))
+          }
+          const proof = paymentCapabilities(entry.revision)
+          const ack: HandshakeAck = {
+            challenge: body.challenge,
+            connectionId: body.connectionId,
+            protocolVersion,
+            status: "ready",
+            type: "service.customer_action.handshake_ack",
+            workspaceId: body.workspaceId,
+            ...(proof !== undefined ? { paymentCapabilities: proof } : {})
+          }
+          return signed(entry.keys, 200, "handshake_response", ack)
+        }
+      )
+    }
+  })
