@@ -18,7 +18,7 @@ import { Outbox } from "../../../../core/ports/Outbox.ts"
 import { computeSignature, encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { storageVariants } from "../../../support/storage.ts"
-import { connect, intakeInput, secrets, workspaceId } from "./support.ts"
+import { connect, enablePaymentModes, intakeInput, secrets, workspaceId } from "./support.ts"
 
 const layer = () => Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer)
 
@@ -27,7 +27,9 @@ type Body = Record<string, unknown>
 /** An accepted action (its acknowledgement applied directly) and a completion body for it. */
 const acceptedAction = (input: ActionIntake = intakeInput()) =>
   Effect.gen(function*() {
-    yield* connect("http://127.0.0.1:1/connector")
+    const revision = yield* connect("http://127.0.0.1:1/connector")
+    // A Payment action is taken only with a fresh payment capability (issue 15).
+    yield* enablePaymentModes(revision)
     const { actionRequestId } = yield* intake(workspaceId, input)
     const ledger = yield* ActionLedger
     const record = Option.getOrThrow(yield* ledger.get(actionRequestId))
