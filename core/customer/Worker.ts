@@ -79,9 +79,10 @@ export const kitStates = {
 } as const
 
 /**
- * The business outcome the host observed. `evidence.accountId` is set by the kit to the action's
- * account (the service requires it); `source` must be a catalog evidence type for the service to
- * verify the action. Up to 15 further scalar evidence fields.
+ * The business outcome the host observed, sent as the completion's evidence unchanged: the spec's
+ * `entitlement`, `reasonCode` and `source` (a catalog evidence type for the service to verify the
+ * action), and up to 15 further scalar evidence fields. An `accountId` field, if the host sets one,
+ * must be the action's account, or the service does not match the evidence.
  *
  * @since 0.1.0
  */
@@ -266,7 +267,7 @@ const build = (
           completionId,
           completedAt: formatTimestamp(now),
           outcome: result.outcome,
-          evidence: { ...result.evidence, accountId: record.accountId }
+          evidence: result.evidence
         }
         if (validCompletion(body)) return { body, completionId, now }
         yield* Effect.logWarning("customer kit: the executor's result is not a valid completion; reporting unknown")

@@ -93,7 +93,8 @@ const succeededCompletion = (accepted: { readonly actionRequestId: string; reado
   completionId: `cmp_${accepted.actionRequestId}`,
   completedAt: formatTimestamp(Date.now()),
   outcome: "succeeded",
-  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
+  // Exactly the spec's evidence fields.
+  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
 })
 
 const signedCompletion = (body: Record<string, unknown>) =>

@@ -148,7 +148,8 @@ const verifiesNonPayment = (b: EvidenceBinding, step: Step): boolean =>
   step.completion.workspaceId === b.workspaceId &&
   step.completion.actionRequestId === b.actionRequestId &&
   step.completion.providerIdempotencyKey === b.providerIdempotencyKey &&
-  step.completion.evidence["accountId"] === b.accountId &&
+  // `evidence.accountId` is optional; present, it must be the action's account.
+  (step.completion.evidence["accountId"] === undefined || step.completion.evidence["accountId"] === b.accountId) &&
   catalog.includes(step.completion.evidence.source)
 
 const isVerifiedObservation = (step: Step): boolean =>
