@@ -14,7 +14,7 @@
 import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
-import type { ConnectorNotActive, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
+import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import * as Problem from "./Problem.ts"
@@ -29,6 +29,7 @@ export type DomainError =
   | CompletionRefused
   | ConnectorNotActive
   | PaymentSnapshotMismatch
+  | PaymentModeNotEnabled
   | RegistrationRejected
   | ConnectorNotConfigured
   | IngestRejection
@@ -76,6 +77,13 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
       )
     case "PaymentSnapshotMismatch":
       return Problem.make(422, "payment_snapshot_mismatch", `the payment snapshot does not fit the action (${error.reason})`)
+    case "PaymentModeNotEnabled":
+      // Names the mode and the gate's reason code only: never evidence, account hashes or secrets.
+      return Problem.make(
+        409,
+        "payment_mode_not_enabled",
+        `payment mode ${error.mode} is not enabled for the active connector revision (${error.reason}); a fresh signed handshake proof including it is required`
+      )
     case "RegistrationRejected":
       return Problem.make(422, error.problem, error.detail, { errors: error.errors })
     case "ConnectorNotConfigured":

@@ -5,8 +5,11 @@
  * The spec names `accepted`, `rejected`, pending and `verified`, and leaves the others unnamed
  * ("failure reported", "unresolved", "unknown outcome at the connector boundary"); Accord names them
  * `failed`, `unresolved` and `unknown_outcome`, adds `dispatching` (intake committed, no
- * acknowledgement yet) and `reversed` (a verified Payment action whose refund or reversal a
- * reconciliation read confirmed). Only `verified` lets the journey advance: "`accepted` and
+ * acknowledgement yet), `reversed` (a verified Payment action whose refund or reversal a
+ * reconciliation read confirmed) and `blocked` (a Payment action never sent because its payment
+ * capability no longer covered it before a delivery attempt: "If the evidence lapsed, was
+ * invalidated ... or the revision changed, nothing is sent and the action ends in a terminal
+ * `blocked` state with its reason in the history", issue 15). Only `verified` lets the journey advance: "`accepted` and
  * completion `succeeded` never advance the customer journey by themselves".
  *
  * @since 0.1.0
@@ -25,7 +28,8 @@ export const actionStates = [
   "verified",
   "failed",
   "unresolved",
-  "reversed"
+  "reversed",
+  "blocked"
 ] as const
 
 /**
@@ -45,7 +49,10 @@ export const isActionState = (value: string): value is ActionState => (actionSta
  *   request may have reached the endpoint;
  * - `CompletionReceived`: an authenticated completion; `evidenceMatched` says whether its evidence
  *   is authoritative evidence of a catalog type matched to this action (see `Evidence.ts`);
- * - `ObservationJudged`: the verdict on a signed payment observation (reconciliation read).
+ * - `ObservationJudged`: the verdict on a signed payment observation (reconciliation read);
+ * - `Blocked`: before a delivery attempt, the payment capability gate refused to send (`reason` is
+ *   a `PaymentCapabilityProblem` code). A never-sent action ends `blocked`; one that may already
+ *   have reached the customer (`unknown_outcome`) keeps its state and is not sent again.
  *
  * @since 0.1.0
  */
@@ -64,6 +71,7 @@ export type Trigger =
     readonly verdict: "verified" | "inconclusive" | "reversed"
     readonly isPayment: boolean
   }
+  | { readonly _tag: "Blocked"; readonly reason: string }
 
 /**
  * - `Move`: the state changes to `to`; `passedThrough` lists states the action went through on the
@@ -148,12 +156,16 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
           return withAcceptance(completionFromAccepted(trigger))
         case "ObservationJudged":
           return illegal("no_completion_yet")
+        case "Blocked":
+          // Never sent: it ends here. Maybe delivered: never dropped silently, only not sent again.
+          return state === "dispatching" ? move("blocked") : stay("delivery_blocked")
       }
     // falls through (unreachable: the inner switch is exhaustive)
     case "accepted":
       switch (trigger._tag) {
         case "AckAccepted":
         case "DeliveryAmbiguous":
+        case "Blocked":
           return stay("already_accepted")
         case "AckRejected":
           return illegal("acknowledgement_contradicts_accepted")
@@ -167,6 +179,7 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
       switch (trigger._tag) {
         case "AckRejected":
         case "DeliveryAmbiguous":
+        case "Blocked":
           return stay("already_rejected")
         case "AckAccepted":
           return illegal("acknowledgement_contradicts_rejected")
@@ -180,6 +193,7 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
       switch (trigger._tag) {
         case "AckAccepted":
         case "DeliveryAmbiguous":
+        case "Blocked":
           return stay("already_accepted")
         case "AckRejected":
           return illegal("acknowledgement_contradicts_accepted")
@@ -206,6 +220,7 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
       switch (trigger._tag) {
         case "AckAccepted":
         case "DeliveryAmbiguous":
+        case "Blocked":
           return stay("already_accepted")
         case "AckRejected":
           return illegal("acknowledgement_contradicts_accepted")
@@ -220,6 +235,7 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
       switch (trigger._tag) {
         case "AckAccepted":
         case "DeliveryAmbiguous":
+        case "Blocked":
           return stay("already_verified")
         case "AckRejected":
           return illegal("acknowledgement_contradicts_accepted")
@@ -241,6 +257,10 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
         default:
           return stay("terminal")
       }
+    // falls through
+    case "blocked":
+      // Nothing was ever sent: whatever arrives later changes nothing.
+      return stay("terminal")
   }
 }
 
@@ -258,4 +278,4 @@ export const journeyMayAdvance = (state: ActionState): boolean => state === "ver
  * @since 0.1.0
  */
 export const isTerminal = (state: ActionState): boolean =>
-  state === "rejected" || state === "failed" || state === "reversed"
+  state === "rejected" || state === "failed" || state === "reversed" || state === "blocked"

@@ -6,6 +6,13 @@
  * revision"; evidence of a revision replaced since is invalid), and it includes the mode. A
  * continuation's intent must also fit the mode (`intentFits`).
  *
+ * The payment capability gate (issue 15; "Payment continuation rules" 2: "Each requires its matching
+ * workspace capability and the current connector revision") decides here too: intake takes a
+ * Payment action only when `paymentCapabilityVerdict` says `covered`, and the dispatcher asks again
+ * before every delivery attempt (`paymentGate`), so an action whose evidence lapsed, was invalidated
+ * ("Change of either connection (connector or provider): the proof is invalidated") or whose
+ * revision is no longer the active one is never sent.
+ *
  * The dispatcher's continuation check, `GET /connector` and the connection check's `paymentModes`
  * all decide through this module.
  *
@@ -13,11 +20,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { type CapabilityEvidence, CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
-import type { Connection } from "../ports/ConnectionStore.ts"
+import { type Connection, ConnectionStore } from "../ports/ConnectionStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentContinuation } from "../protocol/messages/Continuation.ts"
+import { paymentFamilies, type StoredRequest } from "./Action.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
@@ -68,3 +77,98 @@ export const currentCapabilities = (
     Effect.flatMap(CapabilityRegistry, (registry) => registry.current(connection.connectionId, now)),
     Option.filter((evidence) => evidenceCurrent(evidence, activeRevision(connection)?.revision, now))
   )
+
+/**
+ * Why capability evidence does not cover a Payment action's mode (stable codes, shown in the
+ * action's history and, at intake, in the 409 problem):
+ * - `payment_capability_missing`: no evidence is held for the connection (none proved, a generic
+ *   acknowledgement without proof removed it, it expired and is no longer returned, or a provider
+ *   connection change invalidated it);
+ * - `payment_capability_expired`: the evidence in hand is one hour old or older;
+ * - `revision_not_current`: the action's revision, or the evidence's, is not the active revision
+ *   (a reconfiguration activated another one);
+ * - `provider_connection_changed`: the evidence proves another provider connection generation than
+ *   the one the action was taken under;
+ * - `payment_mode_not_enabled`: current evidence that does not include the mode.
+ *
+ * @since 0.1.0
+ */
+export const PaymentCapabilityProblem = Schema.Literal(
+  "payment_capability_missing",
+  "payment_capability_expired",
+  "revision_not_current",
+  "provider_connection_changed",
+  "payment_mode_not_enabled"
+)
+
+/**
+ * @since 0.1.0
+ */
+export type PaymentCapabilityProblem = typeof PaymentCapabilityProblem.Type
+
+/**
+ * The one payment capability rule with its reason: `covered` exactly when `coversPaymentMode` holds
+ * and, where given, the action's bound revision is the active one and the evidence proves the
+ * provider connection generation the action was taken under. Checks in a fixed order, so one
+ * situation always yields the same reason.
+ *
+ * @since 0.1.0
+ */
+export const paymentCapabilityVerdict = (
+  evidence: Option.Option<CapabilityEvidence>,
+  at: {
+    readonly activeRevision: number | undefined
+    readonly mode: PaymentMode
+    readonly now: number
+    /** The revision the action is bound to (a stored action); intake binds to the active one. */
+    readonly boundRevision?: number
+    /** The provider connection generation the action was taken under, when known. */
+    readonly generation?: string
+  }
+): "covered" | PaymentCapabilityProblem => {
+  if (at.activeRevision === undefined || (at.boundRevision !== undefined && at.boundRevision !== at.activeRevision)) {
+    return "revision_not_current"
+  }
+  if (Option.isNone(evidence)) return "payment_capability_missing"
+  if (evidence.value.revision !== at.activeRevision) return "revision_not_current"
+  if (at.now >= evidence.value.expiresAt) return "payment_capability_expired"
+  if (at.generation !== undefined && evidence.value.providerConnectionGeneration !== at.generation) {
+    return "provider_connection_changed"
+  }
+  if (!coversPaymentMode(evidence, at)) return "payment_mode_not_enabled"
+  return "covered"
+}
+
+/**
+ * The payment capability gate of one action, read fresh from storage at `now`: `undefined` for an
+ * action that is not a Payment action; otherwise the mode, the verdict and the covering evidence's
+ * provider connection generation (bound to the action at intake, compared at every delivery).
+ *
+ * @since 0.1.0
+ */
+export const paymentGate = (
+  connectionId: string,
+  request: Pick<StoredRequest, "action">,
+  at: { readonly now: number; readonly boundRevision?: number; readonly generation?: string }
+): Effect.Effect<
+  | {
+    readonly mode: PaymentMode
+    readonly verdict: "covered" | PaymentCapabilityProblem
+    readonly generation: string | undefined
+  }
+  | undefined,
+  StorageError,
+  CapabilityRegistry | ConnectionStore
+> =>
+  Effect.gen(function*() {
+    const mode = paymentFamilies[request.action.operation.family]
+    if (mode === undefined) return undefined
+    const connection = yield* (yield* ConnectionStore).getById(connectionId)
+    const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
+    const evidence = yield* (yield* CapabilityRegistry).current(connectionId, at.now)
+    return {
+      mode,
+      verdict: paymentCapabilityVerdict(evidence, { ...at, activeRevision: active, mode }),
+      generation: Option.match(evidence, { onNone: () => undefined, onSome: (e) => e.providerConnectionGeneration })
+    }
+  })

@@ -9,7 +9,8 @@
  * the endpoint is an unknown outcome: the action moves to `unknown_outcome` and the same key is
  * delivered again later with bounded exponential backoff and jitter — never a new key, so the
  * customer's idempotent claim makes the retry safe. A failure before anything was sent is retried
- * without changing the state.
+ * without changing the state. A Payment action passes the payment capability gate before every
+ * attempt; when it does not, nothing is sent and the action is `blocked` (see `internal/delivery.ts`).
  *
  * @since 0.1.0
  */
@@ -24,12 +25,13 @@ import { Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { type Backoff, pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { dispatchOutboxKind } from "./Action.ts"
+import type { DispatchPayload } from "./Intake.ts"
 import { answer, applyTrigger } from "./internal/applyTrigger.ts"
 import { type DeliveryResult, type DeliveryServices, makeDeliverAction } from "./internal/delivery.ts"
 
 /**
  * How one delivery ended: acknowledged (`accepted` or `rejected`), ambiguous (the request may have
- * reached the endpoint), not sent, or skipped (nothing to deliver).
+ * reached the endpoint), not sent, skipped (nothing to deliver) or blocked by the payment gate.
  *
  * @since 0.1.0
  */
@@ -127,13 +129,13 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     /** Delivers a leased item; `known` is its action when already read with the lease. */
     const deliverItem = (item: OutboxItem, known?: Option.Option<ActionRecord>): Effect.Effect<DeliveryResult, StorageError> =>
       Effect.gen(function*() {
-        const actionRequestId = (item.payload as { readonly actionRequestId: string }).actionRequestId
-        const record = known ?? (yield* ledger.get(actionRequestId))
+        const payload = item.payload as DispatchPayload
+        const record = known ?? (yield* ledger.get(payload.actionRequestId))
         const { itemCompleted, result } = Option.isNone(record)
           ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
-          : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner })
+          : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, payload.providerConnectionGeneration)
         const now = yield* Clock.currentTimeMillis
-        const settled = result._tag === "Acknowledged" || result._tag === "Skipped"
+        const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
         const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
         if (settled || expired) {
           if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason)

@@ -4,9 +4,13 @@
  * account, action request and provider idempotency key.
  *
  * The completion body already carries the workspace, action request and key, and the completion is
- * authenticated with the completion secret; the evidence must additionally name the account
- * (`evidence.accountId`), so that evidence produced for another account of the same customer
- * can never verify this action.
+ * authenticated with the completion secret. The spec's evidence is exactly `entitlement`,
+ * `reasonCode` and `source` ("the shape includes string fields `entitlement`, `reasonCode`,
+ * `source`"), so a completion with only those verifies (issue 15: "Only `entitlement`, `reasonCode`
+ * and `source` are required"). `evidence.accountId` is optional: absent, matching proceeds on the
+ * other bindings; present (any value, `null` included) and not the action's account, the evidence
+ * does not match (`account_mismatch`), so evidence a customer names for another account never
+ * verifies this action.
  *
  * @since 0.1.0
  */
@@ -33,7 +37,6 @@ export type EvidenceMismatch =
   | "workspace_mismatch"
   | "action_mismatch"
   | "idempotency_key_mismatch"
-  | "account_missing"
   | "account_mismatch"
   | "source_not_catalog"
   | "outcome_not_succeeded"
@@ -61,8 +64,7 @@ export const matchEvidence = (
   if (completion.actionRequestId !== binding.actionRequestId) return unmatched("action_mismatch")
   if (completion.providerIdempotencyKey !== binding.providerIdempotencyKey) return unmatched("idempotency_key_mismatch")
   const accountId = completion.evidence["accountId"]
-  if (accountId === undefined || accountId === null) return unmatched("account_missing")
-  if (accountId !== binding.accountId) return unmatched("account_mismatch")
+  if (accountId !== undefined && accountId !== binding.accountId) return unmatched("account_mismatch")
   if (!isCatalogType(completion.evidence.source)) return unmatched("source_not_catalog")
   if (completion.outcome !== "succeeded" && completion.outcome !== "reversed") return unmatched("outcome_not_succeeded")
   return { _tag: "Matched", type: completion.evidence.source }

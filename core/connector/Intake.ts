@@ -4,6 +4,12 @@
  * connection's active revision, gets its `actionRequestId` and the `providerIdempotencyKey` derived
  * from it, starts in `dispatching` and is delivered by the dispatcher (`Dispatcher.ts`).
  *
+ * A Payment action is taken only when the connection's active revision holds fresh capability
+ * evidence that includes its mode (`Capability.ts`; "Each requires its matching workspace capability
+ * and the current connector revision"); otherwise nothing is stored (`PaymentModeNotEnabled`). The
+ * provider connection generation of that evidence is bound to the action (in its outbox item and
+ * intake history) so the dispatcher can tell a later provider connection change.
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
@@ -11,14 +17,17 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
+import type { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import type { Crypto } from "../ports/Crypto.ts"
 import { DispatchSignal } from "../ports/DispatchSignal.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKey } from "../protocol/Idempotency.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
+import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
 import { type ActionIntake, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
+import { PaymentCapabilityProblem, paymentGate } from "./Capability.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
@@ -38,6 +47,29 @@ export class PaymentSnapshotMismatch extends Schema.TaggedError<PaymentSnapshotM
 }) {}
 
 /**
+ * A Payment action whose mode the connection's active revision does not currently hold (see
+ * `paymentCapabilityVerdict`): nothing was stored. `mode` is the family's payment mode, `reason`
+ * the gate's code; neither is a secret.
+ *
+ * @since 0.1.0
+ */
+export class PaymentModeNotEnabled extends Schema.TaggedError<PaymentModeNotEnabled>()("PaymentModeNotEnabled", {
+  mode: PaymentModeSchema,
+  reason: PaymentCapabilityProblem
+}) {}
+
+/**
+ * The outbox payload of a delivery: the action, and for a Payment action the provider connection
+ * generation of the capability evidence it was taken under.
+ *
+ * @since 0.1.0
+ */
+export interface DispatchPayload {
+  readonly actionRequestId: string
+  readonly providerConnectionGeneration?: string
+}
+
+/**
  * Accepts an authorized action for delivery: requires an active connection revision, binds the
  * action to it and persists the action with its outbox item atomically, then wakes the dispatcher
  * through the `DispatchSignal` when the context has one.
@@ -49,8 +81,8 @@ export const intake = (
   input: ActionIntake
 ): Effect.Effect<
   { readonly actionRequestId: string; readonly state: ActionState },
-  ConnectorNotActive | PaymentSnapshotMismatch | StorageError,
-  ActionLedger | ConnectionStore | Crypto
+  ConnectorNotActive | PaymentSnapshotMismatch | PaymentModeNotEnabled | StorageError,
+  ActionLedger | ConnectionStore | CapabilityRegistry | Crypto
 > =>
   Effect.gen(function*() {
     const problem = checkPaymentSnapshot(input)
@@ -58,9 +90,14 @@ export const intake = (
     const connection = yield* (yield* ConnectionStore).get(workspaceId)
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
+    const now = yield* Clock.currentTimeMillis
+    const gate = yield* paymentGate(connection.value.connectionId, input, { now })
+    if (gate !== undefined && gate.verdict !== "covered") {
+      return yield* new PaymentModeNotEnabled({ mode: gate.mode, reason: gate.verdict })
+    }
+    const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
     const actionRequestId = yield* randomUuid
     const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
-    const now = yield* Clock.currentTimeMillis
     const request: StoredRequest = input
     const created = yield* (yield* ActionLedger).create({
       record: {
@@ -76,12 +113,12 @@ export const intake = (
         sealedContinuation: null,
         createdAt: now
       },
-      history: { at: now, trigger: "intake", detail: { revision: active.value.revision } },
+      history: { at: now, trigger: "intake", detail: { revision: active.value.revision, ...generation } },
       outbox: {
         id: yield* randomUuid,
         kind: dispatchOutboxKind,
         dedupeKey: actionRequestId,
-        payload: { actionRequestId },
+        payload: { actionRequestId, ...generation } satisfies DispatchPayload,
         nextAttemptAt: now,
         createdAt: now
       }

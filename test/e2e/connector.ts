@@ -23,6 +23,7 @@ import {
   connect,
   intakeInput,
   misbehavingModes,
+  paymentIntakeInput,
   type Peer,
   signedCompletion as signCompletion,
   startPeer,
@@ -92,7 +93,8 @@ const succeededCompletion = (accepted: { readonly actionRequestId: string; reado
   completionId: `cmp_${accepted.actionRequestId}`,
   completedAt: formatTimestamp(Date.now()),
   outcome: "succeeded",
-  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42" }
+  // Exactly the spec's evidence fields.
+  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
 })
 
 const signedCompletion = (body: Record<string, unknown>) =>
@@ -146,6 +148,21 @@ export const suite = (name: "pglite" | "postgres"): void => {
         assert.isAbove(invalid.json.errors.length, 0)
         const unknown = yield* request(`${url}/8d0f2b4c-6e8a-4c0d-9f3b-5c7e9a1d3f5b`, { headers: admin })
         assert.strictEqual(unknown.status, 404)
+      }).pipe(Effect.scoped), 60_000)
+
+    it.live("a Payment action on a connection holding no payment capability: 409 payment_mode_not_enabled naming the mode, nothing sent", () =>
+      Effect.gen(function*() {
+        const base = yield* boot(storage)
+        const executionsBefore = yield* Effect.promise(() => peer.executions())
+        const url = `${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`
+        const refused = yield* request(url, { method: "POST", headers: admin, body: JSON.stringify(paymentIntakeInput()) })
+        assert.strictEqual(refused.status, 409)
+        assert.strictEqual(refused.headers.get("content-type"), "application/problem+json")
+        assert.strictEqual(refused.json.code, "payment_mode_not_enabled")
+        assert.include(refused.json.detail, "one_time_purchase")
+        assert.notInclude(JSON.stringify(refused.json), "as_3f9c")
+        yield* Effect.sleep("300 millis")
+        assert.strictEqual(yield* Effect.promise(() => peer.executions()), executionsBefore)
       }).pipe(Effect.scoped), 60_000)
 
     it.live("a completion while storage fails: 503 storage_unavailable, nothing recorded; delivered again later, recorded once", () =>

@@ -11,9 +11,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { ActionIntake } from "../../../core/connector/Action.ts"
-import { type ConnectorNotActive, intake, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import { type ConnectorNotActive, intake, type PaymentModeNotEnabled, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
@@ -26,14 +27,14 @@ import { jsonResponse as json } from "../Answer.ts"
 /**
  * @since 0.1.0
  */
-export type ActionsServices = ActionLedger | ConnectionStore | ApiKeyStore | Crypto
+export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto
 
 /**
  * What the routes fail with; `ErrorMap` answers the domain errors.
  *
  * @since 0.1.0
  */
-export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive | PaymentSnapshotMismatch
+export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive | PaymentSnapshotMismatch | PaymentModeNotEnabled
 
 
 const createAction = (maxBodyBytes: number) => (workspaceId: string) =>

@@ -7,6 +7,11 @@
  * request may have reached the endpoint is an unknown outcome (`DeliveryAmbiguous`); a failure
  * before anything was sent changes nothing.
  *
+ * Before every attempt, first send and retries alike, a Payment action passes the payment
+ * capability gate again (`Capability.paymentGate`, issue 15): if it does not, nothing is sent, the
+ * outbox item is completed and the `Blocked` trigger is applied (a never-sent action ends `blocked`;
+ * an `unknown_outcome` one keeps its state with a `delivery_blocked` history entry).
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
@@ -30,7 +35,7 @@ import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../../protocol/Verification.ts"
 import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
-import { coversPaymentMode, intentFits } from "../Capability.ts"
+import { coversPaymentMode, intentFits, paymentGate } from "../Capability.ts"
 import { activeRevision, revisionNumbered } from "../Revisions.ts"
 import { answer, applyTrigger, stepDetail } from "./applyTrigger.ts"
 import { makeOutbound } from "./outbound.ts"
@@ -45,6 +50,7 @@ export type DeliveryResult =
   | { readonly _tag: "Ambiguous"; readonly reason: string }
   | { readonly _tag: "NotSent"; readonly reason: string }
   | { readonly _tag: "Skipped"; readonly reason: string }
+  | { readonly _tag: "Blocked"; readonly reason: string }
 
 /**
  * How long a dispatcher trusts a connection revision it read (endpoint and state).
@@ -76,7 +82,9 @@ export type DeliveryServices =
 export type DeliverAction = (
   record: ActionRecord,
   attempt: number,
-  completes: { readonly id: string; readonly owner: string }
+  completes: { readonly id: string; readonly owner: string },
+  /** The provider connection generation the action was taken under (its outbox payload), if known. */
+  generation?: string
 ) => Effect.Effect<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, StorageError>
 
 const isCode = Schema.is(Code)
@@ -159,6 +167,34 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         return coversPaymentMode(evidence, { activeRevision: active, mode, now }) ? "allowed" : "mode_not_enabled"
       })
 
+    /**
+     * The gate refused to send: a never-sent action ends `blocked`; one that may have reached the
+     * customer keeps `unknown_outcome` (reconciled, never dropped) and is not sent again. Either
+     * way the history names the reason and the outbox item is completed.
+     */
+    const block = (record: ActionRecord, attempt: number, reason: string, completes: { readonly id: string; readonly owner: string }) =>
+      applyTrigger<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, never, never>({
+        ledger,
+        actionRequestId: record.actionRequestId,
+        record,
+        trigger: { _tag: "Blocked", reason },
+        decide: (current, step) => {
+          const kept = step?._tag === "Stay" && step.reason === "delivery_blocked"
+          if (step?._tag !== "Move" && !kept) {
+            return Effect.succeed(answer(notWritten({ _tag: "Skipped", reason: "already_acknowledged" })))
+          }
+          return Effect.succeed({
+            _tag: "Write" as const,
+            write: {
+              toState: step._tag === "Move" ? step.to : current.state,
+              history: { trigger: step._tag === "Move" ? "blocked" : "delivery_blocked", detail: { attempt, reason } },
+              completeOutboxItem: completes
+            },
+            settle: () => Effect.succeed({ result: { _tag: "Blocked" as const, reason }, itemCompleted: true })
+          })
+        }
+      }).pipe(Effect.map((applied) => applied ?? notWritten({ _tag: "Skipped", reason: "concurrent_change" })))
+
     // A revision's endpoint never changes; its state is re-read at most every few seconds, so a
     // busy dispatcher does not read the connection for every delivery.
     const revisionCache = new Map<string, { readonly at: number; readonly revision: Option.Option<ConnectionRevision> }>()
@@ -174,7 +210,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         return found
       })
 
-    return (record, attempt, completes) =>
+    return (record, attempt, completes, generation) =>
       Effect.gen(function*() {
         if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
           return notWritten({ _tag: "Skipped", reason: "already_acknowledged" })
@@ -186,6 +222,13 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         if (Option.isNone(revision) || revision.value.state === "retired") {
           return notWritten({ _tag: "NotSent", reason: "revision_unavailable" })
         }
+        // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
+        const gate = yield* paymentGate(record.connectionId, request, {
+          now: yield* Clock.currentTimeMillis,
+          boundRevision: record.revision,
+          ...(generation !== undefined ? { generation } : {})
+        }).pipe(Effect.provideService(ConnectionStore, connections), Effect.provideService(CapabilityRegistry, capabilities))
+        if (gate !== undefined && gate.verdict !== "covered") return yield* block(record, attempt, gate.verdict, completes)
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
         const nonce = yield* signer.freshNonce

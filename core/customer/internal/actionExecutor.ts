@@ -12,9 +12,10 @@ import type { CatalogEvidenceType, CompletionOutcome, EvidenceScalar } from "../
 import type { ClaimedExecution } from "../ClaimedExecution.ts"
 
 /**
- * The business outcome the host observed. `evidence.accountId` is set by the kit to the action's
- * account (the service requires it); `source` must be a catalog evidence type for the service to
- * verify the action. Up to 15 further scalar evidence fields.
+ * The business outcome the host observed, sent as the completion's evidence unchanged: the spec's
+ * `entitlement`, `reasonCode` and `source` (a catalog evidence type for the service to verify the
+ * action), and up to 15 further scalar evidence fields. An `accountId` field, if the host sets one,
+ * must be the action's account, or the service does not match the evidence.
  *
  * @since 0.1.0
  */

@@ -66,7 +66,7 @@ export const makeExecuteItem = (options: {
         completionId,
         completedAt: formatTimestamp(now),
         outcome: result.outcome,
-        evidence: { ...result.evidence, accountId: record.accountId }
+        evidence: result.evidence
       }
       if (validCompletion(body)) return { body, completionId, now }
       yield* Effect.logWarning("customer kit: the executor's result is not a valid completion; reporting unknown")

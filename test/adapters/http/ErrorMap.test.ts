@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConnectorNotConfigured } from "../../../core/connector/ConnectionCheck.ts"
 import { CompletionRefused } from "../../../core/connector/CompletionIntake.ts"
 import { RegistrationRejected } from "../../../core/connector/Connection.ts"
-import { ConnectorNotActive, PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
 import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../core/ingest/Ingest.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
 import * as ErrorMap from "../../../adapters/http/ErrorMap.ts"
@@ -55,6 +55,14 @@ describe("ErrorMap.toProblem", () => {
     assert.strictEqual(mismatch.status, 422)
     assert.strictEqual(mismatch.code, "payment_snapshot_mismatch")
     assert.strictEqual(mismatch.detail, "the payment snapshot does not fit the action (mode_mismatch)")
+  })
+
+  it("a Payment action without a covering payment capability: 409 payment_mode_not_enabled naming the mode and reason", () => {
+    const problem = ErrorMap.toProblem(new PaymentModeNotEnabled({ mode: "setup_only", reason: "payment_capability_missing" }))
+    assert.strictEqual(problem.status, 409)
+    assert.strictEqual(problem.code, "payment_mode_not_enabled")
+    assert.include(problem.detail, "setup_only")
+    assert.include(problem.detail, "payment_capability_missing")
   })
 
   it("connector administration: 422 with the rule's code and fields, 404 connector_not_configured", () => {

@@ -4,6 +4,7 @@ import * as fc from "fast-check"
 import {
   type ActionState,
   actionStates,
+  isTerminal,
   journeyMayAdvance,
   transition,
   type Trigger
@@ -37,7 +38,11 @@ const trigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
     }))
   )
 
-const anyTrigger = fc.boolean().chain(trigger)
+/** Any trigger, the payment gate's `Blocked` included. */
+const anyTrigger = fc.oneof(
+  fc.boolean().chain(trigger),
+  fc.constantFrom("payment_capability_missing", "payment_mode_not_enabled", "revision_not_current").map((reason): Trigger => ({ _tag: "Blocked", reason }))
+)
 
 /** The catalog evidence types (pinned to the spec's eight in messages.test.ts). */
 const catalog: ReadonlyArray<string> = CatalogEvidenceType.literals
@@ -143,7 +148,8 @@ const verifiesNonPayment = (b: EvidenceBinding, step: Step): boolean =>
   step.completion.workspaceId === b.workspaceId &&
   step.completion.actionRequestId === b.actionRequestId &&
   step.completion.providerIdempotencyKey === b.providerIdempotencyKey &&
-  step.completion.evidence["accountId"] === b.accountId &&
+  // `evidence.accountId` is optional; present, it must be the action's account.
+  (step.completion.evidence["accountId"] === undefined || step.completion.evidence["accountId"] === b.accountId) &&
   catalog.includes(step.completion.evidence.source)
 
 const isVerifiedObservation = (step: Step): boolean =>
@@ -326,5 +332,38 @@ describe("action state machine", () => {
     it("an observation before any completion is refused", () => {
       assert.strictEqual(transition("accepted", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })._tag, "Illegal")
     })
+  })
+})
+
+describe("blocked by the payment capability gate (issue 15)", () => {
+  const reasons = ["payment_capability_missing", "payment_capability_expired", "payment_mode_not_enabled", "revision_not_current", "provider_connection_changed"]
+  const blocked = (reason: string): Trigger => ({ _tag: "Blocked", reason })
+
+  it("a never-sent action (dispatching) ends blocked, whatever the reason", () => {
+    for (const reason of reasons) {
+      const step = transition("dispatching", blocked(reason))
+      assert.deepStrictEqual(step._tag === "Move" ? step.to : step._tag, "blocked")
+    }
+  })
+
+  it("an action that may have reached the customer (unknown_outcome) keeps its state: delivery_blocked, never dropped", () => {
+    assert.deepStrictEqual(transition("unknown_outcome", blocked("payment_capability_missing")), {
+      _tag: "Stay",
+      reason: "delivery_blocked",
+      queueReconciliation: false
+    })
+  })
+
+  it("an acknowledged or finished action is past the gate: nothing changes", () => {
+    for (const state of actionStates.filter((s) => s !== "dispatching" && s !== "unknown_outcome")) {
+      assert.strictEqual(transition(state, blocked("revision_not_current"))._tag, "Stay", state)
+    }
+  })
+
+  it.prop("blocked is terminal: no trigger moves it, and the journey never advances", [anyTrigger], ([t]) => {
+    // (An observation for a non-payment action is refused before any state is considered.)
+    assert.notStrictEqual(transition("blocked", t)._tag, "Move")
+    assert.isTrue(isTerminal("blocked"))
+    assert.isFalse(journeyMayAdvance("blocked"))
   })
 })

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { coversPaymentMode, currentCapabilities, evidenceCurrent, intentFits } from "../../../core/connector/Capability.ts"
+import { coversPaymentMode, currentCapabilities, evidenceCurrent, intentFits, paymentCapabilityVerdict } from "../../../core/connector/Capability.ts"
 import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis, makeMemory } from "../../../core/ports/CapabilityRegistry.ts"
 import type { Connection, ConnectionRevision } from "../../../core/ports/ConnectionStore.ts"
 import type { PaymentMode } from "../../../core/protocol/messages/Common.ts"
@@ -112,4 +112,28 @@ describe("currentCapabilities", () => {
       assert.deepStrictEqual(yield* current(connection(1), recordedAt), Option.none())
       assert.deepStrictEqual(yield* current(connection(2), evidence.expiresAt), Option.none())
     }))
+})
+
+describe("paymentCapabilityVerdict", () => {
+  const at = { activeRevision: 2, mode: "one_time_purchase" as const, now: recordedAt }
+  const table: ReadonlyArray<readonly [string, Option.Option<CapabilityEvidence>, Parameters<typeof paymentCapabilityVerdict>[1], string]> = [
+    ["covered", Option.some(evidence), at, "covered"],
+    ["covered, bound revision and generation agree", Option.some(evidence), { ...at, boundRevision: 2, generation: evidence.providerConnectionGeneration }, "covered"],
+    ["no evidence", Option.none(), at, "payment_capability_missing"],
+    ["no active revision", Option.some(evidence), { ...at, activeRevision: undefined }, "revision_not_current"],
+    ["the action's revision is no longer active", Option.some(evidence), { ...at, boundRevision: 1 }, "revision_not_current"],
+    ["evidence of another revision", Option.some(evidence), { ...at, activeRevision: 3 }, "revision_not_current"],
+    ["expired at exactly one hour", Option.some(evidence), { ...at, now: evidence.expiresAt }, "payment_capability_expired"],
+    ["another provider connection generation", Option.some(evidence), { ...at, generation: "live:" + "b".repeat(64) }, "provider_connection_changed"],
+    ["mode not included", Option.some(evidence), { ...at, mode: "new_subscription" }, "payment_mode_not_enabled"]
+  ]
+  for (const [name, e, when, verdict] of table) {
+    it(name, () => {
+      assert.strictEqual(paymentCapabilityVerdict(e, when), verdict)
+      // The verdict agrees with the one rule whenever no binding is given.
+      if (when.boundRevision === undefined && when.generation === undefined) {
+        assert.strictEqual(verdict === "covered", coversPaymentMode(e, when))
+      }
+    })
+  }
 })

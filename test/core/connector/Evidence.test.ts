@@ -26,8 +26,7 @@ describe("matchEvidence", () => {
     ["workspace_mismatch", completion({ workspaceId: "1b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11" })],
     ["action_mismatch", completion({ actionRequestId: "7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b" })],
     ["idempotency_key_mismatch", completion({ providerIdempotencyKey: "pva_" + "b".repeat(64) })],
-    ["account_missing", completion({}, { accountId: undefined })],
-    ["account_missing", completion({}, { accountId: null })],
+    ["account_mismatch", completion({}, { accountId: null })],
     ["account_mismatch", completion({}, { accountId: "acct_43" })],
     ["source_not_catalog", completion({}, { source: "browser_success_screen" })],
     ["outcome_not_succeeded", completion({ outcome: "failed" })]
@@ -37,6 +36,13 @@ describe("matchEvidence", () => {
       assert.deepStrictEqual(matchEvidence(binding, c), { _tag: "Unmatched", reason })
     })
   }
+  it("a completion with exactly the spec's evidence fields (entitlement, reasonCode, source) matches: evidence.accountId is optional", () => {
+    const spec = { ...completion(), evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" } as Completion["evidence"] }
+    assert.deepStrictEqual(matchEvidence(binding, spec), { _tag: "Matched", type: "entitlement_state" })
+  })
+  it("a present accountId other than the action's does not match, and says so", () => {
+    assert.deepStrictEqual(matchEvidence(binding, completion({}, { accountId: "acct_other" })), { _tag: "Unmatched", reason: "account_mismatch" })
+  })
   it("accepts every catalog type", () => {
     for (const source of ["authenticated_completion", "provider_event", "customer_server_event", "billing_change", "subscription_state", "entitlement_state", "credit_balance", "approval_recorded"]) {
       assert.strictEqual(matchEvidence(binding, completion({}, { source }))._tag, "Matched")

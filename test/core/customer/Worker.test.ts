@@ -136,8 +136,8 @@ for (const variant of storageVariants) {
               entitlement: "trial",
               reasonCode: "trial_extended",
               source: "customer_server_event",
-              extensionDays: 14,
-              accountId: "acct_42"
+              // The host's evidence unchanged: the kit adds no `accountId` (the spec's shape is enough).
+              extensionDays: 14
             }
           }
         )
@@ -330,7 +330,9 @@ describe("customer kit worker after a possible earlier run", () => {
       const item = Option.getOrThrow(yield* completionItem(body.actionRequestId))
       const stored = JSON.parse((item.payload as { body: string }).body)
       assert.strictEqual(stored.outcome, "failed")
-      assert.strictEqual(stored.evidence.accountId, "acct_42")
+      // The spec's evidence, as the host reported it: the kit adds no `accountId` of its own.
+      assert.deepStrictEqual(stored.evidence, found.evidence)
+      assert.isUndefined(stored.evidence.accountId)
       const ledger = yield* ActionLedger
       assert.strictEqual(Option.getOrThrow(yield* ledger.get(body.actionRequestId)).state, Worker.kitStates.completing)
       assert.strictEqual(yield* worker.executeDue, 0)

@@ -18,7 +18,7 @@ import { Outbox } from "../../../../core/ports/Outbox.ts"
 import { computeSignature, encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { storageVariants } from "../../../support/storage.ts"
-import { connect, intakeInput, secrets, workspaceId } from "./support.ts"
+import { connect, enablePaymentModes, intakeInput, secrets, workspaceId } from "./support.ts"
 
 const layer = () => Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer)
 
@@ -27,7 +27,9 @@ type Body = Record<string, unknown>
 /** An accepted action (its acknowledgement applied directly) and a completion body for it. */
 const acceptedAction = (input: ActionIntake = intakeInput()) =>
   Effect.gen(function*() {
-    yield* connect("http://127.0.0.1:1/connector")
+    const revision = yield* connect("http://127.0.0.1:1/connector")
+    // A Payment action is taken only with a fresh payment capability (issue 15).
+    yield* enablePaymentModes(revision)
     const { actionRequestId } = yield* intake(workspaceId, input)
     const ledger = yield* ActionLedger
     const record = Option.getOrThrow(yield* ledger.get(actionRequestId))
@@ -103,12 +105,28 @@ describe("completion intake", () => {
       assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 1)
     }).pipe(Effect.provide(layer())))
 
-  it.live("evidence without the account keeps the action pending", () =>
+  // Issue 15: the spec's evidence shape is enough; `evidence.accountId` is optional (it used to be
+  // required, and this completion stayed pending).
+  it.live("a completion with exactly the spec's evidence fields (entitlement, reasonCode, source) verifies a non-payment action", () =>
     Effect.gen(function*() {
       const receive = yield* makeCompletionReceiver
-      const { completion } = yield* acceptedAction()
+      const { actionRequestId, completion } = yield* acceptedAction()
       const receipt = yield* receive(yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "entitlement_state" } }))
+      assert.strictEqual(receipt.state, "verified")
+      const last = (yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))).at(-1)!
+      assert.strictEqual((last.detail as { evidence: Record<string, unknown> }).evidence["matched"], "entitlement_state")
+    }).pipe(Effect.provide(layer())))
+
+  it.live("evidence naming another account does not match: pending, account_mismatch in the history", () =>
+    Effect.gen(function*() {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      const receipt = yield* receive(
+        yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "entitlement_state", accountId: "acct_other" } })
+      )
       assert.strictEqual(receipt.state, "pending")
+      const last = (yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))).at(-1)!
+      assert.strictEqual((last.detail as { evidence: Record<string, unknown> }).evidence["unmatched"], "account_mismatch")
     }).pipe(Effect.provide(layer())))
 
   it.live("failed -> failed, unknown -> unresolved", () =>

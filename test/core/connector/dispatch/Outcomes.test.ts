@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
 import * as HttpTransport from "../../../../adapters/transport/HttpTransport.ts"
@@ -33,6 +34,7 @@ import {
   closedPort,
   connect,
   connectionId,
+  enablePaymentModes,
   intakeInput,
   paymentIntakeInput,
   type Peer,
@@ -56,20 +58,7 @@ const historyOf = (id: string) => Effect.flatMap(ActionLedger, (l) => l.history(
 const itemOf = (id: string) =>
   Effect.flatMap(Outbox, (o) => o.findByKey("service.dispatch", id)).pipe(Effect.map(Option.getOrThrow))
 
-/** Records current capability evidence for `revision` with these modes. */
-const enableModes = (revision: number, modes: ReadonlyArray<PaymentMode>) =>
-  Effect.flatMap(CapabilityRegistry, (registry) =>
-    registry.record({
-      connectionId,
-      revision,
-      modes,
-      livemode: false,
-      connectedAccountReferenceHash: "a".repeat(64),
-      responseFingerprint: globalThis.crypto.randomUUID(),
-      providerConnectionGeneration: "gen-1",
-      recordedAt: Date.now(),
-      expiresAt: Date.now() + 3_600_000
-    }))
+const enableModes = (revision: number, modes: ReadonlyArray<PaymentMode>) => enablePaymentModes(revision, modes)
 
 /** The real clock moved by `offsetMillis`. */
 const shiftedClock = (offsetMillis: number): Clock.Clock => {
@@ -152,7 +141,12 @@ describe("payment continuations", () => {
   const deliverWithContinuation = (
     input: ActionIntake,
     setup: (revision: number) => Effect.Effect<unknown, unknown, CapabilityRegistry>,
-    afterIntake: Effect.Effect<unknown, unknown, ConnectionStore | SecretVault> = Effect.void
+    afterIntake: Effect.Effect<unknown, unknown, ConnectionStore | SecretVault> = Effect.void,
+    /**
+     * Runs while the customer holds the request, after the payment gate let it through and before
+     * its acknowledgement is processed: the continuation check decides on what holds then.
+     */
+    whileDelivering?: (revision: number) => Effect.Effect<unknown, unknown, CapabilityRegistry | ConnectionStore | SecretVault>
   ) =>
     Effect.gen(function*() {
       peer.mode = "good"
@@ -161,8 +155,17 @@ describe("payment continuations", () => {
       const { actionRequestId } = yield* intake(workspaceId, input)
       yield* afterIntake
       peer.mode = "continuation"
+      if (whileDelivering !== undefined) {
+        const runtime = yield* Effect.runtime<CapabilityRegistry | ConnectionStore | SecretVault>()
+        peer.beforeAnswer = () => Runtime.runPromise(runtime)(Effect.asVoid(Effect.orDie(whileDelivering(revision))))
+      }
       const dispatcher = yield* makeDispatcher({ owner: "w1" })
-      const result = yield* dispatcher.runOnce.pipe(Effect.ensuring(Effect.sync(() => (peer.mode = "good"))))
+      const result = yield* dispatcher.runOnce.pipe(
+        Effect.ensuring(Effect.sync(() => {
+          peer.mode = "good"
+          peer.beforeAnswer = undefined
+        }))
+      )
       assert.strictEqual(result, 1)
       return { actionRequestId, record: yield* recordOf(actionRequestId), history: yield* historyOf(actionRequestId) }
     })
@@ -230,7 +233,13 @@ describe("payment continuations", () => {
 
   it.live("without current capability evidence: an invalid response, unknown outcome, nothing stored", () =>
     Effect.gen(function*() {
-      const { history, record } = yield* deliverWithContinuation(paymentIntakeInput(), () => Effect.void)
+      // The evidence is removed (an acknowledgement without proof) while the customer holds the request.
+      const { history, record } = yield* deliverWithContinuation(
+        paymentIntakeInput(),
+        (r) => enableModes(r, ["one_time_purchase"]),
+        Effect.void,
+        (r) => Effect.flatMap(CapabilityRegistry, (registry) => registry.clear(connectionId, r))
+      )
       assert.strictEqual(record.state, "unknown_outcome")
       assert.isNull(record.sealedContinuation)
       assert.strictEqual(reasonOf(history), "response_continuation_mode_not_enabled")
@@ -238,7 +247,13 @@ describe("payment continuations", () => {
 
   it.live("evidence for another mode only: unknown outcome", () =>
     Effect.gen(function*() {
-      const { history, record } = yield* deliverWithContinuation(paymentIntakeInput(), (r) => enableModes(r, ["setup_only"]))
+      // A newer proof for another mode only replaces the evidence while the customer holds the request.
+      const { history, record } = yield* deliverWithContinuation(
+        paymentIntakeInput(),
+        (r) => enableModes(r, ["one_time_purchase"]),
+        Effect.void,
+        (r) => enableModes(r, ["setup_only"])
+      )
       assert.strictEqual(record.state, "unknown_outcome")
       assert.strictEqual(reasonOf(history), "response_continuation_mode_not_enabled")
     }).pipe(Effect.provide(layer())), 30_000)
@@ -266,8 +281,9 @@ describe("payment continuations", () => {
       const { history, record } = yield* deliverWithContinuation(
         paymentIntakeInput(),
         (r) => enableModes(r, ["one_time_purchase"]),
-        // A newer revision is activated after the action was bound to the old one.
-        connect(peer.url)
+        Effect.void,
+        // A newer revision is activated after the action was bound to the old one (and sent).
+        () => connect(peer.url)
       )
       assert.strictEqual(record.state, "unknown_outcome")
       assert.strictEqual(reasonOf(history), "response_continuation_revision_not_current")

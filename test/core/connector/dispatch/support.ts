@@ -15,6 +15,8 @@ import * as Option from "effect/Option"
 import type { Cipher } from "../../../../core/protocol/Cipher.ts"
 import type { StoragePorts } from "../../../../core/ports/StoragePorts.ts"
 import { ConnectionStore } from "../../../../core/ports/ConnectionStore.ts"
+import { CapabilityRegistry } from "../../../../core/ports/CapabilityRegistry.ts"
+import type { PaymentMode } from "../../../../core/protocol/messages/Common.ts"
 import type { ActionIntake } from "../../../../core/connector/Action.ts"
 import type { Crypto } from "../../../../core/ports/Crypto.ts"
 import { executeOutboxKind, makeCustomerHandler } from "../../../../core/customer/Handler.ts"
@@ -35,6 +37,29 @@ export const secrets = {
 }
 
 export { intakeInput }
+
+/**
+ * Records fresh capability evidence for `revision` with these modes (as a signed handshake proof
+ * would), under provider connection generation `generation`; the payment gate needs it before a
+ * Payment action is taken or delivered.
+ */
+export const enablePaymentModes = (
+  revision: number,
+  modes: ReadonlyArray<PaymentMode> = ["one_time_purchase"],
+  generation = "gen-1"
+) =>
+  Effect.flatMap(CapabilityRegistry, (registry) =>
+    registry.record({
+      connectionId,
+      revision,
+      modes,
+      livemode: false,
+      connectedAccountReferenceHash: "a".repeat(64),
+      responseFingerprint: globalThis.crypto.randomUUID(),
+      providerConnectionGeneration: generation,
+      recordedAt: Date.now(),
+      expiresAt: Date.now() + 3_600_000
+    }))
 
 /**
  * Registers `endpoint` as the workspace's active revision with the test secrets (or another

@@ -27,6 +27,7 @@ import {
   connect,
   type Peer,
   type PeerMode,
+  enablePaymentModes,
   paymentIntakeInput,
   providerReferenceOf,
   signedCompletion,
@@ -83,7 +84,7 @@ const pendingPayment = Effect.gen(function*() {
   peer.mode = "good"
   refunded = false
   script = undefined
-  yield* connect(peer.url)
+  yield* enablePaymentModes(yield* connect(peer.url))
   const { actionRequestId } = yield* intake(workspaceId, paymentIntakeInput())
   const dispatcher = yield* makeDispatcher({ owner: "d1" })
   assert.strictEqual(yield* dispatcher.runOnce, 1)
