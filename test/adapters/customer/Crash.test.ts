@@ -62,8 +62,8 @@ const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<
     assert.strictEqual(ack.body.requestNonce, retry.nonce)
 
     // 3. One execution and one completion, across both processes.
-    // Waits up to 30 s: on a loaded machine the restarted kit may take a while to lease and run the item.
-    for (let i = 0; i < 1200 && service.received.length === 0; i++) yield* Effect.sleep("25 millis")
+    // Waits up to 60 s: on a loaded machine the restarted kit may take a while to lease and run the item.
+    for (let i = 0; i < 2400 && service.received.length === 0; i++) yield* Effect.sleep("25 millis")
     yield* Effect.sleep("600 millis")
     const executions = [...first.lines, ...second.lines].filter((l) => l.startsWith("execute "))
     assert.deepStrictEqual(executions, [`execute ${body.actionRequestId}`])
