@@ -255,7 +255,9 @@ const reportFailure = (cause: Cause.Cause<StartupError | AccordConfig.InvalidCon
 export const main = (httpServer: HttpServerFactory): Effect.Effect<never, StartupError | AccordConfig.InvalidConfig> =>
   Effect.gen(function*() {
     const config = yield* AccordConfig.load
+    // `scoped` closes the scope (drain, listener, storage) before `onInterrupt` logs the last line.
     return yield* Effect.scoped(Effect.zipRight(start(config, httpServer(config)), Effect.never)).pipe(
+      Effect.onInterrupt(() => Effect.logInfo(StartupLog.stopped)),
       Logger.withMinimumLogLevel(config.logLevel)
     )
   }).pipe(Effect.tapErrorCause(reportFailure), withServerLogger)

@@ -110,3 +110,11 @@ export const startFailure = (failure: InvalidConfig | { readonly _tag: "StartupE
   failure._tag === "InvalidConfig"
     ? ["Accord cannot start: invalid configuration", ...failure.problems.map((line) => `  - ${line}`)]
     : ["Accord cannot start", `  - ${failure.reason}`]
+
+/**
+ * The last line of a server that was started and then stopped (SIGTERM or SIGINT): everything it
+ * started has been drained and closed.
+ *
+ * @since 0.1.0
+ */
+export const stopped: string = "stopped"
