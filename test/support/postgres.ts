@@ -16,11 +16,14 @@ import * as Database from "../../adapters/sql/Database.ts"
 
 export const databaseUrl: string | undefined = process.env["DATABASE_URL"] || undefined
 
-let warned = false
-/** Prints the skip notice once per test file. */
+const warned = new Set<string>()
+/**
+ * Prints why a PostgreSQL suite is skipped, once per suite and test file (while the file is
+ * collected, so the quiet console lets it through).
+ */
 export const warnIfSkipped = (suite: string): void => {
-  if (databaseUrl === undefined && !warned) {
-    warned = true
+  if (databaseUrl === undefined && !warned.has(suite)) {
+    warned.add(suite)
     console.warn(`PostgreSQL suites SKIPPED (${suite}): DATABASE_URL is not set`)
   }
 }
