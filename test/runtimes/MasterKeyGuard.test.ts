@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
+import { databaseUrl, envWithoutDatabase, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const keyA = Buffer.alloc(32, 0xa1).toString("base64")
@@ -44,7 +44,7 @@ const startServer = async (env: Record<string, string>): Promise<Run> => {
   const child = spawn(process.execPath, ["--import", "tsx", "runtimes/node/main.ts"], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1", PORT: String(port), HOST: "127.0.0.1", ...env }
+    env: { ...envWithoutDatabase(), NO_COLOR: "1", PORT: String(port), HOST: "127.0.0.1", ...env }
   })
   let output = ""
   child.stdout.on("data", (chunk) => (output += chunk))
@@ -83,13 +83,20 @@ const guarded = async (env: Record<string, string>) => {
   const again = await startServer({ ...env, ACCORD_MASTER_KEY: keyA })
   assert.strictEqual(again.result, "ready", again.output)
   assert.include(again.output, "master key: matches the database")
+  assert.include(again.output, "migrations: none pending")
+  assert.notInclude(again.output, "creating the embedded database")
+  return first
 }
 
 describe("master-key guard", () => {
   it("PGlite: key A starts, key B is refused with one line and a non-zero exit, key A starts again", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "accord-key-guard-"))
     try {
-      await guarded({ ACCORD_DATA_DIR: dataDir })
+      const first = await guarded({ ACCORD_DATA_DIR: dataDir })
+      // What a newcomer's first start says: progress, the migrations, the next step.
+      assert.include(first.output, "storage: creating the embedded database (first start")
+      assert.match(first.output, /migrations: applied 0001_init, .*0010_master_key_check/)
+      assert.include(first.output, "no workspace exists yet: to create one with an administrator key")
     } finally {
       await rm(dataDir, { recursive: true, force: true })
     }

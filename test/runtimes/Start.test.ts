@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
+import { envWithoutDatabase } from "../support/postgres.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -41,7 +42,7 @@ describe("npm start", () => {
     const npm = spawn("npm", ["start", "--silent"], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NO_COLOR: "1", PORT: String(port), HOST: "127.0.0.1", ACCORD_DATA_DIR: dataDir }
+      env: { ...envWithoutDatabase(), NO_COLOR: "1", PORT: String(port), HOST: "127.0.0.1", ACCORD_DATA_DIR: dataDir }
     })
     let output = ""
     npm.stdout.on("data", (chunk) => (output += chunk))

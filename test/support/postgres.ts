@@ -53,3 +53,18 @@ export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<str
 /** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
 export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.unwrapScoped(Effect.map(freshSchemaUrl(url), Database.layerPg))
+
+/**
+ * The environment a spawned server inherits, without `DATABASE_URL`: a test that gives it a data
+ * directory means the embedded database, never the shared CI database itself.
+ */
+export const envWithoutDatabase = (): NodeJS.ProcessEnv => {
+  const { DATABASE_URL: _, ...env } = process.env
+  return env
+}
+
+/** Runs `f` with the URL of a fresh schema on `DATABASE_URL` (dropped afterwards), or without one. */
+export const withFreshSchema = <A>(f: (url: string | undefined) => Promise<A>): Promise<A> =>
+  databaseUrl === undefined
+    ? f(undefined)
+    : Effect.runPromise(Effect.scoped(Effect.flatMap(freshSchemaUrl(databaseUrl), (url) => Effect.promise(() => f(Redacted.value(url))))))
