@@ -7,11 +7,11 @@
  */
 import { spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
-import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
+import { freePort, sleep } from "../support/ports.ts"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { databaseUrl, envWithoutDatabase, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
@@ -19,18 +19,6 @@ import { databaseUrl, envWithoutDatabase, freshSchemaUrl, warnIfSkipped } from "
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const keyA = Buffer.alloc(32, 0xa1).toString("base64")
 const keyB = Buffer.alloc(32, 0xb2).toString("base64")
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createNetServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Run {
   /** `ready` when /readyz answered 200 (the server is then stopped with SIGTERM), else its exit code. */
@@ -51,7 +39,8 @@ const startServer = async (env: Record<string, string>): Promise<Run> => {
   child.stderr.on("data", (chunk) => (output += chunk))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   try {
-    const deadline = Date.now() + 30_000
+    // Generous: a first embedded start on a loaded machine can take tens of seconds.
+    const deadline = Date.now() + 90_000
     while (Date.now() < deadline && child.exitCode === null) {
       if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) {
         child.kill("SIGTERM")
@@ -100,7 +89,7 @@ describe("master-key guard", () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true })
     }
-  }, 120_000)
+  }, 300_000)
 
   warnIfSkipped("master-key guard on PostgreSQL")
   it.live.skipIf(databaseUrl === undefined)("PostgreSQL: the same, and the warning when the key lives in a local file", () =>
@@ -116,5 +105,5 @@ describe("master-key guard", () => {
       assert.match(fileKey.output, /DATABASE_URL is set but ACCORD_MASTER_KEY is not, so the key that opens the stored connector secrets lives only in /)
       assert.match(fileKey.output, /the key file in ACCORD_DATA_DIR is not the master key this database was first started with/)
       assert.notStrictEqual(fileKey.result, "ready", fileKey.output)
-    }).pipe(Effect.scoped), 120_000)
+    }).pipe(Effect.scoped), 300_000)
 })

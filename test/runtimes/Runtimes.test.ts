@@ -1,11 +1,11 @@
 import { execFile, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
-import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
+import { freePort, sleep } from "../support/ports.ts"
 import { envWithoutDatabase, withFreshSchema } from "../support/postgres.ts"
 
 const run = promisify(execFile)
@@ -60,18 +60,6 @@ const servers: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> =
   ["bun", bin("bun"), ["runtimes/bun/main.ts"]],
   ["deno", bin("deno"), ["run", "-A", "runtimes/deno/main.ts"]]
 ]
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createNetServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("runtime smoke: the server boots, serves, drains in-flight requests and exits 0 on SIGTERM", () => {
   for (const [runtime, command, args] of servers) {
