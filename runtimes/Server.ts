@@ -36,7 +36,10 @@ import type * as Readiness from "../adapters/http/Readiness.ts"
 import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Database from "../adapters/sql/Database.ts"
+import * as MasterKeyCheck from "../adapters/sql/MasterKeyCheck.ts"
+import * as Migrations from "../adapters/sql/Migrations.ts"
 import * as SqlReadiness from "../adapters/sql/Readiness.ts"
+import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
@@ -83,13 +86,33 @@ export const storageLayer = (
   Layer.unwrapScoped(Effect.gen(function*() {
     const storage = Database.storageFrom(config)
     yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
+    if (Database.createsEmbeddedDatabase(storage)) yield* Effect.logInfo(StartupLog.creatingEmbeddedDatabase)
     const sql = Database.layer(storage)
     // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).
     const cachedKeys = Layer.effect(ApiKeyStore.ApiKeyStore, Effect.map(ApiKeyStore.ApiKeyStore, (store) => ApiKeyStore.withLookupCache(store)))
-    return Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), SqlReadiness.layer).pipe(
+    const stores = Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), SqlReadiness.layer)
+    return stores.pipe(
+      Layer.provide(prepareDatabase(config)),
       Layer.provideMerge(sql),
-      Layer.mapError((error) => new StartupError({ reason: `storage: ${error.message || error._tag}` }))
+      Layer.mapError((error) =>
+        new StartupError({
+          reason: error._tag === "MasterKeyMismatch"
+            ? StartupLog.masterKeyMismatch(config)
+            : `storage: ${error.message || error._tag}`
+        })
+      )
     )
+  }))
+
+/**
+ * Before the stores: the migrations (saying which ran; the stores' own run then finds none
+ * pending), the master-key guard, and the next-step hint when no workspace exists.
+ */
+const prepareDatabase = (config: AccordConfig.AccordConfig) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    yield* StartupLog.log(StartupLog.migrated(yield* Migrations.run(migrations)))
+    yield* StartupLog.log(StartupLog.masterKeyChecked(yield* MasterKeyCheck.check))
+    if (Option.isNone(config.bootstrap) && !(yield* Database.hasWorkspace)) yield* Effect.logInfo(StartupLog.noAdminKeyHint)
   }))
 
 /**
@@ -177,6 +200,7 @@ export const start = (
     // configuration
     const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
     yield* StartupLog.log(StartupLog.masterKeyWarnings(masterKey))
+    yield* StartupLog.log(StartupLog.masterKeyPlacement(config, masterKey))
 
     // layers, then the background work on them
     const services = yield* Layer.build(servicesLayer(config, masterKey, storage, options))
@@ -255,7 +279,9 @@ const reportFailure = (cause: Cause.Cause<StartupError | AccordConfig.InvalidCon
 export const main = (httpServer: HttpServerFactory): Effect.Effect<never, StartupError | AccordConfig.InvalidConfig> =>
   Effect.gen(function*() {
     const config = yield* AccordConfig.load
+    // `scoped` closes the scope (drain, listener, storage) before `onInterrupt` logs the last line.
     return yield* Effect.scoped(Effect.zipRight(start(config, httpServer(config)), Effect.never)).pipe(
+      Effect.onInterrupt(() => Effect.logInfo(StartupLog.stopped)),
       Logger.withMinimumLogLevel(config.logLevel)
     )
   }).pipe(Effect.tapErrorCause(reportFailure), withServerLogger)

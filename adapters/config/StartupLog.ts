@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import type { BootstrapKeyConflict, BootstrapOutcome } from "../../core/access/ApiKeys.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
+import type { AppliedMigration } from "../sql/Migrations.ts"
 import type { AccordConfig, InvalidConfig, MasterKey } from "./AccordConfig.ts"
 
 /**
@@ -54,6 +55,74 @@ export const masterKeyWarnings = (masterKey: MasterKey): StartupLines => ({
   info: [],
   warnings: masterKey.warning === undefined ? [] : [masterKey.warning]
 })
+
+/**
+ * With `DATABASE_URL` the data lives in PostgreSQL, but without `ACCORD_MASTER_KEY` the key that
+ * opens its connector secrets lives in a local file: lose the file (or start on another host) and
+ * the server refuses to start on that database.
+ *
+ * @since 0.1.0
+ */
+export const masterKeyPlacement = (config: AccordConfig, masterKey: MasterKey): StartupLines => ({
+  info: [],
+  warnings: config.databaseUrl._tag === "Some" && masterKey.source !== "environment"
+    ? [
+      `master key: DATABASE_URL is set but ACCORD_MASTER_KEY is not, so the key that opens the stored connector secrets lives only in ${
+        masterKey.path ?? "this process"
+      }; back it up, or set ACCORD_MASTER_KEY (base64 of 32 bytes) to its content on every host`
+    ]
+    : []
+})
+
+/**
+ * The server was started with another master key than the database was first started with.
+ *
+ * @since 0.1.0
+ */
+export const masterKeyMismatch = (config: AccordConfig): string =>
+  `master key: ${
+    config.masterKey._tag === "Some" ? "ACCORD_MASTER_KEY" : "the key file in ACCORD_DATA_DIR"
+  } is not the master key this database was first started with; set ACCORD_MASTER_KEY to that key (the stored connector secrets open only with it)`
+
+/**
+ * What the master-key guard did.
+ *
+ * @since 0.1.0
+ */
+export const masterKeyChecked = (outcome: "recorded" | "matched"): StartupLines => ({
+  info: [outcome === "recorded" ? "master key: check recorded in the database (first start)" : "master key: matches the database"],
+  warnings: []
+})
+
+/**
+ * Said before the embedded database is created, which takes a few seconds.
+ *
+ * @since 0.1.0
+ */
+export const creatingEmbeddedDatabase: string = "storage: creating the embedded database (first start, this takes a few seconds)"
+
+/**
+ * Which migrations this start applied.
+ *
+ * @since 0.1.0
+ */
+export const migrated = (applied: ReadonlyArray<AppliedMigration>): StartupLines => ({
+  info: [
+    applied.length === 0
+      ? "migrations: none pending"
+      : `migrations: applied ${applied.map(({ id, name }) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`
+  ],
+  warnings: []
+})
+
+/**
+ * The next step when nobody can use the admin API yet: no bootstrap variables and no workspace.
+ *
+ * @since 0.1.0
+ */
+export const noAdminKeyHint: string =
+  "no workspace exists yet: to create one with an administrator key, restart with ACCORD_BOOTSTRAP_WORKSPACE_ID " +
+  "(a UUID) and ACCORD_BOOTSTRAP_ADMIN_KEY (at least 32 characters) set"
 
 /**
  * @since 0.1.0
@@ -110,3 +179,11 @@ export const startFailure = (failure: InvalidConfig | { readonly _tag: "StartupE
   failure._tag === "InvalidConfig"
     ? ["Accord cannot start: invalid configuration", ...failure.problems.map((line) => `  - ${line}`)]
     : ["Accord cannot start", `  - ${failure.reason}`]
+
+/**
+ * The last line of a server that was started and then stopped (SIGTERM or SIGINT): everything it
+ * started has been drained and closed.
+ *
+ * @since 0.1.0
+ */
+export const stopped: string = "stopped"

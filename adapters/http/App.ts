@@ -21,6 +21,7 @@ import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import { adminWorkspacePath } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
+import * as Unrouted from "./Unrouted.ts"
 import { withRequestLog } from "./RequestLog.ts"
 import * as Accounts from "./routes/Accounts.ts"
 import * as ActionRequests from "./routes/ActionRequests.ts"
@@ -96,11 +97,14 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
  * @since 0.1.0
  */
 export const make = (options: AppOptions): HttpApp.Default<never, AppServices> => {
-  const routed = router(options).pipe(
+  const routes = router(options)
+  const routed = routes.pipe(
     Effect.catchAll((error) =>
-      Effect.succeed(
-        Problem.toResponse(error._tag === "RouteNotFound" ? Problem.notFound("no such route") : ErrorMap.toProblem(error))
-      )
+      error._tag === "RouteNotFound"
+        // the request as received: a mount's `RouteNotFound` carries its prefix-stripped copy
+        ? Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+          Problem.toResponse(Unrouted.problem(routes, request.method, request.url)))
+        : Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error)))
     ),
     Effect.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)

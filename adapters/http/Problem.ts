@@ -73,6 +73,7 @@ const titles: Record<number, string> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
+  405: "Method Not Allowed",
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",
@@ -179,6 +180,16 @@ export const forbidden = (detail: string): Problem => make(403, "forbidden", det
  * @since 0.1.0
  */
 export const notFound = (detail: string): Problem => make(404, "not_found", detail)
+
+/**
+ * 405 with the `Allow` header (RFC 9110 §15.5.6): the path exists, but not for this method.
+ *
+ * @since 0.1.0
+ */
+export const methodNotAllowed = (method: string, allowed: ReadonlyArray<string>): Problem =>
+  make(405, "method_not_allowed", `${method} is not allowed on this path; allowed: ${allowed.join(", ")}`, {
+    headers: { allow: allowed.join(", ") }
+  })
 
 /**
  * @since 0.1.0

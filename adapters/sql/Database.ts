@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -76,6 +77,16 @@ export const describeStorage = (storage: Storage): string => {
     return "PostgreSQL (DATABASE_URL is not a URL; details withheld)"
   }
 }
+
+/**
+ * Whether this start creates the embedded database (PGlite in a data directory that holds none
+ * yet): creating and migrating it takes seconds, which deserves a line before it starts.
+ *
+ * @since 0.1.0
+ */
+export const createsEmbeddedDatabase = (storage: Storage): boolean =>
+  storage._tag === "Pglite" && !storage.dataDir.startsWith("memory://") &&
+  !existsSync(join(storage.dataDir, "PG_VERSION"))
 
 /**
  * int8 and numeric come back as strings: `pg`'s defaults, matched by the PGlite client.
@@ -183,4 +194,19 @@ export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | Config
 export const ping: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.asVoid(sql`SELECT 1`)
+)
+
+/**
+ * Whether any workspace exists (after the migrations): with none and no bootstrap variables, nobody
+ * can use the admin API yet, and the start says how to create one.
+ *
+ * @since 0.1.0
+ */
+export const hasWorkspace: Effect.Effect<boolean, SqlError, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    Effect.map(
+      sql<{ readonly present: boolean }>`SELECT EXISTS (SELECT 1 FROM accord_workspaces) AS present`,
+      ([row]) => row?.present === true
+    )
 )

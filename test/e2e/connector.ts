@@ -79,6 +79,10 @@ const acceptedAction = (base: string) =>
       body: JSON.stringify(intakeInput())
     })
     assert.strictEqual(created.status, 202)
+    assert.strictEqual(
+      created.headers.get("location"),
+      `/api/admin/v1/workspaces/${workspaceId}/action-requests/${created.json.actionRequestId}`
+    )
     return yield* waitForState(base, created.json.actionRequestId as string, "accepted")
   })
 

@@ -1,11 +1,12 @@
 import { execFile, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
-import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
+import { freePort, sleep } from "../support/ports.ts"
+import { envWithoutDatabase, withFreshSchema } from "../support/postgres.ts"
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -60,28 +61,18 @@ const servers: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> =
   ["deno", bin("deno"), ["run", "-A", "runtimes/deno/main.ts"]]
 ]
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createNetServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 describe("runtime smoke: the server boots, serves, drains in-flight requests and exits 0 on SIGTERM", () => {
   for (const [runtime, command, args] of servers) {
-    it(runtime, async () => {
+    // On PostgreSQL (a fresh schema of its own) when DATABASE_URL is set, else on the embedded database.
+    it(runtime, () => withFreshSchema(async (databaseUrl) => {
       const port = await freePort()
       const dataDir = await mkdtemp(join(tmpdir(), `accord-${runtime}-`))
       const child = spawn(command, [...args], {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"],
         env: {
-          ...process.env,
+          ...envWithoutDatabase(),
+          ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
           NO_COLOR: "1",
           PORT: String(port),
           HOST: "127.0.0.1",
@@ -127,10 +118,11 @@ describe("runtime smoke: the server boots, serves, drains in-flight requests and
 
         const code = await Promise.race([exited, sleep(10_000).then(() => "still running")])
         assert.strictEqual(code, 0, output)
+        assert.match(output.trim().split("\n").at(-1) ?? "", /message=stopped/, output)
       } finally {
         if (child.exitCode === null) child.kill("SIGKILL")
         await rm(dataDir, { recursive: true, force: true })
       }
-    }, 90_000)
+    }), 90_000)
   }
 })

@@ -16,11 +16,14 @@ import * as Database from "../../adapters/sql/Database.ts"
 
 export const databaseUrl: string | undefined = process.env["DATABASE_URL"] || undefined
 
-let warned = false
-/** Prints the skip notice once per test file. */
+const warned = new Set<string>()
+/**
+ * Prints why a PostgreSQL suite is skipped, once per suite and test file (while the file is
+ * collected, so the quiet console lets it through).
+ */
 export const warnIfSkipped = (suite: string): void => {
-  if (databaseUrl === undefined && !warned) {
-    warned = true
+  if (databaseUrl === undefined && !warned.has(suite)) {
+    warned.add(suite)
     console.warn(`PostgreSQL suites SKIPPED (${suite}): DATABASE_URL is not set`)
   }
 }
@@ -50,3 +53,18 @@ export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<str
 /** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
 export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.unwrapScoped(Effect.map(freshSchemaUrl(url), Database.layerPg))
+
+/**
+ * The environment a spawned server inherits, without `DATABASE_URL`: a test that gives it a data
+ * directory means the embedded database, never the shared CI database itself.
+ */
+export const envWithoutDatabase = (): NodeJS.ProcessEnv => {
+  const { DATABASE_URL: _, ...env } = process.env
+  return env
+}
+
+/** Runs `f` with the URL of a fresh schema on `DATABASE_URL` (dropped afterwards), or without one. */
+export const withFreshSchema = <A>(f: (url: string | undefined) => Promise<A>): Promise<A> =>
+  databaseUrl === undefined
+    ? f(undefined)
+    : Effect.runPromise(Effect.scoped(Effect.flatMap(freshSchemaUrl(databaseUrl), (url) => Effect.promise(() => f(Redacted.value(url))))))

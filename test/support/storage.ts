@@ -10,7 +10,7 @@ import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
 import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
-import { databaseUrl, layerFreshSchema } from "./postgres.ts"
+import { databaseUrl, layerFreshSchema, warnIfSkipped } from "./postgres.ts"
 
 /** A fixed test master key (32 bytes). */
 export const testMasterKey = Redacted.make(new Uint8Array(32).map((_, i) => i + 1))
@@ -43,7 +43,11 @@ export const storageVariants: ReadonlyArray<StorageVariant> = [
   },
   {
     name: "postgres",
-    available: databaseUrl !== undefined,
+    /** Read where a suite decides to skip (`describe.skipIf(!variant.available)`), so says why then. */
+    get available() {
+      warnIfSkipped("postgres storage variant")
+      return databaseUrl !== undefined
+    },
     layer: onSql(() => layerFreshSchema(databaseUrl!)),
     sqlLayer: onSql(() => layerFreshSchema(databaseUrl!))
   }

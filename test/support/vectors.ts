@@ -1,5 +1,7 @@
 /**
- * The shared conformance vectors, read from `../shared/conformance/vectors.json` (never copied).
+ * The shared conformance vectors, computed by an independent implementation, read from the in-repo
+ * copy `test/fixtures/conformance/vectors.json` (`scripts/check-vectors.mjs` keeps it equal to the
+ * shared file).
  */
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -27,6 +29,6 @@ export interface Vectors {
   readonly mustReject: ReadonlyArray<RejectVector>
 }
 
-export const vectorsPath = fileURLToPath(new URL("../../../shared/conformance/vectors.json", import.meta.url))
+export const vectorsPath = fileURLToPath(new URL("../fixtures/conformance/vectors.json", import.meta.url))
 
 export const vectors: Vectors = JSON.parse(readFileSync(vectorsPath, "utf8"))

@@ -1,12 +1,14 @@
 /**
  * The action routes for trusted server callers and operators (DESIGN "HTTP surface"):
- * `POST /action-requests` (intake of an already-authorized action) and
+ * `POST /action-requests` (intake of an already-authorized action; 202 with `Location` naming the
+ * request's own `GET`) and
  * `GET /action-requests/{id}` (its state and full history), relative to
  * `/api/admin/v1/workspaces/{workspaceId}`.
  *
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
@@ -23,6 +25,7 @@ import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
+import { adminPrefix } from "../Paths.ts"
 
 /**
  * @since 0.1.0
@@ -40,7 +43,11 @@ export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive |
 const createAction = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function*() {
     const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
-    return json(yield* intake(workspaceId, body), 202)
+    const accepted = yield* intake(workspaceId, body)
+    // Where the new action request's state and history are read (RFC 9110 §10.2.2).
+    return json(accepted, 202).pipe(
+      HttpServerResponse.setHeader("location", `${adminPrefix}/${workspaceId}/action-requests/${accepted.actionRequestId}`)
+    )
   })
 
 const showAction = (workspaceId: string) => Effect.gen(function*() {

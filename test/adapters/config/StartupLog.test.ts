@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as AccordConfig from "../../../adapters/config/AccordConfig.ts"
 import { InvalidConfig } from "../../../adapters/config/AccordConfig.ts"
@@ -69,5 +70,32 @@ describe("StartupLog", () => {
       "Accord cannot start",
       "  - storage: down"
     ])
+  })
+
+  it("warns when the data is in PostgreSQL but the master key only in a local file", () => {
+    const settings = (databaseUrl: boolean, masterKeySet: boolean) =>
+      ({
+        databaseUrl: databaseUrl ? Option.some(Redacted.make("postgres://db/accord")) : Option.none(),
+        masterKey: masterKeySet ? Option.some(key) : Option.none()
+      }) as AccordConfig.AccordConfig
+    const [warning] = StartupLog.masterKeyPlacement(settings(true, false), masterKey("created")).warnings
+    assert.include(warning, "DATABASE_URL is set but ACCORD_MASTER_KEY is not")
+    assert.include(warning, "/data/master.key")
+    assert.deepStrictEqual(StartupLog.masterKeyPlacement(settings(true, true), masterKey("environment")), { info: [], warnings: [] })
+    assert.deepStrictEqual(StartupLog.masterKeyPlacement(settings(false, false), masterKey("created")), { info: [], warnings: [] })
+    assert.match(StartupLog.masterKeyMismatch(settings(true, true)), /^master key: ACCORD_MASTER_KEY is not the master key this database was first started with; set ACCORD_MASTER_KEY/)
+    assert.match(StartupLog.masterKeyMismatch(settings(true, false)), /^master key: the key file in ACCORD_DATA_DIR is not .*set ACCORD_MASTER_KEY/)
+    assert.notInclude(StartupLog.masterKeyMismatch(settings(true, true)), "postgres://")
+  })
+
+  it("says which migrations ran and what the master-key guard did", () => {
+    assert.deepStrictEqual(StartupLog.migrated([]).info, ["migrations: none pending"])
+    assert.deepStrictEqual(StartupLog.migrated([{ id: 1, name: "init" }, { id: 10, name: "master_key_check" }]).info, [
+      "migrations: applied 0001_init, 0010_master_key_check"
+    ])
+    assert.deepStrictEqual(StartupLog.masterKeyChecked("recorded").info, ["master key: check recorded in the database (first start)"])
+    assert.deepStrictEqual(StartupLog.masterKeyChecked("matched").info, ["master key: matches the database"])
+    assert.include(StartupLog.noAdminKeyHint, "ACCORD_BOOTSTRAP_WORKSPACE_ID")
+    assert.include(StartupLog.noAdminKeyHint, "ACCORD_BOOTSTRAP_ADMIN_KEY")
   })
 })

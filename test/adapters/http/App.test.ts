@@ -232,11 +232,20 @@ describe("request errors are problem details", () => {
       assert.strictEqual((yield* request(`${url}/healthz`)).status, 200)
     }))
 
-  it.scopedLive("an unknown route is a 404 problem", () =>
+  it.scopedLive("an unknown route is a 404 problem; a known path with another method is a 405 problem with Allow", () =>
     Effect.gen(function*() {
       const { url } = yield* startServer()
       assertProblem(yield* request(`${url}/nope`), 404, "not_found")
-      assertProblem(yield* request(`${url}/healthz`, { method: "POST" }), 404, "not_found")
+      assertProblem(yield* request(`${url}${keysPath}/x/y`), 404, "not_found")
+      const wrongMethod = yield* request(`${url}/healthz`, { method: "POST" })
+      assertProblem(wrongMethod, 405, "method_not_allowed")
+      assert.strictEqual(wrongMethod.headers.get("allow"), "GET")
+      const keys = yield* request(`${url}${keysPath}`, { method: "PUT", headers: bearer(adminKey) })
+      assertProblem(keys, 405, "method_not_allowed")
+      assert.strictEqual(keys.headers.get("allow"), "GET, POST")
+      const ingest = yield* request(`${url}/api/events/ingest?x=1`)
+      assertProblem(ingest, 405, "method_not_allowed")
+      assert.strictEqual(ingest.headers.get("allow"), "POST")
     }))
 
   it.scopedLive("a body over the limit is 413, with Content-Length and without (chunked)", () =>

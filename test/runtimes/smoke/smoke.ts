@@ -26,7 +26,7 @@ interface Vector {
 }
 
 const text = await (await import("node:fs/promises")).readFile(
-  new URL("../../../../shared/conformance/vectors.json", import.meta.url),
+  new URL("../../fixtures/conformance/vectors.json", import.meta.url),
   "utf8"
 )
 const vectors = JSON.parse(text) as { secrets: Record<string, string>; signatures: Array<Vector> }

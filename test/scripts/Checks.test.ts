@@ -1,0 +1,82 @@
+/**
+ * The repository checks `npm test` runs before the suite: `check:vectors` (the in-repo copy of the
+ * conformance vectors equals the shared file when it is beside the repository) and `check:links`
+ * (README.md and docs/*.md link only to files that exist in the repository). Each runs here in a
+ * scratch repository laid out for the case.
+ */
+import { execFile } from "node:child_process"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { assert, describe, it } from "@effect/vitest"
+
+const run = promisify(execFile)
+const script = (name: string) => fileURLToPath(new URL(`../../scripts/${name}`, import.meta.url))
+
+/** Runs a check with `repo` as its working directory: exit code and output. */
+const check = (name: string, repo: string) =>
+  run(process.execPath, [script(name)], { cwd: repo }).then(
+    ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr })
+  )
+
+const scratch = async (files: Record<string, string>) => {
+  const root = await mkdtemp(join(tmpdir(), "accord-checks-"))
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(root, path, ".."), { recursive: true })
+    await writeFile(join(root, path), content)
+  }
+  return root
+}
+
+describe("check:vectors", () => {
+  it("passes when the copy equals the shared file, fails when it differs, skips (and says so) without it", async () => {
+    const vectors = JSON.stringify({ signatures: [{ nonce: "a" }] })
+    const root = await scratch({
+      "same/repo/test/fixtures/conformance/vectors.json": vectors,
+      "same/shared/conformance/vectors.json": JSON.stringify(JSON.parse(vectors), null, 2),
+      "differs/repo/test/fixtures/conformance/vectors.json": vectors,
+      "differs/shared/conformance/vectors.json": JSON.stringify({ signatures: [{ nonce: "b" }] }),
+      "alone/repo/test/fixtures/conformance/vectors.json": vectors
+    })
+    try {
+      const same = await check("check-vectors.mjs", join(root, "same/repo"))
+      assert.strictEqual(same.code, 0, same.output)
+      const differs = await check("check-vectors.mjs", join(root, "differs/repo"))
+      assert.strictEqual(differs.code, 1, differs.output)
+      assert.include(differs.output, "differs from ../shared/conformance/vectors.json")
+      const alone = await check("check-vectors.mjs", join(root, "alone/repo"))
+      assert.strictEqual(alone.code, 0, alone.output)
+      assert.include(alone.output, "skipped")
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("check:links", () => {
+  it("passes on in-repository links, fails on a dead link, a link outside the repository and a ../shared path", async () => {
+    const good = await scratch({
+      "README.md": "[decisions](docs/decisions.md) [site](https://effect.website) [top](#top)\n",
+      "docs/decisions.md": "[readme](../README.md#run) [self](decisions.md)\n```\n[not a link](nowhere.md)\n```\n"
+    })
+    const bad = await scratch({
+      "README.md": "[gone](docs/gone.md)\nthe specs in `../shared/spec/`\n",
+      "docs/decisions.md": "[outside](../../elsewhere.md)\n"
+    })
+    try {
+      const ok = await check("check-links.mjs", good)
+      assert.strictEqual(ok.code, 0, ok.output)
+      const broken = await check("check-links.mjs", bad)
+      assert.strictEqual(broken.code, 1, broken.output)
+      assert.include(broken.output, "README.md:1: dead link: docs/gone.md")
+      assert.include(broken.output, "README.md:2: names a path outside the repository: ../shared")
+      assert.include(broken.output, "docs/decisions.md:1: links outside the repository: ../../elsewhere.md")
+    } finally {
+      await rm(good, { recursive: true, force: true })
+      await rm(bad, { recursive: true, force: true })
+    }
+  })
+})
