@@ -39,7 +39,7 @@ import { type NormalizedEvent, normalizeEvent } from "./Normalize.ts"
 import { profileFactIssues } from "./Profile.ts"
 import { checkRevenueRelevance } from "./Relevance.ts"
 import { type SafetyIssue, screenEnvelope, screenProperties } from "./Safety.ts"
-import { unstorableTextIssues } from "./Text.ts"
+import { unstorableTextIssues } from "../protocol/Text.ts"
 import { suggestedEventId, validateRollup } from "./UsageRollup.ts"
 
 /**

@@ -14,7 +14,8 @@ import {
   makeCompletionReceiver
 } from "../../../core/connector/CompletionIntake.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
-import { isJsonContentType, readBytes } from "../Body.ts"
+import { isJsonContentType } from "../../../core/protocol/Json.ts"
+import { readBytes } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
