@@ -19,9 +19,9 @@ import * as Effect from "effect/Effect"
 import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
-import { adminWorkspacePath } from "./Paths.ts"
+import { adminWorkspacePath, targetProblem } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
-import { withRequestLog } from "./RequestLog.ts"
+import { MatchedRoute, recordRoute, unmatchedRoute, withRequestLog } from "./RequestLog.ts"
 import * as Accounts from "./routes/Accounts.ts"
 import * as ActionRequests from "./routes/ActionRequests.ts"
 import * as ApiKeys from "./routes/ApiKeys.ts"
@@ -95,8 +95,13 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
  *
  * @since 0.1.0
  */
+const targetDetail = {
+  invalid_path: "a path segment is not UTF-8 or holds a control, bidi, zero-width or unpaired surrogate character",
+  invalid_query: "a query parameter is not UTF-8 or holds a NUL character"
+} as const
+
 export const make = (options: AppOptions): HttpApp.Default<never, AppServices> => {
-  const routed = router(options).pipe(
+  const routed = recordRoute(router(options)).pipe(
     Effect.catchAll((error) =>
       Effect.succeed(
         Problem.toResponse(error._tag === "RouteNotFound" ? Problem.notFound("no such route") : ErrorMap.toProblem(error))
@@ -111,6 +116,11 @@ export const make = (options: AppOptions): HttpApp.Default<never, AppServices> =
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const drain = yield* Drain
-    return yield* drain.track(withRequestLog(request.method, request.url)(routed))
+    const matched = { route: unmatchedRoute }
+    const refused = targetProblem(request.url)
+    const answered = refused === undefined
+      ? Effect.provideService(routed, MatchedRoute, matched)
+      : Effect.succeed(Problem.toResponse(Problem.badRequest(refused, targetDetail[refused])))
+    return yield* drain.track(withRequestLog(request.method, () => matched.route)(answered))
   })
 }
