@@ -210,3 +210,25 @@ export const suggestedEventId = (
   ].join(":")
   return id.length <= maxEventIdLength ? Option.some(id) : Option.none()
 }
+
+/**
+ * The bucket a usage rollup sent without `event_id` is identified by (DAI "Limits" 7, "counts are
+ * current values"): its account, its meter (`meterKey`: `product_key`, `metric_key` and the
+ * `pricing_version`, `plan` and `tier` that name a different meter) and its period
+ * (`usage_start`, `usage_end`, however their times were written). A resend of the same bucket
+ * replaces the stored value and never adds to it. `None` for other events, for a rollup that
+ * carries its own `event_id` (the sender's identity wins), or when a part is missing.
+ *
+ * @since 0.1.0
+ */
+export const rollupBucketKey = (
+  event: Pick<ValidEvent, "event_name" | "event_id" | "account_id" | "properties">
+): Option.Option<string> => {
+  if (event.event_name !== usageRollupEventName || event.event_id !== undefined) return Option.none()
+  const properties = event.properties ?? {}
+  const start = parseUtcTimestamp(properties.usage_start)
+  const end = parseUtcTimestamp(properties.usage_end)
+  if (start === undefined || end === undefined) return Option.none()
+  return Option.map(meterKey(event), (meter) =>
+    JSON.stringify([event.account_id, meter, formatTimestamp(start), formatTimestamp(end)]))
+}

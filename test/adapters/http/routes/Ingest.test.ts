@@ -410,6 +410,25 @@ describe("usage rollups", () => {
     return { ...event, properties: { ...event.properties, unit } }
   }
 
+  it.scopedLive("a rollup without event_id is identified by its bucket: a resend replaces the value, never adds to it", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const first = yield* send(rollup({ value: 1200 }))
+      assert.strictEqual(first.status, 202, first.text)
+      const retry = yield* send(rollup({ value: 1200 }))
+      assert.strictEqual(retry.status, 200, retry.text)
+      assert.isTrue(retry.json.duplicate)
+      const corrected = yield* send(rollup({ value: 1500 }))
+      assert.strictEqual(corrected.status, 202, corrected.text)
+      const events = (yield* get("/events")).json.data
+      assert.strictEqual(events.length, 1)
+      assert.strictEqual(events[0].value, 1500)
+      // another pricing_version is another bucket
+      const repriced = yield* send(rollup({ value: 7, properties: { ...rollup().properties, pricing_version: "v2" } }))
+      assert.strictEqual(repriced.status, 202, repriced.text)
+      assert.strictEqual((yield* get("/events")).json.data.length, 2)
+    }))
+
   it.scopedLive("a closed daily bucket is accepted; changing the unit of the meter is refused with advice", () =>
     Effect.gen(function*() {
       const { send } = yield* setup()
