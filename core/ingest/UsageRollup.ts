@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import { isStorableText } from "../protocol/Text.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
@@ -173,8 +174,6 @@ export const checkStableMeaning = (existingUnit: Option.Option<string>, unit: st
     })
     : Option.none()
 
-/** A UTF-16 code unit that is half of a surrogate pair without its other half. */
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /** The most characters an `event_id` may have (`Event`: 1 to 256 visible ASCII characters). */
 const maxEventIdLength = 256
@@ -198,7 +197,7 @@ export const suggestedEventId = (
   const end = parseUtcTimestamp(properties.usage_end)
   if (
     event.event_name !== usageRollupEventName || typeof product_key !== "string" || typeof metric_key !== "string" ||
-    start === undefined || end === undefined || loneSurrogate.test(event.account_id)
+    start === undefined || end === undefined || !isStorableText(event.account_id)
   ) return Option.none()
   const id = [
     usageRollupEventName,

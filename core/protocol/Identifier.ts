@@ -12,9 +12,10 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { isStorableText } from "./Text.ts"
 
-const forbidden =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+/** Control (C0, DEL, C1), bidi and zero-width characters; unpaired surrogates are `Text.ts`'s rule. */
+const forbidden = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/
 
 /**
  * Whether `s` holds no forbidden character (control, bidi, zero-width, unpaired surrogate).
@@ -22,7 +23,7 @@ const forbidden =
  *
  * @since 0.1.0
  */
-export const isSafeIdentifier = (s: string): boolean => !forbidden.test(s)
+export const isSafeIdentifier = (s: string): boolean => !forbidden.test(s) && isStorableText(s)
 
 /**
  * The fixed wording of a refused identifier; never the value.

@@ -136,19 +136,34 @@ const checkParsed = (text: string, value: unknown): Either.Either<unknown, Malfo
 
 const mayHoldUnstorable = /\\u(?:0000|[dD][89a-fA-F])/
 
-/** Where the first string or name that cannot be stored is; iterative, so no depth exhausts the stack. */
+/**
+ * Where the first string or name that cannot be stored is. Iterative, and each visited value keeps
+ * only a link to its parent (the path is built once, on a hit), so no depth exhausts the stack or
+ * costs more than linear time.
+ */
 const findUnstorable = (root: unknown): ReadonlyArray<string | number> | undefined => {
-  const pending: Array<readonly [unknown, ReadonlyArray<string | number>]> = [[root, []]]
+  interface Node {
+    readonly value: unknown
+    readonly parent: Node | undefined
+    readonly segment: string | number
+  }
+  const pathOf = (node: Node | undefined, last?: string): ReadonlyArray<string | number> => {
+    const path: Array<string | number> = last === undefined ? [] : [last]
+    for (let at = node; at !== undefined && at.parent !== undefined; at = at.parent) path.push(at.segment)
+    return path.reverse()
+  }
+  const pending: Array<Node> = [{ value: root, parent: undefined, segment: "" }]
   while (pending.length > 0) {
-    const [value, at] = pending.pop()!
+    const node = pending.pop()!
+    const value = node.value
     if (typeof value === "string") {
-      if (!isStorableText(value)) return at
+      if (!isStorableText(value)) return pathOf(node)
     } else if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) pending.push([value[i], [...at, i]])
+      for (let i = 0; i < value.length; i++) pending.push({ value: value[i], parent: node, segment: i })
     } else if (typeof value === "object" && value !== null) {
       for (const [name, item] of Object.entries(value)) {
-        if (!isStorableText(name)) return [...at, name]
-        pending.push([item, [...at, name]])
+        if (!isStorableText(name)) return pathOf(node, name)
+        pending.push({ value: item, parent: node, segment: name })
       }
     }
   }

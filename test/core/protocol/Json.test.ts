@@ -63,6 +63,17 @@ describe("parseJsonBytes", () => {
     assert.deepStrictEqual(Either.getOrThrow(parseJsonText(`{"e":"\\ud83d\\ude00","s":"\\\\u0000"}`)), { e: "\ud83d\ude00", s: "\\u0000" })
   })
 
+  it("deep nesting is walked without recursion, and the path is found at the bottom", () => {
+    const depth = 5000
+    const nul = "[".repeat(depth) + `{"k":"\\u0000"}` + "]".repeat(depth)
+    const error = refusal(nul)
+    assert.strictEqual(error.reason, "unstorable_text")
+    assert.strictEqual(error.at.length, depth + 1)
+    assert.strictEqual(error.at[depth], "k")
+    const dup = "[".repeat(depth) + `{"k":1,"k":2}` + "]".repeat(depth)
+    assert.strictEqual(refusal(dup).at.length, depth + 1)
+  })
+
   const key = fc.string({ minLength: 1, maxLength: 8 })
   const json = fc.letrec((tie) => ({
     value: fc.oneof({ depthSize: "small" }, fc.integer(), fc.string(), fc.constant(null), tie("array"), tie("object")),
