@@ -19,10 +19,10 @@ import * as Effect from "effect/Effect"
 import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
-import { adminWorkspacePath } from "./Paths.ts"
+import { adminWorkspacePath, targetProblem } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
 import * as Unrouted from "./Unrouted.ts"
-import { withRequestLog } from "./RequestLog.ts"
+import { MatchedRoute, recordRoute, unmatchedRoute, withRequestLog } from "./RequestLog.ts"
 import * as Accounts from "./routes/Accounts.ts"
 import * as ActionRequests from "./routes/ActionRequests.ts"
 import * as ApiKeys from "./routes/ApiKeys.ts"
@@ -90,6 +90,11 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))
   )
 
+const targetDetail = {
+  invalid_path: "a path segment is not UTF-8 or holds a control, bidi, zero-width or unpaired surrogate character",
+  invalid_query: "a query parameter is not UTF-8 or holds a NUL character"
+} as const
+
 /**
  * The whole app: routes, problem responses for every failure, request logging, and in-flight
  * tracking for graceful shutdown. Never fails: only a client abort interrupts it.
@@ -98,7 +103,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
  */
 export const make = (options: AppOptions): HttpApp.Default<never, AppServices> => {
   const routes = router(options)
-  const routed = routes.pipe(
+  const routed = recordRoute(routes).pipe(
     Effect.catchAll((error) =>
       error._tag === "RouteNotFound"
         // the request as received: a mount's `RouteNotFound` carries its prefix-stripped copy
@@ -115,6 +120,11 @@ export const make = (options: AppOptions): HttpApp.Default<never, AppServices> =
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const drain = yield* Drain
-    return yield* drain.track(withRequestLog(request.method, request.url)(routed))
+    const matched = { route: unmatchedRoute }
+    const refused = targetProblem(request.url)
+    const answered = refused === undefined
+      ? Effect.provideService(routed, MatchedRoute, matched)
+      : Effect.succeed(Problem.toResponse(Problem.badRequest(refused, targetDetail[refused])))
+    return yield* drain.track(withRequestLog(request.method, () => matched.route)(answered))
   })
 }

@@ -17,8 +17,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { exactParseOptions } from "../../core/protocol/messages/Common.ts"
-import { parseJsonBody } from "../../core/protocol/Json.ts"
-import { toFieldIssues } from "../../core/protocol/Json.ts"
+import { isJsonContentType, parseJsonBody, toFieldIssues } from "../../core/protocol/Json.ts"
+import { malformedBody } from "./ErrorMap.ts"
 import * as Problem from "./Problem.ts"
 
 /**
@@ -127,22 +127,6 @@ export const readBytes = (
   })
 
 /**
- * `true` when the `Content-Type` is `application/json` (parameters allowed; a charset, if given,
- * must be UTF-8, the only encoding RFC 8259 permits between systems).
- *
- * @since 0.1.0
- */
-export const isJsonContentType = (header: string | undefined): boolean => {
-  if (header === undefined) return false
-  const [mediaType, ...parameters] = header.split(";")
-  if (mediaType?.trim().toLowerCase() !== "application/json") return false
-  return parameters.every((parameter) => {
-    const [name, value] = parameter.split("=").map((part) => part.trim().toLowerCase())
-    return name !== "charset" || value === "utf-8" || value === "\"utf-8\""
-  })
-}
-
-/**
  * Field errors without the received values, one per field path. Schema's default messages end in
  * `, actual <value>`, which D8 forbids echoing (a misplaced secret would come straight back), so
  * they are cut there; `messages` gives fixed wording for known paths (`""` is the whole body).
@@ -157,7 +141,7 @@ export const fieldErrors = (
 /**
  * Reads a JSON body and decodes it with `schema` (unknown fields are errors): 415 when the
  * content type is not JSON, 413 when too large, 400 `malformed_json` when not UTF-8 JSON (a
- * byte-order mark included), 400 `invalid_body` with `errors` when the shape is wrong (`messages`:
+ * byte-order mark included), `duplicate_key` or `unstorable_text` (`ErrorMap.malformedBody`), 400 `invalid_body` with `errors` when the shape is wrong (`messages`:
  * see `fieldErrors`).
  *
  * @since 0.1.0
@@ -173,10 +157,7 @@ export const readJson = <A, I>(
       return yield* Effect.fail(Problem.unsupportedMediaType("application/json"))
     }
     const bytes = yield* readBytes(maxBytes)
-    const json = yield* Effect.mapError(
-      parseJsonBody(bytes),
-      () => Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
-    )
+    const json = yield* Effect.mapError(parseJsonBody(bytes), malformedBody)
     return yield* Effect.mapError(
       Schema.decodeUnknown(schema, exactParseOptions)(json),
       (error) => Problem.badRequest("invalid_body", "the request body has invalid fields", fieldErrors(error, messages))

@@ -16,7 +16,9 @@ import type { CompletionRefusalKind, CompletionRefused } from "../../core/connec
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
+import { pathSegment } from "../../core/ingest/Safety.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
+import type { MalformedBody } from "../../core/protocol/Json.ts"
 import * as Problem from "./Problem.ts"
 
 /**
@@ -33,6 +35,7 @@ export type DomainError =
   | RegistrationRejected
   | ConnectorNotConfigured
   | IngestRejection
+  | MalformedBody
 
 /**
  * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
@@ -41,6 +44,31 @@ export type DomainError =
  */
 export const storageUnavailable = (_: StorageError): Problem.Problem =>
   Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
+
+/**
+ * 400 for a body the strict parser refused: `malformed_json` (not UTF-8 JSON), `duplicate_key`
+ * or `unstorable_text`, the last two naming where through `Safety.pathSegment` (a received name
+ * that is data itself is never echoed).
+ *
+ * @since 0.1.0
+ */
+export const malformedBody = (error: MalformedBody): Problem.Problem => {
+  switch (error.reason) {
+    case "syntax":
+      return Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
+    case "duplicate_key":
+      return Problem.badRequest("duplicate_key", "the request body has an object with the same key twice", [
+        { path: bodyPath(error.at), message: "is a duplicate key" }
+      ])
+    case "unstorable_text":
+      return Problem.badRequest("unstorable_text", "the request body holds text that cannot be stored", [
+        { path: bodyPath(error.at), message: "contains a NUL character or an unpaired UTF-16 surrogate" }
+      ])
+  }
+}
+
+const bodyPath = (at: ReadonlyArray<string | number>): string =>
+  at.map((segment) => typeof segment === "number" ? String(segment) : pathSegment(segment)).join(".")
 
 /** Why a completion was refused decides its status; the code and detail are core's. */
 const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
@@ -62,6 +90,8 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
       return error
     case "StorageError":
       return storageUnavailable(error)
+    case "MalformedBody":
+      return malformedBody(error)
     case "CompletionRefused":
       return Problem.make(
         refusalStatus[error.kind],

@@ -113,7 +113,7 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
             : Effect.as(Effect.logError("unexpected error while handling a request", cause), Problem.toAnswer(Problem.internal))
         ),
         Effect.tap((answer) => send(response, answer)),
-        logged("POST", request.url ?? "")
+        logged("POST", () => ingestPath)
       )
       const fiber = runFork(handled)
       fiber.addObserver(leave)

@@ -1,26 +1,55 @@
 /**
- * The request log line: method, path without query, status and duration. Never headers, query
- * strings or bodies, which is where secrets travel.
+ * The request log line: method, route template (`/api/admin/v1/workspaces/:workspaceId/events`),
+ * status and duration. Never the raw path, query strings, headers or bodies, which is where
+ * secrets and personal data travel (DAI "Data safety": received values are never echoed or
+ * logged), whether or not the request was authenticated; a request no route matches is logged as
+ * {@link unmatchedRoute}.
  *
  * @since 0.1.0
  */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
 
-const pathOf = (url: string): string => {
-  const end = url.search(/[?#]/)
-  return end === -1 ? url : url.slice(0, end)
-}
-
 /**
- * Logs one request when it ends (status 499, "request aborted", when the client went away first).
+ * What is logged for a request that no route matched (its path is never logged).
  *
  * @since 0.1.0
  */
-export const withRequestLog = (method: string, url: string) =>
+export const unmatchedRoute = "<unmatched>"
+
+/**
+ * The matched route's template for the request being handled: written by {@link recordRoute}
+ * when a route matches, read when the log line is written.
+ *
+ * @since 0.1.0
+ */
+export class MatchedRoute extends Context.Tag("@accord/adapters/http/MatchedRoute")<MatchedRoute, { route: string }>() {}
+
+/**
+ * Makes every route of `router` record its template in {@link MatchedRoute} (when provided).
+ *
+ * @since 0.1.0
+ */
+export const recordRoute = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
+  HttpRouter.use(router, (handler) =>
+    Effect.flatMap(HttpRouter.RouteContext, (context) =>
+      Effect.flatMap(Effect.serviceOption(MatchedRoute), (matched) => {
+        if (matched._tag === "Some") matched.value.route = context.route.path
+        return handler
+      })))
+
+/**
+ * Logs one request when it ends (status 499, "request aborted", when the client went away first),
+ * by its route template: `route` is read when the request ends.
+ *
+ * @since 0.1.0
+ */
+export const withRequestLog = (method: string, route: () => string) =>
 <A extends { readonly status: number }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeNanos), (start) =>
     Effect.onExit(self, (exit) =>
@@ -29,7 +58,7 @@ export const withRequestLog = (method: string, url: string) =>
           Effect.logInfo(Exit.isSuccess(exit) ? "request" : "request aborted"),
           {
             method,
-            path: pathOf(url),
+            path: route(),
             status: Exit.isSuccess(exit) ? exit.value.status : 499,
             durationMs: Math.round(Duration.toMillis(Duration.nanos(end - start)) * 10) / 10
           }

@@ -2,7 +2,9 @@
  * `EventStore` on SQL. A batch is one multi-row `INSERT … ON CONFLICT DO NOTHING` (atomic by
  * itself, so no transaction of its own; callers may wrap it in theirs): the unique
  * `(workspace_id, event_id)` decides duplicates, and rows that were not inserted are read back and
- * compared by payload hash (duplicate or conflict).
+ * compared by payload hash (duplicate or conflict). A usage rollup's bucket (`bucket_key`, unique
+ * per workspace) that is already stored with another payload is replaced in place by an `UPDATE`
+ * in the same statement sequence (callers run it in their transaction).
  *
  * @since 0.1.0
  */
@@ -29,6 +31,7 @@ interface Row {
   readonly received_at: unknown
   readonly payload_hash: string
   readonly body: unknown
+  readonly bucket_key?: string | null
 }
 
 const toEvent = (row: Row): StoredEvent => ({
@@ -40,13 +43,14 @@ const toEvent = (row: Row): StoredEvent => ({
   occurredAt: num(row.occurred_at),
   receivedAt: num(row.received_at),
   payloadHash: row.payload_hash,
-  body: row.body
+  body: row.body,
+  ...(row.bucket_key === null || row.bucket_key === undefined ? {} : { bucketKey: row.bucket_key })
 })
 
 /** Batch order by unique key; events sharing a key keep their batch order, so the first one wins. */
 const inKeyOrder = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<StoredEvent> =>
   batch
-    .map((event, index) => ({ event, key: `${event.workspaceId}\u0000${event.eventId ?? ""}`, index }))
+    .map((event, index) => ({ event, key: `${event.workspaceId}\u0000${event.eventId ?? event.bucketKey ?? ""}`, index }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
     .map(({ event }) => event)
 
@@ -74,7 +78,8 @@ export const eventRow = (e: StoredEvent) => ({
   occurred_at: e.occurredAt,
   received_at: e.receivedAt,
   payload_hash: e.payloadHash,
-  body: e.body
+  body: e.body,
+  bucket_key: e.bucketKey ?? null
 })
 
 /**
@@ -97,12 +102,40 @@ export const resolveAppend = (
       : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
           AND event_id IN ${sql.in(others.map((e) => e.eventId))}`
     const byKey = new Map(existing.map((row) => [row.workspace_id + "\u0000" + row.event_id, toEvent(row)]))
-    return batch.map((event): AppendResult => {
-      if (stored.has(event.id)) return { _tag: "Stored", event }
+    const buckets = batch.filter((e) => !stored.has(e.id) && e.eventId === null && e.bucketKey !== undefined)
+    const bucketRows = buckets.length === 0
+      ? []
+      : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(buckets.map((e) => e.workspaceId))}
+          AND bucket_key IN ${sql.in(buckets.map((e) => e.bucketKey!))}`
+    const byBucket = new Map(bucketRows.map((row) => [row.workspace_id + "\u0000" + row.bucket_key, toEvent(row)]))
+    const results: Array<AppendResult> = []
+    for (const event of batch) {
+      if (stored.has(event.id)) {
+        if (event.bucketKey !== undefined) byBucket.set(event.workspaceId + "\u0000" + event.bucketKey, event)
+        results.push({ _tag: "Stored", event })
+        continue
+      }
+      if (event.eventId === null && event.bucketKey !== undefined) {
+        const key = event.workspaceId + "\u0000" + event.bucketKey
+        const prior = byBucket.get(key)
+        if (prior === undefined) results.push({ _tag: "Conflict", event }) // an id collision; cannot happen with fresh ids
+        else if (prior.payloadHash === event.payloadHash) results.push({ _tag: "Duplicate", event: prior })
+        else {
+          // A resend of the bucket with another value: the value now is the new one (never a sum).
+          yield* sql`UPDATE accord_events SET occurred_at = ${event.occurredAt}, received_at = ${event.receivedAt},
+              payload_hash = ${event.payloadHash}, body = ${json(event.body)}
+              WHERE workspace_id = ${event.workspaceId} AND bucket_key = ${event.bucketKey}`
+          const replaced: StoredEvent = { ...event, id: prior.id }
+          byBucket.set(key, replaced)
+          results.push({ _tag: "Stored", event: replaced })
+        }
+        continue
+      }
       const prior = byKey.get(event.workspaceId + "\u0000" + event.eventId)
-      if (prior === undefined) return { _tag: "Conflict", event } // an id collision; cannot happen with fresh ids
-      return prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior }
-    })
+      if (prior === undefined) { results.push({ _tag: "Conflict", event }); continue } // an id collision; cannot happen with fresh ids
+      results.push(prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior })
+    }
+    return results
   })
 
 /**

@@ -35,8 +35,8 @@ import type { ExecutionRequest } from "../protocol/messages/Execution.ts"
 import type { NonceStore } from "../ports/NonceStore.ts"
 import { makeSigner, type Purpose } from "../protocol/Signing.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
-import { makeVerifier } from "../protocol/Verification.ts"
-import { parseJsonBody } from "../protocol/Json.ts"
+import { makeVerifier, readHeader } from "../protocol/Verification.ts"
+import { isJsonContentType, parseJsonBody } from "../protocol/Json.ts"
 import { type KeyOptions, keyringOf } from "./Keyring.ts"
 import { type CustomerRequest, type CustomerResponse, errorResponse, makeEndpointExchange, verificationResponse } from "./internal/endpoint.ts"
 import { makeExecutionClaim } from "./internal/executionClaim.ts"
@@ -153,8 +153,16 @@ export const makeCustomerHandler = (
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
       Effect.gen(function*() {
         if (input.body.byteLength > maxRequestBytes) return errorResponse(413, { error: "body_too_large" })
-        const untrusted = yield* Effect.option(parseJsonBody(input.body))
-        const type = Option.getOrUndefined(Option.map(untrusted, typeOf))
+        if (!isJsonContentType(readHeader(input.headers, "content-type"))) {
+          return errorResponse(415, { error: "unsupported_media_type" })
+        }
+        const untrusted = yield* Effect.either(parseJsonBody(input.body))
+        // A body no strict parser accepts is never verified or stored: a duplicate key or text that
+        // cannot be stored is named, anything else cannot even say which message it is.
+        if (untrusted._tag === "Left" && untrusted.left.reason !== "syntax") {
+          return errorResponse(400, { error: untrusted.left.reason })
+        }
+        const type = untrusted._tag === "Right" ? typeOf(untrusted.right) : undefined
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
         if (purpose === undefined) return errorResponse(400, { error: "unsupported_type" })
         const run = purpose === "handshake_request"

@@ -21,6 +21,7 @@
  */
 import * as Either from "effect/Either"
 import { parseTimestamp } from "../protocol/Timestamp.ts"
+import { isSafeIdentifier } from "../protocol/Identifier.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { remembering } from "./Memo.ts"
 import { pathSegment } from "./Safety.ts"
@@ -222,9 +223,12 @@ const isString = (value: unknown): value is string => typeof value === "string"
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** An opaque id: 1–256 characters, no control characters, no surrounding whitespace. */
+/**
+ * An opaque id: 1–256 characters, no surrounding whitespace, and the one identifier rule
+ * (`Identifier.isSafeIdentifier`: no control, bidi, zero-width or unpaired surrogate character).
+ */
 const isOpaqueId = (value: unknown): boolean =>
-  isString(value) && value.length >= 1 && value.length <= 256 && noControl.test(value) && value.trim() === value
+  isString(value) && value.length >= 1 && value.length <= 256 && isSafeIdentifier(value) && value.trim() === value
 
 const isLowerSnakeCode = (value: unknown): boolean => isLowerSnake(value)
 
@@ -283,7 +287,8 @@ const userProblem = (value: unknown): string | ReadonlyArray<FieldIssue> | undef
   return issues.length > 0 ? issues : undefined
 }
 
-const opaqueIdExpectation = "a string of 1 to 256 characters without surrounding whitespace"
+const opaqueIdExpectation =
+  "a string of 1 to 256 characters without surrounding whitespace, control, bidi, zero-width or unpaired surrogate characters"
 const codeExpectation = "a lower_snake_case code of 1 to 64 characters"
 
 /** The fields in the spec's order. */

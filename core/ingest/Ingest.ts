@@ -39,8 +39,8 @@ import { type NormalizedEvent, normalizeEvent } from "./Normalize.ts"
 import { profileFactIssues } from "./Profile.ts"
 import { checkRevenueRelevance } from "./Relevance.ts"
 import { type SafetyIssue, screenEnvelope, screenProperties } from "./Safety.ts"
-import { unstorableTextIssues } from "./Text.ts"
-import { suggestedEventId, validateRollup } from "./UsageRollup.ts"
+import { unstorableTextIssues } from "../protocol/Text.ts"
+import { rollupBucketKey, suggestedEventId, validateRollup } from "./UsageRollup.ts"
 
 /**
  * The kinds of issue an event can have, as problem codes.
@@ -198,8 +198,10 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
   if (invalid.length > 0) return Either.left(new InvalidEvent({ issues: invalid }))
   const event = fields as ValidEvent
   const normalized = normalizeEvent(event, { id: context.id, workspaceId: context.workspaceId, receivedAt: context.now })
+  const bucketKey = rollupBucketKey(event)
   return Either.right({
     ...normalized,
+    ...(Option.isSome(bucketKey) ? { stored: { ...normalized.stored, bucketKey: bucketKey.value } } : {}),
     event,
     suggestedEventId: event.event_id === undefined ? suggestedEventId(event) : Option.none()
   })

@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import { isStorableText } from "../protocol/Text.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
@@ -173,8 +174,6 @@ export const checkStableMeaning = (existingUnit: Option.Option<string>, unit: st
     })
     : Option.none()
 
-/** A UTF-16 code unit that is half of a surrogate pair without its other half. */
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /** The most characters an `event_id` may have (`Event`: 1 to 256 visible ASCII characters). */
 const maxEventIdLength = 256
@@ -198,7 +197,7 @@ export const suggestedEventId = (
   const end = parseUtcTimestamp(properties.usage_end)
   if (
     event.event_name !== usageRollupEventName || typeof product_key !== "string" || typeof metric_key !== "string" ||
-    start === undefined || end === undefined || loneSurrogate.test(event.account_id)
+    start === undefined || end === undefined || !isStorableText(event.account_id)
   ) return Option.none()
   const id = [
     usageRollupEventName,
@@ -209,4 +208,26 @@ export const suggestedEventId = (
     formatTimestamp(end)
   ].join(":")
   return id.length <= maxEventIdLength ? Option.some(id) : Option.none()
+}
+
+/**
+ * The bucket a usage rollup sent without `event_id` is identified by (DAI "Limits" 7, "counts are
+ * current values"): its account, its meter (`meterKey`: `product_key`, `metric_key` and the
+ * `pricing_version`, `plan` and `tier` that name a different meter) and its period
+ * (`usage_start`, `usage_end`, however their times were written). A resend of the same bucket
+ * replaces the stored value and never adds to it. `None` for other events, for a rollup that
+ * carries its own `event_id` (the sender's identity wins), or when a part is missing.
+ *
+ * @since 0.1.0
+ */
+export const rollupBucketKey = (
+  event: Pick<ValidEvent, "event_name" | "event_id" | "account_id" | "properties">
+): Option.Option<string> => {
+  if (event.event_name !== usageRollupEventName || event.event_id !== undefined) return Option.none()
+  const properties = event.properties ?? {}
+  const start = parseUtcTimestamp(properties.usage_start)
+  const end = parseUtcTimestamp(properties.usage_end)
+  if (start === undefined || end === undefined) return Option.none()
+  return Option.map(meterKey(event), (meter) =>
+    JSON.stringify([event.account_id, meter, formatTimestamp(start), formatTimestamp(end)]))
 }

@@ -32,6 +32,12 @@ export interface StoredEvent {
   readonly payloadHash: string
   /** The normalized event as JSON. */
   readonly body: unknown
+  /**
+   * For a usage rollup sent without `event_id`: its bucket (`UsageRollup.rollupBucketKey`), unique
+   * per workspace. Appending an event whose bucket is already stored replaces that row's payload
+   * (same payload: a duplicate), so a bucket's value is always the last one sent, never a sum.
+   */
+  readonly bucketKey?: string
 }
 
 /**
@@ -62,7 +68,12 @@ export interface EventQuery {
  * @since 0.1.0
  */
 export interface EventStoreService {
-  /** One result per event, in order. Events with the same `eventId` in one batch: the first wins. */
+  /**
+   * One result per event, in order. Events with the same `eventId` in one batch: the first wins.
+   * An event with a `bucketKey` already stored (in the store or earlier in the batch) with another
+   * payload replaces that row's `occurredAt`, `receivedAt`, `payloadHash` and `body` (the row keeps
+   * its `id`) and is `Stored` as the row now is; with the same payload it is a `Duplicate`.
+   */
   readonly append: (events: ReadonlyArray<StoredEvent>) => Effect.Effect<ReadonlyArray<AppendResult>, StorageError>
   /** Newest first by `occurredAt`, then by `id` descending. */
   readonly list: (query: EventQuery) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
@@ -95,6 +106,7 @@ export const newestFirst = (a: StoredEvent, b: StoredEvent): number =>
 export const makeMemory = (): EventStoreService => {
   const events: Array<StoredEvent> = []
   const byEventId = new Map<string, StoredEvent>()
+  const byBucket = new Map<string, StoredEvent>()
   const matching = (q: Omit<EventQuery, "limit">): Array<StoredEvent> =>
     events
       .filter((e) =>
@@ -111,6 +123,18 @@ export const makeMemory = (): EventStoreService => {
     append: (batch) =>
       Effect.sync(() =>
         batch.map((event): AppendResult => {
+          if (event.bucketKey !== undefined) {
+            const key = event.workspaceId + "\u0000" + event.bucketKey
+            const existing = byBucket.get(key)
+            if (existing === undefined) byBucket.set(key, event)
+            else if (existing.payloadHash === event.payloadHash) return { _tag: "Duplicate", event: existing }
+            else {
+              const replaced: StoredEvent = { ...event, id: existing.id }
+              events[events.indexOf(existing)] = replaced
+              byBucket.set(key, replaced)
+              return { _tag: "Stored", event: replaced }
+            }
+          }
           if (event.eventId !== null) {
             const key = event.workspaceId + "\u0000" + event.eventId
             const existing = byEventId.get(key)

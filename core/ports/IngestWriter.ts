@@ -68,12 +68,14 @@ export class IngestWriter extends Context.Tag("@accord/core/ingest/IngestWriter"
 
 /**
  * Whether a submission needs more than the event row and its profile facts: a user update, a
- * meter's unit, or (for `entitlement_active`) the gates it may unlock.
+ * meter's unit, a rollup bucket that may replace a stored row, or (for `entitlement_active`) the
+ * gates it may unlock.
  *
  * @since 0.1.0
  */
 export const needsMoreThanFacts = (submission: Submission): boolean =>
   submission.meter !== undefined ||
+  submission.stored.bucketKey !== undefined ||
   Option.isSome(submission.normalized.userUpdate) ||
   submission.stored.eventName === featureAccessEventName
 

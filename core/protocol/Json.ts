@@ -3,21 +3,51 @@
  * invalid UTF-8 is malformed), Schema errors turned into field issues that never quote a received
  * value (D8), and canonical JSON (RFC 8785 key order) for hashes and comparisons.
  *
+ * The one strict parser of every body (ingest, admin routes, completions, connector messages):
+ * besides syntax it refuses an object with the same key twice (`JSON.parse` would silently keep
+ * the last, so two readers could see two different messages — "verify the raw body, then parse":
+ * an authentic body with a duplicate key is still malformed), and a string or name holding
+ * U+0000 or an unpaired surrogate (DAI "Validation": text that cannot be stored is refused before
+ * any storage call, on every route).
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { isStorableText } from "./Text.ts"
 
 /**
- * The (authentic) body is not UTF-8 JSON.
+ * Why a body is malformed: not UTF-8 JSON (`syntax`), an object with a key twice
+ * (`duplicate_key`), or a string or name that cannot be stored (`unstorable_text`).
  *
  * @since 0.1.0
  */
-export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", {}) {
+export const MalformedReason = Schema.Literal("syntax", "duplicate_key", "unstorable_text")
+
+/**
+ * @since 0.1.0
+ */
+export type MalformedReason = typeof MalformedReason.Type
+
+/**
+ * The (authentic) body is not strict UTF-8 JSON. `at` is where (object keys and array indexes as
+ * received, for `duplicate_key` and `unstorable_text`): render it only through a redacting
+ * path function (the HTTP edge uses `Safety.pathSegment`), never as is.
+ *
+ * @since 0.1.0
+ */
+export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", {
+  reason: Schema.optionalWith(MalformedReason, { default: () => "syntax" }),
+  at: Schema.optionalWith(Schema.Array(Schema.Union(Schema.String, Schema.Number)), { default: () => [] })
+}) {
   override get message(): string {
-    return "body is not a UTF-8 JSON document"
+    return this.reason === "duplicate_key"
+      ? "body has an object with the same key twice"
+      : this.reason === "unstorable_text"
+      ? "body holds a NUL character or an unpaired UTF-16 surrogate"
+      : "body is not a UTF-8 JSON document"
   }
 }
 
@@ -33,10 +63,28 @@ export const FieldIssue = Schema.Struct({ path: Schema.String, message: Schema.S
  */
 export type FieldIssue = typeof FieldIssue.Type
 
+/**
+ * `true` when the `Content-Type` is `application/json` (parameters allowed; a charset, if given,
+ * must be UTF-8, the only encoding RFC 8259 permits between systems). Every JSON route and the
+ * customer kit's endpoint require it (415 otherwise).
+ *
+ * @since 0.1.0
+ */
+export const isJsonContentType = (header: string | undefined): boolean => {
+  if (header === undefined) return false
+  const [mediaType, ...parameters] = header.split(";")
+  if (mediaType?.trim().toLowerCase() !== "application/json") return false
+  return parameters.every((parameter) => {
+    const [name, value] = parameter.split("=").map((part) => part.trim().toLowerCase())
+    return name !== "charset" || value === "utf-8" || value === "\"utf-8\""
+  })
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 /**
- * Parses raw body bytes as JSON. A byte-order mark or invalid UTF-8 is malformed.
+ * Parses raw body bytes as strict JSON. A byte-order mark, invalid UTF-8, a duplicate key at any
+ * depth, and a string or name with U+0000 or an unpaired surrogate are malformed.
  *
  * @since 0.1.0
  */
@@ -48,11 +96,172 @@ export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, Malforme
  * @since 0.1.0
  */
 export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
+  let text: string
+  let value: unknown
   try {
-    return Either.right(JSON.parse(utf8.decode(body)) as unknown)
+    text = utf8.decode(body)
+    value = JSON.parse(text)
   } catch {
     return Either.left(new MalformedBody())
   }
+  return checkParsed(text, value)
+}
+
+/**
+ * Parses JSON text strictly (see `parseJsonBytes`).
+ *
+ * @since 0.1.0
+ */
+export const parseJsonText = (text: string): Either.Either<unknown, MalformedBody> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return Either.left(new MalformedBody())
+  }
+  return checkParsed(text, value)
+}
+
+const checkParsed = (text: string, value: unknown): Either.Either<unknown, MalformedBody> => {
+  const duplicate = keysInText(text) === keysInValue(value) ? undefined : findDuplicateKey(text)
+  if (duplicate !== undefined) return Either.left(new MalformedBody({ reason: "duplicate_key", at: duplicate }))
+  // Invalid UTF-8 is refused by the decoder, and JSON forbids raw control characters in strings,
+  // so U+0000 and lone surrogates can only come from a `\u` escape: walk the value only then.
+  if (mayHoldUnstorable.test(text)) {
+    const at = findUnstorable(value)
+    if (at !== undefined) return Either.left(new MalformedBody({ reason: "unstorable_text", at }))
+  }
+  return Either.right(value)
+}
+
+const mayHoldUnstorable = /\\u(?:0000|[dD][89a-fA-F])/
+
+/**
+ * Where the first string or name that cannot be stored is. Iterative, and each visited value keeps
+ * only a link to its parent (the path is built once, on a hit), so no depth exhausts the stack or
+ * costs more than linear time.
+ */
+const findUnstorable = (root: unknown): ReadonlyArray<string | number> | undefined => {
+  interface Node {
+    readonly value: unknown
+    readonly parent: Node | undefined
+    readonly segment: string | number
+  }
+  const pathOf = (node: Node | undefined, last?: string): ReadonlyArray<string | number> => {
+    const path: Array<string | number> = last === undefined ? [] : [last]
+    for (let at = node; at !== undefined && at.parent !== undefined; at = at.parent) path.push(at.segment)
+    return path.reverse()
+  }
+  const pending: Array<Node> = [{ value: root, parent: undefined, segment: "" }]
+  while (pending.length > 0) {
+    const node = pending.pop()!
+    const value = node.value
+    if (typeof value === "string") {
+      if (!isStorableText(value)) return pathOf(node)
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push({ value: value[i], parent: node, segment: i })
+    } else if (typeof value === "object" && value !== null) {
+      for (const [name, item] of Object.entries(value)) {
+        if (!isStorableText(name)) return pathOf(node, name)
+        pending.push({ value: item, parent: node, segment: name })
+      }
+    }
+  }
+  return undefined
+}
+
+interface Frame {
+  /** The keys seen so far (objects); `undefined` for an array. */
+  readonly keys: Array<string> | undefined
+  /** The current member's key (objects) or item index (arrays). */
+  at: string | number
+}
+
+/**
+ * How many object members the text has: each member's key is a closing quote followed (after
+ * optional whitespace) by a colon. A quote inside a string is escaped, so a `"` + `:` that is not
+ * a key's end is always preceded by an odd run of backslashes. Fast: `indexOf` over the colons.
+ */
+const keysInText = (text: string): number => {
+  let count = 0
+  for (let colon = text.indexOf(":"); colon !== -1; colon = text.indexOf(":", colon + 1)) {
+    let k = colon - 1
+    let c = text.charCodeAt(k)
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = text.charCodeAt(--k)
+    if (c === 34 && !isEscaped(text, k)) count++
+  }
+  return count
+}
+
+/** How many object members a parsed value has, at every depth. */
+const keysInValue = (root: unknown): number => {
+  let count = 0
+  const pending: Array<unknown> = [root]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (typeof value !== "object" || value === null) continue
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) if (typeof value[i] === "object") pending.push(value[i])
+    } else {
+      for (const key in value) {
+        count++
+        const item = (value as Record<string, unknown>)[key]
+        if (typeof item === "object") pending.push(item)
+      }
+    }
+  }
+  return count
+}
+
+const isEscaped = (text: string, quote: number): boolean => {
+  let k = quote - 1
+  while (text.charCodeAt(k) === 92) k--
+  return (quote - 1 - k) % 2 === 1
+}
+
+/**
+ * One pass over JSON text that `JSON.parse` has accepted: the path of the first object key that
+ * appears twice in its object (keys compared after unescaping), or `undefined`. Only strings and
+ * structure are looked at; keys are collected per object in a small array (objects in bodies are
+ * small; a linear scan beats a `Set` there).
+ */
+const findDuplicateKey = (text: string): ReadonlyArray<string | number> | undefined => {
+  const stack: Array<Frame> = []
+  let expectKey = false
+  let backslash = text.indexOf("\\")
+  const length = text.length
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) { // "
+      // The closing quote is the next one not preceded by an odd run of backslashes.
+      if (backslash !== -1 && backslash < i) backslash = text.indexOf("\\", i)
+      let j = text.indexOf("\"", i + 1)
+      while (backslash !== -1 && backslash < j && isEscaped(text, j)) j = text.indexOf("\"", j + 1)
+      if (expectKey) {
+        const frame = stack[stack.length - 1]!
+        const key: string = backslash !== -1 && backslash < j ? JSON.parse(text.slice(i, j + 1)) : text.slice(i + 1, j)
+        const keys = frame.keys!
+        if (keys.includes(key)) return [...stack.slice(0, -1).map((f) => f.at), key]
+        keys.push(key)
+        frame.at = key
+        expectKey = false
+      }
+      i = j
+    } else if (c === 123) { // {
+      stack.push({ keys: [], at: "" })
+      expectKey = true
+    } else if (c === 91) { // [
+      stack.push({ keys: undefined, at: 0 })
+    } else if (c === 125 || c === 93) { // } ]
+      stack.pop()
+      expectKey = false
+    } else if (c === 44) { // ,
+      const frame = stack[stack.length - 1]!
+      if (frame.keys === undefined) frame.at = (frame.at as number) + 1
+      else expectKey = true
+    }
+  }
+  return undefined
 }
 
 /**

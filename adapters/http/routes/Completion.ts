@@ -8,13 +8,16 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import {
   type CompletionRefused,
   type CompletionServices,
   makeCompletionReceiver
 } from "../../../core/connector/CompletionIntake.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
-import { isJsonContentType, readBytes } from "../Body.ts"
+import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
+import { readBytes } from "../Body.ts"
+import { malformedBody } from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
@@ -32,7 +35,9 @@ export const maxCompletionBytes = 64 * 1024
 
 /**
  * The completion route. A refusal fails with core's `CompletionRefused` (its kind picks the status
- * in `ErrorMap`); only the content type is the edge's own check.
+ * in `ErrorMap`); the edge's own checks are the content type and the strict parser's duplicate
+ * key and unstorable text (400 `duplicate_key` / `unstorable_text`, as on every JSON route; any
+ * other unreadable body stays the receiver's one `unauthenticated` answer).
  *
  * @since 0.1.0
  */
@@ -49,6 +54,8 @@ export const routes: HttpRouter.HttpRouter<
           return yield* Problem.unsupportedMediaType("application/json")
         }
         const body = yield* readBytes(maxCompletionBytes)
+        const parsed = parseJsonBytes(body)
+        if (Either.isLeft(parsed) && parsed.left.reason !== "syntax") return yield* malformedBody(parsed.left)
         return json(yield* receive({ headers: request.headers, body }))
       }))
   )

@@ -24,10 +24,10 @@ import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
-import { parseJsonBytes } from "../../../core/protocol/Json.ts"
 import * as Answer from "../Answer.ts"
 import { bearerAuthenticator } from "../Auth.ts"
-import { isJsonContentType, readBytes } from "../Body.ts"
+import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
+import { readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 
@@ -119,7 +119,6 @@ export const makeIngest = (
           })
         )
         : Effect.logWarning("ingest: the rate limiter failed; the request is let through", error.reason)
-    const malformed = Problem.badRequest("malformed_json", "the request body is not a UTF-8 JSON document")
 
     return (request) =>
       authenticate(request.authorization).pipe(
@@ -133,7 +132,7 @@ export const makeIngest = (
           return Effect.flatMap(Effect.zip(request.body, randomUuidWith(crypto)), ([bytes, id]) => {
             const raw = parseJsonBytes(bytes)
             return Either.isLeft(raw)
-              ? Effect.fail(malformed)
+              ? Effect.fail(ErrorMap.malformedBody(raw.left))
               : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: ErrorMap.toProblem, onSuccess: answer })
           })
         }),

@@ -12,6 +12,7 @@ import { migration as connectionAudit } from "./0004_connection_audit.ts"
 import { migration as accountLogins } from "./0005_account_logins.ts"
 import { migration as accountView } from "./0006_account_view.ts"
 import { migration as outboxLease } from "./0007_outbox_lease.ts"
+import { migration as rollupBuckets } from "./0009_rollup_buckets.ts"
 import { migration as masterKeyCheck } from "./0010_master_key_check.ts"
 
 /**
@@ -25,5 +26,6 @@ export const migrations: Migrations = {
   "0005_account_logins": accountLogins,
   "0006_account_view": accountView,
   "0007_outbox_lease": outboxLease,
+  "0009_rollup_buckets": rollupBuckets,
   "0010_master_key_check": masterKeyCheck
 }

@@ -61,7 +61,7 @@ export const verificationResponse = (error: VerificationError | StorageError): C
     case "InvalidShape":
       return errorResponse(400, { error: "invalid_body", issues: error.issues })
     case "MalformedBody":
-      return errorResponse(400, { error: "malformed_body" })
+      return errorResponse(400, { error: error.reason === "syntax" ? "malformed_body" : error.reason })
     case "StorageError":
       return errorResponse(503, { error: "storage_unavailable" })
     default:

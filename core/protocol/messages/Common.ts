@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { Identifier } from "../Identifier.ts"
 import { parseTimestamp } from "../Timestamp.ts"
 
 /**
@@ -141,7 +142,7 @@ export const NonNegativeInt: typeof Schema.NonNegativeInt = Schema.NonNegativeIn
  *
  * @since 0.1.0
  */
-export const AccountId: Schema.filter<typeof Schema.String> = BoundedString(1, 256)
+export const AccountId: Schema.filter<Schema.filter<typeof Schema.String>> = Identifier(1, 256)
 
 /**
  * `providerReference`: the customer's (or its payment provider's) reference for the executed work.

@@ -191,7 +191,7 @@ describe("admin API keys", () => {
       }
     }))
 
-  it.scopedLive("never logs a secret, a hash or a header; logs method, path, status and duration", () =>
+  it.scopedLive("never logs a secret, a hash or a header; logs method, route template, status and duration", () =>
     Effect.gen(function*() {
       const { logs, store, url } = yield* startServer()
       const created = yield* createKey(url, adminKey, { scope: "ingest" })
@@ -202,7 +202,8 @@ describe("admin API keys", () => {
       assert.notInclude(text.toLowerCase(), "bearer")
       assert.isTrue(
         logs.some((line) =>
-          line.includes("method=POST") && line.includes(`path=${keysPath}`) && line.includes("status=201") &&
+          line.includes("method=POST") && line.includes("path=/api/admin/v1/workspaces/:workspaceId/api-keys") &&
+          line.includes("status=201") &&
           line.includes("durationMs=")
         )
       )
@@ -327,5 +328,98 @@ describe("request errors are problem details", () => {
       const notObject = yield* createKey(url, adminKey, [1, 2])
       assertProblem(notObject, 400, "invalid_body")
       assert.deepStrictEqual(notObject.json.errors, [{ path: "", message: "must be a JSON object" }])
+    }))
+})
+
+describe("bad input never reaches storage or a 5xx", () => {
+  const admin = `/api/admin/v1/workspaces/${workspaceId}`
+
+  it.scopedLive("a duplicate key in an admin body is 400 duplicate_key with its path", () =>
+    Effect.gen(function*() {
+      const { url } = yield* startServer()
+      const reply = yield* request(url + keysPath, { method: "POST", headers: jsonHeaders(adminKey), body: `{"scope":"ingest","scope":"admin"}` })
+      assertProblem(reply, 400, "duplicate_key")
+      assert.deepStrictEqual(reply.json.errors, [{ path: "scope", message: "is a duplicate key" }])
+    }))
+
+  it.scopedLive("POST /action-requests: a NUL in accountId is 400 unstorable_text, a control or bidi character 400 invalid_body", () =>
+    Effect.gen(function*() {
+      const { url } = yield* startServer()
+      const post = (body: string) => request(url + admin + "/action-requests", { method: "POST", headers: jsonHeaders(adminKey), body })
+      const nul = yield* post(`{"accountId":"acct\\u0000x"}`)
+      assertProblem(nul, 400, "unstorable_text")
+      assert.deepStrictEqual(nul.json.errors.map((e: { path: string }) => e.path), ["accountId"])
+      for (const accountId of ["acct\u0001x", "acct\u202ex", "acct\u200bx"]) {
+        const reply = yield* post(JSON.stringify({ accountId }))
+        assertProblem(reply, 400, "invalid_body")
+        assert.isTrue(reply.json.errors.some((e: { path: string }) => e.path === "accountId"))
+      }
+    }))
+
+  it.scopedLive("the completion route: a duplicate key is 400 duplicate_key, a NUL 400 unstorable_text, neither a 5xx", () =>
+    Effect.gen(function*() {
+      const { url } = yield* startServer()
+      const post = (body: string) =>
+        request(url + "/api/funnels/v1/runtime/actions/customer-complete", { method: "POST", headers: { "content-type": "application/json" }, body })
+      assertProblem(yield* post(`{"workspaceId":"a","workspaceId":"b"}`), 400, "duplicate_key")
+      assertProblem(yield* post(`{"workspaceId":"ws\\u0000x","actionRequestId":"ar"}`), 400, "unstorable_text")
+    }))
+
+  it.scopedLive("a path parameter that is not UTF-8 or breaks the identifier rule is 400 invalid_path", () =>
+    Effect.gen(function*() {
+      const { url } = yield* startServer()
+      for (const id of ["acct%00x", "%FF", "%C3%28", "acct%E2%80%AEx", "acct%E2%80%8Bx", "acct%01", "%ED%A0%80"]) {
+        assertProblem(yield* request(`${url + admin}/accounts/${id}`, { headers: bearer(adminKey) }), 400, "invalid_path")
+      }
+      assertProblem(yield* request(`${url}/api/admin/v1/workspaces/%00/events`, { headers: bearer(adminKey) }), 400, "invalid_path")
+    }))
+
+  it.scopedLive("a query value that is not UTF-8 or holds a NUL is 400 invalid_query", () =>
+    Effect.gen(function*() {
+      const { url } = yield* startServer()
+      for (const query of ["account_id=%00", "account_id=%FF", "x%00=1", "account_id=a%C3"]) {
+        assertProblem(yield* request(`${url + admin}/events?${query}`, { headers: bearer(adminKey) }), 400, "invalid_query")
+      }
+      assert.strictEqual((yield* request(`${url + admin}/events?account_id=acct%20%C3%A9`, { headers: bearer(adminKey) })).status, 200)
+    }))
+})
+
+describe("request log", () => {
+  it.scopedLive("logs route templates and statuses, never paths, queries, headers or bodies (authenticated or not, 404s too)", () =>
+    Effect.gen(function*() {
+      const { logs, url } = yield* startServer()
+      const secret = "sk_live_51HxTopSecretValue0123456789"
+      const email = "ada.lovelace@example.com"
+      const admin = `/api/admin/v1/workspaces/${workspaceId}`
+      const headers = { ...jsonHeaders(adminKey), "x-api-key": secret, cookie: `session=${secret}`, "x-user": email }
+      const anonymous = { "content-type": "application/json", authorization: `Bearer ${secret}`, "x-user": email }
+      const body = JSON.stringify({ accountId: email, token: secret, scope: "ingest" })
+      const targets: ReadonlyArray<readonly [string, string, Record<string, string>]> = [
+        ["GET", `${admin}/accounts/${encodeURIComponent(email)}?token=${secret}&email=${email}`, headers],
+        ["GET", `${admin}/accounts/${secret}`, anonymous],
+        ["GET", `${admin}/events?account_id=${email}&api_key=${secret}`, headers],
+        ["POST", `${admin}/api-keys?token=${secret}`, headers],
+        ["POST", `${admin}/action-requests?email=${email}`, anonymous],
+        ["GET", `/api/admin/v1/workspaces/${secret}/events`, headers],
+        ["GET", `/no/such/${secret}/${email}?q=${secret}`, headers],
+        ["POST", `/${email}`, anonymous],
+        ["POST", `/api/events/ingest?token=${secret}`, anonymous],
+        ["GET", `/healthz?token=${secret}`, anonymous]
+      ]
+      for (const [method, path, with_] of targets) {
+        yield* request(url + path, { method, headers: with_, ...(method === "POST" ? { body } : {}) })
+      }
+      const text = logs.join("\n")
+      for (const value of [secret, email, encodeURIComponent(email), "ada.lovelace"]) assert.notInclude(text, value)
+      const requestLines = logs.filter((line) => line.includes("message=request"))
+      // The start-up log names the bootstrap workspace; a request line names only the template.
+      for (const line of requestLines) assert.notInclude(line, workspaceId)
+      assert.strictEqual(requestLines.length, targets.length)
+      for (const template of [":workspaceId/accounts/:accountId", ":workspaceId/events", ":workspaceId/api-keys", ":workspaceId/action-requests", "/api/events/ingest", "/healthz"]) {
+        assert.isTrue(requestLines.some((line) => line.includes(template)), template)
+      }
+      assert.strictEqual(requestLines.filter((line) => line.includes("path=<unmatched>")).length, 2)
+      assert.isTrue(requestLines.some((line) => line.includes("status=404")))
+      assert.isTrue(requestLines.some((line) => line.includes("status=401")))
     }))
 })

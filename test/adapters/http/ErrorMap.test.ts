@@ -5,6 +5,7 @@ import { RegistrationRejected } from "../../../core/connector/Connection.ts"
 import { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
 import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../core/ingest/Ingest.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
+import { MalformedBody } from "../../../core/protocol/Json.ts"
 import * as ErrorMap from "../../../adapters/http/ErrorMap.ts"
 import * as Problem from "../../../adapters/http/Problem.ts"
 
@@ -12,6 +13,26 @@ import * as Problem from "../../../adapters/http/Problem.ts"
 const rendered = (problem: Problem.Problem) => Problem.toAnswer(problem)
 
 describe("ErrorMap.toProblem", () => {
+  it("a body that is not JSON: 400 malformed_json", () => {
+    const answer = rendered(ErrorMap.toProblem(new MalformedBody()))
+    assert.strictEqual(answer.status, 400)
+    assert.strictEqual((answer.body as { code: string }).code, "malformed_json")
+  })
+
+  it("a duplicate key: 400 duplicate_key with the path, an unsafe key redacted", () => {
+    const answer = rendered(ErrorMap.toProblem(new MalformedBody({ reason: "duplicate_key", at: ["items", 0, "ada@example.com"] })))
+    assert.strictEqual(answer.status, 400)
+    assert.strictEqual((answer.body as { code: string }).code, "duplicate_key")
+    assert.deepStrictEqual((answer.body as { errors: unknown }).errors, [{ path: "items.0.<redacted>", message: "is a duplicate key" }])
+  })
+
+  it("text that cannot be stored: 400 unstorable_text with the path", () => {
+    const answer = rendered(ErrorMap.toProblem(new MalformedBody({ reason: "unstorable_text", at: ["accountId"] })))
+    assert.strictEqual(answer.status, 400)
+    assert.strictEqual((answer.body as { code: string }).code, "unstorable_text")
+    assert.deepStrictEqual((answer.body as { errors: ReadonlyArray<{ path: string }> }).errors.map((e) => e.path), ["accountId"])
+  })
+
   it("a storage failure: 503 storage_unavailable, without the store's message", () => {
     const answer = rendered(ErrorMap.toProblem(new StorageError({ operation: "get", message: "connection refused by 10.0.0.5" })))
     assert.strictEqual(answer.status, 503)

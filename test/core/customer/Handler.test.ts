@@ -334,8 +334,56 @@ describe("customer handler", () => {
         assert.strictEqual(response.status, 400)
         assert.deepStrictEqual(jsonOf(response), { error: "unsupported_type" })
       }
-      const notJson = yield* handler.handle({ headers: {}, body: new TextEncoder().encode("{") })
+      const notJson = yield* handler.handle({ headers: { "content-type": "application/json" }, body: new TextEncoder().encode("{") })
       assert.strictEqual(notJson.status, 400)
+    })))
+
+  it.effect("a signed message sent with a content type other than JSON is refused with 415", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const bytes = encodeBody({ type: "service.customer_action.handshake" })
+      const signed = yield* sign({ purpose: "handshake_request", keys, body: bytes })
+      for (const contentType of ["text/plain", "application/json; charset=latin1", undefined]) {
+        const headers: Record<string, string> = { ...signed }
+        if (contentType === undefined) delete headers["content-type"]
+        else headers["content-type"] = contentType
+        const response = yield* handler.handle({ headers, body: bytes })
+        assert.strictEqual(response.status, 415)
+        assert.deepStrictEqual(jsonOf(response), { error: "unsupported_media_type" })
+      }
+    })))
+
+  it.effect("a correctly signed execution whose accountId cannot be stored or breaks the identifier rule gets a 4xx, never a 5xx", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      for (const [accountId, error] of [["acct\u0000x", "unstorable_text"], ["acct\ud800", "unstorable_text"], ["acct\u0001x", "invalid_body"], ["acct\u202ex", "invalid_body"], ["acct\u200bx", "invalid_body"]] as const) {
+        const body = { ...(yield* executionBody(newId())), accountId }
+        const response = yield* handler.handle(yield* executionDelivery(keys, body))
+        assert.strictEqual(response.status, 400)
+        assert.strictEqual((jsonOf(response) as { error: string }).error, error)
+        const { record } = yield* stored(body.providerIdempotencyKey)
+        assert.isTrue(Option.isNone(record))
+      }
+    })))
+
+  it.effect("a duplicate key is refused with 400 duplicate_key, never verified or stored", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const bytes = new TextEncoder().encode(`{"type":"service.customer_action.execute","type":"service.customer_action.handshake"}`)
+      const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes })
+      const response = yield* handler.handle({ headers, body: bytes })
+      assert.strictEqual(response.status, 400)
+      assert.deepStrictEqual(jsonOf(response), { error: "duplicate_key" })
+    })))
+
+  it.effect("text that cannot be stored (a NUL in accountId) is refused with 400, not a storage failure", () =>
+    run(Effect.gen(function*() {
+      const { handler, keys } = yield* setup()
+      const bytes = new TextEncoder().encode(`{"type":"service.customer_action.execute","accountId":"acct\\u0000x"}`)
+      const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes })
+      const response = yield* handler.handle({ headers, body: bytes })
+      assert.strictEqual(response.status, 400)
+      assert.deepStrictEqual(jsonOf(response), { error: "unstorable_text" })
     })))
 })
 
@@ -400,7 +448,7 @@ describe("customer web handler body limit", () => {
     const web = await makeWebHandler(storageLayer(), { workspaceId, secrets })
     try {
       const post = (body: Uint8Array | ReadableStream<Uint8Array>) =>
-        web.fetch(new Request("https://customer.example/accord", { method: "POST", body, duplex: "half" } as RequestInit))
+        web.fetch(new Request("https://customer.example/accord", { method: "POST", headers: { "content-type": "application/json" }, body, duplex: "half" } as RequestInit))
       const over = await post(new Uint8Array(maxRequestBytes + 1))
       assert.strictEqual(over.status, 413)
       assert.deepStrictEqual(await over.json(), { error: "body_too_large" })

@@ -32,6 +32,14 @@ const server = { keyScope: "ingest" as ApiKeyScope }
 const evidence = buildFeatureAccessEvent(input)
 
 describe("FeatureAccess", () => {
+  it("the event_id is deterministic: the same access always has the same id, whatever the send", () => {
+    assert.strictEqual(buildFeatureAccessEvent(input).event_id, buildFeatureAccessEvent({ ...input }).event_id)
+    assert.strictEqual(buildFeatureAccessEvent(input).event_id, `entitlement_active:${input.actionRequestId}:${input.featureKey}`)
+    // another feature or another action (which binds account, journey and version) is another event
+    assert.notStrictEqual(buildFeatureAccessEvent({ ...input, featureKey: "other_feature" }).event_id, evidence.event_id)
+    assert.notStrictEqual(buildFeatureAccessEvent({ ...input, actionRequestId: "1c8f6d2b-4e3a-4f7b-8c9d-2e3f4a5b6c7d" }).event_id, evidence.event_id)
+  })
+
   it("builds the spec's event", () => {
     assert.deepStrictEqual(evidence, {
       event_id: "entitlement_active:0b7e5c1a-3d2f-4e6a-9b8c-1d2e3f4a5b6c:advanced_exports",

@@ -85,6 +85,40 @@ const checkout = (overrides: Record<string, unknown> = {}) => ({
 // answers it everywhere else. Both must behave the same.
 for (const server of ["platform", "node"] as const) {
 describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" : "platform app"})`, () => {
+  it.scopedLive("a duplicate key at any depth is 400 duplicate_key naming the path, never an unsafe key", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup(undefined, server)
+      const top = yield* send(`{"event_name":"checkout_completed","account_id":"acct_1","account_id":"acct_2"}`)
+      assertProblem(top, 400, "duplicate_key")
+      assert.deepStrictEqual(top.json.errors.map((e: { path: string }) => e.path), ["account_id"])
+      const deep = yield* send(`{"event_name":"x","properties":{"items":[{"ada@example.com":1,"ada@example.com":2}]}}`)
+      assertProblem(deep, 400, "duplicate_key")
+      assert.deepStrictEqual(deep.json.errors.map((e: { path: string }) => e.path), ["properties.items.0.<redacted>"])
+      assert.notInclude(deep.text, "ada@example.com")
+      assert.strictEqual((yield* get("/events")).json.data.length, 0)
+    }))
+
+  it.scopedLive("a NUL or an unpaired surrogate anywhere in the body is 400 unstorable_text before any storage call", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup(undefined, server)
+      for (const body of [`{"event_name":"x","account_id":"acct\\u0000x"}`, `{"event_name":"x","properties":{"k":"\\udc00"}}`]) {
+        assertProblem(yield* send(body), 400, "unstorable_text")
+      }
+      assert.strictEqual((yield* get("/events")).json.data.length, 0)
+    }))
+
+  it.scopedLive("an identifier with a control, bidi or zero-width character is 400", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup(undefined, server)
+      for (const accountId of ["acct\u0001x", "acct\u0085x", "acct\u202ex", "acct\u2066x", "acct\u200bx", "acct\ufeffx", "acct\u061cx"]) {
+        const reply = yield* send(checkout({ account_id: accountId }))
+        assert.strictEqual(reply.status, 400, reply.text)
+        assert.isTrue(reply.json.errors.some((e: { path: string }) => e.path === "account_id"))
+      }
+      const user = yield* send(checkout({ user_id: "user\u200dx" }))
+      assert.strictEqual(user.status, 400, user.text)
+    }))
+
   it.scopedLive("a new event: 202 with the stored event_id and account_id, then visible in the Events view", () =>
     Effect.gen(function*() {
       const { get, send } = yield* setup(undefined, server)
@@ -375,6 +409,25 @@ describe("usage rollups", () => {
     const event = rollup({ event_id: `usage_rollup_recorded:acct_42:api:requests:${day}` }, day)
     return { ...event, properties: { ...event.properties, unit } }
   }
+
+  it.scopedLive("a rollup without event_id is identified by its bucket: a resend replaces the value, never adds to it", () =>
+    Effect.gen(function*() {
+      const { get, send } = yield* setup()
+      const first = yield* send(rollup({ value: 1200 }))
+      assert.strictEqual(first.status, 202, first.text)
+      const retry = yield* send(rollup({ value: 1200 }))
+      assert.strictEqual(retry.status, 200, retry.text)
+      assert.isTrue(retry.json.duplicate)
+      const corrected = yield* send(rollup({ value: 1500 }))
+      assert.strictEqual(corrected.status, 202, corrected.text)
+      const events = (yield* get("/events")).json.data
+      assert.strictEqual(events.length, 1)
+      assert.strictEqual(events[0].value, 1500)
+      // another pricing_version is another bucket
+      const repriced = yield* send(rollup({ value: 7, properties: { ...rollup().properties, pricing_version: "v2" } }))
+      assert.strictEqual(repriced.status, 202, repriced.text)
+      assert.strictEqual((yield* get("/events")).json.data.length, 2)
+    }))
 
   it.scopedLive("a closed daily bucket is accepted; changing the unit of the meter is refused with advice", () =>
     Effect.gen(function*() {

@@ -101,6 +101,50 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           assert.sameMembers(ids(yield* list({ workspaceId, limit: 10 })), [first.id, unrelated.id])
         }))
 
+      it.effect("a rollup bucket stored again with the same payload is a duplicate of the original", () =>
+        Effect.gen(function*() {
+          const workspaceId = uid("ws-")
+          const original = event(workspaceId, { eventId: null, bucketKey: "bucket-1" })
+          assert.deepStrictEqual(yield* append([original]), [{ _tag: "Stored", event: original }])
+          const resend = event(workspaceId, { eventId: null, bucketKey: "bucket-1", receivedAt: T + 60_000 })
+          assert.deepStrictEqual(yield* append([resend]), [{ _tag: "Duplicate", event: original }])
+          assert.deepStrictEqual(yield* list({ workspaceId, limit: 10 }), [original])
+        }))
+
+      it.effect("a rollup bucket stored again with another payload replaces the row's value, never adds a row", () =>
+        Effect.gen(function*() {
+          const workspaceId = uid("ws-")
+          const original = event(workspaceId, { eventId: null, bucketKey: "bucket-1", body: { value: 10 } })
+          yield* append([original])
+          const changed = event(workspaceId, {
+            eventId: null,
+            bucketKey: "bucket-1",
+            payloadHash: "d".repeat(64),
+            receivedAt: T + 60_000,
+            body: { value: 12 }
+          })
+          const replaced = { ...changed, id: original.id }
+          assert.deepStrictEqual(yield* append([changed]), [{ _tag: "Stored", event: replaced }])
+          assert.deepStrictEqual(yield* list({ workspaceId, limit: 10 }), [replaced])
+          // another bucket, another workspace's same bucket: separate rows
+          const other = event(workspaceId, { eventId: null, bucketKey: "bucket-2" })
+          const elsewhere = event(uid("ws-"), { eventId: null, bucketKey: "bucket-1" })
+          assert.deepStrictEqual((yield* append([other, elsewhere])).map((r) => r._tag), ["Stored", "Stored"])
+          assert.sameMembers(ids(yield* list({ workspaceId, limit: 10 })), [original.id, other.id])
+        }))
+
+      it.effect("in one batch, later sends of a bucket replace the first; the last value stays", () =>
+        Effect.gen(function*() {
+          const workspaceId = uid("ws-")
+          const first = event(workspaceId, { eventId: null, bucketKey: "b", body: { value: 1 } })
+          const second = event(workspaceId, { eventId: null, bucketKey: "b", payloadHash: "e".repeat(64), body: { value: 2 } })
+          const again = event(workspaceId, { eventId: null, bucketKey: "b", payloadHash: "e".repeat(64), body: { value: 2 } })
+          const results = yield* append([first, second, again])
+          assert.deepStrictEqual(results.map((r) => r._tag), ["Stored", "Stored", "Duplicate"])
+          const rows = yield* list({ workspaceId, limit: 10 })
+          assert.deepStrictEqual(rows, [{ ...second, id: first.id }])
+        }))
+
       it.effect("list is newest first by occurredAt, then by id descending", () =>
         Effect.gen(function*() {
           const workspaceId = uid("ws-")

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "fast-check"
 import { prepareEvent } from "../../../core/ingest/Ingest.ts"
-import { isStorableText, unstorableTextIssues } from "../../../core/ingest/Text.ts"
+import { isStorableText, unstorableTextIssues } from "../../../core/protocol/Text.ts"
 
 const now = Date.UTC(2026, 10, 20, 12)
 const event = (overrides: Record<string, unknown>) => ({

@@ -6,7 +6,12 @@
  *
  * @since 0.1.0
  */
-import type { FieldIssue } from "../protocol/Json.ts"
+
+/** Where and why (the same shape as `Json.FieldIssue`, declared here so `Json.ts` may use this module). */
+interface FieldIssue {
+  readonly path: string
+  readonly message: string
+}
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 

@@ -1,0 +1,106 @@
+/**
+ * The one strict JSON parser: syntax, duplicate keys at any depth (compared after unescaping) and
+ * text that cannot be stored are each refused with their reason and where; everything else
+ * parses as `JSON.parse` would.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as fc from "fast-check"
+import { MalformedBody, parseJsonBytes, parseJsonText } from "../../../core/protocol/Json.ts"
+
+const bytes = (text: string) => new TextEncoder().encode(text)
+const refusal = (text: string): MalformedBody => {
+  const result = parseJsonText(text)
+  if (Either.isRight(result)) return assert.fail(`accepted ${text}`)
+  return result.left
+}
+
+describe("parseJsonBytes", () => {
+  it("parses strict UTF-8 JSON as JSON.parse does", () => {
+    const text = `{"a":1,"b":[{"c":"x\\"y:"},{"c":"z"}],"d":{"e":null},"\\u0061b":true}`
+    assert.deepStrictEqual(Either.getOrThrow(parseJsonBytes(bytes(text))), JSON.parse(text))
+  })
+
+  it("refuses invalid syntax, invalid UTF-8 and a byte-order mark as syntax", () => {
+    assert.strictEqual(refusal(`{"a":`).reason, "syntax")
+    const invalid = parseJsonBytes(new Uint8Array([0x7b, 0xff, 0x7d]))
+    assert.isTrue(Either.isLeft(invalid) && invalid.left.reason === "syntax")
+    const bom = parseJsonBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d]))
+    assert.isTrue(Either.isLeft(bom) && bom.left.reason === "syntax")
+  })
+
+  it("refuses a duplicate key at the top, naming it", () => {
+    const error = refusal(`{"a":1,"b":2,"a":3}`)
+    assert.strictEqual(error.reason, "duplicate_key")
+    assert.deepStrictEqual(error.at, ["a"])
+  })
+
+  it("refuses a nested duplicate key with its path through objects and arrays", () => {
+    assert.deepStrictEqual(refusal(`{"x":[0,{"y":{}},{"k":1, "k" :2}]}`).at, ["x", 2, "k"])
+  })
+
+  it("compares keys after unescaping", () => {
+    assert.deepStrictEqual(refusal(`{"ab":1,"\\u0061b":2}`).at, ["ab"])
+  })
+
+  it("allows the same key in sibling objects and a key-like text inside strings", () => {
+    assert.isTrue(Either.isRight(parseJsonText(`[{"a":1},{"a":2},{"s":"\\"a\\": 1, \\"a\\": 2"}]`)))
+    assert.isTrue(Either.isRight(parseJsonText(`{"a":"\\\\","b":{"a":"\\\\\\""}}`)))
+  })
+
+  it("refuses a string holding U+0000 as unstorable text, naming where", () => {
+    const error = refusal(`{"accountId":"acct\\u0000x"}`)
+    assert.strictEqual(error.reason, "unstorable_text")
+    assert.deepStrictEqual(error.at, ["accountId"])
+  })
+
+  it("refuses a lone surrogate in a value or a name as unstorable text", () => {
+    assert.deepStrictEqual(refusal(`{"a":["ok","\\ud800"]}`).at, ["a", 1])
+    assert.deepStrictEqual(refusal(`{"a":{"\\udc00":1}}`).at, ["a", "\udc00"])
+  })
+
+  it("accepts escaped surrogate pairs and an escaped backslash before u0000", () => {
+    assert.deepStrictEqual(Either.getOrThrow(parseJsonText(`{"e":"\\ud83d\\ude00","s":"\\\\u0000"}`)), { e: "\ud83d\ude00", s: "\\u0000" })
+  })
+
+  it("deep nesting is walked without recursion, and the path is found at the bottom", () => {
+    const depth = 5000
+    const nul = "[".repeat(depth) + `{"k":"\\u0000"}` + "]".repeat(depth)
+    const error = refusal(nul)
+    assert.strictEqual(error.reason, "unstorable_text")
+    assert.strictEqual(error.at.length, depth + 1)
+    assert.strictEqual(error.at[depth], "k")
+    const dup = "[".repeat(depth) + `{"k":1,"k":2}` + "]".repeat(depth)
+    assert.strictEqual(refusal(dup).at.length, depth + 1)
+  })
+
+  const key = fc.string({ minLength: 1, maxLength: 8 })
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: "small" }, fc.integer(), fc.string(), fc.constant(null), tie("array"), tie("object")),
+    array: fc.array(tie("value"), { maxLength: 4 }),
+    object: fc.dictionary(key, tie("value"), { maxKeys: 4 })
+  })).value
+
+  it.prop("any JSON text without duplicate keys parses to the same value", [json], ([value]) => {
+    const text = JSON.stringify(value)
+    const parsed = parseJsonText(text)
+    assert.isTrue(Either.isRight(parsed))
+  })
+
+  it.prop(
+    "any JSON text with a key duplicated in an object at any depth is refused",
+    [json, key, fc.nat(), fc.boolean()],
+    ([value, dup, seed, spaced]) => {
+      // Plant `{"dup":1,"dup":2}` (optionally with whitespace) somewhere in the document.
+      const planted = spaced ? `{ ${JSON.stringify(dup)} : 1 , ${JSON.stringify(dup)} : 2 }` : `{${JSON.stringify(dup)}:1,${JSON.stringify(dup)}:2}`
+      const marker = "\u0001planted\u0001"
+      const holders: Array<(v: unknown) => unknown> = [
+        () => marker,
+        (v) => [v, marker],
+        (v) => ({ outer: v, inner: { deeper: [marker] } })
+      ]
+      const doc = JSON.stringify(holders[seed % holders.length]!(value)).replace(JSON.stringify(marker), planted)
+      assert.strictEqual(refusal(doc).reason, "duplicate_key")
+    }
+  )
+})
