@@ -15,6 +15,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -28,7 +29,7 @@ import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
 import { importSigningKeys } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { checkHeaders, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
-import { type FieldIssue, parseJsonBody, toFieldIssues } from "../protocol/Json.ts"
+import { type FieldIssue, type MalformedBody, parseJsonBytes, parseJsonSyntax, toFieldIssues } from "../protocol/Json.ts"
 import { exactParseOptions } from "../protocol/messages/Common.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
@@ -95,7 +96,7 @@ const stringField = (json: unknown, name: string): string | undefined => {
  * @since 0.1.0
  */
 export const makeCompletionReceiver: Effect.Effect<
-  (input: { readonly headers: HeaderSource; readonly body: Uint8Array }) => Effect.Effect<CompletionReceipt, CompletionRefused | StorageError>,
+  (input: { readonly headers: HeaderSource; readonly body: Uint8Array }) => Effect.Effect<CompletionReceipt, CompletionRefused | MalformedBody | StorageError>,
   never,
   CompletionServices
 > = Effect.gen(function*() {
@@ -131,7 +132,15 @@ export const makeCompletionReceiver: Effect.Effect<
           ? unauthenticated
           : refused("unauthenticated", snakeCaseTag(checked._tag), "the completion's signed headers are not valid")
       }
-      const json = yield* Effect.orElseFail(parseJsonBody(body), () => unauthenticated)
+      // Strict parse once; a body only JSON syntax accepts (a duplicate key, unstorable text) is
+      // still authenticated first, read for its secrets with syntax only, and refused after
+      // ("verify the raw body, then parse").
+      const strict = parseJsonBytes(body)
+      if (Either.isLeft(strict) && strict.left.reason === "syntax") return yield* unauthenticated
+      const untrusted = Either.isRight(strict) ? strict : parseJsonSyntax(body)
+      if (Either.isLeft(untrusted)) return yield* unauthenticated
+      const json = untrusted.right
+      const malformed = Either.isLeft(strict) ? strict.left : undefined
       const workspaceId = stringField(json, "workspaceId")
       if (workspaceId === undefined) return yield* unauthenticated
       const connection = yield* connections.get(workspaceId)
@@ -154,7 +163,7 @@ export const makeCompletionReceiver: Effect.Effect<
           body,
           nonceScope: `completion:${connection.value.connectionId}`
         }).pipe(Effect.either)
-        if (verified._tag === "Right") return { workspaceId, json, bound }
+        if (verified._tag === "Right") return { workspaceId, json, bound, malformed }
         const error = verified.left
         if (error._tag === "StorageError") return yield* error
         if (error._tag === "InvalidSignature") continue
@@ -166,7 +175,8 @@ export const makeCompletionReceiver: Effect.Effect<
 
   return (input) =>
     Effect.gen(function*() {
-      const { bound, json, workspaceId } = yield* authenticate(input.headers, input.body)
+      const { bound, json, malformed, workspaceId } = yield* authenticate(input.headers, input.body)
+      if (malformed !== undefined) return yield* malformed
       // The body was parsed once, to authenticate it; only its shape is left to check.
       const completion = yield* Effect.mapError(
         decodeCompletion(json),

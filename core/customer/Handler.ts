@@ -28,6 +28,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { Crypto } from "../ports/Crypto.ts"
@@ -36,7 +37,7 @@ import type { NonceStore } from "../ports/NonceStore.ts"
 import { makeSigner, type Purpose } from "../protocol/Signing.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
 import { makeVerifier, readHeader } from "../protocol/Verification.ts"
-import { isJsonContentType, parseJsonBody } from "../protocol/Json.ts"
+import { isJsonContentType, parseJsonSyntax } from "../protocol/Json.ts"
 import { type KeyOptions, keyringOf } from "./Keyring.ts"
 import { type CustomerRequest, type CustomerResponse, errorResponse, makeEndpointExchange, verificationResponse } from "./internal/endpoint.ts"
 import { makeExecutionClaim } from "./internal/executionClaim.ts"
@@ -156,13 +157,11 @@ export const makeCustomerHandler = (
         if (!isJsonContentType(readHeader(input.headers, "content-type"))) {
           return errorResponse(415, { error: "unsupported_media_type" })
         }
-        const untrusted = yield* Effect.either(parseJsonBody(input.body))
-        // A body no strict parser accepts is never verified or stored: a duplicate key or text that
-        // cannot be stored is named, anything else cannot even say which message it is.
-        if (untrusted._tag === "Left" && untrusted.left.reason !== "syntax") {
-          return errorResponse(400, { error: untrusted.left.reason })
-        }
-        const type = untrusted._tag === "Right" ? typeOf(untrusted.right) : undefined
+        // The message type picks the purpose (and so the secret) before anything is verified: read it
+        // with JSON syntax only. The strict parse (duplicate keys, unstorable text: 400) runs on the
+        // verified body ("verify the raw body, then parse").
+        const untrusted = parseJsonSyntax(input.body)
+        const type = Either.isRight(untrusted) ? typeOf(untrusted.right) : undefined
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
         if (purpose === undefined) return errorResponse(400, { error: "unsupported_type" })
         const run = purpose === "handshake_request"

@@ -108,6 +108,21 @@ export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, Malform
 }
 
 /**
+ * JSON syntax only (a duplicate key keeps its last value, as `JSON.parse` does): for reading which
+ * secret or purpose a signed message claims BEFORE its signature is verified ("verify the raw body,
+ * then parse"). Never accept data from it: the verified body is then parsed with `parseJsonBytes`.
+ *
+ * @since 0.1.0
+ */
+export const parseJsonSyntax = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
+  try {
+    return Either.right(JSON.parse(utf8.decode(body)) as unknown)
+  } catch {
+    return Either.left(new MalformedBody())
+  }
+}
+
+/**
  * Parses JSON text strictly (see `parseJsonBytes`).
  *
  * @since 0.1.0

@@ -8,16 +8,14 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import {
   type CompletionRefused,
   type CompletionServices,
   makeCompletionReceiver
 } from "../../../core/connector/CompletionIntake.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
-import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
+import { isJsonContentType, type MalformedBody } from "../../../core/protocol/Json.ts"
 import { readBytes } from "../Body.ts"
-import { malformedBody } from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
@@ -35,14 +33,15 @@ export const maxCompletionBytes = 64 * 1024
 
 /**
  * The completion route. A refusal fails with core's `CompletionRefused` (its kind picks the status
- * in `ErrorMap`); the edge's own checks are the content type and the strict parser's duplicate
- * key and unstorable text (400 `duplicate_key` / `unstorable_text`, as on every JSON route; any
- * other unreadable body stays the receiver's one `unauthenticated` answer).
+ * in `ErrorMap`) or, for an authentic body with a duplicate key or unstorable text, the strict
+ * parser's `MalformedBody` (400 `duplicate_key` / `unstorable_text`, as on every JSON route, but
+ * only after the signature verified: "verify the raw body, then parse"); the edge's own check is
+ * the content type.
  *
  * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<
-  Problem.Problem | CompletionRefused | StorageError,
+  Problem.Problem | CompletionRefused | MalformedBody | StorageError,
   CompletionServices
 > = HttpRouter.empty.pipe(
   HttpRouter.post(
@@ -54,8 +53,6 @@ export const routes: HttpRouter.HttpRouter<
           return yield* Problem.unsupportedMediaType("application/json")
         }
         const body = yield* readBytes(maxCompletionBytes)
-        const parsed = parseJsonBytes(body)
-        if (Either.isLeft(parsed) && parsed.left.reason !== "syntax") return yield* malformedBody(parsed.left)
         return json(yield* receive({ headers: request.headers, body }))
       }))
   )

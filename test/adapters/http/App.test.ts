@@ -356,13 +356,14 @@ describe("bad input never reaches storage or a 5xx", () => {
       }
     }))
 
-  it.scopedLive("the completion route: a duplicate key is 400 duplicate_key, a NUL 400 unstorable_text, neither a 5xx", () =>
+  it.scopedLive("the completion route: an unsigned body with a duplicate key or a NUL is 401 (verified before it is parsed strictly), never a 5xx", () =>
     Effect.gen(function*() {
       const { url } = yield* startServer()
       const post = (body: string) =>
         request(url + "/api/funnels/v1/runtime/actions/customer-complete", { method: "POST", headers: { "content-type": "application/json" }, body })
-      assertProblem(yield* post(`{"workspaceId":"a","workspaceId":"b"}`), 400, "duplicate_key")
-      assertProblem(yield* post(`{"workspaceId":"ws\\u0000x","actionRequestId":"ar"}`), 400, "unstorable_text")
+      // An authentic body with either fault is 400 duplicate_key / unstorable_text: test/core/connector/dispatch/CompletionIntake.test.ts.
+      assertProblem(yield* post(`{"workspaceId":"a","workspaceId":"b"}`), 401, "unsupported_version")
+      assertProblem(yield* post(`{"workspaceId":"ws\\u0000x","actionRequestId":"ar"}`), 401, "unsupported_version")
     }))
 
   it.scopedLive("a path parameter that is not UTF-8 or breaks the identifier rule is 400 invalid_path", () =>

@@ -366,14 +366,17 @@ describe("customer handler", () => {
       }
     })))
 
-  it.effect("a duplicate key is refused with 400 duplicate_key, never verified or stored", () =>
+  it.effect("a duplicate key in an authentic request is refused with 400 duplicate_key after verification; unsigned, 401", () =>
     run(Effect.gen(function*() {
       const { handler, keys } = yield* setup()
-      const bytes = new TextEncoder().encode(`{"type":"service.customer_action.execute","type":"service.customer_action.handshake"}`)
+      const bytes = new TextEncoder().encode(`{"type":"service.customer_action.execute","accountId":"a","accountId":"b"}`)
       const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes })
       const response = yield* handler.handle({ headers, body: bytes })
       assert.strictEqual(response.status, 400)
       assert.deepStrictEqual(jsonOf(response), { error: "duplicate_key" })
+      // "Verify the raw body, then parse": a body nobody signed is refused for its signature first.
+      const forged = yield* handler.handle({ headers: { ...headers, "x-service-customer-action-signature": "v1=" + "0".repeat(64) }, body: bytes })
+      assert.strictEqual(forged.status, 401)
     })))
 
   it.effect("text that cannot be stored (a NUL in accountId) is refused with 400, not a storage failure", () =>

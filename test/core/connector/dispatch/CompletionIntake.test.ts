@@ -194,6 +194,32 @@ describe("completion intake", () => {
     it.live("idempotency key of another action: 422", () =>
       expectRefused("binding_mismatch", "idempotency_key_mismatch", (c) => signed({ ...c, providerIdempotencyKey: "pva_" + "d".repeat(64) })))
     it.live("extra field: 400 with the path", () => expectRefused("invalid", "invalid_body", (c) => signed({ ...c, extra: true })))
+    // "Verify the raw body, then parse": a duplicate key or unstorable text in an authentic body is
+    // the strict parser's refusal (400), only after the signature verified; unsigned, it is 401.
+    const withDuplicate = (c: Body) => new TextEncoder().encode(JSON.stringify(c).replace(/^\{/, `{"reasonCode":"x",`).replace(/"evidence":\{/, `"evidence":{"source":"x",`))
+    it.live("an authentic completion with a duplicate key: MalformedBody duplicate_key after verification, nothing recorded", () =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const error = yield* Effect.flip(receive(yield* signed(withDuplicate(completion))))
+        assert.strictEqual(error._tag, "MalformedBody")
+        assert.strictEqual((error as { readonly reason?: string }).reason, "duplicate_key")
+        const forged = yield* Effect.flip(receive(yield* signed(withDuplicate(completion), { secret: "cs_wrong_wrong_wrong_wrong_wrong_wrong_wrong" })))
+        assert.strictEqual(forged._tag, "CompletionRefused")
+        assert.strictEqual((forged as { readonly kind?: string }).kind, "unauthenticated")
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
+        assert.strictEqual(record.state, "accepted")
+      }).pipe(Effect.provide(layer())))
+    it.live("an authentic completion with a NUL in a string: MalformedBody unstorable_text after verification", () =>
+      Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { completion } = yield* acceptedAction()
+        // JSON.stringify writes the NUL as the escape `\u0000`: valid JSON, unstorable text.
+        const bytes = new TextEncoder().encode(JSON.stringify({ ...completion, providerReference: "ref\u0000x" }))
+        const error = yield* Effect.flip(receive(yield* signed(bytes)))
+        assert.strictEqual(error._tag, "MalformedBody")
+        assert.strictEqual((error as { readonly reason?: string }).reason, "unstorable_text")
+      }).pipe(Effect.provide(layer())))
     it.live("outcome verified (never a completion outcome): 400", () => expectRefused("invalid", "invalid_body", (c) => signed({ ...c, outcome: "verified" })))
   })
 
