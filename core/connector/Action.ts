@@ -11,7 +11,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ActionRecord } from "../ports/ActionLedger.ts"
-import { type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../protocol/messages/Common.ts"
+import { AccountId, type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../protocol/messages/Common.ts"
 import { Action, Actor, Binding } from "../protocol/messages/Execution.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
 
@@ -70,7 +70,9 @@ export interface PaymentSnapshot extends Schema.Schema.Type<typeof PaymentSnapsh
  * @since 0.1.0
  */
 export const ActionIntake = Schema.Struct({
-  accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  // The one identifier rule (the execution message's own `AccountId`): an account taken here is
+  // never refused later by the customer's endpoint or by ingest.
+  accountId: AccountId,
   action: Action,
   actor: Actor,
   binding: Binding,

@@ -11,7 +11,6 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
@@ -20,7 +19,6 @@ import { ActionIntake } from "../../../core/connector/Action.ts"
 import { type ConnectorNotActive, intake, type PaymentModeNotEnabled, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
-import { AccountId } from "../../../core/protocol/messages/Common.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded } from "../Auth.ts"
@@ -42,16 +40,9 @@ export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistr
 export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive | PaymentSnapshotMismatch | PaymentModeNotEnabled
 
 
-/**
- * The intake body with `accountId` held to the one identifier rule (`core/protocol/Identifier.ts`,
- * the same `AccountId` the execution message carries), so an account accepted here is never
- * refused by the customer's endpoint or by ingest.
- */
-const IntakeBody = Schema.Struct({ ...ActionIntake.fields, accountId: AccountId })
-
 const createAction = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function*() {
-    const body = yield* readJson(IntakeBody, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
+    const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
     const accepted = yield* intake(workspaceId, body)
     // Where the new action request's state and history are read (RFC 9110 §10.2.2).
     return json(accepted, 202).pipe(
