@@ -4,9 +4,14 @@
  * `GET /action-requests/{id}` (its state and full history), relative to
  * `/api/admin/v1/workspaces/{workspaceId}`.
  *
+ * `POST /action-requests` takes an optional `Idempotency-Key` header (`core/connector/IntakeKey.ts`;
+ * callers should always send one): a retry under the same key with the same body answers the
+ * original 202 body again, with `Idempotent-Replayed: true`.
+ *
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
@@ -15,6 +20,7 @@ import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { ActionIntake } from "../../../core/connector/Action.ts"
 import { type ConnectorNotActive, intake, type PaymentModeNotEnabled, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../../core/connector/IntakeKey.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
@@ -22,7 +28,7 @@ import { isUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
-import { jsonResponse as json } from "../Answer.ts"
+import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 
 /**
  * @since 0.1.0
@@ -34,13 +40,23 @@ export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistr
  *
  * @since 0.1.0
  */
-export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive | PaymentSnapshotMismatch | PaymentModeNotEnabled
+export type ActionsError =
+  | Problem.Problem
+  | StorageError
+  | ConnectorNotActive
+  | PaymentSnapshotMismatch
+  | PaymentModeNotEnabled
+  | InvalidIdempotencyKey
+  | IdempotencyKeyReused
 
 
 const createAction = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function*() {
     const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
-    return json(yield* intake(workspaceId, body), 202)
+    const idempotencyKey = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
+    const { actionRequestId, replayed, state } = yield* intake(workspaceId, body, { idempotencyKey })
+    const reply = answer({ actionRequestId, state }, 202)
+    return toResponse(replayed ? { ...reply, headers: { ...reply.headers, "idempotent-replayed": "true" } } : reply)
   })
 
 const showAction = (workspaceId: string) => Effect.gen(function*() {

@@ -12,6 +12,7 @@ import { migration as connectionAudit } from "./0004_connection_audit.ts"
 import { migration as accountLogins } from "./0005_account_logins.ts"
 import { migration as accountView } from "./0006_account_view.ts"
 import { migration as outboxLease } from "./0007_outbox_lease.ts"
+import { migration as intakeKeys } from "./0011_intake_keys.ts"
 
 /**
  * @since 0.1.0
@@ -23,5 +24,6 @@ export const migrations: Migrations = {
   "0004_connection_audit": connectionAudit,
   "0005_account_logins": accountLogins,
   "0006_account_view": accountView,
-  "0007_outbox_lease": outboxLease
+  "0007_outbox_lease": outboxLease,
+  "0011_intake_keys": intakeKeys
 }
