@@ -15,6 +15,7 @@ import type { ConnectorNotConfigured } from "../../core/connector/ConnectionChec
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
+import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../core/connector/IntakeKey.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
 import { pathSegment } from "../../core/ingest/Safety.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
@@ -32,6 +33,8 @@ export type DomainError =
   | ConnectorNotActive
   | PaymentSnapshotMismatch
   | PaymentModeNotEnabled
+  | InvalidIdempotencyKey
+  | IdempotencyKeyReused
   | RegistrationRejected
   | ConnectorNotConfigured
   | IngestRejection
@@ -113,6 +116,15 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         409,
         "payment_mode_not_enabled",
         `payment mode ${error.mode} is not enabled for the active connector revision (${error.reason}); a fresh signed handshake proof including it is required`
+      )
+    case "InvalidIdempotencyKey":
+      return Problem.badRequest("invalid_idempotency_key", "the Idempotency-Key header must be 1 to 255 visible ASCII characters")
+    case "IdempotencyKeyReused":
+      // Never echoes either body: the caller knows what it sent.
+      return Problem.make(
+        409,
+        "idempotency_key_reused",
+        "this Idempotency-Key was already used for a different action request; use a new key for a new request"
       )
     case "RegistrationRejected":
       return Problem.make(422, error.problem, error.detail, { errors: error.errors })

@@ -3,6 +3,9 @@
  * first history entry and its outbox item; a transition claims the completion id (primary key),
  * updates the action where `version` still matches, appends history and enqueues work. Any step
  * that finds a conflict rolls the whole transaction back, so nothing partial is ever committed.
+ * Creating an action under a caller's intake key first claims the key (`accord_intake_keys`,
+ * primary key per workspace) in the same transaction: a concurrent intake under that key waits on
+ * the key's row and, once the first commits, finds it taken.
  *
  * @since 0.1.0
  */
@@ -19,7 +22,10 @@ import {
   claimRefused,
   type ActionRecord,
   type CompletionClaim,
+  type CreateResult,
   type HistoryEntry,
+  type IntakeKeyClaim,
+  type NewIntakeKey,
   type TransitionResult
 } from "../../core/ports/ActionLedger.ts"
 import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
@@ -60,6 +66,22 @@ interface CompletionRow {
   readonly body_hash: string
   readonly received_at: unknown
 }
+
+interface IntakeKeyRow {
+  readonly workspace_id: string
+  readonly idempotency_key: string
+  readonly body_hash: string
+  readonly action_request_id: string
+  readonly created_at: unknown
+}
+
+const toIntakeKey = (row: IntakeKeyRow): IntakeKeyClaim => ({
+  workspaceId: row.workspace_id,
+  idempotencyKey: row.idempotency_key,
+  bodyHash: row.body_hash,
+  actionRequestId: row.action_request_id,
+  createdAt: num(row.created_at)
+})
 
 const toRecord = (row: ActionRow): ActionRecord => ({
   actionRequestId: row.action_request_id,
@@ -241,6 +263,40 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
     inRounds(items, (o) => [o.actionRequestId], transitionAll)
   )
 
+  const findIntakeKey = (options: { readonly workspaceId: string; readonly idempotencyKey: string; readonly liveSince: number }) =>
+    sql<IntakeKeyRow>`SELECT * FROM accord_intake_keys
+        WHERE workspace_id = ${options.workspaceId} AND idempotency_key = ${options.idempotencyKey}
+          AND created_at >= ${options.liveSince}`.pipe(Effect.map(firstRow(toIntakeKey)))
+
+  /**
+   * Claims the key (replacing an expired claim), then creates the action, in one transaction; a
+   * live claim, or an action that is a duplicate, rolls it back. Not batched: the key's row lock
+   * is what serialises concurrent intakes under one key.
+   */
+  const createKeyed = (options: CreateOptions, key: NewIntakeKey) =>
+    committedOrRolledBack<CreateResult, never>(sql.withTransaction(Effect.gen(function*() {
+      const c = key.claim
+      const claimed = yield* sql`INSERT INTO accord_intake_keys (workspace_id, idempotency_key, body_hash, action_request_id, created_at)
+          VALUES (${c.workspaceId}, ${c.idempotencyKey}, ${c.bodyHash}, ${c.actionRequestId}, ${c.createdAt})
+          ON CONFLICT (workspace_id, idempotency_key) DO UPDATE SET
+            body_hash = EXCLUDED.body_hash, action_request_id = EXCLUDED.action_request_id, created_at = EXCLUDED.created_at
+          WHERE accord_intake_keys.created_at < ${key.liveSince}
+          RETURNING action_request_id`
+      if (claimed.length === 0) {
+        const existing = yield* findIntakeKey({ workspaceId: c.workspaceId, idempotencyKey: c.idempotencyKey, liveSince: key.liveSince })
+        // Held by a live claim: the row exists and is live, since it did not expire for the insert.
+        return yield* new Rollback<CreateResult>({
+          outcome: Option.match(existing, {
+            onNone: () => "duplicate" as const,
+            onSome: (claim) => ({ _tag: "IntakeKeyTaken" as const, claim })
+          })
+        })
+      }
+      const [created] = yield* createAll([options])
+      if (created !== "created") return yield* new Rollback<CreateResult>({ outcome: "duplicate" })
+      return created as CreateResult
+    }))).pipe(Effect.catchIf(isUniqueViolation, () => Effect.succeed("duplicate" as const)))
+
   const get = yield* makeBatcher((ids: ReadonlyArray<string>) =>
     Effect.map(
       sql<ActionRow>`SELECT * FROM accord_actions WHERE action_request_id = ANY(${anyOf(sql, ids)})`,
@@ -252,7 +308,9 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
   )
 
   return {
-    create: (options) => create(options).pipe(orStorageError("action.create")),
+    create: (options) =>
+      (options.intakeKey === undefined ? create(options) : createKeyed(options, options.intakeKey)).pipe(orStorageError("action.create")),
+    findIntakeKey: (options) => findIntakeKey(options).pipe(orStorageError("action.findIntakeKey")),
     get: (id) => get(id).pipe(orStorageError("action.get")),
     getByIdempotencyKey: (key) =>
       sql<ActionRow>`SELECT * FROM accord_actions WHERE provider_idempotency_key = ${key}`.pipe(

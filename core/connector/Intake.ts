@@ -10,13 +10,17 @@
  * provider connection generation of that evidence is bound to the action (in its outbox item and
  * intake history) so the dispatcher can tell a later provider connection change.
  *
+ * With a caller's idempotency key (`IntakeKey.ts`), a live claim of the key is answered before
+ * anything else (the original action, or `IdempotencyKeyReused`), and a new action claims the key
+ * in the write that creates it, so concurrent intakes under one key create one action.
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ActionLedger } from "../ports/ActionLedger.ts"
+import { ActionLedger, type IntakeKeyClaim } from "../ports/ActionLedger.ts"
 import type { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import type { Crypto } from "../ports/Crypto.ts"
@@ -28,6 +32,7 @@ import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts
 import { type ActionIntake, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
 import { PaymentCapabilityProblem, paymentGate } from "./Capability.ts"
+import { type IdempotencyKeyReused, intakeKeyLiveSince, type InvalidIdempotencyKey, prepareIntakeKey, replayClaim } from "./IntakeKey.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
@@ -70,21 +75,49 @@ export interface DispatchPayload {
 }
 
 /**
+ * What intake answers: the action and its state at intake; `replayed` when an earlier intake
+ * under the same idempotency key created it (the answer is then that intake's answer).
+ *
+ * @since 0.1.0
+ */
+export interface IntakeAnswer {
+  readonly actionRequestId: string
+  readonly state: ActionState
+  readonly replayed: boolean
+}
+
+/**
  * Accepts an authorized action for delivery: requires an active connection revision, binds the
- * action to it and persists the action with its outbox item atomically, then wakes the dispatcher
- * through the `DispatchSignal` when the context has one.
+ * action to it and persists the action with its outbox item (and the caller's idempotency key,
+ * when given) atomically, then wakes the dispatcher through the `DispatchSignal` when the context
+ * has one. Without an idempotency key, every call creates a new action.
  *
  * @since 0.1.0
  */
 export const intake = (
   workspaceId: string,
-  input: ActionIntake
+  input: ActionIntake,
+  options: { readonly idempotencyKey?: string | undefined } = {}
 ): Effect.Effect<
-  { readonly actionRequestId: string; readonly state: ActionState },
-  ConnectorNotActive | PaymentSnapshotMismatch | PaymentModeNotEnabled | StorageError,
+  IntakeAnswer,
+  | ConnectorNotActive
+  | PaymentSnapshotMismatch
+  | PaymentModeNotEnabled
+  | InvalidIdempotencyKey
+  | IdempotencyKeyReused
+  | StorageError,
   ActionLedger | ConnectionStore | CapabilityRegistry | Crypto
 > =>
   Effect.gen(function*() {
+    const ledger = yield* ActionLedger
+    const key = options.idempotencyKey === undefined ? undefined : yield* prepareIntakeKey(options.idempotencyKey, input)
+    const replay = (claim: IntakeKeyClaim) =>
+      Effect.map(replayClaim(claim, key!), ({ actionRequestId }) => ({ actionRequestId, state: "dispatching" as const, replayed: true }))
+    if (key !== undefined) {
+      const liveSince = intakeKeyLiveSince(yield* Clock.currentTimeMillis)
+      const claimed = yield* ledger.findIntakeKey({ workspaceId, idempotencyKey: key.idempotencyKey, liveSince })
+      if (Option.isSome(claimed)) return yield* replay(claimed.value)
+    }
     const problem = checkPaymentSnapshot(input)
     if (problem !== undefined) return yield* new PaymentSnapshotMismatch({ reason: problem })
     const connection = yield* (yield* ConnectionStore).get(workspaceId)
@@ -99,7 +132,7 @@ export const intake = (
     const actionRequestId = yield* randomUuid
     const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
     const request: StoredRequest = input
-    const created = yield* (yield* ActionLedger).create({
+    const created = yield* ledger.create({
       record: {
         actionRequestId,
         workspaceId,
@@ -121,11 +154,19 @@ export const intake = (
         payload: { actionRequestId, ...generation } satisfies DispatchPayload,
         nextAttemptAt: now,
         createdAt: now
-      }
+      },
+      ...(key === undefined ? {} : {
+        intakeKey: {
+          claim: { workspaceId, idempotencyKey: key.idempotencyKey, bodyHash: key.bodyHash, actionRequestId, createdAt: now },
+          liveSince: intakeKeyLiveSince(now)
+        }
+      })
     })
+    // A concurrent intake under the same key committed first: answer as if it had come before.
+    if (typeof created === "object") return yield* replay(created.claim)
     // A fresh random id cannot collide; if it ever did, nothing was written and the caller retries.
     if (created === "duplicate") return yield* Effect.die("action request id collision")
     // Committed: wake this process's dispatcher, if one listens (it polls in any case).
     yield* Effect.serviceOption(DispatchSignal).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.wake })))
-    return { actionRequestId, state: "dispatching" as const }
+    return { actionRequestId, state: "dispatching" as const, replayed: false }
   })

@@ -9,7 +9,9 @@
  * unique constraint in the same transaction that claims the work"), and a state change together
  * with its history entry, an optional outbox item and an optional completion claim (a
  * `completionId` is unique: a redelivery is recognised, a different body under the same id is a
- * conflict). Changes are compare-and-set on `version`.
+ * conflict). Changes are compare-and-set on `version`. A caller's intake idempotency key is claimed in
+ * the same write that creates the action (unique per workspace), so concurrent intakes under one key
+ * create one action.
  *
  * @since 0.1.0
  */
@@ -90,6 +92,41 @@ export const claimRefused = (identity: "duplicate" | "conflict", claim: Completi
   identity === "duplicate" ? { _tag: "DuplicateCompletion", claim } : { _tag: "ConflictingCompletion", claim }
 
 /**
+ * A caller's `Idempotency-Key` for an intake, recorded with the action it created.
+ *
+ * @since 0.1.0
+ */
+export interface IntakeKeyClaim {
+  readonly workspaceId: string
+  readonly idempotencyKey: string
+  /** Lowercase hex SHA-256 of the intake's canonical JSON. */
+  readonly bodyHash: string
+  readonly actionRequestId: string
+  readonly createdAt: number
+}
+
+/**
+ * An intake key to claim with a new action: a claim created before `liveSince` has expired and is
+ * replaced; a live one is kept and nothing is written.
+ *
+ * @since 0.1.0
+ */
+export interface NewIntakeKey {
+  readonly claim: IntakeKeyClaim
+  readonly liveSince: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export type CreateResult =
+  | "created"
+  /** The action request id, provider idempotency key or outbox item already exists. Nothing written. */
+  | "duplicate"
+  /** The intake key is held by a live claim (returned). Nothing written. */
+  | { readonly _tag: "IntakeKeyTaken"; readonly claim: IntakeKeyClaim }
+
+/**
  * @since 0.1.0
  */
 export interface NewHistoryEntry {
@@ -126,14 +163,22 @@ export interface LeasedAction {
 export interface ActionLedgerService {
   /**
    * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
-   * if given, an outbox item, atomically. `duplicate` when the action request id or the idempotency
-   * key already exists (nothing is written).
+   * if given, an outbox item and an intake key claim, atomically. `duplicate` when the action
+   * request id or the idempotency key already exists, `IntakeKeyTaken` when the intake key has a
+   * live claim (nothing is written in either case).
    */
   readonly create: (options: {
     readonly record: Omit<ActionRecord, "version" | "updatedAt">
     readonly history: NewHistoryEntry
     readonly outbox?: NewOutboxItem
-  }) => Effect.Effect<"created" | "duplicate", StorageError>
+    readonly intakeKey?: NewIntakeKey
+  }) => Effect.Effect<CreateResult, StorageError>
+  /** The live claim of an intake key: created at or after `liveSince`. */
+  readonly findIntakeKey: (options: {
+    readonly workspaceId: string
+    readonly idempotencyKey: string
+    readonly liveSince: number
+  }) => Effect.Effect<Option.Option<IntakeKeyClaim>, StorageError>
   readonly get: (actionRequestId: string) => Effect.Effect<Option.Option<ActionRecord>, StorageError>
   readonly getByIdempotencyKey: (key: string) => Effect.Effect<Option.Option<ActionRecord>, StorageError>
   /** Applies a state change atomically with its history entry, outbox item and completion claim. */
@@ -187,12 +232,20 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
   const byKey = new Map<string, string>()
   const histories = new Map<string, Array<HistoryEntry>>()
   const completions = new Map<string, CompletionClaim>()
+  const intakeKeys = new Map<string, IntakeKeyClaim>()
+  const intakeKeyId = (workspaceId: string, key: string) => workspaceId + "\u0000" + key
+  const liveIntakeKey = (workspaceId: string, idempotencyKey: string, liveSince: number) => {
+    const claim = intakeKeys.get(intakeKeyId(workspaceId, idempotencyKey))
+    return claim !== undefined && claim.createdAt >= liveSince ? claim : undefined
+  }
   const canEnqueue = (item: NewOutboxItem | undefined) =>
     item === undefined ||
     (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
   return {
-    create: ({ history, outbox: item, record }) =>
-      Effect.sync(() => {
+    create: ({ history, intakeKey, outbox: item, record }) =>
+      Effect.sync((): CreateResult => {
+        const taken = intakeKey && liveIntakeKey(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey, intakeKey.liveSince)
+        if (taken) return { _tag: "IntakeKeyTaken", claim: taken }
         if (records.has(record.actionRequestId) || byKey.has(record.providerIdempotencyKey) || !canEnqueue(item)) {
           return "duplicate"
         }
@@ -200,8 +253,13 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
         byKey.set(record.providerIdempotencyKey, record.actionRequestId)
         histories.set(record.actionRequestId, [{ seq: 1, ...history, fromState: null, toState: record.state }])
         if (item !== undefined) outbox.enqueue(item)
+        if (intakeKey !== undefined) {
+          intakeKeys.set(intakeKeyId(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey), intakeKey.claim)
+        }
         return "created"
       }),
+    findIntakeKey: ({ idempotencyKey, liveSince, workspaceId }) =>
+      Effect.sync(() => Option.fromNullable(liveIntakeKey(workspaceId, idempotencyKey, liveSince))),
     get: (id) => Effect.sync(() => Option.fromNullable(records.get(id))),
     getByIdempotencyKey: (key) =>
       Effect.sync(() => {

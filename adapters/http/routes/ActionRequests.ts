@@ -5,10 +5,14 @@
  * `GET /action-requests/{id}` (its state and full history), relative to
  * `/api/admin/v1/workspaces/{workspaceId}`.
  *
+ * `POST /action-requests` takes an optional `Idempotency-Key` header (`core/connector/IntakeKey.ts`;
+ * callers should always send one): a retry under the same key with the same body answers the
+ * original 202 body again, with `Idempotent-Replayed: true`.
+ *
  * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
@@ -17,6 +21,7 @@ import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { ActionIntake } from "../../../core/connector/Action.ts"
 import { type ConnectorNotActive, intake, type PaymentModeNotEnabled, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../../core/connector/IntakeKey.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
@@ -24,7 +29,7 @@ import { isUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
-import { jsonResponse as json } from "../Answer.ts"
+import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 import { adminPrefix } from "../Paths.ts"
 
 /**
@@ -37,17 +42,25 @@ export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistr
  *
  * @since 0.1.0
  */
-export type ActionsError = Problem.Problem | StorageError | ConnectorNotActive | PaymentSnapshotMismatch | PaymentModeNotEnabled
+export type ActionsError =
+  | Problem.Problem
+  | StorageError
+  | ConnectorNotActive
+  | PaymentSnapshotMismatch
+  | PaymentModeNotEnabled
+  | InvalidIdempotencyKey
+  | IdempotencyKeyReused
 
 
 const createAction = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function*() {
     const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
-    const accepted = yield* intake(workspaceId, body)
-    // Where the new action request's state and history are read (RFC 9110 §10.2.2).
-    return json(accepted, 202).pipe(
-      HttpServerResponse.setHeader("location", `${adminPrefix}/${workspaceId}/action-requests/${accepted.actionRequestId}`)
-    )
+    const idempotencyKey = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
+    const { actionRequestId, replayed, state } = yield* intake(workspaceId, body, { idempotencyKey })
+    const reply = answer({ actionRequestId, state }, 202)
+    // Where the new action request's state and history are read (RFC 9110 §10.2.2); a replay says so.
+    const location = { location: `${adminPrefix}/${workspaceId}/action-requests/${actionRequestId}` }
+    return toResponse({ ...reply, headers: { ...reply.headers, ...location, ...(replayed ? { "idempotent-replayed": "true" } : {}) } })
   })
 
 const showAction = (workspaceId: string) => Effect.gen(function*() {

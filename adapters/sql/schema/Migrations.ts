@@ -14,6 +14,7 @@ import { migration as accountView } from "./0006_account_view.ts"
 import { migration as outboxLease } from "./0007_outbox_lease.ts"
 import { migration as rollupBuckets } from "./0009_rollup_buckets.ts"
 import { migration as masterKeyCheck } from "./0010_master_key_check.ts"
+import { migration as intakeKeys } from "./0011_intake_keys.ts"
 
 /**
  * @since 0.1.0
@@ -27,5 +28,6 @@ export const migrations: Migrations = {
   "0006_account_view": accountView,
   "0007_outbox_lease": outboxLease,
   "0009_rollup_buckets": rollupBuckets,
-  "0010_master_key_check": masterKeyCheck
+  "0010_master_key_check": masterKeyCheck,
+  "0011_intake_keys": intakeKeys
 }

@@ -3,6 +3,7 @@ import { ConnectorNotConfigured } from "../../../core/connector/ConnectionCheck.
 import { CompletionRefused } from "../../../core/connector/CompletionIntake.ts"
 import { RegistrationRejected } from "../../../core/connector/Connection.ts"
 import { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../../core/connector/IntakeKey.ts"
 import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../core/ingest/Ingest.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
 import { MalformedBody } from "../../../core/protocol/Json.ts"
@@ -84,6 +85,19 @@ describe("ErrorMap.toProblem", () => {
     assert.strictEqual(problem.code, "payment_mode_not_enabled")
     assert.include(problem.detail, "setup_only")
     assert.include(problem.detail, "payment_capability_missing")
+  })
+
+  it("intake idempotency keys: 400 invalid_idempotency_key, 409 idempotency_key_reused", () => {
+    const invalid = ErrorMap.toProblem(new InvalidIdempotencyKey())
+    assert.deepStrictEqual([invalid.status, invalid.code], [400, "invalid_idempotency_key"])
+    const reused = rendered(ErrorMap.toProblem(new IdempotencyKeyReused()))
+    assert.deepStrictEqual(reused.body, {
+      type: "urn:accord:problem:idempotency_key_reused",
+      title: "Conflict",
+      status: 409,
+      detail: "this Idempotency-Key was already used for a different action request; use a new key for a new request",
+      code: "idempotency_key_reused"
+    })
   })
 
   it("connector administration: 422 with the rule's code and fields, 404 connector_not_configured", () => {

@@ -14,6 +14,7 @@ import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
 import * as IngestWriter from "./IngestWriter.ts"
+import * as IntakeKeys from "./IntakeKeys.ts"
 import * as NonceStore from "./NonceStore.ts"
 import * as Outbox from "./Outbox.ts"
 import * as SecretVault from "./SecretVault.ts"
@@ -32,6 +33,7 @@ export const suite = (name: StorageVariant["name"]): void => {
     CapabilityRegistry.suite(variant.name, variant.layer)
     Outbox.suite(variant.name, variant.layer)
     ActionLedger.suite(variant.name, variant.layer)
+    IntakeKeys.suite(variant.name, variant.layer)
     EventStore.suite(variant.name, variant.layer)
     AccountProfileStore.suite(variant.name, variant.layer)
     UsageMeterStore.suite(variant.name, variant.layer)
