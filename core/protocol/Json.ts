@@ -291,7 +291,16 @@ export const toFieldIssues = (
   messages: Readonly<Record<string, string>> = {}
 ): ReadonlyArray<FieldIssue> => {
   const byPath = new Map<string, Array<{ readonly tag: string; readonly message: string }>>()
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+  let formatted: ReadonlyArray<ParseResult.ArrayFormatterIssue>
+  try {
+    formatted = ParseResult.ArrayFormatter.formatErrorSync(error)
+  } catch {
+    // Schema's messages quote the received value, formatted recursively: a body nested tens of
+    // thousands deep exhausts the stack there (found by the fuzz suite, issue 19). The quote is
+    // cut anyway, so the whole body is named instead of a 500.
+    return [{ path: "", message: messages[""] ?? "is nested too deeply" }]
+  }
+  for (const issue of formatted) {
     const path = issue.path.map(String).join(".")
     const issues = byPath.get(path) ?? []
     issues.push({ tag: issue._tag, message: issue.message.replace(/,\s*actual\b[\s\S]*$/, "") })
@@ -318,31 +327,7 @@ export const toFieldIssues = (
  *
  * @since 0.1.0
  */
-export const canonicalJson = (value: unknown): string => {
-  if (value === null) return "null"
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return JSON.stringify(value)
-    case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null"
-    case "object": {
-      const json = (value as { readonly toJSON?: unknown }).toJSON
-      if (typeof json === "function") return canonicalJson(json.call(value))
-      if (Array.isArray(value)) {
-        let out = "["
-        for (let i = 0; i < value.length; i++) {
-          const item: unknown = value[i]
-          out += (i === 0 ? "" : ",") + (isOmitted(item) ? "null" : canonicalJson(item))
-        }
-        return out + "]"
-      }
-      return canonicalObject(value as Readonly<Record<string, unknown>>)
-    }
-    default:
-      return "null"
-  }
-}
+export const canonicalJson = (value: unknown): string => serialize([{ value }])
 
 /**
  * An object's members in key order (canonical JSON); `timestamp`, when given, stands in for the object's own
@@ -352,15 +337,74 @@ export const canonicalJson = (value: unknown): string => {
  * @since 0.1.0
  */
 export const canonicalObject = (record: object, timestamp?: string): string => {
-  let out = "{"
-  let first = true
+  const work: Array<Work> = []
+  const opening = pushObject(record, work, timestamp)
+  return opening + serialize(work)
+}
+
+/**
+ * What is left to write, last item first: text as it is, or a value to serialize. Serializing
+ * with this stack instead of recursion lets no nesting depth exhaust the call stack (a 64 KiB body
+ * of `[` nests 32 768 deep; found by the fuzz suite, issue 19).
+ */
+type Work = { readonly text: string } | { readonly value: unknown }
+
+const serialize = (work: Array<Work>): string => {
+  let out = ""
+  while (work.length > 0) {
+    const item = work.pop()!
+    if ("text" in item) out += item.text
+    else out += open(item.value, work)
+  }
+  return out
+}
+
+/** A scalar's text, or an array's or object's opening bracket with its rest pushed on `work`. */
+const open = (value: unknown, work: Array<Work>): string => {
+  for (;;) {
+    if (value === null) return "null"
+    switch (typeof value) {
+      case "string":
+      case "boolean":
+        return JSON.stringify(value)
+      case "number":
+        return Number.isFinite(value) ? JSON.stringify(value) : "null"
+      case "object": {
+        const json = (value as { readonly toJSON?: unknown }).toJSON
+        if (typeof json === "function") {
+          value = json.call(value)
+          continue
+        }
+        if (Array.isArray(value)) {
+          work.push({ text: "]" })
+          for (let i = value.length - 1; i >= 0; i--) {
+            const item: unknown = value[i]
+            work.push(isOmitted(item) ? { text: "null" } : { value: item })
+            if (i > 0) work.push({ text: "," })
+          }
+          return "["
+        }
+        return pushObject(value, work)
+      }
+      default:
+        return "null"
+    }
+  }
+}
+
+const pushObject = (record: object, work: Array<Work>, timestamp?: string): string => {
+  const members: Array<readonly [string, unknown]> = []
   for (const key of Object.keys(record).sort()) {
     const item = timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
-    if (isOmitted(item)) continue
-    out += (first ? "" : ",") + JSON.stringify(key) + ":" + canonicalJson(item)
-    first = false
+    if (!isOmitted(item)) members.push([key, item])
   }
-  return out + "}"
+  work.push({ text: "}" })
+  for (let i = members.length - 1; i >= 0; i--) {
+    const [key, item] = members[i]!
+    work.push({ value: item })
+    work.push({ text: (i === 0 ? "" : ",") + JSON.stringify(key) + ":" })
+  }
+  return "{"
 }
 
 const isOmitted = (value: unknown): boolean =>

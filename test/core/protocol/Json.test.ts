@@ -5,8 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
-import { MalformedBody, parseJsonBytes, parseJsonText } from "../../../core/protocol/Json.ts"
+import { canonicalJson, canonicalObject, MalformedBody, parseJsonBytes, parseJsonText, toFieldIssues } from "../../../core/protocol/Json.ts"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const refusal = (text: string): MalformedBody => {
@@ -104,4 +105,48 @@ describe("parseJsonBytes", () => {
       assert.strictEqual(refusal(doc).reason, "duplicate_key")
     }
   )
+})
+
+describe("canonicalJson", () => {
+  it("sorts keys at every level, omits undefined members, writes omitted items as null, calls toJSON", () => {
+    assert.strictEqual(
+      canonicalJson({ b: [1, undefined, "x", () => 1], a: { d: null, c: true, e: undefined }, t: new Date(0), n: Number.NaN }),
+      `{"a":{"c":true,"d":null},"b":[1,null,"x",null],"n":null,"t":"1970-01-01T00:00:00.000Z"}`
+    )
+    assert.strictEqual(canonicalJson([]), "[]")
+    assert.strictEqual(canonicalJson({}), "{}")
+    assert.strictEqual(canonicalObject({ timestamp: "a", z: 1, y: undefined }, "b"), `{"timestamp":"b","z":1}`)
+    assert.strictEqual(canonicalObject({ z: 1 }, "b"), `{"z":1}`)
+  })
+
+  it.prop("writes what a recursive serializer writes (sorted keys by UTF-16 code units)", [fc.jsonValue()], ([value]) => {
+    const recursive = (v: unknown): string =>
+      Array.isArray(v)
+        ? "[" + v.map(recursive).join(",") + "]"
+        : typeof v === "object" && v !== null
+        ? "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + recursive((v as Record<string, unknown>)[k])).join(",") + "}"
+        : JSON.stringify(v)
+    assert.strictEqual(canonicalJson(value), recursive(value))
+  }, { fastCheck: { seed: 19, numRuns: 200 } })
+
+  // Regression (issue 19 fuzz suite): a 64 KiB intake body of nested arrays overflowed the call
+  // stack while its Idempotency-Key hash was computed, and POST /action-requests answered 500.
+  it("serializes any nesting depth without exhausting the stack", () => {
+    const depth = 200_000
+    assert.strictEqual(canonicalJson(JSON.parse("[".repeat(depth) + "]".repeat(depth))), "[".repeat(depth) + "]".repeat(depth))
+    const objects = JSON.parse("{\"a\":".repeat(50_000) + "1" + "}".repeat(50_000))
+    assert.strictEqual(canonicalJson(objects), "{\"a\":".repeat(50_000) + "1" + "}".repeat(50_000))
+  })
+})
+
+describe("toFieldIssues", () => {
+  // Regression (issue 19 fuzz suite): Schema quotes the received value, formatting it recursively;
+  // a body of arrays nested 30 000 deep overflowed the stack there and the route answered 500.
+  it("names the whole body when the received value is too deep to format", () => {
+    const deep = JSON.parse("[".repeat(30_000) + "]".repeat(30_000))
+    const result = Schema.decodeUnknownEither(Schema.Struct({ a: Schema.String }))(deep)
+    if (Either.isRight(result)) return assert.fail("decoded")
+    assert.deepStrictEqual(toFieldIssues(result.left), [{ path: "", message: "is nested too deeply" }])
+    assert.deepStrictEqual(toFieldIssues(result.left, { "": "must be a JSON object" }), [{ path: "", message: "must be a JSON object" }])
+  })
 })
