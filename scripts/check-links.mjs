@@ -1,11 +1,18 @@
-// README.md and docs/*.md link only inside the repository, and every relative link resolves: a
+// README.md and docs/**/*.md link only inside the repository, and every relative link resolves: a
 // reader of a clone (or of the hosted repository) never meets a dead link. External http(s) and
 // mailto links are allowed; anchors are not checked.
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 
 const root = process.cwd()
-const files = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)]
+// Every Markdown file under docs/, at any depth (docs/protocol/ too); docs/api/ is generated.
+const markdownUnder = (dir) =>
+  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? (`${dir}/${entry.name}` === "docs/api" ? [] : markdownUnder(`${dir}/${entry.name}`))
+      : entry.name.endsWith(".md") ? [`${dir}/${entry.name}`] : []
+  )
+const files = ["README.md", ...markdownUnder("docs")]
 
 const problems = []
 for (const file of files) {
