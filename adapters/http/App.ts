@@ -26,6 +26,7 @@ import { MatchedRoute, recordRoute, unmatchedRoute, withRequestLog } from "./Req
 import * as Accounts from "./routes/Accounts.ts"
 import * as ActionRequests from "./routes/ActionRequests.ts"
 import * as ApiKeys from "./routes/ApiKeys.ts"
+import * as Catalog from "./routes/Catalog.ts"
 import * as Completion from "./routes/Completion.ts"
 import * as Connector from "./routes/Connector.ts"
 import * as Events from "./routes/Events.ts"
@@ -55,6 +56,7 @@ export type AppServices =
   | Accounts.AccountsServices
   | FeatureGates.FeatureGatesServices
   | ActionRequests.ActionsServices
+  | Catalog.CatalogServices
   | Connector.ConnectorServices
 
 /**
@@ -74,6 +76,7 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
     HttpRouter.concat(Events.routes),
     HttpRouter.concat(Accounts.routes),
     HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
+    HttpRouter.concat(Catalog.routes),
     HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes)),
     HttpRouter.concat(Connector.routes(options))
   )

@@ -104,10 +104,10 @@ export const adminOrDeveloper: AdminScopes = ["admin", "developer:read"]
  *
  * @since 0.1.0
  */
-export const authorizeWorkspace = (
+export const authorizeWorkspaceKey = (
   scopes: AdminScopes
 ): Effect.Effect<
-  string,
+  { readonly workspaceId: string; readonly key: ApiKeyRecord },
   Problem.Problem,
   HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
 > =>
@@ -120,9 +120,16 @@ export const authorizeWorkspace = (
       if (!scopes.includes(key.scope)) {
         return Effect.fail(Problem.forbidden(`this route needs a key with scope ${scopes.join(" or ")}`))
       }
-      return Effect.succeed(workspaceId)
+      return Effect.succeed({ workspaceId, key })
     })
   })
+
+/**
+ * `authorizeWorkspaceKey`, answering the workspace only.
+ *
+ * @since 0.1.0
+ */
+export const authorizeWorkspace = (scopes: AdminScopes) => Effect.map(authorizeWorkspaceKey(scopes), ({ workspaceId }) => workspaceId)
 
 /**
  * An admin route's handler behind the guard: it runs, with the authorized workspace, only once
@@ -138,3 +145,17 @@ export const guarded = (scopes: AdminScopes) =>
   E | Problem.Problem,
   R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
 > => Effect.flatMap(authorizeWorkspace(scopes), handler)
+
+/**
+ * `guarded`, with the key that passed the guard (for routes that record who acted).
+ *
+ * @since 0.1.0
+ */
+export const guardedAs = (scopes: AdminScopes) =>
+<A, E, R>(
+  handler: (workspaceId: string, key: ApiKeyRecord) => Effect.Effect<A, E, R>
+): Effect.Effect<
+  A,
+  E | Problem.Problem,
+  R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
+> => Effect.flatMap(authorizeWorkspaceKey(scopes), ({ key, workspaceId }) => handler(workspaceId, key))

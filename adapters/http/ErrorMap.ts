@@ -16,6 +16,7 @@ import type { CompletionRefusalKind, CompletionRefused } from "../../core/connec
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
 import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../core/connector/IntakeKey.ts"
+import { revalidationReasons, type RevalidationFailed } from "../../core/connector/Revalidation.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
 import { pathSegment } from "../../core/ingest/Safety.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
@@ -35,6 +36,7 @@ export type DomainError =
   | PaymentModeNotEnabled
   | InvalidIdempotencyKey
   | IdempotencyKeyReused
+  | RevalidationFailed
   | RegistrationRejected
   | ConnectorNotConfigured
   | IngestRejection
@@ -126,6 +128,12 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         "idempotency_key_reused",
         "this Idempotency-Key was already used for a different action request; use a new key for a new request"
       )
+    case "RevalidationFailed":
+      // 422: a reference of the request resolves to nothing; 409: the catalog, account, authority
+      // or frequency no longer allows it. The reason is the stable code; the field is named.
+      return Problem.make(revalidationReasons[error.reason].status, error.reason, error.detail, {
+        errors: [{ path: error.path, message: error.detail }]
+      })
     case "RegistrationRejected":
       return Problem.make(422, error.problem, error.detail, { errors: error.errors })
     case "ConnectorNotConfigured":

@@ -9,6 +9,7 @@ import * as AccountProfileStore from "../../core/ports/AccountProfileStore.ts"
 import * as ActionLedger from "../../core/ports/ActionLedger.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
 import * as CapabilityRegistry from "../../core/ports/CapabilityRegistry.ts"
+import * as CatalogStore from "../../core/ports/CatalogStore.ts"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as ConnectionStore from "../../core/ports/ConnectionStore.ts"
 import * as EventStore from "../../core/ports/EventStore.ts"
@@ -16,19 +17,27 @@ import * as FeatureGateStore from "../../core/ports/FeatureGateStore.ts"
 import * as IngestWriter from "../../core/ports/IngestWriter.ts"
 import * as NonceStore from "../../core/ports/NonceStore.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
+import * as Revalidation from "../../core/connector/Revalidation.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as Transactor from "../../core/ports/Transactor.ts"
 import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
 
 /**
+ * Every storage port in memory, and the stored-catalog `Revalidation` over them (an embedding host
+ * with its own revalidation merges its layer after this one, which replaces it).
+ *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<StoragePorts, never, Cipher> = IngestWriter.layerFromStores.pipe(Layer.provideMerge(Layer.mergeAll(
+export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
+  IngestWriter.layerFromStores,
+  Revalidation.layerStoredCatalog
+).pipe(Layer.provideMerge(Layer.mergeAll(
   NonceStore.layerMemory,
   ApiKeyStore.layerMemory,
   SecretVault.layerMemory,
   ConnectionStore.layerMemory,
   CapabilityRegistry.layerMemory,
+  CatalogStore.layerMemory,
   ActionLedger.layerMemory,
   EventStore.layerMemory,
   AccountProfileStore.layerMemory,

@@ -26,6 +26,7 @@ import {
   type HistoryEntry,
   type IntakeKeyClaim,
   type NewIntakeKey,
+  notCountedForFrequency,
   type TransitionResult
 } from "../../core/ports/ActionLedger.ts"
 import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
@@ -402,6 +403,19 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           WHERE a.connection_id = ${connectionId} AND a.revision = ${revision}`.pipe(
         Effect.map((rows) => num(rows[0]?.n ?? 0)),
         orStorageError("action.unfinishedOnRevision")
+      ),
+    countForFrequency: ({ accountId, actionId, before, since, workspaceId }) =>
+      sql<{ n: unknown }>`SELECT count(*) AS n FROM accord_actions
+          WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} AND created_at >= ${since}
+            AND request->'action'->>'id' = ${actionId}
+            AND state NOT IN ${sql.in(notCountedForFrequency)}
+            ${
+        before === undefined
+          ? sql``
+          : sql`AND (created_at < ${before.createdAt} OR (created_at = ${before.createdAt} AND action_request_id < ${before.actionRequestId}))`
+      }`.pipe(
+        Effect.map((rows) => num(rows[0]?.n ?? 0)),
+        orStorageError("action.countForFrequency")
       )
   }
 })

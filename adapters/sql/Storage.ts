@@ -8,11 +8,13 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Layer from "effect/Layer"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
+import * as Revalidation from "../../core/connector/Revalidation.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as ActionLedger from "./ActionLedger.ts"
 import * as AccountProfileStore from "./AccountProfileStore.ts"
 import * as ApiKeyStore from "./ApiKeyStore.ts"
 import * as CapabilityRegistry from "./CapabilityRegistry.ts"
+import * as CatalogStore from "./CatalogStore.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
@@ -26,17 +28,20 @@ import * as Transactor from "./Transactor.ts"
 import * as UsageMeterStore from "./UsageMeterStore.ts"
 
 /**
- * The ports, built after the migrations have run on the client.
+ * The ports, built after the migrations have run on the client, and the stored-catalog
+ * `Revalidation` over them (an embedding host with its own merges its layer after this one).
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = IngestWriter.layer
+export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer
+  .mergeAll(IngestWriter.layer, Revalidation.layerStoredCatalog)
   .pipe(Layer.provideMerge(Layer.mergeAll(
     NonceStore.layer,
     ApiKeyStore.layer,
     SecretTable.layer,
     ConnectionStore.layer,
     CapabilityRegistry.layer,
+    CatalogStore.layer,
     Outbox.layer,
     ActionLedger.layer,
     EventStore.layer,

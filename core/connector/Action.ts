@@ -85,16 +85,35 @@ export const ActionIntake = Schema.Struct({
 export interface ActionIntake extends Schema.Schema.Type<typeof ActionIntake> {}
 
 /**
- * What the ledger stores as the action's `request`: the intake as accepted.
+ * Who authorized an action: the admin API key that submitted it, or (approvals) a runtime session.
+ * Revalidation checks it is still live before every delivery.
  *
  * @since 0.1.0
  */
-export const StoredRequest: Schema.Schema<ActionIntake, Schema.Schema.Encoded<typeof ActionIntake>> = ActionIntake
+export const Authority = Schema.Struct({
+  kind: Schema.Literal("api_key", "runtime_session"),
+  id: Schema.String
+})
 
 /**
  * @since 0.1.0
  */
-export interface StoredRequest extends ActionIntake {}
+export interface Authority extends Schema.Schema.Type<typeof Authority> {}
+
+/**
+ * What the ledger stores as the action's `request`: the intake as accepted, and who authorized it.
+ *
+ * @since 0.1.0
+ */
+export const StoredRequest = Schema.Struct({
+  ...ActionIntake.fields,
+  authorizedBy: Schema.optionalWith(Authority, { exact: true })
+}).annotations({ identifier: "StoredRequest", parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * @since 0.1.0
+ */
+export interface StoredRequest extends Schema.Schema.Type<typeof StoredRequest> {}
 
 /**
  * A stored action whose `request` is not a `StoredRequest` (a corrupted or foreign row).

@@ -29,10 +29,11 @@ import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKey } from "../protocol/Idempotency.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
 import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
-import { type ActionIntake, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
+import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
 import { PaymentCapabilityProblem, paymentGate } from "./Capability.ts"
 import { type IdempotencyKeyReused, intakeKeyLiveSince, type InvalidIdempotencyKey, prepareIntakeKey, replayClaim } from "./IntakeKey.ts"
+import { Revalidation, type RevalidationFailed } from "./Revalidation.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
@@ -97,7 +98,7 @@ export interface IntakeAnswer {
 export const intake = (
   workspaceId: string,
   input: ActionIntake,
-  options: { readonly idempotencyKey?: string | undefined } = {}
+  options: { readonly idempotencyKey?: string | undefined; readonly authorizedBy?: Authority | undefined } = {}
 ): Effect.Effect<
   IntakeAnswer,
   | ConnectorNotActive
@@ -105,8 +106,9 @@ export const intake = (
   | PaymentModeNotEnabled
   | InvalidIdempotencyKey
   | IdempotencyKeyReused
+  | RevalidationFailed
   | StorageError,
-  ActionLedger | ConnectionStore | CapabilityRegistry | Crypto
+  ActionLedger | ConnectionStore | CapabilityRegistry | Crypto | Revalidation
 > =>
   Effect.gen(function*() {
     const ledger = yield* ActionLedger
@@ -124,6 +126,9 @@ export const intake = (
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
     const now = yield* Clock.currentTimeMillis
+    const request: StoredRequest = options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
+    // The catalog, account, authority and frequency checks the dispatcher repeats before every send.
+    yield* (yield* Revalidation).check({ workspaceId, request, now })
     const gate = yield* paymentGate(connection.value.connectionId, input, { now })
     if (gate !== undefined && gate.verdict !== "covered") {
       return yield* new PaymentModeNotEnabled({ mode: gate.mode, reason: gate.verdict })
@@ -131,7 +136,6 @@ export const intake = (
     const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
     const actionRequestId = yield* randomUuid
     const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
-    const request: StoredRequest = input
     const created = yield* ledger.create({
       record: {
         actionRequestId,

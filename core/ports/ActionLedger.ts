@@ -214,7 +214,31 @@ export interface ActionLedgerService {
     readonly revision: number
     readonly work: ReadonlyArray<OpenWork>
   }) => Effect.Effect<number, StorageError>
+  /**
+   * How many actions of one catalog action (`request.action.id`) an account has, created at or
+   * after `since` and, with `before`, ordered before that action (by `createdAt`, then id), not
+   * counting those that never ran (`blocked`, `rejected`): the frequency policy's count.
+   */
+  readonly countForFrequency: (options: FrequencyQuery) => Effect.Effect<number, StorageError>
 }
+
+/**
+ * @since 0.1.0
+ */
+export interface FrequencyQuery {
+  readonly workspaceId: string
+  readonly accountId: string
+  readonly actionId: string
+  readonly since: number
+  readonly before?: { readonly createdAt: number; readonly actionRequestId: string }
+}
+
+/**
+ * States of actions the frequency policy does not count: they never ran at the customer.
+ *
+ * @since 0.1.0
+ */
+export const notCountedForFrequency: ReadonlyArray<string> = ["blocked", "rejected"]
 
 /**
  * @since 0.1.0
@@ -327,6 +351,21 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
           }
         }
         return unfinished.size
+      }),
+    countForFrequency: ({ accountId, actionId, before, since, workspaceId }) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const r of records.values()) {
+          if (r.workspaceId !== workspaceId || r.accountId !== accountId || r.createdAt < since) continue
+          if (notCountedForFrequency.includes(r.state)) continue
+          if ((r.request as { readonly action?: { readonly id?: unknown } } | null)?.action?.id !== actionId) continue
+          if (
+            before !== undefined &&
+            !(r.createdAt < before.createdAt || (r.createdAt === before.createdAt && r.actionRequestId < before.actionRequestId))
+          ) continue
+          n++
+        }
+        return n
       })
   }
 }

@@ -1,12 +1,15 @@
 /**
- * The services every storage adapter (memory, SQL on PostgreSQL or PGlite) provides.
+ * The services every storage adapter (memory, SQL on PostgreSQL or PGlite) provides, including the
+ * stored-catalog `Revalidation` built over them.
  *
  * @since 0.1.0
  */
+import type { Revalidation } from "../connector/Revalidation.ts"
 import type { AccountProfileStore } from "./AccountProfileStore.ts"
 import type { ActionLedger } from "./ActionLedger.ts"
 import type { ApiKeyStore } from "./ApiKeyStore.ts"
 import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
+import type { CatalogStore } from "./CatalogStore.ts"
 import type { ConnectionStore } from "./ConnectionStore.ts"
 import type { EventStore } from "./EventStore.ts"
 import type { FeatureGateStore } from "./FeatureGateStore.ts"
@@ -26,6 +29,7 @@ export type StoragePorts =
   | SecretVault
   | ConnectionStore
   | CapabilityRegistry
+  | CatalogStore
   | Outbox
   | ActionLedger
   | EventStore
@@ -34,3 +38,4 @@ export type StoragePorts =
   | FeatureGateStore
   | IngestWriter
   | Transactor
+  | Revalidation

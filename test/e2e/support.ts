@@ -19,6 +19,7 @@ import * as Server from "../../runtimes/Server.ts"
 import { secrets, workspaceId } from "../core/connector/dispatch/support.ts"
 import { configFrom, request } from "../support/http.ts"
 import type { StorageVariant } from "../support/storage.ts"
+import { publishCatalogHttp } from "../support/catalog.ts"
 
 export const adminKey = "e2e-admin-key-0123456789abcdef0123456789abcdef"
 export const admin = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }
@@ -62,6 +63,8 @@ export const bootService = (options: {
       ))
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     const base = `http://127.0.0.1:${address.port}`
+    // Every intake binds to the fixture catalog: publish it (a restart finds it published: 409).
+    yield* Effect.promise(() => publishCatalogHttp(base, workspaceId, adminKey))
     return { base, port: address.port, ws: `${base}/api/admin/v1/workspaces/${workspaceId}` } satisfies Service
   })
 

@@ -11,7 +11,9 @@ import { deriveProviderIdempotencyKey } from "../../core/protocol/Idempotency.ts
 import { Completion } from "../../core/protocol/messages/Completion.ts"
 import { type ConnectorSecrets, encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/protocol/Signing.ts"
 import { type HeaderSource, verifyAndDecode } from "../../core/protocol/Verification.ts"
-import type { ActionIntake } from "../../core/connector/Action.ts"
+import { type ActionIntake, paymentFamilies } from "../../core/connector/Action.ts"
+import type { CatalogDocument } from "../../core/catalog/Catalog.ts"
+import type { PaymentMode } from "../../core/protocol/messages/Common.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
@@ -47,6 +49,63 @@ export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
     publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c"
   }
 })
+
+/** The catalog action id of each operation family in the fixture catalog (extend-trial: the example action). */
+export const fixtureActionIds: Readonly<Record<string, string>> = {
+  extend_trial: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
+  "payment.existing_subscription_change": "8a0c2e4f-6b8d-4f1a-9c3e-5b7d9f1a3c50",
+  "payment.new_subscription": "8a0c2e4f-6b8d-4f1a-9c3e-5b7d9f1a3c51",
+  "payment.one_time_purchase": "8a0c2e4f-6b8d-4f1a-9c3e-5b7d9f1a3c52",
+  "payment.setup_only": "8a0c2e4f-6b8d-4f1a-9c3e-5b7d9f1a3c53",
+  recover_payment: "8a0c2e4f-6b8d-4f1a-9c3e-5b7d9f1a3c54"
+}
+
+/** The version of every fixture catalog action, and of the priced offer (Payment snapshots name them). */
+export const fixtureActionVersionId = "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f"
+export const fixtureOfferVersionId = "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e"
+
+/**
+ * The catalog every connector test publishes (`binding.publishedVersionId` of `intakeInput`): the
+ * example extend-trial action, one action per Payment family (`key` `pay_<mode>`), one offer at
+ * 49.00 usd and one decision leading to all of them.
+ */
+export const fixtureCatalog: CatalogDocument = {
+  publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c",
+  offers: [{ offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b", offerVersionId: fixtureOfferVersionId, price: { amountMinor: 4900, currency: "usd" } }],
+  actions: [
+    { actionId: fixtureActionIds["extend_trial"]!, actionVersionId: fixtureActionVersionId, key: "extend_trial_14", family: "extend_trial", evidence: ["authenticated_completion", "entitlement_state", "customer_server_event"] },
+    ...Object.entries(paymentFamilies).map(([family, mode]) => ({
+      actionId: fixtureActionIds[family]!,
+      actionVersionId: fixtureActionVersionId,
+      key: `pay_${mode}`,
+      family: family as CatalogDocument["actions"][number]["family"],
+      ...(mode === "setup_only" ? {} : { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b" }),
+      evidence: ["provider_event", "billing_change", "subscription_state", "credit_balance"] as const
+    }))
+  ] as unknown as CatalogDocument["actions"],
+  decisions: [{
+    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+    actionIds: Object.values(fixtureActionIds) as unknown as readonly [string, ...Array<string>],
+    offerIds: ["4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b"]
+  }]
+}
+
+/** A Payment action of `mode` from the fixture catalog, with its authorization snapshot. */
+export const paymentIntake = (mode: PaymentMode, accountId = "acct_42"): ActionIntake => {
+  const base = intakeInput(accountId)
+  const family = Object.keys(paymentFamilies).find((f) => paymentFamilies[f] === mode)!
+  return {
+    ...base,
+    action: { ...base.action, id: fixtureActionIds[family]!, key: `pay_${mode}`, operation: { family } },
+    payment: {
+      mode,
+      actionVersionId: fixtureActionVersionId,
+      offerVersionId: mode === "setup_only" ? null : fixtureOfferVersionId,
+      expected: mode === "setup_only" ? null : { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
+    }
+  }
+}
 
 export const executionBody = (actionRequestId: string) =>
   Effect.map(deriveProviderIdempotencyKey(workspaceId, actionRequestId), (providerIdempotencyKey) => ({

@@ -16,17 +16,18 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
-import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { ActionIntake } from "../../../core/connector/Action.ts"
 import { type ConnectorNotActive, intake, type PaymentModeNotEnabled, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
 import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../../core/connector/IntakeKey.ts"
+import type { Revalidation, RevalidationFailed } from "../../../core/connector/Revalidation.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
-import { adminOnly, guarded } from "../Auth.ts"
+import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
@@ -35,7 +36,7 @@ import { adminPrefix } from "../Paths.ts"
 /**
  * @since 0.1.0
  */
-export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto
+export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto | Revalidation
 
 /**
  * What the routes fail with; `ErrorMap` answers the domain errors.
@@ -50,13 +51,13 @@ export type ActionsError =
   | PaymentModeNotEnabled
   | InvalidIdempotencyKey
   | IdempotencyKeyReused
+  | RevalidationFailed
 
-
-const createAction = (maxBodyBytes: number) => (workspaceId: string) =>
+const createAction = (maxBodyBytes: number) => (workspaceId: string, key: ApiKeyRecord) =>
   Effect.gen(function*() {
     const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
     const idempotencyKey = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
-    const { actionRequestId, replayed, state } = yield* intake(workspaceId, body, { idempotencyKey })
+    const { actionRequestId, replayed, state } = yield* intake(workspaceId, body, { idempotencyKey, authorizedBy: { kind: "api_key", id: key.id } })
     const reply = answer({ actionRequestId, state }, 202)
     // Where the new action request's state and history are read (RFC 9110 §10.2.2); a replay says so.
     const location = { location: `${adminPrefix}/${workspaceId}/action-requests/${actionRequestId}` }
@@ -104,6 +105,6 @@ const showAction = (workspaceId: string) => Effect.gen(function*() {
  */
 export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<ActionsError, ActionsServices> =>
   HttpRouter.empty.pipe(
-    HttpRouter.post("/action-requests", guarded(adminOnly)(createAction(maxBodyBytes))),
+    HttpRouter.post("/action-requests", guardedAs(adminOnly)(createAction(maxBodyBytes))),
     HttpRouter.get("/action-requests/:id", guarded(adminOnly)(showAction))
   )

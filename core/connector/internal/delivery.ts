@@ -36,6 +36,7 @@ import { snakeCaseTag } from "../../protocol/Verification.ts"
 import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
 import { coversPaymentMode, intentFits, paymentGate } from "../Capability.ts"
+import { Revalidation } from "../Revalidation.ts"
 import { activeRevision, revisionNumbered } from "../Revisions.ts"
 import { answer, applyTrigger, stepDetail } from "./applyTrigger.ts"
 import { makeOutbound } from "./outbound.ts"
@@ -72,6 +73,7 @@ export type DeliveryServices =
   | Cipher
   | Crypto
   | ConnectorTransport
+  | Revalidation
 
 /**
  * Delivers `record` (attempt number `attempt`) and writes the answer; `completes` is the leased
@@ -105,6 +107,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
     const cipher = yield* Cipher
     const crypto = yield* Crypto
     const transport = yield* ConnectorTransport
+    const revalidation = yield* Revalidation
     const { keysFor, signer, timeout, verifier } = yield* makeOutbound(options)
 
     /**
@@ -221,6 +224,18 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         const revision = yield* revisionOf(record.connectionId, record.revision)
         if (Option.isNone(revision) || revision.value.state === "retired") {
           return notWritten({ _tag: "NotSent", reason: "revision_unavailable" })
+        }
+        // Before every attempt, first send and retries alike: the catalog, account, authority and
+        // frequency still allow the action, or nothing is sent (issue 15 item 5).
+        const revalidated = yield* revalidation.check({
+          workspaceId: record.workspaceId,
+          request,
+          stored: { actionRequestId: record.actionRequestId, createdAt: record.createdAt },
+          now: yield* Clock.currentTimeMillis
+        }).pipe(Effect.either)
+        if (revalidated._tag === "Left") {
+          if (revalidated.left._tag === "StorageError") return yield* revalidated.left
+          return yield* block(record, attempt, revalidated.left.reason, completes)
         }
         // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
         const gate = yield* paymentGate(record.connectionId, request, {

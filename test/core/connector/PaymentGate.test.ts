@@ -25,32 +25,20 @@ import { intake } from "../../../core/connector/Intake.ts"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { CapabilityRegistry, capabilityValidityMillis } from "../../../core/ports/CapabilityRegistry.ts"
 import { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
+import type { CatalogStore } from "../../../core/ports/CatalogStore.ts"
 import { ConnectorTransport, TransportFailure } from "../../../core/ports/ConnectorTransport.ts"
 import { Outbox } from "../../../core/ports/Outbox.ts"
 import type { SecretVault } from "../../../core/ports/SecretVault.ts"
 import type { PaymentMode } from "../../../core/protocol/messages/Common.ts"
 import { connect, secrets } from "./dispatch/support.ts"
-import { intakeInput } from "../../support/deliveries.ts"
+import { intakeInput, paymentIntake } from "../../support/deliveries.ts"
 import { storageVariants, uid } from "../../support/storage.ts"
 
 const t0 = Date.UTC(2026, 10, 22, 10, 0, 0)
 const allModes = Object.values(paymentFamilies)
-const familyOf = (mode: PaymentMode) => Object.keys(paymentFamilies).find((family) => paymentFamilies[family] === mode)!
 
-/** A Payment action of `mode` with its authorization snapshot. */
-const paymentInput = (mode: PaymentMode): ActionIntake => {
-  const base = intakeInput()
-  return {
-    ...base,
-    action: { ...base.action, key: `pay_${mode}`, operation: { family: familyOf(mode) } },
-    payment: {
-      mode,
-      actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
-      offerVersionId: mode === "setup_only" ? null : "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
-      expected: mode === "setup_only" ? null : { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
-    }
-  }
-}
+/** A Payment action of `mode` from the fixture catalog, with its authorization snapshot. */
+const paymentInput = (mode: PaymentMode): ActionIntake => paymentIntake(mode)
 
 /** A clock the test sets; sleeping still uses the real one. */
 const manualClock = () => {
@@ -117,7 +105,7 @@ const reconfigure = (conn: Conn) => connect("http://127.0.0.1:2/connector", conn
 
 const otherGeneration = "live:" + "b".repeat(64)
 
-type CaseServices = CapabilityRegistry | ConnectionStore | SecretVault
+type CaseServices = CapabilityRegistry | ConnectionStore | SecretVault | CatalogStore
 
 interface Case {
   readonly name: string

@@ -29,6 +29,7 @@ import { StorageError } from "../../../../core/ports/StorageError.ts"
 import { warnIfSkipped } from "../../../support/postgres.ts"
 import { cipherLayer } from "../../../support/storage.ts"
 import { intakeInput } from "../dispatch/support.ts"
+import { publishCatalog } from "../../../support/catalog.ts"
 import {
   ackPeer,
   onEachStorage,
@@ -200,6 +201,7 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       // An action delivered to a peer that answers no execution: unknown outcome, retried for 24 hours
       // without its record changing.
+      yield* publishCatalog(workspaceId)
       const { actionRequestId } = yield* intake(workspaceId, intakeInput())
       const dispatcher = yield* makeDispatcher({ owner: "maintenance-test" })
       assert.strictEqual(yield* dispatcher.runOnce, 1)

@@ -42,6 +42,7 @@ import { verifyAndDecode } from "../../../../core/protocol/Verification.ts"
 import * as Server from "../../../../runtimes/Server.ts"
 import { configFrom, type Reply, request } from "../../../support/http.ts"
 import { storageVariants } from "../../../support/storage.ts"
+import { publishCatalogHttp } from "../../../support/catalog.ts"
 
 /** The SQL storage variants available here (PGlite always, PostgreSQL with `DATABASE_URL`). */
 export const sqlVariants = storageVariants.filter((variant) => variant.name !== "memory")
@@ -105,6 +106,8 @@ export const startService = (
     ).pipe(Effect.locally(FiberRef.currentLoggers, HashSet.make(capture)))
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     const url = `http://127.0.0.1:${address.port}`
+    // Every intake binds to the fixture catalog: publish it with the workspace.
+    yield* Effect.promise(() => publishCatalogHttp(url, workspaceId, adminKey))
     return { url, workspaceId, adminKey, connectorUrl: `${url}/api/admin/v1/workspaces/${workspaceId}/connector`, logs }
   }).pipe(Effect.orDie)
 

@@ -18,7 +18,7 @@ import { Outbox } from "../../../../core/ports/Outbox.ts"
 import { computeSignature, encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { storageVariants } from "../../../support/storage.ts"
-import { connect, enablePaymentModes, intakeInput, secrets, workspaceId } from "./support.ts"
+import { connect, enablePaymentModes, intakeInput, paymentIntakeInput, secrets, workspaceId } from "./support.ts"
 
 const layer = () => Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer)
 
@@ -141,17 +141,7 @@ describe("completion intake", () => {
   it.live("a Payment action stays pending after succeeded and a reconciliation read is queued", () =>
     Effect.gen(function*() {
       const receive = yield* makeCompletionReceiver
-      const base = intakeInput()
-      const input: ActionIntake = {
-        ...base,
-        action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
-        payment: {
-          mode: "one_time_purchase",
-          actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
-          offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
-          expected: { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
-        }
-      }
+      const input: ActionIntake = paymentIntakeInput()
       const { actionRequestId, completion } = yield* acceptedAction(input)
       const receipt = yield* receive(yield* signed(completion))
       assert.strictEqual(receipt.state, "pending")

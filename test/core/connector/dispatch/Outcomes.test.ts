@@ -21,6 +21,7 @@ import { ActionLedger } from "../../../../core/ports/ActionLedger.ts"
 import { CapabilityRegistry } from "../../../../core/ports/CapabilityRegistry.ts"
 import { Cipher } from "../../../../core/protocol/Cipher.ts"
 import type { ConnectionStore } from "../../../../core/ports/ConnectionStore.ts"
+import type { CatalogStore } from "../../../../core/ports/CatalogStore.ts"
 import type { SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { makeCompletionReceiver } from "../../../../core/connector/CompletionIntake.ts"
 import type { ActionIntake } from "../../../../core/connector/Action.ts"
@@ -141,12 +142,12 @@ describe("payment continuations", () => {
   const deliverWithContinuation = (
     input: ActionIntake,
     setup: (revision: number) => Effect.Effect<unknown, unknown, CapabilityRegistry>,
-    afterIntake: Effect.Effect<unknown, unknown, ConnectionStore | SecretVault> = Effect.void,
+    afterIntake: Effect.Effect<unknown, unknown, ConnectionStore | SecretVault | CatalogStore> = Effect.void,
     /**
      * Runs while the customer holds the request, after the payment gate let it through and before
      * its acknowledgement is processed: the continuation check decides on what holds then.
      */
-    whileDelivering?: (revision: number) => Effect.Effect<unknown, unknown, CapabilityRegistry | ConnectionStore | SecretVault>
+    whileDelivering?: (revision: number) => Effect.Effect<unknown, unknown, CapabilityRegistry | ConnectionStore | SecretVault | CatalogStore>
   ) =>
     Effect.gen(function*() {
       peer.mode = "good"
@@ -156,7 +157,7 @@ describe("payment continuations", () => {
       yield* afterIntake
       peer.mode = "continuation"
       if (whileDelivering !== undefined) {
-        const runtime = yield* Effect.runtime<CapabilityRegistry | ConnectionStore | SecretVault>()
+        const runtime = yield* Effect.runtime<CapabilityRegistry | ConnectionStore | SecretVault | CatalogStore>()
         peer.beforeAnswer = () => Runtime.runPromise(runtime)(Effect.asVoid(Effect.orDie(whileDelivering(revision))))
       }
       const dispatcher = yield* makeDispatcher({ owner: "w1" })

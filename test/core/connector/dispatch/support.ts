@@ -27,7 +27,8 @@ import { computeSignature, encodeBody, freshNonce, importSigningKeys, type Purpo
 import { connectorSecretRef, SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { cipherLayer } from "../../../support/storage.ts"
-import { intakeInput } from "../../../support/deliveries.ts"
+import { publishCatalog } from "../../../support/catalog.ts"
+import { intakeInput, paymentIntake } from "../../../support/deliveries.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
@@ -81,6 +82,8 @@ export const connect = (
     yield* vault.put(connectorSecretRef(as.connectionId, revision, "actionSigning"), as.secrets.actionSigning, now)
     yield* vault.put(connectorSecretRef(as.connectionId, revision, "completion"), as.secrets.completion, now)
     yield* store.activate({ connectionId: as.connectionId, revision, now })
+    // Every intake binds to the fixture catalog: publish it with the connection.
+    yield* publishCatalog(as.workspaceId)
     return revision
   })
 
@@ -299,20 +302,8 @@ export const testContinuation = (actionRequestId: string, intent: "payment" | "s
   allowRedirects: "never"
 })
 
-/** A one-time purchase action with its authorization snapshot. */
-export const paymentIntakeInput = (accountId = "acct_42"): ActionIntake => {
-  const base = intakeInput(accountId)
-  return {
-    ...base,
-    action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
-    payment: {
-      mode: "one_time_purchase",
-      actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
-      offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
-      expected: { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
-    }
-  }
-}
+/** A one-time purchase action of the fixture catalog, with its authorization snapshot. */
+export const paymentIntakeInput = (accountId = "acct_42"): ActionIntake => paymentIntake("one_time_purchase", accountId)
 
 /** The raw provider reference (a payment intent) the test host reports for an action. */
 export const providerReferenceOf = (actionRequestId: string) => `pi_raw_${actionRequestId.slice(0, 8)}`

@@ -1,0 +1,259 @@
+/**
+ * The stored catalog (issue 15 item 4; spec "What the service does" 5–7 and the sentence "Before
+ * sending the execution request the service revalidates the current published version, decision,
+ * account state, authority, catalog references, transition, offer and frequency policy").
+ *
+ * A workspace publishes one whole catalog document at a time; each publish is a new numbered
+ * version with its own `publishedVersionId` (the UUID an action's `binding.publishedVersionId`
+ * names: the caller's, when its own builder already has one, else a fresh one), kept for ever: a
+ * republish never rewrites an earlier version, and never reuses a `publishedVersionId`. The document holds:
+ *
+ * - `offers`: each with its `offerVersionId` and exact price (`amountMinor` and a lowercase ISO
+ *   4217 `currency`), or `price: null` for an offer with no charge (a trial extension);
+ * - `actions`: each with its `key`, operation `family`, `actionVersionId`, optional `offerId`,
+ *   the evidence types that may verify it (`evidence`), and an optional frequency policy (at most
+ *   `limit` actions per account within `windowSeconds`);
+ * - `decisions`: each bound to one `journeyId`, with the actions it may lead to (the allowed
+ *   transitions), the offers it presents, an optional expiry (`validUntil`) and optional
+ *   `accountStatuses` (the account's `account_status` profile fact must be one of them).
+ *
+ * `validateCatalog` is the one check of a document's references (every id unique, every reference
+ * resolves, a Payment action names an offer with a price, or none for `setup_only`, and never
+ * `authenticated_completion` as its evidence: "A Payment action is never verified by a completion
+ * alone").
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema } from "../protocol/messages/Completion.ts"
+import { Timestamp } from "../protocol/messages/Common.ts"
+import { Currency } from "../protocol/messages/Reconciliation.ts"
+import { Uuid } from "../protocol/Uuid.ts"
+
+/**
+ * The operation families an action may have: the extend-trial family and the Payment families
+ * (spec "Execution request body", "Payment continuation rules" 2).
+ *
+ * @since 0.1.0
+ */
+export const operationFamilies = [
+  "extend_trial",
+  "payment.existing_subscription_change",
+  "payment.new_subscription",
+  "payment.one_time_purchase",
+  "payment.setup_only",
+  "recover_payment"
+] as const
+
+/**
+ * @since 0.1.0
+ */
+export const OperationFamily = Schema.Literal(...operationFamilies)
+
+/**
+ * The evidence types the service can observe for a Payment action: a matched signed reconciliation
+ * observation (and, once approvals exist, a recorded approval).
+ *
+ * @since 0.1.0
+ */
+export const paymentEvidenceTypes: ReadonlyArray<CatalogEvidenceType> = [
+  "provider_event",
+  "billing_change",
+  "subscription_state",
+  "credit_balance",
+  "approval_recorded"
+]
+
+const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+const Key = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z0-9_.:-]{0,127}$/),
+  Schema.annotations({ message: () => "must be 1 to 128 characters: lowercase letters, digits, _ . : - (starting with a letter)" })
+)
+
+/**
+ * An exact price: integer minor units, never negative, and a lowercase ISO 4217 currency code.
+ *
+ * @since 0.1.0
+ */
+export const Price = ExactStruct({
+  amountMinor: Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER), Schema.annotations({ message: () => "must be a non-negative integer (minor units)" })),
+  currency: Currency.annotations({ message: () => "must be a lowercase ISO 4217 code such as usd" })
+})
+
+/**
+ * @since 0.1.0
+ */
+export const Offer = ExactStruct({
+  offerId: Uuid,
+  offerVersionId: Uuid,
+  price: Schema.NullOr(Price)
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface Offer extends Schema.Schema.Type<typeof Offer> {}
+
+/**
+ * At most `limit` actions of this catalog action per account within `windowSeconds`.
+ *
+ * @since 0.1.0
+ */
+export const Frequency = ExactStruct({
+  limit: Schema.Int.pipe(Schema.between(1, 1_000_000)),
+  windowSeconds: Schema.Int.pipe(Schema.between(1, 10 * 366 * 24 * 3600))
+})
+
+/**
+ * @since 0.1.0
+ */
+export const CatalogAction = ExactStruct({
+  actionId: Uuid,
+  actionVersionId: Uuid,
+  key: Key,
+  family: OperationFamily,
+  offerId: Schema.optionalWith(Uuid, { exact: true }),
+  evidence: Schema.NonEmptyArray(CatalogEvidenceTypeSchema),
+  frequency: Schema.optionalWith(Frequency, { exact: true })
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface CatalogAction extends Schema.Schema.Type<typeof CatalogAction> {}
+
+/**
+ * @since 0.1.0
+ */
+export const Decision = ExactStruct({
+  decisionId: Uuid,
+  journeyId: Uuid,
+  actionIds: Schema.NonEmptyArray(Uuid),
+  offerIds: Schema.Array(Uuid),
+  validUntil: Schema.optionalWith(Timestamp, { exact: true }),
+  accountStatuses: Schema.optionalWith(Schema.NonEmptyArray(Key), { exact: true })
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface Decision extends Schema.Schema.Type<typeof Decision> {}
+
+/**
+ * The document `PUT /catalog` takes.
+ *
+ * @since 0.1.0
+ */
+export const CatalogDocument = ExactStruct({
+  /** The id actions bind to (`binding.publishedVersionId`); assigned by the service when absent. */
+  publishedVersionId: Schema.optionalWith(Uuid, { exact: true }),
+  offers: Schema.Array(Offer).pipe(Schema.maxItems(1000)),
+  actions: Schema.NonEmptyArray(CatalogAction).pipe(Schema.maxItems(1000)),
+  decisions: Schema.NonEmptyArray(Decision).pipe(Schema.maxItems(1000))
+}).annotations({ identifier: "CatalogDocument" })
+
+/**
+ * @since 0.1.0
+ */
+export interface CatalogDocument extends Schema.Schema.Type<typeof CatalogDocument> {}
+
+/**
+ * One published version of a workspace's catalog.
+ *
+ * @since 0.1.0
+ */
+export interface PublishedCatalog {
+  readonly workspaceId: string
+  /** 1, 2, 3… per workspace. */
+  readonly version: number
+  readonly publishedVersionId: string
+  readonly publishedAt: number
+  /** Who published it (`api_key:<id>`), for the audit trail. */
+  readonly publishedBy: string
+  readonly document: CatalogDocument
+}
+
+/**
+ * A reference problem in a catalog document: the JSON path and what is wrong.
+ *
+ * @since 0.1.0
+ */
+export interface CatalogIssue {
+  readonly path: string
+  readonly message: string
+}
+
+const isPaymentFamily = (family: string) => family !== "extend_trial"
+
+/**
+ * Every reference problem of a (schema-valid) document, in document order; empty when it is sound.
+ *
+ * @since 0.1.0
+ */
+export const validateCatalog = (document: CatalogDocument): ReadonlyArray<CatalogIssue> => {
+  const issues: Array<CatalogIssue> = []
+  const unique = <T>(items: ReadonlyArray<T>, id: (t: T) => string, path: string, field: string) => {
+    const seen = new Set<string>()
+    items.forEach((item, i) => {
+      const value = id(item)
+      if (seen.has(value)) issues.push({ path: `${path}.${i}.${field}`, message: `duplicate ${field}` })
+      seen.add(value)
+    })
+    return seen
+  }
+  const offers = new Map(document.offers.map((o) => [o.offerId, o]))
+  unique(document.offers, (o) => o.offerId, "offers", "offerId")
+  const actions = unique(document.actions, (a) => a.actionId, "actions", "actionId")
+  unique(document.actions, (a) => a.key, "actions", "key")
+  unique(document.decisions, (d) => d.decisionId, "decisions", "decisionId")
+  document.actions.forEach((action, i) => {
+    const path = `actions.${i}`
+    const offer = action.offerId === undefined ? undefined : offers.get(action.offerId)
+    if (action.offerId !== undefined && offer === undefined) issues.push({ path: `${path}.offerId`, message: "names no offer of this catalog" })
+    if (isPaymentFamily(action.family)) {
+      const setup = action.family === "payment.setup_only"
+      if (!setup && (offer === undefined || offer.price === null)) {
+        issues.push({ path: `${path}.offerId`, message: "a Payment action must name an offer with a price" })
+      }
+      if (setup && offer !== undefined && offer.price !== null) {
+        issues.push({ path: `${path}.offerId`, message: "a setup_only action has no priced offer" })
+      }
+      action.evidence.forEach((type, j) => {
+        if (!paymentEvidenceTypes.includes(type)) {
+          issues.push({ path: `${path}.evidence.${j}`, message: `${type} cannot verify a Payment action (it needs evidence the service reads back)` })
+        }
+      })
+    }
+  })
+  document.decisions.forEach((decision, i) => {
+    decision.actionIds.forEach((id, j) => {
+      if (!actions.has(id)) issues.push({ path: `decisions.${i}.actionIds.${j}`, message: "names no action of this catalog" })
+    })
+    decision.offerIds.forEach((id, j) => {
+      if (!offers.has(id)) issues.push({ path: `decisions.${i}.offerIds.${j}`, message: "names no offer of this catalog" })
+    })
+  })
+  return issues
+}
+
+/**
+ * The catalog action an intake names, by id.
+ *
+ * @since 0.1.0
+ */
+export const findAction = (document: CatalogDocument, actionId: string): CatalogAction | undefined =>
+  document.actions.find((a) => a.actionId === actionId)
+
+/**
+ * @since 0.1.0
+ */
+export const findDecision = (document: CatalogDocument, decisionId: string): Decision | undefined =>
+  document.decisions.find((d) => d.decisionId === decisionId)
+
+/**
+ * @since 0.1.0
+ */
+export const findOffer = (document: CatalogDocument, offerId: string): Offer | undefined =>
+  document.offers.find((o) => o.offerId === offerId)
