@@ -49,6 +49,7 @@ import type { Cipher } from "../core/protocol/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import { runReconciler } from "../core/connector/Reconciler.ts"
+import { runEvidenceWatcher } from "../core/connector/EvidenceWatcher.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
@@ -218,6 +219,8 @@ export const start = (
     )
     // Payment reconciliation reads queued by completions, performed until the scope closes.
     yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
+    // Evidence a completion pointed to before the service held it (a Direct API event), looked for again.
+    yield* runEvidenceWatcher({ owner: `evidence-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
     // The dispatcher delivers queued actions until the scope closes; intake wakes it.
     yield* runDispatcher({
       owner: `dispatch-${yield* Effect.provide(randomUuid, services)}`,

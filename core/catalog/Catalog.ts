@@ -20,7 +20,7 @@
  * `validateCatalog` is the one check of a document's references (every id unique, every reference
  * resolves, a Payment action names an offer with a price, or none for `setup_only`, and never
  * `authenticated_completion` as its evidence: "A Payment action is never verified by a completion
- * alone").
+ * alone"; an action that is not a payment never names a type only a reconciliation read observes).
  *
  * @since 0.1.0
  */
@@ -63,6 +63,9 @@ export const paymentEvidenceTypes: ReadonlyArray<CatalogEvidenceType> = [
   "credit_balance",
   "approval_recorded"
 ]
+
+/** The types only a reconciliation read observes: never evidence for an action that is not a payment. */
+const readBackTypes: ReadonlyArray<CatalogEvidenceType> = ["provider_event", "billing_change", "subscription_state", "credit_balance"]
 
 const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
@@ -223,6 +226,12 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
       action.evidence.forEach((type, j) => {
         if (!paymentEvidenceTypes.includes(type)) {
           issues.push({ path: `${path}.evidence.${j}`, message: `${type} cannot verify a Payment action (it needs evidence the service reads back)` })
+        }
+      })
+    } else {
+      action.evidence.forEach((type, j) => {
+        if (readBackTypes.includes(type)) {
+          issues.push({ path: `${path}.evidence.${j}`, message: `${type} can verify only a Payment action (the service reads it back by reconciliation)` })
         }
       })
     }

@@ -50,9 +50,11 @@ export const isActionState = (value: string): value is ActionState => (actionSta
  * - `CompletionReceived`: an authenticated completion; `evidenceMatched` says whether its evidence
  *   is authoritative evidence of a catalog type matched to this action (see `Evidence.ts`);
  * - `ObservationJudged`: the verdict on a signed payment observation (reconciliation read);
- * - `Blocked`: before a delivery attempt, the payment capability gate refused to send (`reason` is
- *   a `PaymentCapabilityProblem` code). A never-sent action ends `blocked`; one that may already
- *   have reached the customer (`unknown_outcome`) keeps its state and is not sent again.
+ * - `Blocked`: before a delivery attempt, revalidation or the payment capability gate refused to
+ *   send (`reason` is its code). A never-sent action ends `blocked`; one that may already have
+ *   reached the customer (`unknown_outcome`) keeps its state and is not sent again.
+ * - `EvidenceObserved`: the service now holds the evidence a `succeeded` completion pointed to
+ *   (a Direct API event or an approval that arrived after the completion; see `Evidence.ts`).
  *
  * @since 0.1.0
  */
@@ -72,6 +74,7 @@ export type Trigger =
     readonly isPayment: boolean
   }
   | { readonly _tag: "Blocked"; readonly reason: string }
+  | { readonly _tag: "EvidenceObserved"; readonly isPayment: boolean }
 
 /**
  * - `Move`: the state changes to `to`; `passedThrough` lists states the action went through on the
@@ -114,7 +117,8 @@ const illegal = (reason: string): Transition => ({ _tag: "Illegal", reason })
 const completionFromAccepted = (trigger: Extract<Trigger, { _tag: "CompletionReceived" }>): Transition => {
   switch (trigger.outcome) {
     case "succeeded":
-      if (trigger.isPayment) return move("pending", { queueReconciliation: true })
+      // A Payment action is read back, but only when its evidence type is one a read can confirm.
+      if (trigger.isPayment) return move("pending", { queueReconciliation: trigger.evidenceMatched })
       return trigger.evidenceMatched ? move("verified", { passedThrough: ["pending"] }) : move("pending")
     case "failed":
       return move("failed")
@@ -142,6 +146,11 @@ const withAcceptance = (transition: Transition): Transition =>
 export const transition = (state: ActionState, trigger: Trigger): Transition => {
   // Reconciliation reads exist only for Payment actions; any other action is verified by evidence.
   if (trigger._tag === "ObservationJudged" && !trigger.isPayment) return illegal("observation_for_non_payment_action")
+  // Observed evidence verifies only an action that is pending on it; a Payment action is read back.
+  if (trigger._tag === "EvidenceObserved") {
+    if (trigger.isPayment) return illegal("payment_action_needs_reconciliation")
+    return state === "pending" ? move("verified") : stay("evidence_not_awaited")
+  }
   switch (state) {
     case "dispatching":
     case "unknown_outcome":
@@ -200,7 +209,7 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
         case "CompletionReceived":
           switch (trigger.outcome) {
             case "succeeded":
-              if (trigger.isPayment) return stay("awaiting_reconciliation", true)
+              if (trigger.isPayment) return stay("awaiting_reconciliation", trigger.evidenceMatched)
               return trigger.evidenceMatched ? move("verified") : stay("awaiting_evidence")
             case "failed":
               return move("failed")

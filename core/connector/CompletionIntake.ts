@@ -21,7 +21,9 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
+import { CatalogStore } from "../ports/CatalogStore.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
+import { EventStore } from "../ports/EventStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { Completion } from "../protocol/messages/Completion.ts"
 import type { NonceStore } from "../ports/NonceStore.ts"
@@ -34,7 +36,8 @@ import { exactParseOptions } from "../protocol/messages/Common.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
 import { completionIdentity } from "./CompletionIdentity.ts"
-import { completionTrigger } from "./Evidence.ts"
+import { completionTrigger, evidenceStanding, matchEvidence } from "./Evidence.ts"
+import { acceptedEvidence, evidenceOutboxKind, type EvidenceWatch, holdsEvidence } from "./ObservedEvidence.ts"
 import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
 
 /**
@@ -77,7 +80,7 @@ export interface CompletionReceipt {
 /**
  * @since 0.1.0
  */
-export type CompletionServices = ActionLedger | ConnectionStore | SecretVault | Crypto | NonceStore
+export type CompletionServices = ActionLedger | ConnectionStore | SecretVault | Crypto | NonceStore | CatalogStore | EventStore
 
 const refused = (kind: CompletionRefusalKind, code: string, detail: string, errors?: ReadonlyArray<FieldIssue>) =>
   new CompletionRefused({ kind, code, detail, ...(errors !== undefined ? { errors } : {}) })
@@ -105,6 +108,8 @@ export const makeCompletionReceiver: Effect.Effect<
   const connections = yield* ConnectionStore
   const vault = yield* SecretVault
   const crypto = yield* Crypto
+  const catalogs = yield* CatalogStore
+  const events = yield* EventStore
   const verifier = yield* makeVerifier
 
   const completionKeys = (connectionId: string, revision: number) =>
@@ -193,7 +198,9 @@ export const makeCompletionReceiver: Effect.Effect<
       const bodyHash = yield* crypto.sha256Hex(input.body)
       const providerReferenceHash = yield* crypto.sha256Hex(completion.providerReference)
       const request = yield* Effect.orDie(decodeStoredRequest(record.value))
-      const { match, trigger } = completionTrigger(
+      const isPayment = isPaymentAction(request)
+      const accepted = yield* acceptedEvidence(catalogs, workspaceId, request)
+      const match = matchEvidence(
         {
           workspaceId: record.value.workspaceId,
           accountId: record.value.accountId,
@@ -201,8 +208,13 @@ export const makeCompletionReceiver: Effect.Effect<
           providerIdempotencyKey: record.value.providerIdempotencyKey
         },
         completion,
-        isPaymentAction(request)
+        accepted
       )
+      // Which evidence the service itself holds for the named type (issue 15 item 2).
+      const standing = match._tag === "Matched"
+        ? evidenceStanding(match.type, isPayment, yield* holdsEvidence({ events, ledger }, match.type, record.value, request))
+        : undefined
+      const trigger = completionTrigger(completion, match, standing, isPayment)
       const { actionRequestId, completionId } = completion
       const incoming = { completionId, actionRequestId, bodyHash }
       const receipt = (status: CompletionReceipt["status"], state: ActionState): CompletionReceipt => ({ status, actionRequestId, completionId, state })
@@ -223,6 +235,7 @@ export const makeCompletionReceiver: Effect.Effect<
             }
             const toState = step._tag === "Move" ? step.to : current.state
             const queue = step.queueReconciliation
+            const watch = !queue && standing === "awaiting" && completion.outcome === "succeeded" && toState === "pending"
             return {
               _tag: "Write" as const,
               write: {
@@ -238,13 +251,26 @@ export const makeCompletionReceiver: Effect.Effect<
                     evidence: {
                       source: completion.evidence.source,
                       reasonCode: completion.evidence.reasonCode,
-                      ...(match._tag === "Matched" ? { matched: match.type } : { unmatched: match.reason })
+                      ...(match._tag === "Matched" ? { matched: match.type, standing } : { unmatched: match.reason })
                     },
                     ...stepDetail(step),
                     ...(queue ? { reconciliation: "queued" } : {})
                   }
                 },
                 completion: { ...incoming, receivedAt: now },
+                // Evidence the service does not hold yet: watched for until it arrives (EvidenceWatcher).
+                ...(watch
+                  ? {
+                    outbox: {
+                      id: yield* Effect.provide(randomUuid, context),
+                      kind: evidenceOutboxKind,
+                      dedupeKey: `${actionRequestId}:${completionId}:evidence`,
+                      payload: { actionRequestId, completionId, type: match._tag === "Matched" ? match.type : "authenticated_completion" } satisfies EvidenceWatch,
+                      nextAttemptAt: now,
+                      createdAt: now
+                    }
+                  }
+                  : {}),
                 ...(queue
                   ? {
                     outbox: {

@@ -1,22 +1,53 @@
 /**
  * Whether a completion's evidence may move an action to `verified` (spec "What the service does"
- * 5 and 7): it must be authoritative evidence of a catalog type, matched to the action's workspace,
- * account, action request and provider idempotency key.
+ * 5, 7 and 8; issue 15 item 2): the completion's `evidence.source` says which evidence the
+ * customer points to, and the action is verified only when the service holds evidence of that
+ * type itself, bound to the same workspace, account and action. `evidenceObservers` is the one
+ * table of what the service observes for each type:
  *
- * The completion body already carries the workspace, action request and key, and the completion is
- * authenticated with the completion secret. The spec's evidence is exactly `entitlement`,
- * `reasonCode` and `source` ("the shape includes string fields `entitlement`, `reasonCode`,
- * `source`"), so a completion with only those verifies (issue 15: "Only `entitlement`, `reasonCode`
- * and `source` are required"). `evidence.accountId` is optional: absent, matching proceeds on the
- * other bindings; present (any value, `null` included) and not the action's account, the evidence
- * does not match (`account_mismatch`), so evidence a customer names for another account never
- * verifies this action.
+ * | type | what the service itself holds |
+ * |---|---|
+ * | `authenticated_completion` | the signed completion itself |
+ * | `customer_server_event`, `entitlement_state` | a Direct API event it received with a server ingest key for the same workspace and account, carrying the action's `funnel_journey_id` (`binding.journeyId`) and `funnel_version_id` (`binding.publishedVersionId`), occurring at or after the action's intake (`entitlement_state`: an `entitlement_active` event; `customer_server_event`: any event) |
+ * | `provider_event`, `billing_change`, `subscription_state`, `credit_balance` | a matched signed reconciliation observation (Payment actions only; `Reconciler.ts`) |
+ * | `approval_recorded` | a resolved approval recorded in the action's history |
+ *
+ * Which types may verify an action is its catalog action's `evidence` list (`core/catalog`). A
+ * Payment action is never verified by a completion alone: it always waits for a reconciliation
+ * read. Evidence that arrives before the completion is kept (it is stored anyway) and found when
+ * the completion comes; evidence that arrives after is found by the evidence watcher
+ * (`EvidenceWatcher.ts`).
+ *
+ * The spec's evidence is exactly `entitlement`, `reasonCode` and `source`, so a completion with only
+ * those verifies. `evidence.accountId` is optional: present (any value, `null` included) and not
+ * the action's account, the evidence does not match (`account_mismatch`).
  *
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema, type Completion } from "../protocol/messages/Completion.ts"
 import type { Trigger } from "./ActionState.ts"
+
+/**
+ * How the service observes each evidence type itself.
+ *
+ * @since 0.1.0
+ */
+export type EvidenceObserver = "completion" | "direct_api_event" | "reconciliation" | "approval"
+
+/**
+ * @since 0.1.0
+ */
+export const evidenceObservers: Readonly<Record<CatalogEvidenceType, EvidenceObserver>> = {
+  authenticated_completion: "completion",
+  customer_server_event: "direct_api_event",
+  entitlement_state: "direct_api_event",
+  provider_event: "reconciliation",
+  billing_change: "reconciliation",
+  subscription_state: "reconciliation",
+  credit_balance: "reconciliation",
+  approval_recorded: "approval"
+}
 
 /**
  * The bound facts of the action the evidence must match.
@@ -39,6 +70,7 @@ export type EvidenceMismatch =
   | "idempotency_key_mismatch"
   | "account_mismatch"
   | "source_not_catalog"
+  | "source_not_accepted"
   | "outcome_not_succeeded"
 
 /**
@@ -57,7 +89,9 @@ const isCatalogType = Schema.is(CatalogEvidenceTypeSchema)
  */
 export const matchEvidence = (
   binding: EvidenceBinding,
-  completion: Pick<Completion, "workspaceId" | "actionRequestId" | "providerIdempotencyKey" | "outcome" | "evidence">
+  completion: Pick<Completion, "workspaceId" | "actionRequestId" | "providerIdempotencyKey" | "outcome" | "evidence">,
+  /** The types the action's catalog entry accepts (its `evidence` list). */
+  accepted: ReadonlyArray<CatalogEvidenceType>
 ): EvidenceMatch => {
   const unmatched = (reason: EvidenceMismatch): EvidenceMatch => ({ _tag: "Unmatched", reason })
   if (completion.workspaceId !== binding.workspaceId) return unmatched("workspace_mismatch")
@@ -66,24 +100,49 @@ export const matchEvidence = (
   const accountId = completion.evidence["accountId"]
   if (accountId !== undefined && accountId !== binding.accountId) return unmatched("account_mismatch")
   if (!isCatalogType(completion.evidence.source)) return unmatched("source_not_catalog")
+  if (!accepted.includes(completion.evidence.source)) return unmatched("source_not_accepted")
   if (completion.outcome !== "succeeded" && completion.outcome !== "reversed") return unmatched("outcome_not_succeeded")
   return { _tag: "Matched", type: completion.evidence.source }
 }
 
 /**
- * The state machine's trigger for an authenticated completion of the bound action, with the
- * evidence match it carries: the one path from a completion to `transition`.
+ * Where a matched completion's evidence stands: `observed` (the service holds it now), `awaiting`
+ * (a Direct API event or approval not seen yet: kept pending, looked for again), `via_reconciliation`
+ * (a Payment action: a reconciliation read decides) or `not_observable` (a type the service can
+ * never observe for this action, such as a provider type for an action that is not a payment).
+ *
+ * @since 0.1.0
+ */
+export type EvidenceStanding = "observed" | "awaiting" | "via_reconciliation" | "not_observable"
+
+/**
+ * The standing of a matched type, given whether the service already holds the evidence.
+ *
+ * @since 0.1.0
+ */
+export const evidenceStanding = (type: CatalogEvidenceType, isPayment: boolean, held: boolean): EvidenceStanding => {
+  const observer = evidenceObservers[type]
+  if (isPayment) return observer === "completion" ? "not_observable" : "via_reconciliation"
+  if (observer === "reconciliation") return "not_observable"
+  if (observer === "completion") return "observed"
+  return held ? "observed" : "awaiting"
+}
+
+/**
+ * The state machine's trigger for an authenticated completion: `evidenceMatched` is true only when
+ * the service holds (or, for a Payment action, will read back) evidence of the type the completion
+ * names. The one path from a completion to `transition`.
  *
  * @since 0.1.0
  */
 export const completionTrigger = (
-  binding: EvidenceBinding,
-  completion: Pick<Completion, "workspaceId" | "actionRequestId" | "providerIdempotencyKey" | "outcome" | "evidence">,
+  completion: Pick<Completion, "outcome">,
+  match: EvidenceMatch,
+  standing: EvidenceStanding | undefined,
   isPayment: boolean
-): { readonly match: EvidenceMatch; readonly trigger: Extract<Trigger, { readonly _tag: "CompletionReceived" }> } => {
-  const match = matchEvidence(binding, completion)
-  return {
-    match,
-    trigger: { _tag: "CompletionReceived", outcome: completion.outcome, evidenceMatched: match._tag === "Matched", isPayment }
-  }
-}
+): Extract<Trigger, { readonly _tag: "CompletionReceived" }> => ({
+  _tag: "CompletionReceived",
+  outcome: completion.outcome,
+  evidenceMatched: match._tag === "Matched" && (standing === "observed" || standing === "via_reconciliation"),
+  isPayment
+})

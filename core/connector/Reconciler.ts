@@ -147,6 +147,14 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
      * concurrent change, a verdict on an older state read than one already recorded is dropped, so
      * the newest reading of the payment is the one that stands.
      */
+    /** Whether a `succeeded` completion named evidence of an accepted type that a read confirms. */
+    const claimedForRead = (actionRequestId: string) =>
+      Effect.map(ledger.history(actionRequestId), (history) =>
+        history.some((h) => {
+          const detail = h.detail as { readonly outcome?: unknown; readonly evidence?: { readonly standing?: unknown } } | null
+          return h.trigger === "completion" && detail?.outcome === "succeeded" && detail.evidence?.standing === "via_reconciliation"
+        }))
+
     const applyVerdict = (record: ActionRecord, judgement: Judgement, readAt: number, detail: Record<string, unknown>) =>
       applyTrigger<ActionState, never, never>({
         ledger,
@@ -157,14 +165,20 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
           Effect.gen(function*() {
             if (round > 0 && (yield* newerReadRecorded(record.actionRequestId, readAt))) return answer(current.state)
             if (step === undefined || step._tag === "Illegal") return answer(current.state)
-            const toState = step._tag === "Move" ? step.to : current.state
+            // A read verifies only a success claimed with evidence a read confirms, of a type the
+            // action's catalog entry accepts (issue 15 item 2): otherwise it is recorded, not promoted.
+            const unclaimed = step._tag === "Move" && step.to === "verified" && !(yield* claimedForRead(record.actionRequestId))
+            const toState = step._tag === "Move" && !unclaimed ? step.to : current.state
+            const verdict = unclaimed
+              ? { verdict: "inconclusive", reason: "success_not_claimed_with_accepted_evidence", unchanged: "evidence_not_accepted" }
+              : { verdict: judgement.verdict, reason: judgement.reason, ...stepDetail(step) }
             return {
               _tag: "Write" as const,
               write: {
                 toState,
                 history: {
                   trigger: "reconciliation",
-                  detail: { ...detail, verdict: judgement.verdict, reason: judgement.reason, ...stepDetail(step) }
+                  detail: { ...detail, ...verdict }
                 }
               },
               settle: () => Effect.succeed(toState)

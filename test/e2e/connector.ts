@@ -98,7 +98,7 @@ const succeededCompletion = (accepted: { readonly actionRequestId: string; reado
   completedAt: formatTimestamp(Date.now()),
   outcome: "succeeded",
   // Exactly the spec's evidence fields.
-  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
+  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "authenticated_completion" }
 })
 
 const signedCompletion = (body: Record<string, unknown>) =>

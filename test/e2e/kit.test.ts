@@ -26,7 +26,7 @@ const startKit = (storage: (typeof storageVariants)[number], serviceUrl: string)
           return {
             outcome: "succeeded",
             providerReference: `trial_ext_raw_${request.actionRequestId.slice(0, 8)}`,
-            evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
+            evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "authenticated_completion" }
           }
         },
         lookup: async () => undefined
@@ -65,7 +65,7 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
           assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "verified"])
           const completion = status.history[2]
           assert.strictEqual(completion.trigger, "completion")
-          assert.strictEqual(completion.detail.evidence.matched, "entitlement_state")
+          assert.strictEqual(completion.detail.evidence.matched, "authenticated_completion")
           assert.deepStrictEqual(completion.detail.passedThrough, ["pending"])
           // Operators see hashes, never the raw provider reference, a secret or a continuation.
           const text = JSON.stringify(status)

@@ -179,5 +179,5 @@ export const verifyCompletion = (received: SignedMessage, pair: ConnectorSecrets
 export const succeeded = (actionRequestId: string): ExecutionResult => ({
   outcome: "succeeded",
   providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
-  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event", extensionDays: 14 }
+  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "authenticated_completion", extensionDays: 14 }
 })

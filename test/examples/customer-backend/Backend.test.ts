@@ -99,15 +99,32 @@ const ingestKey = (service: Service) =>
     (r) => r.json.secret as string
   )
 
-/** Submits one extend-trial action for `accountId` and waits until the service verified it. */
-const verifiedAction = (service: Service, accountId: string) =>
+/**
+ * Submits one extend-trial action for `accountId` and waits until its `succeeded` completion is in:
+ * the backend names `entitlement_state` evidence, so the action stays `pending` until the service
+ * itself has received the `entitlement_active` event (issue 15 item 2).
+ */
+const completedAction = (service: Service, accountId: string) =>
   Effect.gen(function*() {
     const created = yield* request(`${service.ws}/action-requests`, { method: "POST", headers: admin, body: JSON.stringify(intakeInput(accountId)) })
     assert.strictEqual(created.status, 202)
     const id: string = created.json.actionRequestId
-    const status = yield* waitFor(actionStatus(service, id), (s) => s.state === "verified", `${id} to be verified`)
-    assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "verified"])
+    const status = yield* waitFor(actionStatus(service, id), (s) => s.state === "pending", `${id} to be pending`)
+    assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "pending"])
+    assert.deepStrictEqual(status.history[2].detail.evidence, { source: "entitlement_state", reasonCode: "trial_extended", matched: "entitlement_state", standing: "awaiting" })
     return id
+  })
+
+/** Waits until the service verified the action on the `entitlement_active` event it received. */
+const verifiedOnEvent = (service: Service, id: string) =>
+  Effect.gen(function*() {
+    const status = yield* waitFor(actionStatus(service, id), (s) => s.state === "verified", `${id} to be verified`)
+    assert.deepStrictEqual(status.history.map((h: { trigger: string; toState: string }) => `${h.trigger}:${h.toState}`), [
+      "intake:dispatching",
+      "acknowledgement:accepted",
+      "completion:pending",
+      "evidence_observed:verified"
+    ])
   })
 
 /** Opens the gate and waits until the backend has the event `delivered`; then checks it was sent exactly once. */
@@ -150,7 +167,7 @@ describe("reference customer backend", () => {
         })
       })
       assert.strictEqual(featureGate.json.state, "checking")
-      const id = yield* verifiedAction(service, "acct_trial_1")
+      const id = yield* completedAction(service, "acct_trial_1")
 
       const trial = yield* Effect.promise(() => backend.trialOf("acct_trial_1"))
       assert.strictEqual(trial?.extensions, 1)
@@ -162,9 +179,12 @@ describe("reference customer backend", () => {
       yield* waitFor(Effect.sync(() => gate.attempts.length), (n) => n >= 3, "three refused ingest attempts")
       assert.strictEqual((yield* Effect.promise(backend.accessEvents))[0]?.state, "pending")
       assert.strictEqual((yield* request(`${service.ws}/feature-gates/${featureGate.json.id}`, { headers: admin })).json.state, "checking")
+      // No event seen: the completion alone does not verify the action.
+      assert.strictEqual((yield* actionStatus(service, id)).state, "pending")
 
       const eventId = `entitlement_active:${id}:${featureKey}`
       yield* deliveredOnce(backend, gate, eventId)
+      yield* verifiedOnEvent(service, id)
       const unlocked = yield* waitFor(
         Effect.map(request(`${service.ws}/feature-gates/${featureGate.json.id}`, { headers: admin }), (r) => r.json),
         (g) => g.state === "unlocked",
@@ -182,7 +202,7 @@ describe("reference customer backend", () => {
       const env = backendEnv(gate.url, { SERVICE_INGEST_API_KEY: yield* ingestKey(service), ...storageEnv })
       const first = yield* startBackend(env)
       yield* connect(service, `${first.url}/connector`, secrets)
-      const id = yield* verifiedAction(service, "acct_restart")
+      const id = yield* completedAction(service, "acct_restart")
       yield* waitFor(Effect.sync(() => gate.attempts.length), (n) => n >= 2, "refused ingest attempts")
       yield* Effect.promise(first.close)
 
@@ -192,6 +212,7 @@ describe("reference customer backend", () => {
       yield* waitFor(Effect.sync(() => gate.attempts.length), (n) => n > before, "an attempt by the restarted backend")
       const eventId = `entitlement_active:${id}:${featureKey}`
       yield* deliveredOnce(second, gate, eventId)
+      yield* verifiedOnEvent(service, id)
       assert.deepStrictEqual((yield* eventsNamed(service)).map((e) => e.event_id), [eventId])
       assert.strictEqual((yield* Effect.promise(() => second.trialOf("acct_restart")))?.extensions, 1)
     })

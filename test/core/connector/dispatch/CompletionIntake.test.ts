@@ -15,6 +15,9 @@ import { makeCompletionReceiver } from "../../../../core/connector/CompletionInt
 import type { ActionIntake } from "../../../../core/connector/Action.ts"
 import { intake } from "../../../../core/connector/Intake.ts"
 import { Outbox } from "../../../../core/ports/Outbox.ts"
+import { EventStore, type StoredEvent } from "../../../../core/ports/EventStore.ts"
+import { makeEvidenceWatcher } from "../../../../core/connector/EvidenceWatcher.ts"
+import { evidenceOutboxKind } from "../../../../core/connector/ObservedEvidence.ts"
 import { computeSignature, encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { storageVariants } from "../../../support/storage.ts"
@@ -50,7 +53,7 @@ const acceptedAction = (input: ActionIntake = intakeInput()) =>
       completionId: "cmp_" + actionRequestId,
       completedAt: formatTimestamp(Date.now()),
       outcome: "succeeded",
-      evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: input.accountId }
+      evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "authenticated_completion", accountId: input.accountId }
     }
     return { actionRequestId, completion }
   })
@@ -111,10 +114,10 @@ describe("completion intake", () => {
     Effect.gen(function*() {
       const receive = yield* makeCompletionReceiver
       const { actionRequestId, completion } = yield* acceptedAction()
-      const receipt = yield* receive(yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "entitlement_state" } }))
+      const receipt = yield* receive(yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "authenticated_completion" } }))
       assert.strictEqual(receipt.state, "verified")
       const last = (yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))).at(-1)!
-      assert.strictEqual((last.detail as { evidence: Record<string, unknown> }).evidence["matched"], "entitlement_state")
+      assert.strictEqual((last.detail as { evidence: Record<string, unknown> }).evidence["matched"], "authenticated_completion")
     }).pipe(Effect.provide(layer())))
 
   it.live("evidence naming another account does not match: pending, account_mismatch in the history", () =>
@@ -122,7 +125,7 @@ describe("completion intake", () => {
       const receive = yield* makeCompletionReceiver
       const { actionRequestId, completion } = yield* acceptedAction()
       const receipt = yield* receive(
-        yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "entitlement_state", accountId: "acct_other" } })
+        yield* signed({ ...completion, evidence: { entitlement: "x", reasonCode: "ok", source: "authenticated_completion", accountId: "acct_other" } })
       )
       assert.strictEqual(receipt.state, "pending")
       const last = (yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))).at(-1)!
@@ -143,7 +146,7 @@ describe("completion intake", () => {
       const receive = yield* makeCompletionReceiver
       const input: ActionIntake = paymentIntakeInput()
       const { actionRequestId, completion } = yield* acceptedAction(input)
-      const receipt = yield* receive(yield* signed(completion))
+      const receipt = yield* receive(yield* signed(withSource(completion, "provider_event")))
       assert.strictEqual(receipt.state, "pending")
       const read = yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${actionRequestId}:${completion["completionId"]}`))
       assert.isTrue(Option.isSome(read))
@@ -362,5 +365,147 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
         const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
         assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 2)
       }).pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer))), 30_000)
+  })
+}
+
+/**
+ * Issue 15 item 2: the action is verified only on evidence the service holds itself. For
+ * `entitlement_state` that is an `entitlement_active` event it received for the same account with
+ * the action's journey and published version, occurring at or after the intake; it may arrive
+ * before the completion (found at once) or after it (found by the evidence watcher).
+ */
+const entitlementEvent = (over: { readonly accountId?: string; readonly journeyId?: string; readonly versionId?: string; readonly name?: string; readonly occurredAt?: number } = {}) => {
+  const input = intakeInput()
+  const occurredAt = over.occurredAt ?? Date.now()
+  const id = globalThis.crypto.randomUUID()
+  const event: StoredEvent = {
+    id,
+    workspaceId,
+    eventId: `evt_${id}`,
+    accountId: over.accountId ?? input.accountId,
+    eventName: over.name ?? "entitlement_active",
+    occurredAt,
+    receivedAt: Date.now(),
+    payloadHash: "d".repeat(64),
+    body: {
+      event_id: `evt_${id}`,
+      event_name: over.name ?? "entitlement_active",
+      account_id: over.accountId ?? input.accountId,
+      timestamp: new Date(occurredAt).toISOString(),
+      semantic_type: "activation",
+      event_kind: "product_action",
+      properties: {
+        feature_key: "reports",
+        funnel_journey_id: over.journeyId ?? input.binding.journeyId,
+        funnel_version_id: over.versionId ?? input.binding.publishedVersionId
+      }
+    }
+  }
+  return Effect.flatMap(EventStore, (store) => store.append([event]))
+}
+
+const withSource = (completion: Body, source: string): Body => ({
+  ...completion,
+  evidence: { entitlement: "trial_extended", reasonCode: "extended", source }
+})
+
+const watchOf = (actionRequestId: string, completionId: unknown) =>
+  Effect.flatMap(Outbox, (o) => o.findByKey(evidenceOutboxKind, `${actionRequestId}:${completionId}:evidence`))
+
+const evidenceOf = (actionRequestId: string) =>
+  Effect.map(
+    Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId)),
+    (history) => (history.find((h) => h.trigger === "completion")?.detail as { readonly evidence?: unknown } | undefined)?.evidence
+  )
+
+/** One look by the evidence watcher at every due watch. */
+const watchOnce = Effect.gen(function*() {
+  const watcher = yield* makeEvidenceWatcher({ owner: `watch-${globalThis.crypto.randomUUID()}` })
+  return yield* Effect.forEach(yield* watcher.lease(100), watcher.look)
+})
+
+for (const storage of storageVariants) {
+  describe(`evidence the service observed itself (${storage.name})`, () => {
+    const provided = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof storage.layer>> | Crypto>) =>
+      effect.pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer)))
+
+    it.live("entitlement_state, the event received before the completion: verified at once", () =>
+      provided(Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        yield* entitlementEvent()
+        const receipt = yield* receive(yield* signed(withSource(completion, "entitlement_state")))
+        assert.strictEqual(receipt.state, "verified")
+        assert.deepStrictEqual(yield* evidenceOf(actionRequestId), { source: "entitlement_state", reasonCode: "extended", matched: "entitlement_state", standing: "observed" })
+        assert.isTrue(Option.isNone(yield* watchOf(actionRequestId, completion["completionId"])))
+      })), 30_000)
+
+    it.live("entitlement_state, the event received after the completion: pending, then verified by the evidence watcher", () =>
+      provided(Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        const receipt = yield* receive(yield* signed(withSource(completion, "entitlement_state")))
+        assert.strictEqual(receipt.state, "pending")
+        assert.isTrue(Option.isSome(yield* watchOf(actionRequestId, completion["completionId"])))
+        // A look before the event arrives changes nothing.
+        assert.include(yield* watchOnce, "waiting")
+        yield* entitlementEvent()
+        // The watch was rescheduled; make it due again by looking after its delay.
+        yield* Effect.sleep("2500 millis")
+        assert.include(yield* watchOnce, "verified")
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId)))
+        assert.strictEqual(record.state, "verified")
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+        assert.deepStrictEqual(history.map((h) => `${h.trigger}:${h.toState}`), ["intake:dispatching", "acknowledgement:accepted", "completion:pending", "evidence_observed:verified"])
+      })), 30_000)
+
+    const notEvidence: ReadonlyArray<readonly [string, Parameters<typeof entitlementEvent>[0]]> = [
+      ["another account's event", { accountId: "acct_other" }],
+      ["another journey", { journeyId: "9e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a" }],
+      ["another published version", { versionId: "9a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c" }],
+      ["an event that occurred before the intake", { occurredAt: Date.now() - 3_600_000 }],
+      ["an event of another name (entitlement_state needs entitlement_active)", { name: "feature_adopted" }]
+    ]
+    for (const [name, over] of notEvidence) {
+      it.live(`entitlement_state is not matched by ${name}: the action stays pending`, () =>
+        provided(Effect.gen(function*() {
+          const receive = yield* makeCompletionReceiver
+          const { actionRequestId, completion } = yield* acceptedAction()
+          yield* entitlementEvent(over)
+          assert.strictEqual((yield* receive(yield* signed(withSource(completion, "entitlement_state")))).state, "pending")
+          assert.deepStrictEqual(yield* watchOnce, ["waiting"])
+          assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(actionRequestId))).state, "pending")
+        })), 30_000)
+    }
+
+    it.live("customer_server_event accepts any Direct API event of the account carrying the action's funnel ids", () =>
+      provided(Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { completion } = yield* acceptedAction()
+        yield* entitlementEvent({ name: "trial_extended" })
+        assert.strictEqual((yield* receive(yield* signed(withSource(completion, "customer_server_event")))).state, "verified")
+      })), 30_000)
+
+    it.live("a type the action's catalog entry does not accept (a provider type for an extend-trial) never verifies: pending, no watch", () =>
+      provided(Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        yield* entitlementEvent()
+        assert.strictEqual((yield* receive(yield* signed(withSource(completion, "provider_event")))).state, "pending")
+        assert.deepStrictEqual(yield* evidenceOf(actionRequestId), { source: "provider_event", reasonCode: "extended", unmatched: "source_not_accepted" })
+        assert.isTrue(Option.isNone(yield* watchOf(actionRequestId, completion["completionId"])))
+      })), 30_000)
+
+    it.live("a Payment action's completion naming the signed completion itself is never enough: pending, no reconciliation read", () =>
+      provided(Effect.gen(function*() {
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction(paymentIntakeInput())
+        const receipt = yield* receive(yield* signed(withSource(completion, "authenticated_completion")))
+        assert.strictEqual(receipt.state, "pending")
+        // The fixture catalog accepts only reconciliation types for Payment actions.
+        assert.deepStrictEqual(yield* evidenceOf(actionRequestId), { source: "authenticated_completion", reasonCode: "extended", unmatched: "source_not_accepted" })
+        const read = yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${actionRequestId}:${completion["completionId"]}`))
+        assert.isTrue(Option.isNone(read))
+      })), 30_000)
   })
 }
