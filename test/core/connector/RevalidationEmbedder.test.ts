@@ -100,7 +100,7 @@ for (const variant of storageVariants) {
 
     it.live("layerWith(extra) keeps the stored-catalog checks first: a republished catalog still blocks", () => {
       const storage = variant.layer()
-      const host = Layer.merge(storage, Revalidation.layerWith(hostCheck).pipe(Layer.provide(storage), Layer.provide(Layer.succeed(HostStanding, { suspended: new Set() }))))
+      const host = Layer.merge(storage, Revalidation.layerWith(hostCheck).pipe(Layer.provide(storage), Layer.provide(Layer.succeed(HostStanding, { suspended: new Set<string>() }))))
       return Effect.gen(function*() {
         const workspaceId = yield* freshWorkspace
         const refused = yield* Effect.either(intake(workspaceId, { ...intakeInput(uid("acct_")), binding: { ...intakeInput().binding, publishedVersionId: uid() } }))
