@@ -19,6 +19,8 @@ import { bootstrapWorkspace } from "../../../../core/access/ApiKeys.ts"
 import type { CatalogDocument } from "../../../../core/catalog/Catalog.ts"
 import { ActionLedger } from "../../../../core/ports/ActionLedger.ts"
 import { ApiKeyStore } from "../../../../core/ports/ApiKeyStore.ts"
+import { ConnectionStore } from "../../../../core/ports/ConnectionStore.ts"
+import { connectorSecretRef, SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { CatalogStore } from "../../../../core/ports/CatalogStore.ts"
 import type { Reply } from "../../../support/http.ts"
 import { fixtureCatalog, intakeInput } from "../../../support/deliveries.ts"
@@ -236,6 +238,30 @@ for (const variant of storageVariants) {
             assert.strictEqual(reply.headers.get("content-type"), "application/problem+json")
           }
           assert.strictEqual(yield* storedVersions(service.workspaceId), 1)
+        }))
+
+      it.scoped("intake over HTTP before the first publish: 409 catalog_not_published pointing at PUT /catalog, nothing stored", () =>
+        Effect.gen(function*() {
+          const service = yield* startService()
+          const empty = yield* emptyWorkspace
+          // An active connection, set on the store, and no catalog.
+          const connectionId = uid()
+          const now = Date.now()
+          const store = yield* ConnectionStore
+          const vault = yield* SecretVault
+          const { revision } = yield* store.registerRevision({ workspaceId: empty.workspaceId, connectionId, endpoint: "http://127.0.0.1:1/connector", now })
+          yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make("as_" + "5".repeat(40)), now)
+          yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make("cs_" + "6".repeat(40)), now)
+          yield* store.activate({ connectionId, revision, now })
+          const input = intakeInput(uid("acct_"))
+          const reply = yield* send(`${service.url}/api/admin/v1/workspaces/${empty.workspaceId}/action-requests`, "POST", empty.adminKey, input)
+          assertProblem(reply, 409, "catalog_not_published")
+          assert.strictEqual(reply.json.errors[0].path, "binding.publishedVersionId")
+          assert.include(reply.json.detail, "PUT /api/admin/v1/workspaces/")
+          assert.strictEqual(
+            yield* (yield* ActionLedger).countForFrequency({ workspaceId: empty.workspaceId, accountId: input.accountId, actionId: input.action.id, since: 0 }),
+            0
+          )
         }))
 
       it.scoped("intake over HTTP: a refusal names the field (422 decision_unknown); a taken action records the admin key as its authority", () =>
