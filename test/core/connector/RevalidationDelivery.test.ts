@@ -27,7 +27,7 @@ import * as Ref from "effect/Ref"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as Readiness from "../../../adapters/http/Readiness.ts"
 import type { CatalogDocument } from "../../../core/catalog/Catalog.ts"
-import type { ActionIntake, Authority } from "../../../core/connector/Action.ts"
+import { type ActionIntake, type Authority, dispatchOutboxKind } from "../../../core/connector/Action.ts"
 import { makeDispatcher } from "../../../core/connector/Dispatcher.ts"
 import { intake } from "../../../core/connector/Intake.ts"
 import { Revalidation } from "../../../core/connector/Revalidation.ts"
@@ -35,6 +35,7 @@ import { AccountProfileStore } from "../../../core/ports/AccountProfileStore.ts"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { ConnectorTransport, TransportFailure } from "../../../core/ports/ConnectorTransport.ts"
+import { Outbox } from "../../../core/ports/Outbox.ts"
 import type { StoragePorts } from "../../../core/ports/StoragePorts.ts"
 import type { Cipher } from "../../../core/protocol/Cipher.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
@@ -143,6 +144,9 @@ const assertBlocked = (workspaceId: string, actionRequestId: string, reason: str
     const last = yield* lastEntry(actionRequestId)
     assert.deepStrictEqual([last.trigger, last.fromState, last.toState], ["blocked", "dispatching", "blocked"])
     assert.deepStrictEqual(last.detail, { attempt: 1, reason })
+    // Terminal: the dispatch item is done, nothing will deliver it later.
+    const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey(dispatchOutboxKind, actionRequestId)))
+    assert.isNotNull(item.completedAt)
     const shown = yield* showOverHttp(workspaceId, actionRequestId)
     assert.strictEqual(shown.state, "blocked")
     const entry = shown.history.at(-1)
