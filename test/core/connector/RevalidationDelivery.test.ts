@@ -264,6 +264,26 @@ for (const variant of storageVariants) {
           }).pipe(Effect.withClock(clock))
         })
 
+        it.effect("a retry after a failed connection is revalidated: the catalog changed, the second attempt blocks, nothing more sent", () => {
+          const clock = manualClock()
+          return Effect.gen(function*() {
+            const workspaceId = yield* freshWorkspace
+            const id = yield* take(workspaceId, intakeInput(uid("acct_")))
+            // Attempt 1: the connection fails (not delivered); a retry is scheduled.
+            yield* runDispatcherOnce
+            assert.strictEqual(sentFor(id), 1)
+            assert.strictEqual(yield* stateOf(id), "dispatching")
+            yield* publishChanged(workspaceId, () => undefined)
+            clock.state.now += 10 * 60_000
+            yield* runDispatcherOnce
+            assert.strictEqual(sentFor(id), 1, "the retry sends nothing")
+            assert.strictEqual(yield* stateOf(id), "blocked")
+            const last = yield* lastEntry(id)
+            assert.deepStrictEqual([last.trigger, last.toState], ["blocked", "blocked"])
+            assert.deepStrictEqual(last.detail, { attempt: 2, reason: "published_version_not_current" })
+          }).pipe(Effect.withClock(clock.clock))
+        })
+
         it.effect("a retry is revalidated: an unknown_outcome action whose catalog changed is not sent again, keeps unknown_outcome, delivery_blocked", () => {
           const clock = manualClock()
           return Effect.gen(function*() {
