@@ -50,8 +50,9 @@ export const make: Effect.Effect<CatalogStoreService, never, SqlClient.SqlClient
         FROM accord_catalog_versions WHERE workspace_id = ${input.workspaceId}
         ON CONFLICT (workspace_id, published_version_id) DO NOTHING
         RETURNING *`.pipe(
-        // A concurrent publish took the same version number: try again with the next one.
-        Effect.retry({ times: 5, schedule: Schedule.spaced("5 millis"), while: isUniqueViolation }),
+        // A concurrent publish took the same version number: try again with the next one. Each loss
+        // means another publish committed, so N concurrent publishes need up to N - 1 retries.
+        Effect.retry({ times: 100, schedule: Schedule.jittered(Schedule.spaced("5 millis")), while: isUniqueViolation }),
         Effect.map((rows) => (rows[0] === undefined ? "published_version_exists" as const : toCatalog(rows[0]))),
         orStorageError("catalog.publish")
       ),

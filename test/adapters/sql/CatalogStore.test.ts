@@ -1,0 +1,152 @@
+/**
+ * The `CatalogStore` contract (issue 15 item 4: "Every write is versioned and audited; a republish
+ * creates a new version and never rewrites history") on memory, PGlite and PostgreSQL: versions
+ * 1, 2, 3 per workspace, append-only; a `publishedVersionId` is used once per workspace (another
+ * workspace may use it); concurrent publishes get distinct consecutive versions (on SQL two inserts
+ * race for one version number and the loser retries; with 20 at once on PostgreSQL a publish may lose
+ * many times in a row, and each loss means another publish committed).
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { CatalogDocument, PublishedCatalog } from "../../../core/catalog/Catalog.ts"
+import { CatalogStore } from "../../../core/ports/CatalogStore.ts"
+import { fixtureCatalog } from "../../support/deliveries.ts"
+import { storageVariants, uid } from "../../support/storage.ts"
+
+/** The fixture catalog under a fresh `publishedVersionId`, its offer at `amountMinor`. */
+const documentAt = (amountMinor: number): CatalogDocument => ({
+  ...fixtureCatalog,
+  publishedVersionId: uid(),
+  offers: [{ ...fixtureCatalog.offers[0]!, price: { amountMinor, currency: "usd" } }]
+})
+
+const publish = (workspaceId: string, document: CatalogDocument, publishedAt = 1_000) =>
+  Effect.flatMap(CatalogStore, (store) =>
+    store.publish({ workspaceId, publishedVersionId: document.publishedVersionId!, publishedAt, publishedBy: "api_key:k1", document }))
+
+const published = (result: PublishedCatalog | "published_version_exists"): PublishedCatalog => {
+  assert.notStrictEqual(result, "published_version_exists")
+  return result as PublishedCatalog
+}
+
+for (const variant of storageVariants) {
+  describe.skipIf(!variant.available)(`CatalogStore contract (${variant.name})`, () => {
+    // The live clock: the SQL adapter's retry waits on the Clock between attempts.
+    layer(Layer.suspend(variant.layer), { timeout: "60 seconds", excludeTestServices: true })((it) => {
+      it.effect("nothing is published in a new workspace", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          assert.isTrue(Option.isNone(yield* store.current(workspaceId)))
+          assert.isTrue(Option.isNone(yield* store.byPublishedVersion(workspaceId, fixtureCatalog.publishedVersionId!)))
+          assert.deepStrictEqual(yield* store.versions(workspaceId), [])
+        }))
+
+      it.effect("publishes versions 1, 2, 3 with what was published, who and when; the newest is current", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          const documents = [documentAt(100), documentAt(200), documentAt(300)]
+          for (const [i, document] of documents.entries()) {
+            const result = published(yield* publish(workspaceId, document, 1_000 + i))
+            assert.deepStrictEqual(result, {
+              workspaceId,
+              version: i + 1,
+              publishedVersionId: document.publishedVersionId!,
+              publishedAt: 1_000 + i,
+              publishedBy: "api_key:k1",
+              document
+            })
+          }
+          const current = Option.getOrThrow(yield* store.current(workspaceId))
+          assert.strictEqual(current.version, 3)
+          assert.deepStrictEqual(current.document, documents[2])
+          // The audit trail: every version, newest first.
+          const versions = yield* store.versions(workspaceId)
+          assert.deepStrictEqual(versions.map((v) => [v.version, v.publishedVersionId, v.publishedAt]), [
+            [3, documents[2]!.publishedVersionId, 1_002],
+            [2, documents[1]!.publishedVersionId, 1_001],
+            [1, documents[0]!.publishedVersionId, 1_000]
+          ])
+        }))
+
+      it.effect("a republish never rewrites: every earlier version stays readable with its own document", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          const first = documentAt(4900)
+          const second = documentAt(5900)
+          published(yield* publish(workspaceId, first))
+          published(yield* publish(workspaceId, second))
+          const old = Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, first.publishedVersionId!))
+          assert.strictEqual(old.version, 1)
+          assert.deepStrictEqual(old.document, first)
+          assert.strictEqual(old.document.offers[0]!.price!.amountMinor, 4900)
+          assert.strictEqual(Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, second.publishedVersionId!)).version, 2)
+          assert.deepStrictEqual((yield* store.versions(workspaceId)).map((v) => v.document), [second, first])
+        }))
+
+      it.effect("a publishedVersionId already used in the workspace: published_version_exists, nothing written", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          const first = documentAt(100)
+          published(yield* publish(workspaceId, first))
+          // Same id, another document: refused, the stored version unchanged.
+          const reused = { ...documentAt(999), publishedVersionId: first.publishedVersionId! }
+          assert.strictEqual(yield* publish(workspaceId, reused, 2_000), "published_version_exists")
+          const versions = yield* store.versions(workspaceId)
+          assert.strictEqual(versions.length, 1)
+          assert.deepStrictEqual(versions[0]!.document, first)
+          assert.strictEqual(versions[0]!.publishedAt, 1_000)
+          // Even after a newer version, the old id stays used.
+          published(yield* publish(workspaceId, documentAt(200)))
+          assert.strictEqual(yield* publish(workspaceId, reused), "published_version_exists")
+          assert.strictEqual((yield* store.versions(workspaceId)).length, 2)
+        }))
+
+      it.effect("the same publishedVersionId in another workspace is allowed, and versions count per workspace", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const [a, b] = [uid(), uid()]
+          const shared = documentAt(100)
+          published(yield* publish(a, documentAt(50)))
+          assert.strictEqual(published(yield* publish(a, shared)).version, 2)
+          assert.strictEqual(published(yield* publish(b, shared)).version, 1)
+          assert.strictEqual(Option.getOrThrow(yield* store.byPublishedVersion(b, shared.publishedVersionId!)).workspaceId, b)
+          assert.strictEqual((yield* store.versions(a)).length, 2)
+          assert.strictEqual((yield* store.versions(b)).length, 1)
+        }))
+
+      it.effect("20 concurrent publishes get 20 distinct, consecutive versions; none is lost", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          const documents = Array.from({ length: 20 }, (_, i) => documentAt(i))
+          const results = yield* Effect.all(documents.map((d) => publish(workspaceId, d)), { concurrency: "unbounded" })
+          const versions = results.map((r) => published(r).version).sort((x, y) => x - y)
+          assert.deepStrictEqual(versions, Array.from({ length: 20 }, (_, i) => i + 1))
+          // Each id got exactly the version it was answered with, and kept its own document.
+          for (const result of results.map(published)) {
+            const stored = Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, result.publishedVersionId))
+            assert.strictEqual(stored.version, result.version)
+            assert.deepStrictEqual(stored.document, result.document)
+          }
+          assert.strictEqual((yield* store.versions(workspaceId)).length, 20)
+          assert.strictEqual(Option.getOrThrow(yield* store.current(workspaceId)).version, 20)
+        }))
+
+      it.effect("concurrent publishes of one publishedVersionId: exactly one version, the others refused", () =>
+        Effect.gen(function*() {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          const document = documentAt(100)
+          const results = yield* Effect.all(Array.from({ length: 10 }, () => publish(workspaceId, document)), { concurrency: "unbounded" })
+          assert.strictEqual(results.filter((r) => r !== "published_version_exists").length, 1)
+          assert.strictEqual((yield* store.versions(workspaceId)).length, 1)
+        }))
+    })
+  })
+}
