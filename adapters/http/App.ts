@@ -28,6 +28,7 @@ import * as ActionRequests from "./routes/ActionRequests.ts"
 import * as ApiKeys from "./routes/ApiKeys.ts"
 import * as Completion from "./routes/Completion.ts"
 import * as Connector from "./routes/Connector.ts"
+import * as Console from "./routes/Console.ts"
 import * as Events from "./routes/Events.ts"
 import * as FeatureGates from "./routes/FeatureGates.ts"
 import * as Health from "./routes/Health.ts"
@@ -87,6 +88,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
   Health.routes.pipe(
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Completion.routes),
+    HttpRouter.concat(Console.routes),
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))
   )
 
