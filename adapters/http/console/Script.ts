@@ -55,7 +55,7 @@ const h = (tag, props, ...children) => {
   return append(element, children)
 }
 const text = (value) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value))
-const json = (value) => h("pre", { className: "json" }, JSON.stringify(value, null, 2))
+const json = (value) => h("code", { className: "json" }, JSON.stringify(value))
 const definitions = (pairs) =>
   h("dl", {}, pairs.filter((pair) => pair !== null).map(([term, value]) => [h("dt", {}, term), h("dd", {}, value instanceof Node ? value : text(value))]))
 const table = (caption, headings, rows) =>

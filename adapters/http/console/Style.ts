@@ -48,7 +48,7 @@ table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--wash); }
 td code, dd code { font-size: .85rem; word-break: break-all; }
-.json { font: .8rem/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; white-space: pre-wrap; word-break: break-all; margin: 0; }
+.json { font: .8rem/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .4rem 0; }
 dt { font-weight: 600; color: var(--muted); }
 dd { margin: 0; }

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 import type { ClaimedExecution } from "../../../../core/customer/ClaimedExecution.ts"
 import { contentSecurityPolicy } from "../../../../adapters/http/routes/Console.ts"
 import { intakeInput, secrets, workspaceId } from "../../../core/connector/dispatch/support.ts"
@@ -49,7 +49,16 @@ const launched: Browser | string = await (async () => {
     return `chromium at ${executablePath} did not start: ${String(error).split("\n")[0]}`
   }
 })()
-if (typeof launched === "string") console.warn(`Admin console browser suite SKIPPED: ${launched}`)
+if (typeof launched === "string") {
+  // CI sets ACCORD_REQUIRE_BROWSER once it has installed the browser: one that does not start fails.
+  const required = process.env["ACCORD_REQUIRE_BROWSER"] === "1"
+  console.warn(`Admin console browser suite ${required ? "FAILS" : "SKIPPED"}: ${launched}`)
+  if (required) {
+    describe("admin console in headless Chromium", () => {
+      it("needs a browser (ACCORD_REQUIRE_BROWSER=1)", () => assert.fail(launched))
+    })
+  }
+}
 
 const artifacts = join("test-artifacts", "console")
 const memory = storageVariants.find((variant) => variant.name === "memory")!
@@ -150,9 +159,9 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     reports.errors = reports.errors.filter((line) => !line.includes(expected))
   }
 
-  const screenshot = async (name: string) => {
+  const screenshot = async (name: string, mask: Array<Locator> = []) => {
     shot += 1
-    await page.screenshot({ path: join(artifacts, `${String(shot).padStart(2, "0")}-${name}.png`), fullPage: true })
+    await page.screenshot({ path: join(artifacts, `${String(shot).padStart(2, "0")}-${name}.png`), fullPage: true, mask })
   }
 
   /** No secret in the HTML, the text or the value of any form control. */
@@ -169,27 +178,12 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
 
   const alertText = (scopeSelector: string) => page.locator(`${scopeSelector} [role=alert]`).innerText()
 
-  it("serves the page and its assets with a strict CSP, no inline script or style", async () => {
+  it("the page loads clean under its CSP, and the suite's listener does see a violation", async () => {
     assert.notInclude(contentSecurityPolicy, "unsafe-inline")
-    assert.notInclude(contentSecurityPolicy, "unsafe-eval")
-    for (const [path, type] of [["/console", "text/html"], ["/console/console.js", "text/javascript"], ["/console/console.css", "text/css"]] as const) {
-      const reply = await Effect.runPromise(request(service.base + path))
-      assert.strictEqual(reply.status, 200, path)
-      assert.match(reply.headers.get("content-type") ?? "", new RegExp(`^${type}`))
-      assert.strictEqual(reply.headers.get("content-security-policy"), contentSecurityPolicy)
-      assert.match(contentSecurityPolicy, /script-src 'self'/)
-      assert.match(contentSecurityPolicy, /frame-ancestors 'none'/)
-      assert.strictEqual(reply.headers.get("x-content-type-options"), "nosniff")
-      assert.strictEqual(reply.headers.get("cache-control"), "no-store")
-      if (path === "/console") {
-        // every script has a src, and no element carries a style attribute or an event handler
-        assert.notMatch(reply.text, /<script(?![^>]*\bsrc=)[^>]*>/)
-        assert.notMatch(reply.text, /\sstyle=|\son[a-z]+=/)
-        assert.notMatch(reply.text, /<style/)
-      }
-    }
     // The listener this suite relies on does see a violation: an inline style is refused.
     await page.goto(service.base + "/console")
+    await page.locator("h1", { hasText: "Sign in to a workspace" }).waitFor()
+    await assertClean()
     await page.evaluate(inPage.injectInlineStyle)
     await page.waitForFunction("globalThis.__violations.length > 0")
     const seen = await page.evaluate<Array<string>>(inPage.takeViolations)
@@ -238,6 +232,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.keyboard.type("console ingest")
     await page.keyboard.press("Enter")
     ingestSecret = (await page.locator("#new-key-secret").innerText()).trim()
+    // the one screenshot with a secret on screen hides it
+    await screenshot("api-key-created", [page.locator("#new-key-secret")])
     assert.match(ingestSecret, /^\S{16,}$/)
     assert.strictEqual(await page.inputValue("#create-key [name=name]"), "")
     // The secret is real: it sends events.
