@@ -128,7 +128,7 @@ const showProblem = (box, form, error) => {
     }
   }
   if (problem.errors_omitted) box.append(h("p", {}, problem.errors_omitted + " more not shown."))
-  if (error.status === 401) box.append(h("p", {}, "The key is unknown or revoked: sign out and sign in with a valid administrator key."))
+  if (error.status === 401 && readSession() !== null) box.append(h("p", {}, "The key is unknown or revoked: sign out and sign in with a valid administrator key."))
 }
 
 // ---- forms: labelled fields, Enter submits, one request at a time ----

@@ -282,8 +282,12 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
   })
 
   it("Events: filters, paging, a refused filter's errors, and the account profile", async () => {
-    await page.click("nav >> text=Events")
+    // The screens are reached by keyboard too: Tab along the navigation, Enter follows a link.
+    await page.focus("nav a[data-screen=keys]")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
     await page.locator("h1", { hasText: "Events" }).waitFor()
+    assert.strictEqual(await page.evaluate<string | null>("document.activeElement && document.activeElement.tagName"), "H1")
     await page.fill("#event-filters [name=account_id]", "acct_console")
     await page.fill("#event-filters [name=event_name]", "checkout_completed")
     await page.fill("#event-filters [name=limit]", "2")
