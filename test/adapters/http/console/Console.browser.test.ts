@@ -108,6 +108,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       Effect.gen(function*() {
         const service = yield* bootService({ storage: memory })
         const kit = yield* serveKit(memory, service.base, {
+          // a payment capability proof in every handshake answer: the check records its modes
+          payment: { modes: ["one_time_purchase"], providerAccountId: "acct_1Nv0FGQ9RKHgCVdK", livemode: false },
           executor: {
             execute: async (request: ClaimedExecution) => ({
               outcome: "succeeded",
@@ -375,7 +377,9 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     assert.include(await page.locator("#check-connection + [role=status]").innerText(), `revision ${revision} is active`)
     await page.locator("dt:text-is('Active revision') + dd", { hasText: new RegExp(`^${revision}$`) }).waitFor()
     await page.locator("td", { hasText: /^active$/ }).waitFor()
-    assert.include(await page.locator("main").innerText(), "Payment capabilities")
+    assert.include(await page.locator("#check-connection + [role=status]").innerText(), "one_time_purchase")
+    await page.locator("dt:text-is('Modes') + dd", { hasText: /^one_time_purchase$/ }).waitFor()
+    assert.notInclude(await page.content(), "acct_1Nv0FGQ9RKHgCVdK")
     await assertNoSecretRendered()
     await screenshot("check-payment-connection")
   })
