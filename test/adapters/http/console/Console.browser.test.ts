@@ -224,6 +224,9 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
   })
 
   let ingestSecret = ""
+  const sentAt = Date.now()
+  /** The five events of the walk occurred 10, 9, 8, 7 and 6 minutes before the suite started. */
+  const occurredAt = (i: number) => new Date(sentAt - (10 - i) * 60_000).toISOString()
 
   it("Direct API keys: the secret is shown once, gone when dismissed or on navigation; list; revoke", async () => {
     // Keyboard: scope, Tab to the name, Enter submits.
@@ -246,7 +249,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
         body: JSON.stringify({
           event_name: "checkout_completed",
           account_id: "acct_console",
-          timestamp: new Date(Date.now() - (10 - i) * 60_000).toISOString(),
+          timestamp: occurredAt(i),
           event_id: `checkout_completed:console_${i}`,
           value: 49,
           properties: { plan: "pro" }
@@ -318,6 +321,18 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     assert.strictEqual(await page.getAttribute("#event-filters [name=from]", "aria-invalid"), "true")
     // the page shown before stays
     await page.locator("#events-page", { hasText: "Page 2" }).waitFor()
+    // A time range: from just before the fourth event to just after the fifth.
+    await page.fill("#event-filters [name=from]", new Date(Date.parse(occurredAt(3)) - 1_000).toISOString())
+    await page.fill("#event-filters [name=to]", new Date(Date.parse(occurredAt(4)) + 1_000).toISOString())
+    await page.fill("#event-filters [name=limit]", "50")
+    await page.press("#event-filters [name=to]", "Enter")
+    await page.locator("#events-page", { hasText: "Page 1" }).waitFor()
+    assert.strictEqual(await page.locator("#event-filters [role=alert]").innerText(), "")
+    assert.isNull(await page.getAttribute("#event-filters [name=from]", "aria-invalid"))
+    assert.deepStrictEqual(
+      (await rows.allInnerTexts()).map((row) => /checkout_completed:(console_\d)/.exec(row)?.[1]),
+      ["console_4", "console_3"]
+    )
 
     // The account's profile, from its row.
     await page.locator("button[aria-label='Open the profile of account acct_console']").first().click()
