@@ -29,6 +29,7 @@ import * as ApiKeys from "./routes/ApiKeys.ts"
 import * as Catalog from "./routes/Catalog.ts"
 import * as Completion from "./routes/Completion.ts"
 import * as Connector from "./routes/Connector.ts"
+import * as Console from "./routes/Console.ts"
 import * as Events from "./routes/Events.ts"
 import * as FeatureGates from "./routes/FeatureGates.ts"
 import * as Health from "./routes/Health.ts"
@@ -90,6 +91,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
   Health.routes.pipe(
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Completion.routes),
+    HttpRouter.concat(Console.routes),
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))
   )
 

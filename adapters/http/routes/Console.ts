@@ -1,0 +1,72 @@
+/**
+ * The admin console (DESIGN "HTTP surface": "Served too: … `/console`"): `GET /console` (the page),
+ * `GET /console/console.js`, `GET /console/console.css` and `GET /console/icon.svg`. The three are strings compiled into the
+ * server (`adapters/http/console/`), so the console is served the same way on Node, Bun and Deno,
+ * with no file system and no build step. The page calls the administrative routes with the key the
+ * administrator signs in with; these routes need no key, since they serve no workspace data.
+ *
+ * Every answer carries the same headers: a Content Security Policy that allows only this origin's
+ * script, style and API (no `unsafe-inline`, no `eval`, Trusted Types for every HTML sink), no
+ * framing, no MIME sniffing, no referrer and no caching.
+ *
+ * @since 0.1.0
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import { consoleHtml, consoleIcon } from "../console/Shell.ts"
+import { consoleScript } from "../console/Script.ts"
+import { consoleCss } from "../console/Style.ts"
+
+/**
+ * The console page's path; its assets are under it.
+ *
+ * @since 0.1.0
+ */
+export const consolePath = "/console" as const
+
+/**
+ * The Content Security Policy of every console answer.
+ *
+ * @since 0.1.0
+ */
+export const contentSecurityPolicy: string = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "form-action 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'"
+].join("; ")
+
+/**
+ * The headers of every console answer.
+ *
+ * @since 0.1.0
+ */
+export const securityHeaders: Readonly<Record<string, string>> = {
+  "content-security-policy": contentSecurityPolicy,
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+  "cache-control": "no-store"
+}
+
+const asset = (body: string, contentType: string) =>
+  Effect.succeed(HttpServerResponse.text(body, { contentType, headers: securityHeaders }))
+
+/**
+ * @since 0.1.0
+ */
+export const routes: HttpRouter.HttpRouter = HttpRouter.empty.pipe(
+  HttpRouter.get(consolePath, asset(consoleHtml, "text/html; charset=utf-8")),
+  HttpRouter.get(`${consolePath}/console.js`, asset(consoleScript, "text/javascript; charset=utf-8")),
+  HttpRouter.get(`${consolePath}/console.css`, asset(consoleCss, "text/css; charset=utf-8")),
+  HttpRouter.get(`${consolePath}/icon.svg`, asset(consoleIcon, "image/svg+xml"))
+)
