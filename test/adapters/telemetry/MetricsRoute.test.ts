@@ -78,6 +78,29 @@ for (const server of ["platform", "node"] as const) {
   })
 }
 
+describe("GET /metrics: verification failures", () => {
+  it.scopedLive("a completion whose signature does not verify counts under its reason, and nothing of its body is a label", () =>
+    Effect.gen(function*() {
+      const { url } = yield* startServer()
+      const completion = "/api/funnels/v1/runtime/actions/customer-complete"
+      const before = (yield* request(url + "/metrics")).text
+      const body = JSON.stringify({ workspaceId, actionRequestId: "act_" + accountId, contact: email })
+      const headers = {
+        "content-type": "application/json",
+        "x-service-signature-version": "v1",
+        "x-service-timestamp": new Date().toISOString(),
+        "x-service-nonce": "n".repeat(32),
+        "x-service-signature": "v1=" + "0".repeat(64)
+      }
+      const refused = yield* request(url + completion, { method: "POST", headers, body })
+      assert.strictEqual(refused.status, 401, refused.text)
+      const after = (yield* request(url + "/metrics")).text
+      const line = `accord_verification_failures_total{reason="${refused.json.code}"}`
+      assert.strictEqual(sample(after, line) - sample(before, line), 1, after)
+      for (const value of [email, accountId, workspaceId]) assert.notInclude(after, value)
+    }))
+})
+
 describe("GET /metrics with ACCORD_METRICS_TOKEN", () => {
   it.scopedLive("needs the bearer token: none 401, a wrong one 401, the token 200", () =>
     Effect.gen(function*() {
