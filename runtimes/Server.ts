@@ -245,6 +245,7 @@ export const start = (
     const address = Context.get(server, HttpServer.HttpServer).address
     yield* Effect.logInfo(`Accord listening on ${HttpServer.formatAddress(address)}`)
     yield* StartupLog.log(StartupLog.listening(config, masterKey))
+    yield* StartupLog.log(StartupLog.telemetry(config))
     return address
   })
 

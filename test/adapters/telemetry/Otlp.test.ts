@@ -107,6 +107,8 @@ describe("OTLP export", () => {
       await new Promise((resolve) => collector.close(resolve))
     }
 
+    assert.include(output, `telemetry: exporting traces and metrics over OTLP/HTTP to 127.0.0.1:${collectorPort} as accord-otlp-test`)
+    assert.include(output, "metrics: GET /metrics (open; set ACCORD_METRICS_TOKEN to require a token)")
     const traces = recorded.filter((entry) => entry.path === "/v1/traces")
     const metrics = recorded.filter((entry) => entry.path === "/v1/metrics")
     assert.isAtLeast(traces.length, 1, JSON.stringify(recorded.map((entry) => entry.path)))
