@@ -54,7 +54,7 @@ describe("Environment", () => {
 
   it("--help on the server entry lists every variable with its default, and starts nothing", async () => {
     const output = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ["--import", "tsx", "runtimes/node/main.ts", "--help"], { cwd: root, timeout: 60_000 }, (error, stdout) =>
+      execFile(process.execPath, ["--import", "tsx", "runtimes/node/main.ts", "--help"], { cwd: root, timeout: 150_000 }, (error, stdout) =>
         error === null ? resolve(stdout) : reject(error))
     )
     for (const variable of Environment.variables) {
@@ -62,7 +62,7 @@ describe("Environment", () => {
       if (variable.defaultValue !== undefined) assert.include(output, `(default ${variable.defaultValue})`)
     }
     assert.notInclude(output, "listening")
-  }, 60_000)
+  }, 180_000)
 })
 
 describe("telemetry configuration", () => {
