@@ -16,7 +16,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import pg from "pg"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
 import * as Instrumented from "../telemetry/Instrumented.ts"
@@ -116,7 +115,7 @@ export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.S
       (pool) => Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
     ).pipe(
       // Pool use for `/metrics` and OTLP (`accord_db_pool_connections`), sampled every second.
-      Effect.tap((pool) => Effect.forkScoped(Effect.repeat(Instrumented.samplePool(pool), Schedule.spaced("1 second"))))
+      Effect.tap(Instrumented.trackPool)
     )
   })
 

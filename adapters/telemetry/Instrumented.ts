@@ -12,6 +12,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionLedgerService } from "../../core/ports/ActionLedger.ts"
 import { ConnectorTransport, type ConnectorTransportService } from "../../core/ports/ConnectorTransport.ts"
 import { Outbox, type OutboxService } from "../../core/ports/Outbox.ts"
@@ -96,17 +98,42 @@ export const completionRefused = (error: { readonly _tag: string; readonly kind?
     : Effect.void
 
 /**
- * The pool's use right now, as `accord_db_pool_connections{state}`.
+ * A connection pool's counters, as `pg.Pool` exposes them.
  *
  * @since 0.1.0
  */
-export const samplePool = (pool: {
+export interface PoolUse {
   readonly totalCount: number
   readonly idleCount: number
   readonly waitingCount: number
-}): Effect.Effect<void> =>
-  Effect.all([
-    Metric.set(Metric.tagged(Metrics.databasePool, "state", "total"), pool.totalCount),
-    Metric.set(Metric.tagged(Metrics.databasePool, "state", "idle"), pool.idleCount),
-    Metric.set(Metric.tagged(Metrics.databasePool, "state", "waiting"), pool.waitingCount)
+}
+
+/** The pools open in this process (a process usually has one; tests and tools may open more). */
+const openPools = new Set<PoolUse>()
+
+const sampleOpenPools = Effect.suspend(() => {
+  let [total, idle, waiting] = [0, 0, 0]
+  for (const pool of openPools) {
+    total += pool.totalCount
+    idle += pool.idleCount
+    waiting += pool.waitingCount
+  }
+  return Effect.all([
+    Metric.set(Metric.tagged(Metrics.databasePool, "state", "total"), total),
+    Metric.set(Metric.tagged(Metrics.databasePool, "state", "idle"), idle),
+    Metric.set(Metric.tagged(Metrics.databasePool, "state", "waiting"), waiting)
   ], { discard: true })
+})
+
+/**
+ * Counts `pool` in `accord_db_pool_connections{state}` (summed over every open pool, sampled every
+ * second) until the scope closes.
+ *
+ * @since 0.1.0
+ */
+export const trackPool = (pool: PoolUse): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.sync(() => void openPools.add(pool)), () =>
+    Effect.zipRight(Effect.sync(() => void openPools.delete(pool)), sampleOpenPools)).pipe(
+      Effect.zipRight(Effect.forkScoped(Effect.repeat(sampleOpenPools, Schedule.spaced("1 second")))),
+      Effect.asVoid
+    )
