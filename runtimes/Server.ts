@@ -38,6 +38,9 @@ import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as MasterKeyCheck from "../adapters/sql/MasterKeyCheck.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
+import * as HttpTracing from "../adapters/telemetry/HttpTracing.ts"
+import * as Instrumented from "../adapters/telemetry/Instrumented.ts"
+import * as Otlp from "../adapters/telemetry/Otlp.ts"
 import * as SqlReadiness from "../adapters/sql/Readiness.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
@@ -55,6 +58,7 @@ import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
 import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
+import * as Metrics from "../core/telemetry/Metrics.ts"
 
 /**
  * The server could not start (storage, listener, bootstrap). `reason` is one line, without secrets.
@@ -162,7 +166,9 @@ const servicesLayer = (
     options.transport ?? transportLayer(config),
     options.resolver ?? DnsResolver.layer
   ).pipe(
-    Layer.merge(Committer.layer().pipe(Layer.provideMerge(Layer.provide(storage, base))))
+    Layer.merge(Committer.layer().pipe(Layer.provideMerge(Layer.provide(storage, base)))),
+    // Connector metrics at the port boundary (calls in flight, retries, unknown outcomes, completions).
+    Instrumented.layer
   )
 }
 
@@ -181,6 +187,7 @@ const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): A
   maxBodyBytes: config.maxBodyBytes,
   rateLimitPerSecond: config.rateLimitPerSecond,
   allowInsecureEndpoints: config.allowInsecureEndpoints,
+  metricsToken: config.metricsToken,
   ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
 })
 
@@ -203,6 +210,7 @@ export const start = (
     yield* StartupLog.log(StartupLog.masterKeyWarnings(masterKey))
     yield* StartupLog.log(StartupLog.masterKeyPlacement(config, masterKey))
 
+    yield* Metrics.preregister
     // layers, then the background work on them
     const services = yield* Layer.build(servicesLayer(config, masterKey, storage, options))
     const timeout = options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
@@ -228,7 +236,8 @@ export const start = (
     }).pipe(Effect.provide(services))
 
     // serve
-    yield* HttpServer.serveEffect(App.make(appOptions(config, options))).pipe(
+    yield* HttpServer.serveEffect(HttpTracing.traced(App.make(appOptions(config, options)))).pipe(
+      HttpTracing.withoutPlatformSpans,
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.
@@ -239,6 +248,7 @@ export const start = (
     const address = Context.get(server, HttpServer.HttpServer).address
     yield* Effect.logInfo(`Accord listening on ${HttpServer.formatAddress(address)}`)
     yield* StartupLog.log(StartupLog.listening(config, masterKey))
+    yield* StartupLog.log(StartupLog.telemetry(config))
     return address
   })
 
@@ -283,7 +293,9 @@ export const main = (httpServer: HttpServerFactory): Effect.Effect<never, Startu
   Effect.gen(function*() {
     const config = yield* AccordConfig.load
     // `scoped` closes the scope (drain, listener, storage) before `onInterrupt` logs the last line.
+    // The OTLP exporters (when configured) outlive the server's scope, so its last spans are sent.
     return yield* Effect.scoped(Effect.zipRight(start(config, httpServer(config)), Effect.never)).pipe(
+      Effect.provide(Otlp.layerFromConfig(config.otlp)),
       Effect.onInterrupt(() => Effect.logInfo(StartupLog.stopped)),
       Logger.withMinimumLogLevel(config.logLevel)
     )

@@ -8,7 +8,9 @@
  * (./.accord-data), `DATABASE_URL`, `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false),
  * `ACCORD_BOOTSTRAP_WORKSPACE_ID`, `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info),
  * `ACCORD_MAX_BODY_BYTES` (65536), `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW`
- * (30d), `ACCORD_DISPATCH_CONCURRENCY` (32). An empty value counts as unset.
+ * (30d), `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ * `OTEL_SERVICE_NAME` (accord). An empty value counts as unset. The list `--help` prints is
+ * `Environment.ts`.
  *
  * @since 0.1.0
  */
@@ -59,6 +61,10 @@ export interface AccordConfig {
   readonly reconciliationWindowMillis: number
   /** `ACCORD_DISPATCH_CONCURRENCY`: deliveries the dispatcher keeps in flight. */
   readonly dispatchConcurrency: number
+  /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
+  readonly otlp: Option.Option<{ readonly endpoint: string; readonly serviceName: string }>
 }
 
 /**
@@ -132,7 +138,10 @@ const raw = Config.all({
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
   reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
-  dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY")
+  dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
+  metricsToken: secret("ACCORD_METRICS_TOKEN"),
+  otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  otlpServiceName: text("OTEL_SERVICE_NAME")
 })
 
 /**
@@ -306,6 +315,12 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY must be set together")
   }
 
+  const otlpEndpoint = Option.filter(input.otlpEndpoint, (endpoint) => {
+    if (/^https?:\/\/[^\s/]+/i.test(endpoint.trim()) && URL.canParse(endpoint.trim())) return true
+    problems.push("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (the collector's OTLP/HTTP base, e.g. http://localhost:4318)")
+    return false
+  })
+
   if (problems.length > 0) return yield* new InvalidConfig({ problems })
   return {
     port,
@@ -319,7 +334,12 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     maxBodyBytes,
     rateLimitPerSecond,
     reconciliationWindowMillis,
-    dispatchConcurrency
+    dispatchConcurrency,
+    metricsToken: input.metricsToken,
+    otlp: Option.map(otlpEndpoint, (endpoint) => ({
+      endpoint: endpoint.trim().replace(/\/+$/, ""),
+      serviceName: Option.getOrElse(input.otlpServiceName, () => "accord").trim()
+    }))
   }
 })
 

@@ -187,3 +187,27 @@ export const startFailure = (failure: InvalidConfig | { readonly _tag: "StartupE
  * @since 0.1.0
  */
 export const stopped: string = "stopped"
+
+/**
+ * Where telemetry goes: `/metrics` (and whether it needs the token) and the OTLP collector's host
+ * when export is on (never the rest of its URL, which may carry credentials).
+ *
+ * @since 0.1.0
+ */
+export const telemetry = (config: AccordConfig): StartupLines => ({
+  info: [
+    `metrics: GET /metrics (${config.metricsToken._tag === "Some" ? "bearer ACCORD_METRICS_TOKEN required" : "open; set ACCORD_METRICS_TOKEN to require a token"})`,
+    config.otlp._tag === "Some"
+      ? `telemetry: exporting traces and metrics over OTLP/HTTP to ${hostOf(config.otlp.value.endpoint)} as ${config.otlp.value.serviceName}`
+      : "telemetry: OTLP export off (set OTEL_EXPORTER_OTLP_ENDPOINT to export traces and metrics)"
+  ],
+  warnings: []
+})
+
+const hostOf = (endpoint: string): string => {
+  try {
+    return new URL(endpoint).host
+  } catch {
+    return "the configured endpoint"
+  }
+}

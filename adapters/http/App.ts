@@ -34,11 +34,12 @@ import * as Events from "./routes/Events.ts"
 import * as FeatureGates from "./routes/FeatureGates.ts"
 import * as Health from "./routes/Health.ts"
 import * as Ingest from "./routes/Ingest.ts"
+import * as Metrics from "./routes/Metrics.ts"
 
 /**
  * @since 0.1.0
  */
-export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions {
+export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions, Metrics.MetricsOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
 }
@@ -92,6 +93,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Completion.routes),
     HttpRouter.concat(Console.routes),
+    HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))
   )
 

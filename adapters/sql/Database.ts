@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import pg from "pg"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
+import * as Instrumented from "../telemetry/Instrumented.ts"
 
 /**
  * Which database Accord uses. The URL stays `Redacted`: it usually carries the password.
@@ -112,6 +113,9 @@ export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.S
         )
       }),
       (pool) => Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    ).pipe(
+      // Pool use for `/metrics` and OTLP (`accord_db_pool_connections`), sampled every second.
+      Effect.tap(Instrumented.trackPool)
     )
   })
 

@@ -41,7 +41,12 @@ export interface SecretVaultService {
  */
 export class SecretVault extends Context.Tag("@accord/core/SecretVault")<SecretVault, SecretVaultService>() {}
 
-const associatedData = (ref: string) => `accord-secret:${ref}`
+/**
+ * The associated data a connector secret is sealed with: binds the ciphertext to its reference.
+ *
+ * @since 0.1.0
+ */
+export const associatedData = (ref: string): string => `accord-secret:${ref}`
 
 /**
  * A vault over any table of sealed values.

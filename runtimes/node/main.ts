@@ -1,12 +1,17 @@
 /**
  * Accord on Node.js: `npm start` (`exec node --import tsx runtimes/node/main.ts`: the server is npm's
- * own child, so the SIGTERM npm forwards reaches it). Configuration: see README.
+ * own child, so the SIGTERM npm forwards reaches it). `--help` lists every environment variable.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Environment from "../../adapters/config/Environment.ts"
 import * as NodeServer from "../../adapters/http/NodeServer.ts"
 import * as Server from "../Server.ts"
 
-NodeRuntime.runMain(
-  Server.main(({ host, port }) => NodeServer.layerServer({ host, port })),
-  Server.runMainOptions
-)
+if (Environment.wantsHelp(process.argv.slice(2))) {
+  process.stdout.write(Environment.helpText("npm start [-- --help]   (node --import tsx runtimes/node/main.ts)"))
+} else {
+  NodeRuntime.runMain(
+    Server.main(({ host, port }) => NodeServer.layerServer({ host, port })),
+    Server.runMainOptions
+  )
+}

@@ -16,6 +16,7 @@ import {
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { isJsonContentType, type MalformedBody } from "../../../core/protocol/Json.ts"
 import { readBytes } from "../Body.ts"
+import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
@@ -53,7 +54,7 @@ export const routes: HttpRouter.HttpRouter<
           return yield* Problem.unsupportedMediaType("application/json")
         }
         const body = yield* readBytes(maxCompletionBytes)
-        return json(yield* receive({ headers: request.headers, body }))
+        return json(yield* Effect.tapError(receive({ headers: request.headers, body }), Instrumented.completionRefused))
       }))
   )
 )

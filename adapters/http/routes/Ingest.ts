@@ -24,6 +24,7 @@ import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
+import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Answer from "../Answer.ts"
 import { bearerAuthenticator } from "../Auth.ts"
 import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
@@ -136,7 +137,8 @@ export const makeIngest = (
               : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: ErrorMap.toProblem, onSuccess: answer })
           })
         }),
-        Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem)))
+        Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem))),
+        Effect.tap(Instrumented.ingestAnswered)
       )
   })
 

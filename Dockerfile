@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# Accord server image (README "Container"). Two stages:
+#   build   - installs every dependency and bundles the TypeScript entry points with esbuild
+#             (the server, the reference customer backend, the master-key rotation command);
+#             the runtime dependencies stay external and are installed in the next stage.
+#   runtime - Node.js, the production dependencies and the bundles only; runs as the unprivileged
+#             `node` user with `node` itself as PID 1 (exec-form CMD, no shell, no npm), so SIGTERM
+#             reaches the server, which drains in-flight requests and logs `stopped`.
+# No secret is baked in: ACCORD_MASTER_KEY, DATABASE_URL and the bootstrap variables come from the
+# environment at run time (compose.yaml reads them from your shell or an .env file).
+
+ARG NODE_VERSION=20
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY core ./core
+COPY adapters ./adapters
+COPY entry ./entry
+COPY runtimes ./runtimes
+COPY examples ./examples
+RUN node_modules/.bin/esbuild runtimes/node/main.ts examples/customer-backend/main.ts runtimes/maintenance/rotate-master-key.ts --bundle --platform=node --format=esm --target=node20 --external:effect --external:@effect/* --external:@electric-sql/pglite --external:pg --external:stripe --outbase=. --outdir=dist
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8787 \
+    ACCORD_DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8787
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/runtimes/node/main.js"]

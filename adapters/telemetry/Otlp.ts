@@ -1,0 +1,54 @@
+/**
+ * OTLP/HTTP export of traces and metrics (`@effect/opentelemetry`'s own exporters, no OpenTelemetry
+ * SDK) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: spans to `<endpoint>/v1/traces`, every Effect
+ * metric (`core/telemetry/Metrics.ts` and the rest of the registry) to `<endpoint>/v1/metrics`,
+ * JSON-encoded, over `fetch` (Node, Bun and Deno alike). Logs stay on stdout.
+ *
+ * @since 0.1.0
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
+import type * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/**
+ * @since 0.1.0
+ */
+export interface OtlpOptions {
+  /** The collector's OTLP/HTTP base URL, without a trailing slash (`http://localhost:4318`). */
+  readonly endpoint: string
+  readonly serviceName: string
+  /** How often spans and metrics are sent; the last batch is sent when the layer closes. */
+  readonly exportInterval?: Duration.DurationInput
+}
+
+/**
+ * The exporters; closing the layer sends what is buffered (bounded by a short timeout).
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: OtlpOptions): Layer.Layer<never> => {
+  const resource = { serviceName: options.serviceName }
+  const interval = options.exportInterval ?? "10 seconds"
+  return Layer.mergeAll(
+    OtlpTracer.layer({ url: `${options.endpoint}/v1/traces`, resource, exportInterval: interval, shutdownTimeout: "3 seconds" }),
+    OtlpMetrics.layer({ url: `${options.endpoint}/v1/metrics`, resource, exportInterval: interval, shutdownTimeout: "3 seconds" })
+  ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+}
+
+/**
+ * The exporters when configured (`AccordConfig.otlp`), else nothing.
+ *
+ * @since 0.1.0
+ */
+export const layerFromConfig = (
+  otlp: Option.Option<{ readonly endpoint: string; readonly serviceName: string }>,
+  exportInterval?: Duration.DurationInput
+): Layer.Layer<never> =>
+  Option.match(otlp, {
+    onNone: () => Layer.empty,
+    onSome: (settings) => layer({ ...settings, ...(exportInterval === undefined ? {} : { exportInterval }) })
+  })

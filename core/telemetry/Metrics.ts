@@ -1,0 +1,137 @@
+/**
+ * Accord's metrics (issue #22 item 7), as plain Effect `Metric`s so core and adapters record them
+ * alike; the runtime exports whatever is recorded (`GET /metrics` in the Prometheus text format,
+ * and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, `adapters/telemetry/`).
+ *
+ * Labels carry only values from closed sets Accord itself defines (problem codes, state names,
+ * outbox kinds, verification reasons), passed through `label`: never a workspace, account, key,
+ * endpoint, secret or any received value.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+
+/**
+ * A label value as recorded: lowercase snake_case words of at most 64 characters, else `other`.
+ * Codes and state names pass unchanged; anything that looks like data (digits, dots, `@`, dashes,
+ * capitals: identifiers, emails, keys, hosts) does not.
+ *
+ * @since 0.1.0
+ */
+export const label = (value: string): string => (/^[a-z][a-z_]{0,63}$/.test(value) ? value : "other")
+
+/**
+ * Ingest requests accepted (`POST /api/events/ingest` answered 2xx).
+ *
+ * @since 0.1.0
+ */
+export const ingestAccepted: Metric.Metric.Counter<number> = Metric.counter("accord_ingest_accepted_total", {
+  description: "Ingest requests accepted",
+  incremental: true
+})
+
+/**
+ * Ingest requests refused, tagged `code` (the problem's code).
+ *
+ * @since 0.1.0
+ */
+export const ingestRefused: Metric.Metric.Counter<number> = Metric.counter("accord_ingest_refused_total", {
+  description: "Ingest requests refused, by problem code",
+  incremental: true
+})
+
+/**
+ * Outbound connector calls (executions, handshakes, reconciliation reads) waiting for their answer.
+ *
+ * @since 0.1.0
+ */
+export const dispatchInFlight: Metric.Metric.Gauge<number> = Metric.gauge("accord_dispatch_in_flight", {
+  description: "Outbound connector calls in flight"
+})
+
+/**
+ * Deliveries (executions, reconciliation reads) rescheduled for another attempt.
+ *
+ * @since 0.1.0
+ */
+export const dispatchRetries: Metric.Metric.Counter<number> = Metric.counter("accord_dispatch_retries_total", {
+  description: "Outbox deliveries rescheduled for another attempt",
+  incremental: true
+})
+
+/**
+ * Deliveries whose outcome is unknown (no valid answer: the action may or may not have run).
+ *
+ * @since 0.1.0
+ */
+export const dispatchUnknownOutcomes: Metric.Metric.Counter<number> = Metric.counter(
+  "accord_dispatch_unknown_outcomes_total",
+  { description: "Deliveries with an unknown outcome", incremental: true }
+)
+
+/**
+ * Completion callbacks applied to an action, tagged `state` (the action's state afterwards).
+ *
+ * @since 0.1.0
+ */
+export const completions: Metric.Metric.Counter<number> = Metric.counter("accord_completions_total", {
+  description: "Completion callbacks applied, by resulting action state",
+  incremental: true
+})
+
+/**
+ * Signed messages refused by verification, tagged `reason` (the verification error, snake_case).
+ *
+ * @since 0.1.0
+ */
+export const verificationFailures: Metric.Metric.Counter<number> = Metric.counter(
+  "accord_verification_failures_total",
+  { description: "Signed messages refused by verification, by reason", incremental: true }
+)
+
+/**
+ * Database connections, tagged `state`: `total`, `idle`, `waiting` (clients queued for one).
+ *
+ * @since 0.1.0
+ */
+export const databasePool: Metric.Metric.Gauge<number> = Metric.gauge("accord_db_pool_connections", {
+  description: "Database pool connections, by state"
+})
+
+/**
+ * Adds one to `counter` under `key=label(value)`.
+ *
+ * @since 0.1.0
+ */
+export const count = (counter: Metric.Metric.Counter<number>, key: string, value: string): Effect.Effect<void> =>
+  Metric.increment(Metric.tagged(counter, key, label(value)))
+
+/**
+ * Snake_case of a tag such as `InvalidSignature` (`invalid_signature`), for `verificationFailures`.
+ *
+ * @since 0.1.0
+ */
+export const reasonOf = (tag: string): string => label(tag.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase())
+
+/**
+ * Runs `effect` counted in `gauge` while it runs (one up before, one down after, whatever the exit).
+ *
+ * @since 0.1.0
+ */
+export const inFlight = (gauge: Metric.Metric.Gauge<number>) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(Metric.increment(gauge), () => effect, () => Metric.incrementBy(gauge, -1))
+
+/**
+ * Records zero on every untagged metric, so a scrape lists their families before the first event
+ * (tagged families appear with their first value).
+ *
+ * @since 0.1.0
+ */
+export const preregister: Effect.Effect<void> = Effect.all([
+  Metric.incrementBy(ingestAccepted, 0),
+  Metric.incrementBy(dispatchInFlight, 0),
+  Metric.incrementBy(dispatchRetries, 0),
+  Metric.incrementBy(dispatchUnknownOutcomes, 0)
+], { discard: true })
