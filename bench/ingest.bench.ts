@@ -71,8 +71,9 @@ interface CpuProbe {
 }
 
 const measured = async (probe: CpuProbe, run: () => Promise<Figures>): Promise<Figures> => {
-  // Backends connect lazily: read them after a short warm-up request burst is not possible here,
-  // so they are read both before and after the load, and each is counted from when first seen.
+  // The pool connects lazily, so backends are listed before and after the load; one that appears
+  // during the load is counted from zero (its whole life is within the load). One that closes
+  // during the load is missed.
   const before = new Map<number, number>()
   for (const pid of await backendPids(probe.admin, probe.applicationName)) before.set(pid, processTicks(pid))
   const serverBefore = processTicks(probe.serverPid)
@@ -100,7 +101,7 @@ const withApplicationName = (databaseUrl: string, applicationName: string): stri
   return url.toString()
 }
 
-const waitFor = async (url: string, anyAnswer = false, ms = 30_000) => {
+const waitFor = async (url: string, anyAnswer = false, ms = 120_000) => {
   const end = Date.now() + ms
   while (Date.now() < end) {
     try {
