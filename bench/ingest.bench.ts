@@ -13,7 +13,7 @@
  * what any group-committing implementation that does more per event reaches on the machine.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
@@ -34,9 +34,74 @@ interface Figures {
   readonly ok: number
   readonly errors: number
   readonly stored?: number | undefined
+  readonly cpu?: CpuPerEvent | undefined
 }
 
-const waitFor = async (url: string, anyAnswer = false, ms = 30_000) => {
+/** CPU time per answered request (µs), over the load phase only. */
+interface CpuPerEvent {
+  readonly server: number
+  readonly database?: number | undefined
+  readonly load: number
+}
+
+/**
+ * CPU accounting. The server's CPU is read from /proc (user + system ticks); PostgreSQL's is the
+ * sum over the backends serving the server under test, found by their `application_name` (other
+ * sessions on the same database, like other test runs, are not counted; PostgreSQL's background
+ * writers are not either); the load generator's is this process's own (autocannon runs here).
+ */
+const clockTicksPerSecond = 100
+const processTicks = (pid: number): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return Number(fields[11]) + Number(fields[12]) // utime, stime (fields 14 and 15 of stat)
+  } catch {
+    return 0
+  }
+}
+const backendPids = async (admin: pg.Client | undefined, applicationName: string | undefined): Promise<ReadonlyArray<number>> =>
+  admin === undefined || applicationName === undefined
+    ? []
+    : (await admin.query("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [applicationName])).rows.map((row) => Number(row.pid))
+
+interface CpuProbe {
+  readonly serverPid: number
+  readonly admin?: pg.Client | undefined
+  readonly applicationName?: string | undefined
+}
+
+const measured = async (probe: CpuProbe, run: () => Promise<Figures>): Promise<Figures> => {
+  // The pool connects lazily, so backends are listed before and after the load; one that appears
+  // during the load is counted from zero (its whole life is within the load). One that closes
+  // during the load is missed.
+  const before = new Map<number, number>()
+  for (const pid of await backendPids(probe.admin, probe.applicationName)) before.set(pid, processTicks(pid))
+  const serverBefore = processTicks(probe.serverPid)
+  const loadBefore = process.cpuUsage()
+  const figures = await run()
+  const loadUsage = process.cpuUsage(loadBefore)
+  const serverTicks = processTicks(probe.serverPid) - serverBefore
+  let databaseTicks = 0
+  for (const pid of await backendPids(probe.admin, probe.applicationName)) databaseTicks += processTicks(pid) - (before.get(pid) ?? 0)
+  const answered = Math.max(1, figures.ok + figures.errors)
+  const perEvent = (ticks: number) => (ticks / clockTicksPerSecond) * 1e6 / answered
+  return {
+    ...figures,
+    cpu: {
+      server: perEvent(serverTicks),
+      database: probe.applicationName === undefined ? undefined : perEvent(databaseTicks),
+      load: (loadUsage.user + loadUsage.system) / answered
+    }
+  }
+}
+
+const withApplicationName = (databaseUrl: string, applicationName: string): string => {
+  const url = new URL(databaseUrl)
+  url.searchParams.set("application_name", applicationName)
+  return url.toString()
+}
+
+const waitFor = async (url: string, anyAnswer = false, ms = 120_000) => {
   const end = Date.now() + ms
   while (Date.now() < end) {
     try {
@@ -112,15 +177,23 @@ const load = (url: string, headers: Record<string, string>, label: string, okSta
     void instance
   })
 
-const tsx = join(process.cwd(), "node_modules/.bin/tsx")
+/**
+ * `BENCH_CPU_PROF=dir`: the Accord server runs under `--cpu-prof`, its profile written to `dir`;
+ * the `/healthz` phase is skipped so the profile's last `BENCH_SECONDS` are the ingest load.
+ * `BENCH_ONLY=postgres` or `BENCH_ONLY=pglite` runs one database only.
+ */
+const cpuProfDir = process.env.BENCH_CPU_PROF || undefined
+const only = process.env.BENCH_ONLY || undefined
 
 const accord = async (
   label: string,
   env: Record<string, string>,
-  count: () => Promise<number>
+  count: () => Promise<number>,
+  database?: { readonly admin: pg.Client; readonly applicationName: string }
 ): Promise<ReadonlyArray<Figures>> => {
   const p = port++
-  const child = spawn(tsx, ["runtimes/node/main.ts"], {
+  const profile = cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`]
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "runtimes/node/main.ts"], {
     env: {
       ...process.env,
       PORT: String(p),
@@ -139,43 +212,66 @@ const accord = async (
       headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
       body: JSON.stringify({ scope: "ingest" })
     }).then((r) => r.json() as Promise<{ secret: string }>)
-    const figures = await load(`http://127.0.0.1:${p}/api/events/ingest`, { authorization: `Bearer ${created.secret}` }, label, 202)
+    const figures = await measured(
+      { serverPid: child.pid!, admin: database?.admin, applicationName: database?.applicationName },
+      () => load(`http://127.0.0.1:${p}/api/events/ingest`, { authorization: `Bearer ${created.secret}` }, label, 202)
+    )
     const stored = await count()
-    const health = await ceiling(`http://127.0.0.1:${p}/healthz`, "  same server, GET /healthz (ceiling)")
+    if (cpuProfDir !== undefined) return [{ ...figures, stored }]
+    const health = await measured({ serverPid: child.pid! }, () => ceiling(`http://127.0.0.1:${p}/healthz`, "  same server, GET /healthz (ceiling)"))
     return [{ ...figures, stored }, health]
   } finally {
     await stop(child)
   }
 }
 
+const cpuText = (cpu: CpuPerEvent | undefined): string =>
+  cpu === undefined
+    ? ""
+    : `  CPU µs/event: server ${cpu.server.toFixed(0)}` +
+      (cpu.database === undefined ? "" : `, PostgreSQL ${cpu.database.toFixed(0)}`) +
+      `, load generator ${cpu.load.toFixed(0)}`
+
 const print = (rows: ReadonlyArray<Figures>) => {
   const base = rows[0]!
   for (const r of rows) {
     console.log(
-      `  ${r.label.padEnd(36)} ${Math.round(r.rps).toString().padStart(6)} events/s (${(r.rps / base.rps).toFixed(2)}x)` +
+      `  ${r.label.padEnd(38)} ${Math.round(r.rps).toString().padStart(6)} events/s (${(r.rps / base.rps).toFixed(2)}x)` +
         `  p50 ${r.p50} ms  p99 ${r.p99} ms  ok ${r.ok}  errors ${r.errors}` +
-        (r.stored === undefined ? "" : `  stored ${r.stored}`)
+        (r.stored === undefined ? "" : `  stored ${r.stored}`) +
+        cpuText(r.cpu)
     )
   }
 }
 
 const main = async () => {
   console.log(`ingest, autocannon ${connections} connections, ${seconds} s each, node ${process.version}, ${new Date().toISOString()}`)
-  if (databaseUrl !== undefined) {
+  if (databaseUrl !== undefined && only !== "pglite") {
     const schema = `accord_bench_${Date.now()}`
     const admin = new pg.Client({ connectionString: databaseUrl })
     await admin.connect()
     await admin.query(`CREATE SCHEMA ${schema}`)
     try {
+      if (cpuProfDir !== undefined) {
+        const url = new URL(databaseUrl)
+        url.searchParams.set("options", `-csearch_path=${schema}`)
+        url.searchParams.set("application_name", `${schema}_accord`)
+        print(await accord("Accord on PostgreSQL (profiled)", { DATABASE_URL: url.toString() }, async () =>
+          Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count), { admin, applicationName: `${schema}_accord` }))
+        return
+      }
       const p = port++
       const baseline = spawn("node", ["bench/ingest-baseline-server.mjs"], {
-        env: { ...process.env, PORT: String(p), SCHEMA: schema },
+        env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_baseline`), PORT: String(p), SCHEMA: schema },
         stdio: ["ignore", "ignore", "inherit"]
       })
       let base: Figures
       try {
         await waitFor(`http://127.0.0.1:${p}/`, true)
-        base = await load(`http://127.0.0.1:${p}/`, {}, "baseline: node:http + pg, 1 insert/req", 202)
+        base = await measured(
+          { serverPid: baseline.pid!, admin, applicationName: `${schema}_baseline` },
+          () => load(`http://127.0.0.1:${p}/`, {}, "baseline: node:http + pg, 1 insert/req", 202)
+        )
       } finally {
         await stop(baseline)
       }
@@ -183,20 +279,28 @@ const main = async () => {
       // machine for any implementation that also validates, screens and indexes.
       const q = port++
       const coalescing = spawn("node", ["bench/ingest-coalescing-server.mjs"], {
-        env: { ...process.env, PORT: String(q), SCHEMA: schema },
+        env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_coalescing`), PORT: String(q), SCHEMA: schema },
         stdio: ["ignore", "ignore", "inherit"]
       })
       let bound: Figures
       try {
         await waitFor(`http://127.0.0.1:${q}/`, true)
-        bound = await load(`http://127.0.0.1:${q}/`, {}, "  reference: node:http + pg, coalesced", 202)
+        bound = await measured(
+          { serverPid: coalescing.pid!, admin, applicationName: `${schema}_coalescing` },
+          () => load(`http://127.0.0.1:${q}/`, {}, "  reference: node:http + pg, coalesced", 202)
+        )
       } finally {
         await stop(coalescing)
       }
       const url = new URL(databaseUrl)
       url.searchParams.set("options", `-csearch_path=${schema}`)
-      const ours = await accord("Accord on PostgreSQL", { DATABASE_URL: url.toString() }, async () =>
-        Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count))
+      url.searchParams.set("application_name", `${schema}_accord`)
+      const ours = await accord(
+        "Accord on PostgreSQL",
+        { DATABASE_URL: url.toString() },
+        async () => Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count),
+        { admin, applicationName: `${schema}_accord` }
+      )
       console.log(`\nPostgreSQL`)
       print([base, ...ours, bound])
     } finally {
@@ -206,6 +310,7 @@ const main = async () => {
   } else {
     console.log("\nPostgreSQL: SKIPPED (set DATABASE_URL)")
   }
+  if (only === "postgres") return
   const dir = mkdtempSync(join(tmpdir(), "accord-bench-ingest-"))
   try {
     const ours = await accord("Accord on PGlite (embedded)", { DATABASE_URL: "", ACCORD_DATA_DIR: dir }, async () => -1)

@@ -17,6 +17,7 @@ import { clientAbortFiberId } from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Answer } from "./Answer.ts"
@@ -74,13 +75,12 @@ const readNodeBody = (request: IncomingMessage, maxBytes: number): Effect.Effect
     return Effect.sync(cleanup)
   })
 
-const send = (response: ServerResponse, answer: Answer) =>
-  Effect.sync(() => {
-    if (response.headersSent || response.destroyed) return
-    const body = JSON.stringify(answer.body)
-    response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(body) })
-    response.end(body)
-  })
+const send = (response: ServerResponse, answer: Answer): void => {
+  if (response.headersSent || response.destroyed) return
+  const body = JSON.stringify(answer.body)
+  response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(body) })
+  response.end(body)
+}
 
 const pathOf = (url: string | undefined): string => {
   if (url === undefined) return ""
@@ -112,11 +112,19 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
             ? Effect.failCause(cause)
             : Effect.as(Effect.logError("unexpected error while handling a request", cause), Problem.toAnswer(Problem.internal))
         ),
-        Effect.tap((answer) => send(response, answer)),
         logged("POST", () => ingestPath)
       )
       const fiber = runFork(handled)
-      fiber.addObserver(leave)
+      // The answer is written when the fiber ends, before it counts as no longer in flight.
+      fiber.addObserver((exit) => {
+        try {
+          if (Exit.isSuccess(exit)) send(response, exit.value)
+        } catch {
+          response.destroy()
+        } finally {
+          leave()
+        }
+      })
       response.on("close", () => {
         if (!response.writableEnded) fiber.unsafeInterruptAsFork(clientAbortFiberId)
       })

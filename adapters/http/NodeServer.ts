@@ -23,6 +23,11 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
     Effect.gen(function*() {
       const fast = yield* FastRoutes
       const node = createServer()
+      // A client may half-close its side once the request is sent (`shutdown(SHUT_WR)`, as
+      // `socket.end(body)` does). Node's default then aborts the request and ends the socket, so an
+      // answer not yet written by then (any event still waiting for its group commit) is lost:
+      // answer it, then close.
+      Object.assign(node, { httpAllowHalfOpen: true })
       const server = yield* NodeHttpServer.make(() => node, listen)
       return HttpServer.make({
         address: server.address,

@@ -18,9 +18,10 @@ import * as internal from "./internal/batcher.ts"
 /**
  * `maxBatch` (default {@link defaultMaxBatch}), `workers` (runs in flight at once, default 1),
  * `one` (runs one item on its own: a batch of one, and each item of a split batch; default `many`
- * of one item) and `splitOn` (which failures of a batch of several items split it, so that its
+ * of one item), `splitOn` (which failures of a batch of several items split it, so that its
  * items run again one at a time through `one` and an item that fails fails only itself; default
- * every failure).
+ * every failure) and `gather` (what an idle worker woken by an item waits for before it takes its
+ * batch, e.g. {@link gatherNextTurn}; default nothing).
  *
  * @since 0.1.0
  */
@@ -32,6 +33,14 @@ export interface BatcherOptions<A, B, E> extends internal.Options<A, B, E> {}
  * @since 0.1.0
  */
 export const defaultMaxBatch: number = internal.defaultMaxBatch
+
+/**
+ * Waits for the host's next turn, so that items arriving together are taken together: see
+ * `BatcherOptions.gather`.
+ *
+ * @since 0.1.0
+ */
+export const gatherNextTurn: Effect.Effect<void> = internal.gatherNextTurn
 
 /**
  * Builds a batcher over `many`, which must answer one result per item, in the items' order, and

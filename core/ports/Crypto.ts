@@ -46,6 +46,13 @@ export interface CryptoService {
    * of every inbound message takes this path when present; WebCrypto is asynchronous and has none.
    */
   readonly unsafeHmacSha256HexSync?: (key: HmacKey, parts: ReadonlyArray<Part>) => string
+  /**
+   * Whether `macHex` (64 lowercase hex characters, anything else is `false`) is the HMAC-SHA-256 of
+   * `parts`, compared in constant time: for implementations whose native verify is cheaper than
+   * computing the MAC and comparing it (WebCrypto's `subtle.verify` skips the hex encoding).
+   * Verification takes this path when present and `unsafeHmacSha256HexSync` is not.
+   */
+  readonly verifyHmacSha256Hex?: (key: HmacKey, parts: ReadonlyArray<Part>, macHex: string) => Effect.Effect<boolean>
   /** SHA-256 of `data` (text as UTF-8), as lowercase hex (D3). */
   readonly sha256Hex: (data: Part) => Effect.Effect<string>
   /** The same, computed synchronously, for implementations that can (`node:crypto`). */
@@ -71,10 +78,21 @@ type WebCryptoKey = Awaited<ReturnType<Subtle["importKey"]>>
 
 const toBytes = (part: Part): Uint8Array => (typeof part === "string" ? encoder.encode(part) : part)
 
+/** The parts as one buffer (WebCrypto signs one buffer): the common two-part case without arrays. */
 const concat = (parts: ReadonlyArray<Part>): Uint8Array => {
   if (parts.length === 1) return toBytes(parts[0]!)
+  if (parts.length === 2) {
+    const first = toBytes(parts[0]!)
+    const second = toBytes(parts[1]!)
+    const out = new Uint8Array(first.length + second.length)
+    out.set(first)
+    out.set(second, first.length)
+    return out
+  }
   const chunks = parts.map(toBytes)
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let length = 0
+  for (const chunk of chunks) length += chunk.length
+  const out = new Uint8Array(length)
   let offset = 0
   for (const chunk of chunks) {
     out.set(chunk, offset)
@@ -83,28 +101,90 @@ const concat = (parts: ReadonlyArray<Part>): Uint8Array => {
   return out
 }
 
+/** 64 lowercase hex characters as 32 bytes; `undefined` for anything else. */
+const macBytes = (hex: string): Uint8Array | undefined => {
+  if (hex.length !== 64) return undefined
+  const out = new Uint8Array(32)
+  for (let i = 0; i < 32; i++) {
+    const high = hexValue(hex.charCodeAt(2 * i))
+    const low = hexValue(hex.charCodeAt(2 * i + 1))
+    if (high < 0 || low < 0) return undefined
+    out[i] = (high << 4) | low
+  }
+  return out
+}
+const hexValue = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1)
+
 /**
- * The WebCrypto implementation over `globalThis.crypto`.
+ * How many imported keys the WebCrypto layer keeps (see `makeWebCrypto`).
  *
  * @since 0.1.0
  */
-export const makeWebCrypto = (subtle: Subtle, getRandomValues: (a: Uint8Array) => Uint8Array): CryptoService => ({
-  importHmacKey: (secret) =>
-    Effect.promise(() =>
-      subtle.importKey("raw", encoder.encode(Redacted.value(secret)), { name: "HMAC", hash: "SHA-256" }, false, [
-        "sign"
-      ])
-    ).pipe(Effect.map((handle): HmacKey => ({ _tag: "HmacKey", handle }))),
-  hmacSha256Hex: (key, parts) =>
-    Effect.promise(() => subtle.sign("HMAC", key.handle as WebCryptoKey, concat(parts))).pipe(
-      Effect.map((buffer) => toHex(new Uint8Array(buffer)))
-    ),
-  sha256Hex: (data) =>
-    Effect.promise(() => subtle.digest("SHA-256", toBytes(data))).pipe(
-      Effect.map((buffer) => toHex(new Uint8Array(buffer)))
-    ),
-  randomBytes: (size) => Effect.sync(() => getRandomValues(new Uint8Array(size)))
-})
+export const webCryptoKeyCacheSize = 256
+
+/**
+ * The WebCrypto implementation over `globalThis.crypto`.
+ *
+ * Each secret's `CryptoKey` is imported once and kept (at most `webCryptoKeyCacheSize` keys, the
+ * least recently used dropped first), so a caller that holds only the secret (a completion's key,
+ * opened from the vault per request) does not import it again. The cache is keyed by the SHA-256
+ * of a random per-instance salt followed by the secret, never by the secret: the secret's bytes
+ * are zeroed once digested and imported, and the key is non-extractable.
+ *
+ * @since 0.1.0
+ */
+export const makeWebCrypto = (subtle: Subtle, getRandomValues: (a: Uint8Array) => Uint8Array): CryptoService => {
+  const salt = getRandomValues(new Uint8Array(32))
+  const keys = new Map<string, HmacKey>()
+  const cacheKeyOf = async (secret: Uint8Array): Promise<string> => {
+    const salted = new Uint8Array(salt.length + secret.length)
+    salted.set(salt)
+    salted.set(secret, salt.length)
+    try {
+      return toHex(new Uint8Array(await subtle.digest("SHA-256", salted)))
+    } finally {
+      salted.fill(0)
+    }
+  }
+  const importHmacKey = async (secret: Redacted.Redacted<string>): Promise<HmacKey> => {
+    const bytes = encoder.encode(Redacted.value(secret))
+    try {
+      const cacheKey = await cacheKeyOf(bytes)
+      const cached = keys.get(cacheKey)
+      if (cached !== undefined) {
+        // Most recently used last: the first entry is the one to drop.
+        keys.delete(cacheKey)
+        keys.set(cacheKey, cached)
+        return cached
+      }
+      const handle = await subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
+      const key: HmacKey = { _tag: "HmacKey", handle }
+      keys.set(cacheKey, key)
+      if (keys.size > webCryptoKeyCacheSize) keys.delete(keys.keys().next().value!)
+      return key
+    } finally {
+      bytes.fill(0)
+    }
+  }
+  return {
+    importHmacKey: (secret) => Effect.promise(() => importHmacKey(secret)),
+    hmacSha256Hex: (key, parts) =>
+      Effect.promise(() => subtle.sign("HMAC", key.handle as WebCryptoKey, concat(parts))).pipe(
+        Effect.map((buffer) => toHex(new Uint8Array(buffer)))
+      ),
+    verifyHmacSha256Hex: (key, parts, macHex) => {
+      const mac = macBytes(macHex)
+      return mac === undefined
+        ? Effect.succeed(false)
+        : Effect.promise(() => subtle.verify("HMAC", key.handle as WebCryptoKey, mac, concat(parts)))
+    },
+    sha256Hex: (data) =>
+      Effect.promise(() => subtle.digest("SHA-256", toBytes(data))).pipe(
+        Effect.map((buffer) => toHex(new Uint8Array(buffer)))
+      ),
+    randomBytes: (size) => Effect.sync(() => getRandomValues(new Uint8Array(size)))
+  }
+}
 
 /**
  * @since 0.1.0

@@ -13,7 +13,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Crypto } from "../ports/Crypto.ts"
+import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
 import { exactParseOptions } from "./messages/Common.ts"
 import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
@@ -296,6 +296,12 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
           store.claim(nonceClaim(input, checked, now)),
           (fresh) => fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
         )
+    /** The asynchronous HMAC check: the layer's own verify when it has one, else compute and compare. */
+    const verifyMac = crypto.verifyHmacSha256Hex
+    const matches = (key: HmacKey, parts: ReadonlyArray<Part>, mac: string): Effect.Effect<boolean> =>
+      verifyMac !== undefined
+        ? verifyMac(key, parts, mac)
+        : Effect.map(crypto.hmacSha256Hex(key, parts), (expected) => constantTimeEqual(expected, mac))
     /** The header checks, then the HMAC with each candidate in turn; `found` claims the nonce. */
     const verifyWith = <A>(
       input: VerifyInput | VerifyAnyInput,
@@ -317,8 +323,8 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
               : attempt(keyIndex + 1)
           }
           return Effect.flatMap(
-            crypto.hmacSha256Hex(keys[secret], parts),
-            (expected) => constantTimeEqual(expected, checked.mac) ? found(claim(input, checked, now), keyIndex) : attempt(keyIndex + 1)
+            matches(keys[secret], parts, checked.mac),
+            (match) => match ? found(claim(input, checked, now), keyIndex) : attempt(keyIndex + 1)
           )
         }
         return attempt(0)
@@ -336,9 +342,9 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
           return constantTimeEqual(hmacSync(key, parts), checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
         }
         return Effect.flatMap(
-          crypto.hmacSha256Hex(key, parts),
-          (expected): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
-            constantTimeEqual(expected, checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
+          matches(key, parts, checked.mac),
+          (match): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+            match ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
         )
       })
     return {

@@ -19,7 +19,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
@@ -121,23 +121,37 @@ export const makeIngest = (
         )
         : Effect.logWarning("ingest: the rate limiter failed; the request is let through", error.reason)
 
+    type ConsumeOptions = Parameters<typeof limiter.consume>[0]
+    const limited = new Map<string, ConsumeOptions>()
+    /** The rate of one key, built once per key (it is the same object on every request). */
+    const rateOf = (keyId: string): ConsumeOptions => {
+      let options = limited.get(keyId)
+      if (options === undefined) {
+        if (limited.size >= 10_000) limited.clear()
+        options = { ...rate, key: `ingest:${keyId}` }
+        limited.set(keyId, options)
+      }
+      return options
+    }
+    const commit = (key: ApiKeyRecord, bytes: Uint8Array, id: string): Effect.Effect<Answer.Answer, Problem.Problem> => {
+      const raw = parseJsonBytes(bytes)
+      return Either.isLeft(raw)
+        ? Effect.fail(ErrorMap.malformedBody(raw.left))
+        : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: ErrorMap.toProblem, onSuccess: answer })
+    }
+    const uuid = randomUuidWith(crypto)
+    // The steps in order (key, scope, rate, content type, body, rules and commit), as few effects
+    // as they need: this runs for every event.
+    const afterKey = (request: IngestRequest) => (key: ApiKeyRecord): Effect.Effect<Answer.Answer, Problem.Problem> => {
+      if (key.scope !== "ingest") return Effect.fail(Problem.forbidden("this route needs a key with scope ingest"))
+      return Effect.flatMap(Effect.catchAll(limiter.consume(rateOf(key.id)), rateLimited), () => {
+        if (!isJsonContentType(request.contentType)) return Effect.fail(Problem.unsupportedMediaType("application/json"))
+        return Effect.flatMap(request.body, (bytes) => Effect.flatMap(uuid, (id) => commit(key, bytes, id)))
+      })
+    }
+    const problemAnswer = (problem: Problem.Problem) => Effect.succeed(Problem.toAnswer(problem))
     return (request) =>
-      authenticate(request.authorization).pipe(
-        Effect.tap((key) =>
-          key.scope !== "ingest"
-            ? Effect.fail(Problem.forbidden("this route needs a key with scope ingest"))
-            : Effect.catchAll(limiter.consume({ ...rate, key: `ingest:${key.id}` }), rateLimited)
-        ),
-        Effect.flatMap((key) => {
-          if (!isJsonContentType(request.contentType)) return Effect.fail(Problem.unsupportedMediaType("application/json"))
-          return Effect.flatMap(Effect.zip(request.body, randomUuidWith(crypto)), ([bytes, id]) => {
-            const raw = parseJsonBytes(bytes)
-            return Either.isLeft(raw)
-              ? Effect.fail(ErrorMap.malformedBody(raw.left))
-              : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: ErrorMap.toProblem, onSuccess: answer })
-          })
-        }),
-        Effect.catchTag("Problem", (problem) => Effect.succeed(Problem.toAnswer(problem))),
+      Effect.catchAll(Effect.flatMap(authenticate(request.authorization), afterKey(request)), problemAnswer).pipe(
         Effect.tap(Instrumented.ingestAnswered)
       )
   })

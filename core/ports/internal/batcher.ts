@@ -10,6 +10,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 
 /** @since 0.1.0 */
@@ -25,7 +26,23 @@ export interface Options<A, B, E> {
   readonly one?: (item: A) => Effect.Effect<B, E>
   /** Which failures of a batch of several items split it (its items then run one at a time). */
   readonly splitOn?: (error: E) => boolean
+  /**
+   * Runs when a worker that had nothing to do is woken by an item, before it takes its batch: a
+   * chance for items arriving at the same moment to join (see {@link gatherNextTurn}).
+   */
+  readonly gather?: Effect.Effect<void>
 }
+
+/**
+ * Waits for the host's next turn (a zero-delay timer, not the Clock, so a `TestClock` does not stop
+ * it): every request that arrived with the first one gets to queue its item before the batch is
+ * taken. Without it, a run that occupies the thread itself (an embedded database such as PGlite
+ * executes in the calling thread) is taken as soon as the first request of a burst is ready, and
+ * every batch holds one item.
+ *
+ * @since 0.1.0
+ */
+export const gatherNextTurn: Effect.Effect<void> = Effect.withScheduler(Effect.yieldNow(), Scheduler.timer(0))
 
 interface Pending<A, B, E> {
   readonly item: A
@@ -52,9 +69,11 @@ export const make = <A, B, E>(
 
     // Waiting is interruptible; taking a batch, running it and answering it is not, so a batch
     // taken is never lost, even while the scope closes.
-    const waitForWork = Effect.async<void>((resume) => {
-      if (queue.length > 0) return resume(Effect.void)
-      const wake = () => resume(Effect.void)
+    const gather = options?.gather
+    // `true` when the worker had to wait for the item that woke it.
+    const waitForWork = Effect.async<boolean>((resume) => {
+      if (queue.length > 0) return resume(Effect.succeed(false))
+      const wake = () => resume(Effect.succeed(true))
       idle.push(wake)
       return Effect.sync(() => {
         const at = idle.indexOf(wake)
@@ -65,7 +84,8 @@ export const make = <A, B, E>(
       pending.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.failCause(exit.cause))
     const worker = Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
-        yield* restore(waitForWork)
+        const waited = yield* restore(waitForWork)
+        if (waited && gather !== undefined) yield* restore(gather)
         const batch = queue.splice(0, maxBatch)
         if (batch.length === 0) return
         if (batch.length === 1) return answer(batch[0]!, yield* Effect.exit(one(batch[0]!.item)))

@@ -92,4 +92,26 @@ describe("Batcher", () => {
       assert.isTrue(Exit.isInterrupted(yield* Effect.exit(submit(3))))
       assert.deepStrictEqual(batches, [[0]])
     }))
+  it.effect("gather: items arriving in the same turn as the one that woke an idle worker share its batch", () =>
+    Effect.gen(function*() {
+      // Five requests becoming ready one after another within one turn of the host, as requests
+      // read from the sockets in one poll do; the run is synchronous, as on an embedded database.
+      const microtasks = async (n: number) => {
+        for (let i = 0; i < n; i++) await Promise.resolve()
+      }
+      const batchesWith = (options: Batcher.BatcherOptions<number, string, Refused>) =>
+        Effect.scoped(Effect.gen(function*() {
+          const batches: Array<ReadonlyArray<number>> = []
+          const submit = yield* Batcher.make(recording(batches), options)
+          yield* Effect.all([0, 1, 2, 3, 4].map((i) => Effect.zipRight(Effect.promise(() => microtasks(i * 3)), submit(i))), {
+            concurrency: "unbounded"
+          })
+          return batches
+        }))
+      assert.deepStrictEqual(yield* batchesWith({ gather: Batcher.gatherNextTurn }), [[0, 1, 2, 3, 4]])
+      // Without it the first item is taken alone, as soon as it wakes the worker.
+      const alone = yield* batchesWith({})
+      assert.deepStrictEqual(alone[0], [0])
+      assert.isAbove(alone.length, 1)
+    }))
 })

@@ -1,0 +1,93 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import { makeWebCrypto, webCryptoKeyCacheSize } from "../../../core/ports/Crypto.ts"
+
+type Subtle = typeof globalThis.crypto.subtle
+
+/** The platform's `subtle`, counting key imports and keeping every buffer it was handed. */
+const countingSubtle = () => {
+  const subtle = globalThis.crypto.subtle
+  const seen = { imports: 0, buffers: [] as Array<Uint8Array> }
+  const counting = {
+    importKey: (...args: Parameters<Subtle["importKey"]>) => {
+      seen.imports++
+      seen.buffers.push(args[1] as Uint8Array)
+      return subtle.importKey(...args)
+    },
+    digest: (algorithm: Parameters<Subtle["digest"]>[0], data: Uint8Array) => {
+      seen.buffers.push(data)
+      return subtle.digest(algorithm, data)
+    },
+    sign: subtle.sign.bind(subtle),
+    verify: subtle.verify.bind(subtle)
+  } as unknown as Subtle
+  return { seen, crypto: makeWebCrypto(counting, (bytes) => globalThis.crypto.getRandomValues(bytes)) }
+}
+
+const secret = (i: number) => Redacted.make(`whsec_${i.toString().padStart(32, "0")}`)
+const message = ["service-customer-action-v1\ncompletion\n2026-01-01T00:00:00.000Z\nnonce-0123456789abcdef\n", new Uint8Array([123, 125])]
+
+describe("WebCrypto layer: imported keys", () => {
+  it.effect("a secret is imported once: the same key again, and its MACs equal node:crypto's", () =>
+    Effect.gen(function*() {
+      const { crypto, seen } = countingSubtle()
+      const first = yield* crypto.importHmacKey(secret(1))
+      const again = yield* crypto.importHmacKey(secret(1))
+      assert.strictEqual(again, first)
+      assert.strictEqual(seen.imports, 1)
+      const node = NodeCrypto.make()
+      const expected = yield* node.hmacSha256Hex(yield* node.importHmacKey(secret(1)), message)
+      assert.strictEqual(yield* crypto.hmacSha256Hex(again, message), expected)
+      assert.isTrue(yield* crypto.verifyHmacSha256Hex!(again, message, expected))
+    }))
+
+  it.effect("different secrets get different keys", () =>
+    Effect.gen(function*() {
+      const { crypto, seen } = countingSubtle()
+      const one = yield* crypto.importHmacKey(secret(1))
+      const two = yield* crypto.importHmacKey(secret(2))
+      assert.notStrictEqual(one, two)
+      assert.strictEqual(seen.imports, 2)
+      assert.notStrictEqual(yield* crypto.hmacSha256Hex(one, message), yield* crypto.hmacSha256Hex(two, message))
+    }))
+
+  it.effect("the cache is bounded: past its size the least recently used key is imported again", () =>
+    Effect.gen(function*() {
+      const { crypto, seen } = countingSubtle()
+      const first = yield* crypto.importHmacKey(secret(0))
+      for (let i = 1; i < webCryptoKeyCacheSize; i++) yield* crypto.importHmacKey(secret(i))
+      // Using the first key again makes the second the least recently used.
+      assert.strictEqual(yield* crypto.importHmacKey(secret(0)), first)
+      yield* crypto.importHmacKey(secret(webCryptoKeyCacheSize))
+      assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 1)
+      assert.strictEqual(yield* crypto.importHmacKey(secret(0)), first)
+      assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 1)
+      yield* crypto.importHmacKey(secret(1))
+      assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 2)
+    }))
+
+  it.effect("the secret's bytes are zeroed once imported, and the key does not show it", () =>
+    Effect.gen(function*() {
+      const { crypto, seen } = countingSubtle()
+      const key = yield* crypto.importHmacKey(secret(7))
+      yield* crypto.importHmacKey(secret(7))
+      assert.isAbove(seen.buffers.length, 2)
+      for (const buffer of seen.buffers) assert.isTrue(buffer.every((byte) => byte === 0))
+      assert.notInclude(JSON.stringify(key), "whsec_")
+      assert.notInclude(String(key.handle), "whsec_")
+    }))
+
+  it.effect("verify is false for a wrong MAC and for anything but 64 lowercase hex characters", () =>
+    Effect.gen(function*() {
+      const { crypto } = countingSubtle()
+      const key = yield* crypto.importHmacKey(secret(3))
+      const mac = yield* crypto.hmacSha256Hex(key, message)
+      const flipped = (mac[0] === "0" ? "1" : "0") + mac.slice(1)
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, flipped))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.toUpperCase()))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(2)))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(0, 62) + "zz"))
+    }))
+})
