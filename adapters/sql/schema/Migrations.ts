@@ -15,6 +15,7 @@ import { migration as outboxLease } from "./0007_outbox_lease.ts"
 import { migration as rollupBuckets } from "./0009_rollup_buckets.ts"
 import { migration as masterKeyCheck } from "./0010_master_key_check.ts"
 import { migration as intakeKeys } from "./0011_intake_keys.ts"
+import { migration as retention } from "./0017_retention.ts"
 
 /**
  * @since 0.1.0
@@ -29,5 +30,6 @@ export const migrations: Migrations = {
   "0007_outbox_lease": outboxLease,
   "0009_rollup_buckets": rollupBuckets,
   "0010_master_key_check": masterKeyCheck,
-  "0011_intake_keys": intakeKeys
+  "0011_intake_keys": intakeKeys,
+  "0017_retention": retention
 }
