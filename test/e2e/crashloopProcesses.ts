@@ -1,0 +1,122 @@
+/**
+ * Real processes for the crash-loop and many-instance tests: the Accord server (`runtimes/node/main.ts`,
+ * exactly what `npm start` runs) on PostgreSQL, and the customer kit (`crashloopKit.ts`), each on a
+ * fixed loopback port so that a restarted process answers at the same address; SIGKILL and wait.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
+import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { workspaceId } from "../core/connector/dispatch/support.ts"
+import { adminKey } from "./support.ts"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** One master key for every server process of a test: they share the encrypted connector secrets. */
+export const masterKey = Buffer.alloc(32, 11).toString("base64")
+
+export interface Running {
+  readonly child: ChildProcess
+  readonly exited: Promise<unknown>
+  /** The last output, for a failure message. */
+  readonly output: () => string
+}
+
+/** A free loopback port (taken and released at once). */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+
+const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Running => {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output = (output + chunk).slice(-20_000)))
+  child.stderr!.on("data", (chunk) => (output = (output + chunk).slice(-20_000)))
+  const exited = new Promise((done) => child.once("exit", (code, signal) => done(signal ?? code)))
+  return { child, exited, output: () => output.slice(-2_000) }
+}
+
+/** Resolves when `ready` does; fails if the process exits first. */
+const readyOrExit = async (running: Running, what: string, ready: Promise<void>): Promise<Running> => {
+  let done = false
+  const failed = running.exited.then((how) => {
+    if (!done) throw new Error(`${what} exited (${String(how)}) before it was ready: ${running.output()}`)
+  })
+  await Promise.race([ready, failed])
+  done = true
+  return running
+}
+
+const polled = async (probe: () => Promise<boolean>) => {
+  while (!(await probe())) await new Promise((resolve) => setTimeout(resolve, 50))
+}
+
+/** The Accord server on `port` with `databaseUrl`, the test workspace and admin key bootstrapped. */
+export const startServer = (databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<Running> => {
+  const running = start(["runtimes/node/main.ts"], {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    ACCORD_MASTER_KEY: masterKey,
+    ACCORD_ALLOW_INSECURE_ENDPOINTS: "1",
+    ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
+    ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
+    LOG_LEVEL: "Error",
+    ...env
+  })
+  // Ready when `GET /readyz` answers 200: storage reachable and migrated.
+  return readyOrExit(running, "the server", polled(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)))
+}
+
+/** The customer kit (`crashloopKit.ts`) on `port`, its storage and host table in `databaseUrl`. */
+export const startKit = (databaseUrl: string, port: number, serviceUrl: string): Promise<Running> => {
+  const running = start(["test/e2e/crashloopKit.ts", databaseUrl, String(port), serviceUrl], process.env)
+  return readyOrExit(running, "the kit", polled(async () => running.output().includes("listening ")))
+}
+
+/** SIGKILL and wait until the process is gone. */
+export const kill = async (running: Running): Promise<void> => {
+  running.child.kill("SIGKILL")
+  await running.exited
+}
+
+/** Creates the kit host's table of executions. */
+export const createHostTable = async (databaseUrl: string): Promise<void> => {
+  const db = new pg.Client({ connectionString: databaseUrl })
+  await db.connect()
+  try {
+    await db.query("CREATE TABLE host_executions (id bigserial PRIMARY KEY, key text NOT NULL, action_request_id text NOT NULL)")
+  } finally {
+    await db.end()
+  }
+}
+
+/** One query on `databaseUrl`. */
+export const query = async <R extends Record<string, unknown>>(databaseUrl: string, text: string): Promise<Array<R>> => {
+  const db = new pg.Client({ connectionString: databaseUrl })
+  await db.connect()
+  try {
+    return (await db.query(text)).rows as Array<R>
+  } finally {
+    await db.end()
+  }
+}
+
+/** A small seeded generator (mulberry32): a failing run can be replayed with its seed. */
+export const seeded = (seed: number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+}
