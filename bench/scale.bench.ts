@@ -7,12 +7,18 @@
  * again). Against the real server (`runtimes/node/main.ts`, exactly what `npm start` runs) at each
  * size and on an empty schema, it measures p50/p99 of `GET /events` per filter and at a deep cursor,
  * of `GET /accounts/{id}`, and ingest events/s (autocannon, 32 connections), and prints the
- * `EXPLAIN (ANALYZE, BUFFERS)` of each events query.
+ * `EXPLAIN (ANALYZE, BUFFERS)` of each events query. `npm run bench:scale -- instances` measures
+ * 1 against 2 server instances instead (`bench/scale-instances.ts`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import autocannon from "autocannon"
 import pg from "pg"
 
+// `npm run bench:scale -- instances`: throughput with 1 and 2 server instances instead.
+if (process.argv.includes("instances")) {
+  await import("./scale-instances.ts")
+  process.exit(0)
+}
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
   console.log("bench:scale needs DATABASE_URL (PostgreSQL); skipped")
