@@ -6,11 +6,19 @@
  * the kill until every action is `verified`, and the executions per key (must be exactly one).
  */
 import { randomUUID } from "node:crypto"
-import * as Effect from "effect/Effect"
 import pg from "pg"
-import { intakeInput, secrets, workspaceId } from "../test/core/connector/dispatch/support.ts"
-import { createHostTable, freePort, kill, query, startKit, startServer } from "../test/e2e/crashloopProcesses.ts"
-import { admin, connect } from "../test/e2e/support.ts"
+import {
+  actionInput,
+  adminHeaders,
+  connectKit,
+  createHostTable,
+  freePort,
+  kill,
+  query,
+  startKit,
+  startServer,
+  workspaceUrl
+} from "../test/e2e/crashloopProcesses.ts"
 
 export const recovery = async (databaseUrl: string): Promise<string> => {
   const actions = Number(process.env["RECOVERY_ACTIONS"] ?? 300)
@@ -30,17 +38,13 @@ export const recovery = async (databaseUrl: string): Promise<string> => {
   let server = await startServer(serverDb, serverPort)
   let kit = await startKit(kitDb, kitPort, base)
   try {
-    await Effect.runPromise(connect({ base, port: serverPort, ws: `${base}/api/admin/v1/workspaces/${workspaceId}` }, `http://127.0.0.1:${kitPort}/connector`, secrets))
+    await connectKit(base, `http://127.0.0.1:${kitPort}/connector`)
     let next = 0
     await Promise.all(Array.from({ length: 16 }, async () => {
       while (next < actions) {
         const i = next++
-        const input = intakeInput(`acct_recovery_${i}`)
-        const body = JSON.stringify({
-          ...input,
-          action: { ...input.action, operation: { ...input.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } } }
-        })
-        const r = await fetch(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, { method: "POST", headers: admin, body })
+        const body = JSON.stringify(actionInput(i, "recovery"))
+        const r = await fetch(`${workspaceUrl(base)}/action-requests`, { method: "POST", headers: adminHeaders, body })
         if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
       }
     }))

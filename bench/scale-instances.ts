@@ -9,10 +9,18 @@
  */
 import { randomUUID } from "node:crypto"
 import pg from "pg"
-import { intakeInput, secrets, workspaceId } from "../test/core/connector/dispatch/support.ts"
-import { createHostTable, freePort, kill, query, startKit, startServer } from "../test/e2e/crashloopProcesses.ts"
-import { admin, connect } from "../test/e2e/support.ts"
-import * as Effect from "effect/Effect"
+import {
+  actionInput,
+  adminHeaders,
+  connectKit,
+  createHostTable,
+  freePort,
+  kill,
+  query,
+  startKit,
+  startServer,
+  workspaceUrl
+} from "../test/e2e/crashloopProcesses.ts"
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
@@ -42,18 +50,14 @@ const run = async (instances: number) => {
   const kitPort = await freePort()
   const kit = await startKit(kitDb, kitPort, bases[0]!)
   try {
-    await Effect.runPromise(connect({ base: bases[0]!, port: ports[0]!, ws: `${bases[0]}/api/admin/v1/workspaces/${workspaceId}` }, `http://127.0.0.1:${kitPort}/connector`, secrets))
+    await connectKit(bases[0]!, `http://127.0.0.1:${kitPort}/connector`)
     const started = performance.now()
     let next = 0
     await Promise.all(Array.from({ length: 32 }, async () => {
       while (next < actions) {
         const i = next++
-        const input = intakeInput(`acct_scale_${i}`)
-        const body = JSON.stringify({
-          ...input,
-          action: { ...input.action, operation: { ...input.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } } }
-        })
-        const r = await fetch(`${bases[i % instances]}/api/admin/v1/workspaces/${workspaceId}/action-requests`, { method: "POST", headers: admin, body })
+        const body = JSON.stringify(actionInput(i, "scale"))
+        const r = await fetch(`${workspaceUrl(bases[i % instances]!)}/action-requests`, { method: "POST", headers: adminHeaders, body })
         if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
       }
     }))

@@ -2,15 +2,48 @@
  * Real processes for the crash-loop and many-instance tests: the Accord server (`runtimes/node/main.ts`,
  * exactly what `npm start` runs) on PostgreSQL, and the customer kit (`crashloopKit.ts`), each on a
  * fixed loopback port so that a restarted process answers at the same address; SIGKILL and wait.
+ * Free of vitest, so the benchmarks use it too.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import * as Redacted from "effect/Redacted"
 import pg from "pg"
-import { workspaceId } from "../core/connector/dispatch/support.ts"
-import { adminKey } from "./support.ts"
+import type { ActionIntake } from "../../core/connector/Action.ts"
+import { intakeInput, secrets, workspaceId } from "../support/deliveries.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** The bootstrapped administrator key (the same as `support.ts`'s). */
+export const adminKey = "e2e-admin-key-0123456789abcdef0123456789abcdef"
+export const adminHeaders = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }
+
+/** The admin routes of the test workspace on the server at `base`. */
+export const workspaceUrl = (base: string): string => `${base}/api/admin/v1/workspaces/${workspaceId}`
+
+/** `PUT /connector` with the kit's endpoint and the test secrets, then `POST /connector/check`, which must activate it. */
+export const connectKit = async (base: string, endpoint: string): Promise<void> => {
+  const registered = await fetch(`${workspaceUrl(base)}/connector`, {
+    method: "PUT",
+    headers: adminHeaders,
+    body: JSON.stringify({
+      endpoint,
+      actionSigningSecret: Redacted.value(secrets.actionSigning),
+      completionSecret: Redacted.value(secrets.completion)
+    })
+  })
+  if (registered.status !== 201) throw new Error(`PUT /connector answered ${registered.status}: ${await registered.text()}`)
+  const checked = await fetch(`${workspaceUrl(base)}/connector/check`, { method: "POST", headers: adminHeaders, body: "{}" })
+  const state = checked.status === 200 ? ((await checked.json()) as { state: string }).state : `HTTP ${checked.status}`
+  if (state !== "active") throw new Error(`the connection check ended ${state}`)
+}
+
+/** The `i`-th action of a run: its own account and trial. */
+export const actionInput = (i: number, prefix: string): ActionIntake => {
+  const input = intakeInput(`acct_${prefix}_${i}`)
+  const operation = { ...input.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } }
+  return { ...input, action: { ...input.action, operation } }
+}
 
 /** One master key for every server process of a test: they share the encrypted connector secrets. */
 export const masterKey = Buffer.alloc(32, 11).toString("base64")
