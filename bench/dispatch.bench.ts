@@ -5,6 +5,8 @@
  * process with its own schema. Checked: every action accepted, and exactly one claimed execution
  * per action at the kit (no duplicates).
  *
+ * Last, the recovery time after a crash (`dispatch-recovery.ts`; `BENCH_RECOVERY=0` leaves it out).
+ *
  * Baseline, in the same run: a minimal pipeline without Accord — a node:http client signing each
  * request with node:crypto, one row inserted at intake and updated on the acknowledgement, against
  * a node:http peer that checks the HMAC and inserts one claim row (bench/dispatch-baseline-peer.mjs).
@@ -31,6 +33,7 @@ import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { intakeInput } from "../test/support/deliveries.ts"
+import { recovery } from "./dispatch-recovery.ts"
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
@@ -273,6 +276,7 @@ try {
       console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})`)
     }
   }
+  if (process.env["BENCH_RECOVERY"] !== "0") console.log(`\n${await recovery(databaseUrl)}`)
 } finally {
   for (const schema of created) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   await admin.end()

@@ -123,6 +123,31 @@ interface UpdatedRow extends ActionRow {
 }
 
 /**
+ * The retention sweep of callers' intake keys: deletes up to `limit` keys created before
+ * `liveSince` (past their 24 hour retention, `core/connector/IntakeKey.ts`); the number deleted.
+ * The outer condition is checked again on the row it deletes, so a key that a concurrent intake has
+ * just claimed anew (its `created_at` moved forward) is never deleted.
+ *
+ * @since 0.1.0
+ */
+export const sweepIntakeKeys = (
+  sql: SqlClient.SqlClient,
+  liveSince: number,
+  limit = sweepLimit
+): Effect.Effect<number, SqlError> =>
+  sql`DELETE FROM accord_intake_keys
+      WHERE created_at < ${liveSince} AND (workspace_id, idempotency_key) IN (
+        SELECT workspace_id, idempotency_key FROM accord_intake_keys WHERE created_at < ${liveSince} LIMIT ${limit})
+      RETURNING 1`.pipe(Effect.map((rows) => rows.length))
+
+/**
+ * Rows one sweep deletes at most (a sweep stays a short statement however far behind it is).
+ *
+ * @since 0.1.0
+ */
+export const sweepLimit = 1_000
+
+/**
  * Creating an action, a transition without a completion claim or outbox item, and reading an
  * action are batched across concurrent callers (`Batch`): one statement for many. Each is atomic
  * per action on its own (a single statement), so batching changes only the round trips.
@@ -131,6 +156,13 @@ interface UpdatedRow extends ActionRow {
  */
 export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Expired intake keys are swept on every 256th keyed intake of this process, after it committed:
+  // the table holds at most a day of keys plus what arrived since the last sweep.
+  let keyedIntakes = 0
+  const sweepKeys = (liveSince: number) =>
+    (++keyedIntakes & 255) === 0
+      ? Effect.catchAll(sweepIntakeKeys(sql, liveSince), (error) => Effect.logWarning("intake key sweep failed", error.message))
+      : Effect.void
 
   /**
    * Inserts each action (a conflict on its id or idempotency key inserts nothing, and then nothing
@@ -310,7 +342,9 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
 
   return {
     create: (options) =>
-      (options.intakeKey === undefined ? create(options) : createKeyed(options, options.intakeKey)).pipe(orStorageError("action.create")),
+      (options.intakeKey === undefined
+        ? create(options)
+        : Effect.tap(createKeyed(options, options.intakeKey), () => sweepKeys(options.intakeKey!.liveSince))).pipe(orStorageError("action.create")),
     findIntakeKey: (options) => findIntakeKey(options).pipe(orStorageError("action.findIntakeKey")),
     get: (id) => get(id).pipe(orStorageError("action.get")),
     getByIdempotencyKey: (key) =>

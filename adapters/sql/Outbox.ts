@@ -124,6 +124,12 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
         Effect.map((rows) => rows.length === 1),
         orStorageError("outbox.reschedule")
       ),
+    renew: ({ ids, leaseMillis, now, owner }) =>
+      ids.length === 0 ? Effect.succeed([]) : sql<{ id: string }>`UPDATE accord_outbox SET lease_expires_at = ${now + leaseMillis}
+          WHERE ${sql.in("id", ids)} AND lease_owner = ${owner} AND completed_at IS NULL RETURNING id`.pipe(
+        Effect.map((rows) => rows.map((r) => r.id)),
+        orStorageError("outbox.renew")
+      ),
     get: (id) =>
       sql<OutboxRow>`SELECT * FROM accord_outbox WHERE id = ${id}`.pipe(
         Effect.map(firstRow(toItem)),

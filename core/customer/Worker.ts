@@ -42,7 +42,7 @@ import { ActionLedger } from "../ports/ActionLedger.ts"
 import { ConnectorTransport } from "../ports/ConnectorTransport.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { toHex } from "../protocol/Hex.ts"
-import { Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
+import { leaseHeartbeat, Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
 import { makeSigner } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import type { Backoff } from "../protocol/Backoff.ts"
@@ -205,7 +205,8 @@ const build = (
         lease: lease(kind, leaseMillis),
         idOf: (item) => item.id,
         work: logged(name, each),
-        wakeup: Queue.take(wakeups)
+        wakeup: Queue.take(wakeups),
+        heartbeat: leaseHeartbeat({ outbox, owner, leaseMillis })
       })
 
     return {

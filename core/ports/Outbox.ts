@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -57,6 +58,16 @@ export interface LeaseRequest {
 /**
  * @since 0.1.0
  */
+export interface LeaseRenewal {
+  readonly ids: ReadonlyArray<string>
+  readonly owner: string
+  readonly now: number
+  readonly leaseMillis: number
+}
+
+/**
+ * @since 0.1.0
+ */
 export interface OutboxService {
   /** `false` when an item with the same `(kind, dedupeKey)` exists (nothing is changed). */
   readonly enqueue: (item: NewOutboxItem) => Effect.Effect<boolean, StorageError>
@@ -71,6 +82,11 @@ export interface OutboxService {
     readonly nextAttemptAt: number
     readonly error: string
   }) => Effect.Effect<boolean, StorageError>
+  /**
+   * The lease heartbeat: extends to `now + leaseMillis` the leases `owner` still holds on `ids`
+   * (not completed, not rescheduled, not taken over); the ids whose lease was extended.
+   */
+  readonly renew: (options: LeaseRenewal) => Effect.Effect<ReadonlyArray<string>, StorageError>
   readonly get: (id: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
   readonly findByKey: (kind: string, dedupeKey: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
 }
@@ -124,6 +140,17 @@ export class MemoryOutboxTable {
     return true
   }
 
+  renew({ ids, leaseMillis, now, owner }: LeaseRenewal): ReadonlyArray<string> {
+    const renewed: Array<string> = []
+    for (const id of ids) {
+      const item = this.held(id, owner)
+      if (item === undefined) continue
+      this.items.set(id, { ...item, leaseExpiresAt: now + leaseMillis })
+      renewed.push(id)
+    }
+    return renewed
+  }
+
   service(): OutboxService {
     const items = this.items
     const held = (id: string, owner: string) => this.held(id, owner)
@@ -138,6 +165,7 @@ export class MemoryOutboxTable {
           items.set(id, { ...item, attempts: item.attempts + 1, nextAttemptAt, lastError: error, leaseOwner: null, leaseExpiresAt: null })
           return true
         }),
+      renew: (renewal) => Effect.sync(() => this.renew(renewal)),
       get: (id) => Effect.sync(() => Option.fromNullable(items.get(id))),
       findByKey: (kind, dedupeKey) =>
         Effect.sync(() => {
@@ -171,6 +199,38 @@ export interface LeasedWorkOptions<A, R> {
   readonly idOf: (item: A) => string
   /** Waits for a signal that new work may be due (coalescing, e.g. `DispatchSignal.next`); without it, polling alone. */
   readonly wakeup?: Effect.Effect<unknown>
+  /** Renews the leases of the items in flight while they run (`leaseHeartbeat`); without it, a lease lasts its length. */
+  readonly heartbeat?: LeaseHeartbeat<R>
+}
+
+/**
+ * A lease heartbeat for `runLeased`: every `everyMillis` the ids still being worked are renewed.
+ *
+ * @since 0.1.0
+ */
+export interface LeaseHeartbeat<R = never> {
+  readonly everyMillis: number
+  readonly renew: (ids: ReadonlyArray<string>) => Effect.Effect<unknown, StorageError, R>
+}
+
+/**
+ * The heartbeat of `owner`'s leases of `leaseMillis`: renewed every third of the lease, so a lease
+ * survives two missed beats (a slow database, a long pause) and a short lease (15–30 s) is safe for
+ * work that runs longer. A worker that dies stops beating: its items are free again at most
+ * `leaseMillis` later, which is the recovery time after a crash.
+ *
+ * @since 0.1.0
+ */
+export const leaseHeartbeat = (options: {
+  readonly outbox: OutboxService
+  readonly owner: string
+  readonly leaseMillis: number
+}): LeaseHeartbeat => {
+  const { leaseMillis, outbox, owner } = options
+  return {
+    everyMillis: Math.max(1, Math.floor(leaseMillis / 3)),
+    renew: (ids) => Effect.flatMap(Clock.currentTimeMillis, (now) => outbox.renew({ ids, owner, now, leaseMillis }))
+  }
 }
 
 /**
@@ -179,7 +239,9 @@ export interface LeasedWorkOptions<A, R> {
  * items behind it. When fewer items are due than slots are free it waits for `wakeup` or
  * `idleMillis`; a failed lease is logged and tried again after `idleMillis`. An item leased again
  * while its first run is still going (its lease ran out) is not started a second time, and an
- * unexpected failure of an item is logged without stopping the loop.
+ * unexpected failure of an item is logged without stopping the loop. With a `heartbeat`, the leases
+ * of the items in flight are renewed while they run and a failed renewal is logged (the next beat
+ * tries again); an item's lease is no longer renewed once its work has ended.
  *
  * @since 0.1.0
  */
@@ -208,6 +270,15 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
         yield* options.wakeup === undefined ? Effect.sleep(idle) : Effect.ignore(Effect.timeout(options.wakeup, idle))
       }
     })
+    const heartbeat = options.heartbeat
+    if (heartbeat !== undefined) {
+      const beat = Effect.suspend(() => working.size === 0 ? Effect.void : heartbeat.renew([...working])).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(`${options.name}: lease renewal failed`, cause)
+        )
+      )
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(heartbeat.everyMillis)), beat)))
+    }
     yield* Effect.forkScoped(Effect.forever(round.pipe(
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)

@@ -16,6 +16,8 @@ import { migration as rollupBuckets } from "./0009_rollup_buckets.ts"
 import { migration as masterKeyCheck } from "./0010_master_key_check.ts"
 import { migration as intakeKeys } from "./0011_intake_keys.ts"
 import { migration as catalog } from "./0012_catalog.ts"
+import { migration as retention } from "./0017_retention.ts"
+import { migration as eventsByName } from "./0018_events_by_name.ts"
 
 /**
  * @since 0.1.0
@@ -31,5 +33,7 @@ export const migrations: Migrations = {
   "0009_rollup_buckets": rollupBuckets,
   "0010_master_key_check": masterKeyCheck,
   "0011_intake_keys": intakeKeys,
-  "0012_catalog": catalog
+  "0012_catalog": catalog,
+  "0017_retention": retention,
+  "0018_events_by_name": eventsByName
 }

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
-import { runLeased } from "../../../core/ports/Outbox.ts"
+import { layerMemory, leaseHeartbeat, Outbox, runLeased } from "../../../core/ports/Outbox.ts"
 
 const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
   Effect.suspend(() => (condition() ? Effect.void : Effect.zipRight(Effect.sleep("5 millis"), waitUntil(condition))))
@@ -40,4 +40,46 @@ describe("runLeased", () => {
       assert.strictEqual(started.filter((id) => id.startsWith("fresh-")).length, 20)
       yield* held.open
     }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
+
+  it.scopedLive("the heartbeat renews the leases of items in flight until their work ends, then stops", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const now = Date.now()
+      for (const id of ["slow", "quick"]) {
+        yield* outbox.enqueue({ id, kind: "k", dedupeKey: id, payload: {}, nextAttemptAt: now, createdAt: now })
+      }
+      const released = yield* Effect.makeLatch(false)
+      const finished: Array<string> = []
+      const leaseMillis = 60
+      let leased = false
+      yield* runLeased({
+        name: "test",
+        concurrency: 4,
+        idleMillis: 5,
+        // One lease only: afterwards the loop must not take the slow item back itself.
+        lease: (limit) => leased ? Effect.succeed([]) : Effect.map(outbox.lease({ owner: "w", now: Date.now(), leaseMillis, limit }), (items) => {
+          leased = items.length > 0
+          return items
+        }),
+        idOf: (item) => item.id,
+        work: (item) =>
+          Effect.zipRight(
+            item.id === "slow" ? released.await : Effect.orDie(outbox.complete({ id: item.id, owner: "w", now: Date.now() })),
+            Effect.sync(() => finished.push(item.id))
+          ),
+        heartbeat: leaseHeartbeat({ outbox, owner: "w", leaseMillis })
+      })
+      yield* waitUntil(() => finished.includes("quick"))
+      // Held five lease lengths: without the beat another worker would have taken it long ago.
+      for (let i = 0; i < 5; i++) {
+        yield* Effect.sleep(`${leaseMillis} millis`)
+        assert.deepStrictEqual(yield* outbox.lease({ owner: "other", now: Date.now(), leaseMillis, limit: 10 }), [])
+      }
+      yield* released.open
+      yield* waitUntil(() => finished.includes("slow"))
+      // Its work ended without settling the item: the beat stops and the lease runs out.
+      yield* Effect.sleep(`${leaseMillis * 2} millis`)
+      const taken = yield* outbox.lease({ owner: "other", now: Date.now(), leaseMillis, limit: 10 })
+      assert.deepStrictEqual(taken.map((i) => i.id), ["slow"])
+    }).pipe(Effect.provide(layerMemory), Logger.withMinimumLogLevel(LogLevel.None)))
 })

@@ -119,6 +119,29 @@ export const suite = (name: string, layer: () => Layer.Layer<Outbox, unknown>) =
           assert.isTrue(yield* outbox.complete({ id: work.id, owner: "w2", now: T + 1_002 }))
         }))
 
+      it.effect("renew extends the leases the owner still holds, and only those", () =>
+        Effect.gen(function*() {
+          const outbox = yield* Outbox
+          const kind = uid("kind-")
+          const [lost, kept, done, free] = [item(kind, T), item(kind, T + 1), item(kind, T + 2), item(kind, T + 3)]
+          yield* enqueueAll([lost, kept, done, free])
+          assert.deepStrictEqual(ids(yield* lease(kind, "w1", T + 10, 3, 1_000)), [lost.id, kept.id, done.id])
+          assert.isTrue(yield* outbox.complete({ id: done.id, owner: "w1", now: T + 20 }))
+          // `lost` ran out and another worker took it over.
+          assert.deepStrictEqual(ids(yield* lease(kind, "w2", T + 1_010, 1, 1_000)), [lost.id])
+          const renewed = yield* outbox.renew({ ids: [kept.id, done.id, lost.id, free.id, uid("item-")], owner: "w1", now: T + 1_500, leaseMillis: 1_000 })
+          assert.deepStrictEqual([...renewed].sort(), [kept.id])
+          assert.strictEqual((yield* stored(kept.id)).leaseExpiresAt, T + 2_500)
+          assert.strictEqual((yield* stored(lost.id)).leaseOwner, "w2")
+          assert.strictEqual((yield* stored(free.id)).leaseOwner, null)
+          assert.strictEqual((yield* stored(done.id)).leaseOwner, null)
+          // Renewed, `kept` is not leased by anyone else before its new expiry; at it, it is.
+          // (`lost`, w2's until T + 2_010, has run out by then.)
+          assert.deepStrictEqual(ids(yield* lease(kind, "w3", T + 2_499, 10, 1_000)), [lost.id, free.id])
+          assert.deepStrictEqual(ids(yield* lease(kind, "w3", T + 2_500, 10, 1_000)), [kept.id])
+          assert.deepStrictEqual(yield* outbox.renew({ ids: [], owner: "w1", now: T, leaseMillis: 1_000 }), [])
+        }))
+
       it.effect("complete succeeds for the lease owner only, and a completed item is never leased again", () =>
         Effect.gen(function*() {
           const outbox = yield* Outbox

@@ -1,0 +1,247 @@
+/**
+ * Cost as data grows (issue #20 item 5): `npm run bench:scale`. In its own database
+ * (`accord_scale`, created on the PostgreSQL server of `DATABASE_URL`, so test runs are never
+ * disturbed), one schema per size: `SCALE_SIZES` events (default 1,000,000; for 10 M, `SCALE_SIZES=1000000,10000000`)
+ * across `SCALE_ACCOUNTS` accounts (default 10,000), seeded by batched `INSERT … SELECT
+ * generate_series` (a progress line per batch) and kept for the next run (`SCALE_RESEED=1` seeds
+ * again). Against the real server (`runtimes/node/main.ts`, exactly what `npm start` runs) at each
+ * size and on an empty schema, it measures p50/p99 of `GET /events` per filter and at a deep cursor,
+ * of `GET /accounts/{id}`, and ingest events/s (autocannon, 32 connections), and prints the
+ * `EXPLAIN (ANALYZE, BUFFERS)` of each events query. `npm run bench:scale -- instances` measures
+ * 1 against 2 server instances instead (`bench/scale-instances.ts`).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import autocannon from "autocannon"
+import pg from "pg"
+
+// `npm run bench:scale -- instances`: throughput with 1 and 2 server instances instead.
+if (process.argv.includes("instances")) {
+  await import("./scale-instances.ts")
+  process.exit(0)
+}
+const databaseUrl = process.env["DATABASE_URL"] || undefined
+if (databaseUrl === undefined) {
+  console.log("bench:scale needs DATABASE_URL (PostgreSQL); skipped")
+  process.exit(0)
+}
+const sizes = (process.env["SCALE_SIZES"] ?? "1000000").split(",").map(Number)
+const accounts = Number(process.env["SCALE_ACCOUNTS"] ?? 10_000)
+const samples = Number(process.env["SCALE_SAMPLES"] ?? 200)
+const ingestSeconds = Number(process.env["SCALE_INGEST_SECONDS"] ?? 10)
+const batch = 250_000
+const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
+const adminKey = "scale-admin-key-0123456789abcdef0123456789"
+const admin = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }
+const day = 86_400_000
+/** Seeded events span one year ending here. */
+const end = Date.UTC(2026, 10, 1)
+const names = ["feature_used", "login", "invoice_paid", "seat_added", "export_run"]
+
+const scaleUrl = (schema?: string) => {
+  const url = new URL(databaseUrl)
+  url.pathname = "/accord_scale"
+  if (schema !== undefined) url.searchParams.set("options", `-csearch_path=${schema}`)
+  return url.toString()
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+const server = async (schema: string, port: number): Promise<ChildProcess> => {
+  const child = spawn(process.execPath, ["--import", "tsx", "runtimes/node/main.ts"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: scaleUrl(schema),
+      PORT: String(port),
+      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
+      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
+      ACCORD_MASTER_KEY: Buffer.alloc(32, 5).toString("base64"),
+      ACCORD_INGEST_RATE_LIMIT: "1000000",
+      LOG_LEVEL: "Warning"
+    },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  for (;;) {
+    if (child.exitCode !== null) throw new Error("server exited")
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return child
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+  })
+
+const ingestKey = async (port: number) =>
+  (await fetch(`http://127.0.0.1:${port}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
+    method: "POST",
+    headers: admin,
+    body: JSON.stringify({ scope: "ingest" })
+  }).then((r) => r.json() as Promise<{ secret: string }>)).secret
+
+const event = (i: number, at: number) => ({
+  event_name: "feature_used",
+  account_id: `acct_${i % accounts}`,
+  timestamp: new Date(at).toISOString(),
+  event_id: `feature_used:scale:${at}:${i}`,
+  semantic_type: "usage",
+  event_kind: "product_action",
+  value: 1,
+  properties: { feature_key: "reports", plan: "pro", seat_count: 5 }
+})
+
+/** Seeds `size` events by cloning one ingested template row, in batches, with a progress line. */
+const seed = async (db: pg.Client, size: number, port: number) => {
+  const key = await ingestKey(port)
+  const posted = await fetch(`http://127.0.0.1:${port}/api/events/ingest`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(event(0, end - day))
+  })
+  if (posted.status !== 202) throw new Error(`template ingest answered ${posted.status}: ${await posted.text()}`)
+  const started = performance.now()
+  for (let from = 1; from <= size; from += batch) {
+    const to = Math.min(size, from + batch - 1)
+    // Account i % accounts; names round-robin with one rare name (1 in 1000); times spread over a year.
+    await db.query(
+      `INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body)
+       SELECT 'evt_seed_' || lpad(g::text, 9, '0'), t.workspace_id, 'seed:' || g, 'acct_' || (g % $3),
+              CASE WHEN g % 1000 = 0 THEN 'refund_issued' ELSE ($4::text[])[1 + g % 5] END,
+              $5::int8 - ((g::int8 * 365 * 86400000) / $6::int8), $5::int8, md5(g::text),
+              t.body || jsonb_build_object('account_id', 'acct_' || (g % $3), 'event_id', 'seed:' || g)
+       FROM generate_series($1::int8, $2::int8) AS g, (SELECT workspace_id, body FROM accord_events LIMIT 1) AS t`,
+      [from, to, accounts, names, end, size]
+    )
+    const seconds = (performance.now() - started) / 1000
+    console.log(`  seeded ${to.toLocaleString("en")} / ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s (${Math.round(to / seconds).toLocaleString("en")}/s)`)
+  }
+  await db.query("ANALYZE")
+  return (performance.now() - started) / 1000
+}
+
+/** p50/p99 of `samples` sequential GETs of `path(i)`. */
+const timed = async (port: number, path: (i: number) => string) => {
+  const latencies: Array<number> = []
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now()
+    const response = await fetch(`http://127.0.0.1:${port}${path(i)}`, { headers: admin })
+    await response.arrayBuffer()
+    // An unknown account is 404 (the empty table has none).
+    if (response.status !== 200 && response.status !== 404) throw new Error(`${path(i)} answered ${response.status}`)
+    latencies.push(performance.now() - started)
+  }
+  latencies.sort((a, b) => a - b)
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
+}
+
+const ingest = (port: number, key: string) =>
+  new Promise<{ rps: number; p99: number; errors: number }>((resolve, reject) => {
+    let n = 0
+    const started = Date.now()
+    autocannon({
+      url: `http://127.0.0.1:${port}/api/events/ingest`,
+      connections: 32,
+      duration: ingestSeconds,
+      requests: [{
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        setupRequest: (request: any) => {
+          request.body = JSON.stringify(event(n++, started - 60_000))
+          return request
+        }
+      }]
+    } as any, (error: unknown, result: any) =>
+      error ? reject(error) : resolve({ rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx }))
+  })
+
+const cursorOf = (occurredAt: number, id: string) => Buffer.from(`${occurredAt}:${id}`).toString("base64").replaceAll("=", "")
+
+/** The queries `GET /events` runs (adapters/sql/EventStore.ts `list`), for EXPLAIN. */
+const explained = (db: pg.Client, label: string, where: string, params: ReadonlyArray<unknown>) =>
+  db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM accord_events WHERE workspace_id = $1 ${where} ORDER BY occurred_at DESC, id DESC LIMIT 50`, [workspaceId, ...params])
+    .then((result) => {
+      console.log(`  EXPLAIN ${label}`)
+      for (const row of result.rows) console.log(`    ${row["QUERY PLAN"]}`)
+    })
+
+const measure = async (label: string, schema: string, size: number, port: number) => {
+  const db = new pg.Client({ connectionString: scaleUrl(schema) })
+  await db.connect()
+  const child = await server(schema, port)
+  try {
+    const existing = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
+    if (size > 0 && (existing < size || process.env["SCALE_RESEED"] === "1")) {
+      await db.query("TRUNCATE accord_events")
+      console.log(`${label}: seeding`)
+      const seconds = await seed(db, size, port)
+      console.log(`${label}: seeded ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s`)
+    } else if (size > 0) {
+      console.log(`${label}: ${existing.toLocaleString("en")} events already seeded (SCALE_RESEED=1 seeds again)`)
+    }
+    const total = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
+    const ws = `/api/admin/v1/workspaces/${workspaceId}`
+    const account = (i: number) => `acct_${(i * 7919) % accounts}`
+    const middle = await db.query("SELECT occurred_at, id FROM accord_events ORDER BY occurred_at DESC, id DESC OFFSET $1 LIMIT 1", [Math.floor(total / 2)])
+    const deep = middle.rows[0] === undefined ? undefined : cursorOf(Number(middle.rows[0].occurred_at), middle.rows[0].id)
+    const from = new Date(end - 30 * day).toISOString()
+    const to = new Date(end - 29 * day).toISOString()
+    const views: Array<[string, (i: number) => string]> = [
+      ["GET /events (newest page)", () => `${ws}/events?limit=50`],
+      ["GET /events?account_id", (i) => `${ws}/events?limit=50&account_id=${account(i)}`],
+      ["GET /events?event_name (common)", () => `${ws}/events?limit=50&event_name=login`],
+      ["GET /events?event_name (rare, 0.1 %)", () => `${ws}/events?limit=50&event_name=refund_issued`],
+      ["GET /events?from&to (one day)", () => `${ws}/events?limit=50&from=${from}&to=${to}`],
+      ["GET /events?account_id&event_name", (i) => `${ws}/events?limit=50&account_id=${account(i)}&event_name=login`],
+      ...(deep === undefined ? [] : [["GET /events?cursor (middle of the table)", () => `${ws}/events?limit=50&cursor=${deep}`] as [string, (i: number) => string]]),
+      ...(deep === undefined ? [] : [["GET /events?cursor&event_name (rare, deep)", () => `${ws}/events?limit=50&event_name=refund_issued&cursor=${deep}`] as [string, (i: number) => string]]),
+      ["GET /accounts/{id}", (i) => `${ws}/accounts/${account(i)}`]
+    ]
+    console.log(`\n${label}: ${total.toLocaleString("en")} events, ${samples} sequential requests each`)
+    for (const [name, path] of views) {
+      await timed(port, path) // warm
+      const { p50, p99 } = await timed(port, path)
+      console.log(`  ${name.padEnd(44)} p50 ${p50.toFixed(1).padStart(7)} ms   p99 ${p99.toFixed(1).padStart(7)} ms`)
+    }
+    const ingested = await ingest(port, await ingestKey(port))
+    console.log(`  ${"POST /api/events/ingest (32 connections)".padEnd(44)} ${Math.round(ingested.rps).toString().padStart(7)} events/s   p99 ${ingested.p99} ms   errors ${ingested.errors}`)
+    if (process.env["SCALE_EXPLAIN"] !== "0" && size > 0) {
+      await explained(db, "account_id", "AND account_id = $2", [account(1)])
+      await explained(db, "event_name (rare)", "AND event_name = $2", ["refund_issued"])
+      await explained(db, "event_name (common)", "AND event_name = $2", ["login"])
+      if (middle.rows[0] !== undefined) {
+        await explained(db, "rare event_name at a deep cursor", "AND event_name = $2 AND (occurred_at, id) < ($3, $4)", ["refund_issued", middle.rows[0].occurred_at, middle.rows[0].id])
+      }
+    }
+    return ingested.rps
+  } finally {
+    await stop(child)
+    await db.end()
+  }
+}
+
+const main = async () => {
+  const root = new pg.Client({ connectionString: databaseUrl })
+  await root.connect()
+  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = 'accord_scale'")).rowCount === 0) await root.query("CREATE DATABASE accord_scale")
+  await root.end()
+  const db = new pg.Client({ connectionString: scaleUrl() })
+  await db.connect()
+  console.log(`bench:scale — sizes ${sizes.join(", ")} across ${accounts} accounts, node ${process.version}, ${new Date().toISOString()}`)
+  // The empty reference: a fresh schema every run.
+  await db.query("DROP SCHEMA IF EXISTS scale_empty CASCADE")
+  await db.query("CREATE SCHEMA scale_empty")
+  const empty = await measure("empty", "scale_empty", 0, 18_900)
+  for (const size of sizes) {
+    await db.query(`CREATE SCHEMA IF NOT EXISTS scale_${size}`)
+    const at = await measure(`${size.toLocaleString("en")} events`, `scale_${size}`, size, 18_901)
+    console.log(`  ingest at ${size.toLocaleString("en")} events vs empty: ${(at / empty).toFixed(2)}x`)
+  }
+  await db.end()
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
