@@ -175,6 +175,23 @@ export const client = (config: Pick<StripeProviderConfig, "secretKey" | "apiBase
   })
 
 /**
+ * The provider account behind a secret key (`GET /v1/account`): the payment capability proof's
+ * `providerAccountId`, and the doctor's installation check 1.
+ *
+ * @since 0.1.0
+ */
+export const accountOf = (
+  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">
+): Effect.Effect<{ readonly id: string; readonly chargesEnabled: boolean | null }, PaymentProviderError> =>
+  Effect.tryPromise({
+    try: () => client(config).accounts.retrieveCurrent(),
+    catch: providerError("retrieve_account")
+  }).pipe(Effect.map((account) => {
+    const o = account as unknown as Json
+    return { id: str(o.id) ?? "", chargesEnabled: typeof o.charges_enabled === "boolean" ? o.charges_enabled : null }
+  }))
+
+/**
  * Whether a Stripe key is a live key (`sk_live_`, `rk_live_`, `pk_live_`).
  *
  * @since 0.1.0
