@@ -42,6 +42,8 @@ export interface FakeStripe {
   readonly objects: Map<string, Obj>
   /** Makes every API call answer 503 while set. */
   outage: boolean
+  /** Where the fake posts signed events after a confirm or refund made through the API (as Stripe would). */
+  webhookTarget: string | undefined
   /** The card payment succeeds: a charge of the full amount, the intent `succeeded`. */
   readonly succeed: (paymentIntentId: string) => Obj
   /** A declined attempt: the intent back to `requires_payment_method`. */
@@ -186,6 +188,26 @@ export const startFakeStripe = async (options: {
     if (req.method === "GET" && url.pathname === "/v1/account") {
       return send(res, 200, { id: accountId, object: "account", charges_enabled: true })
     }
+    const price = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname)
+    if (req.method === "GET" && price !== null) {
+      return send(res, 200, { id: price[1], object: "price", livemode: price[1]!.includes("live"), unit_amount: 4900, currency: "usd" })
+    }
+    const confirm = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(url.pathname)
+    if (req.method === "POST" && confirm !== null && objects.has(confirm[1]!)) {
+      if (params.payment_method === "pm_card_chargeDeclined") {
+        const declined = fake.decline(confirm[1]!)
+        push("payment_intent.payment_failed", declined)
+        return error(res, 402, "card_error", "card_declined")
+      }
+      const paid = fake.succeed(confirm[1]!)
+      push("payment_intent.succeeded", paid)
+      return send(res, 200, paid)
+    }
+    if (req.method === "POST" && url.pathname === "/v1/refunds" && typeof params.payment_intent === "string" && objects.has(params.payment_intent)) {
+      const charge = fake.refund(params.payment_intent, params.amount === undefined ? undefined : Number(params.amount))
+      push("charge.refunded", charge)
+      return send(res, 200, { id: nextId("re"), object: "refund", payment_intent: params.payment_intent, status: "succeeded" })
+    }
     const create: Record<string, (p: Obj) => Obj> = {
       "/v1/payment_intents": paymentIntent,
       "/v1/setup_intents": setupIntent,
@@ -208,6 +230,18 @@ export const startFakeStripe = async (options: {
     return error(res, 404, "invalid_request_error", "unknown_route")
   }
 
+  /** Stripe's own delivery of an event to the configured endpoint (fire and forget, as Stripe retries on its own). */
+  const push = (type: string, object: Obj) => {
+    const target = fake.webhookTarget
+    if (target === undefined) return
+    const delivery = fake.event(type, object)
+    void fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+      body: delivery.payload
+    }).catch(() => undefined)
+  }
+
   const server: Server = createServer((req, res) => {
     let body = ""
     req.on("data", (chunk) => (body += chunk))
@@ -228,6 +262,7 @@ export const startFakeStripe = async (options: {
     requests,
     objects,
     outage: false,
+    webhookTarget: undefined,
     succeed: (id) => {
       const pi = get(id)
       const chargeId = nextId("ch")
