@@ -63,6 +63,12 @@ export interface FakeStripe {
     readonly payload: string
     readonly header: string
   }
+  /** `event` signed with `generateTestHeaderStringAsync` (Bun, Deno and edge runtimes sign with SubtleCrypto only). */
+  readonly eventAsync: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string }) => Promise<{
+    readonly id: string
+    readonly payload: string
+    readonly header: string
+  }>
   /** A signature header for any raw body (a body that is not an event, for instance). */
   readonly sign: (payload: string) => string
   readonly close: () => Promise<void>
@@ -319,6 +325,12 @@ export const startFakeStripe = async (options: {
         secret: eventOptions.secret ?? options.webhookSecret,
         ...(eventOptions.timestamp !== undefined ? { timestamp: eventOptions.timestamp } : {})
       })
+      return { id, payload, header }
+    },
+    eventAsync: async (type, object, eventOptions = {}) => {
+      const id = eventOptions.id ?? nextId("evt")
+      const payload = JSON.stringify({ id, object: "event", api_version: "2026-10-28.endive", created: now(), livemode: false, type, data: { object } })
+      const header = await signer.webhooks.generateTestHeaderStringAsync({ payload, secret: eventOptions.secret ?? options.webhookSecret })
       return { id, payload, header }
     },
     sign: (payload) => signer.webhooks.generateTestHeaderString({ payload, secret: options.webhookSecret }),
