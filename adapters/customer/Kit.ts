@@ -36,7 +36,7 @@ import type { PaymentReconciliationRequest } from "../../core/protocol/messages/
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
 import { Outbox } from "../../core/ports/Outbox.ts"
 import type { PaymentProviderService } from "../../core/customer/PaymentProvider.ts"
-import { makeWebhookIntake, type PaymentPlan } from "../../core/customer/Payments.ts"
+import { makeWebhookIntake, maxWebhookBytes, type PaymentPlan } from "../../core/customer/Payments.ts"
 import * as StripeProvider from "../stripe/StripeProvider.ts"
 import * as Redacted from "effect/Redacted"
 import { type ConnectorSecrets, importSigningKeys } from "../../core/protocol/Signing.ts"
@@ -274,7 +274,9 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
     return {
       fetch: toWebHandler(handler.handle),
       nodeHandler: toNodeHandler(handler.handle),
-      webhook: webhook === undefined ? undefined : { fetch: toWebHandler(webhook), nodeHandler: toNodeHandler(webhook) },
+      webhook: webhook === undefined
+        ? undefined
+        : { fetch: toWebHandler(webhook, maxWebhookBytes), nodeHandler: toNodeHandler(webhook, maxWebhookBytes) },
       dispose: () => runtime.dispose()
     }
   } catch (error) {

@@ -20,6 +20,10 @@
  * `handle` never fails: every error becomes a JSON response that names a code and, for shape
  * errors, the failing paths, never the received values.
  *
+ * With `payments` (`Payments.ts`), an accepted Payment action's acknowledgement carries the spec's
+ * payment continuation (the intent created before the claim; a duplicate gets the same one), and
+ * reconciliation reads are answered from the payment provider.
+ *
  * The public module composes the one route over its parts in `internal/`: authentication and
  * responses (`endpoint.ts`), the handshake answer (`handshakeAnswer.ts`), the execution claim and
  * acknowledgement (`executionClaim.ts`) and the reconciliation answer (`reconciliationAnswer.ts`).

@@ -23,6 +23,11 @@
  * (`internal/actionExecutor.ts`), the execution step (`internal/execution.ts`) and the delivery
  * step (`internal/completionDelivery.ts`).
  *
+ * - `customer.payment_event` (with a `paymentProvider`, enqueued by the webhook route): a verified
+ *   provider event reconciled against a fresh provider read into at most the completions the
+ *   payment's state calls for, each committed with its `customer.complete` item
+ *   (`internal/paymentEvents.ts`).
+ *
  * Each kind runs in its own loop that keeps up to `concurrency` items in flight and leases more as
  * each one ends (`runLeased`): a slow or hung host call holds one slot, never the executions behind
  * it. A host call that has not returned within `executeTimeoutMillis` is abandoned and counts as an

@@ -15,7 +15,8 @@ import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import type { PaymentPlan } from "../../../core/customer/Payments.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import type { Completion } from "../../../core/protocol/messages/Completion.ts"
-import { importSigningKeys, type SigningKeys } from "../../../core/protocol/Signing.ts"
+import { PaymentObservation } from "../../../core/protocol/messages/Reconciliation.ts"
+import { encodeBody, freshNonce, importSigningKeys, sign, type SigningKeys } from "../../../core/protocol/Signing.ts"
 import { cipherLayer } from "../../support/storage.ts"
 import { type Body, executionBody, executionDelivery, secrets, startService, storageLayer, until, verifyCompletion, verifyResponse, workspaceId } from "../../support/customer.ts"
 import { type FakeStripe, startFakeStripe } from "../stripe/FakeStripe.ts"
@@ -40,7 +41,7 @@ afterEach(async () => {
 
 const oneTime: PaymentPlan = { mode: "one_time_purchase", amountMinor: 4900, currency: "usd", customerId: "cus_42" }
 
-const harness = (plan: (family: string) => PaymentPlan | undefined = () => oneTime) =>
+const harness = (plan: (family: string) => PaymentPlan | undefined = () => oneTime, continuationMillis?: number) =>
   Effect.promise(async (): Promise<Harness> => {
     const fake = await startFakeStripe({ webhookSecret })
     const service = await startService()
@@ -65,7 +66,8 @@ const harness = (plan: (family: string) => PaymentPlan | undefined = () => oneTi
           apiBase: fake.apiBase,
           maxNetworkRetries: 0
         },
-        plan: async (request) => plan(request.action.operation.family)
+        plan: async (request) => plan(request.action.operation.family),
+        ...(continuationMillis !== undefined ? { continuationMillis } : {})
       }
     })
     const keys = await Effect.runPromise(Effect.provide(importSigningKeys(secrets), NodeCrypto.layer))
@@ -462,5 +464,82 @@ describe("kit payments: completions from the provider", () => {
       yield* webhook(h, h.fake.event("invoice.payment_succeeded", renewal))
       yield* settle
       assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+    }))
+})
+
+/** A signed reconciliation read of a one-time purchase, as the service sends it; the verified observation. */
+const reconcile = (h: Harness, body: Body, intentId: string) =>
+  Effect.gen(function*() {
+    const nonce = yield* freshNonce
+    const request = {
+      type: "service.customer_action.payment_reconciliation",
+      protocolVersion: 1,
+      workspaceId,
+      accountId: body.accountId,
+      actionRequestId: body.actionRequestId,
+      actionVersionId: "7b9d1f3a-5c7e-4a9b-8d1f-3a5c7e9b1d3f",
+      offerVersionId: "8c0e2a4b-6d8f-4b0c-9e2a-4b6d8f0c2e4a",
+      mode: "one_time_purchase",
+      providerIdempotencyKey: body.providerIdempotencyKey,
+      providerReferenceHash: "a".repeat(64),
+      requestNonce: nonce,
+      expected: { amountMinor: 4900, currency: "usd", priceReferenceHash: "b".repeat(64) },
+      requestedAt: new Date().toISOString()
+    }
+    const bytes = encodeBody(request)
+    const headers = yield* sign({ purpose: "payment_reconciliation_request", keys: h.keys, body: bytes, nonce })
+    const response = yield* Effect.promise(() => h.kit.fetch(new Request("http://kit/connector", { method: "POST", headers: { ...headers }, body: bytes })))
+    const answer = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
+    const out: Record<string, string> = {}
+    response.headers.forEach((value, key) => (out[key] = value))
+    assert.strictEqual(response.status, 200, decoder.decode(answer))
+    assert.isDefined(intentId)
+    return yield* verifyResponse(PaymentObservation, "payment_reconciliation_response", h.keys, { headers: out, body: answer })
+  }).pipe(Effect.provide(storageLayer()))
+
+describe("kit payments: more", () => {
+  it.live("a duplicate after the continuation expired is acknowledged accepted without a continuation", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(() => oneTime, 400)
+      const body = yield* paymentBody("payment.one_time_purchase")
+      const first = yield* deliver(h, body)
+      assert.isDefined(first.json.continuation)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
+      const late = yield* deliver(h, body)
+      assert.strictEqual(late.json.state, "accepted")
+      assert.notProperty(late.json, "continuation")
+    }))
+
+  it.live("the webhook route reads bodies up to 256 KiB and refuses larger ones 413", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const big = h.fake.event("customer.updated", { id: "cus_1", object: "customer", note: "x".repeat(100 * 1024) })
+      const accepted = yield* webhook(h, big)
+      assert.deepStrictEqual([accepted.status, accepted.json], [200, { received: true, ignored: true }])
+      const huge = h.fake.event("customer.updated", { id: "cus_1", object: "customer", note: "x".repeat(300 * 1024) })
+      const refused = yield* Effect.promise(() =>
+        h.kit.webhook!.fetch(new Request("http://kit/stripe/webhook", { method: "POST", headers: { "stripe-signature": huge.header }, body: huge.payload }))
+      )
+      assert.strictEqual(refused.status, 413)
+    }))
+
+  it.live("reconciliation reads come from the provider now, with the newest verified event; an outage reads as unknown", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const { body, intentId } = yield* accepted(h)
+      const before = yield* reconcile(h, body, intentId)
+      assert.deepInclude(before, { outcome: "pending", eventId: null, eventSignatureVerified: false, providerReference: intentId, customerBound: true, intent: "payment" })
+      h.fake.succeed(intentId)
+      const event = h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" })
+      yield* webhook(h, event)
+      yield* waitForCompletions(h, 1)
+      const paid = yield* reconcile(h, body, intentId)
+      assert.deepInclude(paid, { outcome: "succeeded", eventId: event.id, eventSignatureVerified: true, paymentStatus: "succeeded", chargedAmountMinor: 4900, refundedAmountMinor: 0, methodAttached: true })
+      h.fake.refund(intentId, 900)
+      assert.deepInclude(yield* reconcile(h, body, intentId), { outcome: "partially_reversed", refundedAmountMinor: 900 })
+      h.fake.outage = true
+      const down = yield* reconcile(h, body, intentId)
+      h.fake.outage = false
+      assert.deepInclude(down, { outcome: "unknown", eventSignatureVerified: false, customerBound: false })
     }))
 })
