@@ -13,6 +13,11 @@
  * http.createServer(kit.nodeHandler).listen(8080)
  * ```
  *
+ * With `payments` (Stripe through the official `stripe` package, or any `PaymentProvider`), an
+ * accepted Payment action is answered with a payment continuation, `kit.webhook` verifies the
+ * provider's webhooks (mount it at e.g. `POST /stripe/webhook`), and completions and
+ * reconciliation reads come from what the provider reports (see docs/customer-kit.md).
+ *
  * To rotate secrets without downtime, configure the next revision's pair next to the current one
  * (`revisions: [{ revision: 3, secrets: current }, { revision: 4, secrets: next }]`) before the
  * service's connection check activates revision 4, and drop revision 3 once its actions have ended.

@@ -7,6 +7,12 @@
  * first claimed under its key is not a retry: it is refused (409 `request_mismatch`, naming the
  * differing fields) and stores nothing.
  *
+ * With the payment hooks (`Payments.ts`), an accepted Payment action's intent is created before the
+ * claim, only when no record exists under the key, and its reference is stored in the
+ * acknowledgement; the acknowledgement then carries the continuation, and a duplicate gets the same
+ * one read back from the provider. Such an action gets no execute item: its completions come from
+ * the provider's webhooks.
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
