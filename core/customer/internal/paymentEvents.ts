@@ -7,8 +7,8 @@
  *    timestamp or a body that is not a JSON event gets 400 and nothing is recorded. A verified event
  *    of a covered type is recorded as an outbox item whose dedupe key is the event id ("Deduplicate
  *    event IDs": a redelivery finds it and does nothing twice) and acknowledged 200; a verified
- *    event of a type the handler does not cover is acknowledged 200 and ignored, so the provider
- *    does not retry it for days.
+ *    event of a type the handler does not cover, or of the other environment (a test event at live
+ *    keys), is acknowledged 200 and ignored, so the provider does not retry it for days.
  * 2. `makePaymentEventItem`: the worker's step for one recorded event. It reads the event's object
  *    back from the provider and finds the action through the metadata the kit wrote at creation
  *    (never through the webhook body: "an unverified webhook is [not] payment evidence"), checks
@@ -23,7 +23,7 @@
  *    recorded, duplicate and out-of-order events change nothing: a `payment_failed` after
  *    `succeeded` finds the payment succeeded; a refund seen before the success is applied once the
  *    success is. A renewal invoice (not the subscription's initial one) is ignored. A provider that
- *    cannot answer reschedules the event with backoff.
+ *    cannot answer reschedules the event with backoff; an object it does not know is ignored.
  *
  * @since 0.1.0
  */
@@ -124,7 +124,10 @@ export const makeWebhookIntake = (options: {
       )
       if (verified._tag === "Left") return errorResponse(400, { error: verified.left.reason })
       const event = verified.right
-      if (!coveredEventTypes.has(event.type)) return errorResponse(200, { received: true, ignored: true })
+      // A type not covered, or an event of the other environment (test vs live) than the keys: 2xx, ignored.
+      if (!coveredEventTypes.has(event.type) || event.livemode !== provider.livemode) {
+        return errorResponse(200, { received: true, ignored: true })
+      }
       const now = yield* Clock.currentTimeMillis
       const recorded = yield* Effect.either(outbox.enqueue({
         id: `payment_event:${event.id}`,
@@ -307,10 +310,11 @@ export const makePaymentEventItem = (options: {
       const payload = decodeEventPayload(item.payload)
       if (Option.isNone(payload)) return yield* ignore(item, "undecodable_event")
       const { eventId, objectId, type } = payload.value
+      // Only an outage may pass: an object the provider does not know, or a call it refuses, is ignored.
       yield* Effect.catchTag(
         apply(item, eventId, type, objectId),
         "PaymentProviderError",
-        (error) => reschedule(item, `provider_${error.reason}`)
+        (error) => error.reason === "unavailable" ? reschedule(item, "provider_unavailable") : ignore(item, `provider_${error.reason}`)
       )
     })
 }

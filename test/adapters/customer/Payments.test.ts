@@ -542,4 +542,17 @@ describe("kit payments: more", () => {
       h.fake.outage = false
       assert.deepInclude(down, { outcome: "unknown", eventSignatureVerified: false, customerBound: false })
     }))
+
+  it.live("a live-mode event at test keys is acknowledged 200 and ignored; an event about an unknown object is dropped, not retried", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const live = yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: "pi_live", object: "payment_intent" }, { livemode: true }))
+      assert.deepStrictEqual([live.status, live.json], [200, { received: true, ignored: true }])
+      const unknown = yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: "pi_nowhere", object: "payment_intent" }))
+      assert.strictEqual(unknown.status, 200)
+      yield* settle
+      const reads = h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_nowhere").length
+      assert.strictEqual(reads, 1, "read once, then dropped")
+      assert.strictEqual(h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_live").length, 0)
+    }))
 })

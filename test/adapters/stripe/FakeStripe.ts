@@ -58,7 +58,7 @@ export interface FakeStripe {
   /** A renewal invoice, paid. */
   readonly renew: (subscriptionId: string) => Obj
   /** A webhook delivery of an event about `object`: its raw body and signature header. */
-  readonly event: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string; readonly timestamp?: number }) => {
+  readonly event: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string; readonly timestamp?: number; readonly livemode?: boolean }) => {
     readonly id: string
     readonly payload: string
     readonly header: string
@@ -316,7 +316,7 @@ export const startFakeStripe = async (options: {
         object: "event",
         api_version: "2026-10-28.endive",
         created: now(),
-        livemode: false,
+        livemode: eventOptions.livemode ?? false,
         type,
         data: { object }
       }, null, 2)
