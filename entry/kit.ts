@@ -29,3 +29,11 @@ export * as Keyring from "../core/customer/Keyring.ts"
 export * as Reconciliation from "../core/customer/Reconciliation.ts"
 /** @since 0.1.0 */
 export * as Worker from "../core/customer/Worker.ts"
+/** Payments: the provider port, the kit's payment parts, and the Stripe adapter. @since 0.1.0 */
+export * as PaymentProvider from "../core/customer/PaymentProvider.ts"
+/** @since 0.1.0 */
+export * as Payments from "../core/customer/Payments.ts"
+/** @since 0.1.0 */
+export * as StripeProvider from "../adapters/stripe/StripeProvider.ts"
+/** @since 0.1.0 */
+export type { PaymentPlan } from "../core/customer/Payments.ts"

@@ -13,6 +13,11 @@
  * http.createServer(kit.nodeHandler).listen(8080)
  * ```
  *
+ * With `payments` (Stripe through the official `stripe` package, or any `PaymentProvider`), an
+ * accepted Payment action is answered with a payment continuation, `kit.webhook` verifies the
+ * provider's webhooks (mount it at e.g. `POST /stripe/webhook`), and completions and
+ * reconciliation reads come from what the provider reports (see docs/customer-kit.md).
+ *
  * To rotate secrets without downtime, configure the next revision's pair next to the current one
  * (`revisions: [{ revision: 3, secrets: current }, { revision: 4, secrets: next }]`) before the
  * service's connection check activates revision 4, and drop revision 3 once its actions have ended.
@@ -34,7 +39,11 @@ import * as Worker from "../../core/customer/Worker.ts"
 import type { ExecutionRequest } from "../../core/protocol/messages/Execution.ts"
 import type { PaymentReconciliationRequest } from "../../core/protocol/messages/Reconciliation.ts"
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
-import type { Outbox } from "../../core/ports/Outbox.ts"
+import { Outbox } from "../../core/ports/Outbox.ts"
+import type { PaymentProviderService } from "../../core/customer/PaymentProvider.ts"
+import { makeWebhookIntake, maxWebhookBytes, type PaymentPlan } from "../../core/customer/Payments.ts"
+import * as StripeProvider from "../stripe/StripeProvider.ts"
+import * as Redacted from "effect/Redacted"
 import { type ConnectorSecrets, importSigningKeys } from "../../core/protocol/Signing.ts"
 import type { FieldIssue } from "../../core/protocol/Json.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
@@ -107,7 +116,27 @@ export interface CustomerKitSettings {
     "pollMillis" | "executeLeaseMillis" | "executeTimeoutMillis" | "deliveryLeaseMillis" | "concurrency" | "backoff"
   >
   readonly connectionId?: string
+  /**
+   * Payment actions over a payment provider: Stripe through its official package (`stripe`), or
+   * any `PaymentProvider` (`provider`). Adds the continuation to accepted Payment actions, the
+   * webhook handlers (`kit.webhook`), completions from verified webhooks, and reconciliation reads
+   * from the provider (unless `paymentReader` is given).
+   */
+  readonly payments?: KitPayments
 }
+
+/**
+ * @since 0.1.0
+ */
+export type KitPayments = {
+  /** What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). */
+  readonly plan: (request: ClaimedExecution) => Promise<PaymentPlan | undefined>
+  /** How long a continuation is offered (default 50 minutes, at most 55). */
+  readonly continuationMillis?: number
+} & (
+  | { readonly stripe: StripeProvider.StripeProviderConfig; readonly provider?: never }
+  | { readonly provider: PaymentProviderService; readonly stripe?: never }
+)
 
 /**
  * @since 0.1.0
@@ -148,6 +177,19 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
     // The service's own rules for a pair (at least 32 characters each, distinct, no stray whitespace).
     for (const { issue } of secretIssues(secrets)) issues.push({ ...issue, path: `${path}secrets.${issue.path}` })
   }
+  const stripe = options.payments?.stripe
+  if (stripe !== undefined) {
+    // "The payment provider's webhook signing secret is a third value, distinct from both connector secrets."
+    const webhookSecret = Redacted.value(stripe.webhookSecret)
+    if (webhookSecret.length === 0) issues.push({ path: "payments.stripe.webhookSecret", message: "is required" })
+    for (const { path, secrets } of revisions) {
+      if (webhookSecret === Redacted.value(secrets.actionSigning) || webhookSecret === Redacted.value(secrets.completion)) {
+        issues.push({ path: "payments.stripe.webhookSecret", message: `must differ from ${path}secrets (a third secret)` })
+      }
+    }
+    if (Redacted.value(stripe.secretKey).length === 0) issues.push({ path: "payments.stripe.secretKey", message: "is required" })
+    if (stripe.publishableKey.length === 0) issues.push({ path: "payments.stripe.publishableKey", message: "is required" })
+  }
   const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
   const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
   // A run may call the host twice (lookup, then execute), each up to the time limit, all within the lease.
@@ -163,6 +205,8 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
 export interface CustomerKit {
   readonly fetch: WebHandler
   readonly nodeHandler: NodeHandler
+  /** The payment provider's webhook route (mount it at e.g. `POST /stripe/webhook`), with `payments` only. */
+  readonly webhook: { readonly fetch: WebHandler; readonly nodeHandler: NodeHandler } | undefined
   /** Stops the workers and releases storage. */
   readonly dispose: () => Promise<void>
 }
@@ -177,6 +221,14 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
   const issues = optionIssues(options)
   if (issues.length > 0) throw new CustomerKitOptionsError(issues)
   const { executor, paymentReader, precheck } = options
+  const provider = options.payments === undefined
+    ? undefined
+    : options.payments.provider ?? StripeProvider.make(options.payments.stripe!)
+  const payments = options.payments === undefined || provider === undefined ? undefined : {
+    provider,
+    plan: (request: ClaimedExecution) => Effect.map(Effect.promise(() => options.payments!.plan(request)), Option.fromNullable),
+    ...(options.payments.continuationMillis !== undefined ? { continuationMillis: options.payments.continuationMillis } : {})
+  }
   const keyring = Effect.forEach(revisionsOf(options), ({ revision, secrets }) =>
     Effect.map(importSigningKeys(secrets), (keys): RevisionKeys => ({ revision, keys })))
   const base = Layer.mergeAll(
@@ -190,15 +242,24 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
   )
   const workers = Layer.unwrapEffect(
     Effect.map(keyring, (revisions) =>
-      Worker.layer({ ...options.worker, workspaceId: options.workspaceId, revisions, serviceUrl: options.serviceUrl }))
+      Worker.layer({
+        ...options.worker,
+        workspaceId: options.workspaceId,
+        revisions,
+        serviceUrl: options.serviceUrl,
+        ...(provider !== undefined ? { paymentProvider: provider } : {})
+      }))
   ).pipe(Layer.provideMerge(base))
   const runtime = ManagedRuntime.make(workers)
   try {
-    const handler = await runtime.runPromise(
+    const { handler, webhook } = await runtime.runPromise(
       Effect.gen(function*() {
         const revisions = yield* keyring
         const worker = yield* Worker.CustomerWorker
-        return yield* makeCustomerHandler({
+        const webhook = provider === undefined
+          ? undefined
+          : makeWebhookIntake({ provider, outbox: yield* Outbox, onRecorded: worker.wakePaymentEvents })
+        const handler = yield* makeCustomerHandler({
           workspaceId: options.workspaceId,
           revisions,
           onClaimed: worker.wake,
@@ -209,11 +270,20 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
             : {}),
           ...(paymentReader !== undefined
             ? { paymentReader: { read: (input) => Effect.promise(() => paymentReader.read(input)) } }
-            : {})
+            : {}),
+          ...(payments !== undefined ? { payments } : {})
         })
+        return { handler, webhook }
       })
     )
-    return { fetch: toWebHandler(handler.handle), nodeHandler: toNodeHandler(handler.handle), dispose: () => runtime.dispose() }
+    return {
+      fetch: toWebHandler(handler.handle),
+      nodeHandler: toNodeHandler(handler.handle),
+      webhook: webhook === undefined
+        ? undefined
+        : { fetch: toWebHandler(webhook, maxWebhookBytes), nodeHandler: toNodeHandler(webhook, maxWebhookBytes) },
+      dispose: () => runtime.dispose()
+    }
   } catch (error) {
     await runtime.dispose()
     throw error

@@ -28,7 +28,7 @@ const preParsed = (req: IncomingMessage): Uint8Array | undefined => {
   return undefined
 }
 
-const readBody = (req: IncomingMessage): Promise<RawBody> =>
+const readBody = (req: IncomingMessage, maxBytes: number): Promise<RawBody> =>
   new Promise((resolve) => {
     const given = preParsed(req)
     if (given !== undefined) return resolve({ kind: "bytes", bytes: given })
@@ -43,7 +43,7 @@ const readBody = (req: IncomingMessage): Promise<RawBody> =>
     }
     req.on("data", (chunk: Buffer) => {
       size += chunk.length
-      if (size > maxRequestBytes) {
+      if (size > maxBytes) {
         settle({ kind: "error", status: 413, error: "body_too_large" })
         req.resume()
         return
@@ -66,16 +66,17 @@ const error = (status: number, code: string): CustomerResponse => ({
 })
 
 /**
- * Wraps a built handler. Only `POST` is answered (others get 405).
+ * Wraps a built handler. Only `POST` is answered (others get 405). `maxBytes` (default
+ * `maxRequestBytes`, 64 KiB) bounds the body read (the webhook route reads up to 256 KiB).
  *
  * @since 0.1.0
  */
-export const toNodeHandler = (handle: CustomerHandler["handle"]): NodeHandler => (req, res) => {
+export const toNodeHandler = (handle: CustomerHandler["handle"], maxBytes: number = maxRequestBytes): NodeHandler => (req, res) => {
   if (req.method !== "POST") {
     req.resume()
     return send(res, error(405, "method_not_allowed"))
   }
-  void readBody(req).then(async (body) => {
+  void readBody(req, maxBytes).then(async (body) => {
     const response = body.kind === "error"
       ? error(body.status, body.error)
       : await Effect.runPromise(handle({ headers: req.headers, body: body.bytes }))

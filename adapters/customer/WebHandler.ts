@@ -30,10 +30,10 @@ export type WebHandler = (request: Request) => Promise<Response>
 const json = (status: number, body: unknown): Response =>
   new Response(encodeBody(body), { status, headers: { "content-type": "application/json" } })
 
-/** The body's bytes, or `undefined` past `maxRequestBytes` (the rest is not read). */
-const readBody = async (request: Request): Promise<Uint8Array | undefined> => {
+/** The body's bytes, or `undefined` past `maxBytes` (the rest is not read). */
+const readBody = async (request: Request, maxBytes: number): Promise<Uint8Array | undefined> => {
   const declared = request.headers.get("content-length")
-  if (declared !== null && Number(declared) > maxRequestBytes) return undefined
+  if (declared !== null && Number(declared) > maxBytes) return undefined
   if (request.body === null) return new Uint8Array(0)
   const reader = request.body.getReader()
   const chunks: Array<Uint8Array> = []
@@ -42,7 +42,7 @@ const readBody = async (request: Request): Promise<Uint8Array | undefined> => {
     const { done, value } = await reader.read()
     if (done) break
     size += value.byteLength
-    if (size > maxRequestBytes) {
+    if (size > maxBytes) {
       await reader.cancel().catch(() => undefined)
       return undefined
     }
@@ -58,15 +58,16 @@ const readBody = async (request: Request): Promise<Uint8Array | undefined> => {
 }
 
 /**
- * Wraps a built handler. Only `POST` is answered (others get 405).
+ * Wraps a built handler. Only `POST` is answered (others get 405). `maxBytes` (default
+ * `maxRequestBytes`, 64 KiB) bounds the body read (the webhook route reads up to 256 KiB).
  *
  * @since 0.1.0
  */
-export const toWebHandler = (handle: CustomerHandler["handle"]): WebHandler => async (request) => {
+export const toWebHandler = (handle: CustomerHandler["handle"], maxBytes: number = maxRequestBytes): WebHandler => async (request) => {
   if (request.method !== "POST") return json(405, { error: "method_not_allowed" })
   let body: Uint8Array | undefined
   try {
-    body = await readBody(request)
+    body = await readBody(request, maxBytes)
   } catch {
     return json(400, { error: "unreadable_body" })
   }

@@ -11,6 +11,23 @@
  *
  * Results carry fixed reasons, never a secret or a body.
  *
+ * With `payments` (the Stripe installation values) it also runs the installation checks before
+ * offering payment capabilities, 1–6 (`PaymentChecks.ts`): each `passed`, `failed` or
+ * `not_verified` with why, the payment test cases (6) in a section of their own, apart from the
+ * handshake results, and never with a live key (`sk_live_` stops them with one clear line).
+ * `paymentOptionsFromEnv` reads them from these environment variables (the names the reference
+ * backend reads, plus the doctor's own):
+ *
+ * - `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY`, `STRIPE_WEBHOOK_SECRET` (all three, or no
+ *   payment checks), `STRIPE_API_BASE` (another API base, e.g. a local fake);
+ * - `ACCORD_CONNECTED_ACCOUNT_ID`: the provider account connected to the workspace (check 1);
+ * - `ACCORD_DOCTOR_PRICE_IDS`: comma-separated price ids the app sells (check 2);
+ * - `ACCORD_DOCTOR_WEBHOOK_URL`: the deployed webhook route, e.g. `https://…/stripe/webhook` (check 5);
+ * - `ACCORD_DOCTOR_PAYMENT_TESTS=1`: run the payment test cases (check 6; test keys only);
+ * - `ACCORD_DOCTOR_PRICE_KEY`: the `priceKey` of the test purchase (default `addon`).
+ *
+ * The environment itself is passed as `env` for check 3 (the exact names the app reads).
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -26,6 +43,15 @@ import { computeSignature, encodeBody, freshNonce, headerNames, importSigningKey
 import { formatTimestamp } from "../../core/protocol/Timestamp.ts"
 import { makeVerifier } from "../../core/protocol/Verification.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
+import type { PaymentCapabilities } from "../../core/protocol/messages/Handshake.ts"
+import { type CheckSection, type CheckStatus, type DoctorPaymentOptions, runPaymentChecks } from "./PaymentChecks.ts"
+
+/**
+ * The payment checks' options and statuses (`PaymentChecks.ts`).
+ *
+ * @since 0.1.0
+ */
+export type { CheckSection, CheckStatus, DoctorPaymentOptions } from "./PaymentChecks.ts"
 
 /**
  * @since 0.1.0
@@ -40,6 +66,43 @@ export interface DoctorOptions {
   /** Also send one signed execution and its duplicate (the backend may perform it). */
   readonly withExecution?: boolean
   readonly timeoutMillis?: number
+  /** The Stripe installation values: adds installation checks 1–6 (`PaymentChecks.ts`). */
+  readonly payments?: DoctorPaymentOptions
+}
+
+/**
+ * The payment checks' options from the environment (names in the module comment); `undefined`
+ * unless all three Stripe values are set.
+ *
+ * @since 0.1.0
+ */
+export const paymentOptionsFromEnv = (env: Readonly<Record<string, string | undefined>>): DoctorPaymentOptions | undefined => {
+  const value = (name: string) => {
+    const found = env[name]
+    return found === undefined || found.trim() === "" ? undefined : found
+  }
+  const secretKey = value("STRIPE_SECRET_KEY")
+  const publishableKey = value("STRIPE_PUBLISHABLE_KEY")
+  const webhookSecret = value("STRIPE_WEBHOOK_SECRET")
+  if (secretKey === undefined || publishableKey === undefined || webhookSecret === undefined) return undefined
+  const optional = (name: string) => (value(name) === undefined ? {} : { [name]: value(name)! })
+  const apiBase = optional("STRIPE_API_BASE").STRIPE_API_BASE
+  const connectedAccountId = optional("ACCORD_CONNECTED_ACCOUNT_ID").ACCORD_CONNECTED_ACCOUNT_ID
+  const webhookUrl = optional("ACCORD_DOCTOR_WEBHOOK_URL").ACCORD_DOCTOR_WEBHOOK_URL
+  const priceKey = optional("ACCORD_DOCTOR_PRICE_KEY").ACCORD_DOCTOR_PRICE_KEY
+  const priceIds = value("ACCORD_DOCTOR_PRICE_IDS")?.split(",").map((id) => id.trim()).filter((id) => id !== "")
+  return {
+    secretKey,
+    publishableKey,
+    webhookSecret,
+    env,
+    runPaymentTests: value("ACCORD_DOCTOR_PAYMENT_TESTS") === "1" || value("ACCORD_DOCTOR_PAYMENT_TESTS") === "true",
+    ...(apiBase !== undefined ? { apiBase } : {}),
+    ...(connectedAccountId !== undefined ? { connectedAccountId } : {}),
+    ...(webhookUrl !== undefined ? { webhookUrl } : {}),
+    ...(priceKey !== undefined ? { priceKey } : {}),
+    ...(priceIds !== undefined ? { priceIds } : {})
+  }
 }
 
 /**
@@ -48,7 +111,10 @@ export interface DoctorOptions {
 export interface DoctorCheck {
   readonly id: string
   readonly title: string
+  /** `false` only for a `failed` check. */
   readonly ok: boolean
+  readonly status: CheckStatus
+  readonly section: CheckSection
   readonly reason: string
 }
 
@@ -83,7 +149,9 @@ export const runDoctor = (options: DoctorOptions): Promise<DoctorReport> =>
 const doctor = (options: DoctorOptions) =>
   Effect.gen(function*() {
     const checks: Array<DoctorCheck> = []
-    const add = (id: string, title: string, ok: boolean, reason: string) => checks.push({ id, title, ok, reason })
+    const add = (id: string, title: string, ok: boolean, reason: string) =>
+      checks.push({ id, title, ok, status: ok ? "passed" : "failed", section: "handshake", reason })
+    let proof: PaymentCapabilities | undefined
     const revision = options.revision ?? 0
     // The service's own registration rules, so a secret the doctor passes is one `PUT /connector` takes.
     const issues = secretIssues({
@@ -163,6 +231,7 @@ const doctor = (options: DoctorOptions) =>
         if (ack.challenge !== nonce || ack.workspaceId !== options.workspaceId || ack.connectionId !== doctorConnectionId) {
           return "the acknowledgement does not echo challenge, connection and workspace"
         }
+        proof = ack.paymentCapabilities ?? proof
         return "ok"
       })
 
@@ -272,13 +341,43 @@ const doctor = (options: DoctorOptions) =>
       const refusedMismatch = mismatch.reason !== "ok"
       add("key_mismatch_rejected", "An execution whose idempotency header differs from the body is refused", refusedMismatch, refusedMismatch ? "ok" : "it was acknowledged")
     }
+    if (options.payments !== undefined) {
+      yield* runPaymentChecks(options.payments, {
+        endpoint: options.endpoint,
+        workspaceId: options.workspaceId,
+        keys,
+        connectorSecrets: [options.actionSigningSecret, options.completionSecret],
+        proof,
+        revision,
+        verifier,
+        post: (headers, body) => post(headers, body),
+        add: (id, title, status, reason, section) => checks.push({ id, title, ok: status !== "failed", status, section, reason })
+      })
+    }
     return { ok: checks.every((c) => c.ok), checks }
   })
 
+const sectionTitles: Record<CheckSection, string> = {
+  handshake: "Handshake and handler",
+  installation: "Installation checks before offering payment capabilities",
+  payment_tests: "Payment test cases (provider test data only)"
+}
+
 /**
- * The checklist as text lines (✓ / ✗).
+ * The checklist as text lines (✓ passed, ✗ failed, ? not verified with why), by section: the
+ * payment test cases apart from the handshake results.
  *
  * @since 0.1.0
  */
-export const formatReport = (report: DoctorReport): string =>
-  [...report.checks.map((c) => `${c.ok ? "✓" : "✗"} ${c.title}${c.ok ? "" : ` — ${c.reason}`}`), report.ok ? "all checks passed" : "some checks failed"].join("\n")
+export const formatReport = (report: DoctorReport): string => {
+  const sections = [...new Set(report.checks.map((c) => c.section ?? "handshake"))]
+  const line = (c: DoctorCheck) => {
+    const status = c.status ?? (c.ok ? "passed" : "failed")
+    return status === "passed" ? `✓ ${c.title}` : status === "failed" ? `✗ ${c.title} — ${c.reason}` : `? ${c.title} — not verified: ${c.reason}`
+  }
+  const body = sections.length === 1 && sections[0] === "handshake"
+    ? report.checks.map(line)
+    : sections.flatMap((section) => [`${sectionTitles[section]}:`, ...report.checks.filter((c) => (c.section ?? "handshake") === section).map((c) => `  ${line(c)}`)])
+  const unverified = report.checks.filter((c) => c.status === "not_verified").length
+  return [...body, report.ok ? (unverified > 0 ? `no check failed; ${unverified} not verified` : "all checks passed") : "some checks failed"].join("\n")
+}

@@ -20,6 +20,10 @@
  * `handle` never fails: every error becomes a JSON response that names a code and, for shape
  * errors, the failing paths, never the received values.
  *
+ * With `payments` (`Payments.ts`), an accepted Payment action's acknowledgement carries the spec's
+ * payment continuation (the intent created before the claim; a duplicate gets the same one), and
+ * reconciliation reads are answered from the payment provider.
+ *
  * The public module composes the one route over its parts in `internal/`: authentication and
  * responses (`endpoint.ts`), the handshake answer (`handshakeAnswer.ts`), the execution claim and
  * acknowledgement (`executionClaim.ts`) and the reconciliation answer (`reconciliationAnswer.ts`).
@@ -36,6 +40,7 @@ import type { ExecutionRequest } from "../protocol/messages/Execution.ts"
 import type { NonceStore } from "../ports/NonceStore.ts"
 import { makeSigner, type Purpose } from "../protocol/Signing.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
+import { makePaymentClaim, makePaymentReader, type PaymentSettings } from "./Payments.ts"
 import { makeVerifier, readHeader } from "../protocol/Verification.ts"
 import { isJsonContentType, parseJsonSyntax } from "../protocol/Json.ts"
 import { type KeyOptions, keyringOf } from "./Keyring.ts"
@@ -79,8 +84,16 @@ export interface CustomerHandlerSettings {
    * host's payment handler supports and its connected provider account.
    */
   readonly payment?: PaymentProofSettings
-  /** Answers payment reconciliation reads; without it they get 501 `reconciliation_unsupported`. */
+  /**
+   * Answers payment reconciliation reads; without it (and without `payments`) they get 501
+   * `reconciliation_unsupported`.
+   */
   readonly paymentReader?: PaymentReaderService
+  /**
+   * Payment actions over the host's payment provider (`Payments.ts`): a continuation in the
+   * acknowledgement, and, unless `paymentReader` is given, reconciliation reads from the provider.
+   */
+  readonly payments?: PaymentSettings
   /** Run after an execution was claimed (the kit wakes its worker). */
   readonly onClaimed?: Effect.Effect<void>
 }
@@ -145,11 +158,14 @@ export const makeCustomerHandler = (
       connectionId,
       precheck: options.precheck,
       onClaimed: options.onClaimed,
+      payment: options.payments === undefined ? undefined : makePaymentClaim(options.payments),
       crypto,
       ledger,
       exchange
     })
-    const reconcile = makeReconciliationAnswer({ workspaceId, paymentReader: options.paymentReader, ledger, exchange })
+    const paymentReader = options.paymentReader ??
+      (options.payments === undefined ? undefined : makePaymentReader({ provider: options.payments.provider, ledger }))
+    const reconcile = makeReconciliationAnswer({ workspaceId, paymentReader, ledger, exchange })
 
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
       Effect.gen(function*() {

@@ -23,6 +23,11 @@
  * (`internal/actionExecutor.ts`), the execution step (`internal/execution.ts`) and the delivery
  * step (`internal/completionDelivery.ts`).
  *
+ * - `customer.payment_event` (with a `paymentProvider`, enqueued by the webhook route): a verified
+ *   provider event reconciled against a fresh provider read into at most the completions the
+ *   payment's state calls for, each committed with its `customer.complete` item
+ *   (`internal/paymentEvents.ts`).
+ *
  * Each kind runs in its own loop that keeps up to `concurrency` items in flight and leases more as
  * each one ends (`runLeased`): a slow or hung host call holds one slot, never the executions behind
  * it. A host call that has not returned within `executeTimeoutMillis` is abandoned and counts as an
@@ -53,6 +58,9 @@ import { makeDeliverItem } from "./internal/completionDelivery.ts"
 import { makeExecuteItem } from "./internal/execution.ts"
 import { completeOutboxKind } from "./internal/kitRecord.ts"
 import { makeLeasedItemEnds } from "./internal/leasedItem.ts"
+import { makePaymentEventItem } from "./internal/paymentEvents.ts"
+import { paymentEventOutboxKind } from "./internal/paymentRecord.ts"
+import type { PaymentProviderService } from "./PaymentProvider.ts"
 
 /**
  * The host's port: the executor service, its tag and the result it reports
@@ -121,6 +129,13 @@ export interface CustomerWorkerSettings {
   /** Items in flight per loop, executions and deliveries each (default 16). */
   readonly concurrency?: number
   readonly backoff?: Backoff
+  /**
+   * The host's payment provider: verified webhook events recorded by the webhook route are
+   * reconciled against it and turned into completions (`internal/paymentEvents.ts`), in a third loop.
+   */
+  readonly paymentProvider?: PaymentProviderService
+  /** Lease of one provider event's reconciliation (default 60 s). */
+  readonly paymentEventLeaseMillis?: number
 }
 
 /**
@@ -141,6 +156,10 @@ export interface CustomerWorkerService {
   readonly deliverDue: Effect.Effect<number, StorageError>
   /** Cuts the execution loop's idle wait short (the handler calls it after a claim). */
   readonly wake: Effect.Effect<void>
+  /** One step by hand: leases recorded provider events and reconciles each once; the number leased. */
+  readonly reconcileEventsDue: Effect.Effect<number, StorageError>
+  /** Cuts the payment event loop's idle wait short (the webhook route calls it after recording an event). */
+  readonly wakePaymentEvents: Effect.Effect<void>
 }
 
 /**
@@ -185,6 +204,17 @@ const build = (
       onPersisted: Queue.offer(deliverySignal, undefined)
     })
     const deliverItem = makeDeliverItem({ ledger, signer, transport, keyring, url, ends })
+    const paymentSignal = yield* Queue.sliding<void>(1)
+    const paymentEventLeaseMillis = options.paymentEventLeaseMillis ?? 60_000
+    const paymentEventItem = options.paymentProvider === undefined
+      ? (item: OutboxItem) => Effect.asVoid(ends.done(item))
+      : makePaymentEventItem({
+        ledger,
+        crypto,
+        provider: options.paymentProvider,
+        ends,
+        onPersisted: Queue.offer(deliverySignal, undefined)
+      })
 
     const lease = (kind: string, leaseMillis: number) => (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => outbox.lease({ owner, now, leaseMillis, limit, kinds: [kind] }))
@@ -213,11 +243,18 @@ const build = (
       worker: {
         executeDue: step(executeOutboxKind, executeLeaseMillis, executeItem),
         deliverDue: step(completeOutboxKind, deliveryLeaseMillis, deliverItem),
-        wake: Effect.asVoid(Queue.offer(executeSignal, undefined))
+        wake: Effect.asVoid(Queue.offer(executeSignal, undefined)),
+        reconcileEventsDue: step(paymentEventOutboxKind, paymentEventLeaseMillis, paymentEventItem),
+        wakePaymentEvents: Effect.asVoid(Queue.offer(paymentSignal, undefined))
       },
       loops: Effect.zipRight(
-        loop("execution", executeOutboxKind, executeLeaseMillis, executeItem, executeSignal),
-        loop("delivery", completeOutboxKind, deliveryLeaseMillis, deliverItem, deliverySignal)
+        Effect.zipRight(
+          loop("execution", executeOutboxKind, executeLeaseMillis, executeItem, executeSignal),
+          loop("delivery", completeOutboxKind, deliveryLeaseMillis, deliverItem, deliverySignal)
+        ),
+        options.paymentProvider === undefined
+          ? Effect.void
+          : loop("payment events", paymentEventOutboxKind, paymentEventLeaseMillis, paymentEventItem, paymentSignal)
       )
     }
   })

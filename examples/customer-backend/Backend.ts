@@ -11,6 +11,13 @@
  * process died right after it, and the event is sent even then: a small delivery loop sends every
  * pending event (the same `event_id` on every attempt, backoff between attempts) until the service
  * accepts it or refuses it for good, and picks up whatever an earlier process left pending.
+ *
+ * With `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY` and `STRIPE_WEBHOOK_SECRET` set it also sells
+ * one-time purchases (priced by its own `EXAMPLE_PRICES`) and saves payment methods (setup-only):
+ * the kit answers such actions with a Stripe payment continuation, verifies Stripe's webhooks at
+ * `POST /stripe/webhook`, completes the action once Stripe itself reports the outcome, and answers
+ * the service's reconciliation reads from Stripe. `STRIPE_API_BASE` points the Stripe client at
+ * another API base (a local fake, in tests).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -36,6 +43,7 @@ import {
 } from "accord/kit"
 import { Cipher, Execution, Uuid } from "accord/protocol"
 import * as Sdk from "accord/sdk"
+import { StripeProvider } from "accord/kit"
 import { Database, SqlStorage } from "accord/sql"
 
 export interface BackendConfig {
@@ -58,6 +66,39 @@ export interface BackendConfig {
   readonly allowInsecureServiceUrl: boolean
   /** Delays between attempts to send one `entitlement_active` (default 1 s doubling to 5 minutes). */
   readonly eventRetry?: Backoff
+  /** Stripe payments (all of `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY`, `STRIPE_WEBHOOK_SECRET` set). */
+  readonly stripe?: StripeConfig
+}
+
+export interface StripeConfig {
+  readonly secretKey: string
+  readonly publishableKey: string
+  /** The webhook endpoint's signing secret: a third secret, apart from both connector secrets. */
+  readonly webhookSecret: string
+  /** `STRIPE_API_BASE`: another API base URL (a local fake in tests). */
+  readonly apiBase: string | undefined
+  /** What each `priceKey` of a one-time purchase charges (`EXAMPLE_PRICES`). */
+  readonly prices: Readonly<Record<string, { readonly amountMinor: number; readonly currency: string }>>
+}
+
+/** The default price list: one add-on at 49.00 USD. */
+const defaultPrices = { addon: { amountMinor: 4900, currency: "usd" } } as const
+
+const parsePrices = (value: string): StripeConfig["prices"] | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(value)
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+    const prices: Record<string, { amountMinor: number; currency: string }> = {}
+    for (const [key, price] of Object.entries(parsed)) {
+      const { amountMinor, currency } = (price ?? {}) as { amountMinor?: unknown; currency?: unknown }
+      if (typeof amountMinor !== "number" || !Number.isSafeInteger(amountMinor) || amountMinor <= 0) return undefined
+      if (typeof currency !== "string" || !/^[a-z]{3}$/.test(currency)) return undefined
+      prices[key] = { amountMinor, currency }
+    }
+    return prices
+  } catch {
+    return undefined
+  }
 }
 
 const isFeatureKey = Schema.is(Sdk.CreateGateBody.fields.featureKey)
@@ -118,6 +159,38 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
   if (!isFeatureKey(featureKey)) problems.push("EXAMPLE_FEATURE_KEY must be a lower-case code of 1 to 64 characters")
   const connectionRevision = parsed("ACCORD_CONNECTION_REVISION", parseInteger, 0, "a non-negative integer (the revision PUT /connector answered)")
 
+  // Stripe: the three installation values under the exact names read here, all or none.
+  const stripeNames = ["STRIPE_SECRET_KEY", "STRIPE_PUBLISHABLE_KEY", "STRIPE_WEBHOOK_SECRET"] as const
+  const stripeSet = stripeNames.filter((name) => text(name) !== undefined)
+  let stripe: StripeConfig | undefined
+  if (stripeSet.length > 0 && stripeSet.length < stripeNames.length) {
+    for (const name of stripeNames) if (text(name) === undefined) problems.push(`${name} is required when ${stripeSet.join(", ")} is set`)
+  } else if (stripeSet.length === stripeNames.length) {
+    const secretKey = text("STRIPE_SECRET_KEY")!
+    const publishableKey = text("STRIPE_PUBLISHABLE_KEY")!
+    const webhookSecret = text("STRIPE_WEBHOOK_SECRET")!
+    if (!/^(sk|rk)_(test|live)_/.test(secretKey)) problems.push("STRIPE_SECRET_KEY must be a secret key (sk_test_…, sk_live_… or a restricted rk_…)")
+    if (!/^pk_(test|live)_/.test(publishableKey)) problems.push("STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_test_… or pk_live_…)")
+    if (!webhookSecret.startsWith("whsec_")) problems.push("STRIPE_WEBHOOK_SECRET must be the webhook endpoint's signing secret (whsec_…)")
+    if (/_live_/.test(secretKey) !== /_live_/.test(publishableKey)) {
+      problems.push("STRIPE_SECRET_KEY and STRIPE_PUBLISHABLE_KEY must both be test keys or both live keys")
+    }
+    if (webhookSecret === actionSigningSecret || webhookSecret === completionSecret) {
+      problems.push("STRIPE_WEBHOOK_SECRET must differ from ACCORD_ACTION_SIGNING_SECRET and ACCORD_COMPLETION_SECRET (a third secret)")
+    }
+    const apiBase = text("STRIPE_API_BASE")
+    if (apiBase !== undefined) {
+      const url = parseUrl(apiBase)
+      if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.username !== "" || url.password !== "") {
+        problems.push("STRIPE_API_BASE must be an http(s) base URL, without credentials")
+      } else if (!allowInsecureServiceUrl && url.protocol === "http:") {
+        problems.push("STRIPE_API_BASE must be https (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http for a local fake)")
+      }
+    }
+    const prices = parsed("EXAMPLE_PRICES", parsePrices, defaultPrices, 'a JSON object of price keys, e.g. {"addon":{"amountMinor":4900,"currency":"usd"}}')
+    stripe = { secretKey, publishableKey, webhookSecret, apiBase, prices }
+  }
+
   if (problems.length > 0) throw new InvalidConfig({ problems })
   return {
     port,
@@ -131,7 +204,8 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
     dataDir: text("ACCORD_DATA_DIR") ?? "./.customer-data",
     databaseUrl: text("DATABASE_URL"),
     featureKey,
-    allowInsecureServiceUrl
+    allowInsecureServiceUrl,
+    ...(stripe !== undefined ? { stripe } : {})
   }
 }
 
@@ -257,6 +331,23 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
       FROM example_trials t WHERE t.account_id = ${accountId}`).then((rows) =>
         rows[0] === undefined ? undefined : { trialEndsAt: Number(rows[0].trial_ends_at), extensions: Number(rows[0].extensions) })
 
+  const stripe = config.stripe
+  const stripeSettings = stripe === undefined ? undefined : {
+    secretKey: Redacted.make(stripe.secretKey),
+    publishableKey: stripe.publishableKey,
+    webhookSecret: Redacted.make(stripe.webhookSecret),
+    ...(stripe.apiBase !== undefined ? { apiBase: stripe.apiBase } : {})
+  }
+  // The payment capability proof names the provider account behind STRIPE_SECRET_KEY; without it
+  // (Stripe unreachable at start) the handshake offers no payment modes.
+  const providerAccountId = stripeSettings === undefined ? undefined : await Effect.runPromise(StripeProvider.accountOf(stripeSettings)).then(
+    (account) => account.id,
+    () => {
+      console.error("Stripe: the account behind STRIPE_SECRET_KEY could not be read; no payment modes are offered")
+      return undefined
+    }
+  )
+  const paymentFamilies = new Set(["payment.one_time_purchase", "payment.setup_only"])
   const kit = await makeCustomerKit({
     workspaceId: config.workspaceId,
     secrets: { actionSigning: Redacted.make(config.actionSigningSecret), completion: Redacted.make(config.completionSecret) },
@@ -265,7 +356,30 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     allowInsecureServiceUrl: config.allowInsecureServiceUrl,
     storage: Layer.succeedContext(await runtime.runtime().then((rt) => rt.context)),
     // Only the operation this backend implements is accepted; anything else is rejected up front.
-    precheck: async (request) => (Execution.isExtendTrialOperation(request.action.operation) ? undefined : "unsupported_operation"),
+    precheck: async (request) =>
+      Execution.isExtendTrialOperation(request.action.operation) ||
+        (stripe !== undefined && paymentFamilies.has(request.action.operation.family))
+        ? undefined
+        : "unsupported_operation",
+    ...(stripeSettings !== undefined && providerAccountId !== undefined
+      ? {
+        payment: { modes: ["one_time_purchase", "setup_only"], providerAccountId, livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey) },
+        payments: {
+          stripe: stripeSettings,
+          // The amount comes from this backend's own price list, by the operation's price key; never from the browser.
+          plan: async (claimed: ClaimedExecution) => {
+            const operation = claimed.action.operation as { readonly family: string; readonly priceKey?: unknown }
+            if (operation.family === "payment.setup_only") return { mode: "setup_only" }
+            const price = typeof operation.priceKey === "string" && Object.hasOwn(stripe!.prices, operation.priceKey)
+              ? stripe!.prices[operation.priceKey]
+              : undefined
+            return operation.family === "payment.one_time_purchase" && price !== undefined
+              ? { mode: "one_time_purchase", amountMinor: price.amountMinor, currency: price.currency }
+              : undefined
+          }
+        }
+      }
+      : {}),
     executor: {
       execute: async (claimed: ClaimedExecution) => {
         const operation = claimed.action.operation
@@ -379,6 +493,8 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://backend")
     if (req.method === "POST" && url.pathname === "/connector") return kit.nodeHandler(req, res)
+    // Stripe's webhook endpoint: verified with STRIPE_WEBHOOK_SECRET over the raw body.
+    if (req.method === "POST" && url.pathname === "/stripe/webhook" && kit.webhook !== undefined) return kit.webhook.nodeHandler(req, res)
     // An example only: unauthenticated, so anyone who can reach it learns an account's trial state.
     // A real backend answers this behind its own authentication, for the signed-in account.
     const entitlementPath = /^\/entitlements\/([^/]+)$/.exec(url.pathname)

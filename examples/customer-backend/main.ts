@@ -19,7 +19,10 @@ try {
 const backend = await start(config!).catch((error: unknown) =>
   stop([`customer backend cannot start: ${(error as { _tag?: string })._tag ?? (error as Error).name ?? "error"}`])
 )
-console.log(`customer backend listening on ${backend.url} (kit at POST /connector, connection revision ${config!.connectionRevision})`)
+console.log(
+  `customer backend listening on ${backend.url} (kit at POST /connector, connection revision ${config!.connectionRevision}` +
+    `${config!.stripe !== undefined ? ", Stripe webhooks at POST /stripe/webhook" : ""})`
+)
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => void backend.close().then(() => process.exit(0)))
 }

@@ -50,6 +50,24 @@ describe("runtime smoke: the customer kit answers a handshake and an execution a
   }
 })
 
+// --- The kit's Stripe webhook handler on each runtime's own server -------------------------------
+
+const webhookSmoke = "test/runtimes/smoke/stripeWebhook.ts"
+const webhookRuntimes: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = [
+  ["bun", bin("bun"), [webhookSmoke]],
+  ["deno", bin("deno"), ["run", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", webhookSmoke]]
+]
+
+describe("runtime smoke: the kit's Stripe webhook handler verifies over the raw body and completes from a provider read", () => {
+  for (const [runtime, command, args] of webhookRuntimes) {
+    it(runtime, async () => {
+      const { stdout } = await run(command, [...args], { cwd: root, timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } })
+      const report = JSON.parse(stdout.trim().split("\n").at(-1)!)
+      assert.deepStrictEqual(report, { runtime, ok: true, continuation: "payment", forged: 400, webhook: 200, completion: "succeeded" })
+    }, 90_000)
+  }
+})
+
 // --- The real server on each runtime: boots, serves, drains and stops cleanly on SIGTERM ---------
 
 const serverWorkspaceId = "5e1f0c2a-7d3b-4c8e-9a6f-0b1c2d3e4f50"

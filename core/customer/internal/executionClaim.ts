@@ -7,23 +7,32 @@
  * first claimed under its key is not a retry: it is refused (409 `request_mismatch`, naming the
  * differing fields) and stores nothing.
  *
+ * With the payment hooks (`Payments.ts`), an accepted Payment action's intent is created before the
+ * claim, only when no record exists under the key, and its reference is stored in the
+ * acknowledgement; the acknowledgement then carries the continuation, and a duplicate gets the same
+ * one read back from the provider. Such an action gets no execute item: its completions come from
+ * the provider's webhooks.
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { ActionLedgerService } from "../../ports/ActionLedger.ts"
+import type { ActionLedgerService, ActionRecord } from "../../ports/ActionLedger.ts"
 import { Crypto, type CryptoService } from "../../ports/Crypto.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { checkIdempotencyKey } from "../../protocol/Idempotency.ts"
 import { canonicalJson } from "../../protocol/Json.ts"
 import type { AcceptedAck, RejectedAck } from "../../protocol/messages/Acknowledgement.ts"
+import type { PaymentContinuation } from "../../protocol/messages/Continuation.ts"
 import { Code } from "../../protocol/messages/Common.ts"
 import { ExecutionRequest } from "../../protocol/messages/Execution.ts"
 import { headerNames, protocolVersion, type SigningKeys } from "../../protocol/Signing.ts"
 import { readHeader, type VerificationError } from "../../protocol/Verification.ts"
 import type { ClaimedExecution } from "../ClaimedExecution.ts"
+import type { PaymentClaim } from "../Payments.ts"
+import { StoredPayment } from "./paymentRecord.ts"
 import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
 
 /**
@@ -41,7 +50,9 @@ export const executeOutboxKind = "customer.execute"
  */
 export const StoredAcknowledgement = Schema.Struct({
   state: Schema.Literal("accepted", "rejected"),
-  errorCode: Schema.optionalWith(Code, { exact: true })
+  errorCode: Schema.optionalWith(Code, { exact: true }),
+  /** A Payment action's intent and binding (`Payments.ts`): its continuation answers duplicates too. */
+  payment: Schema.optionalWith(StoredPayment, { exact: true })
 })
 
 /**
@@ -75,6 +86,8 @@ export const makeExecutionClaim = (options: {
   readonly connectionId: string
   readonly precheck: ((request: ExecutionRequest) => Effect.Effect<Option.Option<string>>) | undefined
   readonly onClaimed: Effect.Effect<void> | undefined
+  /** Payment actions: the intent and continuation (`Payments.ts`); without it they run like any other. */
+  readonly payment?: PaymentClaim | undefined
   readonly crypto: CryptoService
   readonly ledger: ActionLedgerService
   readonly exchange: EndpointExchange
@@ -86,7 +99,8 @@ export const makeExecutionClaim = (options: {
     keys: SigningKeys,
     request: ExecutionRequest,
     nonce: string,
-    stored: StoredAcknowledgement
+    stored: StoredAcknowledgement,
+    continuation?: PaymentContinuation
   ): Effect.Effect<CustomerResponse> => {
     const echoed = {
       type: "service.customer_action.ack" as const,
@@ -97,7 +111,7 @@ export const makeExecutionClaim = (options: {
       requestNonce: nonce
     }
     const ack: AcceptedAck | RejectedAck = stored.state === "accepted"
-      ? { ...echoed, state: "accepted" }
+      ? { ...echoed, state: "accepted", ...(continuation !== undefined ? { continuation } : {}) }
       : { ...echoed, state: "rejected", ...(stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}) }
     return signed(keys, 202, "dispatch_response", ack)
   }
@@ -122,8 +136,41 @@ export const makeExecutionClaim = (options: {
         onNone: (): StoredAcknowledgement => ({ state: "accepted" }),
         onSome: (code): StoredAcknowledgement => ({ state: "rejected", errorCode: isCode(code) ? code : "rejected" })
       })
-      const now = yield* Clock.currentTimeMillis
       const { requestNonce: _nonce, requestedAt: _requestedAt, ...claimed } = request
+      // A duplicate: answer with the original acknowledgement, never creating work again, but only
+      // for the same request (rule 3); the same key with other bindings is refused.
+      const duplicate = (existing: Option.Option<ActionRecord>) =>
+        Effect.gen(function*() {
+          if (Option.isNone(existing)) return errorResponse(409, { error: "conflict" })
+          const fields = differingFields(existing.value.request, claimed)
+          if (fields.length > 0) return errorResponse(409, { error: "request_mismatch", fields })
+          const original = decodeStored(existing.value.acknowledgement)
+          if (Option.isNone(original)) return errorResponse(409, { error: "conflict" })
+          const payment = original.value.payment
+          if (payment === undefined || options.payment === undefined) {
+            return yield* acknowledge(entry.keys, request, headers.nonce, original.value)
+          }
+          // The same intent as the first answer (its client secret read back), until it expires.
+          const presented = yield* Effect.either(options.payment.present(payment))
+          if (presented._tag === "Left") return errorResponse(503, { error: "payment_provider_unavailable" })
+          return yield* acknowledge(entry.keys, request, headers.nonce, original.value, Option.getOrUndefined(presented.right))
+        })
+      let acknowledged = stored
+      let continuation: PaymentContinuation | undefined
+      if (stored.state === "accepted" && options.payment !== undefined) {
+        // A Payment action's intent is created before the claim (under the key as the provider's
+        // idempotency key, so a concurrent duplicate gets the same intent) and only when no claim exists.
+        const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
+        if (Option.isSome(existing)) return yield* duplicate(existing)
+        const prepared = yield* Effect.either(options.payment.prepare(request))
+        if (prepared._tag === "Left") return errorResponse(503, { error: "payment_provider_unavailable" })
+        if (prepared.right._tag === "Rejected") acknowledged = { state: "rejected", errorCode: prepared.right.errorCode }
+        if (prepared.right._tag === "Prepared") {
+          acknowledged = { state: "accepted", payment: prepared.right.payment }
+          continuation = prepared.right.continuation
+        }
+      }
+      const now = yield* Clock.currentTimeMillis
       const created = yield* ledger.create({
         record: {
           actionRequestId: request.actionRequestId,
@@ -132,18 +179,19 @@ export const makeExecutionClaim = (options: {
           connectionId,
           revision: entry.revision,
           providerIdempotencyKey: request.providerIdempotencyKey,
-          state: stored.state,
+          state: acknowledged.state,
           request: claimed,
-          acknowledgement: stored,
+          acknowledgement: acknowledged,
           sealedContinuation: null,
           createdAt: now
         },
         history: {
           at: now,
           trigger: "customer.execute_received",
-          detail: stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}
+          detail: acknowledged.errorCode !== undefined ? { errorCode: acknowledged.errorCode } : {}
         },
-        ...(stored.state === "accepted"
+        // A Payment action with an intent completes from the provider's webhooks, not the executor.
+        ...(acknowledged.state === "accepted" && acknowledged.payment === undefined
           ? {
             outbox: {
               id: request.actionRequestId,
@@ -157,18 +205,10 @@ export const makeExecutionClaim = (options: {
           : {})
       })
       if (created === "created") {
-        if (stored.state === "accepted" && options.onClaimed !== undefined) yield* options.onClaimed
-        return yield* acknowledge(entry.keys, request, headers.nonce, stored)
+        if (acknowledged.state === "accepted" && options.onClaimed !== undefined) yield* options.onClaimed
+        return yield* acknowledge(entry.keys, request, headers.nonce, acknowledged, continuation)
       }
 
-      // A duplicate: answer with the original acknowledgement, never creating work again, but only
-      // for the same request (rule 3); the same key with other bindings is refused.
-      const existing = yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey)
-      if (Option.isNone(existing)) return errorResponse(409, { error: "conflict" })
-      const fields = differingFields(existing.value.request, claimed)
-      if (fields.length > 0) return errorResponse(409, { error: "request_mismatch", fields })
-      const original = decodeStored(existing.value.acknowledgement)
-      if (Option.isNone(original)) return errorResponse(409, { error: "conflict" })
-      return yield* acknowledge(entry.keys, request, headers.nonce, original.value)
+      return yield* duplicate(yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey))
     })
 }

@@ -1,0 +1,323 @@
+/**
+ * The `PaymentProvider` port on the official `stripe` package: every call goes through the Stripe
+ * client (no hand-written HTTP), and webhooks are verified by `stripe.webhooks.constructEventAsync`
+ * over the unmodified raw body (no hand-written signature code). The async form runs on Node, Bun,
+ * Deno and edge runtimes alike.
+ *
+ * Intents are created "with dynamic payment methods and `automatic_payment_methods.allow_redirects=never`"
+ * and never with `payment_method_types`; every create carries the kit's idempotency key, so a
+ * second create under one key returns the first intent.
+ *
+ * `apiBase` (`STRIPE_API_BASE` in the reference backend) points the client at another host, for
+ * tests against a local fake: the client's `host`, `port` and `protocol` options.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import Stripe from "stripe"
+import {
+  type ChargeView,
+  type CreatedSubscription,
+  type InvoiceView,
+  type Metadata,
+  type PaymentIntentView,
+  PaymentProvider,
+  PaymentProviderError,
+  type PaymentProviderService,
+  type SetupIntentView,
+  type SubscriptionView,
+  type VerifiedEvent,
+  WebhookRejected
+} from "../../core/customer/PaymentProvider.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface StripeProviderConfig {
+  /** `sk_test_…` / `sk_live_…` (or a restricted `rk_…` key). */
+  readonly secretKey: Redacted.Redacted<string>
+  /** `pk_test_…` / `pk_live_…`: sent to the browser in every continuation. */
+  readonly publishableKey: string
+  /** The webhook endpoint's signing secret (`whsec_…`), a third secret apart from both connector secrets. */
+  readonly webhookSecret: Redacted.Redacted<string>
+  /** A connected account (`acct_…`) to create intents on (`Stripe-Account`); absent for platform-owned intents. */
+  readonly connectedAccountId?: string
+  /** Another API base URL (a local fake in tests): `http://127.0.0.1:12111`. */
+  readonly apiBase?: string
+  /** Seconds a webhook timestamp may be old (default 300, the library's default). */
+  readonly webhookToleranceSeconds?: number
+  /** Network retries of the client (default 1); every create is idempotent. */
+  readonly maxNetworkRetries?: number
+  /** Per-request time-out of the client in milliseconds (default 10 s). */
+  readonly timeoutMillis?: number
+}
+
+type Json = Readonly<Record<string, unknown>>
+
+const str = (value: unknown): string | null => (typeof value === "string" ? value : null)
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+/** An expandable field: the id whether the object was expanded or not. */
+const idOf = (value: unknown): string | null =>
+  typeof value === "string" ? value : typeof value === "object" && value !== null ? str((value as Json).id) : null
+const metadataOf = (value: unknown): Metadata => {
+  const out: Record<string, string> = {}
+  if (typeof value === "object" && value !== null) {
+    for (const [key, entry] of Object.entries(value)) if (typeof entry === "string") out[key] = entry
+  }
+  return out
+}
+
+const paymentIntentView = (o: Json): PaymentIntentView => ({
+  id: str(o.id) ?? "",
+  status: str(o.status) ?? "unknown",
+  amountMinor: num(o.amount),
+  amountReceivedMinor: num(o.amount_received),
+  currency: str(o.currency) ?? "",
+  customerId: idOf(o.customer),
+  latestChargeId: idOf(o.latest_charge),
+  paymentMethodId: idOf(o.payment_method),
+  clientSecret: str(o.client_secret),
+  allowRedirects: typeof o.automatic_payment_methods === "object" && o.automatic_payment_methods !== null
+    ? str((o.automatic_payment_methods as Json).allow_redirects)
+    : null,
+  livemode: o.livemode === true,
+  metadata: metadataOf(o.metadata)
+})
+
+const chargeView = (o: Json): ChargeView => ({
+  id: str(o.id) ?? "",
+  paymentIntentId: idOf(o.payment_intent),
+  status: str(o.status) ?? "unknown",
+  amountMinor: num(o.amount_captured),
+  amountRefundedMinor: num(o.amount_refunded),
+  currency: str(o.currency) ?? "",
+  livemode: o.livemode === true
+})
+
+/** The subscription of an invoice: `parent.subscription_details.subscription` (older API versions: `subscription`). */
+const invoiceSubscription = (o: Json): string | null => {
+  const parent = typeof o.parent === "object" && o.parent !== null ? (o.parent as Json) : undefined
+  const details = parent !== undefined && typeof parent.subscription_details === "object" && parent.subscription_details !== null
+    ? (parent.subscription_details as Json)
+    : undefined
+  return idOf(details?.subscription) ?? idOf(o.subscription)
+}
+
+const invoiceView = (o: Json): InvoiceView => ({
+  id: str(o.id) ?? "",
+  subscriptionId: invoiceSubscription(o),
+  status: str(o.status) ?? "unknown",
+  billingReason: str(o.billing_reason),
+  amountPaidMinor: num(o.amount_paid),
+  currency: str(o.currency) ?? "",
+  livemode: o.livemode === true
+})
+
+const subscriptionView = (o: Json): SubscriptionView => ({
+  id: str(o.id) ?? "",
+  status: str(o.status) ?? "unknown",
+  customerId: idOf(o.customer),
+  latestInvoiceId: idOf(o.latest_invoice),
+  defaultPaymentMethodId: idOf(o.default_payment_method),
+  trialEnd: typeof o.trial_end === "number" ? o.trial_end : null,
+  livemode: o.livemode === true,
+  metadata: metadataOf(o.metadata)
+})
+
+const setupIntentView = (o: Json): SetupIntentView => ({
+  id: str(o.id) ?? "",
+  status: str(o.status) ?? "unknown",
+  customerId: idOf(o.customer),
+  paymentMethodId: idOf(o.payment_method),
+  clientSecret: str(o.client_secret),
+  livemode: o.livemode === true,
+  metadata: metadataOf(o.metadata)
+})
+
+/** A Stripe error as the port's error: its type and code only, never its message (it may echo input). */
+const providerError = (operation: string) => (error: unknown): PaymentProviderError => {
+  const e = error as { readonly type?: unknown; readonly statusCode?: unknown; readonly code?: unknown }
+  const status = typeof e.statusCode === "number" ? e.statusCode : undefined
+  const code = typeof e.code === "string" ? e.code.slice(0, 64) : null
+  const reason = e.type === "StripeConnectionError" || e.type === "StripeAPIError" || e.type === "StripeRateLimitError" ||
+      status === undefined || status >= 500 || status === 429
+    ? "unavailable"
+    : status === 404
+    ? "not_found"
+    : "refused"
+  return new PaymentProviderError({ operation, reason, code })
+}
+
+const apiOptions = (apiBase: string | undefined): Partial<Stripe.StripeConfig> => {
+  if (apiBase === undefined) return {}
+  const url = new URL(apiBase)
+  const protocol = url.protocol === "http:" ? "http" : "https"
+  return {
+    host: url.hostname,
+    port: url.port === "" ? (protocol === "http" ? 80 : 443) : Number(url.port),
+    protocol
+  }
+}
+
+/**
+ * The Stripe client for a configuration (also used by the doctor's checks).
+ *
+ * @since 0.1.0
+ */
+export const client = (config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">): Stripe =>
+  new Stripe(Redacted.value(config.secretKey), {
+    maxNetworkRetries: config.maxNetworkRetries ?? 1,
+    timeout: config.timeoutMillis ?? 10_000,
+    ...apiOptions(config.apiBase)
+  })
+
+/**
+ * The provider account behind a secret key (`GET /v1/account`): the payment capability proof's
+ * `providerAccountId`, and the doctor's installation check 1.
+ *
+ * @since 0.1.0
+ */
+export const accountOf = (
+  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">
+): Effect.Effect<{ readonly id: string; readonly chargesEnabled: boolean | null }, PaymentProviderError> =>
+  Effect.tryPromise({
+    try: () => client(config).accounts.retrieveCurrent(),
+    catch: providerError("retrieve_account")
+  }).pipe(Effect.map((account) => {
+    const o = account as unknown as Json
+    return { id: str(o.id) ?? "", chargesEnabled: typeof o.charges_enabled === "boolean" ? o.charges_enabled : null }
+  }))
+
+/**
+ * Whether a Stripe key is a live key (`sk_live_`, `rk_live_`, `pk_live_`).
+ *
+ * @since 0.1.0
+ */
+export const isLiveKey = (key: string): boolean => /^(sk|rk|pk)_live_/.test(key)
+
+/**
+ * Builds the provider over one Stripe client.
+ *
+ * @since 0.1.0
+ */
+export const make = (config: StripeProviderConfig): PaymentProviderService => {
+  const stripe = client(config)
+  const connected = config.connectedAccountId
+  const requestOptions = (idempotencyKey?: string): Stripe.RequestOptions => ({
+    ...(connected !== undefined ? { stripeAccount: connected } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {})
+  })
+  const call = <A>(operation: string, run: () => Promise<unknown>, view: (o: Json) => A): Effect.Effect<A, PaymentProviderError> =>
+    Effect.map(
+      Effect.tryPromise({ try: run, catch: providerError(operation) }),
+      (o) => view(o as Json)
+    )
+  const tolerance = config.webhookToleranceSeconds ?? 300
+  const cryptoProvider = Stripe.createSubtleCryptoProvider()
+
+  return {
+    publishableKey: config.publishableKey,
+    connectedAccountId: connected ?? null,
+    livemode: isLiveKey(Redacted.value(config.secretKey)),
+    webhookSignatureHeader: "stripe-signature",
+    createPaymentIntent: ({ amountMinor, currency, customerId, idempotencyKey, metadata }) =>
+      call("create_payment_intent", () =>
+        stripe.paymentIntents.create({
+          amount: amountMinor,
+          currency,
+          ...(customerId !== null ? { customer: customerId } : {}),
+          // Dynamic payment methods, no redirects; `payment_method_types` is never sent.
+          automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+          metadata: { ...metadata }
+        }, requestOptions(idempotencyKey)), paymentIntentView),
+    createSetupIntent: ({ customerId, idempotencyKey, metadata }) =>
+      call("create_setup_intent", () =>
+        stripe.setupIntents.create({
+          ...(customerId !== null ? { customer: customerId } : {}),
+          automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+          usage: "off_session",
+          metadata: { ...metadata }
+        }, requestOptions(idempotencyKey)), setupIntentView),
+    createSubscription: ({ customerId, idempotencyKey, metadata, priceId, trialDays }) =>
+      Effect.flatMap(
+        call("create_subscription", () =>
+          stripe.subscriptions.create({
+            customer: customerId,
+            items: [{ price: priceId }],
+            payment_behavior: "default_incomplete",
+            payment_settings: { save_default_payment_method: "on_subscription" },
+            ...(trialDays !== null ? { trial_period_days: trialDays } : {}),
+            metadata: { ...metadata },
+            expand: ["latest_invoice.confirmation_secret", "pending_setup_intent"]
+          }, requestOptions(idempotencyKey)), (o) => o),
+        (o): Effect.Effect<CreatedSubscription, PaymentProviderError> => {
+          const subscription = subscriptionView(o)
+          const setup = typeof o.pending_setup_intent === "object" && o.pending_setup_intent !== null
+            ? setupIntentView(o.pending_setup_intent as Json)
+            : undefined
+          if (setup !== undefined && setup.clientSecret !== null) {
+            return Effect.succeed({ subscription, intent: "setup", intentId: setup.id, clientSecret: setup.clientSecret })
+          }
+          const invoice = typeof o.latest_invoice === "object" && o.latest_invoice !== null ? (o.latest_invoice as Json) : {}
+          const confirmation = typeof invoice.confirmation_secret === "object" && invoice.confirmation_secret !== null
+            ? str((invoice.confirmation_secret as Json).client_secret)
+            : null
+          if (confirmation === null) {
+            return Effect.fail(new PaymentProviderError({ operation: "create_subscription", reason: "refused", code: "no_client_secret" }))
+          }
+          // A payment intent's client secret is `{intent id}_secret_{…}`.
+          const intentId = confirmation.split("_secret_")[0] ?? ""
+          return Effect.succeed({ subscription, intent: "payment", intentId, clientSecret: confirmation })
+        }
+      ),
+    retrievePaymentIntent: (id) =>
+      call("retrieve_payment_intent", () => stripe.paymentIntents.retrieve(id, {}, requestOptions()), paymentIntentView),
+    retrieveCharge: (id) => call("retrieve_charge", () => stripe.charges.retrieve(id, {}, requestOptions()), chargeView),
+    retrieveInvoice: (id) => call("retrieve_invoice", () => stripe.invoices.retrieve(id, {}, requestOptions()), invoiceView),
+    retrieveSubscription: (id) =>
+      call("retrieve_subscription", () => stripe.subscriptions.retrieve(id, {}, requestOptions()), subscriptionView),
+    retrieveSetupIntent: (id) =>
+      call("retrieve_setup_intent", () => stripe.setupIntents.retrieve(id, {}, requestOptions()), setupIntentView),
+    verifyWebhook: ({ body, signature }) =>
+      Effect.gen(function*() {
+        if (signature === undefined || signature.trim() === "") return yield* new WebhookRejected({ reason: "missing_signature" })
+        const now = yield* Clock.currentTimeMillis
+        const event = yield* Effect.tryPromise({
+          try: () =>
+            stripe.webhooks.constructEventAsync(body, signature, Redacted.value(config.webhookSecret), tolerance, cryptoProvider, now),
+          catch: (error) =>
+            new WebhookRejected({
+              reason: error instanceof SyntaxError
+                ? "not_json"
+                : String((error as { readonly message?: unknown }).message ?? "").startsWith("Timestamp outside")
+                ? "stale_timestamp"
+                : "bad_signature"
+            })
+        })
+        const raw = event as unknown as Json
+        const data = typeof raw.data === "object" && raw.data !== null ? (raw.data as Json) : {}
+        const object = typeof data.object === "object" && data.object !== null ? (data.object as Json) : {}
+        const id = str(raw.id)
+        const type = str(raw.type)
+        const objectId = str(object.id)
+        if (id === null || type === null || objectId === null) return yield* new WebhookRejected({ reason: "not_json" })
+        return {
+          id,
+          type,
+          livemode: raw.livemode === true,
+          created: num(raw.created),
+          objectId,
+          objectType: str(object.object) ?? ""
+        } satisfies VerifiedEvent
+      })
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layer = (config: StripeProviderConfig): Layer.Layer<PaymentProvider> =>
+  Layer.sync(PaymentProvider, () => make(config))

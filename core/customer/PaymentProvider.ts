@@ -1,0 +1,228 @@
+/**
+ * The customer kit's payment provider port (spec "Payment continuation object", "Payment
+ * observation", "Handler rules", "Authentication" 7): what the kit needs from the provider that
+ * owns the money, in the provider's own terms but with no provider library in sight.
+ *
+ * - create an intent "with dynamic payment methods and `automatic_payment_methods.allow_redirects=never`",
+ *   never naming `payment_method_types` (there is no way to pass them through this port);
+ * - read a payment intent, charge, invoice, subscription or setup intent back ("Read the provider
+ *   resource independently when reconciling the final outcome");
+ * - verify a webhook "against the unmodified raw body with that endpoint's own webhook signing
+ *   secret", which only the adapter holds.
+ *
+ * Every create takes an idempotency key, which the kit sets to the action's
+ * `providerIdempotencyKey`: two concurrent deliveries of one execution create one intent.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+
+/**
+ * Metadata the kit writes on every object it creates: the action's bindings ("Keep the original
+ * payment, account and amount binding"). A webhook is matched to its action through these, read
+ * back from the provider, never from the webhook body.
+ *
+ * @since 0.1.0
+ */
+export const metadataKeys = {
+  workspaceId: "accord_workspace_id",
+  accountId: "accord_account_id",
+  actionRequestId: "accord_action_request_id",
+  actionId: "accord_action_id",
+  providerIdempotencyKey: "accord_idempotency_key",
+  decisionId: "accord_decision_id",
+  journeyId: "accord_journey_id",
+  offerId: "accord_offer_id",
+  publishedVersionId: "accord_published_version_id"
+} as const
+
+/**
+ * @since 0.1.0
+ */
+export type Metadata = Readonly<Record<string, string>>
+
+/**
+ * @since 0.1.0
+ */
+export interface PaymentIntentView {
+  readonly id: string
+  /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`, … */
+  readonly status: string
+  readonly amountMinor: number
+  readonly amountReceivedMinor: number
+  readonly currency: string
+  readonly customerId: string | null
+  readonly latestChargeId: string | null
+  readonly paymentMethodId: string | null
+  readonly clientSecret: string | null
+  /** What the provider reports for `automatic_payment_methods.allow_redirects` (null when unset). */
+  readonly allowRedirects: string | null
+  readonly livemode: boolean
+  readonly metadata: Metadata
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ChargeView {
+  readonly id: string
+  readonly paymentIntentId: string | null
+  readonly status: string
+  /** The amount captured. */
+  readonly amountMinor: number
+  readonly amountRefundedMinor: number
+  readonly currency: string
+  readonly livemode: boolean
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface InvoiceView {
+  readonly id: string
+  readonly subscriptionId: string | null
+  /** `draft`, `open`, `paid`, `uncollectible`, `void`. */
+  readonly status: string
+  /** `subscription_create` for a subscription's initial invoice, `subscription_cycle` for a renewal, … */
+  readonly billingReason: string | null
+  readonly amountPaidMinor: number
+  readonly currency: string
+  readonly livemode: boolean
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface SubscriptionView {
+  readonly id: string
+  readonly status: string
+  readonly customerId: string | null
+  readonly latestInvoiceId: string | null
+  readonly defaultPaymentMethodId: string | null
+  readonly trialEnd: number | null
+  readonly livemode: boolean
+  readonly metadata: Metadata
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface SetupIntentView {
+  readonly id: string
+  /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`. */
+  readonly status: string
+  readonly customerId: string | null
+  readonly paymentMethodId: string | null
+  readonly clientSecret: string | null
+  readonly livemode: boolean
+  readonly metadata: Metadata
+}
+
+/**
+ * A subscription created incomplete, with the client secret the payment element confirms: the
+ * initial invoice's payment, or a setup intent when the subscription starts with a trial.
+ *
+ * @since 0.1.0
+ */
+export interface CreatedSubscription {
+  readonly subscription: SubscriptionView
+  readonly intent: "payment" | "setup"
+  readonly intentId: string
+  readonly clientSecret: string
+}
+
+/**
+ * A webhook event whose signature verified. Only what locates the provider object to read back:
+ * "Neither a browser success screen nor an unverified webhook is payment evidence", and a verified
+ * one is evidence only that something happened to that object.
+ *
+ * @since 0.1.0
+ */
+export interface VerifiedEvent {
+  readonly id: string
+  readonly type: string
+  readonly livemode: boolean
+  /** Seconds since the epoch, as the provider writes it. */
+  readonly created: number
+  readonly objectId: string
+  readonly objectType: string
+}
+
+/**
+ * The provider refused or could not answer a call. `reason`: `unavailable` (network, 5xx, rate
+ * limit: try again later), `not_found`, `refused` (the provider rejected the request). Never
+ * carries a key or a client secret.
+ *
+ * @since 0.1.0
+ */
+export class PaymentProviderError extends Data.TaggedError("PaymentProviderError")<{
+  readonly operation: string
+  readonly reason: "unavailable" | "not_found" | "refused"
+  readonly code: string | null
+}> {}
+
+/**
+ * A webhook that is not the provider's: no or a malformed signature header, a signature that does
+ * not match the raw body, a timestamp outside the tolerance, or a body that is not a JSON event.
+ *
+ * @since 0.1.0
+ */
+export class WebhookRejected extends Data.TaggedError("WebhookRejected")<{
+  readonly reason: "missing_signature" | "bad_signature" | "stale_timestamp" | "not_json"
+}> {}
+
+/**
+ * @since 0.1.0
+ */
+export interface PaymentProviderService {
+  /** Browser-safe key the payment element is mounted with. */
+  readonly publishableKey: string
+  /** The connected account intents are created on, or `null` for platform-owned intents. */
+  readonly connectedAccountId: string | null
+  /** Whether the secret key is a live key. */
+  readonly livemode: boolean
+  /** The request header carrying the webhook signature (`stripe-signature`). */
+  readonly webhookSignatureHeader: string
+  readonly createPaymentIntent: (input: {
+    readonly amountMinor: number
+    readonly currency: string
+    readonly customerId: string | null
+    readonly metadata: Metadata
+    readonly idempotencyKey: string
+  }) => Effect.Effect<PaymentIntentView, PaymentProviderError>
+  readonly createSetupIntent: (input: {
+    readonly customerId: string | null
+    readonly metadata: Metadata
+    readonly idempotencyKey: string
+  }) => Effect.Effect<SetupIntentView, PaymentProviderError>
+  readonly createSubscription: (input: {
+    readonly customerId: string
+    readonly priceId: string
+    readonly trialDays: number | null
+    readonly metadata: Metadata
+    readonly idempotencyKey: string
+  }) => Effect.Effect<CreatedSubscription, PaymentProviderError>
+  readonly retrievePaymentIntent: (id: string) => Effect.Effect<PaymentIntentView, PaymentProviderError>
+  readonly retrieveCharge: (id: string) => Effect.Effect<ChargeView, PaymentProviderError>
+  readonly retrieveInvoice: (id: string) => Effect.Effect<InvoiceView, PaymentProviderError>
+  readonly retrieveSubscription: (id: string) => Effect.Effect<SubscriptionView, PaymentProviderError>
+  readonly retrieveSetupIntent: (id: string) => Effect.Effect<SetupIntentView, PaymentProviderError>
+  /**
+   * Verifies a webhook over the unmodified raw body with the webhook signing secret (a third
+   * secret, apart from both connector secrets) and decodes the event.
+   */
+  readonly verifyWebhook: (input: {
+    readonly body: Uint8Array
+    readonly signature: string | undefined
+  }) => Effect.Effect<VerifiedEvent, WebhookRejected>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class PaymentProvider extends Context.Tag("@accord/core/customer/PaymentProvider")<
+  PaymentProvider,
+  PaymentProviderService
+>() {}

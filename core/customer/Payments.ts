@@ -1,0 +1,312 @@
+/**
+ * Payments in the customer kit (spec "Payment continuation object", "Payment continuation rules",
+ * "Payment observation", "Payment provider events", "Handler rules"): what a Payment action needs
+ * beyond the generic claim, over the host's `PaymentProvider` (`PaymentProvider.ts`).
+ *
+ * - **Continuation.** For an accepted Payment action the kit creates the intent (the host's
+ *   `plan` says what to charge) under the action's `providerIdempotencyKey` as the provider's
+ *   idempotency key, with the action's bindings in its metadata, keeps the intent's reference and
+ *   binding in the acknowledgement it stores with the claim, and answers with the spec's
+ *   continuation object. A duplicate delivery is answered with the same intent (its client secret
+ *   read back from the provider), never a second one. A Payment action whose plan the host does not
+ *   offer is rejected (`payment_not_offered`). A Payment action's completion comes from the
+ *   provider's webhooks (`internal/paymentEvents.ts`), not from the host's executor.
+ * - **Webhooks.** `internal/paymentEvents.ts`: verified, deduplicated by event id, reconciled
+ *   against a fresh provider read, completions (`succeeded`, `failed`, then `reversed` after a full
+ *   refund) committed with their delivery item and retried through the outbox.
+ * - **Reconciliation reads.** `makePaymentReader`: the observation for the service's
+ *   `payment_reconciliation` request, built from fresh provider reads and the newest verified event.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ActionLedgerService } from "../ports/ActionLedger.ts"
+import { paymentFamilies } from "../connector/Action.ts"
+import type { PaymentContinuation } from "../protocol/messages/Continuation.ts"
+import type { ExecutionRequest } from "../protocol/messages/Execution.ts"
+import { formatTimestamp, parseTimestamp } from "../protocol/Timestamp.ts"
+import type { ClaimedExecution } from "./ClaimedExecution.ts"
+import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
+import { providerReferenceOf, type StoredPayment } from "./internal/paymentRecord.ts"
+import { readPaymentState } from "./internal/paymentState.ts"
+import { metadataKeys, type Metadata, type PaymentProviderError, type PaymentProviderService } from "./PaymentProvider.ts"
+import type { PaymentReaderService, PaymentReading } from "./Reconciliation.ts"
+
+/**
+ * The webhook route and worker step (`internal/paymentEvents.ts`).
+ *
+ * @since 0.1.0
+ */
+export { coveredEventTypes, makePaymentEventItem, makeWebhookIntake, maxWebhookBytes } from "./internal/paymentEvents.ts"
+
+/**
+ * @since 0.1.0
+ */
+export { paymentEventOutboxKind, StoredPayment } from "./internal/paymentRecord.ts"
+
+/**
+ * What to charge for one Payment action, decided by the host from the operation it received (its
+ * price key, the account's billing customer): the kit never takes an amount from the browser.
+ *
+ * @since 0.1.0
+ */
+export type PaymentPlan =
+  | {
+    readonly mode: "one_time_purchase"
+    readonly amountMinor: number
+    /** Lower-case ISO 4217, as the provider writes it. */
+    readonly currency: string
+    readonly customerId?: string | null
+  }
+  | { readonly mode: "setup_only"; readonly customerId?: string | null }
+  | {
+    readonly mode: "new_subscription"
+    readonly customerId: string
+    readonly priceId: string
+    readonly trialDays?: number | null
+  }
+
+/**
+ * @since 0.1.0
+ */
+export interface PaymentSettings {
+  readonly provider: PaymentProviderService
+  /** The plan for a Payment action; `None` rejects it (`payment_not_offered`). */
+  readonly plan: (request: ClaimedExecution) => Effect.Effect<Option.Option<PaymentPlan>>
+  /**
+   * How long a continuation is offered (default 50 minutes): at most an hour after the service
+   * receives it, with room for the 5 minutes of clock skew either way the protocol allows.
+   */
+  readonly continuationMillis?: number
+}
+
+/**
+ * The default continuation lifetime: 50 minutes.
+ *
+ * @since 0.1.0
+ */
+export const defaultContinuationMillis = 50 * 60_000
+
+/**
+ * What the claim does for a Payment action: nothing (not a Payment action), reject it, or the
+ * intent created with its continuation.
+ *
+ * @since 0.1.0
+ */
+export type PreparedPayment =
+  | { readonly _tag: "NotPayment" }
+  | { readonly _tag: "Rejected"; readonly errorCode: string }
+  | { readonly _tag: "Prepared"; readonly payment: StoredPayment; readonly continuation: PaymentContinuation }
+
+/**
+ * The claim's payment hooks (used by `internal/executionClaim.ts`).
+ *
+ * @since 0.1.0
+ */
+export interface PaymentClaim {
+  readonly prepare: (request: ExecutionRequest) => Effect.Effect<PreparedPayment, PaymentProviderError>
+  /** The continuation of a stored payment for a duplicate delivery; `None` once it has expired. */
+  readonly present: (payment: StoredPayment) => Effect.Effect<Option.Option<PaymentContinuation>, PaymentProviderError>
+}
+
+/** The action's bindings, written on every provider object the kit creates. */
+const metadataOf = (request: ExecutionRequest): Metadata => ({
+  [metadataKeys.workspaceId]: request.workspaceId,
+  [metadataKeys.accountId]: request.accountId,
+  [metadataKeys.actionRequestId]: request.actionRequestId,
+  [metadataKeys.actionId]: request.action.id,
+  [metadataKeys.providerIdempotencyKey]: request.providerIdempotencyKey,
+  [metadataKeys.decisionId]: request.binding.decisionId,
+  [metadataKeys.journeyId]: request.binding.journeyId,
+  [metadataKeys.offerId]: request.binding.offerId,
+  [metadataKeys.publishedVersionId]: request.binding.publishedVersionId
+})
+
+const isPlanValid = (plan: PaymentPlan): boolean =>
+  plan.mode !== "one_time_purchase" ||
+  (Number.isSafeInteger(plan.amountMinor) && plan.amountMinor > 0 && /^[a-z]{3}$/.test(plan.currency))
+
+/**
+ * Builds the claim's payment hooks over the host's settings.
+ *
+ * @since 0.1.0
+ */
+export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
+  const { provider } = settings
+  const lifetime = Math.min(settings.continuationMillis ?? defaultContinuationMillis, 55 * 60_000)
+  const continuationOf = (intent: "payment" | "setup", clientSecret: string, expiresAt: string): PaymentContinuation => ({
+    kind: "provider_payment_element",
+    intent,
+    clientSecret,
+    publishableKey: provider.publishableKey,
+    connectedAccountId: provider.connectedAccountId,
+    expiresAt,
+    allowRedirects: "never"
+  })
+
+  const prepare = (request: ExecutionRequest): Effect.Effect<PreparedPayment, PaymentProviderError> =>
+    Effect.gen(function*() {
+      const mode = paymentFamilies[request.action.operation.family]
+      if (mode === undefined) return { _tag: "NotPayment" } as const
+      const { requestNonce: _nonce, requestedAt: _at, ...claimed } = request
+      const plan = yield* settings.plan(claimed)
+      if (Option.isNone(plan) || plan.value.mode !== mode || !isPlanValid(plan.value)) {
+        return { _tag: "Rejected", errorCode: "payment_not_offered" } as const
+      }
+      const now = yield* Clock.currentTimeMillis
+      const expiresAt = formatTimestamp(now + lifetime)
+      const metadata = metadataOf(request)
+      const idempotencyKey = request.providerIdempotencyKey
+      const base = { mode, connectedAccountId: provider.connectedAccountId, expiresAt }
+      const chosen = plan.value
+      switch (chosen.mode) {
+        case "one_time_purchase": {
+          const customerId = chosen.customerId ?? null
+          const intent = yield* provider.createPaymentIntent({
+            amountMinor: chosen.amountMinor,
+            currency: chosen.currency,
+            customerId,
+            metadata,
+            idempotencyKey
+          })
+          if (intent.clientSecret === null) return yield* Effect.dieMessage("payment intent without a client secret")
+          return {
+            _tag: "Prepared",
+            payment: {
+              ...base,
+              intent: "payment",
+              intentId: intent.id,
+              subscriptionId: null,
+              initialInvoiceId: null,
+              customerId,
+              amountMinor: chosen.amountMinor,
+              currency: chosen.currency
+            },
+            continuation: continuationOf("payment", intent.clientSecret, expiresAt)
+          } as const
+        }
+        case "setup_only": {
+          const customerId = chosen.customerId ?? null
+          const setup = yield* provider.createSetupIntent({ customerId, metadata, idempotencyKey })
+          if (setup.clientSecret === null) return yield* Effect.dieMessage("setup intent without a client secret")
+          return {
+            _tag: "Prepared",
+            payment: {
+              ...base,
+              intent: "setup",
+              intentId: setup.id,
+              subscriptionId: null,
+              initialInvoiceId: null,
+              customerId,
+              amountMinor: null,
+              currency: null
+            },
+            continuation: continuationOf("setup", setup.clientSecret, expiresAt)
+          } as const
+        }
+        case "new_subscription": {
+          const created = yield* provider.createSubscription({
+            customerId: chosen.customerId,
+            priceId: chosen.priceId,
+            trialDays: chosen.trialDays ?? null,
+            metadata,
+            idempotencyKey
+          })
+          return {
+            _tag: "Prepared",
+            payment: {
+              ...base,
+              intent: created.intent,
+              intentId: created.intentId,
+              subscriptionId: created.subscription.id,
+              initialInvoiceId: created.subscription.latestInvoiceId,
+              customerId: chosen.customerId,
+              amountMinor: null,
+              currency: null
+            },
+            continuation: continuationOf(created.intent, created.clientSecret, expiresAt)
+          } as const
+        }
+      }
+    })
+
+  const present = (payment: StoredPayment): Effect.Effect<Option.Option<PaymentContinuation>, PaymentProviderError> =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const expiresAt = parseTimestamp(payment.expiresAt)
+      if (expiresAt === undefined || expiresAt <= now) return Option.none()
+      const clientSecret = payment.intent === "setup"
+        ? (yield* provider.retrieveSetupIntent(payment.intentId)).clientSecret
+        : (yield* provider.retrievePaymentIntent(payment.intentId)).clientSecret
+      return clientSecret === null ? Option.none() : Option.some(continuationOf(payment.intent, clientSecret, payment.expiresAt))
+    })
+
+  return { prepare, present }
+}
+
+/**
+ * The kit's payment reader over the provider: for the service's `payment_reconciliation` request,
+ * what the provider reports now for the action's intent (or subscription), with the newest
+ * verified webhook event ("A verified result requires a matching signed provider event and a fresh
+ * state read"). A provider that cannot answer gives an honest `unknown` read now.
+ *
+ * @since 0.1.0
+ */
+export const makePaymentReader = (options: {
+  readonly provider: PaymentProviderService
+  readonly ledger: ActionLedgerService
+}): PaymentReaderService => ({
+  read: ({ request }) =>
+    Effect.gen(function*() {
+      const record = yield* options.ledger.getByIdempotencyKey(request.providerIdempotencyKey)
+      const payment = Option.flatMap(record, storedPaymentOf)
+      const unknown = (readAt: number): PaymentReading => ({
+        providerReference: Option.match(payment, { onNone: () => request.providerIdempotencyKey, onSome: providerReferenceOf }),
+        eventId: null,
+        eventSignatureVerified: false,
+        stateReadAt: formatTimestamp(readAt),
+        customerBound: false,
+        intent: request.mode === "setup_only" ? "setup" : request.mode === "one_time_purchase" ? "payment" : "subscription",
+        paymentStatus: null,
+        subscriptionState: null,
+        invoicePaid: null,
+        methodAttached: false,
+        chargedAmountMinor: 0,
+        refundedAmountMinor: 0,
+        outcome: "unknown"
+      })
+      if (Option.isNone(record) || Option.isNone(payment)) return unknown(yield* Clock.currentTimeMillis)
+      const eventId = lastVerifiedEvent(yield* options.ledger.history(record.value.actionRequestId))
+      const state = yield* Effect.either(readPaymentState(options.provider, payment.value, record.value.accountId))
+      const readAt = yield* Clock.currentTimeMillis
+      if (state._tag === "Left") return unknown(readAt)
+      const { paymentStatus, ...rest } = state.right
+      return {
+        ...rest,
+        paymentStatus: paymentStatus === null ? null : paymentStatus.slice(0, 64),
+        eventId,
+        eventSignatureVerified: eventId !== null,
+        stateReadAt: formatTimestamp(readAt)
+      }
+    }).pipe(
+      Effect.catchAll(() =>
+        Effect.map(Clock.currentTimeMillis, (now): PaymentReading => ({
+          providerReference: request.providerIdempotencyKey,
+          eventId: null,
+          eventSignatureVerified: false,
+          stateReadAt: formatTimestamp(now),
+          customerBound: false,
+          intent: "payment",
+          paymentStatus: null,
+          subscriptionState: null,
+          invoicePaid: null,
+          methodAttached: false,
+          chargedAmountMinor: 0,
+          refundedAmountMinor: 0,
+          outcome: "unknown"
+        }))
+      )
+    )
+})

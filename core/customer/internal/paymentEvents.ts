@@ -1,0 +1,320 @@
+/**
+ * Provider webhooks on the customer side (spec "Payment provider events", "Handler rules" 1–6,
+ * "Authentication" 7), in two steps:
+ *
+ * 1. `makeWebhookIntake`: the webhook route. The provider adapter verifies the signature over the
+ *    unmodified raw body with the webhook signing secret; a bad or missing signature, a stale
+ *    timestamp or a body that is not a JSON event gets 400 and nothing is recorded. A verified event
+ *    of a covered type is recorded as an outbox item whose dedupe key is the event id ("Deduplicate
+ *    event IDs": a redelivery finds it and does nothing twice) and acknowledged 200; a verified
+ *    event of a type the handler does not cover, or of the other environment (a test event at live
+ *    keys), is acknowledged 200 and ignored, so the provider does not retry it for days.
+ * 2. `makePaymentEventItem`: the worker's step for one recorded event. It reads the event's object
+ *    back from the provider and finds the action through the metadata the kit wrote at creation
+ *    (never through the webhook body: "an unverified webhook is [not] payment evidence"), checks
+ *    the bindings (workspace, account, action, the very intent), records the verified event in the
+ *    action's history, reads the payment's state now (`paymentState.ts`) and commits at most the
+ *    completions that state calls for, each in one ledger write with its delivery item:
+ *    - nothing reported yet and the payment succeeded (or was refunded after succeeding): a
+ *      `succeeded` completion; a payment canceled: `failed`;
+ *    - `succeeded` reported and everything charged refunded: a `reversed` completion with its own
+ *      `completionId` (a partial refund sends nothing: it "stays inconclusive").
+ *    Because the decision is made from the provider's current state and the completions already
+ *    recorded, duplicate and out-of-order events change nothing: a `payment_failed` after
+ *    `succeeded` finds the payment succeeded; a refund seen before the success is applied once the
+ *    success is. A renewal invoice (not the subscription's initial one) is ignored. A provider that
+ *    cannot answer reschedules the event with backoff; an object it does not know is ignored.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { ActionLedgerService, ActionRecord, HistoryEntry } from "../../ports/ActionLedger.ts"
+import type { CryptoService } from "../../ports/Crypto.ts"
+import type { OutboxItem, OutboxService } from "../../ports/Outbox.ts"
+import type { StorageError } from "../../ports/StorageError.ts"
+import { toHex } from "../../protocol/Hex.ts"
+import { Completion } from "../../protocol/messages/Completion.ts"
+import type { CompletionOutcome } from "../../protocol/messages/Completion.ts"
+import { protocolVersion } from "../../protocol/Signing.ts"
+import { formatTimestamp } from "../../protocol/Timestamp.ts"
+import { readHeader } from "../../protocol/Verification.ts"
+import { metadataKeys, type Metadata, type PaymentProviderError, type PaymentProviderService } from "../PaymentProvider.ts"
+import { type CustomerRequest, type CustomerResponse, errorResponse } from "./endpoint.ts"
+import { completeOutboxKind } from "./kitRecord.ts"
+import type { LeasedItemEnds } from "./leasedItem.ts"
+import { paymentEventOutboxKind, paymentEventTrigger, providerReferenceOf, StoredPayment } from "./paymentRecord.ts"
+import { readPaymentState } from "./paymentState.ts"
+
+/**
+ * The event types the handler covers, for `setup_only`, `one_time_purchase` and `new_subscription`.
+ *
+ * @since 0.1.0
+ */
+export const coveredEventTypes: ReadonlySet<string> = new Set([
+  "setup_intent.succeeded",
+  "setup_intent.canceled",
+  "setup_intent.setup_failed",
+  "payment_intent.succeeded",
+  "payment_intent.canceled",
+  "payment_intent.payment_failed",
+  "invoice.payment_succeeded",
+  "invoice.payment_failed",
+  "charge.refunded"
+])
+
+/**
+ * The largest webhook body read: 256 KiB (provider events are far smaller).
+ *
+ * @since 0.1.0
+ */
+export const maxWebhookBytes = 256 * 1024
+
+const EventPayload = Schema.Struct({ eventId: Schema.String, type: Schema.String, objectId: Schema.String })
+const decodeEventPayload = Schema.decodeUnknownOption(EventPayload)
+const decodeStoredPayment = Schema.decodeUnknownOption(Schema.Struct({ payment: StoredPayment }))
+const validCompletion = Schema.is(Completion)
+
+/**
+ * The stored payment of a record (its acknowledgement's `payment`), if any.
+ *
+ * @since 0.1.0
+ */
+export const storedPaymentOf = (record: ActionRecord): Option.Option<StoredPayment> =>
+  Option.map(decodeStoredPayment(record.acknowledgement), (stored) => stored.payment)
+
+/**
+ * The id of the newest verified event recorded for the action, if any.
+ *
+ * @since 0.1.0
+ */
+export const lastVerifiedEvent = (history: ReadonlyArray<HistoryEntry>): string | null => {
+  for (const entry of [...history].reverse()) {
+    const detail = entry.detail as { readonly eventId?: unknown } | null
+    if (entry.trigger === paymentEventTrigger && typeof detail?.eventId === "string") return detail.eventId
+  }
+  return null
+}
+
+/** The outcomes of the completions already recorded for the action. */
+const recordedOutcomes = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<string> =>
+  history.flatMap((entry) => {
+    const detail = entry.detail as { readonly outcome?: unknown } | null
+    return entry.trigger.startsWith("customer.completion_recorded") && typeof detail?.outcome === "string" ? [detail.outcome] : []
+  })
+
+/**
+ * Builds the webhook route's handler.
+ *
+ * @since 0.1.0
+ */
+export const makeWebhookIntake = (options: {
+  readonly provider: PaymentProviderService
+  readonly outbox: OutboxService
+  readonly onRecorded?: Effect.Effect<void>
+}): (input: CustomerRequest) => Effect.Effect<CustomerResponse> => {
+  const { outbox, provider } = options
+  return (input) =>
+    Effect.gen(function*() {
+      if (input.body.byteLength > maxWebhookBytes) return errorResponse(413, { error: "body_too_large" })
+      const verified = yield* Effect.either(
+        provider.verifyWebhook({ body: input.body, signature: readHeader(input.headers, provider.webhookSignatureHeader) })
+      )
+      if (verified._tag === "Left") return errorResponse(400, { error: verified.left.reason })
+      const event = verified.right
+      // A type not covered, or an event of the other environment (test vs live) than the keys: 2xx, ignored.
+      if (!coveredEventTypes.has(event.type) || event.livemode !== provider.livemode) {
+        return errorResponse(200, { received: true, ignored: true })
+      }
+      const now = yield* Clock.currentTimeMillis
+      const recorded = yield* Effect.either(outbox.enqueue({
+        id: `payment_event:${event.id}`,
+        kind: paymentEventOutboxKind,
+        dedupeKey: event.id,
+        payload: { eventId: event.id, type: event.type, objectId: event.objectId },
+        nextAttemptAt: now,
+        createdAt: now
+      }))
+      // Not recorded: the provider retries the delivery.
+      if (recorded._tag === "Left") return errorResponse(503, { error: "storage_unavailable" })
+      if (recorded.right && options.onRecorded !== undefined) yield* options.onRecorded
+      return errorResponse(200, { received: true, duplicate: !recorded.right })
+    }).pipe(Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" }))))
+}
+
+interface Located {
+  readonly metadata: Metadata
+  /** The object the stored payment must name: the intent, or the subscription. */
+  readonly intentId: string | null
+  readonly subscriptionId: string | null
+  /** An invoice that is not the subscription's initial one. */
+  readonly renewal: boolean
+}
+
+const locate = (provider: PaymentProviderService, type: string, objectId: string): Effect.Effect<Located | undefined, PaymentProviderError> =>
+  Effect.gen(function*() {
+    const [family] = type.split(".")
+    switch (family) {
+      case "payment_intent": {
+        const intent = yield* provider.retrievePaymentIntent(objectId)
+        return { metadata: intent.metadata, intentId: intent.id, subscriptionId: null, renewal: false }
+      }
+      case "charge": {
+        const charge = yield* provider.retrieveCharge(objectId)
+        if (charge.paymentIntentId === null) return undefined
+        const intent = yield* provider.retrievePaymentIntent(charge.paymentIntentId)
+        return { metadata: intent.metadata, intentId: intent.id, subscriptionId: null, renewal: false }
+      }
+      case "setup_intent": {
+        const setup = yield* provider.retrieveSetupIntent(objectId)
+        return { metadata: setup.metadata, intentId: setup.id, subscriptionId: null, renewal: false }
+      }
+      case "invoice": {
+        const invoice = yield* provider.retrieveInvoice(objectId)
+        if (invoice.subscriptionId === null) return undefined
+        const subscription = yield* provider.retrieveSubscription(invoice.subscriptionId)
+        return {
+          metadata: subscription.metadata,
+          intentId: null,
+          subscriptionId: subscription.id,
+          renewal: invoice.billingReason !== "subscription_create"
+        }
+      }
+      default:
+        return undefined
+    }
+  })
+
+/**
+ * Builds the worker's step for one recorded provider event.
+ *
+ * @since 0.1.0
+ */
+export const makePaymentEventItem = (options: {
+  readonly ledger: ActionLedgerService
+  readonly crypto: CryptoService
+  readonly provider: PaymentProviderService
+  readonly ends: LeasedItemEnds
+  readonly onPersisted: Effect.Effect<unknown>
+}): (item: OutboxItem) => Effect.Effect<void, StorageError> => {
+  const { crypto, ledger, onPersisted, provider } = options
+  const { done, reschedule } = options.ends
+
+  const ignore = (item: OutboxItem, reason: string) =>
+    Effect.zipRight(Effect.logInfo(`customer kit: provider event ignored (${reason})`), done(item))
+
+  /** Commits one completion and its delivery item; `false` when the record changed meanwhile. */
+  const recordCompletion = (record: ActionRecord, payment: StoredPayment, outcome: CompletionOutcome, reasonCode: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const completionId = "cmp_" + toHex(yield* crypto.randomBytes(16))
+      const entitlement = outcome === "failed" ? "" : payment.mode
+      const body = {
+        type: "service.customer_action.completion" as const,
+        protocolVersion,
+        workspaceId: record.workspaceId,
+        actionRequestId: record.actionRequestId,
+        providerIdempotencyKey: record.providerIdempotencyKey,
+        providerReference: providerReferenceOf(payment),
+        completionId,
+        completedAt: formatTimestamp(now),
+        outcome,
+        evidence: { entitlement, reasonCode, source: "provider_event", accountId: record.accountId }
+      }
+      if (!validCompletion(body)) return yield* Effect.dieMessage("customer kit: invalid payment completion")
+      const first = outcome !== "reversed"
+      const written = yield* ledger.transition({
+        actionRequestId: record.actionRequestId,
+        expectedVersion: record.version,
+        toState: "completing",
+        at: now,
+        history: { at: now, trigger: "customer.completion_recorded_from_provider", detail: { completionId, outcome } },
+        outbox: {
+          id: first ? `${record.actionRequestId}:complete` : `${record.actionRequestId}:reversed`,
+          kind: completeOutboxKind,
+          dedupeKey: first ? record.actionRequestId : `${record.actionRequestId}:reversed`,
+          payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body), revision: record.revision },
+          nextAttemptAt: now,
+          createdAt: now
+        }
+      })
+      return written._tag === "Applied" ? Option.some(written.record) : Option.none()
+    })
+
+  const apply = (item: OutboxItem, eventId: string, type: string, objectId: string) =>
+    Effect.gen(function*() {
+      const located = yield* locate(provider, type, objectId)
+      if (located === undefined) return yield* ignore(item, "no_object")
+      const key = located.metadata[metadataKeys.providerIdempotencyKey]
+      if (key === undefined) return yield* ignore(item, "not_an_accord_payment")
+      const found = yield* ledger.getByIdempotencyKey(key)
+      if (Option.isNone(found)) return yield* ignore(item, "unknown_action")
+      let record = found.value
+      const payment = storedPaymentOf(record)
+      if (Option.isNone(payment)) return yield* ignore(item, "no_stored_payment")
+      const stored = payment.value
+      // The original binding: this workspace, account and action, and the very object created for it.
+      if (
+        located.metadata[metadataKeys.workspaceId] !== record.workspaceId ||
+        located.metadata[metadataKeys.accountId] !== record.accountId ||
+        located.metadata[metadataKeys.actionRequestId] !== record.actionRequestId ||
+        (located.subscriptionId !== null ? located.subscriptionId !== stored.subscriptionId : located.intentId !== stored.intentId)
+      ) {
+        return yield* ignore(item, "binding_mismatch")
+      }
+      // "Later renewals create no further Funnel conversion."
+      if (located.renewal) return yield* ignore(item, "renewal_invoice")
+      const history = yield* ledger.history(record.actionRequestId)
+      if (lastVerifiedEvent(history) !== eventId) {
+        const now = yield* Clock.currentTimeMillis
+        const noted = yield* ledger.transition({
+          actionRequestId: record.actionRequestId,
+          expectedVersion: record.version,
+          toState: record.state,
+          at: now,
+          history: { at: now, trigger: paymentEventTrigger, detail: { eventId, type } }
+        })
+        if (noted._tag !== "Applied") return yield* reschedule(item, "stale_record")
+        record = noted.record
+      }
+      const state = yield* readPaymentState(provider, stored, record.accountId)
+      const outcomes = recordedOutcomes(history)
+      let persisted = false
+      if (outcomes.length === 0) {
+        const outcome: CompletionOutcome | undefined = state.outcome === "succeeded" || state.outcome === "reversed" ||
+            state.outcome === "partially_reversed"
+          ? "succeeded"
+          : state.outcome === "failed"
+          ? "failed"
+          : undefined
+        if (outcome === undefined) return yield* done(item)
+        const written = yield* recordCompletion(record, stored, outcome, outcome === "failed" ? "payment_canceled" : "provider_confirmed")
+        if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
+        record = written.value
+        persisted = true
+      }
+      const succeeded = outcomes.includes("succeeded") || persisted && state.outcome !== "failed"
+      if (succeeded && state.outcome === "reversed" && !outcomes.includes("reversed")) {
+        const written = yield* recordCompletion(record, stored, "reversed", "full_refund")
+        if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
+        persisted = true
+      }
+      yield* done(item)
+      if (persisted) yield* onPersisted
+    })
+
+  return (item: OutboxItem): Effect.Effect<void, StorageError> =>
+    Effect.gen(function*() {
+      const payload = decodeEventPayload(item.payload)
+      if (Option.isNone(payload)) return yield* ignore(item, "undecodable_event")
+      const { eventId, objectId, type } = payload.value
+      // Only an outage may pass: an object the provider does not know, or a call it refuses, is ignored.
+      yield* Effect.catchTag(
+        apply(item, eventId, type, objectId),
+        "PaymentProviderError",
+        (error) => error.reason === "unavailable" ? reschedule(item, "provider_unavailable") : ignore(item, `provider_${error.reason}`)
+      )
+    })
+}

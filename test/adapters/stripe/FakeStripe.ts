@@ -1,0 +1,343 @@
+/**
+ * A local fake of the Stripe API for offline tests: the `stripe` client is pointed at it through
+ * its `host`/`port`/`protocol` options (`apiBase`). It keeps payment intents, charges, setup
+ * intents, subscriptions and invoices in memory, honours `Idempotency-Key` (the same key returns
+ * the first response), refuses a wrong secret key (401), and lets a test move objects along
+ * (`succeed`, `decline`, `cancel`, `refund`, …) and build correctly signed webhook deliveries with
+ * `stripe.webhooks.generateTestHeaderString`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import Stripe from "stripe"
+
+type Obj = Record<string, unknown>
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly params: Obj
+  readonly idempotencyKey: string | undefined
+  readonly stripeAccount: string | undefined
+}
+
+/** `a[b][0][c]=d` form fields as nested objects (arrays as objects with numeric keys turned into arrays). */
+const decodeForm = (body: string): Obj => {
+  const out: Obj = {}
+  for (const [key, value] of new URLSearchParams(body)) {
+    const parts = key.replace(/\]/g, "").split("[")
+    let target = out
+    parts.forEach((part, i) => {
+      if (i === parts.length - 1) target[part] = value
+      else target = (target[part] ??= {}) as Obj
+    })
+  }
+  return out
+}
+
+export interface FakeStripe {
+  readonly apiBase: string
+  readonly secretKey: string
+  readonly accountId: string
+  readonly requests: Array<RecordedRequest>
+  readonly objects: Map<string, Obj>
+  /** Makes every API call answer 503 while set. */
+  outage: boolean
+  /** Where the fake posts signed events after a confirm or refund made through the API (as Stripe would). */
+  webhookTarget: string | undefined
+  /** The card payment succeeds: a charge of the full amount, the intent `succeeded`. */
+  readonly succeed: (paymentIntentId: string) => Obj
+  /** A declined attempt: the intent back to `requires_payment_method`. */
+  readonly decline: (paymentIntentId: string) => Obj
+  readonly cancel: (id: string) => Obj
+  /** Refunds `amountMinor` (default: everything left) of the intent's charge; returns the charge. */
+  readonly refund: (paymentIntentId: string, amountMinor?: number) => Obj
+  /** The setup intent confirmed with a card. */
+  readonly confirmSetup: (setupIntentId: string) => Obj
+  /** The subscription's initial invoice paid (the subscription `active`). */
+  readonly payInitialInvoice: (subscriptionId: string) => Obj
+  /** A renewal invoice, paid. */
+  readonly renew: (subscriptionId: string) => Obj
+  /** A webhook delivery of an event about `object`: its raw body and signature header. */
+  readonly event: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string; readonly timestamp?: number; readonly livemode?: boolean }) => {
+    readonly id: string
+    readonly payload: string
+    readonly header: string
+  }
+  /** `event` signed with `generateTestHeaderStringAsync` (Bun, Deno and edge runtimes sign with SubtleCrypto only). */
+  readonly eventAsync: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string }) => Promise<{
+    readonly id: string
+    readonly payload: string
+    readonly header: string
+  }>
+  /** A signature header for any raw body (a body that is not an event, for instance). */
+  readonly sign: (payload: string) => string
+  readonly close: () => Promise<void>
+}
+
+export const startFakeStripe = async (options: {
+  readonly secretKey?: string
+  readonly webhookSecret: string
+  readonly accountId?: string
+}): Promise<FakeStripe> => {
+  const secretKey = options.secretKey ?? "sk_test_fake_0123456789"
+  const accountId = options.accountId ?? "acct_1FakeAccount0001"
+  const objects = new Map<string, Obj>()
+  const idempotent = new Map<string, string>()
+  const requests: Array<RecordedRequest> = []
+  let counter = 0
+  const nextId = (prefix: string) => `${prefix}_fake${String(++counter).padStart(8, "0")}`
+  const signer = new Stripe(secretKey)
+  const now = () => Math.floor(Date.now() / 1000)
+
+  const paymentIntent = (params: Obj): Obj => {
+    const id = nextId("pi")
+    return {
+      id,
+      object: "payment_intent",
+      amount: Number(params.amount),
+      amount_received: 0,
+      currency: params.currency,
+      customer: params.customer ?? null,
+      status: "requires_payment_method",
+      client_secret: `${id}_secret_${counter}`,
+      automatic_payment_methods: params.automatic_payment_methods === undefined ? null : {
+        enabled: (params.automatic_payment_methods as Obj).enabled === "true",
+        allow_redirects: (params.automatic_payment_methods as Obj).allow_redirects ?? "always"
+      },
+      payment_method: null,
+      latest_charge: null,
+      livemode: false,
+      metadata: params.metadata ?? {}
+    }
+  }
+  const setupIntent = (params: Obj): Obj => {
+    const id = nextId("seti")
+    return {
+      id,
+      object: "setup_intent",
+      customer: params.customer ?? null,
+      status: "requires_payment_method",
+      client_secret: `${id}_secret_${counter}`,
+      payment_method: null,
+      livemode: false,
+      metadata: params.metadata ?? {}
+    }
+  }
+  const invoice = (subscription: Obj, reason: string, amount: number, status: string): Obj => {
+    const id = nextId("in")
+    const inv: Obj = {
+      id,
+      object: "invoice",
+      status,
+      billing_reason: reason,
+      amount_paid: status === "paid" ? amount : 0,
+      amount_due: amount,
+      currency: "usd",
+      livemode: false,
+      parent: { type: "subscription_details", subscription_details: { subscription: subscription.id, metadata: subscription.metadata } }
+    }
+    objects.set(id, inv)
+    return inv
+  }
+  const subscription = (params: Obj): Obj => {
+    const id = nextId("sub")
+    const trialDays = params.trial_period_days === undefined ? 0 : Number(params.trial_period_days)
+    const sub: Obj = {
+      id,
+      object: "subscription",
+      customer: params.customer,
+      status: trialDays > 0 ? "trialing" : "incomplete",
+      trial_end: trialDays > 0 ? now() + trialDays * 86400 : null,
+      default_payment_method: null,
+      livemode: false,
+      metadata: params.metadata ?? {},
+      latest_invoice: null,
+      pending_setup_intent: null
+    }
+    objects.set(id, sub)
+    const price = ((params.items as Obj)?.["0"] as Obj | undefined)?.price
+    const amount = price === "price_monthly" ? 1500 : 2500
+    const first = invoice(sub, "subscription_create", trialDays > 0 ? 0 : amount, trialDays > 0 ? "paid" : "open")
+    sub.latest_invoice = first.id
+    if (trialDays > 0) {
+      const seti = setupIntent({ customer: params.customer, metadata: params.metadata })
+      objects.set(seti.id as string, seti)
+      sub.pending_setup_intent = seti.id
+    } else {
+      const pi = paymentIntent({ amount, currency: "usd", customer: params.customer, metadata: {} })
+      objects.set(pi.id as string, pi)
+      first.confirmation_secret = { client_secret: pi.client_secret, type: "payment_intent" }
+      first.payment_intent_for_fake = pi.id
+    }
+    return {
+      ...sub,
+      latest_invoice: first,
+      pending_setup_intent: sub.pending_setup_intent === null ? null : objects.get(sub.pending_setup_intent as string)
+    }
+  }
+
+  const send = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { "content-type": "application/json", "request-id": `req_${counter}` })
+    res.end(JSON.stringify(body))
+  }
+  const error = (res: ServerResponse, status: number, type: string, code: string) =>
+    send(res, status, { error: { type, code, message: code } })
+
+  const route = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const url = new URL(req.url ?? "/", "http://fake")
+    const params = req.method === "GET" ? decodeForm(url.search.slice(1)) : decodeForm(body)
+    const idempotencyKey = req.headers["idempotency-key"] as string | undefined
+    const stripeAccount = req.headers["stripe-account"] as string | undefined
+    requests.push({ method: req.method ?? "", path: url.pathname, params, idempotencyKey, stripeAccount })
+    if (fake.outage) return error(res, 503, "api_error", "service_unavailable")
+    if (req.headers.authorization !== `Bearer ${secretKey}`) return error(res, 401, "invalid_request_error", "invalid_api_key")
+    if (req.method === "GET" && url.pathname === "/v1/account") {
+      return send(res, 200, { id: accountId, object: "account", charges_enabled: true })
+    }
+    const price = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname)
+    if (req.method === "GET" && price !== null) {
+      return send(res, 200, { id: price[1], object: "price", livemode: price[1]!.includes("live"), unit_amount: 4900, currency: "usd" })
+    }
+    const confirm = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(url.pathname)
+    if (req.method === "POST" && confirm !== null && objects.has(confirm[1]!)) {
+      if (params.payment_method === "pm_card_chargeDeclined") {
+        const declined = fake.decline(confirm[1]!)
+        push("payment_intent.payment_failed", declined)
+        return error(res, 402, "card_error", "card_declined")
+      }
+      const paid = fake.succeed(confirm[1]!)
+      push("payment_intent.succeeded", paid)
+      return send(res, 200, paid)
+    }
+    if (req.method === "POST" && url.pathname === "/v1/refunds" && typeof params.payment_intent === "string" && objects.has(params.payment_intent)) {
+      const charge = fake.refund(params.payment_intent, params.amount === undefined ? undefined : Number(params.amount))
+      push("charge.refunded", charge)
+      return send(res, 200, { id: nextId("re"), object: "refund", payment_intent: params.payment_intent, status: "succeeded" })
+    }
+    const create: Record<string, (p: Obj) => Obj> = {
+      "/v1/payment_intents": paymentIntent,
+      "/v1/setup_intents": setupIntent,
+      "/v1/subscriptions": subscription
+    }
+    if (req.method === "POST" && Object.hasOwn(create, url.pathname)) {
+      const keyed = idempotencyKey === undefined ? undefined : `${url.pathname} ${idempotencyKey}`
+      if (keyed !== undefined && idempotent.has(keyed)) return send(res, 200, JSON.parse(idempotent.get(keyed)!))
+      const created = create[url.pathname]!(params)
+      if (!objects.has(created.id as string)) objects.set(created.id as string, created)
+      const text = JSON.stringify(created)
+      if (keyed !== undefined) idempotent.set(keyed, text)
+      return send(res, 200, created)
+    }
+    const read = /^\/v1\/(payment_intents|charges|setup_intents|subscriptions|invoices)\/([^/]+)$/.exec(url.pathname)
+    if (req.method === "GET" && read !== null) {
+      const found = objects.get(read[2]!)
+      return found === undefined ? error(res, 404, "invalid_request_error", "resource_missing") : send(res, 200, found)
+    }
+    return error(res, 404, "invalid_request_error", "unknown_route")
+  }
+
+  /** Stripe's own delivery of an event to the configured endpoint (fire and forget, as Stripe retries on its own). */
+  const push = (type: string, object: Obj) => {
+    const target = fake.webhookTarget
+    if (target === undefined) return
+    const delivery = fake.event(type, object)
+    void fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+      body: delivery.payload
+    }).catch(() => undefined)
+  }
+
+  const server: Server = createServer((req, res) => {
+    let body = ""
+    req.on("data", (chunk) => (body += chunk))
+    req.on("end", () => route(req, res, body))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+
+  const get = (id: string) => {
+    const found = objects.get(id)
+    if (found === undefined) throw new Error(`fake stripe: no ${id}`)
+    return found
+  }
+  const fake: FakeStripe = {
+    apiBase: `http://127.0.0.1:${port}`,
+    secretKey,
+    accountId,
+    requests,
+    objects,
+    outage: false,
+    webhookTarget: undefined,
+    succeed: (id) => {
+      const pi = get(id)
+      const chargeId = nextId("ch")
+      objects.set(chargeId, {
+        id: chargeId,
+        object: "charge",
+        payment_intent: id,
+        status: "succeeded",
+        amount: pi.amount,
+        amount_captured: pi.amount,
+        amount_refunded: 0,
+        refunded: false,
+        currency: pi.currency,
+        livemode: false
+      })
+      Object.assign(pi, { status: "succeeded", amount_received: pi.amount, latest_charge: chargeId, payment_method: "pm_card_visa" })
+      return pi
+    },
+    decline: (id) => Object.assign(get(id), { status: "requires_payment_method", last_payment_error: { code: "card_declined" } }),
+    cancel: (id) => Object.assign(get(id), { status: "canceled" }),
+    refund: (id, amount) => {
+      const charge = get(get(id).latest_charge as string)
+      const left = (charge.amount_captured as number) - (charge.amount_refunded as number)
+      const refunded = (charge.amount_refunded as number) + (amount ?? left)
+      return Object.assign(charge, { amount_refunded: refunded, refunded: refunded >= (charge.amount_captured as number) })
+    },
+    confirmSetup: (id) => Object.assign(get(id), { status: "succeeded", payment_method: "pm_card_visa" }),
+    payInitialInvoice: (id) => {
+      const sub = get(id)
+      const inv = get(sub.latest_invoice as string)
+      Object.assign(inv, { status: "paid", amount_paid: inv.amount_due })
+      if (typeof inv.payment_intent_for_fake === "string") fake.succeed(inv.payment_intent_for_fake)
+      return Object.assign(sub, { status: "active", default_payment_method: "pm_card_visa" })
+    },
+    renew: (id) => {
+      const sub = get(id)
+      const inv = invoice(sub, "subscription_cycle", 2500, "paid")
+      sub.latest_invoice = inv.id
+      return inv
+    },
+    event: (type, object, eventOptions = {}) => {
+      const id = eventOptions.id ?? nextId("evt")
+      const payload = JSON.stringify({
+        id,
+        object: "event",
+        api_version: "2026-10-28.endive",
+        created: now(),
+        livemode: eventOptions.livemode ?? false,
+        type,
+        data: { object }
+      }, null, 2)
+      const header = signer.webhooks.generateTestHeaderString({
+        payload,
+        secret: eventOptions.secret ?? options.webhookSecret,
+        ...(eventOptions.timestamp !== undefined ? { timestamp: eventOptions.timestamp } : {})
+      })
+      return { id, payload, header }
+    },
+    eventAsync: async (type, object, eventOptions = {}) => {
+      const id = eventOptions.id ?? nextId("evt")
+      const payload = JSON.stringify({ id, object: "event", api_version: "2026-10-28.endive", created: now(), livemode: false, type, data: { object } })
+      const header = await signer.webhooks.generateTestHeaderStringAsync({ payload, secret: eventOptions.secret ?? options.webhookSecret })
+      return { id, payload, header }
+    },
+    sign: (payload) => signer.webhooks.generateTestHeaderString({ payload, secret: options.webhookSecret }),
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+  return fake
+}

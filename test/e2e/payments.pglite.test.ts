@@ -1,0 +1,4 @@
+// Payments end to end on PGlite.
+import { suite } from "./payments.ts"
+
+suite("pglite")

@@ -1,0 +1,145 @@
+/**
+ * The reference customer backend with Stripe, end to end over real HTTP and offline: configured by
+ * `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY`, `STRIPE_WEBHOOK_SECRET` and `STRIPE_API_BASE`
+ * (a local fake Stripe API), it offers payment modes in the handshake, answers a one-time purchase
+ * with a continuation priced from its own list, verifies Stripe's webhook at `POST /stripe/webhook`,
+ * and the service verifies the action from the kit's completion and its reconciliation read. Plus
+ * the configuration's Stripe rules, one test per refusal.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { configFromEnv, start } from "../../../examples/customer-backend/Backend.ts"
+import type { ActionIntake } from "../../../core/connector/Action.ts"
+import { startFakeStripe } from "../../adapters/stripe/FakeStripe.ts"
+import { intakeInput, secrets, workspaceId } from "../../core/connector/dispatch/support.ts"
+import { actionStatus, admin, bootService, connect, waitFor } from "../../e2e/support.ts"
+import { request } from "../../support/http.ts"
+import { storageVariants } from "../../support/storage.ts"
+
+const webhookSecret = "whsec_backend_test_0123456789abcdef"
+const memory = storageVariants[0]!
+
+const baseEnv = (serviceUrl: string): Record<string, string> => ({
+  PORT: "0",
+  ACCORD_WORKSPACE_ID: workspaceId,
+  ACCORD_ACTION_SIGNING_SECRET: Redacted.value(secrets.actionSigning),
+  ACCORD_COMPLETION_SECRET: Redacted.value(secrets.completion),
+  ACCORD_SERVICE_URL: serviceUrl,
+  ACCORD_ALLOW_INSECURE_ENDPOINTS: "true",
+  ACCORD_DATA_DIR: "memory://"
+})
+
+const purchase = (accountId: string): ActionIntake => {
+  const base = intakeInput(accountId)
+  return {
+    ...base,
+    action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
+    payment: {
+      mode: "one_time_purchase",
+      actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
+      offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
+      expected: { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
+    }
+  }
+}
+
+describe("reference backend with Stripe", () => {
+  it.live("payment modes in the handshake; a one-time purchase paid at Stripe, its webhook at POST /stripe/webhook, verified by the service", () =>
+    Effect.gen(function*() {
+      const fake = yield* Effect.acquireRelease(Effect.promise(() => startFakeStripe({ webhookSecret })), (f) => Effect.promise(() => f.close()))
+      const service = yield* bootService({ storage: memory })
+      const env = {
+        ...baseEnv(service.base),
+        STRIPE_SECRET_KEY: fake.secretKey,
+        STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+        STRIPE_WEBHOOK_SECRET: webhookSecret,
+        STRIPE_API_BASE: fake.apiBase
+      }
+      const backend = yield* Effect.acquireRelease(Effect.promise(() => start(configFromEnv(env))), (b) => Effect.promise(() => b.close()))
+      yield* connect(service, `${backend.url}/connector`, secrets)
+      const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+      assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+
+      const created = yield* request(`${service.ws}/action-requests`, { method: "POST", headers: admin, body: JSON.stringify(purchase("acct_backend_pay")) })
+      assert.strictEqual(created.status, 202, created.text)
+      const id: string = created.json.actionRequestId
+      const intent = yield* waitFor(
+        Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
+        (found) => found !== undefined,
+        "the payment intent"
+      )
+      assert.deepInclude(intent!, { amount: 4900, currency: "usd" })
+      fake.succeed(intent!.id as string)
+      const delivery = fake.event("payment_intent.succeeded", intent!)
+      const forged = yield* request(`${backend.url}/stripe/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": delivery.header.replace(/v1=[0-9a-f]/, "v1=0") },
+        body: delivery.payload
+      })
+      assert.strictEqual(forged.status, 400)
+      const answered = yield* request(`${backend.url}/stripe/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+        body: delivery.payload
+      })
+      assert.strictEqual(answered.status, 200, answered.text)
+      const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
+      assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "pending", "verified"])
+    }).pipe(Effect.scoped), 120_000)
+
+  describe("configuration", () => {
+    const env = baseEnv("https://accord.example.com")
+    const stripe = { STRIPE_SECRET_KEY: "sk_test_abc123", STRIPE_PUBLISHABLE_KEY: "pk_test_abc123", STRIPE_WEBHOOK_SECRET: "whsec_abc123def456" }
+    const problems = (more: Record<string, string>): ReadonlyArray<string> => {
+      try {
+        configFromEnv({ ...env, ...more })
+      } catch (error) {
+        return (error as { readonly problems: ReadonlyArray<string> }).problems
+      }
+      return []
+    }
+
+    it("without STRIPE_* the backend runs without payments", () => {
+      assert.isUndefined(configFromEnv(env).stripe)
+    })
+    it("all three read under their exact names, STRIPE_API_BASE and EXAMPLE_PRICES too", () => {
+      const config = configFromEnv({ ...env, ...stripe, STRIPE_API_BASE: "https://stripe-fake.example.com", EXAMPLE_PRICES: '{"pro":{"amountMinor":100,"currency":"eur"}}' })
+      assert.deepStrictEqual(config.stripe, {
+        secretKey: "sk_test_abc123",
+        publishableKey: "pk_test_abc123",
+        webhookSecret: "whsec_abc123def456",
+        apiBase: "https://stripe-fake.example.com",
+        prices: { pro: { amountMinor: 100, currency: "eur" } }
+      })
+    })
+    it("one of the three missing names the missing ones", () => {
+      assert.deepStrictEqual(problems({ STRIPE_SECRET_KEY: stripe.STRIPE_SECRET_KEY }), [
+        "STRIPE_PUBLISHABLE_KEY is required when STRIPE_SECRET_KEY is set",
+        "STRIPE_WEBHOOK_SECRET is required when STRIPE_SECRET_KEY is set"
+      ])
+    })
+    it("a live secret key with a test publishable key (mode disagreement)", () => {
+      assert.deepStrictEqual(problems({ ...stripe, STRIPE_SECRET_KEY: "sk_live_abc123" }), [
+        "STRIPE_SECRET_KEY and STRIPE_PUBLISHABLE_KEY must both be test keys or both live keys"
+      ])
+    })
+    it("a webhook secret equal to a connector secret, never echoing it", () => {
+      const found = problems({ ...stripe, STRIPE_WEBHOOK_SECRET: env.ACCORD_COMPLETION_SECRET! })
+      assert.deepStrictEqual(found.length, 2) // not whsec_, and not a third secret
+      assert.include(found[1], "a third secret")
+      assert.notInclude(found.join("\n"), env.ACCORD_COMPLETION_SECRET!)
+    })
+    it("keys of the wrong kind", () => {
+      assert.deepStrictEqual(problems({ ...stripe, STRIPE_SECRET_KEY: "pk_test_abc", STRIPE_PUBLISHABLE_KEY: "sk_test_abc" }).length, 2)
+    })
+    it("an http STRIPE_API_BASE without ACCORD_ALLOW_INSECURE_ENDPOINTS", () => {
+      assert.deepStrictEqual(problems({ ...stripe, ACCORD_ALLOW_INSECURE_ENDPOINTS: "false", STRIPE_API_BASE: "http://127.0.0.1:12111" }), [
+        "STRIPE_API_BASE must be https (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http for a local fake)"
+      ])
+    })
+    it("a malformed EXAMPLE_PRICES", () => {
+      assert.strictEqual(problems({ ...stripe, EXAMPLE_PRICES: '{"addon":{"amountMinor":-1,"currency":"usd"}}' }).length, 1)
+    })
+  })
+})
