@@ -17,6 +17,7 @@
  *
  * @since 0.1.0
  */
+import { eventNameProblem } from "./Event.ts"
 import { usageRollupEventName } from "./UsageRollup.ts"
 
 /**
@@ -199,7 +200,8 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
   events.forEach((raw, index) => {
     const event = record(raw)
     const name = event?.["event_name"]
-    if (event === undefined || typeof name !== "string") return
+    // a name that breaks the contract is reported by the contract's own issue
+    if (event === undefined || typeof name !== "string" || eventNameProblem(name) !== undefined) return
     names.add(name)
     if (isCompletedStateChange(name) && (typeof event["event_id"] !== "string" || event["event_id"] === "")) {
       warnings.push({
