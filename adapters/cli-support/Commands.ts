@@ -25,6 +25,21 @@ import { exitCodes, FindingsReported, oneLine, UsageError } from "./CliError.ts"
 import * as Environment from "./Environment.ts"
 import { readEntries, readJson } from "./EventFile.ts"
 import { formatReport as formatValidation, validateEntries } from "./Validation.ts"
+import * as Handoff from "./Handoff.ts"
+import * as ServiceReads from "./ServiceReads.ts"
+import { send as sendTestEvent } from "./SendTestEvent.ts"
+import { createKey, createWorkspace, type StorageFor } from "./Workspaces.ts"
+import * as ContextServer from "../mcp/ContextServer.ts"
+import * as McpServer from "@effect/ai/McpServer"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeSink from "@effect/platform-node/NodeSink"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import { createServer } from "node:http"
+import type { IngestEvent } from "../sdk/DirectApiClient.ts"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one machine-readable JSON document"))
 
@@ -141,18 +156,196 @@ const classify = Command.make(
 ).pipe(Command.withDescription("classify event candidates: direct_api_now, existing_source or web_sdk_follow_up, with the deciding rule"))
 
 // ---------------------------------------------------------------------------------------------
+// accord send-test-event
+// ---------------------------------------------------------------------------------------------
+
+const sendTest = Command.make(
+  "send-test-event",
+  { file: file.pipe(Args.withDescription("a file holding one event")), json },
+  (options) =>
+    Effect.gen(function*() {
+      const entries = yield* readEntries(options.file)
+      if (entries.length !== 1) {
+        return yield* new UsageError({ message: `${options.file}: send-test-event sends one event; the file holds ${entries.length}` })
+      }
+      const serviceUrl = yield* Environment.serviceUrl
+      const apiKey = yield* Environment.secret("SERVICE_INGEST_API_KEY", "an ingest key, server-side only")
+      const report = validateEntries(entries, yield* Clock.currentTimeMillis)
+      if (!report.ok) {
+        yield* options.json ? printJson(report) : Console.log(`${formatValidation(report)}\nnot sent: fix the refused event first`)
+        return yield* new FindingsReported()
+      }
+      const result = yield* sendTestEvent({
+        serviceUrl,
+        apiKey,
+        workspaceId: yield* Environment.optional("ACCORD_WORKSPACE_ID"),
+        event: entries[0]!.value as IngestEvent,
+        print: (lines) => Console.log(lines.join("\n"))
+      })
+      if (options.json) return yield* printJson(result)
+      yield* Console.log(
+        `${result.status}: event_id ${result.eventId} for account ${result.accountId}\n` +
+          `see it in the Events view: GET ${result.eventsView} (a developer:read or admin key)`
+      )
+    })
+).pipe(Command.withDescription(
+  "validate one event, then send it with SERVICE_INGEST_API_KEY to ACCORD_SERVICE_URL and print the answer"
+))
+
+// ---------------------------------------------------------------------------------------------
+// accord workspace create, accord keys create
+// ---------------------------------------------------------------------------------------------
+
+const keyName = Options.text("name").pipe(Options.withDescription("a label for the key"), Options.optional)
+
+const workspaceCreate = (storageFor: StorageFor) =>
+  Command.make("create", { name: keyName }, (options) =>
+    Effect.flatMap(createWorkspace(storageFor, Option.getOrNull(options.name)), printJson)).pipe(
+      Command.withDescription(
+        "create a workspace and its first admin key in the configured storage (DATABASE_URL or ACCORD_DATA_DIR); " +
+          "prints them once as JSON"
+      )
+    )
+
+const keysCreate = (storageFor: StorageFor) =>
+  Command.make(
+    "create",
+    {
+      scope: Options.choice("scope", ["ingest", "developer:read", "admin"]).pipe(Options.withDescription("the key's scope")),
+      workspace: Options.text("workspace").pipe(
+        Options.withDescription("the workspace id (default ACCORD_WORKSPACE_ID)"),
+        Options.optional
+      ),
+      name: keyName
+    },
+    (options) =>
+      Effect.gen(function*() {
+        const workspaceId = Option.isSome(options.workspace)
+          ? options.workspace.value
+          : yield* Environment.required("ACCORD_WORKSPACE_ID", "or --workspace")
+        yield* printJson(yield* createKey(storageFor, { workspaceId, scope: options.scope, name: Option.getOrNull(options.name) }))
+      })
+  ).pipe(Command.withDescription("create a key of a scope in a workspace; prints it once as JSON"))
+
+// ---------------------------------------------------------------------------------------------
+// accord install handoff
+// ---------------------------------------------------------------------------------------------
+
+const handoff = Command.make(
+  "handoff",
+  {
+    target: Options.choice("target", Handoff.targets).pipe(
+      Options.withDescription("markdown (accord-handoff.md), agents-md (AGENTS.md) or cursor (.cursor/rules/accord.mdc)")
+    ),
+    out: Options.text("out").pipe(Options.withDescription("where to write it (default per target)"), Options.optional),
+    force: Options.boolean("force").pipe(Options.withDescription("replace an existing file"))
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const out = Option.getOrElse(options.out, () => Handoff.defaultPaths[options.target])
+      yield* Console.log(`wrote ${yield* Handoff.install(options.target, out, options.force)}`)
+    })
+).pipe(Command.withDescription(
+  "write the agent handoff file: event contract, families, emission rules, never-send list, classification, how to validate"
+))
+
+const install = Command.make("install").pipe(
+  Command.withDescription("install files for coding agents"),
+  Command.withSubcommands([handoff])
+)
+
+// ---------------------------------------------------------------------------------------------
+// accord context-server start
+// ---------------------------------------------------------------------------------------------
+
+const contextServerStart = (version: string) =>
+  Command.make(
+    "start",
+    {
+      http: Options.integer("http").pipe(
+        Options.withDescription("serve streamable HTTP on this loopback port at /mcp instead of stdio"),
+        Options.optional
+      ),
+      allowSendTestEvent: Options.boolean("allow-send-test-event").pipe(
+        Options.withDescription("setup smoke testing only: add the send_test_event tool (needs SERVICE_INGEST_API_KEY)")
+      )
+    },
+    (options) =>
+      Effect.gen(function*() {
+        const serviceUrl = yield* Environment.serviceUrl
+        const workspaceId = yield* Environment.required("ACCORD_WORKSPACE_ID", "the workspace to read")
+        const apiKey = yield* Environment.secret("SERVICE_API_KEY", "a developer:read key")
+        const ingestKey = options.allowSendTestEvent
+          ? yield* Environment.secret("SERVICE_INGEST_API_KEY", "--allow-send-test-event sends with the ingest key")
+          : undefined
+        const reads = ServiceReads.make({ serviceUrl, workspaceId, apiKey })
+        yield* ServiceReads.checkReadKey(reads)
+        const tools = ContextServer.toolsLayer({
+          reads,
+          version,
+          sendTestEvent: ingestKey === undefined ? undefined : { serviceUrl, ingestKey }
+        })
+        const info = { name: ContextServer.serverName, version }
+        if (Option.isNone(options.http)) {
+          return yield* Layer.launch(
+            tools.pipe(Layer.provide(McpServer.layerStdio({ ...info, stdin: NodeStream.stdin, stdout: NodeSink.stdout })))
+          )
+        }
+        const port = options.http.value
+        const server = Layer.mergeAll(tools, HttpRouter.Default.serve()).pipe(
+          Layer.provide(McpServer.layerHttp({ ...info, path: "/mcp" })),
+          Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+        )
+        yield* Console.error(`accord context server: http://127.0.0.1:${port}/mcp`)
+        return yield* Layer.launch(server).pipe(
+          Effect.catchAll(() => new UsageError({ message: `cannot listen on 127.0.0.1:${port}` }))
+        )
+      })
+  ).pipe(Command.withDescription(
+    "start the read-only MCP context server for coding agents (stdio by default); reads with SERVICE_API_KEY " +
+      "(developer:read) from ACCORD_SERVICE_URL for ACCORD_WORKSPACE_ID"
+  ))
+
+// ---------------------------------------------------------------------------------------------
 // the root
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * What the runtime passes in.
+ *
+ * @since 0.1.0
+ */
+export interface CliOptions {
+  readonly version: string
+  /** The server's storage layer, for `workspace create` and `keys create`. */
+  readonly storage: StorageFor
+}
 
 /**
  * The root command.
  *
  * @since 0.1.0
  */
-export const accord = Command.make("accord").pipe(
-  Command.withDescription("Accord: the Direct API and customer-action connector tools"),
-  Command.withSubcommands([customer, validate, classify])
-)
+export const accord = (options: CliOptions) =>
+  Command.make("accord").pipe(
+    Command.withDescription("Accord: the Direct API and customer-action connector tools"),
+    Command.withSubcommands([
+      customer,
+      validate,
+      classify,
+      sendTest,
+      Command.make("workspace").pipe(
+        Command.withDescription("workspaces"),
+        Command.withSubcommands([workspaceCreate(options.storage)])
+      ),
+      Command.make("keys").pipe(Command.withDescription("API keys"), Command.withSubcommands([keysCreate(options.storage)])),
+      install,
+      Command.make("context-server").pipe(
+        Command.withDescription("the MCP context server for coding agents"),
+        Command.withSubcommands([contextServerStart(options.version)])
+      )
+    ])
+  )
 
 /**
  * Runs the CLI on `argv` (as `process.argv`: runtime and script first) and answers the exit code.
@@ -160,8 +353,11 @@ export const accord = Command.make("accord").pipe(
  *
  * @since 0.1.0
  */
-export const run = (argv: ReadonlyArray<string>, version: string): Effect.Effect<number> =>
-  Command.run(accord, { name: "accord", version })(argv).pipe(
+export const run = (argv: ReadonlyArray<string>, options: CliOptions): Effect.Effect<number> =>
+  Command.run(accord(options), { name: "accord", version: options.version })(argv).pipe(
+    // stdout is the command's answer (JSON for scripts, MCP over stdio): logs go to stderr, warnings up
+    Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
+    Logger.withMinimumLogLevel(LogLevel.Warning),
     Effect.provide(NodeContext.layer),
     Effect.exit,
     Effect.flatMap((exit) => {

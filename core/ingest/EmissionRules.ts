@@ -241,3 +241,25 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
   }
   return warnings
 }
+
+/**
+ * The event contract's fields, as the spec's Event table lists them, for generated documents.
+ *
+ * @since 0.1.0
+ */
+export const eventFields: ReadonlyArray<{ readonly field: string; readonly required: "yes" | "recommended" | "optional"; readonly rule: string }> = [
+  { field: "event_name", required: "yes", rule: "static lower_snake_case string" },
+  { field: "account_id", required: "yes", rule: "stable string identifying the customer, account, workspace, tenant, company or organization" },
+  { field: "timestamp", required: "yes", rule: "ISO 8601 UTC timestamp of when the event occurred" },
+  { field: "event_id", required: "recommended", rule: "stable idempotency string for retryable completed events; reuse only when retrying the same event" },
+  { field: "user_id", required: "optional", rule: "string, the acting user" },
+  { field: "user", required: "optional", rule: "object with `name` and `email` strings for the user in `user_id`" },
+  { field: "semantic_type", required: "recommended", rule: "one of the revenue event families, such as `limit_friction`, `activation`, `login`, `usage`" },
+  { field: "event_kind", required: "recommended", rule: "`product_action`, `billing_event`, `friction_event`, `login`, or another normalized kind" },
+  { field: "value", required: "optional", rule: "number: amount, count, usage value, credit amount or revenue magnitude" },
+  { field: "properties", required: "optional", rule: "bounded structured object" },
+  { field: "sentiment", required: "optional", rule: "`positive`, `neutral`, `negative`, `unknown`" },
+  { field: "sentiment_score", required: "optional", rule: "number from -1 to 1" },
+  { field: "sentiment_confidence", required: "optional", rule: "number from 0 to 1" },
+  { field: "sentiment_source", required: "optional", rule: "`explicit`, `inferred`, `ai`, `integration`, `unknown`" }
+]

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import { run } from "../../adapters/cli-support/Commands.ts"
+import { storageLayer } from "../Server.ts"
 
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-process.exitCode = await Effect.runPromise(run(process.argv, version))
+process.exitCode = await Effect.runPromise(run(process.argv, { version, storage: storageLayer }))
