@@ -1,6 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import { vi } from "vitest"
 import { join } from "node:path"
-import { runCli, tempFiles } from "./cli.ts"
+import { runCli, tempFiles, processTestTimeout } from "./cli.ts"
+
+vi.setConfig({ testTimeout: processTestTimeout })
 
 describe("accord classify (process)", () => {
   const dir = tempFiles({

@@ -1,6 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import { vi } from "vitest"
 import { join } from "node:path"
-import { hasStackTrace, runCli, tempFiles } from "./cli.ts"
+import { hasStackTrace, runCli, tempFiles, processTestTimeout } from "./cli.ts"
+
+vi.setConfig({ testTimeout: processTestTimeout })
 
 const at = "2026-11-20T10:00:00.000Z"
 const event = (fields: Record<string, unknown>) => ({ account_id: "acct_42", timestamp: at, ...fields })

@@ -6,7 +6,10 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createServer as createNetServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import * as Effect from "effect/Effect"
+import { adminKey, jsonHeaders, request, workspaceId } from "../../support/http.ts"
 
 export const root = fileURLToPath(new URL("../../../", import.meta.url))
 export const entry = join(root, "runtimes/cli/main.ts")
@@ -56,3 +59,33 @@ export const tempFiles = (files: Record<string, string>): string => {
 
 /** No stack trace: no `    at ` frame and no `Error:` dump. */
 export const hasStackTrace = (text: string): boolean => /\n\s+at\s|\bat .*\.ts:\d+/.test(text)
+
+/** Runs the CLI from an Effect test. */
+export const cli = (
+  args: ReadonlyArray<string>,
+  options?: Parameters<typeof runCli>[1]
+): import("effect/Effect").Effect<CliResult> => Effect.promise(() => runCli(args, options))
+
+/** A key of `scope` created with the test server's admin key. */
+export const createApiKey = (url: string, scope: "ingest" | "developer:read" | "admin") =>
+  Effect.map(
+    request(`${url}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
+      method: "POST",
+      headers: jsonHeaders(adminKey),
+      body: JSON.stringify({ scope })
+    }),
+    (reply) => reply.json.secret as string
+  )
+
+/** A loopback port nothing listens on. */
+export const closedPort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const server = createNetServer()
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Spawned CLI processes share 2 cores with other suites: give each test room. */
+export const processTestTimeout = 180_000
