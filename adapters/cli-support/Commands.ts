@@ -25,6 +25,7 @@ import { exitCodes, FindingsReported, oneLine, UsageError } from "./CliError.ts"
 import * as Environment from "./Environment.ts"
 import { readEntries, readJson } from "./EventFile.ts"
 import { formatReport as formatValidation, validateEntries } from "./Validation.ts"
+import * as Backfill from "./Backfill.ts"
 import * as Handoff from "./Handoff.ts"
 import * as ServiceReads from "./ServiceReads.ts"
 import { send as sendTestEvent } from "./SendTestEvent.ts"
@@ -307,6 +308,57 @@ const contextServerStart = (version: string) =>
   ))
 
 // ---------------------------------------------------------------------------------------------
+// accord backfill
+// ---------------------------------------------------------------------------------------------
+
+const backfill = Command.make(
+  "backfill",
+  {
+    file: file.pipe(Args.withDescription("historical usage_rollup_recorded rows: a JSON array or JSON Lines")),
+    state: Options.text("state").pipe(
+      Options.withDescription("where progress is kept for resuming (default FILE.backfill-state.json)"),
+      Options.optional
+    ),
+    maxConcurrency: Options.integer("max-concurrency").pipe(
+      Options.withDescription(`ceiling of requests in flight (1-32, default ${Backfill.defaultMaxConcurrency}); it starts at 1`),
+      Options.withDefault(Backfill.defaultMaxConcurrency)
+    ),
+    json
+  },
+  (options) =>
+    Effect.gen(function*() {
+      if (options.maxConcurrency < 1 || options.maxConcurrency > 32) {
+        return yield* new UsageError({ message: "--max-concurrency must be from 1 to 32" })
+      }
+      const entries = yield* readEntries(options.file)
+      const serviceUrl = yield* Environment.serviceUrl
+      const apiKey = yield* Environment.secret("SERVICE_INGEST_API_KEY", "an ingest key, server-side only")
+      const summary = yield* Backfill.run({
+        entries,
+        serviceUrl,
+        apiKey,
+        statePath: Option.getOrElse(options.state, () => `${options.file}.backfill-state.json`),
+        maxConcurrency: options.maxConcurrency,
+        progress: Backfill.progressFor(process.stderr, (line) => console.log(line)),
+        print: (text) => Console.log(text)
+      })
+      if (options.json) yield* printJson(summary)
+      else {
+        yield* Console.log(
+          `backfill: ${summary.rows} rows in ${summary.ranges} ranges: ${summary.accepted} accepted, ${summary.duplicate} duplicate, ` +
+            `${summary.skipped} already done, ${summary.refused.length} refused; ${summary.throttled} throttled, ` +
+            `concurrency up to ${summary.maxConcurrencyReached}, ${summary.seconds.toFixed(1)}s`
+        )
+        for (const r of summary.refused) yield* Console.log(`  refused ${r.event_id} [${r.code}]`)
+      }
+      yield* findingsIf(summary.refused.length > 0)
+    })
+).pipe(Command.withDescription(
+  "send historical usage rollups: oldest closed day first, adaptive concurrency, backoff on 429/5xx, resumable, " +
+    `at most ${Backfill.maxBackfillRows} rows (past it: a bulk import plan)`
+))
+
+// ---------------------------------------------------------------------------------------------
 // the root
 // ---------------------------------------------------------------------------------------------
 
@@ -343,7 +395,8 @@ export const accord = (options: CliOptions) =>
       Command.make("context-server").pipe(
         Command.withDescription("the MCP context server for coding agents"),
         Command.withSubcommands([contextServerStart(options.version)])
-      )
+      ),
+      backfill
     ])
   )
 
