@@ -35,12 +35,17 @@ describe("accord (process)", () => {
   })
 
   it("has --help on every command", async () => {
-    const results = await Promise.all(commands.map((path) => runCli([...path, "--help"])))
+    // three at a time: the machine's cores are shared
+    const results: Array<Awaited<ReturnType<typeof runCli>>> = []
+    for (let i = 0; i < commands.length; i += 3) {
+      results.push(...await Promise.all(commands.slice(i, i + 3).map((path) => runCli([...path, "--help"]))))
+    }
     results.forEach((result, i) => {
       const name = ["accord", ...commands[i]!].join(" ")
       assert.strictEqual(result.code, 0, `${name} --help: ${result.stderr}`)
       assert.include(result.stdout, "USAGE", name)
-      assert.include(result.stdout, `$ ${name}`, name)
+      // @effect/cli shows a subcommand's usage from its own name
+      assert.include(result.stdout, `$ ${commands[i]!.at(-1) ?? "accord"}`, name)
     })
   })
 
