@@ -6,10 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { spawn } from "node:child_process"
 import { vi } from "vitest"
 import * as Effect from "effect/Effect"
 import { adminKey, jsonHeaders, request, startServer, workspaceId } from "../../support/http.ts"
-import { cleanEnv, cli, createApiKey, entry, processTestTimeout, root } from "../../runtimes/cli/cli.ts"
+import { cleanEnv, cli, closedPort, createApiKey, entry, processTestTimeout, root } from "../../runtimes/cli/cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -167,5 +169,54 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
         assert.strictEqual(result.stderr.trim(), expected)
         for (const key of [adminKey, ingestKey, readKey]) assert.notInclude(result.stderr + result.stdout, key)
       }
+    }))
+
+  it.scopedLive("serves streamable HTTP with --http PORT", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer()
+      const readKey = yield* createApiKey(server.url, "developer:read")
+      const port = yield* Effect.promise(closedPort)
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, ["--import", "tsx", entry, "context-server", "start", "--http", String(port)], {
+            cwd: root,
+            env: { ...cleanEnv(), NO_COLOR: "1", ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId, SERVICE_API_KEY: readKey },
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+        ),
+        (child) => Effect.sync(() => child.kill("SIGTERM"))
+      )
+      const url = `http://127.0.0.1:${port}/mcp`
+      yield* Effect.promise(() =>
+        new Promise<void>((resolve, reject) => {
+          let stderr = ""
+          child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+            stderr += chunk
+            if (stderr.includes(url)) resolve()
+          })
+          child.on("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)))
+        })
+      )
+      const client = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          // the listening line comes just before the socket is bound: retry the first connect briefly
+          for (let attempt = 0; ; attempt++) {
+            const client = new Client({ name: "accord-test-agent", version: "1.0.0" })
+            try {
+              await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+              return client
+            } catch (error) {
+              if (attempt >= 20) throw error
+              await new Promise((r) => setTimeout(r, 250))
+            }
+          }
+        }),
+        (client) => Effect.promise(() => client.close())
+      )
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.deepStrictEqual(tools.map((t) => t.name).sort(), readTools)
+      const contract = yield* call(client, "event_contract")
+      assert.isFalse(contract.isError)
+      assert.isAtLeast(contract.json.emission_rules.length, 7)
     }))
 })
