@@ -30,16 +30,8 @@ import * as Handoff from "./Handoff.ts"
 import * as ServiceReads from "./ServiceReads.ts"
 import { send as sendTestEvent } from "./SendTestEvent.ts"
 import { createKey, createWorkspace, type StorageFor } from "./Workspaces.ts"
-import * as ContextServer from "../mcp/ContextServer.ts"
-import * as McpServer from "@effect/ai/McpServer"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeSink from "@effect/platform-node/NodeSink"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import { createServer } from "node:http"
 import type { IngestEvent } from "../sdk/DirectApiClient.ts"
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one machine-readable JSON document"))
@@ -281,26 +273,14 @@ const contextServerStart = (version: string) =>
           : undefined
         const reads = ServiceReads.make({ serviceUrl, workspaceId, apiKey })
         yield* ServiceReads.checkReadKey(reads)
-        const tools = ContextServer.toolsLayer({
+        // loaded only here: the MCP and HTTP server modules take seconds to load
+        const ContextServer = yield* Effect.promise(() => import("../mcp/ContextServer.ts"))
+        return yield* ContextServer.serve({
           reads,
           version,
-          sendTestEvent: ingestKey === undefined ? undefined : { serviceUrl, ingestKey }
+          sendTestEvent: ingestKey === undefined ? undefined : { serviceUrl, ingestKey },
+          http: Option.getOrUndefined(options.http)
         })
-        const info = { name: ContextServer.serverName, version }
-        if (Option.isNone(options.http)) {
-          return yield* Layer.launch(
-            tools.pipe(Layer.provide(McpServer.layerStdio({ ...info, stdin: NodeStream.stdin, stdout: NodeSink.stdout })))
-          )
-        }
-        const port = options.http.value
-        const server = Layer.mergeAll(tools, HttpRouter.Default.serve()).pipe(
-          Layer.provide(McpServer.layerHttp({ ...info, path: "/mcp" })),
-          Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
-        )
-        yield* Console.error(`accord context server: http://127.0.0.1:${port}/mcp`)
-        return yield* Layer.launch(server).pipe(
-          Effect.catchAll(() => new UsageError({ message: `cannot listen on 127.0.0.1:${port}` }))
-        )
       })
   ).pipe(Command.withDescription(
     "start the read-only MCP context server for coding agents (stdio by default); reads with SERVICE_API_KEY " +

@@ -14,9 +14,15 @@
  *
  * @since 0.1.0
  */
+import { createServer } from "node:http"
 import * as McpServer from "@effect/ai/McpServer"
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeSink from "@effect/platform-node/NodeSink"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Console from "effect/Console"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -25,6 +31,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Candidate, classificationRules, classifyFile } from "../../core/ingest/Classify.ts"
 import { emissionRules, eventFamilies, eventFields, neverSend } from "../../core/ingest/EmissionRules.ts"
+import { UsageError } from "../cli-support/CliError.ts"
 import type { ReadFailure, ServiceReads } from "../cli-support/ServiceReads.ts"
 import { validateEntries } from "../cli-support/Validation.ts"
 import { type IngestEvent, make as makeDirectApi } from "../sdk/DirectApiClient.ts"
@@ -205,3 +212,26 @@ export const toolsLayer = (options: ContextServerOptions): Layer.Layer<never, ne
  * @since 0.1.0
  */
 export const serverName = "accord-context"
+
+/**
+ * Serves the tools until the process ends: over stdio, or streamable HTTP on `127.0.0.1:http` at
+ * `/mcp` (the address is printed on stderr once listening is set up).
+ *
+ * @since 0.1.0
+ */
+export const serve = (options: ContextServerOptions & { readonly http?: number | undefined }): Effect.Effect<never, UsageError> => {
+  const info = { name: serverName, version: options.version }
+  const tools = toolsLayer(options)
+  if (options.http === undefined) {
+    return Layer.launch(tools.pipe(Layer.provide(McpServer.layerStdio({ ...info, stdin: NodeStream.stdin, stdout: NodeSink.stdout }))))
+  }
+  const port = options.http
+  const server = Layer.mergeAll(tools, HttpRouter.Default.serve()).pipe(
+    Layer.provide(McpServer.layerHttp({ ...info, path: "/mcp" })),
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  )
+  return Effect.zipRight(
+    Console.error(`accord context server: http://127.0.0.1:${port}/mcp`),
+    Layer.launch(server).pipe(Effect.catchAll(() => new UsageError({ message: `cannot listen on 127.0.0.1:${port}` })))
+  )
+}
