@@ -153,17 +153,20 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       const base = { ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId }
       const start = (env: Record<string, string>, flags: ReadonlyArray<string> = []) =>
         cli(["context-server", "start", ...flags], { env: { ...base, ...env } })
-      const [admin, ingest, unknown, noIngest] = yield* Effect.all([
+      const port = yield* Effect.promise(closedPort)
+      const [admin, ingest, unknown, noIngest, unreachable] = yield* Effect.all([
         start({ SERVICE_API_KEY: adminKey }),
         start({ SERVICE_API_KEY: ingestKey }),
         start({ SERVICE_API_KEY: "acc_read_not-a-real-key-0123456789abcdef" }),
-        start({ SERVICE_API_KEY: readKey }, ["--allow-send-test-event"])
-      ], { concurrency: "unbounded" })
+        start({ SERVICE_API_KEY: readKey }, ["--allow-send-test-event"]),
+        start({ SERVICE_API_KEY: readKey, ACCORD_SERVICE_URL: `http://127.0.0.1:${port}` })
+      ], { concurrency: 3 })
       for (const [result, expected] of [
         [admin, "accord: SERVICE_API_KEY has scope admin; the context server reads only with a developer:read key"],
         [ingest, "accord: SERVICE_API_KEY was refused (403): it needs a developer:read key of ACCORD_WORKSPACE_ID"],
         [unknown, "accord: SERVICE_API_KEY was refused (401): the key is unknown or revoked"],
-        [noIngest, "accord: SERVICE_INGEST_API_KEY is required (--allow-send-test-event sends with the ingest key)"]
+        [noIngest, "accord: SERVICE_INGEST_API_KEY is required (--allow-send-test-event sends with the ingest key)"],
+        [unreachable, `accord: cannot reach the service at http://127.0.0.1:${port}`]
       ] as const) {
         assert.strictEqual(result.code, 2, result.stderr)
         assert.strictEqual(result.stderr.trim(), expected)

@@ -34,6 +34,16 @@ describe("accord (process)", () => {
     assert.strictEqual(result.stdout.trim(), version)
   })
 
+  it("runs as npm run accord -- … in the checkout", async () => {
+    const { spawnSync } = await import("node:child_process")
+    const result = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "-s", "accord", "--", "--version"], {
+      cwd: root,
+      encoding: "utf8"
+    })
+    assert.strictEqual(result.status, 0, result.stderr)
+    assert.strictEqual(result.stdout.trim(), version)
+  })
+
   it("has --help on every command", async () => {
     // three at a time: the machine's cores are shared
     const results: Array<Awaited<ReturnType<typeof runCli>>> = []
