@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
+import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { vi } from "vitest"
 import * as Effect from "effect/Effect"
 import { adminKey, bearer, request, startServer, workspaceId } from "../../support/http.ts"
-import { cli, createApiKey, processTestTimeout, tempFiles } from "./cli.ts"
+import { cleanEnv, cli, createApiKey, entry, processTestTimeout, root, tempFiles } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -140,5 +141,40 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       assert.include(openResult.stdout, "nothing sent")
       assert.strictEqual(noId.code, 1)
       assert.include(noId.stdout, "have no event_id")
+    }))
+
+  const hasScript = (() => {
+    try {
+      execFileSync("script", ["--version"], { stdio: "ignore" })
+      return process.platform === "linux"
+    } catch {
+      return false
+    }
+  })()
+
+  it.scopedLive.skipIf(!hasScript)("on a terminal: a progress bar with rate and ETA instead of plain lines", () =>
+    Effect.gen(function*() {
+      const server = yield* startServer()
+      const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
+      const dir = tempFiles({ "usage.json": JSON.stringify(rollups([3, 2], ["acct_a", "acct_b"])) })
+      // util-linux script(1) gives the command a pseudo-terminal
+      const command = [process.execPath, "--import", "tsx", entry, "backfill", join(dir, "usage.json")].map((a) => `'${a}'`).join(" ")
+      // asynchronously: the server runs in this process
+      const result = yield* Effect.promise(() =>
+        new Promise<{ status: number | null; stdout: string }>((resolve) => {
+          const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: root, env: { ...cleanEnv(), NO_COLOR: "1", ...env } })
+          let stdout = ""
+          child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+          const timer = setTimeout(() => child.kill("SIGKILL"), 120_000)
+          child.on("close", (status) => {
+            clearTimeout(timer)
+            resolve({ status, stdout })
+          })
+        })
+      )
+      assert.strictEqual(result.status, 0, result.stdout)
+      assert.match(result.stdout, /\r\[#+-*\] \d+\/4 [\d.]+\/s eta \S+ c=\d/)
+      assert.notMatch(result.stdout, /^range /m)
+      assert.include(result.stdout, "backfill: 4 rows in 2 ranges: 4 accepted")
     }))
 })
