@@ -319,7 +319,8 @@ const backfill = Command.make(
         apiKey,
         statePath: Option.getOrElse(options.state, () => `${options.file}.backfill-state.json`),
         maxConcurrency: options.maxConcurrency,
-        progress: Backfill.progressFor(process.stderr, (line) => console.log(line)),
+        // with --json, stdout is one document: the plain progress lines go to stderr
+        progress: Backfill.progressFor(process.stderr, (line) => (options.json ? console.error(line) : console.log(line))),
         print: (text) => Console.log(text)
       })
       if (options.json) yield* printJson(summary)

@@ -57,10 +57,10 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
 
       const first = yield* cli(["backfill", file, "--json"], { env })
       assert.strictEqual(first.code, 0, first.stderr)
-      const lines = first.stdout.split("\n").filter((l) => l.startsWith("range "))
-      assert.strictEqual(lines.length, 4, first.stdout)
-      const summaryText = first.stdout.slice(first.stdout.indexOf("{"))
-      const summary = JSON.parse(summaryText) as Summary
+      // --json: stdout is the summary alone, the plain progress lines (one per day) are on stderr
+      const lines = first.stderr.split("\n").filter((l) => l.startsWith("range "))
+      assert.strictEqual(lines.length, 4, first.stderr)
+      const summary = JSON.parse(first.stdout) as Summary
       assert.strictEqual(summary.rows, 16)
       assert.strictEqual(summary.ranges, 4)
       assert.strictEqual(summary.accepted, 16)
@@ -79,12 +79,12 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       }
 
       // resumed: the state file says everything is done
-      const resumed = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout.replace(/^range .*\n/gm, "")) as Summary
+      const resumed = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout) as Summary
       assert.deepStrictEqual([resumed.skipped, resumed.accepted, resumed.duplicate], [16, 0, 0])
 
       // without the state file: the same deterministic event_ids, so nothing is stored twice
       rmSync(`${file}.backfill-state.json`)
-      const again = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout.replace(/^range .*\n/gm, "")) as Summary
+      const again = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout) as Summary
       assert.deepStrictEqual([again.accepted, again.duplicate], [0, 16])
       const after = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?limit=100`, { headers: bearer(adminKey) })
       assert.strictEqual(after.json.data.length, 16)
@@ -105,7 +105,7 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       writeFileSync(state, JSON.stringify({ done: ids(firstDay) }))
       const result = yield* cli(["backfill", file, "--state", state, "--json"], { env })
       assert.strictEqual(result.code, 0, result.stderr)
-      const summary = JSON.parse(result.stdout.replace(/^range .*\n/gm, "")) as Summary
+      const summary = JSON.parse(result.stdout) as Summary
       assert.deepStrictEqual([summary.skipped, summary.accepted], [2, 2])
       assert.isTrue(existsSync(state))
       assert.strictEqual((JSON.parse(readFileSync(state, "utf8")) as { done: Array<string> }).done.length, 4)
