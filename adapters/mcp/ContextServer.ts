@@ -158,9 +158,9 @@ const readHandlers = (reads: ServiceReads) => ({
   feature_gate_status: ({ gate_id }: { readonly gate_id: string }) =>
     Effect.mapError(reads.get(`/feature-gates/${encodeURIComponent(gate_id)}`), failure),
   event_contract: () => Effect.succeed(contract),
-  validate_payload: ({ billing_source, events }: { readonly events: ReadonlyArray<unknown>; readonly billing_source?: "provider" | "backend" }) =>
+  validate_payload: ({ billing_source, events }: { readonly events: ReadonlyArray<unknown>; readonly billing_source?: "provider" | "backend" | undefined }) =>
     Effect.map(Clock.currentTimeMillis, (now) => validateEntries(events.map((value) => ({ value })), now, { billingSource: billing_source })),
-  classify_candidates: ({ billing_provider, candidates }: { readonly candidates: ReadonlyArray<Candidate>; readonly billing_provider?: string }) =>
+  classify_candidates: ({ billing_provider, candidates }: { readonly candidates: ReadonlyArray<Candidate>; readonly billing_provider?: string | undefined }) =>
     Effect.succeed({ candidates: classifyFile({ candidates, billing_provider: billing_provider ?? null }) })
 })
 
@@ -200,10 +200,10 @@ const sendHandler = (send: NonNullable<ContextServerOptions["sendTestEvent"]>) =
 export const toolsLayer = (options: ContextServerOptions): Layer.Layer<never, never, McpServer.McpServer> => {
   const handlers = readHandlers(options.reads)
   return options.sendTestEvent === undefined
-    ? McpServer.toolkit(ReadTools).pipe(Layer.provide(ReadTools.toLayer(handlers as never)))
+    ? McpServer.toolkit(ReadTools).pipe(Layer.provide(ReadTools.toLayer(handlers)))
     : McpServer.toolkit(SetupTools).pipe(
-      Layer.provide(SetupTools.toLayer({ ...handlers, send_test_event: sendHandler(options.sendTestEvent) } as never))
-    ) as never
+      Layer.provide(SetupTools.toLayer({ ...handlers, send_test_event: sendHandler(options.sendTestEvent) }))
+    )
 }
 
 /**
