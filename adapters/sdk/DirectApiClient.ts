@@ -94,6 +94,12 @@ export interface DirectApiClient {
   readonly ingest: (event: IngestEvent) => Effect.Effect<IngestAccepted, IngestError>
   /** Builds the `entitlement_active` event (stable `event_id` from the verified action) and sends it. */
   readonly sendFeatureAccess: (input: FeatureAccessInput) => Effect.Effect<IngestAccepted, IngestError>
+  /**
+   * One attempt, no retry: for callers with their own pacing (`accord backfill` adapts its
+   * concurrency to the answers and honours `Retry-After` itself). An event without `event_id`
+   * gets a random one.
+   */
+  readonly attempt: (event: IngestEvent) => Effect.Effect<IngestAttempt>
 }
 
 /**
@@ -101,16 +107,29 @@ export interface DirectApiClient {
  */
 export class DirectApi extends Context.Tag("@accord/sdk/DirectApi")<DirectApi, DirectApiClient>() {}
 
-interface Retry {
+/**
+ * A retryable outcome of one attempt: `http_429`, `http_503`, `timeout`, `network_error`, with the
+ * server's `Retry-After` in milliseconds when it sent one.
+ *
+ * @since 0.1.0
+ */
+export interface Retry {
   readonly _tag: "Retry"
   readonly reason: string
   readonly afterMillis?: number
 }
 
-type Attempt =
+/**
+ * What one attempt came to.
+ *
+ * @since 0.1.0
+ */
+export type IngestAttempt =
   | { readonly _tag: "Done"; readonly value: IngestAccepted }
   | { readonly _tag: "Refused"; readonly error: IngestRejected }
   | Retry
+
+type Attempt = IngestAttempt
 
 const retryableStatus = (status: number) => status === 429 || status === 408 || status >= 500
 
@@ -204,9 +223,12 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
       )
     )
 
+  const withEventId = (event: IngestEvent): Effect.Effect<IngestEvent> =>
+    typeof event["event_id"] === "string" ? Effect.succeed(event) : Effect.map(randomEventId, (event_id) => ({ ...event, event_id }))
+
   const ingest = (event: IngestEvent): Effect.Effect<IngestAccepted, IngestError> =>
     Effect.gen(function*() {
-      const withId = typeof event["event_id"] === "string" ? event : { ...event, event_id: yield* randomEventId }
+      const withId = yield* withEventId(event)
       // Serialized once: every retry sends the same bytes, hence the same event_id and payload.
       const body = JSON.stringify(withId)
       const once = Effect.flatMap(attempt(body), (result) => (result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)))
@@ -219,7 +241,8 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
 
   return {
     ingest,
-    sendFeatureAccess: (input) => ingest(buildFeatureAccessEvent(input) as unknown as IngestEvent)
+    sendFeatureAccess: (input) => ingest(buildFeatureAccessEvent(input) as unknown as IngestEvent),
+    attempt: (event) => Effect.flatMap(withEventId(event), (withId) => attempt(JSON.stringify(withId)))
   }
 }
 

@@ -1,39 +1,15 @@
 /**
- * The `accord` command line. `npm run accord -- customer doctor --endpoint URL [--revision N]
- * [--with-execution] [--json]` runs the installation checks against a customer endpoint with the
- * secrets from `ACCORD_ACTION_SIGNING_SECRET`, `ACCORD_COMPLETION_SECRET` and the workspace from
- * `ACCORD_WORKSPACE_ID`; the revision defaults to `ACCORD_CONNECTION_REVISION` (the reference
- * backend's variable), else 0. Exit code 0 when every check passed, 1 otherwise, 2 on a usage error.
+ * The `accord` command line (`adapters/cli-support/Commands.ts`): `accord --help` lists the
+ * commands. Exit code 0 ok, 1 findings, 2 usage or configuration error. The server's storage
+ * layer is loaded only by the commands that open storage, so the others start quickly.
  */
-import { parseInteger } from "../../adapters/config/AccordConfig.ts"
-import { formatReport, runDoctor } from "../../adapters/doctor/CustomerDoctor.ts"
+import { readFileSync } from "node:fs"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { run } from "../../adapters/cli-support/Commands.ts"
 
-const usage = "usage: accord customer doctor --endpoint URL [--revision N] [--with-execution] [--json]"
-const args = process.argv.slice(2)
-
-const fail = (message: string): never => {
-  console.error(message)
-  process.exit(2)
-}
-
-if (args[0] !== "customer" || args[1] !== "doctor") fail(usage)
-const flag = (name: string) => args.includes(name)
-const value = (name: string) => {
-  const i = args.indexOf(name)
-  return i >= 0 ? args[i + 1] : undefined
-}
-const endpoint = value("--endpoint") ?? fail(usage)
-const env = (name: string) => process.env[name] || fail(`${name} is required`)
-const revisionText = value("--revision") ?? (process.env["ACCORD_CONNECTION_REVISION"] || "0")
-const revision = parseInteger(revisionText) ?? fail("--revision (or ACCORD_CONNECTION_REVISION) must be a non-negative integer")
-
-const report = await runDoctor({
-  endpoint,
-  workspaceId: env("ACCORD_WORKSPACE_ID"),
-  actionSigningSecret: env("ACCORD_ACTION_SIGNING_SECRET"),
-  completionSecret: env("ACCORD_COMPLETION_SECRET"),
-  revision,
-  withExecution: flag("--with-execution")
-})
-console.log(flag("--json") ? JSON.stringify(report, null, 2) : formatReport(report))
-process.exit(report.ok ? 0 : 1)
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+process.exitCode = await Effect.runPromise(run(process.argv, {
+  version,
+  storage: (config) => Layer.unwrapEffect(Effect.promise(() => import("../Server.ts")).pipe(Effect.map((server) => server.storageLayer(config))))
+}))

@@ -145,4 +145,15 @@ describe("DirectApiClient against a misbehaving server", () => {
       assert.deepStrictEqual(error, new IngestUnavailable({ attempts: 3, reason: "http_503" }))
       assert.strictEqual(peer.bodies.length, 3)
     }).pipe(Effect.scoped))
+
+  it.live("attempt: one request, no retry, with the status and Retry-After of a 429", () =>
+    Effect.gen(function*() {
+      const peer = yield* scripted([status(429, { "retry-after": "7" }), status(503), accepted])
+      const client = make({ baseUrl: peer.url, apiKey: "k".repeat(40), ...fast })
+      assert.deepStrictEqual(yield* client.attempt(event), { _tag: "Retry", reason: "http_429", afterMillis: 7000 })
+      assert.deepStrictEqual(yield* client.attempt(event), { _tag: "Retry", reason: "http_503" })
+      const done = yield* client.attempt(event)
+      assert.strictEqual(done._tag, "Done")
+      assert.strictEqual(peer.bodies.length, 3)
+    }).pipe(Effect.scoped))
 })
