@@ -32,6 +32,7 @@ import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
+import { publishCatalog } from "../test/support/catalog.ts"
 import { intakeInput } from "../test/support/deliveries.ts"
 import { recovery } from "./dispatch-recovery.ts"
 
@@ -136,6 +137,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make(actionSigning), now)
       yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make(completion), now)
       yield* store.activate({ connectionId, revision, now })
+      // Every intake binds to the fixture catalog (issue 15: no intake before a published catalog).
+      yield* publishCatalog(workspaceId)
     }))
     await service.connect()
     // Acceptances as the dispatcher reports them: the bench neither polls the database nor adds

@@ -38,6 +38,14 @@ export * as Endpoint from "../core/connector/Endpoint.ts"
 /** @since 0.1.0 */
 export * as Evidence from "../core/connector/Evidence.ts"
 /** @since 0.1.0 */
+export * as ObservedEvidence from "../core/connector/ObservedEvidence.ts"
+/** @since 0.1.0 */
+export * as EvidenceWatcher from "../core/connector/EvidenceWatcher.ts"
+/** @since 0.1.0 */
+export * as Revalidation from "../core/connector/Revalidation.ts"
+/** @since 0.1.0 */
+export * as Catalog from "../core/catalog/Catalog.ts"
+/** @since 0.1.0 */
 export * as Reconciler from "../core/connector/Reconciler.ts"
 
 /** @since 0.1.0 */

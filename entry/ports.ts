@@ -19,6 +19,8 @@ export * as Batcher from "../core/ports/Batcher.ts"
 /** @since 0.1.0 */
 export * as CapabilityRegistry from "../core/ports/CapabilityRegistry.ts"
 /** @since 0.1.0 */
+export * as CatalogStore from "../core/ports/CatalogStore.ts"
+/** @since 0.1.0 */
 export * as ConnectionStore from "../core/ports/ConnectionStore.ts"
 /** @since 0.1.0 */
 export * as ConnectorTransport from "../core/ports/ConnectorTransport.ts"

@@ -19,7 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parseInteger } from "../config/AccordConfig.ts"
-import { formatReport as formatDoctorReport, runDoctor } from "../doctor/CustomerDoctor.ts"
+import { formatReport as formatDoctorReport, paymentOptionsFromEnv, runDoctor } from "../doctor/CustomerDoctor.ts"
 import { CandidateFile, classifyFile } from "../../core/ingest/Classify.ts"
 import { exitCodes, FindingsReported, oneLine, UsageError } from "./CliError.ts"
 import * as Environment from "./Environment.ts"
@@ -69,8 +69,18 @@ const doctor = Command.make(
       const workspaceId = yield* Environment.required("ACCORD_WORKSPACE_ID")
       const actionSigningSecret = yield* Environment.required("ACCORD_ACTION_SIGNING_SECRET")
       const completionSecret = yield* Environment.required("ACCORD_COMPLETION_SECRET")
+      const payments = paymentOptionsFromEnv(process.env)
       const report = yield* Effect.promise(() =>
-        runDoctor({ endpoint: options.endpoint, workspaceId, actionSigningSecret, completionSecret, revision, withExecution: options.withExecution })
+        runDoctor({
+          endpoint: options.endpoint,
+          workspaceId,
+          actionSigningSecret,
+          completionSecret,
+          revision,
+          withExecution: options.withExecution,
+          // The Stripe installation values, when set (STRIPE_* names): installation checks 1-6.
+          ...(payments === undefined ? {} : { payments })
+        })
       )
       yield* options.json ? printJson(report) : Console.log(formatDoctorReport(report))
       yield* findingsIf(!report.ok)

@@ -11,6 +11,7 @@ import * as Redacted from "effect/Redacted"
 import pg from "pg"
 import type { ActionIntake } from "../../core/connector/Action.ts"
 import { intakeInput, secrets, workspaceId } from "../support/deliveries.ts"
+import { publishCatalogHttp } from "../support/catalog.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -36,6 +37,8 @@ export const connectKit = async (base: string, endpoint: string): Promise<void> 
   const checked = await fetch(`${workspaceUrl(base)}/connector/check`, { method: "POST", headers: adminHeaders, body: "{}" })
   const state = checked.status === 200 ? ((await checked.json()) as { state: string }).state : `HTTP ${checked.status}`
   if (state !== "active") throw new Error(`the connection check ended ${state}`)
+  // The fixture catalog every intake binds to (issue 15: no intake before a published catalog).
+  await publishCatalogHttp(base, workspaceId, adminKey)
 }
 
 /** The `i`-th action of a run: its own account and trial. */

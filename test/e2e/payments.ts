@@ -19,7 +19,9 @@ import { type FakeStripe, startFakeStripe } from "../adapters/stripe/FakeStripe.
 import { intakeInput, secrets, workspaceId } from "../core/connector/dispatch/support.ts"
 import { request } from "../support/http.ts"
 import { storageVariants } from "../support/storage.ts"
-import { actionStatus, admin, bootService, connect, type Service, waitFor } from "./support.ts"
+import { actionStatus, admin, adminKey, bootService, connect, type Service, waitFor } from "./support.ts"
+import { catalogFor, publishCatalogHttp } from "../support/catalog.ts"
+import { fixtureActionIds } from "../support/deliveries.ts"
 
 const webhookSecret = "whsec_e2e_payments_0123456789abcdef"
 type Mode = "one_time_purchase" | "setup_only" | "new_subscription"
@@ -32,11 +34,20 @@ const planFor = (mode: Mode): PaymentPlan =>
     ? { mode, customerId: "cus_e2e" }
     : { mode, customerId: "cus_e2e", priceId: "price_monthly", trialDays: 14 }
 
+/** The catalog version these actions bind to: one action and one offer per mode (published in `setup`). */
+const paymentsVersionId = "0f3a5c7e-9b1d-4f2a-8c4e-6a8b0c2d4e61"
+const offerOf: Record<Mode, string> = {
+  one_time_purchase: "0f3a5c7e-9b1d-4f2a-8c4e-6a8b0c2d4e71",
+  setup_only: "0f3a5c7e-9b1d-4f2a-8c4e-6a8b0c2d4e72",
+  new_subscription: "0f3a5c7e-9b1d-4f2a-8c4e-6a8b0c2d4e73"
+}
+
 const intake = (mode: Mode, accountId: string): ActionIntake => {
   const base = intakeInput(accountId)
   return {
     ...base,
-    action: { ...base.action, key: `pay_${mode}`, operation: { family: `payment.${mode}`, priceKey: "addon" } },
+    binding: { ...base.binding, offerId: offerOf[mode], publishedVersionId: paymentsVersionId },
+    action: { ...base.action, id: fixtureActionIds[`payment.${mode}`]!, key: `pay_${mode}`, operation: { family: `payment.${mode}`, priceKey: "addon" } },
     payment: {
       mode,
       actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
@@ -129,6 +140,9 @@ const setUp = (storage: (typeof storageVariants)[number]) =>
     const fake = yield* fakeStripe
     const kit = yield* serveKit(storage, service.base, fake)
     yield* connect(service, kit.url, secrets)
+    yield* Effect.promise(() =>
+      publishCatalogHttp(service.base, workspaceId, adminKey, catalogFor((["one_time_purchase", "setup_only", "new_subscription"] as const).map((m) => intake(m, "acct_catalog"))))
+    )
     return { service, fake, kit }
   })
 

@@ -100,6 +100,8 @@ export const connect = (service: Service, endpoint: string, secrets: ConnectorSe
     const checked = yield* check(service)
     assert.strictEqual(checked.state, "active", JSON.stringify(checked))
     assert.strictEqual(checked.revision, registered.revision)
+    // The fixture catalog every intake binds to (already published by `bootService`: 409, fine).
+    yield* Effect.promise(() => publishCatalogHttp(service.base, workspaceId, adminKey))
     return registered
   })
 

@@ -135,7 +135,7 @@ for (const variant of storageVariants) {
             evidence: {
               entitlement: "trial",
               reasonCode: "trial_extended",
-              source: "customer_server_event",
+              source: "authenticated_completion",
               // The host's evidence unchanged: the kit adds no `accountId` (the spec's shape is enough).
               extensionDays: 14
             }

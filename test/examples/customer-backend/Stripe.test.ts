@@ -16,6 +16,7 @@ import { intakeInput, secrets, workspaceId } from "../../core/connector/dispatch
 import { actionStatus, admin, bootService, connect, waitFor } from "../../e2e/support.ts"
 import { request } from "../../support/http.ts"
 import { storageVariants } from "../../support/storage.ts"
+import { fixtureActionIds } from "../../support/deliveries.ts"
 
 const webhookSecret = "whsec_backend_test_0123456789abcdef"
 const memory = storageVariants[0]!
@@ -34,7 +35,8 @@ const purchase = (accountId: string): ActionIntake => {
   const base = intakeInput(accountId)
   return {
     ...base,
-    action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
+    // The fixture catalog's one-time purchase (its id, key, offer version and price).
+    action: { ...base.action, id: fixtureActionIds["payment.one_time_purchase"]!, key: "pay_one_time_purchase", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
     payment: {
       mode: "one_time_purchase",
       actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
