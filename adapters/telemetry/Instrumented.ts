@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -134,6 +135,8 @@ const sampleOpenPools = Effect.suspend(() => {
 export const trackPool = (pool: PoolUse): Effect.Effect<void, never, Scope.Scope> =>
   Effect.acquireRelease(Effect.sync(() => void openPools.add(pool)), () =>
     Effect.zipRight(Effect.sync(() => void openPools.delete(pool)), sampleOpenPools)).pipe(
-      Effect.zipRight(Effect.forkScoped(Effect.repeat(sampleOpenPools, Schedule.spaced("1 second")))),
+      // Sampled on the wall clock, whatever Clock the caller runs under: a test's TestClock moved
+      // a day ahead must not replay 86,400 samples.
+      Effect.zipRight(Effect.forkScoped(Effect.withClock(Effect.repeat(sampleOpenPools, Schedule.spaced("1 second")), Clock.make()))),
       Effect.asVoid
     )

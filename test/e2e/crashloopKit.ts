@@ -29,7 +29,7 @@ const host = new pg.Pool({ connectionString: databaseUrl!, max: 4 })
 const result = (key: string) => ({
   outcome: "succeeded" as const,
   providerReference: key,
-  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event" as const }
+  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "authenticated_completion" as const }
 })
 
 const kit = await makeCustomerKit({

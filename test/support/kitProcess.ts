@@ -81,7 +81,7 @@ const kit = await makeCustomerKit({
       return {
         outcome: "succeeded",
         providerReference: "trial_ext_1",
-        evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "customer_server_event" }
+        evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "authenticated_completion" }
       }
     },
     lookup: async (key) => {
