@@ -25,6 +25,7 @@ import { exitCodes, FindingsReported, oneLine, UsageError } from "./CliError.ts"
 import * as Environment from "./Environment.ts"
 import { readEntries, readJson } from "./EventFile.ts"
 import { formatReport as formatValidation, validateEntries } from "./Validation.ts"
+import { actions } from "./Actions.ts"
 import * as Backfill from "./Backfill.ts"
 import * as Handoff from "./Handoff.ts"
 import * as ServiceReads from "./ServiceReads.ts"
@@ -387,7 +388,8 @@ export const accord = (options: CliOptions) =>
         Command.withDescription("the MCP context server for coding agents"),
         Command.withSubcommands([contextServerStart(options.version)])
       ),
-      backfill
+      backfill,
+      actions
     ])
   )
 

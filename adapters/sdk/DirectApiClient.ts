@@ -13,13 +13,11 @@
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Backoff from "../../core/protocol/Backoff.ts"
+import { failureReason, parseJson, problemFields, retryableStatus, retryAfterMillis, retrySchedule } from "./internal/retrying.ts"
 import { buildFeatureAccessEvent, type FeatureAccessInput } from "../../core/ingest/FeatureAccess.ts"
 
 /**
@@ -131,32 +129,8 @@ export type IngestAttempt =
 
 type Attempt = IngestAttempt
 
-const retryableStatus = (status: number) => status === 429 || status === 408 || status >= 500
-
-/** `Retry-After` as seconds or an HTTP date, in milliseconds from `now`. */
-const retryAfterMillis = (header: string | null, now: number): number | undefined => {
-  if (header === null) return undefined
-  const seconds = Number(header)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  const date = Date.parse(header)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
-const problemOf = (json: unknown, status: number): IngestRejected => {
-  const p = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>
-  const errors = Array.isArray(p["errors"])
-    ? (p["errors"] as Array<unknown>).flatMap((e) => {
-      const item = e as { path?: unknown; message?: unknown }
-      return typeof item?.path === "string" && typeof item.message === "string" ? [{ path: item.path, message: item.message }] : []
-    })
-    : []
-  return new IngestRejected({
-    status,
-    code: typeof p["code"] === "string" ? p["code"] : `http_${status}`,
-    detail: typeof p["detail"] === "string" ? p["detail"] : "the service refused the event",
-    errors
-  })
-}
+const problemOf = (json: unknown, status: number): IngestRejected =>
+  new IngestRejected(problemFields(json, status, "the service refused the event"))
 
 const randomEventId = Effect.map(Effect.sync(() => globalThis.crypto.randomUUID()), (id) => `evt_${id}`)
 
@@ -172,12 +146,7 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const timeout = options.timeoutMillis ?? 10_000
   const doFetch = options.fetch ?? globalThis.fetch
   // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
-  const retryPolicy = Backoff.schedule({ baseMillis: baseDelay, capMillis: maxDelay }).pipe(
-    Schedule.intersect(Schedule.identity<Retry>()),
-    Schedule.intersect(Schedule.recurs(maxAttempts - 1)),
-    Schedule.modifyDelay(([[, retry]], delay) =>
-      Duration.millis(Math.min(maxDelay, Math.max(Duration.toMillis(delay), retry.afterMillis ?? 0))))
-  )
+  const retryPolicy = retrySchedule<Retry>({ baseDelayMillis: baseDelay, maxDelayMillis: maxDelay, maxAttempts })
 
   const attempt = (body: string): Effect.Effect<Attempt> =>
     Effect.tryPromise({
@@ -189,13 +158,7 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
           redirect: "manual",
           signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
         })
-        const text = await response.text()
-        let json: unknown = undefined
-        try {
-          json = text === "" ? undefined : JSON.parse(text)
-        } catch {
-          json = undefined
-        }
+        const json = parseJson(await response.text())
         if (response.status === 200 || response.status === 202) {
           const r = (json ?? {}) as Record<string, unknown>
           return {
@@ -216,10 +179,7 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
       catch: (error) => error
     }).pipe(
       Effect.catchAll((error) =>
-        Effect.succeed<Attempt>({
-          _tag: "Retry",
-          reason: (error as { name?: string })?.name === "TimeoutError" ? "timeout" : "network_error"
-        })
+        Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })
       )
     )
 

@@ -1,0 +1,283 @@
+/**
+ * The server SDK's action-intake client for trusted server callers (DESIGN "HTTP surface",
+ * issue 15 item 6): `submit` posts one already-authorized action to
+ * `POST /api/admin/v1/workspaces/{workspaceId}/action-requests` with an admin key and ALWAYS an
+ * `Idempotency-Key` header — the caller's, else a random UUID drawn once per `submit` and sent
+ * again on every retry of that submit — so a retry after a lost reply answers the original action
+ * instead of creating a second one. What may succeed later (network failures, time-outs, 429 after
+ * its `Retry-After`, 5xx) is retried with the shared backoff (`core/protocol/Backoff.ts`) under the
+ * same key and the same bytes; a refusal (any other 4xx) is never retried and comes back as a typed
+ * error carrying the service's problem `code` (`catalog_not_published`, `idempotency_key_reused`,
+ * `connector_not_active`, …). `status` reads `GET /action-requests/{id}`. The admin key is `Redacted`
+ * and never appears in an error.
+ *
+ * Built on `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the admin key is secret.
+ *
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type { ActionIntake } from "../../core/connector/Action.ts"
+import { failureReason, parseJson, problemFields, retryableStatus, retryAfterMillis, retrySchedule } from "./internal/retrying.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionClientOptions {
+  /** The service's base URL, e.g. `https://accord.example.com`. */
+  readonly serviceUrl: string
+  /** A key of scope `admin` of the workspace. */
+  readonly adminKey: Redacted.Redacted<string> | string
+  readonly workspaceId: string
+  /** Attempts in all, the first included (default 5). */
+  readonly maxAttempts?: number
+  /** First backoff delay (default 250 ms); doubles per attempt. */
+  readonly baseDelayMillis?: number
+  /** Largest backoff delay and largest honoured `Retry-After` (default 30 s). */
+  readonly maxDelayMillis?: number
+  /** Time-out of one attempt (default 10 s). */
+  readonly timeoutMillis?: number
+  /** Defaults to the global `fetch`. */
+  readonly fetch?: typeof fetch
+}
+
+/**
+ * What `submit` answers: the action's id and state; `replayed` when the service answered an earlier
+ * intake under the same key (`Idempotent-Replayed: true`). `idempotencyKey` is the key sent.
+ *
+ * @since 0.1.0
+ */
+export interface ActionSubmitted {
+  readonly actionRequestId: string
+  readonly state: string
+  readonly replayed: boolean
+  readonly idempotencyKey: string
+}
+
+/**
+ * One entry of an action's history.
+ *
+ * @since 0.1.0
+ */
+export interface ActionHistoryEntry {
+  readonly seq: number
+  readonly at: string
+  readonly trigger: string
+  readonly fromState: string | null
+  readonly toState: string
+  readonly detail: unknown
+}
+
+/**
+ * What `status` answers (`GET /action-requests/{id}`): the state and full history, and the other
+ * fields the service shows.
+ *
+ * @since 0.1.0
+ */
+export interface ActionStatus {
+  readonly actionRequestId: string
+  readonly state: string
+  readonly history: ReadonlyArray<ActionHistoryEntry>
+  readonly [field: string]: unknown
+}
+
+/**
+ * Options of one `submit`.
+ *
+ * @since 0.1.0
+ */
+export interface SubmitOptions {
+  /** The caller's key (1–255 visible ASCII characters), one per action; default a random UUID. */
+  readonly idempotencyKey?: string
+}
+
+/**
+ * The service refused the request (a 4xx other than 408 and 429); retrying it cannot succeed.
+ *
+ * @since 0.1.0
+ */
+export class ActionRefused extends Schema.TaggedError<ActionRefused>()("ActionRefused", {
+  status: Schema.Number,
+  code: Schema.String,
+  detail: Schema.String,
+  errors: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+}) {}
+
+/**
+ * Every attempt failed with something retryable (`network_error`, `timeout`, `http_429`, `http_5xx`);
+ * the last reason is kept. A submit that ends so may still have been taken: submit it again with
+ * the same `idempotencyKey`.
+ *
+ * @since 0.1.0
+ */
+export class ActionUnavailable extends Schema.TaggedError<ActionUnavailable>()("ActionUnavailable", {
+  attempts: Schema.Number,
+  reason: Schema.String,
+  idempotencyKey: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * @since 0.1.0
+ */
+export type ActionClientError = ActionRefused | ActionUnavailable
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionClient {
+  readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Effect.Effect<ActionSubmitted, ActionClientError>
+  readonly status: (actionRequestId: string) => Effect.Effect<ActionStatus, ActionClientError>
+  /** Where an action request's state and history are read (the `Location` of its 202). */
+  readonly statusUrl: (actionRequestId: string) => string
+}
+
+/**
+ * @since 0.1.0
+ */
+export class Actions extends Context.Tag("@accord/sdk/Actions")<Actions, ActionClient>() {}
+
+type Attempt =
+  | { readonly _tag: "Done"; readonly status: number; readonly headers: Headers; readonly json: unknown }
+  | { readonly _tag: "Refused"; readonly error: ActionRefused }
+  | { readonly _tag: "Retry"; readonly reason: string; readonly afterMillis?: number }
+
+type Retry = Extract<Attempt, { readonly _tag: "Retry" }>
+type Done = Extract<Attempt, { readonly _tag: "Done" }>
+type Refused = Extract<Attempt, { readonly _tag: "Refused" }>
+
+const problemOf = (json: unknown, status: number): ActionRefused =>
+  new ActionRefused(problemFields(json, status, `the service answered ${status}`))
+
+/**
+ * @since 0.1.0
+ */
+export const make = (options: ActionClientOptions): ActionClient => {
+  const adminKey = typeof options.adminKey === "string" ? Redacted.make(options.adminKey) : options.adminKey
+  const base = `${options.serviceUrl.replace(/\/+$/, "")}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}/action-requests`
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
+  const maxDelay = options.maxDelayMillis ?? 30_000
+  const timeout = options.timeoutMillis ?? 10_000
+  const doFetch = options.fetch ?? globalThis.fetch
+  // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
+  const retryPolicy = retrySchedule<Retry>({ baseDelayMillis: options.baseDelayMillis ?? 250, maxDelayMillis: maxDelay, maxAttempts })
+
+  const attempt = (
+    url: string,
+    init: { readonly method: string; readonly headers: Record<string, string>; readonly body?: string }
+  ): Effect.Effect<Attempt> =>
+    Effect.tryPromise({
+      try: async (signal): Promise<Attempt> => {
+        const response = await doFetch(url, {
+          ...init,
+          headers: { ...init.headers, authorization: `Bearer ${Redacted.value(adminKey)}`, accept: "application/json" },
+          redirect: "manual",
+          signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
+        })
+        const json = parseJson(await response.text())
+        if (response.status >= 200 && response.status < 300) return { _tag: "Done", status: response.status, headers: response.headers, json }
+        if (retryableStatus(response.status)) {
+          const after = retryAfterMillis(response.headers.get("retry-after"), Date.now())
+          return { _tag: "Retry", reason: `http_${response.status}`, ...(after !== undefined ? { afterMillis: after } : {}) }
+        }
+        return { _tag: "Refused", error: problemOf(json, response.status) }
+      },
+      catch: (error) => error
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })
+      )
+    )
+
+  /** Retries the same request (same bytes, same key) until done, refused or out of attempts. */
+  const retrying = (
+    url: string,
+    init: Parameters<typeof attempt>[1],
+    idempotencyKey?: string
+  ): Effect.Effect<Done, ActionClientError> => {
+    const once: Effect.Effect<Done | Refused, Retry> = Effect.flatMap(
+      attempt(url, init),
+      (result) => (result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result))
+    )
+    return Effect.retry(once, retryPolicy).pipe(
+      Effect.catchAll((last) =>
+        Effect.fail(new ActionUnavailable({ attempts: maxAttempts, reason: last.reason, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }))
+      ),
+      Effect.flatMap((result) => (result._tag === "Refused" ? Effect.fail(result.error) : Effect.succeed(result)))
+    )
+  }
+
+  const submit = (intake: ActionIntake, submitOptions: SubmitOptions = {}): Effect.Effect<ActionSubmitted, ActionClientError> =>
+    Effect.gen(function*() {
+      // Drawn once per submit: every retry of this submit carries the same key.
+      const idempotencyKey = submitOptions.idempotencyKey ?? (yield* Effect.sync(() => globalThis.crypto.randomUUID()))
+      // Serialized once: every retry sends the same bytes.
+      const body = JSON.stringify(intake)
+      const done = yield* retrying(base, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
+        body
+      }, idempotencyKey)
+      const r = (done.json ?? {}) as Record<string, unknown>
+      return {
+        actionRequestId: String(r["actionRequestId"] ?? ""),
+        state: String(r["state"] ?? ""),
+        replayed: done.headers.get("idempotent-replayed") === "true",
+        idempotencyKey
+      }
+    })
+
+  const statusUrl = (actionRequestId: string) => `${base}/${encodeURIComponent(actionRequestId)}`
+
+  return {
+    submit,
+    status: (actionRequestId) =>
+      Effect.map(retrying(statusUrl(actionRequestId), { method: "GET", headers: {} }), (done) => done.json as ActionStatus),
+    statusUrl
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layer = (options: ActionClientOptions): Layer.Layer<Actions> => Layer.succeed(Actions, make(options))
+
+/**
+ * From the environment: `ACCORD_SERVICE_URL`, `SERVICE_API_KEY` (an admin key) and `ACCORD_WORKSPACE_ID`.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig: Layer.Layer<Actions, ConfigError.ConfigError> = Layer.effect(
+  Actions,
+  Effect.map(
+    Config.all({
+      serviceUrl: Config.string("ACCORD_SERVICE_URL"),
+      adminKey: Config.redacted("SERVICE_API_KEY"),
+      workspaceId: Config.string("ACCORD_WORKSPACE_ID")
+    }),
+    make
+  )
+)
+
+/**
+ * The same client with Promises, for hosts that do not use Effect. Rejects with the typed error
+ * itself (`ActionRefused` or `ActionUnavailable`).
+ *
+ * @since 0.1.0
+ */
+export const makeActionClient = (options: ActionClientOptions): {
+  readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Promise<ActionSubmitted>
+  readonly status: (actionRequestId: string) => Promise<ActionStatus>
+} => {
+  const client = make(options)
+  const run = <A>(effect: Effect.Effect<A, ActionClientError>): Promise<A> =>
+    Effect.runPromise(Effect.either(effect)).then((result) => (result._tag === "Right" ? result.right : Promise.reject(result.left)))
+  return {
+    submit: (intake, submitOptions) => run(client.submit(intake, submitOptions)),
+    status: (actionRequestId) => run(client.status(actionRequestId))
+  }
+}
