@@ -1,7 +1,7 @@
 /**
  * `accord actions submit FILE [--idempotency-key KEY] [--json]` and `accord actions status ID [--json]`:
  * the action-intake client (`adapters/sdk/ActionClient.ts`) from the command line, with an admin
- * key (`SERVICE_API_KEY`) of `ACCORD_WORKSPACE_ID` at `ACCORD_SERVICE_URL`.
+ * key (`ACCORD_ADMIN_KEY`) of `ACCORD_WORKSPACE_ID` at `ACCORD_SERVICE_URL`.
  *
  * `submit` always sends an `Idempotency-Key` (the given one, else a fresh UUID that it prints, so a
  * user whose reply was lost can submit again under it and get the same action). The service's
@@ -30,7 +30,7 @@ const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2)
 /** The client from the environment; nothing is sent yet. */
 const clientFromEnv = Effect.gen(function*() {
   const serviceUrl = yield* Environment.serviceUrl
-  const adminKey = yield* Environment.secret("SERVICE_API_KEY", "an admin key of ACCORD_WORKSPACE_ID")
+  const adminKey = yield* Environment.secret("ACCORD_ADMIN_KEY", "an admin key of ACCORD_WORKSPACE_ID")
   const workspaceId = yield* Environment.required("ACCORD_WORKSPACE_ID", "the workspace of the action")
   return { serviceUrl, client: make({ serviceUrl, adminKey, workspaceId, maxAttempts: 4, baseDelayMillis: 200, maxDelayMillis: 5_000 }) }
 })
@@ -52,10 +52,10 @@ const ending = (serviceUrl: string, asJson: boolean) =>
     )
   }
   if (error.status === 401) {
-    return Effect.fail(new UsageError({ message: "SERVICE_API_KEY was refused (401): the key is unknown or revoked" }))
+    return Effect.fail(new UsageError({ message: "ACCORD_ADMIN_KEY was refused (401): the key is unknown or revoked" }))
   }
   if (error.status === 403) {
-    return Effect.fail(new UsageError({ message: "SERVICE_API_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID" }))
+    return Effect.fail(new UsageError({ message: "ACCORD_ADMIN_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID" }))
   }
   const problem = { status: error.status, code: error.code, detail: error.detail, errors: error.errors }
   const print = asJson
@@ -100,7 +100,7 @@ const submit = Command.make(
       )
     })
 ).pipe(Command.withDescription(
-  "submit one already-authorized action to ACCORD_SERVICE_URL with SERVICE_API_KEY (an admin key) for ACCORD_WORKSPACE_ID, " +
+  "submit one already-authorized action to ACCORD_SERVICE_URL with ACCORD_ADMIN_KEY (an admin key) for ACCORD_WORKSPACE_ID, " +
     "always with an Idempotency-Key; prints the action request id and where to read it"
 ))
 
@@ -119,7 +119,7 @@ const status = Command.make(
       const shown = yield* client.status(options.id).pipe(Effect.catchAll(ending(serviceUrl, options.json)))
       yield* options.json ? printJson(shown) : Console.log(formatStatus(shown))
     })
-).pipe(Command.withDescription("show an action request's state and history (SERVICE_API_KEY, an admin key)"))
+).pipe(Command.withDescription("show an action request's state and history (ACCORD_ADMIN_KEY, an admin key)"))
 
 /**
  * `accord actions`.

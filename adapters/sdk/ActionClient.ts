@@ -247,7 +247,7 @@ export const make = (options: ActionClientOptions): ActionClient => {
 export const layer = (options: ActionClientOptions): Layer.Layer<Actions> => Layer.succeed(Actions, make(options))
 
 /**
- * From the environment: `ACCORD_SERVICE_URL`, `SERVICE_API_KEY` (an admin key) and `ACCORD_WORKSPACE_ID`.
+ * From the environment: `ACCORD_SERVICE_URL`, `ACCORD_ADMIN_KEY` (an admin key) and `ACCORD_WORKSPACE_ID`.
  *
  * @since 0.1.0
  */
@@ -256,7 +256,7 @@ export const layerConfig: Layer.Layer<Actions, ConfigError.ConfigError> = Layer.
   Effect.map(
     Config.all({
       serviceUrl: Config.string("ACCORD_SERVICE_URL"),
-      adminKey: Config.redacted("SERVICE_API_KEY"),
+      adminKey: Config.redacted("ACCORD_ADMIN_KEY"),
       workspaceId: Config.string("ACCORD_WORKSPACE_ID")
     }),
     make

@@ -29,7 +29,7 @@ const activeService = Effect.gen(function*() {
 
 const envOf = (service: Service, key = service.adminKey) => ({
   ACCORD_SERVICE_URL: service.url,
-  SERVICE_API_KEY: key,
+  ACCORD_ADMIN_KEY: key,
   ACCORD_WORKSPACE_ID: service.workspaceId
 })
 
@@ -95,15 +95,15 @@ describe("accord actions (process, real server on loopback)", () => {
         const service = yield* activeService
         const readKey = yield* issueKey(service, "developer:read")
         const [missing, wrongScope, unknownKey, list] = yield* Effect.all([
-          cli(["actions", "submit", file("intake.json")], { env: { ACCORD_SERVICE_URL: service.url, SERVICE_API_KEY: service.adminKey } }),
+          cli(["actions", "submit", file("intake.json")], { env: { ACCORD_SERVICE_URL: service.url, ACCORD_ADMIN_KEY: service.adminKey } }),
           cli(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
           cli(["actions", "status", globalThis.crypto.randomUUID()], { env: envOf(service, "acc_admin_not-a-real-key-0123456789abcdef") }),
           cli(["actions", "submit", file("list.json")], { env: envOf(service) })
         ], { concurrency: "unbounded" })
         for (const [result, expected] of [
           [missing, "accord: ACCORD_WORKSPACE_ID is required (the workspace of the action)"],
-          [wrongScope, "accord: SERVICE_API_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID"],
-          [unknownKey, "accord: SERVICE_API_KEY was refused (401): the key is unknown or revoked"],
+          [wrongScope, "accord: ACCORD_ADMIN_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID"],
+          [unknownKey, "accord: ACCORD_ADMIN_KEY was refused (401): the key is unknown or revoked"],
           [list, `accord: ${file("list.json")}: not an action intake; expected one JSON object with accountId, action, actor and binding`]
         ] as const) {
           assert.strictEqual(result.code, 2, result.stderr)
@@ -119,7 +119,7 @@ describe("accord actions (process, real server on loopback)", () => {
     Effect.gen(function*() {
       const port = yield* Effect.promise(closedPort)
       const result = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-3"], {
-        env: { ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`, SERVICE_API_KEY: "acc_admin_not-a-real-key-0123456789abcdef", ACCORD_WORKSPACE_ID: "w" }
+        env: { ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`, ACCORD_ADMIN_KEY: "acc_admin_not-a-real-key-0123456789abcdef", ACCORD_WORKSPACE_ID: "w" }
       })
       assert.strictEqual(result.code, 2)
       assert.strictEqual(

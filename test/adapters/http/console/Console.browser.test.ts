@@ -114,7 +114,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
             execute: async (request: ClaimedExecution) => ({
               outcome: "succeeded",
               providerReference: `trial_ext_raw_${request.actionRequestId.slice(0, 8)}`,
-              evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
+              evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "authenticated_completion" }
             }),
             lookup: async () => undefined
           }
