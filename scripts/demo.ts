@@ -212,7 +212,7 @@ const demo = async (): Promise<void> => {
     ACCORD_ALLOW_INSECURE_ENDPOINTS: "1"
   })
   await until("GET /readyz to answer 200", 90_000, async () => {
-    const ready = await fetch(`${accord}/readyz`).then((r) => r.status === 200, () => false)
+    const ready = await fetch(`${accord}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false)
     return ready ? true : undefined
   }, [server])
   say(`${accord} is ready (${((Date.now() - started) / 1000).toFixed(1)} s); workspace ${workspaceId}`)
@@ -301,7 +301,7 @@ const demo = async (): Promise<void> => {
     EXAMPLE_FEATURE_KEY: featureKey
   })
   await until("the reference backend to listen", 90_000, async () => {
-    const up = await fetch(`http://127.0.0.1:${backendPort}/entitlements/${accountId}`).then((r) => r.status === 200, () => false)
+    const up = await fetch(`http://127.0.0.1:${backendPort}/entitlements/${accountId}`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false)
     return up ? true : undefined
   }, [server, backend])
   say(`reference backend listening on http://127.0.0.1:${backendPort}`)
@@ -399,4 +399,5 @@ const main = async (): Promise<number> => {
   return 0
 }
 
-process.exitCode = await main()
+// Exit explicitly: a socket a timed-out probe left half-open must not keep the demo alive.
+process.exit(await main())
