@@ -373,7 +373,11 @@ const main = async (): Promise<number> => {
   let interrupted = false
   const onSignal = () => {
     interrupted = true
-    void cleanUp().then(() => process.exit(keep ? 0 : 130))
+    console.log("\nStopping both processes (SIGTERM) ...")
+    void cleanUp().then(() => {
+      console.log("    stopped; temporary data deleted")
+      process.exit(keep ? 0 : 130)
+    })
   }
   process.once("SIGINT", onSignal)
   process.once("SIGTERM", onSignal)
