@@ -202,6 +202,7 @@ const demo = async (): Promise<void> => {
 
   step("Start the server (embedded database, a new workspace and administrator key)")
   const started = Date.now()
+  say("(the first start of an embedded database takes a few seconds)")
   const server = spawnNode("server", "runtimes/node/main.ts", {
     PORT: String(port),
     HOST: "127.0.0.1",
@@ -334,9 +335,14 @@ const demo = async (): Promise<void> => {
   let seen = 0
   const final = await until("the action to be verified", 60_000, async () => {
     const status = expect("GET /action-requests/{id}", await call(`${ws}/action-requests/${actionRequestId}`, { headers: admin }), 200)
-    const history: Array<{ trigger: string; toState: string; detail?: { evidence?: { source?: string; standing?: string } } }> =
-      status.json.history ?? []
+    const history: Array<{
+      trigger: string
+      toState: string
+      detail?: { evidence?: { source?: string; standing?: string }; passedThrough?: Array<string> }
+    }> = status.json.history ?? []
     for (const entry of history.slice(seen)) {
+      // A completion whose evidence the service already holds moves through `pending` in one step.
+      for (const state of entry.detail?.passedThrough ?? []) say(`${state.padEnd(12)} (${entry.trigger}, passed through)`)
       const evidence = entry.detail?.evidence
       const named = evidence?.source === undefined ? "" : `, evidence ${evidence.source}${evidence.standing === undefined ? "" : ` ${evidence.standing}`}`
       say(`${entry.toState.padEnd(12)} (${entry.trigger}${named})`)
