@@ -45,6 +45,7 @@ describe("npm run demo", () => {
       /POST \/connector\/check -> 200, revision 0: active/,
       /POST \/action-requests -> 202, action [0-9a-f-]{36} \(Location: \/api\/admin\/v1\/workspaces\//,
       /dispatching\s+\(intake\)/,
+      /pending\s+\(completion/,
       /verified\s+\(\w+, evidence entitlement_state/,
       /the action is verified/,
       /gate \S+: unlocked/,
