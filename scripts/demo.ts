@@ -22,7 +22,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
-const usage = "usage: npm run demo [-- --keep] [-- --port N]"
+const usage = "usage: npm run demo [-- [--keep] [--port N]]"
 
 /** A failed step: what was asked and what came back (never a secret: see `scrub`). */
 class DemoFailure {
