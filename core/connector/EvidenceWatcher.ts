@@ -15,11 +15,12 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
 import { EventStore } from "../ports/EventStore.ts"
-import { Outbox, runLeased } from "../ports/Outbox.ts"
+import { Outbox } from "../ports/Outbox.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { decodeStoredRequest, isPaymentAction } from "./Action.ts"
 import type { Backoff } from "../protocol/Backoff.ts"
+import { runActionWorker } from "./internal/actionWorker.ts"
 import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
 import { evidenceOutboxKind, type EvidenceWatch, holdsEvidence } from "./ObservedEvidence.ts"
 
@@ -142,13 +143,12 @@ export const runEvidenceWatcher = (options: {
 }): Effect.Effect<void, never, EvidenceWatcherServices | Scope.Scope> =>
   Effect.gen(function*() {
     const watcher = yield* makeEvidenceWatcher(options)
-    yield* runLeased({
+    yield* runActionWorker({
       name: "evidence",
+      what: "a look",
       concurrency: options.concurrency ?? 8,
       idleMillis: options.idleMillis ?? 1_000,
       lease: watcher.lease,
-      idOf: (leased) => leased.item.id,
-      work: (leased) =>
-        Effect.catchAll(watcher.look(leased), (error) => Effect.logWarning("evidence: storage failed during a look", error.message))
+      work: watcher.look
     })
   })

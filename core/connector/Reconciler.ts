@@ -19,7 +19,7 @@ import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/Act
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { PaymentObservation, type PaymentReconciliationRequest } from "../protocol/messages/Reconciliation.ts"
-import { Outbox, runLeased } from "../ports/Outbox.ts"
+import { Outbox } from "../ports/Outbox.ts"
 import type { SecretVault } from "../ports/SecretVault.ts"
 import { encodeBody, protocolVersion } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
@@ -30,6 +30,7 @@ import type { ActionState } from "./ActionState.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
 import { retrySchedule } from "./Dispatcher.ts"
 import { inconclusive, judgeObservation, type Judgement } from "./Judgement.ts"
+import { runActionWorker } from "./internal/actionWorker.ts"
 import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
 import { makeOutbound } from "./internal/outbound.ts"
 import { revisionNumbered } from "./Revisions.ts"
@@ -323,13 +324,12 @@ export const runReconciler = (
 ): Effect.Effect<void, never, ReconcilerServices | Scope.Scope> =>
   Effect.gen(function*() {
     const reconciler = yield* makeReconciler(options)
-    yield* runLeased({
+    yield* runActionWorker({
       name: "reconcile",
+      what: "a read",
       concurrency: options.concurrency ?? 8,
       idleMillis: options.idleMillis ?? 1_000,
       lease: reconciler.lease,
-      idOf: (leased) => leased.item.id,
-      work: (leased) =>
-        Effect.catchAll(reconciler.read(leased), (error) => Effect.logWarning("reconcile: storage failed during a read", error.message))
+      work: reconciler.read
     })
   })
