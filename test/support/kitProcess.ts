@@ -73,7 +73,9 @@ const kit = await makeCustomerKit({
   allowInsecureServiceUrl: true,
   storage: process.env["ACCORD_TEST_KILL_AFTER_CLAIM"] === "1" ? killAfterClaim(storage) : storage,
   transport,
-  worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 } },
+  // A short delivery lease (renewed by the heartbeat while a delivery runs): a killed kit's in-flight
+  // delivery is taken again within seconds by the restarted one.
+  worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 }, deliveryLeaseMillis: 5_000 },
   executor: {
     execute: async (request) => {
       log(`execute ${request.actionRequestId}`)
