@@ -299,6 +299,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.press("#event-filters [name=limit]", "Enter")
     const rows = page.locator("table tbody tr")
     await page.locator("#events-page", { hasText: "Page 1" }).waitFor()
+    // "Page 1" is also the unfiltered first page shown on arrival: wait for the filtered answer.
+    await page.waitForFunction("document.querySelectorAll('table tbody tr').length === 2")
     assert.strictEqual(await rows.count(), 2)
     assert.include(await rows.first().innerText(), "checkout_completed:console_4")
     await screenshot("events")
