@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as AccountProfileStore from "../../core/ports/AccountProfileStore.ts"
 import * as ActionLedger from "../../core/ports/ActionLedger.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
+import * as ApprovalStore from "../../core/ports/ApprovalStore.ts"
 import * as CapabilityRegistry from "../../core/ports/CapabilityRegistry.ts"
 import * as CatalogStore from "../../core/ports/CatalogStore.ts"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
@@ -16,6 +17,7 @@ import * as EventStore from "../../core/ports/EventStore.ts"
 import * as FeatureGateStore from "../../core/ports/FeatureGateStore.ts"
 import * as IngestWriter from "../../core/ports/IngestWriter.ts"
 import * as NonceStore from "../../core/ports/NonceStore.ts"
+import * as RuntimeSessionStore from "../../core/ports/RuntimeSessionStore.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
 import * as Revalidation from "../../core/connector/Revalidation.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
@@ -43,5 +45,7 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
   AccountProfileStore.layerMemory,
   UsageMeterStore.layerMemory,
   FeatureGateStore.layerMemory,
-  Transactor.layerMemory
+  Transactor.layerMemory,
+  RuntimeSessionStore.layerMemory,
+  ApprovalStore.layerMemory
 )))

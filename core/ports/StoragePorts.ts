@@ -8,6 +8,7 @@ import type { Revalidation } from "../connector/Revalidation.ts"
 import type { AccountProfileStore } from "./AccountProfileStore.ts"
 import type { ActionLedger } from "./ActionLedger.ts"
 import type { ApiKeyStore } from "./ApiKeyStore.ts"
+import type { ApprovalStore } from "./ApprovalStore.ts"
 import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
 import type { CatalogStore } from "./CatalogStore.ts"
 import type { ConnectionStore } from "./ConnectionStore.ts"
@@ -16,6 +17,7 @@ import type { FeatureGateStore } from "./FeatureGateStore.ts"
 import type { IngestWriter } from "./IngestWriter.ts"
 import type { NonceStore } from "./NonceStore.ts"
 import type { Outbox } from "./Outbox.ts"
+import type { RuntimeSessionStore } from "./RuntimeSessionStore.ts"
 import type { SecretVault } from "./SecretVault.ts"
 import type { Transactor } from "./Transactor.ts"
 import type { UsageMeterStore } from "./UsageMeterStore.ts"
@@ -38,4 +40,6 @@ export type StoragePorts =
   | FeatureGateStore
   | IngestWriter
   | Transactor
+  | RuntimeSessionStore
+  | ApprovalStore
   | Revalidation

@@ -1,0 +1,190 @@
+/**
+ * The `ApprovalStore` port (issue 16; spec "Approval flow rules"): durable approval requests and
+ * their reviews. Every change is a compare-and-set on the approval's `state` and `revision`, so
+ * concurrent prepares and resolves of one approval serialise on its row: of any number of resolves
+ * racing, exactly one claims it.
+ *
+ * States: `pending` (requested, maybe prepared) → `approving` (one resolve claimed it and is
+ * authorizing the action) → `approved` (the action request exists), or `pending` → `denied`. A
+ * claim whose intake refused goes back to `pending` with the revision bumped (its review is void).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { StorageError } from "./StorageError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type ApprovalState = "pending" | "approving" | "approved" | "denied"
+
+/**
+ * The requester session, kept as immutable provenance only (rule 6).
+ *
+ * @since 0.1.0
+ */
+export interface ApprovalRequester {
+  readonly sessionId: string
+  readonly subject: string
+  readonly role: string
+}
+
+/**
+ * The review a prepare produced, for the revision it created.
+ *
+ * @since 0.1.0
+ */
+export interface PreparedReview {
+  readonly revision: number
+  /** The `reviewProjection` as sent (JSON). */
+  readonly projection: unknown
+  readonly projectionHash: string
+  readonly reviewValidUntil: number
+  readonly preparedBy: string
+  readonly preparedAt: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ApprovalRecord {
+  readonly approvalId: string
+  readonly workspaceId: string
+  readonly accountId: string
+  /** Lowercase hex SHA-256 of the private approval token. */
+  readonly tokenHash: string
+  readonly requester: ApprovalRequester
+  /** The action to authorize, bound at request time (JSON; decoded by `core/approval`). */
+  readonly request: unknown
+  readonly state: ApprovalState
+  readonly revision: number
+  readonly expiresAt: number
+  readonly createdAt: number
+  readonly prepared: PreparedReview | null
+  /** When the current `approving` claim was taken. */
+  readonly claimedAt: number | null
+  /** The billing-owner session that resolved (or is resolving) it. */
+  readonly resolvedBy: string | null
+  readonly resolvedAt: number | null
+  readonly actionRequestId: string | null
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ApprovalStoreService {
+  /** Inserts an approval; `false` when one with the same id exists (nothing changes). */
+  readonly create: (record: ApprovalRecord) => Effect.Effect<boolean, StorageError>
+  readonly get: (approvalId: string) => Effect.Effect<Option.Option<ApprovalRecord>, StorageError>
+  /**
+   * Records a review of a `pending` approval at `revision`: the revision becomes `revision + 1`
+   * (the review's), and the review replaces any earlier one. `None` when the approval is not
+   * `pending` at `revision` any more.
+   */
+  readonly prepare: (input: {
+    readonly approvalId: string
+    readonly revision: number
+    readonly review: Omit<PreparedReview, "revision">
+  }) => Effect.Effect<Option.Option<ApprovalRecord>, StorageError>
+  /**
+   * Claims the approval for approving: `pending` at `revision`, or `approving` at `revision` with a
+   * claim taken before `staleBefore` (its resolver died), becomes `approving` by `sessionId`.
+   * `false` when another resolve holds or finished it, or the revision moved.
+   */
+  readonly claim: (input: {
+    readonly approvalId: string
+    readonly revision: number
+    readonly sessionId: string
+    readonly now: number
+    readonly staleBefore: number
+  }) => Effect.Effect<boolean, StorageError>
+  /** `approving` by `sessionId` → `approved` with the action it authorized. */
+  readonly complete: (input: {
+    readonly approvalId: string
+    readonly sessionId: string
+    readonly actionRequestId: string
+    readonly now: number
+  }) => Effect.Effect<boolean, StorageError>
+  /** `approving` by `sessionId` → `pending`, revision + 1, review cleared: the claim failed closed. */
+  readonly release: (input: { readonly approvalId: string; readonly sessionId: string }) => Effect.Effect<boolean, StorageError>
+  /** `pending` → `denied` by `sessionId`. `false` when it is not `pending`. */
+  readonly deny: (input: { readonly approvalId: string; readonly sessionId: string; readonly now: number }) => Effect.Effect<boolean, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ApprovalStore extends Context.Tag("@accord/core/ApprovalStore")<ApprovalStore, ApprovalStoreService>() {}
+
+/**
+ * @since 0.1.0
+ */
+export const makeMemory = (): ApprovalStoreService => {
+  const approvals = new Map<string, ApprovalRecord>()
+  const update = (approvalId: string, when: (a: ApprovalRecord) => boolean, change: (a: ApprovalRecord) => ApprovalRecord) => {
+    const current = approvals.get(approvalId)
+    if (current === undefined || !when(current)) return Option.none<ApprovalRecord>()
+    const next = change(current)
+    approvals.set(approvalId, next)
+    return Option.some(next)
+  }
+  return {
+    create: (record) =>
+      Effect.sync(() => {
+        if (approvals.has(record.approvalId)) return false
+        approvals.set(record.approvalId, record)
+        return true
+      }),
+    get: (approvalId) => Effect.sync(() => Option.fromNullable(approvals.get(approvalId))),
+    prepare: ({ approvalId, review, revision }) =>
+      Effect.sync(() =>
+        update(
+          approvalId,
+          (a) => a.state === "pending" && a.revision === revision,
+          (a) => ({ ...a, revision: revision + 1, prepared: { ...review, revision: revision + 1 } })
+        )
+      ),
+    claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
+      Effect.sync(() =>
+        Option.isSome(update(
+          approvalId,
+          (a) =>
+            a.revision === revision &&
+            (a.state === "pending" || (a.state === "approving" && a.claimedAt !== null && a.claimedAt < staleBefore)),
+          (a) => ({ ...a, state: "approving", claimedAt: now, resolvedBy: sessionId })
+        ))
+      ),
+    complete: ({ actionRequestId, approvalId, now, sessionId }) =>
+      Effect.sync(() =>
+        Option.isSome(update(
+          approvalId,
+          (a) => a.state === "approving" && a.resolvedBy === sessionId,
+          (a) => ({ ...a, state: "approved", actionRequestId, resolvedAt: now })
+        ))
+      ),
+    release: ({ approvalId, sessionId }) =>
+      Effect.sync(() =>
+        Option.isSome(update(
+          approvalId,
+          (a) => a.state === "approving" && a.resolvedBy === sessionId,
+          (a) => ({ ...a, state: "pending", revision: a.revision + 1, prepared: null, claimedAt: null, resolvedBy: null })
+        ))
+      ),
+    deny: ({ approvalId, now, sessionId }) =>
+      Effect.sync(() =>
+        Option.isSome(update(
+          approvalId,
+          (a) => a.state === "pending",
+          (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
+        ))
+      )
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)
