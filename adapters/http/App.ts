@@ -35,6 +35,8 @@ import * as FeatureGates from "./routes/FeatureGates.ts"
 import * as Health from "./routes/Health.ts"
 import * as Ingest from "./routes/Ingest.ts"
 import * as Metrics from "./routes/Metrics.ts"
+import * as Runtime from "./routes/Runtime.ts"
+import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
 
 /**
  * @since 0.1.0
@@ -60,6 +62,8 @@ export type AppServices =
   | ActionRequests.ActionsServices
   | Catalog.CatalogServices
   | Connector.ConnectorServices
+  | RuntimeSessions.RuntimeSessionsServices
+  | Runtime.RuntimeServices
 
 /**
  * What the routes fail with: edge problems and core's domain errors (answered by `ErrorMap`).
@@ -80,7 +84,8 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
     HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
     HttpRouter.concat(Catalog.routes),
     HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes)),
-    HttpRouter.concat(Connector.routes(options))
+    HttpRouter.concat(Connector.routes(options)),
+    HttpRouter.concat(RuntimeSessions.routes(options.maxBodyBytes))
   )
 
 /**
@@ -92,6 +97,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
   Health.routes.pipe(
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Completion.routes),
+    HttpRouter.concat(Runtime.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))

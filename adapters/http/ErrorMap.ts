@@ -12,6 +12,8 @@
  * @since 0.1.0
  */
 import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
+import { approvalRefusals, type ApprovalRefused } from "../../core/approval/Approvals.ts"
+import type { RuntimeSessionRefused } from "../../core/approval/RuntimeSession.ts"
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
@@ -41,6 +43,8 @@ export type DomainError =
   | ConnectorNotConfigured
   | IngestRejection
   | MalformedBody
+  | RuntimeSessionRefused
+  | ApprovalRefused
 
 /**
  * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
@@ -136,6 +140,14 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
       })
     case "RegistrationRejected":
       return Problem.make(422, error.problem, error.detail, { errors: error.errors })
+    case "RuntimeSessionRefused":
+      // 401 (with the Bearer challenge) for a token that does not authorize; 403 for a live
+      // session without the route's authority.
+      return error.reason === "runtime_authority_missing"
+        ? Problem.make(403, error.reason, error.detail)
+        : Problem.make(401, error.reason, error.detail, { headers: { "www-authenticate": "Bearer" } })
+    case "ApprovalRefused":
+      return Problem.make(approvalRefusals[error.reason], error.reason, error.detail)
     case "ConnectorNotConfigured":
       return Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
     case "BatchNotAccepted":

@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as AccountProfileStore from "../../core/ports/AccountProfileStore.ts"
 import * as ActionLedger from "../../core/ports/ActionLedger.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
+import * as ApprovalNotifier from "../../core/ports/ApprovalNotifier.ts"
 import * as ApprovalStore from "../../core/ports/ApprovalStore.ts"
 import * as CapabilityRegistry from "../../core/ports/CapabilityRegistry.ts"
 import * as CatalogStore from "../../core/ports/CatalogStore.ts"
@@ -32,7 +33,8 @@ import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
  */
 export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
   IngestWriter.layerFromStores,
-  Revalidation.layerStoredCatalog
+  Revalidation.layerStoredCatalog,
+  ApprovalNotifier.layerPickup
 ).pipe(Layer.provideMerge(Layer.mergeAll(
   NonceStore.layerMemory,
   ApiKeyStore.layerMemory,

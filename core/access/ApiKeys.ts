@@ -60,13 +60,21 @@ const base64url = (bytes: Uint8Array): string => {
 }
 
 /**
+ * A fresh bearer token: `prefix` and 32 random bytes in base64url (API keys, runtime session and
+ * approval tokens alike).
+ *
+ * @since 0.1.0
+ */
+export const mintToken = (prefix: string): Effect.Effect<Redacted.Redacted<string>, never, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) => Effect.map(crypto.randomBytes(secretBytes), (bytes) => Redacted.make(`${prefix}${base64url(bytes)}`)))
+
+/**
  * A fresh secret for a key of `scope`.
  *
  * @since 0.1.0
  */
 export const mintSecret = (scope: ApiKeyScope): Effect.Effect<Redacted.Redacted<string>, never, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) =>
-    Effect.map(crypto.randomBytes(secretBytes), (bytes) => Redacted.make(`acc_${scopeTags[scope]}_${base64url(bytes)}`)))
+  mintToken(`acc_${scopeTags[scope]}_`)
 
 /**
  * What is stored and looked up: lowercase hex SHA-256 of the secret's UTF-8 bytes.

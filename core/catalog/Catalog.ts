@@ -26,7 +26,7 @@
  */
 import * as Schema from "effect/Schema"
 import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema } from "../protocol/messages/Completion.ts"
-import { Timestamp } from "../protocol/messages/Common.ts"
+import { DisplayLabel, Timestamp } from "../protocol/messages/Common.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
 import { Uuid } from "../protocol/Uuid.ts"
 
@@ -91,7 +91,9 @@ export const Price = ExactStruct({
 export const Offer = ExactStruct({
   offerId: Uuid,
   offerVersionId: Uuid,
-  price: Schema.NullOr(Price)
+  price: Schema.NullOr(Price),
+  /** How the offer is named to a billing owner reviewing an approval (optional). */
+  label: Schema.optionalWith(DisplayLabel, { exact: true })
 })
 
 /**

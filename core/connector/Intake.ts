@@ -98,7 +98,12 @@ export interface IntakeAnswer {
 export const intake = (
   workspaceId: string,
   input: ActionIntake,
-  options: { readonly idempotencyKey?: string | undefined; readonly authorizedBy?: Authority | undefined } = {}
+  options: {
+    readonly idempotencyKey?: string | undefined
+    readonly authorizedBy?: Authority | undefined
+    /** The resolved approval that authorizes it: recorded as the first history entry, `approval_recorded` evidence. */
+    readonly approval?: { readonly approvalId: string; readonly revision: number } | undefined
+  } = {}
 ): Effect.Effect<
   IntakeAnswer,
   | ConnectorNotActive
@@ -150,7 +155,13 @@ export const intake = (
         sealedContinuation: null,
         createdAt: now
       },
-      history: { at: now, trigger: "intake", detail: { revision: active.value.revision, ...generation } },
+      history: options.approval === undefined
+        ? { at: now, trigger: "intake", detail: { revision: active.value.revision, ...generation } }
+        : {
+          at: now,
+          trigger: "approval_recorded",
+          detail: { revision: active.value.revision, approvalId: options.approval.approvalId, approvalRevision: options.approval.revision, ...generation }
+        },
       outbox: {
         id: yield* randomUuid,
         kind: dispatchOutboxKind,

@@ -26,6 +26,7 @@ import { AccountProfileStore } from "../ports/AccountProfileStore.ts"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { ApiKeyStore } from "../ports/ApiKeyStore.ts"
 import { CatalogStore } from "../ports/CatalogStore.ts"
+import { RuntimeSessionStore } from "../ports/RuntimeSessionStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { parseTimestamp } from "../protocol/Timestamp.ts"
 import type { StoredRequest } from "./Action.ts"
@@ -174,12 +175,13 @@ const checkDocument = (document: CatalogDocument, request: StoredRequest, now: n
 export const makeStoredCatalog: Effect.Effect<
   RevalidationService,
   never,
-  CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger
+  CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore
 > = Effect.gen(function*() {
   const catalogs = yield* CatalogStore
   const profiles = yield* AccountProfileStore
   const keys = yield* ApiKeyStore
   const ledger = yield* ActionLedger
+  const sessions = yield* RuntimeSessionStore
   const check = ({ now, request, stored, workspaceId }: RevalidationSubject) =>
     Effect.gen(function*() {
       const current = yield* catalogs.current(workspaceId)
@@ -201,6 +203,14 @@ export const makeStoredCatalog: Effect.Effect<
         const live = (yield* keys.list(workspaceId)).some((k) => k.id === id && k.revokedAt === null)
         if (!live) return yield* failed("authority_revoked", "the API key that authorized this action was revoked")
       }
+      if (request.authorizedBy?.kind === "runtime_session") {
+        // The billing owner's session that approved it: revoked means no longer authorized (its
+        // expiry does not count: it was live when it authorized).
+        const session = yield* sessions.get(request.authorizedBy.id)
+        if (Option.isNone(session) || session.value.revokedAt !== null) {
+          return yield* failed("authority_revoked", "the runtime session that approved this action was revoked")
+        }
+      }
       if (verdict.frequency !== undefined) {
         const earlier = yield* ledger.countForFrequency({
           workspaceId,
@@ -220,7 +230,7 @@ export const makeStoredCatalog: Effect.Effect<
 /**
  * @since 0.1.0
  */
-export const layerStoredCatalog: Layer.Layer<Revalidation, never, CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger> = Layer
+export const layerStoredCatalog: Layer.Layer<Revalidation, never, CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore> = Layer
   .effect(Revalidation, makeStoredCatalog)
 
 /**
@@ -231,7 +241,7 @@ export const layerStoredCatalog: Layer.Layer<Revalidation, never, CatalogStore |
  */
 export const layerWith = <R>(
   extra: (subject: RevalidationSubject) => Effect.Effect<void, RevalidationFailed | StorageError, R>
-): Layer.Layer<Revalidation, never, CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | R> =>
+): Layer.Layer<Revalidation, never, CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore | R> =>
   Layer.effect(
     Revalidation,
     Effect.gen(function*() {

@@ -90,8 +90,9 @@ export interface ApprovalStoreService {
     readonly review: Omit<PreparedReview, "revision">
   }) => Effect.Effect<Option.Option<ApprovalRecord>, StorageError>
   /**
-   * Claims the approval for approving: `pending` at `revision`, or `approving` at `revision` with a
-   * claim taken before `staleBefore` (its resolver died), becomes `approving` by `sessionId`.
+   * Claims the approval for approving: `pending` at `revision`, or `approving` at `revision` by the
+   * same `sessionId` with a claim taken before `staleBefore` (that resolve died; its retry takes
+   * over), becomes `approving` by `sessionId`.
    * `false` when another resolve holds or finished it, or the revision moved.
    */
   readonly claim: (input: {
@@ -153,7 +154,7 @@ export const makeMemory = (): ApprovalStoreService => {
           approvalId,
           (a) =>
             a.revision === revision &&
-            (a.state === "pending" || (a.state === "approving" && a.claimedAt !== null && a.claimedAt < staleBefore)),
+            (a.state === "pending" || (a.state === "approving" && a.resolvedBy === sessionId && a.claimedAt !== null && a.claimedAt < staleBefore)),
           (a) => ({ ...a, state: "approving", claimedAt: now, resolvedBy: sessionId })
         ))
       ),

@@ -8,6 +8,7 @@ import type { Revalidation } from "../connector/Revalidation.ts"
 import type { AccountProfileStore } from "./AccountProfileStore.ts"
 import type { ActionLedger } from "./ActionLedger.ts"
 import type { ApiKeyStore } from "./ApiKeyStore.ts"
+import type { ApprovalNotifier } from "./ApprovalNotifier.ts"
 import type { ApprovalStore } from "./ApprovalStore.ts"
 import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
 import type { CatalogStore } from "./CatalogStore.ts"
@@ -42,4 +43,5 @@ export type StoragePorts =
   | Transactor
   | RuntimeSessionStore
   | ApprovalStore
+  | ApprovalNotifier
   | Revalidation

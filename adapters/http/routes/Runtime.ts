@@ -1,0 +1,115 @@
+/**
+ * The runtime routes of approvals and action status (issue 16 items 2, 3, 4 and 6; DESIGN "HTTP
+ * surface"), for the embedded runtime. They take runtime session tokens only: an admin or ingest
+ * key is not a runtime token (401), and a runtime token opens no admin route.
+ *
+ * - `POST /api/funnels/v1/runtime/actions/approvals` (`Authorization: Bearer <runtime token>` with
+ *   `funnels.actions.request`): `{ action, binding, expiresInSeconds? }` → 201 `{ approvalId, state,
+ *   expiresAt }`. The approval token goes to the billing owner through the `ApprovalNotifier`.
+ * - `POST …/approvals/prepare`: `{ approvalId, approvalToken, runtimeToken }` → 200
+ *   `{ reviewProjection, revision, reviewValidUntil, projectionHash }`.
+ * - `POST …/approvals/resolve`: `{ approvalId, approvalToken, runtimeToken, decision: "approve",
+ *   revision, reviewedProjectionHash }` → 200 `{ approvalId, state: "approved", actionRequestId }`,
+ *   or `{ …, decision: "deny", revision? }` → 200 `{ approvalId, state: "denied" }`.
+ * - `GET /api/funnels/v1/runtime/actions/status/{actionRequestId}` (`Authorization: Bearer
+ *   <runtime token>` of the action's account and actor) → 200 `{ actionRequestId, state,
+ *   mayAdvance, continuation? }`; 404 for anyone else, as for an unknown ID.
+ *
+ * Bodies are bounded at 16 KiB. Prepare and resolve carry the runtime token in the body, as the
+ * spec's endpoint table lists it among the request's contents.
+ *
+ * @since 0.1.0
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { actionStatus } from "../../../core/approval/ActionStatus.ts"
+import { ApprovalRequestBody, type ApprovalRefused, prepare, PrepareBody, request, resolve, ResolveBody } from "../../../core/approval/Approvals.ts"
+import {
+  authenticate,
+  executeAuthority,
+  type RuntimeAuthority,
+  type RuntimeSessionRefused,
+  requestAuthority
+} from "../../../core/approval/RuntimeSession.ts"
+import type { ActionsError, ActionsServices } from "./ActionRequests.ts"
+import type { ApprovalNotifier } from "../../../core/ports/ApprovalNotifier.ts"
+import type { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
+import type { CatalogStore } from "../../../core/ports/CatalogStore.ts"
+import type { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
+import type { Cipher } from "../../../core/protocol/Cipher.ts"
+import { jsonResponse as json } from "../Answer.ts"
+import { parseBearer } from "../Auth.ts"
+import { readJson } from "../Body.ts"
+import * as Problem from "../Problem.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const runtimeActionsPath = "/api/funnels/v1/runtime/actions" as const
+
+/**
+ * @since 0.1.0
+ */
+export const maxRuntimeBodyBytes = 16 * 1024
+
+/**
+ * @since 0.1.0
+ */
+export type RuntimeServices = ActionsServices | RuntimeSessionStore | ApprovalStore | ApprovalNotifier | CatalogStore | Cipher
+
+/**
+ * @since 0.1.0
+ */
+export type RuntimeError = ActionsError | RuntimeSessionRefused | ApprovalRefused
+
+const bearerSession = (authority: RuntimeAuthority | undefined) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
+    const token = Option.getOrUndefined(Option.map(parseBearer(req.headers["authorization"]), Redacted.value))
+    return authenticate(token, authority)
+  })
+
+const tokenMessages = {
+  "": "must be a JSON object",
+  approvalToken: "must be a string of 1 to 512 characters",
+  runtimeToken: "must be a string of 1 to 512 characters",
+  reviewedProjectionHash: "must be 64 lowercase hex characters"
+}
+
+const requestApproval = Effect.gen(function*() {
+  const body = yield* readJson(ApprovalRequestBody, maxRuntimeBodyBytes, { "": "must be a JSON object with action and binding" })
+  const session = yield* bearerSession(requestAuthority)
+  return json(yield* request(session, body), 201)
+})
+
+const prepareApproval = Effect.gen(function*() {
+  const body = yield* readJson(PrepareBody, maxRuntimeBodyBytes, tokenMessages)
+  const session = yield* authenticate(body.runtimeToken, executeAuthority)
+  return json(yield* prepare(session, body))
+})
+
+const resolveApproval = Effect.gen(function*() {
+  const body = yield* readJson(ResolveBody, maxRuntimeBodyBytes, tokenMessages)
+  const session = yield* authenticate(body.runtimeToken, executeAuthority)
+  return json(yield* resolve(session, body))
+})
+
+const showStatus = Effect.gen(function*() {
+  const session = yield* bearerSession(undefined)
+  const status = yield* actionStatus(session, (yield* HttpRouter.params)["actionRequestId"] ?? "")
+  if (Option.isNone(status)) return yield* Problem.notFound("no such action request for this session")
+  // Answers are `no-store`: the continuation's client secret is for this caller only.
+  return json(status.value)
+})
+
+/**
+ * @since 0.1.0
+ */
+export const routes: HttpRouter.HttpRouter<RuntimeError | Problem.Problem, RuntimeServices> = HttpRouter.empty.pipe(
+  HttpRouter.post(`${runtimeActionsPath}/approvals`, requestApproval),
+  HttpRouter.post(`${runtimeActionsPath}/approvals/prepare`, prepareApproval),
+  HttpRouter.post(`${runtimeActionsPath}/approvals/resolve`, resolveApproval),
+  HttpRouter.get(`${runtimeActionsPath}/status/:actionRequestId`, showStatus)
+)

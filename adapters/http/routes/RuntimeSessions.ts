@@ -1,0 +1,95 @@
+/**
+ * The admin side of approvals (issue 16 items 1–2), relative to
+ * `/api/admin/v1/workspaces/{workspaceId}`, admin keys only:
+ *
+ * - `POST /runtime-sessions` issues a runtime session for an end user of the embedded runtime
+ *   (`{ accountId, subject, role, authorities, expiresInSeconds? }`); 201 with the token, shown
+ *   once, and the session's terms.
+ * - `DELETE /runtime-sessions/{sessionId}` revokes it at once (204; 404 when there is no such live
+ *   session).
+ * - `POST /approvals/{approvalId}/token` collects an approval's private token from the default
+ *   `ApprovalNotifier` (the pickup), once: 200 `{ approvalId, approvalToken }`, then 404.
+ *
+ * @since 0.1.0
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { issue, SessionRequest } from "../../../core/approval/RuntimeSession.ts"
+import { ApprovalNotifier } from "../../../core/ports/ApprovalNotifier.ts"
+import { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
+import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { Crypto } from "../../../core/ports/Crypto.ts"
+import { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
+import type { StorageError } from "../../../core/ports/StorageError.ts"
+import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
+import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { jsonResponse as json } from "../Answer.ts"
+import { adminOnly, guarded, guardedAs } from "../Auth.ts"
+import { readJson } from "../Body.ts"
+import * as Problem from "../Problem.ts"
+
+/**
+ * @since 0.1.0
+ */
+export type RuntimeSessionsServices = RuntimeSessionStore | ApprovalStore | ApprovalNotifier | ApiKeyStore | Crypto
+
+const sessionMessages = {
+  "": "must be a JSON object with accountId, subject, role and authorities",
+  subject: "must be a string of 1 to 256 characters",
+  role: "must be a string of 1 to 256 characters",
+  authorities: "must be a non-empty list of distinct authorities: funnels.actions.request, funnels.actions.execute"
+}
+
+const createSession = (maxBodyBytes: number) => (workspaceId: string, key: { readonly id: string }) =>
+  Effect.gen(function*() {
+    const body = yield* readJson(SessionRequest, maxBodyBytes, sessionMessages)
+    const { record, token } = yield* issue(workspaceId, body, key.id)
+    return json({
+      sessionId: record.sessionId,
+      token: Redacted.value(token),
+      accountId: record.accountId,
+      subject: record.subject,
+      role: record.role,
+      authorities: record.authorities,
+      createdAt: formatTimestamp(record.createdAt),
+      expiresAt: formatTimestamp(record.expiresAt)
+    }, 201)
+  })
+
+const revokeSession = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const id = ((yield* HttpRouter.params)["sessionId"] ?? "").toLowerCase()
+    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+    const revoked = isUuid(id) && (yield* (yield* RuntimeSessionStore).revoke(workspaceId, id, now))
+    if (!revoked) return yield* Problem.notFound("no such live runtime session in this workspace")
+    return HttpServerResponse.empty({ status: 204 })
+  })
+
+const collectToken = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const id = ((yield* HttpRouter.params)["approvalId"] ?? "").toLowerCase()
+    const approval = isUuid(id) ? yield* (yield* ApprovalStore).get(id) : Option.none()
+    const gone = () => Problem.notFound("no approval token to collect: unknown approval, or collected already")
+    if (Option.isNone(approval) || approval.value.workspaceId !== workspaceId) return yield* gone()
+    const token = yield* Effect.mapError((yield* ApprovalNotifier).collect(id), (error) =>
+      error._tag === "OpenFailed" ? Problem.internal : error)
+    if (Option.isNone(token)) return yield* gone()
+    return json({ approvalId: id, accountId: approval.value.accountId, approvalToken: Redacted.value(token.value) })
+  })
+
+/**
+ * The routes, relative to the admin workspace path.
+ *
+ * @since 0.1.0
+ */
+export const routes = (
+  maxBodyBytes: number
+): HttpRouter.HttpRouter<Problem.Problem | StorageError, RuntimeSessionsServices> =>
+  HttpRouter.empty.pipe(
+    HttpRouter.post("/runtime-sessions", guardedAs(adminOnly)(createSession(maxBodyBytes))),
+    HttpRouter.del("/runtime-sessions/:sessionId", guarded(adminOnly)(revokeSession)),
+    HttpRouter.post("/approvals/:approvalId/token", guarded(adminOnly)(collectToken))
+  )

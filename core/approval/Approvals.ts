@@ -1,0 +1,523 @@
+/**
+ * Approvals (issue 16 items 2–5; spec "Approval flow rules" 1–6, "Approval review projection",
+ * "Authentication" 9, the approval row of "Errors").
+ *
+ * 1. `request`: a runtime session with `funnels.actions.request` creates only a durable approval
+ *    request for an action bound to the stored catalog. The private approval token goes to the
+ *    billing owner through the `ApprovalNotifier`; the requester session is kept as provenance.
+ * 2. `prepare`: the billing owner's live, same-account session with `funnels.actions.execute`,
+ *    with the approval ID and token, gets the review: `reviewProjection`, `revision`,
+ *    `reviewValidUntil` and `projectionHash` (the commitment, `Commitment.ts`). Each prepare is a
+ *    new revision.
+ * 3. `resolve`: deny never authorizes. Approve carries the prepared hash and revision; it builds a
+ *    fresh preflight from the current state, recomputes the commitment, and only when everything
+ *    still holds claims the approval (one claim wins, whatever races it) and authorizes the action
+ *    through the same `intake` as `POST /action-requests`, recorded as `approval_recorded`.
+ *
+ * Every refusal happens before anything is authorized, with a stable reason (`ApprovalRefused`).
+ * An unknown approval ID and a wrong approval token look alike (`approval_not_found`). Tokens and
+ * hashes are compared in constant time.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { mintToken } from "../access/ApiKeys.ts"
+import { findAction, findDecision, findOffer, type PublishedCatalog } from "../catalog/Catalog.ts"
+import { type ActionIntake, paymentFamilies, type PaymentSnapshot } from "../connector/Action.ts"
+import { paymentGate } from "../connector/Capability.ts"
+import { intake } from "../connector/Intake.ts"
+import { Revalidation } from "../connector/Revalidation.ts"
+import { activeRevision } from "../connector/Revisions.ts"
+import { ApprovalNotifier } from "../ports/ApprovalNotifier.ts"
+import { type ApprovalRecord, ApprovalStore } from "../ports/ApprovalStore.ts"
+import { CatalogStore } from "../ports/CatalogStore.ts"
+import { ConnectionStore } from "../ports/ConnectionStore.ts"
+import { Crypto } from "../ports/Crypto.ts"
+import type { RuntimeSessionRecord } from "../ports/RuntimeSessionStore.ts"
+import { sha256HexWith } from "../protocol/Digest.ts"
+import { constantTimeEqual } from "../protocol/Hex.ts"
+import { canonicalJson } from "../protocol/Json.ts"
+import type { ReviewProjection } from "../protocol/messages/Approval.ts"
+import { BoundedString, ExactStruct, NonNegativeInt, Sha256Hex } from "../protocol/messages/Common.ts"
+import { Action, Binding } from "../protocol/messages/Execution.ts"
+import { formatTimestamp } from "../protocol/Timestamp.ts"
+import { randomUuid, Uuid } from "../protocol/Uuid.ts"
+import { commitmentHash, type CommitmentInput, type Dependencies, dependencyHash, fingerprint, formatPrice } from "./Commitment.ts"
+
+/**
+ * How long an approval request stays open unless asked otherwise, and at most.
+ *
+ * @since 0.1.0
+ */
+export const defaultApprovalSeconds = 24 * 60 * 60
+
+/**
+ * @since 0.1.0
+ */
+export const maxApprovalSeconds = 7 * 24 * 60 * 60
+
+/**
+ * How long a prepared review may be resolved ("bounded by `reviewValidUntil` and the approval
+ * expiry").
+ *
+ * @since 0.1.0
+ */
+export const reviewWindowSeconds = 10 * 60
+
+/**
+ * A resolve that claimed an approval and then died leaves it `approving`; its own session may take
+ * it over after this long (the intake's idempotency key makes the retry authorize the same action).
+ *
+ * @since 0.1.0
+ */
+export const claimTakeoverMillis = 30_000
+
+/**
+ * @since 0.1.0
+ */
+export const approvalTokenPrefix = "acc_apt_"
+
+const approvalTokenPattern = /^acc_apt_[A-Za-z0-9_-]{43}$/
+
+/** Tokens in bodies: any bounded string; a malformed one is refused like a wrong one. */
+const TokenField = BoundedString(1, 512)
+
+/**
+ * `POST /api/funnels/v1/runtime/actions/approvals` (runtime token with request authority in
+ * `Authorization`): the action to ask for, bound to the stored catalog.
+ *
+ * @since 0.1.0
+ */
+export const ApprovalRequestBody = ExactStruct({
+  action: Action,
+  binding: Binding,
+  expiresInSeconds: Schema.optionalWith(
+    Schema.Int.pipe(
+      Schema.between(300, maxApprovalSeconds),
+      Schema.annotations({ message: () => `must be an integer from 300 to ${maxApprovalSeconds} (seconds)` })
+    ),
+    { exact: true }
+  )
+}).annotations({ identifier: "ApprovalRequestBody" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ApprovalRequestBody extends Schema.Schema.Type<typeof ApprovalRequestBody> {}
+
+/**
+ * `POST …/approvals/prepare`.
+ *
+ * @since 0.1.0
+ */
+export const PrepareBody = ExactStruct({
+  approvalId: Uuid,
+  approvalToken: TokenField,
+  runtimeToken: TokenField
+}).annotations({ identifier: "ApprovalPrepareBody" })
+
+/**
+ * @since 0.1.0
+ */
+export interface PrepareBody extends Schema.Schema.Type<typeof PrepareBody> {}
+
+/**
+ * `POST …/approvals/resolve`: approve with the reviewed hash and revision, or deny with no hash.
+ *
+ * @since 0.1.0
+ */
+export const ResolveBody = Schema.Union(
+  ExactStruct({
+    approvalId: Uuid,
+    approvalToken: TokenField,
+    runtimeToken: TokenField,
+    decision: Schema.Literal("approve"),
+    revision: NonNegativeInt,
+    reviewedProjectionHash: Sha256Hex
+  }),
+  ExactStruct({
+    approvalId: Uuid,
+    approvalToken: TokenField,
+    runtimeToken: TokenField,
+    decision: Schema.Literal("deny"),
+    revision: Schema.optionalWith(NonNegativeInt, { exact: true })
+  })
+).annotations({ identifier: "ApprovalResolveBody" })
+
+/**
+ * @since 0.1.0
+ */
+export type ResolveBody = Schema.Schema.Type<typeof ResolveBody>
+
+/**
+ * What is stored as the approval's `request`: the action and binding asked for, and the payment
+ * snapshot taken from the catalog when it is a Payment action.
+ *
+ * @since 0.1.0
+ */
+export interface RequestedAction {
+  readonly action: ActionIntake["action"]
+  readonly binding: ActionIntake["binding"]
+  /** The catalog versions of the action and offer when it was requested. */
+  readonly versions: { readonly actionVersionId: string | null; readonly offerVersionId: string | null }
+  readonly payment?: PaymentSnapshot
+}
+
+/**
+ * The stable reasons an approval step refuses.
+ *
+ * @since 0.1.0
+ */
+export const approvalRefusals = {
+  approval_not_found: 404,
+  approval_account_mismatch: 403,
+  approval_expired: 410,
+  approval_review_expired: 410,
+  approval_already_resolved: 409,
+  approval_not_prepared: 409,
+  approval_revision_drift: 409,
+  approval_hash_mismatch: 409,
+  approval_terms_changed: 409,
+  approval_dependency_stale: 409,
+  approval_capability_expired: 409
+} as const
+
+/**
+ * @since 0.1.0
+ */
+export type ApprovalRefusal = keyof typeof approvalRefusals
+
+/**
+ * @since 0.1.0
+ */
+export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
+  reason: Schema.Literal(...(Object.keys(approvalRefusals) as [ApprovalRefusal, ...Array<ApprovalRefusal>])),
+  detail: Schema.String
+}) {}
+
+const refuse = (reason: ApprovalRefusal, detail: string) => new ApprovalRefused({ reason, detail })
+
+/** The intake body an approval authorizes: the bound request, for the session's account, acted by the billing owner. */
+const intakeInput = (approval: ApprovalRecord, requested: RequestedAction, owner: RuntimeSessionRecord): ActionIntake => ({
+  accountId: approval.accountId,
+  action: requested.action,
+  actor: { authority: "funnels.actions.execute", roleKey: owner.role, subjectId: owner.subject },
+  binding: requested.binding,
+  ...(requested.payment === undefined ? {} : { payment: requested.payment })
+})
+
+const priceReference = (offerId: string, offerVersionId: string, price: { readonly amountMinor: number; readonly currency: string }) =>
+  fingerprint({ offerId, offerVersionId, amountMinor: price.amountMinor, currency: price.currency })
+
+/** The payment snapshot of a Payment action, from the catalog (never from the caller). */
+const snapshotFromCatalog = (catalog: Option.Option<PublishedCatalog>, body: ApprovalRequestBody) =>
+  Effect.gen(function*() {
+    const mode = paymentFamilies[body.action.operation.family]
+    if (mode === undefined || Option.isNone(catalog)) return undefined
+    const defined = findAction(catalog.value.document, body.action.id)
+    if (defined === undefined) return undefined
+    const offer = defined.offerId === undefined ? undefined : findOffer(catalog.value.document, defined.offerId)
+    const snapshot: PaymentSnapshot = {
+      mode,
+      actionVersionId: defined.actionVersionId,
+      offerVersionId: offer?.offerVersionId ?? null,
+      expected: offer?.price == null ? null : {
+        amountMinor: offer.price.amountMinor,
+        currency: offer.price.currency,
+        priceReferenceHash: yield* priceReference(offer.offerId, offer.offerVersionId, offer.price)
+      }
+    }
+    return snapshot
+  })
+
+/**
+ * Creates a durable approval request (rule 1) and hands its token to the notifier. The action is
+ * checked against the stored catalog now, as intake would check it.
+ *
+ * @since 0.1.0
+ */
+export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBody) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const crypto = yield* Crypto
+    const catalog = yield* (yield* CatalogStore).current(requester.workspaceId)
+    const payment = yield* snapshotFromCatalog(catalog, body)
+    const document = Option.map(catalog, (c) => c.document)
+    const versions = {
+      actionVersionId: Option.getOrNull(Option.flatMap(document, (d) => Option.fromNullable(findAction(d, body.action.id)?.actionVersionId))),
+      offerVersionId: Option.getOrNull(Option.flatMap(document, (d) => Option.fromNullable(findOffer(d, body.binding.offerId)?.offerVersionId)))
+    }
+    const requested: RequestedAction = { action: body.action, binding: body.binding, versions, ...(payment === undefined ? {} : { payment }) }
+    // The same catalog, account and frequency checks intake makes (the authority is checked at resolve).
+    yield* (yield* Revalidation).check({
+      workspaceId: requester.workspaceId,
+      now,
+      request: {
+        accountId: requester.accountId,
+        action: body.action,
+        actor: { authority: "funnels.actions.request", roleKey: requester.role, subjectId: requester.subject },
+        binding: body.binding,
+        ...(payment === undefined ? {} : { payment })
+      }
+    })
+    const token = yield* mintToken(approvalTokenPrefix)
+    const record: ApprovalRecord = {
+      approvalId: yield* randomUuid,
+      workspaceId: requester.workspaceId,
+      accountId: requester.accountId,
+      tokenHash: yield* sha256HexWith(crypto, Redacted.value(token)),
+      requester: { sessionId: requester.sessionId, subject: requester.subject, role: requester.role },
+      request: requested,
+      state: "pending",
+      revision: 0,
+      expiresAt: now + (body.expiresInSeconds ?? defaultApprovalSeconds) * 1000,
+      createdAt: now,
+      prepared: null,
+      claimedAt: null,
+      resolvedBy: null,
+      resolvedAt: null,
+      actionRequestId: null
+    }
+    if (!(yield* (yield* ApprovalStore).create(record))) return yield* Effect.die("approval id collision")
+    yield* (yield* ApprovalNotifier).notify({
+      workspaceId: record.workspaceId,
+      accountId: record.accountId,
+      approvalId: record.approvalId,
+      requesterRole: requester.role,
+      expiresAt: record.expiresAt,
+      approvalToken: token
+    })
+    return { approvalId: record.approvalId, state: "pending" as const, expiresAt: formatTimestamp(record.expiresAt) }
+  })
+
+/**
+ * The approval the ID and token name, for the billing owner's session: unknown ID, another
+ * workspace and a wrong token all answer `approval_not_found`.
+ */
+const open = (owner: RuntimeSessionRecord, approvalId: string, approvalToken: string) =>
+  Effect.gen(function*() {
+    const crypto = yield* Crypto
+    const found = yield* (yield* ApprovalStore).get(approvalId)
+    // Hash the token whatever happens, so a wrong token and an unknown ID cost the same.
+    const presented = yield* sha256HexWith(crypto, approvalToken)
+    const tokenShaped = approvalTokenPattern.test(approvalToken)
+    if (
+      Option.isNone(found) || found.value.workspaceId !== owner.workspaceId ||
+      !constantTimeEqual(presented, found.value.tokenHash) || !tokenShaped
+    ) {
+      return yield* refuse("approval_not_found", "no such approval, or the approval token does not match")
+    }
+    const approval = found.value
+    if (approval.accountId !== owner.accountId) {
+      return yield* refuse("approval_account_mismatch", "the runtime session belongs to another account than the approval")
+    }
+    return approval
+  })
+
+const unresolved = (approval: ApprovalRecord, now: number, owner: RuntimeSessionRecord) => {
+  const retrying = approval.state === "approving" && approval.resolvedBy === owner.sessionId &&
+    approval.claimedAt !== null && approval.claimedAt < now - claimTakeoverMillis
+  if (approval.state !== "pending" && !retrying) {
+    return Effect.fail(refuse("approval_already_resolved", `the approval is already ${approval.state === "approving" ? "being approved" : approval.state}`))
+  }
+  if (now >= approval.expiresAt) return Effect.fail(refuse("approval_expired", "the approval has expired"))
+  return Effect.void
+}
+
+/** The approval's stored request. */
+const requestedOf = (approval: ApprovalRecord): RequestedAction => approval.request as RequestedAction
+
+/**
+ * The fresh preflight: the review and its dependency hash, from the current catalog and connector.
+ */
+const preflight = (approval: ApprovalRecord) =>
+  Effect.gen(function*() {
+    const requested = requestedOf(approval)
+    const current = yield* (yield* CatalogStore).current(approval.workspaceId)
+    const document = Option.map(current, (c) => c.document)
+    const defined = Option.flatMap(document, (d) => Option.fromNullable(findAction(d, requested.action.id)))
+    const offer = Option.flatMap(document, (d) => Option.fromNullable(findOffer(d, requested.binding.offerId)))
+    const decision = Option.flatMap(document, (d) => Option.fromNullable(findDecision(d, requested.binding.decisionId)))
+    const mode = paymentFamilies[requested.action.operation.family]
+    const connection = mode === undefined ? Option.none() : yield* (yield* ConnectionStore).get(approval.workspaceId)
+    const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
+    const dependencies: Dependencies = {
+      publishedVersionId: Option.match(current, { onNone: () => null, onSome: (c) => c.publishedVersionId }),
+      actionVersionId: Option.match(defined, { onNone: () => null, onSome: (a) => a.actionVersionId }),
+      offerVersionId: Option.match(offer, { onNone: () => null, onSome: (o) => o.offerVersionId }),
+      price: Option.match(offer, { onNone: () => null, onSome: (o) => o.price }),
+      decisionValidUntil: Option.match(decision, { onNone: () => null, onSome: (d) => d.validUntil ?? null }),
+      accountStatuses: Option.match(decision, { onNone: () => null, onSome: (d) => d.accountStatuses ?? null }),
+      connector: mode === undefined || Option.isNone(connection) || Option.isNone(active) ? null : {
+        connectionId: connection.value.connectionId,
+        revision: active.value.revision,
+        paymentMode: mode
+      }
+    }
+    const price = Option.match(offer, { onNone: () => null, onSome: (o) => o.price })
+    const projection: ReviewProjection = {
+      action: { key: requested.action.key, label: requested.action.safeTerms.label, confirmation: requested.action.safeTerms.confirmation },
+      ...(Option.isSome(offer)
+        ? {
+          offer: {
+            offerId: offer.value.offerId,
+            label: offer.value.label ?? requested.action.safeTerms.label,
+            ...(price === null ? {} : { priceDisplay: formatPrice(price.amountMinor, price.currency) })
+          }
+        }
+        : {}),
+      timing: { effectiveAt: formatTimestamp(approval.createdAt) },
+      requester: { roleKey: approval.requester.role },
+      approvalExpiresAt: formatTimestamp(approval.expiresAt),
+      dependencyHash: yield* dependencyHash(dependencies)
+    }
+    return { projection, connectionId: Option.map(connection, (c) => c.connectionId), offerVersionId: dependencies.offerVersionId, price }
+  })
+
+const commitmentOf = (
+  approval: ApprovalRecord,
+  fresh: Effect.Effect.Success<ReturnType<typeof preflight>>,
+  revision: number,
+  reviewValidUntil: number
+) =>
+  Effect.gen(function*() {
+    const requested = requestedOf(approval)
+    const input: CommitmentInput = {
+      workspaceId: approval.workspaceId,
+      accountId: approval.accountId,
+      approvalId: approval.approvalId,
+      requester: approval.requester,
+      projection: fresh.projection,
+      binding: {
+        decisionId: requested.binding.decisionId,
+        journeyId: requested.binding.journeyId,
+        publishedVersionId: requested.binding.publishedVersionId
+      },
+      action: {
+        actionId: requested.action.id,
+        actionVersionId: requested.versions.actionVersionId,
+        key: requested.action.key,
+        family: requested.action.operation.family,
+        operationFingerprint: yield* fingerprint(requested.action.operation),
+        safeTermsFingerprint: yield* fingerprint(requested.action.safeTerms)
+      },
+      offer: {
+        offerId: requested.binding.offerId,
+        offerVersionId: requested.versions.offerVersionId,
+        priceFingerprint: fresh.price === null || fresh.offerVersionId === null
+          ? null
+          : yield* priceReference(requested.binding.offerId, fresh.offerVersionId, fresh.price)
+      },
+      revision,
+      approvalExpiresAt: formatTimestamp(approval.expiresAt),
+      reviewValidUntil: formatTimestamp(reviewValidUntil),
+      dependencyHash: fresh.projection.dependencyHash
+    }
+    return yield* commitmentHash(input)
+  })
+
+/** A Payment action needs its mode's capability to be covered now ("an expired capability … fails closed"). */
+const capabilityHolds = (approval: ApprovalRecord, fresh: Effect.Effect.Success<ReturnType<typeof preflight>>, now: number) =>
+  Effect.gen(function*() {
+    const requested = requestedOf(approval)
+    if (paymentFamilies[requested.action.operation.family] === undefined) return
+    const gate = Option.isNone(fresh.connectionId) ? undefined : yield* paymentGate(fresh.connectionId.value, requested, { now })
+    if (gate === undefined || gate.verdict !== "covered") {
+      return yield* refuse("approval_capability_expired", "the payment capability this action needs is not currently proven")
+    }
+  })
+
+/**
+ * The review of an approval (rule 2): a new revision, valid until `reviewValidUntil`.
+ *
+ * @since 0.1.0
+ */
+export const prepare = (owner: RuntimeSessionRecord, body: PrepareBody) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const approval = yield* open(owner, body.approvalId, body.approvalToken)
+    yield* unresolved(approval, now, owner)
+    if (approval.state !== "pending") return yield* refuse("approval_already_resolved", "the approval is being approved")
+    // Nothing is reviewed that could not be authorized now.
+    yield* (yield* Revalidation).check({ workspaceId: approval.workspaceId, now, request: intakeInput(approval, requestedOf(approval), owner) })
+    const fresh = yield* preflight(approval)
+    yield* capabilityHolds(approval, fresh, now)
+    const revision = approval.revision + 1
+    const reviewValidUntil = Math.min(now + reviewWindowSeconds * 1000, approval.expiresAt)
+    const projectionHash = yield* commitmentOf(approval, fresh, revision, reviewValidUntil)
+    const stored = yield* (yield* ApprovalStore).prepare({
+      approvalId: approval.approvalId,
+      revision: approval.revision,
+      review: { projection: fresh.projection, projectionHash, reviewValidUntil, preparedBy: owner.sessionId, preparedAt: now }
+    })
+    if (Option.isNone(stored)) return yield* refuse("approval_revision_drift", "the approval changed while it was being prepared")
+    return { reviewProjection: fresh.projection, revision, reviewValidUntil: formatTimestamp(reviewValidUntil), projectionHash }
+  })
+
+const terms = (projection: ReviewProjection) =>
+  canonicalJson({ ...projection, dependencyHash: undefined })
+
+/**
+ * Resolves an approval (rules 3–5): deny, or approve after a fresh preflight, authorizing the
+ * action through intake exactly once.
+ *
+ * @since 0.1.0
+ */
+export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const store = yield* ApprovalStore
+    const approval = yield* open(owner, body.approvalId, body.approvalToken)
+    yield* unresolved(approval, now, owner)
+    if (body.revision !== undefined && body.revision !== approval.revision) {
+      return yield* refuse("approval_revision_drift", `the approval is at revision ${approval.revision}`)
+    }
+    if (body.decision === "deny") {
+      if (!(yield* store.deny({ approvalId: approval.approvalId, sessionId: owner.sessionId, now }))) {
+        return yield* refuse("approval_already_resolved", "the approval is already resolved")
+      }
+      return { approvalId: approval.approvalId, state: "denied" as const }
+    }
+    const prepared = approval.prepared
+    if (prepared === null || prepared.revision !== approval.revision) {
+      return yield* refuse("approval_not_prepared", "prepare the approval before approving it")
+    }
+    if (now >= prepared.reviewValidUntil) return yield* refuse("approval_review_expired", "the review is no longer valid: prepare it again")
+    if (!constantTimeEqual(body.reviewedProjectionHash, prepared.projectionHash)) {
+      return yield* refuse("approval_hash_mismatch", "reviewedProjectionHash is not the prepared projectionHash")
+    }
+    // The fresh preflight: the terms, the dependencies and the capability as they are now.
+    const fresh = yield* preflight(approval)
+    if (terms(fresh.projection) !== terms(prepared.projection as ReviewProjection)) {
+      return yield* refuse("approval_terms_changed", "the action's or offer's terms changed since the review")
+    }
+    if (fresh.projection.dependencyHash !== (prepared.projection as ReviewProjection).dependencyHash) {
+      return yield* refuse("approval_dependency_stale", "what the review depends on changed since it was prepared")
+    }
+    yield* capabilityHolds(approval, fresh, now)
+    const recomputed = yield* commitmentOf(approval, fresh, approval.revision, prepared.reviewValidUntil)
+    if (!constantTimeEqual(recomputed, body.reviewedProjectionHash)) {
+      return yield* refuse("approval_hash_mismatch", "the recomputed commitment does not match the reviewed hash")
+    }
+    const claimed = yield* store.claim({
+      approvalId: approval.approvalId,
+      revision: approval.revision,
+      sessionId: owner.sessionId,
+      now,
+      staleBefore: now - claimTakeoverMillis
+    })
+    if (!claimed) return yield* refuse("approval_already_resolved", "the approval is already resolved")
+    // Execution authority is the live billing-owner session (rule 6); the key makes a retry of a
+    // claim that died replay the same action instead of making a second.
+    const authorized = yield* intake(approval.workspaceId, intakeInput(approval, requestedOf(approval), owner), {
+      idempotencyKey: `approval:${approval.approvalId}`,
+      authorizedBy: { kind: "runtime_session", id: owner.sessionId },
+      approval: { approvalId: approval.approvalId, revision: approval.revision }
+    }).pipe(Effect.onError(() => Effect.ignore(store.release({ approvalId: approval.approvalId, sessionId: owner.sessionId }))))
+    yield* store.complete({ approvalId: approval.approvalId, sessionId: owner.sessionId, actionRequestId: authorized.actionRequestId, now })
+    return { approvalId: approval.approvalId, state: "approved" as const, actionRequestId: authorized.actionRequestId }
+  })
