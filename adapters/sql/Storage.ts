@@ -13,6 +13,7 @@ import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as ActionLedger from "./ActionLedger.ts"
 import * as AccountProfileStore from "./AccountProfileStore.ts"
 import * as ApiKeyStore from "./ApiKeyStore.ts"
+import * as ApprovalStore from "./ApprovalStore.ts"
 import * as CapabilityRegistry from "./CapabilityRegistry.ts"
 import * as CatalogStore from "./CatalogStore.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
@@ -22,6 +23,7 @@ import * as IngestWriter from "./IngestWriter.ts"
 import * as Migrations from "./Migrations.ts"
 import * as NonceStore from "./NonceStore.ts"
 import * as Outbox from "./Outbox.ts"
+import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import { migrations } from "./schema/Migrations.ts"
 import * as SecretTable from "./SecretTable.ts"
 import * as Transactor from "./Transactor.ts"
@@ -48,5 +50,7 @@ export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClie
     AccountProfileStore.layer,
     UsageMeterStore.layer,
     FeatureGateStore.layer,
-    Transactor.layer
+    Transactor.layer,
+    RuntimeSessionStore.layer,
+    ApprovalStore.layer
   )), Layer.provide(Migrations.layer(migrations)))

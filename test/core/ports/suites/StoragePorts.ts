@@ -9,6 +9,7 @@ import { type StorageVariant, storageVariants } from "../../../support/storage.t
 import * as AccountProfileStore from "./AccountProfileStore.ts"
 import * as ActionLedger from "./ActionLedger.ts"
 import * as ApiKeyStore from "./ApiKeyStore.ts"
+import * as ApprovalStore from "./ApprovalStore.ts"
 import * as CapabilityRegistry from "./CapabilityRegistry.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
@@ -17,6 +18,7 @@ import * as IngestWriter from "./IngestWriter.ts"
 import * as IntakeKeys from "./IntakeKeys.ts"
 import * as NonceStore from "./NonceStore.ts"
 import * as Outbox from "./Outbox.ts"
+import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import * as SecretVault from "./SecretVault.ts"
 import * as Transactor from "./Transactor.ts"
 import * as UsageMeterStore from "./UsageMeterStore.ts"
@@ -40,5 +42,7 @@ export const suite = (name: StorageVariant["name"]): void => {
     FeatureGateStore.suite(variant.name, variant.layer)
     IngestWriter.suite(variant.name, variant.layer)
     Transactor.suite(variant.name, variant.layer, variant.sqlLayer)
+    RuntimeSessionStore.suite(variant.name, variant.layer)
+    ApprovalStore.suite(variant.name, variant.layer)
   })
 }

@@ -1,0 +1,128 @@
+/**
+ * `ApprovalStore` on SQL: one row per approval, and every change is ONE conditional
+ * `UPDATE … WHERE state … AND revision … RETURNING` (a compare-and-set). Concurrent prepares and
+ * resolves of one approval serialise on its row lock; each re-checks its condition against the row
+ * the previous one committed, so of any number of claims racing at one revision exactly one succeeds.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import {
+  type ApprovalRecord,
+  type ApprovalRequester,
+  type ApprovalState,
+  ApprovalStore,
+  type ApprovalStoreService,
+  type PreparedReview
+} from "../../core/ports/ApprovalStore.ts"
+import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+
+interface Row {
+  readonly approval_id: string
+  readonly workspace_id: string
+  readonly account_id: string
+  readonly token_hash: string
+  /** The `jsonb` columns are read as JSON text (`::text`), whatever the driver does with `jsonb`. */
+  readonly requester: string
+  readonly request: string
+  readonly state: string
+  readonly revision: unknown
+  readonly expires_at: unknown
+  readonly created_at: unknown
+  readonly prepared: string | null
+  readonly claimed_at: unknown
+  readonly resolved_by: string | null
+  readonly resolved_at: unknown
+  readonly action_request_id: string | null
+}
+
+const toRecord = (row: Row): ApprovalRecord => ({
+  approvalId: row.approval_id,
+  workspaceId: row.workspace_id,
+  accountId: row.account_id,
+  tokenHash: row.token_hash,
+  requester: JSON.parse(row.requester) as ApprovalRequester,
+  request: JSON.parse(row.request),
+  state: row.state as ApprovalState,
+  revision: num(row.revision),
+  expiresAt: num(row.expires_at),
+  createdAt: num(row.created_at),
+  prepared: row.prepared === null ? null : JSON.parse(row.prepared) as PreparedReview,
+  claimedAt: numOrNull(row.claimed_at),
+  resolvedBy: row.resolved_by,
+  resolvedAt: numOrNull(row.resolved_at),
+  actionRequestId: row.action_request_id
+})
+
+const columns = `approval_id, workspace_id, account_id, token_hash, requester::text AS requester, request::text AS request,
+  state, revision, expires_at, created_at, prepared::text AS prepared, claimed_at, resolved_by, resolved_at, action_request_id`
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    create: (r) =>
+      sql`INSERT INTO accord_approvals (approval_id, workspace_id, account_id, token_hash, requester, request, state, revision,
+            expires_at, created_at, prepared, claimed_at, resolved_by, resolved_at, action_request_id)
+          VALUES (${r.approvalId}, ${r.workspaceId}, ${r.accountId}, ${r.tokenHash}, ${json(r.requester)}::jsonb,
+            ${json(r.request)}::jsonb, ${r.state}, ${r.revision}, ${r.expiresAt}, ${r.createdAt},
+            ${r.prepared === null ? null : json(r.prepared)}::jsonb, ${r.claimedAt}, ${r.resolvedBy}, ${r.resolvedAt},
+            ${r.actionRequestId})
+          ON CONFLICT (approval_id) DO NOTHING RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("approval.create")
+      ),
+    get: (approvalId) =>
+      sql<Row>`SELECT ${sql.literal(columns)} FROM accord_approvals WHERE approval_id = ${approvalId}`.pipe(
+        Effect.map(firstRow(toRecord)),
+        orStorageError("approval.get")
+      ),
+    prepare: ({ approvalId, review, revision }) =>
+      sql<Row>`UPDATE accord_approvals SET revision = ${revision + 1},
+            prepared = ${json({ ...review, revision: revision + 1 })}::jsonb
+          WHERE approval_id = ${approvalId} AND state = 'pending' AND revision = ${revision}
+          RETURNING ${sql.literal(columns)}`.pipe(
+        Effect.map(firstRow(toRecord)),
+        orStorageError("approval.prepare")
+      ),
+    claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
+      sql`UPDATE accord_approvals SET state = 'approving', claimed_at = ${now}, resolved_by = ${sessionId}
+          WHERE approval_id = ${approvalId} AND revision = ${revision}
+            AND (state = 'pending' OR (state = 'approving' AND claimed_at IS NOT NULL AND claimed_at < ${staleBefore}))
+          RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("approval.claim")
+      ),
+    complete: ({ actionRequestId, approvalId, now, sessionId }) =>
+      sql`UPDATE accord_approvals SET state = 'approved', action_request_id = ${actionRequestId}, resolved_at = ${now}
+          WHERE approval_id = ${approvalId} AND state = 'approving' AND resolved_by = ${sessionId}
+          RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("approval.complete")
+      ),
+    release: ({ approvalId, sessionId }) =>
+      sql`UPDATE accord_approvals SET state = 'pending', revision = revision + 1, prepared = NULL, claimed_at = NULL,
+            resolved_by = NULL
+          WHERE approval_id = ${approvalId} AND state = 'approving' AND resolved_by = ${sessionId}
+          RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("approval.release")
+      ),
+    deny: ({ approvalId, now, sessionId }) =>
+      sql`UPDATE accord_approvals SET state = 'denied', resolved_by = ${sessionId}, resolved_at = ${now}
+          WHERE approval_id = ${approvalId} AND state = 'pending'
+          RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("approval.deny")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<ApprovalStore, never, SqlClient.SqlClient> = Layer.effect(ApprovalStore, make)

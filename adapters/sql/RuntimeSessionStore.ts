@@ -1,0 +1,82 @@
+/**
+ * `RuntimeSessionStore` on SQL. The token hash is `UNIQUE`, so two sessions can never share a token;
+ * a session is only ever changed by its revocation, a conditional `UPDATE` that succeeds once.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { type RuntimeSessionRecord, RuntimeSessionStore, type RuntimeSessionStoreService } from "../../core/ports/RuntimeSessionStore.ts"
+import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+
+interface Row {
+  readonly session_id: string
+  readonly workspace_id: string
+  readonly account_id: string
+  readonly subject: string
+  readonly role: string
+  /** `authorities::text`: read as JSON text, whatever the driver does with `jsonb`. */
+  readonly authorities: string
+  readonly token_hash: string
+  readonly issued_by: string
+  readonly created_at: unknown
+  readonly expires_at: unknown
+  readonly revoked_at: unknown
+}
+
+const toRecord = (row: Row): RuntimeSessionRecord => ({
+  sessionId: row.session_id,
+  workspaceId: row.workspace_id,
+  accountId: row.account_id,
+  subject: row.subject,
+  role: row.role,
+  authorities: JSON.parse(row.authorities) as ReadonlyArray<string>,
+  tokenHash: row.token_hash,
+  issuedBy: row.issued_by,
+  createdAt: num(row.created_at),
+  expiresAt: num(row.expires_at),
+  revokedAt: numOrNull(row.revoked_at)
+})
+
+const columns = `session_id, workspace_id, account_id, subject, role, authorities::text AS authorities, token_hash,
+  issued_by, created_at, expires_at, revoked_at`
+
+/**
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => ({
+    create: (r) =>
+      sql`INSERT INTO accord_runtime_sessions
+            (session_id, workspace_id, account_id, subject, role, authorities, token_hash, issued_by, created_at, expires_at, revoked_at)
+          VALUES (${r.sessionId}, ${r.workspaceId}, ${r.accountId}, ${r.subject}, ${r.role}, ${json(r.authorities)}::jsonb,
+            ${r.tokenHash}, ${r.issuedBy}, ${r.createdAt}, ${r.expiresAt}, ${r.revokedAt})
+          ON CONFLICT DO NOTHING RETURNING session_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("runtimeSession.create")
+      ),
+    findByHash: (tokenHash) =>
+      sql<Row>`SELECT ${sql.literal(columns)} FROM accord_runtime_sessions WHERE token_hash = ${tokenHash}`.pipe(
+        Effect.map(firstRow(toRecord)),
+        orStorageError("runtimeSession.findByHash")
+      ),
+    get: (sessionId) =>
+      sql<Row>`SELECT ${sql.literal(columns)} FROM accord_runtime_sessions WHERE session_id = ${sessionId}`.pipe(
+        Effect.map(firstRow(toRecord)),
+        orStorageError("runtimeSession.get")
+      ),
+    revoke: (workspaceId, sessionId, now) =>
+      sql`UPDATE accord_runtime_sessions SET revoked_at = ${now}
+          WHERE session_id = ${sessionId} AND workspace_id = ${workspaceId} AND revoked_at IS NULL RETURNING session_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orStorageError("runtimeSession.revoke")
+      )
+  })
+)
+
+/**
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<RuntimeSessionStore, never, SqlClient.SqlClient> = Layer.effect(RuntimeSessionStore, make)

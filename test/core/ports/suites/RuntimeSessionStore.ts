@@ -1,0 +1,107 @@
+import { assert, describe } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type RuntimeSessionRecord, RuntimeSessionStore } from "../../../../core/ports/RuntimeSessionStore.ts"
+import { onOneStore } from "../../../support/oneStore.ts"
+import { uid } from "../../../support/storage.ts"
+
+/**
+ * The RuntimeSessionStore contract. One store per suite; each test works in workspaces of its own.
+ */
+export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore, unknown>) =>
+  describe(`RuntimeSessionStore contract (${name})`, () => {
+    onOneStore(layer, (it) => {
+      const session = (workspaceId: string, overrides: Partial<RuntimeSessionRecord> = {}): RuntimeSessionRecord => ({
+        sessionId: uid("rts-"),
+        workspaceId,
+        accountId: uid("acct-"),
+        subject: uid("user-"),
+        role: "billing_owner",
+        authorities: ["funnels.actions.request", "funnels.actions.execute"],
+        tokenHash: uid("hash-"),
+        issuedBy: uid("key-"),
+        createdAt: 1_700_000_000_123,
+        expiresAt: 1_700_000_900_123,
+        revokedAt: null,
+        ...overrides
+      })
+
+      it.effect("a created session is found by its hash and by its id, exactly as stored", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const record = session(uid("ws-"), { role: "viewer", authorities: ["funnels.actions.request"] })
+          assert.isTrue(yield* store.create(record))
+          assert.deepStrictEqual(yield* store.findByHash(record.tokenHash), Option.some(record))
+          assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
+          assert.isTrue(Option.isNone(yield* store.findByHash(uid("hash-"))))
+          assert.isTrue(Option.isNone(yield* store.get(uid("rts-"))))
+        }))
+
+      it.effect("a session with no authorities, or already revoked, round-trips too", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const record = session(uid("ws-"), { authorities: [], revokedAt: 1_700_000_000_500 })
+          assert.isTrue(yield* store.create(record))
+          assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
+        }))
+
+      it.effect("a duplicate id is refused and changes nothing", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const workspaceId = uid("ws-")
+          const first = session(workspaceId)
+          assert.isTrue(yield* store.create(first))
+          const clash = session(workspaceId, { sessionId: first.sessionId, role: "viewer" })
+          assert.isFalse(yield* store.create(clash))
+          assert.isTrue(Option.isNone(yield* store.findByHash(clash.tokenHash)))
+          assert.deepStrictEqual(yield* store.get(first.sessionId), Option.some(first))
+        }))
+
+      it.effect("a duplicate token hash is refused and changes nothing", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const first = session(uid("ws-"))
+          assert.isTrue(yield* store.create(first))
+          const clash = session(uid("ws-"), { tokenHash: first.tokenHash })
+          assert.isFalse(yield* store.create(clash))
+          assert.isTrue(Option.isNone(yield* store.get(clash.sessionId)))
+          assert.deepStrictEqual(yield* store.findByHash(first.tokenHash), Option.some(first))
+        }))
+
+      it.effect("revoke succeeds once, then reports there is no unrevoked session", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const workspaceId = uid("ws-")
+          const record = session(workspaceId)
+          assert.isTrue(yield* store.create(record))
+          assert.isTrue(yield* store.revoke(workspaceId, record.sessionId, 1_700_000_000_500))
+          assert.isFalse(yield* store.revoke(workspaceId, record.sessionId, 1_700_000_000_600))
+          const revoked = { ...record, revokedAt: 1_700_000_000_500 }
+          assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(revoked))
+          assert.deepStrictEqual(yield* store.findByHash(record.tokenHash), Option.some(revoked))
+          assert.isFalse(yield* store.revoke(workspaceId, uid("rts-"), 1_700_000_000_600))
+        }))
+
+      it.effect("a session cannot be revoked through another workspace", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const record = session(uid("ws-"))
+          assert.isTrue(yield* store.create(record))
+          assert.isFalse(yield* store.revoke(uid("ws-"), record.sessionId, 1_700_000_000_500))
+          assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
+        }))
+
+      it.effect("revoking one session leaves the account's other sessions live", () =>
+        Effect.gen(function*() {
+          const store = yield* RuntimeSessionStore
+          const workspaceId = uid("ws-")
+          const first = session(workspaceId)
+          const second = session(workspaceId, { accountId: first.accountId, subject: first.subject })
+          assert.isTrue(yield* store.create(first))
+          assert.isTrue(yield* store.create(second))
+          assert.isTrue(yield* store.revoke(workspaceId, first.sessionId, 1_700_000_000_500))
+          assert.deepStrictEqual(yield* store.get(second.sessionId), Option.some(second))
+        }))
+    })
+  })
