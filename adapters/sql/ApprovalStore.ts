@@ -92,7 +92,7 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
     claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
       sql`UPDATE accord_approvals SET state = 'approving', claimed_at = ${now}, resolved_by = ${sessionId}
           WHERE approval_id = ${approvalId} AND revision = ${revision}
-            AND (state = 'pending' OR (state = 'approving' AND claimed_at IS NOT NULL AND claimed_at < ${staleBefore}))
+            AND (state = 'pending' OR (state = 'approving' AND resolved_by = ${sessionId} AND claimed_at IS NOT NULL AND claimed_at < ${staleBefore}))
           RETURNING approval_id`.pipe(
         Effect.map((rows) => rows.length === 1),
         orStorageError("approval.claim")

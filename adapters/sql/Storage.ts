@@ -8,6 +8,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Layer from "effect/Layer"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
+import * as ApprovalNotifier from "../../core/ports/ApprovalNotifier.ts"
 import * as Revalidation from "../../core/connector/Revalidation.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as ActionLedger from "./ActionLedger.ts"
@@ -36,7 +37,7 @@ import * as UsageMeterStore from "./UsageMeterStore.ts"
  * @since 0.1.0
  */
 export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer
-  .mergeAll(IngestWriter.layer, Revalidation.layerStoredCatalog)
+  .mergeAll(IngestWriter.layer, Revalidation.layerStoredCatalog, ApprovalNotifier.layerPickup)
   .pipe(Layer.provideMerge(Layer.mergeAll(
     NonceStore.layer,
     ApiKeyStore.layer,

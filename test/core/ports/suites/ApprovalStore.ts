@@ -178,25 +178,26 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
           assert.isFalse(yield* claim(uid("apr-"), 0, "rts-owner"))
         }))
 
-      it.effect("a stale approving claim is taken over only when it was taken before staleBefore", () =>
+      it.effect("a stale approving claim is taken over only by its own session, and only when taken before staleBefore", () =>
         Effect.gen(function*() {
           const record = yield* created()
           assert.isTrue(yield* claim(record.approvalId, 0, "rts-first", t0 + 1_000))
-          // Taken exactly at staleBefore, or after it: still held.
-          assert.isFalse(yield* claim(record.approvalId, 0, "rts-second", t0 + 70_000, t0 + 1_000))
-          assert.isFalse(yield* claim(record.approvalId, 0, "rts-second", t0 + 70_000, t0 + 500))
+          // Taken exactly at staleBefore, or after it: still held, even for its own session.
+          assert.isFalse(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 1_000))
+          assert.isFalse(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 500))
+          // Another session never takes it over, however stale.
+          assert.isFalse(yield* claim(record.approvalId, 0, "rts-second", t0 + 70_000, t0 + 60_000))
           // At a moved revision, even a stale claim is kept.
-          assert.isFalse(yield* claim(record.approvalId, 1, "rts-second", t0 + 70_000, t0 + 60_000))
-          assert.isTrue(yield* claim(record.approvalId, 0, "rts-second", t0 + 70_000, t0 + 1_001))
+          assert.isFalse(yield* claim(record.approvalId, 1, "rts-first", t0 + 70_000, t0 + 60_000))
+          assert.isTrue(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 1_001))
           const taken = yield* current(record.approvalId)
           assert.strictEqual(taken.state, "approving")
           assert.strictEqual(taken.claimedAt, t0 + 70_000)
-          assert.strictEqual(taken.resolvedBy, "rts-second")
-          // The first resolver lost its claim: it can neither complete nor release.
+          assert.strictEqual(taken.resolvedBy, "rts-first")
           const store = yield* ApprovalStore
-          assert.isFalse(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-first", actionRequestId: "act-1", now: t0 + 70_001 }))
-          assert.isFalse(yield* store.release({ approvalId: record.approvalId, sessionId: "rts-first" }))
-          assert.deepStrictEqual(yield* current(record.approvalId), taken)
+          assert.isFalse(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-second", actionRequestId: "act-1", now: t0 + 70_001 }))
+          assert.isTrue(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-first", actionRequestId: "act-1", now: t0 + 70_001 }))
+          assert.strictEqual((yield* current(record.approvalId)).state, "approved")
         }))
 
       it.effect("a finished approval is never claimed, however old", () =>
