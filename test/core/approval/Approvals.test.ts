@@ -17,8 +17,9 @@ import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
 import { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
 import { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
+import { Cipher } from "../../../core/protocol/Cipher.ts"
 import { publishCatalog } from "../../support/catalog.ts"
-import { fixtureActionIds, fixtureActionVersionId, fixtureCatalog, fixtureOfferVersionId } from "../../support/deliveries.ts"
+import { fixtureActionIds, fixtureActionVersionId, fixtureCatalog, fixtureOfferVersionId, paymentIntake } from "../../support/deliveries.ts"
 import { storageVariants } from "../../support/storage.ts"
 import { connect, connectionId, intakeInput } from "../connector/dispatch/support.ts"
 import {
@@ -296,6 +297,60 @@ describe("approvals", () => {
     })))
 
   describe("the actor-bound action status", () => {
+    /** An action of the owner's account and actor, stored as the dispatcher leaves it, with a sealed continuation. */
+    const storedAction = (options: { readonly state: string; readonly payment: boolean; readonly expiresInMinutes: number }) =>
+      Effect.gen(function*() {
+        const id = globalThis.crypto.randomUUID()
+        const base = options.payment ? paymentIntake("one_time_purchase") : intakeInput()
+        const continuation = {
+          kind: "provider_payment_element",
+          intent: "payment",
+          clientSecret: "pi_123_secret_456",
+          publishableKey: "pk_test_123",
+          connectedAccountId: null,
+          expiresAt: new Date(options.expiresInMinutes * 60_000).toISOString(),
+          allowRedirects: "never"
+        }
+        const sealed = yield* (yield* Cipher).seal(JSON.stringify(continuation), `continuation:${id}`)
+        yield* (yield* ActionLedger).create({
+          record: {
+            actionRequestId: id,
+            workspaceId,
+            accountId: "acct_42",
+            connectionId,
+            revision: 0,
+            providerIdempotencyKey: `pva_${id}`,
+            state: options.state,
+            request: { ...base, actor: { authority: executeAuthority, roleKey: "billing_owner", subjectId: "user_owner" }, authorizedBy: { kind: "api_key", id: "k1" } },
+            acknowledgement: null,
+            sealedContinuation: sealed,
+            createdAt: 0
+          },
+          history: { at: 0, trigger: "intake", detail: {} }
+        })
+        return { id, continuation }
+      })
+
+    it.effect("the continuation of an accepted Payment action is served, opened from its sealed form, until it expires", () =>
+      run(Effect.gen(function*() {
+        const billing = yield* owner()
+        const { continuation, id } = yield* storedAction({ state: "accepted", payment: true, expiresInMinutes: 10 })
+        const as = () => Effect.flatMap(authenticate(billing.token, undefined), (s) => actionStatus(s, id))
+        assert.deepStrictEqual(Option.getOrThrow(yield* as()), { actionRequestId: id, state: "accepted", mayAdvance: false, continuation } as never)
+        yield* TestClock.adjust("10 minutes")
+        assert.deepStrictEqual(Option.getOrThrow(yield* as()), { actionRequestId: id, state: "accepted", mayAdvance: false }, "never once expired")
+      })))
+
+    it.effect("no continuation for an action that is not accepted, or not a Payment action", () =>
+      run(Effect.gen(function*() {
+        const billing = yield* owner()
+        for (const [state, payment] of [["pending", true], ["verified", true], ["accepted", false]] as const) {
+          const { id } = yield* storedAction({ state, payment, expiresInMinutes: 30 })
+          const seen = Option.getOrThrow(yield* Effect.flatMap(authenticate(billing.token, undefined), (s) => actionStatus(s, id)))
+          assert.deepStrictEqual(seen, { actionRequestId: id, state, mayAdvance: state === "verified" })
+        }
+      })))
+
     it.effect("the owner sees state and mayAdvance; the requester, another account and an unknown id see nothing", () =>
       run(Effect.gen(function*() {
         const { approval, asking, billing, review } = yield* prepared
