@@ -28,6 +28,7 @@ describe("runtime smoke: core and both Crypto layers sign and verify the vectors
       assert.isTrue(report.ok)
       assert.isAbove(report.vectorsVerified.webcrypto, 0)
       assert.strictEqual(report.vectorsVerified.webcrypto, report.vectorsVerified.nodeCrypto)
+      assert.isTrue(report.commitmentOk, "the approval commitment known answer on both crypto layers")
     }, 90_000)
   }
 })

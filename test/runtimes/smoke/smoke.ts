@@ -4,6 +4,8 @@
  * fresh sign/verify round-trip passes. Prints one JSON line; exits non-zero on any failure.
  */
 import * as Effect from "effect/Effect"
+import { commitmentHash } from "../../../core/approval/Commitment.ts"
+import * as commitmentVectors from "../../core/approval/vectors.ts"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -64,4 +66,10 @@ const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "n
 const result = await Effect.runPromise(
   Effect.all({ webcrypto: check(layerWebCrypto), nodeCrypto: check(NodeCrypto.layer) })
 )
-console.log(JSON.stringify({ runtime, ok: true, vectorsVerified: result }))
+// The approval commitment's canonical encoding gives the same hash here as everywhere.
+const commitments = await Effect.runPromise(Effect.all({
+  webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), layerWebCrypto),
+  nodeCrypto: Effect.provide(commitmentHash(commitmentVectors.input), NodeCrypto.layer)
+}))
+const commitmentOk = commitments.webcrypto === commitmentVectors.vectors.commitment && commitments.nodeCrypto === commitmentVectors.vectors.commitment
+console.log(JSON.stringify({ runtime, ok: true, vectorsVerified: result, commitmentOk }))
