@@ -13,6 +13,7 @@ import { authenticate, executeAuthority, requestAuthority } from "../../../core/
 import type { CatalogDocument } from "../../../core/catalog/Catalog.ts"
 import { decodeStoredRequest } from "../../../core/connector/Action.ts"
 import { intake } from "../../../core/connector/Intake.ts"
+import { Revalidation } from "../../../core/connector/Revalidation.ts"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
 import { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
@@ -94,6 +95,20 @@ describe("approvals", () => {
       assert.strictEqual(kept.state, "approved")
       assert.strictEqual(kept.actionRequestId, approved.actionRequestId)
       assert.deepStrictEqual(kept.requester, { sessionId: asking.sessionId, subject: "user_viewer", role: "viewer" }, "requester provenance")
+    })))
+
+  it.effect("revoking the approving session withdraws its authority before delivery (authority_revoked); its expiry does not", () =>
+    run(Effect.gen(function*() {
+      const { approval, billing, review } = yield* prepared
+      const { actionRequestId } = yield* approveAs(billing, approval, review)
+      const record = Option.getOrThrow(yield* (yield* ActionLedger).get(actionRequestId))
+      const request = yield* decodeStoredRequest(record)
+      const check = (now: number) => Effect.flatMap(Revalidation, (r) => r.check({ workspaceId, request, now, stored: record }))
+      yield* TestClock.adjust("1 hour")
+      yield* check(3_600_000)
+      assert.isTrue(yield* (yield* RuntimeSessionStore).revoke(workspaceId, billing.sessionId, 3_600_000))
+      const refused = yield* Effect.flip(check(3_600_000))
+      assert.strictEqual(refused._tag === "RevalidationFailed" ? refused.reason : refused._tag, "authority_revoked")
     })))
 
   it.effect("the approval token is collected once", () =>
