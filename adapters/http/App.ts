@@ -35,6 +35,7 @@ import * as FeatureGates from "./routes/FeatureGates.ts"
 import * as Health from "./routes/Health.ts"
 import * as Ingest from "./routes/Ingest.ts"
 import * as Metrics from "./routes/Metrics.ts"
+import * as Reference from "./routes/Reference.ts"
 
 /**
  * @since 0.1.0
@@ -94,6 +95,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
     HttpRouter.concat(Completion.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
+    HttpRouter.concat(Reference.routes),
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))
   )
 
