@@ -26,7 +26,7 @@ export const FieldError = Schema.Struct({
   path: Schema.String.annotations({ description: "where: a dotted path into the body or a query parameter's name; \"\" for the whole body" }),
   message: Schema.String.annotations({ description: "what was expected; never the received value" }),
   code: Schema.optional(Schema.String.annotations({ description: "the kind of issue, where one answer lists several kinds" }))
-})
+}).annotations({ identifier: "ProblemFieldError" })
 
 const problemFields = {
   type: Schema.String.annotations({ description: "urn:accord:problem:<code>" }),

@@ -13,13 +13,12 @@ const escapeHtml = (text: string): string =>
   text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll("\"", "&quot;").replaceAll("'", "&#39;")
 
 /** The document's own markdown subset: `code` spans and **bold**, on escaped text; paragraphs on blank lines. */
+const inline = (text: string): string =>
+  escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
+
 const prose = (text: string | undefined): string =>
   text === undefined ? "" : text.split(/\n\s*\n/).map((paragraph) =>
-    `<p>${
-      escapeHtml(paragraph)
-        .replace(/`([^`]+)`/g, "<code>$1</code>")
-        .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-    }</p>`
+    `<p>${inline(paragraph)}</p>`
   ).join("\n")
 
 const methods = ["get", "put", "post", "delete", "patch"] as const
@@ -108,7 +107,7 @@ const parameters = (document: Json, list: ReadonlyArray<Json>): string =>
     list.map((p) =>
       `<tr><td><code>${escapeHtml(p["name"])}</code>${p["required"] ? "" : " <span class=\"optional\">optional</span>"}</td><td>${
         escapeHtml(p["in"])
-      }</td><td>${escapeHtml(typeOf(document, p["schema"]))}</td><td>${escapeHtml(p["description"] ?? "")}</td></tr>`
+      }</td><td>${escapeHtml(typeOf(document, p["schema"]))}</td><td>${inline(p["description"] ?? "")}</td></tr>`
     ).join("")
   }</tbody></table>`
 
@@ -123,6 +122,9 @@ const operation = (document: Json, method: string, path: string, op: Json): stri
   return `<article id="${anchor(method, path)}"><h3><span class="method method-${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
 ${op["summary"] ? `<p class="summary">${escapeHtml(op["summary"])}</p>` : ""}${prose(op["description"])}${security}${parameters(document, op["parameters"] ?? [])}${request}<h4>Responses</h4>${responses}</article>`
 }
+
+/** A path in the table of contents: the admin workspace prefix, shared by most, elided. */
+const shortPath = (path: string): string => path.replace(/^\/api\/admin\/v1\/workspaces\/\{workspaceId\}/, "…")
 
 /**
  * The page for `document` (an OpenAPI 3.1 document, as `OpenApi.fromApi` makes it).
@@ -142,7 +144,7 @@ export const renderReference = (document: Json, options: { readonly stylesheet: 
   const tags: ReadonlyArray<Json> = document["tags"] ?? []
   const describe = (name: string) => tags.find((tag) => tag["name"] === name)?.["description"]
   const toc = [...byTag].map(([tag, ops]) =>
-    `<li>${escapeHtml(tag)}<ul>${ops.map(({ method, path }) => `<li><a href="#${anchor(method, path)}">${method.toUpperCase()} ${escapeHtml(path)}</a></li>`).join("")}</ul></li>`
+    `<li>${escapeHtml(tag)}<ul>${ops.map(({ method, path }) => `<li><a href="#${anchor(method, path)}">${method.toUpperCase()} ${escapeHtml(shortPath(path))}</a></li>`).join("")}</ul></li>`
   ).join("")
   const sections = [...byTag].map(([tag, ops]) =>
     `<section><h2>${escapeHtml(tag)}</h2>${prose(describe(tag))}${ops.map(({ method, op, path }) => operation(document, method, path, op)).join("\n")}</section>`

@@ -18,7 +18,7 @@ header h1 { margin: 0; font-size: 1.4rem; }
 .version { font-size: .9rem; opacity: .8; font-weight: 400; }
 .layout { display: grid; grid-template-columns: minmax(14rem, 22rem) 1fr; gap: 1rem; padding: 1rem 1.2rem; }
 nav { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow: auto; font-size: .85rem; }
-nav ul { list-style: none; margin: 0; padding-left: .6rem; }
+nav ul { list-style: none; margin: 0; padding-left: .6rem; overflow-wrap: anywhere; }
 nav > ul { padding: 0; }
 nav > ul > li { margin: .6rem 0 .2rem; font-weight: 600; }
 nav li li { font-weight: 400; }
