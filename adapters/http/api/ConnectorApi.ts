@@ -24,8 +24,8 @@ export const RegisterConnectorDocument = Schema.Struct({
 }).annotations({
   examples: [{
     endpoint: "https://billing.example.com/accord/connector",
-    actionSigningSecret: "<at least 32 characters, from your secret store>",
-    completionSecret: "<another secret of at least 32 characters>"
+    actionSigningSecret: "as_replace_with_32_to_512_random_characters",
+    completionSecret: "cs_replace_with_another_32_to_512_random_characters"
   }]
 })
 
