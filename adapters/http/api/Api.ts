@@ -35,7 +35,7 @@ export const description = [
   "",
   "**JSON naming.** The admin API is camelCase (the connector protocol's own names: `actionRequestId`, `publishedVersionId`); the Direct API is snake_case (the event contract's own names: `event_name`, `account_id`). Events read back through the admin API keep the snake_case they were sent in; everything Accord adds around them is camelCase (`nextCursor`). Problem documents follow RFC 9457 (`type`, `title`, `status`, `detail`) plus `code` and `errors`.",
   "",
-  "**Errors** are `application/problem+json` with a stable snake_case `code`; every answer is `cache-control: no-store`. A wrong method on a known path is 405 `method_not_allowed` with `Allow`; an unknown path is 404 `not_found`.",
+  "**Errors** are `application/problem+json` with a stable snake_case `code`; every answer is `cache-control: no-store`. A wrong method on a known path is 405 `method_not_allowed` with `Allow`; an unknown path is 404 `not_found`; an unexpected failure is 500 `internal_error` (its cause stays in the server log).",
   "",
   "**Lists** answer `{ data, nextCursor }`, newest first unless said otherwise; pass `nextCursor` as `cursor` for the next page."
 ].join("\n")
