@@ -552,11 +552,16 @@ const gatesScreen = (main) => {
     for (const name of ["accountId", "journeyId", "versionId", "featureKey", "startedAt"]) body[name] = value(formElement, name)
     show(await api("POST", "/feature-gates", body))
   })
+  const gates = pagedList("Feature gates", (cursor) => api("GET", withQuery("/feature-gates", {}, cursor)), (gate) =>
+    h("button", { type: "button", className: "quiet", "aria-label": "Open feature gate " + gate.id, onclick: () => show(gate) },
+      gate.startedAt + " · " + gate.state + " · " + gate.accountId + " · " + gate.featureKey),
+    "No feature gates yet.", "Older gates")
   main.append(
     h("p", { className: "note" }, "A gate stays checking until an entitlement_active event sent with a server ingest key unlocks it. Gates are also listed on each account profile."),
     h("section", {}, lookup),
     h("section", { "aria-label": "Feature gate" }, slot),
-    h("section", {}, h("h3", { id: "create-gate-heading" }, "Create a gate"), create))
+    h("section", {}, h("h3", { id: "create-gate-heading" }, "Create a gate"), create),
+    h("section", { "aria-labelledby": "gates-heading" }, h("h3", { id: "gates-heading" }, "Recent feature gates"), gates))
 }
 
 // ---- navigation ----

@@ -475,6 +475,10 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.selectOption("#action-filters [name=state]", "reversed")
     await page.press("#action-filters [name=account_id]", "Enter")
     await page.locator("text=No action requests match.").waitFor()
+    await page.click("nav >> text=Feature gates")
+    await page.locator("h1", { hasText: "Feature gates" }).waitFor()
+    await page.locator("ul[aria-label='Feature gates'] button", { hasText: "advanced_reports" }).click()
+    await page.locator("dt:text-is('Feature') + dd", { hasText: /^advanced_reports$/ }).waitFor()
     await screenshot("lists")
   })
 
