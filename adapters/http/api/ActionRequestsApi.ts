@@ -12,7 +12,7 @@ import { ActionIntake } from "../../../core/connector/Action.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
 import { revalidationReasons } from "../../../core/connector/Revalidation.ts"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, pageParams, problem, Timestamp, UuidText } from "./Common.ts"
+import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, pageParams, problem, responseHeaders, Timestamp, UuidText } from "./Common.ts"
 
 const reasonsWith = (status: number) =>
   Object.entries(revalidationReasons).filter(([, r]) => r.status === status).map(([reason]) => reason) as unknown as readonly [string, ...Array<string>]
@@ -97,6 +97,10 @@ export const createActionRequest = HttpApiEndpoint.post("createActionRequest", "
     description: "A reference that resolves to nothing, or a payment snapshot that does not fit"
   }))
   .annotate(OpenApi.Summary, "Intake of an already-authorized action (202, with Location)")
+  .annotate(OpenApi.Transform, responseHeaders(202, {
+    location: { description: "the new action request's own GET", required: true },
+    "idempotent-replayed": { description: "`true` when this answers a retry under the same Idempotency-Key and body again" }
+  }))
 
 /**
  * @since 0.1.0

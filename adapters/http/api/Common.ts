@@ -174,3 +174,22 @@ export const page = <S extends Schema.Schema.Any>(item: S, example: Schema.Schem
  */
 export const adminPath = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct({ workspaceId: WorkspaceId, ...fields })
+
+/**
+ * Documents response headers of one status (the declaration has no place for them): an
+ * `OpenApi.Transform` for the endpoint's operation.
+ *
+ * @since 0.1.0
+ */
+export const responseHeaders = (
+  status: number,
+  headers: Readonly<Record<string, { readonly description: string; readonly required?: boolean }>>
+) =>
+(operation: Record<string, any>): Record<string, any> => {
+  const response = operation["responses"]?.[status]
+  if (response === undefined) return operation
+  const documented = Object.fromEntries(
+    Object.entries(headers).map(([name, { description, required }]) => [name, { description, required: required ?? false, schema: { type: "string" } }])
+  )
+  return { ...operation, responses: { ...operation["responses"], [status]: { ...response, headers: { ...response.headers, ...documented } } } }
+}

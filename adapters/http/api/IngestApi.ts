@@ -9,7 +9,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { ApiKey, problem, Timestamp, UuidText } from "./Common.ts"
+import { ApiKey, problem, responseHeaders, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * The event as documented: the spec's fields, in its snake_case; `Accept` checks the full contract.
@@ -79,6 +79,7 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
   .addError(problem(429, ["rate_limited"], "at most 100 requests per second per key", { description: "Over the key's rate (with Retry-After)" }))
   .addError(problem(503, ["storage_unavailable"], "storage is temporarily unavailable", { description: "Storage unreachable; retry" }))
   .annotate(OpenApi.Summary, "Send one event (Direct API)")
+  .annotate(OpenApi.Transform, responseHeaders(429, { "retry-after": { description: "seconds to wait before the next request with this key", required: true } }))
 
 /**
  * @since 0.1.0

@@ -111,13 +111,20 @@ const parameters = (document: Json, list: ReadonlyArray<Json>): string =>
     ).join("")
   }</tbody></table>`
 
+const responseHeaderList = (response: Json): string => {
+  const headers = Object.entries<Json>(response["headers"] ?? {})
+  return headers.length === 0 ? "" : `<ul class="fields">${
+    headers.map(([name, header]) => `<li>header <code>${escapeHtml(name)}</code> — ${inline(header["description"] ?? "")}</li>`).join("")
+  }</ul>`
+}
+
 const operation = (document: Json, method: string, path: string, op: Json): string => {
   const security = (op["security"] ?? []).length > 0 ? "<p class=\"security\">Needs <code>Authorization: Bearer &lt;API key&gt;</code>.</p>" : ""
   const request = op["requestBody"] === undefined ? "" : `<h4>Request body</h4>${content(document, op["requestBody"], false)}`
   const responses = Object.entries<Json>(op["responses"] ?? {}).map(([status, response]) =>
     `<div class="response status-${escapeHtml(status[0] ?? "")}"><h5><span class="status">${escapeHtml(status)}</span> ${
       escapeHtml(response["description"] ?? "")
-    }</h5>${content(document, response, Number(status) >= 400)}</div>`
+    }</h5>${responseHeaderList(response)}${content(document, response, Number(status) >= 400)}</div>`
   ).join("")
   return `<article id="${anchor(method, path)}"><h3><span class="method method-${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
 ${op["summary"] ? `<p class="summary">${escapeHtml(op["summary"])}</p>` : ""}${prose(op["description"])}${security}${parameters(document, op["parameters"] ?? [])}${request}<h4>Responses</h4>${responses}</article>`
