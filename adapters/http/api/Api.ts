@@ -70,7 +70,8 @@ export const api = withoutDecodeError
 
 /**
  * Several problems on one status are one union, whose media type the generator cannot read from
- * its members; every error answer is `application/problem+json`.
+ * its members; every error answer is `application/problem+json`. A 401 behind the bearer key
+ * carries its challenge.
  */
 const problemContentType = (spec: Record<string, any>): Record<string, any> => {
   for (const operations of Object.values<Record<string, any>>(spec["paths"] ?? {})) {
@@ -80,6 +81,12 @@ const problemContentType = (spec: Record<string, any>): Record<string, any> => {
         if (Number(status) >= 400 && content?.["application/json"] !== undefined) {
           content[Problem.contentType] = content["application/json"]
           delete content["application/json"]
+        }
+        if (status === "401" && operation["security"]?.length > 0) {
+          response["headers"] = {
+            ...response["headers"],
+            "www-authenticate": { description: "`Bearer` (RFC 6750)", required: true, schema: { type: "string" } }
+          }
         }
       }
     }
