@@ -37,6 +37,7 @@ import * as Ingest from "./routes/Ingest.ts"
 import * as Metrics from "./routes/Metrics.ts"
 import * as Runtime from "./routes/Runtime.ts"
 import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
+import * as Reference from "./routes/Reference.ts"
 
 /**
  * @since 0.1.0
@@ -100,6 +101,7 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
     HttpRouter.concat(Runtime.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
+    HttpRouter.concat(Reference.routes),
     HttpRouter.mount(adminWorkspacePath, adminRouter(options))
   )
 

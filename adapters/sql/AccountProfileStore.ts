@@ -75,6 +75,24 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
     )
   }
   return {
+    // account ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
+    // `accord_profile_facts_accounts` (migration 0019)
+    listAccounts: ({ after, limit, workspaceId }) =>
+      sql<{ readonly account_id: string; readonly facts: unknown; readonly first_at: unknown; readonly last_at: unknown }>`
+        SELECT account_id COLLATE "C" AS account_id, count(*) AS facts, min(observed_at) AS first_at, max(observed_at) AS last_at
+        FROM accord_profile_facts
+        WHERE workspace_id = ${workspaceId}${after === undefined ? sql`` : sql` AND account_id COLLATE "C" > ${after}`}
+        GROUP BY account_id COLLATE "C" ORDER BY account_id COLLATE "C" LIMIT ${limit}`.pipe(
+        Effect.map((rows) =>
+          rows.map((row) => ({
+            accountId: row.account_id,
+            factCount: num(row.facts),
+            firstObservedAt: num(row.first_at),
+            lastObservedAt: num(row.last_at)
+          }))
+        ),
+        orStorageError("profile.listAccounts")
+      ),
     applyFacts: (workspaceId, accountId, facts) => applyFactsBatch([{ workspaceId, accountId, facts }]),
     applyFactsBatch,
     get: (workspaceId, accountId) =>

@@ -450,6 +450,22 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
       }`.pipe(
         Effect.map((rows) => num(rows[0]?.n ?? 0)),
         orStorageError("action.countForFrequency")
+      ),
+    // ids compared byte-wise (COLLATE "C"), as the memory ledger does, whatever the database's
+    // collation; the order is that of `accord_actions_recent` (migration 0019)
+    list: ({ accountId, after, limit, state, workspaceId }) =>
+      sql<ActionRow>`SELECT * FROM accord_actions WHERE ${
+        sql.and([
+          sql`workspace_id = ${workspaceId}`,
+          ...(state === undefined ? [] : [sql`state = ${state}`]),
+          ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
+          ...(after === undefined
+            ? []
+            : [sql`(created_at, action_request_id COLLATE "C") < (${after.createdAt}, ${after.actionRequestId})`])
+        ])
+      } ORDER BY created_at DESC, action_request_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toRecord)),
+        orStorageError("action.list")
       )
   }
 })

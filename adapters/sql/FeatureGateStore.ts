@@ -65,6 +65,20 @@ export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlCl
         Effect.map((rows) => rows.map(toGate)),
         orStorageError("featureGate.listByAccount")
       ),
+    // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
+    // `accord_feature_gates_recent` (migration 0019)
+    list: ({ accountId, after, limit, state, workspaceId }) =>
+      sql<Row>`SELECT * FROM accord_feature_gates WHERE ${
+        sql.and([
+          sql`workspace_id = ${workspaceId}`,
+          ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
+          ...(state === undefined ? [] : [sql`state = ${state}`]),
+          ...(after === undefined ? [] : [sql`(created_at, id COLLATE "C") < (${after.createdAt}, ${after.id})`])
+        ])
+      } ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toGate)),
+        orStorageError("featureGate.list")
+      ),
     checking: (workspaceId, accountId) =>
       sql<Row>`SELECT * FROM accord_feature_gates
           WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} AND state = 'checking'

@@ -80,9 +80,31 @@ export interface LoginActivity {
 }
 
 /**
+ * One account with a profile, as listed: how many facts it has and when the oldest and newest of
+ * them were observed.
+ *
+ * @since 0.1.0
+ */
+export interface AccountSummary {
+  readonly accountId: string
+  readonly factCount: number
+  readonly firstObservedAt: number
+  readonly lastObservedAt: number
+}
+
+/**
  * @since 0.1.0
  */
 export interface AccountProfileStoreService {
+  /**
+   * One page of a workspace's accounts that have at least one fact, by account id (ascending);
+   * `after` continues past the last account id of the page before.
+   */
+  readonly listAccounts: (query: {
+    readonly workspaceId: string
+    readonly limit: number
+    readonly after?: string
+  }) => Effect.Effect<ReadonlyArray<AccountSummary>, StorageError>
   /** Applies facts; each replaces the stored one only if it is newer (see module doc). */
   readonly applyFacts: (
     workspaceId: string,
@@ -155,6 +177,18 @@ export const makeMemory = (): AccountProfileStoreService => {
     profiles.set(k, current)
   }
   return {
+    listAccounts: ({ after, limit, workspaceId }) =>
+      Effect.sync(() => {
+        const prefix = workspaceId + "\u0000"
+        const found: Array<AccountSummary> = []
+        for (const [k, facts] of profiles) {
+          const accountId = k.slice(prefix.length)
+          if (!k.startsWith(prefix) || facts.size === 0 || (after !== undefined && accountId <= after)) continue
+          const times = [...facts.values()].map((fact) => fact.observedAt)
+          found.push({ accountId, factCount: facts.size, firstObservedAt: Math.min(...times), lastObservedAt: Math.max(...times) })
+        }
+        return found.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0)).slice(0, limit)
+      }),
     applyFacts: (workspaceId, accountId, facts) => Effect.sync(() => apply({ workspaceId, accountId, facts })),
     applyFactsBatch: (entries) => Effect.sync(() => entries.forEach(apply)),
     get: (workspaceId, accountId) =>

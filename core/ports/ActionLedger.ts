@@ -220,7 +220,35 @@ export interface ActionLedgerService {
    * counting those that never ran (`blocked`, `rejected`): the frequency policy's count.
    */
   readonly countForFrequency: (options: FrequencyQuery) => Effect.Effect<number, StorageError>
+  /**
+   * One page of a workspace's actions, newest first (by `createdAt`, then id, both descending),
+   * optionally of one state and one account; `after` continues past the last action of the page
+   * before (keyset paging).
+   */
+  readonly list: (query: ActionListQuery) => Effect.Effect<ReadonlyArray<ActionRecord>, StorageError>
 }
+
+/**
+ * @since 0.1.0
+ */
+export interface ActionListQuery {
+  readonly workspaceId: string
+  readonly limit: number
+  readonly state?: string
+  readonly accountId?: string
+  readonly after?: { readonly createdAt: number; readonly actionRequestId: string }
+}
+
+/**
+ * Whether `a` comes before `b` newest first (by `createdAt`, then id, both descending): the order of
+ * every paged list of records with a creation time and an id.
+ *
+ * @since 0.1.0
+ */
+export const newestFirst = (
+  a: { readonly createdAt: number; readonly id: string },
+  b: { readonly createdAt: number; readonly id: string }
+): number => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
 /**
  * @since 0.1.0
@@ -366,6 +394,19 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
           n++
         }
         return n
+      }),
+    list: ({ accountId, after, limit, state, workspaceId }) =>
+      Effect.sync(() => {
+        const key = (r: ActionRecord) => ({ createdAt: r.createdAt, id: r.actionRequestId })
+        const cursor = after === undefined ? undefined : { createdAt: after.createdAt, id: after.actionRequestId }
+        return [...records.values()]
+          .filter((r) =>
+            r.workspaceId === workspaceId && (state === undefined || r.state === state) &&
+            (accountId === undefined || r.accountId === accountId) &&
+            (cursor === undefined || newestFirst(cursor, key(r)) < 0)
+          )
+          .sort((a, b) => newestFirst(key(a), key(b)))
+          .slice(0, limit)
       })
   }
 }

@@ -42,6 +42,11 @@ export interface FeatureGateStoreService {
   /** Every gate of the account, checking and unlocked, oldest first (by `createdAt`, then id). */
   readonly listByAccount: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   /** The account's gates still in `checking`. */
+  /**
+   * One page of a workspace's gates, newest first (by `createdAt`, then id, both descending),
+   * optionally of one account and one state; `after` continues past the last gate of the page before.
+   */
+  readonly list: (query: FeatureGateListQuery) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   readonly checking: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   /** Unlocks a `checking` gate; `false` if it is not (or no longer) checking. */
   readonly unlock: (options: {
@@ -51,6 +56,21 @@ export interface FeatureGateStoreService {
     readonly eventId: string
   }) => Effect.Effect<boolean, StorageError>
 }
+
+/**
+ * @since 0.1.0
+ */
+export interface FeatureGateListQuery {
+  readonly workspaceId: string
+  readonly limit: number
+  readonly accountId?: string
+  readonly state?: FeatureGate["state"]
+  readonly after?: { readonly createdAt: number; readonly id: string }
+}
+
+/** Newest first: by `createdAt`, then id, both descending. */
+const newestFirst = (a: { readonly createdAt: number; readonly id: string }, b: { readonly createdAt: number; readonly id: string }) =>
+  b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
 /**
  * @since 0.1.0
@@ -77,6 +97,16 @@ export const makeMemory = (): FeatureGateStoreService => {
         [...gates.values()]
           .filter((g) => g.workspaceId === workspaceId && g.accountId === accountId)
           .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      ),
+    list: ({ accountId, after, limit, state, workspaceId }) =>
+      Effect.sync(() =>
+        [...gates.values()]
+          .filter((g) =>
+            g.workspaceId === workspaceId && (accountId === undefined || g.accountId === accountId) &&
+            (state === undefined || g.state === state) && (after === undefined || newestFirst(after, g) < 0)
+          )
+          .sort(newestFirst)
+          .slice(0, limit)
       ),
     checking: (workspaceId, accountId) =>
       Effect.sync(() =>

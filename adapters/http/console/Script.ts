@@ -174,6 +174,36 @@ const failure = (slot, error) => {
   showProblem(box, null, error)
 }
 
+// A list route's pages ({ data, nextCursor }) as a list of items, "more" appending the next page.
+const pagedList = (label, fetchPage, item, emptyText, moreLabel) => {
+  const list = h("ul", { className: "items", "aria-label": label })
+  const slot = h("div", {}, list)
+  let cursor = null
+  const more = h("button", { type: "button", className: "quiet", hidden: true, onclick: () => load() }, moreLabel)
+  const box = problemBox()
+  const load = async () => {
+    showProblem(box, null, null)
+    try {
+      const page = await fetchPage(cursor)
+      append(list, page.data.map((row) => h("li", {}, item(row))))
+      if (list.childElementCount === 0) list.replaceWith(h("p", {}, emptyText))
+      cursor = page.nextCursor
+      more.hidden = !cursor
+    } catch (error) {
+      showProblem(box, null, error)
+    }
+  }
+  append(slot, [h("div", { className: "actions" }, more), box])
+  load()
+  return slot
+}
+const withQuery = (path, params, cursor) => {
+  const query = new URLSearchParams(params)
+  if (cursor) query.set("cursor", cursor)
+  const text = query.toString()
+  return text === "" ? path : path + "?" + text
+}
+
 // ---- screens ----
 const state = { pendingAccount: null }
 
@@ -352,7 +382,14 @@ const accountScreen = (main) => {
   const lookup = form({ id: "account-lookup", className: "inline", "aria-label": "Open an account profile" }, [
     field("Account id", { name: "accountId", required: true })
   ], "Open profile", (formElement) => open(value(formElement, "accountId")))
-  main.append(h("section", {}, lookup), h("section", { "aria-label": "Profile" }, slot))
+  const accounts = pagedList("Accounts", (cursor) => api("GET", withQuery("/accounts", {}, cursor)), (account) =>
+    h("button", { type: "button", className: "quiet", "aria-label": "Open the profile of account " + account.accountId, onclick: () => {
+      lookup.elements.namedItem("accountId").value = account.accountId
+      lookup.requestSubmit()
+    } }, account.accountId + " · " + account.factCount + (account.factCount === 1 ? " fact" : " facts") + " · last " + account.lastObservedAt),
+    "No account has a profile yet.", "More accounts")
+  main.append(h("section", {}, lookup), h("section", { "aria-label": "Profile" }, slot),
+    h("section", { "aria-labelledby": "accounts-heading" }, h("h3", { id: "accounts-heading" }, "Accounts with a profile"), accounts))
   if (state.pendingAccount) {
     lookup.elements.namedItem("accountId").value = state.pendingAccount
     state.pendingAccount = null
@@ -442,7 +479,7 @@ const connectorScreen = (main) => {
 const actionsScreen = (main) => {
   const slot = h("div")
   const lookup = form({ id: "action-lookup", className: "inline", "aria-label": "Open an action request" }, [
-    field("Action request id", { name: "actionRequestId", required: true }, "The id the intake answered (there is no list yet).")
+    field("Action request id", { name: "actionRequestId", required: true }, "The id the intake answered, or one from the list below.")
   ], "Open action request", async (formElement) => {
     const action = await api("GET", "/action-requests/" + encodeURIComponent(value(formElement, "actionRequestId")))
     slot.replaceChildren(
@@ -460,7 +497,32 @@ const actionsScreen = (main) => {
       table("Every transition, oldest first.", ["#", "At", "Trigger", "From", "To", "Detail"],
         action.history.map((entry) => [entry.seq, entry.at, entry.trigger, entry.fromState || "", entry.toState, entry.detail ? json(entry.detail) : ""])))
   })
-  main.append(h("section", {}, lookup), h("section", { "aria-label": "Action request" }, slot))
+  const recentSlot = h("div")
+  const open = (id) => {
+    lookup.elements.namedItem("actionRequestId").value = id
+    lookup.requestSubmit()
+  }
+  const showRecent = (filters) => recentSlot.replaceChildren(pagedList("Action requests", (cursor) => api("GET", withQuery("/action-requests", filters, cursor)),
+    (action) => h("button", { type: "button", className: "quiet", "aria-label": "Open action request " + action.actionRequestId, onclick: () => open(action.actionRequestId) },
+      action.createdAt + " · " + action.state + " · " + action.accountId + " · " + action.actionRequestId),
+    "No action requests match.", "Older action requests"))
+  const recentFilters = form({ id: "action-filters", className: "inline", "aria-label": "Action request filters" }, [
+    selectField("State", "state", [["", "any state"], ["dispatching", "dispatching"], ["accepted", "accepted"], ["pending", "pending"], ["verified", "verified"],
+      ["rejected", "rejected"], ["unknown_outcome", "unknown_outcome"], ["failed", "failed"], ["unresolved", "unresolved"], ["reversed", "reversed"], ["blocked", "blocked"]]),
+    field("Account id", { name: "account_id" })
+  ], "Apply filters", async (formElement) => {
+    const chosen = {}
+    for (const name of ["state", "account_id"]) {
+      const entered = value(formElement, name)
+      if (entered !== "") chosen[name] = entered
+    }
+    // checked before the list changes, so refused filters show their problem beside the form
+    await api("GET", withQuery("/action-requests", { ...chosen, limit: "1" }, null))
+    showRecent(chosen)
+  })
+  main.append(h("section", {}, lookup), h("section", { "aria-label": "Action request" }, slot),
+    h("section", { "aria-labelledby": "recent-actions-heading" }, h("h3", { id: "recent-actions-heading" }, "Recent action requests"), recentFilters, recentSlot))
+  showRecent({})
 }
 
 const gatesScreen = (main) => {
@@ -490,11 +552,16 @@ const gatesScreen = (main) => {
     for (const name of ["accountId", "journeyId", "versionId", "featureKey", "startedAt"]) body[name] = value(formElement, name)
     show(await api("POST", "/feature-gates", body))
   })
+  const gates = pagedList("Feature gates", (cursor) => api("GET", withQuery("/feature-gates", {}, cursor)), (gate) =>
+    h("button", { type: "button", className: "quiet", "aria-label": "Open feature gate " + gate.id, onclick: () => show(gate) },
+      gate.startedAt + " · " + gate.state + " · " + gate.accountId + " · " + gate.featureKey),
+    "No feature gates yet.", "Older gates")
   main.append(
     h("p", { className: "note" }, "A gate stays checking until an entitlement_active event sent with a server ingest key unlocks it. Gates are also listed on each account profile."),
     h("section", {}, lookup),
     h("section", { "aria-label": "Feature gate" }, slot),
-    h("section", {}, h("h3", { id: "create-gate-heading" }, "Create a gate"), create))
+    h("section", {}, h("h3", { id: "create-gate-heading" }, "Create a gate"), create),
+    h("section", { "aria-labelledby": "gates-heading" }, h("h3", { id: "gates-heading" }, "Recent feature gates"), gates))
 }
 
 // ---- navigation ----

@@ -52,5 +52,7 @@ td code, dd code { font-size: .85rem; word-break: break-all; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .4rem 0; }
 dt { font-weight: 600; color: var(--muted); }
 dd { margin: 0; }
+ul.items { list-style: none; margin: .4rem 0; padding: 0; display: grid; gap: .2rem; }
+ul.items button { text-align: left; }
 .pager { display: flex; gap: .6rem; align-items: center; margin-top: .6rem; }
 `

@@ -1,5 +1,7 @@
 /**
- * The account profile, relative to `/api/admin/v1/workspaces/{workspaceId}`:
+ * The account profiles, relative to `/api/admin/v1/workspaces/{workspaceId}`:
+ * `GET /accounts` (admin or developer:read keys): the accounts with a profile (at least one fact),
+ * by account id, paged, each with its fact count and when its oldest and newest facts were observed;
  * `GET /accounts/{accountId}` (admin or developer:read keys): the profile's facts, each with the
  * event that set it (`sourceEvent: { id, event_name, event_id, timestamp }`), the active-user
  * counts as of the read, and the account's feature gates (each settled against the evidence
@@ -21,6 +23,8 @@ import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
+import * as EventsApi from "../api/EventsApi.ts"
+import { encodeTextCursor, listQuery, pageOf, textCursor } from "../Paging.ts"
 import * as Problem from "../Problem.ts"
 import { gateView } from "./FeatureGates.ts"
 
@@ -78,11 +82,30 @@ const getAccount = (workspaceId: string) =>
     })
   })
 
+const listAccounts = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const query = yield* listQuery
+    const after = textCursor(query)
+    if (query.errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    const rows = yield* (yield* AccountProfileStore).listAccounts({
+      workspaceId,
+      limit: query.limit + 1,
+      ...(Option.isSome(after) ? { after: after.value } : {})
+    })
+    return json(pageOf(rows, query.limit, (account) => ({
+      accountId: account.accountId,
+      factCount: account.factCount,
+      firstObservedAt: formatTimestamp(account.firstObservedAt),
+      lastObservedAt: formatTimestamp(account.lastObservedAt)
+    }), (account) => encodeTextCursor(account.accountId)))
+  })
+
 /**
- * The route, relative to the admin workspace path.
+ * The routes, relative to the admin workspace path.
  *
  * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, AccountsServices> = HttpRouter.empty.pipe(
-  HttpRouter.get("/accounts/:accountId", guarded(adminOrDeveloper)(getAccount))
+  HttpRouter.get(EventsApi.listAccounts.path, guarded(adminOrDeveloper)(listAccounts)),
+  HttpRouter.get(EventsApi.getAccount.path, guarded(adminOrDeveloper)(getAccount))
 )

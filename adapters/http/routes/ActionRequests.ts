@@ -2,6 +2,7 @@
  * The action routes for trusted server callers and operators (DESIGN "HTTP surface"):
  * `POST /action-requests` (intake of an already-authorized action; 202 with `Location` naming the
  * request's own `GET`) and
+ * `GET /action-requests?state&account_id&cursor&limit` (newest first, paged) and
  * `GET /action-requests/{id}` (its state and full history), relative to
  * `/api/admin/v1/workspaces/{workspaceId}`.
  *
@@ -15,7 +16,8 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
+import { ActionLedger, type ActionRecord } from "../../../core/ports/ActionLedger.ts"
+import { actionStates } from "../../../core/connector/ActionState.ts"
 import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
@@ -32,6 +34,8 @@ import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 import { adminPrefix } from "../Paths.ts"
+import * as ActionRequestsApi from "../api/ActionRequestsApi.ts"
+import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor } from "../Paging.ts"
 
 /**
  * @since 0.1.0
@@ -64,18 +68,10 @@ const createAction = (maxBodyBytes: number) => (workspaceId: string, key: ApiKey
     return toResponse({ ...reply, headers: { ...reply.headers, ...location, ...(replayed ? { "idempotent-replayed": "true" } : {}) } })
   })
 
-const showAction = (workspaceId: string) => Effect.gen(function*() {
-  // lower-cased first, so a UUID in any case names the stored (lower-case) id
-  const id = ((yield* HttpRouter.params)["id"] ?? "").toLowerCase()
-  const ledger = yield* ActionLedger
-  const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
-  if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
-    return yield* Problem.notFound("no such action request in this workspace")
-  }
-  const history = yield* ledger.history(id)
-  const r = record.value
+/** An action request as listed, and as read without its history. */
+const actionView = (r: ActionRecord) => {
   const ack = r.acknowledgement as { readonly errorCode?: string; readonly providerReferenceHash?: string } | null
-  return json({
+  return {
     actionRequestId: r.actionRequestId,
     state: r.state,
     accountId: r.accountId,
@@ -86,7 +82,38 @@ const showAction = (workspaceId: string) => Effect.gen(function*() {
     updatedAt: formatTimestamp(r.updatedAt),
     ...(ack?.errorCode !== undefined ? { errorCode: ack.errorCode } : {}),
     ...(ack?.providerReferenceHash !== undefined ? { providerReferenceHash: ack.providerReferenceHash } : {}),
-    hasContinuation: r.sealedContinuation !== null,
+    hasContinuation: r.sealedContinuation !== null
+  }
+}
+
+const listActions = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const query = yield* listQuery
+    const state = oneOf(query, "state", actionStates)
+    const after = timeCursor(query)
+    if (query.errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    const accountId = query.params.get("account_id")
+    const rows = yield* (yield* ActionLedger).list({
+      workspaceId,
+      limit: query.limit + 1,
+      ...(state !== undefined ? { state } : {}),
+      ...(accountId !== null ? { accountId } : {}),
+      ...(Option.isSome(after) ? { after: { createdAt: after.value.at, actionRequestId: after.value.id } } : {})
+    })
+    return json(pageOf(rows, query.limit, actionView, (r) => encodeTimeCursor(r.createdAt, r.actionRequestId)))
+  })
+
+const showAction = (workspaceId: string) => Effect.gen(function*() {
+  // lower-cased first, so a UUID in any case names the stored (lower-case) id
+  const id = ((yield* HttpRouter.params)["id"] ?? "").toLowerCase()
+  const ledger = yield* ActionLedger
+  const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
+  if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
+    return yield* Problem.notFound("no such action request in this workspace")
+  }
+  const history = yield* ledger.history(id)
+  return json({
+    ...actionView(record.value),
     history: history.map((h) => ({
       seq: h.seq,
       at: formatTimestamp(h.at),
@@ -105,6 +132,7 @@ const showAction = (workspaceId: string) => Effect.gen(function*() {
  */
 export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<ActionsError, ActionsServices> =>
   HttpRouter.empty.pipe(
-    HttpRouter.post("/action-requests", guardedAs(adminOnly)(createAction(maxBodyBytes))),
-    HttpRouter.get("/action-requests/:id", guarded(adminOnly)(showAction))
+    HttpRouter.post(ActionRequestsApi.createActionRequest.path, guardedAs(adminOnly)(createAction(maxBodyBytes))),
+    HttpRouter.get(ActionRequestsApi.listActionRequests.path, guarded(adminOnly)(listActions)),
+    HttpRouter.get(ActionRequestsApi.getActionRequest.path, guarded(adminOnly)(showAction))
   )

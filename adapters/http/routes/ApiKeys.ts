@@ -10,9 +10,8 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import { issue } from "../../../core/access/ApiKeys.ts"
-import { type ApiKeyRecord, ApiKeyScope, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import { type ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
@@ -21,17 +20,13 @@ import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
+import * as ApiKeysApi from "../api/ApiKeysApi.ts"
 
 /**
  * @since 0.1.0
  */
 export type ApiKeysServices = ApiKeyStore | Crypto
 
-/** `POST /api-keys` body. */
-const CreateApiKeyBody = Schema.Struct({
-  scope: ApiKeyScope,
-  name: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), { exact: true })
-})
 
 /** Fixed wording for its field errors, so that none can echo a received value. */
 const createApiKeyMessages = {
@@ -50,7 +45,7 @@ const keyView = (key: ApiKeyRecord) => ({
 
 const createApiKey = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function*() {
-    const body = yield* readJson(CreateApiKeyBody, maxBodyBytes, createApiKeyMessages)
+    const body = yield* readJson(ApiKeysApi.CreateApiKeyBody, maxBodyBytes, createApiKeyMessages)
     const { record, secret } = yield* issue({ workspaceId, scope: body.scope, name: body.name ?? null })
     const { createdAt, id, name, scope } = keyView(record)
     return json({ id, scope, name, secret: Redacted.value(secret), createdAt }, 201)
@@ -81,7 +76,7 @@ export const routes = (
   maxBodyBytes: number
 ): HttpRouter.HttpRouter<Problem.Problem | StorageError, ApiKeysServices> =>
   HttpRouter.empty.pipe(
-    HttpRouter.post("/api-keys", guarded(adminOnly)(createApiKey(maxBodyBytes))),
-    HttpRouter.get("/api-keys", guarded(adminOnly)(listApiKeys)),
-    HttpRouter.del("/api-keys/:id", guarded(adminOnly)(revokeApiKey))
+    HttpRouter.post(ApiKeysApi.createApiKey.path, guarded(adminOnly)(createApiKey(maxBodyBytes))),
+    HttpRouter.get(ApiKeysApi.listApiKeys.path, guarded(adminOnly)(listApiKeys)),
+    HttpRouter.del(ApiKeysApi.revokeApiKey.path, guarded(adminOnly)(revokeApiKey))
   )

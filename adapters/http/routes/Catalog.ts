@@ -27,6 +27,7 @@ import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
+import * as CatalogApi from "../api/CatalogApi.ts"
 import { adminPrefix } from "../Paths.ts"
 
 /**
@@ -95,8 +96,8 @@ const oneVersion = (workspaceId: string) =>
  * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, CatalogServices> = HttpRouter.empty.pipe(
-  HttpRouter.put("/catalog", guardedAs(adminOnly)(publish)),
-  HttpRouter.get("/catalog", guarded(adminOrDeveloper)(current)),
-  HttpRouter.get("/catalog/versions", guarded(adminOrDeveloper)(versions)),
-  HttpRouter.get("/catalog/versions/:version", guarded(adminOrDeveloper)(oneVersion))
+  HttpRouter.put(CatalogApi.publishCatalog.path, guardedAs(adminOnly)(publish)),
+  HttpRouter.get(CatalogApi.getCatalog.path, guarded(adminOrDeveloper)(current)),
+  HttpRouter.get(CatalogApi.listCatalogVersions.path, guarded(adminOrDeveloper)(versions)),
+  HttpRouter.get(CatalogApi.getCatalogVersion.path, guarded(adminOrDeveloper)(oneVersion))
 )

@@ -19,11 +19,12 @@ import { readBytes } from "../Body.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
+import * as RuntimeApi from "../api/RuntimeApi.ts"
 
 /**
  * @since 0.1.0
  */
-export const completionPath = "/api/funnels/v1/runtime/actions/customer-complete" as const
+export const completionPath: `/${string}` = RuntimeApi.customerComplete.path
 
 /**
  * Completion bodies are small; 64 KiB bounds them like every connector message (D4).

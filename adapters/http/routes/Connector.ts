@@ -38,6 +38,7 @@ import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
+import * as ConnectorApi from "../api/ConnectorApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
 /**
@@ -173,7 +174,7 @@ export type ConnectorError = Problem.Problem | StorageError | RegistrationReject
  */
 export const routes = (options: ConnectorRouteOptions): HttpRouter.HttpRouter<ConnectorError, ConnectorServices> =>
   HttpRouter.empty.pipe(
-    HttpRouter.put("/connector", guarded(adminOnly)(registerConnector(options))),
-    HttpRouter.post("/connector/check", guarded(adminOnly)(runCheck(options))),
-    HttpRouter.get("/connector", guarded(adminOrDeveloper)(showConnector))
+    HttpRouter.put(ConnectorApi.registerConnector.path, guarded(adminOnly)(registerConnector(options))),
+    HttpRouter.post(ConnectorApi.checkConnector.path, guarded(adminOnly)(runCheck(options))),
+    HttpRouter.get(ConnectorApi.getConnector.path, guarded(adminOrDeveloper)(showConnector))
   )

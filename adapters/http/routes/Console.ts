@@ -17,13 +17,14 @@ import * as Effect from "effect/Effect"
 import { consoleHtml, consoleIcon } from "../console/Shell.ts"
 import { consoleScript } from "../console/Script.ts"
 import { consoleCss } from "../console/Style.ts"
+import * as ServiceApi from "../api/ServiceApi.ts"
 
 /**
  * The console page's path; its assets are under it.
  *
  * @since 0.1.0
  */
-export const consolePath = "/console" as const
+export const consolePath: `/${string}` = ServiceApi.consolePage.path
 
 /**
  * The Content Security Policy of every console answer.
@@ -66,7 +67,7 @@ const asset = (body: string, contentType: string) =>
  */
 export const routes: HttpRouter.HttpRouter = HttpRouter.empty.pipe(
   HttpRouter.get(consolePath, asset(consoleHtml, "text/html; charset=utf-8")),
-  HttpRouter.get(`${consolePath}/console.js`, asset(consoleScript, "text/javascript; charset=utf-8")),
-  HttpRouter.get(`${consolePath}/console.css`, asset(consoleCss, "text/css; charset=utf-8")),
-  HttpRouter.get(`${consolePath}/icon.svg`, asset(consoleIcon, "image/svg+xml"))
+  HttpRouter.get(ServiceApi.consoleScript.path, asset(consoleScript, "text/javascript; charset=utf-8")),
+  HttpRouter.get(ServiceApi.consoleStyle.path, asset(consoleCss, "text/css; charset=utf-8")),
+  HttpRouter.get(ServiceApi.consoleIcon.path, asset(consoleIcon, "image/svg+xml"))
 )

@@ -17,6 +17,7 @@ import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestam
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
 import * as Problem from "../Problem.ts"
+import * as EventsApi from "../api/EventsApi.ts"
 
 /**
  * @since 0.1.0
@@ -97,5 +98,5 @@ const listEvents = (workspaceId: string) =>
  * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, EventsServices> = HttpRouter.empty.pipe(
-  HttpRouter.get("/events", guarded(adminOrDeveloper)(listEvents))
+  HttpRouter.get(EventsApi.listEvents.path, guarded(adminOrDeveloper)(listEvents))
 )

@@ -1,6 +1,7 @@
 /**
  * Feature gates awaiting access evidence, relative to `/api/admin/v1/workspaces/{workspaceId}`:
- * `POST /feature-gates` (admin keys), `GET /feature-gates/{id}` (admin or developer:read keys).
+ * `POST /feature-gates` (admin keys), `GET /feature-gates?account_id&state&cursor&limit` (newest
+ * first) and `GET /feature-gates/{id}` (admin or developer:read keys).
  * A gate stays `checking` until an `entitlement_active` event for the same account, journey,
  * version and feature, timed after the journey began and sent with a server ingest key, unlocks
  * it. Every read of a checking gate settles it against the evidence committed so far
@@ -11,7 +12,6 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { settleGate } from "../../../core/ingest/GateEvidence.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
@@ -19,10 +19,12 @@ import type { EventStore } from "../../../core/ports/EventStore.ts"
 import { type FeatureGate, FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestamp.ts"
-import { randomUuid, Uuid } from "../../../core/protocol/Uuid.ts"
+import { randomUuid } from "../../../core/protocol/Uuid.ts"
+import * as FeatureGatesApi from "../api/FeatureGatesApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
+import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor } from "../Paging.ts"
 import * as Problem from "../Problem.ts"
 
 /**
@@ -48,17 +50,11 @@ export const gateView = (gate: FeatureGate) => ({
 })
 
 /**
- * `POST /feature-gates` body.
+ * `POST /feature-gates` body (declared with the API).
  *
  * @since 0.1.0
  */
-export const CreateGateBody = Schema.Struct({
-  accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
-  journeyId: Uuid,
-  versionId: Uuid,
-  featureKey: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_.:-]{0,63}$/)),
-  startedAt: Schema.String.pipe(Schema.filter((s) => parseTimestamp(s) !== undefined || "an RFC 3339 timestamp"))
-})
+export const CreateGateBody = FeatureGatesApi.CreateGateBody
 
 const gateMessages = {
   featureKey: "must be a lower-case code of 1 to 64 characters",
@@ -95,6 +91,25 @@ const getGate = (workspaceId: string) =>
     return json(gateView(yield* settleGate(gate.value)))
   })
 
+const listGates = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const query = yield* listQuery
+    const state = oneOf(query, "state", ["checking", "unlocked"] as const)
+    const after = timeCursor(query)
+    if (query.errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    const accountId = query.params.get("account_id")
+    const rows = yield* (yield* FeatureGateStore).list({
+      workspaceId,
+      limit: query.limit + 1,
+      ...(accountId !== null ? { accountId } : {}),
+      ...(state !== undefined ? { state } : {}),
+      ...(Option.isSome(after) ? { after: { createdAt: after.value.at, id: after.value.id } } : {})
+    })
+    // every listed gate settled, as every other read of a gate is
+    const settled = yield* Effect.forEach(rows.slice(0, query.limit), settleGate)
+    return json(pageOf([...settled, ...rows.slice(query.limit)], query.limit, gateView, (gate) => encodeTimeCursor(gate.createdAt, gate.id)))
+  })
+
 /**
  * The routes, relative to the admin workspace path.
  *
@@ -104,6 +119,7 @@ export const routes = (
   maxBodyBytes: number
 ): HttpRouter.HttpRouter<Problem.Problem | StorageError, FeatureGatesServices> =>
   HttpRouter.empty.pipe(
-    HttpRouter.post("/feature-gates", guarded(adminOnly)(createGate(maxBodyBytes))),
-    HttpRouter.get("/feature-gates/:id", guarded(adminOrDeveloper)(getGate))
+    HttpRouter.post(FeatureGatesApi.createFeatureGate.path, guarded(adminOnly)(createGate(maxBodyBytes))),
+    HttpRouter.get(FeatureGatesApi.listFeatureGates.path, guarded(adminOrDeveloper)(listGates)),
+    HttpRouter.get(FeatureGatesApi.getFeatureGate.path, guarded(adminOrDeveloper)(getGate))
   )

@@ -10,6 +10,7 @@ import { jsonResponse as json } from "../Answer.ts"
 import { Drain } from "../Drain.ts"
 import * as Problem from "../Problem.ts"
 import { Readiness } from "../Readiness.ts"
+import * as ServiceApi from "../api/ServiceApi.ts"
 
 /**
  * @since 0.1.0
@@ -36,6 +37,6 @@ const readyz = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<never, HealthServices> = HttpRouter.empty.pipe(
-  HttpRouter.get("/healthz", healthz),
-  HttpRouter.get("/readyz", readyz)
+  HttpRouter.get(ServiceApi.healthz.path, healthz),
+  HttpRouter.get(ServiceApi.readyz.path, readyz)
 )

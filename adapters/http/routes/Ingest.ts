@@ -31,11 +31,12 @@ import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.t
 import { readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
+import * as IngestApi from "../api/IngestApi.ts"
 
 /**
  * @since 0.1.0
  */
-export const ingestPath = "/api/events/ingest"
+export const ingestPath: `/${string}` = IngestApi.ingestEvent.path
 
 /**
  * "Each request carries one small JSON event": 32 KiB at most.

@@ -17,6 +17,7 @@ import * as Redacted from "effect/Redacted"
 import * as Prometheus from "../../telemetry/Prometheus.ts"
 import { parseBearer } from "../Auth.ts"
 import * as Problem from "../Problem.ts"
+import * as ServiceApi from "../api/ServiceApi.ts"
 
 /**
  * @since 0.1.0
@@ -31,7 +32,7 @@ export interface MetricsOptions {
  *
  * @since 0.1.0
  */
-export const metricsPath = "/metrics" as const
+export const metricsPath: `/${string}` = ServiceApi.metrics.path
 
 /** Equal strings, compared without an early exit on the first differing character. */
 const sameToken = (given: string, expected: string): boolean => {

@@ -40,15 +40,11 @@ import type { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
 import type { CatalogStore } from "../../../core/ports/CatalogStore.ts"
 import type { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
 import type { Cipher } from "../../../core/protocol/Cipher.ts"
+import * as ApprovalsApi from "../api/ApprovalsApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { parseBearer } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
-
-/**
- * @since 0.1.0
- */
-export const runtimeActionsPath = "/api/funnels/v1/runtime/actions" as const
 
 /**
  * @since 0.1.0
@@ -108,8 +104,8 @@ const showStatus = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<RuntimeError | Problem.Problem, RuntimeServices> = HttpRouter.empty.pipe(
-  HttpRouter.post(`${runtimeActionsPath}/approvals`, requestApproval),
-  HttpRouter.post(`${runtimeActionsPath}/approvals/prepare`, prepareApproval),
-  HttpRouter.post(`${runtimeActionsPath}/approvals/resolve`, resolveApproval),
-  HttpRouter.get(`${runtimeActionsPath}/status/:actionRequestId`, showStatus)
+  HttpRouter.post(ApprovalsApi.requestApproval.path, requestApproval),
+  HttpRouter.post(ApprovalsApi.prepareApproval.path, prepareApproval),
+  HttpRouter.post(ApprovalsApi.resolveApproval.path, resolveApproval),
+  HttpRouter.get(ApprovalsApi.actionStatus.path, showStatus)
 )

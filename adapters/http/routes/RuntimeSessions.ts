@@ -26,6 +26,7 @@ import { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
+import * as ApprovalsApi from "../api/ApprovalsApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
@@ -89,7 +90,7 @@ export const routes = (
   maxBodyBytes: number
 ): HttpRouter.HttpRouter<Problem.Problem | StorageError, RuntimeSessionsServices> =>
   HttpRouter.empty.pipe(
-    HttpRouter.post("/runtime-sessions", guardedAs(adminOnly)(createSession(maxBodyBytes))),
-    HttpRouter.del("/runtime-sessions/:sessionId", guarded(adminOnly)(revokeSession)),
-    HttpRouter.post("/approvals/:approvalId/token", guarded(adminOnly)(collectToken))
+    HttpRouter.post(ApprovalsApi.createRuntimeSession.path, guardedAs(adminOnly)(createSession(maxBodyBytes))),
+    HttpRouter.del(ApprovalsApi.revokeRuntimeSession.path, guarded(adminOnly)(revokeSession)),
+    HttpRouter.post(ApprovalsApi.collectApprovalToken.path, guarded(adminOnly)(collectToken))
   )

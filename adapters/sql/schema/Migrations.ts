@@ -18,6 +18,7 @@ import { migration as intakeKeys } from "./0011_intake_keys.ts"
 import { migration as catalog } from "./0012_catalog.ts"
 import { migration as retention } from "./0017_retention.ts"
 import { migration as eventsByName } from "./0018_events_by_name.ts"
+import { migration as adminLists } from "./0019_admin_lists.ts"
 import { migration as approvals } from "./0021_approvals.ts"
 
 /**
@@ -37,5 +38,6 @@ export const migrations: Migrations = {
   "0012_catalog": catalog,
   "0017_retention": retention,
   "0018_events_by_name": eventsByName,
+  "0019_admin_lists": adminLists,
   "0021_approvals": approvals
 }

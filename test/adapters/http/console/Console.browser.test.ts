@@ -459,6 +459,29 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await screenshot("feature-gates")
   })
 
+  it("Lists: accounts with a profile and recent action requests, each opened from its row", async () => {
+    await page.click("nav >> text=Account profile")
+    await page.locator("h1", { hasText: "Account profile" }).waitFor()
+    const account = page.locator("ul[aria-label=Accounts] button[aria-label='Open the profile of account acct_console']")
+    await account.click()
+    await page.locator("dd", { hasText: "acct_console" }).waitFor()
+    await page.click("nav >> text=Action requests")
+    await page.locator("h1", { hasText: "Action requests" }).waitFor()
+    const first = page.locator("ul[aria-label='Action requests'] button").first()
+    await first.waitFor()
+    assert.include(await first.innerText(), "acct_console")
+    await first.click()
+    await page.locator("dt:text-is('Account') + dd", { hasText: /^acct_console$/ }).waitFor()
+    await page.selectOption("#action-filters [name=state]", "reversed")
+    await page.press("#action-filters [name=account_id]", "Enter")
+    await page.locator("text=No action requests match.").waitFor()
+    await page.click("nav >> text=Feature gates")
+    await page.locator("h1", { hasText: "Feature gates" }).waitFor()
+    await page.locator("ul[aria-label='Feature gates'] button", { hasText: "advanced_reports" }).click()
+    await page.locator("dt:text-is('Feature') + dd", { hasText: /^advanced_reports$/ }).waitFor()
+    await screenshot("lists")
+  })
+
   it("every form control has a label, and sign-out forgets the key", async () => {
     for (const screen of ["keys", "events", "account", "connector", "actions", "gates"]) {
       await page.click(`nav a[data-screen=${screen}]`)

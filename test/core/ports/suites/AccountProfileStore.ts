@@ -266,5 +266,26 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           // Users are per workspace.
           assert.isTrue(Option.isNone(yield* store.getUser(uid("ws-"), "user_1")))
         }))
+
+      it.effect("listAccounts: the accounts with facts, by account id, with their fact counts and times, paged", () =>
+        Effect.gen(function*() {
+          const store = yield* AccountProfileStore
+          const workspaceId = uid("ws-")
+          yield* apply(workspaceId, [fact("plan", "pro", T + 5), fact("seats", 3, T + 1)], "acct_b")
+          yield* apply(workspaceId, [fact("plan", "free", T + 2)], "acct_a")
+          yield* apply(workspaceId, [fact("plan", "team", T + 7)], "Acct_c") // upper case sorts first, byte-wise
+          yield* apply(workspaceId, [fact("plan", "pro", T + 9)], "acct_b") // replaces a fact: still two
+          yield* apply(uid("ws-"), [fact("plan", "pro", T)], "acct_z")
+          const all = yield* store.listAccounts({ workspaceId, limit: 10 })
+          assert.deepStrictEqual(all, [
+            { accountId: "Acct_c", factCount: 1, firstObservedAt: T + 7, lastObservedAt: T + 7 },
+            { accountId: "acct_a", factCount: 1, firstObservedAt: T + 2, lastObservedAt: T + 2 },
+            { accountId: "acct_b", factCount: 2, firstObservedAt: T + 1, lastObservedAt: T + 9 }
+          ])
+          assert.deepStrictEqual(yield* store.listAccounts({ workspaceId, limit: 2 }), all.slice(0, 2))
+          assert.deepStrictEqual(yield* store.listAccounts({ workspaceId, limit: 10, after: "acct_a" }), all.slice(2))
+          assert.deepStrictEqual(yield* store.listAccounts({ workspaceId, limit: 10, after: "acct_b" }), [])
+          assert.deepStrictEqual(yield* store.listAccounts({ workspaceId: uid("ws-"), limit: 10 }), [])
+        }))
     })
   })

@@ -548,5 +548,33 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.strictEqual(claimed._tag, "Applied")
           assert.isNotNull(Option.getOrThrow(yield* outbox.get(item2.id)).completedAt)
         }))
+
+      it.effect("list: a workspace's actions newest first, filtered by state and account, paged by keyset", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const workspaceId = uid("ws-")
+          // two share a creation time, so the id decides their order (descending, byte-wise)
+          const made = yield* Effect.forEach(
+            [
+              { actionRequestId: "a-1", createdAt: T + 1, state: "queued", accountId: "acct_a" },
+              { actionRequestId: "a-2", createdAt: T + 3, state: "verified", accountId: "acct_b" },
+              { actionRequestId: "a-3", createdAt: T + 3, state: "queued", accountId: "acct_a" },
+              { actionRequestId: "a-4", createdAt: T + 2, state: "queued", accountId: "acct_b" }
+            ],
+            ({ actionRequestId, ...rest }) => existing({ workspaceId, actionRequestId: `${workspaceId}-${actionRequestId}`, ...rest })
+          )
+          yield* existing({ actionRequestId: uid("ar-"), createdAt: T + 5 }) // another workspace
+          const ids = (records: ReadonlyArray<ActionRecord>) => records.map((r) => r.actionRequestId.slice(workspaceId.length + 1))
+          assert.deepStrictEqual(ids(yield* ledger.list({ workspaceId, limit: 10 })), ["a-3", "a-2", "a-4", "a-1"])
+          assert.deepStrictEqual(yield* ledger.list({ workspaceId, limit: 1 }), [made[2]!])
+          const first = yield* ledger.list({ workspaceId, limit: 2 })
+          const last = first[first.length - 1]!
+          const rest = yield* ledger.list({ workspaceId, limit: 10, after: { createdAt: last.createdAt, actionRequestId: last.actionRequestId } })
+          assert.deepStrictEqual(ids(rest), ["a-4", "a-1"])
+          assert.deepStrictEqual(ids(yield* ledger.list({ workspaceId, limit: 10, state: "queued" })), ["a-3", "a-4", "a-1"])
+          assert.deepStrictEqual(ids(yield* ledger.list({ workspaceId, limit: 10, accountId: "acct_b" })), ["a-2", "a-4"])
+          assert.deepStrictEqual(ids(yield* ledger.list({ workspaceId, limit: 10, accountId: "acct_a", state: "verified" })), [])
+          assert.deepStrictEqual(yield* ledger.list({ workspaceId: uid("ws-"), limit: 10 }), [])
+        }))
     })
   })

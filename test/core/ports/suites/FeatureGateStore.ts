@@ -137,5 +137,30 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           assert.strictEqual(stored.unlockEventId, winners[0]!.eventId)
           assert.strictEqual(stored.unlockedAt, winners[0]!.at)
         }))
+
+      it.effect("list: a workspace's gates newest first, filtered by account and state, paged by keyset", () =>
+        Effect.gen(function*() {
+          const store = yield* FeatureGateStore
+          const workspaceId = uid("ws-")
+          const gates = [
+            gate(workspaceId, { id: "g-1", createdAt: T + 1, accountId: "acct_a" }),
+            gate(workspaceId, { id: "g-2", createdAt: T + 3, accountId: "acct_b" }),
+            gate(workspaceId, { id: "g-3", createdAt: T + 3, accountId: "acct_a" }),
+            gate(workspaceId, { id: "g-4", createdAt: T + 2, accountId: "acct_b" })
+          ]
+          yield* createAll([...gates, gate(uid("ws-"), { createdAt: T + 9 })])
+          assert.isTrue(yield* store.unlock({ workspaceId, id: "g-4", at: T + 50, eventId: "evt-1" }))
+          const ids = (listed: ReadonlyArray<FeatureGate>) => listed.map((g) => g.id)
+          const all = yield* store.list({ workspaceId, limit: 10 })
+          assert.deepStrictEqual(ids(all), ["g-3", "g-2", "g-4", "g-1"])
+          assert.deepStrictEqual(all[0], checking(gates[2]!))
+          const page = yield* store.list({ workspaceId, limit: 2 })
+          const after = { createdAt: page[1]!.createdAt, id: page[1]!.id }
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, after })), ["g-4", "g-1"])
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, accountId: "acct_b" })), ["g-2", "g-4"])
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, state: "unlocked" })), ["g-4"])
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, state: "checking", accountId: "acct_b" })), ["g-2"])
+          assert.deepStrictEqual(yield* store.list({ workspaceId: uid("ws-"), limit: 10 }), [])
+        }))
     })
   })
