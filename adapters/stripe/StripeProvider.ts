@@ -209,15 +209,22 @@ export const client = (config: Pick<StripeProviderConfig, "secretKey" | "apiBase
 
 /**
  * The provider account behind a secret key (`GET /v1/account`): the payment capability proof's
- * `providerAccountId`, and the doctor's installation check 1.
+ * `providerAccountId`, and the doctor's installation check 1. With `connectedAccountId` (Stripe
+ * Connect: a platform key acting for a connected account) the request carries `Stripe-Account`,
+ * so the answer is the connected account, and an account the key may not act for is an error.
  *
  * @since 0.1.0
  */
 export const accountOf = (
-  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">
+  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis" | "connectedAccountId">
 ): Effect.Effect<{ readonly id: string; readonly chargesEnabled: boolean | null }, PaymentProviderError> =>
   Effect.tryPromise({
-    try: () => client(config).accounts.retrieveCurrent(),
+    // With a connected account, the account the credentials act for (`Stripe-Account`): the
+    // connected one if the platform's key may act for it, else an error.
+    try: () =>
+      config.connectedAccountId === undefined
+        ? client(config).accounts.retrieveCurrent()
+        : client(config).accounts.retrieveCurrent({}, { stripeAccount: config.connectedAccountId }),
     catch: providerError("retrieve_account")
   }).pipe(Effect.map((account) => {
     const o = account as unknown as Json

@@ -216,6 +216,10 @@ export const startFakeStripe = async (options: {
     if (fake.outage) return error(res, 503, "api_error", "service_unavailable")
     if (req.headers.authorization !== `Bearer ${secretKey}`) return error(res, 401, "invalid_request_error", "invalid_api_key")
     if (req.method === "GET" && url.pathname === "/v1/account") {
+      // Acting for a connected account the platform does not reach: refused, as on Stripe.
+      if (stripeAccount !== undefined && !(options.connectedAccounts ?? []).includes(stripeAccount)) {
+        return error(res, 403, "invalid_request_error", "account_invalid")
+      }
       return send(res, 200, { id: stripeAccount ?? accountId, object: "account", charges_enabled: true })
     }
     const connectedAccount = /^\/v1\/accounts\/([^/]+)$/.exec(url.pathname)
