@@ -8,7 +8,8 @@
  * refunded is `reversed`; part of it `partially_reversed` ("a partial refund stays inconclusive");
  * `canceled` is `failed`; anything else (a declined attempt the customer may retry, processing,
  * awaiting action) is `pending`, with `declined` set when the last attempt was declined. A
- * subscription is `succeeded` when active or trialing, `failed` when it can never become active,
+ * subscription is `succeeded` when active, or trialing with the method its trial's setup intent
+ * collects saved (a trial without one is `pending`), `failed` when it can never become active,
  * else `pending`; once its initial invoice's charge is refunded, in full `reversed`, in part
  * `partially_reversed` (the charge is found through the invoice's payment, in either of the
  * provider's shapes, `PaymentProvider.InvoiceView`). A setup is `succeeded` once a method is attached.
@@ -72,8 +73,14 @@ export const readPaymentState = (
       const paid = invoice?.status === "paid"
       const charged = paid ? charge?.amountMinor ?? invoice.amountPaidMinor : 0
       const refunded = paid ? charge?.amountRefundedMinor ?? 0 : 0
+      // A trial's continuation is its setup intent: the trial counts once a method is saved.
+      const setup = payment.intent === "setup" ? yield* provider.retrieveSetupIntent(payment.intentId) : null
+      const methodAttached = subscription.defaultPaymentMethodId !== null ||
+        (setup !== null && setup.status === "succeeded" && setup.paymentMethodId !== null)
       const outcome: ObservationOutcome = charged > 0 && refunded > 0
         ? refundOutcome(charged, refunded)
+        : state === "trialing" && setup !== null && !methodAttached
+        ? "pending"
         : state === "active" || state === "trialing"
         ? "succeeded"
         : state === "canceled" || state === "incomplete_expired"
@@ -87,11 +94,12 @@ export const readPaymentState = (
         paymentStatus: invoice?.status ?? null,
         subscriptionState: state,
         invoicePaid: invoice === null ? null : invoice.status === "paid",
-        methodAttached: subscription.defaultPaymentMethodId !== null,
+        methodAttached,
         chargedAmountMinor: charged,
         refundedAmountMinor: refunded,
         outcome,
-        declined: outcome === "pending" && intent !== null && intent.lastPaymentErrorCode !== null
+        declined: outcome === "pending" &&
+          (intent !== null && intent.lastPaymentErrorCode !== null || setup !== null && setup.lastSetupErrorCode !== null)
       }
     }
     if (payment.intent === "setup") {

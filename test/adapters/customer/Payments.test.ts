@@ -709,11 +709,13 @@ describe("kit payments: the continuation's expiry", () => {
     Effect.gen(function*() {
       const h = yield* harness(() => oneTime, 300)
       const { intentId } = yield* accepted(h)
+      // Declined at the provider (its webhook not delivered): still retryable until the expiry.
       h.fake.decline(intentId)
-      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
-      const all = yield* waitForCompletions(h, 2)
-      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "failed"])
-      assert.strictEqual(all[1]!.evidence.reasonCode, "continuation_expired")
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(completion!.outcome, "failed")
+      assert.deepInclude(completion!.evidence, { reasonCode: "continuation_expired", entitlement: "" })
+      yield* settle
+      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
       assert.strictEqual(h.fake.objects.get(intentId)!.status, "canceled")
       assert.isTrue(h.fake.requests.some((r) => r.method === "POST" && r.path === `/v1/payment_intents/${intentId}/cancel`))
     }))
@@ -729,6 +731,46 @@ describe("kit payments: the continuation's expiry", () => {
       yield* settle
       assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
       assert.isFalse(h.fake.requests.some((r) => r.path.endsWith("/cancel")))
+    }))
+
+  it.live("a trial whose setup never saved a method reads pending, and at expiry is canceled and reported failed; a saved one succeeds", () =>
+    Effect.gen(function*() {
+      const trial = () => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly", trialDays: 14 }) as const
+      // Unsaved, with the default lifetime: read now, it is pending.
+      const open = yield* harness(trial)
+      const openBody = yield* paymentBody("payment.new_subscription")
+      assert.strictEqual((yield* deliver(open, openBody)).json.continuation.intent, "setup")
+      const openSubscription = [...open.fake.objects.values()].find((o) => o.object === "subscription")!
+      assert.strictEqual(openSubscription.status, "trialing")
+      assert.deepInclude(yield* reconcile(open, openBody, openSubscription.id as string, "new_subscription"), {
+        outcome: "pending",
+        subscriptionState: "trialing",
+        methodAttached: false
+      })
+      // Unsaved, expiring at once: ended and failed.
+      const h = yield* harness(trial, 300)
+      yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "failed", providerReference: subscription.id })
+      assert.strictEqual(completion!.evidence.reasonCode, "continuation_expired")
+      assert.strictEqual(subscription.status, "canceled")
+
+      const saved = yield* harness(trial)
+      const savedBody = yield* paymentBody("payment.new_subscription")
+      const savedAnswer = yield* deliver(saved, savedBody)
+      const setupId = (savedAnswer.json.continuation.clientSecret as string).split("_secret_")[0]!
+      saved.fake.confirmSetup(setupId)
+      yield* webhook(saved, saved.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
+      const [trialStarted] = yield* waitForCompletions(saved, 1)
+      assert.strictEqual(trialStarted!.outcome, "succeeded")
+      const savedSubscription = [...saved.fake.objects.values()].find((o) => o.object === "subscription")!
+      assert.deepInclude(yield* reconcile(saved, savedBody, savedSubscription.id as string, "new_subscription"), {
+        outcome: "succeeded",
+        subscriptionState: "trialing",
+        methodAttached: true,
+        chargedAmountMinor: 0
+      })
     }))
 
   it.live("a subscription whose initial invoice is still unpaid at expiry is canceled and reported failed", () =>
