@@ -6,7 +6,12 @@
  *
  * - 1 `provider_account`: the account behind `STRIPE_SECRET_KEY` (`GET /v1/account`) is the one
  *   the handshake's capability proof names (its hash) and, when given, the workspace's connected
- *   account.
+ *   account. With Stripe Connect (`ACCORD_CONNECTED_ACCOUNT_ID` names an account other than the
+ *   key's own, a platform key acting for it), the account the credentials act for is asked with
+ *   `Stripe-Account` (the `stripe` package's `stripeAccount` option): it must be that connected
+ *   account (a key that may not act for it fails), and the proof must name it. Every later
+ *   provider call of the checks (prices, confirm, refund, reads) carries the same header, as the
+ *   kit's do (`StripeProvider` with `connectedAccountId`): the intents are the connected account's.
  * - 2 `mode_agreement`: secret key, publishable key, the proof's `livemode` and the given prices
  *   are all test or all live.
  * - 3 `installation_values`: browser key, installation ID and server key present under the exact
@@ -111,12 +116,27 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
     const stripe = StripeProvider.client(config)
     const installation = (id: string, title: string, status: CheckStatus, reason: string) => add(id, title, status, reason, "installation")
 
-    // 1: the provider account behind the credentials.
-    const account = yield* Effect.either(StripeProvider.accountOf(config))
+    // 1: the provider account behind the credentials (with Connect: the connected account they act for).
+    const own = yield* Effect.either(StripeProvider.accountOf(config))
+    const connected = own._tag === "Right" && options.connectedAccountId !== undefined && options.connectedAccountId !== own.right.id
+      ? options.connectedAccountId
+      : undefined
+    /** Every provider call of the checks acts for the connected account, when there is one. */
+    const on: Stripe.RequestOptions | undefined = connected === undefined ? undefined : { stripeAccount: connected }
     {
       const title = "1. The provider account behind STRIPE_SECRET_KEY is the account connected to the workspace"
-      if (account._tag === "Left") {
-        installation("provider_account", title, "not_verified", `the provider could not be asked (${account.left.reason})`)
+      const account = connected === undefined ? own : yield* Effect.either(StripeProvider.accountOf({ ...config, connectedAccountId: connected }))
+      if (own._tag === "Left") {
+        installation("provider_account", title, "not_verified", `the provider could not be asked (${own.left.reason})`)
+      } else if (account._tag === "Left") {
+        installation(
+          "provider_account",
+          title,
+          account.left.reason === "unavailable" ? "not_verified" : "failed",
+          account.left.reason === "unavailable"
+            ? "the provider could not be asked for the connected account (unavailable)"
+            : "ACCORD_CONNECTED_ACCOUNT_ID names another account, one STRIPE_SECRET_KEY may not act for"
+        )
       } else {
         const hash = yield* crypto.sha256Hex(JSON.stringify(account.right.id))
         const problems: Array<string> = []
@@ -129,7 +149,7 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
         if (problems.length > 0) installation("provider_account", title, "failed", problems.join("; "))
         else if (context.proof === undefined && options.connectedAccountId === undefined) {
           installation("provider_account", title, "not_verified", "nothing to compare with: no capability proof in the handshake and no ACCORD_CONNECTED_ACCOUNT_ID")
-        } else installation("provider_account", title, "passed", "ok")
+        } else installation("provider_account", title, "passed", connected === undefined ? "ok" : "ok (a connected account; the platform's key acts for it)")
       }
     }
 
@@ -140,7 +160,7 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
       if (context.proof !== undefined) modes.push(["the handshake's livemode", context.proof.livemode])
       const unread: Array<string> = []
       for (const id of options.priceIds ?? []) {
-        const price = yield* Effect.either(Effect.tryPromise(() => stripe.prices.retrieve(id)))
+        const price = yield* Effect.either(Effect.tryPromise(() => stripe.prices.retrieve(id, {}, on)))
         if (price._tag === "Left") unread.push(id)
         else modes.push([`price ${id}`, (price.right as Stripe.Price).livemode])
       }
@@ -230,7 +250,7 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
       context.revision === 0 ? "ok (the handshake for revision 0 was checked)" : `the configured revision is ${context.revision}`
     )
 
-    yield* paymentTests(options, context, stripe)
+    yield* paymentTests(options, context, stripe, on)
   })
 
 const cases = [
@@ -241,7 +261,12 @@ const cases = [
   ["payment_test_refund", "6. Refund: a full refund reads as reversed"]
 ] as const
 
-const paymentTests = (options: DoctorPaymentOptions, context: PaymentCheckContext, stripe: Stripe): Effect.Effect<void, never, Crypto> =>
+const paymentTests = (
+  options: DoctorPaymentOptions,
+  context: PaymentCheckContext,
+  stripe: Stripe,
+  on: Stripe.RequestOptions | undefined
+): Effect.Effect<void, never, Crypto> =>
   Effect.gen(function*() {
     const test = (id: string, status: CheckStatus, reason: string) =>
       context.add(id, cases.find(([name]) => name === id)![1], status, reason, "payment_tests")
@@ -305,7 +330,7 @@ const paymentTests = (options: DoctorPaymentOptions, context: PaymentCheckContex
     /** One signed reconciliation read; the observation, or the HTTP status it was refused with. */
     const read = (actionRequestId: string, key: string, intentId: string, accountId: string) =>
       Effect.gen(function*() {
-        const intent = yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.retrieve(intentId)))
+        const intent = yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.retrieve(intentId, {}, on)))
         const amount = intent._tag === "Right" ? intent.right.amount : 0
         const currency = intent._tag === "Right" ? intent.right.currency : "usd"
         const nonce = yield* freshNonce
@@ -365,7 +390,7 @@ const paymentTests = (options: DoctorPaymentOptions, context: PaymentCheckContex
     const again = yield* execution(paidId, "accord_doctor_a")
     test("payment_test_retries", !("error" in again) && again.clientSecret === paid.clientSecret ? "passed" : "failed",
       "error" in again ? again.error : again.clientSecret === paid.clientSecret ? "ok (same intent)" : "another intent was returned")
-    const confirmed = yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.confirm(paid.intentId, { payment_method: "pm_card_visa" })))
+    const confirmed = yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.confirm(paid.intentId, { payment_method: "pm_card_visa" }, on)))
     if (confirmed._tag === "Left") {
       test("payment_test_success", "failed", "the provider refused to confirm the test payment")
     } else {
@@ -378,7 +403,7 @@ const paymentTests = (options: DoctorPaymentOptions, context: PaymentCheckContex
       isolated.status >= 400 && isolated.status < 500 ? "ok" : `answered HTTP ${isolated.status}`)
     if (confirmed._tag === "Left") test("payment_test_refund", "not_verified", "not run: the test payment was not confirmed")
     else {
-      const refunded = yield* Effect.either(Effect.tryPromise(() => stripe.refunds.create({ payment_intent: paid.intentId })))
+      const refunded = yield* Effect.either(Effect.tryPromise(() => stripe.refunds.create({ payment_intent: paid.intentId }, on)))
       if (refunded._tag === "Left") test("payment_test_refund", "failed", "the provider refused the refund")
       else {
         const observed = yield* readUntil(paidId, paid.key, paid.intentId, (o) => o.outcome === "reversed")
@@ -389,7 +414,7 @@ const paymentTests = (options: DoctorPaymentOptions, context: PaymentCheckContex
     const declined = yield* execution(declinedId, "accord_doctor_a")
     if ("error" in declined) test("payment_test_decline", "failed", declined.error)
     else {
-      yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.confirm(declined.intentId, { payment_method: "pm_card_chargeDeclined" })))
+      yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.confirm(declined.intentId, { payment_method: "pm_card_chargeDeclined" }, on)))
       yield* sleep(Math.min(settle, 1_000))
       const answer = yield* read(declinedId, declined.key, declined.intentId, "accord_doctor_a")
       const observed = "observation" in answer ? answer.observation : undefined

@@ -47,6 +47,12 @@ export interface StripeProviderConfig {
   readonly connectedAccountId?: string
   /** Another API base URL (a local fake in tests): `http://127.0.0.1:12111`. */
   readonly apiBase?: string
+  /**
+   * The Stripe API version to request (default: the `stripe` package's own). Versions before
+   * `2025-03-31` name an invoice's payment intent and charge on the invoice itself (`payment_intent`,
+   * `charge`) and have no invoice payments; the adapter reads both shapes.
+   */
+  readonly apiVersion?: string
   /** Seconds a webhook timestamp may be old (default 300, the library's default). */
   readonly webhookToleranceSeconds?: number
   /** Network retries of the client (default 1); every create is idempotent. */
@@ -62,6 +68,12 @@ const num = (value: unknown): number => (typeof value === "number" && Number.isF
 /** An expandable field: the id whether the object was expanded or not. */
 const idOf = (value: unknown): string | null =>
   typeof value === "string" ? value : typeof value === "object" && value !== null ? str((value as Json).id) : null
+/** The `code` (else `decline_code`, else `type`) of a `last_payment_error` / `last_setup_error`. */
+const errorCodeOf = (value: unknown): string | null => {
+  if (typeof value !== "object" || value === null) return null
+  const e = value as Json
+  return (str(e.code) ?? str(e.decline_code) ?? str(e.type) ?? "declined").slice(0, 64)
+}
 const metadataOf = (value: unknown): Metadata => {
   const out: Record<string, string> = {}
   if (typeof value === "object" && value !== null) {
@@ -80,6 +92,8 @@ const paymentIntentView = (o: Json): PaymentIntentView => ({
   latestChargeId: idOf(o.latest_charge),
   paymentMethodId: idOf(o.payment_method),
   clientSecret: str(o.client_secret),
+  lastPaymentErrorCode: errorCodeOf(o.last_payment_error),
+  invoiceId: idOf(o.invoice),
   allowRedirects: typeof o.automatic_payment_methods === "object" && o.automatic_payment_methods !== null
     ? str((o.automatic_payment_methods as Json).allow_redirects)
     : null,
@@ -94,6 +108,7 @@ const chargeView = (o: Json): ChargeView => ({
   amountMinor: num(o.amount_captured),
   amountRefundedMinor: num(o.amount_refunded),
   currency: str(o.currency) ?? "",
+  invoiceId: idOf(o.invoice),
   livemode: o.livemode === true
 })
 
@@ -106,6 +121,22 @@ const invoiceSubscription = (o: Json): string | null => {
   return idOf(details?.subscription) ?? idOf(o.subscription)
 }
 
+/**
+ * The payment that paid an invoice. Newer API versions list it in the invoice's payments
+ * (`payments.data[].payment`, the paid one first, else the default one); older versions name
+ * `payment_intent` and `charge` on the invoice itself.
+ */
+const invoicePayment = (o: Json): { readonly paymentIntentId: string | null; readonly chargeId: string | null } => {
+  const list = typeof o.payments === "object" && o.payments !== null ? (o.payments as Json) : undefined
+  const data = Array.isArray(list?.data) ? (list.data as ReadonlyArray<unknown>).filter((x): x is Json => typeof x === "object" && x !== null) : []
+  const chosen = data.find((p) => p.status === "paid") ?? data.find((p) => p.is_default === true) ?? data[0]
+  const payment = chosen !== undefined && typeof chosen.payment === "object" && chosen.payment !== null ? (chosen.payment as Json) : undefined
+  return {
+    paymentIntentId: idOf(payment?.payment_intent) ?? idOf(o.payment_intent),
+    chargeId: idOf(payment?.charge) ?? idOf(o.charge)
+  }
+}
+
 const invoiceView = (o: Json): InvoiceView => ({
   id: str(o.id) ?? "",
   subscriptionId: invoiceSubscription(o),
@@ -113,6 +144,7 @@ const invoiceView = (o: Json): InvoiceView => ({
   billingReason: str(o.billing_reason),
   amountPaidMinor: num(o.amount_paid),
   currency: str(o.currency) ?? "",
+  ...invoicePayment(o),
   livemode: o.livemode === true
 })
 
@@ -133,6 +165,7 @@ const setupIntentView = (o: Json): SetupIntentView => ({
   customerId: idOf(o.customer),
   paymentMethodId: idOf(o.payment_method),
   clientSecret: str(o.client_secret),
+  lastSetupErrorCode: errorCodeOf(o.last_setup_error),
   livemode: o.livemode === true,
   metadata: metadataOf(o.metadata)
 })
@@ -176,15 +209,22 @@ export const client = (config: Pick<StripeProviderConfig, "secretKey" | "apiBase
 
 /**
  * The provider account behind a secret key (`GET /v1/account`): the payment capability proof's
- * `providerAccountId`, and the doctor's installation check 1.
+ * `providerAccountId`, and the doctor's installation check 1. With `connectedAccountId` (Stripe
+ * Connect: a platform key acting for a connected account) the request carries `Stripe-Account`,
+ * so the answer is the connected account, and an account the key may not act for is an error.
  *
  * @since 0.1.0
  */
 export const accountOf = (
-  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">
+  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis" | "connectedAccountId">
 ): Effect.Effect<{ readonly id: string; readonly chargesEnabled: boolean | null }, PaymentProviderError> =>
   Effect.tryPromise({
-    try: () => client(config).accounts.retrieveCurrent(),
+    // With a connected account, the account the credentials act for (`Stripe-Account`): the
+    // connected one if the platform's key may act for it, else an error.
+    try: () =>
+      config.connectedAccountId === undefined
+        ? client(config).accounts.retrieveCurrent()
+        : client(config).accounts.retrieveCurrent({}, { stripeAccount: config.connectedAccountId }),
     catch: providerError("retrieve_account")
   }).pipe(Effect.map((account) => {
     const o = account as unknown as Json
@@ -208,8 +248,11 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   const connected = config.connectedAccountId
   const requestOptions = (idempotencyKey?: string): Stripe.RequestOptions => ({
     ...(connected !== undefined ? { stripeAccount: connected } : {}),
+    ...(config.apiVersion !== undefined ? { apiVersion: config.apiVersion } : {}),
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {})
   })
+  // Before 2025-03-31 ("basil") an invoice names its payment intent and charge itself and has no payments to expand.
+  const legacyInvoices = config.apiVersion !== undefined && config.apiVersion < "2025-03-31"
   const call = <A>(operation: string, run: () => Promise<unknown>, view: (o: Json) => A): Effect.Effect<A, PaymentProviderError> =>
     Effect.map(
       Effect.tryPromise({ try: run, catch: providerError(operation) }),
@@ -276,11 +319,31 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
     retrievePaymentIntent: (id) =>
       call("retrieve_payment_intent", () => stripe.paymentIntents.retrieve(id, {}, requestOptions()), paymentIntentView),
     retrieveCharge: (id) => call("retrieve_charge", () => stripe.charges.retrieve(id, {}, requestOptions()), chargeView),
-    retrieveInvoice: (id) => call("retrieve_invoice", () => stripe.invoices.retrieve(id, {}, requestOptions()), invoiceView),
+    retrieveInvoice: (id) =>
+      call("retrieve_invoice", () => stripe.invoices.retrieve(id, legacyInvoices ? {} : { expand: ["payments"] }, requestOptions()), invoiceView),
     retrieveSubscription: (id) =>
       call("retrieve_subscription", () => stripe.subscriptions.retrieve(id, {}, requestOptions()), subscriptionView),
     retrieveSetupIntent: (id) =>
       call("retrieve_setup_intent", () => stripe.setupIntents.retrieve(id, {}, requestOptions()), setupIntentView),
+    findInvoiceOfPaymentIntent: (paymentIntentId) =>
+      legacyInvoices
+        // Older versions name the invoice on the intent itself.
+        ? call("retrieve_payment_intent", () => stripe.paymentIntents.retrieve(paymentIntentId, {}, requestOptions()), (o) => idOf(o.invoice))
+        : call(
+          "list_invoice_payments",
+          () => stripe.invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 }, requestOptions()),
+          (o) => {
+            const data = Array.isArray(o.data) ? (o.data as ReadonlyArray<unknown>) : []
+            const first = data[0]
+            return typeof first === "object" && first !== null ? idOf((first as Json).invoice) : null
+          }
+        ),
+    cancelPaymentIntent: (id) =>
+      call("cancel_payment_intent", () => stripe.paymentIntents.cancel(id, { cancellation_reason: "abandoned" }, requestOptions()), paymentIntentView),
+    cancelSetupIntent: (id) =>
+      call("cancel_setup_intent", () => stripe.setupIntents.cancel(id, { cancellation_reason: "abandoned" }, requestOptions()), setupIntentView),
+    cancelSubscription: (id) =>
+      call("cancel_subscription", () => stripe.subscriptions.cancel(id, {}, requestOptions()), subscriptionView),
     verifyWebhook: ({ body, signature }) =>
       Effect.gen(function*() {
         if (signature === undefined || signature.trim() === "") return yield* new WebhookRejected({ reason: "missing_signature" })

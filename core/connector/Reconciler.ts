@@ -25,6 +25,7 @@ import { encodeBody, protocolVersion } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../protocol/Verification.ts"
+import * as Metrics from "../telemetry/Metrics.ts"
 import { pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import type { ActionState } from "./ActionState.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
@@ -237,6 +238,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         }))
         if (answer._tag === "Left") {
           if (answer.left._tag === "StorageError") return yield* answer.left
+          yield* Metrics.customerResponseRefused("observation", answer.left._tag)
           return { _tag: "Failed", reason: `response_${snakeCaseTag(answer.left._tag)}` } as const
         }
         const observation = answer.right.body

@@ -59,6 +59,13 @@ export interface PaymentIntentView {
   readonly clientSecret: string | null
   /** What the provider reports for `automatic_payment_methods.allow_redirects` (null when unset). */
   readonly allowRedirects: string | null
+  /**
+   * The code of the last declined attempt (`card_declined`, …), null when none failed: a declined
+   * intent is back at `requires_payment_method`, and the customer may retry it with another method.
+   */
+  readonly lastPaymentErrorCode: string | null
+  /** The invoice the intent pays, where the provider still names it on the intent (older API versions). */
+  readonly invoiceId: string | null
   readonly livemode: boolean
   readonly metadata: Metadata
 }
@@ -74,6 +81,8 @@ export interface ChargeView {
   readonly amountMinor: number
   readonly amountRefundedMinor: number
   readonly currency: string
+  /** The invoice the charge pays, where the provider still names it on the charge (older API versions). */
+  readonly invoiceId: string | null
   readonly livemode: boolean
 }
 
@@ -89,6 +98,13 @@ export interface InvoiceView {
   readonly billingReason: string | null
   readonly amountPaidMinor: number
   readonly currency: string
+  /**
+   * The payment intent that pays the invoice: newer API versions name it in the invoice's payments
+   * (`payments.data[].payment.payment_intent`), older ones on the invoice (`payment_intent`).
+   */
+  readonly paymentIntentId: string | null
+  /** The charge that paid the invoice, where the provider names one (`payments.data[].payment.charge`, or `charge` on older versions). */
+  readonly chargeId: string | null
   readonly livemode: boolean
 }
 
@@ -116,6 +132,8 @@ export interface SetupIntentView {
   readonly customerId: string | null
   readonly paymentMethodId: string | null
   readonly clientSecret: string | null
+  /** The code of the last failed setup attempt, null when none failed (the customer may retry). */
+  readonly lastSetupErrorCode: string | null
   readonly livemode: boolean
   readonly metadata: Metadata
 }
@@ -209,6 +227,19 @@ export interface PaymentProviderService {
   readonly retrieveInvoice: (id: string) => Effect.Effect<InvoiceView, PaymentProviderError>
   readonly retrieveSubscription: (id: string) => Effect.Effect<SubscriptionView, PaymentProviderError>
   readonly retrieveSetupIntent: (id: string) => Effect.Effect<SetupIntentView, PaymentProviderError>
+  /**
+   * The invoice a payment intent pays, if any (a subscription's invoice payment carries no kit
+   * metadata of its own): on newer API versions looked up through the provider's invoice payments.
+   */
+  readonly findInvoiceOfPaymentIntent: (paymentIntentId: string) => Effect.Effect<string | null, PaymentProviderError>
+  /**
+   * Ends an offer that expired unpaid (`Payments.ts`, continuation expiry): cancels the intent, or
+   * the incomplete subscription, so a late attempt cannot charge. Idempotent; refused when the
+   * object can no longer be canceled (it succeeded or is processing meanwhile).
+   */
+  readonly cancelPaymentIntent: (id: string) => Effect.Effect<PaymentIntentView, PaymentProviderError>
+  readonly cancelSetupIntent: (id: string) => Effect.Effect<SetupIntentView, PaymentProviderError>
+  readonly cancelSubscription: (id: string) => Effect.Effect<SubscriptionView, PaymentProviderError>
   /**
    * Verifies a webhook over the unmodified raw body with the webhook signing secret (a third
    * secret, apart from both connector secrets) and decodes the event.

@@ -12,8 +12,12 @@
  *   offer is rejected (`payment_not_offered`). A Payment action's completion comes from the
  *   provider's webhooks (`internal/paymentEvents.ts`), not from the host's executor.
  * - **Webhooks.** `internal/paymentEvents.ts`: verified, deduplicated by event id, reconciled
- *   against a fresh provider read, completions (`succeeded`, `failed`, then `reversed` after a full
- *   refund) committed with their delivery item and retried through the outbox.
+ *   against a fresh provider read, completions (`unknown` once after a declined attempt the
+ *   customer may retry, `succeeded`, `failed`, then `reversed` after a full refund, of a one-time
+ *   payment or of a subscription's initial invoice) committed with their delivery item and retried
+ *   through the outbox.
+ * - **Expiry.** The claim schedules the continuation's expiry: an offer still unpaid then is
+ *   canceled at the provider and reported `failed` (`continuation_expired`).
  * - **Reconciliation reads.** `makePaymentReader`: the observation for the service's
  *   `payment_reconciliation` request, built from fresh provider reads and the newest verified event.
  *
@@ -282,7 +286,7 @@ export const makePaymentReader = (options: {
       const state = yield* Effect.either(readPaymentState(options.provider, payment.value, record.value.accountId))
       const readAt = yield* Clock.currentTimeMillis
       if (state._tag === "Left") return unknown(readAt)
-      const { paymentStatus, ...rest } = state.right
+      const { declined: _declined, paymentStatus, ...rest } = state.right
       return {
         ...rest,
         paymentStatus: paymentStatus === null ? null : paymentStatus.slice(0, 64),

@@ -91,6 +91,32 @@ export const verificationFailures: Metric.Metric.Counter<number> = Metric.counte
 )
 
 /**
+ * Customer responses the service refused in its own verification, tagged `message`
+ * (`acknowledgement`, `observation`, `handshake`) and `reason` (the verification error,
+ * snake_case: `invalid_signature`, `stale_timestamp`, `future_timestamp`, `replayed_nonce`, …).
+ * Counted where the service verifies the customer endpoint's signed answer to its execution
+ * request, reconciliation read or handshake (issue #22 item 7); no value of the response is a label.
+ *
+ * @since 0.1.0
+ */
+export const customerResponseVerificationFailures: Metric.Metric.Counter<number> = Metric.counter(
+  "accord_customer_response_verification_failures_total",
+  { description: "Customer endpoint responses refused by the service's verification, by message and reason", incremental: true }
+)
+
+/**
+ * Adds one to `customerResponseVerificationFailures` for a refused customer response; `tag` is the
+ * verification error's tag (`InvalidSignature`, …).
+ *
+ * @since 0.1.0
+ */
+export const customerResponseRefused = (
+  message: "acknowledgement" | "observation" | "handshake",
+  tag: string
+): Effect.Effect<void> =>
+  Metric.increment(Metric.tagged(Metric.tagged(customerResponseVerificationFailures, "message", message), "reason", reasonOf(tag)))
+
+/**
  * Database connections, tagged `state`: `total`, `idle`, `waiting` (clients queued for one).
  *
  * @since 0.1.0

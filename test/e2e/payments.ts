@@ -26,13 +26,16 @@ import { fixtureActionIds } from "../support/deliveries.ts"
 const webhookSecret = "whsec_e2e_payments_0123456789abcdef"
 type Mode = "one_time_purchase" | "setup_only" | "new_subscription"
 
-/** The host's price list: what each mode charges (the service's snapshot says the same). */
-const planFor = (mode: Mode): PaymentPlan =>
+/**
+ * The host's price list: what each mode charges (the service's snapshot says the same). An account
+ * whose id names `paid_sub` subscribes without a trial (the initial invoice is paid).
+ */
+const planFor = (mode: Mode, accountId = ""): PaymentPlan =>
   mode === "one_time_purchase"
     ? { mode, amountMinor: 4900, currency: "usd", customerId: "cus_e2e" }
     : mode === "setup_only"
     ? { mode, customerId: "cus_e2e" }
-    : { mode, customerId: "cus_e2e", priceId: "price_monthly", trialDays: 14 }
+    : { mode, customerId: "cus_e2e", priceId: "price_monthly", trialDays: accountId.includes("paid_sub") ? null : 14 }
 
 /** The catalog version these actions bind to: one action and one offer per mode (published in `setup`). */
 const paymentsVersionId = "0f3a5c7e-9b1d-4f2a-8c4e-6a8b0c2d4e61"
@@ -84,7 +87,7 @@ const serveKit = (storage: (typeof storageVariants)[number], serviceUrl: string,
             apiBase: fake.apiBase,
             maxNetworkRetries: 0
           },
-          plan: async (claimed) => planFor(claimed.action.operation.family.replace("payment.", "") as Mode)
+          plan: async (claimed) => planFor(claimed.action.operation.family.replace("payment.", "") as Mode, claimed.accountId)
         }
       })
       const server: NodeServer = createServer((req, res) => {
@@ -216,6 +219,24 @@ export const suite = (name: "pglite" | "postgres"): void => {
         const [read] = reconciliations(status)
         assert.strictEqual(read!.detail.verdict, "verified")
         assert.include(["trial_started", "initial_invoice_paid"], read!.detail.reason)
+      }).pipe(Effect.scoped), 90_000)
+
+    it.live("rule 3 and 2: a new subscription's paid initial invoice is verified; a full refund of its charge sends reversed and the read reverses it", () =>
+      Effect.gen(function*() {
+        const { fake, kit, service } = yield* setUp(storage)
+        const id = yield* submit(service, "new_subscription", "acct_e2e_paid_sub_6")
+        const subscription = yield* createdFor(fake, id, "subscription")
+        fake.payInitialInvoice(subscription.id as string)
+        yield* sendWebhook(kit.webhookUrl, fake.event("invoice.payment_succeeded", fake.objects.get(subscription.latest_invoice as string)!))
+        const verified = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
+        assert.deepInclude(reconciliations(verified)[0]!.detail, { verdict: "verified", reason: "initial_invoice_paid", chargedAmountMinor: 1500, refundedAmountMinor: 0 })
+        const charge = fake.refund(fake.initialPaymentIntent(subscription.id as string))
+        yield* sendWebhook(kit.webhookUrl, fake.event("charge.refunded", charge))
+        const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "reversed", `${id} to be reversed`)
+        const reads = reconciliations(status)
+        assert.deepInclude(reads[reads.length - 1]!.detail, { verdict: "reversed", reason: "full_refund", chargedAmountMinor: 1500, refundedAmountMinor: 1500 })
+        const completions = status.history.filter((h: Entry) => h.trigger === "completion")
+        assert.strictEqual(completions.length, 2)
       }).pipe(Effect.scoped), 90_000)
 
     it.live("rule 4: setup-only is verified by an attached method and records no revenue", () =>

@@ -33,6 +33,7 @@ import type { ExecutionRequest } from "../../protocol/messages/Execution.ts"
 import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../../protocol/Verification.ts"
+import * as Metrics from "../../telemetry/Metrics.ts"
 import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
 import { coversPaymentMode, intentFits, paymentGate } from "../Capability.ts"
@@ -289,6 +290,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         }).pipe(Effect.either)
         if (verified._tag === "Left") {
           if (verified.left._tag === "StorageError") return yield* verified.left
+          yield* Metrics.customerResponseRefused("acknowledgement", verified.left._tag)
           return yield* ambiguous(`response_${snakeCaseTag(verified.left._tag)}`)
         }
         const ack = verified.right.body

@@ -22,6 +22,7 @@ import type { StorageError } from "../../ports/StorageError.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import type { Transactor } from "../../ports/Transactor.ts"
 import { makeVerifier, type VerificationError } from "../../protocol/Verification.ts"
+import * as Metrics from "../../telemetry/Metrics.ts"
 import { ConnectorTransport, type TransportFailureReason } from "../../ports/ConnectorTransport.ts"
 
 /**
@@ -206,6 +207,7 @@ export const handshake = (
     }))
     if (Either.isLeft(verified)) {
       if (verified.left._tag === "StorageError") return yield* verified.left
+      yield* Metrics.customerResponseRefused("handshake", verified.left._tag)
       return Either.left(verificationProblem(verified.left))
     }
     const ack = verified.right.body

@@ -29,9 +29,11 @@ import type { PaymentContinuation } from "../../protocol/messages/Continuation.t
 import { Code } from "../../protocol/messages/Common.ts"
 import { ExecutionRequest } from "../../protocol/messages/Execution.ts"
 import { headerNames, protocolVersion, type SigningKeys } from "../../protocol/Signing.ts"
+import { parseTimestamp } from "../../protocol/Timestamp.ts"
 import { readHeader, type VerificationError } from "../../protocol/Verification.ts"
 import type { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { PaymentClaim } from "../Payments.ts"
+import { expiryOutboxItem } from "./paymentEvents.ts"
 import { StoredPayment } from "./paymentRecord.ts"
 import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
 
@@ -190,7 +192,11 @@ export const makeExecutionClaim = (options: {
           trigger: "customer.execute_received",
           detail: acknowledged.errorCode !== undefined ? { errorCode: acknowledged.errorCode } : {}
         },
-        // A Payment action with an intent completes from the provider's webhooks, not the executor.
+        // A Payment action with an intent completes from the provider's webhooks, not the executor;
+        // its continuation's expiry is scheduled with the claim (`paymentEvents.ts`).
+        ...(acknowledged.state === "accepted" && acknowledged.payment !== undefined
+          ? { outbox: expiryOutboxItem(request.actionRequestId, now, parseTimestamp(acknowledged.payment.expiresAt) ?? now) }
+          : {}),
         ...(acknowledged.state === "accepted" && acknowledged.payment === undefined
           ? {
             outbox: {

@@ -15,10 +15,21 @@
  *    the bindings (workspace, account, action, the very intent), records the verified event in the
  *    action's history, reads the payment's state now (`paymentState.ts`) and commits at most the
  *    completions that state calls for, each in one ledger write with its delivery item:
- *    - nothing reported yet and the payment succeeded (or was refunded after succeeding): a
+ *    - nothing final reported yet and the payment succeeded (or was refunded after succeeding): a
  *      `succeeded` completion; a payment canceled: `failed`;
- *    - `succeeded` reported and everything charged refunded: a `reversed` completion with its own
+ *    - nothing reported yet and the last attempt declined (`payment_intent.payment_failed`,
+ *      `invoice.payment_failed`, `setup_intent.setup_failed`, read back as a declined intent the
+ *      customer may retry): one `unknown` completion (`payment_declined`), which leaves the
+ *      service's action unresolved, not failed; the customer may retry the same intent with another
+ *      method until the continuation expires, and a later success is still reported `succeeded`;
+ *    - `succeeded` reported and everything charged refunded (a one-time purchase's charge, or the
+ *      charge of a subscription's initial invoice): a `reversed` completion with its own
  *      `completionId` (a partial refund sends nothing: it "stays inconclusive").
+ * 3. The continuation's expiry (`makeExpiryItem`, scheduled at the claim for `expiresAt`): an offer
+ *    still unpaid when it expires is ended at the provider (the intent, or the incomplete
+ *    subscription, is canceled, so a late attempt cannot charge) and reported `failed`
+ *    (`continuation_expired`); one that succeeded meanwhile is reported `succeeded`; one the
+ *    provider cannot cancel yet (processing) is looked at again later.
  *    Because the decision is made from the provider's current state and the completions already
  *    recorded, duplicate and out-of-order events change nothing: a `payment_failed` after
  *    `succeeded` finds the payment succeeded; a refund seen before the success is applied once the
@@ -41,7 +52,13 @@ import type { CompletionOutcome } from "../../protocol/messages/Completion.ts"
 import { protocolVersion } from "../../protocol/Signing.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { readHeader } from "../../protocol/Verification.ts"
-import { metadataKeys, type Metadata, type PaymentProviderError, type PaymentProviderService } from "../PaymentProvider.ts"
+import {
+  metadataKeys,
+  type Metadata,
+  type PaymentIntentView,
+  type PaymentProviderError,
+  type PaymentProviderService
+} from "../PaymentProvider.ts"
 import { type CustomerRequest, type CustomerResponse, errorResponse } from "./endpoint.ts"
 import { completeOutboxKind } from "./kitRecord.ts"
 import type { LeasedItemEnds } from "./leasedItem.ts"
@@ -73,6 +90,29 @@ export const coveredEventTypes: ReadonlySet<string> = new Set([
 export const maxWebhookBytes = 256 * 1024
 
 const EventPayload = Schema.Struct({ eventId: Schema.String, type: Schema.String, objectId: Schema.String })
+
+/**
+ * The type of the kit's own item for a continuation's expiry, in the payment event queue (never a
+ * provider event type: the intake never records it).
+ *
+ * @since 0.1.0
+ */
+export const continuationExpiredType = "accord.continuation_expired"
+
+/**
+ * The expiry item of a claimed Payment action, due when its continuation expires (written with the
+ * claim, `executionClaim.ts`).
+ *
+ * @since 0.1.0
+ */
+export const expiryOutboxItem = (actionRequestId: string, now: number, expiresAt: number) => ({
+  id: `${actionRequestId}:payment_expiry`,
+  kind: paymentEventOutboxKind,
+  dedupeKey: `expiry:${actionRequestId}`,
+  payload: { eventId: `expiry:${actionRequestId}`, type: continuationExpiredType, objectId: actionRequestId },
+  nextAttemptAt: Math.max(now, expiresAt),
+  createdAt: now
+})
 const decodeEventPayload = Schema.decodeUnknownOption(EventPayload)
 const decodeStoredPayment = Schema.decodeUnknownOption(Schema.Struct({ payment: StoredPayment }))
 const validCompletion = Schema.is(Completion)
@@ -98,7 +138,7 @@ export const lastVerifiedEvent = (history: ReadonlyArray<HistoryEntry>): string 
   return null
 }
 
-/** The outcomes of the completions already recorded for the action. */
+/** The outcomes of the completions already recorded for the action (`unknown` included). */
 const recordedOutcomes = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<string> =>
   history.flatMap((entry) => {
     const detail = entry.detail as { readonly outcome?: unknown } | null
@@ -149,39 +189,61 @@ interface Located {
   /** The object the stored payment must name: the intent, or the subscription. */
   readonly intentId: string | null
   readonly subscriptionId: string | null
+  /** The subscription's invoice the event is about (it must be the initial one). */
+  readonly invoiceId: string | null
   /** An invoice that is not the subscription's initial one. */
   readonly renewal: boolean
 }
+
+/** A subscription's invoice: the subscription it belongs to, whose metadata the kit wrote. */
+const locateInvoice = (provider: PaymentProviderService, invoiceId: string): Effect.Effect<Located | undefined, PaymentProviderError> =>
+  Effect.gen(function*() {
+    const invoice = yield* provider.retrieveInvoice(invoiceId)
+    if (invoice.subscriptionId === null) return undefined
+    const subscription = yield* provider.retrieveSubscription(invoice.subscriptionId)
+    return {
+      metadata: subscription.metadata,
+      intentId: null,
+      subscriptionId: subscription.id,
+      invoiceId: invoice.id,
+      renewal: invoice.billingReason !== "subscription_create"
+    }
+  })
+
+/**
+ * A payment intent: its own metadata when the kit created it; else the invoice it pays (a
+ * subscription invoice's intent carries no kit metadata), named by the charge or the intent on
+ * older API versions, looked up through the provider's invoice payments on newer ones.
+ */
+const locateIntent = (
+  provider: PaymentProviderService,
+  intent: PaymentIntentView,
+  invoiceHint: string | null
+): Effect.Effect<Located | undefined, PaymentProviderError> =>
+  Effect.gen(function*() {
+    const own: Located = { metadata: intent.metadata, intentId: intent.id, subscriptionId: null, invoiceId: null, renewal: false }
+    if (intent.metadata[metadataKeys.providerIdempotencyKey] !== undefined) return own
+    const invoiceId = invoiceHint ?? intent.invoiceId ?? (yield* provider.findInvoiceOfPaymentIntent(intent.id))
+    return invoiceId === null ? own : yield* locateInvoice(provider, invoiceId)
+  })
 
 const locate = (provider: PaymentProviderService, type: string, objectId: string): Effect.Effect<Located | undefined, PaymentProviderError> =>
   Effect.gen(function*() {
     const [family] = type.split(".")
     switch (family) {
-      case "payment_intent": {
-        const intent = yield* provider.retrievePaymentIntent(objectId)
-        return { metadata: intent.metadata, intentId: intent.id, subscriptionId: null, renewal: false }
-      }
+      case "payment_intent":
+        return yield* locateIntent(provider, yield* provider.retrievePaymentIntent(objectId), null)
       case "charge": {
         const charge = yield* provider.retrieveCharge(objectId)
-        if (charge.paymentIntentId === null) return undefined
-        const intent = yield* provider.retrievePaymentIntent(charge.paymentIntentId)
-        return { metadata: intent.metadata, intentId: intent.id, subscriptionId: null, renewal: false }
+        if (charge.paymentIntentId === null) return charge.invoiceId === null ? undefined : yield* locateInvoice(provider, charge.invoiceId)
+        return yield* locateIntent(provider, yield* provider.retrievePaymentIntent(charge.paymentIntentId), charge.invoiceId)
       }
       case "setup_intent": {
         const setup = yield* provider.retrieveSetupIntent(objectId)
-        return { metadata: setup.metadata, intentId: setup.id, subscriptionId: null, renewal: false }
+        return { metadata: setup.metadata, intentId: setup.id, subscriptionId: null, invoiceId: null, renewal: false }
       }
-      case "invoice": {
-        const invoice = yield* provider.retrieveInvoice(objectId)
-        if (invoice.subscriptionId === null) return undefined
-        const subscription = yield* provider.retrieveSubscription(invoice.subscriptionId)
-        return {
-          metadata: subscription.metadata,
-          intentId: null,
-          subscriptionId: subscription.id,
-          renewal: invoice.billingReason !== "subscription_create"
-        }
-      }
+      case "invoice":
+        return yield* locateInvoice(provider, objectId)
       default:
         return undefined
     }
@@ -205,12 +267,15 @@ export const makePaymentEventItem = (options: {
   const ignore = (item: OutboxItem, reason: string) =>
     Effect.zipRight(Effect.logInfo(`customer kit: provider event ignored (${reason})`), done(item))
 
-  /** Commits one completion and its delivery item; `false` when the record changed meanwhile. */
+  /** The outbox item of each completion: one first (`succeeded`/`failed`), one reversal, one decline notice. */
+  const slotOf = (outcome: CompletionOutcome) => outcome === "reversed" ? "reversed" : outcome === "unknown" ? "declined" : "complete"
+
+  /** Commits one completion and its delivery item; `None` when the record changed meanwhile. */
   const recordCompletion = (record: ActionRecord, payment: StoredPayment, outcome: CompletionOutcome, reasonCode: string) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const completionId = "cmp_" + toHex(yield* crypto.randomBytes(16))
-      const entitlement = outcome === "failed" ? "" : payment.mode
+      const entitlement = outcome === "succeeded" || outcome === "reversed" ? payment.mode : ""
       const body = {
         type: "service.customer_action.completion" as const,
         protocolVersion,
@@ -224,7 +289,7 @@ export const makePaymentEventItem = (options: {
         evidence: { entitlement, reasonCode, source: "provider_event", accountId: record.accountId }
       }
       if (!validCompletion(body)) return yield* Effect.dieMessage("customer kit: invalid payment completion")
-      const first = outcome !== "reversed"
+      const slot = slotOf(outcome)
       const written = yield* ledger.transition({
         actionRequestId: record.actionRequestId,
         expectedVersion: record.version,
@@ -232,15 +297,68 @@ export const makePaymentEventItem = (options: {
         at: now,
         history: { at: now, trigger: "customer.completion_recorded_from_provider", detail: { completionId, outcome } },
         outbox: {
-          id: first ? `${record.actionRequestId}:complete` : `${record.actionRequestId}:reversed`,
+          id: `${record.actionRequestId}:${slot}`,
           kind: completeOutboxKind,
-          dedupeKey: first ? record.actionRequestId : `${record.actionRequestId}:reversed`,
+          dedupeKey: slot === "complete" ? record.actionRequestId : `${record.actionRequestId}:${slot}`,
           payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body), revision: record.revision },
           nextAttemptAt: now,
           createdAt: now
         }
       })
       return written._tag === "Applied" ? Option.some(written.record) : Option.none()
+    })
+
+  /**
+   * Commits what the provider's state calls for, given the completions already recorded: at most
+   * one first outcome, one decline notice before it, one reversal after a success. `expired`: the
+   * continuation has expired, and a payment still unpaid is ended (`failed`).
+   */
+  const settle = (item: OutboxItem, initial: ActionRecord, stored: StoredPayment, history: ReadonlyArray<HistoryEntry>, expired: boolean) =>
+    Effect.gen(function*() {
+      let record = initial
+      let state = yield* readPaymentState(provider, stored, record.accountId)
+      const outcomes = recordedOutcomes(history)
+      const reported = outcomes.includes("succeeded") || outcomes.includes("failed")
+      if (expired && !reported && state.outcome === "pending") {
+        // The offer is over: end it at the provider so a late attempt cannot charge, then read again.
+        const ended = yield* Effect.either(
+          stored.subscriptionId !== null
+            ? Effect.asVoid(provider.cancelSubscription(stored.subscriptionId))
+            : stored.intent === "setup"
+            ? Effect.asVoid(provider.cancelSetupIntent(stored.intentId))
+            : Effect.asVoid(provider.cancelPaymentIntent(stored.intentId))
+        )
+        if (ended._tag === "Left" && ended.left.reason === "unavailable") return yield* reschedule(item, "provider_unavailable")
+        state = yield* readPaymentState(provider, stored, record.accountId)
+        // Not cancelable and not settled (processing): looked at again later.
+        if (state.outcome === "pending") return yield* reschedule(item, "payment_processing")
+      }
+      let persisted = false
+      let succeeded = outcomes.includes("succeeded")
+      if (!reported) {
+        const first: readonly [CompletionOutcome, string] | undefined =
+          state.outcome === "succeeded" || state.outcome === "reversed" || state.outcome === "partially_reversed"
+            ? ["succeeded", "provider_confirmed"]
+            : state.outcome === "failed"
+            ? ["failed", expired ? "continuation_expired" : "payment_canceled"]
+            : state.declined && !outcomes.includes("unknown")
+            ? ["unknown", "payment_declined"]
+            : undefined
+        if (first !== undefined) {
+          const written = yield* recordCompletion(record, stored, first[0], first[1])
+          if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
+          record = written.value
+          persisted = true
+          succeeded = first[0] === "succeeded"
+        }
+      }
+      if (succeeded && state.outcome === "reversed" && !outcomes.includes("reversed")) {
+        const written = yield* recordCompletion(record, stored, "reversed", "full_refund")
+        if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
+        persisted = true
+      }
+      yield* done(item)
+      if (persisted) yield* onPersisted
     })
 
   const apply = (item: OutboxItem, eventId: string, type: string, objectId: string) =>
@@ -265,7 +383,9 @@ export const makePaymentEventItem = (options: {
         return yield* ignore(item, "binding_mismatch")
       }
       // "Later renewals create no further Funnel conversion."
-      if (located.renewal) return yield* ignore(item, "renewal_invoice")
+      if (located.renewal || (located.invoiceId !== null && stored.initialInvoiceId !== null && located.invoiceId !== stored.initialInvoiceId)) {
+        return yield* ignore(item, "renewal_invoice")
+      }
       const history = yield* ledger.history(record.actionRequestId)
       if (lastVerifiedEvent(history) !== eventId) {
         const now = yield* Clock.currentTimeMillis
@@ -279,30 +399,17 @@ export const makePaymentEventItem = (options: {
         if (noted._tag !== "Applied") return yield* reschedule(item, "stale_record")
         record = noted.record
       }
-      const state = yield* readPaymentState(provider, stored, record.accountId)
-      const outcomes = recordedOutcomes(history)
-      let persisted = false
-      if (outcomes.length === 0) {
-        const outcome: CompletionOutcome | undefined = state.outcome === "succeeded" || state.outcome === "reversed" ||
-            state.outcome === "partially_reversed"
-          ? "succeeded"
-          : state.outcome === "failed"
-          ? "failed"
-          : undefined
-        if (outcome === undefined) return yield* done(item)
-        const written = yield* recordCompletion(record, stored, outcome, outcome === "failed" ? "payment_canceled" : "provider_confirmed")
-        if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
-        record = written.value
-        persisted = true
-      }
-      const succeeded = outcomes.includes("succeeded") || persisted && state.outcome !== "failed"
-      if (succeeded && state.outcome === "reversed" && !outcomes.includes("reversed")) {
-        const written = yield* recordCompletion(record, stored, "reversed", "full_refund")
-        if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
-        persisted = true
-      }
-      yield* done(item)
-      if (persisted) yield* onPersisted
+      yield* settle(item, record, stored, history, false)
+    })
+
+  /** The continuation expired: the action the item names, settled with `expired`. */
+  const expire = (item: OutboxItem, actionRequestId: string) =>
+    Effect.gen(function*() {
+      const found = yield* ledger.get(actionRequestId)
+      if (Option.isNone(found)) return yield* ignore(item, "unknown_action")
+      const payment = storedPaymentOf(found.value)
+      if (Option.isNone(payment)) return yield* ignore(item, "no_stored_payment")
+      yield* settle(item, found.value, payment.value, yield* ledger.history(actionRequestId), true)
     })
 
   return (item: OutboxItem): Effect.Effect<void, StorageError> =>
@@ -312,7 +419,7 @@ export const makePaymentEventItem = (options: {
       const { eventId, objectId, type } = payload.value
       // Only an outage may pass: an object the provider does not know, or a call it refuses, is ignored.
       yield* Effect.catchTag(
-        apply(item, eventId, type, objectId),
+        type === continuationExpiredType ? expire(item, objectId) : apply(item, eventId, type, objectId),
         "PaymentProviderError",
         (error) => error.reason === "unavailable" ? reschedule(item, "provider_unavailable") : ignore(item, `provider_${error.reason}`)
       )

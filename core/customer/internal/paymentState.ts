@@ -7,8 +7,12 @@
  * Outcomes: a payment `succeeded` with nothing refunded is `succeeded`; everything charged
  * refunded is `reversed`; part of it `partially_reversed` ("a partial refund stays inconclusive");
  * `canceled` is `failed`; anything else (a declined attempt the customer may retry, processing,
- * awaiting action) is `pending`. A subscription is `succeeded` when active or trialing, `failed`
- * when it can never become active, else `pending`; a setup is `succeeded` once a method is attached.
+ * awaiting action) is `pending`, with `declined` set when the last attempt was declined. A
+ * subscription is `succeeded` when active, or trialing with the method its trial's setup intent
+ * collects saved (a trial without one is `pending`), `failed` when it can never become active,
+ * else `pending`; once its initial invoice's charge is refunded, in full `reversed`, in part
+ * `partially_reversed` (the charge is found through the invoice's payment, in either of the
+ * provider's shapes, `PaymentProvider.InvoiceView`). A setup is `succeeded` once a method is attached.
  *
  * @since 0.1.0
  */
@@ -33,6 +37,8 @@ export interface PaymentState {
   readonly chargedAmountMinor: number
   readonly refundedAmountMinor: number
   readonly outcome: ObservationOutcome
+  /** A `pending` payment whose last attempt was declined: the customer may retry it until the offer expires. */
+  readonly declined: boolean
 }
 
 const isSubscriptionState = Schema.is(SubscriptionState)
@@ -58,7 +64,24 @@ export const readPaymentState = (
       const invoiceId = payment.initialInvoiceId ?? subscription.latestInvoiceId
       const invoice = invoiceId === null ? null : yield* provider.retrieveInvoice(invoiceId)
       const state = isSubscriptionState(subscription.status) ? subscription.status : null
-      const outcome: ObservationOutcome = state === "active" || state === "trialing"
+      // The initial invoice's payment: its intent (named by the invoice, else the one the kit
+      // offered) and the charge that paid it, where refunds show.
+      const intentId = invoice?.paymentIntentId ?? (payment.intent === "payment" ? payment.intentId : null)
+      const intent = intentId === null ? null : yield* provider.retrievePaymentIntent(intentId)
+      const chargeId = invoice?.chargeId ?? intent?.latestChargeId ?? null
+      const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
+      const paid = invoice?.status === "paid"
+      const charged = paid ? charge?.amountMinor ?? invoice.amountPaidMinor : 0
+      const refunded = paid ? charge?.amountRefundedMinor ?? 0 : 0
+      // A trial's continuation is its setup intent: the trial counts once a method is saved.
+      const setup = payment.intent === "setup" ? yield* provider.retrieveSetupIntent(payment.intentId) : null
+      const methodAttached = subscription.defaultPaymentMethodId !== null ||
+        (setup !== null && setup.status === "succeeded" && setup.paymentMethodId !== null)
+      const outcome: ObservationOutcome = charged > 0 && refunded > 0
+        ? refundOutcome(charged, refunded)
+        : state === "trialing" && setup !== null && !methodAttached
+        ? "pending"
+        : state === "active" || state === "trialing"
         ? "succeeded"
         : state === "canceled" || state === "incomplete_expired"
         ? "failed"
@@ -71,10 +94,12 @@ export const readPaymentState = (
         paymentStatus: invoice?.status ?? null,
         subscriptionState: state,
         invoicePaid: invoice === null ? null : invoice.status === "paid",
-        methodAttached: subscription.defaultPaymentMethodId !== null,
-        chargedAmountMinor: invoice?.amountPaidMinor ?? 0,
-        refundedAmountMinor: 0,
-        outcome
+        methodAttached,
+        chargedAmountMinor: charged,
+        refundedAmountMinor: refunded,
+        outcome,
+        declined: outcome === "pending" &&
+          (intent !== null && intent.lastPaymentErrorCode !== null || setup !== null && setup.lastSetupErrorCode !== null)
       }
     }
     if (payment.intent === "setup") {
@@ -90,7 +115,8 @@ export const readPaymentState = (
         methodAttached: setup.status === "succeeded" && setup.paymentMethodId !== null,
         chargedAmountMinor: 0,
         refundedAmountMinor: 0,
-        outcome: setup.status === "succeeded" ? "succeeded" : setup.status === "canceled" ? "failed" : "pending"
+        outcome: setup.status === "succeeded" ? "succeeded" : setup.status === "canceled" ? "failed" : "pending",
+        declined: setup.status === "requires_payment_method" && setup.lastSetupErrorCode !== null
       }
     }
     const intent = yield* provider.retrievePaymentIntent(payment.intentId)
@@ -114,6 +140,7 @@ export const readPaymentState = (
         ? refundOutcome(charged, refunded)
         : intent.status === "canceled"
         ? "failed"
-        : "pending"
+        : "pending",
+      declined: intent.status === "requires_payment_method" && intent.lastPaymentErrorCode !== null
     }
   })

@@ -41,9 +41,13 @@ afterEach(async () => {
 
 const oneTime: PaymentPlan = { mode: "one_time_purchase", amountMinor: 4900, currency: "usd", customerId: "cus_42" }
 
-const harness = (plan: (family: string) => PaymentPlan | undefined = () => oneTime, continuationMillis?: number) =>
+const harness = (
+  plan: (family: string) => PaymentPlan | undefined = () => oneTime,
+  continuationMillis?: number,
+  stripeOptions: { readonly invoiceShape?: "payments" | "legacy"; readonly apiVersion?: string } = {}
+) =>
   Effect.promise(async (): Promise<Harness> => {
-    const fake = await startFakeStripe({ webhookSecret })
+    const fake = await startFakeStripe({ webhookSecret, ...(stripeOptions.invoiceShape !== undefined ? { invoiceShape: stripeOptions.invoiceShape } : {}) })
     const service = await startService()
     const kit = await makeCustomerKit({
       workspaceId,
@@ -64,7 +68,8 @@ const harness = (plan: (family: string) => PaymentPlan | undefined = () => oneTi
           publishableKey: "pk_test_fake_publishable",
           webhookSecret: Redacted.make(webhookSecret),
           apiBase: fake.apiBase,
-          maxNetworkRetries: 0
+          maxNetworkRetries: 0,
+          ...(stripeOptions.apiVersion !== undefined ? { apiVersion: stripeOptions.apiVersion } : {})
         },
         plan: async (request) => plan(request.action.operation.family),
         ...(continuationMillis !== undefined ? { continuationMillis } : {})
@@ -346,18 +351,76 @@ describe("kit payments: completions from the provider", () => {
       assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
     }))
 
-  it.live("a declined attempt sends nothing (the customer may retry); a canceled intent sends failed", () =>
+  it.live("a declined attempt sends one unknown completion (payment_declined, the customer may retry); a canceled intent then sends failed", () =>
     Effect.gen(function*() {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.fake.decline(intentId)
       yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
+      const [declined] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(declined!.outcome, "unknown")
+      assert.deepInclude(declined!.evidence, { reasonCode: "payment_declined", entitlement: "", source: "provider_event" })
+      // A second decline (another card) sends nothing more.
+      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
       yield* settle
-      assert.strictEqual(h.service.received.length, 0)
+      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
       h.fake.cancel(intentId)
       yield* webhook(h, h.fake.event("payment_intent.canceled", { id: intentId, object: "payment_intent" }))
-      const [completion] = yield* waitForCompletions(h, 1)
-      assert.strictEqual(completion!.outcome, "failed")
+      const all = yield* waitForCompletions(h, 2)
+      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "failed"])
+      assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
+    }))
+
+  it.live("a decline, then a retry with another card on the same intent succeeding: unknown, then succeeded", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const { intentId } = yield* accepted(h)
+      h.fake.decline(intentId)
+      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
+      yield* waitForCompletions(h, 1)
+      h.fake.succeed(intentId)
+      yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
+      const all = yield* waitForCompletions(h, 2)
+      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "succeeded"])
+      assert.strictEqual(all[1]!.evidence.reasonCode, "provider_confirmed")
+    }))
+
+  it.live("a payment_failed event while the provider reads no decline (the body is not evidence) sends nothing", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const { intentId } = yield* accepted(h)
+      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent", last_payment_error: { code: "card_declined" } }))
+      yield* settle
+      assert.strictEqual(h.service.received.length, 0)
+    }))
+
+  it.live("setup_intent.setup_failed: one unknown completion; the retried setup succeeds", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(() => ({ mode: "setup_only", customerId: "cus_7" }))
+      const answer = yield* deliver(h, yield* paymentBody("payment.setup_only"))
+      const setupId = (answer.json.continuation.clientSecret as string).split("_secret_")[0]!
+      h.fake.declineSetup(setupId)
+      yield* webhook(h, h.fake.event("setup_intent.setup_failed", { id: setupId, object: "setup_intent" }))
+      yield* waitForCompletions(h, 1)
+      h.fake.confirmSetup(setupId)
+      yield* webhook(h, h.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
+      const all = yield* waitForCompletions(h, 2)
+      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "succeeded"])
+    }))
+
+  it.live("invoice.payment_failed on the initial invoice: one unknown completion; paying it later: succeeded", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(() => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }))
+      yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+      const invoice = h.fake.declineInitialInvoice(subscription.id as string)
+      yield* webhook(h, h.fake.event("invoice.payment_failed", invoice))
+      const [declined] = yield* waitForCompletions(h, 1)
+      assert.deepInclude(declined as unknown as Record<string, unknown>, { outcome: "unknown", providerReference: subscription.id })
+      h.fake.payInitialInvoice(subscription.id as string)
+      yield* webhook(h, h.fake.event("invoice.payment_succeeded", h.fake.objects.get(invoice.id as string)!))
+      const all = yield* waitForCompletions(h, 2)
+      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "succeeded"])
     }))
 
   it.live("a full refund after succeeded sends a new reversed completion with a new completionId; a partial refund sends nothing", () =>
@@ -468,7 +531,7 @@ describe("kit payments: completions from the provider", () => {
 })
 
 /** A signed reconciliation read of a one-time purchase, as the service sends it; the verified observation. */
-const reconcile = (h: Harness, body: Body, intentId: string) =>
+const reconcile = (h: Harness, body: Body, intentId: string, mode = "one_time_purchase") =>
   Effect.gen(function*() {
     const nonce = yield* freshNonce
     const request = {
@@ -479,7 +542,7 @@ const reconcile = (h: Harness, body: Body, intentId: string) =>
       actionRequestId: body.actionRequestId,
       actionVersionId: "7b9d1f3a-5c7e-4a9b-8d1f-3a5c7e9b1d3f",
       offerVersionId: "8c0e2a4b-6d8f-4b0c-9e2a-4b6d8f0c2e4a",
-      mode: "one_time_purchase",
+      mode,
       providerIdempotencyKey: body.providerIdempotencyKey,
       providerReferenceHash: "a".repeat(64),
       requestNonce: nonce,
@@ -554,5 +617,170 @@ describe("kit payments: more", () => {
       const reads = h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_nowhere").length
       assert.strictEqual(reads, 1, "read once, then dropped")
       assert.strictEqual(h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_live").length, 0)
+    }))
+})
+
+/** An accepted new subscription with its initial invoice paid and reported succeeded. */
+const paidSubscription = (h: Harness) =>
+  Effect.gen(function*() {
+    const body = yield* paymentBody("payment.new_subscription")
+    yield* deliver(h, body)
+    const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+    const subscriptionId = subscription.id as string
+    h.fake.payInitialInvoice(subscriptionId)
+    const initial = h.fake.objects.get(subscription.latest_invoice as string)!
+    yield* webhook(h, h.fake.event("invoice.payment_succeeded", initial))
+    yield* waitForCompletions(h, 1)
+    return { body, subscriptionId, intentId: h.fake.initialPaymentIntent(subscriptionId) }
+  })
+
+const subscriptionPlan = () => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }) as const
+
+describe("kit payments: refunds of a subscription's initial invoice", () => {
+  for (
+    const [shape, options] of [
+      ["the newest invoice shape (invoice.payments, the invoice found through invoice payments)", {}],
+      ["the older invoice shape (invoice.payment_intent, invoice.charge), at an older API version", { invoiceShape: "legacy", apiVersion: "2024-06-20" }]
+    ] as const
+  ) {
+    it.live(`${shape}: a partial refund sends nothing and reads partially_reversed; a full refund sends reversed with a new completionId`, () =>
+      Effect.gen(function*() {
+        const h = yield* harness(subscriptionPlan, undefined, options)
+        const { body, intentId, subscriptionId } = yield* paidSubscription(h)
+        const paid = yield* reconcile(h, body, subscriptionId, "new_subscription")
+        assert.deepInclude(paid, { outcome: "succeeded", intent: "subscription", chargedAmountMinor: 1500, refundedAmountMinor: 0, invoicePaid: true })
+        const charge = h.fake.refund(intentId, 500)
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 1, "a partial refund reverses nothing")
+        assert.deepInclude(yield* reconcile(h, body, subscriptionId, "new_subscription"), {
+          outcome: "partially_reversed",
+          chargedAmountMinor: 1500,
+          refundedAmountMinor: 500
+        })
+        h.fake.refund(intentId)
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        const all = yield* waitForCompletions(h, 2)
+        assert.deepStrictEqual(all.map((c) => c.outcome), ["succeeded", "reversed"])
+        assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
+        assert.strictEqual(all[1]!.providerReference, subscriptionId)
+        assert.deepInclude(all[1]!.evidence, { reasonCode: "full_refund", entitlement: "new_subscription" })
+        assert.deepInclude(yield* reconcile(h, body, subscriptionId, "new_subscription"), {
+          outcome: "reversed",
+          chargedAmountMinor: 1500,
+          refundedAmountMinor: 1500
+        })
+        const newest = h.fake.requests.some((r) => r.path === "/v1/invoice_payments")
+        assert.strictEqual(newest, options.apiVersion === undefined, "invoice payments are looked up on the newest shape only")
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 2, "one reversal only")
+      }))
+  }
+
+  it.live("a refund of a renewal invoice's charge reverses nothing", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(subscriptionPlan, undefined, { invoiceShape: "legacy", apiVersion: "2024-06-20" })
+      const { subscriptionId } = yield* paidSubscription(h)
+      const renewal = h.fake.renew(subscriptionId)
+      // A renewal's charge, on the renewal invoice (older shape: the charge names its invoice).
+      const chargeId = "ch_renewal_fake"
+      h.fake.objects.set(chargeId, {
+        id: chargeId,
+        object: "charge",
+        payment_intent: null,
+        invoice: renewal.id,
+        status: "succeeded",
+        amount: 2500,
+        amount_captured: 2500,
+        amount_refunded: 2500,
+        refunded: true,
+        currency: "usd",
+        livemode: false
+      })
+      yield* webhook(h, h.fake.event("charge.refunded", h.fake.objects.get(chargeId)!))
+      yield* settle
+      assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
+    }))
+})
+
+describe("kit payments: the continuation's expiry", () => {
+  it.live("an offer still unpaid when its continuation expires is canceled at the provider and reported failed (continuation_expired)", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(() => oneTime, 300)
+      const { intentId } = yield* accepted(h)
+      // Declined at the provider (its webhook not delivered): still retryable until the expiry.
+      h.fake.decline(intentId)
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(completion!.outcome, "failed")
+      assert.deepInclude(completion!.evidence, { reasonCode: "continuation_expired", entitlement: "" })
+      yield* settle
+      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+      assert.strictEqual(h.fake.objects.get(intentId)!.status, "canceled")
+      assert.isTrue(h.fake.requests.some((r) => r.method === "POST" && r.path === `/v1/payment_intents/${intentId}/cancel`))
+    }))
+
+  it.live("a payment that succeeded before the expiry is not canceled and not reported failed", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(() => oneTime, 300)
+      const { intentId } = yield* accepted(h)
+      h.fake.succeed(intentId)
+      yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
+      yield* waitForCompletions(h, 1)
+      yield* Effect.promise(() => until(() => h.fake.requests.filter((r) => r.path === `/v1/payment_intents/${intentId}`).length >= 2, "the expiry's read"))
+      yield* settle
+      assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
+      assert.isFalse(h.fake.requests.some((r) => r.path.endsWith("/cancel")))
+    }))
+
+  it.live("a trial whose setup never saved a method reads pending, and at expiry is canceled and reported failed; a saved one succeeds", () =>
+    Effect.gen(function*() {
+      const trial = () => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly", trialDays: 14 }) as const
+      // Unsaved, with the default lifetime: read now, it is pending.
+      const open = yield* harness(trial)
+      const openBody = yield* paymentBody("payment.new_subscription")
+      assert.strictEqual((yield* deliver(open, openBody)).json.continuation.intent, "setup")
+      const openSubscription = [...open.fake.objects.values()].find((o) => o.object === "subscription")!
+      assert.strictEqual(openSubscription.status, "trialing")
+      assert.deepInclude(yield* reconcile(open, openBody, openSubscription.id as string, "new_subscription"), {
+        outcome: "pending",
+        subscriptionState: "trialing",
+        methodAttached: false
+      })
+      // Unsaved, expiring at once: ended and failed.
+      const h = yield* harness(trial, 300)
+      yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "failed", providerReference: subscription.id })
+      assert.strictEqual(completion!.evidence.reasonCode, "continuation_expired")
+      assert.strictEqual(subscription.status, "canceled")
+
+      const saved = yield* harness(trial)
+      const savedBody = yield* paymentBody("payment.new_subscription")
+      const savedAnswer = yield* deliver(saved, savedBody)
+      const setupId = (savedAnswer.json.continuation.clientSecret as string).split("_secret_")[0]!
+      saved.fake.confirmSetup(setupId)
+      yield* webhook(saved, saved.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
+      const [trialStarted] = yield* waitForCompletions(saved, 1)
+      assert.strictEqual(trialStarted!.outcome, "succeeded")
+      const savedSubscription = [...saved.fake.objects.values()].find((o) => o.object === "subscription")!
+      assert.deepInclude(yield* reconcile(saved, savedBody, savedSubscription.id as string, "new_subscription"), {
+        outcome: "succeeded",
+        subscriptionState: "trialing",
+        methodAttached: true,
+        chargedAmountMinor: 0
+      })
+    }))
+
+  it.live("a subscription whose initial invoice is still unpaid at expiry is canceled and reported failed", () =>
+    Effect.gen(function*() {
+      const h = yield* harness(subscriptionPlan, 300)
+      yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "failed", providerReference: subscription.id })
+      assert.strictEqual(subscription.status, "canceled")
+      assert.isTrue(h.fake.requests.some((r) => r.method === "DELETE" && r.path === `/v1/subscriptions/${subscription.id as string}`))
     }))
 })

@@ -122,10 +122,10 @@ describe("doctor: installation checks before offering payment capabilities", () 
     assert.include(formatReport(report), "✗ 6. Payment test cases run on provider test data only — refused")
   }, 30_000)
 
-  it("another connected account fails check 1", async () => {
+  it("another connected account, one the key may not act for, fails check 1", async () => {
     const report = await doctor({ ...paymentOptionsFromEnv(appEnv())!, connectedAccountId: "acct_someone_else", runPaymentTests: false })
     const check = report.checks.find((c) => c.id === "provider_account")!
-    assert.deepStrictEqual([check.status, check.reason], ["failed", "ACCORD_CONNECTED_ACCOUNT_ID names another account"])
+    assert.deepStrictEqual([check.status, check.reason], ["failed", "ACCORD_CONNECTED_ACCOUNT_ID names another account, one STRIPE_SECRET_KEY may not act for"])
     assert.isFalse(report.ok)
   }, 30_000)
 
@@ -169,4 +169,96 @@ describe("doctor: installation checks before offering payment capabilities", () 
   it("paymentOptionsFromEnv: nothing unless all three Stripe values are set", () => {
     assert.isUndefined(paymentOptionsFromEnv({ STRIPE_SECRET_KEY: "sk_test_x", STRIPE_PUBLISHABLE_KEY: "pk_test_x" }))
   })
+})
+
+describe("doctor: a connected account (Stripe Connect, a platform key acting with Stripe-Account)", () => {
+  const connectedId = "acct_1Connected0003"
+  let cfake: FakeStripe
+  let ckit: CustomerKit
+  let cserver: Server
+  let cservice: Awaited<ReturnType<typeof startService>>
+  let cbase: string
+
+  beforeAll(async () => {
+    cfake = await startFakeStripe({ webhookSecret, connectedAccounts: [connectedId, "acct_1Connected0004"] })
+    cservice = await startService()
+    ckit = await makeCustomerKit({
+      workspaceId,
+      secrets,
+      serviceUrl: cservice.url,
+      allowInsecureServiceUrl: true,
+      storage: MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)),
+      worker: { pollMillis: 20, backoff: { baseMillis: 50, capMillis: 200 } },
+      // The proof names the connected account, not the platform's.
+      payment: { modes: ["one_time_purchase"], providerAccountId: connectedId, livemode: false },
+      executor: { execute: async () => { throw new Error("unused") }, lookup: async () => undefined },
+      payments: {
+        stripe: {
+          secretKey: Redacted.make(cfake.secretKey),
+          publishableKey: "pk_test_doctor",
+          webhookSecret: Redacted.make(webhookSecret),
+          apiBase: cfake.apiBase,
+          maxNetworkRetries: 0,
+          connectedAccountId: connectedId
+        },
+        plan: async () => ({ mode: "one_time_purchase", amountMinor: 4900, currency: "usd" })
+      }
+    })
+    cserver = createServer((req, res) => (req.url === "/stripe/webhook" ? ckit.webhook!.nodeHandler(req, res) : ckit.nodeHandler(req, res)))
+    await new Promise<void>((resolve) => cserver.listen(0, "127.0.0.1", resolve))
+    cbase = `http://127.0.0.1:${(cserver.address() as AddressInfo).port}`
+    cfake.webhookTarget = `${cbase}/stripe/webhook`
+  })
+  afterAll(async () => {
+    cserver.closeAllConnections()
+    await new Promise<void>((resolve) => cserver.close(() => resolve()))
+    await ckit.dispose()
+    await cservice.down()
+    await cfake.close()
+  })
+
+  const connectedEnv = () => ({
+    STRIPE_SECRET_KEY: cfake.secretKey,
+    STRIPE_PUBLISHABLE_KEY: "pk_test_doctor",
+    STRIPE_WEBHOOK_SECRET: webhookSecret,
+    STRIPE_API_BASE: cfake.apiBase,
+    ACCORD_WORKSPACE_ID: workspaceId,
+    ACCORD_CONNECTED_ACCOUNT_ID: connectedId,
+    ACCORD_DOCTOR_PRICE_IDS: "price_test_addon",
+    ACCORD_DOCTOR_WEBHOOK_URL: `${cbase}/stripe/webhook`,
+    ACCORD_DOCTOR_PAYMENT_TESTS: "1"
+  })
+  const connectedDoctor = (payments: DoctorPaymentOptions) =>
+    runDoctor({
+      endpoint: `${cbase}/connector`,
+      workspaceId,
+      actionSigningSecret: Redacted.value(secrets.actionSigning),
+      completionSecret: Redacted.value(secrets.completion),
+      payments: { settleMillis: 5_000, ...payments }
+    })
+
+  it("check 1 passes for the connected account the proof names; the payment test cases run on it, every call with Stripe-Account", async () => {
+    const report = await connectedDoctor(paymentOptionsFromEnv(connectedEnv())!)
+    const check = report.checks.find((c) => c.id === "provider_account")!
+    assert.deepStrictEqual([check.status, check.reason], ["passed", "ok (a connected account; the platform's key acts for it)"])
+    assert.deepStrictEqual(statuses(report, "payment_tests"), {
+      payment_test_retries: "passed",
+      payment_test_success: "passed",
+      payment_test_account_isolation: "passed",
+      payment_test_refund: "passed",
+      payment_test_decline: "passed"
+    }, JSON.stringify(report.checks.filter((c) => c.status !== "passed")))
+    assert.isTrue(report.ok, JSON.stringify(report.checks.filter((c) => c.status === "failed")))
+    const providerCalls = cfake.requests.filter((r) => r.path !== "/v1/account" || r.stripeAccount !== undefined)
+    assert.isTrue(providerCalls.some((r) => r.path.endsWith("/confirm")))
+    assert.isTrue(providerCalls.every((r) => r.stripeAccount === connectedId), JSON.stringify(providerCalls.filter((r) => r.stripeAccount !== connectedId).map((r) => r.path)))
+    const intents = [...cfake.objects.values()].filter((o) => o.object === "payment_intent")
+    assert.isTrue(intents.length > 0 && intents.every((o) => o.account_for_fake === connectedId))
+  }, 60_000)
+
+  it("another connected account the key may act for, but not the one the proof names, fails check 1", async () => {
+    const report = await connectedDoctor({ ...paymentOptionsFromEnv(connectedEnv())!, connectedAccountId: "acct_1Connected0004", runPaymentTests: false })
+    const check = report.checks.find((c) => c.id === "provider_account")!
+    assert.deepStrictEqual([check.status, check.reason], ["failed", "the handshake's capability proof names another account"])
+  }, 30_000)
 })

@@ -5,6 +5,14 @@
  * the first response), refuses a wrong secret key (401), and lets a test move objects along
  * (`succeed`, `decline`, `cancel`, `refund`, …) and build correctly signed webhook deliveries with
  * `stripe.webhooks.generateTestHeaderString`.
+ *
+ * Invoices come in either of Stripe's shapes (`invoiceShape`): `payments` (API versions from
+ * 2025-03-31: the paying intent only in the includable `payments` list, `expand[]=payments`, and the
+ * invoice of an intent found through `GET /v1/invoice_payments`), or `legacy` (older versions:
+ * `invoice.payment_intent`, `invoice.charge`, and `invoice` on the intent and charge).
+ *
+ * Objects created with a `Stripe-Account` header belong to that connected account: they are found
+ * only with the same header (404 otherwise), as on Stripe.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -48,6 +56,12 @@ export interface FakeStripe {
   readonly succeed: (paymentIntentId: string) => Obj
   /** A declined attempt: the intent back to `requires_payment_method`. */
   readonly decline: (paymentIntentId: string) => Obj
+  /** A declined setup attempt: the setup intent back to `requires_payment_method`. */
+  readonly declineSetup: (setupIntentId: string) => Obj
+  /** The subscription's initial invoice's payment declined; returns the invoice. */
+  readonly declineInitialInvoice: (subscriptionId: string) => Obj
+  /** The payment intent that pays the subscription's initial invoice. */
+  readonly initialPaymentIntent: (subscriptionId: string) => string
   readonly cancel: (id: string) => Obj
   /** Refunds `amountMinor` (default: everything left) of the intent's charge; returns the charge. */
   readonly refund: (paymentIntentId: string, amountMinor?: number) => Obj
@@ -78,7 +92,12 @@ export const startFakeStripe = async (options: {
   readonly secretKey?: string
   readonly webhookSecret: string
   readonly accountId?: string
+  /** The invoice shape served (default `payments`, the newest). */
+  readonly invoiceShape?: "payments" | "legacy"
+  /** Connected accounts the platform key reaches (`GET /v1/accounts/{id}`). */
+  readonly connectedAccounts?: ReadonlyArray<string>
 }): Promise<FakeStripe> => {
+  const legacy = options.invoiceShape === "legacy"
   const secretKey = options.secretKey ?? "sk_test_fake_0123456789"
   const accountId = options.accountId ?? "acct_1FakeAccount0001"
   const objects = new Map<string, Obj>()
@@ -168,6 +187,11 @@ export const startFakeStripe = async (options: {
       objects.set(pi.id as string, pi)
       first.confirmation_secret = { client_secret: pi.client_secret, type: "payment_intent" }
       first.payment_intent_for_fake = pi.id
+      if (legacy) {
+        first.payment_intent = pi.id
+        first.charge = null
+        pi.invoice = first.id
+      }
     }
     return {
       ...sub,
@@ -192,14 +216,54 @@ export const startFakeStripe = async (options: {
     if (fake.outage) return error(res, 503, "api_error", "service_unavailable")
     if (req.headers.authorization !== `Bearer ${secretKey}`) return error(res, 401, "invalid_request_error", "invalid_api_key")
     if (req.method === "GET" && url.pathname === "/v1/account") {
-      return send(res, 200, { id: accountId, object: "account", charges_enabled: true })
+      // Acting for a connected account the platform does not reach: refused, as on Stripe.
+      if (stripeAccount !== undefined && !(options.connectedAccounts ?? []).includes(stripeAccount)) {
+        return error(res, 403, "invalid_request_error", "account_invalid")
+      }
+      return send(res, 200, { id: stripeAccount ?? accountId, object: "account", charges_enabled: true })
+    }
+    const connectedAccount = /^\/v1\/accounts\/([^/]+)$/.exec(url.pathname)
+    if (req.method === "GET" && connectedAccount !== null) {
+      return (options.connectedAccounts ?? []).includes(connectedAccount[1]!)
+        ? send(res, 200, { id: connectedAccount[1], object: "account", charges_enabled: true })
+        : error(res, 404, "invalid_request_error", "resource_missing")
+    }
+    /** An object of this request's account (the `Stripe-Account` header), else nothing. */
+    const owned = (id: string | undefined): Obj | undefined => {
+      const found = id === undefined ? undefined : objects.get(id)
+      return found !== undefined && found.account_for_fake === stripeAccount ? found : undefined
+    }
+    const payments = /^\/v1\/invoice_payments$/.exec(url.pathname)
+    if (req.method === "GET" && payments !== null && !legacy) {
+      const intent = ((params.payment as Obj | undefined)?.payment_intent) as string | undefined
+      const data = [...objects.values()]
+        .filter((o) => o.object === "invoice" && intent !== undefined && o.payment_intent_for_fake === intent && owned(o.id as string) !== undefined)
+        .map((o) => invoicePaymentOf(o))
+      return send(res, 200, { object: "list", data, has_more: false, url: "/v1/invoice_payments" })
+    }
+    const cancel = /^\/v1\/(payment_intents|setup_intents)\/([^/]+)\/cancel$/.exec(url.pathname) ??
+      (req.method === "DELETE" ? /^\/v1\/(subscriptions)\/([^/]+)$/.exec(url.pathname) : null)
+    if ((req.method === "POST" || req.method === "DELETE") && cancel !== null) {
+      const target = owned(cancel[2])
+      if (target === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
+      if (target.status === "succeeded" || target.status === "processing") {
+        return error(res, 400, "invalid_request_error", `${target.object}_unexpected_state`)
+      }
+      fake.cancel(cancel[2]!)
+      if (target.object === "subscription") {
+        const inv = objects.get(target.latest_invoice as string)
+        if (inv !== undefined && inv.status === "open") inv.status = "void"
+        if (inv !== undefined && typeof inv.payment_intent_for_fake === "string") fake.cancel(inv.payment_intent_for_fake)
+      }
+      push(`${target.object}.${target.object === "subscription" ? "deleted" : "canceled"}`, target)
+      return send(res, 200, target)
     }
     const price = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname)
     if (req.method === "GET" && price !== null) {
       return send(res, 200, { id: price[1], object: "price", livemode: price[1]!.includes("live"), unit_amount: 4900, currency: "usd" })
     }
     const confirm = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(url.pathname)
-    if (req.method === "POST" && confirm !== null && objects.has(confirm[1]!)) {
+    if (req.method === "POST" && confirm !== null && owned(confirm[1]!) !== undefined) {
       if (params.payment_method === "pm_card_chargeDeclined") {
         const declined = fake.decline(confirm[1]!)
         push("payment_intent.payment_failed", declined)
@@ -209,7 +273,7 @@ export const startFakeStripe = async (options: {
       push("payment_intent.succeeded", paid)
       return send(res, 200, paid)
     }
-    if (req.method === "POST" && url.pathname === "/v1/refunds" && typeof params.payment_intent === "string" && objects.has(params.payment_intent)) {
+    if (req.method === "POST" && url.pathname === "/v1/refunds" && typeof params.payment_intent === "string" && owned(params.payment_intent) !== undefined) {
       const charge = fake.refund(params.payment_intent, params.amount === undefined ? undefined : Number(params.amount))
       push("charge.refunded", charge)
       return send(res, 200, { id: nextId("re"), object: "refund", payment_intent: params.payment_intent, status: "succeeded" })
@@ -224,17 +288,45 @@ export const startFakeStripe = async (options: {
       if (keyed !== undefined && idempotent.has(keyed)) return send(res, 200, JSON.parse(idempotent.get(keyed)!))
       const created = create[url.pathname]!(params)
       if (!objects.has(created.id as string)) objects.set(created.id as string, created)
+      // Everything this create made belongs to the request's account.
+      for (const made of [created, created.latest_invoice, created.pending_setup_intent]) {
+        if (typeof made === "object" && made !== null) {
+          const stored = objects.get((made as Obj).id as string)
+          if (stored !== undefined) stored.account_for_fake = stripeAccount
+          const pi = stored?.payment_intent_for_fake
+          if (typeof pi === "string") objects.get(pi)!.account_for_fake = stripeAccount
+        }
+      }
       const text = JSON.stringify(created)
       if (keyed !== undefined) idempotent.set(keyed, text)
       return send(res, 200, created)
     }
     const read = /^\/v1\/(payment_intents|charges|setup_intents|subscriptions|invoices)\/([^/]+)$/.exec(url.pathname)
     if (req.method === "GET" && read !== null) {
-      const found = objects.get(read[2]!)
-      return found === undefined ? error(res, 404, "invalid_request_error", "resource_missing") : send(res, 200, found)
+      const found = owned(read[2]!)
+      if (found === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
+      const expand = Object.values((params.expand ?? {}) as Obj)
+      if (found.object === "invoice" && !legacy && expand.includes("payments")) {
+        return send(res, 200, { ...found, payments: { object: "list", data: [invoicePaymentOf(found)].filter((p) => p.payment.payment_intent !== undefined), has_more: false } })
+      }
+      return send(res, 200, found)
     }
     return error(res, 404, "invalid_request_error", "unknown_route")
   }
+
+  /** The invoice payment of a fake invoice (the newest shape). */
+  const invoicePaymentOf = (inv: Obj) => ({
+    id: `inpay_${inv.id as string}`,
+    object: "invoice_payment",
+    invoice: inv.id,
+    is_default: true,
+    status: inv.status === "paid" ? "paid" : inv.status === "void" ? "canceled" : "open",
+    amount_paid: inv.status === "paid" ? inv.amount_paid : null,
+    amount_requested: inv.amount_due,
+    currency: inv.currency,
+    livemode: false,
+    payment: { type: "payment_intent", payment_intent: inv.payment_intent_for_fake as string | undefined }
+  })
 
   /** Stripe's own delivery of an event to the configured endpoint (fire and forget, as Stripe retries on its own). */
   const push = (type: string, object: Obj) => {
@@ -282,12 +374,21 @@ export const startFakeStripe = async (options: {
         amount_refunded: 0,
         refunded: false,
         currency: pi.currency,
-        livemode: false
+        livemode: false,
+        ...(legacy ? { invoice: pi.invoice ?? null } : {}),
+        account_for_fake: pi.account_for_fake
       })
       Object.assign(pi, { status: "succeeded", amount_received: pi.amount, latest_charge: chargeId, payment_method: "pm_card_visa" })
       return pi
     },
     decline: (id) => Object.assign(get(id), { status: "requires_payment_method", last_payment_error: { code: "card_declined" } }),
+    declineSetup: (id) => Object.assign(get(id), { status: "requires_payment_method", last_setup_error: { code: "card_declined" } }),
+    declineInitialInvoice: (id) => {
+      const inv = get(get(id).latest_invoice as string)
+      fake.decline(inv.payment_intent_for_fake as string)
+      return Object.assign(inv, { attempted: true, attempt_count: 1 })
+    },
+    initialPaymentIntent: (id) => get(get(id).latest_invoice as string).payment_intent_for_fake as string,
     cancel: (id) => Object.assign(get(id), { status: "canceled" }),
     refund: (id, amount) => {
       const charge = get(get(id).latest_charge as string)
@@ -300,7 +401,10 @@ export const startFakeStripe = async (options: {
       const sub = get(id)
       const inv = get(sub.latest_invoice as string)
       Object.assign(inv, { status: "paid", amount_paid: inv.amount_due })
-      if (typeof inv.payment_intent_for_fake === "string") fake.succeed(inv.payment_intent_for_fake)
+      if (typeof inv.payment_intent_for_fake === "string") {
+        const pi = fake.succeed(inv.payment_intent_for_fake)
+        if (legacy) inv.charge = pi.latest_charge
+      }
       return Object.assign(sub, { status: "active", default_payment_method: "pm_card_visa" })
     },
     renew: (id) => {

@@ -166,3 +166,92 @@ describe("StripeProvider", () => {
       Effect.map(rejection({ payload: "[1,2]", header: fake.sign("[1,2]") }), (e) => assert.strictEqual(e.reason, "not_json")))
   })
 })
+
+describe("StripeProvider: both invoice shapes, connected accounts, cancel", () => {
+  const providerFor = (f: FakeStripe, extra: { readonly apiVersion?: string; readonly connectedAccountId?: string } = {}) =>
+    StripeProvider.make({
+      secretKey: Redacted.make(f.secretKey),
+      publishableKey: "pk_test_fake",
+      webhookSecret: Redacted.make(webhookSecret),
+      apiBase: f.apiBase,
+      maxNetworkRetries: 0,
+      ...extra
+    })
+
+  it.live("the newest shape: the invoice's intent and the intent's invoice come from invoice payments (expand[]=payments)", () =>
+    Effect.gen(function*() {
+      const f = yield* Effect.promise(() => startFakeStripe({ webhookSecret }))
+      try {
+        const p = providerFor(f)
+        const created = yield* p.createSubscription({ customerId: "cus_1", priceId: "price_monthly", trialDays: null, metadata, idempotencyKey: "pva_shape_new" })
+        f.payInitialInvoice(created.subscription.id)
+        const invoice = yield* p.retrieveInvoice(created.subscription.latestInvoiceId!)
+        assert.strictEqual(invoice.paymentIntentId, created.intentId)
+        assert.isNull(invoice.chargeId)
+        assert.deepStrictEqual(f.requests.at(-1)!.params.expand, { 0: "payments" })
+        assert.strictEqual(yield* p.findInvoiceOfPaymentIntent(created.intentId), invoice.id)
+        assert.isNull(yield* p.findInvoiceOfPaymentIntent("pi_not_on_an_invoice"))
+        const intent = yield* p.retrievePaymentIntent(created.intentId)
+        assert.isNull(intent.invoiceId)
+      } finally {
+        yield* Effect.promise(() => f.close())
+      }
+    }))
+
+  it.live("the older shape (API versions before 2025-03-31): invoice.payment_intent, invoice.charge, intent.invoice, charge.invoice", () =>
+    Effect.gen(function*() {
+      const f = yield* Effect.promise(() => startFakeStripe({ webhookSecret, invoiceShape: "legacy" }))
+      try {
+        const p = providerFor(f, { apiVersion: "2024-06-20" })
+        const created = yield* p.createSubscription({ customerId: "cus_1", priceId: "price_monthly", trialDays: null, metadata, idempotencyKey: "pva_shape_old" })
+        f.payInitialInvoice(created.subscription.id)
+        const invoice = yield* p.retrieveInvoice(created.subscription.latestInvoiceId!)
+        assert.strictEqual(invoice.paymentIntentId, created.intentId)
+        assert.match(invoice.chargeId ?? "", /^ch_/)
+        assert.notProperty(f.requests.at(-1)!.params, "expand", "no payments to expand on older versions")
+        const intent = yield* p.retrievePaymentIntent(created.intentId)
+        assert.strictEqual(intent.invoiceId, invoice.id)
+        const charge = yield* p.retrieveCharge(invoice.chargeId!)
+        assert.strictEqual(charge.invoiceId, invoice.id)
+        assert.strictEqual(yield* p.findInvoiceOfPaymentIntent(created.intentId), invoice.id)
+        assert.isFalse(f.requests.some((r) => r.path === "/v1/invoice_payments"))
+      } finally {
+        yield* Effect.promise(() => f.close())
+      }
+    }))
+
+  it.live("a connected account: every call carries Stripe-Account; the platform alone does not see its objects", () =>
+    Effect.gen(function*() {
+      const f = yield* Effect.promise(() => startFakeStripe({ webhookSecret }))
+      try {
+        const p = providerFor(f, { connectedAccountId: "acct_1Connected0002" })
+        assert.strictEqual(p.connectedAccountId, "acct_1Connected0002")
+        const intent = yield* p.createPaymentIntent({ amountMinor: 900, currency: "usd", customerId: null, metadata, idempotencyKey: "pva_connected" })
+        assert.strictEqual((yield* p.retrievePaymentIntent(intent.id)).id, intent.id)
+        assert.isTrue(f.requests.every((r) => r.stripeAccount === "acct_1Connected0002"))
+        const platform = providerFor(f)
+        const missing = yield* Effect.flip(platform.retrievePaymentIntent(intent.id))
+        assert.strictEqual(missing.reason, "not_found")
+      } finally {
+        yield* Effect.promise(() => f.close())
+      }
+    }))
+
+  it.live("declines and cancels: last error codes read; an unpaid intent is canceled, a succeeded one refused", () =>
+    Effect.gen(function*() {
+      const intent = yield* provider.createPaymentIntent({ amountMinor: 700, currency: "usd", customerId: null, metadata, idempotencyKey: "pva_cancel_1" })
+      fake.decline(intent.id)
+      assert.strictEqual((yield* provider.retrievePaymentIntent(intent.id)).lastPaymentErrorCode, "card_declined")
+      assert.strictEqual((yield* provider.cancelPaymentIntent(intent.id)).status, "canceled")
+      const paid = yield* provider.createPaymentIntent({ amountMinor: 700, currency: "usd", customerId: null, metadata, idempotencyKey: "pva_cancel_2" })
+      fake.succeed(paid.id)
+      const refused = yield* Effect.flip(provider.cancelPaymentIntent(paid.id))
+      assert.strictEqual(refused.reason, "refused")
+      const setup = yield* provider.createSetupIntent({ customerId: null, metadata, idempotencyKey: "pva_cancel_3" })
+      fake.declineSetup(setup.id)
+      assert.strictEqual((yield* provider.retrieveSetupIntent(setup.id)).lastSetupErrorCode, "card_declined")
+      assert.strictEqual((yield* provider.cancelSetupIntent(setup.id)).status, "canceled")
+      const sub = yield* provider.createSubscription({ customerId: "cus_1", priceId: "price_monthly", trialDays: null, metadata, idempotencyKey: "pva_cancel_4" })
+      assert.strictEqual((yield* provider.cancelSubscription(sub.subscription.id)).status, "canceled")
+    }))
+})
