@@ -162,7 +162,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
     SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(inSchema(serviceSchema))), cipher))),
     cipher,
     NodeCrypto.layer,
-    HttpTransport.layer({ allowInsecure: true }),
+    HttpTransport.layer({ allowInsecure: true }, { maxSockets: concurrency }),
     DispatchSignal.layerMemory
   )
   const runtime = ManagedRuntime.make(layer)
