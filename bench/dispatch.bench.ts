@@ -13,6 +13,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -50,6 +51,42 @@ const actionSigning = "as_bench_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c"
 const completion = "cs_bench_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b"
 const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
+/** `BENCH_ONLY=accord` or `baseline`: one side only (profiling). */
+const only = process.env["BENCH_ONLY"] || undefined
+/** `BENCH_CPU_PROF=dir`: the peer process (the kit or the baseline peer) runs under `--cpu-prof`, its profile written to `dir`. */
+const cpuProfDir = process.env["BENCH_CPU_PROF"] || undefined
+
+/**
+ * CPU accounting per action, as in bench:ingest: this process (the sending side: intake and the
+ * dispatcher, or the baseline client) from `process.cpuUsage()`, the peer process from /proc, and
+ * PostgreSQL as the sum over this database's backends (other than the bench's own admin session)
+ * from /proc, over the measured phase only.
+ */
+const processTicks = (pid: number): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+const backendTicks = async (): Promise<Map<number, number>> => {
+  const rows = (await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
+  return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
+}
+const cpuMeter = async (peerPid: number) => {
+  const backends = await backendTicks()
+  const peer = processTicks(peerPid)
+  const self = process.cpuUsage()
+  return async (count: number): Promise<string> => {
+    const selfUsage = process.cpuUsage(self)
+    const peerTicks = processTicks(peerPid) - peer
+    let database = 0
+    for (const [pid, ticks] of await backendTicks()) database += ticks - (backends.get(pid) ?? 0)
+    const micros = (ticks: number) => ((ticks * 10_000) / count).toFixed(0)
+    return `CPU µs/action: sender ${((selfUsage.user + selfUsage.system) / count).toFixed(0)}, peer ${micros(peerTicks)}, PostgreSQL ${micros(database)}`
+  }
+}
 
 /** Fresh schemas for one round: the service's, the kit's and the baseline's. */
 const schemas = async () => {
@@ -65,9 +102,10 @@ const inSchema = (schema: string) => {
   return url.toString()
 }
 
-const startChild = (args: ReadonlyArray<string>, schema: string): Promise<{ child: ChildProcess; port: number }> =>
+const startChild = (script: ReadonlyArray<string>, schema: string): Promise<{ child: ChildProcess; port: number }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+    const profile = cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`]
+    const child = spawn(process.execPath, [...profile, ...script], {
       env: {
         ...process.env,
         KIT_SCHEMA: schema,
@@ -114,6 +152,7 @@ interface Figures {
   readonly p50: number
   readonly p99: number
   readonly note: string
+  readonly cpu: string
 }
 
 const accord = async (concurrency: number, serviceSchema: string, kitSchema: string): Promise<Figures> => {
@@ -123,7 +162,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
     SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(inSchema(serviceSchema))), cipher))),
     cipher,
     NodeCrypto.layer,
-    HttpTransport.layer({ allowInsecure: true }),
+    HttpTransport.layer({ allowInsecure: true }, { maxSockets: concurrency }),
     DispatchSignal.layerMemory
   )
   const runtime = ManagedRuntime.make(layer)
@@ -172,7 +211,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
     const acceptance = () => new Promise<void>((resolve) => waiting.push(resolve))
     // Closed loop, like the baseline: at most `concurrency` actions are in flight (taken in and not
     // yet accepted), so the latency is the pipeline's, not a queue's.
-    const run = async (count: number, offset: number) => {
+    const run = async (count: number, offset: number, meter?: (count: number) => Promise<string>) => {
       const started = performance.now()
       let taken = offset
       await pool(count, concurrency, async (i) => {
@@ -181,11 +220,11 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
         await runtime.runPromise(intake(workspaceId, input(offset + i)))
       })
       while (acceptedSoFar < offset + count) await acceptance()
-      return performance.now() - started
+      return { elapsed: performance.now() - started, cpu: meter === undefined ? "" : await meter(count) }
     }
     await run(Math.min(500, actions), 0)
     const warm = Math.min(500, actions)
-    const elapsed = await run(actions, warm)
+    const { cpu, elapsed } = await run(actions, warm, await cpuMeter(kit.child.pid!))
     const latencies = (await service.query(
       "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
       [warm]
@@ -201,7 +240,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       perSecond: actions / (elapsed / 1000),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      note: `${actions + warm} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`
+      note: `${actions + warm} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`,
+      cpu
     }
   } finally {
     await service.end().catch(() => undefined)
@@ -249,16 +289,19 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
   try {
     await pool(Math.min(500, actions), concurrency, one)
     latencies.length = 0
+    const meter = await cpuMeter(peer.child.pid!)
     const started = performance.now()
     await pool(actions, concurrency, one)
     const elapsed = performance.now() - started
+    const cpu = await meter(actions)
     latencies.sort((a, b) => a - b)
     return {
       label: "Baseline (node:http + node:crypto HMAC + pg, one insert and one update per action; peer inserts one claim)",
       perSecond: actions / (elapsed / 1000),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      note: `${actions} actions`
+      note: `${actions} actions`,
+      cpu
     }
   } finally {
     agent.destroy()
@@ -273,10 +316,13 @@ try {
   for (const concurrency of concurrencies) {
     const names = await schemas()
     created.push(...Object.values(names))
-    const results = [await baseline(concurrency, names.baseline), await accord(concurrency, names.service, names.kit)]
+    const results = [
+      ...(only === "accord" ? [] : [await baseline(concurrency, names.baseline)]),
+      ...(only === "baseline" ? [] : [await accord(concurrency, names.service, names.kit)])
+    ]
     console.log(`\n${concurrency} in flight`)
     for (const r of results) {
-      console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})`)
+      console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}`)
     }
   }
   if (process.env["BENCH_RECOVERY"] !== "0") console.log(`\n${await recovery(databaseUrl)}`)

@@ -30,7 +30,10 @@ import * as DnsResolver from "./DnsResolver.ts"
 export interface HttpTransportOptions {
   /** Default time-out of one exchange (connect, send, whole response); 10 s. */
   readonly timeoutMillis?: number
-  /** Keep-alive sockets per host (default 64). */
+  /**
+   * Keep-alive sockets per host (default 256). Above the dispatcher's concurrency, so deliveries in
+   * flight never queue for a socket: with 64, a dispatcher at 128 in flight waited for one (issue 20).
+   */
   readonly maxSockets?: number
 }
 
@@ -55,7 +58,7 @@ export const make = (
 ): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
   Effect.gen(function*() {
     const resolver = yield* Resolver
-    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, keepAliveMsecs: 1_000 }
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 256, keepAliveMsecs: 1_000 }
     const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {

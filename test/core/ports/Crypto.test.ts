@@ -91,3 +91,32 @@ describe("WebCrypto layer: imported keys", () => {
       assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(0, 62) + "zz"))
     }))
 })
+
+describe("node:crypto layer: random bytes", () => {
+  it.effect("small requests come from a pool: every one is fresh, of its size, and the pool refills", () =>
+    Effect.gen(function*() {
+      const crypto = NodeCrypto.make()
+      const seen = new Set<string>()
+      // 24-byte nonces across several 4 KiB refills, with odd sizes in between.
+      for (let i = 0; i < 1_000; i++) {
+        const size = i % 7 === 0 ? 13 : 24
+        const bytes = yield* crypto.randomBytes(size)
+        assert.strictEqual(bytes.length, size)
+        const hex = Buffer.from(bytes).toString("hex")
+        assert.isFalse(seen.has(hex))
+        seen.add(hex)
+      }
+    }))
+
+  it.effect("handed-out bytes are the caller's own: changing them changes no later answer", () =>
+    Effect.gen(function*() {
+      const crypto = NodeCrypto.make()
+      const first = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax)
+      first.fill(0)
+      const second = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax)
+      assert.isTrue(second.some((b) => b !== 0))
+      const large = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax + 1)
+      assert.strictEqual(large.length, NodeCrypto.pooledRandomMax + 1)
+      assert.isTrue(large.some((b) => b !== 0))
+    }))
+})
