@@ -11,7 +11,9 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 3,
     minWorkers: 1,
-    testTimeout: 30_000,
+    // A test's own bound is its assertion; this only ends a hung one. PGlite files under a loaded
+    // machine (other test workers, PostgreSQL) took 30–40 s for tests that take 4–5 s alone.
+    testTimeout: 60_000,
     hookTimeout: 60_000
   }
 })
