@@ -85,6 +85,8 @@ interface Child {
   readonly process: ChildProcess
   /** The last lines it printed (for a failure report, scrubbed). */
   readonly lines: Array<string>
+  /** Whether it ever printed a line containing `text` (its own "listening on" line, say). */
+  readonly printed: (text: string) => boolean
 }
 const children: Array<Child> = []
 
@@ -97,13 +99,16 @@ const spawnNode = (name: string, entry: string, env: Record<string, string>): Ch
     stdio: ["ignore", "pipe", "pipe"]
   })
   const lines: Array<string> = []
+  let everything = ""
   const collect = (chunk: Buffer) => {
     for (const line of chunk.toString().split("\n")) if (line.trim() !== "") lines.push(line)
     if (lines.length > 40) lines.splice(0, lines.length - 40)
+    if (everything.length < 64 * 1024) everything += chunk.toString()
   }
   child.stdout!.on("data", collect)
   child.stderr!.on("data", collect)
-  const started = { name, process: child, lines }
+  const printed = (text: string) => everything.includes(text)
+  const started = { name, process: child, lines, printed }
   children.push(started)
   return started
 }
@@ -213,6 +218,9 @@ const demo = async (): Promise<void> => {
     ACCORD_ALLOW_INSECURE_ENDPOINTS: "1"
   })
   await until("GET /readyz to answer 200", 90_000, async () => {
+    // Only our own server counts: a free port can be taken by another process before the server
+    // binds it, and then that process would answer (the server itself fails with EADDRINUSE).
+    if (!server.printed(`listening on ${accord}`)) return undefined
     const ready = await fetch(`${accord}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false)
     return ready ? true : undefined
   }, [server])
@@ -302,6 +310,7 @@ const demo = async (): Promise<void> => {
     EXAMPLE_FEATURE_KEY: featureKey
   })
   await until("the reference backend to listen", 90_000, async () => {
+    if (!backend.printed(`listening on http://127.0.0.1:${backendPort}`)) return undefined
     const up = await fetch(`http://127.0.0.1:${backendPort}/entitlements/${accountId}`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false)
     return up ? true : undefined
   }, [server, backend])
