@@ -130,23 +130,30 @@ export interface PrepareBody extends Schema.Schema.Type<typeof PrepareBody> {}
  *
  * @since 0.1.0
  */
-export const ResolveBody = Schema.Union(
-  ExactStruct({
-    approvalId: Uuid,
-    approvalToken: TokenField,
-    runtimeToken: TokenField,
-    decision: Schema.Literal("approve"),
-    revision: NonNegativeInt,
-    reviewedProjectionHash: Sha256Hex
-  }),
-  ExactStruct({
-    approvalId: Uuid,
-    approvalToken: TokenField,
-    runtimeToken: TokenField,
-    decision: Schema.Literal("deny"),
-    revision: Schema.optionalWith(NonNegativeInt, { exact: true })
-  })
-).annotations({ identifier: "ApprovalResolveBody" })
+export const ApproveBody = ExactStruct({
+  approvalId: Uuid,
+  approvalToken: TokenField,
+  runtimeToken: TokenField,
+  decision: Schema.Literal("approve"),
+  revision: NonNegativeInt,
+  reviewedProjectionHash: Sha256Hex
+}).annotations({ identifier: "ApprovalApproveBody" })
+
+/**
+ * @since 0.1.0
+ */
+export const DenyBody = ExactStruct({
+  approvalId: Uuid,
+  approvalToken: TokenField,
+  runtimeToken: TokenField,
+  decision: Schema.Literal("deny"),
+  revision: Schema.optionalWith(NonNegativeInt, { exact: true })
+}).annotations({ identifier: "ApprovalDenyBody" })
+
+/**
+ * @since 0.1.0
+ */
+export const ResolveBody = Schema.Union(ApproveBody, DenyBody).annotations({ identifier: "ApprovalResolveBody" })
 
 /**
  * @since 0.1.0

@@ -14,7 +14,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { ApprovalRequestBody, PrepareBody, ResolveBody } from "../../../core/approval/Approvals.ts"
+import { ApprovalRequestBody, ApproveBody, DenyBody, PrepareBody } from "../../../core/approval/Approvals.ts"
 import { RuntimeAuthority, SessionRequest } from "../../../core/approval/RuntimeSession.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
 import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approval.ts"
@@ -198,7 +198,9 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
  */
 export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtimePrefix}/approvals/prepare`)
   .setPayload(PrepareBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken }] }))
-  .addSuccess(ApprovalPrepareResponse.annotations({
+  // The document shows the structure (a refinement's examples do not reach JSON Schema); the answer
+  // is the refined `ApprovalPrepareResponse` (reviewValidUntil never after the approval's expiry).
+  .addSuccess(ApprovalPrepareResponse.from.annotations({
     examples: [{
       reviewProjection: {
         action: { key: "extend_trial_14", label: "Extend trial", confirmation: "Extend your trial by 14 days?" },
@@ -228,19 +230,19 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
  * @since 0.1.0
  */
 export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtimePrefix}/approvals/resolve`)
-  .setPayload(ResolveBody.annotations({
-    examples: [
-      { approvalId, approvalToken, runtimeToken, decision: "approve" as const, revision: 1, reviewedProjectionHash: projectionHash },
-      { approvalId, approvalToken, runtimeToken, decision: "deny" as const }
-    ] as never
-  }))
+  .setPayload(Schema.Union(
+    ApproveBody.annotations({
+      examples: [{ approvalId, approvalToken, runtimeToken, decision: "approve" as const, revision: 1, reviewedProjectionHash: projectionHash }]
+    }),
+    DenyBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken, decision: "deny" as const }] })
+  ))
   .addSuccess(
     Schema.Union(
-      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("approved"), actionRequestId: UuidText }),
-      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("denied") })
-    ).annotations({
-      examples: [{ approvalId, state: "approved" as const, actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8" }, { approvalId, state: "denied" as const }] as never
-    })
+      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("approved"), actionRequestId: UuidText }).annotations({
+        examples: [{ approvalId, state: "approved" as const, actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8" }]
+      }),
+      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("denied") }).annotations({ examples: [{ approvalId, state: "denied" as const }] })
+    )
   )
   .addError(runtimeBodyProblems[0]).addError(runtimeBodyProblems[1]).addError(runtimeBodyProblems[2])
   .addError(sessionProblems[0])

@@ -44,8 +44,9 @@ describe("API reference", () => {
       assert.strictEqual(reply.json.openapi, "3.1.0")
       assert.include(reply.json.info.description, "camelCase")
       assert.include(reply.json.info.description, "snake_case")
-      assert.deepStrictEqual(Object.keys(reply.json.components.securitySchemes), ["apiKey"])
+      assert.deepStrictEqual(Object.keys(reply.json.components.securitySchemes), ["apiKey", "runtimeToken"])
       assert.deepStrictEqual(reply.json.components.securitySchemes.apiKey.scheme, "bearer")
+      assert.deepStrictEqual(reply.json.components.securitySchemes.runtimeToken.scheme, "bearer")
     }))
 
   it("every body has a schema and an example; every error is a problem with its codes", () => {
