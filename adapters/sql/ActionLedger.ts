@@ -31,6 +31,7 @@ import {
 } from "../../core/ports/ActionLedger.ts"
 import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
+import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
@@ -168,7 +169,9 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
    * Inserts each action (a conflict on its id or idempotency key inserts nothing, and then nothing
    * else is inserted for it), its first history entry and its outbox item, in one statement. An
    * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
-   * items one at a time, where that conflict means `duplicate` for that item alone.
+   * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
+   * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
+   * arrive together (a kit's claims, intake's actions) share a statement (issue 20).
    */
   const createAll = (items: ReadonlyArray<CreateOptions>) =>
     sql<{ action_request_id: string }>`
@@ -230,7 +233,8 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
       inRounds(items, (i) => [`id:${i.record.actionRequestId}`, `key:${i.record.providerIdempotencyKey}`], createAll),
     {
       one: (item) => Effect.map(createAll([item]), (r) => r[0]!).pipe(Effect.catchIf(isUniqueViolation, () => Effect.succeed("duplicate" as const))),
-      splitOn: (error) => isDeadlock(error) || isUniqueViolation(error)
+      splitOn: (error) => isDeadlock(error) || isUniqueViolation(error),
+      gather: Batcher.gatherNextTurn
     }
   )
 
@@ -292,8 +296,9 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         })
       })
     )
+  // Gathered like `create`: the acknowledgements of one turn share a statement.
   const transitionAlone = yield* makeBatcher((items: ReadonlyArray<TransitionOptions>) =>
-    inRounds(items, (o) => [o.actionRequestId], transitionAll)
+    inRounds(items, (o) => [o.actionRequestId], transitionAll), { gather: Batcher.gatherNextTurn }
   )
 
   const findIntakeKey = (options: { readonly workspaceId: string; readonly idempotencyKey: string; readonly liveSince: number }) =>

@@ -41,6 +41,8 @@ export const makeBatcher = <A, B>(
   options?: BatchOptions & {
     readonly one?: (item: A) => Effect.Effect<B, SqlError>
     readonly splitOn?: (error: SqlError) => boolean
+    /** What an idle worker woken by an item waits for before taking its batch (`Batcher.gatherNextTurn`). */
+    readonly gather?: Effect.Effect<void>
   }
 ): Effect.Effect<(item: A) => Effect.Effect<B, SqlError>, never, Scope.Scope> =>
   Effect.map(
@@ -48,7 +50,8 @@ export const makeBatcher = <A, B>(
       maxBatch: options?.maxBatch ?? Batcher.defaultMaxBatch,
       workers: options?.workers ?? 2,
       splitOn: options?.splitOn ?? isDeadlock,
-      ...(options?.one === undefined ? {} : { one: options.one })
+      ...(options?.one === undefined ? {} : { one: options.one }),
+      ...(options?.gather === undefined ? {} : { gather: options.gather })
     }),
     (queued) => {
       const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
