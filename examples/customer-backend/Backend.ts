@@ -77,6 +77,11 @@ export interface StripeConfig {
   readonly webhookSecret: string
   /** `STRIPE_API_BASE`: another API base URL (a local fake in tests). */
   readonly apiBase: string | undefined
+  /**
+   * `STRIPE_CONNECTED_ACCOUNT_ID`: the connected account (`acct_…`) the platform key acts for
+   * (Stripe Connect); unset for platform-owned intents.
+   */
+  readonly connectedAccountId?: string
   /** What each `priceKey` of a one-time purchase charges (`EXAMPLE_PRICES`). */
   readonly prices: Readonly<Record<string, { readonly amountMinor: number; readonly currency: string }>>
 }
@@ -188,7 +193,11 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
       }
     }
     const prices = parsed("EXAMPLE_PRICES", parsePrices, defaultPrices, 'a JSON object of price keys, e.g. {"addon":{"amountMinor":4900,"currency":"usd"}}')
-    stripe = { secretKey, publishableKey, webhookSecret, apiBase, prices }
+    const connectedAccountId = text("STRIPE_CONNECTED_ACCOUNT_ID")
+    if (connectedAccountId !== undefined && !/^acct_[A-Za-z0-9]{1,64}$/.test(connectedAccountId)) {
+      problems.push("STRIPE_CONNECTED_ACCOUNT_ID must be a Stripe account id (acct_…)")
+    }
+    stripe = { secretKey, publishableKey, webhookSecret, apiBase, prices, ...(connectedAccountId !== undefined ? { connectedAccountId } : {}) }
   }
 
   if (problems.length > 0) throw new InvalidConfig({ problems })
@@ -336,9 +345,12 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     secretKey: Redacted.make(stripe.secretKey),
     publishableKey: stripe.publishableKey,
     webhookSecret: Redacted.make(stripe.webhookSecret),
-    ...(stripe.apiBase !== undefined ? { apiBase: stripe.apiBase } : {})
+    ...(stripe.apiBase !== undefined ? { apiBase: stripe.apiBase } : {}),
+    // Every call, intents included, then acts for the connected account (`Stripe-Account`).
+    ...(stripe.connectedAccountId !== undefined ? { connectedAccountId: stripe.connectedAccountId } : {})
   }
-  // The payment capability proof names the provider account behind STRIPE_SECRET_KEY; without it
+  // The payment capability proof names the provider account behind STRIPE_SECRET_KEY (with
+  // STRIPE_CONNECTED_ACCOUNT_ID: the connected account it acts for, as Stripe reports it); without it
   // (Stripe unreachable at start) the handshake offers no payment modes.
   const providerAccountId = stripeSettings === undefined ? undefined : await Effect.runPromise(StripeProvider.accountOf(stripeSettings)).then(
     (account) => account.id,

@@ -90,6 +90,40 @@ describe("reference backend with Stripe", () => {
       assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "pending", "verified"])
     }).pipe(Effect.scoped), 120_000)
 
+  it.live("with STRIPE_CONNECTED_ACCOUNT_ID: every Stripe call, the proof's account read included, acts for the connected account", () =>
+    Effect.gen(function*() {
+      const connected = "acct_1ConnectedBackend"
+      const fake = yield* Effect.acquireRelease(
+        Effect.promise(() => startFakeStripe({ webhookSecret, connectedAccounts: [connected] })),
+        (f) => Effect.promise(() => f.close())
+      )
+      const service = yield* bootService({ storage: memory })
+      const env = {
+        ...baseEnv(service.base),
+        STRIPE_SECRET_KEY: fake.secretKey,
+        STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+        STRIPE_WEBHOOK_SECRET: webhookSecret,
+        STRIPE_API_BASE: fake.apiBase,
+        STRIPE_CONNECTED_ACCOUNT_ID: connected
+      }
+      const backend = yield* Effect.acquireRelease(Effect.promise(() => start(configFromEnv(env))), (b) => Effect.promise(() => b.close()))
+      yield* connect(service, `${backend.url}/connector`, secrets)
+      const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+      assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+      const created = yield* request(`${service.ws}/action-requests`, { method: "POST", headers: admin, body: JSON.stringify(purchase("acct_backend_connected")) })
+      assert.strictEqual(created.status, 202, created.text)
+      yield* waitFor(
+        Effect.sync(() => fake.requests.find((r) => r.method === "POST" && r.path === "/v1/payment_intents")),
+        (found) => found !== undefined,
+        "the payment intent"
+      )
+      // The account read for the capability proof (`/v1/account`) included: the proof names the
+      // connected account, as Stripe reports it for that header.
+      const stripeCalls = [...fake.requests]
+      assert.isTrue(stripeCalls.some((r) => r.path === "/v1/account"))
+      for (const call of stripeCalls) assert.strictEqual(call.stripeAccount, connected, `${call.method} ${call.path}`)
+    }).pipe(Effect.scoped), 120_000)
+
   describe("configuration", () => {
     const env = baseEnv("https://accord.example.com")
     const stripe = { STRIPE_SECRET_KEY: "sk_test_abc123", STRIPE_PUBLISHABLE_KEY: "pk_test_abc123", STRIPE_WEBHOOK_SECRET: "whsec_abc123def456" }
@@ -114,6 +148,10 @@ describe("reference backend with Stripe", () => {
         apiBase: "https://stripe-fake.example.com",
         prices: { pro: { amountMinor: 100, currency: "eur" } }
       })
+    })
+    it("STRIPE_CONNECTED_ACCOUNT_ID: an acct_ id is read; anything else is refused", () => {
+      assert.strictEqual(configFromEnv({ ...env, ...stripe, STRIPE_CONNECTED_ACCOUNT_ID: "acct_1Connected" }).stripe?.connectedAccountId, "acct_1Connected")
+      assert.deepStrictEqual(problems({ ...stripe, STRIPE_CONNECTED_ACCOUNT_ID: "cus_123" }), ["STRIPE_CONNECTED_ACCOUNT_ID must be a Stripe account id (acct_…)"])
     })
     it("one of the three missing names the missing ones", () => {
       assert.deepStrictEqual(problems({ STRIPE_SECRET_KEY: stripe.STRIPE_SECRET_KEY }), [
