@@ -26,7 +26,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { mintToken } from "../access/ApiKeys.ts"
-import { findAction, findDecision, findOffer, type PublishedCatalog } from "../catalog/Catalog.ts"
+import { type CatalogAction, type CatalogDocument, findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
 import { type ActionIntake, paymentFamilies, type PaymentSnapshot } from "../connector/Action.ts"
 import { paymentGate } from "../connector/Capability.ts"
 import { intake } from "../connector/Intake.ts"
@@ -86,6 +86,9 @@ const approvalTokenPattern = /^acc_apt_[A-Za-z0-9_-]{43}$/
 /** Tokens in bodies: any bounded string; a malformed one is refused like a wrong one. */
 const TokenField = BoundedString(1, 512)
 
+/** What every prepare and resolve body carries: the approval, its private token, the runtime session. */
+const approvalCredentials = { approvalId: Uuid, approvalToken: TokenField, runtimeToken: TokenField }
+
 /**
  * `POST /api/funnels/v1/runtime/actions/approvals` (runtime token with request authority in
  * `Authorization`): the action to ask for, bound to the stored catalog.
@@ -114,11 +117,7 @@ export interface ApprovalRequestBody extends Schema.Schema.Type<typeof ApprovalR
  *
  * @since 0.1.0
  */
-export const PrepareBody = ExactStruct({
-  approvalId: Uuid,
-  approvalToken: TokenField,
-  runtimeToken: TokenField
-}).annotations({ identifier: "ApprovalPrepareBody" })
+export const PrepareBody = ExactStruct(approvalCredentials).annotations({ identifier: "ApprovalPrepareBody" })
 
 /**
  * @since 0.1.0
@@ -131,9 +130,7 @@ export interface PrepareBody extends Schema.Schema.Type<typeof PrepareBody> {}
  * @since 0.1.0
  */
 export const ApproveBody = ExactStruct({
-  approvalId: Uuid,
-  approvalToken: TokenField,
-  runtimeToken: TokenField,
+  ...approvalCredentials,
   decision: Schema.Literal("approve"),
   revision: NonNegativeInt,
   reviewedProjectionHash: Sha256Hex
@@ -143,9 +140,7 @@ export const ApproveBody = ExactStruct({
  * @since 0.1.0
  */
 export const DenyBody = ExactStruct({
-  approvalId: Uuid,
-  approvalToken: TokenField,
-  runtimeToken: TokenField,
+  ...approvalCredentials,
   decision: Schema.Literal("deny"),
   revision: Schema.optionalWith(NonNegativeInt, { exact: true })
 }).annotations({ identifier: "ApprovalDenyBody" })
@@ -220,14 +215,12 @@ const intakeInput = (approval: ApprovalRecord, requested: RequestedAction, owner
 const priceReference = (offerId: string, offerVersionId: string, price: { readonly amountMinor: number; readonly currency: string }) =>
   fingerprint({ offerId, offerVersionId, amountMinor: price.amountMinor, currency: price.currency })
 
-/** The payment snapshot of a Payment action, from the catalog (never from the caller). */
-const snapshotFromCatalog = (catalog: Option.Option<PublishedCatalog>, body: ApprovalRequestBody) =>
+/** The payment snapshot of a Payment action, from its catalog action and that action's offer (never from the caller). */
+const snapshotFromCatalog = (document: CatalogDocument, defined: CatalogAction, family: string) =>
   Effect.gen(function*() {
-    const mode = paymentFamilies[body.action.operation.family]
-    if (mode === undefined || Option.isNone(catalog)) return undefined
-    const defined = findAction(catalog.value.document, body.action.id)
-    if (defined === undefined) return undefined
-    const offer = defined.offerId === undefined ? undefined : findOffer(catalog.value.document, defined.offerId)
+    const mode = paymentFamilies[family]
+    if (mode === undefined) return undefined
+    const offer = defined.offerId === undefined ? undefined : findOffer(document, defined.offerId)
     const snapshot: PaymentSnapshot = {
       mode,
       actionVersionId: defined.actionVersionId,
@@ -252,11 +245,15 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
     const now = yield* Clock.currentTimeMillis
     const crypto = yield* Crypto
     const catalog = yield* (yield* CatalogStore).current(requester.workspaceId)
-    const payment = yield* snapshotFromCatalog(catalog, body)
-    const document = Option.map(catalog, (c) => c.document)
+    const document = Option.getOrUndefined(Option.map(catalog, (c) => c.document))
+    const defined = document === undefined ? undefined : findAction(document, body.action.id)
+    // An action the catalog does not define gets no snapshot; revalidation below refuses it.
+    const payment = document === undefined || defined === undefined
+      ? undefined
+      : yield* snapshotFromCatalog(document, defined, body.action.operation.family)
     const versions = {
-      actionVersionId: Option.getOrNull(Option.flatMap(document, (d) => Option.fromNullable(findAction(d, body.action.id)?.actionVersionId))),
-      offerVersionId: Option.getOrNull(Option.flatMap(document, (d) => Option.fromNullable(findOffer(d, body.binding.offerId)?.offerVersionId)))
+      actionVersionId: defined?.actionVersionId ?? null,
+      offerVersionId: (document === undefined ? undefined : findOffer(document, body.binding.offerId))?.offerVersionId ?? null
     }
     const requested: RequestedAction = { action: body.action, binding: body.binding, versions, ...(payment === undefined ? {} : { payment }) }
     // The same catalog, account and frequency checks intake makes (the authority is checked at resolve).
