@@ -11,7 +11,6 @@
  *
  * @since 0.1.0
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
@@ -48,6 +47,7 @@ import * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
 import { randomUuid } from "../core/protocol/Uuid.ts"
 import * as Committer from "../core/ingest/Committer.ts"
+import * as IngestRate from "../core/ingest/IngestRate.ts"
 import type { Cipher } from "../core/protocol/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
@@ -162,7 +162,7 @@ const servicesLayer = (
     Drain.layer,
     DispatchSignal.layerMemory,
     base,
-    RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
+    IngestRate.layerMemory,
     options.transport ?? transportLayer(config),
     options.resolver ?? DnsResolver.layer
   ).pipe(

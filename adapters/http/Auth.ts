@@ -15,6 +15,7 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
@@ -32,10 +33,14 @@ const tokenPattern = /^[\x21-\x7e]{16,512}$/
  * @since 0.1.0
  */
 export const parseBearer = (header: string | undefined): Option.Option<Redacted.Redacted<string>> => {
-  if (header === undefined) return Option.none()
-  const match = /^Bearer +(\S+) *$/i.exec(header)
-  const token = match?.[1]
-  return token !== undefined && tokenPattern.test(token) ? Option.some(Redacted.make(token)) : Option.none()
+  const token = bearerToken(header)
+  return token !== undefined ? Option.some(Redacted.make(token)) : Option.none()
+}
+
+const bearerToken = (header: string | undefined): string | undefined => {
+  if (header === undefined) return undefined
+  const token = /^Bearer +(\S+) *$/i.exec(header)?.[1]
+  return token !== undefined && tokenPattern.test(token) ? token : undefined
 }
 
 /**
@@ -57,12 +62,39 @@ export const bearerAuthenticator: Effect.Effect<
       : Effect.fail(Problem.unauthorized("the API key is unknown or revoked"))
   return (header) => {
     const secret = parseBearer(header)
-    if (Option.isNone(secret)) return Effect.fail(Problem.unauthorized("a valid API key is required (Authorization: Bearer)"))
+    if (Option.isNone(secret)) return Effect.fail(noBearerKey())
     return sha256HexWith(crypto, Redacted.value(secret.value)).pipe(
       Effect.flatMap(store.findByHash),
       Effect.mapError(ErrorMap.storageUnavailable),
       Effect.flatMap(liveKey)
     )
+  }
+})
+
+const noBearerKey = () => Problem.unauthorized("a valid API key is required (Authorization: Bearer)")
+
+/**
+ * What `bearerAuthenticator` would answer, when that needs no waiting: a header without a
+ * well-formed Bearer credential (401), or a live key in the store's lookup cache (with a
+ * synchronous digest). `undefined` otherwise: then run `bearerAuthenticator`.
+ *
+ * @since 0.1.0
+ */
+export const settledAuthenticator: Effect.Effect<
+  (header: string | undefined, now: number) => Either.Either<ApiKeyRecord, Problem.Problem> | undefined,
+  never,
+  ApiKeyStore | Crypto
+> = Effect.gen(function*() {
+  const store = yield* ApiKeyStore
+  const crypto = yield* Crypto
+  const hashSync = crypto.unsafeSha256HexSync
+  const cached = store.unsafeFindCached
+  return (header, now) => {
+    const token = bearerToken(header)
+    if (token === undefined) return Either.left(noBearerKey())
+    if (hashSync === undefined || cached === undefined) return undefined
+    const key = cached(hashSync(token), now)
+    return key === undefined || key.revokedAt !== null ? undefined : Either.right(key)
   }
 })
 

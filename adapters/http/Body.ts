@@ -13,6 +13,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -54,7 +55,7 @@ export interface LimitedBody {
   /** Takes the next chunk; `false` once the body is more than `drainBytes` past the limit: stop reading. */
   readonly add: (chunk: Uint8Array) => boolean
   /** The body read so far, or 413 `content_too_large` when it went past the limit. */
-  readonly result: () => Effect.Effect<Uint8Array, Problem.Problem>
+  readonly result: () => Exit.Exit<Uint8Array, Problem.Problem>
 }
 
 class Chunks implements LimitedBody {
@@ -66,15 +67,17 @@ class Chunks implements LimitedBody {
     if (this.received <= this.maxBytes) this.chunks.push(chunk)
     return this.received <= this.maxBytes + drainBytes
   }
-  readonly result = (): Effect.Effect<Uint8Array, Problem.Problem> => {
-    if (this.received > this.maxBytes) return Effect.fail(Problem.contentTooLarge(this.maxBytes))
+  readonly result = (): Exit.Exit<Uint8Array, Problem.Problem> => {
+    if (this.received > this.maxBytes) return Exit.fail(Problem.contentTooLarge(this.maxBytes))
+    // One chunk (a small body, the common case) is the body itself.
+    if (this.chunks.length === 1) return Exit.succeed(this.chunks[0]!)
     const body = new Uint8Array(this.received)
     let offset = 0
     for (const chunk of this.chunks) {
       body.set(chunk, offset)
       offset += chunk.length
     }
-    return Effect.succeed(body)
+    return Exit.succeed(body)
   }
 }
 

@@ -14,7 +14,6 @@
  * @since 0.1.0
  */
 import { clientAbortFiberId } from "@effect/platform/HttpServerError"
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -42,38 +41,49 @@ export type FastRoute = (request: IncomingMessage, response: ServerResponse) => 
 export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
 
 /**
- * The request body with the limits of `Body.readBytes` (`Body.limitedBody`): a declared length
- * over `maxBytes` is refused at once; otherwise the body is read, and past `maxBytes` the rest is
- * drained (up to `drainBytes`) so the 413 reaches the client instead of a reset.
+ * Reads the request body with the limits of `Body.readBytes` (`Body.limitedBody`) and calls back
+ * once: a declared length over `maxBytes` is refused at once; otherwise the body is read, and past
+ * `maxBytes` the rest is drained (up to `drainBytes`) so the 413 reaches the client instead of a
+ * reset. Returns the function that stops reading (the client went away).
  */
-const readNodeBody = (request: IncomingMessage, maxBytes: number): Effect.Effect<Uint8Array, Problem.Problem> =>
-  Effect.async<Uint8Array, Problem.Problem>((resume) => {
-    if (declaresTooMuch(request.headers["content-length"], maxBytes)) return resume(Effect.fail(Problem.contentTooLarge(maxBytes)))
-    if (request.readableEnded) return resume(Effect.fail(unreadable))
-    const body = limitedBody(maxBytes)
-    const cleanup = () => {
-      request.off("data", onData)
-      request.off("end", onEnd)
-      request.off("error", onError)
-    }
-    const onData = (chunk: Buffer) => {
-      if (body.add(chunk)) return
-      cleanup()
-      resume(body.result())
-    }
-    const onEnd = () => {
-      cleanup()
-      resume(body.result())
-    }
-    const onError = () => {
-      cleanup()
-      resume(Effect.fail(unreadable))
-    }
-    request.on("data", onData)
-    request.on("end", onEnd)
-    request.on("error", onError)
-    return Effect.sync(cleanup)
-  })
+const readNodeBody = (
+  request: IncomingMessage,
+  maxBytes: number,
+  done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void
+): () => void => {
+  const none = () => {}
+  if (declaresTooMuch(request.headers["content-length"], maxBytes)) {
+    done(Exit.fail(Problem.contentTooLarge(maxBytes)))
+    return none
+  }
+  if (request.readableEnded) {
+    done(Exit.fail(unreadable))
+    return none
+  }
+  const body = limitedBody(maxBytes)
+  const cleanup = () => {
+    request.off("data", onData)
+    request.off("end", onEnd)
+    request.off("error", onError)
+  }
+  const onData = (chunk: Buffer) => {
+    if (body.add(chunk)) return
+    cleanup()
+    done(body.result())
+  }
+  const onEnd = () => {
+    cleanup()
+    done(body.result())
+  }
+  const onError = () => {
+    cleanup()
+    done(Exit.fail(unreadable))
+  }
+  request.on("data", onData)
+  request.on("end", onEnd)
+  request.on("error", onError)
+  return cleanup
+}
 
 const send = (response: ServerResponse, answer: Answer): void => {
   if (response.headersSent || response.destroyed) return
@@ -89,7 +99,9 @@ const pathOf = (url: string | undefined): string => {
 }
 
 /**
- * The ingest route for a `node:http` server, bound to the services it runs on.
+ * The ingest route for a `node:http` server, bound to the services it runs on. Without the request
+ * log it runs the pipeline's callback form (`IngestPipeline.run`: no fiber per request); with it,
+ * the effect form inside the log.
  *
  * @since 0.1.0
  */
@@ -98,35 +110,49 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const drain = yield* Drain
     const pipeline = yield* makeIngest(options)
-    const logged = (yield* requestLogEnabled) ? withRequestLog : () => <A, E, R>(self: Effect.Effect<A, E, R>) => self
+    const logged = yield* requestLogEnabled
+    const reply = (response: ServerResponse, answer: Answer | undefined) => {
+      try {
+        if (answer !== undefined) send(response, answer)
+      } catch {
+        response.destroy()
+      }
+    }
     return (request, response) => {
       if (request.method !== "POST" || pathOf(request.url) !== ingestPath) return false
       const leave = drain.unsafeEnter()
-      const handled = pipeline({
+      if (logged) {
+        // The body is read inside the pipeline's effect; the answer is written when its fiber
+        // ends, before it counts as no longer in flight.
+        const fiber = runFork(
+          withRequestLog("POST", () => ingestPath)(pipeline({
+            authorization: request.headers["authorization"],
+            contentType: request.headers["content-type"],
+            body: Effect.async<Uint8Array, Problem.Problem>((resume) => Effect.sync(readNodeBody(request, maxEventBytes, resume)))
+          }))
+        )
+        fiber.addObserver((exit) => {
+          reply(response, Exit.isSuccess(exit) ? exit.value : undefined)
+          leave()
+        })
+        response.on("close", () => {
+          if (!response.writableEnded) fiber.unsafeInterruptAsFork(clientAbortFiberId)
+        })
+        return true
+      }
+      let stopReading = () => {}
+      // The client went away: stop reading its body (an event already handed to the commit may
+      // still be stored).
+      response.on("close", () => stopReading())
+      pipeline.run({
         authorization: request.headers["authorization"],
         contentType: request.headers["content-type"],
-        body: readNodeBody(request, maxEventBytes)
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.as(Effect.logError("unexpected error while handling a request", cause), Problem.toAnswer(Problem.internal))
-        ),
-        logged("POST", () => ingestPath)
-      )
-      const fiber = runFork(handled)
-      // The answer is written when the fiber ends, before it counts as no longer in flight.
-      fiber.addObserver((exit) => {
-        try {
-          if (Exit.isSuccess(exit)) send(response, exit.value)
-        } catch {
-          response.destroy()
-        } finally {
-          leave()
+        readBody: (done) => {
+          stopReading = readNodeBody(request, maxEventBytes, done)
         }
-      })
-      response.on("close", () => {
-        if (!response.writableEnded) fiber.unsafeInterruptAsFork(clientAbortFiberId)
+      }, (answer) => {
+        reply(response, answer)
+        leave()
       })
       return true
     }

@@ -82,10 +82,18 @@ const acceptedIngest = Metrics.ingestAccepted
  *
  * @since 0.1.0
  */
-export const ingestAnswered = (answer: { readonly status: number; readonly body: unknown }): Effect.Effect<void> => {
-  if (answer.status >= 200 && answer.status < 300) return Metric.increment(acceptedIngest)
+export const ingestAnswered = (answer: { readonly status: number; readonly body: unknown }): Effect.Effect<void> =>
+  Effect.sync(() => unsafeIngestAnswered(answer))
+
+/**
+ * The same, at once, outside an effect (the ingest route's answer).
+ *
+ * @since 0.1.0
+ */
+export const unsafeIngestAnswered = (answer: { readonly status: number; readonly body: unknown }): void => {
+  if (answer.status >= 200 && answer.status < 300) return acceptedIngest.unsafeUpdate(1, [])
   const code = typeof answer.body === "object" && answer.body !== null && "code" in answer.body ? answer.body.code : undefined
-  return Metrics.count(Metrics.ingestRefused, "code", typeof code === "string" ? code : `status_${answer.status}`)
+  Metrics.unsafeCount(Metrics.ingestRefused, "code", typeof code === "string" ? code : `status_${answer.status}`)
 }
 
 /**

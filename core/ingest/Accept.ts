@@ -16,14 +16,16 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import type { StoredEvent } from "../ports/EventStore.ts"
-import type { WriteResult } from "../ports/IngestWriter.ts"
+import type { Submission, WriteResult } from "../ports/IngestWriter.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { Committer } from "./Committer.ts"
-import { type IngestRejection, prepareEvent, withPayloadHashWith } from "./Ingest.ts"
+import { type IngestRejection, type PreparedEvent, prepareEvent } from "./Ingest.ts"
+import { sha256HexWith } from "../protocol/Digest.ts"
 import { usageMeter } from "./UsageRollup.ts"
 
 /**
@@ -70,27 +72,74 @@ const withSuggestion = (suggestedEventId: string) => (result: WriteResult): Acce
   result._tag === "Stored" || result._tag === "Duplicate" ? { _tag: result._tag, event: result.event, suggestedEventId } : result
 
 /**
+ * `Accept` without a fiber: calls `onExit` once with what became of the event (at once for a
+ * refusal, after its batch committed otherwise).
+ *
+ * @since 0.1.0
+ */
+export type AcceptNow = (
+  key: IngestKey,
+  body: unknown,
+  id: string,
+  now: number,
+  onExit: (exit: Exit.Exit<Accepted, AcceptError>) => void
+) => void
+
+/**
+ * `Accept` and, when the digest is synchronous and the committer takes offers, {@link AcceptNow}.
+ *
+ * @since 0.1.0
+ */
+export interface Acceptors {
+  readonly accept: Accept
+  readonly acceptNow: AcceptNow | undefined
+}
+
+/**
+ * Both forms of `Accept` on the `Crypto` and `Committer` in hand.
+ *
+ * @since 0.1.0
+ */
+export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> = Effect.gen(function*() {
+  const crypto = yield* Crypto
+  const committer = yield* Committer
+  const hashSync = crypto.unsafeSha256HexSync
+  const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
+    const stored = { ...event.stored, payloadHash }
+    const meter = usageMeter(event.event)
+    return meter === undefined
+      ? { stored, normalized: event, keyScope: key.scope }
+      : { stored, normalized: event, keyScope: key.scope, meter }
+  }
+  const accept: Accept = (key, body, id, now) => {
+    const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
+    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+    const event = prepared.right
+    // With a synchronous digest (node:crypto) the row is complete at once: one effect fewer per event.
+    const committed = hashSync !== undefined
+      ? committer.submit(submissionOf(key, event, hashSync(event.payloadHashInput)))
+      : Effect.flatMap(sha256HexWith(crypto, event.payloadHashInput), (hash) => committer.submit(submissionOf(key, event, hash)))
+    return event.suggestedEventId._tag === "Some" ? Effect.map(committed, withSuggestion(event.suggestedEventId.value)) : committed
+  }
+  const offer = committer.offer
+  const acceptNow: AcceptNow | undefined = hashSync === undefined || offer === undefined
+    ? undefined
+    : (key, body, id, now, onExit) => {
+      const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
+      if (Either.isLeft(prepared)) return onExit(Exit.fail(prepared.left))
+      const event = prepared.right
+      const suggestion = event.suggestedEventId
+      offer(
+        submissionOf(key, event, hashSync(event.payloadHashInput)),
+        suggestion._tag === "None" ? onExit : (exit) => onExit(Exit.map(exit, withSuggestion(suggestion.value)))
+      )
+    }
+  return { accept, acceptNow }
+})
+
+/**
  * `Accept` on the `Crypto` and `Committer` in hand.
  *
  * @since 0.1.0
  */
-export const make: Effect.Effect<Accept, never, Crypto | Committer> = Effect.gen(function*() {
-  const crypto = yield* Crypto
-  const committer = yield* Committer
-  const hashSync = crypto.unsafeSha256HexSync
-  return (key, body, id, now) => {
-    const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
-    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-    const event = prepared.right
-    const meter = usageMeter(event.event)
-    const submit = (stored: StoredEvent) =>
-      committer.submit(
-        meter === undefined ? { stored, normalized: event, keyScope: key.scope } : { stored, normalized: event, keyScope: key.scope, meter }
-      )
-    // With a synchronous digest (node:crypto) the row is complete at once: one effect fewer per event.
-    const committed = hashSync !== undefined
-      ? submit({ ...event.stored, payloadHash: hashSync(event.payloadHashInput) })
-      : Effect.flatMap(withPayloadHashWith(crypto, event), submit)
-    return event.suggestedEventId._tag === "Some" ? Effect.map(committed, withSuggestion(event.suggestedEventId.value)) : committed
-  }
-})
+export const make: Effect.Effect<Accept, never, Crypto | Committer> = Effect.map(makeAcceptors, (acceptors) => acceptors.accept)

@@ -14,6 +14,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Batcher from "../ports/Batcher.ts"
@@ -26,6 +27,11 @@ import { IngestWriter, type Submission, type WriteResult } from "../ports/Ingest
 export interface CommitterService {
   /** Commits the event (with others queued at the same time) and reports what happened to it. */
   readonly submit: (submission: Submission) => Effect.Effect<WriteResult, StorageError>
+  /**
+   * The same without a fiber: queues the event and calls `onExit` once with what happened to it,
+   * after its batch committed (or failed).
+   */
+  readonly offer?: (submission: Submission, onExit: (exit: Exit.Exit<WriteResult, StorageError>) => void) => void
 }
 
 /**
@@ -79,12 +85,11 @@ export const make = (options?: CommitterOptions): Effect.Effect<
 > =>
   Effect.gen(function*() {
     const writer = yield* IngestWriter
-    const submit = yield* Batcher.make(writer.write, {
+    return yield* Batcher.makeDoors(writer.write, {
       maxBatch: options?.maxBatch ?? defaultMaxBatch,
       workers: options?.workers ?? defaultWorkers,
       gather: options?.gather ?? Batcher.gatherNextTurn
     })
-    return { submit }
   })
 
 /**

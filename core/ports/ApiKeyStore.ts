@@ -48,6 +48,11 @@ export interface ApiKeyStoreService {
   /** Inserts a key; `false` when a key with the same id or hash exists (nothing is changed). */
   readonly create: (record: ApiKeyRecord) => Effect.Effect<boolean, StorageError>
   readonly findByHash: (secretHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
+  /**
+   * The key `findByHash` would answer at `now` (epoch ms), when the store can tell without waiting
+   * (a live key in `withLookupCache`'s memory); `undefined` when it cannot (then use `findByHash`).
+   */
+  readonly unsafeFindCached?: (secretHash: string, now: number) => ApiKeyRecord | undefined
   /** The workspace's keys, oldest first, revoked ones included. */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
   /** Marks a key revoked; `false` when there is no such live key in that workspace. */
@@ -118,6 +123,10 @@ export const withLookupCache = (store: ApiKeyStoreService, ttlMillis: number = l
   const found = new Map<string, { readonly record: ApiKeyRecord; readonly until: number }>()
   return {
     ...store,
+    unsafeFindCached: (secretHash, now) => {
+      const hit = found.get(secretHash)
+      return hit !== undefined && hit.until > now ? hit.record : undefined
+    },
     findByHash: (secretHash) =>
       Effect.clockWith((clock) => {
         const now = clock.unsafeCurrentTimeMillis()

@@ -54,3 +54,22 @@ export const make: <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
   options?: BatcherOptions<A, B, E>
 ) => Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> = internal.make
+
+/**
+ * A batcher's two doors: `submit` waits in the calling fiber; `offer` queues the item and calls
+ * its callback once with the item's result, without a fiber per item (for a hot path that is not
+ * itself a fiber, such as the `node:http` ingest route).
+ *
+ * @since 0.1.0
+ */
+export interface Doors<A, B, E> extends internal.Doors<A, B, E> {}
+
+/**
+ * {@link make} with both doors.
+ *
+ * @since 0.1.0
+ */
+export const makeDoors: <A, B, E>(
+  many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+  options?: BatcherOptions<A, B, E>
+) => Effect.Effect<Doors<A, B, E>, never, Scope.Scope> = internal.makeDoors

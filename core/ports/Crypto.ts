@@ -64,6 +64,8 @@ export interface CryptoService {
    * pool of random bytes for it); without it, UUIDs are built from `randomBytes`.
    */
   readonly randomUuid?: Effect.Effect<string>
+  /** The same, synchronously, for implementations that can (`node:crypto`). */
+  readonly unsafeRandomUuidSync?: () => string
 }
 
 /**

@@ -11,6 +11,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
 
 /**
  * A label value as recorded: lowercase snake_case words of at most 64 characters, else `other`.
@@ -132,6 +133,14 @@ export const databasePool: Metric.Metric.Gauge<number> = Metric.gauge("accord_db
  */
 export const count = (counter: Metric.Metric.Counter<number>, key: string, value: string): Effect.Effect<void> =>
   Metric.increment(Metric.tagged(counter, key, label(value)))
+
+/**
+ * The same, at once, outside an effect (a hot path that is not a fiber).
+ *
+ * @since 0.1.0
+ */
+export const unsafeCount = (counter: Metric.Metric.Counter<number>, key: string, value: string): void =>
+  counter.unsafeUpdate(1, [MetricLabel.make(key, label(value))])
 
 /**
  * Snake_case of a tag such as `InvalidSignature` (`invalid_signature`), for `verificationFailures`.

@@ -13,20 +13,23 @@
  *
  * @since 0.1.0
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Duration from "effect/Duration"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import { identity } from "effect/Function"
+import * as Runtime from "effect/Runtime"
 import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
+import { IngestRate } from "../../../core/ingest/IngestRate.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Answer from "../Answer.ts"
-import { bearerAuthenticator } from "../Auth.ts"
+import { bearerAuthenticator, settledAuthenticator } from "../Auth.ts"
 import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
 import { readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
@@ -56,7 +59,7 @@ export interface IngestOptions {
 /**
  * @since 0.1.0
  */
-export type IngestServices = ApiKeyStore | Crypto | Committer | RateLimiter.RateLimiter
+export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate
 
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
   if (accepted._tag === "UnitChanged") {
@@ -94,67 +97,131 @@ export interface IngestRequest {
 }
 
 /**
- * The ingest pipeline, from a request to its answer: the key (scope `ingest`), the key's rate, the
- * content type, the body and its JSON, then ONE call to core (`Accept`: the ingestion rules and the
- * group commit), whose result is mapped to the answer here. Every refusal is a problem answer; a
- * request never fails. The services are
- * resolved once, and the work between the asynchronous steps (key lookup, body, commit) runs
- * synchronously: this runs for every event, thousands of times a second.
+ * The same request for {@link IngestPipeline.run}: `readBody` reads the body (as `body` does) and
+ * calls back once.
  *
  * @since 0.1.0
  */
-export const makeIngest = (
-  options: IngestOptions
-): Effect.Effect<(request: IngestRequest) => Effect.Effect<Answer.Answer>, never, IngestServices> =>
-  Effect.gen(function*() {
-    const authenticate = yield* bearerAuthenticator
-    const crypto = yield* Crypto
-    const limiter = yield* RateLimiter.RateLimiter
-    const accept = yield* Accept.make
-    const clock = yield* Effect.clock
-    const rate = { algorithm: "token-bucket", onExceeded: "fail", limit: options.rateLimitPerSecond, window: Duration.seconds(1) } as const
-    const rateLimited = (error: RateLimiter.RateLimiterError) =>
-      error.reason === "Exceeded"
-        ? Effect.fail(
-          Problem.make(429, "rate_limited", `at most ${options.rateLimitPerSecond} requests per second per key`, {
-            headers: { "retry-after": String(Math.max(1, Math.ceil(Duration.toSeconds(error.retryAfter)))) }
-          })
-        )
-        : Effect.logWarning("ingest: the rate limiter failed; the request is let through", error.reason)
+export interface IngestCall {
+  readonly authorization: string | undefined
+  readonly contentType: string | undefined
+  readonly readBody: (done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void) => void
+}
 
-    type ConsumeOptions = Parameters<typeof limiter.consume>[0]
-    const limited = new Map<string, ConsumeOptions>()
-    /** The rate of one key, built once per key (it is the same object on every request). */
-    const rateOf = (keyId: string): ConsumeOptions => {
-      let options = limited.get(keyId)
-      if (options === undefined) {
-        if (limited.size >= 10_000) limited.clear()
-        options = { ...rate, key: `ingest:${keyId}` }
-        limited.set(keyId, options)
-      }
-      return options
-    }
-    const commit = (key: ApiKeyRecord, bytes: Uint8Array, id: string): Effect.Effect<Answer.Answer, Problem.Problem> => {
-      const raw = parseJsonBytes(bytes)
-      return Either.isLeft(raw)
-        ? Effect.fail(ErrorMap.malformedBody(raw.left))
-        : Effect.mapBoth(accept(key, raw.right, id, clock.unsafeCurrentTimeMillis()), { onFailure: ErrorMap.toProblem, onSuccess: answer })
-    }
+/**
+ * The ingest pipeline in two forms: as an effect (the platform route), and `run`, which answers
+ * through a callback (the `node:http` route). `run` calls `done` once: with the answer, or with
+ * `undefined` when the work was interrupted (the server is closing) and nothing should be sent.
+ *
+ * @since 0.1.0
+ */
+export interface IngestPipeline {
+  (request: IngestRequest): Effect.Effect<Answer.Answer>
+  readonly run: (call: IngestCall, done: (answer: Answer.Answer | undefined) => void) => void
+}
+
+/**
+ * The ingest pipeline, from a request to its answer: the key (scope `ingest`), the key's rate, the
+ * content type, the body and its JSON, then ONE call to core (`Accept`: the ingestion rules and the
+ * group commit), whose result is mapped to the answer here. Every refusal is a problem answer; a
+ * request never fails; a defect is logged and answered 500 with a fixed problem.
+ *
+ * This runs for every event, thousands of times a second, so it is written as callbacks and no
+ * step starts a fiber when it can finish without one: a key in the key store's lookup cache, the
+ * rate, the content type, the JSON and the rules are synchronous, the body is read from the
+ * socket's events, and the event waits for its group commit as a callback from the committer's
+ * worker (`Committer.offer`). A step that must wait on a service (a key not cached, a digest or id
+ * without a synchronous form, a committer without offers) runs as an effect and calls back.
+ * Measured with a profiler under `bench:ingest`: a fiber per request and the effects it ran were
+ * the largest share of the server's CPU per event (docs/performance.md).
+ *
+ * @since 0.1.0
+ */
+export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline, never, IngestServices> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const runCallback = Runtime.runCallback(runtime)
+    const authenticate = yield* bearerAuthenticator
+    const settledKey = yield* settledAuthenticator
+    const crypto = yield* Crypto
+    const rate = yield* IngestRate
+    const { accept, acceptNow } = yield* Accept.makeAcceptors
+    const clock = yield* Effect.clock
+    const limit = options.rateLimitPerSecond
+    const uuidSync = crypto.unsafeRandomUuidSync
     const uuid = randomUuidWith(crypto)
-    // The steps in order (key, scope, rate, content type, body, rules and commit), as few effects
-    // as they need: this runs for every event.
-    const afterKey = (request: IngestRequest) => (key: ApiKeyRecord): Effect.Effect<Answer.Answer, Problem.Problem> => {
-      if (key.scope !== "ingest") return Effect.fail(Problem.forbidden("this route needs a key with scope ingest"))
-      return Effect.flatMap(Effect.catchAll(limiter.consume(rateOf(key.id)), rateLimited), () => {
-        if (!isJsonContentType(request.contentType)) return Effect.fail(Problem.unsupportedMediaType("application/json"))
-        return Effect.flatMap(request.body, (bytes) => Effect.flatMap(uuid, (id) => commit(key, bytes, id)))
+    const rateLimited = (waitMillis: number) =>
+      Problem.make(429, "rate_limited", `at most ${limit} requests per second per key`, {
+        headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }
+      })
+
+    const run = (call: IngestCall, done: (answer: Answer.Answer | undefined) => void): void => {
+      const finish = (answer: Answer.Answer) => {
+        Instrumented.unsafeIngestAnswered(answer)
+        done(answer)
+      }
+      const refuse = (problem: Problem.Problem) => finish(Problem.toAnswer(problem))
+      const onCause = <E>(cause: Cause.Cause<E>, toProblem: (error: E) => Problem.Problem) => {
+        const failure = Cause.failureOption(cause)
+        if (failure._tag === "Some") return refuse(toProblem(failure.value))
+        if (Cause.isInterruptedOnly(cause)) return done(undefined)
+        runCallback(Effect.logError("unexpected error while handling a request", cause))
+        finish(Problem.toAnswer(Problem.internal))
+      }
+      /** Runs a step; a throw is a defect of this request, never of the caller's context. */
+      const guarded = (step: () => void) => {
+        try {
+          step()
+        } catch (defect) {
+          onCause(Cause.die(defect), identity)
+        }
+      }
+      const settle = (exit: Exit.Exit<Accept.Accepted, Accept.AcceptError>) =>
+        guarded(() => Exit.isSuccess(exit) ? finish(answer(exit.value)) : onCause(exit.cause, ErrorMap.toProblem))
+      const commit = (key: ApiKeyRecord, body: unknown, id: string) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (acceptNow !== undefined) acceptNow(key, body, id, now, settle)
+        else runCallback(accept(key, body, id, now), { onExit: settle })
+      }
+      const onBody = (key: ApiKeyRecord) => (bytes: Exit.Exit<Uint8Array, Problem.Problem>) =>
+        guarded(() => {
+          if (Exit.isFailure(bytes)) return onCause(bytes.cause, identity)
+          const raw = parseJsonBytes(bytes.value)
+          if (Either.isLeft(raw)) return refuse(ErrorMap.malformedBody(raw.left))
+          if (uuidSync !== undefined) return commit(key, raw.right, uuidSync())
+          runCallback(uuid, { onExit: (id) => guarded(() => Exit.isSuccess(id) ? commit(key, raw.right, id.value) : onCause(id.cause, identity)) })
+        })
+      // The steps in order: scope, rate, content type, body, then rules and commit.
+      const afterKey = (key: ApiKeyRecord) => {
+        if (key.scope !== "ingest") return refuse(Problem.forbidden("this route needs a key with scope ingest"))
+        const wait = rate.consume(key.id, limit, clock.unsafeCurrentTimeMillis())
+        if (wait > 0) return refuse(rateLimited(wait))
+        if (!isJsonContentType(call.contentType)) return refuse(Problem.unsupportedMediaType("application/json"))
+        call.readBody(onBody(key))
+      }
+      guarded(() => {
+        const settled = settledKey(call.authorization, clock.unsafeCurrentTimeMillis())
+        if (settled === undefined) {
+          runCallback(authenticate(call.authorization), {
+            onExit: (key) => guarded(() => Exit.isSuccess(key) ? afterKey(key.value) : onCause(key.cause, identity))
+          })
+        } else if (Either.isLeft(settled)) {
+          refuse(settled.left)
+        } else {
+          afterKey(settled.right)
+        }
       })
     }
-    const problemAnswer = (problem: Problem.Problem) => Effect.succeed(Problem.toAnswer(problem))
-    return (request) =>
-      Effect.catchAll(Effect.flatMap(authenticate(request.authorization), afterKey(request)), problemAnswer).pipe(
-        Effect.tap(Instrumented.ingestAnswered)
+
+    const pipeline = (request: IngestRequest): Effect.Effect<Answer.Answer> =>
+      Effect.async<Answer.Answer>((resume) =>
+        run({
+          authorization: request.authorization,
+          contentType: request.contentType,
+          readBody: (done) => runCallback(request.body, { onExit: done })
+        }, (answer) => resume(answer === undefined ? Effect.interrupt : Effect.succeed(answer)))
       )
+    return Object.assign(pipeline, { run })
   })
 
 /**

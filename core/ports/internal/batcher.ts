@@ -10,6 +10,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 
@@ -46,7 +47,19 @@ export const gatherNextTurn: Effect.Effect<void> = Effect.withScheduler(Effect.y
 
 interface Pending<A, B, E> {
   readonly item: A
-  readonly resume: (effect: Effect.Effect<B, E>) => void
+  /** Called once with the item's result (an `Exit` is also the effect that returns it). */
+  readonly resume: (exit: Exit.Exit<B, E>) => void
+}
+
+/**
+ * A batcher's two doors: `submit` waits in the calling fiber; `offer` queues the item and calls
+ * `onExit` once with its result, from the worker, without a fiber of its own.
+ *
+ * @since 0.1.0
+ */
+export interface Doors<A, B, E> {
+  readonly submit: (item: A) => Effect.Effect<B, E>
+  readonly offer: (item: A, onExit: (exit: Exit.Exit<B, E>) => void) => void
 }
 
 /** @since 0.1.0 */
@@ -54,6 +67,13 @@ export const make = <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
   options?: Options<A, B, E>
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
+  Effect.map(makeDoors(many, options), (doors) => doors.submit)
+
+/** @since 0.1.0 */
+export const makeDoors = <A, B, E>(
+  many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+  options?: Options<A, B, E>
+): Effect.Effect<Doors<A, B, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxBatch = options?.maxBatch ?? defaultMaxBatch
     const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
@@ -80,8 +100,7 @@ export const make = <A, B, E>(
         if (at !== -1) idle.splice(at, 1)
       })
     })
-    const answer = (pending: Pending<A, B, E>, exit: Exit.Exit<B, E>) =>
-      pending.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.failCause(exit.cause))
+    const answer = (pending: Pending<A, B, E>, exit: Exit.Exit<B, E>) => pending.resume(exit)
     const worker = Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const waited = yield* restore(waitForWork)
@@ -96,7 +115,7 @@ export const make = <A, B, E>(
           return
         }
         for (let i = 0; i < batch.length; i++) {
-          batch[i]!.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
+          batch[i]!.resume(Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause))
         }
       })
     )
@@ -104,13 +123,16 @@ export const make = <A, B, E>(
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         closed = true
-        for (const pending of queue.splice(0)) pending.resume(Effect.interrupt)
+        for (const pending of queue.splice(0)) pending.resume(Exit.interrupt(FiberId.none))
       })
     )
-    return (item: A) =>
-      Effect.async<B, E>((resume) => {
-        if (closed) return resume(Effect.interrupt)
-        queue.push({ item, resume })
-        idle.pop()?.()
-      })
+    const offer = (item: A, resume: (exit: Exit.Exit<B, E>) => void): void => {
+      if (closed) return resume(Exit.interrupt(FiberId.none))
+      queue.push({ item, resume })
+      idle.pop()?.()
+    }
+    return {
+      offer,
+      submit: (item: A) => Effect.async<B, E>((resume) => offer(item, resume))
+    }
   })

@@ -3,6 +3,7 @@
  * batch is split so a failing item fails only itself, and closing the scope interrupts the waiting.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -113,5 +114,53 @@ describe("Batcher", () => {
       const alone = yield* batchesWith({})
       assert.deepStrictEqual(alone[0], [0])
       assert.isAbove(alone.length, 1)
+    }))
+
+  it.scoped("offer: the callback door shares batches with submit, gets each item's own result once, and a failing item fails only itself", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const latch = yield* Effect.makeLatch(false)
+      const entered = yield* Deferred.make<void>()
+      let first = true
+      const gate = Effect.suspend(() => (first ? ((first = false), Effect.zipRight(Deferred.succeed(entered, undefined), latch.await)) : Effect.void))
+      const doors = yield* Batcher.makeDoors(recording(batches, { poison: 3, gate }))
+      // The first item holds the worker while the others queue up behind it.
+      const head = yield* Effect.fork(doors.submit(0))
+      yield* Deferred.await(entered)
+      const exits = new Map<number, Array<Exit.Exit<string, Refused>>>()
+      for (const item of [1, 2, 3]) doors.offer(item, (exit) => exits.set(item, [...(exits.get(item) ?? []), exit]))
+      const submitted = yield* Effect.fork(doors.submit(4))
+      yield* Effect.yieldNow()
+      assert.strictEqual(exits.size, 0, "nothing is answered before its batch ran")
+      yield* latch.open
+      assert.strictEqual(yield* Fiber.join(head), "r0")
+      assert.strictEqual(yield* Fiber.join(submitted), "r4")
+      assert.deepStrictEqual(exits.get(1), [Exit.succeed("r1")])
+      assert.deepStrictEqual(exits.get(2), [Exit.succeed("r2")])
+      assert.deepStrictEqual(exits.get(3), [Exit.fail(new Refused(3))])
+      assert.deepStrictEqual(batches, [[0], [1, 2, 3, 4], [1], [2], [3], [4]])
+    }))
+
+  it.effect("offer: closing the scope answers a waiting offer interrupted, and an offer after it at once", () =>
+    Effect.gen(function*() {
+      const latch = yield* Effect.makeLatch(false)
+      const entered = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      const gate = Effect.zipRight(Deferred.succeed(entered, undefined), latch.await)
+      const doors = yield* Scope.extend(Batcher.makeDoors(recording([], { gate })), scope)
+      const taken = yield* Effect.fork(doors.submit(0))
+      yield* Deferred.await(entered)
+      const answers: Array<Exit.Exit<string, Refused>> = []
+      doors.offer(1, (exit) => answers.push(exit))
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      for (let turn = 0; turn < 100 && answers.length === 0; turn++) yield* Effect.yieldNow()
+      assert.strictEqual(answers.length, 1)
+      assert.isTrue(Exit.isInterrupted(answers[0]!))
+      doors.offer(2, (exit) => answers.push(exit))
+      assert.strictEqual(answers.length, 2)
+      assert.isTrue(Exit.isInterrupted(answers[1]!))
+      yield* latch.open
+      yield* Fiber.join(closing)
+      assert.strictEqual(yield* Fiber.join(taken), "r0")
     }))
 })

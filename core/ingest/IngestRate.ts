@@ -1,0 +1,80 @@
+/**
+ * The ingest route's per-key rate (the spec leaves request-rate limits open; docs/decisions.md
+ * "Rate limit"): a token bucket per key, `limit` tokens refilled evenly over one second, one token
+ * per request, a request without a token refused with the time until the next.
+ *
+ * It is synchronous on purpose: it runs for every event, on a path that does no other waiting
+ * between reading the key and reading the body. Each instance keeps its own buckets, in memory (a
+ * deployment of N instances behind a load balancer allows up to N times the rate per key).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+
+/**
+ * @since 0.1.0
+ */
+export interface IngestRateService {
+  /**
+   * Takes one token from `key`'s bucket of `limit` per second at `now` (epoch ms): `0` when the
+   * request may go on, otherwise the milliseconds until a token is back (nothing is taken).
+   */
+  readonly consume: (key: string, limit: number, now: number) => number
+}
+
+/**
+ * @since 0.1.0
+ */
+export class IngestRate extends Context.Tag("@accord/core/ingest/IngestRate")<IngestRate, IngestRateService>() {}
+
+interface Bucket {
+  tokens: number
+  lastRefill: number
+}
+
+/**
+ * The most keys whose buckets are kept; past it the bucket used least recently is dropped (a key
+ * that comes back starts with a full bucket).
+ *
+ * @since 0.1.0
+ */
+export const defaultMaxKeys = 10_000
+
+/**
+ * Buckets in memory.
+ *
+ * @since 0.1.0
+ */
+export const makeMemory = (maxKeys: number = defaultMaxKeys): IngestRateService => {
+  const buckets = new Map<string, Bucket>()
+  return {
+    consume: (key, limit, now) => {
+      const refillMillis = 1000 / limit
+      let bucket = buckets.get(key)
+      if (bucket === undefined) {
+        if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!)
+        bucket = { tokens: limit, lastRefill: now }
+      } else {
+        buckets.delete(key)
+        const refilled = Math.floor((now - bucket.lastRefill) / refillMillis)
+        if (refilled > 0) {
+          bucket.tokens = Math.min(limit, bucket.tokens + refilled)
+          bucket.lastRefill += refilled * refillMillis
+        }
+      }
+      // Re-inserted on every use, so the first key in the map is the one used least recently.
+      buckets.set(key, bucket)
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1
+        return 0
+      }
+      return Math.max(1, Math.ceil(bucket.lastRefill + refillMillis - now))
+    }
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<IngestRate> = Layer.sync(IngestRate, () => makeMemory())
