@@ -16,6 +16,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -26,7 +27,7 @@ import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
-import { IngestRate } from "../../../core/ingest/IngestRate.ts"
+import { IngestRate, type IngestRateService } from "../../../core/ingest/IngestRate.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Answer from "../Answer.ts"
 import { bearerAuthenticator, settledAuthenticator } from "../Auth.ts"
@@ -120,6 +121,138 @@ export interface IngestPipeline {
   readonly run: (call: IngestCall, done: (answer: Answer.Answer | undefined) => void) => void
 }
 
+/** What every request's run shares (resolved once by `makeIngest`). */
+interface Steps {
+  readonly runCallback: <A, E>(effect: Effect.Effect<A, E>, options: { readonly onExit: (exit: Exit.Exit<A, E>) => void }) => unknown
+  readonly authenticate: (header: string | undefined) => Effect.Effect<ApiKeyRecord, Problem.Problem>
+  readonly settledKey: (header: string | undefined, now: number) => Either.Either<ApiKeyRecord, Problem.Problem> | undefined
+  readonly rate: IngestRateService
+  readonly limit: number
+  readonly clock: Clock.Clock
+  readonly accept: Accept.Accept
+  readonly acceptNow: Accept.AcceptNow | undefined
+  readonly uuidSync: (() => string) | undefined
+  readonly uuid: Effect.Effect<string>
+  readonly rateLimited: (waitMillis: number) => Problem.Problem
+}
+
+/**
+ * One request through the pipeline's callback form. A class, so that a request costs one object
+ * and its steps are shared methods rather than a dozen closures made per request. Each entry point
+ * (the start and every callback) catches what its step throws: a throw is a defect of this
+ * request, answered 500, never of the caller's context (a socket event, the committer's worker).
+ */
+class IngestRun {
+  private key: ApiKeyRecord | undefined
+  private body: unknown
+  private answered = false
+  constructor(
+    private readonly steps: Steps,
+    private readonly call: IngestCall,
+    private readonly done: (answer: Answer.Answer | undefined) => void
+  ) {}
+
+  start(): void {
+    try {
+      const settled = this.steps.settledKey(this.call.authorization, this.steps.clock.unsafeCurrentTimeMillis())
+      if (settled === undefined) {
+        this.steps.runCallback(this.steps.authenticate(this.call.authorization), { onExit: (exit) => this.onKey(exit) })
+      } else if (Either.isLeft(settled)) {
+        this.refuse(settled.left)
+      } else {
+        this.afterKey(settled.right)
+      }
+    } catch (defect) {
+      this.onDefect(defect)
+    }
+  }
+
+  private onKey(exit: Exit.Exit<ApiKeyRecord, Problem.Problem>): void {
+    try {
+      if (Exit.isSuccess(exit)) this.afterKey(exit.value)
+      else this.onCause(exit.cause, identity)
+    } catch (defect) {
+      this.onDefect(defect)
+    }
+  }
+
+  // The steps in order: scope, rate, content type, body, then rules and commit.
+  private afterKey(key: ApiKeyRecord): void {
+    if (key.scope !== "ingest") return this.refuse(Problem.forbidden("this route needs a key with scope ingest"))
+    const wait = this.steps.rate.consume(key.id, this.steps.limit, this.steps.clock.unsafeCurrentTimeMillis())
+    if (wait > 0) return this.refuse(this.steps.rateLimited(wait))
+    if (!isJsonContentType(this.call.contentType)) return this.refuse(Problem.unsupportedMediaType("application/json"))
+    this.key = key
+    this.call.readBody((bytes) => this.onBody(bytes))
+  }
+
+  private onBody(bytes: Exit.Exit<Uint8Array, Problem.Problem>): void {
+    try {
+      if (Exit.isFailure(bytes)) return this.onCause(bytes.cause, identity)
+      const raw = parseJsonBytes(bytes.value)
+      if (Either.isLeft(raw)) return this.refuse(ErrorMap.malformedBody(raw.left))
+      this.body = raw.right
+      if (this.steps.uuidSync !== undefined) return this.commit(this.steps.uuidSync())
+      this.steps.runCallback(this.steps.uuid, { onExit: (id) => this.onId(id) })
+    } catch (defect) {
+      this.onDefect(defect)
+    }
+  }
+
+  private onId(id: Exit.Exit<string>): void {
+    try {
+      if (Exit.isSuccess(id)) this.commit(id.value)
+      else this.onCause(id.cause, identity)
+    } catch (defect) {
+      this.onDefect(defect)
+    }
+  }
+
+  private commit(id: string): void {
+    const now = this.steps.clock.unsafeCurrentTimeMillis()
+    const acceptNow = this.steps.acceptNow
+    if (acceptNow !== undefined) acceptNow(this.key!, this.body, id, now, (exit) => this.settle(exit))
+    else this.steps.runCallback(this.steps.accept(this.key!, this.body, id, now), { onExit: (exit) => this.settle(exit) })
+  }
+
+  private settle(exit: Exit.Exit<Accept.Accepted, Accept.AcceptError>): void {
+    try {
+      if (Exit.isSuccess(exit)) this.finish(answer(exit.value))
+      else this.onCause(exit.cause, ErrorMap.toProblem)
+    } catch (defect) {
+      this.onDefect(defect)
+    }
+  }
+
+  /** Answers once (a defect thrown by `done` itself must not answer again). */
+  private reply(answer: Answer.Answer | undefined): void {
+    if (this.answered) return
+    this.answered = true
+    if (answer !== undefined) Instrumented.unsafeIngestAnswered(answer)
+    this.done(answer)
+  }
+
+  private finish(answer: Answer.Answer): void {
+    this.reply(answer)
+  }
+
+  private refuse(problem: Problem.Problem): void {
+    this.finish(Problem.toAnswer(problem))
+  }
+
+  private onCause<E>(cause: Cause.Cause<E>, toProblem: (error: E) => Problem.Problem): void {
+    const failure = Cause.failureOption(cause)
+    if (failure._tag === "Some") return this.refuse(toProblem(failure.value))
+    if (Cause.isInterruptedOnly(cause)) return this.reply(undefined)
+    this.steps.runCallback(Effect.logError("unexpected error while handling a request", cause), { onExit: () => {} })
+    this.finish(Problem.toAnswer(Problem.internal))
+  }
+
+  private onDefect(defect: unknown): void {
+    this.onCause(Cause.die(defect), identity)
+  }
+}
+
 /**
  * The ingest pipeline, from a request to its answer: the key (scope `ingest`), the key's rate, the
  * content type, the body and its JSON, then ONE call to core (`Accept`: the ingestion rules and the
@@ -155,63 +288,20 @@ export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline
         headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }
       })
 
-    const run = (call: IngestCall, done: (answer: Answer.Answer | undefined) => void): void => {
-      const finish = (answer: Answer.Answer) => {
-        Instrumented.unsafeIngestAnswered(answer)
-        done(answer)
-      }
-      const refuse = (problem: Problem.Problem) => finish(Problem.toAnswer(problem))
-      const onCause = <E>(cause: Cause.Cause<E>, toProblem: (error: E) => Problem.Problem) => {
-        const failure = Cause.failureOption(cause)
-        if (failure._tag === "Some") return refuse(toProblem(failure.value))
-        if (Cause.isInterruptedOnly(cause)) return done(undefined)
-        runCallback(Effect.logError("unexpected error while handling a request", cause))
-        finish(Problem.toAnswer(Problem.internal))
-      }
-      /** Runs a step; a throw is a defect of this request, never of the caller's context. */
-      const guarded = (step: () => void) => {
-        try {
-          step()
-        } catch (defect) {
-          onCause(Cause.die(defect), identity)
-        }
-      }
-      const settle = (exit: Exit.Exit<Accept.Accepted, Accept.AcceptError>) =>
-        guarded(() => Exit.isSuccess(exit) ? finish(answer(exit.value)) : onCause(exit.cause, ErrorMap.toProblem))
-      const commit = (key: ApiKeyRecord, body: unknown, id: string) => {
-        const now = clock.unsafeCurrentTimeMillis()
-        if (acceptNow !== undefined) acceptNow(key, body, id, now, settle)
-        else runCallback(accept(key, body, id, now), { onExit: settle })
-      }
-      const onBody = (key: ApiKeyRecord) => (bytes: Exit.Exit<Uint8Array, Problem.Problem>) =>
-        guarded(() => {
-          if (Exit.isFailure(bytes)) return onCause(bytes.cause, identity)
-          const raw = parseJsonBytes(bytes.value)
-          if (Either.isLeft(raw)) return refuse(ErrorMap.malformedBody(raw.left))
-          if (uuidSync !== undefined) return commit(key, raw.right, uuidSync())
-          runCallback(uuid, { onExit: (id) => guarded(() => Exit.isSuccess(id) ? commit(key, raw.right, id.value) : onCause(id.cause, identity)) })
-        })
-      // The steps in order: scope, rate, content type, body, then rules and commit.
-      const afterKey = (key: ApiKeyRecord) => {
-        if (key.scope !== "ingest") return refuse(Problem.forbidden("this route needs a key with scope ingest"))
-        const wait = rate.consume(key.id, limit, clock.unsafeCurrentTimeMillis())
-        if (wait > 0) return refuse(rateLimited(wait))
-        if (!isJsonContentType(call.contentType)) return refuse(Problem.unsupportedMediaType("application/json"))
-        call.readBody(onBody(key))
-      }
-      guarded(() => {
-        const settled = settledKey(call.authorization, clock.unsafeCurrentTimeMillis())
-        if (settled === undefined) {
-          runCallback(authenticate(call.authorization), {
-            onExit: (key) => guarded(() => Exit.isSuccess(key) ? afterKey(key.value) : onCause(key.cause, identity))
-          })
-        } else if (Either.isLeft(settled)) {
-          refuse(settled.left)
-        } else {
-          afterKey(settled.right)
-        }
-      })
+    const steps: Steps = {
+      runCallback,
+      authenticate,
+      settledKey,
+      rate,
+      limit,
+      clock,
+      accept,
+      acceptNow,
+      uuidSync,
+      uuid,
+      rateLimited
     }
+    const run = (call: IngestCall, done: (answer: Answer.Answer | undefined) => void): void => new IngestRun(steps, call, done).start()
 
     const pipeline = (request: IngestRequest): Effect.Effect<Answer.Answer> =>
       Effect.async<Answer.Answer>((resume) =>
