@@ -9,7 +9,13 @@
  * Runs on Node (`npm run bench:verify`), Bun (`bun bench/verify.bench.ts`) and Deno
  * (`deno run -A bench/verify.bench.ts`).
  *
- * Rounds are interleaved and the median is reported, because this machine is shared and noisy.
+ * Rounds are long (`BENCH_BATCH`, default 200,000 messages, about a second, for the node:crypto
+ * contenders; `BENCH_ASYNC_BATCH`, default 20,000, for the slower WebCrypto ones and the peer), so
+ * that JIT and GC noise does not dominate a round, and interleaved (`BENCH_ROUNDS`, default 7), so
+ * that a share's two sides always run side by side. Printed per contender: the median ops/s and the
+ * spread over the rounds, CPU µs per message (all threads of the process), and a share of its limit
+ * as the median of the per-round shares (each round's contender against the same round's limit),
+ * with their spread: on a shared machine that pairing is steadier than a ratio of two medians.
  */
 import { createHmac } from "node:crypto"
 import * as Effect from "effect/Effect"
@@ -19,32 +25,44 @@ import { Webhook } from "standardwebhooks"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import { type Crypto, layerWebCrypto } from "../core/ports/Crypto.ts"
 import * as NonceStore from "../core/ports/NonceStore.ts"
-import { importSigningKeys, sign, signingPrefix } from "../core/protocol/Signing.ts"
+import { importSigningKeys, sign, type SigningKeys, signingPrefix } from "../core/protocol/Signing.ts"
 import { makeVerifier, type VerifyInput } from "../core/protocol/Verification.ts"
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
-const batch = Number(process.env.BENCH_BATCH ?? 20_000)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
+const syncBatch = Number(process.env.BENCH_BATCH ?? 200_000)
+const asyncBatch = Number(process.env.BENCH_ASYNC_BATCH ?? 20_000)
 const secret = "as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"
 const body = new TextEncoder().encode(JSON.stringify({ type: "service.customer_action.ack", pad: "x".repeat(1024 - 47) }))
 if (body.length !== 1024) throw new Error(`body is ${body.length} bytes`)
 
-type Runner = () => Promise<number> // returns elapsed ms for `batch` verifications
+/** One round: `batch` verifications; returns the elapsed ms. */
+type Runner = (batch: number) => Promise<number>
 
 /** Collects the garbage of setting up a round (e.g. signing its messages) before timing it. */
 const settle = (): void => (globalThis as { gc?: () => void }).gc?.()
 
-/** Accord: a batch of distinct signed messages (fresh nonces), verified inside one Effect. */
+/**
+ * Accord: a batch of distinct signed messages (fresh nonces), verified inside one Effect with a fresh
+ * verifier and nonce store per round. The messages are signed once (the first round's batch) and
+ * each round verifies fresh copies of their headers, as an HTTP parser would hand them over: fresh,
+ * flat strings.
+ */
 const accord = (layer: Layer.Layer<Crypto>): Runner => {
   const full = Layer.merge(layer, NonceStore.layerMemory)
-  return () =>
+  let signed: { readonly keys: SigningKeys; readonly headers: ReadonlyArray<string> } | undefined
+  return (batch) =>
     Effect.runPromise(
       Effect.gen(function*() {
-        const keys = yield* importSigningKeys({ actionSigning: Redacted.make(secret), completion: Redacted.make(secret + "c") })
+        if (signed === undefined || signed.headers.length < batch) {
+          const keys = yield* importSigningKeys({ actionSigning: Redacted.make(secret), completion: Redacted.make(secret + "c") })
+          const headers: Array<string> = []
+          for (let i = 0; i < batch; i++) headers.push(JSON.stringify(yield* sign({ purpose: "dispatch_response", keys, body })))
+          signed = { keys, headers }
+        }
+        const { headers, keys } = signed
         const inputs: Array<VerifyInput> = []
         for (let i = 0; i < batch; i++) {
-          const headers = yield* sign({ purpose: "dispatch_response", keys, body })
-          // As an HTTP parser would hand them over: fresh, flat strings.
-          inputs.push({ purpose: "dispatch_response", keys, headers: JSON.parse(JSON.stringify(headers)), body, nonceScope: "bench" })
+          inputs.push({ purpose: "dispatch_response", keys, headers: JSON.parse(headers[i]!), body, nonceScope: "bench" })
         }
         const verifier = yield* makeVerifier
         settle()
@@ -59,7 +77,7 @@ const accord = (layer: Layer.Layer<Crypto>): Runner => {
  * The limit: per message, only the HMAC of its signing input (literal, purpose, timestamp, nonce,
  * body) with `createHmac`, hex digest. No header parsing, freshness, nonce check or comparison.
  */
-const rawHmac: Runner = async () => {
+const rawHmac: Runner = async (batch) => {
   const now = new Date().toISOString()
   const nonces = Array.from({ length: batch }, (_, i) => `nonce-${i.toString().padStart(26, "0")}`)
   let sink = 0
@@ -77,7 +95,7 @@ const rawHmac: Runner = async () => {
  * The WebCrypto limit: per message, the signing input as one buffer (prefix bytes and body) and one
  * awaited `subtle.verify` with a key imported once. No header parsing, freshness or nonce check.
  */
-const rawWebCrypto: Runner = async () => {
+const rawWebCrypto: Runner = async (batch) => {
   const subtle = globalThis.crypto.subtle
   const encoder = new TextEncoder()
   const key = await subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
@@ -106,7 +124,7 @@ const rawWebCrypto: Runner = async () => {
 }
 
 /** The peer: standardwebhooks verify (header parse, tolerance check, HMAC, base64 compare). */
-const standardWebhooks: Runner = async () => {
+const standardWebhooks: Runner = async (batch) => {
   const wh = new Webhook(Buffer.from(secret).toString("base64"))
   const payload = new TextDecoder().decode(body)
   const messages = Array.from({ length: batch }, (_, i) => {
@@ -125,13 +143,13 @@ const standardWebhooks: Runner = async () => {
   return performance.now() - t0
 }
 
-/** Each contender and the limit its share is printed against (itself for the limits and the peer). */
-const contenders: ReadonlyArray<readonly [string, Runner, string]> = [
-  ["raw node:crypto createHmac (limit)", rawHmac, "raw node:crypto createHmac (limit)"],
-  ["raw WebCrypto subtle.verify (limit)", rawWebCrypto, "raw WebCrypto subtle.verify (limit)"],
-  ["standardwebhooks verify (peer)", standardWebhooks, "raw node:crypto createHmac (limit)"],
-  ["Accord verify, WebCrypto layer", accord(layerWebCrypto), "raw WebCrypto subtle.verify (limit)"],
-  ["Accord verify, node:crypto layer", accord(NodeCrypto.layer), "raw node:crypto createHmac (limit)"]
+/** Each contender, its batch, and the limit its share is printed against (itself for the limits). */
+const contenders: ReadonlyArray<readonly [string, Runner, number, string]> = [
+  ["raw node:crypto createHmac (limit)", rawHmac, syncBatch, "raw node:crypto createHmac (limit)"],
+  ["raw WebCrypto subtle.verify (limit)", rawWebCrypto, asyncBatch, "raw WebCrypto subtle.verify (limit)"],
+  ["standardwebhooks verify (peer)", standardWebhooks, asyncBatch, "raw node:crypto createHmac (limit)"],
+  ["Accord verify, WebCrypto layer", accord(layerWebCrypto), asyncBatch, "raw WebCrypto subtle.verify (limit)"],
+  ["Accord verify, node:crypto layer", accord(NodeCrypto.layer), syncBatch, "raw node:crypto createHmac (limit)"]
 ]
 
 const runtime = (): string => {
@@ -140,20 +158,43 @@ const runtime = (): string => {
 }
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const spread = (xs: ReadonlyArray<number>, digits: number) =>
+  `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`
+
+/** CPU time of the whole process (every thread), in µs, where the runtime reports it. */
+const cpuMicros = (): number => {
+  const usage = typeof process.cpuUsage === "function" ? process.cpuUsage() : undefined
+  return usage === undefined ? Number.NaN : usage.user + usage.system
+}
 
 const main = async () => {
-  const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
-  for (const [, run] of contenders) await run() // warm-up
+  const ops = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
+  const cpu = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
+  for (const [, run, batch] of contenders) await run(Math.min(batch, 20_000)) // warm-up
   for (let r = 0; r < rounds; r++) {
-    for (const [name, run] of contenders) samples.get(name)!.push((batch / (await run())) * 1000)
+    for (const [name, run, batch] of contenders) {
+      const c0 = cpuMicros()
+      const elapsed = await run(batch)
+      cpu.get(name)!.push((cpuMicros() - c0) / batch)
+      ops.get(name)!.push((batch / elapsed) * 1000)
+    }
   }
-  console.log(`verify throughput, 1 KiB body, ${rounds} interleaved rounds of ${batch}, median ops/s`)
+  console.log(
+    `verify throughput, 1 KiB body, ${rounds} interleaved rounds of ${syncBatch} (node:crypto) and ${asyncBatch} (WebCrypto, peer) messages`
+  )
   console.log(`${runtime()}, ${new Date().toISOString()}, gc between rounds: ${typeof (globalThis as { gc?: unknown }).gc === "function"}`)
-  for (const [name, , limitName] of contenders) {
-    const ops = median(samples.get(name)!)
-    const limit = median(samples.get(limitName)!)
-    const share = name === limitName ? "" : `  ${((ops / limit) * 100).toFixed(1).padStart(5)}% of ${limitName.replace(" (limit)", "")}`
-    console.log(`${name.padEnd(38)} ${Math.round(ops).toString().padStart(9)} ops/s${share}`)
+  console.log(`${"".padEnd(38)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`)
+  for (const [name, , , limitName] of contenders) {
+    const mine = ops.get(name)!
+    const shares = mine.map((x, r) => (x / ops.get(limitName)![r]!) * 100)
+    const share = name === limitName
+      ? ""
+      : `  ${median(shares).toFixed(1).padStart(5)}% (${spread(shares, 1)}%) of ${limitName.replace(" (limit)", "")}`
+    console.log(
+      `${name.padEnd(38)} ${Math.round(median(mine)).toString().padStart(12)}  ${spread(mine, 0).padStart(15)}  ${
+        median(cpu.get(name)!).toFixed(2).padStart(10)
+      }${share}`
+    )
   }
 }
 
