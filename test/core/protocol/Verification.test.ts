@@ -291,7 +291,10 @@ describe("verifySync (node:crypto and the memory nonce store)", () => {
   const sync = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
   // The same node:crypto HMAC offered only asynchronously: the verifier takes its general path.
   const general = Layer.merge(
-    Layer.sync(Crypto, () => ({ ...NodeCrypto.make(), unsafeHmacSha256HexSync: undefined })),
+    Layer.sync(Crypto, () => {
+      const { unsafeHmacSha256HexSync: _, ...asynchronous } = NodeCrypto.make()
+      return asynchronous
+    }),
     NonceStore.layerMemory
   )
 
