@@ -11,8 +11,10 @@
  *
  * Rounds are long (`BENCH_BATCH`, default 200,000 messages, about a second, for the node:crypto
  * contenders; `BENCH_ASYNC_BATCH`, default 20,000, for the slower WebCrypto ones and the peer), so
- * that JIT and GC noise does not dominate a round, and interleaved (`BENCH_ROUNDS`, default 7), so
- * that a share's two sides always run side by side. Printed per contender: the median ops/s and the
+ * that JIT and GC noise does not dominate a round, and each round is cut in `BENCH_CHUNKS` slices
+ * (default 20) run in turn across the contenders, with a young-generation collection before each
+ * slice, so that a share's two sides always run within milliseconds of each other on this shared
+ * machine (`BENCH_ROUNDS` rounds, default 7). Printed per contender: the median ops/s and the
  * spread over the rounds, CPU µs per message (all threads of the process), and a share of its limit
  * as the median of the per-round shares (each round's contender against the same round's limit),
  * with their spread: on a shared machine that pairing is steadier than a ratio of two medians.
@@ -31,21 +33,37 @@ import { makeVerifier, type VerifyInput } from "../core/protocol/Verification.ts
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 const syncBatch = Number(process.env.BENCH_BATCH ?? 200_000)
 const asyncBatch = Number(process.env.BENCH_ASYNC_BATCH ?? 20_000)
+const chunks = Number(process.env.BENCH_CHUNKS ?? 20)
 const secret = "as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"
 const body = new TextEncoder().encode(JSON.stringify({ type: "service.customer_action.ack", pad: "x".repeat(1024 - 47) }))
 if (body.length !== 1024) throw new Error(`body is ${body.length} bytes`)
 
-/** One round: `batch` verifications; returns the elapsed ms. */
-type Runner = (batch: number) => Promise<number>
+/**
+ * One round of one contender: its `batch` messages are prepared untimed, then verified in
+ * `chunks` slices; `run(c)` verifies slice `c` and returns the elapsed ms. The slices of all
+ * contenders are interleaved, so a share's two sides run within milliseconds of each other.
+ */
+interface Round {
+  readonly run: (chunk: number) => Promise<number>
+}
+type Runner = (batch: number) => Promise<Round>
 
 /** Collects the garbage of setting up a round (e.g. signing its messages) before timing it. */
 const settle = (): void => (globalThis as { gc?: () => void }).gc?.()
+/** Between two slices: a young-generation collection, so one contender's garbage is not collected in another's time. */
+const settleYoung = (): void => (globalThis as { gc?: (options?: { type: string }) => void }).gc?.({ type: "minor" })
+
+/** The slice `c` of `n` items in `chunks` slices. */
+const slice = (n: number, c: number): readonly [number, number] => [
+  Math.floor((n * c) / chunks),
+  Math.floor((n * (c + 1)) / chunks)
+]
 
 /**
- * Accord: a batch of distinct signed messages (fresh nonces), verified inside one Effect with a fresh
- * verifier and nonce store per round. The messages are signed once (the first round's batch) and
- * each round verifies fresh copies of their headers, as an HTTP parser would hand them over: fresh,
- * flat strings.
+ * Accord: a batch of distinct signed messages (fresh nonces), verified with a fresh verifier and
+ * nonce store per round, each slice inside one Effect. The messages are signed once (the largest
+ * batch asked for) and each round verifies fresh copies of their headers, as an HTTP parser would
+ * hand them over: fresh, flat strings.
  */
 const accord = (layer: Layer.Layer<Crypto>): Runner => {
   const full = Layer.merge(layer, NonceStore.layerMemory)
@@ -60,15 +78,22 @@ const accord = (layer: Layer.Layer<Crypto>): Runner => {
           signed = { keys, headers }
         }
         const { headers, keys } = signed
-        const inputs: Array<VerifyInput> = []
-        for (let i = 0; i < batch; i++) {
-          inputs.push({ purpose: "dispatch_response", keys, headers: JSON.parse(headers[i]!), body, nonceScope: "bench" })
-        }
+        const slices = Array.from({ length: chunks }, (_, c) => {
+          const [from, to] = slice(batch, c)
+          const inputs: Array<VerifyInput> = []
+          for (let i = from; i < to; i++) {
+            inputs.push({ purpose: "dispatch_response", keys, headers: JSON.parse(headers[i]!), body, nonceScope: "bench" })
+          }
+          return inputs
+        })
         const verifier = yield* makeVerifier
-        settle()
-        const t0 = performance.now()
-        yield* Effect.forEach(inputs, verifier.verify, { discard: true })
-        return performance.now() - t0
+        return {
+          run: (c: number) =>
+            Effect.runPromise(Effect.suspend(() => {
+              const t0 = performance.now()
+              return Effect.map(Effect.forEach(slices[c]!, verifier.verify, { discard: true }), () => performance.now() - t0)
+            }))
+        }
       }).pipe(Effect.provide(full))
     )
 }
@@ -80,15 +105,19 @@ const accord = (layer: Layer.Layer<Crypto>): Runner => {
 const rawHmac: Runner = async (batch) => {
   const now = new Date().toISOString()
   const nonces = Array.from({ length: batch }, (_, i) => `nonce-${i.toString().padStart(26, "0")}`)
-  let sink = 0
-  settle()
-  const t0 = performance.now()
-  for (let i = 0; i < batch; i++) {
-    sink += createHmac("sha256", secret).update(signingPrefix("dispatch_response", now, nonces[i]!)).update(body).digest("hex").length
+  return {
+    run: async (c) => {
+      const [from, to] = slice(batch, c)
+      let sink = 0
+      const t0 = performance.now()
+      for (let i = from; i < to; i++) {
+        sink += createHmac("sha256", secret).update(signingPrefix("dispatch_response", now, nonces[i]!)).update(body).digest("hex").length
+      }
+      const elapsed = performance.now() - t0
+      if (sink === 0 && to > from) throw new Error("unreachable")
+      return elapsed
+    }
   }
-  const elapsed = performance.now() - t0
-  if (sink === 0) throw new Error("unreachable")
-  return elapsed
 }
 
 /**
@@ -108,19 +137,24 @@ const rawWebCrypto: Runner = async (batch) => {
     input.set(body, prefix.length)
     return { nonce, signature: new Uint8Array(await subtle.sign("HMAC", key, input)) }
   }))
-  settle()
-  const t0 = performance.now()
-  let valid = 0
-  for (const { nonce, signature } of messages) {
-    const prefix = encoder.encode(signingPrefix("dispatch_response", now, nonce))
-    const input = new Uint8Array(prefix.length + body.length)
-    input.set(prefix)
-    input.set(body, prefix.length)
-    if (await subtle.verify("HMAC", key, signature, input)) valid++
+  return {
+    run: async (c) => {
+      const [from, to] = slice(batch, c)
+      const t0 = performance.now()
+      let valid = 0
+      for (let i = from; i < to; i++) {
+        const { nonce, signature } = messages[i]!
+        const prefix = encoder.encode(signingPrefix("dispatch_response", now, nonce))
+        const input = new Uint8Array(prefix.length + body.length)
+        input.set(prefix)
+        input.set(body, prefix.length)
+        if (await subtle.verify("HMAC", key, signature, input)) valid++
+      }
+      const elapsed = performance.now() - t0
+      if (valid !== to - from) throw new Error("unreachable")
+      return elapsed
+    }
   }
-  const elapsed = performance.now() - t0
-  if (valid !== batch) throw new Error("unreachable")
-  return elapsed
 }
 
 /** The peer: standardwebhooks verify (header parse, tolerance check, HMAC, base64 compare). */
@@ -137,10 +171,14 @@ const standardWebhooks: Runner = async (batch) => {
     }
     return JSON.parse(JSON.stringify(headers)) as typeof headers
   })
-  settle()
-  const t0 = performance.now()
-  for (const headers of messages) wh.verify(payload, headers)
-  return performance.now() - t0
+  return {
+    run: async (c) => {
+      const [from, to] = slice(batch, c)
+      const t0 = performance.now()
+      for (let i = from; i < to; i++) wh.verify(payload, messages[i]!)
+      return performance.now() - t0
+    }
+  }
 }
 
 /** Each contender, its batch, and the limit its share is printed against (itself for the limits). */
@@ -170,19 +208,32 @@ const cpuMicros = (): number => {
 const main = async () => {
   const ops = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
   const cpu = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
-  for (const [, run, batch] of contenders) await run(Math.min(batch, 20_000)) // warm-up
-  for (let r = 0; r < rounds; r++) {
-    for (const [name, run, batch] of contenders) {
-      const c0 = cpuMicros()
-      const elapsed = await run(batch)
-      cpu.get(name)!.push((cpuMicros() - c0) / batch)
-      ops.get(name)!.push((batch / elapsed) * 1000)
+  const round = async (sizeOf: (batch: number) => number, record: boolean) => {
+    const prepared: Array<Round> = []
+    for (const [, runner, batch] of contenders) prepared.push(await runner(sizeOf(batch)))
+    const elapsed = contenders.map(() => 0)
+    const cpuTotal = contenders.map(() => 0)
+    settle()
+    for (let c = 0; c < chunks; c++) {
+      for (let k = 0; k < contenders.length; k++) {
+        settleYoung()
+        const c0 = cpuMicros()
+        elapsed[k]! += await prepared[k]!.run(c)
+        cpuTotal[k]! += cpuMicros() - c0
+      }
     }
+    if (!record) return
+    contenders.forEach(([name, , batch], k) => {
+      ops.get(name)!.push((sizeOf(batch) / elapsed[k]!) * 1000)
+      cpu.get(name)!.push(cpuTotal[k]! / sizeOf(batch))
+    })
   }
+  await round((batch) => Math.min(batch, 20_000), false) // warm-up
+  for (let r = 0; r < rounds; r++) await round((batch) => batch, true)
   console.log(
-    `verify throughput, 1 KiB body, ${rounds} interleaved rounds of ${syncBatch} (node:crypto) and ${asyncBatch} (WebCrypto, peer) messages`
+    `verify throughput, 1 KiB body, ${rounds} rounds of ${syncBatch} (node:crypto) and ${asyncBatch} (WebCrypto, peer) messages, each in ${chunks} slices interleaved across contenders`
   )
-  console.log(`${runtime()}, ${new Date().toISOString()}, gc between rounds: ${typeof (globalThis as { gc?: unknown }).gc === "function"}`)
+  console.log(`${runtime()}, ${new Date().toISOString()}, gc between slices: ${typeof (globalThis as { gc?: unknown }).gc === "function"}`)
   console.log(`${"".padEnd(38)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`)
   for (const [name, , , limitName] of contenders) {
     const mine = ops.get(name)!
