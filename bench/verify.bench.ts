@@ -65,7 +65,7 @@ const slice = (n: number, c: number): readonly [number, number] => [
  * batch asked for) and each round verifies fresh copies of their headers, as an HTTP parser would
  * hand them over: fresh, flat strings.
  */
-const accord = (layer: Layer.Layer<Crypto>): Runner => {
+const accord = (layer: Layer.Layer<Crypto>, synchronous = false): Runner => {
   const full = Layer.merge(layer, NonceStore.layerMemory)
   let signed: { readonly keys: SigningKeys; readonly headers: ReadonlyArray<string> } | undefined
   return (batch) =>
@@ -87,6 +87,21 @@ const accord = (layer: Layer.Layer<Crypto>): Runner => {
           return inputs
         })
         const verifier = yield* makeVerifier
+        const verifySync = verifier.verifySync
+        if (synchronous) {
+          if (verifySync === undefined) throw new Error("this layer has no synchronous verification")
+          return {
+            run: async (c: number) => {
+              const inputs = slices[c]!
+              const t0 = performance.now()
+              for (let i = 0; i < inputs.length; i++) {
+                const result = verifySync(inputs[i]!)
+                if ("_tag" in result) throw new Error(result._tag)
+              }
+              return performance.now() - t0
+            }
+          }
+        }
         return {
           run: (c: number) =>
             Effect.runPromise(Effect.suspend(() => {
@@ -187,7 +202,8 @@ const contenders: ReadonlyArray<readonly [string, Runner, number, string]> = [
   ["raw WebCrypto subtle.verify (limit)", rawWebCrypto, asyncBatch, "raw WebCrypto subtle.verify (limit)"],
   ["standardwebhooks verify (peer)", standardWebhooks, asyncBatch, "raw node:crypto createHmac (limit)"],
   ["Accord verify, WebCrypto layer", accord(layerWebCrypto), asyncBatch, "raw WebCrypto subtle.verify (limit)"],
-  ["Accord verify, node:crypto layer", accord(NodeCrypto.layer), syncBatch, "raw node:crypto createHmac (limit)"]
+  ["Accord verify, node:crypto layer", accord(NodeCrypto.layer), syncBatch, "raw node:crypto createHmac (limit)"],
+  ["Accord verifySync (no Effect), node:crypto", accord(NodeCrypto.layer, true), syncBatch, "raw node:crypto createHmac (limit)"]
 ]
 
 const runtime = (): string => {
@@ -234,7 +250,7 @@ const main = async () => {
     `verify throughput, 1 KiB body, ${rounds} rounds of ${syncBatch} (node:crypto) and ${asyncBatch} (WebCrypto, peer) messages, each in ${chunks} slices interleaved across contenders`
   )
   console.log(`${runtime()}, ${new Date().toISOString()}, gc between slices: ${typeof (globalThis as { gc?: unknown }).gc === "function"}`)
-  console.log(`${"".padEnd(38)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`)
+  console.log(`${"".padEnd(43)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`)
   for (const [name, , , limitName] of contenders) {
     const mine = ops.get(name)!
     const shares = mine.map((x, r) => (x / ops.get(limitName)![r]!) * 100)
@@ -242,7 +258,7 @@ const main = async () => {
       ? ""
       : `  ${median(shares).toFixed(1).padStart(5)}% (${spread(shares, 1)}%) of ${limitName.replace(" (limit)", "")}`
     console.log(
-      `${name.padEnd(38)} ${Math.round(median(mine)).toString().padStart(12)}  ${spread(mine, 0).padStart(15)}  ${
+      `${name.padEnd(43)} ${Math.round(median(mine)).toString().padStart(12)}  ${spread(mine, 0).padStart(15)}  ${
         median(cpu.get(name)!).toFixed(2).padStart(10)
       }${share}`
     )
