@@ -231,6 +231,12 @@ export interface Verifier {
   readonly verifyAny: (
     input: VerifyAnyInput
   ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }, SignatureError | StorageError>
+  /**
+   * `verify` as one synchronous call, for a verifier whose `Crypto` and `NonceStore` are both
+   * synchronous (`node:crypto` and the memory store); `undefined` otherwise. The same checks in the
+   * same order, and the nonce is recorded the same way: the failure is returned, not thrown.
+   */
+  readonly verifySync: ((input: VerifyInput) => VerifiedHeaders | SignatureError) | undefined
   /** Verifies, then decodes the body with `schema` (unknown fields are errors). */
   readonly verifyAndDecode: <A, I>(
     schema: Schema.Schema<A, I, never>,
@@ -264,6 +270,61 @@ export const checkHeaders = (headers: HeaderSource, now: number): SignatureError
   // `mismatch`): a match with our own lowercase hex already proves the form.
   if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
   return { timestamp, timestampMillis, nonce, mac: signature.slice(3) }
+}
+
+/** `mac` (64 characters) against the header's `v1=` + MAC, in place, in time that depends only on lengths. */
+const macMatches = (mac: string, signature: string): boolean => {
+  if (mac.length !== 64) return false
+  let diff = 0
+  for (let i = 0; i < 64; i++) diff |= mac.charCodeAt(i) ^ signature.charCodeAt(i + 3)
+  return diff === 0
+}
+
+/**
+ * The whole of `verify` as one synchronous function, for a synchronous HMAC and nonce store: the
+ * checks of `checkHeaders` (the same order, the same errors), the HMAC and the nonce claim, reading
+ * each header once and allocating nothing but the signing prefix, the MAC and the result.
+ */
+const makeVerifySync = (
+  hmacSync: (key: HmacKey, parts: ReadonlyArray<Part>) => string,
+  claimSync: (claim: NonceClaim) => boolean,
+  currentTimeMillis: () => number
+) =>
+(input: VerifyInput): VerifiedHeaders | SignatureError => {
+  const now = currentTimeMillis()
+  const headers = input.headers
+  let version: unknown
+  let timestamp: unknown
+  let nonce: unknown
+  let signature: unknown
+  if (typeof headers.get === "function") {
+    const source = headers as { readonly get: (name: string) => string | null | undefined }
+    version = source.get(headerNames.version)
+    timestamp = source.get(headerNames.timestamp)
+    nonce = source.get(headerNames.nonce)
+    signature = source.get(headerNames.signature)
+  } else {
+    const source = headers as { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+    version = source[headerNames.version]
+    timestamp = source[headerNames.timestamp]
+    nonce = source[headerNames.nonce]
+    signature = source[headerNames.signature]
+  }
+  if (version !== "1") return new UnsupportedVersion()
+  if (typeof timestamp !== "string") return new InvalidTimestamp()
+  const timestampMillis = parseTimestamp(timestamp)
+  if (timestampMillis === undefined) return new InvalidTimestamp()
+  if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
+  if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
+  if (typeof nonce !== "string" || !isNonce(nonce)) return new InvalidNonce()
+  if (typeof signature !== "string") return new InvalidSignature({ reason: "missing" })
+  if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
+  const key = input.keys[secretFor(input.purpose)]
+  if (!macMatches(hmacSync(key, [signingPrefix(input.purpose, timestamp, nonce), input.body]), signature)) {
+    return mismatch(signature.slice(3))
+  }
+  if (!claimSync({ scope: input.nonceScope, nonce, now, expiresAt: now + nonceRetentionMillis })) return new ReplayedNonce()
+  return { timestamp, timestampMillis, nonce }
 }
 
 /**
@@ -331,7 +392,7 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       })
     // One pair, the common case on every hot path: the same steps as `verifyWith` without its
     // candidate list and callbacks, which cost a measurable share of a verification.
-    const verify = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+    const verifyAsync = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
       Effect.suspend(() => {
         const now = clock.unsafeCurrentTimeMillis()
         const checked = checkHeaders(input.headers, now)
@@ -347,8 +408,20 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
             match ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
         )
       })
+    const verifySync = hmacSync !== undefined && claimSync !== undefined
+      ? makeVerifySync(hmacSync, claimSync, () => clock.unsafeCurrentTimeMillis())
+      : undefined
+    // With both synchronous, a verification is one synchronous call inside one effect.
+    const verify = verifySync !== undefined
+      ? (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+        Effect.suspend(() => {
+          const result = verifySync(input)
+          return "_tag" in result ? Effect.fail(result) : Effect.succeed(result)
+        })
+      : verifyAsync
     return {
       verify,
+      verifySync,
       verifyAny: (input) => verifyWith(input, input.keys, (claimed, keyIndex) => Effect.map(claimed, (headers) => ({ headers, keyIndex }))),
       verifyAndDecode: (schema, input) =>
         Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))

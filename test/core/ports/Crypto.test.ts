@@ -1,3 +1,5 @@
+import { createHmac } from "node:crypto"
+import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -118,5 +120,61 @@ describe("node:crypto layer: random bytes", () => {
       const large = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax + 1)
       assert.strictEqual(large.length, NodeCrypto.pooledRandomMax + 1)
       assert.isTrue(large.some((b) => b !== 0))
+    }))
+})
+
+describe("node:crypto layer: HMAC from the key's padded blocks", () => {
+  const reference = (secret: string, parts: ReadonlyArray<string | Uint8Array>) => {
+    const hmac = createHmac("sha256", secret)
+    for (const part of parts) hmac.update(part)
+    return hmac.digest("hex")
+  }
+  const secrets = ["", "k", "as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e", "x".repeat(64), "y".repeat(65), "é☃".repeat(40)]
+  const messages: ReadonlyArray<ReadonlyArray<string | Uint8Array>> = [
+    [],
+    [""],
+    ["abc"],
+    message,
+    ["lone \ud800 surrogate", new Uint8Array([0, 255, 1])],
+    ["☃".repeat(30_000)],
+    // Larger than the one-shot path takes: streamed through createHmac.
+    [new Uint8Array(NodeCrypto.oneShotMax + 1).fill(7)],
+    ["a", new Uint8Array(3_000).fill(9), "b", new Uint8Array(0), "c"]
+  ]
+
+  it.effect("equals createHmac for short, block-sized, long and non-ASCII keys and any parts, in both APIs", () =>
+    Effect.gen(function*() {
+      const crypto = NodeCrypto.make()
+      for (const text of secrets) {
+        const key = yield* crypto.importHmacKey(Redacted.make(text))
+        for (const parts of messages) {
+          const expected = reference(text, parts)
+          assert.strictEqual(crypto.unsafeHmacSha256HexSync!(key, parts), expected)
+          assert.strictEqual(yield* crypto.hmacSha256Hex(key, parts), expected)
+        }
+      }
+    }))
+
+  it.effect("keys of one layer do not disturb each other: interleaved MACs over a growing scratch buffer", () =>
+    Effect.gen(function*() {
+      const crypto = NodeCrypto.make()
+      const one = yield* crypto.importHmacKey(secret(1))
+      const two = yield* crypto.importHmacKey(secret(2))
+      for (let size = 0; size < 20_000; size += 1_999) {
+        const body = new Uint8Array(size).fill(size & 255)
+        assert.strictEqual(crypto.unsafeHmacSha256HexSync!(one, ["p", body]), reference(Redacted.value(secret(1)), ["p", body]))
+        assert.strictEqual(crypto.unsafeHmacSha256HexSync!(two, ["p", body]), reference(Redacted.value(secret(2)), ["p", body]))
+      }
+    }))
+
+  it.effect("the key shows nothing of the secret, printed or serialized", () =>
+    Effect.gen(function*() {
+      const key = yield* NodeCrypto.make().importHmacKey(Redacted.make("whsec_0123456789abcdef"))
+      for (const shown of [JSON.stringify(key), String(key.handle), inspect(key, { depth: 10, showHidden: true })]) {
+        assert.notInclude(shown, "whsec_")
+        assert.notInclude(shown, "0123456789abcdef")
+        // Nor key-derived bytes (the padded blocks are the key XORed with a constant).
+        assert.notMatch(shown, /Buffer|Uint8Array|ArrayBuffer/)
+      }
     }))
 })

@@ -11,6 +11,8 @@ import * as NonceStore from "../../../core/ports/NonceStore.ts"
 import { encodeBody, importSigningKeys, type Purpose, purposes, sign } from "../../../core/protocol/Signing.ts"
 import { makeVerifier, verify, verifyAndDecode, type VerifyInput } from "../../../core/protocol/Verification.ts"
 import { cryptoLayers } from "../../support/layers.ts"
+import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import { Crypto } from "../../../core/ports/Crypto.ts"
 
 const secretArb = fc.string({ minLength: 32, maxLength: 80 })
 const purposeArb = fc.constantFrom(...purposes)
@@ -284,3 +286,57 @@ for (const [name, cryptoLayer] of cryptoLayers) {
       })))
   })
 }
+
+describe("verifySync (node:crypto and the memory nonce store)", () => {
+  const sync = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+  // The same node:crypto HMAC offered only asynchronously: the verifier takes its general path.
+  const general = Layer.merge(
+    Layer.sync(Crypto, () => {
+      const { unsafeHmacSha256HexSync: _, ...asynchronous } = NodeCrypto.make()
+      return asynchronous
+    }),
+    NonceStore.layerMemory
+  )
+
+  it.effect("is offered only when both the HMAC and the nonce store are synchronous", () =>
+    Effect.gen(function*() {
+      assert.isFunction((yield* Effect.provide(makeVerifier, sync)).verifySync)
+      assert.isUndefined((yield* Effect.provide(makeVerifier, general)).verifySync)
+      const webCrypto = Layer.merge(cryptoLayers[0]![1], NonceStore.layerMemory)
+      assert.isUndefined((yield* Effect.provide(makeVerifier, webCrypto)).verifySync)
+    }))
+
+  const headerNames = ["version", "timestamp", "nonce", "signature"] as const
+  it.effect.prop(
+    "returns what the general path gives, success or failure, for any tampered header, and records the nonce the same way",
+    [
+      fc.uint8Array({ maxLength: 256 }),
+      purposeArb,
+      fc.constantFrom(...headerNames),
+      fc.option(fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom("1", "v1=" + "a".repeat(64)))),
+      fc.boolean(),
+      fc.integer({ min: -400_000, max: 400_000 })
+    ],
+    ([body, purpose, header, value, tamper, skew]) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(start)
+        const input = yield* Effect.provide(signed(purpose, body), sync)
+        if (tamper) {
+          const name = `x-service-customer-action-${header}`
+          if (value === null) delete input.headers[name]
+          else input.headers[name] = value
+        }
+        yield* TestClock.setTime(start + skew)
+        const fast = yield* Effect.provide(makeVerifier, sync)
+        const slow = yield* Effect.provide(makeVerifier, general)
+        const outcome = (result: unknown) => JSON.stringify(result)
+        const first = fast.verifySync!(input)
+        assert.strictEqual(outcome(first), outcome(yield* Effect.either(slow.verify(input)).pipe(Effect.map(Either.merge))))
+        // A second time: a replay on both, or the same failure.
+        const again = fast.verifySync!(input)
+        assert.strictEqual(outcome(again), outcome(yield* Effect.either(slow.verify(input)).pipe(Effect.map(Either.merge))))
+        if (!("_tag" in first)) assert.strictEqual((again as { _tag: string })._tag, "ReplayedNonce")
+      }),
+    { fastCheck: { numRuns: 100 } }
+  )
+})
