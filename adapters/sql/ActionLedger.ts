@@ -171,13 +171,14 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
    * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
    * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
    * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
-   * arrive together (a kit's claims, intake's actions) share a statement (issue 20).
+   * arrive together (a kit's claims, intake's actions) share a statement (issue 20). An item with
+   * an `outboxLease` is inserted already leased.
    */
   const createAll = (items: ReadonlyArray<CreateOptions>) =>
     sql<{ action_request_id: string }>`
       WITH v AS (
         SELECT * FROM jsonb_to_recordset(${
-      json(items.map(({ history: h, outbox: o, record: r }) => ({
+      json(items.map(({ history: h, outbox: o, outboxLease: l, record: r }) => ({
         action_request_id: r.actionRequestId,
         workspace_id: r.workspaceId,
         account_id: r.accountId,
@@ -198,13 +199,15 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           o_dedupe_key: o.dedupeKey,
           o_payload: o.payload,
           o_next_attempt_at: o.nextAttemptAt,
-          o_created_at: o.createdAt
+          o_created_at: o.createdAt,
+          ...(l === undefined ? {} : { o_lease_owner: l.owner, o_lease_expires_at: l.expiresAt })
         })
       })))
     }::jsonb) AS v(action_request_id text, workspace_id text, account_id text, connection_id text, revision int4,
           provider_idempotency_key text, state text, request jsonb, acknowledgement jsonb, sealed_continuation text,
           created_at int8, h_at int8, h_trigger text, h_detail jsonb,
-          o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8)
+          o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8,
+          o_lease_owner text, o_lease_expires_at int8)
       ), action AS (
         INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
           provider_idempotency_key, state, request, acknowledgement, sealed_continuation, created_at, updated_at, version)
@@ -217,8 +220,9 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         SELECT v.action_request_id, 1, v.h_at, v.h_trigger, NULL, v.state, COALESCE(v.h_detail, 'null'::jsonb)
         FROM v JOIN action USING (action_request_id)
       ), queued AS (
-        INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at)
-        SELECT v.o_id, v.o_kind, v.o_dedupe_key, COALESCE(v.o_payload, 'null'::jsonb), v.o_next_attempt_at, v.o_created_at
+        INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at, lease_owner, lease_expires_at)
+        SELECT v.o_id, v.o_kind, v.o_dedupe_key, COALESCE(v.o_payload, 'null'::jsonb), v.o_next_attempt_at, v.o_created_at,
+          v.o_lease_owner, v.o_lease_expires_at
         FROM v JOIN action USING (action_request_id)
         WHERE v.o_id IS NOT NULL
       )

@@ -59,6 +59,9 @@ export const retrySchedule = {
  */
 export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
 
+/** The dispatcher's lease when its options name none. */
+const defaultLeaseMillis = 30_000
+
 /**
  * @since 0.1.0
  */
@@ -103,7 +106,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
   Effect.gen(function*() {
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
-    const leaseMillis = options.leaseMillis ?? 30_000
+    const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
     const deliverAction = yield* makeDeliverAction(options)
 
     /**
@@ -176,6 +179,8 @@ export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageErr
  * A dispatcher running until its scope closes. It keeps up to `concurrency` deliveries in flight
  * and leases more as soon as a slot frees (a slow customer endpoint holds one slot, not a whole
  * round); when nothing is due it waits for the `DispatchSignal` (intake wakes it) or `idleMillis`.
+ * It also receives from intake, through the `DispatchSignal`, the actions created already leased
+ * to it in one of its free slots, and delivers them at once (no lease statement between).
  *
  * @since 0.1.0
  */
@@ -189,6 +194,7 @@ export const runDispatcher = (
   Effect.gen(function*() {
     const dispatcher = yield* makeDispatcher(options)
     const signal = yield* DispatchSignal
+    const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
     yield* runLeased({
       name: "dispatch",
       concurrency: options.concurrency ?? 32,
@@ -201,6 +207,11 @@ export const runDispatcher = (
             ? dispatcher.deliverLeased(leased)
             : Effect.tap(dispatcher.deliverLeased(leased), (result) => options.onDelivery!(leased.item, result))
         ),
-      wakeup: signal.next
+      wakeup: signal.next,
+      // Intake hands new actions straight to a free slot, created already leased to this owner.
+      handoff: (slots) =>
+        signal.receive({
+          reserve: Effect.map(slots.reserve, Option.map((slot) => ({ owner: options.owner, leaseMillis, start: slot.start, release: slot.release })))
+        })
     })
   })

@@ -158,6 +158,16 @@ export interface LeasedAction {
 }
 
 /**
+ * The lease an outbox item is created with: held by `owner` until `expiresAt`.
+ *
+ * @since 0.1.0
+ */
+export interface OutboxLease {
+  readonly owner: string
+  readonly expiresAt: number
+}
+
+/**
  * @since 0.1.0
  */
 export interface ActionLedgerService {
@@ -165,12 +175,15 @@ export interface ActionLedgerService {
    * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
    * if given, an outbox item and an intake key claim, atomically. `duplicate` when the action
    * request id or the idempotency key already exists, `IntakeKeyTaken` when the intake key has a
-   * live claim (nothing is written in either case).
+   * live claim (nothing is written in either case). With `outboxLease`, the outbox item is created
+   * already leased to its owner until `expiresAt` (as if `Outbox.lease` had just taken it): the
+   * creator hands it to that worker in process (`DispatchSignal`'s handoff).
    */
   readonly create: (options: {
     readonly record: Omit<ActionRecord, "version" | "updatedAt">
     readonly history: NewHistoryEntry
     readonly outbox?: NewOutboxItem
+    readonly outboxLease?: OutboxLease
     readonly intakeKey?: NewIntakeKey
   }) => Effect.Effect<CreateResult, StorageError>
   /** The live claim of an intake key: created at or after `liveSince`. */
@@ -294,7 +307,7 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
     item === undefined ||
     (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
   return {
-    create: ({ history, intakeKey, outbox: item, record }) =>
+    create: ({ history, intakeKey, outbox: item, outboxLease, record }) =>
       Effect.sync((): CreateResult => {
         const taken = intakeKey && liveIntakeKey(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey, intakeKey.liveSince)
         if (taken) return { _tag: "IntakeKeyTaken", claim: taken }
@@ -304,7 +317,12 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
         records.set(record.actionRequestId, { ...record, updatedAt: record.createdAt, version: 1 })
         byKey.set(record.providerIdempotencyKey, record.actionRequestId)
         histories.set(record.actionRequestId, [{ seq: 1, ...history, fromState: null, toState: record.state }])
-        if (item !== undefined) outbox.enqueue(item)
+        if (item !== undefined) {
+          outbox.enqueue(item)
+          if (outboxLease !== undefined) {
+            outbox.items.set(item.id, { ...outbox.items.get(item.id)!, leaseOwner: outboxLease.owner, leaseExpiresAt: outboxLease.expiresAt })
+          }
+        }
         if (intakeKey !== undefined) {
           intakeKeys.set(intakeKeyId(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey), intakeKey.claim)
         }

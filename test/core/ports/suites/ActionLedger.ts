@@ -105,6 +105,52 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.deepStrictEqual([enqueued.id, enqueued.payload, enqueued.attempts], [item.id, item.payload, 0])
         }))
 
+      it.effect("create with an outboxLease enqueues its item already leased: no other owner leases it before the lease ends", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const kind = uid("kind-")
+          const record = action()
+          const item = work({ kind, payload: { actionRequestId: record.actionRequestId } })
+          const lease = { owner: "intake-w1", expiresAt: T + 30_000 }
+          assert.strictEqual(yield* ledger.create({ record, history: created, outbox: item, outboxLease: lease }), "created")
+          const stored = Option.getOrThrow(yield* outbox.get(item.id))
+          assert.deepStrictEqual(
+            [stored.leaseOwner, stored.leaseExpiresAt, stored.attempts, stored.completedAt, stored.nextAttemptAt],
+            ["intake-w1", T + 30_000, 0, null, T]
+          )
+          assert.deepStrictEqual(yield* ledger.leaseWithActions({ owner: "w2", now: T + 29_999, leaseMillis: 1_000, limit: 10, kinds: [kind] }), [])
+          // The owner completes it as if it had leased it itself.
+          assert.isTrue(yield* outbox.complete({ id: item.id, owner: "intake-w1", now: T + 5 }))
+        }))
+
+      it.effect("an item created leased whose owner never finished it is leased by another owner once the lease expired", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const kind = uid("kind-")
+          const record = action()
+          const item = work({ kind, payload: { actionRequestId: record.actionRequestId } })
+          const lease = { owner: "dead-w1", expiresAt: T + 30_000 }
+          assert.strictEqual(yield* ledger.create({ record, history: created, outbox: item, outboxLease: lease }), "created")
+          const leased = yield* ledger.leaseWithActions({ owner: "w2", now: T + 30_000, leaseMillis: 1_000, limit: 10, kinds: [kind] })
+          assert.deepStrictEqual(leased.map((l) => [l.item.id, l.item.leaseOwner, Option.map(l.action, (a) => a.actionRequestId)]), [
+            [item.id, "w2", Option.some(record.actionRequestId)]
+          ])
+        }))
+
+      it.effect("a duplicate create with an outboxLease writes no lease on the existing item", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const item = work()
+          assert.strictEqual(yield* create(action(), item), "created")
+          const again = action()
+          const lease = { owner: "intake-w1", expiresAt: T + 30_000 }
+          assert.strictEqual(yield* ledger.create({ record: again, history: created, outbox: item, outboxLease: lease }), "duplicate")
+          assert.isNull(Option.getOrThrow(yield* outbox.get(item.id)).leaseOwner)
+          assert.isTrue(Option.isNone(yield* ledger.get(again.actionRequestId)))
+        }))
+
       it.effect("a duplicate actionRequestId is refused with nothing written", () =>
         Effect.gen(function*() {
           const ledger = yield* ActionLedger
