@@ -213,7 +213,7 @@ export const intake = (
     // A concurrent intake under the same key committed first: answer as if it had come before.
     if (typeof created === "object") return yield* replay(created.claim)
     // A fresh random id cannot collide; if it ever did, nothing was written and the caller retries.
-    if (created === "duplicate") return yield* Effect.die("action request id collision")
+    if (created !== "created") return yield* Effect.die("action request id collision")
     // Committed without a slot: wake this process's dispatcher, if one listens (it polls in any case).
     if (!handedOver && Option.isSome(signal)) yield* signal.value.wake
     return { actionRequestId, state: "dispatching" as const, replayed: false }
