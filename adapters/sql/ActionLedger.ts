@@ -34,6 +34,7 @@ import type { NonceClaim } from "../../core/ports/NonceStore.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
+import { sweepNonces } from "./NonceStore.ts"
 import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
@@ -258,6 +259,12 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
       })
     )
   }
+  // Nonces recorded by creates are swept as `NonceStore` sweeps its own: after every 256th of this process.
+  let noncesRecorded = 0
+  const sweepRecordedNonces = (now: number) =>
+    (++noncesRecorded & 255) === 0
+      ? Effect.catchAll(sweepNonces(sql, now), (error) => Effect.logWarning("nonce sweep failed", error.message))
+      : Effect.void
   const claimNonceAlone = (n: NonceClaim) =>
     Effect.map(
       sql`INSERT INTO accord_nonces (scope, nonce, expires_at) VALUES (${n.scope}, ${n.nonce}, ${n.expiresAt})
@@ -398,7 +405,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
   return {
     create: (options) =>
       (options.intakeKey === undefined
-        ? create(options)
+        ? (options.nonce === undefined ? create(options) : Effect.tap(create(options), () => sweepRecordedNonces(options.nonce!.now)))
         : Effect.tap(createKeyed(options, options.intakeKey), () => sweepKeys(options.intakeKey!.liveSince))).pipe(orStorageError("action.create")),
     findIntakeKey: (options) => findIntakeKey(options).pipe(orStorageError("action.findIntakeKey")),
     get: (id) => get(id).pipe(orStorageError("action.get")),
