@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
 import { DispatchSignal } from "../ports/DispatchSignal.ts"
-import { Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
+import { type HandoffSlots, Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { type Backoff, pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { dispatchOutboxKind } from "./Action.ts"
@@ -179,14 +179,22 @@ export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageErr
  * A dispatcher running until its scope closes. It keeps up to `concurrency` deliveries in flight
  * and leases more as soon as a slot frees (a slow customer endpoint holds one slot, not a whole
  * round); when nothing is due it waits for the `DispatchSignal` (intake wakes it) or `idleMillis`.
- * It also receives from intake, through the `DispatchSignal`, the actions created already leased
- * to it in one of its free slots, and delivers them at once (no lease statement between).
+ * With `takeFromIntake`, it also receives from intake, through the `DispatchSignal`, the actions
+ * created already leased to it in one of its free slots, and delivers them at once (no lease
+ * statement between).
  *
  * @since 0.1.0
  */
 export const runDispatcher = (
   options: DispatcherOptions & {
     readonly idleMillis?: number
+    /**
+     * Takes new actions straight from intake in its free slots, created already leased to it (see
+     * `DispatchSignal`'s handoff). Off by default: measured on this machine (docs/performance.md,
+     * "Dispatch, fourth pass"), deliveries started one intake batch at a time share fewer of the
+     * following statements than those a lease starts together, and cost more CPU per action.
+     */
+    readonly takeFromIntake?: boolean
     /** Runs after each delivery with its result (metrics, tests, benchmarks). */
     readonly onDelivery?: (item: OutboxItem, result: DeliveryResult) => Effect.Effect<void>
   }
@@ -209,9 +217,13 @@ export const runDispatcher = (
         ),
       wakeup: signal.next,
       // Intake hands new actions straight to a free slot, created already leased to this owner.
-      handoff: (slots) =>
-        signal.receive({
-          reserve: Effect.map(slots.reserve, Option.map((slot) => ({ owner: options.owner, leaseMillis, start: slot.start, release: slot.release })))
-        })
+      ...(options.takeFromIntake === true
+        ? {
+          handoff: (slots: HandoffSlots<LeasedAction>) =>
+            signal.receive({
+              reserve: Effect.map(slots.reserve, Option.map((slot) => ({ owner: options.owner, leaseMillis, start: slot.start, release: slot.release })))
+            })
+        }
+        : {})
     })
   })

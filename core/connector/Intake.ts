@@ -92,7 +92,7 @@ export interface IntakeAnswer {
  * Accepts an authorized action for delivery: requires an active connection revision, binds the
  * action to it and persists the action with its outbox item (and the caller's idempotency key,
  * when given) atomically. When the context has a `DispatchSignal` and a dispatcher of this process
- * has a free slot, the outbox item is created already leased to that dispatcher and the committed
+ * takes actions from intake (`runDispatcher`'s `takeFromIntake`) and has a free slot, the outbox item is created already leased to that dispatcher and the committed
  * action handed straight to it; otherwise the dispatcher is woken and leases it. Without an
  * idempotency key, every call creates a new action. Not to be run inside a caller's transaction:
  * the handoff counts on the create having committed when it returns.
@@ -131,18 +131,13 @@ export const intake = (
     }
     const problem = checkPaymentSnapshot(input)
     if (problem !== undefined) return yield* new PaymentSnapshotMismatch({ reason: problem })
-    const now = yield* Clock.currentTimeMillis
-    const request: StoredRequest = options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
-    // The connection read and the catalog, account, authority and frequency checks the dispatcher
-    // repeats before every send (reads only) run side by side: one round trip instead of two
-    // (issue 20). Their answers are taken in the order they had: no active connector comes first.
-    const [connection, revalidated] = yield* Effect.all([
-      (yield* ConnectionStore).get(workspaceId),
-      Effect.either((yield* Revalidation).check({ workspaceId, request, now }))
-    ], { concurrency: 2 })
+    const connection = yield* (yield* ConnectionStore).get(workspaceId)
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
-    if (revalidated._tag === "Left") return yield* revalidated.left
+    const now = yield* Clock.currentTimeMillis
+    const request: StoredRequest = options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
+    // The catalog, account, authority and frequency checks the dispatcher repeats before every send.
+    yield* (yield* Revalidation).check({ workspaceId, request, now })
     const gate = yield* paymentGate(connection.value.connectionId, input, { now })
     if (gate !== undefined && gate.verdict !== "covered") {
       return yield* new PaymentModeNotEnabled({ mode: gate.mode, reason: gate.verdict })

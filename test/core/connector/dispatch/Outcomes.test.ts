@@ -354,7 +354,7 @@ describe("giving up and stopping", () => {
       assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
     }).pipe(Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))), 30_000)
 
-  it.live("intake hands a new action to a free slot of the running dispatcher, created leased to it; with no free slot it is created unleased", () =>
+  it.live("intake hands a new action to a free slot of a dispatcher that takes from intake, created leased to it; with no free slot it is created unleased", () =>
     Effect.gen(function*() {
       peer.mode = "good"
       yield* connect(peer.url)
@@ -367,7 +367,7 @@ describe("giving up and stopping", () => {
       }
       const scope = yield* Scope.make()
       // One slot, polling once a minute, wake-ups muted: only the handoff can start a delivery in time.
-      yield* runDispatcher({ owner: "bg", concurrency: 1, idleMillis: 60_000 }).pipe(Scope.extend(scope))
+      yield* runDispatcher({ owner: "bg", concurrency: 1, idleMillis: 60_000, takeFromIntake: true }).pipe(Scope.extend(scope))
       const first = yield* intake(workspaceId, intakeInput())
       for (let i = 0; i < 100 && held === 0; i++) yield* Effect.sleep("20 millis")
       // Created leased to the dispatcher, no attempt counted.
