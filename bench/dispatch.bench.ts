@@ -53,6 +53,8 @@ const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
 /** `BENCH_ONLY=accord` or `baseline`: one side only (profiling). */
 const only = process.env["BENCH_ONLY"] || undefined
+/** `BENCH_TAKE_FROM_INTAKE=1`: the dispatcher takes new actions straight from intake (`runDispatcher`'s `takeFromIntake`). */
+const takeFromIntake = process.env["BENCH_TAKE_FROM_INTAKE"] === "1"
 /** `BENCH_CPU_PROF=dir`: the peer process (the kit or the baseline peer) runs under `--cpu-prof`, its profile written to `dir`. */
 const cpuProfDir = process.env["BENCH_CPU_PROF"] || undefined
 
@@ -192,6 +194,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
             runDispatcher({
               owner: "bench",
               concurrency,
+              takeFromIntake,
               idleMillis: 20,
               onDelivery: (_, result) =>
                 Effect.sync(() => {

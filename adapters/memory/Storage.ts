@@ -17,7 +17,6 @@ import * as ConnectionStore from "../../core/ports/ConnectionStore.ts"
 import * as EventStore from "../../core/ports/EventStore.ts"
 import * as FeatureGateStore from "../../core/ports/FeatureGateStore.ts"
 import * as IngestWriter from "../../core/ports/IngestWriter.ts"
-import * as NonceStore from "../../core/ports/NonceStore.ts"
 import * as RuntimeSessionStore from "../../core/ports/RuntimeSessionStore.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
 import * as Revalidation from "../../core/connector/Revalidation.ts"
@@ -36,13 +35,13 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
   Revalidation.layerStoredCatalog,
   ApprovalNotifier.layerPickup
 ).pipe(Layer.provideMerge(Layer.mergeAll(
-  NonceStore.layerMemory,
   ApiKeyStore.layerMemory,
   SecretVault.layerMemory,
   ConnectionStore.layerMemory,
   CapabilityRegistry.layerMemory,
   CatalogStore.layerMemory,
-  ActionLedger.layerMemory,
+  // The ledger records the nonces of the kit's execution claims in the same store (`create`'s `nonce`).
+  ActionLedger.layerMemoryWithNonces,
   EventStore.layerMemory,
   AccountProfileStore.layerMemory,
   UsageMeterStore.layerMemory,

@@ -30,9 +30,11 @@ import {
   type TransitionResult
 } from "../../core/ports/ActionLedger.ts"
 import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
+import type { NonceClaim } from "../../core/ports/NonceStore.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
+import { sweepNonces } from "./NonceStore.ts"
 import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
@@ -171,13 +173,18 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
    * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
    * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
    * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
-   * arrive together (a kit's claims, intake's actions) share a statement (issue 20).
+   * arrive together (a kit's claims, intake's actions) share a statement (issue 20). An item with
+   * an `outboxLease` is inserted already leased. A create with a `nonce` records it in
+   * `accord_nonces` (as `NonceStore.ts` does) in the same statement, and inserts the action only
+   * when that insert returned it, i.e. the nonce was fresh: a replay writes nothing.
    */
-  const createAll = (items: ReadonlyArray<CreateOptions>) =>
-    sql<{ action_request_id: string }>`
+  const createAll = (items: ReadonlyArray<CreateOptions>) => {
+    // A nonce is taken over only if it expired before the earliest claim time of the batch (as `NonceStore`).
+    const nonceNow = Math.min(...items.map((i) => i.nonce?.now ?? Number.POSITIVE_INFINITY))
+    return sql<{ action_request_id: string | null; n_scope: string | null; n_nonce: string | null }>`
       WITH v AS (
         SELECT * FROM jsonb_to_recordset(${
-      json(items.map(({ history: h, outbox: o, record: r }) => ({
+      json(items.map(({ history: h, nonce: n, outbox: o, outboxLease: l, record: r }) => ({
         action_request_id: r.actionRequestId,
         workspace_id: r.workspaceId,
         account_id: r.accountId,
@@ -198,41 +205,91 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           o_dedupe_key: o.dedupeKey,
           o_payload: o.payload,
           o_next_attempt_at: o.nextAttemptAt,
-          o_created_at: o.createdAt
-        })
+          o_created_at: o.createdAt,
+          ...(l === undefined ? {} : { o_lease_owner: l.owner, o_lease_expires_at: l.expiresAt })
+        }),
+        ...(n === undefined ? {} : { n_scope: n.scope, n_nonce: n.nonce, n_expires_at: n.expiresAt })
       })))
     }::jsonb) AS v(action_request_id text, workspace_id text, account_id text, connection_id text, revision int4,
           provider_idempotency_key text, state text, request jsonb, acknowledgement jsonb, sealed_continuation text,
           created_at int8, h_at int8, h_trigger text, h_detail jsonb,
-          o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8)
+          o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8,
+          o_lease_owner text, o_lease_expires_at int8, n_scope text, n_nonce text, n_expires_at int8)
+      ), nonce AS (
+        INSERT INTO accord_nonces (scope, nonce, expires_at)
+        SELECT n_scope, n_nonce, n_expires_at FROM v WHERE n_nonce IS NOT NULL
+        ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+        WHERE accord_nonces.expires_at <= ${Number.isFinite(nonceNow) ? nonceNow : 0}
+        RETURNING scope, nonce
       ), action AS (
         INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
           provider_idempotency_key, state, request, acknowledgement, sealed_continuation, created_at, updated_at, version)
         SELECT action_request_id, workspace_id, account_id, connection_id, revision, provider_idempotency_key, state,
           COALESCE(request, 'null'::jsonb), acknowledgement, sealed_continuation, created_at, created_at, 1
         FROM v
+        WHERE v.n_nonce IS NULL OR EXISTS (SELECT 1 FROM nonce WHERE nonce.scope = v.n_scope AND nonce.nonce = v.n_nonce)
         ON CONFLICT DO NOTHING RETURNING action_request_id
       ), history AS (
         INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
         SELECT v.action_request_id, 1, v.h_at, v.h_trigger, NULL, v.state, COALESCE(v.h_detail, 'null'::jsonb)
         FROM v JOIN action USING (action_request_id)
       ), queued AS (
-        INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at)
-        SELECT v.o_id, v.o_kind, v.o_dedupe_key, COALESCE(v.o_payload, 'null'::jsonb), v.o_next_attempt_at, v.o_created_at
+        INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at, lease_owner, lease_expires_at)
+        SELECT v.o_id, v.o_kind, v.o_dedupe_key, COALESCE(v.o_payload, 'null'::jsonb), v.o_next_attempt_at, v.o_created_at,
+          v.o_lease_owner, v.o_lease_expires_at
         FROM v JOIN action USING (action_request_id)
         WHERE v.o_id IS NOT NULL
       )
-      SELECT action_request_id FROM action`.pipe(
+      SELECT action_request_id, NULL AS n_scope, NULL AS n_nonce FROM action
+      UNION ALL SELECT NULL, scope, nonce FROM nonce`.pipe(
       Effect.map((rows) => {
-        const created = new Set(rows.map((r) => r.action_request_id))
-        return items.map((i) => (created.has(i.record.actionRequestId) ? "created" as const : "duplicate" as const))
+        const created = new Set<string>()
+        const nonces = new Set<string>()
+        for (const row of rows) {
+          if (row.action_request_id !== null) created.add(row.action_request_id)
+          else nonces.add(`${row.n_scope}\u0000${row.n_nonce}`)
+        }
+        return items.map((i): "created" | "duplicate" | "replayed_nonce" =>
+          i.nonce !== undefined && !nonces.has(`${i.nonce.scope}\u0000${i.nonce.nonce}`)
+            ? "replayed_nonce"
+            : created.has(i.record.actionRequestId)
+            ? "created"
+            : "duplicate"
+        )
       })
+    )
+  }
+  // Nonces recorded by creates are swept as `NonceStore` sweeps its own: after every 256th of this process.
+  let noncesRecorded = 0
+  const sweepRecordedNonces = (now: number) =>
+    (++noncesRecorded & 255) === 0
+      ? Effect.catchAll(sweepNonces(sql, now), (error) => Effect.logWarning("nonce sweep failed", error.message))
+      : Effect.void
+  const claimNonceAlone = (n: NonceClaim) =>
+    Effect.map(
+      sql`INSERT INTO accord_nonces (scope, nonce, expires_at) VALUES (${n.scope}, ${n.nonce}, ${n.expiresAt})
+          ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+          WHERE accord_nonces.expires_at <= ${n.now}
+          RETURNING nonce`,
+      (rows) => rows.length === 1 ? "duplicate" as const : "replayed_nonce" as const
     )
   const create = yield* makeBatcher(
     (items: ReadonlyArray<CreateOptions>) =>
-      inRounds(items, (i) => [`id:${i.record.actionRequestId}`, `key:${i.record.providerIdempotencyKey}`], createAll),
+      inRounds(
+        items,
+        (i) => [
+          `id:${i.record.actionRequestId}`,
+          `key:${i.record.providerIdempotencyKey}`,
+          ...(i.nonce === undefined ? [] : [`nonce:${i.nonce.scope}\u0000${i.nonce.nonce}`])
+        ],
+        createAll
+      ),
     {
-      one: (item) => Effect.map(createAll([item]), (r) => r[0]!).pipe(Effect.catchIf(isUniqueViolation, () => Effect.succeed("duplicate" as const))),
+      one: (item) =>
+        Effect.map(createAll([item]), (r) => r[0]!).pipe(
+          // The statement was rolled back, its nonce with it: recorded alone, as the answer still says.
+          Effect.catchIf(isUniqueViolation, () => item.nonce === undefined ? Effect.succeed("duplicate" as const) : claimNonceAlone(item.nonce))
+        ),
       splitOn: (error) => isDeadlock(error) || isUniqueViolation(error),
       gather: Batcher.gatherNextTurn
     }
@@ -312,7 +369,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
    * is what serialises concurrent intakes under one key.
    */
   const createKeyed = (options: CreateOptions, key: NewIntakeKey) =>
-    committedOrRolledBack<CreateResult, never>(sql.withTransaction(Effect.gen(function*() {
+    options.nonce !== undefined ? Effect.die("a create's nonce is not combined with an intake key") : committedOrRolledBack<CreateResult, never>(sql.withTransaction(Effect.gen(function*() {
       const c = key.claim
       const claimed = yield* sql`INSERT INTO accord_intake_keys (workspace_id, idempotency_key, body_hash, action_request_id, created_at)
           VALUES (${c.workspaceId}, ${c.idempotencyKey}, ${c.bodyHash}, ${c.actionRequestId}, ${c.createdAt})
@@ -348,7 +405,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
   return {
     create: (options) =>
       (options.intakeKey === undefined
-        ? create(options)
+        ? (options.nonce === undefined ? create(options) : Effect.tap(create(options), () => sweepRecordedNonces(options.nonce!.now)))
         : Effect.tap(createKeyed(options, options.intakeKey), () => sweepKeys(options.intakeKey!.liveSince))).pipe(orStorageError("action.create")),
     findIntakeKey: (options) => findIntakeKey(options).pipe(orStorageError("action.findIntakeKey")),
     get: (id) => get(id).pipe(orStorageError("action.get")),

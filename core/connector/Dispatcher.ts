@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
 import { DispatchSignal } from "../ports/DispatchSignal.ts"
-import { Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
+import { type HandoffSlots, Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { type Backoff, pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { dispatchOutboxKind } from "./Action.ts"
@@ -58,6 +58,9 @@ export const retrySchedule = {
  * @since 0.1.0
  */
 export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
+
+/** The dispatcher's lease when its options name none. */
+const defaultLeaseMillis = 30_000
 
 /**
  * @since 0.1.0
@@ -103,7 +106,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
   Effect.gen(function*() {
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
-    const leaseMillis = options.leaseMillis ?? 30_000
+    const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
     const deliverAction = yield* makeDeliverAction(options)
 
     /**
@@ -176,12 +179,22 @@ export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageErr
  * A dispatcher running until its scope closes. It keeps up to `concurrency` deliveries in flight
  * and leases more as soon as a slot frees (a slow customer endpoint holds one slot, not a whole
  * round); when nothing is due it waits for the `DispatchSignal` (intake wakes it) or `idleMillis`.
+ * With `takeFromIntake`, it also receives from intake, through the `DispatchSignal`, the actions
+ * created already leased to it in one of its free slots, and delivers them at once (no lease
+ * statement between).
  *
  * @since 0.1.0
  */
 export const runDispatcher = (
   options: DispatcherOptions & {
     readonly idleMillis?: number
+    /**
+     * Takes new actions straight from intake in its free slots, created already leased to it (see
+     * `DispatchSignal`'s handoff). Off by default: measured on this machine (docs/performance.md,
+     * "Dispatch, fourth pass"), deliveries started one intake batch at a time share fewer of the
+     * following statements than those a lease starts together, and cost more CPU per action.
+     */
+    readonly takeFromIntake?: boolean
     /** Runs after each delivery with its result (metrics, tests, benchmarks). */
     readonly onDelivery?: (item: OutboxItem, result: DeliveryResult) => Effect.Effect<void>
   }
@@ -189,6 +202,7 @@ export const runDispatcher = (
   Effect.gen(function*() {
     const dispatcher = yield* makeDispatcher(options)
     const signal = yield* DispatchSignal
+    const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
     yield* runLeased({
       name: "dispatch",
       concurrency: options.concurrency ?? 32,
@@ -201,6 +215,15 @@ export const runDispatcher = (
             ? dispatcher.deliverLeased(leased)
             : Effect.tap(dispatcher.deliverLeased(leased), (result) => options.onDelivery!(leased.item, result))
         ),
-      wakeup: signal.next
+      wakeup: signal.next,
+      // Intake hands new actions straight to a free slot, created already leased to this owner.
+      ...(options.takeFromIntake === true
+        ? {
+          handoff: (slots: HandoffSlots<LeasedAction>) =>
+            signal.receive({
+              reserve: Effect.map(slots.reserve, Option.map((slot) => ({ owner: options.owner, leaseMillis, start: slot.start, release: slot.release })))
+            })
+        }
+        : {})
     })
   })

@@ -18,13 +18,14 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ActionLedger, type IntakeKeyClaim } from "../ports/ActionLedger.ts"
+import { ActionLedger, type ActionRecord, type IntakeKeyClaim } from "../ports/ActionLedger.ts"
 import type { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import type { Crypto } from "../ports/Crypto.ts"
-import { DispatchSignal } from "../ports/DispatchSignal.ts"
+import { DispatchSignal, type DispatchSlot } from "../ports/DispatchSignal.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKey } from "../protocol/Idempotency.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
@@ -90,8 +91,11 @@ export interface IntakeAnswer {
 /**
  * Accepts an authorized action for delivery: requires an active connection revision, binds the
  * action to it and persists the action with its outbox item (and the caller's idempotency key,
- * when given) atomically, then wakes the dispatcher through the `DispatchSignal` when the context
- * has one. Without an idempotency key, every call creates a new action.
+ * when given) atomically. When the context has a `DispatchSignal` and a dispatcher of this process
+ * takes actions from intake (`runDispatcher`'s `takeFromIntake`) and has a free slot, the outbox item is created already leased to that dispatcher and the committed
+ * action handed straight to it; otherwise the dispatcher is woken and leases it. Without an
+ * idempotency key, every call creates a new action. Not to be run inside a caller's transaction:
+ * the handoff counts on the create having committed when it returns.
  *
  * @since 0.1.0
  */
@@ -141,8 +145,7 @@ export const intake = (
     const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
     const actionRequestId = yield* randomUuid
     const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
-    const created = yield* ledger.create({
-      record: {
+    const record = {
         actionRequestId,
         workspaceId,
         accountId: input.accountId,
@@ -154,7 +157,18 @@ export const intake = (
         acknowledgement: null,
         sealedContinuation: null,
         createdAt: now
-      },
+      } satisfies Omit<ActionRecord, "version" | "updatedAt">
+    const outbox = {
+      id: yield* randomUuid,
+      kind: dispatchOutboxKind,
+      dedupeKey: actionRequestId,
+      payload: { actionRequestId, ...generation } satisfies DispatchPayload,
+      nextAttemptAt: now,
+      createdAt: now
+    }
+    const signal = yield* Effect.serviceOption(DispatchSignal)
+    const create = (slot: Option.Option<DispatchSlot>) => ledger.create({
+      record,
       history: options.approval === undefined
         ? { at: now, trigger: "intake", detail: { revision: active.value.revision, ...generation } }
         : {
@@ -162,14 +176,8 @@ export const intake = (
           trigger: "approval_recorded",
           detail: { revision: active.value.revision, approvalId: options.approval.approvalId, approvalRevision: options.approval.revision, ...generation }
         },
-      outbox: {
-        id: yield* randomUuid,
-        kind: dispatchOutboxKind,
-        dedupeKey: actionRequestId,
-        payload: { actionRequestId, ...generation } satisfies DispatchPayload,
-        nextAttemptAt: now,
-        createdAt: now
-      },
+      outbox,
+      ...(Option.isSome(slot) ? { outboxLease: { owner: slot.value.owner, expiresAt: now + slot.value.leaseMillis } } : {}),
       ...(key === undefined ? {} : {
         intakeKey: {
           claim: { workspaceId, idempotencyKey: key.idempotencyKey, bodyHash: key.bodyHash, actionRequestId, createdAt: now },
@@ -177,11 +185,36 @@ export const intake = (
         }
       })
     })
+    // A free slot of this process's dispatcher takes the action as soon as it is committed, its
+    // item created already leased to it; the slot is handed the action or given back, exactly once,
+    // whatever happens to the write (failure, duplicate, interruption).
+    const { created, handedOver } = yield* Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const slot = Option.isSome(signal) ? yield* signal.value.reserve : Option.none<DispatchSlot>()
+        const exit = yield* Effect.exit(restore(create(slot)))
+        if (Option.isSome(slot)) {
+          yield* Exit.isSuccess(exit) && exit.value === "created"
+            ? slot.value.start({
+              item: {
+                ...outbox,
+                attempts: 0,
+                leaseOwner: slot.value.owner,
+                leaseExpiresAt: now + slot.value.leaseMillis,
+                completedAt: null,
+                lastError: null
+              },
+              action: Option.some({ ...record, updatedAt: now, version: 1 })
+            })
+            : slot.value.release
+        }
+        return { created: yield* exit, handedOver: Option.isSome(slot) }
+      })
+    )
     // A concurrent intake under the same key committed first: answer as if it had come before.
     if (typeof created === "object") return yield* replay(created.claim)
     // A fresh random id cannot collide; if it ever did, nothing was written and the caller retries.
-    if (created === "duplicate") return yield* Effect.die("action request id collision")
-    // Committed: wake this process's dispatcher, if one listens (it polls in any case).
-    yield* Effect.serviceOption(DispatchSignal).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.wake })))
+    if (created !== "created") return yield* Effect.die("action request id collision")
+    // Committed without a slot: wake this process's dispatcher, if one listens (it polls in any case).
+    if (!handedOver && Option.isSome(signal)) yield* signal.value.wake
     return { actionRequestId, state: "dispatching" as const, replayed: false }
   })

@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { completionIdentity } from "../connector/CompletionIdentity.ts"
+import { makeMemory as makeMemoryNonceStore, type NonceClaim, NonceStore, type NonceStoreService } from "./NonceStore.ts"
 import { type LeaseRequest, MemoryOutboxTable, type NewOutboxItem, Outbox, type OutboxItem } from "./Outbox.ts"
 import type { StorageError } from "./StorageError.ts"
 
@@ -125,6 +126,8 @@ export type CreateResult =
   | "duplicate"
   /** The intake key is held by a live claim (returned). Nothing written. */
   | { readonly _tag: "IntakeKeyTaken"; readonly claim: IntakeKeyClaim }
+  /** The `nonce` given was already used in its scope (a replay). Nothing written. */
+  | "replayed_nonce"
 
 /**
  * @since 0.1.0
@@ -158,6 +161,16 @@ export interface LeasedAction {
 }
 
 /**
+ * The lease an outbox item is created with: held by `owner` until `expiresAt`.
+ *
+ * @since 0.1.0
+ */
+export interface OutboxLease {
+  readonly owner: string
+  readonly expiresAt: number
+}
+
+/**
  * @since 0.1.0
  */
 export interface ActionLedgerService {
@@ -165,13 +178,23 @@ export interface ActionLedgerService {
    * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
    * if given, an outbox item and an intake key claim, atomically. `duplicate` when the action
    * request id or the idempotency key already exists, `IntakeKeyTaken` when the intake key has a
-   * live claim (nothing is written in either case).
+   * live claim (nothing is written in either case). With `outboxLease`, the outbox item is created
+   * already leased to its owner until `expiresAt` (as if `Outbox.lease` had just taken it): the
+   * creator hands it to that worker in process (`DispatchSignal`'s handoff).
+   *
+   * With `nonce`, the message that asks for the action is proven fresh in the same write: the nonce
+   * is recorded first, as `NonceStore.claim` records it and in the same nonce space (SQL: the same
+   * table), and when it was already used nothing at all is written (`replayed_nonce`); otherwise
+   * it stays recorded whether the action is `created` or a `duplicate`. Not combined with
+   * `intakeKey` (a defect).
    */
   readonly create: (options: {
     readonly record: Omit<ActionRecord, "version" | "updatedAt">
     readonly history: NewHistoryEntry
     readonly outbox?: NewOutboxItem
+    readonly outboxLease?: OutboxLease
     readonly intakeKey?: NewIntakeKey
+    readonly nonce?: NonceClaim
   }) => Effect.Effect<CreateResult, StorageError>
   /** The live claim of an intake key: created at or after `liveSince`. */
   readonly findIntakeKey: (options: {
@@ -275,11 +298,14 @@ export class ActionLedger extends Context.Tag("@accord/core/ActionLedger")<Actio
 
 /**
  * An in-memory ledger sharing its table with an in-memory outbox, so that creating an action and
- * enqueuing its work is one atomic step, as in SQL.
+ * enqueuing its work is one atomic step, as in SQL. A create's `nonce` is recorded in `nonces`
+ * (which must claim synchronously: a memory store), its own store unless one is given.
  *
  * @since 0.1.0
  */
-export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
+export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService = makeMemoryNonceStore()): ActionLedgerService => {
+  const claimNonce = nonces.unsafeClaimSync
+  if (claimNonce === undefined) throw new Error("the memory ledger needs a nonce store that claims synchronously")
   const records = new Map<string, ActionRecord>()
   const byKey = new Map<string, string>()
   const histories = new Map<string, Array<HistoryEntry>>()
@@ -294,8 +320,10 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
     item === undefined ||
     (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
   return {
-    create: ({ history, intakeKey, outbox: item, record }) =>
+    create: ({ history, intakeKey, nonce, outbox: item, outboxLease, record }) =>
       Effect.sync((): CreateResult => {
+        if (nonce !== undefined && intakeKey !== undefined) throw new Error("a create's nonce is not combined with an intake key")
+        if (nonce !== undefined && !claimNonce(nonce)) return "replayed_nonce"
         const taken = intakeKey && liveIntakeKey(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey, intakeKey.liveSince)
         if (taken) return { _tag: "IntakeKeyTaken", claim: taken }
         if (records.has(record.actionRequestId) || byKey.has(record.providerIdempotencyKey) || !canEnqueue(item)) {
@@ -304,7 +332,12 @@ export const makeMemory = (outbox: MemoryOutboxTable): ActionLedgerService => {
         records.set(record.actionRequestId, { ...record, updatedAt: record.createdAt, version: 1 })
         byKey.set(record.providerIdempotencyKey, record.actionRequestId)
         histories.set(record.actionRequestId, [{ seq: 1, ...history, fromState: null, toState: record.state }])
-        if (item !== undefined) outbox.enqueue(item)
+        if (item !== undefined) {
+          outbox.enqueue(item)
+          if (outboxLease !== undefined) {
+            outbox.items.set(item.id, { ...outbox.items.get(item.id)!, leaseOwner: outboxLease.owner, leaseExpiresAt: outboxLease.expiresAt })
+          }
+        }
         if (intakeKey !== undefined) {
           intakeKeys.set(intakeKeyId(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey), intakeKey.claim)
         }
@@ -420,5 +453,19 @@ export const layerMemory: Layer.Layer<ActionLedger | Outbox> = Layer.effectConte
   Effect.sync(() => {
     const table = new MemoryOutboxTable()
     return Context.make(ActionLedger, makeMemory(table)).pipe(Context.add(Outbox, table.service()))
+  })
+)
+
+/**
+ * A memory ledger, the memory outbox it writes to and the memory nonce store its creates record
+ * nonces in: a nonce recorded by either is used for both, as with SQL's one table.
+ *
+ * @since 0.1.0
+ */
+export const layerMemoryWithNonces: Layer.Layer<ActionLedger | Outbox | NonceStore> = Layer.effectContext(
+  Effect.sync(() => {
+    const table = new MemoryOutboxTable()
+    const nonces = makeMemoryNonceStore()
+    return Context.make(ActionLedger, makeMemory(table, nonces)).pipe(Context.add(Outbox, table.service()), Context.add(NonceStore, nonces))
   })
 )

@@ -6,12 +6,47 @@
  * processes on one database correct. The memory implementation reaches the dispatcher of this
  * process; an adapter may reach others (for example PostgreSQL `LISTEN`/`NOTIFY`).
  *
+ * The handoff (issue 20; opt-in, `runDispatcher`'s `takeFromIntake`): a dispatcher running in this
+ * process registers as a receiver; intake
+ * reserves one of its free delivery slots, creates the action with its outbox item already leased
+ * to that dispatcher (in the same write, lease length as the dispatcher's own leases), and once
+ * the write committed hands the item and the action straight to it. No poll, wake-up or separate
+ * lease statement stands between creation and delivery. The lease is what it always is: if this
+ * process dies, it expires and any dispatcher (of any process) takes the item.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type { LeasedAction } from "./ActionLedger.ts"
+
+/**
+ * A reserved delivery slot of a dispatcher: create the action's outbox item leased to `owner`
+ * until `now + leaseMillis`, then end the reservation exactly once, by `start` once the write
+ * committed or by `release` when nothing was created (a failure, an interruption, a duplicate).
+ *
+ * @since 0.1.0
+ */
+export interface DispatchSlot {
+  readonly owner: string
+  readonly leaseMillis: number
+  /** Delivers the committed action with its item, as written (attempts 0, leased to `owner`). */
+  readonly start: (leased: LeasedAction) => Effect.Effect<void>
+  readonly release: Effect.Effect<void>
+}
+
+/**
+ * A dispatcher taking actions from intake: a free slot, or none when all are busy.
+ *
+ * @since 0.1.0
+ */
+export interface DispatchReceiver {
+  readonly reserve: Effect.Effect<Option.Option<DispatchSlot>>
+}
 
 /**
  * @since 0.1.0
@@ -21,6 +56,10 @@ export interface DispatchSignalService {
   readonly wake: Effect.Effect<void>
   /** Waits until the next wake-up (at once if one came since the last wait). */
   readonly next: Effect.Effect<void>
+  /** A free slot of a dispatcher of this process, when one runs and has one (see the module's handoff). */
+  readonly reserve: Effect.Effect<Option.Option<DispatchSlot>>
+  /** Registers a dispatcher as a receiver until the scope closes. */
+  readonly receive: (receiver: DispatchReceiver) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /**
@@ -29,14 +68,31 @@ export interface DispatchSignalService {
 export class DispatchSignal extends Context.Tag("@accord/core/ports/DispatchSignal")<DispatchSignal, DispatchSignalService>() {}
 
 /**
- * A coalescing in-process signal.
+ * A coalescing in-process signal, with the handoff to the dispatchers of this process.
  *
  * @since 0.1.0
  */
-export const makeMemory: Effect.Effect<DispatchSignalService> = Effect.map(Queue.sliding<true>(1), (queue) => ({
-  wake: Effect.asVoid(Queue.offer(queue, true)),
-  next: Effect.asVoid(Queue.take(queue))
-}))
+export const makeMemory: Effect.Effect<DispatchSignalService> = Effect.map(Queue.sliding<true>(1), (queue) => {
+  const receivers: Array<DispatchReceiver> = []
+  const reserveFrom = (i: number): Effect.Effect<Option.Option<DispatchSlot>> =>
+    i >= receivers.length
+      ? Effect.succeed(Option.none())
+      : Effect.flatMap(receivers[i]!.reserve, (slot) => Option.isSome(slot) ? Effect.succeed(slot) : reserveFrom(i + 1))
+  return {
+    wake: Effect.asVoid(Queue.offer(queue, true)),
+    next: Effect.asVoid(Queue.take(queue)),
+    reserve: Effect.suspend(() => reserveFrom(0)),
+    receive: (receiver) =>
+      Effect.acquireRelease(
+        Effect.sync(() => receivers.push(receiver)),
+        () =>
+          Effect.sync(() => {
+            const at = receivers.indexOf(receiver)
+            if (at >= 0) receivers.splice(at, 1)
+          })
+      )
+  }
+})
 
 /**
  * @since 0.1.0

@@ -201,6 +201,36 @@ export interface LeasedWorkOptions<A, R> {
   readonly wakeup?: Effect.Effect<unknown>
   /** Renews the leases of the items in flight while they run (`leaseHeartbeat`); without it, a lease lasts its length. */
   readonly heartbeat?: LeaseHeartbeat<R>
+  /**
+   * Offers the loop's free slots to a producer that creates items already leased to this loop's
+   * owner (`DispatchSignal.receive`), for as long as the loop runs: see `HandoffSlots`.
+   */
+  readonly handoff?: (slots: HandoffSlots<A>) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/**
+ * Free slots of a `runLeased` loop, for items its producer creates already leased to the loop's
+ * owner (in the same write that creates them) and hands over in process instead of leaving them
+ * to be found by the next lease. `reserve` takes a free slot, or none when every slot is busy or
+ * reserved (the producer then creates the item unleased, for a lease to find); the reservation is
+ * ended exactly once, by `start` with the item once its creation committed, or by `release`.
+ *
+ * @since 0.1.0
+ */
+export interface HandoffSlots<A> {
+  readonly reserve: Effect.Effect<Option.Option<HandoffSlot<A>>>
+}
+
+/**
+ * One reserved slot (see `HandoffSlots`); the first of `start` and `release` ends it, later calls do nothing.
+ *
+ * @since 0.1.0
+ */
+export interface HandoffSlot<A> {
+  /** Works `item` in this slot: it was created leased to the loop's owner, and committed. */
+  readonly start: (item: A) => Effect.Effect<void>
+  /** Gives the slot back unused: nothing was created under this reservation. */
+  readonly release: Effect.Effect<void>
 }
 
 /**
@@ -241,7 +271,9 @@ export const leaseHeartbeat = (options: {
  * while its first run is still going (its lease ran out) is not started a second time, and an
  * unexpected failure of an item is logged without stopping the loop. With a `heartbeat`, the leases
  * of the items in flight are renewed while they run and a failed renewal is logged (the next beat
- * tries again); an item's lease is no longer renewed once its work has ended.
+ * tries again); an item's lease is no longer renewed once its work has ended. With a `handoff`,
+ * a producer may reserve a free slot and hand over an item it created already leased to this
+ * loop's owner; a reserved slot counts as busy until it is started or released.
  *
  * @since 0.1.0
  */
@@ -252,24 +284,56 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
     // Coalescing: a slot was freed since the last look.
     const slot = yield* Queue.sliding<true>(1)
     const working = new Set<string>()
+    // Slots reserved by a handoff producer and not yet started or released.
+    let reserved = 0
     const settle = (id: string) => Effect.zipRight(Effect.sync(() => working.delete(id)), Queue.offer(slot, true))
     const unexpected = (cause: Cause.Cause<unknown>) =>
       Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError(`${options.name}: an item failed unexpectedly`, cause)
+    /** Counts the item as working; `false` when it already is (leased again while its first run goes on). */
+    const claim = (item: A) => {
+      const id = options.idOf(item)
+      if (working.has(id)) return false
+      working.add(id)
+      return true
+    }
+    const fork = (item: A) =>
+      Effect.forkIn(Effect.ensuring(Effect.catchAllCause(options.work(item), unexpected), settle(options.idOf(item))), scope)
     const round = Effect.gen(function*() {
-      if (working.size >= options.concurrency) return yield* Queue.take(slot)
-      const free = options.concurrency - working.size
+      if (working.size + reserved >= options.concurrency) return yield* Queue.take(slot)
+      const free = options.concurrency - working.size - reserved
       const items = yield* options.lease(free)
-      for (const item of items) {
-        const id = options.idOf(item)
-        if (working.has(id)) continue
-        working.add(id)
-        yield* Effect.forkIn(Effect.ensuring(Effect.catchAllCause(options.work(item), unexpected), settle(id)), scope)
-      }
+      for (const item of items) if (claim(item)) yield* fork(item)
       // Fewer due items than free slots: everything due is on its way; wait for new work.
       if (items.length < free) {
         yield* options.wakeup === undefined ? Effect.sleep(idle) : Effect.ignore(Effect.timeout(options.wakeup, idle))
       }
     })
+    if (options.handoff !== undefined) {
+      // Items handed over are started by this loop's own fiber, so their work runs in its context
+      // and scope whatever fiber hands them over.
+      const handed = yield* Queue.unbounded<A>()
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(handed), fork)))
+      const reserve = Effect.sync((): Option.Option<HandoffSlot<A>> => {
+        if (working.size + reserved >= options.concurrency) return Option.none()
+        reserved++
+        let open = true
+        const end = () => {
+          if (!open) return false
+          open = false
+          reserved--
+          return true
+        }
+        return Option.some({
+          // The slot passes to the item at once (no lease can count it free in between).
+          start: (item) =>
+            Effect.suspend(() =>
+              !end() ? Effect.void : claim(item) ? Effect.asVoid(Queue.offer(handed, item)) : Effect.asVoid(Queue.offer(slot, true))
+            ),
+          release: Effect.suspend(() => (end() ? Effect.asVoid(Queue.offer(slot, true)) : Effect.void))
+        })
+      })
+      yield* options.handoff({ reserve })
+    }
     const heartbeat = options.heartbeat
     if (heartbeat !== undefined) {
       const beat = Effect.suspend(() => working.size === 0 ? Effect.void : heartbeat.renew([...working])).pipe(

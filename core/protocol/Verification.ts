@@ -237,6 +237,15 @@ export interface Verifier {
    * same order, and the nonce is recorded the same way: the failure is returned, not thrown.
    */
   readonly verifySync: ((input: VerifyInput) => VerifiedHeaders | SignatureError) | undefined
+  /**
+   * Like `verifyAny` without recording the nonce: the claim to record is returned instead. The
+   * caller records it in the one statement that acts on the message (`ActionLedger.create`'s
+   * `nonce`), which writes nothing when the nonce was already used; until then the message may be
+   * a replay, so nothing of its payload may be used but to refuse it.
+   */
+  readonly verifyAnyUnclaimed: (
+    input: VerifyAnyInput
+  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly keyIndex: number; readonly nonce: NonceClaim }, SignatureError>
   /** Verifies, then decodes the body with `schema` (unknown fields are errors). */
   readonly verifyAndDecode: <A, I>(
     schema: Schema.Schema<A, I, never>,
@@ -363,29 +372,29 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       verifyMac !== undefined
         ? verifyMac(key, parts, mac)
         : Effect.map(crypto.hmacSha256Hex(key, parts), (expected) => constantTimeEqual(expected, mac))
-    /** The header checks, then the HMAC with each candidate in turn; `found` claims the nonce. */
-    const verifyWith = <A>(
+    /** The header checks, then the HMAC with each candidate in turn; `found` takes the match (and claims the nonce, or not). */
+    const verifyWith = <A, E>(
       input: VerifyInput | VerifyAnyInput,
       candidates: ReadonlyArray<SigningKeys>,
-      found: (claimed: Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError>, keyIndex: number) => Effect.Effect<A, ReplayedNonce | StorageError>
-    ): Effect.Effect<A, SignatureError | StorageError> =>
+      found: (checked: Checked, now: number, keyIndex: number) => Effect.Effect<A, E>
+    ): Effect.Effect<A, SignatureError | E> =>
       Effect.suspend(() => {
         const now = clock.unsafeCurrentTimeMillis()
         const checked = checkHeaders(input.headers, now)
         if ("_tag" in checked) return Effect.fail(checked)
         const secret = secretFor(input.purpose)
         const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
-        const attempt = (keyIndex: number): Effect.Effect<A, SignatureError | StorageError> => {
+        const attempt = (keyIndex: number): Effect.Effect<A, SignatureError | E> => {
           const keys = candidates[keyIndex]
           if (keys === undefined) return Effect.fail(mismatch(checked.mac))
           if (hmacSync !== undefined) {
             return constantTimeEqual(hmacSync(keys[secret], parts), checked.mac)
-              ? found(claim(input, checked, now), keyIndex)
+              ? found(checked, now, keyIndex)
               : attempt(keyIndex + 1)
           }
           return Effect.flatMap(
             matches(keys[secret], parts, checked.mac),
-            (match) => match ? found(claim(input, checked, now), keyIndex) : attempt(keyIndex + 1)
+            (match) => match ? found(checked, now, keyIndex) : attempt(keyIndex + 1)
           )
         }
         return attempt(0)
@@ -422,7 +431,11 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
     return {
       verify,
       verifySync,
-      verifyAny: (input) => verifyWith(input, input.keys, (claimed, keyIndex) => Effect.map(claimed, (headers) => ({ headers, keyIndex }))),
+      verifyAny: (input) =>
+        verifyWith(input, input.keys, (checked, now, keyIndex) => Effect.map(claim(input, checked, now), (headers) => ({ headers, keyIndex }))),
+      verifyAnyUnclaimed: (input) =>
+        verifyWith(input, input.keys, (checked, now, keyIndex) =>
+          Effect.succeed({ headers: verified(checked), keyIndex, nonce: nonceClaim(input, checked, now) })),
       verifyAndDecode: (schema, input) =>
         Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))
     }

@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type { StorageError } from "../../ports/StorageError.ts"
+import type { NonceClaim } from "../../ports/NonceStore.ts"
 import { encodeBody, type Purpose, type Signer, type SigningKeys } from "../../protocol/Signing.ts"
 import {
   decodeBody,
@@ -85,6 +86,18 @@ export interface EndpointExchange {
     { readonly headers: VerifiedHeaders; readonly body: A; readonly entry: RevisionKeys },
     VerificationError | StorageError
   >
+  /**
+   * Like `verifyAndDecode` with every configured pair, without recording the nonce: the claim to
+   * record is returned (see `Verifier.verifyAnyUnclaimed`), for the statement that acts on the message.
+   */
+  readonly verifyAndDecodeUnclaimed: <A, I>(
+    schema: Schema.Schema<A, I, never>,
+    purpose: Purpose,
+    input: CustomerRequest
+  ) => Effect.Effect<
+    { readonly headers: VerifiedHeaders; readonly body: A; readonly entry: RevisionKeys; readonly nonce: NonceClaim },
+    VerificationError
+  >
   /** A signed JSON answer. */
   readonly signed: (keys: SigningKeys, status: number, purpose: Purpose, body: unknown) => Effect.Effect<CustomerResponse>
 }
@@ -120,6 +133,19 @@ export const makeEndpointExchange = (options: {
       return { headers, body, entry: entries[keyIndex]! }
     })
 
+  const verifyAndDecodeUnclaimed = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, input: CustomerRequest) =>
+    Effect.gen(function*() {
+      const { headers, keyIndex, nonce } = yield* verifier.verifyAnyUnclaimed({
+        purpose,
+        keys: candidates,
+        headers: input.headers,
+        body: input.body,
+        nonceScope
+      })
+      const body = yield* decodeBody(schema, input.body)
+      return { headers, body, entry: keyring[keyIndex]!, nonce }
+    })
+
   const signed = (keys: SigningKeys, status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
     const bytes = encodeBody(body)
     return Effect.map(
@@ -128,5 +154,5 @@ export const makeEndpointExchange = (options: {
     )
   }
 
-  return { verifyAndDecode, signed }
+  return { verifyAndDecode, verifyAndDecodeUnclaimed, signed }
 }

@@ -30,7 +30,7 @@ import { Code } from "../../protocol/messages/Common.ts"
 import { ExecutionRequest } from "../../protocol/messages/Execution.ts"
 import { headerNames, protocolVersion, type SigningKeys } from "../../protocol/Signing.ts"
 import { parseTimestamp } from "../../protocol/Timestamp.ts"
-import { readHeader, type VerificationError } from "../../protocol/Verification.ts"
+import { readHeader, ReplayedNonce, type VerificationError } from "../../protocol/Verification.ts"
 import type { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { PaymentClaim } from "../Payments.ts"
 import { expiryOutboxItem } from "./paymentEvents.ts"
@@ -80,6 +80,9 @@ const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
 /**
  * Builds the execution claim: verifies, checks the idempotency key, runs the host's precheck,
  * claims the request in the ledger and acknowledges it (or answers a duplicate with the original).
+ * Without a precheck or payment hook the nonce is recorded in the claim's statement (issue 20):
+ * the spec's "before using the parsed payload" holds, since before it the payload only serves the
+ * checks that refuse, and a replay writes nothing and gets `replayed_nonce` as before.
  *
  * @since 0.1.0
  */
@@ -118,9 +121,19 @@ export const makeExecutionClaim = (options: {
     return signed(keys, 202, "dispatch_response", ack)
   }
 
+  // Without a precheck or payment hook, nothing of the payload is used before the claim, so the
+  // nonce is recorded in the claim's own statement (`ActionLedger.create`'s `nonce`): a replay
+  // writes nothing and is refused as one. With them, the nonce is recorded first, on its own.
+  const nonceWithClaim = options.precheck === undefined && options.payment === undefined
+  const verified = (input: CustomerRequest) =>
+    nonceWithClaim
+      ? options.exchange.verifyAndDecodeUnclaimed(ExecutionRequest, "dispatch_request", input)
+      : Effect.map(verifyAndDecode(ExecutionRequest, "dispatch_request", input), (v) => ({ ...v, nonce: undefined }))
+
   return (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
     Effect.gen(function*() {
-      const { body: request, entry, headers } = yield* verifyAndDecode(ExecutionRequest, "dispatch_request", input)
+      const { body: request, entry, headers, nonce } = yield* verified(input)
+      // Until the claim records the nonce, the request may be a replay: these checks only refuse.
       if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
         return errorResponse(401, { error: "binding_mismatch" })
       }
@@ -174,6 +187,7 @@ export const makeExecutionClaim = (options: {
       }
       const now = yield* Clock.currentTimeMillis
       const created = yield* ledger.create({
+        ...(nonce === undefined ? {} : { nonce }),
         record: {
           actionRequestId: request.actionRequestId,
           workspaceId: request.workspaceId,
@@ -214,6 +228,7 @@ export const makeExecutionClaim = (options: {
         if (acknowledged.state === "accepted" && options.onClaimed !== undefined) yield* options.onClaimed
         return yield* acknowledge(entry.keys, request, headers.nonce, acknowledged, continuation)
       }
+      if (created === "replayed_nonce") return yield* new ReplayedNonce()
 
       return yield* duplicate(yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey))
     })

@@ -2,7 +2,7 @@
  * Retention sweeps (issue 20 item 5) on PGlite and PostgreSQL: the intake key sweep deletes only
  * keys past their 24 hour retention, the nonce sweep only nonces past their 10 minute retention
  * (DESIGN D6), each at most `limit` rows per statement; and the stores run them on their own while
- * they are used (every 256th keyed intake, every 256th nonce claim).
+ * they are used (every 256th keyed intake, every 256th nonce claim, every 256th nonce a ledger create records).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
@@ -107,6 +107,34 @@ for (const variant of storageVariants.filter((v) => v.sqlLayer !== undefined)) {
           assert.deepStrictEqual(yield* noncesOf(scope), ["nonce-1"])
           // The live one is still a replay.
           assert.isFalse(yield* store.claim({ scope, nonce: "nonce-1", now: T, expiresAt: T + nonceRetentionMillis }))
+        }))
+
+      it.effect("the action ledger sweeps the nonces its creates record: within 256 of them an expired nonce is gone, a live one stays", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const scope = uid("scope-")
+          yield* plantNonces(scope, [T - 1, T + 1])
+          for (let i = 0; i < 256; i++) {
+            const created = yield* ledger.create({
+              record: {
+                actionRequestId: uid("ar-"),
+                workspaceId: uid("ws-"),
+                accountId: "acct_42",
+                connectionId: uid("conn-"),
+                revision: 0,
+                providerIdempotencyKey: uid("idem-"),
+                state: "accepted",
+                request: {},
+                acknowledgement: null,
+                sealedContinuation: null,
+                createdAt: T
+              },
+              history: { at: T, trigger: "customer.execute_received", detail: {} },
+              nonce: { scope: uid("other-"), nonce: uid("n-"), now: T, expiresAt: T + nonceRetentionMillis }
+            })
+            assert.strictEqual(created, "created")
+          }
+          assert.deepStrictEqual(yield* noncesOf(scope), ["nonce-1"])
         }))
 
       it.effect("the action ledger sweeps on its own: within 256 keyed intakes an expired key is gone, a live one stays", () =>

@@ -5,10 +5,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
-import { layerMemory, leaseHeartbeat, Outbox, runLeased } from "../../../core/ports/Outbox.ts"
+import { type HandoffSlots, layerMemory, leaseHeartbeat, Outbox, runLeased } from "../../../core/ports/Outbox.ts"
 
 const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
   Effect.suspend(() => (condition() ? Effect.void : Effect.zipRight(Effect.sleep("5 millis"), waitUntil(condition))))
@@ -82,4 +83,66 @@ describe("runLeased", () => {
       const taken = yield* outbox.lease({ owner: "other", now: Date.now(), leaseMillis, limit: 10 })
       assert.deepStrictEqual(taken.map((i) => i.id), ["slow"])
     }).pipe(Effect.provide(layerMemory), Logger.withMinimumLogLevel(LogLevel.None)))
+  it.scopedLive("handoff: a reserved slot counts as busy until started or released, each reservation ends once", () =>
+    Effect.gen(function*() {
+      const held = yield* Effect.makeLatch(false)
+      const started: Array<string> = []
+      let running = 0
+      let open = 0
+      const overbooked: Array<number> = []
+      let slots: HandoffSlots<string> | undefined
+      yield* runLeased({
+        name: "test",
+        concurrency: 2,
+        idleMillis: 5,
+        // Nothing to lease: record that a lease never asks for more than the unreserved, idle slots.
+        lease: (limit) =>
+          Effect.sync(() => {
+            if (running + open + limit > 2) overbooked.push(limit)
+            return []
+          }),
+        idOf: (id: string) => id,
+        work: (id: string) =>
+          Effect.gen(function*() {
+            running++
+            started.push(id)
+            yield* held.await
+            running--
+          }),
+        handoff: (offered) => Effect.sync(() => void (slots = offered))
+      })
+      const reserve = Effect.map(slots!.reserve, (slot) => {
+        if (Option.isSome(slot)) open++
+        return slot
+      })
+      const a = yield* reserve
+      const b = yield* reserve
+      assert.isTrue(Option.isSome(a) && Option.isSome(b))
+      assert.isTrue(Option.isNone(yield* reserve))
+      open--
+      yield* Option.getOrThrow(a).release
+      yield* Option.getOrThrow(a).release
+      const c = yield* reserve
+      assert.isTrue(Option.isSome(c))
+      assert.isTrue(Option.isNone(yield* reserve))
+      open--
+      yield* Option.getOrThrow(b).start("x")
+      open--
+      yield* Option.getOrThrow(c).start("y")
+      // Ended reservations do nothing more.
+      yield* Option.getOrThrow(b).start("z")
+      yield* Option.getOrThrow(a).start("z")
+      yield* waitUntil(() => started.length === 2)
+      assert.isTrue(Option.isNone(yield* reserve))
+      yield* Effect.sleep("30 millis")
+      yield* held.open
+      yield* waitUntil(() => running === 0)
+      const d = yield* reserve
+      assert.isTrue(Option.isSome(d))
+      open--
+      yield* Option.getOrThrow(d).release
+      yield* Effect.sleep("30 millis")
+      assert.deepStrictEqual(started.sort(), ["x", "y"])
+      assert.deepStrictEqual(overbooked, [])
+    }))
 })

@@ -353,4 +353,45 @@ describe("giving up and stopping", () => {
       assert.strictEqual((yield* recordOf(second.actionRequestId)).state, "dispatching")
       assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
     }).pipe(Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))), 30_000)
+
+  it.live("intake hands a new action to a free slot of a dispatcher that takes from intake, created leased to it; with no free slot it is created unleased", () =>
+    Effect.gen(function*() {
+      peer.mode = "good"
+      yield* connect(peer.url)
+      const answered = yield* Effect.makeLatch(false)
+      const runtime = yield* Effect.runtime<never>()
+      let held = 0
+      peer.beforeAnswer = () => {
+        held++
+        return Runtime.runPromise(runtime)(answered.await)
+      }
+      const scope = yield* Scope.make()
+      // One slot, polling once a minute, wake-ups muted: only the handoff can start a delivery in time.
+      yield* runDispatcher({ owner: "bg", concurrency: 1, idleMillis: 60_000, takeFromIntake: true }).pipe(Scope.extend(scope))
+      const first = yield* intake(workspaceId, intakeInput())
+      for (let i = 0; i < 100 && held === 0; i++) yield* Effect.sleep("20 millis")
+      // Created leased to the dispatcher, no attempt counted.
+      const firstItem = yield* itemOf(first.actionRequestId)
+      assert.deepStrictEqual([firstItem.leaseOwner, firstItem.attempts, firstItem.createdAt], ["bg", 0, (yield* recordOf(first.actionRequestId)).createdAt])
+      assert.strictEqual(firstItem.leaseExpiresAt, firstItem.createdAt + 30_000)
+      // The only slot is busy: the next action is created for a lease to find.
+      const second = yield* intake(workspaceId, intakeInput())
+      assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
+      yield* answered.open
+      for (let i = 0; i < 100 && (yield* recordOf(first.actionRequestId)).state !== "accepted"; i++) yield* Effect.sleep("20 millis")
+      assert.strictEqual((yield* recordOf(first.actionRequestId)).state, "accepted")
+      assert.isNotNull((yield* itemOf(first.actionRequestId)).completedAt)
+      const key = (yield* recordOf(first.actionRequestId)).providerIdempotencyKey
+      assert.strictEqual(peer.seen.filter((seen) => seen.key === key).length, 1)
+      yield* Scope.close(scope, Exit.void)
+      // Its scope closed, the dispatcher takes nothing more from intake.
+      const third = yield* intake(workspaceId, intakeInput())
+      assert.isNull((yield* itemOf(third.actionRequestId)).leaseOwner)
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => (peer.beforeAnswer = undefined))),
+      Effect.provide(Layer.merge(
+        layer(),
+        Layer.effect(DispatchSignal.DispatchSignal, Effect.map(DispatchSignal.makeMemory, (signal) => ({ ...signal, wake: Effect.void })))
+      ))
+    ), 30_000)
 })

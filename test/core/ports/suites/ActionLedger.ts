@@ -4,6 +4,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { completionIdentity } from "../../../../core/connector/CompletionIdentity.ts"
 import { ActionLedger, type ActionRecord, type CompletionClaim, type HistoryEntry } from "../../../../core/ports/ActionLedger.ts"
+import { type NonceClaim, NonceStore } from "../../../../core/ports/NonceStore.ts"
 import { type NewOutboxItem, Outbox } from "../../../../core/ports/Outbox.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
@@ -16,7 +17,7 @@ type NewAction = Omit<ActionRecord, "version" | "updatedAt">
  * The ActionLedger contract, with the Outbox it writes to in the same transaction. One store per
  * suite; every test uses ids of its own (actions, idempotency keys, connections, dedupe keys).
  */
-export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outbox, unknown>) =>
+export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outbox | NonceStore, unknown>) =>
   describe(`ActionLedger contract (${name})`, () => {
     onOneStore(layer, (it) => {
       const action = (overrides: Partial<NewAction> = {}): NewAction => ({
@@ -103,6 +104,127 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.strictEqual(yield* create(action(), item), "created")
           const enqueued = Option.getOrThrow(yield* outbox.findByKey(item.kind, item.dedupeKey))
           assert.deepStrictEqual([enqueued.id, enqueued.payload, enqueued.attempts], [item.id, item.payload, 0])
+        }))
+
+      it.effect("create with an outboxLease enqueues its item already leased: no other owner leases it before the lease ends", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const kind = uid("kind-")
+          const record = action()
+          const item = work({ kind, payload: { actionRequestId: record.actionRequestId } })
+          const lease = { owner: "intake-w1", expiresAt: T + 30_000 }
+          assert.strictEqual(yield* ledger.create({ record, history: created, outbox: item, outboxLease: lease }), "created")
+          const stored = Option.getOrThrow(yield* outbox.get(item.id))
+          assert.deepStrictEqual(
+            [stored.leaseOwner, stored.leaseExpiresAt, stored.attempts, stored.completedAt, stored.nextAttemptAt],
+            ["intake-w1", T + 30_000, 0, null, T]
+          )
+          assert.deepStrictEqual(yield* ledger.leaseWithActions({ owner: "w2", now: T + 29_999, leaseMillis: 1_000, limit: 10, kinds: [kind] }), [])
+          // The owner completes it as if it had leased it itself.
+          assert.isTrue(yield* outbox.complete({ id: item.id, owner: "intake-w1", now: T + 5 }))
+        }))
+
+      it.effect("an item created leased whose owner never finished it is leased by another owner once the lease expired", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const kind = uid("kind-")
+          const record = action()
+          const item = work({ kind, payload: { actionRequestId: record.actionRequestId } })
+          const lease = { owner: "dead-w1", expiresAt: T + 30_000 }
+          assert.strictEqual(yield* ledger.create({ record, history: created, outbox: item, outboxLease: lease }), "created")
+          const leased = yield* ledger.leaseWithActions({ owner: "w2", now: T + 30_000, leaseMillis: 1_000, limit: 10, kinds: [kind] })
+          assert.deepStrictEqual(leased.map((l) => [l.item.id, l.item.leaseOwner, Option.map(l.action, (a) => a.actionRequestId)]), [
+            [item.id, "w2", Option.some(record.actionRequestId)]
+          ])
+        }))
+
+      it.effect("a duplicate create with an outboxLease writes no lease on the existing item", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const item = work()
+          assert.strictEqual(yield* create(action(), item), "created")
+          const again = action()
+          const lease = { owner: "intake-w1", expiresAt: T + 30_000 }
+          assert.strictEqual(yield* ledger.create({ record: again, history: created, outbox: item, outboxLease: lease }), "duplicate")
+          assert.isNull(Option.getOrThrow(yield* outbox.get(item.id)).leaseOwner)
+          assert.isTrue(Option.isNone(yield* ledger.get(again.actionRequestId)))
+        }))
+
+      const nonceOf = (overrides: Partial<NonceClaim> = {}): NonceClaim => ({
+        scope: uid("customer:"),
+        nonce: uid("nonce-0123456789-"),
+        now: T,
+        expiresAt: T + 600_000,
+        ...overrides
+      })
+      const createWithNonce = (record: NewAction, nonce: NonceClaim, outbox?: NewOutboxItem) =>
+        Effect.flatMap(ActionLedger, (ledger) => ledger.create({ record, history: created, nonce, ...(outbox === undefined ? {} : { outbox }) }))
+
+      it.effect("create with a nonce records it with the action; the same nonce again writes nothing: replayed_nonce", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const outbox = yield* Outbox
+          const nonce = nonceOf()
+          const first = action()
+          assert.strictEqual(yield* createWithNonce(first, nonce, work()), "created")
+          const replay = action()
+          const item = work()
+          assert.strictEqual(yield* createWithNonce(replay, { ...nonce, now: T + 1_000 }, item), "replayed_nonce")
+          assert.isTrue(Option.isNone(yield* ledger.get(replay.actionRequestId)))
+          assert.deepStrictEqual(yield* ledger.history(replay.actionRequestId), [])
+          assert.isTrue(Option.isNone(yield* outbox.get(item.id)))
+          // The nonce store sees it used: the same nonce space.
+          assert.isFalse(yield* (yield* NonceStore).claim({ ...nonce, now: T + 2_000 }))
+        }))
+
+      it.effect("a nonce already recorded by the nonce store makes create write nothing", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const nonce = nonceOf()
+          assert.isTrue(yield* (yield* NonceStore).claim(nonce))
+          const record = action()
+          assert.strictEqual(yield* createWithNonce(record, { ...nonce, now: T + 1 }), "replayed_nonce")
+          assert.isTrue(Option.isNone(yield* ledger.get(record.actionRequestId)))
+        }))
+
+      it.effect("a duplicate create with a fresh nonce is a duplicate and its nonce stays recorded", () =>
+        Effect.gen(function*() {
+          const record = action()
+          assert.strictEqual(yield* create(record), "created")
+          const nonce = nonceOf()
+          assert.strictEqual(yield* createWithNonce(record, nonce), "duplicate")
+          assert.strictEqual(yield* createWithNonce(action({ providerIdempotencyKey: record.providerIdempotencyKey }), nonce), "replayed_nonce")
+          assert.isFalse(yield* (yield* NonceStore).claim({ ...nonce, now: T + 1 }))
+        }))
+
+      it.effect("a nonce whose retention ended is taken over by a create", () =>
+        Effect.gen(function*() {
+          const nonce = nonceOf({ expiresAt: T + 10 })
+          assert.strictEqual(yield* createWithNonce(action(), nonce), "created")
+          assert.strictEqual(yield* createWithNonce(action(), { ...nonce, now: T + 10, expiresAt: T + 600_010 }), "created")
+        }))
+
+      it.effect("20 concurrent creates of distinct actions under one nonce: exactly one is created", () =>
+        Effect.gen(function*() {
+          const ledger = yield* ActionLedger
+          const nonce = nonceOf()
+          const records = Array.from({ length: 20 }, () => action())
+          const results = yield* Effect.forEach(records, (record) => createWithNonce(record, nonce), { concurrency: "unbounded" })
+          assert.strictEqual(results.filter((r) => r === "created").length, 1)
+          assert.strictEqual(results.filter((r) => r === "replayed_nonce").length, 19)
+          const stored = yield* Effect.forEach(records, (record) => ledger.get(record.actionRequestId))
+          assert.strictEqual(stored.filter(Option.isSome).length, 1)
+        }))
+
+      it.effect("concurrent creates with distinct fresh nonces, one a replay: only that one writes nothing", () =>
+        Effect.gen(function*() {
+          const used = nonceOf()
+          assert.isTrue(yield* (yield* NonceStore).claim(used))
+          const claims = Array.from({ length: 10 }, (_, i) => ({ record: action(), nonce: i === 4 ? { ...used, now: T + 1 } : nonceOf() }))
+          const results = yield* Effect.forEach(claims, ({ nonce, record }) => createWithNonce(record, nonce, work()), { concurrency: "unbounded" })
+          assert.deepStrictEqual(results, claims.map((_, i) => (i === 4 ? "replayed_nonce" : "created")))
         }))
 
       it.effect("a duplicate actionRequestId is refused with nothing written", () =>
