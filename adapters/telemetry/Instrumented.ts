@@ -78,15 +78,8 @@ export const layer = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R>
 const acceptedIngest = Metrics.ingestAccepted
 
 /**
- * Counts an ingest answer: 2xx accepted, anything else refused under its problem `code`.
- *
- * @since 0.1.0
- */
-export const ingestAnswered = (answer: { readonly status: number; readonly body: unknown }): Effect.Effect<void> =>
-  Effect.sync(() => unsafeIngestAnswered(answer))
-
-/**
- * The same, at once, outside an effect (the ingest route's answer).
+ * Counts an ingest answer: 2xx accepted, anything else refused under its problem `code`. At once,
+ * outside an effect (the ingest route answers from callbacks).
  *
  * @since 0.1.0
  */
