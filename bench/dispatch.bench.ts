@@ -35,7 +35,11 @@ import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { publishCatalog } from "../test/support/catalog.ts"
 import { intakeInput } from "../test/support/deliveries.ts"
+import { runBundled } from "./bundle.ts"
 import { recovery } from "./dispatch-recovery.ts"
+
+/** This bench and the kit run bundled as the image ships Accord (bench/bundle.ts); `BENCH_TSX=1` runs them through tsx. */
+const entry = runBundled("bench/dispatch.bench.ts", ["bench/dispatch-kit.ts"])
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
@@ -158,7 +162,7 @@ interface Figures {
 }
 
 const accord = async (concurrency: number, serviceSchema: string, kitSchema: string): Promise<Figures> => {
-  const kit = await startChild(["--import", "tsx", "bench/dispatch-kit.ts"], kitSchema)
+  const kit = await startChild(entry("bench/dispatch-kit.ts"), kitSchema)
   const cipher = layerAesGcm(Redacted.make(new Uint8Array(32).fill(3)))
   const layer = Layer.mergeAll(
     SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(inSchema(serviceSchema))), cipher))),
@@ -315,7 +319,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
 
 const created: Array<string> = []
 try {
-  console.log(`bench:dispatch — ${actions} actions per run, PostgreSQL on both sides (${new URL(databaseUrl).host})`)
+  console.log(`bench:dispatch — ${actions} actions per run, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}`)
   for (const concurrency of concurrencies) {
     const names = await schemas()
     created.push(...Object.values(names))

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
+import { bundle } from "./bundle.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const connections = 32
@@ -184,6 +185,8 @@ const load = (url: string, headers: Record<string, string>, label: string, okSta
  */
 const cpuProfDir = process.env.BENCH_CPU_PROF || undefined
 const only = process.env.BENCH_ONLY || undefined
+/** The server as the image ships it (bench/bundle.ts); `BENCH_TSX=1` runs it through tsx. */
+const server = bundle(["runtimes/node/main.ts"])
 
 const accord = async (
   label: string,
@@ -193,7 +196,7 @@ const accord = async (
 ): Promise<ReadonlyArray<Figures>> => {
   const p = port++
   const profile = cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`]
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "runtimes/node/main.ts"], {
+  const child = spawn(process.execPath, [...profile, ...server.args("runtimes/node/main.ts")], {
     env: {
       ...process.env,
       PORT: String(p),
@@ -245,7 +248,7 @@ const print = (rows: ReadonlyArray<Figures>) => {
 }
 
 const main = async () => {
-  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each, node ${process.version}, ${new Date().toISOString()}`)
+  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each, node ${process.version}, Accord ${server.label}, ${new Date().toISOString()}`)
   if (databaseUrl !== undefined && only !== "pglite") {
     const schema = `accord_bench_${Date.now()}`
     const admin = new pg.Client({ connectionString: databaseUrl })
@@ -321,7 +324,8 @@ const main = async () => {
   }
 }
 
-main().catch((error) => {
+main().then(() => server.dispose(), (error) => {
+  server.dispose()
   console.error(error)
   process.exit(1)
 })

@@ -1,0 +1,71 @@
+/**
+ * The benchmarks run Accord as the container image ships it: bundled by the Dockerfile's own
+ * esbuild command (its `RUN … esbuild …` line, the same flags and externals), not through `tsx`.
+ * `tsx` compiles with `keepNames`, which wraps every named closure in a `__name` call at run time;
+ * the bundle has none of that, and its CPU per event is the one a deployment pays.
+ *
+ * `BENCH_TSX=1` keeps the old way (every entry through `node --import tsx`), for a same-run
+ * comparison.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
+
+const root = join(import.meta.dirname, "..")
+
+/** The Dockerfile's esbuild command line, split into its words (entry points and `--outdir` left out). */
+const dockerfileFlags = (): ReadonlyArray<string> => {
+  const line = readFileSync(join(root, "Dockerfile"), "utf8").split("\n").find((l) => /^RUN\s+\S*esbuild\s/.test(l))
+  if (line === undefined) throw new Error("Dockerfile: no RUN line runs esbuild")
+  return line.replace(/^RUN\s+\S*esbuild\s+/, "").split(/\s+/).filter((word) => word.startsWith("--") && !word.startsWith("--outdir="))
+}
+
+/** How to start one entry point: `node` arguments. */
+export interface Entries {
+  readonly args: (entry: string) => ReadonlyArray<string>
+  /** The bundles' directory (undefined with `BENCH_TSX=1`). */
+  readonly dir?: string | undefined
+  readonly label: string
+  readonly dispose: () => void
+}
+
+/**
+ * Bundles `entries` (paths from the repository root, `.ts`) once into a temporary directory and
+ * answers the `node` arguments that run each one.
+ */
+export const bundle = (entries: ReadonlyArray<string>): Entries => {
+  if (process.env["BENCH_TSX"] === "1") {
+    return { args: (entry) => ["--import", "tsx", entry], label: "tsx", dispose: () => {} }
+  }
+  // Inside the repository, so the bundles resolve their external packages from its node_modules.
+  const outdir = mkdtempSync(join(root, ".bench-bundle-"))
+  execFileSync(join(root, "node_modules/.bin/esbuild"), [...entries, ...dockerfileFlags(), "--outbase=.", `--outdir=${outdir}`, "--log-level=warning"], {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"]
+  })
+  return {
+    args: (entry) => {
+      if (!entries.includes(entry)) throw new Error(`${entry} was not bundled`)
+      return [join(outdir, entry.replace(/\.ts$/, ".js"))]
+    },
+    dir: outdir,
+    label: "bundled as in the image",
+    dispose: () => rmSync(outdir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * For a benchmark that runs Accord in its own process (`bench:dispatch`): unless it already runs
+ * bundled (`BENCH_BUNDLE_DIR` set) or `BENCH_TSX=1`, bundles `self` and `children`, runs the
+ * bundled `self` in a child `node` with `BENCH_BUNDLE_DIR` set, and exits with its code. Returns
+ * the `node` arguments for a child entry otherwise.
+ */
+export const runBundled = (self: string, children: ReadonlyArray<string>): ((entry: string) => ReadonlyArray<string>) => {
+  const dir = process.env["BENCH_BUNDLE_DIR"]
+  if (dir !== undefined) return (entry) => [join(dir, entry.replace(/\.ts$/, ".js"))]
+  if (process.env["BENCH_TSX"] === "1") return (entry) => ["--import", "tsx", entry]
+  const entries = bundle([self, ...children])
+  const run = spawnSync(process.execPath, entries.args(self), { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir! } })
+  entries.dispose()
+  process.exit(run.status ?? 1)
+}
