@@ -32,7 +32,35 @@ const badName = "<unstorable name>"
  *
  * @since 0.1.0
  */
-export const unstorableTextIssues = (body: unknown): ReadonlyArray<FieldIssue> => {
+export const unstorableTextIssues = (body: unknown): ReadonlyArray<FieldIssue> =>
+  allStorable(body) ? none : issuesOf(body)
+
+const none: ReadonlyArray<FieldIssue> = []
+
+/**
+ * Whether every name and string in `body` can be stored: the usual answer, found with a stack of
+ * values only (no paths are built, no pairs allocated); the paths are worked out only when some
+ * text cannot be stored.
+ */
+const allStorable = (body: unknown): boolean => {
+  const pending: Array<unknown> = [body]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (typeof value === "string") {
+      if (!isStorableText(value)) return false
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push(value[i])
+    } else if (typeof value === "object" && value !== null) {
+      for (const name of Object.keys(value)) {
+        if (!isStorableText(name)) return false
+        pending.push((value as Readonly<Record<string, unknown>>)[name])
+      }
+    }
+  }
+  return true
+}
+
+const issuesOf = (body: unknown): ReadonlyArray<FieldIssue> => {
   const issues: Array<FieldIssue> = []
   const pending: Array<readonly [unknown, string]> = [[body, ""]]
   while (pending.length > 0) {

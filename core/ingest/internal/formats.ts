@@ -107,9 +107,18 @@ const isWordLike = (token: string): boolean => {
   return pieces.length > 0 && pieces.reduce((sum, piece) => sum + piece.length, 0) / pieces.length >= 4
 }
 
+/**
+ * The same pattern without the global flag: its `test` says whether `matchAll` would find anything,
+ * without the iterator, the pattern copy and the match arrays `matchAll` allocates. Every
+ * `matchAll` below runs only after it, since most strings hold no candidate at all.
+ */
+const anywhere = (pattern: RegExp): RegExp => new RegExp(pattern.source, pattern.flags.replace("g", ""))
+
 const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s]+/gi
 /** A URL without its scheme (`hooks.slack.com/services/…`, `www.example.com/invite/abc`). */
 const bareUrlPattern = /(?<![\w.@/-])(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?\/[^\s]*/gi
+const someUrl = anywhere(urlPattern)
+const someBareUrl = anywhere(bareUrlPattern)
 const urlParts = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i
 
 /** Hosts whose links are webhooks or grant access whatever their path. */
@@ -145,6 +154,7 @@ const urlProblem = (url: string): string | undefined => {
 /** The first problem of a URL in `s`, with or without a scheme. */
 const urlsProblem = (s: string): string | undefined => {
   if (s.includes("://")) {
+    if (!someUrl.test(s)) return undefined
     for (const match of s.matchAll(urlPattern)) {
       const problem = urlProblem(match[0])
       if (problem !== undefined) return problem
@@ -152,6 +162,7 @@ const urlsProblem = (s: string): string | undefined => {
   }
   // a string with a scheme is read as URLs with schemes only (one scan, not two)
   else {
+    if (!someBareUrl.test(s)) return undefined
     for (const match of s.matchAll(bareUrlPattern)) {
       const problem = urlProblem("https://" + match[0])
       if (problem !== undefined) return problem
@@ -191,6 +202,7 @@ const luhnValid = (digits: string): boolean => {
  * (which starts with 1) or a phone number is not one.
  */
 const cardCandidates = /(?<![\w.+-])(?:2[2-7]|3\d|4|5[1-5]|6)\d{2,3}(?:[ -]?\d){9,15}(?![\w.-])/g
+const someCardCandidate = anywhere(cardCandidates)
 
 /**
  * Whether `s` holds a payment card number (Luhn-valid, see {@link cardCandidates}).
@@ -198,6 +210,7 @@ const cardCandidates = /(?<![\w.+-])(?:2[2-7]|3\d|4|5[1-5]|6)\d{2,3}(?:[ -]?\d){
  * @since 0.1.0
  */
 export const hasCardNumber = (s: string): boolean => {
+  if (!someCardCandidate.test(s)) return false
   for (const match of s.matchAll(cardCandidates)) {
     const digits = match[0].replace(/[ -]/g, "")
     if (digits.length >= 13 && digits.length <= 19 && luhnValid(digits)) return true
@@ -207,6 +220,7 @@ export const hasCardNumber = (s: string): boolean => {
 
 /** Two letters, two check digits, 11 to 30 letters or digits, optionally in groups of four. */
 const ibanCandidates = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])/g
+const someIbanCandidate = anywhere(ibanCandidates)
 
 /** ISO 13616 mod-97 over the rearranged IBAN, computed piecewise (no big integers). */
 const ibanValid = (iban: string): boolean => {
@@ -226,6 +240,7 @@ const ibanValid = (iban: string): boolean => {
  * @since 0.1.0
  */
 export const hasIban = (s: string): boolean => {
+  if (!someIbanCandidate.test(s)) return false
   for (const match of s.matchAll(ibanCandidates)) {
     const iban = match[0].replace(/ /g, "")
     if (iban.length >= 15 && iban.length <= 34 && ibanValid(iban)) return true
@@ -234,6 +249,7 @@ export const hasIban = (s: string): boolean => {
 }
 
 const ipv6Candidates = /(?<![\w:.])[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:%\w+)?(?![\w:])/g
+const someIpv6Candidate = anywhere(ipv6Candidates)
 const hexGroup = /^[0-9A-Fa-f]{1,4}$/
 const ipv4Only = /^(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}$/
 
@@ -259,6 +275,7 @@ const ipv6Valid = (candidate: string): boolean => {
  * @since 0.1.0
  */
 export const hasIpv6 = (s: string): boolean => {
+  if (!someIpv6Candidate.test(s)) return false
   for (const match of s.matchAll(ipv6Candidates)) if (ipv6Valid(match[0])) return true
   return false
 }
@@ -277,9 +294,11 @@ const phonePatterns: ReadonlyArray<RegExp> = [
   /(?<![\w.])0\d{1,4}(?:[ .-]\d{2,4}){2,4}(?![\w.])/g
 ]
 
+const somePhoneCandidate: ReadonlyArray<RegExp> = phonePatterns.map(anywhere)
+
 const looksLikePhone = (s: string): boolean =>
-  phonePatterns.some((pattern) =>
-    [...s.matchAll(pattern)].some((match) => {
+  phonePatterns.some((pattern, i) =>
+    somePhoneCandidate[i]!.test(s) && [...s.matchAll(pattern)].some((match) => {
       const digits = match[0].replace(/\D/g, "").length
       return digits >= 7 && digits <= 15
     })

@@ -107,6 +107,13 @@ describe("parseJsonBytes", () => {
   )
 })
 
+const recursiveText = (v: unknown): string =>
+  Array.isArray(v)
+    ? "[" + v.map(recursiveText).join(",") + "]"
+    : typeof v === "object" && v !== null
+    ? "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + recursiveText((v as Record<string, unknown>)[k])).join(",") + "}"
+    : JSON.stringify(v)
+
 describe("canonicalJson", () => {
   it("sorts keys at every level, omits undefined members, writes omitted items as null, calls toJSON", () => {
     assert.strictEqual(
@@ -120,14 +127,31 @@ describe("canonicalJson", () => {
   })
 
   it.prop("writes what a recursive serializer writes (sorted keys by UTF-16 code units)", [fc.jsonValue()], ([value]) => {
-    const recursive = (v: unknown): string =>
-      Array.isArray(v)
-        ? "[" + v.map(recursive).join(",") + "]"
-        : typeof v === "object" && v !== null
-        ? "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + recursive((v as Record<string, unknown>)[k])).join(",") + "}"
-        : JSON.stringify(v)
-    assert.strictEqual(canonicalJson(value), recursive(value))
+    assert.strictEqual(canonicalJson(value), recursiveText(value))
   }, { fastCheck: { seed: 19, numRuns: 200 } })
+
+  // Values up to 64 deep are written by recursion, deeper ones by the work stack: both sides of the
+  // hand-over write the same text, with toJSON, omitted members and the timestamp stand-in.
+  it.prop(
+    "writes the same text on both sides of the depth where recursion hands over to the stack",
+    [fc.integer({ min: 58, max: 70 }), fc.jsonValue({ maxDepth: 2 }), fc.array(fc.boolean(), { minLength: 70, maxLength: 70 })],
+    ([depth, leaf, asArray]) => {
+      let value: unknown = leaf
+      let text = recursiveText(leaf)
+      for (let i = 0; i < depth; i++) {
+        if (asArray[i]) {
+          value = [value, undefined, { toJSON: () => "j" }]
+          text = `[${text},null,"j"]`
+        } else {
+          value = { z: value, a: undefined, m: { toJSON: () => i } }
+          text = `{"m":${i},"z":${text}}`
+        }
+      }
+      assert.strictEqual(canonicalJson(value), text)
+      assert.strictEqual(canonicalObject({ timestamp: "x", v: value }, "t"), `{"timestamp":"t","v":${text}}`)
+    },
+    { fastCheck: { seed: 20, numRuns: 100 } }
+  )
 
   // Regression (issue 19 fuzz suite): a 64 KiB intake body of nested arrays overflowed the call
   // stack while its Idempotency-Key hash was computed, and POST /action-requests answered 500.
