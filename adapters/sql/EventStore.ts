@@ -94,6 +94,16 @@ export const resolveAppend = (
   batch: ReadonlyArray<StoredEvent>,
   insertedIds: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyArray<AppendResult>, SqlError> =>
+  // Every row inserted (the usual batch; row ids are unique): each is `Stored`, nothing to read back.
+  insertedIds.length === batch.length
+    ? Effect.succeed(batch.map((event): AppendResult => ({ _tag: "Stored", event })))
+    : resolveSome(sql, batch, insertedIds)
+
+const resolveSome = (
+  sql: SqlClient.SqlClient,
+  batch: ReadonlyArray<StoredEvent>,
+  insertedIds: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<AppendResult>, SqlError> =>
   Effect.gen(function*() {
     const stored = new Set(insertedIds)
     const others = batch.filter((e) => !stored.has(e.id) && e.eventId !== null)
