@@ -8,7 +8,7 @@
  * comparison.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 
 const root = join(import.meta.dirname, "..")
@@ -65,7 +65,11 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   if (dir !== undefined) return (entry) => [join(dir, entry.replace(/\.ts$/, ".js"))]
   if (process.env["BENCH_TSX"] === "1") return (entry) => ["--import", "tsx", entry]
   const entries = bundle([self, ...children])
-  const run = spawnSync(process.execPath, entries.args(self), { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir! } })
+  // `BENCH_SELF_CPU_PROF=dir`: the bundled bench process itself runs under `--cpu-prof`.
+  const profile = process.env["BENCH_SELF_CPU_PROF"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_SELF_CPU_PROF"]}`] : []
+  const run = spawnSync(process.execPath, [...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir! } })
+  // A profile's positions are in the bundle: keep a copy of it beside the profile.
+  if (profile.length > 0) cpSync(entries.dir!, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })
   entries.dispose()
   process.exit(run.status ?? 1)
 }
