@@ -63,11 +63,15 @@ export const bundle = (entries: ReadonlyArray<string>): Entries => {
 export const runBundled = (self: string, children: ReadonlyArray<string>): ((entry: string) => ReadonlyArray<string>) => {
   const dir = process.env["BENCH_BUNDLE_DIR"]
   if (dir !== undefined) return (entry) => [join(dir, entry.replace(/\.ts$/, ".js"))]
-  if (process.env["BENCH_TSX"] === "1") return (entry) => ["--import", "tsx", entry]
+  // Bun and Deno run TypeScript themselves (no tsx, no `keepNames`): they run the sources.
+  const onNode = !("Bun" in globalThis) && !("Deno" in globalThis)
+  if (process.env["BENCH_TSX"] === "1" || !onNode) return (entry) => ["--import", "tsx", entry]
   const entries = bundle([self, ...children])
   // `BENCH_SELF_CPU_PROF=dir`: the bundled bench process itself runs under `--cpu-prof`.
   const profile = process.env["BENCH_SELF_CPU_PROF"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_SELF_CPU_PROF"]}`] : []
-  const run = spawnSync(process.execPath, [...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir! } })
+  // Node flags the bench was started with (`--expose-gc`), without the tsx loader.
+  const flags = process.execArgv.filter((arg, i, all) => !(arg === "--import" && all[i + 1] === "tsx") && !(arg === "tsx" && all[i - 1] === "--import"))
+  const run = spawnSync(process.execPath, [...flags, ...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir! } })
   // A profile's positions are in the bundle: keep a copy of it beside the profile.
   if (profile.length > 0) cpSync(entries.dir!, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })
   entries.dispose()
