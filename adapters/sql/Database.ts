@@ -10,14 +10,18 @@ import { join, resolve } from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import pg from "pg"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
+import { DirectStatements, type DirectStatementsService } from "./DirectStatements.ts"
 import * as Instrumented from "../telemetry/Instrumented.ts"
 
 /**
@@ -94,30 +98,47 @@ export const createsEmbeddedDatabase = (storage: Storage): boolean =>
  *
  * @since 0.1.0
  */
-export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.suspend(() => {
-        const pool = new pg.Pool({ connectionString: Redacted.value(url), application_name: "accord", Client: PreparingClient })
-        pool.on("error", () => undefined)
-        return Effect.tryPromise({
-          try: () => pool.query("SELECT 1"),
-          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-        }).pipe(
-          Effect.timeoutFail({
-            duration: "5 seconds",
-            onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
-          }),
-          Effect.tapError(() => Effect.promise(() => pool.end().catch(() => undefined))),
-          Effect.as(pool)
-        )
-      }),
-      (pool) => Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-    ).pipe(
-      // Pool use for `/metrics` and OTLP (`accord_db_pool_connections`), sampled every second.
-      Effect.tap(Instrumented.trackPool)
-    )
-  })
+export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient | DirectStatements, SqlError> =>
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      const pool = yield* acquirePool(url)
+      const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool) })
+      return Context.make(PgClient.PgClient, client).pipe(
+        Context.add(SqlClient.SqlClient, client),
+        Context.add(DirectStatements, directStatements(pool))
+      )
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+const acquirePool = (url: Redacted.Redacted<string>): Effect.Effect<pg.Pool, SqlError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const pool = new pg.Pool({ connectionString: Redacted.value(url), application_name: "accord", Client: PreparingClient })
+      pool.on("error", () => undefined)
+      return Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: "5 seconds",
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        }),
+        Effect.tapError(() => Effect.promise(() => pool.end().catch(() => undefined))),
+        Effect.as(pool)
+      )
+    }),
+    (pool) => Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    // Pool use for `/metrics` and OTLP (`accord_db_pool_connections`), sampled every second.
+    Effect.tap(Instrumented.trackPool)
+  )
+
+const directStatements = (pool: pg.Pool): DirectStatementsService => ({
+  run: (text, values, done) => {
+    pool.query(text, values as Array<unknown>, (error: Error | undefined, result: pg.QueryResult | undefined) =>
+      error ? done(error, []) : done(undefined, result?.rows ?? []))
+  }
+})
 
 /** How many statements one connection prepares; later texts run unnamed. */
 const preparedPerConnection = 256

@@ -11,6 +11,8 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -26,6 +28,7 @@ import {
 } from "../../core/ports/IngestWriter.ts"
 import type { Transactor } from "../../core/ports/Transactor.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
+import { DirectStatements } from "./DirectStatements.ts"
 import { eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError } from "./SqlSupport.ts"
 
@@ -39,6 +42,18 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const composed = yield* makeFromStores
+  // On PostgreSQL the batch statement runs straight on the pool (`Database.DirectStatements`);
+  // elsewhere (PGlite) through the `SqlClient`, as every other statement.
+  const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectStatements))
+  // Inside a caller's transaction the statement must run on that transaction's connection: then
+  // through the `SqlClient` too.
+  const run = <A extends object>(statement: Statement.Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError> =>
+    direct === undefined ? statement : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+      Option.isSome(transaction) ? statement : Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
+        const [text, params] = statement.compile()
+        direct.run(text, params, (cause, rows) =>
+          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))))
+      }))
 
   const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
     Effect.gen(function*() {
@@ -68,7 +83,7 @@ export const make: Effect.Effect<
       // statements lock conflicting keys in the same order; likewise the facts. Byte order
       // (COLLATE "C"), like the JavaScript order the other writers use, whatever the database's
       // collation.
-      const inserted = yield* sql<{ readonly id: string }>`
+      const inserted = yield* run(sql<{ readonly id: string }>`
         WITH v AS (
           SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
             account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb)
@@ -102,7 +117,7 @@ export const make: Effect.Effect<
           WHERE (EXCLUDED.last_login_at, EXCLUDED.source_event_id)
               > (accord_account_logins.last_login_at, accord_account_logins.source_event_id)
         )
-        SELECT id FROM inserted`
+        SELECT id FROM inserted`)
       return yield* resolveAppend(sql, batch.map((s) => s.stored), inserted.map((row) => row.id))
     }).pipe(orStorageError("ingest.write"))
 
