@@ -9,7 +9,12 @@
  *
  * @since 0.1.0
  */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 /**
  * @since 0.1.0
@@ -26,3 +31,29 @@ export interface DirectStatementsService {
  * @since 0.1.0
  */
 export class DirectStatements extends Context.Tag("@accord/adapters/sql/DirectStatements")<DirectStatements, DirectStatementsService>() {}
+
+/**
+ * Runs a statement: straight on the pool when `DirectStatements` is provided and the caller is in
+ * no transaction; otherwise as the statement itself (through the `SqlClient`, on the transaction's
+ * connection when there is one). Same rows, same `SqlError` on failure.
+ *
+ * @since 0.1.0
+ */
+export type Run = <A extends object>(statement: Statement.Statement<A>) => Effect.Effect<ReadonlyArray<A>, SqlError>
+
+/**
+ * The {@link Run} of the current context (read once, when a store is built).
+ *
+ * @since 0.1.0
+ */
+export const makeRun: Effect.Effect<Run> = Effect.map(Effect.serviceOption(DirectStatements), (found) => {
+  if (Option.isNone(found)) return (statement) => statement
+  const direct = found.value
+  return <A extends object>(statement: Statement.Statement<A>) =>
+    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+      Option.isSome(transaction) ? statement : Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
+        const [text, params] = statement.compile()
+        direct.run(text, params, (cause, rows) =>
+          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))))
+      }))
+})

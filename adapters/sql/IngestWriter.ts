@@ -11,8 +11,6 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -28,7 +26,7 @@ import {
 } from "../../core/ports/IngestWriter.ts"
 import type { Transactor } from "../../core/ports/Transactor.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
-import { DirectStatements } from "./DirectStatements.ts"
+import { makeRun } from "./DirectStatements.ts"
 import { eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError } from "./SqlSupport.ts"
 
@@ -42,18 +40,9 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const composed = yield* makeFromStores
-  // On PostgreSQL the batch statement runs straight on the pool (`Database.DirectStatements`);
-  // elsewhere (PGlite) through the `SqlClient`, as every other statement.
-  const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectStatements))
-  // Inside a caller's transaction the statement must run on that transaction's connection: then
-  // through the `SqlClient` too.
-  const run = <A extends object>(statement: Statement.Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError> =>
-    direct === undefined ? statement : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-      Option.isSome(transaction) ? statement : Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
-        const [text, params] = statement.compile()
-        direct.run(text, params, (cause, rows) =>
-          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))))
-      }))
+  // On PostgreSQL the batch statement runs straight on the pool (`DirectStatements`); in a
+  // caller's transaction and on PGlite through the `SqlClient`, as every other statement.
+  const run = yield* makeRun
 
   const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
     Effect.gen(function*() {
