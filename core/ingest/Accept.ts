@@ -107,9 +107,10 @@ export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> 
   const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
     const stored = { ...event.stored, payloadHash }
     const meter = usageMeter(event.event)
+    const normalized = { userUpdate: event.userUpdate, profileFacts: event.profileFacts, login: event.login }
     return meter === undefined
-      ? { stored, normalized: event, keyScope: key.scope }
-      : { stored, normalized: event, keyScope: key.scope, meter }
+      ? { stored, normalized, keyScope: key.scope }
+      : { stored, normalized, keyScope: key.scope, meter }
   }
   const accept: Accept = (key, body, id, now) => {
     const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })

@@ -38,7 +38,12 @@ import { checkStableMeaning, type UsageMeter } from "../ingest/UsageRollup.ts"
  */
 export interface Submission {
   readonly stored: StoredEvent
-  readonly normalized: NormalizedEvent
+  /**
+   * What the writers need of the normalized event besides the row. Only these: a submission waits
+   * for its batch's commit, and whatever it holds lives that long (the rest of the prepared event,
+   * its canonical payload text and the decoded fields, is garbage by then).
+   */
+  readonly normalized: Pick<NormalizedEvent, "userUpdate" | "profileFacts" | "login">
   /** The scope of the key it was sent with (only server ingest keys unlock gates). */
   readonly keyScope: ApiKeyScope
   /** For a usage rollup: the meter it feeds and the unit it is sent in. */

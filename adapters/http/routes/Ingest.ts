@@ -211,8 +211,11 @@ class IngestRun {
   private commit(id: string): void {
     const now = this.steps.clock.unsafeCurrentTimeMillis()
     const acceptNow = this.steps.acceptNow
-    if (acceptNow !== undefined) acceptNow(this.key!, this.body, id, now, (exit) => this.settle(exit))
-    else this.steps.runCallback(this.steps.accept(this.key!, this.body, id, now), { onExit: (exit) => this.settle(exit) })
+    const body = this.body
+    // The parsed body is not needed past here: not held while the event waits for its commit.
+    this.body = undefined
+    if (acceptNow !== undefined) acceptNow(this.key!, body, id, now, (exit) => this.settle(exit))
+    else this.steps.runCallback(this.steps.accept(this.key!, body, id, now), { onExit: (exit) => this.settle(exit) })
   }
 
   private settle(exit: Exit.Exit<Accept.Accepted, Accept.AcceptError>): void {
