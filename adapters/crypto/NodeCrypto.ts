@@ -24,7 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Crypto, type CryptoService, type HmacKey, type Part } from "../../core/ports/Crypto.ts"
 
-type OneShot = (algorithm: string, data: Uint8Array, outputEncoding: "buffer" | "hex") => Buffer | string
+type OneShot = (algorithm: string, data: Part, outputEncoding: "buffer" | "hex") => Buffer | string
 
 /** `crypto.hash` (Node 20.12+, 21.7+), or `undefined` on a runtime without it. */
 const oneShot = (nodeCrypto as { readonly hash?: OneShot }).hash
@@ -103,7 +103,10 @@ const makeHmacHandle = (secret: string, scratch: Scratch): NodeHmacHandle => {
 
 const hmacHex = (key: HmacKey, parts: ReadonlyArray<Part>): string => (key.handle as NodeHmacHandle).hex(parts)
 
-const sha256Hex = (data: Part): string => createHash("sha256").update(data).digest("hex")
+/** SHA-256 in hex: the one-shot `crypto.hash` where the runtime has it (about half of `createHash`'s cost per ingested event's payload), else `createHash`. */
+const sha256Hex: (data: Part) => string = oneShot === undefined
+  ? (data) => createHash("sha256").update(data).digest("hex")
+  : (data) => oneShot("sha256", data, "hex") as string
 
 /**
  * The largest request served from the random pool; larger ones get their own fill.

@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto"
+import { createHash, createHmac } from "node:crypto"
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -120,6 +120,27 @@ describe("node:crypto layer: random bytes", () => {
       const large = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax + 1)
       assert.strictEqual(large.length, NodeCrypto.pooledRandomMax + 1)
       assert.isTrue(large.some((b) => b !== 0))
+    }))
+})
+
+describe("node:crypto layer: SHA-256", () => {
+  it.effect("equals createHash for text (non-ASCII and lone surrogates included), bytes, empty and large input, in both APIs", () =>
+    Effect.gen(function*() {
+      const crypto = NodeCrypto.make()
+      const inputs: ReadonlyArray<string | Uint8Array> = [
+        "",
+        "abc",
+        "é☃ and a lone \ud800 surrogate",
+        "x".repeat(100_000),
+        new Uint8Array(0),
+        new Uint8Array([0, 255, 1, 128]),
+        new Uint8Array(70_000).fill(7)
+      ]
+      for (const input of inputs) {
+        const expected = createHash("sha256").update(input).digest("hex")
+        assert.strictEqual(crypto.unsafeSha256HexSync!(input), expected)
+        assert.strictEqual(yield* crypto.sha256Hex(input), expected)
+      }
     }))
 })
 
