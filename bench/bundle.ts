@@ -64,16 +64,16 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   const dir = process.env["BENCH_BUNDLE_DIR"]
   if (dir !== undefined) return (entry) => [join(dir, entry.replace(/\.ts$/, ".js"))]
   // Bun and Deno run TypeScript themselves (no tsx, no `keepNames`): they run the sources.
-  const onNode = !("Bun" in globalThis) && !("Deno" in globalThis)
-  if (process.env["BENCH_TSX"] === "1" || !onNode) return (entry) => ["--import", "tsx", entry]
+  if ("Bun" in globalThis || "Deno" in globalThis) return (entry) => ["--import", "tsx", entry]
   const entries = bundle([self, ...children])
+  if (entries.dir === undefined) return entries.args // BENCH_TSX=1
   // `BENCH_SELF_CPU_PROF=dir`: the bundled bench process itself runs under `--cpu-prof`.
   const profile = process.env["BENCH_SELF_CPU_PROF"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_SELF_CPU_PROF"]}`] : []
   // Node flags the bench was started with (`--expose-gc`), without the tsx loader.
   const flags = process.execArgv.filter((arg, i, all) => !(arg === "--import" && all[i + 1] === "tsx") && !(arg === "tsx" && all[i - 1] === "--import"))
-  const run = spawnSync(process.execPath, [...flags, ...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir! } })
+  const run = spawnSync(process.execPath, [...flags, ...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir } })
   // A profile's positions are in the bundle: keep a copy of it beside the profile.
-  if (profile.length > 0) cpSync(entries.dir!, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })
+  if (profile.length > 0) cpSync(entries.dir, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })
   entries.dispose()
   process.exit(run.status ?? 1)
 }

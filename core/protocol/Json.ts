@@ -364,36 +364,19 @@ export const canonicalObject = (record: object, timestamp?: string): string => {
 const directDepth = 64
 const tooDeep: unique symbol = Symbol("tooDeep")
 
-const write = (value: unknown, depth: number): string => {
-  for (;;) {
-    if (value === null) return "null"
-    switch (typeof value) {
-      case "string":
-      case "boolean":
-        return JSON.stringify(value)
-      case "number":
-        return Number.isFinite(value) ? JSON.stringify(value) : "null"
-      case "object": {
-        const json = (value as { readonly toJSON?: unknown }).toJSON
-        if (typeof json === "function") {
-          value = json.call(value)
-          continue
-        }
-        if (depth >= directDepth) throw tooDeep
-        if (Array.isArray(value)) {
-          let out = "["
-          for (let i = 0; i < value.length; i++) {
-            const item: unknown = value[i]
-            out += (i === 0 ? "" : ",") + (isOmitted(item) ? "null" : write(item, depth + 1))
-          }
-          return out + "]"
-        }
-        return writeObject(value, depth + 1)
-      }
-      default:
-        return "null"
+const write = (received: unknown, depth: number): string => {
+  const value = withoutToJson(received)
+  if (typeof value !== "object" || value === null) return scalarText(value)
+  if (depth >= directDepth) throw tooDeep
+  if (Array.isArray(value)) {
+    let out = "["
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      out += (i === 0 ? "" : ",") + (isOmitted(item) ? "null" : write(item, depth + 1))
     }
+    return out + "]"
   }
+  return writeObject(value, depth + 1)
 }
 
 const writeObject = (record: object, depth: number, timestamp?: string): string => {
@@ -426,35 +409,41 @@ const serialize = (work: Array<Work>): string => {
 }
 
 /** A scalar's text, or an array's or object's opening bracket with its rest pushed on `work`. */
-const open = (value: unknown, work: Array<Work>): string => {
-  for (;;) {
-    if (value === null) return "null"
-    switch (typeof value) {
-      case "string":
-      case "boolean":
-        return JSON.stringify(value)
-      case "number":
-        return Number.isFinite(value) ? JSON.stringify(value) : "null"
-      case "object": {
-        const json = (value as { readonly toJSON?: unknown }).toJSON
-        if (typeof json === "function") {
-          value = json.call(value)
-          continue
-        }
-        if (Array.isArray(value)) {
-          work.push({ text: "]" })
-          for (let i = value.length - 1; i >= 0; i--) {
-            const item: unknown = value[i]
-            work.push(isOmitted(item) ? { text: "null" } : { value: item })
-            if (i > 0) work.push({ text: "," })
-          }
-          return "["
-        }
-        return pushObject(value, work)
-      }
-      default:
-        return "null"
+const open = (received: unknown, work: Array<Work>): string => {
+  const value = withoutToJson(received)
+  if (typeof value !== "object" || value === null) return scalarText(value)
+  if (Array.isArray(value)) {
+    work.push({ text: "]" })
+    for (let i = value.length - 1; i >= 0; i--) {
+      const item: unknown = value[i]
+      work.push(isOmitted(item) ? { text: "null" } : { value: item })
+      if (i > 0) work.push({ text: "," })
     }
+    return "["
+  }
+  return pushObject(value, work)
+}
+
+/** The value an object's `toJSON` stands in for (again while the result has one), else the value itself. */
+const withoutToJson = (value: unknown): unknown => {
+  for (;;) {
+    if (typeof value !== "object" || value === null) return value
+    const json = (value as { readonly toJSON?: unknown }).toJSON
+    if (typeof json !== "function") return value
+    value = json.call(value)
+  }
+}
+
+/** A value that is not an object, as JSON: strings, booleans and finite numbers as `JSON.stringify` writes them, anything else `null`. */
+const scalarText = (value: unknown): string => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return JSON.stringify(value)
+    case "number":
+      return Number.isFinite(value) ? JSON.stringify(value) : "null"
+    default:
+      return "null"
   }
 }
 
