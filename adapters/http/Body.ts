@@ -17,6 +17,7 @@ import * as Exit from "effect/Exit"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as FastDecode from "../../core/protocol/FastDecode.ts"
 import { exactParseOptions } from "../../core/protocol/messages/Common.ts"
 import { isJsonContentType, parseJsonBody, toFieldIssues } from "../../core/protocol/Json.ts"
 import { malformedBody } from "./ErrorMap.ts"
@@ -162,7 +163,7 @@ export const readJson = <A, I>(
     const bytes = yield* readBytes(maxBytes)
     const json = yield* Effect.mapError(parseJsonBody(bytes), malformedBody)
     return yield* Effect.mapError(
-      Schema.decodeUnknown(schema, exactParseOptions)(json),
+      FastDecode.decodeUnknown(schema, exactParseOptions)(json),
       (error) => Problem.badRequest("invalid_body", "the request body has invalid fields", fieldErrors(error, messages))
     )
   })

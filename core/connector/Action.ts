@@ -11,6 +11,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ActionRecord } from "../ports/ActionLedger.ts"
+import * as FastDecode from "../protocol/FastDecode.ts"
 import { AccountId, type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../protocol/messages/Common.ts"
 import { Action, Actor, Binding } from "../protocol/messages/Execution.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
@@ -124,7 +125,7 @@ export class StoredRequestInvalid extends Schema.TaggedError<StoredRequestInvali
   actionRequestId: Schema.String
 }) {}
 
-const decodeRequest = Schema.decodeUnknown(StoredRequest)
+const decodeRequest = FastDecode.decodeUnknown(StoredRequest)
 
 /**
  * Decodes the request of a stored action.

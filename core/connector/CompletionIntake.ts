@@ -32,6 +32,7 @@ import { importSigningKeys } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { checkHeaders, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
 import { type FieldIssue, type MalformedBody, parseJsonBytes, parseJsonSyntax, toFieldIssues } from "../protocol/Json.ts"
+import * as FastDecode from "../protocol/FastDecode.ts"
 import { exactParseOptions } from "../protocol/messages/Common.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
@@ -120,7 +121,7 @@ export const makeCompletionReceiver: Effect.Effect<
       return Option.some(yield* Effect.provide(importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }), context))
     }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none())))
 
-  const decodeCompletion = Schema.decodeUnknown(Completion, exactParseOptions)
+  const decodeCompletion = FastDecode.decodeUnknown(Completion, exactParseOptions)
 
   /**
    * Verifies against each candidate revision's completion secret in turn. The header checks that

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
+import * as FastDecode from "./FastDecode.ts"
 import { exactParseOptions } from "./messages/Common.ts"
 import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
@@ -463,7 +464,7 @@ export const decodeBody = <A, I>(
 ): Effect.Effect<A, MalformedBody | InvalidShape> =>
   Effect.flatMap(parseJsonBody(body), (json) =>
     Effect.mapError(
-      Schema.decodeUnknown(schema, exactParseOptions)(json),
+      FastDecode.decodeUnknown(schema, exactParseOptions)(json),
       (error) => new InvalidShape({ issues: toFieldIssues(error) })
     ))
 
