@@ -245,3 +245,36 @@ export const decodeUnknown = <A, I, R>(
     return isMiss(value) ? slow(input) : Effect.succeed(value as A)
   }
 }
+
+/**
+ * `Schema.decodeUnknownOption(schema, options)`: the compiled checks answer when they decode the
+ * input or are certain the schema rejects it; the schema's parser answers the rest.
+ *
+ * @since 0.1.0
+ */
+export const decodeUnknownOption = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  options?: AST.ParseOptions
+): (input: unknown) => Option.Option<A> => {
+  const fast = compiledFor(schema.ast, options)
+  const slow = Schema.decodeUnknownOption(schema, options)
+  return (input) => {
+    const value = fast(input)
+    return value === fail ? Option.none() : value === defer ? slow(input) : Option.some(value as A)
+  }
+}
+
+/**
+ * `Schema.is(schema, options)` (the type side, `exact: true` unless `options` say otherwise): the
+ * compiled checks answer when they are certain, the schema's guard otherwise.
+ *
+ * @since 0.1.0
+ */
+export const is = <A, I, R>(schema: Schema.Schema<A, I, R>, options?: AST.ParseOptions): (input: unknown) => input is A => {
+  const fast = compile(AST.typeAST(schema.ast), { exact: true, ...options })
+  const slow = Schema.is(schema, options)
+  return (input): input is A => {
+    const value = fast(input)
+    return value === fail ? false : value === defer ? slow(input) : true
+  }
+}

@@ -20,6 +20,7 @@ import type { Signer } from "../../protocol/Signing.ts"
 import { completionKeysFor, type RevisionKeys } from "../Keyring.ts"
 import { kitStates } from "./kitRecord.ts"
 import type { LeasedItemEnds } from "./leasedItem.ts"
+import * as FastDecode from "../../protocol/FastDecode.ts"
 
 const DeliveryPayload = Schema.Struct({
   actionRequestId: Schema.String,
@@ -28,7 +29,7 @@ const DeliveryPayload = Schema.Struct({
   /** The revision whose completion secret signs it (absent in items written before revisions). */
   revision: Schema.optional(Schema.Number)
 })
-const decodeDeliveryPayload = Schema.decodeUnknownOption(DeliveryPayload)
+const decodeDeliveryPayload = FastDecode.decodeUnknownOption(DeliveryPayload)
 
 const encoder = new TextEncoder()
 

@@ -28,11 +28,12 @@ import { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { ActionExecutorService, ExecutionResult } from "./actionExecutor.ts"
 import { completeOutboxKind, kitStates } from "./kitRecord.ts"
 import type { LeasedItemEnds } from "./leasedItem.ts"
+import * as FastDecode from "../../protocol/FastDecode.ts"
 
 const ExecutePayload = Schema.Struct({ actionRequestId: Schema.String })
-const decodeExecutePayload = Schema.decodeUnknownOption(ExecutePayload)
-const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
-const validCompletion = Schema.is(Completion)
+const decodeExecutePayload = FastDecode.decodeUnknownOption(ExecutePayload)
+const decodeClaimed = FastDecode.decodeUnknownOption(ClaimedExecution)
+const validCompletion = FastDecode.is(Completion)
 
 /**
  * Builds the step that runs one leased `customer.execute` item; `onPersisted` runs once its

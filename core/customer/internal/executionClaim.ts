@@ -36,6 +36,7 @@ import type { PaymentClaim } from "../Payments.ts"
 import { expiryOutboxItem } from "./paymentEvents.ts"
 import { StoredPayment } from "./paymentRecord.ts"
 import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+import * as FastDecode from "../../protocol/FastDecode.ts"
 
 /**
  * The ledger record kind and outbox kind of a claimed execution.
@@ -75,7 +76,7 @@ const differingFields = (stored: unknown, claimed: ClaimedExecution): ReadonlyAr
 }
 
 const isCode = Schema.is(Code)
-const decodeStored = Schema.decodeUnknownOption(StoredAcknowledgement)
+const decodeStored = FastDecode.decodeUnknownOption(StoredAcknowledgement)
 
 /**
  * Builds the execution claim: verifies, checks the idempotency key, runs the host's precheck,

@@ -64,6 +64,7 @@ import { completeOutboxKind } from "./kitRecord.ts"
 import type { LeasedItemEnds } from "./leasedItem.ts"
 import { paymentEventOutboxKind, paymentEventTrigger, providerReferenceOf, StoredPayment } from "./paymentRecord.ts"
 import { readPaymentState } from "./paymentState.ts"
+import * as FastDecode from "../../protocol/FastDecode.ts"
 
 /**
  * The event types the handler covers, for `setup_only`, `one_time_purchase` and `new_subscription`.
@@ -113,9 +114,9 @@ export const expiryOutboxItem = (actionRequestId: string, now: number, expiresAt
   nextAttemptAt: Math.max(now, expiresAt),
   createdAt: now
 })
-const decodeEventPayload = Schema.decodeUnknownOption(EventPayload)
-const decodeStoredPayment = Schema.decodeUnknownOption(Schema.Struct({ payment: StoredPayment }))
-const validCompletion = Schema.is(Completion)
+const decodeEventPayload = FastDecode.decodeUnknownOption(EventPayload)
+const decodeStoredPayment = FastDecode.decodeUnknownOption(Schema.Struct({ payment: StoredPayment }))
+const validCompletion = FastDecode.is(Completion)
 
 /**
  * The stored payment of a record (its acknowledgement's `payment`), if any.

@@ -9,7 +9,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type { ActionLedgerService } from "../../ports/ActionLedger.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { PaymentObservation, PaymentReconciliationRequest } from "../../protocol/messages/Reconciliation.ts"
@@ -17,9 +16,10 @@ import type { VerificationError } from "../../protocol/Verification.ts"
 import { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { PaymentReaderService } from "../Reconciliation.ts"
 import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+import * as FastDecode from "../../protocol/FastDecode.ts"
 
-const decodeClaimed = Schema.decodeUnknownOption(ClaimedExecution)
-const isObservation = Schema.is(PaymentObservation)
+const decodeClaimed = FastDecode.decodeUnknownOption(ClaimedExecution)
+const isObservation = FastDecode.is(PaymentObservation)
 
 /**
  * @since 0.1.0

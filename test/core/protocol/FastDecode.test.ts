@@ -1,7 +1,8 @@
 /**
  * The compiled fast path answers exactly as the schema's parser: for every input, valid or not,
- * `FastDecode.decodeUnknownEither` / `decodeUnknown` give the same result as `Schema.decodeUnknownEither`
- * / `Schema.decodeUnknown` with the same options (the same value, keys in the same order, the same
+ * `FastDecode.decodeUnknownEither` / `decodeUnknownOption` / `decodeUnknown` / `is` give the same
+ * result as `Schema.decodeUnknownEither` / `decodeUnknownOption` / `decodeUnknown` / `is` with the
+ * same options (the same value, keys in the same order, the same
  * issues), and the protocol's hot schemas take the fast path for valid input.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -14,12 +15,13 @@ import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import * as fc from "fast-check"
 import { StoredRequest } from "../../../core/connector/Action.ts"
-import { decodeUnknown, decodeUnknownEither, fastVerdict } from "../../../core/protocol/FastDecode.ts"
+import { decodeUnknown, decodeUnknownEither, decodeUnknownOption, fastVerdict, is } from "../../../core/protocol/FastDecode.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import { ClaimedExecution } from "../../../core/customer/ClaimedExecution.ts"
 import { exactParseOptions } from "../../../core/protocol/messages/Common.ts"
+import { Completion } from "../../../core/protocol/messages/Completion.ts"
 import { ExecutionRequest } from "../../../core/protocol/messages/Execution.ts"
-import { intakeInput } from "../../support/deliveries.ts"
+import { intakeInput, succeeded } from "../../support/deliveries.ts"
 
 /** Both results as comparable text: a decoded value with its key order, or the schema's issue tree. */
 const shown = (result: Either.Either<unknown, ParseResult.ParseError>): string =>
@@ -147,6 +149,17 @@ const continuation = {
   expiresAt: "1970-01-01T00:30:00.000Z",
   allowRedirects: "never"
 }
+const completion = {
+  type: "service.customer_action.completion",
+  protocolVersion: 1,
+  workspaceId: request.workspaceId,
+  actionRequestId: request.actionRequestId,
+  providerIdempotencyKey: request.providerIdempotencyKey,
+  completionId: "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f23",
+  completedAt: "2026-11-27T07:00:01.000Z",
+  ...succeeded(request.actionRequestId)
+}
+const completions = fc.constantFrom<unknown>(completion, { ...completion, outcome: "failed", evidence: { source: "authenticated_completion", reasonCode: "declined" } })
 const acks = fc.constantFrom<unknown>(
   ack,
   { ...ack, providerReference: "ref_1" },
@@ -154,9 +167,17 @@ const acks = fc.constantFrom<unknown>(
   { ...ack, continuation }
 )
 
+/** `Option.none()` shown as one fixed error, so two `none`s compare equal. */
+const emptyError = new ParseResult.ParseError({ issue: new ParseResult.Type(Schema.Never.ast, undefined, "none") })
+
 const sameAsSchema = <A, I>(name: string, schema: Schema.Schema<A, I, never>, valid: fc.Arbitrary<unknown>, options?: AST.ParseOptions, runs = 400) =>
   it.prop(`${name}: the same answer as the schema's parser`, [near(valid)], ([input]) => {
     assert.strictEqual(shown(decodeUnknownEither(schema, options)(input)), shown(Schema.decodeUnknownEither(schema, options)(input)))
+    assert.strictEqual(
+      shown(Either.fromOption(decodeUnknownOption(schema, options)(input), () => emptyError)),
+      shown(Either.fromOption(Schema.decodeUnknownOption(schema, options)(input), () => emptyError))
+    )
+    assert.strictEqual(is(schema, options)(input), Schema.is(schema, options)(input))
   }, { fastCheck: { numRuns: runs } })
 
 // Every node kind the compiler covers, and some it defers on, in the combinations the messages use.
@@ -199,6 +220,7 @@ describe("FastDecode", () => {
   sameAsSchema("ExecutionRequest (default options)", ExecutionRequest, requests)
   sameAsSchema("ClaimedExecution", ClaimedExecution, requests.map((r) => ({ ...(r as object), requestNonce: undefined, requestedAt: undefined })).map((r) => JSON.parse(JSON.stringify(r))), exactParseOptions)
   sameAsSchema("StoredRequest", StoredRequest, storedRequests)
+  sameAsSchema("Completion", Completion, completions, exactParseOptions)
   sameAsSchema("a schema of every covered node", Zoo, encodedValues(Zoo), undefined, 600)
   sameAsSchema("a schema of every covered node (exact, excess is an error)", Zoo, encodedValues(Zoo), { exact: true, onExcessProperty: "error", errors: "all" }, 600)
   sameAsSchema("missing and undefined keys", Presence, encodedValues(Presence))
@@ -217,6 +239,7 @@ describe("FastDecode", () => {
   it("takes the fast path for the protocol's valid messages", () => {
     assert.strictEqual(fastVerdict(ExecutionRequest.ast, exactParseOptions)(request), "decoded")
     assert.strictEqual(fastVerdict(StoredRequest.ast)(intakeInput()), "decoded")
+    assert.strictEqual(fastVerdict(Completion.ast, exactParseOptions)(completion), "decoded")
     assert.strictEqual(fastVerdict(Acknowledgement.ast, exactParseOptions)(ack), "decoded")
     // The continuation's expiry is checked against the clock by an effect: the schema decides.
     assert.strictEqual(fastVerdict(Acknowledgement.ast, exactParseOptions)({ ...ack, continuation }), "deferred")
