@@ -21,8 +21,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CapabilityEvidence, CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
-import { type Connection, ConnectionStore } from "../ports/ConnectionStore.ts"
+import { type CapabilityEvidence, CapabilityRegistry, type CapabilityRegistryService } from "../ports/CapabilityRegistry.ts"
+import { type Connection, ConnectionStore, type ConnectionStoreService } from "../ports/ConnectionStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentContinuation } from "../protocol/messages/Continuation.ts"
@@ -160,15 +160,43 @@ export const paymentGate = (
   StorageError,
   CapabilityRegistry | ConnectionStore
 > =>
-  Effect.gen(function*() {
+  Effect.flatMap(ConnectionStore, (connections) =>
+    Effect.flatMap(CapabilityRegistry, (capabilities) => paymentGateWith({ connections, capabilities })(connectionId, request, at)))
+
+/**
+ * {@link paymentGate} over the given stores, for a caller that holds them (a dispatcher): providing
+ * them per call copies the fiber's whole context each time.
+ *
+ * @since 0.1.0
+ */
+export const paymentGateWith = (stores: {
+  readonly connections: ConnectionStoreService
+  readonly capabilities: CapabilityRegistryService
+}) =>
+(
+  connectionId: string,
+  request: Pick<StoredRequest, "action">,
+  at: { readonly now: number; readonly boundRevision?: number; readonly generation?: string }
+): Effect.Effect<
+  | {
+    readonly mode: PaymentMode
+    readonly verdict: "covered" | PaymentCapabilityProblem
+    readonly generation: string | undefined
+  }
+  | undefined,
+  StorageError
+> =>
+  Effect.suspend(() => {
     const mode = paymentFamilies[request.action.operation.family]
-    if (mode === undefined) return undefined
-    const connection = yield* (yield* ConnectionStore).getById(connectionId)
-    const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
-    const evidence = yield* (yield* CapabilityRegistry).current(connectionId, at.now)
-    return {
-      mode,
-      verdict: paymentCapabilityVerdict(evidence, { ...at, activeRevision: active, mode }),
-      generation: Option.match(evidence, { onNone: () => undefined, onSome: (e) => e.providerConnectionGeneration })
-    }
+    if (mode === undefined) return Effect.succeed(undefined)
+    return Effect.gen(function*() {
+      const connection = yield* stores.connections.getById(connectionId)
+      const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
+      const evidence = yield* stores.capabilities.current(connectionId, at.now)
+      return {
+        mode,
+        verdict: paymentCapabilityVerdict(evidence, { ...at, activeRevision: active, mode }),
+        generation: Option.match(evidence, { onNone: () => undefined, onSome: (e) => e.providerConnectionGeneration })
+      }
+    })
   })

@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
-import { randomUuid } from "../protocol/Uuid.ts"
+import { randomUuidWith } from "../protocol/Uuid.ts"
 import { CatalogStore } from "../ports/CatalogStore.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { EventStore } from "../ports/EventStore.ts"
@@ -263,7 +263,7 @@ export const makeCompletionReceiver: Effect.Effect<
                 ...(watch
                   ? {
                     outbox: {
-                      id: yield* Effect.provide(randomUuid, context),
+                      id: yield* randomUuidWith(crypto),
                       kind: evidenceOutboxKind,
                       dedupeKey: `${actionRequestId}:${completionId}:evidence`,
                       payload: { actionRequestId, completionId, type: match._tag === "Matched" ? match.type : "authenticated_completion" } satisfies EvidenceWatch,
@@ -275,7 +275,7 @@ export const makeCompletionReceiver: Effect.Effect<
                 ...(queue
                   ? {
                     outbox: {
-                      id: yield* Effect.provide(randomUuid, context),
+                      id: yield* randomUuidWith(crypto),
                       kind: reconcileOutboxKind,
                       dedupeKey: `${actionRequestId}:${completionId}`,
                       payload: { actionRequestId, completionId, providerReferenceHash },

@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Crypto } from "../ports/Crypto.ts"
+import { Crypto, type CryptoService } from "../ports/Crypto.ts"
 
 /**
  * @since 0.1.0
@@ -16,11 +16,13 @@ export const deriveProviderIdempotencyKey = (
   workspaceId: string,
   actionRequestId: string
 ): Effect.Effect<string, never, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) =>
-    Effect.map(
-      crypto.sha256Hex(`customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`),
-      (digest) => "pva_" + digest
-    ))
+  Effect.flatMap(Crypto, (crypto) => derive(crypto, workspaceId, actionRequestId))
+
+const derive = (crypto: CryptoService, workspaceId: string, actionRequestId: string): Effect.Effect<string> =>
+  Effect.map(
+    crypto.sha256Hex(`customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`),
+    (digest) => "pva_" + digest
+  )
 
 /**
  * The idempotency header, the body's `providerIdempotencyKey` and the key derived locally from the
@@ -44,14 +46,25 @@ export class IdempotencyKeyMismatch extends Schema.TaggedError<IdempotencyKeyMis
 export const checkIdempotencyKey = (options: {
   readonly header: string | undefined
   readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
-}): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> =>
+}): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> => Effect.flatMap(Crypto, (crypto) => checkIdempotencyKeyWith(crypto, options))
+
+/**
+ * {@link checkIdempotencyKey} with the given `Crypto` service, for a caller that holds it (the
+ * customer kit's claim): providing it per call copies the fiber's whole context each time.
+ *
+ * @since 0.1.0
+ */
+export const checkIdempotencyKeyWith = (crypto: CryptoService, options: {
+  readonly header: string | undefined
+  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
+}): Effect.Effect<string, IdempotencyKeyMismatch> =>
   Effect.gen(function*() {
     const { body, header } = options
     if (header === undefined) return yield* new IdempotencyKeyMismatch({ mismatch: "missing_header" })
     if (header !== body.providerIdempotencyKey) {
       return yield* new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
     }
-    const derived = yield* deriveProviderIdempotencyKey(body.workspaceId, body.actionRequestId)
+    const derived = yield* derive(crypto, body.workspaceId, body.actionRequestId)
     if (derived !== body.providerIdempotencyKey) {
       return yield* new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
     }

@@ -36,7 +36,7 @@ import { snakeCaseTag } from "../../protocol/Verification.ts"
 import * as Metrics from "../../telemetry/Metrics.ts"
 import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
-import { coversPaymentMode, intentFits, paymentGate } from "../Capability.ts"
+import { coversPaymentMode, intentFits, paymentGateWith } from "../Capability.ts"
 import { Revalidation } from "../Revalidation.ts"
 import { activeRevision, revisionNumbered } from "../Revisions.ts"
 import { answer, applyTrigger, stepDetail } from "./applyTrigger.ts"
@@ -110,6 +110,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
     const transport = yield* ConnectorTransport
     const revalidation = yield* Revalidation
     const { keysFor, signer, timeout, verifier } = yield* makeOutbound(options)
+    const gateOf = paymentGateWith({ connections, capabilities })
 
     /**
      * Applies an acknowledgement or an ambiguous delivery. A completion may have moved the action on
@@ -239,11 +240,11 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
           return yield* block(record, attempt, revalidated.left.reason, completes)
         }
         // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
-        const gate = yield* paymentGate(record.connectionId, request, {
+        const gate = yield* gateOf(record.connectionId, request, {
           now: yield* Clock.currentTimeMillis,
           boundRevision: record.revision,
           ...(generation !== undefined ? { generation } : {})
-        }).pipe(Effect.provideService(ConnectionStore, connections), Effect.provideService(CapabilityRegistry, capabilities))
+        })
         if (gate !== undefined && gate.verdict !== "covered") return yield* block(record, attempt, gate.verdict, completes)
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })

@@ -20,9 +20,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { ActionLedgerService, ActionRecord } from "../../ports/ActionLedger.ts"
-import { Crypto, type CryptoService } from "../../ports/Crypto.ts"
+import type { CryptoService } from "../../ports/Crypto.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
-import { checkIdempotencyKey } from "../../protocol/Idempotency.ts"
+import { checkIdempotencyKeyWith } from "../../protocol/Idempotency.ts"
 import { canonicalJson } from "../../protocol/Json.ts"
 import type { AcceptedAck, RejectedAck } from "../../protocol/messages/Acknowledgement.ts"
 import type { PaymentContinuation } from "../../protocol/messages/Continuation.ts"
@@ -139,11 +139,7 @@ export const makeExecutionClaim = (options: {
         return errorResponse(401, { error: "binding_mismatch" })
       }
       const keyCheck = yield* Effect.either(
-        Effect.provideService(
-          checkIdempotencyKey({ header: readHeader(input.headers, headerNames.idempotencyKey), body: request }),
-          Crypto,
-          crypto
-        )
+        checkIdempotencyKeyWith(crypto, { header: readHeader(input.headers, headerNames.idempotencyKey), body: request })
       )
       if (keyCheck._tag === "Left") return errorResponse(401, { error: "idempotency_key_mismatch" })
 
