@@ -14,7 +14,7 @@ import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { allowedAddresses, type EndpointPolicy, parseEndpoint, Resolver } from "../../core/connector/Endpoint.ts"
+import { allowedAddressesWith, type EndpointPolicy, parseEndpoint, Resolver } from "../../core/connector/Endpoint.ts"
 import {
   ConnectorTransport,
   type ConnectorTransportService,
@@ -156,7 +156,7 @@ export const make = (
       post: (request) =>
         Effect.gen(function*() {
           const endpoint = yield* parseEndpoint(request.url, policy)
-          const addresses = yield* allowedAddresses(endpoint.host, policy)
+          const addresses = yield* allowedAddressesWith(resolver, endpoint.host, policy)
           return yield* exchange(new URL(endpoint.url), addresses[0]!, request.headers, request.body, request.timeoutMillis ?? defaultTimeout)
         }).pipe(
           Effect.catchTag("EndpointRejected", (rejected) =>
@@ -166,8 +166,7 @@ export const make = (
                 maybeDelivered: false,
                 detail: rejected.detail
               })
-            )),
-          Effect.provideService(Resolver, resolver)
+            ))
         )
     }
   })

@@ -260,11 +260,24 @@ export const allowedAddresses = (
   host: string,
   policy: EndpointPolicy
 ): Effect.Effect<ReadonlyArray<string>, EndpointRejected, Resolver> =>
+  Effect.flatMap(Resolver, (resolver) => allowedAddressesWith(resolver, host, policy))
+
+/**
+ * {@link allowedAddresses} with the given resolver, for a caller that holds it (the outbound
+ * transport, once per request): providing it per call copies the fiber's whole context each time.
+ *
+ * @since 0.1.0
+ */
+export const allowedAddressesWith = (
+  resolver: Resolver["Type"],
+  host: string,
+  policy: EndpointPolicy
+): Effect.Effect<ReadonlyArray<string>, EndpointRejected> =>
   Effect.gen(function*() {
     const literal = parseIpv4(host) !== undefined || host.includes(":")
     const addresses = literal
       ? [host]
-      : yield* Effect.flatMap(Resolver, (resolver) => resolver.resolve(host)).pipe(
+      : yield* resolver.resolve(host).pipe(
         Effect.mapError(() => refused("unresolvable", "the endpoint host does not resolve"))
       )
     if (addresses.length === 0) return yield* refused("unresolvable", "the endpoint host does not resolve")
