@@ -42,9 +42,9 @@ import { makeSigner, type Purpose } from "../protocol/Signing.ts"
 import type { PaymentReaderService } from "./Reconciliation.ts"
 import { makePaymentClaim, makePaymentReader, type PaymentSettings } from "./Payments.ts"
 import { makeVerifier, readHeader } from "../protocol/Verification.ts"
-import { isJsonContentType, parseJsonSyntax } from "../protocol/Json.ts"
+import { isJsonContentType, parseJsonBytes, parseJsonSyntax } from "../protocol/Json.ts"
 import { type KeyOptions, keyringOf } from "./Keyring.ts"
-import { type CustomerRequest, type CustomerResponse, errorResponse, makeEndpointExchange, verificationResponse } from "./internal/endpoint.ts"
+import { type CustomerRequest, type CustomerResponse, type ParsedRequest, errorResponse, makeEndpointExchange, verificationResponse } from "./internal/endpoint.ts"
 import { makeExecutionClaim } from "./internal/executionClaim.ts"
 import { makeHandshakeAnswer, type PaymentProofSettings } from "./internal/handshakeAnswer.ts"
 import { makeReconciliationAnswer } from "./internal/reconciliationAnswer.ts"
@@ -176,15 +176,19 @@ export const makeCustomerHandler = (
         // The message type picks the purpose (and so the secret) before anything is verified: read it
         // with JSON syntax only. The strict parse (duplicate keys, unstorable text: 400) runs on the
         // verified body ("verify the raw body, then parse").
-        const untrusted = parseJsonSyntax(input.body)
+        // The strict parse is taken here once and, if it refuses, the syntax-only one reads the type;
+        // either way the strict result is used (or its refusal answered) only after verification.
+        const parsed = parseJsonBytes(input.body)
+        const untrusted = Either.isRight(parsed) ? parsed : parseJsonSyntax(input.body)
         const type = Either.isRight(untrusted) ? typeOf(untrusted.right) : undefined
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
         if (purpose === undefined) return errorResponse(400, { error: "unsupported_type" })
+        const request: ParsedRequest = { headers: input.headers, body: input.body, parsed }
         const run = purpose === "handshake_request"
-          ? handshake(input)
+          ? handshake(request)
           : purpose === "dispatch_request"
-          ? execute(input)
-          : reconcile(input)
+          ? execute(request)
+          : reconcile(request)
         return yield* Effect.catchAll(run, (error) => Effect.succeed(verificationResponse(error)))
       }).pipe(
         Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" })))

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
@@ -460,9 +461,11 @@ export const verify = (
  */
 export const decodeBody = <A, I>(
   schema: Schema.Schema<A, I, never>,
-  body: Uint8Array
+  body: Uint8Array,
+  /** `parseJsonBytes(body)` of these same bytes, when the caller already took it (not parsed again). */
+  parsed?: Either.Either<unknown, MalformedBody>
 ): Effect.Effect<A, MalformedBody | InvalidShape> =>
-  Effect.flatMap(parseJsonBody(body), (json) =>
+  Effect.flatMap(parsed ?? parseJsonBody(body), (json) =>
     Effect.mapError(
       FastDecode.decodeUnknown(schema, exactParseOptions)(json),
       (error) => new InvalidShape({ issues: toFieldIssues(error) })

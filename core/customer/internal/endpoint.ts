@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type { StorageError } from "../../ports/StorageError.ts"
 import type { NonceClaim } from "../../ports/NonceStore.ts"
@@ -19,6 +20,7 @@ import {
   type VerifiedHeaders,
   type Verifier
 } from "../../protocol/Verification.ts"
+import type { MalformedBody } from "../../protocol/Json.ts"
 import type { RevisionKeys } from "../Keyring.ts"
 
 /**
@@ -28,6 +30,17 @@ export interface CustomerRequest {
   readonly headers: HeaderSource
   /** The raw body bytes as received (D1). */
   readonly body: Uint8Array
+}
+
+/**
+ * A request with its body's strict parse (`parseJsonBytes` of the same bytes), taken once by the
+ * handler before it knows the purpose; verification still comes first, and only then is the parse
+ * used (or its refusal answered).
+ *
+ * @since 0.1.0
+ */
+export interface ParsedRequest extends CustomerRequest {
+  readonly parsed?: Either.Either<unknown, MalformedBody>
 }
 
 /**
@@ -80,7 +93,7 @@ export interface EndpointExchange {
   readonly verifyAndDecode: <A, I>(
     schema: Schema.Schema<A, I, never>,
     purpose: Purpose,
-    input: CustomerRequest,
+    input: ParsedRequest,
     only?: RevisionKeys
   ) => Effect.Effect<
     { readonly headers: VerifiedHeaders; readonly body: A; readonly entry: RevisionKeys },
@@ -93,7 +106,7 @@ export interface EndpointExchange {
   readonly verifyAndDecodeUnclaimed: <A, I>(
     schema: Schema.Schema<A, I, never>,
     purpose: Purpose,
-    input: CustomerRequest
+    input: ParsedRequest
   ) => Effect.Effect<
     { readonly headers: VerifiedHeaders; readonly body: A; readonly entry: RevisionKeys; readonly nonce: NonceClaim },
     VerificationError
@@ -117,7 +130,7 @@ export const makeEndpointExchange = (options: {
   const verifyAndDecode = <A, I>(
     schema: Schema.Schema<A, I, never>,
     purpose: Purpose,
-    input: CustomerRequest,
+    input: ParsedRequest,
     only?: RevisionKeys
   ) =>
     Effect.gen(function*() {
@@ -129,11 +142,11 @@ export const makeEndpointExchange = (options: {
         body: input.body,
         nonceScope
       })
-      const body = yield* decodeBody(schema, input.body)
+      const body = yield* decodeBody(schema, input.body, input.parsed)
       return { headers, body, entry: entries[keyIndex]! }
     })
 
-  const verifyAndDecodeUnclaimed = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, input: CustomerRequest) =>
+  const verifyAndDecodeUnclaimed = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, input: ParsedRequest) =>
     Effect.gen(function*() {
       const { headers, keyIndex, nonce } = yield* verifier.verifyAnyUnclaimed({
         purpose,
@@ -142,7 +155,7 @@ export const makeEndpointExchange = (options: {
         body: input.body,
         nonceScope
       })
-      const body = yield* decodeBody(schema, input.body)
+      const body = yield* decodeBody(schema, input.body, input.parsed)
       return { headers, body, entry: keyring[keyIndex]!, nonce }
     })
 

@@ -35,7 +35,7 @@ import type { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { PaymentClaim } from "../Payments.ts"
 import { expiryOutboxItem } from "./paymentEvents.ts"
 import { StoredPayment } from "./paymentRecord.ts"
-import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+import { type ParsedRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
 import * as FastDecode from "../../protocol/FastDecode.ts"
 
 /**
@@ -97,7 +97,7 @@ export const makeExecutionClaim = (options: {
   readonly crypto: CryptoService
   readonly ledger: ActionLedgerService
   readonly exchange: EndpointExchange
-}): (input: CustomerRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+}): (input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
   const { connectionId, crypto, ledger, workspaceId } = options
   const { signed, verifyAndDecode } = options.exchange
 
@@ -126,12 +126,12 @@ export const makeExecutionClaim = (options: {
   // nonce is recorded in the claim's own statement (`ActionLedger.create`'s `nonce`): a replay
   // writes nothing and is refused as one. With them, the nonce is recorded first, on its own.
   const nonceWithClaim = options.precheck === undefined && options.payment === undefined
-  const verified = (input: CustomerRequest) =>
+  const verified = (input: ParsedRequest) =>
     nonceWithClaim
       ? options.exchange.verifyAndDecodeUnclaimed(ExecutionRequest, "dispatch_request", input)
       : Effect.map(verifyAndDecode(ExecutionRequest, "dispatch_request", input), (v) => ({ ...v, nonce: undefined }))
 
-  return (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
+  return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
     Effect.gen(function*() {
       const { body: request, entry, headers, nonce } = yield* verified(input)
       // Until the claim records the nonce, the request may be a replay: these checks only refuse.

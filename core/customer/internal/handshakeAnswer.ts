@@ -13,7 +13,7 @@ import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from ".
 import { headerNames, protocolVersion } from "../../protocol/Signing.ts"
 import { readHeader, type VerificationError } from "../../protocol/Verification.ts"
 import type { RevisionKeys } from "../Keyring.ts"
-import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+import { type ParsedRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
 
 /**
  * The payment capability proof the host configured (see `CustomerHandlerSettings.payment`).
@@ -38,7 +38,7 @@ export const makeHandshakeAnswer = (options: {
   readonly payment: PaymentProofSettings | undefined
   readonly crypto: CryptoService
   readonly exchange: EndpointExchange
-}): Effect.Effect<(input: CustomerRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>> =>
+}): Effect.Effect<(input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>> =>
   Effect.gen(function*() {
     const { crypto, keyring, workspaceId } = options
     const { signed, verifyAndDecode } = options.exchange
@@ -54,7 +54,7 @@ export const makeHandshakeAnswer = (options: {
         modes: payment.modes
       }
 
-    return (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+    return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
       // The revision header selects the pair; a revision not configured is refused, but only after
       // the request verified with some pair, so only the service learns which revisions exist.
       const asked = readHeader(input.headers, headerNames.connectionRevision)?.trim()

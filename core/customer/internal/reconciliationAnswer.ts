@@ -15,7 +15,7 @@ import { PaymentObservation, PaymentReconciliationRequest } from "../../protocol
 import type { VerificationError } from "../../protocol/Verification.ts"
 import { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { PaymentReaderService } from "../Reconciliation.ts"
-import { type CustomerRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
+import { type ParsedRequest, type CustomerResponse, type EndpointExchange, errorResponse } from "./endpoint.ts"
 import * as FastDecode from "../../protocol/FastDecode.ts"
 
 const decodeClaimed = FastDecode.decodeUnknownOption(ClaimedExecution)
@@ -29,11 +29,11 @@ export const makeReconciliationAnswer = (options: {
   readonly paymentReader: PaymentReaderService | undefined
   readonly ledger: ActionLedgerService
   readonly exchange: EndpointExchange
-}): (input: CustomerRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+}): (input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
   const { ledger, workspaceId } = options
   const { signed, verifyAndDecode } = options.exchange
 
-  return (input: CustomerRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
+  return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
     Effect.gen(function*() {
       const { body: request, entry, headers } = yield* verifyAndDecode(
         PaymentReconciliationRequest,
