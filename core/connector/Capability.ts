@@ -140,6 +140,31 @@ export const paymentCapabilityVerdict = (
 }
 
 /**
+ * When a payment gate is asked: the time, and the revision and provider connection generation the
+ * action is bound to, when it is.
+ *
+ * @since 0.1.0
+ */
+export interface PaymentGateTime {
+  readonly now: number
+  readonly boundRevision?: number
+  readonly generation?: string
+}
+
+/**
+ * A payment gate's answer: `undefined` for an action that is not a Payment action.
+ *
+ * @since 0.1.0
+ */
+export type PaymentGateAnswer =
+  | {
+    readonly mode: PaymentMode
+    readonly verdict: "covered" | PaymentCapabilityProblem
+    readonly generation: string | undefined
+  }
+  | undefined
+
+/**
  * The payment capability gate of one action, read fresh from storage at `now`: `undefined` for an
  * action that is not a Payment action; otherwise the mode, the verdict and the covering evidence's
  * provider connection generation (bound to the action at intake, compared at every delivery).
@@ -149,17 +174,8 @@ export const paymentCapabilityVerdict = (
 export const paymentGate = (
   connectionId: string,
   request: Pick<StoredRequest, "action">,
-  at: { readonly now: number; readonly boundRevision?: number; readonly generation?: string }
-): Effect.Effect<
-  | {
-    readonly mode: PaymentMode
-    readonly verdict: "covered" | PaymentCapabilityProblem
-    readonly generation: string | undefined
-  }
-  | undefined,
-  StorageError,
-  CapabilityRegistry | ConnectionStore
-> =>
+  at: PaymentGateTime
+): Effect.Effect<PaymentGateAnswer, StorageError, CapabilityRegistry | ConnectionStore> =>
   Effect.flatMap(ConnectionStore, (connections) =>
     Effect.flatMap(CapabilityRegistry, (capabilities) => paymentGateWith({ connections, capabilities })(connectionId, request, at)))
 
@@ -176,16 +192,8 @@ export const paymentGateWith = (stores: {
 (
   connectionId: string,
   request: Pick<StoredRequest, "action">,
-  at: { readonly now: number; readonly boundRevision?: number; readonly generation?: string }
-): Effect.Effect<
-  | {
-    readonly mode: PaymentMode
-    readonly verdict: "covered" | PaymentCapabilityProblem
-    readonly generation: string | undefined
-  }
-  | undefined,
-  StorageError
-> =>
+  at: PaymentGateTime
+): Effect.Effect<PaymentGateAnswer, StorageError> =>
   Effect.suspend(() => {
     const mode = paymentFamilies[request.action.operation.family]
     if (mode === undefined) return Effect.succeed(undefined)

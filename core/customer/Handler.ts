@@ -173,11 +173,11 @@ export const makeCustomerHandler = (
         if (!isJsonContentType(readHeader(input.headers, "content-type"))) {
           return errorResponse(415, { error: "unsupported_media_type" })
         }
-        // The message type picks the purpose (and so the secret) before anything is verified: read it
-        // with JSON syntax only. The strict parse (duplicate keys, unstorable text: 400) runs on the
-        // verified body ("verify the raw body, then parse").
-        // The strict parse is taken here once and, if it refuses, the syntax-only one reads the type;
-        // either way the strict result is used (or its refusal answered) only after verification.
+        // The message type picks the purpose (and so the secret) before anything is verified. The
+        // strict parse (duplicate keys, unstorable text: 400) is taken once, here; when it refuses, a
+        // syntax-only parse reads the type. Nothing but the type is read before verification: the
+        // strict result is decoded, or its refusal answered, only once the body verified ("verify
+        // the raw body, then parse").
         const parsed = parseJsonBytes(input.body)
         const untrusted = Either.isRight(parsed) ? parsed : parseJsonSyntax(input.body)
         const type = Either.isRight(untrusted) ? typeOf(untrusted.right) : undefined

@@ -186,7 +186,8 @@ const compileTypeLiteral = (ast: AST.TypeLiteral, options: AST.ParseOptions | un
 /**
  * How the compiled checks answer `input`: `"decoded"` (the schema's parser would decode it to the
  * same value), `"rejected"` (it would reject it) or `"deferred"` (they cannot tell). For tests and
- * diagnostics; decoding goes through {@link decodeUnknownEither} or {@link decodeUnknown}.
+ * diagnostics; decoding goes through {@link decodeUnknownEither}, {@link decodeUnknown},
+ * {@link decodeUnknownOption} or {@link is}.
  *
  * @since 0.1.0
  */
@@ -196,18 +197,6 @@ export const fastVerdict = (ast: AST.AST, options?: AST.ParseOptions): ((input: 
     const value = fast(input)
     return value === fail ? "rejected" : value === defer ? "deferred" : "decoded"
   }
-}
-
-/** Compiled checks by options object (module constants in practice) and AST, so a caller may ask per call. */
-const compiled = new WeakMap<object, WeakMap<AST.AST, Fast>>()
-const noOptions = {}
-
-const compiledFor = (ast: AST.AST, options: AST.ParseOptions | undefined): Fast => {
-  let byAst = compiled.get(options ?? noOptions)
-  if (byAst === undefined) compiled.set(options ?? noOptions, byAst = new WeakMap())
-  let fast = byAst.get(ast)
-  if (fast === undefined) byAst.set(ast, fast = compile(ast, options))
-  return fast
 }
 
 /**
@@ -220,7 +209,7 @@ export const decodeUnknownEither = <A, I>(
   schema: Schema.Schema<A, I, never>,
   options?: AST.ParseOptions
 ): (input: unknown) => Either.Either<A, ParseResult.ParseError> => {
-  const fast = compiledFor(schema.ast, options)
+  const fast = compile(schema.ast, options)
   const slow = Schema.decodeUnknownEither(schema, options)
   return (input) => {
     const value = fast(input)
@@ -228,9 +217,16 @@ export const decodeUnknownEither = <A, I>(
   }
 }
 
+type EffectDecoder = (input: unknown) => Effect.Effect<unknown, ParseResult.ParseError, unknown>
+
+/** Effect-form decoders by options object (module constants in practice) and AST: `decodeBody` and `readJson` ask per message. */
+const effectDecoders = new WeakMap<object, WeakMap<AST.AST, EffectDecoder>>()
+const noOptions = {}
+
 /**
  * `Schema.decodeUnknown(schema, options)` (an effect, for schemas with effectful refinements),
  * answered by the compiled checks when they decode the input and by the schema's parser otherwise.
+ * Built once per schema and options object, so a caller may ask for it per message.
  *
  * @since 0.1.0
  */
@@ -238,12 +234,19 @@ export const decodeUnknown = <A, I, R>(
   schema: Schema.Schema<A, I, R>,
   options?: AST.ParseOptions
 ): (input: unknown) => Effect.Effect<A, ParseResult.ParseError, R> => {
-  const fast = compiledFor(schema.ast, options)
-  const slow = Schema.decodeUnknown(schema, options)
-  return (input) => {
-    const value = fast(input)
-    return isMiss(value) ? slow(input) : Effect.succeed(value as A)
+  let byAst = effectDecoders.get(options ?? noOptions)
+  if (byAst === undefined) effectDecoders.set(options ?? noOptions, byAst = new WeakMap())
+  let decoder = byAst.get(schema.ast)
+  if (decoder === undefined) {
+    const fast = compile(schema.ast, options)
+    const slow = Schema.decodeUnknown(schema, options) as EffectDecoder
+    decoder = (input) => {
+      const value = fast(input)
+      return isMiss(value) ? slow(input) : Effect.succeed(value)
+    }
+    byAst.set(schema.ast, decoder)
   }
+  return decoder as (input: unknown) => Effect.Effect<A, ParseResult.ParseError, R>
 }
 
 /**
@@ -256,7 +259,7 @@ export const decodeUnknownOption = <A, I>(
   schema: Schema.Schema<A, I, never>,
   options?: AST.ParseOptions
 ): (input: unknown) => Option.Option<A> => {
-  const fast = compiledFor(schema.ast, options)
+  const fast = compile(schema.ast, options)
   const slow = Schema.decodeUnknownOption(schema, options)
   return (input) => {
     const value = fast(input)
