@@ -69,8 +69,13 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   if (entries.dir === undefined) return entries.args // BENCH_TSX=1
   // `BENCH_SELF_CPU_PROF=dir`: the bundled bench process itself runs under `--cpu-prof`.
   const profile = process.env["BENCH_SELF_CPU_PROF"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_SELF_CPU_PROF"]}`] : []
-  // Node flags the bench was started with (`--expose-gc`), without the tsx loader.
-  const flags = process.execArgv.filter((arg, i, all) => !(arg === "--import" && all[i + 1] === "tsx") && !(arg === "tsx" && all[i - 1] === "--import"))
+  // Node flags the bench was started with (`--expose-gc`), without the tsx loader: `node --import
+  // tsx` passes `--import tsx`, the `tsx` command `--require …/tsx/dist/preflight.cjs --import
+  // file:///…/tsx/dist/loader.mjs`. Left in, the bundled process would run tsx's module hooks (a
+  // loader thread) and its source-map support, which the image does not.
+  const isTsx = (arg: string | undefined) => arg !== undefined && (arg === "tsx" || /[\\/]tsx[\\/]dist[\\/]/.test(arg))
+  const loaderFlag = (arg: string | undefined) => arg === "--import" || arg === "--require" || arg === "--loader"
+  const flags = process.execArgv.filter((arg, i, all) => !(loaderFlag(arg) && isTsx(all[i + 1])) && !(isTsx(arg) && loaderFlag(all[i - 1])))
   const run = spawnSync(process.execPath, [...flags, ...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir } })
   // A profile's positions are in the bundle: keep a copy of it beside the profile.
   if (profile.length > 0) cpSync(entries.dir, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })

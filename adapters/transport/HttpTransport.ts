@@ -3,7 +3,9 @@
  * bytes, redirects never followed (a 3xx is returned for the caller to refuse), the response body
  * capped at 64 KiB, one time-out over the whole exchange, and the host resolved and every address
  * checked again at connect time; the connection goes to the checked address (the `lookup` option),
- * so a DNS answer that changes between check and connect (rebinding) cannot redirect it. Requests
+ * so a DNS answer that changes between check and connect (rebinding) cannot redirect it. The checks
+ * of the URL itself (and the verdict on a host that is itself an address) never change, so they are
+ * made once per endpoint URL. Requests
  * reuse keep-alive connections; the agents close with the layer's scope.
  *
  * @since 0.1.0
@@ -12,9 +14,18 @@ import * as http from "node:http"
 import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { allowedAddressesWith, type EndpointPolicy, parseEndpoint, Resolver } from "../../core/connector/Endpoint.ts"
+import {
+  allowedAddressesWith,
+  type EndpointPolicy,
+  type EndpointRejected,
+  literalAddresses,
+  parseEndpointSync,
+  Resolver
+} from "../../core/connector/Endpoint.ts"
 import {
   ConnectorTransport,
   type ConnectorTransportService,
@@ -36,6 +47,16 @@ export interface HttpTransportOptions {
    */
   readonly maxSockets?: number
 }
+
+/** An endpoint URL as checked: the URL to connect to, its host and, for an address host, its verdict. */
+interface Target {
+  readonly url: URL
+  readonly host: string
+  readonly literal: Option.Option<Either.Either<ReadonlyArray<string>, TransportFailure>>
+}
+
+/** Endpoint URLs whose checks are kept (one per connection revision in use); past this the memo starts over. */
+const maxTargets = 1_024
 
 const notDeliveredCodes = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"])
 
@@ -152,22 +173,43 @@ export const make = (
         })
       })
 
+    const toFailure = (rejected: EndpointRejected) =>
+      new TransportFailure({
+        reason: rejected.problem === "unresolvable" ? "dns" : "refused_address",
+        maybeDelivered: false,
+        detail: rejected.detail
+      })
+    // What an endpoint URL's checks answer never changes for it (the policy is fixed): the parse, the
+    // URL to connect to and, for a host that is itself an address, its verdict. Kept per URL; a name
+    // is still resolved and its addresses checked on every request.
+    const targets = new Map<string, Either.Either<Target, TransportFailure>>()
+    const targetOf = (url: string): Either.Either<Target, TransportFailure> => {
+      const known = targets.get(url)
+      if (known !== undefined) return known
+      const target = Either.match(parseEndpointSync(url, policy), {
+        onLeft: (rejected) => Either.left(toFailure(rejected)),
+        onRight: (endpoint) =>
+          Either.right({
+            url: new URL(endpoint.url),
+            host: endpoint.host,
+            literal: Option.map(Option.fromNullable(literalAddresses(endpoint.host, policy)), Either.mapLeft(toFailure))
+          })
+      })
+      if (targets.size >= maxTargets) targets.clear()
+      targets.set(url, target)
+      return target
+    }
+
     return {
-      post: (request) =>
-        Effect.gen(function*() {
-          const endpoint = yield* parseEndpoint(request.url, policy)
-          const addresses = yield* allowedAddressesWith(resolver, endpoint.host, policy)
-          return yield* exchange(new URL(endpoint.url), addresses[0]!, request.headers, request.body, request.timeoutMillis ?? defaultTimeout)
-        }).pipe(
-          Effect.catchTag("EndpointRejected", (rejected) =>
-            Effect.fail(
-              new TransportFailure({
-                reason: rejected.problem === "unresolvable" ? "dns" : "refused_address",
-                maybeDelivered: false,
-                detail: rejected.detail
-              })
-            ))
-        )
+      post: (request) => {
+        const target = targetOf(request.url)
+        if (Either.isLeft(target)) return Effect.fail(target.left)
+        const { host, literal, url } = target.right
+        const send = (addresses: ReadonlyArray<string>) =>
+          exchange(url, addresses[0]!, request.headers, request.body, request.timeoutMillis ?? defaultTimeout)
+        if (Option.isSome(literal)) return Either.isLeft(literal.value) ? Effect.fail(literal.value.left) : send(literal.value.right)
+        return Effect.flatMap(Effect.mapError(allowedAddressesWith(resolver, host, policy), toFailure), send)
+      }
     }
   })
 

@@ -14,6 +14,7 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
@@ -228,27 +229,49 @@ export const isLiteralAddress = (host: string): boolean =>
  * @since 0.1.0
  */
 export const parseEndpoint = (url: string, policy: EndpointPolicy): Effect.Effect<ParsedEndpoint, EndpointRejected> =>
-  Effect.suspend(() => {
-    if (url.length > 2048) return Effect.fail(refused("invalid_url", "the endpoint URL is longer than 2048 characters"))
-    let parsed: URL
-    try {
-      parsed = new URL(url)
-    } catch {
-      return Effect.fail(refused("invalid_url", "the endpoint is not an absolute URL"))
-    }
-    const insecureOk = policy.allowInsecure && parsed.protocol === "http:"
-    if (parsed.protocol !== "https:" && !insecureOk) {
-      return Effect.fail(refused("not_https", "the endpoint must be an https URL"))
-    }
-    if (parsed.username !== "" || parsed.password !== "" || /^[a-z]+:\/\/[^/?#]*@/i.test(url.trim())) {
-      return Effect.fail(refused("credentials", "the endpoint must not contain credentials"))
-    }
-    if (parsed.search !== "" || url.includes("?")) return Effect.fail(refused("query", "the endpoint must not have a query string"))
-    if (parsed.hash !== "" || url.includes("#")) return Effect.fail(refused("fragment", "the endpoint must not have a fragment"))
-    if (parsed.hostname === "") return Effect.fail(refused("invalid_url", "the endpoint must name a host"))
-    const host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname
-    return Effect.succeed({ url: parsed.href, host })
-  })
+  Effect.suspend(() => parseEndpointSync(url, policy))
+
+/**
+ * {@link parseEndpoint} as a plain function of the URL and the policy: its answer (an `Either`)
+ * never changes for them, so the outbound transport checks each endpoint URL once.
+ *
+ * @since 0.1.0
+ */
+export const parseEndpointSync = (url: string, policy: EndpointPolicy): Either.Either<ParsedEndpoint, EndpointRejected> => {
+  if (url.length > 2048) return Either.left(refused("invalid_url", "the endpoint URL is longer than 2048 characters"))
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return Either.left(refused("invalid_url", "the endpoint is not an absolute URL"))
+  }
+  const insecureOk = policy.allowInsecure && parsed.protocol === "http:"
+  if (parsed.protocol !== "https:" && !insecureOk) {
+    return Either.left(refused("not_https", "the endpoint must be an https URL"))
+  }
+  if (parsed.username !== "" || parsed.password !== "" || /^[a-z]+:\/\/[^/?#]*@/i.test(url.trim())) {
+    return Either.left(refused("credentials", "the endpoint must not contain credentials"))
+  }
+  if (parsed.search !== "" || url.includes("?")) return Either.left(refused("query", "the endpoint must not have a query string"))
+  if (parsed.hash !== "" || url.includes("#")) return Either.left(refused("fragment", "the endpoint must not have a fragment"))
+  if (parsed.hostname === "") return Either.left(refused("invalid_url", "the endpoint must name a host"))
+  const host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname
+  return Either.right({ url: parsed.href, host })
+}
+
+/**
+ * The connect addresses of a host that is itself an address (IPv4 or IPv6 text, as
+ * {@link parseEndpoint} gives it): the address, when allowed. `undefined` for a name, which has to
+ * be resolved ({@link allowedAddresses}). The answer never changes for the host and the policy.
+ *
+ * @since 0.1.0
+ */
+export const literalAddresses = (host: string, policy: EndpointPolicy): Either.Either<ReadonlyArray<string>, EndpointRejected> | undefined => {
+  if (parseIpv4(host) === undefined && !host.includes(":")) return undefined
+  return isAllowedAddress(host, policy) ? Either.right([host]) : Either.left(privateAddress())
+}
+
+const privateAddress = () => refused("private_address", "the endpoint host resolves to a private, loopback or reserved address")
 
 /**
  * The addresses to connect to: a literal address itself, or every address the host resolves to;
@@ -273,18 +296,17 @@ export const allowedAddressesWith = (
   host: string,
   policy: EndpointPolicy
 ): Effect.Effect<ReadonlyArray<string>, EndpointRejected> =>
-  Effect.gen(function*() {
-    const literal = parseIpv4(host) !== undefined || host.includes(":")
-    const addresses = literal
-      ? [host]
-      : yield* resolver.resolve(host).pipe(
-        Effect.mapError(() => refused("unresolvable", "the endpoint host does not resolve"))
-      )
-    if (addresses.length === 0) return yield* refused("unresolvable", "the endpoint host does not resolve")
-    if (!addresses.every((address) => isAllowedAddress(address, policy))) {
-      return yield* refused("private_address", "the endpoint host resolves to a private, loopback or reserved address")
-    }
-    return addresses
+  Effect.suspend(() => {
+    const literal = literalAddresses(host, policy)
+    if (literal !== undefined) return literal
+    return Effect.flatMap(
+      Effect.mapError(resolver.resolve(host), () => refused("unresolvable", "the endpoint host does not resolve")),
+      (addresses) => {
+        if (addresses.length === 0) return Effect.fail(refused("unresolvable", "the endpoint host does not resolve"))
+        if (!addresses.every((address) => isAllowedAddress(address, policy))) return Effect.fail(privateAddress())
+        return Effect.succeed(addresses)
+      }
+    )
   })
 
 /**

@@ -201,19 +201,19 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
       }).pipe(Effect.map((applied) => applied ?? notWritten({ _tag: "Skipped", reason: "concurrent_change" })))
 
     // A revision's endpoint never changes; its state is re-read at most every few seconds, so a
-    // busy dispatcher does not read the connection for every delivery.
-    const revisionCache = new Map<string, { readonly at: number; readonly revision: Option.Option<ConnectionRevision> }>()
-    const revisionOf = (connectionId: string, revision: number) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const key = `${connectionId}:${revision}`
-        const hit = revisionCache.get(key)
-        if (hit !== undefined && now - hit.at < revisionCacheMillis) return hit.revision
-        const connection = yield* connections.getById(connectionId)
+    // busy dispatcher does not read the connection for every delivery. A fresh entry is kept as the
+    // effect that answers it.
+    const revisionCache = new Map<string, { readonly at: number; readonly answer: Effect.Effect<Option.Option<ConnectionRevision>> }>()
+    const revisionOf = (connectionId: string, revision: number, now: number): Effect.Effect<Option.Option<ConnectionRevision>, StorageError> => {
+      const key = `${connectionId}:${revision}`
+      const hit = revisionCache.get(key)
+      if (hit !== undefined && now - hit.at < revisionCacheMillis) return hit.answer
+      return Effect.map(connections.getById(connectionId), (connection) => {
         const found = Option.flatMap(connection, (c) => Option.fromNullable(revisionNumbered(c, revision)))
-        revisionCache.set(key, { at: now, revision: found })
+        revisionCache.set(key, { at: now, answer: Effect.succeed(found) })
         return found
       })
+    }
 
     return (record, attempt, completes, generation) =>
       Effect.gen(function*() {
@@ -223,7 +223,8 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         const decoded = yield* Effect.either(decodeStoredRequest(record))
         if (decoded._tag === "Left") return notWritten({ _tag: "Skipped", reason: "invalid_stored_request" })
         const request = decoded.right
-        const revision = yield* revisionOf(record.connectionId, record.revision)
+        const startedAt = yield* Clock.currentTimeMillis
+        const revision = yield* revisionOf(record.connectionId, record.revision, startedAt)
         if (Option.isNone(revision) || revision.value.state === "retired") {
           return notWritten({ _tag: "NotSent", reason: "revision_unavailable" })
         }
@@ -233,7 +234,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
           workspaceId: record.workspaceId,
           request,
           stored: { actionRequestId: record.actionRequestId, createdAt: record.createdAt },
-          now: yield* Clock.currentTimeMillis
+          now: startedAt
         }).pipe(Effect.either)
         if (revalidated._tag === "Left") {
           if (revalidated.left._tag === "StorageError") return yield* revalidated.left

@@ -6,7 +6,10 @@
  *
  * @since 0.1.0
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Crypto } from "../../ports/Crypto.ts"
@@ -23,26 +26,54 @@ export type SigningKeyCache = (connectionId: string, revision: number) => Effect
  * Keys per `(connectionId, revision)`, cached for the life of the returned function. Only the
  * action signing key is needed by its users; the completion secret may already be retired.
  *
+ * Imported keys are kept as the very effect that answers them, so a delivery with keys in hand
+ * runs no lookup step of its own. Concurrent calls for a revision not yet loaded share one load: a
+ * dispatcher starting with a full lease would otherwise read and import the same secrets once per
+ * delivery in flight. A revision with no secret, or whose load failed, is not kept: the next call
+ * reads the vault again.
+ *
  * @since 0.1.0
  */
 export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVault | Crypto> = Effect.gen(function*() {
   const vault = yield* SecretVault
   const crypto = yield* Crypto
-  const cache = new Map<string, SigningKeys>()
-  return (connectionId, revision) =>
+  const loaded = new Map<string, Effect.Effect<Option.Option<SigningKeys>>>()
+  const loading = new Map<string, Deferred.Deferred<Option.Option<SigningKeys>, StorageError>>()
+
+  const load = (connectionId: string, revision: number) =>
     Effect.gen(function*() {
-      const cacheKey = `${connectionId}:${revision}`
-      const cached = cache.get(cacheKey)
-      if (cached !== undefined) return Option.some(cached)
       const actionSigning = yield* vault.get(connectorSecretRef(connectionId, revision, "actionSigning"))
-      if (Option.isNone(actionSigning)) return Option.none()
+      if (Option.isNone(actionSigning)) return Option.none<SigningKeys>()
       const completion = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
       const keys = yield* Effect.provideService(
         importSigningKeys({ actionSigning: actionSigning.value, completion: Option.getOrElse(completion, () => Redacted.make("unused")) }),
         Crypto,
         crypto
       )
-      cache.set(cacheKey, keys)
       return Option.some(keys)
     }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none<SigningKeys>())))
+
+  return (connectionId, revision) => {
+    const cacheKey = `${connectionId}:${revision}`
+    const known = loaded.get(cacheKey)
+    if (known !== undefined) return known
+    return Effect.suspend(() => {
+      const settled = loaded.get(cacheKey)
+      if (settled !== undefined) return settled
+      const pending = loading.get(cacheKey)
+      if (pending !== undefined) return Deferred.await(pending)
+      const deferred = Deferred.unsafeMake<Option.Option<SigningKeys>, StorageError>(FiberId.none)
+      loading.set(cacheKey, deferred)
+      // Uninterruptible: the callers waiting on this load must get its answer even when the caller
+      // that started it is interrupted.
+      return load(connectionId, revision).pipe(
+        Effect.onExit((exit) => {
+          loading.delete(cacheKey)
+          if (Exit.isSuccess(exit) && Option.isSome(exit.value)) loaded.set(cacheKey, Effect.succeed(exit.value))
+          return Deferred.done(deferred, exit)
+        }),
+        Effect.uninterruptible
+      )
+    })
+  }
 })

@@ -117,6 +117,37 @@ describe("HttpTransport", () => {
       assert.strictEqual(unknown.reason, "dns")
     }).pipe(Effect.scoped, Effect.provide(layerResolverMemory({ "rebind.example.com": ["93.184.216.34", "192.168.0.10"] }))))
 
+  it.live("a name is resolved and checked again on every request: once it resolves to a private address, it is refused", () => {
+    const table: Record<string, ReadonlyArray<string>> = { "switch.example.com": ["127.0.0.1"] }
+    return Effect.gen(function*() {
+      const transport = yield* HttpTransport.make({ allowInsecure: true })
+      const url = `http://switch.example.com:${new URL(base).port}/echo`
+      received = []
+      const first = yield* transport.post({ url, headers: {}, body })
+      assert.strictEqual(first.status, 202)
+      table["switch.example.com"] = ["10.0.0.5"]
+      const error = yield* Effect.flip(transport.post({ url, headers: {}, body }))
+      assert.strictEqual(error.reason, "refused_address")
+      assert.isFalse(error.maybeDelivered)
+      table["switch.example.com"] = ["127.0.0.1"]
+      assert.strictEqual((yield* transport.post({ url, headers: {}, body })).status, 202)
+      assert.strictEqual(received.length, 2)
+    }).pipe(Effect.scoped, Effect.provide(layerResolverMemory(table)))
+  })
+
+  it.live("an endpoint URL refused once is refused on every request, and nothing is sent", () =>
+    Effect.gen(function*() {
+      const transport = yield* HttpTransport.make({ allowInsecure: false })
+      received = []
+      for (const url of [`${base.replace("http:", "https:")}/echo`, "https://10.0.0.5/connector", "http://public.example.com/connector", "https://user:pw@public.example.com/x"]) {
+        const reasons = []
+        for (let i = 0; i < 3; i++) reasons.push((yield* Effect.flip(transport.post({ url, headers: {}, body }))).reason)
+        assert.deepStrictEqual(reasons, Array(3).fill(reasons[0]), url)
+        assert.strictEqual(reasons[0], "refused_address", url)
+      }
+      assert.strictEqual(received.length, 0)
+    }).pipe(Effect.scoped, Effect.provide(layerResolverMemory({ "public.example.com": ["93.184.216.34"] }))))
+
   it.live("sequential requests reuse one keep-alive connection", () =>
     Effect.gen(function*() {
       const before = connections
