@@ -13,6 +13,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -55,12 +56,23 @@ export const makeBatcher = <A, B>(
     }),
     (queued) => {
       const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
-      return (item: A) =>
-        Effect.flatMap(
-          Effect.serviceOption(SqlClient.TransactionConnection),
-          (transaction) => (Option.isSome(transaction) ? one(item) : queued(item))
-        )
+      return (item: A) => inTransactionOr(() => one(item), () => queued(item))
     }
+  )
+
+/**
+ * `inTransaction()` when the calling fiber runs inside a `SqlClient` transaction, `outside()`
+ * otherwise. It reads the fiber's context in one step: every batched statement asks, and
+ * `serviceOption` and a `flatMap` take three.
+ *
+ * @since 0.1.0
+ */
+export const inTransactionOr = <A, E, R>(
+  inTransaction: () => Effect.Effect<A, E, R>,
+  outside: () => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) =>
+    Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) ? inTransaction() : outside()
   )
 
 const sqlState = (error: SqlError): unknown =>

@@ -9,12 +9,12 @@
  *
  * @since 0.1.0
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { inTransactionOr } from "./Batch.ts"
 
 /**
  * @since 0.1.0
@@ -50,8 +50,8 @@ export const makeRun: Effect.Effect<Run> = Effect.map(Effect.serviceOption(Direc
   if (Option.isNone(found)) return (statement) => statement
   const direct = found.value
   return <A extends object>(statement: Statement.Statement<A>) =>
-    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-      Option.isSome(transaction) ? statement : Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
+    inTransactionOr(() => statement, () =>
+      Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
         const [text, params] = statement.compile()
         direct.run(text, params, (cause, rows) =>
           resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))))

@@ -22,17 +22,17 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ActionLedger, type ActionRecord, type IntakeKeyClaim } from "../ports/ActionLedger.ts"
-import type { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
+import { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
-import type { Crypto } from "../ports/Crypto.ts"
+import { Crypto } from "../ports/Crypto.ts"
 import { DispatchSignal, type DispatchSlot } from "../ports/DispatchSignal.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { deriveProviderIdempotencyKey } from "../protocol/Idempotency.ts"
-import { randomUuid } from "../protocol/Uuid.ts"
+import { deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
+import { randomUuidWith } from "../protocol/Uuid.ts"
 import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
 import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
-import { PaymentCapabilityProblem, paymentGate } from "./Capability.ts"
+import { PaymentCapabilityProblem, paymentGateWith } from "./Capability.ts"
 import { type IdempotencyKeyReused, intakeKeyLiveSince, type InvalidIdempotencyKey, prepareIntakeKey, replayClaim } from "./IntakeKey.ts"
 import { Revalidation, type RevalidationFailed } from "./Revalidation.ts"
 import { activeRevision } from "./Revisions.ts"
@@ -131,20 +131,22 @@ export const intake = (
     }
     const problem = checkPaymentSnapshot(input)
     if (problem !== undefined) return yield* new PaymentSnapshotMismatch({ reason: problem })
-    const connection = yield* (yield* ConnectionStore).get(workspaceId)
+    const connections = yield* ConnectionStore
+    const connection = yield* connections.get(workspaceId)
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
     const now = yield* Clock.currentTimeMillis
     const request: StoredRequest = options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
     // The catalog, account, authority and frequency checks the dispatcher repeats before every send.
     yield* (yield* Revalidation).check({ workspaceId, request, now })
-    const gate = yield* paymentGate(connection.value.connectionId, input, { now })
+    const gate = yield* paymentGateWith({ connections, capabilities: yield* CapabilityRegistry })(connection.value.connectionId, input, { now })
     if (gate !== undefined && gate.verdict !== "covered") {
       return yield* new PaymentModeNotEnabled({ mode: gate.mode, reason: gate.verdict })
     }
     const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
-    const actionRequestId = yield* randomUuid
-    const providerIdempotencyKey = yield* deriveProviderIdempotencyKey(workspaceId, actionRequestId)
+    const crypto = yield* Crypto
+    const actionRequestId = yield* randomUuidWith(crypto)
+    const providerIdempotencyKey = yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
     const record = {
         actionRequestId,
         workspaceId,
@@ -159,7 +161,7 @@ export const intake = (
         createdAt: now
       } satisfies Omit<ActionRecord, "version" | "updatedAt">
     const outbox = {
-      id: yield* randomUuid,
+      id: yield* randomUuidWith(crypto),
       kind: dispatchOutboxKind,
       dedupeKey: actionRequestId,
       payload: { actionRequestId, ...generation } satisfies DispatchPayload,

@@ -16,9 +16,14 @@ export const deriveProviderIdempotencyKey = (
   workspaceId: string,
   actionRequestId: string
 ): Effect.Effect<string, never, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) => derive(crypto, workspaceId, actionRequestId))
+  Effect.flatMap(Crypto, (crypto) => deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId))
 
-const derive = (crypto: CryptoService, workspaceId: string, actionRequestId: string): Effect.Effect<string> =>
+/**
+ * {@link deriveProviderIdempotencyKey} with the given `Crypto`, for a caller that holds it.
+ *
+ * @since 0.1.0
+ */
+export const deriveProviderIdempotencyKeyWith = (crypto: CryptoService, workspaceId: string, actionRequestId: string): Effect.Effect<string> =>
   Effect.map(
     crypto.sha256Hex(`customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`),
     (digest) => "pva_" + digest
@@ -64,7 +69,7 @@ export const checkIdempotencyKeyWith = (crypto: CryptoService, options: {
     if (header !== body.providerIdempotencyKey) {
       return yield* new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
     }
-    const derived = yield* derive(crypto, body.workspaceId, body.actionRequestId)
+    const derived = yield* deriveProviderIdempotencyKeyWith(crypto, body.workspaceId, body.actionRequestId)
     if (derived !== body.providerIdempotencyKey) {
       return yield* new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
     }

@@ -1,11 +1,17 @@
 /**
- * The statement batcher's round splitting: the rule that lets one statement serve many callers
- * without ever seeing a key twice.
+ * The statement batcher's round splitting (the rule that lets one statement serve many callers
+ * without ever seeing a key twice), and on a real database: callers outside a transaction share a
+ * statement, a caller inside one runs alone on its connection.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Scope from "effect/Scope"
 import * as fc from "fast-check"
-import { inRounds, rounds } from "../../../adapters/sql/Batch.ts"
+import { inRounds, makeBatcher, rounds } from "../../../adapters/sql/Batch.ts"
+import * as Database from "../../../adapters/sql/Database.ts"
+import * as Batcher from "../../../core/ports/Batcher.ts"
 
 const keyLists = fc.array(fc.array(fc.constantFrom("a", "b", "c", "d", "e", "f"), { minLength: 1, maxLength: 3 }), { maxLength: 40 })
 
@@ -50,4 +56,47 @@ describe("Batch rounds", () => {
       assert.deepStrictEqual(statements, [["x", "y", "z"], ["x", "y"], ["x"]])
       assert.deepStrictEqual(answers, ["x@1", "y@1", "x@2", "z@1", "x@3", "y@2"])
     }))
+})
+
+describe("makeBatcher on a real database (PGlite)", () => {
+  const withTable = <A, E>(body: (sql: SqlClient.SqlClient) => Effect.Effect<A, E, Scope.Scope>) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE batch_items (id text PRIMARY KEY)`
+      return yield* body(sql)
+    }).pipe(Effect.scoped, Effect.provide(Database.layerPglite()))
+
+  it.effect("outside a transaction, callers arriving together share one statement", () =>
+    withTable((sql) =>
+      Effect.gen(function*() {
+        const statements: Array<number> = []
+        const insert = yield* makeBatcher((ids: ReadonlyArray<string>) => {
+          statements.push(ids.length)
+          return Effect.as(sql`INSERT INTO batch_items ${sql.insert(ids.map((id) => ({ id })))}`, ids.map(() => true))
+        }, { workers: 1, gather: Batcher.gatherNextTurn })
+        const answers = yield* Effect.all(Array.from({ length: 10 }, (_, i) => insert(`item_${i}`)), { concurrency: "unbounded" })
+        assert.deepStrictEqual(answers, Array(10).fill(true))
+        assert.deepStrictEqual(statements, [10])
+      })
+    ))
+
+  it.effect("inside a caller's transaction, the item runs alone on its connection: it sees the transaction's rows and a rollback takes it back", () =>
+    withTable((sql) =>
+      Effect.gen(function*() {
+        const statements: Array<number> = []
+        const count = yield* makeBatcher((ids: ReadonlyArray<string>) => {
+          statements.push(ids.length)
+          return Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM batch_items WHERE id IN ${sql.in(ids)}`, (rows) => ids.map(() => rows[0]!.n))
+        }, { workers: 1 })
+        const rolledBack = yield* Effect.either(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO batch_items (id) VALUES ('inside')`
+          // Batched on another connection, this count could not see the uncommitted row.
+          assert.strictEqual(yield* count("inside"), 1)
+          return yield* Effect.fail("undo" as const)
+        })))
+        assert.deepStrictEqual(rolledBack, Either.left("undo"))
+        assert.strictEqual(yield* count("inside"), 0)
+        assert.deepStrictEqual(statements, [1, 1])
+      })
+    ))
 })
