@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { ActionRecord } from "../ports/ActionLedger.ts"
 import * as FastDecode from "../protocol/FastDecode.ts"
@@ -134,6 +135,19 @@ const decodeRequest = FastDecode.decodeUnknown(StoredRequest)
  */
 export const decodeStoredRequest = (record: Pick<ActionRecord, "actionRequestId" | "request">): Effect.Effect<StoredRequest, StoredRequestInvalid> =>
   Effect.mapError(decodeRequest(record.request), () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId }))
+
+const decodeRequestEither = FastDecode.decodeUnknownEither(StoredRequest)
+
+/**
+ * {@link decodeStoredRequest} as a plain function (the stored request's schema is synchronous), for
+ * a caller that handles the invalid case itself: the dispatcher, before every delivery.
+ *
+ * @since 0.1.0
+ */
+export const decodeStoredRequestEither = (
+  record: Pick<ActionRecord, "actionRequestId" | "request">
+): Either.Either<StoredRequest, StoredRequestInvalid> =>
+  Either.mapLeft(decodeRequestEither(record.request), () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId }))
 
 /**
  * Whether the action is a Payment action: its operation family is one of the payment operation keys.

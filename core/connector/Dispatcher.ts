@@ -137,8 +137,10 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const { itemCompleted, result } = Option.isNone(record)
           ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
           : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, payload.providerConnectionGeneration)
-        const now = yield* Clock.currentTimeMillis
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
+        // Settled with its item completed in the same write (an acknowledgement): nothing is left to do.
+        if (settled && itemCompleted) return result
+        const now = yield* Clock.currentTimeMillis
         const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
         if (settled || expired) {
           if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason)

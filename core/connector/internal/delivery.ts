@@ -16,6 +16,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ActionLedger, type ActionRecord } from "../../ports/ActionLedger.ts"
@@ -34,7 +35,7 @@ import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../../protocol/Verification.ts"
 import * as Metrics from "../../telemetry/Metrics.ts"
-import { decodeStoredRequest, paymentFamilies, type StoredRequest } from "../Action.ts"
+import { decodeStoredRequestEither, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
 import { coversPaymentMode, intentFits, paymentGateWith } from "../Capability.ts"
 import { Revalidation } from "../Revalidation.ts"
@@ -220,8 +221,8 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
           return notWritten({ _tag: "Skipped", reason: "already_acknowledged" })
         }
-        const decoded = yield* Effect.either(decodeStoredRequest(record))
-        if (decoded._tag === "Left") return notWritten({ _tag: "Skipped", reason: "invalid_stored_request" })
+        const decoded = decodeStoredRequestEither(record)
+        if (Either.isLeft(decoded)) return notWritten({ _tag: "Skipped", reason: "invalid_stored_request" })
         const request = decoded.right
         const startedAt = yield* Clock.currentTimeMillis
         const revision = yield* revisionOf(record.connectionId, record.revision, startedAt)
@@ -240,9 +241,11 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
           if (revalidated.left._tag === "StorageError") return yield* revalidated.left
           return yield* block(record, attempt, revalidated.left.reason, completes)
         }
+        // The time of this attempt: the gate's and the body's `requestedAt`.
+        const now = yield* Clock.currentTimeMillis
         // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
         const gate = yield* gateOf(record.connectionId, request, {
-          now: yield* Clock.currentTimeMillis,
+          now,
           boundRevision: record.revision,
           ...(generation !== undefined ? { generation } : {})
         })
@@ -250,7 +253,6 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
         const nonce = yield* signer.freshNonce
-        const now = yield* Clock.currentTimeMillis
         const body: ExecutionRequest = {
           type: "service.customer_action.execute",
           protocolVersion,

@@ -4,11 +4,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import {
   type ActionIntake,
   checkPaymentSnapshot,
   decodeStoredRequest,
+  decodeStoredRequestEither,
   isPaymentAction,
   paymentFamilies,
   type PaymentSnapshot,
@@ -70,5 +72,29 @@ describe("Action", () => {
         const exit = yield* Effect.exit(decodeStoredRequest({ actionRequestId: "act_9", request }))
         assert.deepStrictEqual(exit, Exit.fail(new StoredRequestInvalid({ actionRequestId: "act_9" })))
       }
+    }))
+
+  it.effect("the plain form answers as the effect form, for stored requests and for what is not one", () =>
+    Effect.gen(function*() {
+      const payment = withFamily("payment.one_time_purchase", snapshot("one_time_purchase", true))
+      const requests: ReadonlyArray<unknown> = [
+        plain,
+        JSON.parse(JSON.stringify(plain)),
+        { ...plain, authorizedBy: { kind: "api_key", id: "key_1" } },
+        payment,
+        null,
+        "x",
+        { ...plain, accountId: "" },
+        { ...plain, unexpected: true },
+        { ...plain, action: { ...plain.action, operation: 7 } }
+      ]
+      for (const request of requests) {
+        const record = { actionRequestId: "act_9", request }
+        const plainForm = decodeStoredRequestEither(record)
+        const effectForm = yield* Effect.either(decodeStoredRequest(record))
+        assert.deepStrictEqual(plainForm, effectForm)
+      }
+      assert.isTrue(Either.isRight(decodeStoredRequestEither({ actionRequestId: "a", request: payment })))
+      assert.isTrue(Either.isLeft(decodeStoredRequestEither({ actionRequestId: "a", request: null })))
     }))
 })
