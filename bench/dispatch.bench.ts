@@ -11,32 +11,29 @@
  * request with node:crypto, one row inserted at intake and updated on the acknowledgement, against
  * a node:http peer that checks the HMAC and inserts one claim row (bench/dispatch-baseline-peer.mjs).
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import pg from "pg"
-import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
-import * as Database from "../adapters/sql/Database.ts"
-import * as SqlStorage from "../adapters/sql/Storage.ts"
-import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
-import { layerAesGcm } from "../core/protocol/Cipher.ts"
-import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
-import type { ActionIntake } from "../core/connector/Action.ts"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
-import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
-import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
-import { publishCatalog } from "../test/support/catalog.ts"
-import { intakeInput } from "../test/support/deliveries.ts"
 import { runBundled } from "./bundle.ts"
 import { recovery } from "./dispatch-recovery.ts"
+import {
+  actionSigning,
+  connectService,
+  inSchema as inSchemaOf,
+  input,
+  pool,
+  processTicks,
+  serviceLayer,
+  startPeer,
+  stopPeer,
+  workspaceId
+} from "./dispatch-support.ts"
 
 /** This bench and the kit run bundled as the image ships Accord (bench/bundle.ts); `BENCH_TSX=1` runs them through tsx. */
 const entry = runBundled("bench/dispatch.bench.ts", ["bench/dispatch-kit.ts"])
@@ -49,10 +46,6 @@ if (databaseUrl === undefined) {
 const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
 const concurrencies = (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
-const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
-const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
-const actionSigning = "as_bench_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c"
-const completion = "cs_bench_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b"
 const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
 /** `BENCH_ONLY=accord` or `baseline`: one side only (profiling). */
@@ -68,14 +61,6 @@ const cpuProfDir = process.env["BENCH_CPU_PROF"] || undefined
  * PostgreSQL as the sum over this database's backends (other than the bench's own admin session)
  * from /proc, over the measured phase only.
  */
-const processTicks = (pid: number): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
-}
 const backendTicks = async (): Promise<Map<number, number>> => {
   const rows = (await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
   return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
@@ -102,55 +87,12 @@ const schemas = async () => {
   return names
 }
 
-const inSchema = (schema: string) => {
-  const url = new URL(databaseUrl)
-  url.searchParams.set("options", `-csearch_path=${schema}`)
-  return url.toString()
-}
+const inSchema = (schema: string) => inSchemaOf(databaseUrl, schema)
 
-const startChild = (script: ReadonlyArray<string>, schema: string): Promise<{ child: ChildProcess; port: number }> =>
-  new Promise((resolve, reject) => {
-    const profile = cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`]
-    const child = spawn(process.execPath, [...profile, ...script], {
-      env: {
-        ...process.env,
-        KIT_SCHEMA: schema,
-        ACCORD_WORKSPACE_ID: workspaceId,
-        ACCORD_ACTION_SIGNING_SECRET: actionSigning,
-        ACCORD_COMPLETION_SECRET: completion
-      },
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    child.stdout!.on("data", (chunk: Buffer) => {
-      const match = /ready (\d+)/.exec(chunk.toString())
-      if (match) resolve({ child, port: Number(match[1]) })
-    })
-    child.once("exit", (code) => reject(new Error(`peer exited with ${code}`)))
-  })
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.removeAllListeners("exit")
-    child.once("exit", () => resolve())
-    child.kill("SIGTERM")
-  })
+const startChild = (script: ReadonlyArray<string>, schema: string) =>
+  startPeer(script, { databaseUrl, schema, nodeFlags: cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] })
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-
-/** The tests' example action, one trial per action. */
-const input = (i: number): ActionIntake => {
-  const base = intakeInput(`acct_${i}`)
-  const operation = { ...base.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } }
-  return { ...base, action: { ...base.action, operation } }
-}
-
-/** Runs `count` tasks with at most `limit` in flight. */
-const pool = async (count: number, limit: number, task: (i: number) => Promise<void>) => {
-  let next = 0
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < count) await task(next++)
-  }))
-}
 
 interface Figures {
   readonly label: string
@@ -163,28 +105,10 @@ interface Figures {
 
 const accord = async (concurrency: number, serviceSchema: string, kitSchema: string): Promise<Figures> => {
   const kit = await startChild(entry("bench/dispatch-kit.ts"), kitSchema)
-  const cipher = layerAesGcm(Redacted.make(new Uint8Array(32).fill(3)))
-  const layer = Layer.mergeAll(
-    SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(inSchema(serviceSchema))), cipher))),
-    cipher,
-    NodeCrypto.layer,
-    HttpTransport.layer({ allowInsecure: true }, { maxSockets: concurrency }),
-    DispatchSignal.layerMemory
-  )
-  const runtime = ManagedRuntime.make(layer)
+  const runtime = ManagedRuntime.make(serviceLayer(inSchema(serviceSchema), concurrency))
   const service = new pg.Client({ connectionString: inSchema(serviceSchema) })
   try {
-    await runtime.runPromise(Effect.gen(function*() {
-      const store = yield* ConnectionStore
-      const vault = yield* SecretVault
-      const now = Date.now()
-      const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint: `http://127.0.0.1:${kit.port}/connector`, now })
-      yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make(actionSigning), now)
-      yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make(completion), now)
-      yield* store.activate({ connectionId, revision, now })
-      // Every intake binds to the fixture catalog (issue 15: no intake before a published catalog).
-      yield* publishCatalog(workspaceId)
-    }))
+    await connectService(runtime, kit.port)
     await service.connect()
     // Acceptances as the dispatcher reports them: the bench neither polls the database nor adds
     // load of its own to it.
@@ -253,7 +177,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
   } finally {
     await service.end().catch(() => undefined)
     await runtime.dispose()
-    await stop(kit.child)
+    await stopPeer(kit.child)
   }
 }
 
@@ -313,7 +237,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
   } finally {
     agent.destroy()
     await db.end()
-    await stop(peer.child)
+    await stopPeer(peer.child)
   }
 }
 
