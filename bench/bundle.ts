@@ -75,7 +75,10 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   // loader thread) and its source-map support, which the image does not.
   const isTsx = (arg: string | undefined) => arg !== undefined && (arg === "tsx" || /[\\/]tsx[\\/]dist[\\/]/.test(arg))
   const loaderFlag = (arg: string | undefined) => arg === "--import" || arg === "--require" || arg === "--loader"
-  const flags = process.execArgv.filter((arg, i, all) => !(loaderFlag(arg) && isTsx(all[i + 1])) && !(isTsx(arg) && loaderFlag(all[i - 1])))
+  const joinedTsx = (arg: string) => /^--(import|require|loader)=/.test(arg) && isTsx(arg.slice(arg.indexOf("=") + 1))
+  const flags = process.execArgv.filter((arg, i, all) =>
+    !(loaderFlag(arg) && isTsx(all[i + 1])) && !(isTsx(arg) && loaderFlag(all[i - 1])) && !joinedTsx(arg)
+  )
   const run = spawnSync(process.execPath, [...flags, ...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir } })
   // A profile's positions are in the bundle: keep a copy of it beside the profile.
   if (profile.length > 0) cpSync(entries.dir, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })

@@ -29,8 +29,9 @@ export type SigningKeyCache = (connectionId: string, revision: number) => Effect
  * Imported keys are kept as the very effect that answers them, so a delivery with keys in hand
  * runs no lookup step of its own. Concurrent calls for a revision not yet loaded share one load: a
  * dispatcher starting with a full lease would otherwise read and import the same secrets once per
- * delivery in flight. A revision with no secret, or whose load failed, is not kept: the next call
- * reads the vault again.
+ * delivery in flight. The load runs in its own fiber, so interrupting a caller interrupts only its
+ * wait. A revision with no secret, or whose load failed, is not kept: the next call reads the vault
+ * again.
  *
  * @since 0.1.0
  */
@@ -57,23 +58,27 @@ export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVa
     const cacheKey = `${connectionId}:${revision}`
     const known = loaded.get(cacheKey)
     if (known !== undefined) return known
-    return Effect.suspend(() => {
-      const settled = loaded.get(cacheKey)
-      if (settled !== undefined) return settled
-      const pending = loading.get(cacheKey)
-      if (pending !== undefined) return Deferred.await(pending)
-      const deferred = Deferred.unsafeMake<Option.Option<SigningKeys>, StorageError>(FiberId.none)
-      loading.set(cacheKey, deferred)
-      // Uninterruptible: the callers waiting on this load must get its answer even when the caller
-      // that started it is interrupted.
-      return load(connectionId, revision).pipe(
-        Effect.onExit((exit) => {
-          loading.delete(cacheKey)
-          if (Exit.isSuccess(exit) && Option.isSome(exit.value)) loaded.set(cacheKey, Effect.succeed(exit.value))
-          return Deferred.done(deferred, exit)
-        }),
-        Effect.uninterruptible
-      )
-    })
+    // Registering a load and starting it happen together (uninterruptibly), so a registered load
+    // always completes its `Deferred`. It runs in a fiber of its own: every caller, the one that
+    // started it included, waits for it interruptibly, and an interrupted caller does not stop it
+    // for the others.
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        const settled = loaded.get(cacheKey)
+        if (settled !== undefined) return settled
+        const pending = loading.get(cacheKey)
+        if (pending !== undefined) return restore(Deferred.await(pending))
+        const deferred = Deferred.unsafeMake<Option.Option<SigningKeys>, StorageError>(FiberId.none)
+        loading.set(cacheKey, deferred)
+        const run = load(connectionId, revision).pipe(
+          Effect.onExit((exit) => {
+            loading.delete(cacheKey)
+            if (Exit.isSuccess(exit) && Option.isSome(exit.value)) loaded.set(cacheKey, Effect.succeed(exit.value))
+            return Deferred.done(deferred, exit)
+          })
+        )
+        return Effect.zipRight(Effect.forkDaemon(run), restore(Deferred.await(deferred)))
+      })
+    )
   }
 })

@@ -122,4 +122,32 @@ describe("signing key cache", () => {
         assert.strictEqual(vault.state.reads, 2)
       })
     ))
+
+  it.effect("a load whose only caller was interrupted still completes, and its keys answer the next call", () =>
+    withCache((cache, vault) =>
+      Effect.gen(function*() {
+        vault.put("conn_1", 1)
+        const starter = yield* Effect.fork(cache("conn_1", 1))
+        yield* Effect.yieldNow()
+        const interrupted = yield* starter.interruptAsFork(starter.id()).pipe(Effect.zipRight(starter.await))
+        assert.strictEqual(interrupted._tag, "Failure")
+        assert.isTrue(Option.isSome(yield* cache("conn_1", 1)))
+        assert.strictEqual(vault.state.reads, 2)
+      })
+    ))
+
+  it.effect("a caller waiting on a load can be interrupted; the others still get the keys", () =>
+    withCache((cache, vault) =>
+      Effect.gen(function*() {
+        vault.put("conn_1", 1)
+        const first = yield* Effect.fork(cache("conn_1", 1))
+        const waiter = yield* Effect.fork(cache("conn_1", 1))
+        yield* Effect.yieldNow()
+        yield* waiter.interruptAsFork(waiter.id())
+        const keys = yield* first.await
+        assert.isTrue(keys._tag === "Success" && Option.isSome(keys.value))
+        assert.strictEqual((yield* waiter.await)._tag, "Failure")
+        assert.strictEqual(vault.state.reads, 2)
+      })
+    ))
 })
