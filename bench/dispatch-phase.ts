@@ -132,13 +132,13 @@ try {
     const elapsed = performance.now() - started
     const usage = process.cpuUsage(dispatchCpu)
     const kitMicros = ((processTicks(kit.child.pid!) - kitTicks) * 10_000) / count
-    const dispatchLine = `${perAction(dispatchInstructions, count)}`
+    const dispatchInstructionsLine = perAction(dispatchInstructions, count)
     await stopProfiling?.()
     await runtime.runPromise(Scope.close(scope, Exit.void))
     if (round === 0) continue
     console.log(
       `round ${round}: dispatch ${(count / (elapsed / 1000)).toFixed(0)} actions/s, sender CPU ${((usage.user + usage.system) / count).toFixed(0)} µs/action` +
-        ` (user ${(usage.user / count).toFixed(0)}, system ${(usage.system / count).toFixed(0)})${dispatchLine}, kit ${kitMicros.toFixed(0)} µs/action; ${intakeLine}`
+        ` (user ${(usage.user / count).toFixed(0)}, system ${(usage.system / count).toFixed(0)})${dispatchInstructionsLine}, kit ${kitMicros.toFixed(0)} µs/action; ${intakeLine}`
     )
   }
 } finally {

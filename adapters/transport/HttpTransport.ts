@@ -16,7 +16,6 @@ import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import {
   allowedAddressesWith,
@@ -48,11 +47,11 @@ export interface HttpTransportOptions {
   readonly maxSockets?: number
 }
 
-/** An endpoint URL as checked: the URL to connect to, its host and, for an address host, its verdict. */
+/** An endpoint URL as checked: the URL to connect to, its host and, for an address host, its verdict (`undefined` for a name). */
 interface Target {
   readonly url: URL
   readonly host: string
-  readonly literal: Option.Option<Either.Either<ReadonlyArray<string>, TransportFailure>>
+  readonly literal: Either.Either<ReadonlyArray<string>, TransportFailure> | undefined
 }
 
 /** Endpoint URLs whose checks are kept (one per connection revision in use); past this the memo starts over. */
@@ -188,12 +187,14 @@ export const make = (
       if (known !== undefined) return known
       const target = Either.match(parseEndpointSync(url, policy), {
         onLeft: (rejected) => Either.left(toFailure(rejected)),
-        onRight: (endpoint) =>
-          Either.right({
+        onRight: (endpoint) => {
+          const literal = literalAddresses(endpoint.host, policy)
+          return Either.right({
             url: new URL(endpoint.url),
             host: endpoint.host,
-            literal: Option.map(Option.fromNullable(literalAddresses(endpoint.host, policy)), Either.mapLeft(toFailure))
+            literal: literal === undefined ? undefined : Either.mapLeft(literal, toFailure)
           })
+        }
       })
       if (targets.size >= maxTargets) targets.clear()
       targets.set(url, target)
@@ -207,7 +208,7 @@ export const make = (
         const { host, literal, url } = target.right
         const send = (addresses: ReadonlyArray<string>) =>
           exchange(url, addresses[0]!, request.headers, request.body, request.timeoutMillis ?? defaultTimeout)
-        if (Option.isSome(literal)) return Either.isLeft(literal.value) ? Effect.fail(literal.value.left) : send(literal.value.right)
+        if (literal !== undefined) return Either.isLeft(literal) ? Effect.fail(literal.left) : send(literal.right)
         return Effect.flatMap(Effect.mapError(allowedAddressesWith(resolver, host, policy), toFailure), send)
       }
     }
