@@ -465,6 +465,16 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         ),
         orStorageError("action.leaseWithActions")
       ),
+    expediteRetries: ({ connectionId, errors, kinds, limit, now, revision }) =>
+      sql`UPDATE accord_outbox SET next_attempt_at = ${now}
+          WHERE id IN (
+            SELECT o.id FROM accord_outbox o JOIN accord_actions a ON a.action_request_id = o.payload->>'actionRequestId'
+            WHERE ${sql.in("o.kind", kinds)} AND o.completed_at IS NULL AND o.next_attempt_at > ${now}
+              AND ${sql.in("o.last_error", errors)} AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= ${now})
+              AND a.connection_id = ${connectionId} AND a.revision = ${revision}
+            ORDER BY o.next_attempt_at, o.created_at ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}
+            FOR UPDATE OF o SKIP LOCKED)
+          RETURNING id`.pipe(Effect.map((rows) => rows.length), orStorageError("action.expediteRetries")),
     history: (id) =>
       sql<HistoryRow>`SELECT * FROM accord_action_history WHERE action_request_id = ${id} ORDER BY seq`.pipe(
         Effect.map((rows) =>

@@ -59,6 +59,20 @@ export const retrySchedule = {
  */
 export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
 
+/**
+ * The delivery failures that say the endpoint could not be reached, or cut the exchange off, rather
+ * than that it answered wrongly: nothing listening, a name that did not resolve, a time-out, a
+ * reset, and the gateway answers of a proxy in front of an endpoint that is down. When the endpoint
+ * of a connection revision acknowledges a delivery again, the dispatcher makes the deliveries to it
+ * that are waiting out their backoff after one of these due at once (`ActionLedger.expediteRetries`):
+ * after an outage, recovery does not wait for the longest backoff. Each keeps its attempt count.
+ * While the endpoint stays unreachable, the one due soonest is made due every `probeMillis`, so
+ * the first acknowledgement after the outage does not wait for a backoff either.
+ *
+ * @since 0.1.0
+ */
+export const unreachableReasons: ReadonlyArray<string> = ["connect", "dns", "timeout", "reset", "status_502", "status_503", "status_504"]
+
 /** The dispatcher's lease when its options name none. */
 const defaultLeaseMillis = 30_000
 
@@ -76,7 +90,21 @@ export interface DispatcherOptions {
   readonly leaseMillis?: number
   /** Per-delivery time-out (default: the transport's own, `dispatchTimeout` for `HttpTransport`). */
   readonly timeoutMillis?: number
+  /**
+   * While a connection revision's endpoint cannot be reached, how often one of the deliveries
+   * waiting on it is made due to try it again (default `probeMillis`, 5 s).
+   */
+  readonly probeMillis?: number
 }
+
+/**
+ * How often a dispatcher tries again an endpoint it could not reach, by making the delivery to it
+ * due soonest due at once (Accord's choice): an endpoint back up is found within a few seconds,
+ * and one that is down gets one request per interval, besides the deliveries' own backoff.
+ *
+ * @since 0.1.0
+ */
+export const probeMillis = 5_000
 
 /**
  * @since 0.1.0
@@ -129,6 +157,81 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           )
       }).pipe(Effect.asVoid)
 
+    /**
+     * The connection revisions whose endpoint acknowledged a delivery of this dispatcher, and failed
+     * none as unreachable since. The first acknowledgement from a revision not in it (since this
+     * dispatcher started, or since a delivery to it failed as unreachable) makes the deliveries
+     * waiting on that revision after such a failure due at once, whichever worker or process
+     * failed them. Answers the effect that does so, or `undefined` when there is nothing to do.
+     */
+    const reachable = new Set<string>()
+    /**
+     * The revisions a delivery of this dispatcher found unreachable and none has acknowledged
+     * since, with when one of their waiting deliveries was last made due (`undefined`: not yet
+     * timed). Every `probeMillis` the one due soonest is made due (`probe`), so the first answer
+     * after an outage comes without waiting for any delivery's backoff.
+     */
+    const unreachable = new Map<string, { readonly connectionId: string; readonly revision: number; probedAt: number | undefined }>()
+    const everyMillis = options.probeMillis ?? probeMillis
+    const probe = (now: number): Effect.Effect<void> | undefined => {
+      let probes: Array<Effect.Effect<void>> | undefined
+      for (const [key, down] of unreachable) {
+        if (down.probedAt === undefined) down.probedAt = now
+        if (now - down.probedAt < everyMillis) continue
+        down.probedAt = now
+        const one = ledger.expediteRetries({
+          connectionId: down.connectionId,
+          revision: down.revision,
+          kinds: [dispatchOutboxKind],
+          errors: unreachableReasons,
+          now,
+          limit: 1
+        }).pipe(
+          Effect.flatMap((made) =>
+            Effect.sync(() => {
+              // Nothing waits on it: forget it until a delivery to it fails again.
+              if (made === 0 && unreachable.get(key) === down) unreachable.delete(key)
+            })
+          ),
+          Effect.catchAll((error) => Effect.logWarning("dispatch: could not make a waiting delivery due", error.message))
+        )
+        probes = probes ?? []
+        probes.push(one)
+      }
+      return probes === undefined ? undefined : Effect.all(probes, { discard: true })
+    }
+    const noteReachability = (record: ActionRecord, result: DeliveryResult): Effect.Effect<void> | undefined => {
+      const key = `${record.connectionId}:${record.revision}`
+      if (result._tag === "NotSent" || result._tag === "Ambiguous") {
+        if (unreachableReasons.includes(result.reason)) {
+          reachable.delete(key)
+          if (!unreachable.has(key)) unreachable.set(key, { connectionId: record.connectionId, revision: record.revision, probedAt: undefined })
+        }
+        return undefined
+      }
+      if (result._tag !== "Acknowledged") return undefined
+      unreachable.delete(key)
+      if (reachable.has(key)) return undefined
+      reachable.add(key)
+      return Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) =>
+          ledger.expediteRetries({
+            connectionId: record.connectionId,
+            revision: record.revision,
+            kinds: [dispatchOutboxKind],
+            errors: unreachableReasons,
+            now
+          })
+        ),
+        Effect.catchAll((error) => {
+          // Not expedited: those deliveries keep their backoff; try again on the next acknowledgement.
+          reachable.delete(key)
+          return Effect.logWarning("dispatch: could not make waiting deliveries due", error.message)
+        }),
+        Effect.asVoid
+      )
+    }
+
     /** Delivers a leased item; `known` is its action when already read with the lease. */
     const deliverItem = (item: OutboxItem, known?: Option.Option<ActionRecord>): Effect.Effect<DeliveryResult, StorageError> =>
       Effect.gen(function*() {
@@ -137,6 +240,8 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const { itemCompleted, result } = Option.isNone(record)
           ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
           : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, payload.providerConnectionGeneration)
+        const expedite = Option.isSome(record) ? noteReachability(record.value, result) : undefined
+        if (expedite !== undefined) yield* expedite
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
         // Settled with its item completed in the same write (an acknowledgement): nothing is left to do.
         if (settled && itemCompleted) return result
@@ -155,8 +260,11 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> => deliverItem(item)
 
     const lease = (limit: number) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] }))
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const leased = ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] })
+        const probes = unreachable.size === 0 ? undefined : probe(now)
+        return probes === undefined ? leased : Effect.zipRight(probes, leased)
+      })
     const deliverLeased = ({ action, item }: LeasedAction) => deliverItem(item, action)
 
     const runOnce = Effect.gen(function*() {

@@ -226,6 +226,13 @@ export interface ActionLedgerService {
    * names (`actionRequestId`): a worker gets its work and its action in one step.
    */
   readonly leaseWithActions: (request: LeaseRequest) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
+  /**
+   * An endpoint answers again: the outbox items of `kinds` waiting for a later attempt (not
+   * completed, next attempt after `now`, no live lease) whose last attempt failed with one of
+   * `errors`, for actions bound to this connection revision, become due at `now`. Their attempt
+   * count is kept, so a later failure still backs off further. Answers how many were made due.
+   */
+  readonly expediteRetries: (options: ExpediteRetries) => Effect.Effect<number, StorageError>
   /** Oldest first. */
   readonly history: (actionRequestId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, StorageError>
   readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>
@@ -249,6 +256,19 @@ export interface ActionLedgerService {
    * before (keyset paging).
    */
   readonly list: (query: ActionListQuery) => Effect.Effect<ReadonlyArray<ActionRecord>, StorageError>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ExpediteRetries {
+  readonly connectionId: string
+  readonly revision: number
+  readonly kinds: ReadonlyArray<string>
+  readonly errors: ReadonlyArray<string>
+  readonly now: number
+  /** At most this many, those due soonest first (oldest first among equals); all when absent. */
+  readonly limit?: number
 }
 
 /**
@@ -387,6 +407,21 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
           action: Option.fromNullable(records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? ""))
         }))
       ),
+    expediteRetries: ({ connectionId, errors, kinds, limit, now, revision }) =>
+      Effect.sync(() => {
+        const waiting = [...outbox.items.values()].filter((item) => {
+          if (
+            item.completedAt !== null || item.nextAttemptAt <= now || !kinds.includes(item.kind) ||
+            item.lastError === null || !errors.includes(item.lastError) ||
+            (item.leaseExpiresAt !== null && item.leaseExpiresAt > now)
+          ) return false
+          const action = records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? "")
+          return action !== undefined && action.connectionId === connectionId && action.revision === revision
+        }).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+        const made = limit === undefined ? waiting : waiting.slice(0, limit)
+        for (const item of made) outbox.items.set(item.id, { ...item, nextAttemptAt: now })
+        return made.length
+      }),
     history: (id) => Effect.sync(() => [...(histories.get(id) ?? [])]),
     findCompletion: (completionId) => Effect.sync(() => Option.fromNullable(completions.get(completionId))),
     lastActivityOnRevision: (connectionId, revision) =>

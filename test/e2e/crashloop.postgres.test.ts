@@ -9,9 +9,11 @@
  * and the customer's operation ran exactly once per key.
  *
  * The 60 s also hold the dispatcher's retry backoff: each delivery refused while the kit is down
- * doubles the wait before the next (1 s, 2 s, … `retrySchedule`), so long outages before the last
- * kill (slow restarts on a loaded machine) can push an action's next attempt past the bound. Four
- * kills keep the outages short; the failure message lists the actions still waiting and why.
+ * doubles the wait before the next (1 s, 2 s, … `retrySchedule`), so after long outages (slow
+ * restarts on a loaded machine) an action's next attempt can be past the bound. The kit's first
+ * acknowledgement after it is back makes those deliveries due at once (`unreachableReasons`,
+ * `ActionLedger.expediteRetries`), so recovery waits for the restart, not for the longest backoff.
+ * The failure message lists the actions still waiting and why.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

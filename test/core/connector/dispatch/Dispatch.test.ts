@@ -5,6 +5,7 @@
  * the same key resolves it.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { createServer, type Server } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -28,6 +29,45 @@ const serviceLayer = (storage: (typeof storageVariants)[number]) =>
 
 const stateOf = (id: string) =>
   Effect.flatMap(ActionLedger, (ledger) => ledger.get(id)).pipe(Effect.map(Option.map((r) => r.state)))
+
+/** Listens on `port` and relays every request to `target` unchanged: the endpoint at `port` is up again. */
+const relayOn = (port: number, target: string): Promise<Server> =>
+  new Promise((resolve, reject) => {
+    const server = createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([name, value]) => typeof value === "string" && !["host", "connection", "content-length"].includes(name))
+        ) as Record<string, string>
+        fetch(target, { method: req.method ?? "POST", headers, body: Buffer.concat(chunks) }).then(async (answer) => {
+          const body = Buffer.from(await answer.arrayBuffer())
+          const back: Record<string, string> = {}
+          answer.headers.forEach((value, name) => {
+            if (!["connection", "keep-alive", "transfer-encoding", "content-length"].includes(name)) back[name] = value
+          })
+          res.writeHead(answer.status, { ...back, "content-length": String(body.byteLength) })
+          res.end(body)
+        }, () => res.destroy())
+      })
+    })
+    server.once("error", reject)
+    server.listen(port, "127.0.0.1", () => resolve(server))
+  })
+
+/** Stretches a waiting delivery's backoff to ten minutes (as after many failed attempts), its last error kept. */
+const waitLong = (actionRequestId: string) =>
+  Effect.gen(function*() {
+    const outbox = yield* Outbox
+    const item = Option.getOrThrow(yield* outbox.findByKey("service.dispatch", actionRequestId))
+    const leased = yield* outbox.lease({ owner: "stretch", now: item.nextAttemptAt, leaseMillis: 1_000, limit: 1, kinds: ["service.dispatch"] })
+    assert.deepStrictEqual(leased.map((l) => l.id), [item.id])
+    assert.isTrue(yield* outbox.reschedule({ id: item.id, owner: "stretch", nextAttemptAt: Date.now() + 600_000, error: item.lastError! }))
+    return item.lastError
+  })
+
+const dueAt = (actionRequestId: string) =>
+  Effect.flatMap(Outbox, (o) => o.findByKey("service.dispatch", actionRequestId)).pipe(Effect.map((item) => Option.getOrThrow(item).nextAttemptAt))
 
 /** Waits out the first retry delay (at most one second) and delivers again. */
 const redeliver = (dispatcher: Effect.Effect.Success<ReturnType<typeof makeDispatcher>>) =>
@@ -97,6 +137,83 @@ for (const storage of storageVariants) {
         const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.dispatch", actionRequestId)))
         assert.strictEqual(item.attempts, 1)
         assert.strictEqual(item.lastError, "connect")
+      }).pipe(Effect.provide(serviceLayer(storage))), 30_000)
+
+    it.live("an endpoint that answers again: the deliveries waiting on it after it could not be reached are due at once", () =>
+      Effect.gen(function*() {
+        peer.mode = "good"
+        const executionsBefore = yield* Effect.promise(() => peer.executions())
+        const port = yield* Effect.promise(closedPort)
+        yield* connect(`http://127.0.0.1:${port}/connector`)
+        const before = yield* makeDispatcher({ owner: "w1" })
+        const { actionRequestId: waiting } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* before.runOnce, 1)
+        assert.strictEqual(yield* waitLong(waiting), "connect")
+        // The endpoint is up again, and a service started since (a new dispatcher) delivers a new action.
+        yield* Effect.acquireRelease(
+          Effect.promise(() => relayOn(port, peer.url)),
+          (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+        )
+        const after = yield* makeDispatcher({ owner: "w2" })
+        const { actionRequestId: fresh } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* after.runOnce, 1)
+        assert.deepStrictEqual(yield* stateOf(fresh), Option.some("accepted"))
+        // Due now, not in ten minutes: the next round delivers it.
+        assert.isAtMost(yield* dueAt(waiting), Date.now())
+        assert.strictEqual(yield* after.runOnce, 1)
+        assert.deepStrictEqual(yield* stateOf(waiting), Option.some("accepted"))
+        assert.strictEqual(yield* Effect.promise(() => peer.executions()), executionsBefore + 2)
+      }).pipe(Effect.scoped, Effect.provide(serviceLayer(storage))), 30_000)
+
+    it.live("an endpoint that stays unreachable is tried again every probeMillis with the delivery due soonest, until one is acknowledged", () =>
+      Effect.gen(function*() {
+        peer.mode = "good"
+        const port = yield* Effect.promise(closedPort)
+        yield* connect(`http://127.0.0.1:${port}/connector`)
+        const dispatcher = yield* makeDispatcher({ owner: "w1", probeMillis: 1_500 })
+        const { actionRequestId: sooner } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        yield* waitLong(sooner)
+        const { actionRequestId: later } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        yield* waitLong(later)
+        // Nothing is due, and the first probe waits its interval.
+        assert.strictEqual(yield* dispatcher.runOnce, 0)
+        yield* Effect.sleep("1600 millis")
+        // Still down: one delivery is tried (the one due soonest), and it fails again.
+        const laterDue = yield* dueAt(later)
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        assert.isAbove(yield* dueAt(sooner), Date.now())
+        assert.strictEqual(yield* dueAt(later), laterDue)
+        assert.strictEqual(yield* dispatcher.runOnce, 0)
+        // Back up: the next probe is acknowledged, and that makes the other due as well.
+        yield* Effect.acquireRelease(
+          Effect.promise(() => relayOn(port, peer.url)),
+          (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+        )
+        yield* Effect.sleep("1600 millis")
+        // (The one tried before may be due by its own backoff by now: then both go in one round.)
+        assert.strictEqual((yield* dispatcher.runOnce) + (yield* dispatcher.runOnce), 2)
+        assert.deepStrictEqual(yield* stateOf(sooner), Option.some("accepted"))
+        assert.deepStrictEqual(yield* stateOf(later), Option.some("accepted"))
+      }).pipe(Effect.scoped, Effect.provide(serviceLayer(storage))), 30_000)
+
+    it.live("a delivery waiting after a wrong answer keeps its backoff when another is acknowledged", () =>
+      Effect.gen(function*() {
+        yield* connect(peer.url)
+        const dispatcher = yield* makeDispatcher({ owner: "w1", timeoutMillis: 500 })
+        const { actionRequestId: waiting } = yield* intake(workspaceId, intakeInput())
+        peer.mode = "wrong_signature"
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        peer.mode = "good"
+        assert.strictEqual(yield* waitLong(waiting), "response_invalid_signature")
+        const due = yield* dueAt(waiting)
+        const { actionRequestId: fresh } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* makeDispatcher({ owner: "w2" }).pipe(Effect.flatMap((d) => d.runOnce)), 1)
+        assert.deepStrictEqual(yield* stateOf(fresh), Option.some("accepted"))
+        assert.strictEqual(yield* dueAt(waiting), due)
+        assert.strictEqual(yield* dispatcher.runOnce, 0)
+        assert.deepStrictEqual(yield* stateOf(waiting), Option.some("unknown_outcome"))
       }).pipe(Effect.provide(serviceLayer(storage))), 30_000)
   })
 }

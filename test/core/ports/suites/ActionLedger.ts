@@ -671,6 +671,103 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.isNotNull(Option.getOrThrow(yield* outbox.get(item2.id)).completedAt)
         }))
 
+      describe("expediteRetries", () => {
+        /** An action of `connectionId`/`revision` whose `kind` item failed with `error` and waits until `waitUntil`. */
+        const waiting = (options: {
+          readonly kind: string
+          readonly connectionId: string
+          readonly revision?: number
+          readonly error: string
+          readonly waitUntil: number
+        }) =>
+          Effect.gen(function*() {
+            const ledger = yield* ActionLedger
+            const outbox = yield* Outbox
+            const record = action({ connectionId: options.connectionId, revision: options.revision ?? 0 })
+            const item = work({ kind: options.kind, payload: { actionRequestId: record.actionRequestId } })
+            assert.strictEqual(yield* create(record, item), "created")
+            const owner = uid("w-")
+            assert.strictEqual((yield* ledger.leaseWithActions({ owner, now: T, leaseMillis: 30_000, limit: 1, kinds: [options.kind] })).length, 1)
+            assert.isTrue(yield* outbox.reschedule({ id: item.id, owner, nextAttemptAt: options.waitUntil, error: options.error }))
+            return item.id
+          })
+        const itemOf = (id: string) => Effect.flatMap(Outbox, (outbox) => Effect.map(outbox.get(id), Option.getOrThrow))
+
+        it.effect("makes due at once the revision's waiting items of the kinds whose last error is one named; nothing else", () =>
+          Effect.gen(function*() {
+            const ledger = yield* ActionLedger
+            const kind = uid("kind-")
+            const connectionId = uid("conn-")
+            const later = T + 600_000
+            const expedited = yield* waiting({ kind, connectionId, error: "connect", waitUntil: later })
+            const alsoExpedited = yield* waiting({ kind, connectionId, error: "reset", waitUntil: later })
+            const kept = {
+              otherError: yield* waiting({ kind, connectionId, error: "response_wrong_signature", waitUntil: later }),
+              otherRevision: yield* waiting({ kind, connectionId, revision: 1, error: "connect", waitUntil: later }),
+              otherConnection: yield* waiting({ kind, connectionId: uid("conn-"), error: "connect", waitUntil: later }),
+              otherKind: yield* waiting({ kind: uid("kind-"), connectionId, error: "connect", waitUntil: later }),
+              alreadyDue: yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 500 })
+            }
+            const before = new Map<string, unknown>()
+            for (const id of Object.values(kept)) before.set(id, yield* itemOf(id))
+            const now = T + 1_000
+            assert.strictEqual(yield* ledger.expediteRetries({ connectionId, revision: 0, kinds: [kind], errors: ["connect", "reset"], now }), 2)
+            for (const id of [expedited, alsoExpedited]) {
+              const item = yield* itemOf(id)
+              assert.strictEqual(item.nextAttemptAt, now)
+              // The attempt count and the error stay: a later failure backs off from where it was.
+              assert.strictEqual(item.attempts, 1)
+              assert.isNull(item.leaseOwner)
+            }
+            assert.strictEqual((yield* itemOf(alsoExpedited)).lastError, "reset")
+            for (const [id, item] of before) assert.deepStrictEqual(yield* itemOf(id), item)
+            // Now due: leased at `now`, both of them, before the ones still waiting.
+            const leased = yield* ledger.leaseWithActions({ owner: "w9", now, leaseMillis: 1_000, limit: 10, kinds: [kind] })
+            assert.sameMembers(leased.map((l) => l.item.id), [expedited, alsoExpedited, kept.alreadyDue])
+          }))
+
+        it.effect("with a limit, makes due only that many, those due soonest", () =>
+          Effect.gen(function*() {
+            const ledger = yield* ActionLedger
+            const kind = uid("kind-")
+            const connectionId = uid("conn-")
+            const third = yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 30_000 })
+            const first = yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 10_000 })
+            const second = yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 20_000 })
+            const options = { connectionId, revision: 0, kinds: [kind], errors: ["connect"], now: T + 1_000, limit: 1 }
+            assert.strictEqual(yield* ledger.expediteRetries(options), 1)
+            assert.strictEqual((yield* itemOf(first)).nextAttemptAt, T + 1_000)
+            assert.strictEqual((yield* itemOf(second)).nextAttemptAt, T + 20_000)
+            assert.strictEqual(yield* ledger.expediteRetries({ ...options, now: T + 2_000, limit: 5 }), 2)
+            assert.strictEqual((yield* itemOf(second)).nextAttemptAt, T + 2_000)
+            assert.strictEqual((yield* itemOf(third)).nextAttemptAt, T + 2_000)
+            assert.strictEqual((yield* itemOf(first)).nextAttemptAt, T + 1_000)
+          }))
+
+        it.effect("leaves completed items, items under a live lease, and those already made due", () =>
+          Effect.gen(function*() {
+            const ledger = yield* ActionLedger
+            const outbox = yield* Outbox
+            const kind = uid("kind-")
+            const connectionId = uid("conn-")
+            const completed = yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 10 })
+            assert.strictEqual((yield* ledger.leaseWithActions({ owner: "w1", now: T + 10, leaseMillis: 60_000, limit: 1, kinds: [kind] })).length, 1)
+            assert.isTrue(yield* outbox.complete({ id: completed, owner: "w1", now: T + 20 }))
+            // Leased by a worker whose clock runs ahead: its next attempt is still after `now`.
+            const leased = yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 30 })
+            assert.strictEqual((yield* ledger.leaseWithActions({ owner: "w2", now: T + 30, leaseMillis: 60_000, limit: 1, kinds: [kind] })).length, 1)
+            const options = { connectionId, revision: 0, kinds: [kind], errors: ["connect"], now: T + 5 }
+            assert.strictEqual(yield* ledger.expediteRetries(options), 0)
+            assert.strictEqual((yield* itemOf(leased)).nextAttemptAt, T + 30)
+            assert.strictEqual((yield* itemOf(leased)).leaseOwner, "w2")
+            assert.strictEqual((yield* itemOf(completed)).completedAt, T + 20)
+            const third = yield* waiting({ kind, connectionId, error: "connect", waitUntil: T + 600_000 })
+            assert.strictEqual(yield* ledger.expediteRetries(options), 1)
+            assert.strictEqual(yield* ledger.expediteRetries(options), 0)
+            assert.strictEqual((yield* itemOf(third)).nextAttemptAt, T + 5)
+          }))
+      })
+
       it.effect("list: a workspace's actions newest first, filtered by state and account, paged by keyset", () =>
         Effect.gen(function*() {
           const ledger = yield* ActionLedger
