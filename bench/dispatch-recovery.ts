@@ -1,9 +1,14 @@
 /**
- * The recovery-time line of `bench:dispatch` (issue #20 item 7): real server and kit processes
+ * The recovery lines of `bench:dispatch` (issue #20 item 7): real server and kit processes
  * (`test/e2e/crashloopProcesses.ts`; the kit leases executions for 15 s, renewed by its heartbeat
- * while they run) on fresh schemas; `RECOVERY_ACTIONS` actions (default 300) are taken in, both
- * processes are SIGKILLed while they work and started again at once; the line gives the time from
- * the kill until every action is `verified`, and the executions per key (must be exactly one).
+ * while they run) on fresh schemas, `RECOVERY_ACTIONS` actions each (default 300), and the
+ * executions per key at the end (must be exactly one).
+ *
+ * - `recovery`: the actions are taken in, both processes are SIGKILLed while they work and started
+ *   again at once; the time from the kill until every action is `verified`.
+ * - `outage`: the kit is down for `RECOVERY_OUTAGE_SECONDS` (default 60) while the actions are taken
+ *   in, so every delivery is refused and backs off further; the time from the kit being back until
+ *   every action is `verified`.
  */
 import { randomUUID } from "node:crypto"
 import pg from "pg"
@@ -15,12 +20,31 @@ import {
   freePort,
   kill,
   query,
+  type Running,
   startKit,
   startServer,
   workspaceUrl
 } from "../test/e2e/crashloopProcesses.ts"
 
-export const recovery = async (databaseUrl: string): Promise<string> => {
+interface Processes {
+  readonly actions: number
+  readonly serverDb: string
+  readonly kitDb: string
+  server: Running
+  kit: Running
+  readonly restartServer: () => Promise<void>
+  readonly restartKit: () => Promise<void>
+  /** Takes the actions in, 16 at a time. */
+  readonly takeIn: () => Promise<void>
+  readonly verified: () => Promise<number>
+  /** Waits until every action is verified (at most 10 minutes); the seconds since `since`. */
+  readonly allVerified: (since: number) => Promise<number>
+  /** The executions at the kit, for every key and duplicated. */
+  readonly executions: () => Promise<string>
+}
+
+/** Runs `run` against a server and a kit on fresh schemas, then stops both and drops the schemas. */
+const withProcesses = async (databaseUrl: string, run: (p: Processes) => Promise<string>): Promise<string> => {
   const actions = Number(process.env["RECOVERY_ACTIONS"] ?? 300)
   const root = new pg.Client({ connectionString: databaseUrl })
   await root.connect()
@@ -35,39 +59,84 @@ export const recovery = async (databaseUrl: string): Promise<string> => {
   await createHostTable(kitDb)
   const [serverPort, kitPort] = [await freePort(), await freePort()]
   const base = `http://127.0.0.1:${serverPort}`
-  let server = await startServer(serverDb, serverPort)
-  let kit = await startKit(kitDb, kitPort, base)
+  const verified = async () =>
+    Number((await query<{ n: string }>(serverDb, "SELECT count(*) AS n FROM accord_actions WHERE state = 'verified'"))[0]!.n)
+  const p: Processes = {
+    actions,
+    serverDb,
+    kitDb,
+    server: await startServer(serverDb, serverPort),
+    kit: await startKit(kitDb, kitPort, base),
+    restartServer: async () => {
+      p.server = await startServer(serverDb, serverPort)
+    },
+    restartKit: async () => {
+      p.kit = await startKit(kitDb, kitPort, base)
+    },
+    takeIn: async () => {
+      let next = 0
+      await Promise.all(Array.from({ length: 16 }, async () => {
+        while (next < actions) {
+          const i = next++
+          const body = JSON.stringify(actionInput(i, "recovery"))
+          const r = await fetch(`${workspaceUrl(base)}/action-requests`, { method: "POST", headers: adminHeaders, body })
+          if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
+        }
+      }))
+    },
+    verified,
+    allVerified: async (since) => {
+      while ((await verified()) < actions) {
+        if (performance.now() - since > 600_000) throw new Error("not all verified within 10 minutes")
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      return (performance.now() - since) / 1000
+    },
+    executions: async () => {
+      const [dup] = await query<{ n: string; d: string }>(kitDb, "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions")
+      return `executions ${dup!.n} for ${dup!.d} keys, duplicates ${Number(dup!.n) - Number(dup!.d)}`
+    }
+  }
   try {
     await connectKit(base, `http://127.0.0.1:${kitPort}/connector`)
-    let next = 0
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < actions) {
-        const i = next++
-        const body = JSON.stringify(actionInput(i, "recovery"))
-        const r = await fetch(`${workspaceUrl(base)}/action-requests`, { method: "POST", headers: adminHeaders, body })
-        if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
-      }
-    }))
-    // Kill both while work is in flight: some actions dispatched, some executing, some completing.
-    const [before] = await query<{ n: string }>(serverDb, "SELECT count(*) AS n FROM accord_actions WHERE state = 'verified'")
-    await Promise.all([kill(server), kill(kit)])
-    const killedAt = performance.now()
-    server = await startServer(serverDb, serverPort)
-    kit = await startKit(kitDb, kitPort, base)
-    const restarted = (performance.now() - killedAt) / 1000
-    for (;;) {
-      const [row] = await query<{ n: string }>(serverDb, "SELECT count(*) AS n FROM accord_actions WHERE state = 'verified'")
-      if (Number(row!.n) === actions) break
-      if (performance.now() - killedAt > 600_000) throw new Error("not all verified 10 minutes after the kill")
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    const seconds = (performance.now() - killedAt) / 1000
-    const [dup] = await query<{ n: string; d: string }>(kitDb, "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions")
-    return `Recovery after SIGKILL of server and kit: every action verified ${seconds.toFixed(1)} s after the kill ` +
-      `(restarts took ${restarted.toFixed(1)} s; ${before!.n} of ${actions} verified before it; executions ${dup!.n} for ${dup!.d} keys, duplicates ${Number(dup!.n) - Number(dup!.d)})`
+    return await run(p)
   } finally {
-    await Promise.all([kill(server), kill(kit)])
+    await Promise.all([kill(p.server), kill(p.kit)])
     for (const schema of schemas) await root.query(`DROP SCHEMA ${schema} CASCADE`)
     await root.end()
   }
 }
+
+export const recovery = (databaseUrl: string): Promise<string> =>
+  withProcesses(databaseUrl, async (p) => {
+    await p.takeIn()
+    // Kill both while work is in flight: some actions dispatched, some executing, some completing.
+    const before = await p.verified()
+    await Promise.all([kill(p.server), kill(p.kit)])
+    const killedAt = performance.now()
+    await p.restartServer()
+    await p.restartKit()
+    const restarted = (performance.now() - killedAt) / 1000
+    const seconds = await p.allVerified(killedAt)
+    return `Recovery after SIGKILL of server and kit: every action verified ${seconds.toFixed(1)} s after the kill ` +
+      `(restarts took ${restarted.toFixed(1)} s; ${before} of ${p.actions} verified before it; ${await p.executions()})`
+  })
+
+export const outage = (databaseUrl: string): Promise<string> =>
+  withProcesses(databaseUrl, async (p) => {
+    const downSeconds = Number(process.env["RECOVERY_OUTAGE_SECONDS"] ?? 60)
+    await kill(p.kit)
+    const downAt = performance.now()
+    await p.takeIn()
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, downSeconds * 1000 - (performance.now() - downAt))))
+    const [waits] = await query<{ attempts: string; latest: string }>(
+      p.serverDb,
+      `SELECT max(attempts) AS attempts, max(next_attempt_at) - (extract(epoch from now()) * 1000)::int8 AS latest
+       FROM accord_outbox WHERE kind = 'service.dispatch' AND completed_at IS NULL`
+    )
+    const backAt = performance.now()
+    await p.restartKit()
+    const seconds = await p.allVerified(backAt)
+    return `Recovery after the kit was down ${((backAt - downAt) / 1000).toFixed(0)} s: every action verified ${seconds.toFixed(1)} s after it was started again ` +
+      `(at its restart up to ${waits!.attempts} attempts per action, the last next attempt due in ${(Number(waits!.latest) / 1000).toFixed(1)} s; ${await p.executions()})`
+  })

@@ -5,7 +5,8 @@
  * process with its own schema. Checked: every action accepted, and exactly one claimed execution
  * per action at the kit (no duplicates).
  *
- * Last, the recovery time after a crash (`dispatch-recovery.ts`; `BENCH_RECOVERY=0` leaves it out).
+ * Last, the recovery times after a crash and after an outage of the customer endpoint
+ * (`dispatch-recovery.ts`; `BENCH_RECOVERY=0` leaves them out, `BENCH_RECOVERY=only` runs only them).
  *
  * Baseline, in the same run: a minimal pipeline without Accord — a node:http client signing each
  * request with node:crypto, one row inserted at intake and updated on the acknowledgement, against
@@ -21,7 +22,7 @@ import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import { runBundled } from "./bundle.ts"
-import { recovery } from "./dispatch-recovery.ts"
+import { outage, recovery } from "./dispatch-recovery.ts"
 import {
   actionSigning,
   connectService,
@@ -45,7 +46,8 @@ if (databaseUrl === undefined) {
 }
 const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
-const concurrencies = (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
+const recoveryLines = process.env["BENCH_RECOVERY"] ?? "1"
+const concurrencies = recoveryLines === "only" ? [] : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
 const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
 /** `BENCH_ONLY=accord` or `baseline`: one side only (profiling). */
@@ -256,7 +258,10 @@ try {
       console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}`)
     }
   }
-  if (process.env["BENCH_RECOVERY"] !== "0") console.log(`\n${await recovery(databaseUrl)}`)
+  if (recoveryLines !== "0") {
+    console.log(`\n${await recovery(databaseUrl)}`)
+    console.log(await outage(databaseUrl))
+  }
 } finally {
   for (const schema of created) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   await admin.end()
