@@ -17,11 +17,12 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { ActionLedger, type ActionRecord, type LeasedAction } from "../ports/ActionLedger.ts"
 import { DispatchSignal } from "../ports/DispatchSignal.ts"
-import { type HandoffSlots, Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
+import { type HandoffSlots, leaseHeartbeat, Outbox, type OutboxItem, runLeased } from "../ports/Outbox.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { type Backoff, pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
 import { dispatchOutboxKind } from "./Action.ts"
@@ -73,8 +74,17 @@ export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
  */
 export const unreachableReasons: ReadonlyArray<string> = ["connect", "dns", "timeout", "reset", "status_502", "status_503", "status_504"]
 
-/** The dispatcher's lease when its options name none. */
+/** `runOnce`'s lease when the options name none: longer than the delivery time-out, as nothing renews it. */
 const defaultLeaseMillis = 30_000
+
+/**
+ * `runDispatcher`'s lease when its options name none (Accord's choice): the leases of the
+ * deliveries in flight are renewed every third of it (`leaseHeartbeat`), so a delivery may run
+ * longer, and after a crash the items the dead process held are free again within 10 s.
+ *
+ * @since 0.1.0
+ */
+export const runningLeaseMillis = 10_000
 
 /**
  * @since 0.1.0
@@ -86,7 +96,11 @@ export interface DispatcherOptions {
   readonly batchSize?: number
   /** Deliveries in flight at once (default 32). */
   readonly concurrency?: number
-  /** Lease length; must exceed the time-out (default 30 s). */
+  /**
+   * Lease length. `runOnce` does not renew it, so there it must exceed the time-out (default 30 s);
+   * `runDispatcher` renews the leases of the deliveries in flight every third of it (default
+   * `runningLeaseMillis`, 10 s).
+   */
   readonly leaseMillis?: number
   /** Per-delivery time-out (default: the transport's own, `dispatchTimeout` for `HttpTransport`). */
   readonly timeoutMillis?: number
@@ -158,35 +172,34 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
       }).pipe(Effect.asVoid)
 
     /**
-     * The connection revisions whose endpoint acknowledged a delivery of this dispatcher, and failed
-     * none as unreachable since. The first acknowledgement from a revision not in it (since this
-     * dispatcher started, or since a delivery to it failed as unreachable) makes the deliveries
-     * waiting on that revision after such a failure due at once, whichever worker or process
-     * failed them. Answers the effect that does so, or `undefined` when there is nothing to do.
+     * Recovery after an outage. `reachable`: the connection revisions whose endpoint acknowledged a
+     * delivery of this dispatcher since it started. `unreachable`: those a delivery of this
+     * dispatcher found unreachable (`unreachableReasons`, noted once its item was rescheduled) and
+     * none acknowledged since, with when that began and when one of their waiting deliveries was
+     * last made due. An acknowledgement makes the revision's deliveries waiting after such a failure
+     * due at once (`expediteRetries`) when it is the first from that revision since this dispatcher
+     * started (other workers, or this process before a crash, may have left some waiting), or when
+     * the revision was unreachable for `probeMillis` or longer; after a shorter spell (an endpoint
+     * shedding load) they keep their backoff. While a revision is unreachable, a lease makes its
+     * delivery due soonest due every `probeMillis` (`probe`, one statement per lease at most).
      */
     const reachable = new Set<string>()
-    /**
-     * The revisions a delivery of this dispatcher found unreachable and none has acknowledged
-     * since, with when one of their waiting deliveries was last made due (`undefined`: not yet
-     * timed). Every `probeMillis` the one due soonest is made due (`probe`), so the first answer
-     * after an outage comes without waiting for any delivery's backoff.
-     */
-    const unreachable = new Map<string, { readonly connectionId: string; readonly revision: number; probedAt: number | undefined }>()
+    const unreachable = new Map<string, { readonly connectionId: string; readonly revision: number; readonly since: number; probedAt: number }>()
     const everyMillis = options.probeMillis ?? probeMillis
+    const expedite = (connectionId: string, revision: number, now: number, limit?: number) =>
+      ledger.expediteRetries({
+        connectionId,
+        revision,
+        kinds: [dispatchOutboxKind],
+        errors: unreachableReasons,
+        now,
+        ...(limit === undefined ? {} : { limit })
+      })
     const probe = (now: number): Effect.Effect<void> | undefined => {
-      let probes: Array<Effect.Effect<void>> | undefined
       for (const [key, down] of unreachable) {
-        if (down.probedAt === undefined) down.probedAt = now
         if (now - down.probedAt < everyMillis) continue
         down.probedAt = now
-        const one = ledger.expediteRetries({
-          connectionId: down.connectionId,
-          revision: down.revision,
-          kinds: [dispatchOutboxKind],
-          errors: unreachableReasons,
-          now,
-          limit: 1
-        }).pipe(
+        return expedite(down.connectionId, down.revision, now, 1).pipe(
           Effect.flatMap((made) =>
             Effect.sync(() => {
               // Nothing waits on it: forget it until a delivery to it fails again.
@@ -195,41 +208,33 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           ),
           Effect.catchAll((error) => Effect.logWarning("dispatch: could not make a waiting delivery due", error.message))
         )
-        probes = probes ?? []
-        probes.push(one)
       }
-      return probes === undefined ? undefined : Effect.all(probes, { discard: true })
+      return undefined
     }
-    const noteReachability = (record: ActionRecord, result: DeliveryResult): Effect.Effect<void> | undefined => {
+    /** Notes a delivery's outcome for recovery; the effect to run, or `undefined` when there is nothing to do. */
+    const noteOutcome = (record: ActionRecord, result: DeliveryResult, now: number | undefined): Effect.Effect<void> | undefined => {
       const key = `${record.connectionId}:${record.revision}`
       if (result._tag === "NotSent" || result._tag === "Ambiguous") {
-        if (unreachableReasons.includes(result.reason)) {
-          reachable.delete(key)
-          if (!unreachable.has(key)) unreachable.set(key, { connectionId: record.connectionId, revision: record.revision, probedAt: undefined })
+        if (now !== undefined && unreachableReasons.includes(result.reason) && !unreachable.has(key)) {
+          unreachable.set(key, { connectionId: record.connectionId, revision: record.revision, since: now, probedAt: now })
         }
         return undefined
       }
       if (result._tag !== "Acknowledged") return undefined
+      const down = unreachable.get(key)
+      const first = !reachable.has(key)
+      if (down === undefined && !first) return undefined
       unreachable.delete(key)
-      if (reachable.has(key)) return undefined
       reachable.add(key)
-      return Clock.currentTimeMillis.pipe(
-        Effect.flatMap((now) =>
-          ledger.expediteRetries({
-            connectionId: record.connectionId,
-            revision: record.revision,
-            kinds: [dispatchOutboxKind],
-            errors: unreachableReasons,
-            now
-          })
-        ),
-        Effect.catchAll((error) => {
-          // Not expedited: those deliveries keep their backoff; try again on the next acknowledgement.
-          reachable.delete(key)
-          return Effect.logWarning("dispatch: could not make waiting deliveries due", error.message)
-        }),
-        Effect.asVoid
-      )
+      return Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        !first && at - down!.since < everyMillis
+          ? Effect.void
+          : expedite(record.connectionId, record.revision, at).pipe(
+            Effect.asVoid,
+            // Failed or interrupted: the next acknowledgement tries again.
+            Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => reachable.delete(key))),
+            Effect.catchAll((error) => Effect.logWarning("dispatch: could not make waiting deliveries due", error.message))
+          ))
     }
 
     /** Delivers a leased item; `known` is its action when already read with the lease. */
@@ -240,11 +245,13 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const { itemCompleted, result } = Option.isNone(record)
           ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
           : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, payload.providerConnectionGeneration)
-        const expedite = Option.isSome(record) ? noteReachability(record.value, result) : undefined
-        if (expedite !== undefined) yield* expedite
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
         // Settled with its item completed in the same write (an acknowledgement): nothing is left to do.
-        if (settled && itemCompleted) return result
+        if (settled && itemCompleted) {
+          const recovered = Option.isSome(record) ? noteOutcome(record.value, result, undefined) : undefined
+          if (recovered !== undefined) yield* recovered
+          return result
+        }
         const now = yield* Clock.currentTimeMillis
         const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
         if (settled || expired) {
@@ -254,6 +261,9 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
           yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: result.reason })
         }
+        // After the item's own write: an acknowledgement from now on makes it due too.
+        const noted = Option.isSome(record) ? noteOutcome(record.value, result, now) : undefined
+        if (noted !== undefined) yield* noted
         return result
       })
 
@@ -262,8 +272,8 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
     const lease = (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const leased = ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] })
-        const probes = unreachable.size === 0 ? undefined : probe(now)
-        return probes === undefined ? leased : Effect.zipRight(probes, leased)
+        const probed = unreachable.size === 0 ? undefined : probe(now)
+        return probed === undefined ? leased : Effect.zipRight(probed, leased)
       })
     const deliverLeased = ({ action, item }: LeasedAction) => deliverItem(item, action)
 
@@ -291,7 +301,9 @@ export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageErr
  * round); when nothing is due it waits for the `DispatchSignal` (intake wakes it) or `idleMillis`.
  * With `takeFromIntake`, it also receives from intake, through the `DispatchSignal`, the actions
  * created already leased to it in one of its free slots, and delivers them at once (no lease
- * statement between).
+ * statement between). The leases of the deliveries in flight are renewed every third of the lease
+ * (`runningLeaseMillis`, 10 s, unless the options name one), so a crashed dispatcher's deliveries
+ * are taken up again within that lease.
  *
  * @since 0.1.0
  */
@@ -310,9 +322,10 @@ export const runDispatcher = (
   }
 ): Effect.Effect<void, never, DispatcherServices | DispatchSignal | Scope.Scope> =>
   Effect.gen(function*() {
-    const dispatcher = yield* makeDispatcher(options)
+    const leaseMillis = options.leaseMillis ?? runningLeaseMillis
+    const dispatcher = yield* makeDispatcher({ ...options, leaseMillis })
     const signal = yield* DispatchSignal
-    const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
+    const outbox = yield* Outbox
     yield* runLeased({
       name: "dispatch",
       concurrency: options.concurrency ?? 32,
@@ -326,6 +339,8 @@ export const runDispatcher = (
             : Effect.tap(dispatcher.deliverLeased(leased), (result) => options.onDelivery!(leased.item, result))
         ),
       wakeup: signal.next,
+      // A crashed dispatcher's deliveries are free again within one lease; a slow one keeps its own.
+      heartbeat: leaseHeartbeat({ outbox, owner: options.owner, leaseMillis }),
       // Intake hands new actions straight to a free slot, created already leased to this owner.
       ...(options.takeFromIntake === true
         ? {

@@ -11,7 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
 import { ActionLedger } from "../../../../core/ports/ActionLedger.ts"
-import { type DeliveryResult, makeDispatcher } from "../../../../core/connector/Dispatcher.ts"
+import { type DeliveryResult, makeDispatcher, unreachableReasons } from "../../../../core/connector/Dispatcher.ts"
 import { intake } from "../../../../core/connector/Intake.ts"
 import { Outbox } from "../../../../core/ports/Outbox.ts"
 import * as HttpTransport from "../../../../adapters/transport/HttpTransport.ts"
@@ -54,6 +54,16 @@ const relayOn = (port: number, target: string): Promise<Server> =>
     server.once("error", reject)
     server.listen(port, "127.0.0.1", () => resolve(server))
   })
+
+/** Stops a relay and drops its open connections: the endpoint is down again. */
+const stopRelay = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+
+/** A relay on `port` for the scope. */
+const relayScoped = (port: number) => Effect.acquireRelease(Effect.promise(() => relayOn(port, peer.url)), (server) => Effect.promise(() => stopRelay(server)))
 
 /** Stretches a waiting delivery's backoff to ten minutes (as after many failed attempts), its last error kept. */
 const waitLong = (actionRequestId: string) =>
@@ -150,10 +160,7 @@ for (const storage of storageVariants) {
         assert.strictEqual(yield* before.runOnce, 1)
         assert.strictEqual(yield* waitLong(waiting), "connect")
         // The endpoint is up again, and a service started since (a new dispatcher) delivers a new action.
-        yield* Effect.acquireRelease(
-          Effect.promise(() => relayOn(port, peer.url)),
-          (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-        )
+        yield* relayScoped(port)
         const after = yield* makeDispatcher({ owner: "w2" })
         const { actionRequestId: fresh } = yield* intake(workspaceId, intakeInput())
         assert.strictEqual(yield* after.runOnce, 1)
@@ -165,12 +172,12 @@ for (const storage of storageVariants) {
         assert.strictEqual(yield* Effect.promise(() => peer.executions()), executionsBefore + 2)
       }).pipe(Effect.scoped, Effect.provide(serviceLayer(storage))), 30_000)
 
-    it.live("an endpoint that stays unreachable is tried again every probeMillis with the delivery due soonest, until one is acknowledged", () =>
+    it.live("an endpoint that stays unreachable is tried again every probeMillis with the delivery due soonest; once one is acknowledged the others are due", () =>
       Effect.gen(function*() {
         peer.mode = "good"
         const port = yield* Effect.promise(closedPort)
         yield* connect(`http://127.0.0.1:${port}/connector`)
-        const dispatcher = yield* makeDispatcher({ owner: "w1", probeMillis: 1_500 })
+        const dispatcher = yield* makeDispatcher({ owner: "w1", probeMillis: 4_000 })
         const { actionRequestId: sooner } = yield* intake(workspaceId, intakeInput())
         assert.strictEqual(yield* dispatcher.runOnce, 1)
         yield* waitLong(sooner)
@@ -179,23 +186,46 @@ for (const storage of storageVariants) {
         yield* waitLong(later)
         // Nothing is due, and the first probe waits its interval.
         assert.strictEqual(yield* dispatcher.runOnce, 0)
-        yield* Effect.sleep("1600 millis")
+        yield* Effect.sleep("4200 millis")
         // Still down: one delivery is tried (the one due soonest), and it fails again.
         const laterDue = yield* dueAt(later)
         assert.strictEqual(yield* dispatcher.runOnce, 1)
         assert.isAbove(yield* dueAt(sooner), Date.now())
         assert.strictEqual(yield* dueAt(later), laterDue)
         assert.strictEqual(yield* dispatcher.runOnce, 0)
-        // Back up: the next probe is acknowledged, and that makes the other due as well.
-        yield* Effect.acquireRelease(
-          Effect.promise(() => relayOn(port, peer.url)),
-          (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-        )
-        yield* Effect.sleep("1600 millis")
-        // (The one tried before may be due by its own backoff by now: then both go in one round.)
-        assert.strictEqual((yield* dispatcher.runOnce) + (yield* dispatcher.runOnce), 2)
-        assert.deepStrictEqual(yield* stateOf(sooner), Option.some("accepted"))
+        // Both wait ten minutes again; the endpoint is back up.
+        yield* waitLong(sooner)
+        yield* relayScoped(port)
+        yield* Effect.sleep("4200 millis")
+        // The next probe is acknowledged, after an outage longer than probeMillis: the other is due too.
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
         assert.deepStrictEqual(yield* stateOf(later), Option.some("accepted"))
+        assert.isAtMost(yield* dueAt(sooner), Date.now())
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        assert.deepStrictEqual(yield* stateOf(sooner), Option.some("accepted"))
+      }).pipe(Effect.scoped, Effect.provide(serviceLayer(storage))), 30_000)
+
+    it.live("unreachable for less than probeMillis (an endpoint shedding load): the deliveries waiting after it keep their backoff", () =>
+      Effect.gen(function*() {
+        peer.mode = "good"
+        const port = yield* Effect.promise(closedPort)
+        yield* connect(`http://127.0.0.1:${port}/connector`)
+        const dispatcher = yield* makeDispatcher({ owner: "w1", probeMillis: 60_000 })
+        const relay = yield* Effect.promise(() => relayOn(port, peer.url))
+        const { actionRequestId: first } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        assert.deepStrictEqual(yield* stateOf(first), Option.some("accepted"))
+        yield* Effect.promise(() => stopRelay(relay))
+        const { actionRequestId: waiting } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        assert.include(unreachableReasons, yield* waitLong(waiting))
+        const due = yield* dueAt(waiting)
+        yield* relayScoped(port)
+        const { actionRequestId: fresh } = yield* intake(workspaceId, intakeInput())
+        assert.strictEqual(yield* dispatcher.runOnce, 1)
+        assert.deepStrictEqual(yield* stateOf(fresh), Option.some("accepted"))
+        assert.strictEqual(yield* dueAt(waiting), due)
+        assert.strictEqual(yield* dispatcher.runOnce, 0)
       }).pipe(Effect.scoped, Effect.provide(serviceLayer(storage))), 30_000)
 
     it.live("a delivery waiting after a wrong answer keeps its backoff when another is acknowledged", () =>

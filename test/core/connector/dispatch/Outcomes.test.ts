@@ -25,7 +25,7 @@ import type { CatalogStore } from "../../../../core/ports/CatalogStore.ts"
 import type { SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { makeCompletionReceiver } from "../../../../core/connector/CompletionIntake.ts"
 import type { ActionIntake } from "../../../../core/connector/Action.ts"
-import { makeDispatcher, runDispatcher } from "../../../../core/connector/Dispatcher.ts"
+import { makeDispatcher, runDispatcher, runningLeaseMillis } from "../../../../core/connector/Dispatcher.ts"
 import { intake } from "../../../../core/connector/Intake.ts"
 import type { PaymentMode } from "../../../../core/protocol/messages/Common.ts"
 import * as DispatchSignal from "../../../../core/ports/DispatchSignal.ts"
@@ -354,6 +354,42 @@ describe("giving up and stopping", () => {
       assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
     }).pipe(Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))), 30_000)
 
+  it.live("a running dispatcher renews the lease of a delivery that outlasts it: no other worker takes the action meanwhile", () =>
+    Effect.gen(function*() {
+      peer.mode = "good"
+      yield* connect(peer.url)
+      const runtime = yield* Effect.runtime<never>()
+      const release = yield* Effect.makeLatch(false)
+      let held = 0
+      peer.beforeAnswer = () => {
+        held++
+        return Runtime.runPromise(runtime)(release.await)
+      }
+      const scope = yield* Scope.make()
+      // A 1 s lease, renewed every third of it while the delivery waits for its answer.
+      // Polling once a minute: its own lease statements do not take the item again meanwhile.
+      yield* runDispatcher({ owner: "bg", leaseMillis: 1_000, timeoutMillis: 10_000, idleMillis: 60_000 }).pipe(Scope.extend(scope))
+      const { actionRequestId } = yield* intake(workspaceId, intakeInput())
+      for (let i = 0; i < 100 && held === 0; i++) yield* Effect.sleep("20 millis")
+      assert.strictEqual(held, 1)
+      // Two and a half lease lengths later the item is still this dispatcher's, its lease ahead of now.
+      yield* Effect.sleep("2500 millis")
+      const item = yield* itemOf(actionRequestId)
+      assert.strictEqual(item.leaseOwner, "bg")
+      assert.isAbove(item.leaseExpiresAt!, Date.now())
+      const taken = yield* Effect.flatMap(Outbox, (o) =>
+        o.lease({ owner: "other", now: Date.now(), leaseMillis: 1_000, limit: 10, kinds: ["service.dispatch"] }))
+      assert.deepStrictEqual(taken, [])
+      yield* release.open
+      for (let i = 0; i < 100 && (yield* recordOf(actionRequestId)).state !== "accepted"; i++) yield* Effect.sleep("20 millis")
+      assert.strictEqual((yield* recordOf(actionRequestId)).state, "accepted")
+      assert.isNotNull((yield* itemOf(actionRequestId)).completedAt)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => (peer.beforeAnswer = undefined))),
+      Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))
+    ), 30_000)
+
   it.live("intake hands a new action to a free slot of a dispatcher that takes from intake, created leased to it; with no free slot it is created unleased", () =>
     Effect.gen(function*() {
       peer.mode = "good"
@@ -373,7 +409,7 @@ describe("giving up and stopping", () => {
       // Created leased to the dispatcher, no attempt counted.
       const firstItem = yield* itemOf(first.actionRequestId)
       assert.deepStrictEqual([firstItem.leaseOwner, firstItem.attempts, firstItem.createdAt], ["bg", 0, (yield* recordOf(first.actionRequestId)).createdAt])
-      assert.strictEqual(firstItem.leaseExpiresAt, firstItem.createdAt + 30_000)
+      assert.strictEqual(firstItem.leaseExpiresAt, firstItem.createdAt + runningLeaseMillis)
       // The only slot is busy: the next action is created for a lease to find.
       const second = yield* intake(workspaceId, intakeInput())
       assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
