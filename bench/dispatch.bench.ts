@@ -115,7 +115,10 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
     // Acceptances as the dispatcher reports them: the bench neither polls the database nor adds
     // load of its own to it.
     let acceptedSoFar = 0
-    let waiting: Array<() => void> = []
+    // Who waits for an acceptance, first come first served. Each acceptance frees one slot, so it
+    // wakes one waiter: waking all of them would cost this process one promise per waiter per
+    // action (64 or 128), charged to Accord's sender CPU.
+    const waiting: Array<() => void> = []
     const scope = await runtime.runPromise(Effect.flatMap(
       Scope.make(),
       (scope) =>
@@ -130,9 +133,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
                 Effect.sync(() => {
                   if (result._tag === "Acknowledged" && result.state === "accepted") {
                     acceptedSoFar++
-                    const wake = waiting
-                    waiting = []
-                    for (const resolve of wake) resolve()
+                    waiting.shift()?.()
                   }
                 })
             }),
