@@ -73,9 +73,17 @@ const kit = await makeCustomerKit({
   allowInsecureServiceUrl: true,
   storage: process.env["ACCORD_TEST_KILL_AFTER_CLAIM"] === "1" ? killAfterClaim(storage) : storage,
   transport,
-  // A short delivery lease (renewed by the heartbeat while a delivery runs): a killed kit's in-flight
-  // delivery is taken again within seconds by the restarted one.
-  worker: { pollMillis: 50, backoff: { baseMillis: 20, capMillis: 200 }, deliveryLeaseMillis: 5_000 },
+  // Short leases (renewed by the heartbeat while the work runs): a killed kit's in-flight delivery is
+  // taken again within seconds by the restarted one, and an execution its worker leased in the
+  // moment between the claim's commit and the kill within 30 s (the default 5 minutes would outlast
+  // the crash test's 60 s wait). A host call may then take 14 s, under half the execution lease.
+  worker: {
+    pollMillis: 50,
+    backoff: { baseMillis: 20, capMillis: 200 },
+    deliveryLeaseMillis: 5_000,
+    executeLeaseMillis: 30_000,
+    executeTimeoutMillis: 14_000
+  },
   executor: {
     execute: async (request) => {
       log(`execute ${request.actionRequestId}`)
