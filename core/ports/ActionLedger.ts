@@ -336,6 +336,8 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
     const claim = intakeKeys.get(intakeKeyId(workspaceId, idempotencyKey))
     return claim !== undefined && claim.createdAt >= liveSince ? claim : undefined
   }
+  /** The action an outbox item's payload names (`actionRequestId`), if stored. */
+  const actionOf = (item: OutboxItem) => records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? "")
   const canEnqueue = (item: NewOutboxItem | undefined) =>
     item === undefined ||
     (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
@@ -404,7 +406,7 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
       Effect.sync(() =>
         outbox.lease(request).map((item) => ({
           item,
-          action: Option.fromNullable(records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? ""))
+          action: Option.fromNullable(actionOf(item))
         }))
       ),
     expediteRetries: ({ connectionId, errors, kinds, limit, now, revision }) =>
@@ -415,7 +417,7 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
             item.lastError === null || !errors.includes(item.lastError) ||
             (item.leaseExpiresAt !== null && item.leaseExpiresAt > now)
           ) return false
-          const action = records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? "")
+          const action = actionOf(item)
           return action !== undefined && action.connectionId === connectionId && action.revision === revision
         }).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
         const made = limit === undefined ? waiting : waiting.slice(0, limit)

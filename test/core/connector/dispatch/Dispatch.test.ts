@@ -65,6 +65,14 @@ const stopRelay = (server: Server): Promise<void> =>
 /** A relay on `port` for the scope. */
 const relayScoped = (port: number) => Effect.acquireRelease(Effect.promise(() => relayOn(port, peer.url)), (server) => Effect.promise(() => stopRelay(server)))
 
+/** Connects the workspace to a loopback port with nothing listening on it (yet); answers the port. */
+const connectRefused = Effect.gen(function*() {
+  peer.mode = "good"
+  const port = yield* Effect.promise(closedPort)
+  yield* connect(`http://127.0.0.1:${port}/connector`)
+  return port
+})
+
 /** Stretches a waiting delivery's backoff to ten minutes (as after many failed attempts), its last error kept. */
 const waitLong = (actionRequestId: string) =>
   Effect.gen(function*() {
@@ -138,8 +146,7 @@ for (const storage of storageVariants) {
 
     it.live("nothing listening: not sent, state unchanged, retried later", () =>
       Effect.gen(function*() {
-        const port = yield* Effect.promise(closedPort)
-        yield* connect(`http://127.0.0.1:${port}/connector`)
+        yield* connectRefused
         const dispatcher = yield* makeDispatcher({ owner: "w1" })
         const { actionRequestId } = yield* intake(workspaceId, intakeInput())
         yield* dispatcher.runOnce
@@ -151,10 +158,8 @@ for (const storage of storageVariants) {
 
     it.live("an endpoint that answers again: the deliveries waiting on it after it could not be reached are due at once", () =>
       Effect.gen(function*() {
-        peer.mode = "good"
         const executionsBefore = yield* Effect.promise(() => peer.executions())
-        const port = yield* Effect.promise(closedPort)
-        yield* connect(`http://127.0.0.1:${port}/connector`)
+        const port = yield* connectRefused
         const before = yield* makeDispatcher({ owner: "w1" })
         const { actionRequestId: waiting } = yield* intake(workspaceId, intakeInput())
         assert.strictEqual(yield* before.runOnce, 1)
@@ -174,9 +179,7 @@ for (const storage of storageVariants) {
 
     it.live("an endpoint that stays unreachable is tried again every probeMillis with the delivery due soonest; once one is acknowledged the others are due", () =>
       Effect.gen(function*() {
-        peer.mode = "good"
-        const port = yield* Effect.promise(closedPort)
-        yield* connect(`http://127.0.0.1:${port}/connector`)
+        const port = yield* connectRefused
         const dispatcher = yield* makeDispatcher({ owner: "w1", probeMillis: 4_000 })
         const { actionRequestId: sooner } = yield* intake(workspaceId, intakeInput())
         assert.strictEqual(yield* dispatcher.runOnce, 1)
@@ -207,9 +210,7 @@ for (const storage of storageVariants) {
 
     it.live("unreachable for less than probeMillis (an endpoint shedding load): the deliveries waiting after it keep their backoff", () =>
       Effect.gen(function*() {
-        peer.mode = "good"
-        const port = yield* Effect.promise(closedPort)
-        yield* connect(`http://127.0.0.1:${port}/connector`)
+        const port = yield* connectRefused
         const dispatcher = yield* makeDispatcher({ owner: "w1", probeMillis: 60_000 })
         const relay = yield* Effect.promise(() => relayOn(port, peer.url))
         const { actionRequestId: first } = yield* intake(workspaceId, intakeInput())
