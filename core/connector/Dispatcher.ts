@@ -239,7 +239,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
 
     /** Delivers a leased item; `known` is its action when already read with the lease. */
     const deliverItem = (item: OutboxItem, known?: Option.Option<ActionRecord>): Effect.Effect<DeliveryResult, StorageError> =>
-      Effect.gen(function*() {
+      Effect.clockWith((clock) => Effect.gen(function*() {
         const payload = item.payload as DispatchPayload
         const record = known ?? (yield* ledger.get(payload.actionRequestId))
         const { itemCompleted, result } = Option.isNone(record)
@@ -252,7 +252,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
           if (recovered !== undefined) yield* recovered
           return result
         }
-        const now = yield* Clock.currentTimeMillis
+        const now = clock.unsafeCurrentTimeMillis()
         const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
         if (settled || expired) {
           if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason)
@@ -265,12 +265,13 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const noted = Option.isSome(record) ? noteOutcome(record.value, result, now) : undefined
         if (noted !== undefined) yield* noted
         return result
-      })
+      }))
 
     const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> => deliverItem(item)
 
     const lease = (limit: number) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
         const leased = ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] })
         const probed = unreachable.size === 0 ? undefined : probe(now)
         return probed === undefined ? leased : Effect.zipRight(probed, leased)

@@ -17,6 +17,7 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -27,10 +28,10 @@ import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { DispatchSignal, type DispatchSlot } from "../ports/DispatchSignal.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
+import { deriveProviderIdempotencyKeySync, deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
 import { randomUuidWith } from "../protocol/Uuid.ts"
 import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
-import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
+import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, paymentFamilies, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
 import { PaymentCapabilityProblem, paymentGateWith } from "./Capability.ts"
 import { type IdempotencyKeyReused, intakeKeyLiveSince, type InvalidIdempotencyKey, prepareIntakeKey, replayClaim } from "./IntakeKey.ts"
@@ -120,7 +121,9 @@ export const intake = (
   ActionLedger | ConnectionStore | CapabilityRegistry | Crypto | Revalidation
 > =>
   Effect.gen(function*() {
-    const ledger = yield* ActionLedger
+    // The services, read from the context in one step rather than one step each.
+    const context = yield* Effect.context<ActionLedger | ConnectionStore | CapabilityRegistry | Crypto | Revalidation>()
+    const ledger = Context.get(context, ActionLedger)
     const key = options.idempotencyKey === undefined ? undefined : yield* prepareIntakeKey(options.idempotencyKey, input)
     const replay = (claim: IntakeKeyClaim) =>
       Effect.map(replayClaim(claim, key!), ({ actionRequestId }) => ({ actionRequestId, state: "dispatching" as const, replayed: true }))
@@ -131,22 +134,29 @@ export const intake = (
     }
     const problem = checkPaymentSnapshot(input)
     if (problem !== undefined) return yield* new PaymentSnapshotMismatch({ reason: problem })
-    const connections = yield* ConnectionStore
+    const connections = Context.get(context, ConnectionStore)
     const connection = yield* connections.get(workspaceId)
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
     const now = yield* Clock.currentTimeMillis
     const request: StoredRequest = options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
     // The catalog, account, authority and frequency checks the dispatcher repeats before every send.
-    yield* (yield* Revalidation).check({ workspaceId, request, now })
-    const gate = yield* paymentGateWith({ connections, capabilities: yield* CapabilityRegistry })(connection.value.connectionId, input, { now })
+    yield* Context.get(context, Revalidation).check({ workspaceId, request, now })
+    // Only a Payment action has a gate to pass.
+    const gate = paymentFamilies[input.action.operation.family] === undefined
+      ? undefined
+      : yield* paymentGateWith({ connections, capabilities: Context.get(context, CapabilityRegistry) })(connection.value.connectionId, input, { now })
     if (gate !== undefined && gate.verdict !== "covered") {
       return yield* new PaymentModeNotEnabled({ mode: gate.mode, reason: gate.verdict })
     }
     const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
-    const crypto = yield* Crypto
-    const actionRequestId = yield* randomUuidWith(crypto)
-    const providerIdempotencyKey = yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
+    const crypto = Context.get(context, Crypto)
+    // Synchronous when the Crypto has synchronous forms (node:crypto): no effect step each.
+    const uuid = crypto.unsafeRandomUuidSync
+    const actionRequestId = uuid !== undefined ? uuid() : yield* randomUuidWith(crypto)
+    const providerIdempotencyKey = crypto.unsafeSha256HexSync !== undefined
+      ? deriveProviderIdempotencyKeySync(crypto.unsafeSha256HexSync, workspaceId, actionRequestId)
+      : yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
     const record = {
         actionRequestId,
         workspaceId,
@@ -161,14 +171,14 @@ export const intake = (
         createdAt: now
       } satisfies Omit<ActionRecord, "version" | "updatedAt">
     const outbox = {
-      id: yield* randomUuidWith(crypto),
+      id: uuid !== undefined ? uuid() : yield* randomUuidWith(crypto),
       kind: dispatchOutboxKind,
       dedupeKey: actionRequestId,
       payload: { actionRequestId, ...generation } satisfies DispatchPayload,
       nextAttemptAt: now,
       createdAt: now
     }
-    const signal = yield* Effect.serviceOption(DispatchSignal)
+    const signal = Context.getOption(context, DispatchSignal)
     const create = (slot: Option.Option<DispatchSlot>) => ledger.create({
       record,
       history: options.approval === undefined

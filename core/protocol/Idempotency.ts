@@ -24,10 +24,17 @@ export const deriveProviderIdempotencyKey = (
  * @since 0.1.0
  */
 export const deriveProviderIdempotencyKeyWith = (crypto: CryptoService, workspaceId: string, actionRequestId: string): Effect.Effect<string> =>
-  Effect.map(
-    crypto.sha256Hex(`customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`),
-    (digest) => "pva_" + digest
-  )
+  Effect.map(crypto.sha256Hex(idempotencyKeyInput(workspaceId, actionRequestId)), (digest) => "pva_" + digest)
+
+/**
+ * The same with a synchronous SHA-256 (`Crypto.unsafeSha256HexSync`), for a hot path.
+ *
+ * @since 0.1.0
+ */
+export const deriveProviderIdempotencyKeySync = (sha256HexSync: (data: string) => string, workspaceId: string, actionRequestId: string): string =>
+  "pva_" + sha256HexSync(idempotencyKeyInput(workspaceId, actionRequestId))
+
+const idempotencyKeyInput = (workspaceId: string, actionRequestId: string) => `customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`
 
 /**
  * The idempotency header, the body's `providerIdempotencyKey` and the key derived locally from the

@@ -12,7 +12,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
@@ -21,7 +22,7 @@ import { exactParseOptions } from "./messages/Common.ts"
 import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { FieldIssue, MalformedBody, parseJsonBody, toFieldIssues } from "./Json.ts"
+import { FieldIssue, MalformedBody, parseJsonBytes, toFieldIssues } from "./Json.ts"
 import { parseTimestamp } from "./Timestamp.ts"
 
 /**
@@ -438,8 +439,19 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       verifyAnyUnclaimed: (input) =>
         verifyWith(input, input.keys, (checked, now, keyIndex) =>
           Effect.succeed({ headers: verified(checked), keyIndex, nonce: nonceClaim(input, checked, now) })),
-      verifyAndDecode: (schema, input) =>
-        Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))
+      verifyAndDecode: verifySync !== undefined
+        // One effect step when the checks and the decode answer at once (the common case).
+        ? <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError> =>
+          Effect.suspend((): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError> => {
+            const headers = verifySync(input)
+            if ("_tag" in headers) return Effect.fail(headers)
+            const body = decodeBody(schema, input.body)
+            return Exit.isExit(body) && Exit.isSuccess(body)
+              ? Effect.succeed({ headers, body: (body as Exit.Success<A, never>).value })
+              : Effect.map(body, (decoded) => ({ headers, body: decoded }))
+          })
+        : <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
+          Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))
     }
   }
 )
@@ -464,12 +476,15 @@ export const decodeBody = <A, I>(
   body: Uint8Array,
   /** `parseJsonBytes(body)` of these same bytes, when the caller already took it (not parsed again). */
   parsed?: Either.Either<unknown, MalformedBody>
-): Effect.Effect<A, MalformedBody | InvalidShape> =>
-  Effect.flatMap(parsed ?? parseJsonBody(body), (json) =>
-    Effect.mapError(
-      FastDecode.decodeUnknown(schema, exactParseOptions)(json),
-      (error) => new InvalidShape({ issues: toFieldIssues(error) })
-    ))
+): Effect.Effect<A, MalformedBody | InvalidShape> => {
+  const json = parsed ?? parseJsonBytes(body)
+  if (Either.isLeft(json)) return Effect.fail(json.left)
+  const decoded = FastDecode.decodeUnknown(schema, exactParseOptions)(json.right)
+  // Decoded by the compiled checks: already the answer (an `Exit`), with no step to add.
+  return Exit.isExit(decoded) && Exit.isSuccess(decoded)
+    ? decoded as Exit.Exit<A>
+    : Effect.mapError(decoded, (error) => new InvalidShape({ issues: toFieldIssues(error) }))
+}
 
 /**
  * Verifies a signed message, then decodes its body with `schema` (see `Verifier.verifyAndDecode`).

@@ -92,6 +92,8 @@ export const stepDetail = (step: Transition | undefined): Record<string, unknown
  */
 export const applyTrigger = <A, E, R>(options: {
   readonly ledger: ActionLedgerService
+  /** The clock to read each write's time from without an effect step (default: the context's `Clock`). */
+  readonly clock?: Clock.Clock
   readonly actionRequestId: string
   readonly record?: ActionRecord
   readonly trigger?: Trigger
@@ -109,7 +111,7 @@ export const applyTrigger = <A, E, R>(options: {
       const action = current.value
       if (!isCurrentAction(action)) return undefined
       const step = options.trigger === undefined ? undefined : transition(action.state, options.trigger)
-      const now = yield* Clock.currentTimeMillis
+      const now = options.clock !== undefined ? options.clock.unsafeCurrentTimeMillis() : yield* Clock.currentTimeMillis
       const decision = yield* options.decide(action, step, { round, now })
       if (decision._tag === "Answer") return decision.value
       const { history, ...write } = decision.write

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -119,6 +119,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
      * sealed continuation are still stored, with a history entry and no change of state.
      */
     const apply = (
+      clock: Clock.Clock,
       record: ActionRecord,
       trigger: Trigger,
       extra: {
@@ -130,6 +131,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
     ): Effect.Effect<{ readonly state: ActionState; readonly written: boolean } | undefined, StorageError> =>
       applyTrigger<{ readonly state: ActionState; readonly written: boolean }, never, never>({
         ledger,
+        clock,
         actionRequestId: record.actionRequestId,
         record,
         trigger,
@@ -178,9 +180,16 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
      * customer keeps `unknown_outcome` (reconciled, never dropped) and is not sent again. Either
      * way the history names the reason and the outbox item is completed.
      */
-    const block = (record: ActionRecord, attempt: number, reason: string, completes: { readonly id: string; readonly owner: string }) =>
+    const block = (
+      clock: Clock.Clock,
+      record: ActionRecord,
+      attempt: number,
+      reason: string,
+      completes: { readonly id: string; readonly owner: string }
+    ) =>
       applyTrigger<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, never, never>({
         ledger,
+        clock,
         actionRequestId: record.actionRequestId,
         record,
         trigger: { _tag: "Blocked", reason },
@@ -216,15 +225,26 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
       })
     }
 
+    // The clock is read once per delivery from its fiber (a caller's `Effect.withClock` counts), then
+    // synchronously: a `Clock.currentTimeMillis` step per reading measurably added up.
     return (record, attempt, completes, generation) =>
-      Effect.gen(function*() {
+      Effect.clockWith((clock) => deliverWith(clock, record, attempt, completes, generation))
+
+    function deliverWith(
+      clock: Clock.Clock,
+      record: ActionRecord,
+      attempt: number,
+      completes: { readonly id: string; readonly owner: string },
+      generation: string | undefined
+    ): Effect.Effect<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, StorageError> {
+      return Effect.gen(function*() {
         if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
           return notWritten({ _tag: "Skipped", reason: "already_acknowledged" })
         }
         const decoded = decodeStoredRequestEither(record)
         if (Either.isLeft(decoded)) return notWritten({ _tag: "Skipped", reason: "invalid_stored_request" })
         const request = decoded.right
-        const startedAt = yield* Clock.currentTimeMillis
+        const startedAt = clock.unsafeCurrentTimeMillis()
         const revision = yield* revisionOf(record.connectionId, record.revision, startedAt)
         if (Option.isNone(revision) || revision.value.state === "retired") {
           return notWritten({ _tag: "NotSent", reason: "revision_unavailable" })
@@ -239,17 +259,17 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         }).pipe(Effect.either)
         if (revalidated._tag === "Left") {
           if (revalidated.left._tag === "StorageError") return yield* revalidated.left
-          return yield* block(record, attempt, revalidated.left.reason, completes)
+          return yield* block(clock, record, attempt, revalidated.left.reason, completes)
         }
         // The time of this attempt: the gate's and the body's `requestedAt`.
-        const now = yield* Clock.currentTimeMillis
+        const now = clock.unsafeCurrentTimeMillis()
         // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
-        const gate = yield* gateOf(record.connectionId, request, {
+        const gate = paymentFamilies[request.action.operation.family] === undefined ? undefined : yield* gateOf(record.connectionId, request, {
           now,
           boundRevision: record.revision,
           ...(generation !== undefined ? { generation } : {})
         })
-        if (gate !== undefined && gate.verdict !== "covered") return yield* block(record, attempt, gate.verdict, completes)
+        if (gate !== undefined && gate.verdict !== "covered") return yield* block(clock, record, attempt, gate.verdict, completes)
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
         const nonce = yield* signer.freshNonce
@@ -276,7 +296,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         }).pipe(Effect.either)
         const ambiguous = (reason: string) =>
           Effect.as(
-            apply(record, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
+            apply(clock, record, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
             notWritten({ _tag: "Ambiguous", reason })
           )
         if (exchange._tag === "Left") {
@@ -312,11 +332,12 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         }
         let sealedContinuation: string | undefined
         if (ack.state === "accepted" && ack.continuation !== undefined) {
-          const verdict = yield* continuationVerdict(record, request, ack.continuation, yield* Clock.currentTimeMillis)
+          const verdict = yield* continuationVerdict(record, request, ack.continuation, clock.unsafeCurrentTimeMillis())
           if (verdict !== "allowed") return yield* ambiguous(`response_continuation_${verdict}`)
           sealedContinuation = yield* cipher.seal(JSON.stringify(ack.continuation), `continuation:${record.actionRequestId}`)
         }
         const applied = yield* apply(
+          clock,
           record,
           { _tag: ack.state === "accepted" ? "AckAccepted" : "AckRejected" },
           {
@@ -335,4 +356,5 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         if (applied === undefined) return notWritten({ _tag: "Skipped", reason: "concurrent_change" })
         return { result: { _tag: "Acknowledged", state: ack.state }, itemCompleted: applied.written }
       })
+    }
   })
