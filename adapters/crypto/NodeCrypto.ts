@@ -148,6 +148,7 @@ export const make = (): CryptoService => {
     hmacSha256Hex: (key, parts) => Effect.sync(() => hmacHex(key, parts)),
     sha256Hex: (data) => Effect.sync(() => sha256Hex(data)),
     randomBytes: (size) => Effect.sync(() => randomBytes(size)),
+    unsafeRandomBytesSync: randomBytes,
     randomUuid: Effect.sync(() => randomUUID()),
     unsafeRandomUuidSync: randomUUID
   }

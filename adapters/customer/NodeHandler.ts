@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { type CustomerHandler, type CustomerResponse, maxRequestBytes } from "../../core/customer/Handler.ts"
 import { encodeBody } from "../../core/protocol/Signing.ts"
 
@@ -28,31 +29,31 @@ const preParsed = (req: IncomingMessage): Uint8Array | undefined => {
   return undefined
 }
 
-const readBody = (req: IncomingMessage, maxBytes: number): Promise<RawBody> =>
-  new Promise((resolve) => {
-    const given = preParsed(req)
-    if (given !== undefined) return resolve({ kind: "bytes", bytes: given })
-    if (req.readableEnded) return resolve({ kind: "error", status: 500, error: "raw_body_unavailable" })
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let settled = false
-    const settle = (result: RawBody) => {
-      if (settled) return
-      settled = true
-      resolve(result)
+/** Reads the body and calls `done` once with it (no promise per request: this runs per execution request). */
+const readBody = (req: IncomingMessage, maxBytes: number, done: (body: RawBody) => void): void => {
+  const given = preParsed(req)
+  if (given !== undefined) return done({ kind: "bytes", bytes: given })
+  if (req.readableEnded) return done({ kind: "error", status: 500, error: "raw_body_unavailable" })
+  const chunks: Array<Buffer> = []
+  let size = 0
+  let settled = false
+  const settle = (result: RawBody) => {
+    if (settled) return
+    settled = true
+    done(result)
+  }
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length
+    if (size > maxBytes) {
+      settle({ kind: "error", status: 413, error: "body_too_large" })
+      req.resume()
+      return
     }
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxBytes) {
-        settle({ kind: "error", status: 413, error: "body_too_large" })
-        req.resume()
-        return
-      }
-      chunks.push(chunk)
-    })
-    req.on("end", () => settle({ kind: "bytes", bytes: new Uint8Array(Buffer.concat(chunks)) }))
-    req.on("error", () => settle({ kind: "error", status: 400, error: "unreadable_body" }))
+    chunks.push(chunk)
   })
+  req.on("end", () => settle({ kind: "bytes", bytes: new Uint8Array(Buffer.concat(chunks)) }))
+  req.on("error", () => settle({ kind: "error", status: 400, error: "unreadable_body" }))
+}
 
 const send = (res: ServerResponse, response: CustomerResponse): void => {
   res.writeHead(response.status, { ...response.headers, "content-length": String(response.body.byteLength) })
@@ -76,12 +77,17 @@ export const toNodeHandler = (handle: CustomerHandler["handle"], maxBytes: numbe
     req.resume()
     return send(res, error(405, "method_not_allowed"))
   }
-  void readBody(req, maxBytes).then(async (body) => {
-    const response = body.kind === "error"
-      ? error(body.status, body.error)
-      : await Effect.runPromise(handle({ headers: req.headers, body: body.bytes }))
-    send(res, response)
-  }).catch(() => {
-    if (!res.headersSent) send(res, error(500, "internal_error"))
+  const reply = (response: CustomerResponse) => {
+    try {
+      send(res, response)
+    } catch {
+      if (!res.headersSent) send(res, error(500, "internal_error"))
+    }
+  }
+  readBody(req, maxBytes, (body) => {
+    if (body.kind === "error") return reply(error(body.status, body.error))
+    Effect.runCallback(handle({ headers: req.headers, body: body.bytes }), {
+      onExit: (exit) => reply(Exit.isSuccess(exit) ? exit.value : error(500, "internal_error"))
+    })
   })
 }

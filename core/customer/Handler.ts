@@ -168,10 +168,10 @@ export const makeCustomerHandler = (
     const reconcile = makeReconciliationAnswer({ workspaceId, paymentReader, ledger, exchange })
 
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
-      Effect.gen(function*() {
-        if (input.body.byteLength > maxRequestBytes) return errorResponse(413, { error: "body_too_large" })
+      Effect.suspend(() => {
+        if (input.body.byteLength > maxRequestBytes) return Effect.succeed(errorResponse(413, { error: "body_too_large" }))
         if (!isJsonContentType(readHeader(input.headers, "content-type"))) {
-          return errorResponse(415, { error: "unsupported_media_type" })
+          return Effect.succeed(errorResponse(415, { error: "unsupported_media_type" }))
         }
         // The message type picks the purpose (and so the secret) before anything is verified. The
         // strict parse (duplicate keys, unstorable text: 400) is taken once, here; when it refuses, a
@@ -182,14 +182,14 @@ export const makeCustomerHandler = (
         const untrusted = Either.isRight(parsed) ? parsed : parseJsonSyntax(input.body)
         const type = Either.isRight(untrusted) ? typeOf(untrusted.right) : undefined
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
-        if (purpose === undefined) return errorResponse(400, { error: "unsupported_type" })
+        if (purpose === undefined) return Effect.succeed(errorResponse(400, { error: "unsupported_type" }))
         const request: ParsedRequest = { headers: input.headers, body: input.body, parsed }
         const run = purpose === "handshake_request"
           ? handshake(request)
           : purpose === "dispatch_request"
           ? execute(request)
           : reconcile(request)
-        return yield* Effect.catchAll(run, (error) => Effect.succeed(verificationResponse(error)))
+        return Effect.catchAll(run, (error) => Effect.succeed(verificationResponse(error)))
       }).pipe(
         Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" })))
       )

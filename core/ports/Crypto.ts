@@ -59,6 +59,8 @@ export interface CryptoService {
   readonly unsafeSha256HexSync?: (data: Part) => string
   /** `size` bytes from a cryptographically secure generator. */
   readonly randomBytes: (size: number) => Effect.Effect<Uint8Array>
+  /** The same, synchronously, for implementations that can (`node:crypto`, WebCrypto's `getRandomValues`). */
+  readonly unsafeRandomBytesSync?: (size: number) => Uint8Array
   /**
    * A random version 4 UUID, for implementations with a native generator (`node:crypto` keeps a
    * pool of random bytes for it); without it, UUIDs are built from `randomBytes`.
@@ -184,7 +186,8 @@ export const makeWebCrypto = (subtle: Subtle, getRandomValues: (a: Uint8Array) =
       Effect.promise(() => subtle.digest("SHA-256", toBytes(data))).pipe(
         Effect.map((buffer) => toHex(new Uint8Array(buffer)))
       ),
-    randomBytes: (size) => Effect.sync(() => getRandomValues(new Uint8Array(size)))
+    randomBytes: (size) => Effect.sync(() => getRandomValues(new Uint8Array(size))),
+    unsafeRandomBytesSync: (size) => getRandomValues(new Uint8Array(size))
   }
 }
 

@@ -69,6 +69,35 @@ export const checkIdempotencyKey = (options: {
 export const checkIdempotencyKeyWith = (crypto: CryptoService, options: {
   readonly header: string | undefined
   readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
+}): Effect.Effect<string, IdempotencyKeyMismatch> => {
+  const sha256HexSync = crypto.unsafeSha256HexSync
+  if (sha256HexSync === undefined) return checkIdempotencyKeyAsync(crypto, options)
+  return Effect.suspend(() => {
+    const checked = checkIdempotencyKeySync(sha256HexSync, options)
+    return typeof checked === "string" ? Effect.succeed(checked) : Effect.fail(checked)
+  })
+}
+
+/**
+ * {@link checkIdempotencyKeyWith} with a synchronous SHA-256: the key, or the mismatch (the same checks in the same order).
+ *
+ * @since 0.1.0
+ */
+export const checkIdempotencyKeySync = (sha256HexSync: (data: string) => string, options: {
+  readonly header: string | undefined
+  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
+}): string | IdempotencyKeyMismatch => {
+  const { body, header } = options
+  if (header === undefined) return new IdempotencyKeyMismatch({ mismatch: "missing_header" })
+  if (header !== body.providerIdempotencyKey) return new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
+  const derived = deriveProviderIdempotencyKeySync(sha256HexSync, body.workspaceId, body.actionRequestId)
+  if (derived !== body.providerIdempotencyKey) return new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
+  return derived
+}
+
+const checkIdempotencyKeyAsync = (crypto: CryptoService, options: {
+  readonly header: string | undefined
+  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
 }): Effect.Effect<string, IdempotencyKeyMismatch> =>
   Effect.gen(function*() {
     const { body, header } = options

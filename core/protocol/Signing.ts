@@ -187,6 +187,15 @@ export interface Signer {
     readonly body: Uint8Array
     readonly nonce?: string
   }) => Effect.Effect<SignedHeaders>
+  /**
+   * `freshNonce` and `sign` as plain calls, when the `Crypto` has a synchronous HMAC and random
+   * source (`node:crypto`, and WebCrypto's random source with a synchronous HMAC): a hot path signs
+   * with no effect step.
+   */
+  readonly unsafeSync?: {
+    readonly freshNonce: () => string
+    readonly sign: (options: Parameters<Signer["sign"]>[0]) => SignedHeaders
+  }
 }
 
 /**
@@ -210,6 +219,22 @@ export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
       return crypto.unsafeHmacSha256HexSync !== undefined
         ? Effect.succeed(headers(timestamp, nonce, crypto.unsafeHmacSha256HexSync(key, parts)))
         : Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
+    }
+    const hmacSync = crypto.unsafeHmacSha256HexSync
+    const randomSync = crypto.unsafeRandomBytesSync
+    if (hmacSync !== undefined && randomSync !== undefined) {
+      const freshNonceSync = () => base64url(randomSync(nonceBytes))
+      const signSync = (options: Parameters<Signer["sign"]>[0]): SignedHeaders => {
+        const nonce = options.nonce ?? freshNonceSync()
+        const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
+        const key = options.keys[secretFor(options.purpose)]
+        return headers(timestamp, nonce, hmacSync(key, [signingPrefix(options.purpose, timestamp, nonce), options.body]))
+      }
+      return {
+        freshNonce: Effect.sync(freshNonceSync),
+        sign: (options) => Effect.sync(() => signSync(options)),
+        unsafeSync: { freshNonce: freshNonceSync, sign: signSync }
+      }
     }
     return {
       freshNonce,

@@ -272,7 +272,8 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         if (gate !== undefined && gate.verdict !== "covered") return yield* block(clock, record, attempt, gate.verdict, completes)
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
-        const nonce = yield* signer.freshNonce
+        const signSync = signer.unsafeSync
+        const nonce = signSync !== undefined ? signSync.freshNonce() : yield* signer.freshNonce
         const body: ExecutionRequest = {
           type: "service.customer_action.execute",
           protocolVersion,
@@ -287,7 +288,8 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
           requestNonce: nonce
         }
         const bytes = encodeBody(body)
-        const headers = yield* signer.sign({ purpose: "dispatch_request", keys: keys.value, body: bytes, nonce })
+        const signing = { purpose: "dispatch_request" as const, keys: keys.value, body: bytes, nonce }
+        const headers = signSync !== undefined ? signSync.sign(signing) : yield* signer.sign(signing)
         const exchange = yield* transport.post({
           url: revision.value.endpoint,
           headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },

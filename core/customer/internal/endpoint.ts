@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type { StorageError } from "../../ports/StorageError.ts"
@@ -146,21 +147,23 @@ export const makeEndpointExchange = (options: {
       return { headers, body, entry: entries[keyIndex]! }
     })
 
+  // The hot path of every execution request: no generator, and the decode's success taken as it is.
   const verifyAndDecodeUnclaimed = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, input: ParsedRequest) =>
-    Effect.gen(function*() {
-      const { headers, keyIndex, nonce } = yield* verifier.verifyAnyUnclaimed({
-        purpose,
-        keys: candidates,
-        headers: input.headers,
-        body: input.body,
-        nonceScope
-      })
-      const body = yield* decodeBody(schema, input.body, input.parsed)
-      return { headers, body, entry: keyring[keyIndex]!, nonce }
-    })
+    Effect.flatMap(
+      verifier.verifyAnyUnclaimed({ purpose, keys: candidates, headers: input.headers, body: input.body, nonceScope }),
+      ({ headers, keyIndex, nonce }) => {
+        const decoded = decodeBody(schema, input.body, input.parsed)
+        const entry = keyring[keyIndex]!
+        return Exit.isExit(decoded) && Exit.isSuccess(decoded)
+          ? Effect.succeed({ headers, body: (decoded as Exit.Success<A, never>).value, entry, nonce })
+          : Effect.map(decoded, (body) => ({ headers, body, entry, nonce }))
+      }
+    )
 
+  const signSync = signer.unsafeSync
   const signed = (keys: SigningKeys, status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
     const bytes = encodeBody(body)
+    if (signSync !== undefined) return Effect.sync(() => ({ status, headers: { ...signSync.sign({ purpose, keys, body: bytes }) }, body: bytes }))
     return Effect.map(
       signer.sign({ purpose, keys, body: bytes }),
       (headers): CustomerResponse => ({ status, headers: { ...headers }, body: bytes })

@@ -15,14 +15,14 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { ActionLedgerService, ActionRecord } from "../../ports/ActionLedger.ts"
 import type { CryptoService } from "../../ports/Crypto.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
-import { checkIdempotencyKeyWith } from "../../protocol/Idempotency.ts"
+import { checkIdempotencyKeySync, checkIdempotencyKeyWith } from "../../protocol/Idempotency.ts"
 import { canonicalJson } from "../../protocol/Json.ts"
 import type { AcceptedAck, RejectedAck } from "../../protocol/messages/Acknowledgement.ts"
 import type { PaymentContinuation } from "../../protocol/messages/Continuation.ts"
@@ -131,17 +131,22 @@ export const makeExecutionClaim = (options: {
       ? options.exchange.verifyAndDecodeUnclaimed(ExecutionRequest, "dispatch_request", input)
       : Effect.map(verifyAndDecode(ExecutionRequest, "dispatch_request", input), (v) => ({ ...v, nonce: undefined }))
 
+  // The clock is read once per request from its fiber, then synchronously.
   return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
-    Effect.gen(function*() {
+    Effect.clockWith((clock) => claimWith(clock, input))
+
+  function claimWith(clock: Clock.Clock, input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> {
+    return Effect.gen(function*() {
       const { body: request, entry, headers, nonce } = yield* verified(input)
       // Until the claim records the nonce, the request may be a replay: these checks only refuse.
       if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
         return errorResponse(401, { error: "binding_mismatch" })
       }
-      const keyCheck = yield* Effect.either(
-        checkIdempotencyKeyWith(crypto, { header: readHeader(input.headers, headerNames.idempotencyKey), body: request })
-      )
-      if (keyCheck._tag === "Left") return errorResponse(401, { error: "idempotency_key_mismatch" })
+      const keyInput = { header: readHeader(input.headers, headerNames.idempotencyKey), body: request }
+      const keyMismatch = crypto.unsafeSha256HexSync !== undefined
+        ? typeof checkIdempotencyKeySync(crypto.unsafeSha256HexSync, keyInput) !== "string"
+        : (yield* Effect.either(checkIdempotencyKeyWith(crypto, keyInput)))._tag === "Left"
+      if (keyMismatch) return errorResponse(401, { error: "idempotency_key_mismatch" })
 
       const verdict = options.precheck === undefined ? Option.none() : yield* options.precheck(request)
       const stored: StoredAcknowledgement = Option.match(verdict, {
@@ -182,7 +187,7 @@ export const makeExecutionClaim = (options: {
           continuation = prepared.right.continuation
         }
       }
-      const now = yield* Clock.currentTimeMillis
+      const now = clock.unsafeCurrentTimeMillis()
       const created = yield* ledger.create({
         ...(nonce === undefined ? {} : { nonce }),
         record: {
@@ -229,4 +234,5 @@ export const makeExecutionClaim = (options: {
 
       return yield* duplicate(yield* ledger.getByIdempotencyKey(request.providerIdempotencyKey))
     })
+  }
 }

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { makeWebCrypto, webCryptoKeyCacheSize } from "../../../core/ports/Crypto.ts"
+import { makeSigner } from "../../../core/protocol/Signing.ts"
 
 type Subtle = typeof globalThis.crypto.subtle
 
@@ -121,6 +122,29 @@ describe("node:crypto layer: random bytes", () => {
       assert.strictEqual(large.length, NodeCrypto.pooledRandomMax + 1)
       assert.isTrue(large.some((b) => b !== 0))
     }))
+})
+
+describe("synchronous random bytes", () => {
+  for (const [name, crypto] of [["node:crypto", NodeCrypto.make()], ["WebCrypto", countingSubtle().crypto]] as const) {
+    it(`${name}: fresh bytes of the asked size, pooled or not`, () => {
+      const random = crypto.unsafeRandomBytesSync!
+      const seen = new Set<string>()
+      for (const size of [1, 13, 24, 24, NodeCrypto.pooledRandomMax, NodeCrypto.pooledRandomMax + 1]) {
+        const bytes = random(size)
+        assert.strictEqual(bytes.length, size)
+        const hex = Buffer.from(bytes).toString("hex")
+        assert.isFalse(seen.has(hex))
+        seen.add(hex)
+      }
+    })
+  }
+
+  it("node:crypto's signer draws its nonces synchronously: 32 base64url characters, each fresh", () => {
+    const signer = Effect.runSync(Effect.provide(makeSigner, NodeCrypto.layer))
+    const nonces = Array.from({ length: 500 }, () => signer.unsafeSync!.freshNonce())
+    for (const nonce of nonces) assert.match(nonce, /^[A-Za-z0-9_-]{32}$/)
+    assert.strictEqual(new Set(nonces).size, nonces.length)
+  })
 })
 
 describe("node:crypto layer: SHA-256", () => {

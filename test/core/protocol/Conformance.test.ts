@@ -5,9 +5,10 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { connectedAccountReferenceHash } from "../../../core/protocol/Digest.ts"
-import { deriveProviderIdempotencyKey } from "../../../core/protocol/Idempotency.ts"
+import { deriveProviderIdempotencyKey, deriveProviderIdempotencyKeySync } from "../../../core/protocol/Idempotency.ts"
+import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as NonceStore from "../../../core/ports/NonceStore.ts"
-import { computeSignature, importSigningKeys, secretFor } from "../../../core/protocol/Signing.ts"
+import { computeSignature, importSigningKeys, makeSigner, secretFor } from "../../../core/protocol/Signing.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { verify } from "../../../core/protocol/Verification.ts"
 import { cryptoLayers } from "../../support/layers.ts"
@@ -45,6 +46,16 @@ for (const [name, cryptoLayer] of cryptoLayers) {
           const body = encoder.encode(v.rawBody)
           assert.strictEqual(yield* computeSignature(k[v.secret], v.purpose, v.timestamp, v.nonce, body), v.signature)
           yield* TestClock.setTime(parseTimestamp(v.timestamp)!)
+          // The signer, its effect form and (node:crypto) its synchronous form, at the vector's time and nonce.
+          const signer = yield* makeSigner
+          const signing = { purpose: v.purpose, keys: k, body, nonce: v.nonce }
+          assert.strictEqual((yield* signer.sign(signing))["x-service-customer-action-signature"], v.signature)
+          if (signer.unsafeSync !== undefined) {
+            const headers = signer.unsafeSync.sign(signing)
+            assert.strictEqual(headers["x-service-customer-action-signature"], v.signature)
+            assert.strictEqual(headers["x-service-customer-action-timestamp"], v.timestamp)
+          }
+          assert.strictEqual(signer.unsafeSync !== undefined, name === "node:crypto", "node:crypto signs synchronously, WebCrypto does not")
           const verified = yield* verify({ purpose: v.purpose, keys: k, headers: headersOf(v), body, nonceScope: "t" })
           assert.strictEqual(verified.nonce, v.nonce)
         }).pipe(Effect.provide(layer)))
@@ -67,6 +78,9 @@ for (const [name, cryptoLayer] of cryptoLayers) {
       it.effect(`idempotency key for ${v.workspaceId} / ${v.actionRequestId}`, () =>
         Effect.gen(function*() {
           assert.strictEqual(yield* deriveProviderIdempotencyKey(v.workspaceId, v.actionRequestId), v.key)
+          // The synchronous form, where the layer has a synchronous SHA-256.
+          const sha256 = (yield* Crypto).unsafeSha256HexSync
+          if (sha256 !== undefined) assert.strictEqual(deriveProviderIdempotencyKeySync(sha256, v.workspaceId, v.actionRequestId), v.key)
         }).pipe(Effect.provide(layer)))
     }
 
