@@ -182,15 +182,34 @@ export const makeStoredCatalog: Effect.Effect<
   const keys = yield* ApiKeyStore
   const ledger = yield* ActionLedger
   const sessions = yield* RuntimeSessionStore
-  const check = ({ now, request, stored, workspaceId }: RevalidationSubject) =>
+  // Runs before every intake and every delivery attempt: the catalog read, then the checks on it,
+  // with no generator step when nothing else is to be read (the common case).
+  const check = (subject: RevalidationSubject): Effect.Effect<void, RevalidationFailed | StorageError> =>
+    Effect.flatMap(catalogs.current(subject.workspaceId), (current) =>
+      Option.isSome(current) && current.value.publishedVersionId === subject.request.binding.publishedVersionId
+        ? checkWith(subject, current, current)
+        : Effect.flatMap(
+          catalogs.byPublishedVersion(subject.workspaceId, subject.request.binding.publishedVersionId),
+          (bound) => checkWith(subject, current, bound)
+        ))
+  const checkWith = (
+    subject: RevalidationSubject,
+    current: Option.Option<PublishedCatalog>,
+    bound: Option.Option<PublishedCatalog>
+  ): Effect.Effect<void, RevalidationFailed | StorageError> => {
+    const { now, request } = subject
+    const verdict = checkCatalog(current, bound, request, now)
+    if (verdict instanceof RevalidationFailed) return Effect.fail(verdict)
+    const decision = findDecision(Option.getOrThrow(current).document, request.binding.decisionId)!
+    if (decision.accountStatuses === undefined && request.authorizedBy === undefined && verdict.frequency === undefined) return Effect.void
+    return checkStored(subject, decision, verdict)
+  }
+  const checkStored = (
+    { now, request, stored, workspaceId }: RevalidationSubject,
+    decision: NonNullable<ReturnType<typeof findDecision>>,
+    verdict: CatalogAction
+  ) =>
     Effect.gen(function*() {
-      const current = yield* catalogs.current(workspaceId)
-      const bound = Option.isSome(current) && current.value.publishedVersionId === request.binding.publishedVersionId
-        ? current
-        : yield* catalogs.byPublishedVersion(workspaceId, request.binding.publishedVersionId)
-      const verdict = checkCatalog(current, bound, request, now)
-      if (verdict instanceof RevalidationFailed) return yield* verdict
-      const decision = findDecision(Option.getOrThrow(current).document, request.binding.decisionId)!
       if (decision.accountStatuses !== undefined) {
         const profile = yield* profiles.get(workspaceId, request.accountId)
         const status = Option.flatMap(profile, (p) => Option.fromNullable(p.facts.find((f) => f.name === "account_status")))

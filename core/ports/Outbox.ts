@@ -286,7 +286,11 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
     const working = new Set<string>()
     // Slots reserved by a handoff producer and not yet started or released.
     let reserved = 0
-    const settle = (id: string) => Effect.zipRight(Effect.sync(() => working.delete(id)), Queue.offer(slot, true))
+    // Run when an item's fiber has ended, however it ended (an observer: no effect steps per item).
+    const settle = (id: string) => () => {
+      working.delete(id)
+      Queue.unsafeOffer(slot, true)
+    }
     const unexpected = (cause: Cause.Cause<unknown>) =>
       Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError(`${options.name}: an item failed unexpectedly`, cause)
     /** Counts the item as working; `false` when it already is (leased again while its first run goes on). */
@@ -297,7 +301,7 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
       return true
     }
     const fork = (item: A) =>
-      Effect.forkIn(Effect.ensuring(Effect.catchAllCause(options.work(item), unexpected), settle(options.idOf(item))), scope)
+      Effect.map(Effect.forkIn(Effect.catchAllCause(options.work(item), unexpected), scope), (fiber) => fiber.addObserver(settle(options.idOf(item))))
     const round = Effect.gen(function*() {
       if (working.size + reserved >= options.concurrency) return yield* Queue.take(slot)
       const free = options.concurrency - working.size - reserved
