@@ -445,13 +445,13 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
           Effect.suspend((): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError> => {
             const headers = verifySync(input)
             if ("_tag" in headers) return Effect.fail(headers)
-            const body = decodeBody(schema, input.body)
+            const body = decodeBodyNow(schema, input.body)
             return Exit.isExit(body) && Exit.isSuccess(body)
               ? Effect.succeed({ headers, body: (body as Exit.Success<A, never>).value })
               : Effect.map(body, (decoded) => ({ headers, body: decoded }))
           })
         : <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
-          Effect.flatMap(verify(input), (headers) => Effect.map(decodeBody(schema, input.body), (body) => ({ headers, body })))
+          Effect.flatMap(verify(input), (headers) => Effect.map(decodeBodyNow(schema, input.body), (body) => ({ headers, body })))
     }
   }
 )
@@ -475,6 +475,19 @@ export const decodeBody = <A, I>(
   schema: Schema.Schema<A, I, never>,
   body: Uint8Array,
   /** `parseJsonBytes(body)` of these same bytes, when the caller already took it (not parsed again). */
+  parsed?: Either.Either<unknown, MalformedBody>
+): Effect.Effect<A, MalformedBody | InvalidShape> => Effect.suspend(() => decodeBodyNow(schema, body, parsed))
+
+/**
+ * {@link decodeBody}, parsing and decoding when called rather than when run: for a caller already
+ * past verification. On success (the compiled decoder's answer) the result is an `Exit`, which
+ * costs the caller no effect step.
+ *
+ * @since 0.1.0
+ */
+export const decodeBodyNow = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  body: Uint8Array,
   parsed?: Either.Either<unknown, MalformedBody>
 ): Effect.Effect<A, MalformedBody | InvalidShape> => {
   const json = parsed ?? parseJsonBytes(body)

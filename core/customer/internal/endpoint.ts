@@ -14,7 +14,7 @@ import type { StorageError } from "../../ports/StorageError.ts"
 import type { NonceClaim } from "../../ports/NonceStore.ts"
 import { encodeBody, type Purpose, type Signer, type SigningKeys } from "../../protocol/Signing.ts"
 import {
-  decodeBody,
+  decodeBodyNow,
   type HeaderSource,
   snakeCaseTag,
   type VerificationError,
@@ -143,7 +143,7 @@ export const makeEndpointExchange = (options: {
         body: input.body,
         nonceScope
       })
-      const body = yield* decodeBody(schema, input.body, input.parsed)
+      const body = yield* decodeBodyNow(schema, input.body, input.parsed)
       return { headers, body, entry: entries[keyIndex]! }
     })
 
@@ -152,7 +152,7 @@ export const makeEndpointExchange = (options: {
     Effect.flatMap(
       verifier.verifyAnyUnclaimed({ purpose, keys: candidates, headers: input.headers, body: input.body, nonceScope }),
       ({ headers, keyIndex, nonce }) => {
-        const decoded = decodeBody(schema, input.body, input.parsed)
+        const decoded = decodeBodyNow(schema, input.body, input.parsed)
         const entry = keyring[keyIndex]!
         return Exit.isExit(decoded) && Exit.isSuccess(decoded)
           ? Effect.succeed({ headers, body: (decoded as Exit.Success<A, never>).value, entry, nonce })

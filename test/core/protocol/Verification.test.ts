@@ -9,7 +9,7 @@ import * as fc from "fast-check"
 import { ExactStruct } from "../../../core/protocol/messages/Common.ts"
 import * as NonceStore from "../../../core/ports/NonceStore.ts"
 import { encodeBody, importSigningKeys, type Purpose, purposes, sign } from "../../../core/protocol/Signing.ts"
-import { makeVerifier, verify, verifyAndDecode, type VerifyInput } from "../../../core/protocol/Verification.ts"
+import { decodeBody, decodeBodyNow, makeVerifier, verify, verifyAndDecode, type VerifyInput } from "../../../core/protocol/Verification.ts"
 import { cryptoLayers } from "../../support/layers.ts"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
@@ -339,4 +339,23 @@ describe("verifySync (node:crypto and the memory nonce store)", () => {
       }),
     { fastCheck: { numRuns: 100 } }
   )
+})
+
+describe("decodeBody and decodeBodyNow", () => {
+  const Message = ExactStruct({ type: Schema.Literal("m"), n: Schema.Number })
+  const bytes = (text: string) => new TextEncoder().encode(text)
+
+  it.effect("decodeBody: MalformedBody for bytes that are not JSON, the value for a message", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* tagOf(decodeBody(Message, bytes("{not json"))), "MalformedBody")
+      assert.deepStrictEqual(yield* decodeBody(Message, bytes(`{"type":"m","n":1}`)), { type: "m", n: 1 })
+    }))
+
+  it.effect("decodeBodyNow answers the same: the value, MalformedBody, InvalidShape for an unknown field or a wrong type", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* decodeBodyNow(Message, bytes(`{"type":"m","n":1}`)), { type: "m", n: 1 })
+      assert.strictEqual(yield* tagOf(decodeBodyNow(Message, bytes("[1,"))), "MalformedBody")
+      assert.strictEqual(yield* tagOf(decodeBodyNow(Message, bytes(`{"type":"m","n":1,"extra":true}`))), "InvalidShape")
+      assert.strictEqual(yield* tagOf(decodeBodyNow(Message, bytes(`{"type":"m","n":"1"}`))), "InvalidShape")
+    }))
 })
