@@ -33,17 +33,19 @@ export const reconcileOutboxKind = "service.reconcile"
 
 /**
  * The operation families that make an action a Payment action (spec "Payment continuation rules"
- * 2), with the capability mode each requires.
+ * 2), with the capability mode each requires. A record without a prototype, so that looking up a
+ * family named like an `Object.prototype` member (`constructor`, `__proto__`: valid family names)
+ * finds no mode.
  *
  * @since 0.1.0
  */
-export const paymentFamilies: Readonly<Record<string, PaymentMode>> = {
+export const paymentFamilies: Readonly<Record<string, PaymentMode>> = Object.assign(Object.create(null) as Record<string, PaymentMode>, {
   "payment.existing_subscription_change": "existing_subscription_change",
   "payment.new_subscription": "new_subscription",
   "payment.one_time_purchase": "one_time_purchase",
   "payment.setup_only": "setup_only",
   "recover_payment": "recover_payment"
-}
+} as const)
 
 /**
  * The price and version snapshot taken at authorization, for Payment actions.

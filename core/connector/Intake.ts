@@ -31,7 +31,7 @@ import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKeySync, deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
 import { randomUuidWith } from "../protocol/Uuid.ts"
 import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
-import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, paymentFamilies, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
+import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, isPaymentAction, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
 import { PaymentCapabilityProblem, paymentGateWith } from "./Capability.ts"
 import { type IdempotencyKeyReused, intakeKeyLiveSince, type InvalidIdempotencyKey, prepareIntakeKey, replayClaim } from "./IntakeKey.ts"
@@ -143,7 +143,7 @@ export const intake = (
     // The catalog, account, authority and frequency checks the dispatcher repeats before every send.
     yield* Context.get(context, Revalidation).check({ workspaceId, request, now })
     // Only a Payment action has a gate to pass.
-    const gate = paymentFamilies[input.action.operation.family] === undefined
+    const gate = !isPaymentAction(input)
       ? undefined
       : yield* paymentGateWith({ connections, capabilities: Context.get(context, CapabilityRegistry) })(connection.value.connectionId, input, { now })
     if (gate !== undefined && gate.verdict !== "covered") {

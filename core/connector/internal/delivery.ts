@@ -35,7 +35,7 @@ import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../../protocol/Verification.ts"
 import * as Metrics from "../../telemetry/Metrics.ts"
-import { decodeStoredRequestEither, paymentFamilies, type StoredRequest } from "../Action.ts"
+import { decodeStoredRequestEither, isPaymentAction, paymentFamilies, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
 import { coversPaymentMode, intentFits, paymentGateWith } from "../Capability.ts"
 import { Revalidation } from "../Revalidation.ts"
@@ -264,7 +264,8 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         // The time of this attempt: the gate's and the body's `requestedAt`.
         const now = clock.unsafeCurrentTimeMillis()
         // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
-        const gate = paymentFamilies[request.action.operation.family] === undefined ? undefined : yield* gateOf(record.connectionId, request, {
+        // Only a Payment action has a gate to pass.
+        const gate = !isPaymentAction(request) ? undefined : yield* gateOf(record.connectionId, request, {
           now,
           boundRevision: record.revision,
           ...(generation !== undefined ? { generation } : {})

@@ -48,6 +48,14 @@ describe("Action", () => {
     assert.isTrue(isPaymentAction(withFamily("payment.one_time_purchase")))
   })
 
+  it("a family named like an Object.prototype member is no Payment family: no mode, no snapshot asked", () => {
+    for (const family of ["constructor", "__proto__", "tostring"]) {
+      assert.strictEqual(paymentFamilies[family], undefined, family)
+      assert.isFalse(isPaymentAction(withFamily(family)), family)
+      assert.strictEqual(checkPaymentSnapshot(withFamily(family)), undefined, family)
+    }
+  })
+
   it("the snapshot check: required for Payment actions, refused for others, mode and terms must fit", () => {
     assert.strictEqual(checkPaymentSnapshot(plain), undefined)
     assert.strictEqual(checkPaymentSnapshot(withFamily("extend_trial", snapshot("setup_only", false))), "snapshot_not_allowed")
