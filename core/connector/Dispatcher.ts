@@ -14,7 +14,6 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -212,10 +211,10 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
       return undefined
     }
     /** Notes a delivery's outcome for recovery; the effect to run, or `undefined` when there is nothing to do. */
-    const noteOutcome = (record: ActionRecord, result: DeliveryResult, now: number | undefined): Effect.Effect<void> | undefined => {
+    const noteOutcome = (record: ActionRecord, result: DeliveryResult, now: number): Effect.Effect<void> | undefined => {
       const key = `${record.connectionId}:${record.revision}`
       if (result._tag === "NotSent" || result._tag === "Ambiguous") {
-        if (now !== undefined && unreachableReasons.includes(result.reason) && !unreachable.has(key)) {
+        if (unreachableReasons.includes(result.reason) && !unreachable.has(key)) {
           unreachable.set(key, { connectionId: record.connectionId, revision: record.revision, since: now, probedAt: now })
         }
         return undefined
@@ -226,15 +225,14 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
       if (down === undefined && !first) return undefined
       unreachable.delete(key)
       reachable.add(key)
-      return Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        !first && at - down!.since < everyMillis
-          ? Effect.void
-          : expedite(record.connectionId, record.revision, at).pipe(
-            Effect.asVoid,
-            // Failed or interrupted: the next acknowledgement tries again.
-            Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => reachable.delete(key))),
-            Effect.catchAll((error) => Effect.logWarning("dispatch: could not make waiting deliveries due", error.message))
-          ))
+      return !first && now - down!.since < everyMillis
+        ? undefined
+        : expedite(record.connectionId, record.revision, now).pipe(
+          Effect.asVoid,
+          // Failed or interrupted: the next acknowledgement tries again.
+          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => reachable.delete(key))),
+          Effect.catchAll((error) => Effect.logWarning("dispatch: could not make waiting deliveries due", error.message))
+        )
     }
 
     /** Delivers a leased item; `known` is its action when already read with the lease. */
@@ -248,7 +246,7 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
         const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
         // Settled with its item completed in the same write (an acknowledgement): nothing is left to do.
         if (settled && itemCompleted) {
-          const recovered = Option.isSome(record) ? noteOutcome(record.value, result, undefined) : undefined
+          const recovered = Option.isSome(record) ? noteOutcome(record.value, result, clock.unsafeCurrentTimeMillis()) : undefined
           if (recovered !== undefined) yield* recovered
           return result
         }

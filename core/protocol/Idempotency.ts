@@ -51,30 +51,55 @@ export class IdempotencyKeyMismatch extends Schema.TaggedError<IdempotencyKeyMis
 }
 
 /**
+ * What the customer-side key check compares: the idempotency header and the body's bindings.
+ *
+ * @since 0.1.0
+ */
+export interface IdempotencyKeyCheck {
+  readonly header: string | undefined
+  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
+}
+
+/**
  * "The idempotency header, body `providerIdempotencyKey` and the locally derived key must be equal."
  *
  * @since 0.1.0
  */
-export const checkIdempotencyKey = (options: {
-  readonly header: string | undefined
-  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
-}): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> => Effect.flatMap(Crypto, (crypto) => checkIdempotencyKeyWith(crypto, options))
+export const checkIdempotencyKey = (options: IdempotencyKeyCheck): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> =>
+  Effect.flatMap(Crypto, (crypto) => checkIdempotencyKeyWith(crypto, options))
+
+/** The header against the body, checked before anything is hashed. */
+const headerMismatch = ({ body, header }: IdempotencyKeyCheck): IdempotencyKeyMismatch | undefined =>
+  header === undefined
+    ? new IdempotencyKeyMismatch({ mismatch: "missing_header" })
+    : header !== body.providerIdempotencyKey
+    ? new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
+    : undefined
+
+/** The derived key against the body: the key, or the mismatch. */
+const derivedAgainst = (derived: string, { body }: IdempotencyKeyCheck): string | IdempotencyKeyMismatch =>
+  derived === body.providerIdempotencyKey ? derived : new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
+
+const toEffect = (checked: string | IdempotencyKeyMismatch): Effect.Effect<string, IdempotencyKeyMismatch> =>
+  typeof checked === "string" ? Effect.succeed(checked) : Effect.fail(checked)
 
 /**
  * {@link checkIdempotencyKey} with the given `Crypto` service, for a caller that holds it (the
- * customer kit's claim): providing it per call copies the fiber's whole context each time.
+ * customer kit's claim): providing it per call copies the fiber's whole context each time. With a
+ * synchronous SHA-256 it is {@link checkIdempotencyKeySync} in one step.
  *
  * @since 0.1.0
  */
-export const checkIdempotencyKeyWith = (crypto: CryptoService, options: {
-  readonly header: string | undefined
-  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
-}): Effect.Effect<string, IdempotencyKeyMismatch> => {
+export const checkIdempotencyKeyWith = (crypto: CryptoService, options: IdempotencyKeyCheck): Effect.Effect<string, IdempotencyKeyMismatch> => {
   const sha256HexSync = crypto.unsafeSha256HexSync
-  if (sha256HexSync === undefined) return checkIdempotencyKeyAsync(crypto, options)
+  if (sha256HexSync !== undefined) return Effect.suspend(() => toEffect(checkIdempotencyKeySync(sha256HexSync, options)))
   return Effect.suspend(() => {
-    const checked = checkIdempotencyKeySync(sha256HexSync, options)
-    return typeof checked === "string" ? Effect.succeed(checked) : Effect.fail(checked)
+    const mismatch = headerMismatch(options)
+    if (mismatch !== undefined) return Effect.fail(mismatch)
+    return Effect.flatMap(
+      deriveProviderIdempotencyKeyWith(crypto, options.body.workspaceId, options.body.actionRequestId),
+      (derived) => toEffect(derivedAgainst(derived, options))
+    )
   })
 }
 
@@ -83,31 +108,6 @@ export const checkIdempotencyKeyWith = (crypto: CryptoService, options: {
  *
  * @since 0.1.0
  */
-export const checkIdempotencyKeySync = (sha256HexSync: (data: string) => string, options: {
-  readonly header: string | undefined
-  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
-}): string | IdempotencyKeyMismatch => {
-  const { body, header } = options
-  if (header === undefined) return new IdempotencyKeyMismatch({ mismatch: "missing_header" })
-  if (header !== body.providerIdempotencyKey) return new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
-  const derived = deriveProviderIdempotencyKeySync(sha256HexSync, body.workspaceId, body.actionRequestId)
-  if (derived !== body.providerIdempotencyKey) return new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
-  return derived
-}
-
-const checkIdempotencyKeyAsync = (crypto: CryptoService, options: {
-  readonly header: string | undefined
-  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
-}): Effect.Effect<string, IdempotencyKeyMismatch> =>
-  Effect.gen(function*() {
-    const { body, header } = options
-    if (header === undefined) return yield* new IdempotencyKeyMismatch({ mismatch: "missing_header" })
-    if (header !== body.providerIdempotencyKey) {
-      return yield* new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
-    }
-    const derived = yield* deriveProviderIdempotencyKeyWith(crypto, body.workspaceId, body.actionRequestId)
-    if (derived !== body.providerIdempotencyKey) {
-      return yield* new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
-    }
-    return derived
-  })
+export const checkIdempotencyKeySync = (sha256HexSync: (data: string) => string, options: IdempotencyKeyCheck): string | IdempotencyKeyMismatch =>
+  headerMismatch(options) ??
+    derivedAgainst(deriveProviderIdempotencyKeySync(sha256HexSync, options.body.workspaceId, options.body.actionRequestId), options)

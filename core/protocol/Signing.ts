@@ -212,23 +212,25 @@ export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
       "x-service-customer-action-nonce": nonce,
       "x-service-customer-action-signature": "v1=" + mac
     })
-    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
+    /** What one signature covers, at the Clock's current time: its timestamp, key and signing input. */
+    const signing = (options: Parameters<Signer["sign"]>[0], nonce: string) => {
       const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
-      const key = options.keys[secretFor(options.purpose)]
-      const parts = [signingPrefix(options.purpose, timestamp, nonce), options.body]
-      return crypto.unsafeHmacSha256HexSync !== undefined
-        ? Effect.succeed(headers(timestamp, nonce, crypto.unsafeHmacSha256HexSync(key, parts)))
-        : Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
+      return { timestamp, key: options.keys[secretFor(options.purpose)], parts: [signingPrefix(options.purpose, timestamp, nonce), options.body] }
     }
     const hmacSync = crypto.unsafeHmacSha256HexSync
+    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
+      const { key, parts, timestamp } = signing(options, nonce)
+      return hmacSync !== undefined
+        ? Effect.succeed(headers(timestamp, nonce, hmacSync(key, parts)))
+        : Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
+    }
     const randomSync = crypto.unsafeRandomBytesSync
     if (hmacSync !== undefined && randomSync !== undefined) {
       const freshNonceSync = () => base64url(randomSync(nonceBytes))
       const signSync = (options: Parameters<Signer["sign"]>[0]): SignedHeaders => {
         const nonce = options.nonce ?? freshNonceSync()
-        const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
-        const key = options.keys[secretFor(options.purpose)]
-        return headers(timestamp, nonce, hmacSync(key, [signingPrefix(options.purpose, timestamp, nonce), options.body]))
+        const { key, parts, timestamp } = signing(options, nonce)
+        return headers(timestamp, nonce, hmacSync(key, parts))
       }
       return {
         freshNonce: Effect.sync(freshNonceSync),

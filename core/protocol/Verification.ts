@@ -14,6 +14,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
 import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
@@ -445,10 +446,7 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
           Effect.suspend((): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError> => {
             const headers = verifySync(input)
             if ("_tag" in headers) return Effect.fail(headers)
-            const body = decodeBodyNow(schema, input.body)
-            return Exit.isExit(body) && Exit.isSuccess(body)
-              ? Effect.succeed({ headers, body: (body as Exit.Success<A, never>).value })
-              : Effect.map(body, (decoded) => ({ headers, body: decoded }))
+            return decodeBodyThen(schema, input.body, undefined, (body) => ({ headers, body }))
           })
         : <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
           Effect.flatMap(verify(input), (headers) => Effect.map(decodeBodyNow(schema, input.body), (body) => ({ headers, body })))
@@ -489,14 +487,27 @@ export const decodeBodyNow = <A, I>(
   schema: Schema.Schema<A, I, never>,
   body: Uint8Array,
   parsed?: Either.Either<unknown, MalformedBody>
-): Effect.Effect<A, MalformedBody | InvalidShape> => {
+): Effect.Effect<A, MalformedBody | InvalidShape> => decodeBodyThen(schema, body, parsed, identity)
+
+/**
+ * {@link decodeBodyNow}, then `f` of the decoded body: applied at once (no effect step) when the
+ * compiled decoder answered.
+ *
+ * @since 0.1.0
+ */
+export const decodeBodyThen = <A, I, B>(
+  schema: Schema.Schema<A, I, never>,
+  body: Uint8Array,
+  parsed: Either.Either<unknown, MalformedBody> | undefined,
+  f: (decoded: A) => B
+): Effect.Effect<B, MalformedBody | InvalidShape> => {
   const json = parsed ?? parseJsonBytes(body)
   if (Either.isLeft(json)) return Effect.fail(json.left)
   const decoded = FastDecode.decodeUnknown(schema, exactParseOptions)(json.right)
   // Decoded by the compiled checks: already the answer (an `Exit`), with no step to add.
   return Exit.isExit(decoded) && Exit.isSuccess(decoded)
-    ? decoded as Exit.Exit<A>
-    : Effect.mapError(decoded, (error) => new InvalidShape({ issues: toFieldIssues(error) }))
+    ? Exit.succeed(f((decoded as Exit.Success<A, never>).value))
+    : Effect.mapBoth(decoded, { onFailure: (error) => new InvalidShape({ issues: toFieldIssues(error) }), onSuccess: f })
 }
 
 /**

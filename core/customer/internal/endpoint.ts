@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type { StorageError } from "../../ports/StorageError.ts"
@@ -15,6 +14,7 @@ import type { NonceClaim } from "../../ports/NonceStore.ts"
 import { encodeBody, type Purpose, type Signer, type SigningKeys } from "../../protocol/Signing.ts"
 import {
   decodeBodyNow,
+  decodeBodyThen,
   type HeaderSource,
   snakeCaseTag,
   type VerificationError,
@@ -151,13 +151,8 @@ export const makeEndpointExchange = (options: {
   const verifyAndDecodeUnclaimed = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, input: ParsedRequest) =>
     Effect.flatMap(
       verifier.verifyAnyUnclaimed({ purpose, keys: candidates, headers: input.headers, body: input.body, nonceScope }),
-      ({ headers, keyIndex, nonce }) => {
-        const decoded = decodeBodyNow(schema, input.body, input.parsed)
-        const entry = keyring[keyIndex]!
-        return Exit.isExit(decoded) && Exit.isSuccess(decoded)
-          ? Effect.succeed({ headers, body: (decoded as Exit.Success<A, never>).value, entry, nonce })
-          : Effect.map(decoded, (body) => ({ headers, body, entry, nonce }))
-      }
+      ({ headers, keyIndex, nonce }) =>
+        decodeBodyThen(schema, input.body, input.parsed, (body) => ({ headers, body, entry: keyring[keyIndex]!, nonce }))
     )
 
   const signSync = signer.unsafeSync
