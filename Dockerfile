@@ -21,7 +21,7 @@ COPY adapters ./adapters
 COPY entry ./entry
 COPY runtimes ./runtimes
 COPY examples ./examples
-RUN node_modules/.bin/esbuild runtimes/node/main.ts examples/customer-backend/main.ts runtimes/maintenance/rotate-master-key.ts --bundle --platform=node --format=esm --target=node20 --external:effect --external:@effect/* --external:@electric-sql/pglite --external:pg --external:stripe --outbase=. --outdir=dist
+RUN node_modules/.bin/esbuild runtimes/node/main.ts examples/customer-backend/main.ts runtimes/maintenance/rotate-master-key.ts --bundle --platform=node --format=esm --target=node20 --external:effect --external:@effect/* --external:@electric-sql/pglite --external:pg --external:stripe --external:undici --outbase=. --outdir=dist
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production \

@@ -13,6 +13,7 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
+import * as Transport from "../adapters/transport/Transport.ts"
 import type { ActionIntake } from "../core/connector/Action.ts"
 import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
 import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
@@ -97,7 +98,10 @@ export const serviceLayer = (url: string, maxSockets: number) => {
     SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(url)), cipher))),
     cipher,
     NodeCrypto.layer,
-    HttpTransport.layer({ allowInsecure: true }, { maxSockets }),
+    // The server's transport (undici on Node); `BENCH_TRANSPORT=node:http` the node:http one, to compare.
+    process.env["BENCH_TRANSPORT"] === "node:http"
+      ? HttpTransport.layer({ allowInsecure: true }, { maxSockets })
+      : Transport.layer({ allowInsecure: true }, { connections: maxSockets }),
     DispatchSignal.layerMemory
   )
 }

@@ -33,7 +33,7 @@ import * as Drain from "../adapters/http/Drain.ts"
 import { FastRoutes, makeIngestRoute } from "../adapters/http/NodeIngest.ts"
 import type * as Readiness from "../adapters/http/Readiness.ts"
 import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
-import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
+import * as Transport from "../adapters/transport/Transport.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as MasterKeyCheck from "../adapters/sql/MasterKeyCheck.ts"
 import * as Migrations from "../adapters/sql/Migrations.ts"
@@ -134,7 +134,7 @@ export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
  * @since 0.1.0
  */
 export const transportLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport> =>
-  HttpTransport.layer({ allowInsecure: config.allowInsecureEndpoints })
+  Transport.layer({ allowInsecure: config.allowInsecureEndpoints })
 
 /**
  * What tests and embedders may replace when starting the server.

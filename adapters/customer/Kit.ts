@@ -47,7 +47,7 @@ import * as Redacted from "effect/Redacted"
 import { type ConnectorSecrets, importSigningKeys } from "../../core/protocol/Signing.ts"
 import type { FieldIssue } from "../../core/protocol/Json.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
-import * as HttpTransport from "../transport/HttpTransport.ts"
+import * as Transport from "../transport/Transport.ts"
 import { type NodeHandler, toNodeHandler } from "./NodeHandler.ts"
 import { toWebHandler, type WebHandler } from "./WebHandler.ts"
 
@@ -234,7 +234,7 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
   const base = Layer.mergeAll(
     options.storage,
     NodeCrypto.layer,
-    options.transport ?? HttpTransport.layer({ allowInsecure: options.allowInsecureServiceUrl ?? false }),
+    options.transport ?? Transport.layer({ allowInsecure: options.allowInsecureServiceUrl ?? false }),
     Layer.succeed(Worker.ActionExecutor, {
       execute: (request) => Effect.promise(() => executor.execute(request)),
       lookup: (key) => Effect.map(Effect.promise(() => executor.lookup(key)), Option.fromNullable)

@@ -14,17 +14,9 @@ import * as http from "node:http"
 import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import {
-  allowedAddressesWith,
-  type EndpointPolicy,
-  type EndpointRejected,
-  literalAddresses,
-  parseEndpointSync,
-  Resolver
-} from "../../core/connector/Endpoint.ts"
+import { type EndpointPolicy, Resolver } from "../../core/connector/Endpoint.ts"
 import {
   ConnectorTransport,
   type ConnectorTransportService,
@@ -33,6 +25,7 @@ import {
   TransportFailure
 } from "../../core/ports/ConnectorTransport.ts"
 import * as DnsResolver from "./DnsResolver.ts"
+import { checkedPost, notDeliveredCodes } from "./internal/targets.ts"
 
 /**
  * @since 0.1.0
@@ -46,18 +39,6 @@ export interface HttpTransportOptions {
    */
   readonly maxSockets?: number
 }
-
-/** An endpoint URL as checked: the URL to connect to, its host and, for an address host, its verdict (`undefined` for a name). */
-interface Target {
-  readonly url: URL
-  readonly host: string
-  readonly literal: Either.Either<ReadonlyArray<string>, TransportFailure> | undefined
-}
-
-/** Endpoint URLs whose checks are kept (one per connection revision in use); past this the memo starts over. */
-const maxTargets = 1_024
-
-const notDeliveredCodes = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"])
 
 const flattenHeaders = (headers: http.IncomingHttpHeaders): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -172,46 +153,7 @@ export const make = (
         })
       })
 
-    const toFailure = (rejected: EndpointRejected) =>
-      new TransportFailure({
-        reason: rejected.problem === "unresolvable" ? "dns" : "refused_address",
-        maybeDelivered: false,
-        detail: rejected.detail
-      })
-    // What an endpoint URL's checks answer never changes for it (the policy is fixed): the parse, the
-    // URL to connect to and, for a host that is itself an address, its verdict. Kept per URL; a name
-    // is still resolved and its addresses checked on every request.
-    const targets = new Map<string, Either.Either<Target, TransportFailure>>()
-    const targetOf = (url: string): Either.Either<Target, TransportFailure> => {
-      const known = targets.get(url)
-      if (known !== undefined) return known
-      const target = Either.match(parseEndpointSync(url, policy), {
-        onLeft: (rejected) => Either.left(toFailure(rejected)),
-        onRight: (endpoint) => {
-          const literal = literalAddresses(endpoint.host, policy)
-          return Either.right({
-            url: new URL(endpoint.url),
-            host: endpoint.host,
-            literal: literal === undefined ? undefined : Either.mapLeft(literal, toFailure)
-          })
-        }
-      })
-      if (targets.size >= maxTargets) targets.clear()
-      targets.set(url, target)
-      return target
-    }
-
-    return {
-      post: (request) => {
-        const target = targetOf(request.url)
-        if (Either.isLeft(target)) return Effect.fail(target.left)
-        const { host, literal, url } = target.right
-        const send = (addresses: ReadonlyArray<string>) =>
-          exchange(url, addresses[0]!, request.headers, request.body, request.timeoutMillis ?? defaultTimeout)
-        if (literal !== undefined) return Either.isLeft(literal) ? Effect.fail(literal.left) : send(literal.right)
-        return Effect.flatMap(Effect.mapError(allowedAddressesWith(resolver, host, policy), toFailure), send)
-      }
-    }
+    return { post: checkedPost(policy, resolver, defaultTimeout, exchange) }
   })
 
 /**

@@ -29,6 +29,7 @@ describe("runtime smoke: core and both Crypto layers sign and verify the vectors
       assert.isAbove(report.vectorsVerified.webcrypto, 0)
       assert.strictEqual(report.vectorsVerified.webcrypto, report.vectorsVerified.nodeCrypto)
       assert.isTrue(report.commitmentOk, "the approval commitment known answer on both crypto layers")
+      assert.strictEqual(report.transport, runtime === "node" ? "undici" : "node:http")
     }, 90_000)
   }
 })

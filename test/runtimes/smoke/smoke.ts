@@ -1,7 +1,7 @@
 /**
  * Per-runtime smoke check, run by `test/runtimes.test.ts` under Node, Bun and Deno: the core and
  * both `Crypto` layers load, every signature vector verifies, a tampered copy is rejected, and a
- * fresh sign/verify round-trip passes. Prints one JSON line; exits non-zero on any failure.
+ * fresh sign/verify round-trip passes; it names the outbound transport the runtime gets. Prints one JSON line; exits non-zero on any failure.
  */
 import * as Effect from "effect/Effect"
 import { commitmentHash } from "../../../core/approval/Commitment.ts"
@@ -12,6 +12,7 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
+import * as Transport from "../../../adapters/transport/Transport.ts"
 import { type Crypto, layerWebCrypto } from "../../../core/ports/Crypto.ts"
 import * as NonceStore from "../../../core/ports/NonceStore.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
@@ -72,4 +73,5 @@ const commitments = await Effect.runPromise(Effect.all({
   nodeCrypto: Effect.provide(commitmentHash(commitmentVectors.input), NodeCrypto.layer)
 }))
 const commitmentOk = commitments.webcrypto === commitmentVectors.vectors.commitment && commitments.nodeCrypto === commitmentVectors.vectors.commitment
-console.log(JSON.stringify({ runtime, ok: true, vectorsVerified: result, commitmentOk }))
+// The outbound transport this runtime gets: undici on Node, node:http on Bun and Deno.
+console.log(JSON.stringify({ runtime, ok: true, vectorsVerified: result, commitmentOk, transport: Transport.implementation() }))

@@ -1,0 +1,195 @@
+/**
+ * The `ConnectorTransport` on undici (DESIGN D4, D10), Node's default: the same contract and checks
+ * as `HttpTransport` (one `POST` of the signed bytes, redirects never followed, the response body
+ * capped at 64 KiB, one time-out over the whole exchange, the host resolved and every address
+ * checked again on each request, the connection made to the checked address), with undici's
+ * connection pools instead of `node:http`'s agent. An exchange costs the sending process about
+ * half the CPU of `node:http`'s (docs/performance.md, "Tenth pass").
+ *
+ * A pool serves one endpoint origin at one checked address: its connections go to that address
+ * (the `lookup` option), so a DNS answer that changes between the check and a new connection
+ * cannot redirect it, and an origin that resolves to another allowed address gets a pool of its
+ * own. Pools close with the layer's scope.
+ *
+ * undici runs on Node; Bun and Deno use `HttpTransport` (`Transport.layer` chooses).
+ *
+ * @since 0.1.0
+ */
+import type { LookupFunction } from "node:net"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { type Dispatcher, Pool } from "undici"
+import { type EndpointPolicy, Resolver } from "../../core/connector/Endpoint.ts"
+import {
+  ConnectorTransport,
+  type ConnectorTransportService,
+  maxResponseBytes,
+  type OutboundResponse,
+  TransportFailure
+} from "../../core/ports/ConnectorTransport.ts"
+import * as DnsResolver from "./DnsResolver.ts"
+import { checkedPost, notDeliveredCodes } from "./internal/targets.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface UndiciTransportOptions {
+  /** Default time-out of one exchange (connect, send, whole response); 10 s. */
+  readonly timeoutMillis?: number
+  /** Connections per pool, one pool per endpoint origin and address (default 256, as `HttpTransport`'s sockets). */
+  readonly connections?: number
+}
+
+/** Pools kept at once (one per endpoint origin and address in use); past this the oldest is closed. */
+const maxPools = 256
+
+/** Connection failures undici reports with its own codes, before anything was sent. */
+const notConnectedCodes = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_CONNECT"])
+
+const flattenHeaders = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined) out[name.toLowerCase()] = typeof value === "string" ? value : value.join(", ")
+  }
+  return out
+}
+
+const fixedLookup = (address: string): LookupFunction => {
+  const family = address.includes(":") ? 6 : 4
+  return (_host, lookupOptions, callback) => {
+    if ((lookupOptions as { all?: boolean }).all) {
+      ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [{ address, family }])
+    } else callback(null, address, family)
+  }
+}
+
+/**
+ * A transport bound to `policy`, with its pools closed when `scope` closes.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  policy: EndpointPolicy,
+  options: UndiciTransportOptions = {}
+): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
+  Effect.gen(function*() {
+    const resolver = yield* Resolver
+    const pools = new Map<string, Pool>()
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Promise.allSettled(Array.from(pools.values(), (pool) => pool.destroy())).then(() => pools.clear()))
+    )
+    const poolFor = (url: URL, address: string): Pool => {
+      const key = `${url.origin}\u0000${address}`
+      const known = pools.get(key)
+      if (known !== undefined) return known
+      if (pools.size >= maxPools) {
+        // The oldest pool finishes its requests in flight, then closes.
+        const [oldestKey, oldest] = pools.entries().next().value as [string, Pool]
+        pools.delete(oldestKey)
+        void oldest.close().catch(() => undefined)
+      }
+      const pool = new Pool(url.origin, {
+        connections: options.connections ?? 256,
+        pipelining: 1,
+        connect: { lookup: fixedLookup(address) }
+      })
+      pools.set(key, pool)
+      return pool
+    }
+    const defaultTimeout = options.timeoutMillis ?? 10_000
+
+    const exchange = (
+      url: URL,
+      address: string,
+      headers: Readonly<Record<string, string>>,
+      body: Uint8Array,
+      timeoutMillis: number
+    ) =>
+      Effect.async<OutboundResponse, TransportFailure>((resume) => {
+        let controller: Dispatcher.DispatchController | undefined
+        let settled = false
+        let status = 0
+        let responseHeaders: Record<string, string> = {}
+        const chunks: Array<Buffer> = []
+        let size = 0
+        const finish = (result: { readonly ok: OutboundResponse } | { readonly fail: TransportFailure }) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          resume("ok" in result ? Effect.succeed(result.ok) : Effect.fail(result.fail))
+        }
+        const abort = (reason: string) => {
+          if (controller !== undefined && !controller.aborted) controller.abort(new Error(reason))
+        }
+        const timer = setTimeout(() => {
+          finish({
+            fail: new TransportFailure({ reason: "timeout", maybeDelivered: controller !== undefined, detail: "no complete response within the time-out" })
+          })
+          abort("time-out")
+        }, timeoutMillis)
+        const handler: Dispatcher.DispatchHandler = {
+          // Called once a connection is ready and the request is about to be written on it.
+          onRequestStart: (started) => {
+            controller = started
+            if (settled) abort("interrupted")
+          },
+          onResponseStart: (_, statusCode, received) => {
+            status = statusCode
+            responseHeaders = flattenHeaders(received)
+          },
+          onResponseData: (_, chunk) => {
+            if (settled) return
+            size += chunk.byteLength
+            if (size > maxResponseBytes) {
+              finish({ fail: new TransportFailure({ reason: "response_too_large", maybeDelivered: true, detail: "the response body exceeds 64 KiB" }) })
+              abort("response too large")
+              return
+            }
+            chunks.push(chunk)
+          },
+          onResponseEnd: () =>
+            finish({ ok: { status, headers: responseHeaders, body: new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) } }),
+          onResponseError: (_, error) => {
+            const code = (error as NodeJS.ErrnoException).code ?? ""
+            const notSent = controller === undefined || notDeliveredCodes.has(code) || notConnectedCodes.has(code)
+            finish({
+              fail: status !== 0
+                ? new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" })
+                : new TransportFailure({
+                  reason: notSent ? "connect" : "reset",
+                  maybeDelivered: !notSent,
+                  detail: notSent ? "the connection could not be made" : "the connection broke before a complete response"
+                })
+            })
+          }
+        }
+        try {
+          poolFor(url, address).dispatch({
+            origin: url.origin,
+            path: url.pathname,
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body
+          }, handler)
+        } catch {
+          finish({ fail: new TransportFailure({ reason: "connect", maybeDelivered: false, detail: "the request could not be made" }) })
+        }
+        return Effect.sync(() => {
+          settled = true
+          clearTimeout(timer)
+          abort("interrupted")
+        })
+      })
+
+    return { post: checkedPost(policy, resolver, defaultTimeout, exchange) }
+  })
+
+/**
+ * The transport under `policy`, resolving with `DnsResolver`.
+ *
+ * @since 0.1.0
+ */
+export const layer = (policy: EndpointPolicy, options?: UndiciTransportOptions): Layer.Layer<ConnectorTransport> =>
+  Layer.scoped(ConnectorTransport, make(policy, options)).pipe(Layer.provide(DnsResolver.layer))
