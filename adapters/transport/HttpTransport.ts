@@ -25,7 +25,7 @@ import {
   TransportFailure
 } from "../../core/ports/ConnectorTransport.ts"
 import * as DnsResolver from "./DnsResolver.ts"
-import { checkedPost, notDeliveredCodes } from "./internal/targets.ts"
+import { checkedPost } from "./internal/targets.ts"
 
 /**
  * @since 0.1.0
@@ -107,12 +107,15 @@ export const make = (
           finish({ fail: new TransportFailure({ reason: "timeout", maybeDelivered: connected, detail: "no complete response within the time-out" }) })
           request.destroy()
         }, timeoutMillis)
+        // Connected: a kept-alive connection at once; a new one once it can carry the request (for
+        // TLS after the handshake: nothing is sent before it completes).
         request.on("socket", (socket) => {
-          if (!socket.connecting) connected = true
-          else socket.once("connect", () => (connected = true))
+          if (request.reusedSocket || (!secure && !socket.connecting)) connected = true
+          else socket.once(secure ? "secureConnect" : "connect", () => (connected = true))
         })
-        request.on("error", (error: NodeJS.ErrnoException) => {
-          const notSent = !connected || notDeliveredCodes.has(error.code ?? "")
+        request.on("error", () => {
+          // An error once connected may come after the request was written, whatever its code.
+          const notSent = !connected
           finish({
             fail: new TransportFailure({
               reason: notSent ? "connect" : "reset",

@@ -9,17 +9,22 @@
  * A pool serves one endpoint origin at one checked address: its connections go to that address
  * (the `lookup` option), so a DNS answer that changes between the check and a new connection
  * cannot redirect it, and an origin that resolves to another allowed address gets a pool of its
- * own. Pools close with the layer's scope.
+ * own. Connecting takes at most the transport's default time-out. Pools, and connections still
+ * being made (which a pool does not track), close with the layer's scope.
+ *
+ * Known difference from `HttpTransport`: undici refuses a `1xx` answer the request did not ask
+ * for (it sends no `Expect`), so such an exchange ends as a reset that may have been delivered (an
+ * unknown outcome), not with the final answer after it.
  *
  * undici runs on Node; Bun and Deno use `HttpTransport` (`Transport.layer` chooses).
  *
  * @since 0.1.0
  */
-import type { LookupFunction } from "node:net"
+import type { LookupFunction, Socket } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { type Dispatcher, Pool } from "undici"
+import { buildConnector, type Dispatcher, Pool } from "undici"
 import { type EndpointPolicy, Resolver } from "../../core/connector/Endpoint.ts"
 import {
   ConnectorTransport,
@@ -29,7 +34,7 @@ import {
   TransportFailure
 } from "../../core/ports/ConnectorTransport.ts"
 import * as DnsResolver from "./DnsResolver.ts"
-import { checkedPost, notDeliveredCodes } from "./internal/targets.ts"
+import { checkedPost } from "./internal/targets.ts"
 
 /**
  * @since 0.1.0
@@ -43,9 +48,6 @@ export interface UndiciTransportOptions {
 
 /** Pools kept at once (one per endpoint origin and address in use); past this the oldest is closed. */
 const maxPools = 256
-
-/** Connection failures undici reports with its own codes, before anything was sent. */
-const notConnectedCodes = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_CONNECT"])
 
 const flattenHeaders = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -76,16 +78,46 @@ export const make = (
 ): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
   Effect.gen(function*() {
     const resolver = yield* Resolver
+    const defaultTimeout = options.timeoutMillis ?? 10_000
+    // Least recently used last; a pool in use moves to the end.
     const pools = new Map<string, Pool>()
+    // Sockets still connecting: a pool's `destroy` does not reach them.
+    const connecting = new Set<Socket>()
+    let closed = false
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.allSettled(Array.from(pools.values(), (pool) => pool.destroy())).then(() => pools.clear()))
+      Effect.promise(() => {
+        closed = true
+        const open = Array.from(pools.values())
+        pools.clear()
+        for (const socket of connecting) socket.destroy()
+        connecting.clear()
+        return Promise.allSettled(open.map((pool) => pool.destroy()))
+      })
     )
+    const connectorFor = (address: string): buildConnector.connector => {
+      const connect = buildConnector({ lookup: fixedLookup(address), timeout: defaultTimeout })
+      return (connectOptions, callback) => {
+        let socket: Socket | undefined
+        let settled = false
+        socket = connect(connectOptions, (error, connected) => {
+          settled = true
+          if (socket !== undefined) connecting.delete(socket)
+          if (error !== null) callback(error, null)
+          else callback(null, connected)
+        }) as unknown as Socket | undefined
+        if (socket !== undefined && !settled) connecting.add(socket)
+      }
+    }
     const poolFor = (url: URL, address: string): Pool => {
       const key = `${url.origin}\u0000${address}`
       const known = pools.get(key)
-      if (known !== undefined) return known
+      if (known !== undefined) {
+        pools.delete(key)
+        pools.set(key, known)
+        return known
+      }
       if (pools.size >= maxPools) {
-        // The oldest pool finishes its requests in flight, then closes.
+        // The least recently used pool finishes its requests in flight, then closes.
         const [oldestKey, oldest] = pools.entries().next().value as [string, Pool]
         pools.delete(oldestKey)
         void oldest.close().catch(() => undefined)
@@ -93,12 +125,11 @@ export const make = (
       const pool = new Pool(url.origin, {
         connections: options.connections ?? 256,
         pipelining: 1,
-        connect: { lookup: fixedLookup(address) }
+        connect: connectorFor(address)
       })
       pools.set(key, pool)
       return pool
     }
-    const defaultTimeout = options.timeoutMillis ?? 10_000
 
     const exchange = (
       url: URL,
@@ -151,9 +182,10 @@ export const make = (
           },
           onResponseEnd: () =>
             finish({ ok: { status, headers: responseHeaders, body: new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) } }),
-          onResponseError: (_, error) => {
-            const code = (error as NodeJS.ErrnoException).code ?? ""
-            const notSent = controller === undefined || notDeliveredCodes.has(code) || notConnectedCodes.has(code)
+          onResponseError: () => {
+            // undici reports every failure to connect before `onRequestStart`; once a request has
+            // started on a connection, whatever the error code, it may have reached the endpoint.
+            const notSent = controller === undefined
             finish({
               fail: status !== 0
                 ? new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" })
@@ -164,6 +196,10 @@ export const make = (
                 })
             })
           }
+        }
+        if (closed) {
+          finish({ fail: new TransportFailure({ reason: "connect", maybeDelivered: false, detail: "the transport is closed" }) })
+          return Effect.void
         }
         try {
           poolFor(url, address).dispatch({

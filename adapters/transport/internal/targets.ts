@@ -28,9 +28,6 @@ interface Target {
 /** Endpoint URLs whose checks are kept (one per connection revision in use); past this the memo starts over. */
 const maxTargets = 1_024
 
-/** Connection errors that prove nothing reached the endpoint. */
-export const notDeliveredCodes: ReadonlySet<string> = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"])
-
 /**
  * One exchange with a checked endpoint: POST `body` to `url`, connecting to `address` (checked),
  * within `timeoutMillis`.

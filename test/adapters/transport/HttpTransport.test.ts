@@ -2,8 +2,9 @@
  * The outbound transports (node:http, undici) against real loopback servers that misbehave on
  * purpose: one contract, the same tests for each.
  */
+import dc from "node:diagnostics_channel"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,8 +25,18 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void
   "/slow": (_req, res) => void setTimeout(() => res.writeHead(202).end("{}"), 1_000),
   "/reset": (req) => req.socket.destroy(),
   "/large": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("x".repeat(64 * 1024 + 1)),
-  "/exact": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("x".repeat(64 * 1024))
+  "/exact": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("x".repeat(64 * 1024)),
+  // The request was read; then the client's own connection fails with a code that, before
+  // connecting, would mean "nothing was sent".
+  "/unreachable-after": () => void setTimeout(() => lastClientSocket?.destroy(Object.assign(new Error("simulated"), { code: "EHOSTUNREACH" })), 20)
 }
+// The client side of the newest outbound connection (node:http and undici both publish it).
+let lastClientSocket: Socket | undefined
+const remember = (message: unknown) => {
+  lastClientSocket = (message as { socket: Socket }).socket
+}
+dc.subscribe("net.client.socket", remember)
+dc.subscribe("undici:client:connected", remember)
 const server = createServer((req, res) => {
   const chunks: Array<Buffer> = []
   req.on("data", (c: Buffer) => chunks.push(c))
@@ -100,6 +111,62 @@ describe.each(transports)("$name", ({ module: HttpTransport, sequentialConnectio
       assert.strictEqual(error.reason, "connect")
       assert.isFalse(error.maybeDelivered)
     }).pipe(Effect.provide(insecure)))
+
+  it.live("an error after the request was written: may have been delivered, whatever its code", () =>
+    Effect.gen(function*() {
+      received = []
+      const error = yield* Effect.flip(post(`${base}/unreachable-after`, 2_000))
+      assert.deepStrictEqual(received.map((r) => r.path), ["/unreachable-after"])
+      assert.strictEqual(error.reason, "reset")
+      assert.isTrue(error.maybeDelivered)
+    }).pipe(Effect.provide(Layer.fresh(insecure))))
+
+  it.live("a TLS handshake that never completes: time-out, not delivered; an interrupted one is closed with the layer", () =>
+    Effect.gen(function*() {
+      // Accepts TCP connections and never answers the TLS client hello.
+      // Each accepted connection: when it was accepted and when the client closed it.
+      const connectionsSeen: Array<{ readonly acceptedAt: number; closedAt?: number }> = []
+      const accepted = new Set<Socket>()
+      const stalled = createTcpServer((socket) => {
+        const seen: { readonly acceptedAt: number; closedAt?: number } = { acceptedAt: Date.now() }
+        connectionsSeen.push(seen)
+        accepted.add(socket)
+        socket.on("close", () => (seen.closedAt = Date.now()))
+        socket.on("error", () => undefined)
+        // Reading, so the client's close is seen.
+        socket.resume()
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", resolve))),
+        () =>
+          Effect.promise(() =>
+            new Promise<void>((resolve) => {
+              for (const socket of accepted) socket.destroy()
+              stalled.close(() => resolve())
+            })
+          )
+      )
+      const url = `https://127.0.0.1:${(stalled.address() as AddressInfo).port}/connector`
+      const timedOut = yield* Effect.flip(Effect.provide(
+        Effect.flatMap(ConnectorTransport, (t) => t.post({ url, headers: {}, body })),
+        HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 300 })
+      ))
+      assert.strictEqual(timedOut.reason, "timeout")
+      assert.isFalse(timedOut.maybeDelivered)
+      // Interrupted while connecting, then the layer closes: the connection closes at once, not
+      // at some later connect time-out.
+      const started = Date.now()
+      yield* Effect.scoped(Effect.gen(function*() {
+        const transport = yield* HttpTransport.make({ allowInsecure: true }, { timeoutMillis: 10_000 })
+        yield* transport.post({ url, headers: {}, body }).pipe(Effect.timeout("150 millis"), Effect.ignore)
+      })).pipe(Effect.provide(layerResolverMemory({})))
+      const closing = Date.now()
+      yield* Effect.sleep("500 millis")
+      const interrupted = connectionsSeen.filter((c) => c.acceptedAt >= started)
+      assert.strictEqual(interrupted.length, 1)
+      assert.isDefined(interrupted[0]!.closedAt)
+      assert.isBelow(interrupted[0]!.closedAt! - closing, 400)
+    }).pipe(Effect.scoped))
 
   it.live("a body over 64 KiB is refused; exactly 64 KiB is read", () =>
     Effect.gen(function*() {
