@@ -6,6 +6,10 @@
  *
  * `BENCH_TSX=1` keeps the old way (every entry through `node --import tsx`), for a same-run
  * comparison.
+ *
+ * Every Node process a benchmark starts, Accord's and the references' alike, runs with the node
+ * flags of the image's `CMD` (`imageNodeFlags`, added where each is spawned); `BENCH_IMAGE_FLAGS=0`
+ * leaves them out.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -18,6 +22,21 @@ const dockerfileFlags = (): ReadonlyArray<string> => {
   const line = readFileSync(join(root, "Dockerfile"), "utf8").split("\n").find((l) => /^RUN\s+\S*esbuild\s/.test(l))
   if (line === undefined) throw new Error("Dockerfile: no RUN line runs esbuild")
   return line.replace(/^RUN\s+\S*esbuild\s+/, "").split(/\s+/).filter((word) => word.startsWith("--") && !word.startsWith("--outdir="))
+}
+
+/**
+ * The node flags of the Dockerfile's exec-form `CMD` (between `node` and the entry), e.g.
+ * `--max-semi-space-size=64`; none with `BENCH_IMAGE_FLAGS=0`.
+ */
+export const imageNodeFlags = (): ReadonlyArray<string> => {
+  if (process.env["BENCH_IMAGE_FLAGS"] === "0") return []
+  // A bundled bench runs from the bundle's directory: its parent passes the flags on.
+  const passed = process.env["BENCH_IMAGE_NODE_FLAGS"]
+  if (passed !== undefined) return JSON.parse(passed) as Array<string>
+  const line = readFileSync(join(root, "Dockerfile"), "utf8").split("\n").find((l) => /^CMD\s+\[/.test(l))
+  if (line === undefined) throw new Error("Dockerfile: no exec-form CMD")
+  const argv = JSON.parse(line.replace(/^CMD\s+/, "")) as Array<string>
+  return argv.slice(1, -1).filter((arg) => arg.startsWith("--"))
 }
 
 /** How to start one entry point: `node` arguments. */
@@ -79,7 +98,10 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   const flags = process.execArgv.filter((arg, i, all) =>
     !(loaderFlag(arg) && isTsx(all[i + 1])) && !(isTsx(arg) && loaderFlag(all[i - 1])) && !joinedTsx(arg)
   )
-  const run = spawnSync(process.execPath, [...flags, ...profile, ...entries.args(self)], { stdio: "inherit", env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir } })
+  const run = spawnSync(process.execPath, [...flags, ...imageNodeFlags(), ...profile, ...entries.args(self)], {
+    stdio: "inherit",
+    env: { ...process.env, BENCH_BUNDLE_DIR: entries.dir, BENCH_IMAGE_NODE_FLAGS: JSON.stringify(imageNodeFlags()) }
+  })
   // A profile's positions are in the bundle: keep a copy of it beside the profile.
   if (profile.length > 0) cpSync(entries.dir, join(process.env["BENCH_SELF_CPU_PROF"]!, "bundle"), { recursive: true })
   entries.dispose()

@@ -24,7 +24,7 @@ import * as Scope from "effect/Scope"
 import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
-import { runBundled } from "./bundle.ts"
+import { imageNodeFlags, runBundled } from "./bundle.ts"
 import { connectService, inSchema, input, pool, processTicks, serviceLayer, startPeer, stopPeer, workspaceId } from "./dispatch-support.ts"
 
 const entry = runBundled("bench/dispatch-phase.ts", ["bench/dispatch-kit.ts"])
@@ -89,7 +89,7 @@ const kit = await startPeer(entry("bench/dispatch-kit.ts"), { databaseUrl, schem
 const runtime = ManagedRuntime.make(serviceLayer(inSchema(databaseUrl, schemas.service), concurrency))
 try {
   await connectService(runtime, kit.port)
-  console.log(`dispatch phase: ${actions} actions per round, ${concurrency} in flight, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}`)
+  console.log(`dispatch phase: ${actions} actions per round, ${concurrency} in flight, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags: ${imageNodeFlags().join(" ") || "none"}`)
   let offset = 0
   for (let round = 0; round <= rounds; round++) {
     const count = round === 0 ? 500 : actions

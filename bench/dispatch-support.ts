@@ -21,6 +21,7 @@ import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { layerAesGcm } from "../core/protocol/Cipher.ts"
 import { publishCatalog } from "../test/support/catalog.ts"
 import { intakeInput } from "../test/support/deliveries.ts"
+import { imageNodeFlags } from "./bundle.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"
@@ -65,7 +66,7 @@ export const startPeer = (
   options: { readonly databaseUrl: string; readonly schema: string; readonly nodeFlags?: ReadonlyArray<string> }
 ): Promise<{ child: ChildProcess; port: number }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...script], {
+    const child = spawn(process.execPath, [...imageNodeFlags(), ...(options.nodeFlags ?? []), ...script], {
       env: {
         ...process.env,
         DATABASE_URL: options.databaseUrl,

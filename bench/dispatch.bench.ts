@@ -21,7 +21,7 @@ import * as Scope from "effect/Scope"
 import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
-import { runBundled } from "./bundle.ts"
+import { imageNodeFlags, runBundled } from "./bundle.ts"
 import { outage, recovery } from "./dispatch-recovery.ts"
 import {
   actionSigning,
@@ -246,7 +246,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
 
 const created: Array<string> = []
 try {
-  console.log(`bench:dispatch — ${actions} actions per run, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}`)
+  console.log(`bench:dispatch — ${actions} actions per run, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`)
   for (const concurrency of concurrencies) {
     const names = await schemas()
     created.push(...Object.values(names))

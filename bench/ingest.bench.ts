@@ -18,7 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
-import { bundle } from "./bundle.ts"
+import { bundle, imageNodeFlags } from "./bundle.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const connections = 32
@@ -196,7 +196,7 @@ const accord = async (
 ): Promise<ReadonlyArray<Figures>> => {
   const p = port++
   const profile = cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`]
-  const child = spawn(process.execPath, [...profile, ...server.args("runtimes/node/main.ts")], {
+  const child = spawn(process.execPath, [...imageNodeFlags(), ...profile, ...server.args("runtimes/node/main.ts")], {
     env: {
       ...process.env,
       PORT: String(p),
@@ -248,7 +248,7 @@ const print = (rows: ReadonlyArray<Figures>) => {
 }
 
 const main = async () => {
-  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each, node ${process.version}, Accord ${server.label}, ${new Date().toISOString()}`)
+  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each, node ${process.version}, Accord ${server.label}, node flags of every server: ${imageNodeFlags().join(" ") || "none"}, ${new Date().toISOString()}`)
   if (databaseUrl !== undefined && only !== "pglite") {
     const schema = `accord_bench_${Date.now()}`
     const admin = new pg.Client({ connectionString: databaseUrl })
@@ -264,7 +264,7 @@ const main = async () => {
         return
       }
       const p = port++
-      const baseline = spawn("node", ["bench/ingest-baseline-server.mjs"], {
+      const baseline = spawn("node", [...imageNodeFlags(), "bench/ingest-baseline-server.mjs"], {
         env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_baseline`), PORT: String(p), SCHEMA: schema },
         stdio: ["ignore", "ignore", "inherit"]
       })
@@ -281,7 +281,7 @@ const main = async () => {
       // The least a coalescing server can do (bench/ingest-coalescing-server.mjs): a bound on this
       // machine for any implementation that also validates, screens and indexes.
       const q = port++
-      const coalescing = spawn("node", ["bench/ingest-coalescing-server.mjs"], {
+      const coalescing = spawn("node", [...imageNodeFlags(), "bench/ingest-coalescing-server.mjs"], {
         env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_coalescing`), PORT: String(q), SCHEMA: schema },
         stdio: ["ignore", "ignore", "inherit"]
       })

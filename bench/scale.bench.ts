@@ -13,6 +13,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import autocannon from "autocannon"
 import pg from "pg"
+import { imageNodeFlags } from "./bundle.ts"
 
 // `npm run bench:scale -- instances`: throughput with 1 and 2 server instances instead.
 if (process.argv.includes("instances")) {
@@ -47,7 +48,7 @@ const scaleUrl = (schema?: string) => {
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 const server = async (schema: string, port: number): Promise<ChildProcess> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "runtimes/node/main.ts"], {
+  const child = spawn(process.execPath, [...imageNodeFlags(), "--import", "tsx", "runtimes/node/main.ts"], {
     env: {
       ...process.env,
       DATABASE_URL: scaleUrl(schema),

@@ -183,10 +183,11 @@ describe("the image's build and start commands, run here", () => {
         assert.include(dependencies, name, `a bundle imports ${specifier}`)
       }
 
-      const [, cmd] = execForm(runtimeOf("CMD")[0]!.args)!
+      // The CMD's own node flags, then its entry, run from the bundle just built.
+      const [, ...cmd] = execForm(runtimeOf("CMD")[0]!.args)!
       const port = await freePort()
       const env = { ...envWithoutDatabase(), NO_COLOR: "1", HOST: "127.0.0.1", PORT: String(port), ACCORD_DATA_DIR: "memory://" }
-      const child = spawn("node", [cmd!.replace(/^dist\//, `${outdir}/`)], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+      const child = spawn("node", [...cmd.slice(0, -1), cmd.at(-1)!.replace(/^dist\//, `${outdir}/`)], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
       let output = ""
       child.stdout.on("data", (chunk) => (output += chunk))
       child.stderr.on("data", (chunk) => (output += chunk))
