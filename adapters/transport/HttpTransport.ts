@@ -12,7 +12,6 @@
  */
 import * as http from "node:http"
 import * as https from "node:https"
-import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -22,10 +21,10 @@ import {
   type ConnectorTransportService,
   maxResponseBytes,
   type OutboundResponse,
-  TransportFailure
+  type TransportFailure
 } from "../../core/ports/ConnectorTransport.ts"
 import * as DnsResolver from "./DnsResolver.ts"
-import { checkedPost } from "./internal/targets.ts"
+import { checkedPost, type Exchange, exchangeFailure, fixedLookup, flattenHeaders } from "./internal/targets.ts"
 
 /**
  * @since 0.1.0
@@ -38,14 +37,6 @@ export interface HttpTransportOptions {
    * flight never queue for a socket: with 64, a dispatcher at 128 in flight waited for one (issue 20).
    */
   readonly maxSockets?: number
-}
-
-const flattenHeaders = (headers: http.IncomingHttpHeaders): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
-  }
-  return out
 }
 
 /**
@@ -69,21 +60,8 @@ export const make = (
     )
     const defaultTimeout = options.timeoutMillis ?? 10_000
 
-    const exchange = (
-      url: URL,
-      address: string,
-      headers: Readonly<Record<string, string>>,
-      body: Uint8Array,
-      timeoutMillis: number
-    ) =>
+    const exchange: Exchange = (url, address, headers, body, timeoutMillis) =>
       Effect.async<OutboundResponse, TransportFailure>((resume) => {
-        const family = address.includes(":") ? 6 : 4
-        // Connect to the address that was checked, whatever the resolver says now.
-        const lookup: LookupFunction = (_host, lookupOptions, callback) => {
-          if ((lookupOptions as { all?: boolean }).all) {
-            ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [{ address, family }])
-          } else callback(null, address, family)
-        }
         const secure = url.protocol === "https:"
         let connected = false
         let settled = false
@@ -100,11 +78,12 @@ export const make = (
           path: url.pathname,
           method: "POST",
           agent: secure ? agents.https : agents.http,
-          lookup,
+          // Connect to the address that was checked, whatever the resolver says now.
+          lookup: fixedLookup(address),
           headers: { ...headers, "content-type": "application/json", "content-length": String(body.byteLength) }
         })
         const timer = setTimeout(() => {
-          finish({ fail: new TransportFailure({ reason: "timeout", maybeDelivered: connected, detail: "no complete response within the time-out" }) })
+          finish({ fail: exchangeFailure.timeout(connected) })
           request.destroy()
         }, timeoutMillis)
         // Connected: a kept-alive connection at once; a new one once it can carry the request (for
@@ -113,24 +92,14 @@ export const make = (
           if (request.reusedSocket || (!secure && !socket.connecting)) connected = true
           else socket.once(secure ? "secureConnect" : "connect", () => (connected = true))
         })
-        request.on("error", () => {
-          // An error once connected may come after the request was written, whatever its code.
-          const notSent = !connected
-          finish({
-            fail: new TransportFailure({
-              reason: notSent ? "connect" : "reset",
-              maybeDelivered: !notSent,
-              detail: notSent ? "the connection could not be made" : "the connection broke before a complete response"
-            })
-          })
-        })
+        request.on("error", () => finish({ fail: exchangeFailure.broken(connected) }))
         request.on("response", (response) => {
           const chunks: Array<Buffer> = []
           let size = 0
           response.on("data", (chunk: Buffer) => {
             size += chunk.byteLength
             if (size > maxResponseBytes) {
-              finish({ fail: new TransportFailure({ reason: "response_too_large", maybeDelivered: true, detail: "the response body exceeds 64 KiB" }) })
+              finish({ fail: exchangeFailure.tooLarge() })
               response.destroy()
               request.destroy()
               return
@@ -145,8 +114,7 @@ export const make = (
                 body: new Uint8Array(Buffer.concat(chunks))
               }
             }))
-          response.on("error", () =>
-            finish({ fail: new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" }) }))
+          response.on("error", () => finish({ fail: exchangeFailure.cutOff() }))
         })
         request.end(body)
         return Effect.sync(() => {

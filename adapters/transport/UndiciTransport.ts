@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import type { LookupFunction, Socket } from "node:net"
+import type { Socket } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -31,10 +31,10 @@ import {
   type ConnectorTransportService,
   maxResponseBytes,
   type OutboundResponse,
-  TransportFailure
+  type TransportFailure
 } from "../../core/ports/ConnectorTransport.ts"
 import * as DnsResolver from "./DnsResolver.ts"
-import { checkedPost } from "./internal/targets.ts"
+import { checkedPost, type Exchange, exchangeFailure, fixedLookup, flattenHeaders } from "./internal/targets.ts"
 
 /**
  * @since 0.1.0
@@ -48,24 +48,6 @@ export interface UndiciTransportOptions {
 
 /** Pools kept at once (one per endpoint origin and address in use); past this the oldest is closed. */
 const maxPools = 256
-
-const flattenHeaders = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const name in headers) {
-    const value = headers[name]
-    if (value !== undefined) out[name.toLowerCase()] = typeof value === "string" ? value : value.join(", ")
-  }
-  return out
-}
-
-const fixedLookup = (address: string): LookupFunction => {
-  const family = address.includes(":") ? 6 : 4
-  return (_host, lookupOptions, callback) => {
-    if ((lookupOptions as { all?: boolean }).all) {
-      ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [{ address, family }])
-    } else callback(null, address, family)
-  }
-}
 
 /**
  * A transport bound to `policy`, with its pools closed when `scope` closes.
@@ -131,13 +113,7 @@ export const make = (
       return pool
     }
 
-    const exchange = (
-      url: URL,
-      address: string,
-      headers: Readonly<Record<string, string>>,
-      body: Uint8Array,
-      timeoutMillis: number
-    ) =>
+    const exchange: Exchange = (url, address, headers, body, timeoutMillis) =>
       Effect.async<OutboundResponse, TransportFailure>((resume) => {
         let controller: Dispatcher.DispatchController | undefined
         let settled = false
@@ -155,9 +131,7 @@ export const make = (
           if (controller !== undefined && !controller.aborted) controller.abort(new Error(reason))
         }
         const timer = setTimeout(() => {
-          finish({
-            fail: new TransportFailure({ reason: "timeout", maybeDelivered: controller !== undefined, detail: "no complete response within the time-out" })
-          })
+          finish({ fail: exchangeFailure.timeout(controller !== undefined) })
           abort("time-out")
         }, timeoutMillis)
         const handler: Dispatcher.DispatchHandler = {
@@ -174,7 +148,7 @@ export const make = (
             if (settled) return
             size += chunk.byteLength
             if (size > maxResponseBytes) {
-              finish({ fail: new TransportFailure({ reason: "response_too_large", maybeDelivered: true, detail: "the response body exceeds 64 KiB" }) })
+              finish({ fail: exchangeFailure.tooLarge() })
               abort("response too large")
               return
             }
@@ -182,23 +156,12 @@ export const make = (
           },
           onResponseEnd: () =>
             finish({ ok: { status, headers: responseHeaders, body: new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) } }),
-          onResponseError: () => {
-            // undici reports every failure to connect before `onRequestStart`; once a request has
-            // started on a connection, whatever the error code, it may have reached the endpoint.
-            const notSent = controller === undefined
-            finish({
-              fail: status !== 0
-                ? new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" })
-                : new TransportFailure({
-                  reason: notSent ? "connect" : "reset",
-                  maybeDelivered: !notSent,
-                  detail: notSent ? "the connection could not be made" : "the connection broke before a complete response"
-                })
-            })
-          }
+          // undici reports every failure to connect before `onRequestStart`; once a request has
+          // started on a connection, whatever the error code, it may have reached the endpoint.
+          onResponseError: () => finish({ fail: status !== 0 ? exchangeFailure.cutOff() : exchangeFailure.broken(controller !== undefined) })
         }
         if (closed) {
-          finish({ fail: new TransportFailure({ reason: "connect", maybeDelivered: false, detail: "the transport is closed" }) })
+          finish({ fail: exchangeFailure.notMade("the transport is closed") })
           return Effect.void
         }
         try {
@@ -210,7 +173,7 @@ export const make = (
             body
           }, handler)
         } catch {
-          finish({ fail: new TransportFailure({ reason: "connect", maybeDelivered: false, detail: "the request could not be made" }) })
+          finish({ fail: exchangeFailure.notMade("the request could not be made") })
         }
         return Effect.sync(() => {
           settled = true

@@ -2,10 +2,13 @@
  * What every outbound transport checks before it sends (DESIGN D10), written once for the
  * node:http and undici transports: the endpoint URL's checks (kept per URL, as they never change
  * under a fixed policy), the host resolved and every address checked again on each request, and
- * the exchange sent to the first checked address. Each transport brings only its `exchange`.
+ * the exchange sent to the first checked address. Each transport brings only its `exchange`; the
+ * pieces every exchange needs (the pinned `lookup`, the response headers' shape, the failures and
+ * when each may have been delivered) are here too.
  *
  * @since 0.1.0
  */
+import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import {
@@ -27,6 +30,42 @@ interface Target {
 
 /** Endpoint URLs whose checks are kept (one per connection revision in use); past this the memo starts over. */
 const maxTargets = 1_024
+
+/** A `lookup` that answers `address` (checked) whatever the resolver says now. */
+export const fixedLookup = (address: string): LookupFunction => {
+  const family = address.includes(":") ? 6 : 4
+  return (_host, lookupOptions, callback) => {
+    if ((lookupOptions as { all?: boolean }).all) {
+      ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [{ address, family }])
+    } else callback(null, address, family)
+  }
+}
+
+/** Response headers as the port returns them: lowercase names, a repeated header's values joined with `, `. */
+export const flattenHeaders = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined) out[name.toLowerCase()] = typeof value === "string" ? value : value.join(", ")
+  }
+  return out
+}
+
+/**
+ * How an exchange fails. `connected`: a connection that could carry the request was made, so any
+ * failure after it may have delivered the request, whatever its error code.
+ */
+export const exchangeFailure = {
+  timeout: (connected: boolean) =>
+    new TransportFailure({ reason: "timeout", maybeDelivered: connected, detail: "no complete response within the time-out" }),
+  broken: (connected: boolean) =>
+    connected
+      ? new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the connection broke before a complete response" })
+      : new TransportFailure({ reason: "connect", maybeDelivered: false, detail: "the connection could not be made" }),
+  cutOff: () => new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" }),
+  tooLarge: () => new TransportFailure({ reason: "response_too_large", maybeDelivered: true, detail: "the response body exceeds 64 KiB" }),
+  notMade: (detail: string) => new TransportFailure({ reason: "connect", maybeDelivered: false, detail })
+}
 
 /**
  * One exchange with a checked endpoint: POST `body` to `url`, connecting to `address` (checked),
