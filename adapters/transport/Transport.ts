@@ -1,7 +1,7 @@
 /**
  * The outbound transport for the runtime in use: `UndiciTransport` on Node (about half the
- * sending process's CPU per exchange), `HttpTransport` (`node:http`) on Bun and Deno, where undici's
- * pools are not what their Node compatibility is built for. Both keep one contract, tested
+ * client's CPU per exchange), `HttpTransport` (`node:http`) on Bun and Deno, whose Node
+ * compatibility covers `node:http`; undici is not tested there. Both keep one contract, tested
  * together in test/adapters/transport/HttpTransport.test.ts.
  *
  * @since 0.1.0
@@ -41,4 +41,7 @@ export const implementation = (): "undici" | "node:http" =>
 export const layer = (policy: EndpointPolicy, options?: TransportOptions): Layer.Layer<ConnectorTransport> =>
   implementation() === "undici"
     ? Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./UndiciTransport.ts")), (undici) => undici.layer(policy, options)))
-    : HttpTransport.layer(policy, { ...options, ...(options?.connections !== undefined ? { maxSockets: options.connections } : {}) })
+    : HttpTransport.layer(policy, {
+      ...(options?.timeoutMillis !== undefined ? { timeoutMillis: options.timeoutMillis } : {}),
+      ...(options?.connections !== undefined ? { maxSockets: options.connections } : {})
+    })
