@@ -85,7 +85,13 @@ const readNodeBody = (
   return cleanup
 }
 
-const send = (response: ServerResponse, answer: Answer): void => {
+/**
+ * Writes an answer on a `node:http` response (nothing when one was already written or the socket is
+ * gone).
+ *
+ * @since 0.1.0
+ */
+export const send = (response: ServerResponse, answer: Answer): void => {
   if (response.headersSent || response.destroyed) return
   const body = JSON.stringify(answer.body)
   response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(body) })

@@ -3,6 +3,11 @@
  * answered before the platform app (see `NodeIngest`). Listening, closing and the app's handler are
  * the platform's own.
  *
+ * The server listens when the layer is built, and the app is served later (the server starts its
+ * background work in between). A request in that gap, or after the app stopped being served, is
+ * answered at once with 503 `not_serving` and `retry-after: 1`: `node:http` would otherwise leave it
+ * unanswered for good (a readiness probe would hang instead of failing).
+ *
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -12,7 +17,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type * as Net from "node:net"
-import { FastRoutes } from "./NodeIngest.ts"
+import { FastRoutes, send } from "./NodeIngest.ts"
+import * as Problem from "./Problem.ts"
+
+const notServing = Problem.toAnswer(
+  Problem.make(503, "not_serving", "the server is starting or stopping; retry shortly", { headers: { "retry-after": "1" } })
+)
 
 /**
  * @since 0.1.0
@@ -28,6 +38,14 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
       // answer not yet written by then (any event still waiting for its group commit) is lost:
       // answer it, then close.
       Object.assign(node, { httpAllowHalfOpen: true })
+      // The app's handler while it is served.
+      let served: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
+      node.on("request", (request: IncomingMessage, response: ServerResponse) => {
+        if (fast(request, response)) return
+        if (served !== undefined) return served(request, response)
+        request.resume()
+        send(response, notServing)
+      })
       const server = yield* NodeHttpServer.make(() => node, listen)
       return HttpServer.make({
         address: server.address,
@@ -36,11 +54,12 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
             const handler = yield* (middleware === undefined
               ? NodeHttpServer.makeHandler(app)
               : NodeHttpServer.makeHandler(app, middleware))
-            const listener = (request: IncomingMessage, response: ServerResponse) => {
-              if (!fast(request, response)) handler(request, response)
-            }
-            node.on("request", listener)
-            yield* Effect.addFinalizer(() => Effect.sync(() => node.off("request", listener)))
+            served = handler
+            yield* Effect.addFinalizer(() =>
+              Effect.sync(() => {
+                if (served === handler) served = undefined
+              })
+            )
           })
       })
     })

@@ -109,13 +109,14 @@ describe("runtime smoke: the server boots, serves, drains in-flight requests and
       const keys = `${url}/api/admin/v1/workspaces/${serverWorkspaceId}/api-keys`
       const headers = { authorization: `Bearer ${serverAdminKey}`, "content-type": "application/json" }
       try {
-        const deadline = Date.now() + 20_000
+        // Generous: under the full suite a loaded machine took over 15 s just to load the sources.
+        const deadline = Date.now() + 90_000
         let ready = false
         while (!ready && Date.now() < deadline && child.exitCode === null) {
-          ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)
+          ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status === 200, () => false)
           if (!ready) await sleep(200)
         }
-        assert.isTrue(ready, `not ready within 20 s:\n${output}`)
+        assert.isTrue(ready, `not ready within 90 s:\n${output}`)
 
         const created = await fetch(keys, { method: "POST", headers, body: JSON.stringify({ scope: "ingest" }) })
         assert.strictEqual(created.status, 201)
@@ -143,6 +144,6 @@ describe("runtime smoke: the server boots, serves, drains in-flight requests and
         if (child.exitCode === null) child.kill("SIGKILL")
         await rm(dataDir, { recursive: true, force: true })
       }
-    }), 90_000)
+    }), 150_000)
   }
 })
