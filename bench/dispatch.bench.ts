@@ -45,6 +45,13 @@ if (databaseUrl === undefined) {
   process.exit(0)
 }
 const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
+/**
+ * Actions each side runs, unmeasured, in its own processes before the measured ones (`BENCH_WARMUP`).
+ * With 500, the first in-flight level measured cold code: its sending process used 1.5x the CPU per
+ * action it used at the same level measured second (Accord 1,164 and 754 µs, the baseline 567 and
+ * 443 µs, docs/performance.md, "Eleventh pass").
+ */
+const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
 const recoveryLines = process.env["BENCH_RECOVERY"] ?? "1"
 const concurrencies = recoveryLines === "only" ? [] : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
@@ -156,12 +163,11 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       while (acceptedSoFar < offset + count) await acceptance()
       return { elapsed: performance.now() - started, cpu: meter === undefined ? "" : await meter(count) }
     }
-    await run(Math.min(500, actions), 0)
-    const warm = Math.min(500, actions)
-    const { cpu, elapsed } = await run(actions, warm, await cpuMeter(kit.child.pid!))
+    await run(warmup, 0)
+    const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!))
     const latencies = (await service.query(
       "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
-      [warm]
+      [warmup]
     )).rows.map((r: { ms: string }) => Number(r.ms)).sort((a: number, b: number) => a - b)
     const kitDb = new pg.Client({ connectionString: inSchema(kitSchema) })
     await kitDb.connect()
@@ -174,7 +180,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       perSecond: actions / (elapsed / 1000),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      note: `${actions + warm} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`,
+      note: `${actions + warmup} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`,
       cpu
     }
   } finally {
@@ -221,7 +227,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
     latencies.push(performance.now() - started)
   }
   try {
-    await pool(Math.min(500, actions), concurrency, one)
+    await pool(warmup, concurrency, one)
     latencies.length = 0
     const meter = await cpuMeter(peer.child.pid!)
     const started = performance.now()
@@ -246,7 +252,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
 
 const created: Array<string> = []
 try {
-  console.log(`bench:dispatch — ${actions} actions per run, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`)
+  console.log(`bench:dispatch — ${actions} actions per run after ${warmup} unmeasured, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`)
   for (const concurrency of concurrencies) {
     const names = await schemas()
     created.push(...Object.values(names))

@@ -7,6 +7,10 @@
  * Every Accord 202 is sent only after its event is committed (group commit); the bench checks that
  * the number of stored events equals the number of 202 answers.
  *
+ * Every server first takes `BENCH_WARMUP_SECONDS` (3) of the same load, outside its measured
+ * seconds; Accord's rows also print those first seconds (the cold server: the first thing a
+ * developer's own load test meets).
+ *
  * Also measured in the same run, as references rather than baselines: `GET /healthz` on the Accord
  * server (its HTTP stack alone) and the least a coalescing server can do
  * (bench/ingest-coalescing-server.mjs: parse, queue, one multi-row insert, answer), which bounds
@@ -21,6 +25,11 @@ import pg from "pg"
 import { bundle, imageNodeFlags } from "./bundle.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+/**
+ * Seconds of the same load, unmeasured, each server takes before its measured seconds
+ * (`BENCH_WARMUP_SECONDS`): the figures are a warm server's, whichever server runs first.
+ */
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
 const connections = 32
 const databaseUrl = process.env.DATABASE_URL || undefined
 const adminKey = "bench-admin-key-0123456789abcdef0123456789"
@@ -134,7 +143,7 @@ const ceiling = (url: string, label: string): Promise<Figures> =>
       }))
   })
 
-const load = (url: string, headers: Record<string, string>, label: string, okStatus: number): Promise<Figures> =>
+const load = (url: string, headers: Record<string, string>, label: string, okStatus: number, duration = seconds): Promise<Figures> =>
   new Promise((resolve, reject) => {
     let n = 0
     const started = Date.now()
@@ -142,7 +151,7 @@ const load = (url: string, headers: Record<string, string>, label: string, okSta
     const instance = autocannon({
       url,
       connections,
-      duration: seconds,
+      duration,
       requests: [{
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
@@ -215,17 +224,32 @@ const accord = async (
       headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
       body: JSON.stringify({ scope: "ingest" })
     }).then((r) => r.json() as Promise<{ secret: string }>)
+    const ingestUrl = `http://127.0.0.1:${p}/api/events/ingest`
+    const cold = await warmUp(ingestUrl, { authorization: `Bearer ${created.secret}` }, `  its first ${warmupSeconds} s (cold, unmeasured)`)
+    const storedBefore = await count()
     const figures = await measured(
       { serverPid: child.pid!, admin: database?.admin, applicationName: database?.applicationName },
-      () => load(`http://127.0.0.1:${p}/api/events/ingest`, { authorization: `Bearer ${created.secret}` }, label, 202)
+      () => load(ingestUrl, { authorization: `Bearer ${created.secret}` }, label, 202)
     )
-    const stored = await count()
-    if (cpuProfDir !== undefined) return [{ ...figures, stored }]
+    const stored = storedBefore < 0 ? undefined : (await count()) - storedBefore
+    const first = cold === undefined ? [] : [cold]
+    if (cpuProfDir !== undefined) return [{ ...figures, stored }, ...first]
     const health = await measured({ serverPid: child.pid! }, () => ceiling(`http://127.0.0.1:${p}/healthz`, "  same server, GET /healthz (ceiling)"))
-    return [{ ...figures, stored }, health]
+    return [{ ...figures, stored }, ...first, health]
   } finally {
     await stop(child)
   }
+}
+
+/**
+ * The load before a server's measured seconds (its figures are the cold server's); then the events
+ * still in flight settle.
+ */
+const warmUp = async (url: string, headers: Record<string, string> = {}, label = "warm-up"): Promise<Figures | undefined> => {
+  if (warmupSeconds <= 0) return undefined
+  const figures = await load(url, headers, label, 202, warmupSeconds)
+  await new Promise((r) => setTimeout(r, 500))
+  return figures
 }
 
 const cpuText = (cpu: CpuPerEvent | undefined): string =>
@@ -248,7 +272,7 @@ const print = (rows: ReadonlyArray<Figures>) => {
 }
 
 const main = async () => {
-  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each, node ${process.version}, Accord ${server.label}, node flags of every server: ${imageNodeFlags().join(" ") || "none"}, ${new Date().toISOString()}`)
+  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each after ${warmupSeconds} s unmeasured, node ${process.version}, Accord ${server.label}, node flags of every server: ${imageNodeFlags().join(" ") || "none"}, ${new Date().toISOString()}`)
   if (databaseUrl !== undefined && only !== "pglite") {
     const schema = `accord_bench_${Date.now()}`
     const admin = new pg.Client({ connectionString: databaseUrl })
@@ -271,6 +295,7 @@ const main = async () => {
       let base: Figures
       try {
         await waitFor(`http://127.0.0.1:${p}/`, true)
+        await warmUp(`http://127.0.0.1:${p}/`)
         base = await measured(
           { serverPid: baseline.pid!, admin, applicationName: `${schema}_baseline` },
           () => load(`http://127.0.0.1:${p}/`, {}, "baseline: node:http + pg, 1 insert/req", 202)
@@ -288,6 +313,7 @@ const main = async () => {
       let bound: Figures
       try {
         await waitFor(`http://127.0.0.1:${q}/`, true)
+        await warmUp(`http://127.0.0.1:${q}/`)
         bound = await measured(
           { serverPid: coalescing.pid!, admin, applicationName: `${schema}_coalescing` },
           () => load(`http://127.0.0.1:${q}/`, {}, "  reference: node:http + pg, coalesced", 202)
