@@ -47,9 +47,9 @@ if (databaseUrl === undefined) {
 const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
 /**
  * Actions each side runs, unmeasured, in its own processes before the measured ones (`BENCH_WARMUP`).
- * With 500, the first in-flight level measured cold code: its sending process used 1.5x the CPU per
- * action it used at the same level measured second (Accord 1,164 and 754 µs, the baseline 567 and
- * 443 µs, docs/performance.md, "Eleventh pass").
+ * With 500, the first in-flight level measured cold code: at 64 in flight Accord's sending process
+ * used 1.5x the CPU per action it used at the same level measured second (1,164 and 754 µs), the
+ * baseline's 1.3x (567 and 443 µs; docs/performance.md, "Eleventh pass").
  */
 const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
