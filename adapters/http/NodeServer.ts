@@ -6,7 +6,9 @@
  * The server listens when the layer is built, and the app is served later (the server starts its
  * background work in between). A request in that gap, or after the app stopped being served, is
  * answered at once with 503 `not_serving` and `retry-after: 1`: `node:http` would otherwise leave it
- * unanswered for good (a readiness probe would hang instead of failing).
+ * unanswered for good (a readiness probe would hang instead of failing). Once an app has stopped
+ * being served, every answer (the fast routes' too) closes its connection, so the listener's close
+ * does not wait on a client that keeps a keep-alive connection busy.
  *
  * @since 0.1.0
  */
@@ -38,11 +40,16 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
       // answer not yet written by then (any event still waiting for its group commit) is lost:
       // answer it, then close.
       Object.assign(node, { httpAllowHalfOpen: true })
-      // The app's handler while it is served.
-      let served: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
+      // The app's handlers while they are served, the newest last (it answers).
+      const served: Array<(request: IncomingMessage, response: ServerResponse) => void> = []
+      // Once an app has stopped being served the server is closing: every answer closes its
+      // connection, so a client that keeps a keep-alive connection busy cannot hold the close open.
+      let stopping = false
       node.on("request", (request: IncomingMessage, response: ServerResponse) => {
+        if (stopping) response.setHeader("connection", "close")
         if (fast(request, response)) return
-        if (served !== undefined) return served(request, response)
+        const app = served.at(-1)
+        if (app !== undefined) return app(request, response)
         request.resume()
         send(response, notServing)
       })
@@ -54,10 +61,12 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
             const handler = yield* (middleware === undefined
               ? NodeHttpServer.makeHandler(app)
               : NodeHttpServer.makeHandler(app, middleware))
-            served = handler
+            served.push(handler)
             yield* Effect.addFinalizer(() =>
               Effect.sync(() => {
-                if (served === handler) served = undefined
+                const at = served.indexOf(handler)
+                if (at !== -1) served.splice(at, 1)
+                stopping = true
               })
             )
           })

@@ -23,7 +23,7 @@ const get = (url: string) =>
   })
 
 describe("NodeServer.layerServer", () => {
-  it.scoped("answers 503 not_serving (a problem, retry-after: 1) before the app is served and after it stops; the fast routes all along", () =>
+  it.scoped("answers 503 not_serving (a problem, retry-after: 1) before the app is served and after it stops; the fast routes all along; once stopped, every answer closes its connection", () =>
     Effect.gen(function*() {
       const context = yield* Layer.build(Layer.provide(NodeServer.layerServer({ port: 0, host: "127.0.0.1" }), fast))
       const server = Context.get(context, HttpServer.HttpServer)
@@ -48,10 +48,17 @@ describe("NodeServer.layerServer", () => {
       assert.strictEqual(during.body, "app")
       assert.strictEqual((yield* get(`${url}/fast`)).body, "fast")
 
-      // No longer served (the server still listens): 503 again.
+      assert.strictEqual(during.headers.get("connection"), "keep-alive")
+
+      // No longer served (the server still listens, about to close): 503 again, and every answer,
+      // the fast route's too, closes its connection.
       yield* Scope.close(serving, Exit.void)
       const after = yield* get(`${url}/readyz`)
       assert.strictEqual(after.status, 503)
       assert.strictEqual(JSON.parse(after.body).code, "not_serving")
+      assert.strictEqual(after.headers.get("connection"), "close")
+      const fastAfter = yield* get(`${url}/fast`)
+      assert.strictEqual(fastAfter.body, "fast")
+      assert.strictEqual(fastAfter.headers.get("connection"), "close")
     }))
 })
