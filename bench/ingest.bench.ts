@@ -225,7 +225,7 @@ const accord = async (
       body: JSON.stringify({ scope: "ingest" })
     }).then((r) => r.json() as Promise<{ secret: string }>)
     const ingestUrl = `http://127.0.0.1:${p}/api/events/ingest`
-    const cold = await warmUp(ingestUrl, { authorization: `Bearer ${created.secret}` }, `  its first ${warmupSeconds} s (cold, unmeasured)`)
+    const cold = await warmUp(ingestUrl, { authorization: `Bearer ${created.secret}` }, `  its first ${warmupSeconds} s (cold, no CPU figures)`)
     const storedBefore = await count()
     const figures = await measured(
       { serverPid: child.pid!, admin: database?.admin, applicationName: database?.applicationName },
