@@ -187,7 +187,9 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.locator("h1", { hasText: "Sign in to a workspace" }).waitFor()
     await assertClean()
     await page.evaluate(inPage.injectInlineStyle)
-    await page.waitForFunction("globalThis.__violations.length > 0")
+    // Polled from here: `waitForFunction` evaluates its predicate with the page's own `eval`, which
+    // this page's CSP refuses (an `EvalError` and a Trusted Types violation).
+    await Effect.runPromise(waitFor(Effect.promise(() => page.evaluate<number>("globalThis.__violations.length")), (n) => n > 0, "a CSP violation"))
     const seen = await page.evaluate<Array<string>>(inPage.takeViolations)
     assert.match(seen[0] ?? "", /^style-src/)
     reports.errors = reports.errors.filter((line) => !line.includes("Content Security Policy"))
@@ -300,7 +302,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const rows = page.locator("table tbody tr")
     await page.locator("#events-page", { hasText: "Page 1" }).waitFor()
     // "Page 1" is also the unfiltered first page shown on arrival: wait for the filtered answer.
-    await page.waitForFunction("document.querySelectorAll('table tbody tr').length === 2")
+    await Effect.runPromise(waitFor(Effect.promise(() => rows.count()), (n) => n === 2, "the filtered events page"))
     assert.strictEqual(await rows.count(), 2)
     assert.include(await rows.first().innerText(), "checkout_completed:console_4")
     await screenshot("events")
