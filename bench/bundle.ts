@@ -28,7 +28,9 @@ const dockerfileFlags = (): ReadonlyArray<string> => {
  * The node flags of the Dockerfile's exec-form `CMD` (between `node` and the entry), e.g.
  * `--max-semi-space-size=64`; none with `BENCH_IMAGE_FLAGS=0`.
  */
-export const imageNodeFlags = (): ReadonlyArray<string> => {
+export const imageNodeFlags = (): ReadonlyArray<string> => (imageFlags ??= readImageNodeFlags())
+let imageFlags: ReadonlyArray<string> | undefined
+const readImageNodeFlags = (): ReadonlyArray<string> => {
   if (process.env["BENCH_IMAGE_FLAGS"] === "0") return []
   // A bundled bench runs from the bundle's directory: its parent passes the flags on.
   const passed = process.env["BENCH_IMAGE_NODE_FLAGS"]
