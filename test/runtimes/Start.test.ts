@@ -5,7 +5,7 @@
  * and no wrapper process is left behind listening on the port.
  */
 import { spawn } from "node:child_process"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { createConnection } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -25,6 +25,16 @@ const listening = (port: number) =>
   })
 
 describe("npm start", () => {
+  it("runs node with the image CMD's node flags (the 64 MiB young generation)", async () => {
+    const dockerfile = await readFile(join(root, "Dockerfile"), "utf8")
+    const cmd = JSON.parse(dockerfile.split("\n").find((line) => /^CMD\s+\[/.test(line))!.replace(/^CMD\s+/, "")) as Array<string>
+    const imageFlags = cmd.slice(1, -1)
+    assert.include(imageFlags, "--max-semi-space-size=64")
+    const start = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"]!
+    const startFlags = start.split(/\s+/).filter((word) => word.startsWith("--") && word !== "--import")
+    assert.deepStrictEqual(startFlags, imageFlags)
+  })
+
   it("SIGTERM to npm stops the server: nothing keeps listening and the last line says stopped", async () => {
     const port = await freePort()
     const dataDir = await mkdtemp(join(tmpdir(), "accord-npm-start-"))
