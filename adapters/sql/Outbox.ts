@@ -124,9 +124,16 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
         Effect.map((rows) => rows.length === 1),
         orStorageError("outbox.reschedule")
       ),
+    // A row another statement holds (a batch completing it, a transition) is skipped, not waited
+    // for: waiting, with rows of its own already updated, the renewal deadlocked against batched
+    // completions that lock the same rows in another order (docs/performance.md, "Twelfth pass").
+    // A skipped item is either being completed or is renewed by the next beat.
     renew: ({ ids, leaseMillis, now, owner }) =>
       ids.length === 0 ? Effect.succeed([]) : sql<{ id: string }>`UPDATE accord_outbox SET lease_expires_at = ${now + leaseMillis}
-          WHERE ${sql.in("id", ids)} AND lease_owner = ${owner} AND completed_at IS NULL RETURNING id`.pipe(
+          WHERE id IN (
+            SELECT id FROM accord_outbox WHERE ${sql.in("id", ids)} AND lease_owner = ${owner} AND completed_at IS NULL
+            FOR UPDATE SKIP LOCKED
+          ) RETURNING id`.pipe(
         Effect.map((rows) => rows.map((r) => r.id)),
         orStorageError("outbox.renew")
       ),

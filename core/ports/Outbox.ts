@@ -84,7 +84,9 @@ export interface OutboxService {
   }) => Effect.Effect<boolean, StorageError>
   /**
    * The lease heartbeat: extends to `now + leaseMillis` the leases `owner` still holds on `ids`
-   * (not completed, not rescheduled, not taken over); the ids whose lease was extended.
+   * (not completed, not rescheduled, not taken over); the ids whose lease was extended. It never
+   * waits for an item another writer is changing at that moment (completing it, say): such an item
+   * is left as it is and not in the answer, and the next beat renews it if it is still leased.
    */
   readonly renew: (options: LeaseRenewal) => Effect.Effect<ReadonlyArray<string>, StorageError>
   readonly get: (id: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
