@@ -23,6 +23,7 @@ import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import { imageNodeFlags, runBundled } from "./bundle.ts"
 import { outage, recovery } from "./dispatch-recovery.ts"
+import { monotonic, recordPhase } from "./phases.ts"
 import {
   actionSigning,
   connectService,
@@ -74,15 +75,25 @@ const backendTicks = async (): Promise<Map<number, number>> => {
   const rows = (await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
   return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
 }
-const cpuMeter = async (peerPid: number) => {
+const cpuMeter = async (peerPid: number, phase: { readonly label: string; readonly peer: string }) => {
   const backends = await backendTicks()
   const peer = processTicks(peerPid)
   const self = process.cpuUsage()
+  const start = monotonic()
   return async (count: number): Promise<string> => {
+    const end = monotonic()
     const selfUsage = process.cpuUsage(self)
     const peerTicks = processTicks(peerPid) - peer
     let database = 0
-    for (const [pid, ticks] of await backendTicks()) database += ticks - (backends.get(pid) ?? 0)
+    const after = await backendTicks()
+    for (const [pid, ticks] of after) database += ticks - (backends.get(pid) ?? 0)
+    recordPhase({
+      label: phase.label,
+      units: count,
+      start,
+      end,
+      processes: { sender: [process.pid], [phase.peer]: [peerPid], PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])] }
+    })
     const micros = (ticks: number) => ((ticks * 10_000) / count).toFixed(0)
     return `CPU µs/action: sender ${((selfUsage.user + selfUsage.system) / count).toFixed(0)}, peer ${micros(peerTicks)}, PostgreSQL ${micros(database)}`
   }
@@ -164,7 +175,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       return { elapsed: performance.now() - started, cpu: meter === undefined ? "" : await meter(count) }
     }
     await run(warmup, 0)
-    const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!))
+    const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!, { label: `Accord, ${concurrency} in flight`, peer: "kit" }))
     const latencies = (await service.query(
       "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
       [warmup]
@@ -229,7 +240,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
   try {
     await pool(warmup, concurrency, one)
     latencies.length = 0
-    const meter = await cpuMeter(peer.child.pid!)
+    const meter = await cpuMeter(peer.child.pid!, { label: `baseline, ${concurrency} in flight`, peer: "peer" })
     const started = performance.now()
     await pool(actions, concurrency, one)
     const elapsed = performance.now() - started

@@ -23,6 +23,7 @@ import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
 import { bundle, imageNodeFlags } from "./bundle.ts"
+import { monotonic, recordPhase } from "./phases.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 /**
@@ -88,12 +89,26 @@ const measured = async (probe: CpuProbe, run: () => Promise<Figures>): Promise<F
   for (const pid of await backendPids(probe.admin, probe.applicationName)) before.set(pid, processTicks(pid))
   const serverBefore = processTicks(probe.serverPid)
   const loadBefore = process.cpuUsage()
+  const start = monotonic()
   const figures = await run()
+  const end = monotonic()
   const loadUsage = process.cpuUsage(loadBefore)
   const serverTicks = processTicks(probe.serverPid) - serverBefore
   let databaseTicks = 0
-  for (const pid of await backendPids(probe.admin, probe.applicationName)) databaseTicks += processTicks(pid) - (before.get(pid) ?? 0)
+  const after = await backendPids(probe.admin, probe.applicationName)
+  for (const pid of after) databaseTicks += processTicks(pid) - (before.get(pid) ?? 0)
   const answered = Math.max(1, figures.ok + figures.errors)
+  recordPhase({
+    label: figures.label.trim(),
+    units: answered,
+    start,
+    end,
+    processes: {
+      server: [probe.serverPid],
+      ...(probe.applicationName === undefined ? {} : { PostgreSQL: [...new Set([...before.keys(), ...after])] }),
+      "load generator": [process.pid]
+    }
+  })
   const perEvent = (ticks: number) => (ticks / clockTicksPerSecond) * 1e6 / answered
   return {
     ...figures,

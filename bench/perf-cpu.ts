@@ -1,0 +1,177 @@
+/**
+ * CPU per unit of a benchmark's measured phases, by process and by where it went, from the
+ * kernel's own CPU sampling: `npm run bench:perf -- bench:dispatch` (or `bench:ingest`, with their
+ * usual variables: `BENCH_ONLY=accord npm run bench:perf -- bench:dispatch`).
+ *
+ * Why not `--cpu-prof`: V8's profiler takes its samples on wall time. On this 2-core machine the
+ * benchmark's processes and PostgreSQL take turns on the cores, and a process that is descheduled
+ * has the time it waits charged to the frame it stopped in (most often a `writev` that woke its
+ * peer): docs/performance.md, "Twelfth pass". `perf record -e cpu-clock` samples only what runs.
+ *
+ * How: the script runs with every Node process under `--perf-prof` (a jitdump, so that JIT frames
+ * keep their names after V8 moves code) while `perf record -k 1 -a -g -F 999` samples every CPU
+ * with call graphs; `perf inject -j` adds the JIT symbols, and `perf script` is read back. The
+ * benchmark writes its measured phases (`bench/phases.ts`: label, units, pids by role, start and
+ * end on `CLOCK_MONOTONIC`, the clock of `-k 1`). Per phase and role it prints CPU µs per unit and,
+ * for a Node process, how that splits by the leaf-most frame that names a category (so a V8
+ * builtin counts where it was called from: `JSON.stringify` in Accord's code is "JSON", an inline
+ * cache miss in Effect's fiber loop is "effect runtime").
+ *
+ * Needs Linux `perf` (Debian's `linux-perf`) and the right to sample every CPU (root, or
+ * `kernel.perf_event_paranoid` ≤ 0). The jitdump files and the shared objects `perf inject`
+ * writes beside them (`jit-*.dump`, `jitted-*.so`, in the directory the processes ran in) are
+ * removed afterwards.
+ */
+import { spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import type { Phase } from "./phases.ts"
+
+const samplesPerSecond = 999
+const microsPerSample = 1e6 / samplesPerSecond
+
+/** Categories of a Node process's samples, by frame; the first frame from the leaf that matches one decides. */
+const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
+  ["garbage collection", /Scavenge|Heap::|GCTracer|MinorGC|MarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|v8::internal::Mark/],
+  ["kernel", /\[kernel\.kallsyms\]/],
+  ["JSON", /JsonStringif|JsonParse/],
+  ["crypto", /sha256|HMAC|libcrypto|node::crypto/],
+  ["effect runtime", /effect\/dist\/esm\/internal\/(fiberRuntime|runtime|core|core-effect|fiberRefs|context|effect\/circular)\.js|effect\/dist\/esm\/Scheduler\.js/],
+  ["effect (Schema)", /effect\/dist\/esm\/(Schema|ParseResult|SchemaAST)\.js/],
+  ["effect (other)", /effect\/dist\//],
+  ["@effect packages", /@effect\//],
+  ["pg driver", /node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+)\//],
+  ["undici", /node_modules\/undici\//],
+  ["node http", /llhttp|node:_http|http_parser|Parser::/],
+  ["node streams, net, events", /node:internal\/streams|node:internal\/stream_base|node:net|node:events|LibuvStreamWrap|StreamBase/],
+  ["autocannon", /node_modules\/autocannon\//],
+  // Accord's bundles (the bench's own harness is bundled with it), a reference's script, tsx-run sources.
+  ["own code (Accord, or the reference's)", /\.bench-bundle-|file:\/\/\/\S+\.(m?js|ts):\d/],
+  ["node (other JS)", /JS:.*node:/]
+]
+
+interface Sample {
+  readonly pid: number
+  readonly time: number
+  /** Where the sample went (`nodeCategories`); reported for Node processes only. */
+  readonly category: string
+}
+
+const categoryOf = (frames: ReadonlyArray<string>): string => {
+  for (const frame of frames) {
+    for (const [name, pattern] of nodeCategories) if (pattern.test(frame)) return name
+  }
+  return "V8 and native (not attributed)"
+}
+
+const isNodeProcess = (frames: ReadonlyArray<string>) => frames.some((frame) => /\/node\)|node::|Builtins_|JS:/.test(frame))
+
+const nodePids = new Set<number>()
+
+const run = async () => {
+  const script = process.argv[2]
+  if (script === undefined) {
+    console.error("usage: npm run bench:perf -- <bench script> [arguments], e.g. npm run bench:perf -- bench:dispatch")
+    process.exit(2)
+  }
+  if (spawnSync("perf", ["--version"]).status !== 0) {
+    console.error("bench:perf needs Linux perf (Debian: apt-get install linux-perf)")
+    process.exit(2)
+  }
+  const dir = mkdtempSync(join(tmpdir(), "accord-perf-"))
+  const phasesFile = join(dir, "phases.jsonl")
+  const startedAt = Date.now()
+  const recorder = spawn("perf", ["record", "-k", "1", "-a", "-g", "-e", "cpu-clock", "-F", String(samplesPerSecond), "-o", join(dir, "perf.data")], {
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  await new Promise((resolve) => setTimeout(resolve, 1_000))
+  const bench = spawnSync("npm", ["run", "-s", script, "--", ...process.argv.slice(3)], {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      BENCH_PHASES: phasesFile,
+      NODE_OPTIONS: [process.env["NODE_OPTIONS"], "--perf-prof", "--interpreted-frames-native-stack"].filter(Boolean).join(" ")
+    }
+  })
+  const recorded = new Promise((resolve) => recorder.once("exit", resolve))
+  recorder.kill("SIGINT")
+  await recorded
+  try {
+    if (bench.status !== 0) throw new Error(`${script} exited with ${bench.status}`)
+    const phases: ReadonlyArray<Phase> = readFileSync(phasesFile, "utf8").trim().split("\n").map((line) => {
+      const parsed = JSON.parse(line) as Omit<Phase, "start" | "end"> & { start: string; end: string }
+      return { ...parsed, start: BigInt(parsed.start), end: BigInt(parsed.end) }
+    })
+    const injected = spawnSync("perf", ["inject", "-j", "-i", join(dir, "perf.data"), "-o", join(dir, "perf.jit.data")], { stdio: ["ignore", "ignore", "inherit"] })
+    if (injected.status !== 0) throw new Error("perf inject failed")
+    report(phases, await readSamples(join(dir, "perf.jit.data"), phases))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+    // The jitdumps (`jit-<pid>.dump`) land in each process's working directory, the shared objects
+    // `perf inject` makes from them beside them.
+    for (const name of readdirSync(process.cwd())) {
+      if (!/^jit(ted)?-\d+.*\.(dump|so)$/.test(name)) continue
+      const path = join(process.cwd(), name)
+      if (statSync(path).mtimeMs >= startedAt - 1_000) rmSync(path, { force: true })
+    }
+  }
+}
+
+/** The samples of the phases' processes within their windows (seconds on `CLOCK_MONOTONIC`). */
+const readSamples = async (data: string, phases: ReadonlyArray<Phase>): Promise<ReadonlyArray<Sample>> => {
+  const wanted = new Set(phases.flatMap((phase) => Object.values(phase.processes).flat()))
+  const from = Math.min(...phases.map((phase) => Number(phase.start) / 1e9))
+  const to = Math.max(...phases.map((phase) => Number(phase.end) / 1e9))
+  const reader = spawn("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso"], { stdio: ["ignore", "pipe", "ignore"] })
+  const samples: Array<Sample> = []
+  let current: { pid: number; time: number; frames: Array<string> } | undefined
+  const flush = () => {
+    if (current !== undefined && wanted.has(current.pid) && current.time >= from && current.time <= to) {
+      if (isNodeProcess(current.frames)) nodePids.add(current.pid)
+      samples.push({ pid: current.pid, time: current.time, category: categoryOf(current.frames) })
+    }
+    current = undefined
+  }
+  for await (const line of createInterface({ input: reader.stdout })) {
+    const header = /^\s*(\d+)\/\d+\s+([\d.]+):/.exec(line)
+    if (header !== null) {
+      flush()
+      current = { pid: Number(header[1]), time: Number(header[2]), frames: [] }
+    } else if (line.trim() !== "" && current !== undefined) {
+      current.frames.push(line.trim().replace(/^[0-9a-f]+ /, ""))
+    }
+  }
+  flush()
+  return samples
+}
+
+const report = (phases: ReadonlyArray<Phase>, samples: ReadonlyArray<Sample>) => {
+  console.log(`\nbench:perf — CPU µs per unit from perf's cpu-clock samples (${samplesPerSecond} per second per CPU), measured phases only`)
+  for (const phase of phases) {
+    const start = Number(phase.start) / 1e9
+    const end = Number(phase.end) / 1e9
+    const inWindow = samples.filter((sample) => sample.time >= start && sample.time <= end)
+    console.log(`\n${phase.label}: ${phase.units} units in ${(end - start).toFixed(1)} s`)
+    for (const [role, pids] of Object.entries(phase.processes)) {
+      const own = inWindow.filter((sample) => pids.includes(sample.pid))
+      const perUnit = (count: number) => (count * microsPerSample) / phase.units
+      console.log(`  ${role}: ${perUnit(own.length).toFixed(0)} µs/unit`)
+      if (!pids.some((pid) => nodePids.has(pid))) continue
+      const byCategory = new Map<string, number>()
+      for (const sample of own) {
+        const category = sample.category
+        byCategory.set(category, (byCategory.get(category) ?? 0) + 1)
+      }
+      for (const [category, count] of [...byCategory].sort((a, b) => b[1] - a[1])) {
+        console.log(`    ${perUnit(count).toFixed(1).padStart(7)}  ${category}`)
+      }
+    }
+  }
+}
+
+run().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
