@@ -18,9 +18,11 @@
  * cache miss in Effect's fiber loop is "effect runtime").
  *
  * Needs Linux `perf` (Debian's `linux-perf`) and the right to sample every CPU (root, or
- * `kernel.perf_event_paranoid` ≤ 0). The jitdump files and the shared objects `perf inject`
- * writes beside them (`jit-*.dump`, `jitted-*.so`, in the directory the processes ran in) are
- * removed afterwards.
+ * `kernel.perf_event_paranoid` ≤ 0). What the run leaves in the directory the processes ran in
+ * (the jitdumps `jit-*.dump`, the objects `perf inject` makes from them, `jitted-*.so`, and V8's
+ * `isolate-*-v8.log`) is removed afterwards, and perf's build-id cache is kept in the temporary
+ * directory. A role's processes are the bench's own figures' (bench:dispatch counts every backend
+ * of its database as PostgreSQL, so give it a database of its own).
  */
 import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -37,16 +39,18 @@ const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
   ["garbage collection", /Scavenge|Heap::|GCTracer|MinorGC|MarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|v8::internal::Mark/],
   ["kernel", /\[kernel\.kallsyms\]/],
   ["JSON", /JsonStringif|JsonParse/],
-  ["crypto", /sha256|HMAC|libcrypto|node::crypto/],
+  ["crypto", /sha256|hmac|libcrypto|node::crypto|node:internal\/crypto/i],
   ["effect runtime", /effect\/dist\/esm\/internal\/(fiberRuntime|runtime|core|core-effect|fiberRefs|context|effect\/circular)\.js|effect\/dist\/esm\/Scheduler\.js/],
   ["effect (Schema)", /effect\/dist\/esm\/(Schema|ParseResult|SchemaAST)\.js/],
   ["effect (other)", /effect\/dist\//],
   ["@effect packages", /@effect\//],
   ["pg driver", /node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+)\//],
   ["undici", /node_modules\/undici\//],
-  ["node http", /llhttp|node:_http|http_parser|Parser::/],
+  ["node http", /llhttp|node:_http|node::\(anonymous namespace\)::Parser/],
   ["node streams, net, events", /node:internal\/streams|node:internal\/stream_base|node:net|node:events|LibuvStreamWrap|StreamBase/],
   ["autocannon", /node_modules\/autocannon\//],
+  ["PGlite (the embedded database)", /wasm-function|wasm-to-js|js-to-wasm|@electric-sql\/pglite/],
+  ["other packages", /node_modules\//],
   // Accord's bundles (the bench's own harness is bundled with it), a reference's script, tsx-run sources.
   ["own code (Accord, or the reference's)", /\.bench-bundle-|file:\/\/\/\S+\.(m?js|ts):\d/],
   ["node (other JS)", /JS:.*node:/]
@@ -83,36 +87,55 @@ const run = async () => {
   const dir = mkdtempSync(join(tmpdir(), "accord-perf-"))
   const phasesFile = join(dir, "phases.jsonl")
   const startedAt = Date.now()
+  // perf's build-id cache (where `perf inject -j` also files a copy of every JIT object) goes to
+  // the temporary directory, not ~/.debug.
+  const perfEnv = { ...process.env, PERF_BUILDID_DIR: join(dir, "buildid") }
   const recorder = spawn("perf", ["record", "-k", "1", "-a", "-g", "-e", "cpu-clock", "-F", String(samplesPerSecond), "-o", join(dir, "perf.data")], {
-    stdio: ["ignore", "ignore", "inherit"]
+    stdio: ["ignore", "ignore", "inherit"],
+    env: perfEnv
   })
+  let recorderExit: number | null | undefined
+  const recorded = new Promise<void>((resolve) =>
+    recorder.once("exit", (code, signal) => {
+      recorderExit = code ?? (signal === "SIGINT" ? 0 : 1)
+      resolve()
+    })
+  )
   await new Promise((resolve) => setTimeout(resolve, 1_000))
-  const bench = spawnSync("npm", ["run", "-s", script, "--", ...process.argv.slice(3)], {
-    stdio: "inherit",
-    env: {
-      ...process.env,
-      BENCH_PHASES: phasesFile,
-      NODE_OPTIONS: [process.env["NODE_OPTIONS"], "--perf-prof", "--interpreted-frames-native-stack"].filter(Boolean).join(" ")
-    }
-  })
-  const recorded = new Promise((resolve) => recorder.once("exit", resolve))
-  recorder.kill("SIGINT")
-  await recorded
   try {
+    if (recorderExit !== undefined) throw new Error(`perf record stopped before the benchmark started (exit ${recorderExit}); sampling every CPU needs root or kernel.perf_event_paranoid <= 0`)
+    const bench = spawnSync("npm", ["run", "-s", script, "--", ...process.argv.slice(3)], {
+      stdio: "inherit",
+      env: {
+        ...process.env,
+        BENCH_PHASES: phasesFile,
+        NODE_OPTIONS: [process.env["NODE_OPTIONS"], "--perf-prof", "--interpreted-frames-native-stack"].filter(Boolean).join(" ")
+      }
+    })
+    if (recorderExit !== undefined) throw new Error(`perf record stopped during the benchmark (exit ${recorderExit})`)
+    recorder.kill("SIGINT")
+    await recorded
     if (bench.status !== 0) throw new Error(`${script} exited with ${bench.status}`)
     const phases: ReadonlyArray<Phase> = readFileSync(phasesFile, "utf8").trim().split("\n").map((line) => {
       const parsed = JSON.parse(line) as Omit<Phase, "start" | "end"> & { start: string; end: string }
       return { ...parsed, start: BigInt(parsed.start), end: BigInt(parsed.end) }
     })
-    const injected = spawnSync("perf", ["inject", "-j", "-i", join(dir, "perf.data"), "-o", join(dir, "perf.jit.data")], { stdio: ["ignore", "ignore", "inherit"] })
+    const injected = spawnSync("perf", ["inject", "-j", "-i", join(dir, "perf.data"), "-o", join(dir, "perf.jit.data")], {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: perfEnv
+    })
     if (injected.status !== 0) throw new Error("perf inject failed")
-    report(phases, await readSamples(join(dir, "perf.jit.data"), phases))
+    report(phases, await readSamples(join(dir, "perf.jit.data"), phases, perfEnv))
   } finally {
+    if (recorderExit === undefined) {
+      recorder.kill("SIGINT")
+      await recorded
+    }
     rmSync(dir, { recursive: true, force: true })
-    // The jitdumps (`jit-<pid>.dump`) land in each process's working directory, the shared objects
-    // `perf inject` makes from them beside them.
+    // The jitdumps (`jit-<pid>.dump`) and V8's logs (`isolate-…-v8.log`) land in each process's
+    // working directory, the shared objects `perf inject` makes from the dumps beside them.
     for (const name of readdirSync(process.cwd())) {
-      if (!/^jit(ted)?-\d+.*\.(dump|so)$/.test(name)) continue
+      if (!/^(jit(ted)?-\d+.*\.(dump|so)|isolate-0x[0-9a-f]+-\d+-v8\.log)$/.test(name)) continue
       const path = join(process.cwd(), name)
       if (statSync(path).mtimeMs >= startedAt - 1_000) rmSync(path, { force: true })
     }
@@ -120,11 +143,12 @@ const run = async () => {
 }
 
 /** The samples of the phases' processes within their windows (seconds on `CLOCK_MONOTONIC`). */
-const readSamples = async (data: string, phases: ReadonlyArray<Phase>): Promise<ReadonlyArray<Sample>> => {
+const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: NodeJS.ProcessEnv): Promise<ReadonlyArray<Sample>> => {
   const wanted = new Set(phases.flatMap((phase) => Object.values(phase.processes).flat()))
   const from = Math.min(...phases.map((phase) => Number(phase.start) / 1e9))
   const to = Math.max(...phases.map((phase) => Number(phase.end) / 1e9))
-  const reader = spawn("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso"], { stdio: ["ignore", "pipe", "ignore"] })
+  const reader = spawn("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso"], { stdio: ["ignore", "pipe", "ignore"], env })
+  const exited = new Promise<number | null>((resolve) => reader.once("exit", (code) => resolve(code)))
   const samples: Array<Sample> = []
   let current: { pid: number; time: number; frames: Array<string> } | undefined
   const flush = () => {
@@ -144,6 +168,8 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>): Promise<
     }
   }
   flush()
+  const code = await exited
+  if (code !== 0) throw new Error(`perf script exited with ${code}`)
   return samples
 }
 

@@ -41,20 +41,20 @@ describe.skipIf(databaseUrl === undefined)("Outbox.renew on PostgreSQL", () => {
       assert.deepStrictEqual(leased.map((item) => item.id), [heldId, freeId])
 
       // Another writer locks `held`'s row and keeps its transaction open until told.
-      const locked = yield* Deferred.make<string>()
+      const locked = yield* Deferred.make<number>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT id FROM accord_outbox WHERE id = ${heldId} FOR UPDATE`
-        const [row] = yield* sql<{ readonly xid: string }>`SELECT txid_current()::text AS xid`
-        yield* Deferred.succeed(locked, row!.xid)
+        const [row] = yield* sql<{ readonly pid: number }>`SELECT pg_backend_pid() AS pid`
+        yield* Deferred.succeed(locked, row!.pid)
         yield* Deferred.await(release)
       })))
-      const xid = yield* Deferred.await(locked)
+      const holderPid = yield* Deferred.await(locked)
 
       const renewing = yield* Effect.fork(outbox.renew({ ids: [heldId, freeId], owner: "w1", now: T + 500, leaseMillis: 1_000 }))
-      // The renewal waiting for the holder shows as an ungranted lock on the holder's transaction.
-      const waitingForHolder = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_locks
-          WHERE locktype = 'transactionid' AND transactionid::text = ${xid} AND NOT granted`.pipe(
+      // A renewal waiting for the holder is a backend the holder blocks.
+      const waitingForHolder = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE ${holderPid} = ANY(pg_blocking_pids(pid))`.pipe(
         Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: (rows) => rows[0]!.n > 0 })
       )
       const outcome = yield* Effect.raceFirst(
