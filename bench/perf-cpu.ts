@@ -20,8 +20,7 @@
  * Needs Linux `perf` (Debian's `linux-perf`) and the right to sample every CPU (root, or
  * `kernel.perf_event_paranoid` ≤ 0). What the run leaves in the directory the processes ran in
  * (the jitdumps `jit-*.dump`, the objects `perf inject` makes from them, `jitted-*.so`, and V8's
- * `isolate-*-v8.log`) is removed afterwards, and perf's build-id cache is kept in the temporary
- * directory. A role's processes are the bench's own figures' (bench:dispatch counts every backend
+ * `isolate-*-v8.log`) is removed afterwards, and nothing is filed in perf's build-id cache. A role's processes are the bench's own figures' (bench:dispatch counts every backend
  * of its database as PostgreSQL, so give it a database of its own).
  */
 import { spawn, spawnSync } from "node:child_process"
@@ -49,7 +48,8 @@ const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
   ["node http", /llhttp|node:_http|node::\(anonymous namespace\)::Parser/],
   ["node streams, net, events", /node:internal\/streams|node:internal\/stream_base|node:net|node:events|LibuvStreamWrap|StreamBase/],
   ["autocannon", /node_modules\/autocannon\//],
-  ["PGlite (the embedded database)", /wasm-function|wasm-to-js|js-to-wasm|@electric-sql\/pglite/],
+  // A wasm frame counts where it was called from (PGlite's Postgres, undici's llhttp).
+  ["PGlite (the embedded database)", /@electric-sql\/pglite/],
   ["other packages", /node_modules\//],
   // Accord's bundles (the bench's own harness is bundled with it), a reference's script, tsx-run sources.
   ["own code (Accord, or the reference's)", /\.bench-bundle-|file:\/\/\/\S+\.(m?js|ts):\d/],
@@ -87,12 +87,11 @@ const run = async () => {
   const dir = mkdtempSync(join(tmpdir(), "accord-perf-"))
   const phasesFile = join(dir, "phases.jsonl")
   const startedAt = Date.now()
-  // perf's build-id cache (where `perf inject -j` also files a copy of every JIT object) goes to
-  // the temporary directory, not ~/.debug.
-  const perfEnv = { ...process.env, PERF_BUILDID_DIR: join(dir, "buildid") }
-  const recorder = spawn("perf", ["record", "-k", "1", "-a", "-g", "-e", "cpu-clock", "-F", String(samplesPerSecond), "-o", join(dir, "perf.data")], {
-    stdio: ["ignore", "ignore", "inherit"],
-    env: perfEnv
+  // Nothing goes to perf's build-id cache (~/.debug): `perf record -N`, and `perf inject -j`, which
+  // would file a copy of every JIT object there, runs with HOME in the temporary directory.
+  const perfEnv = { ...process.env, HOME: dir }
+  const recorder = spawn("perf", ["record", "-N", "-k", "1", "-a", "-g", "-e", "cpu-clock", "-F", String(samplesPerSecond), "-o", join(dir, "perf.data")], {
+    stdio: ["ignore", "ignore", "inherit"]
   })
   let recorderExit: number | null | undefined
   const recorded = new Promise<void>((resolve) =>
@@ -179,7 +178,7 @@ const report = (phases: ReadonlyArray<Phase>, samples: ReadonlyArray<Sample>) =>
     const start = Number(phase.start) / 1e9
     const end = Number(phase.end) / 1e9
     const inWindow = samples.filter((sample) => sample.time >= start && sample.time <= end)
-    console.log(`\n${phase.label}: ${phase.units} units in ${(end - start).toFixed(1)} s`)
+    console.log(`\n${phase.label}: ${phase.units} units in ${(end - start).toFixed(1)} s (CLOCK_MONOTONIC ${start.toFixed(3)}–${end.toFixed(3)} s)`)
     for (const [role, pids] of Object.entries(phase.processes)) {
       const own = inWindow.filter((sample) => pids.includes(sample.pid))
       const perUnit = (count: number) => (count * microsPerSample) / phase.units
