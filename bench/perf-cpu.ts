@@ -20,8 +20,9 @@
  * Needs Linux `perf` (Debian's `linux-perf`) and the right to sample every CPU (root, or
  * `kernel.perf_event_paranoid` ≤ 0). What the run leaves in the directory the processes ran in
  * (the jitdumps `jit-*.dump`, the objects `perf inject` makes from them, `jitted-*.so`, and V8's
- * `isolate-*-v8.log`) is removed afterwards, and nothing is filed in perf's build-id cache. A role's processes are the bench's own figures' (bench:dispatch counts every backend
- * of its database as PostgreSQL, so give it a database of its own).
+ * `isolate-*-v8.log`) is removed afterwards, and nothing is filed in perf's build-id cache. A
+ * role's processes are those of the bench's own figures (bench:dispatch counts every backend of its
+ * database as PostgreSQL, so give it a database of its own).
  */
 import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -72,7 +73,11 @@ const categoryOf = (frames: ReadonlyArray<string>): string => {
 
 const isNodeProcess = (frames: ReadonlyArray<string>) => frames.some((frame) => /\/node\)|node::|Builtins_|JS:/.test(frame))
 
-const nodePids = new Set<number>()
+/** The samples read back, and which of their processes run Node (their split by category is printed). */
+interface Samples {
+  readonly samples: ReadonlyArray<Sample>
+  readonly nodePids: ReadonlySet<number>
+}
 
 const run = async () => {
   const script = process.argv[2]
@@ -142,13 +147,14 @@ const run = async () => {
 }
 
 /** The samples of the phases' processes within their windows (seconds on `CLOCK_MONOTONIC`). */
-const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: NodeJS.ProcessEnv): Promise<ReadonlyArray<Sample>> => {
+const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: NodeJS.ProcessEnv): Promise<Samples> => {
   const wanted = new Set(phases.flatMap((phase) => Object.values(phase.processes).flat()))
   const from = Math.min(...phases.map((phase) => Number(phase.start) / 1e9))
   const to = Math.max(...phases.map((phase) => Number(phase.end) / 1e9))
   const reader = spawn("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso"], { stdio: ["ignore", "pipe", "ignore"], env })
   const exited = new Promise<number | null>((resolve) => reader.once("exit", (code) => resolve(code)))
   const samples: Array<Sample> = []
+  const nodePids = new Set<number>()
   let current: { pid: number; time: number; frames: Array<string> } | undefined
   const flush = () => {
     if (current !== undefined && wanted.has(current.pid) && current.time >= from && current.time <= to) {
@@ -169,10 +175,10 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: Node
   flush()
   const code = await exited
   if (code !== 0) throw new Error(`perf script exited with ${code}`)
-  return samples
+  return { samples, nodePids }
 }
 
-const report = (phases: ReadonlyArray<Phase>, samples: ReadonlyArray<Sample>) => {
+const report = (phases: ReadonlyArray<Phase>, { nodePids, samples }: Samples) => {
   console.log(`\nbench:perf — CPU µs per unit from perf's cpu-clock samples (${samplesPerSecond} per second per CPU), measured phases only`)
   for (const phase of phases) {
     const start = Number(phase.start) / 1e9
@@ -185,10 +191,7 @@ const report = (phases: ReadonlyArray<Phase>, samples: ReadonlyArray<Sample>) =>
       console.log(`  ${role}: ${perUnit(own.length).toFixed(0)} µs/unit`)
       if (!pids.some((pid) => nodePids.has(pid))) continue
       const byCategory = new Map<string, number>()
-      for (const sample of own) {
-        const category = sample.category
-        byCategory.set(category, (byCategory.get(category) ?? 0) + 1)
-      }
+      for (const { category } of own) byCategory.set(category, (byCategory.get(category) ?? 0) + 1)
       for (const [category, count] of [...byCategory].sort((a, b) => b[1] - a[1])) {
         console.log(`    ${perUnit(count).toFixed(1).padStart(7)}  ${category}`)
       }
