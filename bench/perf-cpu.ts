@@ -15,7 +15,10 @@
  * end on `CLOCK_MONOTONIC`, the clock of `-k 1`). Per phase and role it prints CPU µs per unit and,
  * for a Node process, how that splits by the leaf-most frame that names a category (so a V8
  * builtin counts where it was called from: `JSON.stringify` in Accord's code is "JSON", an inline
- * cache miss in Effect's fiber loop is "effect runtime").
+ * cache miss in Effect's fiber loop is "effect runtime"). With `PERF_TOP=N` it also lists, per role,
+ * the N functions of the process's own code (Accord's bundle, a reference's script) that the most
+ * samples were in: the leaf-most own frame of each sample, with what it called (node's HTTP, the
+ * kernel, …), and of that the samples in its own code.
  *
  * Needs Linux `perf` (Debian's `linux-perf`) and the right to sample every CPU (root, or
  * `kernel.perf_event_paranoid` ≤ 0). What the run leaves in the directory the processes ran in
@@ -62,7 +65,17 @@ interface Sample {
   readonly time: number
   /** Where the sample went (`nodeCategories`); reported for Node processes only. */
   readonly category: string
+  /** The leaf-most frame of the process's own code (`ownCode`), callees included; with `PERF_TOP` only. */
+  readonly own: string | undefined
 }
+
+/** `PERF_TOP=N`: also list, per role, the N functions of its own code that the most samples were in (callees included). */
+const top = Number(process.env["PERF_TOP"] ?? 0)
+const ownCode = nodeCategories.find(([name]) => name.startsWith("own code"))![1]
+
+/** A frame of `perf script` (`sym (dso)`) as the function's name and where it is, without the JIT tier marks. */
+const functionName = (frame: string): string =>
+  frame.replace(/\s+\([^()]*\)$/, "").replace(/^JS:[*~^+]?/, "").replace(/file:\/\/\/\S*\//, "")
 
 const categoryOf = (frames: ReadonlyArray<string>): string => {
   for (const frame of frames) {
@@ -159,7 +172,8 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: Node
   const flush = () => {
     if (current !== undefined && wanted.has(current.pid) && current.time >= from && current.time <= to) {
       if (isNodeProcess(current.frames)) nodePids.add(current.pid)
-      samples.push({ pid: current.pid, time: current.time, category: categoryOf(current.frames) })
+      const own = top > 0 ? current.frames.find((frame) => ownCode.test(frame)) : undefined
+      samples.push({ pid: current.pid, time: current.time, category: categoryOf(current.frames), own: own === undefined ? undefined : functionName(own) })
     }
     current = undefined
   }
@@ -194,6 +208,20 @@ const report = (phases: ReadonlyArray<Phase>, { nodePids, samples }: Samples) =>
       for (const { category } of own) byCategory.set(category, (byCategory.get(category) ?? 0) + 1)
       for (const [category, count] of [...byCategory].sort((a, b) => b[1] - a[1])) {
         console.log(`    ${perUnit(count).toFixed(1).padStart(7)}  ${category}`)
+      }
+      if (top === 0) continue
+      // Per function: the samples it was the leaf-most own frame of, and of those the ones in its own code.
+      const byFunction = new Map<string, { all: number; self: number }>()
+      for (const { category, own: name } of own) {
+        if (name === undefined) continue
+        const counts = byFunction.get(name) ?? { all: 0, self: 0 }
+        counts.all++
+        if (category.startsWith("own code")) counts.self++
+        byFunction.set(name, counts)
+      }
+      console.log(`    its own code's top ${top} functions: µs/unit with callees, and in its own code only`)
+      for (const [name, { all, self }] of [...byFunction].sort((a, b) => b[1].all - a[1].all).slice(0, top)) {
+        console.log(`    ${perUnit(all).toFixed(1).padStart(7)} ${perUnit(self).toFixed(1).padStart(7)}  ${name}`)
       }
     }
   }
