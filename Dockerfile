@@ -6,7 +6,7 @@
 #   runtime - Node.js, the production dependencies and the bundles only; runs as the unprivileged
 #             `node` user with `node` itself as PID 1 (exec-form CMD, no shell, no npm), so SIGTERM
 #             reaches the server, which drains in-flight requests and logs `stopped`. Node runs with
-#             a 64 MiB young generation (`--max-semi-space-size=64`; docs/performance.md, tenth pass).
+#             its default young generation (docs/decisions.md, "Node's young generation").
 # No secret is baked in: ACCORD_MASTER_KEY, DATABASE_URL and the bootstrap variables come from the
 # environment at run time (compose.yaml reads them from your shell or an .env file).
 
@@ -40,4 +40,4 @@ EXPOSE 8787
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--max-semi-space-size=64", "dist/runtimes/node/main.js"]
+CMD ["node", "dist/runtimes/node/main.js"]

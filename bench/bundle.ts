@@ -25,8 +25,8 @@ const dockerfileFlags = (): ReadonlyArray<string> => {
 }
 
 /**
- * The node flags of the Dockerfile's exec-form `CMD` (between `node` and the entry), e.g.
- * `--max-semi-space-size=64`; none with `BENCH_IMAGE_FLAGS=0`.
+ * The node flags of the Dockerfile's exec-form `CMD` (between `node` and the entry); none with
+ * `BENCH_IMAGE_FLAGS=0`.
  */
 export const imageNodeFlags = (): ReadonlyArray<string> => (imageFlags ??= readImageNodeFlags())
 let imageFlags: ReadonlyArray<string> | undefined
