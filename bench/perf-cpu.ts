@@ -70,7 +70,7 @@ interface Sample {
 }
 
 /** `PERF_TOP=N`: also list, per role, the N functions of its own code that the most samples were in (callees included). */
-const top = Number(process.env["PERF_TOP"] ?? 0)
+const top = Math.max(0, Math.floor(Number(process.env["PERF_TOP"] ?? 0)) || 0)
 const ownCode = nodeCategories.find(([name]) => name.startsWith("own code"))![1]
 
 /** A frame of `perf script` (`sym (dso)`) as the function's name and where it is, without the JIT tier marks. */
