@@ -37,6 +37,9 @@ import type { Phase } from "./phases.ts"
 const samplesPerSecond = 999
 const microsPerSample = 1e6 / samplesPerSecond
 
+/** The category of a process's own code: Accord's bundles, a reference's script. */
+const ownCodeCategory = "own code (Accord, or the reference's)"
+
 /** Categories of a Node process's samples, by frame; the first frame from the leaf that matches one decides. */
 const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
   ["garbage collection", /Scavenge|Heap::|GCTracer|MinorGC|MarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|v8::internal::Mark/],
@@ -56,7 +59,7 @@ const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
   ["PGlite (the embedded database)", /@electric-sql\/pglite/],
   ["other packages", /node_modules\//],
   // Accord's bundles (the bench's own harness is bundled with it), a reference's script, tsx-run sources.
-  ["own code (Accord, or the reference's)", /\.bench-bundle-|file:\/\/\/\S+\.(m?js|ts):\d/],
+  [ownCodeCategory, /\.bench-bundle-|file:\/\/\/\S+\.(m?js|ts):\d/],
   ["node (other JS)", /JS:.*node:/]
 ]
 
@@ -71,7 +74,7 @@ interface Sample {
 
 /** `PERF_TOP=N`: also list, per role, the N functions of its own code that the most samples were in (callees included). */
 const top = Math.max(0, Math.floor(Number(process.env["PERF_TOP"] ?? 0)) || 0)
-const ownCode = nodeCategories.find(([name]) => name.startsWith("own code"))![1]
+const ownCode = nodeCategories.find(([name]) => name === ownCodeCategory)![1]
 
 /** A frame of `perf script` (`sym (dso)`) as the function's name and where it is, without the JIT tier marks. */
 const functionName = (frame: string): string =>
@@ -200,23 +203,23 @@ const report = (phases: ReadonlyArray<Phase>, { nodePids, samples }: Samples) =>
     const inWindow = samples.filter((sample) => sample.time >= start && sample.time <= end)
     console.log(`\n${phase.label}: ${phase.units} units in ${(end - start).toFixed(1)} s (CLOCK_MONOTONIC ${start.toFixed(3)}–${end.toFixed(3)} s)`)
     for (const [role, pids] of Object.entries(phase.processes)) {
-      const own = inWindow.filter((sample) => pids.includes(sample.pid))
+      const ofRole = inWindow.filter((sample) => pids.includes(sample.pid))
       const perUnit = (count: number) => (count * microsPerSample) / phase.units
-      console.log(`  ${role}: ${perUnit(own.length).toFixed(0)} µs/unit`)
+      console.log(`  ${role}: ${perUnit(ofRole.length).toFixed(0)} µs/unit`)
       if (!pids.some((pid) => nodePids.has(pid))) continue
       const byCategory = new Map<string, number>()
-      for (const { category } of own) byCategory.set(category, (byCategory.get(category) ?? 0) + 1)
+      for (const { category } of ofRole) byCategory.set(category, (byCategory.get(category) ?? 0) + 1)
       for (const [category, count] of [...byCategory].sort((a, b) => b[1] - a[1])) {
         console.log(`    ${perUnit(count).toFixed(1).padStart(7)}  ${category}`)
       }
       if (top === 0) continue
       // Per function: the samples it was the leaf-most own frame of, and of those the ones in its own code.
       const byFunction = new Map<string, { all: number; self: number }>()
-      for (const { category, own: name } of own) {
+      for (const { category, own: name } of ofRole) {
         if (name === undefined) continue
         const counts = byFunction.get(name) ?? { all: 0, self: 0 }
         counts.all++
-        if (category.startsWith("own code")) counts.self++
+        if (category === ownCodeCategory) counts.self++
         byFunction.set(name, counts)
       }
       console.log(`    its own code's top ${top} functions: µs/unit with callees, and in its own code only`)

@@ -25,10 +25,12 @@ const listening = (port: number) =>
   })
 
 describe("npm start", () => {
-  it("runs node with the image CMD's node flags", async () => {
+  it("runs node with the image CMD's node flags (Node's default young generation)", async () => {
     const dockerfile = await readFile(join(root, "Dockerfile"), "utf8")
     const cmd = JSON.parse(dockerfile.split("\n").find((line) => /^CMD\s+\[/.test(line))!.replace(/^CMD\s+/, "")) as Array<string>
     const imageFlags = cmd.slice(1, -1)
+    // Node's default young generation (docs/decisions.md, "Node's young generation").
+    assert.isFalse(imageFlags.some((flag) => flag.startsWith("--max-semi-space-size")))
     const start = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"]!
     const startFlags = start.split(/\s+/).filter((word) => word.startsWith("--") && word !== "--import")
     assert.deepStrictEqual(startFlags, imageFlags)
