@@ -6,9 +6,20 @@
  * with 32 callers, spread over the instances; the figure is actions per second from the first
  * intake until every action is `verified` (intake, dispatch, execution, completion), with the
  * executions per key checked (must be exactly one).
+ *
+ * Also printed, over the same span: CPU µs per action of each role (the server instances together,
+ * the kit, PostgreSQL as the sum over this database's backends, and this process, the load), and how
+ * busy the machine was (share of all its cores, from /proc/stat): where it is near 100 % with one
+ * instance, a second one has no idle core to use. The span is recorded for `npm run bench:perf --
+ * bench:scale instances` (bench/phases.ts). The completion count is polled every 200 ms on the
+ * bench's own session: polling it every 50 ms on a new connection each time took CPU from the
+ * processes measured.
  */
 import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
 import pg from "pg"
+import { processTicks } from "./dispatch-support.ts"
+import { monotonic, recordPhase } from "./phases.ts"
 import {
   actionInput,
   adminHeaders,
@@ -37,6 +48,19 @@ const inSchema = (schema: string) => {
   return url.toString()
 }
 
+/** This database's backends other than the bench's own session, with their CPU ticks. */
+const backendTicks = async (): Promise<Map<number, number>> => {
+  const rows = (await root.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
+  return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
+}
+
+/** Busy and total ticks of all cores (/proc/stat's first line: everything but idle and iowait is busy). */
+const machineTicks = (): { readonly busy: number; readonly total: number } => {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
+  const total = fields.reduce((a, b) => a + b, 0)
+  return { busy: total - fields[3]! - fields[4]!, total }
+}
+
 const run = async (instances: number) => {
   const suffix = randomUUID().replaceAll("-", "").slice(0, 12)
   const [serviceSchema, kitSchema] = [`scale_svc_${suffix}`, `scale_kit_${suffix}`]
@@ -51,6 +75,12 @@ const run = async (instances: number) => {
   const kit = await startKit(kitDb, kitPort, bases[0]!)
   try {
     await connectKit(bases[0]!, `http://127.0.0.1:${kitPort}/connector`)
+    const serverPids = servers.map((server) => server.child.pid!)
+    const kitPid = kit.child.pid!
+    const ticksOf = (pids: ReadonlyArray<number>) => pids.reduce((sum, pid) => sum + processTicks(pid), 0)
+    const backends = await backendTicks()
+    const [serverTicks, kitTicks, machine, self] = [ticksOf(serverPids), processTicks(kitPid), machineTicks(), process.cpuUsage()]
+    const start = monotonic()
     const started = performance.now()
     let next = 0
     await Promise.all(Array.from({ length: 32 }, async () => {
@@ -63,13 +93,36 @@ const run = async (instances: number) => {
     }))
     const intakeSeconds = (performance.now() - started) / 1000
     for (;;) {
-      const [row] = await query<{ n: string }>(serverDb, "SELECT count(*) AS n FROM accord_actions WHERE state = 'verified'")
-      if (Number(row!.n) === actions) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      const { rows } = await root.query(`SELECT count(*) AS n FROM ${serviceSchema}.accord_actions WHERE state = 'verified'`)
+      if (Number(rows[0].n) === actions) break
+      // The count is a sequential scan of the actions table (8.5 ms at 1,000 actions on the
+      // saturated machine): polled every 200 ms, it takes little of what it measures.
+      await new Promise((resolve) => setTimeout(resolve, 200))
     }
     const seconds = (performance.now() - started) / 1000
+    const end = monotonic()
+    const selfUsage = process.cpuUsage(self)
+    const [serverAfter, kitAfter, machineAfter] = [ticksOf(serverPids), processTicks(kitPid), machineTicks()]
+    const after = await backendTicks()
+    let database = 0
+    for (const [pid, ticks] of after) database += ticks - (backends.get(pid) ?? 0)
+    recordPhase({
+      label: `${instances} instance${instances === 1 ? "" : "s"}`,
+      units: actions,
+      start,
+      end,
+      processes: { server: serverPids, kit: [kitPid], PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])], load: [process.pid] }
+    })
+    const perAction = (ticks: number) => (ticks * 10_000) / actions
+    const cpu = {
+      servers: perAction(serverAfter - serverTicks),
+      kit: perAction(kitAfter - kitTicks),
+      database: perAction(database),
+      load: (selfUsage.user + selfUsage.system) / actions,
+      busy: (machineAfter.busy - machine.busy) / (machineAfter.total - machine.total)
+    }
     const [dup] = await query<{ n: string; d: string }>(kitDb, "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions")
-    return { perSecond: actions / seconds, intakePerSecond: actions / intakeSeconds, executions: Number(dup!.n), keys: Number(dup!.d) }
+    return { perSecond: actions / seconds, intakePerSecond: actions / intakeSeconds, executions: Number(dup!.n), keys: Number(dup!.d), cpu }
   } finally {
     await Promise.all([...servers.map(kill), kill(kit)])
     for (const schema of [serviceSchema, kitSchema]) await root.query(`DROP SCHEMA ${schema} CASCADE`)
@@ -82,6 +135,8 @@ try {
   const two = await run(2)
   for (const [label, r] of [["1 instance", one], ["2 instances", two]] as const) {
     console.log(`  ${label.padEnd(12)} ${r.perSecond.toFixed(0).padStart(6)} actions/s verified (${(r.perSecond / one.perSecond).toFixed(2)}x)   intake ${r.intakePerSecond.toFixed(0)}/s   executions ${r.executions} for ${r.keys} keys`)
+    const { busy, database, kit, load, servers } = r.cpu
+    console.log(`  ${"".padEnd(12)} CPU µs/action: servers ${servers.toFixed(0)}, kit ${kit.toFixed(0)}, PostgreSQL ${database.toFixed(0)}, load ${load.toFixed(0)}; machine busy ${(busy * 100).toFixed(0)} %`)
   }
 } finally {
   await root.end()
