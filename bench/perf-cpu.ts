@@ -68,13 +68,15 @@ interface Sample {
   readonly time: number
   /** Where the sample went (`nodeCategories`); reported for Node processes only. */
   readonly category: string
-  /** The leaf-most frame of the process's own code (`ownCode`), callees included; with `PERF_TOP` only. */
+  /** The leaf-most frame of the process's own code (`isOwnCode`), callees included; with `PERF_TOP` only. */
   readonly own: string | undefined
 }
 
 /** `PERF_TOP=N`: also list, per role, the N functions of its own code that the most samples were in (callees included). */
 const top = Math.max(0, Math.floor(Number(process.env["PERF_TOP"] ?? 0)) || 0)
-const ownCode = nodeCategories.find(([name]) => name === ownCodeCategory)![1]
+const ownCodePattern = nodeCategories.find(([name]) => name === ownCodeCategory)![1]
+/** A frame of the process's own code; a package's frame is not, though a tsx-run process loads packages by `file://` URL too. */
+const isOwnCode = (frame: string): boolean => ownCodePattern.test(frame) && !frame.includes("/node_modules/")
 
 /** A frame of `perf script` (`sym (dso)`) as the function's name and where it is, without the JIT tier marks. */
 const functionName = (frame: string): string =>
@@ -175,7 +177,7 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: Node
   const flush = () => {
     if (current !== undefined && wanted.has(current.pid) && current.time >= from && current.time <= to) {
       if (isNodeProcess(current.frames)) nodePids.add(current.pid)
-      const own = top > 0 ? current.frames.find((frame) => ownCode.test(frame)) : undefined
+      const own = top > 0 ? current.frames.find(isOwnCode) : undefined
       samples.push({ pid: current.pid, time: current.time, category: categoryOf(current.frames), own: own === undefined ? undefined : functionName(own) })
     }
     current = undefined
