@@ -3,9 +3,10 @@
  * `tsx bench/scale-instances.ts` (`npm run bench:scale -- instances` runs it too). Real processes
  * (`runtimes/node/main.ts`, the kit of `test/e2e/crashloopKit.ts` whose host call takes 20–200 ms)
  * on fresh schemas of `DATABASE_URL`; `SCALE_ACTIONS` actions (default 1,000) taken in over HTTP
- * with 32 callers, spread over the instances; the figure is actions per second from the first
- * intake until every action is `verified` (intake, dispatch, execution, completion), with the
- * executions per key checked (must be exactly one).
+ * with 32 callers, spread over the instances, after `SCALE_WARMUP` (default 1,000) taken in the same
+ * way and verified unmeasured; the figure is actions per second from the first measured intake
+ * until every action is `verified` (intake, dispatch, execution, completion), with the executions
+ * per key checked (must be exactly one, warm-up actions included).
  *
  * Also printed, over the same span: CPU µs per action of each role (the server instances together,
  * the kit, PostgreSQL as the sum over this database's backends, and this process, the load), and how
@@ -39,6 +40,8 @@ if (databaseUrl === undefined) {
   process.exit(0)
 }
 const actions = Number(process.env["SCALE_ACTIONS"] ?? 1_000)
+/** Actions taken in and verified, unmeasured, before the measured ones (`SCALE_WARMUP`). */
+const warmup = Number(process.env["SCALE_WARMUP"] ?? 1_000)
 const root = new pg.Client({ connectionString: databaseUrl })
 await root.connect()
 
@@ -61,6 +64,30 @@ const machineTicks = (): { readonly busy: number; readonly total: number } => {
   return { busy: total - fields[3]! - fields[4]!, total }
 }
 
+/** Takes in actions `from` … `from + count - 1` over HTTP with 32 callers, spread over the instances. */
+const takeIn = async (bases: ReadonlyArray<string>, from: number, count: number, prefix: string): Promise<void> => {
+  let next = 0
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (next < count) {
+      const i = from + next++
+      const body = JSON.stringify(actionInput(i, prefix))
+      const r = await fetch(`${workspaceUrl(bases[i % bases.length]!)}/action-requests`, { method: "POST", headers: adminHeaders, body })
+      if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
+    }
+  }))
+}
+
+/** Until `count` actions of the schema are verified. */
+const allVerified = async (schema: string, count: number): Promise<void> => {
+  for (;;) {
+    const { rows } = await root.query(`SELECT count(*) AS n FROM ${schema}.accord_actions WHERE state = 'verified'`)
+    if (Number(rows[0].n) === count) return
+    // The count is a sequential scan of the actions table (8.7 ms at 1,000 actions on the
+    // saturated machine): polled every 200 ms, it takes little of what it measures.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
 const run = async (instances: number) => {
   const suffix = randomUUID().replaceAll("-", "").slice(0, 12)
   const [serviceSchema, kitSchema] = [`scale_svc_${suffix}`, `scale_kit_${suffix}`]
@@ -75,6 +102,11 @@ const run = async (instances: number) => {
   const kit = await startKit(kitDb, kitPort, bases[0]!)
   try {
     await connectKit(bases[0]!, `http://127.0.0.1:${kitPort}/connector`)
+    // Unmeasured: the same load until every warm-up action is verified, so the measured span finds
+    // the processes' code compiled (without it, V8's optimizing compiler took about a sixth of the
+    // server's CPU in the span, on its background threads).
+    await takeIn(bases, 0, warmup, "warmup")
+    await allVerified(serviceSchema, warmup)
     const serverPids = servers.map((server) => server.child.pid!)
     const kitPid = kit.child.pid!
     const ticksOf = (pids: ReadonlyArray<number>) => pids.reduce((sum, pid) => sum + processTicks(pid), 0)
@@ -82,23 +114,9 @@ const run = async (instances: number) => {
     const [serverTicks, kitTicks, machine, self] = [ticksOf(serverPids), processTicks(kitPid), machineTicks(), process.cpuUsage()]
     const start = monotonic()
     const started = performance.now()
-    let next = 0
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (next < actions) {
-        const i = next++
-        const body = JSON.stringify(actionInput(i, "scale"))
-        const r = await fetch(`${workspaceUrl(bases[i % instances]!)}/action-requests`, { method: "POST", headers: adminHeaders, body })
-        if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
-      }
-    }))
+    await takeIn(bases, warmup, actions, "scale")
     const intakeSeconds = (performance.now() - started) / 1000
-    for (;;) {
-      const { rows } = await root.query(`SELECT count(*) AS n FROM ${serviceSchema}.accord_actions WHERE state = 'verified'`)
-      if (Number(rows[0].n) === actions) break
-      // The count is a sequential scan of the actions table (8.5 ms at 1,000 actions on the
-      // saturated machine): polled every 200 ms, it takes little of what it measures.
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
+    await allVerified(serviceSchema, warmup + actions)
     const seconds = (performance.now() - started) / 1000
     const end = monotonic()
     const selfUsage = process.cpuUsage(self)
@@ -130,7 +148,7 @@ const run = async (instances: number) => {
 }
 
 try {
-  console.log(`bench:scale instances — ${actions} actions, intake to verified, 32 callers, ${new Date().toISOString()}`)
+  console.log(`bench:scale instances — ${actions} actions after ${warmup} unmeasured, intake to verified, 32 callers, ${new Date().toISOString()}`)
   const one = await run(1)
   const two = await run(2)
   for (const [label, r] of [["1 instance", one], ["2 instances", two]] as const) {
