@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
+import type pg from "pg"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
@@ -48,6 +49,15 @@ export const inSchema = (databaseUrl: string, schema: string) => {
   const url = new URL(databaseUrl)
   url.searchParams.set("options", `-csearch_path=${schema}`)
   return url.toString()
+}
+
+/**
+ * The CPU ticks so far (`processTicks`) of each backend of `client`'s database other than its own
+ * session: PostgreSQL's CPU for what a bench measures.
+ */
+export const backendTicks = async (client: pg.Client): Promise<Map<number, number>> => {
+  const rows = (await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
+  return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
 }
 
 /** User + system CPU ticks (10 ms) of a process so far, from /proc; 0 once it is gone. */

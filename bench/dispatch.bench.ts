@@ -26,6 +26,7 @@ import { outage, recovery } from "./dispatch-recovery.ts"
 import { monotonic, recordPhase } from "./phases.ts"
 import {
   actionSigning,
+  backendTicks,
   connectService,
   inSchema as inSchemaOf,
   input,
@@ -71,12 +72,8 @@ const cpuProfDir = process.env["BENCH_CPU_PROF"] || undefined
  * PostgreSQL as the sum over this database's backends (other than the bench's own admin session)
  * from /proc, over the measured phase only.
  */
-const backendTicks = async (): Promise<Map<number, number>> => {
-  const rows = (await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
-  return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
-}
 const cpuMeter = async (peerPid: number, phase: { readonly label: string; readonly peer: string }) => {
-  const backends = await backendTicks()
+  const backends = await backendTicks(admin)
   const peer = processTicks(peerPid)
   const self = process.cpuUsage()
   const start = monotonic()
@@ -85,7 +82,7 @@ const cpuMeter = async (peerPid: number, phase: { readonly label: string; readon
     const selfUsage = process.cpuUsage(self)
     const peerTicks = processTicks(peerPid) - peer
     let database = 0
-    const after = await backendTicks()
+    const after = await backendTicks(admin)
     for (const [pid, ticks] of after) database += ticks - (backends.get(pid) ?? 0)
     recordPhase({
       label: phase.label,

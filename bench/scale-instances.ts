@@ -19,7 +19,7 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import pg from "pg"
-import { processTicks } from "./dispatch-support.ts"
+import { backendTicks, inSchema as inSchemaOf, processTicks } from "./dispatch-support.ts"
 import { monotonic, recordPhase } from "./phases.ts"
 import {
   actionInput,
@@ -45,17 +45,7 @@ const warmup = Number(process.env["SCALE_WARMUP"] ?? 1_000)
 const root = new pg.Client({ connectionString: databaseUrl })
 await root.connect()
 
-const inSchema = (schema: string) => {
-  const url = new URL(databaseUrl)
-  url.searchParams.set("options", `-csearch_path=${schema}`)
-  return url.toString()
-}
-
-/** This database's backends other than the bench's own session, with their CPU ticks. */
-const backendTicks = async (): Promise<Map<number, number>> => {
-  const rows = (await root.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
-  return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
-}
+const inSchema = (schema: string) => inSchemaOf(databaseUrl, schema)
 
 /** Busy and total ticks of all cores (/proc/stat's first line: everything but idle and iowait is busy). */
 const machineTicks = (): { readonly busy: number; readonly total: number } => {
@@ -110,7 +100,7 @@ const run = async (instances: number) => {
     const serverPids = servers.map((server) => server.child.pid!)
     const kitPid = kit.child.pid!
     const ticksOf = (pids: ReadonlyArray<number>) => pids.reduce((sum, pid) => sum + processTicks(pid), 0)
-    const backends = await backendTicks()
+    const backends = await backendTicks(root)
     const [serverTicks, kitTicks, machine, self] = [ticksOf(serverPids), processTicks(kitPid), machineTicks(), process.cpuUsage()]
     const start = monotonic()
     const started = performance.now()
@@ -121,7 +111,7 @@ const run = async (instances: number) => {
     const end = monotonic()
     const selfUsage = process.cpuUsage(self)
     const [serverAfter, kitAfter, machineAfter] = [ticksOf(serverPids), processTicks(kitPid), machineTicks()]
-    const after = await backendTicks()
+    const after = await backendTicks(root)
     let database = 0
     for (const [pid, ticks] of after) database += ticks - (backends.get(pid) ?? 0)
     recordPhase({
