@@ -33,6 +33,13 @@ export interface DirectStatementsService {
 export class DirectStatements extends Context.Tag("@accord/adapters/sql/DirectStatements")<DirectStatements, DirectStatementsService>() {}
 
 /**
+ * The message of the `SqlError` a statement run here fails with (as `@effect/sql-pg`'s own).
+ *
+ * @since 0.1.0
+ */
+export const executeFailed = "Failed to execute statement"
+
+/**
  * Runs a statement: straight on the pool when `DirectStatements` is provided and the caller is in
  * no transaction; otherwise as the statement itself (through the `SqlClient`, on the transaction's
  * connection when there is one). Same rows, same `SqlError` on failure.
@@ -54,6 +61,6 @@ export const makeRun: Effect.Effect<Run> = Effect.map(Effect.serviceOption(Direc
       Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
         const [text, params] = statement.compile()
         direct.run(text, params, (cause, rows) =>
-          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))))
+          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: executeFailed }))))
       }))
 })

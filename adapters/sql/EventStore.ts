@@ -94,10 +94,16 @@ export const resolveAppend = (
   batch: ReadonlyArray<StoredEvent>,
   insertedIds: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyArray<AppendResult>, SqlError> =>
-  // Every row inserted (the usual batch; row ids are unique): each is `Stored`, nothing to read back.
-  insertedIds.length === batch.length
-    ? Effect.succeed(batch.map((event): AppendResult => ({ _tag: "Stored", event })))
-    : resolveSome(sql, batch, insertedIds)
+  insertedIds.length === batch.length ? Effect.succeed(allStored(batch)) : resolveSome(sql, batch, insertedIds)
+
+/**
+ * What `resolveAppend` answers when every row of the batch was inserted (the usual batch; row ids
+ * are unique): each is `Stored`, nothing to read back.
+ *
+ * @since 0.1.0
+ */
+export const allStored = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<AppendResult> =>
+  batch.map((event): AppendResult => ({ _tag: "Stored", event }))
 
 const resolveSome = (
   sql: SqlClient.SqlClient,

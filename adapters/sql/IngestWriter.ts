@@ -8,12 +8,18 @@
  * A batch with a user update, a usage meter or an `entitlement_active` event goes through the
  * port composition (`makeFromStores`) in one transaction instead.
  *
+ * On PostgreSQL the writer also has its callback form (`writeNow`), which the group commit runs:
+ * the common batch's statement goes straight to the pool (`DirectStatements`) and is answered from
+ * the driver's callback, without a fiber; anything else runs `write`.
+ *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import type { AccountProfileStore } from "../../core/ports/AccountProfileStore.ts"
 import type { EventStore } from "../../core/ports/EventStore.ts"
 import type { FeatureGateStore } from "../../core/ports/FeatureGateStore.ts"
@@ -22,12 +28,14 @@ import {
   type IngestWriterService,
   makeFromStores,
   needsMoreThanFacts,
-  type Submission
+  type Submission,
+  type WriteResult
 } from "../../core/ports/IngestWriter.ts"
 import type { Transactor } from "../../core/ports/Transactor.ts"
+import { StorageError } from "../../core/ports/StorageError.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
-import { makeRun } from "./DirectStatements.ts"
-import { eventRow, resolveAppend } from "./EventStore.ts"
+import { DirectStatements, executeFailed, makeRun } from "./DirectStatements.ts"
+import { allStored, eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError } from "./SqlSupport.ts"
 
 /**
@@ -44,80 +52,102 @@ export const make: Effect.Effect<
   // caller's transaction and on PGlite through the `SqlClient`, as every other statement.
   const run = yield* makeRun
 
-  const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
-    Effect.gen(function*() {
-      const events = json(batch.map(({ stored }, i) => ({ i, ...eventRow(stored) })))
-      const facts = json(batch.flatMap(({ normalized, stored: e }) =>
-        normalized.profileFacts.map((fact) => ({
-          event_row_id: e.id,
-          workspace_id: e.workspaceId,
-          account_id: e.accountId,
-          name: fact.name,
-          value: fact.value,
-          observed_at: fact.observedAt,
-          source_event_id: fact.sourceEventId
-        }))
-      ))
-      const logins = json(batch.flatMap(({ normalized, stored: e }) =>
-        Option.toArray(Option.map(normalized.login, (login) => ({
-          event_row_id: e.id,
-          workspace_id: login.workspaceId,
-          account_id: login.accountId,
-          user_id: login.userId,
-          last_login_at: login.observedAt,
-          source_event_id: login.sourceEventId
-        })))
-      ))
-      // Rows in key order (batch order within a key, so the first one wins), so concurrent
-      // statements lock conflicting keys in the same order; likewise the facts. Byte order
-      // (COLLATE "C"), like the JavaScript order the other writers use, whatever the database's
-      // collation.
-      const inserted = yield* run(sql<{ readonly id: string }>`
-        WITH v AS (
-          SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
-            account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb)
-        ), inserted AS (
-          INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body)
-          SELECT id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body
-          FROM v ORDER BY workspace_id COLLATE "C", event_id COLLATE "C", i
-          ON CONFLICT DO NOTHING RETURNING id
-        ), facts AS (
-          INSERT INTO accord_profile_facts (workspace_id, account_id, name, value, observed_at, source_event_id)
-          SELECT DISTINCT ON (f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C")
-            f.workspace_id, f.account_id, f.name, f.value, f.observed_at, f.source_event_id
-          FROM jsonb_to_recordset(${facts}::jsonb) AS f(event_row_id text, workspace_id text, account_id text, name text,
-            value jsonb, observed_at int8, source_event_id text)
-          JOIN inserted ON inserted.id = f.event_row_id
-          ORDER BY f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C", f.observed_at DESC, f.source_event_id DESC
-          ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
-            value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
-          WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
-              > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)
-        ), logins AS (
-          INSERT INTO accord_account_logins (workspace_id, account_id, user_id, last_login_at, source_event_id)
-          SELECT DISTINCT ON (l.workspace_id COLLATE "C", l.account_id COLLATE "C", l.user_id COLLATE "C")
-            l.workspace_id, l.account_id, l.user_id, l.last_login_at, l.source_event_id
-          FROM jsonb_to_recordset(${logins}::jsonb) AS l(event_row_id text, workspace_id text, account_id text, user_id text,
-            last_login_at int8, source_event_id text)
-          JOIN inserted ON inserted.id = l.event_row_id
-          ORDER BY l.workspace_id COLLATE "C", l.account_id COLLATE "C", l.user_id COLLATE "C", l.last_login_at DESC, l.source_event_id DESC
-          ON CONFLICT (workspace_id, account_id, user_id) DO UPDATE SET
-            last_login_at = EXCLUDED.last_login_at, source_event_id = EXCLUDED.source_event_id
-          WHERE (EXCLUDED.last_login_at, EXCLUDED.source_event_id)
-              > (accord_account_logins.last_login_at, accord_account_logins.source_event_id)
-        )
-        SELECT id FROM inserted`)
-      return yield* resolveAppend(sql, batch.map((s) => s.stored), inserted.map((row) => row.id))
-    }).pipe(orStorageError("ingest.write"))
+  // The batch as the statement's three JSON parameters: events, profile facts, logins.
+  const parameters = (batch: ReadonlyArray<Submission>): readonly [string, string, string] => [
+    json(batch.map(({ stored }, i) => ({ i, ...eventRow(stored) }))),
+    json(batch.flatMap(({ normalized, stored: e }) =>
+      normalized.profileFacts.map((fact) => ({
+        event_row_id: e.id,
+        workspace_id: e.workspaceId,
+        account_id: e.accountId,
+        name: fact.name,
+        value: fact.value,
+        observed_at: fact.observedAt,
+        source_event_id: fact.sourceEventId
+      }))
+    )),
+    json(batch.flatMap(({ normalized, stored: e }) =>
+      Option.toArray(Option.map(normalized.login, (login) => ({
+        event_row_id: e.id,
+        workspace_id: login.workspaceId,
+        account_id: login.accountId,
+        user_id: login.userId,
+        last_login_at: login.observedAt,
+        source_event_id: login.sourceEventId
+      })))
+    ))
+  ]
+  // Rows in key order (batch order within a key, so the first one wins), so concurrent
+  // statements lock conflicting keys in the same order; likewise the facts. Byte order
+  // (COLLATE "C"), like the JavaScript order the other writers use, whatever the database's
+  // collation.
+  const statement = ([events, facts, logins]: readonly [string, string, string]) =>
+    sql<{ readonly id: string }>`
+      WITH v AS (
+        SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
+          account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb)
+      ), inserted AS (
+        INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body)
+        SELECT id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body
+        FROM v ORDER BY workspace_id COLLATE "C", event_id COLLATE "C", i
+        ON CONFLICT DO NOTHING RETURNING id
+      ), facts AS (
+        INSERT INTO accord_profile_facts (workspace_id, account_id, name, value, observed_at, source_event_id)
+        SELECT DISTINCT ON (f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C")
+          f.workspace_id, f.account_id, f.name, f.value, f.observed_at, f.source_event_id
+        FROM jsonb_to_recordset(${facts}::jsonb) AS f(event_row_id text, workspace_id text, account_id text, name text,
+          value jsonb, observed_at int8, source_event_id text)
+        JOIN inserted ON inserted.id = f.event_row_id
+        ORDER BY f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C", f.observed_at DESC, f.source_event_id DESC
+        ON CONFLICT (workspace_id, account_id, name) DO UPDATE SET
+          value = EXCLUDED.value, observed_at = EXCLUDED.observed_at, source_event_id = EXCLUDED.source_event_id
+        WHERE (EXCLUDED.observed_at, EXCLUDED.source_event_id)
+            > (accord_profile_facts.observed_at, accord_profile_facts.source_event_id)
+      ), logins AS (
+        INSERT INTO accord_account_logins (workspace_id, account_id, user_id, last_login_at, source_event_id)
+        SELECT DISTINCT ON (l.workspace_id COLLATE "C", l.account_id COLLATE "C", l.user_id COLLATE "C")
+          l.workspace_id, l.account_id, l.user_id, l.last_login_at, l.source_event_id
+        FROM jsonb_to_recordset(${logins}::jsonb) AS l(event_row_id text, workspace_id text, account_id text, user_id text,
+          last_login_at int8, source_event_id text)
+        JOIN inserted ON inserted.id = l.event_row_id
+        ORDER BY l.workspace_id COLLATE "C", l.account_id COLLATE "C", l.user_id COLLATE "C", l.last_login_at DESC, l.source_event_id DESC
+        ON CONFLICT (workspace_id, account_id, user_id) DO UPDATE SET
+          last_login_at = EXCLUDED.last_login_at, source_event_id = EXCLUDED.source_event_id
+        WHERE (EXCLUDED.last_login_at, EXCLUDED.source_event_id)
+            > (accord_account_logins.last_login_at, accord_account_logins.source_event_id)
+      )
+      SELECT id FROM inserted`
+  const resolve = (batch: ReadonlyArray<Submission>, insertedIds: ReadonlyArray<string>) =>
+    resolveAppend(sql, batch.map((s) => s.stored), insertedIds)
 
-  return {
-    write: (batch) =>
-      batch.length === 0
-        ? Effect.succeed([])
-        : batch.some(needsMoreThanFacts)
-        ? composed.write(batch)
-        : eventsAndFacts(batch)
+  const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
+    Effect.flatMap(run(statement(parameters(batch))), (inserted) => resolve(batch, inserted.map((row) => row.id))).pipe(
+      orStorageError("ingest.write")
+    )
+
+  const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
+    batch.length === 0
+      ? Effect.succeed([])
+      : batch.some(needsMoreThanFacts)
+      ? composed.write(batch)
+      : eventsAndFacts(batch)
+
+  // The callback form (PostgreSQL's pool, `DirectStatements`): the common batch without a fiber.
+  // The statement's text is the same for every batch (three parameters), compiled once.
+  const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectStatements))
+  if (direct === undefined) return { write }
+  const runCallback = Runtime.runCallback(yield* Effect.runtime<never>())
+  const text = statement(["", "", ""]).compile()[0]
+  const writeNow = (batch: ReadonlyArray<Submission>, done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void): void => {
+    if (batch.length === 0 || batch.some(needsMoreThanFacts)) return void runCallback(write(batch), { onExit: done })
+    direct.run(text, parameters(batch), (cause, rows) => {
+      // As `orStorageError` turns the `SqlError` of `run` into a `StorageError`.
+      if (cause !== undefined) return done(Exit.fail(new StorageError({ operation: "ingest.write", message: executeFailed })))
+      if (rows.length === batch.length) return done(Exit.succeed(allStored(batch.map((s) => s.stored))))
+      runCallback(resolve(batch, rows.map((row) => row["id"] as string)).pipe(orStorageError("ingest.write")), { onExit: done })
+    })
   }
+  return { write, writeNow }
 })
 
 /**

@@ -8,7 +8,8 @@
  *
  * The batching itself is `ports/Batcher`'s (a plain array queue and one asynchronous wait per
  * request, measurably cheaper than a queue and a deferred per request at thousands of events a
- * second).
+ * second). When the writer has a callback form (`IngestWriter.writeNow`: the SQL writer on
+ * PostgreSQL), the batches run from callbacks, without a worker fiber.
  *
  * @since 0.1.0
  */
@@ -88,7 +89,9 @@ export const make = (options?: CommitterOptions): Effect.Effect<
     return yield* Batcher.makeDoors(writer.write, {
       maxBatch: options?.maxBatch ?? defaultMaxBatch,
       workers: options?.workers ?? defaultWorkers,
-      gather: options?.gather ?? Batcher.gatherNextTurn
+      gather: options?.gather ?? Batcher.gatherNextTurn,
+      // The writer's callback form, where it has one: no worker fiber (see `Batcher`'s `manyNow`).
+      ...(writer.writeNow === undefined ? {} : { manyNow: writer.writeNow })
     })
   })
 

@@ -17,6 +17,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AccountProfileStore } from "./AccountProfileStore.ts"
@@ -64,6 +65,11 @@ export type WriteResult = AppendResult | { readonly _tag: "UnitChanged"; readonl
 export interface IngestWriterService {
   /** One result per submission, in order. */
   readonly write: (batch: ReadonlyArray<Submission>) => Effect.Effect<ReadonlyArray<WriteResult>, StorageError>
+  /**
+   * `write` in callback form, when the store can run a batch without a fiber: calls `done` once
+   * with the same results `write` answers. The group commit uses it when present (`Committer`).
+   */
+  readonly writeNow?: (batch: ReadonlyArray<Submission>, done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void) => void
 }
 
 /**

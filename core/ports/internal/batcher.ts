@@ -11,6 +11,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as Runtime from "effect/Runtime"
 import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 
@@ -32,6 +33,13 @@ export interface Options<A, B, E> {
    * chance for items arriving at the same moment to join (see {@link gatherNextTurn}).
    */
   readonly gather?: Effect.Effect<void>
+  /**
+   * `many` in callback form, for a store that can run a batch without a fiber: it calls `done` once
+   * with the batch's results. When given, the batcher has no worker fibers: batches are taken and
+   * answered from plain callbacks, and only `one` (a split batch's items, and a batch of one when
+   * `one` is given) and a `gather` other than {@link gatherNextTurn} run as effects.
+   */
+  readonly manyNow?: (items: ReadonlyArray<A>, done: (exit: Exit.Exit<ReadonlyArray<B>, E>) => void) => void
 }
 
 /**
@@ -44,6 +52,9 @@ export interface Options<A, B, E> {
  * @since 0.1.0
  */
 export const gatherNextTurn: Effect.Effect<void> = Effect.withScheduler(Effect.yieldNow(), Scheduler.timer(0))
+
+/** {@link gatherNextTurn} for the callback form: the same zero-delay timer. */
+const nextTurn = Scheduler.timer(0)
 
 interface Pending<A, B, E> {
   readonly item: A
@@ -83,6 +94,8 @@ export const makeDoors = <A, B, E>(
       const failure = Cause.failureOption(cause)
       return failure._tag === "Some" && splitOn(failure.value)
     }
+    const manyNow = options?.manyNow
+    if (manyNow !== undefined) return yield* callbackDoors(manyNow, options?.one, one, splits, maxBatch, options?.workers ?? 1, options?.gather)
     const queue: Array<Pending<A, B, E>> = []
     const idle: Array<() => void> = []
     let closed = false
@@ -130,6 +143,113 @@ export const makeDoors = <A, B, E>(
       if (closed) return resume(Exit.interrupt(FiberId.none))
       queue.push({ item, resume })
       idle.pop()?.()
+    }
+    return {
+      offer,
+      submit: (item: A) => Effect.async<B, E>((resume) => offer(item, resume))
+    }
+  })
+
+/**
+ * The doors over `many` in callback form (`Options.manyNow`): the same queue, batches, splits and
+ * closing as the worker fibers, run from callbacks. An idle batcher woken by an item takes its batch
+ * after `gather` (on the host's next turn for {@link gatherNextTurn}, else on the scheduler's next
+ * task); a batcher that finishes a run with items waiting takes the next batch at once. Closing the
+ * scope interrupts the items still waiting and waits for the runs in flight, which are answered.
+ *
+ * Measured under `bench:ingest` (docs/performance.md, "Fifteenth pass"): the group commit's worker
+ * fiber, resumed from the database driver's callback for every batch, kept its batch's objects alive
+ * across scavenges; without it the server's share of CPU in garbage collection and Effect's runtime
+ * fell by about half.
+ */
+const callbackDoors = <A, B, E>(
+  manyNow: (items: ReadonlyArray<A>, done: (exit: Exit.Exit<ReadonlyArray<B>, E>) => void) => void,
+  /** `Options.one` as given: when it is, a batch of one runs through it, else through `manyNow`. */
+  ownOne: ((item: A) => Effect.Effect<B, E>) | undefined,
+  one: (item: A) => Effect.Effect<B, E>,
+  splits: (cause: Cause.Cause<E>) => boolean,
+  maxBatch: number,
+  workers: number,
+  gather: Effect.Effect<void> | undefined
+): Effect.Effect<Doors<A, B, E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const runCallback = Runtime.runCallback(yield* Effect.runtime<never>())
+    const queue: Array<Pending<A, B, E>> = []
+    let running = 0
+    let waking = false
+    let closed = false
+    // Resumed when the last run in flight is answered (the scope's closing waits for it).
+    const drained: Array<() => void> = []
+
+    const finished = (): void => {
+      running--
+      if (queue.length > 0 && !closed) return take()
+      if (running === 0) for (const resume of drained.splice(0)) resume()
+    }
+    // Answers each item of a run; a callback that throws does not keep the others unanswered.
+    const answerAll = (batch: ReadonlyArray<Pending<A, B, E>>, exitOf: (i: number) => Exit.Exit<B, E>): void => {
+      for (let i = 0; i < batch.length; i++) {
+        try {
+          batch[i]!.resume(exitOf(i))
+        } catch {
+          // The caller's own defect; the others are still answered.
+        }
+      }
+    }
+    const runOne = (batch: ReadonlyArray<Pending<A, B, E>>): void => {
+      runCallback(
+        Effect.forEach(batch, (pending) => Effect.map(Effect.exit(one(pending.item)), (exit) => answerAll([pending], () => exit)), {
+          discard: true
+        }),
+        { onExit: finished }
+      )
+    }
+    const run = (batch: ReadonlyArray<Pending<A, B, E>>): void => {
+      if (batch.length === 1 && ownOne !== undefined) return runOne(batch)
+      let answered = false
+      const done = (exit: Exit.Exit<ReadonlyArray<B>, E>): void => {
+        if (answered) return
+        answered = true
+        // One item that fails must not fail the others: each runs again on its own.
+        if (Exit.isFailure(exit) && batch.length > 1 && splits(exit.cause)) return runOne(batch)
+        answerAll(batch, (i) => (Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)))
+        finished()
+      }
+      try {
+        manyNow(batch.map((pending) => pending.item), done)
+      } catch (defect) {
+        done(Exit.die(defect))
+      }
+    }
+    const take = (): void => {
+      while (running < workers && queue.length > 0) {
+        running++
+        run(queue.splice(0, maxBatch))
+      }
+    }
+    const woken = (): void => {
+      waking = false
+      take()
+    }
+    const wake = (): void => {
+      waking = true
+      if (gather === undefined) Scheduler.defaultScheduler.scheduleTask(woken, 0)
+      else if (gather === gatherNextTurn) nextTurn.scheduleTask(woken, 0)
+      else runCallback(gather, { onExit: woken })
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.async<void>((resume) => {
+        closed = true
+        for (const pending of queue.splice(0)) pending.resume(Exit.interrupt(FiberId.none))
+        if (running === 0) return resume(Effect.void)
+        drained.push(() => resume(Effect.void))
+      })
+    )
+    const offer = (item: A, resume: (exit: Exit.Exit<B, E>) => void): void => {
+      if (closed) return resume(Exit.interrupt(FiberId.none))
+      queue.push({ item, resume })
+      if (running < workers && !waking) wake()
     }
     return {
       offer,

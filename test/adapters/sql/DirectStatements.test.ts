@@ -2,7 +2,8 @@
  * The ingest batch statement on PostgreSQL runs straight on the pool (`DirectStatements`, issue 20
  * fifth pass): it stores what the `SqlClient` path stores, a caller's transaction keeps it on that
  * transaction's connection (so a rollback takes it back), and a driver error is the writer's
- * `StorageError`, nothing else of the batch written.
+ * `StorageError`, nothing else of the batch written. The writer's callback form (`writeNow`, the
+ * group commit's path) runs the same statement and answers the same.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
@@ -16,7 +17,7 @@ import * as SqlStorage from "../../../adapters/sql/Storage.ts"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { prepareEvent, withPayloadHash } from "../../../core/ingest/Ingest.ts"
 import { EventStore } from "../../../core/ports/EventStore.ts"
-import { IngestWriter, type Submission } from "../../../core/ports/IngestWriter.ts"
+import { IngestWriter, type Submission, type WriteResult } from "../../../core/ports/IngestWriter.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../../support/postgres.ts"
 import { cipherLayer, uid } from "../../support/storage.ts"
@@ -111,6 +112,34 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         // The next batch goes through.
         const results = yield* writer.write(batch)
         assert.deepStrictEqual(results.map((r) => r._tag), ["Stored", "Stored"])
+      }))
+
+    it.effect("the callback form (the group commit's path) runs the same statement on the pool, once per batch, and fails a driver error the same way", () =>
+      Effect.gen(function*() {
+        const spy = yield* Spy
+        const writer = yield* IngestWriter
+        const events = yield* EventStore
+        const writeNow = writer.writeNow
+        assert.isDefined(writeNow, "the SQL writer on PostgreSQL has its callback form")
+        const now = (batch: ReadonlyArray<Submission>) =>
+          Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => writeNow!(batch, resume))
+        const workspaceId = uid("ws-")
+        const batch = yield* Effect.forEach([1, 2, 3], (i) => submission(workspaceId, `acct_${i}`))
+        const before = spy.texts.length
+        assert.deepStrictEqual((yield* now(batch)).map((r) => r._tag), ["Stored", "Stored", "Stored"])
+        assert.strictEqual(spy.texts.length, before + 1)
+        // The statement `write` runs on the pool, word for word.
+        yield* writer.write(yield* Effect.forEach([4], (i) => submission(workspaceId, `acct_${i}`)))
+        assert.strictEqual(spy.texts[before + 1], spy.texts[before])
+        assert.sameMembers((yield* events.getByIds(workspaceId, batch.map((s) => s.stored.id))).map((e) => e.eventId), batch.map((s) => s.stored.eventId))
+        // Retried, they are duplicates, read back through `resolveAppend` as `write` answers them.
+        assert.deepStrictEqual((yield* now(batch)).map((r) => r._tag), ["Duplicate", "Duplicate", "Duplicate"])
+        const fresh = yield* Effect.forEach([5, 6], (i) => submission(workspaceId, `acct_${i}`))
+        spy.failNext = true
+        const failed = yield* Effect.flip(now(fresh))
+        assert.instanceOf(failed, StorageError)
+        assert.strictEqual(failed.operation, "ingest.write")
+        assert.deepStrictEqual(yield* events.getByIds(workspaceId, fresh.map((s) => s.stored.id)), [])
       }))
   })
 })

@@ -9,7 +9,8 @@ import type { ApiKeyScope } from "../../../../core/ports/ApiKeyStore.ts"
 import { EventStore } from "../../../../core/ports/EventStore.ts"
 import { FeatureGateStore } from "../../../../core/ports/FeatureGateStore.ts"
 import { prepareEvent, withPayloadHash } from "../../../../core/ingest/Ingest.ts"
-import { IngestWriter, type Submission } from "../../../../core/ports/IngestWriter.ts"
+import { IngestWriter, type Submission, type WriteResult } from "../../../../core/ports/IngestWriter.ts"
+import type { StorageError } from "../../../../core/ports/StorageError.ts"
 import { meterKey } from "../../../../core/ingest/UsageRollup.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
@@ -67,11 +68,34 @@ const rollup = (unit: string, eventId = uid("usage_rollup_recorded:")) => ({
  */
 export const suite = (
   name: string,
-  layer: () => Layer.Layer<IngestWriter | EventStore | AccountProfileStore | FeatureGateStore, unknown>
+  layer: () => Layer.Layer<IngestWriter | EventStore | AccountProfileStore | FeatureGateStore, unknown>,
+  forms: ReadonlyArray<WriteForm> = ["write"]
+) => {
+  for (const form of forms) contract(name, layer, form)
+}
+
+/**
+ * How the contract writes a batch: `write`, or the callback form `writeNow` (which the writer under
+ * test must then have: a writer without it fails every test).
+ */
+export type WriteForm = "write" | "writeNow"
+
+const writeWith = (form: WriteForm) => (batch: ReadonlyArray<Submission>) =>
+  Effect.flatMap(IngestWriter, (writer) => {
+    if (form === "write") return writer.write(batch)
+    const writeNow = writer.writeNow
+    if (writeNow === undefined) return Effect.dieMessage("this IngestWriter has no callback form (writeNow)")
+    return Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => writeNow(batch, resume))
+  })
+
+const contract = (
+  name: string,
+  layer: () => Layer.Layer<IngestWriter | EventStore | AccountProfileStore | FeatureGateStore, unknown>,
+  form: WriteForm
 ) =>
-  describe(`IngestWriter contract (${name})`, () => {
+  describe(`IngestWriter contract (${name}, ${form})`, () => {
     onOneStore(layer, (it) => {
-      const write = (batch: ReadonlyArray<Submission>) => Effect.flatMap(IngestWriter, (writer) => writer.write(batch))
+      const write = writeWith(form)
       const tags = (results: ReadonlyArray<{ readonly _tag: string }>) => results.map((r) => r._tag)
       const fact = (workspaceId: string, accountId: string, name: string) =>
         Effect.map(
