@@ -20,8 +20,9 @@ import * as internal from "./internal/batcher.ts"
  * `one` (runs one item on its own: a batch of one, and each item of a split batch; default `many`
  * of one item), `splitOn` (which failures of a batch of several items split it, so that its
  * items run again one at a time through `one` and an item that fails fails only itself; default
- * every failure) and `gather` (what an idle worker woken by an item waits for before it takes its
- * batch, e.g. {@link gatherNextTurn}; default nothing).
+ * every failure), `gather` (what an idle worker woken by an item waits for before it takes its
+ * batch, e.g. {@link gatherNextTurn}; default nothing) and `manyNow` (`many` in callback form: the
+ * batches then run from callbacks, without worker fibers).
  *
  * @since 0.1.0
  */
