@@ -33,11 +33,12 @@ export interface DirectStatementsService {
 export class DirectStatements extends Context.Tag("@accord/adapters/sql/DirectStatements")<DirectStatements, DirectStatementsService>() {}
 
 /**
- * The message of the `SqlError` a statement run here fails with (as `@effect/sql-pg`'s own).
+ * The `SqlError` a statement run here fails with: the driver's error as its cause, the message of
+ * `@effect/sql-pg`'s own.
  *
  * @since 0.1.0
  */
-export const executeFailed = "Failed to execute statement"
+export const executeFailed = (cause: unknown): SqlError => new SqlError({ cause, message: "Failed to execute statement" })
 
 /**
  * Runs a statement: straight on the pool when `DirectStatements` is provided and the caller is in
@@ -61,6 +62,6 @@ export const makeRun: Effect.Effect<Run> = Effect.map(Effect.serviceOption(Direc
       Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
         const [text, params] = statement.compile()
         direct.run(text, params, (cause, rows) =>
-          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(new SqlError({ cause, message: executeFailed }))))
+          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(executeFailed(cause))))
       }))
 })

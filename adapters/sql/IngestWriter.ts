@@ -32,11 +32,11 @@ import {
   type WriteResult
 } from "../../core/ports/IngestWriter.ts"
 import type { Transactor } from "../../core/ports/Transactor.ts"
-import { StorageError } from "../../core/ports/StorageError.ts"
+import type { StorageError } from "../../core/ports/StorageError.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
 import { DirectStatements, executeFailed, makeRun } from "./DirectStatements.ts"
 import { allStored, eventRow, resolveAppend } from "./EventStore.ts"
-import { json, orStorageError } from "./SqlSupport.ts"
+import { json, orStorageError, toStorageError } from "./SqlSupport.ts"
 
 /**
  * @since 0.1.0
@@ -51,6 +51,7 @@ export const make: Effect.Effect<
   // On PostgreSQL the batch statement runs straight on the pool (`DirectStatements`); in a
   // caller's transaction and on PGlite through the `SqlClient`, as every other statement.
   const run = yield* makeRun
+  const operation = "ingest.write"
 
   // The batch as the statement's three JSON parameters: events, profile facts, logins.
   const parameters = (batch: ReadonlyArray<Submission>): readonly [string, string, string] => [
@@ -122,7 +123,7 @@ export const make: Effect.Effect<
 
   const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
     Effect.flatMap(run(statement(parameters(batch))), (inserted) => resolve(batch, inserted.map((row) => row.id))).pipe(
-      orStorageError("ingest.write")
+      orStorageError(operation)
     )
 
   const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
@@ -141,10 +142,10 @@ export const make: Effect.Effect<
   const writeNow = (batch: ReadonlyArray<Submission>, done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void): void => {
     if (batch.length === 0 || batch.some(needsMoreThanFacts)) return void runCallback(write(batch), { onExit: done })
     direct.run(text, parameters(batch), (cause, rows) => {
-      // As `orStorageError` turns the `SqlError` of `run` into a `StorageError`.
-      if (cause !== undefined) return done(Exit.fail(new StorageError({ operation: "ingest.write", message: executeFailed })))
+      // The error `run` fails with, mapped as `write` maps it.
+      if (cause !== undefined) return done(Exit.fail(toStorageError(operation, executeFailed(cause))))
       if (rows.length === batch.length) return done(Exit.succeed(allStored(batch.map((s) => s.stored))))
-      runCallback(resolve(batch, rows.map((row) => row["id"] as string)).pipe(orStorageError("ingest.write")), { onExit: done })
+      runCallback(resolve(batch, rows.map((row) => row["id"] as string)).pipe(orStorageError(operation)), { onExit: done })
     })
   }
   return { write, writeNow }

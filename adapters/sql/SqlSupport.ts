@@ -13,14 +13,22 @@ import { isNewer } from "../../core/ports/AccountProfileStore.ts"
 import { StorageError } from "../../core/ports/StorageError.ts"
 
 /**
- * Maps a failed statement to `StorageError`, keeping the driver's message (PostgreSQL's messages name
+ * A failed statement as `StorageError`, keeping the driver's message (PostgreSQL's messages name
  * constraints, not values; row values only appear in its `detail`, which is dropped).
+ *
+ * @since 0.1.0
+ */
+export const toStorageError = (operation: string, error: SqlError): StorageError =>
+  new StorageError({ operation, message: error.message })
+
+/**
+ * Maps a failed statement to `StorageError` ({@link toStorageError}).
  *
  * @since 0.1.0
  */
 export const orStorageError = (operation: string) =>
 <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StorageError, R> =>
-  Effect.mapError(effect, (error) => new StorageError({ operation, message: error.message }))
+  Effect.mapError(effect, (error) => toStorageError(operation, error))
 
 /**
  * An int8 (or int4) column as a number; epoch milliseconds fit exactly.
