@@ -24,7 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Crypto, type CryptoService, type HmacKey, type Part } from "../../core/ports/Crypto.ts"
 
-type OneShot = (algorithm: string, data: Part, outputEncoding: "buffer" | "hex") => Buffer | string
+type OneShot = (algorithm: string, data: Part, outputEncoding: "hex" | "latin1") => string
 
 /** `crypto.hash` (Node 20.12+, 21.7+), or `undefined` on a runtime without it. */
 const oneShot = (nodeCrypto as { readonly hash?: OneShot }).hash
@@ -94,9 +94,11 @@ const makeHmacHandle = (secret: string, scratch: Scratch): NodeHmacHandle => {
           at += part.length
         }
       }
-      outer.set(hash("sha256", buffer.subarray(0, at), "buffer") as Buffer, blockSize)
+      // The inner digest as a one-byte string (`latin1`, a byte per character) written into the
+      // outer block: a `Buffer` result cost a backing store allocated and freed per message.
+      outer.write(hash("sha256", buffer.subarray(0, at), "latin1"), blockSize, "latin1")
       buffer.fill(0, 0, blockSize)
-      return hash("sha256", outer, "hex") as string
+      return hash("sha256", outer, "hex")
     }
   }
 }
@@ -106,7 +108,7 @@ const hmacHex = (key: HmacKey, parts: ReadonlyArray<Part>): string => (key.handl
 /** SHA-256 in hex: the one-shot `crypto.hash` where the runtime has it (about half of `createHash`'s cost per ingested event's payload), else `createHash`. */
 const sha256Hex: (data: Part) => string = oneShot === undefined
   ? (data) => createHash("sha256").update(data).digest("hex")
-  : (data) => oneShot("sha256", data, "hex") as string
+  : (data) => oneShot("sha256", data, "hex")
 
 /**
  * The largest request served from the random pool; larger ones get their own fill.
