@@ -23,7 +23,7 @@ import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
 import * as Runtime from "effect/Runtime"
 import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
-import { randomUuidWith } from "../../../core/protocol/Uuid.ts"
+import { timeOrderedUuidSync, timeOrderedUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
@@ -284,8 +284,10 @@ export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline
     const { accept, acceptNow } = yield* Accept.makeAcceptors
     const clock = yield* Effect.clock
     const limit = options.rateLimitPerSecond
-    const uuidSync = crypto.unsafeRandomUuidSync
-    const uuid = randomUuidWith(crypto)
+    // An event's row id is a version 7 UUID: time-ordered, so the events table's primary key takes
+    // each new row at its right edge (docs/decisions.md, "Event row ids are time-ordered").
+    const uuidSync = timeOrderedUuidSync(crypto, clock)
+    const uuid = timeOrderedUuidWith(crypto, clock)
     const rateLimited = (waitMillis: number) =>
       Problem.make(429, "rate_limited", `at most ${limit} requests per second per key`, {
         headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }

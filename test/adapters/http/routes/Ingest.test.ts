@@ -119,6 +119,26 @@ describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" :
       assert.strictEqual(user.status, 400, user.text)
     }))
 
+  it.scopedLive("each stored event's id is a version 7 UUID of the time it was accepted, later events sorting after earlier ones", () =>
+    Effect.gen(function*() {
+      const { send } = yield* setup(undefined, server)
+      const ids: Array<string> = []
+      for (let i = 0; i < 3; i++) {
+        const before = Date.now()
+        const reply = yield* send(checkout({ event_id: `checkout_completed:v7_${i}` }))
+        const after = Date.now()
+        assert.strictEqual(reply.status, 202, reply.text)
+        const id: string = reply.json.id
+        assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        const millis = parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+        assert.isAtLeast(millis, before)
+        assert.isAtMost(millis, after)
+        ids.push(id)
+        yield* Effect.sleep("2 millis")
+      }
+      assert.deepStrictEqual([...ids].sort(), ids)
+    }))
+
   it.scopedLive("a new event: 202 with the stored event_id and account_id, then visible in the Events view", () =>
     Effect.gen(function*() {
       const { get, send } = yield* setup(undefined, server)
