@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
-import { randomUuidWith } from "../protocol/Uuid.ts"
+import { timeOrderedUuidWith } from "../protocol/Uuid.ts"
 import { CatalogStore } from "../ports/CatalogStore.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { EventStore } from "../ports/EventStore.ts"
@@ -264,7 +264,7 @@ export const makeCompletionReceiver: Effect.Effect<
                 ...(watch
                   ? {
                     outbox: {
-                      id: yield* randomUuidWith(crypto),
+                      id: yield* timeOrderedUuidWith(crypto, now),
                       kind: evidenceOutboxKind,
                       dedupeKey: `${actionRequestId}:${completionId}:evidence`,
                       payload: { actionRequestId, completionId, type: match._tag === "Matched" ? match.type : "authenticated_completion" } satisfies EvidenceWatch,
@@ -276,7 +276,7 @@ export const makeCompletionReceiver: Effect.Effect<
                 ...(queue
                   ? {
                     outbox: {
-                      id: yield* randomUuidWith(crypto),
+                      id: yield* timeOrderedUuidWith(crypto, now),
                       kind: reconcileOutboxKind,
                       dedupeKey: `${actionRequestId}:${completionId}`,
                       payload: { actionRequestId, completionId, providerReferenceHash },

@@ -29,7 +29,7 @@ import { Crypto } from "../ports/Crypto.ts"
 import { DispatchSignal, type DispatchSlot } from "../ports/DispatchSignal.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKeySync, deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
-import { randomUuidWith } from "../protocol/Uuid.ts"
+import { timeOrderedUuidSync, timeOrderedUuidWith } from "../protocol/Uuid.ts"
 import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
 import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, isPaymentAction, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
@@ -151,9 +151,11 @@ export const intake = (
     }
     const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
     const crypto = Context.get(context, Crypto)
-    // Synchronous when the Crypto has synchronous forms (node:crypto): no effect step each.
-    const uuid = crypto.unsafeRandomUuidSync
-    const actionRequestId = uuid !== undefined ? uuid() : yield* randomUuidWith(crypto)
+    // Synchronous when the Crypto has synchronous forms (node:crypto): no effect step each. Both
+    // ids are version 7 UUIDs: time-ordered, so the actions' and the outbox's primary keys take
+    // new rows at their right edge (docs/decisions.md, "Row ids are time-ordered").
+    const uuid = timeOrderedUuidSync(crypto)
+    const actionRequestId = uuid !== undefined ? uuid(now) : yield* timeOrderedUuidWith(crypto, now)
     const providerIdempotencyKey = crypto.unsafeSha256HexSync !== undefined
       ? deriveProviderIdempotencyKeySync(crypto.unsafeSha256HexSync, workspaceId, actionRequestId)
       : yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
@@ -171,7 +173,7 @@ export const intake = (
         createdAt: now
       } satisfies Omit<ActionRecord, "version" | "updatedAt">
     const outbox = {
-      id: uuid !== undefined ? uuid() : yield* randomUuidWith(crypto),
+      id: uuid !== undefined ? uuid(now) : yield* timeOrderedUuidWith(crypto, now),
       kind: dispatchOutboxKind,
       dedupeKey: actionRequestId,
       payload: { actionRequestId, ...generation } satisfies DispatchPayload,

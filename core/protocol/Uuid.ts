@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Crypto, type CryptoService } from "../ports/Crypto.ts"
@@ -81,22 +80,21 @@ export const uuidV7 = (unixMillis: number, random: Uint8Array): string => {
 }
 
 /**
- * A fresh version 7 UUID (see `uuidV7`) from the clock's time and the `Crypto` port's randomness,
- * synchronously where the port can draw random bytes synchronously (`node:crypto`, WebCrypto), else
- * `undefined`.
+ * Fresh version 7 UUIDs (see `uuidV7`) of a given time, with the `Crypto` port's randomness, made
+ * synchronously where the port draws random bytes synchronously (`node:crypto`, WebCrypto); else
+ * `undefined` (use `timeOrderedUuidWith`).
  *
  * @since 0.1.0
  */
-export const timeOrderedUuidSync = (crypto: CryptoService, clock: Clock.Clock): (() => string) | undefined => {
+export const timeOrderedUuidSync = (crypto: CryptoService): ((unixMillis: number) => string) | undefined => {
   const randomSync = crypto.unsafeRandomBytesSync
-  return randomSync === undefined ? undefined : () => uuidV7(clock.unsafeCurrentTimeMillis(), randomSync(10))
+  return randomSync === undefined ? undefined : (unixMillis) => uuidV7(unixMillis, randomSync(10))
 }
 
 /**
- * A fresh version 7 UUID (see `uuidV7`) from the clock's time and the `Crypto` port's randomness.
+ * A fresh version 7 UUID (see `uuidV7`) of `unixMillis`, with the `Crypto` port's randomness.
  *
  * @since 0.1.0
  */
-export const timeOrderedUuidWith = (crypto: CryptoService, clock: Clock.Clock): Effect.Effect<string> =>
-  Effect.map(crypto.randomBytes(10), (random) => uuidV7(clock.unsafeCurrentTimeMillis(), random))
-
+export const timeOrderedUuidWith = (crypto: CryptoService, unixMillis: number): Effect.Effect<string> =>
+  Effect.map(crypto.randomBytes(10), (random) => uuidV7(unixMillis, random))

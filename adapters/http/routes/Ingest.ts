@@ -285,9 +285,10 @@ export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline
     const clock = yield* Effect.clock
     const limit = options.rateLimitPerSecond
     // An event's row id is a version 7 UUID: time-ordered, so the events table's primary key takes
-    // each new row at its right edge (docs/decisions.md, "Event row ids are time-ordered").
-    const uuidSync = timeOrderedUuidSync(crypto, clock)
-    const uuid = timeOrderedUuidWith(crypto, clock)
+    // each new row at its right edge (docs/decisions.md, "Row ids are time-ordered").
+    const uuidAt = timeOrderedUuidSync(crypto)
+    const uuidSync = uuidAt === undefined ? undefined : () => uuidAt(clock.unsafeCurrentTimeMillis())
+    const uuid = Effect.suspend(() => timeOrderedUuidWith(crypto, clock.unsafeCurrentTimeMillis()))
     const rateLimited = (waitMillis: number) =>
       Problem.make(429, "rate_limited", `at most ${limit} requests per second per key`, {
         headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }

@@ -101,10 +101,18 @@ for (const storage of storageVariants) {
         peer.mode = "good"
         const before = yield* Effect.promise(() => peer.executions())
         yield* connect(peer.url)
+        const before7 = Date.now()
         const { actionRequestId, state } = yield* intake(workspaceId, intakeInput())
+        const after7 = Date.now()
         assert.strictEqual(state, "dispatching")
         const item = yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.dispatch", actionRequestId))
         assert.isTrue(Option.isSome(item))
+        // Both rows' keys are version 7 UUIDs of the intake time (time-ordered primary keys).
+        for (const id of [actionRequestId, Option.getOrThrow(item).id]) {
+          assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+          const millis = parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+          assert.isTrue(millis >= before7 && millis <= after7, `${id} is of ${millis}, not of the intake`)
+        }
         const dispatcher = yield* makeDispatcher({ owner: "w1" })
         assert.strictEqual(yield* dispatcher.runOnce, 1)
         assert.deepStrictEqual(yield* stateOf(actionRequestId), Option.some("accepted"))
