@@ -79,14 +79,34 @@ export const uuidV7 = (unixMillis: number, random: Uint8Array): string => {
   return formatUuid(bytes)
 }
 
+const noRandomBits = new Uint8Array(10)
+
 /**
  * Fresh version 7 UUIDs (see `uuidV7`) of a given time, with the `Crypto` port's randomness, made
- * synchronously where the port draws random bytes synchronously (`node:crypto`, WebCrypto); else
- * `undefined` (use `timeOrderedUuidWith`).
+ * synchronously where the port can (`node:crypto`, WebCrypto); else `undefined` (use
+ * `timeOrderedUuidWith`).
+ *
+ * With the port's synchronous version 4 generator (`node:crypto`'s pooled `randomUUID`), a UUID is
+ * the time's part (`tttttttt-tttt-7`, kept while the millisecond lasts) followed by the last 21
+ * characters of a fresh version 4 UUID: exactly the 74 random bits and the variant a version 7
+ * UUID has there. Measured about a third of the cost of drawing 10 bytes and formatting 16.
  *
  * @since 0.1.0
  */
 export const timeOrderedUuidSync = (crypto: CryptoService): ((unixMillis: number) => string) | undefined => {
+  const v4Sync = crypto.unsafeRandomUuidSync
+  if (v4Sync !== undefined) {
+    let millis = Number.NaN
+    let timePart = ""
+    return (unixMillis) => {
+      if (unixMillis !== millis) {
+        // The time's part as `uuidV7` writes it (which also checks the time).
+        timePart = uuidV7(unixMillis, noRandomBits).slice(0, 15)
+        millis = unixMillis
+      }
+      return timePart + v4Sync().slice(15)
+    }
+  }
   const randomSync = crypto.unsafeRandomBytesSync
   return randomSync === undefined ? undefined : (unixMillis) => uuidV7(unixMillis, randomSync(10))
 }

@@ -62,9 +62,25 @@ describe("fresh time-ordered UUIDs", () => {
       }
     }))
 
+  it("over the port's version 4 generator: the time's part follows the time as it changes, the rest is the version 4 UUID's last 21 characters", () => {
+    const { unsafeRandomUuidSync: _, ...rest } = NodeCrypto.make()
+    let n = 0
+    const v4 = () => `0123456${n % 10}-89ab-4cde-${"89ab"[n % 4]}f01-23456789abc${n++ % 10}`
+    const sync = timeOrderedUuidSync({ ...rest, unsafeRandomUuidSync: v4 })!
+    const times = [1_000, 1_000, 1_001, 1_000, maxMillis, 0, 0]
+    times.forEach((time, i) => {
+      const uuid = sync(time)
+      assert.strictEqual(uuid, uuidV7(time, new Uint8Array(10)).slice(0, 15) + `cde-${"89ab"[i % 4]}f01-23456789abc${i % 10}`)
+      assert.strictEqual(parseInt(uuid.slice(0, 8) + uuid.slice(9, 13), 16), time)
+      assert.isTrue(isUuid(uuid))
+    })
+    assert.throws(() => sync(maxMillis + 1), RangeError)
+    assert.throws(() => sync(-1), RangeError)
+  })
+
   it.effect("without synchronous randomness: no synchronous form, and the effect still answers", () =>
     Effect.gen(function*() {
-      const { unsafeRandomBytesSync: _, ...asynchronous } = NodeCrypto.make()
+      const { unsafeRandomBytesSync: _, unsafeRandomUuidSync: __, ...asynchronous } = NodeCrypto.make()
       assert.isUndefined(timeOrderedUuidSync(asynchronous))
       assert.match(yield* timeOrderedUuidWith(asynchronous, 0), /^00000000-0000-7/)
     }))
