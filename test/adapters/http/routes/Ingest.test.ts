@@ -15,6 +15,7 @@ import {
   unsafePayloads
 } from "../../../core/ingest/unsafePayloads.ts"
 import { adminKey, bearer, jsonHeaders, type Reply, request, startServer, workspaceId } from "../../../support/http.ts"
+import { uuidV7Millis, uuidV7Pattern } from "../../../support/uuid.ts"
 
 const admin = `/api/admin/v1/workspaces/${workspaceId}`
 const ingestPath = "/api/events/ingest"
@@ -129,8 +130,8 @@ describe(`POST /api/events/ingest (${server === "node" ? "node:http fast path" :
         const after = Date.now()
         assert.strictEqual(reply.status, 202, reply.text)
         const id: string = reply.json.id
-        assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-        const millis = parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+        assert.match(id, uuidV7Pattern)
+        const millis = uuidV7Millis(id)
         assert.isAtLeast(millis, before)
         assert.isAtMost(millis, after)
         ids.push(id)

@@ -17,6 +17,7 @@ import { Outbox } from "../../../../core/ports/Outbox.ts"
 import * as HttpTransport from "../../../../adapters/transport/HttpTransport.ts"
 import { storageVariants } from "../../../support/storage.ts"
 import { closedPort, connect, intakeInput, misbehavingModes, type Peer, type PeerMode, startPeer, workspaceId } from "./support.ts"
+import { uuidV7Millis, uuidV7Pattern } from "../../../support/uuid.ts"
 
 let peer: Peer
 beforeAll(async () => {
@@ -109,8 +110,8 @@ for (const storage of storageVariants) {
         assert.isTrue(Option.isSome(item))
         // Both rows' keys are version 7 UUIDs of the intake time (time-ordered primary keys).
         for (const id of [actionRequestId, Option.getOrThrow(item).id]) {
-          assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-          const millis = parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+          assert.match(id, uuidV7Pattern)
+          const millis = uuidV7Millis(id)
           assert.isTrue(millis >= before7 && millis <= after7, `${id} is of ${millis}, not of the intake`)
         }
         const dispatcher = yield* makeDispatcher({ owner: "w1" })
