@@ -60,10 +60,14 @@ export const backendTicks = async (client: pg.Client): Promise<Map<number, numbe
   return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
 }
 
-/** User + system CPU ticks (10 ms) of a process so far, from /proc; 0 once it is gone. */
-export const processTicks = (pid: number): number => {
+/**
+ * User + system CPU ticks (10 ms) of a process so far, from /proc; 0 once it is gone. With
+ * `mainThread`, those of its main thread only (a Node process's JavaScript), without its other
+ * threads (V8's garbage collection helpers, libuv's pool).
+ */
+export const processTicks = (pid: number, mainThread = false): number => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
     return Number(fields[11]) + Number(fields[12])
   } catch {
     return 0

@@ -71,16 +71,27 @@ const cpuProfDir = process.env["BENCH_CPU_PROF"] || undefined
  * dispatcher, or the baseline client) from `process.cpuUsage()`, the peer process from /proc, and
  * PostgreSQL as the sum over this database's backends (other than the bench's own admin session)
  * from /proc, over the measured phase only.
+ *
+ * Of the sender and the peer, also their main threads' CPU (the JavaScript, from /proc; the rest is
+ * V8's garbage collection helpers and libuv's pool), and how busy the sender's event loop was
+ * (`performance.eventLoopUtilization()`: the share of the phase's wall time it was not waiting for
+ * I/O). A loop busier than its thread's CPU share was ready to run and waiting for a core.
  */
 const cpuMeter = async (peerPid: number, phase: { readonly label: string; readonly peer: string }) => {
   const backends = await backendTicks(admin)
   const peer = processTicks(peerPid)
+  const peerMain = processTicks(peerPid, true)
+  const selfMain = processTicks(process.pid, true)
   const self = process.cpuUsage()
+  const loop = performance.eventLoopUtilization()
   const start = monotonic()
   return async (count: number): Promise<string> => {
     const end = monotonic()
     const selfUsage = process.cpuUsage(self)
+    const loopBusy = performance.eventLoopUtilization(loop).utilization
+    const selfMainTicks = processTicks(process.pid, true) - selfMain
     const peerTicks = processTicks(peerPid) - peer
+    const peerMainTicks = processTicks(peerPid, true) - peerMain
     let database = 0
     const after = await backendTicks(admin)
     for (const [pid, ticks] of after) database += ticks - (backends.get(pid) ?? 0)
@@ -92,7 +103,10 @@ const cpuMeter = async (peerPid: number, phase: { readonly label: string; readon
       processes: { sender: [process.pid], [phase.peer]: [peerPid], PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])] }
     })
     const micros = (ticks: number) => ((ticks * 10_000) / count).toFixed(0)
-    return `CPU µs/action: sender ${((selfUsage.user + selfUsage.system) / count).toFixed(0)}, peer ${micros(peerTicks)}, PostgreSQL ${micros(database)}`
+    const mainShare = (selfMainTicks * 10) / (Number(end - start) / 1e6)
+    return `CPU µs/action: sender ${((selfUsage.user + selfUsage.system) / count).toFixed(0)} (main thread ${micros(selfMainTicks)}), ` +
+      `peer ${micros(peerTicks)} (main thread ${micros(peerMainTicks)}), PostgreSQL ${micros(database)}; ` +
+      `sender's event loop busy ${(loopBusy * 100).toFixed(0)} % of the time, its main thread on a core ${(mainShare * 100).toFixed(0)} %`
   }
 }
 
