@@ -75,7 +75,8 @@ const cpuProfDir = process.env["BENCH_CPU_PROF"] || undefined
  * Of the sender and the peer, also their main threads' CPU (the JavaScript, from /proc; the rest is
  * V8's garbage collection helpers and libuv's pool), and how busy the sender's event loop was
  * (`performance.eventLoopUtilization()`: the share of the phase's wall time it was not waiting for
- * I/O). A loop busier than its thread's CPU share was ready to run and waiting for a core.
+ * I/O). The amount by which the loop was busy beyond its thread's time on a core bounds the time
+ * it waited for a core (or for the process's other threads, a system call, a page fault).
  */
 const cpuMeter = async (peerPid: number, phase: { readonly label: string; readonly peer: string }) => {
   const backends = await backendTicks(admin)
