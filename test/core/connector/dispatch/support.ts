@@ -2,7 +2,7 @@
  * Test peers for the service side of the connector: the customer kit served over real HTTP on
  * loopback with its own storage, behind a front that can misbehave on purpose.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -183,6 +183,8 @@ export const startPeer = async (options: {
   )
   const kit = toWebHandler(handler.handle)
   let server: Server
+  // Set when `close` begins: the kit's runtime is then disposed under any request still in flight.
+  let closing = false
   const peer: Peer = {
     url: "",
     mode: "good",
@@ -197,6 +199,7 @@ export const startPeer = async (options: {
     providerReference: "prov_ref_raw_4242",
     beforeAnswer: undefined,
     close: async () => {
+      closing = true
       await new Promise<void>((resolve) => {
         server.closeAllConnections()
         server.close(() => resolve())
@@ -204,7 +207,7 @@ export const startPeer = async (options: {
       await runtime.dispose()
     }
   }
-  server = createServer(async (req, res) => {
+  const respond = async (req: IncomingMessage, res: ServerResponse) => {
     peer.requests++
     const body = await readBody(req)
     const mode = peer.mode
@@ -285,6 +288,16 @@ export const startPeer = async (options: {
         res.writeHead(500, { "content-type": "application/json" }).end("{}")
         return
     }
+  }
+  server = createServer((req, res) => {
+    respond(req, res).catch((error: unknown) => {
+      res.destroy()
+      // A request still in flight when `close` began (a dispatcher's redelivery as its test
+      // ends) fails with the kit's runtime disposed under it: expected, and answered by
+      // dropping the connection. Any other failure stays an unhandled rejection, for the test
+      // run to report.
+      if (!closing) return Promise.reject(error)
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   ;(peer as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
