@@ -133,7 +133,11 @@ interface Figures {
   readonly p99: number
   readonly note: string
   readonly cpu: string
+  /** The time an action held its in-flight slot (Little's law: in flight / rate), and for Accord its intake call's share. */
+  readonly time: string
 }
+
+const inFlightMillis = (concurrency: number, count: number, elapsedMillis: number) => ((concurrency * elapsedMillis) / count).toFixed(1)
 
 const accord = async (concurrency: number, serviceSchema: string, kitSchema: string): Promise<Figures> => {
   const kit = await startChild(entry("bench/dispatch-kit.ts"), kitSchema)
@@ -173,6 +177,9 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
         )
     ))
     const acceptance = () => new Promise<void>((resolve) => waiting.push(resolve))
+    // How long each measured intake call took (its reads and its create, committed): the part of
+    // an action's time in flight before the latency below (intake commit to acceptance) begins.
+    const intakeMillis: Array<number> = []
     // Closed loop, like the baseline: at most `concurrency` actions are in flight (taken in and not
     // yet accepted), so the latency is the pipeline's, not a queue's.
     const run = async (count: number, offset: number, meter?: (count: number) => Promise<string>) => {
@@ -181,13 +188,17 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       await pool(count, concurrency, async (i) => {
         while (taken - acceptedSoFar >= concurrency) await acceptance()
         taken++
+        const intakeStarted = performance.now()
         await runtime.runPromise(intake(workspaceId, input(offset + i)))
+        if (meter !== undefined) intakeMillis.push(performance.now() - intakeStarted)
       })
       while (acceptedSoFar < offset + count) await acceptance()
       return { elapsed: performance.now() - started, cpu: meter === undefined ? "" : await meter(count) }
     }
     await run(warmup, 0)
     const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!, { label: `Accord, ${concurrency} in flight`, peer: "kit" }))
+    intakeMillis.sort((a, b) => a - b)
+    const intakeMean = intakeMillis.reduce((sum, ms) => sum + ms, 0) / intakeMillis.length
     const latencies = (await service.query(
       "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
       [warmup]
@@ -204,7 +215,9 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       note: `${actions + warmup} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`,
-      cpu
+      cpu,
+      time: `time in flight per action ${inFlightMillis(concurrency, actions, elapsed)} ms, of which the intake call: mean ${intakeMean.toFixed(1)} ms, ` +
+        `p50 ${percentile(intakeMillis, 50).toFixed(1)} ms, p99 ${percentile(intakeMillis, 99).toFixed(1)} ms`
     }
   } finally {
     await service.end().catch(() => undefined)
@@ -264,7 +277,8 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       note: `${actions} actions`,
-      cpu
+      cpu,
+      time: `time in flight per action ${inFlightMillis(concurrency, actions, elapsed)} ms`
     }
   } finally {
     agent.destroy()
@@ -285,7 +299,7 @@ try {
     ]
     console.log(`\n${concurrency} in flight`)
     for (const r of results) {
-      console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}`)
+      console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}\n  ${r.time}`)
     }
   }
   if (recoveryLines !== "0") {

@@ -14,7 +14,9 @@
  * Also measured in the same run, as references rather than baselines: `GET /healthz` on the Accord
  * server (its HTTP stack alone) and the least a coalescing server can do
  * (bench/ingest-coalescing-server.mjs: parse, queue, one multi-row insert, answer), which bounds
- * what any group-committing implementation that does more per event reaches on the machine.
+ * what any group-committing implementation that does more per event reaches on the machine. That
+ * reference runs twice: as fast as it answers, then paced at the rate Accord reached in the same
+ * run, so its CPU per event is also shown at Accord's rate.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -158,7 +160,8 @@ const ceiling = (url: string, label: string): Promise<Figures> =>
       }))
   })
 
-const load = (url: string, headers: Record<string, string>, label: string, okStatus: number, duration = seconds): Promise<Figures> =>
+/** `rate`: requests per second over all connections (autocannon's `overallRate`); as fast as answered without it. */
+const load = (url: string, headers: Record<string, string>, label: string, okStatus: number, duration = seconds, rate?: number): Promise<Figures> =>
   new Promise((resolve, reject) => {
     let n = 0
     const started = Date.now()
@@ -167,6 +170,7 @@ const load = (url: string, headers: Record<string, string>, label: string, okSta
       url,
       connections,
       duration,
+      ...(rate === undefined ? {} : { overallRate: rate }),
       requests: [{
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
@@ -319,23 +323,27 @@ const main = async () => {
         await stop(baseline)
       }
       // The least a coalescing server can do (bench/ingest-coalescing-server.mjs): a bound on this
-      // machine for any implementation that also validates, screens and indexes.
-      const q = port++
-      const coalescing = spawn("node", [...imageNodeFlags(), "bench/ingest-coalescing-server.mjs"], {
-        env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_coalescing`), PORT: String(q), SCHEMA: schema },
-        stdio: ["ignore", "ignore", "inherit"]
-      })
-      let bound: Figures
-      try {
-        await waitFor(`http://127.0.0.1:${q}/`, true)
-        await warmUp(`http://127.0.0.1:${q}/`)
-        bound = await measured(
-          { serverPid: coalescing.pid!, admin, applicationName: `${schema}_coalescing` },
-          () => load(`http://127.0.0.1:${q}/`, {}, "  reference: node:http + pg, coalesced", 202)
-        )
-      } finally {
-        await stop(coalescing)
+      // machine for any implementation that also validates, screens and indexes. With `rate`, paced
+      // at that many events a second: its CPU per event at Accord's rate (a server answering fewer
+      // events a second spends more per event: less is shared per wake-up and per batch).
+      const reference = async (label: string, rate?: number): Promise<Figures> => {
+        const q = port++
+        const coalescing = spawn("node", [...imageNodeFlags(), "bench/ingest-coalescing-server.mjs"], {
+          env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_coalescing`), PORT: String(q), SCHEMA: schema },
+          stdio: ["ignore", "ignore", "inherit"]
+        })
+        try {
+          await waitFor(`http://127.0.0.1:${q}/`, true)
+          await warmUp(`http://127.0.0.1:${q}/`)
+          return await measured(
+            { serverPid: coalescing.pid!, admin, applicationName: `${schema}_coalescing` },
+            () => load(`http://127.0.0.1:${q}/`, {}, label, 202, seconds, rate)
+          )
+        } finally {
+          await stop(coalescing)
+        }
       }
+      const bound = await reference("  reference: node:http + pg, coalesced")
       const url = new URL(databaseUrl)
       url.searchParams.set("options", `-csearch_path=${schema}`)
       url.searchParams.set("application_name", `${schema}_accord`)
@@ -345,8 +353,9 @@ const main = async () => {
         async () => Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count),
         { admin, applicationName: `${schema}_accord` }
       )
+      const paced = await reference("    same, paced at Accord's rate", Math.max(1, Math.round(ours[0]!.rps)))
       console.log(`\nPostgreSQL`)
-      print([base, ...ours, bound])
+      print([base, ...ours, bound, paced])
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`)
       await admin.end()
