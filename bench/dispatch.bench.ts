@@ -1,6 +1,7 @@
 /**
  * Dispatch throughput: actions per second from intake to `accepted`, and the latency of each
- * (intake commit to acknowledgement commit), at each in-flight limit of `BENCH_CONCURRENCY` (default
+ * (`updated_at - created_at` of the accepted action: from the time intake stamps it, after its reads
+ * of the connection and the catalog, to the time the acknowledgement's transition stamps it), at each in-flight limit of `BENCH_CONCURRENCY` (default
  * 64 and 128; the baseline keeps the same number in flight), with PostgreSQL on both sides: the service in this process (core intake, the dispatcher, the node:http transport), the customer kit in a child
  * process with its own schema. Checked: every action accepted, and exactly one claimed execution
  * per action at the kit (no duplicates).
@@ -177,8 +178,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
         )
     ))
     const acceptance = () => new Promise<void>((resolve) => waiting.push(resolve))
-    // How long each measured intake call took (its reads and its create, committed): the part of
-    // an action's time in flight before the latency below (intake commit to acceptance) begins.
+    // How long each measured intake call took: its reads of the connection and the catalog, then
+    // its create up to the commit. The latency below starts after those reads.
     const intakeMillis: Array<number> = []
     // Closed loop, like the baseline: at most `concurrency` actions are in flight (taken in and not
     // yet accepted), so the latency is the pipeline's, not a queue's.
