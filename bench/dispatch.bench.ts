@@ -4,7 +4,9 @@
  * of the connection and the catalog, to the time the acknowledgement's transition stamps it), at each in-flight limit of `BENCH_CONCURRENCY` (default
  * 64 and 128; the baseline keeps the same number in flight), with PostgreSQL on both sides: the service in this process (core intake, the dispatcher, the node:http transport), the customer kit in a child
  * process with its own schema. Checked: every action accepted, and exactly one claimed execution
- * per action at the kit (no duplicates).
+ * per action at the kit (no duplicates). Each limit runs `BENCH_ROUNDS` rounds (default 3), both
+ * sides afresh in each, alternating which goes first; every round's ratio and their median are
+ * printed.
  *
  * Last, the recovery times after a crash and after an outage of the customer endpoint
  * (`dispatch-recovery.ts`; `BENCH_RECOVERY=0` leaves them out, `BENCH_RECOVERY=only` runs only them).
@@ -55,6 +57,15 @@ const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
  * baseline's 1.3x (567 and 443 µs; docs/performance.md, "Eleventh pass").
  */
 const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
+/**
+ * Rounds per in-flight level (`BENCH_ROUNDS`, default 3). Each round measures both sides afresh
+ * (new schemas, processes and warm-up), the baseline first in odd rounds and Accord first in even
+ * ones, and prints its ratio; the level ends with every round's ratio and their median. The two
+ * sides of one round run one after the other, and on this shared machine one such pair gave
+ * ratios from 0.58x to 1.05x for the same code within minutes (docs/performance.md, "Nineteenth
+ * pass").
+ */
+const rounds = Math.max(1, Math.floor(Number(process.env["BENCH_ROUNDS"] ?? 3)) || 1)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
 const recoveryLines = process.env["BENCH_RECOVERY"] ?? "1"
 const concurrencies = recoveryLines === "only" ? [] : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
@@ -140,7 +151,7 @@ interface Figures {
 
 const inFlightMillis = (concurrency: number, count: number, elapsedMillis: number) => ((concurrency * elapsedMillis) / count).toFixed(1)
 
-const accord = async (concurrency: number, serviceSchema: string, kitSchema: string): Promise<Figures> => {
+const accord = async (concurrency: number, serviceSchema: string, kitSchema: string, tag: string): Promise<Figures> => {
   const kit = await startChild(entry("bench/dispatch-kit.ts"), kitSchema)
   const runtime = ManagedRuntime.make(serviceLayer(inSchema(serviceSchema), concurrency))
   const service = new pg.Client({ connectionString: inSchema(serviceSchema) })
@@ -197,7 +208,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       return { elapsed: performance.now() - started, cpu: meter === undefined ? "" : await meter(count) }
     }
     await run(warmup, 0)
-    const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!, { label: `Accord, ${concurrency} in flight`, peer: "kit" }))
+    const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!, { label: `Accord, ${concurrency} in flight${tag}`, peer: "kit" }))
     intakeMillis.sort((a, b) => a - b)
     const intakeMean = intakeMillis.reduce((sum, ms) => sum + ms, 0) / intakeMillis.length
     const latencies = (await service.query(
@@ -227,7 +238,7 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
   }
 }
 
-const baseline = async (concurrency: number, baselineSchema: string): Promise<Figures> => {
+const baseline = async (concurrency: number, baselineSchema: string, tag: string): Promise<Figures> => {
   const peer = await startChild(["bench/dispatch-baseline-peer.mjs"], baselineSchema)
   const db = new pg.Pool({ connectionString: inSchema(baselineSchema), max: 16 })
   await db.query("CREATE TABLE baseline_actions (id text PRIMARY KEY, state text NOT NULL, body jsonb NOT NULL, created_at bigint NOT NULL, updated_at bigint)")
@@ -266,7 +277,7 @@ const baseline = async (concurrency: number, baselineSchema: string): Promise<Fi
   try {
     await pool(warmup, concurrency, one)
     latencies.length = 0
-    const meter = await cpuMeter(peer.child.pid!, { label: `baseline, ${concurrency} in flight`, peer: "peer" })
+    const meter = await cpuMeter(peer.child.pid!, { label: `baseline, ${concurrency} in flight${tag}`, peer: "peer" })
     const started = performance.now()
     await pool(actions, concurrency, one)
     const elapsed = performance.now() - started
@@ -292,15 +303,32 @@ const created: Array<string> = []
 try {
   console.log(`bench:dispatch — ${actions} actions per run after ${warmup} unmeasured, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`)
   for (const concurrency of concurrencies) {
-    const names = await schemas()
-    created.push(...Object.values(names))
-    const results = [
-      ...(only === "accord" ? [] : [await baseline(concurrency, names.baseline)]),
-      ...(only === "baseline" ? [] : [await accord(concurrency, names.service, names.kit)])
-    ]
-    console.log(`\n${concurrency} in flight`)
-    for (const r of results) {
-      console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}\n  ${r.time}`)
+    const ratios: Array<number> = []
+    for (let round = 1; round <= rounds; round++) {
+      const names = await schemas()
+      created.push(...Object.values(names))
+      const tag = rounds === 1 ? "" : `, round ${round}`
+      const runBaseline = () => only === "accord" ? undefined : baseline(concurrency, names.baseline, tag)
+      const runAccord = () => only === "baseline" ? undefined : accord(concurrency, names.service, names.kit, tag)
+      // The baseline first in odd rounds, Accord first in even ones.
+      const baselineFirst = round % 2 === 1
+      const first = await (baselineFirst ? runBaseline() : runAccord())
+      const second = await (baselineFirst ? runAccord() : runBaseline())
+      const [base, ours] = baselineFirst ? [first, second] : [second, first]
+      console.log(`\n${concurrency} in flight${rounds === 1 ? "" : `, round ${round} of ${rounds} (${baselineFirst ? "baseline" : "Accord"} first)`}`)
+      for (const r of [base, ours]) {
+        if (r === undefined) continue
+        console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}\n  ${r.time}`)
+      }
+      if (base !== undefined && ours !== undefined) ratios.push(ours.perSecond / base.perSecond)
+    }
+    if (ratios.length > 1) {
+      const sorted = [...ratios].sort((a, b) => a - b)
+      const middle = sorted.length / 2
+      const median = sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+      console.log(`\n${concurrency} in flight, Accord / baseline by round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}; median ${median.toFixed(2)}x`)
+    } else if (ratios.length === 1) {
+      console.log(`  Accord / baseline: ${ratios[0]!.toFixed(2)}x`)
     }
   }
   if (recoveryLines !== "0") {
