@@ -59,11 +59,11 @@ const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
 const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
 /**
  * Rounds per in-flight level (`BENCH_ROUNDS`, default 3). Each round measures both sides afresh
- * (new schemas, processes and warm-up), the baseline first in odd rounds and Accord first in even
- * ones, and prints its ratio; the level ends with every round's ratio and their median. The two
- * sides of one round run one after the other, and on this shared machine one such pair gave
- * ratios from 0.58x to 1.05x for the same code within minutes (docs/performance.md, "Nineteenth
- * pass").
+ * (new schemas, peer processes and warm-up; both senders run in this process), the baseline first
+ * in odd rounds and Accord first in even ones, and prints its ratio; the level ends with every
+ * round's ratio and their median. The two sides of a pair run one after the other, and on this
+ * shared machine single pairs of the same code gave ratios from 0.58x to 1.05x within 35 minutes
+ * (docs/performance.md, "Nineteenth pass").
  */
 const rounds = Math.max(1, Math.floor(Number(process.env["BENCH_ROUNDS"] ?? 3)) || 1)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
