@@ -19,9 +19,14 @@ const root = join(import.meta.dirname, "..")
 
 /** The Dockerfile's esbuild command line, split into its words (entry points and `--outdir` left out). */
 const dockerfileFlags = (): ReadonlyArray<string> => {
-  const line = readFileSync(join(root, "Dockerfile"), "utf8").split("\n").find((l) => /^RUN\s+\S*esbuild\s/.test(l))
+  const line = readFileSync(join(root, "Dockerfile"), "utf8")
+    .split("\n")
+    .find((l) => /^RUN\s+\S*esbuild\s/.test(l))
   if (line === undefined) throw new Error("Dockerfile: no RUN line runs esbuild")
-  return line.replace(/^RUN\s+\S*esbuild\s+/, "").split(/\s+/).filter((word) => word.startsWith("--") && !word.startsWith("--outdir="))
+  return line
+    .replace(/^RUN\s+\S*esbuild\s+/, "")
+    .split(/\s+/)
+    .filter((word) => word.startsWith("--") && !word.startsWith("--outdir="))
 }
 
 /**
@@ -35,7 +40,9 @@ const readImageNodeFlags = (): ReadonlyArray<string> => {
   // A bundled bench runs from the bundle's directory: its parent passes the flags on.
   const passed = process.env["BENCH_IMAGE_NODE_FLAGS"]
   if (passed !== undefined) return JSON.parse(passed) as Array<string>
-  const line = readFileSync(join(root, "Dockerfile"), "utf8").split("\n").find((l) => /^CMD\s+\[/.test(l))
+  const line = readFileSync(join(root, "Dockerfile"), "utf8")
+    .split("\n")
+    .find((l) => /^CMD\s+\[/.test(l))
   if (line === undefined) throw new Error("Dockerfile: no exec-form CMD")
   const argv = JSON.parse(line.replace(/^CMD\s+/, "")) as Array<string>
   return argv.slice(1, -1).filter((arg) => arg.startsWith("--"))
@@ -60,10 +67,14 @@ export const bundle = (entries: ReadonlyArray<string>): Entries => {
   }
   // Inside the repository, so the bundles resolve their external packages from its node_modules.
   const outdir = mkdtempSync(join(root, ".bench-bundle-"))
-  execFileSync(join(root, "node_modules/.bin/esbuild"), [...entries, ...dockerfileFlags(), "--outbase=.", `--outdir=${outdir}`, "--log-level=warning"], {
-    cwd: root,
-    stdio: ["ignore", "inherit", "inherit"]
-  })
+  execFileSync(
+    join(root, "node_modules/.bin/esbuild"),
+    [...entries, ...dockerfileFlags(), "--outbase=.", `--outdir=${outdir}`, "--log-level=warning"],
+    {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"]
+    }
+  )
   return {
     args: (entry) => {
       if (!entries.includes(entry)) throw new Error(`${entry} was not bundled`)
@@ -81,7 +92,10 @@ export const bundle = (entries: ReadonlyArray<string>): Entries => {
  * bundled `self` in a child `node` with `BENCH_BUNDLE_DIR` set, and exits with its code. Returns
  * the `node` arguments for a child entry otherwise.
  */
-export const runBundled = (self: string, children: ReadonlyArray<string>): ((entry: string) => ReadonlyArray<string>) => {
+export const runBundled = (
+  self: string,
+  children: ReadonlyArray<string>
+): ((entry: string) => ReadonlyArray<string>) => {
   const dir = process.env["BENCH_BUNDLE_DIR"]
   if (dir !== undefined) return (entry) => [join(dir, entry.replace(/\.ts$/, ".js"))]
   // Bun and Deno run TypeScript themselves (no tsx, no `keepNames`): they run the sources.
@@ -89,7 +103,9 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   const entries = bundle([self, ...children])
   if (entries.dir === undefined) return entries.args // BENCH_TSX=1
   // `BENCH_SELF_CPU_PROF=dir`: the bundled bench process itself runs under `--cpu-prof`.
-  const profile = process.env["BENCH_SELF_CPU_PROF"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_SELF_CPU_PROF"]}`] : []
+  const profile = process.env["BENCH_SELF_CPU_PROF"]
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_SELF_CPU_PROF"]}`]
+    : []
   // Node flags the bench was started with (`--expose-gc`), without the tsx loader: `node --import
   // tsx` passes `--import tsx`, the `tsx` command `--require …/tsx/dist/preflight.cjs --import
   // file:///…/tsx/dist/loader.mjs`. Left in, the bundled process would run tsx's module hooks (a
@@ -97,8 +113,9 @@ export const runBundled = (self: string, children: ReadonlyArray<string>): ((ent
   const isTsx = (arg: string | undefined) => arg !== undefined && (arg === "tsx" || /[\\/]tsx[\\/]dist[\\/]/.test(arg))
   const loaderFlag = (arg: string | undefined) => arg === "--import" || arg === "--require" || arg === "--loader"
   const joinedTsx = (arg: string) => /^--(import|require|loader)=/.test(arg) && isTsx(arg.slice(arg.indexOf("=") + 1))
-  const flags = process.execArgv.filter((arg, i, all) =>
-    !(loaderFlag(arg) && isTsx(all[i + 1])) && !(isTsx(arg) && loaderFlag(all[i - 1])) && !joinedTsx(arg)
+  const flags = process.execArgv.filter(
+    (arg, i, all) =>
+      !(loaderFlag(arg) && isTsx(all[i + 1])) && !(isTsx(arg) && loaderFlag(all[i - 1])) && !joinedTsx(arg)
   )
   const run = spawnSync(process.execPath, [...flags, ...imageNodeFlags(), ...profile, ...entries.args(self)], {
     stdio: "inherit",

@@ -20,7 +20,12 @@ const url = new URL(process.env["DATABASE_URL"]!)
 url.searchParams.set("options", `-csearch_path=${process.env["KIT_SCHEMA"]}`)
 const layer = Layer.mergeAll(
   SqlStorage.layer.pipe(
-    Layer.provide(Layer.merge(Database.layerPg(Redacted.make(url.toString())), layerAesGcm(Redacted.make(new Uint8Array(32).fill(7)))))
+    Layer.provide(
+      Layer.merge(
+        Database.layerPg(Redacted.make(url.toString())),
+        layerAesGcm(Redacted.make(new Uint8Array(32).fill(7)))
+      )
+    )
   ),
   NodeCrypto.layer
 )

@@ -25,7 +25,17 @@ import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import { imageNodeFlags, runBundled } from "./bundle.ts"
-import { connectService, inSchema, input, pool, processTicks, serviceLayer, startPeer, stopPeer, workspaceId } from "./dispatch-support.ts"
+import {
+  connectService,
+  inSchema,
+  input,
+  pool,
+  processTicks,
+  serviceLayer,
+  startPeer,
+  stopPeer,
+  workspaceId
+} from "./dispatch-support.ts"
 
 const entry = runBundled("bench/dispatch-phase.ts", ["bench/dispatch-kit.ts"])
 const databaseUrl = process.env["DATABASE_URL"] || undefined
@@ -42,7 +52,9 @@ const heapFile = process.env["BENCH_HEAP"] || undefined
 /** The probe's running total (`bench/effect-instructions.mjs`), when it is loaded. */
 const instructions = (): number | undefined => {
   const counts = (globalThis as { __effectInstructions?: Record<string, number> }).__effectInstructions
-  return counts === undefined ? undefined : Object.entries(counts).reduce((sum, [name, n]) => (name === "runLoop" ? sum : sum + n), 0)
+  return counts === undefined
+    ? undefined
+    : Object.entries(counts).reduce((sum, [name, n]) => (name === "runLoop" ? sum : sum + n), 0)
 }
 const perAction = (before: number | undefined, count: number) => {
   const now = instructions()
@@ -62,7 +74,11 @@ const profiling = async (count: number) => {
   if (heap !== undefined) {
     heap.connect()
     await heap.post("HeapProfiler.enable")
-    await heap.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+    await heap.post("HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true
+    })
   }
   return async () => {
     if (heap !== undefined) {
@@ -89,7 +105,9 @@ const kit = await startPeer(entry("bench/dispatch-kit.ts"), { databaseUrl, schem
 const runtime = ManagedRuntime.make(serviceLayer(inSchema(databaseUrl, schemas.service), concurrency))
 try {
   await connectService(runtime, kit.port)
-  console.log(`dispatch phase: ${actions} actions per round, ${concurrency} in flight, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags: ${imageNodeFlags().join(" ") || "none"}`)
+  console.log(
+    `dispatch phase: ${actions} actions per round, ${concurrency} in flight, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags: ${imageNodeFlags().join(" ") || "none"}`
+  )
   let offset = 0
   for (let round = 0; round <= rounds; round++) {
     const count = round === 0 ? 500 : actions
@@ -112,22 +130,25 @@ try {
     const kitTicks = processTicks(kit.child.pid!)
     const dispatchCpu = process.cpuUsage()
     const started = performance.now()
-    const scope = await runtime.runPromise(Effect.flatMap(Scope.make(), (scope) =>
-      Effect.as(
-        Scope.extend(
-          runDispatcher({
-            owner: "bench",
-            concurrency,
-            idleMillis: 20,
-            onDelivery: (_, result) =>
-              Effect.sync(() => {
-                if (result._tag === "Acknowledged" && result.state === "accepted" && ++accepted === count) done()
-              })
-          }),
+    const scope = await runtime.runPromise(
+      Effect.flatMap(Scope.make(), (scope) =>
+        Effect.as(
+          Scope.extend(
+            runDispatcher({
+              owner: "bench",
+              concurrency,
+              idleMillis: 20,
+              onDelivery: (_, result) =>
+                Effect.sync(() => {
+                  if (result._tag === "Acknowledged" && result.state === "accepted" && ++accepted === count) done()
+                })
+            }),
+            scope
+          ),
           scope
-        ),
-        scope
-      )))
+        )
+      )
+    )
     await finished
     const elapsed = performance.now() - started
     const usage = process.cpuUsage(dispatchCpu)

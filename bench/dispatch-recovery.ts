@@ -60,7 +60,9 @@ const withProcesses = async (databaseUrl: string, run: (p: Processes) => Promise
   const [serverPort, kitPort] = [await freePort(), await freePort()]
   const base = `http://127.0.0.1:${serverPort}`
   const verified = async () =>
-    Number((await query<{ n: string }>(serverDb, "SELECT count(*) AS n FROM accord_actions WHERE state = 'verified'"))[0]!.n)
+    Number(
+      (await query<{ n: string }>(serverDb, "SELECT count(*) AS n FROM accord_actions WHERE state = 'verified'"))[0]!.n
+    )
   const p: Processes = {
     actions,
     serverDb,
@@ -75,14 +77,20 @@ const withProcesses = async (databaseUrl: string, run: (p: Processes) => Promise
     },
     takeIn: async () => {
       let next = 0
-      await Promise.all(Array.from({ length: 16 }, async () => {
-        while (next < actions) {
-          const i = next++
-          const body = JSON.stringify(actionInput(i, "recovery"))
-          const r = await fetch(`${workspaceUrl(base)}/action-requests`, { method: "POST", headers: adminHeaders, body })
-          if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
-        }
-      }))
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < actions) {
+            const i = next++
+            const body = JSON.stringify(actionInput(i, "recovery"))
+            const r = await fetch(`${workspaceUrl(base)}/action-requests`, {
+              method: "POST",
+              headers: adminHeaders,
+              body
+            })
+            if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
+          }
+        })
+      )
     },
     verified,
     allVerified: async (since) => {
@@ -93,7 +101,10 @@ const withProcesses = async (databaseUrl: string, run: (p: Processes) => Promise
       return (performance.now() - since) / 1000
     },
     executions: async () => {
-      const [dup] = await query<{ n: string; d: string }>(kitDb, "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions")
+      const [dup] = await query<{ n: string; d: string }>(
+        kitDb,
+        "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions"
+      )
       return `executions ${dup!.n} for ${dup!.d} keys, duplicates ${Number(dup!.n) - Number(dup!.d)}`
     }
   }
@@ -118,8 +129,10 @@ export const recovery = (databaseUrl: string): Promise<string> =>
     await p.restartKit()
     const restarted = (performance.now() - killedAt) / 1000
     const seconds = await p.allVerified(killedAt)
-    return `Recovery after SIGKILL of server and kit: every action verified ${seconds.toFixed(1)} s after the kill ` +
+    return (
+      `Recovery after SIGKILL of server and kit: every action verified ${seconds.toFixed(1)} s after the kill ` +
       `(restarts took ${restarted.toFixed(1)} s; ${before} of ${p.actions} verified before it; ${await p.executions()})`
+    )
   })
 
 export const outage = (databaseUrl: string): Promise<string> =>
@@ -137,6 +150,8 @@ export const outage = (databaseUrl: string): Promise<string> =>
     const backAt = performance.now()
     await p.restartKit()
     const seconds = await p.allVerified(backAt)
-    return `Recovery after the kit was down ${((backAt - downAt) / 1000).toFixed(0)} s: every action verified ${seconds.toFixed(1)} s after it was started again ` +
+    return (
+      `Recovery after the kit was down ${((backAt - downAt) / 1000).toFixed(0)} s: every action verified ${seconds.toFixed(1)} s after it was started again ` +
       `(at its restart up to ${waits!.attempts} attempts per action, the last next attempt due in ${(Number(waits!.latest) / 1000).toFixed(1)} s; ${await p.executions()})`
+    )
   })

@@ -32,16 +32,21 @@ export const completion = "cs_bench_8e6c4a2f0d1b3e5c7a9f1d3b5e7c9a1f3d5b"
 /** The tests' example action, one trial per action. */
 export const input = (i: number): ActionIntake => {
   const base = intakeInput(`acct_${i}`)
-  const operation = { ...base.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } }
+  const operation = {
+    ...base.action.operation,
+    trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 }
+  }
   return { ...base, action: { ...base.action, operation } }
 }
 
 /** Runs `count` tasks with at most `limit` in flight. */
 export const pool = async (count: number, limit: number, task: (i: number) => Promise<void>) => {
   let next = 0
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < count) await task(next++)
-  }))
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < count) await task(next++)
+    })
+  )
 }
 
 /** `databaseUrl` with its `search_path` set to `schema`. */
@@ -56,7 +61,11 @@ export const inSchema = (databaseUrl: string, schema: string) => {
  * session: PostgreSQL's CPU for what a bench measures.
  */
 export const backendTicks = async (client: pg.Client): Promise<Map<number, number>> => {
-  const rows = (await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows
+  const rows = (
+    await client.query(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+  ).rows
   return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
 }
 
@@ -67,7 +76,9 @@ export const backendTicks = async (client: pg.Client): Promise<Map<number, numbe
  */
 export const processTicks = (pid: number, mainThread = false): number => {
   try {
-    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8")
+      .split(") ")[1]!
+      .split(" ")
     return Number(fields[11]) + Number(fields[12])
   } catch {
     return 0
@@ -126,14 +137,21 @@ export const connectService = (
   runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof serviceLayer>>, unknown>,
   port: number
 ): Promise<void> =>
-  runtime.runPromise(Effect.gen(function*() {
-    const store = yield* ConnectionStore
-    const vault = yield* SecretVault
-    const now = Date.now()
-    const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint: `http://127.0.0.1:${port}/connector`, now })
-    yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make(actionSigning), now)
-    yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make(completion), now)
-    yield* store.activate({ connectionId, revision, now })
-    // Every intake binds to the fixture catalog (issue 15: no intake before a published catalog).
-    yield* publishCatalog(workspaceId)
-  }))
+  runtime.runPromise(
+    Effect.gen(function* () {
+      const store = yield* ConnectionStore
+      const vault = yield* SecretVault
+      const now = Date.now()
+      const { revision } = yield* store.registerRevision({
+        workspaceId,
+        connectionId,
+        endpoint: `http://127.0.0.1:${port}/connector`,
+        now
+      })
+      yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make(actionSigning), now)
+      yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make(completion), now)
+      yield* store.activate({ connectionId, revision, now })
+      // Every intake binds to the fixture catalog (issue 15: no intake before a published catalog).
+      yield* publishCatalog(workspaceId)
+    })
+  )

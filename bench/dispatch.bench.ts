@@ -68,7 +68,8 @@ const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
 const rounds = Math.max(1, Math.floor(Number(process.env["BENCH_ROUNDS"] ?? 3)) || 1)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
 const recoveryLines = process.env["BENCH_RECOVERY"] ?? "1"
-const concurrencies = recoveryLines === "only" ? [] : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
+const concurrencies =
+  recoveryLines === "only" ? [] : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
 const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
 /** `BENCH_ONLY=accord` or `baseline`: one side only (profiling). */
@@ -113,13 +114,19 @@ const cpuMeter = async (peerPid: number, phase: { readonly label: string; readon
       units: count,
       start,
       end,
-      processes: { sender: [process.pid], [phase.peer]: [peerPid], PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])] }
+      processes: {
+        sender: [process.pid],
+        [phase.peer]: [peerPid],
+        PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])]
+      }
     })
     const micros = (ticks: number) => ((ticks * 10_000) / count).toFixed(0)
     const mainShare = (selfMainTicks * 10) / (Number(end - start) / 1e6)
-    return `CPU µs/action: sender ${((selfUsage.user + selfUsage.system) / count).toFixed(0)} (main thread ${micros(selfMainTicks)}), ` +
+    return (
+      `CPU µs/action: sender ${((selfUsage.user + selfUsage.system) / count).toFixed(0)} (main thread ${micros(selfMainTicks)}), ` +
       `peer ${micros(peerTicks)} (main thread ${micros(peerMainTicks)}), PostgreSQL ${micros(database)}; ` +
       `sender's event loop busy ${(loopBusy * 100).toFixed(0)} % of the time, its main thread on a core ${(mainShare * 100).toFixed(0)} %`
+    )
   }
 }
 
@@ -134,9 +141,14 @@ const schemas = async () => {
 const inSchema = (schema: string) => inSchemaOf(databaseUrl, schema)
 
 const startChild = (script: ReadonlyArray<string>, schema: string) =>
-  startPeer(script, { databaseUrl, schema, nodeFlags: cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] })
+  startPeer(script, {
+    databaseUrl,
+    schema,
+    nodeFlags: cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`]
+  })
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 interface Figures {
   readonly label: string
@@ -149,7 +161,8 @@ interface Figures {
   readonly time: string
 }
 
-const inFlightMillis = (concurrency: number, count: number, elapsedMillis: number) => ((concurrency * elapsedMillis) / count).toFixed(1)
+const inFlightMillis = (concurrency: number, count: number, elapsedMillis: number) =>
+  ((concurrency * elapsedMillis) / count).toFixed(1)
 
 const accord = async (concurrency: number, serviceSchema: string, kitSchema: string, tag: string): Promise<Figures> => {
   const kit = await startChild(entry("bench/dispatch-kit.ts"), kitSchema)
@@ -165,9 +178,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
     // wakes one waiter: waking all of them would cost this process one promise per waiter per
     // action (64 or 128), charged to Accord's sender CPU.
     const waiting: Array<() => void> = []
-    const scope = await runtime.runPromise(Effect.flatMap(
-      Scope.make(),
-      (scope) =>
+    const scope = await runtime.runPromise(
+      Effect.flatMap(Scope.make(), (scope) =>
         Effect.map(
           Scope.extend(
             runDispatcher({
@@ -187,7 +199,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
           ),
           () => ({ scope })
         )
-    ))
+      )
+    )
     const acceptance = () => new Promise<void>((resolve) => waiting.push(resolve))
     // How long each measured intake call took: its reads of the connection and the catalog, then
     // its create up to the commit. The latency below starts after those reads.
@@ -208,18 +221,33 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       return { elapsed: performance.now() - started, cpu: meter === undefined ? "" : await meter(count) }
     }
     await run(warmup, 0)
-    const { cpu, elapsed } = await run(actions, warmup, await cpuMeter(kit.child.pid!, { label: `Accord, ${concurrency} in flight${tag}`, peer: "kit" }))
+    const { cpu, elapsed } = await run(
+      actions,
+      warmup,
+      await cpuMeter(kit.child.pid!, { label: `Accord, ${concurrency} in flight${tag}`, peer: "kit" })
+    )
     intakeMillis.sort((a, b) => a - b)
     const intakeMean = intakeMillis.reduce((sum, ms) => sum + ms, 0) / intakeMillis.length
-    const latencies = (await service.query(
-      "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
-      [warmup]
-    )).rows.map((r: { ms: string }) => Number(r.ms)).sort((a: number, b: number) => a - b)
+    const latencies = (
+      await service.query(
+        "SELECT updated_at - created_at AS ms FROM accord_actions WHERE state = 'accepted' ORDER BY created_at OFFSET $1",
+        [warmup]
+      )
+    ).rows
+      .map((r: { ms: string }) => Number(r.ms))
+      .sort((a: number, b: number) => a - b)
     const kitDb = new pg.Client({ connectionString: inSchema(kitSchema) })
     await kitDb.connect()
-    const claims = (await kitDb.query("SELECT count(*) AS n, count(DISTINCT dedupe_key) AS d FROM accord_outbox WHERE kind = 'customer.execute'")).rows[0]
+    const claims = (
+      await kitDb.query(
+        "SELECT count(*) AS n, count(DISTINCT dedupe_key) AS d FROM accord_outbox WHERE kind = 'customer.execute'"
+      )
+    ).rows[0]
     await kitDb.end()
-    const retried = Number((await service.query("SELECT count(*) FROM accord_outbox WHERE kind = 'service.dispatch' AND attempts > 0")).rows[0].count)
+    const retried = Number(
+      (await service.query("SELECT count(*) FROM accord_outbox WHERE kind = 'service.dispatch' AND attempts > 0"))
+        .rows[0].count
+    )
     await runtime.runPromise(Scope.close(scope.scope, Exit.void))
     return {
       label: "Accord (intake -> signed delivery -> kit claim -> verified ack -> accepted)",
@@ -228,7 +256,8 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
       p99: percentile(latencies, 99),
       note: `${actions + warmup} actions accepted; kit executions ${claims.n} for ${claims.d} keys (duplicates: ${Number(claims.n) - Number(claims.d)}); redelivered: ${retried}`,
       cpu,
-      time: `time in flight per action ${inFlightMillis(concurrency, actions, elapsed)} ms, of which the intake call: mean ${intakeMean.toFixed(1)} ms, ` +
+      time:
+        `time in flight per action ${inFlightMillis(concurrency, actions, elapsed)} ms, of which the intake call: mean ${intakeMean.toFixed(1)} ms, ` +
         `p50 ${percentile(intakeMillis, 50).toFixed(1)} ms, p99 ${percentile(intakeMillis, 99).toFixed(1)} ms`
     }
   } finally {
@@ -241,17 +270,34 @@ const accord = async (concurrency: number, serviceSchema: string, kitSchema: str
 const baseline = async (concurrency: number, baselineSchema: string, tag: string): Promise<Figures> => {
   const peer = await startChild(["bench/dispatch-baseline-peer.mjs"], baselineSchema)
   const db = new pg.Pool({ connectionString: inSchema(baselineSchema), max: 16 })
-  await db.query("CREATE TABLE baseline_actions (id text PRIMARY KEY, state text NOT NULL, body jsonb NOT NULL, created_at bigint NOT NULL, updated_at bigint)")
+  await db.query(
+    "CREATE TABLE baseline_actions (id text PRIMARY KEY, state text NOT NULL, body jsonb NOT NULL, created_at bigint NOT NULL, updated_at bigint)"
+  )
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const mac = (purpose: string, ts: string, nonce: string, body: Buffer) =>
-    createHmac("sha256", actionSigning).update(`service-customer-action-v1\n${purpose}\n${ts}\n${nonce}\n`).update(body).digest("hex")
+    createHmac("sha256", actionSigning)
+      .update(`service-customer-action-v1\n${purpose}\n${ts}\n${nonce}\n`)
+      .update(body)
+      .digest("hex")
   const post = (body: Buffer, headers: Record<string, string>) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: peer.port, path: "/connector", method: "POST", agent, headers: { ...headers, "content-length": body.byteLength } }, (res) => {
-        const chunks: Array<Buffer> = []
-        res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-      })
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port: peer.port,
+          path: "/connector",
+          method: "POST",
+          agent,
+          headers: { ...headers, "content-length": body.byteLength }
+        },
+        (res) => {
+          const chunks: Array<Buffer> = []
+          res.on("data", (c: Buffer) => chunks.push(c))
+          res.on("end", () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })
+          )
+        }
+      )
       req.on("error", reject)
       req.end(body)
     })
@@ -259,8 +305,19 @@ const baseline = async (concurrency: number, baselineSchema: string, tag: string
   const one = async (i: number) => {
     const started = performance.now()
     const id = randomUUID()
-    const body = Buffer.from(JSON.stringify({ ...input(i), type: "service.customer_action.execute", providerIdempotencyKey: "pva_" + id, requestNonce: randomBytes(24).toString("base64url") }))
-    await db.query("INSERT INTO baseline_actions (id, state, body, created_at) VALUES ($1, 'dispatching', $2, $3)", [id, body.toString(), Date.now()])
+    const body = Buffer.from(
+      JSON.stringify({
+        ...input(i),
+        type: "service.customer_action.execute",
+        providerIdempotencyKey: "pva_" + id,
+        requestNonce: randomBytes(24).toString("base64url")
+      })
+    )
+    await db.query("INSERT INTO baseline_actions (id, state, body, created_at) VALUES ($1, 'dispatching', $2, $3)", [
+      id,
+      body.toString(),
+      Date.now()
+    ])
     const ts = new Date().toISOString()
     const nonce = randomBytes(24).toString("base64url")
     const res = await post(body, {
@@ -269,8 +326,16 @@ const baseline = async (concurrency: number, baselineSchema: string, tag: string
       "x-service-customer-action-nonce": nonce,
       "x-service-customer-action-signature": "v1=" + mac("dispatch_request", ts, nonce, body)
     })
-    const expected = "v1=" + mac("dispatch_response", String(res.headers["x-service-customer-action-timestamp"]), String(res.headers["x-service-customer-action-nonce"]), res.body)
-    if (res.status !== 202 || res.headers["x-service-customer-action-signature"] !== expected) throw new Error("baseline peer answered badly")
+    const expected =
+      "v1=" +
+      mac(
+        "dispatch_response",
+        String(res.headers["x-service-customer-action-timestamp"]),
+        String(res.headers["x-service-customer-action-nonce"]),
+        res.body
+      )
+    if (res.status !== 202 || res.headers["x-service-customer-action-signature"] !== expected)
+      throw new Error("baseline peer answered badly")
     await db.query("UPDATE baseline_actions SET state = 'accepted', updated_at = $2 WHERE id = $1", [id, Date.now()])
     latencies.push(performance.now() - started)
   }
@@ -284,7 +349,8 @@ const baseline = async (concurrency: number, baselineSchema: string, tag: string
     const cpu = await meter(actions)
     latencies.sort((a, b) => a - b)
     return {
-      label: "Baseline (node:http + node:crypto HMAC + pg, one insert and one update per action; peer inserts one claim)",
+      label:
+        "Baseline (node:http + node:crypto HMAC + pg, one insert and one update per action; peer inserts one claim)",
       perSecond: actions / (elapsed / 1000),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
@@ -301,24 +367,30 @@ const baseline = async (concurrency: number, baselineSchema: string, tag: string
 
 const created: Array<string> = []
 try {
-  console.log(`bench:dispatch — ${actions} actions per run after ${warmup} unmeasured, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`)
+  console.log(
+    `bench:dispatch — ${actions} actions per run after ${warmup} unmeasured, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`
+  )
   for (const concurrency of concurrencies) {
     const ratios: Array<number> = []
     for (let round = 1; round <= rounds; round++) {
       const names = await schemas()
       created.push(...Object.values(names))
       const tag = rounds === 1 ? "" : `, round ${round}`
-      const runBaseline = () => only === "accord" ? undefined : baseline(concurrency, names.baseline, tag)
-      const runAccord = () => only === "baseline" ? undefined : accord(concurrency, names.service, names.kit, tag)
+      const runBaseline = () => (only === "accord" ? undefined : baseline(concurrency, names.baseline, tag))
+      const runAccord = () => (only === "baseline" ? undefined : accord(concurrency, names.service, names.kit, tag))
       // The baseline first in odd rounds, Accord first in even ones.
       const baselineFirst = round % 2 === 1
       const first = await (baselineFirst ? runBaseline() : runAccord())
       const second = await (baselineFirst ? runAccord() : runBaseline())
       const [base, ours] = baselineFirst ? [first, second] : [second, first]
-      console.log(`\n${concurrency} in flight${rounds === 1 ? "" : `, round ${round} of ${rounds} (${baselineFirst ? "baseline" : "Accord"} first)`}`)
+      console.log(
+        `\n${concurrency} in flight${rounds === 1 ? "" : `, round ${round} of ${rounds} (${baselineFirst ? "baseline" : "Accord"} first)`}`
+      )
       for (const r of [base, ours]) {
         if (r === undefined) continue
-        console.log(`${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}\n  ${r.time}`)
+        console.log(
+          `${r.label}\n  ${r.perSecond.toFixed(0)} actions/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   (${r.note})\n  ${r.cpu}\n  ${r.time}`
+        )
       }
       if (base !== undefined && ours !== undefined) ratios.push(ours.perSecond / base.perSecond)
     }
@@ -326,7 +398,9 @@ try {
       const sorted = [...ratios].sort((a, b) => a - b)
       const middle = sorted.length / 2
       const median = sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-      console.log(`\n${concurrency} in flight, Accord / baseline by round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}; median ${median.toFixed(2)}x`)
+      console.log(
+        `\n${concurrency} in flight, Accord / baseline by round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}; median ${median.toFixed(2)}x`
+      )
     } else if (ratios.length === 1) {
       console.log(`  Accord / baseline: ${ratios[0]!.toFixed(2)}x`)
     }

@@ -13,8 +13,25 @@ import * as Effect from "effect/Effect"
 const proto = Effect.runSync(Effect.withFiberRuntime((fiber) => Effect.succeed(Object.getPrototypeOf(fiber))))
 const counts = (globalThis.__effectInstructions = {})
 const handlers = [
-  "Async", "Commit", "Failure", "OnFailure", "OnSuccess", "OnSuccessAndFailure", "Success", "Sync", "Tag",
-  "UpdateRuntimeFlags", "While", "Iterator", "WithRuntime", "Yield", "Left", "Right", "Some", "None", "runLoop"
+  "Async",
+  "Commit",
+  "Failure",
+  "OnFailure",
+  "OnSuccess",
+  "OnSuccessAndFailure",
+  "Success",
+  "Sync",
+  "Tag",
+  "UpdateRuntimeFlags",
+  "While",
+  "Iterator",
+  "WithRuntime",
+  "Yield",
+  "Left",
+  "Right",
+  "Some",
+  "None",
+  "runLoop"
 ]
 for (const name of handlers) {
   const original = proto[name]

@@ -10,7 +10,9 @@ import pg from "pg"
 const { DATABASE_URL, PORT, SCHEMA } = process.env
 const client = new pg.Client({ connectionString: DATABASE_URL })
 await client.connect()
-await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.coalesced_events (id bigserial PRIMARY KEY, body jsonb NOT NULL)`)
+await client.query(
+  `CREATE TABLE IF NOT EXISTS ${SCHEMA}.coalesced_events (id bigserial PRIMARY KEY, body jsonb NOT NULL)`
+)
 const insert = `INSERT INTO ${SCHEMA}.coalesced_events (body) SELECT jsonb_array_elements($1::jsonb)`
 
 let queue = []

@@ -72,10 +72,15 @@ const processTicks = (pid: number): number => {
     return 0
   }
 }
-const backendPids = async (admin: pg.Client | undefined, applicationName: string | undefined): Promise<ReadonlyArray<number>> =>
+const backendPids = async (
+  admin: pg.Client | undefined,
+  applicationName: string | undefined
+): Promise<ReadonlyArray<number>> =>
   admin === undefined || applicationName === undefined
     ? []
-    : (await admin.query("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [applicationName])).rows.map((row) => Number(row.pid))
+    : (await admin.query("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [applicationName])).rows.map(
+        (row) => Number(row.pid)
+      )
 
 interface CpuProbe {
   readonly serverPid: number
@@ -111,7 +116,7 @@ const measured = async (probe: CpuProbe, run: () => Promise<Figures>): Promise<F
       "load generator": [process.pid]
     }
   })
-  const perEvent = (ticks: number) => (ticks / clockTicksPerSecond) * 1e6 / answered
+  const perEvent = (ticks: number) => ((ticks / clockTicksPerSecond) * 1e6) / answered
   return {
     ...figures,
     cpu: {
@@ -134,7 +139,9 @@ const waitFor = async (url: string, anyAnswer = false, ms = 120_000) => {
     try {
       const status = (await fetch(url)).status
       if (anyAnswer || status < 500) return
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 200))
   }
   throw new Error(`${url} did not come up`)
@@ -150,59 +157,74 @@ const stop = (child: ChildProcess) =>
 const ceiling = (url: string, label: string): Promise<Figures> =>
   new Promise((resolve, reject) => {
     autocannon({ url, connections, duration: seconds } as any, (error: unknown, result: any) =>
-      error ? reject(error) : resolve({
-        label,
-        rps: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        ok: result["2xx"],
-        errors: result.errors + result.non2xx
-      }))
+      error
+        ? reject(error)
+        : resolve({
+            label,
+            rps: result.requests.average,
+            p50: result.latency.p50,
+            p99: result.latency.p99,
+            ok: result["2xx"],
+            errors: result.errors + result.non2xx
+          })
+    )
   })
 
 /** `rate`: requests per second over all connections (autocannon's `overallRate`); as fast as answered without it. */
-const load = (url: string, headers: Record<string, string>, label: string, okStatus: number, duration = seconds, rate?: number): Promise<Figures> =>
+const load = (
+  url: string,
+  headers: Record<string, string>,
+  label: string,
+  okStatus: number,
+  duration = seconds,
+  rate?: number
+): Promise<Figures> =>
   new Promise((resolve, reject) => {
     let n = 0
     const started = Date.now()
     let ok = 0
-    const instance = autocannon({
-      url,
-      connections,
-      duration,
-      ...(rate === undefined ? {} : { overallRate: rate }),
-      requests: [{
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        setupRequest: (request: any) => {
-          const i = n++
-          request.body = JSON.stringify({
-            event_name: "feature_used",
-            account_id: `acct_${i % 500}`,
-            timestamp: new Date(started - 60_000).toISOString(),
-            event_id: `feature_used:bench:${started}:${i}`,
-            semantic_type: "usage",
-            event_kind: "product_action",
-            value: 1,
-            properties: { feature_key: "reports", plan: "pro", seat_count: 5 }
-          })
-          return request
-        },
-        onResponse: (status: number) => {
-          if (status === okStatus) ok++
-        }
-      }]
-    } as any, (error: unknown, result: any) => {
-      if (error) return reject(error)
-      resolve({
-        label,
-        rps: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        ok,
-        errors: result.errors + result.non2xx
-      })
-    })
+    const instance = autocannon(
+      {
+        url,
+        connections,
+        duration,
+        ...(rate === undefined ? {} : { overallRate: rate }),
+        requests: [
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            setupRequest: (request: any) => {
+              const i = n++
+              request.body = JSON.stringify({
+                event_name: "feature_used",
+                account_id: `acct_${i % 500}`,
+                timestamp: new Date(started - 60_000).toISOString(),
+                event_id: `feature_used:bench:${started}:${i}`,
+                semantic_type: "usage",
+                event_kind: "product_action",
+                value: 1,
+                properties: { feature_key: "reports", plan: "pro", seat_count: 5 }
+              })
+              return request
+            },
+            onResponse: (status: number) => {
+              if (status === okStatus) ok++
+            }
+          }
+        ]
+      } as any,
+      (error: unknown, result: any) => {
+        if (error) return reject(error)
+        resolve({
+          label,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          ok,
+          errors: result.errors + result.non2xx
+        })
+      }
+    )
     void instance
   })
 
@@ -244,7 +266,11 @@ const accord = async (
       body: JSON.stringify({ scope: "ingest" })
     }).then((r) => r.json() as Promise<{ secret: string }>)
     const ingestUrl = `http://127.0.0.1:${p}/api/events/ingest`
-    const cold = await warmUp(ingestUrl, { authorization: `Bearer ${created.secret}` }, `  its first ${warmupSeconds} s (cold, no CPU figures)`)
+    const cold = await warmUp(
+      ingestUrl,
+      { authorization: `Bearer ${created.secret}` },
+      `  its first ${warmupSeconds} s (cold, no CPU figures)`
+    )
     const storedBefore = await count()
     const figures = await measured(
       { serverPid: child.pid!, admin: database?.admin, applicationName: database?.applicationName },
@@ -253,7 +279,9 @@ const accord = async (
     const stored = storedBefore < 0 ? undefined : (await count()) - storedBefore
     const first = cold === undefined ? [] : [cold]
     if (cpuProfDir !== undefined) return [{ ...figures, stored }, ...first]
-    const health = await measured({ serverPid: child.pid! }, () => ceiling(`http://127.0.0.1:${p}/healthz`, "  same server, GET /healthz (ceiling)"))
+    const health = await measured({ serverPid: child.pid! }, () =>
+      ceiling(`http://127.0.0.1:${p}/healthz`, "  same server, GET /healthz (ceiling)")
+    )
     return [{ ...figures, stored }, ...first, health]
   } finally {
     await stop(child)
@@ -264,7 +292,11 @@ const accord = async (
  * The load before a server's measured seconds (its figures are the cold server's); then the events
  * still in flight settle.
  */
-const warmUp = async (url: string, headers: Record<string, string> = {}, label = "warm-up"): Promise<Figures | undefined> => {
+const warmUp = async (
+  url: string,
+  headers: Record<string, string> = {},
+  label = "warm-up"
+): Promise<Figures | undefined> => {
   if (warmupSeconds <= 0) return undefined
   const figures = await load(url, headers, label, 202, warmupSeconds)
   await new Promise((r) => setTimeout(r, 500))
@@ -291,7 +323,9 @@ const print = (rows: ReadonlyArray<Figures>) => {
 }
 
 const main = async () => {
-  console.log(`ingest, autocannon ${connections} connections, ${seconds} s each after ${warmupSeconds} s unmeasured, node ${process.version}, Accord ${server.label}, node flags of every server: ${imageNodeFlags().join(" ") || "none"}, ${new Date().toISOString()}`)
+  console.log(
+    `ingest, autocannon ${connections} connections, ${seconds} s each after ${warmupSeconds} s unmeasured, node ${process.version}, Accord ${server.label}, node flags of every server: ${imageNodeFlags().join(" ") || "none"}, ${new Date().toISOString()}`
+  )
   if (databaseUrl !== undefined && only !== "pglite") {
     const schema = `accord_bench_${Date.now()}`
     const admin = new pg.Client({ connectionString: databaseUrl })
@@ -302,22 +336,32 @@ const main = async () => {
         const url = new URL(databaseUrl)
         url.searchParams.set("options", `-csearch_path=${schema}`)
         url.searchParams.set("application_name", `${schema}_accord`)
-        print(await accord("Accord on PostgreSQL (profiled)", { DATABASE_URL: url.toString() }, async () =>
-          Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count), { admin, applicationName: `${schema}_accord` }))
+        print(
+          await accord(
+            "Accord on PostgreSQL (profiled)",
+            { DATABASE_URL: url.toString() },
+            async () => Number((await admin.query(`SELECT count(*) FROM ${schema}.accord_events`)).rows[0].count),
+            { admin, applicationName: `${schema}_accord` }
+          )
+        )
         return
       }
       const p = port++
       const baseline = spawn("node", [...imageNodeFlags(), "bench/ingest-baseline-server.mjs"], {
-        env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_baseline`), PORT: String(p), SCHEMA: schema },
+        env: {
+          ...process.env,
+          DATABASE_URL: withApplicationName(databaseUrl, `${schema}_baseline`),
+          PORT: String(p),
+          SCHEMA: schema
+        },
         stdio: ["ignore", "ignore", "inherit"]
       })
       let base: Figures
       try {
         await waitFor(`http://127.0.0.1:${p}/`, true)
         await warmUp(`http://127.0.0.1:${p}/`)
-        base = await measured(
-          { serverPid: baseline.pid!, admin, applicationName: `${schema}_baseline` },
-          () => load(`http://127.0.0.1:${p}/`, {}, "baseline: node:http + pg, 1 insert/req", 202)
+        base = await measured({ serverPid: baseline.pid!, admin, applicationName: `${schema}_baseline` }, () =>
+          load(`http://127.0.0.1:${p}/`, {}, "baseline: node:http + pg, 1 insert/req", 202)
         )
       } finally {
         await stop(baseline)
@@ -330,15 +374,19 @@ const main = async () => {
       const reference = async (label: string, rate?: number): Promise<Figures> => {
         const q = port++
         const coalescing = spawn("node", [...imageNodeFlags(), "bench/ingest-coalescing-server.mjs"], {
-          env: { ...process.env, DATABASE_URL: withApplicationName(databaseUrl, `${schema}_coalescing`), PORT: String(q), SCHEMA: schema },
+          env: {
+            ...process.env,
+            DATABASE_URL: withApplicationName(databaseUrl, `${schema}_coalescing`),
+            PORT: String(q),
+            SCHEMA: schema
+          },
           stdio: ["ignore", "ignore", "inherit"]
         })
         try {
           await waitFor(`http://127.0.0.1:${q}/`, true)
           await warmUp(`http://127.0.0.1:${q}/`)
-          return await measured(
-            { serverPid: coalescing.pid!, admin, applicationName: `${schema}_coalescing` },
-            () => load(`http://127.0.0.1:${q}/`, {}, label, 202, seconds, rate)
+          return await measured({ serverPid: coalescing.pid!, admin, applicationName: `${schema}_coalescing` }, () =>
+            load(`http://127.0.0.1:${q}/`, {}, label, 202, seconds, rate)
           )
         } finally {
           await stop(coalescing)
@@ -375,8 +423,11 @@ const main = async () => {
   }
 }
 
-main().then(() => server.dispose(), (error) => {
-  server.dispose()
-  console.error(error)
-  process.exit(1)
-})
+main().then(
+  () => server.dispose(),
+  (error) => {
+    server.dispose()
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -42,18 +42,27 @@ const ownCodeCategory = "own code (Accord, or the reference's)"
 
 /** Categories of a Node process's samples, by frame; the first frame from the leaf that matches one decides. */
 const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
-  ["garbage collection", /Scavenge|Heap::|GCTracer|MinorGC|MarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|v8::internal::Mark/],
+  [
+    "garbage collection",
+    /Scavenge|Heap::|GCTracer|MinorGC|MarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|v8::internal::Mark/
+  ],
   ["kernel", /\[kernel\.kallsyms\]/],
   ["JSON", /JsonStringif|JsonParse/],
   ["crypto", /sha256|hmac|libcrypto|node::crypto|node:internal\/crypto/i],
-  ["effect runtime", /effect\/dist\/esm\/internal\/(fiberRuntime|runtime|core|core-effect|fiberRefs|context|effect\/circular)\.js|effect\/dist\/esm\/Scheduler\.js/],
+  [
+    "effect runtime",
+    /effect\/dist\/esm\/internal\/(fiberRuntime|runtime|core|core-effect|fiberRefs|context|effect\/circular)\.js|effect\/dist\/esm\/Scheduler\.js/
+  ],
   ["effect (Schema)", /effect\/dist\/esm\/(Schema|ParseResult|SchemaAST)\.js/],
   ["effect (other)", /effect\/dist\//],
   ["@effect packages", /@effect\//],
   ["pg driver", /node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+)\//],
   ["undici", /node_modules\/undici\//],
   ["node http", /llhttp|node:_http|node::\(anonymous namespace\)::Parser/],
-  ["node streams, net, events", /node:internal\/streams|node:internal\/stream_base|node:net|node:events|LibuvStreamWrap|StreamBase/],
+  [
+    "node streams, net, events",
+    /node:internal\/streams|node:internal\/stream_base|node:net|node:events|LibuvStreamWrap|StreamBase/
+  ],
   ["autocannon", /node_modules\/autocannon\//],
   // A wasm frame counts where it was called from (PGlite's Postgres, undici's llhttp).
   ["PGlite (the embedded database)", /@electric-sql\/pglite/],
@@ -80,7 +89,10 @@ const isOwnCode = (frame: string): boolean => ownCodePattern.test(frame) && !fra
 
 /** A frame of `perf script` (`sym (dso)`) as the function's name and where it is, without the JIT tier marks. */
 const functionName = (frame: string): string =>
-  frame.replace(/\s+\([^()]*\)$/, "").replace(/^JS:[*~^+]?/, "").replace(/file:\/\/\/\S*\//, "")
+  frame
+    .replace(/\s+\([^()]*\)$/, "")
+    .replace(/^JS:[*~^+]?/, "")
+    .replace(/file:\/\/\/\S*\//, "")
 
 const categoryOf = (frames: ReadonlyArray<string>): string => {
   for (const frame of frames) {
@@ -89,7 +101,8 @@ const categoryOf = (frames: ReadonlyArray<string>): string => {
   return "V8 and native (not attributed)"
 }
 
-const isNodeProcess = (frames: ReadonlyArray<string>) => frames.some((frame) => /\/node\)|node::|Builtins_|JS:/.test(frame))
+const isNodeProcess = (frames: ReadonlyArray<string>) =>
+  frames.some((frame) => /\/node\)|node::|Builtins_|JS:/.test(frame))
 
 /** The samples read back, and which of their processes run Node (their split by category is printed). */
 interface Samples {
@@ -113,9 +126,26 @@ const run = async () => {
   // Nothing goes to perf's build-id cache (~/.debug): `perf record -N`, and `perf inject -j`, which
   // would file a copy of every JIT object there, runs with HOME in the temporary directory.
   const perfEnv = { ...process.env, HOME: dir }
-  const recorder = spawn("perf", ["record", "-N", "-k", "1", "-a", "-g", "-e", "cpu-clock", "-F", String(samplesPerSecond), "-o", join(dir, "perf.data")], {
-    stdio: ["ignore", "ignore", "inherit"]
-  })
+  const recorder = spawn(
+    "perf",
+    [
+      "record",
+      "-N",
+      "-k",
+      "1",
+      "-a",
+      "-g",
+      "-e",
+      "cpu-clock",
+      "-F",
+      String(samplesPerSecond),
+      "-o",
+      join(dir, "perf.data")
+    ],
+    {
+      stdio: ["ignore", "ignore", "inherit"]
+    }
+  )
   let recorderExit: number | null | undefined
   const recorded = new Promise<void>((resolve) =>
     recorder.once("exit", (code, signal) => {
@@ -125,27 +155,39 @@ const run = async () => {
   )
   await new Promise((resolve) => setTimeout(resolve, 1_000))
   try {
-    if (recorderExit !== undefined) throw new Error(`perf record stopped before the benchmark started (exit ${recorderExit}); sampling every CPU needs root or kernel.perf_event_paranoid <= 0`)
+    if (recorderExit !== undefined)
+      throw new Error(
+        `perf record stopped before the benchmark started (exit ${recorderExit}); sampling every CPU needs root or kernel.perf_event_paranoid <= 0`
+      )
     const bench = spawnSync("npm", ["run", "-s", script, "--", ...process.argv.slice(3)], {
       stdio: "inherit",
       env: {
         ...process.env,
         BENCH_PHASES: phasesFile,
-        NODE_OPTIONS: [process.env["NODE_OPTIONS"], "--perf-prof", "--interpreted-frames-native-stack"].filter(Boolean).join(" ")
+        NODE_OPTIONS: [process.env["NODE_OPTIONS"], "--perf-prof", "--interpreted-frames-native-stack"]
+          .filter(Boolean)
+          .join(" ")
       }
     })
     if (recorderExit !== undefined) throw new Error(`perf record stopped during the benchmark (exit ${recorderExit})`)
     recorder.kill("SIGINT")
     await recorded
     if (bench.status !== 0) throw new Error(`${script} exited with ${bench.status}`)
-    const phases: ReadonlyArray<Phase> = readFileSync(phasesFile, "utf8").trim().split("\n").map((line) => {
-      const parsed = JSON.parse(line) as Omit<Phase, "start" | "end"> & { start: string; end: string }
-      return { ...parsed, start: BigInt(parsed.start), end: BigInt(parsed.end) }
-    })
-    const injected = spawnSync("perf", ["inject", "-j", "-i", join(dir, "perf.data"), "-o", join(dir, "perf.jit.data")], {
-      stdio: ["ignore", "ignore", "inherit"],
-      env: perfEnv
-    })
+    const phases: ReadonlyArray<Phase> = readFileSync(phasesFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const parsed = JSON.parse(line) as Omit<Phase, "start" | "end"> & { start: string; end: string }
+        return { ...parsed, start: BigInt(parsed.start), end: BigInt(parsed.end) }
+      })
+    const injected = spawnSync(
+      "perf",
+      ["inject", "-j", "-i", join(dir, "perf.data"), "-o", join(dir, "perf.jit.data")],
+      {
+        stdio: ["ignore", "ignore", "inherit"],
+        env: perfEnv
+      }
+    )
     if (injected.status !== 0) throw new Error("perf inject failed")
     report(phases, await readSamples(join(dir, "perf.jit.data"), phases, perfEnv))
   } finally {
@@ -169,7 +211,10 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: Node
   const wanted = new Set(phases.flatMap((phase) => Object.values(phase.processes).flat()))
   const from = Math.min(...phases.map((phase) => Number(phase.start) / 1e9))
   const to = Math.max(...phases.map((phase) => Number(phase.end) / 1e9))
-  const reader = spawn("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso"], { stdio: ["ignore", "pipe", "ignore"], env })
+  const reader = spawn("perf", ["script", "-i", data, "-F", "pid,tid,time,ip,sym,dso"], {
+    stdio: ["ignore", "pipe", "ignore"],
+    env
+  })
   const exited = new Promise<number | null>((resolve) => reader.once("exit", (code) => resolve(code)))
   const samples: Array<Sample> = []
   const nodePids = new Set<number>()
@@ -178,7 +223,12 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: Node
     if (current !== undefined && wanted.has(current.pid) && current.time >= from && current.time <= to) {
       if (isNodeProcess(current.frames)) nodePids.add(current.pid)
       const own = top > 0 ? current.frames.find(isOwnCode) : undefined
-      samples.push({ pid: current.pid, time: current.time, category: categoryOf(current.frames), own: own === undefined ? undefined : functionName(own) })
+      samples.push({
+        pid: current.pid,
+        time: current.time,
+        category: categoryOf(current.frames),
+        own: own === undefined ? undefined : functionName(own)
+      })
     }
     current = undefined
   }
@@ -198,12 +248,16 @@ const readSamples = async (data: string, phases: ReadonlyArray<Phase>, env: Node
 }
 
 const report = (phases: ReadonlyArray<Phase>, { nodePids, samples }: Samples) => {
-  console.log(`\nbench:perf — CPU µs per unit from perf's cpu-clock samples (${samplesPerSecond} per second per CPU), measured phases only`)
+  console.log(
+    `\nbench:perf — CPU µs per unit from perf's cpu-clock samples (${samplesPerSecond} per second per CPU), measured phases only`
+  )
   for (const phase of phases) {
     const start = Number(phase.start) / 1e9
     const end = Number(phase.end) / 1e9
     const inWindow = samples.filter((sample) => sample.time >= start && sample.time <= end)
-    console.log(`\n${phase.label}: ${phase.units} units in ${(end - start).toFixed(1)} s (CLOCK_MONOTONIC ${start.toFixed(3)}–${end.toFixed(3)} s)`)
+    console.log(
+      `\n${phase.label}: ${phase.units} units in ${(end - start).toFixed(1)} s (CLOCK_MONOTONIC ${start.toFixed(3)}–${end.toFixed(3)} s)`
+    )
     for (const [role, pids] of Object.entries(phase.processes)) {
       const ofRole = inWindow.filter((sample) => pids.includes(sample.pid))
       const perUnit = (count: number) => (count * microsPerSample) / phase.units

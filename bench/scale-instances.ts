@@ -57,14 +57,20 @@ const machineTicks = (): { readonly busy: number; readonly total: number } => {
 /** Takes in actions `from` … `from + count - 1` over HTTP with 32 callers, spread over the instances. */
 const takeIn = async (bases: ReadonlyArray<string>, from: number, count: number, prefix: string): Promise<void> => {
   let next = 0
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (next < count) {
-      const i = from + next++
-      const body = JSON.stringify(actionInput(i, prefix))
-      const r = await fetch(`${workspaceUrl(bases[i % bases.length]!)}/action-requests`, { method: "POST", headers: adminHeaders, body })
-      if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < count) {
+        const i = from + next++
+        const body = JSON.stringify(actionInput(i, prefix))
+        const r = await fetch(`${workspaceUrl(bases[i % bases.length]!)}/action-requests`, {
+          method: "POST",
+          headers: adminHeaders,
+          body
+        })
+        if (r.status !== 202) throw new Error(`intake answered ${r.status}`)
+      }
+    })
+  )
 }
 
 /** Until `count` actions of the schema are verified. */
@@ -101,7 +107,12 @@ const run = async (instances: number) => {
     const kitPid = kit.child.pid!
     const ticksOf = (pids: ReadonlyArray<number>) => pids.reduce((sum, pid) => sum + processTicks(pid), 0)
     const backends = await backendTicks(root)
-    const [serverTicks, kitTicks, machine, self] = [ticksOf(serverPids), processTicks(kitPid), machineTicks(), process.cpuUsage()]
+    const [serverTicks, kitTicks, machine, self] = [
+      ticksOf(serverPids),
+      processTicks(kitPid),
+      machineTicks(),
+      process.cpuUsage()
+    ]
     const start = monotonic()
     const started = performance.now()
     await takeIn(bases, warmup, actions, "scale")
@@ -119,7 +130,12 @@ const run = async (instances: number) => {
       units: actions,
       start,
       end,
-      processes: { server: serverPids, kit: [kitPid], PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])], load: [process.pid] }
+      processes: {
+        server: serverPids,
+        kit: [kitPid],
+        PostgreSQL: [...new Set([...backends.keys(), ...after.keys()])],
+        load: [process.pid]
+      }
     })
     const perAction = (ticks: number) => (ticks * 10_000) / actions
     const cpu = {
@@ -129,8 +145,17 @@ const run = async (instances: number) => {
       load: (selfUsage.user + selfUsage.system) / actions,
       busy: (machineAfter.busy - machine.busy) / (machineAfter.total - machine.total)
     }
-    const [dup] = await query<{ n: string; d: string }>(kitDb, "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions")
-    return { perSecond: actions / seconds, intakePerSecond: actions / intakeSeconds, executions: Number(dup!.n), keys: Number(dup!.d), cpu }
+    const [dup] = await query<{ n: string; d: string }>(
+      kitDb,
+      "SELECT count(*) AS n, count(DISTINCT key) AS d FROM host_executions"
+    )
+    return {
+      perSecond: actions / seconds,
+      intakePerSecond: actions / intakeSeconds,
+      executions: Number(dup!.n),
+      keys: Number(dup!.d),
+      cpu
+    }
   } finally {
     await Promise.all([...servers.map(kill), kill(kit)])
     for (const schema of [serviceSchema, kitSchema]) await root.query(`DROP SCHEMA ${schema} CASCADE`)
@@ -138,13 +163,22 @@ const run = async (instances: number) => {
 }
 
 try {
-  console.log(`bench:scale instances — ${actions} actions after ${warmup} unmeasured, intake to verified, 32 callers, ${new Date().toISOString()}`)
+  console.log(
+    `bench:scale instances — ${actions} actions after ${warmup} unmeasured, intake to verified, 32 callers, ${new Date().toISOString()}`
+  )
   const one = await run(1)
   const two = await run(2)
-  for (const [label, r] of [["1 instance", one], ["2 instances", two]] as const) {
-    console.log(`  ${label.padEnd(12)} ${r.perSecond.toFixed(0).padStart(6)} actions/s verified (${(r.perSecond / one.perSecond).toFixed(2)}x)   intake ${r.intakePerSecond.toFixed(0)}/s   executions ${r.executions} for ${r.keys} keys`)
+  for (const [label, r] of [
+    ["1 instance", one],
+    ["2 instances", two]
+  ] as const) {
+    console.log(
+      `  ${label.padEnd(12)} ${r.perSecond.toFixed(0).padStart(6)} actions/s verified (${(r.perSecond / one.perSecond).toFixed(2)}x)   intake ${r.intakePerSecond.toFixed(0)}/s   executions ${r.executions} for ${r.keys} keys`
+    )
     const { busy, database, kit, load, servers } = r.cpu
-    console.log(`  ${"".padEnd(12)} CPU µs/action: servers ${servers.toFixed(0)}, kit ${kit.toFixed(0)}, PostgreSQL ${database.toFixed(0)}, load ${load.toFixed(0)}; machine busy ${(busy * 100).toFixed(0)} %`)
+    console.log(
+      `  ${"".padEnd(12)} CPU µs/action: servers ${servers.toFixed(0)}, kit ${kit.toFixed(0)}, PostgreSQL ${database.toFixed(0)}, load ${load.toFixed(0)}; machine busy ${(busy * 100).toFixed(0)} %`
+    )
   }
 } finally {
   await root.end()

@@ -45,7 +45,8 @@ const scaleUrl = (schema?: string) => {
   return url.toString()
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 const server = async (schema: string, port: number): Promise<ChildProcess> => {
   const child = spawn(process.execPath, [...imageNodeFlags(), "--import", "tsx", "runtimes/node/main.ts"], {
@@ -63,7 +64,13 @@ const server = async (schema: string, port: number): Promise<ChildProcess> => {
   })
   for (;;) {
     if (child.exitCode !== null) throw new Error("server exited")
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return child
+    if (
+      await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false
+      )
+    )
+      return child
     await new Promise((r) => setTimeout(r, 200))
   }
 }
@@ -76,11 +83,13 @@ const stop = (child: ChildProcess) =>
   })
 
 const ingestKey = async (port: number) =>
-  (await fetch(`http://127.0.0.1:${port}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
-    method: "POST",
-    headers: admin,
-    body: JSON.stringify({ scope: "ingest" })
-  }).then((r) => r.json() as Promise<{ secret: string }>)).secret
+  (
+    await fetch(`http://127.0.0.1:${port}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ scope: "ingest" })
+    }).then((r) => r.json() as Promise<{ secret: string }>)
+  ).secret
 
 const event = (i: number, at: number) => ({
   event_name: "feature_used",
@@ -116,7 +125,9 @@ const seed = async (db: pg.Client, size: number, port: number) => {
       [from, to, accounts, names, end, size]
     )
     const seconds = (performance.now() - started) / 1000
-    console.log(`  seeded ${to.toLocaleString("en")} / ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s (${Math.round(to / seconds).toLocaleString("en")}/s)`)
+    console.log(
+      `  seeded ${to.toLocaleString("en")} / ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s (${Math.round(to / seconds).toLocaleString("en")}/s)`
+    )
   }
   await db.query("ANALYZE")
   return (performance.now() - started) / 1000
@@ -141,27 +152,39 @@ const ingest = (port: number, key: string) =>
   new Promise<{ rps: number; p99: number; errors: number }>((resolve, reject) => {
     let n = 0
     const started = Date.now()
-    autocannon({
-      url: `http://127.0.0.1:${port}/api/events/ingest`,
-      connections: 32,
-      duration: ingestSeconds,
-      requests: [{
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-        setupRequest: (request: any) => {
-          request.body = JSON.stringify(event(n++, started - 60_000))
-          return request
-        }
-      }]
-    } as any, (error: unknown, result: any) =>
-      error ? reject(error) : resolve({ rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx }))
+    autocannon(
+      {
+        url: `http://127.0.0.1:${port}/api/events/ingest`,
+        connections: 32,
+        duration: ingestSeconds,
+        requests: [
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+            setupRequest: (request: any) => {
+              request.body = JSON.stringify(event(n++, started - 60_000))
+              return request
+            }
+          }
+        ]
+      } as any,
+      (error: unknown, result: any) =>
+        error
+          ? reject(error)
+          : resolve({ rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx })
+    )
   })
 
-const cursorOf = (occurredAt: number, id: string) => Buffer.from(`${occurredAt}:${id}`).toString("base64").replaceAll("=", "")
+const cursorOf = (occurredAt: number, id: string) =>
+  Buffer.from(`${occurredAt}:${id}`).toString("base64").replaceAll("=", "")
 
 /** The queries `GET /events` runs (adapters/sql/EventStore.ts `list`), for EXPLAIN. */
 const explained = (db: pg.Client, label: string, where: string, params: ReadonlyArray<unknown>) =>
-  db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM accord_events WHERE workspace_id = $1 ${where} ORDER BY occurred_at DESC, id DESC LIMIT 50`, [workspaceId, ...params])
+  db
+    .query(
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM accord_events WHERE workspace_id = $1 ${where} ORDER BY occurred_at DESC, id DESC LIMIT 50`,
+      [workspaceId, ...params]
+    )
     .then((result) => {
       console.log(`  EXPLAIN ${label}`)
       for (const row of result.rows) console.log(`    ${row["QUERY PLAN"]}`)
@@ -184,8 +207,12 @@ const measure = async (label: string, schema: string, size: number, port: number
     const total = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
     const ws = `/api/admin/v1/workspaces/${workspaceId}`
     const account = (i: number) => `acct_${(i * 7919) % accounts}`
-    const middle = await db.query("SELECT occurred_at, id FROM accord_events ORDER BY occurred_at DESC, id DESC OFFSET $1 LIMIT 1", [Math.floor(total / 2)])
-    const deep = middle.rows[0] === undefined ? undefined : cursorOf(Number(middle.rows[0].occurred_at), middle.rows[0].id)
+    const middle = await db.query(
+      "SELECT occurred_at, id FROM accord_events ORDER BY occurred_at DESC, id DESC OFFSET $1 LIMIT 1",
+      [Math.floor(total / 2)]
+    )
+    const deep =
+      middle.rows[0] === undefined ? undefined : cursorOf(Number(middle.rows[0].occurred_at), middle.rows[0].id)
     const from = new Date(end - 30 * day).toISOString()
     const to = new Date(end - 29 * day).toISOString()
     const views: Array<[string, (i: number) => string]> = [
@@ -195,8 +222,22 @@ const measure = async (label: string, schema: string, size: number, port: number
       ["GET /events?event_name (rare, 0.1 %)", () => `${ws}/events?limit=50&event_name=refund_issued`],
       ["GET /events?from&to (one day)", () => `${ws}/events?limit=50&from=${from}&to=${to}`],
       ["GET /events?account_id&event_name", (i) => `${ws}/events?limit=50&account_id=${account(i)}&event_name=login`],
-      ...(deep === undefined ? [] : [["GET /events?cursor (middle of the table)", () => `${ws}/events?limit=50&cursor=${deep}`] as [string, (i: number) => string]]),
-      ...(deep === undefined ? [] : [["GET /events?cursor&event_name (rare, deep)", () => `${ws}/events?limit=50&event_name=refund_issued&cursor=${deep}`] as [string, (i: number) => string]]),
+      ...(deep === undefined
+        ? []
+        : [
+            ["GET /events?cursor (middle of the table)", () => `${ws}/events?limit=50&cursor=${deep}`] as [
+              string,
+              (i: number) => string
+            ]
+          ]),
+      ...(deep === undefined
+        ? []
+        : [
+            [
+              "GET /events?cursor&event_name (rare, deep)",
+              () => `${ws}/events?limit=50&event_name=refund_issued&cursor=${deep}`
+            ] as [string, (i: number) => string]
+          ]),
       ["GET /accounts/{id}", (i) => `${ws}/accounts/${account(i)}`]
     ]
     console.log(`\n${label}: ${total.toLocaleString("en")} events, ${samples} sequential requests each`)
@@ -206,13 +247,20 @@ const measure = async (label: string, schema: string, size: number, port: number
       console.log(`  ${name.padEnd(44)} p50 ${p50.toFixed(1).padStart(7)} ms   p99 ${p99.toFixed(1).padStart(7)} ms`)
     }
     const ingested = await ingest(port, await ingestKey(port))
-    console.log(`  ${"POST /api/events/ingest (32 connections)".padEnd(44)} ${Math.round(ingested.rps).toString().padStart(7)} events/s   p99 ${ingested.p99} ms   errors ${ingested.errors}`)
+    console.log(
+      `  ${"POST /api/events/ingest (32 connections)".padEnd(44)} ${Math.round(ingested.rps).toString().padStart(7)} events/s   p99 ${ingested.p99} ms   errors ${ingested.errors}`
+    )
     if (process.env["SCALE_EXPLAIN"] !== "0" && size > 0) {
       await explained(db, "account_id", "AND account_id = $2", [account(1)])
       await explained(db, "event_name (rare)", "AND event_name = $2", ["refund_issued"])
       await explained(db, "event_name (common)", "AND event_name = $2", ["login"])
       if (middle.rows[0] !== undefined) {
-        await explained(db, "rare event_name at a deep cursor", "AND event_name = $2 AND (occurred_at, id) < ($3, $4)", ["refund_issued", middle.rows[0].occurred_at, middle.rows[0].id])
+        await explained(
+          db,
+          "rare event_name at a deep cursor",
+          "AND event_name = $2 AND (occurred_at, id) < ($3, $4)",
+          ["refund_issued", middle.rows[0].occurred_at, middle.rows[0].id]
+        )
       }
     }
     return ingested.rps
@@ -225,11 +273,14 @@ const measure = async (label: string, schema: string, size: number, port: number
 const main = async () => {
   const root = new pg.Client({ connectionString: databaseUrl })
   await root.connect()
-  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = 'accord_scale'")).rowCount === 0) await root.query("CREATE DATABASE accord_scale")
+  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = 'accord_scale'")).rowCount === 0)
+    await root.query("CREATE DATABASE accord_scale")
   await root.end()
   const db = new pg.Client({ connectionString: scaleUrl() })
   await db.connect()
-  console.log(`bench:scale — sizes ${sizes.join(", ")} across ${accounts} accounts, node ${process.version}, ${new Date().toISOString()}`)
+  console.log(
+    `bench:scale — sizes ${sizes.join(", ")} across ${accounts} accounts, node ${process.version}, ${new Date().toISOString()}`
+  )
   // The empty reference: a fresh schema every run.
   await db.query("DROP SCHEMA IF EXISTS scale_empty CASCADE")
   await db.query("CREATE SCHEMA scale_empty")

@@ -35,15 +35,17 @@ const rate = async (workers: number, op: (i: number) => Promise<unknown>): Promi
   let n = 0
   const deadline = performance.now() + seconds * 1000
   const t0 = performance.now()
-  await Promise.all(Array.from({ length: workers }, async () => {
-    while (performance.now() < deadline) await op(n++)
-  }))
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (performance.now() < deadline) await op(n++)
+    })
+  )
   return (n / (performance.now() - t0)) * 1000
 }
 
 /** Runs `op(i)` in `workers` fibers for `seconds`; returns operations per second. */
 const rateEffect = <E>(workers: number, op: (i: number) => Effect.Effect<unknown, E>): Effect.Effect<number, E> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let n = 0
     const deadline = performance.now() + seconds * 1000
     const t0 = performance.now()
@@ -56,8 +58,11 @@ const rateEffect = <E>(workers: number, op: (i: number) => Effect.Effect<unknown
   })
 
 /** Accord's SQL nonce store on a client layer, driven from fibers as a server would. */
-const accord = async (label: string, client: Layer.Layer<import("@effect/sql/SqlClient").SqlClient, unknown>): Promise<Result> => {
-  const program = Effect.gen(function*() {
+const accord = async (
+  label: string,
+  client: Layer.Layer<import("@effect/sql/SqlClient").SqlClient, unknown>
+): Promise<Result> => {
+  const program = Effect.gen(function* () {
     yield* Migrations.run(migrations)
     const store = yield* NonceStore
     const claim = (scope: string) => (i: number) =>
@@ -66,13 +71,18 @@ const accord = async (label: string, client: Layer.Layer<import("@effect/sql/Sql
     const concurrent8 = yield* rateEffect(8, claim("c8"))
     return { label, sequential, concurrent8 }
   })
-  return Effect.runPromise(Effect.scoped(program.pipe(Effect.provide(SqlNonceStore.layer.pipe(Layer.provideMerge(client))))) as Effect.Effect<Result>)
+  return Effect.runPromise(
+    Effect.scoped(
+      program.pipe(Effect.provide(SqlNonceStore.layer.pipe(Layer.provideMerge(client))))
+    ) as Effect.Effect<Result>
+  )
 }
 
 const rawPg = async (url: string, schema: string): Promise<Result> => {
   const pool = new pg.Pool({ connectionString: url, max: 8 })
   await pool.query(`CREATE TABLE ${schema}.raw_claims (k text PRIMARY KEY)`)
-  const insert = (prefix: string) => (i: number) => pool.query(`INSERT INTO ${schema}.raw_claims (k) VALUES ($1)`, [`${prefix}${i}`])
+  const insert = (prefix: string) => (i: number) =>
+    pool.query(`INSERT INTO ${schema}.raw_claims (k) VALUES ($1)`, [`${prefix}${i}`])
   const sequential = await rate(1, insert("s"))
   const concurrent8 = await rate(8, insert("c"))
   await pool.end()
@@ -82,7 +92,8 @@ const rawPg = async (url: string, schema: string): Promise<Result> => {
 const rawPglite = async (dir: string): Promise<Result> => {
   const db = new PGlite(dir)
   await db.query(`CREATE TABLE raw_claims (k text PRIMARY KEY)`)
-  const insert = (prefix: string) => (i: number) => db.query(`INSERT INTO raw_claims (k) VALUES ($1)`, [`${prefix}${i}`])
+  const insert = (prefix: string) => (i: number) =>
+    db.query(`INSERT INTO raw_claims (k) VALUES ($1)`, [`${prefix}${i}`])
   const sequential = await rate(1, insert("s"))
   const concurrent8 = await rate(8, insert("c"))
   await db.close()
@@ -94,14 +105,16 @@ const print = (title: string, rows: ReadonlyArray<Result>) => {
   const limit = rows[0]!
   for (const r of rows) {
     console.log(
-      `  ${r.label.padEnd(34)} sequential ${Math.round(r.sequential).toString().padStart(6)}/s (${(r.sequential / limit.sequential * 100).toFixed(0).padStart(3)}%)` +
-        `   8-way ${Math.round(r.concurrent8).toString().padStart(6)}/s (${(r.concurrent8 / limit.concurrent8 * 100).toFixed(0).padStart(3)}%)`
+      `  ${r.label.padEnd(34)} sequential ${Math.round(r.sequential).toString().padStart(6)}/s (${((r.sequential / limit.sequential) * 100).toFixed(0).padStart(3)}%)` +
+        `   8-way ${Math.round(r.concurrent8).toString().padStart(6)}/s (${((r.concurrent8 / limit.concurrent8) * 100).toFixed(0).padStart(3)}%)`
     )
   }
 }
 
 const main = async () => {
-  console.log(`durable single-row claims, ${seconds} s per figure, node ${process.version}, ${new Date().toISOString()}`)
+  console.log(
+    `durable single-row claims, ${seconds} s per figure, node ${process.version}, ${new Date().toISOString()}`
+  )
 
   const base = mkdtempSync(join(tmpdir(), "accord-bench-"))
   try {
@@ -125,7 +138,10 @@ const main = async () => {
     const url = new URL(databaseUrl)
     url.searchParams.set("options", `-csearch_path=${schema}`)
     const ours = await accord("Accord NonceStore on PostgreSQL", Database.layerPg(Redacted.make(url.toString())))
-    print(`PostgreSQL (${Database.describeStorage({ _tag: "Postgres", url: Redacted.make(databaseUrl) })})`, [raw, ours])
+    print(`PostgreSQL (${Database.describeStorage({ _tag: "Postgres", url: Redacted.make(databaseUrl) })})`, [
+      raw,
+      ours
+    ])
   } finally {
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
     await admin.end()

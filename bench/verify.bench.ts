@@ -39,7 +39,9 @@ const syncBatch = Number(process.env.BENCH_BATCH ?? 200_000)
 const asyncBatch = Number(process.env.BENCH_ASYNC_BATCH ?? 20_000)
 const chunks = Number(process.env.BENCH_CHUNKS ?? 20)
 const secret = "as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e"
-const body = new TextEncoder().encode(JSON.stringify({ type: "service.customer_action.ack", pad: "x".repeat(1024 - 47) }))
+const body = new TextEncoder().encode(
+  JSON.stringify({ type: "service.customer_action.ack", pad: "x".repeat(1024 - 47) })
+)
 if (body.length !== 1024) throw new Error(`body is ${body.length} bytes`)
 
 /**
@@ -74,11 +76,15 @@ const accord = (layer: Layer.Layer<Crypto>, synchronous = false): Runner => {
   let signed: { readonly keys: SigningKeys; readonly headers: ReadonlyArray<string> } | undefined
   return (batch) =>
     Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (signed === undefined || signed.headers.length < batch) {
-          const keys = yield* importSigningKeys({ actionSigning: Redacted.make(secret), completion: Redacted.make(secret + "c") })
+          const keys = yield* importSigningKeys({
+            actionSigning: Redacted.make(secret),
+            completion: Redacted.make(secret + "c")
+          })
           const headers: Array<string> = []
-          for (let i = 0; i < batch; i++) headers.push(JSON.stringify(yield* sign({ purpose: "dispatch_response", keys, body })))
+          for (let i = 0; i < batch; i++)
+            headers.push(JSON.stringify(yield* sign({ purpose: "dispatch_response", keys, body })))
           signed = { keys, headers }
         }
         const { headers, keys } = signed
@@ -86,7 +92,13 @@ const accord = (layer: Layer.Layer<Crypto>, synchronous = false): Runner => {
           const [from, to] = slice(batch, c)
           const inputs: Array<VerifyInput> = []
           for (let i = from; i < to; i++) {
-            inputs.push({ purpose: "dispatch_response", keys, headers: JSON.parse(headers[i]!), body, nonceScope: "bench" })
+            inputs.push({
+              purpose: "dispatch_response",
+              keys,
+              headers: JSON.parse(headers[i]!),
+              body,
+              nonceScope: "bench"
+            })
           }
           return inputs
         })
@@ -108,10 +120,15 @@ const accord = (layer: Layer.Layer<Crypto>, synchronous = false): Runner => {
         }
         return {
           run: (c: number) =>
-            Effect.runPromise(Effect.suspend(() => {
-              const t0 = performance.now()
-              return Effect.map(Effect.forEach(slices[c]!, verifier.verify, { discard: true }), () => performance.now() - t0)
-            }))
+            Effect.runPromise(
+              Effect.suspend(() => {
+                const t0 = performance.now()
+                return Effect.map(
+                  Effect.forEach(slices[c]!, verifier.verify, { discard: true }),
+                  () => performance.now() - t0
+                )
+              })
+            )
         }
       }).pipe(Effect.provide(full))
     )
@@ -130,7 +147,10 @@ const rawHmac: Runner = async (batch) => {
       let sink = 0
       const t0 = performance.now()
       for (let i = from; i < to; i++) {
-        sink += createHmac("sha256", secret).update(signingPrefix("dispatch_response", now, nonces[i]!)).update(body).digest("hex").length
+        sink += createHmac("sha256", secret)
+          .update(signingPrefix("dispatch_response", now, nonces[i]!))
+          .update(body)
+          .digest("hex").length
       }
       const elapsed = performance.now() - t0
       if (sink === 0 && to > from) throw new Error("unreachable")
@@ -149,14 +169,26 @@ const rawHmacInEffect: Runner = async (batch) => {
   const indices = Array.from({ length: batch }, (_, i) => i)
   const nonces = indices.map((i) => `nonce-${i.toString().padStart(26, "0")}`)
   const mac = (i: number) =>
-    Effect.suspend(() => Effect.succeed(createHmac("sha256", secret).update(signingPrefix("dispatch_response", now, nonces[i]!)).update(body).digest("hex")))
+    Effect.suspend(() =>
+      Effect.succeed(
+        createHmac("sha256", secret)
+          .update(signingPrefix("dispatch_response", now, nonces[i]!))
+          .update(body)
+          .digest("hex")
+      )
+    )
   return {
     run: (c) =>
-      Effect.runPromise(Effect.suspend(() => {
-        const [from, to] = slice(batch, c)
-        const t0 = performance.now()
-        return Effect.map(Effect.forEach(indices.slice(from, to), mac, { discard: true }), () => performance.now() - t0)
-      }))
+      Effect.runPromise(
+        Effect.suspend(() => {
+          const [from, to] = slice(batch, c)
+          const t0 = performance.now()
+          return Effect.map(
+            Effect.forEach(indices.slice(from, to), mac, { discard: true }),
+            () => performance.now() - t0
+          )
+        })
+      )
   }
 }
 
@@ -167,16 +199,21 @@ const rawHmacInEffect: Runner = async (batch) => {
 const rawWebCrypto: Runner = async (batch) => {
   const subtle = globalThis.crypto.subtle
   const encoder = new TextEncoder()
-  const key = await subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
+  const key = await subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify"
+  ])
   const now = new Date().toISOString()
-  const messages = await Promise.all(Array.from({ length: batch }, async (_, i) => {
-    const nonce = `nonce-${i.toString().padStart(26, "0")}`
-    const prefix = encoder.encode(signingPrefix("dispatch_response", now, nonce))
-    const input = new Uint8Array(prefix.length + body.length)
-    input.set(prefix)
-    input.set(body, prefix.length)
-    return { nonce, signature: new Uint8Array(await subtle.sign("HMAC", key, input)) }
-  }))
+  const messages = await Promise.all(
+    Array.from({ length: batch }, async (_, i) => {
+      const nonce = `nonce-${i.toString().padStart(26, "0")}`
+      const prefix = encoder.encode(signingPrefix("dispatch_response", now, nonce))
+      const input = new Uint8Array(prefix.length + body.length)
+      input.set(prefix)
+      input.set(body, prefix.length)
+      return { nonce, signature: new Uint8Array(await subtle.sign("HMAC", key, input)) }
+    })
+  )
   return {
     run: async (c) => {
       const [from, to] = slice(batch, c)
@@ -229,12 +266,21 @@ const contenders: ReadonlyArray<readonly [string, Runner, number, string]> = [
   ["raw createHmac, each in an effect (harness)", rawHmacInEffect, syncBatch, "raw node:crypto createHmac (limit)"],
   ["Accord verify, WebCrypto layer", accord(layerWebCrypto), asyncBatch, "raw WebCrypto subtle.verify (limit)"],
   ["Accord verify, node:crypto layer", accord(NodeCrypto.layer), syncBatch, "raw node:crypto createHmac (limit)"],
-  ["Accord verifySync (no Effect), node:crypto", accord(NodeCrypto.layer, true), syncBatch, "raw node:crypto createHmac (limit)"]
+  [
+    "Accord verifySync (no Effect), node:crypto",
+    accord(NodeCrypto.layer, true),
+    syncBatch,
+    "raw node:crypto createHmac (limit)"
+  ]
 ]
 
 const runtime = (): string => {
   const g = globalThis as { Bun?: { version: string }; Deno?: { version: { deno: string } } }
-  return g.Bun !== undefined ? `bun ${g.Bun.version}` : g.Deno !== undefined ? `deno ${g.Deno.version.deno}` : `node ${process.version}`
+  return g.Bun !== undefined
+    ? `bun ${g.Bun.version}`
+    : g.Deno !== undefined
+      ? `deno ${g.Deno.version.deno}`
+      : `node ${process.version}`
 }
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -275,18 +321,25 @@ const main = async () => {
   console.log(
     `verify throughput, 1 KiB body, ${rounds} rounds of ${syncBatch} (node:crypto) and ${asyncBatch} (WebCrypto, peer) messages, each in ${chunks} slices interleaved across contenders`
   )
-  console.log(`${runtime()}, ${new Date().toISOString()}, gc between slices: ${typeof (globalThis as { gc?: unknown }).gc === "function"}, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "sources" : "bundled as in the image"}`)
-  console.log(`${"".padEnd(43)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`)
+  console.log(
+    `${runtime()}, ${new Date().toISOString()}, gc between slices: ${typeof (globalThis as { gc?: unknown }).gc === "function"}, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "sources" : "bundled as in the image"}`
+  )
+  console.log(
+    `${"".padEnd(43)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`
+  )
   for (const [name, , , limitName] of contenders) {
     const mine = ops.get(name)!
     const shares = mine.map((x, r) => (x / ops.get(limitName)![r]!) * 100)
-    const share = name === limitName
-      ? ""
-      : `  ${median(shares).toFixed(1).padStart(5)}% (${spread(shares, 1)}%) of ${limitName.replace(" (limit)", "")}`
+    const share =
+      name === limitName
+        ? ""
+        : `  ${median(shares).toFixed(1).padStart(5)}% (${spread(shares, 1)}%) of ${limitName.replace(" (limit)", "")}`
     console.log(
-      `${name.padEnd(43)} ${Math.round(median(mine)).toString().padStart(12)}  ${spread(mine, 0).padStart(15)}  ${
-        median(cpu.get(name)!).toFixed(2).padStart(10)
-      }${share}`
+      `${name.padEnd(43)} ${Math.round(median(mine)).toString().padStart(12)}  ${spread(mine, 0).padStart(15)}  ${median(
+        cpu.get(name)!
+      )
+        .toFixed(2)
+        .padStart(10)}${share}`
     )
   }
 }

@@ -3,9 +3,6 @@
  * and Deno implement `node:crypto` too).
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
- *
- * @since 0.1.0
  */
 
-/** @since 0.1.0 */
 export * from "../adapters/crypto/NodeCrypto.ts"

@@ -4,9 +4,6 @@
  * single session)").
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
- *
- * @since 0.1.0
  */
 
-/** @since 0.1.0 */
 export * from "../adapters/pglite/PgliteClient.ts"

@@ -4,20 +4,14 @@
  * callers, the feature-access event builder, and the feature-gate body schema the service validates.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
- *
- * @since 0.1.0
  */
 
-/** @since 0.1.0 */
 export * from "../adapters/sdk/DirectApiClient.ts"
 /**
  * The action-intake client for trusted server callers (`ActionClient.make`, `ActionClient.layer`):
  * submits already-authorized actions, always with an `Idempotency-Key`.
- *
- * @since 0.1.0
  */
 export * as ActionClient from "../adapters/sdk/ActionClient.ts"
-/** @since 0.1.0 */
 export {
   type ActionClientError,
   type ActionClientOptions,
@@ -29,14 +23,13 @@ export {
   makeActionClient,
   type SubmitOptions
 } from "../adapters/sdk/ActionClient.ts"
-/** The body `ActionClient.submit` sends (`POST …/action-requests`). @since 0.1.0 */
+/** The body `ActionClient.submit` sends (`POST …/action-requests`). */
 export { ActionIntake } from "../core/connector/Action.ts"
-/** @since 0.1.0 */
 export {
   buildFeatureAccessEvent,
   featureAccessEventId,
   featureAccessEventName,
   type FeatureAccessInput
 } from "../core/ingest/FeatureAccess.ts"
-/** The body of `POST …/gates`: lets a client check a feature key before sending it. @since 0.1.0 */
+/** The body of `POST …/gates`: lets a client check a feature key before sending it. */
 export { CreateGateBody } from "../adapters/http/routes/FeatureGates.ts"

@@ -4,13 +4,8 @@
  * start-up (`Server.start`, `Server.main`: configuration, storage, stores, app).
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
- *
- * @since 0.1.0
  */
 
-/** @since 0.1.0 */
 export * as App from "../adapters/http/App.ts"
-/** @since 0.1.0 */
 export * as NodeServer from "../adapters/http/NodeServer.ts"
-/** @since 0.1.0 */
 export * as Server from "../runtimes/Server.ts"

@@ -8,8 +8,6 @@
  * Shutdown (SIGTERM/SIGINT, via `runMain`): the main fiber is interrupted and everything started
  * here is closed in reverse order: first in-flight requests are drained (`Drain`), then the app
  * stops being served, then the listener closes, then storage.
- *
- * @since 0.1.0
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
@@ -62,8 +60,6 @@ import * as Metrics from "../core/telemetry/Metrics.ts"
 
 /**
  * The server could not start (storage, listener, bootstrap). `reason` is one line, without secrets.
- *
- * @since 0.1.0
  */
 export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", { reason: Schema.String }) {
   override get message(): string {
@@ -73,8 +69,6 @@ export class StartupError extends Schema.TaggedError<StartupError>()("StartupErr
 
 /**
  * What the storage layer provides to the app.
- *
- * @since 0.1.0
  */
 export type StorageServices = StoragePorts | Readiness.Readiness
 
@@ -82,64 +76,66 @@ export type StorageServices = StoragePorts | Readiness.Readiness
  * The one place storage is chosen: the SQL database (PostgreSQL with `DATABASE_URL`, else PGlite in
  * the data directory) is opened and migrated, every store runs on it, and `Readiness` checks it.
  * The `Cipher` seals connector secrets before they are stored (D9).
- *
- * @since 0.1.0
  */
 export const storageLayer = (
   config: AccordConfig.AccordConfig
 ): Layer.Layer<StorageServices, StartupError, Cipher | Crypto> =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const storage = Database.storageFrom(config)
-    yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
-    if (Database.createsEmbeddedDatabase(storage)) yield* Effect.logInfo(StartupLog.creatingEmbeddedDatabase)
-    const sql = Database.layer(storage)
-    // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).
-    const cachedKeys = Layer.effect(ApiKeyStore.ApiKeyStore, Effect.map(ApiKeyStore.ApiKeyStore, (store) => ApiKeyStore.withLookupCache(store)))
-    const stores = Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), SqlReadiness.layer)
-    return stores.pipe(
-      Layer.provide(prepareDatabase(config)),
-      Layer.provideMerge(sql),
-      Layer.mapError((error) =>
-        new StartupError({
-          reason: error._tag === "MasterKeyMismatch"
-            ? StartupLog.masterKeyMismatch(config)
-            : `storage: ${error.message || error._tag}`
-        })
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const storage = Database.storageFrom(config)
+      yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
+      if (Database.createsEmbeddedDatabase(storage)) yield* Effect.logInfo(StartupLog.creatingEmbeddedDatabase)
+      const sql = Database.layer(storage)
+      // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).
+      const cachedKeys = Layer.effect(
+        ApiKeyStore.ApiKeyStore,
+        Effect.map(ApiKeyStore.ApiKeyStore, (store) => ApiKeyStore.withLookupCache(store))
       )
-    )
-  }))
+      const stores = Layer.mergeAll(cachedKeys.pipe(Layer.provideMerge(SqlStorage.layer)), SqlReadiness.layer)
+      return stores.pipe(
+        Layer.provide(prepareDatabase(config)),
+        Layer.provideMerge(sql),
+        Layer.mapError(
+          (error) =>
+            new StartupError({
+              reason:
+                error._tag === "MasterKeyMismatch"
+                  ? StartupLog.masterKeyMismatch(config)
+                  : `storage: ${error.message || error._tag}`
+            })
+        )
+      )
+    })
+  )
 
 /**
  * Before the stores: the migrations (saying which ran; the stores' own run then finds none
  * pending), the master-key guard, and the next-step hint when no workspace exists.
  */
 const prepareDatabase = (config: AccordConfig.AccordConfig) =>
-  Layer.effectDiscard(Effect.gen(function*() {
-    yield* StartupLog.log(StartupLog.migrated(yield* Migrations.run(migrations)))
-    yield* StartupLog.log(StartupLog.masterKeyChecked(yield* MasterKeyCheck.check))
-    if (Option.isNone(config.bootstrap) && !(yield* Database.hasWorkspace)) yield* Effect.logInfo(StartupLog.noAdminKeyHint)
-  }))
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      yield* StartupLog.log(StartupLog.migrated(yield* Migrations.run(migrations)))
+      yield* StartupLog.log(StartupLog.masterKeyChecked(yield* MasterKeyCheck.check))
+      if (Option.isNone(config.bootstrap) && !(yield* Database.hasWorkspace))
+        yield* Effect.logInfo(StartupLog.noAdminKeyHint)
+    })
+  )
 
 /**
  * How long shutdown waits for in-flight requests before closing anyway.
- *
- * @since 0.1.0
  */
 export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
 
 /**
  * Outbound connector calls: the HTTP transport (addresses checked again at connect time, D10)
  * under the configured endpoint policy.
- *
- * @since 0.1.0
  */
 export const transportLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport> =>
   Transport.layer({ allowInsecure: config.allowInsecureEndpoints })
 
 /**
  * What tests and embedders may replace when starting the server.
- *
- * @since 0.1.0
  */
 export interface StartOptions {
   /** The outbound transport; `transportLayer(config)` by default. */
@@ -195,8 +191,6 @@ const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): A
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and
  * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers). The connection
  * scheduler (checks and revision retirement) runs in the background until the scope closes.
- *
- * @since 0.1.0
  */
 export const start = (
   config: AccordConfig.AccordConfig,
@@ -204,7 +198,7 @@ export const start = (
   storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config),
   options: StartOptions = {}
 ): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // configuration
     const masterKey = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
     yield* StartupLog.log(StartupLog.masterKeyWarnings(masterKey))
@@ -213,22 +207,30 @@ export const start = (
     yield* Metrics.preregister
     // layers, then the background work on them
     const services = yield* Layer.build(servicesLayer(config, masterKey, storage, options))
-    const timeout = options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
+    const timeout =
+      options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
     yield* Effect.forkScoped(
-      ConnectionMaintenance.scheduler({ reconciliationWindowMillis: config.reconciliationWindowMillis, ...timeout }).pipe(
-        Effect.provide(services)
-      )
+      ConnectionMaintenance.scheduler({
+        reconciliationWindowMillis: config.reconciliationWindowMillis,
+        ...timeout
+      }).pipe(Effect.provide(services))
     )
     yield* Effect.provide(bootstrap(config), services)
     // A node:http server answers the ingest route itself, with the same pipeline as the app.
-    const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(Effect.provide(services))
+    const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(
+      Effect.provide(services)
+    )
     const server = yield* Layer.build(Layer.provide(httpServer, Layer.succeed(FastRoutes, ingestRoute))).pipe(
       Effect.mapError((error) => new StartupError({ reason: StartupLog.listenFailure(config, error.cause) }))
     )
     // Payment reconciliation reads queued by completions, performed until the scope closes.
-    yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
+    yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(
+      Effect.provide(services)
+    )
     // Evidence a completion pointed to before the service held it (a Direct API event), looked for again.
-    yield* runEvidenceWatcher({ owner: `evidence-${yield* Effect.provide(randomUuid, services)}` }).pipe(Effect.provide(services))
+    yield* runEvidenceWatcher({ owner: `evidence-${yield* Effect.provide(randomUuid, services)}` }).pipe(
+      Effect.provide(services)
+    )
     // The dispatcher delivers queued actions until the scope closes; intake wakes it.
     yield* runDispatcher({
       owner: `dispatch-${yield* Effect.provide(randomUuid, services)}`,
@@ -254,25 +256,19 @@ export const start = (
 
 /**
  * Builds a runtime's HTTP server listening where the configuration says.
- *
- * @since 0.1.0
  */
-export type HttpServerFactory = (listen: { readonly port: number; readonly host: string }) => Layer.Layer<
-  HttpServer.HttpServer,
-  ServeError,
-  FastRoutes
->
+export type HttpServerFactory = (listen: {
+  readonly port: number
+  readonly host: string
+}) => Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes>
 
 const logfmt = Logger.withConsoleLog(Logger.logfmtLogger)
 
 /** One logfmt line per event, whatever logger `runMain` installed. */
 const withServerLogger = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locallyWith(self, FiberRef.currentLoggers, (loggers) =>
-    loggers.pipe(
-      HashSet.remove(Logger.defaultLogger),
-      HashSet.remove(Logger.prettyLoggerDefault),
-      HashSet.add(logfmt)
-    ))
+    loggers.pipe(HashSet.remove(Logger.defaultLogger), HashSet.remove(Logger.prettyLoggerDefault), HashSet.add(logfmt))
+  )
 
 /** A failed start, in plain lines; anything else is a crash and keeps its trace. */
 const reportFailure = (cause: Cause.Cause<StartupError | AccordConfig.InvalidConfig>): Effect.Effect<void> => {
@@ -286,11 +282,9 @@ const reportFailure = (cause: Cause.Cause<StartupError | AccordConfig.InvalidCon
 
 /**
  * The whole server program for `runMain`: reads the configuration, starts, runs until interrupted.
- *
- * @since 0.1.0
  */
 export const main = (httpServer: HttpServerFactory): Effect.Effect<never, StartupError | AccordConfig.InvalidConfig> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AccordConfig.load
     // `scoped` closes the scope (drain, listener, storage) before `onInterrupt` logs the last line.
     // The OTLP exporters (when configured) outlive the server's scope, so its last spans are sent.
@@ -303,8 +297,6 @@ export const main = (httpServer: HttpServerFactory): Effect.Effect<never, Startu
 
 /**
  * `runMain` options for `main`: it reports its own failures (without stack traces) and logs logfmt.
- *
- * @since 0.1.0
  */
 export const runMainOptions: { readonly disableErrorReporting: boolean; readonly disablePrettyLogger: boolean } = {
   disableErrorReporting: true,

@@ -12,11 +12,17 @@ const walk = (dir) =>
 const problems = []
 for (const file of walk("core")) {
   const source = readFileSync(file, "utf8")
-  for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+  for (const match of source.matchAll(
+    /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
+  )) {
     const spec = match[1] ?? match[2]
-    const allowed = spec === "effect" || spec.startsWith("effect/") || (spec.startsWith("./") || spec.startsWith("../")) && !spec.includes("adapters/")
+    const allowed =
+      spec === "effect" ||
+      spec.startsWith("effect/") ||
+      ((spec.startsWith("./") || spec.startsWith("../")) && !spec.includes("adapters/"))
     if (!allowed) problems.push(`${file}: imports ${spec}`)
-    if (spec.startsWith("../") && !join(file, "..", spec).startsWith("core")) problems.push(`${file}: imports outside core/: ${spec}`)
+    if (spec.startsWith("../") && !join(file, "..", spec).startsWith("core"))
+      problems.push(`${file}: imports outside core/: ${spec}`)
   }
   for (const banned of ["Date.now(", "new Date()", "Math.random("]) {
     if (source.includes(banned)) problems.push(`${file}: uses ${banned}; take it from a service`)

@@ -21,7 +21,9 @@ const problems = []
 const sources = ["core", "adapters", "runtimes"].flatMap((dir) => walk(join(root, dir)))
 for (const file of sources) {
   const source = readFileSync(file, "utf8")
-  for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+  for (const match of source.matchAll(
+    /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
+  )) {
     const spec = match[1] ?? match[2] ?? match[3]
     const name = relative(root, file)
     if (spec === packageName || spec.startsWith(`${packageName}/`)) {

@@ -9,8 +9,12 @@ const root = process.cwd()
 const markdownUnder = (dir) =>
   readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
-      ? (`${dir}/${entry.name}` === "docs/api" ? [] : markdownUnder(`${dir}/${entry.name}`))
-      : entry.name.endsWith(".md") ? [`${dir}/${entry.name}`] : []
+      ? `${dir}/${entry.name}` === "docs/api"
+        ? []
+        : markdownUnder(`${dir}/${entry.name}`)
+      : entry.name.endsWith(".md")
+        ? [`${dir}/${entry.name}`]
+        : []
   )
 const files = ["README.md", ...markdownUnder("docs")]
 
@@ -19,7 +23,9 @@ for (const file of files) {
   const path = join(root, file)
   const text = readFileSync(path, "utf8").replace(/```[\s\S]*?```/g, "")
   for (const match of text.matchAll(/\.\.\/shared\b/g)) {
-    problems.push(`${file}:${text.slice(0, match.index).split("\n").length}: names a path outside the repository: ../shared`)
+    problems.push(
+      `${file}:${text.slice(0, match.index).split("\n").length}: names a path outside the repository: ../shared`
+    )
   }
   for (const match of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
     const target = match[1]

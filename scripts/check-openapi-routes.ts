@@ -14,7 +14,9 @@ export const servedRoutes = (router: HttpRouter.HttpRouter<any, any>, prefix = "
   [
     ...Chunk.toReadonlyArray(router.routes).map((route) => `${route.method} ${openApiPath(prefix + route.path)}`),
     ...Chunk.toReadonlyArray(router.mounts).flatMap(([mount, app]) =>
-      HttpRouter.TypeId in app ? servedRoutes(app as unknown as HttpRouter.HttpRouter<any, any>, prefix + mount) : [`* ${openApiPath(prefix + mount)}/*`]
+      HttpRouter.TypeId in app
+        ? servedRoutes(app as unknown as HttpRouter.HttpRouter<any, any>, prefix + mount)
+        : [`* ${openApiPath(prefix + mount)}/*`]
     )
   ].sort()
 
@@ -22,10 +24,13 @@ const openApiPath = (path: string): string => path.replace(/:(\w+)\??/g, "{$1}")
 
 /** Every operation the document describes, `METHOD /path/{param}`, sorted. */
 export const documentedRoutes = (document: OpenApi.OpenAPISpec): ReadonlyArray<string> =>
-  Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.keys(item).filter((key) => ["get", "put", "post", "delete", "patch", "head", "options"].includes(key))
-      .map((method) => `${method.toUpperCase()} ${path}`)
-  ).sort()
+  Object.entries(document.paths)
+    .flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => ["get", "put", "post", "delete", "patch", "head", "options"].includes(key))
+        .map((method) => `${method.toUpperCase()} ${path}`)
+    )
+    .sort()
 
 /** The problems found: validation errors, undocumented routes, documented routes not served. */
 export const checkDocument = async (

@@ -12,4 +12,6 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(`check:openapi: ${problem}`)
   process.exit(1)
 }
-console.log(`OpenAPI document valid; its ${documentedRoutes(Api.document).length} operations are exactly the routes served`)
+console.log(
+  `OpenAPI document valid; its ${documentedRoutes(Api.document).length} operations are exactly the routes served`
+)

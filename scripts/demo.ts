@@ -31,14 +31,19 @@ class DemoFailure {
 
 const args = process.argv.slice(2)
 if (args.includes("--help") || args.includes("-h")) {
-  console.log(`${usage}\n\n  --keep     leave the server and the reference backend running until Ctrl-C\n  --port N   the server's port (default: a random free one)`)
+  console.log(
+    `${usage}\n\n  --keep     leave the server and the reference backend running until Ctrl-C\n  --port N   the server's port (default: a random free one)`
+  )
   process.exit(0)
 }
 const keep = args.includes("--keep")
 const portArg = args.indexOf("--port")
 const unknown = args.filter((a, i) => a !== "--keep" && a !== "--port" && !(portArg >= 0 && i === portArg + 1))
 const fixedPort = portArg >= 0 ? Number(args[portArg + 1]) : undefined
-if (unknown.length > 0 || (fixedPort !== undefined && !(Number.isInteger(fixedPort) && fixedPort > 0 && fixedPort < 65536))) {
+if (
+  unknown.length > 0 ||
+  (fixedPort !== undefined && !(Number.isInteger(fixedPort) && fixedPort > 0 && fixedPort < 65536))
+) {
   console.error(usage)
   process.exit(2)
 }
@@ -117,20 +122,25 @@ const exited = (child: Child) => child.process.exitCode !== null || child.proces
 
 const exitedReport = (child: Child) =>
   `the ${child.name} exited (${child.process.exitCode ?? child.process.signalCode}); its last lines:\n` +
-  child.lines.slice(-12).map((line) => `      ${line}`).join("\n")
+  child.lines
+    .slice(-12)
+    .map((line) => `      ${line}`)
+    .join("\n")
 
 /** SIGTERM to every child still running; SIGKILL after 15 s. Resolves when all have exited. */
 const stopChildren = async (): Promise<void> => {
-  await Promise.all(children.map(async (child) => {
-    if (exited(child)) return
-    const gone = new Promise<void>((resolve) => child.process.once("exit", () => resolve()))
-    child.process.kill("SIGTERM")
-    const ended = await Promise.race([gone.then(() => true), sleep(15_000).then(() => false)])
-    if (!ended) {
-      child.process.kill("SIGKILL")
-      await gone
-    }
-  }))
+  await Promise.all(
+    children.map(async (child) => {
+      if (exited(child)) return
+      const gone = new Promise<void>((resolve) => child.process.once("exit", () => resolve()))
+      child.process.kill("SIGTERM")
+      const ended = await Promise.race([gone.then(() => true), sleep(15_000).then(() => false)])
+      if (!ended) {
+        child.process.kill("SIGKILL")
+        await gone
+      }
+    })
+  )
 }
 
 // ---- HTTP --------------------------------------------------------------------------------------
@@ -142,7 +152,10 @@ interface Answer {
   readonly json: any
 }
 
-const call = async (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> => {
+const call = async (
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}
+): Promise<Answer> => {
   const method = init.method ?? "GET"
   try {
     const response = await fetch(url, {
@@ -152,7 +165,7 @@ const call = async (url: string, init: { method?: string; headers?: Record<strin
       signal: AbortSignal.timeout(15_000)
     })
     const text = await response.text()
-    let json: unknown = undefined
+    let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
@@ -166,12 +179,18 @@ const call = async (url: string, init: { method?: string; headers?: Record<strin
 
 /** Fails the step unless the answer has `status`. */
 const expect = (what: string, answer: Answer, status: number): Answer => {
-  if (answer.status !== status) throw new DemoFailure(`${what} answered ${answer.status} (expected ${status}): ${answer.text.slice(0, 1500)}`)
+  if (answer.status !== status)
+    throw new DemoFailure(`${what} answered ${answer.status} (expected ${status}): ${answer.text.slice(0, 1500)}`)
   return answer
 }
 
 /** Polls `probe` every 100 ms until it returns a value; fails naming `what` after `ms`. */
-const until = async <A>(what: string, ms: number, probe: () => Promise<A | undefined>, watch: ReadonlyArray<Child> = []): Promise<A> => {
+const until = async <A>(
+  what: string,
+  ms: number,
+  probe: () => Promise<A | undefined>,
+  watch: ReadonlyArray<Child> = []
+): Promise<A> => {
   const deadline = Date.now() + ms
   for (;;) {
     for (const child of watch) if (exited(child)) throw new DemoFailure(exitedReport(child))
@@ -197,7 +216,7 @@ const say = (line: string) => console.log(`    ${scrub(line)}`)
 // ---- the story ---------------------------------------------------------------------------------
 
 const demo = async (): Promise<void> => {
-  const port = fixedPort ?? await freePort()
+  const port = fixedPort ?? (await freePort())
   const backendPort = await freePort()
   const accord = `http://127.0.0.1:${port}`
   accordUrl = accord
@@ -217,19 +236,33 @@ const demo = async (): Promise<void> => {
     ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
     ACCORD_ALLOW_INSECURE_ENDPOINTS: "1"
   })
-  await until("GET /readyz to answer 200", 90_000, async () => {
-    // Only our own server counts: a free port can be taken by another process before the server
-    // binds it, and then that process would answer (the server itself fails with EADDRINUSE).
-    if (!server.printed(`listening on ${accord}`)) return undefined
-    const ready = await fetch(`${accord}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false)
-    return ready ? true : undefined
-  }, [server])
+  await until(
+    "GET /readyz to answer 200",
+    90_000,
+    async () => {
+      // Only our own server counts: a free port can be taken by another process before the server
+      // binds it, and then that process would answer (the server itself fails with EADDRINUSE).
+      if (!server.printed(`listening on ${accord}`)) return undefined
+      const ready = await fetch(`${accord}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+        (r) => r.status === 200,
+        () => false
+      )
+      return ready ? true : undefined
+    },
+    [server]
+  )
   say(`${accord} is ready (${((Date.now() - started) / 1000).toFixed(1)} s); workspace ${workspaceId}`)
 
   step("Create an ingest key (Settings > Integrations > Direct API) and send two events")
-  const key = expect("POST /api-keys", await call(`${ws}/api-keys`, { method: "POST", headers: admin, body: { scope: "ingest", name: "demo" } }), 201)
+  const key = expect(
+    "POST /api-keys",
+    await call(`${ws}/api-keys`, { method: "POST", headers: admin, body: { scope: "ingest", name: "demo" } }),
+    201
+  )
   ingestKey = key.json.secret
-  say(`POST /api-keys -> 201, key ${key.json.id} of scope ${key.json.scope} (its secret is shown once; kept by the demo)`)
+  say(
+    `POST /api-keys -> 201, key ${key.json.id} of scope ${key.json.scope} (its secret is shown once; kept by the demo)`
+  )
   const now = Date.now()
   const events = [
     {
@@ -237,7 +270,12 @@ const demo = async (): Promise<void> => {
       account_id: accountId,
       timestamp: new Date(now - 60_000).toISOString(),
       event_id: "demo_account_created_1",
-      properties: { plan: "pro", account_status: "trialing", is_in_trial: true, trial_ends_at: new Date(now + 3 * 86_400_000).toISOString() }
+      properties: {
+        plan: "pro",
+        account_status: "trialing",
+        is_in_trial: true,
+        trial_ends_at: new Date(now + 3 * 86_400_000).toISOString()
+      }
     },
     {
       event_name: "user_logged_in",
@@ -249,52 +287,78 @@ const demo = async (): Promise<void> => {
     }
   ]
   for (const event of events) {
-    const sent = expect(`POST /api/events/ingest (${event.event_name})`, await call(`${accord}/api/events/ingest`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ingestKey}` },
-      body: event
-    }), 202)
+    const sent = expect(
+      `POST /api/events/ingest (${event.event_name})`,
+      await call(`${accord}/api/events/ingest`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ingestKey}` },
+        body: event
+      }),
+      202
+    )
     say(`POST /api/events/ingest ${event.event_name} -> 202 ${sent.json.status}`)
   }
 
   step("Publish the catalog: an extend_trial action verified by entitlement_state, its decision and offer")
   const catalog = {
     offers: [{ offerId: ids.offerId, offerVersionId: ids.offerVersionId, price: null }],
-    actions: [{
-      actionId: ids.actionId,
-      actionVersionId: ids.actionVersionId,
-      key: "extend_trial_14",
-      family: "extend_trial",
-      evidence: ["entitlement_state"],
-      frequency: { limit: 1, windowSeconds: 2_592_000 }
-    }],
-    decisions: [{
-      decisionId: ids.decisionId,
-      journeyId: ids.journeyId,
-      actionIds: [ids.actionId],
-      offerIds: [ids.offerId],
-      accountStatuses: ["trialing"]
-    }]
+    actions: [
+      {
+        actionId: ids.actionId,
+        actionVersionId: ids.actionVersionId,
+        key: "extend_trial_14",
+        family: "extend_trial",
+        evidence: ["entitlement_state"],
+        frequency: { limit: 1, windowSeconds: 2_592_000 }
+      }
+    ],
+    decisions: [
+      {
+        decisionId: ids.decisionId,
+        journeyId: ids.journeyId,
+        actionIds: [ids.actionId],
+        offerIds: [ids.offerId],
+        accountStatuses: ["trialing"]
+      }
+    ]
   }
-  const published = expect("PUT /catalog", await call(`${ws}/catalog`, { method: "PUT", headers: admin, body: catalog }), 201)
+  const published = expect(
+    "PUT /catalog",
+    await call(`${ws}/catalog`, { method: "PUT", headers: admin, body: catalog }),
+    201
+  )
   const publishedVersionId: string = published.json.publishedVersionId
   say(`PUT /catalog -> 201, version ${published.json.version} (${publishedVersionId})`)
 
   step(`Create a feature gate: ${featureKey} for ${accountId} on this journey and version`)
-  const gate = expect("POST /feature-gates", await call(`${ws}/feature-gates`, {
-    method: "POST",
-    headers: admin,
-    body: { accountId, journeyId: ids.journeyId, versionId: publishedVersionId, featureKey, startedAt: new Date(Date.now() - 1_000).toISOString() }
-  }), 201)
+  const gate = expect(
+    "POST /feature-gates",
+    await call(`${ws}/feature-gates`, {
+      method: "POST",
+      headers: admin,
+      body: {
+        accountId,
+        journeyId: ids.journeyId,
+        versionId: publishedVersionId,
+        featureKey,
+        startedAt: new Date(Date.now() - 1_000).toISOString()
+      }
+    }),
+    201
+  )
   say(`POST /feature-gates -> 201, gate ${gate.json.id}: ${gate.json.state}`)
 
   step("Start the reference customer backend and connect it (Setup > Connect payment backend)")
   const endpoint = `http://127.0.0.1:${backendPort}/connector`
-  const registered = expect("PUT /connector", await call(`${ws}/connector`, {
-    method: "PUT",
-    headers: admin,
-    body: { endpoint, actionSigningSecret, completionSecret }
-  }), 201)
+  const registered = expect(
+    "PUT /connector",
+    await call(`${ws}/connector`, {
+      method: "PUT",
+      headers: admin,
+      body: { endpoint, actionSigningSecret, completionSecret }
+    }),
+    201
+  )
   say(`PUT /connector ${endpoint} -> 201, revision ${registered.json.revision}: ${registered.json.state}`)
   const backend = spawnNode("reference backend", "examples/customer-backend/main.ts", {
     PORT: String(backendPort),
@@ -309,14 +373,29 @@ const demo = async (): Promise<void> => {
     ACCORD_DATA_DIR: join(dir, "customer"),
     EXAMPLE_FEATURE_KEY: featureKey
   })
-  await until("the reference backend to listen", 90_000, async () => {
-    if (!backend.printed(`listening on http://127.0.0.1:${backendPort}`)) return undefined
-    const up = await fetch(`http://127.0.0.1:${backendPort}/entitlements/${accountId}`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false)
-    return up ? true : undefined
-  }, [server, backend])
+  await until(
+    "the reference backend to listen",
+    90_000,
+    async () => {
+      if (!backend.printed(`listening on http://127.0.0.1:${backendPort}`)) return undefined
+      const up = await fetch(`http://127.0.0.1:${backendPort}/entitlements/${accountId}`, {
+        signal: AbortSignal.timeout(2_000)
+      }).then(
+        (r) => r.status === 200,
+        () => false
+      )
+      return up ? true : undefined
+    },
+    [server, backend]
+  )
   say(`reference backend listening on http://127.0.0.1:${backendPort}`)
-  const checked = expect("POST /connector/check", await call(`${ws}/connector/check`, { method: "POST", headers: admin, body: {} }), 200)
-  if (checked.json.state !== "active") throw new DemoFailure(`POST /connector/check answered state ${checked.json.state}: ${checked.text.slice(0, 1500)}`)
+  const checked = expect(
+    "POST /connector/check",
+    await call(`${ws}/connector/check`, { method: "POST", headers: admin, body: {} }),
+    200
+  )
+  if (checked.json.state !== "active")
+    throw new DemoFailure(`POST /connector/check answered state ${checked.json.state}: ${checked.text.slice(0, 1500)}`)
   say(`POST /connector/check -> 200, revision ${checked.json.revision}: active`)
 
   step("Dispatch an extend_trial (POST /action-requests with an Idempotency-Key)")
@@ -325,50 +404,84 @@ const demo = async (): Promise<void> => {
     action: {
       id: ids.actionId,
       key: "extend_trial_14",
-      operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_demo_1", entityKind: "subscription", version: 1 } },
+      operation: {
+        family: "extend_trial",
+        extensionDays: 14,
+        trialRef: { entityKey: "sub_demo_1", entityKind: "subscription", version: 1 }
+      },
       safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
     },
     actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
     binding: { decisionId: ids.decisionId, journeyId: ids.journeyId, offerId: ids.offerId, publishedVersionId }
   }
-  const created = expect("POST /action-requests", await call(`${ws}/action-requests`, {
-    method: "POST",
-    headers: { ...admin, "idempotency-key": `demo-${accountId}-extend-trial` },
-    body: intake
-  }), 202)
+  const created = expect(
+    "POST /action-requests",
+    await call(`${ws}/action-requests`, {
+      method: "POST",
+      headers: { ...admin, "idempotency-key": `demo-${accountId}-extend-trial` },
+      body: intake
+    }),
+    202
+  )
   const actionRequestId: string = created.json.actionRequestId
   say(`POST /action-requests -> 202, action ${actionRequestId} (Location: ${created.headers.get("location")})`)
 
   step("Wait for verified: the backend extends the trial, sends entitlement_active and completes")
   say("(verified only once the service holds the entitlement_active event itself: pending until then)")
   let seen = 0
-  const final = await until("the action to be verified", 60_000, async () => {
-    const status = expect("GET /action-requests/{id}", await call(`${ws}/action-requests/${actionRequestId}`, { headers: admin }), 200)
-    const history: Array<{
-      trigger: string
-      toState: string
-      detail?: { evidence?: { source?: string; standing?: string }; passedThrough?: Array<string> }
-    }> = status.json.history ?? []
-    for (const entry of history.slice(seen)) {
-      // A completion whose evidence the service already holds moves through `pending` in one step.
-      for (const state of entry.detail?.passedThrough ?? []) say(`${state.padEnd(12)} (${entry.trigger}, passed through)`)
-      const evidence = entry.detail?.evidence
-      const named = evidence?.source === undefined ? "" : `, evidence ${evidence.source}${evidence.standing === undefined ? "" : ` ${evidence.standing}`}`
-      say(`${entry.toState.padEnd(12)} (${entry.trigger}${named})`)
-    }
-    seen = Math.max(seen, history.length)
-    if (["blocked", "failed", "rejected", "expired", "cancelled", "needs_review", "unknown_outcome"].includes(status.json.state)) {
-      throw new DemoFailure(`the action ended ${status.json.state}: ${status.text.slice(0, 1500)}`)
-    }
-    return status.json.state === "verified" ? status.json : undefined
-  }, [server, backend])
+  const final = await until(
+    "the action to be verified",
+    60_000,
+    async () => {
+      const status = expect(
+        "GET /action-requests/{id}",
+        await call(`${ws}/action-requests/${actionRequestId}`, { headers: admin }),
+        200
+      )
+      const history: Array<{
+        trigger: string
+        toState: string
+        detail?: { evidence?: { source?: string; standing?: string }; passedThrough?: Array<string> }
+      }> = status.json.history ?? []
+      for (const entry of history.slice(seen)) {
+        // A completion whose evidence the service already holds moves through `pending` in one step.
+        for (const state of entry.detail?.passedThrough ?? [])
+          say(`${state.padEnd(12)} (${entry.trigger}, passed through)`)
+        const evidence = entry.detail?.evidence
+        const named =
+          evidence?.source === undefined
+            ? ""
+            : `, evidence ${evidence.source}${evidence.standing === undefined ? "" : ` ${evidence.standing}`}`
+        say(`${entry.toState.padEnd(12)} (${entry.trigger}${named})`)
+      }
+      seen = Math.max(seen, history.length)
+      if (
+        ["blocked", "failed", "rejected", "expired", "cancelled", "needs_review", "unknown_outcome"].includes(
+          status.json.state
+        )
+      ) {
+        throw new DemoFailure(`the action ended ${status.json.state}: ${status.text.slice(0, 1500)}`)
+      }
+      return status.json.state === "verified" ? status.json : undefined
+    },
+    [server, backend]
+  )
   say(`the action is ${final.state}`)
 
   step("The feature gate unlocks on the same entitlement_active event")
-  const unlocked = await until("the gate to unlock", 30_000, async () => {
-    const current = expect("GET /feature-gates/{id}", await call(`${ws}/feature-gates/${gate.json.id}`, { headers: admin }), 200)
-    return current.json.state === "unlocked" ? current.json : undefined
-  }, [server, backend])
+  const unlocked = await until(
+    "the gate to unlock",
+    30_000,
+    async () => {
+      const current = expect(
+        "GET /feature-gates/{id}",
+        await call(`${ws}/feature-gates/${gate.json.id}`, { headers: admin }),
+        200
+      )
+      return current.json.state === "unlocked" ? current.json : undefined
+    },
+    [server, backend]
+  )
   say(`gate ${unlocked.id}: unlocked (by stored event ${unlocked.unlockEventId})`)
 
   step("Look around (Authorization: Bearer <the administrator key>)")

@@ -17,8 +17,6 @@
  * Each row keeps its `event_id` (a rollup without one gets the deterministic id of
  * `UsageRollup.suggestedEventId`), so a rerun is idempotent; a state file beside the input records
  * the ids already answered, so a rerun resumes where the last one stopped.
- *
- * @since 0.1.0
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import * as Clock from "effect/Clock"
@@ -37,15 +35,11 @@ import { formatReport, validateEntries } from "./Validation.ts"
 /**
  * The most rows one backfill run sends. Past it, the run refuses and prints a bulk import plan:
  * at a sustained few hundred requests per second this is already minutes of ingest traffic.
- *
- * @since 0.1.0
  */
 export const maxBackfillRows = 10_000
 
 /**
  * The default ceiling of requests in flight.
- *
- * @since 0.1.0
  */
 export const defaultMaxConcurrency = 8
 
@@ -54,8 +48,6 @@ const maxUnreachableWaves = 5
 
 /**
  * One date range: the rows of one UTC day.
- *
- * @since 0.1.0
  */
 export interface DateRange {
   readonly day: string
@@ -64,8 +56,6 @@ export interface DateRange {
 
 /**
  * The run's outcome.
- *
- * @since 0.1.0
  */
 export interface BackfillSummary {
   readonly rows: number
@@ -87,8 +77,6 @@ const dayOf = (event: Record<string, unknown>): string => {
 
 /**
  * The bulk import plan printed instead of a too-large run.
- *
- * @since 0.1.0
  */
 export const bulkImportPlan = (rows: number): string =>
   [
@@ -106,10 +94,10 @@ export const bulkImportPlan = (rows: number): string =>
 /**
  * Splits validated rows into day ranges, oldest first; every row gets its `event_id`.
  * `Left` lists the rows that have no `event_id` and no deterministic one.
- *
- * @since 0.1.0
  */
-export const planRanges = (entries: ReadonlyArray<Entry>): { ranges: ReadonlyArray<DateRange>; missingIds: ReadonlyArray<number> } => {
+export const planRanges = (
+  entries: ReadonlyArray<Entry>
+): { ranges: ReadonlyArray<DateRange>; missingIds: ReadonlyArray<number> } => {
   const byDay = new Map<string, Array<IngestEvent & { event_id: string }>>()
   const missingIds: Array<number> = []
   entries.forEach((entry, index) => {
@@ -127,14 +115,14 @@ export const planRanges = (entries: ReadonlyArray<Entry>): { ranges: ReadonlyArr
     list.push({ ...event, event_id: id })
     byDay.set(day, list)
   })
-  const ranges = [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([day, events]) => ({ day, events }))
+  const ranges = [...byDay.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([day, events]) => ({ day, events }))
   return { ranges, missingIds }
 }
 
 /**
  * The ids already answered by an earlier run (state file), written atomically.
- *
- * @since 0.1.0
  */
 export interface StateFile {
   readonly done: Set<string>
@@ -162,8 +150,6 @@ const openState = (path: string): StateFile => {
 
 /**
  * How progress is shown: a bar with rate and ETA on a terminal, plain lines otherwise.
- *
- * @since 0.1.0
  */
 export interface Progress {
   readonly update: (done: number, total: number, rate: number, concurrency: number) => void
@@ -173,15 +159,14 @@ export interface Progress {
 
 const eta = (remaining: number, rate: number) => (rate > 0 ? `${Math.ceil(remaining / rate)}s` : "?")
 
-/**
- * @since 0.1.0
- */
 export const progressFor = (stream: NodeJS.WriteStream, plain: (line: string) => void): Progress => {
   if (stream.isTTY !== true) {
     return {
       update: () => {},
       rangeDone: (range, done, total, rate, concurrency) =>
-        plain(`range ${range.day}: ${range.events.length} rows; ${done}/${total} done, ${rate.toFixed(1)}/s, concurrency ${concurrency}, eta ${eta(total - done, rate)}`),
+        plain(
+          `range ${range.day}: ${range.events.length} rows; ${done}/${total} done, ${rate.toFixed(1)}/s, concurrency ${concurrency}, eta ${eta(total - done, rate)}`
+        ),
       finish: () => {}
     }
   }
@@ -189,7 +174,9 @@ export const progressFor = (stream: NodeJS.WriteStream, plain: (line: string) =>
   return {
     update: (done, total, rate, concurrency) => {
       const filled = total === 0 ? width : Math.round((done / total) * width)
-      stream.write(`\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total} ${rate.toFixed(1)}/s eta ${eta(total - done, rate)} c=${concurrency}  `)
+      stream.write(
+        `\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total} ${rate.toFixed(1)}/s eta ${eta(total - done, rate)} c=${concurrency}  `
+      )
     },
     rangeDone: () => {},
     finish: () => stream.write("\n")
@@ -198,8 +185,6 @@ export const progressFor = (stream: NodeJS.WriteStream, plain: (line: string) =>
 
 /**
  * Runs a backfill of already-read entries.
- *
- * @since 0.1.0
  */
 export const run = (options: {
   readonly entries: ReadonlyArray<Entry>
@@ -210,7 +195,7 @@ export const run = (options: {
   readonly progress: Progress
   readonly print: (text: string) => Effect.Effect<void>
 }): Effect.Effect<BackfillSummary, UsageError | FindingsReported> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { entries } = options
     if (entries.length > maxBackfillRows) {
       yield* options.print(bulkImportPlan(entries.length))
@@ -224,8 +209,10 @@ export const run = (options: {
     const { missingIds, ranges } = planRanges(entries)
     if (missingIds.length > 0) {
       yield* options.print(
-        `nothing sent: ${missingIds.length} row(s) have no event_id (rows ${missingIds.slice(0, 10).map((i) => i + 1).join(", ")}); ` +
-          "a backfill needs stable event_ids so that a rerun is idempotent"
+        `nothing sent: ${missingIds.length} row(s) have no event_id (rows ${missingIds
+          .slice(0, 10)
+          .map((i) => i + 1)
+          .join(", ")}); ` + "a backfill needs stable event_ids so that a rerun is idempotent"
       )
       return yield* new FindingsReported()
     }
@@ -299,7 +286,10 @@ export const run = (options: {
         // unhealthy: halve the concurrency, wait, and retry these rows first
         concurrency = Math.max(1, Math.floor(concurrency / 2))
         pending.unshift(...retry)
-        const delay = Math.max(waitMillis, yield* randomBackoffDelay({ baseMillis: 250, capMillis: 30_000 }, retryRound++))
+        const delay = Math.max(
+          waitMillis,
+          yield* randomBackoffDelay({ baseMillis: 250, capMillis: 30_000 }, retryRound++)
+        )
         yield* Effect.sleep(Duration.millis(delay))
       }
       state.save()
@@ -308,5 +298,15 @@ export const run = (options: {
     state.save()
     options.progress.finish()
     const seconds = ((yield* Clock.currentTimeMillis) - started) / 1000
-    return { rows: total, ranges: ranges.length, accepted, duplicate, skipped, refused, throttled, maxConcurrencyReached: highest, seconds }
+    return {
+      rows: total,
+      ranges: ranges.length,
+      accepted,
+      duplicate,
+      skipped,
+      refused,
+      throttled,
+      maxConcurrencyReached: highest,
+      seconds
+    }
   })

@@ -4,39 +4,25 @@
  * (a missing file, a file that is not JSON, a wrong option, a missing or wrong-scope key, an
  * unreachable service). The message is one line for stderr; it never holds a secret or a value
  * read from the user's data.
- *
- * @since 0.1.0
  */
 import * as Data from "effect/Data"
 
 /**
  * A usage or configuration error: one line on stderr, exit code 2.
- *
- * @since 0.1.0
  */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 /**
  * The command printed its findings (refused events, failed checks): exit code 1.
- *
- * @since 0.1.0
  */
-export class FindingsReported extends Data.TaggedError("FindingsReported")<{}> {}
+export class FindingsReported extends Data.TaggedError("FindingsReported")<Record<never, never>> {}
 
-/**
- * @since 0.1.0
- */
 export type CliError = UsageError | FindingsReported
 
-/**
- * @since 0.1.0
- */
 export const exitCodes = { ok: 0, findings: 1, usage: 2 } as const
 
 /**
  * A one-line form of any message: line breaks folded, length bounded.
- *
- * @since 0.1.0
  */
 export const oneLine = (message: string): string => {
   const line = message.replace(/\s*[\r\n]+\s*/g, " ").trim()

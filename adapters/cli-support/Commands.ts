@@ -2,8 +2,6 @@
  * The `accord` command tree on `@effect/cli`: every command has `--help`, typed options, and the
  * built-in `--version`, `--completions` and `--wizard`. Handlers print their result and fail with
  * `FindingsReported` (exit 1) or `UsageError` (exit 2); `run` turns that into an exit code.
- *
- * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -59,13 +57,15 @@ const doctor = Command.make(
     json
   },
   (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const revisionText = Option.isSome(options.revision)
         ? String(options.revision.value)
         : Option.getOrElse(yield* Environment.optional("ACCORD_CONNECTION_REVISION"), () => "0")
       const revision = parseInteger(revisionText)
       if (revision === undefined) {
-        return yield* new UsageError({ message: "--revision (or ACCORD_CONNECTION_REVISION) must be a non-negative integer" })
+        return yield* new UsageError({
+          message: "--revision (or ACCORD_CONNECTION_REVISION) must be a non-negative integer"
+        })
       }
       const workspaceId = yield* Environment.required("ACCORD_WORKSPACE_ID")
       const actionSigningSecret = yield* Environment.required("ACCORD_ACTION_SIGNING_SECRET")
@@ -86,10 +86,12 @@ const doctor = Command.make(
       yield* options.json ? printJson(report) : Console.log(formatDoctorReport(report))
       yield* findingsIf(!report.ok)
     })
-).pipe(Command.withDescription(
-  "run the installation checks against a customer endpoint (secrets from ACCORD_ACTION_SIGNING_SECRET, " +
-    "ACCORD_COMPLETION_SECRET, workspace from ACCORD_WORKSPACE_ID)"
-))
+).pipe(
+  Command.withDescription(
+    "run the installation checks against a customer endpoint (secrets from ACCORD_ACTION_SIGNING_SECRET, " +
+      "ACCORD_COMPLETION_SECRET, workspace from ACCORD_WORKSPACE_ID)"
+  )
+)
 
 const customer = Command.make("customer").pipe(
   Command.withDescription("tools for the customer backend side of the connector"),
@@ -117,7 +119,7 @@ const validate = Command.make(
     json
   },
   (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const entries = yield* readEntries(options.file)
       const report = validateEntries(entries, yield* Clock.currentTimeMillis, {
         billingSource: Option.getOrUndefined(options.billingSource)
@@ -125,9 +127,11 @@ const validate = Command.make(
       yield* options.json ? printJson(report) : Console.log(formatValidation(report))
       yield* findingsIf(!report.ok)
     })
-).pipe(Command.withDescription(
-  "validate events offline with the service's own contract, data-safety and relevance rules, and warn on emission-rule smells"
-))
+).pipe(
+  Command.withDescription(
+    "validate events offline with the service's own contract, data-safety and relevance rules, and warn on emission-rule smells"
+  )
+)
 
 // ---------------------------------------------------------------------------------------------
 // accord classify
@@ -136,13 +140,15 @@ const validate = Command.make(
 const classify = Command.make(
   "classify",
   {
-    file: file.pipe(Args.withDescription(
-      "a JSON array of candidates { name, where, confirmed_by?, covered_by?, event_kind? }, or { billing_provider?, candidates }"
-    )),
+    file: file.pipe(
+      Args.withDescription(
+        "a JSON array of candidates { name, where, confirmed_by?, covered_by?, event_kind? }, or { billing_provider?, candidates }"
+      )
+    ),
     json
   },
   (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const raw = yield* readJson(options.file)
       const decoded = Schema.decodeUnknownEither(CandidateFile)(raw)
       if (Either.isLeft(decoded)) {
@@ -157,7 +163,11 @@ const classify = Command.make(
         if (v.nameProblem !== undefined) yield* Console.log(`${"".padEnd(17)} name: ${v.nameProblem}`)
       }
     })
-).pipe(Command.withDescription("classify event candidates: direct_api_now, existing_source or web_sdk_follow_up, with the deciding rule"))
+).pipe(
+  Command.withDescription(
+    "classify event candidates: direct_api_now, existing_source or web_sdk_follow_up, with the deciding rule"
+  )
+)
 
 // ---------------------------------------------------------------------------------------------
 // accord send-test-event
@@ -167,16 +177,20 @@ const sendTest = Command.make(
   "send-test-event",
   { file: file.pipe(Args.withDescription("a file holding one event")), json },
   (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const entries = yield* readEntries(options.file)
       if (entries.length !== 1) {
-        return yield* new UsageError({ message: `${options.file}: send-test-event sends one event; the file holds ${entries.length}` })
+        return yield* new UsageError({
+          message: `${options.file}: send-test-event sends one event; the file holds ${entries.length}`
+        })
       }
       const serviceUrl = yield* Environment.serviceUrl
       const apiKey = yield* Environment.secret("SERVICE_INGEST_API_KEY", "an ingest key, server-side only")
       const report = validateEntries(entries, yield* Clock.currentTimeMillis)
       if (!report.ok) {
-        yield* options.json ? printJson(report) : Console.log(`${formatValidation(report)}\nnot sent: fix the refused event first`)
+        yield* options.json
+          ? printJson(report)
+          : Console.log(`${formatValidation(report)}\nnot sent: fix the refused event first`)
         return yield* new FindingsReported()
       }
       const result = yield* sendTestEvent({
@@ -192,9 +206,11 @@ const sendTest = Command.make(
           `see it in the Events view: GET ${result.eventsView} (a developer:read or admin key)`
       )
     })
-).pipe(Command.withDescription(
-  "validate one event, then send it with SERVICE_INGEST_API_KEY to ACCORD_SERVICE_URL and print the answer"
-))
+).pipe(
+  Command.withDescription(
+    "validate one event, then send it with SERVICE_INGEST_API_KEY to ACCORD_SERVICE_URL and print the answer"
+  )
+)
 
 // ---------------------------------------------------------------------------------------------
 // accord workspace create, accord keys create
@@ -204,18 +220,21 @@ const keyName = Options.text("name").pipe(Options.withDescription("a label for t
 
 const workspaceCreate = (storageFor: StorageFor) =>
   Command.make("create", { name: keyName }, (options) =>
-    Effect.flatMap(createWorkspace(storageFor, Option.getOrNull(options.name)), printJson)).pipe(
-      Command.withDescription(
-        "create a workspace and its first admin key in the configured storage (DATABASE_URL or ACCORD_DATA_DIR); " +
-          "prints them once as JSON"
-      )
+    Effect.flatMap(createWorkspace(storageFor, Option.getOrNull(options.name)), printJson)
+  ).pipe(
+    Command.withDescription(
+      "create a workspace and its first admin key in the configured storage (DATABASE_URL or ACCORD_DATA_DIR); " +
+        "prints them once as JSON"
     )
+  )
 
 const keysCreate = (storageFor: StorageFor) =>
   Command.make(
     "create",
     {
-      scope: Options.choice("scope", ["ingest", "developer:read", "admin"]).pipe(Options.withDescription("the key's scope")),
+      scope: Options.choice("scope", ["ingest", "developer:read", "admin"]).pipe(
+        Options.withDescription("the key's scope")
+      ),
       workspace: Options.text("workspace").pipe(
         Options.withDescription("the workspace id (default ACCORD_WORKSPACE_ID)"),
         Options.optional
@@ -223,11 +242,13 @@ const keysCreate = (storageFor: StorageFor) =>
       name: keyName
     },
     (options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const workspaceId = Option.isSome(options.workspace)
           ? options.workspace.value
           : yield* Environment.required("ACCORD_WORKSPACE_ID", "or --workspace")
-        yield* printJson(yield* createKey(storageFor, { workspaceId, scope: options.scope, name: Option.getOrNull(options.name) }))
+        yield* printJson(
+          yield* createKey(storageFor, { workspaceId, scope: options.scope, name: Option.getOrNull(options.name) })
+        )
       })
   ).pipe(Command.withDescription("create a key of a scope in a workspace; prints it once as JSON"))
 
@@ -239,19 +260,23 @@ const handoff = Command.make(
   "handoff",
   {
     target: Options.choice("target", Handoff.targets).pipe(
-      Options.withDescription("markdown (accord-handoff.md), agents-md (AGENTS.md) or cursor (.cursor/rules/accord.mdc)")
+      Options.withDescription(
+        "markdown (accord-handoff.md), agents-md (AGENTS.md) or cursor (.cursor/rules/accord.mdc)"
+      )
     ),
     out: Options.text("out").pipe(Options.withDescription("where to write it (default per target)"), Options.optional),
     force: Options.boolean("force").pipe(Options.withDescription("replace an existing file"))
   },
   (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const out = Option.getOrElse(options.out, () => Handoff.defaultPaths[options.target])
       yield* Console.log(`wrote ${yield* Handoff.install(options.target, out, options.force)}`)
     })
-).pipe(Command.withDescription(
-  "write the agent handoff file: event contract, families, emission rules, never-send list, classification, how to validate"
-))
+).pipe(
+  Command.withDescription(
+    "write the agent handoff file: event contract, families, emission rules, never-send list, classification, how to validate"
+  )
+)
 
 const install = Command.make("install").pipe(
   Command.withDescription("install files for coding agents"),
@@ -275,7 +300,7 @@ const contextServerStart = (version: string) =>
       )
     },
     (options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const serviceUrl = yield* Environment.serviceUrl
         const workspaceId = yield* Environment.required("ACCORD_WORKSPACE_ID", "the workspace to read")
         const apiKey = yield* Environment.secret("SERVICE_API_KEY", "a developer:read key")
@@ -293,10 +318,12 @@ const contextServerStart = (version: string) =>
           http: Option.getOrUndefined(options.http)
         })
       })
-  ).pipe(Command.withDescription(
-    "start the read-only MCP context server for coding agents (stdio by default); reads with SERVICE_API_KEY " +
-      "(developer:read) from ACCORD_SERVICE_URL for ACCORD_WORKSPACE_ID"
-  ))
+  ).pipe(
+    Command.withDescription(
+      "start the read-only MCP context server for coding agents (stdio by default); reads with SERVICE_API_KEY " +
+        "(developer:read) from ACCORD_SERVICE_URL for ACCORD_WORKSPACE_ID"
+    )
+  )
 
 // ---------------------------------------------------------------------------------------------
 // accord backfill
@@ -311,13 +338,15 @@ const backfill = Command.make(
       Options.optional
     ),
     maxConcurrency: Options.integer("max-concurrency").pipe(
-      Options.withDescription(`ceiling of requests in flight (1-32, default ${Backfill.defaultMaxConcurrency}); it starts at 1`),
+      Options.withDescription(
+        `ceiling of requests in flight (1-32, default ${Backfill.defaultMaxConcurrency}); it starts at 1`
+      ),
       Options.withDefault(Backfill.defaultMaxConcurrency)
     ),
     json
   },
   (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (options.maxConcurrency < 1 || options.maxConcurrency > 32) {
         return yield* new UsageError({ message: "--max-concurrency must be from 1 to 32" })
       }
@@ -331,7 +360,9 @@ const backfill = Command.make(
         statePath: Option.getOrElse(options.state, () => `${options.file}.backfill-state.json`),
         maxConcurrency: options.maxConcurrency,
         // with --json, stdout is one document: the plain progress lines go to stderr
-        progress: Backfill.progressFor(process.stderr, (line) => (options.json ? console.error(line) : console.log(line))),
+        progress: Backfill.progressFor(process.stderr, (line) =>
+          options.json ? console.error(line) : console.log(line)
+        ),
         print: (text) => Console.log(text)
       })
       if (options.json) yield* printJson(summary)
@@ -345,10 +376,12 @@ const backfill = Command.make(
       }
       yield* findingsIf(summary.refused.length > 0)
     })
-).pipe(Command.withDescription(
-  "send historical usage rollups: oldest closed day first, adaptive concurrency, backoff on 429/5xx, resumable, " +
-    `at most ${Backfill.maxBackfillRows} rows (past it: a bulk import plan)`
-))
+).pipe(
+  Command.withDescription(
+    "send historical usage rollups: oldest closed day first, adaptive concurrency, backoff on 429/5xx, resumable, " +
+      `at most ${Backfill.maxBackfillRows} rows (past it: a bulk import plan)`
+  )
+)
 
 // ---------------------------------------------------------------------------------------------
 // the root
@@ -356,8 +389,6 @@ const backfill = Command.make(
 
 /**
  * What the runtime passes in.
- *
- * @since 0.1.0
  */
 export interface CliOptions {
   readonly version: string
@@ -367,8 +398,6 @@ export interface CliOptions {
 
 /**
  * The root command.
- *
- * @since 0.1.0
  */
 export const accord = (options: CliOptions) =>
   Command.make("accord").pipe(
@@ -382,7 +411,10 @@ export const accord = (options: CliOptions) =>
         Command.withDescription("workspaces"),
         Command.withSubcommands([workspaceCreate(options.storage)])
       ),
-      Command.make("keys").pipe(Command.withDescription("API keys"), Command.withSubcommands([keysCreate(options.storage)])),
+      Command.make("keys").pipe(
+        Command.withDescription("API keys"),
+        Command.withSubcommands([keysCreate(options.storage)])
+      ),
       install,
       Command.make("context-server").pipe(
         Command.withDescription("the MCP context server for coding agents"),
@@ -396,8 +428,6 @@ export const accord = (options: CliOptions) =>
 /**
  * Runs the CLI on `argv` (as `process.argv`: runtime and script first) and answers the exit code.
  * Errors are one line on stderr, never a stack trace.
- *
- * @since 0.1.0
  */
 export const run = (argv: ReadonlyArray<string>, options: CliOptions): Effect.Effect<number> =>
   Command.run(accord(options), { name: "accord", version: options.version })(argv).pipe(
@@ -413,7 +443,8 @@ export const run = (argv: ReadonlyArray<string>, options: CliOptions): Effect.Ef
         const error = failure.value
         if (ValidationError.isValidationError(error)) return Effect.succeed(exitCodes.usage)
         if (error._tag === "FindingsReported") return Effect.succeed(exitCodes.findings)
-        if (error._tag === "UsageError") return Effect.as(Console.error(`accord: ${oneLine(error.message)}`), exitCodes.usage)
+        if (error._tag === "UsageError")
+          return Effect.as(Console.error(`accord: ${oneLine(error.message)}`), exitCodes.usage)
       }
       const defect = Cause.squash(exit.cause)
       const message = defect instanceof Error ? defect.message : "unexpected failure"

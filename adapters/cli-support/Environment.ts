@@ -1,8 +1,6 @@
 /**
  * The CLI's environment variables, read at the edge: a missing required one is a one-line
  * `UsageError` naming the variable, never its value. Keys stay `Redacted`.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -11,8 +9,6 @@ import { UsageError } from "./CliError.ts"
 
 /**
  * A variable's value, `None` when unset or empty.
- *
- * @since 0.1.0
  */
 export const optional = (name: string): Effect.Effect<Option.Option<string>> =>
   Effect.sync(() => {
@@ -22,34 +18,30 @@ export const optional = (name: string): Effect.Effect<Option.Option<string>> =>
 
 /**
  * A required variable.
- *
- * @since 0.1.0
  */
 export const required = (name: string, why?: string): Effect.Effect<string, UsageError> =>
   Effect.flatMap(optional(name), (value) =>
     Option.isSome(value)
       ? Effect.succeed(value.value)
-      : Effect.fail(new UsageError({ message: `${name} is required${why === undefined ? "" : ` (${why})`}` })))
+      : Effect.fail(new UsageError({ message: `${name} is required${why === undefined ? "" : ` (${why})`}` }))
+  )
 
 /**
  * A required secret, redacted from here on.
- *
- * @since 0.1.0
  */
 export const secret = (name: string, why?: string): Effect.Effect<Redacted.Redacted<string>, UsageError> =>
   Effect.map(required(name, why), Redacted.make)
 
 /**
  * `ACCORD_SERVICE_URL`: an http(s) URL.
- *
- * @since 0.1.0
  */
 export const serviceUrl: Effect.Effect<string, UsageError> = Effect.flatMap(
   required("ACCORD_SERVICE_URL", "the service's base URL, such as https://accord.example.com"),
   (value) => {
     try {
       const url = new URL(value)
-      if (url.protocol === "http:" || url.protocol === "https:") return Effect.succeed(url.origin + url.pathname.replace(/\/+$/, ""))
+      if (url.protocol === "http:" || url.protocol === "https:")
+        return Effect.succeed(url.origin + url.pathname.replace(/\/+$/, ""))
     } catch {
       // fall through
     }

@@ -2,8 +2,6 @@
  * Reading the files the CLI takes: one JSON value, or JSON Lines (one value per non-empty line).
  * An event file holds one event, a JSON array of events, or JSON Lines. Errors say which file and
  * which line is wrong, never what it holds.
- *
- * @since 0.1.0
  */
 import { readFile } from "node:fs/promises"
 import * as Effect from "effect/Effect"
@@ -13,8 +11,6 @@ import { UsageError } from "./CliError.ts"
 
 /**
  * One entry of an event file: the parsed value and, for JSON Lines, its line number (1-based).
- *
- * @since 0.1.0
  */
 export interface Entry {
   readonly value: unknown
@@ -22,12 +18,12 @@ export interface Entry {
 }
 
 const errorCode = (error: unknown): string =>
-  typeof error === "object" && error !== null && "code" in error ? String((error as { code: unknown }).code) : "unreadable"
+  typeof error === "object" && error !== null && "code" in error
+    ? String((error as { code: unknown }).code)
+    : "unreadable"
 
 /**
  * The text of a file, or a one-line `UsageError` (missing, a directory, unreadable).
- *
- * @since 0.1.0
  */
 export const readText = (path: string): Effect.Effect<string, UsageError> =>
   Effect.tryPromise({
@@ -35,19 +31,18 @@ export const readText = (path: string): Effect.Effect<string, UsageError> =>
     catch: (error) => {
       const code = errorCode(error)
       return new UsageError({
-        message: code === "ENOENT"
-          ? `${path}: no such file`
-          : code === "EISDIR"
-          ? `${path}: is a directory, not a file`
-          : `${path}: cannot read the file (${code})`
+        message:
+          code === "ENOENT"
+            ? `${path}: no such file`
+            : code === "EISDIR"
+              ? `${path}: is a directory, not a file`
+              : `${path}: cannot read the file (${code})`
       })
     }
   })
 
 /**
  * Parses a file's text as one JSON value, else as JSON Lines.
- *
- * @since 0.1.0
  */
 export const parseEntries = (path: string, text: string): Either.Either<ReadonlyArray<Entry>, UsageError> => {
   const whole = parseJsonText(text.replace(/^\uFEFF/, ""))
@@ -63,9 +58,10 @@ export const parseEntries = (path: string, text: string): Either.Either<Readonly
     if (Either.isLeft(parsed)) {
       return Either.left(
         new UsageError({
-          message: entries.length === 0 && i === lines.findIndex((l) => l.trim() !== "")
-            ? `${path}: not JSON or JSON Lines (${parsed.left.reason === "syntax" ? "syntax error" : parsed.left.reason})`
-            : `${path}: line ${i + 1} is not JSON (${parsed.left.reason === "syntax" ? "syntax error" : parsed.left.reason})`
+          message:
+            entries.length === 0 && i === lines.findIndex((l) => l.trim() !== "")
+              ? `${path}: not JSON or JSON Lines (${parsed.left.reason === "syntax" ? "syntax error" : parsed.left.reason})`
+              : `${path}: line ${i + 1} is not JSON (${parsed.left.reason === "syntax" ? "syntax error" : parsed.left.reason})`
         })
       )
     }
@@ -77,21 +73,21 @@ export const parseEntries = (path: string, text: string): Either.Either<Readonly
 
 /**
  * Reads and parses an event file.
- *
- * @since 0.1.0
  */
 export const readEntries = (path: string): Effect.Effect<ReadonlyArray<Entry>, UsageError> =>
   Effect.flatMap(readText(path), (text) => parseEntries(path, text))
 
 /**
  * Reads a file that must hold exactly one JSON value.
- *
- * @since 0.1.0
  */
 export const readJson = (path: string): Effect.Effect<unknown, UsageError> =>
   Effect.flatMap(readText(path), (text) => {
     const parsed = parseJsonText(text.replace(/^\uFEFF/, ""))
     return Either.isRight(parsed)
       ? Effect.succeed(parsed.right)
-      : Effect.fail(new UsageError({ message: `${path}: not JSON (${parsed.left.reason === "syntax" ? "syntax error" : parsed.left.reason})` }))
+      : Effect.fail(
+          new UsageError({
+            message: `${path}: not JSON (${parsed.left.reason === "syntax" ? "syntax error" : parsed.left.reason})`
+          })
+        )
   })

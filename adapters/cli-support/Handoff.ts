@@ -8,32 +8,28 @@
  * Targets: `markdown` (a plain file, default `accord-handoff.md`), `agents-md` (`AGENTS.md`, read
  * by Codex, Jules, Amp and other coding agents) and `cursor` (`.cursor/rules/accord.mdc`, a Cursor
  * project rule with its front matter).
- *
- * @since 0.1.0
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import * as Effect from "effect/Effect"
 import { classificationRules, clientSurfaces } from "../../core/ingest/Classify.ts"
-import { emissionRules, eventFamilies, eventFields, maxFirstIntegrationEventNames, neverSend } from "../../core/ingest/EmissionRules.ts"
+import {
+  emissionRules,
+  eventFamilies,
+  eventFields,
+  maxFirstIntegrationEventNames,
+  neverSend
+} from "../../core/ingest/EmissionRules.ts"
 import * as Safety from "../../core/ingest/Safety.ts"
 import { usageRollupEventName } from "../../core/ingest/UsageRollup.ts"
 import { UsageError } from "./CliError.ts"
 
-/**
- * @since 0.1.0
- */
 export const targets = ["markdown", "agents-md", "cursor"] as const
 
-/**
- * @since 0.1.0
- */
 export type Target = (typeof targets)[number]
 
 /**
  * Where each target is written when `--out` is not given.
- *
- * @since 0.1.0
  */
 export const defaultPaths: Readonly<Record<Target, string>> = {
   markdown: "accord-handoff.md",
@@ -43,8 +39,6 @@ export const defaultPaths: Readonly<Record<Target, string>> = {
 
 /**
  * The handoff document's body (Markdown), the same for every target.
- *
- * @since 0.1.0
  */
 export const handoffMarkdown = (): string => {
   const lines: Array<string> = [
@@ -71,14 +65,16 @@ export const handoffMarkdown = (): string => {
     ...eventFields.map((f) => `| \`${f.field}\` | ${f.required} | ${f.rule} |`),
     "",
     `Properties are bounded: at most ${Safety.maxPropertyKeys} keys per object and ${Safety.maxPropertyTotalKeys} in all, ` +
-    `nesting depth ${Safety.maxPropertyDepth}, strings of ${Safety.maxPropertyStringLength} characters, arrays of ` +
-    `${Safety.maxPropertyArrayItems} items, names of ${Safety.maxPropertyKeyLength} characters. Counts are current values, not lists.`,
+      `nesting depth ${Safety.maxPropertyDepth}, strings of ${Safety.maxPropertyStringLength} characters, arrays of ` +
+      `${Safety.maxPropertyArrayItems} items, names of ${Safety.maxPropertyKeyLength} characters. Counts are current values, not lists.`,
     "",
     "## Recommended event names by family",
     "",
     "| Family | Names |",
     "|---|---|",
-    ...eventFamilies.map((f) => `| ${f.family} | ${f.names.map((n) => `\`${n}\``).join(", ")}${f.note ? ` (${f.note})` : ""} |`),
+    ...eventFamilies.map(
+      (f) => `| ${f.family} | ${f.names.map((n) => `\`${n}\``).join(", ")}${f.note ? ` (${f.note})` : ""} |`
+    ),
     "",
     `High-volume usage is aggregated: one \`${usageRollupEventName}\` per account, product, metric and closed`,
     "time bucket, with a deterministic `event_id`. Backfill history with `accord backfill FILE`.",
@@ -124,25 +120,21 @@ export const handoffMarkdown = (): string => {
 
 /**
  * The file's full text for a target.
- *
- * @since 0.1.0
  */
 export const render = (target: Target): string =>
   target === "cursor"
     ? [
-      "---",
-      "description: Accord Direct API event contract, emission rules, never-send list and classification",
-      "alwaysApply: false",
-      "---",
-      "",
-      handoffMarkdown()
-    ].join("\n")
+        "---",
+        "description: Accord Direct API event contract, emission rules, never-send list and classification",
+        "alwaysApply: false",
+        "---",
+        "",
+        handoffMarkdown()
+      ].join("\n")
     : handoffMarkdown()
 
 /**
  * Writes the handoff file; refuses to replace an existing one unless `force`.
- *
- * @since 0.1.0
  */
 export const install = (target: Target, out: string, force: boolean): Effect.Effect<string, UsageError> =>
   Effect.suspend(() => {

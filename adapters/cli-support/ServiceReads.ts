@@ -6,8 +6,6 @@
  * `checkReadKey` proves the key's scope against the real server before anything starts: the
  * Events view must answer (the key is live, of this workspace, and may read) and the API key list,
  * an `admin`-only route, must refuse it (so the key is not an administrator key).
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -15,8 +13,6 @@ import { UsageError } from "./CliError.ts"
 
 /**
  * A read the service refused or could not answer: its problem `code` and `detail`, never a secret.
- *
- * @since 0.1.0
  */
 export interface ReadFailure {
   readonly status: number
@@ -24,16 +20,13 @@ export interface ReadFailure {
   readonly detail: string
 }
 
-/**
- * @since 0.1.0
- */
 export interface ServiceReads {
-  readonly get: (path: string, query?: Readonly<Record<string, string | number | undefined>>) => Effect.Effect<unknown, ReadFailure>
+  readonly get: (
+    path: string,
+    query?: Readonly<Record<string, string | number | undefined>>
+  ) => Effect.Effect<unknown, ReadFailure>
 }
 
-/**
- * @since 0.1.0
- */
 export const make = (options: {
   readonly serviceUrl: string
   readonly workspaceId: string
@@ -43,15 +36,18 @@ export const make = (options: {
   get: (path, query = {}) =>
     Effect.tryPromise({
       try: async (signal) => {
-        const url = new URL(`${options.serviceUrl}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}${path}`)
-        for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value))
+        const url = new URL(
+          `${options.serviceUrl}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}${path}`
+        )
+        for (const [name, value] of Object.entries(query))
+          if (value !== undefined) url.searchParams.set(name, String(value))
         const response = await fetch(url, {
           headers: { authorization: `Bearer ${Redacted.value(options.apiKey)}`, accept: "application/json" },
           redirect: "manual",
           signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMillis ?? 10_000)])
         })
         const text = await response.text()
-        let json: unknown = undefined
+        let json: unknown
         try {
           json = text === "" ? undefined : JSON.parse(text)
         } catch {
@@ -80,20 +76,19 @@ export const make = (options: {
 /**
  * Proves that the key is a live `developer:read` key of the workspace; anything else is a one-line
  * `UsageError` (exit 2).
- *
- * @since 0.1.0
  */
 export const checkReadKey = (reads: ServiceReads): Effect.Effect<void, UsageError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const refused = (failure: ReadFailure) =>
       new UsageError({
-        message: failure.status === 0
-          ? failure.detail
-          : failure.status === 401
-          ? "SERVICE_API_KEY was refused (401): the key is unknown or revoked"
-          : failure.status === 403
-          ? "SERVICE_API_KEY was refused (403): it needs a developer:read key of ACCORD_WORKSPACE_ID"
-          : `the service answered ${failure.status} (${failure.code}) to a read`
+        message:
+          failure.status === 0
+            ? failure.detail
+            : failure.status === 401
+              ? "SERVICE_API_KEY was refused (401): the key is unknown or revoked"
+              : failure.status === 403
+                ? "SERVICE_API_KEY was refused (403): it needs a developer:read key of ACCORD_WORKSPACE_ID"
+                : `the service answered ${failure.status} (${failure.code}) to a read`
       })
     yield* Effect.mapError(reads.get("/events", { limit: 1 }), refused)
     const admin = yield* Effect.either(reads.get("/api-keys"))

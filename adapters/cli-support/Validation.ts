@@ -3,8 +3,6 @@
  * event contract, data safety and revenue relevance, with the route's precedence) applied offline
  * to every event of a file, plus the emission-rule warnings (`core/ingest/EmissionRules.ts`).
  * Each issue has the event, the field path, a stable code and a message; never the value.
- *
- * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import { type BillingSource, type EmissionWarning, emissionWarnings } from "../../core/ingest/EmissionRules.ts"
@@ -15,8 +13,6 @@ import type { Entry } from "./EventFile.ts"
 
 /**
  * One issue of one event, as reported.
- *
- * @since 0.1.0
  */
 export interface ReportedIssue {
   readonly path: string
@@ -26,8 +22,6 @@ export interface ReportedIssue {
 
 /**
  * The verdict on one event.
- *
- * @since 0.1.0
  */
 export interface EventReport {
   /** 0-based position in the file. */
@@ -47,8 +41,6 @@ export interface EventReport {
 
 /**
  * The whole report (`--json` prints it as is).
- *
- * @since 0.1.0
  */
 export interface ValidationReport {
   readonly ok: boolean
@@ -56,10 +48,18 @@ export interface ValidationReport {
   readonly events: ReadonlyArray<EventReport>
   /** Warnings about the file as a whole (rule 1: too many distinct names). */
   readonly warnings: ReadonlyArray<EmissionWarning>
-  readonly summary: { readonly events: number; readonly valid: number; readonly refused: number; readonly warnings: number }
+  readonly summary: {
+    readonly events: number
+    readonly valid: number
+    readonly refused: number
+    readonly warnings: number
+  }
 }
 
-const issuesOf = (raw: unknown, now: number): { issues: ReadonlyArray<ReportedIssue>; refusal?: string; suggested?: string } => {
+const issuesOf = (
+  raw: unknown,
+  now: number
+): { issues: ReadonlyArray<ReportedIssue>; refusal?: string; suggested?: string } => {
   const result = prepareEvent(raw, { id: "validate", workspaceId: "validate", now })
   if (Either.isRight(result)) {
     const suggested = result.right.suggestedEventId
@@ -89,15 +89,16 @@ const safeName = (raw: unknown, issues: ReadonlyArray<ReportedIssue>): string | 
 
 /**
  * Validates every entry at the clock `now` (epoch ms).
- *
- * @since 0.1.0
  */
 export const validateEntries = (
   entries: ReadonlyArray<Entry>,
   now: number,
   options: { readonly billingSource?: BillingSource | undefined } = {}
 ): ValidationReport => {
-  const warnings = emissionWarnings(entries.map((entry) => entry.value), { billingSource: options.billingSource })
+  const warnings = emissionWarnings(
+    entries.map((entry) => entry.value),
+    { billingSource: options.billingSource }
+  )
   const events = entries.map((entry, index): EventReport => {
     const { issues, refusal, suggested } = issuesOf(entry.value, now)
     const name = safeName(entry.value, issues)
@@ -109,9 +110,10 @@ export const validateEntries = (
       ...(refusal === undefined ? {} : { refusal }),
       issues,
       // a refused page view or click is not a state change: its refusal says all
-      warnings: refusal === "not_revenue_relevant"
-        ? []
-        : warnings.filter((w) => w.index === index).map(({ code, message, path }) => ({ path, code, message })),
+      warnings:
+        refusal === "not_revenue_relevant"
+          ? []
+          : warnings.filter((w) => w.index === index).map(({ code, message, path }) => ({ path, code, message })),
       ...(suggested === undefined ? {} : { suggested_event_id: suggested })
     }
   })
@@ -136,19 +138,23 @@ const where = (event: EventReport): string =>
 
 /**
  * The human form: one line per event, one indented line per issue or warning, then a summary.
- *
- * @since 0.1.0
  */
 export const formatReport = (report: ValidationReport): string => {
   const lines: Array<string> = []
   for (const event of report.events) {
-    lines.push(`${event.status === "valid" ? "ok     " : "refused"} ${where(event)}${event.refusal ? `: ${event.refusal}` : ""}`)
-    for (const issue of event.issues) lines.push(`  error   ${issue.path || "(event)"} [${issue.code}] ${issue.message}`)
+    lines.push(
+      `${event.status === "valid" ? "ok     " : "refused"} ${where(event)}${event.refusal ? `: ${event.refusal}` : ""}`
+    )
+    for (const issue of event.issues)
+      lines.push(`  error   ${issue.path || "(event)"} [${issue.code}] ${issue.message}`)
     for (const warning of event.warnings) lines.push(`  warning ${warning.path} [${warning.code}] ${warning.message}`)
-    if (event.suggested_event_id !== undefined) lines.push(`  hint    event_id: send ${event.suggested_event_id} for safe retries`)
+    if (event.suggested_event_id !== undefined)
+      lines.push(`  hint    event_id: send ${event.suggested_event_id} for safe retries`)
   }
   for (const warning of report.warnings) lines.push(`warning ${warning.path} [${warning.code}] ${warning.message}`)
   const s = report.summary
-  lines.push(`${s.events} event${s.events === 1 ? "" : "s"}: ${s.valid} valid, ${s.refused} refused, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}`)
+  lines.push(
+    `${s.events} event${s.events === 1 ? "" : "s"}: ${s.valid} valid, ${s.refused} refused, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}`
+  )
   return lines.join("\n")
 }

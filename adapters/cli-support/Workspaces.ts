@@ -3,8 +3,6 @@
  * key, and further keys, written to the configured storage (`DATABASE_URL`, else the embedded
  * database in `ACCORD_DATA_DIR`), for scripts and CI (DESIGN "HTTP surface": "prints them once as
  * JSON"). The secret exists only in the answer; storage keeps its SHA-256 (D9).
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -22,8 +20,6 @@ import { UsageError } from "./CliError.ts"
 /**
  * How the CLI opens the configured storage: the server's own `storageLayer` (passed in by the
  * runtime, so there is one place storage is chosen).
- *
- * @since 0.1.0
  */
 export type StorageFor = (
   config: AccordConfig.AccordConfig
@@ -31,8 +27,6 @@ export type StorageFor = (
 
 /**
  * A key as printed: the secret, shown this once.
- *
- * @since 0.1.0
  */
 export interface PrintedKey {
   readonly id: string
@@ -60,10 +54,8 @@ const withStorage = <A>(
   storageFor: StorageFor,
   use: Effect.Effect<A, UsageError | { readonly _tag: "StorageError"; readonly message: string }, ApiKeyStore | Crypto>
 ): Effect.Effect<A, UsageError> =>
-  Effect.gen(function*() {
-    const config = yield* AccordConfig.load.pipe(
-      Effect.mapError((error) => new UsageError({ message: error.message }))
-    )
+  Effect.gen(function* () {
+    const config = yield* AccordConfig.load.pipe(Effect.mapError((error) => new UsageError({ message: error.message })))
     const cipher = AccordConfig.layerCipherFromConfig(config)
     const storage = storageFor(config).pipe(Layer.provide(cipher), Layer.provideMerge(NodeCrypto.layer))
     return yield* use.pipe(Effect.provide(storage), Effect.scoped, Effect.mapError(toUsageError))
@@ -71,8 +63,6 @@ const withStorage = <A>(
 
 /**
  * Creates a workspace and its first administrator key.
- *
- * @since 0.1.0
  */
 export const createWorkspace = (
   storageFor: StorageFor,
@@ -80,7 +70,7 @@ export const createWorkspace = (
 ): Effect.Effect<{ readonly workspaceId: string; readonly adminKey: PrintedKey }, UsageError> =>
   withStorage(
     storageFor,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const workspaceId = yield* randomUuid
       yield* (yield* ApiKeyStore).ensureWorkspace(workspaceId, yield* Clock.currentTimeMillis)
       const key = yield* issue({ workspaceId, scope: "admin", name: name ?? "first admin" })
@@ -90,8 +80,6 @@ export const createWorkspace = (
 
 /**
  * Creates a key of `scope` in an existing workspace.
- *
- * @since 0.1.0
  */
 export const createKey = (
   storageFor: StorageFor,
@@ -99,12 +87,12 @@ export const createKey = (
 ): Effect.Effect<PrintedKey, UsageError> =>
   isUuid(input.workspaceId)
     ? withStorage(
-      storageFor,
-      Effect.gen(function*() {
-        if (!(yield* (yield* ApiKeyStore).workspaceExists(input.workspaceId))) {
-          return yield* new UsageError({ message: `no workspace ${input.workspaceId} in this storage` })
-        }
-        return printed(yield* issue(input))
-      })
-    )
+        storageFor,
+        Effect.gen(function* () {
+          if (!(yield* (yield* ApiKeyStore).workspaceExists(input.workspaceId))) {
+            return yield* new UsageError({ message: `no workspace ${input.workspaceId} in this storage` })
+          }
+          return printed(yield* issue(input))
+        })
+      )
     : Effect.fail(new UsageError({ message: "--workspace must be a workspace id (a UUID)" }))

@@ -11,8 +11,6 @@
  * (30d), `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
  * `OTEL_SERVICE_NAME` (accord). An empty value counts as unset. The list `--help` prints is
  * `Environment.ts`.
- *
- * @since 0.1.0
  */
 import { chmod, mkdir, open, readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
@@ -23,24 +21,19 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
+import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { isUuid } from "../../core/protocol/Uuid.ts"
 
 /**
  * The workspace and administrator key created at start when both bootstrap variables are set.
- *
- * @since 0.1.0
  */
 export interface Bootstrap {
   readonly workspaceId: string
   readonly adminKey: Redacted.Redacted<string>
 }
 
-/**
- * @since 0.1.0
- */
 export interface AccordConfig {
   readonly port: number
   readonly host: string
@@ -69,8 +62,6 @@ export interface AccordConfig {
 
 /**
  * Configuration the server cannot start with; one entry per problem.
- *
- * @since 0.1.0
  */
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
   problems: Schema.Array(Schema.String)
@@ -80,9 +71,6 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const defaults: {
   readonly port: number
   readonly host: string
@@ -107,8 +95,6 @@ const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h
 
 /**
  * A duration such as `30d`, `12h`, `90m` or `3600s` in milliseconds; `undefined` when malformed.
- *
- * @since 0.1.0
  */
 export const parseDuration = (value: string): number | undefined => {
   const match = /^(\d{1,9})\s*([smhd])$/.exec(value.trim().toLowerCase())
@@ -146,8 +132,6 @@ const raw = Config.all({
 
 /**
  * Decodes standard or URL-safe base64, padded or not; `undefined` when it is not base64.
- *
- * @since 0.1.0
  */
 export const decodeBase64 = (input: string): Uint8Array | undefined => {
   const normalized = input.trim().replaceAll("-", "+").replaceAll("_", "/")
@@ -175,15 +159,12 @@ const masterKeyFrom = (what: string, value: string): Uint8Array | string => {
 
 /**
  * A non-negative integer of at most 15 digits (surrounding whitespace allowed); `undefined` otherwise.
- *
- * @since 0.1.0
  */
-export const parseInteger = (value: string): number | undefined => (/^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : undefined)
+export const parseInteger = (value: string): number | undefined =>
+  /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : undefined
 
 /**
  * `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`, any case; `undefined` otherwise.
- *
- * @since 0.1.0
  */
 export const parseBoolean = (value: string): boolean | undefined => {
   const normalized = value.trim().toLowerCase()
@@ -194,19 +175,20 @@ export const parseBoolean = (value: string): boolean | undefined => {
 
 const parseLogLevel = (value: string): LogLevel.LogLevel | undefined => {
   const normalized = value.trim().toLowerCase()
-  return LogLevel.allLevels.find((level) =>
-    level._tag.toLowerCase() === normalized || level.label.toLowerCase() === normalized
+  return LogLevel.allLevels.find(
+    (level) => level._tag.toLowerCase() === normalized || level.label.toLowerCase() === normalized
   )
 }
 
 /**
  * Reads and validates the configuration from the current `ConfigProvider` (the environment by
  * default). Fails with every problem found, not just the first.
- *
- * @since 0.1.0
  */
-export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(function*() {
-  const input = yield* Effect.mapError(raw, () => new InvalidConfig({ problems: ["the configuration could not be read"] }))
+export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(function* () {
+  const input = yield* Effect.mapError(
+    raw,
+    () => new InvalidConfig({ problems: ["the configuration could not be read"] })
+  )
   const problems: Array<string> = []
 
   /** A number variable: its default when unset, else its parsed value within bounds, else a problem. */
@@ -317,7 +299,9 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
 
   const otlpEndpoint = Option.filter(input.otlpEndpoint, (endpoint) => {
     if (/^https?:\/\/[^\s/]+/i.test(endpoint.trim()) && URL.canParse(endpoint.trim())) return true
-    problems.push("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (the collector's OTLP/HTTP base, e.g. http://localhost:4318)")
+    problems.push(
+      "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (the collector's OTLP/HTTP base, e.g. http://localhost:4318)"
+    )
     return false
   })
 
@@ -345,8 +329,6 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
 
 /**
  * The master key and where it came from, for the start log (never the key itself).
- *
- * @since 0.1.0
  */
 export interface MasterKey {
   readonly key: Redacted.Redacted<Uint8Array>
@@ -364,8 +346,6 @@ const errorCode = (error: unknown): string =>
 
 /**
  * The name of the key file in the data directory.
- *
- * @since 0.1.0
  */
 export const masterKeyFile: string = "master.key"
 
@@ -373,11 +353,9 @@ export const masterKeyFile: string = "master.key"
  * `ACCORD_MASTER_KEY` when set; otherwise (the embedded default, D9) `<dataDir>/master.key`, created
  * on first start with 32 CSPRNG bytes in base64, mode 0600, its directory created if absent. A
  * `memory://` data directory gets a key that lives as long as the process, like its data.
- *
- * @since 0.1.0
  */
 export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey, InvalidConfig, Crypto> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (Option.isSome(config.masterKey)) {
       return { key: config.masterKey.value, source: "environment", path: undefined, warning: undefined } as const
     }
@@ -391,19 +369,26 @@ export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey,
     const fail = (action: string) => (error: unknown) =>
       new InvalidConfig({ problems: [`ACCORD_DATA_DIR: cannot ${action} ${path} (${errorCode(error)})`] })
 
-    const readExisting = Effect.gen(function*() {
-      const key = masterKeyFrom(path, yield* Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: fail("read") }))
+    const readExisting = Effect.gen(function* () {
+      const key = masterKeyFrom(
+        path,
+        yield* Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: fail("read") })
+      )
       if (typeof key === "string") return yield* new InvalidConfig({ problems: [key] })
       const mode = yield* Effect.tryPromise({ try: () => stat(path), catch: fail("read") }).pipe(
         Effect.map((stats) => stats.mode & 0o777)
       )
-      const warning = process.platform !== "win32" && (mode & 0o077) !== 0
-        ? `${path} is readable by other users (mode ${mode.toString(8)}); run: chmod 600 ${path}`
-        : undefined
+      const warning =
+        process.platform !== "win32" && (mode & 0o077) !== 0
+          ? `${path} is readable by other users (mode ${mode.toString(8)}); run: chmod 600 ${path}`
+          : undefined
       return { key: Redacted.make(key), source: "file", path, warning } as const
     })
 
-    yield* Effect.tryPromise({ try: () => mkdir(dir, { recursive: true, mode: 0o700 }), catch: fail("create the directory of") })
+    yield* Effect.tryPromise({
+      try: () => mkdir(dir, { recursive: true, mode: 0o700 }),
+      catch: fail("create the directory of")
+    })
     // `wx`: exactly one process creates the file; any other finds it and reads it.
     const created = yield* Effect.tryPromise({
       try: async () => {
@@ -435,15 +420,11 @@ export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey,
 
 /**
  * The `Cipher` (AES-256-GCM, D9) under a resolved master key.
- *
- * @since 0.1.0
  */
 export const layerCipher = (masterKey: MasterKey): Layer.Layer<Cipher> => layerAesGcm(masterKey.key)
 
 /**
  * Resolves the master key from the configuration and builds the `Cipher` on it.
- *
- * @since 0.1.0
  */
 export const layerCipherFromConfig = (config: AccordConfig): Layer.Layer<Cipher, InvalidConfig, Crypto> =>
   Layer.unwrapEffect(Effect.map(resolveMasterKey(config), layerCipher))

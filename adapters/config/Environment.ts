@@ -2,14 +2,10 @@
  * Every environment variable Accord reads, in one list: `--help` prints it, and a test checks that
  * the configuration loaders (`AccordConfig.load`, the rotation command) read exactly these names,
  * so the help cannot drift from the code.
- *
- * @since 0.1.0
  */
 
 /**
  * One variable: its name, its default when unset (if any), what it does, and who reads it.
- *
- * @since 0.1.0
  */
 export interface Variable {
   readonly name: string
@@ -19,19 +15,25 @@ export interface Variable {
   readonly readBy: "server" | "rotation"
 }
 
-/**
- * @since 0.1.0
- */
 export const variables: ReadonlyArray<Variable> = [
   { name: "PORT", defaultValue: "8787", description: "TCP port to listen on (0 picks a free one)", readBy: "server" },
-  { name: "HOST", defaultValue: "127.0.0.1", description: "address to listen on (0.0.0.0 in a container)", readBy: "server" },
+  {
+    name: "HOST",
+    defaultValue: "127.0.0.1",
+    description: "address to listen on (0.0.0.0 in a container)",
+    readBy: "server"
+  },
   {
     name: "ACCORD_DATA_DIR",
     defaultValue: "./.accord-data",
     description: "embedded database and master-key file; memory:// keeps both in memory",
     readBy: "server"
   },
-  { name: "DATABASE_URL", description: "PostgreSQL URL (postgres://...); replaces the embedded database", readBy: "server" },
+  {
+    name: "DATABASE_URL",
+    description: "PostgreSQL URL (postgres://...); replaces the embedded database",
+    readBy: "server"
+  },
   {
     name: "ACCORD_MASTER_KEY",
     description: "base64 of 32 bytes that encrypts stored secrets; default: <ACCORD_DATA_DIR>/master.key",
@@ -43,25 +45,62 @@ export const variables: ReadonlyArray<Variable> = [
     description: "accept http:// and loopback connector endpoints (local development and tests only)",
     readBy: "server"
   },
-  { name: "ACCORD_BOOTSTRAP_WORKSPACE_ID", description: "UUID of a workspace to create at start (with the next)", readBy: "server" },
-  { name: "ACCORD_BOOTSTRAP_ADMIN_KEY", description: "its administrator key, at least 32 characters", readBy: "server" },
-  { name: "LOG_LEVEL", defaultValue: "Info", description: "All, Trace, Debug, Info, Warning, Error, Fatal or None", readBy: "server" },
-  { name: "ACCORD_MAX_BODY_BYTES", defaultValue: "65536", description: "largest accepted request body", readBy: "server" },
-  { name: "ACCORD_INGEST_RATE_LIMIT", defaultValue: "1000", description: "ingest requests per second per key", readBy: "server" },
+  {
+    name: "ACCORD_BOOTSTRAP_WORKSPACE_ID",
+    description: "UUID of a workspace to create at start (with the next)",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_BOOTSTRAP_ADMIN_KEY",
+    description: "its administrator key, at least 32 characters",
+    readBy: "server"
+  },
+  {
+    name: "LOG_LEVEL",
+    defaultValue: "Info",
+    description: "All, Trace, Debug, Info, Warning, Error, Fatal or None",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_MAX_BODY_BYTES",
+    defaultValue: "65536",
+    description: "largest accepted request body",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_INGEST_RATE_LIMIT",
+    defaultValue: "1000",
+    description: "ingest requests per second per key",
+    readBy: "server"
+  },
   {
     name: "ACCORD_RECONCILIATION_WINDOW",
     defaultValue: "30d",
     description: "how long a replaced connection revision keeps its secrets after its last activity",
     readBy: "server"
   },
-  { name: "ACCORD_DISPATCH_CONCURRENCY", defaultValue: "32", description: "connector deliveries kept in flight", readBy: "server" },
-  { name: "ACCORD_METRICS_TOKEN", description: "when set, GET /metrics requires Authorization: Bearer <token>", readBy: "server" },
+  {
+    name: "ACCORD_DISPATCH_CONCURRENCY",
+    defaultValue: "32",
+    description: "connector deliveries kept in flight",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_METRICS_TOKEN",
+    description: "when set, GET /metrics requires Authorization: Bearer <token>",
+    readBy: "server"
+  },
   {
     name: "OTEL_EXPORTER_OTLP_ENDPOINT",
     description: "OTLP/HTTP collector base URL (http://host:4318); when set, traces and metrics are exported",
     readBy: "server"
   },
-  { name: "OTEL_SERVICE_NAME", defaultValue: "accord", description: "service.name of exported traces and metrics", readBy: "server" },
+  {
+    name: "OTEL_SERVICE_NAME",
+    defaultValue: "accord",
+    description: "service.name of exported traces and metrics",
+    readBy: "server"
+  },
   {
     name: "ACCORD_NEW_MASTER_KEY",
     description: "npm run rotate-master-key only: the new master key, base64 of 32 bytes",
@@ -71,30 +110,29 @@ export const variables: ReadonlyArray<Variable> = [
 
 /**
  * The `--help` text of the server entry.
- *
- * @since 0.1.0
  */
 export const helpText = (command: string): string => {
   const width = Math.max(...variables.map((variable) => variable.name.length))
-  const lines = variables.map((variable) =>
-    `  ${variable.name.padEnd(width)}  ${variable.description}${
-      variable.defaultValue === undefined ? "" : ` (default ${variable.defaultValue})`
-    }`
+  const lines = variables.map(
+    (variable) =>
+      `  ${variable.name.padEnd(width)}  ${variable.description}${
+        variable.defaultValue === undefined ? "" : ` (default ${variable.defaultValue})`
+      }`
   )
-  return [
-    `Usage: ${command}`,
-    "",
-    "Starts the Accord server. It is configured by environment variables only (an empty value counts as unset):",
-    "",
-    ...lines,
-    "",
-    "Stop it with SIGTERM or Ctrl-C: in-flight requests are drained, then it logs `stopped`."
-  ].join("\n") + "\n"
+  return (
+    [
+      `Usage: ${command}`,
+      "",
+      "Starts the Accord server. It is configured by environment variables only (an empty value counts as unset):",
+      "",
+      ...lines,
+      "",
+      "Stop it with SIGTERM or Ctrl-C: in-flight requests are drained, then it logs `stopped`."
+    ].join("\n") + "\n"
+  )
 }
 
 /**
  * Whether the arguments ask for help.
- *
- * @since 0.1.0
  */
 export const wantsHelp = (args: ReadonlyArray<string>): boolean => args.some((arg) => arg === "--help" || arg === "-h")

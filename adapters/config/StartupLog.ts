@@ -4,8 +4,6 @@
  * development and tests only; it is off by default and logged loudly when on"), what bootstrapping
  * did, and why a start failed. Lines never contain a secret: at most a path, a workspace id or a
  * variable's name.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type { BootstrapKeyConflict, BootstrapOutcome } from "../../core/access/ApiKeys.ts"
@@ -15,8 +13,6 @@ import type { AccordConfig, InvalidConfig, MasterKey } from "./AccordConfig.ts"
 
 /**
  * Lines to log, by level.
- *
- * @since 0.1.0
  */
 export interface StartupLines {
   readonly info: ReadonlyArray<string>
@@ -25,8 +21,6 @@ export interface StartupLines {
 
 /**
  * Logs the lines, information first.
- *
- * @since 0.1.0
  */
 export const log = (lines: StartupLines): Effect.Effect<void> =>
   Effect.zipRight(
@@ -36,20 +30,16 @@ export const log = (lines: StartupLines): Effect.Effect<void> =>
 
 /**
  * Where the master key came from (never the key itself).
- *
- * @since 0.1.0
  */
 export const masterKeySource = (masterKey: MasterKey): string =>
   masterKey.source === "environment"
     ? "master key: from ACCORD_MASTER_KEY"
     : masterKey.source === "ephemeral"
-    ? "master key: generated for this process (in-memory data directory)"
-    : `master key: ${masterKey.path} (${masterKey.source === "created" ? "created" : "existing"})`
+      ? "master key: generated for this process (in-memory data directory)"
+      : `master key: ${masterKey.path} (${masterKey.source === "created" ? "created" : "existing"})`
 
 /**
  * A key file others can read, said as soon as the key is resolved.
- *
- * @since 0.1.0
  */
 export const masterKeyWarnings = (masterKey: MasterKey): StartupLines => ({
   info: [],
@@ -60,24 +50,21 @@ export const masterKeyWarnings = (masterKey: MasterKey): StartupLines => ({
  * With `DATABASE_URL` the data lives in PostgreSQL, but without `ACCORD_MASTER_KEY` the key that
  * opens its connector secrets lives in a local file: lose the file (or start on another host) and
  * the server refuses to start on that database.
- *
- * @since 0.1.0
  */
 export const masterKeyPlacement = (config: AccordConfig, masterKey: MasterKey): StartupLines => ({
   info: [],
-  warnings: config.databaseUrl._tag === "Some" && masterKey.source !== "environment"
-    ? [
-      `master key: DATABASE_URL is set but ACCORD_MASTER_KEY is not, so the key that opens the stored connector secrets lives only in ${
-        masterKey.path ?? "this process"
-      }; back it up, or set ACCORD_MASTER_KEY (base64 of 32 bytes) to its content on every host`
-    ]
-    : []
+  warnings:
+    config.databaseUrl._tag === "Some" && masterKey.source !== "environment"
+      ? [
+          `master key: DATABASE_URL is set but ACCORD_MASTER_KEY is not, so the key that opens the stored connector secrets lives only in ${
+            masterKey.path ?? "this process"
+          }; back it up, or set ACCORD_MASTER_KEY (base64 of 32 bytes) to its content on every host`
+        ]
+      : []
 })
 
 /**
  * The server was started with another master key than the database was first started with.
- *
- * @since 0.1.0
  */
 export const masterKeyMismatch = (config: AccordConfig): string =>
   `master key: ${
@@ -86,25 +73,24 @@ export const masterKeyMismatch = (config: AccordConfig): string =>
 
 /**
  * What the master-key guard did.
- *
- * @since 0.1.0
  */
 export const masterKeyChecked = (outcome: "recorded" | "matched"): StartupLines => ({
-  info: [outcome === "recorded" ? "master key: check recorded in the database (first start)" : "master key: matches the database"],
+  info: [
+    outcome === "recorded"
+      ? "master key: check recorded in the database (first start)"
+      : "master key: matches the database"
+  ],
   warnings: []
 })
 
 /**
  * Said before the embedded database is created, which takes a few seconds.
- *
- * @since 0.1.0
  */
-export const creatingEmbeddedDatabase: string = "storage: creating the embedded database (first start, this takes a few seconds)"
+export const creatingEmbeddedDatabase: string =
+  "storage: creating the embedded database (first start, this takes a few seconds)"
 
 /**
  * Which migrations this start applied.
- *
- * @since 0.1.0
  */
 export const migrated = (applied: ReadonlyArray<AppliedMigration>): StartupLines => ({
   info: [
@@ -117,24 +103,17 @@ export const migrated = (applied: ReadonlyArray<AppliedMigration>): StartupLines
 
 /**
  * The next step when nobody can use the admin API yet: no bootstrap variables and no workspace.
- *
- * @since 0.1.0
  */
 export const noAdminKeyHint: string =
   "no workspace exists yet: to create one with an administrator key, restart with ACCORD_BOOTSTRAP_WORKSPACE_ID " +
   "(a UUID) and ACCORD_BOOTSTRAP_ADMIN_KEY (at least 32 characters) set"
 
-/**
- * @since 0.1.0
- */
 export const insecureEndpointsWarning: string =
   "ACCORD_ALLOW_INSECURE_ENDPOINTS IS ON: http:// and loopback connector endpoints are accepted " +
   "(other private addresses stay refused). For local development and tests only; never in production."
 
 /**
  * Said once the server listens: the master key's source, and the endpoint policy when it is open.
- *
- * @since 0.1.0
  */
 export const listening = (config: AccordConfig, masterKey: MasterKey): StartupLines => ({
   info: [masterKeySource(masterKey)],
@@ -143,28 +122,23 @@ export const listening = (config: AccordConfig, masterKey: MasterKey): StartupLi
 
 /**
  * What bootstrapping did; a revoked bootstrap key stays revoked, and that deserves a warning.
- *
- * @since 0.1.0
  */
 export const bootstrapped = (workspaceId: string, outcome: BootstrapOutcome): StartupLines => ({
   info: [
     `bootstrap: workspace ${workspaceId} ${outcome.workspaceCreated ? "created" : "present"}, admin key ${outcome.adminKey}`
   ],
-  warnings: outcome.adminKey === "revoked" ? ["bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored"] : []
+  warnings:
+    outcome.adminKey === "revoked" ? ["bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored"] : []
 })
 
 /**
  * Why bootstrapping stopped the start.
- *
- * @since 0.1.0
  */
 export const bootstrapFailure = (error: StorageError | BootstrapKeyConflict): string =>
   error._tag === "StorageError" ? `bootstrap: ${error.message}` : error.message
 
 /**
  * Why the listener could not be opened.
- *
- * @since 0.1.0
  */
 export const listenFailure = (config: AccordConfig, cause: unknown): string =>
   `cannot listen on ${config.host}:${config.port}: ${cause instanceof Error ? cause.message : "unknown error"}`
@@ -172,10 +146,10 @@ export const listenFailure = (config: AccordConfig, cause: unknown): string =>
 /**
  * A failed start in plain lines (a configuration problem is not a crash, so no stack trace): a
  * heading, then one indented line per problem.
- *
- * @since 0.1.0
  */
-export const startFailure = (failure: InvalidConfig | { readonly _tag: "StartupError"; readonly reason: string }): ReadonlyArray<string> =>
+export const startFailure = (
+  failure: InvalidConfig | { readonly _tag: "StartupError"; readonly reason: string }
+): ReadonlyArray<string> =>
   failure._tag === "InvalidConfig"
     ? ["Accord cannot start: invalid configuration", ...failure.problems.map((line) => `  - ${line}`)]
     : ["Accord cannot start", `  - ${failure.reason}`]
@@ -183,16 +157,12 @@ export const startFailure = (failure: InvalidConfig | { readonly _tag: "StartupE
 /**
  * The last line of a server that was started and then stopped (SIGTERM or SIGINT): everything it
  * started has been drained and closed.
- *
- * @since 0.1.0
  */
 export const stopped: string = "stopped"
 
 /**
  * Where telemetry goes: `/metrics` (and whether it needs the token) and the OTLP collector's host
  * when export is on (never the rest of its URL, which may carry credentials).
- *
- * @since 0.1.0
  */
 export const telemetry = (config: AccordConfig): StartupLines => ({
   info: [

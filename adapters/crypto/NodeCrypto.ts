@@ -14,8 +14,6 @@
  * one `randomFillSync` call refills 4 KiB at a time, as Node does for `randomUUID`: a fill per
  * 24-byte nonce cost a measurable share of a delivery (issue 20). Every pooled byte is handed out
  * once and zeroed in the pool as it is.
- *
- * @since 0.1.0
  */
 import * as nodeCrypto from "node:crypto"
 import { createHash, createHmac, createSecretKey, randomFillSync, randomUUID } from "node:crypto"
@@ -32,8 +30,6 @@ const oneShot = (nodeCrypto as { readonly hash?: OneShot }).hash
 /**
  * The largest message (bytes, text counted at three bytes a character) whose HMAC is taken with the
  * one-shot hash; larger ones stream through `createHmac`, so the scratch buffer stays small.
- *
- * @since 0.1.0
  */
 export const oneShotMax = 64 * 1024
 
@@ -106,21 +102,20 @@ const makeHmacHandle = (secret: string, scratch: Scratch): NodeHmacHandle => {
 const hmacHex = (key: HmacKey, parts: ReadonlyArray<Part>): string => (key.handle as NodeHmacHandle).hex(parts)
 
 /** SHA-256 in hex: the one-shot `crypto.hash` where the runtime has it (about half of `createHash`'s cost per ingested event's payload), else `createHash`. */
-const sha256Hex: (data: Part) => string = oneShot === undefined
-  ? (data) => createHash("sha256").update(data).digest("hex")
-  : (data) => oneShot("sha256", data, "hex")
+const sha256Hex: (data: Part) => string =
+  oneShot === undefined
+    ? (data) => createHash("sha256").update(data).digest("hex")
+    : (data) => oneShot("sha256", data, "hex")
 
 /**
  * The largest request served from the random pool; larger ones get their own fill.
- *
- * @since 0.1.0
  */
 export const pooledRandomMax = 64
 
 const randomPoolSize = 4096
 
 /** `size` bytes from the CSPRNG, small requests out of a pool (see the module's note). */
-const makeRandomBytes = (): (size: number) => Uint8Array => {
+const makeRandomBytes = (): ((size: number) => Uint8Array) => {
   const pool = new Uint8Array(randomPoolSize)
   let offset = randomPoolSize
   return (size) => {
@@ -136,9 +131,6 @@ const makeRandomBytes = (): (size: number) => Uint8Array => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const make = (): CryptoService => {
   const randomBytes = makeRandomBytes()
   const scratch: Scratch = { buffer: Buffer.alloc(2048) }
@@ -156,7 +148,4 @@ export const make = (): CryptoService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<Crypto> = Layer.sync(Crypto, make)

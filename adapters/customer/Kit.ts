@@ -21,8 +21,6 @@
  * To rotate secrets without downtime, configure the next revision's pair next to the current one
  * (`revisions: [{ revision: 3, secrets: current }, { revision: 4, secrets: next }]`) before the
  * service's connection check activates revision 4, and drop revision 3 once its actions have ended.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -30,7 +28,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type { ActionLedger } from "../../core/ports/ActionLedger.ts"
 import { secretIssues } from "../../core/connector/Connection.ts"
-import { ConnectorTransport } from "../../core/ports/ConnectorTransport.ts"
+import type { ConnectorTransport } from "../../core/ports/ConnectorTransport.ts"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
 import { type CustomerHandlerSettings, makeCustomerHandler } from "../../core/customer/Handler.ts"
 import type { RevisionKeys } from "../../core/customer/Keyring.ts"
@@ -54,8 +52,6 @@ import { toWebHandler, type WebHandler } from "./WebHandler.ts"
 /**
  * The host's executor with Promises. A rejected promise is an ambiguous result: the kit retries
  * with backoff and calls `lookup` before any second `execute`.
- *
- * @since 0.1.0
  */
 export interface HostExecutor {
   readonly execute: (request: ClaimedExecution) => Promise<Worker.ExecutionResult>
@@ -65,8 +61,6 @@ export interface HostExecutor {
 
 /**
  * One connection revision and its secrets.
- *
- * @since 0.1.0
  */
 export interface KitRevision {
   readonly revision: number
@@ -76,8 +70,6 @@ export interface KitRevision {
 /**
  * The secrets: one pair with its connection revision (default 0), or several revisions, each with
  * its own pair (see `core/customer/Keyring.ts` for which pair answers what).
- *
- * @since 0.1.0
  */
 export type CustomerKitSecrets =
   | { readonly secrets: ConnectorSecrets; readonly revision?: number; readonly revisions?: never }
@@ -85,8 +77,6 @@ export type CustomerKitSecrets =
 
 /**
  * Everything but the secrets (see `CustomerKitOptions`).
- *
- * @since 0.1.0
  */
 export interface CustomerKitSettings {
   readonly workspaceId: string
@@ -97,7 +87,10 @@ export interface CustomerKitSettings {
   readonly precheck?: (request: ExecutionRequest) => Promise<string | undefined>
   readonly payment?: CustomerHandlerSettings["payment"]
   readonly paymentReader?: {
-    readonly read: (input: { readonly request: PaymentReconciliationRequest; readonly execution: ClaimedExecution }) => Promise<PaymentReading>
+    readonly read: (input: {
+      readonly request: PaymentReconciliationRequest
+      readonly execution: ClaimedExecution
+    }) => Promise<PaymentReading>
   }
   /** Storage with no further requirements (memory, PGlite or PostgreSQL `adapters/*\/Storage.ts` layers). */
   readonly storage: Layer.Layer<NonceStore | ActionLedger | Outbox, unknown>
@@ -125,9 +118,6 @@ export interface CustomerKitSettings {
   readonly payments?: KitPayments
 }
 
-/**
- * @since 0.1.0
- */
 export type KitPayments = {
   /** What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). */
   readonly plan: (request: ClaimedExecution) => Promise<PaymentPlan | undefined>
@@ -138,15 +128,10 @@ export type KitPayments = {
   | { readonly provider: PaymentProviderService; readonly stripe?: never }
 )
 
-/**
- * @since 0.1.0
- */
 export type CustomerKitOptions = CustomerKitSettings & CustomerKitSecrets
 
 /**
  * `makeCustomerKit` refused its options: every failing option by path, never its value.
- *
- * @since 0.1.0
  */
 export class CustomerKitOptionsError extends Error {
   readonly _tag = "CustomerKitOptionsError"
@@ -183,25 +168,33 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
     const webhookSecret = Redacted.value(stripe.webhookSecret)
     if (webhookSecret.length === 0) issues.push({ path: "payments.stripe.webhookSecret", message: "is required" })
     for (const { path, secrets } of revisions) {
-      if (webhookSecret === Redacted.value(secrets.actionSigning) || webhookSecret === Redacted.value(secrets.completion)) {
-        issues.push({ path: "payments.stripe.webhookSecret", message: `must differ from ${path}secrets (a third secret)` })
+      if (
+        webhookSecret === Redacted.value(secrets.actionSigning) ||
+        webhookSecret === Redacted.value(secrets.completion)
+      ) {
+        issues.push({
+          path: "payments.stripe.webhookSecret",
+          message: `must differ from ${path}secrets (a third secret)`
+        })
       }
     }
-    if (Redacted.value(stripe.secretKey).length === 0) issues.push({ path: "payments.stripe.secretKey", message: "is required" })
-    if (stripe.publishableKey.length === 0) issues.push({ path: "payments.stripe.publishableKey", message: "is required" })
+    if (Redacted.value(stripe.secretKey).length === 0)
+      issues.push({ path: "payments.stripe.secretKey", message: "is required" })
+    if (stripe.publishableKey.length === 0)
+      issues.push({ path: "payments.stripe.publishableKey", message: "is required" })
   }
   const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
   const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
   // A run may call the host twice (lookup, then execute), each up to the time limit, all within the lease.
   if (!(timeout > 0 && 2 * timeout < lease)) {
-    issues.push({ path: "worker.executeTimeoutMillis", message: "must be positive and shorter than half of worker.executeLeaseMillis" })
+    issues.push({
+      path: "worker.executeTimeoutMillis",
+      message: "must be positive and shorter than half of worker.executeLeaseMillis"
+    })
   }
   return issues
 }
 
-/**
- * @since 0.1.0
- */
 export interface CustomerKit {
   readonly fetch: WebHandler
   readonly nodeHandler: NodeHandler
@@ -214,30 +207,43 @@ export interface CustomerKit {
 /**
  * Checks the options (throws `CustomerKitOptionsError`), builds storage, imports the secrets,
  * starts the workers and binds the handler.
- *
- * @since 0.1.0
  */
 export const makeCustomerKit = async (options: CustomerKitOptions): Promise<CustomerKit> => {
   const issues = optionIssues(options)
   if (issues.length > 0) throw new CustomerKitOptionsError(issues)
   const { executor, paymentReader, precheck } = options
-  const provider = options.payments === undefined
-    ? undefined
-    : options.payments.provider ?? StripeProvider.make(options.payments.stripe!)
-  const payments = options.payments === undefined || provider === undefined ? undefined : {
-    provider,
-    plan: (request: ClaimedExecution) => Effect.map(Effect.promise(() => options.payments!.plan(request)), Option.fromNullable),
-    ...(options.payments.continuationMillis !== undefined ? { continuationMillis: options.payments.continuationMillis } : {})
-  }
+  const provider =
+    options.payments === undefined
+      ? undefined
+      : (options.payments.provider ?? StripeProvider.make(options.payments.stripe!))
+  const payments =
+    options.payments === undefined || provider === undefined
+      ? undefined
+      : {
+          provider,
+          plan: (request: ClaimedExecution) =>
+            Effect.map(
+              Effect.promise(() => options.payments!.plan(request)),
+              Option.fromNullable
+            ),
+          ...(options.payments.continuationMillis !== undefined
+            ? { continuationMillis: options.payments.continuationMillis }
+            : {})
+        }
   const keyring = Effect.forEach(revisionsOf(options), ({ revision, secrets }) =>
-    Effect.map(importSigningKeys(secrets), (keys): RevisionKeys => ({ revision, keys })))
+    Effect.map(importSigningKeys(secrets), (keys): RevisionKeys => ({ revision, keys }))
+  )
   const base = Layer.mergeAll(
     options.storage,
     NodeCrypto.layer,
     options.transport ?? Transport.layer({ allowInsecure: options.allowInsecureServiceUrl ?? false }),
     Layer.succeed(Worker.ActionExecutor, {
       execute: (request) => Effect.promise(() => executor.execute(request)),
-      lookup: (key) => Effect.map(Effect.promise(() => executor.lookup(key)), Option.fromNullable)
+      lookup: (key) =>
+        Effect.map(
+          Effect.promise(() => executor.lookup(key)),
+          Option.fromNullable
+        )
     })
   )
   const workers = Layer.unwrapEffect(
@@ -248,17 +254,19 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
         revisions,
         serviceUrl: options.serviceUrl,
         ...(provider !== undefined ? { paymentProvider: provider } : {})
-      }))
+      })
+    )
   ).pipe(Layer.provideMerge(base))
   const runtime = ManagedRuntime.make(workers)
   try {
     const { handler, webhook } = await runtime.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const revisions = yield* keyring
         const worker = yield* Worker.CustomerWorker
-        const webhook = provider === undefined
-          ? undefined
-          : makeWebhookIntake({ provider, outbox: yield* Outbox, onRecorded: worker.wakePaymentEvents })
+        const webhook =
+          provider === undefined
+            ? undefined
+            : makeWebhookIntake({ provider, outbox: yield* Outbox, onRecorded: worker.wakePaymentEvents })
         const handler = yield* makeCustomerHandler({
           workspaceId: options.workspaceId,
           revisions,
@@ -266,7 +274,13 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
           ...(options.connectionId !== undefined ? { connectionId: options.connectionId } : {}),
           ...(options.payment !== undefined ? { payment: options.payment } : {}),
           ...(precheck !== undefined
-            ? { precheck: (request) => Effect.map(Effect.promise(() => precheck(request)), Option.fromNullable) }
+            ? {
+                precheck: (request) =>
+                  Effect.map(
+                    Effect.promise(() => precheck(request)),
+                    Option.fromNullable
+                  )
+              }
             : {}),
           ...(paymentReader !== undefined
             ? { paymentReader: { read: (input) => Effect.promise(() => paymentReader.read(input)) } }
@@ -279,9 +293,10 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
     return {
       fetch: toWebHandler(handler.handle),
       nodeHandler: toNodeHandler(handler.handle),
-      webhook: webhook === undefined
-        ? undefined
-        : { fetch: toWebHandler(webhook, maxWebhookBytes), nodeHandler: toNodeHandler(webhook, maxWebhookBytes) },
+      webhook:
+        webhook === undefined
+          ? undefined
+          : { fetch: toWebHandler(webhook, maxWebhookBytes), nodeHandler: toNodeHandler(webhook, maxWebhookBytes) },
       dispose: () => runtime.dispose()
     }
   } catch (error) {

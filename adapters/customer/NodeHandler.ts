@@ -6,8 +6,6 @@
  * `req.body` / `req.rawBody`) it uses those bytes instead. A stream already consumed by a parser
  * that kept no raw bytes is refused (500 `raw_body_unavailable`): re-serialized JSON would not
  * verify.
- *
- * @since 0.1.0
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
@@ -15,12 +13,11 @@ import * as Exit from "effect/Exit"
 import { type CustomerHandler, type CustomerResponse, maxRequestBytes } from "../../core/customer/Handler.ts"
 import { encodeBody } from "../../core/protocol/Signing.ts"
 
-/**
- * @since 0.1.0
- */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
 
-type RawBody = { readonly kind: "bytes"; readonly bytes: Uint8Array } | { readonly kind: "error"; readonly status: number; readonly error: string }
+type RawBody =
+  | { readonly kind: "bytes"; readonly bytes: Uint8Array }
+  | { readonly kind: "error"; readonly status: number; readonly error: string }
 
 const preParsed = (req: IncomingMessage): Uint8Array | undefined => {
   const carrier = req as IncomingMessage & { readonly rawBody?: unknown; readonly body?: unknown }
@@ -69,25 +66,25 @@ const error = (status: number, code: string): CustomerResponse => ({
 /**
  * Wraps a built handler. Only `POST` is answered (others get 405). `maxBytes` (default
  * `maxRequestBytes`, 64 KiB) bounds the body read (the webhook route reads up to 256 KiB).
- *
- * @since 0.1.0
  */
-export const toNodeHandler = (handle: CustomerHandler["handle"], maxBytes: number = maxRequestBytes): NodeHandler => (req, res) => {
-  if (req.method !== "POST") {
-    req.resume()
-    return send(res, error(405, "method_not_allowed"))
-  }
-  const reply = (response: CustomerResponse) => {
-    try {
-      send(res, response)
-    } catch {
-      if (!res.headersSent) send(res, error(500, "internal_error"))
+export const toNodeHandler =
+  (handle: CustomerHandler["handle"], maxBytes: number = maxRequestBytes): NodeHandler =>
+  (req, res) => {
+    if (req.method !== "POST") {
+      req.resume()
+      return send(res, error(405, "method_not_allowed"))
     }
-  }
-  readBody(req, maxBytes, (body) => {
-    if (body.kind === "error") return reply(error(body.status, body.error))
-    Effect.runCallback(handle({ headers: req.headers, body: body.bytes }), {
-      onExit: (exit) => reply(Exit.isSuccess(exit) ? exit.value : error(500, "internal_error"))
+    const reply = (response: CustomerResponse) => {
+      try {
+        send(res, response)
+      } catch {
+        if (!res.headersSent) send(res, error(500, "internal_error"))
+      }
+    }
+    readBody(req, maxBytes, (body) => {
+      if (body.kind === "error") return reply(error(body.status, body.error))
+      Effect.runCallback(handle({ headers: req.headers, body: body.bytes }), {
+        onExit: (exit) => reply(Exit.isSuccess(exit) ? exit.value : error(500, "internal_error"))
+      })
     })
-  })
-}
+  }

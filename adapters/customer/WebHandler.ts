@@ -5,8 +5,6 @@
  * The body is read as bytes, never with `text()`: signatures cover the raw bytes (D1). At most
  * `maxRequestBytes` (64 KiB) are read: a larger declared `content-length` is refused before
  * reading, a larger stream as soon as it passes the limit (413 `body_too_large`).
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -22,9 +20,6 @@ import {
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
 import { type ConnectorSecrets, encodeBody, importSigningKeys } from "../../core/protocol/Signing.ts"
 
-/**
- * @since 0.1.0
- */
 export type WebHandler = (request: Request) => Promise<Response>
 
 const json = (status: number, body: unknown): Response =>
@@ -60,25 +55,22 @@ const readBody = async (request: Request, maxBytes: number): Promise<Uint8Array 
 /**
  * Wraps a built handler. Only `POST` is answered (others get 405). `maxBytes` (default
  * `maxRequestBytes`, 64 KiB) bounds the body read (the webhook route reads up to 256 KiB).
- *
- * @since 0.1.0
  */
-export const toWebHandler = (handle: CustomerHandler["handle"], maxBytes: number = maxRequestBytes): WebHandler => async (request) => {
-  if (request.method !== "POST") return json(405, { error: "method_not_allowed" })
-  let body: Uint8Array | undefined
-  try {
-    body = await readBody(request, maxBytes)
-  } catch {
-    return json(400, { error: "unreadable_body" })
+export const toWebHandler =
+  (handle: CustomerHandler["handle"], maxBytes: number = maxRequestBytes): WebHandler =>
+  async (request) => {
+    if (request.method !== "POST") return json(405, { error: "method_not_allowed" })
+    let body: Uint8Array | undefined
+    try {
+      body = await readBody(request, maxBytes)
+    } catch {
+      return json(400, { error: "unreadable_body" })
+    }
+    if (body === undefined) return json(413, { error: "body_too_large" })
+    const response = await Effect.runPromise(handle({ headers: request.headers, body }))
+    return new Response(response.body, { status: response.status, headers: response.headers })
   }
-  if (body === undefined) return json(413, { error: "body_too_large" })
-  const response = await Effect.runPromise(handle({ headers: request.headers, body }))
-  return new Response(response.body, { status: response.status, headers: response.headers })
-}
 
-/**
- * @since 0.1.0
- */
 export interface WebHandlerOptions extends CustomerHandlerSettings {
   /** The connector secrets; imported once with the layer's `Crypto`. */
   readonly secrets: ConnectorSecrets
@@ -88,8 +80,6 @@ export interface WebHandlerOptions extends CustomerHandlerSettings {
 
 /**
  * A Fetch handler plus the runtime it owns.
- *
- * @since 0.1.0
  */
 export interface ManagedWebHandler {
   readonly fetch: WebHandler
@@ -99,8 +89,6 @@ export interface ManagedWebHandler {
 
 /**
  * Builds `layer` once, imports the secrets and binds the handler to them.
- *
- * @since 0.1.0
  */
 export const makeWebHandler = async <E>(
   layer: Layer.Layer<Crypto | NonceStore | ActionLedger, E>,

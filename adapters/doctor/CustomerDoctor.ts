@@ -27,8 +27,6 @@
  * - `ACCORD_DOCTOR_PRICE_KEY`: the `priceKey` of the test purchase (default `addon`).
  *
  * The environment itself is passed as `env` for check 3 (the exact names the app reads).
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -39,7 +37,16 @@ import { Acknowledgement } from "../../core/protocol/messages/Acknowledgement.ts
 import { HandshakeAck } from "../../core/protocol/messages/Handshake.ts"
 import { deriveProviderIdempotencyKey } from "../../core/protocol/Idempotency.ts"
 import * as NonceStore from "../../core/ports/NonceStore.ts"
-import { computeSignature, encodeBody, freshNonce, headerNames, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/protocol/Signing.ts"
+import {
+  computeSignature,
+  encodeBody,
+  freshNonce,
+  headerNames,
+  importSigningKeys,
+  type Purpose,
+  sign,
+  type SigningKeys
+} from "../../core/protocol/Signing.ts"
 import { formatTimestamp } from "../../core/protocol/Timestamp.ts"
 import { makeVerifier } from "../../core/protocol/Verification.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
@@ -48,14 +55,9 @@ import { type CheckSection, type CheckStatus, type DoctorPaymentOptions, runPaym
 
 /**
  * The payment checks' options and statuses (`PaymentChecks.ts`).
- *
- * @since 0.1.0
  */
 export type { CheckSection, CheckStatus, DoctorPaymentOptions } from "./PaymentChecks.ts"
 
-/**
- * @since 0.1.0
- */
 export interface DoctorOptions {
   readonly endpoint: string
   readonly workspaceId: string
@@ -73,10 +75,10 @@ export interface DoctorOptions {
 /**
  * The payment checks' options from the environment (names in the module comment); `undefined`
  * unless all three Stripe values are set.
- *
- * @since 0.1.0
  */
-export const paymentOptionsFromEnv = (env: Readonly<Record<string, string | undefined>>): DoctorPaymentOptions | undefined => {
+export const paymentOptionsFromEnv = (
+  env: Readonly<Record<string, string | undefined>>
+): DoctorPaymentOptions | undefined => {
   const value = (name: string) => {
     const found = env[name]
     return found === undefined || found.trim() === "" ? undefined : found
@@ -90,7 +92,10 @@ export const paymentOptionsFromEnv = (env: Readonly<Record<string, string | unde
   const connectedAccountId = optional("ACCORD_CONNECTED_ACCOUNT_ID").ACCORD_CONNECTED_ACCOUNT_ID
   const webhookUrl = optional("ACCORD_DOCTOR_WEBHOOK_URL").ACCORD_DOCTOR_WEBHOOK_URL
   const priceKey = optional("ACCORD_DOCTOR_PRICE_KEY").ACCORD_DOCTOR_PRICE_KEY
-  const priceIds = value("ACCORD_DOCTOR_PRICE_IDS")?.split(",").map((id) => id.trim()).filter((id) => id !== "")
+  const priceIds = value("ACCORD_DOCTOR_PRICE_IDS")
+    ?.split(",")
+    .map((id) => id.trim())
+    .filter((id) => id !== "")
   return {
     secretKey,
     publishableKey,
@@ -105,9 +110,6 @@ export const paymentOptionsFromEnv = (env: Readonly<Record<string, string | unde
   }
 }
 
-/**
- * @since 0.1.0
- */
 export interface DoctorCheck {
   readonly id: string
   readonly title: string
@@ -118,9 +120,6 @@ export interface DoctorCheck {
   readonly reason: string
 }
 
-/**
- * @since 0.1.0
- */
 export interface DoctorReport {
   readonly ok: boolean
   readonly checks: ReadonlyArray<DoctorCheck>
@@ -140,14 +139,12 @@ const otherWorkspaceId = "00000000-0000-4000-8000-0000000000aa"
 
 /**
  * Runs every check in order and reports all of them.
- *
- * @since 0.1.0
  */
 export const runDoctor = (options: DoctorOptions): Promise<DoctorReport> =>
   Effect.runPromise(doctor(options).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory))))
 
 const doctor = (options: DoctorOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checks: Array<DoctorCheck> = []
     const add = (id: string, title: string, ok: boolean, reason: string) =>
       checks.push({ id, title, ok, status: ok ? "passed" : "failed", section: "handshake", reason })
@@ -160,10 +157,20 @@ const doctor = (options: DoctorOptions) =>
     })
     const secretCheck = (id: string, title: string, problems: ReadonlyArray<string>) => {
       const found = issues.filter((i) => problems.includes(i.problem))
-      add(id, title, found.length === 0, found.length === 0 ? "ok" : found.map((i) => `${i.issue.path} ${i.issue.message}`).join("; "))
+      add(
+        id,
+        title,
+        found.length === 0,
+        found.length === 0 ? "ok" : found.map((i) => `${i.issue.path} ${i.issue.message}`).join("; ")
+      )
     }
-    secretCheck("secrets_length", "Both connector secrets have 32 to 512 characters", ["secret_too_short", "secret_too_long"])
-    secretCheck("secrets_whitespace", "Neither secret starts or ends with whitespace or contains a control character", ["secret_whitespace"])
+    secretCheck("secrets_length", "Both connector secrets have 32 to 512 characters", [
+      "secret_too_short",
+      "secret_too_long"
+    ])
+    secretCheck("secrets_whitespace", "Neither secret starts or ends with whitespace or contains a control character", [
+      "secret_whitespace"
+    ])
     secretCheck("secrets_distinct", "The action signing and completion secrets are distinct", ["secrets_not_distinct"])
 
     const keys = yield* importSigningKeys({
@@ -187,7 +194,9 @@ const doctor = (options: DoctorOptions) =>
           signal: AbortSignal.timeout(timeout)
         })
         const out: Record<string, string> = {}
-        response.headers.forEach((value, name) => (out[name] = value))
+        response.headers.forEach((value, name) => {
+          out[name] = value
+        })
         return { status: response.status, headers: out, body: new Uint8Array(await response.arrayBuffer()) }
       }).pipe(Effect.option)
 
@@ -202,7 +211,7 @@ const doctor = (options: DoctorOptions) =>
 
     /** A signed handshake: headers, body, bytes and nonce. */
     const signedHandshake = (signingKeys: SigningKeys, withRevision: boolean, workspaceId = options.workspaceId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const nonce = yield* freshNonce
         const body = handshakeBody(nonce, workspaceId)
         const bytes = encodeBody(body)
@@ -211,24 +220,33 @@ const doctor = (options: DoctorOptions) =>
           nonce,
           body,
           bytes,
-          headers: { ...headers, ...(withRevision ? { [headerNames.connectionRevision]: String(revision) } : {}) } as Record<string, string>
+          headers: {
+            ...headers,
+            ...(withRevision ? { [headerNames.connectionRevision]: String(revision) } : {})
+          } as Record<string, string>
         }
       })
 
     /** Whether the answer is a correctly signed, fresh, exact `handshake_ack` for `nonce`. */
     const validAck = (answer: Answer, nonce: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (answer.status !== 200) return `answered HTTP ${answer.status}, expected 200`
-        const verified = yield* verifier.verifyAndDecode(HandshakeAck, {
-          purpose: "handshake_response",
-          keys,
-          headers: answer.headers,
-          body: answer.body,
-          nonceScope: "doctor:handshake_response"
-        }).pipe(Effect.either)
+        const verified = yield* verifier
+          .verifyAndDecode(HandshakeAck, {
+            purpose: "handshake_response",
+            keys,
+            headers: answer.headers,
+            body: answer.body,
+            nonceScope: "doctor:handshake_response"
+          })
+          .pipe(Effect.either)
         if (verified._tag === "Left") return `the acknowledgement is not valid (${verified.left._tag})`
         const ack = verified.right.body
-        if (ack.challenge !== nonce || ack.workspaceId !== options.workspaceId || ack.connectionId !== doctorConnectionId) {
+        if (
+          ack.challenge !== nonce ||
+          ack.workspaceId !== options.workspaceId ||
+          ack.connectionId !== doctorConnectionId
+        ) {
           return "the acknowledgement does not echo challenge, connection and workspace"
         }
         proof = ack.paymentCapabilities ?? proof
@@ -236,18 +254,30 @@ const doctor = (options: DoctorOptions) =>
       })
 
     const handshake = (id: string, title: string, withRevision: boolean) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const request = yield* signedHandshake(keys, withRevision)
         const answer = yield* post(request.headers, request.bytes)
         if (answer._tag === "None") return add(id, title, false, "the endpoint could not be reached")
         const reason = yield* validAck(answer.value, request.nonce)
         add(id, title, reason === "ok", reason)
       })
-    yield* handshake("handshake_revision", `A signed handshake for revision ${revision} is acknowledged correctly`, true)
-    yield* handshake("handshake_without_revision", "A handshake without the revision header is acknowledged (backends without Payment)", false)
+    yield* handshake(
+      "handshake_revision",
+      `A signed handshake for revision ${revision} is acknowledged correctly`,
+      true
+    )
+    yield* handshake(
+      "handshake_without_revision",
+      "A handshake without the revision header is acknowledged (backends without Payment)",
+      false
+    )
 
-    const refused = (id: string, title: string, build: Effect.Effect<{ readonly headers: Record<string, string>; readonly bytes: Uint8Array }, never, Crypto>) =>
-      Effect.gen(function*() {
+    const refused = (
+      id: string,
+      title: string,
+      build: Effect.Effect<{ readonly headers: Record<string, string>; readonly bytes: Uint8Array }, never, Crypto>
+    ) =>
+      Effect.gen(function* () {
         const request = yield* build
         const answer = yield* post(request.headers, request.bytes)
         if (answer._tag === "None") return add(id, title, false, "the endpoint could not be reached")
@@ -257,22 +287,43 @@ const doctor = (options: DoctorOptions) =>
     // Only `connectionId` changes, a field the endpoint echoes and has nothing to compare with: only
     // checking the signature over the raw bytes can catch it (a tampered workspace would also be
     // caught by a plain workspace comparison).
-    yield* refused("tamper_rejected", "A tampered body (connectionId changed after signing) is refused", Effect.map(signedHandshake(keys, true), (r) => ({
-      headers: r.headers,
-      bytes: encodeBody({ ...r.body, connectionId: tamperedConnectionId })
-    })))
+    yield* refused(
+      "tamper_rejected",
+      "A tampered body (connectionId changed after signing) is refused",
+      Effect.map(signedHandshake(keys, true), (r) => ({
+        headers: r.headers,
+        bytes: encodeBody({ ...r.body, connectionId: tamperedConnectionId })
+      }))
+    )
     yield* refused(
       "workspace_mismatch_rejected",
       "A correctly signed handshake for another workspace is refused",
       signedHandshake(keys, true, otherWorkspaceId)
     )
-    yield* refused("stale_rejected", "A stale timestamp (10 minutes old) is refused", Effect.gen(function*() {
-      const r = yield* signedHandshake(keys, true)
-      const timestamp = formatTimestamp(Date.now() - 10 * 60_000)
-      const signature = yield* computeSignature(keys.actionSigning, "handshake_request" as Purpose, timestamp, r.nonce, r.bytes)
-      return { headers: { ...r.headers, [headerNames.timestamp]: timestamp, [headerNames.signature]: signature }, bytes: r.bytes }
-    }))
-    yield* refused("wrong_secret_rejected", "A message signed with another secret is refused", signedHandshake(wrongKeys, true))
+    yield* refused(
+      "stale_rejected",
+      "A stale timestamp (10 minutes old) is refused",
+      Effect.gen(function* () {
+        const r = yield* signedHandshake(keys, true)
+        const timestamp = formatTimestamp(Date.now() - 10 * 60_000)
+        const signature = yield* computeSignature(
+          keys.actionSigning,
+          "handshake_request" as Purpose,
+          timestamp,
+          r.nonce,
+          r.bytes
+        )
+        return {
+          headers: { ...r.headers, [headerNames.timestamp]: timestamp, [headerNames.signature]: signature },
+          bytes: r.bytes
+        }
+      })
+    )
+    yield* refused(
+      "wrong_secret_rejected",
+      "A message signed with another secret is refused",
+      signedHandshake(wrongKeys, true)
+    )
     // A replay: the exact same signed request twice; the second must be refused.
     const replay = yield* signedHandshake(keys, true)
     yield* post(replay.headers, replay.bytes)
@@ -305,29 +356,43 @@ const doctor = (options: DoctorOptions) =>
         requestNonce: nonce
       })
       const deliver = (headerKey: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const nonce = yield* freshNonce
           const bytes = encodeBody(execution(nonce))
           const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
           const answer = yield* post({ ...headers, [headerNames.idempotencyKey]: headerKey }, bytes)
           if (answer._tag === "None") return { reason: "the endpoint could not be reached" } as const
-          if (answer.value.status !== 202) return { reason: `answered HTTP ${answer.value.status}, expected 202` } as const
-          const verified = yield* verifier.verifyAndDecode(Acknowledgement, {
-            purpose: "dispatch_response",
-            keys,
-            headers: answer.value.headers,
-            body: answer.value.body,
-            nonceScope: "doctor:dispatch_response"
-          }).pipe(Effect.either)
-          if (verified._tag === "Left") return { reason: `the acknowledgement is not valid (${verified.left._tag})` } as const
+          if (answer.value.status !== 202)
+            return { reason: `answered HTTP ${answer.value.status}, expected 202` } as const
+          const verified = yield* verifier
+            .verifyAndDecode(Acknowledgement, {
+              purpose: "dispatch_response",
+              keys,
+              headers: answer.value.headers,
+              body: answer.value.body,
+              nonceScope: "doctor:dispatch_response"
+            })
+            .pipe(Effect.either)
+          if (verified._tag === "Left")
+            return { reason: `the acknowledgement is not valid (${verified.left._tag})` } as const
           const ack = verified.right.body
-          if (ack.actionRequestId !== actionRequestId || ack.providerIdempotencyKey !== key || ack.requestNonce !== nonce || ack.workspaceId !== options.workspaceId) {
+          if (
+            ack.actionRequestId !== actionRequestId ||
+            ack.providerIdempotencyKey !== key ||
+            ack.requestNonce !== nonce ||
+            ack.workspaceId !== options.workspaceId
+          ) {
             return { reason: "the acknowledgement does not echo every binding" } as const
           }
           return { reason: "ok", state: ack.state } as const
         })
       const first = yield* deliver(key)
-      add("execution_acknowledged", "A signed execution gets a signed acknowledgement (202)", first.reason === "ok", first.reason === "ok" ? `ok (${first.state})` : first.reason)
+      add(
+        "execution_acknowledged",
+        "A signed execution gets a signed acknowledgement (202)",
+        first.reason === "ok",
+        first.reason === "ok" ? `ok (${first.state})` : first.reason
+      )
       const second = yield* deliver(key)
       const same = first.reason === "ok" && second.reason === "ok" && second.state === first.state
       // Only the answers are visible from here: whether the backend ran the duplicate is not.
@@ -335,11 +400,20 @@ const doctor = (options: DoctorOptions) =>
         "duplicate_idempotent",
         "A duplicate execution (same key, fresh nonce) gets the original acknowledgement state (a second run inside the backend is not visible to the doctor)",
         same,
-        same ? "ok (same acknowledgement state; not a proof of a single run)" : second.reason === "ok" ? "the duplicate got another state" : second.reason
+        same
+          ? "ok (same acknowledgement state; not a proof of a single run)"
+          : second.reason === "ok"
+            ? "the duplicate got another state"
+            : second.reason
       )
       const mismatch = yield* deliver("pva_" + "0".repeat(64))
       const refusedMismatch = mismatch.reason !== "ok"
-      add("key_mismatch_rejected", "An execution whose idempotency header differs from the body is refused", refusedMismatch, refusedMismatch ? "ok" : "it was acknowledged")
+      add(
+        "key_mismatch_rejected",
+        "An execution whose idempotency header differs from the body is refused",
+        refusedMismatch,
+        refusedMismatch ? "ok" : "it was acknowledged"
+      )
     }
     if (options.payments !== undefined) {
       yield* runPaymentChecks(options.payments, {
@@ -351,7 +425,8 @@ const doctor = (options: DoctorOptions) =>
         revision,
         verifier,
         post: (headers, body) => post(headers, body),
-        add: (id, title, status, reason, section) => checks.push({ id, title, ok: status !== "failed", status, section, reason })
+        add: (id, title, status, reason, section) =>
+          checks.push({ id, title, ok: status !== "failed", status, section, reason })
       })
     }
     return { ok: checks.every((c) => c.ok), checks }
@@ -366,18 +441,31 @@ const sectionTitles: Record<CheckSection, string> = {
 /**
  * The checklist as text lines (✓ passed, ✗ failed, ? not verified with why), by section: the
  * payment test cases apart from the handshake results.
- *
- * @since 0.1.0
  */
 export const formatReport = (report: DoctorReport): string => {
   const sections = [...new Set(report.checks.map((c) => c.section ?? "handshake"))]
   const line = (c: DoctorCheck) => {
     const status = c.status ?? (c.ok ? "passed" : "failed")
-    return status === "passed" ? `✓ ${c.title}` : status === "failed" ? `✗ ${c.title} — ${c.reason}` : `? ${c.title} — not verified: ${c.reason}`
+    return status === "passed"
+      ? `✓ ${c.title}`
+      : status === "failed"
+        ? `✗ ${c.title} — ${c.reason}`
+        : `? ${c.title} — not verified: ${c.reason}`
   }
-  const body = sections.length === 1 && sections[0] === "handshake"
-    ? report.checks.map(line)
-    : sections.flatMap((section) => [`${sectionTitles[section]}:`, ...report.checks.filter((c) => (c.section ?? "handshake") === section).map((c) => `  ${line(c)}`)])
+  const body =
+    sections.length === 1 && sections[0] === "handshake"
+      ? report.checks.map(line)
+      : sections.flatMap((section) => [
+          `${sectionTitles[section]}:`,
+          ...report.checks.filter((c) => (c.section ?? "handshake") === section).map((c) => `  ${line(c)}`)
+        ])
   const unverified = report.checks.filter((c) => c.status === "not_verified").length
-  return [...body, report.ok ? (unverified > 0 ? `no check failed; ${unverified} not verified` : "all checks passed") : "some checks failed"].join("\n")
+  return [
+    ...body,
+    report.ok
+      ? unverified > 0
+        ? `no check failed; ${unverified} not verified`
+        : "all checks passed"
+      : "some checks failed"
+  ].join("\n")
 }

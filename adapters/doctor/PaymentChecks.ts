@@ -25,8 +25,6 @@
  *   test data only: a live secret key stops them with one clear line. A case is driven through
  *   the endpoint (a signed Payment execution), the provider's test API (confirm with a test card,
  *   refund) and signed reconciliation reads of the endpoint; a case not run says why.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -41,8 +39,6 @@ import * as StripeProvider from "../stripe/StripeProvider.ts"
 
 /**
  * The Stripe installation values and what else the payment checks may use.
- *
- * @since 0.1.0
  */
 export interface DoctorPaymentOptions {
   readonly secretKey: string
@@ -66,20 +62,12 @@ export interface DoctorPaymentOptions {
   readonly settleMillis?: number
 }
 
-/**
- * @since 0.1.0
- */
 export type CheckStatus = "passed" | "failed" | "not_verified"
 
-/**
- * @since 0.1.0
- */
 export type CheckSection = "handshake" | "installation" | "payment_tests"
 
 /**
  * What the payment checks need from the doctor run.
- *
- * @since 0.1.0
  */
 export interface PaymentCheckContext {
   readonly endpoint: string
@@ -90,8 +78,15 @@ export interface PaymentCheckContext {
   readonly proof: PaymentCapabilities | undefined
   readonly revision: number
   readonly verifier: Verifier
-  readonly post: (headers: Record<string, string>, body: Uint8Array) => Effect.Effect<
-    { readonly _tag: "Some"; readonly value: { readonly status: number; readonly headers: Record<string, string>; readonly body: Uint8Array } } | { readonly _tag: "None" }
+  readonly post: (
+    headers: Record<string, string>,
+    body: Uint8Array
+  ) => Effect.Effect<
+    | {
+        readonly _tag: "Some"
+        readonly value: { readonly status: number; readonly headers: Record<string, string>; readonly body: Uint8Array }
+      }
+    | { readonly _tag: "None" }
   >
   readonly add: (id: string, title: string, status: CheckStatus, reason: string, section: CheckSection) => void
 }
@@ -101,11 +96,12 @@ const sleep = (millis: number) => Effect.sleep(`${millis} millis`)
 
 /**
  * Runs checks 1–6.
- *
- * @since 0.1.0
  */
-export const runPaymentChecks = (options: DoctorPaymentOptions, context: PaymentCheckContext): Effect.Effect<void, never, Crypto> =>
-  Effect.gen(function*() {
+export const runPaymentChecks = (
+  options: DoctorPaymentOptions,
+  context: PaymentCheckContext
+): Effect.Effect<void, never, Crypto> =>
+  Effect.gen(function* () {
     const { add } = context
     const crypto = yield* Crypto
     const config = {
@@ -114,18 +110,23 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
       ...(options.apiBase !== undefined ? { apiBase: options.apiBase } : {})
     }
     const stripe = StripeProvider.client(config)
-    const installation = (id: string, title: string, status: CheckStatus, reason: string) => add(id, title, status, reason, "installation")
+    const installation = (id: string, title: string, status: CheckStatus, reason: string) =>
+      add(id, title, status, reason, "installation")
 
     // 1: the provider account behind the credentials (with Connect: the connected account they act for).
     const own = yield* Effect.either(StripeProvider.accountOf(config))
-    const connected = own._tag === "Right" && options.connectedAccountId !== undefined && options.connectedAccountId !== own.right.id
-      ? options.connectedAccountId
-      : undefined
+    const connected =
+      own._tag === "Right" && options.connectedAccountId !== undefined && options.connectedAccountId !== own.right.id
+        ? options.connectedAccountId
+        : undefined
     /** Every provider call of the checks acts for the connected account, when there is one. */
     const on: Stripe.RequestOptions | undefined = connected === undefined ? undefined : { stripeAccount: connected }
     {
       const title = "1. The provider account behind STRIPE_SECRET_KEY is the account connected to the workspace"
-      const account = connected === undefined ? own : yield* Effect.either(StripeProvider.accountOf({ ...config, connectedAccountId: connected }))
+      const account =
+        connected === undefined
+          ? own
+          : yield* Effect.either(StripeProvider.accountOf({ ...config, connectedAccountId: connected }))
       if (own._tag === "Left") {
         installation("provider_account", title, "not_verified", `the provider could not be asked (${own.left.reason})`)
       } else if (account._tag === "Left") {
@@ -148,15 +149,29 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
         }
         if (problems.length > 0) installation("provider_account", title, "failed", problems.join("; "))
         else if (context.proof === undefined && options.connectedAccountId === undefined) {
-          installation("provider_account", title, "not_verified", "nothing to compare with: no capability proof in the handshake and no ACCORD_CONNECTED_ACCOUNT_ID")
-        } else installation("provider_account", title, "passed", connected === undefined ? "ok" : "ok (a connected account; the platform's key acts for it)")
+          installation(
+            "provider_account",
+            title,
+            "not_verified",
+            "nothing to compare with: no capability proof in the handshake and no ACCORD_CONNECTED_ACCOUNT_ID"
+          )
+        } else
+          installation(
+            "provider_account",
+            title,
+            "passed",
+            connected === undefined ? "ok" : "ok (a connected account; the platform's key acts for it)"
+          )
       }
     }
 
     // 2: test or live, everywhere.
     {
       const title = "2. Keys, prices, webhook and the workspace connection use the same test or live environment"
-      const modes: Array<[string, boolean]> = [["STRIPE_SECRET_KEY", isLive(options.secretKey)], ["STRIPE_PUBLISHABLE_KEY", isLive(options.publishableKey)]]
+      const modes: Array<[string, boolean]> = [
+        ["STRIPE_SECRET_KEY", isLive(options.secretKey)],
+        ["STRIPE_PUBLISHABLE_KEY", isLive(options.publishableKey)]
+      ]
       if (context.proof !== undefined) modes.push(["the handshake's livemode", context.proof.livemode])
       const unread: Array<string> = []
       for (const id of options.priceIds ?? []) {
@@ -166,25 +181,36 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
       }
       const live = modes.filter(([, mode]) => mode).map(([name]) => name)
       const test = modes.filter(([, mode]) => !mode).map(([name]) => name)
-      if (live.length > 0 && test.length > 0) installation("mode_agreement", title, "failed", `live: ${live.join(", ")}; test: ${test.join(", ")}`)
-      else if (unread.length > 0) installation("mode_agreement", title, "not_verified", `prices not readable: ${unread.join(", ")}`)
+      if (live.length > 0 && test.length > 0)
+        installation("mode_agreement", title, "failed", `live: ${live.join(", ")}; test: ${test.join(", ")}`)
+      else if (unread.length > 0)
+        installation("mode_agreement", title, "not_verified", `prices not readable: ${unread.join(", ")}`)
       else if (context.proof === undefined || (options.priceIds ?? []).length === 0) {
-        installation("mode_agreement", title, "not_verified", `keys agree (${live.length > 0 ? "live" : "test"}); not compared: ${[context.proof === undefined ? "the handshake's livemode" : "", (options.priceIds ?? []).length === 0 ? "prices (none given)" : ""].filter((x) => x !== "").join(", ")}`)
+        installation(
+          "mode_agreement",
+          title,
+          "not_verified",
+          `keys agree (${live.length > 0 ? "live" : "test"}); not compared: ${[context.proof === undefined ? "the handshake's livemode" : "", (options.priceIds ?? []).length === 0 ? "prices (none given)" : ""].filter((x) => x !== "").join(", ")}`
+        )
       } else installation("mode_agreement", title, "passed", `all ${live.length > 0 ? "live" : "test"}`)
     }
 
     // 3: the three installation values under the exact names.
     {
-      const title = "3. Browser key, installation ID and server key are set under STRIPE_PUBLISHABLE_KEY, ACCORD_WORKSPACE_ID, STRIPE_SECRET_KEY and distinct"
+      const title =
+        "3. Browser key, installation ID and server key are set under STRIPE_PUBLISHABLE_KEY, ACCORD_WORKSPACE_ID, STRIPE_SECRET_KEY and distinct"
       const env = options.env
-      if (env === undefined) installation("installation_values", title, "not_verified", "the app's environment was not given")
+      if (env === undefined)
+        installation("installation_values", title, "not_verified", "the app's environment was not given")
       else {
         const names = ["STRIPE_PUBLISHABLE_KEY", "ACCORD_WORKSPACE_ID", "STRIPE_SECRET_KEY"] as const
         const missing = names.filter((name) => (env[name] ?? "").trim() === "")
         const values = names.map((name) => env[name] ?? "")
         if (missing.length > 0) installation("installation_values", title, "failed", `not set: ${missing.join(", ")}`)
-        else if (new Set(values).size !== values.length) installation("installation_values", title, "failed", "two of the values are equal")
-        else if (!env.STRIPE_PUBLISHABLE_KEY!.startsWith("pk_")) installation("installation_values", title, "failed", "STRIPE_PUBLISHABLE_KEY is not a publishable key")
+        else if (new Set(values).size !== values.length)
+          installation("installation_values", title, "failed", "two of the values are equal")
+        else if (!env.STRIPE_PUBLISHABLE_KEY!.startsWith("pk_"))
+          installation("installation_values", title, "failed", "STRIPE_PUBLISHABLE_KEY is not a publishable key")
         else installation("installation_values", title, "passed", "ok")
       }
     }
@@ -193,18 +219,37 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
     {
       const title = "4. The webhook signing secret is a third secret, distinct from the dispatch and completion secrets"
       const reused = context.connectorSecrets.includes(options.webhookSecret)
-      if (reused) installation("webhook_secret_separate", title, "failed", "the webhook secret equals a connector secret")
-      else if (!options.webhookSecret.startsWith("whsec_")) installation("webhook_secret_separate", title, "failed", "the webhook secret is not a webhook signing secret (whsec_…)")
+      if (reused)
+        installation("webhook_secret_separate", title, "failed", "the webhook secret equals a connector secret")
+      else if (!options.webhookSecret.startsWith("whsec_"))
+        installation(
+          "webhook_secret_separate",
+          title,
+          "failed",
+          "the webhook secret is not a webhook signing secret (whsec_…)"
+        )
       else installation("webhook_secret_separate", title, "passed", "ok")
     }
 
     // 5: the deployed webhook route.
-    const webhookProbes: ReadonlyArray<[string, string, (payload: string) => string | undefined, (status: number) => boolean]> = [
-      ["webhook_unsigned_rejected", "5. The webhook route refuses an unsigned delivery", () => undefined, (s) => s >= 400 && s < 500],
+    const webhookProbes: ReadonlyArray<
+      [string, string, (payload: string) => string | undefined, (status: number) => boolean]
+    > = [
+      [
+        "webhook_unsigned_rejected",
+        "5. The webhook route refuses an unsigned delivery",
+        () => undefined,
+        (s) => s >= 400 && s < 500
+      ],
       [
         "webhook_stale_rejected",
         "5. The webhook route refuses a stale signed delivery",
-        (payload) => stripe.webhooks.generateTestHeaderString({ payload, secret: options.webhookSecret, timestamp: Math.floor(Date.now() / 1000) - 3600 }),
+        (payload) =>
+          stripe.webhooks.generateTestHeaderString({
+            payload,
+            secret: options.webhookSecret,
+            timestamp: Math.floor(Date.now() / 1000) - 3600
+          }),
         (s) => s >= 400 && s < 500
       ],
       [
@@ -228,33 +273,48 @@ export const runPaymentChecks = (options: DoctorPaymentOptions, context: Payment
         data: { object: { id: "accord_doctor_probe", object: "accord_doctor" } }
       })
       const header = signature(payload)
-      const answer = yield* Effect.option(Effect.tryPromise(() =>
-        fetch(options.webhookUrl!, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...(header !== undefined ? { "stripe-signature": header } : {}) },
-          body: payload,
-          redirect: "manual",
-          signal: AbortSignal.timeout(10_000)
-        })
-      ))
+      const answer = yield* Effect.option(
+        Effect.tryPromise(() =>
+          fetch(options.webhookUrl!, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              ...(header !== undefined ? { "stripe-signature": header } : {})
+            },
+            body: payload,
+            redirect: "manual",
+            signal: AbortSignal.timeout(10_000)
+          })
+        )
+      )
       if (answer._tag === "None") installation(id, title, "failed", "the webhook route could not be reached")
       else {
         yield* Effect.promise(() => answer.value.arrayBuffer().catch(() => undefined))
-        installation(id, title, expected(answer.value.status) ? "passed" : "failed", expected(answer.value.status) ? "ok" : `answered HTTP ${answer.value.status}`)
+        installation(
+          id,
+          title,
+          expected(answer.value.status) ? "passed" : "failed",
+          expected(answer.value.status) ? "ok" : `answered HTTP ${answer.value.status}`
+        )
       }
     }
     installation(
       "revision_zero",
       "5. The handler supports the initial connection revision zero",
       context.revision === 0 ? "passed" : "not_verified",
-      context.revision === 0 ? "ok (the handshake for revision 0 was checked)" : `the configured revision is ${context.revision}`
+      context.revision === 0
+        ? "ok (the handshake for revision 0 was checked)"
+        : `the configured revision is ${context.revision}`
     )
 
     yield* paymentTests(options, context, stripe, on)
   })
 
 const cases = [
-  ["payment_test_success", "6. Success: a test payment is confirmed and the endpoint reports it succeeded, from a verified webhook"],
+  [
+    "payment_test_success",
+    "6. Success: a test payment is confirmed and the endpoint reports it succeeded, from a verified webhook"
+  ],
   ["payment_test_decline", "6. Decline: a declined test card never reads as succeeded"],
   ["payment_test_retries", "6. Retries: a redelivered Payment execution returns the same continuation"],
   ["payment_test_account_isolation", "6. Account isolation: a read for another account is refused"],
@@ -267,7 +327,7 @@ const paymentTests = (
   stripe: Stripe,
   on: Stripe.RequestOptions | undefined
 ): Effect.Effect<void, never, Crypto> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const test = (id: string, status: CheckStatus, reason: string) =>
       context.add(id, cases.find(([name]) => name === id)![1], status, reason, "payment_tests")
     if (options.runPaymentTests !== true) {
@@ -290,7 +350,7 @@ const paymentTests = (
 
     /** One signed Payment execution for `accountId`; the continuation's intent id, or why not. */
     const execution = (actionRequestId: string, accountId: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = yield* deriveProviderIdempotencyKey(context.workspaceId, actionRequestId)
         const nonce = yield* freshNonce
         const body = {
@@ -321,15 +381,19 @@ const paymentTests = (
         const answer = yield* context.post({ ...headers, [headerNames.idempotencyKey]: key }, bytes)
         if (answer._tag === "None") return { error: "the endpoint could not be reached" } as const
         if (answer.value.status !== 202) return { error: `answered HTTP ${answer.value.status}` } as const
-        const json = JSON.parse(new TextDecoder().decode(answer.value.body)) as { state?: string; continuation?: { clientSecret?: string } }
+        const json = JSON.parse(new TextDecoder().decode(answer.value.body)) as {
+          state?: string
+          continuation?: { clientSecret?: string }
+        }
         const secret = json.continuation?.clientSecret
-        if (json.state !== "accepted" || typeof secret !== "string") return { error: "accepted with no payment continuation" } as const
+        if (json.state !== "accepted" || typeof secret !== "string")
+          return { error: "accepted with no payment continuation" } as const
         return { key, clientSecret: secret, intentId: secret.split("_secret_")[0]! } as const
       })
 
     /** One signed reconciliation read; the observation, or the HTTP status it was refused with. */
     const read = (actionRequestId: string, key: string, intentId: string, accountId: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const intent = yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.retrieve(intentId, {}, on)))
         const amount = intent._tag === "Right" ? intent.right.amount : 0
         const currency = intent._tag === "Right" ? intent.right.currency : "usd"
@@ -350,23 +414,37 @@ const paymentTests = (
           requestedAt: new Date().toISOString()
         }
         const bytes = encodeBody(body)
-        const headers = yield* sign({ purpose: "payment_reconciliation_request", keys: context.keys, body: bytes, nonce })
+        const headers = yield* sign({
+          purpose: "payment_reconciliation_request",
+          keys: context.keys,
+          body: bytes,
+          nonce
+        })
         const answer = yield* context.post(headers, bytes)
         if (answer._tag === "None") return { status: 0 } as const
         if (answer.value.status !== 200) return { status: answer.value.status } as const
-        const verified = yield* Effect.either(context.verifier.verifyAndDecode(PaymentObservation, {
-          purpose: "payment_reconciliation_response",
-          keys: context.keys,
-          headers: answer.value.headers,
-          body: answer.value.body,
-          nonceScope: "doctor:payment_reconciliation_response"
-        }))
-        return verified._tag === "Left" ? { status: -1 } as const : { status: 200, observation: verified.right.body } as const
+        const verified = yield* Effect.either(
+          context.verifier.verifyAndDecode(PaymentObservation, {
+            purpose: "payment_reconciliation_response",
+            keys: context.keys,
+            headers: answer.value.headers,
+            body: answer.value.body,
+            nonceScope: "doctor:payment_reconciliation_response"
+          })
+        )
+        return verified._tag === "Left"
+          ? ({ status: -1 } as const)
+          : ({ status: 200, observation: verified.right.body } as const)
       })
 
     /** Reads until `done` or the settle time is over; the last observation. */
-    const readUntil = (actionRequestId: string, key: string, intentId: string, done: (o: PaymentObservation) => boolean) =>
-      Effect.gen(function*() {
+    const readUntil = (
+      actionRequestId: string,
+      key: string,
+      intentId: string,
+      done: (o: PaymentObservation) => boolean
+    ) =>
+      Effect.gen(function* () {
         const deadline = Date.now() + settle
         let last: PaymentObservation | undefined
         while (Date.now() < deadline) {
@@ -388,37 +466,82 @@ const paymentTests = (
       return
     }
     const again = yield* execution(paidId, "accord_doctor_a")
-    test("payment_test_retries", !("error" in again) && again.clientSecret === paid.clientSecret ? "passed" : "failed",
-      "error" in again ? again.error : again.clientSecret === paid.clientSecret ? "ok (same intent)" : "another intent was returned")
-    const confirmed = yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.confirm(paid.intentId, { payment_method: "pm_card_visa" }, on)))
+    test(
+      "payment_test_retries",
+      !("error" in again) && again.clientSecret === paid.clientSecret ? "passed" : "failed",
+      "error" in again
+        ? again.error
+        : again.clientSecret === paid.clientSecret
+          ? "ok (same intent)"
+          : "another intent was returned"
+    )
+    const confirmed = yield* Effect.either(
+      Effect.tryPromise(() => stripe.paymentIntents.confirm(paid.intentId, { payment_method: "pm_card_visa" }, on))
+    )
     if (confirmed._tag === "Left") {
       test("payment_test_success", "failed", "the provider refused to confirm the test payment")
     } else {
-      const observed = yield* readUntil(paidId, paid.key, paid.intentId, (o) => o.outcome === "succeeded" && o.eventSignatureVerified)
-      test("payment_test_success", observed?.outcome === "succeeded" && observed.eventSignatureVerified ? "passed" : "failed",
-        observed === undefined ? "no observation was read" : observed.outcome !== "succeeded" ? `read as ${observed.outcome}` : observed.eventSignatureVerified ? "ok" : "no verified webhook event reached the endpoint")
+      const observed = yield* readUntil(
+        paidId,
+        paid.key,
+        paid.intentId,
+        (o) => o.outcome === "succeeded" && o.eventSignatureVerified
+      )
+      test(
+        "payment_test_success",
+        observed?.outcome === "succeeded" && observed.eventSignatureVerified ? "passed" : "failed",
+        observed === undefined
+          ? "no observation was read"
+          : observed.outcome !== "succeeded"
+            ? `read as ${observed.outcome}`
+            : observed.eventSignatureVerified
+              ? "ok"
+              : "no verified webhook event reached the endpoint"
+      )
     }
     const isolated = yield* read(paidId, paid.key, paid.intentId, "accord_doctor_b")
-    test("payment_test_account_isolation", isolated.status >= 400 && isolated.status < 500 ? "passed" : "failed",
-      isolated.status >= 400 && isolated.status < 500 ? "ok" : `answered HTTP ${isolated.status}`)
-    if (confirmed._tag === "Left") test("payment_test_refund", "not_verified", "not run: the test payment was not confirmed")
+    test(
+      "payment_test_account_isolation",
+      isolated.status >= 400 && isolated.status < 500 ? "passed" : "failed",
+      isolated.status >= 400 && isolated.status < 500 ? "ok" : `answered HTTP ${isolated.status}`
+    )
+    if (confirmed._tag === "Left")
+      test("payment_test_refund", "not_verified", "not run: the test payment was not confirmed")
     else {
-      const refunded = yield* Effect.either(Effect.tryPromise(() => stripe.refunds.create({ payment_intent: paid.intentId }, on)))
+      const refunded = yield* Effect.either(
+        Effect.tryPromise(() => stripe.refunds.create({ payment_intent: paid.intentId }, on))
+      )
       if (refunded._tag === "Left") test("payment_test_refund", "failed", "the provider refused the refund")
       else {
         const observed = yield* readUntil(paidId, paid.key, paid.intentId, (o) => o.outcome === "reversed")
-        test("payment_test_refund", observed?.outcome === "reversed" ? "passed" : "failed", observed?.outcome === "reversed" ? "ok" : `read as ${observed?.outcome ?? "nothing"}`)
+        test(
+          "payment_test_refund",
+          observed?.outcome === "reversed" ? "passed" : "failed",
+          observed?.outcome === "reversed" ? "ok" : `read as ${observed?.outcome ?? "nothing"}`
+        )
       }
     }
     const declinedId = globalThis.crypto.randomUUID()
     const declined = yield* execution(declinedId, "accord_doctor_a")
     if ("error" in declined) test("payment_test_decline", "failed", declined.error)
     else {
-      yield* Effect.either(Effect.tryPromise(() => stripe.paymentIntents.confirm(declined.intentId, { payment_method: "pm_card_chargeDeclined" }, on)))
+      yield* Effect.either(
+        Effect.tryPromise(() =>
+          stripe.paymentIntents.confirm(declined.intentId, { payment_method: "pm_card_chargeDeclined" }, on)
+        )
+      )
       yield* sleep(Math.min(settle, 1_000))
       const answer = yield* read(declinedId, declined.key, declined.intentId, "accord_doctor_a")
       const observed = "observation" in answer ? answer.observation : undefined
       const ok = observed !== undefined && observed.outcome !== "succeeded"
-      test("payment_test_decline", ok ? "passed" : "failed", ok ? `ok (read as ${observed.outcome})` : observed !== undefined ? "read as succeeded" : `answered HTTP ${answer.status}`)
+      test(
+        "payment_test_decline",
+        ok ? "passed" : "failed",
+        ok
+          ? `ok (read as ${observed.outcome})`
+          : observed !== undefined
+            ? "read as succeeded"
+            : `answered HTTP ${answer.status}`
+      )
     }
   })

@@ -5,14 +5,9 @@
  *
  * Every answer carries `cache-control: no-store`: answers hold account data, keys or problems,
  * none of which a cache should keep.
- *
- * @since 0.1.0
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
-/**
- * @since 0.1.0
- */
 export interface Answer {
   readonly status: number
   /** Lowercase header names; `content-type` is always present. */
@@ -23,8 +18,6 @@ export interface Answer {
 
 /**
  * An `application/json` answer.
- *
- * @since 0.1.0
  */
 export const json = (body: unknown, status = 200, contentType = "application/json"): Answer => ({
   status,
@@ -34,8 +27,6 @@ export const json = (body: unknown, status = 200, contentType = "application/jso
 
 /**
  * The answer as a platform response.
- *
- * @since 0.1.0
  */
 export const toResponse = (answer: Answer): HttpServerResponse.HttpServerResponse => {
   const { "content-type": contentType, ...headers } = answer.headers
@@ -44,8 +35,6 @@ export const toResponse = (answer: Answer): HttpServerResponse.HttpServerRespons
 
 /**
  * An `application/json` platform response (`toResponse(json(body, status))`).
- *
- * @since 0.1.0
  */
 export const jsonResponse = (body: unknown, status = 200): HttpServerResponse.HttpServerResponse =>
   toResponse(json(body, status))

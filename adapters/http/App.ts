@@ -8,8 +8,6 @@
  * 500 whose cause goes to the log, never to the client. Each request is logged with its method,
  * path, status and duration only: no headers, query strings or bodies, which is where secrets
  * travel.
- *
- * @since 0.1.0
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -39,9 +37,6 @@ import * as Runtime from "./routes/Runtime.ts"
 import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
 import * as Reference from "./routes/Reference.ts"
 
-/**
- * @since 0.1.0
- */
 export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions, Metrics.MetricsOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
@@ -49,8 +44,6 @@ export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRou
 
 /**
  * The services the app runs on; storage provides the stores and `Readiness`.
- *
- * @since 0.1.0
  */
 export type AppServices =
   | Health.HealthServices
@@ -68,15 +61,11 @@ export type AppServices =
 
 /**
  * What the routes fail with: edge problems and core's domain errors (answered by `ErrorMap`).
- *
- * @since 0.1.0
  */
 export type AppError = Problem.Problem | ErrorMap.DomainError
 
 /**
  * The workspace administrator's routes, relative to `/api/admin/v1/workspaces/{workspaceId}`.
- *
- * @since 0.1.0
  */
 export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
   ApiKeys.routes(options.maxBodyBytes).pipe(
@@ -91,8 +80,6 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
 
 /**
  * The routes. Fails with `AppError` (and `RouteNotFound`); `make` turns those into responses.
- *
- * @since 0.1.0
  */
 export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
   Health.routes.pipe(
@@ -113,33 +100,36 @@ const targetDetail = {
 /**
  * The whole app: routes, problem responses for every failure, request logging, and in-flight
  * tracking for graceful shutdown. Never fails: only a client abort interrupts it.
- *
- * @since 0.1.0
  */
 export const make = (options: AppOptions): HttpApp.Default<never, AppServices> => {
   const routes = router(options)
   const routed = recordRoute(routes).pipe(
     Effect.catchAll((error) =>
       error._tag === "RouteNotFound"
-        // the request as received: a mount's `RouteNotFound` carries its prefix-stripped copy
-        ? Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-          Problem.toResponse(Unrouted.problem(routes, request.method, request.url)))
+        ? // the request as received: a mount's `RouteNotFound` carries its prefix-stripped copy
+          Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+            Problem.toResponse(Unrouted.problem(routes, request.method, request.url))
+          )
         : Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error)))
     ),
     Effect.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)
         ? Effect.failCause(cause)
-        : Effect.as(Effect.logError("unexpected error while handling a request", cause), Problem.toResponse(Problem.internal))
+        : Effect.as(
+            Effect.logError("unexpected error while handling a request", cause),
+            Problem.toResponse(Problem.internal)
+          )
     )
   )
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const drain = yield* Drain
     const matched = { route: unmatchedRoute }
     const refused = targetProblem(request.url)
-    const answered = refused === undefined
-      ? Effect.provideService(routed, MatchedRoute, matched)
-      : Effect.succeed(Problem.toResponse(Problem.badRequest(refused, targetDetail[refused])))
+    const answered =
+      refused === undefined
+        ? Effect.provideService(routed, MatchedRoute, matched)
+        : Effect.succeed(Problem.toResponse(Problem.badRequest(refused, targetDetail[refused])))
     return yield* drain.track(withRequestLog(request.method, () => matched.route)(answered))
   })
 }

@@ -9,8 +9,6 @@
  * The admin routes have one guard, `guarded(scopes)`: every route under
  * `/api/admin/v1/workspaces/{workspaceId}` states which scopes it accepts, and its handler runs with
  * the path's workspace only once the key is authorized there.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -29,8 +27,6 @@ const tokenPattern = /^[\x21-\x7e]{16,512}$/
 
 /**
  * The secret from an `Authorization` header value, if it is a well-formed Bearer credential.
- *
- * @since 0.1.0
  */
 export const parseBearer = (header: string | undefined): Option.Option<Redacted.Redacted<string>> => {
   const token = bearerToken(header)
@@ -46,14 +42,12 @@ const bearerToken = (header: string | undefined): string | undefined => {
 /**
  * Resolves an `Authorization` header value to the live key it presents, with the key store and
  * crypto already in hand (a route that authenticates every request resolves them once).
- *
- * @since 0.1.0
  */
 export const bearerAuthenticator: Effect.Effect<
   (header: string | undefined) => Effect.Effect<ApiKeyRecord, Problem.Problem>,
   never,
   ApiKeyStore | Crypto
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const store = yield* ApiKeyStore
   const crypto = yield* Crypto
   const liveKey = (key: Option.Option<ApiKeyRecord>) =>
@@ -77,14 +71,12 @@ const noBearerKey = () => Problem.unauthorized("a valid API key is required (Aut
  * What `bearerAuthenticator` would answer, when that needs no waiting: a header without a
  * well-formed Bearer credential (401), or a live key in the store's lookup cache (with a
  * synchronous digest). `undefined` otherwise: then run `bearerAuthenticator`.
- *
- * @since 0.1.0
  */
 export const settledAuthenticator: Effect.Effect<
   (header: string | undefined, now: number) => Either.Either<ApiKeyRecord, Problem.Problem> | undefined,
   never,
   ApiKeyStore | Crypto
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const store = yield* ApiKeyStore
   const crypto = yield* Crypto
   const hashSync = crypto.unsafeSha256HexSync
@@ -100,41 +92,28 @@ export const settledAuthenticator: Effect.Effect<
 
 /**
  * The live key presented by the request.
- *
- * @since 0.1.0
  */
 export const authenticate: Effect.Effect<
   ApiKeyRecord,
   Problem.Problem,
   HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
-> = Effect.flatMap(
-  Effect.zip(bearerAuthenticator, HttpServerRequest.HttpServerRequest),
-  ([authenticate, request]) => authenticate(request.headers["authorization"])
+> = Effect.flatMap(Effect.zip(bearerAuthenticator, HttpServerRequest.HttpServerRequest), ([authenticate, request]) =>
+  authenticate(request.headers["authorization"])
 )
 
 /**
  * Which keys may use an admin route: `admin` keys only, or also `developer:read` keys (the reads
  * of the Events view, account profiles, feature gates and the connector).
- *
- * @since 0.1.0
  */
 export type AdminScopes = ReadonlyArray<ApiKeyScope>
 
-/**
- * @since 0.1.0
- */
 export const adminOnly: AdminScopes = ["admin"]
 
-/**
- * @since 0.1.0
- */
 export const adminOrDeveloper: AdminScopes = ["admin", "developer:read"]
 
 /**
  * The one admin guard. For a route under `/workspaces/:workspaceId`: the path's workspace, once
  * the request's key is live (401), belongs to that workspace (403) and has one of `scopes` (403).
- *
- * @since 0.1.0
  */
 export const authorizeWorkspaceKey = (
   scopes: AdminScopes
@@ -158,36 +137,35 @@ export const authorizeWorkspaceKey = (
 
 /**
  * `authorizeWorkspaceKey`, answering the workspace only.
- *
- * @since 0.1.0
  */
-export const authorizeWorkspace = (scopes: AdminScopes) => Effect.map(authorizeWorkspaceKey(scopes), ({ workspaceId }) => workspaceId)
+export const authorizeWorkspace = (scopes: AdminScopes) =>
+  Effect.map(authorizeWorkspaceKey(scopes), ({ workspaceId }) => workspaceId)
 
 /**
  * An admin route's handler behind the guard: it runs, with the authorized workspace, only once
  * `authorizeWorkspace(scopes)` has passed.
- *
- * @since 0.1.0
  */
-export const guarded = (scopes: AdminScopes) =>
-<A, E, R>(
-  handler: (workspaceId: string) => Effect.Effect<A, E, R>
-): Effect.Effect<
-  A,
-  E | Problem.Problem,
-  R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
-> => Effect.flatMap(authorizeWorkspace(scopes), handler)
+export const guarded =
+  (scopes: AdminScopes) =>
+  <A, E, R>(
+    handler: (workspaceId: string) => Effect.Effect<A, E, R>
+  ): Effect.Effect<
+    A,
+    E | Problem.Problem,
+    R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
+  > =>
+    Effect.flatMap(authorizeWorkspace(scopes), handler)
 
 /**
  * `guarded`, with the key that passed the guard (for routes that record who acted).
- *
- * @since 0.1.0
  */
-export const guardedAs = (scopes: AdminScopes) =>
-<A, E, R>(
-  handler: (workspaceId: string, key: ApiKeyRecord) => Effect.Effect<A, E, R>
-): Effect.Effect<
-  A,
-  E | Problem.Problem,
-  R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
-> => Effect.flatMap(authorizeWorkspaceKey(scopes), ({ key, workspaceId }) => handler(workspaceId, key))
+export const guardedAs =
+  (scopes: AdminScopes) =>
+  <A, E, R>(
+    handler: (workspaceId: string, key: ApiKeyRecord) => Effect.Effect<A, E, R>
+  ): Effect.Effect<
+    A,
+    E | Problem.Problem,
+    R | HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
+  > =>
+    Effect.flatMap(authorizeWorkspaceKey(scopes), ({ key, workspaceId }) => handler(workspaceId, key))

@@ -8,14 +8,12 @@
  * An oversized body is still read (and discarded) up to `drainBytes` past the limit before the 413
  * is sent: stopping early makes Node destroy the socket, and the client would see a reset instead
  * of the answer. Past that allowance the connection is dropped.
- *
- * @since 0.1.0
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import type * as ParseResult from "effect/ParseResult"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as FastDecode from "../../core/protocol/FastDecode.ts"
 import { exactParseOptions } from "../../core/protocol/messages/Common.ts"
@@ -25,22 +23,16 @@ import * as Problem from "./Problem.ts"
 
 /**
  * How far past the limit an oversized body is drained so the 413 reaches the client.
- *
- * @since 0.1.0
  */
 export const drainBytes: number = 1024 * 1024
 
 /**
  * 400: the connection failed while the body was being read.
- *
- * @since 0.1.0
  */
 export const unreadable: Problem.Problem = Problem.badRequest("unreadable_body", "the request body could not be read")
 
 /**
  * The body length a `Content-Length` header declares, if it is a plain decimal number.
- *
- * @since 0.1.0
  */
 export const declaredLength = (header: string | undefined): number | undefined =>
   header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined
@@ -49,8 +41,6 @@ export const declaredLength = (header: string | undefined): number | undefined =
  * One body being read in chunks, whichever stream delivers them (the platform's request stream, a
  * `node:http` request's events): the chunks within `maxBytes` are kept, and past it the rest is
  * only counted, up to `drainBytes`, so the 413 reaches the client.
- *
- * @since 0.1.0
  */
 export interface LimitedBody {
   /** Takes the next chunk; `false` once the body is more than `drainBytes` past the limit: stop reading. */
@@ -84,15 +74,11 @@ class Chunks implements LimitedBody {
 
 /**
  * A body of at most `maxBytes` to read in chunks.
- *
- * @since 0.1.0
  */
 export const limitedBody = (maxBytes: number): LimitedBody => new Chunks(maxBytes)
 
 /**
  * Whether a `Content-Length` header declares more than `maxBytes`: such a body is refused at once.
- *
- * @since 0.1.0
  */
 export const declaresTooMuch = (header: string | undefined, maxBytes: number): boolean => {
   const declared = declaredLength(header)
@@ -105,8 +91,6 @@ const hasNoWebBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
 
 /**
  * Reads the request body as bytes. Over `maxBytes`: 413 `content_too_large`.
- *
- * @since 0.1.0
  */
 export const readBytes = (
   maxBytes: number
@@ -117,8 +101,13 @@ export const readBytes = (
     if (declared === 0 || hasNoWebBody(request)) return Effect.succeed(new Uint8Array(0))
     // A declared length within the limit: the platform reads it in one piece (the common case).
     if (declared !== undefined) {
-      return Effect.flatMap(Effect.mapError(request.arrayBuffer, () => unreadable), (buffer) =>
-        buffer.byteLength > maxBytes ? Effect.fail(Problem.contentTooLarge(maxBytes)) : Effect.succeed(new Uint8Array(buffer)))
+      return Effect.flatMap(
+        Effect.mapError(request.arrayBuffer, () => unreadable),
+        (buffer) =>
+          buffer.byteLength > maxBytes
+            ? Effect.fail(Problem.contentTooLarge(maxBytes))
+            : Effect.succeed(new Uint8Array(buffer))
+      )
     }
     return Effect.suspend(() => {
       const body = limitedBody(maxBytes)
@@ -134,8 +123,6 @@ export const readBytes = (
  * Field errors without the received values, one per field path. Schema's default messages end in
  * `, actual <value>`, which D8 forbids echoing (a misplaced secret would come straight back), so
  * they are cut there; `messages` gives fixed wording for known paths (`""` is the whole body).
- *
- * @since 0.1.0
  */
 export const fieldErrors = (
   error: ParseResult.ParseError,
@@ -147,23 +134,20 @@ export const fieldErrors = (
  * content type is not JSON, 413 when too large, 400 `malformed_json` when not UTF-8 JSON (a
  * byte-order mark included), `duplicate_key` or `unstorable_text` (`ErrorMap.malformedBody`), 400 `invalid_body` with `errors` when the shape is wrong (`messages`:
  * see `fieldErrors`).
- *
- * @since 0.1.0
  */
 export const readJson = <A, I>(
   schema: Schema.Schema<A, I, never>,
   maxBytes: number,
   messages?: Readonly<Record<string, string>>
 ): Effect.Effect<A, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!isJsonContentType(request.headers["content-type"])) {
       return yield* Effect.fail(Problem.unsupportedMediaType("application/json"))
     }
     const bytes = yield* readBytes(maxBytes)
     const json = yield* Effect.mapError(parseJsonBody(bytes), malformedBody)
-    return yield* Effect.mapError(
-      FastDecode.decodeUnknown(schema, exactParseOptions)(json),
-      (error) => Problem.badRequest("invalid_body", "the request body has invalid fields", fieldErrors(error, messages))
+    return yield* Effect.mapError(FastDecode.decodeUnknown(schema, exactParseOptions)(json), (error) =>
+      Problem.badRequest("invalid_body", "the request body has invalid fields", fieldErrors(error, messages))
     )
   })

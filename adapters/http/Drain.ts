@@ -8,17 +8,12 @@
  * `drain` first, before it closes the HTTP server: from then on `/readyz` reports 503 (load
  * balancers stop routing here) and the call waits until no request is in flight, or the grace
  * period ends.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-/**
- * @since 0.1.0
- */
 export interface DrainService {
   /** Counts `self` as in flight while it runs. */
   readonly track: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -33,14 +28,8 @@ export interface DrainService {
   readonly drain: (timeout: Duration.DurationInput) => Effect.Effect<void>
 }
 
-/**
- * @since 0.1.0
- */
 export class Drain extends Context.Tag("@accord/adapters/http/Drain")<Drain, DrainService>() {}
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<DrainService> = Effect.sync(() => {
   let inFlight = 0
   let draining = false
@@ -52,7 +41,12 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
     if (--inFlight === 0) idle.unsafeOpen()
   }
   return {
-    track: (self) => Effect.acquireUseRelease(Effect.sync(enter), () => self, () => Effect.sync(leave)),
+    track: (self) =>
+      Effect.acquireUseRelease(
+        Effect.sync(enter),
+        () => self,
+        () => Effect.sync(leave)
+      ),
     unsafeEnter: () => {
       enter()
       let left = false
@@ -66,12 +60,13 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
     drain: (timeout) =>
       Effect.suspend(() => {
         draining = true
-        return Effect.timeoutTo(idle.await, { duration: timeout, onSuccess: () => undefined, onTimeout: () => undefined })
+        return Effect.timeoutTo(idle.await, {
+          duration: timeout,
+          onSuccess: () => undefined,
+          onTimeout: () => undefined
+        })
       })
   }
 })
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<Drain> = Layer.effect(Drain, make)

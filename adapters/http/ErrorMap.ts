@@ -8,8 +8,6 @@
  * Failures only the edge knows (413, 415, malformed body, a key's scope) are raised as `Problem`s
  * by the edge itself and pass through unchanged. (`BootstrapKeyConflict` never reaches HTTP: it
  * stops the start, worded by `adapters/config/StartupLog.ts`.)
- *
- * @since 0.1.0
  */
 import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
 import { approvalRefusals, type ApprovalRefused } from "../../core/approval/Approvals.ts"
@@ -27,8 +25,6 @@ import * as Problem from "./Problem.ts"
 
 /**
  * Every core domain error that can reach an HTTP answer.
- *
- * @since 0.1.0
  */
 export type DomainError =
   | StorageError
@@ -48,8 +44,6 @@ export type DomainError =
 
 /**
  * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
- *
- * @since 0.1.0
  */
 export const storageUnavailable = (_: StorageError): Problem.Problem =>
   Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
@@ -58,8 +52,6 @@ export const storageUnavailable = (_: StorageError): Problem.Problem =>
  * 400 for a body the strict parser refused: `malformed_json` (not UTF-8 JSON), `duplicate_key`
  * or `unstorable_text`, the last two naming where through `Safety.pathSegment` (a received name
  * that is data itself is never echoed).
- *
- * @since 0.1.0
  */
 export const malformedBody = (error: MalformedBody): Problem.Problem => {
   switch (error.reason) {
@@ -77,7 +69,7 @@ export const malformedBody = (error: MalformedBody): Problem.Problem => {
 }
 
 const bodyPath = (at: ReadonlyArray<string | number>): string =>
-  at.map((segment) => typeof segment === "number" ? String(segment) : pathSegment(segment)).join(".")
+  at.map((segment) => (typeof segment === "number" ? String(segment) : pathSegment(segment))).join(".")
 
 /** Why a completion was refused decides its status; the code and detail are core's. */
 const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
@@ -90,8 +82,6 @@ const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
 
 /**
  * The problem answering a domain error; a `Problem` (raised by the edge) is already one.
- *
- * @since 0.1.0
  */
 export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem => {
   switch (error._tag) {
@@ -115,7 +105,11 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         "the workspace has no active connector revision; register and check the connection first"
       )
     case "PaymentSnapshotMismatch":
-      return Problem.make(422, "payment_snapshot_mismatch", `the payment snapshot does not fit the action (${error.reason})`)
+      return Problem.make(
+        422,
+        "payment_snapshot_mismatch",
+        `the payment snapshot does not fit the action (${error.reason})`
+      )
     case "PaymentModeNotEnabled":
       // Names the mode and the gate's reason code only: never evidence, account hashes or secrets.
       return Problem.make(
@@ -124,7 +118,10 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         `payment mode ${error.mode} is not enabled for the active connector revision (${error.reason}); a fresh signed handshake proof including it is required`
       )
     case "InvalidIdempotencyKey":
-      return Problem.badRequest("invalid_idempotency_key", "the Idempotency-Key header must be 1 to 255 visible ASCII characters")
+      return Problem.badRequest(
+        "invalid_idempotency_key",
+        "the Idempotency-Key header must be 1 to 255 visible ASCII characters"
+      )
     case "IdempotencyKeyReused":
       // Never echoes either body: the caller knows what it sent.
       return Problem.make(

@@ -10,8 +10,6 @@
  * (the event may still commit) when the client goes away.
  *
  * `NodeServer.layerServer` installs it in front of the app; any other request goes to the app.
- *
- * @since 0.1.0
  */
 import { clientAbortFiberId } from "@effect/platform/HttpServerError"
 import * as Context from "effect/Context"
@@ -28,15 +26,11 @@ import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 
 /**
  * Handles the request and returns `true`, or returns `false` and leaves it to the app.
- *
- * @since 0.1.0
  */
 export type FastRoute = (request: IncomingMessage, response: ServerResponse) => boolean
 
 /**
  * The routes a `node:http` server answers before the platform app.
- *
- * @since 0.1.0
  */
 export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
 
@@ -50,7 +44,7 @@ const readNodeBody = (
   request: IncomingMessage,
   maxBytes: number,
   done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void
-): () => void => {
+): (() => void) => {
   const none = () => {}
   if (declaresTooMuch(request.headers["content-length"], maxBytes)) {
     done(Exit.fail(Problem.contentTooLarge(maxBytes)))
@@ -88,8 +82,6 @@ const readNodeBody = (
 /**
  * Writes an answer on a `node:http` response (nothing when one was already written or the socket is
  * gone).
- *
- * @since 0.1.0
  */
 export const send = (response: ServerResponse, answer: Answer): void => {
   if (response.headersSent || response.destroyed) return
@@ -108,11 +100,9 @@ const pathOf = (url: string | undefined): string => {
  * The ingest route for a `node:http` server, bound to the services it runs on. Without the request
  * log it runs the pipeline's callback form (`IngestPipeline.run`: no fiber per request); with it,
  * the effect form inside the log.
- *
- * @since 0.1.0
  */
 export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute, never, IngestServices | Drain> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const drain = yield* Drain
     const pipeline = yield* makeIngest(options)
@@ -131,11 +121,18 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
         // The body is read inside the pipeline's effect; the answer is written when its fiber
         // ends, before it counts as no longer in flight.
         const fiber = runFork(
-          withRequestLog("POST", () => ingestPath)(pipeline({
-            authorization: request.headers["authorization"],
-            contentType: request.headers["content-type"],
-            body: Effect.async<Uint8Array, Problem.Problem>((resume) => Effect.sync(readNodeBody(request, maxEventBytes, resume)))
-          }))
+          withRequestLog(
+            "POST",
+            () => ingestPath
+          )(
+            pipeline({
+              authorization: request.headers["authorization"],
+              contentType: request.headers["content-type"],
+              body: Effect.async<Uint8Array, Problem.Problem>((resume) =>
+                Effect.sync(readNodeBody(request, maxEventBytes, resume))
+              )
+            })
+          )
         )
         fiber.addObserver((exit) => {
           reply(response, Exit.isSuccess(exit) ? exit.value : undefined)
@@ -150,16 +147,19 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
       // The client went away: stop reading its body (an event already handed to the commit may
       // still be stored).
       response.on("close", () => stopReading())
-      pipeline.run({
-        authorization: request.headers["authorization"],
-        contentType: request.headers["content-type"],
-        readBody: (done) => {
-          stopReading = readNodeBody(request, maxEventBytes, done)
+      pipeline.run(
+        {
+          authorization: request.headers["authorization"],
+          contentType: request.headers["content-type"],
+          readBody: (done) => {
+            stopReading = readNodeBody(request, maxEventBytes, done)
+          }
+        },
+        (answer) => {
+          reply(response, answer)
+          leave()
         }
-      }, (answer) => {
-        reply(response, answer)
-        leave()
-      })
+      )
       return true
     }
   })

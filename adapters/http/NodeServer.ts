@@ -9,8 +9,6 @@
  * unanswered for good (a readiness probe would hang instead of failing). Once an app has stopped
  * being served, every answer (the fast routes' too) closes its connection, so the listener's close
  * does not wait on a client that keeps a keep-alive connection busy.
- *
- * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -23,16 +21,15 @@ import { FastRoutes, send } from "./NodeIngest.ts"
 import * as Problem from "./Problem.ts"
 
 const notServing = Problem.toAnswer(
-  Problem.make(503, "not_serving", "the server is starting or stopping; retry shortly", { headers: { "retry-after": "1" } })
+  Problem.make(503, "not_serving", "the server is starting or stopping; retry shortly", {
+    headers: { "retry-after": "1" }
+  })
 )
 
-/**
- * @since 0.1.0
- */
 export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes> =>
   Layer.scoped(
     HttpServer.HttpServer,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fast = yield* FastRoutes
       const node = createServer()
       // A client may half-close its side once the request is sent (`shutdown(SHUT_WR)`, as
@@ -57,10 +54,10 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
       return HttpServer.make({
         address: server.address,
         serve: (app, middleware) =>
-          Effect.gen(function*() {
-            const handler = yield* (middleware === undefined
+          Effect.gen(function* () {
+            const handler = yield* middleware === undefined
               ? NodeHttpServer.makeHandler(app)
-              : NodeHttpServer.makeHandler(app, middleware))
+              : NodeHttpServer.makeHandler(app, middleware)
             served.push(handler)
             yield* Effect.addFinalizer(() =>
               Effect.sync(() => {

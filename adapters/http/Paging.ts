@@ -3,28 +3,18 @@
  * `limit` (1 to 200, default 50) and an opaque `cursor` from the previous page's `nextCursor`,
  * answered as `{ data, nextCursor }` like `GET /events`. A page is read with one row more than
  * asked for, which says whether there is a next page.
- *
- * @since 0.1.0
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Problem from "./Problem.ts"
 
-/**
- * @since 0.1.0
- */
 export const defaultPageSize = 50
 
-/**
- * @since 0.1.0
- */
 export const maxPageSize = 200
 
 /**
  * A list route's query, as parsed so far: its parameters, the field errors found, and the limit.
- *
- * @since 0.1.0
  */
 export interface ListQuery {
   readonly params: URLSearchParams
@@ -35,8 +25,6 @@ export interface ListQuery {
 /**
  * The request's query and its `limit`. The original URL: under a prefixed router, `url` is cut by
  * the prefix pattern's length.
- *
- * @since 0.1.0
  */
 export const listQuery: Effect.Effect<ListQuery, never, HttpServerRequest.HttpServerRequest> = Effect.map(
   HttpServerRequest.HttpServerRequest,
@@ -54,8 +42,6 @@ export const listQuery: Effect.Effect<ListQuery, never, HttpServerRequest.HttpSe
 
 /**
  * A query parameter that must be one of `allowed`, if present (a field error otherwise).
- *
- * @since 0.1.0
  */
 export const oneOf = <A extends string>(query: ListQuery, name: string, allowed: ReadonlyArray<A>): A | undefined => {
   const value = query.params.get(name)
@@ -70,11 +56,16 @@ const fromUtf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** Base64url of the text's UTF-8, unpadded. */
 const encode = (text: string): string =>
-  btoa(String.fromCharCode(...utf8.encode(text))).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "")
+  btoa(String.fromCharCode(...utf8.encode(text)))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replaceAll("=", "")
 
 const decode = (cursor: string): string | undefined => {
   try {
-    return fromUtf8.decode(Uint8Array.from(atob(cursor.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0)))
+    return fromUtf8.decode(
+      Uint8Array.from(atob(cursor.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0))
+    )
   } catch {
     return undefined
   }
@@ -82,15 +73,11 @@ const decode = (cursor: string): string | undefined => {
 
 /**
  * The cursor after a row ordered by a time and an id.
- *
- * @since 0.1.0
  */
 export const encodeTimeCursor = (at: number, id: string): string => encode(`${at}:${id}`)
 
 /**
  * The `cursor` parameter as a time and an id, if present (a field error if it is not one).
- *
- * @since 0.1.0
  */
 export const timeCursor = (query: ListQuery): Option.Option<{ readonly at: number; readonly id: string }> => {
   const text = query.params.get("cursor")
@@ -107,15 +94,11 @@ export const timeCursor = (query: ListQuery): Option.Option<{ readonly at: numbe
 
 /**
  * The cursor after a row ordered by a text key (an account id).
- *
- * @since 0.1.0
  */
 export const encodeTextCursor = (key: string): string => encode(key)
 
 /**
  * The `cursor` parameter as a text key, if present (a field error if it is not one).
- *
- * @since 0.1.0
  */
 export const textCursor = (query: ListQuery): Option.Option<string> => {
   const text = query.params.get("cursor")
@@ -131,8 +114,6 @@ export const textCursor = (query: ListQuery): Option.Option<string> => {
 /**
  * A page from `limit + 1` rows read: the first `limit`, and the cursor after the last of them when
  * there were more.
- *
- * @since 0.1.0
  */
 export const pageOf = <A, B>(
   rows: ReadonlyArray<A>,

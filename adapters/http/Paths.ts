@@ -1,22 +1,16 @@
 /**
  * Route prefixes shared by the HTTP modules (DESIGN "HTTP surface").
- *
- * @since 0.1.0
  */
 import { isSafeIdentifier } from "../../core/protocol/Identifier.ts"
 import { isStorableText } from "../../core/protocol/Text.ts"
 
 /**
  * Prefix of the workspace administrator routes.
- *
- * @since 0.1.0
  */
 export const adminPrefix = "/api/admin/v1/workspaces" as const
 
 /**
  * The one workspace every admin route sits under; its routes are declared relative to it.
- *
- * @since 0.1.0
  */
 export const adminWorkspacePath = `${adminPrefix}/:workspaceId` as const
 
@@ -27,8 +21,6 @@ export const adminWorkspacePath = `${adminPrefix}/:workspaceId` as const
  * and every query name and value, percent-decoded, must be UTF-8 text that can be stored (no
  * U+0000). One check at the edge for every route's parameters, so no such value reaches storage
  * (where it would fail as a 503).
- *
- * @since 0.1.0
  */
 export const targetProblem = (url: string): "invalid_path" | "invalid_query" | undefined => {
   const hash = url.indexOf("#")

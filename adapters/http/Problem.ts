@@ -10,8 +10,6 @@
  *
  * A `Problem` is built only from fixed texts chosen by the code that raises it: never a stack
  * trace, a secret, a header or a received value, so rendering it can never leak one.
- *
- * @since 0.1.0
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Schema from "effect/Schema"
@@ -21,8 +19,6 @@ import * as Answer from "./Answer.ts"
  * One failing field of a request body: where (dotted path, `""` for the whole body) and what was
  * expected, and where one answer lists issues of several kinds, the kind (a problem `code`).
  * Never the received value.
- *
- * @since 0.1.0
  */
 export const ProblemFieldError: Schema.Struct<{
   path: typeof Schema.String
@@ -30,16 +26,11 @@ export const ProblemFieldError: Schema.Struct<{
   code: Schema.optional<typeof Schema.String>
 }> = Schema.Struct({ path: Schema.String, message: Schema.String, code: Schema.optional(Schema.String) })
 
-/**
- * @since 0.1.0
- */
 export type ProblemFieldError = typeof ProblemFieldError.Type
 
 /**
  * An HTTP error answered as problem details. `headers` carries the few headers a status requires
  * (`WWW-Authenticate` on 401, `Retry-After` on 429).
- *
- * @since 0.1.0
  */
 export class Problem extends Schema.TaggedError<Problem>()("Problem", {
   status: Schema.Int,
@@ -55,16 +46,11 @@ export class Problem extends Schema.TaggedError<Problem>()("Problem", {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const contentType: string = "application/problem+json"
 
 /**
  * The problem `type` URI for a code. A URN rather than a URL: Accord has no documentation host,
  * and RFC 9457 only needs the URI to be stable and unique per problem type.
- *
- * @since 0.1.0
  */
 export const typeUri = (code: string): string => `urn:accord:problem:${code}`
 
@@ -85,16 +71,12 @@ const titles: Record<number, string> = {
 
 /**
  * At most this many field errors in one problem.
- *
- * @since 0.1.0
  */
 export const maxFieldErrors = 20
 
 /**
  * At most about this many bytes of field errors (serialized) in one problem, keeping the whole
  * answer under 8 KiB.
- *
- * @since 0.1.0
  */
 export const maxFieldErrorsBytes = 6 * 1024
 
@@ -103,13 +85,12 @@ const maxFieldTextLength = 512
 
 const utf8 = new TextEncoder()
 
-const cut = (text: string): string => (text.length > maxFieldTextLength ? text.slice(0, maxFieldTextLength - 1) + "…" : text)
+const cut = (text: string): string =>
+  text.length > maxFieldTextLength ? text.slice(0, maxFieldTextLength - 1) + "…" : text
 
 /**
  * The first field errors that fit the bounds ({@link maxFieldErrors}, {@link maxFieldErrorsBytes}),
  * and how many were left out.
- *
- * @since 0.1.0
  */
 export const boundFieldErrors = (
   errors: ReadonlyArray<ProblemFieldError>
@@ -118,9 +99,10 @@ export const boundFieldErrors = (
   let bytes = 2
   for (const error of errors) {
     if (kept.length >= maxFieldErrors) break
-    const bounded: ProblemFieldError = error.path.length > maxFieldTextLength || error.message.length > maxFieldTextLength
-      ? { ...error, path: cut(error.path), message: cut(error.message) }
-      : error
+    const bounded: ProblemFieldError =
+      error.path.length > maxFieldTextLength || error.message.length > maxFieldTextLength
+        ? { ...error, path: cut(error.path), message: cut(error.message) }
+        : error
     bytes += utf8.encode(JSON.stringify(bounded)).length + 1
     if (bytes > maxFieldErrorsBytes) break
     kept.push(bounded)
@@ -135,8 +117,6 @@ const boundedErrors = (errors: ReadonlyArray<ProblemFieldError>) => {
 
 /**
  * A problem whose title is the status's reason phrase (RFC 9457 recommends that for generic types).
- *
- * @since 0.1.0
  */
 export const make = (
   status: number,
@@ -155,72 +135,49 @@ export const make = (
 
 /**
  * 400: the request cannot be read (malformed JSON, invalid fields).
- *
- * @since 0.1.0
  */
 export const badRequest = (code: string, detail: string, errors?: ReadonlyArray<ProblemFieldError>): Problem =>
   make(400, code, detail, errors === undefined ? undefined : { errors })
 
 /**
  * 401 with the Bearer challenge (RFC 6750): no, unknown or revoked credentials.
- *
- * @since 0.1.0
  */
 export const unauthorized = (detail: string): Problem =>
   make(401, "unauthorized", detail, { headers: { "www-authenticate": "Bearer" } })
 
 /**
  * 403: authenticated, but the key's scope or workspace does not allow this.
- *
- * @since 0.1.0
  */
 export const forbidden = (detail: string): Problem => make(403, "forbidden", detail)
 
-/**
- * @since 0.1.0
- */
 export const notFound = (detail: string): Problem => make(404, "not_found", detail)
 
 /**
  * 405 with the `Allow` header (RFC 9110 §15.5.6): the path exists, but not for this method.
- *
- * @since 0.1.0
  */
 export const methodNotAllowed = (method: string, allowed: ReadonlyArray<string>): Problem =>
   make(405, "method_not_allowed", `${method} is not allowed on this path; allowed: ${allowed.join(", ")}`, {
     headers: { allow: allowed.join(", ") }
   })
 
-/**
- * @since 0.1.0
- */
 export const contentTooLarge = (maxBytes: number): Problem =>
   make(413, "content_too_large", `the request body exceeds ${maxBytes} bytes`)
 
-/**
- * @since 0.1.0
- */
 export const unsupportedMediaType = (expected: string): Problem =>
   make(415, "unsupported_media_type", `the request body must be ${expected}`)
 
 /**
  * 503: a dependency (storage) is unreachable; the request may be retried.
- *
- * @since 0.1.0
  */
 export const unavailable = (code: string, detail: string): Problem => make(503, code, detail)
 
 /**
  * 500 with a fixed detail: whatever went wrong stays in the server log.
- *
- * @since 0.1.0
  */
 export const internal: Problem = make(500, "internal_error", "an unexpected error occurred")
 
 /**
  * A problem as an `application/problem+json` answer.
- *
- * @since 0.1.0
  */
 export const toAnswer = (problem: Problem): Answer.Answer => {
   const answer = Answer.json(
@@ -241,7 +198,6 @@ export const toAnswer = (problem: Problem): Answer.Answer => {
 
 /**
  * Renders a problem as an `application/problem+json` response.
- *
- * @since 0.1.0
  */
-export const toResponse = (problem: Problem): HttpServerResponse.HttpServerResponse => Answer.toResponse(toAnswer(problem))
+export const toResponse = (problem: Problem): HttpServerResponse.HttpServerResponse =>
+  Answer.toResponse(toAnswer(problem))

@@ -2,37 +2,24 @@
  * The `Readiness` port behind `GET /readyz`: can this process serve requests right now? The storage
  * layer provides it (the database answers and its migrations are applied), so the HTTP app never
  * knows which storage it runs on (`adapters/sql/Readiness.ts` for SQL, `layerAlwaysReady` for memory).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface ReadinessService {
   /** Succeeds when storage is reachable and migrated; fails with why not. */
   readonly check: Effect.Effect<void, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class Readiness extends Context.Tag("@accord/adapters/http/Readiness")<Readiness, ReadinessService>() {}
 
 /**
  * For memory storage, which is ready as soon as it exists.
- *
- * @since 0.1.0
  */
 export const layerAlwaysReady: Layer.Layer<Readiness> = Layer.succeed(Readiness, { check: Effect.void })
 
-/**
- * @since 0.1.0
- */
 export const layer = <R>(check: Effect.Effect<void, StorageError, R>): Layer.Layer<Readiness, never, R> =>
   Layer.effect(
     Readiness,

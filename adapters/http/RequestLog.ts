@@ -4,8 +4,6 @@
  * secrets and personal data travel (DAI "Data safety": received values are never echoed or
  * logged), whether or not the request was authenticated; a request no route matches is logged as
  * {@link unmatchedRoute}.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Context from "effect/Context"
@@ -17,23 +15,20 @@ import * as LogLevel from "effect/LogLevel"
 
 /**
  * What is logged for a request that no route matched (its path is never logged).
- *
- * @since 0.1.0
  */
 export const unmatchedRoute = "<unmatched>"
 
 /**
  * The matched route's template for the request being handled: written by {@link recordRoute}
  * when a route matches, read when the log line is written.
- *
- * @since 0.1.0
  */
-export class MatchedRoute extends Context.Tag("@accord/adapters/http/MatchedRoute")<MatchedRoute, { route: string }>() {}
+export class MatchedRoute extends Context.Tag("@accord/adapters/http/MatchedRoute")<
+  MatchedRoute,
+  { route: string }
+>() {}
 
 /**
  * Makes every route of `router` record its template in {@link MatchedRoute} (when provided).
- *
- * @since 0.1.0
  */
 export const recordRoute = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
   HttpRouter.use(router, (handler) =>
@@ -41,34 +36,37 @@ export const recordRoute = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
       Effect.flatMap(Effect.serviceOption(MatchedRoute), (matched) => {
         if (matched._tag === "Some") matched.value.route = context.route.path
         return handler
-      })))
+      })
+    )
+  )
 
 /**
  * Logs one request when it ends (status 499, "request aborted", when the client went away first),
  * by its route template: `route` is read when the request ends.
- *
- * @since 0.1.0
  */
-export const withRequestLog = (method: string, route: () => string) =>
-<A extends { readonly status: number }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeNanos), (start) =>
-    Effect.onExit(self, (exit) =>
-      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeNanos), (end) =>
-        Effect.annotateLogs(
-          Effect.logInfo(Exit.isSuccess(exit) ? "request" : "request aborted"),
-          {
-            method,
-            path: route(),
-            status: Exit.isSuccess(exit) ? exit.value.status : 499,
-            durationMs: Math.round(Duration.toMillis(Duration.nanos(end - start)) * 10) / 10
-          }
-        ))))
+export const withRequestLog =
+  (method: string, route: () => string) =>
+  <A extends { readonly status: number }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(
+      Effect.clockWith((clock) => clock.currentTimeNanos),
+      (start) =>
+        Effect.onExit(self, (exit) =>
+          Effect.flatMap(
+            Effect.clockWith((clock) => clock.currentTimeNanos),
+            (end) =>
+              Effect.annotateLogs(Effect.logInfo(Exit.isSuccess(exit) ? "request" : "request aborted"), {
+                method,
+                path: route(),
+                status: Exit.isSuccess(exit) ? exit.value.status : 499,
+                durationMs: Math.round(Duration.toMillis(Duration.nanos(end - start)) * 10) / 10
+              })
+          )
+        )
+    )
 
 /**
  * Whether request lines are logged at the current minimum log level (`LOG_LEVEL` of `Warning` or
  * above turns them off), for a server that decides once instead of per request.
- *
- * @since 0.1.0
  */
 export const requestLogEnabled: Effect.Effect<boolean> = Effect.map(
   FiberRef.get(FiberRef.currentMinimumLogLevel),

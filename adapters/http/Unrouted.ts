@@ -3,8 +3,6 @@
  * methods (RFC 9110 §15.5.6: "The origin server MUST generate an Allow header field in a 405
  * response"), else 404. The allowed methods are read from the router itself, so they never
  * drift from the routes.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Chunk from "effect/Chunk"
@@ -22,7 +20,10 @@ const matchPrefix = (pattern: ReadonlyArray<string>, path: ReadonlyArray<string>
   return pattern.length
 }
 
-const methodsOf = (router: HttpRouter.HttpRouter<unknown, unknown>, path: ReadonlyArray<string>): ReadonlyArray<string> => [
+const methodsOf = (
+  router: HttpRouter.HttpRouter<unknown, unknown>,
+  path: ReadonlyArray<string>
+): ReadonlyArray<string> => [
   ...Chunk.toReadonlyArray(router.routes).flatMap((route) => {
     const pattern = segments(route.path)
     return matchPrefix(pattern, path) === path.length && (pattern.length === path.length || pattern.at(-1) === "*")
@@ -40,8 +41,6 @@ const methodsOf = (router: HttpRouter.HttpRouter<unknown, unknown>, path: Readon
 /**
  * The methods the router serves at `path` (its query string ignored), sorted; empty for an
  * unknown path.
- *
- * @since 0.1.0
  */
 export const allowedMethods = (router: HttpRouter.HttpRouter<any, any>, path: string): ReadonlyArray<string> => {
   const methods = new Set(methodsOf(router, segments(path.split("?")[0]!)))
@@ -50,8 +49,6 @@ export const allowedMethods = (router: HttpRouter.HttpRouter<any, any>, path: st
 
 /**
  * The problem for `method` on `path` when no route took the request.
- *
- * @since 0.1.0
  */
 export const problem = (router: HttpRouter.HttpRouter<any, any>, method: string, path: string): Problem.Problem => {
   const allowed = allowedMethods(router, path)

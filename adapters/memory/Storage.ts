@@ -1,8 +1,6 @@
 /**
  * Every storage port in memory: for tests and for embedding without persistence. The action ledger
  * and the outbox share one table so their combined writes stay atomic.
- *
- * @since 0.1.0
  */
 import * as Layer from "effect/Layer"
 import * as AccountProfileStore from "../../core/ports/AccountProfileStore.ts"
@@ -27,26 +25,28 @@ import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
 /**
  * Every storage port in memory, and the stored-catalog `Revalidation` over them (an embedding host
  * with its own revalidation merges its layer after this one, which replaces it).
- *
- * @since 0.1.0
  */
 export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
   IngestWriter.layerFromStores,
   Revalidation.layerStoredCatalog,
   ApprovalNotifier.layerPickup
-).pipe(Layer.provideMerge(Layer.mergeAll(
-  ApiKeyStore.layerMemory,
-  SecretVault.layerMemory,
-  ConnectionStore.layerMemory,
-  CapabilityRegistry.layerMemory,
-  CatalogStore.layerMemory,
-  // The ledger records the nonces of the kit's execution claims in the same store (`create`'s `nonce`).
-  ActionLedger.layerMemoryWithNonces,
-  EventStore.layerMemory,
-  AccountProfileStore.layerMemory,
-  UsageMeterStore.layerMemory,
-  FeatureGateStore.layerMemory,
-  Transactor.layerMemory,
-  RuntimeSessionStore.layerMemory,
-  ApprovalStore.layerMemory
-)))
+).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      ApiKeyStore.layerMemory,
+      SecretVault.layerMemory,
+      ConnectionStore.layerMemory,
+      CapabilityRegistry.layerMemory,
+      CatalogStore.layerMemory,
+      // The ledger records the nonces of the kit's execution claims in the same store (`create`'s `nonce`).
+      ActionLedger.layerMemoryWithNonces,
+      EventStore.layerMemory,
+      AccountProfileStore.layerMemory,
+      UsageMeterStore.layerMemory,
+      FeatureGateStore.layerMemory,
+      Transactor.layerMemory,
+      RuntimeSessionStore.layerMemory,
+      ApprovalStore.layerMemory
+    )
+  )
+)

@@ -16,8 +16,6 @@
  * timestamptz/timestamp/date as `Date` (PGlite's default; its session time zone is UTC, and it
  * parses `date` as UTC midnight where `pg` uses local midnight, so prefer text for dates),
  * bytea as `Uint8Array` (`pg`: `Buffer`).
- *
- * @since 0.1.0
  */
 import { mkdirSync } from "node:fs"
 import * as Reactivity from "@effect/experimental/Reactivity"
@@ -33,9 +31,6 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
-/**
- * @since 0.1.0
- */
 export interface PgliteClientConfig {
   /** `undefined` or `memory://...`: in memory. A filesystem path: on disk, created if absent. */
   readonly dataDir?: string | undefined
@@ -45,9 +40,6 @@ export interface PgliteClientConfig {
   readonly transformJson?: boolean | undefined
 }
 
-/**
- * @since 0.1.0
- */
 export interface PgliteClient extends Client.SqlClient {
   readonly config: PgliteClientConfig
   /**
@@ -57,9 +49,6 @@ export interface PgliteClient extends Client.SqlClient {
   readonly pglite: PGlite
 }
 
-/**
- * @since 0.1.0
- */
 export const PgliteClient: Context.Tag<PgliteClient, PgliteClient> = Context.GenericTag<PgliteClient>(
   "@accord/adapters/pglite/PgliteClient"
 )
@@ -77,13 +66,20 @@ const isPath = (dataDir: string | undefined): dataDir is string => dataDir !== u
  * drop those. The `SqlError` message carries only the SQLSTATE: the server message can quote an
  * input value (`invalid input syntax for type integer: "..."`).
  */
-const toSqlError = (message: string) => (error: unknown): SqlError => {
-  if (!(error instanceof Error)) return new SqlError({ cause: error, message })
-  const { params: _params, queryOptions: _queryOptions, query: _query, ...fields } = error as Error & Record<string, unknown>
-  const cause = Object.assign(new Error(error.message), fields, { name: "PgliteDatabaseError" })
-  const code = typeof fields["code"] === "string" ? ` (SQLSTATE ${fields["code"]})` : ""
-  return new SqlError({ cause, message: `${message}${code}` })
-}
+const toSqlError =
+  (message: string) =>
+  (error: unknown): SqlError => {
+    if (!(error instanceof Error)) return new SqlError({ cause: error, message })
+    const {
+      params: _params,
+      queryOptions: _queryOptions,
+      query: _query,
+      ...fields
+    } = error as Error & Record<string, unknown>
+    const cause = Object.assign(new Error(error.message), fields, { name: "PgliteDatabaseError" })
+    const code = typeof fields["code"] === "string" ? ` (SQLSTATE ${fields["code"]})` : ""
+    return new SqlError({ cause, message: `${message}${code}` })
+  }
 
 /** PGlite cannot cancel a running statement: wait for it, so the permit is never released early. */
 const attempt = <A>(run: () => Promise<A>): Effect.Effect<A, SqlError> =>
@@ -99,11 +95,13 @@ const makeConnection = (
    * migration file) works on both clients; a multi-statement result is one row array per statement.
    */
   const run = (sql: string, params: ReadonlyArray<unknown>, options?: QueryOptions) =>
-    exclusive(attempt(async (): Promise<ReadonlyArray<any>> => {
-      if (params.length > 0) return (await pglite.query(sql, params as Array<unknown>, options)).rows
-      const results = await pglite.exec(sql, options)
-      return results.length === 1 ? results[0]!.rows : results.map((result) => result.rows)
-    }))
+    exclusive(
+      attempt(async (): Promise<ReadonlyArray<any>> => {
+        if (params.length > 0) return (await pglite.query(sql, params as Array<unknown>, options)).rows
+        const results = await pglite.exec(sql, options)
+        return results.length === 1 ? results[0]!.rows : results.map((result) => result.rows)
+      })
+    )
   const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: TransformRows) =>
     transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params)
   return {
@@ -119,13 +117,11 @@ const makeConnection = (
 
 /**
  * Opens PGlite for the scope; closing the scope waits for an open transaction, then closes it.
- *
- * @since 0.1.0
  */
 export const make = (
   config: PgliteClientConfig
 ): Effect.Effect<PgliteClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const session = yield* Effect.makeSemaphore(1)
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -137,7 +133,7 @@ export const make = (
       }),
       (pglite) =>
         session.withPermits(1)(
-          Effect.tryPromise(() => pglite.closed ? Promise.resolve() : pglite.close()).pipe(
+          Effect.tryPromise(() => (pglite.closed ? Promise.resolve() : pglite.close())).pipe(
             Effect.catchAll((error) => Effect.logWarning("PgliteClient: failed to close the database", error))
           )
         )
@@ -167,12 +163,8 @@ export const make = (
 
 /**
  * Provides both `PgliteClient` and `SqlClient`.
- *
- * @since 0.1.0
  */
-export const layer = (
-  config: PgliteClientConfig = {}
-): Layer.Layer<PgliteClient | Client.SqlClient, SqlError> =>
+export const layer = (config: PgliteClientConfig = {}): Layer.Layer<PgliteClient | Client.SqlClient, SqlError> =>
   Layer.scopedContext(
     Effect.map(make(config), (client) => Context.make(PgliteClient, client).pipe(Context.add(Client.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))

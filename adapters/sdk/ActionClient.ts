@@ -12,8 +12,6 @@
  * and never appears in an error.
  *
  * Built on `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the admin key is secret.
- *
- * @since 0.1.0
  */
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -23,11 +21,15 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { ActionIntake } from "../../core/connector/Action.ts"
-import { failureReason, parseJson, problemFields, retryableStatus, retryAfterMillis, retrySchedule } from "./internal/retrying.ts"
+import {
+  failureReason,
+  parseJson,
+  problemFields,
+  retryableStatus,
+  retryAfterMillis,
+  retrySchedule
+} from "./internal/retrying.ts"
 
-/**
- * @since 0.1.0
- */
 export interface ActionClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
   readonly serviceUrl: string
@@ -49,8 +51,6 @@ export interface ActionClientOptions {
 /**
  * What `submit` answers: the action's id and state; `replayed` when the service answered an earlier
  * intake under the same key (`Idempotent-Replayed: true`). `idempotencyKey` is the key sent.
- *
- * @since 0.1.0
  */
 export interface ActionSubmitted {
   readonly actionRequestId: string
@@ -61,8 +61,6 @@ export interface ActionSubmitted {
 
 /**
  * One entry of an action's history.
- *
- * @since 0.1.0
  */
 export interface ActionHistoryEntry {
   readonly seq: number
@@ -76,8 +74,6 @@ export interface ActionHistoryEntry {
 /**
  * What `status` answers (`GET /action-requests/{id}`): the state and full history, and the other
  * fields the service shows.
- *
- * @since 0.1.0
  */
 export interface ActionStatus {
   readonly actionRequestId: string
@@ -88,8 +84,6 @@ export interface ActionStatus {
 
 /**
  * Options of one `submit`.
- *
- * @since 0.1.0
  */
 export interface SubmitOptions {
   /** The caller's key (1–255 visible ASCII characters), one per action; default a random UUID. */
@@ -98,8 +92,6 @@ export interface SubmitOptions {
 
 /**
  * The service refused the request (a 4xx other than 408 and 429); retrying it cannot succeed.
- *
- * @since 0.1.0
  */
 export class ActionRefused extends Schema.TaggedError<ActionRefused>()("ActionRefused", {
   status: Schema.Number,
@@ -112,8 +104,6 @@ export class ActionRefused extends Schema.TaggedError<ActionRefused>()("ActionRe
  * Every attempt failed with something retryable (`network_error`, `timeout`, `http_429`, `http_5xx`);
  * the last reason is kept. A submit that ends so may still have been taken: submit it again with
  * the same `idempotencyKey`.
- *
- * @since 0.1.0
  */
 export class ActionUnavailable extends Schema.TaggedError<ActionUnavailable>()("ActionUnavailable", {
   attempts: Schema.Number,
@@ -121,14 +111,8 @@ export class ActionUnavailable extends Schema.TaggedError<ActionUnavailable>()("
   idempotencyKey: Schema.optional(Schema.String)
 }) {}
 
-/**
- * @since 0.1.0
- */
 export type ActionClientError = ActionRefused | ActionUnavailable
 
-/**
- * @since 0.1.0
- */
 export interface ActionClient {
   readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Effect.Effect<ActionSubmitted, ActionClientError>
   readonly status: (actionRequestId: string) => Effect.Effect<ActionStatus, ActionClientError>
@@ -136,9 +120,6 @@ export interface ActionClient {
   readonly statusUrl: (actionRequestId: string) => string
 }
 
-/**
- * @since 0.1.0
- */
 export class Actions extends Context.Tag("@accord/sdk/Actions")<Actions, ActionClient>() {}
 
 type Attempt =
@@ -153,9 +134,6 @@ type Refused = Extract<Attempt, { readonly _tag: "Refused" }>
 const problemOf = (json: unknown, status: number): ActionRefused =>
   new ActionRefused(problemFields(json, status, `the service answered ${status}`))
 
-/**
- * @since 0.1.0
- */
 export const make = (options: ActionClientOptions): ActionClient => {
   const adminKey = typeof options.adminKey === "string" ? Redacted.make(options.adminKey) : options.adminKey
   const base = `${options.serviceUrl.replace(/\/+$/, "")}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}/action-requests`
@@ -164,7 +142,11 @@ export const make = (options: ActionClientOptions): ActionClient => {
   const timeout = options.timeoutMillis ?? 10_000
   const doFetch = options.fetch ?? globalThis.fetch
   // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
-  const retryPolicy = retrySchedule<Retry>({ baseDelayMillis: options.baseDelayMillis ?? 250, maxDelayMillis: maxDelay, maxAttempts })
+  const retryPolicy = retrySchedule<Retry>({
+    baseDelayMillis: options.baseDelayMillis ?? 250,
+    maxDelayMillis: maxDelay,
+    maxAttempts
+  })
 
   const attempt = (
     url: string,
@@ -179,19 +161,20 @@ export const make = (options: ActionClientOptions): ActionClient => {
           signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
         })
         const json = parseJson(await response.text())
-        if (response.status >= 200 && response.status < 300) return { _tag: "Done", status: response.status, headers: response.headers, json }
+        if (response.status >= 200 && response.status < 300)
+          return { _tag: "Done", status: response.status, headers: response.headers, json }
         if (retryableStatus(response.status)) {
           const after = retryAfterMillis(response.headers.get("retry-after"), Date.now())
-          return { _tag: "Retry", reason: `http_${response.status}`, ...(after !== undefined ? { afterMillis: after } : {}) }
+          return {
+            _tag: "Retry",
+            reason: `http_${response.status}`,
+            ...(after !== undefined ? { afterMillis: after } : {})
+          }
         }
         return { _tag: "Refused", error: problemOf(json, response.status) }
       },
       catch: (error) => error
-    }).pipe(
-      Effect.catchAll((error) =>
-        Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })
-      )
-    )
+    }).pipe(Effect.catchAll((error) => Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })))
 
   /** Retries the same request (same bytes, same key) until done, refused or out of attempts. */
   const retrying = (
@@ -199,29 +182,41 @@ export const make = (options: ActionClientOptions): ActionClient => {
     init: Parameters<typeof attempt>[1],
     idempotencyKey?: string
   ): Effect.Effect<Done, ActionClientError> => {
-    const once: Effect.Effect<Done | Refused, Retry> = Effect.flatMap(
-      attempt(url, init),
-      (result) => (result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result))
+    const once: Effect.Effect<Done | Refused, Retry> = Effect.flatMap(attempt(url, init), (result) =>
+      result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)
     )
     return Effect.retry(once, retryPolicy).pipe(
       Effect.catchAll((last) =>
-        Effect.fail(new ActionUnavailable({ attempts: maxAttempts, reason: last.reason, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }))
+        Effect.fail(
+          new ActionUnavailable({
+            attempts: maxAttempts,
+            reason: last.reason,
+            ...(idempotencyKey === undefined ? {} : { idempotencyKey })
+          })
+        )
       ),
       Effect.flatMap((result) => (result._tag === "Refused" ? Effect.fail(result.error) : Effect.succeed(result)))
     )
   }
 
-  const submit = (intake: ActionIntake, submitOptions: SubmitOptions = {}): Effect.Effect<ActionSubmitted, ActionClientError> =>
-    Effect.gen(function*() {
+  const submit = (
+    intake: ActionIntake,
+    submitOptions: SubmitOptions = {}
+  ): Effect.Effect<ActionSubmitted, ActionClientError> =>
+    Effect.gen(function* () {
       // Drawn once per submit: every retry of this submit carries the same key.
       const idempotencyKey = submitOptions.idempotencyKey ?? (yield* Effect.sync(() => globalThis.crypto.randomUUID()))
       // Serialized once: every retry sends the same bytes.
       const body = JSON.stringify(intake)
-      const done = yield* retrying(base, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
-        body
-      }, idempotencyKey)
+      const done = yield* retrying(
+        base,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
+          body
+        },
+        idempotencyKey
+      )
       const r = (done.json ?? {}) as Record<string, unknown>
       return {
         actionRequestId: String(r["actionRequestId"] ?? ""),
@@ -236,20 +231,18 @@ export const make = (options: ActionClientOptions): ActionClient => {
   return {
     submit,
     status: (actionRequestId) =>
-      Effect.map(retrying(statusUrl(actionRequestId), { method: "GET", headers: {} }), (done) => done.json as ActionStatus),
+      Effect.map(
+        retrying(statusUrl(actionRequestId), { method: "GET", headers: {} }),
+        (done) => done.json as ActionStatus
+      ),
     statusUrl
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layer = (options: ActionClientOptions): Layer.Layer<Actions> => Layer.succeed(Actions, make(options))
 
 /**
  * From the environment: `ACCORD_SERVICE_URL`, `ACCORD_ADMIN_KEY` (an admin key) and `ACCORD_WORKSPACE_ID`.
- *
- * @since 0.1.0
  */
 export const layerConfig: Layer.Layer<Actions, ConfigError.ConfigError> = Layer.effect(
   Actions,
@@ -266,16 +259,18 @@ export const layerConfig: Layer.Layer<Actions, ConfigError.ConfigError> = Layer.
 /**
  * The same client with Promises, for hosts that do not use Effect. Rejects with the typed error
  * itself (`ActionRefused` or `ActionUnavailable`).
- *
- * @since 0.1.0
  */
-export const makeActionClient = (options: ActionClientOptions): {
+export const makeActionClient = (
+  options: ActionClientOptions
+): {
   readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Promise<ActionSubmitted>
   readonly status: (actionRequestId: string) => Promise<ActionStatus>
 } => {
   const client = make(options)
   const run = <A>(effect: Effect.Effect<A, ActionClientError>): Promise<A> =>
-    Effect.runPromise(Effect.either(effect)).then((result) => (result._tag === "Right" ? result.right : Promise.reject(result.left)))
+    Effect.runPromise(Effect.either(effect)).then((result) =>
+      result._tag === "Right" ? result.right : Promise.reject(result.left)
+    )
   return {
     submit: (intake, submitOptions) => run(client.submit(intake, submitOptions)),
     status: (actionRequestId) => run(client.status(actionRequestId))

@@ -7,8 +7,6 @@
  * `errors`. The key is `Redacted` and never appears in an error.
  *
  * Built on `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the ingest key is secret.
- *
- * @since 0.1.0
  */
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -17,12 +15,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { failureReason, parseJson, problemFields, retryableStatus, retryAfterMillis, retrySchedule } from "./internal/retrying.ts"
+import {
+  failureReason,
+  parseJson,
+  problemFields,
+  retryableStatus,
+  retryAfterMillis,
+  retrySchedule
+} from "./internal/retrying.ts"
 import { buildFeatureAccessEvent, type FeatureAccessInput } from "../../core/ingest/FeatureAccess.ts"
 
-/**
- * @since 0.1.0
- */
 export interface DirectApiClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
   readonly baseUrl: string
@@ -40,9 +42,6 @@ export interface DirectApiClientOptions {
   readonly fetch?: typeof fetch
 }
 
-/**
- * @since 0.1.0
- */
 export interface IngestAccepted {
   /** `accepted` for a new event (202), `duplicate` for a retry of a stored one (200). */
   readonly status: "accepted" | "duplicate"
@@ -52,8 +51,6 @@ export interface IngestAccepted {
 
 /**
  * The service refused the event (a 4xx other than 429); retrying the same event cannot succeed.
- *
- * @since 0.1.0
  */
 export class IngestRejected extends Schema.TaggedError<IngestRejected>()("IngestRejected", {
   status: Schema.Number,
@@ -64,29 +61,22 @@ export class IngestRejected extends Schema.TaggedError<IngestRejected>()("Ingest
 
 /**
  * Every attempt failed with something retryable; the last reason is kept.
- *
- * @since 0.1.0
  */
 export class IngestUnavailable extends Schema.TaggedError<IngestUnavailable>()("IngestUnavailable", {
   attempts: Schema.Number,
   reason: Schema.String
 }) {}
 
-/**
- * @since 0.1.0
- */
 export type IngestError = IngestRejected | IngestUnavailable
 
 /**
  * One event as the Direct API takes it (snake_case, see the spec's Event table).
- *
- * @since 0.1.0
  */
-export type IngestEvent = Readonly<Record<string, unknown>> & { readonly event_name: string; readonly account_id: string }
+export type IngestEvent = Readonly<Record<string, unknown>> & {
+  readonly event_name: string
+  readonly account_id: string
+}
 
-/**
- * @since 0.1.0
- */
 export interface DirectApiClient {
   /** Sends one event; an event without `event_id` gets a random one so that retries stay idempotent. */
   readonly ingest: (event: IngestEvent) => Effect.Effect<IngestAccepted, IngestError>
@@ -100,16 +90,11 @@ export interface DirectApiClient {
   readonly attempt: (event: IngestEvent) => Effect.Effect<IngestAttempt>
 }
 
-/**
- * @since 0.1.0
- */
 export class DirectApi extends Context.Tag("@accord/sdk/DirectApi")<DirectApi, DirectApiClient>() {}
 
 /**
  * A retryable outcome of one attempt: `http_429`, `http_503`, `timeout`, `network_error`, with the
  * server's `Retry-After` in milliseconds when it sent one.
- *
- * @since 0.1.0
  */
 export interface Retry {
   readonly _tag: "Retry"
@@ -119,8 +104,6 @@ export interface Retry {
 
 /**
  * What one attempt came to.
- *
- * @since 0.1.0
  */
 export type IngestAttempt =
   | { readonly _tag: "Done"; readonly value: IngestAccepted }
@@ -132,11 +115,11 @@ type Attempt = IngestAttempt
 const problemOf = (json: unknown, status: number): IngestRejected =>
   new IngestRejected(problemFields(json, status, "the service refused the event"))
 
-const randomEventId = Effect.map(Effect.sync(() => globalThis.crypto.randomUUID()), (id) => `evt_${id}`)
+const randomEventId = Effect.map(
+  Effect.sync(() => globalThis.crypto.randomUUID()),
+  (id) => `evt_${id}`
+)
 
-/**
- * @since 0.1.0
- */
 export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
   const url = new URL("/api/events/ingest", options.baseUrl).href
@@ -172,26 +155,30 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
         }
         if (retryableStatus(response.status)) {
           const after = retryAfterMillis(response.headers.get("retry-after"), Date.now())
-          return { _tag: "Retry", reason: `http_${response.status}`, ...(after !== undefined ? { afterMillis: after } : {}) }
+          return {
+            _tag: "Retry",
+            reason: `http_${response.status}`,
+            ...(after !== undefined ? { afterMillis: after } : {})
+          }
         }
         return { _tag: "Refused", error: problemOf(json, response.status) }
       },
       catch: (error) => error
-    }).pipe(
-      Effect.catchAll((error) =>
-        Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })
-      )
-    )
+    }).pipe(Effect.catchAll((error) => Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })))
 
   const withEventId = (event: IngestEvent): Effect.Effect<IngestEvent> =>
-    typeof event["event_id"] === "string" ? Effect.succeed(event) : Effect.map(randomEventId, (event_id) => ({ ...event, event_id }))
+    typeof event["event_id"] === "string"
+      ? Effect.succeed(event)
+      : Effect.map(randomEventId, (event_id) => ({ ...event, event_id }))
 
   const ingest = (event: IngestEvent): Effect.Effect<IngestAccepted, IngestError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const withId = yield* withEventId(event)
       // Serialized once: every retry sends the same bytes, hence the same event_id and payload.
       const body = JSON.stringify(withId)
-      const once = Effect.flatMap(attempt(body), (result) => (result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)))
+      const once = Effect.flatMap(attempt(body), (result) =>
+        result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)
+      )
       const result = yield* Effect.retry(once, retryPolicy).pipe(
         Effect.catchAll((last) => new IngestUnavailable({ attempts: maxAttempts, reason: last.reason }))
       )
@@ -206,15 +193,11 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   }
 }
 
-/**
- * @since 0.1.0
- */
-export const layer = (options: DirectApiClientOptions): Layer.Layer<DirectApi> => Layer.succeed(DirectApi, make(options))
+export const layer = (options: DirectApiClientOptions): Layer.Layer<DirectApi> =>
+  Layer.succeed(DirectApi, make(options))
 
 /**
  * From the environment: `ACCORD_SERVICE_URL` and `SERVICE_INGEST_API_KEY`.
- *
- * @since 0.1.0
  */
 export const layerConfig: Layer.Layer<DirectApi, ConfigError.ConfigError> = Layer.effect(
   DirectApi,
@@ -226,17 +209,19 @@ export const layerConfig: Layer.Layer<DirectApi, ConfigError.ConfigError> = Laye
 
 /**
  * The same client with Promises, for hosts that do not use Effect.
- *
- * @since 0.1.0
  */
-export const makeDirectApiClient = (options: DirectApiClientOptions): {
+export const makeDirectApiClient = (
+  options: DirectApiClientOptions
+): {
   readonly ingest: (event: IngestEvent) => Promise<IngestAccepted>
   readonly sendFeatureAccess: (input: FeatureAccessInput) => Promise<IngestAccepted>
 } => {
   const client = make(options)
   // Rejects with the typed error itself (`IngestRejected` or `IngestUnavailable`).
   const run = <A>(effect: Effect.Effect<A, IngestError>): Promise<A> =>
-    Effect.runPromise(Effect.either(effect)).then((result) => (result._tag === "Right" ? result.right : Promise.reject(result.left)))
+    Effect.runPromise(Effect.either(effect)).then((result) =>
+      result._tag === "Right" ? result.right : Promise.reject(result.left)
+    )
   return {
     ingest: (event) => run(client.ingest(event)),
     sendFeatureAccess: (input) => run(client.sendFeatureAccess(input))

@@ -6,8 +6,6 @@
  * Creating an action under a caller's intake key first claims the key (`accord_intake_keys`,
  * primary key per workspace) in the same transaction: a concurrent intake under that key waits on
  * the key's row and, once the first commits, finds it taken.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -116,7 +114,11 @@ class Rollback<A> extends Data.TaggedError("Rollback")<{ readonly outcome: A }> 
 const committedOrRolledBack = <A, R>(
   effect: Effect.Effect<A, SqlError | Rollback<A>, R>
 ): Effect.Effect<A, SqlError, R> =>
-  Effect.catchIf(effect, (e): e is Rollback<A> => e._tag === "Rollback", (e) => Effect.succeed(e.outcome))
+  Effect.catchIf(
+    effect,
+    (e): e is Rollback<A> => e._tag === "Rollback",
+    (e) => Effect.succeed(e.outcome)
+  )
 
 type CreateOptions = Parameters<ActionLedgerService["create"]>[0]
 
@@ -130,8 +132,6 @@ interface UpdatedRow extends ActionRow {
  * `liveSince` (past their 24 hour retention, `core/connector/IntakeKey.ts`); the number deleted.
  * The outer condition is checked again on the row it deletes, so a key that a concurrent intake has
  * just claimed anew (its `created_at` moved forward) is never deleted.
- *
- * @since 0.1.0
  */
 export const sweepIntakeKeys = (
   sql: SqlClient.SqlClient,
@@ -145,8 +145,6 @@ export const sweepIntakeKeys = (
 
 /**
  * Rows one sweep deletes at most (a sweep stays a short statement however far behind it is).
- *
- * @since 0.1.0
  */
 export const sweepLimit = 1_000
 
@@ -154,63 +152,66 @@ export const sweepLimit = 1_000
  * Creating an action, a transition without a completion claim or outbox item, and reading an
  * action are batched across concurrent callers (`Batch`): one statement for many. Each is atomic
  * per action on its own (a single statement), so batching changes only the round trips.
- *
- * @since 0.1.0
  */
-export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  // Expired intake keys are swept on every 256th keyed intake of this process, after it committed:
-  // the table holds at most a day of keys plus what arrived since the last sweep.
-  let keyedIntakes = 0
-  const sweepKeys = (liveSince: number) =>
-    (++keyedIntakes & 255) === 0
-      ? Effect.catchAll(sweepIntakeKeys(sql, liveSince), (error) => Effect.logWarning("intake key sweep failed", error.message))
-      : Effect.void
+export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(
+  function* () {
+    const sql = yield* SqlClient.SqlClient
+    // Expired intake keys are swept on every 256th keyed intake of this process, after it committed:
+    // the table holds at most a day of keys plus what arrived since the last sweep.
+    let keyedIntakes = 0
+    const sweepKeys = (liveSince: number) =>
+      (++keyedIntakes & 255) === 0
+        ? Effect.catchAll(sweepIntakeKeys(sql, liveSince), (error) =>
+            Effect.logWarning("intake key sweep failed", error.message)
+          )
+        : Effect.void
 
-  /**
-   * Inserts each action (a conflict on its id or idempotency key inserts nothing, and then nothing
-   * else is inserted for it), its first history entry and its outbox item, in one statement. An
-   * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
-   * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
-   * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
-   * arrive together (a kit's claims, intake's actions) share a statement (issue 20). An item with
-   * an `outboxLease` is inserted already leased. A create with a `nonce` records it in
-   * `accord_nonces` (as `NonceStore.ts` does) in the same statement, and inserts the action only
-   * when that insert returned it, i.e. the nonce was fresh: a replay writes nothing.
-   */
-  const createAll = (items: ReadonlyArray<CreateOptions>) => {
-    // A nonce is taken over only if it expired before the earliest claim time of the batch (as `NonceStore`).
-    const nonceNow = Math.min(...items.map((i) => i.nonce?.now ?? Number.POSITIVE_INFINITY))
-    return sql<{ action_request_id: string | null; n_scope: string | null; n_nonce: string | null }>`
+    /**
+     * Inserts each action (a conflict on its id or idempotency key inserts nothing, and then nothing
+     * else is inserted for it), its first history entry and its outbox item, in one statement. An
+     * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
+     * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
+     * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
+     * arrive together (a kit's claims, intake's actions) share a statement (issue 20). An item with
+     * an `outboxLease` is inserted already leased. A create with a `nonce` records it in
+     * `accord_nonces` (as `NonceStore.ts` does) in the same statement, and inserts the action only
+     * when that insert returned it, i.e. the nonce was fresh: a replay writes nothing.
+     */
+    const createAll = (items: ReadonlyArray<CreateOptions>) => {
+      // A nonce is taken over only if it expired before the earliest claim time of the batch (as `NonceStore`).
+      const nonceNow = Math.min(...items.map((i) => i.nonce?.now ?? Number.POSITIVE_INFINITY))
+      return sql<{ action_request_id: string | null; n_scope: string | null; n_nonce: string | null }>`
       WITH v AS (
-        SELECT * FROM jsonb_to_recordset(${
-      json(items.map(({ history: h, nonce: n, outbox: o, outboxLease: l, record: r }) => ({
-        action_request_id: r.actionRequestId,
-        workspace_id: r.workspaceId,
-        account_id: r.accountId,
-        connection_id: r.connectionId,
-        revision: r.revision,
-        provider_idempotency_key: r.providerIdempotencyKey,
-        state: r.state,
-        request: r.request,
-        acknowledgement: r.acknowledgement,
-        sealed_continuation: r.sealedContinuation,
-        created_at: r.createdAt,
-        h_at: h.at,
-        h_trigger: h.trigger,
-        h_detail: h.detail,
-        ...(o === undefined ? {} : {
-          o_id: o.id,
-          o_kind: o.kind,
-          o_dedupe_key: o.dedupeKey,
-          o_payload: o.payload,
-          o_next_attempt_at: o.nextAttemptAt,
-          o_created_at: o.createdAt,
-          ...(l === undefined ? {} : { o_lease_owner: l.owner, o_lease_expires_at: l.expiresAt })
-        }),
-        ...(n === undefined ? {} : { n_scope: n.scope, n_nonce: n.nonce, n_expires_at: n.expiresAt })
-      })))
-    }::jsonb) AS v(action_request_id text, workspace_id text, account_id text, connection_id text, revision int4,
+        SELECT * FROM jsonb_to_recordset(${json(
+          items.map(({ history: h, nonce: n, outbox: o, outboxLease: l, record: r }) => ({
+            action_request_id: r.actionRequestId,
+            workspace_id: r.workspaceId,
+            account_id: r.accountId,
+            connection_id: r.connectionId,
+            revision: r.revision,
+            provider_idempotency_key: r.providerIdempotencyKey,
+            state: r.state,
+            request: r.request,
+            acknowledgement: r.acknowledgement,
+            sealed_continuation: r.sealedContinuation,
+            created_at: r.createdAt,
+            h_at: h.at,
+            h_trigger: h.trigger,
+            h_detail: h.detail,
+            ...(o === undefined
+              ? {}
+              : {
+                  o_id: o.id,
+                  o_kind: o.kind,
+                  o_dedupe_key: o.dedupeKey,
+                  o_payload: o.payload,
+                  o_next_attempt_at: o.nextAttemptAt,
+                  o_created_at: o.createdAt,
+                  ...(l === undefined ? {} : { o_lease_owner: l.owner, o_lease_expires_at: l.expiresAt })
+                }),
+            ...(n === undefined ? {} : { n_scope: n.scope, n_nonce: n.nonce, n_expires_at: n.expiresAt })
+          }))
+        )}::jsonb) AS v(action_request_id text, workspace_id text, account_id text, connection_id text, revision int4,
           provider_idempotency_key text, state text, request jsonb, acknowledgement jsonb, sealed_continuation text,
           created_at int8, h_at int8, h_trigger text, h_detail jsonb,
           o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8,
@@ -242,87 +243,89 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
       )
       SELECT action_request_id, NULL AS n_scope, NULL AS n_nonce FROM action
       UNION ALL SELECT NULL, scope, nonce FROM nonce`.pipe(
-      Effect.map((rows) => {
-        const created = new Set<string>()
-        const nonces = new Set<string>()
-        for (const row of rows) {
-          if (row.action_request_id !== null) created.add(row.action_request_id)
-          else nonces.add(`${row.n_scope}\u0000${row.n_nonce}`)
-        }
-        return items.map((i): "created" | "duplicate" | "replayed_nonce" =>
-          i.nonce !== undefined && !nonces.has(`${i.nonce.scope}\u0000${i.nonce.nonce}`)
-            ? "replayed_nonce"
-            : created.has(i.record.actionRequestId)
-            ? "created"
-            : "duplicate"
-        )
-      })
-    )
-  }
-  // Nonces recorded by creates are swept as `NonceStore` sweeps its own: after every 256th of this process.
-  let noncesRecorded = 0
-  const sweepRecordedNonces = (now: number) =>
-    (++noncesRecorded & 255) === 0
-      ? Effect.catchAll(sweepNonces(sql, now), (error) => Effect.logWarning("nonce sweep failed", error.message))
-      : Effect.void
-  const claimNonceAlone = (n: NonceClaim) =>
-    Effect.map(
-      sql`INSERT INTO accord_nonces (scope, nonce, expires_at) VALUES (${n.scope}, ${n.nonce}, ${n.expiresAt})
+        Effect.map((rows) => {
+          const created = new Set<string>()
+          const nonces = new Set<string>()
+          for (const row of rows) {
+            if (row.action_request_id !== null) created.add(row.action_request_id)
+            else nonces.add(`${row.n_scope}\u0000${row.n_nonce}`)
+          }
+          return items.map((i): "created" | "duplicate" | "replayed_nonce" =>
+            i.nonce !== undefined && !nonces.has(`${i.nonce.scope}\u0000${i.nonce.nonce}`)
+              ? "replayed_nonce"
+              : created.has(i.record.actionRequestId)
+                ? "created"
+                : "duplicate"
+          )
+        })
+      )
+    }
+    // Nonces recorded by creates are swept as `NonceStore` sweeps its own: after every 256th of this process.
+    let noncesRecorded = 0
+    const sweepRecordedNonces = (now: number) =>
+      (++noncesRecorded & 255) === 0
+        ? Effect.catchAll(sweepNonces(sql, now), (error) => Effect.logWarning("nonce sweep failed", error.message))
+        : Effect.void
+    const claimNonceAlone = (n: NonceClaim) =>
+      Effect.map(
+        sql`INSERT INTO accord_nonces (scope, nonce, expires_at) VALUES (${n.scope}, ${n.nonce}, ${n.expiresAt})
           ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
           WHERE accord_nonces.expires_at <= ${n.now}
           RETURNING nonce`,
-      (rows) => rows.length === 1 ? "duplicate" as const : "replayed_nonce" as const
-    )
-  const create = yield* makeBatcher(
-    (items: ReadonlyArray<CreateOptions>) =>
-      inRounds(
-        items,
-        (i) => [
-          `id:${i.record.actionRequestId}`,
-          `key:${i.record.providerIdempotencyKey}`,
-          ...(i.nonce === undefined ? [] : [`nonce:${i.nonce.scope}\u0000${i.nonce.nonce}`])
-        ],
-        createAll
-      ),
-    {
-      one: (item) =>
-        Effect.map(createAll([item]), (r) => r[0]!).pipe(
-          // The statement was rolled back, its nonce with it: recorded alone, as the answer still says.
-          Effect.catchIf(isUniqueViolation, () => item.nonce === undefined ? Effect.succeed("duplicate" as const) : claimNonceAlone(item.nonce))
+        (rows) => (rows.length === 1 ? ("duplicate" as const) : ("replayed_nonce" as const))
+      )
+    const create = yield* makeBatcher(
+      (items: ReadonlyArray<CreateOptions>) =>
+        inRounds(
+          items,
+          (i) => [
+            `id:${i.record.actionRequestId}`,
+            `key:${i.record.providerIdempotencyKey}`,
+            ...(i.nonce === undefined ? [] : [`nonce:${i.nonce.scope}\u0000${i.nonce.nonce}`])
+          ],
+          createAll
         ),
-      splitOn: (error) => isDeadlock(error) || isUniqueViolation(error),
-      gather: Batcher.gatherNextTurn
-    }
-  )
+      {
+        one: (item) =>
+          Effect.map(createAll([item]), (r) => r[0]!).pipe(
+            // The statement was rolled back, its nonce with it: recorded alone, as the answer still says.
+            Effect.catchIf(isUniqueViolation, () =>
+              item.nonce === undefined ? Effect.succeed("duplicate" as const) : claimNonceAlone(item.nonce)
+            )
+          ),
+        splitOn: (error) => isDeadlock(error) || isUniqueViolation(error),
+        gather: Batcher.gatherNextTurn
+      }
+    )
 
-  /**
-   * Transitions without a completion claim or outbox item, in one statement: each update applies
-   * where the version still matches (a self-join returns the state it had), with its history
-   * entry. A concurrent transition holds the row; once it commits, the version no longer matches
-   * and nothing is written for that item (`Stale`). The history sequence continues from the
-   * snapshot, which is current whenever the version matched.
-   */
-  const transitionAll = (items: ReadonlyArray<TransitionOptions>) =>
-    sql<UpdatedRow>`
+    /**
+     * Transitions without a completion claim or outbox item, in one statement: each update applies
+     * where the version still matches (a self-join returns the state it had), with its history
+     * entry. A concurrent transition holds the row; once it commits, the version no longer matches
+     * and nothing is written for that item (`Stale`). The history sequence continues from the
+     * snapshot, which is current whenever the version matched.
+     */
+    const transitionAll = (items: ReadonlyArray<TransitionOptions>) =>
+      sql<UpdatedRow>`
       WITH v AS (
-        SELECT * FROM jsonb_to_recordset(${
-      json(items.map((o, input) => ({
-        input,
-        id: o.actionRequestId,
-        expected: o.expectedVersion,
-        to_state: o.toState,
-        at: o.at,
-        set_ack: o.acknowledgement !== undefined,
-        ack: o.acknowledgement,
-        set_sealed: o.sealedContinuation !== undefined,
-        sealed: o.sealedContinuation,
-        h_at: o.history.at,
-        h_trigger: o.history.trigger,
-        h_detail: o.history.detail,
-        complete_id: o.completeOutboxItem?.id,
-        complete_owner: o.completeOutboxItem?.owner
-      })))
-    }::jsonb) AS v(input int4, id text, expected int4, to_state text, at int8, set_ack bool, ack jsonb,
+        SELECT * FROM jsonb_to_recordset(${json(
+          items.map((o, input) => ({
+            input,
+            id: o.actionRequestId,
+            expected: o.expectedVersion,
+            to_state: o.toState,
+            at: o.at,
+            set_ack: o.acknowledgement !== undefined,
+            ack: o.acknowledgement,
+            set_sealed: o.sealedContinuation !== undefined,
+            sealed: o.sealedContinuation,
+            h_at: o.history.at,
+            h_trigger: o.history.trigger,
+            h_detail: o.history.detail,
+            complete_id: o.completeOutboxItem?.id,
+            complete_owner: o.completeOutboxItem?.owner
+          }))
+        )}::jsonb) AS v(input int4, id text, expected int4, to_state text, at int8, set_ack bool, ack jsonb,
           set_sealed bool, sealed text, h_at int8, h_trigger text, h_detail jsonb, complete_id text, complete_owner text)
       ), updated AS (
         UPDATE accord_actions a SET
@@ -345,128 +348,156 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         FROM updated u
       )
       SELECT * FROM updated`.pipe(
-      Effect.map((rows) => {
-        const applied = new Map(rows.map((row) => [num(row.input), row]))
-        return items.map((_, i): TransitionResult => {
-          const row = applied.get(i)
-          return row === undefined ? { _tag: "Stale" } : { _tag: "Applied", record: toRecord(row) }
+        Effect.map((rows) => {
+          const applied = new Map(rows.map((row) => [num(row.input), row]))
+          return items.map((_, i): TransitionResult => {
+            const row = applied.get(i)
+            return row === undefined ? { _tag: "Stale" } : { _tag: "Applied", record: toRecord(row) }
+          })
         })
-      })
+      )
+    // Gathered like `create`: the acknowledgements of one turn share a statement.
+    const transitionAlone = yield* makeBatcher(
+      (items: ReadonlyArray<TransitionOptions>) => inRounds(items, (o) => [o.actionRequestId], transitionAll),
+      { gather: Batcher.gatherNextTurn }
     )
-  // Gathered like `create`: the acknowledgements of one turn share a statement.
-  const transitionAlone = yield* makeBatcher((items: ReadonlyArray<TransitionOptions>) =>
-    inRounds(items, (o) => [o.actionRequestId], transitionAll), { gather: Batcher.gatherNextTurn }
-  )
 
-  const findIntakeKey = (options: { readonly workspaceId: string; readonly idempotencyKey: string; readonly liveSince: number }) =>
-    sql<IntakeKeyRow>`SELECT * FROM accord_intake_keys
+    const findIntakeKey = (options: {
+      readonly workspaceId: string
+      readonly idempotencyKey: string
+      readonly liveSince: number
+    }) =>
+      sql<IntakeKeyRow>`SELECT * FROM accord_intake_keys
         WHERE workspace_id = ${options.workspaceId} AND idempotency_key = ${options.idempotencyKey}
           AND created_at >= ${options.liveSince}`.pipe(Effect.map(firstRow(toIntakeKey)))
 
-  /**
-   * Claims the key (replacing an expired claim), then creates the action, in one transaction; a
-   * live claim, or an action that is a duplicate, rolls it back. Not batched: the key's row lock
-   * is what serialises concurrent intakes under one key.
-   */
-  const createKeyed = (options: CreateOptions, key: NewIntakeKey) =>
-    options.nonce !== undefined ? Effect.die("a create's nonce is not combined with an intake key") : committedOrRolledBack<CreateResult, never>(sql.withTransaction(Effect.gen(function*() {
-      const c = key.claim
-      const claimed = yield* sql`INSERT INTO accord_intake_keys (workspace_id, idempotency_key, body_hash, action_request_id, created_at)
+    /**
+     * Claims the key (replacing an expired claim), then creates the action, in one transaction; a
+     * live claim, or an action that is a duplicate, rolls it back. Not batched: the key's row lock
+     * is what serialises concurrent intakes under one key.
+     */
+    const createKeyed = (options: CreateOptions, key: NewIntakeKey) =>
+      options.nonce !== undefined
+        ? Effect.die("a create's nonce is not combined with an intake key")
+        : committedOrRolledBack<CreateResult, never>(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const c = key.claim
+                const claimed =
+                  yield* sql`INSERT INTO accord_intake_keys (workspace_id, idempotency_key, body_hash, action_request_id, created_at)
           VALUES (${c.workspaceId}, ${c.idempotencyKey}, ${c.bodyHash}, ${c.actionRequestId}, ${c.createdAt})
           ON CONFLICT (workspace_id, idempotency_key) DO UPDATE SET
             body_hash = EXCLUDED.body_hash, action_request_id = EXCLUDED.action_request_id, created_at = EXCLUDED.created_at
           WHERE accord_intake_keys.created_at < ${key.liveSince}
           RETURNING action_request_id`
-      if (claimed.length === 0) {
-        const existing = yield* findIntakeKey({ workspaceId: c.workspaceId, idempotencyKey: c.idempotencyKey, liveSince: key.liveSince })
-        // Held by a live claim: the row exists and is live, since it did not expire for the insert.
-        return yield* new Rollback<CreateResult>({
-          outcome: Option.match(existing, {
-            onNone: () => "duplicate" as const,
-            onSome: (claim) => ({ _tag: "IntakeKeyTaken" as const, claim })
-          })
-        })
-      }
-      const [created] = yield* createAll([options])
-      if (created !== "created") return yield* new Rollback<CreateResult>({ outcome: "duplicate" })
-      return created as CreateResult
-    }))).pipe(Effect.catchIf(isUniqueViolation, () => Effect.succeed("duplicate" as const)))
+                if (claimed.length === 0) {
+                  const existing = yield* findIntakeKey({
+                    workspaceId: c.workspaceId,
+                    idempotencyKey: c.idempotencyKey,
+                    liveSince: key.liveSince
+                  })
+                  // Held by a live claim: the row exists and is live, since it did not expire for the insert.
+                  return yield* new Rollback<CreateResult>({
+                    outcome: Option.match(existing, {
+                      onNone: () => "duplicate" as const,
+                      onSome: (claim) => ({ _tag: "IntakeKeyTaken" as const, claim })
+                    })
+                  })
+                }
+                const [created] = yield* createAll([options])
+                if (created !== "created") return yield* new Rollback<CreateResult>({ outcome: "duplicate" })
+                return created as CreateResult
+              })
+            )
+          ).pipe(Effect.catchIf(isUniqueViolation, () => Effect.succeed("duplicate" as const)))
 
-  const get = yield* makeBatcher((ids: ReadonlyArray<string>) =>
-    Effect.map(
-      sql<ActionRow>`SELECT * FROM accord_actions WHERE action_request_id = ANY(${anyOf(sql, ids)})`,
-      (rows) => {
-        const byId = new Map(rows.map((row) => [row.action_request_id, row]))
-        return ids.map((id) => Option.map(Option.fromNullable(byId.get(id)), toRecord))
-      }
+    const get = yield* makeBatcher((ids: ReadonlyArray<string>) =>
+      Effect.map(
+        sql<ActionRow>`SELECT * FROM accord_actions WHERE action_request_id = ANY(${anyOf(sql, ids)})`,
+        (rows) => {
+          const byId = new Map(rows.map((row) => [row.action_request_id, row]))
+          return ids.map((id) => Option.map(Option.fromNullable(byId.get(id)), toRecord))
+        }
+      )
     )
-  )
 
-  return {
-    create: (options) =>
-      (options.intakeKey === undefined
-        ? (options.nonce === undefined ? create(options) : Effect.tap(create(options), () => sweepRecordedNonces(options.nonce!.now)))
-        : Effect.tap(createKeyed(options, options.intakeKey), () => sweepKeys(options.intakeKey!.liveSince))).pipe(orStorageError("action.create")),
-    findIntakeKey: (options) => findIntakeKey(options).pipe(orStorageError("action.findIntakeKey")),
-    get: (id) => get(id).pipe(orStorageError("action.get")),
-    getByIdempotencyKey: (key) =>
-      sql<ActionRow>`SELECT * FROM accord_actions WHERE provider_idempotency_key = ${key}`.pipe(
-        Effect.map(firstRow(toRecord)),
-        orStorageError("action.getByIdempotencyKey")
-      ),
-    transition: (o) =>
-      o.completion === undefined && o.outbox === undefined ? transitionAlone(o).pipe(orStorageError("action.transition")) : committedOrRolledBack<TransitionResult, never>(sql.withTransaction(Effect.gen(function*() {
-        if (o.completion !== undefined) {
-          const c = o.completion
-          const claimed = yield* sql`INSERT INTO accord_completions (completion_id, action_request_id, body_hash, received_at)
+    return {
+      create: (options) =>
+        (options.intakeKey === undefined
+          ? options.nonce === undefined
+            ? create(options)
+            : Effect.tap(create(options), () => sweepRecordedNonces(options.nonce!.now))
+          : Effect.tap(createKeyed(options, options.intakeKey), () => sweepKeys(options.intakeKey!.liveSince))
+        ).pipe(orStorageError("action.create")),
+      findIntakeKey: (options) => findIntakeKey(options).pipe(orStorageError("action.findIntakeKey")),
+      get: (id) => get(id).pipe(orStorageError("action.get")),
+      getByIdempotencyKey: (key) =>
+        sql<ActionRow>`SELECT * FROM accord_actions WHERE provider_idempotency_key = ${key}`.pipe(
+          Effect.map(firstRow(toRecord)),
+          orStorageError("action.getByIdempotencyKey")
+        ),
+      transition: (o) =>
+        o.completion === undefined && o.outbox === undefined
+          ? transitionAlone(o).pipe(orStorageError("action.transition"))
+          : committedOrRolledBack<TransitionResult, never>(
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  if (o.completion !== undefined) {
+                    const c = o.completion
+                    const claimed =
+                      yield* sql`INSERT INTO accord_completions (completion_id, action_request_id, body_hash, received_at)
               VALUES (${c.completionId}, ${c.actionRequestId}, ${c.bodyHash}, ${c.receivedAt})
               ON CONFLICT (completion_id) DO NOTHING RETURNING completion_id`
-          if (claimed.length === 0) {
-            const [existing] = yield* sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${c.completionId}`
-            const claim = toClaim(existing!)
-            // The row exists, so the identity is never "new" here.
-            const identity = completionIdentity(claim, c) === "duplicate" ? "duplicate" : "conflict"
-            return yield* new Rollback<TransitionResult>({ outcome: claimRefused(identity, claim) })
-          }
-        }
-        const [current] = yield* sql<{ state: string }>`
+                    if (claimed.length === 0) {
+                      const [existing] =
+                        yield* sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${c.completionId}`
+                      const claim = toClaim(existing!)
+                      // The row exists, so the identity is never "new" here.
+                      const identity = completionIdentity(claim, c) === "duplicate" ? "duplicate" : "conflict"
+                      return yield* new Rollback<TransitionResult>({ outcome: claimRefused(identity, claim) })
+                    }
+                  }
+                  const [current] = yield* sql<{ state: string }>`
             SELECT state FROM accord_actions
             WHERE action_request_id = ${o.actionRequestId} AND version = ${o.expectedVersion} FOR UPDATE`
-        if (current === undefined) return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
-        const previous = current.state
-        const [updated] = yield* sql<ActionRow>`UPDATE accord_actions SET
+                  if (current === undefined)
+                    return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
+                  const previous = current.state
+                  const [updated] = yield* sql<ActionRow>`UPDATE accord_actions SET
               state = ${o.toState}, updated_at = ${o.at}, version = version + 1,
               acknowledgement = ${o.acknowledgement === undefined ? sql.literal("acknowledgement") : sql`${json(o.acknowledgement)}::jsonb`},
               sealed_continuation = ${o.sealedContinuation === undefined ? sql.literal("sealed_continuation") : o.sealedContinuation}
             WHERE action_request_id = ${o.actionRequestId}
             RETURNING *`
-        yield* sql`INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
+                  yield* sql`INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
             SELECT ${o.actionRequestId}, COALESCE(MAX(seq), 0) + 1, ${o.history.at}, ${o.history.trigger}, ${previous},
               ${o.toState}, ${json(o.history.detail)}::jsonb
             FROM accord_action_history WHERE action_request_id = ${o.actionRequestId}`
-        if (o.outbox !== undefined && !(yield* insertItem(sql, o.outbox))) {
-          return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
-        }
-        if (o.completeOutboxItem !== undefined) {
-          yield* sql`UPDATE accord_outbox SET completed_at = ${o.at}, lease_owner = NULL, lease_expires_at = NULL
+                  if (o.outbox !== undefined && !(yield* insertItem(sql, o.outbox))) {
+                    return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
+                  }
+                  if (o.completeOutboxItem !== undefined) {
+                    yield* sql`UPDATE accord_outbox SET completed_at = ${o.at}, lease_owner = NULL, lease_expires_at = NULL
               WHERE id = ${o.completeOutboxItem.id} AND lease_owner = ${o.completeOutboxItem.owner} AND completed_at IS NULL`
-        }
-        return { _tag: "Applied", record: toRecord(updated!) } as TransitionResult
-      }))).pipe(orStorageError("action.transition")),
-    leaseWithActions: (request) =>
-      sql<OutboxRow & { readonly action: ActionRow | null }>`
+                  }
+                  return { _tag: "Applied", record: toRecord(updated!) } as TransitionResult
+                })
+              )
+            ).pipe(orStorageError("action.transition")),
+      leaseWithActions: (request) =>
+        sql<OutboxRow & { readonly action: ActionRow | null }>`
         WITH leased AS (${leaseReturning(sql, request)})
         SELECT leased.*, to_jsonb(a) AS action
         FROM leased LEFT JOIN accord_actions a ON a.action_request_id = leased.payload->>'actionRequestId'`.pipe(
-        Effect.map((rows) =>
-          rows
-            .map((row) => ({ item: toItem(row), action: Option.map(Option.fromNullable(row.action), toRecord) }))
-            .sort((a, b) => dueFirst(a.item, b.item))
+          Effect.map((rows) =>
+            rows
+              .map((row) => ({ item: toItem(row), action: Option.map(Option.fromNullable(row.action), toRecord) }))
+              .sort((a, b) => dueFirst(a.item, b.item))
+          ),
+          orStorageError("action.leaseWithActions")
         ),
-        orStorageError("action.leaseWithActions")
-      ),
-    expediteRetries: ({ connectionId, errors, kinds, limit, now, revision }) =>
-      sql`UPDATE accord_outbox SET next_attempt_at = ${now}
+      expediteRetries: ({ connectionId, errors, kinds, limit, now, revision }) =>
+        sql`UPDATE accord_outbox SET next_attempt_at = ${now}
           WHERE id IN (
             SELECT o.id FROM accord_outbox o JOIN accord_actions a ON a.action_request_id = o.payload->>'actionRequestId'
             WHERE ${sql.in("o.kind", kinds)} AND o.completed_at IS NULL AND o.next_attempt_at > ${now}
@@ -474,75 +505,76 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
               AND a.connection_id = ${connectionId} AND a.revision = ${revision}
             ORDER BY o.next_attempt_at, o.created_at ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}
             FOR UPDATE OF o SKIP LOCKED)
-          RETURNING id`.pipe(Effect.map((rows) => rows.length), orStorageError("action.expediteRetries")),
-    history: (id) =>
-      sql<HistoryRow>`SELECT * FROM accord_action_history WHERE action_request_id = ${id} ORDER BY seq`.pipe(
-        Effect.map((rows) =>
-          rows.map((row): HistoryEntry => ({
-            seq: num(row.seq),
-            at: num(row.at),
-            trigger: row.trigger,
-            fromState: row.from_state,
-            toState: row.to_state,
-            detail: row.detail
-          }))
+          RETURNING id`.pipe(
+          Effect.map((rows) => rows.length),
+          orStorageError("action.expediteRetries")
         ),
-        orStorageError("action.history")
-      ),
-    findCompletion: (completionId) =>
-      sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${completionId}`.pipe(
-        Effect.map(firstRow(toClaim)),
-        orStorageError("action.findCompletion")
-      ),
-    lastActivityOnRevision: (connectionId, revision) =>
-      sql<{ latest: unknown }>`SELECT MAX(updated_at) AS latest FROM accord_actions
+      history: (id) =>
+        sql<HistoryRow>`SELECT * FROM accord_action_history WHERE action_request_id = ${id} ORDER BY seq`.pipe(
+          Effect.map((rows) =>
+            rows.map(
+              (row): HistoryEntry => ({
+                seq: num(row.seq),
+                at: num(row.at),
+                trigger: row.trigger,
+                fromState: row.from_state,
+                toState: row.to_state,
+                detail: row.detail
+              })
+            )
+          ),
+          orStorageError("action.history")
+        ),
+      findCompletion: (completionId) =>
+        sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${completionId}`.pipe(
+          Effect.map(firstRow(toClaim)),
+          orStorageError("action.findCompletion")
+        ),
+      lastActivityOnRevision: (connectionId, revision) =>
+        sql<{ latest: unknown }>`SELECT MAX(updated_at) AS latest FROM accord_actions
           WHERE connection_id = ${connectionId} AND revision = ${revision}`.pipe(
-        Effect.map((rows) => (rows[0]?.latest == null ? Option.none() : Option.some(num(rows[0].latest)))),
-        orStorageError("action.lastActivityOnRevision")
-      ),
-    unfinishedOnRevision: ({ connectionId, revision, work }) =>
-      sql<{ n: unknown }>`SELECT count(DISTINCT a.action_request_id) AS n
+          Effect.map((rows) => (rows[0]?.latest == null ? Option.none() : Option.some(num(rows[0].latest)))),
+          orStorageError("action.lastActivityOnRevision")
+        ),
+      unfinishedOnRevision: ({ connectionId, revision, work }) =>
+        sql<{ n: unknown }>`SELECT count(DISTINCT a.action_request_id) AS n
           FROM accord_actions a
           JOIN accord_outbox o ON o.payload->>'actionRequestId' = a.action_request_id AND o.completed_at IS NULL
           JOIN jsonb_to_recordset(${json(work.map((w) => ({ kind: w.kind, while_in: w.whileIn ?? null })))}::jsonb)
             AS w(kind text, while_in jsonb) ON o.kind = w.kind AND (w.while_in IS NULL OR w.while_in @> to_jsonb(a.state))
           WHERE a.connection_id = ${connectionId} AND a.revision = ${revision}`.pipe(
-        Effect.map((rows) => num(rows[0]?.n ?? 0)),
-        orStorageError("action.unfinishedOnRevision")
-      ),
-    countForFrequency: ({ accountId, actionId, before, since, workspaceId }) =>
-      sql<{ n: unknown }>`SELECT count(*) AS n FROM accord_actions
+          Effect.map((rows) => num(rows[0]?.n ?? 0)),
+          orStorageError("action.unfinishedOnRevision")
+        ),
+      countForFrequency: ({ accountId, actionId, before, since, workspaceId }) =>
+        sql<{ n: unknown }>`SELECT count(*) AS n FROM accord_actions
           WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} AND created_at >= ${since}
             AND request->'action'->>'id' = ${actionId}
             AND state NOT IN ${sql.in(notCountedForFrequency)}
             ${
-        before === undefined
-          ? sql``
-          : sql`AND (created_at < ${before.createdAt} OR (created_at = ${before.createdAt} AND action_request_id < ${before.actionRequestId}))`
-      }`.pipe(
-        Effect.map((rows) => num(rows[0]?.n ?? 0)),
-        orStorageError("action.countForFrequency")
-      ),
-    // ids compared byte-wise (COLLATE "C"), as the memory ledger does, whatever the database's
-    // collation; the order is that of `accord_actions_recent` (migration 0019)
-    list: ({ accountId, after, limit, state, workspaceId }) =>
-      sql<ActionRow>`SELECT * FROM accord_actions WHERE ${
-        sql.and([
+              before === undefined
+                ? sql``
+                : sql`AND (created_at < ${before.createdAt} OR (created_at = ${before.createdAt} AND action_request_id < ${before.actionRequestId}))`
+            }`.pipe(
+          Effect.map((rows) => num(rows[0]?.n ?? 0)),
+          orStorageError("action.countForFrequency")
+        ),
+      // ids compared byte-wise (COLLATE "C"), as the memory ledger does, whatever the database's
+      // collation; the order is that of `accord_actions_recent` (migration 0019)
+      list: ({ accountId, after, limit, state, workspaceId }) =>
+        sql<ActionRow>`SELECT * FROM accord_actions WHERE ${sql.and([
           sql`workspace_id = ${workspaceId}`,
           ...(state === undefined ? [] : [sql`state = ${state}`]),
           ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
           ...(after === undefined
             ? []
             : [sql`(created_at, action_request_id COLLATE "C") < (${after.createdAt}, ${after.actionRequestId})`])
-        ])
-      } ORDER BY created_at DESC, action_request_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
-        Effect.map((rows) => rows.map(toRecord)),
-        orStorageError("action.list")
-      )
+        ])} ORDER BY created_at DESC, action_request_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
+          orStorageError("action.list")
+        )
+    }
   }
-})
+)
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<ActionLedger, never, SqlClient.SqlClient> = Layer.scoped(ActionLedger, make)

@@ -1,12 +1,15 @@
 /**
  * `ApiKeyStore` on SQL. The secret hash is `UNIQUE`, so two keys can never share a secret.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore, type ApiKeyStoreService } from "../../core/ports/ApiKeyStore.ts"
+import {
+  type ApiKeyRecord,
+  type ApiKeyScope,
+  ApiKeyStore,
+  type ApiKeyStoreService
+} from "../../core/ports/ApiKeyStore.ts"
 import { firstRow, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
@@ -29,9 +32,6 @@ const toRecord = (row: Row): ApiKeyRecord => ({
   revokedAt: numOrNull(row.revoked_at)
 })
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<ApiKeyStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -72,7 +72,4 @@ export const make: Effect.Effect<ApiKeyStoreService, never, SqlClient.SqlClient>
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<ApiKeyStore, never, SqlClient.SqlClient> = Layer.effect(ApiKeyStore, make)

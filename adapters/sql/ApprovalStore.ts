@@ -3,8 +3,6 @@
  * `UPDATE … WHERE state … AND revision … RETURNING` (a compare-and-set). Concurrent prepares and
  * resolves of one approval serialise on its row lock; each re-checks its condition against the row
  * the previous one committed, so of any number of claims racing at one revision exactly one succeeds.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -49,7 +47,7 @@ const toRecord = (row: Row): ApprovalRecord => ({
   revision: num(row.revision),
   expiresAt: num(row.expires_at),
   createdAt: num(row.created_at),
-  prepared: row.prepared === null ? null : JSON.parse(row.prepared) as PreparedReview,
+  prepared: row.prepared === null ? null : (JSON.parse(row.prepared) as PreparedReview),
   claimedAt: numOrNull(row.claimed_at),
   resolvedBy: row.resolved_by,
   resolvedAt: numOrNull(row.resolved_at),
@@ -59,9 +57,6 @@ const toRecord = (row: Row): ApprovalRecord => ({
 const columns = `approval_id, workspace_id, account_id, token_hash, requester::text AS requester, request::text AS request,
   state, revision, expires_at, created_at, prepared::text AS prepared, claimed_at, resolved_by, resolved_at, action_request_id`
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -85,10 +80,7 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
       sql<Row>`UPDATE accord_approvals SET revision = ${revision + 1},
             prepared = ${json({ ...review, revision: revision + 1 })}::jsonb
           WHERE approval_id = ${approvalId} AND state = 'pending' AND revision = ${revision}
-          RETURNING ${sql.literal(columns)}`.pipe(
-        Effect.map(firstRow(toRecord)),
-        orStorageError("approval.prepare")
-      ),
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.map(firstRow(toRecord)), orStorageError("approval.prepare")),
     claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
       sql`UPDATE accord_approvals SET state = 'approving', claimed_at = ${now}, resolved_by = ${sessionId}
           WHERE approval_id = ${approvalId} AND revision = ${revision}
@@ -122,7 +114,4 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<ApprovalStore, never, SqlClient.SqlClient> = Layer.effect(ApprovalStore, make)

@@ -8,8 +8,6 @@
  * on the transaction's connection (read-your-writes, rollback), so it runs alone there; and a batch
  * is split by default only on a deadlock. `rounds` and `inRounds` shape a batch for statements
  * that must not see one key twice.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -19,9 +17,6 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Batcher from "../../core/ports/Batcher.ts"
 
-/**
- * @since 0.1.0
- */
 export interface BatchOptions {
   /** The most items in one statement (default 256). */
   readonly maxBatch?: number
@@ -34,8 +29,6 @@ export interface BatchOptions {
  * a batch fails with an error `splitOn` accepts (a deadlock between two batches by default; the
  * statement was rolled back), its items are run again one at a time through `one`, each answered
  * with its own result.
- *
- * @since 0.1.0
  */
 export const makeBatcher = <A, B>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>,
@@ -56,7 +49,11 @@ export const makeBatcher = <A, B>(
     }),
     (queued) => {
       const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
-      return (item: A) => inTransactionOr(() => one(item), () => queued(item))
+      return (item: A) =>
+        inTransactionOr(
+          () => one(item),
+          () => queued(item)
+        )
     }
   )
 
@@ -64,32 +61,30 @@ export const makeBatcher = <A, B>(
  * `inTransaction()` when the calling fiber runs inside a `SqlClient` transaction, `outside()`
  * otherwise. It reads the fiber's context in one step: every batched statement asks, and
  * `serviceOption` and a `flatMap` take three.
- *
- * @since 0.1.0
  */
 export const inTransactionOr = <A, E, R>(
   inTransaction: () => Effect.Effect<A, E, R>,
   outside: () => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) =>
-    Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)) ? inTransaction() : outside()
+    Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection))
+      ? inTransaction()
+      : outside()
   )
 
 const sqlState = (error: SqlError): unknown =>
-  typeof error.cause === "object" && error.cause !== null ? (error.cause as { readonly code?: unknown }).code : undefined
+  typeof error.cause === "object" && error.cause !== null
+    ? (error.cause as { readonly code?: unknown }).code
+    : undefined
 
 /**
  * Whether a statement failed on a unique constraint (SQLSTATE 23505); `pg` and the PGlite client
  * both keep the code on the cause.
- *
- * @since 0.1.0
  */
 export const isUniqueViolation = (error: SqlError): boolean => sqlState(error) === "23505"
 
 /**
  * Whether a statement was chosen as a deadlock victim (SQLSTATE 40P01) and rolled back.
- *
- * @since 0.1.0
  */
 export const isDeadlock = (error: SqlError): boolean => sqlState(error) === "40P01"
 
@@ -97,10 +92,11 @@ export const isDeadlock = (error: SqlError): boolean => sqlState(error) === "40P
  * Splits items into rounds in which no key repeats: each item goes into the round after the last
  * one holding any of its keys, so a statement that must treat each item separately (a conflict, a
  * version check) never sees one key twice, and items sharing a key are applied in their order.
- *
- * @since 0.1.0
  */
-export const rounds = <A>(items: ReadonlyArray<A>, keys: (item: A) => ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<number>> => {
+export const rounds = <A>(
+  items: ReadonlyArray<A>,
+  keys: (item: A) => ReadonlyArray<string>
+): ReadonlyArray<ReadonlyArray<number>> => {
   const result: Array<Array<number>> = []
   const lastRound = new Map<string, number>()
   items.forEach((item, index) => {
@@ -115,19 +111,19 @@ export const rounds = <A>(items: ReadonlyArray<A>, keys: (item: A) => ReadonlyAr
 
 /**
  * Runs `run` once per round of `items` (see `rounds`), and puts the results back in item order.
- *
- * @since 0.1.0
  */
 export const inRounds = <A, B>(
   items: ReadonlyArray<A>,
   keys: (item: A) => ReadonlyArray<string>,
   run: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>
 ): Effect.Effect<ReadonlyArray<B>, SqlError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const results = new Array<B>(items.length)
     for (const round of rounds(items, keys)) {
       const answered = yield* run(round.map((i) => items[i]!))
-      round.forEach((index, j) => (results[index] = answered[j]!))
+      round.forEach((index, j) => {
+        results[index] = answered[j]!
+      })
     }
     return results
   })

@@ -1,8 +1,6 @@
 /**
  * `CapabilityRegistry` on SQL: one row per connection; a replay (same fingerprint) or evidence of an
  * older revision than the row's changes nothing, decided by the upsert itself.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -39,9 +37,6 @@ const toEvidence = (row: Row): CapabilityEvidence => ({
   expiresAt: num(row.expires_at)
 })
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -69,13 +64,18 @@ export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.Sql
           if (row?.recorded === true) return Effect.succeed("recorded" as const)
           // Nothing written and no row seen: a concurrent first record won the insert after this
           // statement's snapshot; read its revision in a new snapshot to tell why.
-          const prior = row?.prior_revision != null
-            ? Effect.succeed(num(row.prior_revision))
-            : Effect.map(
-              sql<{ revision: number }>`SELECT revision FROM accord_capabilities WHERE connection_id = ${e.connectionId}`,
-              (rows) => (rows[0] === undefined ? e.revision : num(rows[0].revision))
-            )
-          return Effect.map(prior, (revision) => (revision > e.revision ? "older_revision" as const : "replay" as const))
+          const prior =
+            row?.prior_revision != null
+              ? Effect.succeed(num(row.prior_revision))
+              : Effect.map(
+                  sql<{
+                    revision: number
+                  }>`SELECT revision FROM accord_capabilities WHERE connection_id = ${e.connectionId}`,
+                  (rows) => (rows[0] === undefined ? e.revision : num(rows[0].revision))
+                )
+          return Effect.map(prior, (revision) =>
+            revision > e.revision ? ("older_revision" as const) : ("replay" as const)
+          )
         }),
         orStorageError("capability.record")
       ),
@@ -92,7 +92,4 @@ export const make: Effect.Effect<CapabilityRegistryService, never, SqlClient.Sql
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<CapabilityRegistry, never, SqlClient.SqlClient> = Layer.effect(CapabilityRegistry, make)

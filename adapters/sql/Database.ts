@@ -2,8 +2,6 @@
  * Storage selection for servers and tests: PostgreSQL when `DATABASE_URL` is set, otherwise the
  * embedded PGlite in `ACCORD_DATA_DIR` (D11). Both provide the same `SqlClient`, so storage
  * adapters never know which one they run on.
- *
- * @since 0.1.0
  */
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -26,8 +24,6 @@ import * as Instrumented from "../telemetry/Instrumented.ts"
 
 /**
  * Which database Accord uses. The URL stays `Redacted`: it usually carries the password.
- *
- * @since 0.1.0
  */
 export type Storage =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
@@ -36,8 +32,6 @@ export type Storage =
 /**
  * `DATABASE_URL` (an empty value counts as unset) selects PostgreSQL; otherwise PGlite in
  * `${ACCORD_DATA_DIR}/pglite` (default `./.accord-data/pglite`; `memory://` keeps it in memory).
- *
- * @since 0.1.0
  */
 export const storageConfig: Config.Config<Storage> = Config.all({
   url: Config.option(Config.redacted("DATABASE_URL")),
@@ -46,26 +40,25 @@ export const storageConfig: Config.Config<Storage> = Config.all({
 
 /**
  * The same choice from already loaded settings (the server's `AccordConfig`).
- *
- * @since 0.1.0
  */
 export const storageFrom = (settings: {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
 }): Storage =>
-  Option.match(Option.filter(settings.databaseUrl, (url) => Redacted.value(url).trim() !== ""), {
-    onSome: (url): Storage => ({ _tag: "Postgres", url }),
-    onNone: (): Storage => ({
-      _tag: "Pglite",
-      dataDir: settings.dataDir.startsWith("memory://") ? settings.dataDir : join(settings.dataDir, "pglite")
-    })
-  })
+  Option.match(
+    Option.filter(settings.databaseUrl, (url) => Redacted.value(url).trim() !== ""),
+    {
+      onSome: (url): Storage => ({ _tag: "Postgres", url }),
+      onNone: (): Storage => ({
+        _tag: "Pglite",
+        dataDir: settings.dataDir.startsWith("memory://") ? settings.dataDir : join(settings.dataDir, "pglite")
+      })
+    }
+  )
 
 /**
  * One line for startup logs: which storage and where, never credentials (no user, no password,
  * no query string).
- *
- * @since 0.1.0
  */
 export const describeStorage = (storage: Storage): string => {
   if (storage._tag === "Pglite") {
@@ -86,21 +79,20 @@ export const describeStorage = (storage: Storage): string => {
 /**
  * Whether this start creates the embedded database (PGlite in a data directory that holds none
  * yet): creating and migrating it takes seconds, which deserves a line before it starts.
- *
- * @since 0.1.0
  */
 export const createsEmbeddedDatabase = (storage: Storage): boolean =>
-  storage._tag === "Pglite" && !storage.dataDir.startsWith("memory://") &&
+  storage._tag === "Pglite" &&
+  !storage.dataDir.startsWith("memory://") &&
   !existsSync(join(storage.dataDir, "PG_VERSION"))
 
 /**
  * int8 and numeric come back as strings: `pg`'s defaults, matched by the PGlite client.
- *
- * @since 0.1.0
  */
-export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient | DirectStatements, SqlError> =>
+export const layerPg = (
+  url: Redacted.Redacted<string>
+): Layer.Layer<SqlClient.SqlClient | DirectStatements, SqlError> =>
   Layer.scopedContext(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pool = yield* acquirePool(url)
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool) })
       return Context.make(PgClient.PgClient, client).pipe(
@@ -113,7 +105,11 @@ export const layerPg = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.S
 const acquirePool = (url: Redacted.Redacted<string>): Effect.Effect<pg.Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.suspend(() => {
-      const pool = new pg.Pool({ connectionString: Redacted.value(url), application_name: "accord", Client: PreparingClient })
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(url),
+        application_name: "accord",
+        Client: PreparingClient
+      })
       pool.on("error", () => undefined)
       return Effect.tryPromise({
         try: () => pool.query("SELECT 1"),
@@ -121,13 +117,15 @@ const acquirePool = (url: Redacted.Redacted<string>): Effect.Effect<pg.Pool, Sql
       }).pipe(
         Effect.timeoutFail({
           duration: "5 seconds",
-          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
         }),
         Effect.tapError(() => Effect.promise(() => pool.end().catch(() => undefined))),
         Effect.as(pool)
       )
     }),
-    (pool) => Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    (pool) =>
+      Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
   ).pipe(
     // Pool use for `/metrics` and OTLP (`accord_db_pool_connections`), sampled every second.
     Effect.tap(Instrumented.trackPool)
@@ -136,7 +134,8 @@ const acquirePool = (url: Redacted.Redacted<string>): Effect.Effect<pg.Pool, Sql
 const directStatements = (pool: pg.Pool): DirectStatementsService => ({
   run: (text, values, done) => {
     pool.query(text, values as Array<unknown>, (error: Error | undefined, result: pg.QueryResult | undefined) =>
-      error ? done(error, []) : done(undefined, result?.rows ?? []))
+      error ? done(error, []) : done(undefined, result?.rows ?? [])
+    )
   }
 })
 
@@ -174,7 +173,7 @@ class PreparingClient extends pg.Client {
   }
 
   #run(config: unknown, values?: unknown, callback?: unknown): any {
-    return (super.query as Function).call(this, config, values, callback)
+    return (super.query as (...args: Array<unknown>) => any).call(this, config, values, callback)
   }
 
   override query(config: unknown, values?: unknown, callback?: unknown): any {
@@ -193,39 +192,26 @@ class PreparingClient extends pg.Client {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   PgliteClient.layer({ dataDir })
 
-/**
- * @since 0.1.0
- */
 export const layer = (storage: Storage): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   storage._tag === "Postgres" ? layerPg(storage.url) : layerPglite(storage.dataDir)
 
-/**
- * @since 0.1.0
- */
-export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError.ConfigError> = Layer
-  .unwrapEffect(Effect.map(storageConfig, layer))
+export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError.ConfigError> = Layer.unwrapEffect(
+  Effect.map(storageConfig, layer)
+)
 
 /**
  * Readiness: the database answers a statement.
- *
- * @since 0.1.0
  */
-export const ping: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) => Effect.asVoid(sql`SELECT 1`)
+export const ping: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.asVoid(sql`SELECT 1`)
 )
 
 /**
  * Whether any workspace exists (after the migrations): with none and no bootstrap variables, nobody
  * can use the admin API yet, and the start says how to create one.
- *
- * @since 0.1.0
  */
 export const hasWorkspace: Effect.Effect<boolean, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,

@@ -6,8 +6,6 @@
  * against the same statement through `SqlClient` (docs/performance.md, "Fifth pass"). The
  * statement is prepared by name like every other (`Database`'s `PreparingClient`); it has no
  * `sql.execute` span.
- *
- * @since 0.1.0
  */
 import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
@@ -16,9 +14,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { inTransactionOr } from "./Batch.ts"
 
-/**
- * @since 0.1.0
- */
 export interface DirectStatementsService {
   readonly run: (
     text: string,
@@ -27,41 +22,40 @@ export interface DirectStatementsService {
   ) => void
 }
 
-/**
- * @since 0.1.0
- */
-export class DirectStatements extends Context.Tag("@accord/adapters/sql/DirectStatements")<DirectStatements, DirectStatementsService>() {}
+export class DirectStatements extends Context.Tag("@accord/adapters/sql/DirectStatements")<
+  DirectStatements,
+  DirectStatementsService
+>() {}
 
 /**
  * The `SqlError` a statement run here fails with: the driver's error as its cause, the message of
  * `@effect/sql-pg`'s own.
- *
- * @since 0.1.0
  */
-export const executeFailed = (cause: unknown): SqlError => new SqlError({ cause, message: "Failed to execute statement" })
+export const executeFailed = (cause: unknown): SqlError =>
+  new SqlError({ cause, message: "Failed to execute statement" })
 
 /**
  * Runs a statement: straight on the pool when `DirectStatements` is provided and the caller is in
  * no transaction; otherwise as the statement itself (through the `SqlClient`, on the transaction's
  * connection when there is one). Same rows, same `SqlError` on failure.
- *
- * @since 0.1.0
  */
 export type Run = <A extends object>(statement: Statement.Statement<A>) => Effect.Effect<ReadonlyArray<A>, SqlError>
 
 /**
  * The {@link Run} of the current context (read once, when a store is built).
- *
- * @since 0.1.0
  */
 export const makeRun: Effect.Effect<Run> = Effect.map(Effect.serviceOption(DirectStatements), (found) => {
   if (Option.isNone(found)) return (statement) => statement
   const direct = found.value
   return <A extends object>(statement: Statement.Statement<A>) =>
-    inTransactionOr(() => statement, () =>
-      Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
-        const [text, params] = statement.compile()
-        direct.run(text, params, (cause, rows) =>
-          resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(executeFailed(cause))))
-      }))
+    inTransactionOr(
+      () => statement,
+      () =>
+        Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
+          const [text, params] = statement.compile()
+          direct.run(text, params, (cause, rows) =>
+            resume(cause === undefined ? Effect.succeed(rows as ReadonlyArray<A>) : Effect.fail(executeFailed(cause)))
+          )
+        })
+    )
 })

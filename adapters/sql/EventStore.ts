@@ -5,8 +5,6 @@
  * compared by payload hash (duplicate or conflict). A usage rollup's bucket (`bucket_key`, unique
  * per workspace) that is already stored with another payload is replaced in place by an `UPDATE`
  * in the same statement sequence (callers run it in their transaction).
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -50,7 +48,11 @@ const toEvent = (row: Row): StoredEvent => ({
 /** Batch order by unique key; events sharing a key keep their batch order, so the first one wins. */
 const inKeyOrder = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<StoredEvent> =>
   batch
-    .map((event, index) => ({ event, key: `${event.workspaceId}\u0000${event.eventId ?? event.bucketKey ?? ""}`, index }))
+    .map((event, index) => ({
+      event,
+      key: `${event.workspaceId}\u0000${event.eventId ?? event.bucketKey ?? ""}`,
+      index
+    }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
     .map(({ event }) => event)
 
@@ -66,8 +68,6 @@ const where = (sql: SqlClient.SqlClient, q: Omit<EventQuery, "limit">) => [
 
 /**
  * A stored event as a row of `accord_events` (the body as a value).
- *
- * @since 0.1.0
  */
 export const eventRow = (e: StoredEvent) => ({
   id: e.id,
@@ -86,8 +86,6 @@ export const eventRow = (e: StoredEvent) => ({
  * The result of each event of a batch, given the ids of the rows the batch's insert wrote: those
  * are `Stored`; any other is compared by payload hash with the row already holding its `event_id`,
  * read in a new statement (its snapshot sees a concurrent inserter that committed meanwhile).
- *
- * @since 0.1.0
  */
 export const resolveAppend = (
   sql: SqlClient.SqlClient,
@@ -99,8 +97,6 @@ export const resolveAppend = (
 /**
  * What `resolveAppend` answers when every row of the batch was inserted (the usual batch; row ids
  * are unique): each is `Stored`, nothing to read back.
- *
- * @since 0.1.0
  */
 export const allStored = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<AppendResult> =>
   batch.map((event): AppendResult => ({ _tag: "Stored", event }))
@@ -110,18 +106,20 @@ const resolveSome = (
   batch: ReadonlyArray<StoredEvent>,
   insertedIds: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyArray<AppendResult>, SqlError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stored = new Set(insertedIds)
     const others = batch.filter((e) => !stored.has(e.id) && e.eventId !== null)
-    const existing = others.length === 0
-      ? []
-      : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
+    const existing =
+      others.length === 0
+        ? []
+        : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
           AND event_id IN ${sql.in(others.map((e) => e.eventId))}`
     const byKey = new Map(existing.map((row) => [row.workspace_id + "\u0000" + row.event_id, toEvent(row)]))
     const buckets = batch.filter((e) => !stored.has(e.id) && e.eventId === null && e.bucketKey !== undefined)
-    const bucketRows = buckets.length === 0
-      ? []
-      : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(buckets.map((e) => e.workspaceId))}
+    const bucketRows =
+      buckets.length === 0
+        ? []
+        : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(buckets.map((e) => e.workspaceId))}
           AND bucket_key IN ${sql.in(buckets.map((e) => e.bucketKey!))}`
     const byBucket = new Map(bucketRows.map((row) => [row.workspace_id + "\u0000" + row.bucket_key, toEvent(row)]))
     const results: Array<AppendResult> = []
@@ -134,7 +132,8 @@ const resolveSome = (
       if (event.eventId === null && event.bucketKey !== undefined) {
         const key = event.workspaceId + "\u0000" + event.bucketKey
         const prior = byBucket.get(key)
-        if (prior === undefined) results.push({ _tag: "Conflict", event }) // an id collision; cannot happen with fresh ids
+        if (prior === undefined)
+          results.push({ _tag: "Conflict", event }) // an id collision; cannot happen with fresh ids
         else if (prior.payloadHash === event.payloadHash) results.push({ _tag: "Duplicate", event: prior })
         else {
           // A resend of the bucket with another value: the value now is the new one (never a sum).
@@ -148,26 +147,36 @@ const resolveSome = (
         continue
       }
       const prior = byKey.get(event.workspaceId + "\u0000" + event.eventId)
-      if (prior === undefined) { results.push({ _tag: "Conflict", event }); continue } // an id collision; cannot happen with fresh ids
-      results.push(prior.payloadHash === event.payloadHash ? { _tag: "Duplicate", event: prior } : { _tag: "Conflict", event: prior })
+      if (prior === undefined) {
+        results.push({ _tag: "Conflict", event })
+        continue
+      } // an id collision; cannot happen with fresh ids
+      results.push(
+        prior.payloadHash === event.payloadHash
+          ? { _tag: "Duplicate", event: prior }
+          : { _tag: "Conflict", event: prior }
+      )
     }
     return results
   })
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
     append: (batch) =>
-      batch.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
-        const inserted = yield* sql<{ id: string }>`INSERT INTO accord_events ${
-          // Rows in key order, so concurrent batches lock conflicting keys in the same order.
-          sql.insert(inKeyOrder(batch).map((e) => ({ ...eventRow(e), body: json(e.body) })))
-        } ON CONFLICT DO NOTHING RETURNING id`
-        return yield* resolveAppend(sql, batch, inserted.map((r) => r.id))
-      }).pipe(orStorageError("event.append")),
+      batch.length === 0
+        ? Effect.succeed([])
+        : Effect.gen(function* () {
+            const inserted = yield* sql<{ id: string }>`INSERT INTO accord_events ${
+              // Rows in key order, so concurrent batches lock conflicting keys in the same order.
+              sql.insert(inKeyOrder(batch).map((e) => ({ ...eventRow(e), body: json(e.body) })))
+            } ON CONFLICT DO NOTHING RETURNING id`
+            return yield* resolveAppend(
+              sql,
+              batch,
+              inserted.map((r) => r.id)
+            )
+          }).pipe(orStorageError("event.append")),
     list: (q) =>
       sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))}
           ORDER BY occurred_at DESC, id DESC LIMIT ${q.limit}`.pipe(
@@ -180,11 +189,13 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
         orStorageError("event.listAll")
       ),
     getByIds: (workspaceId, ids) =>
-      ids.length === 0 ? Effect.succeed([]) : sql<Row>`SELECT * FROM accord_events
+      ids.length === 0
+        ? Effect.succeed([])
+        : sql<Row>`SELECT * FROM accord_events
           WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`.pipe(
-        Effect.map((rows) => rows.map(toEvent)),
-        orStorageError("event.getByIds")
-      ),
+            Effect.map((rows) => rows.map(toEvent)),
+            orStorageError("event.getByIds")
+          ),
     findByEventId: (workspaceId, eventId) =>
       sql<Row>`SELECT * FROM accord_events WHERE workspace_id = ${workspaceId} AND event_id = ${eventId}`.pipe(
         Effect.map(firstRow(toEvent)),
@@ -193,7 +204,4 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<EventStore, never, SqlClient.SqlClient> = Layer.effect(EventStore, make)

@@ -2,8 +2,6 @@
  * `FeatureGateStore` on SQL. Unlocking is one conditional `UPDATE` from `checking`: of concurrent
  * unlockers, PostgreSQL lets the first update the row and re-checks the others' `WHERE` against
  * it, so exactly one reports the unlock.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -39,9 +37,6 @@ const toGate = (row: Row): FeatureGate => ({
   unlockEventId: row.unlock_event_id
 })
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -68,14 +63,12 @@ export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlCl
     // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
     // `accord_feature_gates_recent` (migration 0019)
     list: ({ accountId, after, limit, state, workspaceId }) =>
-      sql<Row>`SELECT * FROM accord_feature_gates WHERE ${
-        sql.and([
-          sql`workspace_id = ${workspaceId}`,
-          ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
-          ...(state === undefined ? [] : [sql`state = ${state}`]),
-          ...(after === undefined ? [] : [sql`(created_at, id COLLATE "C") < (${after.createdAt}, ${after.id})`])
-        ])
-      } ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+      sql<Row>`SELECT * FROM accord_feature_gates WHERE ${sql.and([
+        sql`workspace_id = ${workspaceId}`,
+        ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
+        ...(state === undefined ? [] : [sql`state = ${state}`]),
+        ...(after === undefined ? [] : [sql`(created_at, id COLLATE "C") < (${after.createdAt}, ${after.id})`])
+      ])} ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limit}`.pipe(
         Effect.map((rows) => rows.map(toGate)),
         orStorageError("featureGate.list")
       ),
@@ -95,7 +88,4 @@ export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlCl
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<FeatureGateStore, never, SqlClient.SqlClient> = Layer.effect(FeatureGateStore, make)

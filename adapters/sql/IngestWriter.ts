@@ -11,8 +11,6 @@
  * On PostgreSQL the writer also has its callback form (`writeNow`), which the group commit runs:
  * the common batch's statement goes straight to the pool (`DirectStatements`) and is answered from
  * the driver's callback, without a fiber; anything else runs `write`.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -38,14 +36,11 @@ import { DirectStatements, executeFailed, makeRun } from "./DirectStatements.ts"
 import { allStored, eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError, toStorageError } from "./SqlSupport.ts"
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<
   IngestWriterService,
   never,
   SqlClient.SqlClient | EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const composed = yield* makeFromStores
   // On PostgreSQL the batch statement runs straight on the pool (`DirectStatements`); in a
@@ -56,27 +51,33 @@ export const make: Effect.Effect<
   // The batch as the statement's three JSON parameters: events, profile facts, logins.
   const parameters = (batch: ReadonlyArray<Submission>): readonly [string, string, string] => [
     json(batch.map(({ stored }, i) => ({ i, ...eventRow(stored) }))),
-    json(batch.flatMap(({ normalized, stored: e }) =>
-      normalized.profileFacts.map((fact) => ({
-        event_row_id: e.id,
-        workspace_id: e.workspaceId,
-        account_id: e.accountId,
-        name: fact.name,
-        value: fact.value,
-        observed_at: fact.observedAt,
-        source_event_id: fact.sourceEventId
-      }))
-    )),
-    json(batch.flatMap(({ normalized, stored: e }) =>
-      Option.toArray(Option.map(normalized.login, (login) => ({
-        event_row_id: e.id,
-        workspace_id: login.workspaceId,
-        account_id: login.accountId,
-        user_id: login.userId,
-        last_login_at: login.observedAt,
-        source_event_id: login.sourceEventId
-      })))
-    ))
+    json(
+      batch.flatMap(({ normalized, stored: e }) =>
+        normalized.profileFacts.map((fact) => ({
+          event_row_id: e.id,
+          workspace_id: e.workspaceId,
+          account_id: e.accountId,
+          name: fact.name,
+          value: fact.value,
+          observed_at: fact.observedAt,
+          source_event_id: fact.sourceEventId
+        }))
+      )
+    ),
+    json(
+      batch.flatMap(({ normalized, stored: e }) =>
+        Option.toArray(
+          Option.map(normalized.login, (login) => ({
+            event_row_id: e.id,
+            workspace_id: login.workspaceId,
+            account_id: login.accountId,
+            user_id: login.userId,
+            last_login_at: login.observedAt,
+            source_event_id: login.sourceEventId
+          }))
+        )
+      )
+    )
   ]
   // Rows in key order (batch order within a key, so the first one wins), so concurrent
   // statements lock conflicting keys in the same order; likewise the facts. Byte order
@@ -119,19 +120,26 @@ export const make: Effect.Effect<
       )
       SELECT id FROM inserted`
   const resolve = (batch: ReadonlyArray<Submission>, insertedIds: ReadonlyArray<string>) =>
-    resolveAppend(sql, batch.map((s) => s.stored), insertedIds)
+    resolveAppend(
+      sql,
+      batch.map((s) => s.stored),
+      insertedIds
+    )
 
   const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
-    Effect.flatMap(run(statement(parameters(batch))), (inserted) => resolve(batch, inserted.map((row) => row.id))).pipe(
-      orStorageError(operation)
-    )
+    Effect.flatMap(run(statement(parameters(batch))), (inserted) =>
+      resolve(
+        batch,
+        inserted.map((row) => row.id)
+      )
+    ).pipe(orStorageError(operation))
 
   const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
     batch.length === 0
       ? Effect.succeed([])
       : batch.some(needsMoreThanFacts)
-      ? composed.write(batch)
-      : eventsAndFacts(batch)
+        ? composed.write(batch)
+        : eventsAndFacts(batch)
 
   // The callback form (PostgreSQL's pool, `DirectStatements`): the common batch without a fiber.
   // The statement's text is the same for every batch (three parameters), compiled once.
@@ -139,21 +147,27 @@ export const make: Effect.Effect<
   if (direct === undefined) return { write }
   const runCallback = Runtime.runCallback(yield* Effect.runtime<never>())
   const text = statement(["", "", ""]).compile()[0]
-  const writeNow = (batch: ReadonlyArray<Submission>, done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void): void => {
+  const writeNow = (
+    batch: ReadonlyArray<Submission>,
+    done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void
+  ): void => {
     if (batch.length === 0 || batch.some(needsMoreThanFacts)) return void runCallback(write(batch), { onExit: done })
     direct.run(text, parameters(batch), (cause, rows) => {
       // The error `run` fails with, mapped as `write` maps it.
       if (cause !== undefined) return done(Exit.fail(toStorageError(operation, executeFailed(cause))))
       if (rows.length === batch.length) return done(Exit.succeed(allStored(batch.map((s) => s.stored))))
-      runCallback(resolve(batch, rows.map((row) => row["id"] as string)).pipe(orStorageError(operation)), { onExit: done })
+      runCallback(
+        resolve(
+          batch,
+          rows.map((row) => row["id"] as string)
+        ).pipe(orStorageError(operation)),
+        { onExit: done }
+      )
     })
   }
   return { write, writeNow }
 })
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<
   IngestWriter,
   never,

@@ -5,8 +5,6 @@
  * another key is refused at once, rather than running and failing on every stored secret. The
  * record is a `Cipher` seal, not the key or a hash of it, and the check is the very operation the
  * stored secrets need: opening with this key.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -16,22 +14,16 @@ import { Cipher } from "../../core/protocol/Cipher.ts"
 
 /**
  * The database was first started with another master key.
- *
- * @since 0.1.0
  */
 export class MasterKeyMismatch extends Schema.TaggedError<MasterKeyMismatch>()("MasterKeyMismatch", {}) {}
 
 /**
  * The sealed plaintext, and the associated data binding it to this purpose.
- *
- * @since 0.1.0
  */
 export const label: string = "accord master key check v1"
 
 /**
  * What the check found: `recorded` at the first start, `matched` afterwards.
- *
- * @since 0.1.0
  */
 export type Outcome = "recorded" | "matched"
 
@@ -39,11 +31,9 @@ export type Outcome = "recorded" | "matched"
  * Records the check at the first start, else opens it; fails with `MasterKeyMismatch` when it does
  * not open. Two processes starting at once with different keys: one insert wins, and the other
  * reads the winner's record and is refused.
- *
- * @since 0.1.0
  */
 export const check: Effect.Effect<Outcome, MasterKeyMismatch | SqlError, SqlClient.SqlClient | Cipher> = Effect.gen(
-  function*() {
+  function* () {
     const sql = yield* SqlClient.SqlClient
     const cipher = yield* Cipher
     const read = sql<{ readonly sealed: string }>`SELECT sealed FROM accord_master_key_check WHERE id = 1`

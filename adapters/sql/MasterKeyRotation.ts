@@ -8,8 +8,6 @@
  * The tables are locked against writes for the duration (`SHARE ROW EXCLUSIVE`), but a server that
  * keeps running on the old key would seal new values under it afterwards: stop every server first,
  * then start them again with the new key.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -22,8 +20,6 @@ import * as MasterKeyCheck from "./MasterKeyCheck.ts"
 /**
  * One column of sealed values: where it is, and the associated data each value was sealed with
  * (the same binding the code that sealed it used, or the value would not open).
- *
- * @since 0.1.0
  */
 export interface SealedColumn {
   readonly table: string
@@ -35,8 +31,6 @@ export interface SealedColumn {
 /**
  * Everything Accord seals under the master key. A new sealed column must be added here (the rotation
  * tests seal a value in each one and check that it opens under the new key afterwards).
- *
- * @since 0.1.0
  */
 export const sealedColumns: ReadonlyArray<SealedColumn> = [
   // Connector secrets (`core/ports/SecretVault.ts`).
@@ -52,76 +46,77 @@ export const sealedColumns: ReadonlyArray<SealedColumn> = [
   { table: "accord_master_key_check", key: "id", column: "sealed", associatedData: () => MasterKeyCheck.label }
 ]
 
+const rotationRefusals = {
+  not_initialized: "the database has no master-key check yet: start the server once with the current key first",
+  old_key_mismatch: "the old key is not the master key this database was first started with (nothing was changed)",
+  same_key: "the new key is the old key (nothing was changed)"
+} as const
+
 /**
  * Why a rotation changed nothing. `place` names a table and a row key (a connector secret
  * reference or an action request id), never a value.
- *
- * @since 0.1.0
  */
 export class RotationRefused extends Schema.TaggedError<RotationRefused>()("RotationRefused", {
   reason: Schema.Literal("not_initialized", "old_key_mismatch", "same_key", "unreadable_value"),
   place: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    switch (this.reason) {
-      case "not_initialized":
-        return "the database has no master-key check yet: start the server once with the current key first"
-      case "old_key_mismatch":
-        return "the old key is not the master key this database was first started with (nothing was changed)"
-      case "same_key":
-        return "the new key is the old key (nothing was changed)"
-      case "unreadable_value":
-        return `a stored value does not open with the old key (${this.place ?? "unknown place"}); nothing was changed`
-    }
+    return this.reason === "unreadable_value"
+      ? `a stored value does not open with the old key (${this.place ?? "unknown place"}); nothing was changed`
+      : rotationRefusals[this.reason]
   }
 }
 
 /**
  * How many values were sealed again, by table.
- *
- * @since 0.1.0
  */
 export type RotationSummary = Readonly<Record<string, number>>
 
 /**
  * Re-seals every value of `sealedColumns` from `oldCipher` to `newCipher` in one transaction.
  * `sameKey` is the caller's comparison of the two keys (the ciphers cannot tell).
- *
- * @since 0.1.0
  */
 export const rotate = (options: {
   readonly oldCipher: CipherService
   readonly newCipher: CipherService
   readonly sameKey: boolean
 }): Effect.Effect<RotationSummary, RotationRefused | SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (options.sameKey) return yield* new RotationRefused({ reason: "same_key" })
     const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      // The names are the constants above; a list of tables needs `unsafe`.
-      yield* sql.unsafe(`LOCK TABLE ${sealedColumns.map((place) => place.table).join(", ")} IN SHARE ROW EXCLUSIVE MODE`)
-      const [check] = yield* sql<{ readonly sealed: string }>`SELECT sealed FROM accord_master_key_check WHERE id = 1`
-      if (check === undefined) return yield* new RotationRefused({ reason: "not_initialized" })
-      const opened = yield* Effect.option(options.oldCipher.open(check.sealed, MasterKeyCheck.label))
-      if (opened._tag === "None" || opened.value !== MasterKeyCheck.label) {
-        return yield* new RotationRefused({ reason: "old_key_mismatch" })
-      }
-      const summary: Record<string, number> = {}
-      for (const place of sealedColumns) {
-        const rows = yield* sql<{ readonly key: string | number; readonly sealed: string }>`
+    return yield* sql.withTransaction(
+      Effect.gen(function* () {
+        // The names are the constants above; a list of tables needs `unsafe`.
+        yield* sql.unsafe(
+          `LOCK TABLE ${sealedColumns.map((place) => place.table).join(", ")} IN SHARE ROW EXCLUSIVE MODE`
+        )
+        const [check] = yield* sql<{ readonly sealed: string }>`SELECT sealed FROM accord_master_key_check WHERE id = 1`
+        if (check === undefined) return yield* new RotationRefused({ reason: "not_initialized" })
+        const opened = yield* Effect.option(options.oldCipher.open(check.sealed, MasterKeyCheck.label))
+        if (opened._tag === "None" || opened.value !== MasterKeyCheck.label) {
+          return yield* new RotationRefused({ reason: "old_key_mismatch" })
+        }
+        const summary: Record<string, number> = {}
+        for (const place of sealedColumns) {
+          const rows = yield* sql<{ readonly key: string | number; readonly sealed: string }>`
           SELECT ${sql(place.key)} AS key, ${sql(place.column)} AS sealed FROM ${sql(place.table)}
           WHERE ${sql(place.column)} IS NOT NULL ORDER BY ${sql(place.key)}`
-        for (const row of rows) {
-          const key = String(row.key)
-          const associatedData = place.associatedData(key)
-          const plain = yield* options.oldCipher.open(row.sealed, associatedData).pipe(
-            Effect.mapError(() => new RotationRefused({ reason: "unreadable_value", place: `${place.table} ${key}` }))
-          )
-          const sealed = yield* options.newCipher.seal(plain, associatedData)
-          yield* sql`UPDATE ${sql(place.table)} SET ${sql(place.column)} = ${sealed} WHERE ${sql(place.key)} = ${row.key}`
+          for (const row of rows) {
+            const key = String(row.key)
+            const associatedData = place.associatedData(key)
+            const plain = yield* options.oldCipher
+              .open(row.sealed, associatedData)
+              .pipe(
+                Effect.mapError(
+                  () => new RotationRefused({ reason: "unreadable_value", place: `${place.table} ${key}` })
+                )
+              )
+            const sealed = yield* options.newCipher.seal(plain, associatedData)
+            yield* sql`UPDATE ${sql(place.table)} SET ${sql(place.column)} = ${sealed} WHERE ${sql(place.key)} = ${row.key}`
+          }
+          summary[place.table] = rows.length
         }
-        summary[place.table] = rows.length
-      }
-      return summary
-    }))
+        return summary
+      })
+    )
   })

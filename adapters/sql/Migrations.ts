@@ -15,8 +15,6 @@
  * Rules for migrations: ids only grow (`Migrator` skips any id not above the latest applied);
  * everything runs in one transaction (no `CREATE INDEX CONCURRENTLY`); SQL must run on
  * PostgreSQL 15.
- *
- * @since 0.1.0
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -26,14 +24,9 @@ import * as Layer from "effect/Layer"
 
 /**
  * Keyed `"<id>_<name>"`, e.g. `"0001_init"`; the numeric prefix orders them.
- *
- * @since 0.1.0
  */
 export type Migrations = Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
-/**
- * @since 0.1.0
- */
 export interface AppliedMigration {
   readonly id: number
   readonly name: string
@@ -41,8 +34,6 @@ export interface AppliedMigration {
 
 /**
  * Named for Accord so it is recognisable in a shared PostgreSQL database.
- *
- * @since 0.1.0
  */
 export const table = "accord_migrations"
 
@@ -53,31 +44,29 @@ const migrate = Migrator.make({})
 
 /**
  * Applies the pending migrations; returns the ones applied by this call (`[]` if none).
- *
- * @since 0.1.0
  */
 export const run = (
   migrations: Migrations
 ): Effect.Effect<ReadonlyArray<AppliedMigration>, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const applied = yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`SELECT pg_advisory_xact_lock(${lockKey})`
-      // Same definition Migrator would create; it then finds the table and skips creating it.
-      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+    const applied = yield* sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`SELECT pg_advisory_xact_lock(${lockKey})`
+        // Same definition Migrator would create; it then finds the table and skips creating it.
+        yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
         migration_id integer primary key,
         created_at timestamp with time zone not null default now(),
         name text not null
       )`
-      return yield* migrate({ loader: Migrator.fromRecord(migrations), table })
-    }))
+        return yield* migrate({ loader: Migrator.fromRecord(migrations), table })
+      })
+    )
     return applied.map(([id, name]) => ({ id, name }))
   })
 
 /**
  * Runs the migrations when the layer is built, before anything that needs the schema.
- *
- * @since 0.1.0
  */
 export const layer = (
   migrations: Migrations
@@ -85,15 +74,16 @@ export const layer = (
 
 /**
  * The applied migrations, oldest first (`[]` before the first run), for readiness checks.
- *
- * @since 0.1.0
  */
-export const appliedVersions: Effect.Effect<ReadonlyArray<AppliedMigration>, SqlError, SqlClient.SqlClient> = Effect
-  .gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [found] = yield* sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`
-    if (found?.present !== true) return []
-    const rows = yield* sql<{ readonly migration_id: number; readonly name: string }>`
+export const appliedVersions: Effect.Effect<
+  ReadonlyArray<AppliedMigration>,
+  SqlError,
+  SqlClient.SqlClient
+> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [found] = yield* sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`
+  if (found?.present !== true) return []
+  const rows = yield* sql<{ readonly migration_id: number; readonly name: string }>`
       SELECT migration_id, name FROM ${sql(table)} ORDER BY migration_id`.withoutTransform
-    return rows.map((row) => ({ id: row.migration_id, name: row.name }))
-  })
+  return rows.map((row) => ({ id: row.migration_id, name: row.name }))
+})

@@ -5,8 +5,6 @@
  * with a nonce that repeats within a batch claimed in a later round (where it conflicts). An idle
  * worker woken by a claim waits for the host's next turn before taking its batch
  * (`Batcher.gatherNextTurn`), so claims that arrive together share a statement.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -23,8 +21,6 @@ import { json, orStorageError } from "./SqlSupport.ts"
  * (each is kept `nonceRetentionMillis`, 10 minutes, from its claim: DESIGN D6); the number deleted.
  * The condition is checked again on the row it deletes, so an entry a concurrent claim has just
  * taken over (its `expires_at` moved forward) is never deleted.
- *
- * @since 0.1.0
  */
 export const sweepNonces = (sql: SqlClient.SqlClient, now: number, limit = 10_000): Effect.Effect<number, SqlError> =>
   sql`DELETE FROM accord_nonces
@@ -35,19 +31,17 @@ export const sweepNonces = (sql: SqlClient.SqlClient, now: number, limit = 10_00
 /**
  * Expired rows are swept on every 256th claim of this process (`sweepNonces`): the table holds at
  * most ten minutes of nonces plus what arrived since the last sweep.
- *
- * @since 0.1.0
  */
-export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  let claims = 0
-  const sweep = (now: number) =>
-    (++claims & 255) === 0 ? Effect.ignore(sweepNonces(sql, now)) : Effect.void
-  /** Takes over an existing entry only if it expired before the earliest claim time of the batch. */
-  const claimAll = (batch: ReadonlyArray<NonceClaim>) =>
-    Effect.gen(function*() {
-      const now = Math.min(...batch.map((c) => c.now))
-      const rows = yield* sql<{ scope: string; nonce: string }>`
+export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(
+  function* () {
+    const sql = yield* SqlClient.SqlClient
+    let claims = 0
+    const sweep = (now: number) => ((++claims & 255) === 0 ? Effect.ignore(sweepNonces(sql, now)) : Effect.void)
+    /** Takes over an existing entry only if it expired before the earliest claim time of the batch. */
+    const claimAll = (batch: ReadonlyArray<NonceClaim>) =>
+      Effect.gen(function* () {
+        const now = Math.min(...batch.map((c) => c.now))
+        const rows = yield* sql<{ scope: string; nonce: string }>`
         INSERT INTO accord_nonces (scope, nonce, expires_at)
         SELECT scope, nonce, expires_at
         FROM jsonb_to_recordset(${json(batch.map((c) => ({ scope: c.scope, nonce: c.nonce, expires_at: c.expiresAt })))}::jsonb)
@@ -55,19 +49,20 @@ export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient |
         ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
         WHERE accord_nonces.expires_at <= ${now}
         RETURNING scope, nonce`
-      const claimed = new Set(rows.map((r) => `${r.scope}\u0000${r.nonce}`))
-      yield* sweep(now)
-      return batch.map((c) => claimed.has(`${c.scope}\u0000${c.nonce}`))
-    })
-  const claim = yield* makeBatcher((batch: ReadonlyArray<NonceClaim>) => inRounds(batch, (c) => [`${c.scope}\u0000${c.nonce}`], claimAll), {
-    // Requests that arrive together share one statement (issue 20: fewer, fuller statements cost the
-    // kit and PostgreSQL less CPU per action).
-    gather: Batcher.gatherNextTurn
-  })
-  return { claim: (c) => claim(c).pipe(orStorageError("nonce.claim")) }
-})
+        const claimed = new Set(rows.map((r) => `${r.scope}\u0000${r.nonce}`))
+        yield* sweep(now)
+        return batch.map((c) => claimed.has(`${c.scope}\u0000${c.nonce}`))
+      })
+    const claim = yield* makeBatcher(
+      (batch: ReadonlyArray<NonceClaim>) => inRounds(batch, (c) => [`${c.scope}\u0000${c.nonce}`], claimAll),
+      {
+        // Requests that arrive together share one statement (issue 20: fewer, fuller statements cost the
+        // kit and PostgreSQL less CPU per action).
+        gather: Batcher.gatherNextTurn
+      }
+    )
+    return { claim: (c) => claim(c).pipe(orStorageError("nonce.claim")) }
+  }
+)
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<NonceStore, never, SqlClient.SqlClient> = Layer.scoped(NonceStore, make)

@@ -2,21 +2,22 @@
  * `Outbox` on SQL. Leasing is one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)`, so any
  * number of workers in any number of processes sharing PostgreSQL never lease the same item at once
  * (DESIGN "Scale").
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { type LeaseRequest, type NewOutboxItem, Outbox, type OutboxItem, type OutboxService } from "../../core/ports/Outbox.ts"
+import {
+  type LeaseRequest,
+  type NewOutboxItem,
+  Outbox,
+  type OutboxItem,
+  type OutboxService
+} from "../../core/ports/Outbox.ts"
 import { inRounds, makeBatcher } from "./Batch.ts"
 import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
-/**
- * @since 0.1.0
- */
 export interface OutboxRow {
   readonly id: string
   readonly kind: string
@@ -31,9 +32,6 @@ export interface OutboxRow {
   readonly last_error: string | null
 }
 
-/**
- * @since 0.1.0
- */
 export const toItem = (row: OutboxRow): OutboxItem => ({
   id: row.id,
   kind: row.kind,
@@ -51,8 +49,6 @@ export const toItem = (row: OutboxRow): OutboxItem => ({
 /**
  * Inserts an item unless its id or `(kind, dedupeKey)` exists; `true` when inserted. Shared with the
  * action ledger, which enqueues inside its own transactions.
- *
- * @since 0.1.0
  */
 export const insertItem = (sql: SqlClient.SqlClient, item: NewOutboxItem): Effect.Effect<boolean, SqlError> =>
   sql`INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at)
@@ -62,8 +58,6 @@ export const insertItem = (sql: SqlClient.SqlClient, item: NewOutboxItem): Effec
 /**
  * The lease statement (`UPDATE … RETURNING *` of the leased rows), to run alone or inside a larger
  * statement.
- *
- * @since 0.1.0
  */
 export const leaseReturning = (sql: SqlClient.SqlClient, { kinds, leaseMillis, limit, now, owner }: LeaseRequest) => {
   const due = [
@@ -82,32 +76,34 @@ export const leaseReturning = (sql: SqlClient.SqlClient, { kinds, leaseMillis, l
 
 /**
  * Oldest due first.
- *
- * @since 0.1.0
  */
-export const dueFirst = (a: OutboxItem, b: OutboxItem): number => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt
+export const dueFirst = (a: OutboxItem, b: OutboxItem): number =>
+  a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt
 
-/**
- * @since 0.1.0
- */
-export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
+export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   type Completion = Parameters<OutboxService["complete"]>[0]
   // Completions of concurrent deliveries share one statement (`Batch`); an id is completed once.
   // `ANY(ids)` keeps the lookup on the primary key whatever the planner estimates for the rows.
   const complete = yield* makeBatcher((items: ReadonlyArray<Completion>) =>
-    inRounds(items, (c) => [c.id], (round) =>
-      Effect.map(
-        sql<{ id: string }>`WITH v AS (SELECT * FROM jsonb_to_recordset(${json(round)}::jsonb) AS v(id text, owner text, now int8))
+    inRounds(
+      items,
+      (c) => [c.id],
+      (round) =>
+        Effect.map(
+          sql<{
+            id: string
+          }>`WITH v AS (SELECT * FROM jsonb_to_recordset(${json(round)}::jsonb) AS v(id text, owner text, now int8))
           UPDATE accord_outbox o SET completed_at = v.now, lease_owner = NULL, lease_expires_at = NULL
           FROM v
           WHERE o.id = v.id AND o.id = ANY(ARRAY(SELECT id FROM v)) AND o.lease_owner = v.owner AND o.completed_at IS NULL
           RETURNING o.id`,
-        (rows) => {
-          const done = new Set(rows.map((r) => r.id))
-          return round.map((c) => done.has(c.id))
-        }
-      ))
+          (rows) => {
+            const done = new Set(rows.map((r) => r.id))
+            return round.map((c) => done.has(c.id))
+          }
+        )
+    )
   )
   return {
     enqueue: (item) => insertItem(sql, item).pipe(orStorageError("outbox.enqueue")),
@@ -129,14 +125,16 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
     // completions that lock the same rows in another order (docs/performance.md, "Twelfth pass").
     // A skipped item is either being completed or is renewed by the next beat.
     renew: ({ ids, leaseMillis, now, owner }) =>
-      ids.length === 0 ? Effect.succeed([]) : sql<{ id: string }>`UPDATE accord_outbox SET lease_expires_at = ${now + leaseMillis}
+      ids.length === 0
+        ? Effect.succeed([])
+        : sql<{ id: string }>`UPDATE accord_outbox SET lease_expires_at = ${now + leaseMillis}
           WHERE id IN (
             SELECT id FROM accord_outbox WHERE ${sql.in("id", ids)} AND lease_owner = ${owner} AND completed_at IS NULL
             FOR UPDATE SKIP LOCKED
           ) RETURNING id`.pipe(
-        Effect.map((rows) => rows.map((r) => r.id)),
-        orStorageError("outbox.renew")
-      ),
+            Effect.map((rows) => rows.map((r) => r.id)),
+            orStorageError("outbox.renew")
+          ),
     get: (id) =>
       sql<OutboxRow>`SELECT * FROM accord_outbox WHERE id = ${id}`.pipe(
         Effect.map(firstRow(toItem)),
@@ -150,7 +148,4 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
   }
 })
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<Outbox, never, SqlClient.SqlClient> = Layer.scoped(Outbox, make)

@@ -2,8 +2,6 @@
  * `Readiness` on the SQL database: `GET /readyz` answers ready once the database answers within
  * `readinessTimeout` and the newest migration is applied, so a process is never sent traffic
  * against a schema it does not know.
- *
- * @since 0.1.0
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Duration from "effect/Duration"
@@ -16,15 +14,11 @@ import { migrations } from "./schema/Migrations.ts"
 
 /**
  * The newest migration id; `/readyz` fails until it is applied.
- *
- * @since 0.1.0
  */
 export const latestMigrationId: number = Math.max(0, ...Object.keys(migrations).map((key) => Number.parseInt(key, 10)))
 
 /**
  * How long `/readyz` may wait for the database before it reports 503.
- *
- * @since 0.1.0
  */
 export const readinessTimeout: Duration.Duration = Duration.seconds(2)
 
@@ -32,8 +26,6 @@ const notReady = (message: string) => new StorageError({ operation: "readiness",
 
 /**
  * Succeeds when the database answers in time and its newest migration is applied.
- *
- * @since 0.1.0
  */
 export const check: Effect.Effect<void, StorageError, SqlClient.SqlClient> = Effect.flatMap(
   Migrations.appliedVersions,
@@ -46,7 +38,4 @@ export const check: Effect.Effect<void, StorageError, SqlClient.SqlClient> = Eff
   Effect.timeoutFail({ duration: readinessTimeout, onTimeout: () => notReady("the database did not answer in time") })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<Readiness.Readiness, never, SqlClient.SqlClient> = Readiness.layer(check)

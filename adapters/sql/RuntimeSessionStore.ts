@@ -1,13 +1,15 @@
 /**
  * `RuntimeSessionStore` on SQL. The token hash is `UNIQUE`, so two sessions can never share a token;
  * a session is only ever changed by its revocation, a conditional `UPDATE` that succeeds once.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type RuntimeSessionRecord, RuntimeSessionStore, type RuntimeSessionStoreService } from "../../core/ports/RuntimeSessionStore.ts"
+import {
+  type RuntimeSessionRecord,
+  RuntimeSessionStore,
+  type RuntimeSessionStoreService
+} from "../../core/ports/RuntimeSessionStore.ts"
 import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
@@ -42,9 +44,6 @@ const toRecord = (row: Row): RuntimeSessionRecord => ({
 const columns = `session_id, workspace_id, account_id, subject, role, authorities::text AS authorities, token_hash,
   issued_by, created_at, expires_at, revoked_at`
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -76,7 +75,7 @@ export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.Sq
   })
 )
 
-/**
- * @since 0.1.0
- */
-export const layer: Layer.Layer<RuntimeSessionStore, never, SqlClient.SqlClient> = Layer.effect(RuntimeSessionStore, make)
+export const layer: Layer.Layer<RuntimeSessionStore, never, SqlClient.SqlClient> = Layer.effect(
+  RuntimeSessionStore,
+  make
+)

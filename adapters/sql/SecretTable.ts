@@ -1,8 +1,6 @@
 /**
  * The sealed-secret table behind the `SecretVault` on SQL: only ciphertext, in its own table,
  * never in the connector row (D9).
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -11,9 +9,6 @@ import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
 import { firstRow, orStorageError } from "./SqlSupport.ts"
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<SecretVault.SealedSecretTable, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -36,9 +31,6 @@ export const make: Effect.Effect<SecretVault.SealedSecretTable, never, SqlClient
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<SecretVault.SecretVault, never, SqlClient.SqlClient | Cipher> = Layer.effect(
   SecretVault.SecretVault,
   Effect.flatMap(make, SecretVault.make)

@@ -1,8 +1,6 @@
 /**
  * What every SQL store shares: error mapping to the ports' `StorageError`, and reading the
  * representations the schema uses (int8 comes back as a string, D-rule "read int8 as strings").
- *
- * @since 0.1.0
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -15,39 +13,30 @@ import { StorageError } from "../../core/ports/StorageError.ts"
 /**
  * A failed statement as `StorageError`, keeping the driver's message (PostgreSQL's messages name
  * constraints, not values; row values only appear in its `detail`, which is dropped).
- *
- * @since 0.1.0
  */
 export const toStorageError = (operation: string, error: SqlError): StorageError =>
   new StorageError({ operation, message: error.message })
 
 /**
  * Maps a failed statement to `StorageError` ({@link toStorageError}).
- *
- * @since 0.1.0
  */
-export const orStorageError = (operation: string) =>
-<A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StorageError, R> =>
-  Effect.mapError(effect, (error) => toStorageError(operation, error))
+export const orStorageError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StorageError, R> =>
+    Effect.mapError(effect, (error) => toStorageError(operation, error))
 
 /**
  * An int8 (or int4) column as a number; epoch milliseconds fit exactly.
- *
- * @since 0.1.0
  */
 export const num = (value: unknown): number => (typeof value === "number" ? value : Number(value))
 
 /**
  * A nullable int8 column.
- *
- * @since 0.1.0
  */
 export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : num(value))
 
 /**
  * A JSON value as a `jsonb` parameter (DESIGN: pass JSON as `JSON.stringify(x)` with `::jsonb`).
- *
- * @since 0.1.0
  */
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
 
@@ -55,8 +44,6 @@ export const json = (value: unknown): string => JSON.stringify(value ?? null)
  * A list of text keys as one array expression for `column = ANY(…)`: one statement text whatever
  * the number of keys (`sql.in` writes one placeholder per key, so every batch size would be a new
  * prepared statement), and an index lookup however many keys the planner assumes.
- *
- * @since 0.1.0
  */
 export const anyOf = (sql: SqlClient.SqlClient, keys: ReadonlyArray<string>): Statement.Fragment =>
   sql`ARRAY(SELECT jsonb_array_elements_text(${json(keys.flatMap(storableKey))}::jsonb))`
@@ -68,14 +55,13 @@ export const anyOf = (sql: SqlClient.SqlClient, keys: ReadonlyArray<string>): St
  * otherwise fail the lookups of every caller sharing its statement.
  */
 const storableKey = (key: string): ReadonlyArray<string> =>
-  key.includes("\u0000") ? [] : [key.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")]
-
+  key.includes("\u0000")
+    ? []
+    : [key.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")]
 
 /**
  * The newest item per key (by `AccountProfileStore.isNewer`), in key order: one statement may not
  * update a row twice, and writers that take row locks in the same order cannot deadlock.
- *
- * @since 0.1.0
  */
 export const newestInKeyOrder = <A extends { readonly observedAt: number; readonly sourceEventId: string }>(
   items: ReadonlyArray<A>,
@@ -91,8 +77,8 @@ export const newestInKeyOrder = <A extends { readonly observedAt: number; readon
 
 /**
  * The first row of a result, mapped, if there is one: a lookup by key.
- *
- * @since 0.1.0
  */
-export const firstRow = <R, A>(map: (row: R) => A) => (rows: ReadonlyArray<R>): Option.Option<A> =>
-  Option.map(Option.fromNullable(rows[0]), map)
+export const firstRow =
+  <R, A>(map: (row: R) => A) =>
+  (rows: ReadonlyArray<R>): Option.Option<A> =>
+    Option.map(Option.fromNullable(rows[0]), map)

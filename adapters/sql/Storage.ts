@@ -1,7 +1,5 @@
 /**
  * Every storage port on one `SqlClient` (PostgreSQL or PGlite alike), after running the migrations.
- *
- * @since 0.1.0
  */
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -33,25 +31,30 @@ import * as UsageMeterStore from "./UsageMeterStore.ts"
 /**
  * The ports, built after the migrations have run on the client, and the stored-catalog
  * `Revalidation` over them (an embedding host with its own merges its layer after this one).
- *
- * @since 0.1.0
  */
-export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer
-  .mergeAll(IngestWriter.layer, Revalidation.layerStoredCatalog, ApprovalNotifier.layerPickup)
-  .pipe(Layer.provideMerge(Layer.mergeAll(
-    NonceStore.layer,
-    ApiKeyStore.layer,
-    SecretTable.layer,
-    ConnectionStore.layer,
-    CapabilityRegistry.layer,
-    CatalogStore.layer,
-    Outbox.layer,
-    ActionLedger.layer,
-    EventStore.layer,
-    AccountProfileStore.layer,
-    UsageMeterStore.layer,
-    FeatureGateStore.layer,
-    Transactor.layer,
-    RuntimeSessionStore.layer,
-    ApprovalStore.layer
-  )), Layer.provide(Migrations.layer(migrations)))
+export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer.mergeAll(
+  IngestWriter.layer,
+  Revalidation.layerStoredCatalog,
+  ApprovalNotifier.layerPickup
+).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      NonceStore.layer,
+      ApiKeyStore.layer,
+      SecretTable.layer,
+      ConnectionStore.layer,
+      CapabilityRegistry.layer,
+      CatalogStore.layer,
+      Outbox.layer,
+      ActionLedger.layer,
+      EventStore.layer,
+      AccountProfileStore.layer,
+      UsageMeterStore.layer,
+      FeatureGateStore.layer,
+      Transactor.layer,
+      RuntimeSessionStore.layer,
+      ApprovalStore.layer
+    )
+  ),
+  Layer.provide(Migrations.layer(migrations))
+)

@@ -2,8 +2,6 @@
  * `Transactor` on SQL: the client's own transaction. Every SQL port runs its statements through the
  * same `SqlClient`, which finds the open transaction in the fiber's context, so port calls inside
  * `withTransaction` commit or roll back together.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -21,24 +19,21 @@ class EffectFailure<E> {
   constructor(readonly error: E) {}
 }
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<TransactorService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
     withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.mapError(effect, (error) => new EffectFailure(error))).pipe(
-        Effect.catchAll((failure): Effect.Effect<never, E | StorageError> =>
-          failure instanceof EffectFailure
-            ? Effect.fail(failure.error)
-            : orStorageError("transaction")(Effect.fail(failure))
+      sql
+        .withTransaction(Effect.mapError(effect, (error) => new EffectFailure(error)))
+        .pipe(
+          Effect.catchAll(
+            (failure): Effect.Effect<never, E | StorageError> =>
+              failure instanceof EffectFailure
+                ? Effect.fail(failure.error)
+                : orStorageError("transaction")(Effect.fail(failure))
+          )
         )
-      )
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<Transactor, never, SqlClient.SqlClient> = Layer.effect(Transactor, make)

@@ -1,8 +1,6 @@
 /**
  * `UsageMeterStore` on SQL. The meter's row is the claim: the first insert wins on the primary key,
  * and every later claim reads the winner's unit.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -14,14 +12,11 @@ import { orStorageError } from "./SqlSupport.ts"
 
 const operation = "usageMeter.claimUnit"
 
-/**
- * @since 0.1.0
- */
 export const make: Effect.Effect<UsageMeterStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
     claimUnit: ({ meterKey, now, unit, workspaceId }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // ON CONFLICT waits for a concurrent inserter of the same key to commit, so when this
         // inserts nothing the winner's row is committed, and the SELECT (a new snapshot under
         // READ COMMITTED) sees it. One statement could not: its snapshot predates the winner.
@@ -46,7 +41,4 @@ export const make: Effect.Effect<UsageMeterStoreService, never, SqlClient.SqlCli
   })
 )
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<UsageMeterStore, never, SqlClient.SqlClient> = Layer.effect(UsageMeterStore, make)

@@ -10,8 +10,6 @@
  *
  * `apiBase` (`STRIPE_API_BASE` in the reference backend) points the client at another host, for
  * tests against a local fake: the client's `host`, `port` and `protocol` options.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -33,9 +31,6 @@ import {
   WebhookRejected
 } from "../../core/customer/PaymentProvider.ts"
 
-/**
- * @since 0.1.0
- */
 export interface StripeProviderConfig {
   /** `sk_test_…` / `sk_live_…` (or a restricted `rk_…` key). */
   readonly secretKey: Redacted.Redacted<string>
@@ -94,9 +89,10 @@ const paymentIntentView = (o: Json): PaymentIntentView => ({
   clientSecret: str(o.client_secret),
   lastPaymentErrorCode: errorCodeOf(o.last_payment_error),
   invoiceId: idOf(o.invoice),
-  allowRedirects: typeof o.automatic_payment_methods === "object" && o.automatic_payment_methods !== null
-    ? str((o.automatic_payment_methods as Json).allow_redirects)
-    : null,
+  allowRedirects:
+    typeof o.automatic_payment_methods === "object" && o.automatic_payment_methods !== null
+      ? str((o.automatic_payment_methods as Json).allow_redirects)
+      : null,
   livemode: o.livemode === true,
   metadata: metadataOf(o.metadata)
 })
@@ -115,9 +111,10 @@ const chargeView = (o: Json): ChargeView => ({
 /** The subscription of an invoice: `parent.subscription_details.subscription` (older API versions: `subscription`). */
 const invoiceSubscription = (o: Json): string | null => {
   const parent = typeof o.parent === "object" && o.parent !== null ? (o.parent as Json) : undefined
-  const details = parent !== undefined && typeof parent.subscription_details === "object" && parent.subscription_details !== null
-    ? (parent.subscription_details as Json)
-    : undefined
+  const details =
+    parent !== undefined && typeof parent.subscription_details === "object" && parent.subscription_details !== null
+      ? (parent.subscription_details as Json)
+      : undefined
   return idOf(details?.subscription) ?? idOf(o.subscription)
 }
 
@@ -128,9 +125,14 @@ const invoiceSubscription = (o: Json): string | null => {
  */
 const invoicePayment = (o: Json): { readonly paymentIntentId: string | null; readonly chargeId: string | null } => {
   const list = typeof o.payments === "object" && o.payments !== null ? (o.payments as Json) : undefined
-  const data = Array.isArray(list?.data) ? (list.data as ReadonlyArray<unknown>).filter((x): x is Json => typeof x === "object" && x !== null) : []
+  const data = Array.isArray(list?.data)
+    ? (list.data as ReadonlyArray<unknown>).filter((x): x is Json => typeof x === "object" && x !== null)
+    : []
   const chosen = data.find((p) => p.status === "paid") ?? data.find((p) => p.is_default === true) ?? data[0]
-  const payment = chosen !== undefined && typeof chosen.payment === "object" && chosen.payment !== null ? (chosen.payment as Json) : undefined
+  const payment =
+    chosen !== undefined && typeof chosen.payment === "object" && chosen.payment !== null
+      ? (chosen.payment as Json)
+      : undefined
   return {
     paymentIntentId: idOf(payment?.payment_intent) ?? idOf(o.payment_intent),
     chargeId: idOf(payment?.charge) ?? idOf(o.charge)
@@ -171,18 +173,25 @@ const setupIntentView = (o: Json): SetupIntentView => ({
 })
 
 /** A Stripe error as the port's error: its type and code only, never its message (it may echo input). */
-const providerError = (operation: string) => (error: unknown): PaymentProviderError => {
-  const e = error as { readonly type?: unknown; readonly statusCode?: unknown; readonly code?: unknown }
-  const status = typeof e.statusCode === "number" ? e.statusCode : undefined
-  const code = typeof e.code === "string" ? e.code.slice(0, 64) : null
-  const reason = e.type === "StripeConnectionError" || e.type === "StripeAPIError" || e.type === "StripeRateLimitError" ||
-      status === undefined || status >= 500 || status === 429
-    ? "unavailable"
-    : status === 404
-    ? "not_found"
-    : "refused"
-  return new PaymentProviderError({ operation, reason, code })
-}
+const providerError =
+  (operation: string) =>
+  (error: unknown): PaymentProviderError => {
+    const e = error as { readonly type?: unknown; readonly statusCode?: unknown; readonly code?: unknown }
+    const status = typeof e.statusCode === "number" ? e.statusCode : undefined
+    const code = typeof e.code === "string" ? e.code.slice(0, 64) : null
+    const reason =
+      e.type === "StripeConnectionError" ||
+      e.type === "StripeAPIError" ||
+      e.type === "StripeRateLimitError" ||
+      status === undefined ||
+      status >= 500 ||
+      status === 429
+        ? "unavailable"
+        : status === 404
+          ? "not_found"
+          : "refused"
+    return new PaymentProviderError({ operation, reason, code })
+  }
 
 const apiOptions = (apiBase: string | undefined): Partial<Stripe.StripeConfig> => {
   if (apiBase === undefined) return {}
@@ -197,10 +206,10 @@ const apiOptions = (apiBase: string | undefined): Partial<Stripe.StripeConfig> =
 
 /**
  * The Stripe client for a configuration (also used by the doctor's checks).
- *
- * @since 0.1.0
  */
-export const client = (config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">): Stripe =>
+export const client = (
+  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">
+): Stripe =>
   new Stripe(Redacted.value(config.secretKey), {
     maxNetworkRetries: config.maxNetworkRetries ?? 1,
     timeout: config.timeoutMillis ?? 10_000,
@@ -212,11 +221,12 @@ export const client = (config: Pick<StripeProviderConfig, "secretKey" | "apiBase
  * `providerAccountId`, and the doctor's installation check 1. With `connectedAccountId` (Stripe
  * Connect: a platform key acting for a connected account) the request carries `Stripe-Account`,
  * so the answer is the connected account, and an account the key may not act for is an error.
- *
- * @since 0.1.0
  */
 export const accountOf = (
-  config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis" | "connectedAccountId">
+  config: Pick<
+    StripeProviderConfig,
+    "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis" | "connectedAccountId"
+  >
 ): Effect.Effect<{ readonly id: string; readonly chargesEnabled: boolean | null }, PaymentProviderError> =>
   Effect.tryPromise({
     // With a connected account, the account the credentials act for (`Stripe-Account`): the
@@ -226,22 +236,20 @@ export const accountOf = (
         ? client(config).accounts.retrieveCurrent()
         : client(config).accounts.retrieveCurrent({}, { stripeAccount: config.connectedAccountId }),
     catch: providerError("retrieve_account")
-  }).pipe(Effect.map((account) => {
-    const o = account as unknown as Json
-    return { id: str(o.id) ?? "", chargesEnabled: typeof o.charges_enabled === "boolean" ? o.charges_enabled : null }
-  }))
+  }).pipe(
+    Effect.map((account) => {
+      const o = account as unknown as Json
+      return { id: str(o.id) ?? "", chargesEnabled: typeof o.charges_enabled === "boolean" ? o.charges_enabled : null }
+    })
+  )
 
 /**
  * Whether a Stripe key is a live key (`sk_live_`, `rk_live_`, `pk_live_`).
- *
- * @since 0.1.0
  */
 export const isLiveKey = (key: string): boolean => /^(sk|rk|pk)_live_/.test(key)
 
 /**
  * Builds the provider over one Stripe client.
- *
- * @since 0.1.0
  */
 export const make = (config: StripeProviderConfig): PaymentProviderService => {
   const stripe = client(config)
@@ -253,11 +261,12 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   })
   // Before 2025-03-31 ("basil") an invoice names its payment intent and charge itself and has no payments to expand.
   const legacyInvoices = config.apiVersion !== undefined && config.apiVersion < "2025-03-31"
-  const call = <A>(operation: string, run: () => Promise<unknown>, view: (o: Json) => A): Effect.Effect<A, PaymentProviderError> =>
-    Effect.map(
-      Effect.tryPromise({ try: run, catch: providerError(operation) }),
-      (o) => view(o as Json)
-    )
+  const call = <A>(
+    operation: string,
+    run: () => Promise<unknown>,
+    view: (o: Json) => A
+  ): Effect.Effect<A, PaymentProviderError> =>
+    Effect.map(Effect.tryPromise({ try: run, catch: providerError(operation) }), (o) => view(o as Json))
   const tolerance = config.webhookToleranceSeconds ?? 300
   const cryptoProvider = Stripe.createSubtleCryptoProvider()
 
@@ -267,49 +276,84 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
     livemode: isLiveKey(Redacted.value(config.secretKey)),
     webhookSignatureHeader: "stripe-signature",
     createPaymentIntent: ({ amountMinor, currency, customerId, idempotencyKey, metadata }) =>
-      call("create_payment_intent", () =>
-        stripe.paymentIntents.create({
-          amount: amountMinor,
-          currency,
-          ...(customerId !== null ? { customer: customerId } : {}),
-          // Dynamic payment methods, no redirects; `payment_method_types` is never sent.
-          automatic_payment_methods: { enabled: true, allow_redirects: "never" },
-          metadata: { ...metadata }
-        }, requestOptions(idempotencyKey)), paymentIntentView),
+      call(
+        "create_payment_intent",
+        () =>
+          stripe.paymentIntents.create(
+            {
+              amount: amountMinor,
+              currency,
+              ...(customerId !== null ? { customer: customerId } : {}),
+              // Dynamic payment methods, no redirects; `payment_method_types` is never sent.
+              automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+              metadata: { ...metadata }
+            },
+            requestOptions(idempotencyKey)
+          ),
+        paymentIntentView
+      ),
     createSetupIntent: ({ customerId, idempotencyKey, metadata }) =>
-      call("create_setup_intent", () =>
-        stripe.setupIntents.create({
-          ...(customerId !== null ? { customer: customerId } : {}),
-          automatic_payment_methods: { enabled: true, allow_redirects: "never" },
-          usage: "off_session",
-          metadata: { ...metadata }
-        }, requestOptions(idempotencyKey)), setupIntentView),
+      call(
+        "create_setup_intent",
+        () =>
+          stripe.setupIntents.create(
+            {
+              ...(customerId !== null ? { customer: customerId } : {}),
+              automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+              usage: "off_session",
+              metadata: { ...metadata }
+            },
+            requestOptions(idempotencyKey)
+          ),
+        setupIntentView
+      ),
     createSubscription: ({ customerId, idempotencyKey, metadata, priceId, trialDays }) =>
       Effect.flatMap(
-        call("create_subscription", () =>
-          stripe.subscriptions.create({
-            customer: customerId,
-            items: [{ price: priceId }],
-            payment_behavior: "default_incomplete",
-            payment_settings: { save_default_payment_method: "on_subscription" },
-            ...(trialDays !== null ? { trial_period_days: trialDays } : {}),
-            metadata: { ...metadata },
-            expand: ["latest_invoice.confirmation_secret", "pending_setup_intent"]
-          }, requestOptions(idempotencyKey)), (o) => o),
+        call(
+          "create_subscription",
+          () =>
+            stripe.subscriptions.create(
+              {
+                customer: customerId,
+                items: [{ price: priceId }],
+                payment_behavior: "default_incomplete",
+                payment_settings: { save_default_payment_method: "on_subscription" },
+                ...(trialDays !== null ? { trial_period_days: trialDays } : {}),
+                metadata: { ...metadata },
+                expand: ["latest_invoice.confirmation_secret", "pending_setup_intent"]
+              },
+              requestOptions(idempotencyKey)
+            ),
+          (o) => o
+        ),
         (o): Effect.Effect<CreatedSubscription, PaymentProviderError> => {
           const subscription = subscriptionView(o)
-          const setup = typeof o.pending_setup_intent === "object" && o.pending_setup_intent !== null
-            ? setupIntentView(o.pending_setup_intent as Json)
-            : undefined
+          const setup =
+            typeof o.pending_setup_intent === "object" && o.pending_setup_intent !== null
+              ? setupIntentView(o.pending_setup_intent as Json)
+              : undefined
           if (setup !== undefined && setup.clientSecret !== null) {
-            return Effect.succeed({ subscription, intent: "setup", intentId: setup.id, clientSecret: setup.clientSecret })
+            return Effect.succeed({
+              subscription,
+              intent: "setup",
+              intentId: setup.id,
+              clientSecret: setup.clientSecret
+            })
           }
-          const invoice = typeof o.latest_invoice === "object" && o.latest_invoice !== null ? (o.latest_invoice as Json) : {}
-          const confirmation = typeof invoice.confirmation_secret === "object" && invoice.confirmation_secret !== null
-            ? str((invoice.confirmation_secret as Json).client_secret)
-            : null
+          const invoice =
+            typeof o.latest_invoice === "object" && o.latest_invoice !== null ? (o.latest_invoice as Json) : {}
+          const confirmation =
+            typeof invoice.confirmation_secret === "object" && invoice.confirmation_secret !== null
+              ? str((invoice.confirmation_secret as Json).client_secret)
+              : null
           if (confirmation === null) {
-            return Effect.fail(new PaymentProviderError({ operation: "create_subscription", reason: "refused", code: "no_client_secret" }))
+            return Effect.fail(
+              new PaymentProviderError({
+                operation: "create_subscription",
+                reason: "refused",
+                code: "no_client_secret"
+              })
+            )
           }
           // A payment intent's client secret is `{intent id}_secret_{…}`.
           const intentId = confirmation.split("_secret_")[0] ?? ""
@@ -317,47 +361,81 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
         }
       ),
     retrievePaymentIntent: (id) =>
-      call("retrieve_payment_intent", () => stripe.paymentIntents.retrieve(id, {}, requestOptions()), paymentIntentView),
-    retrieveCharge: (id) => call("retrieve_charge", () => stripe.charges.retrieve(id, {}, requestOptions()), chargeView),
+      call(
+        "retrieve_payment_intent",
+        () => stripe.paymentIntents.retrieve(id, {}, requestOptions()),
+        paymentIntentView
+      ),
+    retrieveCharge: (id) =>
+      call("retrieve_charge", () => stripe.charges.retrieve(id, {}, requestOptions()), chargeView),
     retrieveInvoice: (id) =>
-      call("retrieve_invoice", () => stripe.invoices.retrieve(id, legacyInvoices ? {} : { expand: ["payments"] }, requestOptions()), invoiceView),
+      call(
+        "retrieve_invoice",
+        () => stripe.invoices.retrieve(id, legacyInvoices ? {} : { expand: ["payments"] }, requestOptions()),
+        invoiceView
+      ),
     retrieveSubscription: (id) =>
       call("retrieve_subscription", () => stripe.subscriptions.retrieve(id, {}, requestOptions()), subscriptionView),
     retrieveSetupIntent: (id) =>
       call("retrieve_setup_intent", () => stripe.setupIntents.retrieve(id, {}, requestOptions()), setupIntentView),
     findInvoiceOfPaymentIntent: (paymentIntentId) =>
       legacyInvoices
-        // Older versions name the invoice on the intent itself.
-        ? call("retrieve_payment_intent", () => stripe.paymentIntents.retrieve(paymentIntentId, {}, requestOptions()), (o) => idOf(o.invoice))
+        ? // Older versions name the invoice on the intent itself.
+          call(
+            "retrieve_payment_intent",
+            () => stripe.paymentIntents.retrieve(paymentIntentId, {}, requestOptions()),
+            (o) => idOf(o.invoice)
+          )
         : call(
-          "list_invoice_payments",
-          () => stripe.invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 }, requestOptions()),
-          (o) => {
-            const data = Array.isArray(o.data) ? (o.data as ReadonlyArray<unknown>) : []
-            const first = data[0]
-            return typeof first === "object" && first !== null ? idOf((first as Json).invoice) : null
-          }
-        ),
+            "list_invoice_payments",
+            () =>
+              stripe.invoicePayments.list(
+                { payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 },
+                requestOptions()
+              ),
+            (o) => {
+              const data = Array.isArray(o.data) ? (o.data as ReadonlyArray<unknown>) : []
+              const first = data[0]
+              return typeof first === "object" && first !== null ? idOf((first as Json).invoice) : null
+            }
+          ),
     cancelPaymentIntent: (id) =>
-      call("cancel_payment_intent", () => stripe.paymentIntents.cancel(id, { cancellation_reason: "abandoned" }, requestOptions()), paymentIntentView),
+      call(
+        "cancel_payment_intent",
+        () => stripe.paymentIntents.cancel(id, { cancellation_reason: "abandoned" }, requestOptions()),
+        paymentIntentView
+      ),
     cancelSetupIntent: (id) =>
-      call("cancel_setup_intent", () => stripe.setupIntents.cancel(id, { cancellation_reason: "abandoned" }, requestOptions()), setupIntentView),
+      call(
+        "cancel_setup_intent",
+        () => stripe.setupIntents.cancel(id, { cancellation_reason: "abandoned" }, requestOptions()),
+        setupIntentView
+      ),
     cancelSubscription: (id) =>
       call("cancel_subscription", () => stripe.subscriptions.cancel(id, {}, requestOptions()), subscriptionView),
     verifyWebhook: ({ body, signature }) =>
-      Effect.gen(function*() {
-        if (signature === undefined || signature.trim() === "") return yield* new WebhookRejected({ reason: "missing_signature" })
+      Effect.gen(function* () {
+        if (signature === undefined || signature.trim() === "")
+          return yield* new WebhookRejected({ reason: "missing_signature" })
         const now = yield* Clock.currentTimeMillis
         const event = yield* Effect.tryPromise({
           try: () =>
-            stripe.webhooks.constructEventAsync(body, signature, Redacted.value(config.webhookSecret), tolerance, cryptoProvider, now),
+            stripe.webhooks.constructEventAsync(
+              body,
+              signature,
+              Redacted.value(config.webhookSecret),
+              tolerance,
+              cryptoProvider,
+              now
+            ),
           catch: (error) =>
             new WebhookRejected({
-              reason: error instanceof SyntaxError
-                ? "not_json"
-                : String((error as { readonly message?: unknown }).message ?? "").startsWith("Timestamp outside")
-                ? "stale_timestamp"
-                : "bad_signature"
+              reason:
+                error instanceof SyntaxError
+                  ? "not_json"
+                  : String((error as { readonly message?: unknown }).message ?? "").startsWith("Timestamp outside")
+                    ? "stale_timestamp"
+                    : "bad_signature"
             })
         })
         const raw = event as unknown as Json
@@ -379,8 +457,5 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layer = (config: StripeProviderConfig): Layer.Layer<PaymentProvider> =>
   Layer.sync(PaymentProvider, () => make(config))

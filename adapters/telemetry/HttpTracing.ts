@@ -4,8 +4,6 @@
  * but a few, and the client's address; it is switched off, and this span takes its place with the
  * method, the matched route template (`http.route`, set by the router: `/accounts/:accountId`, never
  * the id) and the response status only. An incoming `traceparent` still links the span to its caller.
- *
- * @since 0.1.0
  */
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -18,31 +16,34 @@ const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "
 
 /**
  * Wraps an app in the request span.
- *
- * @since 0.1.0
  */
 export const traced = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const method = knownMethods.has(request.method) ? request.method : "OTHER"
-    return Effect.useSpan(`http.server ${method}`, {
-      kind: "server",
-      captureStackTrace: false,
-      ...Option.match(HttpTraceContext.fromHeaders(request.headers), { onNone: () => ({}), onSome: (parent) => ({ parent }) })
-    }, (span) => {
-      span.attribute("http.request.method", method)
-      return Effect.tap(Effect.withParentSpan(app, span), (response) => {
-        span.attribute("http.response.status_code", response.status)
-      })
-    })
+    return Effect.useSpan(
+      `http.server ${method}`,
+      {
+        kind: "server",
+        captureStackTrace: false,
+        ...Option.match(HttpTraceContext.fromHeaders(request.headers), {
+          onNone: () => ({}),
+          onSome: (parent) => ({ parent })
+        })
+      },
+      (span) => {
+        span.attribute("http.request.method", method)
+        return Effect.tap(Effect.withParentSpan(app, span), (response) => {
+          span.attribute("http.response.status_code", response.status)
+        })
+      }
+    )
   })
 
 /**
  * Runs `serve` (the effect that starts serving) with the platform's request span switched off for
  * every request it will handle (its fibers inherit this setting).
- *
- * @since 0.1.0
  */
 export const withoutPlatformSpans = <A, E, R>(serve: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locally(serve, HttpMiddleware.currentTracerDisabledWhen, () => true)

@@ -5,8 +5,6 @@
  * change passes `ActionLedger.transition`, whose history trigger says what happened
  * (`delivery_ambiguous`: an unknown outcome; `completion`: a completion applied). The runtime wraps
  * the ports it composes (`runtimes/Server.ts`).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Clock from "effect/Clock"
@@ -20,26 +18,19 @@ import { ConnectorTransport, type ConnectorTransportService } from "../../core/p
 import { Outbox, type OutboxService } from "../../core/ports/Outbox.ts"
 import * as Metrics from "../../core/telemetry/Metrics.ts"
 
-/**
- * @since 0.1.0
- */
 export const transport = (service: ConnectorTransportService): ConnectorTransportService => ({
   ...service,
   post: (request) => Metrics.inFlight(Metrics.dispatchInFlight)(service.post(request))
 })
 
-/**
- * @since 0.1.0
- */
 export const outbox = (service: OutboxService): OutboxService => ({
   ...service,
   reschedule: (options) =>
-    Effect.tap(service.reschedule(options), (rescheduled) => rescheduled ? Metric.increment(Metrics.dispatchRetries) : Effect.void)
+    Effect.tap(service.reschedule(options), (rescheduled) =>
+      rescheduled ? Metric.increment(Metrics.dispatchRetries) : Effect.void
+    )
 })
 
-/**
- * @since 0.1.0
- */
 export const ledger = (service: ActionLedgerService): ActionLedgerService => ({
   ...service,
   transition: (options) =>
@@ -53,8 +44,6 @@ export const ledger = (service: ActionLedgerService): ActionLedgerService => ({
 
 /**
  * The same context with its `ActionLedger`, `Outbox` and `ConnectorTransport` (those present) instrumented.
- *
- * @since 0.1.0
  */
 export const instrument = <A>(context: Context.Context<A>): Context.Context<A> => {
   let out = context as Context.Context<unknown>
@@ -70,8 +59,6 @@ export const instrument = <A>(context: Context.Context<A>): Context.Context<A> =
 
 /**
  * A layer whose output is instrumented (`instrument`).
- *
- * @since 0.1.0
  */
 export const layer = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => Layer.map(self, instrument)
 
@@ -80,29 +67,28 @@ const acceptedIngest = Metrics.ingestAccepted
 /**
  * Counts an ingest answer: 2xx accepted, anything else refused under its problem `code`. At once,
  * outside an effect (the ingest route answers from callbacks).
- *
- * @since 0.1.0
  */
 export const unsafeIngestAnswered = (answer: { readonly status: number; readonly body: unknown }): void => {
   if (answer.status >= 200 && answer.status < 300) return acceptedIngest.unsafeUpdate(1, [])
-  const code = typeof answer.body === "object" && answer.body !== null && "code" in answer.body ? answer.body.code : undefined
+  const code =
+    typeof answer.body === "object" && answer.body !== null && "code" in answer.body ? answer.body.code : undefined
   Metrics.unsafeCount(Metrics.ingestRefused, "code", typeof code === "string" ? code : `status_${answer.status}`)
 }
 
 /**
  * Counts a refused completion whose signature or signed headers did not verify, under its code.
- *
- * @since 0.1.0
  */
-export const completionRefused = (error: { readonly _tag: string; readonly kind?: string; readonly code?: string }): Effect.Effect<void> =>
+export const completionRefused = (error: {
+  readonly _tag: string
+  readonly kind?: string
+  readonly code?: string
+}): Effect.Effect<void> =>
   error._tag === "CompletionRefused" && error.kind === "unauthenticated"
     ? Metrics.count(Metrics.verificationFailures, "reason", error.code ?? "other")
     : Effect.void
 
 /**
  * A connection pool's counters, as `pg.Pool` exposes them.
- *
- * @since 0.1.0
  */
 export interface PoolUse {
   readonly totalCount: number
@@ -120,24 +106,33 @@ const sampleOpenPools = Effect.suspend(() => {
     idle += pool.idleCount
     waiting += pool.waitingCount
   }
-  return Effect.all([
-    Metric.set(Metric.tagged(Metrics.databasePool, "state", "total"), total),
-    Metric.set(Metric.tagged(Metrics.databasePool, "state", "idle"), idle),
-    Metric.set(Metric.tagged(Metrics.databasePool, "state", "waiting"), waiting)
-  ], { discard: true })
+  return Effect.all(
+    [
+      Metric.set(Metric.tagged(Metrics.databasePool, "state", "total"), total),
+      Metric.set(Metric.tagged(Metrics.databasePool, "state", "idle"), idle),
+      Metric.set(Metric.tagged(Metrics.databasePool, "state", "waiting"), waiting)
+    ],
+    { discard: true }
+  )
 })
 
 /**
  * Counts `pool` in `accord_db_pool_connections{state}` (summed over every open pool, sampled every
  * second) until the scope closes.
- *
- * @since 0.1.0
  */
 export const trackPool = (pool: PoolUse): Effect.Effect<void, never, Scope.Scope> =>
-  Effect.acquireRelease(Effect.sync(() => void openPools.add(pool)), () =>
-    Effect.zipRight(Effect.sync(() => void openPools.delete(pool)), sampleOpenPools)).pipe(
-      // Sampled on the wall clock, whatever Clock the caller runs under: a test's TestClock moved
-      // a day ahead must not replay 86,400 samples.
-      Effect.zipRight(Effect.forkScoped(Effect.withClock(Effect.repeat(sampleOpenPools, Schedule.spaced("1 second")), Clock.make()))),
-      Effect.asVoid
-    )
+  Effect.acquireRelease(
+    Effect.sync(() => void openPools.add(pool)),
+    () =>
+      Effect.zipRight(
+        Effect.sync(() => void openPools.delete(pool)),
+        sampleOpenPools
+      )
+  ).pipe(
+    // Sampled on the wall clock, whatever Clock the caller runs under: a test's TestClock moved
+    // a day ahead must not replay 86,400 samples.
+    Effect.zipRight(
+      Effect.forkScoped(Effect.withClock(Effect.repeat(sampleOpenPools, Schedule.spaced("1 second")), Clock.make()))
+    ),
+    Effect.asVoid
+  )

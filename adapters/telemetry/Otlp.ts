@@ -3,8 +3,6 @@
  * SDK) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: spans to `<endpoint>/v1/traces`, every Effect
  * metric (`core/telemetry/Metrics.ts` and the rest of the registry) to `<endpoint>/v1/metrics`,
  * JSON-encoded, over `fetch` (Node, Bun and Deno alike). Logs stay on stdout.
- *
- * @since 0.1.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
@@ -14,9 +12,6 @@ import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-/**
- * @since 0.1.0
- */
 export interface OtlpOptions {
   /** The collector's OTLP/HTTP base URL, without a trailing slash (`http://localhost:4318`). */
   readonly endpoint: string
@@ -27,22 +22,28 @@ export interface OtlpOptions {
 
 /**
  * The exporters; closing the layer sends what is buffered (bounded by a short timeout).
- *
- * @since 0.1.0
  */
 export const layer = (options: OtlpOptions): Layer.Layer<never> => {
   const resource = { serviceName: options.serviceName }
   const interval = options.exportInterval ?? "10 seconds"
   return Layer.mergeAll(
-    OtlpTracer.layer({ url: `${options.endpoint}/v1/traces`, resource, exportInterval: interval, shutdownTimeout: "3 seconds" }),
-    OtlpMetrics.layer({ url: `${options.endpoint}/v1/metrics`, resource, exportInterval: interval, shutdownTimeout: "3 seconds" })
+    OtlpTracer.layer({
+      url: `${options.endpoint}/v1/traces`,
+      resource,
+      exportInterval: interval,
+      shutdownTimeout: "3 seconds"
+    }),
+    OtlpMetrics.layer({
+      url: `${options.endpoint}/v1/metrics`,
+      resource,
+      exportInterval: interval,
+      shutdownTimeout: "3 seconds"
+    })
   ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
 }
 
 /**
  * The exporters when configured (`AccordConfig.otlp`), else nothing.
- *
- * @since 0.1.0
  */
 export const layerFromConfig = (
   otlp: Option.Option<{ readonly endpoint: string; readonly serviceName: string }>,

@@ -2,8 +2,6 @@
  * Effect's metric registry in the Prometheus text exposition format (version 0.0.4), for
  * `GET /metrics`. Counters and gauges as themselves, histograms as `_bucket`/`_sum`/`_count`,
  * frequencies as a counter per word (label `key`), summaries as quantiles.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -13,8 +11,6 @@ import * as Option from "effect/Option"
 
 /**
  * The content type of the text format.
- *
- * @since 0.1.0
  */
 export const contentType: string = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -28,7 +24,7 @@ const labelName = (name: string): string => {
   return /^[a-zA-Z_]/.test(cleaned) ? cleaned : `_${cleaned}`
 }
 
-const escapeLabel = (value: string): string => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
+const escapeLabel = (value: string): string => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
 
 const escapeHelp = (value: string): string => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 
@@ -39,12 +35,12 @@ const number = (value: number | bigint): string =>
   typeof value === "bigint"
     ? value.toString()
     : Number.isNaN(value)
-    ? "NaN"
-    : value === Infinity
-    ? "+Inf"
-    : value === -Infinity
-    ? "-Inf"
-    : String(value)
+      ? "NaN"
+      : value === Infinity
+        ? "+Inf"
+        : value === -Infinity
+          ? "-Inf"
+          : String(value)
 
 interface Family {
   readonly type: string
@@ -54,8 +50,6 @@ interface Family {
 
 /**
  * The text for a snapshot of metric pairs, one family per metric name, sorted by name.
- *
- * @since 0.1.0
  */
 export const format = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
   const families = new Map<string, Family>()
@@ -89,7 +83,9 @@ export const format = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): str
     } else if (MetricState.isSummaryState(state)) {
       const lines = family(name, "summary", metricKey.description).lines
       for (const [quantile, value] of state.quantiles) {
-        lines.push(`${name}${labels([...tags, ["quantile", String(quantile)]])} ${number(Option.getOrElse(value, () => NaN))}`)
+        lines.push(
+          `${name}${labels([...tags, ["quantile", String(quantile)]])} ${number(Option.getOrElse(value, () => NaN))}`
+        )
       }
       lines.push(`${name}_sum${labels(tags)} ${number(state.sum)}`, `${name}_count${labels(tags)} ${state.count}`)
     }
@@ -105,7 +101,5 @@ export const format = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): str
 
 /**
  * Everything recorded in this process so far, as Prometheus text.
- *
- * @since 0.1.0
  */
 export const scrape: Effect.Effect<string> = Effect.map(Metric.snapshot, format)

@@ -1,17 +1,12 @@
 /**
  * The `Resolver` on the system resolver (`node:dns` `lookup`, as connections use it), all
  * addresses, IPv4 and IPv6, in the resolver's order. Runs on Node, Bun and Deno (Node compatibility).
- *
- * @since 0.1.0
  */
 import { lookup } from "node:dns/promises"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Resolver, ResolveFailed } from "../../core/connector/Endpoint.ts"
 
-/**
- * @since 0.1.0
- */
 export const layer: Layer.Layer<Resolver> = Layer.succeed(Resolver, {
   resolve: (host) =>
     Effect.tryPromise({

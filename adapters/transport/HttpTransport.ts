@@ -7,8 +7,6 @@
  * of the URL itself (and the verdict on a host that is itself an address) never change, so they are
  * made once per endpoint URL. Requests
  * reuse keep-alive connections; the agents close with the layer's scope.
- *
- * @since 0.1.0
  */
 import * as http from "node:http"
 import * as https from "node:https"
@@ -26,9 +24,6 @@ import {
 import * as DnsResolver from "./DnsResolver.ts"
 import { checkedPost, type Exchange, exchangeFailure, fixedLookup, flattenHeaders } from "./internal/targets.ts"
 
-/**
- * @since 0.1.0
- */
 export interface HttpTransportOptions {
   /** Default time-out of one exchange (connect, send, whole response); 10 s. */
   readonly timeoutMillis?: number
@@ -41,14 +36,12 @@ export interface HttpTransportOptions {
 
 /**
  * A transport bound to `policy`, with its keep-alive agents released when `scope` closes.
- *
- * @since 0.1.0
  */
 export const make = (
   policy: EndpointPolicy,
   options: HttpTransportOptions = {}
 ): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const resolver = yield* Resolver
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 256, keepAliveMsecs: 1_000 }
     const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
@@ -113,7 +106,8 @@ export const make = (
                 headers: flattenHeaders(response.headers),
                 body: new Uint8Array(Buffer.concat(chunks))
               }
-            }))
+            })
+          )
           response.on("error", () => finish({ fail: exchangeFailure.cutOff() }))
         })
         request.end(body)
@@ -129,8 +123,6 @@ export const make = (
 
 /**
  * The transport under `policy`, resolving with `DnsResolver`.
- *
- * @since 0.1.0
  */
 export const layer = (policy: EndpointPolicy, options?: HttpTransportOptions): Layer.Layer<ConnectorTransport> =>
   Layer.scoped(ConnectorTransport, make(policy, options)).pipe(Layer.provide(DnsResolver.layer))

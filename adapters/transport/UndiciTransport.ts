@@ -17,8 +17,6 @@
  * unknown outcome), not with the final answer after it.
  *
  * undici runs on Node; Bun and Deno use `HttpTransport` (`Transport.layer` chooses).
- *
- * @since 0.1.0
  */
 import type { Socket } from "node:net"
 import * as Effect from "effect/Effect"
@@ -36,9 +34,6 @@ import {
 import * as DnsResolver from "./DnsResolver.ts"
 import { checkedPost, type Exchange, exchangeFailure, fixedLookup, flattenHeaders } from "./internal/targets.ts"
 
-/**
- * @since 0.1.0
- */
 export interface UndiciTransportOptions {
   /** Default time-out of one exchange (connect, send, whole response); 10 s. */
   readonly timeoutMillis?: number
@@ -51,14 +46,12 @@ const maxPools = 256
 
 /**
  * A transport bound to `policy`, with its pools closed when `scope` closes.
- *
- * @since 0.1.0
  */
 export const make = (
   policy: EndpointPolicy,
   options: UndiciTransportOptions = {}
 ): Effect.Effect<ConnectorTransportService, never, Scope.Scope | Resolver> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const resolver = yield* Resolver
     const defaultTimeout = options.timeoutMillis ?? 10_000
     // Least recently used last; a pool in use moves to the end.
@@ -155,23 +148,33 @@ export const make = (
             chunks.push(chunk)
           },
           onResponseEnd: () =>
-            finish({ ok: { status, headers: responseHeaders, body: new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) } }),
+            finish({
+              ok: {
+                status,
+                headers: responseHeaders,
+                body: new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+              }
+            }),
           // undici reports every failure to connect before `onRequestStart`; once a request has
           // started on a connection, whatever the error code, it may have reached the endpoint.
-          onResponseError: () => finish({ fail: status !== 0 ? exchangeFailure.cutOff() : exchangeFailure.broken(controller !== undefined) })
+          onResponseError: () =>
+            finish({ fail: status !== 0 ? exchangeFailure.cutOff() : exchangeFailure.broken(controller !== undefined) })
         }
         if (closed) {
           finish({ fail: exchangeFailure.notMade("the transport is closed") })
           return Effect.void
         }
         try {
-          poolFor(url, address).dispatch({
-            origin: url.origin,
-            path: url.pathname,
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json" },
-            body
-          }, handler)
+          poolFor(url, address).dispatch(
+            {
+              origin: url.origin,
+              path: url.pathname,
+              method: "POST",
+              headers: { ...headers, "content-type": "application/json" },
+              body
+            },
+            handler
+          )
         } catch {
           finish({ fail: exchangeFailure.notMade("the request could not be made") })
         }
@@ -187,8 +190,6 @@ export const make = (
 
 /**
  * The transport under `policy`, resolving with `DnsResolver`.
- *
- * @since 0.1.0
  */
 export const layer = (policy: EndpointPolicy, options?: UndiciTransportOptions): Layer.Layer<ConnectorTransport> =>
   Layer.scoped(ConnectorTransport, make(policy, options)).pipe(Layer.provide(DnsResolver.layer))

@@ -7,8 +7,6 @@
  * `acc_ingest_…`: the prefix lets secret scanners and humans recognise an Accord key and its scope;
  * the 256 random bits are what make it secret. Keys supplied by an operator (the bootstrap key)
  * need not follow the format: lookups are by hash only.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -23,8 +21,6 @@ import { randomUuid } from "../protocol/Uuid.ts"
 
 /**
  * The tag in a secret's prefix for each scope.
- *
- * @since 0.1.0
  */
 export const scopeTags: Readonly<Record<ApiKeyScope, string>> = {
   ingest: "ingest",
@@ -34,8 +30,6 @@ export const scopeTags: Readonly<Record<ApiKeyScope, string>> = {
 
 /**
  * Random bytes in a secret.
- *
- * @since 0.1.0
  */
 export const secretBytes: number = 32
 
@@ -62,32 +56,26 @@ const base64url = (bytes: Uint8Array): string => {
 /**
  * A fresh bearer token: `prefix` and 32 random bytes in base64url (API keys, runtime session and
  * approval tokens alike).
- *
- * @since 0.1.0
  */
 export const mintToken = (prefix: string): Effect.Effect<Redacted.Redacted<string>, never, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) => Effect.map(crypto.randomBytes(secretBytes), (bytes) => Redacted.make(`${prefix}${base64url(bytes)}`)))
+  Effect.flatMap(Crypto, (crypto) =>
+    Effect.map(crypto.randomBytes(secretBytes), (bytes) => Redacted.make(`${prefix}${base64url(bytes)}`))
+  )
 
 /**
  * A fresh secret for a key of `scope`.
- *
- * @since 0.1.0
  */
 export const mintSecret = (scope: ApiKeyScope): Effect.Effect<Redacted.Redacted<string>, never, Crypto> =>
   mintToken(`acc_${scopeTags[scope]}_`)
 
 /**
  * What is stored and looked up: lowercase hex SHA-256 of the secret's UTF-8 bytes.
- *
- * @since 0.1.0
  */
 export const hashSecret = (secret: Redacted.Redacted<string>): Effect.Effect<string, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => sha256HexWith(crypto, Redacted.value(secret)))
 
 /**
  * A key just issued: its stored record and the secret, which exists only here.
- *
- * @since 0.1.0
  */
 export interface IssuedApiKey {
   readonly record: ApiKeyRecord
@@ -96,15 +84,13 @@ export interface IssuedApiKey {
 
 /**
  * Issues a new key in a workspace (which must exist).
- *
- * @since 0.1.0
  */
 export const issue = (input: {
   readonly workspaceId: string
   readonly scope: ApiKeyScope
   readonly name: string | null
 }): Effect.Effect<IssuedApiKey, StorageError, ApiKeyStore | Crypto> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* ApiKeyStore
     const secret = yield* mintSecret(input.scope)
     const record: ApiKeyRecord = {
@@ -123,8 +109,6 @@ export const issue = (input: {
 
 /**
  * The bootstrap key's secret is already used by a different key (another workspace or scope).
- *
- * @since 0.1.0
  */
 export class BootstrapKeyConflict extends Schema.TaggedError<BootstrapKeyConflict>()("BootstrapKeyConflict", {}) {
   override get message(): string {
@@ -135,8 +119,6 @@ export class BootstrapKeyConflict extends Schema.TaggedError<BootstrapKeyConflic
 /**
  * What bootstrapping did: `created` the key, found it `present`, or found it `revoked` (a revoked
  * key is never brought back by a restart: an administrator revoked it on purpose).
- *
- * @since 0.1.0
  */
 export interface BootstrapOutcome {
   readonly workspaceCreated: boolean
@@ -146,14 +128,12 @@ export interface BootstrapOutcome {
 /**
  * Ensures the workspace exists and that `adminKey` is one of its administrator keys, by hash.
  * Idempotent: running it again changes nothing.
- *
- * @since 0.1.0
  */
 export const bootstrapWorkspace = (
   workspaceId: string,
   adminKey: Redacted.Redacted<string>
 ): Effect.Effect<BootstrapOutcome, StorageError | BootstrapKeyConflict, ApiKeyStore | Crypto> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* ApiKeyStore
     const now = yield* Clock.currentTimeMillis
     const workspaceCreated = yield* store.ensureWorkspace(workspaceId, now)

@@ -7,8 +7,6 @@
  * same `None` as for an unknown ID, so existence does not leak. The payment continuation is served
  * only for an `accepted`, server-authorized Payment action before its `expiresAt`: opened from its
  * encrypted stored form, never logged, never served once expired.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -18,12 +16,12 @@ import { type ActionState, journeyMayAdvance } from "../connector/ActionState.ts
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import type { RuntimeSessionRecord } from "../ports/RuntimeSessionStore.ts"
 import { Cipher } from "../protocol/Cipher.ts"
-import { type PaymentContinuation, PaymentContinuation as PaymentContinuationSchema } from "../protocol/messages/Continuation.ts"
+import {
+  type PaymentContinuation,
+  PaymentContinuation as PaymentContinuationSchema
+} from "../protocol/messages/Continuation.ts"
 import { isUuid } from "../protocol/Uuid.ts"
 
-/**
- * @since 0.1.0
- */
 export interface ActionStatus {
   readonly actionRequestId: string
   readonly state: ActionState
@@ -37,11 +35,9 @@ const decodeContinuation = Schema.decodeUnknown(Schema.parseJson(PaymentContinua
 /**
  * The status of `actionRequestId` for the session, or `None` when there is no such action for its
  * account and actor.
- *
- * @since 0.1.0
  */
 export const actionStatus = (session: RuntimeSessionRecord, actionRequestId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const id = actionRequestId.toLowerCase()
     if (!isUuid(id)) return Option.none<ActionStatus>()
     const record = yield* (yield* ActionLedger).get(id)
@@ -49,17 +45,22 @@ export const actionStatus = (session: RuntimeSessionRecord, actionRequestId: str
     const r = record.value
     const request = yield* Effect.option(decodeStoredRequest(r))
     if (
-      r.workspaceId !== session.workspaceId || r.accountId !== session.accountId ||
-      Option.isNone(request) || request.value.actor.subjectId !== session.subject
+      r.workspaceId !== session.workspaceId ||
+      r.accountId !== session.accountId ||
+      Option.isNone(request) ||
+      request.value.actor.subjectId !== session.subject
     ) {
       return Option.none<ActionStatus>()
     }
     const state = r.state as ActionState
     const status: ActionStatus = { actionRequestId: r.actionRequestId, state, mayAdvance: journeyMayAdvance(state) }
-    if (r.state !== "accepted" || r.sealedContinuation === null || !isPaymentAction(request.value)) return Option.some(status)
+    if (r.state !== "accepted" || r.sealedContinuation === null || !isPaymentAction(request.value))
+      return Option.some(status)
     const cipher = yield* Cipher
     const continuation = yield* Effect.option(
       Effect.flatMap(cipher.open(r.sealedContinuation, `continuation:${r.actionRequestId}`), decodeContinuation)
     )
-    return Option.some(Option.match(continuation, { onNone: () => status, onSome: (c) => ({ ...status, continuation: c }) }))
+    return Option.some(
+      Option.match(continuation, { onNone: () => status, onSome: (c) => ({ ...status, continuation: c }) })
+    )
   })

@@ -17,8 +17,6 @@
  * Every refusal happens before anything is authorized, with a stable reason (`ApprovalRefused`).
  * An unknown approval ID and a wrong approval token look alike (`approval_not_found`). Tokens and
  * hashes are compared in constant time.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -46,39 +44,34 @@ import { BoundedString, ExactStruct, NonNegativeInt, Sha256Hex } from "../protoc
 import { Action, Binding } from "../protocol/messages/Execution.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import { randomUuid, Uuid } from "../protocol/Uuid.ts"
-import { commitmentHash, type CommitmentInput, type Dependencies, dependencyHash, fingerprint, formatPrice } from "./Commitment.ts"
+import {
+  commitmentHash,
+  type CommitmentInput,
+  type Dependencies,
+  dependencyHash,
+  fingerprint,
+  formatPrice
+} from "./Commitment.ts"
 
 /**
  * How long an approval request stays open unless asked otherwise, and at most.
- *
- * @since 0.1.0
  */
 export const defaultApprovalSeconds = 24 * 60 * 60
 
-/**
- * @since 0.1.0
- */
 export const maxApprovalSeconds = 7 * 24 * 60 * 60
 
 /**
  * How long a prepared review may be resolved ("bounded by `reviewValidUntil` and the approval
  * expiry").
- *
- * @since 0.1.0
  */
 export const reviewWindowSeconds = 10 * 60
 
 /**
  * A resolve that claimed an approval and then died leaves it `approving`; its own session may take
  * it over after this long (the intake's idempotency key makes the retry authorize the same action).
- *
- * @since 0.1.0
  */
 export const claimTakeoverMillis = 30_000
 
-/**
- * @since 0.1.0
- */
 export const approvalTokenPrefix = "acc_apt_"
 
 const approvalTokenPattern = /^acc_apt_[A-Za-z0-9_-]{43}$/
@@ -92,8 +85,6 @@ const approvalCredentials = { approvalId: Uuid, approvalToken: TokenField, runti
 /**
  * `POST /api/funnels/v1/runtime/actions/approvals` (runtime token with request authority in
  * `Authorization`): the action to ask for, bound to the stored catalog.
- *
- * @since 0.1.0
  */
 export const ApprovalRequestBody = ExactStruct({
   action: Action,
@@ -107,27 +98,17 @@ export const ApprovalRequestBody = ExactStruct({
   )
 }).annotations({ identifier: "ApprovalRequestBody" })
 
-/**
- * @since 0.1.0
- */
 export interface ApprovalRequestBody extends Schema.Schema.Type<typeof ApprovalRequestBody> {}
 
 /**
  * `POST …/approvals/prepare`.
- *
- * @since 0.1.0
  */
 export const PrepareBody = ExactStruct(approvalCredentials).annotations({ identifier: "ApprovalPrepareBody" })
 
-/**
- * @since 0.1.0
- */
 export interface PrepareBody extends Schema.Schema.Type<typeof PrepareBody> {}
 
 /**
  * `POST …/approvals/resolve`: approve with the reviewed hash and revision, or deny with no hash.
- *
- * @since 0.1.0
  */
 export const ApproveBody = ExactStruct({
   ...approvalCredentials,
@@ -136,30 +117,19 @@ export const ApproveBody = ExactStruct({
   reviewedProjectionHash: Sha256Hex
 }).annotations({ identifier: "ApprovalApproveBody" })
 
-/**
- * @since 0.1.0
- */
 export const DenyBody = ExactStruct({
   ...approvalCredentials,
   decision: Schema.Literal("deny"),
   revision: Schema.optionalWith(NonNegativeInt, { exact: true })
 }).annotations({ identifier: "ApprovalDenyBody" })
 
-/**
- * @since 0.1.0
- */
 export const ResolveBody = Schema.Union(ApproveBody, DenyBody).annotations({ identifier: "ApprovalResolveBody" })
 
-/**
- * @since 0.1.0
- */
 export type ResolveBody = Schema.Schema.Type<typeof ResolveBody>
 
 /**
  * What is stored as the approval's `request`: the action and binding asked for, and the payment
  * snapshot taken from the catalog when it is a Payment action.
- *
- * @since 0.1.0
  */
 export interface RequestedAction {
   readonly action: ActionIntake["action"]
@@ -171,8 +141,6 @@ export interface RequestedAction {
 
 /**
  * The stable reasons an approval step refuses.
- *
- * @since 0.1.0
  */
 export const approvalRefusals = {
   approval_not_found: 404,
@@ -188,14 +156,8 @@ export const approvalRefusals = {
   approval_capability_expired: 409
 } as const
 
-/**
- * @since 0.1.0
- */
 export type ApprovalRefusal = keyof typeof approvalRefusals
 
-/**
- * @since 0.1.0
- */
 export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
   reason: Schema.Literal(...(Object.keys(approvalRefusals) as [ApprovalRefusal, ...Array<ApprovalRefusal>])),
   detail: Schema.String
@@ -204,7 +166,11 @@ export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("Appr
 const refuse = (reason: ApprovalRefusal, detail: string) => new ApprovalRefused({ reason, detail })
 
 /** The intake body an approval authorizes: the bound request, for the session's account, acted by the billing owner. */
-const intakeInput = (approval: ApprovalRecord, requested: RequestedAction, owner: RuntimeSessionRecord): ActionIntake => ({
+const intakeInput = (
+  approval: ApprovalRecord,
+  requested: RequestedAction,
+  owner: RuntimeSessionRecord
+): ActionIntake => ({
   accountId: approval.accountId,
   action: requested.action,
   actor: { authority: "funnels.actions.execute", roleKey: owner.role, subjectId: owner.subject },
@@ -212,12 +178,15 @@ const intakeInput = (approval: ApprovalRecord, requested: RequestedAction, owner
   ...(requested.payment === undefined ? {} : { payment: requested.payment })
 })
 
-const priceReference = (offerId: string, offerVersionId: string, price: { readonly amountMinor: number; readonly currency: string }) =>
-  fingerprint({ offerId, offerVersionId, amountMinor: price.amountMinor, currency: price.currency })
+const priceReference = (
+  offerId: string,
+  offerVersionId: string,
+  price: { readonly amountMinor: number; readonly currency: string }
+) => fingerprint({ offerId, offerVersionId, amountMinor: price.amountMinor, currency: price.currency })
 
 /** The payment snapshot of a Payment action, from its catalog action and that action's offer (never from the caller). */
 const snapshotFromCatalog = (document: CatalogDocument, defined: CatalogAction, family: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const mode = paymentFamilies[family]
     if (mode === undefined) return undefined
     const offer = defined.offerId === undefined ? undefined : findOffer(document, defined.offerId)
@@ -225,11 +194,14 @@ const snapshotFromCatalog = (document: CatalogDocument, defined: CatalogAction, 
       mode,
       actionVersionId: defined.actionVersionId,
       offerVersionId: offer?.offerVersionId ?? null,
-      expected: offer?.price == null ? null : {
-        amountMinor: offer.price.amountMinor,
-        currency: offer.price.currency,
-        priceReferenceHash: yield* priceReference(offer.offerId, offer.offerVersionId, offer.price)
-      }
+      expected:
+        offer?.price == null
+          ? null
+          : {
+              amountMinor: offer.price.amountMinor,
+              currency: offer.price.currency,
+              priceReferenceHash: yield* priceReference(offer.offerId, offer.offerVersionId, offer.price)
+            }
     }
     return snapshot
   })
@@ -237,25 +209,30 @@ const snapshotFromCatalog = (document: CatalogDocument, defined: CatalogAction, 
 /**
  * Creates a durable approval request (rule 1) and hands its token to the notifier. The action is
  * checked against the stored catalog now, as intake would check it.
- *
- * @since 0.1.0
  */
 export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBody) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const crypto = yield* Crypto
     const catalog = yield* (yield* CatalogStore).current(requester.workspaceId)
     const document = Option.getOrUndefined(Option.map(catalog, (c) => c.document))
     const defined = document === undefined ? undefined : findAction(document, body.action.id)
     // An action the catalog does not define gets no snapshot; revalidation below refuses it.
-    const payment = document === undefined || defined === undefined
-      ? undefined
-      : yield* snapshotFromCatalog(document, defined, body.action.operation.family)
+    const payment =
+      document === undefined || defined === undefined
+        ? undefined
+        : yield* snapshotFromCatalog(document, defined, body.action.operation.family)
     const versions = {
       actionVersionId: defined?.actionVersionId ?? null,
-      offerVersionId: (document === undefined ? undefined : findOffer(document, body.binding.offerId))?.offerVersionId ?? null
+      offerVersionId:
+        (document === undefined ? undefined : findOffer(document, body.binding.offerId))?.offerVersionId ?? null
     }
-    const requested: RequestedAction = { action: body.action, binding: body.binding, versions, ...(payment === undefined ? {} : { payment }) }
+    const requested: RequestedAction = {
+      action: body.action,
+      binding: body.binding,
+      versions,
+      ...(payment === undefined ? {} : { payment })
+    }
     // The same catalog, account and frequency checks intake makes (the authority is checked at resolve).
     yield* (yield* Revalidation).check({
       workspaceId: requester.workspaceId,
@@ -303,30 +280,43 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
  * workspace and a wrong token all answer `approval_not_found`.
  */
 const open = (owner: RuntimeSessionRecord, approvalId: string, approvalToken: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const crypto = yield* Crypto
     const found = yield* (yield* ApprovalStore).get(approvalId)
     // Hash the token whatever happens, so a wrong token and an unknown ID cost the same.
     const presented = yield* sha256HexWith(crypto, approvalToken)
     const tokenShaped = approvalTokenPattern.test(approvalToken)
     if (
-      Option.isNone(found) || found.value.workspaceId !== owner.workspaceId ||
-      !constantTimeEqual(presented, found.value.tokenHash) || !tokenShaped
+      Option.isNone(found) ||
+      found.value.workspaceId !== owner.workspaceId ||
+      !constantTimeEqual(presented, found.value.tokenHash) ||
+      !tokenShaped
     ) {
       return yield* refuse("approval_not_found", "no such approval, or the approval token does not match")
     }
     const approval = found.value
     if (approval.accountId !== owner.accountId) {
-      return yield* refuse("approval_account_mismatch", "the runtime session belongs to another account than the approval")
+      return yield* refuse(
+        "approval_account_mismatch",
+        "the runtime session belongs to another account than the approval"
+      )
     }
     return approval
   })
 
 const unresolved = (approval: ApprovalRecord, now: number, owner: RuntimeSessionRecord) => {
-  const retrying = approval.state === "approving" && approval.resolvedBy === owner.sessionId &&
-    approval.claimedAt !== null && approval.claimedAt < now - claimTakeoverMillis
+  const retrying =
+    approval.state === "approving" &&
+    approval.resolvedBy === owner.sessionId &&
+    approval.claimedAt !== null &&
+    approval.claimedAt < now - claimTakeoverMillis
   if (approval.state !== "pending" && !retrying) {
-    return Effect.fail(refuse("approval_already_resolved", `the approval is already ${approval.state === "approving" ? "being approved" : approval.state}`))
+    return Effect.fail(
+      refuse(
+        "approval_already_resolved",
+        `the approval is already ${approval.state === "approving" ? "being approved" : approval.state}`
+      )
+    )
   }
   if (now >= approval.expiresAt) return Effect.fail(refuse("approval_expired", "the approval has expired"))
   return Effect.void
@@ -339,7 +329,7 @@ const requestedOf = (approval: ApprovalRecord): RequestedAction => approval.requ
  * The fresh preflight: the review and its dependency hash, from the current catalog and connector.
  */
 const preflight = (approval: ApprovalRecord) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const requested = requestedOf(approval)
     const current = yield* (yield* CatalogStore).current(approval.workspaceId)
     const document = Option.map(current, (c) => c.document)
@@ -356,30 +346,42 @@ const preflight = (approval: ApprovalRecord) =>
       price: Option.match(offer, { onNone: () => null, onSome: (o) => o.price }),
       decisionValidUntil: Option.match(decision, { onNone: () => null, onSome: (d) => d.validUntil ?? null }),
       accountStatuses: Option.match(decision, { onNone: () => null, onSome: (d) => d.accountStatuses ?? null }),
-      connector: mode === undefined || Option.isNone(connection) || Option.isNone(active) ? null : {
-        connectionId: connection.value.connectionId,
-        revision: active.value.revision,
-        paymentMode: mode
-      }
+      connector:
+        mode === undefined || Option.isNone(connection) || Option.isNone(active)
+          ? null
+          : {
+              connectionId: connection.value.connectionId,
+              revision: active.value.revision,
+              paymentMode: mode
+            }
     }
     const price = Option.match(offer, { onNone: () => null, onSome: (o) => o.price })
     const projection: ReviewProjection = {
-      action: { key: requested.action.key, label: requested.action.safeTerms.label, confirmation: requested.action.safeTerms.confirmation },
+      action: {
+        key: requested.action.key,
+        label: requested.action.safeTerms.label,
+        confirmation: requested.action.safeTerms.confirmation
+      },
       ...(Option.isSome(offer)
         ? {
-          offer: {
-            offerId: offer.value.offerId,
-            label: offer.value.label ?? requested.action.safeTerms.label,
-            ...(price === null ? {} : { priceDisplay: formatPrice(price.amountMinor, price.currency) })
+            offer: {
+              offerId: offer.value.offerId,
+              label: offer.value.label ?? requested.action.safeTerms.label,
+              ...(price === null ? {} : { priceDisplay: formatPrice(price.amountMinor, price.currency) })
+            }
           }
-        }
         : {}),
       timing: { effectiveAt: formatTimestamp(approval.createdAt) },
       requester: { roleKey: approval.requester.role },
       approvalExpiresAt: formatTimestamp(approval.expiresAt),
       dependencyHash: yield* dependencyHash(dependencies)
     }
-    return { projection, connectionId: Option.map(connection, (c) => c.connectionId), offerVersionId: dependencies.offerVersionId, price }
+    return {
+      projection,
+      connectionId: Option.map(connection, (c) => c.connectionId),
+      offerVersionId: dependencies.offerVersionId,
+      price
+    }
   })
 
 const commitmentOf = (
@@ -388,7 +390,7 @@ const commitmentOf = (
   revision: number,
   reviewValidUntil: number
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const requested = requestedOf(approval)
     const input: CommitmentInput = {
       workspaceId: approval.workspaceId,
@@ -412,9 +414,10 @@ const commitmentOf = (
       offer: {
         offerId: requested.binding.offerId,
         offerVersionId: requested.versions.offerVersionId,
-        priceFingerprint: fresh.price === null || fresh.offerVersionId === null
-          ? null
-          : yield* priceReference(requested.binding.offerId, fresh.offerVersionId, fresh.price)
+        priceFingerprint:
+          fresh.price === null || fresh.offerVersionId === null
+            ? null
+            : yield* priceReference(requested.binding.offerId, fresh.offerVersionId, fresh.price)
       },
       revision,
       approvalExpiresAt: formatTimestamp(approval.expiresAt),
@@ -425,29 +428,41 @@ const commitmentOf = (
   })
 
 /** A Payment action needs its mode's capability to be covered now ("an expired capability … fails closed"). */
-const capabilityHolds = (approval: ApprovalRecord, fresh: Effect.Effect.Success<ReturnType<typeof preflight>>, now: number) =>
-  Effect.gen(function*() {
+const capabilityHolds = (
+  approval: ApprovalRecord,
+  fresh: Effect.Effect.Success<ReturnType<typeof preflight>>,
+  now: number
+) =>
+  Effect.gen(function* () {
     const requested = requestedOf(approval)
     if (paymentFamilies[requested.action.operation.family] === undefined) return
-    const gate = Option.isNone(fresh.connectionId) ? undefined : yield* paymentGate(fresh.connectionId.value, requested, { now })
+    const gate = Option.isNone(fresh.connectionId)
+      ? undefined
+      : yield* paymentGate(fresh.connectionId.value, requested, { now })
     if (gate === undefined || gate.verdict !== "covered") {
-      return yield* refuse("approval_capability_expired", "the payment capability this action needs is not currently proven")
+      return yield* refuse(
+        "approval_capability_expired",
+        "the payment capability this action needs is not currently proven"
+      )
     }
   })
 
 /**
  * The review of an approval (rule 2): a new revision, valid until `reviewValidUntil`.
- *
- * @since 0.1.0
  */
 export const prepare = (owner: RuntimeSessionRecord, body: PrepareBody) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const approval = yield* open(owner, body.approvalId, body.approvalToken)
     yield* unresolved(approval, now, owner)
-    if (approval.state !== "pending") return yield* refuse("approval_already_resolved", "the approval is being approved")
+    if (approval.state !== "pending")
+      return yield* refuse("approval_already_resolved", "the approval is being approved")
     // Nothing is reviewed that could not be authorized now.
-    yield* (yield* Revalidation).check({ workspaceId: approval.workspaceId, now, request: intakeInput(approval, requestedOf(approval), owner) })
+    yield* (yield* Revalidation).check({
+      workspaceId: approval.workspaceId,
+      now,
+      request: intakeInput(approval, requestedOf(approval), owner)
+    })
     const fresh = yield* preflight(approval)
     yield* capabilityHolds(approval, fresh, now)
     const revision = approval.revision + 1
@@ -456,23 +471,32 @@ export const prepare = (owner: RuntimeSessionRecord, body: PrepareBody) =>
     const stored = yield* (yield* ApprovalStore).prepare({
       approvalId: approval.approvalId,
       revision: approval.revision,
-      review: { projection: fresh.projection, projectionHash, reviewValidUntil, preparedBy: owner.sessionId, preparedAt: now }
+      review: {
+        projection: fresh.projection,
+        projectionHash,
+        reviewValidUntil,
+        preparedBy: owner.sessionId,
+        preparedAt: now
+      }
     })
-    if (Option.isNone(stored)) return yield* refuse("approval_revision_drift", "the approval changed while it was being prepared")
-    return { reviewProjection: fresh.projection, revision, reviewValidUntil: formatTimestamp(reviewValidUntil), projectionHash }
+    if (Option.isNone(stored))
+      return yield* refuse("approval_revision_drift", "the approval changed while it was being prepared")
+    return {
+      reviewProjection: fresh.projection,
+      revision,
+      reviewValidUntil: formatTimestamp(reviewValidUntil),
+      projectionHash
+    }
   })
 
-const terms = (projection: ReviewProjection) =>
-  canonicalJson({ ...projection, dependencyHash: undefined })
+const terms = (projection: ReviewProjection) => canonicalJson({ ...projection, dependencyHash: undefined })
 
 /**
  * Resolves an approval (rules 3–5): deny, or approve after a fresh preflight, authorizing the
  * action through intake exactly once.
- *
- * @since 0.1.0
  */
 export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const store = yield* ApprovalStore
     const approval = yield* open(owner, body.approvalId, body.approvalToken)
@@ -490,7 +514,8 @@ export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
     if (prepared === null || prepared.revision !== approval.revision) {
       return yield* refuse("approval_not_prepared", "prepare the approval before approving it")
     }
-    if (now >= prepared.reviewValidUntil) return yield* refuse("approval_review_expired", "the review is no longer valid: prepare it again")
+    if (now >= prepared.reviewValidUntil)
+      return yield* refuse("approval_review_expired", "the review is no longer valid: prepare it again")
     if (!constantTimeEqual(body.reviewedProjectionHash, prepared.projectionHash)) {
       return yield* refuse("approval_hash_mismatch", "reviewedProjectionHash is not the prepared projectionHash")
     }
@@ -521,7 +546,16 @@ export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
       idempotencyKey: `approval:${approval.approvalId}`,
       authorizedBy: { kind: "runtime_session", id: owner.sessionId },
       approval: { approvalId: approval.approvalId, revision: approval.revision }
-    }).pipe(Effect.onError(() => Effect.ignore(store.release({ approvalId: approval.approvalId, sessionId: owner.sessionId }))))
-    yield* store.complete({ approvalId: approval.approvalId, sessionId: owner.sessionId, actionRequestId: authorized.actionRequestId, now })
+    }).pipe(
+      Effect.onError(() =>
+        Effect.ignore(store.release({ approvalId: approval.approvalId, sessionId: owner.sessionId }))
+      )
+    )
+    yield* store.complete({
+      approvalId: approval.approvalId,
+      sessionId: owner.sessionId,
+      actionRequestId: authorized.actionRequestId,
+      now
+    })
     return { approvalId: approval.approvalId, state: "approved" as const, actionRequestId: authorized.actionRequestId }
   })

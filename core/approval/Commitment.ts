@@ -13,8 +13,6 @@
  * Timestamps inside are ISO 8601 strings with milliseconds (`formatTimestamp`), so the encoding
  * never depends on a runtime's number formatting beyond integers. The known-answer vectors in
  * `test/core/approval/Commitment.test.ts` pin it.
- *
- * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
 import type { Crypto } from "../ports/Crypto.ts"
@@ -22,19 +20,10 @@ import { sha256Hex } from "../protocol/Digest.ts"
 import { canonicalJson } from "../protocol/Json.ts"
 import type { ReviewProjection } from "../protocol/messages/Approval.ts"
 
-/**
- * @since 0.1.0
- */
 export const commitmentDomain = "accord-approval-commitment-v1"
 
-/**
- * @since 0.1.0
- */
 export const dependencyDomain = "accord-approval-dependency-v1"
 
-/**
- * @since 0.1.0
- */
 export const fingerprintDomain = "accord-fingerprint-v1"
 
 const domainHash = (domain: string, value: unknown): Effect.Effect<string, never, Crypto> =>
@@ -42,18 +31,15 @@ const domainHash = (domain: string, value: unknown): Effect.Effect<string, never
 
 /**
  * A fingerprint of a JSON value: an operation, safe terms, a price.
- *
- * @since 0.1.0
  */
-export const fingerprint = (value: unknown): Effect.Effect<string, never, Crypto> => domainHash(fingerprintDomain, value)
+export const fingerprint = (value: unknown): Effect.Effect<string, never, Crypto> =>
+  domainHash(fingerprintDomain, value)
 
 /**
  * What a commercial review depends on, read from the current state: the current published catalog,
  * the action's and offer's current versions and price, the decision's expiry and account rule, and
  * for a Payment action the connector revision and the payment mode. Any change makes the review
  * stale.
- *
- * @since 0.1.0
  */
 export interface Dependencies {
   readonly publishedVersionId: string | null
@@ -67,8 +53,6 @@ export interface Dependencies {
 
 /**
  * The opaque commercial dependency hash shown in the review.
- *
- * @since 0.1.0
  */
 export const dependencyHash = (dependencies: Dependencies): Effect.Effect<string, never, Crypto> =>
   domainHash(dependencyDomain, dependencies)
@@ -77,8 +61,6 @@ export const dependencyHash = (dependencies: Dependencies): Effect.Effect<string
  * Everything the commitment binds: the safe projection plus the workspace, account, requester
  * provenance, action and offer binding versions and fingerprints, the approval revision and
  * expiry, and the current dependency hash (rule 3).
- *
- * @since 0.1.0
  */
 export interface CommitmentInput {
   readonly workspaceId: string
@@ -109,21 +91,40 @@ export interface CommitmentInput {
 /**
  * The commitment hash: the prepare response's `projectionHash`, and what an approve must present
  * as `reviewedProjectionHash`.
- *
- * @since 0.1.0
  */
-export const commitmentHash = (input: CommitmentInput): Effect.Effect<string, never, Crypto> => domainHash(commitmentDomain, input)
+export const commitmentHash = (input: CommitmentInput): Effect.Effect<string, never, Crypto> =>
+  domainHash(commitmentDomain, input)
 
 const minorDigits: Readonly<Record<string, number>> = {
-  bif: 0, clp: 0, djf: 0, gnf: 0, isk: 0, jpy: 0, kmf: 0, krw: 0, pyg: 0, rwf: 0, ugx: 0, uyi: 0, vnd: 0, vuv: 0, xaf: 0, xof: 0, xpf: 0,
-  bhd: 3, iqd: 3, jod: 3, kwd: 3, lyd: 3, omr: 3, tnd: 3
+  bif: 0,
+  clp: 0,
+  djf: 0,
+  gnf: 0,
+  isk: 0,
+  jpy: 0,
+  kmf: 0,
+  krw: 0,
+  pyg: 0,
+  rwf: 0,
+  ugx: 0,
+  uyi: 0,
+  vnd: 0,
+  vuv: 0,
+  xaf: 0,
+  xof: 0,
+  xpf: 0,
+  bhd: 3,
+  iqd: 3,
+  jod: 3,
+  kwd: 3,
+  lyd: 3,
+  omr: 3,
+  tnd: 3
 }
 
 /**
  * A price for display, the same on every runtime (no locale data): major units with the
  * currency's ISO 4217 minor digits, then the upper-case code. `4900, "usd"` → `49.00 USD`.
- *
- * @since 0.1.0
  */
 export const formatPrice = (amountMinor: number, currency: string): string => {
   const digits = minorDigits[currency] ?? 2

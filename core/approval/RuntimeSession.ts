@@ -9,8 +9,6 @@
  * reads the session again: unknown, expired and revoked sessions are refused on the spot. Runtime
  * tokens live in their own store, so a runtime token is never an admin or ingest key, and an admin
  * or ingest key is never a runtime token ("Authentication" 8).
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -25,52 +23,32 @@ import { sha256HexWith } from "../protocol/Digest.ts"
 import { AccountId, BoundedString } from "../protocol/messages/Common.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
 
-/**
- * @since 0.1.0
- */
 export const requestAuthority = "funnels.actions.request"
 
-/**
- * @since 0.1.0
- */
 export const executeAuthority = "funnels.actions.execute"
 
-/**
- * @since 0.1.0
- */
 export const RuntimeAuthority = Schema.Literal(requestAuthority, executeAuthority)
 
-/**
- * @since 0.1.0
- */
 export type RuntimeAuthority = typeof RuntimeAuthority.Type
 
 /**
  * The default lifetime of a session: short, since the embedded runtime asks its server for a new
  * one whenever it needs to.
- *
- * @since 0.1.0
  */
 export const defaultSessionSeconds = 15 * 60
 
 /**
  * The hard cap on a session's lifetime.
- *
- * @since 0.1.0
  */
 export const maxSessionSeconds = 12 * 60 * 60
 
 /**
  * The token prefix, so scanners and humans recognise a runtime token.
- *
- * @since 0.1.0
  */
 export const tokenPrefix = "acc_rts_"
 
 /**
  * `POST /runtime-sessions`.
- *
- * @since 0.1.0
  */
 export const SessionRequest = Schema.Struct({
   accountId: AccountId,
@@ -88,15 +66,10 @@ export const SessionRequest = Schema.Struct({
   )
 }).annotations({ identifier: "RuntimeSessionRequest", parseOptions: { onExcessProperty: "error" } })
 
-/**
- * @since 0.1.0
- */
 export interface SessionRequest extends Schema.Schema.Type<typeof SessionRequest> {}
 
 /**
  * A session just issued: its record and the token, which exists only here.
- *
- * @since 0.1.0
  */
 export interface IssuedSession {
   readonly record: RuntimeSessionRecord
@@ -105,15 +78,13 @@ export interface IssuedSession {
 
 /**
  * Issues a session in a workspace for `request`, on behalf of the admin key `issuedBy`.
- *
- * @since 0.1.0
  */
 export const issue = (
   workspaceId: string,
   request: SessionRequest,
   issuedBy: string
 ): Effect.Effect<IssuedSession, StorageError, RuntimeSessionStore | Crypto> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* RuntimeSessionStore
     const crypto = yield* Crypto
     const now = yield* Clock.currentTimeMillis
@@ -141,8 +112,6 @@ export const issue = (
  * Why a runtime token does not authorize: `runtime_session_invalid` (missing, malformed or
  * unknown: the three look alike), `runtime_session_expired`, `runtime_session_revoked`, or
  * `runtime_authority_missing` (live, without the authority the route needs).
- *
- * @since 0.1.0
  */
 export const SessionRefusal = Schema.Literal(
   "runtime_session_invalid",
@@ -151,14 +120,8 @@ export const SessionRefusal = Schema.Literal(
   "runtime_authority_missing"
 )
 
-/**
- * @since 0.1.0
- */
 export type SessionRefusal = typeof SessionRefusal.Type
 
-/**
- * @since 0.1.0
- */
 export class RuntimeSessionRefused extends Schema.TaggedError<RuntimeSessionRefused>()("RuntimeSessionRefused", {
   reason: SessionRefusal,
   detail: Schema.String
@@ -171,29 +134,28 @@ const tokenPattern = /^acc_rts_[A-Za-z0-9_-]{43}$/
 
 /**
  * Whether `token` has the shape of a runtime token.
- *
- * @since 0.1.0
  */
 export const isTokenShaped = (token: unknown): token is string => typeof token === "string" && tokenPattern.test(token)
 
 /**
  * The live session a runtime token presents, holding `authority` (any, when `undefined`). Read
  * from storage on every use.
- *
- * @since 0.1.0
  */
 export const authenticate = (
   token: string | undefined,
   authority: RuntimeAuthority | undefined
 ): Effect.Effect<RuntimeSessionRecord, RuntimeSessionRefused | StorageError, RuntimeSessionStore | Crypto> =>
-  Effect.gen(function*() {
-    if (!isTokenShaped(token)) return yield* refuse("runtime_session_invalid", "a valid runtime session token is required")
+  Effect.gen(function* () {
+    if (!isTokenShaped(token))
+      return yield* refuse("runtime_session_invalid", "a valid runtime session token is required")
     const crypto = yield* Crypto
     const found = yield* (yield* RuntimeSessionStore).findByHash(yield* sha256HexWith(crypto, token))
-    if (Option.isNone(found)) return yield* refuse("runtime_session_invalid", "a valid runtime session token is required")
+    if (Option.isNone(found))
+      return yield* refuse("runtime_session_invalid", "a valid runtime session token is required")
     const session = found.value
     if (session.revokedAt !== null) return yield* refuse("runtime_session_revoked", "the runtime session was revoked")
-    if (session.expiresAt <= (yield* Clock.currentTimeMillis)) return yield* refuse("runtime_session_expired", "the runtime session has expired")
+    if (session.expiresAt <= (yield* Clock.currentTimeMillis))
+      return yield* refuse("runtime_session_expired", "the runtime session has expired")
     if (authority !== undefined && !session.authorities.includes(authority)) {
       return yield* refuse("runtime_authority_missing", `the runtime session lacks the ${authority} authority`)
     }

@@ -21,11 +21,12 @@
  * resolves, a Payment action names an offer with a price, or none for `setup_only`, and never
  * `authenticated_completion` as its evidence: "A Payment action is never verified by a completion
  * alone"; an action that is not a payment never names a type only a reconciliation read observes).
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema } from "../protocol/messages/Completion.ts"
+import {
+  type CatalogEvidenceType,
+  CatalogEvidenceType as CatalogEvidenceTypeSchema
+} from "../protocol/messages/Completion.ts"
 import { DisplayLabel, Timestamp } from "../protocol/messages/Common.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
 import { Uuid } from "../protocol/Uuid.ts"
@@ -33,8 +34,6 @@ import { Uuid } from "../protocol/Uuid.ts"
 /**
  * The operation families an action may have: the extend-trial family and the Payment families
  * (spec "Execution request body", "Payment continuation rules" 2).
- *
- * @since 0.1.0
  */
 export const operationFamilies = [
   "extend_trial",
@@ -45,16 +44,11 @@ export const operationFamilies = [
   "recover_payment"
 ] as const
 
-/**
- * @since 0.1.0
- */
 export const OperationFamily = Schema.Literal(...operationFamilies)
 
 /**
  * The evidence types the service can observe for a Payment action: a matched signed reconciliation
  * observation (and, once approvals exist, a recorded approval).
- *
- * @since 0.1.0
  */
 export const paymentEvidenceTypes: ReadonlyArray<CatalogEvidenceType> = [
   "provider_event",
@@ -65,29 +59,34 @@ export const paymentEvidenceTypes: ReadonlyArray<CatalogEvidenceType> = [
 ]
 
 /** The types only a reconciliation read observes: never evidence for an action that is not a payment. */
-const readBackTypes: ReadonlyArray<CatalogEvidenceType> = ["provider_event", "billing_change", "subscription_state", "credit_balance"]
+const readBackTypes: ReadonlyArray<CatalogEvidenceType> = [
+  "provider_event",
+  "billing_change",
+  "subscription_state",
+  "credit_balance"
+]
 
 const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
 
 const Key = Schema.String.pipe(
   Schema.pattern(/^[a-z][a-z0-9_.:-]{0,127}$/),
-  Schema.annotations({ message: () => "must be 1 to 128 characters: lowercase letters, digits, _ . : - (starting with a letter)" })
+  Schema.annotations({
+    message: () => "must be 1 to 128 characters: lowercase letters, digits, _ . : - (starting with a letter)"
+  })
 )
 
 /**
  * An exact price: integer minor units, never negative, and a lowercase ISO 4217 currency code.
- *
- * @since 0.1.0
  */
 export const Price = ExactStruct({
-  amountMinor: Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER), Schema.annotations({ message: () => "must be a non-negative integer (minor units)" })),
+  amountMinor: Schema.Int.pipe(
+    Schema.between(0, Number.MAX_SAFE_INTEGER),
+    Schema.annotations({ message: () => "must be a non-negative integer (minor units)" })
+  ),
   currency: Currency.annotations({ message: () => "must be a lowercase ISO 4217 code such as usd" })
 })
 
-/**
- * @since 0.1.0
- */
 export const Offer = ExactStruct({
   offerId: Uuid,
   offerVersionId: Uuid,
@@ -96,24 +95,16 @@ export const Offer = ExactStruct({
   label: Schema.optionalWith(DisplayLabel, { exact: true })
 })
 
-/**
- * @since 0.1.0
- */
 export interface Offer extends Schema.Schema.Type<typeof Offer> {}
 
 /**
  * At most `limit` actions of this catalog action per account within `windowSeconds`.
- *
- * @since 0.1.0
  */
 export const Frequency = ExactStruct({
   limit: Schema.Int.pipe(Schema.between(1, 1_000_000)),
   windowSeconds: Schema.Int.pipe(Schema.between(1, 10 * 366 * 24 * 3600))
 })
 
-/**
- * @since 0.1.0
- */
 export const CatalogAction = ExactStruct({
   actionId: Uuid,
   actionVersionId: Uuid,
@@ -124,14 +115,8 @@ export const CatalogAction = ExactStruct({
   frequency: Schema.optionalWith(Frequency, { exact: true })
 })
 
-/**
- * @since 0.1.0
- */
 export interface CatalogAction extends Schema.Schema.Type<typeof CatalogAction> {}
 
-/**
- * @since 0.1.0
- */
 export const Decision = ExactStruct({
   decisionId: Uuid,
   journeyId: Uuid,
@@ -141,15 +126,10 @@ export const Decision = ExactStruct({
   accountStatuses: Schema.optionalWith(Schema.NonEmptyArray(Key), { exact: true })
 })
 
-/**
- * @since 0.1.0
- */
 export interface Decision extends Schema.Schema.Type<typeof Decision> {}
 
 /**
  * The document `PUT /catalog` takes.
- *
- * @since 0.1.0
  */
 export const CatalogDocument = ExactStruct({
   /** The id actions bind to (`binding.publishedVersionId`); assigned by the service when absent. */
@@ -159,15 +139,10 @@ export const CatalogDocument = ExactStruct({
   decisions: Schema.NonEmptyArray(Decision).pipe(Schema.maxItems(1000))
 }).annotations({ identifier: "CatalogDocument" })
 
-/**
- * @since 0.1.0
- */
 export interface CatalogDocument extends Schema.Schema.Type<typeof CatalogDocument> {}
 
 /**
  * One published version of a workspace's catalog.
- *
- * @since 0.1.0
  */
 export interface PublishedCatalog {
   readonly workspaceId: string
@@ -182,8 +157,6 @@ export interface PublishedCatalog {
 
 /**
  * A reference problem in a catalog document: the JSON path and what is wrong.
- *
- * @since 0.1.0
  */
 export interface CatalogIssue {
   readonly path: string
@@ -194,8 +167,6 @@ const isPaymentFamily = (family: string) => family !== "extend_trial"
 
 /**
  * Every reference problem of a (schema-valid) document, in document order; empty when it is sound.
- *
- * @since 0.1.0
  */
 export const validateCatalog = (document: CatalogDocument): ReadonlyArray<CatalogIssue> => {
   const issues: Array<CatalogIssue> = []
@@ -216,7 +187,8 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
   document.actions.forEach((action, i) => {
     const path = `actions.${i}`
     const offer = action.offerId === undefined ? undefined : offers.get(action.offerId)
-    if (action.offerId !== undefined && offer === undefined) issues.push({ path: `${path}.offerId`, message: "names no offer of this catalog" })
+    if (action.offerId !== undefined && offer === undefined)
+      issues.push({ path: `${path}.offerId`, message: "names no offer of this catalog" })
     if (isPaymentFamily(action.family)) {
       const setup = action.family === "payment.setup_only"
       if (!setup && (offer === undefined || offer.price === null)) {
@@ -227,23 +199,31 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
       }
       action.evidence.forEach((type, j) => {
         if (!paymentEvidenceTypes.includes(type)) {
-          issues.push({ path: `${path}.evidence.${j}`, message: `${type} cannot verify a Payment action (it needs evidence the service reads back)` })
+          issues.push({
+            path: `${path}.evidence.${j}`,
+            message: `${type} cannot verify a Payment action (it needs evidence the service reads back)`
+          })
         }
       })
     } else {
       action.evidence.forEach((type, j) => {
         if (readBackTypes.includes(type)) {
-          issues.push({ path: `${path}.evidence.${j}`, message: `${type} can verify only a Payment action (the service reads it back by reconciliation)` })
+          issues.push({
+            path: `${path}.evidence.${j}`,
+            message: `${type} can verify only a Payment action (the service reads it back by reconciliation)`
+          })
         }
       })
     }
   })
   document.decisions.forEach((decision, i) => {
     decision.actionIds.forEach((id, j) => {
-      if (!actions.has(id)) issues.push({ path: `decisions.${i}.actionIds.${j}`, message: "names no action of this catalog" })
+      if (!actions.has(id))
+        issues.push({ path: `decisions.${i}.actionIds.${j}`, message: "names no action of this catalog" })
     })
     decision.offerIds.forEach((id, j) => {
-      if (!offers.has(id)) issues.push({ path: `decisions.${i}.offerIds.${j}`, message: "names no offer of this catalog" })
+      if (!offers.has(id))
+        issues.push({ path: `decisions.${i}.offerIds.${j}`, message: "names no offer of this catalog" })
     })
   })
   return issues
@@ -251,20 +231,12 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
 
 /**
  * The catalog action an intake names, by id.
- *
- * @since 0.1.0
  */
 export const findAction = (document: CatalogDocument, actionId: string): CatalogAction | undefined =>
   document.actions.find((a) => a.actionId === actionId)
 
-/**
- * @since 0.1.0
- */
 export const findDecision = (document: CatalogDocument, decisionId: string): Decision | undefined =>
   document.decisions.find((d) => d.decisionId === decisionId)
 
-/**
- * @since 0.1.0
- */
 export const findOffer = (document: CatalogDocument, offerId: string): Offer | undefined =>
   document.offers.find((o) => o.offerId === offerId)

@@ -5,29 +5,28 @@
  * ("the operation family is one of the payment operation keys") and with which capability mode,
  * and the request as the `ActionLedger` stores it (`StoredRequest`, decoded once by
  * `decodeStoredRequest` wherever a stored action is used).
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { ActionRecord } from "../ports/ActionLedger.ts"
 import * as FastDecode from "../protocol/FastDecode.ts"
-import { AccountId, type PaymentMode, PaymentMode as PaymentModeSchema, Sha256Hex } from "../protocol/messages/Common.ts"
+import {
+  AccountId,
+  type PaymentMode,
+  PaymentMode as PaymentModeSchema,
+  Sha256Hex
+} from "../protocol/messages/Common.ts"
 import { Action, Actor, Binding } from "../protocol/messages/Execution.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
 
 /**
  * The outbox kind of a delivery of an action to the customer endpoint.
- *
- * @since 0.1.0
  */
 export const dispatchOutboxKind = "service.dispatch"
 
 /**
  * The outbox kind of a payment reconciliation read.
- *
- * @since 0.1.0
  */
 export const reconcileOutboxKind = "service.reconcile"
 
@@ -36,42 +35,38 @@ export const reconcileOutboxKind = "service.reconcile"
  * 2), with the capability mode each requires. A record without a prototype, so that looking up a
  * family named like an `Object.prototype` member (`constructor`, `__proto__`: valid family names)
  * finds no mode.
- *
- * @since 0.1.0
  */
-export const paymentFamilies: Readonly<Record<string, PaymentMode>> = Object.assign(Object.create(null) as Record<string, PaymentMode>, {
-  "payment.existing_subscription_change": "existing_subscription_change",
-  "payment.new_subscription": "new_subscription",
-  "payment.one_time_purchase": "one_time_purchase",
-  "payment.setup_only": "setup_only",
-  "recover_payment": "recover_payment"
-} as const)
+export const paymentFamilies: Readonly<Record<string, PaymentMode>> = Object.assign(
+  Object.create(null) as Record<string, PaymentMode>,
+  {
+    "payment.existing_subscription_change": "existing_subscription_change",
+    "payment.new_subscription": "new_subscription",
+    "payment.one_time_purchase": "one_time_purchase",
+    "payment.setup_only": "setup_only",
+    recover_payment: "recover_payment"
+  } as const
+)
 
 /**
  * The price and version snapshot taken at authorization, for Payment actions.
- *
- * @since 0.1.0
  */
 export const PaymentSnapshot = Schema.Struct({
   mode: PaymentModeSchema,
   actionVersionId: Schema.UUID,
   offerVersionId: Schema.NullOr(Schema.UUID),
-  expected: Schema.NullOr(Schema.Struct({
-    amountMinor: Schema.Int.pipe(Schema.nonNegative()),
-    currency: Currency,
-    priceReferenceHash: Sha256Hex
-  }))
+  expected: Schema.NullOr(
+    Schema.Struct({
+      amountMinor: Schema.Int.pipe(Schema.nonNegative()),
+      currency: Currency,
+      priceReferenceHash: Sha256Hex
+    })
+  )
 }).annotations({ identifier: "PaymentSnapshot", parseOptions: { onExcessProperty: "error" } })
 
-/**
- * @since 0.1.0
- */
 export interface PaymentSnapshot extends Schema.Schema.Type<typeof PaymentSnapshot> {}
 
 /**
  * The caller-owned parts of an execution request (`POST /action-requests`).
- *
- * @since 0.1.0
  */
 export const ActionIntake = Schema.Struct({
   // The one identifier rule (the execution message's own `AccountId`): an account taken here is
@@ -83,46 +78,31 @@ export const ActionIntake = Schema.Struct({
   payment: Schema.optionalWith(PaymentSnapshot, { exact: true })
 }).annotations({ identifier: "ActionIntake", parseOptions: { onExcessProperty: "error" } })
 
-/**
- * @since 0.1.0
- */
 export interface ActionIntake extends Schema.Schema.Type<typeof ActionIntake> {}
 
 /**
  * Who authorized an action: the admin API key that submitted it, or (approvals) a runtime session.
  * Revalidation checks it is still live before every delivery.
- *
- * @since 0.1.0
  */
 export const Authority = Schema.Struct({
   kind: Schema.Literal("api_key", "runtime_session"),
   id: Schema.String
 })
 
-/**
- * @since 0.1.0
- */
 export interface Authority extends Schema.Schema.Type<typeof Authority> {}
 
 /**
  * What the ledger stores as the action's `request`: the intake as accepted, and who authorized it.
- *
- * @since 0.1.0
  */
 export const StoredRequest = Schema.Struct({
   ...ActionIntake.fields,
   authorizedBy: Schema.optionalWith(Authority, { exact: true })
 }).annotations({ identifier: "StoredRequest", parseOptions: { onExcessProperty: "error" } })
 
-/**
- * @since 0.1.0
- */
 export interface StoredRequest extends Schema.Schema.Type<typeof StoredRequest> {}
 
 /**
  * A stored action whose `request` is not a `StoredRequest` (a corrupted or foreign row).
- *
- * @since 0.1.0
  */
 export class StoredRequestInvalid extends Schema.TaggedError<StoredRequestInvalid>()("StoredRequestInvalid", {
   actionRequestId: Schema.String
@@ -132,51 +112,51 @@ const decodeRequest = FastDecode.decodeUnknown(StoredRequest)
 
 /**
  * Decodes the request of a stored action.
- *
- * @since 0.1.0
  */
-export const decodeStoredRequest = (record: Pick<ActionRecord, "actionRequestId" | "request">): Effect.Effect<StoredRequest, StoredRequestInvalid> =>
-  Effect.mapError(decodeRequest(record.request), () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId }))
+export const decodeStoredRequest = (
+  record: Pick<ActionRecord, "actionRequestId" | "request">
+): Effect.Effect<StoredRequest, StoredRequestInvalid> =>
+  Effect.mapError(
+    decodeRequest(record.request),
+    () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId })
+  )
 
 const decodeRequestEither = FastDecode.decodeUnknownEither(StoredRequest)
 
 /**
  * {@link decodeStoredRequest} as a plain function (the stored request's schema is synchronous), for
  * a caller that handles the invalid case itself: the dispatcher, before every delivery.
- *
- * @since 0.1.0
  */
 export const decodeStoredRequestEither = (
   record: Pick<ActionRecord, "actionRequestId" | "request">
 ): Either.Either<StoredRequest, StoredRequestInvalid> =>
-  Either.mapLeft(decodeRequestEither(record.request), () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId }))
+  Either.mapLeft(
+    decodeRequestEither(record.request),
+    () => new StoredRequestInvalid({ actionRequestId: record.actionRequestId })
+  )
 
 /**
  * Whether the action is a Payment action: its operation family is one of the payment operation keys.
- *
- * @since 0.1.0
  */
 export const isPaymentAction = (request: Pick<StoredRequest, "action">): boolean =>
   Object.hasOwn(paymentFamilies, request.action.operation.family)
 
 /**
  * Why an intake's payment snapshot does not fit its action.
- *
- * @since 0.1.0
  */
-export const PaymentSnapshotProblem = Schema.Literal("snapshot_required", "snapshot_not_allowed", "mode_mismatch", "terms_required")
+export const PaymentSnapshotProblem = Schema.Literal(
+  "snapshot_required",
+  "snapshot_not_allowed",
+  "mode_mismatch",
+  "terms_required"
+)
 
-/**
- * @since 0.1.0
- */
 export type PaymentSnapshotProblem = typeof PaymentSnapshotProblem.Type
 
 /**
  * The snapshot check: a Payment action carries a snapshot of its family's mode, with the exact
  * price unless it is a setup ("a non-purchase setup has no priced offer"); any other action carries
  * none. `undefined` when the snapshot fits.
- *
- * @since 0.1.0
  */
 export const checkPaymentSnapshot = (input: ActionIntake): PaymentSnapshotProblem | undefined => {
   const mode = paymentFamilies[input.action.operation.family]

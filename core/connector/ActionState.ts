@@ -11,14 +11,9 @@
  * invalidated ... or the revision changed, nothing is sent and the action ends in a terminal
  * `blocked` state with its reason in the history", issue 15). Only `verified` lets the journey advance: "`accepted` and
  * completion `succeeded` never advance the customer journey by themselves".
- *
- * @since 0.1.0
  */
 import type { CompletionOutcome } from "../protocol/messages/Completion.ts"
 
-/**
- * @since 0.1.0
- */
 export const actionStates = [
   "dispatching",
   "accepted",
@@ -32,15 +27,10 @@ export const actionStates = [
   "blocked"
 ] as const
 
-/**
- * @since 0.1.0
- */
 export type ActionState = (typeof actionStates)[number]
 
-/**
- * @since 0.1.0
- */
-export const isActionState = (value: string): value is ActionState => (actionStates as ReadonlyArray<string>).includes(value)
+export const isActionState = (value: string): value is ActionState =>
+  (actionStates as ReadonlyArray<string>).includes(value)
 
 /**
  * What can happen to an action:
@@ -55,24 +45,22 @@ export const isActionState = (value: string): value is ActionState => (actionSta
  *   reached the customer (`unknown_outcome`) keeps its state and is not sent again.
  * - `EvidenceObserved`: the service now holds the evidence a `succeeded` completion pointed to
  *   (a Direct API event or an approval that arrived after the completion; see `Evidence.ts`).
- *
- * @since 0.1.0
  */
 export type Trigger =
   | { readonly _tag: "AckAccepted" }
   | { readonly _tag: "AckRejected" }
   | { readonly _tag: "DeliveryAmbiguous" }
   | {
-    readonly _tag: "CompletionReceived"
-    readonly outcome: CompletionOutcome
-    readonly evidenceMatched: boolean
-    readonly isPayment: boolean
-  }
+      readonly _tag: "CompletionReceived"
+      readonly outcome: CompletionOutcome
+      readonly evidenceMatched: boolean
+      readonly isPayment: boolean
+    }
   | {
-    readonly _tag: "ObservationJudged"
-    readonly verdict: "verified" | "inconclusive" | "reversed"
-    readonly isPayment: boolean
-  }
+      readonly _tag: "ObservationJudged"
+      readonly verdict: "verified" | "inconclusive" | "reversed"
+      readonly isPayment: boolean
+    }
   | { readonly _tag: "Blocked"; readonly reason: string }
   | { readonly _tag: "EvidenceObserved"; readonly isPayment: boolean }
 
@@ -84,23 +72,25 @@ export type Trigger =
  *   a completion after a terminal state); `queueReconciliation` may still ask for a read.
  * - `Illegal`: the trigger contradicts what is known (a completion for a request the customer
  *   rejected); the caller refuses it.
- *
- * @since 0.1.0
  */
 export type Transition =
   | {
-    readonly _tag: "Move"
-    readonly to: ActionState
-    readonly passedThrough: ReadonlyArray<ActionState>
-    readonly queueReconciliation: boolean
-    readonly appendReversal: boolean
-  }
+      readonly _tag: "Move"
+      readonly to: ActionState
+      readonly passedThrough: ReadonlyArray<ActionState>
+      readonly queueReconciliation: boolean
+      readonly appendReversal: boolean
+    }
   | { readonly _tag: "Stay"; readonly reason: string; readonly queueReconciliation: boolean }
   | { readonly _tag: "Illegal"; readonly reason: string }
 
 const move = (
   to: ActionState,
-  extra?: { readonly passedThrough?: ReadonlyArray<ActionState>; readonly queueReconciliation?: boolean; readonly appendReversal?: boolean }
+  extra?: {
+    readonly passedThrough?: ReadonlyArray<ActionState>
+    readonly queueReconciliation?: boolean
+    readonly appendReversal?: boolean
+  }
 ): Transition => ({
   _tag: "Move",
   to,
@@ -109,7 +99,11 @@ const move = (
   appendReversal: extra?.appendReversal ?? false
 })
 
-const stay = (reason: string, queueReconciliation = false): Transition => ({ _tag: "Stay", reason, queueReconciliation })
+const stay = (reason: string, queueReconciliation = false): Transition => ({
+  _tag: "Stay",
+  reason,
+  queueReconciliation
+})
 
 const illegal = (reason: string): Transition => ({ _tag: "Illegal", reason })
 
@@ -135,13 +129,11 @@ const withAcceptance = (transition: Transition): Transition =>
   transition._tag === "Move"
     ? { ...transition, passedThrough: ["accepted", ...transition.passedThrough] }
     : transition._tag === "Stay"
-    ? move("accepted", { queueReconciliation: transition.queueReconciliation })
-    : transition
+      ? move("accepted", { queueReconciliation: transition.queueReconciliation })
+      : transition
 
 /**
  * The one transition function: total over every state and trigger.
- *
- * @since 0.1.0
  */
 export const transition = (state: ActionState, trigger: Trigger): Transition => {
   // Reconciliation reads exist only for Payment actions; any other action is verified by evidence.
@@ -234,7 +226,9 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
         case "AckRejected":
           return illegal("acknowledgement_contradicts_accepted")
         case "CompletionReceived":
-          return trigger.outcome === "unknown" ? stay("still_unresolved", trigger.isPayment) : completionFromAccepted(trigger)
+          return trigger.outcome === "unknown"
+            ? stay("still_unresolved", trigger.isPayment)
+            : completionFromAccepted(trigger)
         case "ObservationJudged":
           // A read alone never verifies: verification needs a `succeeded` completion first.
           return stay(`observation_${trigger.verdict}`)
@@ -252,10 +246,14 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
           if (trigger.outcome !== "reversed") return stay("already_verified")
           // "verified Payment action, completion reversed: unchanged until read; a reconciliation read is queued."
           if (trigger.isPayment) return stay("reversal_awaiting_read", true)
-          return trigger.evidenceMatched ? move("reversed", { appendReversal: true }) : stay("reversal_without_evidence")
+          return trigger.evidenceMatched
+            ? move("reversed", { appendReversal: true })
+            : stay("reversal_without_evidence")
         case "ObservationJudged":
           // "A verified refund or reversal appends a reversal to the existing outcome."
-          return trigger.verdict === "reversed" ? move("reversed", { appendReversal: true }) : stay(`observation_${trigger.verdict}`)
+          return trigger.verdict === "reversed"
+            ? move("reversed", { appendReversal: true })
+            : stay(`observation_${trigger.verdict}`)
       }
     // falls through
     case "failed":
@@ -276,15 +274,11 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
 /**
  * "The embedded runtime follows an action's success destination only after the action state is
  * `verified`."
- *
- * @since 0.1.0
  */
 export const journeyMayAdvance = (state: ActionState): boolean => state === "verified"
 
 /**
  * States in which the action is no longer waiting for anything.
- *
- * @since 0.1.0
  */
 export const isTerminal = (state: ActionState): boolean =>
   state === "rejected" || state === "failed" || state === "reversed" || state === "blocked"

@@ -15,13 +15,15 @@
  *
  * The dispatcher's continuation check, `GET /connector` and the connection check's `paymentModes`
  * all decide through this module.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CapabilityEvidence, CapabilityRegistry, type CapabilityRegistryService } from "../ports/CapabilityRegistry.ts"
+import {
+  type CapabilityEvidence,
+  CapabilityRegistry,
+  type CapabilityRegistryService
+} from "../ports/CapabilityRegistry.ts"
 import { type Connection, ConnectionStore, type ConnectionStoreService } from "../ports/ConnectionStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
@@ -32,8 +34,6 @@ import { activeRevision } from "./Revisions.ts"
 /**
  * Whether `evidence` counts at `now` for a connection whose active revision is `activeRevision`:
  * not expired and recorded for that revision.
- *
- * @since 0.1.0
  */
 export const evidenceCurrent = (
   evidence: CapabilityEvidence,
@@ -44,21 +44,19 @@ export const evidenceCurrent = (
 /**
  * The one payment capability rule: whether `evidence` covers `mode` at `now` for a connection whose
  * active revision is `activeRevision` (current evidence that includes the mode).
- *
- * @since 0.1.0
  */
 export const coversPaymentMode = (
   evidence: Option.Option<CapabilityEvidence>,
   at: { readonly activeRevision: number | undefined; readonly mode: PaymentMode; readonly now: number }
 ): boolean =>
-  Option.isSome(evidence) && evidenceCurrent(evidence.value, at.activeRevision, at.now) && evidence.value.modes.includes(at.mode)
+  Option.isSome(evidence) &&
+  evidenceCurrent(evidence.value, at.activeRevision, at.now) &&
+  evidence.value.modes.includes(at.mode)
 
 /**
  * Which continuation intent a payment mode may mount: a setup-only action saves a method (a setup
  * intent), a one-time purchase charges (a payment intent); subscription changes, new subscriptions
  * and recoveries may need either (a trial or a zero first invoice mounts a setup intent).
- *
- * @since 0.1.0
  */
 export const intentFits = (mode: PaymentMode, intent: PaymentContinuation["intent"]): boolean =>
   mode === "setup_only" ? intent === "setup" : mode === "one_time_purchase" ? intent === "payment" : true
@@ -66,8 +64,6 @@ export const intentFits = (mode: PaymentMode, intent: PaymentContinuation["inten
 /**
  * The capability evidence that currently counts for a connection: still valid at `now` and bound
  * to its active revision.
- *
- * @since 0.1.0
  */
 export const currentCapabilities = (
   connection: Connection,
@@ -90,8 +86,6 @@ export const currentCapabilities = (
  * - `provider_connection_changed`: the evidence proves another provider connection generation than
  *   the one the action was taken under;
  * - `payment_mode_not_enabled`: current evidence that does not include the mode.
- *
- * @since 0.1.0
  */
 export const PaymentCapabilityProblem = Schema.Literal(
   "payment_capability_missing",
@@ -101,9 +95,6 @@ export const PaymentCapabilityProblem = Schema.Literal(
   "payment_mode_not_enabled"
 )
 
-/**
- * @since 0.1.0
- */
 export type PaymentCapabilityProblem = typeof PaymentCapabilityProblem.Type
 
 /**
@@ -111,8 +102,6 @@ export type PaymentCapabilityProblem = typeof PaymentCapabilityProblem.Type
  * and, where given, the action's bound revision is the active one and the evidence proves the
  * provider connection generation the action was taken under. Checks in a fixed order, so one
  * situation always yields the same reason.
- *
- * @since 0.1.0
  */
 export const paymentCapabilityVerdict = (
   evidence: Option.Option<CapabilityEvidence>,
@@ -142,8 +131,6 @@ export const paymentCapabilityVerdict = (
 /**
  * When a payment gate is asked: the time, and the revision and provider connection generation the
  * action is bound to, when it is.
- *
- * @since 0.1.0
  */
 export interface PaymentGateTime {
   readonly now: number
@@ -153,23 +140,19 @@ export interface PaymentGateTime {
 
 /**
  * A payment gate's answer: `undefined` for an action that is not a Payment action.
- *
- * @since 0.1.0
  */
 export type PaymentGateAnswer =
   | {
-    readonly mode: PaymentMode
-    readonly verdict: "covered" | PaymentCapabilityProblem
-    readonly generation: string | undefined
-  }
+      readonly mode: PaymentMode
+      readonly verdict: "covered" | PaymentCapabilityProblem
+      readonly generation: string | undefined
+    }
   | undefined
 
 /**
  * The payment capability gate of one action, read fresh from storage at `now`: `undefined` for an
  * action that is not a Payment action; otherwise the mode, the verdict and the covering evidence's
  * provider connection generation (bound to the action at intake, compared at every delivery).
- *
- * @since 0.1.0
  */
 export const paymentGate = (
   connectionId: string,
@@ -177,34 +160,33 @@ export const paymentGate = (
   at: PaymentGateTime
 ): Effect.Effect<PaymentGateAnswer, StorageError, CapabilityRegistry | ConnectionStore> =>
   Effect.flatMap(ConnectionStore, (connections) =>
-    Effect.flatMap(CapabilityRegistry, (capabilities) => paymentGateWith({ connections, capabilities })(connectionId, request, at)))
+    Effect.flatMap(CapabilityRegistry, (capabilities) =>
+      paymentGateWith({ connections, capabilities })(connectionId, request, at)
+    )
+  )
 
 /**
  * {@link paymentGate} over the given stores, for a caller that holds them (a dispatcher): providing
  * them per call copies the fiber's whole context each time.
- *
- * @since 0.1.0
  */
-export const paymentGateWith = (stores: {
-  readonly connections: ConnectionStoreService
-  readonly capabilities: CapabilityRegistryService
-}) =>
-(
-  connectionId: string,
-  request: Pick<StoredRequest, "action">,
-  at: PaymentGateTime
-): Effect.Effect<PaymentGateAnswer, StorageError> =>
-  Effect.suspend(() => {
-    const mode = paymentFamilies[request.action.operation.family]
-    if (mode === undefined) return Effect.succeed(undefined)
-    return Effect.gen(function*() {
-      const connection = yield* stores.connections.getById(connectionId)
-      const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
-      const evidence = yield* stores.capabilities.current(connectionId, at.now)
-      return {
-        mode,
-        verdict: paymentCapabilityVerdict(evidence, { ...at, activeRevision: active, mode }),
-        generation: Option.match(evidence, { onNone: () => undefined, onSome: (e) => e.providerConnectionGeneration })
-      }
+export const paymentGateWith =
+  (stores: { readonly connections: ConnectionStoreService; readonly capabilities: CapabilityRegistryService }) =>
+  (
+    connectionId: string,
+    request: Pick<StoredRequest, "action">,
+    at: PaymentGateTime
+  ): Effect.Effect<PaymentGateAnswer, StorageError> =>
+    Effect.suspend(() => {
+      const mode = paymentFamilies[request.action.operation.family]
+      if (mode === undefined) return Effect.succeed(undefined)
+      return Effect.gen(function* () {
+        const connection = yield* stores.connections.getById(connectionId)
+        const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
+        const evidence = yield* stores.capabilities.current(connectionId, at.now)
+        return {
+          mode,
+          verdict: paymentCapabilityVerdict(evidence, { ...at, activeRevision: active, mode }),
+          generation: Option.match(evidence, { onNone: () => undefined, onSome: (e) => e.providerConnectionGeneration })
+        }
+      })
     })
-  })

@@ -5,15 +5,11 @@
  * recorded once); the same `completionId` with another body or for another action is a conflict.
  *
  * The completion intake and every `ActionLedger` (memory and SQL) decide through this one function.
- *
- * @since 0.1.0
  */
 
 /**
  * What identifies one received completion: its id, the action it completes and the hash of its
  * body bytes.
- *
- * @since 0.1.0
  */
 export interface CompletionIdentityFields {
   readonly completionId: string
@@ -22,16 +18,11 @@ export interface CompletionIdentityFields {
   readonly bodyHash: string
 }
 
-/**
- * @since 0.1.0
- */
 export type CompletionIdentity = "new" | "duplicate" | "conflict"
 
 /**
  * Decides how an incoming completion relates to the claim already recorded under its
  * `completionId`, if any.
- *
- * @since 0.1.0
  */
 export const completionIdentity = (
   existing: CompletionIdentityFields | undefined,
@@ -40,5 +31,5 @@ export const completionIdentity = (
   existing === undefined
     ? "new"
     : existing.bodyHash === incoming.bodyHash && existing.actionRequestId === incoming.actionRequestId
-    ? "duplicate"
-    : "conflict"
+      ? "duplicate"
+      : "conflict"

@@ -10,8 +10,6 @@
  * claim, so the 2xx answer means it is durably stored; a redelivery (same `completionId`, same body
  * bytes) is answered again without a second transition, the same `completionId` with another body
  * is a conflict.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -31,7 +29,13 @@ import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
 import { importSigningKeys } from "../protocol/Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { checkHeaders, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
-import { type FieldIssue, type MalformedBody, parseJsonBytes, parseJsonSyntax, toFieldIssues } from "../protocol/Json.ts"
+import {
+  type FieldIssue,
+  type MalformedBody,
+  parseJsonBytes,
+  parseJsonSyntax,
+  toFieldIssues
+} from "../protocol/Json.ts"
 import * as FastDecode from "../protocol/FastDecode.ts"
 import { exactParseOptions } from "../protocol/messages/Common.ts"
 import { decodeStoredRequest, isPaymentAction, reconcileOutboxKind } from "./Action.ts"
@@ -46,20 +50,19 @@ import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
  * or its signed headers are invalid), not a completion body, no such action in the workspace, a
  * binding that contradicts the action, or a conflict with what is already recorded. The HTTP edge
  * maps each kind to its status (DESIGN D8).
- *
- * @since 0.1.0
  */
-export const CompletionRefusalKind = Schema.Literal("unauthenticated", "invalid", "unknown_action", "binding_mismatch", "conflict")
+export const CompletionRefusalKind = Schema.Literal(
+  "unauthenticated",
+  "invalid",
+  "unknown_action",
+  "binding_mismatch",
+  "conflict"
+)
 
-/**
- * @since 0.1.0
- */
 export type CompletionRefusalKind = typeof CompletionRefusalKind.Type
 
 /**
  * Why a completion was refused: its kind and a stable snake_case `code`.
- *
- * @since 0.1.0
  */
 export class CompletionRefused extends Schema.TaggedError<CompletionRefused>()("CompletionRefused", {
   kind: CompletionRefusalKind,
@@ -68,9 +71,6 @@ export class CompletionRefused extends Schema.TaggedError<CompletionRefused>()("
   errors: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
 }) {}
 
-/**
- * @since 0.1.0
- */
 export interface CompletionReceipt {
   readonly status: "recorded" | "duplicate"
   readonly actionRequestId: string
@@ -78,15 +78,23 @@ export interface CompletionReceipt {
   readonly state: ActionState
 }
 
-/**
- * @since 0.1.0
- */
-export type CompletionServices = ActionLedger | ConnectionStore | SecretVault | Crypto | NonceStore | CatalogStore | EventStore
+export type CompletionServices =
+  | ActionLedger
+  | ConnectionStore
+  | SecretVault
+  | Crypto
+  | NonceStore
+  | CatalogStore
+  | EventStore
 
 const refused = (kind: CompletionRefusalKind, code: string, detail: string, errors?: ReadonlyArray<FieldIssue>) =>
   new CompletionRefused({ kind, code, detail, ...(errors !== undefined ? { errors } : {}) })
 
-const unauthenticated = refused("unauthenticated", "invalid_signature", "the completion is not signed by a known completion secret")
+const unauthenticated = refused(
+  "unauthenticated",
+  "invalid_signature",
+  "the completion is not signed by a known completion secret"
+)
 
 const stringField = (json: unknown, name: string): string | undefined => {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined
@@ -96,14 +104,15 @@ const stringField = (json: unknown, name: string): string | undefined => {
 
 /**
  * Builds the completion receiver once (verifier bound); call it per request.
- *
- * @since 0.1.0
  */
 export const makeCompletionReceiver: Effect.Effect<
-  (input: { readonly headers: HeaderSource; readonly body: Uint8Array }) => Effect.Effect<CompletionReceipt, CompletionRefused | MalformedBody | StorageError>,
+  (input: {
+    readonly headers: HeaderSource
+    readonly body: Uint8Array
+  }) => Effect.Effect<CompletionReceipt, CompletionRefused | MalformedBody | StorageError>,
   never,
   CompletionServices
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const context = yield* Effect.context<CompletionServices>()
   const ledger = yield* ActionLedger
   const connections = yield* ConnectionStore
@@ -114,11 +123,16 @@ export const makeCompletionReceiver: Effect.Effect<
   const verifier = yield* makeVerifier
 
   const completionKeys = (connectionId: string, revision: number) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const secret = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
       if (Option.isNone(secret)) return Option.none()
       // Only the completion key is used; the signing half is a placeholder.
-      return Option.some(yield* Effect.provide(importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }), context))
+      return Option.some(
+        yield* Effect.provide(
+          importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }),
+          context
+        )
+      )
     }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none())))
 
   const decodeCompletion = FastDecode.decodeUnknown(Completion, exactParseOptions)
@@ -131,7 +145,7 @@ export const makeCompletionReceiver: Effect.Effect<
    * parsed body and the action it names (read once, for the whole request).
    */
   const authenticate = (headers: HeaderSource, body: Uint8Array) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const checked = checkHeaders(headers, yield* Clock.currentTimeMillis)
       if ("_tag" in checked) {
         return yield* checked._tag === "InvalidSignature"
@@ -153,7 +167,8 @@ export const makeCompletionReceiver: Effect.Effect<
       if (Option.isNone(connection)) return yield* unauthenticated
       const claimedAction = stringField(json, "actionRequestId")
       const bound = claimedAction === undefined ? Option.none() : yield* ledger.get(claimedAction)
-      const boundRevision = Option.isSome(bound) && bound.value.workspaceId === workspaceId ? bound.value.revision : undefined
+      const boundRevision =
+        Option.isSome(bound) && bound.value.workspaceId === workspaceId ? bound.value.revision : undefined
       const candidates = connection.value.revisions
         .filter((r) => r.state === "active" || r.state === "replaced" || r.revision === boundRevision)
         .filter((r) => r.state !== "retired")
@@ -162,31 +177,36 @@ export const makeCompletionReceiver: Effect.Effect<
       for (const revision of candidates) {
         const keys = yield* completionKeys(connection.value.connectionId, revision)
         if (Option.isNone(keys)) continue
-        const verified = yield* verifier.verify({
-          purpose: "completion",
-          keys: keys.value,
-          headers,
-          body,
-          nonceScope: `completion:${connection.value.connectionId}`
-        }).pipe(Effect.either)
+        const verified = yield* verifier
+          .verify({
+            purpose: "completion",
+            keys: keys.value,
+            headers,
+            body,
+            nonceScope: `completion:${connection.value.connectionId}`
+          })
+          .pipe(Effect.either)
         if (verified._tag === "Right") return { workspaceId, json, bound, malformed }
         const error = verified.left
         if (error._tag === "StorageError") return yield* error
         if (error._tag === "InvalidSignature") continue
         // Only a message signed with this secret gets here (a replayed nonce) or a clock edge case.
-        return yield* refused("unauthenticated", snakeCaseTag(error._tag), "the completion's signed headers are not valid")
+        return yield* refused(
+          "unauthenticated",
+          snakeCaseTag(error._tag),
+          "the completion's signed headers are not valid"
+        )
       }
       return yield* unauthenticated
     })
 
   return (input) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { bound, json, malformed, workspaceId } = yield* authenticate(input.headers, input.body)
       if (malformed !== undefined) return yield* malformed
       // The body was parsed once, to authenticate it; only its shape is left to check.
-      const completion = yield* Effect.mapError(
-        decodeCompletion(json),
-        (error) => refused("invalid", "invalid_body", "the completion does not match the completion body", toFieldIssues(error))
+      const completion = yield* Effect.mapError(decodeCompletion(json), (error) =>
+        refused("invalid", "invalid_body", "the completion does not match the completion body", toFieldIssues(error))
       )
       // `bound` is the action the same body names (`actionRequestId`), read while authenticating.
       const record = bound
@@ -194,7 +214,11 @@ export const makeCompletionReceiver: Effect.Effect<
         return yield* refused("unknown_action", "unknown_action", "no such action request in this workspace")
       }
       if (record.value.providerIdempotencyKey !== completion.providerIdempotencyKey) {
-        return yield* refused("binding_mismatch", "idempotency_key_mismatch", "the providerIdempotencyKey is not the action's key")
+        return yield* refused(
+          "binding_mismatch",
+          "idempotency_key_mismatch",
+          "the providerIdempotencyKey is not the action's key"
+        )
       }
       const bodyHash = yield* crypto.sha256Hex(input.body)
       const providerReferenceHash = yield* crypto.sha256Hex(completion.providerReference)
@@ -212,32 +236,48 @@ export const makeCompletionReceiver: Effect.Effect<
         accepted
       )
       // Which evidence the service itself holds for the named type (issue 15 item 2).
-      const standing = match._tag === "Matched"
-        ? evidenceStanding(match.type, isPayment, yield* holdsEvidence({ events, ledger }, match.type, record.value, request))
-        : undefined
+      const standing =
+        match._tag === "Matched"
+          ? evidenceStanding(
+              match.type,
+              isPayment,
+              yield* holdsEvidence({ events, ledger }, match.type, record.value, request)
+            )
+          : undefined
       const trigger = completionTrigger(completion, match, standing, isPayment)
       const { actionRequestId, completionId } = completion
       const incoming = { completionId, actionRequestId, bodyHash }
-      const receipt = (status: CompletionReceipt["status"], state: ActionState): CompletionReceipt => ({ status, actionRequestId, completionId, state })
+      const receipt = (status: CompletionReceipt["status"], state: ActionState): CompletionReceipt => ({
+        status,
+        actionRequestId,
+        completionId,
+        state
+      })
       // Built only when refused: a `Schema.TaggedError` checks its fields as it is made (about 0.1 ms).
-      const conflict = () => refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
+      const conflict = () =>
+        refused("conflict", "completion_id_conflict", "this completionId was already received with another body")
       const applied = yield* applyTrigger<CompletionReceipt, CompletionRefused, never>({
         ledger,
         actionRequestId,
         record: record.value,
         trigger,
         decide: (current, step, { now }) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const existing = yield* ledger.findCompletion(completionId)
             const identity = completionIdentity(Option.getOrUndefined(existing), incoming)
             if (identity === "duplicate") return answer(receipt("duplicate", current.state))
             if (identity === "conflict") return yield* conflict()
             if (step === undefined || step._tag === "Illegal") {
-              return yield* refused("conflict", "completion_not_applicable", `the action cannot take this completion (${step?.reason})`)
+              return yield* refused(
+                "conflict",
+                "completion_not_applicable",
+                `the action cannot take this completion (${step?.reason})`
+              )
             }
             const toState = step._tag === "Move" ? step.to : current.state
             const queue = step.queueReconciliation
-            const watch = !queue && standing === "awaiting" && completion.outcome === "succeeded" && toState === "pending"
+            const watch =
+              !queue && standing === "awaiting" && completion.outcome === "succeeded" && toState === "pending"
             return {
               _tag: "Write" as const,
               write: {
@@ -263,38 +303,49 @@ export const makeCompletionReceiver: Effect.Effect<
                 // Evidence the service does not hold yet: watched for until it arrives (EvidenceWatcher).
                 ...(watch
                   ? {
-                    outbox: {
-                      id: yield* timeOrderedUuidWith(crypto, now),
-                      kind: evidenceOutboxKind,
-                      dedupeKey: `${actionRequestId}:${completionId}:evidence`,
-                      payload: { actionRequestId, completionId, type: match._tag === "Matched" ? match.type : "authenticated_completion" } satisfies EvidenceWatch,
-                      nextAttemptAt: now,
-                      createdAt: now
+                      outbox: {
+                        id: yield* timeOrderedUuidWith(crypto, now),
+                        kind: evidenceOutboxKind,
+                        dedupeKey: `${actionRequestId}:${completionId}:evidence`,
+                        payload: {
+                          actionRequestId,
+                          completionId,
+                          type: match._tag === "Matched" ? match.type : "authenticated_completion"
+                        } satisfies EvidenceWatch,
+                        nextAttemptAt: now,
+                        createdAt: now
+                      }
                     }
-                  }
                   : {}),
                 ...(queue
                   ? {
-                    outbox: {
-                      id: yield* timeOrderedUuidWith(crypto, now),
-                      kind: reconcileOutboxKind,
-                      dedupeKey: `${actionRequestId}:${completionId}`,
-                      payload: { actionRequestId, completionId, providerReferenceHash },
-                      nextAttemptAt: now,
-                      createdAt: now
+                      outbox: {
+                        id: yield* timeOrderedUuidWith(crypto, now),
+                        kind: reconcileOutboxKind,
+                        dedupeKey: `${actionRequestId}:${completionId}`,
+                        payload: { actionRequestId, completionId, providerReferenceHash },
+                        nextAttemptAt: now,
+                        createdAt: now
+                      }
                     }
-                  }
                   : {})
               },
               settle: (result) =>
                 result._tag === "Applied"
                   ? Effect.succeed(receipt("recorded", toState))
                   : result._tag === "DuplicateCompletion"
-                  ? Effect.succeed(receipt("duplicate", current.state))
-                  : Effect.fail(conflict())
+                    ? Effect.succeed(receipt("duplicate", current.state))
+                    : Effect.fail(conflict())
             }
           })
       })
-      return applied ?? (yield* refused("conflict", "concurrent_change", "the action changed concurrently; deliver the completion again"))
+      return (
+        applied ??
+        (yield* refused(
+          "conflict",
+          "concurrent_change",
+          "the action changed concurrently; deliver the completion again"
+        ))
+      )
     })
 })

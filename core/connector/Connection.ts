@@ -15,8 +15,6 @@
  * revision: such a revision can never pass a check (`secrets_missing`), is superseded by the next
  * registration, and is then retired as an orphan by the retirement sweep with its own audit entry
  * (`ConnectionMaintenance`).
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -35,15 +33,11 @@ import { type EndpointPolicy, type Resolver, validateEndpoint } from "./Endpoint
 
 /**
  * "At least 32 characters" (spec "Limits"); characters are Unicode code points.
- *
- * @since 0.1.0
  */
 export const minSecretLength = 32
 
 /**
  * An upper bound the spec leaves open, so a secret is a secret and not a document.
- *
- * @since 0.1.0
  */
 export const maxSecretLength = 512
 
@@ -53,8 +47,6 @@ export const maxSecretLength = 512
  * `unresolvable`, `invalid_url`, ...) or `secret_too_short`, `secret_too_long`,
  * `secret_whitespace` (leading or trailing whitespace, or a control character), `secrets_not_distinct`.
  * `errors` names every failing field, never its value.
- *
- * @since 0.1.0
  */
 export class RegistrationRejected extends Schema.TaggedError<RegistrationRejected>()("RegistrationRejected", {
   problem: Schema.String,
@@ -66,18 +58,12 @@ export class RegistrationRejected extends Schema.TaggedError<RegistrationRejecte
   }
 }
 
-/**
- * @since 0.1.0
- */
 export interface Registration {
   readonly workspaceId: string
   readonly endpoint: string
   readonly secrets: ConnectorSecrets
 }
 
-/**
- * @since 0.1.0
- */
 export interface Registered {
   readonly connectionId: string
   readonly revision: number
@@ -97,8 +83,6 @@ const badCharacters = /^\s|\s$|[\u0000-\u001f\u007f-\u009f]/
 
 /**
  * Every secret rule a pair of secrets breaks, in a fixed order; empty when both are acceptable.
- *
- * @since 0.1.0
  */
 export const secretIssues = (secrets: ConnectorSecrets): ReadonlyArray<SecretIssue> => {
   const issues: Array<SecretIssue> = []
@@ -107,9 +91,15 @@ export const secretIssues = (secrets: ConnectorSecrets): ReadonlyArray<SecretIss
     const length = [...value].length
     const path = secretFields[name]
     if (length < minSecretLength) {
-      issues.push({ problem: "secret_too_short", issue: { path, message: `must be at least ${minSecretLength} characters` } })
+      issues.push({
+        problem: "secret_too_short",
+        issue: { path, message: `must be at least ${minSecretLength} characters` }
+      })
     } else if (length > maxSecretLength) {
-      issues.push({ problem: "secret_too_long", issue: { path, message: `must be at most ${maxSecretLength} characters` } })
+      issues.push({
+        problem: "secret_too_long",
+        issue: { path, message: `must be at most ${maxSecretLength} characters` }
+      })
     } else if (badCharacters.test(value)) {
       issues.push({
         problem: "secret_whitespace",
@@ -129,8 +119,6 @@ export const secretIssues = (secrets: ConnectorSecrets): ReadonlyArray<SecretIss
 /**
  * `PUT /connector`: validates the endpoint and the secrets, then stores a new pending revision with
  * its secrets (see the module documentation for the order of the writes).
- *
- * @since 0.1.0
  */
 export const register = (
   registration: Registration,
@@ -140,7 +128,7 @@ export const register = (
   RegistrationRejected | StorageError,
   ConnectionStore | SecretVault | Transactor | Crypto | Resolver
 > =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const issues = secretIssues(registration.secrets)
     const endpoint = yield* Effect.either(validateEndpoint(registration.endpoint, policy))
     if (endpoint._tag === "Left") {
@@ -163,21 +151,27 @@ export const register = (
     const now = yield* Clock.currentTimeMillis
     const newConnectionId = yield* randomUuid
     const url = registration.endpoint
-    return yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
-      const { connectionId, revision } = yield* store.registerRevision({
-        workspaceId: registration.workspaceId,
-        connectionId: newConnectionId,
-        endpoint: url,
-        now
+    return yield* (yield* Transactor).withTransaction(
+      Effect.gen(function* () {
+        const { connectionId, revision } = yield* store.registerRevision({
+          workspaceId: registration.workspaceId,
+          connectionId: newConnectionId,
+          endpoint: url,
+          now
+        })
+        yield* vault.put(
+          connectorSecretRef(connectionId, revision, "actionSigning"),
+          registration.secrets.actionSigning,
+          now
+        )
+        yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), registration.secrets.completion, now)
+        yield* store.appendAudit(connectionId, {
+          at: now,
+          revision,
+          event: "registered",
+          detail: { endpointHost: endpointHost(url) }
+        })
+        return { connectionId, revision, state: "pending" } as const
       })
-      yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), registration.secrets.actionSigning, now)
-      yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), registration.secrets.completion, now)
-      yield* store.appendAudit(connectionId, {
-        at: now,
-        revision,
-        event: "registered",
-        detail: { endpointHost: endpointHost(url) }
-      })
-      return { connectionId, revision, state: "pending" } as const
-    }))
+    )
   })

@@ -18,14 +18,17 @@
  *
  * Every check that concerns a still active or pending revision is recorded as the connection's last
  * check (see `ConnectionStore.recordCheck`).
- *
- * @since 0.1.0
- */import * as Clock from "effect/Clock"
+ */ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Connection, type ConnectionRevision, ConnectionStore, type RevisionState } from "../ports/ConnectionStore.ts"
+import {
+  type Connection,
+  type ConnectionRevision,
+  ConnectionStore,
+  type RevisionState
+} from "../ports/ConnectionStore.ts"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -37,8 +40,6 @@ import { activeRevision, pendingRevision } from "./Revisions.ts"
 /**
  * The handshake time-out, the check's problem codes and options, the services it runs on and the
  * nonce space of handshake responses (`internal/handshake.ts`).
- *
- * @since 0.1.0
  */
 export {
   type CheckOptions,
@@ -51,8 +52,6 @@ export {
 /**
  * Why a proof was refused, and the provider connection generation a proof is recorded under
  * (`internal/capabilityEvidence.ts`).
- *
- * @since 0.1.0
  */
 export { type CapabilityProblem, providerConnectionGeneration } from "./internal/capabilityEvidence.ts"
 
@@ -60,8 +59,6 @@ export { type CapabilityProblem, providerConnectionGeneration } from "./internal
  * The outcome of one check. `state` is the checked revision's state afterwards (`active` on
  * success); `paymentModes` are the modes currently enabled for the connection (evidence still valid
  * and bound to the active revision).
- *
- * @since 0.1.0
  */
 export interface CheckResult {
   readonly connectionId: string
@@ -74,8 +71,6 @@ export interface CheckResult {
 
 /**
  * The workspace has no connector, or no revision that can be checked.
- *
- * @since 0.1.0
  */
 export class ConnectorNotConfigured extends Schema.TaggedError<ConnectorNotConfigured>()("ConnectorNotConfigured", {}) {
   override get message(): string {
@@ -89,15 +84,13 @@ const reload = (connectionId: string): Effect.Effect<Option.Option<Connection>, 
 /**
  * Checks one revision of a connection (see the module documentation). Only a storage failure fails
  * the effect; every other outcome is a `CheckResult`.
- *
- * @since 0.1.0
  */
 export const checkRevision = (
   connection: Connection,
   revision: ConnectionRevision,
   options: CheckOptions = {}
 ): Effect.Effect<CheckResult, StorageError, CheckServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* ConnectionStore
     const { connectionId } = connection
     const exchanged = yield* handshake(connection, revision, options)
@@ -108,21 +101,27 @@ export const checkRevision = (
       // Pending: activate exactly this revision, only while it is still the newest pending one.
       // Active: it must still be the active one before its evidence may replace anything.
       const current = yield* reload(connectionId)
-      const stillActive = revision.state === "active" &&
-        Option.exists(current, (c) => activeRevision(c)?.revision === revision.revision)
-      const activated = revision.state === "pending" && (yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
-        if ((yield* store.activate({ connectionId, revision: revision.revision, now })) !== "activated") return false
-        yield* store.appendAudit(connectionId, {
-          at: now,
-          revision: revision.revision,
-          event: "activated",
-          detail: { endpointHost: endpointHost(revision.endpoint) }
-        })
-        return true
-      })))
-      problem = activated || stillActive
-        ? yield* recordCapabilities(connectionId, revision.revision, exchanged.right, now)
-        : "revision_superseded"
+      const stillActive =
+        revision.state === "active" && Option.exists(current, (c) => activeRevision(c)?.revision === revision.revision)
+      const activated =
+        revision.state === "pending" &&
+        (yield* (yield* Transactor).withTransaction(
+          Effect.gen(function* () {
+            if ((yield* store.activate({ connectionId, revision: revision.revision, now })) !== "activated")
+              return false
+            yield* store.appendAudit(connectionId, {
+              at: now,
+              revision: revision.revision,
+              event: "activated",
+              detail: { endpointHost: endpointHost(revision.endpoint) }
+            })
+            return true
+          })
+        ))
+      problem =
+        activated || stillActive
+          ? yield* recordCapabilities(connectionId, revision.revision, exchanged.right, now)
+          : "revision_superseded"
     }
     const outcome = problem === null || problem === "capability_revision_mismatch" ? "succeeded" : "failed"
     // Not recorded when the revision is no longer active or pending: a stale result overwrites nothing.
@@ -139,7 +138,9 @@ export const checkRevision = (
       problem
     }
     yield* Effect.annotateLogs(
-      outcome === "succeeded" ? Effect.logInfo("connection check succeeded") : Effect.logWarning("connection check failed"),
+      outcome === "succeeded"
+        ? Effect.logInfo("connection check succeeded")
+        : Effect.logWarning("connection check failed"),
       { connectionId, revision: revision.revision, state: result.state, problem: problem ?? "none" }
     )
     return result
@@ -147,14 +148,12 @@ export const checkRevision = (
 
 /**
  * `POST /connector/check`: checks the workspace's pending revision, else its active one.
- *
- * @since 0.1.0
  */
 export const checkConnection = (
   workspaceId: string,
   options: CheckOptions = {}
 ): Effect.Effect<CheckResult, ConnectorNotConfigured | StorageError, CheckServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const connection = yield* Effect.flatMap(ConnectionStore, (store) => store.get(workspaceId))
     if (Option.isNone(connection)) return yield* new ConnectorNotConfigured()
     const target = pendingRevision(connection.value) ?? activeRevision(connection.value)
@@ -165,8 +164,6 @@ export const checkConnection = (
 /**
  * The host (and port, if any) of an endpoint URL: what the service shows and logs of an endpoint,
  * never its path (which may carry a customer's routing secret).
- *
- * @since 0.1.0
  */
 export const endpointHost = (endpoint: string): string => {
   try {

@@ -25,8 +25,6 @@
  *    the next round finishes).
  *
  * A round never fails: a storage failure on one connection is logged and the round goes on.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -45,15 +43,11 @@ import { activeRevision, pendingRevision } from "./Revisions.ts"
 
 /**
  * "Every 10 minutes for active or pending connections."
- *
- * @since 0.1.0
  */
 export const checkIntervalMillis = 10 * 60_000
 
 /**
  * "Checks older than 20 minutes are refreshed."
- *
- * @since 0.1.0
  */
 export const checkRefreshAfterMillis = 20 * 60_000
 
@@ -61,32 +55,27 @@ export const checkRefreshAfterMillis = 20 * 60_000
  * The default reconciliation window (`ACCORD_RECONCILIATION_WINDOW`): how long after the last
  * activity of its actions a replaced revision's secrets are kept for completions and reconciliation
  * reads. 30 days covers card refund and dispute windows of common provider defaults.
- *
- * @since 0.1.0
  */
 export const defaultReconciliationWindowMillis = 30 * 24 * 60 * 60_000
 
-/**
- * @since 0.1.0
- */
 export interface MaintenanceOptions extends CheckOptions {
   readonly reconciliationWindowMillis: number
 }
 
 /**
  * What one round did, for logs and tests.
- *
- * @since 0.1.0
  */
 export interface RoundSummary {
   readonly checks: ReadonlyArray<CheckResult>
-  readonly retired: ReadonlyArray<{ readonly connectionId: string; readonly revision: number; readonly orphan: boolean }>
+  readonly retired: ReadonlyArray<{
+    readonly connectionId: string
+    readonly revision: number
+    readonly orphan: boolean
+  }>
 }
 
 /**
  * The services a round runs on.
- *
- * @since 0.1.0
  */
 export type MaintenanceServices = CheckServices | ActionLedger | Transactor
 
@@ -108,24 +97,29 @@ const logFailure = (what: string, connectionId: string) => (error: StorageError)
 
 /**
  * Checks every connection due for a check (see the module documentation).
- *
- * @since 0.1.0
  */
 export const runDueChecks = (
   options: CheckOptions = {}
 ): Effect.Effect<ReadonlyArray<CheckResult>, never, CheckServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
-    const due = yield* Effect.flatMap(ConnectionStore, (store) => store.dueForCheck(now - checkRefreshAfterMillis)).pipe(
-      Effect.catchAll((error) => Effect.as(logFailure("listing connections due for a check", "-")(error), []))
+    const due = yield* Effect.flatMap(ConnectionStore, (store) =>
+      store.dueForCheck(now - checkRefreshAfterMillis)
+    ).pipe(Effect.catchAll((error) => Effect.as(logFailure("listing connections due for a check", "-")(error), [])))
+    const results = yield* Effect.forEach(
+      due,
+      (connection) =>
+        Effect.forEach(
+          [activeRevision(connection), pendingRevision(connection)].filter((r) => r !== undefined),
+          (revision) =>
+            Effect.option(
+              checkRevision(connection, revision, options).pipe(
+                Effect.tapError(logFailure("scheduled connection check", connection.connectionId))
+              )
+            )
+        ),
+      { concurrency: 4 }
     )
-    const results = yield* Effect.forEach(due, (connection) =>
-      Effect.forEach(
-        [activeRevision(connection), pendingRevision(connection)].filter((r) => r !== undefined),
-        (revision) => Effect.option(checkRevision(connection, revision, options).pipe(
-          Effect.tapError(logFailure("scheduled connection check", connection.connectionId))
-        ))
-      ), { concurrency: 4 })
     return results.flat().flatMap(Option.toArray)
   })
 
@@ -142,7 +136,7 @@ const retireRevision = (
   options: MaintenanceOptions,
   now: number
 ): Effect.Effect<Option.Option<{ readonly orphan: boolean }>, StorageError, MaintenanceServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const vault = yield* SecretVault
     const store = yield* ConnectionStore
     const { connectionId } = connection
@@ -152,7 +146,8 @@ const retireRevision = (
       vault.get(ref(name)).pipe(
         Effect.map(Option.isSome),
         Effect.catchTag("OpenFailed", () => Effect.succeed(true))
-      ))
+      )
+    )
     const missing = secretNames.filter((_, i) => !present[i])
     const orphan = missing.length > 0
 
@@ -162,14 +157,17 @@ const retireRevision = (
     } else if (revision.state === "superseded") {
       detail = { reason: "superseded_before_activation" }
     } else {
-      const lastActivity = yield* Effect.flatMap(
-        ActionLedger,
-        (ledger) => ledger.lastActivityOnRevision(connectionId, revision.revision)
+      const lastActivity = yield* Effect.flatMap(ActionLedger, (ledger) =>
+        ledger.lastActivityOnRevision(connectionId, revision.revision)
       )
-      const since = Math.max(endedAt(connection, revision), Option.getOrElse(lastActivity, () => 0))
+      const since = Math.max(
+        endedAt(connection, revision),
+        Option.getOrElse(lastActivity, () => 0)
+      )
       if (now < since + options.reconciliationWindowMillis) return Option.none()
       const unfinished = yield* Effect.flatMap(ActionLedger, (ledger) =>
-        ledger.unfinishedOnRevision({ connectionId, revision: revision.revision, work: unfinishedWork }))
+        ledger.unfinishedOnRevision({ connectionId, revision: revision.revision, work: unfinishedWork })
+      )
       if (unfinished > 0) return Option.none()
       detail = {
         reason: "reconciliation_window_elapsed",
@@ -178,30 +176,30 @@ const retireRevision = (
       }
     }
 
-    return yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
-      // Secrets first, then the state: an interruption in between leaves an orphan for the next round.
-      const deleted = yield* Effect.forEach(secretNames, (name) => vault.retire(ref(name)))
-      const retired = yield* store.retire({ connectionId, revision: revision.revision, now })
-      if (!retired) return Option.none()
-      yield* store.appendAudit(connectionId, {
-        at: now,
-        revision: revision.revision,
-        event: orphan ? "orphan_retired" : "retired",
-        detail: { ...detail, retiredSecrets: secretNames.filter((_, i) => deleted[i]) }
+    return yield* (yield* Transactor).withTransaction(
+      Effect.gen(function* () {
+        // Secrets first, then the state: an interruption in between leaves an orphan for the next round.
+        const deleted = yield* Effect.forEach(secretNames, (name) => vault.retire(ref(name)))
+        const retired = yield* store.retire({ connectionId, revision: revision.revision, now })
+        if (!retired) return Option.none()
+        yield* store.appendAudit(connectionId, {
+          at: now,
+          revision: revision.revision,
+          event: orphan ? "orphan_retired" : "retired",
+          detail: { ...detail, retiredSecrets: secretNames.filter((_, i) => deleted[i]) }
+        })
+        return Option.some({ orphan })
       })
-      return Option.some({ orphan })
-    }))
+    )
   })
 
 /**
  * Retires every revision that is due (see the module documentation).
- *
- * @since 0.1.0
  */
 export const retireRevisions = (
   options: MaintenanceOptions
 ): Effect.Effect<RoundSummary["retired"], never, MaintenanceServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const connections = yield* Effect.flatMap(ConnectionStore, (store) => store.withRetirableRevisions).pipe(
       Effect.catchAll((error) => Effect.as(logFailure("listing retirable revisions", "-")(error), []))
@@ -210,13 +208,21 @@ export const retireRevisions = (
     for (const connection of connections) {
       for (const revision of connection.revisions) {
         if (revision.state !== "replaced" && revision.state !== "superseded") continue
-        const outcome = yield* Effect.option(retireRevision(connection, revision, options, now).pipe(
-          Effect.tapError(logFailure("revision retirement", connection.connectionId))
-        ))
+        const outcome = yield* Effect.option(
+          retireRevision(connection, revision, options, now).pipe(
+            Effect.tapError(logFailure("revision retirement", connection.connectionId))
+          )
+        )
         if (Option.isSome(outcome) && Option.isSome(outcome.value)) {
-          retired.push({ connectionId: connection.connectionId, revision: revision.revision, orphan: outcome.value.value.orphan })
+          retired.push({
+            connectionId: connection.connectionId,
+            revision: revision.revision,
+            orphan: outcome.value.value.orphan
+          })
           yield* Effect.annotateLogs(
-            Effect.logInfo(outcome.value.value.orphan ? "orphaned connector secrets retired" : "connector secrets retired"),
+            Effect.logInfo(
+              outcome.value.value.orphan ? "orphaned connector secrets retired" : "connector secrets retired"
+            ),
             { connectionId: connection.connectionId, revision: revision.revision }
           )
         }
@@ -227,11 +233,9 @@ export const retireRevisions = (
 
 /**
  * One round: due checks, then retirement.
- *
- * @since 0.1.0
  */
 export const runRound = (options: MaintenanceOptions): Effect.Effect<RoundSummary, never, MaintenanceServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checks = yield* runDueChecks(options)
     const retired = yield* retireRevisions(options)
     return { checks, retired }
@@ -240,8 +244,6 @@ export const runRound = (options: MaintenanceOptions): Effect.Effect<RoundSummar
 /**
  * Runs a round every 10 minutes on the `Clock`, forever, the first one 10 minutes after it starts;
  * `onRound` sees each summary (the server ignores it; tests wait on it).
- *
- * @since 0.1.0
  */
 export const scheduler = (
   options: MaintenanceOptions & { readonly onRound?: (summary: RoundSummary) => Effect.Effect<void> }

@@ -11,8 +11,6 @@
  * customer's idempotent claim makes the retry safe. A failure before anything was sent is retried
  * without changing the state. A Payment action passes the payment capability gate before every
  * attempt; when it does not, nothing is sent and the action is `blocked` (see `internal/delivery.ts`).
- *
- * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -32,8 +30,6 @@ import { type DeliveryResult, type DeliveryServices, makeDeliverAction } from ".
 /**
  * How one delivery ended: acknowledged (`accepted` or `rejected`), ambiguous (the request may have
  * reached the endpoint), not sent, skipped (nothing to deliver) or blocked by the payment gate.
- *
- * @since 0.1.0
  */
 export type { DeliveryResult } from "./internal/delivery.ts"
 
@@ -41,8 +37,6 @@ export type { DeliveryResult } from "./internal/delivery.ts"
  * The retry backoff of a delivery (Accord's choice; the spec leaves it open): 1 s doubling per
  * attempt up to 5 minutes, each delay drawn uniformly from its upper half (jitter), for up to 24
  * hours after intake. After that the action keeps its state for operators and reconciliation.
- *
- * @since 0.1.0
  */
 export const retrySchedule = {
   baseMillis: 1_000,
@@ -54,8 +48,6 @@ export const retrySchedule = {
  * The connector request time-out (Accord's choice): connect, send and the whole response. It is
  * the outbound transport's own default (`HttpTransport`, configurable there); a dispatcher passes
  * its `timeoutMillis` option only when one is set.
- *
- * @since 0.1.0
  */
 export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
 
@@ -68,10 +60,16 @@ export const dispatchTimeout: Duration.Duration = Duration.seconds(10)
  * after an outage, recovery does not wait for the longest backoff. Each keeps its attempt count.
  * While the endpoint stays unreachable, the one due soonest is made due every `probeMillis`, so
  * the first acknowledgement after the outage does not wait for a backoff either.
- *
- * @since 0.1.0
  */
-export const unreachableReasons: ReadonlyArray<string> = ["connect", "dns", "timeout", "reset", "status_502", "status_503", "status_504"]
+export const unreachableReasons: ReadonlyArray<string> = [
+  "connect",
+  "dns",
+  "timeout",
+  "reset",
+  "status_502",
+  "status_503",
+  "status_504"
+]
 
 /** `runOnce`'s lease when the options name none: longer than the delivery time-out, as nothing renews it. */
 const defaultLeaseMillis = 30_000
@@ -80,14 +78,9 @@ const defaultLeaseMillis = 30_000
  * `runDispatcher`'s lease when its options name none (Accord's choice): the leases of the
  * deliveries in flight are renewed every third of it (`leaseHeartbeat`), so a delivery may run
  * longer, and after a crash the items the dead process held are free again within 10 s.
- *
- * @since 0.1.0
  */
 export const runningLeaseMillis = 10_000
 
-/**
- * @since 0.1.0
- */
 export interface DispatcherOptions {
   /** Lease owner name, unique per worker. */
   readonly owner: string
@@ -114,19 +107,11 @@ export interface DispatcherOptions {
  * How often a dispatcher tries again an endpoint it could not reach, by making the delivery to it
  * due soonest due at once (Accord's choice): an endpoint back up is found within a few seconds,
  * and one that is down gets one request per interval, besides the deliveries' own backoff.
- *
- * @since 0.1.0
  */
 export const probeMillis = 5_000
 
-/**
- * @since 0.1.0
- */
 export type DispatcherServices = DeliveryServices | Outbox
 
-/**
- * @since 0.1.0
- */
 export interface Dispatcher {
   /** Leases due items and delivers them; returns how many were leased. */
   readonly runOnce: Effect.Effect<number, StorageError>
@@ -140,11 +125,9 @@ export interface Dispatcher {
 
 /**
  * Builds a dispatcher bound to its services.
- *
- * @since 0.1.0
  */
 export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispatcher, never, DispatcherServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
     const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
@@ -163,10 +146,13 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
             current.state !== "dispatching" && current.state !== "unknown_outcome"
               ? answer(undefined)
               : {
-                _tag: "Write" as const,
-                write: { toState: current.state, history: { trigger: "delivery_abandoned", detail: { attempts, lastReason } } },
-                settle: () => Effect.void
-              }
+                  _tag: "Write" as const,
+                  write: {
+                    toState: current.state,
+                    history: { trigger: "delivery_abandoned", detail: { attempts, lastReason } }
+                  },
+                  settle: () => Effect.void
+                }
           )
       }).pipe(Effect.asVoid)
 
@@ -183,7 +169,10 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
      * delivery due soonest due every `probeMillis` (`probe`, one statement per lease at most).
      */
     const reachable = new Set<string>()
-    const unreachable = new Map<string, { readonly connectionId: string; readonly revision: number; readonly since: number; probedAt: number }>()
+    const unreachable = new Map<
+      string,
+      { readonly connectionId: string; readonly revision: number; readonly since: number; probedAt: number }
+    >()
     const everyMillis = options.probeMillis ?? probeMillis
     const expedite = (connectionId: string, revision: number, now: number, limit?: number) =>
       ledger.expediteRetries({
@@ -205,17 +194,28 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
               if (made === 0 && unreachable.get(key) === down) unreachable.delete(key)
             })
           ),
-          Effect.catchAll((error) => Effect.logWarning("dispatch: could not make a waiting delivery due", error.message))
+          Effect.catchAll((error) =>
+            Effect.logWarning("dispatch: could not make a waiting delivery due", error.message)
+          )
         )
       }
       return undefined
     }
     /** Notes a delivery's outcome for recovery; the effect to run, or `undefined` when there is nothing to do. */
-    const noteOutcome = (record: ActionRecord, result: DeliveryResult, now: number): Effect.Effect<void> | undefined => {
+    const noteOutcome = (
+      record: ActionRecord,
+      result: DeliveryResult,
+      now: number
+    ): Effect.Effect<void> | undefined => {
       const key = `${record.connectionId}:${record.revision}`
       if (result._tag === "NotSent" || result._tag === "Ambiguous") {
         if (unreachableReasons.includes(result.reason) && !unreachable.has(key)) {
-          unreachable.set(key, { connectionId: record.connectionId, revision: record.revision, since: now, probedAt: now })
+          unreachable.set(key, {
+            connectionId: record.connectionId,
+            revision: record.revision,
+            since: now,
+            probedAt: now
+          })
         }
         return undefined
       }
@@ -228,57 +228,85 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
       return !first && now - down!.since < everyMillis
         ? undefined
         : expedite(record.connectionId, record.revision, now).pipe(
-          Effect.asVoid,
-          // Failed or interrupted: the next acknowledgement tries again.
-          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => reachable.delete(key))),
-          Effect.catchAll((error) => Effect.logWarning("dispatch: could not make waiting deliveries due", error.message))
-        )
+            Effect.asVoid,
+            // Failed or interrupted: the next acknowledgement tries again.
+            Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => reachable.delete(key)))),
+            Effect.catchAll((error) =>
+              Effect.logWarning("dispatch: could not make waiting deliveries due", error.message)
+            )
+          )
     }
 
     /** Delivers a leased item; `known` is its action when already read with the lease. */
-    const deliverItem = (item: OutboxItem, known?: Option.Option<ActionRecord>): Effect.Effect<DeliveryResult, StorageError> =>
-      Effect.clockWith((clock) => Effect.gen(function*() {
-        const payload = item.payload as DispatchPayload
-        const record = known ?? (yield* ledger.get(payload.actionRequestId))
-        const { itemCompleted, result } = Option.isNone(record)
-          ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
-          : yield* deliverAction(record.value, item.attempts + 1, { id: item.id, owner: options.owner }, payload.providerConnectionGeneration)
-        const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
-        // Settled with its item completed in the same write (an acknowledgement): nothing is left to do.
-        if (settled && itemCompleted) {
-          const recovered = Option.isSome(record) ? noteOutcome(record.value, result, clock.unsafeCurrentTimeMillis()) : undefined
-          if (recovered !== undefined) yield* recovered
+    const deliverItem = (
+      item: OutboxItem,
+      known?: Option.Option<ActionRecord>
+    ): Effect.Effect<DeliveryResult, StorageError> =>
+      Effect.clockWith((clock) =>
+        Effect.gen(function* () {
+          const payload = item.payload as DispatchPayload
+          const record = known ?? (yield* ledger.get(payload.actionRequestId))
+          const { itemCompleted, result } = Option.isNone(record)
+            ? { result: { _tag: "Skipped", reason: "unknown_action" } as const, itemCompleted: false }
+            : yield* deliverAction(
+                record.value,
+                item.attempts + 1,
+                { id: item.id, owner: options.owner },
+                payload.providerConnectionGeneration
+              )
+          const settled = result._tag === "Acknowledged" || result._tag === "Skipped" || result._tag === "Blocked"
+          // Settled with its item completed in the same write (an acknowledgement): nothing is left to do.
+          if (settled && itemCompleted) {
+            const recovered = Option.isSome(record)
+              ? noteOutcome(record.value, result, clock.unsafeCurrentTimeMillis())
+              : undefined
+            if (recovered !== undefined) yield* recovered
+            return result
+          }
+          const now = clock.unsafeCurrentTimeMillis()
+          const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
+          if (settled || expired) {
+            if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason)
+            if (!itemCompleted) yield* outbox.complete({ id: item.id, owner: options.owner, now })
+          } else {
+            const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
+            yield* outbox.reschedule({
+              id: item.id,
+              owner: options.owner,
+              nextAttemptAt: now + delay,
+              error: result.reason
+            })
+          }
+          // After the item's own write: an acknowledgement from now on makes it due too.
+          const noted = Option.isSome(record) ? noteOutcome(record.value, result, now) : undefined
+          if (noted !== undefined) yield* noted
           return result
-        }
-        const now = clock.unsafeCurrentTimeMillis()
-        const expired = Option.isSome(record) && pastDeadline(retrySchedule, record.value.createdAt, now)
-        if (settled || expired) {
-          if (!settled && Option.isSome(record)) yield* abandon(record.value, item.attempts + 1, result.reason)
-          if (!itemCompleted) yield* outbox.complete({ id: item.id, owner: options.owner, now })
-        } else {
-          const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
-          yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: result.reason })
-        }
-        // After the item's own write: an acknowledgement from now on makes it due too.
-        const noted = Option.isSome(record) ? noteOutcome(record.value, result, now) : undefined
-        if (noted !== undefined) yield* noted
-        return result
-      }))
+        })
+      )
 
     const deliver = (item: OutboxItem): Effect.Effect<DeliveryResult, StorageError> => deliverItem(item)
 
     const lease = (limit: number) =>
       Effect.clockWith((clock) => {
         const now = clock.unsafeCurrentTimeMillis()
-        const leased = ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [dispatchOutboxKind] })
+        const leased = ledger.leaseWithActions({
+          owner: options.owner,
+          now,
+          leaseMillis,
+          limit,
+          kinds: [dispatchOutboxKind]
+        })
         const probed = unreachable.size === 0 ? undefined : probe(now)
         return probed === undefined ? leased : Effect.zipRight(probed, leased)
       })
     const deliverLeased = ({ action, item }: LeasedAction) => deliverItem(item, action)
 
-    const runOnce = Effect.gen(function*() {
+    const runOnce = Effect.gen(function* () {
       const leased = yield* lease(options.batchSize ?? 64)
-      yield* Effect.forEach(leased, (one) => deliverLogged(deliverLeased(one)), { concurrency: options.concurrency ?? 32, discard: true })
+      yield* Effect.forEach(leased, (one) => deliverLogged(deliverLeased(one)), {
+        concurrency: options.concurrency ?? 32,
+        discard: true
+      })
       return leased.length
     })
 
@@ -288,8 +316,6 @@ export const makeDispatcher = (options: DispatcherOptions): Effect.Effect<Dispat
 /**
  * One item's storage failure must not interrupt its siblings' deliveries in flight: it is logged,
  * and its lease expires so another round (or worker) delivers it again, same key.
- *
- * @since 0.1.0
  */
 export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageError>): Effect.Effect<unknown> =>
   Effect.catchAll(delivery, (error) => Effect.logWarning("dispatch: storage failed during a delivery", error.message))
@@ -303,8 +329,6 @@ export const deliverLogged = (delivery: Effect.Effect<DeliveryResult, StorageErr
  * statement between). The leases of the deliveries in flight are renewed every third of the lease
  * (`runningLeaseMillis`, 10 s, unless the options name one), so a crashed dispatcher's deliveries
  * are taken up again within that lease.
- *
- * @since 0.1.0
  */
 export const runDispatcher = (
   options: DispatcherOptions & {
@@ -320,7 +344,7 @@ export const runDispatcher = (
     readonly onDelivery?: (item: OutboxItem, result: DeliveryResult) => Effect.Effect<void>
   }
 ): Effect.Effect<void, never, DispatcherServices | DispatchSignal | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const leaseMillis = options.leaseMillis ?? runningLeaseMillis
     const dispatcher = yield* makeDispatcher({ ...options, leaseMillis })
     const signal = yield* DispatchSignal
@@ -343,11 +367,19 @@ export const runDispatcher = (
       // Intake hands new actions straight to a free slot, created already leased to this owner.
       ...(options.takeFromIntake === true
         ? {
-          handoff: (slots: HandoffSlots<LeasedAction>) =>
-            signal.receive({
-              reserve: Effect.map(slots.reserve, Option.map((slot) => ({ owner: options.owner, leaseMillis, start: slot.start, release: slot.release })))
-            })
-        }
+            handoff: (slots: HandoffSlots<LeasedAction>) =>
+              signal.receive({
+                reserve: Effect.map(
+                  slots.reserve,
+                  Option.map((slot) => ({
+                    owner: options.owner,
+                    leaseMillis,
+                    start: slot.start,
+                    release: slot.release
+                  }))
+                )
+              })
+          }
         : {})
     })
   })

@@ -8,8 +8,6 @@
  * octal, hex and short IPv4 forms are normalized to dotted quads by `URL`; IPv6 forms that embed
  * an IPv4 address are judged by the embedded address). Insecure mode (local development and tests)
  * additionally allows `http` and loopback, never anything else private.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -18,17 +16,11 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
-/**
- * @since 0.1.0
- */
 export interface EndpointPolicy {
   /** `ACCORD_ALLOW_INSECURE_ENDPOINTS`: `http` and loopback addresses are accepted. */
   readonly allowInsecure: boolean
 }
 
-/**
- * @since 0.1.0
- */
 export interface ParsedEndpoint {
   /** The normalized URL (as `URL.href`). */
   readonly url: string
@@ -39,23 +31,16 @@ export interface ParsedEndpoint {
 /**
  * Why an endpoint is refused: a stable code and fixed text (never the URL, which may carry
  * credentials).
- *
- * @since 0.1.0
  */
 export class EndpointRejected extends Schema.TaggedError<EndpointRejected>()("EndpointRejected", {
   problem: Schema.String,
   detail: Schema.String
 }) {}
 
-/**
- * @since 0.1.0
- */
-export class ResolveFailed extends Data.TaggedError("ResolveFailed")<{}> {}
+export class ResolveFailed extends Data.TaggedError("ResolveFailed")<Record<never, never>> {}
 
 /**
  * Resolves a host name to its addresses (all of them, IPv4 and IPv6).
- *
- * @since 0.1.0
  */
 export class Resolver extends Context.Tag("@accord/core/Resolver")<
   Resolver,
@@ -64,8 +49,6 @@ export class Resolver extends Context.Tag("@accord/core/Resolver")<
 
 /**
  * A resolver answering from a fixed table (tests); unknown hosts do not resolve.
- *
- * @since 0.1.0
  */
 export const layerResolverMemory = (table: Readonly<Record<string, ReadonlyArray<string>>>): Layer.Layer<Resolver> =>
   Layer.succeed(Resolver, {
@@ -75,9 +58,6 @@ export const layerResolverMemory = (table: Readonly<Record<string, ReadonlyArray
     }
   })
 
-/**
- * @since 0.1.0
- */
 export type AddressClass =
   | "public"
   | "loopback"
@@ -194,8 +174,6 @@ const classifyIpv6 = (g: ReadonlyArray<number>): AddressClass => {
 
 /**
  * What kind of address `ip` is (dotted-quad IPv4 or IPv6 text, brackets allowed).
- *
- * @since 0.1.0
  */
 export const classifyAddress = (ip: string): AddressClass => {
   const text = ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip
@@ -207,8 +185,6 @@ export const classifyAddress = (ip: string): AddressClass => {
 
 /**
  * Whether the service may connect to `ip`: public addresses always, loopback only in insecure mode.
- *
- * @since 0.1.0
  */
 export const isAllowedAddress = (ip: string, policy: EndpointPolicy): boolean => {
   const kind = classifyAddress(ip)
@@ -217,16 +193,12 @@ export const isAllowedAddress = (ip: string, policy: EndpointPolicy): boolean =>
 
 /**
  * Whether `host` (as `URL.hostname` gives it) is a literal address rather than a name.
- *
- * @since 0.1.0
  */
 export const isLiteralAddress = (host: string): boolean =>
   parseIpv4(host) !== undefined || (host.startsWith("[") && host.endsWith("]"))
 
 /**
  * The checks that need no resolution: scheme, credentials, query, fragment, host.
- *
- * @since 0.1.0
  */
 export const parseEndpoint = (url: string, policy: EndpointPolicy): Effect.Effect<ParsedEndpoint, EndpointRejected> =>
   Effect.suspend(() => parseEndpointSync(url, policy))
@@ -234,10 +206,11 @@ export const parseEndpoint = (url: string, policy: EndpointPolicy): Effect.Effec
 /**
  * {@link parseEndpoint} as a plain function of the URL and the policy: its answer (an `Either`)
  * never changes for them, so the outbound transport checks each endpoint URL once.
- *
- * @since 0.1.0
  */
-export const parseEndpointSync = (url: string, policy: EndpointPolicy): Either.Either<ParsedEndpoint, EndpointRejected> => {
+export const parseEndpointSync = (
+  url: string,
+  policy: EndpointPolicy
+): Either.Either<ParsedEndpoint, EndpointRejected> => {
   if (url.length > 2048) return Either.left(refused("invalid_url", "the endpoint URL is longer than 2048 characters"))
   let parsed: URL
   try {
@@ -252,8 +225,10 @@ export const parseEndpointSync = (url: string, policy: EndpointPolicy): Either.E
   if (parsed.username !== "" || parsed.password !== "" || /^[a-z]+:\/\/[^/?#]*@/i.test(url.trim())) {
     return Either.left(refused("credentials", "the endpoint must not contain credentials"))
   }
-  if (parsed.search !== "" || url.includes("?")) return Either.left(refused("query", "the endpoint must not have a query string"))
-  if (parsed.hash !== "" || url.includes("#")) return Either.left(refused("fragment", "the endpoint must not have a fragment"))
+  if (parsed.search !== "" || url.includes("?"))
+    return Either.left(refused("query", "the endpoint must not have a query string"))
+  if (parsed.hash !== "" || url.includes("#"))
+    return Either.left(refused("fragment", "the endpoint must not have a fragment"))
   if (parsed.hostname === "") return Either.left(refused("invalid_url", "the endpoint must name a host"))
   const host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname
   return Either.right({ url: parsed.href, host })
@@ -263,21 +238,21 @@ export const parseEndpointSync = (url: string, policy: EndpointPolicy): Either.E
  * The connect addresses of a host that is itself an address (IPv4 or IPv6 text, as
  * {@link parseEndpoint} gives it): the address, when allowed. `undefined` for a name, which has to
  * be resolved ({@link allowedAddresses}). The answer never changes for the host and the policy.
- *
- * @since 0.1.0
  */
-export const literalAddresses = (host: string, policy: EndpointPolicy): Either.Either<ReadonlyArray<string>, EndpointRejected> | undefined => {
+export const literalAddresses = (
+  host: string,
+  policy: EndpointPolicy
+): Either.Either<ReadonlyArray<string>, EndpointRejected> | undefined => {
   if (parseIpv4(host) === undefined && !host.includes(":")) return undefined
   return isAllowedAddress(host, policy) ? Either.right([host]) : Either.left(privateAddress())
 }
 
-const privateAddress = () => refused("private_address", "the endpoint host resolves to a private, loopback or reserved address")
+const privateAddress = () =>
+  refused("private_address", "the endpoint host resolves to a private, loopback or reserved address")
 
 /**
  * The addresses to connect to: a literal address itself, or every address the host resolves to;
  * all of them must be allowed.
- *
- * @since 0.1.0
  */
 export const allowedAddresses = (
   host: string,
@@ -288,8 +263,6 @@ export const allowedAddresses = (
 /**
  * {@link allowedAddresses} with the given resolver, for a caller that holds it (the outbound
  * transport, once per request): providing it per call copies the fiber's whole context each time.
- *
- * @since 0.1.0
  */
 export const allowedAddressesWith = (
   resolver: Resolver["Type"],
@@ -311,8 +284,9 @@ export const allowedAddressesWith = (
 
 /**
  * Validates an endpoint for registration: the URL rules, then every resolved address.
- *
- * @since 0.1.0
  */
-export const validateEndpoint = (url: string, policy: EndpointPolicy): Effect.Effect<ParsedEndpoint, EndpointRejected, Resolver> =>
+export const validateEndpoint = (
+  url: string,
+  policy: EndpointPolicy
+): Effect.Effect<ParsedEndpoint, EndpointRejected, Resolver> =>
   Effect.flatMap(parseEndpoint(url, policy), (endpoint) => Effect.as(allowedAddresses(endpoint.host, policy), endpoint))

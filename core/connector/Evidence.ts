@@ -21,23 +21,20 @@
  * The spec's evidence is exactly `entitlement`, `reasonCode` and `source`, so a completion with only
  * those verifies. `evidence.accountId` is optional: present (any value, `null` included) and not
  * the action's account, the evidence does not match (`account_mismatch`).
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { type CatalogEvidenceType, CatalogEvidenceType as CatalogEvidenceTypeSchema, type Completion } from "../protocol/messages/Completion.ts"
+import {
+  type CatalogEvidenceType,
+  CatalogEvidenceType as CatalogEvidenceTypeSchema,
+  type Completion
+} from "../protocol/messages/Completion.ts"
 import type { Trigger } from "./ActionState.ts"
 
 /**
  * How the service observes each evidence type itself.
- *
- * @since 0.1.0
  */
 export type EvidenceObserver = "completion" | "direct_api_event" | "reconciliation" | "approval"
 
-/**
- * @since 0.1.0
- */
 export const evidenceObservers: Readonly<Record<CatalogEvidenceType, EvidenceObserver>> = {
   authenticated_completion: "completion",
   customer_server_event: "direct_api_event",
@@ -51,8 +48,6 @@ export const evidenceObservers: Readonly<Record<CatalogEvidenceType, EvidenceObs
 
 /**
  * The bound facts of the action the evidence must match.
- *
- * @since 0.1.0
  */
 export interface EvidenceBinding {
   readonly workspaceId: string
@@ -61,9 +56,6 @@ export interface EvidenceBinding {
   readonly providerIdempotencyKey: string
 }
 
-/**
- * @since 0.1.0
- */
 export type EvidenceMismatch =
   | "workspace_mismatch"
   | "action_mismatch"
@@ -73,9 +65,6 @@ export type EvidenceMismatch =
   | "source_not_accepted"
   | "outcome_not_succeeded"
 
-/**
- * @since 0.1.0
- */
 export type EvidenceMatch =
   | { readonly _tag: "Matched"; readonly type: CatalogEvidenceType }
   | { readonly _tag: "Unmatched"; readonly reason: EvidenceMismatch }
@@ -84,8 +73,6 @@ const isCatalogType = Schema.is(CatalogEvidenceTypeSchema)
 
 /**
  * Checks in a fixed order, so one completion always yields the same reason.
- *
- * @since 0.1.0
  */
 export const matchEvidence = (
   binding: EvidenceBinding,
@@ -110,15 +97,11 @@ export const matchEvidence = (
  * (a Direct API event or approval not seen yet: kept pending, looked for again), `via_reconciliation`
  * (a Payment action: a reconciliation read decides) or `not_observable` (a type the service can
  * never observe for this action, such as a provider type for an action that is not a payment).
- *
- * @since 0.1.0
  */
 export type EvidenceStanding = "observed" | "awaiting" | "via_reconciliation" | "not_observable"
 
 /**
  * The standing of a matched type, given whether the service already holds the evidence.
- *
- * @since 0.1.0
  */
 export const evidenceStanding = (type: CatalogEvidenceType, isPayment: boolean, held: boolean): EvidenceStanding => {
   const observer = evidenceObservers[type]
@@ -132,8 +115,6 @@ export const evidenceStanding = (type: CatalogEvidenceType, isPayment: boolean, 
  * The state machine's trigger for an authenticated completion: `evidenceMatched` is true only when
  * the service holds (or, for a Payment action, will read back) evidence of the type the completion
  * names. The one path from a completion to `transition`.
- *
- * @since 0.1.0
  */
 export const completionTrigger = (
   completion: Pick<Completion, "outcome">,

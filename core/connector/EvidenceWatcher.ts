@@ -6,8 +6,6 @@
  * evidence, the `EvidenceObserved` trigger verifies the action; an action that left `pending`
  * meanwhile (a later `failed` completion) ends the watch; past the deadline the watch ends with an
  * `evidence_wait_ended` history entry and the action stays `pending`.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -27,47 +25,43 @@ import { evidenceOutboxKind, type EvidenceWatch, holdsEvidence } from "./Observe
 /**
  * When the watcher looks again (Accord's choice): 1 s doubling to 30 s, for 24 hours after the
  * completion. The cap is short so that an event arriving late verifies the action within 30 s.
- *
- * @since 0.1.0
  */
-export const evidenceSchedule = { baseMillis: 1_000, capMillis: 30_000, deadlineMillis: 24 * 60 * 60_000 } as const satisfies Backoff
+export const evidenceSchedule = {
+  baseMillis: 1_000,
+  capMillis: 30_000,
+  deadlineMillis: 24 * 60 * 60_000
+} as const satisfies Backoff
 
 /**
  * How one look ended.
- *
- * @since 0.1.0
  */
 export type WatchResult = "verified" | "waiting" | "ended" | "skipped"
 
-/**
- * @since 0.1.0
- */
 export interface EvidenceWatcher {
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
   readonly look: (leased: LeasedAction) => Effect.Effect<WatchResult, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export type EvidenceWatcherServices = ActionLedger | EventStore | Outbox
 
 /**
  * Builds a watcher bound to its services.
- *
- * @since 0.1.0
  */
 export const makeEvidenceWatcher = (options: {
   readonly owner: string
   readonly leaseMillis?: number
 }): Effect.Effect<EvidenceWatcher, never, EvidenceWatcherServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     const events = yield* EventStore
     const outbox = yield* Outbox
     const leaseMillis = options.leaseMillis ?? 30_000
 
-    const verify = (record: ActionRecord, watch: EvidenceWatch, completes: { readonly id: string; readonly owner: string }) =>
+    const verify = (
+      record: ActionRecord,
+      watch: EvidenceWatch,
+      completes: { readonly id: string; readonly owner: string }
+    ) =>
       applyTrigger<WatchResult, never, never>({
         ledger,
         actionRequestId: record.actionRequestId,
@@ -75,15 +69,20 @@ export const makeEvidenceWatcher = (options: {
         trigger: { _tag: "EvidenceObserved", isPayment: false },
         decide: (_current, step) =>
           Effect.succeed(
-            step?._tag !== "Move" ? answer<WatchResult>("ended") : {
-              _tag: "Write" as const,
-              write: {
-                toState: step.to,
-                history: { trigger: "evidence_observed", detail: { type: watch.type, completionId: watch.completionId, ...stepDetail(step) } },
-                completeOutboxItem: completes
-              },
-              settle: () => Effect.succeed<WatchResult>("verified")
-            }
+            step?._tag !== "Move"
+              ? answer<WatchResult>("ended")
+              : {
+                  _tag: "Write" as const,
+                  write: {
+                    toState: step.to,
+                    history: {
+                      trigger: "evidence_observed",
+                      detail: { type: watch.type, completionId: watch.completionId, ...stepDetail(step) }
+                    },
+                    completeOutboxItem: completes
+                  },
+                  settle: () => Effect.succeed<WatchResult>("verified")
+                }
           )
       })
 
@@ -94,13 +93,16 @@ export const makeEvidenceWatcher = (options: {
         decide: (current) =>
           Effect.succeed({
             _tag: "Write" as const,
-            write: { toState: current.state, history: { trigger: "evidence_wait_ended", detail: { type: watch.type, attempts } } },
+            write: {
+              toState: current.state,
+              history: { trigger: "evidence_wait_ended", detail: { type: watch.type, attempts } }
+            },
             settle: () => Effect.void
           })
       })
 
     const look = ({ action, item }: LeasedAction): Effect.Effect<WatchResult, StorageError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const watch = item.payload as EvidenceWatch
         const completes = { id: item.id, owner: options.owner }
         const record = Option.isSome(action) ? action : yield* ledger.get(watch.actionRequestId)
@@ -126,22 +128,21 @@ export const makeEvidenceWatcher = (options: {
 
     const lease = (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [evidenceOutboxKind] }))
+        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [evidenceOutboxKind] })
+      )
 
     return { lease, look }
   })
 
 /**
  * The watcher running until its scope closes.
- *
- * @since 0.1.0
  */
 export const runEvidenceWatcher = (options: {
   readonly owner: string
   readonly idleMillis?: number
   readonly concurrency?: number
 }): Effect.Effect<void, never, EvidenceWatcherServices | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const watcher = yield* makeEvidenceWatcher(options)
     yield* runActionWorker({
       name: "evidence",

@@ -13,8 +13,6 @@
  * With a caller's idempotency key (`IntakeKey.ts`), a live claim of the key is answered before
  * anything else (the original action, or `IdempotencyKeyReused`), and a new action claims the key
  * in the write that creates it, so concurrent intakes under one key create one action.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -31,24 +29,34 @@ import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKeySync, deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
 import { timeOrderedUuidSync, timeOrderedUuidWith } from "../protocol/Uuid.ts"
 import { PaymentMode as PaymentModeSchema } from "../protocol/messages/Common.ts"
-import { type ActionIntake, type Authority, checkPaymentSnapshot, dispatchOutboxKind, isPaymentAction, PaymentSnapshotProblem, type StoredRequest } from "./Action.ts"
+import {
+  type ActionIntake,
+  type Authority,
+  checkPaymentSnapshot,
+  dispatchOutboxKind,
+  isPaymentAction,
+  PaymentSnapshotProblem,
+  type StoredRequest
+} from "./Action.ts"
 import type { ActionState } from "./ActionState.ts"
 import { PaymentCapabilityProblem, paymentGateWith } from "./Capability.ts"
-import { type IdempotencyKeyReused, intakeKeyLiveSince, type InvalidIdempotencyKey, prepareIntakeKey, replayClaim } from "./IntakeKey.ts"
+import {
+  type IdempotencyKeyReused,
+  intakeKeyLiveSince,
+  type InvalidIdempotencyKey,
+  prepareIntakeKey,
+  replayClaim
+} from "./IntakeKey.ts"
 import { Revalidation, type RevalidationFailed } from "./Revalidation.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
  * The workspace has no active connection revision to dispatch to.
- *
- * @since 0.1.0
  */
 export class ConnectorNotActive extends Schema.TaggedError<ConnectorNotActive>()("ConnectorNotActive", {}) {}
 
 /**
  * The intake's payment snapshot does not fit its action (see `checkPaymentSnapshot`).
- *
- * @since 0.1.0
  */
 export class PaymentSnapshotMismatch extends Schema.TaggedError<PaymentSnapshotMismatch>()("PaymentSnapshotMismatch", {
   reason: PaymentSnapshotProblem
@@ -58,8 +66,6 @@ export class PaymentSnapshotMismatch extends Schema.TaggedError<PaymentSnapshotM
  * A Payment action whose mode the connection's active revision does not currently hold (see
  * `paymentCapabilityVerdict`): nothing was stored. `mode` is the family's payment mode, `reason`
  * the gate's code; neither is a secret.
- *
- * @since 0.1.0
  */
 export class PaymentModeNotEnabled extends Schema.TaggedError<PaymentModeNotEnabled>()("PaymentModeNotEnabled", {
   mode: PaymentModeSchema,
@@ -69,8 +75,6 @@ export class PaymentModeNotEnabled extends Schema.TaggedError<PaymentModeNotEnab
 /**
  * The outbox payload of a delivery: the action, and for a Payment action the provider connection
  * generation of the capability evidence it was taken under.
- *
- * @since 0.1.0
  */
 export interface DispatchPayload {
   readonly actionRequestId: string
@@ -80,8 +84,6 @@ export interface DispatchPayload {
 /**
  * What intake answers: the action and its state at intake; `replayed` when an earlier intake
  * under the same idempotency key created it (the answer is then that intake's answer).
- *
- * @since 0.1.0
  */
 export interface IntakeAnswer {
   readonly actionRequestId: string
@@ -97,8 +99,6 @@ export interface IntakeAnswer {
  * action handed straight to it; otherwise the dispatcher is woken and leases it. Without an
  * idempotency key, every call creates a new action. Not to be run inside a caller's transaction:
  * the handoff counts on the create having committed when it returns.
- *
- * @since 0.1.0
  */
 export const intake = (
   workspaceId: string,
@@ -120,13 +120,18 @@ export const intake = (
   | StorageError,
   ActionLedger | ConnectionStore | CapabilityRegistry | Crypto | Revalidation
 > =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // The services, read from the context in one step rather than one step each.
     const context = yield* Effect.context<ActionLedger | ConnectionStore | CapabilityRegistry | Crypto | Revalidation>()
     const ledger = Context.get(context, ActionLedger)
-    const key = options.idempotencyKey === undefined ? undefined : yield* prepareIntakeKey(options.idempotencyKey, input)
+    const key =
+      options.idempotencyKey === undefined ? undefined : yield* prepareIntakeKey(options.idempotencyKey, input)
     const replay = (claim: IntakeKeyClaim) =>
-      Effect.map(replayClaim(claim, key!), ({ actionRequestId }) => ({ actionRequestId, state: "dispatching" as const, replayed: true }))
+      Effect.map(replayClaim(claim, key!), ({ actionRequestId }) => ({
+        actionRequestId,
+        state: "dispatching" as const,
+        replayed: true
+      }))
     if (key !== undefined) {
       const liveSince = intakeKeyLiveSince(yield* Clock.currentTimeMillis)
       const claimed = yield* ledger.findIntakeKey({ workspaceId, idempotencyKey: key.idempotencyKey, liveSince })
@@ -139,13 +144,18 @@ export const intake = (
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     if (Option.isNone(connection) || Option.isNone(active)) return yield* new ConnectorNotActive()
     const now = yield* Clock.currentTimeMillis
-    const request: StoredRequest = options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
+    const request: StoredRequest =
+      options.authorizedBy === undefined ? input : { ...input, authorizedBy: options.authorizedBy }
     // The catalog, account, authority and frequency checks the dispatcher repeats before every send.
     yield* Context.get(context, Revalidation).check({ workspaceId, request, now })
     // Only a Payment action has a gate to pass.
     const gate = !isPaymentAction(input)
       ? undefined
-      : yield* paymentGateWith({ connections, capabilities: Context.get(context, CapabilityRegistry) })(connection.value.connectionId, input, { now })
+      : yield* paymentGateWith({ connections, capabilities: Context.get(context, CapabilityRegistry) })(
+          connection.value.connectionId,
+          input,
+          { now }
+        )
     if (gate !== undefined && gate.verdict !== "covered") {
       return yield* new PaymentModeNotEnabled({ mode: gate.mode, reason: gate.verdict })
     }
@@ -156,22 +166,23 @@ export const intake = (
     // new rows at their right edge (docs/decisions.md, "Row ids are time-ordered").
     const uuid = timeOrderedUuidSync(crypto)
     const actionRequestId = uuid !== undefined ? uuid(now) : yield* timeOrderedUuidWith(crypto, now)
-    const providerIdempotencyKey = crypto.unsafeSha256HexSync !== undefined
-      ? deriveProviderIdempotencyKeySync(crypto.unsafeSha256HexSync, workspaceId, actionRequestId)
-      : yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
+    const providerIdempotencyKey =
+      crypto.unsafeSha256HexSync !== undefined
+        ? deriveProviderIdempotencyKeySync(crypto.unsafeSha256HexSync, workspaceId, actionRequestId)
+        : yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
     const record = {
-        actionRequestId,
-        workspaceId,
-        accountId: input.accountId,
-        connectionId: connection.value.connectionId,
-        revision: active.value.revision,
-        providerIdempotencyKey,
-        state: "dispatching",
-        request,
-        acknowledgement: null,
-        sealedContinuation: null,
-        createdAt: now
-      } satisfies Omit<ActionRecord, "version" | "updatedAt">
+      actionRequestId,
+      workspaceId,
+      accountId: input.accountId,
+      connectionId: connection.value.connectionId,
+      revision: active.value.revision,
+      providerIdempotencyKey,
+      state: "dispatching",
+      request,
+      acknowledgement: null,
+      sealedContinuation: null,
+      createdAt: now
+    } satisfies Omit<ActionRecord, "version" | "updatedAt">
     const outbox = {
       id: uuid !== undefined ? uuid(now) : yield* timeOrderedUuidWith(crypto, now),
       kind: dispatchOutboxKind,
@@ -181,44 +192,61 @@ export const intake = (
       createdAt: now
     }
     const signal = Context.getOption(context, DispatchSignal)
-    const create = (slot: Option.Option<DispatchSlot>) => ledger.create({
-      record,
-      history: options.approval === undefined
-        ? { at: now, trigger: "intake", detail: { revision: active.value.revision, ...generation } }
-        : {
-          at: now,
-          trigger: "approval_recorded",
-          detail: { revision: active.value.revision, approvalId: options.approval.approvalId, approvalRevision: options.approval.revision, ...generation }
-        },
-      outbox,
-      ...(Option.isSome(slot) ? { outboxLease: { owner: slot.value.owner, expiresAt: now + slot.value.leaseMillis } } : {}),
-      ...(key === undefined ? {} : {
-        intakeKey: {
-          claim: { workspaceId, idempotencyKey: key.idempotencyKey, bodyHash: key.bodyHash, actionRequestId, createdAt: now },
-          liveSince: intakeKeyLiveSince(now)
-        }
+    const create = (slot: Option.Option<DispatchSlot>) =>
+      ledger.create({
+        record,
+        history:
+          options.approval === undefined
+            ? { at: now, trigger: "intake", detail: { revision: active.value.revision, ...generation } }
+            : {
+                at: now,
+                trigger: "approval_recorded",
+                detail: {
+                  revision: active.value.revision,
+                  approvalId: options.approval.approvalId,
+                  approvalRevision: options.approval.revision,
+                  ...generation
+                }
+              },
+        outbox,
+        ...(Option.isSome(slot)
+          ? { outboxLease: { owner: slot.value.owner, expiresAt: now + slot.value.leaseMillis } }
+          : {}),
+        ...(key === undefined
+          ? {}
+          : {
+              intakeKey: {
+                claim: {
+                  workspaceId,
+                  idempotencyKey: key.idempotencyKey,
+                  bodyHash: key.bodyHash,
+                  actionRequestId,
+                  createdAt: now
+                },
+                liveSince: intakeKeyLiveSince(now)
+              }
+            })
       })
-    })
     // A free slot of this process's dispatcher takes the action as soon as it is committed, its
     // item created already leased to it; the slot is handed the action or given back, exactly once,
     // whatever happens to the write (failure, duplicate, interruption).
     const { created, handedOver } = yield* Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const slot = Option.isSome(signal) ? yield* signal.value.reserve : Option.none<DispatchSlot>()
         const exit = yield* Effect.exit(restore(create(slot)))
         if (Option.isSome(slot)) {
           yield* Exit.isSuccess(exit) && exit.value === "created"
             ? slot.value.start({
-              item: {
-                ...outbox,
-                attempts: 0,
-                leaseOwner: slot.value.owner,
-                leaseExpiresAt: now + slot.value.leaseMillis,
-                completedAt: null,
-                lastError: null
-              },
-              action: Option.some({ ...record, updatedAt: now, version: 1 })
-            })
+                item: {
+                  ...outbox,
+                  attempts: 0,
+                  leaseOwner: slot.value.owner,
+                  leaseExpiresAt: now + slot.value.leaseMillis,
+                  completedAt: null,
+                  lastError: null
+                },
+                action: Option.some({ ...record, updatedAt: now, version: 1 })
+              })
             : slot.value.release
         }
         return { created: yield* exit, handedOver: Option.isSome(slot) }

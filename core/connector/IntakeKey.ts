@@ -10,8 +10,6 @@
  * - A key is kept for `intakeKeyRetentionMillis` (24 hours) after its action was created; an older
  *   claim is ignored and replaced by the next intake under that key.
  * - Only a created action claims a key: a refused intake stores nothing under it.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -23,15 +21,11 @@ import type { ActionIntake } from "./Action.ts"
 
 /**
  * How long an intake key is kept: 24 hours, the least callers of payment APIs rely on.
- *
- * @since 0.1.0
  */
 export const intakeKeyRetentionMillis = 24 * 60 * 60 * 1000
 
 /**
  * The oldest `createdAt` of a claim still live at `now`.
- *
- * @since 0.1.0
  */
 export const intakeKeyLiveSince = (now: number): number => now - intakeKeyRetentionMillis
 
@@ -39,29 +33,21 @@ const keyFormat = /^[\x21-\x7e]{1,255}$/
 
 /**
  * A well-formed intake key: 1–255 visible ASCII characters (no space, no control characters).
- *
- * @since 0.1.0
  */
 export const isIntakeKey = (key: string): boolean => keyFormat.test(key)
 
 /**
  * The caller's `Idempotency-Key` is not 1–255 visible ASCII characters: nothing was stored.
- *
- * @since 0.1.0
  */
 export class InvalidIdempotencyKey extends Schema.TaggedError<InvalidIdempotencyKey>()("InvalidIdempotencyKey", {}) {}
 
 /**
  * The caller's `Idempotency-Key` was already used for a different intake: nothing was stored.
- *
- * @since 0.1.0
  */
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {}) {}
 
 /**
  * A checked key and the hash of the intake it is sent with.
- *
- * @since 0.1.0
  */
 export interface IntakeKey {
   readonly idempotencyKey: string
@@ -70,8 +56,6 @@ export interface IntakeKey {
 
 /**
  * Checks the key's format and hashes the decoded intake (lowercase hex SHA-256 of its canonical JSON).
- *
- * @since 0.1.0
  */
 export const prepareIntakeKey = (
   idempotencyKey: string,
@@ -84,8 +68,6 @@ export const prepareIntakeKey = (
 /**
  * The answer to an intake whose key has a live claim: the original action (a replay) when the
  * intake is the same, `IdempotencyKeyReused` otherwise.
- *
- * @since 0.1.0
  */
 export const replayClaim = (
   claim: IntakeKeyClaim,

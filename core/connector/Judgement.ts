@@ -3,8 +3,6 @@
  * rules for the observation"): the verdict on one signed observation whose bindings already matched
  * its read. "Observation failed, missing, late or mismatched: stays inconclusive; the payment claim
  * is not promoted."
- *
- * @since 0.1.0
  */
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentObservation } from "../protocol/messages/Reconciliation.ts"
@@ -15,8 +13,6 @@ import type { PaymentSnapshot } from "./Action.ts"
  * How far a state read may sit outside the read's own time span (clock drift between the customer
  * and the service): a read must be made after the request was sent and before its answer arrived
  * (rule 1: "a fresh state read"), give or take this much.
- *
- * @since 0.1.0
  */
 export const readSkewMillis = 60_000
 
@@ -24,8 +20,6 @@ export const readSkewMillis = 60_000
  * The verdict on one observation. `retry` says whether reading again later may change it (a
  * payment still processing, a provider event not seen yet, a late read); a definite mismatch is
  * not read again.
- *
- * @since 0.1.0
  */
 export interface Judgement {
   readonly verdict: "verified" | "reversed" | "inconclusive"
@@ -37,8 +31,6 @@ const verified = (reason: string): Judgement => ({ verdict: "verified", reason, 
 const reversed = (reason: string): Judgement => ({ verdict: "reversed", reason, retry: false })
 /**
  * An inconclusive verdict; `retry` when reading again later may change it.
- *
- * @since 0.1.0
  */
 export const inconclusive = (reason: string, retry: boolean): Judgement => ({ verdict: "inconclusive", reason, retry })
 
@@ -60,7 +52,8 @@ const intentsFor = (mode: PaymentMode): ReadonlyArray<PaymentObservation["intent
 const subscriptionLive = (state: PaymentObservation["subscriptionState"]) => state === "active" || state === "trialing"
 
 /** Subscription states that never become active again. */
-const endedSubscription = (state: PaymentObservation["subscriptionState"]) => state === "canceled" || state === "incomplete_expired"
+const endedSubscription = (state: PaymentObservation["subscriptionState"]) =>
+  state === "canceled" || state === "incomplete_expired"
 
 /**
  * Judges an observation whose bindings already matched the read (spec "Payment verification rules
@@ -80,8 +73,6 @@ const endedSubscription = (state: PaymentObservation["subscriptionState"]) => st
  *    invoice; setup-only a method attached and nothing charged ("records no revenue"); a recovery
  *    a paid invoice or a succeeded payment of the expected amount. A reversal is a full refund:
  *    everything charged refunded (for a one-time purchase or a recovery, the expected amount).
- *
- * @since 0.1.0
  */
 export const judgeObservation = (
   snapshot: PaymentSnapshot,
@@ -90,11 +81,13 @@ export const judgeObservation = (
   span: { readonly requestedAt: number; readonly receivedAt: number }
 ): Judgement => {
   const readAt = parseTimestamp(observation.stateReadAt)
-  if (readAt === undefined || readAt > span.receivedAt + readSkewMillis) return inconclusive("state_read_in_future", true)
+  if (readAt === undefined || readAt > span.receivedAt + readSkewMillis)
+    return inconclusive("state_read_in_future", true)
   if (readAt < span.requestedAt - readSkewMillis) return inconclusive("state_read_before_request", true)
   if (!observation.customerBound) return inconclusive("not_customer_bound", false)
   if (!intentsFor(snapshot.mode).includes(observation.intent)) return inconclusive("intent_does_not_fit_mode", false)
-  if (observedReferenceHash !== observation.providerReferenceHash) return inconclusive("provider_reference_mismatch", false)
+  if (observedReferenceHash !== observation.providerReferenceHash)
+    return inconclusive("provider_reference_mismatch", false)
   switch (observation.outcome) {
     case "pending":
     case "unknown":
@@ -107,7 +100,8 @@ export const judgeObservation = (
     case "succeeded":
       break
   }
-  if (observation.eventId === null || !observation.eventSignatureVerified) return inconclusive("provider_event_unverified", true)
+  if (observation.eventId === null || !observation.eventSignatureVerified)
+    return inconclusive("provider_event_unverified", true)
   const expected = snapshot.expected
   const amountFixed = snapshot.mode === "one_time_purchase" || snapshot.mode === "recover_payment"
   if (observation.outcome === "reversed") {
@@ -124,7 +118,8 @@ export const judgeObservation = (
   switch (snapshot.mode) {
     case "one_time_purchase":
       if (observation.paymentStatus !== "succeeded") return inconclusive("charge_not_succeeded", true)
-      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor) return inconclusive("amount_mismatch", false)
+      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor)
+        return inconclusive("amount_mismatch", false)
       return verified("charge_matches")
     case "new_subscription":
       if (endedSubscription(observation.subscriptionState)) return inconclusive("subscription_ended", false)
@@ -140,8 +135,10 @@ export const judgeObservation = (
       if (!observation.methodAttached) return inconclusive("method_not_attached", true)
       return observation.chargedAmountMinor === 0 ? verified("method_attached") : inconclusive("setup_charged", false)
     case "recover_payment":
-      if (observation.invoicePaid !== true && observation.paymentStatus !== "succeeded") return inconclusive("not_recovered", true)
-      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor) return inconclusive("amount_mismatch", false)
+      if (observation.invoicePaid !== true && observation.paymentStatus !== "succeeded")
+        return inconclusive("not_recovered", true)
+      if (expected === null || observation.chargedAmountMinor !== expected.amountMinor)
+        return inconclusive("amount_mismatch", false)
       return verified("payment_recovered")
   }
 }

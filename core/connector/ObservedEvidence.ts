@@ -2,8 +2,6 @@
  * Looking up the evidence the service holds itself (issue 15 item 2; the table is in
  * `Evidence.ts`): which types an action's catalog entry accepts, and whether the service already
  * holds evidence of a type for an action.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -18,15 +16,11 @@ import { evidenceObservers } from "./Evidence.ts"
 
 /**
  * The outbox kind of a watch for evidence a completion pointed to but the service did not hold yet.
- *
- * @since 0.1.0
  */
 export const evidenceOutboxKind = "service.evidence"
 
 /**
  * The payload of an evidence watch.
- *
- * @since 0.1.0
  */
 export interface EvidenceWatch {
   readonly actionRequestId: string
@@ -36,8 +30,6 @@ export interface EvidenceWatch {
 
 /**
  * The name of the Direct API event that is `entitlement_state` evidence.
- *
- * @since 0.1.0
  */
 export const entitlementEventName = "entitlement_active"
 
@@ -49,8 +41,6 @@ const lookupLimit = 500
  * catalog version or entry cannot be read (stored before catalogs existed) falls back to the
  * narrowest rule: the signed completion for an action that is not a payment, reconciliation
  * types for a Payment action.
- *
- * @since 0.1.0
  */
 export const acceptedEvidence = (
   catalogs: CatalogStoreService,
@@ -63,14 +53,13 @@ export const acceptedEvidence = (
     return isPaymentAction(request) ? paymentEvidenceTypes : ["authenticated_completion"]
   })
 
-const sameId = (value: unknown, expected: string) => typeof value === "string" && value.toLowerCase() === expected.toLowerCase()
+const sameId = (value: unknown, expected: string) =>
+  typeof value === "string" && value.toLowerCase() === expected.toLowerCase()
 
 /**
  * Whether a stored Direct API event is evidence for the action: its account, the action's journey
  * and published version as `funnel_journey_id` / `funnel_version_id`, occurring at or after the
  * action's intake, and for `entitlement_state` the `entitlement_active` event.
- *
- * @since 0.1.0
  */
 export const isEventEvidence = (
   event: Pick<StoredEvent, "accountId" | "eventName" | "occurredAt" | "body">,
@@ -81,14 +70,14 @@ export const isEventEvidence = (
   if (event.accountId !== record.accountId || event.occurredAt < record.createdAt) return false
   if (type === "entitlement_state" && event.eventName !== entitlementEventName) return false
   const properties = (event.body as { readonly properties?: Record<string, unknown> } | null)?.properties ?? {}
-  return sameId(properties["funnel_journey_id"], request.binding.journeyId) &&
+  return (
+    sameId(properties["funnel_journey_id"], request.binding.journeyId) &&
     sameId(properties["funnel_version_id"], request.binding.publishedVersionId)
+  )
 }
 
 /**
  * Whether the service holds evidence of `type` for the action now (see `Evidence.ts`).
- *
- * @since 0.1.0
  */
 export const holdsEvidence = (
   stores: { readonly events: EventStoreService; readonly ledger: ActionLedgerService },
@@ -102,7 +91,9 @@ export const holdsEvidence = (
     case "reconciliation":
       return Effect.succeed(false)
     case "approval":
-      return Effect.map(stores.ledger.history(record.actionRequestId), (history) => history.some((h) => h.trigger === "approval_recorded"))
+      return Effect.map(stores.ledger.history(record.actionRequestId), (history) =>
+        history.some((h) => h.trigger === "approval_recorded")
+      )
     case "direct_api_event":
       return Effect.map(
         stores.events.list({

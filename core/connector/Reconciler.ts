@@ -8,8 +8,6 @@
  * the verdict to the action (`ObservationJudged`). Only a `verified` verdict promotes a payment
  * claim; a `reversed` verdict appends a reversal to a verified one; anything else leaves the action
  * as it is ("observation failed, missing, late or mismatched: stays inconclusive").
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -39,17 +37,12 @@ import { ConnectorTransport } from "../ports/ConnectorTransport.ts"
 
 /**
  * How one read ended.
- *
- * @since 0.1.0
  */
 export type ReadResult =
   | { readonly _tag: "Judged"; readonly judgement: Judgement; readonly state: string }
   | { readonly _tag: "Failed"; readonly reason: string; readonly final?: boolean }
   | { readonly _tag: "Skipped"; readonly reason: string }
 
-/**
- * @since 0.1.0
- */
 export interface ReconcilerOptions {
   /** Lease owner name, unique per worker. */
   readonly owner: string
@@ -61,14 +54,8 @@ export interface ReconcilerOptions {
   readonly timeoutMillis?: number
 }
 
-/**
- * @since 0.1.0
- */
 export type ReconcilerServices = ActionLedger | Outbox | ConnectionStore | SecretVault | Crypto | ConnectorTransport
 
-/**
- * @since 0.1.0
- */
 export interface Reconciler {
   /** Leases up to `limit` due reads, each with its action. */
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
@@ -106,11 +93,9 @@ const echoes = (request: PaymentReconciliationRequest, observation: PaymentObser
 
 /**
  * Builds a reconciler bound to its services.
- *
- * @since 0.1.0
  */
 export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconciler, never, ReconcilerServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
     const connections = yield* ConnectionStore
@@ -124,24 +109,31 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
       payload.providerReferenceHash !== undefined
         ? Effect.succeed(Option.some(payload.providerReferenceHash))
         : Effect.map(ledger.history(record.actionRequestId), (entries) => {
-          for (const entry of [...entries].reverse()) {
-            const detail = entry.detail as { readonly completionId?: string; readonly providerReferenceHash?: string } | null
-            if (entry.trigger !== "completion" || detail === null) continue
-            if (payload.completionId === undefined || detail.completionId === payload.completionId) {
-              return Option.fromNullable(detail.providerReferenceHash)
+            for (const entry of [...entries].reverse()) {
+              const detail = entry.detail as {
+                readonly completionId?: string
+                readonly providerReferenceHash?: string
+              } | null
+              if (entry.trigger !== "completion" || detail === null) continue
+              if (payload.completionId === undefined || detail.completionId === payload.completionId) {
+                return Option.fromNullable(detail.providerReferenceHash)
+              }
             }
-          }
-          return Option.none<string>()
-        })
+            return Option.none<string>()
+          })
 
     /** Whether a read of the payment made later than `readAt` has already been judged for the action. */
     const newerReadRecorded = (actionRequestId: string, readAt: number) =>
       Effect.map(ledger.history(actionRequestId), (entries) =>
         entries.some((entry) => {
-          const recorded = entry.trigger === "reconciliation" ? (entry.detail as { readonly stateReadAt?: string }).stateReadAt : undefined
+          const recorded =
+            entry.trigger === "reconciliation"
+              ? (entry.detail as { readonly stateReadAt?: string }).stateReadAt
+              : undefined
           const at = recorded === undefined ? undefined : parseTimestamp(recorded)
           return at !== undefined && at > readAt
-        }))
+        })
+      )
 
     /**
      * Applies the verdict with compare-and-set, re-reading only after a concurrent change. Two reads
@@ -153,26 +145,44 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
     const claimedForRead = (actionRequestId: string) =>
       Effect.map(ledger.history(actionRequestId), (history) =>
         history.some((h) => {
-          const detail = h.detail as { readonly outcome?: unknown; readonly evidence?: { readonly standing?: unknown } } | null
-          return h.trigger === "completion" && detail?.outcome === "succeeded" && detail.evidence?.standing === "via_reconciliation"
-        }))
+          const detail = h.detail as {
+            readonly outcome?: unknown
+            readonly evidence?: { readonly standing?: unknown }
+          } | null
+          return (
+            h.trigger === "completion" &&
+            detail?.outcome === "succeeded" &&
+            detail.evidence?.standing === "via_reconciliation"
+          )
+        })
+      )
 
-    const applyVerdict = (record: ActionRecord, judgement: Judgement, readAt: number, detail: Record<string, unknown>) =>
+    const applyVerdict = (
+      record: ActionRecord,
+      judgement: Judgement,
+      readAt: number,
+      detail: Record<string, unknown>
+    ) =>
       applyTrigger<ActionState, never, never>({
         ledger,
         actionRequestId: record.actionRequestId,
         record,
         trigger: { _tag: "ObservationJudged", verdict: judgement.verdict, isPayment: true },
         decide: (current, step, { round }) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (round > 0 && (yield* newerReadRecorded(record.actionRequestId, readAt))) return answer(current.state)
             if (step === undefined || step._tag === "Illegal") return answer(current.state)
             // A read verifies only a success claimed with evidence a read confirms, of a type the
             // action's catalog entry accepts (issue 15 item 2): otherwise it is recorded, not promoted.
-            const unclaimed = step._tag === "Move" && step.to === "verified" && !(yield* claimedForRead(record.actionRequestId))
+            const unclaimed =
+              step._tag === "Move" && step.to === "verified" && !(yield* claimedForRead(record.actionRequestId))
             const toState = step._tag === "Move" && !unclaimed ? step.to : current.state
             const verdict = unclaimed
-              ? { verdict: "inconclusive", reason: "success_not_claimed_with_accepted_evidence", unchanged: "evidence_not_accepted" }
+              ? {
+                  verdict: "inconclusive",
+                  reason: "success_not_claimed_with_accepted_evidence",
+                  unchanged: "evidence_not_accepted"
+                }
               : { verdict: judgement.verdict, reason: judgement.reason, ...stepDetail(step) }
             return {
               _tag: "Write" as const,
@@ -189,13 +199,18 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
       })
 
     /** Sends the read and judges the answer; settles nothing. */
-    const readOnce = (record: ActionRecord, payload: ReadPayload, attempt: number): Effect.Effect<ReadResult, StorageError> =>
-      Effect.gen(function*() {
+    const readOnce = (
+      record: ActionRecord,
+      payload: ReadPayload,
+      attempt: number
+    ): Effect.Effect<ReadResult, StorageError> =>
+      Effect.gen(function* () {
         const decoded = yield* Effect.either(decodeStoredRequest(record))
         if (decoded._tag === "Left") return { _tag: "Skipped", reason: "invalid_stored_request" } as const
         const request = decoded.right
         const snapshot = request.payment
-        if (!isPaymentAction(request) || snapshot === undefined) return { _tag: "Skipped", reason: "not_a_payment_action" } as const
+        if (!isPaymentAction(request) || snapshot === undefined)
+          return { _tag: "Skipped", reason: "not_a_payment_action" } as const
         const referenceHash = yield* referenceHashOf(record, payload)
         if (Option.isNone(referenceHash)) return { _tag: "Skipped", reason: "no_provider_reference" } as const
         const connection = yield* connections.getById(record.connectionId)
@@ -224,18 +239,27 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
           requestedAt: formatTimestamp(requestedAt)
         }
         const bytes = encodeBody(body)
-        const headers = yield* signer.sign({ purpose: "payment_reconciliation_request", keys: keys.value, body: bytes, nonce })
-        const exchange = yield* Effect.either(transport.post({ url: revision.value.endpoint, headers, body: bytes, ...timeout }))
+        const headers = yield* signer.sign({
+          purpose: "payment_reconciliation_request",
+          keys: keys.value,
+          body: bytes,
+          nonce
+        })
+        const exchange = yield* Effect.either(
+          transport.post({ url: revision.value.endpoint, headers, body: bytes, ...timeout })
+        )
         if (exchange._tag === "Left") return { _tag: "Failed", reason: exchange.left.reason } as const
         const response = exchange.right
         if (response.status !== 200) return { _tag: "Failed", reason: `status_${response.status}` } as const
-        const answer = yield* Effect.either(verifier.verifyAndDecode(PaymentObservation, {
-          purpose: "payment_reconciliation_response",
-          keys: keys.value,
-          headers: response.headers,
-          body: response.body,
-          nonceScope: `payment_reconciliation_response:${record.connectionId}`
-        }))
+        const answer = yield* Effect.either(
+          verifier.verifyAndDecode(PaymentObservation, {
+            purpose: "payment_reconciliation_response",
+            keys: keys.value,
+            headers: response.headers,
+            body: response.body,
+            nonceScope: `payment_reconciliation_response:${record.connectionId}`
+          })
+        )
         if (answer._tag === "Left") {
           if (answer.left._tag === "StorageError") return yield* answer.left
           yield* Metrics.customerResponseRefused("observation", answer.left._tag)
@@ -249,9 +273,10 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const judged = judgeObservation(snapshot, observation, observedReferenceHash, { requestedAt, receivedAt })
         // A read of a verified payment was queued by a `reversed` completion: the refund may still
         // be in flight, so a payment still standing is read again (until the deadline).
-        const judgement = record.state === "verified" && judged.verdict === "verified"
-          ? inconclusive("reversal_not_observed", true)
-          : judged
+        const judgement =
+          record.state === "verified" && judged.verdict === "verified"
+            ? inconclusive("reversal_not_observed", true)
+            : judged
         if (judgement.verdict === "inconclusive" && judgement.retry) {
           return { _tag: "Judged", judgement, state: record.state } as const
         }
@@ -278,13 +303,16 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         decide: (current) =>
           Effect.succeed({
             _tag: "Write" as const,
-            write: { toState: current.state, history: { trigger: "reconciliation_abandoned", detail: { attempts, lastReason } } },
+            write: {
+              toState: current.state,
+              history: { trigger: "reconciliation_abandoned", detail: { attempts, lastReason } }
+            },
             settle: () => Effect.void
           })
       })
 
     const read = ({ action, item }: LeasedAction): Effect.Effect<ReadResult, StorageError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const payload = item.payload as ReadPayload
         const record = Option.isSome(action) ? action : yield* ledger.get(payload.actionRequestId)
         const result: ReadResult = Option.isNone(record)
@@ -295,13 +323,19 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
         const reason = result._tag === "Judged" ? result.judgement.reason : result.reason
         if (!again) {
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
-        } else if (Option.isSome(record) && ((result._tag === "Failed" && result.final === true) || pastDeadline(retrySchedule, item.createdAt, now))) {
+        } else if (
+          Option.isSome(record) &&
+          ((result._tag === "Failed" && result.final === true) || pastDeadline(retrySchedule, item.createdAt, now))
+        ) {
           yield* abandon(record.value, item.attempts + 1, reason)
           yield* outbox.complete({ id: item.id, owner: options.owner, now })
         } else {
           const delay = yield* randomBackoffDelay(retrySchedule, item.attempts)
           if (result._tag === "Failed") {
-            yield* Effect.logWarning("reconcile: the read failed; it is retried", { actionRequestId: payload.actionRequestId, reason })
+            yield* Effect.logWarning("reconcile: the read failed; it is retried", {
+              actionRequestId: payload.actionRequestId,
+              reason
+            })
           }
           yield* outbox.reschedule({ id: item.id, owner: options.owner, nextAttemptAt: now + delay, error: reason })
         }
@@ -310,7 +344,8 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
 
     const lease = (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [reconcileOutboxKind] }))
+        ledger.leaseWithActions({ owner: options.owner, now, leaseMillis, limit, kinds: [reconcileOutboxKind] })
+      )
 
     return { lease, read }
   })
@@ -318,13 +353,11 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
 /**
  * A reconciler running until its scope closes: up to `concurrency` reads in flight, leasing more as
  * slots free up, polling every `idleMillis` (default 1 s) when nothing is due.
- *
- * @since 0.1.0
  */
 export const runReconciler = (
   options: ReconcilerOptions & { readonly idleMillis?: number }
 ): Effect.Effect<void, never, ReconcilerServices | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const reconciler = yield* makeReconciler(options)
     yield* runActionWorker({
       name: "reconcile",

@@ -13,15 +13,20 @@
  * ledger's count of earlier actions. An embedding host that keeps its catalog elsewhere provides
  * its own layer: `Revalidation.of({ check })`, or `layerWith(extra)` to add its own checks after the
  * stored-catalog ones.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CatalogAction, type CatalogDocument, findAction, findDecision, findOffer, type PublishedCatalog } from "../catalog/Catalog.ts"
+import {
+  type CatalogAction,
+  type CatalogDocument,
+  findAction,
+  findDecision,
+  findOffer,
+  type PublishedCatalog
+} from "../catalog/Catalog.ts"
 import { AccountProfileStore } from "../ports/AccountProfileStore.ts"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { ApiKeyStore } from "../ports/ApiKeyStore.ts"
@@ -35,8 +40,6 @@ import type { StoredRequest } from "./Action.ts"
  * The stable reasons, each with the request field it concerns. At intake a reference that does not
  * resolve is 422 and a state that no longer allows the action is 409; before a delivery every one
  * blocks the action.
- *
- * @since 0.1.0
  */
 export const revalidationReasons = {
   catalog_not_published: { path: "binding.publishedVersionId", status: 409 },
@@ -59,21 +62,15 @@ export const revalidationReasons = {
   frequency_exceeded: { path: "action.id", status: 409 }
 } as const
 
-/**
- * @since 0.1.0
- */
 export type RevalidationReason = keyof typeof revalidationReasons
 
-/**
- * @since 0.1.0
- */
-export const RevalidationReason = Schema.Literal(...(Object.keys(revalidationReasons) as [RevalidationReason, ...Array<RevalidationReason>]))
+export const RevalidationReason = Schema.Literal(
+  ...(Object.keys(revalidationReasons) as [RevalidationReason, ...Array<RevalidationReason>])
+)
 
 /**
  * Why an action may not be sent: the stable `reason`, the request field it concerns and a detail
  * that names no secret or personal value.
- *
- * @since 0.1.0
  */
 export class RevalidationFailed extends Schema.TaggedError<RevalidationFailed>()("RevalidationFailed", {
   reason: RevalidationReason,
@@ -87,8 +84,6 @@ const failed = (reason: RevalidationReason, detail: string) =>
 /**
  * The action as revalidation sees it: its request and, once stored, its id and intake time (the
  * frequency policy counts only actions taken before it).
- *
- * @since 0.1.0
  */
 export interface RevalidationSubject {
   readonly workspaceId: string
@@ -97,23 +92,15 @@ export interface RevalidationSubject {
   readonly now: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface RevalidationService {
   readonly check: (subject: RevalidationSubject) => Effect.Effect<void, RevalidationFailed | StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class Revalidation extends Context.Tag("@accord/core/Revalidation")<Revalidation, RevalidationService>() {}
 
 /**
  * The catalog checks that need nothing but the current catalog: published version, decision,
  * journey, action, transition, offer and the payment snapshot. Answers the catalog action.
- *
- * @since 0.1.0
  */
 export const checkCatalog = (
   current: Option.Option<PublishedCatalog>,
@@ -121,19 +108,33 @@ export const checkCatalog = (
   request: StoredRequest,
   now: number
 ): RevalidationFailed | CatalogAction => {
-  if (Option.isNone(current)) return failed("catalog_not_published", "the workspace has no published catalog; publish one with PUT /api/admin/v1/workspaces/{workspaceId}/catalog")
-  if (Option.isNone(bound)) return failed("published_version_unknown", "binding.publishedVersionId names no published catalog version")
+  if (Option.isNone(current))
+    return failed(
+      "catalog_not_published",
+      "the workspace has no published catalog; publish one with PUT /api/admin/v1/workspaces/{workspaceId}/catalog"
+    )
+  if (Option.isNone(bound))
+    return failed("published_version_unknown", "binding.publishedVersionId names no published catalog version")
   if (bound.value.publishedVersionId !== current.value.publishedVersionId) {
-    return failed("published_version_not_current", `the bound catalog version ${bound.value.version} is no longer the current version ${current.value.version}`)
+    return failed(
+      "published_version_not_current",
+      `the bound catalog version ${bound.value.version} is no longer the current version ${current.value.version}`
+    )
   }
   return checkDocument(current.value.document, request, now)
 }
 
-const checkDocument = (document: CatalogDocument, request: StoredRequest, now: number): RevalidationFailed | CatalogAction => {
+const checkDocument = (
+  document: CatalogDocument,
+  request: StoredRequest,
+  now: number
+): RevalidationFailed | CatalogAction => {
   const { action, binding, payment } = request
   const decision = findDecision(document, binding.decisionId)
-  if (decision === undefined) return failed("decision_unknown", "binding.decisionId names no decision of the bound catalog version")
-  if (decision.journeyId !== binding.journeyId) return failed("journey_mismatch", "binding.journeyId is not the decision's journey")
+  if (decision === undefined)
+    return failed("decision_unknown", "binding.decisionId names no decision of the bound catalog version")
+  if (decision.journeyId !== binding.journeyId)
+    return failed("journey_mismatch", "binding.journeyId is not the decision's journey")
   if (decision.validUntil !== undefined && (parseTimestamp(decision.validUntil) ?? 0) <= now) {
     return failed("decision_expired", "the decision is past its validUntil")
   }
@@ -141,12 +142,19 @@ const checkDocument = (document: CatalogDocument, request: StoredRequest, now: n
   if (defined === undefined) return failed("action_unknown", "action.id names no action of the bound catalog version")
   if (defined.key !== action.key) return failed("action_key_mismatch", "action.key is not the catalog action's key")
   if (defined.family !== action.operation.family) {
-    return failed("operation_family_mismatch", `action.operation.family must be the catalog action's family ${defined.family}`)
+    return failed(
+      "operation_family_mismatch",
+      `action.operation.family must be the catalog action's family ${defined.family}`
+    )
   }
-  if (!decision.actionIds.includes(action.id)) return failed("transition_not_allowed", "the decision does not lead to this action")
+  if (!decision.actionIds.includes(action.id))
+    return failed("transition_not_allowed", "the decision does not lead to this action")
   const offer = findOffer(document, binding.offerId)
   if (offer === undefined) return failed("offer_unknown", "binding.offerId names no offer of the bound catalog version")
-  if (!decision.offerIds.includes(offer.offerId) || (defined.offerId !== undefined && defined.offerId !== offer.offerId)) {
+  if (
+    !decision.offerIds.includes(offer.offerId) ||
+    (defined.offerId !== undefined && defined.offerId !== offer.offerId)
+  ) {
     return failed("offer_not_offered", "binding.offerId is not an offer of this decision and action")
   }
   if (payment !== undefined) {
@@ -159,7 +167,12 @@ const checkDocument = (document: CatalogDocument, request: StoredRequest, now: n
     }
     const price = priced?.price ?? null
     const expected = payment.expected
-    if ((price === null) !== (expected === null) || (price !== null && expected !== null && (price.amountMinor !== expected.amountMinor || price.currency !== expected.currency))) {
+    if (
+      (price === null) !== (expected === null) ||
+      (price !== null &&
+        expected !== null &&
+        (price.amountMinor !== expected.amountMinor || price.currency !== expected.currency))
+    ) {
       return failed("offer_price_changed", "payment.expected is not the offer's exact price and currency")
     }
   }
@@ -169,14 +182,12 @@ const checkDocument = (document: CatalogDocument, request: StoredRequest, now: n
 /**
  * The stored-catalog revalidation: the catalog checks, then the account's state (when the decision
  * restricts it), the authorizing key (still not revoked) and the frequency policy.
- *
- * @since 0.1.0
  */
 export const makeStoredCatalog: Effect.Effect<
   RevalidationService,
   never,
   CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const catalogs = yield* CatalogStore
   const profiles = yield* AccountProfileStore
   const keys = yield* ApiKeyStore
@@ -189,9 +200,10 @@ export const makeStoredCatalog: Effect.Effect<
       Option.isSome(current) && current.value.publishedVersionId === subject.request.binding.publishedVersionId
         ? checkWith(subject, current, current)
         : Effect.flatMap(
-          catalogs.byPublishedVersion(subject.workspaceId, subject.request.binding.publishedVersionId),
-          (bound) => checkWith(subject, current, bound)
-        ))
+            catalogs.byPublishedVersion(subject.workspaceId, subject.request.binding.publishedVersionId),
+            (bound) => checkWith(subject, current, bound)
+          )
+    )
   const checkWith = (
     subject: RevalidationSubject,
     current: Option.Option<PublishedCatalog>,
@@ -201,7 +213,8 @@ export const makeStoredCatalog: Effect.Effect<
     const verdict = checkCatalog(current, bound, request, now)
     if (verdict instanceof RevalidationFailed) return Effect.fail(verdict)
     const decision = findDecision(Option.getOrThrow(current).document, request.binding.decisionId)!
-    if (decision.accountStatuses === undefined && request.authorizedBy === undefined && verdict.frequency === undefined) return Effect.void
+    if (decision.accountStatuses === undefined && request.authorizedBy === undefined && verdict.frequency === undefined)
+      return Effect.void
     return checkStored(subject, decision, verdict)
   }
   const checkStored = (
@@ -209,12 +222,17 @@ export const makeStoredCatalog: Effect.Effect<
     decision: NonNullable<ReturnType<typeof findDecision>>,
     verdict: CatalogAction
   ) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (decision.accountStatuses !== undefined) {
         const profile = yield* profiles.get(workspaceId, request.accountId)
-        const status = Option.flatMap(profile, (p) => Option.fromNullable(p.facts.find((f) => f.name === "account_status")))
+        const status = Option.flatMap(profile, (p) =>
+          Option.fromNullable(p.facts.find((f) => f.name === "account_status"))
+        )
         if (Option.isNone(status) || !decision.accountStatuses.includes(String(status.value.value))) {
-          return yield* failed("account_state_not_eligible", "the account's account_status is not one the decision allows")
+          return yield* failed(
+            "account_state_not_eligible",
+            "the account's account_status is not one the decision allows"
+          )
         }
       }
       if (request.authorizedBy?.kind === "api_key") {
@@ -239,31 +257,36 @@ export const makeStoredCatalog: Effect.Effect<
           ...(stored === undefined ? {} : { before: stored })
         })
         if (earlier >= verdict.frequency.limit) {
-          return yield* failed("frequency_exceeded", `at most ${verdict.frequency.limit} per account within ${verdict.frequency.windowSeconds} s`)
+          return yield* failed(
+            "frequency_exceeded",
+            `at most ${verdict.frequency.limit} per account within ${verdict.frequency.windowSeconds} s`
+          )
         }
       }
     })
   return { check }
 })
 
-/**
- * @since 0.1.0
- */
-export const layerStoredCatalog: Layer.Layer<Revalidation, never, CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore> = Layer
-  .effect(Revalidation, makeStoredCatalog)
+export const layerStoredCatalog: Layer.Layer<
+  Revalidation,
+  never,
+  CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore
+> = Layer.effect(Revalidation, makeStoredCatalog)
 
 /**
  * The stored-catalog checks followed by a host's own (for example its own account standing or
  * entitlement rules); the first failure wins.
- *
- * @since 0.1.0
  */
 export const layerWith = <R>(
   extra: (subject: RevalidationSubject) => Effect.Effect<void, RevalidationFailed | StorageError, R>
-): Layer.Layer<Revalidation, never, CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore | R> =>
+): Layer.Layer<
+  Revalidation,
+  never,
+  CatalogStore | AccountProfileStore | ApiKeyStore | ActionLedger | RuntimeSessionStore | R
+> =>
   Layer.effect(
     Revalidation,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const stored = yield* makeStoredCatalog
       const context = yield* Effect.context<R>()
       return { check: (subject) => Effect.zipRight(stored.check(subject), Effect.provide(extra(subject), context)) }

@@ -28,12 +28,10 @@
  * responses (`endpoint.ts`), the handshake answer (`handshakeAnswer.ts`), the execution claim and
  * acknowledgement (`executionClaim.ts`) and the reconciliation answer (`reconciliationAnswer.ts`).
  *
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import type { ExecutionRequest } from "../protocol/messages/Execution.ts"
@@ -44,30 +42,31 @@ import { makePaymentClaim, makePaymentReader, type PaymentSettings } from "./Pay
 import { makeVerifier, readHeader } from "../protocol/Verification.ts"
 import { isJsonContentType, parseJsonBytes, parseJsonSyntax } from "../protocol/Json.ts"
 import { type KeyOptions, keyringOf } from "./Keyring.ts"
-import { type CustomerRequest, type CustomerResponse, type ParsedRequest, errorResponse, makeEndpointExchange, verificationResponse } from "./internal/endpoint.ts"
+import {
+  type CustomerRequest,
+  type CustomerResponse,
+  type ParsedRequest,
+  errorResponse,
+  makeEndpointExchange,
+  verificationResponse
+} from "./internal/endpoint.ts"
 import { makeExecutionClaim } from "./internal/executionClaim.ts"
 import { makeHandshakeAnswer, type PaymentProofSettings } from "./internal/handshakeAnswer.ts"
 import { makeReconciliationAnswer } from "./internal/reconciliationAnswer.ts"
 
 /**
  * The endpoint's request (headers and raw body bytes) and response (`internal/endpoint.ts`).
- *
- * @since 0.1.0
  */
 export type { CustomerRequest, CustomerResponse } from "./internal/endpoint.ts"
 
 /**
  * The outbox kind of a claimed execution and the acknowledgement the ledger stores with it
  * (`internal/executionClaim.ts`).
- *
- * @since 0.1.0
  */
 export { executeOutboxKind, StoredAcknowledgement } from "./internal/executionClaim.ts"
 
 /**
  * Everything but the keys (see `CustomerHandlerOptions`).
- *
- * @since 0.1.0
  */
 export interface CustomerHandlerSettings {
   readonly workspaceId: string
@@ -102,22 +101,15 @@ export interface CustomerHandlerSettings {
  * The settings plus the keys: `keys` with the connection `revision` they belong to (default 0,
  * "the initial revision is zero"), or `revisions`, one pair per revision. A handshake whose
  * revision header names a revision not configured is refused (409 `revision_mismatch`).
- *
- * @since 0.1.0
  */
 export type CustomerHandlerOptions = CustomerHandlerSettings & KeyOptions
 
 /**
  * The largest request body the endpoint reads: 64 KiB, as the transport's response cap (DESIGN
  * D4); larger gets 413 `body_too_large`. The HTTP adapters stop reading there.
- *
- * @since 0.1.0
  */
 export const maxRequestBytes = 64 * 1024
 
-/**
- * @since 0.1.0
- */
 export interface CustomerHandler {
   readonly handle: (input: CustomerRequest) => Effect.Effect<CustomerResponse>
 }
@@ -129,20 +121,20 @@ const purposeByType: Readonly<Record<string, Purpose>> = {
 }
 
 const typeOf = (json: unknown): string | undefined =>
-  typeof json === "object" && json !== null && !Array.isArray(json) &&
-    typeof (json as { readonly type?: unknown }).type === "string"
+  typeof json === "object" &&
+  json !== null &&
+  !Array.isArray(json) &&
+  typeof (json as { readonly type?: unknown }).type === "string"
     ? (json as { readonly type: string }).type
     : undefined
 
 /**
  * Builds the handler once (verifier and services bound); call `handle` per request.
- *
- * @since 0.1.0
  */
 export const makeCustomerHandler = (
   options: CustomerHandlerOptions
 ): Effect.Effect<CustomerHandler, never, Crypto | NonceStore | ActionLedger> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const verifier = yield* makeVerifier
     const signer = yield* makeSigner
     const crypto = yield* Crypto
@@ -163,13 +155,15 @@ export const makeCustomerHandler = (
       ledger,
       exchange
     })
-    const paymentReader = options.paymentReader ??
+    const paymentReader =
+      options.paymentReader ??
       (options.payments === undefined ? undefined : makePaymentReader({ provider: options.payments.provider, ledger }))
     const reconcile = makeReconciliationAnswer({ workspaceId, paymentReader, ledger, exchange })
 
     const handle = (input: CustomerRequest): Effect.Effect<CustomerResponse> =>
       Effect.suspend(() => {
-        if (input.body.byteLength > maxRequestBytes) return Effect.succeed(errorResponse(413, { error: "body_too_large" }))
+        if (input.body.byteLength > maxRequestBytes)
+          return Effect.succeed(errorResponse(413, { error: "body_too_large" }))
         if (!isJsonContentType(readHeader(input.headers, "content-type"))) {
           return Effect.succeed(errorResponse(415, { error: "unsupported_media_type" }))
         }
@@ -184,15 +178,14 @@ export const makeCustomerHandler = (
         const purpose = type !== undefined && Object.hasOwn(purposeByType, type) ? purposeByType[type] : undefined
         if (purpose === undefined) return Effect.succeed(errorResponse(400, { error: "unsupported_type" }))
         const request: ParsedRequest = { headers: input.headers, body: input.body, parsed }
-        const run = purpose === "handshake_request"
-          ? handshake(request)
-          : purpose === "dispatch_request"
-          ? execute(request)
-          : reconcile(request)
+        const run =
+          purpose === "handshake_request"
+            ? handshake(request)
+            : purpose === "dispatch_request"
+              ? execute(request)
+              : reconcile(request)
         return Effect.catchAll(run, (error) => Effect.succeed(verificationResponse(error)))
-      }).pipe(
-        Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" })))
-      )
+      }).pipe(Effect.catchAllDefect(() => Effect.succeed(errorResponse(500, { error: "internal_error" }))))
 
     return { handle }
   })

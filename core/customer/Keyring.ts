@@ -10,15 +10,11 @@
  *   is tried, newest revision first, and the pair that verified signs the answer. A claimed
  *   execution is recorded under that revision.
  * - A completion is signed with the completion secret of the revision its action was claimed under.
- *
- * @since 0.1.0
  */
 import type { SigningKeys } from "../protocol/Signing.ts"
 
 /**
  * One connection revision and its imported key pair.
- *
- * @since 0.1.0
  */
 export interface RevisionKeys {
   readonly revision: number
@@ -28,8 +24,6 @@ export interface RevisionKeys {
 /**
  * The keys an endpoint or worker is configured with: one pair at one revision (default 0, "the
  * initial revision is zero"), or several revisions, each with its own pair.
- *
- * @since 0.1.0
  */
 export type KeyOptions =
   | { readonly keys: SigningKeys; readonly revision?: number; readonly revisions?: never }
@@ -38,8 +32,6 @@ export type KeyOptions =
 /**
  * The configured revisions, newest first: when two revisions share an action signing secret, the
  * newer one is the one a request is bound to.
- *
- * @since 0.1.0
  */
 export const keyringOf = (options: KeyOptions): ReadonlyArray<RevisionKeys> =>
   options.revisions !== undefined
@@ -50,11 +42,11 @@ export const keyringOf = (options: KeyOptions): ReadonlyArray<RevisionKeys> =>
  * The pair of `revision`; a revision no longer configured (or none recorded) falls back to the
  * newest pair (the service verifies completions with the action's own revision and with its active
  * one too).
- *
- * @since 0.1.0
  */
-export const keysForRevision = (keyring: ReadonlyArray<RevisionKeys>, revision: number | undefined): RevisionKeys | undefined =>
-  keyring.find((entry) => entry.revision === revision) ?? keyring[0]
+export const keysForRevision = (
+  keyring: ReadonlyArray<RevisionKeys>,
+  revision: number | undefined
+): RevisionKeys | undefined => keyring.find((entry) => entry.revision === revision) ?? keyring[0]
 
 /**
  * The pair to sign a completion delivery with: the pair of the revision the action was claimed
@@ -63,8 +55,6 @@ export const keysForRevision = (keyring: ReadonlyArray<RevisionKeys>, revision: 
  * verified the execution request does not tell which revision the service holds active, and the
  * service accepts completions signed only with its active revision's completion secret or an
  * older one not yet retired.
- *
- * @since 0.1.0
  */
 export const completionKeysFor = (
   keyring: ReadonlyArray<RevisionKeys>,

@@ -12,8 +12,6 @@
  *
  * Every create takes an idempotency key, which the kit sets to the action's
  * `providerIdempotencyKey`: two concurrent deliveries of one execution create one intent.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -23,8 +21,6 @@ import type * as Effect from "effect/Effect"
  * Metadata the kit writes on every object it creates: the action's bindings ("Keep the original
  * payment, account and amount binding"). A webhook is matched to its action through these, read
  * back from the provider, never from the webhook body.
- *
- * @since 0.1.0
  */
 export const metadataKeys = {
   workspaceId: "accord_workspace_id",
@@ -38,14 +34,8 @@ export const metadataKeys = {
   publishedVersionId: "accord_published_version_id"
 } as const
 
-/**
- * @since 0.1.0
- */
 export type Metadata = Readonly<Record<string, string>>
 
-/**
- * @since 0.1.0
- */
 export interface PaymentIntentView {
   readonly id: string
   /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`, … */
@@ -70,9 +60,6 @@ export interface PaymentIntentView {
   readonly metadata: Metadata
 }
 
-/**
- * @since 0.1.0
- */
 export interface ChargeView {
   readonly id: string
   readonly paymentIntentId: string | null
@@ -86,9 +73,6 @@ export interface ChargeView {
   readonly livemode: boolean
 }
 
-/**
- * @since 0.1.0
- */
 export interface InvoiceView {
   readonly id: string
   readonly subscriptionId: string | null
@@ -108,9 +92,6 @@ export interface InvoiceView {
   readonly livemode: boolean
 }
 
-/**
- * @since 0.1.0
- */
 export interface SubscriptionView {
   readonly id: string
   readonly status: string
@@ -122,9 +103,6 @@ export interface SubscriptionView {
   readonly metadata: Metadata
 }
 
-/**
- * @since 0.1.0
- */
 export interface SetupIntentView {
   readonly id: string
   /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`. */
@@ -141,8 +119,6 @@ export interface SetupIntentView {
 /**
  * A subscription created incomplete, with the client secret the payment element confirms: the
  * initial invoice's payment, or a setup intent when the subscription starts with a trial.
- *
- * @since 0.1.0
  */
 export interface CreatedSubscription {
   readonly subscription: SubscriptionView
@@ -155,8 +131,6 @@ export interface CreatedSubscription {
  * A webhook event whose signature verified. Only what locates the provider object to read back:
  * "Neither a browser success screen nor an unverified webhook is payment evidence", and a verified
  * one is evidence only that something happened to that object.
- *
- * @since 0.1.0
  */
 export interface VerifiedEvent {
   readonly id: string
@@ -172,8 +146,6 @@ export interface VerifiedEvent {
  * The provider refused or could not answer a call. `reason`: `unavailable` (network, 5xx, rate
  * limit: try again later), `not_found`, `refused` (the provider rejected the request). Never
  * carries a key or a client secret.
- *
- * @since 0.1.0
  */
 export class PaymentProviderError extends Data.TaggedError("PaymentProviderError")<{
   readonly operation: string
@@ -184,16 +156,11 @@ export class PaymentProviderError extends Data.TaggedError("PaymentProviderError
 /**
  * A webhook that is not the provider's: no or a malformed signature header, a signature that does
  * not match the raw body, a timestamp outside the tolerance, or a body that is not a JSON event.
- *
- * @since 0.1.0
  */
 export class WebhookRejected extends Data.TaggedError("WebhookRejected")<{
   readonly reason: "missing_signature" | "bad_signature" | "stale_timestamp" | "not_json"
 }> {}
 
-/**
- * @since 0.1.0
- */
 export interface PaymentProviderService {
   /** Browser-safe key the payment element is mounted with. */
   readonly publishableKey: string
@@ -250,9 +217,6 @@ export interface PaymentProviderService {
   }) => Effect.Effect<VerifiedEvent, WebhookRejected>
 }
 
-/**
- * @since 0.1.0
- */
 export class PaymentProvider extends Context.Tag("@accord/core/customer/PaymentProvider")<
   PaymentProvider,
   PaymentProviderService

@@ -20,8 +20,6 @@
  *   canceled at the provider and reported `failed` (`continuation_expired`).
  * - **Reconciliation reads.** `makePaymentReader`: the observation for the service's
  *   `payment_reconciliation` request, built from fresh provider reads and the newest verified event.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -35,46 +33,46 @@ import type { ClaimedExecution } from "./ClaimedExecution.ts"
 import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
 import { providerReferenceOf, type StoredPayment } from "./internal/paymentRecord.ts"
 import { readPaymentState } from "./internal/paymentState.ts"
-import { metadataKeys, type Metadata, type PaymentProviderError, type PaymentProviderService } from "./PaymentProvider.ts"
+import {
+  metadataKeys,
+  type Metadata,
+  type PaymentProviderError,
+  type PaymentProviderService
+} from "./PaymentProvider.ts"
 import type { PaymentReaderService, PaymentReading } from "./Reconciliation.ts"
 
 /**
  * The webhook route and worker step (`internal/paymentEvents.ts`).
- *
- * @since 0.1.0
  */
-export { coveredEventTypes, makePaymentEventItem, makeWebhookIntake, maxWebhookBytes } from "./internal/paymentEvents.ts"
+export {
+  coveredEventTypes,
+  makePaymentEventItem,
+  makeWebhookIntake,
+  maxWebhookBytes
+} from "./internal/paymentEvents.ts"
 
-/**
- * @since 0.1.0
- */
 export { paymentEventOutboxKind, StoredPayment } from "./internal/paymentRecord.ts"
 
 /**
  * What to charge for one Payment action, decided by the host from the operation it received (its
  * price key, the account's billing customer): the kit never takes an amount from the browser.
- *
- * @since 0.1.0
  */
 export type PaymentPlan =
   | {
-    readonly mode: "one_time_purchase"
-    readonly amountMinor: number
-    /** Lower-case ISO 4217, as the provider writes it. */
-    readonly currency: string
-    readonly customerId?: string | null
-  }
+      readonly mode: "one_time_purchase"
+      readonly amountMinor: number
+      /** Lower-case ISO 4217, as the provider writes it. */
+      readonly currency: string
+      readonly customerId?: string | null
+    }
   | { readonly mode: "setup_only"; readonly customerId?: string | null }
   | {
-    readonly mode: "new_subscription"
-    readonly customerId: string
-    readonly priceId: string
-    readonly trialDays?: number | null
-  }
+      readonly mode: "new_subscription"
+      readonly customerId: string
+      readonly priceId: string
+      readonly trialDays?: number | null
+    }
 
-/**
- * @since 0.1.0
- */
 export interface PaymentSettings {
   readonly provider: PaymentProviderService
   /** The plan for a Payment action; `None` rejects it (`payment_not_offered`). */
@@ -88,16 +86,12 @@ export interface PaymentSettings {
 
 /**
  * The default continuation lifetime: 50 minutes.
- *
- * @since 0.1.0
  */
 export const defaultContinuationMillis = 50 * 60_000
 
 /**
  * What the claim does for a Payment action: nothing (not a Payment action), reject it, or the
  * intent created with its continuation.
- *
- * @since 0.1.0
  */
 export type PreparedPayment =
   | { readonly _tag: "NotPayment" }
@@ -106,8 +100,6 @@ export type PreparedPayment =
 
 /**
  * The claim's payment hooks (used by `internal/executionClaim.ts`).
- *
- * @since 0.1.0
  */
 export interface PaymentClaim {
   readonly prepare: (request: ExecutionRequest) => Effect.Effect<PreparedPayment, PaymentProviderError>
@@ -134,13 +126,15 @@ const isPlanValid = (plan: PaymentPlan): boolean =>
 
 /**
  * Builds the claim's payment hooks over the host's settings.
- *
- * @since 0.1.0
  */
 export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
   const { provider } = settings
   const lifetime = Math.min(settings.continuationMillis ?? defaultContinuationMillis, 55 * 60_000)
-  const continuationOf = (intent: "payment" | "setup", clientSecret: string, expiresAt: string): PaymentContinuation => ({
+  const continuationOf = (
+    intent: "payment" | "setup",
+    clientSecret: string,
+    expiresAt: string
+  ): PaymentContinuation => ({
     kind: "provider_payment_element",
     intent,
     clientSecret,
@@ -151,7 +145,7 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
   })
 
   const prepare = (request: ExecutionRequest): Effect.Effect<PreparedPayment, PaymentProviderError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mode = paymentFamilies[request.action.operation.family]
       if (mode === undefined) return { _tag: "NotPayment" } as const
       const { requestNonce: _nonce, requestedAt: _at, ...claimed } = request
@@ -237,14 +231,17 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
     })
 
   const present = (payment: StoredPayment): Effect.Effect<Option.Option<PaymentContinuation>, PaymentProviderError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const expiresAt = parseTimestamp(payment.expiresAt)
       if (expiresAt === undefined || expiresAt <= now) return Option.none()
-      const clientSecret = payment.intent === "setup"
-        ? (yield* provider.retrieveSetupIntent(payment.intentId)).clientSecret
-        : (yield* provider.retrievePaymentIntent(payment.intentId)).clientSecret
-      return clientSecret === null ? Option.none() : Option.some(continuationOf(payment.intent, clientSecret, payment.expiresAt))
+      const clientSecret =
+        payment.intent === "setup"
+          ? (yield* provider.retrieveSetupIntent(payment.intentId)).clientSecret
+          : (yield* provider.retrievePaymentIntent(payment.intentId)).clientSecret
+      return clientSecret === null
+        ? Option.none()
+        : Option.some(continuationOf(payment.intent, clientSecret, payment.expiresAt))
     })
 
   return { prepare, present }
@@ -255,24 +252,26 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
  * what the provider reports now for the action's intent (or subscription), with the newest
  * verified webhook event ("A verified result requires a matching signed provider event and a fresh
  * state read"). A provider that cannot answer gives an honest `unknown` read now.
- *
- * @since 0.1.0
  */
 export const makePaymentReader = (options: {
   readonly provider: PaymentProviderService
   readonly ledger: ActionLedgerService
 }): PaymentReaderService => ({
   read: ({ request }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const record = yield* options.ledger.getByIdempotencyKey(request.providerIdempotencyKey)
       const payment = Option.flatMap(record, storedPaymentOf)
       const unknown = (readAt: number): PaymentReading => ({
-        providerReference: Option.match(payment, { onNone: () => request.providerIdempotencyKey, onSome: providerReferenceOf }),
+        providerReference: Option.match(payment, {
+          onNone: () => request.providerIdempotencyKey,
+          onSome: providerReferenceOf
+        }),
         eventId: null,
         eventSignatureVerified: false,
         stateReadAt: formatTimestamp(readAt),
         customerBound: false,
-        intent: request.mode === "setup_only" ? "setup" : request.mode === "one_time_purchase" ? "payment" : "subscription",
+        intent:
+          request.mode === "setup_only" ? "setup" : request.mode === "one_time_purchase" ? "payment" : "subscription",
         paymentStatus: null,
         subscriptionState: null,
         invoicePaid: null,
@@ -296,21 +295,24 @@ export const makePaymentReader = (options: {
       }
     }).pipe(
       Effect.catchAll(() =>
-        Effect.map(Clock.currentTimeMillis, (now): PaymentReading => ({
-          providerReference: request.providerIdempotencyKey,
-          eventId: null,
-          eventSignatureVerified: false,
-          stateReadAt: formatTimestamp(now),
-          customerBound: false,
-          intent: "payment",
-          paymentStatus: null,
-          subscriptionState: null,
-          invoicePaid: null,
-          methodAttached: false,
-          chargedAmountMinor: 0,
-          refundedAmountMinor: 0,
-          outcome: "unknown"
-        }))
+        Effect.map(
+          Clock.currentTimeMillis,
+          (now): PaymentReading => ({
+            providerReference: request.providerIdempotencyKey,
+            eventId: null,
+            eventSignatureVerified: false,
+            stateReadAt: formatTimestamp(now),
+            customerBound: false,
+            intent: "payment",
+            paymentStatus: null,
+            subscriptionState: null,
+            invoicePaid: null,
+            methodAttached: false,
+            chargedAmountMinor: 0,
+            refundedAmountMinor: 0,
+            outcome: "unknown"
+          })
+        )
       )
     )
 })

@@ -4,8 +4,6 @@
  * back; the kit verifies the request, finds the claimed action by its key and asks the host's
  * `PaymentReader` what the payment provider says now. The kit, not the reader, echoes the
  * bindings, nonce and expected terms, so a reader can never answer for another action.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -18,8 +16,6 @@ import type { ClaimedExecution } from "./ClaimedExecution.ts"
 
 /**
  * What the reader reports: the observation without the echoed bindings.
- *
- * @since 0.1.0
  */
 export type PaymentReading = Omit<
   PaymentObservation,
@@ -40,8 +36,6 @@ export type PaymentReading = Omit<
 /**
  * The host's read of its payment provider for one action. It must read the provider's current
  * state (not a cached success claim) and never fail: a state it cannot read is `outcome: "unknown"`.
- *
- * @since 0.1.0
  */
 export interface PaymentReaderService {
   readonly read: (input: {
@@ -50,17 +44,18 @@ export interface PaymentReaderService {
   }) => Effect.Effect<PaymentReading>
 }
 
-/**
- * @since 0.1.0
- */
-export class PaymentReader extends Context.Tag("@accord/core/customer/PaymentReader")<PaymentReader, PaymentReaderService>() {}
+export class PaymentReader extends Context.Tag("@accord/core/customer/PaymentReader")<
+  PaymentReader,
+  PaymentReaderService
+>() {}
 
 const intentOf = (mode: PaymentMode): PaymentReading["intent"] =>
-  mode === "setup_only" ? "setup" : mode === "new_subscription" || mode === "existing_subscription_change" ? "subscription" : "payment"
+  mode === "setup_only"
+    ? "setup"
+    : mode === "new_subscription" || mode === "existing_subscription_change"
+      ? "subscription"
+      : "payment"
 
-/**
- * @since 0.1.0
- */
 export interface MemoryPaymentReader extends PaymentReaderService {
   /** Sets what the "provider" reports for a key. */
   readonly set: (providerIdempotencyKey: string, reading: PaymentReading) => void
@@ -69,35 +64,32 @@ export interface MemoryPaymentReader extends PaymentReaderService {
 /**
  * A reader over an in-memory table, for tests and examples. A key with no reading reports an
  * `unknown` outcome read now.
- *
- * @since 0.1.0
  */
 export const makeMemory = (): MemoryPaymentReader => {
   const readings = new Map<string, PaymentReading>()
   return {
     set: (key, reading) => void readings.set(key, reading),
     read: ({ request }) =>
-      Effect.map(Clock.currentTimeMillis, (now) =>
-        readings.get(request.providerIdempotencyKey) ?? {
-          providerReference: request.providerIdempotencyKey,
-          eventId: null,
-          eventSignatureVerified: false,
-          stateReadAt: formatTimestamp(now),
-          customerBound: false,
-          intent: intentOf(request.mode),
-          paymentStatus: null,
-          subscriptionState: null,
-          invoicePaid: null,
-          methodAttached: false,
-          chargedAmountMinor: 0,
-          refundedAmountMinor: 0,
-          outcome: "unknown"
-        }
+      Effect.map(
+        Clock.currentTimeMillis,
+        (now) =>
+          readings.get(request.providerIdempotencyKey) ?? {
+            providerReference: request.providerIdempotencyKey,
+            eventId: null,
+            eventSignatureVerified: false,
+            stateReadAt: formatTimestamp(now),
+            customerBound: false,
+            intent: intentOf(request.mode),
+            paymentStatus: null,
+            subscriptionState: null,
+            invoicePaid: null,
+            methodAttached: false,
+            chargedAmountMinor: 0,
+            refundedAmountMinor: 0,
+            outcome: "unknown"
+          }
       )
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<PaymentReader> = Layer.sync(PaymentReader, makeMemory)

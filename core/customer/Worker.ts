@@ -33,8 +33,6 @@
  * it. A host call that has not returned within `executeTimeoutMillis` is abandoned and counts as an
  * ambiguous result, like a defect: the item is rescheduled with backoff and its next attempt asks
  * `lookup` first.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -65,29 +63,21 @@ import type { PaymentProviderService } from "./PaymentProvider.ts"
 /**
  * The host's port: the executor service, its tag and the result it reports
  * (`internal/actionExecutor.ts`).
- *
- * @since 0.1.0
  */
 export { ActionExecutor, type ActionExecutorService, type ExecutionResult } from "./internal/actionExecutor.ts"
 
 /**
  * The completion outbox kind and the kit's record states after the claim (`internal/kitRecord.ts`).
- *
- * @since 0.1.0
  */
 export { completeOutboxKind, kitStates } from "./internal/kitRecord.ts"
 
 /**
  * The service's completion route, appended to `serviceUrl`.
- *
- * @since 0.1.0
  */
 export const completionPath = "/api/funnels/v1/runtime/actions/customer-complete"
 
 /**
  * The worker's retry backoff (`core/protocol/Backoff.ts`): 1 s doubling to a 5 minute cap.
- *
- * @since 0.1.0
  */
 export const defaultBackoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
 
@@ -95,21 +85,14 @@ export const defaultBackoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
  * The default time limit of one host `execute` or `lookup` call: 60 s. A run may make both calls,
  * and both fit well inside the 5 minute execution lease, so no other worker can lease an item
  * whose host calls are still running.
- *
- * @since 0.1.0
  */
 export const defaultExecuteTimeoutMillis = 60_000
 
 /**
  * The default lease of an execution: 5 minutes.
- *
- * @since 0.1.0
  */
 export const defaultExecuteLeaseMillis = 300_000
 
-/**
- * @since 0.1.0
- */
 export interface CustomerWorkerSettings {
   readonly workspaceId: string
   /** The service's base URL; completions go to `serviceUrl + completionPath`. */
@@ -141,14 +124,9 @@ export interface CustomerWorkerSettings {
 /**
  * The settings plus the keys (`Keyring.ts`): a completion is signed with the completion secret of
  * the revision its action was claimed under.
- *
- * @since 0.1.0
  */
 export type CustomerWorkerOptions = CustomerWorkerSettings & KeyOptions
 
-/**
- * @since 0.1.0
- */
 export interface CustomerWorkerService {
   /** One step by hand: leases due executions, runs them and waits for all; the number leased. */
   readonly executeDue: Effect.Effect<number, StorageError>
@@ -162,9 +140,6 @@ export interface CustomerWorkerService {
   readonly wakePaymentEvents: Effect.Effect<void>
 }
 
-/**
- * @since 0.1.0
- */
 export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerWorker")<
   CustomerWorker,
   CustomerWorkerService
@@ -175,8 +150,12 @@ type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | Acti
 /** The worker and its two loops, not yet running. */
 const build = (
   options: CustomerWorkerOptions
-): Effect.Effect<{ readonly worker: CustomerWorkerService; readonly loops: Effect.Effect<void, never, Scope.Scope> }, never, WorkerServices> =>
-  Effect.gen(function*() {
+): Effect.Effect<
+  { readonly worker: CustomerWorkerService; readonly loops: Effect.Effect<void, never, Scope.Scope> },
+  never,
+  WorkerServices
+> =>
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     const outbox = yield* Outbox
     const crypto = yield* Crypto
@@ -206,28 +185,36 @@ const build = (
     const deliverItem = makeDeliverItem({ ledger, signer, transport, keyring, url, ends })
     const paymentSignal = yield* Queue.sliding<void>(1)
     const paymentEventLeaseMillis = options.paymentEventLeaseMillis ?? 60_000
-    const paymentEventItem = options.paymentProvider === undefined
-      ? (item: OutboxItem) => Effect.asVoid(ends.done(item))
-      : makePaymentEventItem({
-        ledger,
-        crypto,
-        provider: options.paymentProvider,
-        ends,
-        onPersisted: Queue.offer(deliverySignal, undefined)
-      })
+    const paymentEventItem =
+      options.paymentProvider === undefined
+        ? (item: OutboxItem) => Effect.asVoid(ends.done(item))
+        : makePaymentEventItem({
+            ledger,
+            crypto,
+            provider: options.paymentProvider,
+            ends,
+            onPersisted: Queue.offer(deliverySignal, undefined)
+          })
 
     const lease = (kind: string, leaseMillis: number) => (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => outbox.lease({ owner, now, leaseMillis, limit, kinds: [kind] }))
     /** An item's storage failure is logged; its lease expires and it is tried again. */
-    const logged = (name: string, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) => (item: OutboxItem) =>
-      Effect.catchAllCause(each(item), (cause) => Effect.logWarning(`customer kit: ${name} failed`, cause))
+    const logged =
+      (name: string, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) => (item: OutboxItem) =>
+        Effect.catchAllCause(each(item), (cause) => Effect.logWarning(`customer kit: ${name} failed`, cause))
     const step = (kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const items = yield* lease(kind, leaseMillis)(concurrency)
         yield* Effect.forEach(items, each, { concurrency: "unbounded", discard: true })
         return items.length
       })
-    const loop = (name: string, kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>, wakeups: Queue.Queue<void>) =>
+    const loop = (
+      name: string,
+      kind: string,
+      leaseMillis: number,
+      each: (item: OutboxItem) => Effect.Effect<void, StorageError>,
+      wakeups: Queue.Queue<void>
+    ) =>
       runLeased({
         name: `customer kit ${name}`,
         concurrency,
@@ -261,22 +248,17 @@ const build = (
 
 /**
  * Builds the worker; its loops are not running (`start` runs them). For driving it step by step.
- *
- * @since 0.1.0
  */
 export const make = (options: CustomerWorkerOptions): Effect.Effect<CustomerWorkerService, never, WorkerServices> =>
   Effect.map(build(options), ({ worker }) => worker)
 
 /**
  * Builds the worker and runs both loops until the scope closes.
- *
- * @since 0.1.0
  */
-export const start = (options: CustomerWorkerOptions): Effect.Effect<CustomerWorkerService, never, Scope.Scope | WorkerServices> =>
+export const start = (
+  options: CustomerWorkerOptions
+): Effect.Effect<CustomerWorkerService, never, Scope.Scope | WorkerServices> =>
   Effect.flatMap(build(options), ({ loops, worker }) => Effect.as(loops, worker))
 
-/**
- * @since 0.1.0
- */
 export const layer = (options: CustomerWorkerOptions): Layer.Layer<CustomerWorker, never, WorkerServices> =>
   Layer.scoped(CustomerWorker, start(options))

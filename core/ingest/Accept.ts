@@ -11,8 +11,6 @@
  * This runs for every event, thousands of times a second: the services are resolved once, by
  * `make`, and a result is passed through as the commit returned it unless a suggested `event_id`
  * must be added.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -31,8 +29,6 @@ import { usageMeter } from "./UsageRollup.ts"
 /**
  * The ingest key an event was sent with: the workspace it goes to and the key's scope (only server
  * ingest keys unlock feature gates).
- *
- * @since 0.1.0
  */
 export interface IngestKey {
   readonly workspaceId: string
@@ -44,8 +40,6 @@ export interface IngestKey {
  * twice); its `event_id` already used by a different event (nothing written); or refused because
  * its usage meter already has another unit (nothing written). A usage rollup sent without
  * `event_id` carries `suggestedEventId`, the deterministic id it should carry.
- *
- * @since 0.1.0
  */
 export type Accepted =
   | { readonly _tag: "Stored"; readonly event: StoredEvent; readonly suggestedEventId?: string }
@@ -55,27 +49,25 @@ export type Accepted =
 
 /**
  * Why an event was not accepted: a rule refused it, or storage failed.
- *
- * @since 0.1.0
  */
 export type AcceptError = IngestRejection | StorageError
 
 /**
  * Accepts one parsed body sent with `key`; `id` is Accord's fresh id for the row and `now` the
  * receiving clock (epoch ms).
- *
- * @since 0.1.0
  */
 export type Accept = (key: IngestKey, body: unknown, id: string, now: number) => Effect.Effect<Accepted, AcceptError>
 
-const withSuggestion = (suggestedEventId: string) => (result: WriteResult): Accepted =>
-  result._tag === "Stored" || result._tag === "Duplicate" ? { _tag: result._tag, event: result.event, suggestedEventId } : result
+const withSuggestion =
+  (suggestedEventId: string) =>
+  (result: WriteResult): Accepted =>
+    result._tag === "Stored" || result._tag === "Duplicate"
+      ? { _tag: result._tag, event: result.event, suggestedEventId }
+      : result
 
 /**
  * `Accept` without a fiber: calls `onExit` once with what became of the event (at once for a
  * refusal, after its batch committed otherwise).
- *
- * @since 0.1.0
  */
 export type AcceptNow = (
   key: IngestKey,
@@ -87,8 +79,6 @@ export type AcceptNow = (
 
 /**
  * `Accept` and, when the digest is synchronous and the committer takes offers, {@link AcceptNow}.
- *
- * @since 0.1.0
  */
 export interface Acceptors {
   readonly accept: Accept
@@ -97,10 +87,8 @@ export interface Acceptors {
 
 /**
  * Both forms of `Accept` on the `Crypto` and `Committer` in hand.
- *
- * @since 0.1.0
  */
-export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> = Effect.gen(function*() {
+export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> = Effect.gen(function* () {
   const crypto = yield* Crypto
   const committer = yield* Committer
   const hashSync = crypto.unsafeSha256HexSync
@@ -117,30 +105,37 @@ export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> 
     if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
     const event = prepared.right
     // With a synchronous digest (node:crypto) the row is complete at once: one effect fewer per event.
-    const committed = hashSync !== undefined
-      ? committer.submit(submissionOf(key, event, hashSync(event.payloadHashInput)))
-      : Effect.flatMap(sha256HexWith(crypto, event.payloadHashInput), (hash) => committer.submit(submissionOf(key, event, hash)))
-    return event.suggestedEventId._tag === "Some" ? Effect.map(committed, withSuggestion(event.suggestedEventId.value)) : committed
+    const committed =
+      hashSync !== undefined
+        ? committer.submit(submissionOf(key, event, hashSync(event.payloadHashInput)))
+        : Effect.flatMap(sha256HexWith(crypto, event.payloadHashInput), (hash) =>
+            committer.submit(submissionOf(key, event, hash))
+          )
+    return event.suggestedEventId._tag === "Some"
+      ? Effect.map(committed, withSuggestion(event.suggestedEventId.value))
+      : committed
   }
   const offer = committer.offer
-  const acceptNow: AcceptNow | undefined = hashSync === undefined || offer === undefined
-    ? undefined
-    : (key, body, id, now, onExit) => {
-      const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
-      if (Either.isLeft(prepared)) return onExit(Exit.fail(prepared.left))
-      const event = prepared.right
-      const suggestion = event.suggestedEventId
-      offer(
-        submissionOf(key, event, hashSync(event.payloadHashInput)),
-        suggestion._tag === "None" ? onExit : (exit) => onExit(Exit.map(exit, withSuggestion(suggestion.value)))
-      )
-    }
+  const acceptNow: AcceptNow | undefined =
+    hashSync === undefined || offer === undefined
+      ? undefined
+      : (key, body, id, now, onExit) => {
+          const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
+          if (Either.isLeft(prepared)) return onExit(Exit.fail(prepared.left))
+          const event = prepared.right
+          const suggestion = event.suggestedEventId
+          offer(
+            submissionOf(key, event, hashSync(event.payloadHashInput)),
+            suggestion._tag === "None" ? onExit : (exit) => onExit(Exit.map(exit, withSuggestion(suggestion.value)))
+          )
+        }
   return { accept, acceptNow }
 })
 
 /**
  * `Accept` on the `Crypto` and `Committer` in hand.
- *
- * @since 0.1.0
  */
-export const make: Effect.Effect<Accept, never, Crypto | Committer> = Effect.map(makeAcceptors, (acceptors) => acceptors.accept)
+export const make: Effect.Effect<Accept, never, Crypto | Committer> = Effect.map(
+  makeAcceptors,
+  (acceptors) => acceptors.accept
+)

@@ -20,8 +20,6 @@
  * 6. `durable_backend_event` -> `direct_api_now`.
  *
  * A name that breaks the event-name rule is still classified; `nameProblem` says what to rename.
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { isBillingEvent } from "./EmissionRules.ts"
@@ -30,20 +28,13 @@ import { checkRevenueRelevance } from "./Relevance.ts"
 
 /**
  * Where a candidate happens.
- *
- * @since 0.1.0
  */
 export const Surface = Schema.Literal("backend", "background_job", "webhook", "browser", "mobile", "desktop")
 
-/**
- * @since 0.1.0
- */
 export type Surface = typeof Surface.Type
 
 /**
  * The surfaces that are clients: the ingest key must never be there.
- *
- * @since 0.1.0
  */
 export const clientSurfaces: ReadonlyArray<Surface> = ["browser", "mobile", "desktop"]
 
@@ -51,8 +42,6 @@ const Text = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 
 /**
  * One candidate as a coding tool describes it (snake_case, like the event contract).
- *
- * @since 0.1.0
  */
 export const Candidate = Schema.Struct({
   name: Text,
@@ -64,15 +53,10 @@ export const Candidate = Schema.Struct({
   event_kind: Schema.optional(Text)
 })
 
-/**
- * @since 0.1.0
- */
 export type Candidate = typeof Candidate.Type
 
 /**
  * A file of candidates: a list, or an object with the list and the billing provider, if connected.
- *
- * @since 0.1.0
  */
 export const CandidateFile = Schema.Union(
   Schema.Array(Candidate),
@@ -82,19 +66,10 @@ export const CandidateFile = Schema.Union(
   })
 )
 
-/**
- * @since 0.1.0
- */
 export type CandidateFile = typeof CandidateFile.Type
 
-/**
- * @since 0.1.0
- */
 export type Classification = "direct_api_now" | "existing_source" | "web_sdk_follow_up"
 
-/**
- * @since 0.1.0
- */
 export type ClassificationRule =
   | "covered_by_connected_source"
   | "billing_provider_authoritative"
@@ -105,8 +80,6 @@ export type ClassificationRule =
 
 /**
  * What each rule answers and why, in the order they are tried.
- *
- * @since 0.1.0
  */
 export const classificationRules: ReadonlyArray<{
   readonly rule: ClassificationRule
@@ -121,7 +94,8 @@ export const classificationRules: ReadonlyArray<{
   {
     rule: "billing_provider_authoritative",
     classification: "existing_source",
-    reason: "a billing provider is connected: prefer its events; use the Direct API for billing only when the backend is the billing source of truth"
+    reason:
+      "a billing provider is connected: prefer its events; use the Direct API for billing only when the backend is the billing source of truth"
   },
   {
     rule: "client_side_only",
@@ -131,12 +105,14 @@ export const classificationRules: ReadonlyArray<{
   {
     rule: "not_revenue_relevant",
     classification: "web_sdk_follow_up",
-    reason: "browser-visible intent or UI friction (page views, clicks, modals, hovers, toggles) that the ingest route refuses"
+    reason:
+      "browser-visible intent or UI friction (page views, clicks, modals, hovers, toggles) that the ingest route refuses"
   },
   {
     rule: "no_durable_state",
     classification: "web_sdk_follow_up",
-    reason: "no durable product, billing, setup or integration state confirms it, so it is intent rather than an outcome"
+    reason:
+      "no durable product, billing, setup or integration state confirms it, so it is intent rather than an outcome"
   },
   {
     rule: "durable_backend_event",
@@ -145,9 +121,6 @@ export const classificationRules: ReadonlyArray<{
   }
 ]
 
-/**
- * @since 0.1.0
- */
 export interface ClassifyContext {
   /** The connected billing provider, if any (`stripe`). */
   readonly billingProvider?: string | null | undefined
@@ -155,8 +128,6 @@ export interface ClassifyContext {
 
 /**
  * The verdict on one candidate.
- *
- * @since 0.1.0
  */
 export interface Verdict {
   readonly name: string
@@ -171,22 +142,26 @@ const present = (value: string | null | undefined): boolean => typeof value === 
 
 const ruleOf = (candidate: Candidate, context: ClassifyContext): ClassificationRule => {
   if (present(candidate.covered_by)) return "covered_by_connected_source"
-  if (present(context.billingProvider) && isBillingEvent({ event_name: candidate.name, event_kind: candidate.event_kind })) {
+  if (
+    present(context.billingProvider) &&
+    isBillingEvent({ event_name: candidate.name, event_kind: candidate.event_kind })
+  ) {
     return "billing_provider_authoritative"
   }
   if (clientSurfaces.includes(candidate.where)) return "client_side_only"
   if (
-    checkRevenueRelevance({ event_name: candidate.name, ...(candidate.event_kind ? { event_kind: candidate.event_kind } : {}) })
-      ._tag === "Some"
-  ) return "not_revenue_relevant"
+    checkRevenueRelevance({
+      event_name: candidate.name,
+      ...(candidate.event_kind ? { event_kind: candidate.event_kind } : {})
+    })._tag === "Some"
+  )
+    return "not_revenue_relevant"
   if (!present(candidate.confirmed_by)) return "no_durable_state"
   return "durable_backend_event"
 }
 
 /**
  * Classifies one candidate: the first rule that applies decides (see the module comment).
- *
- * @since 0.1.0
  */
 export const classify = (candidate: Candidate, context: ClassifyContext = {}): Verdict => {
   const rule = ruleOf(candidate, context)
@@ -197,12 +172,13 @@ export const classify = (candidate: Candidate, context: ClassifyContext = {}): V
 
 /**
  * Classifies a whole candidate file.
- *
- * @since 0.1.0
  */
 export const classifyFile = (file: CandidateFile): ReadonlyArray<Verdict> => {
   const [candidates, context] = Array.isArray(file)
     ? [file as ReadonlyArray<Candidate>, {}]
-    : [(file as { candidates: ReadonlyArray<Candidate> }).candidates, { billingProvider: (file as { billing_provider?: string | null }).billing_provider }]
+    : [
+        (file as { candidates: ReadonlyArray<Candidate> }).candidates,
+        { billingProvider: (file as { billing_provider?: string | null }).billing_provider }
+      ]
   return candidates.map((candidate) => classify(candidate, context))
 }

@@ -10,8 +10,6 @@
  * request, measurably cheaper than a queue and a deferred per request at thousands of events a
  * second). When the writer has a callback form (`IngestWriter.writeNow`: the SQL writer on
  * PostgreSQL), the batches run from callbacks, without a worker fiber.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -22,9 +20,6 @@ import * as Batcher from "../ports/Batcher.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { IngestWriter, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
-/**
- * @since 0.1.0
- */
 export interface CommitterService {
   /** Commits the event (with others queued at the same time) and reports what happened to it. */
   readonly submit: (submission: Submission) => Effect.Effect<WriteResult, StorageError>
@@ -35,15 +30,10 @@ export interface CommitterService {
   readonly offer?: (submission: Submission, onExit: (exit: Exit.Exit<WriteResult, StorageError>) => void) => void
 }
 
-/**
- * @since 0.1.0
- */
 export class Committer extends Context.Tag("@accord/core/ingest/Committer")<Committer, CommitterService>() {}
 
 /**
  * The most events committed in one transaction.
- *
- * @since 0.1.0
  */
 export const defaultMaxBatch = 256
 
@@ -53,14 +43,9 @@ export const defaultMaxBatch = 256
  * `bench:ingest`'s load (PostgreSQL on the same 2-core machine), in one series 1 worker 5 192 events/s
  * and 2 workers 3 887; in another 2 workers 4 116, 4 workers 3 279, 8 workers 2 812: each extra
  * statement in flight cost more database CPU per event than it saved in waiting.
- *
- * @since 0.1.0
  */
 export const defaultWorkers = 1
 
-/**
- * @since 0.1.0
- */
 export interface CommitterOptions {
   readonly maxBatch?: number
   readonly workers?: number
@@ -76,15 +61,9 @@ export interface CommitterOptions {
 /**
  * Starts the workers in the current scope (a `Batcher` over `IngestWriter.write`). When the scope
  * closes, submissions still waiting are interrupted (a commit in flight finishes first).
- *
- * @since 0.1.0
  */
-export const make = (options?: CommitterOptions): Effect.Effect<
-  CommitterService,
-  never,
-  Scope.Scope | IngestWriter
-> =>
-  Effect.gen(function*() {
+export const make = (options?: CommitterOptions): Effect.Effect<CommitterService, never, Scope.Scope | IngestWriter> =>
+  Effect.gen(function* () {
     const writer = yield* IngestWriter
     return yield* Batcher.makeDoors(writer.write, {
       maxBatch: options?.maxBatch ?? defaultMaxBatch,
@@ -95,11 +74,5 @@ export const make = (options?: CommitterOptions): Effect.Effect<
     })
   })
 
-/**
- * @since 0.1.0
- */
-export const layer = (options?: CommitterOptions): Layer.Layer<
-  Committer,
-  never,
-  IngestWriter
-> => Layer.scoped(Committer, make(options))
+export const layer = (options?: CommitterOptions): Layer.Layer<Committer, never, IngestWriter> =>
+  Layer.scoped(Committer, make(options))

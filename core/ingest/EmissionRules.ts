@@ -14,16 +14,12 @@
  *
  * The same definitions feed the CLI's validator, the agent handoff file, the classification and
  * the context server, so none of them can drift from another.
- *
- * @since 0.1.0
  */
 import { eventNameProblem } from "./Event.ts"
 import { usageRollupEventName } from "./UsageRollup.ts"
 
 /**
  * One family of the spec's "Event names accepted or recommended, by family" table.
- *
- * @since 0.1.0
  */
 export interface EventFamily {
   readonly family: string
@@ -36,14 +32,23 @@ export interface EventFamily {
 
 /**
  * The spec's families, in its order.
- *
- * @since 0.1.0
  */
 export const eventFamilies: ReadonlyArray<EventFamily> = [
-  { family: "Activation and first value", names: ["account_activated", "first_value_completed", "onboarding_completed"], billing: false },
+  {
+    family: "Activation and first value",
+    names: ["account_activated", "first_value_completed", "onboarding_completed"],
+    billing: false
+  },
   {
     family: "High-value usage",
-    names: ["feature_used", "workflow_completed", "report_exported", "api_credits_used", "generation_completed", "sync_completed"],
+    names: [
+      "feature_used",
+      "workflow_completed",
+      "report_exported",
+      "api_credits_used",
+      "generation_completed",
+      "sync_completed"
+    ],
     billing: false
   },
   {
@@ -54,7 +59,14 @@ export const eventFamilies: ReadonlyArray<EventFamily> = [
   { family: "Checkout", names: ["checkout_started", "checkout_completed", "checkout_abandoned"], billing: true },
   {
     family: "Billing lifecycle",
-    names: ["subscription_updated", "subscription_upgraded", "invoice_payment_failed", "payment_succeeded", "plan_changed", "plan_upgraded"],
+    names: [
+      "subscription_updated",
+      "subscription_upgraded",
+      "invoice_payment_failed",
+      "payment_succeeded",
+      "plan_changed",
+      "plan_upgraded"
+    ],
     billing: true
   },
   {
@@ -64,7 +76,11 @@ export const eventFamilies: ReadonlyArray<EventFamily> = [
     billing: true
   },
   { family: "Team expansion", names: ["team_member_invited", "seat_added", "role_assigned"], billing: false },
-  { family: "Integration connected", names: ["integration_connected", "oauth_connected", "destination_configured"], billing: false },
+  {
+    family: "Integration connected",
+    names: ["integration_connected", "oauth_connected", "destination_configured"],
+    billing: false
+  },
   {
     family: "Friction",
     names: ["sync_failed", "setup_failed", "support_needed"],
@@ -82,8 +98,6 @@ export const eventFamilies: ReadonlyArray<EventFamily> = [
 
 /**
  * The spec's emission rules, word for word.
- *
- * @since 0.1.0
  */
 export const emissionRules: ReadonlyArray<string> = [
   "Start with an allowlist of 3 to 6 high-signal backend events.",
@@ -97,8 +111,6 @@ export const emissionRules: ReadonlyArray<string> = [
 
 /**
  * The spec's "Data that must never be sent", word for word.
- *
- * @since 0.1.0
  */
 export const neverSend: ReadonlyArray<string> = [
   "passwords, tokens, cookies, signatures, auth headers, API keys, session values, invite links, webhook URLs, provider tokens, destination secrets;",
@@ -108,14 +120,9 @@ export const neverSend: ReadonlyArray<string> = [
 
 /**
  * Rule 1's upper bound of distinct event names in a first integration.
- *
- * @since 0.1.0
  */
 export const maxFirstIntegrationEventNames = 6
 
-/**
- * @since 0.1.0
- */
 export type EmissionWarningCode =
   | "missing_event_id"
   | "first_milestone"
@@ -125,8 +132,6 @@ export type EmissionWarningCode =
 /**
  * One warning: which event (its index in the file; absent for a warning about the whole file),
  * which field, a stable code and a message. Never a value from the event.
- *
- * @since 0.1.0
  */
 export interface EmissionWarning {
   readonly index?: number
@@ -137,14 +142,9 @@ export interface EmissionWarning {
 
 /**
  * Who is the billing source of truth: a connected billing `provider`, or the `backend` itself.
- *
- * @since 0.1.0
  */
 export type BillingSource = "provider" | "backend"
 
-/**
- * @since 0.1.0
- */
 export interface EmissionContext {
   /** When `provider`, billing events sent through the Direct API get a warning (rule 4). */
   readonly billingSource?: BillingSource | undefined
@@ -158,8 +158,6 @@ const stateNames: ReadonlySet<string> = new Set(["limit_hit", "usage_limit_hit",
 /**
  * Whether an event is a billing event (rule 4): a name of a billing family, or `event_kind`
  * `billing_event`.
- *
- * @since 0.1.0
  */
 export const isBillingEvent = (event: { readonly event_name: string; readonly event_kind?: unknown }): boolean =>
   billingNames.has(event.event_name) || event.event_kind === "billing_event"
@@ -168,8 +166,6 @@ export const isBillingEvent = (event: { readonly event_name: string; readonly ev
  * Whether a name reads as a completed state change (rule 2): its last word is past tense
  * (`checkout_completed`, `seat_added`) or it is one of the spec's named states (`limit_hit`,
  * `entitlement_active`).
- *
- * @since 0.1.0
  */
 export const isCompletedStateChange = (eventName: string): boolean => {
   if (stateNames.has(eventName)) return true
@@ -180,8 +176,6 @@ export const isCompletedStateChange = (eventName: string): boolean => {
 
 /**
  * Whether a name is a `first_*` milestone (rule 3).
- *
- * @since 0.1.0
  */
 export const isFirstMilestone = (eventName: string): boolean => eventName.startsWith("first_")
 
@@ -191,10 +185,11 @@ const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =
 /**
  * The emission-rule warnings of a set of events (one file, one first integration). Entries that
  * are not objects or have no string `event_name` get none: the contract's own issues cover them.
- *
- * @since 0.1.0
  */
-export const emissionWarnings = (events: ReadonlyArray<unknown>, context: EmissionContext = {}): ReadonlyArray<EmissionWarning> => {
+export const emissionWarnings = (
+  events: ReadonlyArray<unknown>,
+  context: EmissionContext = {}
+): ReadonlyArray<EmissionWarning> => {
   const warnings: Array<EmissionWarning> = []
   const names = new Set<string>()
   events.forEach((raw, index) => {
@@ -208,7 +203,8 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
         index,
         path: "event_id",
         code: "missing_event_id",
-        message: "a completed state change should carry a stable event_id (such as checkout_completed:<checkout_id>) " +
+        message:
+          "a completed state change should carry a stable event_id (such as checkout_completed:<checkout_id>) " +
           "so that a retry is not counted twice"
       })
     }
@@ -217,7 +213,8 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
         index,
         path: "event_name",
         code: "first_milestone",
-        message: "emit first_* milestones only when persisted state proves the first occurrence race-safely; " +
+        message:
+          "emit first_* milestones only when persisted state proves the first occurrence race-safely; " +
           "otherwise skip the event or use a name without first_"
       })
     }
@@ -226,7 +223,8 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
         index,
         path: "event_name",
         code: "billing_provider_source_of_truth",
-        message: "a billing provider is the source of truth: prefer its events and send billing through the Direct API " +
+        message:
+          "a billing provider is the source of truth: prefer its events and send billing through the Direct API " +
           "only when the backend is the billing source of truth"
       })
     }
@@ -235,7 +233,8 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
     warnings.push({
       path: "event_name",
       code: "too_many_event_names",
-      message: `${names.size} distinct event names; start with an allowlist of 3 to ${maxFirstIntegrationEventNames} ` +
+      message:
+        `${names.size} distinct event names; start with an allowlist of 3 to ${maxFirstIntegrationEventNames} ` +
         "high-signal backend events"
     })
   }
@@ -244,19 +243,41 @@ export const emissionWarnings = (events: ReadonlyArray<unknown>, context: Emissi
 
 /**
  * The event contract's fields, as the spec's Event table lists them, for generated documents.
- *
- * @since 0.1.0
  */
-export const eventFields: ReadonlyArray<{ readonly field: string; readonly required: "yes" | "recommended" | "optional"; readonly rule: string }> = [
+export const eventFields: ReadonlyArray<{
+  readonly field: string
+  readonly required: "yes" | "recommended" | "optional"
+  readonly rule: string
+}> = [
   { field: "event_name", required: "yes", rule: "static lower_snake_case string" },
-  { field: "account_id", required: "yes", rule: "stable string identifying the customer, account, workspace, tenant, company or organization" },
+  {
+    field: "account_id",
+    required: "yes",
+    rule: "stable string identifying the customer, account, workspace, tenant, company or organization"
+  },
   { field: "timestamp", required: "yes", rule: "ISO 8601 UTC timestamp of when the event occurred" },
-  { field: "event_id", required: "recommended", rule: "stable idempotency string for retryable completed events; reuse only when retrying the same event" },
+  {
+    field: "event_id",
+    required: "recommended",
+    rule: "stable idempotency string for retryable completed events; reuse only when retrying the same event"
+  },
   { field: "user_id", required: "optional", rule: "string, the acting user" },
   { field: "user", required: "optional", rule: "object with `name` and `email` strings for the user in `user_id`" },
-  { field: "semantic_type", required: "recommended", rule: "one of the revenue event families, such as `limit_friction`, `activation`, `login`, `usage`" },
-  { field: "event_kind", required: "recommended", rule: "`product_action`, `billing_event`, `friction_event`, `login`, or another normalized kind" },
-  { field: "value", required: "optional", rule: "number: amount, count, usage value, credit amount or revenue magnitude" },
+  {
+    field: "semantic_type",
+    required: "recommended",
+    rule: "one of the revenue event families, such as `limit_friction`, `activation`, `login`, `usage`"
+  },
+  {
+    field: "event_kind",
+    required: "recommended",
+    rule: "`product_action`, `billing_event`, `friction_event`, `login`, or another normalized kind"
+  },
+  {
+    field: "value",
+    required: "optional",
+    rule: "number: amount, count, usage value, credit amount or revenue magnitude"
+  },
   { field: "properties", required: "optional", rule: "bounded structured object" },
   { field: "sentiment", required: "optional", rule: "`positive`, `neutral`, `negative`, `unknown`" },
   { field: "sentiment_score", required: "optional", rule: "number from -1 to 1" },

@@ -16,8 +16,6 @@
  *   {@link minEventTimestamp} and at most {@link maxFutureSkewMillis} after the receiving clock.
  * - `user` requires `user_id` ("object with `name` and `email` strings for the user in `user_id`").
  * - `sentiment_score`, `sentiment_confidence` and `sentiment_source` require `sentiment`.
- *
- * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import { parseTimestamp } from "../protocol/Timestamp.ts"
@@ -29,8 +27,6 @@ import { pathSegment } from "./Safety.ts"
 /**
  * How far after the receiving clock an event's `timestamp` may be: five minutes, the same clock
  * skew the connector accepts (DESIGN D5). A later one is implausible for "when the event occurred".
- *
- * @since 0.1.0
  */
 export const maxFutureSkewMillis = 300_000
 
@@ -38,23 +34,17 @@ export const maxFutureSkewMillis = 300_000
  * The earliest accepted event `timestamp`: 2000-01-01T00:00:00Z. Backfills of real history fit
  * after it; what falls before it is a sender's zero or default date (Go's and .NET's
  * `0001-01-01`, the Unix epoch), not when the event occurred.
- *
- * @since 0.1.0
  */
 export const minEventTimestamp = 946_684_800_000
 
 /**
  * The spec's lower_snake_case: a lowercase letter, then lowercase letters and digits, segments
  * joined by single underscores.
- *
- * @since 0.1.0
  */
 export const lowerSnakePattern: RegExp = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/
 
 /**
  * A lower_snake_case code of 1 to `max` characters (`semantic_type`, `event_kind`, rollup keys).
- *
- * @since 0.1.0
  */
 export const isLowerSnake = (value: unknown, max = 64): value is string =>
   typeof value === "string" && value.length >= 1 && value.length <= max && lowerSnakePattern.test(value)
@@ -62,18 +52,15 @@ export const isLowerSnake = (value: unknown, max = 64): value is string =>
 /**
  * Parses "ISO 8601 UTC": an RFC 3339 timestamp whose offset is `Z` or `+00:00`. Epoch
  * milliseconds, or `undefined`.
- *
- * @since 0.1.0
  */
 export const parseUtcTimestamp = (value: unknown): number | undefined =>
   typeof value === "string" && /(?:[Zz]|\+00:00)$/.test(value) ? parseTimestamp(value) : undefined
 
 /**
  * What a UTC timestamp should look like, for issue messages.
- *
- * @since 0.1.0
  */
-export const utcTimestampExpectation = "an ISO 8601 UTC timestamp such as 2026-11-22T10:15:30.000Z (ending in Z or +00:00)"
+export const utcTimestampExpectation =
+  "an ISO 8601 UTC timestamp such as 2026-11-22T10:15:30.000Z (ending in Z or +00:00)"
 
 /** Lower-case vowels, `y` included (`rhythm`, `sync` are words). */
 const isVowel = (code: number): boolean =>
@@ -85,8 +72,6 @@ const isVowel = (code: number): boolean =>
  * are all hex digits (`deadbeefcafe`); letters and digits alternating 4+ times (`a1b2c3`); or 6+
  * letters without a vowel (random lowercase ids). Words with a version or a digit in them stay
  * names: `oauth2`, `s3`, `v2`, `e2e`, `k8s`. Reads a segment of lower_snake_case (`[a-z0-9]`).
- *
- * @since 0.1.0
  */
 export const isIdentifierSegment = (segment: string): boolean => {
   let digits = 0
@@ -106,26 +91,33 @@ export const isIdentifierSegment = (segment: string): boolean => {
     previousDigit = isDigit
   }
   const length = segment.length
-  return (length > 0 && digits === length) || (length >= 8 && digits > 0) || switches >= 4 ||
+  return (
+    (length > 0 && digits === length) ||
+    (length >= 8 && digits > 0) ||
+    switches >= 4 ||
     (digits === 0 && ((length >= 8 && hexLetters) || (length >= 6 && !vowels)))
+  )
 }
 
 /**
  * Why `name` is not a valid `event_name`, or `undefined` when it is. Remembered per valid-looking
  * name (senders repeat a few).
- *
- * @since 0.1.0
  */
-export const eventNameProblem: (name: string) => string | undefined = remembering((name: string) => {
-  if (name.length < 1 || name.length > 64 || !lowerSnakePattern.test(name)) {
-    return "must be a static lower_snake_case name of 1 to 64 characters, such as checkout_completed"
-  }
-  if (name.split("_").some(isIdentifierSegment)) {
-    return "must be a static name without embedded identifiers (a segment of digits, hex, mixed letters and " +
-      "digits, or letters without vowels); put identifiers in event_id or properties"
-  }
-  return undefined
-}, { keep: (name) => name.length <= 64 && lowerSnakePattern.test(name) })
+export const eventNameProblem: (name: string) => string | undefined = remembering(
+  (name: string) => {
+    if (name.length < 1 || name.length > 64 || !lowerSnakePattern.test(name)) {
+      return "must be a static lower_snake_case name of 1 to 64 characters, such as checkout_completed"
+    }
+    if (name.split("_").some(isIdentifierSegment)) {
+      return (
+        "must be a static name without embedded identifiers (a segment of digits, hex, mixed letters and " +
+        "digits, or letters without vowels); put identifiers in event_id or properties"
+      )
+    }
+    return undefined
+  },
+  { keep: (name) => name.length <= 64 && lowerSnakePattern.test(name) }
+)
 
 const noControl = /^[^\u0000-\u001f\u007f]*$/
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/
@@ -133,33 +125,21 @@ const visibleAscii = /^[\x21-\x7e]{1,256}$/
 
 /**
  * `sentiment`: "positive, neutral, negative, unknown".
- *
- * @since 0.1.0
  */
 export const sentiments = ["positive", "neutral", "negative", "unknown"] as const
 
-/**
- * @since 0.1.0
- */
 export type Sentiment = (typeof sentiments)[number]
 
 /**
  * `sentiment_source`: "explicit, inferred, ai, integration, unknown".
- *
- * @since 0.1.0
  */
 export const sentimentSources = ["explicit", "inferred", "ai", "integration", "unknown"] as const
 
-/**
- * @since 0.1.0
- */
 export type SentimentSource = (typeof sentimentSources)[number]
 
 /**
  * `user`: "object with `name` and `email` strings for the user in `user_id`". Both optional:
  * sending a field updates it, leaving it out keeps the stored value.
- *
- * @since 0.1.0
  */
 export interface User {
   readonly name?: string
@@ -169,8 +149,6 @@ export interface User {
 /**
  * The event as the spec's table lists it: exactly the fields sent, each within its rule.
  * `properties` is a JSON object whose bounds and contents `Safety.screenProperties` screens.
- *
- * @since 0.1.0
  */
 export interface Event {
   readonly event_name: string
@@ -191,30 +169,26 @@ export interface Event {
 
 /**
  * An event that passed {@link validateEvent}, including the checks that need the receiving clock.
- *
- * @since 0.1.0
  */
 export type ValidEvent = Event
 
 /**
  * When a validated event occurred, in epoch milliseconds.
- *
- * @since 0.1.0
  */
 export const occurredAt = (event: Pick<Event, "timestamp">): number => parseUtcTimestamp(event.timestamp) ?? Number.NaN
 
 /**
  * "Each request carries one small JSON event, not raw logs or large arrays": an array body is a
  * batch, which the endpoint refuses (high-volume usage belongs in `usage_rollup_recorded` events).
- *
- * @since 0.1.0
  */
 export const isBatch = (raw: unknown): raw is ReadonlyArray<unknown> => Array.isArray(raw)
 
-const batchMessage = "the body must be one event object, not an array: send one request per event, and aggregate " +
+const batchMessage =
+  "the body must be one event object, not an array: send one request per event, and aggregate " +
   "high-volume usage into usage_rollup_recorded events (one per account, product, metric and closed time bucket)"
 
-const accountIdMissing = "account_id is required: events attach to customer accounts by account_id, the stable id " +
+const accountIdMissing =
+  "account_id is required: events attach to customer accounts by account_id, the stable id " +
   "of the customer, account, workspace, tenant, company or organization"
 
 const isString = (value: unknown): value is string => typeof value === "string"
@@ -232,11 +206,15 @@ const isOpaqueId = (value: unknown): boolean =>
 
 const isLowerSnakeCode = (value: unknown): boolean => isLowerSnake(value)
 
-const isFiniteIn = (min: number, max: number) => (value: unknown): boolean =>
-  typeof value === "number" && Number.isFinite(value) && value >= min && value <= max
+const isFiniteIn =
+  (min: number, max: number) =>
+  (value: unknown): boolean =>
+    typeof value === "number" && Number.isFinite(value) && value >= min && value <= max
 
-const isOneOf = (values: ReadonlyArray<string>) => (value: unknown): boolean =>
-  isString(value) && values.includes(value)
+const isOneOf =
+  (values: ReadonlyArray<string>) =>
+  (value: unknown): boolean =>
+    isString(value) && values.includes(value)
 
 /**
  * One field of the event: its name, the problem with a present value (`undefined` when it is
@@ -249,26 +227,38 @@ interface FieldRule {
   readonly missing?: string
 }
 
-const expect = (check: (value: unknown) => boolean, expectation: string) => (value: unknown): string | undefined =>
-  check(value) ? undefined : `must be ${expectation}`
+const expect =
+  (check: (value: unknown) => boolean, expectation: string) =>
+  (value: unknown): string | undefined =>
+    check(value) ? undefined : `must be ${expectation}`
 
 const timestampProblem = (value: unknown, now: number): string | undefined => {
   const at = parseUtcTimestamp(value)
   if (at === undefined) return `must be ${utcTimestampExpectation}`
   if (at < minEventTimestamp) {
-    return "is implausibly old: events before 2000-01-01T00:00:00Z are refused (a zero or default date such as " +
+    return (
+      "is implausibly old: events before 2000-01-01T00:00:00Z are refused (a zero or default date such as " +
       "0001-01-01 or 1970-01-01 is a bug in the sender); send when the event occurred, in UTC"
+    )
   }
   if (at - now > maxFutureSkewMillis) {
-    return `is implausibly far in the future: at most ${maxFutureSkewMillis / 60_000} minutes after the time the ` +
+    return (
+      `is implausibly far in the future: at most ${maxFutureSkewMillis / 60_000} minutes after the time the ` +
       "service received it; send when the event occurred, in UTC"
+    )
   }
   return undefined
 }
 
 const userFields: ReadonlyArray<readonly [keyof User, (value: unknown) => string | undefined]> = [
-  ["name", expect((v) => isString(v) && v.length >= 1 && v.length <= 200 && noControl.test(v), "a name of 1 to 200 characters")],
-  ["email", expect((v) => isString(v) && v.length <= 254 && emailPattern.test(v), "an e-mail address of at most 254 characters")]
+  [
+    "name",
+    expect((v) => isString(v) && v.length >= 1 && v.length <= 200 && noControl.test(v), "a name of 1 to 200 characters")
+  ],
+  [
+    "email",
+    expect((v) => isString(v) && v.length <= 254 && emailPattern.test(v), "an e-mail address of at most 254 characters")
+  ]
 ]
 
 /** Issues of a present `user`, at `user.<key>` (`undefined` when there are none). */
@@ -277,7 +267,10 @@ const userProblem = (value: unknown): string | ReadonlyArray<FieldIssue> | undef
   const issues: Array<FieldIssue> = []
   for (const key of Object.keys(value)) {
     if (key !== "name" && key !== "email") {
-      issues.push({ path: `user.${pathSegment(key)}`, message: "is not a field of user, which has only name and email" })
+      issues.push({
+        path: `user.${pathSegment(key)}`,
+        message: "is not a field of user, which has only name and email"
+      })
     }
   }
   for (const [name, problem] of userFields) {
@@ -295,7 +288,8 @@ const codeExpectation = "a lower_snake_case code of 1 to 64 characters"
 const fieldRules: ReadonlyArray<FieldRule> = [
   {
     name: "event_name",
-    problem: (value) => (isString(value) ? eventNameProblem(value) : "must be a static lower_snake_case name such as checkout_completed"),
+    problem: (value) =>
+      isString(value) ? eventNameProblem(value) : "must be a static lower_snake_case name such as checkout_completed",
     missing: "event_name is required: a static lower_snake_case name such as checkout_completed"
   },
   { name: "account_id", problem: expect(isOpaqueId, opaqueIdExpectation), missing: accountIdMissing },
@@ -304,7 +298,10 @@ const fieldRules: ReadonlyArray<FieldRule> = [
     problem: timestampProblem,
     missing: `timestamp is required: ${utcTimestampExpectation} of when the event occurred`
   },
-  { name: "event_id", problem: expect((v) => isString(v) && visibleAscii.test(v), "1 to 256 visible ASCII characters") },
+  {
+    name: "event_id",
+    problem: expect((v) => isString(v) && visibleAscii.test(v), "1 to 256 visible ASCII characters")
+  },
   { name: "user_id", problem: expect(isOpaqueId, opaqueIdExpectation) },
   { name: "user", problem: userProblem },
   { name: "semantic_type", problem: expect(isLowerSnakeCode, codeExpectation) },
@@ -319,13 +316,11 @@ const fieldRules: ReadonlyArray<FieldRule> = [
 
 const fieldNames: ReadonlySet<string> = new Set(fieldRules.map((rule) => rule.name))
 
-const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
+const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key)
 
 /**
  * A decoded body: the fields that passed their own rules (all of them when `issues` is empty, and
  * then exactly the body sent) and every issue, in field order after unknown fields.
- *
- * @since 0.1.0
  */
 export interface DecodedEvent {
   readonly fields: Partial<Event>
@@ -335,15 +330,14 @@ export interface DecodedEvent {
 /**
  * Decodes one inbound body at `now` (the receiving clock, epoch milliseconds), field by field.
  * An array or non-object body gets one issue at path `""` and no fields.
- *
- * @since 0.1.0
  */
 export const decodeEvent = (raw: unknown, now: number): DecodedEvent => {
   if (isBatch(raw)) return { fields: {}, issues: [{ path: "", message: batchMessage }] }
   if (!isObject(raw)) return { fields: {}, issues: [{ path: "", message: "the body must be one JSON event object" }] }
   const issues: Array<FieldIssue> = []
   for (const key of Object.keys(raw)) {
-    if (!fieldNames.has(key)) issues.push({ path: pathSegment(key), message: "is not a field of the event; put custom data in properties" })
+    if (!fieldNames.has(key))
+      issues.push({ path: pathSegment(key), message: "is not a field of the event; put custom data in properties" })
   }
   // bit i set: field i is present and broken (14 fields)
   let broken = 0
@@ -379,8 +373,6 @@ export const decodeEvent = (raw: unknown, now: number): DecodedEvent => {
 /**
  * Decodes one inbound event at `now` (the receiving clock, epoch milliseconds). Every failing field
  * is reported; an array or non-object body gets one issue at path `""`.
- *
- * @since 0.1.0
  */
 export const validateEvent = (raw: unknown, now: number): Either.Either<ValidEvent, ReadonlyArray<FieldIssue>> => {
   const { fields, issues } = decodeEvent(raw, now)

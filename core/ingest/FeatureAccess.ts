@@ -11,16 +11,11 @@
  * (exactly: keys are codes). The funnel ids match in any letter case, on both sides.
  * "Sent from the server" means ingested with a key of scope `ingest` (the Direct API's secret key,
  * never used from client code).
- *
- * @since 0.1.0
  */
 import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
 import type { Event } from "./Event.ts"
 import { parseUtcTimestamp } from "./Event.ts"
 
-/**
- * @since 0.1.0
- */
 export const featureAccessEventName = "entitlement_active"
 
 /**
@@ -29,8 +24,6 @@ export const featureAccessEventName = "entitlement_active"
  * `funnel_version_id` match the journey; timestamp after the journey began"): the verified
  * session's account, the journey and published version, the gated feature, and when the journey
  * began (epoch ms). A stored gate (`FeatureGateStore.FeatureGate`) is one.
- *
- * @since 0.1.0
  */
 export interface UnlockCondition {
   readonly accountId: string
@@ -42,8 +35,6 @@ export interface UnlockCondition {
 
 /**
  * How the event reached the service: the scope of the API key it was ingested with.
- *
- * @since 0.1.0
  */
 export interface EventSource {
   readonly keyScope: ApiKeyScope
@@ -56,8 +47,6 @@ const sameFunnelId = (sent: unknown, expected: string): boolean =>
 /**
  * Whether `event` is the evidence that unlocks `gate`. Every other event, `feature_adopted` and
  * billing receipts (`payment_succeeded`, `invoice_paid`, `checkout_completed`) included, is not.
- *
- * @since 0.1.0
  */
 export const isAccessEvidence = (
   event: Pick<Event, "event_name" | "account_id" | "timestamp" | "properties">,
@@ -71,7 +60,8 @@ export const isAccessEvidence = (
     !sameFunnelId(properties.funnel_journey_id, gate.journeyId) ||
     !sameFunnelId(properties.funnel_version_id, gate.versionId) ||
     properties.feature_key !== gate.featureKey
-  ) return false
+  )
+    return false
   const at = parseUtcTimestamp(event.timestamp)
   return at !== undefined && at > gate.startedAt
 }
@@ -81,8 +71,6 @@ export const isAccessEvidence = (
  * succeeded for, the journey and version from the verified action (for a connector execution
  * request, `binding.journeyId` and `binding.publishedVersionId`), when access became active (an
  * ISO 8601 UTC timestamp) and the verified action's request id.
- *
- * @since 0.1.0
  */
 export interface FeatureAccessInput {
   readonly accountId: string
@@ -98,8 +86,6 @@ export interface FeatureAccessInput {
  * The action request already binds the account, journey and version; the occurrence time is part
  * of the payload, so a retry must resend the same time (a different one is a conflict, not a
  * second unlock).
- *
- * @since 0.1.0
  */
 export const featureAccessEventId = (input: Pick<FeatureAccessInput, "actionRequestId" | "featureKey">): string =>
   `${featureAccessEventName}:${input.actionRequestId}:${input.featureKey}`
@@ -109,8 +95,6 @@ export const featureAccessEventId = (input: Pick<FeatureAccessInput, "actionRequ
  * `timestamp`, `semantic_type` `activation`, `event_kind` `product_action`, and `properties`
  * `feature_key`, `funnel_journey_id`, `funnel_version_id`. Send it only after the host's
  * entitlement check succeeded for that account.
- *
- * @since 0.1.0
  */
 export const buildFeatureAccessEvent = (input: FeatureAccessInput): Event => ({
   event_id: featureAccessEventId(input),

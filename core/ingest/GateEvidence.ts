@@ -10,8 +10,6 @@
  * the earliest-received matching event. A read therefore never reports `checking` while evidence
  * committed before it exists, and the unlock records the same event and time the commit would have
  * (`receivedAt`), whichever side wins the compare-and-set.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -21,17 +19,18 @@ import type { StorageError } from "../ports/StorageError.ts"
 import { featureAccessEventName, isAccessEvidence } from "./FeatureAccess.ts"
 import type { NormalizedBody } from "./Normalize.ts"
 
-const earliestReceived = (a: StoredEvent, b: StoredEvent): number => a.receivedAt - b.receivedAt || (a.id < b.id ? -1 : 1)
+const earliestReceived = (a: StoredEvent, b: StoredEvent): number =>
+  a.receivedAt - b.receivedAt || (a.id < b.id ? -1 : 1)
 
 /**
  * The gate as it stands once every access event committed so far has been considered: unchanged
  * unless it was checking and evidence exists, then unlocked by the earliest-received matching
  * event (or by whoever unlocked it first).
- *
- * @since 0.1.0
  */
-export const settleGate = (gate: FeatureGate): Effect.Effect<FeatureGate, StorageError, EventStore | FeatureGateStore> =>
-  Effect.gen(function*() {
+export const settleGate = (
+  gate: FeatureGate
+): Effect.Effect<FeatureGate, StorageError, EventStore | FeatureGateStore> =>
+  Effect.gen(function* () {
     if (gate.state !== "checking") return gate
     const candidates = yield* (yield* EventStore).listAll({
       workspaceId: gate.workspaceId,

@@ -24,8 +24,6 @@
  *
  * The unit-stability check of a usage rollup needs the meter's stored unit, so it is settled at
  * commit (`IngestWriter`); `Accept` runs these rules and the commit in one call.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -44,28 +42,19 @@ import { rollupBucketKey, suggestedEventId, validateRollup } from "./UsageRollup
 
 /**
  * The kinds of issue an event can have, as problem codes.
- *
- * @since 0.1.0
  */
-export const EventIssueCode: Schema.Literal<["unsafe_property", "invalid_event", "not_revenue_relevant"]> = Schema
-  .Literal("unsafe_property", "invalid_event", "not_revenue_relevant")
+export const EventIssueCode: Schema.Literal<["unsafe_property", "invalid_event", "not_revenue_relevant"]> =
+  Schema.Literal("unsafe_property", "invalid_event", "not_revenue_relevant")
 
 /**
  * One issue of an event: where, what was expected (never the received value), and its kind.
- *
- * @since 0.1.0
  */
 export const EventIssue = Schema.Struct({ path: Schema.String, message: Schema.String, code: EventIssueCode })
 
-/**
- * @since 0.1.0
- */
 export type EventIssue = typeof EventIssue.Type
 
 /**
  * The body is an array: one event per request.
- *
- * @since 0.1.0
  */
 export class BatchNotAccepted extends Schema.TaggedError<BatchNotAccepted>()("BatchNotAccepted", {}) {
   /** The problem-details `code`. */
@@ -79,8 +68,6 @@ export class BatchNotAccepted extends Schema.TaggedError<BatchNotAccepted>()("Ba
 
 /**
  * The body breaks the event contract: every failing field, without the received values.
- *
- * @since 0.1.0
  */
 export class InvalidEvent extends Schema.TaggedError<InvalidEvent>()("InvalidEvent", {
   issues: Schema.Array(EventIssue)
@@ -90,15 +77,15 @@ export class InvalidEvent extends Schema.TaggedError<InvalidEvent>()("InvalidEve
     return "invalid_event"
   }
   override get message(): string {
-    return "the event is invalid: " + this.issues.map((issue) => `${issue.path || "(body)"}: ${issue.message}`).join("; ")
+    return (
+      "the event is invalid: " + this.issues.map((issue) => `${issue.path || "(body)"}: ${issue.message}`).join("; ")
+    )
   }
 }
 
 /**
  * The event holds data that must never be sent: the unsafe paths first, then the event's other
  * issues (paths and reasons only, each with its code).
- *
- * @since 0.1.0
  */
 export class UnsafeEvent extends Schema.TaggedError<UnsafeEvent>()("UnsafeEvent", {
   issues: Schema.Array(EventIssue)
@@ -108,15 +95,15 @@ export class UnsafeEvent extends Schema.TaggedError<UnsafeEvent>()("UnsafeEvent"
     return "unsafe_property"
   }
   override get message(): string {
-    return "the event carries data that must never be sent: " +
+    return (
+      "the event carries data that must never be sent: " +
       this.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")
+    )
   }
 }
 
 /**
  * The event is noise the Direct API refuses (page views, modal opens, hovers, toggles, debug logs).
- *
- * @since 0.1.0
  */
 export class NotRevenueRelevant extends Schema.TaggedError<NotRevenueRelevant>()("NotRevenueRelevant", {
   reason: Schema.String
@@ -130,15 +117,10 @@ export class NotRevenueRelevant extends Schema.TaggedError<NotRevenueRelevant>()
   }
 }
 
-/**
- * @since 0.1.0
- */
 export type IngestRejection = BatchNotAccepted | InvalidEvent | UnsafeEvent | NotRevenueRelevant
 
 /**
  * An accepted event, ready to store.
- *
- * @since 0.1.0
  */
 export interface PreparedEvent extends NormalizedEvent {
   readonly event: ValidEvent
@@ -149,8 +131,6 @@ export interface PreparedEvent extends NormalizedEvent {
 /**
  * What preparing needs besides the body: Accord's id for the row, the ingest key's workspace, and
  * the receiving clock (epoch ms), which is also the row's `receivedAt`.
- *
- * @since 0.1.0
  */
 export interface IngestContext {
   readonly id: string
@@ -158,14 +138,14 @@ export interface IngestContext {
   readonly now: number
 }
 
-const issue = (code: EventIssue["code"]) => ({ path, reason }: SafetyIssue): EventIssue => ({ path, message: reason, code })
+const issue =
+  (code: EventIssue["code"]) =>
+  ({ path, reason }: SafetyIssue): EventIssue => ({ path, message: reason, code })
 const unsafeIssue = issue("unsafe_property")
 const boundsIssue = issue("invalid_event")
 
 /**
  * Applies every ingestion rule to one parsed JSON body (see the module comment for the precedence).
- *
- * @since 0.1.0
  */
 export const prepareEvent = (raw: unknown, context: IngestContext): Either.Either<PreparedEvent, IngestRejection> => {
   if (isBatch(raw)) return Either.left(new BatchNotAccepted())
@@ -183,11 +163,13 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
       else invalid.push(boundsIssue(found))
     }
   }
-  for (const { message, path } of validateRollup(fields, context.now)) invalid.push({ path, message, code: "invalid_event" })
+  for (const { message, path } of validateRollup(fields, context.now))
+    invalid.push({ path, message, code: "invalid_event" })
   for (const { message, path } of profileFactIssues(fields)) invalid.push({ path, message, code: "invalid_event" })
-  const refusal = fields.event_name === undefined
-    ? Option.none()
-    : checkRevenueRelevance({ event_name: fields.event_name, event_kind: fields.event_kind })
+  const refusal =
+    fields.event_name === undefined
+      ? Option.none()
+      : checkRevenueRelevance({ event_name: fields.event_name, event_kind: fields.event_kind })
   if (unsafe.length > 0) {
     if (Option.isSome(refusal)) {
       invalid.push({ path: refusal.value.path, message: refusal.value.reason, code: "not_revenue_relevant" })
@@ -197,7 +179,11 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
   if (Option.isSome(refusal)) return Either.left(new NotRevenueRelevant({ reason: refusal.value.reason }))
   if (invalid.length > 0) return Either.left(new InvalidEvent({ issues: invalid }))
   const event = fields as ValidEvent
-  const normalized = normalizeEvent(event, { id: context.id, workspaceId: context.workspaceId, receivedAt: context.now })
+  const normalized = normalizeEvent(event, {
+    id: context.id,
+    workspaceId: context.workspaceId,
+    receivedAt: context.now
+  })
   const bucketKey = rollupBucketKey(event)
   return Either.right({
     ...normalized,
@@ -210,16 +196,15 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
 /**
  * The row to append: the normalized row with `payloadHash`, lowercase hex SHA-256 of the canonical
  * payload (DESIGN D3).
- *
- * @since 0.1.0
  */
 export const withPayloadHash = (normalized: NormalizedEvent): Effect.Effect<StoredEvent, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => withPayloadHashWith(crypto, normalized))
 
 /**
  * The same with a `Crypto` already in hand.
- *
- * @since 0.1.0
  */
 export const withPayloadHashWith = (crypto: CryptoService, normalized: NormalizedEvent): Effect.Effect<StoredEvent> =>
-  Effect.map(sha256HexWith(crypto, normalized.payloadHashInput), (payloadHash) => ({ ...normalized.stored, payloadHash }))
+  Effect.map(sha256HexWith(crypto, normalized.payloadHashInput), (payloadHash) => ({
+    ...normalized.stored,
+    payloadHash
+  }))

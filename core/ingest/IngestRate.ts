@@ -6,15 +6,10 @@
  * It is synchronous on purpose: it runs for every event, on a path that does no other waiting
  * between reading the key and reading the body. Each instance keeps its own buckets, in memory (a
  * deployment of N instances behind a load balancer allows up to N times the rate per key).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 
-/**
- * @since 0.1.0
- */
 export interface IngestRateService {
   /**
    * Takes one token from `key`'s bucket of `limit` per second at `now` (epoch ms): `0` when the
@@ -23,9 +18,6 @@ export interface IngestRateService {
   readonly consume: (key: string, limit: number, now: number) => number
 }
 
-/**
- * @since 0.1.0
- */
 export class IngestRate extends Context.Tag("@accord/core/ingest/IngestRate")<IngestRate, IngestRateService>() {}
 
 interface Bucket {
@@ -36,15 +28,11 @@ interface Bucket {
 /**
  * The most keys whose buckets are kept; past it the bucket used least recently is dropped (a key
  * that comes back starts with a full bucket).
- *
- * @since 0.1.0
  */
 export const defaultMaxKeys = 10_000
 
 /**
  * Buckets in memory.
- *
- * @since 0.1.0
  */
 export const makeMemory = (maxKeys: number = defaultMaxKeys): IngestRateService => {
   const buckets = new Map<string, Bucket>()
@@ -74,7 +62,4 @@ export const makeMemory = (maxKeys: number = defaultMaxKeys): IngestRateService 
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<IngestRate> = Layer.sync(IngestRate, () => makeMemory())

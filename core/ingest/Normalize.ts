@@ -17,8 +17,6 @@
  *   excluded) in canonical JSON, with the timestamp in the sending form: a retry with keys in another
  *   order or the same instant written differently is a duplicate, and a change to the inference
  *   rules never turns a retry into a conflict.
- *
- * @since 0.1.0
  */
 import * as Option from "effect/Option"
 import type { LoginActivity, ProfileFact, UserField } from "../ports/AccountProfileStore.ts"
@@ -35,8 +33,6 @@ import { extractProfileFacts, loginActivityOf } from "./Profile.ts"
 
 /**
  * The sentiment fields of a stored event.
- *
- * @since 0.1.0
  */
 export interface SentimentFields {
   readonly sentiment: Sentiment
@@ -47,7 +43,6 @@ export interface SentimentFields {
   readonly sentiment_confidence?: number
 }
 
-
 const words = (s: string): ReadonlyArray<string> => s.split("_")
 const set = (s: string): ReadonlySet<string> => new Set(s.split(" "))
 
@@ -57,19 +52,19 @@ const negativeWords = set(
     "downgraded churn churned paused overage refunded disputed chargeback expired errored exceeded needed"
 )
 /** Name endings that mark activation, success or expansion. */
-const positiveEndings = set("completed succeeded activated upgraded connected added paid adopted active invited configured")
+const positiveEndings = set(
+  "completed succeeded activated upgraded connected added paid adopted active invited configured"
+)
 /** Property keys that only friction carries (keys, never values). */
 const negativeKeys: ReadonlyArray<string> = "error_code failure_code decline_code failure_reason error_type".split(" ")
 
-const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
+const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key)
 
 /**
  * The reviewable default for an event without `sentiment`, from its name, `semantic_type`,
  * `event_kind` and property keys: `negative` for limit friction, failures, cancellations and
  * downgrades; `positive` for activation, completions, successful payments, upgrades and added
  * seats; `None` (stored as `unknown`) otherwise, e.g. `usage_rollup_recorded` or `user_logged_in`.
- *
- * @since 0.1.0
  */
 export const inferSentiment = (
   event: Pick<ValidEvent, "event_name" | "semantic_type" | "event_kind" | "properties">
@@ -77,9 +72,12 @@ export const inferSentiment = (
   const byName = nameSentiment(event.event_name)
   const properties = event.properties
   if (
-    event.semantic_type === "limit_friction" || event.event_kind === "friction_event" || byName === "negative" ||
+    event.semantic_type === "limit_friction" ||
+    event.event_kind === "friction_event" ||
+    byName === "negative" ||
     (properties !== undefined && negativeKeys.some((key) => hasOwn(properties, key)))
-  ) return Option.some("negative")
+  )
+    return Option.some("negative")
   if (event.semantic_type === "activation" || byName === "positive") return Option.some("positive")
   return Option.none()
 }
@@ -93,8 +91,6 @@ const nameSentiment = remembering((eventName: string): "positive" | "negative" |
 
 /**
  * The stored sentiment: explicit first, then an inferred default, else `unknown`.
- *
- * @since 0.1.0
  */
 export const resolveSentiment = (event: ValidEvent): SentimentFields => {
   if (event.sentiment !== undefined) {
@@ -118,8 +114,6 @@ export const resolveSentiment = (event: ValidEvent): SentimentFields => {
 
 /**
  * The stored `body`: the event without `user`, with resolved sentiment.
- *
- * @since 0.1.0
  */
 export interface NormalizedBody extends SentimentFields {
   readonly event_name: string
@@ -135,8 +129,6 @@ export interface NormalizedBody extends SentimentFields {
 
 /**
  * The user update an event carries, in `AccountProfileStore.upsertUser`'s shape.
- *
- * @since 0.1.0
  */
 export interface UserUpdate {
   readonly workspaceId: string
@@ -148,8 +140,6 @@ export interface UserUpdate {
 /**
  * What normalizing needs besides the event: Accord's id for the row, the workspace of the ingest
  * key, and the receiving time.
- *
- * @since 0.1.0
  */
 export interface NormalizeContext {
   readonly id: string
@@ -161,8 +151,6 @@ export interface NormalizeContext {
  * A normalized event: the row to append (its `payloadHash` is the caller's SHA-256 of
  * `payloadHashInput`, see `Ingest.withPayloadHash`), the user update, the profile facts and the
  * login it records.
- *
- * @since 0.1.0
  */
 export interface NormalizedEvent {
   readonly stored: Omit<StoredEvent, "payloadHash"> & { readonly body: NormalizedBody }
@@ -175,10 +163,9 @@ export interface NormalizedEvent {
 
 /**
  * The canonical JSON the payload hash is computed over (see the module comment).
- *
- * @since 0.1.0
  */
-export const payloadHashInput = (event: ValidEvent): string => canonicalObject(event, sendingForm(event.timestamp, occurredAt(event)))
+export const payloadHashInput = (event: ValidEvent): string =>
+  canonicalObject(event, sendingForm(event.timestamp, occurredAt(event)))
 
 /**
  * A timestamp in the sending form (UTC, milliseconds). Most senders already use it
@@ -186,7 +173,9 @@ export const payloadHashInput = (event: ValidEvent): string => canonicalObject(e
  * and is kept without formatting it again.
  */
 const sendingForm = (timestamp: string, at: number): string =>
-  timestamp.length === 24 && timestamp.charCodeAt(10) === 84 && timestamp.charCodeAt(23) === 90 ? timestamp : formatTimestamp(at)
+  timestamp.length === 24 && timestamp.charCodeAt(10) === 84 && timestamp.charCodeAt(23) === 90
+    ? timestamp
+    : formatTimestamp(at)
 
 const userUpdateOf = (event: ValidEvent, context: NormalizeContext, at: number): Option.Option<UserUpdate> => {
   const user = event.user
@@ -204,8 +193,6 @@ const userUpdateOf = (event: ValidEvent, context: NormalizeContext, at: number):
 
 /**
  * Normalizes a validated (and screened) event.
- *
- * @since 0.1.0
  */
 export const normalizeEvent = (valid: ValidEvent, context: NormalizeContext): NormalizedEvent => {
   const at = occurredAt(valid)

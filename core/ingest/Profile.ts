@@ -15,8 +15,6 @@
  * names feed one fact (`plan`, `plan_name`, `current_plan`), the first present in that order wins.
  * Every fact carries the event's occurrence time and Accord's id of the event; the store keeps the
  * newest (`AccountProfileStore.isNewer`).
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -29,8 +27,6 @@ import { occurredAt, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent
 
 /**
  * The facts an account profile can hold.
- *
- * @since 0.1.0
  */
 export type ProfileFactName =
   | "signup_at"
@@ -50,8 +46,6 @@ export type ProfileFactName =
 /**
  * A "bounded stable value": a lower-case code of 1 to 64 characters, letters and digits joined by
  * `_`, `-`, `.` or `:` (`pro_annual`, `past_due`, `enterprise-2024`).
- *
- * @since 0.1.0
  */
 export const isStableCode = (value: unknown): value is string =>
   typeof value === "string" && value.length <= 64 && /^[a-z0-9]+(?:[_.:-][a-z0-9]+)*$/.test(value)
@@ -97,18 +91,14 @@ const rules: ReadonlyArray<FactRule> = [
 
 /**
  * The property names that feed profile facts.
- *
- * @since 0.1.0
  */
 export const profileFactProperties: ReadonlyArray<string> = rules.flatMap((rule) => rule.properties)
 
-const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key)
+const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key)
 
 /**
  * Issues for profile-fact properties whose value is not of the fact's form (a reserved name used
  * for something else).
- *
- * @since 0.1.0
  */
 export const profileFactIssues = (event: Partial<Pick<ValidEvent, "properties">>): ReadonlyArray<FieldIssue> => {
   const properties = event.properties
@@ -127,8 +117,6 @@ export const profileFactIssues = (event: Partial<Pick<ValidEvent, "properties">>
 /**
  * Whether the event is login activity: `user_logged_in` or `session_started` with `semantic_type`
  * `login`.
- *
- * @since 0.1.0
  */
 export const isLoginActivity = (event: Pick<ValidEvent, "event_name" | "semantic_type">): boolean =>
   (event.event_name === "user_logged_in" || event.event_name === "session_started") && event.semantic_type === "login"
@@ -136,8 +124,6 @@ export const isLoginActivity = (event: Pick<ValidEvent, "event_name" | "semantic
 /**
  * The login an event records for the account's active-user counts: login activity with the
  * `user_id` who caused it (a login without one counts towards `last_login_at` only).
- *
- * @since 0.1.0
  */
 export const loginActivityOf = (
   event: ValidEvent,
@@ -145,19 +131,17 @@ export const loginActivityOf = (
 ): Option.Option<LoginActivity> =>
   isLoginActivity(event) && event.user_id !== undefined
     ? Option.some({
-      workspaceId: context.workspaceId,
-      accountId: event.account_id,
-      userId: event.user_id,
-      observedAt: occurredAt(event),
-      sourceEventId: context.sourceEventId
-    })
+        workspaceId: context.workspaceId,
+        accountId: event.account_id,
+        userId: event.user_id,
+        observedAt: occurredAt(event),
+        sourceEventId: context.sourceEventId
+      })
     : Option.none()
 
 /**
  * The active-user counts the profile shows, by fact name: distinct users whose last login is
  * within that many days of the read.
- *
- * @since 0.1.0
  */
 export const activeUserWindows: ReadonlyArray<readonly [name: "active_users_7d" | "active_users_30d", days: number]> = [
   ["active_users_7d", 7],
@@ -166,8 +150,6 @@ export const activeUserWindows: ReadonlyArray<readonly [name: "active_users_7d" 
 
 /**
  * An active-user count as of a read.
- *
- * @since 0.1.0
  */
 export interface ActiveUsers {
   readonly name: (typeof activeUserWindows)[number][0]
@@ -179,18 +161,19 @@ export interface ActiveUsers {
 /**
  * The account's active-user counts now (the `Clock`): one per {@link activeUserWindows}, none when
  * no login with a `user_id` was ever recorded for the account (no signal rather than zero).
- *
- * @since 0.1.0
  */
 export const readActiveUsers = (
   workspaceId: string,
   accountId: string
 ): Effect.Effect<ReadonlyArray<ActiveUsers>, StorageError, AccountProfileStore> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const asOf = yield* Clock.currentTimeMillis
     const since = activeUserWindows.map(([, days]) => asOf - days * 86_400_000)
     // the first count, since 0, is every user with a recorded login
-    const [ever, ...counts] = yield* (yield* AccountProfileStore).countActiveUsers(workspaceId, accountId, [0, ...since])
+    const [ever, ...counts] = yield* (yield* AccountProfileStore).countActiveUsers(workspaceId, accountId, [
+      0,
+      ...since
+    ])
     if (ever === 0) return []
     return activeUserWindows.map(([name], i) => ({ name, value: counts[i] ?? 0, asOf }))
   })
@@ -199,8 +182,6 @@ export const readActiveUsers = (
  * The facts a (validated) event sets, in a fixed order, observed when it occurred (`observedAt`,
  * when the caller has already parsed it). Properties of the wrong form are skipped (see
  * {@link profileFactIssues}, which rejects such events before this runs).
- *
- * @since 0.1.0
  */
 export const extractProfileFacts = (
   event: ValidEvent,
@@ -222,7 +203,8 @@ export const extractProfileFacts = (
   }
   if (isLoginActivity(event)) {
     facts.push({ name: "last_login_at", value: formatTimestamp(observedAt), observedAt, sourceEventId })
-    if (event.user_id !== undefined) facts.push({ name: "last_login_user_id", value: event.user_id, observedAt, sourceEventId })
+    if (event.user_id !== undefined)
+      facts.push({ name: "last_login_user_id", value: event.user_id, observedAt, sourceEventId })
   }
   return facts
 }

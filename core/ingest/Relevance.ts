@@ -14,8 +14,6 @@
  * banners, buttons, widgets) and impressions or renders; heartbeats, pings, keep-alives and
  * health checks; debug events and logs. Business objects that happen to open or close
  * (`ticket_opened`, `deal_closed`) are not UI elements and stay allowed.
- *
- * @since 0.1.0
  */
 import * as Option from "effect/Option"
 import type { Event } from "./Event.ts"
@@ -23,8 +21,6 @@ import { remembering } from "./Memo.ts"
 
 /**
  * Why an event is refused as noise.
- *
- * @since 0.1.0
  */
 export interface RelevanceRefusal {
   readonly code: "not_revenue_relevant"
@@ -36,22 +32,30 @@ export interface RelevanceRefusal {
 type Category = "auth_page_view" | "page_view" | "modal" | "click" | "hover" | "toggle" | "view" | "heartbeat" | "debug"
 
 const reasons: Readonly<Record<Category, string>> = {
-  auth_page_view: "auth page views are not revenue-relevant; send user_logged_in or session_started with " +
+  auth_page_view:
+    "auth page views are not revenue-relevant; send user_logged_in or session_started with " +
     "semantic_type login after the sign-in succeeds, or account_activated once signup is persisted",
-  page_view: "page views are not revenue-relevant; send the backend event that confirms the outcome, such as " +
+  page_view:
+    "page views are not revenue-relevant; send the backend event that confirms the outcome, such as " +
     "checkout_completed (browser-visible intent belongs to the web SDK)",
-  modal: "modal and dialog opens are not revenue-relevant; send the backend event that confirms what the user " +
+  modal:
+    "modal and dialog opens are not revenue-relevant; send the backend event that confirms what the user " +
     "did next, such as plan_upgraded (UI friction belongs to the web SDK)",
-  click: "clicks, taps and scrolls are not revenue-relevant; send the backend event that confirms what the click " +
+  click:
+    "clicks, taps and scrolls are not revenue-relevant; send the backend event that confirms what the click " +
     "did, such as checkout_started or report_exported (UI interactions belong to the web SDK)",
-  view: "views and impressions of UI elements (banners, buttons, menus, tabs, widgets) are not revenue-relevant; " +
+  view:
+    "views and impressions of UI elements (banners, buttons, menus, tabs, widgets) are not revenue-relevant; " +
     "send the backend event that confirms an outcome (the spec's own views, such as overage_prompt_viewed, are allowed)",
-  heartbeat: "heartbeats, pings, keep-alives and health checks are not revenue-relevant; report usage as " +
+  heartbeat:
+    "heartbeats, pings, keep-alives and health checks are not revenue-relevant; report usage as " +
     "usage_rollup_recorded with current counts",
   hover: "hovers are not revenue-relevant; send backend events confirmed by durable product, billing or setup state",
-  toggle: "local UI toggles and opens of menus, tabs or panels are not revenue-relevant; send a backend event only when a setting change is persisted " +
+  toggle:
+    "local UI toggles and opens of menus, tabs or panels are not revenue-relevant; send a backend event only when a setting change is persisted " +
     "and matters to revenue, such as integration_connected",
-  debug: "debug logs, traces and raw logs are not revenue-relevant and must not be sent; report failures as bounded " +
+  debug:
+    "debug logs, traces and raw logs are not revenue-relevant and must not be sent; report failures as bounded " +
     "friction events such as sync_failed with an error code"
 }
 
@@ -138,19 +142,24 @@ const byKind: ReadonlyMap<string, Category> = new Map<string, Category>([
 /** The category a (valid) event name falls in, remembered per name. */
 const categoryOfName = remembering((name: string): Category | undefined => {
   const words = name.split("_")
-  const pageView = has(words, pageViewWords) || pair(words, pageWords, viewWords) || pair(words, viewedWords, pageWords) ||
-    pair(words, pageNames, viewWords) || pair(words, viewedWords, pageNames)
+  const pageView =
+    has(words, pageViewWords) ||
+    pair(words, pageWords, viewWords) ||
+    pair(words, viewedWords, pageWords) ||
+    pair(words, pageNames, viewWords) ||
+    pair(words, viewedWords, pageNames)
   if (pageView) return has(words, authWords) ? "auth_page_view" : "page_view"
   if (has(words, modalWords)) return "modal"
   if (has(words, hoverWords) || pair(words, mouseWords, overWords)) return "hover"
   if (
-    words.some((word) => word.startsWith("toggle")) || pair(words, widgetWords, widgetStateWords) ||
+    words.some((word) => word.startsWith("toggle")) ||
+    pair(words, widgetWords, widgetStateWords) ||
     pair(words, darkWords, modeWords)
-  ) return "toggle"
+  )
+    return "toggle"
   if (has(words, clickWords)) return "click"
-  if (
-    has(words, heartbeatWords) || pair(words, keepWords, aliveWords) || pair(words, healthWords, checkWords)
-  ) return "heartbeat"
+  if (has(words, heartbeatWords) || pair(words, keepWords, aliveWords) || pair(words, healthWords, checkWords))
+    return "heartbeat"
   if (has(words, elementWords) && (has(words, openWords) || has(words, elementViewWords))) {
     return has(words, openWords) ? "toggle" : "view"
   }
@@ -162,14 +171,15 @@ const categoryOfName = remembering((name: string): Category | undefined => {
 /**
  * `Some` with the reason when the event is noise the Direct API refuses (code
  * `not_revenue_relevant`), `None` when it may be ingested.
- *
- * @since 0.1.0
  */
 export const checkRevenueRelevance = (
   event: Pick<Event, "event_name"> & { readonly event_kind?: string | undefined }
 ): Option.Option<RelevanceRefusal> => {
   const byName = categoryOfName(event.event_name)
-  if (byName !== undefined) return Option.some({ code: "not_revenue_relevant", path: "event_name", reason: reasons[byName] })
+  if (byName !== undefined)
+    return Option.some({ code: "not_revenue_relevant", path: "event_name", reason: reasons[byName] })
   const kind = event.event_kind === undefined ? undefined : byKind.get(event.event_kind)
-  return kind === undefined ? Option.none() : Option.some({ code: "not_revenue_relevant", path: "event_kind", reason: reasons[kind] })
+  return kind === undefined
+    ? Option.none()
+    : Option.some({ code: "not_revenue_relevant", path: "event_kind", reason: reasons[kind] })
 }

@@ -35,73 +35,53 @@
  *
  * Publishable provider keys (`pk_live_…`) are refused too: the spec lists "API keys" without
  * exception, and they carry no revenue signal.
- *
- * @since 0.1.0
  */
 import * as formats from "./internal/formats.ts"
 import { remembering } from "./Memo.ts"
 
 /**
  * At most this many keys in any one object of `properties`.
- *
- * @since 0.1.0
  */
 export const maxPropertyKeys = 50
 
 /**
  * At most this many keys in `properties` altogether, nested objects included.
- *
- * @since 0.1.0
  */
 export const maxPropertyTotalKeys = 200
 
 /**
  * Containers nest at most this deep: `properties` is level 1, an object or array in it level 2.
- *
- * @since 0.1.0
  */
 export const maxPropertyDepth = 3
 
 /**
  * At most this many characters in a string value.
- *
- * @since 0.1.0
  */
 export const maxPropertyStringLength = 256
 
 /**
  * At most this many items in an array ("counts are current values, not lists").
- *
- * @since 0.1.0
  */
 export const maxPropertyArrayItems = 20
 
 /**
  * At most this many characters in a property name.
- *
- * @since 0.1.0
  */
 export const maxPropertyKeyLength = 64
 
 /**
  * A string with whitespace and more than this many words is free text.
- *
- * @since 0.1.0
  */
 export const freeTextMaxWords = 8
 
 /**
  * A string longer than this is free text (below the 256-character bound, which is a size error).
- *
- * @since 0.1.0
  */
 export const freeTextMaxChars = 120
 
 /**
  * Strings at least this long that look random (see {@link isHighEntropyToken}) are treated as
  * secrets.
- *
- * @since 0.1.0
  */
 export const highEntropyMinLength: number = formats.highEntropyMinLength
 
@@ -109,49 +89,34 @@ export const highEntropyMinLength: number = formats.highEntropyMinLength
  * A token of {@link highEntropyMinLength}+ characters that looks random: hex, or base64/base64url
  * mixing cases or letters and digits with at least 4 bits of entropy per character. UUIDs, provider
  * object ids, lower_snake or kebab identifiers and camelCase words are not.
- *
- * @since 0.1.0
  */
 export const isHighEntropyToken: (token: string) => boolean = formats.isHighEntropyToken
 
 /**
  * Whether a string holds a payment card number: 13 to 19 digits (spaces or dashes allowed) with a
  * card scheme's first digits and a valid Luhn checksum.
- *
- * @since 0.1.0
  */
 export const hasCardNumber: (s: string) => boolean = formats.hasCardNumber
 
 /**
  * Whether a string holds an IBAN with a valid mod-97 checksum.
- *
- * @since 0.1.0
  */
 export const hasIban: (s: string) => boolean = formats.hasIban
 
 /**
  * Whether a string holds an IPv6 address (eight groups, or at least two around `::`, or `::1`).
- *
- * @since 0.1.0
  */
 export const hasIpv6: (s: string) => boolean = formats.hasIpv6
 
 /**
  * The path segment shown instead of a property name that is itself unsafe or too long.
- *
- * @since 0.1.0
  */
 export const redactedKey = "<redacted>"
 
-/**
- * @since 0.1.0
- */
 export type SafetyCode = "unsafe_property" | "property_bounds"
 
 /**
  * One refused location: where (`properties.…`) and what kind of data, never the value.
- *
- * @since 0.1.0
  */
 export interface SafetyIssue {
   readonly code: SafetyCode
@@ -221,16 +186,20 @@ const keyTerms: ReadonlyArray<KeyTerms> = [
 
 /** Words that make a number under a marked name a measure of it, not the thing itself. */
 const measureWords: ReadonlySet<string> = new Set(
-  ("count counts total totals used usage remaining limit limits quota consumed input output max min number num " +
+  (
+    "count counts total totals used usage remaining limit limits quota consumed input output max min number num " +
     "length len size duration seconds secs ms millis minutes hours days age ttl rate ratio percent percentage pct " +
-    "score rating avg average sum budget balance cost spent estimate").split(" ")
+    "score rating avg average sum budget balance cost spent estimate"
+  ).split(" ")
 )
 
 /** Words that make any value under a marked name describe it rather than be it. */
 const metadataWords: ReadonlySet<string> = new Set(
-  ("type types kind status state method methods strength enabled disabled provider source scope scopes version " +
+  (
+    "type types kind status state method methods strength enabled disabled provider source scope scopes version " +
     "format category level domain language lang mode policy at expires expiry expiration rotated changed created " +
-    "updated started ended configured verified valid required present consent").split(" ")
+    "updated started ended configured verified valid required present consent"
+  ).split(" ")
 )
 
 /** Under a free-text name, a bounded code or identifier is what the spec asks for (`reason_code`). */
@@ -239,10 +208,12 @@ const freeTextMetadataWords: ReadonlySet<string> = new Set(
 )
 
 const keyReasons: Readonly<Record<KeyKind, string>> = {
-  secret: "the property name marks a secret (a password, token, key, cookie, session value, signature, credential, " +
+  secret:
+    "the property name marks a secret (a password, token, key, cookie, session value, signature, credential, " +
     "invite link or webhook); secrets must never be sent",
   personal: "the property name marks personal data, which belongs only in the user object (name and email of user_id)",
-  free_text: "the property name marks free text (comments, notes, messages, descriptions, feedback, prompts, " +
+  free_text:
+    "the property name marks free text (comments, notes, messages, descriptions, feedback, prompts, " +
     "request or response bodies, logs or stack traces); send a bounded code, label or count instead"
 }
 
@@ -252,18 +223,16 @@ const lowerSnakeKey = /^[a-z0-9_]*$/
 /**
  * The words of a property name: camelCase and separators split, lowercased
  * (`X-Api-Key` -> `x api key`, `accessToken` -> `access token`).
- *
- * @since 0.1.0
  */
 export const keyWords = (key: string): ReadonlyArray<string> =>
   lowerSnakeKey.test(key)
     ? key.split("_").filter((word) => word.length > 0)
     : key
-      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-      .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-      .toLowerCase()
-      .split(/[^a-z0-9]+/)
-      .filter((word) => word.length > 0)
+        .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+        .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+        .toLowerCase()
+        .split(/[^a-z0-9]+/)
+        .filter((word) => word.length > 0)
 
 interface MarkedKey {
   readonly kind: KeyKind
@@ -296,7 +265,7 @@ const classifyKey = (words: ReadonlyArray<string>): MarkedKey | undefined => {
       }
     }
     if (rank >= 0) return { kind, others: without(words, at, length) }
-    const word = words.findIndex((word) => single.has(word) || (fragments !== undefined && fragments.test(word)))
+    const word = words.findIndex((word) => single.has(word) || fragments?.test(word))
     if (word >= 0) return { kind, others: without(words, word, 1) }
   }
   return undefined
@@ -305,11 +274,14 @@ const classifyKey = (words: ReadonlyArray<string>): MarkedKey | undefined => {
 /** Why a marked name's value is refused, or `undefined` when the value is a flag or described by a further word. */
 const keyProblem = (marked: MarkedKey | undefined, value: unknown): string | undefined => {
   if (marked === undefined || value === null || typeof value === "boolean") return undefined
-  const described = marked.others.some((word) =>
-    metadataWords.has(word) || (marked.kind === "free_text" && freeTextMetadataWords.has(word))
+  const described = marked.others.some(
+    (word) => metadataWords.has(word) || (marked.kind === "free_text" && freeTextMetadataWords.has(word))
   )
   if (described) return undefined
-  if (typeof value === "number" && (marked.kind === "free_text" || marked.others.some((word) => measureWords.has(word)))) {
+  if (
+    typeof value === "number" &&
+    (marked.kind === "free_text" || marked.others.some((word) => measureWords.has(word)))
+  ) {
     return undefined
   }
   return keyReasons[marked.kind]
@@ -319,7 +291,8 @@ const keyProblem = (marked: MarkedKey | undefined, value: unknown): string | und
 // values
 // ---------------------------------------------------------------------------------------------
 
-const freeTextReason = `looks like free text (more than ${freeTextMaxWords} words or ${freeTextMaxChars} characters); ` +
+const freeTextReason =
+  `looks like free text (more than ${freeTextMaxWords} words or ${freeTextMaxChars} characters); ` +
   "send bounded codes, labels or counts, never free text"
 
 const hasMoreWordsThan = (s: string, words: number): boolean => {
@@ -332,10 +305,11 @@ const isFreeText = (s: string): boolean => s.length > freeTextMaxChars || hasMor
 /** Why a string must not be sent (secrets, links, personal data), or `undefined`. Not the free-text rule. */
 const sensitiveProblem = (s: string): string | undefined =>
   formats.formatProblem(s) ??
-    (s.length >= highEntropyMinLength && s.split(/\s+/).some(formats.isHighEntropyToken)
-      ? "looks like a secret (a long random-looking string)" + formats.secretsReason +
-        ` (identifiers should be shorter than ${highEntropyMinLength} characters, or UUIDs)`
-      : undefined)
+  (s.length >= highEntropyMinLength && s.split(/\s+/).some(formats.isHighEntropyToken)
+    ? "looks like a secret (a long random-looking string)" +
+      formats.secretsReason +
+      ` (identifiers should be shorter than ${highEntropyMinLength} characters, or UUIDs)`
+    : undefined)
 
 /**
  * The part of a string the format checks read: all of it up to {@link maxPropertyStringLength}
@@ -343,12 +317,11 @@ const sensitiveProblem = (s: string): string | undefined =>
  * window only chooses a more specific reason, and keeps the checks' cost bounded (some patterns are
  * quadratic in the worst case).
  */
-const checkedPart = (s: string): string => (s.length > maxPropertyStringLength ? s.slice(0, maxPropertyStringLength) : s)
+const checkedPart = (s: string): string =>
+  s.length > maxPropertyStringLength ? s.slice(0, maxPropertyStringLength) : s
 
 /**
  * Why a string value must not be sent, or `undefined` when it may. Never mentions the value.
- *
- * @since 0.1.0
  */
 export const valueProblem = (s: string): string | undefined =>
   sensitiveProblem(checkedPart(s)) ?? (isFreeText(s) ? freeTextReason : undefined)
@@ -358,8 +331,6 @@ export const valueProblem = (s: string): string | undefined =>
  * format checks of {@link valueProblem} and free text by words. Not the length and randomness
  * rules: identifiers are opaque and often random by design (hashes, UUIDs without dashes), and the
  * event contract bounds their length.
- *
- * @since 0.1.0
  */
 export const identifierProblem = (s: string): string | undefined =>
   formats.formatProblem(checkedPart(s)) ?? (hasMoreWordsThan(s, freeTextMaxWords) ? freeTextReason : undefined)
@@ -378,10 +349,13 @@ interface NameVerdict {
  * What a property name says on its own, remembered per name (senders use the same few names on
  * every event), except for a name that is itself data (an e-mail address), which is never kept.
  */
-const nameVerdict = remembering((name: string): NameVerdict => {
-  const sensitive = sensitiveProblem(name)
-  return { sensitive, marked: sensitive === undefined ? classifyKey(keyWords(name)) : undefined }
-}, { keep: (_, verdict) => verdict.sensitive === undefined })
+const nameVerdict = remembering(
+  (name: string): NameVerdict => {
+    const sensitive = sensitiveProblem(name)
+    return { sensitive, marked: sensitive === undefined ? classifyKey(keyWords(name)) : undefined }
+  },
+  { keep: (_, verdict) => verdict.sensitive === undefined }
+)
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -389,13 +363,12 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 /**
  * Screens `properties`: every unsafe or out-of-bounds location, with paths from the event root
  * (`properties.plan`, `properties.items.0.note`). Empty when the properties may be stored.
- *
- * @since 0.1.0
  */
 export const screenProperties = (properties: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
   const walk: Walk = { issues: [], totalKeys: 0 }
   visitObject(walk, properties, "properties", 1)
-  if (walk.totalKeys > maxPropertyTotalKeys) bounds(walk, "properties", `has more than ${maxPropertyTotalKeys} keys in all`)
+  if (walk.totalKeys > maxPropertyTotalKeys)
+    bounds(walk, "properties", `has more than ${maxPropertyTotalKeys} keys in all`)
   return walk.issues
 }
 
@@ -416,7 +389,8 @@ const unsafe = (walk: Walk, path: string, reason: string): void => {
 const visitValue = (walk: Walk, value: unknown, path: string, depth: number): void => {
   if (typeof value === "string") {
     // both rules: an over-long string is a size error and, whatever else, free text (a stack trace)
-    if (value.length > maxPropertyStringLength) bounds(walk, path, `is longer than ${maxPropertyStringLength} characters`)
+    if (value.length > maxPropertyStringLength)
+      bounds(walk, path, `is longer than ${maxPropertyStringLength} characters`)
     const problem = valueProblem(value)
     if (problem !== undefined) unsafe(walk, path, problem)
   } else if (typeof value === "number") {
@@ -451,7 +425,11 @@ const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path
       continue
     }
     if (unprintable.test(key)) {
-      bounds(walk, `${path}.${redactedKey}`, "property names must not hold control, format or unpaired surrogate characters")
+      bounds(
+        walk,
+        `${path}.${redactedKey}`,
+        "property names must not hold control, format or unpaired surrogate characters"
+      )
       continue
     }
     if (key === "__proto__") {
@@ -474,16 +452,12 @@ const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path
 /**
  * The identifiers outside `properties` that are stored and shown: screened with
  * {@link identifierProblem} (an e-mail address as `user_id`, a secret as `event_id`).
- *
- * @since 0.1.0
  */
 export const screenedIdentifiers = ["account_id", "user_id", "event_id"] as const
 
 /**
  * Screens the identifiers of a (possibly invalid) event body: every string among
  * {@link screenedIdentifiers} that must not be sent, with the field as its path.
- *
- * @since 0.1.0
  */
 export const screenIdentifiers = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
   const issues: Array<SafetyIssue> = []
@@ -509,8 +483,6 @@ const screenStrings = (
  * The envelope strings besides the identifiers that are stored and shown: the codes
  * (`event_name`, `semantic_type`, `event_kind`) and the user's `name` (the `email` is the one place
  * an e-mail address belongs, and the contract checks its shape).
- *
- * @since 0.1.0
  */
 export const screenedEnvelopeFields = ["event_name", "semantic_type", "event_kind"] as const
 
@@ -523,8 +495,6 @@ const codeProblem = remembering(identifierProblem, { keep: (_, problem) => probl
  * Screens every string of a (possibly invalid) event body outside `properties`: the identifiers
  * ({@link screenIdentifiers}), the codes of {@link screenedEnvelopeFields} and `user.name`, each
  * with {@link identifierProblem} (a provider secret key as `user.name` is refused).
- *
- * @since 0.1.0
  */
 export const screenEnvelope = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
   const issues: Array<SafetyIssue> = []
@@ -546,10 +516,11 @@ const unprintable = /[\p{Cc}\p{Cf}\p{Cs}]/u
  * A received name as it may be shown in a path: itself when it is 1 to {@link maxPropertyKeyLength}
  * printable characters and not data itself (an e-mail address, a secret), else {@link redactedKey}.
  * Every path segment taken from a body goes through here, so an answer never echoes a refused name.
- *
- * @since 0.1.0
  */
 export const pathSegment = (key: string): string =>
-  key.length === 0 || key.length > maxPropertyKeyLength || unprintable.test(key) || nameVerdict(key).sensitive !== undefined
+  key.length === 0 ||
+  key.length > maxPropertyKeyLength ||
+  unprintable.test(key) ||
+  nameVerdict(key).sensitive !== undefined
     ? redactedKey
     : key

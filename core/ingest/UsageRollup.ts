@@ -15,8 +15,6 @@
  * hour for daylight-saving days in the sender's zone, a month 28–31 days ± 1 hour);
  * `source_system` is 1–64 characters; `pricing_version` and `tier`, when sent, are codes like
  * `plan`.
- *
- * @since 0.1.0
  */
 import * as Option from "effect/Option"
 import { isStorableText } from "../protocol/Text.ts"
@@ -24,19 +22,10 @@ import { formatTimestamp } from "../protocol/Timestamp.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
-/**
- * @since 0.1.0
- */
 export const usageRollupEventName = "usage_rollup_recorded"
 
-/**
- * @since 0.1.0
- */
 export const aggregationGrains = ["hour", "day", "week", "month"] as const
 
-/**
- * @since 0.1.0
- */
 export type AggregationGrain = (typeof aggregationGrains)[number]
 
 const hour = 3_600_000
@@ -60,8 +49,6 @@ const isGrain = (value: unknown): value is AggregationGrain =>
  * Every rule of the usage rollup event that `event` breaks, at `now` (the receiving clock); empty
  * for other event names. Reads only the fields given, so it also runs on the valid fields of an
  * event whose other fields broke the contract.
- *
- * @since 0.1.0
  */
 export const validateRollup = (
   event: Partial<Pick<ValidEvent, "event_name" | "semantic_type" | "event_kind" | "value" | "properties">>,
@@ -99,12 +86,18 @@ export const validateRollup = (
   } else if (start !== undefined && end !== undefined && start < end) {
     const [min, max] = grainSpans[grain]
     if (end - start < min || end - start > max) {
-      issue("properties.aggregation_grain", "does not match the period from usage_start to usage_end; send one event per bucket")
+      issue(
+        "properties.aggregation_grain",
+        "does not match the period from usage_start to usage_end; send one event per bucket"
+      )
     }
   }
   const source = properties.source_system
   if (typeof source !== "string" || source.length < 1 || source.length > 64 || /[\u0000-\u001f\u007f]/.test(source)) {
-    issue("properties.source_system", "must be a string of 1 to 64 characters naming the system that computed the usage" + required)
+    issue(
+      "properties.source_system",
+      "must be a string of 1 to 64 characters naming the system that computed the usage" + required
+    )
   }
   for (const key of ["pricing_version", "tier"] as const) {
     if (properties[key] !== undefined && !isCode(properties[key])) {
@@ -120,8 +113,6 @@ const meterDimensions = ["pricing_version", "plan", "tier"] as const
 /**
  * The meter a rollup feeds: `product_key/metric_key`, then `;name=value` for each of
  * `pricing_version`, `plan` and `tier` that is present. `None` when the keys are missing.
- *
- * @since 0.1.0
  */
 export const meterKey = (event: Pick<ValidEvent, "properties">): Option.Option<string> => {
   const properties = event.properties ?? {}
@@ -138,8 +129,6 @@ export const meterKey = (event: Pick<ValidEvent, "properties">): Option.Option<s
 
 /**
  * The meter a usage rollup feeds and the unit it is sent in, whose stability the commit checks.
- *
- * @since 0.1.0
  */
 export interface UsageMeter {
   readonly meterKey: string
@@ -149,8 +138,6 @@ export interface UsageMeter {
 /**
  * The usage meter an accepted event feeds: for a usage rollup with its keys and a `unit`, the
  * meter and the unit; for any other event, `undefined`.
- *
- * @since 0.1.0
  */
 export const usageMeter = (event: Pick<ValidEvent, "event_name" | "properties">): UsageMeter | undefined => {
   if (event.event_name !== usageRollupEventName) return undefined
@@ -162,18 +149,16 @@ export const usageMeter = (event: Pick<ValidEvent, "event_name" | "properties">)
 /**
  * "`product_key`, `metric_key` and `unit` must keep a stable meaning over time": `Some` issue when
  * the meter already has a different unit.
- *
- * @since 0.1.0
  */
 export const checkStableMeaning = (existingUnit: Option.Option<string>, unit: string): Option.Option<FieldIssue> =>
   Option.isSome(existingUnit) && existingUnit.value !== unit
     ? Option.some({
-      path: "properties.unit",
-      message: "differs from the unit this product_key and metric_key already use; add a pricing_version property " +
-        "instead of changing the unit of an existing metric"
-    })
+        path: "properties.unit",
+        message:
+          "differs from the unit this product_key and metric_key already use; add a pricing_version property " +
+          "instead of changing the unit of an existing metric"
+      })
     : Option.none()
-
 
 /** The most characters an `event_id` may have (`Event`: 1 to 256 visible ASCII characters). */
 const maxEventIdLength = 256
@@ -185,8 +170,6 @@ const maxEventIdLength = 256
  * the period in the sending form, so it is always a valid `event_id` and the same for the same
  * bucket however its times were written. `None` for other events, when a part is missing, or when
  * the id would be longer than an `event_id` may be (a very long account id).
- *
- * @since 0.1.0
  */
 export const suggestedEventId = (
   event: Pick<ValidEvent, "event_name" | "account_id" | "properties">
@@ -196,9 +179,14 @@ export const suggestedEventId = (
   const start = parseUtcTimestamp(properties.usage_start)
   const end = parseUtcTimestamp(properties.usage_end)
   if (
-    event.event_name !== usageRollupEventName || typeof product_key !== "string" || typeof metric_key !== "string" ||
-    start === undefined || end === undefined || !isStorableText(event.account_id)
-  ) return Option.none()
+    event.event_name !== usageRollupEventName ||
+    typeof product_key !== "string" ||
+    typeof metric_key !== "string" ||
+    start === undefined ||
+    end === undefined ||
+    !isStorableText(event.account_id)
+  )
+    return Option.none()
   const id = [
     usageRollupEventName,
     encodeURIComponent(event.account_id),
@@ -217,8 +205,6 @@ export const suggestedEventId = (
  * (`usage_start`, `usage_end`, however their times were written). A resend of the same bucket
  * replaces the stored value and never adds to it. `None` for other events, for a rollup that
  * carries its own `event_id` (the sender's identity wins), or when a part is missing.
- *
- * @since 0.1.0
  */
 export const rollupBucketKey = (
   event: Pick<ValidEvent, "event_name" | "event_id" | "account_id" | "properties">
@@ -229,5 +215,6 @@ export const rollupBucketKey = (
   const end = parseUtcTimestamp(properties.usage_end)
   if (start === undefined || end === undefined) return Option.none()
   return Option.map(meterKey(event), (meter) =>
-    JSON.stringify([event.account_id, meter, formatTimestamp(start), formatTimestamp(end)]))
+    JSON.stringify([event.account_id, meter, formatTimestamp(start), formatTimestamp(end)])
+  )
 }

@@ -6,8 +6,6 @@
  * Every fact, user field and login carries the occurrence time of the event that set it, and a
  * newer occurrence wins (ties broken by the source event's id), so out-of-order delivery converges
  * to the same profile.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -15,9 +13,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface ProfileFact {
   readonly name: string
   readonly value: unknown
@@ -26,27 +21,18 @@ export interface ProfileFact {
   readonly sourceEventId: string
 }
 
-/**
- * @since 0.1.0
- */
 export interface AccountProfile {
   readonly workspaceId: string
   readonly accountId: string
   readonly facts: ReadonlyArray<ProfileFact>
 }
 
-/**
- * @since 0.1.0
- */
 export interface UserField {
   readonly value: string
   readonly observedAt: number
   readonly sourceEventId: string
 }
 
-/**
- * @since 0.1.0
- */
 export interface UserRecord {
   readonly workspaceId: string
   readonly userId: string
@@ -54,9 +40,6 @@ export interface UserRecord {
   readonly email: UserField | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface FactsEntry {
   readonly workspaceId: string
   readonly accountId: string
@@ -67,8 +50,6 @@ export interface FactsEntry {
  * A user's login to an account (spec "Account profile facts", login activity: `user_logged_in` or
  * `session_started` with `semantic_type` `login` and the `user_id` who caused it). `observedAt` is
  * when it occurred.
- *
- * @since 0.1.0
  */
 export interface LoginActivity {
   readonly workspaceId: string
@@ -82,8 +63,6 @@ export interface LoginActivity {
 /**
  * One account with a profile, as listed: how many facts it has and when the oldest and newest of
  * them were observed.
- *
- * @since 0.1.0
  */
 export interface AccountSummary {
   readonly accountId: string
@@ -92,9 +71,6 @@ export interface AccountSummary {
   readonly lastObservedAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface AccountProfileStoreService {
   /**
    * One page of a workspace's accounts that have at least one fact, by account id (ascending);
@@ -141,9 +117,6 @@ export interface AccountProfileStoreService {
   ) => Effect.Effect<ReadonlyArray<number>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class AccountProfileStore extends Context.Tag("@accord/core/AccountProfileStore")<
   AccountProfileStore,
   AccountProfileStoreService
@@ -151,19 +124,15 @@ export class AccountProfileStore extends Context.Tag("@accord/core/AccountProfil
 
 /**
  * Whether `candidate` (observed at, from event) supersedes `current`.
- *
- * @since 0.1.0
  */
 export const isNewer = (
   candidate: { readonly observedAt: number; readonly sourceEventId: string },
   current: { readonly observedAt: number; readonly sourceEventId: string } | null | undefined
 ): boolean =>
-  current == null || candidate.observedAt > current.observedAt ||
+  current == null ||
+  candidate.observedAt > current.observedAt ||
   (candidate.observedAt === current.observedAt && candidate.sourceEventId > current.sourceEventId)
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): AccountProfileStoreService => {
   const profiles = new Map<string, Map<string, ProfileFact>>()
   const users = new Map<string, UserRecord>()
@@ -185,9 +154,16 @@ export const makeMemory = (): AccountProfileStoreService => {
           const accountId = k.slice(prefix.length)
           if (!k.startsWith(prefix) || facts.size === 0 || (after !== undefined && accountId <= after)) continue
           const times = [...facts.values()].map((fact) => fact.observedAt)
-          found.push({ accountId, factCount: facts.size, firstObservedAt: Math.min(...times), lastObservedAt: Math.max(...times) })
+          found.push({
+            accountId,
+            factCount: facts.size,
+            firstObservedAt: Math.min(...times),
+            lastObservedAt: Math.max(...times)
+          })
         }
-        return found.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0)).slice(0, limit)
+        return found
+          .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
+          .slice(0, limit)
       }),
     applyFacts: (workspaceId, accountId, facts) => Effect.sync(() => apply({ workspaceId, accountId, facts })),
     applyFactsBatch: (entries) => Effect.sync(() => entries.forEach(apply)),
@@ -227,7 +203,4 @@ export const makeMemory = (): AccountProfileStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<AccountProfileStore> = Layer.sync(AccountProfileStore, makeMemory)

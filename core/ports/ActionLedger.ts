@@ -12,21 +12,21 @@
  * conflict). Changes are compare-and-set on `version`. A caller's intake idempotency key is claimed in
  * the same write that creates the action (unique per workspace), so concurrent intakes under one key
  * create one action.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { completionIdentity } from "../connector/CompletionIdentity.ts"
-import { makeMemory as makeMemoryNonceStore, type NonceClaim, NonceStore, type NonceStoreService } from "./NonceStore.ts"
+import {
+  makeMemory as makeMemoryNonceStore,
+  type NonceClaim,
+  NonceStore,
+  type NonceStoreService
+} from "./NonceStore.ts"
 import { type LeaseRequest, MemoryOutboxTable, type NewOutboxItem, Outbox, type OutboxItem } from "./Outbox.ts"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface ActionRecord {
   readonly actionRequestId: string
   readonly workspaceId: string
@@ -47,9 +47,6 @@ export interface ActionRecord {
   readonly version: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface HistoryEntry {
   readonly seq: number
   readonly at: number
@@ -60,9 +57,6 @@ export interface HistoryEntry {
   readonly detail: unknown
 }
 
-/**
- * @since 0.1.0
- */
 export interface CompletionClaim {
   readonly completionId: string
   readonly actionRequestId: string
@@ -71,9 +65,6 @@ export interface CompletionClaim {
   readonly receivedAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export type TransitionResult =
   | { readonly _tag: "Applied"; readonly record: ActionRecord }
   /** The record changed since `expectedVersion` was read (or does not exist). Nothing written. */
@@ -86,16 +77,12 @@ export type TransitionResult =
 /**
  * The result of a transition whose completion id is already claimed (`completionIdentity` said
  * `duplicate` or `conflict`).
- *
- * @since 0.1.0
  */
 export const claimRefused = (identity: "duplicate" | "conflict", claim: CompletionClaim): TransitionResult =>
   identity === "duplicate" ? { _tag: "DuplicateCompletion", claim } : { _tag: "ConflictingCompletion", claim }
 
 /**
  * A caller's `Idempotency-Key` for an intake, recorded with the action it created.
- *
- * @since 0.1.0
  */
 export interface IntakeKeyClaim {
   readonly workspaceId: string
@@ -109,17 +96,12 @@ export interface IntakeKeyClaim {
 /**
  * An intake key to claim with a new action: a claim created before `liveSince` has expired and is
  * replaced; a live one is kept and nothing is written.
- *
- * @since 0.1.0
  */
 export interface NewIntakeKey {
   readonly claim: IntakeKeyClaim
   readonly liveSince: number
 }
 
-/**
- * @since 0.1.0
- */
 export type CreateResult =
   | "created"
   /** The action request id, provider idempotency key or outbox item already exists. Nothing written. */
@@ -129,9 +111,6 @@ export type CreateResult =
   /** The `nonce` given was already used in its scope (a replay). Nothing written. */
   | "replayed_nonce"
 
-/**
- * @since 0.1.0
- */
 export interface NewHistoryEntry {
   readonly at: number
   readonly trigger: string
@@ -142,8 +121,6 @@ export interface NewHistoryEntry {
  * Work that keeps an action unfinished: an outbox item of `kind` that is not completed and whose
  * payload names the action (`{ actionRequestId }`), counted only while the action is in one of
  * `whileIn` when given.
- *
- * @since 0.1.0
  */
 export interface OpenWork {
   readonly kind: string
@@ -152,8 +129,6 @@ export interface OpenWork {
 
 /**
  * A leased outbox item and the action its payload names, read in the same step.
- *
- * @since 0.1.0
  */
 export interface LeasedAction {
   readonly item: OutboxItem
@@ -162,17 +137,12 @@ export interface LeasedAction {
 
 /**
  * The lease an outbox item is created with: held by `owner` until `expiresAt`.
- *
- * @since 0.1.0
  */
 export interface OutboxLease {
   readonly owner: string
   readonly expiresAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface ActionLedgerService {
   /**
    * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
@@ -237,7 +207,10 @@ export interface ActionLedgerService {
   readonly history: (actionRequestId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, StorageError>
   readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>
   /** The latest `updatedAt` of actions bound to a connection revision (for retiring its secrets). */
-  readonly lastActivityOnRevision: (connectionId: string, revision: number) => Effect.Effect<Option.Option<number>, StorageError>
+  readonly lastActivityOnRevision: (
+    connectionId: string,
+    revision: number
+  ) => Effect.Effect<Option.Option<number>, StorageError>
   /** How many actions bound to a connection revision have open `work` (for retiring its secrets). */
   readonly unfinishedOnRevision: (options: {
     readonly connectionId: string
@@ -258,9 +231,6 @@ export interface ActionLedgerService {
   readonly list: (query: ActionListQuery) => Effect.Effect<ReadonlyArray<ActionRecord>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export interface ExpediteRetries {
   readonly connectionId: string
   readonly revision: number
@@ -271,9 +241,6 @@ export interface ExpediteRetries {
   readonly limit?: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface ActionListQuery {
   readonly workspaceId: string
   readonly limit: number
@@ -285,17 +252,12 @@ export interface ActionListQuery {
 /**
  * Whether `a` comes before `b` newest first (by `createdAt`, then id, both descending): the order of
  * every paged list of records with a creation time and an id.
- *
- * @since 0.1.0
  */
 export const newestFirst = (
   a: { readonly createdAt: number; readonly id: string },
   b: { readonly createdAt: number; readonly id: string }
 ): number => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
-/**
- * @since 0.1.0
- */
 export interface FrequencyQuery {
   readonly workspaceId: string
   readonly accountId: string
@@ -306,24 +268,20 @@ export interface FrequencyQuery {
 
 /**
  * States of actions the frequency policy does not count: they never ran at the customer.
- *
- * @since 0.1.0
  */
 export const notCountedForFrequency: ReadonlyArray<string> = ["blocked", "rejected"]
 
-/**
- * @since 0.1.0
- */
 export class ActionLedger extends Context.Tag("@accord/core/ActionLedger")<ActionLedger, ActionLedgerService>() {}
 
 /**
  * An in-memory ledger sharing its table with an in-memory outbox, so that creating an action and
  * enqueuing its work is one atomic step, as in SQL. A create's `nonce` is recorded in `nonces`
  * (which must claim synchronously: a memory store), its own store unless one is given.
- *
- * @since 0.1.0
  */
-export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService = makeMemoryNonceStore()): ActionLedgerService => {
+export const makeMemory = (
+  outbox: MemoryOutboxTable,
+  nonces: NonceStoreService = makeMemoryNonceStore()
+): ActionLedgerService => {
   const claimNonce = nonces.unsafeClaimSync
   if (claimNonce === undefined) throw new Error("the memory ledger needs a nonce store that claims synchronously")
   const records = new Map<string, ActionRecord>()
@@ -337,16 +295,18 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
     return claim !== undefined && claim.createdAt >= liveSince ? claim : undefined
   }
   /** The action an outbox item's payload names (`actionRequestId`), if stored. */
-  const actionOf = (item: OutboxItem) => records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? "")
+  const actionOf = (item: OutboxItem) =>
+    records.get((item.payload as { readonly actionRequestId?: string } | null)?.actionRequestId ?? "")
   const canEnqueue = (item: NewOutboxItem | undefined) =>
-    item === undefined ||
-    (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
+    item === undefined || (!outbox.items.has(item.id) && !outbox.byKey.has(item.kind + "\u0000" + item.dedupeKey))
   return {
     create: ({ history, intakeKey, nonce, outbox: item, outboxLease, record }) =>
       Effect.sync((): CreateResult => {
-        if (nonce !== undefined && intakeKey !== undefined) throw new Error("a create's nonce is not combined with an intake key")
+        if (nonce !== undefined && intakeKey !== undefined)
+          throw new Error("a create's nonce is not combined with an intake key")
         if (nonce !== undefined && !claimNonce(nonce)) return "replayed_nonce"
-        const taken = intakeKey && liveIntakeKey(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey, intakeKey.liveSince)
+        const taken =
+          intakeKey && liveIntakeKey(intakeKey.claim.workspaceId, intakeKey.claim.idempotencyKey, intakeKey.liveSince)
         if (taken) return { _tag: "IntakeKeyTaken", claim: taken }
         if (records.has(record.actionRequestId) || byKey.has(record.providerIdempotencyKey) || !canEnqueue(item)) {
           return "duplicate"
@@ -357,7 +317,11 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
         if (item !== undefined) {
           outbox.enqueue(item)
           if (outboxLease !== undefined) {
-            outbox.items.set(item.id, { ...outbox.items.get(item.id)!, leaseOwner: outboxLease.owner, leaseExpiresAt: outboxLease.expiresAt })
+            outbox.items.set(item.id, {
+              ...outbox.items.get(item.id)!,
+              leaseOwner: outboxLease.owner,
+              leaseExpiresAt: outboxLease.expiresAt
+            })
           }
         }
         if (intakeKey !== undefined) {
@@ -394,7 +358,12 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
         }
         records.set(record.actionRequestId, record)
         const entries = histories.get(record.actionRequestId)!
-        entries.push({ seq: entries.length + 1, ...options.history, fromState: current.state, toState: options.toState })
+        entries.push({
+          seq: entries.length + 1,
+          ...options.history,
+          fromState: current.state,
+          toState: options.toState
+        })
         if (options.completion !== undefined) completions.set(options.completion.completionId, options.completion)
         if (options.outbox !== undefined) outbox.enqueue(options.outbox)
         if (options.completeOutboxItem !== undefined) {
@@ -411,15 +380,21 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
       ),
     expediteRetries: ({ connectionId, errors, kinds, limit, now, revision }) =>
       Effect.sync(() => {
-        const waiting = [...outbox.items.values()].filter((item) => {
-          if (
-            item.completedAt !== null || item.nextAttemptAt <= now || !kinds.includes(item.kind) ||
-            item.lastError === null || !errors.includes(item.lastError) ||
-            (item.leaseExpiresAt !== null && item.leaseExpiresAt > now)
-          ) return false
-          const action = actionOf(item)
-          return action !== undefined && action.connectionId === connectionId && action.revision === revision
-        }).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+        const waiting = [...outbox.items.values()]
+          .filter((item) => {
+            if (
+              item.completedAt !== null ||
+              item.nextAttemptAt <= now ||
+              !kinds.includes(item.kind) ||
+              item.lastError === null ||
+              !errors.includes(item.lastError) ||
+              (item.leaseExpiresAt !== null && item.leaseExpiresAt > now)
+            )
+              return false
+            const action = actionOf(item)
+            return action !== undefined && action.connectionId === connectionId && action.revision === revision
+          })
+          .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
         const made = limit === undefined ? waiting : waiting.slice(0, limit)
         for (const item of made) outbox.items.set(item.id, { ...item, nextAttemptAt: now })
         return made.length
@@ -430,7 +405,11 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
       Effect.sync(() => {
         let latest: number | undefined
         for (const r of records.values()) {
-          if (r.connectionId === connectionId && r.revision === revision && (latest === undefined || r.updatedAt > latest)) {
+          if (
+            r.connectionId === connectionId &&
+            r.revision === revision &&
+            (latest === undefined || r.updatedAt > latest)
+          ) {
             latest = r.updatedAt
           }
         }
@@ -459,8 +438,12 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
           if ((r.request as { readonly action?: { readonly id?: unknown } } | null)?.action?.id !== actionId) continue
           if (
             before !== undefined &&
-            !(r.createdAt < before.createdAt || (r.createdAt === before.createdAt && r.actionRequestId < before.actionRequestId))
-          ) continue
+            !(
+              r.createdAt < before.createdAt ||
+              (r.createdAt === before.createdAt && r.actionRequestId < before.actionRequestId)
+            )
+          )
+            continue
           n++
         }
         return n
@@ -470,10 +453,12 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
         const key = (r: ActionRecord) => ({ createdAt: r.createdAt, id: r.actionRequestId })
         const cursor = after === undefined ? undefined : { createdAt: after.createdAt, id: after.actionRequestId }
         return [...records.values()]
-          .filter((r) =>
-            r.workspaceId === workspaceId && (state === undefined || r.state === state) &&
-            (accountId === undefined || r.accountId === accountId) &&
-            (cursor === undefined || newestFirst(cursor, key(r)) < 0)
+          .filter(
+            (r) =>
+              r.workspaceId === workspaceId &&
+              (state === undefined || r.state === state) &&
+              (accountId === undefined || r.accountId === accountId) &&
+              (cursor === undefined || newestFirst(cursor, key(r)) < 0)
           )
           .sort((a, b) => newestFirst(key(a), key(b)))
           .slice(0, limit)
@@ -483,8 +468,6 @@ export const makeMemory = (outbox: MemoryOutboxTable, nonces: NonceStoreService 
 
 /**
  * A memory ledger and the memory outbox it writes to.
- *
- * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<ActionLedger | Outbox> = Layer.effectContext(
   Effect.sync(() => {
@@ -496,13 +479,14 @@ export const layerMemory: Layer.Layer<ActionLedger | Outbox> = Layer.effectConte
 /**
  * A memory ledger, the memory outbox it writes to and the memory nonce store its creates record
  * nonces in: a nonce recorded by either is used for both, as with SQL's one table.
- *
- * @since 0.1.0
  */
 export const layerMemoryWithNonces: Layer.Layer<ActionLedger | Outbox | NonceStore> = Layer.effectContext(
   Effect.sync(() => {
     const table = new MemoryOutboxTable()
     const nonces = makeMemoryNonceStore()
-    return Context.make(ActionLedger, makeMemory(table, nonces)).pipe(Context.add(Outbox, table.service()), Context.add(NonceStore, nonces))
+    return Context.make(ActionLedger, makeMemory(table, nonces)).pipe(
+      Context.add(Outbox, table.service()),
+      Context.add(NonceStore, nonces)
+    )
   })
 )

@@ -1,7 +1,5 @@
 /**
  * The `ApiKeyStore` port: workspaces and their API keys (D9: stored as SHA-256 hashes, shown once).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -12,20 +10,13 @@ import type { StorageError } from "./StorageError.ts"
 
 /**
  * `ingest` (Direct API), `developer:read` (the context server), `admin` (workspace administrator).
- *
- * @since 0.1.0
  */
 export const ApiKeyScope = Schema.Literal("ingest", "developer:read", "admin")
 
-/**
- * @since 0.1.0
- */
 export type ApiKeyScope = typeof ApiKeyScope.Type
 
 /**
  * A stored key: never the secret, only its hash.
- *
- * @since 0.1.0
  */
 export interface ApiKeyRecord {
   readonly id: string
@@ -38,9 +29,6 @@ export interface ApiKeyRecord {
   readonly revokedAt: number | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface ApiKeyStoreService {
   /** Creates the workspace if absent; `true` when it was created. */
   readonly ensureWorkspace: (workspaceId: string, now: number) => Effect.Effect<boolean, StorageError>
@@ -59,14 +47,8 @@ export interface ApiKeyStoreService {
   readonly revoke: (workspaceId: string, id: string, now: number) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class ApiKeyStore extends Context.Tag("@accord/core/ApiKeyStore")<ApiKeyStore, ApiKeyStoreService>() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): ApiKeyStoreService => {
   const workspaces = new Set<string>()
   const keys = new Map<string, ApiKeyRecord>()
@@ -84,10 +66,13 @@ export const makeMemory = (): ApiKeyStoreService => {
         keys.set(record.id, record)
         return true
       }),
-    findByHash: (secretHash) => Effect.sync(() => Option.fromNullable([...keys.values()].find((k) => k.secretHash === secretHash))),
+    findByHash: (secretHash) =>
+      Effect.sync(() => Option.fromNullable([...keys.values()].find((k) => k.secretHash === secretHash))),
     list: (workspaceId) =>
       Effect.sync(() =>
-        [...keys.values()].filter((k) => k.workspaceId === workspaceId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+        [...keys.values()]
+          .filter((k) => k.workspaceId === workspaceId)
+          .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
       ),
     revoke: (workspaceId, id, now) =>
       Effect.sync(() => {
@@ -99,15 +84,10 @@ export const makeMemory = (): ApiKeyStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<ApiKeyStore> = Layer.sync(ApiKeyStore, makeMemory)
 
 /**
  * How long a found key is remembered by `withLookupCache`.
- *
- * @since 0.1.0
  */
 export const lookupCacheMillis = 5_000
 
@@ -116,10 +96,11 @@ export const lookupCacheMillis = 5_000
  * request. Only found keys are cached (a new key works at once); a revocation through this store
  * forgets the key at once, one made by another process sharing the database takes effect within
  * `ttlMillis`.
- *
- * @since 0.1.0
  */
-export const withLookupCache = (store: ApiKeyStoreService, ttlMillis: number = lookupCacheMillis): ApiKeyStoreService => {
+export const withLookupCache = (
+  store: ApiKeyStoreService,
+  ttlMillis: number = lookupCacheMillis
+): ApiKeyStoreService => {
   const found = new Map<string, { readonly record: ApiKeyRecord; readonly until: number }>()
   return {
     ...store,

@@ -7,8 +7,6 @@
  * master key) until an admin caller collects it once (`collect`; the service's
  * `POST /approvals/{approvalId}/token` route). Of concurrent collects only one gets the token; after
  * that there is none.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -22,8 +20,6 @@ import type { StorageError } from "./StorageError.ts"
 
 /**
  * A new approval request, for its billing owner.
- *
- * @since 0.1.0
  */
 export interface ApprovalNotice {
   readonly workspaceId: string
@@ -34,42 +30,42 @@ export interface ApprovalNotice {
   readonly approvalToken: Redacted.Redacted<string>
 }
 
-/**
- * @since 0.1.0
- */
 export interface ApprovalNotifierService {
   readonly notify: (notice: ApprovalNotice) => Effect.Effect<void, StorageError>
   /**
    * The token of an approval, once (the pickup default only): `None` when it was collected
    * already, never deposited, or this notifier delivers tokens elsewhere.
    */
-  readonly collect: (approvalId: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
+  readonly collect: (
+    approvalId: string
+  ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
 }
 
-/**
- * @since 0.1.0
- */
-export class ApprovalNotifier extends Context.Tag("@accord/core/ApprovalNotifier")<ApprovalNotifier, ApprovalNotifierService>() {}
+export class ApprovalNotifier extends Context.Tag("@accord/core/ApprovalNotifier")<
+  ApprovalNotifier,
+  ApprovalNotifierService
+>() {}
 
 const tokenRef = (approvalId: string) => `approval-token:${approvalId}`
 
 /**
  * The pickup default over the secret vault.
- *
- * @since 0.1.0
  */
-export const makePickup: Effect.Effect<ApprovalNotifierService, never, SecretVault> = Effect.map(SecretVault, (vault) => ({
-  notify: (notice) => Effect.flatMap(Clock.currentTimeMillis, (now) => vault.put(tokenRef(notice.approvalId), notice.approvalToken, now)),
-  collect: (approvalId) =>
-    Effect.gen(function*() {
-      const sealed = yield* vault.get(tokenRef(approvalId))
-      if (Option.isNone(sealed)) return Option.none()
-      // Whoever retires it first is the one collector.
-      return (yield* vault.retire(tokenRef(approvalId))) ? sealed : Option.none()
-    })
-}))
+export const makePickup: Effect.Effect<ApprovalNotifierService, never, SecretVault> = Effect.map(
+  SecretVault,
+  (vault) => ({
+    notify: (notice) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        vault.put(tokenRef(notice.approvalId), notice.approvalToken, now)
+      ),
+    collect: (approvalId) =>
+      Effect.gen(function* () {
+        const sealed = yield* vault.get(tokenRef(approvalId))
+        if (Option.isNone(sealed)) return Option.none()
+        // Whoever retires it first is the one collector.
+        return (yield* vault.retire(tokenRef(approvalId))) ? sealed : Option.none()
+      })
+  })
+)
 
-/**
- * @since 0.1.0
- */
 export const layerPickup: Layer.Layer<ApprovalNotifier, never, SecretVault> = Layer.effect(ApprovalNotifier, makePickup)

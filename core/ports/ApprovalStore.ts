@@ -7,8 +7,6 @@
  * States: `pending` (requested, maybe prepared) → `approving` (one resolve claimed it and is
  * authorizing the action) → `approved` (the action request exists), or `pending` → `denied`. A
  * claim whose intake refused goes back to `pending` with the revision bumped (its review is void).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,15 +14,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export type ApprovalState = "pending" | "approving" | "approved" | "denied"
 
 /**
  * The requester session, kept as immutable provenance only (rule 6).
- *
- * @since 0.1.0
  */
 export interface ApprovalRequester {
   readonly sessionId: string
@@ -34,8 +27,6 @@ export interface ApprovalRequester {
 
 /**
  * The review a prepare produced, for the revision it created.
- *
- * @since 0.1.0
  */
 export interface PreparedReview {
   readonly revision: number
@@ -47,9 +38,6 @@ export interface PreparedReview {
   readonly preparedAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface ApprovalRecord {
   readonly approvalId: string
   readonly workspaceId: string
@@ -72,9 +60,6 @@ export interface ApprovalRecord {
   readonly actionRequestId: string | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface ApprovalStoreService {
   /** Inserts an approval; `false` when one with the same id exists (nothing changes). */
   readonly create: (record: ApprovalRecord) => Effect.Effect<boolean, StorageError>
@@ -110,22 +95,27 @@ export interface ApprovalStoreService {
     readonly now: number
   }) => Effect.Effect<boolean, StorageError>
   /** `approving` by `sessionId` → `pending`, revision + 1, review cleared: the claim failed closed. */
-  readonly release: (input: { readonly approvalId: string; readonly sessionId: string }) => Effect.Effect<boolean, StorageError>
+  readonly release: (input: {
+    readonly approvalId: string
+    readonly sessionId: string
+  }) => Effect.Effect<boolean, StorageError>
   /** `pending` → `denied` by `sessionId`. `false` when it is not `pending`. */
-  readonly deny: (input: { readonly approvalId: string; readonly sessionId: string; readonly now: number }) => Effect.Effect<boolean, StorageError>
+  readonly deny: (input: {
+    readonly approvalId: string
+    readonly sessionId: string
+    readonly now: number
+  }) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class ApprovalStore extends Context.Tag("@accord/core/ApprovalStore")<ApprovalStore, ApprovalStoreService>() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): ApprovalStoreService => {
   const approvals = new Map<string, ApprovalRecord>()
-  const update = (approvalId: string, when: (a: ApprovalRecord) => boolean, change: (a: ApprovalRecord) => ApprovalRecord) => {
+  const update = (
+    approvalId: string,
+    when: (a: ApprovalRecord) => boolean,
+    change: (a: ApprovalRecord) => ApprovalRecord
+  ) => {
     const current = approvals.get(approvalId)
     if (current === undefined || !when(current)) return Option.none<ApprovalRecord>()
     const next = change(current)
@@ -150,42 +140,58 @@ export const makeMemory = (): ApprovalStoreService => {
       ),
     claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
       Effect.sync(() =>
-        Option.isSome(update(
-          approvalId,
-          (a) =>
-            a.revision === revision &&
-            (a.state === "pending" || (a.state === "approving" && a.resolvedBy === sessionId && a.claimedAt !== null && a.claimedAt < staleBefore)),
-          (a) => ({ ...a, state: "approving", claimedAt: now, resolvedBy: sessionId })
-        ))
+        Option.isSome(
+          update(
+            approvalId,
+            (a) =>
+              a.revision === revision &&
+              (a.state === "pending" ||
+                (a.state === "approving" &&
+                  a.resolvedBy === sessionId &&
+                  a.claimedAt !== null &&
+                  a.claimedAt < staleBefore)),
+            (a) => ({ ...a, state: "approving", claimedAt: now, resolvedBy: sessionId })
+          )
+        )
       ),
     complete: ({ actionRequestId, approvalId, now, sessionId }) =>
       Effect.sync(() =>
-        Option.isSome(update(
-          approvalId,
-          (a) => a.state === "approving" && a.resolvedBy === sessionId,
-          (a) => ({ ...a, state: "approved", actionRequestId, resolvedAt: now })
-        ))
+        Option.isSome(
+          update(
+            approvalId,
+            (a) => a.state === "approving" && a.resolvedBy === sessionId,
+            (a) => ({ ...a, state: "approved", actionRequestId, resolvedAt: now })
+          )
+        )
       ),
     release: ({ approvalId, sessionId }) =>
       Effect.sync(() =>
-        Option.isSome(update(
-          approvalId,
-          (a) => a.state === "approving" && a.resolvedBy === sessionId,
-          (a) => ({ ...a, state: "pending", revision: a.revision + 1, prepared: null, claimedAt: null, resolvedBy: null })
-        ))
+        Option.isSome(
+          update(
+            approvalId,
+            (a) => a.state === "approving" && a.resolvedBy === sessionId,
+            (a) => ({
+              ...a,
+              state: "pending",
+              revision: a.revision + 1,
+              prepared: null,
+              claimedAt: null,
+              resolvedBy: null
+            })
+          )
+        )
       ),
     deny: ({ approvalId, now, sessionId }) =>
       Effect.sync(() =>
-        Option.isSome(update(
-          approvalId,
-          (a) => a.state === "pending",
-          (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
-        ))
+        Option.isSome(
+          update(
+            approvalId,
+            (a) => a.state === "pending",
+            (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
+          )
+        )
       )
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)

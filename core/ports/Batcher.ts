@@ -8,8 +8,6 @@
  * committed") and the SQL stores' statement batching alike. Its home is beside the ports, as
  * storage-facing machinery (like `Outbox.runLeased`), not inside a domain: a storage adapter uses
  * it without importing a domain, and it needs nothing but `effect`.
- *
- * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -23,23 +21,17 @@ import * as internal from "./internal/batcher.ts"
  * every failure), `gather` (what an idle worker woken by an item waits for before it takes its
  * batch, e.g. {@link gatherNextTurn}; default nothing) and `manyNow` (`many` in callback form: the
  * batches then run from callbacks, without worker fibers).
- *
- * @since 0.1.0
  */
 export interface BatcherOptions<A, B, E> extends internal.Options<A, B, E> {}
 
 /**
  * The most items in one run unless told otherwise.
- *
- * @since 0.1.0
  */
 export const defaultMaxBatch: number = internal.defaultMaxBatch
 
 /**
  * Waits for the host's next turn, so that items arriving together are taken together: see
  * `BatcherOptions.gather`.
- *
- * @since 0.1.0
  */
 export const gatherNextTurn: Effect.Effect<void> = internal.gatherNextTurn
 
@@ -48,8 +40,6 @@ export const gatherNextTurn: Effect.Effect<void> = internal.gatherNextTurn
  * starts its workers in the current scope. A batch taken is always run and answered, even while
  * the scope closes; items still waiting when it closes are interrupted, and so is an item
  * submitted after.
- *
- * @since 0.1.0
  */
 export const make: <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
@@ -60,15 +50,11 @@ export const make: <A, B, E>(
  * A batcher's two doors: `submit` waits in the calling fiber; `offer` queues the item and calls
  * its callback once with the item's result, without a fiber per item (for a hot path that is not
  * itself a fiber, such as the `node:http` ingest route).
- *
- * @since 0.1.0
  */
 export interface Doors<A, B, E> extends internal.Doors<A, B, E> {}
 
 /**
  * {@link make} with both doors.
- *
- * @since 0.1.0
  */
 export const makeDoors: <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,

@@ -8,8 +8,6 @@
  * Revisions only grow: evidence is never replaced or cleared on behalf of an older revision than
  * the one it was recorded for, so a slow check of an older revision cannot undo a newer one's
  * (decided inside the store, atomically).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -20,14 +18,9 @@ import type { StorageError } from "./StorageError.ts"
 
 /**
  * "One hour after recording: the evidence expires."
- *
- * @since 0.1.0
  */
 export const capabilityValidityMillis = 60 * 60_000
 
-/**
- * @since 0.1.0
- */
 export interface CapabilityEvidence {
   readonly connectionId: string
   readonly revision: number
@@ -42,36 +35,32 @@ export interface CapabilityEvidence {
   readonly expiresAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface CapabilityRegistryService {
   /**
    * Records evidence, replacing the connection's previous set. `replay` when the same response
    * fingerprint is already recorded: nothing changes, in particular not `expiresAt`.
    * `older_revision` when the recorded evidence is of a newer revision: nothing changes.
    */
-  readonly record: (evidence: CapabilityEvidence) => Effect.Effect<"recorded" | "replay" | "older_revision", StorageError>
+  readonly record: (
+    evidence: CapabilityEvidence
+  ) => Effect.Effect<"recorded" | "replay" | "older_revision", StorageError>
   /**
    * Removes the connection's evidence (acknowledgement without proof, or a connection change) if it
    * was recorded for `revision` or an older one; evidence of a newer revision stays.
    */
   readonly clear: (connectionId: string, revision: number) => Effect.Effect<void, StorageError>
   /** The evidence still valid at `now`, if any. */
-  readonly current: (connectionId: string, now: number) => Effect.Effect<Option.Option<CapabilityEvidence>, StorageError>
+  readonly current: (
+    connectionId: string,
+    now: number
+  ) => Effect.Effect<Option.Option<CapabilityEvidence>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class CapabilityRegistry extends Context.Tag("@accord/core/CapabilityRegistry")<
   CapabilityRegistry,
   CapabilityRegistryService
 >() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): CapabilityRegistryService => {
   const entries = new Map<string, CapabilityEvidence>()
   return {
@@ -93,7 +82,4 @@ export const makeMemory = (): CapabilityRegistryService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<CapabilityRegistry> = Layer.sync(CapabilityRegistry, makeMemory)

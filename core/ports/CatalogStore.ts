@@ -3,8 +3,6 @@
  * appends version `n + 1` atomically (two concurrent publishes get two versions, never one
  * overwritten); published versions are never changed or removed, so the table is its own audit
  * trail (who published what, when).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -13,9 +11,6 @@ import * as Option from "effect/Option"
 import type { CatalogDocument, PublishedCatalog } from "../catalog/Catalog.ts"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface CatalogStoreService {
   /**
    * Appends the next version for the workspace and answers it; `"published_version_exists"` when
@@ -31,19 +26,16 @@ export interface CatalogStoreService {
   /** The newest version. */
   readonly current: (workspaceId: string) => Effect.Effect<Option.Option<PublishedCatalog>, StorageError>
   /** The version whose `publishedVersionId` this is, current or not. */
-  readonly byPublishedVersion: (workspaceId: string, publishedVersionId: string) => Effect.Effect<Option.Option<PublishedCatalog>, StorageError>
+  readonly byPublishedVersion: (
+    workspaceId: string,
+    publishedVersionId: string
+  ) => Effect.Effect<Option.Option<PublishedCatalog>, StorageError>
   /** Every version, newest first, without their documents' contents beyond what is stored. */
   readonly versions: (workspaceId: string) => Effect.Effect<ReadonlyArray<PublishedCatalog>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class CatalogStore extends Context.Tag("@accord/core/CatalogStore")<CatalogStore, CatalogStoreService>() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): CatalogStoreService => {
   const byWorkspace = new Map<string, Array<PublishedCatalog>>()
   const list = (workspaceId: string) => byWorkspace.get(workspaceId) ?? []
@@ -51,19 +43,19 @@ export const makeMemory = (): CatalogStoreService => {
     publish: (input) =>
       Effect.sync(() => {
         const versions = list(input.workspaceId)
-        if (versions.some((v) => v.publishedVersionId === input.publishedVersionId)) return "published_version_exists" as const
+        if (versions.some((v) => v.publishedVersionId === input.publishedVersionId))
+          return "published_version_exists" as const
         const published: PublishedCatalog = { ...input, version: versions.length + 1 }
         byWorkspace.set(input.workspaceId, [...versions, published])
         return published
       }),
     current: (workspaceId) => Effect.sync(() => Option.fromNullable(list(workspaceId).at(-1))),
     byPublishedVersion: (workspaceId, publishedVersionId) =>
-      Effect.sync(() => Option.fromNullable(list(workspaceId).find((v) => v.publishedVersionId === publishedVersionId))),
+      Effect.sync(() =>
+        Option.fromNullable(list(workspaceId).find((v) => v.publishedVersionId === publishedVersionId))
+      ),
     versions: (workspaceId) => Effect.sync(() => [...list(workspaceId)].reverse())
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<CatalogStore> = Layer.sync(CatalogStore, makeMemory)

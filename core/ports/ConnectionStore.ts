@@ -7,8 +7,6 @@
  * the revision it tested, and only while that revision is still the newest pending one (a
  * compare-and-set), so a handshake for a superseded revision can never activate or overwrite
  * anything. Secrets are not here: they live sealed in the `SecretVault`.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -23,14 +21,9 @@ import { StorageError } from "./StorageError.ts"
  * - `replaced`: a formerly active revision after a newer one was activated (its secrets stay
  *   available for completions of actions bound to it until it is retired);
  * - `retired`: its secrets are deleted.
- *
- * @since 0.1.0
  */
 export type RevisionState = "pending" | "active" | "superseded" | "replaced" | "retired"
 
-/**
- * @since 0.1.0
- */
 export interface ConnectionRevision {
   readonly revision: number
   readonly endpoint: string
@@ -40,9 +33,6 @@ export interface ConnectionRevision {
   readonly retiredAt: number | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface ConnectionCheck {
   readonly revision: number
   readonly at: number
@@ -54,9 +44,6 @@ export interface ConnectionCheck {
   readonly problem: string | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface Connection {
   readonly workspaceId: string
   readonly connectionId: string
@@ -70,16 +57,12 @@ export interface Connection {
  * What an audit entry records (spec "Connection revision lifecycle"): a registration, an activation,
  * the retirement of a revision's secrets once its actions left their reconciliation window, and the
  * retirement of an orphan ("a partial historical credential write").
- *
- * @since 0.1.0
  */
 export type ConnectionAuditEvent = "registered" | "activated" | "retired" | "orphan_retired"
 
 /**
  * One entry of a connection's append-only audit trail. Entries are never changed or deleted (the
  * SQL table refuses `UPDATE`, `DELETE` and `TRUNCATE`).
- *
- * @since 0.1.0
  */
 export interface ConnectionAuditEntry {
   /** Increases with every entry across all connections; orders a connection's trail. */
@@ -91,9 +74,6 @@ export interface ConnectionAuditEntry {
   readonly detail: unknown
 }
 
-/**
- * @since 0.1.0
- */
 export interface NewConnectionAuditEntry {
   readonly at: number
   readonly revision: number
@@ -101,9 +81,6 @@ export interface NewConnectionAuditEntry {
   readonly detail: unknown
 }
 
-/**
- * @since 0.1.0
- */
 export interface ConnectionStoreService {
   /**
    * Registers an endpoint as a new pending revision of the workspace's connection, creating the
@@ -149,9 +126,6 @@ export interface ConnectionStoreService {
   readonly audit: (connectionId: string) => Effect.Effect<ReadonlyArray<ConnectionAuditEntry>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class ConnectionStore extends Context.Tag("@accord/core/ConnectionStore")<
   ConnectionStore,
   ConnectionStoreService
@@ -165,9 +139,6 @@ interface MutableConnection {
   lastCheck: ConnectionCheck | null
 }
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): ConnectionStoreService => {
   const byWorkspace = new Map<string, MutableConnection>()
   const byId = new Map<string, MutableConnection>()
@@ -229,9 +200,10 @@ export const makeMemory = (): ConnectionStoreService => {
     dueForCheck: (before) =>
       Effect.sync(() =>
         [...byId.values()]
-          .filter((c) =>
-            c.revisions.some((r) => r.state === "active" || r.state === "pending") &&
-            (c.lastCheck === null || c.lastCheck.at < before)
+          .filter(
+            (c) =>
+              c.revisions.some((r) => r.state === "active" || r.state === "pending") &&
+              (c.lastCheck === null || c.lastCheck.at < before)
           )
           .map(snapshot)
       ),
@@ -251,7 +223,4 @@ export const makeMemory = (): ConnectionStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<ConnectionStore> = Layer.sync(ConnectionStore, makeMemory)

@@ -10,8 +10,6 @@
  * A failure says whether the request may have reached the peer (`maybeDelivered`): the spec's
  * "unknown outcome at the connector boundary" applies only then; a failure before any byte was
  * sent (refused address, DNS failure, connection refused) is safe to retry as if never sent.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -19,14 +17,9 @@ import type * as Effect from "effect/Effect"
 
 /**
  * "Response bodies over 64 KiB are invalid responses" (D4).
- *
- * @since 0.1.0
  */
 export const maxResponseBytes = 64 * 1024
 
-/**
- * @since 0.1.0
- */
 export interface OutboundRequest {
   readonly url: string
   /** Lowercase header names; `content-type: application/json` is always sent. */
@@ -37,9 +30,6 @@ export interface OutboundRequest {
   readonly timeoutMillis?: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface OutboundResponse {
   readonly status: number
   /** Lowercase header names. */
@@ -55,14 +45,9 @@ export interface OutboundResponse {
  * - `timeout`: no complete response within the time-out.
  * - `reset`: the connection broke after the request was (possibly) sent.
  * - `response_too_large`: the response body exceeded `maxResponseBytes`.
- *
- * @since 0.1.0
  */
 export type TransportFailureReason = "refused_address" | "dns" | "connect" | "timeout" | "reset" | "response_too_large"
 
-/**
- * @since 0.1.0
- */
 export class TransportFailure extends Data.TaggedError("TransportFailure")<{
   readonly reason: TransportFailureReason
   /** `true` when the peer may have received (and acted on) the request. */
@@ -71,16 +56,10 @@ export class TransportFailure extends Data.TaggedError("TransportFailure")<{
   readonly detail?: string
 }> {}
 
-/**
- * @since 0.1.0
- */
 export interface ConnectorTransportService {
   readonly post: (request: OutboundRequest) => Effect.Effect<OutboundResponse, TransportFailure>
 }
 
-/**
- * @since 0.1.0
- */
 export class ConnectorTransport extends Context.Tag("@accord/core/ConnectorTransport")<
   ConnectorTransport,
   ConnectorTransportService

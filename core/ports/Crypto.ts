@@ -3,8 +3,6 @@
  *
  * `layerWebCrypto` is the portable implementation (WebCrypto is global on Node, Bun and Deno);
  * `adapters/crypto/NodeCrypto.ts` is the fast synchronous one for `node:crypto` runtimes.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -15,8 +13,6 @@ import { toHex } from "../protocol/Hex.ts"
 /**
  * An imported HMAC key. Opaque: each layer keeps its own handle (a non-extractable `CryptoKey`, a
  * `KeyObject`), so the secret itself is not reachable from, or printed with, the key.
- *
- * @since 0.1.0
  */
 export interface HmacKey {
   readonly _tag: "HmacKey"
@@ -25,14 +21,9 @@ export interface HmacKey {
 
 /**
  * A message part to authenticate: text (encoded as UTF-8) or raw bytes.
- *
- * @since 0.1.0
  */
 export type Part = string | Uint8Array
 
-/**
- * @since 0.1.0
- */
 export interface CryptoService {
   /** Imports a secret (its UTF-8 bytes) as an HMAC-SHA-256 key. */
   readonly importHmacKey: (secret: Redacted.Redacted<string>) => Effect.Effect<HmacKey>
@@ -70,9 +61,6 @@ export interface CryptoService {
   readonly unsafeRandomUuidSync?: () => string
 }
 
-/**
- * @since 0.1.0
- */
 export class Crypto extends Context.Tag("@accord/core/Crypto")<Crypto, CryptoService>() {}
 
 const encoder = new TextEncoder()
@@ -121,8 +109,6 @@ const hexValue = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 &
 
 /**
  * How many imported keys the WebCrypto layer keeps (see `makeWebCrypto`).
- *
- * @since 0.1.0
  */
 export const webCryptoKeyCacheSize = 256
 
@@ -134,8 +120,6 @@ export const webCryptoKeyCacheSize = 256
  * opened from the vault per request) does not import it again. The cache is keyed by the SHA-256
  * of a random per-instance salt followed by the secret, never by the secret: the secret's bytes
  * are zeroed once digested and imported, and the key is non-extractable.
- *
- * @since 0.1.0
  */
 export const makeWebCrypto = (subtle: Subtle, getRandomValues: (a: Uint8Array) => Uint8Array): CryptoService => {
   const salt = getRandomValues(new Uint8Array(32))
@@ -191,9 +175,6 @@ export const makeWebCrypto = (subtle: Subtle, getRandomValues: (a: Uint8Array) =
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerWebCrypto: Layer.Layer<Crypto> = Layer.sync(Crypto, () =>
   makeWebCrypto(globalThis.crypto.subtle, (a) => globalThis.crypto.getRandomValues(a))
 )

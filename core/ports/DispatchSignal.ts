@@ -13,8 +13,6 @@
  * the write committed hands the item and the action straight to it. No poll, wake-up or separate
  * lease statement stands between creation and delivery. The lease is what it always is: if this
  * process dies, it expires and any dispatcher (of any process) takes the item.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -28,8 +26,6 @@ import type { LeasedAction } from "./ActionLedger.ts"
  * A reserved delivery slot of a dispatcher: create the action's outbox item leased to `owner`
  * until `now + leaseMillis`, then end the reservation exactly once, by `start` once the write
  * committed or by `release` when nothing was created (a failure, an interruption, a duplicate).
- *
- * @since 0.1.0
  */
 export interface DispatchSlot {
   readonly owner: string
@@ -41,16 +37,11 @@ export interface DispatchSlot {
 
 /**
  * A dispatcher taking actions from intake: a free slot, or none when all are busy.
- *
- * @since 0.1.0
  */
 export interface DispatchReceiver {
   readonly reserve: Effect.Effect<Option.Option<DispatchSlot>>
 }
 
-/**
- * @since 0.1.0
- */
 export interface DispatchSignalService {
   /** New dispatch work was committed. Never blocks. */
   readonly wake: Effect.Effect<void>
@@ -62,22 +53,22 @@ export interface DispatchSignalService {
   readonly receive: (receiver: DispatchReceiver) => Effect.Effect<void, never, Scope.Scope>
 }
 
-/**
- * @since 0.1.0
- */
-export class DispatchSignal extends Context.Tag("@accord/core/ports/DispatchSignal")<DispatchSignal, DispatchSignalService>() {}
+export class DispatchSignal extends Context.Tag("@accord/core/ports/DispatchSignal")<
+  DispatchSignal,
+  DispatchSignalService
+>() {}
 
 /**
  * A coalescing in-process signal, with the handoff to the dispatchers of this process.
- *
- * @since 0.1.0
  */
 export const makeMemory: Effect.Effect<DispatchSignalService> = Effect.map(Queue.sliding<true>(1), (queue) => {
   const receivers: Array<DispatchReceiver> = []
   const reserveFrom = (i: number): Effect.Effect<Option.Option<DispatchSlot>> =>
     i >= receivers.length
       ? Effect.succeed(Option.none())
-      : Effect.flatMap(receivers[i]!.reserve, (slot) => Option.isSome(slot) ? Effect.succeed(slot) : reserveFrom(i + 1))
+      : Effect.flatMap(receivers[i]!.reserve, (slot) =>
+          Option.isSome(slot) ? Effect.succeed(slot) : reserveFrom(i + 1)
+        )
   return {
     wake: Effect.asVoid(Queue.offer(queue, true)),
     next: Effect.asVoid(Queue.take(queue)),
@@ -94,7 +85,4 @@ export const makeMemory: Effect.Effect<DispatchSignalService> = Effect.map(Queue
   }
 })
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<DispatchSignal> = Layer.effect(DispatchSignal, makeMemory)

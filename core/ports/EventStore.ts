@@ -6,8 +6,6 @@
  * workspace: the same id with the same payload is a duplicate (nothing stored twice), with a different
  * payload a conflict. `append` takes a batch so an adapter can commit concurrent requests' events in
  * one transaction.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -15,9 +13,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface StoredEvent {
   /** Accord's own id for the row. */
   readonly id: string
@@ -40,17 +35,11 @@ export interface StoredEvent {
   readonly bucketKey?: string
 }
 
-/**
- * @since 0.1.0
- */
 export type AppendResult =
   | { readonly _tag: "Stored"; readonly event: StoredEvent }
   | { readonly _tag: "Duplicate"; readonly event: StoredEvent }
   | { readonly _tag: "Conflict"; readonly event: StoredEvent }
 
-/**
- * @since 0.1.0
- */
 export interface EventQuery {
   readonly workspaceId: string
   readonly accountId?: string
@@ -64,9 +53,6 @@ export interface EventQuery {
   readonly limit: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface EventStoreService {
   /**
    * One result per event, in order. Events with the same `eventId` in one batch: the first wins.
@@ -81,42 +67,44 @@ export interface EventStoreService {
    * Every matching event, in `list`'s order: a complete search, not a page. For narrow queries
    * only, such as one account's events of one name (the feature-gate evidence).
    */
-  readonly listAll: (query: Omit<EventQuery, "limit" | "after">) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  readonly listAll: (
+    query: Omit<EventQuery, "limit" | "after">
+  ) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
   /** The workspace's events with these ids (Accord's), in no particular order; unknown ids are left out. */
-  readonly getByIds: (workspaceId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
-  readonly findByEventId: (workspaceId: string, eventId: string) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
+  readonly getByIds: (
+    workspaceId: string,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  readonly findByEventId: (
+    workspaceId: string,
+    eventId: string
+  ) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class EventStore extends Context.Tag("@accord/core/EventStore")<EventStore, EventStoreService>() {}
 
 /**
  * The newest-first order every adapter uses.
- *
- * @since 0.1.0
  */
 export const newestFirst = (a: StoredEvent, b: StoredEvent): number =>
   b.occurredAt - a.occurredAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): EventStoreService => {
   const events: Array<StoredEvent> = []
   const byEventId = new Map<string, StoredEvent>()
   const byBucket = new Map<string, StoredEvent>()
   const matching = (q: Omit<EventQuery, "limit">): Array<StoredEvent> =>
     events
-      .filter((e) =>
-        e.workspaceId === q.workspaceId &&
-        (q.accountId === undefined || e.accountId === q.accountId) &&
-        (q.eventName === undefined || e.eventName === q.eventName) &&
-        (q.from === undefined || e.occurredAt >= q.from) &&
-        (q.to === undefined || e.occurredAt < q.to) &&
-        (q.after === undefined || e.occurredAt < q.after.occurredAt ||
-          (e.occurredAt === q.after.occurredAt && e.id < q.after.id))
+      .filter(
+        (e) =>
+          e.workspaceId === q.workspaceId &&
+          (q.accountId === undefined || e.accountId === q.accountId) &&
+          (q.eventName === undefined || e.eventName === q.eventName) &&
+          (q.from === undefined || e.occurredAt >= q.from) &&
+          (q.to === undefined || e.occurredAt < q.to) &&
+          (q.after === undefined ||
+            e.occurredAt < q.after.occurredAt ||
+            (e.occurredAt === q.after.occurredAt && e.id < q.after.id))
       )
       .sort(newestFirst)
   return {
@@ -156,11 +144,9 @@ export const makeMemory = (): EventStoreService => {
         const wanted = new Set(ids)
         return events.filter((e) => e.workspaceId === workspaceId && wanted.has(e.id))
       }),
-    findByEventId: (workspaceId, eventId) => Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId)))
+    findByEventId: (workspaceId, eventId) =>
+      Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId)))
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<EventStore> = Layer.sync(EventStore, makeMemory)

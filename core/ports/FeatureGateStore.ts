@@ -4,8 +4,6 @@
  *
  * A gate is `checking` until a correlated `entitlement_active` event unlocks it; unlocking is a
  * compare-and-set from `checking`, recording the event that did it.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -13,9 +11,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface FeatureGate {
   readonly id: string
   readonly workspaceId: string
@@ -32,15 +27,17 @@ export interface FeatureGate {
   readonly unlockEventId: string | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface FeatureGateStoreService {
   /** `false` when a gate with this id exists (nothing changes). */
-  readonly create: (gate: Omit<FeatureGate, "state" | "unlockedAt" | "unlockEventId">) => Effect.Effect<boolean, StorageError>
+  readonly create: (
+    gate: Omit<FeatureGate, "state" | "unlockedAt" | "unlockEventId">
+  ) => Effect.Effect<boolean, StorageError>
   readonly get: (workspaceId: string, id: string) => Effect.Effect<Option.Option<FeatureGate>, StorageError>
   /** Every gate of the account, checking and unlocked, oldest first (by `createdAt`, then id). */
-  readonly listByAccount: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
+  readonly listByAccount: (
+    workspaceId: string,
+    accountId: string
+  ) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   /** The account's gates still in `checking`. */
   /**
    * One page of a workspace's gates, newest first (by `createdAt`, then id, both descending),
@@ -57,9 +54,6 @@ export interface FeatureGateStoreService {
   }) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export interface FeatureGateListQuery {
   readonly workspaceId: string
   readonly limit: number
@@ -69,17 +63,16 @@ export interface FeatureGateListQuery {
 }
 
 /** Newest first: by `createdAt`, then id, both descending. */
-const newestFirst = (a: { readonly createdAt: number; readonly id: string }, b: { readonly createdAt: number; readonly id: string }) =>
-  b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+const newestFirst = (
+  a: { readonly createdAt: number; readonly id: string },
+  b: { readonly createdAt: number; readonly id: string }
+) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
-/**
- * @since 0.1.0
- */
-export class FeatureGateStore extends Context.Tag("@accord/core/FeatureGateStore")<FeatureGateStore, FeatureGateStoreService>() {}
+export class FeatureGateStore extends Context.Tag("@accord/core/FeatureGateStore")<
+  FeatureGateStore,
+  FeatureGateStoreService
+>() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): FeatureGateStoreService => {
   const gates = new Map<string, FeatureGate>()
   const key = (workspaceId: string, id: string) => workspaceId + "\u0000" + id
@@ -101,16 +94,21 @@ export const makeMemory = (): FeatureGateStoreService => {
     list: ({ accountId, after, limit, state, workspaceId }) =>
       Effect.sync(() =>
         [...gates.values()]
-          .filter((g) =>
-            g.workspaceId === workspaceId && (accountId === undefined || g.accountId === accountId) &&
-            (state === undefined || g.state === state) && (after === undefined || newestFirst(after, g) < 0)
+          .filter(
+            (g) =>
+              g.workspaceId === workspaceId &&
+              (accountId === undefined || g.accountId === accountId) &&
+              (state === undefined || g.state === state) &&
+              (after === undefined || newestFirst(after, g) < 0)
           )
           .sort(newestFirst)
           .slice(0, limit)
       ),
     checking: (workspaceId, accountId) =>
       Effect.sync(() =>
-        [...gates.values()].filter((g) => g.workspaceId === workspaceId && g.accountId === accountId && g.state === "checking")
+        [...gates.values()].filter(
+          (g) => g.workspaceId === workspaceId && g.accountId === accountId && g.state === "checking"
+        )
       ),
     unlock: ({ at, eventId, id, workspaceId }) =>
       Effect.sync(() => {
@@ -122,7 +120,4 @@ export const makeMemory = (): FeatureGateStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<FeatureGateStore> = Layer.sync(FeatureGateStore, makeMemory)

@@ -12,8 +12,6 @@
  * `makeFromStores` composes the write from the storage ports in one `Transactor` transaction; a
  * storage adapter may provide a faster implementation of the same contract (the SQL one writes the
  * common batch in a single statement).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -34,8 +32,6 @@ import { checkStableMeaning, type UsageMeter } from "../ingest/UsageRollup.ts"
 
 /**
  * One accepted event, ready to commit.
- *
- * @since 0.1.0
  */
 export interface Submission {
   readonly stored: StoredEvent
@@ -54,14 +50,9 @@ export interface Submission {
 /**
  * What happened to one submission: stored, a duplicate or conflict of a stored event (nothing
  * written), or refused because its meter already has another unit (nothing written).
- *
- * @since 0.1.0
  */
 export type WriteResult = AppendResult | { readonly _tag: "UnitChanged"; readonly issue: FieldIssue }
 
-/**
- * @since 0.1.0
- */
 export interface IngestWriterService {
   /** One result per submission, in order. */
   readonly write: (batch: ReadonlyArray<Submission>) => Effect.Effect<ReadonlyArray<WriteResult>, StorageError>
@@ -69,20 +60,21 @@ export interface IngestWriterService {
    * `write` in callback form, when the store can run a batch without a fiber: calls `done` once
    * with the same results `write` answers. The group commit uses it when present (`Committer`).
    */
-  readonly writeNow?: (batch: ReadonlyArray<Submission>, done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void) => void
+  readonly writeNow?: (
+    batch: ReadonlyArray<Submission>,
+    done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void
+  ) => void
 }
 
-/**
- * @since 0.1.0
- */
-export class IngestWriter extends Context.Tag("@accord/core/ingest/IngestWriter")<IngestWriter, IngestWriterService>() {}
+export class IngestWriter extends Context.Tag("@accord/core/ingest/IngestWriter")<
+  IngestWriter,
+  IngestWriterService
+>() {}
 
 /**
  * Whether a submission needs more than the event row and its profile facts: a user update, a
  * meter's unit, a rollup bucket that may replace a stored row, or (for `entitlement_active`) the
  * gates it may unlock.
- *
- * @since 0.1.0
  */
 export const needsMoreThanFacts = (submission: Submission): boolean =>
   submission.meter !== undefined ||
@@ -99,7 +91,7 @@ const unlockGates = (
   event: StoredEvent,
   keyScope: ApiKeyScope
 ): Effect.Effect<void, StorageError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = event.body as NormalizedBody
     if (body.event_name !== featureAccessEventName) return
     for (const gate of yield* gates.checking(event.workspaceId, event.accountId)) {
@@ -117,34 +109,41 @@ const meterKeyOf = (workspaceId: string, meterKey: string) => workspaceId + "\u0
  * facts, users and gates are written, and finally a unit claimed only by events that were not
  * stored is released again, and rollups of the batch refused only because of that claim are
  * written after all.
- *
- * @since 0.1.0
  */
 export const makeFromStores: Effect.Effect<
   IngestWriterService,
   never,
   EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const events = yield* EventStore
   const profiles = yield* AccountProfileStore
   const gates = yield* FeatureGateStore
   const meters = yield* UsageMeterStore
   const transactor = yield* Transactor
   const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const results = new Array<WriteResult | undefined>(batch.length)
       // Rollups refused only because an earlier rollup of this batch claimed their meter.
       const refusedByBatchClaim: Array<{ readonly index: number; readonly key: string }> = []
       // Units claimed by this batch: the unit, and whether some stored event uses it.
-      const claimed = new Map<string, { readonly workspaceId: string; readonly meterKey: string; readonly unit: string; used: boolean }>()
+      const claimed = new Map<
+        string,
+        { readonly workspaceId: string; readonly meterKey: string; readonly unit: string; used: boolean }
+      >()
       for (let i = 0; i < batch.length; i++) {
         const { meter, stored } = batch[i]!
         if (meter === undefined) continue
         const key = meterKeyOf(stored.workspaceId, meter.meterKey)
         const mine = claimed.get(key)
-        const existing = mine !== undefined
-          ? Option.some(mine.unit)
-          : yield* meters.claimUnit({ workspaceId: stored.workspaceId, meterKey: meter.meterKey, unit: meter.unit, now: stored.receivedAt })
+        const existing =
+          mine !== undefined
+            ? Option.some(mine.unit)
+            : yield* meters.claimUnit({
+                workspaceId: stored.workspaceId,
+                meterKey: meter.meterKey,
+                unit: meter.unit,
+                now: stored.receivedAt
+              })
         if (mine === undefined && Option.isNone(existing)) {
           claimed.set(key, { workspaceId: stored.workspaceId, meterKey: meter.meterKey, unit: meter.unit, used: false })
         }
@@ -156,12 +155,18 @@ export const makeFromStores: Effect.Effect<
       }
       const appendable = batch.flatMap((_, i) => (results[i] === undefined ? [i] : []))
       const appended = yield* events.append(appendable.map((i) => batch[i]!.stored))
-      appendable.forEach((i, j) => (results[i] = appended[j]!))
+      appendable.forEach((i, j) => {
+        results[i] = appended[j]!
+      })
       const newlyStored = batch.filter((_, i) => results[i]!._tag === "Stored")
       yield* profiles.applyFactsBatch(
         newlyStored
           .filter((s) => s.normalized.profileFacts.length > 0)
-          .map((s) => ({ workspaceId: s.stored.workspaceId, accountId: s.stored.accountId, facts: s.normalized.profileFacts }))
+          .map((s) => ({
+            workspaceId: s.stored.workspaceId,
+            accountId: s.stored.accountId,
+            facts: s.normalized.profileFacts
+          }))
       )
       yield* profiles.recordLogins(newlyStored.flatMap((s) => Option.toArray(s.normalized.login)))
       for (const { keyScope, meter, normalized, stored } of newlyStored) {
@@ -183,16 +188,15 @@ export const makeFromStores: Effect.Effect<
       const again = refusedByBatchClaim.filter(({ key }) => released.has(key)).map(({ index }) => index)
       if (again.length > 0) {
         const written = yield* write(again.map((i) => batch[i]!))
-        again.forEach((i, j) => (results[i] = written[j]!))
+        again.forEach((i, j) => {
+          results[i] = written[j]!
+        })
       }
       return results as ReadonlyArray<WriteResult>
     })
-  return { write: (batch) => batch.length === 0 ? Effect.succeed([]) : transactor.withTransaction(write(batch)) }
+  return { write: (batch) => (batch.length === 0 ? Effect.succeed([]) : transactor.withTransaction(write(batch))) }
 })
 
-/**
- * @since 0.1.0
- */
 export const layerFromStores: Layer.Layer<
   IngestWriter,
   never,

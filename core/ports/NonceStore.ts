@@ -4,22 +4,14 @@
  * "Used request nonces are stored for at least five minutes" (spec); Accord keeps them
  * `nonceRetentionMillis` = 10 minutes, twice the skew window, so a nonce can't be forgotten while a
  * message carrying it still has a fresh timestamp (DESIGN D6).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export const nonceRetentionMillis = 10 * 60_000
 
-/**
- * @since 0.1.0
- */
 export interface NonceClaim {
   /** Separates nonce spaces, e.g. one per connection and direction. */
   readonly scope: string
@@ -30,9 +22,6 @@ export interface NonceClaim {
   readonly expiresAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface NonceStoreService {
   /**
    * Records the nonce atomically if it is not currently held in its scope. `true` when this call
@@ -46,9 +35,6 @@ export interface NonceStoreService {
   readonly unsafeClaimSync?: (claim: NonceClaim) => boolean
 }
 
-/**
- * @since 0.1.0
- */
 export class NonceStore extends Context.Tag("@accord/core/NonceStore")<NonceStore, NonceStoreService>() {}
 
 /** One scope of the memory store (see `makeMemory`). */
@@ -79,8 +65,6 @@ const lateSweepEvery = 64
  * went back, or a caller passes another retention) is kept exactly in a small `Map` of its own,
  * checked and swept (every 64th claim) only while it holds anything. So the semantics are exact in
  * every case: a nonce is refused until its own expiry, and may be claimed again from then on.
- *
- * @since 0.1.0
  */
 export const makeMemory = (): NonceStoreService => {
   const scopes = new Map<string, MemoryScope>()
@@ -109,7 +93,7 @@ export const makeMemory = (): NonceStoreService => {
       space.head = head
     }
     if (late.size > 0) {
-      if ((++space.claims % lateSweepEvery) === 0) sweepLate(late, now)
+      if (++space.claims % lateSweepEvery === 0) sweepLate(late, now)
       const lateExpiry = late.get(nonce)
       if (lateExpiry !== undefined) {
         if (lateExpiry > now) return false
@@ -134,7 +118,4 @@ export const makeMemory = (): NonceStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<NonceStore> = Layer.sync(NonceStore, makeMemory)

@@ -6,8 +6,6 @@
  * A worker leases due items; a lease is exclusive until it expires, so any number of workers (in
  * one process or many sharing PostgreSQL) never hold the same item at once. An item is unique per
  * `(kind, dedupeKey)`.
- *
- * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -20,9 +18,6 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface NewOutboxItem {
   readonly id: string
   readonly kind: string
@@ -32,9 +27,6 @@ export interface NewOutboxItem {
   readonly createdAt: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface OutboxItem extends NewOutboxItem {
   readonly attempts: number
   readonly leaseOwner: string | null
@@ -43,9 +35,6 @@ export interface OutboxItem extends NewOutboxItem {
   readonly lastError: string | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface LeaseRequest {
   readonly owner: string
   readonly now: number
@@ -55,9 +44,6 @@ export interface LeaseRequest {
   readonly kinds?: ReadonlyArray<string>
 }
 
-/**
- * @since 0.1.0
- */
 export interface LeaseRenewal {
   readonly ids: ReadonlyArray<string>
   readonly owner: string
@@ -65,16 +51,17 @@ export interface LeaseRenewal {
   readonly leaseMillis: number
 }
 
-/**
- * @since 0.1.0
- */
 export interface OutboxService {
   /** `false` when an item with the same `(kind, dedupeKey)` exists (nothing is changed). */
   readonly enqueue: (item: NewOutboxItem) => Effect.Effect<boolean, StorageError>
   /** Leases up to `limit` due items (not completed, next attempt reached, lease free or expired), oldest due first. */
   readonly lease: (request: LeaseRequest) => Effect.Effect<ReadonlyArray<OutboxItem>, StorageError>
   /** Marks a leased item done; `false` if `owner` no longer holds its lease. */
-  readonly complete: (options: { readonly id: string; readonly owner: string; readonly now: number }) => Effect.Effect<boolean, StorageError>
+  readonly complete: (options: {
+    readonly id: string
+    readonly owner: string
+    readonly now: number
+  }) => Effect.Effect<boolean, StorageError>
   /** Counts a failed attempt, records the error, releases the lease; `false` if `owner` no longer holds it. */
   readonly reschedule: (options: {
     readonly id: string
@@ -93,16 +80,11 @@ export interface OutboxService {
   readonly findByKey: (kind: string, dedupeKey: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class Outbox extends Context.Tag("@accord/core/Outbox")<Outbox, OutboxService>() {}
 
 /**
  * The in-memory table behind the memory outbox, with synchronous operations so that the memory
  * action ledger can enqueue in the same atomic step as its own write.
- *
- * @since 0.1.0
  */
 export class MemoryOutboxTable {
   readonly items = new Map<string, OutboxItem>()
@@ -111,7 +93,14 @@ export class MemoryOutboxTable {
   enqueue(item: NewOutboxItem): boolean {
     const key = item.kind + "\u0000" + item.dedupeKey
     if (this.byKey.has(key) || this.items.has(item.id)) return false
-    this.items.set(item.id, { ...item, attempts: 0, leaseOwner: null, leaseExpiresAt: null, completedAt: null, lastError: null })
+    this.items.set(item.id, {
+      ...item,
+      attempts: 0,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      completedAt: null,
+      lastError: null
+    })
     this.byKey.set(key, item.id)
     return true
   }
@@ -123,10 +112,12 @@ export class MemoryOutboxTable {
 
   lease({ kinds, leaseMillis, limit, now, owner }: LeaseRequest): ReadonlyArray<OutboxItem> {
     const due = [...this.items.values()]
-      .filter((i) =>
-        i.completedAt === null && i.nextAttemptAt <= now &&
-        (i.leaseExpiresAt === null || i.leaseExpiresAt <= now) &&
-        (kinds === undefined || kinds.includes(i.kind))
+      .filter(
+        (i) =>
+          i.completedAt === null &&
+          i.nextAttemptAt <= now &&
+          (i.leaseExpiresAt === null || i.leaseExpiresAt <= now) &&
+          (kinds === undefined || kinds.includes(i.kind))
       )
       .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
       .slice(0, limit)
@@ -164,7 +155,14 @@ export class MemoryOutboxTable {
         Effect.sync(() => {
           const item = held(id, owner)
           if (item === undefined) return false
-          items.set(id, { ...item, attempts: item.attempts + 1, nextAttemptAt, lastError: error, leaseOwner: null, leaseExpiresAt: null })
+          items.set(id, {
+            ...item,
+            attempts: item.attempts + 1,
+            nextAttemptAt,
+            lastError: error,
+            leaseOwner: null,
+            leaseExpiresAt: null
+          })
           return true
         }),
       renew: (renewal) => Effect.sync(() => this.renew(renewal)),
@@ -178,14 +176,8 @@ export class MemoryOutboxTable {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<Outbox> = Layer.sync(Outbox, () => new MemoryOutboxTable().service())
 
-/**
- * @since 0.1.0
- */
 export interface LeasedWorkOptions<A, R> {
   /** Names the loop in its log lines. */
   readonly name: string
@@ -216,8 +208,6 @@ export interface LeasedWorkOptions<A, R> {
  * to be found by the next lease. `reserve` takes a free slot, or none when every slot is busy or
  * reserved (the producer then creates the item unleased, for a lease to find); the reservation is
  * ended exactly once, by `start` with the item once its creation committed, or by `release`.
- *
- * @since 0.1.0
  */
 export interface HandoffSlots<A> {
   readonly reserve: Effect.Effect<Option.Option<HandoffSlot<A>>>
@@ -225,8 +215,6 @@ export interface HandoffSlots<A> {
 
 /**
  * One reserved slot (see `HandoffSlots`); the first of `start` and `release` ends it, later calls do nothing.
- *
- * @since 0.1.0
  */
 export interface HandoffSlot<A> {
   /** Works `item` in this slot: it was created leased to the loop's owner, and committed. */
@@ -237,8 +225,6 @@ export interface HandoffSlot<A> {
 
 /**
  * A lease heartbeat for `runLeased`: every `everyMillis` the ids still being worked are renewed.
- *
- * @since 0.1.0
  */
 export interface LeaseHeartbeat<R = never> {
   readonly everyMillis: number
@@ -250,8 +236,6 @@ export interface LeaseHeartbeat<R = never> {
  * survives two missed beats (a slow database, a long pause) and a short lease (15–30 s) is safe for
  * work that runs longer. A worker that dies stops beating: its items are free again at most
  * `leaseMillis` later, which is the recovery time after a crash.
- *
- * @since 0.1.0
  */
 export const leaseHeartbeat = (options: {
   readonly outbox: OutboxService
@@ -276,11 +260,9 @@ export const leaseHeartbeat = (options: {
  * tries again); an item's lease is no longer renewed once its work has ended. With a `handoff`,
  * a producer may reserve a free slot and hand over an item it created already leased to this
  * loop's owner; a reserved slot counts as busy until it is started or released.
- *
- * @since 0.1.0
  */
 export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect<void, never, R | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Effect.scope
     const idle = Duration.millis(options.idleMillis)
     // Coalescing: a slot was freed since the last look.
@@ -294,7 +276,9 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
       Queue.unsafeOffer(slot, true)
     }
     const unexpected = (cause: Cause.Cause<unknown>) =>
-      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError(`${options.name}: an item failed unexpectedly`, cause)
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.logError(`${options.name}: an item failed unexpectedly`, cause)
     /** Counts the item as working; `false` when it already is (leased again while its first run goes on). */
     const claim = (item: A) => {
       const id = options.idOf(item)
@@ -303,8 +287,10 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
       return true
     }
     const fork = (item: A) =>
-      Effect.map(Effect.forkIn(Effect.catchAllCause(options.work(item), unexpected), scope), (fiber) => fiber.addObserver(settle(options.idOf(item))))
-    const round = Effect.gen(function*() {
+      Effect.map(Effect.forkIn(Effect.catchAllCause(options.work(item), unexpected), scope), (fiber) =>
+        fiber.addObserver(settle(options.idOf(item)))
+      )
+    const round = Effect.gen(function* () {
       if (working.size + reserved >= options.concurrency) return yield* Queue.take(slot)
       const free = options.concurrency - working.size - reserved
       const items = yield* options.lease(free)
@@ -333,7 +319,11 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
           // The slot passes to the item at once (no lease can count it free in between).
           start: (item) =>
             Effect.suspend(() =>
-              !end() ? Effect.void : claim(item) ? Effect.asVoid(Queue.offer(handed, item)) : Effect.asVoid(Queue.offer(slot, true))
+              !end()
+                ? Effect.void
+                : claim(item)
+                  ? Effect.asVoid(Queue.offer(handed, item))
+                  : Effect.asVoid(Queue.offer(slot, true))
             ),
           release: Effect.suspend(() => (end() ? Effect.asVoid(Queue.offer(slot, true)) : Effect.void))
         })
@@ -342,18 +332,29 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
     }
     const heartbeat = options.heartbeat
     if (heartbeat !== undefined) {
-      const beat = Effect.suspend(() => working.size === 0 ? Effect.void : heartbeat.renew([...working])).pipe(
+      const beat = Effect.suspend(() => (working.size === 0 ? Effect.void : heartbeat.renew([...working]))).pipe(
         Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(`${options.name}: lease renewal failed`, cause)
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning(`${options.name}: lease renewal failed`, cause)
         )
       )
-      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(heartbeat.everyMillis)), beat)))
-    }
-    yield* Effect.forkScoped(Effect.forever(round.pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.zipRight(Effect.logWarning(`${options.name}: leasing failed; retrying`, cause), Effect.sleep(idle))
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(heartbeat.everyMillis)), beat))
       )
-    )))
+    }
+    yield* Effect.forkScoped(
+      Effect.forever(
+        round.pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.zipRight(
+                  Effect.logWarning(`${options.name}: leasing failed; retrying`, cause),
+                  Effect.sleep(idle)
+                )
+          )
+        )
+      )
+    )
   })

@@ -3,8 +3,6 @@
  * for an end user of the embedded runtime. A session is stored by the SHA-256 of its token only (the
  * token is shown once); it is never changed except to be revoked, and every use reads it again, so
  * a revocation or an expiry takes effect at once.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -12,9 +10,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface RuntimeSessionRecord {
   readonly sessionId: string
   readonly workspaceId: string
@@ -34,9 +29,6 @@ export interface RuntimeSessionRecord {
   readonly revokedAt: number | null
 }
 
-/**
- * @since 0.1.0
- */
 export interface RuntimeSessionStoreService {
   /** Inserts a session; `false` when one with the same id or token hash exists (nothing changes). */
   readonly create: (record: RuntimeSessionRecord) => Effect.Effect<boolean, StorageError>
@@ -46,24 +38,23 @@ export interface RuntimeSessionStoreService {
   readonly revoke: (workspaceId: string, sessionId: string, now: number) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
-export class RuntimeSessionStore extends Context.Tag("@accord/core/RuntimeSessionStore")<RuntimeSessionStore, RuntimeSessionStoreService>() {}
+export class RuntimeSessionStore extends Context.Tag("@accord/core/RuntimeSessionStore")<
+  RuntimeSessionStore,
+  RuntimeSessionStoreService
+>() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): RuntimeSessionStoreService => {
   const sessions = new Map<string, RuntimeSessionRecord>()
   return {
     create: (record) =>
       Effect.sync(() => {
-        if (sessions.has(record.sessionId) || [...sessions.values()].some((s) => s.tokenHash === record.tokenHash)) return false
+        if (sessions.has(record.sessionId) || [...sessions.values()].some((s) => s.tokenHash === record.tokenHash))
+          return false
         sessions.set(record.sessionId, record)
         return true
       }),
-    findByHash: (tokenHash) => Effect.sync(() => Option.fromNullable([...sessions.values()].find((s) => s.tokenHash === tokenHash))),
+    findByHash: (tokenHash) =>
+      Effect.sync(() => Option.fromNullable([...sessions.values()].find((s) => s.tokenHash === tokenHash))),
     get: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId))),
     revoke: (workspaceId, sessionId, now) =>
       Effect.sync(() => {
@@ -75,7 +66,4 @@ export const makeMemory = (): RuntimeSessionStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<RuntimeSessionStore> = Layer.sync(RuntimeSessionStore, makeMemory)

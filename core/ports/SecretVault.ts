@@ -4,8 +4,6 @@
  * Secrets go in as `Redacted` and are sealed with the `Cipher` (AES-256-GCM under the master key,
  * bound to their reference) before they reach any store, so the table, or the memory map, only
  * ever holds ciphertext, and never the connector row. Retiring deletes the ciphertext.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -17,8 +15,6 @@ import type { StorageError } from "./StorageError.ts"
 
 /**
  * Where sealed secrets live: the part each storage adapter implements.
- *
- * @since 0.1.0
  */
 export interface SealedSecretTable {
   readonly put: (ref: string, sealed: string, now: number) => Effect.Effect<void, StorageError>
@@ -26,9 +22,6 @@ export interface SealedSecretTable {
   readonly delete: (ref: string) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export interface SecretVaultService {
   readonly put: (ref: string, secret: Redacted.Redacted<string>, now: number) => Effect.Effect<void, StorageError>
   readonly get: (ref: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
@@ -36,22 +29,15 @@ export interface SecretVaultService {
   readonly retire: (ref: string) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export class SecretVault extends Context.Tag("@accord/core/SecretVault")<SecretVault, SecretVaultService>() {}
 
 /**
  * The associated data a connector secret is sealed with: binds the ciphertext to its reference.
- *
- * @since 0.1.0
  */
 export const associatedData = (ref: string): string => `accord-secret:${ref}`
 
 /**
  * A vault over any table of sealed values.
- *
- * @since 0.1.0
  */
 export const make = (table: SealedSecretTable): Effect.Effect<SecretVaultService, never, Cipher> =>
   Effect.map(Cipher, (cipher) => ({
@@ -61,14 +47,13 @@ export const make = (table: SealedSecretTable): Effect.Effect<SecretVaultService
       Effect.flatMap(table.get(ref), (sealed) =>
         Option.isNone(sealed)
           ? Effect.succeedNone
-          : Effect.map(cipher.open(sealed.value, associatedData(ref)), (plain) => Option.some(Redacted.make(plain)))),
+          : Effect.map(cipher.open(sealed.value, associatedData(ref)), (plain) => Option.some(Redacted.make(plain)))
+      ),
     retire: (ref) => table.delete(ref)
   }))
 
 /**
  * An in-memory sealed table; exposed so tests can see that only ciphertext is kept.
- *
- * @since 0.1.0
  */
 export const makeMemoryTable = (): SealedSecretTable & { readonly rows: ReadonlyMap<string, string> } => {
   const rows = new Map<string, string>()
@@ -82,8 +67,6 @@ export const makeMemoryTable = (): SealedSecretTable & { readonly rows: Readonly
 
 /**
  * A fresh, empty table per build (the table is made when the layer is built, not when the module loads).
- *
- * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<SecretVault, never, Cipher> = Layer.effect(
   SecretVault,
@@ -92,8 +75,6 @@ export const layerMemory: Layer.Layer<SecretVault, never, Cipher> = Layer.effect
 
 /**
  * The reference of a connector secret: one per connection, revision and secret name.
- *
- * @since 0.1.0
  */
 export const connectorSecretRef = (
   connectionId: string,

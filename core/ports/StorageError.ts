@@ -1,14 +1,9 @@
 /**
  * The one error every storage port may fail with: the store could not be read or written.
  * Carries no statement parameters or row values (D8: no raw values in errors).
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 
-/**
- * @since 0.1.0
- */
 export class StorageError extends Schema.TaggedError<StorageError>()("StorageError", {
   operation: Schema.String,
   message: Schema.String

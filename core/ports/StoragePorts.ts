@@ -1,8 +1,6 @@
 /**
  * The services every storage adapter (memory, SQL on PostgreSQL or PGlite) provides, including the
  * stored-catalog `Revalidation` built over them.
- *
- * @since 0.1.0
  */
 import type { Revalidation } from "../connector/Revalidation.ts"
 import type { AccountProfileStore } from "./AccountProfileStore.ts"
@@ -23,9 +21,6 @@ import type { SecretVault } from "./SecretVault.ts"
 import type { Transactor } from "./Transactor.ts"
 import type { UsageMeterStore } from "./UsageMeterStore.ts"
 
-/**
- * @since 0.1.0
- */
 export type StoragePorts =
   | NonceStore
   | ApiKeyStore

@@ -2,29 +2,19 @@
  * The `Transactor` port: runs several storage port operations as one unit. On SQL every port runs on
  * the same `SqlClient`, whose transactions follow the fiber, so wrapping port calls commits them
  * together; memory operations are synchronous steps and need no wrapper.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface TransactorService {
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
 }
 
-/**
- * @since 0.1.0
- */
 export class Transactor extends Context.Tag("@accord/core/Transactor")<Transactor, TransactorService>() {}
 
 /**
  * For memory storage: runs the effect as it is.
- *
- * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<Transactor> = Layer.succeed(Transactor, { withTransaction: (effect) => effect })

@@ -2,8 +2,6 @@
  * The `UsageMeterStore` port: the unit each usage meter was first recorded with, per workspace
  * (spec "Usage rollup event": "`product_key`, `metric_key` and `unit` must keep a stable meaning over
  * time").
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -11,9 +9,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/**
- * @since 0.1.0
- */
 export interface UsageMeterStoreService {
   /**
    * Records `unit` for the meter if it has none yet, atomically. Returns the unit the meter had
@@ -36,14 +31,11 @@ export interface UsageMeterStoreService {
   }) => Effect.Effect<void, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
-export class UsageMeterStore extends Context.Tag("@accord/core/UsageMeterStore")<UsageMeterStore, UsageMeterStoreService>() {}
+export class UsageMeterStore extends Context.Tag("@accord/core/UsageMeterStore")<
+  UsageMeterStore,
+  UsageMeterStoreService
+>() {}
 
-/**
- * @since 0.1.0
- */
 export const makeMemory = (): UsageMeterStoreService => {
   const units = new Map<string, string>()
   return {
@@ -62,7 +54,4 @@ export const makeMemory = (): UsageMeterStoreService => {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const layerMemory: Layer.Layer<UsageMeterStore> = Layer.sync(UsageMeterStore, makeMemory)

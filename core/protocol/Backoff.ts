@@ -9,8 +9,6 @@
  * item) asks for the delay of attempt `n` (`backoffDelay`, `randomBackoffDelay`) and checks the
  * deadline itself (`pastDeadline`); retries inside one fiber use the same policy as a `Schedule`
  * (`schedule`).
- *
- * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -20,8 +18,6 @@ import * as Schedule from "effect/Schedule"
 /**
  * The numbers of one backoff: the first ceiling, the largest ceiling and, optionally, how long
  * after the first attempt retrying stops.
- *
- * @since 0.1.0
  */
 export interface Backoff {
   readonly baseMillis: number
@@ -31,8 +27,6 @@ export interface Backoff {
 
 /**
  * The ceiling of the delay after `attempts` failed attempts: `min(cap, base * 2^attempts)`.
- *
- * @since 0.1.0
  */
 export const ceilingMillis = (backoff: Backoff, attempts: number): number =>
   // The exponent is bounded so a huge attempt count cannot overflow to Infinity before the cap.
@@ -41,8 +35,6 @@ export const ceilingMillis = (backoff: Backoff, attempts: number): number =>
 /**
  * The delay after `attempts` failed attempts for the draw `random` in `[0, 1)`: the upper half of
  * the ceiling, whole milliseconds.
- *
- * @since 0.1.0
  */
 export const backoffDelay = (backoff: Backoff, attempts: number, random: number): number => {
   const ceiling = ceilingMillis(backoff, attempts)
@@ -51,8 +43,6 @@ export const backoffDelay = (backoff: Backoff, attempts: number, random: number)
 
 /**
  * `backoffDelay` with the draw taken from Effect's `Random` service (seedable in tests).
- *
- * @since 0.1.0
  */
 export const randomBackoffDelay = (backoff: Backoff, attempts: number): Effect.Effect<number> =>
   Effect.map(Random.next, (random) => backoffDelay(backoff, attempts, random))
@@ -60,8 +50,6 @@ export const randomBackoffDelay = (backoff: Backoff, attempts: number): Effect.E
 /**
  * Whether retrying has stopped: `now` is at least `deadlineMillis` after `startedAt`. Never true
  * without a deadline.
- *
- * @since 0.1.0
  */
 export const pastDeadline = (backoff: Backoff, startedAt: number, now: number): boolean =>
   backoff.deadlineMillis !== undefined && now - startedAt >= backoff.deadlineMillis
@@ -70,8 +58,6 @@ export const pastDeadline = (backoff: Backoff, startedAt: number, now: number): 
  * The same policy as a `Schedule` for retries inside one fiber: exponential from the base, doubling,
  * capped, each delay jittered into the upper half of its ceiling, recurring until the deadline (if
  * any) has elapsed. Its output is the number of retries so far.
- *
- * @since 0.1.0
  */
 export const schedule = (backoff: Backoff): Schedule.Schedule<number> => {
   const jittered = Schedule.exponential(Duration.millis(backoff.baseMillis), 2).pipe(
@@ -82,5 +68,7 @@ export const schedule = (backoff: Backoff): Schedule.Schedule<number> => {
     Schedule.modifyDelay((_, delay) => Duration.millis(Math.floor(Duration.toMillis(delay)))),
     Schedule.map(([, retries]) => retries)
   )
-  return backoff.deadlineMillis === undefined ? jittered : Schedule.upTo(jittered, Duration.millis(backoff.deadlineMillis))
+  return backoff.deadlineMillis === undefined
+    ? jittered
+    : Schedule.upTo(jittered, Duration.millis(backoff.deadlineMillis))
 }

@@ -5,8 +5,6 @@
  * to open.
  *
  * Sealed form: `v1.` + base64url(iv ‖ ciphertext ‖ tag).
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,8 +14,6 @@ import * as Schema from "effect/Schema"
 
 /**
  * A sealed value could not be opened: wrong key, wrong associated data, or tampered.
- *
- * @since 0.1.0
  */
 export class OpenFailed extends Schema.TaggedError<OpenFailed>()("OpenFailed", {}) {
   override get message(): string {
@@ -25,17 +21,11 @@ export class OpenFailed extends Schema.TaggedError<OpenFailed>()("OpenFailed", {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export interface CipherService {
   readonly seal: (plaintext: string, associatedData: string) => Effect.Effect<string>
   readonly open: (sealed: string, associatedData: string) => Effect.Effect<string, OpenFailed>
 }
 
-/**
- * @since 0.1.0
- */
 export class Cipher extends Context.Tag("@accord/core/Cipher")<Cipher, CipherService>() {}
 
 const encoder = new TextEncoder()
@@ -58,21 +48,25 @@ const fromBase64Url = (text: string): Uint8Array | undefined => {
 
 /**
  * AES-256-GCM over WebCrypto (global on Node, Bun and Deno). `masterKey` must be 32 bytes.
- *
- * @since 0.1.0
  */
 export const makeAesGcm = (masterKey: Redacted.Redacted<Uint8Array>): Effect.Effect<CipherService> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const subtle = globalThis.crypto.subtle
     const raw = Redacted.value(masterKey)
     if (raw.length !== 32) return yield* Effect.dieMessage("the master key must be 32 bytes")
-    const key = yield* Effect.promise(() => subtle.importKey("raw", raw, { name: "AES-GCM" }, false, ["encrypt", "decrypt"]))
+    const key = yield* Effect.promise(() =>
+      subtle.importKey("raw", raw, { name: "AES-GCM" }, false, ["encrypt", "decrypt"])
+    )
     return {
       seal: (plaintext, associatedData) =>
         Effect.promise(async () => {
           const iv = globalThis.crypto.getRandomValues(new Uint8Array(12))
           const sealed = new Uint8Array(
-            await subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(associatedData) }, key, encoder.encode(plaintext))
+            await subtle.encrypt(
+              { name: "AES-GCM", iv, additionalData: encoder.encode(associatedData) },
+              key,
+              encoder.encode(plaintext)
+            )
           )
           const out = new Uint8Array(iv.length + sealed.length)
           out.set(iv)
@@ -95,8 +89,5 @@ export const makeAesGcm = (masterKey: Redacted.Redacted<Uint8Array>): Effect.Eff
     }
   })
 
-/**
- * @since 0.1.0
- */
 export const layerAesGcm = (masterKey: Redacted.Redacted<Uint8Array>): Layer.Layer<Cipher> =>
   Layer.effect(Cipher, makeAesGcm(masterKey))

@@ -1,21 +1,14 @@
 /**
  * Reference hashes (DESIGN D3): lowercase hex SHA-256 over UTF-8.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import { Crypto, type CryptoService, type Part } from "../ports/Crypto.ts"
 
-/**
- * @since 0.1.0
- */
 export const sha256Hex = (text: string): Effect.Effect<string, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => sha256HexWith(crypto, text))
 
 /**
  * SHA-256 with a `Crypto` already in hand, synchronously when the implementation can.
- *
- * @since 0.1.0
  */
 export const sha256HexWith = (crypto: CryptoService, data: Part): Effect.Effect<string> =>
   crypto.unsafeSha256HexSync === undefined ? crypto.sha256Hex(data) : Effect.succeed(crypto.unsafeSha256HexSync(data))
@@ -23,8 +16,6 @@ export const sha256HexWith = (crypto: CryptoService, data: Part): Effect.Effect<
 /**
  * `connectedAccountReferenceHash`: SHA-256 of the JSON serialization of the provider account ID
  * (quotes included).
- *
- * @since 0.1.0
  */
 export const connectedAccountReferenceHash = (accountId: string): Effect.Effect<string, never, Crypto> =>
   sha256Hex(JSON.stringify(accountId))

@@ -15,8 +15,6 @@
  *
  * What the fast path answers is what the schema's parser would answer, property-tested in
  * test/core/protocol/FastDecode.test.ts: the same value, with the same keys in the same order.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -38,7 +36,10 @@ const deferred: Fast = () => defer
 const isMiss = (value: unknown): boolean => value === fail || value === defer
 
 /** `mergeInternalOptions` of the schema's parser: a node's `parseOptions` annotation over the options it was called with. */
-const merge = (options: AST.ParseOptions | undefined, override: AST.ParseOptions | undefined): AST.ParseOptions | undefined =>
+const merge = (
+  options: AST.ParseOptions | undefined,
+  override: AST.ParseOptions | undefined
+): AST.ParseOptions | undefined =>
   override === undefined ? options : options === undefined ? override : { ...options, ...override }
 
 const isRecord = (input: unknown): input is Record<PropertyKey, unknown> =>
@@ -67,19 +68,19 @@ const compile = (ast: AST.AST, called: AST.ParseOptions | undefined): Fast => {
   if (options?.propertyOrder === "original" || options?.onExcessProperty === "preserve") return deferred
   switch (ast._tag) {
     case "StringKeyword":
-      return (input) => typeof input === "string" ? input : fail
+      return (input) => (typeof input === "string" ? input : fail)
     case "NumberKeyword":
-      return (input) => typeof input === "number" ? input : fail
+      return (input) => (typeof input === "number" ? input : fail)
     case "BooleanKeyword":
-      return (input) => typeof input === "boolean" ? input : fail
+      return (input) => (typeof input === "boolean" ? input : fail)
     case "UndefinedKeyword":
-      return (input) => input === undefined ? input : fail
+      return (input) => (input === undefined ? input : fail)
     case "UnknownKeyword":
     case "AnyKeyword":
       return (input) => input
     case "Literal": {
       const literal = ast.literal
-      return (input) => input === literal ? input : fail
+      return (input) => (input === literal ? input : fail)
     }
     case "Refinement": {
       const from = compile(ast.from, options)
@@ -129,9 +130,13 @@ const compile = (ast: AST.AST, called: AST.ParseOptions | undefined): Fast => {
 
 const compileTypeLiteral = (ast: AST.TypeLiteral, options: AST.ParseOptions | undefined): Fast => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
-    return (input) => input === null || input === undefined ? fail : input
+    return (input) => (input === null || input === undefined ? fail : input)
   }
-  const properties = ast.propertySignatures.map((ps) => ({ name: ps.name, optional: ps.isOptional, decode: compile(ps.type, options) }))
+  const properties = ast.propertySignatures.map((ps) => ({
+    name: ps.name,
+    optional: ps.isOptional,
+    decode: compile(ps.type, options)
+  }))
   const expected = new Set<PropertyKey>(properties.map((p) => p.name))
   const keysOf = ast.indexSignatures.map((is) => indexKeys(is.parameter))
   if (keysOf.some((keys) => keys === undefined)) return deferred
@@ -188,10 +193,11 @@ const compileTypeLiteral = (ast: AST.TypeLiteral, options: AST.ParseOptions | un
  * same value), `"rejected"` (it would reject it) or `"deferred"` (they cannot tell). For tests and
  * diagnostics; decoding goes through {@link decodeUnknownEither}, {@link decodeUnknown},
  * {@link decodeUnknownOption} or {@link is}.
- *
- * @since 0.1.0
  */
-export const fastVerdict = (ast: AST.AST, options?: AST.ParseOptions): ((input: unknown) => "decoded" | "rejected" | "deferred") => {
+export const fastVerdict = (
+  ast: AST.AST,
+  options?: AST.ParseOptions
+): ((input: unknown) => "decoded" | "rejected" | "deferred") => {
   const fast = compile(ast, options)
   return (input) => {
     const value = fast(input)
@@ -202,13 +208,11 @@ export const fastVerdict = (ast: AST.AST, options?: AST.ParseOptions): ((input: 
 /**
  * `Schema.decodeUnknownEither(schema, options)`, answered by the compiled checks when they decode
  * the input and by the schema's parser otherwise (so every rejection is the schema's own).
- *
- * @since 0.1.0
  */
 export const decodeUnknownEither = <A, I>(
   schema: Schema.Schema<A, I, never>,
   options?: AST.ParseOptions
-): (input: unknown) => Either.Either<A, ParseResult.ParseError> => {
+): ((input: unknown) => Either.Either<A, ParseResult.ParseError>) => {
   const fast = compile(schema.ast, options)
   const slow = Schema.decodeUnknownEither(schema, options)
   return (input) => {
@@ -227,15 +231,16 @@ const noOptions = {}
  * `Schema.decodeUnknown(schema, options)` (an effect, for schemas with effectful refinements),
  * answered by the compiled checks when they decode the input and by the schema's parser otherwise.
  * Built once per schema and options object, so a caller may ask for it per message.
- *
- * @since 0.1.0
  */
 export const decodeUnknown = <A, I, R>(
   schema: Schema.Schema<A, I, R>,
   options?: AST.ParseOptions
-): (input: unknown) => Effect.Effect<A, ParseResult.ParseError, R> => {
+): ((input: unknown) => Effect.Effect<A, ParseResult.ParseError, R>) => {
   let byAst = effectDecoders.get(options ?? noOptions)
-  if (byAst === undefined) effectDecoders.set(options ?? noOptions, byAst = new WeakMap())
+  if (byAst === undefined) {
+    byAst = new WeakMap()
+    effectDecoders.set(options ?? noOptions, byAst)
+  }
   let decoder = byAst.get(schema.ast)
   if (decoder === undefined) {
     const fast = compile(schema.ast, options)
@@ -252,13 +257,11 @@ export const decodeUnknown = <A, I, R>(
 /**
  * `Schema.decodeUnknownOption(schema, options)`: the compiled checks answer when they decode the
  * input or are certain the schema rejects it; the schema's parser answers the rest.
- *
- * @since 0.1.0
  */
 export const decodeUnknownOption = <A, I>(
   schema: Schema.Schema<A, I, never>,
   options?: AST.ParseOptions
-): (input: unknown) => Option.Option<A> => {
+): ((input: unknown) => Option.Option<A>) => {
   const fast = compile(schema.ast, options)
   const slow = Schema.decodeUnknownOption(schema, options)
   return (input) => {
@@ -270,10 +273,11 @@ export const decodeUnknownOption = <A, I>(
 /**
  * `Schema.is(schema, options)` (the type side, `exact: true` unless `options` say otherwise): the
  * compiled checks answer when they are certain, the schema's guard otherwise.
- *
- * @since 0.1.0
  */
-export const is = <A, I, R>(schema: Schema.Schema<A, I, R>, options?: AST.ParseOptions): (input: unknown) => input is A => {
+export const is = <A, I, R>(
+  schema: Schema.Schema<A, I, R>,
+  options?: AST.ParseOptions
+): ((input: unknown) => input is A) => {
   const fast = compile(AST.typeAST(schema.ast), { exact: true, ...options })
   const slow = Schema.is(schema, options)
   return (input): input is A => {

@@ -1,15 +1,10 @@
 /**
  * Lowercase hex, the only text encoding the protocol uses for digests and signatures (DESIGN D2, D3).
- *
- * @since 0.1.0
  */
 
 const alphabet = "0123456789abcdef"
 const byteToHex: ReadonlyArray<string> = Array.from({ length: 256 }, (_, i) => alphabet[i >> 4]! + alphabet[i & 15]!)
 
-/**
- * @since 0.1.0
- */
 export const toHex = (bytes: Uint8Array): string => {
   let out = ""
   for (let i = 0; i < bytes.length; i++) out += byteToHex[bytes[i]!]!
@@ -18,8 +13,6 @@ export const toHex = (bytes: Uint8Array): string => {
 
 /**
  * Compares two strings in time that depends only on their lengths (for MACs in hex).
- *
- * @since 0.1.0
  */
 export const constantTimeEqual = (a: string, b: string): boolean => {
   if (a.length !== b.length) return false

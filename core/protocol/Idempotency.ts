@@ -2,16 +2,11 @@
  * The provider idempotency key (spec "Execution request body", DESIGN D3).
  *
  * `pva_` + lowercase hex SHA-256 of `customer-action-idempotency-v1\n{workspaceId}\n{actionRequestId}`.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Crypto, type CryptoService } from "../ports/Crypto.ts"
 
-/**
- * @since 0.1.0
- */
 export const deriveProviderIdempotencyKey = (
   workspaceId: string,
   actionRequestId: string
@@ -20,27 +15,29 @@ export const deriveProviderIdempotencyKey = (
 
 /**
  * {@link deriveProviderIdempotencyKey} with the given `Crypto`, for a caller that holds it.
- *
- * @since 0.1.0
  */
-export const deriveProviderIdempotencyKeyWith = (crypto: CryptoService, workspaceId: string, actionRequestId: string): Effect.Effect<string> =>
+export const deriveProviderIdempotencyKeyWith = (
+  crypto: CryptoService,
+  workspaceId: string,
+  actionRequestId: string
+): Effect.Effect<string> =>
   Effect.map(crypto.sha256Hex(idempotencyKeyInput(workspaceId, actionRequestId)), (digest) => "pva_" + digest)
 
 /**
  * The same with a synchronous SHA-256 (`Crypto.unsafeSha256HexSync`), for a hot path.
- *
- * @since 0.1.0
  */
-export const deriveProviderIdempotencyKeySync = (sha256HexSync: (data: string) => string, workspaceId: string, actionRequestId: string): string =>
-  "pva_" + sha256HexSync(idempotencyKeyInput(workspaceId, actionRequestId))
+export const deriveProviderIdempotencyKeySync = (
+  sha256HexSync: (data: string) => string,
+  workspaceId: string,
+  actionRequestId: string
+): string => "pva_" + sha256HexSync(idempotencyKeyInput(workspaceId, actionRequestId))
 
-const idempotencyKeyInput = (workspaceId: string, actionRequestId: string) => `customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`
+const idempotencyKeyInput = (workspaceId: string, actionRequestId: string) =>
+  `customer-action-idempotency-v1\n${workspaceId}\n${actionRequestId}`
 
 /**
  * The idempotency header, the body's `providerIdempotencyKey` and the key derived locally from the
  * body's workspace and action request are not all equal.
- *
- * @since 0.1.0
  */
 export class IdempotencyKeyMismatch extends Schema.TaggedError<IdempotencyKeyMismatch>()("IdempotencyKeyMismatch", {
   mismatch: Schema.Literal("missing_header", "header_differs_from_body", "body_differs_from_derived")
@@ -52,20 +49,22 @@ export class IdempotencyKeyMismatch extends Schema.TaggedError<IdempotencyKeyMis
 
 /**
  * What the customer-side key check compares: the idempotency header and the body's bindings.
- *
- * @since 0.1.0
  */
 export interface IdempotencyKeyCheck {
   readonly header: string | undefined
-  readonly body: { readonly workspaceId: string; readonly actionRequestId: string; readonly providerIdempotencyKey: string }
+  readonly body: {
+    readonly workspaceId: string
+    readonly actionRequestId: string
+    readonly providerIdempotencyKey: string
+  }
 }
 
 /**
  * "The idempotency header, body `providerIdempotencyKey` and the locally derived key must be equal."
- *
- * @since 0.1.0
  */
-export const checkIdempotencyKey = (options: IdempotencyKeyCheck): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> =>
+export const checkIdempotencyKey = (
+  options: IdempotencyKeyCheck
+): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => checkIdempotencyKeyWith(crypto, options))
 
 /** The header against the body, checked before anything is hashed. */
@@ -73,12 +72,14 @@ const headerMismatch = ({ body, header }: IdempotencyKeyCheck): IdempotencyKeyMi
   header === undefined
     ? new IdempotencyKeyMismatch({ mismatch: "missing_header" })
     : header !== body.providerIdempotencyKey
-    ? new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
-    : undefined
+      ? new IdempotencyKeyMismatch({ mismatch: "header_differs_from_body" })
+      : undefined
 
 /** The derived key against the body: the key, or the mismatch. */
 const derivedAgainst = (derived: string, { body }: IdempotencyKeyCheck): string | IdempotencyKeyMismatch =>
-  derived === body.providerIdempotencyKey ? derived : new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
+  derived === body.providerIdempotencyKey
+    ? derived
+    : new IdempotencyKeyMismatch({ mismatch: "body_differs_from_derived" })
 
 const toEffect = (checked: string | IdempotencyKeyMismatch): Effect.Effect<string, IdempotencyKeyMismatch> =>
   typeof checked === "string" ? Effect.succeed(checked) : Effect.fail(checked)
@@ -87,12 +88,14 @@ const toEffect = (checked: string | IdempotencyKeyMismatch): Effect.Effect<strin
  * {@link checkIdempotencyKey} with the given `Crypto` service, for a caller that holds it (the
  * customer kit's claim): providing it per call copies the fiber's whole context each time. With a
  * synchronous SHA-256 it is {@link checkIdempotencyKeySync} in one step.
- *
- * @since 0.1.0
  */
-export const checkIdempotencyKeyWith = (crypto: CryptoService, options: IdempotencyKeyCheck): Effect.Effect<string, IdempotencyKeyMismatch> => {
+export const checkIdempotencyKeyWith = (
+  crypto: CryptoService,
+  options: IdempotencyKeyCheck
+): Effect.Effect<string, IdempotencyKeyMismatch> => {
   const sha256HexSync = crypto.unsafeSha256HexSync
-  if (sha256HexSync !== undefined) return Effect.suspend(() => toEffect(checkIdempotencyKeySync(sha256HexSync, options)))
+  if (sha256HexSync !== undefined)
+    return Effect.suspend(() => toEffect(checkIdempotencyKeySync(sha256HexSync, options)))
   return Effect.suspend(() => {
     const mismatch = headerMismatch(options)
     if (mismatch !== undefined) return Effect.fail(mismatch)
@@ -105,9 +108,13 @@ export const checkIdempotencyKeyWith = (crypto: CryptoService, options: Idempote
 
 /**
  * {@link checkIdempotencyKeyWith} with a synchronous SHA-256: the key, or the mismatch (the same checks in the same order).
- *
- * @since 0.1.0
  */
-export const checkIdempotencyKeySync = (sha256HexSync: (data: string) => string, options: IdempotencyKeyCheck): string | IdempotencyKeyMismatch =>
+export const checkIdempotencyKeySync = (
+  sha256HexSync: (data: string) => string,
+  options: IdempotencyKeyCheck
+): string | IdempotencyKeyMismatch =>
   headerMismatch(options) ??
-    derivedAgainst(deriveProviderIdempotencyKeySync(sha256HexSync, options.body.workspaceId, options.body.actionRequestId), options)
+  derivedAgainst(
+    deriveProviderIdempotencyKeySync(sha256HexSync, options.body.workspaceId, options.body.actionRequestId),
+    options
+  )

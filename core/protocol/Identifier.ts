@@ -8,8 +8,6 @@
  * U+202A–U+202E, U+2066–U+2069), zero-width characters (U+200B–U+200D, U+2060, U+FEFF) and unpaired
  * surrogates. One rule for intake and ingest, so an account accepted at intake is never refused
  * later when its events arrive.
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { isStorableText } from "./Text.ts"
@@ -20,22 +18,16 @@ const forbidden = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u
 /**
  * Whether `s` holds no forbidden character (control, bidi, zero-width, unpaired surrogate).
  * Length bounds are the caller's (each field has its own).
- *
- * @since 0.1.0
  */
 export const isSafeIdentifier = (s: string): boolean => !forbidden.test(s) && isStorableText(s)
 
 /**
  * The fixed wording of a refused identifier; never the value.
- *
- * @since 0.1.0
  */
 export const unsafeIdentifierMessage = "must not hold control, bidi, zero-width or unpaired surrogate characters"
 
 /**
  * An identifier of `min` to `max` characters that {@link isSafeIdentifier} accepts.
- *
- * @since 0.1.0
  */
 export const Identifier = (min: number, max: number): Schema.filter<Schema.filter<typeof Schema.String>> =>
   Schema.String.pipe(

@@ -9,10 +9,8 @@
  * an authentic body with a duplicate key is still malformed), and a string or name holding
  * U+0000 or an unpaired surrogate (DAI "Validation": text that cannot be stored is refused before
  * any storage call, on every route).
- *
- * @since 0.1.0
  */
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -21,22 +19,15 @@ import { isStorableText } from "./Text.ts"
 /**
  * Why a body is malformed: not UTF-8 JSON (`syntax`), an object with a key twice
  * (`duplicate_key`), or a string or name that cannot be stored (`unstorable_text`).
- *
- * @since 0.1.0
  */
 export const MalformedReason = Schema.Literal("syntax", "duplicate_key", "unstorable_text")
 
-/**
- * @since 0.1.0
- */
 export type MalformedReason = typeof MalformedReason.Type
 
 /**
  * The (authentic) body is not strict UTF-8 JSON. `at` is where (object keys and array indexes as
  * received, for `duplicate_key` and `unstorable_text`): render it only through a redacting
  * path function (the HTTP edge uses `Safety.pathSegment`), never as is.
- *
- * @since 0.1.0
  */
 export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", {
   reason: Schema.optionalWith(MalformedReason, { default: () => "syntax" }),
@@ -46,29 +37,22 @@ export class MalformedBody extends Schema.TaggedError<MalformedBody>()("Malforme
     return this.reason === "duplicate_key"
       ? "body has an object with the same key twice"
       : this.reason === "unstorable_text"
-      ? "body holds a NUL character or an unpaired UTF-16 surrogate"
-      : "body is not a UTF-8 JSON document"
+        ? "body holds a NUL character or an unpaired UTF-16 surrogate"
+        : "body is not a UTF-8 JSON document"
   }
 }
 
 /**
  * One failing field of a body: where, and what was expected. Never the received value.
- *
- * @since 0.1.0
  */
 export const FieldIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
 
-/**
- * @since 0.1.0
- */
 export type FieldIssue = typeof FieldIssue.Type
 
 /**
  * `true` when the `Content-Type` is `application/json` (parameters allowed; a charset, if given,
  * must be UTF-8, the only encoding RFC 8259 permits between systems). Every JSON route and the
  * customer kit's endpoint require it (415 otherwise).
- *
- * @since 0.1.0
  */
 export const isJsonContentType = (header: string | undefined): boolean => {
   if (header === undefined) return false
@@ -76,7 +60,7 @@ export const isJsonContentType = (header: string | undefined): boolean => {
   if (mediaType?.trim().toLowerCase() !== "application/json") return false
   return parameters.every((parameter) => {
     const [name, value] = parameter.split("=").map((part) => part.trim().toLowerCase())
-    return name !== "charset" || value === "utf-8" || value === "\"utf-8\""
+    return name !== "charset" || value === "utf-8" || value === '"utf-8"'
   })
 }
 
@@ -85,15 +69,11 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 /**
  * Parses raw body bytes as strict JSON. A byte-order mark, invalid UTF-8, a duplicate key at any
  * depth, and a string or name with U+0000 or an unpaired surrogate are malformed.
- *
- * @since 0.1.0
  */
 export const parseJsonBody = (body: Uint8Array): Effect.Effect<unknown, MalformedBody> => parseJsonBytes(body)
 
 /**
  * The same, as a plain result.
- *
- * @since 0.1.0
  */
 export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
   let text: string
@@ -111,8 +91,6 @@ export const parseJsonBytes = (body: Uint8Array): Either.Either<unknown, Malform
  * JSON syntax only (a duplicate key keeps its last value, as `JSON.parse` does): for reading which
  * secret or purpose a signed message claims BEFORE its signature is verified ("verify the raw body,
  * then parse"). Never accept data from it: the verified body is then parsed with `parseJsonBytes`.
- *
- * @since 0.1.0
  */
 export const parseJsonSyntax = (body: Uint8Array): Either.Either<unknown, MalformedBody> => {
   try {
@@ -124,8 +102,6 @@ export const parseJsonSyntax = (body: Uint8Array): Either.Either<unknown, Malfor
 
 /**
  * Parses JSON text strictly (see `parseJsonBytes`).
- *
- * @since 0.1.0
  */
 export const parseJsonText = (text: string): Either.Either<unknown, MalformedBody> => {
   let value: unknown
@@ -247,11 +223,12 @@ const findDuplicateKey = (text: string): ReadonlyArray<string | number> | undefi
   const length = text.length
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i)
-    if (c === 34) { // "
+    if (c === 34) {
+      // "
       // The closing quote is the next one not preceded by an odd run of backslashes.
       if (backslash !== -1 && backslash < i) backslash = text.indexOf("\\", i)
-      let j = text.indexOf("\"", i + 1)
-      while (backslash !== -1 && backslash < j && isEscaped(text, j)) j = text.indexOf("\"", j + 1)
+      let j = text.indexOf('"', i + 1)
+      while (backslash !== -1 && backslash < j && isEscaped(text, j)) j = text.indexOf('"', j + 1)
       if (expectKey) {
         const frame = stack[stack.length - 1]!
         const key: string = backslash !== -1 && backslash < j ? JSON.parse(text.slice(i, j + 1)) : text.slice(i + 1, j)
@@ -262,15 +239,19 @@ const findDuplicateKey = (text: string): ReadonlyArray<string | number> | undefi
         expectKey = false
       }
       i = j
-    } else if (c === 123) { // {
+    } else if (c === 123) {
+      // {
       stack.push({ keys: [], at: "" })
       expectKey = true
-    } else if (c === 91) { // [
+    } else if (c === 91) {
+      // [
       stack.push({ keys: undefined, at: 0 })
-    } else if (c === 125 || c === 93) { // } ]
+    } else if (c === 125 || c === 93) {
+      // } ]
       stack.pop()
       expectKey = false
-    } else if (c === 44) { // ,
+    } else if (c === 44) {
+      // ,
       const frame = stack[stack.length - 1]!
       if (frame.keys === undefined) frame.at = (frame.at as number) + 1
       else expectKey = true
@@ -283,8 +264,6 @@ const findDuplicateKey = (text: string): ReadonlyArray<string | number> | undefi
  * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`), one
  * per path, never quoting the received value (D8): Schema's `, actual …` suffix is cut, missing
  * and unknown fields get fixed wording, and `messages` may give fixed wording per path.
- *
- * @since 0.1.0
  */
 export const toFieldIssues = (
   error: ParseResult.ParseError,
@@ -313,9 +292,10 @@ export const toFieldIssues = (
     if (known !== undefined) return { path, message: known }
     const texts = [...new Set(issues.map((issue) => issue.message))]
     // A union reports one "Expected X" per member: say it once as "Expected X | Y".
-    const message = texts.length > 1 && texts.every((text) => text.startsWith("Expected "))
-      ? "Expected " + texts.map((text) => text.slice("Expected ".length)).join(" | ")
-      : texts.join("; ")
+    const message =
+      texts.length > 1 && texts.every((text) => text.startsWith("Expected "))
+        ? "Expected " + texts.map((text) => text.slice("Expected ".length)).join(" | ")
+        : texts.join("; ")
     return { path, message }
   })
 }
@@ -324,8 +304,6 @@ export const toFieldIssues = (
  * Canonical JSON: object keys sorted by UTF-16 code units at every level (RFC 8785 order), no
  * whitespace, numbers and strings as `JSON.stringify` writes them; `undefined` members are
  * omitted as in JSON. Equal JSON values have equal serializations whatever their key order.
- *
- * @since 0.1.0
  */
 export const canonicalJson = (value: unknown): string => {
   try {
@@ -340,8 +318,6 @@ export const canonicalJson = (value: unknown): string => {
  * An object's members in key order (canonical JSON); `timestamp`, when given, stands in for the object's own
  * `timestamp` member (the payload hash's sending form). The default sort orders strings by UTF-16
  * code units, as canonical JSON requires.
- *
- * @since 0.1.0
  */
 export const canonicalObject = (record: object, timestamp?: string): string => {
   try {
@@ -384,7 +360,8 @@ const writeObject = (record: object, depth: number, timestamp?: string): string 
   let out = "{"
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!
-    const item = timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
+    const item =
+      timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
     if (isOmitted(item)) continue
     out += (out.length === 1 ? "" : ",") + JSON.stringify(key) + ":" + write(item, depth)
   }
@@ -450,7 +427,8 @@ const scalarText = (value: unknown): string => {
 const pushObject = (record: object, work: Array<Work>, timestamp?: string): string => {
   const members: Array<readonly [string, unknown]> = []
   for (const key of Object.keys(record).sort()) {
-    const item = timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
+    const item =
+      timestamp !== undefined && key === "timestamp" ? timestamp : (record as Readonly<Record<string, unknown>>)[key]
     if (!isOmitted(item)) members.push([key, item])
   }
   work.push({ text: "}" })

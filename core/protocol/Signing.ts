@@ -11,18 +11,14 @@
  *
  * and the header value is `v1=` followed by the 64 lowercase hex characters of its HMAC-SHA-256.
  * The body is the exact bytes sent: a sender serializes once, signs those bytes, sends those bytes.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import { Crypto, type CryptoService, type HmacKey } from "../ports/Crypto.ts"
 import { formatTimestamp } from "./Timestamp.ts"
 
 /**
  * The seven signing purposes.
- *
- * @since 0.1.0
  */
 export const purposes = [
   "handshake_request",
@@ -34,29 +30,19 @@ export const purposes = [
   "payment_reconciliation_response"
 ] as const
 
-/**
- * @since 0.1.0
- */
 export type Purpose = (typeof purposes)[number]
 
 /**
  * The connector's two secrets: which one signs a message is fixed by its purpose.
- *
- * @since 0.1.0
  */
 export type SecretName = "actionSigning" | "completion"
 
 /**
  * "The action signing secret for handshake, dispatch and reconciliation messages in both directions;
  * the completion secret for `completion`."
- *
- * @since 0.1.0
  */
 export const secretFor = (purpose: Purpose): SecretName => (purpose === "completion" ? "completion" : "actionSigning")
 
-/**
- * @since 0.1.0
- */
 export interface ConnectorSecrets {
   readonly actionSigning: Redacted.Redacted<string>
   readonly completion: Redacted.Redacted<string>
@@ -64,17 +50,12 @@ export interface ConnectorSecrets {
 
 /**
  * Both secrets imported once as HMAC keys; verification and signing pick one by purpose.
- *
- * @since 0.1.0
  */
 export interface SigningKeys {
   readonly actionSigning: HmacKey
   readonly completion: HmacKey
 }
 
-/**
- * @since 0.1.0
- */
 export const importSigningKeys = (secrets: ConnectorSecrets): Effect.Effect<SigningKeys, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) =>
     Effect.all({
@@ -85,8 +66,6 @@ export const importSigningKeys = (secrets: ConnectorSecrets): Effect.Effect<Sign
 
 /**
  * Header names, lowercase as HTTP/2 and the Fetch API present them.
- *
- * @since 0.1.0
  */
 export const headerNames = {
   version: "x-service-customer-action-version",
@@ -99,23 +78,17 @@ export const headerNames = {
 
 /**
  * The protocol version, in every body's `protocolVersion` and in the version header.
- *
- * @since 0.1.0
  */
 export const protocolVersion = 1
 
 /**
  * The fixed first part of the signing input up to and including the newline before the body.
- *
- * @since 0.1.0
  */
 export const signingPrefix = (purpose: Purpose, timestamp: string, nonce: string): string =>
   `service-customer-action-v1\n${purpose}\n${timestamp}\n${nonce}\n`
 
 /**
  * The `v1=` signature header value for a message.
- *
- * @since 0.1.0
  */
 export const computeSignature = (
   key: HmacKey,
@@ -130,8 +103,6 @@ export const computeSignature = (
 
 /**
  * Length in bytes of a sent nonce's entropy: 24 bytes give a 32-character base64url nonce (D6).
- *
- * @since 0.1.0
  */
 export const nonceBytes = 24
 
@@ -147,17 +118,14 @@ const base64url = (bytes: Uint8Array): string => {
 
 /**
  * A fresh nonce from the CSPRNG: 32 base64url characters.
- *
- * @since 0.1.0
  */
 export const freshNonce: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => nonceFrom(crypto))
 
-const nonceFrom = (crypto: CryptoService): Effect.Effect<string> => Effect.map(crypto.randomBytes(nonceBytes), base64url)
+const nonceFrom = (crypto: CryptoService): Effect.Effect<string> =>
+  Effect.map(crypto.randomBytes(nonceBytes), base64url)
 
 /**
  * The signed headers of one outgoing message.
- *
- * @since 0.1.0
  */
 export type SignedHeaders = {
   readonly "content-type": "application/json"
@@ -171,8 +139,6 @@ export type SignedHeaders = {
  * Signs outgoing messages, bound to its `Crypto` and the `Clock`. Build it once (`makeSigner`) and
  * call it per message: no service lookups on the hot path, and with a synchronous HMAC
  * (`node:crypto`) signing is one synchronous step.
- *
- * @since 0.1.0
  */
 export interface Signer {
   /** A fresh nonce from the CSPRNG (D6). */
@@ -198,9 +164,6 @@ export interface Signer {
   }
 }
 
-/**
- * @since 0.1.0
- */
 export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
   Effect.all([Crypto, Effect.clock]),
   ([crypto, clock]) => {
@@ -215,7 +178,11 @@ export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
     /** What one signature covers, at the Clock's current time: its timestamp, key and signing input. */
     const signing = (options: Parameters<Signer["sign"]>[0], nonce: string) => {
       const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
-      return { timestamp, key: options.keys[secretFor(options.purpose)], parts: [signingPrefix(options.purpose, timestamp, nonce), options.body] }
+      return {
+        timestamp,
+        key: options.keys[secretFor(options.purpose)],
+        parts: [signingPrefix(options.purpose, timestamp, nonce), options.body]
+      }
     }
     const hmacSync = crypto.unsafeHmacSha256HexSync
     const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
@@ -250,8 +217,6 @@ export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
 
 /**
  * Signs one message with the context's `Crypto` (see `Signer.sign`).
- *
- * @since 0.1.0
  */
 export const sign = (options: Parameters<Signer["sign"]>[0]): Effect.Effect<SignedHeaders, never, Crypto> =>
   Effect.flatMap(makeSigner, (signer) => signer.sign(options))
@@ -260,7 +225,5 @@ const encoder = new TextEncoder()
 
 /**
  * Serializes a body once, to the bytes that are then signed and sent.
- *
- * @since 0.1.0
  */
 export const encodeBody = (body: unknown): Uint8Array => encoder.encode(JSON.stringify(body))

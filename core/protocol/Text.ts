@@ -3,8 +3,6 @@
  * an unpaired UTF-16 surrogate (which JSON can carry as a `\ud800` escape) in `jsonb`. Such an
  * event is refused at the door, naming where, so it can never fail a write it shares with other
  * events.
- *
- * @since 0.1.0
  */
 
 /** Where and why (the same shape as `Json.FieldIssue`, declared here so `Json.ts` may use this module). */
@@ -17,8 +15,6 @@ const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
 
 /**
  * Whether `text` can be stored: no U+0000 and no unpaired surrogate.
- *
- * @since 0.1.0
  */
 export const isStorableText = (text: string): boolean => !text.includes("\u0000") && !loneSurrogate.test(text)
 
@@ -29,8 +25,6 @@ const badName = "<unstorable name>"
  * Every place in a parsed JSON body (names and string values, at any depth) whose text cannot be
  * stored. Walks iteratively, so no nesting depth can exhaust the stack; a name that cannot be
  * stored is shown as `<unstorable name>`, never as received.
- *
- * @since 0.1.0
  */
 export const unstorableTextIssues = (body: unknown): ReadonlyArray<FieldIssue> =>
   allStorable(body) ? none : issuesOf(body)

@@ -5,16 +5,16 @@
  * numeric offset. Parsing is strict: calendar fields are range-checked (no `02-30` rolling into
  * March), and anything `Date.parse` would guess at (`2026-11-22 10:15`, week dates, local time) is
  * refused.
- *
- * @since 0.1.0
  */
 
 const daysInMonth = (year: number, month: number): number =>
   month === 2
-    ? (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28
+    ? (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+      ? 29
+      : 28
     : month === 4 || month === 6 || month === 9 || month === 11
-    ? 30
-    : 31
+      ? 30
+      : 31
 
 /**
  * Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`). Plain
@@ -43,8 +43,6 @@ const digits = (s: string, at: number, count: number): number => {
  * Parses an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`) to epoch milliseconds,
  * or `undefined` when it is not one. Fractions finer than a millisecond are truncated. A hand-written
  * scanner rather than a regular expression: it runs on every signed message.
- *
- * @since 0.1.0
  */
 export const parseTimestamp = (s: string): number | undefined => {
   const length = s.length
@@ -56,11 +54,24 @@ export const parseTimestamp = (s: string): number | undefined => {
   const minute = digits(s, 14, 2)
   const second = digits(s, 17, 2)
   if (
-    year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
-    hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 ||
-    s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || (s.charCodeAt(10) | 32) !== 116 ||
-    s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58
-  ) return undefined
+    year < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysInMonth(year, month) ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    (s.charCodeAt(10) | 32) !== 116 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  )
+    return undefined
   let at = 19
   let millis = 0
   if (s.charCodeAt(at) === 46) {
@@ -93,12 +104,12 @@ export const parseTimestamp = (s: string): number | undefined => {
     return undefined
   }
   if (at !== length) return undefined
-  return daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + millis
+  return (
+    daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + millis
+  )
 }
 
 /**
  * Formats epoch milliseconds as the protocol's sending form: RFC 3339 UTC with milliseconds.
- *
- * @since 0.1.0
  */
 export const formatTimestamp = (epochMillis: number): string => new Date(epochMillis).toISOString()

@@ -2,8 +2,6 @@
  * UUIDs: the one UUID schema and test every route and message uses (canonical 8-4-4-4-12 hex, any
  * case, as `Schema.UUID` accepts), fresh version 4 UUIDs from the `Crypto` port, and time-ordered
  * version 7 UUIDs for rows written at a high rate.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -12,33 +10,28 @@ import { toHex } from "./Hex.ts"
 
 /**
  * A UUID in its canonical text form.
- *
- * @since 0.1.0
  */
 export const Uuid: typeof Schema.UUID = Schema.UUID
 
 /**
  * Whether `value` is a UUID in its canonical text form (see `Uuid`).
- *
- * @since 0.1.0
  */
 export const isUuid: (value: unknown) => value is string = Schema.is(Uuid)
 
 /**
  * A random version 4 UUID from the `Crypto` port (key ids).
- *
- * @since 0.1.0
  */
-export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) => randomUuidWith(crypto))
+export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) =>
+  randomUuidWith(crypto)
+)
 
 /**
  * A random version 4 UUID with a `Crypto` already in hand: the implementation's native generator
  * when it has one, else 16 random bytes with the version and variant bits set.
- *
- * @since 0.1.0
  */
 export const randomUuidWith = (crypto: CryptoService): Effect.Effect<string> =>
-  crypto.randomUuid ?? Effect.map(crypto.randomBytes(16), (bytes) => {
+  crypto.randomUuid ??
+  Effect.map(crypto.randomBytes(16), (bytes) => {
     bytes[6] = (bytes[6]! & 0x0f) | 0x40
     bytes[8] = (bytes[8]! & 0x3f) | 0x80
     return formatUuid(bytes)
@@ -56,8 +49,6 @@ const formatUuid = (bytes: Uint8Array): string => {
  * and variant take are dropped), then the variant. UUIDs of later milliseconds sort after earlier
  * ones, as bytes and as lowercase text, so a B-tree index over them takes new keys at its right
  * edge rather than at random pages.
- *
- * @since 0.1.0
  */
 export const uuidV7 = (unixMillis: number, random: Uint8Array): string => {
   if (random.length < 10) throw new RangeError("a version 7 UUID takes 10 random bytes")
@@ -90,8 +81,6 @@ const noRandomBits = new Uint8Array(10)
  * the time's part (`tttttttt-tttt-7`, kept while the millisecond lasts) followed by the last 21
  * characters of a fresh version 4 UUID: exactly the 74 random bits and the variant a version 7
  * UUID has there. Measured about a third of the cost of drawing 10 bytes and formatting 16.
- *
- * @since 0.1.0
  */
 export const timeOrderedUuidSync = (crypto: CryptoService): ((unixMillis: number) => string) | undefined => {
   const v4Sync = crypto.unsafeRandomUuidSync
@@ -113,8 +102,6 @@ export const timeOrderedUuidSync = (crypto: CryptoService): ((unixMillis: number
 
 /**
  * A fresh version 7 UUID (see `uuidV7`) of `unixMillis`, with the `Crypto` port's randomness.
- *
- * @since 0.1.0
  */
 export const timeOrderedUuidWith = (crypto: CryptoService, unixMillis: number): Effect.Effect<string> =>
   Effect.map(crypto.randomBytes(10), (random) => uuidV7(unixMillis, random))

@@ -8,8 +8,6 @@
  * genuine one will carry. A replay of a genuine message is caught by that atomic claim.
  *
  * Every failure is its own tagged error so callers can map it to a response.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -23,20 +21,16 @@ import { exactParseOptions } from "./messages/Common.ts"
 import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { FieldIssue, MalformedBody, parseJsonBytes, toFieldIssues } from "./Json.ts"
+import { FieldIssue, type MalformedBody, parseJsonBytes, toFieldIssues } from "./Json.ts"
 import { parseTimestamp } from "./Timestamp.ts"
 
 /**
  * "At most five minutes of clock skew is accepted", either way, inclusive (D5).
- *
- * @since 0.1.0
  */
 export const maxSkewMillis = 300_000
 
 /**
  * The version header is missing or not `1`.
- *
- * @since 0.1.0
  */
 export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()("UnsupportedVersion", {}) {
   override get message(): string {
@@ -46,8 +40,6 @@ export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()
 
 /**
  * The timestamp header is missing or not an RFC 3339 timestamp.
- *
- * @since 0.1.0
  */
 export class InvalidTimestamp extends Schema.TaggedError<InvalidTimestamp>()("InvalidTimestamp", {}) {
   override get message(): string {
@@ -57,8 +49,6 @@ export class InvalidTimestamp extends Schema.TaggedError<InvalidTimestamp>()("In
 
 /**
  * The timestamp is more than five minutes in the past.
- *
- * @since 0.1.0
  */
 export class StaleTimestamp extends Schema.TaggedError<StaleTimestamp>()("StaleTimestamp", {
   skewMillis: Schema.Number
@@ -70,8 +60,6 @@ export class StaleTimestamp extends Schema.TaggedError<StaleTimestamp>()("StaleT
 
 /**
  * The timestamp is more than five minutes in the future.
- *
- * @since 0.1.0
  */
 export class FutureTimestamp extends Schema.TaggedError<FutureTimestamp>()("FutureTimestamp", {
   skewMillis: Schema.Number
@@ -83,8 +71,6 @@ export class FutureTimestamp extends Schema.TaggedError<FutureTimestamp>()("Futu
 
 /**
  * The nonce header is missing or not 16 to 160 visible ASCII characters.
- *
- * @since 0.1.0
  */
 export class InvalidNonce extends Schema.TaggedError<InvalidNonce>()("InvalidNonce", {}) {
   override get message(): string {
@@ -94,8 +80,6 @@ export class InvalidNonce extends Schema.TaggedError<InvalidNonce>()("InvalidNon
 
 /**
  * The nonce was already used within the retention window.
- *
- * @since 0.1.0
  */
 export class ReplayedNonce extends Schema.TaggedError<ReplayedNonce>()("ReplayedNonce", {}) {
   override get message(): string {
@@ -105,8 +89,6 @@ export class ReplayedNonce extends Schema.TaggedError<ReplayedNonce>()("Replayed
 
 /**
  * The signature header is missing, not `v1=` plus 64 lowercase hex characters, or does not match.
- *
- * @since 0.1.0
  */
 export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", {
   reason: Schema.Literal("missing", "malformed", "mismatch")
@@ -120,21 +102,18 @@ export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("In
 
 /**
  * The (authentic) body is JSON but not the expected message shape.
- *
- * @since 0.1.0
  */
 export class InvalidShape extends Schema.TaggedError<InvalidShape>()("InvalidShape", {
   issues: Schema.Array(FieldIssue)
 }) {
   override get message(): string {
-    return "body does not have the expected shape: " +
+    return (
+      "body does not have the expected shape: " +
       this.issues.map((issue) => `${issue.path || "(root)"}: ${issue.message}`).join("; ")
+    )
   }
 }
 
-/**
- * @since 0.1.0
- */
 export type SignatureError =
   | UnsupportedVersion
   | InvalidTimestamp
@@ -144,35 +123,26 @@ export type SignatureError =
   | ReplayedNonce
   | InvalidSignature
 
-/**
- * @since 0.1.0
- */
 export type VerificationError = SignatureError | MalformedBody | InvalidShape
 
 /**
  * Where header values come from: a Fetch `Headers`, or a record with lowercase names (Node's
  * `IncomingHttpHeaders`, `@effect/platform` `Headers`).
- *
- * @since 0.1.0
  */
 export type HeaderSource =
   | { readonly get: (name: string) => string | null | undefined }
   | { readonly [name: string]: string | ReadonlyArray<string> | undefined }
 
-/**
- * @since 0.1.0
- */
 export const readHeader = (source: HeaderSource, name: string): string | undefined => {
-  const value = typeof source.get === "function"
-    ? (source as { readonly get: (name: string) => string | null | undefined }).get(name)
-    : (source as { readonly [name: string]: string | ReadonlyArray<string> | undefined })[name]
+  const value =
+    typeof source.get === "function"
+      ? (source as { readonly get: (name: string) => string | null | undefined }).get(name)
+      : (source as { readonly [name: string]: string | ReadonlyArray<string> | undefined })[name]
   return typeof value === "string" ? value : undefined
 }
 
 /**
  * What a verified message proved about itself.
- *
- * @since 0.1.0
  */
 export interface VerifiedHeaders {
   readonly timestamp: string
@@ -180,9 +150,6 @@ export interface VerifiedHeaders {
   readonly nonce: string
 }
 
-/**
- * @since 0.1.0
- */
 export interface VerifyInput {
   readonly purpose: Purpose
   readonly keys: SigningKeys
@@ -195,8 +162,6 @@ export interface VerifyInput {
 
 /**
  * A message that may be signed with any of several key pairs (e.g. one per connection revision).
- *
- * @since 0.1.0
  */
 export interface VerifyAnyInput extends Omit<VerifyInput, "keys"> {
   /** Candidate pairs, tried in order; the first whose secret for the purpose matches is used. */
@@ -218,8 +183,6 @@ const signaturePattern = /^v1=[0-9a-f]{64}$/
  * A verifier bound to its `Crypto` and `NonceStore`. Build it once (`makeVerifier`) and call it per
  * message: the hot path then does no service lookups, and with a synchronous HMAC (`node:crypto`)
  * runs as one synchronous step plus the nonce claim.
- *
- * @since 0.1.0
  */
 export interface Verifier {
   /**
@@ -249,7 +212,10 @@ export interface Verifier {
    */
   readonly verifyAnyUnclaimed: (
     input: VerifyAnyInput
-  ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly keyIndex: number; readonly nonce: NonceClaim }, SignatureError>
+  ) => Effect.Effect<
+    { readonly headers: VerifiedHeaders; readonly keyIndex: number; readonly nonce: NonceClaim },
+    SignatureError
+  >
   /** Verifies, then decodes the body with `schema` (unknown fields are errors). */
   readonly verifyAndDecode: <A, I>(
     schema: Schema.Schema<A, I, never>,
@@ -298,51 +264,50 @@ const macMatches = (mac: string, signature: string): boolean => {
  * checks of `checkHeaders` (the same order, the same errors), the HMAC and the nonce claim, reading
  * each header once and allocating nothing but the signing prefix, the MAC and the result.
  */
-const makeVerifySync = (
-  hmacSync: (key: HmacKey, parts: ReadonlyArray<Part>) => string,
-  claimSync: (claim: NonceClaim) => boolean,
-  currentTimeMillis: () => number
-) =>
-(input: VerifyInput): VerifiedHeaders | SignatureError => {
-  const now = currentTimeMillis()
-  const headers = input.headers
-  let version: unknown
-  let timestamp: unknown
-  let nonce: unknown
-  let signature: unknown
-  if (typeof headers.get === "function") {
-    const source = headers as { readonly get: (name: string) => string | null | undefined }
-    version = source.get(headerNames.version)
-    timestamp = source.get(headerNames.timestamp)
-    nonce = source.get(headerNames.nonce)
-    signature = source.get(headerNames.signature)
-  } else {
-    const source = headers as { readonly [name: string]: string | ReadonlyArray<string> | undefined }
-    version = source[headerNames.version]
-    timestamp = source[headerNames.timestamp]
-    nonce = source[headerNames.nonce]
-    signature = source[headerNames.signature]
+const makeVerifySync =
+  (
+    hmacSync: (key: HmacKey, parts: ReadonlyArray<Part>) => string,
+    claimSync: (claim: NonceClaim) => boolean,
+    currentTimeMillis: () => number
+  ) =>
+  (input: VerifyInput): VerifiedHeaders | SignatureError => {
+    const now = currentTimeMillis()
+    const headers = input.headers
+    let version: unknown
+    let timestamp: unknown
+    let nonce: unknown
+    let signature: unknown
+    if (typeof headers.get === "function") {
+      const source = headers as { readonly get: (name: string) => string | null | undefined }
+      version = source.get(headerNames.version)
+      timestamp = source.get(headerNames.timestamp)
+      nonce = source.get(headerNames.nonce)
+      signature = source.get(headerNames.signature)
+    } else {
+      const source = headers as { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+      version = source[headerNames.version]
+      timestamp = source[headerNames.timestamp]
+      nonce = source[headerNames.nonce]
+      signature = source[headerNames.signature]
+    }
+    if (version !== "1") return new UnsupportedVersion()
+    if (typeof timestamp !== "string") return new InvalidTimestamp()
+    const timestampMillis = parseTimestamp(timestamp)
+    if (timestampMillis === undefined) return new InvalidTimestamp()
+    if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
+    if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
+    if (typeof nonce !== "string" || !isNonce(nonce)) return new InvalidNonce()
+    if (typeof signature !== "string") return new InvalidSignature({ reason: "missing" })
+    if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
+    const key = input.keys[secretFor(input.purpose)]
+    if (!macMatches(hmacSync(key, [signingPrefix(input.purpose, timestamp, nonce), input.body]), signature)) {
+      return mismatch(signature.slice(3))
+    }
+    if (!claimSync({ scope: input.nonceScope, nonce, now, expiresAt: now + nonceRetentionMillis }))
+      return new ReplayedNonce()
+    return { timestamp, timestampMillis, nonce }
   }
-  if (version !== "1") return new UnsupportedVersion()
-  if (typeof timestamp !== "string") return new InvalidTimestamp()
-  const timestampMillis = parseTimestamp(timestamp)
-  if (timestampMillis === undefined) return new InvalidTimestamp()
-  if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
-  if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
-  if (typeof nonce !== "string" || !isNonce(nonce)) return new InvalidNonce()
-  if (typeof signature !== "string") return new InvalidSignature({ reason: "missing" })
-  if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
-  const key = input.keys[secretFor(input.purpose)]
-  if (!macMatches(hmacSync(key, [signingPrefix(input.purpose, timestamp, nonce), input.body]), signature)) {
-    return mismatch(signature.slice(3))
-  }
-  if (!claimSync({ scope: input.nonceScope, nonce, now, expiresAt: now + nonceRetentionMillis })) return new ReplayedNonce()
-  return { timestamp, timestampMillis, nonce }
-}
 
-/**
- * @since 0.1.0
- */
 export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> = Effect.map(
   Effect.all([Crypto, NonceStore, Effect.clock]),
   ([crypto, store, clock]) => {
@@ -365,11 +330,12 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       now: number
     ): Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError> =>
       claimSync !== undefined
-        ? claimSync(nonceClaim(input, checked, now)) ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
-        : Effect.flatMap(
-          store.claim(nonceClaim(input, checked, now)),
-          (fresh) => fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
-        )
+        ? claimSync(nonceClaim(input, checked, now))
+          ? Effect.succeed(verified(checked))
+          : Effect.fail(new ReplayedNonce())
+        : Effect.flatMap(store.claim(nonceClaim(input, checked, now)), (fresh) =>
+            fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
+          )
     /** The asynchronous HMAC check: the layer's own verify when it has one, else compute and compare. */
     const verifyMac = crypto.verifyHmacSha256Hex
     const matches = (key: HmacKey, parts: ReadonlyArray<Part>, mac: string): Effect.Effect<boolean> =>
@@ -396,9 +362,8 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
               ? found(checked, now, keyIndex)
               : attempt(keyIndex + 1)
           }
-          return Effect.flatMap(
-            matches(keys[secret], parts, checked.mac),
-            (match) => match ? found(checked, now, keyIndex) : attempt(keyIndex + 1)
+          return Effect.flatMap(matches(keys[secret], parts, checked.mac), (match) =>
+            match ? found(checked, now, keyIndex) : attempt(keyIndex + 1)
           )
         }
         return attempt(0)
@@ -413,7 +378,9 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
         const key = input.keys[secretFor(input.purpose)]
         const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
         if (hmacSync !== undefined) {
-          return constantTimeEqual(hmacSync(key, parts), checked.mac) ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
+          return constantTimeEqual(hmacSync(key, parts), checked.mac)
+            ? claim(input, checked, now)
+            : Effect.fail(mismatch(checked.mac))
         }
         return Effect.flatMap(
           matches(key, parts, checked.mac),
@@ -421,43 +388,60 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
             match ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
         )
       })
-    const verifySync = hmacSync !== undefined && claimSync !== undefined
-      ? makeVerifySync(hmacSync, claimSync, () => clock.unsafeCurrentTimeMillis())
-      : undefined
+    const verifySync =
+      hmacSync !== undefined && claimSync !== undefined
+        ? makeVerifySync(hmacSync, claimSync, () => clock.unsafeCurrentTimeMillis())
+        : undefined
     // With both synchronous, a verification is one synchronous call inside one effect.
-    const verify = verifySync !== undefined
-      ? (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
-        Effect.suspend(() => {
-          const result = verifySync(input)
-          return "_tag" in result ? Effect.fail(result) : Effect.succeed(result)
-        })
-      : verifyAsync
+    const verify =
+      verifySync !== undefined
+        ? (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
+            Effect.suspend(() => {
+              const result = verifySync(input)
+              return "_tag" in result ? Effect.fail(result) : Effect.succeed(result)
+            })
+        : verifyAsync
     return {
       verify,
       verifySync,
       verifyAny: (input) =>
-        verifyWith(input, input.keys, (checked, now, keyIndex) => Effect.map(claim(input, checked, now), (headers) => ({ headers, keyIndex }))),
+        verifyWith(input, input.keys, (checked, now, keyIndex) =>
+          Effect.map(claim(input, checked, now), (headers) => ({ headers, keyIndex }))
+        ),
       verifyAnyUnclaimed: (input) =>
         verifyWith(input, input.keys, (checked, now, keyIndex) =>
-          Effect.succeed({ headers: verified(checked), keyIndex, nonce: nonceClaim(input, checked, now) })),
-      verifyAndDecode: verifySync !== undefined
-        // One effect step when the checks and the decode answer at once (the common case).
-        ? <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError> =>
-          Effect.suspend((): Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError> => {
-            const headers = verifySync(input)
-            if ("_tag" in headers) return Effect.fail(headers)
-            return decodeBodyThen(schema, input.body, undefined, (body) => ({ headers, body }))
-          })
-        : <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
-          Effect.flatMap(verify(input), (headers) => Effect.map(decodeBodyNow(schema, input.body), (body) => ({ headers, body })))
+          Effect.succeed({ headers: verified(checked), keyIndex, nonce: nonceClaim(input, checked, now) })
+        ),
+      verifyAndDecode:
+        verifySync !== undefined
+          ? // One effect step when the checks and the decode answer at once (the common case).
+            <A, I>(
+              schema: Schema.Schema<A, I, never>,
+              input: VerifyInput
+            ): Effect.Effect<
+              { readonly headers: VerifiedHeaders; readonly body: A },
+              VerificationError | StorageError
+            > =>
+              Effect.suspend(
+                (): Effect.Effect<
+                  { readonly headers: VerifiedHeaders; readonly body: A },
+                  VerificationError | StorageError
+                > => {
+                  const headers = verifySync(input)
+                  if ("_tag" in headers) return Effect.fail(headers)
+                  return decodeBodyThen(schema, input.body, undefined, (body) => ({ headers, body }))
+                }
+              )
+          : <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
+              Effect.flatMap(verify(input), (headers) =>
+                Effect.map(decodeBodyNow(schema, input.body), (body) => ({ headers, body }))
+              )
     }
   }
 )
 
 /**
  * Verifies one message with the context's `Crypto` and `NonceStore` (see `Verifier.verify`).
- *
- * @since 0.1.0
  */
 export const verify = (
   input: VerifyInput
@@ -466,8 +450,6 @@ export const verify = (
 
 /**
  * Decodes an (already authentic) body with a message schema: unknown fields are errors.
- *
- * @since 0.1.0
  */
 export const decodeBody = <A, I>(
   schema: Schema.Schema<A, I, never>,
@@ -480,8 +462,6 @@ export const decodeBody = <A, I>(
  * {@link decodeBody}, parsing and decoding when called rather than when run: for a caller already
  * past verification. On success (the compiled decoder's answer) the result is an `Exit`, which
  * costs the caller no effect step.
- *
- * @since 0.1.0
  */
 export const decodeBodyNow = <A, I>(
   schema: Schema.Schema<A, I, never>,
@@ -492,8 +472,6 @@ export const decodeBodyNow = <A, I>(
 /**
  * {@link decodeBodyNow}, then `f` of the decoded body: applied at once (no effect step) when the
  * compiled decoder answered.
- *
- * @since 0.1.0
  */
 export const decodeBodyThen = <A, I, B>(
   schema: Schema.Schema<A, I, never>,
@@ -507,13 +485,14 @@ export const decodeBodyThen = <A, I, B>(
   // Decoded by the compiled checks: already the answer (an `Exit`), with no step to add.
   return Exit.isExit(decoded) && Exit.isSuccess(decoded)
     ? Exit.succeed(f((decoded as Exit.Success<A, never>).value))
-    : Effect.mapBoth(decoded, { onFailure: (error) => new InvalidShape({ issues: toFieldIssues(error) }), onSuccess: f })
+    : Effect.mapBoth(decoded, {
+        onFailure: (error) => new InvalidShape({ issues: toFieldIssues(error) }),
+        onSuccess: f
+      })
 }
 
 /**
  * Verifies a signed message, then decodes its body with `schema` (see `Verifier.verifyAndDecode`).
- *
- * @since 0.1.0
  */
 export const verifyAndDecode = <A, I>(
   schema: Schema.Schema<A, I, never>,
@@ -522,12 +501,9 @@ export const verifyAndDecode = <A, I>(
   { readonly headers: VerifiedHeaders; readonly body: A },
   VerificationError | StorageError,
   Crypto | NonceStore
-> =>
-  Effect.flatMap(makeVerifier, (verifier) => verifier.verifyAndDecode(schema, input))
+> => Effect.flatMap(makeVerifier, (verifier) => verifier.verifyAndDecode(schema, input))
 
 /**
  * A verification error's tag as a stable snake_case code (`ReplayedNonce` → `replayed_nonce`).
- *
- * @since 0.1.0
  */
 export const snakeCaseTag = (tag: string): string => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()

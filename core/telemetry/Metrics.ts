@@ -6,8 +6,6 @@
  * Labels carry only values from closed sets Accord itself defines (problem codes, state names,
  * outbox kinds, verification reasons), passed through `label`: never a workspace, account, key,
  * endpoint, secret or any received value.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -17,15 +15,11 @@ import * as MetricLabel from "effect/MetricLabel"
  * A label value as recorded: lowercase snake_case words of at most 64 characters, else `other`.
  * Codes and state names pass unchanged; anything that looks like data (digits, dots, `@`, dashes,
  * capitals: identifiers, emails, keys, hosts) does not.
- *
- * @since 0.1.0
  */
 export const label = (value: string): string => (/^[a-z][a-z_]{0,63}$/.test(value) ? value : "other")
 
 /**
  * Ingest requests accepted (`POST /api/events/ingest` answered 2xx).
- *
- * @since 0.1.0
  */
 export const ingestAccepted: Metric.Metric.Counter<number> = Metric.counter("accord_ingest_accepted_total", {
   description: "Ingest requests accepted",
@@ -34,8 +28,6 @@ export const ingestAccepted: Metric.Metric.Counter<number> = Metric.counter("acc
 
 /**
  * Ingest requests refused, tagged `code` (the problem's code).
- *
- * @since 0.1.0
  */
 export const ingestRefused: Metric.Metric.Counter<number> = Metric.counter("accord_ingest_refused_total", {
   description: "Ingest requests refused, by problem code",
@@ -44,8 +36,6 @@ export const ingestRefused: Metric.Metric.Counter<number> = Metric.counter("acco
 
 /**
  * Outbound connector calls (executions, handshakes, reconciliation reads) waiting for their answer.
- *
- * @since 0.1.0
  */
 export const dispatchInFlight: Metric.Metric.Gauge<number> = Metric.gauge("accord_dispatch_in_flight", {
   description: "Outbound connector calls in flight"
@@ -53,8 +43,6 @@ export const dispatchInFlight: Metric.Metric.Gauge<number> = Metric.gauge("accor
 
 /**
  * Deliveries (executions, reconciliation reads) rescheduled for another attempt.
- *
- * @since 0.1.0
  */
 export const dispatchRetries: Metric.Metric.Counter<number> = Metric.counter("accord_dispatch_retries_total", {
   description: "Outbox deliveries rescheduled for another attempt",
@@ -63,8 +51,6 @@ export const dispatchRetries: Metric.Metric.Counter<number> = Metric.counter("ac
 
 /**
  * Deliveries whose outcome is unknown (no valid answer: the action may or may not have run).
- *
- * @since 0.1.0
  */
 export const dispatchUnknownOutcomes: Metric.Metric.Counter<number> = Metric.counter(
   "accord_dispatch_unknown_outcomes_total",
@@ -73,8 +59,6 @@ export const dispatchUnknownOutcomes: Metric.Metric.Counter<number> = Metric.cou
 
 /**
  * Completion callbacks applied to an action, tagged `state` (the action's state afterwards).
- *
- * @since 0.1.0
  */
 export const completions: Metric.Metric.Counter<number> = Metric.counter("accord_completions_total", {
   description: "Completion callbacks applied, by resulting action state",
@@ -83,8 +67,6 @@ export const completions: Metric.Metric.Counter<number> = Metric.counter("accord
 
 /**
  * Signed messages refused by verification, tagged `reason` (the verification error, snake_case).
- *
- * @since 0.1.0
  */
 export const verificationFailures: Metric.Metric.Counter<number> = Metric.counter(
   "accord_verification_failures_total",
@@ -97,30 +79,29 @@ export const verificationFailures: Metric.Metric.Counter<number> = Metric.counte
  * snake_case: `invalid_signature`, `stale_timestamp`, `future_timestamp`, `replayed_nonce`, …).
  * Counted where the service verifies the customer endpoint's signed answer to its execution
  * request, reconciliation read or handshake (issue #22 item 7); no value of the response is a label.
- *
- * @since 0.1.0
  */
 export const customerResponseVerificationFailures: Metric.Metric.Counter<number> = Metric.counter(
   "accord_customer_response_verification_failures_total",
-  { description: "Customer endpoint responses refused by the service's verification, by message and reason", incremental: true }
+  {
+    description: "Customer endpoint responses refused by the service's verification, by message and reason",
+    incremental: true
+  }
 )
 
 /**
  * Adds one to `customerResponseVerificationFailures` for a refused customer response; `tag` is the
  * verification error's tag (`InvalidSignature`, …).
- *
- * @since 0.1.0
  */
 export const customerResponseRefused = (
   message: "acknowledgement" | "observation" | "handshake",
   tag: string
 ): Effect.Effect<void> =>
-  Metric.increment(Metric.tagged(Metric.tagged(customerResponseVerificationFailures, "message", message), "reason", reasonOf(tag)))
+  Metric.increment(
+    Metric.tagged(Metric.tagged(customerResponseVerificationFailures, "message", message), "reason", reasonOf(tag))
+  )
 
 /**
  * Database connections, tagged `state`: `total`, `idle`, `waiting` (clients queued for one).
- *
- * @since 0.1.0
  */
 export const databasePool: Metric.Metric.Gauge<number> = Metric.gauge("accord_db_pool_connections", {
   description: "Database pool connections, by state"
@@ -128,45 +109,43 @@ export const databasePool: Metric.Metric.Gauge<number> = Metric.gauge("accord_db
 
 /**
  * Adds one to `counter` under `key=label(value)`.
- *
- * @since 0.1.0
  */
 export const count = (counter: Metric.Metric.Counter<number>, key: string, value: string): Effect.Effect<void> =>
   Metric.increment(Metric.tagged(counter, key, label(value)))
 
 /**
  * The same, at once, outside an effect (a hot path that is not a fiber).
- *
- * @since 0.1.0
  */
 export const unsafeCount = (counter: Metric.Metric.Counter<number>, key: string, value: string): void =>
   counter.unsafeUpdate(1, [MetricLabel.make(key, label(value))])
 
 /**
  * Snake_case of a tag such as `InvalidSignature` (`invalid_signature`), for `verificationFailures`.
- *
- * @since 0.1.0
  */
 export const reasonOf = (tag: string): string => label(tag.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toLowerCase())
 
 /**
  * Runs `effect` counted in `gauge` while it runs (one up before, one down after, whatever the exit).
- *
- * @since 0.1.0
  */
-export const inFlight = (gauge: Metric.Metric.Gauge<number>) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.acquireUseRelease(Metric.increment(gauge), () => effect, () => Metric.incrementBy(gauge, -1))
+export const inFlight =
+  (gauge: Metric.Metric.Gauge<number>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.acquireUseRelease(
+      Metric.increment(gauge),
+      () => effect,
+      () => Metric.incrementBy(gauge, -1)
+    )
 
 /**
  * Records zero on every untagged metric, so a scrape lists their families before the first event
  * (tagged families appear with their first value).
- *
- * @since 0.1.0
  */
-export const preregister: Effect.Effect<void> = Effect.all([
-  Metric.incrementBy(ingestAccepted, 0),
-  Metric.incrementBy(dispatchInFlight, 0),
-  Metric.incrementBy(dispatchRetries, 0),
-  Metric.incrementBy(dispatchUnknownOutcomes, 0)
-], { discard: true })
+export const preregister: Effect.Effect<void> = Effect.all(
+  [
+    Metric.incrementBy(ingestAccepted, 0),
+    Metric.incrementBy(dispatchInFlight, 0),
+    Metric.incrementBy(dispatchRetries, 0),
+    Metric.incrementBy(dispatchUnknownOutcomes, 0)
+  ],
+  { discard: true }
+)

@@ -107,7 +107,10 @@ const parsePrices = (value: string): StripeConfig["prices"] | undefined => {
 }
 
 const isFeatureKey = Schema.is(Sdk.CreateGateBody.fields.featureKey)
-const secretVariables = { actionSigningSecret: "ACCORD_ACTION_SIGNING_SECRET", completionSecret: "ACCORD_COMPLETION_SECRET" } as const
+const secretVariables = {
+  actionSigningSecret: "ACCORD_ACTION_SIGNING_SECRET",
+  completionSecret: "ACCORD_COMPLETION_SECRET"
+} as const
 const parseUrl = (value: string): URL | null => {
   try {
     return new URL(value)
@@ -127,7 +130,11 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
     const value = env[name]
     return value === undefined || value.trim() === "" ? undefined : value
   }
-  const required = (name: string) => text(name) ?? (problems.push(`${name} is required`), undefined)
+  const required = (name: string) => {
+    const value = text(name)
+    if (value === undefined) problems.push(`${name} is required`)
+    return value
+  }
   const parsed = <A>(name: string, parse: (value: string) => A | undefined, fallback: A, expected: string): A => {
     const value = text(name)
     if (value === undefined) return fallback
@@ -136,68 +143,116 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
     return result ?? fallback
   }
 
-  const port = parsed("PORT", (v) => {
-    const n = parseInteger(v)
-    return n !== undefined && n <= 65535 ? n : undefined
-  }, 8788, "an integer from 0 to 65535")
+  const port = parsed(
+    "PORT",
+    (v) => {
+      const n = parseInteger(v)
+      return n !== undefined && n <= 65535 ? n : undefined
+    },
+    8788,
+    "an integer from 0 to 65535"
+  )
   const workspaceId = required("ACCORD_WORKSPACE_ID")
-  if (workspaceId !== undefined && !Uuid.isUuid(workspaceId)) problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
+  if (workspaceId !== undefined && !Uuid.isUuid(workspaceId))
+    problems.push("ACCORD_WORKSPACE_ID must be the workspace's UUID")
   // Secrets are taken exactly as given (no trimming): the service checks the same rules at `PUT /connector`.
   const actionSigningSecret = required("ACCORD_ACTION_SIGNING_SECRET")
   const completionSecret = required("ACCORD_COMPLETION_SECRET")
   if (actionSigningSecret !== undefined && completionSecret !== undefined) {
-    for (const { issue } of Connection.secretIssues({ actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) })) {
-      problems.push(`${secretVariables[issue.path as keyof typeof secretVariables]} ${issue.message.replace("actionSigningSecret", secretVariables.actionSigningSecret)}`)
+    for (const { issue } of Connection.secretIssues({
+      actionSigning: Redacted.make(actionSigningSecret),
+      completion: Redacted.make(completionSecret)
+    })) {
+      problems.push(
+        `${secretVariables[issue.path as keyof typeof secretVariables]} ${issue.message.replace("actionSigningSecret", secretVariables.actionSigningSecret)}`
+      )
     }
   }
   const allowInsecureServiceUrl = parsed("ACCORD_ALLOW_INSECURE_ENDPOINTS", parseBoolean, false, "true or false")
   const serviceUrl = required("ACCORD_SERVICE_URL")
   if (serviceUrl !== undefined) {
     const url = parseUrl(serviceUrl)
-    if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.username !== "" || url.password !== "") {
+    if (
+      url === null ||
+      (url.protocol !== "https:" && url.protocol !== "http:") ||
+      url.username !== "" ||
+      url.password !== ""
+    ) {
       problems.push("ACCORD_SERVICE_URL must be the service's http(s) base URL, without credentials")
     } else if (!allowInsecureServiceUrl && (url.protocol === "http:" || loopbackHost.test(url.hostname))) {
-      problems.push("ACCORD_SERVICE_URL must be https on a public host (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http and loopback in development)")
+      problems.push(
+        "ACCORD_SERVICE_URL must be https on a public host (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http and loopback in development)"
+      )
     }
   }
   const featureKey = text("EXAMPLE_FEATURE_KEY") ?? "extended_trial"
   if (!isFeatureKey(featureKey)) problems.push("EXAMPLE_FEATURE_KEY must be a lower-case code of 1 to 64 characters")
-  const connectionRevision = parsed("ACCORD_CONNECTION_REVISION", parseInteger, 0, "a non-negative integer (the revision PUT /connector answered)")
+  const connectionRevision = parsed(
+    "ACCORD_CONNECTION_REVISION",
+    parseInteger,
+    0,
+    "a non-negative integer (the revision PUT /connector answered)"
+  )
 
   // Stripe: the three installation values under the exact names read here, all or none.
   const stripeNames = ["STRIPE_SECRET_KEY", "STRIPE_PUBLISHABLE_KEY", "STRIPE_WEBHOOK_SECRET"] as const
   const stripeSet = stripeNames.filter((name) => text(name) !== undefined)
   let stripe: StripeConfig | undefined
   if (stripeSet.length > 0 && stripeSet.length < stripeNames.length) {
-    for (const name of stripeNames) if (text(name) === undefined) problems.push(`${name} is required when ${stripeSet.join(", ")} is set`)
+    for (const name of stripeNames)
+      if (text(name) === undefined) problems.push(`${name} is required when ${stripeSet.join(", ")} is set`)
   } else if (stripeSet.length === stripeNames.length) {
     const secretKey = text("STRIPE_SECRET_KEY")!
     const publishableKey = text("STRIPE_PUBLISHABLE_KEY")!
     const webhookSecret = text("STRIPE_WEBHOOK_SECRET")!
-    if (!/^(sk|rk)_(test|live)_/.test(secretKey)) problems.push("STRIPE_SECRET_KEY must be a secret key (sk_test_…, sk_live_… or a restricted rk_…)")
-    if (!/^pk_(test|live)_/.test(publishableKey)) problems.push("STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_test_… or pk_live_…)")
-    if (!webhookSecret.startsWith("whsec_")) problems.push("STRIPE_WEBHOOK_SECRET must be the webhook endpoint's signing secret (whsec_…)")
+    if (!/^(sk|rk)_(test|live)_/.test(secretKey))
+      problems.push("STRIPE_SECRET_KEY must be a secret key (sk_test_…, sk_live_… or a restricted rk_…)")
+    if (!/^pk_(test|live)_/.test(publishableKey))
+      problems.push("STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_test_… or pk_live_…)")
+    if (!webhookSecret.startsWith("whsec_"))
+      problems.push("STRIPE_WEBHOOK_SECRET must be the webhook endpoint's signing secret (whsec_…)")
     if (/_live_/.test(secretKey) !== /_live_/.test(publishableKey)) {
       problems.push("STRIPE_SECRET_KEY and STRIPE_PUBLISHABLE_KEY must both be test keys or both live keys")
     }
     if (webhookSecret === actionSigningSecret || webhookSecret === completionSecret) {
-      problems.push("STRIPE_WEBHOOK_SECRET must differ from ACCORD_ACTION_SIGNING_SECRET and ACCORD_COMPLETION_SECRET (a third secret)")
+      problems.push(
+        "STRIPE_WEBHOOK_SECRET must differ from ACCORD_ACTION_SIGNING_SECRET and ACCORD_COMPLETION_SECRET (a third secret)"
+      )
     }
     const apiBase = text("STRIPE_API_BASE")
     if (apiBase !== undefined) {
       const url = parseUrl(apiBase)
-      if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.username !== "" || url.password !== "") {
+      if (
+        url === null ||
+        (url.protocol !== "https:" && url.protocol !== "http:") ||
+        url.username !== "" ||
+        url.password !== ""
+      ) {
         problems.push("STRIPE_API_BASE must be an http(s) base URL, without credentials")
       } else if (!allowInsecureServiceUrl && url.protocol === "http:") {
-        problems.push("STRIPE_API_BASE must be https (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http for a local fake)")
+        problems.push(
+          "STRIPE_API_BASE must be https (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http for a local fake)"
+        )
       }
     }
-    const prices = parsed("EXAMPLE_PRICES", parsePrices, defaultPrices, 'a JSON object of price keys, e.g. {"addon":{"amountMinor":4900,"currency":"usd"}}')
+    const prices = parsed(
+      "EXAMPLE_PRICES",
+      parsePrices,
+      defaultPrices,
+      'a JSON object of price keys, e.g. {"addon":{"amountMinor":4900,"currency":"usd"}}'
+    )
     const connectedAccountId = text("STRIPE_CONNECTED_ACCOUNT_ID")
     if (connectedAccountId !== undefined && !/^acct_[A-Za-z0-9]{1,64}$/.test(connectedAccountId)) {
       problems.push("STRIPE_CONNECTED_ACCOUNT_ID must be a Stripe account id (acct_…)")
     }
-    stripe = { secretKey, publishableKey, webhookSecret, apiBase, prices, ...(connectedAccountId !== undefined ? { connectedAccountId } : {}) }
+    stripe = {
+      secretKey,
+      publishableKey,
+      webhookSecret,
+      apiBase,
+      prices,
+      ...(connectedAccountId !== undefined ? { connectedAccountId } : {})
+    }
   }
 
   if (problems.length > 0) throw new InvalidConfig({ problems })
@@ -229,7 +284,9 @@ export interface AccessEventStatus {
 export interface RunningBackend {
   readonly url: string
   /** The trial of an account, as the entitlement check sees it. */
-  readonly trialOf: (accountId: string) => Promise<{ readonly trialEndsAt: number; readonly extensions: number } | undefined>
+  readonly trialOf: (
+    accountId: string
+  ) => Promise<{ readonly trialEndsAt: number; readonly extensions: number } | undefined>
   /** Where each `entitlement_active` stands (for operators: a `refused` or long-`pending` one needs a look). */
   readonly accessEvents: () => Promise<ReadonlyArray<AccessEventStatus>>
   readonly close: () => Promise<void>
@@ -295,14 +352,23 @@ const json = (res: ServerResponse, status: number, body: unknown) =>
   void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
 
 export const start = async (config: BackendConfig): Promise<RunningBackend> => {
-  const storage: Database.Storage = config.databaseUrl !== undefined
-    ? { _tag: "Postgres", url: Redacted.make(config.databaseUrl) }
-    : Database.storageFrom({ databaseUrl: Option.none(), dataDir: config.dataDir })
+  const storage: Database.Storage =
+    config.databaseUrl !== undefined
+      ? { _tag: "Postgres", url: Redacted.make(config.databaseUrl) }
+      : Database.storageFrom({ databaseUrl: Option.none(), dataDir: config.dataDir })
   // The kit stores no connector secrets, so its storage needs no master key of its own.
   const cipher = Cipher.layerAesGcm(Redacted.make(new Uint8Array(32)))
-  const runtime = ManagedRuntime.make(SqlStorage.layer.pipe(Layer.provideMerge(Layer.merge(Database.layer(storage), cipher))))
-  const sql = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.as(Effect.forEach(schema, (statement) => sql.unsafe(statement), { discard: true }), sql)))
+  const runtime = ManagedRuntime.make(
+    SqlStorage.layer.pipe(Layer.provideMerge(Layer.merge(Database.layer(storage), cipher)))
+  )
+  const sql = await runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.as(
+        Effect.forEach(schema, (statement) => sql.unsafe(statement), { discard: true }),
+        sql
+      )
+    )
+  )
   const run = <A>(effect: Effect.Effect<A, unknown>) => runtime.runPromise(effect)
   const eventsDue = Effect.runSync(Queue.sliding<void>(1))
   const wakeEvents = () => void Effect.runSync(Queue.offer(eventsDue, undefined))
@@ -313,7 +379,7 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
    * path it makes sure an extension found after a crash has its event.
    */
   const settledExtension = (key: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [row] = yield* sql<ExtensionRow>`
         SELECT account_id, extension_days, trial_ends_at, extended_at, journey_id, version_id, action_request_id
         FROM example_trial_extensions WHERE provider_idempotency_key = ${key}`
@@ -338,31 +404,45 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     run(sql<{ trial_ends_at: string; extensions: string }>`
       SELECT t.trial_ends_at, (SELECT count(*) FROM example_trial_extensions e WHERE e.account_id = t.account_id) AS extensions
       FROM example_trials t WHERE t.account_id = ${accountId}`).then((rows) =>
-        rows[0] === undefined ? undefined : { trialEndsAt: Number(rows[0].trial_ends_at), extensions: Number(rows[0].extensions) })
+      rows[0] === undefined
+        ? undefined
+        : { trialEndsAt: Number(rows[0].trial_ends_at), extensions: Number(rows[0].extensions) }
+    )
 
   const stripe = config.stripe
-  const stripeSettings = stripe === undefined ? undefined : {
-    secretKey: Redacted.make(stripe.secretKey),
-    publishableKey: stripe.publishableKey,
-    webhookSecret: Redacted.make(stripe.webhookSecret),
-    ...(stripe.apiBase !== undefined ? { apiBase: stripe.apiBase } : {}),
-    // Every call, intents included, then acts for the connected account (`Stripe-Account`).
-    ...(stripe.connectedAccountId !== undefined ? { connectedAccountId: stripe.connectedAccountId } : {})
-  }
+  const stripeSettings =
+    stripe === undefined
+      ? undefined
+      : {
+          secretKey: Redacted.make(stripe.secretKey),
+          publishableKey: stripe.publishableKey,
+          webhookSecret: Redacted.make(stripe.webhookSecret),
+          ...(stripe.apiBase !== undefined ? { apiBase: stripe.apiBase } : {}),
+          // Every call, intents included, then acts for the connected account (`Stripe-Account`).
+          ...(stripe.connectedAccountId !== undefined ? { connectedAccountId: stripe.connectedAccountId } : {})
+        }
   // The payment capability proof names the provider account behind STRIPE_SECRET_KEY (with
   // STRIPE_CONNECTED_ACCOUNT_ID: the connected account it acts for, as Stripe reports it); without it
   // (Stripe unreachable at start) the handshake offers no payment modes.
-  const providerAccountId = stripeSettings === undefined ? undefined : await Effect.runPromise(StripeProvider.accountOf(stripeSettings)).then(
-    (account) => account.id,
-    () => {
-      console.error("Stripe: the account behind STRIPE_SECRET_KEY could not be read; no payment modes are offered")
-      return undefined
-    }
-  )
+  const providerAccountId =
+    stripeSettings === undefined
+      ? undefined
+      : await Effect.runPromise(StripeProvider.accountOf(stripeSettings)).then(
+          (account) => account.id,
+          () => {
+            console.error(
+              "Stripe: the account behind STRIPE_SECRET_KEY could not be read; no payment modes are offered"
+            )
+            return undefined
+          }
+        )
   const paymentFamilies = new Set(["payment.one_time_purchase", "payment.setup_only"])
   const kit = await makeCustomerKit({
     workspaceId: config.workspaceId,
-    secrets: { actionSigning: Redacted.make(config.actionSigningSecret), completion: Redacted.make(config.completionSecret) },
+    secrets: {
+      actionSigning: Redacted.make(config.actionSigningSecret),
+      completion: Redacted.make(config.completionSecret)
+    },
     revision: config.connectionRevision,
     serviceUrl: config.serviceUrl,
     allowInsecureServiceUrl: config.allowInsecureServiceUrl,
@@ -370,54 +450,67 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     // Only the operation this backend implements is accepted; anything else is rejected up front.
     precheck: async (request) =>
       Execution.isExtendTrialOperation(request.action.operation) ||
-        (stripe !== undefined && paymentFamilies.has(request.action.operation.family))
+      (stripe !== undefined && paymentFamilies.has(request.action.operation.family))
         ? undefined
         : "unsupported_operation",
     ...(stripeSettings !== undefined && providerAccountId !== undefined
       ? {
-        payment: { modes: ["one_time_purchase", "setup_only"], providerAccountId, livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey) },
-        payments: {
-          stripe: stripeSettings,
-          // The amount comes from this backend's own price list, by the operation's price key; never from the browser.
-          plan: async (claimed: ClaimedExecution) => {
-            const operation = claimed.action.operation as { readonly family: string; readonly priceKey?: unknown }
-            if (operation.family === "payment.setup_only") return { mode: "setup_only" }
-            const price = typeof operation.priceKey === "string" && Object.hasOwn(stripe!.prices, operation.priceKey)
-              ? stripe!.prices[operation.priceKey]
-              : undefined
-            return operation.family === "payment.one_time_purchase" && price !== undefined
-              ? { mode: "one_time_purchase", amountMinor: price.amountMinor, currency: price.currency }
-              : undefined
+          payment: {
+            modes: ["one_time_purchase", "setup_only"],
+            providerAccountId,
+            livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey)
+          },
+          payments: {
+            stripe: stripeSettings,
+            // The amount comes from this backend's own price list, by the operation's price key; never from the browser.
+            plan: async (claimed: ClaimedExecution) => {
+              const operation = claimed.action.operation as { readonly family: string; readonly priceKey?: unknown }
+              if (operation.family === "payment.setup_only") return { mode: "setup_only" }
+              const price =
+                typeof operation.priceKey === "string" && Object.hasOwn(stripe!.prices, operation.priceKey)
+                  ? stripe!.prices[operation.priceKey]
+                  : undefined
+              return operation.family === "payment.one_time_purchase" && price !== undefined
+                ? { mode: "one_time_purchase", amountMinor: price.amountMinor, currency: price.currency }
+                : undefined
+            }
           }
         }
-      }
       : {}),
     executor: {
       execute: async (claimed: ClaimedExecution) => {
         const operation = claimed.action.operation
         if (!Execution.isExtendTrialOperation(operation)) {
-          return { outcome: "failed", providerReference: "none", evidence: { entitlement: "", reasonCode: "unsupported_operation", source: "customer_server_event" } }
+          return {
+            outcome: "failed",
+            providerReference: "none",
+            evidence: { entitlement: "", reasonCode: "unsupported_operation", source: "customer_server_event" }
+          }
         }
         const key = claimed.providerIdempotencyKey
         const now = Date.now()
         // One transaction: the extension record under the key, the trial change it causes, and the
         // pending entitlement_active event (the extension makes the trial active, so access is verified).
-        const row = await run(sql.withTransaction(Effect.gen(function*() {
-          const inserted = yield* sql`
+        const row = await run(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const inserted = yield* sql`
             INSERT INTO example_trial_extensions (provider_idempotency_key, account_id, extension_days, trial_ends_at, extended_at, journey_id, version_id, action_request_id)
             VALUES (${key}, ${claimed.accountId}, ${operation.extensionDays}, 0, ${now}, ${claimed.binding.journeyId},
                     ${claimed.binding.publishedVersionId}, ${claimed.actionRequestId})
             ON CONFLICT DO NOTHING RETURNING provider_idempotency_key`
-          if (inserted.length > 0) {
-            const extension = operation.extensionDays * dayMillis
-            const [trial] = yield* sql<{ trial_ends_at: string }>`
+              if (inserted.length > 0) {
+                const extension = operation.extensionDays * dayMillis
+                const [trial] = yield* sql<{ trial_ends_at: string }>`
               INSERT INTO example_trials (account_id, trial_ends_at) VALUES (${claimed.accountId}, ${now + extension})
               ON CONFLICT (account_id) DO UPDATE SET trial_ends_at = GREATEST(example_trials.trial_ends_at, ${now}) + ${extension}
               RETURNING trial_ends_at`
-            yield* sql`UPDATE example_trial_extensions SET trial_ends_at = ${trial!.trial_ends_at} WHERE provider_idempotency_key = ${key}`
-          }
-          return yield* settledExtension(key)
-        })))
+                yield* sql`UPDATE example_trial_extensions SET trial_ends_at = ${trial!.trial_ends_at} WHERE provider_idempotency_key = ${key}`
+              }
+              return yield* settledExtension(key)
+            })
+          )
+        )
         wakeEvents()
         return resultOf(key, row!)
       },
@@ -430,15 +523,16 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     }
   })
 
-  const events = config.ingestApiKey === undefined
-    ? undefined
-    // One attempt per call: the loop below owns the schedule, so it survives restarts.
-    : Sdk.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
+  const events =
+    config.ingestApiKey === undefined
+      ? undefined
+      : // One attempt per call: the loop below owns the schedule, so it survives restarts.
+        Sdk.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
   const retry = config.eventRetry ?? defaultBackoff
 
   /** Sends the due pending events once each; the number it took. */
   const deliverDueEvents = (client: Sdk.DirectApiClient) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = Date.now()
       // Leased by moving next_attempt_at: several processes on one database never send an event at once.
       const due = yield* sql<{ event_id: string; event: string; attempts: number }>`
@@ -446,43 +540,67 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
         WHERE event_id IN (SELECT event_id FROM example_access_events WHERE state = 'pending' AND next_attempt_at <= ${now}
                            ORDER BY next_attempt_at LIMIT 16 FOR UPDATE SKIP LOCKED)
         RETURNING event_id, event, attempts`
-      yield* Effect.forEach(due, (row) =>
-        Effect.gen(function*() {
-          const sent = yield* Effect.either(client.ingest(JSON.parse(row.event)))
-          const attempts = row.attempts + 1
-          if (sent._tag === "Right") {
-            yield* sql`UPDATE example_access_events SET state = 'delivered', attempts = ${attempts}, last_error = NULL WHERE event_id = ${row.event_id}`
-            return
-          }
-          const error = sent.left
-          // A refused key (401/403) is a configuration problem an operator fixes: keep the event.
-          if (error._tag === "IngestRejected" && error.status !== 401 && error.status !== 403) {
-            console.error(`entitlement_active ${row.event_id} refused by the service (HTTP ${error.status} ${error.code}); not retried`)
-            yield* sql`UPDATE example_access_events SET state = 'refused', attempts = ${attempts}, last_error = ${error.code} WHERE event_id = ${row.event_id}`
-            return
-          }
-          const reason = error._tag === "IngestRejected" ? `http_${error.status}` : error.reason
-          if (error._tag === "IngestRejected") console.error(`entitlement_active: the service refused SERVICE_INGEST_API_KEY (HTTP ${error.status}); retrying`)
-          const next = Date.now() + backoffDelay(retry, row.attempts, Math.random())
-          yield* sql`UPDATE example_access_events SET attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${reason} WHERE event_id = ${row.event_id}`
-        }).pipe(
-          // Stopped mid-attempt: due again at once for the next process.
-          Effect.onInterrupt(() => Effect.ignore(sql`UPDATE example_access_events SET next_attempt_at = ${Date.now()} WHERE event_id = ${row.event_id} AND state = 'pending'`))
-        ), { discard: true, concurrency: "unbounded" }) // all within one time-out, well inside the lease
+      yield* Effect.forEach(
+        due,
+        (row) =>
+          Effect.gen(function* () {
+            const sent = yield* Effect.either(client.ingest(JSON.parse(row.event)))
+            const attempts = row.attempts + 1
+            if (sent._tag === "Right") {
+              yield* sql`UPDATE example_access_events SET state = 'delivered', attempts = ${attempts}, last_error = NULL WHERE event_id = ${row.event_id}`
+              return
+            }
+            const error = sent.left
+            // A refused key (401/403) is a configuration problem an operator fixes: keep the event.
+            if (error._tag === "IngestRejected" && error.status !== 401 && error.status !== 403) {
+              console.error(
+                `entitlement_active ${row.event_id} refused by the service (HTTP ${error.status} ${error.code}); not retried`
+              )
+              yield* sql`UPDATE example_access_events SET state = 'refused', attempts = ${attempts}, last_error = ${error.code} WHERE event_id = ${row.event_id}`
+              return
+            }
+            const reason = error._tag === "IngestRejected" ? `http_${error.status}` : error.reason
+            if (error._tag === "IngestRejected")
+              console.error(
+                `entitlement_active: the service refused SERVICE_INGEST_API_KEY (HTTP ${error.status}); retrying`
+              )
+            const next = Date.now() + backoffDelay(retry, row.attempts, Math.random())
+            yield* sql`UPDATE example_access_events SET attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${reason} WHERE event_id = ${row.event_id}`
+          }).pipe(
+            // Stopped mid-attempt: due again at once for the next process.
+            Effect.onInterrupt(() =>
+              Effect.ignore(
+                sql`UPDATE example_access_events SET next_attempt_at = ${Date.now()} WHERE event_id = ${row.event_id} AND state = 'pending'`
+              )
+            )
+          ),
+        { discard: true, concurrency: "unbounded" }
+      ) // all within one time-out, well inside the lease
       return due.length
     })
 
-  if (events === undefined) console.warn("SERVICE_INGEST_API_KEY is unset: entitlement_active events are recorded but not sent")
-  const eventLoop = events === undefined ? undefined : runtime.runFork(Effect.forever(Effect.gen(function*() {
-    const taken = yield* deliverDueEvents(events).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.as(Effect.sync(() => console.error("entitlement_active delivery: the database failed; retrying")), 0)
-      )
-    )
-    if (taken === 0) yield* Effect.race(Queue.take(eventsDue), Effect.sleep(eventPollMillis))
-  })))
+  if (events === undefined)
+    console.warn("SERVICE_INGEST_API_KEY is unset: entitlement_active events are recorded but not sent")
+  const eventLoop =
+    events === undefined
+      ? undefined
+      : runtime.runFork(
+          Effect.forever(
+            Effect.gen(function* () {
+              const taken = yield* deliverDueEvents(events).pipe(
+                Effect.catchAllCause((cause) =>
+                  Cause.isInterruptedOnly(cause)
+                    ? Effect.failCause(cause)
+                    : Effect.as(
+                        Effect.sync(() => console.error("entitlement_active delivery: the database failed; retrying")),
+                        0
+                      )
+                )
+              )
+              if (taken === 0) yield* Effect.race(Queue.take(eventsDue), Effect.sleep(eventPollMillis))
+            })
+          )
+        )
 
   const entitlement = (res: ServerResponse, encoded: string) => {
     let accountId: string
@@ -506,7 +624,8 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     const url = new URL(req.url ?? "/", "http://backend")
     if (req.method === "POST" && url.pathname === "/connector") return kit.nodeHandler(req, res)
     // Stripe's webhook endpoint: verified with STRIPE_WEBHOOK_SECRET over the raw body.
-    if (req.method === "POST" && url.pathname === "/stripe/webhook" && kit.webhook !== undefined) return kit.webhook.nodeHandler(req, res)
+    if (req.method === "POST" && url.pathname === "/stripe/webhook" && kit.webhook !== undefined)
+      return kit.webhook.nodeHandler(req, res)
     // An example only: unauthenticated, so anyone who can reach it learns an account's trial state.
     // A real backend answers this behind its own authentication, for the signed-in account.
     const entitlementPath = /^\/entitlements\/([^/]+)$/.exec(url.pathname)
@@ -521,8 +640,15 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     trialOf,
     accessEvents: () =>
       run(sql<{ event_id: string; state: AccessEventStatus["state"]; attempts: number; last_error: string | null }>`
-        SELECT event_id, state, attempts, last_error FROM example_access_events ORDER BY created_at, event_id`).then((rows) =>
-          rows.map((r) => ({ eventId: r.event_id, state: r.state, attempts: Number(r.attempts), lastError: r.last_error }))),
+        SELECT event_id, state, attempts, last_error FROM example_access_events ORDER BY created_at, event_id`).then(
+        (rows) =>
+          rows.map((r) => ({
+            eventId: r.event_id,
+            state: r.state,
+            attempts: Number(r.attempts),
+            lastError: r.last_error
+          }))
+      ),
     close: async () => {
       await new Promise<void>((resolve) => {
         server.closeAllConnections()

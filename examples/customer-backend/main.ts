@@ -14,7 +14,10 @@ try {
   config = configFromEnv(process.env)
 } catch (error) {
   // One line per problem; they name variables, never values.
-  stop(["customer backend: invalid configuration", ...(error as Error).message.split("\n").map((line) => `  - ${line}`)])
+  stop([
+    "customer backend: invalid configuration",
+    ...(error as Error).message.split("\n").map((line) => `  - ${line}`)
+  ])
 }
 const backend = await start(config!).catch((error: unknown) =>
   stop([`customer backend cannot start: ${(error as { _tag?: string })._tag ?? (error as Error).name ?? "error"}`])

@@ -8,8 +8,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { run } from "../../adapters/cli-support/Commands.ts"
 
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-process.exitCode = await Effect.runPromise(run(process.argv, {
-  version,
-  storage: (config) => Layer.unwrapEffect(Effect.promise(() => import("../Server.ts")).pipe(Effect.map((server) => server.storageLayer(config))))
-}))
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string
+}
+process.exitCode = await Effect.runPromise(
+  run(process.argv, {
+    version,
+    storage: (config) =>
+      Layer.unwrapEffect(
+        Effect.promise(() => import("../Server.ts")).pipe(Effect.map((server) => server.storageLayer(config)))
+      )
+  })
+)

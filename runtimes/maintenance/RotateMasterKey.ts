@@ -7,8 +7,6 @@
  *
  * When the current key came from the key file, the file is replaced by the new key once the
  * transaction has committed; otherwise the operator sets `ACCORD_MASTER_KEY` to the new key.
- *
- * @since 0.1.0
  */
 import { existsSync } from "node:fs"
 import { chmod, rename, writeFile } from "node:fs/promises"
@@ -27,8 +25,6 @@ import { makeAesGcm } from "../../core/protocol/Cipher.ts"
 
 /**
  * The command could not run or refused; `reason` is one line without secrets.
- *
- * @since 0.1.0
  */
 export class RotationCommandError extends Data.TaggedError("RotationCommandError")<{ readonly reason: string }> {
   override get message(): string {
@@ -38,27 +34,28 @@ export class RotationCommandError extends Data.TaggedError("RotationCommandError
 
 const fail = (reason: string) => Effect.fail(new RotationCommandError({ reason }))
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i])
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.length === b.length && a.every((byte, i) => byte === b[i])
 
 /**
  * Runs the rotation from the current `ConfigProvider`; returns the lines to print.
- *
- * @since 0.1.0
  */
-export const run: Effect.Effect<ReadonlyArray<string>, RotationCommandError> = Effect.gen(function*() {
+export const run: Effect.Effect<ReadonlyArray<string>, RotationCommandError> = Effect.gen(function* () {
   const config = yield* AccordConfig.load.pipe(Effect.catchAll((error) => fail(error.problems.join("; "))))
   const newKeyText = yield* Config.option(Config.redacted("ACCORD_NEW_MASTER_KEY")).pipe(
     Effect.catchAll(() => Effect.succeed(Option.none<Redacted.Redacted<string>>()))
   )
   if (Option.isNone(newKeyText)) return yield* fail("ACCORD_NEW_MASTER_KEY must be set (base64 of 32 bytes)")
   const newKey = AccordConfig.decodeBase64(Redacted.value(newKeyText.value))
-  if (newKey === undefined || newKey.length !== 32) return yield* fail("ACCORD_NEW_MASTER_KEY must be base64 of exactly 32 bytes")
+  if (newKey === undefined || newKey.length !== 32)
+    return yield* fail("ACCORD_NEW_MASTER_KEY must be base64 of exactly 32 bytes")
 
   const storage = Database.storageFrom(config)
   if (storage._tag === "Pglite" && storage.dataDir.startsWith("memory://")) {
     return yield* fail("ACCORD_DATA_DIR is in memory: there is nothing stored to rotate")
   }
-  if (storage._tag === "Pglite" && Database.createsEmbeddedDatabase(storage)) return yield* fail(`no embedded database in ${resolve(storage.dataDir)}`)
+  if (storage._tag === "Pglite" && Database.createsEmbeddedDatabase(storage))
+    return yield* fail(`no embedded database in ${resolve(storage.dataDir)}`)
   const keyFile = join(resolve(config.dataDir), AccordConfig.masterKeyFile)
   // Without ACCORD_MASTER_KEY the current key is the file; never create one here.
   if (Option.isNone(config.masterKey) && !existsSync(keyFile)) {
@@ -83,7 +80,10 @@ export const run: Effect.Effect<ReadonlyArray<string>, RotationCommandError> = E
     ...Object.entries(summary).map(([table, count]) => `  ${table}: ${count} sealed again`)
   ]
   if (oldKey.source === "environment") {
-    return [...lines, "next: set ACCORD_MASTER_KEY to the value of ACCORD_NEW_MASTER_KEY on every host, then start the servers"]
+    return [
+      ...lines,
+      "next: set ACCORD_MASTER_KEY to the value of ACCORD_NEW_MASTER_KEY on every host, then start the servers"
+    ]
   }
   // The key file: replaced atomically (same directory, mode 0600) now that the database has moved.
   const replaced = yield* Effect.tryPromise(async () => {
@@ -91,7 +91,10 @@ export const run: Effect.Effect<ReadonlyArray<string>, RotationCommandError> = E
     await writeFile(temporary, btoa(String.fromCharCode(...newKey)) + "\n", { mode: 0o600 })
     await chmod(temporary, 0o600)
     await rename(temporary, keyFile)
-  }).pipe(Effect.as(true), Effect.catchAll(() => Effect.succeed(false)))
+  }).pipe(
+    Effect.as(true),
+    Effect.catchAll(() => Effect.succeed(false))
+  )
   return [
     ...lines,
     replaced
@@ -102,8 +105,6 @@ export const run: Effect.Effect<ReadonlyArray<string>, RotationCommandError> = E
 
 /**
  * The command's program: prints the lines, or one failure line and exits non-zero.
- *
- * @since 0.1.0
  */
 export const main: Effect.Effect<void, RotationCommandError> = run.pipe(
   Effect.flatMap((lines) => Effect.forEach(lines, (line) => Console.log(line), { discard: true })),

@@ -26,7 +26,7 @@ export interface Env {
 
 /** The server and a kit whose executor counts its runs, connected; for the scope. */
 export const setUp = (storage: StorageVariant) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const service = yield* bootService({ storage })
     const runs = new Map<string, number>()
     const kit = yield* serveKit(storage, service.base, {
@@ -59,16 +59,30 @@ export const viewerSession = (service: Service, accountId = "acct_42") =>
   issueSession(service, { accountId, subject: "user_viewer", role: "viewer", authorities: ["funnels.actions.request"] })
 
 export const ownerSession = (service: Service, accountId = "acct_42") =>
-  issueSession(service, { accountId, subject: "user_owner", role: "billing_owner", authorities: ["funnels.actions.execute"] })
+  issueSession(service, {
+    accountId,
+    subject: "user_owner",
+    role: "billing_owner",
+    authorities: ["funnels.actions.execute"]
+  })
 
 const post = (service: Service, path: string, body: unknown, headers: Record<string, string> = json) =>
-  request(`${service.base}${path}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) })
+  request(`${service.base}${path}`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body)
+  })
 
 /** Request as the viewer, then collect the token as the admin (the pickup notifier). */
 export const requestApproval = (service: Service, viewerToken: string, accountId = "acct_42") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { action, binding } = intakeInput(accountId)
-    const created = yield* post(service, `${runtime}/approvals`, { action, binding }, { ...json, authorization: `Bearer ${viewerToken}` })
+    const created = yield* post(
+      service,
+      `${runtime}/approvals`,
+      { action, binding },
+      { ...json, authorization: `Bearer ${viewerToken}` }
+    )
     assert.strictEqual(created.status, 201, created.text)
     const approvalId = created.json.approvalId as string
     const collected = yield* request(`${service.ws}/approvals/${approvalId}/token`, { method: "POST", headers: admin })
@@ -76,69 +90,77 @@ export const requestApproval = (service: Service, viewerToken: string, accountId
     return { approvalId, approvalToken: collected.json.approvalToken as string }
   })
 
-export const prepareApproval = (service: Service, approval: { approvalId: string; approvalToken: string }, runtimeToken: string) =>
-  post(service, `${runtime}/approvals/prepare`, { ...approval, runtimeToken })
+export const prepareApproval = (
+  service: Service,
+  approval: { approvalId: string; approvalToken: string },
+  runtimeToken: string
+) => post(service, `${runtime}/approvals/prepare`, { ...approval, runtimeToken })
 
-export const resolveApproval = (service: Service, body: Record<string, unknown>) => post(service, `${runtime}/approvals/resolve`, body)
+export const resolveApproval = (service: Service, body: Record<string, unknown>) =>
+  post(service, `${runtime}/approvals/resolve`, body)
 
 const status = (service: Service, id: string, token: string) =>
   request(`${service.base}${runtime}/status/${id}`, { headers: { authorization: `Bearer ${token}` } })
 
 export const suite = (storage: StorageVariant): void => {
   describe.skipIf(!storage.available)(`approvals end to end (${storage.name})`, () => {
-    it.live("session -> request -> prepare -> approve -> dispatched, executed once, completed, verified; mayAdvance only at the end", () =>
-      Effect.gen(function*() {
-        const { runs, service } = yield* setUp(storage)
-        const viewer = yield* viewerSession(service)
-        const owner = yield* ownerSession(service)
-        const approval = yield* requestApproval(service, viewer.token)
-        const prepared = yield* prepareApproval(service, approval, owner.token)
-        assert.strictEqual(prepared.status, 200, prepared.text)
-        assert.hasAllKeys(prepared.json, ["reviewProjection", "revision", "reviewValidUntil", "projectionHash"])
-        assert.notInclude(prepared.text, approval.approvalToken)
-        const resolved = yield* resolveApproval(service, {
-          ...approval,
-          runtimeToken: owner.token,
-          decision: "approve",
-          revision: prepared.json.revision,
-          reviewedProjectionHash: prepared.json.projectionHash
-        })
-        assert.strictEqual(resolved.status, 200, resolved.text)
-        assert.strictEqual(resolved.json.state, "approved")
-        const id = resolved.json.actionRequestId as string
+    it.live(
+      "session -> request -> prepare -> approve -> dispatched, executed once, completed, verified; mayAdvance only at the end",
+      () =>
+        Effect.gen(function* () {
+          const { runs, service } = yield* setUp(storage)
+          const viewer = yield* viewerSession(service)
+          const owner = yield* ownerSession(service)
+          const approval = yield* requestApproval(service, viewer.token)
+          const prepared = yield* prepareApproval(service, approval, owner.token)
+          assert.strictEqual(prepared.status, 200, prepared.text)
+          assert.hasAllKeys(prepared.json, ["reviewProjection", "revision", "reviewValidUntil", "projectionHash"])
+          assert.notInclude(prepared.text, approval.approvalToken)
+          const resolved = yield* resolveApproval(service, {
+            ...approval,
+            runtimeToken: owner.token,
+            decision: "approve",
+            revision: prepared.json.revision,
+            reviewedProjectionHash: prepared.json.projectionHash
+          })
+          assert.strictEqual(resolved.status, 200, resolved.text)
+          assert.strictEqual(resolved.json.state, "approved")
+          const id = resolved.json.actionRequestId as string
 
-        // Until verified, the runtime may not advance.
-        const early = yield* status(service, id, owner.token)
-        assert.strictEqual(early.status, 200, early.text)
-        assert.isFalse(early.json.mayAdvance)
-        const seen = new Set<string>([early.json.state])
-        const final = yield* waitFor(
-          Effect.map(status(service, id, owner.token), (r) => {
-            seen.add(r.json.state)
-            if (r.json.state !== "verified") assert.isFalse(r.json.mayAdvance, JSON.stringify(r.json))
-            return r.json
-          }),
-          (s) => s.state === "verified",
-          `${id} to be verified`
-        )
-        assert.deepStrictEqual(final, { actionRequestId: id, state: "verified", mayAdvance: true })
-        assert.strictEqual(runs.size, 1)
-        for (const count of runs.values()) assert.strictEqual(count, 1)
+          // Until verified, the runtime may not advance.
+          const early = yield* status(service, id, owner.token)
+          assert.strictEqual(early.status, 200, early.text)
+          assert.isFalse(early.json.mayAdvance)
+          const seen = new Set<string>([early.json.state])
+          const final = yield* waitFor(
+            Effect.map(status(service, id, owner.token), (r) => {
+              seen.add(r.json.state)
+              if (r.json.state !== "verified") assert.isFalse(r.json.mayAdvance, JSON.stringify(r.json))
+              return r.json
+            }),
+            (s) => s.state === "verified",
+            `${id} to be verified`
+          )
+          assert.deepStrictEqual(final, { actionRequestId: id, state: "verified", mayAdvance: true })
+          assert.strictEqual(runs.size, 1)
+          for (const count of runs.values()) assert.strictEqual(count, 1)
 
-        // The operator's view: the approval is the action's first entry (approval_recorded evidence).
-        const history = (yield* request(`${service.ws}/action-requests/${id}`, { headers: admin })).json.history
-        assert.strictEqual(history[0].trigger, "approval_recorded")
-        assert.strictEqual(history.at(-1).toState, "verified")
-        // Another actor (the requester) and another account see nothing, as for an unknown id.
-        const unknown = yield* status(service, globalThis.crypto.randomUUID(), owner.token)
-        const asViewer = yield* status(service, id, viewer.token)
-        const stranger = yield* status(service, id, (yield* ownerSession(service, "acct_other")).token)
-        assert.strictEqual(unknown.status, 404)
-        assert.strictEqual(asViewer.status, 404)
-        assert.strictEqual(stranger.status, 404)
-        assert.strictEqual(asViewer.text, unknown.text)
-        assert.strictEqual(stranger.text, unknown.text)
-      }).pipe(Effect.scoped), 90_000)
+          // The operator's view: the approval is the action's first entry (approval_recorded evidence).
+          const history = (yield* request(`${service.ws}/action-requests/${id}`, { headers: admin })).json.history
+          assert.strictEqual(history[0].trigger, "approval_recorded")
+          assert.strictEqual(history.at(-1).toState, "verified")
+          // Another actor (the requester) and another account see nothing, as for an unknown id.
+          const unknown = yield* status(service, globalThis.crypto.randomUUID(), owner.token)
+          const asViewer = yield* status(service, id, viewer.token)
+          const stranger = yield* status(service, id, (yield* ownerSession(service, "acct_other")).token)
+          assert.strictEqual(unknown.status, 404)
+          assert.strictEqual(asViewer.status, 404)
+          assert.strictEqual(stranger.status, 404)
+          assert.strictEqual(asViewer.text, unknown.text)
+          assert.strictEqual(stranger.text, unknown.text)
+        }).pipe(Effect.scoped),
+      90_000
+    )
   })
 }
 
@@ -153,126 +175,201 @@ export const routeSuite = (storage: StorageVariant): void => {
     afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
     it.live("POST /runtime-sessions: 201 with the token once, 15 minutes by default; bad bodies are 400", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const issued = yield* ownerSession(env.service)
         assert.match(issued.token, /^acc_rts_[A-Za-z0-9_-]{43}$/)
         assert.strictEqual(Date.parse(issued.expiresAt) - Date.parse(issued.createdAt), 15 * 60_000)
-        for (
-          const body of [
-            {},
-            { accountId: "acct_42", subject: "u", role: "r", authorities: [] },
-            { accountId: "acct_42", subject: "u", role: "r", authorities: ["funnels.actions.admin"] },
-            { accountId: "acct_42", subject: "u", role: "r", authorities: ["funnels.actions.execute", "funnels.actions.execute"] },
-            { accountId: "acct_42", subject: "u", role: "r", authorities: ["funnels.actions.execute"], expiresInSeconds: 12 * 3600 + 1 },
-            { accountId: "acct_42", subject: "u", role: "r", authorities: ["funnels.actions.execute"], extra: 1 }
-          ]
-        ) {
-          const reply = yield* request(`${env.service.ws}/runtime-sessions`, { method: "POST", headers: admin, body: JSON.stringify(body) })
+        for (const body of [
+          {},
+          { accountId: "acct_42", subject: "u", role: "r", authorities: [] },
+          { accountId: "acct_42", subject: "u", role: "r", authorities: ["funnels.actions.admin"] },
+          {
+            accountId: "acct_42",
+            subject: "u",
+            role: "r",
+            authorities: ["funnels.actions.execute", "funnels.actions.execute"]
+          },
+          {
+            accountId: "acct_42",
+            subject: "u",
+            role: "r",
+            authorities: ["funnels.actions.execute"],
+            expiresInSeconds: 12 * 3600 + 1
+          },
+          { accountId: "acct_42", subject: "u", role: "r", authorities: ["funnels.actions.execute"], extra: 1 }
+        ]) {
+          const reply = yield* request(`${env.service.ws}/runtime-sessions`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify(body)
+          })
           assert.strictEqual(reply.status, 400, JSON.stringify(body))
           assert.strictEqual(reply.headers.get("content-type"), "application/problem+json")
         }
-      }))
+      })
+    )
 
-    it.live("DELETE /runtime-sessions/{id} revokes at once: the token is refused as revoked; a second delete is 404", () =>
-      Effect.gen(function*() {
-        const owner = yield* ownerSession(env.service)
-        const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
-        const del = () => request(`${env.service.ws}/runtime-sessions/${owner.sessionId}`, { method: "DELETE", headers: admin })
-        assert.strictEqual((yield* del()).status, 204)
-        assert.strictEqual((yield* del()).status, 404)
-        const refused = yield* prepareApproval(env.service, approval, owner.token)
-        assert.strictEqual(refused.status, 401)
-        assert.strictEqual(refused.json.code, "runtime_session_revoked")
-      }))
-
-    it.live("Authentication 8: admin and ingest keys open no runtime route; runtime tokens open no admin or ingest route", () =>
-      Effect.gen(function*() {
-        const ingest = yield* request(`${env.service.ws}/api-keys`, { method: "POST", headers: admin, body: JSON.stringify({ scope: "ingest" }) })
-        const ingestKey = ingest.json.secret as string
-        const owner = yield* ownerSession(env.service)
-        const viewer = yield* viewerSession(env.service)
-        const approval = yield* requestApproval(env.service, viewer.token)
-        const { action, binding } = intakeInput()
-        for (const key of [adminKey, ingestKey]) {
-          const asked = yield* post(env.service, `${runtime}/approvals`, { action, binding }, { ...json, authorization: `Bearer ${key}` })
-          assert.strictEqual(asked.status, 401, asked.text)
-          assert.strictEqual(asked.json.code, "runtime_session_invalid")
-          const prepared = yield* prepareApproval(env.service, approval, key)
-          assert.strictEqual(prepared.status, 401)
-          assert.strictEqual(prepared.json.code, "runtime_session_invalid")
-          const seen = yield* status(env.service, globalThis.crypto.randomUUID(), key)
-          assert.strictEqual(seen.status, 401)
-        }
-        for (const token of [owner.token, viewer.token]) {
-          const headers = { ...json, authorization: `Bearer ${token}` }
-          assert.strictEqual((yield* request(`${env.service.ws}/action-requests`, { method: "POST", headers, body: JSON.stringify(intakeInput()) })).status, 401)
-          assert.strictEqual((yield* request(`${env.service.ws}/runtime-sessions`, { method: "POST", headers, body: "{}" })).status, 401)
-          assert.strictEqual((yield* request(`${env.service.ws}/approvals/${approval.approvalId}/token`, { method: "POST", headers })).status, 401)
-          assert.strictEqual((yield* request(`${env.service.ws}/connector`, { headers })).status, 401)
-          const ingested = yield* request(`${env.service.base}/api/events/ingest`, { method: "POST", headers, body: JSON.stringify({ events: [] }) })
-          assert.strictEqual(ingested.status, 401)
-        }
-        // A developer:read key cannot issue sessions either.
-        const reader = yield* request(`${env.service.ws}/api-keys`, { method: "POST", headers: admin, body: JSON.stringify({ scope: "developer:read" }) })
-        const asReader = yield* request(`${env.service.ws}/runtime-sessions`, {
-          method: "POST",
-          headers: { ...json, authorization: `Bearer ${reader.json.secret}` },
-          body: JSON.stringify({ accountId: "a", subject: "s", role: "r", authorities: ["funnels.actions.execute"] })
+    it.live(
+      "DELETE /runtime-sessions/{id} revokes at once: the token is refused as revoked; a second delete is 404",
+      () =>
+        Effect.gen(function* () {
+          const owner = yield* ownerSession(env.service)
+          const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
+          const del = () =>
+            request(`${env.service.ws}/runtime-sessions/${owner.sessionId}`, { method: "DELETE", headers: admin })
+          assert.strictEqual((yield* del()).status, 204)
+          assert.strictEqual((yield* del()).status, 404)
+          const refused = yield* prepareApproval(env.service, approval, owner.token)
+          assert.strictEqual(refused.status, 401)
+          assert.strictEqual(refused.json.code, "runtime_session_revoked")
         })
-        assert.strictEqual(asReader.status, 403)
-      }))
+    )
+
+    it.live(
+      "Authentication 8: admin and ingest keys open no runtime route; runtime tokens open no admin or ingest route",
+      () =>
+        Effect.gen(function* () {
+          const ingest = yield* request(`${env.service.ws}/api-keys`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify({ scope: "ingest" })
+          })
+          const ingestKey = ingest.json.secret as string
+          const owner = yield* ownerSession(env.service)
+          const viewer = yield* viewerSession(env.service)
+          const approval = yield* requestApproval(env.service, viewer.token)
+          const { action, binding } = intakeInput()
+          for (const key of [adminKey, ingestKey]) {
+            const asked = yield* post(
+              env.service,
+              `${runtime}/approvals`,
+              { action, binding },
+              { ...json, authorization: `Bearer ${key}` }
+            )
+            assert.strictEqual(asked.status, 401, asked.text)
+            assert.strictEqual(asked.json.code, "runtime_session_invalid")
+            const prepared = yield* prepareApproval(env.service, approval, key)
+            assert.strictEqual(prepared.status, 401)
+            assert.strictEqual(prepared.json.code, "runtime_session_invalid")
+            const seen = yield* status(env.service, globalThis.crypto.randomUUID(), key)
+            assert.strictEqual(seen.status, 401)
+          }
+          for (const token of [owner.token, viewer.token]) {
+            const headers = { ...json, authorization: `Bearer ${token}` }
+            assert.strictEqual(
+              (yield* request(`${env.service.ws}/action-requests`, {
+                method: "POST",
+                headers,
+                body: JSON.stringify(intakeInput())
+              })).status,
+              401
+            )
+            assert.strictEqual(
+              (yield* request(`${env.service.ws}/runtime-sessions`, { method: "POST", headers, body: "{}" })).status,
+              401
+            )
+            assert.strictEqual(
+              (yield* request(`${env.service.ws}/approvals/${approval.approvalId}/token`, { method: "POST", headers }))
+                .status,
+              401
+            )
+            assert.strictEqual((yield* request(`${env.service.ws}/connector`, { headers })).status, 401)
+            const ingested = yield* request(`${env.service.base}/api/events/ingest`, {
+              method: "POST",
+              headers,
+              body: JSON.stringify({ events: [] })
+            })
+            assert.strictEqual(ingested.status, 401)
+          }
+          // A developer:read key cannot issue sessions either.
+          const reader = yield* request(`${env.service.ws}/api-keys`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify({ scope: "developer:read" })
+          })
+          const asReader = yield* request(`${env.service.ws}/runtime-sessions`, {
+            method: "POST",
+            headers: { ...json, authorization: `Bearer ${reader.json.secret}` },
+            body: JSON.stringify({ accountId: "a", subject: "s", role: "r", authorities: ["funnels.actions.execute"] })
+          })
+          assert.strictEqual(asReader.status, 403)
+        })
+    )
 
     it.live("the approval token is collected once; unknown approvals reveal nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
-        const again = yield* request(`${env.service.ws}/approvals/${approval.approvalId}/token`, { method: "POST", headers: admin })
-        const unknown = yield* request(`${env.service.ws}/approvals/${globalThis.crypto.randomUUID()}/token`, { method: "POST", headers: admin })
+        const again = yield* request(`${env.service.ws}/approvals/${approval.approvalId}/token`, {
+          method: "POST",
+          headers: admin
+        })
+        const unknown = yield* request(`${env.service.ws}/approvals/${globalThis.crypto.randomUUID()}/token`, {
+          method: "POST",
+          headers: admin
+        })
         assert.strictEqual(again.status, 404)
         assert.strictEqual(again.text, unknown.text)
-      }))
+      })
+    )
 
-    it.live("bad input: malformed, oversized, wrong-length hash, unknown id, wrong token — 4xx problems that reveal nothing, nothing authorized", () =>
-      Effect.gen(function*() {
-        const owner = yield* ownerSession(env.service)
-        const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
-        const prepared = yield* prepareApproval(env.service, approval, owner.token)
-        const approve = { ...approval, runtimeToken: owner.token, decision: "approve", revision: prepared.json.revision, reviewedProjectionHash: prepared.json.projectionHash }
-        const cases: ReadonlyArray<readonly [string, unknown, number, string]> = [
-          ["not JSON", "{", 400, "malformed_json"],
-          ["oversized", JSON.stringify({ ...approve, pad: "x".repeat(20_000) }), 413, "content_too_large"],
-          ["short hash", { ...approve, reviewedProjectionHash: "ab".repeat(16) }, 400, "invalid_body"],
-          ["approve without a hash", { ...approve, reviewedProjectionHash: undefined }, 400, "invalid_body"],
-          ["deny with a hash", { ...approve, decision: "deny" }, 400, "invalid_body"],
-          ["malformed approval id", { ...approve, approvalId: "apr_1" }, 400, "invalid_body"],
-          ["malformed runtime token", { ...approve, runtimeToken: "x" }, 401, "runtime_session_invalid"],
-          ["unknown approval", { ...approve, approvalId: globalThis.crypto.randomUUID() }, 404, "approval_not_found"],
-          ["wrong approval token", { ...approve, approvalToken: `acc_apt_${"B".repeat(43)}` }, 404, "approval_not_found"],
-          ["malformed approval token", { ...approve, approvalToken: "nope" }, 404, "approval_not_found"]
-        ]
-        const notFound: Array<string> = []
-        for (const [name, body, code, problem] of cases) {
-          const reply = yield* resolveApproval(env.service, body as Record<string, unknown>)
-          assert.strictEqual(reply.status, code, `${name}: ${reply.text}`)
-          assert.strictEqual(reply.json.code, problem, name)
-          assert.notInclude(reply.text, approval.approvalToken, name)
-          assert.notInclude(reply.text, owner.token, name)
-          if (code === 404) notFound.push(reply.text)
-        }
-        assert.strictEqual(new Set(notFound).size, 1, "unknown id and wrong token answer alike")
-        const text = yield* post(env.service, `${runtime}/approvals/resolve`, JSON.stringify(approve), { "content-type": "text/plain" })
-        assert.strictEqual(text.status, 415)
-        const wrongMethod = yield* request(`${env.service.base}${runtime}/approvals/prepare`)
-        assert.strictEqual(wrongMethod.status, 405)
-        // Nothing was authorized: the approval still resolves, once.
-        const resolved = yield* resolveApproval(env.service, approve)
-        assert.strictEqual(resolved.status, 200, resolved.text)
-        const second = yield* resolveApproval(env.service, approve)
-        assert.strictEqual(second.status, 409)
-        assert.strictEqual(second.json.code, "approval_already_resolved")
-      }))
+    it.live(
+      "bad input: malformed, oversized, wrong-length hash, unknown id, wrong token — 4xx problems that reveal nothing, nothing authorized",
+      () =>
+        Effect.gen(function* () {
+          const owner = yield* ownerSession(env.service)
+          const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
+          const prepared = yield* prepareApproval(env.service, approval, owner.token)
+          const approve = {
+            ...approval,
+            runtimeToken: owner.token,
+            decision: "approve",
+            revision: prepared.json.revision,
+            reviewedProjectionHash: prepared.json.projectionHash
+          }
+          const cases: ReadonlyArray<readonly [string, unknown, number, string]> = [
+            ["not JSON", "{", 400, "malformed_json"],
+            ["oversized", JSON.stringify({ ...approve, pad: "x".repeat(20_000) }), 413, "content_too_large"],
+            ["short hash", { ...approve, reviewedProjectionHash: "ab".repeat(16) }, 400, "invalid_body"],
+            ["approve without a hash", { ...approve, reviewedProjectionHash: undefined }, 400, "invalid_body"],
+            ["deny with a hash", { ...approve, decision: "deny" }, 400, "invalid_body"],
+            ["malformed approval id", { ...approve, approvalId: "apr_1" }, 400, "invalid_body"],
+            ["malformed runtime token", { ...approve, runtimeToken: "x" }, 401, "runtime_session_invalid"],
+            ["unknown approval", { ...approve, approvalId: globalThis.crypto.randomUUID() }, 404, "approval_not_found"],
+            [
+              "wrong approval token",
+              { ...approve, approvalToken: `acc_apt_${"B".repeat(43)}` },
+              404,
+              "approval_not_found"
+            ],
+            ["malformed approval token", { ...approve, approvalToken: "nope" }, 404, "approval_not_found"]
+          ]
+          const notFound: Array<string> = []
+          for (const [name, body, code, problem] of cases) {
+            const reply = yield* resolveApproval(env.service, body as Record<string, unknown>)
+            assert.strictEqual(reply.status, code, `${name}: ${reply.text}`)
+            assert.strictEqual(reply.json.code, problem, name)
+            assert.notInclude(reply.text, approval.approvalToken, name)
+            assert.notInclude(reply.text, owner.token, name)
+            if (code === 404) notFound.push(reply.text)
+          }
+          assert.strictEqual(new Set(notFound).size, 1, "unknown id and wrong token answer alike")
+          const text = yield* post(env.service, `${runtime}/approvals/resolve`, JSON.stringify(approve), {
+            "content-type": "text/plain"
+          })
+          assert.strictEqual(text.status, 415)
+          const wrongMethod = yield* request(`${env.service.base}${runtime}/approvals/prepare`)
+          assert.strictEqual(wrongMethod.status, 405)
+          // Nothing was authorized: the approval still resolves, once.
+          const resolved = yield* resolveApproval(env.service, approve)
+          assert.strictEqual(resolved.status, 200, resolved.text)
+          const second = yield* resolveApproval(env.service, approve)
+          assert.strictEqual(second.status, 409)
+          assert.strictEqual(second.json.code, "approval_already_resolved")
+        })
+    )
 
     it.live("deny: 200 denied, nothing dispatched; the approval resolves no more", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const owner = yield* ownerSession(env.service)
         const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
         const denied = yield* resolveApproval(env.service, { ...approval, runtimeToken: owner.token, decision: "deny" })
@@ -281,18 +378,24 @@ export const routeSuite = (storage: StorageVariant): void => {
         const prepared = yield* prepareApproval(env.service, approval, owner.token)
         assert.strictEqual(prepared.status, 409)
         assert.strictEqual(prepared.json.code, "approval_already_resolved")
-      }))
+      })
+    )
 
     it.live("a wrong-account owner is 403; a viewer session cannot prepare (403 runtime_authority_missing)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const viewer = yield* viewerSession(env.service)
         const approval = yield* requestApproval(env.service, viewer.token)
-        const stranger = yield* prepareApproval(env.service, approval, (yield* ownerSession(env.service, "acct_other")).token)
+        const stranger = yield* prepareApproval(
+          env.service,
+          approval,
+          (yield* ownerSession(env.service, "acct_other")).token
+        )
         assert.strictEqual(stranger.status, 403)
         assert.strictEqual(stranger.json.code, "approval_account_mismatch")
         const asViewer = yield* prepareApproval(env.service, approval, viewer.token)
         assert.strictEqual(asViewer.status, 403)
         assert.strictEqual(asViewer.json.code, "runtime_authority_missing")
-      }))
+      })
+    )
   })
 }

@@ -23,7 +23,9 @@ import { secrets, workspaceId } from "../support/customer.ts"
 import { cipherLayer } from "../support/storage.ts"
 
 const [databaseUrl, port, serviceUrl] = process.argv.slice(2)
-const storage = SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(databaseUrl!)), cipherLayer)))
+const storage = SqlStorage.layer.pipe(
+  Layer.provide(Layer.merge(Database.layerPg(Redacted.make(databaseUrl!)), cipherLayer))
+)
 const host = new pg.Pool({ connectionString: databaseUrl!, max: 4 })
 
 const result = (key: string) => ({
@@ -62,4 +64,6 @@ const kit = await makeCustomerKit({
   }
 })
 const server = createServer(kit.nodeHandler)
-server.listen(Number(port), "127.0.0.1", () => process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`))
+server.listen(Number(port), "127.0.0.1", () =>
+  process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`)
+)

@@ -33,8 +33,13 @@ export const connectKit = async (base: string, endpoint: string): Promise<void> 
       completionSecret: Redacted.value(secrets.completion)
     })
   })
-  if (registered.status !== 201) throw new Error(`PUT /connector answered ${registered.status}: ${await registered.text()}`)
-  const checked = await fetch(`${workspaceUrl(base)}/connector/check`, { method: "POST", headers: adminHeaders, body: "{}" })
+  if (registered.status !== 201)
+    throw new Error(`PUT /connector answered ${registered.status}: ${await registered.text()}`)
+  const checked = await fetch(`${workspaceUrl(base)}/connector/check`, {
+    method: "POST",
+    headers: adminHeaders,
+    body: "{}"
+  })
   const state = checked.status === 200 ? ((await checked.json()) as { state: string }).state : `HTTP ${checked.status}`
   if (state !== "active") throw new Error(`the connection check ended ${state}`)
   // The fixture catalog every intake binds to (issue 15: no intake before a published catalog).
@@ -44,7 +49,10 @@ export const connectKit = async (base: string, endpoint: string): Promise<void> 
 /** The `i`-th action of a run: its own account and trial. */
 export const actionInput = (i: number, prefix: string): ActionIntake => {
   const input = intakeInput(`acct_${prefix}_${i}`)
-  const operation = { ...input.action.operation, trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 } }
+  const operation = {
+    ...input.action.operation,
+    trialRef: { entityKey: `sub_${i}`, entityKind: "subscription", version: 3 }
+  }
   return { ...input, action: { ...input.action, operation } }
 }
 
@@ -70,7 +78,11 @@ export const freePort = (): Promise<number> =>
   })
 
 const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Running => {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let output = ""
   child.stdout!.on("data", (chunk) => (output = (output + chunk).slice(-20_000)))
   child.stderr!.on("data", (chunk) => (output = (output + chunk).slice(-20_000)))
@@ -108,13 +120,26 @@ export const startServer = (databaseUrl: string, port: number, env: Record<strin
     ...env
   })
   // Ready when `GET /readyz` answers 200: storage reachable and migrated.
-  return readyOrExit(running, "the server", polled(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)))
+  return readyOrExit(
+    running,
+    "the server",
+    polled(() =>
+      fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false
+      )
+    )
+  )
 }
 
 /** The customer kit (`crashloopKit.ts`) on `port`, its storage and host table in `databaseUrl`. */
 export const startKit = (databaseUrl: string, port: number, serviceUrl: string): Promise<Running> => {
   const running = start(["test/e2e/crashloopKit.ts", databaseUrl, String(port), serviceUrl], process.env)
-  return readyOrExit(running, "the kit", polled(async () => running.output().includes("listening ")))
+  return readyOrExit(
+    running,
+    "the kit",
+    polled(async () => running.output().includes("listening "))
+  )
 }
 
 /** SIGKILL and wait until the process is gone. */
@@ -128,14 +153,19 @@ export const createHostTable = async (databaseUrl: string): Promise<void> => {
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
   try {
-    await db.query("CREATE TABLE host_executions (id bigserial PRIMARY KEY, key text NOT NULL, action_request_id text NOT NULL)")
+    await db.query(
+      "CREATE TABLE host_executions (id bigserial PRIMARY KEY, key text NOT NULL, action_request_id text NOT NULL)"
+    )
   } finally {
     await db.end()
   }
 }
 
 /** One query on `databaseUrl`. */
-export const query = async <R extends Record<string, unknown>>(databaseUrl: string, text: string): Promise<Array<R>> => {
+export const query = async <R extends Record<string, unknown>>(
+  databaseUrl: string,
+  text: string
+): Promise<Array<R>> => {
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
   try {

@@ -23,10 +23,11 @@ import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../support/postgres.
 import { actionStatus, admin, bootService, connect, waitFor } from "./support.ts"
 
 /** The lines a kit process printed that start with `prefix`. */
-const printed = (kit: KitProcess, prefix: string) => Effect.sync(() => kit.lines.filter((line) => line.startsWith(prefix)))
+const printed = (kit: KitProcess, prefix: string) =>
+  Effect.sync(() => kit.lines.filter((line) => line.startsWith(prefix)))
 
 const started = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const kit = spawnKit(args, false, env)
     yield* Effect.addFinalizer(() => Effect.sync(() => kit.child.kill("SIGKILL")))
     return { kit, url: `http://127.0.0.1:${yield* Effect.promise(() => kit.port)}/connector` }
@@ -34,7 +35,7 @@ const started = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
 
 /** `serverEnv` places the server's storage, `kitStorage` the kit's (`pglite <dir>` or `postgres <url>`). */
 const throughOutage = (serverEnv: Record<string, string>, kitStorage: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const serverScope = yield* Scope.make()
     const service = yield* Scope.extend(bootService({ env: serverEnv }), serverScope)
     const kitArgs = [...kitStorage, service.base]
@@ -54,7 +55,11 @@ const throughOutage = (serverEnv: Record<string, string>, kitStorage: ReadonlyAr
     // The service goes down after the acceptance, before the completion exists.
     yield* Scope.close(serverScope, Exit.void)
     first.kit.child.kill("SIGUSR2")
-    const failedBefore = yield* waitFor(printed(first.kit, "deliver "), (lines) => lines.length >= 2, "two failed deliveries")
+    const failedBefore = yield* waitFor(
+      printed(first.kit, "deliver "),
+      (lines) => lines.length >= 2,
+      "two failed deliveries"
+    )
     for (const line of failedBefore) assert.include(line, " failed ")
 
     // The kit process dies during the outage and starts again on the same storage.
@@ -72,7 +77,10 @@ const throughOutage = (serverEnv: Record<string, string>, kitStorage: ReadonlyAr
     )
     const status = yield* actionStatus(back, id)
     assert.strictEqual(status.state, "verified")
-    assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "verified"])
+    assert.deepStrictEqual(
+      status.history.map((h: { toState: string }) => h.toState),
+      ["dispatching", "accepted", "verified"]
+    )
     const completions = status.history.filter((h: { trigger: string }) => h.trigger === "completion")
     assert.strictEqual(completions.length, 1)
     const completionId: string = completions[0].detail.completionId
@@ -80,31 +88,48 @@ const throughOutage = (serverEnv: Record<string, string>, kitStorage: ReadonlyAr
     // Every attempt of both processes carried that one completion; the first 2xx was the last attempt.
     const attempts = [...(yield* printed(first.kit, "deliver ")), ...delivered]
     assert.deepStrictEqual([...new Set(attempts.map((line) => line.split(" ")[1]))], [completionId])
-    assert.deepStrictEqual(delivered.filter((line) => / status 2\d\d$/.test(line)), [delivered.at(-1)])
+    assert.deepStrictEqual(
+      delivered.filter((line) => / status 2\d\d$/.test(line)),
+      [delivered.at(-1)]
+    )
     // The host's operation ran once, in the first process; the second never executed or looked up.
     assert.deepStrictEqual(yield* printed(first.kit, "execute "), [`execute ${id}`])
-    assert.deepStrictEqual([...(yield* printed(second.kit, "execute ")), ...(yield* printed(second.kit, "lookup "))], [])
+    assert.deepStrictEqual(
+      [...(yield* printed(second.kit, "execute ")), ...(yield* printed(second.kit, "lookup "))],
+      []
+    )
   })
 
 const pgliteCase = () =>
-  it.live("PGlite on disk on both sides", () =>
-    Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "accord-outage-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      yield* throughOutage({ ACCORD_DATA_DIR: join(dir, "service") }, ["pglite", join(dir, "kit")])
-    }).pipe(Effect.scoped), 180_000)
+  it.live(
+    "PGlite on disk on both sides",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "accord-outage-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        yield* throughOutage({ ACCORD_DATA_DIR: join(dir, "service") }, ["pglite", join(dir, "kit")])
+      }).pipe(Effect.scoped),
+    180_000
+  )
 
 const postgresCase = () => {
   warnIfSkipped("service outage end to end")
-  it.live.skipIf(databaseUrl === undefined)("PostgreSQL on both sides (DATABASE_URL)", () =>
-    Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "accord-outage-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      const serviceSchema = yield* freshSchemaUrl(databaseUrl!)
-      const kitSchema = yield* freshSchemaUrl(databaseUrl!)
-      // The data directory keeps only the server's master key file, which must survive the restart too.
-      yield* throughOutage({ DATABASE_URL: Redacted.value(serviceSchema), ACCORD_DATA_DIR: dir }, ["postgres", Redacted.value(kitSchema)])
-    }).pipe(Effect.scoped), 180_000)
+  it.live.skipIf(databaseUrl === undefined)(
+    "PostgreSQL on both sides (DATABASE_URL)",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "accord-outage-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const serviceSchema = yield* freshSchemaUrl(databaseUrl!)
+        const kitSchema = yield* freshSchemaUrl(databaseUrl!)
+        // The data directory keeps only the server's master key file, which must survive the restart too.
+        yield* throughOutage({ DATABASE_URL: Redacted.value(serviceSchema), ACCORD_DATA_DIR: dir }, [
+          "postgres",
+          Redacted.value(kitSchema)
+        ])
+      }).pipe(Effect.scoped),
+    180_000
+  )
 }
 
 /** One storage variant's case; each runs from a test file of its own, so the two run in parallel. */

@@ -34,8 +34,8 @@ const planFor = (mode: Mode, accountId = ""): PaymentPlan =>
   mode === "one_time_purchase"
     ? { mode, amountMinor: 4900, currency: "usd", customerId: "cus_e2e" }
     : mode === "setup_only"
-    ? { mode, customerId: "cus_e2e" }
-    : { mode, customerId: "cus_e2e", priceId: "price_monthly", trialDays: accountId.includes("paid_sub") ? null : 14 }
+      ? { mode, customerId: "cus_e2e" }
+      : { mode, customerId: "cus_e2e", priceId: "price_monthly", trialDays: accountId.includes("paid_sub") ? null : 14 }
 
 /** The catalog version these actions bind to: one action and one offer per mode (published in `setup`). */
 const paymentsVersionId = "0f3a5c7e-9b1d-4f2a-8c4e-6a8b0c2d4e61"
@@ -50,12 +50,24 @@ const intake = (mode: Mode, accountId: string): ActionIntake => {
   return {
     ...base,
     binding: { ...base.binding, offerId: offerOf[mode], publishedVersionId: paymentsVersionId },
-    action: { ...base.action, id: fixtureActionIds[`payment.${mode}`]!, key: `pay_${mode}`, operation: { family: `payment.${mode}`, priceKey: "addon" } },
+    action: {
+      ...base.action,
+      id: fixtureActionIds[`payment.${mode}`]!,
+      key: `pay_${mode}`,
+      operation: { family: `payment.${mode}`, priceKey: "addon" }
+    },
     payment: {
       mode,
       actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
       offerVersionId: mode === "setup_only" ? null : "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
-      expected: mode === "setup_only" ? null : { amountMinor: mode === "one_time_purchase" ? 4900 : 1500, currency: "usd", priceReferenceHash: "c".repeat(64) }
+      expected:
+        mode === "setup_only"
+          ? null
+          : {
+              amountMinor: mode === "one_time_purchase" ? 4900 : 1500,
+              currency: "usd",
+              priceReferenceHash: "c".repeat(64)
+            }
     }
   }
 }
@@ -72,7 +84,11 @@ const serveKit = (storage: (typeof storageVariants)[number], serviceUrl: string,
         storage: storage.layer(),
         transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 5_000 }),
         worker: { pollMillis: 100 },
-        payment: { modes: ["one_time_purchase", "setup_only", "new_subscription"], providerAccountId: fake.accountId, livemode: false },
+        payment: {
+          modes: ["one_time_purchase", "setup_only", "new_subscription"],
+          providerAccountId: fake.accountId,
+          livemode: false
+        },
         executor: {
           execute: async () => {
             throw new Error("Payment actions complete from the provider")
@@ -87,7 +103,8 @@ const serveKit = (storage: (typeof storageVariants)[number], serviceUrl: string,
             apiBase: fake.apiBase,
             maxNetworkRetries: 0
           },
-          plan: async (claimed) => planFor(claimed.action.operation.family.replace("payment.", "") as Mode, claimed.accountId)
+          plan: async (claimed) =>
+            planFor(claimed.action.operation.family.replace("payment.", "") as Mode, claimed.accountId)
         }
       })
       const server: NodeServer = createServer((req, res) => {
@@ -106,11 +123,18 @@ const serveKit = (storage: (typeof storageVariants)[number], serviceUrl: string,
       })
   )
 
-const fakeStripe = Effect.acquireRelease(Effect.promise(() => startFakeStripe({ webhookSecret })), (fake) => Effect.promise(() => fake.close()))
+const fakeStripe = Effect.acquireRelease(
+  Effect.promise(() => startFakeStripe({ webhookSecret })),
+  (fake) => Effect.promise(() => fake.close())
+)
 
 const submit = (service: Service, mode: Mode, accountId: string) =>
   Effect.map(
-    request(`${service.ws}/action-requests`, { method: "POST", headers: admin, body: JSON.stringify(intake(mode, accountId)) }),
+    request(`${service.ws}/action-requests`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify(intake(mode, accountId))
+    }),
     (created) => {
       assert.strictEqual(created.status, 202, JSON.stringify(created.json))
       return created.json.actionRequestId as string
@@ -121,7 +145,13 @@ const submit = (service: Service, mode: Mode, accountId: string) =>
 const createdFor = (fake: FakeStripe, actionRequestId: string, object: string) =>
   Effect.map(
     waitFor(
-      Effect.sync(() => [...fake.objects.values()].find((o) => o.object === object && (o.metadata as Record<string, string> | undefined)?.accord_action_request_id === actionRequestId)),
+      Effect.sync(() =>
+        [...fake.objects.values()].find(
+          (o) =>
+            o.object === object &&
+            (o.metadata as Record<string, string> | undefined)?.accord_action_request_id === actionRequestId
+        )
+      ),
       (found) => found !== undefined,
       `the ${object} of ${actionRequestId}`
     ),
@@ -130,34 +160,50 @@ const createdFor = (fake: FakeStripe, actionRequestId: string, object: string) =
 
 const sendWebhook = (url: string, delivery: { readonly payload: string; readonly header: string }) =>
   Effect.map(
-    request(url, { method: "POST", headers: { "content-type": "application/json", "stripe-signature": delivery.header }, body: delivery.payload }),
+    request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+      body: delivery.payload
+    }),
     (answer) => assert.strictEqual(answer.status, 200, answer.text)
   )
 
 type Entry = { readonly trigger: string; readonly toState: string; readonly detail: Record<string, unknown> }
-const reconciliations = (status: { readonly history: ReadonlyArray<Entry> }) => status.history.filter((h) => h.trigger === "reconciliation")
+const reconciliations = (status: { readonly history: ReadonlyArray<Entry> }) =>
+  status.history.filter((h) => h.trigger === "reconciliation")
 
 const setUp = (storage: (typeof storageVariants)[number]) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const service = yield* bootService({ storage })
     const fake = yield* fakeStripe
     const kit = yield* serveKit(storage, service.base, fake)
     yield* connect(service, kit.url, secrets)
     yield* Effect.promise(() =>
-      publishCatalogHttp(service.base, workspaceId, adminKey, catalogFor((["one_time_purchase", "setup_only", "new_subscription"] as const).map((m) => intake(m, "acct_catalog"))))
+      publishCatalogHttp(
+        service.base,
+        workspaceId,
+        adminKey,
+        catalogFor(
+          (["one_time_purchase", "setup_only", "new_subscription"] as const).map((m) => intake(m, "acct_catalog"))
+        )
+      )
     )
     return { service, fake, kit }
   })
 
 /** A one-time purchase paid at the provider, its success webhook delivered, and the action verified. */
 const paidAndVerified = (env: Effect.Effect.Success<ReturnType<typeof setUp>>, accountId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { fake, kit, service } = env
     const id = yield* submit(service, "one_time_purchase", accountId)
     const intent = yield* createdFor(fake, id, "payment_intent")
     fake.succeed(intent.id as string)
     yield* sendWebhook(kit.webhookUrl, fake.event("payment_intent.succeeded", intent))
-    const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
+    const status = yield* waitFor(
+      actionStatus(service, id),
+      (json) => json?.state === "verified",
+      `${id} to be verified`
+    )
     return { id, intent, status }
   })
 
@@ -165,89 +211,168 @@ const paidAndVerified = (env: Effect.Effect.Success<ReturnType<typeof setUp>>, a
 export const suite = (name: "pglite" | "postgres"): void => {
   const storage = storageVariants.find((v) => v.name === name)!
   describe.skipIf(!storage.available)(`payments end to end (${storage.name})`, () => {
-    it.live("rule 2: a one-time purchase paid at the provider is verified (signed event, fresh read, exact amount)", () =>
-      Effect.gen(function*() {
-        const env = yield* setUp(storage)
-        const { id, status } = yield* paidAndVerified(env, "acct_e2e_pay_1")
-        const steps = status.history.map((h: Entry) => `${h.trigger}:${h.toState}`)
-        assert.deepStrictEqual(steps, ["intake:dispatching", "acknowledgement:accepted", "completion:pending", "reconciliation:verified"])
-        const [read] = reconciliations(status)
-        assert.deepInclude(read!.detail, { verdict: "verified", reason: "charge_matches", eventSignatureVerified: true, chargedAmountMinor: 4900 })
-        assert.notInclude(JSON.stringify(status), "pi_fake", "only hashes of provider references are kept")
-        assert.isString(id)
-      }).pipe(Effect.scoped), 90_000)
+    it.live(
+      "rule 2: a one-time purchase paid at the provider is verified (signed event, fresh read, exact amount)",
+      () =>
+        Effect.gen(function* () {
+          const env = yield* setUp(storage)
+          const { id, status } = yield* paidAndVerified(env, "acct_e2e_pay_1")
+          const steps = status.history.map((h: Entry) => `${h.trigger}:${h.toState}`)
+          assert.deepStrictEqual(steps, [
+            "intake:dispatching",
+            "acknowledgement:accepted",
+            "completion:pending",
+            "reconciliation:verified"
+          ])
+          const [read] = reconciliations(status)
+          assert.deepInclude(read!.detail, {
+            verdict: "verified",
+            reason: "charge_matches",
+            eventSignatureVerified: true,
+            chargedAmountMinor: 4900
+          })
+          assert.notInclude(JSON.stringify(status), "pi_fake", "only hashes of provider references are kept")
+          assert.isString(id)
+        }).pipe(Effect.scoped),
+      90_000
+    )
 
-    it.live("rule 2: a partial refund before the read stays inconclusive", () =>
-      Effect.gen(function*() {
-        const { fake, kit, service } = yield* setUp(storage)
-        const id = yield* submit(service, "one_time_purchase", "acct_e2e_pay_2")
-        const intent = yield* createdFor(fake, id, "payment_intent")
-        fake.succeed(intent.id as string)
-        const charge = fake.refund(intent.id as string, 1_000)
-        yield* sendWebhook(kit.webhookUrl, fake.event("charge.refunded", charge))
-        const status = yield* waitFor(
-          actionStatus(service, id),
-          (json) => reconciliations(json ?? { history: [] }).length > 0,
-          `${id} to be judged`
-        )
-        assert.strictEqual(status.state, "pending")
-        assert.deepInclude(reconciliations(status)[0]!.detail, { verdict: "inconclusive", reason: "partial_refund", refundedAmountMinor: 1_000 })
-      }).pipe(Effect.scoped), 90_000)
+    it.live(
+      "rule 2: a partial refund before the read stays inconclusive",
+      () =>
+        Effect.gen(function* () {
+          const { fake, kit, service } = yield* setUp(storage)
+          const id = yield* submit(service, "one_time_purchase", "acct_e2e_pay_2")
+          const intent = yield* createdFor(fake, id, "payment_intent")
+          fake.succeed(intent.id as string)
+          const charge = fake.refund(intent.id as string, 1_000)
+          yield* sendWebhook(kit.webhookUrl, fake.event("charge.refunded", charge))
+          const status = yield* waitFor(
+            actionStatus(service, id),
+            (json) => reconciliations(json ?? { history: [] }).length > 0,
+            `${id} to be judged`
+          )
+          assert.strictEqual(status.state, "pending")
+          assert.deepInclude(reconciliations(status)[0]!.detail, {
+            verdict: "inconclusive",
+            reason: "partial_refund",
+            refundedAmountMinor: 1_000
+          })
+        }).pipe(Effect.scoped),
+      90_000
+    )
 
-    it.live("rule 2: a full refund after verification sends reversed, and the read reverses the action", () =>
-      Effect.gen(function*() {
-        const env = yield* setUp(storage)
-        const { id, intent } = yield* paidAndVerified(env, "acct_e2e_pay_3")
-        const charge = env.fake.refund(intent.id as string)
-        yield* sendWebhook(env.kit.webhookUrl, env.fake.event("charge.refunded", charge))
-        const status = yield* waitFor(actionStatus(env.service, id), (json) => json?.state === "reversed", `${id} to be reversed`)
-        const reads = reconciliations(status)
-        assert.deepInclude(reads[reads.length - 1]!.detail, { verdict: "reversed", reason: "full_refund", refundedAmountMinor: 4900 })
-        const completions = status.history.filter((h: Entry) => h.trigger === "completion")
-        assert.strictEqual(completions.length, 2)
-        assert.notStrictEqual(completions[0]!.detail.completionId, completions[1]!.detail.completionId)
-      }).pipe(Effect.scoped), 90_000)
+    it.live(
+      "rule 2: a full refund after verification sends reversed, and the read reverses the action",
+      () =>
+        Effect.gen(function* () {
+          const env = yield* setUp(storage)
+          const { id, intent } = yield* paidAndVerified(env, "acct_e2e_pay_3")
+          const charge = env.fake.refund(intent.id as string)
+          yield* sendWebhook(env.kit.webhookUrl, env.fake.event("charge.refunded", charge))
+          const status = yield* waitFor(
+            actionStatus(env.service, id),
+            (json) => json?.state === "reversed",
+            `${id} to be reversed`
+          )
+          const reads = reconciliations(status)
+          assert.deepInclude(reads[reads.length - 1]!.detail, {
+            verdict: "reversed",
+            reason: "full_refund",
+            refundedAmountMinor: 4900
+          })
+          const completions = status.history.filter((h: Entry) => h.trigger === "completion")
+          assert.strictEqual(completions.length, 2)
+          assert.notStrictEqual(completions[0]!.detail.completionId, completions[1]!.detail.completionId)
+        }).pipe(Effect.scoped),
+      90_000
+    )
 
-    it.live("rule 3: a new subscription trialing with a saved method is verified", () =>
-      Effect.gen(function*() {
-        const { fake, kit, service } = yield* setUp(storage)
-        const id = yield* submit(service, "new_subscription", "acct_e2e_pay_4")
-        const setup = yield* createdFor(fake, id, "setup_intent")
-        fake.confirmSetup(setup.id as string)
-        yield* sendWebhook(kit.webhookUrl, fake.event("setup_intent.succeeded", setup))
-        const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
-        const [read] = reconciliations(status)
-        assert.strictEqual(read!.detail.verdict, "verified")
-        assert.include(["trial_started", "initial_invoice_paid"], read!.detail.reason)
-      }).pipe(Effect.scoped), 90_000)
+    it.live(
+      "rule 3: a new subscription trialing with a saved method is verified",
+      () =>
+        Effect.gen(function* () {
+          const { fake, kit, service } = yield* setUp(storage)
+          const id = yield* submit(service, "new_subscription", "acct_e2e_pay_4")
+          const setup = yield* createdFor(fake, id, "setup_intent")
+          fake.confirmSetup(setup.id as string)
+          yield* sendWebhook(kit.webhookUrl, fake.event("setup_intent.succeeded", setup))
+          const status = yield* waitFor(
+            actionStatus(service, id),
+            (json) => json?.state === "verified",
+            `${id} to be verified`
+          )
+          const [read] = reconciliations(status)
+          assert.strictEqual(read!.detail.verdict, "verified")
+          assert.include(["trial_started", "initial_invoice_paid"], read!.detail.reason)
+        }).pipe(Effect.scoped),
+      90_000
+    )
 
-    it.live("rule 3 and 2: a new subscription's paid initial invoice is verified; a full refund of its charge sends reversed and the read reverses it", () =>
-      Effect.gen(function*() {
-        const { fake, kit, service } = yield* setUp(storage)
-        const id = yield* submit(service, "new_subscription", "acct_e2e_paid_sub_6")
-        const subscription = yield* createdFor(fake, id, "subscription")
-        fake.payInitialInvoice(subscription.id as string)
-        yield* sendWebhook(kit.webhookUrl, fake.event("invoice.payment_succeeded", fake.objects.get(subscription.latest_invoice as string)!))
-        const verified = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
-        assert.deepInclude(reconciliations(verified)[0]!.detail, { verdict: "verified", reason: "initial_invoice_paid", chargedAmountMinor: 1500, refundedAmountMinor: 0 })
-        const charge = fake.refund(fake.initialPaymentIntent(subscription.id as string))
-        yield* sendWebhook(kit.webhookUrl, fake.event("charge.refunded", charge))
-        const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "reversed", `${id} to be reversed`)
-        const reads = reconciliations(status)
-        assert.deepInclude(reads[reads.length - 1]!.detail, { verdict: "reversed", reason: "full_refund", chargedAmountMinor: 1500, refundedAmountMinor: 1500 })
-        const completions = status.history.filter((h: Entry) => h.trigger === "completion")
-        assert.strictEqual(completions.length, 2)
-      }).pipe(Effect.scoped), 90_000)
+    it.live(
+      "rule 3 and 2: a new subscription's paid initial invoice is verified; a full refund of its charge sends reversed and the read reverses it",
+      () =>
+        Effect.gen(function* () {
+          const { fake, kit, service } = yield* setUp(storage)
+          const id = yield* submit(service, "new_subscription", "acct_e2e_paid_sub_6")
+          const subscription = yield* createdFor(fake, id, "subscription")
+          fake.payInitialInvoice(subscription.id as string)
+          yield* sendWebhook(
+            kit.webhookUrl,
+            fake.event("invoice.payment_succeeded", fake.objects.get(subscription.latest_invoice as string)!)
+          )
+          const verified = yield* waitFor(
+            actionStatus(service, id),
+            (json) => json?.state === "verified",
+            `${id} to be verified`
+          )
+          assert.deepInclude(reconciliations(verified)[0]!.detail, {
+            verdict: "verified",
+            reason: "initial_invoice_paid",
+            chargedAmountMinor: 1500,
+            refundedAmountMinor: 0
+          })
+          const charge = fake.refund(fake.initialPaymentIntent(subscription.id as string))
+          yield* sendWebhook(kit.webhookUrl, fake.event("charge.refunded", charge))
+          const status = yield* waitFor(
+            actionStatus(service, id),
+            (json) => json?.state === "reversed",
+            `${id} to be reversed`
+          )
+          const reads = reconciliations(status)
+          assert.deepInclude(reads[reads.length - 1]!.detail, {
+            verdict: "reversed",
+            reason: "full_refund",
+            chargedAmountMinor: 1500,
+            refundedAmountMinor: 1500
+          })
+          const completions = status.history.filter((h: Entry) => h.trigger === "completion")
+          assert.strictEqual(completions.length, 2)
+        }).pipe(Effect.scoped),
+      90_000
+    )
 
-    it.live("rule 4: setup-only is verified by an attached method and records no revenue", () =>
-      Effect.gen(function*() {
-        const { fake, kit, service } = yield* setUp(storage)
-        const id = yield* submit(service, "setup_only", "acct_e2e_pay_5")
-        const setup = yield* createdFor(fake, id, "setup_intent")
-        fake.confirmSetup(setup.id as string)
-        yield* sendWebhook(kit.webhookUrl, fake.event("setup_intent.succeeded", setup))
-        const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
-        assert.deepInclude(reconciliations(status)[0]!.detail, { verdict: "verified", reason: "method_attached", chargedAmountMinor: 0 })
-      }).pipe(Effect.scoped), 90_000)
+    it.live(
+      "rule 4: setup-only is verified by an attached method and records no revenue",
+      () =>
+        Effect.gen(function* () {
+          const { fake, kit, service } = yield* setUp(storage)
+          const id = yield* submit(service, "setup_only", "acct_e2e_pay_5")
+          const setup = yield* createdFor(fake, id, "setup_intent")
+          fake.confirmSetup(setup.id as string)
+          yield* sendWebhook(kit.webhookUrl, fake.event("setup_intent.succeeded", setup))
+          const status = yield* waitFor(
+            actionStatus(service, id),
+            (json) => json?.state === "verified",
+            `${id} to be verified`
+          )
+          assert.deepInclude(reconciliations(status)[0]!.detail, {
+            verdict: "verified",
+            reason: "method_attached",
+            chargedAmountMinor: 0
+          })
+        }).pipe(Effect.scoped),
+      90_000
+    )
   })
 }

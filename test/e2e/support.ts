@@ -36,12 +36,10 @@ export interface Service {
  * a test storage variant; without it the server opens its own storage from `env` (`ACCORD_DATA_DIR`,
  * `DATABASE_URL`), as in production. `port` 0 picks a free one.
  */
-export const bootService = (options: {
-  readonly storage?: StorageVariant
-  readonly env?: Record<string, string>
-  readonly port?: number
-} = {}) =>
-  Effect.gen(function*() {
+export const bootService = (
+  options: { readonly storage?: StorageVariant; readonly env?: Record<string, string>; readonly port?: number } = {}
+) =>
+  Effect.gen(function* () {
     const config = yield* configFrom({
       ACCORD_DATA_DIR: "memory://",
       ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
@@ -55,12 +53,17 @@ export const bootService = (options: {
       port: options.port ?? 0,
       host: "127.0.0.1"
     })
-    const address = options.storage === undefined
-      ? yield* Server.start(config, listen)
-      : yield* Server.start(config, listen, Layer.merge(
-        Layer.succeedContext(yield* Layer.build(Layer.mergeAll(options.storage.layer(), NodeCrypto.layer))),
-        Readiness.layerAlwaysReady
-      ))
+    const address =
+      options.storage === undefined
+        ? yield* Server.start(config, listen)
+        : yield* Server.start(
+            config,
+            listen,
+            Layer.merge(
+              Layer.succeedContext(yield* Layer.build(Layer.mergeAll(options.storage.layer(), NodeCrypto.layer))),
+              Readiness.layerAlwaysReady
+            )
+          )
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     const base = `http://127.0.0.1:${address.port}`
     // Every intake binds to the fixture catalog: publish it (a restart finds it published: 409).
@@ -95,7 +98,7 @@ export const check = (service: Service) =>
 
 /** Registers `endpoint` and runs the check, which must activate it. */
 export const connect = (service: Service, endpoint: string, secrets: ConnectorSecrets) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const registered = yield* register(service, endpoint, secrets)
     const checked = yield* check(service)
     assert.strictEqual(checked.state, "active", JSON.stringify(checked))
@@ -107,7 +110,7 @@ export const connect = (service: Service, endpoint: string, secrets: ConnectorSe
 
 /** Polls `probe` every 50 ms until `done`; dies naming `what` after 600 polls (30 s and more). */
 export const waitFor = <A, E, R>(probe: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let last: A | undefined
     for (let i = 0; i < 600; i++) {
       const value = yield* probe

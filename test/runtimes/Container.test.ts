@@ -28,11 +28,19 @@ interface Instruction {
 
 /** Dockerfile instructions: comments dropped, continuation lines joined. */
 const instructions = (text: string): Array<Instruction> => {
-  const joined = text.split("\n").filter((line) => !/^\s*#/.test(line)).join("\n").replace(/\\\n/g, " ")
-  return joined.split("\n").map((line) => line.trim()).filter((line) => line !== "").map((line) => {
-    const [keyword, ...rest] = line.split(/\s+/)
-    return { keyword: keyword!.toUpperCase(), args: rest.join(" ") }
-  })
+  const joined = text
+    .split("\n")
+    .filter((line) => !/^\s*#/.test(line))
+    .join("\n")
+    .replace(/\\\n/g, " ")
+  return joined
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .map((line) => {
+      const [keyword, ...rest] = line.split(/\s+/)
+      return { keyword: keyword!.toUpperCase(), args: rest.join(" ") }
+    })
 }
 
 /** An exec-form argument list (`["node", "x"]`), or undefined for the shell form. */
@@ -76,7 +84,10 @@ describe("Dockerfile", () => {
     assert.strictEqual(argv![0], "node")
     assert.notInclude(argv!.join(" "), "npm")
     assert.deepStrictEqual(runtimeOf("ENTRYPOINT"), [])
-    assert.deepStrictEqual(runtimeOf("STOPSIGNAL").map((instruction) => instruction.args), ["SIGTERM"])
+    assert.deepStrictEqual(
+      runtimeOf("STOPSIGNAL").map((instruction) => instruction.args),
+      ["SIGTERM"]
+    )
   })
 
   it("has a healthcheck on /readyz (exec form)", () => {
@@ -96,17 +107,31 @@ describe("Dockerfile", () => {
   })
 
   it("listens on all interfaces and keeps data in a volume owned by the user", () => {
-    const env = runtimeOf("ENV").map((instruction) => instruction.args).join(" ")
+    const env = runtimeOf("ENV")
+      .map((instruction) => instruction.args)
+      .join(" ")
     assert.include(env, "HOST=0.0.0.0")
     assert.include(env, "ACCORD_DATA_DIR=/data")
-    assert.include(runtimeOf("VOLUME").map((instruction) => instruction.args).join(" "), "/data")
-    assert.include(runtimeOf("RUN").map((instruction) => instruction.args).join(" "), "chown node:node /data")
+    assert.include(
+      runtimeOf("VOLUME")
+        .map((instruction) => instruction.args)
+        .join(" "),
+      "/data"
+    )
+    assert.include(
+      runtimeOf("RUN")
+        .map((instruction) => instruction.args)
+        .join(" "),
+      "chown node:node /data"
+    )
   })
 })
 
 describe(".dockerignore", () => {
   it("keeps local data, keys, credentials and node_modules out of the build context", () => {
-    const entries = read(".dockerignore").split("\n").map((line) => line.trim())
+    const entries = read(".dockerignore")
+      .split("\n")
+      .map((line) => line.trim())
     for (const entry of [".git", "node_modules", ".accord-data", ".customer-data", "*.key", ".env", ".env.*"]) {
       assert.include(entries, entry)
     }
@@ -122,7 +147,10 @@ describe("compose.yaml", () => {
     assert.strictEqual(compose.services["accord"].build, ".")
     assert.deepStrictEqual(compose.services["accord"].depends_on, { postgres: { condition: "service_healthy" } })
     assert.match(compose.services["accord"].environment.DATABASE_URL, /@postgres:5432\/accord$/)
-    assert.deepStrictEqual(compose.services["customer-backend"].command, ["node", "dist/examples/customer-backend/main.js"])
+    assert.deepStrictEqual(compose.services["customer-backend"].command, [
+      "node",
+      "dist/examples/customer-backend/main.js"
+    ])
     assert.strictEqual(compose.services["customer-backend"].image, compose.services["accord"].image)
   })
 
@@ -138,7 +166,10 @@ describe("compose.yaml", () => {
         assert.notMatch(literal, /:[^/@]{1,}@/, `${service}.${name} holds a literal credential`)
         for (const reference of references) {
           if (secretName.test(reference[1]!) && reference[1] !== "OTEL_EXPORTER_OTLP_ENDPOINT") {
-            assert.isTrue(reference[2] === ":?" || (reference[2] === ":-" && reference[0].endsWith(":-}")), `${service}.${name}: ${reference[0]}`)
+            assert.isTrue(
+              reference[2] === ":?" || (reference[2] === ":-" && reference[0].endsWith(":-}")),
+              `${service}.${name}: ${reference[0]}`
+            )
           }
         }
       }
@@ -150,12 +181,15 @@ describe("compose.yaml", () => {
 const sh = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) =>
   new Promise<{ code: number; output: string }>((resolve) =>
     execFile(command, args, { cwd: root, env, timeout: 120_000 }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output: stdout + stderr }))
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output: stdout + stderr })
+    )
   )
 
 describe("the image's build and start commands, run here", () => {
   it("bundles with the Dockerfile's command; the bundle needs only runtime dependencies; the server starts, is healthy and stops on SIGTERM", async () => {
-    const build = stages[0]!.find((instruction) => instruction.keyword === "RUN" && instruction.args.includes("esbuild"))!
+    const build = stages[0]!.find(
+      (instruction) => instruction.keyword === "RUN" && instruction.args.includes("esbuild")
+    )!
     const outdir = `.container-test-${randomUUID().slice(0, 8)}`
     const argv = build.args.split(/\s+/).map((arg) => (arg === "--outdir=dist" ? `--outdir=${outdir}` : arg))
     assert.include(argv, `--outdir=${outdir}`)
@@ -167,15 +201,16 @@ describe("the image's build and start commands, run here", () => {
       // `npm ci --omit=dev` installs `dependencies` only: every package a bundle imports must be one.
       const dependencies = Object.keys(JSON.parse(read("package.json")).dependencies)
       const files = (await readdir(join(root, outdir), { recursive: true })).filter((file) => file.endsWith(".js"))
-      assert.includeMembers(files.map((file) => file.replaceAll("\\", "/")), [
-        "runtimes/node/main.js",
-        "examples/customer-backend/main.js",
-        "runtimes/maintenance/rotate-master-key.js"
-      ])
+      assert.includeMembers(
+        files.map((file) => file.replaceAll("\\", "/")),
+        ["runtimes/node/main.js", "examples/customer-backend/main.js", "runtimes/maintenance/rotate-master-key.js"]
+      )
       const meta = JSON.parse(await readFile(join(root, outdir, "meta.json"), "utf8")) as {
         outputs: Record<string, { imports: Array<{ path: string; external?: boolean }> }>
       }
-      const externals = new Set(Object.values(meta.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path)))
+      const externals = new Set(
+        Object.values(meta.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path))
+      )
       assert.isAbove(externals.size, 0)
       for (const specifier of externals) {
         if (specifier.startsWith("node:") || builtinModules.includes(specifier)) continue
@@ -186,8 +221,18 @@ describe("the image's build and start commands, run here", () => {
       // The CMD's own node flags, then its entry, run from the bundle just built.
       const [, ...cmd] = execForm(runtimeOf("CMD")[0]!.args)!
       const port = await freePort()
-      const env = { ...envWithoutDatabase(), NO_COLOR: "1", HOST: "127.0.0.1", PORT: String(port), ACCORD_DATA_DIR: "memory://" }
-      const child = spawn("node", [...cmd.slice(0, -1), cmd.at(-1)!.replace(/^dist\//, `${outdir}/`)], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+      const env = {
+        ...envWithoutDatabase(),
+        NO_COLOR: "1",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        ACCORD_DATA_DIR: "memory://"
+      }
+      const child = spawn("node", [...cmd.slice(0, -1), cmd.at(-1)!.replace(/^dist\//, `${outdir}/`)], {
+        cwd: root,
+        env,
+        stdio: ["ignore", "pipe", "pipe"]
+      })
       let output = ""
       child.stdout.on("data", (chunk) => (output += chunk))
       child.stderr.on("data", (chunk) => (output += chunk))
@@ -195,7 +240,12 @@ describe("the image's build and start commands, run here", () => {
       try {
         // Generous: an embedded start on a loaded machine can take a minute or more.
         const deadline = Date.now() + 150_000
-        while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+        while (
+          !(await fetch(`http://127.0.0.1:${port}/readyz`).then(
+            (r) => r.ok,
+            () => false
+          ))
+        ) {
           assert.isBelow(Date.now(), deadline, output)
           assert.isNull(child.exitCode, output)
           await sleep(200)
@@ -209,7 +259,11 @@ describe("the image's build and start commands, run here", () => {
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
       }
-      const unhealthy = await sh("node", execForm(/CMD\s+(\[.*\])\s*$/.exec(runtimeOf("HEALTHCHECK")[0]!.args)![1]!)!.slice(1), env)
+      const unhealthy = await sh(
+        "node",
+        execForm(/CMD\s+(\[.*\])\s*$/.exec(runtimeOf("HEALTHCHECK")[0]!.args)![1]!)!.slice(1),
+        env
+      )
       assert.notStrictEqual(unhealthy.code, 0, "the healthcheck must fail when nothing answers")
     } finally {
       await rm(join(root, outdir), { recursive: true, force: true })

@@ -54,7 +54,8 @@ describe("npm run demo", () => {
       /GET http:\/\/127\.0\.0\.1:\d+\/metrics/,
       /stopped; temporary data deleted/,
       /^Demo complete/m
-    ]) assert.match(output, line, output)
+    ])
+      assert.match(output, line, output)
     assertNothingSecret(output)
   }, 120_000)
 

@@ -42,7 +42,12 @@ const startServer = async (env: Record<string, string>): Promise<Run> => {
     // Generous: a first embedded start on a loaded machine can take tens of seconds.
     const deadline = Date.now() + 90_000
     while (Date.now() < deadline && child.exitCode === null) {
-      if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) {
+      if (
+        await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.status === 200,
+          () => false
+        )
+      ) {
         child.kill("SIGTERM")
         await exited
         return { result: "ready", output }
@@ -55,7 +60,8 @@ const startServer = async (env: Record<string, string>): Promise<Run> => {
   }
 }
 
-const refusal = /ACCORD_MASTER_KEY is not the master key this database was first started with; set ACCORD_MASTER_KEY to that key/
+const refusal =
+  /ACCORD_MASTER_KEY is not the master key this database was first started with; set ACCORD_MASTER_KEY to that key/
 
 const guarded = async (env: Record<string, string>) => {
   const first = await startServer({ ...env, ACCORD_MASTER_KEY: keyA })
@@ -92,18 +98,28 @@ describe("master-key guard", () => {
   }, 300_000)
 
   warnIfSkipped("master-key guard on PostgreSQL")
-  it.live.skipIf(databaseUrl === undefined)("PostgreSQL: the same, and the warning when the key lives in a local file", () =>
-    Effect.gen(function*() {
-      const url = Redacted.value(yield* freshSchemaUrl(databaseUrl!))
-      const dataDir = yield* Effect.acquireRelease(
-        Effect.promise(() => mkdtemp(join(tmpdir(), "accord-key-guard-pg-"))),
-        (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
-      )
-      yield* Effect.promise(() => guarded({ DATABASE_URL: url, ACCORD_DATA_DIR: dataDir }))
-      // No ACCORD_MASTER_KEY: a new key file in the data directory, another key than A.
-      const fileKey = yield* Effect.promise(() => startServer({ DATABASE_URL: url, ACCORD_DATA_DIR: dataDir }))
-      assert.match(fileKey.output, /DATABASE_URL is set but ACCORD_MASTER_KEY is not, so the key that opens the stored connector secrets lives only in /)
-      assert.match(fileKey.output, /the key file in ACCORD_DATA_DIR is not the master key this database was first started with/)
-      assert.notStrictEqual(fileKey.result, "ready", fileKey.output)
-    }).pipe(Effect.scoped), 300_000)
+  it.live.skipIf(databaseUrl === undefined)(
+    "PostgreSQL: the same, and the warning when the key lives in a local file",
+    () =>
+      Effect.gen(function* () {
+        const url = Redacted.value(yield* freshSchemaUrl(databaseUrl!))
+        const dataDir = yield* Effect.acquireRelease(
+          Effect.promise(() => mkdtemp(join(tmpdir(), "accord-key-guard-pg-"))),
+          (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+        )
+        yield* Effect.promise(() => guarded({ DATABASE_URL: url, ACCORD_DATA_DIR: dataDir }))
+        // No ACCORD_MASTER_KEY: a new key file in the data directory, another key than A.
+        const fileKey = yield* Effect.promise(() => startServer({ DATABASE_URL: url, ACCORD_DATA_DIR: dataDir }))
+        assert.match(
+          fileKey.output,
+          /DATABASE_URL is set but ACCORD_MASTER_KEY is not, so the key that opens the stored connector secrets lives only in /
+        )
+        assert.match(
+          fileKey.output,
+          /the key file in ACCORD_DATA_DIR is not the master key this database was first started with/
+        )
+        assert.notStrictEqual(fileKey.result, "ready", fileKey.output)
+      }).pipe(Effect.scoped),
+    300_000
+  )
 })

@@ -22,7 +22,11 @@ const runtimes: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> 
 describe("runtime smoke: core and both Crypto layers sign and verify the vectors", () => {
   for (const [runtime, command, args] of runtimes) {
     it(runtime, async () => {
-      const { stdout } = await run(command, [...args], { cwd: root, timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } })
+      const { stdout } = await run(command, [...args], {
+        cwd: root,
+        timeout: 60_000,
+        env: { ...process.env, NO_COLOR: "1" }
+      })
       const report = JSON.parse(stdout.trim().split("\n").at(-1)!)
       assert.strictEqual(report.runtime, runtime)
       assert.isTrue(report.ok)
@@ -45,9 +49,19 @@ const kitRuntimes: ReadonlyArray<readonly [string, string, ReadonlyArray<string>
 describe("runtime smoke: the customer kit answers a handshake and an execution and delivers the signed completion", () => {
   for (const [runtime, command, args] of kitRuntimes) {
     it(runtime, async () => {
-      const { stdout } = await run(command, [...args], { cwd: root, timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } })
+      const { stdout } = await run(command, [...args], {
+        cwd: root,
+        timeout: 60_000,
+        env: { ...process.env, NO_COLOR: "1" }
+      })
       const report = JSON.parse(stdout.trim().split("\n").at(-1)!)
-      assert.deepStrictEqual(report, { runtime, ok: true, handshake: "ready", ack: "accepted", completion: "succeeded" })
+      assert.deepStrictEqual(report, {
+        runtime,
+        ok: true,
+        handshake: "ready",
+        ack: "accepted",
+        completion: "succeeded"
+      })
     }, 90_000)
   }
 })
@@ -63,9 +77,20 @@ const webhookRuntimes: ReadonlyArray<readonly [string, string, ReadonlyArray<str
 describe("runtime smoke: the kit's Stripe webhook handler verifies over the raw body and completes from a provider read", () => {
   for (const [runtime, command, args] of webhookRuntimes) {
     it(runtime, async () => {
-      const { stdout } = await run(command, [...args], { cwd: root, timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } })
+      const { stdout } = await run(command, [...args], {
+        cwd: root,
+        timeout: 60_000,
+        env: { ...process.env, NO_COLOR: "1" }
+      })
       const report = JSON.parse(stdout.trim().split("\n").at(-1)!)
-      assert.deepStrictEqual(report, { runtime, ok: true, continuation: "payment", forged: 400, webhook: 200, completion: "succeeded" })
+      assert.deepStrictEqual(report, {
+        runtime,
+        ok: true,
+        continuation: "payment",
+        forged: 400,
+        webhook: 200,
+        completion: "succeeded"
+      })
     }, 90_000)
   }
 })
@@ -84,66 +109,74 @@ const servers: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> =
 describe("runtime smoke: the server boots, serves, drains in-flight requests and exits 0 on SIGTERM", () => {
   for (const [runtime, command, args] of servers) {
     // On PostgreSQL (a fresh schema of its own) when DATABASE_URL is set, else on the embedded database.
-    it(runtime, () => withFreshSchema(async (databaseUrl) => {
-      const port = await freePort()
-      const dataDir = await mkdtemp(join(tmpdir(), `accord-${runtime}-`))
-      const child = spawn(command, [...args], {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: {
-          ...envWithoutDatabase(),
-          ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
-          NO_COLOR: "1",
-          PORT: String(port),
-          HOST: "127.0.0.1",
-          ACCORD_DATA_DIR: dataDir,
-          ACCORD_BOOTSTRAP_WORKSPACE_ID: serverWorkspaceId,
-          ACCORD_BOOTSTRAP_ADMIN_KEY: serverAdminKey
-        }
-      })
-      let output = ""
-      child.stdout.on("data", (chunk) => (output += chunk))
-      child.stderr.on("data", (chunk) => (output += chunk))
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-      const url = `http://127.0.0.1:${port}`
-      const keys = `${url}/api/admin/v1/workspaces/${serverWorkspaceId}/api-keys`
-      const headers = { authorization: `Bearer ${serverAdminKey}`, "content-type": "application/json" }
-      try {
-        // Generous: under the full suite a loaded machine took over 15 s just to load the sources.
-        const deadline = Date.now() + 90_000
-        let ready = false
-        while (!ready && Date.now() < deadline && child.exitCode === null) {
-          ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status === 200, () => false)
-          if (!ready) await sleep(200)
-        }
-        assert.isTrue(ready, `not ready within 90 s:\n${output}`)
+    it(
+      runtime,
+      () =>
+        withFreshSchema(async (databaseUrl) => {
+          const port = await freePort()
+          const dataDir = await mkdtemp(join(tmpdir(), `accord-${runtime}-`))
+          const child = spawn(command, [...args], {
+            cwd: root,
+            stdio: ["ignore", "pipe", "pipe"],
+            env: {
+              ...envWithoutDatabase(),
+              ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+              NO_COLOR: "1",
+              PORT: String(port),
+              HOST: "127.0.0.1",
+              ACCORD_DATA_DIR: dataDir,
+              ACCORD_BOOTSTRAP_WORKSPACE_ID: serverWorkspaceId,
+              ACCORD_BOOTSTRAP_ADMIN_KEY: serverAdminKey
+            }
+          })
+          let output = ""
+          child.stdout.on("data", (chunk) => (output += chunk))
+          child.stderr.on("data", (chunk) => (output += chunk))
+          const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+          const url = `http://127.0.0.1:${port}`
+          const keys = `${url}/api/admin/v1/workspaces/${serverWorkspaceId}/api-keys`
+          const headers = { authorization: `Bearer ${serverAdminKey}`, "content-type": "application/json" }
+          try {
+            // Generous: under the full suite a loaded machine took over 15 s just to load the sources.
+            const deadline = Date.now() + 90_000
+            let ready = false
+            while (!ready && Date.now() < deadline && child.exitCode === null) {
+              ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+                (r) => r.status === 200,
+                () => false
+              )
+              if (!ready) await sleep(200)
+            }
+            assert.isTrue(ready, `not ready within 90 s:\n${output}`)
 
-        const created = await fetch(keys, { method: "POST", headers, body: JSON.stringify({ scope: "ingest" }) })
-        assert.strictEqual(created.status, 201)
-        assert.match(((await created.json()) as { secret: string }).secret, /^acc_ingest_/)
+            const created = await fetch(keys, { method: "POST", headers, body: JSON.stringify({ scope: "ingest" }) })
+            assert.strictEqual(created.status, 201)
+            assert.match(((await created.json()) as { secret: string }).secret, /^acc_ingest_/)
 
-        // A request still uploading its body when SIGTERM arrives is answered before the exit.
-        const encoder = new TextEncoder()
-        let upload!: ReadableStreamDefaultController<Uint8Array>
-        const body = new ReadableStream<Uint8Array>({ start: (controller) => void (upload = controller) })
-        upload.enqueue(encoder.encode("{\"scope\":"))
-        const inFlight = fetch(keys, { method: "POST", headers, body, duplex: "half" } as RequestInit)
-        await sleep(500)
-        child.kill("SIGTERM")
-        await sleep(500)
-        upload.enqueue(encoder.encode("\"developer:read\"}"))
-        upload.close()
-        const slow = await inFlight
-        assert.strictEqual(slow.status, 201, output)
-        assert.match(((await slow.json()) as { secret: string }).secret, /^acc_read_/)
+            // A request still uploading its body when SIGTERM arrives is answered before the exit.
+            const encoder = new TextEncoder()
+            let upload!: ReadableStreamDefaultController<Uint8Array>
+            const body = new ReadableStream<Uint8Array>({ start: (controller) => void (upload = controller) })
+            upload.enqueue(encoder.encode('{"scope":'))
+            const inFlight = fetch(keys, { method: "POST", headers, body, duplex: "half" } as RequestInit)
+            await sleep(500)
+            child.kill("SIGTERM")
+            await sleep(500)
+            upload.enqueue(encoder.encode('"developer:read"}'))
+            upload.close()
+            const slow = await inFlight
+            assert.strictEqual(slow.status, 201, output)
+            assert.match(((await slow.json()) as { secret: string }).secret, /^acc_read_/)
 
-        const code = await Promise.race([exited, sleep(10_000).then(() => "still running")])
-        assert.strictEqual(code, 0, output)
-        assert.match(output.trim().split("\n").at(-1) ?? "", /message=stopped/, output)
-      } finally {
-        if (child.exitCode === null) child.kill("SIGKILL")
-        await rm(dataDir, { recursive: true, force: true })
-      }
-    }), 150_000)
+            const code = await Promise.race([exited, sleep(10_000).then(() => "still running")])
+            assert.strictEqual(code, 0, output)
+            assert.match(output.trim().split("\n").at(-1) ?? "", /message=stopped/, output)
+          } finally {
+            if (child.exitCode === null) child.kill("SIGKILL")
+            await rm(dataDir, { recursive: true, force: true })
+          }
+        }),
+      150_000
+    )
   }
 })

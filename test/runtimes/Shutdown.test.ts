@@ -19,7 +19,7 @@ const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
 
 describe("graceful shutdown", () => {
   it.live("a slow in-flight request completes with 200 after shutdown starts; the listener then closes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* Effect.makeLatch(false)
       let checks = 0
       // The first readiness check is the slow request: it waits for the gate.
@@ -29,7 +29,10 @@ describe("graceful shutdown", () => {
       const scope = yield* Scope.make()
       const { url } = yield* Scope.extend(startServer({ readiness }), scope)
 
-      const slow = fetch(`${url}/readyz`).then(async (response) => ({ status: response.status, body: await response.json() }))
+      const slow = fetch(`${url}/readyz`).then(async (response) => ({
+        status: response.status,
+        body: await response.json()
+      }))
       yield* waitUntil(() => checks >= 1)
 
       const stopping = yield* Effect.fork(Scope.close(scope, Exit.void))
@@ -45,12 +48,18 @@ describe("graceful shutdown", () => {
       assert.deepStrictEqual(completed, { status: 200, body: { status: "ready" } })
 
       yield* Fiber.join(stopping)
-      const after = yield* Effect.promise(() => fetch(`${url}/healthz`).then(() => "answered", () => "refused"))
+      const after = yield* Effect.promise(() =>
+        fetch(`${url}/healthz`).then(
+          () => "answered",
+          () => "refused"
+        )
+      )
       assert.strictEqual(after, "refused")
-    }))
+    })
+  )
 
   it.live("an ingest request in flight on the node:http fast path is answered before the server stops", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* Effect.makeLatch(false)
       let blocking = false
       let lookups = 0
@@ -77,7 +86,12 @@ describe("graceful shutdown", () => {
         body: JSON.stringify({ scope: "ingest" })
       })
       blocking = true
-      const event = { event_name: "checkout_completed", account_id: "acct_1", timestamp: new Date().toISOString(), event_id: "c1" }
+      const event = {
+        event_name: "checkout_completed",
+        account_id: "acct_1",
+        timestamp: new Date().toISOString(),
+        event_id: "c1"
+      }
       const inFlight = fetch(`${url}/api/events/ingest`, {
         method: "POST",
         headers: jsonHeaders(created.json.secret),
@@ -91,5 +105,6 @@ describe("graceful shutdown", () => {
       yield* gate.open
       assert.strictEqual(yield* Effect.promise(() => inFlight), 202)
       yield* Fiber.join(stopping)
-    }))
+    })
+  )
 })

@@ -27,11 +27,18 @@ const listening = (port: number) =>
 describe("npm start", () => {
   it("runs node with the image CMD's node flags (Node's default young generation)", async () => {
     const dockerfile = await readFile(join(root, "Dockerfile"), "utf8")
-    const cmd = JSON.parse(dockerfile.split("\n").find((line) => /^CMD\s+\[/.test(line))!.replace(/^CMD\s+/, "")) as Array<string>
+    const cmd = JSON.parse(
+      dockerfile
+        .split("\n")
+        .find((line) => /^CMD\s+\[/.test(line))!
+        .replace(/^CMD\s+/, "")
+    ) as Array<string>
     const imageFlags = cmd.slice(1, -1)
     // Node's default young generation (docs/decisions.md, "Node's young generation").
     assert.isFalse(imageFlags.some((flag) => flag.startsWith("--max-semi-space-size")))
-    const start = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"]!
+    const start = (
+      JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts["start"]!
     const startFlags = start.split(/\s+/).filter((word) => word.startsWith("--") && word !== "--import")
     assert.deepStrictEqual(startFlags, imageFlags)
   })
@@ -55,7 +62,10 @@ describe("npm start", () => {
       const deadline = Date.now() + 90_000
       let ready = false
       while (!ready && Date.now() < deadline && npm.exitCode === null) {
-        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
+        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.status === 200,
+          () => false
+        )
         if (!ready) await sleep(200)
       }
       assert.isTrue(ready, `not ready within 90 s:\n${output}`)

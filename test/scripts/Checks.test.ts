@@ -19,7 +19,10 @@ const script = (name: string) => fileURLToPath(new URL(`../../scripts/${name}`, 
 const check = (name: string, repo: string) =>
   run(process.execPath, [script(name)], { cwd: repo }).then(
     ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr })
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      output: error.stdout + error.stderr
+    })
   )
 
 const scratch = async (files: Record<string, string>) => {

@@ -11,7 +11,7 @@ import { fixtureActionVersionId, fixtureCatalog, fixtureOfferVersionId } from ".
 
 /** Publishes `document` (default: the fixture catalog) unless the workspace already has its version. */
 export const publishCatalog = (workspaceId: string, document: CatalogDocument = fixtureCatalog) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* CatalogStore
     const publishedVersionId = document.publishedVersionId ?? globalThis.crypto.randomUUID()
     const result = yield* store.publish({
@@ -66,9 +66,16 @@ export const catalogFor = (intakes: ReadonlyArray<ActionIntake>): CatalogDocumen
       key: action.key,
       family: action.operation.family as CatalogDocument["actions"][number]["family"],
       ...(priced ? { offerId: binding.offerId } : {}),
-      evidence: payment === undefined ? ["authenticated_completion", "entitlement_state", "customer_server_event"] : [...readBack]
+      evidence:
+        payment === undefined
+          ? ["authenticated_completion", "entitlement_state", "customer_server_event"]
+          : [...readBack]
     })
-    const decision = decisions.get(binding.decisionId) ?? { journeyId: binding.journeyId, actionIds: new Set(), offerIds: new Set() }
+    const decision = decisions.get(binding.decisionId) ?? {
+      journeyId: binding.journeyId,
+      actionIds: new Set(),
+      offerIds: new Set()
+    }
     decision.actionIds.add(action.id)
     decision.offerIds.add(binding.offerId)
     decisions.set(binding.decisionId, decision)

@@ -14,7 +14,8 @@ import { cipherLayer } from "./storage.ts"
 
 export * from "./deliveries.ts"
 
-export const storageLayer = () => Layer.merge(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
+export const storageLayer = () =>
+  Layer.merge(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
 export const decoder = new TextDecoder()
 export const jsonOf = (response: CustomerResponse): any => JSON.parse(decoder.decode(response.body))
 
@@ -70,7 +71,6 @@ export const startService = async (options?: {
   }
 }
 
-
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
 /** A kit in a child process (`test/support/kitProcess.ts`) and every line it printed so far. */
@@ -85,7 +85,11 @@ export interface KitProcess {
  * Starts `test/support/kitProcess.ts` in one process (`node --import tsx`, so SIGKILL kills the kit
  * itself); `env` adds its test switches (`ACCORD_TEST_HOLD_EXECUTION`).
  */
-export const spawnKit = (args: ReadonlyArray<string>, killAfterClaim: boolean, env: Record<string, string> = {}): KitProcess => {
+export const spawnKit = (
+  args: ReadonlyArray<string>,
+  killAfterClaim: boolean,
+  env: Record<string, string> = {}
+): KitProcess => {
   const child = spawn(process.execPath, ["--import", "tsx", "test/support/kitProcess.ts", ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
@@ -107,6 +111,8 @@ export const spawnKit = (args: ReadonlyArray<string>, killAfterClaim: boolean, e
     })
     child.on("exit", (code) => reject(new Error(`kit exited (${code}) before listening: ${stderr.slice(0, 800)}`)))
   })
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)))
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(signal ?? code))
+  )
   return { child, lines, port, exited }
 }

@@ -9,7 +9,15 @@ import type * as Schema from "effect/Schema"
 import type { ExecutionResult } from "../../core/customer/Worker.ts"
 import { deriveProviderIdempotencyKey } from "../../core/protocol/Idempotency.ts"
 import { Completion } from "../../core/protocol/messages/Completion.ts"
-import { type ConnectorSecrets, encodeBody, freshNonce, importSigningKeys, type Purpose, sign, type SigningKeys } from "../../core/protocol/Signing.ts"
+import {
+  type ConnectorSecrets,
+  encodeBody,
+  freshNonce,
+  importSigningKeys,
+  type Purpose,
+  sign,
+  type SigningKeys
+} from "../../core/protocol/Signing.ts"
 import { type HeaderSource, verifyAndDecode } from "../../core/protocol/Verification.ts"
 import { type ActionIntake, paymentFamilies } from "../../core/connector/Action.ts"
 import type { CatalogDocument } from "../../core/catalog/Catalog.ts"
@@ -38,7 +46,11 @@ export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
   action: {
     id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
     key: "extend_trial_14",
-    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 } },
+    operation: {
+      family: "extend_trial",
+      extensionDays: 14,
+      trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
+    },
     safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
   },
   actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
@@ -71,9 +83,21 @@ export const fixtureOfferVersionId = "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e"
  */
 export const fixtureCatalog: CatalogDocument = {
   publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c",
-  offers: [{ offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b", offerVersionId: fixtureOfferVersionId, price: { amountMinor: 4900, currency: "usd" } }],
+  offers: [
+    {
+      offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+      offerVersionId: fixtureOfferVersionId,
+      price: { amountMinor: 4900, currency: "usd" }
+    }
+  ],
   actions: [
-    { actionId: fixtureActionIds["extend_trial"]!, actionVersionId: fixtureActionVersionId, key: "extend_trial_14", family: "extend_trial", evidence: ["authenticated_completion", "entitlement_state", "customer_server_event"] },
+    {
+      actionId: fixtureActionIds["extend_trial"]!,
+      actionVersionId: fixtureActionVersionId,
+      key: "extend_trial_14",
+      family: "extend_trial",
+      evidence: ["authenticated_completion", "entitlement_state", "customer_server_event"]
+    },
     ...Object.entries(paymentFamilies).map(([family, mode]) => ({
       actionId: fixtureActionIds[family]!,
       actionVersionId: fixtureActionVersionId,
@@ -83,12 +107,14 @@ export const fixtureCatalog: CatalogDocument = {
       evidence: ["provider_event", "billing_change", "subscription_state", "credit_balance"] as const
     }))
   ] as unknown as CatalogDocument["actions"],
-  decisions: [{
-    decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
-    journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
-    actionIds: Object.values(fixtureActionIds) as unknown as readonly [string, ...Array<string>],
-    offerIds: ["4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b"]
-  }]
+  decisions: [
+    {
+      decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+      journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+      actionIds: Object.values(fixtureActionIds) as unknown as readonly [string, ...Array<string>],
+      offerIds: ["4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b"]
+    }
+  ]
 }
 
 /** A Payment action of `mode` from the fixture catalog, with its authorization snapshot. */
@@ -102,7 +128,8 @@ export const paymentIntake = (mode: PaymentMode, accountId = "acct_42"): ActionI
       mode,
       actionVersionId: fixtureActionVersionId,
       offerVersionId: mode === "setup_only" ? null : fixtureOfferVersionId,
-      expected: mode === "setup_only" ? null : { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
+      expected:
+        mode === "setup_only" ? null : { amountMinor: 4900, currency: "usd", priceReferenceHash: "c".repeat(64) }
     }
   }
 }
@@ -128,12 +155,13 @@ export const executionDelivery = (
   /** `idempotencyKey`: the header's value (default the body's key), `null` to leave the header out. */
   options: { readonly idempotencyKey?: string | null; readonly mutate?: (body: Body) => Body } = {}
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nonce = yield* freshNonce
     const withNonce = { ...body, requestNonce: nonce }
     const bytes = encodeBody(options.mutate ? options.mutate(withNonce) : withNonce)
     const headers = yield* sign({ purpose: "dispatch_request", keys, body: bytes, nonce })
-    const idempotencyKey = options.idempotencyKey === undefined ? (body.providerIdempotencyKey as string) : options.idempotencyKey
+    const idempotencyKey =
+      options.idempotencyKey === undefined ? (body.providerIdempotencyKey as string) : options.idempotencyKey
     return {
       nonce,
       headers: {
@@ -145,7 +173,7 @@ export const executionDelivery = (
   })
 
 export const handshakeDelivery = (keys: SigningKeys, challenge?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nonce = yield* freshNonce
     const bytes = encodeBody({
       challenge: challenge ?? nonce,
@@ -165,7 +193,12 @@ export interface SignedMessage {
   readonly body: Uint8Array
 }
 
-export const verifyResponse = <A, I>(schema: Schema.Schema<A, I, never>, purpose: Purpose, keys: SigningKeys, response: SignedMessage) =>
+export const verifyResponse = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  purpose: Purpose,
+  keys: SigningKeys,
+  response: SignedMessage
+) =>
   Effect.map(
     verifyAndDecode(schema, { purpose, keys, headers: response.headers, body: response.body, nonceScope: "service" }),
     (verified) => verified.body
@@ -179,5 +212,10 @@ export const verifyCompletion = (received: SignedMessage, pair: ConnectorSecrets
 export const succeeded = (actionRequestId: string): ExecutionResult => ({
   outcome: "succeeded",
   providerReference: "trial_ext_" + actionRequestId.slice(0, 8),
-  evidence: { entitlement: "trial", reasonCode: "trial_extended", source: "authenticated_completion", extensionDays: 14 }
+  evidence: {
+    entitlement: "trial",
+    reasonCode: "trial_extended",
+    source: "authenticated_completion",
+    extensionDays: 14
+  }
 })

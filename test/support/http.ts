@@ -29,7 +29,9 @@ export interface TestServer {
   readonly logs: ReadonlyArray<string>
 }
 
-export const configFrom = (env: Record<string, string>): Effect.Effect<AccordConfig.AccordConfig, AccordConfig.InvalidConfig> =>
+export const configFrom = (
+  env: Record<string, string>
+): Effect.Effect<AccordConfig.AccordConfig, AccordConfig.InvalidConfig> =>
   Effect.withConfigProvider(AccordConfig.load, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
 export const startServer = (options?: {
@@ -44,7 +46,7 @@ export const startServer = (options?: {
   const capture = Logger.make((entry) => {
     logs.push(Logger.logfmtLogger.log(entry))
   })
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     const config = yield* configFrom({
       ACCORD_DATA_DIR: "memory://",
       ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
@@ -66,10 +68,7 @@ export const startServer = (options?: {
     )
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     return { url: `http://127.0.0.1:${address.port}`, store, logs }
-  }).pipe(
-    Effect.orDie,
-    Effect.locally(FiberRef.currentLoggers, HashSet.make(capture))
-  )
+  }).pipe(Effect.orDie, Effect.locally(FiberRef.currentLoggers, HashSet.make(capture)))
 }
 
 export interface Reply {
@@ -86,7 +85,7 @@ export const request = (url: string, init?: RequestInit): Effect.Effect<Reply> =
       throw new Error(`fetch ${init?.method ?? "GET"} ${url} failed`, { cause: error })
     })
     const text = await response.text()
-    let json: unknown = undefined
+    let json: unknown
     try {
       json = JSON.parse(text)
     } catch {

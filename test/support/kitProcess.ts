@@ -32,16 +32,19 @@ const client = kind === "postgres" ? Database.layerPg(Redacted.make(where!)) : D
 const storage = SqlStorage.layer.pipe(Layer.provide(Layer.merge(client, cipherLayer)))
 
 const killAfterClaim = (layer: typeof storage): Layer.Layer<NonceStore | ActionLedger | Outbox, unknown> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const context = yield* Effect.context<NonceStore | ActionLedger | Outbox>()
-    const ledger = Context.get(context, ActionLedger)
-    return Context.add(context, ActionLedger, {
-      ...ledger,
-      create: (options) =>
-        Effect.tap(ledger.create(options), (result) =>
-          result === "created" ? Effect.sync(() => process.kill(process.pid, "SIGKILL")) : Effect.void)
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const context = yield* Effect.context<NonceStore | ActionLedger | Outbox>()
+      const ledger = Context.get(context, ActionLedger)
+      return Context.add(context, ActionLedger, {
+        ...ledger,
+        create: (options) =>
+          Effect.tap(ledger.create(options), (result) =>
+            result === "created" ? Effect.sync(() => process.kill(process.pid, "SIGKILL")) : Effect.void
+          )
+      })
     })
-  })).pipe(Layer.provide(layer))
+  ).pipe(Layer.provide(layer))
 
 const log = (line: string) => process.stdout.write(line + "\n")
 

@@ -44,7 +44,9 @@ export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<str
   return Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(url))), (context) => {
     const sql = Context.get(context, SqlClientTag.SqlClient)
     return Effect.as(
-      Effect.acquireRelease(sql`CREATE SCHEMA ${sql(schema)}`, () => Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)),
+      Effect.acquireRelease(sql`CREATE SCHEMA ${sql(schema)}`, () =>
+        Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)
+      ),
       inSchema(url, schema)
     )
   })
@@ -67,4 +69,8 @@ export const envWithoutDatabase = (): NodeJS.ProcessEnv => {
 export const withFreshSchema = <A>(f: (url: string | undefined) => Promise<A>): Promise<A> =>
   databaseUrl === undefined
     ? f(undefined)
-    : Effect.runPromise(Effect.scoped(Effect.flatMap(freshSchemaUrl(databaseUrl), (url) => Effect.promise(() => f(Redacted.value(url))))))
+    : Effect.runPromise(
+        Effect.scoped(
+          Effect.flatMap(freshSchemaUrl(databaseUrl), (url) => Effect.promise(() => f(Redacted.value(url))))
+        )
+      )

@@ -22,7 +22,10 @@ interface Line {
  * Replaces the console methods with ones that append to a buffer while `capturing()` holds, and
  * returns what is needed to print (`flush`) or drop (`clear`) the buffer and to restore the console.
  */
-export const captureConsole = (target: Console, capturing: () => boolean): {
+export const captureConsole = (
+  target: Console,
+  capturing: () => boolean
+): {
   readonly flush: () => void
   readonly clear: () => void
   readonly restore: () => void

@@ -45,11 +45,21 @@ export const rawRequest = (port: number, request: RawRequest): Promise<RawReply>
     const body = request.body ?? new Uint8Array()
     const target = typeof request.target === "string" ? latin1(request.target) : Buffer.from(request.target)
     const lines = [
-      ...(request.headers ?? []).map(([name, value]) => Buffer.concat([latin1(`${name}: `), latin1(value), latin1("\r\n")])),
+      ...(request.headers ?? []).map(([name, value]) =>
+        Buffer.concat([latin1(`${name}: `), latin1(value), latin1("\r\n")])
+      ),
       latin1(`host: 127.0.0.1:${port}\r\nconnection: close\r\n`),
-      request.body === undefined && request.method !== "POST" && request.method !== "PUT" ? latin1("") : latin1(`content-length: ${body.length}\r\n`)
+      request.body === undefined && request.method !== "POST" && request.method !== "PUT"
+        ? latin1("")
+        : latin1(`content-length: ${body.length}\r\n`)
     ]
-    const head = Buffer.concat([latin1(`${request.method} `), target, latin1(" HTTP/1.1\r\n"), ...lines, latin1("\r\n")])
+    const head = Buffer.concat([
+      latin1(`${request.method} `),
+      target,
+      latin1(" HTTP/1.1\r\n"),
+      ...lines,
+      latin1("\r\n")
+    ])
     const socket = connect(port, "127.0.0.1")
     const chunks: Array<Buffer> = []
     socket.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -71,7 +81,7 @@ export const rawRequest = (port: number, request: RawRequest): Promise<RawReply>
       let rest: Buffer = all.subarray(split + 4)
       if (headers["transfer-encoding"]?.includes("chunked")) rest = dechunk(rest)
       const text = rest.toString("utf8")
-      let json: unknown = undefined
+      let json: unknown
       try {
         json = JSON.parse(text)
       } catch {

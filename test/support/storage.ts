@@ -8,7 +8,7 @@ import * as Redacted from "effect/Redacted"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
-import { Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
+import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import { databaseUrl, layerFreshSchema, warnIfSkipped } from "./postgres.ts"
 
@@ -55,4 +55,3 @@ export const storageVariants: ReadonlyArray<StorageVariant> = [
 
 /** Unique ids per test so tests sharing one database never see each other's rows. */
 export const uid = (prefix = ""): string => prefix + globalThis.crypto.randomUUID()
-

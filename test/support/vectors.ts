@@ -24,7 +24,11 @@ export interface RejectVector extends Omit<SignatureVector, "name"> {
 export interface Vectors {
   readonly secrets: { readonly actionSigning: string; readonly completion: string }
   readonly idempotencyKeys: ReadonlyArray<{ workspaceId: string; actionRequestId: string; key: string }>
-  readonly connectedAccountReferenceHashes: ReadonlyArray<{ accountId: string; jsonSerialization: string; hash: string }>
+  readonly connectedAccountReferenceHashes: ReadonlyArray<{
+    accountId: string
+    jsonSerialization: string
+    hash: string
+  }>
   readonly signatures: ReadonlyArray<SignatureVector>
   readonly mustReject: ReadonlyArray<RejectVector>
 }

@@ -18,10 +18,10 @@ import { NonceStore } from "../../core/ports/NonceStore.ts"
 const [kind, where] = process.argv.slice(2)
 const client = kind === "postgres" ? Database.layerPg(Redacted.make(where!)) : Database.layerPglite(where!)
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   yield* Migrations.run(migrations)
   const store = yield* NonceStore
-  for (let i = 0;; i++) {
+  for (let i = 0; ; i++) {
     yield* store.claim({ scope: "crash", nonce: `crash-${i}`, now: 0, expiresAt: Number.MAX_SAFE_INTEGER })
     process.stdout.write(`${i}\n`)
   }

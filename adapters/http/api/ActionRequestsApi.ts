@@ -1,8 +1,6 @@
 /**
  * Action requests, under `/api/admin/v1/workspaces/{workspaceId}`; admin keys only. Handled by
  * `routes/ActionRequests.ts`.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -12,36 +10,55 @@ import { ActionIntake } from "../../../core/connector/Action.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
 import { revalidationReasons } from "../../../core/connector/Revalidation.ts"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, pageParams, problem, responseHeaders, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminPath,
+  ApiKey,
+  bodyProblems,
+  guardProblems,
+  notFound,
+  page,
+  pageParams,
+  problem,
+  responseHeaders,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 
 const reasonsWith = (status: number) =>
-  Object.entries(revalidationReasons).filter(([, r]) => r.status === status).map(([reason]) => reason) as unknown as readonly [string, ...Array<string>]
+  Object.entries(revalidationReasons)
+    .filter(([, r]) => r.status === status)
+    .map(([reason]) => reason) as unknown as readonly [string, ...Array<string>]
 
 const ActionState = Schema.Literal(...actionStates)
 
 /**
  * `POST /action-requests` body, with its example.
- *
- * @since 0.1.0
  */
 export const ActionIntakeBody = ActionIntake.annotations({
-  description: "The execution request's caller-owned parts; for Payment actions also the price and version snapshot taken at authorization.",
-  examples: [{
-    accountId: "acct_42",
-    action: {
-      id: "5d4c3b2a-1908-4f7e-8d6c-5b4a39281706",
-      key: "extend_trial_14",
-      operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 1 } },
-      safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
-    },
-    actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
-    binding: {
-      decisionId: "8e7d6c5b-4a39-4281-b706-f5e4d3c2b1a0",
-      journeyId: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
-      offerId: "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f",
-      publishedVersionId: "2b3c4d5e-6f70-4812-a3b4-c5d6e7f8a9b0"
-    }
-  } as never]
+  description:
+    "The execution request's caller-owned parts; for Payment actions also the price and version snapshot taken at authorization.",
+  examples: [
+    {
+      accountId: "acct_42",
+      action: {
+        id: "5d4c3b2a-1908-4f7e-8d6c-5b4a39281706",
+        key: "extend_trial_14",
+        operation: {
+          family: "extend_trial",
+          extensionDays: 14,
+          trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 1 }
+        },
+        safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+      },
+      actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
+      binding: {
+        decisionId: "8e7d6c5b-4a39-4281-b706-f5e4d3c2b1a0",
+        journeyId: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
+        offerId: "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f",
+        publishedVersionId: "2b3c4d5e-6f70-4812-a3b4-c5d6e7f8a9b0"
+      }
+    } as never
+  ]
 })
 
 const summaryExample = {
@@ -65,21 +82,25 @@ const summaryFields = {
   providerIdempotencyKey: Schema.String,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  errorCode: Schema.optional(Schema.String.annotations({ description: "the customer's rejection code, when it rejected the action" })),
+  errorCode: Schema.optional(
+    Schema.String.annotations({ description: "the customer's rejection code, when it rejected the action" })
+  ),
   providerReferenceHash: Schema.optional(Schema.String),
   hasContinuation: Schema.Boolean
 }
 
-/**
- * @since 0.1.0
- */
 export const createActionRequest = HttpApiEndpoint.post("createActionRequest", "/action-requests")
   .setPath(adminPath({}))
-  .setHeaders(Schema.Struct({
-    "idempotency-key": Schema.optional(Schema.String.annotations({
-      description: "1 to 255 visible ASCII characters; a retry with the same key and body answers the original 202 again, with `Idempotent-Replayed: true`. Always send one."
-    }))
-  }))
+  .setHeaders(
+    Schema.Struct({
+      "idempotency-key": Schema.optional(
+        Schema.String.annotations({
+          description:
+            "1 to 255 visible ASCII characters; a retry with the same key and body answers the original 202 again, with `Idempotent-Replayed: true`. Always send one."
+        })
+      )
+    })
+  )
   .setPayload(ActionIntakeBody)
   .addSuccess(
     Schema.Struct({ actionRequestId: UuidText, state: ActionState }).annotations({
@@ -88,70 +109,112 @@ export const createActionRequest = HttpApiEndpoint.post("createActionRequest", "
     }),
     { status: 202 }
   )
-  .addError(bodyProblems[0]).addError(bodyProblems[1]).addError(bodyProblems[2])
-  .addError(problem(400, ["invalid_idempotency_key"], "the Idempotency-Key header must be 1 to 255 visible ASCII characters", { description: "A malformed Idempotency-Key" }))
-  .addError(problem(409, ["connector_not_active", "idempotency_key_reused", "payment_mode_not_enabled", ...reasonsWith(409)], "the workspace has no active connector revision; register and check the connection first", {
-    description: "The connector, the key, the catalog, the account, the authority or the frequency does not allow it now"
-  }))
-  .addError(problem(422, ["payment_snapshot_mismatch", ...reasonsWith(422)], "the payment snapshot does not fit the action (snapshot_required)", {
-    description: "A reference that resolves to nothing, or a payment snapshot that does not fit"
-  }))
+  .addError(bodyProblems[0])
+  .addError(bodyProblems[1])
+  .addError(bodyProblems[2])
+  .addError(
+    problem(400, ["invalid_idempotency_key"], "the Idempotency-Key header must be 1 to 255 visible ASCII characters", {
+      description: "A malformed Idempotency-Key"
+    })
+  )
+  .addError(
+    problem(
+      409,
+      ["connector_not_active", "idempotency_key_reused", "payment_mode_not_enabled", ...reasonsWith(409)],
+      "the workspace has no active connector revision; register and check the connection first",
+      {
+        description:
+          "The connector, the key, the catalog, the account, the authority or the frequency does not allow it now"
+      }
+    )
+  )
+  .addError(
+    problem(
+      422,
+      ["payment_snapshot_mismatch", ...reasonsWith(422)],
+      "the payment snapshot does not fit the action (snapshot_required)",
+      {
+        description: "A reference that resolves to nothing, or a payment snapshot that does not fit"
+      }
+    )
+  )
   .annotate(OpenApi.Summary, "Intake of an already-authorized action (202, with Location)")
-  .annotate(OpenApi.Transform, responseHeaders(202, {
-    location: { description: "the new action request's own GET", required: true },
-    "idempotent-replayed": { description: "`true` when this answers a retry under the same Idempotency-Key and body again" }
-  }))
+  .annotate(
+    OpenApi.Transform,
+    responseHeaders(202, {
+      location: { description: "the new action request's own GET", required: true },
+      "idempotent-replayed": {
+        description: "`true` when this answers a retry under the same Idempotency-Key and body again"
+      }
+    })
+  )
 
-/**
- * @since 0.1.0
- */
 export const listActionRequests = HttpApiEndpoint.get("listActionRequests", "/action-requests")
   .setPath(adminPath({}))
-  .setUrlParams(Schema.Struct({
-    state: Schema.optional(ActionState),
-    account_id: Schema.optional(Schema.String.annotations({ description: "only this account's action requests" })),
-    ...pageParams
-  }))
+  .setUrlParams(
+    Schema.Struct({
+      state: Schema.optional(ActionState),
+      account_id: Schema.optional(Schema.String.annotations({ description: "only this account's action requests" })),
+      ...pageParams
+    })
+  )
   .addSuccess(page(Schema.Struct(summaryFields), summaryExample))
-  .addError(problem(400, ["invalid_query"], "the query has invalid parameters", {
-    errors: [{ path: "state", message: "must be an action state" }],
-    description: "A query parameter out of range, or a cursor not from this API"
-  }))
+  .addError(
+    problem(400, ["invalid_query"], "the query has invalid parameters", {
+      errors: [{ path: "state", message: "must be an action state" }],
+      description: "A query parameter out of range, or a cursor not from this API"
+    })
+  )
   .annotate(OpenApi.Summary, "The workspace's action requests, newest first, filtered by state and account, paged")
 
-/**
- * @since 0.1.0
- */
 export const getActionRequest = HttpApiEndpoint.get("getActionRequest", "/action-requests/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(
     Schema.Struct({
       ...summaryFields,
-      history: Schema.Array(Schema.Struct({
-        seq: Schema.Int,
-        at: Timestamp,
-        trigger: Schema.String,
-        fromState: Schema.NullOr(Schema.String),
-        toState: Schema.String,
-        detail: Schema.Unknown
-      }))
+      history: Schema.Array(
+        Schema.Struct({
+          seq: Schema.Int,
+          at: Timestamp,
+          trigger: Schema.String,
+          fromState: Schema.NullOr(Schema.String),
+          toState: Schema.String,
+          detail: Schema.Unknown
+        })
+      )
     }).annotations({
-      examples: [{
-        ...summaryExample,
-        history: [{ seq: 1, at: "2026-11-22T10:15:30.000Z", trigger: "intake", fromState: null, toState: "dispatching", detail: {} }]
-      }]
+      examples: [
+        {
+          ...summaryExample,
+          history: [
+            {
+              seq: 1,
+              at: "2026-11-22T10:15:30.000Z",
+              trigger: "intake",
+              fromState: null,
+              toState: "dispatching",
+              detail: {}
+            }
+          ]
+        }
+      ]
     })
   )
   .addError(notFound("no such action request in this workspace"))
   .annotate(OpenApi.Summary, "An action request's state and full history")
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("actionRequests")
-  .add(createActionRequest).add(listActionRequests).add(getActionRequest)
+  .add(createActionRequest)
+  .add(listActionRequests)
+  .add(getActionRequest)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "Action requests")
-  .annotate(OpenApi.Description, "Trusted server callers and operators dispatch already-authorized actions and follow them. Admin keys only.")
+  .annotate(
+    OpenApi.Description,
+    "Trusted server callers and operators dispatch already-authorized actions and follow them. Admin keys only."
+  )

@@ -6,8 +6,6 @@
  * on `HttpRouter` (docs/decisions.md, "API reference"). To add an endpoint: declare it in its
  * group's file (or a new group added here), take its `path` in the route, and
  * `npm run check:openapi` confirms the document and the router agree.
- *
- * @since 0.1.0
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
@@ -26,8 +24,6 @@ import * as ServiceApi from "./ServiceApi.ts"
 
 /**
  * What the document says of the API as a whole, naming rule included.
- *
- * @since 0.1.0
  */
 export const description = [
   "Accord: signed customer actions and Direct API ingestion.",
@@ -46,14 +42,11 @@ const declared = HttpApi.make("accord")
 /*
  * The API. `HttpApi.make` adds its own `HttpApiDecodeError` (400) to every endpoint; this API is
  * never served by `HttpApiBuilder`, so that error can never be answered, and it is left out.
- *
- * @since 0.1.0
  */
-const withoutDecodeError = Object.assign(Object.create(Object.getPrototypeOf(declared)), declared, { errorSchema: Schema.Never }) as HttpApi.HttpApi<"accord">
+const withoutDecodeError = Object.assign(Object.create(Object.getPrototypeOf(declared)), declared, {
+  errorSchema: Schema.Never
+}) as HttpApi.HttpApi<"accord">
 
-/**
- * @since 0.1.0
- */
 export const api = withoutDecodeError
   .add(ApiKeysApi.group)
   .add(EventsApi.group)
@@ -99,7 +92,5 @@ const problemContentType = (spec: Record<string, any>): Record<string, any> => {
 
 /**
  * The OpenAPI 3.1 document.
- *
- * @since 0.1.0
  */
 export const document: OpenApi.OpenAPISpec = OpenApi.fromApi(api)

@@ -1,8 +1,6 @@
 /**
  * API keys (Settings > Integrations > Direct API), under `/api/admin/v1/workspaces/{workspaceId}`;
  * admin keys only. Handled by `routes/ApiKeys.ts`.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -15,11 +13,12 @@ import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, Timesta
 
 /**
  * `POST /api-keys` body.
- *
- * @since 0.1.0
  */
 export const CreateApiKeyBody = Schema.Struct({
-  scope: ApiKeyScope.annotations({ description: "ingest (the Direct API), developer:read (the reads of the Events view, profiles, gates, connector) or admin" }),
+  scope: ApiKeyScope.annotations({
+    description:
+      "ingest (the Direct API), developer:read (the reads of the Events view, profiles, gates, connector) or admin"
+  }),
   name: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), { exact: true })
 }).annotations({ examples: [{ scope: "ingest", name: "web backend" }] })
 
@@ -39,49 +38,47 @@ const keyExample = {
 
 /**
  * A key as listed: never its secret.
- *
- * @since 0.1.0
  */
 export const ApiKeyView = Schema.Struct({ ...keyFields, revokedAt: Schema.NullOr(Timestamp) })
 
-/**
- * @since 0.1.0
- */
 export const createApiKey = HttpApiEndpoint.post("createApiKey", "/api-keys")
   .setPath(adminPath({}))
   .setPayload(CreateApiKeyBody)
   .addSuccess(
-    Schema.Struct({ ...keyFields, secret: Schema.String.annotations({ description: "the key's secret: shown here once, never again" }) })
-      .annotations({ examples: [{ ...keyExample, secret: "acc_ingest_2c1f0e9d8b7a6f5e4d3c2b1a0f9e8d7c" }] }),
+    Schema.Struct({
+      ...keyFields,
+      secret: Schema.String.annotations({ description: "the key's secret: shown here once, never again" })
+    }).annotations({ examples: [{ ...keyExample, secret: "acc_ingest_2c1f0e9d8b7a6f5e4d3c2b1a0f9e8d7c" }] }),
     { status: 201 }
   )
-  .addError(bodyProblems[0]).addError(bodyProblems[1]).addError(bodyProblems[2])
+  .addError(bodyProblems[0])
+  .addError(bodyProblems[1])
+  .addError(bodyProblems[2])
   .annotate(OpenApi.Summary, "Create an API key (the secret is answered once)")
 
-/**
- * @since 0.1.0
- */
 export const listApiKeys = HttpApiEndpoint.get("listApiKeys", "/api-keys")
   .setPath(adminPath({}))
   .addSuccess(page(ApiKeyView, { ...keyExample, revokedAt: null }))
   .annotate(OpenApi.Summary, "List the workspace's API keys, live and revoked (one page: nextCursor is always null)")
 
-/**
- * @since 0.1.0
- */
 export const revokeApiKey = HttpApiEndpoint.del("revokeApiKey", "/api-keys/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
   .addError(notFound("no such live API key in this workspace"))
   .annotate(OpenApi.Summary, "Revoke an API key")
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("apiKeys")
-  .add(createApiKey).add(listApiKeys).add(revokeApiKey)
+  .add(createApiKey)
+  .add(listApiKeys)
+  .add(revokeApiKey)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "API keys")
-  .annotate(OpenApi.Description, "Keys with a scope (`ingest`, `developer:read`, `admin`); the secret is returned once. Admin keys only.")
+  .annotate(
+    OpenApi.Description,
+    "Keys with a scope (`ingest`, `developer:read`, `admin`); the secret is returned once. Admin keys only."
+  )

@@ -4,8 +4,6 @@
  * the approval flow and the actor-bound action status (`routes/Runtime.ts`). Runtime routes take
  * runtime session tokens only: in `Authorization: Bearer` for the request and the status, in the
  * body for prepare and resolve (the spec's endpoint table lists the token among their contents).
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -25,8 +23,6 @@ import { runtimePrefix } from "./RuntimeApi.ts"
 
 /**
  * A runtime session token in `Authorization: Bearer`.
- *
- * @since 0.1.0
  */
 export class RuntimeToken extends HttpApiMiddleware.Tag<RuntimeToken>()("@accord/http/RuntimeToken", {
   security: {
@@ -40,11 +36,14 @@ export class RuntimeToken extends HttpApiMiddleware.Tag<RuntimeToken>()("@accord
 }) {}
 
 const accountId = "acct_42"
-const sessionExample = { accountId, subject: "user_owner", role: "billing_owner", authorities: ["funnels.actions.execute"] as const, expiresInSeconds: 900 }
+const sessionExample = {
+  accountId,
+  subject: "user_owner",
+  role: "billing_owner",
+  authorities: ["funnels.actions.execute"] as const,
+  expiresInSeconds: 900
+}
 
-/**
- * @since 0.1.0
- */
 export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession", "/runtime-sessions")
   .setPath(adminPath({}))
   .setPayload(SessionRequest.annotations({ examples: [sessionExample as never] }))
@@ -59,54 +58,66 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
       createdAt: Timestamp,
       expiresAt: Timestamp
     }).annotations({
-      examples: [{
-        sessionId: "7d9f1b3c-5e7a-4c9e-8b1d-3f5a7c9e1b3d",
-        token: "acc_rts_Q2hhbmdlTWVJbkFSZWFsU2Vzc2lvbk9mVGhlUnVudGltZQ",
-        accountId,
-        subject: "user_owner",
-        role: "billing_owner",
-        authorities: ["funnels.actions.execute"],
-        createdAt: "2026-11-25T10:00:00.000Z",
-        expiresAt: "2026-11-25T10:15:00.000Z"
-      }]
+      examples: [
+        {
+          sessionId: "7d9f1b3c-5e7a-4c9e-8b1d-3f5a7c9e1b3d",
+          token: "acc_rts_Q2hhbmdlTWVJbkFSZWFsU2Vzc2lvbk9mVGhlUnVudGltZQ",
+          accountId,
+          subject: "user_owner",
+          role: "billing_owner",
+          authorities: ["funnels.actions.execute"],
+          createdAt: "2026-11-25T10:00:00.000Z",
+          expiresAt: "2026-11-25T10:15:00.000Z"
+        }
+      ]
     }),
     { status: 201 }
   )
-  .addError(bodyProblems[0]).addError(bodyProblems[1]).addError(bodyProblems[2])
-  .annotate(OpenApi.Summary, "Issue a runtime session for an end user of the embedded runtime (the token is answered once)")
+  .addError(bodyProblems[0])
+  .addError(bodyProblems[1])
+  .addError(bodyProblems[2])
+  .annotate(
+    OpenApi.Summary,
+    "Issue a runtime session for an end user of the embedded runtime (the token is answered once)"
+  )
   .annotate(OpenApi.Description, "15 minutes unless `expiresInSeconds` says otherwise (60 s to 12 h). Admin keys only.")
 
-/**
- * @since 0.1.0
- */
 export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", "/runtime-sessions/:sessionId")
   .setPath(adminPath({ sessionId: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
   .addError(notFound("no such live runtime session in this workspace"))
   .annotate(OpenApi.Summary, "Revoke a runtime session at once")
 
-/**
- * @since 0.1.0
- */
 export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken", "/approvals/:approvalId/token")
   .setPath(adminPath({ approvalId: UuidText }))
   .addSuccess(
     Schema.Struct({ approvalId: UuidText, accountId: Schema.String, approvalToken: Schema.String }).annotations({
-      examples: [{ approvalId: "9e1b3d5f-7a9c-4b1d-8f3a-5c7e9b1d3f5a", accountId, approvalToken: "acc_apt_QXBwcm92YWxUb2tlbkZvclRoZUJpbGxpbmdPd25lcjAx" }]
+      examples: [
+        {
+          approvalId: "9e1b3d5f-7a9c-4b1d-8f3a-5c7e9b1d3f5a",
+          accountId,
+          approvalToken: "acc_apt_QXBwcm92YWxUb2tlbkZvclRoZUJpbGxpbmdPd25lcjAx"
+        }
+      ]
     })
   )
   .addError(notFound("no approval token to collect: unknown approval, or collected already"))
   .annotate(OpenApi.Summary, "Collect an approval's private token, once (the default ApprovalNotifier)")
-  .annotate(OpenApi.Description, "Hand it to the account's billing owner. A second collect, or an unknown approval, is 404.")
+  .annotate(
+    OpenApi.Description,
+    "Hand it to the account's billing owner. A second collect, or an unknown approval, is 404."
+  )
 
-/**
- * @since 0.1.0
- */
 export const adminGroup = HttpApiGroup.make("runtimeSessions")
-  .add(createRuntimeSession).add(revokeRuntimeSession).add(collectApprovalToken)
+  .add(createRuntimeSession)
+  .add(revokeRuntimeSession)
+  .add(collectApprovalToken)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "Runtime sessions")
   .annotate(OpenApi.Description, "Sessions for the embedded runtime, and the approval token pickup. Admin keys only.")
 
@@ -114,7 +125,11 @@ const { action, binding } = {
   action: {
     id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
     key: "extend_trial_14",
-    operation: { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 } },
+    operation: {
+      family: "extend_trial",
+      extensionDays: 14,
+      trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
+    },
     safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
   },
   binding: {
@@ -131,9 +146,14 @@ const runtimeToken = "acc_rts_Q2hhbmdlTWVJbkFSZWFsU2Vzc2lvbk9mVGhlUnVudGltZQ"
 const projectionHash = "9cf90020f995a2dd1f5ac07ac150ea9cae824a44f0ae0671fbe81601b1581035"
 
 const sessionProblems = [
-  problem(401, ["runtime_session_invalid", "runtime_session_expired", "runtime_session_revoked"], "a valid runtime session token is required", {
-    description: "No runtime token, or an unknown, expired or revoked one (API keys are not runtime tokens)"
-  }),
+  problem(
+    401,
+    ["runtime_session_invalid", "runtime_session_expired", "runtime_session_revoked"],
+    "a valid runtime session token is required",
+    {
+      description: "No runtime token, or an unknown, expired or revoked one (API keys are not runtime tokens)"
+    }
+  ),
   problem(403, ["runtime_authority_missing"], "the runtime session lacks the funnels.actions.execute authority", {
     description: "A live session without the route's authority"
   })
@@ -145,9 +165,14 @@ const runtimeBodyProblems = [
   bodyProblems[2]
 ] as const
 
-const approvalNotFound = problem(404, ["approval_not_found"], "no such approval, or the approval token does not match", {
-  description: "An unknown approval ID and a wrong approval token answer alike"
-})
+const approvalNotFound = problem(
+  404,
+  ["approval_not_found"],
+  "no such approval, or the approval token does not match",
+  {
+    description: "An unknown approval ID and a wrong approval token answer alike"
+  }
+)
 
 const approvalConflicts = problem(
   409,
@@ -167,12 +192,12 @@ const approvalConflicts = problem(
     "payment_mode_not_enabled"
   ],
   "the approval is already resolved",
-  { description: "Refused before anything was authorized: resolved already, not prepared, another revision, not the reviewed hash, or what the review depends on changed" }
+  {
+    description:
+      "Refused before anything was authorized: resolved already, not prepared, another revision, not the reviewed hash, or what the review depends on changed"
+  }
 )
 
-/**
- * @since 0.1.0
- */
 export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtimePrefix}/approvals`)
   .setPayload(ApprovalRequestBody.annotations({ examples: [{ action, binding } as never] }))
   .addSuccess(
@@ -181,109 +206,186 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
     }),
     { status: 201 }
   )
-  .addError(runtimeBodyProblems[0]).addError(runtimeBodyProblems[1]).addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0]).addError(sessionProblems[1])
-  .addError(problem(409, ["published_version_not_current", "decision_expired", "account_state_not_eligible", "frequency_exceeded"], "binding.publishedVersionId is not the current published version", {
-    description: "The stored catalog no longer allows the action (the reason is the code)"
-  }))
-  .addError(problem(422, ["action_unknown", "action_key_mismatch", "decision_unknown", "offer_unknown", "transition_not_allowed"], "action.id is not an action of the catalog", {
-    description: "A reference of the request resolves to nothing in the stored catalog"
-  }))
+  .addError(runtimeBodyProblems[0])
+  .addError(runtimeBodyProblems[1])
+  .addError(runtimeBodyProblems[2])
+  .addError(sessionProblems[0])
+  .addError(sessionProblems[1])
+  .addError(
+    problem(
+      409,
+      ["published_version_not_current", "decision_expired", "account_state_not_eligible", "frequency_exceeded"],
+      "binding.publishedVersionId is not the current published version",
+      {
+        description: "The stored catalog no longer allows the action (the reason is the code)"
+      }
+    )
+  )
+  .addError(
+    problem(
+      422,
+      ["action_unknown", "action_key_mismatch", "decision_unknown", "offer_unknown", "transition_not_allowed"],
+      "action.id is not an action of the catalog",
+      {
+        description: "A reference of the request resolves to nothing in the stored catalog"
+      }
+    )
+  )
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "Ask for an approval (a session with funnels.actions.request)")
-  .annotate(OpenApi.Description, "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The account and requester come from the session; a Payment action's price snapshot from the stored catalog.")
+  .annotate(
+    OpenApi.Description,
+    "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The account and requester come from the session; a Payment action's price snapshot from the stored catalog."
+  )
 
-/**
- * @since 0.1.0
- */
 export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtimePrefix}/approvals/prepare`)
   .setPayload(PrepareBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken }] }))
   // The document shows the structure (a refinement's examples do not reach JSON Schema); the answer
   // is the refined `ApprovalPrepareResponse` (reviewValidUntil never after the approval's expiry).
-  .addSuccess(ApprovalPrepareResponse.from.annotations({
-    examples: [{
-      reviewProjection: {
-        action: { key: "extend_trial_14", label: "Extend trial", confirmation: "Extend your trial by 14 days?" },
-        offer: { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b", label: "Pro plan", priceDisplay: "49.00 USD" },
-        timing: { effectiveAt: "2026-11-25T10:00:00.000Z" },
-        requester: { roleKey: "viewer" },
-        approvalExpiresAt: "2026-11-26T10:00:00.000Z",
-        dependencyHash: "f98be87046bc591a07a78bc0fbb569070fece472bf16853895432cc8020c9431"
-      },
-      revision: 1,
-      reviewValidUntil: "2026-11-25T10:10:00.000Z",
-      projectionHash
-    }]
-  }))
-  .addError(runtimeBodyProblems[0]).addError(runtimeBodyProblems[1]).addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(problem(403, ["runtime_authority_missing", "approval_account_mismatch"], "the runtime session belongs to another account than the approval", {
-    description: "A session without funnels.actions.execute, or of another account"
-  }))
-  .addError(approvalNotFound)
-  .addError(approvalConflicts)
-  .addError(problem(410, ["approval_expired"], "the approval has expired", { description: "Past the approval's expiry" }))
-  .annotate(OpenApi.Summary, "Prepare the billing owner's review (a live same-account session with funnels.actions.execute)")
-  .annotate(OpenApi.Description, "Each prepare is a new revision; only its projectionHash can be approved, until reviewValidUntil. Never carries the approval token or a mutation payload.")
-
-/**
- * @since 0.1.0
- */
-export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtimePrefix}/approvals/resolve`)
-  .setPayload(Schema.Union(
-    ApproveBody.annotations({
-      examples: [{ approvalId, approvalToken, runtimeToken, decision: "approve" as const, revision: 1, reviewedProjectionHash: projectionHash }]
-    }),
-    DenyBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken, decision: "deny" as const }] })
-  ))
   .addSuccess(
-    Schema.Union(
-      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("approved"), actionRequestId: UuidText }).annotations({
-        examples: [{ approvalId, state: "approved" as const, actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8" }]
-      }),
-      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("denied") }).annotations({ examples: [{ approvalId, state: "denied" as const }] })
+    ApprovalPrepareResponse.from.annotations({
+      examples: [
+        {
+          reviewProjection: {
+            action: { key: "extend_trial_14", label: "Extend trial", confirmation: "Extend your trial by 14 days?" },
+            offer: { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b", label: "Pro plan", priceDisplay: "49.00 USD" },
+            timing: { effectiveAt: "2026-11-25T10:00:00.000Z" },
+            requester: { roleKey: "viewer" },
+            approvalExpiresAt: "2026-11-26T10:00:00.000Z",
+            dependencyHash: "f98be87046bc591a07a78bc0fbb569070fece472bf16853895432cc8020c9431"
+          },
+          revision: 1,
+          reviewValidUntil: "2026-11-25T10:10:00.000Z",
+          projectionHash
+        }
+      ]
+    })
+  )
+  .addError(runtimeBodyProblems[0])
+  .addError(runtimeBodyProblems[1])
+  .addError(runtimeBodyProblems[2])
+  .addError(sessionProblems[0])
+  .addError(
+    problem(
+      403,
+      ["runtime_authority_missing", "approval_account_mismatch"],
+      "the runtime session belongs to another account than the approval",
+      {
+        description: "A session without funnels.actions.execute, or of another account"
+      }
     )
   )
-  .addError(runtimeBodyProblems[0]).addError(runtimeBodyProblems[1]).addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(problem(403, ["runtime_authority_missing", "approval_account_mismatch"], "the runtime session belongs to another account than the approval", {
-    description: "A session without funnels.actions.execute, or of another account"
-  }))
   .addError(approvalNotFound)
   .addError(approvalConflicts)
-  .addError(problem(410, ["approval_expired", "approval_review_expired"], "the review is no longer valid: prepare it again", {
-    description: "Past reviewValidUntil or the approval's expiry"
-  }))
-  .annotate(OpenApi.Summary, "Approve exactly the prepared review, or deny")
-  .annotate(OpenApi.Description, "Approve rebuilds a fresh preflight and recomputes the commitment before it authorizes the action, once, through the same intake as POST /action-requests. Deny never authorizes.")
+  .addError(
+    problem(410, ["approval_expired"], "the approval has expired", { description: "Past the approval's expiry" })
+  )
+  .annotate(
+    OpenApi.Summary,
+    "Prepare the billing owner's review (a live same-account session with funnels.actions.execute)"
+  )
+  .annotate(
+    OpenApi.Description,
+    "Each prepare is a new revision; only its projectionHash can be approved, until reviewValidUntil. Never carries the approval token or a mutation payload."
+  )
 
-/**
- * @since 0.1.0
- */
+export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtimePrefix}/approvals/resolve`)
+  .setPayload(
+    Schema.Union(
+      ApproveBody.annotations({
+        examples: [
+          {
+            approvalId,
+            approvalToken,
+            runtimeToken,
+            decision: "approve" as const,
+            revision: 1,
+            reviewedProjectionHash: projectionHash
+          }
+        ]
+      }),
+      DenyBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken, decision: "deny" as const }] })
+    )
+  )
+  .addSuccess(
+    Schema.Union(
+      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("approved"), actionRequestId: UuidText }).annotations(
+        {
+          examples: [
+            { approvalId, state: "approved" as const, actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8" }
+          ]
+        }
+      ),
+      Schema.Struct({ approvalId: UuidText, state: Schema.Literal("denied") }).annotations({
+        examples: [{ approvalId, state: "denied" as const }]
+      })
+    )
+  )
+  .addError(runtimeBodyProblems[0])
+  .addError(runtimeBodyProblems[1])
+  .addError(runtimeBodyProblems[2])
+  .addError(sessionProblems[0])
+  .addError(
+    problem(
+      403,
+      ["runtime_authority_missing", "approval_account_mismatch"],
+      "the runtime session belongs to another account than the approval",
+      {
+        description: "A session without funnels.actions.execute, or of another account"
+      }
+    )
+  )
+  .addError(approvalNotFound)
+  .addError(approvalConflicts)
+  .addError(
+    problem(410, ["approval_expired", "approval_review_expired"], "the review is no longer valid: prepare it again", {
+      description: "Past reviewValidUntil or the approval's expiry"
+    })
+  )
+  .annotate(OpenApi.Summary, "Approve exactly the prepared review, or deny")
+  .annotate(
+    OpenApi.Description,
+    "Approve rebuilds a fresh preflight and recomputes the commitment before it authorizes the action, once, through the same intake as POST /action-requests. Deny never authorizes."
+  )
+
 export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtimePrefix}/status/:actionRequestId`)
   .setPath(Schema.Struct({ actionRequestId: UuidText }))
   .addSuccess(
     Schema.Struct({
       actionRequestId: UuidText,
       state: Schema.Literal(...actionStates),
-      mayAdvance: Schema.Boolean.annotations({ description: "true only once the action is verified: then follow the success destination" }),
-      continuation: Schema.optional(Schema.typeSchema(PaymentContinuation).annotations({ description: "an accepted Payment action's continuation, until it expires" }))
+      mayAdvance: Schema.Boolean.annotations({
+        description: "true only once the action is verified: then follow the success destination"
+      }),
+      continuation: Schema.optional(
+        Schema.typeSchema(PaymentContinuation).annotations({
+          description: "an accepted Payment action's continuation, until it expires"
+        })
+      )
     }).annotations({
-      examples: [{ actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8", state: "verified" as const, mayAdvance: true }]
+      examples: [
+        { actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8", state: "verified" as const, mayAdvance: true }
+      ]
     })
   )
   .addError(sessionProblems[0])
-  .addError(problem(404, ["not_found"], "no such action request for this session", {
-    description: "Unknown, or not this session's account and actor (the same answer)"
-  }))
+  .addError(
+    problem(404, ["not_found"], "no such action request for this session", {
+      description: "Unknown, or not this session's account and actor (the same answer)"
+    })
+  )
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "The action's state for its own actor: mayAdvance and, while payable, the continuation")
 
-/**
- * @since 0.1.0
- */
 export const runtimeGroup = HttpApiGroup.make("approvals")
-  .add(requestApproval).add(prepareApproval).add(resolveApproval).add(actionStatus)
-  .addError(problem(503, ["storage_unavailable"], "storage is temporarily unavailable", { description: "Storage unreachable; retry" }))
+  .add(requestApproval)
+  .add(prepareApproval)
+  .add(resolveApproval)
+  .add(actionStatus)
+  .addError(
+    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
+      description: "Storage unreachable; retry"
+    })
+  )
   .annotate(OpenApi.Title, "Approvals")
   .annotate(OpenApi.Description, "The embedded runtime's approval flow and action status, on runtime session tokens.")

@@ -1,8 +1,6 @@
 /**
  * The stored catalog, under `/api/admin/v1/workspaces/{workspaceId}`: publish (admin keys) and
  * read (admin or developer:read keys). Handled by `routes/Catalog.ts`.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -10,31 +8,49 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CatalogDocument } from "../../../core/catalog/Catalog.ts"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, problem, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminPath,
+  ApiKey,
+  bodyProblems,
+  guardProblems,
+  notFound,
+  page,
+  problem,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 
 const documentExample = {
-  offers: [{ offerId: "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f", offerVersionId: "1b2c3d4e-5f60-4718-9a2b-3c4d5e6f7a8b", price: null }],
-  actions: [{
-    actionId: "5d4c3b2a-1908-4f7e-8d6c-5b4a39281706",
-    actionVersionId: "6e5d4c3b-2a19-4087-9e6d-5c4b3a291807",
-    key: "extend_trial_14",
-    family: "extend_trial",
-    evidence: ["entitlement_state"],
-    frequency: { limit: 1, windowSeconds: 2592000 }
-  }],
-  decisions: [{
-    decisionId: "8e7d6c5b-4a39-4281-b706-f5e4d3c2b1a0",
-    journeyId: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
-    actionIds: ["5d4c3b2a-1908-4f7e-8d6c-5b4a39281706"],
-    offerIds: ["0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f"],
-    accountStatuses: ["trialing"]
-  }]
+  offers: [
+    {
+      offerId: "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f",
+      offerVersionId: "1b2c3d4e-5f60-4718-9a2b-3c4d5e6f7a8b",
+      price: null
+    }
+  ],
+  actions: [
+    {
+      actionId: "5d4c3b2a-1908-4f7e-8d6c-5b4a39281706",
+      actionVersionId: "6e5d4c3b-2a19-4087-9e6d-5c4b3a291807",
+      key: "extend_trial_14",
+      family: "extend_trial",
+      evidence: ["entitlement_state"],
+      frequency: { limit: 1, windowSeconds: 2592000 }
+    }
+  ],
+  decisions: [
+    {
+      decisionId: "8e7d6c5b-4a39-4281-b706-f5e4d3c2b1a0",
+      journeyId: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
+      actionIds: ["5d4c3b2a-1908-4f7e-8d6c-5b4a39281706"],
+      offerIds: ["0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f"],
+      accountStatuses: ["trialing"]
+    }
+  ]
 }
 
 /**
  * `PUT /catalog` body.
- *
- * @since 0.1.0
  */
 export const CatalogBody = CatalogDocument.annotations({ examples: [documentExample as never] })
 
@@ -52,61 +68,79 @@ const summaryExample = {
   publishedBy: "api_key:0b6f3f7e-9a51-4d1c-8e2f-5a7c0d9e1b23"
 }
 
-const WithDocument = Schema.Struct({ ...summaryFields, document: Schema.Unknown.annotations({ description: "the catalog document as published" }) })
-  .annotations({ examples: [{ ...summaryExample, document: documentExample }] })
+const WithDocument = Schema.Struct({
+  ...summaryFields,
+  document: Schema.Unknown.annotations({ description: "the catalog document as published" })
+}).annotations({ examples: [{ ...summaryExample, document: documentExample }] })
 
-/**
- * @since 0.1.0
- */
 export const publishCatalog = HttpApiEndpoint.put("publishCatalog", "/catalog")
   .setPath(adminPath({}))
   .setPayload(CatalogBody)
   .addSuccess(Schema.Struct(summaryFields).annotations({ examples: [summaryExample] }), { status: 201 })
-  .addError(bodyProblems[0]).addError(bodyProblems[1]).addError(bodyProblems[2])
-  .addError(problem(400, ["invalid_catalog"], "the catalog's references do not resolve", {
-    errors: [{ path: "decisions.0.actionIds.0", message: "names no action of this catalog" }],
-    description: "References that do not resolve"
-  }))
-  .addError(problem(409, ["published_version_exists"], "this publishedVersionId was already published; a republish needs a new one (or none)", {
-    description: "A publishedVersionId used before"
-  }))
+  .addError(bodyProblems[0])
+  .addError(bodyProblems[1])
+  .addError(bodyProblems[2])
+  .addError(
+    problem(400, ["invalid_catalog"], "the catalog's references do not resolve", {
+      errors: [{ path: "decisions.0.actionIds.0", message: "names no action of this catalog" }],
+      description: "References that do not resolve"
+    })
+  )
+  .addError(
+    problem(
+      409,
+      ["published_version_exists"],
+      "this publishedVersionId was already published; a republish needs a new one (or none)",
+      {
+        description: "A publishedVersionId used before"
+      }
+    )
+  )
   .annotate(OpenApi.Summary, "Publish the whole catalog as the next version (admin keys; body up to 1 MiB)")
 
-/**
- * @since 0.1.0
- */
 export const getCatalog = HttpApiEndpoint.get("getCatalog", "/catalog")
   .setPath(adminPath({}))
   .addSuccess(WithDocument)
-  .addError(problem(404, ["catalog_not_published"], "no catalog is published yet; publish one with PUT /api/admin/v1/workspaces/{workspaceId}/catalog", {
-    description: "Nothing published yet"
-  }))
+  .addError(
+    problem(
+      404,
+      ["catalog_not_published"],
+      "no catalog is published yet; publish one with PUT /api/admin/v1/workspaces/{workspaceId}/catalog",
+      {
+        description: "Nothing published yet"
+      }
+    )
+  )
   .annotate(OpenApi.Summary, "The current catalog version with its document")
 
-/**
- * @since 0.1.0
- */
 export const listCatalogVersions = HttpApiEndpoint.get("listCatalogVersions", "/catalog/versions")
   .setPath(adminPath({}))
   .addSuccess(page(Schema.Struct(summaryFields), summaryExample))
   .annotate(OpenApi.Summary, "Every catalog version, newest first: the audit trail (one page)")
 
-/**
- * @since 0.1.0
- */
 export const getCatalogVersion = HttpApiEndpoint.get("getCatalogVersion", "/catalog/versions/:version")
-  .setPath(adminPath({ version: Schema.String.annotations({ description: "the version number", pattern: "^[1-9][0-9]{0,8}$" }) }))
+  .setPath(
+    adminPath({
+      version: Schema.String.annotations({ description: "the version number", pattern: "^[1-9][0-9]{0,8}$" })
+    })
+  )
   .addSuccess(WithDocument)
   .addError(notFound("no such catalog version in this workspace"))
   .annotate(OpenApi.Summary, "One catalog version with its document")
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("catalog")
-  .add(publishCatalog).add(getCatalog).add(listCatalogVersions).add(getCatalogVersion)
+  .add(publishCatalog)
+  .add(getCatalog)
+  .add(listCatalogVersions)
+  .add(getCatalogVersion)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "Catalog")
-  .annotate(OpenApi.Description, "Offers, actions and decisions that action requests bind to. Publishing needs an admin key; reads take admin or developer:read keys.")
+  .annotate(
+    OpenApi.Description,
+    "Offers, actions and decisions that action requests bind to. Publishing needs an admin key; reads take admin or developer:read keys."
+  )

@@ -7,8 +7,6 @@
  * The declaration is the single source of every route's path and documentation: the routes take
  * their paths from its endpoints (`endpoint.path`), and `OpenApi.fromApi` turns it into
  * `/openapi.json`.
- *
- * @since 0.1.0
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
@@ -19,13 +17,15 @@ import * as Problem from "../Problem.ts"
 
 /**
  * A failing field as a problem lists it.
- *
- * @since 0.1.0
  */
 export const FieldError = Schema.Struct({
-  path: Schema.String.annotations({ description: "where: a dotted path into the body or a query parameter's name; \"\" for the whole body" }),
+  path: Schema.String.annotations({
+    description: 'where: a dotted path into the body or a query parameter\'s name; "" for the whole body'
+  }),
   message: Schema.String.annotations({ description: "what was expected; never the received value" }),
-  code: Schema.optional(Schema.String.annotations({ description: "the kind of issue, where one answer lists several kinds" }))
+  code: Schema.optional(
+    Schema.String.annotations({ description: "the kind of issue, where one answer lists several kinds" })
+  )
 }).annotations({ identifier: "ProblemFieldError" })
 
 const problemFields = {
@@ -39,8 +39,6 @@ const problemFields = {
 /**
  * An RFC 9457 problem answered with `status`, whose `code` is one of `codes`, as
  * `application/problem+json`; `detail` is the example's detail (the first code's).
- *
- * @since 0.1.0
  */
 export const problem = (
   status: number,
@@ -48,8 +46,9 @@ export const problem = (
   detail: string,
   options?: { readonly errors?: ReadonlyArray<Problem.ProblemFieldError>; readonly description?: string }
 ) => {
-  const example = Problem.toAnswer(Problem.make(status, codes[0], detail, options?.errors === undefined ? undefined : { errors: options.errors }))
-    .body as never
+  const example = Problem.toAnswer(
+    Problem.make(status, codes[0], detail, options?.errors === undefined ? undefined : { errors: options.errors })
+  ).body as never
   return HttpApiSchema.withEncoding(
     Schema.Struct({
       ...problemFields,
@@ -67,8 +66,6 @@ export const problem = (
 
 /**
  * The problems of the admin guard and the edge, on every admin route.
- *
- * @since 0.1.0
  */
 export const guardProblems = [
   problem(400, ["invalid_path", "invalid_query"], "a query parameter is not UTF-8 or holds a NUL character", {
@@ -80,36 +77,42 @@ export const guardProblems = [
   problem(403, ["forbidden"], "the API key does not belong to this workspace", {
     description: "A key of another workspace, or without the route's scope"
   }),
-  problem(503, ["storage_unavailable"], "storage is temporarily unavailable", { description: "Storage unreachable; retry" })
+  problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
+    description: "Storage unreachable; retry"
+  })
 ] as const
 
 /**
  * The problems of a JSON request body (`Body.readJson`): unreadable, malformed or invalid (400),
  * too large (413), not JSON (415).
- *
- * @since 0.1.0
  */
 export const bodyProblems = [
-  problem(400, ["invalid_body", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"], "the request body has invalid fields", {
-    errors: [{ path: "scope", message: "must be one of ingest, developer:read, admin" }],
-    description: "A body that is not UTF-8 JSON, repeats a key, holds unstorable text or has invalid fields"
+  problem(
+    400,
+    ["invalid_body", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"],
+    "the request body has invalid fields",
+    {
+      errors: [{ path: "scope", message: "must be one of ingest, developer:read, admin" }],
+      description: "A body that is not UTF-8 JSON, repeats a key, holds unstorable text or has invalid fields"
+    }
+  ),
+  problem(413, ["content_too_large"], "the request body exceeds 65536 bytes", {
+    description: "A body over the route's limit"
   }),
-  problem(413, ["content_too_large"], "the request body exceeds 65536 bytes", { description: "A body over the route's limit" }),
-  problem(415, ["unsupported_media_type"], "the request body must be application/json", { description: "A body that is not application/json" })
+  problem(415, ["unsupported_media_type"], "the request body must be application/json", {
+    description: "A body that is not application/json"
+  })
 ] as const
 
 /**
  * `404 not_found`, with the route's own detail.
- *
- * @since 0.1.0
  */
-export const notFound = (detail: string) => problem(404, ["not_found"], detail, { description: "Nothing by that id here" })
+export const notFound = (detail: string) =>
+  problem(404, ["not_found"], detail, { description: "Nothing by that id here" })
 
 /**
  * The bearer key of the admin routes (`admin` or `developer:read` scope, as each route says) and of
  * the ingest route (`ingest` scope). Declared only: the guard is `Auth.guarded`.
- *
- * @since 0.1.0
  */
 export class ApiKey extends HttpApiMiddleware.Tag<ApiKey>()("@accord/http/ApiKey", {
   security: {
@@ -124,8 +127,6 @@ export class ApiKey extends HttpApiMiddleware.Tag<ApiKey>()("@accord/http/ApiKey
 
 /**
  * The workspace path parameter of every admin route.
- *
- * @since 0.1.0
  */
 export const WorkspaceId = Schema.String.annotations({
   description: "the workspace's id",
@@ -134,43 +135,40 @@ export const WorkspaceId = Schema.String.annotations({
 
 /**
  * A UUID path parameter or field.
- *
- * @since 0.1.0
  */
-export const UuidText = Schema.String.annotations({ format: "uuid", examples: ["3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8"] })
+export const UuidText = Schema.String.annotations({
+  format: "uuid",
+  examples: ["3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8"]
+})
 
 /**
  * An RFC 3339 timestamp as answered (UTC, milliseconds).
- *
- * @since 0.1.0
  */
 export const Timestamp = Schema.String.annotations({ format: "date-time", examples: ["2026-11-22T10:15:30.000Z"] })
 
 /**
  * The paging query of a list route: `cursor` (from the previous page's `nextCursor`) and `limit`.
- *
- * @since 0.1.0
  */
 export const pageParams = {
   cursor: Schema.optional(Schema.String.annotations({ description: "the previous page's nextCursor" })),
-  limit: Schema.optional(Schema.String.annotations({ description: "page size, an integer from 1 to 200 (default 50)", pattern: "^[0-9]+$" }))
+  limit: Schema.optional(
+    Schema.String.annotations({ description: "page size, an integer from 1 to 200 (default 50)", pattern: "^[0-9]+$" })
+  )
 }
 
 /**
  * A page of a list: `{ data, nextCursor }`, `nextCursor` null on the last page.
- *
- * @since 0.1.0
  */
 export const page = <S extends Schema.Schema.Any>(item: S, example: Schema.Schema.Type<S>) =>
   Schema.Struct({
     data: Schema.Array(item),
-    nextCursor: Schema.NullOr(Schema.String).annotations({ description: "pass as `cursor` for the next page; null on the last" })
+    nextCursor: Schema.NullOr(Schema.String).annotations({
+      description: "pass as `cursor` for the next page; null on the last"
+    })
   }).annotations({ examples: [{ data: [example], nextCursor: null } as never] })
 
 /**
  * The path parameters of an admin route: the workspace and the route's own.
- *
- * @since 0.1.0
  */
 export const adminPath = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct({ workspaceId: WorkspaceId, ...fields })
@@ -178,18 +176,23 @@ export const adminPath = <Fields extends Schema.Struct.Fields>(fields: Fields) =
 /**
  * Documents response headers of one status (the declaration has no place for them): an
  * `OpenApi.Transform` for the endpoint's operation.
- *
- * @since 0.1.0
  */
-export const responseHeaders = (
-  status: number,
-  headers: Readonly<Record<string, { readonly description: string; readonly required?: boolean }>>
-) =>
-(operation: Record<string, any>): Record<string, any> => {
-  const response = operation["responses"]?.[status]
-  if (response === undefined) return operation
-  const documented = Object.fromEntries(
-    Object.entries(headers).map(([name, { description, required }]) => [name, { description, required: required ?? false, schema: { type: "string" } }])
-  )
-  return { ...operation, responses: { ...operation["responses"], [status]: { ...response, headers: { ...response.headers, ...documented } } } }
-}
+export const responseHeaders =
+  (status: number, headers: Readonly<Record<string, { readonly description: string; readonly required?: boolean }>>) =>
+  (operation: Record<string, any>): Record<string, any> => {
+    const response = operation["responses"]?.[status]
+    if (response === undefined) return operation
+    const documented = Object.fromEntries(
+      Object.entries(headers).map(([name, { description, required }]) => [
+        name,
+        { description, required: required ?? false, schema: { type: "string" } }
+      ])
+    )
+    return {
+      ...operation,
+      responses: {
+        ...operation["responses"],
+        [status]: { ...response, headers: { ...response.headers, ...documented } }
+      }
+    }
+  }

@@ -2,8 +2,6 @@
  * Connect payment backend and Check payment connection, under
  * `/api/admin/v1/workspaces/{workspaceId}`: register (admin keys), check (admin keys) and read
  * (admin or developer:read keys). Handled by `routes/Connector.ts`; secrets are never answered.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -14,46 +12,66 @@ import { adminPath, ApiKey, bodyProblems, guardProblems, problem, Timestamp, Uui
 
 /**
  * `PUT /connector` body as documented (the route decodes the secrets as `Redacted` values).
- *
- * @since 0.1.0
  */
 export const RegisterConnectorDocument = Schema.Struct({
-  endpoint: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)).annotations({ description: "the customer kit's connector URL (https)" }),
-  actionSigningSecret: Schema.String.annotations({ description: "signs the actions Accord sends; never answered again" }),
-  completionSecret: Schema.String.annotations({ description: "signs the completions the customer sends; never answered again" })
+  endpoint: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)).annotations({
+    description: "the customer kit's connector URL (https)"
+  }),
+  actionSigningSecret: Schema.String.annotations({
+    description: "signs the actions Accord sends; never answered again"
+  }),
+  completionSecret: Schema.String.annotations({
+    description: "signs the completions the customer sends; never answered again"
+  })
 }).annotations({
-  examples: [{
-    endpoint: "https://billing.example.com/accord/connector",
-    actionSigningSecret: "as_replace_with_32_to_512_random_characters",
-    completionSecret: "cs_replace_with_another_32_to_512_random_characters"
-  }]
+  examples: [
+    {
+      endpoint: "https://billing.example.com/accord/connector",
+      actionSigningSecret: "as_replace_with_32_to_512_random_characters",
+      completionSecret: "cs_replace_with_another_32_to_512_random_characters"
+    }
+  ]
 })
 
 const revisionState = Schema.String.annotations({ description: "pending, active or retired" })
 
-/**
- * @since 0.1.0
- */
 export const registerConnector = HttpApiEndpoint.put("registerConnector", "/connector")
   .setPath(adminPath({}))
   .setPayload(RegisterConnectorDocument)
   .addSuccess(
-    Schema.Struct({ connectionId: UuidText, revision: Schema.Int, state: Schema.Literal("pending") })
-      .annotations({ examples: [{ connectionId: "c0ffee00-1234-4abc-8def-0123456789ab", revision: 1, state: "pending" as const }] }),
+    Schema.Struct({ connectionId: UuidText, revision: Schema.Int, state: Schema.Literal("pending") }).annotations({
+      examples: [{ connectionId: "c0ffee00-1234-4abc-8def-0123456789ab", revision: 1, state: "pending" as const }]
+    }),
     { status: 201 }
   )
-  .addError(bodyProblems[0]).addError(bodyProblems[1]).addError(bodyProblems[2])
-  .addError(problem(
-    422,
-    ["invalid_url", "not_https", "credentials", "query", "fragment", "private_address", "unresolvable", "secret_too_short", "secret_too_long", "secret_whitespace", "secrets_not_distinct"],
-    "the endpoint must use https",
-    { errors: [{ path: "endpoint", message: "must use https" }], description: "An endpoint or a secret refused by a rule" }
-  ))
+  .addError(bodyProblems[0])
+  .addError(bodyProblems[1])
+  .addError(bodyProblems[2])
+  .addError(
+    problem(
+      422,
+      [
+        "invalid_url",
+        "not_https",
+        "credentials",
+        "query",
+        "fragment",
+        "private_address",
+        "unresolvable",
+        "secret_too_short",
+        "secret_too_long",
+        "secret_whitespace",
+        "secrets_not_distinct"
+      ],
+      "the endpoint must use https",
+      {
+        errors: [{ path: "endpoint", message: "must use https" }],
+        description: "An endpoint or a secret refused by a rule"
+      }
+    )
+  )
   .annotate(OpenApi.Summary, "Register the connector endpoint and its two secrets as a new pending revision")
 
-/**
- * @since 0.1.0
- */
 export const checkConnector = HttpApiEndpoint.post("checkConnector", "/connector/check")
   .setPath(adminPath({}))
   .addSuccess(
@@ -62,15 +80,28 @@ export const checkConnector = HttpApiEndpoint.post("checkConnector", "/connector
       revision: Schema.Int,
       state: revisionState,
       paymentModes: Schema.Array(Schema.String),
-      problem: Schema.optional(Schema.String.annotations({ description: "why the check failed (e.g. timeout, endpoint_refused, invalid_signature); `state` is then unchanged" }))
-    }).annotations({ examples: [{ connectionId: "c0ffee00-1234-4abc-8def-0123456789ab", revision: 1, state: "active", paymentModes: [] }] })
+      problem: Schema.optional(
+        Schema.String.annotations({
+          description:
+            "why the check failed (e.g. timeout, endpoint_refused, invalid_signature); `state` is then unchanged"
+        })
+      )
+    }).annotations({
+      examples: [
+        { connectionId: "c0ffee00-1234-4abc-8def-0123456789ab", revision: 1, state: "active", paymentModes: [] }
+      ]
+    })
   )
-  .addError(problem(404, ["connector_not_configured"], "no connector endpoint is registered for this workspace", { description: "No connector registered" }))
-  .annotate(OpenApi.Summary, "Check payment connection: the signed handshake for the pending revision, else the active one")
+  .addError(
+    problem(404, ["connector_not_configured"], "no connector endpoint is registered for this workspace", {
+      description: "No connector registered"
+    })
+  )
+  .annotate(
+    OpenApi.Summary,
+    "Check payment connection: the signed handshake for the pending revision, else the active one"
+  )
 
-/**
- * @since 0.1.0
- */
 export const getConnector = HttpApiEndpoint.get("getConnector", "/connector")
   .setPath(adminPath({}))
   .addSuccess(
@@ -79,54 +110,81 @@ export const getConnector = HttpApiEndpoint.get("getConnector", "/connector")
       endpointHost: Schema.NullOr(Schema.String),
       activeRevision: Schema.NullOr(Schema.Int),
       pendingRevision: Schema.NullOr(Schema.Int),
-      revisions: Schema.Array(Schema.Struct({
-        revision: Schema.Int,
-        state: revisionState,
-        endpointHost: Schema.String,
-        createdAt: Timestamp,
-        activatedAt: Schema.NullOr(Timestamp),
-        retiredAt: Schema.NullOr(Timestamp)
-      })),
-      paymentCapabilities: Schema.NullOr(Schema.Struct({
-        revision: Schema.Int,
-        modes: Schema.Array(Schema.String),
-        livemode: Schema.Boolean,
-        connectedAccountReferenceHash: Schema.String,
-        providerConnectionGeneration: Schema.Unknown,
-        responseFingerprint: Schema.String,
-        recordedAt: Timestamp,
-        expiresAt: Timestamp
-      })),
-      lastCheck: Schema.NullOr(Schema.Struct({ revision: Schema.Int, at: Timestamp, outcome: Schema.String, problem: Schema.NullOr(Schema.String) }))
+      revisions: Schema.Array(
+        Schema.Struct({
+          revision: Schema.Int,
+          state: revisionState,
+          endpointHost: Schema.String,
+          createdAt: Timestamp,
+          activatedAt: Schema.NullOr(Timestamp),
+          retiredAt: Schema.NullOr(Timestamp)
+        })
+      ),
+      paymentCapabilities: Schema.NullOr(
+        Schema.Struct({
+          revision: Schema.Int,
+          modes: Schema.Array(Schema.String),
+          livemode: Schema.Boolean,
+          connectedAccountReferenceHash: Schema.String,
+          providerConnectionGeneration: Schema.Unknown,
+          responseFingerprint: Schema.String,
+          recordedAt: Timestamp,
+          expiresAt: Timestamp
+        })
+      ),
+      lastCheck: Schema.NullOr(
+        Schema.Struct({
+          revision: Schema.Int,
+          at: Timestamp,
+          outcome: Schema.String,
+          problem: Schema.NullOr(Schema.String)
+        })
+      )
     }).annotations({
-      examples: [{
-        connectionId: "c0ffee00-1234-4abc-8def-0123456789ab",
-        endpointHost: "billing.example.com",
-        activeRevision: 1,
-        pendingRevision: null,
-        revisions: [{
-          revision: 1,
-          state: "active",
+      examples: [
+        {
+          connectionId: "c0ffee00-1234-4abc-8def-0123456789ab",
           endpointHost: "billing.example.com",
-          createdAt: "2026-11-22T10:00:00.000Z",
-          activatedAt: "2026-11-22T10:01:00.000Z",
-          retiredAt: null
-        }],
-        paymentCapabilities: null,
-        lastCheck: { revision: 1, at: "2026-11-22T10:01:00.000Z", outcome: "succeeded", problem: null }
-      }]
+          activeRevision: 1,
+          pendingRevision: null,
+          revisions: [
+            {
+              revision: 1,
+              state: "active",
+              endpointHost: "billing.example.com",
+              createdAt: "2026-11-22T10:00:00.000Z",
+              activatedAt: "2026-11-22T10:01:00.000Z",
+              retiredAt: null
+            }
+          ],
+          paymentCapabilities: null,
+          lastCheck: { revision: 1, at: "2026-11-22T10:01:00.000Z", outcome: "succeeded", problem: null }
+        }
+      ]
     })
   )
-  .addError(problem(404, ["connector_not_configured"], "no connector endpoint is registered for this workspace", { description: "No connector registered" }))
-  .annotate(OpenApi.Summary, "The connector: endpoint host, revisions, payment capabilities and the last check (never a secret or a full URL)")
+  .addError(
+    problem(404, ["connector_not_configured"], "no connector endpoint is registered for this workspace", {
+      description: "No connector registered"
+    })
+  )
+  .annotate(
+    OpenApi.Summary,
+    "The connector: endpoint host, revisions, payment capabilities and the last check (never a secret or a full URL)"
+  )
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("connector")
-  .add(registerConnector).add(checkConnector).add(getConnector)
+  .add(registerConnector)
+  .add(checkConnector)
+  .add(getConnector)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "Connector")
-  .annotate(OpenApi.Description, "Setup > Connect payment backend and Check payment connection. Registering and checking need an admin key; the read takes admin or developer:read keys.")
+  .annotate(
+    OpenApi.Description,
+    "Setup > Connect payment backend and Check payment connection. Registering and checking need an admin key; the read takes admin or developer:read keys."
+  )

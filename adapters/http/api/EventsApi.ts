@@ -5,8 +5,6 @@
  * Events are answered as they were sent, in the Direct API's own snake_case (`event_name`,
  * `account_id`, ...), with Accord's `id` and `received_at`; the envelope and every other admin body
  * are camelCase (docs/decisions.md, "JSON naming").
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -22,8 +20,6 @@ const invalidQuery = problem(400, ["invalid_query"], "the query has invalid para
 
 /**
  * An event as listed: the event as sent (snake_case) with Accord's `id` and `received_at`.
- *
- * @since 0.1.0
  */
 export const EventView = Schema.Struct(
   {
@@ -37,27 +33,28 @@ export const EventView = Schema.Struct(
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
 
-/**
- * @since 0.1.0
- */
 export const listEvents = HttpApiEndpoint.get("listEvents", "/events")
   .setPath(adminPath({}))
-  .setUrlParams(Schema.Struct({
-    account_id: Schema.optional(Schema.String.annotations({ description: "only this account's events" })),
-    event_name: Schema.optional(Schema.String.annotations({ description: "only events of this name" })),
-    from: Schema.optional(Timestamp.annotations({ description: "occurred at or after (RFC 3339)" })),
-    to: Schema.optional(Timestamp.annotations({ description: "occurred before (RFC 3339)" })),
-    ...pageParams
-  }))
-  .addSuccess(page(EventView, {
-    id: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d",
-    received_at: "2026-11-22T10:15:31.000Z",
-    event_name: "account_created",
-    account_id: "acct_42",
-    timestamp: "2026-11-22T10:15:30.000Z",
-    event_id: "evt_0001",
-    properties: { plan: "pro", account_status: "trialing" }
-  }))
+  .setUrlParams(
+    Schema.Struct({
+      account_id: Schema.optional(Schema.String.annotations({ description: "only this account's events" })),
+      event_name: Schema.optional(Schema.String.annotations({ description: "only events of this name" })),
+      from: Schema.optional(Timestamp.annotations({ description: "occurred at or after (RFC 3339)" })),
+      to: Schema.optional(Timestamp.annotations({ description: "occurred before (RFC 3339)" })),
+      ...pageParams
+    })
+  )
+  .addSuccess(
+    page(EventView, {
+      id: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d",
+      received_at: "2026-11-22T10:15:31.000Z",
+      event_name: "account_created",
+      account_id: "acct_42",
+      timestamp: "2026-11-22T10:15:30.000Z",
+      event_id: "evt_0001",
+      properties: { plan: "pro", account_status: "trialing" }
+    })
+  )
   .addError(invalidQuery)
   .annotate(OpenApi.Summary, "The Events view: events newest first, filtered and paged")
 
@@ -73,9 +70,6 @@ const GateView = Schema.Struct({
   unlockEventId: Schema.NullOr(Schema.String)
 })
 
-/**
- * @since 0.1.0
- */
 export const featureGateExample: typeof GateView.Type = {
   id: "1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b",
   accountId: "acct_42",
@@ -90,8 +84,6 @@ export const featureGateExample: typeof GateView.Type = {
 
 /**
  * A feature gate as answered (here and by `featureGates`).
- *
- * @since 0.1.0
  */
 export const FeatureGateView = GateView.annotations({ identifier: "FeatureGate", examples: [featureGateExample] })
 
@@ -102,66 +94,82 @@ const accountExample = {
   lastObservedAt: "2026-11-22T10:15:30.000Z"
 }
 
-/**
- * @since 0.1.0
- */
 export const listAccounts = HttpApiEndpoint.get("listAccounts", "/accounts")
   .setPath(adminPath({}))
   .setUrlParams(Schema.Struct(pageParams))
-  .addSuccess(page(
-    Schema.Struct({
-      accountId: Schema.String,
-      factCount: Schema.Int.annotations({ description: "how many profile facts the account has" }),
-      firstObservedAt: Timestamp.annotations({ description: "when its oldest current fact was observed" }),
-      lastObservedAt: Timestamp.annotations({ description: "when its newest fact was observed" })
-    }),
-    accountExample
-  ))
+  .addSuccess(
+    page(
+      Schema.Struct({
+        accountId: Schema.String,
+        factCount: Schema.Int.annotations({ description: "how many profile facts the account has" }),
+        firstObservedAt: Timestamp.annotations({ description: "when its oldest current fact was observed" }),
+        lastObservedAt: Timestamp.annotations({ description: "when its newest fact was observed" })
+      }),
+      accountExample
+    )
+  )
   .addError(invalidQuery)
   .annotate(OpenApi.Summary, "The accounts with a profile (at least one fact), by account id, paged")
 
-/**
- * @since 0.1.0
- */
 export const getAccount = HttpApiEndpoint.get("getAccount", "/accounts/:accountId")
   .setPath(adminPath({ accountId: Schema.String }))
   .addSuccess(
     Schema.Struct({
       accountId: Schema.String,
       lastEventAt: Schema.NullOr(Timestamp),
-      facts: Schema.Array(Schema.Struct({
-        name: Schema.String,
-        value: Schema.Unknown,
-        observedAt: Timestamp,
-        sourceEventId: Schema.NullOr(UuidText),
-        sourceEvent: Schema.NullOr(Schema.Struct({ id: UuidText, event_name: Schema.String, event_id: Schema.NullOr(Schema.String), timestamp: Timestamp }))
-      })),
+      facts: Schema.Array(
+        Schema.Struct({
+          name: Schema.String,
+          value: Schema.Unknown,
+          observedAt: Timestamp,
+          sourceEventId: Schema.NullOr(UuidText),
+          sourceEvent: Schema.NullOr(
+            Schema.Struct({
+              id: UuidText,
+              event_name: Schema.String,
+              event_id: Schema.NullOr(Schema.String),
+              timestamp: Timestamp
+            })
+          )
+        })
+      ),
       featureGates: Schema.Array(GateView)
     }).annotations({
-      examples: [{
-        accountId: "acct_42",
-        lastEventAt: "2026-11-22T10:15:30.000Z",
-        facts: [{
-          name: "plan",
-          value: "pro",
-          observedAt: "2026-11-22T10:15:30.000Z",
-          sourceEventId: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d",
-          sourceEvent: { id: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d", event_name: "account_created", event_id: "evt_0001", timestamp: "2026-11-22T10:15:30.000Z" }
-        }],
-        featureGates: []
-      }]
+      examples: [
+        {
+          accountId: "acct_42",
+          lastEventAt: "2026-11-22T10:15:30.000Z",
+          facts: [
+            {
+              name: "plan",
+              value: "pro",
+              observedAt: "2026-11-22T10:15:30.000Z",
+              sourceEventId: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d",
+              sourceEvent: {
+                id: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d",
+                event_name: "account_created",
+                event_id: "evt_0001",
+                timestamp: "2026-11-22T10:15:30.000Z"
+              }
+            }
+          ],
+          featureGates: []
+        }
+      ]
     })
   )
   .addError(notFound("no events have arrived for this account"))
   .annotate(OpenApi.Summary, "An account's profile: facts with their source events, active users, feature gates")
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("events")
-  .add(listEvents).add(listAccounts).add(getAccount)
+  .add(listEvents)
+  .add(listAccounts)
+  .add(getAccount)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "Events and accounts")
   .annotate(OpenApi.Description, "The Events view and account profiles. Admin or developer:read keys.")

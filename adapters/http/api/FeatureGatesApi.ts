@@ -1,8 +1,6 @@
 /**
  * Feature gates, under `/api/admin/v1/workspaces/{workspaceId}`: create (admin keys), list and read
  * (admin or developer:read keys). Handled by `routes/FeatureGates.ts`.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -11,13 +9,21 @@ import * as Schema from "effect/Schema"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { Uuid } from "../../../core/protocol/Uuid.ts"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, pageParams, problem, UuidText } from "./Common.ts"
+import {
+  adminPath,
+  ApiKey,
+  bodyProblems,
+  guardProblems,
+  notFound,
+  page,
+  pageParams,
+  problem,
+  UuidText
+} from "./Common.ts"
 import { featureGateExample, FeatureGateView } from "./EventsApi.ts"
 
 /**
  * `POST /feature-gates` body.
- *
- * @since 0.1.0
  */
 export const CreateGateBody = Schema.Struct({
   accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
@@ -26,58 +32,65 @@ export const CreateGateBody = Schema.Struct({
   featureKey: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_.:-]{0,63}$/)),
   startedAt: Schema.String.pipe(Schema.filter((s) => parseTimestamp(s) !== undefined || "an RFC 3339 timestamp"))
 }).annotations({
-  examples: [{
-    accountId: "acct_42",
-    journeyId: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
-    versionId: "2b3c4d5e-6f70-4812-a3b4-c5d6e7f8a9b0",
-    featureKey: "exports.csv",
-    startedAt: "2026-11-22T10:15:00.000Z"
-  } as never]
+  examples: [
+    {
+      accountId: "acct_42",
+      journeyId: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
+      versionId: "2b3c4d5e-6f70-4812-a3b4-c5d6e7f8a9b0",
+      featureKey: "exports.csv",
+      startedAt: "2026-11-22T10:15:00.000Z"
+    } as never
+  ]
 })
 
-/**
- * @since 0.1.0
- */
 export const createFeatureGate = HttpApiEndpoint.post("createFeatureGate", "/feature-gates")
   .setPath(adminPath({}))
   .setPayload(CreateGateBody)
   .addSuccess(FeatureGateView, { status: 201 })
-  .addError(bodyProblems[0]).addError(bodyProblems[1]).addError(bodyProblems[2])
+  .addError(bodyProblems[0])
+  .addError(bodyProblems[1])
+  .addError(bodyProblems[2])
   .annotate(OpenApi.Summary, "Create a feature gate awaiting access evidence (admin keys)")
 
-/**
- * @since 0.1.0
- */
 export const listFeatureGates = HttpApiEndpoint.get("listFeatureGates", "/feature-gates")
   .setPath(adminPath({}))
-  .setUrlParams(Schema.Struct({
-    account_id: Schema.optional(Schema.String.annotations({ description: "only this account's gates" })),
-    state: Schema.optional(Schema.Literal("checking", "unlocked")),
-    ...pageParams
-  }))
+  .setUrlParams(
+    Schema.Struct({
+      account_id: Schema.optional(Schema.String.annotations({ description: "only this account's gates" })),
+      state: Schema.optional(Schema.Literal("checking", "unlocked")),
+      ...pageParams
+    })
+  )
   .addSuccess(page(FeatureGateView, featureGateExample))
-  .addError(problem(400, ["invalid_query"], "the query has invalid parameters", {
-    errors: [{ path: "state", message: "must be checking or unlocked" }],
-    description: "A query parameter out of range, or a cursor not from this API"
-  }))
-  .annotate(OpenApi.Summary, "The workspace's feature gates, newest first, filtered and paged (each settled against the evidence so far)")
+  .addError(
+    problem(400, ["invalid_query"], "the query has invalid parameters", {
+      errors: [{ path: "state", message: "must be checking or unlocked" }],
+      description: "A query parameter out of range, or a cursor not from this API"
+    })
+  )
+  .annotate(
+    OpenApi.Summary,
+    "The workspace's feature gates, newest first, filtered and paged (each settled against the evidence so far)"
+  )
 
-/**
- * @since 0.1.0
- */
 export const getFeatureGate = HttpApiEndpoint.get("getFeatureGate", "/feature-gates/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(FeatureGateView)
   .addError(notFound("no such feature gate in this workspace"))
   .annotate(OpenApi.Summary, "A feature gate, settled against the evidence committed so far")
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("featureGates")
-  .add(createFeatureGate).add(listFeatureGates).add(getFeatureGate)
+  .add(createFeatureGate)
+  .add(listFeatureGates)
+  .add(getFeatureGate)
   .prefix(adminWorkspacePath)
   .middleware(ApiKey)
-  .addError(guardProblems[0]).addError(guardProblems[1]).addError(guardProblems[2]).addError(guardProblems[3])
+  .addError(guardProblems[0])
+  .addError(guardProblems[1])
+  .addError(guardProblems[2])
+  .addError(guardProblems[3])
   .annotate(OpenApi.Title, "Feature gates")
-  .annotate(OpenApi.Description, "A gate stays `checking` until an `entitlement_active` event for the same account, journey, version and feature, sent with a server ingest key after the journey began, unlocks it.")
+  .annotate(
+    OpenApi.Description,
+    "A gate stays `checking` until an `entitlement_active` event for the same account, journey, version and feature, sent with a server ingest key after the journey began, unlocks it."
+  )

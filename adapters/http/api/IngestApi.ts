@@ -2,8 +2,6 @@
  * The Direct API (spec `direct-api-ingestion.md`): `POST /api/events/ingest`, one event per
  * request, an `ingest` key. Served by the `node:http` fast path (`NodeIngest.ts`) on Node and by
  * `routes/Ingest.ts` elsewhere, with the same answers. Bodies are the spec's snake_case.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -13,79 +11,135 @@ import { ApiKey, problem, responseHeaders, Timestamp, UuidText } from "./Common.
 
 /**
  * The event as documented: the spec's fields, in its snake_case; `Accept` checks the full contract.
- *
- * @since 0.1.0
  */
 export const IngestEvent = Schema.Struct(
   {
-    event_name: Schema.String.annotations({ description: "what happened, e.g. account_created, user_logged_in, entitlement_active" }),
+    event_name: Schema.String.annotations({
+      description: "what happened, e.g. account_created, user_logged_in, entitlement_active"
+    }),
     account_id: Schema.String.annotations({ description: "the customer's account" }),
     timestamp: Timestamp.annotations({ description: "when it occurred (RFC 3339)" }),
-    event_id: Schema.optional(Schema.String.annotations({ description: "the sender's id, for safe retries (strongly recommended)" })),
+    event_id: Schema.optional(
+      Schema.String.annotations({ description: "the sender's id, for safe retries (strongly recommended)" })
+    ),
     user_id: Schema.optional(Schema.String),
     semantic_type: Schema.optional(Schema.String),
     properties: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 ).annotations({
-  description: "One event (at most 32 KiB). Never send secrets, card data or other data the spec forbids: such an event is refused (422) and nothing is stored.",
-  examples: [{
-    event_name: "account_created",
-    account_id: "acct_42",
-    timestamp: "2026-11-22T10:15:30.000Z",
-    event_id: "evt_0001",
-    properties: { plan: "pro", account_status: "trialing", is_in_trial: true }
-  }]
+  description:
+    "One event (at most 32 KiB). Never send secrets, card data or other data the spec forbids: such an event is refused (422) and nothing is stored.",
+  examples: [
+    {
+      event_name: "account_created",
+      account_id: "acct_42",
+      timestamp: "2026-11-22T10:15:30.000Z",
+      event_id: "evt_0001",
+      properties: { plan: "pro", account_status: "trialing", is_in_trial: true }
+    }
+  ]
 })
 
 const view = {
   id: UuidText,
   event_id: Schema.NullOr(Schema.String),
   account_id: Schema.String,
-  suggested_event_id: Schema.optional(Schema.String.annotations({ description: "an event_id to send on retries, when the event had none" }))
+  suggested_event_id: Schema.optional(
+    Schema.String.annotations({ description: "an event_id to send on retries, when the event had none" })
+  )
 }
 
 const example = { id: "9d7c6b5a-4e3f-4a2b-8c1d-0e9f8a7b6c5d", event_id: "evt_0001", account_id: "acct_42" }
 
-/**
- * @since 0.1.0
- */
 export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/ingest")
   .setPayload(IngestEvent)
   .addSuccess(
-    Schema.Struct({ status: Schema.Literal("accepted"), duplicate: Schema.Literal(false), ...view })
-      .annotations({ description: "Committed", examples: [{ status: "accepted" as const, duplicate: false as const, ...example }] }),
+    Schema.Struct({ status: Schema.Literal("accepted"), duplicate: Schema.Literal(false), ...view }).annotations({
+      description: "Committed",
+      examples: [{ status: "accepted" as const, duplicate: false as const, ...example }]
+    }),
     { status: 202 }
   )
   .addSuccess(
-    Schema.Struct({ status: Schema.Literal("duplicate"), duplicate: Schema.Literal(true), ...view })
-      .annotations({ description: "A retry of an event already stored: nothing stored twice", examples: [{ status: "duplicate" as const, duplicate: true as const, ...example }] }),
+    Schema.Struct({ status: Schema.Literal("duplicate"), duplicate: Schema.Literal(true), ...view }).annotations({
+      description: "A retry of an event already stored: nothing stored twice",
+      examples: [{ status: "duplicate" as const, duplicate: true as const, ...example }]
+    }),
     { status: 200 }
   )
-  .addError(problem(400, ["invalid_event", "batch_not_accepted", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"], "the event does not follow the event contract", {
-    errors: [{ path: "timestamp", message: "must be an RFC 3339 timestamp", code: "invalid_event" }],
-    description: "A body that breaks the event contract (every failing field listed)"
-  }))
-  .addError(problem(401, ["unauthorized"], "a valid API key is required (Authorization: Bearer)", { description: "No key, or an unknown or revoked key" }))
-  .addError(problem(403, ["forbidden"], "this route needs a key with scope ingest", { description: "A key without the ingest scope" }))
-  .addError(problem(409, ["event_id_conflict"], "this event_id was already used for a different event; reuse an event_id only when retrying the same event", {
-    description: "The same event_id with a different payload"
-  }))
-  .addError(problem(413, ["content_too_large"], "the request body exceeds 32768 bytes", { description: "An event over 32 KiB" }))
-  .addError(problem(415, ["unsupported_media_type"], "the request body must be application/json", { description: "A body that is not application/json" }))
-  .addError(problem(422, ["unsafe_property", "not_revenue_relevant", "unit_changed"], "the event carries data that must never be sent; nothing was stored", {
-    description: "An event refused by a rule"
-  }))
-  .addError(problem(429, ["rate_limited"], "at most 100 requests per second per key", { description: "Over the key's rate (with Retry-After)" }))
-  .addError(problem(503, ["storage_unavailable"], "storage is temporarily unavailable", { description: "Storage unreachable; retry" }))
+  .addError(
+    problem(
+      400,
+      ["invalid_event", "batch_not_accepted", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"],
+      "the event does not follow the event contract",
+      {
+        errors: [{ path: "timestamp", message: "must be an RFC 3339 timestamp", code: "invalid_event" }],
+        description: "A body that breaks the event contract (every failing field listed)"
+      }
+    )
+  )
+  .addError(
+    problem(401, ["unauthorized"], "a valid API key is required (Authorization: Bearer)", {
+      description: "No key, or an unknown or revoked key"
+    })
+  )
+  .addError(
+    problem(403, ["forbidden"], "this route needs a key with scope ingest", {
+      description: "A key without the ingest scope"
+    })
+  )
+  .addError(
+    problem(
+      409,
+      ["event_id_conflict"],
+      "this event_id was already used for a different event; reuse an event_id only when retrying the same event",
+      {
+        description: "The same event_id with a different payload"
+      }
+    )
+  )
+  .addError(
+    problem(413, ["content_too_large"], "the request body exceeds 32768 bytes", { description: "An event over 32 KiB" })
+  )
+  .addError(
+    problem(415, ["unsupported_media_type"], "the request body must be application/json", {
+      description: "A body that is not application/json"
+    })
+  )
+  .addError(
+    problem(
+      422,
+      ["unsafe_property", "not_revenue_relevant", "unit_changed"],
+      "the event carries data that must never be sent; nothing was stored",
+      {
+        description: "An event refused by a rule"
+      }
+    )
+  )
+  .addError(
+    problem(429, ["rate_limited"], "at most 100 requests per second per key", {
+      description: "Over the key's rate (with Retry-After)"
+    })
+  )
+  .addError(
+    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
+      description: "Storage unreachable; retry"
+    })
+  )
   .annotate(OpenApi.Summary, "Send one event (Direct API)")
-  .annotate(OpenApi.Transform, responseHeaders(429, { "retry-after": { description: "seconds to wait before the next request with this key", required: true } }))
+  .annotate(
+    OpenApi.Transform,
+    responseHeaders(429, {
+      "retry-after": { description: "seconds to wait before the next request with this key", required: true }
+    })
+  )
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("ingest")
   .add(ingestEvent)
   .middleware(ApiKey)
   .annotate(OpenApi.Title, "Direct API")
-  .annotate(OpenApi.Description, "Event ingestion with an ingest key. Bodies and answers use the Direct API spec's snake_case.")
+  .annotate(
+    OpenApi.Description,
+    "Event ingestion with an ingest key. Bodies and answers use the Direct API spec's snake_case."
+  )

@@ -2,8 +2,6 @@
  * The runtime routes under `/api/funnels/v1/runtime/actions/`: the customer's signed completion
  * callback (spec "Inbound endpoints"; DESIGN D7), handled by `routes/Completion.ts`. Add further
  * runtime endpoints to this group.
- *
- * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -13,40 +11,41 @@ import { actionStates } from "../../../core/connector/ActionState.ts"
 import { Completion } from "../../../core/protocol/messages/Completion.ts"
 import { problem, UuidText } from "./Common.ts"
 
-/**
- * @since 0.1.0
- */
 export const runtimePrefix = "/api/funnels/v1/runtime/actions" as const
 
 const CompletionBody = Completion.annotations({
-  examples: [{
-    type: "service.customer_action.completion",
-    protocolVersion: 1,
-    workspaceId: "6f1d2c3b-4a5e-4f60-8a71-92b3c4d5e6f7",
-    actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8",
-    providerIdempotencyKey: "pva_a9bab1d429ffbcf6dde708bb255f03187f7775a33ff2049030f4dd4e8386bf5e",
-    providerReference: "trialext_991",
-    completionId: "cmp_0001",
-    completedAt: "2026-11-22T10:15:30.000Z",
-    outcome: "succeeded",
-    evidence: { entitlement: "pro_trial", reasonCode: "trial_extended", source: "customer_server_event" }
-  } as never]
+  examples: [
+    {
+      type: "service.customer_action.completion",
+      protocolVersion: 1,
+      workspaceId: "6f1d2c3b-4a5e-4f60-8a71-92b3c4d5e6f7",
+      actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8",
+      providerIdempotencyKey: "pva_a9bab1d429ffbcf6dde708bb255f03187f7775a33ff2049030f4dd4e8386bf5e",
+      providerReference: "trialext_991",
+      completionId: "cmp_0001",
+      completedAt: "2026-11-22T10:15:30.000Z",
+      outcome: "succeeded",
+      evidence: { entitlement: "pro_trial", reasonCode: "trial_extended", source: "customer_server_event" }
+    } as never
+  ]
 })
 
 const signed = (description: string) => Schema.String.annotations({ description })
 
 /**
  * `POST /api/funnels/v1/runtime/actions/customer-complete`.
- *
- * @since 0.1.0
  */
 export const customerComplete = HttpApiEndpoint.post("customerComplete", `${runtimePrefix}/customer-complete`)
-  .setHeaders(Schema.Struct({
-    "x-service-customer-action-version": signed("1"),
-    "x-service-customer-action-timestamp": signed("RFC 3339; within the freshness window"),
-    "x-service-customer-action-nonce": signed("16 to 160 visible ASCII characters, never reused"),
-    "x-service-customer-action-signature": signed("v1=<hex HMAC-SHA256 of the signed string under the completion secret>")
-  }))
+  .setHeaders(
+    Schema.Struct({
+      "x-service-customer-action-version": signed("1"),
+      "x-service-customer-action-timestamp": signed("RFC 3339; within the freshness window"),
+      "x-service-customer-action-nonce": signed("16 to 160 visible ASCII characters, never reused"),
+      "x-service-customer-action-signature": signed(
+        "v1=<hex HMAC-SHA256 of the signed string under the completion secret>"
+      )
+    })
+  )
   .setPayload(CompletionBody)
   .addSuccess(
     Schema.Struct({
@@ -56,32 +55,84 @@ export const customerComplete = HttpApiEndpoint.post("customerComplete", `${runt
       state: Schema.Literal(...actionStates)
     }).annotations({
       description: "The durable completion acknowledgement: sent only after the completion is committed.",
-      examples: [{ status: "recorded" as const, actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8", completionId: "cmp_0001", state: "verified" as const }]
+      examples: [
+        {
+          status: "recorded" as const,
+          actionRequestId: "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8",
+          completionId: "cmp_0001",
+          state: "verified" as const
+        }
+      ]
     })
   )
-  .addError(problem(400, ["invalid_body", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"], "the completion does not match the completion body", {
-    description: "An authentic body that is not a completion"
-  }))
-  .addError(problem(
-    401,
-    ["invalid_signature", "unsupported_version", "invalid_timestamp", "stale_timestamp", "future_timestamp", "invalid_nonce", "replayed_nonce"],
-    "the completion is not signed by a known completion secret",
-    { description: "Not signed by a known completion secret, or its signed headers are invalid (an unknown workspace answers the same)" }
-  ))
-  .addError(problem(404, ["unknown_action"], "no such action request in this workspace", { description: "No such action request" }))
-  .addError(problem(409, ["completion_id_conflict", "completion_not_applicable", "concurrent_change"], "this completionId was already received with another body", {
-    description: "The completion conflicts with what was received or with the action's state"
-  }))
-  .addError(problem(413, ["content_too_large"], "the request body exceeds 65536 bytes", { description: "A body over 64 KiB" }))
-  .addError(problem(415, ["unsupported_media_type"], "the request body must be application/json", { description: "A body that is not application/json" }))
-  .addError(problem(422, ["idempotency_key_mismatch"], "the providerIdempotencyKey is not the action's key", { description: "The completion names another action's key" }))
-  .addError(problem(503, ["storage_unavailable"], "storage is temporarily unavailable", { description: "Storage unreachable; retry" }))
+  .addError(
+    problem(
+      400,
+      ["invalid_body", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"],
+      "the completion does not match the completion body",
+      {
+        description: "An authentic body that is not a completion"
+      }
+    )
+  )
+  .addError(
+    problem(
+      401,
+      [
+        "invalid_signature",
+        "unsupported_version",
+        "invalid_timestamp",
+        "stale_timestamp",
+        "future_timestamp",
+        "invalid_nonce",
+        "replayed_nonce"
+      ],
+      "the completion is not signed by a known completion secret",
+      {
+        description:
+          "Not signed by a known completion secret, or its signed headers are invalid (an unknown workspace answers the same)"
+      }
+    )
+  )
+  .addError(
+    problem(404, ["unknown_action"], "no such action request in this workspace", {
+      description: "No such action request"
+    })
+  )
+  .addError(
+    problem(
+      409,
+      ["completion_id_conflict", "completion_not_applicable", "concurrent_change"],
+      "this completionId was already received with another body",
+      {
+        description: "The completion conflicts with what was received or with the action's state"
+      }
+    )
+  )
+  .addError(
+    problem(413, ["content_too_large"], "the request body exceeds 65536 bytes", { description: "A body over 64 KiB" })
+  )
+  .addError(
+    problem(415, ["unsupported_media_type"], "the request body must be application/json", {
+      description: "A body that is not application/json"
+    })
+  )
+  .addError(
+    problem(422, ["idempotency_key_mismatch"], "the providerIdempotencyKey is not the action's key", {
+      description: "The completion names another action's key"
+    })
+  )
+  .addError(
+    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
+      description: "Storage unreachable; retry"
+    })
+  )
   .annotate(OpenApi.Summary, "The customer's signed completion callback")
-  .annotate(OpenApi.Description, "Authenticated by the HMAC signature over the raw body under the connection's completion secret (no API key). Verify the raw body, then parse.")
+  .annotate(
+    OpenApi.Description,
+    "Authenticated by the HMAC signature over the raw body under the connection's completion secret (no API key). Verify the raw body, then parse."
+  )
 
-/**
- * @since 0.1.0
- */
 export const group = HttpApiGroup.make("runtime")
   .add(customerComplete)
   .annotate(OpenApi.Title, "Runtime")

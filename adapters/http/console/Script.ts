@@ -13,13 +13,8 @@
  * - errors are shown from the RFC 9457 problem's `title`, `detail` and `errors`.
  *
  * Written without template literals so it can sit in this TypeScript string unchanged.
- *
- * @since 0.1.0
  */
 
-/**
- * @since 0.1.0
- */
 export const consoleScript: string = String.raw`
 const sessionKey = "accord.console.session"
 const adminBase = "/api/admin/v1/workspaces/"

@@ -2,13 +2,8 @@
  * The admin console's one HTML page (`GET /console`). Everything it runs or styles comes from
  * `/console/console.js` and `/console/console.css` on the same origin: no inline script, no inline
  * style, so the page works under `script-src 'self'; style-src 'self'` (see `routes/Console.ts`).
- *
- * @since 0.1.0
  */
 
-/**
- * @since 0.1.0
- */
 export const consoleHtml: string = `<!doctype html>
 <html lang="en">
 <head>
@@ -44,8 +39,6 @@ export const consoleHtml: string = `<!doctype html>
 
 /**
  * The page's icon (`GET /console/icon.svg`), so the browser asks for no `/favicon.ico`.
- *
- * @since 0.1.0
  */
 export const consoleIcon: string = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d2330"/><path d="M4 12 8 3l4 9M5.6 9h4.8" stroke="#fff" stroke-width="1.6" fill="none"/></svg>
 `

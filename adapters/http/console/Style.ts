@@ -1,13 +1,8 @@
 /**
  * The admin console's style sheet (`GET /console/console.css`): plain CSS, readable without it.
- *
- * @since 0.1.0
  */
 
-/**
- * @since 0.1.0
- */
-export const consoleCss: string = String.raw`
+export const consoleCss: string = `
 :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d6dae3; --accent: #1f5fbf; --bad: #a4262c; --ok: #1e7a3a; --paper: #ffffff; --wash: #f4f6fa; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--wash); }

@@ -1,14 +1,9 @@
 /**
  * The API reference page's style sheet (`GET /reference/reference.css`): plain CSS; the page reads
  * well without it.
- *
- * @since 0.1.0
  */
 
-/**
- * @since 0.1.0
- */
-export const referenceCss: string = String.raw`
+export const referenceCss: string = `
 :root { color-scheme: light; --ink: #1d2330; --muted: #5b6475; --line: #d6dae3; --accent: #1f5fbf; --paper: #fff; --wash: #f4f6fa; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--wash); }

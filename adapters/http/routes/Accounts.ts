@@ -6,8 +6,6 @@
  * event that set it (`sourceEvent: { id, event_name, event_id, timestamp }`), the active-user
  * counts as of the read, and the account's feature gates (each settled against the evidence
  * committed so far).
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
@@ -28,9 +26,6 @@ import { encodeTextCursor, listQuery, pageOf, textCursor } from "../Paging.ts"
 import * as Problem from "../Problem.ts"
 import { gateView } from "./FeatureGates.ts"
 
-/**
- * @since 0.1.0
- */
 export type AccountsServices = ApiKeyStore | Crypto | EventStore | AccountProfileStore | FeatureGateStore
 
 const sourceEventView = (event: StoredEvent) => ({
@@ -41,18 +36,24 @@ const sourceEventView = (event: StoredEvent) => ({
 })
 
 const getAccount = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const accountId = (yield* HttpRouter.params)["accountId"] ?? ""
     const events = yield* EventStore
     const profile = yield* (yield* AccountProfileStore).get(workspaceId, accountId)
     const facts = Option.match(profile, { onNone: () => [], onSome: (p) => p.facts })
     const recent = yield* events.list({ workspaceId, accountId, limit: 1 })
-    const gates = yield* Effect.forEach(yield* (yield* FeatureGateStore).listByAccount(workspaceId, accountId), settleGate)
+    const gates = yield* Effect.forEach(
+      yield* (yield* FeatureGateStore).listByAccount(workspaceId, accountId),
+      settleGate
+    )
     if (Option.isNone(profile) && recent.length === 0 && gates.length === 0) {
       return yield* Problem.notFound("no events have arrived for this account")
     }
     const sources = new Map(
-      (yield* events.getByIds(workspaceId, [...new Set(facts.map((fact) => fact.sourceEventId))])).map((event) => [event.id, event])
+      (yield* events.getByIds(workspaceId, [...new Set(facts.map((fact) => fact.sourceEventId))])).map((event) => [
+        event.id,
+        event
+      ])
     )
     const activeUsers = yield* readActiveUsers(workspaceId, accountId)
     return json({
@@ -83,27 +84,33 @@ const getAccount = (workspaceId: string) =>
   })
 
 const listAccounts = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const query = yield* listQuery
     const after = textCursor(query)
-    if (query.errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    if (query.errors.length > 0)
+      return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
     const rows = yield* (yield* AccountProfileStore).listAccounts({
       workspaceId,
       limit: query.limit + 1,
       ...(Option.isSome(after) ? { after: after.value } : {})
     })
-    return json(pageOf(rows, query.limit, (account) => ({
-      accountId: account.accountId,
-      factCount: account.factCount,
-      firstObservedAt: formatTimestamp(account.firstObservedAt),
-      lastObservedAt: formatTimestamp(account.lastObservedAt)
-    }), (account) => encodeTextCursor(account.accountId)))
+    return json(
+      pageOf(
+        rows,
+        query.limit,
+        (account) => ({
+          accountId: account.accountId,
+          factCount: account.factCount,
+          firstObservedAt: formatTimestamp(account.firstObservedAt),
+          lastObservedAt: formatTimestamp(account.lastObservedAt)
+        }),
+        (account) => encodeTextCursor(account.accountId)
+      )
+    )
   })
 
 /**
  * The routes, relative to the admin workspace path.
- *
- * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, AccountsServices> = HttpRouter.empty.pipe(
   HttpRouter.get(EventsApi.listAccounts.path, guarded(adminOrDeveloper)(listAccounts)),

@@ -9,8 +9,6 @@
  * `POST /action-requests` takes an optional `Idempotency-Key` header (`core/connector/IntakeKey.ts`;
  * callers should always send one): a retry under the same key with the same body answers the
  * original 202 body again, with `Idempotent-Replayed: true`.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -22,7 +20,12 @@ import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.
 import type { CapabilityRegistry } from "../../../core/ports/CapabilityRegistry.ts"
 import type { ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { ActionIntake } from "../../../core/connector/Action.ts"
-import { type ConnectorNotActive, intake, type PaymentModeNotEnabled, type PaymentSnapshotMismatch } from "../../../core/connector/Intake.ts"
+import {
+  type ConnectorNotActive,
+  intake,
+  type PaymentModeNotEnabled,
+  type PaymentSnapshotMismatch
+} from "../../../core/connector/Intake.ts"
 import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../../core/connector/IntakeKey.ts"
 import type { Revalidation, RevalidationFailed } from "../../../core/connector/Revalidation.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
@@ -37,15 +40,10 @@ import { adminPrefix } from "../Paths.ts"
 import * as ActionRequestsApi from "../api/ActionRequestsApi.ts"
 import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor } from "../Paging.ts"
 
-/**
- * @since 0.1.0
- */
 export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto | Revalidation
 
 /**
  * What the routes fail with; `ErrorMap` answers the domain errors.
- *
- * @since 0.1.0
  */
 export type ActionsError =
   | Problem.Problem
@@ -58,14 +56,22 @@ export type ActionsError =
   | RevalidationFailed
 
 const createAction = (maxBodyBytes: number) => (workspaceId: string, key: ApiKeyRecord) =>
-  Effect.gen(function*() {
-    const body = yield* readJson(ActionIntake, maxBodyBytes, { "": "must be a JSON object with accountId, action, actor and binding" })
+  Effect.gen(function* () {
+    const body = yield* readJson(ActionIntake, maxBodyBytes, {
+      "": "must be a JSON object with accountId, action, actor and binding"
+    })
     const idempotencyKey = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
-    const { actionRequestId, replayed, state } = yield* intake(workspaceId, body, { idempotencyKey, authorizedBy: { kind: "api_key", id: key.id } })
+    const { actionRequestId, replayed, state } = yield* intake(workspaceId, body, {
+      idempotencyKey,
+      authorizedBy: { kind: "api_key", id: key.id }
+    })
     const reply = answer({ actionRequestId, state }, 202)
     // Where the new action request's state and history are read (RFC 9110 §10.2.2); a replay says so.
     const location = { location: `${adminPrefix}/${workspaceId}/action-requests/${actionRequestId}` }
-    return toResponse({ ...reply, headers: { ...reply.headers, ...location, ...(replayed ? { "idempotent-replayed": "true" } : {}) } })
+    return toResponse({
+      ...reply,
+      headers: { ...reply.headers, ...location, ...(replayed ? { "idempotent-replayed": "true" } : {}) }
+    })
   })
 
 /** An action request as listed, and as read without its history. */
@@ -87,11 +93,12 @@ const actionView = (r: ActionRecord) => {
 }
 
 const listActions = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const query = yield* listQuery
     const state = oneOf(query, "state", actionStates)
     const after = timeCursor(query)
-    if (query.errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    if (query.errors.length > 0)
+      return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
     const accountId = query.params.get("account_id")
     const rows = yield* (yield* ActionLedger).list({
       workspaceId,
@@ -103,32 +110,31 @@ const listActions = (workspaceId: string) =>
     return json(pageOf(rows, query.limit, actionView, (r) => encodeTimeCursor(r.createdAt, r.actionRequestId)))
   })
 
-const showAction = (workspaceId: string) => Effect.gen(function*() {
-  // lower-cased first, so a UUID in any case names the stored (lower-case) id
-  const id = ((yield* HttpRouter.params)["id"] ?? "").toLowerCase()
-  const ledger = yield* ActionLedger
-  const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
-  if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
-    return yield* Problem.notFound("no such action request in this workspace")
-  }
-  const history = yield* ledger.history(id)
-  return json({
-    ...actionView(record.value),
-    history: history.map((h) => ({
-      seq: h.seq,
-      at: formatTimestamp(h.at),
-      trigger: h.trigger,
-      fromState: h.fromState,
-      toState: h.toState,
-      detail: h.detail
-    }))
+const showAction = (workspaceId: string) =>
+  Effect.gen(function* () {
+    // lower-cased first, so a UUID in any case names the stored (lower-case) id
+    const id = ((yield* HttpRouter.params)["id"] ?? "").toLowerCase()
+    const ledger = yield* ActionLedger
+    const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
+    if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
+      return yield* Problem.notFound("no such action request in this workspace")
+    }
+    const history = yield* ledger.history(id)
+    return json({
+      ...actionView(record.value),
+      history: history.map((h) => ({
+        seq: h.seq,
+        at: formatTimestamp(h.at),
+        trigger: h.trigger,
+        fromState: h.fromState,
+        toState: h.toState,
+        detail: h.detail
+      }))
+    })
   })
-})
 
 /**
  * The routes, relative to the admin workspace path; admin keys only.
- *
- * @since 0.1.0
  */
 export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<ActionsError, ActionsServices> =>
   HttpRouter.empty.pipe(

@@ -3,8 +3,6 @@
  * `DELETE /api-keys/{id}` | keys with a scope (`ingest`, `developer:read`, `admin`); the secret is
  * returned once"), relative to `/api/admin/v1/workspaces/{workspaceId}`, admin keys only. Keys are
  * stored as SHA-256 hashes (D9), so the secret exists only in the answer to `POST`.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -22,11 +20,7 @@ import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 import * as ApiKeysApi from "../api/ApiKeysApi.ts"
 
-/**
- * @since 0.1.0
- */
 export type ApiKeysServices = ApiKeyStore | Crypto
-
 
 /** Fixed wording for its field errors, so that none can echo a received value. */
 const createApiKeyMessages = {
@@ -44,7 +38,7 @@ const keyView = (key: ApiKeyRecord) => ({
 })
 
 const createApiKey = (maxBodyBytes: number) => (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* readJson(ApiKeysApi.CreateApiKeyBody, maxBodyBytes, createApiKeyMessages)
     const { record, secret } = yield* issue({ workspaceId, scope: body.scope, name: body.name ?? null })
     const { createdAt, id, name, scope } = keyView(record)
@@ -58,7 +52,7 @@ const listApiKeys = (workspaceId: string) =>
   )
 
 const revokeApiKey = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const id = (yield* HttpRouter.params)["id"] ?? ""
     const store = yield* ApiKeyStore
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
@@ -69,12 +63,8 @@ const revokeApiKey = (workspaceId: string) =>
 
 /**
  * The routes, relative to the admin workspace path.
- *
- * @since 0.1.0
  */
-export const routes = (
-  maxBodyBytes: number
-): HttpRouter.HttpRouter<Problem.Problem | StorageError, ApiKeysServices> =>
+export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<Problem.Problem | StorageError, ApiKeysServices> =>
   HttpRouter.empty.pipe(
     HttpRouter.post(ApiKeysApi.createApiKey.path, guarded(adminOnly)(createApiKey(maxBodyBytes))),
     HttpRouter.get(ApiKeysApi.listApiKeys.path, guarded(adminOnly)(listApiKeys)),

@@ -9,8 +9,6 @@
  *   `catalog_not_published` before the first publish.
  * - `GET /catalog/versions` and `GET /catalog/versions/{version}`: every version (the audit trail:
  *   who published which version, when), and one version's document.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Clock from "effect/Clock"
@@ -33,14 +31,9 @@ import { adminPrefix } from "../Paths.ts"
 /**
  * The largest catalog document taken (bytes): larger than other admin bodies, since a catalog
  * lists every offer, action and decision of a workspace.
- *
- * @since 0.1.0
  */
 export const catalogMaxBytes = 1024 * 1024
 
-/**
- * @since 0.1.0
- */
 export type CatalogServices = CatalogStore | ApiKeyStore | Crypto
 
 const summary = (c: PublishedCatalog) => ({
@@ -51,13 +44,20 @@ const summary = (c: PublishedCatalog) => ({
 })
 
 const notPublished = (workspaceId: string) =>
-  Problem.make(404, "catalog_not_published", `no catalog is published yet; publish one with PUT ${adminPrefix}/${workspaceId}/catalog`)
+  Problem.make(
+    404,
+    "catalog_not_published",
+    `no catalog is published yet; publish one with PUT ${adminPrefix}/${workspaceId}/catalog`
+  )
 
 const publish = (workspaceId: string, key: ApiKeyRecord) =>
-  Effect.gen(function*() {
-    const document = yield* readJson(CatalogDocument, catalogMaxBytes, { "": "must be a JSON object with offers, actions and decisions" })
+  Effect.gen(function* () {
+    const document = yield* readJson(CatalogDocument, catalogMaxBytes, {
+      "": "must be a JSON object with offers, actions and decisions"
+    })
     const issues = validateCatalog(document)
-    if (issues.length > 0) return yield* Problem.badRequest("invalid_catalog", "the catalog's references do not resolve", issues)
+    if (issues.length > 0)
+      return yield* Problem.badRequest("invalid_catalog", "the catalog's references do not resolve", issues)
     const published = yield* (yield* CatalogStore).publish({
       workspaceId,
       publishedVersionId: document.publishedVersionId ?? (yield* randomUuid),
@@ -66,35 +66,43 @@ const publish = (workspaceId: string, key: ApiKeyRecord) =>
       document
     })
     if (published === "published_version_exists") {
-      return yield* Problem.make(409, "published_version_exists", "this publishedVersionId was already published; a republish needs a new one (or none)", {
-        errors: [{ path: "publishedVersionId", message: "already published in this workspace" }]
-      })
+      return yield* Problem.make(
+        409,
+        "published_version_exists",
+        "this publishedVersionId was already published; a republish needs a new one (or none)",
+        {
+          errors: [{ path: "publishedVersionId", message: "already published in this workspace" }]
+        }
+      )
     }
     return json(summary(published), 201)
   })
 
 const current = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const found = yield* (yield* CatalogStore).current(workspaceId)
     if (Option.isNone(found)) return yield* notPublished(workspaceId)
     return json({ ...summary(found.value), document: found.value.document })
   })
 
 const versions = (workspaceId: string) =>
-  Effect.map(Effect.flatMap(CatalogStore, (store) => store.versions(workspaceId)), (all) => json({ data: all.map(summary), nextCursor: null }))
+  Effect.map(
+    Effect.flatMap(CatalogStore, (store) => store.versions(workspaceId)),
+    (all) => json({ data: all.map(summary), nextCursor: null })
+  )
 
 const oneVersion = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const text = (yield* HttpRouter.params)["version"] ?? ""
     const version = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : undefined
-    const found = version === undefined ? undefined : (yield* (yield* CatalogStore).versions(workspaceId)).find((c) => c.version === version)
+    const found =
+      version === undefined
+        ? undefined
+        : (yield* (yield* CatalogStore).versions(workspaceId)).find((c) => c.version === version)
     if (found === undefined) return yield* Problem.notFound("no such catalog version in this workspace")
     return json({ ...summary(found), document: found.document })
   })
 
-/**
- * @since 0.1.0
- */
 export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, CatalogServices> = HttpRouter.empty.pipe(
   HttpRouter.put(CatalogApi.publishCatalog.path, guardedAs(adminOnly)(publish)),
   HttpRouter.get(CatalogApi.getCatalog.path, guarded(adminOrDeveloper)(current)),

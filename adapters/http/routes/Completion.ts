@@ -2,8 +2,6 @@
  * `POST /api/funnels/v1/runtime/actions/customer-complete`: the customer's signed completion
  * callback (spec "Inbound endpoints"; DESIGN D7). A 2xx answer is the durable completion
  * acknowledgement: it is sent only after the completion is committed.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -21,15 +19,10 @@ import * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import * as RuntimeApi from "../api/RuntimeApi.ts"
 
-/**
- * @since 0.1.0
- */
 export const completionPath: `/${string}` = RuntimeApi.customerComplete.path
 
 /**
  * Completion bodies are small; 64 KiB bounds them like every connector message (D4).
- *
- * @since 0.1.0
  */
 export const maxCompletionBytes = 64 * 1024
 
@@ -39,8 +32,6 @@ export const maxCompletionBytes = 64 * 1024
  * parser's `MalformedBody` (400 `duplicate_key` / `unstorable_text`, as on every JSON route, but
  * only after the signature verified: "verify the raw body, then parse"); the edge's own check is
  * the content type.
- *
- * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<
   Problem.Problem | CompletionRefused | MalformedBody | StorageError,
@@ -49,13 +40,14 @@ export const routes: HttpRouter.HttpRouter<
   HttpRouter.post(
     completionPath,
     Effect.flatMap(makeCompletionReceiver, (receive) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (!isJsonContentType(request.headers["content-type"])) {
           return yield* Problem.unsupportedMediaType("application/json")
         }
         const body = yield* readBytes(maxCompletionBytes)
         return json(yield* Effect.tapError(receive({ headers: request.headers, body }), Instrumented.completionRefused))
-      }))
+      })
+    )
   )
 )

@@ -15,8 +15,6 @@
  * 404 `connector_not_configured`, 422 with the rule's code (an endpoint rule from
  * `validateEndpoint`, or `secret_too_short`, `secret_too_long`, `secret_whitespace`,
  * `secrets_not_distinct`), 503 `storage_unavailable`.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Clock from "effect/Clock"
@@ -28,7 +26,12 @@ import type { CapabilityEvidence } from "../../../core/ports/CapabilityRegistry.
 import { type Connection, ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
 import { register, type RegistrationRejected } from "../../../core/connector/Connection.ts"
 import { currentCapabilities } from "../../../core/connector/Capability.ts"
-import { checkConnection, type CheckServices, ConnectorNotConfigured, endpointHost } from "../../../core/connector/ConnectionCheck.ts"
+import {
+  checkConnection,
+  type CheckServices,
+  ConnectorNotConfigured,
+  endpointHost
+} from "../../../core/connector/ConnectionCheck.ts"
 import { activeRevision, pendingRevision } from "../../../core/connector/Revisions.ts"
 import type { Resolver } from "../../../core/connector/Endpoint.ts"
 import type { SecretVault } from "../../../core/ports/SecretVault.ts"
@@ -37,13 +40,10 @@ import type { Transactor } from "../../../core/ports/Transactor.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
+import type * as Problem from "../Problem.ts"
 import * as ConnectorApi from "../api/ConnectorApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
-/**
- * @since 0.1.0
- */
 export interface ConnectorRouteOptions {
   readonly maxBodyBytes: number
   /** `ACCORD_ALLOW_INSECURE_ENDPOINTS`: accept `http` and loopback endpoints (development and tests). */
@@ -52,16 +52,11 @@ export interface ConnectorRouteOptions {
   readonly handshakeTimeoutMillis?: number
 }
 
-/**
- * @since 0.1.0
- */
 export type ConnectorServices = CheckServices | ApiKeyStore | SecretVault | Transactor | Resolver
 
 /**
  * `PUT /connector` body: exactly these three fields. The secrets are `Redacted` from the moment
  * they are decoded.
- *
- * @since 0.1.0
  */
 export const RegisterConnectorBody = Schema.Struct({
   endpoint: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)),
@@ -77,9 +72,8 @@ const registerMessages = {
   completionSecret: "must be a string"
 }
 
-
 const registerConnector = (options: ConnectorRouteOptions) => (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* readJson(RegisterConnectorBody, options.maxBodyBytes, registerMessages)
     const registered = yield* register(
       {
@@ -93,7 +87,7 @@ const registerConnector = (options: ConnectorRouteOptions) => (workspaceId: stri
   })
 
 const runCheck = (options: ConnectorRouteOptions) => (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const result = yield* checkConnection(
       workspaceId,
       options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
@@ -122,8 +116,6 @@ const time = (at: number | null) => (at === null ? null : formatTimestamp(at))
 
 /**
  * The `GET /connector` view of a connection: hosts only, never a path, query or secret.
- *
- * @since 0.1.0
  */
 export const connectionView = (connection: Connection, capabilities: Option.Option<CapabilityEvidence>) => {
   const active = activeRevision(connection)
@@ -143,17 +135,20 @@ export const connectionView = (connection: Connection, capabilities: Option.Opti
       retiredAt: time(r.retiredAt)
     })),
     paymentCapabilities: Option.match(capabilities, { onNone: () => null, onSome: capabilityView }),
-    lastCheck: connection.lastCheck === null ? null : {
-      revision: connection.lastCheck.revision,
-      at: formatTimestamp(connection.lastCheck.at),
-      outcome: connection.lastCheck.outcome,
-      problem: connection.lastCheck.problem
-    }
+    lastCheck:
+      connection.lastCheck === null
+        ? null
+        : {
+            revision: connection.lastCheck.revision,
+            at: formatTimestamp(connection.lastCheck.at),
+            outcome: connection.lastCheck.outcome,
+            problem: connection.lastCheck.problem
+          }
   }
 }
 
 const showConnector = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const connection = yield* Effect.flatMap(ConnectionStore, (store) => store.get(workspaceId))
     if (Option.isNone(connection)) return yield* new ConnectorNotConfigured()
@@ -162,15 +157,11 @@ const showConnector = (workspaceId: string) =>
 
 /**
  * What the routes fail with; `ErrorMap` answers the domain errors.
- *
- * @since 0.1.0
  */
 export type ConnectorError = Problem.Problem | StorageError | RegistrationRejected | ConnectorNotConfigured
 
 /**
  * The connector routes, relative to the admin workspace path.
- *
- * @since 0.1.0
  */
 export const routes = (options: ConnectorRouteOptions): HttpRouter.HttpRouter<ConnectorError, ConnectorServices> =>
   HttpRouter.empty.pipe(

@@ -8,8 +8,6 @@
  * Every answer carries the same headers: a Content Security Policy that allows only this origin's
  * script, style and API (no `unsafe-inline`, no `eval`, Trusted Types for every HTML sink), no
  * framing, no MIME sniffing, no referrer and no caching.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -21,15 +19,11 @@ import * as ServiceApi from "../api/ServiceApi.ts"
 
 /**
  * The console page's path; its assets are under it.
- *
- * @since 0.1.0
  */
 export const consolePath: `/${string}` = ServiceApi.consolePage.path
 
 /**
  * The Content Security Policy of every console answer.
- *
- * @since 0.1.0
  */
 export const contentSecurityPolicy: string = [
   "default-src 'none'",
@@ -46,8 +40,6 @@ export const contentSecurityPolicy: string = [
 
 /**
  * The headers of every console answer.
- *
- * @since 0.1.0
  */
 export const securityHeaders: Readonly<Record<string, string>> = {
   "content-security-policy": contentSecurityPolicy,
@@ -62,9 +54,6 @@ export const securityHeaders: Readonly<Record<string, string>> = {
 const asset = (body: string, contentType: string) =>
   Effect.succeed(HttpServerResponse.text(body, { contentType, headers: securityHeaders }))
 
-/**
- * @since 0.1.0
- */
 export const routes: HttpRouter.HttpRouter = HttpRouter.empty.pipe(
   HttpRouter.get(consolePath, asset(consoleHtml, "text/html; charset=utf-8")),
   HttpRouter.get(ServiceApi.consoleScript.path, asset(consoleScript, "text/javascript; charset=utf-8")),

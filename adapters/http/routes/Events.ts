@@ -2,8 +2,6 @@
  * The Events view (spec "Settings > Integrations > Direct API and the Events view show it"):
  * `GET /events?account_id&event_name&from&to&cursor&limit`, newest first, cursor pagination,
  * relative to `/api/admin/v1/workspaces/{workspaceId}`; `admin` or `developer:read` keys.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -19,20 +17,12 @@ import { adminOrDeveloper, guarded } from "../Auth.ts"
 import * as Problem from "../Problem.ts"
 import * as EventsApi from "../api/EventsApi.ts"
 
-/**
- * @since 0.1.0
- */
 export type EventsServices = ApiKeyStore | Crypto | EventStore
 
 /**
  * Page size bounds of `GET /events`.
- *
- * @since 0.1.0
  */
 export const defaultPageSize = 50
-/**
- * @since 0.1.0
- */
 export const maxPageSize = 200
 
 const eventView = (event: StoredEvent) => ({
@@ -47,14 +37,16 @@ const decodeCursor = (cursor: string): Option.Option<{ occurredAt: number; id: s
   try {
     const [at, id] = atob(cursor).split(":")
     const occurredAt = Number(at)
-    return Number.isSafeInteger(occurredAt) && id !== undefined && id.length > 0 ? Option.some({ occurredAt, id }) : Option.none()
+    return Number.isSafeInteger(occurredAt) && id !== undefined && id.length > 0
+      ? Option.some({ occurredAt, id })
+      : Option.none()
   } catch {
     return Option.none()
   }
 }
 
 const listEvents = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // the original URL: under a prefixed router, `url` is cut by the prefix pattern's length
     const query = (yield* HttpServerRequest.HttpServerRequest).originalUrl
     const params = new URL(query, "http://localhost").searchParams
@@ -75,7 +67,8 @@ const listEvents = (workspaceId: string) =>
     }
     const cursorText = params.get("cursor")
     const after = cursorText === null ? Option.none() : decodeCursor(cursorText)
-    if (cursorText !== null && Option.isNone(after)) errors.push({ path: "cursor", message: "is not a cursor from this API" })
+    if (cursorText !== null && Option.isNone(after))
+      errors.push({ path: "cursor", message: "is not a cursor from this API" })
     if (errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", errors)
     const accountId = params.get("account_id")
     const eventName = params.get("event_name")
@@ -89,13 +82,14 @@ const listEvents = (workspaceId: string) =>
       ...(Option.isSome(after) ? { after: after.value } : {})
     })
     const data = page.slice(0, limit)
-    return json({ data: data.map(eventView), nextCursor: page.length > limit ? encodeCursor(data[data.length - 1]!) : null })
+    return json({
+      data: data.map(eventView),
+      nextCursor: page.length > limit ? encodeCursor(data[data.length - 1]!) : null
+    })
   })
 
 /**
  * The route, relative to the admin workspace path.
- *
- * @since 0.1.0
  */
 export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, EventsServices> = HttpRouter.empty.pipe(
   HttpRouter.get(EventsApi.listEvents.path, guarded(adminOrDeveloper)(listEvents))

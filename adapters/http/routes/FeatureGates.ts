@@ -6,8 +6,6 @@
  * version and feature, timed after the journey began and sent with a server ingest key, unlocks
  * it. Every read of a checking gate settles it against the evidence committed so far
  * (`GateEvidence.settleGate`).
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
@@ -27,15 +25,10 @@ import { readJson } from "../Body.ts"
 import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor } from "../Paging.ts"
 import * as Problem from "../Problem.ts"
 
-/**
- * @since 0.1.0
- */
 export type FeatureGatesServices = ApiKeyStore | Crypto | EventStore | FeatureGateStore
 
 /**
  * A gate as answered, here and in the account profile.
- *
- * @since 0.1.0
  */
 export const gateView = (gate: FeatureGate) => ({
   id: gate.id,
@@ -51,8 +44,6 @@ export const gateView = (gate: FeatureGate) => ({
 
 /**
  * `POST /feature-gates` body (declared with the API).
- *
- * @since 0.1.0
  */
 export const CreateGateBody = FeatureGatesApi.CreateGateBody
 
@@ -62,7 +53,7 @@ const gateMessages = {
 }
 
 const createGate = (maxBodyBytes: number) => (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* readJson(CreateGateBody, maxBodyBytes, gateMessages)
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const gates = yield* FeatureGateStore
@@ -84,7 +75,7 @@ const createGate = (maxBodyBytes: number) => (workspaceId: string) =>
   })
 
 const getGate = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const id = (yield* HttpRouter.params)["id"] ?? ""
     const gate = yield* (yield* FeatureGateStore).get(workspaceId, id)
     if (Option.isNone(gate)) return yield* Problem.notFound("no such feature gate in this workspace")
@@ -92,11 +83,12 @@ const getGate = (workspaceId: string) =>
   })
 
 const listGates = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const query = yield* listQuery
     const state = oneOf(query, "state", ["checking", "unlocked"] as const)
     const after = timeCursor(query)
-    if (query.errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    if (query.errors.length > 0)
+      return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
     const accountId = query.params.get("account_id")
     const rows = yield* (yield* FeatureGateStore).list({
       workspaceId,
@@ -107,13 +99,15 @@ const listGates = (workspaceId: string) =>
     })
     // every listed gate settled, as every other read of a gate is
     const settled = yield* Effect.forEach(rows.slice(0, query.limit), settleGate)
-    return json(pageOf([...settled, ...rows.slice(query.limit)], query.limit, gateView, (gate) => encodeTimeCursor(gate.createdAt, gate.id)))
+    return json(
+      pageOf([...settled, ...rows.slice(query.limit)], query.limit, gateView, (gate) =>
+        encodeTimeCursor(gate.createdAt, gate.id)
+      )
+    )
   })
 
 /**
  * The routes, relative to the admin workspace path.
- *
- * @since 0.1.0
  */
 export const routes = (
   maxBodyBytes: number

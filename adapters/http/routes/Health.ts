@@ -1,8 +1,6 @@
 /**
  * `GET /healthz` (the process is up) and `GET /readyz` (storage reachable and migrated, and the
  * server not shutting down): the probes of DESIGN "HTTP surface".
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
@@ -12,30 +10,22 @@ import * as Problem from "../Problem.ts"
 import { Readiness } from "../Readiness.ts"
 import * as ServiceApi from "../api/ServiceApi.ts"
 
-/**
- * @since 0.1.0
- */
 export type HealthServices = Drain | Readiness
 
 const healthz = Effect.succeed(json({ status: "ok" }))
 
-const readyz = Effect.gen(function*() {
+const readyz = Effect.gen(function* () {
   if (yield* (yield* Drain).draining) {
     return Problem.toResponse(Problem.unavailable("shutting_down", "the server is shutting down"))
   }
   return yield* (yield* Readiness).check.pipe(
     Effect.as(json({ status: "ready" })),
     Effect.catchAll(() =>
-      Effect.succeed(
-        Problem.toResponse(Problem.unavailable("not_ready", "storage is not reachable or not migrated"))
-      )
+      Effect.succeed(Problem.toResponse(Problem.unavailable("not_ready", "storage is not reachable or not migrated")))
     )
   )
 })
 
-/**
- * @since 0.1.0
- */
 export const routes: HttpRouter.HttpRouter<never, HealthServices> = HttpRouter.empty.pipe(
   HttpRouter.get(ServiceApi.healthz.path, healthz),
   HttpRouter.get(ServiceApi.readyz.path, readyz)

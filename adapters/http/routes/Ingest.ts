@@ -10,8 +10,6 @@
  * meter changing its unit); 401/403 for the key; 413 over 32 KiB; 415 for a non-JSON body; 429 with
  * `Retry-After` over the key's rate. Never a silent 200. Core (`Accept`) decides what became of the
  * event; the statuses are chosen here (DESIGN D8).
- *
- * @since 0.1.0
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -37,38 +35,33 @@ import * as ErrorMap from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 import * as IngestApi from "../api/IngestApi.ts"
 
-/**
- * @since 0.1.0
- */
 export const ingestPath: `/${string}` = IngestApi.ingestEvent.path
 
 /**
  * "Each request carries one small JSON event": 32 KiB at most.
- *
- * @since 0.1.0
  */
 export const maxEventBytes = 32 * 1024
 
-/**
- * @since 0.1.0
- */
 export interface IngestOptions {
   /** Requests per second per key (token bucket of that size refilled over one second). */
   readonly rateLimitPerSecond: number
 }
 
-/**
- * @since 0.1.0
- */
 export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate
 
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
   if (accepted._tag === "UnitChanged") {
-    return Problem.toAnswer(Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] }))
+    return Problem.toAnswer(
+      Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] })
+    )
   }
   if (accepted._tag === "Conflict") {
     return Problem.toAnswer(
-      Problem.make(409, "event_id_conflict", "this event_id was already used for a different event; reuse an event_id only when retrying the same event")
+      Problem.make(
+        409,
+        "event_id_conflict",
+        "this event_id was already used for a different event; reuse an event_id only when retrying the same event"
+      )
     )
   }
   const { event, suggestedEventId } = accepted
@@ -83,13 +76,10 @@ const answer = (accepted: Accept.Accepted): Answer.Answer => {
     : Answer.json({ status: "duplicate", duplicate: true, ...view }, 200)
 }
 
-
 /**
  * One ingest request as the pipeline needs it, whichever server received it. `body` reads the
  * request body (at most `maxEventBytes`, else 413); it runs only once the key and the content type
  * have passed.
- *
- * @since 0.1.0
  */
 export interface IngestRequest {
   readonly authorization: string | undefined
@@ -100,8 +90,6 @@ export interface IngestRequest {
 /**
  * The same request for {@link IngestPipeline.run}: `readBody` reads the body (as `body` does) and
  * calls back once.
- *
- * @since 0.1.0
  */
 export interface IngestCall {
   readonly authorization: string | undefined
@@ -113,8 +101,6 @@ export interface IngestCall {
  * The ingest pipeline in two forms: as an effect (the platform route), and `run`, which answers
  * through a callback (the `node:http` route). `run` calls `done` once: with the answer, or with
  * `undefined` when the work was interrupted (the server is closing) and nothing should be sent.
- *
- * @since 0.1.0
  */
 export interface IngestPipeline {
   (request: IngestRequest): Effect.Effect<Answer.Answer>
@@ -123,9 +109,15 @@ export interface IngestPipeline {
 
 /** What every request's run shares (resolved once by `makeIngest`). */
 interface Steps {
-  readonly runCallback: <A, E>(effect: Effect.Effect<A, E>, options: { readonly onExit: (exit: Exit.Exit<A, E>) => void }) => unknown
+  readonly runCallback: <A, E>(
+    effect: Effect.Effect<A, E>,
+    options: { readonly onExit: (exit: Exit.Exit<A, E>) => void }
+  ) => unknown
   readonly authenticate: (header: string | undefined) => Effect.Effect<ApiKeyRecord, Problem.Problem>
-  readonly settledKey: (header: string | undefined, now: number) => Either.Either<ApiKeyRecord, Problem.Problem> | undefined
+  readonly settledKey: (
+    header: string | undefined,
+    now: number
+  ) => Either.Either<ApiKeyRecord, Problem.Problem> | undefined
   readonly rate: IngestRateService
   readonly limit: number
   readonly clock: Clock.Clock
@@ -270,11 +262,9 @@ class IngestRun {
  * without a synchronous form, a committer without offers) runs as an effect and calls back.
  * Measured with a profiler under `bench:ingest`: a fiber per request and the effects it ran were
  * the largest share of the server's CPU per event (docs/performance.md).
- *
- * @since 0.1.0
  */
 export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline, never, IngestServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const runCallback = Runtime.runCallback(runtime)
     const authenticate = yield* bearerAuthenticator
@@ -307,23 +297,25 @@ export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline
       uuid,
       rateLimited
     }
-    const run = (call: IngestCall, done: (answer: Answer.Answer | undefined) => void): void => new IngestRun(steps, call, done).start()
+    const run = (call: IngestCall, done: (answer: Answer.Answer | undefined) => void): void =>
+      new IngestRun(steps, call, done).start()
 
     const pipeline = (request: IngestRequest): Effect.Effect<Answer.Answer> =>
       Effect.async<Answer.Answer>((resume) =>
-        run({
-          authorization: request.authorization,
-          contentType: request.contentType,
-          readBody: (done) => runCallback(request.body, { onExit: done })
-        }, (answer) => resume(answer === undefined ? Effect.interrupt : Effect.succeed(answer)))
+        run(
+          {
+            authorization: request.authorization,
+            contentType: request.contentType,
+            readBody: (done) => runCallback(request.body, { onExit: done })
+          },
+          (answer) => resume(answer === undefined ? Effect.interrupt : Effect.succeed(answer))
+        )
       )
     return Object.assign(pipeline, { run })
   })
 
 /**
  * The ingest route of the platform app.
- *
- * @since 0.1.0
  */
 export const handler = (
   options: IngestOptions
@@ -336,4 +328,5 @@ export const handler = (
         body: Effect.provideService(readBytes(maxEventBytes), HttpServerRequest.HttpServerRequest, request)
       }),
       Answer.toResponse
-    ))
+    )
+  )

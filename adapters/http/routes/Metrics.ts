@@ -5,8 +5,6 @@
  * <token>` (401 otherwise); without it the route is open, as Prometheus endpoints usually are. Its
  * labels never carry a workspace, account, key or received value (`core/telemetry/Metrics.ts`), so
  * an open endpoint shows aggregate counts only.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -19,9 +17,6 @@ import { parseBearer } from "../Auth.ts"
 import * as Problem from "../Problem.ts"
 import * as ServiceApi from "../api/ServiceApi.ts"
 
-/**
- * @since 0.1.0
- */
 export interface MetricsOptions {
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `/metrics` requires. */
   readonly metricsToken?: Option.Option<Redacted.Redacted<string>>
@@ -29,8 +24,6 @@ export interface MetricsOptions {
 
 /**
  * The path.
- *
- * @since 0.1.0
  */
 export const metricsPath: `/${string}` = ServiceApi.metrics.path
 
@@ -41,20 +34,19 @@ const sameToken = (given: string, expected: string): boolean => {
   return difference === 0
 }
 
-/**
- * @since 0.1.0
- */
 export const routes = (options: MetricsOptions): HttpRouter.HttpRouter<never, never> =>
   HttpRouter.empty.pipe(
     HttpRouter.get(
       metricsPath,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const token = options.metricsToken ?? Option.none()
         if (Option.isSome(token)) {
           const request = yield* HttpServerRequest.HttpServerRequest
           const given = parseBearer(request.headers["authorization"])
           if (Option.isNone(given) || !sameToken(Redacted.value(given.value), Redacted.value(token.value))) {
-            return Problem.toResponse(Problem.unauthorized("GET /metrics needs Authorization: Bearer <ACCORD_METRICS_TOKEN>"))
+            return Problem.toResponse(
+              Problem.unauthorized("GET /metrics needs Authorization: Bearer <ACCORD_METRICS_TOKEN>")
+            )
           }
         }
         return HttpServerResponse.text(yield* Prometheus.scrape, {

@@ -6,8 +6,6 @@
  *
  * The page carries no script and no inline style; its Content Security Policy allows only this
  * origin's style sheet.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -19,8 +17,6 @@ import { referenceCss } from "../reference/Style.ts"
 
 /**
  * The Content Security Policy of the reference page and its style sheet.
- *
- * @since 0.1.0
  */
 export const contentSecurityPolicy: string = [
   "default-src 'none'",
@@ -40,19 +36,29 @@ const securityHeaders: Readonly<Record<string, string>> = {
 }
 
 const documentText = JSON.stringify(Api.document)
-const page = renderReference(Api.document as never, { stylesheet: ServiceApi.referenceStyle.path, documentPath: ServiceApi.openApiDocument.path })
+const page = renderReference(Api.document as never, {
+  stylesheet: ServiceApi.referenceStyle.path,
+  documentPath: ServiceApi.openApiDocument.path
+})
 
-/**
- * @since 0.1.0
- */
 export const routes: HttpRouter.HttpRouter = HttpRouter.empty.pipe(
   HttpRouter.get(
     ServiceApi.openApiDocument.path,
-    Effect.succeed(HttpServerResponse.text(documentText, { contentType: "application/json", headers: { "cache-control": "no-store" } }))
+    Effect.succeed(
+      HttpServerResponse.text(documentText, {
+        contentType: "application/json",
+        headers: { "cache-control": "no-store" }
+      })
+    )
   ),
-  HttpRouter.get(ServiceApi.reference.path, Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: securityHeaders }))),
+  HttpRouter.get(
+    ServiceApi.reference.path,
+    Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: securityHeaders }))
+  ),
   HttpRouter.get(
     ServiceApi.referenceStyle.path,
-    Effect.succeed(HttpServerResponse.text(referenceCss, { contentType: "text/css; charset=utf-8", headers: securityHeaders }))
+    Effect.succeed(
+      HttpServerResponse.text(referenceCss, { contentType: "text/css; charset=utf-8", headers: securityHeaders })
+    )
   )
 )

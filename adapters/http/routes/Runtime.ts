@@ -17,8 +17,6 @@
  *
  * Bodies are bounded at 16 KiB. Prepare and resolve carry the runtime token in the body, as the
  * spec's endpoint table lists it among the request's contents.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -26,7 +24,15 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { actionStatus } from "../../../core/approval/ActionStatus.ts"
-import { ApprovalRequestBody, type ApprovalRefused, prepare, PrepareBody, request, resolve, ResolveBody } from "../../../core/approval/Approvals.ts"
+import {
+  ApprovalRequestBody,
+  type ApprovalRefused,
+  prepare,
+  PrepareBody,
+  request,
+  resolve,
+  ResolveBody
+} from "../../../core/approval/Approvals.ts"
 import {
   authenticate,
   executeAuthority,
@@ -46,19 +52,16 @@ import { parseBearer } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 
-/**
- * @since 0.1.0
- */
 export const maxRuntimeBodyBytes = 16 * 1024
 
-/**
- * @since 0.1.0
- */
-export type RuntimeServices = ActionsServices | RuntimeSessionStore | ApprovalStore | ApprovalNotifier | CatalogStore | Cipher
+export type RuntimeServices =
+  | ActionsServices
+  | RuntimeSessionStore
+  | ApprovalStore
+  | ApprovalNotifier
+  | CatalogStore
+  | Cipher
 
-/**
- * @since 0.1.0
- */
 export type RuntimeError = ActionsError | RuntimeSessionRefused | ApprovalRefused
 
 const bearerSession = (authority: RuntimeAuthority | undefined) =>
@@ -74,25 +77,27 @@ const tokenMessages = {
   reviewedProjectionHash: "must be 64 lowercase hex characters"
 }
 
-const requestApproval = Effect.gen(function*() {
-  const body = yield* readJson(ApprovalRequestBody, maxRuntimeBodyBytes, { "": "must be a JSON object with action and binding" })
+const requestApproval = Effect.gen(function* () {
+  const body = yield* readJson(ApprovalRequestBody, maxRuntimeBodyBytes, {
+    "": "must be a JSON object with action and binding"
+  })
   const session = yield* bearerSession(requestAuthority)
   return json(yield* request(session, body), 201)
 })
 
-const prepareApproval = Effect.gen(function*() {
+const prepareApproval = Effect.gen(function* () {
   const body = yield* readJson(PrepareBody, maxRuntimeBodyBytes, tokenMessages)
   const session = yield* authenticate(body.runtimeToken, executeAuthority)
   return json(yield* prepare(session, body))
 })
 
-const resolveApproval = Effect.gen(function*() {
+const resolveApproval = Effect.gen(function* () {
   const body = yield* readJson(ResolveBody, maxRuntimeBodyBytes, tokenMessages)
   const session = yield* authenticate(body.runtimeToken, executeAuthority)
   return json(yield* resolve(session, body))
 })
 
-const showStatus = Effect.gen(function*() {
+const showStatus = Effect.gen(function* () {
   const session = yield* bearerSession(undefined)
   const status = yield* actionStatus(session, (yield* HttpRouter.params)["actionRequestId"] ?? "")
   if (Option.isNone(status)) return yield* Problem.notFound("no such action request for this session")
@@ -100,9 +105,6 @@ const showStatus = Effect.gen(function*() {
   return json(status.value)
 })
 
-/**
- * @since 0.1.0
- */
 export const routes: HttpRouter.HttpRouter<RuntimeError | Problem.Problem, RuntimeServices> = HttpRouter.empty.pipe(
   HttpRouter.post(ApprovalsApi.requestApproval.path, requestApproval),
   HttpRouter.post(ApprovalsApi.prepareApproval.path, prepareApproval),

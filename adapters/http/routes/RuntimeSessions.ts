@@ -9,8 +9,6 @@
  *   session).
  * - `POST /approvals/{approvalId}/token` collects an approval's private token from the default
  *   `ApprovalNotifier` (the pickup), once: 200 `{ approvalId, approvalToken }`, then 404.
- *
- * @since 0.1.0
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -32,9 +30,6 @@ import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 
-/**
- * @since 0.1.0
- */
 export type RuntimeSessionsServices = RuntimeSessionStore | ApprovalStore | ApprovalNotifier | ApiKeyStore | Crypto
 
 const sessionMessages = {
@@ -45,23 +40,26 @@ const sessionMessages = {
 }
 
 const createSession = (maxBodyBytes: number) => (workspaceId: string, key: { readonly id: string }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* readJson(SessionRequest, maxBodyBytes, sessionMessages)
     const { record, token } = yield* issue(workspaceId, body, key.id)
-    return json({
-      sessionId: record.sessionId,
-      token: Redacted.value(token),
-      accountId: record.accountId,
-      subject: record.subject,
-      role: record.role,
-      authorities: record.authorities,
-      createdAt: formatTimestamp(record.createdAt),
-      expiresAt: formatTimestamp(record.expiresAt)
-    }, 201)
+    return json(
+      {
+        sessionId: record.sessionId,
+        token: Redacted.value(token),
+        accountId: record.accountId,
+        subject: record.subject,
+        role: record.role,
+        authorities: record.authorities,
+        createdAt: formatTimestamp(record.createdAt),
+        expiresAt: formatTimestamp(record.expiresAt)
+      },
+      201
+    )
   })
 
 const revokeSession = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const id = ((yield* HttpRouter.params)["sessionId"] ?? "").toLowerCase()
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const revoked = isUuid(id) && (yield* (yield* RuntimeSessionStore).revoke(workspaceId, id, now))
@@ -70,21 +68,20 @@ const revokeSession = (workspaceId: string) =>
   })
 
 const collectToken = (workspaceId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const id = ((yield* HttpRouter.params)["approvalId"] ?? "").toLowerCase()
     const approval = isUuid(id) ? yield* (yield* ApprovalStore).get(id) : Option.none()
     const gone = () => Problem.notFound("no approval token to collect: unknown approval, or collected already")
     if (Option.isNone(approval) || approval.value.workspaceId !== workspaceId) return yield* gone()
     const token = yield* Effect.mapError((yield* ApprovalNotifier).collect(id), (error) =>
-      error._tag === "OpenFailed" ? Problem.internal : error)
+      error._tag === "OpenFailed" ? Problem.internal : error
+    )
     if (Option.isNone(token)) return yield* gone()
     return json({ approvalId: id, accountId: approval.value.accountId, approvalToken: Redacted.value(token.value) })
   })
 
 /**
  * The routes, relative to the admin workspace path.
- *
- * @since 0.1.0
  */
 export const routes = (
   maxBodyBytes: number

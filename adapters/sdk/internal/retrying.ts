@@ -3,8 +3,6 @@
  * are worth another attempt (network failures, time-outs, 408, 429, 5xx), how long a `Retry-After`
  * asks to wait, the shared backoff (`core/protocol/Backoff.ts`) as a `Schedule` that a
  * `Retry-After` may lengthen, and how a refusal's problem details are read.
- *
- * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
@@ -12,15 +10,11 @@ import * as Backoff from "../../../core/protocol/Backoff.ts"
 
 /**
  * Whether an HTTP status may succeed later: 408, 429 and every 5xx.
- *
- * @since 0.1.0
  */
 export const retryableStatus = (status: number): boolean => status === 429 || status === 408 || status >= 500
 
 /**
  * `Retry-After` as seconds or an HTTP date, in milliseconds from `now`.
- *
- * @since 0.1.0
  */
 export const retryAfterMillis = (header: string | null, now: number): number | undefined => {
   if (header === null) return undefined
@@ -32,16 +26,12 @@ export const retryAfterMillis = (header: string | null, now: number): number | u
 
 /**
  * Why an attempt that got no answer failed: `timeout` or `network_error`.
- *
- * @since 0.1.0
  */
 export const failureReason = (error: unknown): "timeout" | "network_error" =>
   (error as { name?: string })?.name === "TimeoutError" ? "timeout" : "network_error"
 
 /**
  * A response text as JSON, `undefined` when empty or not JSON.
- *
- * @since 0.1.0
  */
 export const parseJson = (text: string): unknown => {
   try {
@@ -53,10 +43,12 @@ export const parseJson = (text: string): unknown => {
 
 /**
  * The fields of a problem answer (RFC 9457 plus `code` and `errors`), with fallbacks.
- *
- * @since 0.1.0
  */
-export const problemFields = (json: unknown, status: number, fallbackDetail: string): {
+export const problemFields = (
+  json: unknown,
+  status: number,
+  fallbackDetail: string
+): {
   readonly status: number
   readonly code: string
   readonly detail: string
@@ -65,9 +57,11 @@ export const problemFields = (json: unknown, status: number, fallbackDetail: str
   const p = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>
   const errors = Array.isArray(p["errors"])
     ? (p["errors"] as Array<unknown>).flatMap((e) => {
-      const item = e as { path?: unknown; message?: unknown }
-      return typeof item?.path === "string" && typeof item.message === "string" ? [{ path: item.path, message: item.message }] : []
-    })
+        const item = e as { path?: unknown; message?: unknown }
+        return typeof item?.path === "string" && typeof item.message === "string"
+          ? [{ path: item.path, message: item.message }]
+          : []
+      })
     : []
   return {
     status,
@@ -80,8 +74,6 @@ export const problemFields = (json: unknown, status: number, fallbackDetail: str
 /**
  * The retry schedule over retryable outcomes: the shared backoff, each wait lengthened to the
  * outcome's `afterMillis` (its `Retry-After`) up to `maxDelayMillis`, `maxAttempts` in all.
- *
- * @since 0.1.0
  */
 export const retrySchedule = <R extends { readonly afterMillis?: number }>(options: {
   readonly baseDelayMillis: number
@@ -92,5 +84,6 @@ export const retrySchedule = <R extends { readonly afterMillis?: number }>(optio
     Schedule.intersect(Schedule.identity<R>()),
     Schedule.intersect(Schedule.recurs(options.maxAttempts - 1)),
     Schedule.modifyDelay(([[, retry]], delay) =>
-      Duration.millis(Math.min(options.maxDelayMillis, Math.max(Duration.toMillis(delay), retry.afterMillis ?? 0))))
+      Duration.millis(Math.min(options.maxDelayMillis, Math.max(Duration.toMillis(delay), retry.afterMillis ?? 0)))
+    )
   )

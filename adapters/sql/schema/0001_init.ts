@@ -1,16 +1,11 @@
 /**
  * The first migration: a key/value table for facts about the installation itself (schema
  * notes, bootstrap markers), so an empty database and a migrated one are told apart.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) =>

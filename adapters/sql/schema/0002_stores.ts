@@ -3,8 +3,6 @@
  * converted), so `Clock`-driven tests are exact; JSON is `jsonb`. Every uniqueness the protocol
  * depends on is a constraint here, not a check in code: nonces, idempotency keys, completion ids,
  * client event ids, outbox dedupe keys, API key hashes.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -158,9 +156,6 @@ const statements: ReadonlyArray<string> = [
   )`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

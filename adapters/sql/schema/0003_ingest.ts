@@ -2,8 +2,6 @@
  * Direct API ingestion's tables: each usage meter's first unit (spec "Usage rollup event": `unit`
  * must keep a stable meaning over time) and feature-gate funnels awaiting access evidence. Times
  * are epoch milliseconds in `bigint`, as in 0002.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -41,9 +39,6 @@ const statements: ReadonlyArray<string> = [
     WHERE state = 'checking'`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

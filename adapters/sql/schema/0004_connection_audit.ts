@@ -3,8 +3,6 @@
  * credential write: treated as an orphan and retired with its own immutable audit evidence").
  * Append-only: a trigger refuses every `UPDATE`, `DELETE` and `TRUNCATE`, so evidence once written
  * stays as written. Times are epoch milliseconds in `bigint`, as in 0002.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -33,9 +31,6 @@ const statements: ReadonlyArray<string> = [
     WHERE state IN ('replaced', 'superseded')`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

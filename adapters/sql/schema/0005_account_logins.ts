@@ -3,8 +3,6 @@
  * `session_started` with `semantic_type` `login`, with `user_id` when a user caused it"): each
  * user's newest login, from which the profile counts the users active in the last 7 and 30 days.
  * Times are epoch milliseconds in `bigint`, as in 0002.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -21,9 +19,6 @@ const statements: ReadonlyArray<string> = [
   )`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

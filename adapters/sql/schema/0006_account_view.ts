@@ -3,8 +3,6 @@
  * and every `entitlement_active` event of one account from a time on (`EventStore.listAll`),
  * complete rather than a page. The evidence index is partial, so no other event pays for it on
  * insert.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -16,9 +14,6 @@ const statements: ReadonlyArray<string> = [
   `CREATE INDEX accord_feature_gates_account ON accord_feature_gates (workspace_id, account_id, created_at)`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

@@ -5,8 +5,6 @@
  * marked dead the first time a scan passes them); the former index on `next_attempt_at` alone was
  * combined with the kind index in a bitmap scan that visited every such entry on every lease
  * (measured with `bench:dispatch`: about 1 ms per lease after a few thousand deliveries).
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -17,9 +15,6 @@ const statements: ReadonlyArray<string> = [
   `DROP INDEX accord_outbox_due`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

@@ -3,8 +3,6 @@
  * `event_id` is identified by its bucket (`UsageRollup.rollupBucketKey`: account, meter, period),
  * unique per workspace, so a resend of the same bucket replaces the stored value instead of adding
  * a second row that a reader would sum.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -15,9 +13,6 @@ const statements: ReadonlyArray<string> = [
   `CREATE UNIQUE INDEX accord_events_bucket ON accord_events (workspace_id, bucket_key) WHERE bucket_key IS NOT NULL`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

@@ -3,8 +3,6 @@
  * start (`adapters/sql/MasterKeyCheck.ts`). Never the key, nor anything it could be derived from
  * short of breaking AES-256-GCM. Every later start opens it, so a server started with another key
  * refuses to run instead of failing later on every stored connector secret.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -18,9 +16,6 @@ const statements: ReadonlyArray<string> = [
   )`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

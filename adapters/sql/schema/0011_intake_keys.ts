@@ -3,8 +3,6 @@
  * inserted in the transaction that creates the action, so concurrent intakes under one key create
  * one action. `created_at` lets a claim past the retention (24 hours, `core/connector/IntakeKey.ts`)
  * expire: it is then ignored and replaced by the next intake under that key.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -21,9 +19,6 @@ const statements: ReadonlyArray<string> = [
   )`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

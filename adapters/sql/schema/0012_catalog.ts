@@ -2,8 +2,6 @@
  * Published catalog versions (issue 15 item 4): append-only, one row per `(workspace_id, version)`;
  * `published_version_id` is the UUID an action's `binding.publishedVersionId` names. The primary key
  * makes two concurrent publishes of one version number impossible (the loser retries with the next).
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -22,9 +20,6 @@ const statements: ReadonlyArray<string> = [
   )`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

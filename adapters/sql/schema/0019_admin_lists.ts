@@ -4,8 +4,6 @@
  * `GET /accounts` reads a workspace's profiled accounts by account id. Ids are ordered byte-wise
  * (`COLLATE "C"`), as the memory stores and the cursors do, whatever the database's collation, so
  * the pages are read in index order.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -17,9 +15,6 @@ const statements: ReadonlyArray<string> = [
   `CREATE INDEX accord_profile_facts_accounts ON accord_profile_facts (workspace_id, account_id COLLATE "C")`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

@@ -3,8 +3,6 @@
  * hash is `UNIQUE` (two sessions can never share a token). An approval is one row that every prepare
  * and resolve changes with a conditional `UPDATE … WHERE state … AND revision … RETURNING`, so
  * racing resolves serialise on the row and exactly one of them claims it.
- *
- * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -43,9 +41,6 @@ const statements: ReadonlyArray<string> = [
   )`
 ]
 
-/**
- * @since 0.1.0
- */
 export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })

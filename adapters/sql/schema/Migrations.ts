@@ -1,8 +1,6 @@
 /**
  * Accord's schema, in order. Keys are `"<id>_<name>"`; ids only grow, and an applied migration
  * is never edited (add a new one instead).
- *
- * @since 0.1.0
  */
 import type { Migrations } from "../Migrations.ts"
 import { migration as init } from "./0001_init.ts"
@@ -21,9 +19,6 @@ import { migration as eventsByName } from "./0018_events_by_name.ts"
 import { migration as adminLists } from "./0019_admin_lists.ts"
 import { migration as approvals } from "./0021_approvals.ts"
 
-/**
- * @since 0.1.0
- */
 export const migrations: Migrations = {
   "0001_init": init,
   "0002_stores": stores,

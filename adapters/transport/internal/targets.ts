@@ -5,8 +5,6 @@
  * the exchange sent to the first checked address. Each transport brings only its `exchange`; the
  * pieces every exchange needs (the pinned `lookup`, the response headers' shape, the failures and
  * when each may have been delivered) are here too.
- *
- * @since 0.1.0
  */
 import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
@@ -19,7 +17,11 @@ import {
   parseEndpointSync,
   type Resolver
 } from "../../../core/connector/Endpoint.ts"
-import { type OutboundRequest, type OutboundResponse, TransportFailure } from "../../../core/ports/ConnectorTransport.ts"
+import {
+  type OutboundRequest,
+  type OutboundResponse,
+  TransportFailure
+} from "../../../core/ports/ConnectorTransport.ts"
 
 /** An endpoint URL as checked: the URL to connect to, its host and, for an address host, its verdict (`undefined` for a name). */
 interface Target {
@@ -36,13 +38,17 @@ export const fixedLookup = (address: string): LookupFunction => {
   const family = address.includes(":") ? 6 : 4
   return (_host, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) {
-      ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [{ address, family }])
+      ;(callback as unknown as (e: null, a: ReadonlyArray<{ address: string; family: number }>) => void)(null, [
+        { address, family }
+      ])
     } else callback(null, address, family)
   }
 }
 
 /** Response headers as the port returns them: lowercase names, a repeated header's values joined with `, `. */
-export const flattenHeaders = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): Record<string, string> => {
+export const flattenHeaders = (
+  headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const name in headers) {
     const value = headers[name]
@@ -57,13 +63,26 @@ export const flattenHeaders = (headers: Readonly<Record<string, string | Readonl
  */
 export const exchangeFailure = {
   timeout: (connected: boolean) =>
-    new TransportFailure({ reason: "timeout", maybeDelivered: connected, detail: "no complete response within the time-out" }),
+    new TransportFailure({
+      reason: "timeout",
+      maybeDelivered: connected,
+      detail: "no complete response within the time-out"
+    }),
   broken: (connected: boolean) =>
     connected
-      ? new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the connection broke before a complete response" })
+      ? new TransportFailure({
+          reason: "reset",
+          maybeDelivered: true,
+          detail: "the connection broke before a complete response"
+        })
       : new TransportFailure({ reason: "connect", maybeDelivered: false, detail: "the connection could not be made" }),
   cutOff: () => new TransportFailure({ reason: "reset", maybeDelivered: true, detail: "the response was cut off" }),
-  tooLarge: () => new TransportFailure({ reason: "response_too_large", maybeDelivered: true, detail: "the response body exceeds 64 KiB" }),
+  tooLarge: () =>
+    new TransportFailure({
+      reason: "response_too_large",
+      maybeDelivered: true,
+      detail: "the response body exceeds 64 KiB"
+    }),
   notMade: (detail: string) => new TransportFailure({ reason: "connect", maybeDelivered: false, detail })
 }
 

@@ -2,8 +2,6 @@
  * A background worker over leased outbox items that carry an action (`leaseWithActions`): the
  * reconciler and the evidence watcher. One item's storage failure is logged and its lease left to
  * expire, so another round (or worker) takes it again; its siblings go on.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -13,8 +11,6 @@ import type { StorageError } from "../../ports/StorageError.ts"
 
 /**
  * Runs until the scope closes; `what` names one unit of work in the warning (`a read`, `a look`).
- *
- * @since 0.1.0
  */
 export const runActionWorker = <R>(options: {
   readonly name: string
@@ -31,5 +27,7 @@ export const runActionWorker = <R>(options: {
     lease: options.lease,
     idOf: (leased) => leased.item.id,
     work: (leased) =>
-      Effect.catchAll(options.work(leased), (error) => Effect.logWarning(`${options.name}: storage failed during ${options.what}`, error.message))
+      Effect.catchAll(options.work(leased), (error) =>
+        Effect.logWarning(`${options.name}: storage failed during ${options.what}`, error.message)
+      )
   })

@@ -4,8 +4,6 @@
  * with `expectedVersion`, and after a concurrent change (`Stale`) read the action again and decide
  * again, for a bounded number of rounds. The dispatcher (acknowledgements, ambiguous deliveries,
  * abandonment), the completion intake and the reconciler (verdicts, abandonment) all write through it.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -17,15 +15,11 @@ import { type ActionState, isActionState, type Transition, transition, type Trig
 
 /**
  * How many times a write is tried before the caller is told the action kept changing.
- *
- * @since 0.1.0
  */
 export const applyRounds = 5
 
 /**
  * An action whose state is one of the service's action states.
- *
- * @since 0.1.0
  */
 export interface CurrentAction extends ActionRecord {
   readonly state: ActionState
@@ -34,8 +28,6 @@ export interface CurrentAction extends ActionRecord {
 /**
  * What one write changes, besides the version: the new state, the history entry (its `at` is the
  * write's time) and the optional parts `ActionLedger.transition` writes atomically with it.
- *
- * @since 0.1.0
  */
 export interface TriggerWrite {
   readonly toState: ActionState
@@ -49,46 +41,41 @@ export interface TriggerWrite {
 
 /**
  * A write's result other than `Stale` (which the loop handles by trying again).
- *
- * @since 0.1.0
  */
 export type Settled = Exclude<TransitionResult, { readonly _tag: "Stale" }>
 
 /**
  * The caller's decision for one round: answer without writing, or write and turn the ledger's
  * result into the answer.
- *
- * @since 0.1.0
  */
 export type Decision<A, E, R> =
   | { readonly _tag: "Answer"; readonly value: A }
-  | { readonly _tag: "Write"; readonly write: TriggerWrite; readonly settle: (result: Settled) => Effect.Effect<A, E, R> }
+  | {
+      readonly _tag: "Write"
+      readonly write: TriggerWrite
+      readonly settle: (result: Settled) => Effect.Effect<A, E, R>
+    }
 
-/**
- * @since 0.1.0
- */
 export const answer = <A>(value: A): Decision<A, never, never> => ({ _tag: "Answer", value })
 
 /**
  * The history detail every write records about its step: the states passed through, an appended
  * reversal, or why the state did not change.
- *
- * @since 0.1.0
  */
 export const stepDetail = (step: Transition | undefined): Record<string, unknown> =>
-  step === undefined ? {} : {
-    ...(step._tag === "Move" && step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}),
-    ...(step._tag === "Move" && step.appendReversal ? { reversal: true } : {}),
-    ...(step._tag === "Stay" ? { unchanged: step.reason } : {})
-  }
+  step === undefined
+    ? {}
+    : {
+        ...(step._tag === "Move" && step.passedThrough.length > 0 ? { passedThrough: step.passedThrough } : {}),
+        ...(step._tag === "Move" && step.appendReversal ? { reversal: true } : {}),
+        ...(step._tag === "Stay" ? { unchanged: step.reason } : {})
+      }
 
 /**
  * Applies `trigger` (none: a history entry without a state machine step) to the action with
  * compare-and-set. `record` is the action in hand, used for the first round; without it the action
  * is read first. `decide` runs once per round on the current action and its step. `undefined` when
  * the action is gone (or not a service action) or kept changing for `applyRounds` rounds.
- *
- * @since 0.1.0
  */
 export const applyTrigger = <A, E, R>(options: {
   readonly ledger: ActionLedgerService
@@ -103,10 +90,11 @@ export const applyTrigger = <A, E, R>(options: {
     context: { readonly round: number; readonly now: number }
   ) => Effect.Effect<Decision<A, E, R>, E | StorageError, R>
 }): Effect.Effect<A | undefined, E | StorageError, R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { actionRequestId, ledger } = options
     for (let round = 0; round < applyRounds; round++) {
-      const current = round === 0 && options.record !== undefined ? Option.some(options.record) : yield* ledger.get(actionRequestId)
+      const current =
+        round === 0 && options.record !== undefined ? Option.some(options.record) : yield* ledger.get(actionRequestId)
       if (Option.isNone(current)) return undefined
       const action = current.value
       if (!isCurrentAction(action)) return undefined

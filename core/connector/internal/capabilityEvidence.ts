@@ -3,19 +3,19 @@
  * evidence lifecycle"): "proof `connectionRevision` must match the current revision"; "a successful
  * acknowledgement without proof" removes the previous modes; a valid proof is recorded with the
  * connector identity and revision, the response fingerprint and the provider connection generation.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis } from "../../ports/CapabilityRegistry.ts"
+import {
+  type CapabilityEvidence,
+  CapabilityRegistry,
+  capabilityValidityMillis
+} from "../../ports/CapabilityRegistry.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import type { Acknowledged } from "./handshake.ts"
 
 /**
  * Why a successful handshake's payment capability proof was refused (the handshake still succeeds,
  * but the proof enables nothing and the previous modes are removed).
- *
- * @since 0.1.0
  */
 export type CapabilityProblem = "capability_revision_mismatch"
 
@@ -23,8 +23,6 @@ export type CapabilityProblem = "capability_revision_mismatch"
  * The provider connection generation of a proof. The service holds no provider connection of its
  * own, so the connected account (its reference hash) and the environment identify it: a proof naming
  * another account or environment is another generation, and replaces the previous evidence.
- *
- * @since 0.1.0
  */
 export const providerConnectionGeneration = (proof: {
   readonly connectedAccountReferenceHash: string
@@ -33,8 +31,6 @@ export const providerConnectionGeneration = (proof: {
 
 /**
  * Replaces the connection's capability evidence with what a successful handshake proved.
- *
- * @since 0.1.0
  */
 export const recordCapabilities = (
   connectionId: string,
@@ -42,7 +38,7 @@ export const recordCapabilities = (
   acknowledged: Acknowledged,
   now: number
 ): Effect.Effect<CapabilityProblem | "revision_superseded" | null, StorageError, CapabilityRegistry> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const registry = yield* CapabilityRegistry
     const proof = acknowledged.ack.paymentCapabilities
     // The store never lets an older revision's result clear or replace a newer revision's evidence:

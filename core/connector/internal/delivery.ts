@@ -11,8 +11,6 @@
  * capability gate again (`Capability.paymentGate`, issue 15): if it does not, nothing is sent, the
  * outbox item is completed and the `Blocked` trigger is applied (a never-sent action ends `blocked`;
  * an `unknown_outcome` one keeps its state with a `delivery_blocked` history entry).
- *
- * @since 0.1.0
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -45,8 +43,6 @@ import { makeOutbound } from "./outbound.ts"
 
 /**
  * How one delivery ended.
- *
- * @since 0.1.0
  */
 export type DeliveryResult =
   | { readonly _tag: "Acknowledged"; readonly state: "accepted" | "rejected" }
@@ -57,15 +53,11 @@ export type DeliveryResult =
 
 /**
  * How long a dispatcher trusts a connection revision it read (endpoint and state).
- *
- * @since 0.1.0
  */
 export const revisionCacheMillis = 5_000
 
 /**
  * The services one delivery uses.
- *
- * @since 0.1.0
  */
 export type DeliveryServices =
   | ActionLedger
@@ -80,8 +72,6 @@ export type DeliveryServices =
 /**
  * Delivers `record` (attempt number `attempt`) and writes the answer; `completes` is the leased
  * outbox item an acknowledgement's write also completes. `itemCompleted` says whether it did.
- *
- * @since 0.1.0
  */
 export type DeliverAction = (
   record: ActionRecord,
@@ -98,11 +88,11 @@ const notWritten = (result: DeliveryResult) => ({ result, itemCompleted: false }
 /**
  * Builds the delivery of a dispatcher. Signing keys are imported once per connection revision and
  * kept for the dispatcher's life (a retired revision is never delivered to).
- *
- * @since 0.1.0
  */
-export const makeDeliverAction = (options: { readonly timeoutMillis?: number }): Effect.Effect<DeliverAction, never, DeliveryServices> =>
-  Effect.gen(function*() {
+export const makeDeliverAction = (options: {
+  readonly timeoutMillis?: number
+}): Effect.Effect<DeliverAction, never, DeliveryServices> =>
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     const connections = yield* ConnectionStore
     const capabilities = yield* CapabilityRegistry
@@ -144,7 +134,10 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
             write: {
               toState,
               history: {
-                trigger: trigger._tag === "AckAccepted" || trigger._tag === "AckRejected" ? "acknowledgement" : "delivery_ambiguous",
+                trigger:
+                  trigger._tag === "AckAccepted" || trigger._tag === "AckRejected"
+                    ? "acknowledgement"
+                    : "delivery_ambiguous",
                 detail: { ...extra.detail, ...stepDetail(step) }
               },
               ...(extra.acknowledgement !== undefined ? { acknowledgement: extra.acknowledgement } : {}),
@@ -162,10 +155,16 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
      * current (active) revision, whose intent fits the mode and whose mode the current capability
      * evidence covers (`Capability.ts`).
      */
-    const continuationVerdict = (record: ActionRecord, request: StoredRequest, continuation: PaymentContinuation, now: number) =>
-      Effect.gen(function*() {
+    const continuationVerdict = (
+      record: ActionRecord,
+      request: StoredRequest,
+      continuation: PaymentContinuation,
+      now: number
+    ) =>
+      Effect.gen(function* () {
         const mode = paymentFamilies[request.action.operation.family]
-        if (mode === undefined || request.payment === undefined || request.payment.mode !== mode) return "not_a_payment_action"
+        if (mode === undefined || request.payment === undefined || request.payment.mode !== mode)
+          return "not_a_payment_action"
         // Read fresh: a continuation is allowed only for the revision that is active right now.
         const connection = yield* connections.getById(record.connectionId)
         const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
@@ -213,8 +212,15 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
     // A revision's endpoint never changes; its state is re-read at most every few seconds, so a
     // busy dispatcher does not read the connection for every delivery. A fresh entry is kept as the
     // effect that answers it.
-    const revisionCache = new Map<string, { readonly at: number; readonly answer: Effect.Effect<Option.Option<ConnectionRevision>> }>()
-    const revisionOf = (connectionId: string, revision: number, now: number): Effect.Effect<Option.Option<ConnectionRevision>, StorageError> => {
+    const revisionCache = new Map<
+      string,
+      { readonly at: number; readonly answer: Effect.Effect<Option.Option<ConnectionRevision>> }
+    >()
+    const revisionOf = (
+      connectionId: string,
+      revision: number,
+      now: number
+    ): Effect.Effect<Option.Option<ConnectionRevision>, StorageError> => {
       const key = `${connectionId}:${revision}`
       const hit = revisionCache.get(key)
       if (hit !== undefined && now - hit.at < revisionCacheMillis) return hit.answer
@@ -237,7 +243,7 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
       completes: { readonly id: string; readonly owner: string },
       generation: string | undefined
     ): Effect.Effect<{ readonly result: DeliveryResult; readonly itemCompleted: boolean }, StorageError> {
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         if (record.state !== "dispatching" && record.state !== "unknown_outcome") {
           return notWritten({ _tag: "Skipped", reason: "already_acknowledged" })
         }
@@ -251,12 +257,14 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         }
         // Before every attempt, first send and retries alike: the catalog, account, authority and
         // frequency still allow the action, or nothing is sent (issue 15 item 5).
-        const revalidated = yield* revalidation.check({
-          workspaceId: record.workspaceId,
-          request,
-          stored: { actionRequestId: record.actionRequestId, createdAt: record.createdAt },
-          now: startedAt
-        }).pipe(Effect.either)
+        const revalidated = yield* revalidation
+          .check({
+            workspaceId: record.workspaceId,
+            request,
+            stored: { actionRequestId: record.actionRequestId, createdAt: record.createdAt },
+            now: startedAt
+          })
+          .pipe(Effect.either)
         if (revalidated._tag === "Left") {
           if (revalidated.left._tag === "StorageError") return yield* revalidated.left
           return yield* block(clock, record, attempt, revalidated.left.reason, completes)
@@ -265,12 +273,15 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         const now = clock.unsafeCurrentTimeMillis()
         // Read fresh, not from the revision cache: a lapsed or invalidated capability must stop this very attempt.
         // Only a Payment action has a gate to pass.
-        const gate = !isPaymentAction(request) ? undefined : yield* gateOf(record.connectionId, request, {
-          now,
-          boundRevision: record.revision,
-          ...(generation !== undefined ? { generation } : {})
-        })
-        if (gate !== undefined && gate.verdict !== "covered") return yield* block(clock, record, attempt, gate.verdict, completes)
+        const gate = !isPaymentAction(request)
+          ? undefined
+          : yield* gateOf(record.connectionId, request, {
+              now,
+              boundRevision: record.revision,
+              ...(generation !== undefined ? { generation } : {})
+            })
+        if (gate !== undefined && gate.verdict !== "covered")
+          return yield* block(clock, record, attempt, gate.verdict, completes)
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
         const signSync = signer.unsafeSync
@@ -291,12 +302,14 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         const bytes = encodeBody(body)
         const signing = { purpose: "dispatch_request" as const, keys: keys.value, body: bytes, nonce }
         const headers = signSync !== undefined ? signSync.sign(signing) : yield* signer.sign(signing)
-        const exchange = yield* transport.post({
-          url: revision.value.endpoint,
-          headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },
-          body: bytes,
-          ...timeout
-        }).pipe(Effect.either)
+        const exchange = yield* transport
+          .post({
+            url: revision.value.endpoint,
+            headers: { ...headers, [headerNames.idempotencyKey]: record.providerIdempotencyKey },
+            body: bytes,
+            ...timeout
+          })
+          .pipe(Effect.either)
         const ambiguous = (reason: string) =>
           Effect.as(
             apply(clock, record, { _tag: "DeliveryAmbiguous" }, { detail: { attempt, reason } }),
@@ -304,17 +317,24 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
           )
         if (exchange._tag === "Left") {
           const failure = exchange.left
-          return failure.maybeDelivered ? yield* ambiguous(failure.reason) : notWritten({ _tag: "NotSent", reason: failure.reason })
+          return failure.maybeDelivered
+            ? yield* ambiguous(failure.reason)
+            : notWritten({ _tag: "NotSent", reason: failure.reason })
         }
         const response = exchange.right
-        if (response.status !== 202) return yield* ambiguous(response.status >= 300 && response.status < 400 ? "redirect" : `status_${response.status}`)
-        const verified = yield* verifier.verifyAndDecode(Acknowledgement, {
-          purpose: "dispatch_response",
-          keys: keys.value,
-          headers: response.headers,
-          body: response.body,
-          nonceScope: `dispatch_response:${record.connectionId}`
-        }).pipe(Effect.either)
+        if (response.status !== 202)
+          return yield* ambiguous(
+            response.status >= 300 && response.status < 400 ? "redirect" : `status_${response.status}`
+          )
+        const verified = yield* verifier
+          .verifyAndDecode(Acknowledgement, {
+            purpose: "dispatch_response",
+            keys: keys.value,
+            headers: response.headers,
+            body: response.body,
+            nonceScope: `dispatch_response:${record.connectionId}`
+          })
+          .pipe(Effect.either)
         if (verified._tag === "Left") {
           if (verified.left._tag === "StorageError") return yield* verified.left
           yield* Metrics.customerResponseRefused("acknowledgement", verified.left._tag)
@@ -322,12 +342,15 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         }
         const ack = verified.right.body
         if (
-          ack.workspaceId !== record.workspaceId || ack.actionRequestId !== record.actionRequestId ||
-          ack.providerIdempotencyKey !== record.providerIdempotencyKey || ack.requestNonce !== nonce
+          ack.workspaceId !== record.workspaceId ||
+          ack.actionRequestId !== record.actionRequestId ||
+          ack.providerIdempotencyKey !== record.providerIdempotencyKey ||
+          ack.requestNonce !== nonce
         ) {
           return yield* ambiguous("response_binding_mismatch")
         }
-        const referenceHash = ack.providerReference === undefined ? undefined : yield* crypto.sha256Hex(ack.providerReference)
+        const referenceHash =
+          ack.providerReference === undefined ? undefined : yield* crypto.sha256Hex(ack.providerReference)
         const stored = {
           state: ack.state,
           ...(referenceHash !== undefined ? { providerReferenceHash: referenceHash } : {}),
@@ -337,7 +360,10 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
         if (ack.state === "accepted" && ack.continuation !== undefined) {
           const verdict = yield* continuationVerdict(record, request, ack.continuation, clock.unsafeCurrentTimeMillis())
           if (verdict !== "allowed") return yield* ambiguous(`response_continuation_${verdict}`)
-          sealedContinuation = yield* cipher.seal(JSON.stringify(ack.continuation), `continuation:${record.actionRequestId}`)
+          sealedContinuation = yield* cipher.seal(
+            JSON.stringify(ack.continuation),
+            `continuation:${record.actionRequestId}`
+          )
         }
         const applied = yield* apply(
           clock,
@@ -349,7 +375,9 @@ export const makeDeliverAction = (options: { readonly timeoutMillis?: number }):
               attempt,
               state: ack.state,
               ...(referenceHash !== undefined ? { providerReferenceHash: referenceHash } : {}),
-              ...(ack.state === "rejected" && ack.errorCode !== undefined && isCode(ack.errorCode) ? { errorCode: ack.errorCode } : {}),
+              ...(ack.state === "rejected" && ack.errorCode !== undefined && isCode(ack.errorCode)
+                ? { errorCode: ack.errorCode }
+                : {}),
               ...(sealedContinuation !== undefined ? { continuation: "stored_encrypted" } : {})
             },
             acknowledgement: stored,

@@ -4,8 +4,6 @@
  * revision's action signing secret under `handshake_response`, fresh, with an unused nonce, and
  * exactly the `handshake_ack` shape echoing the challenge, the connection and the workspace."
  * Every other answer becomes a stable `CheckProblem`.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -14,10 +12,21 @@ import * as Option from "effect/Option"
 import type { CapabilityRegistry } from "../../ports/CapabilityRegistry.ts"
 import type { Connection, ConnectionRevision, ConnectionStore } from "../../ports/ConnectionStore.ts"
 import { Crypto } from "../../ports/Crypto.ts"
-import { type HandshakeAck, type HandshakeRequest, HandshakeAck as HandshakeAckSchema } from "../../protocol/messages/Handshake.ts"
+import {
+  type HandshakeAck,
+  type HandshakeRequest,
+  HandshakeAck as HandshakeAckSchema
+} from "../../protocol/messages/Handshake.ts"
 import type { NonceStore } from "../../ports/NonceStore.ts"
 import { connectorSecretRef, SecretVault } from "../../ports/SecretVault.ts"
-import { encodeBody, freshNonce, headerNames, importSigningKeys, protocolVersion, sign } from "../../protocol/Signing.ts"
+import {
+  encodeBody,
+  freshNonce,
+  headerNames,
+  importSigningKeys,
+  protocolVersion,
+  sign
+} from "../../protocol/Signing.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import type { Transactor } from "../../ports/Transactor.ts"
@@ -28,8 +37,6 @@ import { ConnectorTransport, type TransportFailureReason } from "../../ports/Con
 /**
  * How long the service waits for a handshake response ("connector request time-out value: not
  * shown").
- *
- * @since 0.1.0
  */
 export const defaultHandshakeTimeoutMillis = 10_000
 
@@ -46,8 +53,6 @@ export const defaultHandshakeTimeoutMillis = 10_000
  *   (not UTF-8 JSON), `invalid_ack` (not exactly the `handshake_ack` shape);
  * - `challenge_mismatch`, `connection_mismatch`, `workspace_mismatch`: the ack echoes another value;
  * - `revision_superseded`: the revision was superseded or replaced while the handshake ran.
- *
- * @since 0.1.0
  */
 export type CheckProblem =
   | "secrets_missing"
@@ -74,9 +79,6 @@ export type CheckProblem =
   | "workspace_mismatch"
   | "revision_superseded"
 
-/**
- * @since 0.1.0
- */
 export interface CheckOptions {
   /** The handshake time-out; `defaultHandshakeTimeoutMillis` when absent. */
   readonly timeoutMillis?: number
@@ -84,8 +86,6 @@ export interface CheckOptions {
 
 /**
  * The services a check runs on.
- *
- * @since 0.1.0
  */
 export type CheckServices =
   | ConnectionStore
@@ -100,8 +100,6 @@ export type CheckServices =
  * The nonce space of a connection's handshake responses: one per connection and direction, as the
  * dispatcher's `dispatch_response:{connectionId}` (a customer's nonces are only compared with that
  * customer's).
- *
- * @since 0.1.0
  */
 export const handshakeNonceScope = (connectionId: string): string => `handshake_response:${connectionId}`
 
@@ -139,8 +137,6 @@ const verificationProblem = (error: VerificationError): CheckProblem => {
 
 /**
  * A verified acknowledgement and the fingerprint of the response body that carried it.
- *
- * @since 0.1.0
  */
 export interface Acknowledged {
   readonly ack: HandshakeAck
@@ -150,22 +146,22 @@ export interface Acknowledged {
 /**
  * Sends the handshake for `revision` and verifies the answer. Fails only with `StorageError`; every
  * other failure is the `CheckProblem` on the left.
- *
- * @since 0.1.0
  */
 export const handshake = (
   connection: Connection,
   revision: ConnectionRevision,
   options: CheckOptions
 ): Effect.Effect<Either.Either<Acknowledged, CheckProblem>, StorageError, CheckServices> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const vault = yield* SecretVault
     const refs = {
       actionSigning: connectorSecretRef(connection.connectionId, revision.revision, "actionSigning"),
       completion: connectorSecretRef(connection.connectionId, revision.revision, "completion")
     }
-    const secrets = yield* Effect.all({ actionSigning: vault.get(refs.actionSigning), completion: vault.get(refs.completion) })
-      .pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(undefined)))
+    const secrets = yield* Effect.all({
+      actionSigning: vault.get(refs.actionSigning),
+      completion: vault.get(refs.completion)
+    }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(undefined)))
     if (secrets === undefined) return Either.left("secrets_unreadable" as const)
     if (Option.isNone(secrets.actionSigning) || Option.isNone(secrets.completion)) {
       return Either.left("secrets_missing" as const)
@@ -186,25 +182,29 @@ export const handshake = (
     }
     const body = encodeBody(request)
     const signed = yield* sign({ purpose: "handshake_request", keys, body, nonce })
-    const sent = yield* Effect.either((yield* ConnectorTransport).post({
-      url: revision.endpoint,
-      headers: { ...signed, [headerNames.connectionRevision]: String(revision.revision) },
-      body,
-      timeoutMillis: options.timeoutMillis ?? defaultHandshakeTimeoutMillis
-    }))
+    const sent = yield* Effect.either(
+      (yield* ConnectorTransport).post({
+        url: revision.endpoint,
+        headers: { ...signed, [headerNames.connectionRevision]: String(revision.revision) },
+        body,
+        timeoutMillis: options.timeoutMillis ?? defaultHandshakeTimeoutMillis
+      })
+    )
     if (Either.isLeft(sent)) return Either.left(transportProblems[sent.left.reason])
     const response = sent.right
     if (response.status >= 300 && response.status < 400) return Either.left("redirect" as const)
     if (response.status !== 200) return Either.left("unexpected_status" as const)
 
     const verifier = yield* makeVerifier
-    const verified = yield* Effect.either(verifier.verifyAndDecode(HandshakeAckSchema, {
-      purpose: "handshake_response",
-      keys,
-      headers: response.headers,
-      body: response.body,
-      nonceScope: handshakeNonceScope(connection.connectionId)
-    }))
+    const verified = yield* Effect.either(
+      verifier.verifyAndDecode(HandshakeAckSchema, {
+        purpose: "handshake_response",
+        keys,
+        headers: response.headers,
+        body: response.body,
+        nonceScope: handshakeNonceScope(connection.connectionId)
+      })
+    )
     if (Either.isLeft(verified)) {
       if (verified.left._tag === "StorageError") return yield* verified.left
       yield* Metrics.customerResponseRefused("handshake", verified.left._tag)

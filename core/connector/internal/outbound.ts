@@ -2,8 +2,6 @@
  * What the service needs to call a customer endpoint and check the signed answer, shared by the
  * dispatcher (executions) and the reconciler (payment reads): a signer, a verifier, the signing keys
  * of each connection revision, and the per-request time-out option.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type { Crypto } from "../../ports/Crypto.ts"
@@ -13,9 +11,6 @@ import { makeSigner, type Signer } from "../../protocol/Signing.ts"
 import { makeVerifier, type Verifier } from "../../protocol/Verification.ts"
 import { makeSigningKeyCache, type SigningKeyCache } from "./signingKeyCache.ts"
 
-/**
- * @since 0.1.0
- */
 export interface Outbound {
   readonly signer: Signer
   readonly verifier: Verifier
@@ -26,11 +21,11 @@ export interface Outbound {
 
 /**
  * Builds the outbound tools of one dispatcher or reconciler.
- *
- * @since 0.1.0
  */
-export const makeOutbound = (options: { readonly timeoutMillis?: number }): Effect.Effect<Outbound, never, SecretVault | Crypto> =>
-  Effect.gen(function*() {
+export const makeOutbound = (options: {
+  readonly timeoutMillis?: number
+}): Effect.Effect<Outbound, never, SecretVault | Crypto> =>
+  Effect.gen(function* () {
     const signer = yield* makeSigner
     // An answer must echo the fresh nonce of the one request it answers (D12) and arrives on the
     // connection this process opened for it, so no other process can ever be shown it: its nonce is

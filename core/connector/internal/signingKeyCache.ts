@@ -3,8 +3,6 @@
  * once per process: the dispatcher signs executions with them and the reconciler signs reads. A
  * revision whose secrets are gone (retired) or cannot be opened has none. (The customer kit's
  * `RevisionKeys` are something else: the kit's own keys of one revision.)
- *
- * @since 0.1.0
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -17,10 +15,10 @@ import { connectorSecretRef, SecretVault } from "../../ports/SecretVault.ts"
 import { importSigningKeys, type SigningKeys } from "../../protocol/Signing.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 
-/**
- * @since 0.1.0
- */
-export type SigningKeyCache = (connectionId: string, revision: number) => Effect.Effect<Option.Option<SigningKeys>, StorageError>
+export type SigningKeyCache = (
+  connectionId: string,
+  revision: number
+) => Effect.Effect<Option.Option<SigningKeys>, StorageError>
 
 /**
  * Keys per `(connectionId, revision)`, cached for the life of the returned function. Only the
@@ -32,53 +30,56 @@ export type SigningKeyCache = (connectionId: string, revision: number) => Effect
  * delivery in flight. The load runs in its own fiber, so interrupting a caller interrupts only its
  * wait. A revision with no secret, or whose load failed, is not kept: the next call reads the vault
  * again.
- *
- * @since 0.1.0
  */
-export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVault | Crypto> = Effect.gen(function*() {
-  const vault = yield* SecretVault
-  const crypto = yield* Crypto
-  const loaded = new Map<string, Effect.Effect<Option.Option<SigningKeys>>>()
-  const loading = new Map<string, Deferred.Deferred<Option.Option<SigningKeys>, StorageError>>()
+export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVault | Crypto> = Effect.gen(
+  function* () {
+    const vault = yield* SecretVault
+    const crypto = yield* Crypto
+    const loaded = new Map<string, Effect.Effect<Option.Option<SigningKeys>>>()
+    const loading = new Map<string, Deferred.Deferred<Option.Option<SigningKeys>, StorageError>>()
 
-  const load = (connectionId: string, revision: number) =>
-    Effect.gen(function*() {
-      const actionSigning = yield* vault.get(connectorSecretRef(connectionId, revision, "actionSigning"))
-      if (Option.isNone(actionSigning)) return Option.none<SigningKeys>()
-      const completion = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
-      const keys = yield* Effect.provideService(
-        importSigningKeys({ actionSigning: actionSigning.value, completion: Option.getOrElse(completion, () => Redacted.make("unused")) }),
-        Crypto,
-        crypto
-      )
-      return Option.some(keys)
-    }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none<SigningKeys>())))
-
-  return (connectionId, revision) => {
-    const cacheKey = `${connectionId}:${revision}`
-    const known = loaded.get(cacheKey)
-    if (known !== undefined) return known
-    // Registering a load and starting it happen together (uninterruptibly), so a registered load
-    // always completes its `Deferred`. It runs in a fiber of its own: every caller, the one that
-    // started it included, waits for it interruptibly, and an interrupted caller does not stop it
-    // for the others.
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.suspend(() => {
-        const settled = loaded.get(cacheKey)
-        if (settled !== undefined) return settled
-        const pending = loading.get(cacheKey)
-        if (pending !== undefined) return restore(Deferred.await(pending))
-        const deferred = Deferred.unsafeMake<Option.Option<SigningKeys>, StorageError>(FiberId.none)
-        loading.set(cacheKey, deferred)
-        const run = load(connectionId, revision).pipe(
-          Effect.onExit((exit) => {
-            loading.delete(cacheKey)
-            if (Exit.isSuccess(exit) && Option.isSome(exit.value)) loaded.set(cacheKey, Effect.succeed(exit.value))
-            return Deferred.done(deferred, exit)
-          })
+    const load = (connectionId: string, revision: number) =>
+      Effect.gen(function* () {
+        const actionSigning = yield* vault.get(connectorSecretRef(connectionId, revision, "actionSigning"))
+        if (Option.isNone(actionSigning)) return Option.none<SigningKeys>()
+        const completion = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
+        const keys = yield* Effect.provideService(
+          importSigningKeys({
+            actionSigning: actionSigning.value,
+            completion: Option.getOrElse(completion, () => Redacted.make("unused"))
+          }),
+          Crypto,
+          crypto
         )
-        return Effect.zipRight(Effect.forkDaemon(run), restore(Deferred.await(deferred)))
-      })
-    )
+        return Option.some(keys)
+      }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none<SigningKeys>())))
+
+    return (connectionId, revision) => {
+      const cacheKey = `${connectionId}:${revision}`
+      const known = loaded.get(cacheKey)
+      if (known !== undefined) return known
+      // Registering a load and starting it happen together (uninterruptibly), so a registered load
+      // always completes its `Deferred`. It runs in a fiber of its own: every caller, the one that
+      // started it included, waits for it interruptibly, and an interrupted caller does not stop it
+      // for the others.
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          const settled = loaded.get(cacheKey)
+          if (settled !== undefined) return settled
+          const pending = loading.get(cacheKey)
+          if (pending !== undefined) return restore(Deferred.await(pending))
+          const deferred = Deferred.unsafeMake<Option.Option<SigningKeys>, StorageError>(FiberId.none)
+          loading.set(cacheKey, deferred)
+          const run = load(connectionId, revision).pipe(
+            Effect.onExit((exit) => {
+              loading.delete(cacheKey)
+              if (Exit.isSuccess(exit) && Option.isSome(exit.value)) loaded.set(cacheKey, Effect.succeed(exit.value))
+              return Deferred.done(deferred, exit)
+            })
+          )
+          return Effect.zipRight(Effect.forkDaemon(run), restore(Deferred.await(deferred)))
+        })
+      )
+    }
   }
-})
+)

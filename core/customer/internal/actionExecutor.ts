@@ -2,8 +2,6 @@
  * The host's port of the customer kit (spec "Rules for execution handling on the customer side"
  * 6–7): the kit runs each claimed execution through `execute`, and before any second run "looks up
  * its record by providerIdempotencyKey, reconciles with the owning system" through `lookup`.
- *
- * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -16,8 +14,6 @@ import type { ClaimedExecution } from "../ClaimedExecution.ts"
  * `entitlement`, `reasonCode` and `source` (a catalog evidence type for the service to verify the
  * action), and up to 15 further scalar evidence fields. An `accountId` field, if the host sets one,
  * must be the action's account, or the service does not match the evidence.
- *
- * @since 0.1.0
  */
 export interface ExecutionResult {
   readonly outcome: CompletionOutcome
@@ -39,17 +35,12 @@ export interface ExecutionResult {
  *   there. A defect or a call past the time limit is treated as an ambiguous result.
  * - `lookup` reads the owning system for a run under that key: `Some(result)` if it ran (with the
  *   outcome observed now), `None` if it never ran. Called before any second `execute`.
- *
- * @since 0.1.0
  */
 export interface ActionExecutorService {
   readonly execute: (request: ClaimedExecution) => Effect.Effect<ExecutionResult>
   readonly lookup: (providerIdempotencyKey: string) => Effect.Effect<Option.Option<ExecutionResult>>
 }
 
-/**
- * @since 0.1.0
- */
 export class ActionExecutor extends Context.Tag("@accord/core/customer/ActionExecutor")<
   ActionExecutor,
   ActionExecutorService

@@ -4,8 +4,6 @@
  * of the revision its action was claimed under ("A redelivery reuses the same body and ID with a
  * fresh nonce, timestamp and signature"); 2xx completes the item and moves the record to
  * `completed`; anything else is rescheduled with backoff.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -37,8 +35,6 @@ const failureText = (failure: TransportFailure): string => `transport_${failure.
 
 /**
  * Builds the step that attempts one leased `customer.complete` item once, posting to `url`.
- *
- * @since 0.1.0
  */
 export const makeDeliverItem = (options: {
   readonly ledger: ActionLedgerService
@@ -47,12 +43,12 @@ export const makeDeliverItem = (options: {
   readonly keyring: ReadonlyArray<RevisionKeys>
   readonly url: string
   readonly ends: LeasedItemEnds
-}): (item: OutboxItem) => Effect.Effect<void, StorageError> => {
+}): ((item: OutboxItem) => Effect.Effect<void, StorageError>) => {
   const { keyring, ledger, signer, transport, url } = options
   const { done, reschedule } = options.ends
 
   const deliverItem = (item: OutboxItem): Effect.Effect<void, StorageError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const payload = decodeDeliveryPayload(item.payload)
       if (Option.isNone(payload)) return yield* reschedule(item, "undecodable_completion")
       const bytes = encoder.encode(payload.value.body)
@@ -72,7 +68,11 @@ export const makeDeliverItem = (options: {
           expectedVersion: record.value.version,
           toState: kitStates.completed,
           at: now,
-          history: { at: now, trigger: "customer.completion_delivered", detail: { completionId: payload.value.completionId, status } }
+          history: {
+            at: now,
+            trigger: "customer.completion_delivered",
+            detail: { completionId: payload.value.completionId, status }
+          }
         })
       }
     })

@@ -3,8 +3,6 @@
  * D1): a request is verified over the raw bytes with every configured pair (or the one a handshake
  * names), "and only then is the body decoded with its schema"; answers are signed with the pair
  * that verified the request. Errors become JSON responses that name a code, never received values.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
@@ -24,9 +22,6 @@ import {
 import type { MalformedBody } from "../../protocol/Json.ts"
 import type { RevisionKeys } from "../Keyring.ts"
 
-/**
- * @since 0.1.0
- */
 export interface CustomerRequest {
   readonly headers: HeaderSource
   /** The raw body bytes as received (D1). */
@@ -37,16 +32,11 @@ export interface CustomerRequest {
  * A request with its body's strict parse (`parseJsonBytes` of the same bytes), taken once by the
  * handler before it knows the purpose; verification still comes first, and only then is the parse
  * used (or its refusal answered).
- *
- * @since 0.1.0
  */
 export interface ParsedRequest extends CustomerRequest {
   readonly parsed?: Either.Either<unknown, MalformedBody>
 }
 
-/**
- * @since 0.1.0
- */
 export interface CustomerResponse {
   readonly status: number
   readonly headers: Record<string, string>
@@ -57,8 +47,6 @@ const jsonHeaders = { "content-type": "application/json" } as const
 
 /**
  * An unsigned JSON error answer.
- *
- * @since 0.1.0
  */
 export const errorResponse = (status: number, body: Record<string, unknown>): CustomerResponse => ({
   status,
@@ -68,8 +56,6 @@ export const errorResponse = (status: number, body: Record<string, unknown>): Cu
 
 /**
  * The answer to a request that failed verification or decoding, or hit a storage failure.
- *
- * @since 0.1.0
  */
 export const verificationResponse = (error: VerificationError | StorageError): CustomerResponse => {
   switch (error._tag) {
@@ -86,8 +72,6 @@ export const verificationResponse = (error: VerificationError | StorageError): C
 
 /**
  * The endpoint's verification and signing, bound to its keyring and nonce space.
- *
- * @since 0.1.0
  */
 export interface EndpointExchange {
   /** Verifies with every configured pair (or only `only`), then decodes; names the pair that verified. */
@@ -113,12 +97,14 @@ export interface EndpointExchange {
     VerificationError
   >
   /** A signed JSON answer. */
-  readonly signed: (keys: SigningKeys, status: number, purpose: Purpose, body: unknown) => Effect.Effect<CustomerResponse>
+  readonly signed: (
+    keys: SigningKeys,
+    status: number,
+    purpose: Purpose,
+    body: unknown
+  ) => Effect.Effect<CustomerResponse>
 }
 
-/**
- * @since 0.1.0
- */
 export const makeEndpointExchange = (options: {
   readonly verifier: Verifier
   readonly signer: Signer
@@ -134,7 +120,7 @@ export const makeEndpointExchange = (options: {
     input: ParsedRequest,
     only?: RevisionKeys
   ) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const entries = only === undefined ? keyring : [only]
       const { headers, keyIndex } = yield* verifier.verifyAny({
         purpose,
@@ -152,13 +138,24 @@ export const makeEndpointExchange = (options: {
     Effect.flatMap(
       verifier.verifyAnyUnclaimed({ purpose, keys: candidates, headers: input.headers, body: input.body, nonceScope }),
       ({ headers, keyIndex, nonce }) =>
-        decodeBodyThen(schema, input.body, input.parsed, (body) => ({ headers, body, entry: keyring[keyIndex]!, nonce }))
+        decodeBodyThen(schema, input.body, input.parsed, (body) => ({
+          headers,
+          body,
+          entry: keyring[keyIndex]!,
+          nonce
+        }))
     )
 
   const signSync = signer.unsafeSync
-  const signed = (keys: SigningKeys, status: number, purpose: Purpose, body: unknown): Effect.Effect<CustomerResponse> => {
+  const signed = (
+    keys: SigningKeys,
+    status: number,
+    purpose: Purpose,
+    body: unknown
+  ): Effect.Effect<CustomerResponse> => {
     const bytes = encodeBody(body)
-    if (signSync !== undefined) return Effect.sync(() => ({ status, headers: { ...signSync.sign({ purpose, keys, body: bytes }) }, body: bytes }))
+    if (signSync !== undefined)
+      return Effect.sync(() => ({ status, headers: { ...signSync.sign({ purpose, keys, body: bytes }) }, body: bytes }))
     return Effect.map(
       signer.sign({ purpose, keys, body: bytes }),
       (headers): CustomerResponse => ({ status, headers: { ...headers }, body: bytes })

@@ -6,8 +6,6 @@
  * reconciles with the owning system" (`ActionExecutor.lookup`) and runs `execute` only when it
  * never ran. The completion body (with a fresh `completionId`) and its delivery item are then
  * committed in ONE `ActionLedger.transition` (`executing` → `completing`), before any delivery.
- *
- * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -38,8 +36,6 @@ const validCompletion = FastDecode.is(Completion)
 /**
  * Builds the step that runs one leased `customer.execute` item; `onPersisted` runs once its
  * completion was committed (the worker wakes its delivery loop).
- *
- * @since 0.1.0
  */
 export const makeExecuteItem = (options: {
   readonly ledger: ActionLedgerService
@@ -48,13 +44,13 @@ export const makeExecuteItem = (options: {
   readonly executeTimeout: Duration.Duration
   readonly ends: LeasedItemEnds
   readonly onPersisted: Effect.Effect<unknown>
-}): (item: OutboxItem) => Effect.Effect<void, StorageError> => {
+}): ((item: OutboxItem) => Effect.Effect<void, StorageError>) => {
   const { crypto, executeTimeout, executor, ledger, onPersisted } = options
   const { done, reschedule } = options.ends
 
   /** The completion body for `result`; a result the schema refuses becomes an honest `unknown`. */
   const completionBody = (record: ActionRecord, result: ExecutionResult) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const completionId = "cmp_" + toHex(yield* crypto.randomBytes(16))
       const body = {
@@ -90,7 +86,7 @@ export const makeExecuteItem = (options: {
 
   /** Marks the record `executing` before the first run; the marker survives a crash. */
   const markExecuting = (record: ActionRecord) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       return yield* ledger.transition({
         actionRequestId: record.actionRequestId,
@@ -109,14 +105,14 @@ export const makeExecuteItem = (options: {
     const execute = limited(executor.execute(request), "execute_timeout")
     return attempted
       ? Effect.flatMap(
-        limited(executor.lookup(record.providerIdempotencyKey), "lookup_timeout"),
-        Option.match({ onNone: () => execute, onSome: Effect.succeed })
-      )
+          limited(executor.lookup(record.providerIdempotencyKey), "lookup_timeout"),
+          Option.match({ onNone: () => execute, onSome: Effect.succeed })
+        )
       : execute
   }
 
   const executeItem = (item: OutboxItem): Effect.Effect<void, StorageError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const payload = decodeExecutePayload(item.payload)
       const found = Option.isSome(payload) ? yield* ledger.get(payload.value.actionRequestId) : Option.none()
       if (Option.isNone(found)) {
@@ -160,7 +156,12 @@ export const makeExecuteItem = (options: {
           id: `${record.actionRequestId}:complete`,
           kind: completeOutboxKind,
           dedupeKey: record.actionRequestId,
-          payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body), revision: record.revision },
+          payload: {
+            actionRequestId: record.actionRequestId,
+            completionId,
+            body: JSON.stringify(body),
+            revision: record.revision
+          },
           nextAttemptAt: now,
           createdAt: now
         }

@@ -12,8 +12,6 @@
  * acknowledgement; the acknowledgement then carries the continuation, and a duplicate gets the same
  * one read back from the provider. Such an action gets no execute item: its completions come from
  * the provider's webhooks.
- *
- * @since 0.1.0
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -40,16 +38,12 @@ import * as FastDecode from "../../protocol/FastDecode.ts"
 
 /**
  * The ledger record kind and outbox kind of a claimed execution.
- *
- * @since 0.1.0
  */
 export const executeOutboxKind = "customer.execute"
 
 /**
  * What the ledger stores as a record's `acknowledgement`: the original state and error code, which
  * every duplicate delivery is answered with (D12).
- *
- * @since 0.1.0
  */
 export const StoredAcknowledgement = Schema.Struct({
   state: Schema.Literal("accepted", "rejected"),
@@ -58,9 +52,6 @@ export const StoredAcknowledgement = Schema.Struct({
   payment: Schema.optionalWith(StoredPayment, { exact: true })
 })
 
-/**
- * @since 0.1.0
- */
 export type StoredAcknowledgement = typeof StoredAcknowledgement.Type
 
 /**
@@ -84,8 +75,6 @@ const decodeStored = FastDecode.decodeUnknownOption(StoredAcknowledgement)
  * Without a precheck or payment hook the nonce is recorded in the claim's statement (issue 20):
  * the spec's "before using the parsed payload" holds, since before it the payload only serves the
  * checks that refuse, and a replay writes nothing and gets `replayed_nonce` as before.
- *
- * @since 0.1.0
  */
 export const makeExecutionClaim = (options: {
   readonly workspaceId: string
@@ -97,7 +86,7 @@ export const makeExecutionClaim = (options: {
   readonly crypto: CryptoService
   readonly ledger: ActionLedgerService
   readonly exchange: EndpointExchange
-}): (input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+}): ((input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>) => {
   const { connectionId, crypto, ledger, workspaceId } = options
   const { signed, verifyAndDecode } = options.exchange
 
@@ -116,9 +105,10 @@ export const makeExecutionClaim = (options: {
       providerIdempotencyKey: request.providerIdempotencyKey,
       requestNonce: nonce
     }
-    const ack: AcceptedAck | RejectedAck = stored.state === "accepted"
-      ? { ...echoed, state: "accepted", ...(continuation !== undefined ? { continuation } : {}) }
-      : { ...echoed, state: "rejected", ...(stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}) }
+    const ack: AcceptedAck | RejectedAck =
+      stored.state === "accepted"
+        ? { ...echoed, state: "accepted", ...(continuation !== undefined ? { continuation } : {}) }
+        : { ...echoed, state: "rejected", ...(stored.errorCode !== undefined ? { errorCode: stored.errorCode } : {}) }
     return signed(keys, 202, "dispatch_response", ack)
   }
 
@@ -135,17 +125,21 @@ export const makeExecutionClaim = (options: {
   return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
     Effect.clockWith((clock) => claimWith(clock, input))
 
-  function claimWith(clock: Clock.Clock, input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> {
-    return Effect.gen(function*() {
+  function claimWith(
+    clock: Clock.Clock,
+    input: ParsedRequest
+  ): Effect.Effect<CustomerResponse, VerificationError | StorageError> {
+    return Effect.gen(function* () {
       const { body: request, entry, headers, nonce } = yield* verified(input)
       // Until the claim records the nonce, the request may be a replay: these checks only refuse.
       if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
         return errorResponse(401, { error: "binding_mismatch" })
       }
       const keyInput = { header: readHeader(input.headers, headerNames.idempotencyKey), body: request }
-      const keyMismatch = crypto.unsafeSha256HexSync !== undefined
-        ? typeof checkIdempotencyKeySync(crypto.unsafeSha256HexSync, keyInput) !== "string"
-        : (yield* Effect.either(checkIdempotencyKeyWith(crypto, keyInput)))._tag === "Left"
+      const keyMismatch =
+        crypto.unsafeSha256HexSync !== undefined
+          ? typeof checkIdempotencyKeySync(crypto.unsafeSha256HexSync, keyInput) !== "string"
+          : (yield* Effect.either(checkIdempotencyKeyWith(crypto, keyInput)))._tag === "Left"
       if (keyMismatch) return errorResponse(401, { error: "idempotency_key_mismatch" })
 
       const verdict = options.precheck === undefined ? Option.none() : yield* options.precheck(request)
@@ -157,7 +151,7 @@ export const makeExecutionClaim = (options: {
       // A duplicate: answer with the original acknowledgement, never creating work again, but only
       // for the same request (rule 3); the same key with other bindings is refused.
       const duplicate = (existing: Option.Option<ActionRecord>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (Option.isNone(existing)) return errorResponse(409, { error: "conflict" })
           const fields = differingFields(existing.value.request, claimed)
           if (fields.length > 0) return errorResponse(409, { error: "request_mismatch", fields })
@@ -170,7 +164,13 @@ export const makeExecutionClaim = (options: {
           // The same intent as the first answer (its client secret read back), until it expires.
           const presented = yield* Effect.either(options.payment.present(payment))
           if (presented._tag === "Left") return errorResponse(503, { error: "payment_provider_unavailable" })
-          return yield* acknowledge(entry.keys, request, headers.nonce, original.value, Option.getOrUndefined(presented.right))
+          return yield* acknowledge(
+            entry.keys,
+            request,
+            headers.nonce,
+            original.value,
+            Option.getOrUndefined(presented.right)
+          )
         })
       let acknowledged = stored
       let continuation: PaymentContinuation | undefined
@@ -181,7 +181,8 @@ export const makeExecutionClaim = (options: {
         if (Option.isSome(existing)) return yield* duplicate(existing)
         const prepared = yield* Effect.either(options.payment.prepare(request))
         if (prepared._tag === "Left") return errorResponse(503, { error: "payment_provider_unavailable" })
-        if (prepared.right._tag === "Rejected") acknowledged = { state: "rejected", errorCode: prepared.right.errorCode }
+        if (prepared.right._tag === "Rejected")
+          acknowledged = { state: "rejected", errorCode: prepared.right.errorCode }
         if (prepared.right._tag === "Prepared") {
           acknowledged = { state: "accepted", payment: prepared.right.payment }
           continuation = prepared.right.continuation
@@ -211,19 +212,25 @@ export const makeExecutionClaim = (options: {
         // A Payment action with an intent completes from the provider's webhooks, not the executor;
         // its continuation's expiry is scheduled with the claim (`paymentEvents.ts`).
         ...(acknowledged.state === "accepted" && acknowledged.payment !== undefined
-          ? { outbox: expiryOutboxItem(request.actionRequestId, now, parseTimestamp(acknowledged.payment.expiresAt) ?? now) }
+          ? {
+              outbox: expiryOutboxItem(
+                request.actionRequestId,
+                now,
+                parseTimestamp(acknowledged.payment.expiresAt) ?? now
+              )
+            }
           : {}),
         ...(acknowledged.state === "accepted" && acknowledged.payment === undefined
           ? {
-            outbox: {
-              id: request.actionRequestId,
-              kind: executeOutboxKind,
-              dedupeKey: request.providerIdempotencyKey,
-              payload: { actionRequestId: request.actionRequestId },
-              nextAttemptAt: now,
-              createdAt: now
+              outbox: {
+                id: request.actionRequestId,
+                kind: executeOutboxKind,
+                dedupeKey: request.providerIdempotencyKey,
+                payload: { actionRequestId: request.actionRequestId },
+                nextAttemptAt: now,
+                createdAt: now
+              }
             }
-          }
           : {})
       })
       if (created === "created") {

@@ -3,8 +3,6 @@
  * evidence lifecycle"): a `handshake_ack` echoing the challenge, connection and workspace, signed
  * with the pair of the revision the request's header names, carrying the payment capability proof
  * only when the host configured one. A revision not configured is refused (409 `revision_mismatch`).
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type { CryptoService } from "../../ports/Crypto.ts"
@@ -17,8 +15,6 @@ import { type ParsedRequest, type CustomerResponse, type EndpointExchange, error
 
 /**
  * The payment capability proof the host configured (see `CustomerHandlerSettings.payment`).
- *
- * @since 0.1.0
  */
 export interface PaymentProofSettings {
   readonly modes: PaymentCapabilities["modes"]
@@ -29,8 +25,6 @@ export interface PaymentProofSettings {
 
 /**
  * Builds the handshake answer; the provider account's hash is computed once.
- *
- * @since 0.1.0
  */
 export const makeHandshakeAnswer = (options: {
   readonly workspaceId: string
@@ -39,20 +33,21 @@ export const makeHandshakeAnswer = (options: {
   readonly crypto: CryptoService
   readonly exchange: EndpointExchange
 }): Effect.Effect<(input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { crypto, keyring, workspaceId } = options
     const { signed, verifyAndDecode } = options.exchange
     const payment = options.payment
-    const accountReferenceHash = payment === undefined
-      ? undefined
-      : yield* crypto.sha256Hex(JSON.stringify(payment.providerAccountId))
+    const accountReferenceHash =
+      payment === undefined ? undefined : yield* crypto.sha256Hex(JSON.stringify(payment.providerAccountId))
     const paymentCapabilities = (revision: number): PaymentCapabilities | undefined =>
-      payment === undefined || accountReferenceHash === undefined ? undefined : {
-        connectedAccountReferenceHash: accountReferenceHash,
-        connectionRevision: revision,
-        livemode: payment.livemode,
-        modes: payment.modes
-      }
+      payment === undefined || accountReferenceHash === undefined
+        ? undefined
+        : {
+            connectedAccountReferenceHash: accountReferenceHash,
+            connectionRevision: revision,
+            livemode: payment.livemode,
+            modes: payment.modes
+          }
 
     return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
       // The revision header selects the pair; a revision not configured is refused, but only after

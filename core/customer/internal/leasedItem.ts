@@ -2,8 +2,6 @@
  * How the worker ends one leased outbox item (spec "Rules for execution handling on the customer
  * side" 8: delivered "until the service answers 2xx"): `done` completes it; `reschedule` puts it
  * back with bounded exponential backoff and jitter (`core/protocol/Backoff.ts`).
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -12,9 +10,6 @@ import type { OutboxItem, OutboxService } from "../../ports/Outbox.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { type Backoff, backoffDelay } from "../../protocol/Backoff.ts"
 
-/**
- * @since 0.1.0
- */
 export interface LeasedItemEnds {
   /** Puts the item back after a failed attempt, due again after the backoff delay. */
   readonly reschedule: (item: OutboxItem, error: string) => Effect.Effect<void, StorageError>
@@ -22,9 +17,6 @@ export interface LeasedItemEnds {
   readonly done: (item: OutboxItem) => Effect.Effect<boolean, StorageError>
 }
 
-/**
- * @since 0.1.0
- */
 export const makeLeasedItemEnds = (options: {
   readonly outbox: OutboxService
   readonly crypto: CryptoService
@@ -37,7 +29,7 @@ export const makeLeasedItemEnds = (options: {
     (b) => (((b[0]! << 24) >>> 0) + (b[1]! << 16) + (b[2]! << 8) + b[3]!) / 2 ** 32
   )
   const reschedule = (item: OutboxItem, error: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const delay = backoffDelay(backoff, item.attempts, yield* random01)
       yield* outbox.reschedule({ id: item.id, owner, nextAttemptAt: now + delay, error })

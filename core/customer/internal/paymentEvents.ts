@@ -35,8 +35,6 @@
  *    `succeeded` finds the payment succeeded; a refund seen before the success is applied once the
  *    success is. A renewal invoice (not the subscription's initial one) is ignored. A provider that
  *    cannot answer reschedules the event with backoff; an object it does not know is ignored.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -68,8 +66,6 @@ import * as FastDecode from "../../protocol/FastDecode.ts"
 
 /**
  * The event types the handler covers, for `setup_only`, `one_time_purchase` and `new_subscription`.
- *
- * @since 0.1.0
  */
 export const coveredEventTypes: ReadonlySet<string> = new Set([
   "setup_intent.succeeded",
@@ -85,8 +81,6 @@ export const coveredEventTypes: ReadonlySet<string> = new Set([
 
 /**
  * The largest webhook body read: 256 KiB (provider events are far smaller).
- *
- * @since 0.1.0
  */
 export const maxWebhookBytes = 256 * 1024
 
@@ -95,16 +89,12 @@ const EventPayload = Schema.Struct({ eventId: Schema.String, type: Schema.String
 /**
  * The type of the kit's own item for a continuation's expiry, in the payment event queue (never a
  * provider event type: the intake never records it).
- *
- * @since 0.1.0
  */
 export const continuationExpiredType = "accord.continuation_expired"
 
 /**
  * The expiry item of a claimed Payment action, due when its continuation expires (written with the
  * claim, `executionClaim.ts`).
- *
- * @since 0.1.0
  */
 export const expiryOutboxItem = (actionRequestId: string, now: number, expiresAt: number) => ({
   id: `${actionRequestId}:payment_expiry`,
@@ -120,16 +110,12 @@ const validCompletion = FastDecode.is(Completion)
 
 /**
  * The stored payment of a record (its acknowledgement's `payment`), if any.
- *
- * @since 0.1.0
  */
 export const storedPaymentOf = (record: ActionRecord): Option.Option<StoredPayment> =>
   Option.map(decodeStoredPayment(record.acknowledgement), (stored) => stored.payment)
 
 /**
  * The id of the newest verified event recorded for the action, if any.
- *
- * @since 0.1.0
  */
 export const lastVerifiedEvent = (history: ReadonlyArray<HistoryEntry>): string | null => {
   for (const entry of [...history].reverse()) {
@@ -143,25 +129,28 @@ export const lastVerifiedEvent = (history: ReadonlyArray<HistoryEntry>): string 
 const recordedOutcomes = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<string> =>
   history.flatMap((entry) => {
     const detail = entry.detail as { readonly outcome?: unknown } | null
-    return entry.trigger.startsWith("customer.completion_recorded") && typeof detail?.outcome === "string" ? [detail.outcome] : []
+    return entry.trigger.startsWith("customer.completion_recorded") && typeof detail?.outcome === "string"
+      ? [detail.outcome]
+      : []
   })
 
 /**
  * Builds the webhook route's handler.
- *
- * @since 0.1.0
  */
 export const makeWebhookIntake = (options: {
   readonly provider: PaymentProviderService
   readonly outbox: OutboxService
   readonly onRecorded?: Effect.Effect<void>
-}): (input: CustomerRequest) => Effect.Effect<CustomerResponse> => {
+}): ((input: CustomerRequest) => Effect.Effect<CustomerResponse>) => {
   const { outbox, provider } = options
   return (input) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (input.body.byteLength > maxWebhookBytes) return errorResponse(413, { error: "body_too_large" })
       const verified = yield* Effect.either(
-        provider.verifyWebhook({ body: input.body, signature: readHeader(input.headers, provider.webhookSignatureHeader) })
+        provider.verifyWebhook({
+          body: input.body,
+          signature: readHeader(input.headers, provider.webhookSignatureHeader)
+        })
       )
       if (verified._tag === "Left") return errorResponse(400, { error: verified.left.reason })
       const event = verified.right
@@ -170,14 +159,16 @@ export const makeWebhookIntake = (options: {
         return errorResponse(200, { received: true, ignored: true })
       }
       const now = yield* Clock.currentTimeMillis
-      const recorded = yield* Effect.either(outbox.enqueue({
-        id: `payment_event:${event.id}`,
-        kind: paymentEventOutboxKind,
-        dedupeKey: event.id,
-        payload: { eventId: event.id, type: event.type, objectId: event.objectId },
-        nextAttemptAt: now,
-        createdAt: now
-      }))
+      const recorded = yield* Effect.either(
+        outbox.enqueue({
+          id: `payment_event:${event.id}`,
+          kind: paymentEventOutboxKind,
+          dedupeKey: event.id,
+          payload: { eventId: event.id, type: event.type, objectId: event.objectId },
+          nextAttemptAt: now,
+          createdAt: now
+        })
+      )
       // Not recorded: the provider retries the delivery.
       if (recorded._tag === "Left") return errorResponse(503, { error: "storage_unavailable" })
       if (recorded.right && options.onRecorded !== undefined) yield* options.onRecorded
@@ -197,8 +188,11 @@ interface Located {
 }
 
 /** A subscription's invoice: the subscription it belongs to, whose metadata the kit wrote. */
-const locateInvoice = (provider: PaymentProviderService, invoiceId: string): Effect.Effect<Located | undefined, PaymentProviderError> =>
-  Effect.gen(function*() {
+const locateInvoice = (
+  provider: PaymentProviderService,
+  invoiceId: string
+): Effect.Effect<Located | undefined, PaymentProviderError> =>
+  Effect.gen(function* () {
     const invoice = yield* provider.retrieveInvoice(invoiceId)
     if (invoice.subscriptionId === null) return undefined
     const subscription = yield* provider.retrieveSubscription(invoice.subscriptionId)
@@ -221,23 +215,38 @@ const locateIntent = (
   intent: PaymentIntentView,
   invoiceHint: string | null
 ): Effect.Effect<Located | undefined, PaymentProviderError> =>
-  Effect.gen(function*() {
-    const own: Located = { metadata: intent.metadata, intentId: intent.id, subscriptionId: null, invoiceId: null, renewal: false }
+  Effect.gen(function* () {
+    const own: Located = {
+      metadata: intent.metadata,
+      intentId: intent.id,
+      subscriptionId: null,
+      invoiceId: null,
+      renewal: false
+    }
     if (intent.metadata[metadataKeys.providerIdempotencyKey] !== undefined) return own
     const invoiceId = invoiceHint ?? intent.invoiceId ?? (yield* provider.findInvoiceOfPaymentIntent(intent.id))
     return invoiceId === null ? own : yield* locateInvoice(provider, invoiceId)
   })
 
-const locate = (provider: PaymentProviderService, type: string, objectId: string): Effect.Effect<Located | undefined, PaymentProviderError> =>
-  Effect.gen(function*() {
+const locate = (
+  provider: PaymentProviderService,
+  type: string,
+  objectId: string
+): Effect.Effect<Located | undefined, PaymentProviderError> =>
+  Effect.gen(function* () {
     const [family] = type.split(".")
     switch (family) {
       case "payment_intent":
         return yield* locateIntent(provider, yield* provider.retrievePaymentIntent(objectId), null)
       case "charge": {
         const charge = yield* provider.retrieveCharge(objectId)
-        if (charge.paymentIntentId === null) return charge.invoiceId === null ? undefined : yield* locateInvoice(provider, charge.invoiceId)
-        return yield* locateIntent(provider, yield* provider.retrievePaymentIntent(charge.paymentIntentId), charge.invoiceId)
+        if (charge.paymentIntentId === null)
+          return charge.invoiceId === null ? undefined : yield* locateInvoice(provider, charge.invoiceId)
+        return yield* locateIntent(
+          provider,
+          yield* provider.retrievePaymentIntent(charge.paymentIntentId),
+          charge.invoiceId
+        )
       }
       case "setup_intent": {
         const setup = yield* provider.retrieveSetupIntent(objectId)
@@ -252,8 +261,6 @@ const locate = (provider: PaymentProviderService, type: string, objectId: string
 
 /**
  * Builds the worker's step for one recorded provider event.
- *
- * @since 0.1.0
  */
 export const makePaymentEventItem = (options: {
   readonly ledger: ActionLedgerService
@@ -261,7 +268,7 @@ export const makePaymentEventItem = (options: {
   readonly provider: PaymentProviderService
   readonly ends: LeasedItemEnds
   readonly onPersisted: Effect.Effect<unknown>
-}): (item: OutboxItem) => Effect.Effect<void, StorageError> => {
+}): ((item: OutboxItem) => Effect.Effect<void, StorageError>) => {
   const { crypto, ledger, onPersisted, provider } = options
   const { done, reschedule } = options.ends
 
@@ -269,11 +276,17 @@ export const makePaymentEventItem = (options: {
     Effect.zipRight(Effect.logInfo(`customer kit: provider event ignored (${reason})`), done(item))
 
   /** The outbox item of each completion: one first (`succeeded`/`failed`), one reversal, one decline notice. */
-  const slotOf = (outcome: CompletionOutcome) => outcome === "reversed" ? "reversed" : outcome === "unknown" ? "declined" : "complete"
+  const slotOf = (outcome: CompletionOutcome) =>
+    outcome === "reversed" ? "reversed" : outcome === "unknown" ? "declined" : "complete"
 
   /** Commits one completion and its delivery item; `None` when the record changed meanwhile. */
-  const recordCompletion = (record: ActionRecord, payment: StoredPayment, outcome: CompletionOutcome, reasonCode: string) =>
-    Effect.gen(function*() {
+  const recordCompletion = (
+    record: ActionRecord,
+    payment: StoredPayment,
+    outcome: CompletionOutcome,
+    reasonCode: string
+  ) =>
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const completionId = "cmp_" + toHex(yield* crypto.randomBytes(16))
       const entitlement = outcome === "succeeded" || outcome === "reversed" ? payment.mode : ""
@@ -301,7 +314,12 @@ export const makePaymentEventItem = (options: {
           id: `${record.actionRequestId}:${slot}`,
           kind: completeOutboxKind,
           dedupeKey: slot === "complete" ? record.actionRequestId : `${record.actionRequestId}:${slot}`,
-          payload: { actionRequestId: record.actionRequestId, completionId, body: JSON.stringify(body), revision: record.revision },
+          payload: {
+            actionRequestId: record.actionRequestId,
+            completionId,
+            body: JSON.stringify(body),
+            revision: record.revision
+          },
           nextAttemptAt: now,
           createdAt: now
         }
@@ -314,8 +332,14 @@ export const makePaymentEventItem = (options: {
    * one first outcome, one decline notice before it, one reversal after a success. `expired`: the
    * continuation has expired, and a payment still unpaid is ended (`failed`).
    */
-  const settle = (item: OutboxItem, initial: ActionRecord, stored: StoredPayment, history: ReadonlyArray<HistoryEntry>, expired: boolean) =>
-    Effect.gen(function*() {
+  const settle = (
+    item: OutboxItem,
+    initial: ActionRecord,
+    stored: StoredPayment,
+    history: ReadonlyArray<HistoryEntry>,
+    expired: boolean
+  ) =>
+    Effect.gen(function* () {
       let record = initial
       let state = yield* readPaymentState(provider, stored, record.accountId)
       const outcomes = recordedOutcomes(history)
@@ -326,10 +350,11 @@ export const makePaymentEventItem = (options: {
           stored.subscriptionId !== null
             ? Effect.asVoid(provider.cancelSubscription(stored.subscriptionId))
             : stored.intent === "setup"
-            ? Effect.asVoid(provider.cancelSetupIntent(stored.intentId))
-            : Effect.asVoid(provider.cancelPaymentIntent(stored.intentId))
+              ? Effect.asVoid(provider.cancelSetupIntent(stored.intentId))
+              : Effect.asVoid(provider.cancelPaymentIntent(stored.intentId))
         )
-        if (ended._tag === "Left" && ended.left.reason === "unavailable") return yield* reschedule(item, "provider_unavailable")
+        if (ended._tag === "Left" && ended.left.reason === "unavailable")
+          return yield* reschedule(item, "provider_unavailable")
         state = yield* readPaymentState(provider, stored, record.accountId)
         // Not cancelable and not settled (processing): looked at again later.
         if (state.outcome === "pending") return yield* reschedule(item, "payment_processing")
@@ -341,10 +366,10 @@ export const makePaymentEventItem = (options: {
           state.outcome === "succeeded" || state.outcome === "reversed" || state.outcome === "partially_reversed"
             ? ["succeeded", "provider_confirmed"]
             : state.outcome === "failed"
-            ? ["failed", expired ? "continuation_expired" : "payment_canceled"]
-            : state.declined && !outcomes.includes("unknown")
-            ? ["unknown", "payment_declined"]
-            : undefined
+              ? ["failed", expired ? "continuation_expired" : "payment_canceled"]
+              : state.declined && !outcomes.includes("unknown")
+                ? ["unknown", "payment_declined"]
+                : undefined
         if (first !== undefined) {
           const written = yield* recordCompletion(record, stored, first[0], first[1])
           if (Option.isNone(written)) return yield* reschedule(item, "stale_record")
@@ -363,7 +388,7 @@ export const makePaymentEventItem = (options: {
     })
 
   const apply = (item: OutboxItem, eventId: string, type: string, objectId: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const located = yield* locate(provider, type, objectId)
       if (located === undefined) return yield* ignore(item, "no_object")
       const key = located.metadata[metadataKeys.providerIdempotencyKey]
@@ -379,12 +404,19 @@ export const makePaymentEventItem = (options: {
         located.metadata[metadataKeys.workspaceId] !== record.workspaceId ||
         located.metadata[metadataKeys.accountId] !== record.accountId ||
         located.metadata[metadataKeys.actionRequestId] !== record.actionRequestId ||
-        (located.subscriptionId !== null ? located.subscriptionId !== stored.subscriptionId : located.intentId !== stored.intentId)
+        (located.subscriptionId !== null
+          ? located.subscriptionId !== stored.subscriptionId
+          : located.intentId !== stored.intentId)
       ) {
         return yield* ignore(item, "binding_mismatch")
       }
       // "Later renewals create no further Funnel conversion."
-      if (located.renewal || (located.invoiceId !== null && stored.initialInvoiceId !== null && located.invoiceId !== stored.initialInvoiceId)) {
+      if (
+        located.renewal ||
+        (located.invoiceId !== null &&
+          stored.initialInvoiceId !== null &&
+          located.invoiceId !== stored.initialInvoiceId)
+      ) {
         return yield* ignore(item, "renewal_invoice")
       }
       const history = yield* ledger.history(record.actionRequestId)
@@ -405,7 +437,7 @@ export const makePaymentEventItem = (options: {
 
   /** The continuation expired: the action the item names, settled with `expired`. */
   const expire = (item: OutboxItem, actionRequestId: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const found = yield* ledger.get(actionRequestId)
       if (Option.isNone(found)) return yield* ignore(item, "unknown_action")
       const payment = storedPaymentOf(found.value)
@@ -414,7 +446,7 @@ export const makePaymentEventItem = (options: {
     })
 
   return (item: OutboxItem): Effect.Effect<void, StorageError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const payload = decodeEventPayload(item.payload)
       if (Option.isNone(payload)) return yield* ignore(item, "undecodable_event")
       const { eventId, objectId, type } = payload.value
@@ -422,7 +454,10 @@ export const makePaymentEventItem = (options: {
       yield* Effect.catchTag(
         type === continuationExpiredType ? expire(item, objectId) : apply(item, eventId, type, objectId),
         "PaymentProviderError",
-        (error) => error.reason === "unavailable" ? reschedule(item, "provider_unavailable") : ignore(item, `provider_${error.reason}`)
+        (error) =>
+          error.reason === "unavailable"
+            ? reschedule(item, "provider_unavailable")
+            : ignore(item, `provider_${error.reason}`)
       )
     })
 }

@@ -4,15 +4,10 @@
  * and amount binding"): which intent was created, for which amount, currency and customer, on which
  * account, and until when its continuation is offered. The client secret is not stored: a duplicate
  * delivery reads it back from the provider.
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { PaymentMode } from "../../protocol/messages/Common.ts"
 
-/**
- * @since 0.1.0
- */
 export const StoredPayment = Schema.Struct({
   mode: PaymentMode,
   intent: Schema.Literal("payment", "setup"),
@@ -27,29 +22,20 @@ export const StoredPayment = Schema.Struct({
   expiresAt: Schema.String
 })
 
-/**
- * @since 0.1.0
- */
 export type StoredPayment = typeof StoredPayment.Type
 
 /**
  * The provider reference a Payment action's completion and observation name: the subscription for
  * a subscription, else the intent.
- *
- * @since 0.1.0
  */
 export const providerReferenceOf = (payment: StoredPayment): string => payment.subscriptionId ?? payment.intentId
 
 /**
  * The outbox kind of a verified provider webhook waiting to be reconciled (dedupe key: the event id).
- *
- * @since 0.1.0
  */
 export const paymentEventOutboxKind = "customer.payment_event"
 
 /**
  * The history trigger of a verified provider event applied to an action.
- *
- * @since 0.1.0
  */
 export const paymentEventTrigger = "customer.payment_event_verified"

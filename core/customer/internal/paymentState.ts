@@ -13,8 +13,6 @@
  * else `pending`; once its initial invoice's charge is refunded, in full `reversed`, in part
  * `partially_reversed` (the charge is found through the invoice's payment, in either of the
  * provider's shapes, `PaymentProvider.InvoiceView`). A setup is `succeeded` once a method is attached.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -23,9 +21,6 @@ import { SubscriptionState } from "../../protocol/messages/Reconciliation.ts"
 import { metadataKeys, type PaymentProviderError, type PaymentProviderService } from "../PaymentProvider.ts"
 import { providerReferenceOf, type StoredPayment } from "./paymentRecord.ts"
 
-/**
- * @since 0.1.0
- */
 export interface PaymentState {
   readonly providerReference: string
   readonly customerBound: boolean
@@ -49,15 +44,13 @@ const refundOutcome = (charged: number, refunded: number): ObservationOutcome =>
 /**
  * Reads the action's provider objects now. `accountId` is the action's account: an object whose
  * metadata names another is not customer-bound.
- *
- * @since 0.1.0
  */
 export const readPaymentState = (
   provider: PaymentProviderService,
   payment: StoredPayment,
   accountId: string
 ): Effect.Effect<PaymentState, PaymentProviderError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const providerReference = providerReferenceOf(payment)
     if (payment.subscriptionId !== null) {
       const subscription = yield* provider.retrieveSubscription(payment.subscriptionId)
@@ -71,24 +64,27 @@ export const readPaymentState = (
       const chargeId = invoice?.chargeId ?? intent?.latestChargeId ?? null
       const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
       const paid = invoice?.status === "paid"
-      const charged = paid ? charge?.amountMinor ?? invoice.amountPaidMinor : 0
-      const refunded = paid ? charge?.amountRefundedMinor ?? 0 : 0
+      const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
+      const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
       // A trial's continuation is its setup intent: the trial counts once a method is saved.
       const setup = payment.intent === "setup" ? yield* provider.retrieveSetupIntent(payment.intentId) : null
-      const methodAttached = subscription.defaultPaymentMethodId !== null ||
+      const methodAttached =
+        subscription.defaultPaymentMethodId !== null ||
         (setup !== null && setup.status === "succeeded" && setup.paymentMethodId !== null)
-      const outcome: ObservationOutcome = charged > 0 && refunded > 0
-        ? refundOutcome(charged, refunded)
-        : state === "trialing" && setup !== null && !methodAttached
-        ? "pending"
-        : state === "active" || state === "trialing"
-        ? "succeeded"
-        : state === "canceled" || state === "incomplete_expired"
-        ? "failed"
-        : "pending"
+      const outcome: ObservationOutcome =
+        charged > 0 && refunded > 0
+          ? refundOutcome(charged, refunded)
+          : state === "trialing" && setup !== null && !methodAttached
+            ? "pending"
+            : state === "active" || state === "trialing"
+              ? "succeeded"
+              : state === "canceled" || state === "incomplete_expired"
+                ? "failed"
+                : "pending"
       return {
         providerReference,
-        customerBound: subscription.metadata[metadataKeys.accountId] === accountId &&
+        customerBound:
+          subscription.metadata[metadataKeys.accountId] === accountId &&
           (payment.customerId === null || subscription.customerId === payment.customerId),
         intent: "subscription",
         paymentStatus: invoice?.status ?? null,
@@ -98,15 +94,18 @@ export const readPaymentState = (
         chargedAmountMinor: charged,
         refundedAmountMinor: refunded,
         outcome,
-        declined: outcome === "pending" &&
-          (intent !== null && intent.lastPaymentErrorCode !== null || setup !== null && setup.lastSetupErrorCode !== null)
+        declined:
+          outcome === "pending" &&
+          ((intent !== null && intent.lastPaymentErrorCode !== null) ||
+            (setup !== null && setup.lastSetupErrorCode !== null))
       }
     }
     if (payment.intent === "setup") {
       const setup = yield* provider.retrieveSetupIntent(payment.intentId)
       return {
         providerReference,
-        customerBound: setup.metadata[metadataKeys.accountId] === accountId &&
+        customerBound:
+          setup.metadata[metadataKeys.accountId] === accountId &&
           (payment.customerId === null || setup.customerId === payment.customerId),
         intent: "setup",
         paymentStatus: setup.status,
@@ -127,7 +126,9 @@ export const readPaymentState = (
     const bound = intent.amountMinor === payment.amountMinor && intent.currency === payment.currency
     return {
       providerReference,
-      customerBound: bound && intent.metadata[metadataKeys.accountId] === accountId &&
+      customerBound:
+        bound &&
+        intent.metadata[metadataKeys.accountId] === accountId &&
         (payment.customerId === null || intent.customerId === payment.customerId),
       intent: "payment",
       paymentStatus: intent.status,
@@ -136,11 +137,12 @@ export const readPaymentState = (
       methodAttached: intent.paymentMethodId !== null,
       chargedAmountMinor: charged,
       refundedAmountMinor: refunded,
-      outcome: intent.status === "succeeded"
-        ? refundOutcome(charged, refunded)
-        : intent.status === "canceled"
-        ? "failed"
-        : "pending",
+      outcome:
+        intent.status === "succeeded"
+          ? refundOutcome(charged, refunded)
+          : intent.status === "canceled"
+            ? "failed"
+            : "pending",
       declined: intent.status === "requires_payment_method" && intent.lastPaymentErrorCode !== null
     }
   })

@@ -4,8 +4,6 @@
  * backend (independent reconciliation)"): a read bound to an action the kit claimed (its action
  * request, account and idempotency key), answered with the host's signed `payment_observation`;
  * without a payment reader the kit answers 501 `reconciliation_unsupported`.
- *
- * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -21,25 +19,22 @@ import * as FastDecode from "../../protocol/FastDecode.ts"
 const decodeClaimed = FastDecode.decodeUnknownOption(ClaimedExecution)
 const isObservation = FastDecode.is(PaymentObservation)
 
-/**
- * @since 0.1.0
- */
 export const makeReconciliationAnswer = (options: {
   readonly workspaceId: string
   readonly paymentReader: PaymentReaderService | undefined
   readonly ledger: ActionLedgerService
   readonly exchange: EndpointExchange
-}): (input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
+}): ((input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>) => {
   const { ledger, workspaceId } = options
   const { signed, verifyAndDecode } = options.exchange
 
   return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> =>
-    Effect.gen(function*() {
-      const { body: request, entry, headers } = yield* verifyAndDecode(
-        PaymentReconciliationRequest,
-        "payment_reconciliation_request",
-        input
-      )
+    Effect.gen(function* () {
+      const {
+        body: request,
+        entry,
+        headers
+      } = yield* verifyAndDecode(PaymentReconciliationRequest, "payment_reconciliation_request", input)
       if (request.requestNonce !== headers.nonce || request.workspaceId !== workspaceId) {
         return errorResponse(401, { error: "binding_mismatch" })
       }
@@ -47,7 +42,8 @@ export const makeReconciliationAnswer = (options: {
       if (Option.isNone(record)) return errorResponse(404, { error: "unknown_action" })
       const execution = decodeClaimed(record.value.request)
       if (
-        record.value.actionRequestId !== request.actionRequestId || record.value.accountId !== request.accountId ||
+        record.value.actionRequestId !== request.actionRequestId ||
+        record.value.accountId !== request.accountId ||
         Option.isNone(execution)
       ) {
         return errorResponse(409, { error: "binding_mismatch" })

@@ -5,28 +5,20 @@
  *
  * Each check runs only when the string has what its pattern needs (`://`, `@`, enough digits,
  * `::`), and every pattern is built once: this runs on every string of every ingested event.
- *
- * @since 0.1.0
  * @internal
  */
 
 /**
  * Strings at least this long that look random are treated as secrets.
- *
- * @since 0.1.0
  */
 export const highEntropyMinLength = 32
 
 /**
  * The end of every secret reason.
- *
- * @since 0.1.0
  */
 export const secretsReason = "; secrets, tokens and API keys must never be sent"
 /**
  * The end of every personal-data reason.
- *
- * @since 0.1.0
  */
 export const personalReason = "; personal data belongs only in the user object (name and email of user_id)"
 const rawReason = "; send a bounded error code, never stack traces, raw logs or free text"
@@ -38,7 +30,10 @@ const rawReason = "; send a bounded error code, never stack traces, raw logs or 
 const secretFormats: ReadonlyArray<readonly [RegExp, string]> = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----/, "looks like a private key"],
   [/\beyJ[A-Za-z0-9_-]{8,}/, "looks like a JSON Web Token"],
-  [/\bbearer\s+(?:(?=[A-Za-z0-9\-._~+/]*\d)[A-Za-z0-9\-._~+/]+|[A-Za-z0-9\-._~+/]{12,})=*|\bbasic\s+[A-Za-z0-9\-._~+/]{8,}=*/i, "looks like an Authorization header value"],
+  [
+    /\bbearer\s+(?:(?=[A-Za-z0-9\-._~+/]*\d)[A-Za-z0-9\-._~+/]+|[A-Za-z0-9\-._~+/]{12,})=*|\bbasic\s+[A-Za-z0-9\-._~+/]{8,}=*/i,
+    "looks like an Authorization header value"
+  ],
   [
     /\b(?:proxy-)?authorization\s*[:=]|\b(?:set-)?cookie\s*:|\bx-api-key\s*[:=]|\b(?:digest\s+username|aws4-hmac-sha256\s+credential)=/i,
     "looks like an Authorization or Cookie header"
@@ -83,8 +78,6 @@ const shannonBits = (s: string): number => {
  * A token of {@link highEntropyMinLength}+ characters that looks random: hex, or base64/base64url
  * mixing cases or letters and digits with at least 4 bits of entropy per character. UUIDs, provider object
  * ids, lower_snake or kebab identifiers and camelCase words are not.
- *
- * @since 0.1.0
  */
 export const isHighEntropyToken = (token: string): boolean => {
   if (token.length < highEntropyMinLength || uuidPattern.test(token)) return false
@@ -123,9 +116,20 @@ const urlParts = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i
 
 /** Hosts whose links are webhooks or grant access whatever their path. */
 const webhookHosts: ReadonlySet<string> = new Set([
-  "hooks.slack.com", "hooks.zapier.com", "maker.ifttt.com", "webhook.site", "hook.integromat.com", "hook.make.com"
+  "hooks.slack.com",
+  "hooks.zapier.com",
+  "maker.ifttt.com",
+  "webhook.site",
+  "hook.integromat.com",
+  "hook.make.com"
 ])
-const inviteHosts: ReadonlySet<string> = new Set(["discord.gg", "chat.whatsapp.com", "join.slack.com", "t.me", "telegram.me"])
+const inviteHosts: ReadonlySet<string> = new Set([
+  "discord.gg",
+  "chat.whatsapp.com",
+  "join.slack.com",
+  "t.me",
+  "telegram.me"
+])
 const webhookPath = /webhook|\/hooks?(?:\/|$)|^\/bot\d+:/i
 const invitePath =
   /\/(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]link|reset[-_]password|password[-_]reset|j|meetup-join|accept[-_]invite|signup[-_]token|verify[-_]email)(?:\/|$)/i
@@ -176,7 +180,7 @@ const urlsProblem = (s: string): string | undefined => {
  * (`File "x.py", line 3`), a Ruby or Go frame, or the header of a trace or panic.
  */
 const stackFrame =
-  /\bat\s+(?:[\w$.<>[\]\/]+\s+)?\(?[^\s()]+\.(?:js|mjs|cjs|ts|tsx|jsx|java|kt|scala|cs|go|rb|php|py|swift|dart)(?::\d+){1,2}\)?|\bat\s+[\w$.<>]+\([\w$.]*(?:\.\w+:\d+|Native Method|Unknown Source)\)|\bFile\s+"[^"]+",\s+line\s+\d+|Traceback \(most recent call last\)|\bgoroutine\s+\d+\s+\[|^panic:\s|\.rb:\d+:in\s|Exception in thread\s|\b\w+(?:Error|Exception):\s.*\n/m
+  /\bat\s+(?:[\w$.<>[\]/]+\s+)?\(?[^\s()]+\.(?:js|mjs|cjs|ts|tsx|jsx|java|kt|scala|cs|go|rb|php|py|swift|dart)(?::\d+){1,2}\)?|\bat\s+[\w$.<>]+\([\w$.]*(?:\.\w+:\d+|Native Method|Unknown Source)\)|\bFile\s+"[^"]+",\s+line\s+\d+|Traceback \(most recent call last\)|\bgoroutine\s+\d+\s+\[|^panic:\s|\.rb:\d+:in\s|Exception in thread\s|\b\w+(?:Error|Exception):\s.*\n/m
 
 const lineBreak = /[\r\n]/
 /** What every {@link stackFrame} alternative contains: the cheap test before the expensive one. */
@@ -206,8 +210,6 @@ const someCardCandidate = anywhere(cardCandidates)
 
 /**
  * Whether `s` holds a payment card number (Luhn-valid, see {@link cardCandidates}).
- *
- * @since 0.1.0
  */
 export const hasCardNumber = (s: string): boolean => {
   if (!someCardCandidate.test(s)) return false
@@ -236,8 +238,6 @@ const ibanValid = (iban: string): boolean => {
 
 /**
  * Whether `s` holds an IBAN with a valid checksum (a random code of that shape passes 1 time in 97).
- *
- * @since 0.1.0
  */
 export const hasIban = (s: string): boolean => {
   if (!someIbanCandidate.test(s)) return false
@@ -259,8 +259,8 @@ const ipv6Valid = (candidate: string): boolean => {
   if (halves.length > 2) return false
   const groups = halves.flatMap((half) => (half === "" ? [] : half.split(":")))
   // an embedded IPv4 address counts as two groups
-  const last = groups[groups.length - 1]
-  const embedded = last !== undefined && last.includes(".")
+  const last = groups[groups.length - 1] ?? ""
+  const embedded = last.includes(".")
   if (embedded && !ipv4Only.test(last)) return false
   const hex = embedded ? groups.slice(0, -1) : groups
   if (!hex.every((group) => hexGroup.test(group))) return false
@@ -271,8 +271,6 @@ const ipv6Valid = (candidate: string): boolean => {
 /**
  * Whether `s` holds an IPv6 address: eight groups, or fewer around `::` (at least two groups, or
  * `::1`), so a time of day (`09:30:00`) or a `prefix::name` identifier is not one.
- *
- * @since 0.1.0
  */
 export const hasIpv6 = (s: string): boolean => {
   if (!someIpv6Candidate.test(s)) return false
@@ -297,18 +295,22 @@ const phonePatterns: ReadonlyArray<RegExp> = [
 const somePhoneCandidate: ReadonlyArray<RegExp> = phonePatterns.map(anywhere)
 
 const looksLikePhone = (s: string): boolean =>
-  phonePatterns.some((pattern, i) =>
-    somePhoneCandidate[i]!.test(s) && [...s.matchAll(pattern)].some((match) => {
-      const digits = match[0].replace(/\D/g, "").length
-      return digits >= 7 && digits <= 15
-    })
+  phonePatterns.some(
+    (pattern, i) =>
+      somePhoneCandidate[i]!.test(s) &&
+      [...s.matchAll(pattern)].some((match) => {
+        const digits = match[0].replace(/\D/g, "").length
+        return digits >= 7 && digits <= 15
+      })
   )
-
 
 /** The secret formats as one expression per case mode: a miss (the usual case) costs two scans, not fourteen. */
 const anySecretFormat = (ignoreCase: boolean): RegExp =>
   new RegExp(
-    secretFormats.filter(([pattern]) => pattern.ignoreCase === ignoreCase).map(([pattern]) => pattern.source).join("|"),
+    secretFormats
+      .filter(([pattern]) => pattern.ignoreCase === ignoreCase)
+      .map(([pattern]) => pattern.source)
+      .join("|"),
     ignoreCase ? "i" : ""
   )
 const anySecretFormatCased = anySecretFormat(false)
@@ -331,12 +333,14 @@ const longestDigitGroup = (s: string): number => {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c >= 48 && c <= 57) run++
-    else if (!((c === 32 || c === 45) && run > 0 && i + 1 < s.length && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57)) {
+    else if (
+      !((c === 32 || c === 45) && run > 0 && i + 1 < s.length && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57)
+    ) {
       if (run > best) best = run
       run = 0
     }
   }
-  return run > best ? run : best
+  return Math.max(run, best)
 }
 
 const countDigits = (s: string): number => {
@@ -352,8 +356,6 @@ const countDigits = (s: string): number => {
  * Why a string must not be sent because of a recognisable format (secrets, links, personal data),
  * or `undefined`. Each check runs only when the string has what its pattern needs (`://`, `@`,
  * enough digits), so an ordinary code costs a few scans.
- *
- * @since 0.1.0
  */
 export const formatProblem = (s: string): string | undefined => {
   if (anySecretFormatCased.test(s) || anySecretFormatUncased.test(s)) {
@@ -377,9 +379,9 @@ export const formatProblem = (s: string): string | undefined => {
     return "looks like a payment card number" + personalReason
   }
   // the shortest IBAN (Norway, 15 characters) has 13 digits, a letter-heavy one (NL) 12
-  if (digits >= 10 && s.length >= 15 && hasIban(withoutUuids)) return "looks like a bank account number (IBAN)" + personalReason
+  if (digits >= 10 && s.length >= 15 && hasIban(withoutUuids))
+    return "looks like a bank account number (IBAN)" + personalReason
   if (s.includes(".") && ipv4Pattern.test(withoutUuids)) return "looks like an IP address" + personalReason
   if (digits >= 7 && looksLikePhone(withoutUuids)) return "looks like a phone number" + personalReason
   return undefined
 }
-

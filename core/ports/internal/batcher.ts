@@ -4,8 +4,6 @@
  * The queue is a plain array and a caller costs one `Effect.async` wait: measured under
  * `bench:ingest`, that was cheaper than a `Queue` plus a `Deferred` per caller, since at thousands
  * of items a second that bookkeeping is a large share of the work.
- *
- * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -15,10 +13,8 @@ import * as Runtime from "effect/Runtime"
 import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 
-/** @since 0.1.0 */
 export const defaultMaxBatch = 256
 
-/** @since 0.1.0 */
 export interface Options<A, B, E> {
   /** The most items in one run. */
   readonly maxBatch?: number
@@ -48,8 +44,6 @@ export interface Options<A, B, E> {
  * taken. Without it, a run that occupies the thread itself (an embedded database such as PGlite
  * executes in the calling thread) is taken as soon as the first request of a burst is ready, and
  * every batch holds one item.
- *
- * @since 0.1.0
  */
 export const gatherNextTurn: Effect.Effect<void> = Effect.withScheduler(Effect.yieldNow(), Scheduler.timer(0))
 
@@ -65,27 +59,23 @@ interface Pending<A, B, E> {
 /**
  * A batcher's two doors: `submit` waits in the calling fiber; `offer` queues the item and calls
  * `onExit` once with its result, from the worker, without a fiber of its own.
- *
- * @since 0.1.0
  */
 export interface Doors<A, B, E> {
   readonly submit: (item: A) => Effect.Effect<B, E>
   readonly offer: (item: A, onExit: (exit: Exit.Exit<B, E>) => void) => void
 }
 
-/** @since 0.1.0 */
 export const make = <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
   options?: Options<A, B, E>
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.map(makeDoors(many, options), (doors) => doors.submit)
 
-/** @since 0.1.0 */
 export const makeDoors = <A, B, E>(
   many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
   options?: Options<A, B, E>
 ): Effect.Effect<Doors<A, B, E>, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const maxBatch = options?.maxBatch ?? defaultMaxBatch
     const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
     const splitOn = options?.splitOn
@@ -95,7 +85,8 @@ export const makeDoors = <A, B, E>(
       return failure._tag === "Some" && splitOn(failure.value)
     }
     const manyNow = options?.manyNow
-    if (manyNow !== undefined) return yield* callbackDoors(manyNow, options?.one, one, splits, maxBatch, options?.workers ?? 1, options?.gather)
+    if (manyNow !== undefined)
+      return yield* callbackDoors(manyNow, options?.one, one, splits, maxBatch, options?.workers ?? 1, options?.gather)
     const queue: Array<Pending<A, B, E>> = []
     const idle: Array<() => void> = []
     let closed = false
@@ -115,7 +106,7 @@ export const makeDoors = <A, B, E>(
     })
     const answer = (pending: Pending<A, B, E>, exit: Exit.Exit<B, E>) => pending.resume(exit)
     const worker = Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const waited = yield* restore(waitForWork)
         if (waited && gather !== undefined) yield* restore(gather)
         const batch = queue.splice(0, maxBatch)
@@ -172,7 +163,7 @@ const callbackDoors = <A, B, E>(
   workers: number,
   gather: Effect.Effect<void> | undefined
 ): Effect.Effect<Doors<A, B, E>, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const runCallback = Runtime.runCallback(yield* Effect.runtime<never>())
     const queue: Array<Pending<A, B, E>> = []
     let running = 0
@@ -198,9 +189,13 @@ const callbackDoors = <A, B, E>(
     }
     const runOne = (batch: ReadonlyArray<Pending<A, B, E>>): void => {
       runCallback(
-        Effect.forEach(batch, (pending) => Effect.map(Effect.exit(one(pending.item)), (exit) => answerAll([pending], () => exit)), {
-          discard: true
-        }),
+        Effect.forEach(
+          batch,
+          (pending) => Effect.map(Effect.exit(one(pending.item)), (exit) => answerAll([pending], () => exit)),
+          {
+            discard: true
+          }
+        ),
         { onExit: finished }
       )
     }
@@ -216,7 +211,10 @@ const callbackDoors = <A, B, E>(
         finished()
       }
       try {
-        manyNow(batch.map((pending) => pending.item), done)
+        manyNow(
+          batch.map((pending) => pending.item),
+          done
+        )
       } catch (defect) {
         done(Exit.die(defect))
       }

@@ -2,8 +2,6 @@
  * The execution acknowledgement (spec "Execution acknowledgement body"). "A signed `accepted`
  * acknowledgement means only that the customer backend durably recorded the request and owns it
  * under the provider idempotency key."
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { Code, ExactStruct, Nonce, ProtocolVersion, ProviderIdempotencyKey, ProviderReference } from "./Common.ts"
@@ -24,8 +22,6 @@ const echoedFields = {
 /**
  * `state: accepted`. "`continuation`: optional object, allowed only with `accepted`"; an
  * `errorCode` here is an unknown field, so the acknowledgement is invalid.
- *
- * @since 0.1.0
  */
 export const AcceptedAck = ExactStruct({
   ...echoedFields,
@@ -33,16 +29,11 @@ export const AcceptedAck = ExactStruct({
   continuation: Schema.optionalWith(PaymentContinuation, { exact: true })
 }).annotations({ identifier: "AcceptedAck" })
 
-/**
- * @since 0.1.0
- */
 export interface AcceptedAck extends Schema.Schema.Type<typeof AcceptedAck> {}
 
 /**
  * `state: rejected`. "`errorCode`: optional bounded string, allowed only with `rejected`";
  * "Continuation with state `rejected`: invalid".
- *
- * @since 0.1.0
  */
 export const RejectedAck = ExactStruct({
   ...echoedFields,
@@ -50,24 +41,16 @@ export const RejectedAck = ExactStruct({
   errorCode: Schema.optionalWith(Code, { exact: true })
 }).annotations({ identifier: "RejectedAck" })
 
-/**
- * @since 0.1.0
- */
 export interface RejectedAck extends Schema.Schema.Type<typeof RejectedAck> {}
 
 /**
  * The acknowledgement body. "An acknowledgement with unknown fields, or with an invalid
  * continuation, is rejected as an invalid response." Decoding it checks the continuation's expiry
  * against the `Clock`, so use the Effect form (`Schema.decodeUnknown`).
- *
- * @since 0.1.0
  */
 export const Acknowledgement: Schema.Union<[typeof AcceptedAck, typeof RejectedAck]> = Schema.Union(
   AcceptedAck,
   RejectedAck
 )
 
-/**
- * @since 0.1.0
- */
 export type Acknowledgement = AcceptedAck | RejectedAck

@@ -1,7 +1,5 @@
 /**
  * Field schemas shared by every connector message body.
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { Identifier } from "../Identifier.ts"
@@ -11,32 +9,23 @@ import { parseTimestamp } from "../Timestamp.ts"
  * Decoding options every message body is decoded with: unknown fields are errors (the spec's
  * "exactly this shape" and "an acknowledgement with unknown fields ... is rejected"), and every
  * failing field is reported, not just the first.
- *
- * @since 0.1.0
  */
 export const exactParseOptions = { onExcessProperty: "error", errors: "all" } as const
 
 /**
  * A struct whose unknown fields are errors even when a caller decodes it with default options.
- *
- * @since 0.1.0
  */
-export const ExactStruct = <Fields extends Schema.Struct.Fields>(
-  fields: Fields
-): Schema.Struct<Fields> => Schema.Struct(fields).annotations({ parseOptions: exactParseOptions })
+export const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields): Schema.Struct<Fields> =>
+  Schema.Struct(fields).annotations({ parseOptions: exactParseOptions })
 
 /**
  * A string with bounded length (the spec's "bounded string").
- *
- * @since 0.1.0
  */
 export const BoundedString = (min: number, max: number): Schema.filter<typeof Schema.String> =>
   Schema.String.pipe(Schema.minLength(min), Schema.maxLength(max))
 
 /**
  * An RFC 3339 timestamp, kept as the exact string that was sent (bodies are echoed verbatim).
- *
- * @since 0.1.0
  */
 export const Timestamp: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.filter((s) => parseTimestamp(s) !== undefined || "an RFC 3339 timestamp such as 2026-11-22T10:15:30.000Z"),
@@ -45,15 +34,11 @@ export const Timestamp: Schema.filter<typeof Schema.String> = Schema.String.pipe
 
 /**
  * `protocolVersion`: the integer `1` in every body.
- *
- * @since 0.1.0
  */
 export const ProtocolVersion: Schema.Literal<[1]> = Schema.Literal(1)
 
 /**
  * A nonce as accepted (DESIGN D6): 16 to 160 visible ASCII characters.
- *
- * @since 0.1.0
  */
 export const Nonce: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[\x21-\x7e]{16,160}$/),
@@ -62,8 +47,6 @@ export const Nonce: Schema.filter<typeof Schema.String> = Schema.String.pipe(
 
 /**
  * Lowercase hex SHA-256 (DESIGN D3): reference hashes, projection and dependency hashes.
- *
- * @since 0.1.0
  */
 export const Sha256Hex: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{64}$/),
@@ -72,8 +55,6 @@ export const Sha256Hex: Schema.filter<typeof Schema.String> = Schema.String.pipe
 
 /**
  * `providerIdempotencyKey`: `pva_` followed by a lowercase hex SHA-256 digest.
- *
- * @since 0.1.0
  */
 export const ProviderIdempotencyKey: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^pva_[0-9a-f]{64}$/),
@@ -83,8 +64,6 @@ export const ProviderIdempotencyKey: Schema.filter<typeof Schema.String> = Schem
 /**
  * A bounded machine code: `errorCode`, `reasonCode`, evidence `source` and the like.
  * 1 to 64 characters of letters, digits, `_`, `.`, `:` and `-`.
- *
- * @since 0.1.0
  */
 export const Code: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9_.:-]{1,64}$/),
@@ -93,8 +72,6 @@ export const Code: Schema.filter<typeof Schema.String> = Schema.String.pipe(
 
 /**
  * The five payment modes a capability proof may list (spec `paymentCapabilities.modes`).
- *
- * @since 0.1.0
  */
 export const PaymentMode = Schema.Literal(
   "existing_subscription_change",
@@ -104,17 +81,12 @@ export const PaymentMode = Schema.Literal(
   "recover_payment"
 )
 
-/**
- * @since 0.1.0
- */
 export type PaymentMode = typeof PaymentMode.Type
 
 /**
  * A struct that admits further keys described by one index signature (an open operation family,
  * free-form evidence). Keys matching neither a field nor the index signature's key schema are still
  * errors, as in {@link ExactStruct}.
- *
- * @since 0.1.0
  */
 export const ExtensibleStruct = <Fields extends Schema.Struct.Fields, const Index extends Schema.IndexSignature.Record>(
   fields: Fields,
@@ -124,50 +96,38 @@ export const ExtensibleStruct = <Fields extends Schema.Struct.Fields, const Inde
 
 /**
  * At most `max` own keys. Applied after decoding, so it counts declared fields and extra keys alike.
- *
- * @since 0.1.0
  */
-export const maxKeys = (max: number) => <A extends object>(a: A): true | string =>
-  Object.keys(a).length <= max || `at most ${max} keys`
+export const maxKeys =
+  (max: number) =>
+  <A extends object>(a: A): true | string =>
+    Object.keys(a).length <= max || `at most ${max} keys`
 
 /**
  * A non-negative safe integer: revisions, versions, minor-unit amounts.
- *
- * @since 0.1.0
  */
 export const NonNegativeInt: typeof Schema.NonNegativeInt = Schema.NonNegativeInt
 
 /**
  * `accountId`: "the customer's account identifier", an opaque bounded string.
- *
- * @since 0.1.0
  */
 export const AccountId: Schema.filter<Schema.filter<typeof Schema.String>> = Identifier(1, 256)
 
 /**
  * `providerReference`: the customer's (or its payment provider's) reference for the executed work.
- *
- * @since 0.1.0
  */
 export const ProviderReference: Schema.filter<typeof Schema.String> = BoundedString(1, 256)
 
 /**
  * `action.key` and the review projection's action key.
- *
- * @since 0.1.0
  */
 export const ActionKey: Schema.filter<typeof Schema.String> = BoundedString(1, 128)
 
 /**
  * A display label (`safeTerms.label`, an offer's label): "display strings", bounded.
- *
- * @since 0.1.0
  */
 export const DisplayLabel: Schema.filter<typeof Schema.String> = BoundedString(1, 200)
 
 /**
  * A confirmation sentence shown before the action runs (`safeTerms.confirmation`).
- *
- * @since 0.1.0
  */
 export const DisplayConfirmation: Schema.filter<typeof Schema.String> = BoundedString(1, 500)

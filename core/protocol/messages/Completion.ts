@@ -1,17 +1,23 @@
 /**
  * The completion callback (spec "Completion body"): the customer backend reports the business
  * outcome of an accepted action, signed with the completion secret.
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { BoundedString, Code, ExactStruct, ExtensibleStruct, maxKeys, ProtocolVersion, ProviderIdempotencyKey, ProviderReference, Timestamp } from "./Common.ts"
+import {
+  BoundedString,
+  Code,
+  ExactStruct,
+  ExtensibleStruct,
+  maxKeys,
+  ProtocolVersion,
+  ProviderIdempotencyKey,
+  ProviderReference,
+  Timestamp
+} from "./Common.ts"
 import { Uuid } from "../Uuid.ts"
 
 /**
  * "Evidence that may move an action to `verified` must be of one of these catalog evidence types."
- *
- * @since 0.1.0
  */
 export const CatalogEvidenceType = Schema.Literal(
   "authenticated_completion",
@@ -24,16 +30,11 @@ export const CatalogEvidenceType = Schema.Literal(
   "approval_recorded"
 )
 
-/**
- * @since 0.1.0
- */
 export type CatalogEvidenceType = typeof CatalogEvidenceType.Type
 
 /**
  * A further evidence value: a scalar only (a string of at most 256 characters, a finite number, a
  * boolean or null), so evidence stays flat and bounded.
- *
- * @since 0.1.0
  */
 export const EvidenceScalar = Schema.Union(
   BoundedString(0, 256),
@@ -42,15 +43,10 @@ export const EvidenceScalar = Schema.Union(
   Schema.Null
 ).annotations({ identifier: "EvidenceScalar" })
 
-/**
- * @since 0.1.0
- */
 export type EvidenceScalar = typeof EvidenceScalar.Type
 
 /**
  * The name of a further evidence field: an identifier of 1 to 64 characters.
- *
- * @since 0.1.0
  */
 export const EvidenceFieldName: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, { identifier: "EvidenceFieldName" })
@@ -63,8 +59,6 @@ const maxEvidenceKeys = 3 + 16
  * `evidence`: "the shape includes string fields `entitlement`, `reasonCode`, `source`"; "Further
  * evidence fields and their bounds: not shown". Accord allows up to 16 further scalar fields.
  * `entitlement` may be empty (an action that grants nothing).
- *
- * @since 0.1.0
  */
 export const Evidence = ExtensibleStruct(
   {
@@ -75,16 +69,11 @@ export const Evidence = ExtensibleStruct(
   Schema.Record({ key: EvidenceFieldName, value: EvidenceScalar })
 ).pipe(Schema.filter(maxKeys(maxEvidenceKeys), { identifier: "Evidence" }))
 
-/**
- * @since 0.1.0
- */
 export interface Evidence extends Schema.Schema.Type<typeof Evidence> {}
 
 /**
  * `outcome`: "`succeeded`, `failed`, `unknown` or `reversed`". "Completion of `accepted` or
  * `verified` is never sent."
- *
- * @since 0.1.0
  */
 export const CompletionOutcome: Schema.Literal<["succeeded", "failed", "unknown", "reversed"]> = Schema.Literal(
   "succeeded",
@@ -93,15 +82,10 @@ export const CompletionOutcome: Schema.Literal<["succeeded", "failed", "unknown"
   "reversed"
 )
 
-/**
- * @since 0.1.0
- */
 export type CompletionOutcome = typeof CompletionOutcome.Type
 
 /**
  * `completionId`: "unique per completion, reused on redelivery"; 1 to 128 visible ASCII characters.
- *
- * @since 0.1.0
  */
 export const CompletionId: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[\x21-\x7e]{1,128}$/),
@@ -110,8 +94,6 @@ export const CompletionId: Schema.filter<typeof Schema.String> = Schema.String.p
 
 /**
  * The completion body.
- *
- * @since 0.1.0
  */
 export const Completion = ExactStruct({
   type: Schema.Literal("service.customer_action.completion"),
@@ -126,7 +108,4 @@ export const Completion = ExactStruct({
   evidence: Evidence
 }).annotations({ identifier: "Completion" })
 
-/**
- * @since 0.1.0
- */
 export interface Completion extends Schema.Schema.Type<typeof Completion> {}

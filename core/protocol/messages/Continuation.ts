@@ -1,8 +1,6 @@
 /**
  * The payment continuation (spec "Payment continuation object"): what the embedded runtime needs to
  * mount the provider's payment element for an accepted Payment action.
- *
- * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -12,8 +10,6 @@ import { BoundedString, ExactStruct, Timestamp } from "./Common.ts"
 
 /**
  * "At most one hour after the service receives the acknowledgement."
- *
- * @since 0.1.0
  */
 export const continuationWindowMillis = 3_600_000
 
@@ -21,8 +17,6 @@ export const continuationWindowMillis = 3_600_000
  * `expiresAt`: "in the future and at most one hour after the service receives the acknowledgement".
  * Receipt is the moment of decoding, read from Effect's `Clock` (so `TestClock` controls it); the
  * check therefore needs the Effect form of decoding (`Schema.decodeUnknown`).
- *
- * @since 0.1.0
  */
 export const ContinuationExpiresAt: Schema.filterEffect<typeof Timestamp, never> = Timestamp.pipe(
   Schema.filterEffect((expiresAt) =>
@@ -39,16 +33,12 @@ export const ContinuationExpiresAt: Schema.filterEffect<typeof Timestamp, never>
 /**
  * `intent`: "`payment` (client secret of a payment intent) or `setup` (client secret of a setup
  * intent)".
- *
- * @since 0.1.0
  */
 export const ContinuationIntent: Schema.Literal<["payment", "setup"]> = Schema.Literal("payment", "setup")
 
 /**
  * The payment continuation object. `allowRedirects` "must be `never`"; `connectedAccountId` is "a
  * string, or `null` for platform-owned intents".
- *
- * @since 0.1.0
  */
 export const PaymentContinuation = ExactStruct({
   kind: Schema.Literal("provider_payment_element"),
@@ -60,7 +50,4 @@ export const PaymentContinuation = ExactStruct({
   allowRedirects: Schema.Literal("never")
 }).annotations({ identifier: "PaymentContinuation" })
 
-/**
- * @since 0.1.0
- */
 export interface PaymentContinuation extends Schema.Schema.Type<typeof PaymentContinuation> {}

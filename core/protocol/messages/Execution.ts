@@ -2,17 +2,27 @@
  * The execution request (spec "Execution request body"): the service asks the customer backend to
  * perform exactly one already-authorized action. "The customer backend executes only the exact
  * `action.operation` it receives."
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { AccountId, ActionKey, BoundedString, DisplayConfirmation, DisplayLabel, ExactStruct, ExtensibleStruct, maxKeys, Nonce, NonNegativeInt, ProtocolVersion, ProviderIdempotencyKey, Timestamp } from "./Common.ts"
+import {
+  AccountId,
+  ActionKey,
+  BoundedString,
+  DisplayConfirmation,
+  DisplayLabel,
+  ExactStruct,
+  ExtensibleStruct,
+  maxKeys,
+  Nonce,
+  NonNegativeInt,
+  ProtocolVersion,
+  ProviderIdempotencyKey,
+  Timestamp
+} from "./Common.ts"
 import { Uuid } from "../Uuid.ts"
 
 /**
  * `trialRef`: "object with `entityKey` string, `entityKind` string, `version` integer".
- *
- * @since 0.1.0
  */
 export const TrialRef = ExactStruct({
   entityKey: BoundedString(1, 128),
@@ -20,16 +30,11 @@ export const TrialRef = ExactStruct({
   version: NonNegativeInt
 }).annotations({ identifier: "TrialRef" })
 
-/**
- * @since 0.1.0
- */
 export interface TrialRef extends Schema.Schema.Type<typeof TrialRef> {}
 
 /**
  * The extend-trial family: "carries `extensionDays` (integer) and `trialRef`". At most a year per
  * extension.
- *
- * @since 0.1.0
  */
 export const ExtendTrialOperation = ExactStruct({
   family: Schema.Literal("extend_trial"),
@@ -37,17 +42,12 @@ export const ExtendTrialOperation = ExactStruct({
   trialRef: TrialRef
 }).annotations({ identifier: "ExtendTrialOperation" })
 
-/**
- * @since 0.1.0
- */
 export interface ExtendTrialOperation extends Schema.Schema.Type<typeof ExtendTrialOperation> {}
 
 /**
  * A family name other than `extend_trial`: lower-case, digits, `_` and `.`, 1 to 64 characters.
  * Refusing `extend_trial` here means a malformed extend-trial operation fails instead of being
  * accepted as an unknown family.
- *
- * @since 0.1.0
  */
 export const OtherFamily: Schema.filter<Schema.filter<typeof Schema.String>> = Schema.String.pipe(
   Schema.pattern(/^[a-z][a-z0-9_.]{0,63}$/),
@@ -58,8 +58,6 @@ export const OtherFamily: Schema.filter<Schema.filter<typeof Schema.String>> = S
 
 /**
  * The name of a family-specific operation field: an identifier of 1 to 64 characters.
- *
- * @since 0.1.0
  */
 export const OperationFieldName: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, { identifier: "OperationFieldName" })
@@ -69,62 +67,43 @@ export const OperationFieldName: Schema.filter<typeof Schema.String> = Schema.St
  * Any other family: "object with a `family` string plus family-specific fields"; "Operation fields
  * of families other than extend-trial: not shown". Kept open (the customer backend, not the
  * transport, owns their meaning) but bounded to 32 keys.
- *
- * @since 0.1.0
  */
 export const OtherOperation = ExtensibleStruct(
   { family: OtherFamily },
   Schema.Record({ key: OperationFieldName, value: Schema.Unknown })
 ).pipe(Schema.filter(maxKeys(32), { identifier: "OtherOperation" }))
 
-/**
- * @since 0.1.0
- */
 export interface OtherOperation extends Schema.Schema.Type<typeof OtherOperation> {}
 
 /**
  * `action.operation`.
- *
- * @since 0.1.0
  */
 export const Operation: Schema.Union<[typeof ExtendTrialOperation, typeof OtherOperation]> = Schema.Union(
   ExtendTrialOperation,
   OtherOperation
 )
 
-/**
- * @since 0.1.0
- */
 export type Operation = ExtendTrialOperation | OtherOperation
 
 /**
  * Narrows an operation to the extend-trial family (`OtherOperation.family` is a plain string, so a
  * comparison alone does not narrow).
- *
- * @since 0.1.0
  */
 export const isExtendTrialOperation = (operation: Operation): operation is ExtendTrialOperation =>
   operation.family === "extend_trial"
 
 /**
  * `action.safeTerms`: "object with display strings `confirmation` and `label`".
- *
- * @since 0.1.0
  */
 export const SafeTerms = ExactStruct({
   confirmation: DisplayConfirmation,
   label: DisplayLabel
 }).annotations({ identifier: "SafeTerms" })
 
-/**
- * @since 0.1.0
- */
 export interface SafeTerms extends Schema.Schema.Type<typeof SafeTerms> {}
 
 /**
  * `action`: the one authorized action.
- *
- * @since 0.1.0
  */
 export const Action = ExactStruct({
   id: Uuid,
@@ -133,15 +112,10 @@ export const Action = ExactStruct({
   safeTerms: SafeTerms
 }).annotations({ identifier: "Action" })
 
-/**
- * @since 0.1.0
- */
 export interface Action extends Schema.Schema.Type<typeof Action> {}
 
 /**
  * `actor`: who authorized the action ("for example a billing-owner authority").
- *
- * @since 0.1.0
  */
 export const Actor = ExactStruct({
   authority: BoundedString(1, 256),
@@ -149,16 +123,11 @@ export const Actor = ExactStruct({
   subjectId: BoundedString(1, 256)
 }).annotations({ identifier: "Actor" })
 
-/**
- * @since 0.1.0
- */
 export interface Actor extends Schema.Schema.Type<typeof Actor> {}
 
 /**
  * `binding`: the decision, journey, offer and published version the action is bound to. "Browser
  * input must never replace the bound account, offer, version, action or safe terms."
- *
- * @since 0.1.0
  */
 export const Binding = ExactStruct({
   decisionId: Uuid,
@@ -167,17 +136,12 @@ export const Binding = ExactStruct({
   publishedVersionId: Uuid
 }).annotations({ identifier: "Binding" })
 
-/**
- * @since 0.1.0
- */
 export interface Binding extends Schema.Schema.Type<typeof Binding> {}
 
 /**
  * The execution request body. `requestNonce` equals the delivery's nonce header (DESIGN D12), and
  * `providerIdempotencyKey` equals the idempotency header and the locally derived key; both equalities
  * are checked by the handler, not the schema.
- *
- * @since 0.1.0
  */
 export const ExecutionRequest = ExactStruct({
   type: Schema.Literal("service.customer_action.execute"),
@@ -193,7 +157,4 @@ export const ExecutionRequest = ExactStruct({
   requestNonce: Nonce
 }).annotations({ identifier: "ExecutionRequest" })
 
-/**
- * @since 0.1.0
- */
 export interface ExecutionRequest extends Schema.Schema.Type<typeof ExecutionRequest> {}

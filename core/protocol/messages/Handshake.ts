@@ -2,8 +2,6 @@
  * The connection handshake (spec "Handshake request body", "Handshake response body"): the service
  * proves it holds the pending revision's action signing secret, and the customer answers `ready`,
  * optionally with a payment capability proof.
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { ExactStruct, Nonce, NonNegativeInt, PaymentMode, ProtocolVersion, Sha256Hex, Timestamp } from "./Common.ts"
@@ -14,8 +12,6 @@ import { Uuid } from "../Uuid.ts"
  *
  * `challenge`: "string, equals the request nonce" (the equality is checked against the verified
  * header, not here).
- *
- * @since 0.1.0
  */
 export const HandshakeRequest = ExactStruct({
   challenge: Nonce,
@@ -26,16 +22,11 @@ export const HandshakeRequest = ExactStruct({
   workspaceId: Uuid
 }).annotations({ identifier: "HandshakeRequest" })
 
-/**
- * @since 0.1.0
- */
 export interface HandshakeRequest extends Schema.Schema.Type<typeof HandshakeRequest> {}
 
 /**
  * `paymentCapabilities.modes`: "each one of" the five payment modes. Listing a mode twice says
  * nothing more, so duplicates are refused rather than silently merged.
- *
- * @since 0.1.0
  */
 export const PaymentModes = Schema.Array(PaymentMode).pipe(
   Schema.maxItems(5),
@@ -48,8 +39,6 @@ export const PaymentModes = Schema.Array(PaymentMode).pipe(
  * `connectedAccountReferenceHash`: "SHA-256 of the JSON serialization of the connected payment
  * provider account ID" (lowercase hex, DESIGN D3). `connectionRevision`: "the initial revision is
  * zero".
- *
- * @since 0.1.0
  */
 export const PaymentCapabilities = ExactStruct({
   connectedAccountReferenceHash: Sha256Hex,
@@ -58,16 +47,11 @@ export const PaymentCapabilities = ExactStruct({
   modes: PaymentModes
 }).annotations({ identifier: "PaymentCapabilities" })
 
-/**
- * @since 0.1.0
- */
 export interface PaymentCapabilities extends Schema.Schema.Type<typeof PaymentCapabilities> {}
 
 /**
  * The handshake response body (`handshake_ack`). "The response must have exactly this shape";
  * "`paymentCapabilities` is optional".
- *
- * @since 0.1.0
  */
 export const HandshakeAck = ExactStruct({
   challenge: Nonce,
@@ -79,7 +63,4 @@ export const HandshakeAck = ExactStruct({
   paymentCapabilities: Schema.optionalWith(PaymentCapabilities, { exact: true })
 }).annotations({ identifier: "HandshakeAck" })
 
-/**
- * @since 0.1.0
- */
 export interface HandshakeAck extends Schema.Schema.Type<typeof HandshakeAck> {}

@@ -3,17 +3,25 @@
  * for Payment actions the service reads the payment state back from the customer backend before a
  * success claim can be verified. The spec leaves the field names "not shown"; these are Accord's
  * (docs/decisions.md).
- *
- * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { AccountId, Code, ExactStruct, Nonce, NonNegativeInt, PaymentMode, ProtocolVersion, ProviderIdempotencyKey, ProviderReference, Sha256Hex, Timestamp } from "./Common.ts"
+import {
+  AccountId,
+  Code,
+  ExactStruct,
+  Nonce,
+  NonNegativeInt,
+  PaymentMode,
+  ProtocolVersion,
+  ProviderIdempotencyKey,
+  ProviderReference,
+  Sha256Hex,
+  Timestamp
+} from "./Common.ts"
 import { Uuid } from "../Uuid.ts"
 
 /**
  * A lower-case ISO 4217 currency code, as the payment provider writes it (`usd`, `eur`).
- *
- * @since 0.1.0
  */
 export const Currency: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[a-z]{3}$/),
@@ -22,8 +30,6 @@ export const Currency: Schema.filter<typeof Schema.String> = Schema.String.pipe(
 
 /**
  * "The exact price amount, currency and reference hash snapshotted at authorization."
- *
- * @since 0.1.0
  */
 export const ExpectedTerms = ExactStruct({
   amountMinor: NonNegativeInt,
@@ -31,9 +37,6 @@ export const ExpectedTerms = ExactStruct({
   priceReferenceHash: Sha256Hex
 }).annotations({ identifier: "ExpectedTerms" })
 
-/**
- * @since 0.1.0
- */
 export interface ExpectedTerms extends Schema.Schema.Type<typeof ExpectedTerms> {}
 
 /**
@@ -61,13 +64,11 @@ const bindingFields = {
  * (`expected: null`) or the offer (`offerVersionId: null`), and without an offer there is no price
  * to snapshot.
  */
-const unpricedOnlyForSetup = (
-  binding: {
-    readonly mode: PaymentMode
-    readonly offerVersionId: string | null
-    readonly expected: ExpectedTerms | null
-  }
-): true | string => {
+const unpricedOnlyForSetup = (binding: {
+  readonly mode: PaymentMode
+  readonly offerVersionId: string | null
+  readonly expected: ExpectedTerms | null
+}): true | string => {
   if (binding.expected === null && binding.mode !== "setup_only") return "expected may be null only for setup_only"
   if (binding.offerVersionId === null) {
     if (binding.mode !== "setup_only") return "offerVersionId may be null only for setup_only"
@@ -78,8 +79,6 @@ const unpricedOnlyForSetup = (
 
 /**
  * The payment reconciliation request body (service to customer).
- *
- * @since 0.1.0
  */
 export const PaymentReconciliationRequest = ExactStruct({
   type: Schema.Literal("service.customer_action.payment_reconciliation"),
@@ -88,15 +87,10 @@ export const PaymentReconciliationRequest = ExactStruct({
   requestedAt: Timestamp
 }).pipe(Schema.filter(unpricedOnlyForSetup, { identifier: "PaymentReconciliationRequest" }))
 
-/**
- * @since 0.1.0
- */
 export interface PaymentReconciliationRequest extends Schema.Schema.Type<typeof PaymentReconciliationRequest> {}
 
 /**
  * The provider object the observation was read from.
- *
- * @since 0.1.0
  */
 export const ObservedIntent: Schema.Literal<["payment", "setup", "subscription"]> = Schema.Literal(
   "payment",
@@ -106,8 +100,6 @@ export const ObservedIntent: Schema.Literal<["payment", "setup", "subscription"]
 
 /**
  * A subscription's provider state ("A new subscription requires state active or trialing").
- *
- * @since 0.1.0
  */
 export const SubscriptionState = Schema.Literal(
   "incomplete",
@@ -120,17 +112,12 @@ export const SubscriptionState = Schema.Literal(
   "paused"
 )
 
-/**
- * @since 0.1.0
- */
 export type SubscriptionState = typeof SubscriptionState.Type
 
 /**
  * The customer's reading of the payment. "Allowed values of `outcome`: not shown"; `partially_reversed`
  * exists because "A partial refund stays inconclusive", which the service must be able to tell
  * from a full reversal.
- *
- * @since 0.1.0
  */
 export const ObservationOutcome = Schema.Literal(
   "succeeded",
@@ -141,9 +128,6 @@ export const ObservationOutcome = Schema.Literal(
   "unknown"
 )
 
-/**
- * @since 0.1.0
- */
 export type ObservationOutcome = typeof ObservationOutcome.Type
 
 /**
@@ -151,8 +135,6 @@ export type ObservationOutcome = typeof ObservationOutcome.Type
  * and every expected term." `eventId` is null when no provider event has been seen;
  * `paymentStatus`, `subscriptionState` and `invoicePaid` are null when the intent has no such
  * state.
- *
- * @since 0.1.0
  */
 export const PaymentObservation = ExactStruct({
   type: Schema.Literal("service.customer_action.payment_observation"),
@@ -173,7 +155,4 @@ export const PaymentObservation = ExactStruct({
   outcome: ObservationOutcome
 }).pipe(Schema.filter(unpricedOnlyForSetup, { identifier: "PaymentObservation" }))
 
-/**
- * @since 0.1.0
- */
 export interface PaymentObservation extends Schema.Schema.Type<typeof PaymentObservation> {}

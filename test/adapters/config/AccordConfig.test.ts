@@ -19,8 +19,7 @@ import { configFrom } from "../../support/http.ts"
 
 const base64Of = (length: number, fill = 7): string => btoa(String.fromCharCode(...new Uint8Array(length).fill(fill)))
 
-const problemsOf = (env: Record<string, string>) =>
-  Effect.map(Effect.flip(configFrom(env)), (error) => error.problems)
+const problemsOf = (env: Record<string, string>) => Effect.map(Effect.flip(configFrom(env)), (error) => error.problems)
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(join(tmpdir(), "accord-config-"))),
@@ -29,7 +28,7 @@ const tempDir = Effect.acquireRelease(
 
 describe("AccordConfig.load", () => {
   it.effect("has the documented defaults", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* configFrom({})
       assert.strictEqual(config.port, 8787)
       assert.strictEqual(config.host, "127.0.0.1")
@@ -40,10 +39,11 @@ describe("AccordConfig.load", () => {
       assert.isTrue(Option.isNone(config.bootstrap))
       assert.strictEqual(config.logLevel, LogLevel.Info)
       assert.strictEqual(config.maxBodyBytes, 65536)
-    }))
+    })
+  )
 
   it.effect("reads every variable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* configFrom({
         PORT: "9000",
         HOST: "0.0.0.0",
@@ -67,43 +67,85 @@ describe("AccordConfig.load", () => {
       assert.strictEqual(config.maxBodyBytes, 1024)
       // Secrets stay redacted when printed.
       assert.notInclude(String(config.databaseUrl), "pw@db")
-    }))
+    })
+  )
 
   const cases: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
-    ["a master key of the wrong length", { ACCORD_MASTER_KEY: base64Of(31) }, "ACCORD_MASTER_KEY must be base64 of exactly 32 bytes (got 31 bytes)"],
-    ["a master key that is not base64", { ACCORD_MASTER_KEY: "not*base64*at*all*but*secret" }, "ACCORD_MASTER_KEY must be base64 of exactly 32 bytes (it is not valid base64)"],
+    [
+      "a master key of the wrong length",
+      { ACCORD_MASTER_KEY: base64Of(31) },
+      "ACCORD_MASTER_KEY must be base64 of exactly 32 bytes (got 31 bytes)"
+    ],
+    [
+      "a master key that is not base64",
+      { ACCORD_MASTER_KEY: "not*base64*at*all*but*secret" },
+      "ACCORD_MASTER_KEY must be base64 of exactly 32 bytes (it is not valid base64)"
+    ],
     ["a PORT that is not a number", { PORT: "80a" }, "PORT must be an integer from 0 to 65535"],
     ["a PORT out of range", { PORT: "70000" }, "PORT must be an integer from 0 to 65535"],
-    ["a short bootstrap admin key", { ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11", ACCORD_BOOTSTRAP_ADMIN_KEY: "short-secret-value" }, "ACCORD_BOOTSTRAP_ADMIN_KEY must be at least 32 characters (got 18)"],
-    ["a bootstrap workspace id that is not a UUID", { ACCORD_BOOTSTRAP_WORKSPACE_ID: "workspace-1", ACCORD_BOOTSTRAP_ADMIN_KEY: "k".repeat(40) }, "ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)"],
-    ["a bootstrap workspace without its key", { ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11" }, "ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY must be set together"],
-    ["a DATABASE_URL that is not PostgreSQL", { DATABASE_URL: "mysql://root:hunter2@db/accord" }, "DATABASE_URL must be a postgres:// or postgresql:// URL"],
-    ["an unknown LOG_LEVEL", { LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of All, Trace, Debug, Info, Warning, Error, Fatal, None"],
-    ["a non-boolean ACCORD_ALLOW_INSECURE_ENDPOINTS", { ACCORD_ALLOW_INSECURE_ENDPOINTS: "maybe" }, "ACCORD_ALLOW_INSECURE_ENDPOINTS must be true or false (or 1 or 0)"],
-    ["a zero ACCORD_MAX_BODY_BYTES", { ACCORD_MAX_BODY_BYTES: "0" }, "ACCORD_MAX_BODY_BYTES must be an integer from 1 to 16777216"]
+    [
+      "a short bootstrap admin key",
+      {
+        ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11",
+        ACCORD_BOOTSTRAP_ADMIN_KEY: "short-secret-value"
+      },
+      "ACCORD_BOOTSTRAP_ADMIN_KEY must be at least 32 characters (got 18)"
+    ],
+    [
+      "a bootstrap workspace id that is not a UUID",
+      { ACCORD_BOOTSTRAP_WORKSPACE_ID: "workspace-1", ACCORD_BOOTSTRAP_ADMIN_KEY: "k".repeat(40) },
+      "ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)"
+    ],
+    [
+      "a bootstrap workspace without its key",
+      { ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11" },
+      "ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY must be set together"
+    ],
+    [
+      "a DATABASE_URL that is not PostgreSQL",
+      { DATABASE_URL: "mysql://root:hunter2@db/accord" },
+      "DATABASE_URL must be a postgres:// or postgresql:// URL"
+    ],
+    [
+      "an unknown LOG_LEVEL",
+      { LOG_LEVEL: "loud" },
+      "LOG_LEVEL must be one of All, Trace, Debug, Info, Warning, Error, Fatal, None"
+    ],
+    [
+      "a non-boolean ACCORD_ALLOW_INSECURE_ENDPOINTS",
+      { ACCORD_ALLOW_INSECURE_ENDPOINTS: "maybe" },
+      "ACCORD_ALLOW_INSECURE_ENDPOINTS must be true or false (or 1 or 0)"
+    ],
+    [
+      "a zero ACCORD_MAX_BODY_BYTES",
+      { ACCORD_MAX_BODY_BYTES: "0" },
+      "ACCORD_MAX_BODY_BYTES must be an integer from 1 to 16777216"
+    ]
   ]
   for (const [name, env, expected] of cases) {
     it.effect(`rejects ${name} with a clear message and without the value`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const problems = yield* problemsOf(env)
         assert.include(problems, expected)
         for (const value of Object.values(env)) {
           if (value.length >= 8) assert.notInclude(problems.join("\n"), value)
         }
-      }))
+      })
+    )
   }
 
   it.effect("reports every problem at once, one line each", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const problems = yield* problemsOf({ PORT: "x", ACCORD_MASTER_KEY: base64Of(16), LOG_LEVEL: "x" })
       assert.strictEqual(problems.length, 3)
       for (const problem of problems) assert.notInclude(problem, "\n")
-    }))
+    })
+  )
 })
 
 describe("AccordConfig.resolveMasterKey", () => {
   it.scoped("creates <dataDir>/master.key (32 random bytes, base64, mode 0600, directory created) and reuses it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = yield* tempDir
       const dataDir = join(dir, "nested", "data")
       const config = yield* configFrom({ ACCORD_DATA_DIR: dataDir })
@@ -121,21 +163,28 @@ describe("AccordConfig.resolveMasterKey", () => {
       assert.strictEqual(second.source, "file")
       assert.isUndefined(second.warning)
       assert.deepStrictEqual(Redacted.value(second.key), Redacted.value(first.key))
-    }))
+    })
+  )
 
   it.scoped("prefers ACCORD_MASTER_KEY and then touches no file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = yield* tempDir
       const config = yield* configFrom({ ACCORD_DATA_DIR: dir, ACCORD_MASTER_KEY: base64Of(32, 9) })
       const key = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
       assert.strictEqual(key.source, "environment")
       assert.deepStrictEqual(Redacted.value(key.key), new Uint8Array(32).fill(9))
-      const exists = yield* Effect.promise(() => stat(join(dir, "master.key")).then(() => true, () => false))
+      const exists = yield* Effect.promise(() =>
+        stat(join(dir, "master.key")).then(
+          () => true,
+          () => false
+        )
+      )
       assert.isFalse(exists)
-    }))
+    })
+  )
 
   it.scoped("rejects a key file of the wrong length without printing its content", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = yield* tempDir
       const content = base64Of(20, 3)
       yield* Effect.promise(() => writeFile(join(dir, "master.key"), content, { mode: 0o600 }))
@@ -145,17 +194,19 @@ describe("AccordConfig.resolveMasterKey", () => {
       const text = Either.isLeft(result) ? result.left.message : ""
       assert.strictEqual(text, `${join(dir, "master.key")} must be base64 of exactly 32 bytes (got 20 bytes)`)
       assert.notInclude(text, content)
-    }))
+    })
+  )
 
   it.scoped("warns when the key file is readable by others", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (process.platform === "win32") return
       const dir = yield* tempDir
       yield* Effect.promise(() => writeFile(join(dir, "master.key"), base64Of(32), { mode: 0o644 }))
       const config = yield* configFrom({ ACCORD_DATA_DIR: dir })
       const key = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
       assert.include(key.warning ?? "", "chmod 600")
-    }))
+    })
+  )
 })
 
 describe("the server with a bad configuration", () => {
@@ -164,11 +215,22 @@ describe("the server with a bad configuration", () => {
     const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url))
     const masterKey = base64Of(31, 5)
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(tsx, ["runtimes/node/main.ts"], {
-        cwd: root,
-        timeout: 60_000,
-        env: { ...process.env, NO_COLOR: "1", PORT: "http", ACCORD_MASTER_KEY: masterKey, ACCORD_DATA_DIR: "memory://" }
-      }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }))
+      execFile(
+        tsx,
+        ["runtimes/node/main.ts"],
+        {
+          cwd: root,
+          timeout: 60_000,
+          env: {
+            ...process.env,
+            NO_COLOR: "1",
+            PORT: "http",
+            ACCORD_MASTER_KEY: masterKey,
+            ACCORD_DATA_DIR: "memory://"
+          }
+        },
+        (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr })
+      )
     })
     assert.strictEqual(result.code, 1)
     assert.deepStrictEqual(result.stderr.trim().split("\n"), [

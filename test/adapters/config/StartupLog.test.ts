@@ -8,7 +8,10 @@ import { BootstrapKeyConflict } from "../../../core/access/ApiKeys.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
 
 const key = Redacted.make(new Uint8Array(32))
-const masterKey = (source: AccordConfig.MasterKey["source"], extra: Partial<AccordConfig.MasterKey> = {}): AccordConfig.MasterKey => ({
+const masterKey = (
+  source: AccordConfig.MasterKey["source"],
+  extra: Partial<AccordConfig.MasterKey> = {}
+): AccordConfig.MasterKey => ({
   key,
   source,
   path: source === "file" || source === "created" ? "/data/master.key" : undefined,
@@ -16,7 +19,8 @@ const masterKey = (source: AccordConfig.MasterKey["source"], extra: Partial<Acco
   ...extra
 })
 
-const config = (allowInsecureEndpoints: boolean) => ({ allowInsecureEndpoints, host: "127.0.0.1", port: 8787 }) as AccordConfig.AccordConfig
+const config = (allowInsecureEndpoints: boolean) =>
+  ({ allowInsecureEndpoints, host: "127.0.0.1", port: 8787 }) as AccordConfig.AccordConfig
 
 describe("StartupLog", () => {
   it("says where the master key came from, never the key", () => {
@@ -31,7 +35,10 @@ describe("StartupLog", () => {
 
   it("warns about a key file others can read", () => {
     assert.deepStrictEqual(StartupLog.masterKeyWarnings(masterKey("file")), { info: [], warnings: [] })
-    assert.deepStrictEqual(StartupLog.masterKeyWarnings(masterKey("file", { warning: "readable" })), { info: [], warnings: ["readable"] })
+    assert.deepStrictEqual(StartupLog.masterKeyWarnings(masterKey("file", { warning: "readable" })), {
+      info: [],
+      warnings: ["readable"]
+    })
   })
 
   it("warns loudly when insecure endpoints are allowed (D10), and only then", () => {
@@ -54,12 +61,18 @@ describe("StartupLog", () => {
       info: [`bootstrap: workspace ${workspace} present, admin key revoked`],
       warnings: ["bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored"]
     })
-    assert.strictEqual(StartupLog.bootstrapFailure(new StorageError({ operation: "x", message: "down" })), "bootstrap: down")
+    assert.strictEqual(
+      StartupLog.bootstrapFailure(new StorageError({ operation: "x", message: "down" })),
+      "bootstrap: down"
+    )
     assert.strictEqual(StartupLog.bootstrapFailure(new BootstrapKeyConflict()), new BootstrapKeyConflict().message)
   })
 
   it("explains a failed start in plain lines", () => {
-    assert.strictEqual(StartupLog.listenFailure(config(false), new Error("EADDRINUSE")), "cannot listen on 127.0.0.1:8787: EADDRINUSE")
+    assert.strictEqual(
+      StartupLog.listenFailure(config(false), new Error("EADDRINUSE")),
+      "cannot listen on 127.0.0.1:8787: EADDRINUSE"
+    )
     assert.strictEqual(StartupLog.listenFailure(config(false), "?"), "cannot listen on 127.0.0.1:8787: unknown error")
     assert.deepStrictEqual(StartupLog.startFailure(new InvalidConfig({ problems: ["PORT is bad", "HOST is bad"] })), [
       "Accord cannot start: invalid configuration",
@@ -81,19 +94,37 @@ describe("StartupLog", () => {
     const [warning] = StartupLog.masterKeyPlacement(settings(true, false), masterKey("created")).warnings
     assert.include(warning, "DATABASE_URL is set but ACCORD_MASTER_KEY is not")
     assert.include(warning, "/data/master.key")
-    assert.deepStrictEqual(StartupLog.masterKeyPlacement(settings(true, true), masterKey("environment")), { info: [], warnings: [] })
-    assert.deepStrictEqual(StartupLog.masterKeyPlacement(settings(false, false), masterKey("created")), { info: [], warnings: [] })
-    assert.match(StartupLog.masterKeyMismatch(settings(true, true)), /^master key: ACCORD_MASTER_KEY is not the master key this database was first started with; set ACCORD_MASTER_KEY/)
-    assert.match(StartupLog.masterKeyMismatch(settings(true, false)), /^master key: the key file in ACCORD_DATA_DIR is not .*set ACCORD_MASTER_KEY/)
+    assert.deepStrictEqual(StartupLog.masterKeyPlacement(settings(true, true), masterKey("environment")), {
+      info: [],
+      warnings: []
+    })
+    assert.deepStrictEqual(StartupLog.masterKeyPlacement(settings(false, false), masterKey("created")), {
+      info: [],
+      warnings: []
+    })
+    assert.match(
+      StartupLog.masterKeyMismatch(settings(true, true)),
+      /^master key: ACCORD_MASTER_KEY is not the master key this database was first started with; set ACCORD_MASTER_KEY/
+    )
+    assert.match(
+      StartupLog.masterKeyMismatch(settings(true, false)),
+      /^master key: the key file in ACCORD_DATA_DIR is not .*set ACCORD_MASTER_KEY/
+    )
     assert.notInclude(StartupLog.masterKeyMismatch(settings(true, true)), "postgres://")
   })
 
   it("says which migrations ran and what the master-key guard did", () => {
     assert.deepStrictEqual(StartupLog.migrated([]).info, ["migrations: none pending"])
-    assert.deepStrictEqual(StartupLog.migrated([{ id: 1, name: "init" }, { id: 10, name: "master_key_check" }]).info, [
-      "migrations: applied 0001_init, 0010_master_key_check"
+    assert.deepStrictEqual(
+      StartupLog.migrated([
+        { id: 1, name: "init" },
+        { id: 10, name: "master_key_check" }
+      ]).info,
+      ["migrations: applied 0001_init, 0010_master_key_check"]
+    )
+    assert.deepStrictEqual(StartupLog.masterKeyChecked("recorded").info, [
+      "master key: check recorded in the database (first start)"
     ])
-    assert.deepStrictEqual(StartupLog.masterKeyChecked("recorded").info, ["master key: check recorded in the database (first start)"])
     assert.deepStrictEqual(StartupLog.masterKeyChecked("matched").info, ["master key: matches the database"])
     assert.include(StartupLog.noAdminKeyHint, "ACCORD_BOOTSTRAP_WORKSPACE_ID")
     assert.include(StartupLog.noAdminKeyHint, "ACCORD_BOOTSTRAP_ADMIN_KEY")

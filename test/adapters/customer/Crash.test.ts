@@ -28,8 +28,11 @@ import { executionBody, executionDelivery, secrets, spawnKit, startService } fro
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
 
 const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<ActionLedger, unknown>) =>
-  Effect.gen(function*() {
-    const service = yield* Effect.acquireRelease(Effect.promise(() => startService()), (s) => Effect.promise(s.close))
+  Effect.gen(function* () {
+    const service = yield* Effect.acquireRelease(
+      Effect.promise(() => startService()),
+      (s) => Effect.promise(s.close)
+    )
     const keys = yield* importSigningKeys(secrets)
     const body = yield* executionBody(globalThis.crypto.randomUUID())
     const kitArgs = [...args, service.url]
@@ -39,8 +42,14 @@ const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<
     const firstPort = yield* Effect.promise(() => first.port)
     const firstDelivery = yield* executionDelivery(keys, body)
     const firstAnswer = yield* Effect.promise(() =>
-      fetch(`http://127.0.0.1:${firstPort}/connector`, { method: "POST", headers: firstDelivery.headers, body: firstDelivery.body })
-        .then((r) => `status ${r.status}`, () => "no answer")
+      fetch(`http://127.0.0.1:${firstPort}/connector`, {
+        method: "POST",
+        headers: firstDelivery.headers,
+        body: firstDelivery.body
+      }).then(
+        (r) => `status ${r.status}`,
+        () => "no answer"
+      )
     )
     assert.strictEqual(firstAnswer, "no answer")
     assert.strictEqual(yield* Effect.promise(() => first.exited), "SIGKILL")
@@ -53,11 +62,20 @@ const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<
     const retry = yield* executionDelivery(keys, body)
     assert.notStrictEqual(retry.nonce, firstDelivery.nonce)
     const response = yield* Effect.promise(async () => {
-      const r = await fetch(`http://127.0.0.1:${secondPort}/connector`, { method: "POST", headers: retry.headers, body: retry.body })
+      const r = await fetch(`http://127.0.0.1:${secondPort}/connector`, {
+        method: "POST",
+        headers: retry.headers,
+        body: retry.body
+      })
       return { status: r.status, headers: Object.fromEntries(r.headers), body: new Uint8Array(await r.arrayBuffer()) }
     })
     assert.strictEqual(response.status, 202)
-    const ack = yield* verifyAndDecode(Acknowledgement, { purpose: "dispatch_response", keys, ...response, nonceScope: "service" })
+    const ack = yield* verifyAndDecode(Acknowledgement, {
+      purpose: "dispatch_response",
+      keys,
+      ...response,
+      nonceScope: "service"
+    })
     assert.strictEqual(ack.body.state, "accepted")
     assert.strictEqual(ack.body.requestNonce, retry.nonce)
 
@@ -72,7 +90,9 @@ const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<
     yield* Effect.promise(() => second.exited)
 
     // The claim that stands is the one committed before the crash.
-    const record = yield* Effect.flatMap(ActionLedger, (ledger) => ledger.get(body.actionRequestId)).pipe(Effect.provide(storage()))
+    const record = yield* Effect.flatMap(ActionLedger, (ledger) => ledger.get(body.actionRequestId)).pipe(
+      Effect.provide(storage())
+    )
     assert.isTrue(Option.isSome(record))
     assert.isBelow(Option.getOrThrow(record).createdAt, retriedAt)
   }).pipe(Effect.provide(client), Effect.scoped)
@@ -81,30 +101,38 @@ const sqlStorage = (sqlClient: Layer.Layer<SqlClient.SqlClient, unknown>) =>
   SqlStorage.layer.pipe(Layer.provide(Layer.merge(sqlClient, cipherLayer)))
 
 describe("customer kit killed after the claim, before the acknowledgement", () => {
-  it.live("PGlite on disk", () =>
-    Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "accord-kit-crash-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      yield* crashThenRetry(["pglite", dir], () => sqlStorage(Database.layerPglite(dir)))
-    }).pipe(Effect.scoped), 180_000)
+  it.live(
+    "PGlite on disk",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "accord-kit-crash-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        yield* crashThenRetry(["pglite", dir], () => sqlStorage(Database.layerPglite(dir)))
+      }).pipe(Effect.scoped),
+    180_000
+  )
 
   warnIfSkipped("customer kit crash")
-  it.live.skipIf(databaseUrl === undefined)("PostgreSQL", () =>
-    Effect.gen(function*() {
-      const schema = `accord_kit_crash_${Date.now()}`
-      const admin = new pg.Client({ connectionString: databaseUrl })
-      yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          await admin.connect()
-          await admin.query(`CREATE SCHEMA ${schema}`)
-        }),
-        () =>
+  it.live.skipIf(databaseUrl === undefined)(
+    "PostgreSQL",
+    () =>
+      Effect.gen(function* () {
+        const schema = `accord_kit_crash_${Date.now()}`
+        const admin = new pg.Client({ connectionString: databaseUrl })
+        yield* Effect.acquireRelease(
           Effect.promise(async () => {
-            await admin.query(`DROP SCHEMA ${schema} CASCADE`)
-            await admin.end()
-          })
-      )
-      const url = inSchema(databaseUrl!, schema)
-      yield* crashThenRetry(["postgres", Redacted.value(url)], () => sqlStorage(Database.layerPg(url)))
-    }).pipe(Effect.scoped), 180_000)
+            await admin.connect()
+            await admin.query(`CREATE SCHEMA ${schema}`)
+          }),
+          () =>
+            Effect.promise(async () => {
+              await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+              await admin.end()
+            })
+        )
+        const url = inSchema(databaseUrl!, schema)
+        yield* crashThenRetry(["postgres", Redacted.value(url)], () => sqlStorage(Database.layerPg(url)))
+      }).pipe(Effect.scoped),
+    180_000
+  )
 })

@@ -16,17 +16,25 @@ type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) 
 
 const serve = async (middleware: Middleware) => {
   const runtime = ManagedRuntime.make(storageLayer())
-  const { handler, keys } = await runtime.runPromise(Effect.gen(function*() {
-    const keys = yield* importSigningKeys(secrets)
-    return { keys, handler: yield* makeCustomerHandler({ workspaceId, keys }) }
-  }))
+  const { handler, keys } = await runtime.runPromise(
+    Effect.gen(function* () {
+      const keys = yield* importSigningKeys(secrets)
+      return { keys, handler: yield* makeCustomerHandler({ workspaceId, keys }) }
+    })
+  )
   const node = toNodeHandler(handler.handle)
   const server = createServer((req, res) => middleware(req, res, () => node(req, res)))
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/connector`
   const post = async (init?: { readonly method?: string; readonly body?: Uint8Array | string }) => {
-    const delivery = await runtime.runPromise(Effect.flatMap(executionBody(globalThis.crypto.randomUUID()), (b) => executionDelivery(keys, b)))
-    const response = await fetch(url, { method: init?.method ?? "POST", headers: delivery.headers, ...(init?.method === "GET" ? {} : { body: init?.body ?? delivery.body }) })
+    const delivery = await runtime.runPromise(
+      Effect.flatMap(executionBody(globalThis.crypto.randomUUID()), (b) => executionDelivery(keys, b))
+    )
+    const response = await fetch(url, {
+      method: init?.method ?? "POST",
+      headers: delivery.headers,
+      ...(init?.method === "GET" ? {} : { body: init?.body ?? delivery.body })
+    })
     return { status: response.status, json: (await response.json()) as Record<string, unknown> }
   }
   return {
@@ -39,14 +47,16 @@ const serve = async (middleware: Middleware) => {
 }
 
 /** Reads the whole stream first, then calls `next` with `req.body` set by `parse`. */
-const preRead = (parse: (bytes: Buffer) => unknown): Middleware => (req, _res, next) => {
-  const chunks: Array<Buffer> = []
-  req.on("data", (c: Buffer) => chunks.push(c))
-  req.on("end", () => {
-    ;(req as IncomingMessage & { body?: unknown }).body = parse(Buffer.concat(chunks))
-    next()
-  })
-}
+const preRead =
+  (parse: (bytes: Buffer) => unknown): Middleware =>
+  (req, _res, next) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      ;(req as IncomingMessage & { body?: unknown }).body = parse(Buffer.concat(chunks))
+      next()
+    })
+  }
 
 describe("customer node:http handler", () => {
   it("reads the raw body from the stream; other methods get 405; oversized bodies 413", async () => {
@@ -56,7 +66,10 @@ describe("customer node:http handler", () => {
       assert.strictEqual(accepted.status, 202)
       assert.strictEqual(accepted.json.state, "accepted")
       assert.deepStrictEqual(await kit.post({ method: "GET" }), { status: 405, json: { error: "method_not_allowed" } })
-      assert.deepStrictEqual(await kit.post({ body: "x".repeat(70 * 1024) }), { status: 413, json: { error: "body_too_large" } })
+      assert.deepStrictEqual(await kit.post({ body: "x".repeat(70 * 1024) }), {
+        status: 413,
+        json: { error: "body_too_large" }
+      })
     } finally {
       await kit.close()
     }

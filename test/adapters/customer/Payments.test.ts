@@ -18,7 +18,18 @@ import type { Completion } from "../../../core/protocol/messages/Completion.ts"
 import { PaymentObservation } from "../../../core/protocol/messages/Reconciliation.ts"
 import { encodeBody, freshNonce, importSigningKeys, sign, type SigningKeys } from "../../../core/protocol/Signing.ts"
 import { cipherLayer } from "../../support/storage.ts"
-import { type Body, executionBody, executionDelivery, secrets, startService, storageLayer, until, verifyCompletion, verifyResponse, workspaceId } from "../../support/customer.ts"
+import {
+  type Body,
+  executionBody,
+  executionDelivery,
+  secrets,
+  startService,
+  storageLayer,
+  until,
+  verifyCompletion,
+  verifyResponse,
+  workspaceId
+} from "../../support/customer.ts"
 import { type FakeStripe, startFakeStripe } from "../stripe/FakeStripe.ts"
 
 const webhookSecret = "whsec_kit_test_0123456789abcdef0123"
@@ -47,7 +58,10 @@ const harness = (
   stripeOptions: { readonly invoiceShape?: "payments" | "legacy"; readonly apiVersion?: string } = {}
 ) =>
   Effect.promise(async (): Promise<Harness> => {
-    const fake = await startFakeStripe({ webhookSecret, ...(stripeOptions.invoiceShape !== undefined ? { invoiceShape: stripeOptions.invoiceShape } : {}) })
+    const fake = await startFakeStripe({
+      webhookSecret,
+      ...(stripeOptions.invoiceShape !== undefined ? { invoiceShape: stripeOptions.invoiceShape } : {})
+    })
     const service = await startService()
     const kit = await makeCustomerKit({
       workspaceId,
@@ -85,20 +99,26 @@ let counter = 0
 const newActionId = () => `9d2c4e6a-8b1f-4c3d-a5e7-${String(++counter).padStart(12, "0")}`
 
 const paymentBody = (family: string, actionRequestId = newActionId()) =>
-  Effect.map(executionBody(actionRequestId), (body): Body => ({
-    ...body,
-    action: { ...body.action, key: "buy_addon", operation: { family, priceKey: "addon" } }
-  })).pipe(Effect.provide(NodeCrypto.layer))
+  Effect.map(
+    executionBody(actionRequestId),
+    (body): Body => ({
+      ...body,
+      action: { ...body.action, key: "buy_addon", operation: { family, priceKey: "addon" } }
+    })
+  ).pipe(Effect.provide(NodeCrypto.layer))
 
 /** One signed execution delivery through the kit's Fetch handler: status and decoded answer. */
 const deliver = (h: Harness, body: Body) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const delivery = yield* executionDelivery(h.keys, body)
     const response = yield* Effect.promise(() =>
-      h.kit.fetch(new Request("http://kit/connector", { method: "POST", headers: delivery.headers, body: delivery.body }))
+      h.kit.fetch(
+        new Request("http://kit/connector", { method: "POST", headers: delivery.headers, body: delivery.body })
+      )
     )
     const bytes = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
-    if (response.status !== 202) return { status: response.status, json: JSON.parse(decoder.decode(bytes)), ack: undefined }
+    if (response.status !== 202)
+      return { status: response.status, json: JSON.parse(decoder.decode(bytes)), ack: undefined }
     const headers: Record<string, string> = {}
     response.headers.forEach((value, key) => (headers[key] = value))
     const ack = yield* verifyResponse(Acknowledgement, "dispatch_response", h.keys, { headers, body: bytes })
@@ -107,12 +127,17 @@ const deliver = (h: Harness, body: Body) =>
 
 const webhook = (h: Harness, delivery: { readonly payload: string; readonly header?: string | undefined }) =>
   Effect.promise(async () => {
-    const response = await h.kit.webhook!.fetch(new Request("http://kit/stripe/webhook", {
-      method: "POST",
-      headers: { "content-type": "application/json; charset=utf-8", ...(delivery.header !== undefined ? { "stripe-signature": delivery.header } : {}) },
-      body: delivery.payload
-    }))
-    return { status: response.status, json: await response.json() as Record<string, unknown> }
+    const response = await h.kit.webhook!.fetch(
+      new Request("http://kit/stripe/webhook", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json; charset=utf-8",
+          ...(delivery.header !== undefined ? { "stripe-signature": delivery.header } : {})
+        },
+        body: delivery.payload
+      })
+    )
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> }
   })
 
 /** The completions the service received, verified with the completion secret, in arrival order. */
@@ -126,7 +151,12 @@ const distinctCompletions = (h: Harness) =>
 
 const waitForCompletions = (h: Harness, n: number) =>
   Effect.flatMap(
-    Effect.promise(() => until(() => new Set(h.service.received.map((r) => JSON.parse(decoder.decode(r.body)).completionId)).size >= n, `${n} completions`)),
+    Effect.promise(() =>
+      until(
+        () => new Set(h.service.received.map((r) => JSON.parse(decoder.decode(r.body)).completionId)).size >= n,
+        `${n} completions`
+      )
+    ),
     () => distinctCompletions(h)
   )
 
@@ -135,52 +165,56 @@ const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve,
 
 /** An accepted one-time purchase: the action's id, body and intent id. */
 const accepted = (h: Harness) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* paymentBody("payment.one_time_purchase")
     const answer = yield* deliver(h, body)
     assert.strictEqual(answer.status, 202, JSON.stringify(answer.json))
-    const intentId = answer.ack!.state === "accepted" ? answer.ack!.continuation!.clientSecret.split("_secret_")[0]! : ""
+    const intentId =
+      answer.ack!.state === "accepted" ? answer.ack!.continuation!.clientSecret.split("_secret_")[0]! : ""
     return { body, intentId, actionRequestId: body.actionRequestId as string }
   })
 
 describe("kit payments: the continuation", () => {
-  it.live("an accepted Payment action carries the spec's continuation; the intent is bound and created without payment_method_types", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const body = yield* paymentBody("payment.one_time_purchase")
-      const before = Date.now()
-      const answer = yield* deliver(h, body)
-      assert.strictEqual(answer.status, 202)
-      const ack = answer.ack!
-      assert.strictEqual(ack.state, "accepted")
-      if (ack.state !== "accepted") return
-      const continuation = ack.continuation!
-      assert.strictEqual(continuation.kind, "provider_payment_element")
-      assert.strictEqual(continuation.intent, "payment")
-      assert.strictEqual(continuation.publishableKey, "pk_test_fake_publishable")
-      assert.strictEqual(continuation.connectedAccountId, null)
-      assert.strictEqual(continuation.allowRedirects, "never")
-      const expires = Date.parse(continuation.expiresAt)
-      assert.isAbove(expires, before)
-      assert.isAtMost(expires, Date.now() + 3_600_000)
-      const creates = h.fake.requests.filter((r) => r.method === "POST" && r.path === "/v1/payment_intents")
-      assert.strictEqual(creates.length, 1)
-      const sent = creates[0]!
-      assert.strictEqual(sent.idempotencyKey, body.providerIdempotencyKey)
-      assert.deepStrictEqual(sent.params.automatic_payment_methods, { enabled: "true", allow_redirects: "never" })
-      assert.notProperty(sent.params, "payment_method_types")
-      assert.deepInclude(sent.params, { amount: "4900", currency: "usd", customer: "cus_42" })
-      const metadata = sent.params.metadata as Record<string, string>
-      assert.strictEqual(metadata.accord_action_request_id, body.actionRequestId)
-      assert.strictEqual(metadata.accord_account_id, body.accountId)
-      assert.strictEqual(metadata.accord_idempotency_key, body.providerIdempotencyKey)
-      assert.strictEqual(metadata.accord_offer_id, (body.binding as Record<string, string>).offerId)
-      const intent = h.fake.objects.get(continuation.clientSecret.split("_secret_")[0]!)!
-      assert.strictEqual(intent.client_secret, continuation.clientSecret)
-    }))
+  it.live(
+    "an accepted Payment action carries the spec's continuation; the intent is bound and created without payment_method_types",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const body = yield* paymentBody("payment.one_time_purchase")
+        const before = Date.now()
+        const answer = yield* deliver(h, body)
+        assert.strictEqual(answer.status, 202)
+        const ack = answer.ack!
+        assert.strictEqual(ack.state, "accepted")
+        if (ack.state !== "accepted") return
+        const continuation = ack.continuation!
+        assert.strictEqual(continuation.kind, "provider_payment_element")
+        assert.strictEqual(continuation.intent, "payment")
+        assert.strictEqual(continuation.publishableKey, "pk_test_fake_publishable")
+        assert.strictEqual(continuation.connectedAccountId, null)
+        assert.strictEqual(continuation.allowRedirects, "never")
+        const expires = Date.parse(continuation.expiresAt)
+        assert.isAbove(expires, before)
+        assert.isAtMost(expires, Date.now() + 3_600_000)
+        const creates = h.fake.requests.filter((r) => r.method === "POST" && r.path === "/v1/payment_intents")
+        assert.strictEqual(creates.length, 1)
+        const sent = creates[0]!
+        assert.strictEqual(sent.idempotencyKey, body.providerIdempotencyKey)
+        assert.deepStrictEqual(sent.params.automatic_payment_methods, { enabled: "true", allow_redirects: "never" })
+        assert.notProperty(sent.params, "payment_method_types")
+        assert.deepInclude(sent.params, { amount: "4900", currency: "usd", customer: "cus_42" })
+        const metadata = sent.params.metadata as Record<string, string>
+        assert.strictEqual(metadata.accord_action_request_id, body.actionRequestId)
+        assert.strictEqual(metadata.accord_account_id, body.accountId)
+        assert.strictEqual(metadata.accord_idempotency_key, body.providerIdempotencyKey)
+        assert.strictEqual(metadata.accord_offer_id, (body.binding as Record<string, string>).offerId)
+        const intent = h.fake.objects.get(continuation.clientSecret.split("_secret_")[0]!)!
+        assert.strictEqual(intent.client_secret, continuation.clientSecret)
+      })
+  )
 
   it.live("a duplicate delivery gets the same continuation and never a second intent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const body = yield* paymentBody("payment.one_time_purchase")
       const first = yield* deliver(h, body)
@@ -190,35 +224,39 @@ describe("kit payments: the continuation", () => {
       assert.notStrictEqual(again.json.requestNonce, first.json.requestNonce)
       const intents = [...h.fake.objects.values()].filter((o) => o.object === "payment_intent")
       assert.strictEqual(intents.length, 1)
-    }))
+    })
+  )
 
   it.live("a setup-only action gets a setup intent's continuation", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => ({ mode: "setup_only", customerId: "cus_7" }))
       const answer = yield* deliver(h, yield* paymentBody("payment.setup_only"))
       assert.strictEqual(answer.json.continuation.intent, "setup")
       assert.match(answer.json.continuation.clientSecret, /^seti_/)
-    }))
+    })
+  )
 
   it.live("a Payment action the host offers no plan for is rejected, and no intent is created", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => undefined)
       const answer = yield* deliver(h, yield* paymentBody("payment.one_time_purchase"))
       assert.strictEqual(answer.status, 202)
       assert.deepInclude(answer.json, { state: "rejected", errorCode: "payment_not_offered" })
       assert.notProperty(answer.json, "continuation")
       assert.strictEqual(h.fake.requests.filter((r) => r.method === "POST").length, 0)
-    }))
+    })
+  )
 
   it.live("a plan of another mode than the action's family is rejected", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => ({ mode: "setup_only" }))
       const answer = yield* deliver(h, yield* paymentBody("payment.one_time_purchase"))
       assert.deepInclude(answer.json, { state: "rejected", errorCode: "payment_not_offered" })
-    }))
+    })
+  )
 
   it.live("a provider outage at the claim answers 503 and claims nothing; the retry is accepted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const body = yield* paymentBody("payment.one_time_purchase")
       h.fake.outage = true
@@ -229,63 +267,81 @@ describe("kit payments: the continuation", () => {
       const retry = yield* deliver(h, body)
       assert.strictEqual(retry.json.state, "accepted")
       assert.isDefined(retry.json.continuation)
-    }))
+    })
+  )
 })
 
 describe("kit payments: the webhook route", () => {
   it.live("a bad signature is refused 400 and not recorded (the same event id, signed, is then processed)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.fake.succeed(intentId)
       const event = h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" })
-      const forged = yield* webhook(h, { payload: event.payload, header: h.fake.event("x", {}, { id: event.id, secret: "whsec_forger" }).header })
+      const forged = yield* webhook(h, {
+        payload: event.payload,
+        header: h.fake.event("x", {}, { id: event.id, secret: "whsec_forger" }).header
+      })
       assert.strictEqual(forged.status, 400)
       assert.deepStrictEqual(forged.json, { error: "bad_signature" })
       const genuine = yield* webhook(h, event)
       assert.deepStrictEqual([genuine.status, genuine.json], [200, { received: true, duplicate: false }])
-    }))
+    })
+  )
 
   it.live("no signature header is refused 400", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const event = h.fake.event("payment_intent.succeeded", { id: "pi_x", object: "payment_intent" })
       const answer = yield* webhook(h, { payload: event.payload })
       assert.deepStrictEqual([answer.status, answer.json], [400, { error: "missing_signature" }])
-    }))
+    })
+  )
 
   it.live("a stale timestamp is refused 400", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
-      const event = h.fake.event("payment_intent.succeeded", { id: "pi_x", object: "payment_intent" }, {
-        timestamp: Math.floor(Date.now() / 1000) - 600
-      })
+      const event = h.fake.event(
+        "payment_intent.succeeded",
+        { id: "pi_x", object: "payment_intent" },
+        {
+          timestamp: Math.floor(Date.now() / 1000) - 600
+        }
+      )
       const answer = yield* webhook(h, event)
       assert.deepStrictEqual([answer.status, answer.json], [400, { error: "stale_timestamp" }])
-    }))
+    })
+  )
 
   it.live("a correctly signed body that is not JSON is refused 400", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const answer = yield* webhook(h, { payload: "{not json", header: h.fake.sign("{not json") })
       assert.deepStrictEqual([answer.status, answer.json], [400, { error: "not_json" }])
-    }))
+    })
+  )
 
   it.live("a correctly signed event of a type not covered is acknowledged 200 and ignored", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const answer = yield* webhook(h, h.fake.event("customer.created", { id: "cus_1", object: "customer" }))
       assert.deepStrictEqual([answer.status, answer.json], [200, { received: true, ignored: true }])
       assert.strictEqual(h.fake.requests.length, 0, "nothing is read for an ignored event")
-    }))
+    })
+  )
 
   it.live("the secret is never echoed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
-      const event = h.fake.event("payment_intent.succeeded", { id: "pi_x", object: "payment_intent" }, { secret: "whsec_other" })
+      const event = h.fake.event(
+        "payment_intent.succeeded",
+        { id: "pi_x", object: "payment_intent" },
+        { secret: "whsec_other" }
+      )
       const answer = yield* webhook(h, event)
       assert.notInclude(JSON.stringify(answer.json), webhookSecret)
-    }))
+    })
+  )
 
   it("a webhook secret equal to a connector secret is refused at start", async () => {
     const error = await makeCustomerKit({
@@ -294,53 +350,81 @@ describe("kit payments: the webhook route", () => {
       serviceUrl: "http://127.0.0.1:9",
       allowInsecureServiceUrl: true,
       storage: MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)),
-      executor: { execute: async () => { throw new Error("unused") }, lookup: async () => undefined },
+      executor: {
+        execute: async () => {
+          throw new Error("unused")
+        },
+        lookup: async () => undefined
+      },
       payments: {
-        stripe: { secretKey: Redacted.make("sk_test_x"), publishableKey: "pk_test_x", webhookSecret: secrets.completion },
+        stripe: {
+          secretKey: Redacted.make("sk_test_x"),
+          publishableKey: "pk_test_x",
+          webhookSecret: secrets.completion
+        },
         plan: async () => undefined
       }
-    }).then((kit) => kit.dispose(), (e: unknown) => e)
+    }).then(
+      (kit) => kit.dispose(),
+      (e: unknown) => e
+    )
     assert.instanceOf(error, CustomerKitOptionsError)
-    assert.deepStrictEqual((error as CustomerKitOptionsError).issues.map((i) => i.path), ["payments.stripe.webhookSecret"])
+    assert.deepStrictEqual(
+      (error as CustomerKitOptionsError).issues.map((i) => i.path),
+      ["payments.stripe.webhookSecret"]
+    )
     assert.notInclude((error as Error).message, Redacted.value(secrets.completion))
   })
 })
 
 describe("kit payments: completions from the provider", () => {
-  it.live("payment_intent.succeeded: a signed succeeded completion, read back from the provider; a redelivered event does nothing twice", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const { actionRequestId, body, intentId } = yield* accepted(h)
-      h.fake.succeed(intentId)
-      const event = h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent", status: "succeeded" })
-      yield* webhook(h, event)
-      const [completion] = yield* waitForCompletions(h, 1)
-      assert.deepInclude(completion as unknown as Record<string, unknown>, {
-        actionRequestId,
-        providerIdempotencyKey: body.providerIdempotencyKey,
-        providerReference: intentId,
-        outcome: "succeeded"
+  it.live(
+    "payment_intent.succeeded: a signed succeeded completion, read back from the provider; a redelivered event does nothing twice",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const { actionRequestId, body, intentId } = yield* accepted(h)
+        h.fake.succeed(intentId)
+        const event = h.fake.event("payment_intent.succeeded", {
+          id: intentId,
+          object: "payment_intent",
+          status: "succeeded"
+        })
+        yield* webhook(h, event)
+        const [completion] = yield* waitForCompletions(h, 1)
+        assert.deepInclude(completion as unknown as Record<string, unknown>, {
+          actionRequestId,
+          providerIdempotencyKey: body.providerIdempotencyKey,
+          providerReference: intentId,
+          outcome: "succeeded"
+        })
+        assert.deepInclude(completion!.evidence, { source: "provider_event", accountId: body.accountId as string })
+        const again = yield* webhook(h, event)
+        assert.deepStrictEqual(again.json, { received: true, duplicate: true })
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+        // The provider was read (never the body alone).
+        assert.isTrue(h.fake.requests.some((r) => r.method === "GET" && r.path === `/v1/payment_intents/${intentId}`))
       })
-      assert.deepInclude(completion!.evidence, { source: "provider_event", accountId: body.accountId as string })
-      const again = yield* webhook(h, event)
-      assert.deepStrictEqual(again.json, { received: true, duplicate: true })
-      yield* settle
-      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
-      // The provider was read (never the body alone).
-      assert.isTrue(h.fake.requests.some((r) => r.method === "GET" && r.path === `/v1/payment_intents/${intentId}`))
-    }))
+  )
 
-  it.live("a webhook claiming success while the provider says otherwise sends nothing (the body is never evidence)", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const { intentId } = yield* accepted(h)
-      yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent", status: "succeeded" }))
-      yield* settle
-      assert.strictEqual(h.service.received.length, 0)
-    }))
+  it.live(
+    "a webhook claiming success while the provider says otherwise sends nothing (the body is never evidence)",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const { intentId } = yield* accepted(h)
+        yield* webhook(
+          h,
+          h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent", status: "succeeded" })
+        )
+        yield* settle
+        assert.strictEqual(h.service.received.length, 0)
+      })
+  )
 
   it.live("payment_failed after succeeded does not undo the success", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.fake.succeed(intentId)
@@ -348,31 +432,45 @@ describe("kit payments: completions from the provider", () => {
       yield* waitForCompletions(h, 1)
       yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
       yield* settle
-      assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
-    }))
+      assert.deepStrictEqual(
+        (yield* distinctCompletions(h)).map((c) => c.outcome),
+        ["succeeded"]
+      )
+    })
+  )
 
-  it.live("a declined attempt sends one unknown completion (payment_declined, the customer may retry); a canceled intent then sends failed", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const { intentId } = yield* accepted(h)
-      h.fake.decline(intentId)
-      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
-      const [declined] = yield* waitForCompletions(h, 1)
-      assert.strictEqual(declined!.outcome, "unknown")
-      assert.deepInclude(declined!.evidence, { reasonCode: "payment_declined", entitlement: "", source: "provider_event" })
-      // A second decline (another card) sends nothing more.
-      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
-      yield* settle
-      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
-      h.fake.cancel(intentId)
-      yield* webhook(h, h.fake.event("payment_intent.canceled", { id: intentId, object: "payment_intent" }))
-      const all = yield* waitForCompletions(h, 2)
-      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "failed"])
-      assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
-    }))
+  it.live(
+    "a declined attempt sends one unknown completion (payment_declined, the customer may retry); a canceled intent then sends failed",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const { intentId } = yield* accepted(h)
+        h.fake.decline(intentId)
+        yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
+        const [declined] = yield* waitForCompletions(h, 1)
+        assert.strictEqual(declined!.outcome, "unknown")
+        assert.deepInclude(declined!.evidence, {
+          reasonCode: "payment_declined",
+          entitlement: "",
+          source: "provider_event"
+        })
+        // A second decline (another card) sends nothing more.
+        yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent" }))
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+        h.fake.cancel(intentId)
+        yield* webhook(h, h.fake.event("payment_intent.canceled", { id: intentId, object: "payment_intent" }))
+        const all = yield* waitForCompletions(h, 2)
+        assert.deepStrictEqual(
+          all.map((c) => c.outcome),
+          ["unknown", "failed"]
+        )
+        assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
+      })
+  )
 
   it.live("a decline, then a retry with another card on the same intent succeeding: unknown, then succeeded", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.fake.decline(intentId)
@@ -381,21 +479,33 @@ describe("kit payments: completions from the provider", () => {
       h.fake.succeed(intentId)
       yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
       const all = yield* waitForCompletions(h, 2)
-      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "succeeded"])
+      assert.deepStrictEqual(
+        all.map((c) => c.outcome),
+        ["unknown", "succeeded"]
+      )
       assert.strictEqual(all[1]!.evidence.reasonCode, "provider_confirmed")
-    }))
+    })
+  )
 
   it.live("a payment_failed event while the provider reads no decline (the body is not evidence) sends nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
-      yield* webhook(h, h.fake.event("payment_intent.payment_failed", { id: intentId, object: "payment_intent", last_payment_error: { code: "card_declined" } }))
+      yield* webhook(
+        h,
+        h.fake.event("payment_intent.payment_failed", {
+          id: intentId,
+          object: "payment_intent",
+          last_payment_error: { code: "card_declined" }
+        })
+      )
       yield* settle
       assert.strictEqual(h.service.received.length, 0)
-    }))
+    })
+  )
 
   it.live("setup_intent.setup_failed: one unknown completion; the retried setup succeeds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => ({ mode: "setup_only", customerId: "cus_7" }))
       const answer = yield* deliver(h, yield* paymentBody("payment.setup_only"))
       const setupId = (answer.json.continuation.clientSecret as string).split("_secret_")[0]!
@@ -405,48 +515,65 @@ describe("kit payments: completions from the provider", () => {
       h.fake.confirmSetup(setupId)
       yield* webhook(h, h.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
       const all = yield* waitForCompletions(h, 2)
-      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "succeeded"])
-    }))
+      assert.deepStrictEqual(
+        all.map((c) => c.outcome),
+        ["unknown", "succeeded"]
+      )
+    })
+  )
 
   it.live("invoice.payment_failed on the initial invoice: one unknown completion; paying it later: succeeded", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }))
       yield* deliver(h, yield* paymentBody("payment.new_subscription"))
       const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
       const invoice = h.fake.declineInitialInvoice(subscription.id as string)
       yield* webhook(h, h.fake.event("invoice.payment_failed", invoice))
       const [declined] = yield* waitForCompletions(h, 1)
-      assert.deepInclude(declined as unknown as Record<string, unknown>, { outcome: "unknown", providerReference: subscription.id })
+      assert.deepInclude(declined as unknown as Record<string, unknown>, {
+        outcome: "unknown",
+        providerReference: subscription.id
+      })
       h.fake.payInitialInvoice(subscription.id as string)
       yield* webhook(h, h.fake.event("invoice.payment_succeeded", h.fake.objects.get(invoice.id as string)!))
       const all = yield* waitForCompletions(h, 2)
-      assert.deepStrictEqual(all.map((c) => c.outcome), ["unknown", "succeeded"])
-    }))
+      assert.deepStrictEqual(
+        all.map((c) => c.outcome),
+        ["unknown", "succeeded"]
+      )
+    })
+  )
 
-  it.live("a full refund after succeeded sends a new reversed completion with a new completionId; a partial refund sends nothing", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const { intentId } = yield* accepted(h)
-      h.fake.succeed(intentId)
-      yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
-      yield* waitForCompletions(h, 1)
-      const charge = h.fake.refund(intentId, 900)
-      yield* webhook(h, h.fake.event("charge.refunded", charge))
-      yield* settle
-      assert.strictEqual((yield* distinctCompletions(h)).length, 1, "a partial refund reverses nothing")
-      h.fake.refund(intentId)
-      yield* webhook(h, h.fake.event("charge.refunded", charge))
-      const all = yield* waitForCompletions(h, 2)
-      assert.deepStrictEqual(all.map((c) => c.outcome), ["succeeded", "reversed"])
-      assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
-      assert.strictEqual(all[1]!.providerReference, intentId)
-      yield* webhook(h, h.fake.event("charge.refunded", charge))
-      yield* settle
-      assert.strictEqual((yield* distinctCompletions(h)).length, 2, "one reversal only")
-    }))
+  it.live(
+    "a full refund after succeeded sends a new reversed completion with a new completionId; a partial refund sends nothing",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const { intentId } = yield* accepted(h)
+        h.fake.succeed(intentId)
+        yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
+        yield* waitForCompletions(h, 1)
+        const charge = h.fake.refund(intentId, 900)
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 1, "a partial refund reverses nothing")
+        h.fake.refund(intentId)
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        const all = yield* waitForCompletions(h, 2)
+        assert.deepStrictEqual(
+          all.map((c) => c.outcome),
+          ["succeeded", "reversed"]
+        )
+        assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
+        assert.strictEqual(all[1]!.providerReference, intentId)
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 2, "one reversal only")
+      })
+  )
 
   it.live("a refund seen before the success is kept and applied: succeeded, then reversed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.fake.succeed(intentId)
@@ -457,10 +584,11 @@ describe("kit payments: completions from the provider", () => {
       yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
       yield* settle
       assert.strictEqual((yield* distinctCompletions(h)).length, 2)
-    }))
+    })
+  )
 
   it.live("a failed completion delivery is retried through the outbox with the same completionId", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.service.state.status = 503
@@ -472,10 +600,11 @@ describe("kit payments: completions from the provider", () => {
       yield* Effect.promise(() => until(() => h.service.received.length > attempts, "a delivered attempt"))
       const all = yield* completions(h)
       assert.strictEqual(new Set(all.map((c) => c.completionId)).size, 1)
-    }))
+    })
+  )
 
   it.live("a provider outage while reconciling an event retries it later", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       h.fake.succeed(intentId)
@@ -486,10 +615,11 @@ describe("kit payments: completions from the provider", () => {
       h.fake.outage = false
       const [completion] = yield* waitForCompletions(h, 1)
       assert.strictEqual(completion!.outcome, "succeeded")
-    }))
+    })
+  )
 
   it.live("an event about another account's intent (not created by the kit) is ignored", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const { intentId } = yield* accepted(h)
       // The same object, its metadata rewritten to another action's binding at the provider.
@@ -499,40 +629,51 @@ describe("kit payments: completions from the provider", () => {
       yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
       yield* settle
       assert.strictEqual(h.service.received.length, 0)
-    }))
+    })
+  )
 
   it.live("setup_intent.succeeded: succeeded with no revenue", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => ({ mode: "setup_only", customerId: "cus_7" }))
       const answer = yield* deliver(h, yield* paymentBody("payment.setup_only"))
       const setupId = (answer.json.continuation.clientSecret as string).split("_secret_")[0]!
       h.fake.confirmSetup(setupId)
       yield* webhook(h, h.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
       const [completion] = yield* waitForCompletions(h, 1)
-      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "succeeded", providerReference: setupId })
-    }))
+      assert.deepInclude(completion as unknown as Record<string, unknown>, {
+        outcome: "succeeded",
+        providerReference: setupId
+      })
+    })
+  )
 
-  it.live("a new subscription: the initial invoice's payment completes it; a renewal invoice creates no further completion", () =>
-    Effect.gen(function*() {
-      const h = yield* harness(() => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }))
-      const answer = yield* deliver(h, yield* paymentBody("payment.new_subscription"))
-      assert.strictEqual(answer.json.continuation.intent, "payment")
-      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
-      h.fake.payInitialInvoice(subscription.id as string)
-      const initial = h.fake.objects.get(subscription.latest_invoice as string)!
-      yield* webhook(h, h.fake.event("invoice.payment_succeeded", initial))
-      const [completion] = yield* waitForCompletions(h, 1)
-      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "succeeded", providerReference: subscription.id })
-      const renewal = h.fake.renew(subscription.id as string)
-      yield* webhook(h, h.fake.event("invoice.payment_succeeded", renewal))
-      yield* settle
-      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
-    }))
+  it.live(
+    "a new subscription: the initial invoice's payment completes it; a renewal invoice creates no further completion",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness(() => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }))
+        const answer = yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+        assert.strictEqual(answer.json.continuation.intent, "payment")
+        const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+        h.fake.payInitialInvoice(subscription.id as string)
+        const initial = h.fake.objects.get(subscription.latest_invoice as string)!
+        yield* webhook(h, h.fake.event("invoice.payment_succeeded", initial))
+        const [completion] = yield* waitForCompletions(h, 1)
+        assert.deepInclude(completion as unknown as Record<string, unknown>, {
+          outcome: "succeeded",
+          providerReference: subscription.id
+        })
+        const renewal = h.fake.renew(subscription.id as string)
+        yield* webhook(h, h.fake.event("invoice.payment_succeeded", renewal))
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+      })
+  )
 })
 
 /** A signed reconciliation read of a one-time purchase, as the service sends it; the verified observation. */
 const reconcile = (h: Harness, body: Body, intentId: string, mode = "one_time_purchase") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nonce = yield* freshNonce
     const request = {
       type: "service.customer_action.payment_reconciliation",
@@ -551,18 +692,23 @@ const reconcile = (h: Harness, body: Body, intentId: string, mode = "one_time_pu
     }
     const bytes = encodeBody(request)
     const headers = yield* sign({ purpose: "payment_reconciliation_request", keys: h.keys, body: bytes, nonce })
-    const response = yield* Effect.promise(() => h.kit.fetch(new Request("http://kit/connector", { method: "POST", headers: { ...headers }, body: bytes })))
+    const response = yield* Effect.promise(() =>
+      h.kit.fetch(new Request("http://kit/connector", { method: "POST", headers: { ...headers }, body: bytes }))
+    )
     const answer = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
     const out: Record<string, string> = {}
     response.headers.forEach((value, key) => (out[key] = value))
     assert.strictEqual(response.status, 200, decoder.decode(answer))
     assert.isDefined(intentId)
-    return yield* verifyResponse(PaymentObservation, "payment_reconciliation_response", h.keys, { headers: out, body: answer })
+    return yield* verifyResponse(PaymentObservation, "payment_reconciliation_response", h.keys, {
+      headers: out,
+      body: answer
+    })
   }).pipe(Effect.provide(storageLayer()))
 
 describe("kit payments: more", () => {
   it.live("a duplicate after the continuation expired is acknowledged accepted without a continuation", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => oneTime, 400)
       const body = yield* paymentBody("payment.one_time_purchase")
       const first = yield* deliver(h, body)
@@ -571,58 +717,96 @@ describe("kit payments: more", () => {
       const late = yield* deliver(h, body)
       assert.strictEqual(late.json.state, "accepted")
       assert.notProperty(late.json, "continuation")
-    }))
+    })
+  )
 
   it.live("the webhook route reads bodies up to 256 KiB and refuses larger ones 413", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness()
       const big = h.fake.event("customer.updated", { id: "cus_1", object: "customer", note: "x".repeat(100 * 1024) })
       const accepted = yield* webhook(h, big)
       assert.deepStrictEqual([accepted.status, accepted.json], [200, { received: true, ignored: true }])
       const huge = h.fake.event("customer.updated", { id: "cus_1", object: "customer", note: "x".repeat(300 * 1024) })
       const refused = yield* Effect.promise(() =>
-        h.kit.webhook!.fetch(new Request("http://kit/stripe/webhook", { method: "POST", headers: { "stripe-signature": huge.header }, body: huge.payload }))
+        h.kit.webhook!.fetch(
+          new Request("http://kit/stripe/webhook", {
+            method: "POST",
+            headers: { "stripe-signature": huge.header },
+            body: huge.payload
+          })
+        )
       )
       assert.strictEqual(refused.status, 413)
-    }))
+    })
+  )
 
-  it.live("reconciliation reads come from the provider now, with the newest verified event; an outage reads as unknown", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const { body, intentId } = yield* accepted(h)
-      const before = yield* reconcile(h, body, intentId)
-      assert.deepInclude(before, { outcome: "pending", eventId: null, eventSignatureVerified: false, providerReference: intentId, customerBound: true, intent: "payment" })
-      h.fake.succeed(intentId)
-      const event = h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" })
-      yield* webhook(h, event)
-      yield* waitForCompletions(h, 1)
-      const paid = yield* reconcile(h, body, intentId)
-      assert.deepInclude(paid, { outcome: "succeeded", eventId: event.id, eventSignatureVerified: true, paymentStatus: "succeeded", chargedAmountMinor: 4900, refundedAmountMinor: 0, methodAttached: true })
-      h.fake.refund(intentId, 900)
-      assert.deepInclude(yield* reconcile(h, body, intentId), { outcome: "partially_reversed", refundedAmountMinor: 900 })
-      h.fake.outage = true
-      const down = yield* reconcile(h, body, intentId)
-      h.fake.outage = false
-      assert.deepInclude(down, { outcome: "unknown", eventSignatureVerified: false, customerBound: false })
-    }))
+  it.live(
+    "reconciliation reads come from the provider now, with the newest verified event; an outage reads as unknown",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const { body, intentId } = yield* accepted(h)
+        const before = yield* reconcile(h, body, intentId)
+        assert.deepInclude(before, {
+          outcome: "pending",
+          eventId: null,
+          eventSignatureVerified: false,
+          providerReference: intentId,
+          customerBound: true,
+          intent: "payment"
+        })
+        h.fake.succeed(intentId)
+        const event = h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" })
+        yield* webhook(h, event)
+        yield* waitForCompletions(h, 1)
+        const paid = yield* reconcile(h, body, intentId)
+        assert.deepInclude(paid, {
+          outcome: "succeeded",
+          eventId: event.id,
+          eventSignatureVerified: true,
+          paymentStatus: "succeeded",
+          chargedAmountMinor: 4900,
+          refundedAmountMinor: 0,
+          methodAttached: true
+        })
+        h.fake.refund(intentId, 900)
+        assert.deepInclude(yield* reconcile(h, body, intentId), {
+          outcome: "partially_reversed",
+          refundedAmountMinor: 900
+        })
+        h.fake.outage = true
+        const down = yield* reconcile(h, body, intentId)
+        h.fake.outage = false
+        assert.deepInclude(down, { outcome: "unknown", eventSignatureVerified: false, customerBound: false })
+      })
+  )
 
-  it.live("a live-mode event at test keys is acknowledged 200 and ignored; an event about an unknown object is dropped, not retried", () =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const live = yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: "pi_live", object: "payment_intent" }, { livemode: true }))
-      assert.deepStrictEqual([live.status, live.json], [200, { received: true, ignored: true }])
-      const unknown = yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: "pi_nowhere", object: "payment_intent" }))
-      assert.strictEqual(unknown.status, 200)
-      yield* settle
-      const reads = h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_nowhere").length
-      assert.strictEqual(reads, 1, "read once, then dropped")
-      assert.strictEqual(h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_live").length, 0)
-    }))
+  it.live(
+    "a live-mode event at test keys is acknowledged 200 and ignored; an event about an unknown object is dropped, not retried",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness()
+        const live = yield* webhook(
+          h,
+          h.fake.event("payment_intent.succeeded", { id: "pi_live", object: "payment_intent" }, { livemode: true })
+        )
+        assert.deepStrictEqual([live.status, live.json], [200, { received: true, ignored: true }])
+        const unknown = yield* webhook(
+          h,
+          h.fake.event("payment_intent.succeeded", { id: "pi_nowhere", object: "payment_intent" })
+        )
+        assert.strictEqual(unknown.status, 200)
+        yield* settle
+        const reads = h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_nowhere").length
+        assert.strictEqual(reads, 1, "read once, then dropped")
+        assert.strictEqual(h.fake.requests.filter((r) => r.path === "/v1/payment_intents/pi_live").length, 0)
+      })
+  )
 })
 
 /** An accepted new subscription with its initial invoice paid and reported succeeded. */
 const paidSubscription = (h: Harness) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* paymentBody("payment.new_subscription")
     yield* deliver(h, body)
     const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
@@ -637,49 +821,66 @@ const paidSubscription = (h: Harness) =>
 const subscriptionPlan = () => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }) as const
 
 describe("kit payments: refunds of a subscription's initial invoice", () => {
-  for (
-    const [shape, options] of [
-      ["the newest invoice shape (invoice.payments, the invoice found through invoice payments)", {}],
-      ["the older invoice shape (invoice.payment_intent, invoice.charge), at an older API version", { invoiceShape: "legacy", apiVersion: "2024-06-20" }]
-    ] as const
-  ) {
-    it.live(`${shape}: a partial refund sends nothing and reads partially_reversed; a full refund sends reversed with a new completionId`, () =>
-      Effect.gen(function*() {
-        const h = yield* harness(subscriptionPlan, undefined, options)
-        const { body, intentId, subscriptionId } = yield* paidSubscription(h)
-        const paid = yield* reconcile(h, body, subscriptionId, "new_subscription")
-        assert.deepInclude(paid, { outcome: "succeeded", intent: "subscription", chargedAmountMinor: 1500, refundedAmountMinor: 0, invoicePaid: true })
-        const charge = h.fake.refund(intentId, 500)
-        yield* webhook(h, h.fake.event("charge.refunded", charge))
-        yield* settle
-        assert.strictEqual((yield* distinctCompletions(h)).length, 1, "a partial refund reverses nothing")
-        assert.deepInclude(yield* reconcile(h, body, subscriptionId, "new_subscription"), {
-          outcome: "partially_reversed",
-          chargedAmountMinor: 1500,
-          refundedAmountMinor: 500
+  for (const [shape, options] of [
+    ["the newest invoice shape (invoice.payments, the invoice found through invoice payments)", {}],
+    [
+      "the older invoice shape (invoice.payment_intent, invoice.charge), at an older API version",
+      { invoiceShape: "legacy", apiVersion: "2024-06-20" }
+    ]
+  ] as const) {
+    it.live(
+      `${shape}: a partial refund sends nothing and reads partially_reversed; a full refund sends reversed with a new completionId`,
+      () =>
+        Effect.gen(function* () {
+          const h = yield* harness(subscriptionPlan, undefined, options)
+          const { body, intentId, subscriptionId } = yield* paidSubscription(h)
+          const paid = yield* reconcile(h, body, subscriptionId, "new_subscription")
+          assert.deepInclude(paid, {
+            outcome: "succeeded",
+            intent: "subscription",
+            chargedAmountMinor: 1500,
+            refundedAmountMinor: 0,
+            invoicePaid: true
+          })
+          const charge = h.fake.refund(intentId, 500)
+          yield* webhook(h, h.fake.event("charge.refunded", charge))
+          yield* settle
+          assert.strictEqual((yield* distinctCompletions(h)).length, 1, "a partial refund reverses nothing")
+          assert.deepInclude(yield* reconcile(h, body, subscriptionId, "new_subscription"), {
+            outcome: "partially_reversed",
+            chargedAmountMinor: 1500,
+            refundedAmountMinor: 500
+          })
+          h.fake.refund(intentId)
+          yield* webhook(h, h.fake.event("charge.refunded", charge))
+          const all = yield* waitForCompletions(h, 2)
+          assert.deepStrictEqual(
+            all.map((c) => c.outcome),
+            ["succeeded", "reversed"]
+          )
+          assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
+          assert.strictEqual(all[1]!.providerReference, subscriptionId)
+          assert.deepInclude(all[1]!.evidence, { reasonCode: "full_refund", entitlement: "new_subscription" })
+          assert.deepInclude(yield* reconcile(h, body, subscriptionId, "new_subscription"), {
+            outcome: "reversed",
+            chargedAmountMinor: 1500,
+            refundedAmountMinor: 1500
+          })
+          const newest = h.fake.requests.some((r) => r.path === "/v1/invoice_payments")
+          assert.strictEqual(
+            newest,
+            options.apiVersion === undefined,
+            "invoice payments are looked up on the newest shape only"
+          )
+          yield* webhook(h, h.fake.event("charge.refunded", charge))
+          yield* settle
+          assert.strictEqual((yield* distinctCompletions(h)).length, 2, "one reversal only")
         })
-        h.fake.refund(intentId)
-        yield* webhook(h, h.fake.event("charge.refunded", charge))
-        const all = yield* waitForCompletions(h, 2)
-        assert.deepStrictEqual(all.map((c) => c.outcome), ["succeeded", "reversed"])
-        assert.notStrictEqual(all[0]!.completionId, all[1]!.completionId)
-        assert.strictEqual(all[1]!.providerReference, subscriptionId)
-        assert.deepInclude(all[1]!.evidence, { reasonCode: "full_refund", entitlement: "new_subscription" })
-        assert.deepInclude(yield* reconcile(h, body, subscriptionId, "new_subscription"), {
-          outcome: "reversed",
-          chargedAmountMinor: 1500,
-          refundedAmountMinor: 1500
-        })
-        const newest = h.fake.requests.some((r) => r.path === "/v1/invoice_payments")
-        assert.strictEqual(newest, options.apiVersion === undefined, "invoice payments are looked up on the newest shape only")
-        yield* webhook(h, h.fake.event("charge.refunded", charge))
-        yield* settle
-        assert.strictEqual((yield* distinctCompletions(h)).length, 2, "one reversal only")
-      }))
+    )
   }
 
   it.live("a refund of a renewal invoice's charge reverses nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(subscriptionPlan, undefined, { invoiceShape: "legacy", apiVersion: "2024-06-20" })
       const { subscriptionId } = yield* paidSubscription(h)
       const renewal = h.fake.renew(subscriptionId)
@@ -700,87 +901,120 @@ describe("kit payments: refunds of a subscription's initial invoice", () => {
       })
       yield* webhook(h, h.fake.event("charge.refunded", h.fake.objects.get(chargeId)!))
       yield* settle
-      assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
-    }))
+      assert.deepStrictEqual(
+        (yield* distinctCompletions(h)).map((c) => c.outcome),
+        ["succeeded"]
+      )
+    })
+  )
 })
 
 describe("kit payments: the continuation's expiry", () => {
-  it.live("an offer still unpaid when its continuation expires is canceled at the provider and reported failed (continuation_expired)", () =>
-    Effect.gen(function*() {
-      const h = yield* harness(() => oneTime, 300)
-      const { intentId } = yield* accepted(h)
-      // Declined at the provider (its webhook not delivered): still retryable until the expiry.
-      h.fake.decline(intentId)
-      const [completion] = yield* waitForCompletions(h, 1)
-      assert.strictEqual(completion!.outcome, "failed")
-      assert.deepInclude(completion!.evidence, { reasonCode: "continuation_expired", entitlement: "" })
-      yield* settle
-      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
-      assert.strictEqual(h.fake.objects.get(intentId)!.status, "canceled")
-      assert.isTrue(h.fake.requests.some((r) => r.method === "POST" && r.path === `/v1/payment_intents/${intentId}/cancel`))
-    }))
+  it.live(
+    "an offer still unpaid when its continuation expires is canceled at the provider and reported failed (continuation_expired)",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* harness(() => oneTime, 300)
+        const { intentId } = yield* accepted(h)
+        // Declined at the provider (its webhook not delivered): still retryable until the expiry.
+        h.fake.decline(intentId)
+        const [completion] = yield* waitForCompletions(h, 1)
+        assert.strictEqual(completion!.outcome, "failed")
+        assert.deepInclude(completion!.evidence, { reasonCode: "continuation_expired", entitlement: "" })
+        yield* settle
+        assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+        assert.strictEqual(h.fake.objects.get(intentId)!.status, "canceled")
+        assert.isTrue(
+          h.fake.requests.some((r) => r.method === "POST" && r.path === `/v1/payment_intents/${intentId}/cancel`)
+        )
+      })
+  )
 
   it.live("a payment that succeeded before the expiry is not canceled and not reported failed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(() => oneTime, 300)
       const { intentId } = yield* accepted(h)
       h.fake.succeed(intentId)
       yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
       yield* waitForCompletions(h, 1)
-      yield* Effect.promise(() => until(() => h.fake.requests.filter((r) => r.path === `/v1/payment_intents/${intentId}`).length >= 2, "the expiry's read"))
+      yield* Effect.promise(() =>
+        until(
+          () => h.fake.requests.filter((r) => r.path === `/v1/payment_intents/${intentId}`).length >= 2,
+          "the expiry's read"
+        )
+      )
       yield* settle
-      assert.deepStrictEqual((yield* distinctCompletions(h)).map((c) => c.outcome), ["succeeded"])
+      assert.deepStrictEqual(
+        (yield* distinctCompletions(h)).map((c) => c.outcome),
+        ["succeeded"]
+      )
       assert.isFalse(h.fake.requests.some((r) => r.path.endsWith("/cancel")))
-    }))
+    })
+  )
 
-  it.live("a trial whose setup never saved a method reads pending, and at expiry is canceled and reported failed; a saved one succeeds", () =>
-    Effect.gen(function*() {
-      const trial = () => ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly", trialDays: 14 }) as const
-      // Unsaved, with the default lifetime: read now, it is pending.
-      const open = yield* harness(trial)
-      const openBody = yield* paymentBody("payment.new_subscription")
-      assert.strictEqual((yield* deliver(open, openBody)).json.continuation.intent, "setup")
-      const openSubscription = [...open.fake.objects.values()].find((o) => o.object === "subscription")!
-      assert.strictEqual(openSubscription.status, "trialing")
-      assert.deepInclude(yield* reconcile(open, openBody, openSubscription.id as string, "new_subscription"), {
-        outcome: "pending",
-        subscriptionState: "trialing",
-        methodAttached: false
-      })
-      // Unsaved, expiring at once: ended and failed.
-      const h = yield* harness(trial, 300)
-      yield* deliver(h, yield* paymentBody("payment.new_subscription"))
-      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
-      const [completion] = yield* waitForCompletions(h, 1)
-      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "failed", providerReference: subscription.id })
-      assert.strictEqual(completion!.evidence.reasonCode, "continuation_expired")
-      assert.strictEqual(subscription.status, "canceled")
+  it.live(
+    "a trial whose setup never saved a method reads pending, and at expiry is canceled and reported failed; a saved one succeeds",
+    () =>
+      Effect.gen(function* () {
+        const trial = () =>
+          ({ mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly", trialDays: 14 }) as const
+        // Unsaved, with the default lifetime: read now, it is pending.
+        const open = yield* harness(trial)
+        const openBody = yield* paymentBody("payment.new_subscription")
+        assert.strictEqual((yield* deliver(open, openBody)).json.continuation.intent, "setup")
+        const openSubscription = [...open.fake.objects.values()].find((o) => o.object === "subscription")!
+        assert.strictEqual(openSubscription.status, "trialing")
+        assert.deepInclude(yield* reconcile(open, openBody, openSubscription.id as string, "new_subscription"), {
+          outcome: "pending",
+          subscriptionState: "trialing",
+          methodAttached: false
+        })
+        // Unsaved, expiring at once: ended and failed.
+        const h = yield* harness(trial, 300)
+        yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+        const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+        const [completion] = yield* waitForCompletions(h, 1)
+        assert.deepInclude(completion as unknown as Record<string, unknown>, {
+          outcome: "failed",
+          providerReference: subscription.id
+        })
+        assert.strictEqual(completion!.evidence.reasonCode, "continuation_expired")
+        assert.strictEqual(subscription.status, "canceled")
 
-      const saved = yield* harness(trial)
-      const savedBody = yield* paymentBody("payment.new_subscription")
-      const savedAnswer = yield* deliver(saved, savedBody)
-      const setupId = (savedAnswer.json.continuation.clientSecret as string).split("_secret_")[0]!
-      saved.fake.confirmSetup(setupId)
-      yield* webhook(saved, saved.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
-      const [trialStarted] = yield* waitForCompletions(saved, 1)
-      assert.strictEqual(trialStarted!.outcome, "succeeded")
-      const savedSubscription = [...saved.fake.objects.values()].find((o) => o.object === "subscription")!
-      assert.deepInclude(yield* reconcile(saved, savedBody, savedSubscription.id as string, "new_subscription"), {
-        outcome: "succeeded",
-        subscriptionState: "trialing",
-        methodAttached: true,
-        chargedAmountMinor: 0
+        const saved = yield* harness(trial)
+        const savedBody = yield* paymentBody("payment.new_subscription")
+        const savedAnswer = yield* deliver(saved, savedBody)
+        const setupId = (savedAnswer.json.continuation.clientSecret as string).split("_secret_")[0]!
+        saved.fake.confirmSetup(setupId)
+        yield* webhook(saved, saved.fake.event("setup_intent.succeeded", { id: setupId, object: "setup_intent" }))
+        const [trialStarted] = yield* waitForCompletions(saved, 1)
+        assert.strictEqual(trialStarted!.outcome, "succeeded")
+        const savedSubscription = [...saved.fake.objects.values()].find((o) => o.object === "subscription")!
+        assert.deepInclude(yield* reconcile(saved, savedBody, savedSubscription.id as string, "new_subscription"), {
+          outcome: "succeeded",
+          subscriptionState: "trialing",
+          methodAttached: true,
+          chargedAmountMinor: 0
+        })
       })
-    }))
+  )
 
   it.live("a subscription whose initial invoice is still unpaid at expiry is canceled and reported failed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const h = yield* harness(subscriptionPlan, 300)
       yield* deliver(h, yield* paymentBody("payment.new_subscription"))
       const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
       const [completion] = yield* waitForCompletions(h, 1)
-      assert.deepInclude(completion as unknown as Record<string, unknown>, { outcome: "failed", providerReference: subscription.id })
+      assert.deepInclude(completion as unknown as Record<string, unknown>, {
+        outcome: "failed",
+        providerReference: subscription.id
+      })
       assert.strictEqual(subscription.status, "canceled")
-      assert.isTrue(h.fake.requests.some((r) => r.method === "DELETE" && r.path === `/v1/subscriptions/${subscription.id as string}`))
-    }))
+      assert.isTrue(
+        h.fake.requests.some(
+          (r) => r.method === "DELETE" && r.path === `/v1/subscriptions/${subscription.id as string}`
+        )
+      )
+    })
+  )
 })

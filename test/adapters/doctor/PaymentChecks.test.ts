@@ -11,7 +11,13 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { type CustomerKit, makeCustomerKit } from "../../../adapters/customer/Kit.ts"
-import { type DoctorPaymentOptions, type DoctorReport, formatReport, paymentOptionsFromEnv, runDoctor } from "../../../adapters/doctor/CustomerDoctor.ts"
+import {
+  type DoctorPaymentOptions,
+  type DoctorReport,
+  formatReport,
+  paymentOptionsFromEnv,
+  runDoctor
+} from "../../../adapters/doctor/CustomerDoctor.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import { cipherLayer } from "../../support/storage.ts"
 import { secrets, startService, workspaceId } from "../../support/customer.ts"
@@ -35,7 +41,12 @@ beforeAll(async () => {
     storage: MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)),
     worker: { pollMillis: 20, backoff: { baseMillis: 50, capMillis: 200 } },
     payment: { modes: ["one_time_purchase"], providerAccountId: fake.accountId, livemode: false },
-    executor: { execute: async () => { throw new Error("unused") }, lookup: async () => undefined },
+    executor: {
+      execute: async () => {
+        throw new Error("unused")
+      },
+      lookup: async () => undefined
+    },
     payments: {
       stripe: {
         secretKey: Redacted.make(fake.secretKey),
@@ -47,7 +58,9 @@ beforeAll(async () => {
       plan: async () => ({ mode: "one_time_purchase", amountMinor: 4900, currency: "usd" })
     }
   })
-  server = createServer((req, res) => (req.url === "/stripe/webhook" ? kit.webhook!.nodeHandler(req, res) : kit.nodeHandler(req, res)))
+  server = createServer((req, res) =>
+    req.url === "/stripe/webhook" ? kit.webhook!.nodeHandler(req, res) : kit.nodeHandler(req, res)
+  )
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   fake.webhookTarget = `${base}/stripe/webhook`
@@ -82,32 +95,46 @@ const doctor = (payments: DoctorPaymentOptions) =>
   })
 
 const statuses = (report: DoctorReport, section?: string) =>
-  Object.fromEntries(report.checks.filter((c) => section === undefined || c.section === section).map((c) => [c.id, c.status]))
+  Object.fromEntries(
+    report.checks.filter((c) => section === undefined || c.section === section).map((c) => [c.id, c.status])
+  )
 
 describe("doctor: installation checks before offering payment capabilities", () => {
   it("a correct installation passes 1–6, the payment test cases in their own section", async () => {
     const report = await doctor(paymentOptionsFromEnv(appEnv())!)
-    assert.deepStrictEqual(statuses(report, "installation"), {
-      provider_account: "passed",
-      mode_agreement: "passed",
-      installation_values: "passed",
-      webhook_secret_separate: "passed",
-      webhook_unsigned_rejected: "passed",
-      webhook_stale_rejected: "passed",
-      webhook_uncovered_acknowledged: "passed",
-      revision_zero: "passed"
-    }, JSON.stringify(report.checks.filter((c) => c.status !== "passed")))
-    assert.deepStrictEqual(statuses(report, "payment_tests"), {
-      payment_test_retries: "passed",
-      payment_test_success: "passed",
-      payment_test_account_isolation: "passed",
-      payment_test_refund: "passed",
-      payment_test_decline: "passed"
-    }, JSON.stringify(report.checks.filter((c) => c.status !== "passed")))
+    assert.deepStrictEqual(
+      statuses(report, "installation"),
+      {
+        provider_account: "passed",
+        mode_agreement: "passed",
+        installation_values: "passed",
+        webhook_secret_separate: "passed",
+        webhook_unsigned_rejected: "passed",
+        webhook_stale_rejected: "passed",
+        webhook_uncovered_acknowledged: "passed",
+        revision_zero: "passed"
+      },
+      JSON.stringify(report.checks.filter((c) => c.status !== "passed"))
+    )
+    assert.deepStrictEqual(
+      statuses(report, "payment_tests"),
+      {
+        payment_test_retries: "passed",
+        payment_test_success: "passed",
+        payment_test_account_isolation: "passed",
+        payment_test_refund: "passed",
+        payment_test_decline: "passed"
+      },
+      JSON.stringify(report.checks.filter((c) => c.status !== "passed"))
+    )
     assert.isTrue(report.ok)
     const text = formatReport(report)
-    assert.isBelow(text.indexOf("Handshake and handler:"), text.indexOf("Payment test cases (provider test data only):"))
-    for (const secret of [webhookSecret, fake.secretKey, Redacted.value(secrets.completion)]) assert.notInclude(JSON.stringify(report) + text, secret)
+    assert.isBelow(
+      text.indexOf("Handshake and handler:"),
+      text.indexOf("Payment test cases (provider test data only):")
+    )
+    for (const secret of [webhookSecret, fake.secretKey, Redacted.value(secrets.completion)])
+      assert.notInclude(JSON.stringify(report) + text, secret)
   }, 60_000)
 
   it("a live secret key stops the payment test cases with one clear line, and runs none", async () => {
@@ -117,20 +144,33 @@ describe("doctor: installation checks before offering payment capabilities", () 
     assert.strictEqual(refusal.status, "failed")
     assert.include(refusal.reason, "refused: STRIPE_SECRET_KEY is a live key (sk_live_)")
     assert.notInclude(refusal.reason, "not_for_tests")
-    assert.isTrue(report.checks.filter((c) => c.id.startsWith("payment_test_")).every((c) => c.status === "not_verified"))
+    assert.isTrue(
+      report.checks.filter((c) => c.id.startsWith("payment_test_")).every((c) => c.status === "not_verified")
+    )
     assert.strictEqual(fake.requests.filter((r) => r.path.endsWith("/confirm")).length, requestsBefore)
     assert.include(formatReport(report), "✗ 6. Payment test cases run on provider test data only — refused")
   }, 30_000)
 
   it("another connected account, one the key may not act for, fails check 1", async () => {
-    const report = await doctor({ ...paymentOptionsFromEnv(appEnv())!, connectedAccountId: "acct_someone_else", runPaymentTests: false })
+    const report = await doctor({
+      ...paymentOptionsFromEnv(appEnv())!,
+      connectedAccountId: "acct_someone_else",
+      runPaymentTests: false
+    })
     const check = report.checks.find((c) => c.id === "provider_account")!
-    assert.deepStrictEqual([check.status, check.reason], ["failed", "ACCORD_CONNECTED_ACCOUNT_ID names another account, one STRIPE_SECRET_KEY may not act for"])
+    assert.deepStrictEqual(
+      [check.status, check.reason],
+      ["failed", "ACCORD_CONNECTED_ACCOUNT_ID names another account, one STRIPE_SECRET_KEY may not act for"]
+    )
     assert.isFalse(report.ok)
   }, 30_000)
 
   it("a live publishable key with a test secret key fails check 2", async () => {
-    const report = await doctor({ ...paymentOptionsFromEnv(appEnv())!, publishableKey: "pk_live_x", runPaymentTests: false })
+    const report = await doctor({
+      ...paymentOptionsFromEnv(appEnv())!,
+      publishableKey: "pk_live_x",
+      runPaymentTests: false
+    })
     assert.strictEqual(statuses(report).mode_agreement, "failed")
   }, 30_000)
 
@@ -142,25 +182,37 @@ describe("doctor: installation checks before offering payment capabilities", () 
   }, 30_000)
 
   it("a webhook secret equal to a connector secret fails check 4", async () => {
-    const report = await doctor({ ...paymentOptionsFromEnv(appEnv())!, webhookSecret: Redacted.value(secrets.completion), runPaymentTests: false })
+    const report = await doctor({
+      ...paymentOptionsFromEnv(appEnv())!,
+      webhookSecret: Redacted.value(secrets.completion),
+      runPaymentTests: false
+    })
     assert.strictEqual(statuses(report).webhook_secret_separate, "failed")
   }, 30_000)
 
   it("what was not given is not verified, with why; the test cases not asked for are not run", async () => {
-    const report = await doctor({ secretKey: fake.secretKey, publishableKey: "pk_test_doctor", webhookSecret, apiBase: fake.apiBase })
+    const report = await doctor({
+      secretKey: fake.secretKey,
+      publishableKey: "pk_test_doctor",
+      webhookSecret,
+      apiBase: fake.apiBase
+    })
     const notVerified = report.checks.filter((c) => c.status === "not_verified")
-    assert.deepStrictEqual(notVerified.map((c) => c.id), [
-      "mode_agreement",
-      "installation_values",
-      "webhook_unsigned_rejected",
-      "webhook_stale_rejected",
-      "webhook_uncovered_acknowledged",
-      "payment_test_success",
-      "payment_test_decline",
-      "payment_test_retries",
-      "payment_test_account_isolation",
-      "payment_test_refund"
-    ])
+    assert.deepStrictEqual(
+      notVerified.map((c) => c.id),
+      [
+        "mode_agreement",
+        "installation_values",
+        "webhook_unsigned_rejected",
+        "webhook_stale_rejected",
+        "webhook_uncovered_acknowledged",
+        "payment_test_success",
+        "payment_test_decline",
+        "payment_test_retries",
+        "payment_test_account_isolation",
+        "payment_test_refund"
+      ]
+    )
     assert.include(report.checks.find((c) => c.id === "webhook_stale_rejected")!.reason, "ACCORD_DOCTOR_WEBHOOK_URL")
     assert.include(formatReport(report), "? 3. Browser key")
     assert.isTrue(report.ok, "not verified is not failed")
@@ -191,7 +243,12 @@ describe("doctor: a connected account (Stripe Connect, a platform key acting wit
       worker: { pollMillis: 20, backoff: { baseMillis: 50, capMillis: 200 } },
       // The proof names the connected account, not the platform's.
       payment: { modes: ["one_time_purchase"], providerAccountId: connectedId, livemode: false },
-      executor: { execute: async () => { throw new Error("unused") }, lookup: async () => undefined },
+      executor: {
+        execute: async () => {
+          throw new Error("unused")
+        },
+        lookup: async () => undefined
+      },
       payments: {
         stripe: {
           secretKey: Redacted.make(cfake.secretKey),
@@ -204,7 +261,9 @@ describe("doctor: a connected account (Stripe Connect, a platform key acting wit
         plan: async () => ({ mode: "one_time_purchase", amountMinor: 4900, currency: "usd" })
       }
     })
-    cserver = createServer((req, res) => (req.url === "/stripe/webhook" ? ckit.webhook!.nodeHandler(req, res) : ckit.nodeHandler(req, res)))
+    cserver = createServer((req, res) =>
+      req.url === "/stripe/webhook" ? ckit.webhook!.nodeHandler(req, res) : ckit.nodeHandler(req, res)
+    )
     await new Promise<void>((resolve) => cserver.listen(0, "127.0.0.1", resolve))
     cbase = `http://127.0.0.1:${(cserver.address() as AddressInfo).port}`
     cfake.webhookTarget = `${cbase}/stripe/webhook`
@@ -240,25 +299,42 @@ describe("doctor: a connected account (Stripe Connect, a platform key acting wit
   it("check 1 passes for the connected account the proof names; the payment test cases run on it, every call with Stripe-Account", async () => {
     const report = await connectedDoctor(paymentOptionsFromEnv(connectedEnv())!)
     const check = report.checks.find((c) => c.id === "provider_account")!
-    assert.deepStrictEqual([check.status, check.reason], ["passed", "ok (a connected account; the platform's key acts for it)"])
-    assert.deepStrictEqual(statuses(report, "payment_tests"), {
-      payment_test_retries: "passed",
-      payment_test_success: "passed",
-      payment_test_account_isolation: "passed",
-      payment_test_refund: "passed",
-      payment_test_decline: "passed"
-    }, JSON.stringify(report.checks.filter((c) => c.status !== "passed")))
+    assert.deepStrictEqual(
+      [check.status, check.reason],
+      ["passed", "ok (a connected account; the platform's key acts for it)"]
+    )
+    assert.deepStrictEqual(
+      statuses(report, "payment_tests"),
+      {
+        payment_test_retries: "passed",
+        payment_test_success: "passed",
+        payment_test_account_isolation: "passed",
+        payment_test_refund: "passed",
+        payment_test_decline: "passed"
+      },
+      JSON.stringify(report.checks.filter((c) => c.status !== "passed"))
+    )
     assert.isTrue(report.ok, JSON.stringify(report.checks.filter((c) => c.status === "failed")))
     const providerCalls = cfake.requests.filter((r) => r.path !== "/v1/account" || r.stripeAccount !== undefined)
     assert.isTrue(providerCalls.some((r) => r.path.endsWith("/confirm")))
-    assert.isTrue(providerCalls.every((r) => r.stripeAccount === connectedId), JSON.stringify(providerCalls.filter((r) => r.stripeAccount !== connectedId).map((r) => r.path)))
+    assert.isTrue(
+      providerCalls.every((r) => r.stripeAccount === connectedId),
+      JSON.stringify(providerCalls.filter((r) => r.stripeAccount !== connectedId).map((r) => r.path))
+    )
     const intents = [...cfake.objects.values()].filter((o) => o.object === "payment_intent")
     assert.isTrue(intents.length > 0 && intents.every((o) => o.account_for_fake === connectedId))
   }, 60_000)
 
   it("another connected account the key may act for, but not the one the proof names, fails check 1", async () => {
-    const report = await connectedDoctor({ ...paymentOptionsFromEnv(connectedEnv())!, connectedAccountId: "acct_1Connected0004", runPaymentTests: false })
+    const report = await connectedDoctor({
+      ...paymentOptionsFromEnv(connectedEnv())!,
+      connectedAccountId: "acct_1Connected0004",
+      runPaymentTests: false
+    })
     const check = report.checks.find((c) => c.id === "provider_account")!
-    assert.deepStrictEqual([check.status, check.reason], ["failed", "the handshake's capability proof names another account"])
+    assert.deepStrictEqual(
+      [check.status, check.reason],
+      ["failed", "the handshake's capability proof names another account"]
+    )
   }, 30_000)
 })

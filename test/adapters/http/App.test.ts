@@ -15,11 +15,7 @@ import { adminKey, bearer, jsonHeaders, request, startServer, workspaceId } from
 
 const keysPath = `/api/admin/v1/workspaces/${workspaceId}/api-keys`
 
-const assertProblem = (
-  reply: { status: number; headers: Headers; json: any },
-  status: number,
-  code: string
-) => {
+const assertProblem = (reply: { status: number; headers: Headers; json: any }, status: number, code: string) => {
   assert.strictEqual(reply.status, status)
   assert.strictEqual(reply.headers.get("content-type"), "application/problem+json")
   assert.strictEqual(reply.json.status, status)
@@ -35,23 +31,25 @@ const createKey = (url: string, secret: string, body: unknown, path = keysPath) 
 
 describe("health and readiness", () => {
   it.scopedLive("GET /healthz answers 200 while the process is up", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const reply = yield* request(`${url}/healthz`)
       assert.strictEqual(reply.status, 200)
       assert.deepStrictEqual(reply.json, { status: "ok" })
-    }))
+    })
+  )
 
   it.scopedLive("GET /readyz answers 200 when storage is ready", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const reply = yield* request(`${url}/readyz`)
       assert.strictEqual(reply.status, 200)
       assert.deepStrictEqual(reply.json, { status: "ready" })
-    }))
+    })
+  )
 
   it.scopedLive("GET /readyz answers a 503 problem when storage is not ready, without its reason", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const readiness = Layer.succeed(Readiness.Readiness, {
         check: Effect.fail(new StorageError({ operation: "ping", message: "connect ECONNREFUSED 10.1.2.3:5432" }))
       })
@@ -59,24 +57,26 @@ describe("health and readiness", () => {
       const reply = yield* request(`${url}/readyz`)
       assertProblem(reply, 503, "not_ready")
       assert.notInclude(reply.text, "ECONNREFUSED")
-    }))
+    })
+  )
 })
 
 describe("start", () => {
   it.scopedLive("logs where it listens, and loudly when insecure endpoints are allowed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { logs, url } = yield* startServer({ env: { ACCORD_ALLOW_INSECURE_ENDPOINTS: "true" } })
       assert.isTrue(logs.some((line) => line.includes(`Accord listening on ${url}`)))
       assert.isTrue(
         logs.some((line) => line.includes("level=WARN") && line.includes("ACCORD_ALLOW_INSECURE_ENDPOINTS IS ON"))
       )
       assert.isTrue(logs.some((line) => line.includes("bootstrap: workspace") && line.includes("admin key created")))
-    }))
+    })
+  )
 })
 
 describe("admin API keys", () => {
   it.scopedLive("create shows the secret once; list never shows a secret or a hash", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { store, url } = yield* startServer()
       const created = yield* createKey(url, adminKey, { scope: "ingest", name: "backend" })
       assert.strictEqual(created.status, 201)
@@ -103,15 +103,19 @@ describe("admin API keys", () => {
       assert.notInclude(listed.text, created.json.secret)
       assert.notInclude(listed.text, stored.secretHash)
       assert.notInclude(listed.text, reader.json.secret)
-    }))
+    })
+  )
 
   it.scopedLive("a revoked key gets 401; revoking an unknown or already revoked key is 404", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const second = yield* createKey(url, adminKey, { scope: "admin", name: "second admin" })
       assert.strictEqual((yield* request(url + keysPath, { headers: bearer(second.json.secret) })).status, 200)
 
-      const revoked = yield* request(`${url}${keysPath}/${second.json.id}`, { method: "DELETE", headers: bearer(adminKey) })
+      const revoked = yield* request(`${url}${keysPath}/${second.json.id}`, {
+        method: "DELETE",
+        headers: bearer(adminKey)
+      })
       assert.strictEqual(revoked.status, 204)
       assert.strictEqual(revoked.text, "")
 
@@ -123,7 +127,10 @@ describe("admin API keys", () => {
       const entry = listed.json.data.find((key: { id: string }) => key.id === second.json.id)
       assert.isString(entry.revokedAt)
 
-      const again = yield* request(`${url}${keysPath}/${second.json.id}`, { method: "DELETE", headers: bearer(adminKey) })
+      const again = yield* request(`${url}${keysPath}/${second.json.id}`, {
+        method: "DELETE",
+        headers: bearer(adminKey)
+      })
       assertProblem(again, 404, "not_found")
       const unknown = yield* request(`${url}${keysPath}/5d0f3f3c-1b7a-4c55-8f7e-1b0b3a1e2c4d`, {
         method: "DELETE",
@@ -132,10 +139,11 @@ describe("admin API keys", () => {
       assertProblem(unknown, 404, "not_found")
       const notAnId = yield* request(`${url}${keysPath}/not-an-id`, { method: "DELETE", headers: bearer(adminKey) })
       assertProblem(notAnId, 404, "not_found")
-    }))
+    })
+  )
 
   it.scopedLive("an ingest or read key on an admin route gets 403", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       for (const scope of ["ingest", "developer:read"]) {
         const key = yield* createKey(url, adminKey, { scope })
@@ -144,10 +152,11 @@ describe("admin API keys", () => {
         const create = yield* createKey(url, key.json.secret, { scope: "admin" })
         assertProblem(create, 403, "forbidden")
       }
-    }))
+    })
+  )
 
   it.scopedLive("an admin key of another workspace gets 403", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { store, url } = yield* startServer()
       const otherWorkspace = "7e57c0de-0000-4000-8000-000000000002"
       const otherAdmin = "other-workspace-admin-key-0123456789abcdef"
@@ -163,7 +172,10 @@ describe("admin API keys", () => {
       assertProblem(yield* request(url + keysPath, { headers: bearer(otherAdmin) }), 403, "forbidden")
       assertProblem(yield* createKey(url, otherAdmin, { scope: "ingest" }), 403, "forbidden")
       const victim = yield* createKey(url, adminKey, { scope: "ingest" })
-      const cross = yield* request(`${url}${keysPath}/${victim.json.id}`, { method: "DELETE", headers: bearer(otherAdmin) })
+      const cross = yield* request(`${url}${keysPath}/${victim.json.id}`, {
+        method: "DELETE",
+        headers: bearer(otherAdmin)
+      })
       assertProblem(cross, 403, "forbidden")
       // Its own workspace path with the other workspace's key id: no such key there.
       const wrongPath = yield* request(`${url}/api/admin/v1/workspaces/${otherWorkspace}/api-keys/${victim.json.id}`, {
@@ -171,10 +183,11 @@ describe("admin API keys", () => {
         headers: bearer(otherAdmin)
       })
       assertProblem(wrongPath, 404, "not_found")
-    }))
+    })
+  )
 
   it.scopedLive("a missing, malformed, unknown or non-Bearer credential gets 401 with a Bearer challenge", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const cases: ReadonlyArray<Record<string, string>> = [
         {},
@@ -189,10 +202,11 @@ describe("admin API keys", () => {
         assertProblem(reply, 401, "unauthorized")
         assert.strictEqual(reply.headers.get("www-authenticate"), "Bearer")
       }
-    }))
+    })
+  )
 
   it.scopedLive("never logs a secret, a hash or a header; logs method, route template, status and duration", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { logs, store, url } = yield* startServer()
       const created = yield* createKey(url, adminKey, { scope: "ingest" })
       yield* request(`${url + keysPath}?token=${created.json.secret}`, { headers: bearer(created.json.secret) })
@@ -201,22 +215,26 @@ describe("admin API keys", () => {
       for (const secret of [adminKey, created.json.secret, ...hashes]) assert.notInclude(text, secret)
       assert.notInclude(text.toLowerCase(), "bearer")
       assert.isTrue(
-        logs.some((line) =>
-          line.includes("method=POST") && line.includes("path=/api/admin/v1/workspaces/:workspaceId/api-keys") &&
-          line.includes("status=201") &&
-          line.includes("durationMs=")
+        logs.some(
+          (line) =>
+            line.includes("method=POST") &&
+            line.includes("path=/api/admin/v1/workspaces/:workspaceId/api-keys") &&
+            line.includes("status=201") &&
+            line.includes("durationMs=")
         )
       )
-    }))
+    })
+  )
 })
 
 describe("request errors are problem details", () => {
   it.scopedLive("a storage failure is a 503 problem; an unexpected error a 500 problem; neither leaks detail", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer({
         store: (store) => ({
           ...store,
-          list: () => Effect.fail(new StorageError({ operation: "list", message: "relation api_keys_internal missing" })),
+          list: () =>
+            Effect.fail(new StorageError({ operation: "list", message: "relation api_keys_internal missing" })),
           revoke: () => Effect.die(new Error("boom at /srv/accord/secret-path"))
         })
       })
@@ -231,10 +249,11 @@ describe("request errors are problem details", () => {
       assert.notInclude(crashed.text, "boom")
       assert.notInclude(crashed.text, "secret-path")
       assert.strictEqual((yield* request(`${url}/healthz`)).status, 200)
-    }))
+    })
+  )
 
   it.scopedLive("an unknown route is a 404 problem; a known path with another method is a 405 problem with Allow", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       assertProblem(yield* request(`${url}/nope`), 404, "not_found")
       assertProblem(yield* request(`${url}${keysPath}/x/y`), 404, "not_found")
@@ -247,10 +266,11 @@ describe("request errors are problem details", () => {
       const ingest = yield* request(`${url}/api/events/ingest?x=1`)
       assertProblem(ingest, 405, "method_not_allowed")
       assert.strictEqual(ingest.headers.get("allow"), "POST")
-    }))
+    })
+  )
 
   it.scopedLive("a body over the limit is 413, with Content-Length and without (chunked)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer({ env: { ACCORD_MAX_BODY_BYTES: "1024" } })
       const big = JSON.stringify({ scope: "ingest", name: "x".repeat(4000) })
       const declared = yield* request(url + keysPath, { method: "POST", headers: jsonHeaders(adminKey), body: big })
@@ -275,12 +295,17 @@ describe("request errors are problem details", () => {
         (yield* request(url + keysPath, { method: "POST", headers: jsonHeaders(adminKey), body: atLimit })).status,
         201
       )
-    }))
+    })
+  )
 
   it.scopedLive("a non-JSON content type is 415", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
-      for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1"]) {
+      for (const contentType of [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/json; charset=latin1"
+      ]) {
         const reply = yield* request(url + keysPath, {
           method: "POST",
           headers: { ...bearer(adminKey), "content-type": contentType },
@@ -294,26 +319,30 @@ describe("request errors are problem details", () => {
         body: new TextEncoder().encode(JSON.stringify({ scope: "ingest" }))
       })
       assertProblem(missing, 415, "unsupported_media_type")
-    }))
+    })
+  )
 
   it.scopedLive("malformed JSON is a 400 problem with code malformed_json", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
-      for (const body of ["{\"scope\":", "", "\uFEFF{\"scope\":\"ingest\"}"]) {
+      for (const body of ['{"scope":', "", '\uFEFF{"scope":"ingest"}']) {
         const reply = yield* request(url + keysPath, { method: "POST", headers: jsonHeaders(adminKey), body })
         assertProblem(reply, 400, "malformed_json")
       }
-    }))
+    })
+  )
 
   it.scopedLive("invalid fields are a 400 problem listing them, without echoing values", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const secretLooking = "acc_admin_this-value-must-not-come-back"
       const reply = yield* createKey(url, adminKey, { scope: secretLooking, name: "", extra: secretLooking })
       assertProblem(reply, 400, "invalid_body")
       const paths = reply.json.errors.map((error: { path: string }) => error.path).sort()
       assert.deepStrictEqual(paths, ["extra", "name", "scope"])
-      const byPath = Object.fromEntries(reply.json.errors.map((error: { path: string; message: string }) => [error.path, error.message]))
+      const byPath = Object.fromEntries(
+        reply.json.errors.map((error: { path: string; message: string }) => [error.path, error.message])
+      )
       assert.deepStrictEqual(byPath, {
         extra: "is not allowed",
         name: "must be a string of 1 to 200 characters",
@@ -328,99 +357,149 @@ describe("request errors are problem details", () => {
       const notObject = yield* createKey(url, adminKey, [1, 2])
       assertProblem(notObject, 400, "invalid_body")
       assert.deepStrictEqual(notObject.json.errors, [{ path: "", message: "must be a JSON object" }])
-    }))
+    })
+  )
 })
 
 describe("bad input never reaches storage or a 5xx", () => {
   const admin = `/api/admin/v1/workspaces/${workspaceId}`
 
   it.scopedLive("a duplicate key in an admin body is 400 duplicate_key with its path", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
-      const reply = yield* request(url + keysPath, { method: "POST", headers: jsonHeaders(adminKey), body: `{"scope":"ingest","scope":"admin"}` })
+      const reply = yield* request(url + keysPath, {
+        method: "POST",
+        headers: jsonHeaders(adminKey),
+        body: `{"scope":"ingest","scope":"admin"}`
+      })
       assertProblem(reply, 400, "duplicate_key")
       assert.deepStrictEqual(reply.json.errors, [{ path: "scope", message: "is a duplicate key" }])
-    }))
+    })
+  )
 
-  it.scopedLive("POST /action-requests: a NUL in accountId is 400 unstorable_text, a control or bidi character 400 invalid_body", () =>
-    Effect.gen(function*() {
-      const { url } = yield* startServer()
-      const post = (body: string) => request(url + admin + "/action-requests", { method: "POST", headers: jsonHeaders(adminKey), body })
-      const nul = yield* post(`{"accountId":"acct\\u0000x"}`)
-      assertProblem(nul, 400, "unstorable_text")
-      assert.deepStrictEqual(nul.json.errors.map((e: { path: string }) => e.path), ["accountId"])
-      for (const accountId of ["acct\u0001x", "acct\u202ex", "acct\u200bx"]) {
-        const reply = yield* post(JSON.stringify({ accountId }))
-        assertProblem(reply, 400, "invalid_body")
-        assert.isTrue(reply.json.errors.some((e: { path: string }) => e.path === "accountId"))
-      }
-    }))
+  it.scopedLive(
+    "POST /action-requests: a NUL in accountId is 400 unstorable_text, a control or bidi character 400 invalid_body",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer()
+        const post = (body: string) =>
+          request(url + admin + "/action-requests", { method: "POST", headers: jsonHeaders(adminKey), body })
+        const nul = yield* post(`{"accountId":"acct\\u0000x"}`)
+        assertProblem(nul, 400, "unstorable_text")
+        assert.deepStrictEqual(
+          nul.json.errors.map((e: { path: string }) => e.path),
+          ["accountId"]
+        )
+        for (const accountId of ["acct\u0001x", "acct\u202ex", "acct\u200bx"]) {
+          const reply = yield* post(JSON.stringify({ accountId }))
+          assertProblem(reply, 400, "invalid_body")
+          assert.isTrue(reply.json.errors.some((e: { path: string }) => e.path === "accountId"))
+        }
+      })
+  )
 
-  it.scopedLive("the completion route: an unsigned body with a duplicate key or a NUL is 401 (verified before it is parsed strictly), never a 5xx", () =>
-    Effect.gen(function*() {
-      const { url } = yield* startServer()
-      const post = (body: string) =>
-        request(url + "/api/funnels/v1/runtime/actions/customer-complete", { method: "POST", headers: { "content-type": "application/json" }, body })
-      // An authentic body with either fault is 400 duplicate_key / unstorable_text: test/core/connector/dispatch/CompletionIntake.test.ts.
-      assertProblem(yield* post(`{"workspaceId":"a","workspaceId":"b"}`), 401, "unsupported_version")
-      assertProblem(yield* post(`{"workspaceId":"ws\\u0000x","actionRequestId":"ar"}`), 401, "unsupported_version")
-    }))
+  it.scopedLive(
+    "the completion route: an unsigned body with a duplicate key or a NUL is 401 (verified before it is parsed strictly), never a 5xx",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer()
+        const post = (body: string) =>
+          request(url + "/api/funnels/v1/runtime/actions/customer-complete", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body
+          })
+        // An authentic body with either fault is 400 duplicate_key / unstorable_text: test/core/connector/dispatch/CompletionIntake.test.ts.
+        assertProblem(yield* post(`{"workspaceId":"a","workspaceId":"b"}`), 401, "unsupported_version")
+        assertProblem(yield* post(`{"workspaceId":"ws\\u0000x","actionRequestId":"ar"}`), 401, "unsupported_version")
+      })
+  )
 
   it.scopedLive("a path parameter that is not UTF-8 or breaks the identifier rule is 400 invalid_path", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       for (const id of ["acct%00x", "%FF", "%C3%28", "acct%E2%80%AEx", "acct%E2%80%8Bx", "acct%01", "%ED%A0%80"]) {
-        assertProblem(yield* request(`${url + admin}/accounts/${id}`, { headers: bearer(adminKey) }), 400, "invalid_path")
+        assertProblem(
+          yield* request(`${url + admin}/accounts/${id}`, { headers: bearer(adminKey) }),
+          400,
+          "invalid_path"
+        )
       }
-      assertProblem(yield* request(`${url}/api/admin/v1/workspaces/%00/events`, { headers: bearer(adminKey) }), 400, "invalid_path")
-    }))
+      assertProblem(
+        yield* request(`${url}/api/admin/v1/workspaces/%00/events`, { headers: bearer(adminKey) }),
+        400,
+        "invalid_path"
+      )
+    })
+  )
 
   it.scopedLive("a query value that is not UTF-8 or holds a NUL is 400 invalid_query", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       for (const query of ["account_id=%00", "account_id=%FF", "x%00=1", "account_id=a%C3"]) {
-        assertProblem(yield* request(`${url + admin}/events?${query}`, { headers: bearer(adminKey) }), 400, "invalid_query")
+        assertProblem(
+          yield* request(`${url + admin}/events?${query}`, { headers: bearer(adminKey) }),
+          400,
+          "invalid_query"
+        )
       }
-      assert.strictEqual((yield* request(`${url + admin}/events?account_id=acct%20%C3%A9`, { headers: bearer(adminKey) })).status, 200)
-    }))
+      assert.strictEqual(
+        (yield* request(`${url + admin}/events?account_id=acct%20%C3%A9`, { headers: bearer(adminKey) })).status,
+        200
+      )
+    })
+  )
 })
 
 describe("request log", () => {
-  it.scopedLive("logs route templates and statuses, never paths, queries, headers or bodies (authenticated or not, 404s too)", () =>
-    Effect.gen(function*() {
-      const { logs, url } = yield* startServer()
-      const secret = "sk_live_51HxTopSecretValue0123456789"
-      const email = "ada.lovelace@example.com"
-      const admin = `/api/admin/v1/workspaces/${workspaceId}`
-      const headers = { ...jsonHeaders(adminKey), "x-api-key": secret, cookie: `session=${secret}`, "x-user": email }
-      const anonymous = { "content-type": "application/json", authorization: `Bearer ${secret}`, "x-user": email }
-      const body = JSON.stringify({ accountId: email, token: secret, scope: "ingest" })
-      const targets: ReadonlyArray<readonly [string, string, Record<string, string>]> = [
-        ["GET", `${admin}/accounts/${encodeURIComponent(email)}?token=${secret}&email=${email}`, headers],
-        ["GET", `${admin}/accounts/${secret}`, anonymous],
-        ["GET", `${admin}/events?account_id=${email}&api_key=${secret}`, headers],
-        ["POST", `${admin}/api-keys?token=${secret}`, headers],
-        ["POST", `${admin}/action-requests?email=${email}`, anonymous],
-        ["GET", `/api/admin/v1/workspaces/${secret}/events`, headers],
-        ["GET", `/no/such/${secret}/${email}?q=${secret}`, headers],
-        ["POST", `/${email}`, anonymous],
-        ["POST", `/api/events/ingest?token=${secret}`, anonymous],
-        ["GET", `/healthz?token=${secret}`, anonymous]
-      ]
-      for (const [method, path, with_] of targets) {
-        yield* request(url + path, { method, headers: with_, ...(method === "POST" ? { body } : {}) })
-      }
-      const text = logs.join("\n")
-      for (const value of [secret, email, encodeURIComponent(email), "ada.lovelace"]) assert.notInclude(text, value)
-      const requestLines = logs.filter((line) => line.includes("message=request"))
-      // The start-up log names the bootstrap workspace; a request line names only the template.
-      for (const line of requestLines) assert.notInclude(line, workspaceId)
-      assert.strictEqual(requestLines.length, targets.length)
-      for (const template of [":workspaceId/accounts/:accountId", ":workspaceId/events", ":workspaceId/api-keys", ":workspaceId/action-requests", "/api/events/ingest", "/healthz"]) {
-        assert.isTrue(requestLines.some((line) => line.includes(template)), template)
-      }
-      assert.strictEqual(requestLines.filter((line) => line.includes("path=<unmatched>")).length, 2)
-      assert.isTrue(requestLines.some((line) => line.includes("status=404")))
-      assert.isTrue(requestLines.some((line) => line.includes("status=401")))
-    }))
+  it.scopedLive(
+    "logs route templates and statuses, never paths, queries, headers or bodies (authenticated or not, 404s too)",
+    () =>
+      Effect.gen(function* () {
+        const { logs, url } = yield* startServer()
+        const secret = "sk_live_51HxTopSecretValue0123456789"
+        const email = "ada.lovelace@example.com"
+        const admin = `/api/admin/v1/workspaces/${workspaceId}`
+        const headers = { ...jsonHeaders(adminKey), "x-api-key": secret, cookie: `session=${secret}`, "x-user": email }
+        const anonymous = { "content-type": "application/json", authorization: `Bearer ${secret}`, "x-user": email }
+        const body = JSON.stringify({ accountId: email, token: secret, scope: "ingest" })
+        const targets: ReadonlyArray<readonly [string, string, Record<string, string>]> = [
+          ["GET", `${admin}/accounts/${encodeURIComponent(email)}?token=${secret}&email=${email}`, headers],
+          ["GET", `${admin}/accounts/${secret}`, anonymous],
+          ["GET", `${admin}/events?account_id=${email}&api_key=${secret}`, headers],
+          ["POST", `${admin}/api-keys?token=${secret}`, headers],
+          ["POST", `${admin}/action-requests?email=${email}`, anonymous],
+          ["GET", `/api/admin/v1/workspaces/${secret}/events`, headers],
+          ["GET", `/no/such/${secret}/${email}?q=${secret}`, headers],
+          ["POST", `/${email}`, anonymous],
+          ["POST", `/api/events/ingest?token=${secret}`, anonymous],
+          ["GET", `/healthz?token=${secret}`, anonymous]
+        ]
+        for (const [method, path, with_] of targets) {
+          yield* request(url + path, { method, headers: with_, ...(method === "POST" ? { body } : {}) })
+        }
+        const text = logs.join("\n")
+        for (const value of [secret, email, encodeURIComponent(email), "ada.lovelace"]) assert.notInclude(text, value)
+        const requestLines = logs.filter((line) => line.includes("message=request"))
+        // The start-up log names the bootstrap workspace; a request line names only the template.
+        for (const line of requestLines) assert.notInclude(line, workspaceId)
+        assert.strictEqual(requestLines.length, targets.length)
+        for (const template of [
+          ":workspaceId/accounts/:accountId",
+          ":workspaceId/events",
+          ":workspaceId/api-keys",
+          ":workspaceId/action-requests",
+          "/api/events/ingest",
+          "/healthz"
+        ]) {
+          assert.isTrue(
+            requestLines.some((line) => line.includes(template)),
+            template
+          )
+        }
+        assert.strictEqual(requestLines.filter((line) => line.includes("path=<unmatched>")).length, 2)
+        assert.isTrue(requestLines.some((line) => line.includes("status=404")))
+        assert.isTrue(requestLines.some((line) => line.includes("status=401")))
+      })
+  )
 })

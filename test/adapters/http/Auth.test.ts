@@ -16,18 +16,29 @@ const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 const otherWorkspaceId = "7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 
 /** Two routes under the admin workspace path, one per scope set, answering the guarded workspace. */
-const app = Effect.flatten(HttpRouter.toHttpApp(
-  HttpRouter.empty.pipe(
-    HttpRouter.mount(
-      adminWorkspacePath,
-      HttpRouter.empty.pipe(
-        HttpRouter.post("/write", guarded(adminOnly)((id) => HttpServerResponse.json({ workspaceId: id }))),
-        HttpRouter.get("/read/:id", guarded(adminOrDeveloper)((id) =>
-          Effect.map(HttpRouter.params, (params) => HttpServerResponse.unsafeJson({ workspaceId: id, id: params["id"] }))))
+const app = Effect.flatten(
+  HttpRouter.toHttpApp(
+    HttpRouter.empty.pipe(
+      HttpRouter.mount(
+        adminWorkspacePath,
+        HttpRouter.empty.pipe(
+          HttpRouter.post(
+            "/write",
+            guarded(adminOnly)((id) => HttpServerResponse.json({ workspaceId: id }))
+          ),
+          HttpRouter.get(
+            "/read/:id",
+            guarded(adminOrDeveloper)((id) =>
+              Effect.map(HttpRouter.params, (params) =>
+                HttpServerResponse.unsafeJson({ workspaceId: id, id: params["id"] })
+              )
+            )
+          )
+        )
       )
     )
   )
-))
+)
 
 const call = (method: string, path: string, secret?: string) =>
   app.pipe(
@@ -41,10 +52,12 @@ const call = (method: string, path: string, secret?: string) =>
         })
       )
     ),
-    Effect.flatMap((response) => Effect.promise(async () => {
-      const web = HttpServerResponse.toWeb(response)
-      return { status: web.status, body: await web.json() as Record<string, unknown> }
-    }))
+    Effect.flatMap((response) =>
+      Effect.promise(async () => {
+        const web = HttpServerResponse.toWeb(response)
+        return { status: web.status, body: (await web.json()) as Record<string, unknown> }
+      })
+    )
   )
 
 const keyOf = (workspace: string, scope: ApiKeyStore.ApiKeyScope) =>
@@ -54,26 +67,28 @@ const services = Layer.merge(ApiKeyStore.layerMemory, NodeCrypto.layer)
 
 describe("the admin guard under the admin workspace path", () => {
   it.effect("hands the path's workspace (and the route's own params) to the handler", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const admin = yield* keyOf(workspaceId, "admin")
       assert.deepStrictEqual(yield* call("POST", `${workspaceId}/write`, admin), { status: 200, body: { workspaceId } })
       assert.deepStrictEqual(yield* call("GET", `${workspaceId}/read/abc`, admin), {
         status: 200,
         body: { workspaceId, id: "abc" }
       })
-    }).pipe(Effect.provide(services)))
+    }).pipe(Effect.provide(services))
+  )
 
   it.effect("lets a developer:read key read, not write", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const reader = yield* keyOf(workspaceId, "developer:read")
       assert.strictEqual((yield* call("GET", `${workspaceId}/read/abc`, reader)).status, 200)
       const refused = yield* call("POST", `${workspaceId}/write`, reader)
       assert.strictEqual(refused.status, 403)
       assert.strictEqual(refused.body["detail"], "this route needs a key with scope admin")
-    }).pipe(Effect.provide(services)))
+    }).pipe(Effect.provide(services))
+  )
 
   it.effect("refuses no key (401), and a key of another workspace or scope (403)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       assert.strictEqual((yield* call("GET", `${workspaceId}/read/abc`)).status, 401)
       const foreign = yield* keyOf(otherWorkspaceId, "admin")
       const other = yield* call("GET", `${workspaceId}/read/abc`, foreign)
@@ -83,5 +98,6 @@ describe("the admin guard under the admin workspace path", () => {
       const wrongScope = yield* call("GET", `${workspaceId}/read/abc`, ingest)
       assert.strictEqual(wrongScope.status, 403)
       assert.strictEqual(wrongScope.body["detail"], "this route needs a key with scope admin or developer:read")
-    }).pipe(Effect.provide(services)))
+    }).pipe(Effect.provide(services))
+  )
 })

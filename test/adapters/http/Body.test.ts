@@ -9,15 +9,16 @@ const bytes = (n: number, fill = 1) => new Uint8Array(n).fill(fill)
 
 describe("limitedBody", () => {
   it.effect("a body within the limit is its chunks joined in order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const body = limitedBody(8)
       assert.isTrue(body.add(bytes(3, 1)))
       assert.isTrue(body.add(bytes(5, 2)))
       assert.deepStrictEqual(Array.from(yield* body.result()), [1, 1, 1, 2, 2, 2, 2, 2])
-    }))
+    })
+  )
 
   it.effect("past the limit the rest is drained up to drainBytes, then reading stops; either way 413", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const body = limitedBody(8)
       assert.isTrue(body.add(bytes(9)))
       assert.isTrue(body.add(bytes(drainBytes - 1)))
@@ -26,9 +27,12 @@ describe("limitedBody", () => {
       assert.strictEqual(problem.code, "content_too_large")
       assert.isFalse(body.add(bytes(1)))
       assert.strictEqual((yield* Effect.flip(body.result())).status, 413)
-    }))
+    })
+  )
 
-  it.effect("an empty body is empty", () => Effect.map(limitedBody(8).result(), (body) => assert.strictEqual(body.length, 0)))
+  it.effect("an empty body is empty", () =>
+    Effect.map(limitedBody(8).result(), (body) => assert.strictEqual(body.length, 0))
+  )
 })
 
 describe("declaresTooMuch", () => {

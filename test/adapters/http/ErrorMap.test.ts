@@ -21,21 +21,30 @@ describe("ErrorMap.toProblem", () => {
   })
 
   it("a duplicate key: 400 duplicate_key with the path, an unsafe key redacted", () => {
-    const answer = rendered(ErrorMap.toProblem(new MalformedBody({ reason: "duplicate_key", at: ["items", 0, "ada@example.com"] })))
+    const answer = rendered(
+      ErrorMap.toProblem(new MalformedBody({ reason: "duplicate_key", at: ["items", 0, "ada@example.com"] }))
+    )
     assert.strictEqual(answer.status, 400)
     assert.strictEqual((answer.body as { code: string }).code, "duplicate_key")
-    assert.deepStrictEqual((answer.body as { errors: unknown }).errors, [{ path: "items.0.<redacted>", message: "is a duplicate key" }])
+    assert.deepStrictEqual((answer.body as { errors: unknown }).errors, [
+      { path: "items.0.<redacted>", message: "is a duplicate key" }
+    ])
   })
 
   it("text that cannot be stored: 400 unstorable_text with the path", () => {
     const answer = rendered(ErrorMap.toProblem(new MalformedBody({ reason: "unstorable_text", at: ["accountId"] })))
     assert.strictEqual(answer.status, 400)
     assert.strictEqual((answer.body as { code: string }).code, "unstorable_text")
-    assert.deepStrictEqual((answer.body as { errors: ReadonlyArray<{ path: string }> }).errors.map((e) => e.path), ["accountId"])
+    assert.deepStrictEqual(
+      (answer.body as { errors: ReadonlyArray<{ path: string }> }).errors.map((e) => e.path),
+      ["accountId"]
+    )
   })
 
   it("a storage failure: 503 storage_unavailable, without the store's message", () => {
-    const answer = rendered(ErrorMap.toProblem(new StorageError({ operation: "get", message: "connection refused by 10.0.0.5" })))
+    const answer = rendered(
+      ErrorMap.toProblem(new StorageError({ operation: "get", message: "connection refused by 10.0.0.5" }))
+    )
     assert.strictEqual(answer.status, 503)
     assert.deepStrictEqual(answer.body, {
       type: "urn:accord:problem:storage_unavailable",
@@ -47,7 +56,13 @@ describe("ErrorMap.toProblem", () => {
   })
 
   it("a refused completion: the status follows its kind, code, detail and errors are core's", () => {
-    const statuses = { unauthenticated: 401, invalid: 400, unknown_action: 404, binding_mismatch: 422, conflict: 409 } as const
+    const statuses = {
+      unauthenticated: 401,
+      invalid: 400,
+      unknown_action: 404,
+      binding_mismatch: 422,
+      conflict: 409
+    } as const
     for (const [kind, status] of Object.entries(statuses)) {
       const problem = ErrorMap.toProblem(
         new CompletionRefused({ kind: kind as keyof typeof statuses, code: `code_${kind}`, detail: `detail ${kind}` })
@@ -58,7 +73,12 @@ describe("ErrorMap.toProblem", () => {
       assert.isUndefined(problem.errors)
     }
     const invalid = ErrorMap.toProblem(
-      new CompletionRefused({ kind: "invalid", code: "invalid_body", detail: "bad", errors: [{ path: "state", message: "must be a state" }] })
+      new CompletionRefused({
+        kind: "invalid",
+        code: "invalid_body",
+        detail: "bad",
+        errors: [{ path: "state", message: "must be a state" }]
+      })
     )
     assert.deepStrictEqual(invalid.errors, [{ path: "state", message: "must be a state" }])
     assert.strictEqual(invalid.title, "Bad Request")
@@ -80,7 +100,9 @@ describe("ErrorMap.toProblem", () => {
   })
 
   it("a Payment action without a covering payment capability: 409 payment_mode_not_enabled naming the mode and reason", () => {
-    const problem = ErrorMap.toProblem(new PaymentModeNotEnabled({ mode: "setup_only", reason: "payment_capability_missing" }))
+    const problem = ErrorMap.toProblem(
+      new PaymentModeNotEnabled({ mode: "setup_only", reason: "payment_capability_missing" })
+    )
     assert.strictEqual(problem.status, 409)
     assert.strictEqual(problem.code, "payment_mode_not_enabled")
     assert.include(problem.detail, "setup_only")
@@ -102,7 +124,11 @@ describe("ErrorMap.toProblem", () => {
 
   it("connector administration: 422 with the rule's code and fields, 404 connector_not_configured", () => {
     const rejected = ErrorMap.toProblem(
-      new RegistrationRejected({ problem: "not_https", detail: "the endpoint must use https", errors: [{ path: "endpoint", message: "must be https" }] })
+      new RegistrationRejected({
+        problem: "not_https",
+        detail: "the endpoint must use https",
+        errors: [{ path: "endpoint", message: "must be https" }]
+      })
     )
     assert.strictEqual(rejected.status, 422)
     assert.strictEqual(rejected.title, "Unprocessable Content")
@@ -123,12 +149,24 @@ describe("ErrorMap.toProblem", () => {
   it("ingest refusals: 400 for the contract and batches, 422 for unsafe data and irrelevant events", () => {
     const batch = ErrorMap.toProblem(new BatchNotAccepted())
     assert.deepStrictEqual([batch.status, batch.code], [400, "batch_not_accepted"])
-    const invalid = ErrorMap.toProblem(new InvalidEvent({ issues: [{ path: "account_id", code: "invalid_event", message: "is missing" }] }))
-    assert.deepStrictEqual([invalid.status, invalid.code, invalid.errors], [400, "invalid_event", [{ path: "account_id", code: "invalid_event", message: "is missing" }]])
-    const unsafe = ErrorMap.toProblem(new UnsafeEvent({ issues: [{ path: "properties.<redacted>", code: "unsafe_property", message: "looks like a secret" }] }))
+    const invalid = ErrorMap.toProblem(
+      new InvalidEvent({ issues: [{ path: "account_id", code: "invalid_event", message: "is missing" }] })
+    )
+    assert.deepStrictEqual(
+      [invalid.status, invalid.code, invalid.errors],
+      [400, "invalid_event", [{ path: "account_id", code: "invalid_event", message: "is missing" }]]
+    )
+    const unsafe = ErrorMap.toProblem(
+      new UnsafeEvent({
+        issues: [{ path: "properties.<redacted>", code: "unsafe_property", message: "looks like a secret" }]
+      })
+    )
     assert.deepStrictEqual([unsafe.status, unsafe.code], [422, "unsafe_property"])
     assert.strictEqual(unsafe.detail, "the event carries data that must never be sent; nothing was stored")
     const noise = ErrorMap.toProblem(new NotRevenueRelevant({ reason: "a click is UI noise" }))
-    assert.deepStrictEqual([noise.status, noise.code, noise.detail], [422, "not_revenue_relevant", "a click is UI noise"])
+    assert.deepStrictEqual(
+      [noise.status, noise.code, noise.detail],
+      [422, "not_revenue_relevant", "a click is UI noise"]
+    )
   })
 })

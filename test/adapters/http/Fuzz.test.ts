@@ -32,7 +32,9 @@ const adminPrefix = (workspace: string) => `/api/admin/v1/workspaces/${workspace
  * `431`, and closes, before the service sees the request.
  */
 const isParserRefusal = (reply: RawReply) =>
-  (reply.status === 400 || reply.status === 431) && reply.headers["content-type"] === undefined && reply.body.length === 0
+  (reply.status === 400 || reply.status === 431) &&
+  reply.headers["content-type"] === undefined &&
+  reply.body.length === 0
 
 /** 2xx or 4xx; a 4xx from the service is `application/problem+json` with type, title, status, code. */
 const assertAnswer = (request: RawRequest, reply: RawReply) => {
@@ -98,178 +100,214 @@ const completion = {
 const runs = { seed, numRuns: 150, endOnFailure: true } as const
 
 describe("fuzzed edges of the service", () => {
-  it.scopedLive("POST /api/events/ingest (node:http fast path) and the completion route: never 5xx, refused ingests store nothing", () =>
-    Effect.gen(function*() {
-      const { url } = yield* startServer({ server: "node" })
-      const port = Number(new URL(url).port)
-      const send = (request: RawRequest) => Effect.promise(() => rawRequest(port, request))
-      const created = yield* send({
-        method: "POST",
-        target: adminPrefix(workspaceId) + "/api-keys",
-        headers: [["authorization", `Bearer ${adminKey}`], ["content-type", "application/json"]],
-        body: utf8(JSON.stringify({ scope: "ingest" }))
-      })
-      const ingestKey = created.json.secret as string
-      const eventCount = () =>
-        rawRequest(port, { method: "GET", target: adminPrefix(workspaceId) + "/events?limit=200", headers: [["authorization", `Bearer ${adminKey}`]] })
-          .then((reply) => {
+  it.scopedLive(
+    "POST /api/events/ingest (node:http fast path) and the completion route: never 5xx, refused ingests store nothing",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer({ server: "node" })
+        const port = Number(new URL(url).port)
+        const send = (request: RawRequest) => Effect.promise(() => rawRequest(port, request))
+        const created = yield* send({
+          method: "POST",
+          target: adminPrefix(workspaceId) + "/api-keys",
+          headers: [
+            ["authorization", `Bearer ${adminKey}`],
+            ["content-type", "application/json"]
+          ],
+          body: utf8(JSON.stringify({ scope: "ingest" }))
+        })
+        const ingestKey = created.json.secret as string
+        const eventCount = () =>
+          rawRequest(port, {
+            method: "GET",
+            target: adminPrefix(workspaceId) + "/events?limit=200",
+            headers: [["authorization", `Bearer ${adminKey}`]]
+          }).then((reply) => {
             assert.strictEqual(reply.status, 200, reply.text)
             assert.isBelow(reply.json.data.length, 200)
             return reply.json.data.length as number
           })
 
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(
-            bodies([checkout, rollup], [maxEventBytes, 65_536]),
-            contentType,
-            fc.oneof(fc.constant(`Bearer ${ingestKey}`), fc.constant(`Bearer ${ingestKey}`), bearer),
-            fc.constantFrom("", "?x=1", "?%ff", "?\u00ff"),
-            async (body, type, authorization, query) => {
-              const before = await eventCount()
-              const request: RawRequest = {
-                method: "POST",
-                target: ingestPath + query,
-                headers: headerList({ "content-type": type, authorization }),
-                body
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(
+              bodies([checkout, rollup], [maxEventBytes, 65_536]),
+              contentType,
+              fc.oneof(fc.constant(`Bearer ${ingestKey}`), fc.constant(`Bearer ${ingestKey}`), bearer),
+              fc.constantFrom("", "?x=1", "?%ff", "?\u00ff"),
+              async (body, type, authorization, query) => {
+                const before = await eventCount()
+                const request: RawRequest = {
+                  method: "POST",
+                  target: ingestPath + query,
+                  headers: headerList({ "content-type": type, authorization }),
+                  body
+                }
+                const reply = await rawRequest(port, request)
+                assertAnswer(request, reply)
+                if (reply.status >= 400)
+                  assert.strictEqual(await eventCount(), before, "a refused ingest stored an event")
               }
-              const reply = await rawRequest(port, request)
-              assertAnswer(request, reply)
-              if (reply.status >= 400) assert.strictEqual(await eventCount(), before, "a refused ingest stored an event")
-            }
+            ),
+            runs
+          )
+        )
+
+        const signatureHeaders = fc.record({
+          [headerNames.version]: fc.oneof(fc.constant("1"), headerValue, fc.constant(undefined)),
+          [headerNames.timestamp]: fc.oneof(fc.constant(new Date().toISOString()), headerValue, fc.constant(undefined)),
+          [headerNames.nonce]: fc.oneof(fc.uuid(), headerValue, fc.constant(undefined)),
+          [headerNames.signature]: fc.oneof(
+            fc.stringMatching(/^[0-9a-f]{64}$/).map((hex) => "v1=" + hex),
+            headerValue,
+            fc.constant(undefined)
           ),
-          runs
-        )
-      )
-
-      const signatureHeaders = fc.record({
-        [headerNames.version]: fc.oneof(fc.constant("1"), headerValue, fc.constant(undefined)),
-        [headerNames.timestamp]: fc.oneof(fc.constant(new Date().toISOString()), headerValue, fc.constant(undefined)),
-        [headerNames.nonce]: fc.oneof(fc.uuid(), headerValue, fc.constant(undefined)),
-        [headerNames.signature]: fc.oneof(
-          fc.stringMatching(/^[0-9a-f]{64}$/).map((hex) => "v1=" + hex),
-          headerValue,
-          fc.constant(undefined)
-        ),
-        [headerNames.connectionRevision]: fc.oneof(fc.constantFrom("1", "0", "-1", "99999999999999999999"), headerValue, fc.constant(undefined))
-      })
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(bodies([completion], [maxCompletionBytes]), contentType, signatureHeaders, async (body, type, signed) => {
-            const request: RawRequest = {
-              method: "POST",
-              target: completionPath,
-              headers: headerList({ "content-type": type, ...signed }),
-              body
-            }
-            const reply = await rawRequest(port, request)
-            assertAnswer(request, reply)
-            // No connection is registered: no completion can be authentic.
-            assert.isAtLeast(reply.status, 400, reply.text)
-          }),
-          runs
-        )
-      )
-
-      const health = yield* send({ method: "GET", target: "/healthz" })
-      assert.strictEqual(health.status, 200)
-    }), 60_000)
-
-  it.scopedLive("every route, method and request target, with and without the admin key: never 5xx", () =>
-    Effect.gen(function*() {
-      const { url } = yield* startServer({ server: "node" })
-      const port = Number(new URL(url).port)
-      const admin = adminPrefix(workspaceId)
-      const prefixes = [
-        "/healthz",
-        "/readyz",
-        ingestPath,
-        completionPath,
-        admin,
-        admin + "/api-keys",
-        admin + "/connector",
-        admin + "/connector/check",
-        admin + "/feature-gates",
-        admin + "/action-requests",
-        admin + "/events",
-        admin + "/accounts",
-        adminPrefix("not-a-uuid"),
-        adminPrefix("0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a12"),
-        "/api/admin/v1/workspaces"
-      ]
-      const validBodies = [
-        { scope: "ingest", name: "fuzz" },
-        { key: "gate_1", name: "Gate" },
-        { endpoint: "https://customer.invalid/accord", actionSigningSecret: "as_" + "1".repeat(40), completionSecret: "cs_" + "2".repeat(40) },
-        intakeInput() as unknown as Record<string, unknown>
-      ]
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(
-            methods,
-            targets(prefixes),
-            fc.oneof(fc.constant(`Bearer ${adminKey}`), bearer),
-            contentType,
-            fc.option(bodies(validBodies, [65_536]), { nil: undefined }),
-            async (method, target, authorization, type, body) => {
-              const request: RawRequest = {
-                method,
-                target,
-                headers: headerList({ "content-type": type, authorization }),
-                ...(body === undefined ? {} : { body })
+          [headerNames.connectionRevision]: fc.oneof(
+            fc.constantFrom("1", "0", "-1", "99999999999999999999"),
+            headerValue,
+            fc.constant(undefined)
+          )
+        })
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(
+              bodies([completion], [maxCompletionBytes]),
+              contentType,
+              signatureHeaders,
+              async (body, type, signed) => {
+                const request: RawRequest = {
+                  method: "POST",
+                  target: completionPath,
+                  headers: headerList({ "content-type": type, ...signed }),
+                  body
+                }
+                const reply = await rawRequest(port, request)
+                assertAnswer(request, reply)
+                // No connection is registered: no completion can be authentic.
+                assert.isAtLeast(reply.status, 400, reply.text)
               }
-              const reply = await rawRequest(port, request)
-              assertAnswer(request, reply)
-            }
-          ),
-          { ...runs, numRuns: 300 }
+            ),
+            runs
+          )
         )
-      )
-      const health = yield* Effect.promise(() => rawRequest(port, { method: "GET", target: "/healthz" }))
-      assert.strictEqual(health.status, 200)
-    }), 60_000)
+
+        const health = yield* send({ method: "GET", target: "/healthz" })
+        assert.strictEqual(health.status, 200)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "every route, method and request target, with and without the admin key: never 5xx",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer({ server: "node" })
+        const port = Number(new URL(url).port)
+        const admin = adminPrefix(workspaceId)
+        const prefixes = [
+          "/healthz",
+          "/readyz",
+          ingestPath,
+          completionPath,
+          admin,
+          admin + "/api-keys",
+          admin + "/connector",
+          admin + "/connector/check",
+          admin + "/feature-gates",
+          admin + "/action-requests",
+          admin + "/events",
+          admin + "/accounts",
+          adminPrefix("not-a-uuid"),
+          adminPrefix("0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a12"),
+          "/api/admin/v1/workspaces"
+        ]
+        const validBodies = [
+          { scope: "ingest", name: "fuzz" },
+          { key: "gate_1", name: "Gate" },
+          {
+            endpoint: "https://customer.invalid/accord",
+            actionSigningSecret: "as_" + "1".repeat(40),
+            completionSecret: "cs_" + "2".repeat(40)
+          },
+          intakeInput() as unknown as Record<string, unknown>
+        ]
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(
+              methods,
+              targets(prefixes),
+              fc.oneof(fc.constant(`Bearer ${adminKey}`), bearer),
+              contentType,
+              fc.option(bodies(validBodies, [65_536]), { nil: undefined }),
+              async (method, target, authorization, type, body) => {
+                const request: RawRequest = {
+                  method,
+                  target,
+                  headers: headerList({ "content-type": type, authorization }),
+                  ...(body === undefined ? {} : { body })
+                }
+                const reply = await rawRequest(port, request)
+                assertAnswer(request, reply)
+              }
+            ),
+            { ...runs, numRuns: 300 }
+          )
+        )
+        const health = yield* Effect.promise(() => rawRequest(port, { method: "GET", target: "/healthz" }))
+        assert.strictEqual(health.status, 200)
+      }),
+    60_000
+  )
 })
 
 layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
-  it.scoped("POST /action-requests on an active connection: never 5xx, a refused intake adds no action", () =>
-    Effect.gen(function*() {
-      const ledger = yield* ActionLedger
-      let created = 0
-      const counted = {
-        ...ledger,
-        create: (options: Parameters<typeof ledger.create>[0]) => Effect.tap(ledger.create(options), () => Effect.sync(() => created++))
-      }
-      const service = yield* startService().pipe(Effect.provideService(ActionLedger, counted))
-      yield* connect("https://customer.example/accord", {
-        workspaceId: service.workspaceId,
-        connectionId: globalThis.crypto.randomUUID(),
-        secrets: { actionSigning: Redacted.make("as_" + "5".repeat(40)), completion: Redacted.make("cs_" + "6".repeat(40)) }
-      })
-      const port = Number(new URL(service.url).port)
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(
-            bodies([intakeInput() as unknown as Record<string, unknown>], [65_536]),
-            contentType,
-            fc.oneof(fc.constant(`Bearer ${service.adminKey}`), fc.constant(`Bearer ${service.adminKey}`), bearer),
-            fc.option(headerValue, { nil: undefined }),
-            async (body, type, authorization, idempotencyKey) => {
-              const before = created
-              const request: RawRequest = {
-                method: "POST",
-                target: adminPrefix(service.workspaceId) + "/action-requests",
-                headers: headerList({ "content-type": type, authorization, "idempotency-key": idempotencyKey }),
-                body
+  it.scoped(
+    "POST /action-requests on an active connection: never 5xx, a refused intake adds no action",
+    () =>
+      Effect.gen(function* () {
+        const ledger = yield* ActionLedger
+        let created = 0
+        const counted = {
+          ...ledger,
+          create: (options: Parameters<typeof ledger.create>[0]) =>
+            Effect.tap(ledger.create(options), () => Effect.sync(() => created++))
+        }
+        const service = yield* startService().pipe(Effect.provideService(ActionLedger, counted))
+        yield* connect("https://customer.example/accord", {
+          workspaceId: service.workspaceId,
+          connectionId: globalThis.crypto.randomUUID(),
+          secrets: {
+            actionSigning: Redacted.make("as_" + "5".repeat(40)),
+            completion: Redacted.make("cs_" + "6".repeat(40))
+          }
+        })
+        const port = Number(new URL(service.url).port)
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(
+              bodies([intakeInput() as unknown as Record<string, unknown>], [65_536]),
+              contentType,
+              fc.oneof(fc.constant(`Bearer ${service.adminKey}`), fc.constant(`Bearer ${service.adminKey}`), bearer),
+              fc.option(headerValue, { nil: undefined }),
+              async (body, type, authorization, idempotencyKey) => {
+                const before = created
+                const request: RawRequest = {
+                  method: "POST",
+                  target: adminPrefix(service.workspaceId) + "/action-requests",
+                  headers: headerList({ "content-type": type, authorization, "idempotency-key": idempotencyKey }),
+                  body
+                }
+                const reply = await rawRequest(port, request)
+                assertAnswer(request, reply)
+                if (reply.status >= 400) assert.strictEqual(created, before, "a refused intake stored an action")
               }
-              const reply = await rawRequest(port, request)
-              assertAnswer(request, reply)
-              if (reply.status >= 400) assert.strictEqual(created, before, "a refused intake stored an action")
-            }
-          ),
-          runs
+            ),
+            runs
+          )
         )
-      )
-      const health = yield* Effect.promise(() => rawRequest(port, { method: "GET", target: "/healthz" }))
-      assert.strictEqual(health.status, 200)
-    }), 60_000)
+        const health = yield* Effect.promise(() => rawRequest(port, { method: "GET", target: "/healthz" }))
+        assert.strictEqual(health.status, 200)
+      }),
+    60_000
+  )
 })

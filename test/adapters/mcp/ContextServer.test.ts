@@ -16,7 +16,14 @@ import { cleanEnv, cli, closedPort, createApiKey, entry, processTestTimeout, roo
 vi.setConfig({ testTimeout: processTestTimeout })
 
 const secretValue = "sk_live_51HzQe2XyZabcdefghijklmnopqrstuvw"
-const readTools = ["account_profile", "classify_candidates", "event_contract", "feature_gate_status", "recent_events", "validate_payload"]
+const readTools = [
+  "account_profile",
+  "classify_candidates",
+  "event_contract",
+  "feature_gate_status",
+  "recent_events",
+  "validate_payload"
+]
 
 /** An MCP client connected over stdio to a spawned `accord context-server start`. */
 const connect = (env: Record<string, string>, flags: ReadonlyArray<string> = []) =>
@@ -49,14 +56,20 @@ const at = () => new Date(Date.now() - 60_000).toISOString()
 
 describe("accord context-server start (MCP over stdio, real server)", () => {
   it.scopedLive("lists the read-only tools, answers each from the running server, and has no send tool", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* startServer()
       const ingestKey = yield* createApiKey(server.url, "ingest")
       const readKey = yield* createApiKey(server.url, "developer:read")
       const sent = yield* request(`${server.url}/api/events/ingest`, {
         method: "POST",
         headers: jsonHeaders(ingestKey),
-        body: JSON.stringify({ event_name: "plan_upgraded", event_id: "plan_upgraded:1", account_id: "acct_mcp", timestamp: at(), properties: { plan: "pro" } })
+        body: JSON.stringify({
+          event_name: "plan_upgraded",
+          event_id: "plan_upgraded:1",
+          account_id: "acct_mcp",
+          timestamp: at(),
+          properties: { plan: "pro" }
+        })
       })
       assert.strictEqual(sent.status, 202)
       const gate = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/feature-gates`, {
@@ -72,14 +85,21 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       })
       assert.strictEqual(gate.status, 201, gate.text)
 
-      const client = yield* connect({ ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId, SERVICE_API_KEY: readKey })
+      const client = yield* connect({
+        ACCORD_SERVICE_URL: server.url,
+        ACCORD_WORKSPACE_ID: workspaceId,
+        SERVICE_API_KEY: readKey
+      })
       const { tools } = yield* Effect.promise(() => client.listTools())
       assert.deepStrictEqual(tools.map((t) => t.name).sort(), readTools)
       for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint, true, tool.name)
 
       const events = yield* call(client, "recent_events", { account_id: "acct_mcp", limit: 5 })
       assert.isFalse(events.isError, events.text)
-      assert.deepStrictEqual(events.json.data.map((e: { event_id: string }) => e.event_id), ["plan_upgraded:1"])
+      assert.deepStrictEqual(
+        events.json.data.map((e: { event_id: string }) => e.event_id),
+        ["plan_upgraded:1"]
+      )
 
       const profile = yield* call(client, "account_profile", { account_id: "acct_mcp" })
       assert.isFalse(profile.isError, profile.text)
@@ -88,16 +108,28 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       const gateStatus = yield* call(client, "feature_gate_status", { gate_id: gate.json.id })
       assert.isFalse(gateStatus.isError, gateStatus.text)
       assert.strictEqual(gateStatus.json.state ?? gateStatus.json.status, "checking")
-      const missingGate = yield* call(client, "feature_gate_status", { gate_id: "00000000-0000-4000-8000-000000000000" })
+      const missingGate = yield* call(client, "feature_gate_status", {
+        gate_id: "00000000-0000-4000-8000-000000000000"
+      })
       assert.isTrue(missingGate.isError)
 
       const contract = yield* call(client, "event_contract")
       assert.isFalse(contract.isError)
-      assert.includeMembers(contract.json.fields.map((f: { field: string }) => f.field), ["event_name", "account_id", "timestamp"])
+      assert.includeMembers(
+        contract.json.fields.map((f: { field: string }) => f.field),
+        ["event_name", "account_id", "timestamp"]
+      )
       assert.isAtLeast(contract.json.classification_rules.length, 6)
 
       const validated = yield* call(client, "validate_payload", {
-        events: [{ event_name: "integration_connected", account_id: "a", timestamp: at(), properties: { api_key: secretValue } }]
+        events: [
+          {
+            event_name: "integration_connected",
+            account_id: "a",
+            timestamp: at(),
+            properties: { api_key: secretValue }
+          }
+        ]
       })
       assert.isFalse(validated.isError, validated.text)
       assert.strictEqual(validated.json.events[0].refusal, "unsafe_property")
@@ -105,28 +137,42 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
 
       const classified = yield* call(client, "classify_candidates", {
         billing_provider: "stripe",
-        candidates: [{ name: "plan_upgraded", where: "backend", confirmed_by: "subscriptions row" }, { name: "report_exported", where: "backend", confirmed_by: "exports row" }]
+        candidates: [
+          { name: "plan_upgraded", where: "backend", confirmed_by: "subscriptions row" },
+          { name: "report_exported", where: "backend", confirmed_by: "exports row" }
+        ]
       })
-      assert.deepStrictEqual(classified.json.candidates.map((c: { classification: string }) => c.classification), ["existing_source", "direct_api_now"])
+      assert.deepStrictEqual(
+        classified.json.candidates.map((c: { classification: string }) => c.classification),
+        ["existing_source", "direct_api_now"]
+      )
 
-      const send = yield* Effect.promise(() => client.callTool({ name: "send_test_event", arguments: { event: {} } }).then(
-        (r) => (r as CallResult).isError === true,
-        () => true
-      ))
+      const send = yield* Effect.promise(() =>
+        client.callTool({ name: "send_test_event", arguments: { event: {} } }).then(
+          (r) => (r as CallResult).isError === true,
+          () => true
+        )
+      )
       assert.isTrue(send, "send_test_event must not exist without the flag")
       for (const text of [events.text, profile.text, contract.text]) {
         assert.notInclude(text, readKey)
         assert.notInclude(text, ingestKey)
       }
-    }))
+    })
+  )
 
   it.scopedLive("with --allow-send-test-event and SERVICE_INGEST_API_KEY: send_test_event sends one event", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* startServer()
       const ingestKey = yield* createApiKey(server.url, "ingest")
       const readKey = yield* createApiKey(server.url, "developer:read")
       const client = yield* connect(
-        { ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId, SERVICE_API_KEY: readKey, SERVICE_INGEST_API_KEY: ingestKey },
+        {
+          ACCORD_SERVICE_URL: server.url,
+          ACCORD_WORKSPACE_ID: workspaceId,
+          SERVICE_API_KEY: readKey,
+          SERVICE_INGEST_API_KEY: ingestKey
+        },
         ["--allow-send-test-event"]
       )
       const { tools } = yield* Effect.promise(() => client.listTools())
@@ -137,45 +183,60 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       assert.isFalse(sent.isError, sent.text)
       assert.strictEqual(sent.json.status, "accepted")
       const refused = yield* call(client, "send_test_event", {
-        event: { event_name: "seat_added", account_id: "acct_send", timestamp: at(), properties: { password: secretValue } }
+        event: {
+          event_name: "seat_added",
+          account_id: "acct_send",
+          timestamp: at(),
+          properties: { password: secretValue }
+        }
       })
       assert.isTrue(refused.isError)
       assert.notInclude(refused.text, secretValue)
       const events = yield* call(client, "recent_events", { account_id: "acct_send" })
-      assert.deepStrictEqual(events.json.data.map((e: { event_id: string }) => e.event_id), ["seat_added:mcp"])
-    }))
+      assert.deepStrictEqual(
+        events.json.data.map((e: { event_id: string }) => e.event_id),
+        ["seat_added:mcp"]
+      )
+    })
+  )
 
-  it.scopedLive("refuses to start with a key of another scope, an unknown key, or the send flag without an ingest key (exit 2)", () =>
-    Effect.gen(function*() {
-      const server = yield* startServer()
-      const ingestKey = yield* createApiKey(server.url, "ingest")
-      const readKey = yield* createApiKey(server.url, "developer:read")
-      const base = { ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId }
-      const start = (env: Record<string, string>, flags: ReadonlyArray<string> = []) =>
-        cli(["context-server", "start", ...flags], { env: { ...base, ...env } })
-      const port = yield* Effect.promise(closedPort)
-      const [admin, ingest, unknown, noIngest, unreachable] = yield* Effect.all([
-        start({ SERVICE_API_KEY: adminKey }),
-        start({ SERVICE_API_KEY: ingestKey }),
-        start({ SERVICE_API_KEY: "acc_read_not-a-real-key-0123456789abcdef" }),
-        start({ SERVICE_API_KEY: readKey }, ["--allow-send-test-event"]),
-        start({ SERVICE_API_KEY: readKey, ACCORD_SERVICE_URL: `http://127.0.0.1:${port}` })
-      ], { concurrency: 3 })
-      for (const [result, expected] of [
-        [admin, "accord: SERVICE_API_KEY has scope admin; the context server reads only with a developer:read key"],
-        [ingest, "accord: SERVICE_API_KEY was refused (403): it needs a developer:read key of ACCORD_WORKSPACE_ID"],
-        [unknown, "accord: SERVICE_API_KEY was refused (401): the key is unknown or revoked"],
-        [noIngest, "accord: SERVICE_INGEST_API_KEY is required (--allow-send-test-event sends with the ingest key)"],
-        [unreachable, `accord: cannot reach the service at http://127.0.0.1:${port}`]
-      ] as const) {
-        assert.strictEqual(result.code, 2, result.stderr)
-        assert.strictEqual(result.stderr.trim(), expected)
-        for (const key of [adminKey, ingestKey, readKey]) assert.notInclude(result.stderr + result.stdout, key)
-      }
-    }))
+  it.scopedLive(
+    "refuses to start with a key of another scope, an unknown key, or the send flag without an ingest key (exit 2)",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* startServer()
+        const ingestKey = yield* createApiKey(server.url, "ingest")
+        const readKey = yield* createApiKey(server.url, "developer:read")
+        const base = { ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId }
+        const start = (env: Record<string, string>, flags: ReadonlyArray<string> = []) =>
+          cli(["context-server", "start", ...flags], { env: { ...base, ...env } })
+        const port = yield* Effect.promise(closedPort)
+        const [admin, ingest, unknown, noIngest, unreachable] = yield* Effect.all(
+          [
+            start({ SERVICE_API_KEY: adminKey }),
+            start({ SERVICE_API_KEY: ingestKey }),
+            start({ SERVICE_API_KEY: "acc_read_not-a-real-key-0123456789abcdef" }),
+            start({ SERVICE_API_KEY: readKey }, ["--allow-send-test-event"]),
+            start({ SERVICE_API_KEY: readKey, ACCORD_SERVICE_URL: `http://127.0.0.1:${port}` })
+          ],
+          { concurrency: 3 }
+        )
+        for (const [result, expected] of [
+          [admin, "accord: SERVICE_API_KEY has scope admin; the context server reads only with a developer:read key"],
+          [ingest, "accord: SERVICE_API_KEY was refused (403): it needs a developer:read key of ACCORD_WORKSPACE_ID"],
+          [unknown, "accord: SERVICE_API_KEY was refused (401): the key is unknown or revoked"],
+          [noIngest, "accord: SERVICE_INGEST_API_KEY is required (--allow-send-test-event sends with the ingest key)"],
+          [unreachable, `accord: cannot reach the service at http://127.0.0.1:${port}`]
+        ] as const) {
+          assert.strictEqual(result.code, 2, result.stderr)
+          assert.strictEqual(result.stderr.trim(), expected)
+          for (const key of [adminKey, ingestKey, readKey]) assert.notInclude(result.stderr + result.stdout, key)
+        }
+      })
+  )
 
   it.scopedLive("serves streamable HTTP with --http PORT", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* startServer()
       const readKey = yield* createApiKey(server.url, "developer:read")
       const port = yield* Effect.promise(closedPort)
@@ -183,22 +244,29 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
         Effect.sync(() =>
           spawn(process.execPath, ["--import", "tsx", entry, "context-server", "start", "--http", String(port)], {
             cwd: root,
-            env: { ...cleanEnv(), NO_COLOR: "1", ACCORD_SERVICE_URL: server.url, ACCORD_WORKSPACE_ID: workspaceId, SERVICE_API_KEY: readKey },
+            env: {
+              ...cleanEnv(),
+              NO_COLOR: "1",
+              ACCORD_SERVICE_URL: server.url,
+              ACCORD_WORKSPACE_ID: workspaceId,
+              SERVICE_API_KEY: readKey
+            },
             stdio: ["ignore", "pipe", "pipe"]
           })
         ),
         (child) => Effect.sync(() => child.kill("SIGTERM"))
       )
       const url = `http://127.0.0.1:${port}/mcp`
-      yield* Effect.promise(() =>
-        new Promise<void>((resolve, reject) => {
-          let stderr = ""
-          child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-            stderr += chunk
-            if (stderr.includes(url)) resolve()
+      yield* Effect.promise(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            let stderr = ""
+            child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+              stderr += chunk
+              if (stderr.includes(url)) resolve()
+            })
+            child.on("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)))
           })
-          child.on("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)))
-        })
       )
       const client = yield* Effect.acquireRelease(
         Effect.promise(async () => {
@@ -221,5 +289,6 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       const contract = yield* call(client, "event_contract")
       assert.isFalse(contract.isError)
       assert.isAtLeast(contract.json.emission_rules.length, 7)
-    }))
+    })
+  )
 })

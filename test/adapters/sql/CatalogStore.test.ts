@@ -24,7 +24,14 @@ const documentAt = (amountMinor: number): CatalogDocument => ({
 
 const publish = (workspaceId: string, document: CatalogDocument, publishedAt = 1_000) =>
   Effect.flatMap(CatalogStore, (store) =>
-    store.publish({ workspaceId, publishedVersionId: document.publishedVersionId!, publishedAt, publishedBy: "api_key:k1", document }))
+    store.publish({
+      workspaceId,
+      publishedVersionId: document.publishedVersionId!,
+      publishedAt,
+      publishedBy: "api_key:k1",
+      document
+    })
+  )
 
 const published = (result: PublishedCatalog | "published_version_exists"): PublishedCatalog => {
   assert.notStrictEqual(result, "published_version_exists")
@@ -36,16 +43,17 @@ for (const variant of storageVariants) {
     // The live clock: the SQL adapter's retry waits on the Clock between attempts.
     layer(Layer.suspend(variant.layer), { timeout: "60 seconds", excludeTestServices: true })((it) => {
       it.effect("nothing is published in a new workspace", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           assert.isTrue(Option.isNone(yield* store.current(workspaceId)))
           assert.isTrue(Option.isNone(yield* store.byPublishedVersion(workspaceId, fixtureCatalog.publishedVersionId!)))
           assert.deepStrictEqual(yield* store.versions(workspaceId), [])
-        }))
+        })
+      )
 
       it.effect("publishes versions 1, 2, 3 with what was published, who and when; the newest is current", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           const documents = [documentAt(100), documentAt(200), documentAt(300)]
@@ -65,15 +73,19 @@ for (const variant of storageVariants) {
           assert.deepStrictEqual(current.document, documents[2])
           // The audit trail: every version, newest first.
           const versions = yield* store.versions(workspaceId)
-          assert.deepStrictEqual(versions.map((v) => [v.version, v.publishedVersionId, v.publishedAt]), [
-            [3, documents[2]!.publishedVersionId, 1_002],
-            [2, documents[1]!.publishedVersionId, 1_001],
-            [1, documents[0]!.publishedVersionId, 1_000]
-          ])
-        }))
+          assert.deepStrictEqual(
+            versions.map((v) => [v.version, v.publishedVersionId, v.publishedAt]),
+            [
+              [3, documents[2]!.publishedVersionId, 1_002],
+              [2, documents[1]!.publishedVersionId, 1_001],
+              [1, documents[0]!.publishedVersionId, 1_000]
+            ]
+          )
+        })
+      )
 
       it.effect("a republish never rewrites: every earlier version stays readable with its own document", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           const first = documentAt(4900)
@@ -84,12 +96,19 @@ for (const variant of storageVariants) {
           assert.strictEqual(old.version, 1)
           assert.deepStrictEqual(old.document, first)
           assert.strictEqual(old.document.offers[0]!.price!.amountMinor, 4900)
-          assert.strictEqual(Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, second.publishedVersionId!)).version, 2)
-          assert.deepStrictEqual((yield* store.versions(workspaceId)).map((v) => v.document), [second, first])
-        }))
+          assert.strictEqual(
+            Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, second.publishedVersionId!)).version,
+            2
+          )
+          assert.deepStrictEqual(
+            (yield* store.versions(workspaceId)).map((v) => v.document),
+            [second, first]
+          )
+        })
+      )
 
       it.effect("a publishedVersionId already used in the workspace: published_version_exists, nothing written", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           const first = documentAt(100)
@@ -105,29 +124,40 @@ for (const variant of storageVariants) {
           published(yield* publish(workspaceId, documentAt(200)))
           assert.strictEqual(yield* publish(workspaceId, reused), "published_version_exists")
           assert.strictEqual((yield* store.versions(workspaceId)).length, 2)
-        }))
+        })
+      )
 
       it.effect("the same publishedVersionId in another workspace is allowed, and versions count per workspace", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const [a, b] = [uid(), uid()]
           const shared = documentAt(100)
           published(yield* publish(a, documentAt(50)))
           assert.strictEqual(published(yield* publish(a, shared)).version, 2)
           assert.strictEqual(published(yield* publish(b, shared)).version, 1)
-          assert.strictEqual(Option.getOrThrow(yield* store.byPublishedVersion(b, shared.publishedVersionId!)).workspaceId, b)
+          assert.strictEqual(
+            Option.getOrThrow(yield* store.byPublishedVersion(b, shared.publishedVersionId!)).workspaceId,
+            b
+          )
           assert.strictEqual((yield* store.versions(a)).length, 2)
           assert.strictEqual((yield* store.versions(b)).length, 1)
-        }))
+        })
+      )
 
       it.effect("20 concurrent publishes get 20 distinct, consecutive versions; none is lost", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           const documents = Array.from({ length: 20 }, (_, i) => documentAt(i))
-          const results = yield* Effect.all(documents.map((d) => publish(workspaceId, d)), { concurrency: "unbounded" })
+          const results = yield* Effect.all(
+            documents.map((d) => publish(workspaceId, d)),
+            { concurrency: "unbounded" }
+          )
           const versions = results.map((r) => published(r).version).sort((x, y) => x - y)
-          assert.deepStrictEqual(versions, Array.from({ length: 20 }, (_, i) => i + 1))
+          assert.deepStrictEqual(
+            versions,
+            Array.from({ length: 20 }, (_, i) => i + 1)
+          )
           // Each id got exactly the version it was answered with, and kept its own document.
           for (const result of results.map(published)) {
             const stored = Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, result.publishedVersionId))
@@ -136,17 +166,22 @@ for (const variant of storageVariants) {
           }
           assert.strictEqual((yield* store.versions(workspaceId)).length, 20)
           assert.strictEqual(Option.getOrThrow(yield* store.current(workspaceId)).version, 20)
-        }))
+        })
+      )
 
       it.effect("concurrent publishes of one publishedVersionId: exactly one version, the others refused", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           const document = documentAt(100)
-          const results = yield* Effect.all(Array.from({ length: 10 }, () => publish(workspaceId, document)), { concurrency: "unbounded" })
+          const results = yield* Effect.all(
+            Array.from({ length: 10 }, () => publish(workspaceId, document)),
+            { concurrency: "unbounded" }
+          )
           assert.strictEqual(results.filter((r) => r !== "published_version_exists").length, 1)
           assert.strictEqual((yield* store.versions(workspaceId)).length, 1)
-        }))
+        })
+      )
     })
   })
 }

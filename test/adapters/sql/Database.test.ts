@@ -22,7 +22,8 @@ const migrations: Migrations.Migrations = { "0001_init": schema["0001_init"]! }
 const withProbe: Migrations.Migrations = {
   ...migrations,
   "0002_probe": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.zipRight(sql`CREATE TABLE probe (n int not null)`, sql`INSERT INTO probe VALUES (1)`))
+    Effect.zipRight(sql`CREATE TABLE probe (n int not null)`, sql`INSERT INTO probe VALUES (1)`)
+  )
 }
 
 /**
@@ -38,7 +39,7 @@ const suite = (options: {
   >
 }) => {
   it.effect("runs the migrations once; a second run applies nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       assert.deepStrictEqual(yield* Migrations.appliedVersions, [])
       assert.deepStrictEqual(yield* Migrations.run(migrations), [{ id: 1, name: "init" }])
@@ -47,39 +48,49 @@ const suite = (options: {
       yield* sql`INSERT INTO accord_meta (key, value) VALUES (${"k"}, ${"v"})`
       assert.deepStrictEqual(yield* sql`SELECT key, value FROM accord_meta`, [{ key: "k", value: "v" }])
       yield* Database.ping
-    }).pipe(Effect.provide(options.fresh())))
+    }).pipe(Effect.provide(options.fresh()))
+  )
 
   it.effect("applies only the new migrations on a later start", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       assert.deepStrictEqual(yield* Migrations.run(migrations), [{ id: 1, name: "init" }])
       assert.deepStrictEqual(yield* Migrations.run(withProbe), [{ id: 2, name: "probe" }])
-      assert.deepStrictEqual(yield* Migrations.appliedVersions, [{ id: 1, name: "init" }, { id: 2, name: "probe" }])
-    }).pipe(Effect.provide(options.fresh())))
+      assert.deepStrictEqual(yield* Migrations.appliedVersions, [
+        { id: 1, name: "init" },
+        { id: 2, name: "probe" }
+      ])
+    }).pipe(Effect.provide(options.fresh()))
+  )
 
   it.effect("rolls back every migration of a run when one fails", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const failing = { ...migrations, "0002_broken": Effect.asVoid(sql`SELECT * FROM no_such_table`) }
       const exit = yield* Effect.exit(Migrations.run(failing))
       assert.isTrue(Exit.isFailure(exit))
       assert.deepStrictEqual(yield* Migrations.appliedVersions, [])
       assert.deepStrictEqual(yield* sql`SELECT to_regclass('accord_meta') IS NULL AS absent`, [{ absent: true }])
-    }).pipe(Effect.provide(options.fresh())))
+    }).pipe(Effect.provide(options.fresh()))
+  )
 
   it.scoped("applies each migration once when two clients start together on an empty database", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [first, second] = yield* options.twoClients()
-      const results = yield* Effect.all([
-        Effect.provide(Migrations.run(withProbe), first),
-        Effect.provide(Migrations.run(withProbe), second)
-      ], { concurrency: 2 })
-      assert.sameDeepMembers(results.map((applied) => applied.length), [0, 2])
+      const results = yield* Effect.all(
+        [Effect.provide(Migrations.run(withProbe), first), Effect.provide(Migrations.run(withProbe), second)],
+        { concurrency: 2 }
+      )
+      assert.sameDeepMembers(
+        results.map((applied) => applied.length),
+        [0, 2]
+      )
       const probes = yield* Effect.provide(
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) AS n FROM probe`),
         first
       )
       assert.deepStrictEqual(probes, [{ n: "1" }])
-    }))
+    })
+  )
 }
 
 describe("Migrations on PGlite", () => {
@@ -104,11 +115,13 @@ const inSchema = (url: string, schema: string): Redacted.Redacted<string> => {
 /** Creates a unique schema for the layer's lifetime and drops it afterwards. */
 const freshSchema = (url: string): Layer.Layer<never, SqlError> & { readonly url: Redacted.Redacted<string> } => {
   const schema = `accord_test_${randomUUID().replaceAll("-", "").slice(0, 16)}`
-  const layer = Layer.scopedDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.acquireRelease(
-      sql`CREATE SCHEMA ${sql(schema)}`,
-      () => Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)
-    ))).pipe(Layer.provide(Database.layerPg(Redacted.make(url))))
+  const layer = Layer.scopedDiscard(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.acquireRelease(sql`CREATE SCHEMA ${sql(schema)}`, () =>
+        Effect.orDie(sql`DROP SCHEMA ${sql(schema)} CASCADE`)
+      )
+    )
+  ).pipe(Layer.provide(Database.layerPg(Redacted.make(url))))
   return Object.assign(layer, { url: inSchema(url, schema) })
 }
 
@@ -120,7 +133,7 @@ describe.skipIf(!databaseUrl)("Migrations on PostgreSQL", () => {
       return Database.layerPg(schema.url).pipe(Layer.provide(schema))
     },
     twoClients: () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const schema = freshSchema(url)
         yield* Layer.build(schema)
         const first = yield* Layer.build(Database.layerPg(schema.url))
@@ -135,71 +148,99 @@ describe.skipIf(!databaseUrl)("PostgreSQL client: prepared statements", () => {
   /** The statements prepared on the connection the surrounding transaction holds. */
   const preparedHere = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(
-      sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement NOT LIKE ${"%pg_prepared_statements%"}`,
+      sql<{
+        statement: string
+      }>`SELECT statement FROM pg_prepared_statements WHERE statement NOT LIKE ${"%pg_prepared_statements%"}`,
       (rows) => rows.map((r) => r.statement)
-    ))
+    )
+  )
 
   it.effect("runs a parameterized statement as a named prepared statement, once per connection text", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const marker = `probe_${randomUUID().replaceAll("-", "")}`
-      const [before, after] = yield* sql.withTransaction(Effect.gen(function*() {
-        const before = yield* preparedHere
-        for (const n of [1, 2, 3]) {
-          assert.deepStrictEqual(yield* sql<{ n: number; m: string }>`SELECT ${n}::int AS n, ${marker}::text AS m`, [{ n, m: marker }])
-        }
-        return [before, yield* preparedHere] as const
-      }))
+      const [before, after] = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const before = yield* preparedHere
+          for (const n of [1, 2, 3]) {
+            assert.deepStrictEqual(yield* sql<{ n: number; m: string }>`SELECT ${n}::int AS n, ${marker}::text AS m`, [
+              { n, m: marker }
+            ])
+          }
+          return [before, yield* preparedHere] as const
+        })
+      )
       const added = after.filter((s) => !before.includes(s))
       assert.strictEqual(added.filter((s) => s.includes("AS n")).length, 1)
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 
   it.effect("keeps statements without parameters unnamed, and still answers past the per-connection cap", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const answers = yield* sql.withTransaction(Effect.gen(function*() {
-        assert.deepStrictEqual(yield* sql`SELECT 41 + 1 AS plain`, [{ plain: 42 }])
-        assert.isFalse((yield* preparedHere).some((s) => s.includes("plain")))
-        // 300 distinct texts on one connection: past its cap of 256 the rest run unnamed.
-        const answers = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => i), (i) =>
-          Effect.map(sql.unsafe<{ v: number }>(`SELECT $1::int + ${i} AS v`, [1]), (rows) => rows[0]!.v))
-        assert.isAtMost((yield* preparedHere).length, 256)
-        return answers
-      }))
-      assert.deepStrictEqual(answers, Array.from({ length: 300 }, (_, i) => i + 1))
-    }).pipe(Effect.provide(layer)))
+      const answers = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          assert.deepStrictEqual(yield* sql`SELECT 41 + 1 AS plain`, [{ plain: 42 }])
+          assert.isFalse((yield* preparedHere).some((s) => s.includes("plain")))
+          // 300 distinct texts on one connection: past its cap of 256 the rest run unnamed.
+          const answers = yield* Effect.forEach(
+            Array.from({ length: 300 }, (_, i) => i),
+            (i) => Effect.map(sql.unsafe<{ v: number }>(`SELECT $1::int + ${i} AS v`, [1]), (rows) => rows[0]!.v)
+          )
+          assert.isAtMost((yield* preparedHere).length, 256)
+          return answers
+        })
+      )
+      assert.deepStrictEqual(
+        answers,
+        Array.from({ length: 300 }, (_, i) => i + 1)
+      )
+    }).pipe(Effect.provide(layer))
+  )
 
-  it.effect("a prepared statement keeps answering after another connection changes the table it reads (a migration elsewhere)", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const table = `probe_${randomUUID().replaceAll("-", "")}`
-      yield* sql.unsafe(`CREATE TABLE ${table} (a int)`)
-      yield* sql.unsafe(`INSERT INTO ${table} VALUES (1)`)
-      const result = yield* Effect.exit(Effect.scoped(Effect.gen(function*() {
-        const connection = yield* sql.reserve
-        const text = `SELECT * FROM ${table} WHERE a = $1`
-        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1 }])
-        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1 }])
-        yield* sql.unsafe(`ALTER TABLE ${table} ADD COLUMN b int NOT NULL DEFAULT 7`)
-        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1, b: 7 }])
-        assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1, b: 7 }])
-      })))
-      yield* sql.unsafe(`DROP TABLE ${table}`)
-      assert.isTrue(Exit.isSuccess(result), String(result))
-    }).pipe(Effect.provide(layer)))
+  it.effect(
+    "a prepared statement keeps answering after another connection changes the table it reads (a migration elsewhere)",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const table = `probe_${randomUUID().replaceAll("-", "")}`
+        yield* sql.unsafe(`CREATE TABLE ${table} (a int)`)
+        yield* sql.unsafe(`INSERT INTO ${table} VALUES (1)`)
+        const result = yield* Effect.exit(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const connection = yield* sql.reserve
+              const text = `SELECT * FROM ${table} WHERE a = $1`
+              assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1 }])
+              assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1 }])
+              yield* sql.unsafe(`ALTER TABLE ${table} ADD COLUMN b int NOT NULL DEFAULT 7`)
+              assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1, b: 7 }])
+              assert.deepStrictEqual(yield* connection.execute(text, [1], undefined), [{ a: 1, b: 7 }])
+            })
+          )
+        )
+        yield* sql.unsafe(`DROP TABLE ${table}`)
+        assert.isTrue(Exit.isSuccess(result), String(result))
+      }).pipe(Effect.provide(layer))
+  )
 
   it.effect("a statement that fails to prepare leaves the connection usable and the text retryable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      yield* sql.withTransaction(Effect.gen(function*() {
-        const failed = yield* Effect.exit(sql`SELECT ${1}::int FROM no_such_table_here`)
-        assert.isTrue(Exit.isFailure(failed))
-      })).pipe(Effect.exit)
+      yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const failed = yield* Effect.exit(sql`SELECT ${1}::int FROM no_such_table_here`)
+            assert.isTrue(Exit.isFailure(failed))
+          })
+        )
+        .pipe(Effect.exit)
       for (let i = 0; i < 3; i++) {
         assert.isTrue(Exit.isFailure(yield* Effect.exit(sql`SELECT ${1}::int FROM no_such_table_here`)))
         assert.deepStrictEqual(yield* sql`SELECT ${i}::int AS i`, [{ i }])
       }
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 })
 
 describe("storage selection", () => {
@@ -207,7 +248,7 @@ describe("storage selection", () => {
     Effect.withConfigProvider(Database.storageConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
   it.effect("uses PostgreSQL when DATABASE_URL is set, PGlite in ACCORD_DATA_DIR/pglite otherwise", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pg = yield* read({ DATABASE_URL: "postgres://accord:s3cret@db.internal:5433/accord?sslmode=require" })
       assert.strictEqual(pg._tag, "Postgres")
       assert.deepStrictEqual(yield* read({}), { _tag: "Pglite", dataDir: ".accord-data/pglite" })
@@ -216,7 +257,8 @@ describe("storage selection", () => {
         _tag: "Pglite",
         dataDir: "/var/lib/accord/pglite"
       })
-    }))
+    })
+  )
 
   it("describes the storage without credentials", () => {
     const description = Database.describeStorage({
@@ -225,7 +267,10 @@ describe("storage selection", () => {
     })
     assert.strictEqual(description, "PostgreSQL at db.internal:5433/accord")
     assert.notInclude(description, "s3cret")
-    assert.include(Database.describeStorage({ _tag: "Pglite", dataDir: "/var/lib/accord/pglite" }), "/var/lib/accord/pglite")
+    assert.include(
+      Database.describeStorage({ _tag: "Pglite", dataDir: "/var/lib/accord/pglite" }),
+      "/var/lib/accord/pglite"
+    )
     assert.include(Database.describeStorage({ _tag: "Pglite", dataDir: "memory://" }), "in memory")
   })
 })

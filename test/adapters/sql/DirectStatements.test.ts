@@ -25,39 +25,51 @@ import { cipherLayer, uid } from "../../support/storage.ts"
 const NOW = Date.UTC(2026, 10, 27, 12)
 
 const submission = (workspaceId: string, accountId: string) =>
-  Effect.gen(function*() {
-    const prepared = prepareEvent({
-      event_name: "feature_used",
-      account_id: accountId,
-      timestamp: new Date(NOW - 60_000).toISOString(),
-      event_id: uid("feature_used:"),
-      properties: { feature_key: "reports", plan: "pro" }
-    }, { id: uid("evt-"), workspaceId, now: NOW })
+  Effect.gen(function* () {
+    const prepared = prepareEvent(
+      {
+        event_name: "feature_used",
+        account_id: accountId,
+        timestamp: new Date(NOW - 60_000).toISOString(),
+        event_id: uid("feature_used:"),
+        properties: { feature_key: "reports", plan: "pro" }
+      },
+      { id: uid("evt-"), workspaceId, now: NOW }
+    )
     if (Either.isLeft(prepared)) return yield* Effect.dieMessage(prepared.left._tag)
-    return { stored: yield* withPayloadHash(prepared.right), normalized: prepared.right, keyScope: "ingest" } satisfies Submission
+    return {
+      stored: yield* withPayloadHash(prepared.right),
+      normalized: prepared.right,
+      keyScope: "ingest"
+    } satisfies Submission
   }).pipe(Effect.provide(NodeCrypto.layer))
 
 /** The statements the direct path ran, and whether it should fail them. */
-class Spy extends Context.Tag("test/DirectStatementsSpy")<Spy, { readonly texts: Array<string>; failNext: boolean }>() {}
+class Spy extends Context.Tag("test/DirectStatementsSpy")<
+  Spy,
+  { readonly texts: Array<string>; failNext: boolean }
+>() {}
 
 /** PostgreSQL in a schema of its own, its `DirectStatements` wrapped by the spy, under the SQL storage. */
 const storage = () => {
-  const spied = Layer.effectContext(Effect.gen(function*() {
-    const context = yield* Effect.context<SqlClient.SqlClient | DirectStatements>()
-    const real = Context.get(context, DirectStatements)
-    const spy = { texts: new Array<string>(), failNext: false }
-    return context.pipe(
-      Context.add(DirectStatements, {
-        run: (text, values, done) => {
-          spy.texts.push(text)
-          if (!spy.failNext) return real.run(text, values, done)
-          spy.failNext = false
-          done(new Error("connection terminated unexpectedly"), [])
-        }
-      }),
-      Context.add(Spy, spy)
-    )
-  })).pipe(Layer.provide(Layer.unwrapScoped(Effect.map(freshSchemaUrl(databaseUrl!), Database.layerPg))))
+  const spied = Layer.effectContext(
+    Effect.gen(function* () {
+      const context = yield* Effect.context<SqlClient.SqlClient | DirectStatements>()
+      const real = Context.get(context, DirectStatements)
+      const spy = { texts: [] as string[], failNext: false }
+      return context.pipe(
+        Context.add(DirectStatements, {
+          run: (text, values, done) => {
+            spy.texts.push(text)
+            if (!spy.failNext) return real.run(text, values, done)
+            spy.failNext = false
+            done(new Error("connection terminated unexpectedly"), [])
+          }
+        }),
+        Context.add(Spy, spy)
+      )
+    })
+  ).pipe(Layer.provide(Layer.unwrapScoped(Effect.map(freshSchemaUrl(databaseUrl!), Database.layerPg))))
   return SqlStorage.layer.pipe(Layer.provideMerge(Layer.merge(spied, cipherLayer)))
 }
 
@@ -65,7 +77,7 @@ warnIfSkipped("direct ingest statement")
 describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the pool (postgres)", () => {
   layer(Layer.orDie(storage()), { timeout: 60_000 })((it) => {
     it.effect("runs on the pool once per batch and stores every event, read back like any other", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const spy = yield* Spy
         const writer = yield* IngestWriter
         const events = yield* EventStore
@@ -74,16 +86,29 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         const before = spy.texts.length
         const results = yield* writer.write(batch)
         assert.strictEqual(spy.texts.length, before + 1)
-        assert.deepStrictEqual(results.map((r) => r._tag), ["Stored", "Stored", "Stored"])
-        const stored = yield* events.getByIds(workspaceId, batch.map((s) => s.stored.id))
-        assert.sameMembers(stored.map((e) => e.eventId), batch.map((s) => s.stored.eventId))
+        assert.deepStrictEqual(
+          results.map((r) => r._tag),
+          ["Stored", "Stored", "Stored"]
+        )
+        const stored = yield* events.getByIds(
+          workspaceId,
+          batch.map((s) => s.stored.id)
+        )
+        assert.sameMembers(
+          stored.map((e) => e.eventId),
+          batch.map((s) => s.stored.eventId)
+        )
         // The same events again: duplicates, nothing stored twice.
         const again = yield* writer.write(batch)
-        assert.deepStrictEqual(again.map((r) => r._tag), ["Duplicate", "Duplicate", "Duplicate"])
-      }))
+        assert.deepStrictEqual(
+          again.map((r) => r._tag),
+          ["Duplicate", "Duplicate", "Duplicate"]
+        )
+      })
+    )
 
     it.effect("inside a caller's transaction it runs on the transaction's connection: a rollback takes it back", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const spy = yield* Spy
         const sql = yield* SqlClient.SqlClient
         const writer = yield* IngestWriter
@@ -91,14 +116,23 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         const workspaceId = uid("ws-")
         const batch = yield* Effect.forEach([1, 2], (i) => submission(workspaceId, `acct_${i}`))
         const before = spy.texts.length
-        const rolledBack = yield* Effect.either(sql.withTransaction(Effect.zipRight(writer.write(batch), Effect.fail("undo" as const))))
+        const rolledBack = yield* Effect.either(
+          sql.withTransaction(Effect.zipRight(writer.write(batch), Effect.fail("undo" as const)))
+        )
         assert.deepStrictEqual(rolledBack, Either.left("undo"))
         assert.strictEqual(spy.texts.length, before)
-        assert.deepStrictEqual(yield* events.getByIds(workspaceId, batch.map((s) => s.stored.id)), [])
-      }))
+        assert.deepStrictEqual(
+          yield* events.getByIds(
+            workspaceId,
+            batch.map((s) => s.stored.id)
+          ),
+          []
+        )
+      })
+    )
 
     it.effect("a driver error fails the batch with the writer's StorageError, and nothing of it is stored", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const spy = yield* Spy
         const writer = yield* IngestWriter
         const events = yield* EventStore
@@ -108,38 +142,69 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         const failed = yield* Effect.flip(writer.write(batch))
         assert.instanceOf(failed, StorageError)
         assert.strictEqual(failed.operation, "ingest.write")
-        assert.deepStrictEqual(yield* events.getByIds(workspaceId, batch.map((s) => s.stored.id)), [])
+        assert.deepStrictEqual(
+          yield* events.getByIds(
+            workspaceId,
+            batch.map((s) => s.stored.id)
+          ),
+          []
+        )
         // The next batch goes through.
         const results = yield* writer.write(batch)
-        assert.deepStrictEqual(results.map((r) => r._tag), ["Stored", "Stored"])
-      }))
+        assert.deepStrictEqual(
+          results.map((r) => r._tag),
+          ["Stored", "Stored"]
+        )
+      })
+    )
 
-    it.effect("the callback form (the group commit's path) runs the same statement on the pool, once per batch, and fails a driver error the same way", () =>
-      Effect.gen(function*() {
-        const spy = yield* Spy
-        const writer = yield* IngestWriter
-        const events = yield* EventStore
-        const writeNow = writer.writeNow
-        assert.isDefined(writeNow, "the SQL writer on PostgreSQL has its callback form")
-        const now = (batch: ReadonlyArray<Submission>) =>
-          Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => writeNow!(batch, resume))
-        const workspaceId = uid("ws-")
-        const batch = yield* Effect.forEach([1, 2, 3], (i) => submission(workspaceId, `acct_${i}`))
-        const before = spy.texts.length
-        assert.deepStrictEqual((yield* now(batch)).map((r) => r._tag), ["Stored", "Stored", "Stored"])
-        assert.strictEqual(spy.texts.length, before + 1)
-        // The statement `write` runs on the pool, word for word.
-        yield* writer.write(yield* Effect.forEach([4], (i) => submission(workspaceId, `acct_${i}`)))
-        assert.strictEqual(spy.texts[before + 1], spy.texts[before])
-        assert.sameMembers((yield* events.getByIds(workspaceId, batch.map((s) => s.stored.id))).map((e) => e.eventId), batch.map((s) => s.stored.eventId))
-        // Retried, they are duplicates, read back through `resolveAppend` as `write` answers them.
-        assert.deepStrictEqual((yield* now(batch)).map((r) => r._tag), ["Duplicate", "Duplicate", "Duplicate"])
-        const fresh = yield* Effect.forEach([5, 6], (i) => submission(workspaceId, `acct_${i}`))
-        spy.failNext = true
-        const failed = yield* Effect.flip(now(fresh))
-        assert.instanceOf(failed, StorageError)
-        assert.strictEqual(failed.operation, "ingest.write")
-        assert.deepStrictEqual(yield* events.getByIds(workspaceId, fresh.map((s) => s.stored.id)), [])
-      }))
+    it.effect(
+      "the callback form (the group commit's path) runs the same statement on the pool, once per batch, and fails a driver error the same way",
+      () =>
+        Effect.gen(function* () {
+          const spy = yield* Spy
+          const writer = yield* IngestWriter
+          const events = yield* EventStore
+          const writeNow = writer.writeNow
+          assert.isDefined(writeNow, "the SQL writer on PostgreSQL has its callback form")
+          const now = (batch: ReadonlyArray<Submission>) =>
+            Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => writeNow!(batch, resume))
+          const workspaceId = uid("ws-")
+          const batch = yield* Effect.forEach([1, 2, 3], (i) => submission(workspaceId, `acct_${i}`))
+          const before = spy.texts.length
+          assert.deepStrictEqual(
+            (yield* now(batch)).map((r) => r._tag),
+            ["Stored", "Stored", "Stored"]
+          )
+          assert.strictEqual(spy.texts.length, before + 1)
+          // The statement `write` runs on the pool, word for word.
+          yield* writer.write(yield* Effect.forEach([4], (i) => submission(workspaceId, `acct_${i}`)))
+          assert.strictEqual(spy.texts[before + 1], spy.texts[before])
+          assert.sameMembers(
+            (yield* events.getByIds(
+              workspaceId,
+              batch.map((s) => s.stored.id)
+            )).map((e) => e.eventId),
+            batch.map((s) => s.stored.eventId)
+          )
+          // Retried, they are duplicates, read back through `resolveAppend` as `write` answers them.
+          assert.deepStrictEqual(
+            (yield* now(batch)).map((r) => r._tag),
+            ["Duplicate", "Duplicate", "Duplicate"]
+          )
+          const fresh = yield* Effect.forEach([5, 6], (i) => submission(workspaceId, `acct_${i}`))
+          spy.failNext = true
+          const failed = yield* Effect.flip(now(fresh))
+          assert.instanceOf(failed, StorageError)
+          assert.strictEqual(failed.operation, "ingest.write")
+          assert.deepStrictEqual(
+            yield* events.getByIds(
+              workspaceId,
+              fresh.map((s) => s.stored.id)
+            ),
+            []
+          )
+        })
+    )
   })
 })

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import pg from "pg"
 import * as Database from "../../../adapters/sql/Database.ts"
@@ -46,44 +46,53 @@ const writeThenKill = (args: ReadonlyArray<string>, atLeast: number): Promise<Re
   })
 
 const survivors = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ nonce: string }>`SELECT nonce FROM accord_nonces WHERE scope = 'crash'`
     return new Set(rows.map((r) => Number(r.nonce.slice("crash-".length))))
   }).pipe(Effect.provide(client))
 
 describe("SIGKILL mid-write loses no committed row", () => {
-  it.live("PGlite on disk", () =>
-    Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "accord-crash-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      const committed = yield* Effect.promise(() => writeThenKill(["pglite", dir], 300))
-      assert.isAtLeast(committed.length, 300)
-      const present = yield* survivors(Database.layerPglite(dir))
-      const lost = committed.filter((i) => !present.has(i))
-      assert.deepStrictEqual(lost, [], `committed rows lost after SIGKILL: ${lost.length}`)
-    }).pipe(Effect.scoped), 120_000)
+  it.live(
+    "PGlite on disk",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "accord-crash-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const committed = yield* Effect.promise(() => writeThenKill(["pglite", dir], 300))
+        assert.isAtLeast(committed.length, 300)
+        const present = yield* survivors(Database.layerPglite(dir))
+        const lost = committed.filter((i) => !present.has(i))
+        assert.deepStrictEqual(lost, [], `committed rows lost after SIGKILL: ${lost.length}`)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
   warnIfSkipped("crash durability")
-  it.live.skipIf(databaseUrl === undefined)("PostgreSQL", () =>
-    Effect.gen(function*() {
-      const schema = `accord_crash_${Date.now()}`
-      const admin = new pg.Client({ connectionString: databaseUrl })
-      yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          await admin.connect()
-          await admin.query(`CREATE SCHEMA ${schema}`)
-        }),
-        () => Effect.promise(async () => {
-          await admin.query(`DROP SCHEMA ${schema} CASCADE`)
-          await admin.end()
-        })
-      )
-      const url = inSchema(databaseUrl!, schema)
-      const committed = yield* Effect.promise(() => writeThenKill(["postgres", Redacted.value(url)], 300))
-      assert.isAtLeast(committed.length, 300)
-      const present = yield* survivors(Database.layerPg(url))
-      const lost = committed.filter((i) => !present.has(i))
-      assert.deepStrictEqual(lost, [], `committed rows lost after SIGKILL: ${lost.length}`)
-    }).pipe(Effect.scoped), 120_000)
+  it.live.skipIf(databaseUrl === undefined)(
+    "PostgreSQL",
+    () =>
+      Effect.gen(function* () {
+        const schema = `accord_crash_${Date.now()}`
+        const admin = new pg.Client({ connectionString: databaseUrl })
+        yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            await admin.connect()
+            await admin.query(`CREATE SCHEMA ${schema}`)
+          }),
+          () =>
+            Effect.promise(async () => {
+              await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+              await admin.end()
+            })
+        )
+        const url = inSchema(databaseUrl!, schema)
+        const committed = yield* Effect.promise(() => writeThenKill(["postgres", Redacted.value(url)], 300))
+        assert.isAtLeast(committed.length, 300)
+        const present = yield* survivors(Database.layerPg(url))
+        const lost = committed.filter((i) => !present.has(i))
+        assert.deepStrictEqual(lost, [], `committed rows lost after SIGKILL: ${lost.length}`)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

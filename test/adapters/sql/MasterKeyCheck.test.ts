@@ -14,22 +14,29 @@ const key = (byte: number) => layerAesGcm(Redacted.make(new Uint8Array(32).fill(
 
 describe("MasterKeyCheck", () => {
   it.live("records at the first start, matches the same key, refuses another key; the record is not the key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const database = yield* Layer.build(Layer.provideMerge(Migrations.layer(migrations), Database.layerPglite()))
-      const run = (byte: number) => MasterKeyCheck.check.pipe(Effect.provide(key(byte)), Effect.provide(database), Effect.exit)
+      const run = (byte: number) =>
+        MasterKeyCheck.check.pipe(Effect.provide(key(byte)), Effect.provide(database), Effect.exit)
 
       assert.deepStrictEqual(yield* run(1), Exit.succeed("recorded"))
       assert.deepStrictEqual(yield* run(1), Exit.succeed("matched"))
       const other = yield* run(2)
-      assert.isTrue(Exit.isFailure(other) && other.cause._tag === "Fail" && other.cause.error._tag === "MasterKeyMismatch")
+      assert.isTrue(
+        Exit.isFailure(other) && other.cause._tag === "Fail" && other.cause.error._tag === "MasterKeyMismatch"
+      )
       assert.deepStrictEqual(yield* run(1), Exit.succeed("matched"))
 
       const rows = yield* Effect.provide(
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly sealed: string }>`SELECT sealed FROM accord_master_key_check`),
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ readonly sealed: string }>`SELECT sealed FROM accord_master_key_check`
+        ),
         database
       )
       assert.strictEqual(rows.length, 1)
       assert.notInclude(rows[0]!.sealed, MasterKeyCheck.label)
       assert.notInclude(rows[0]!.sealed, btoa(String.fromCharCode(...new Uint8Array(32).fill(1))))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 })

@@ -40,19 +40,23 @@ const snapshot = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`SELECT ref, sealed FROM accord_secrets ORDER BY ref`,
     sql`SELECT action_request_id, sealed_continuation FROM accord_actions ORDER BY action_request_id`,
     sql`SELECT sealed FROM accord_master_key_check`
-  ]))
+  ])
+)
 
 const insertAction = (id: string, sealed: string | null) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
           provider_idempotency_key, state, request, sealed_continuation, created_at, updated_at, version)
-        VALUES (${id}, 'ws', 'acct', 'conn-1', 1, ${`idem-${id}`}, 'acknowledged', '{}'::jsonb, ${sealed}, 0, 0, 1)`)
+        VALUES (${id}, 'ws', 'acct', 'conn-1', 1, ${`idem-${id}`}, 'acknowledged', '{}'::jsonb, ${sealed}, 0, 0, 1)`
+  )
 
 const vaultWith = (cipher: CipherService) =>
   Effect.flatMap(SecretTable.make, (table) => Effect.provideService(SecretVault.make(table), Cipher, cipher))
 
 /** Migrated database, first started with key A: the check, three secrets, two continuations and an action without one. */
-const seed = Effect.gen(function*() {
+const seed = Effect.gen(function* () {
   const a = yield* makeAesGcm(keyA)
   yield* Migrations.run(migrations)
   assert.strictEqual(yield* Effect.provideService(MasterKeyCheck.check, Cipher, a), "recorded")
@@ -72,107 +76,164 @@ const suite = (name: string, database: () => Layer.Layer<SqlClient.SqlClient, Sq
     Effect.scoped(Effect.flatMap(Layer.build(database()), (context) => Effect.provide(body, context)))
 
   describe(`master-key rotation on ${name}`, () => {
-    it.live("re-seals every secret, continuation and the check; the guard then takes the new key and refuses the old", () =>
-      inDatabase(Effect.gen(function*() {
-        yield* seed
-        const [a, b] = [yield* makeAesGcm(keyA), yield* makeAesGcm(keyB)]
-        const before = yield* snapshot
-        const summary = yield* MasterKeyRotation.rotate({ oldCipher: a, newCipher: b, sameKey: false })
-        assert.deepStrictEqual(summary, { accord_secrets: 3, accord_actions: 2, accord_master_key_check: 1 })
+    it.live(
+      "re-seals every secret, continuation and the check; the guard then takes the new key and refuses the old",
+      () =>
+        inDatabase(
+          Effect.gen(function* () {
+            yield* seed
+            const [a, b] = [yield* makeAesGcm(keyA), yield* makeAesGcm(keyB)]
+            const before = yield* snapshot
+            const summary = yield* MasterKeyRotation.rotate({ oldCipher: a, newCipher: b, sameKey: false })
+            assert.deepStrictEqual(summary, { accord_secrets: 3, accord_actions: 2, accord_master_key_check: 1 })
 
-        const vault = yield* vaultWith(b)
-        for (const ref of refs) {
-          const opened = yield* vault.get(ref)
-          assert.strictEqual(Option.map(opened, Redacted.value).pipe(Option.getOrNull), secretOf(ref))
-        }
-        const oldVault = yield* vaultWith(a)
-        assert.isTrue(Exit.isFailure(yield* Effect.exit(oldVault.get(refs[0]!))))
-        const sql = yield* SqlClient.SqlClient
-        for (const id of actions) {
-          const [row] = yield* sql<{ readonly sealed_continuation: string }>`
+            const vault = yield* vaultWith(b)
+            for (const ref of refs) {
+              const opened = yield* vault.get(ref)
+              assert.strictEqual(Option.map(opened, Redacted.value).pipe(Option.getOrNull), secretOf(ref))
+            }
+            const oldVault = yield* vaultWith(a)
+            assert.isTrue(Exit.isFailure(yield* Effect.exit(oldVault.get(refs[0]!))))
+            const sql = yield* SqlClient.SqlClient
+            for (const id of actions) {
+              const [row] = yield* sql<{ readonly sealed_continuation: string }>`
             SELECT sealed_continuation FROM accord_actions WHERE action_request_id = ${id}`
-          assert.strictEqual(yield* b.open(row!.sealed_continuation, `continuation:${id}`), continuationOf(id))
-        }
-        const [none] = yield* sql`SELECT sealed_continuation FROM accord_actions WHERE action_request_id = 'act-none'`
-        assert.isNull(none!["sealed_continuation"])
+              assert.strictEqual(yield* b.open(row!.sealed_continuation, `continuation:${id}`), continuationOf(id))
+            }
+            const [none] =
+              yield* sql`SELECT sealed_continuation FROM accord_actions WHERE action_request_id = 'act-none'`
+            assert.isNull(none!["sealed_continuation"])
 
-        assert.deepStrictEqual(yield* guard(b), Exit.succeed("matched"))
-        const old = yield* guard(a)
-        assert.isTrue(Exit.isFailure(old) && old.cause._tag === "Fail" && old.cause.error._tag === "MasterKeyMismatch")
-        // Every stored ciphertext changed.
-        const after = yield* snapshot
-        for (let i = 0; i < before.length; i++) {
-          const [was, is] = [JSON.stringify(before[i]), JSON.stringify(after[i])]
-          assert.notStrictEqual(was, is)
-        }
-      })), 120_000)
+            assert.deepStrictEqual(yield* guard(b), Exit.succeed("matched"))
+            const old = yield* guard(a)
+            assert.isTrue(
+              Exit.isFailure(old) && old.cause._tag === "Fail" && old.cause.error._tag === "MasterKeyMismatch"
+            )
+            // Every stored ciphertext changed.
+            const after = yield* snapshot
+            for (let i = 0; i < before.length; i++) {
+              const [was, is] = [JSON.stringify(before[i]), JSON.stringify(after[i])]
+              assert.notStrictEqual(was, is)
+            }
+          })
+        ),
+      120_000
+    )
 
-    it.live("refuses an old key the database was not started with, and changes nothing", () =>
-      inDatabase(Effect.gen(function*() {
-        yield* seed
-        const before = yield* snapshot
-        const exit = yield* Effect.exit(
-          MasterKeyRotation.rotate({ oldCipher: yield* makeAesGcm(keyC), newCipher: yield* makeAesGcm(keyB), sameKey: false })
-        )
-        assert.isTrue(refusedWith(exit, "old_key_mismatch"), String(exit))
-        assert.deepStrictEqual(yield* snapshot, before)
-        assert.deepStrictEqual(yield* guard(yield* makeAesGcm(keyA)), Exit.succeed("matched"))
-      })), 120_000)
+    it.live(
+      "refuses an old key the database was not started with, and changes nothing",
+      () =>
+        inDatabase(
+          Effect.gen(function* () {
+            yield* seed
+            const before = yield* snapshot
+            const exit = yield* Effect.exit(
+              MasterKeyRotation.rotate({
+                oldCipher: yield* makeAesGcm(keyC),
+                newCipher: yield* makeAesGcm(keyB),
+                sameKey: false
+              })
+            )
+            assert.isTrue(refusedWith(exit, "old_key_mismatch"), String(exit))
+            assert.deepStrictEqual(yield* snapshot, before)
+            assert.deepStrictEqual(yield* guard(yield* makeAesGcm(keyA)), Exit.succeed("matched"))
+          })
+        ),
+      120_000
+    )
 
-    it.live("refuses the same key as the new key", () =>
-      inDatabase(Effect.gen(function*() {
-        yield* seed
-        const before = yield* snapshot
-        const a = yield* makeAesGcm(keyA)
-        const exit = yield* Effect.exit(MasterKeyRotation.rotate({ oldCipher: a, newCipher: a, sameKey: true }))
-        assert.isTrue(refusedWith(exit, "same_key"), String(exit))
-        assert.deepStrictEqual(yield* snapshot, before)
-      })), 120_000)
+    it.live(
+      "refuses the same key as the new key",
+      () =>
+        inDatabase(
+          Effect.gen(function* () {
+            yield* seed
+            const before = yield* snapshot
+            const a = yield* makeAesGcm(keyA)
+            const exit = yield* Effect.exit(MasterKeyRotation.rotate({ oldCipher: a, newCipher: a, sameKey: true }))
+            assert.isTrue(refusedWith(exit, "same_key"), String(exit))
+            assert.deepStrictEqual(yield* snapshot, before)
+          })
+        ),
+      120_000
+    )
 
-    it.live("refuses a database that was never started (no check recorded)", () =>
-      inDatabase(Effect.gen(function*() {
-        yield* Migrations.run(migrations)
-        const exit = yield* Effect.exit(
-          MasterKeyRotation.rotate({ oldCipher: yield* makeAesGcm(keyA), newCipher: yield* makeAesGcm(keyB), sameKey: false })
-        )
-        assert.isTrue(refusedWith(exit, "not_initialized"), String(exit))
-      })), 120_000)
+    it.live(
+      "refuses a database that was never started (no check recorded)",
+      () =>
+        inDatabase(
+          Effect.gen(function* () {
+            yield* Migrations.run(migrations)
+            const exit = yield* Effect.exit(
+              MasterKeyRotation.rotate({
+                oldCipher: yield* makeAesGcm(keyA),
+                newCipher: yield* makeAesGcm(keyB),
+                sameKey: false
+              })
+            )
+            assert.isTrue(refusedWith(exit, "not_initialized"), String(exit))
+          })
+        ),
+      120_000
+    )
 
-    it.live("a value that does not open with the old key, found after others were re-sealed, rolls everything back", () =>
-      inDatabase(Effect.gen(function*() {
-        yield* seed
-        // Sealed under another key: the secrets (re-sealed first) are already updated in the transaction when this fails.
-        const c = yield* makeAesGcm(keyC)
-        yield* insertAction("act-z-foreign", yield* c.seal(continuationOf("act-z-foreign"), "continuation:act-z-foreign"))
-        const before = yield* snapshot
-        const exit = yield* Effect.exit(
-          MasterKeyRotation.rotate({ oldCipher: yield* makeAesGcm(keyA), newCipher: yield* makeAesGcm(keyB), sameKey: false })
-        )
-        assert.isTrue(refusedWith(exit, "unreadable_value"), String(exit))
-        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-          assert.include(exit.cause.error.message, "accord_actions act-z-foreign")
-          assert.notInclude(exit.cause.error.message, "pay.example")
-        }
-        assert.deepStrictEqual(yield* snapshot, before)
-        assert.deepStrictEqual(yield* guard(yield* makeAesGcm(keyA)), Exit.succeed("matched"))
-      })), 120_000)
+    it.live(
+      "a value that does not open with the old key, found after others were re-sealed, rolls everything back",
+      () =>
+        inDatabase(
+          Effect.gen(function* () {
+            yield* seed
+            // Sealed under another key: the secrets (re-sealed first) are already updated in the transaction when this fails.
+            const c = yield* makeAesGcm(keyC)
+            yield* insertAction(
+              "act-z-foreign",
+              yield* c.seal(continuationOf("act-z-foreign"), "continuation:act-z-foreign")
+            )
+            const before = yield* snapshot
+            const exit = yield* Effect.exit(
+              MasterKeyRotation.rotate({
+                oldCipher: yield* makeAesGcm(keyA),
+                newCipher: yield* makeAesGcm(keyB),
+                sameKey: false
+              })
+            )
+            assert.isTrue(refusedWith(exit, "unreadable_value"), String(exit))
+            if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+              assert.include(exit.cause.error.message, "accord_actions act-z-foreign")
+              assert.notInclude(exit.cause.error.message, "pay.example")
+            }
+            assert.deepStrictEqual(yield* snapshot, before)
+            assert.deepStrictEqual(yield* guard(yield* makeAesGcm(keyA)), Exit.succeed("matched"))
+          })
+        ),
+      120_000
+    )
 
-    it.live("a crash midway (the new cipher dies on its fourth value) rolls everything back", () =>
-      inDatabase(Effect.gen(function*() {
-        yield* seed
-        const before = yield* snapshot
-        const b = yield* makeAesGcm(keyB)
-        let sealed = 0
-        const dying: CipherService = {
-          open: b.open,
-          seal: (plain, associatedData) => ++sealed === 4 ? Effect.dieMessage("disk on fire") : b.seal(plain, associatedData)
-        }
-        const exit = yield* Effect.exit(MasterKeyRotation.rotate({ oldCipher: yield* makeAesGcm(keyA), newCipher: dying, sameKey: false }))
-        assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die", String(exit))
-        assert.strictEqual(sealed, 4)
-        assert.deepStrictEqual(yield* snapshot, before)
-        assert.deepStrictEqual(yield* guard(yield* makeAesGcm(keyA)), Exit.succeed("matched"))
-      })), 120_000)
+    it.live(
+      "a crash midway (the new cipher dies on its fourth value) rolls everything back",
+      () =>
+        inDatabase(
+          Effect.gen(function* () {
+            yield* seed
+            const before = yield* snapshot
+            const b = yield* makeAesGcm(keyB)
+            let sealed = 0
+            const dying: CipherService = {
+              open: b.open,
+              seal: (plain, associatedData) =>
+                ++sealed === 4 ? Effect.dieMessage("disk on fire") : b.seal(plain, associatedData)
+            }
+            const exit = yield* Effect.exit(
+              MasterKeyRotation.rotate({ oldCipher: yield* makeAesGcm(keyA), newCipher: dying, sameKey: false })
+            )
+            assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die", String(exit))
+            assert.strictEqual(sealed, 4)
+            assert.deepStrictEqual(yield* snapshot, before)
+            assert.deepStrictEqual(yield* guard(yield* makeAesGcm(keyA)), Exit.succeed("matched"))
+          })
+        ),
+      120_000
+    )
   })
 }
 

@@ -12,17 +12,23 @@ const readiness = Effect.flatMap(Readiness.Readiness, (service) => service.check
 
 describe("SQL Readiness", () => {
   it("waits for the newest migration", () => {
-    assert.strictEqual(SqlReadiness.latestMigrationId, Math.max(...Object.keys(migrations).map((id) => Number.parseInt(id, 10))))
+    assert.strictEqual(
+      SqlReadiness.latestMigrationId,
+      Math.max(...Object.keys(migrations).map((id) => Number.parseInt(id, 10)))
+    )
   })
 
   it.live("is not ready before the migrations run, and ready after", () =>
-    Effect.gen(function*() {
-      const fresh = yield* Effect.exit(readiness.pipe(Effect.provide(SqlReadiness.layer.pipe(Layer.provide(Database.layerPglite())))))
+    Effect.gen(function* () {
+      const fresh = yield* Effect.exit(
+        readiness.pipe(Effect.provide(SqlReadiness.layer.pipe(Layer.provide(Database.layerPglite()))))
+      )
       assert.isTrue(Exit.isFailure(fresh))
       const migrated = SqlReadiness.layer.pipe(
         Layer.provideMerge(Migrations.layer(migrations)),
         Layer.provide(Database.layerPglite())
       )
       yield* readiness.pipe(Effect.provide(migrated))
-    }))
+    })
+  )
 })

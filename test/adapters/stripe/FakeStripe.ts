@@ -72,13 +72,26 @@ export interface FakeStripe {
   /** A renewal invoice, paid. */
   readonly renew: (subscriptionId: string) => Obj
   /** A webhook delivery of an event about `object`: its raw body and signature header. */
-  readonly event: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string; readonly timestamp?: number; readonly livemode?: boolean }) => {
+  readonly event: (
+    type: string,
+    object: Obj,
+    options?: {
+      readonly id?: string
+      readonly secret?: string
+      readonly timestamp?: number
+      readonly livemode?: boolean
+    }
+  ) => {
     readonly id: string
     readonly payload: string
     readonly header: string
   }
   /** `event` signed with `generateTestHeaderStringAsync` (Bun, Deno and edge runtimes sign with SubtleCrypto only). */
-  readonly eventAsync: (type: string, object: Obj, options?: { readonly id?: string; readonly secret?: string }) => Promise<{
+  readonly eventAsync: (
+    type: string,
+    object: Obj,
+    options?: { readonly id?: string; readonly secret?: string }
+  ) => Promise<{
     readonly id: string
     readonly payload: string
     readonly header: string
@@ -119,10 +132,13 @@ export const startFakeStripe = async (options: {
       customer: params.customer ?? null,
       status: "requires_payment_method",
       client_secret: `${id}_secret_${counter}`,
-      automatic_payment_methods: params.automatic_payment_methods === undefined ? null : {
-        enabled: (params.automatic_payment_methods as Obj).enabled === "true",
-        allow_redirects: (params.automatic_payment_methods as Obj).allow_redirects ?? "always"
-      },
+      automatic_payment_methods:
+        params.automatic_payment_methods === undefined
+          ? null
+          : {
+              enabled: (params.automatic_payment_methods as Obj).enabled === "true",
+              allow_redirects: (params.automatic_payment_methods as Obj).allow_redirects ?? "always"
+            },
       payment_method: null,
       latest_charge: null,
       livemode: false,
@@ -153,7 +169,10 @@ export const startFakeStripe = async (options: {
       amount_due: amount,
       currency: "usd",
       livemode: false,
-      parent: { type: "subscription_details", subscription_details: { subscription: subscription.id, metadata: subscription.metadata } }
+      parent: {
+        type: "subscription_details",
+        subscription_details: { subscription: subscription.id, metadata: subscription.metadata }
+      }
     }
     objects.set(id, inv)
     return inv
@@ -214,7 +233,8 @@ export const startFakeStripe = async (options: {
     const stripeAccount = req.headers["stripe-account"] as string | undefined
     requests.push({ method: req.method ?? "", path: url.pathname, params, idempotencyKey, stripeAccount })
     if (fake.outage) return error(res, 503, "api_error", "service_unavailable")
-    if (req.headers.authorization !== `Bearer ${secretKey}`) return error(res, 401, "invalid_request_error", "invalid_api_key")
+    if (req.headers.authorization !== `Bearer ${secretKey}`)
+      return error(res, 401, "invalid_request_error", "invalid_api_key")
     if (req.method === "GET" && url.pathname === "/v1/account") {
       // Acting for a connected account the platform does not reach: refused, as on Stripe.
       if (stripeAccount !== undefined && !(options.connectedAccounts ?? []).includes(stripeAccount)) {
@@ -235,13 +255,20 @@ export const startFakeStripe = async (options: {
     }
     const payments = /^\/v1\/invoice_payments$/.exec(url.pathname)
     if (req.method === "GET" && payments !== null && !legacy) {
-      const intent = ((params.payment as Obj | undefined)?.payment_intent) as string | undefined
+      const intent = (params.payment as Obj | undefined)?.payment_intent as string | undefined
       const data = [...objects.values()]
-        .filter((o) => o.object === "invoice" && intent !== undefined && o.payment_intent_for_fake === intent && owned(o.id as string) !== undefined)
+        .filter(
+          (o) =>
+            o.object === "invoice" &&
+            intent !== undefined &&
+            o.payment_intent_for_fake === intent &&
+            owned(o.id as string) !== undefined
+        )
         .map((o) => invoicePaymentOf(o))
       return send(res, 200, { object: "list", data, has_more: false, url: "/v1/invoice_payments" })
     }
-    const cancel = /^\/v1\/(payment_intents|setup_intents)\/([^/]+)\/cancel$/.exec(url.pathname) ??
+    const cancel =
+      /^\/v1\/(payment_intents|setup_intents)\/([^/]+)\/cancel$/.exec(url.pathname) ??
       (req.method === "DELETE" ? /^\/v1\/(subscriptions)\/([^/]+)$/.exec(url.pathname) : null)
     if ((req.method === "POST" || req.method === "DELETE") && cancel !== null) {
       const target = owned(cancel[2])
@@ -253,14 +280,21 @@ export const startFakeStripe = async (options: {
       if (target.object === "subscription") {
         const inv = objects.get(target.latest_invoice as string)
         if (inv !== undefined && inv.status === "open") inv.status = "void"
-        if (inv !== undefined && typeof inv.payment_intent_for_fake === "string") fake.cancel(inv.payment_intent_for_fake)
+        if (inv !== undefined && typeof inv.payment_intent_for_fake === "string")
+          fake.cancel(inv.payment_intent_for_fake)
       }
       push(`${target.object}.${target.object === "subscription" ? "deleted" : "canceled"}`, target)
       return send(res, 200, target)
     }
     const price = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname)
     if (req.method === "GET" && price !== null) {
-      return send(res, 200, { id: price[1], object: "price", livemode: price[1]!.includes("live"), unit_amount: 4900, currency: "usd" })
+      return send(res, 200, {
+        id: price[1],
+        object: "price",
+        livemode: price[1]!.includes("live"),
+        unit_amount: 4900,
+        currency: "usd"
+      })
     }
     const confirm = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(url.pathname)
     if (req.method === "POST" && confirm !== null && owned(confirm[1]!) !== undefined) {
@@ -273,10 +307,20 @@ export const startFakeStripe = async (options: {
       push("payment_intent.succeeded", paid)
       return send(res, 200, paid)
     }
-    if (req.method === "POST" && url.pathname === "/v1/refunds" && typeof params.payment_intent === "string" && owned(params.payment_intent) !== undefined) {
+    if (
+      req.method === "POST" &&
+      url.pathname === "/v1/refunds" &&
+      typeof params.payment_intent === "string" &&
+      owned(params.payment_intent) !== undefined
+    ) {
       const charge = fake.refund(params.payment_intent, params.amount === undefined ? undefined : Number(params.amount))
       push("charge.refunded", charge)
-      return send(res, 200, { id: nextId("re"), object: "refund", payment_intent: params.payment_intent, status: "succeeded" })
+      return send(res, 200, {
+        id: nextId("re"),
+        object: "refund",
+        payment_intent: params.payment_intent,
+        status: "succeeded"
+      })
     }
     const create: Record<string, (p: Obj) => Obj> = {
       "/v1/payment_intents": paymentIntent,
@@ -307,7 +351,14 @@ export const startFakeStripe = async (options: {
       if (found === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
       const expand = Object.values((params.expand ?? {}) as Obj)
       if (found.object === "invoice" && !legacy && expand.includes("payments")) {
-        return send(res, 200, { ...found, payments: { object: "list", data: [invoicePaymentOf(found)].filter((p) => p.payment.payment_intent !== undefined), has_more: false } })
+        return send(res, 200, {
+          ...found,
+          payments: {
+            object: "list",
+            data: [invoicePaymentOf(found)].filter((p) => p.payment.payment_intent !== undefined),
+            has_more: false
+          }
+        })
       }
       return send(res, 200, found)
     }
@@ -378,11 +429,18 @@ export const startFakeStripe = async (options: {
         ...(legacy ? { invoice: pi.invoice ?? null } : {}),
         account_for_fake: pi.account_for_fake
       })
-      Object.assign(pi, { status: "succeeded", amount_received: pi.amount, latest_charge: chargeId, payment_method: "pm_card_visa" })
+      Object.assign(pi, {
+        status: "succeeded",
+        amount_received: pi.amount,
+        latest_charge: chargeId,
+        payment_method: "pm_card_visa"
+      })
       return pi
     },
-    decline: (id) => Object.assign(get(id), { status: "requires_payment_method", last_payment_error: { code: "card_declined" } }),
-    declineSetup: (id) => Object.assign(get(id), { status: "requires_payment_method", last_setup_error: { code: "card_declined" } }),
+    decline: (id) =>
+      Object.assign(get(id), { status: "requires_payment_method", last_payment_error: { code: "card_declined" } }),
+    declineSetup: (id) =>
+      Object.assign(get(id), { status: "requires_payment_method", last_setup_error: { code: "card_declined" } }),
     declineInitialInvoice: (id) => {
       const inv = get(get(id).latest_invoice as string)
       fake.decline(inv.payment_intent_for_fake as string)
@@ -394,7 +452,10 @@ export const startFakeStripe = async (options: {
       const charge = get(get(id).latest_charge as string)
       const left = (charge.amount_captured as number) - (charge.amount_refunded as number)
       const refunded = (charge.amount_refunded as number) + (amount ?? left)
-      return Object.assign(charge, { amount_refunded: refunded, refunded: refunded >= (charge.amount_captured as number) })
+      return Object.assign(charge, {
+        amount_refunded: refunded,
+        refunded: refunded >= (charge.amount_captured as number)
+      })
     },
     confirmSetup: (id) => Object.assign(get(id), { status: "succeeded", payment_method: "pm_card_visa" }),
     payInitialInvoice: (id) => {
@@ -415,15 +476,19 @@ export const startFakeStripe = async (options: {
     },
     event: (type, object, eventOptions = {}) => {
       const id = eventOptions.id ?? nextId("evt")
-      const payload = JSON.stringify({
-        id,
-        object: "event",
-        api_version: "2026-10-28.endive",
-        created: now(),
-        livemode: eventOptions.livemode ?? false,
-        type,
-        data: { object }
-      }, null, 2)
+      const payload = JSON.stringify(
+        {
+          id,
+          object: "event",
+          api_version: "2026-10-28.endive",
+          created: now(),
+          livemode: eventOptions.livemode ?? false,
+          type,
+          data: { object }
+        },
+        null,
+        2
+      )
       const header = signer.webhooks.generateTestHeaderString({
         payload,
         secret: eventOptions.secret ?? options.webhookSecret,
@@ -433,8 +498,19 @@ export const startFakeStripe = async (options: {
     },
     eventAsync: async (type, object, eventOptions = {}) => {
       const id = eventOptions.id ?? nextId("evt")
-      const payload = JSON.stringify({ id, object: "event", api_version: "2026-10-28.endive", created: now(), livemode: false, type, data: { object } })
-      const header = await signer.webhooks.generateTestHeaderStringAsync({ payload, secret: eventOptions.secret ?? options.webhookSecret })
+      const payload = JSON.stringify({
+        id,
+        object: "event",
+        api_version: "2026-10-28.endive",
+        created: now(),
+        livemode: false,
+        type,
+        data: { object }
+      })
+      const header = await signer.webhooks.generateTestHeaderStringAsync({
+        payload,
+        secret: eventOptions.secret ?? options.webhookSecret
+      })
       return { id, payload, header }
     },
     sign: (payload) => signer.webhooks.generateTestHeaderString({ payload, secret: options.webhookSecret }),

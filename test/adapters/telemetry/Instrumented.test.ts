@@ -44,7 +44,7 @@ const ports = Effect.map(Layer.build(Layer.map(ActionLedger.layerMemory, Instrum
 
 describe("Instrumented ports", () => {
   it.scoped("ledger: unknown outcomes and completions by state, only when applied", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { ledger } = yield* ports
       const completed = Metric.tagged(Metrics.completions, "state", "completed")
       const [unknown0, completed0] = [yield* value(Metrics.dispatchUnknownOutcomes), yield* value(completed)]
@@ -76,23 +76,32 @@ describe("Instrumented ports", () => {
       })
       assert.strictEqual((yield* value(completed)) - completed0, 1)
       assert.strictEqual((yield* value(Metrics.dispatchUnknownOutcomes)) - unknown0, 1)
-    }))
+    })
+  )
 
   it.scoped("outbox: a reschedule that holds the lease counts a retry; one that lost it does not", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { outbox } = yield* ports
       const retries0 = yield* value(Metrics.dispatchRetries)
-      yield* outbox.enqueue({ id: "o1", kind: "execution", dedupeKey: "d1", payload: {}, nextAttemptAt: 0, createdAt: 0 })
+      yield* outbox.enqueue({
+        id: "o1",
+        kind: "execution",
+        dedupeKey: "d1",
+        payload: {},
+        nextAttemptAt: 0,
+        createdAt: 0
+      })
       const [leased] = yield* outbox.lease({ owner: "me", now: 0, leaseMillis: 60_000, limit: 1 })
       assert.strictEqual(leased?.id, "o1")
       assert.isFalse(yield* outbox.reschedule({ id: "o1", owner: "someone-else", nextAttemptAt: 10, error: "x" }))
       assert.strictEqual((yield* value(Metrics.dispatchRetries)) - retries0, 0)
       assert.isTrue(yield* outbox.reschedule({ id: "o1", owner: "me", nextAttemptAt: 10, error: "timeout" }))
       assert.strictEqual((yield* value(Metrics.dispatchRetries)) - retries0, 1)
-    }))
+    })
+  )
 
   it.scoped("transport: a call is in flight while its peer has not answered", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const answer = yield* Deferred.make<void>()
       const arrived = yield* Deferred.make<void>()
       const server = yield* Effect.acquireRelease(
@@ -100,14 +109,18 @@ describe("Instrumented ports", () => {
           const peer = createServer((request, response) => {
             request.resume()
             Deferred.unsafeDone(arrived, Effect.void)
-            Effect.runPromise(Deferred.await(answer)).then(() => response.writeHead(200, { "content-type": "application/json" }).end("{}"))
+            Effect.runPromise(Deferred.await(answer)).then(() =>
+              response.writeHead(200, { "content-type": "application/json" }).end("{}")
+            )
           })
           peer.listen(0, "127.0.0.1", () => resume(Effect.succeed(peer)))
         }),
         (peer) => Effect.async<void>((resume) => void peer.close(() => resume(Effect.void)))
       )
       const port = (server.address() as AddressInfo).port
-      const context = yield* Layer.build(Layer.map(HttpTransport.layer({ allowInsecure: true }), Instrumented.instrument))
+      const context = yield* Layer.build(
+        Layer.map(HttpTransport.layer({ allowInsecure: true }), Instrumented.instrument)
+      )
       const transport = Context.get(context, ConnectorTransport)
       const before = yield* value(Metrics.dispatchInFlight)
       const call = yield* Effect.fork(
@@ -118,5 +131,6 @@ describe("Instrumented ports", () => {
       yield* Deferred.succeed(answer, undefined)
       yield* Fiber.join(call)
       assert.strictEqual((yield* value(Metrics.dispatchInFlight)) - before, 0)
-    }))
+    })
+  )
 })

@@ -39,7 +39,9 @@ const spansOf = (body: string): Array<{ name: string; attributes: Record<string,
     (resource.scopeSpans ?? []).flatMap((scope: any) =>
       (scope.spans ?? []).map((span: any) => ({
         name: span.name,
-        attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, Object.values(a.value ?? {})[0]]))
+        attributes: Object.fromEntries(
+          (span.attributes ?? []).map((a: any) => [a.key, Object.values(a.value ?? {})[0]])
+        )
       }))
     )
   )
@@ -48,7 +50,11 @@ describe("OTLP export", () => {
   it("sends traces and metrics to the collector, with no secret or personal value in any of it", async () => {
     const recorded: Array<Recorded> = []
     const collector = createServer(async (request, response) => {
-      recorded.push({ path: request.url ?? "", contentType: request.headers["content-type"], body: await readBody(request) })
+      recorded.push({
+        path: request.url ?? "",
+        contentType: request.headers["content-type"],
+        body: await readBody(request)
+      })
       response.writeHead(200, { "content-type": "application/json" }).end("{}")
     })
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
@@ -79,17 +85,34 @@ describe("OTLP export", () => {
     try {
       // Generous: an embedded start on a loaded machine can take a minute or more.
       const deadline = Date.now() + 150_000
-      while (!(await fetch(`${base}/readyz`).then((r) => r.ok, () => false))) {
+      while (
+        !(await fetch(`${base}/readyz`).then(
+          (r) => r.ok,
+          () => false
+        ))
+      ) {
         assert.isBelow(Date.now(), deadline, output)
         await sleep(200)
       }
       const admin = `${base}/api/admin/v1/workspaces/${workspaceId}`
-      const auth = { authorization: `Bearer ${adminKey}`, "content-type": "application/json", "user-agent": `agent ${email}` }
-      const key = await fetch(`${admin}/api-keys`, { method: "POST", headers: auth, body: JSON.stringify({ scope: "ingest" }) })
+      const auth = {
+        authorization: `Bearer ${adminKey}`,
+        "content-type": "application/json",
+        "user-agent": `agent ${email}`
+      }
+      const key = await fetch(`${admin}/api-keys`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ scope: "ingest" })
+      })
       ingestKey = ((await key.json()) as { secret: string }).secret
       const ingest = await fetch(`${base}/api/events/ingest`, {
         method: "POST",
-        headers: { authorization: `Bearer ${ingestKey}`, "content-type": "application/json", "x-customer-email": email },
+        headers: {
+          authorization: `Bearer ${ingestKey}`,
+          "content-type": "application/json",
+          "x-customer-email": email
+        },
         body: JSON.stringify({
           event_name: "checkout_completed",
           account_id: accountId,
@@ -99,7 +122,9 @@ describe("OTLP export", () => {
         })
       })
       assert.strictEqual(ingest.status, 202, await ingest.text())
-      await fetch(`${admin}/accounts/${accountId}?email=${encodeURIComponent(email)}`, { headers: auth }).then((r) => r.text())
+      await fetch(`${admin}/accounts/${accountId}?email=${encodeURIComponent(email)}`, { headers: auth }).then((r) =>
+        r.text()
+      )
       await fetch(`${admin}/events?account_id=${accountId}`, { headers: auth }).then((r) => r.text())
       child.kill("SIGTERM")
       assert.strictEqual(await exited, 0, output)
@@ -108,7 +133,10 @@ describe("OTLP export", () => {
       await new Promise((resolve) => collector.close(resolve))
     }
 
-    assert.include(output, `telemetry: exporting traces and metrics over OTLP/HTTP to 127.0.0.1:${collectorPort} as accord-otlp-test`)
+    assert.include(
+      output,
+      `telemetry: exporting traces and metrics over OTLP/HTTP to 127.0.0.1:${collectorPort} as accord-otlp-test`
+    )
     assert.include(output, "metrics: GET /metrics (open; set ACCORD_METRICS_TOKEN to require a token)")
     const traces = recorded.filter((entry) => entry.path === "/v1/traces")
     const metrics = recorded.filter((entry) => entry.path === "/v1/metrics")
@@ -121,12 +149,24 @@ describe("OTLP export", () => {
     assert.isAtLeast(server.length, 3, JSON.stringify(spans.map((span) => span.name)))
     for (const span of server) {
       assert.deepStrictEqual(
-        Object.keys(span.attributes).filter((key) => key.startsWith("url.") || key.startsWith("http.request.header") || key === "client.address" || key === "user_agent.original"),
+        Object.keys(span.attributes).filter(
+          (key) =>
+            key.startsWith("url.") ||
+            key.startsWith("http.request.header") ||
+            key === "client.address" ||
+            key === "user_agent.original"
+        ),
         [],
         JSON.stringify(span)
       )
     }
-    assert.isTrue(server.some((span) => span.attributes["http.route"] !== undefined && span.attributes["http.response.status_code"] !== undefined), JSON.stringify(server))
+    assert.isTrue(
+      server.some(
+        (span) =>
+          span.attributes["http.route"] !== undefined && span.attributes["http.response.status_code"] !== undefined
+      ),
+      JSON.stringify(server)
+    )
     const metricsText = metrics.map((entry) => entry.body).join("\n")
     assert.include(metricsText, "accord_ingest_accepted_total")
     assert.include(metricsText, "accord-otlp-test")

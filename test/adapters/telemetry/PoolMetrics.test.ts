@@ -17,19 +17,25 @@ const sample = (text: string, line: string): number | undefined => {
 
 describe("database pool metrics", () => {
   warnIfSkipped("database pool metrics on PostgreSQL")
-  it.live.skipIf(databaseUrl === undefined)("PostgreSQL: total, idle and waiting connections appear on the scrape", () =>
-    Effect.gen(function*() {
-      const context = yield* Layer.build(layerFreshSchema(databaseUrl!))
-      const sql = yield* Effect.provide(SqlClient.SqlClient, context)
-      // Two statements held open for a while: two connections in use while the sampler runs.
-      const busy = yield* Effect.fork(Effect.all([sql`SELECT pg_sleep(2.6)`, sql`SELECT pg_sleep(2.6)`], { concurrency: 2 }))
-      yield* Effect.sleep("2200 millis")
-      const during = yield* Prometheus.scrape
-      yield* Fiber.join(busy)
-      const total = sample(during, `accord_db_pool_connections{state="total"}`)
-      const idle = sample(during, `accord_db_pool_connections{state="idle"}`)
-      assert.isDefined(total, during)
-      assert.isDefined(sample(during, `accord_db_pool_connections{state="waiting"}`), during)
-      assert.isAtLeast(total! - idle!, 2, during)
-    }).pipe(Effect.scoped), 60_000)
+  it.live.skipIf(databaseUrl === undefined)(
+    "PostgreSQL: total, idle and waiting connections appear on the scrape",
+    () =>
+      Effect.gen(function* () {
+        const context = yield* Layer.build(layerFreshSchema(databaseUrl!))
+        const sql = yield* Effect.provide(SqlClient.SqlClient, context)
+        // Two statements held open for a while: two connections in use while the sampler runs.
+        const busy = yield* Effect.fork(
+          Effect.all([sql`SELECT pg_sleep(2.6)`, sql`SELECT pg_sleep(2.6)`], { concurrency: 2 })
+        )
+        yield* Effect.sleep("2200 millis")
+        const during = yield* Prometheus.scrape
+        yield* Fiber.join(busy)
+        const total = sample(during, `accord_db_pool_connections{state="total"}`)
+        const idle = sample(during, `accord_db_pool_connections{state="idle"}`)
+        assert.isDefined(total, during)
+        assert.isDefined(sample(during, `accord_db_pool_connections{state="waiting"}`), during)
+        assert.isAtLeast(total! - idle!, 2, during)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

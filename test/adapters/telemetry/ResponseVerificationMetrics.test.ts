@@ -33,7 +33,7 @@ const sample = (text: string, line: string): number => {
   return found === undefined ? 0 : Number(found.slice(line.length + 1))
 }
 
-const boot = Effect.gen(function*() {
+const boot = Effect.gen(function* () {
   const ports = yield* Layer.build(Layer.mergeAll(storage.layer(), NodeCrypto.layer))
   const config = yield* configFrom({
     ACCORD_DATA_DIR: "memory://",
@@ -59,37 +59,47 @@ const stateOf = (base: string, id: string) =>
   )
 
 describe.skipIf(!storage.available)("GET /metrics: customer responses refused by verification", () => {
-  it.live("a wrongly signed, then a stale acknowledgement count under message=acknowledgement and their reasons", () =>
-    Effect.gen(function*() {
-      const base = yield* boot
-      const scrape = Effect.map(request(base + "/metrics"), (reply) => reply.text)
-      const line = (reason: string) => `accord_customer_response_verification_failures_total{message="acknowledgement",reason="${reason}"}`
-      const before = yield* scrape
-      const dispatchTo = (mode: Peer["mode"], reason: string) =>
-        Effect.gen(function*() {
-          peer.mode = mode
-          const seen = peer.requests
-          const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
-            method: "POST",
-            headers: admin,
-            body: JSON.stringify(intakeInput())
+  it.live(
+    "a wrongly signed, then a stale acknowledgement count under message=acknowledgement and their reasons",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* boot
+        const scrape = Effect.map(request(base + "/metrics"), (reply) => reply.text)
+        const line = (reason: string) =>
+          `accord_customer_response_verification_failures_total{message="acknowledgement",reason="${reason}"}`
+        const before = yield* scrape
+        const dispatchTo = (mode: Peer["mode"], reason: string) =>
+          Effect.gen(function* () {
+            peer.mode = mode
+            const seen = peer.requests
+            const created = yield* request(`${base}/api/admin/v1/workspaces/${workspaceId}/action-requests`, {
+              method: "POST",
+              headers: admin,
+              body: JSON.stringify(intakeInput())
+            })
+            assert.strictEqual(created.status, 202, created.text)
+            const id = created.json.actionRequestId as string
+            // Wait until the refused answer is counted (the action is then in unknown_outcome).
+            for (
+              let i = 0;
+              i < 200 &&
+              (sample(yield* scrape, line(reason)) - sample(before, line(reason)) < 1 || peer.requests === seen);
+              i++
+            ) {
+              yield* Effect.sleep("50 millis")
+            }
+            assert.strictEqual(yield* stateOf(base, id), "unknown_outcome")
+            return id
           })
-          assert.strictEqual(created.status, 202, created.text)
-          const id = created.json.actionRequestId as string
-          // Wait until the refused answer is counted (the action is then in unknown_outcome).
-          for (let i = 0; i < 200 && (sample(yield* scrape, line(reason)) - sample(before, line(reason)) < 1 || peer.requests === seen); i++) {
-            yield* Effect.sleep("50 millis")
-          }
-          assert.strictEqual(yield* stateOf(base, id), "unknown_outcome")
-          return id
-        })
-      const wrong = yield* dispatchTo("wrong_signature", "invalid_signature")
-      const stale = yield* dispatchTo("stale_response", "stale_timestamp")
-      peer.mode = "good"
-      const after = yield* scrape
-      assert.isAtLeast(sample(after, line("invalid_signature")) - sample(before, line("invalid_signature")), 1, after)
-      assert.isAtLeast(sample(after, line("stale_timestamp")) - sample(before, line("stale_timestamp")), 1, after)
-      assert.include(after, "# TYPE accord_customer_response_verification_failures_total counter")
-      for (const value of [wrong, stale, workspaceId, adminKey, "0".repeat(64)]) assert.notInclude(after, value)
-    }).pipe(Effect.ensuring(Effect.sync(() => (peer.mode = "good"))), Effect.scoped), 60_000)
+        const wrong = yield* dispatchTo("wrong_signature", "invalid_signature")
+        const stale = yield* dispatchTo("stale_response", "stale_timestamp")
+        peer.mode = "good"
+        const after = yield* scrape
+        assert.isAtLeast(sample(after, line("invalid_signature")) - sample(before, line("invalid_signature")), 1, after)
+        assert.isAtLeast(sample(after, line("stale_timestamp")) - sample(before, line("stale_timestamp")), 1, after)
+        assert.include(after, "# TYPE accord_customer_response_verification_failures_total counter")
+        for (const value of [wrong, stale, workspaceId, adminKey, "0".repeat(64)]) assert.notInclude(after, value)
+      }).pipe(Effect.ensuring(Effect.sync(() => (peer.mode = "good"))), Effect.scoped),
+    60_000
+  )
 })

@@ -17,7 +17,7 @@ const layer = () => Layer.merge(ApiKeyStore.layerMemory, NodeCrypto.layer)
 
 describe("ApiKeys", () => {
   it.effect("mints acc_<scope-tag>_ + 43 base64url characters (32 bytes)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       assert.match(Redacted.value(yield* mintSecret("admin")), /^acc_admin_[A-Za-z0-9_-]{43}$/)
       assert.match(Redacted.value(yield* mintSecret("ingest")), /^acc_ingest_[A-Za-z0-9_-]{43}$/)
       assert.match(Redacted.value(yield* mintSecret("developer:read")), /^acc_read_[A-Za-z0-9_-]{43}$/)
@@ -27,10 +27,11 @@ describe("ApiKeys", () => {
       const fromBytes = yield* Effect.provide(randomUuid, Crypto.layerWebCrypto)
       assert.match(fromBytes, uuidV4)
       assert.notStrictEqual(fromBytes, yield* Effect.provide(randomUuid, Crypto.layerWebCrypto))
-    }).pipe(Effect.provide(NodeCrypto.layer)))
+    }).pipe(Effect.provide(NodeCrypto.layer))
+  )
 
   it.effect("issue stores only the hash, with the Clock's time", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(1_700_000_000_000)
       const { record, secret } = yield* issue({ workspaceId, scope: "ingest", name: "backend" })
       assert.strictEqual(record.secretHash, yield* hashSecret(secret))
@@ -38,10 +39,11 @@ describe("ApiKeys", () => {
       assert.notInclude(JSON.stringify(record), Redacted.value(secret))
       const found = yield* (yield* ApiKeyStore.ApiKeyStore).findByHash(record.secretHash)
       assert.deepStrictEqual(Option.getOrThrow(found), record)
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("bootstrap creates the workspace and admin key once, then finds them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const first = yield* bootstrapWorkspace(workspaceId, adminKey)
       assert.deepStrictEqual(first, { workspaceCreated: true, adminKey: "created" })
       const second = yield* bootstrapWorkspace(workspaceId, adminKey)
@@ -50,10 +52,11 @@ describe("ApiKeys", () => {
       assert.strictEqual(keys.length, 1)
       assert.strictEqual(keys[0]!.scope, "admin")
       assert.strictEqual(keys[0]!.secretHash, yield* hashSecret(adminKey))
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("bootstrap does not bring back a revoked key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* bootstrapWorkspace(workspaceId, adminKey)
       const store = yield* ApiKeyStore.ApiKeyStore
       const [key] = yield* store.list(workspaceId)
@@ -63,13 +66,15 @@ describe("ApiKeys", () => {
         adminKey: "revoked"
       })
       assert.isNotNull((yield* store.list(workspaceId))[0]!.revokedAt)
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("bootstrap refuses a key already registered to another workspace", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* bootstrapWorkspace(workspaceId, adminKey)
       const result = yield* Effect.either(bootstrapWorkspace("7e57c0de-0000-4000-8000-000000000002", adminKey))
       assert.isTrue(Either.isLeft(result) && result.left._tag === "BootstrapKeyConflict")
       assert.notInclude(Either.isLeft(result) ? result.left.message : "", Redacted.value(adminKey))
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 })

@@ -7,8 +7,20 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import { type ApprovalRequestBody, prepare, request, resolve, type ResolveBody } from "../../../core/approval/Approvals.ts"
-import { authenticate, executeAuthority, issue, requestAuthority, type RuntimeAuthority } from "../../../core/approval/RuntimeSession.ts"
+import {
+  type ApprovalRequestBody,
+  prepare,
+  request,
+  resolve,
+  type ResolveBody
+} from "../../../core/approval/Approvals.ts"
+import {
+  authenticate,
+  executeAuthority,
+  issue,
+  requestAuthority,
+  type RuntimeAuthority
+} from "../../../core/approval/RuntimeSession.ts"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { ApprovalNotifier } from "../../../core/ports/ApprovalNotifier.ts"
 import type { StorageVariant } from "../../support/storage.ts"
@@ -32,13 +44,17 @@ export const session = (options: {
   readonly expiresInSeconds?: number
 }) =>
   Effect.map(
-    issue(workspaceId, {
-      accountId: options.accountId ?? "acct_42",
-      subject: options.subject ?? "user_owner",
-      role: options.role ?? "billing_owner",
-      authorities: options.authorities as [RuntimeAuthority, ...Array<RuntimeAuthority>],
-      ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds })
-    }, "admin-key-1"),
+    issue(
+      workspaceId,
+      {
+        accountId: options.accountId ?? "acct_42",
+        subject: options.subject ?? "user_owner",
+        role: options.role ?? "billing_owner",
+        authorities: options.authorities as [RuntimeAuthority, ...Array<RuntimeAuthority>],
+        ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds })
+      },
+      "admin-key-1"
+    ),
     ({ record, token }): Session => ({ token: Redacted.value(token), sessionId: record.sessionId })
   )
 
@@ -55,16 +71,15 @@ export const extendTrial = (): ApprovalRequestBody => {
 
 /** `POST …/approvals` as `asker`, then the billing owner's token from the pickup. */
 export const ask = (asker: Session, body: ApprovalRequestBody = extendTrial()) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const created = yield* request(yield* authenticate(asker.token, requestAuthority), body)
     const token = yield* (yield* ApprovalNotifier).collect(created.approvalId)
     return { ...created, approvalToken: Redacted.value(Option.getOrThrow(token)) }
   })
 
 export const prepareAs = (by: Session, approval: { readonly approvalId: string; readonly approvalToken: string }) =>
-  Effect.flatMap(
-    authenticate(by.token, executeAuthority),
-    (s) => prepare(s, { approvalId: approval.approvalId, approvalToken: approval.approvalToken, runtimeToken: by.token })
+  Effect.flatMap(authenticate(by.token, executeAuthority), (s) =>
+    prepare(s, { approvalId: approval.approvalId, approvalToken: approval.approvalToken, runtimeToken: by.token })
   )
 
 export const approveAs = (
@@ -85,7 +100,12 @@ export const approveAs = (
   )
 
 export const denyAs = (by: Session, approval: { readonly approvalId: string; readonly approvalToken: string }) =>
-  resolveAs(by, { approvalId: approval.approvalId, approvalToken: approval.approvalToken, runtimeToken: by.token, decision: "deny" })
+  resolveAs(by, {
+    approvalId: approval.approvalId,
+    approvalToken: approval.approvalToken,
+    runtimeToken: by.token,
+    decision: "deny"
+  })
 
 export const resolveAs = (by: Session, body: ResolveBody) =>
   Effect.flatMap(authenticate(by.token, executeAuthority), (s) => resolve(s, body))

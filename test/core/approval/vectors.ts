@@ -30,7 +30,11 @@ export const input: CommitmentInput = {
     operationFingerprint: "a".repeat(64),
     safeTermsFingerprint: "b".repeat(64)
   },
-  offer: { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b", offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e", priceFingerprint: null },
+  offer: {
+    offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+    offerVersionId: "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e",
+    priceFingerprint: null
+  },
   revision: 1,
   approvalExpiresAt: "2026-11-26T10:00:00.000Z",
   reviewValidUntil: "2026-11-25T10:10:00.000Z",
@@ -38,7 +42,8 @@ export const input: CommitmentInput = {
 }
 
 /** The exact bytes hashed for `input`, spelled out: the domain line, a newline, canonical JSON. */
-export const encodedInput = "accord-approval-commitment-v1\n" +
+export const encodedInput =
+  "accord-approval-commitment-v1\n" +
   `{"accountId":"acct_42","action":{"actionId":"1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e","actionVersionId":"6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",` +
   `"family":"extend_trial","key":"extend_trial_14","operationFingerprint":"${"a".repeat(64)}","safeTermsFingerprint":"${"b".repeat(64)}"},` +
   `"approvalExpiresAt":"2026-11-26T10:00:00.000Z","approvalId":"9e1b3d5f-7a9c-4b1d-8f3a-5c7e9b1d3f5a",` +
@@ -73,5 +78,8 @@ export const dependencies = {
   connector: null
 }
 
-export const operation = { family: "extend_trial", extensionDays: 14, trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 } }
-
+export const operation = {
+  family: "extend_trial",
+  extensionDays: 14,
+  trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
+}

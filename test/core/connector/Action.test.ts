@@ -58,32 +58,49 @@ describe("Action", () => {
 
   it("the snapshot check: required for Payment actions, refused for others, mode and terms must fit", () => {
     assert.strictEqual(checkPaymentSnapshot(plain), undefined)
-    assert.strictEqual(checkPaymentSnapshot(withFamily("extend_trial", snapshot("setup_only", false))), "snapshot_not_allowed")
+    assert.strictEqual(
+      checkPaymentSnapshot(withFamily("extend_trial", snapshot("setup_only", false))),
+      "snapshot_not_allowed"
+    )
     assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase")), "snapshot_required")
-    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("setup_only", false))), "mode_mismatch")
-    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("one_time_purchase", false))), "terms_required")
-    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.setup_only", snapshot("setup_only", true))), "terms_required")
-    assert.strictEqual(checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("one_time_purchase", true))), undefined)
+    assert.strictEqual(
+      checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("setup_only", false))),
+      "mode_mismatch"
+    )
+    assert.strictEqual(
+      checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("one_time_purchase", false))),
+      "terms_required"
+    )
+    assert.strictEqual(
+      checkPaymentSnapshot(withFamily("payment.setup_only", snapshot("setup_only", true))),
+      "terms_required"
+    )
+    assert.strictEqual(
+      checkPaymentSnapshot(withFamily("payment.one_time_purchase", snapshot("one_time_purchase", true))),
+      undefined
+    )
     assert.strictEqual(checkPaymentSnapshot(withFamily("payment.setup_only", snapshot("setup_only", false))), undefined)
   })
 
   it.effect("a stored request decodes back to the intake, also after a JSON round trip", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       assert.deepStrictEqual(yield* decodeStoredRequest({ actionRequestId: "a", request: plain }), plain)
       const stored = JSON.parse(JSON.stringify(plain)) as unknown
       assert.deepStrictEqual(yield* decodeStoredRequest({ actionRequestId: "a", request: stored }), plain)
-    }))
+    })
+  )
 
   it.effect("a stored request that is not one fails with StoredRequestInvalid naming the action", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const request of [null, "x", { ...plain, accountId: "" }, { ...plain, unexpected: true }]) {
         const exit = yield* Effect.exit(decodeStoredRequest({ actionRequestId: "act_9", request }))
         assert.deepStrictEqual(exit, Exit.fail(new StoredRequestInvalid({ actionRequestId: "act_9" })))
       }
-    }))
+    })
+  )
 
   it.effect("the plain form answers as the effect form, for stored requests and for what is not one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const payment = withFamily("payment.one_time_purchase", snapshot("one_time_purchase", true))
       const requests: ReadonlyArray<unknown> = [
         plain,
@@ -104,5 +121,6 @@ describe("Action", () => {
       }
       assert.isTrue(Either.isRight(decodeStoredRequestEither({ actionRequestId: "a", request: payment })))
       assert.isTrue(Either.isLeft(decodeStoredRequestEither({ actionRequestId: "a", request: null })))
-    }))
+    })
+  )
 })

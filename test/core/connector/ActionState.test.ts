@@ -26,35 +26,43 @@ const otherTrigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
     fc.constant<Trigger>({ _tag: "AckAccepted" }),
     fc.constant<Trigger>({ _tag: "AckRejected" }),
     fc.constant<Trigger>({ _tag: "DeliveryAmbiguous" }),
-    fc.constantFrom("verified", "inconclusive", "reversed").map((verdict): Trigger => ({
-      _tag: "ObservationJudged",
-      verdict: verdict as "verified" | "inconclusive" | "reversed",
-      isPayment
-    }))
+    fc.constantFrom("verified", "inconclusive", "reversed").map(
+      (verdict): Trigger => ({
+        _tag: "ObservationJudged",
+        verdict: verdict as "verified" | "inconclusive" | "reversed",
+        isPayment
+      })
+    )
   )
 
 /** Any trigger, a completion given only as its outcome and an evidence verdict (for totality). */
 const trigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
   fc.oneof(
     otherTrigger(isPayment),
-    fc.record({ outcome: fc.constantFrom(...outcomes), evidenceMatched: fc.boolean() }).map((c): Trigger => ({
-      _tag: "CompletionReceived",
-      ...c,
-      isPayment
-    }))
+    fc.record({ outcome: fc.constantFrom(...outcomes), evidenceMatched: fc.boolean() }).map(
+      (c): Trigger => ({
+        _tag: "CompletionReceived",
+        ...c,
+        isPayment
+      })
+    )
   )
 
 /** Any trigger, the payment gate's `Blocked` and the evidence watcher's `EvidenceObserved` included. */
 const anyTrigger = fc.oneof(
   fc.boolean().chain(trigger),
   fc.boolean().map((isPayment): Trigger => ({ _tag: "EvidenceObserved", isPayment })),
-  fc.constantFrom("payment_capability_missing", "payment_mode_not_enabled", "revision_not_current").map((reason): Trigger => ({ _tag: "Blocked", reason }))
+  fc
+    .constantFrom("payment_capability_missing", "payment_mode_not_enabled", "revision_not_current")
+    .map((reason): Trigger => ({ _tag: "Blocked", reason }))
 )
 
 /** The catalog evidence types (pinned to the spec's eight in messages.test.ts). */
 const catalog: ReadonlyArray<string> = CatalogEvidenceType.literals
 
-const hex64 = fc.array(fc.constantFrom(..."0123456789abcdef"), { minLength: 64, maxLength: 64 }).map((digits) => digits.join(""))
+const hex64 = fc
+  .array(fc.constantFrom(..."0123456789abcdef"), { minLength: 64, maxLength: 64 })
+  .map((digits) => digits.join(""))
 const accountIds = fc.stringMatching(/^[A-Za-z0-9_]{1,24}$/)
 
 const bindings: fc.Arbitrary<EvidenceBinding> = fc.record({
@@ -100,29 +108,34 @@ const decodeCompletion = Schema.decodeUnknownSync(Completion)
 
 /** A real completion body (decoded with the Completion schema) that may or may not fit the action. */
 const completions = (b: EvidenceBinding): fc.Arbitrary<Completion> =>
-  fc.record({
-    workspaceId: mostly(b.workspaceId, fc.uuid()),
-    actionRequestId: mostly(b.actionRequestId, fc.uuid()),
-    providerIdempotencyKey: mostly(b.providerIdempotencyKey, hex64.map((hex) => `pva_${hex}`)),
-    outcome: fc.constantFrom(...outcomes),
-    source: sources,
-    account: accountEvidence(b.accountId),
-    completionId: fc.stringMatching(/^[\x21-\x7e]{1,40}$/),
-    providerReference: fc.string({ minLength: 1, maxLength: 40 })
-  }).map((c) =>
-    decodeCompletion({
-      type: "service.customer_action.completion",
-      protocolVersion: 1,
-      workspaceId: c.workspaceId,
-      actionRequestId: c.actionRequestId,
-      providerIdempotencyKey: c.providerIdempotencyKey,
-      providerReference: c.providerReference,
-      completionId: c.completionId,
-      completedAt: "2026-11-22T10:00:00.000Z",
-      outcome: c.outcome,
-      evidence: { entitlement: "trial_extended", reasonCode: "ok", source: c.source, ...c.account }
+  fc
+    .record({
+      workspaceId: mostly(b.workspaceId, fc.uuid()),
+      actionRequestId: mostly(b.actionRequestId, fc.uuid()),
+      providerIdempotencyKey: mostly(
+        b.providerIdempotencyKey,
+        hex64.map((hex) => `pva_${hex}`)
+      ),
+      outcome: fc.constantFrom(...outcomes),
+      source: sources,
+      account: accountEvidence(b.accountId),
+      completionId: fc.stringMatching(/^[\x21-\x7e]{1,40}$/),
+      providerReference: fc.string({ minLength: 1, maxLength: 40 })
     })
-  )
+    .map((c) =>
+      decodeCompletion({
+        type: "service.customer_action.completion",
+        protocolVersion: 1,
+        workspaceId: c.workspaceId,
+        actionRequestId: c.actionRequestId,
+        providerIdempotencyKey: c.providerIdempotencyKey,
+        providerReference: c.providerReference,
+        completionId: c.completionId,
+        completedAt: "2026-11-22T10:00:00.000Z",
+        outcome: c.outcome,
+        evidence: { entitlement: "trial_extended", reasonCode: "ok", source: c.source, ...c.account }
+      })
+    )
 
 /**
  * One thing that happens to the action: a completion (through evidence matching), a Direct API event
@@ -148,17 +161,19 @@ interface Scenario {
   readonly steps: ReadonlyArray<Step>
 }
 
-const scenarios: fc.Arbitrary<Scenario> = fc.record({
-  binding: bindings,
-  isPayment: fc.boolean(),
-  // Mostly a broad catalog entry (so verification is reached often), sometimes a narrow one.
-  accepted: fc.oneof(
-    { weight: 3, arbitrary: fc.constant([...CatalogEvidenceType.literals]) },
-    { weight: 2, arbitrary: fc.subarray([...CatalogEvidenceType.literals], { minLength: 1 }) }
+const scenarios: fc.Arbitrary<Scenario> = fc
+  .record({
+    binding: bindings,
+    isPayment: fc.boolean(),
+    // Mostly a broad catalog entry (so verification is reached often), sometimes a narrow one.
+    accepted: fc.oneof(
+      { weight: 3, arbitrary: fc.constant([...CatalogEvidenceType.literals]) },
+      { weight: 2, arbitrary: fc.subarray([...CatalogEvidenceType.literals], { minLength: 1 }) }
+    )
+  })
+  .chain(({ accepted, binding, isPayment }) =>
+    fc.array(steps(binding, isPayment), { maxLength: 12 }).map((s) => ({ binding, isPayment, accepted, steps: s }))
   )
-}).chain(({ accepted, binding, isPayment }) =>
-  fc.array(steps(binding, isPayment), { maxLength: 12 }).map((s) => ({ binding, isPayment, accepted, steps: s }))
-)
 
 /** Whether a Direct API event with the action's funnel ids arrived before step `index` (inclusive). */
 const eventHeldAt = (scenario: Scenario, index: number): boolean =>
@@ -175,11 +190,13 @@ const bindsAndAccepted = (scenario: Scenario, step: Step): step is Extract<Step,
   step.completion.actionRequestId === scenario.binding.actionRequestId &&
   step.completion.providerIdempotencyKey === scenario.binding.providerIdempotencyKey &&
   // `evidence.accountId` is optional; present, it must be the action's account.
-  (step.completion.evidence["accountId"] === undefined || step.completion.evidence["accountId"] === scenario.binding.accountId) &&
+  (step.completion.evidence["accountId"] === undefined ||
+    step.completion.evidence["accountId"] === scenario.binding.accountId) &&
   catalog.includes(step.completion.evidence.source) &&
   (scenario.accepted as ReadonlyArray<string>).includes(step.completion.evidence.source)
 
-const observerOf = (step: Extract<Step, { _tag: "Completion" }>) => evidenceObservers[step.completion.evidence.source as CatalogEvidenceType]
+const observerOf = (step: Extract<Step, { _tag: "Completion" }>) =>
+  evidenceObservers[step.completion.evidence.source as CatalogEvidenceType]
 
 /**
  * The oracle for an action that is not a payment: step `index` may verify it only when the service
@@ -194,7 +211,9 @@ const verifiesNonPayment = (scenario: Scenario, index: number): boolean => {
     return observer === "completion" || (observer === "direct_api_event" && eventHeldAt(scenario, index))
   }
   if (step._tag !== "EventArrives") return false
-  return scenario.steps.slice(0, index).some((s) => bindsAndAccepted(scenario, s) && observerOf(s) === "direct_api_event")
+  return scenario.steps
+    .slice(0, index)
+    .some((s) => bindsAndAccepted(scenario, s) && observerOf(s) === "direct_api_event")
 }
 
 /** A Payment completion that queues a reconciliation read: accepted, bound and of a type a read confirms. */
@@ -219,9 +238,11 @@ const run = (scenario: Scenario) => {
     let awaiting = false
     if (step._tag === "Completion") {
       const match = matchEvidence(scenario.binding, step.completion, scenario.accepted)
-      const held = match._tag === "Matched" && evidenceObservers[match.type] === "direct_api_event" && eventHeldAt(scenario, index)
+      const held =
+        match._tag === "Matched" && evidenceObservers[match.type] === "direct_api_event" && eventHeldAt(scenario, index)
       const standing = match._tag === "Matched" ? evidenceStanding(match.type, scenario.isPayment, held) : undefined
-      awaiting = standing === "awaiting" && match._tag === "Matched" && evidenceObservers[match.type] === "direct_api_event"
+      awaiting =
+        standing === "awaiting" && match._tag === "Matched" && evidenceObservers[match.type] === "direct_api_event"
       t = completionTrigger(step.completion, match, standing, scenario.isPayment)
     } else if (step._tag === "EventArrives") {
       t = watching ? { _tag: "EvidenceObserved", isPayment: scenario.isPayment } : undefined
@@ -230,7 +251,12 @@ const run = (scenario: Scenario) => {
       if (observation && !readQueued) t = undefined
       // The reconciler records a verified read as inconclusive unless a success was claimed with
       // evidence of an accepted type a read confirms.
-      else if (observation && step.trigger._tag === "ObservationJudged" && step.trigger.verdict === "verified" && !scenario.steps.slice(0, index).some((s) => queuesRead(scenario, s))) {
+      else if (
+        observation &&
+        step.trigger._tag === "ObservationJudged" &&
+        step.trigger.verdict === "verified" &&
+        !scenario.steps.slice(0, index).some((s) => queuesRead(scenario, s))
+      ) {
         t = { ...step.trigger, verdict: "inconclusive" }
       } else t = step.trigger
     }
@@ -242,16 +268,19 @@ const run = (scenario: Scenario) => {
       state = result.to
       visited.push({ state, index })
     }
-    if (awaiting && state === "pending" && step._tag === "Completion" && step.completion.outcome === "succeeded") watching = true
+    if (awaiting && state === "pending" && step._tag === "Completion" && step.completion.outcome === "succeeded")
+      watching = true
   })
   return { state, visited }
 }
 
 /** Whether the steps up to `index` include what may verify: the oracle, or for Payment a verified observation. */
 const qualifiedBy = (scenario: Scenario, index: number): boolean =>
-  scenario.steps.slice(0, index + 1).some((step) =>
-    scenario.isPayment ? isVerifiedObservation(step) : verifiesNonPayment(scenario, scenario.steps.indexOf(step))
-  )
+  scenario.steps
+    .slice(0, index + 1)
+    .some((step) =>
+      scenario.isPayment ? isVerifiedObservation(step) : verifiesNonPayment(scenario, scenario.steps.indexOf(step))
+    )
 
 const succeeded = (isPayment: boolean, evidenceMatched: boolean): Trigger => ({
   _tag: "CompletionReceived",
@@ -261,10 +290,14 @@ const succeeded = (isPayment: boolean, evidenceMatched: boolean): Trigger => ({
 })
 
 describe("action state machine", () => {
-  it.prop("is total: every state and trigger gives a result", [fc.constantFrom(...actionStates), anyTrigger], ([state, t]) => {
-    const result = transition(state, t)
-    assert.include(["Move", "Stay", "Illegal"], result._tag)
-  })
+  it.prop(
+    "is total: every state and trigger gives a result",
+    [fc.constantFrom(...actionStates), anyTrigger],
+    ([state, t]) => {
+      const result = transition(state, t)
+      assert.include(["Move", "Stay", "Illegal"], result._tag)
+    }
+  )
 
   it.prop(
     "verified is entered only with evidence the service holds itself: a succeeded completion of an accepted type matched to workspace, account, action and key whose evidence the service observed (the signed completion, or a Direct API event before or after it; non-payment), or a verified read after a completion that queued it (Payment)",
@@ -308,15 +341,21 @@ describe("action state machine", () => {
     const reached = (isPayment: boolean) =>
       sample.filter((s) => s.isPayment === isPayment && run(s).visited.some((v) => v.state === "verified")).length
     // A succeeded completion from a state that takes it, with catalog evidence, failing the oracle on one binding.
-    const nearMisses = sample.filter((s) =>
-      !s.isPayment && s.steps.some((step, index) =>
-        step._tag === "Completion" && step.completion.outcome === "succeeded" && catalog.includes(step.completion.evidence.source) &&
-        !verifiesNonPayment(s, index)
-      )
+    const nearMisses = sample.filter(
+      (s) =>
+        !s.isPayment &&
+        s.steps.some(
+          (step, index) =>
+            step._tag === "Completion" &&
+            step.completion.outcome === "succeeded" &&
+            catalog.includes(step.completion.evidence.source) &&
+            !verifiesNonPayment(s, index)
+        )
     ).length
     // Verified through an event that arrived after the completion named it (the watcher's path).
-    const byLateEvent = sample.filter((s) =>
-      !s.isPayment && run(s).visited.some((v) => v.state === "verified" && s.steps[v.index]!._tag === "EventArrives")
+    const byLateEvent = sample.filter(
+      (s) =>
+        !s.isPayment && run(s).visited.some((v) => v.state === "verified" && s.steps[v.index]!._tag === "EventArrives")
     ).length
     assert.isAbove(reached(false), 60)
     assert.isAbove(reached(true), 10)
@@ -324,10 +363,14 @@ describe("action state machine", () => {
     assert.isAbove(byLateEvent, 5)
   })
 
-  it.prop("a payment completion never advances the journey by itself", [fc.constantFrom(...actionStates), fc.constantFrom(...outcomes), fc.boolean()], ([state, outcome, evidenceMatched]) => {
-    const result = transition(state, { _tag: "CompletionReceived", outcome, evidenceMatched, isPayment: true })
-    if (result._tag === "Move") assert.notStrictEqual(result.to, "verified")
-  })
+  it.prop(
+    "a payment completion never advances the journey by itself",
+    [fc.constantFrom(...actionStates), fc.constantFrom(...outcomes), fc.boolean()],
+    ([state, outcome, evidenceMatched]) => {
+      const result = transition(state, { _tag: "CompletionReceived", outcome, evidenceMatched, isPayment: true })
+      if (result._tag === "Move") assert.notStrictEqual(result.to, "verified")
+    }
+  )
 
   describe("the spec's table, row by row", () => {
     it("execution sent, signed ack accepted (202) -> accepted", () => {
@@ -364,11 +407,21 @@ describe("action state machine", () => {
       assert.deepStrictEqual(r._tag === "Move" ? r.passedThrough : [], ["pending"])
     })
     it("accepted, completion failed -> failed (failure reported)", () => {
-      const r = transition("accepted", { _tag: "CompletionReceived", outcome: "failed", evidenceMatched: false, isPayment: false })
+      const r = transition("accepted", {
+        _tag: "CompletionReceived",
+        outcome: "failed",
+        evidenceMatched: false,
+        isPayment: false
+      })
       assert.isTrue(r._tag === "Move" && r.to === "failed")
     })
     it("accepted, completion unknown -> unresolved", () => {
-      const r = transition("accepted", { _tag: "CompletionReceived", outcome: "unknown", evidenceMatched: false, isPayment: false })
+      const r = transition("accepted", {
+        _tag: "CompletionReceived",
+        outcome: "unknown",
+        evidenceMatched: false,
+        isPayment: false
+      })
       assert.isTrue(r._tag === "Move" && r.to === "unresolved")
     })
     it("payment action, completion succeeded -> pending with a reconciliation read queued, even with evidence", () => {
@@ -384,7 +437,12 @@ describe("action state machine", () => {
       assert.isTrue(r._tag === "Move" && r.to === "verified")
     })
     it("verified payment action, completion reversed -> unchanged until read, read queued", () => {
-      const r = transition("verified", { _tag: "CompletionReceived", outcome: "reversed", evidenceMatched: true, isPayment: true })
+      const r = transition("verified", {
+        _tag: "CompletionReceived",
+        outcome: "reversed",
+        evidenceMatched: true,
+        isPayment: true
+      })
       assert.deepStrictEqual(r, { _tag: "Stay", reason: "reversal_awaiting_read", queueReconciliation: true })
     })
     it("verified payment action, read confirms the reversal -> reversed, reversal appended", () => {
@@ -403,20 +461,37 @@ describe("action state machine", () => {
       assert.strictEqual(transition("rejected", succeeded(false, true))._tag, "Illegal")
     })
     it("a failed completion after verification changes nothing", () => {
-      const r = transition("verified", { _tag: "CompletionReceived", outcome: "failed", evidenceMatched: false, isPayment: false })
+      const r = transition("verified", {
+        _tag: "CompletionReceived",
+        outcome: "failed",
+        evidenceMatched: false,
+        isPayment: false
+      })
       assert.strictEqual(r._tag, "Stay")
     })
     it("an observation for a non-payment action is refused", () => {
-      assert.strictEqual(transition("pending", { _tag: "ObservationJudged", verdict: "verified", isPayment: false })._tag, "Illegal")
+      assert.strictEqual(
+        transition("pending", { _tag: "ObservationJudged", verdict: "verified", isPayment: false })._tag,
+        "Illegal"
+      )
     })
     it("an observation before any completion is refused", () => {
-      assert.strictEqual(transition("accepted", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })._tag, "Illegal")
+      assert.strictEqual(
+        transition("accepted", { _tag: "ObservationJudged", verdict: "verified", isPayment: true })._tag,
+        "Illegal"
+      )
     })
   })
 })
 
 describe("blocked by the payment capability gate (issue 15)", () => {
-  const reasons = ["payment_capability_missing", "payment_capability_expired", "payment_mode_not_enabled", "revision_not_current", "provider_connection_changed"]
+  const reasons = [
+    "payment_capability_missing",
+    "payment_capability_expired",
+    "payment_mode_not_enabled",
+    "revision_not_current",
+    "provider_connection_changed"
+  ]
   const blocked = (reason: string): Trigger => ({ _tag: "Blocked", reason })
 
   it("a never-sent action (dispatching) ends blocked, whatever the reason", () => {

@@ -5,8 +5,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { coversPaymentMode, currentCapabilities, evidenceCurrent, intentFits, paymentCapabilityVerdict } from "../../../core/connector/Capability.ts"
-import { type CapabilityEvidence, CapabilityRegistry, capabilityValidityMillis, makeMemory } from "../../../core/ports/CapabilityRegistry.ts"
+import {
+  coversPaymentMode,
+  currentCapabilities,
+  evidenceCurrent,
+  intentFits,
+  paymentCapabilityVerdict
+} from "../../../core/connector/Capability.ts"
+import {
+  type CapabilityEvidence,
+  CapabilityRegistry,
+  capabilityValidityMillis,
+  makeMemory
+} from "../../../core/ports/CapabilityRegistry.ts"
 import type { Connection, ConnectionRevision } from "../../../core/ports/ConnectionStore.ts"
 import type { PaymentMode } from "../../../core/protocol/messages/Common.ts"
 
@@ -33,8 +44,22 @@ describe("coversPaymentMode", () => {
     readonly now: number
     readonly covers: boolean
   }> = [
-    { name: "no evidence", evidence: Option.none(), activeRevision: 2, mode: "one_time_purchase", now: recordedAt, covers: false },
-    { name: "fresh, bound, mode included", evidence: Option.some(evidence), activeRevision: 2, mode: "one_time_purchase", now: recordedAt, covers: true },
+    {
+      name: "no evidence",
+      evidence: Option.none(),
+      activeRevision: 2,
+      mode: "one_time_purchase",
+      now: recordedAt,
+      covers: false
+    },
+    {
+      name: "fresh, bound, mode included",
+      evidence: Option.some(evidence),
+      activeRevision: 2,
+      mode: "one_time_purchase",
+      now: recordedAt,
+      covers: true
+    },
     {
       name: "fresh until just under one hour",
       evidence: Option.some(evidence),
@@ -51,13 +76,37 @@ describe("coversPaymentMode", () => {
       now: recordedAt + capabilityValidityMillis,
       covers: false
     },
-    { name: "recorded for another revision", evidence: Option.some(evidence), activeRevision: 3, mode: "one_time_purchase", now: recordedAt, covers: false },
-    { name: "no active revision", evidence: Option.some(evidence), activeRevision: undefined, mode: "one_time_purchase", now: recordedAt, covers: false },
-    { name: "mode missing", evidence: Option.some(evidence), activeRevision: 2, mode: "new_subscription", now: recordedAt, covers: false }
+    {
+      name: "recorded for another revision",
+      evidence: Option.some(evidence),
+      activeRevision: 3,
+      mode: "one_time_purchase",
+      now: recordedAt,
+      covers: false
+    },
+    {
+      name: "no active revision",
+      evidence: Option.some(evidence),
+      activeRevision: undefined,
+      mode: "one_time_purchase",
+      now: recordedAt,
+      covers: false
+    },
+    {
+      name: "mode missing",
+      evidence: Option.some(evidence),
+      activeRevision: 2,
+      mode: "new_subscription",
+      now: recordedAt,
+      covers: false
+    }
   ]
   for (const c of cases) {
     it(c.name, () => {
-      assert.strictEqual(coversPaymentMode(c.evidence, { activeRevision: c.activeRevision, mode: c.mode, now: c.now }), c.covers)
+      assert.strictEqual(
+        coversPaymentMode(c.evidence, { activeRevision: c.activeRevision, mode: c.mode, now: c.now }),
+        c.covers
+      )
     })
   }
 
@@ -104,27 +153,51 @@ describe("currentCapabilities", () => {
   })
 
   it.effect("answers the recorded evidence only while it counts for the connection's active revision", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const registry = makeMemory()
       yield* registry.record(evidence)
-      const current = (c: Connection, now: number) => Effect.provideService(currentCapabilities(c, now), CapabilityRegistry, registry)
+      const current = (c: Connection, now: number) =>
+        Effect.provideService(currentCapabilities(c, now), CapabilityRegistry, registry)
       assert.deepStrictEqual(yield* current(connection(2), recordedAt), Option.some(evidence))
       assert.deepStrictEqual(yield* current(connection(1), recordedAt), Option.none())
       assert.deepStrictEqual(yield* current(connection(2), evidence.expiresAt), Option.none())
-    }))
+    })
+  )
 })
 
 describe("paymentCapabilityVerdict", () => {
   const at = { activeRevision: 2, mode: "one_time_purchase" as const, now: recordedAt }
-  const table: ReadonlyArray<readonly [string, Option.Option<CapabilityEvidence>, Parameters<typeof paymentCapabilityVerdict>[1], string]> = [
+  const table: ReadonlyArray<
+    readonly [string, Option.Option<CapabilityEvidence>, Parameters<typeof paymentCapabilityVerdict>[1], string]
+  > = [
     ["covered", Option.some(evidence), at, "covered"],
-    ["covered, bound revision and generation agree", Option.some(evidence), { ...at, boundRevision: 2, generation: evidence.providerConnectionGeneration }, "covered"],
+    [
+      "covered, bound revision and generation agree",
+      Option.some(evidence),
+      { ...at, boundRevision: 2, generation: evidence.providerConnectionGeneration },
+      "covered"
+    ],
     ["no evidence", Option.none(), at, "payment_capability_missing"],
     ["no active revision", Option.some(evidence), { ...at, activeRevision: undefined }, "revision_not_current"],
-    ["the action's revision is no longer active", Option.some(evidence), { ...at, boundRevision: 1 }, "revision_not_current"],
+    [
+      "the action's revision is no longer active",
+      Option.some(evidence),
+      { ...at, boundRevision: 1 },
+      "revision_not_current"
+    ],
     ["evidence of another revision", Option.some(evidence), { ...at, activeRevision: 3 }, "revision_not_current"],
-    ["expired at exactly one hour", Option.some(evidence), { ...at, now: evidence.expiresAt }, "payment_capability_expired"],
-    ["another provider connection generation", Option.some(evidence), { ...at, generation: "live:" + "b".repeat(64) }, "provider_connection_changed"],
+    [
+      "expired at exactly one hour",
+      Option.some(evidence),
+      { ...at, now: evidence.expiresAt },
+      "payment_capability_expired"
+    ],
+    [
+      "another provider connection generation",
+      Option.some(evidence),
+      { ...at, generation: "live:" + "b".repeat(64) },
+      "provider_connection_changed"
+    ],
     ["mode not included", Option.some(evidence), { ...at, mode: "new_subscription" }, "payment_mode_not_enabled"]
   ]
   for (const [name, e, when, verdict] of table) {

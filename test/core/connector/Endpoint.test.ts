@@ -1,7 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
-import { classifyAddress, isAllowedAddress, layerResolverMemory, validateEndpoint } from "../../../core/connector/Endpoint.ts"
+import {
+  classifyAddress,
+  isAllowedAddress,
+  layerResolverMemory,
+  validateEndpoint
+} from "../../../core/connector/Endpoint.ts"
 
 const resolver = layerResolverMemory({
   "pay.example.com": ["93.184.216.34"],
@@ -9,7 +14,7 @@ const resolver = layerResolverMemory({
   "mixed.example.com": ["93.184.216.34", "10.0.0.7"],
   "rebind.example.com": ["127.0.0.1"],
   "v6private.example.com": ["fd12:3456::1"],
-  "localhost": ["127.0.0.1", "::1"]
+  localhost: ["127.0.0.1", "::1"]
 })
 
 const secure = { allowInsecure: false }
@@ -103,40 +108,56 @@ describe("endpoint validation", () => {
   it("has a table of at least 60 URLs", () => assert.isAtLeast(table.length, 60))
   for (const [url, expected, expectedInsecure] of table) {
     it.effect(`${url || "(empty)"} -> ${expected} / insecure ${expectedInsecure}`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         assert.strictEqual(yield* outcome(url, secure), expected)
         assert.strictEqual(yield* outcome(url, insecure), expectedInsecure)
-      }))
+      })
+    )
   }
 
   it.effect("a refusal never echoes the URL", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(validateEndpoint("https://user:s3cr3t@pay.example.com/", secure).pipe(Effect.provide(resolver)))
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        validateEndpoint("https://user:s3cr3t@pay.example.com/", secure).pipe(Effect.provide(resolver))
+      )
       assert.notInclude(JSON.stringify(error), "s3cr3t")
       assert.notInclude(error.detail, "pay.example.com")
-    }))
+    })
+  )
 
   const octet = fc.integer({ min: 0, max: 255 })
-  const privateV4 = fc.oneof(
-    fc.tuple(fc.constant(10), octet, octet, octet),
-    fc.tuple(fc.constant(127), octet, octet, octet),
-    fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), octet, octet),
-    fc.tuple(fc.constant(192), fc.constant(168), octet, octet),
-    fc.tuple(fc.constant(169), fc.constant(254), octet, octet),
-    fc.tuple(fc.constant(100), fc.integer({ min: 64, max: 127 }), octet, octet),
-    fc.tuple(fc.integer({ min: 224, max: 255 }), octet, octet, octet),
-    fc.tuple(fc.constant(0), octet, octet, octet)
-  ).map((parts) => parts.join("."))
+  const privateV4 = fc
+    .oneof(
+      fc.tuple(fc.constant(10), octet, octet, octet),
+      fc.tuple(fc.constant(127), octet, octet, octet),
+      fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), octet, octet),
+      fc.tuple(fc.constant(192), fc.constant(168), octet, octet),
+      fc.tuple(fc.constant(169), fc.constant(254), octet, octet),
+      fc.tuple(fc.constant(100), fc.integer({ min: 64, max: 127 }), octet, octet),
+      fc.tuple(fc.integer({ min: 224, max: 255 }), octet, octet, octet),
+      fc.tuple(fc.constant(0), octet, octet, octet)
+    )
+    .map((parts) => parts.join("."))
 
-  it.prop("every private IPv4 address is refused, also as IPv4-mapped, NAT64 and decimal forms", [privateV4], ([ip]) => {
-    const [a, b, c, d] = ip.split(".").map(Number) as [number, number, number, number]
-    const hex = (x: number, y: number) => ((x << 8) | y).toString(16)
-    for (const form of [ip, `::ffff:${ip}`, `::ffff:${hex(a, b)}:${hex(c, d)}`, `64:ff9b::${ip}`, `2002:${hex(a, b)}:${hex(c, d)}::1`]) {
-      assert.isFalse(isAllowedAddress(form, secure), form)
+  it.prop(
+    "every private IPv4 address is refused, also as IPv4-mapped, NAT64 and decimal forms",
+    [privateV4],
+    ([ip]) => {
+      const [a, b, c, d] = ip.split(".").map(Number) as [number, number, number, number]
+      const hex = (x: number, y: number) => ((x << 8) | y).toString(16)
+      for (const form of [
+        ip,
+        `::ffff:${ip}`,
+        `::ffff:${hex(a, b)}:${hex(c, d)}`,
+        `64:ff9b::${ip}`,
+        `2002:${hex(a, b)}:${hex(c, d)}::1`
+      ]) {
+        assert.isFalse(isAllowedAddress(form, secure), form)
+      }
+      const decimal = ((a * 256 + b) * 256 + c) * 256 + d
+      assert.strictEqual(new URL(`https://${decimal}/`).hostname, ip)
     }
-    const decimal = ((a * 256 + b) * 256 + c) * 256 + d
-    assert.strictEqual(new URL(`https://${decimal}/`).hostname, ip)
-  })
+  )
 
   it("classifies", () => {
     assert.strictEqual(classifyAddress("8.8.8.8"), "public")

@@ -23,7 +23,13 @@ const completion = (over: Partial<Completion> = {}, evidence: Record<string, unk
   providerIdempotencyKey: binding.providerIdempotencyKey,
   outcome: "succeeded" as const,
   ...over,
-  evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state", accountId: "acct_42", ...evidence } as Completion["evidence"]
+  evidence: {
+    entitlement: "trial_extended",
+    reasonCode: "extended",
+    source: "entitlement_state",
+    accountId: "acct_42",
+    ...evidence
+  } as Completion["evidence"]
 })
 
 describe("matchEvidence", () => {
@@ -45,19 +51,41 @@ describe("matchEvidence", () => {
     })
   }
   it("a completion with exactly the spec's evidence fields (entitlement, reasonCode, source) matches: evidence.accountId is optional", () => {
-    const spec = { ...completion(), evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" } as Completion["evidence"] }
+    const spec = {
+      ...completion(),
+      evidence: {
+        entitlement: "trial_extended",
+        reasonCode: "extended",
+        source: "entitlement_state"
+      } as Completion["evidence"]
+    }
     assert.deepStrictEqual(matchEvidence(binding, spec, all), { _tag: "Matched", type: "entitlement_state" })
   })
   it("a present accountId other than the action's does not match, and says so", () => {
-    assert.deepStrictEqual(matchEvidence(binding, completion({}, { accountId: "acct_other" }), all), { _tag: "Unmatched", reason: "account_mismatch" })
+    assert.deepStrictEqual(matchEvidence(binding, completion({}, { accountId: "acct_other" }), all), {
+      _tag: "Unmatched",
+      reason: "account_mismatch"
+    })
   })
   it("accepts every catalog type", () => {
-    for (const source of ["authenticated_completion", "provider_event", "customer_server_event", "billing_change", "subscription_state", "entitlement_state", "credit_balance", "approval_recorded"]) {
+    for (const source of [
+      "authenticated_completion",
+      "provider_event",
+      "customer_server_event",
+      "billing_change",
+      "subscription_state",
+      "entitlement_state",
+      "credit_balance",
+      "approval_recorded"
+    ]) {
       assert.strictEqual(matchEvidence(binding, completion({}, { source }), all)._tag, "Matched")
     }
   })
   it("refuses a catalog type the action's catalog entry does not accept: source_not_accepted", () => {
-    assert.deepStrictEqual(matchEvidence(binding, completion(), ["authenticated_completion"]), { _tag: "Unmatched", reason: "source_not_accepted" })
+    assert.deepStrictEqual(matchEvidence(binding, completion(), ["authenticated_completion"]), {
+      _tag: "Unmatched",
+      reason: "source_not_accepted"
+    })
   })
 })
 
@@ -81,7 +109,15 @@ describe("evidence the service observes itself (one table)", () => {
   })
   it("a Payment action is never verified by a completion alone: the completion type is not observable, the rest go through a read", () => {
     assert.strictEqual(evidenceStanding("authenticated_completion", true, true), "not_observable")
-    for (const type of ["provider_event", "billing_change", "subscription_state", "credit_balance", "entitlement_state", "customer_server_event", "approval_recorded"] as const) {
+    for (const type of [
+      "provider_event",
+      "billing_change",
+      "subscription_state",
+      "credit_balance",
+      "entitlement_state",
+      "customer_server_event",
+      "approval_recorded"
+    ] as const) {
       assert.strictEqual(evidenceStanding(type, true, true), "via_reconciliation")
     }
   })

@@ -40,13 +40,18 @@ const freshWorkspace = Effect.suspend(() => {
 })
 
 /** A workspace with an active connection and no catalog at all. */
-const workspaceWithoutCatalog = Effect.gen(function*() {
+const workspaceWithoutCatalog = Effect.gen(function* () {
   const workspaceId = uid()
   const connectionId = uid()
   const store = yield* ConnectionStore
   const vault = yield* SecretVault
   const now = Date.now()
-  const { revision } = yield* store.registerRevision({ workspaceId, connectionId, endpoint: "http://127.0.0.1:1/connector", now })
+  const { revision } = yield* store.registerRevision({
+    workspaceId,
+    connectionId,
+    endpoint: "http://127.0.0.1:1/connector",
+    now
+  })
   yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), secrets.actionSigning, now)
   yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), secrets.completion, now)
   yield* store.activate({ connectionId, revision, now })
@@ -72,7 +77,7 @@ const decisionOf = (document: Json): Json => document.decisions[0]
 
 /** Nothing is stored for the refused account: no action, no dispatch item. */
 const assertNothingStored = (workspaceId: string, input: ActionIntake) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     assert.strictEqual(
       yield* ledger.countForFrequency({ workspaceId, accountId: input.accountId, actionId: input.action.id, since: 0 }),
@@ -80,10 +85,17 @@ const assertNothingStored = (workspaceId: string, input: ActionIntake) =>
       "no action stored"
     )
     // Every dispatch item due by tomorrow (leased for 1 ms only, so other tests are not held up).
-    const items = yield* (yield* Outbox).lease({ owner: uid(), now: Date.now() + 86_400_000, leaseMillis: 1, limit: 10_000, kinds: [dispatchOutboxKind] })
+    const items = yield* (yield* Outbox).lease({
+      owner: uid(),
+      now: Date.now() + 86_400_000,
+      leaseMillis: 1,
+      limit: 10_000,
+      kinds: [dispatchOutboxKind]
+    })
     for (const item of items) {
       const record = yield* ledger.get((item.payload as { readonly actionRequestId: string }).actionRequestId)
-      const mine = Option.isSome(record) && record.value.workspaceId === workspaceId && record.value.accountId === input.accountId
+      const mine =
+        Option.isSome(record) && record.value.workspaceId === workspaceId && record.value.accountId === input.accountId
       assert.isFalse(mine, "no dispatch item for the account")
     }
   })
@@ -95,7 +107,7 @@ const assertRefused = (
   reason: RevalidationReason,
   options: { readonly authorizedBy?: Authority } = {}
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const result = yield* Effect.either(intake(workspaceId, input, options))
     assert.isTrue(Either.isLeft(result), `intake must be refused with ${reason}`)
     const error = (result as Either.Left<any, unknown>).left
@@ -117,49 +129,66 @@ const assertTaken = (workspaceId: string, input: ActionIntake, options: { readon
 
 for (const variant of storageVariants) {
   describe.skipIf(!variant.available)(`revalidation at intake (${variant.name})`, () => {
-    layer(Layer.mergeAll(Layer.suspend(variant.layer), NodeCrypto.layer), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    layer(Layer.mergeAll(Layer.suspend(variant.layer), NodeCrypto.layer), {
+      excludeTestServices: true,
+      timeout: "60 seconds"
+    })((it) => {
       it.effect("the fixture catalog takes the example intake (control)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           yield* assertTaken(workspaceId, intakeInput(uid("acct_")))
-        }))
+        })
+      )
 
       it.effect("catalog_not_published (409): the workspace has no catalog", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* workspaceWithoutCatalog
           yield* assertRefused(workspaceId, intakeInput(uid("acct_")), "catalog_not_published")
-        }))
+        })
+      )
 
       it.effect("published_version_unknown (422): the binding names no published version", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           yield* assertRefused(workspaceId, boundTo(intakeInput(uid("acct_")), uid()), "published_version_unknown")
-        }))
+        })
+      )
 
       it.effect("published_version_not_current (409): bound to version 1 after version 2 was published", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const second = yield* publishChanged(workspaceId, () => undefined)
           yield* assertRefused(workspaceId, intakeInput(uid("acct_")), "published_version_not_current")
           yield* assertTaken(workspaceId, boundTo(intakeInput(uid("acct_")), second))
-        }))
+        })
+      )
 
       it.effect("decision_unknown (422)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = intakeInput(uid("acct_"))
-          yield* assertRefused(workspaceId, { ...input, binding: { ...input.binding, decisionId: uid() } }, "decision_unknown")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, binding: { ...input.binding, decisionId: uid() } },
+            "decision_unknown"
+          )
+        })
+      )
 
       it.effect("journey_mismatch (422): the decision belongs to another journey", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = intakeInput(uid("acct_"))
-          yield* assertRefused(workspaceId, { ...input, binding: { ...input.binding, journeyId: uid() } }, "journey_mismatch")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, binding: { ...input.binding, journeyId: uid() } },
+            "journey_mismatch"
+          )
+        })
+      )
 
       it.effect("decision_expired (409): the decision's validUntil has passed", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const expired = yield* publishChanged(workspaceId, (d) => {
             decisionOf(d).validUntil = formatTimestamp(Date.now() - 1_000)
@@ -169,68 +198,95 @@ for (const variant of storageVariants) {
             decisionOf(d).validUntil = formatTimestamp(Date.now() + 3_600_000)
           })
           yield* assertTaken(workspaceId, boundTo(intakeInput(uid("acct_")), valid))
-        }))
+        })
+      )
 
       it.effect("action_unknown (422): action.id names no catalog action", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = intakeInput(uid("acct_"))
           yield* assertRefused(workspaceId, { ...input, action: { ...input.action, id: uid() } }, "action_unknown")
-        }))
+        })
+      )
 
       it.effect("action_key_mismatch (422): action.key is not the catalog action's key", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = intakeInput(uid("acct_"))
-          yield* assertRefused(workspaceId, { ...input, action: { ...input.action, key: "extend_trial_30" } }, "action_key_mismatch")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, action: { ...input.action, key: "extend_trial_30" } },
+            "action_key_mismatch"
+          )
+        })
+      )
 
       it.effect("operation_family_mismatch (422): an unknown family (refund_everything) on the trial action", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = intakeInput(uid("acct_"))
-          const operation = { ...input.action.operation, family: "refund_everything" } as ActionIntake["action"]["operation"]
-          yield* assertRefused(workspaceId, { ...input, action: { ...input.action, operation } }, "operation_family_mismatch")
-        }))
+          const operation = {
+            ...input.action.operation,
+            family: "refund_everything"
+          } as ActionIntake["action"]["operation"]
+          yield* assertRefused(
+            workspaceId,
+            { ...input, action: { ...input.action, operation } },
+            "operation_family_mismatch"
+          )
+        })
+      )
 
       it.effect("operation_family_mismatch (422): a Payment family on the trial action", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const payment = paymentIntake("one_time_purchase", uid("acct_"))
           // The one-time purchase request, but naming the trial action (id and key).
           const input = { ...payment, action: { ...payment.action, id: trialId, key: "extend_trial_14" } }
           yield* assertRefused(workspaceId, input, "operation_family_mismatch")
-        }))
+        })
+      )
 
       it.effect("transition_not_allowed (422): the decision does not lead to this catalog action", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const version = yield* publishChanged(workspaceId, (d) => {
             decisionOf(d).actionIds = decisionOf(d).actionIds.filter((id: string) => id !== trialId)
           })
           yield* assertRefused(workspaceId, boundTo(intakeInput(uid("acct_")), version), "transition_not_allowed")
-        }))
+        })
+      )
 
       it.effect("offer_unknown (422): binding.offerId names no offer", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = intakeInput(uid("acct_"))
-          yield* assertRefused(workspaceId, { ...input, binding: { ...input.binding, offerId: uid() } }, "offer_unknown")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, binding: { ...input.binding, offerId: uid() } },
+            "offer_unknown"
+          )
+        })
+      )
 
       it.effect("offer_not_offered (422): an offer of the catalog the decision does not present", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const otherOffer = uid()
           const version = yield* publishChanged(workspaceId, (d) => {
             d.offers.push({ offerId: otherOffer, offerVersionId: uid(), price: null })
           })
           const input = boundTo(intakeInput(uid("acct_")), version)
-          yield* assertRefused(workspaceId, { ...input, binding: { ...input.binding, offerId: otherOffer } }, "offer_not_offered")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, binding: { ...input.binding, offerId: otherOffer } },
+            "offer_not_offered"
+          )
+        })
+      )
 
       it.effect("offer_not_offered (422): an offer the decision presents, but not the Payment action's own", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const otherOffer = uid()
           const version = yield* publishChanged(workspaceId, (d) => {
@@ -238,89 +294,129 @@ for (const variant of storageVariants) {
             decisionOf(d).offerIds.push(otherOffer)
           })
           const input = boundTo(paymentIntake("one_time_purchase", uid("acct_")), version)
-          yield* assertRefused(workspaceId, { ...input, binding: { ...input.binding, offerId: otherOffer } }, "offer_not_offered")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, binding: { ...input.binding, offerId: otherOffer } },
+            "offer_not_offered"
+          )
+        })
+      )
 
       it.effect("action_version_changed (409): the Payment snapshot names another action version", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = paymentIntake("one_time_purchase", uid("acct_"))
-          yield* assertRefused(workspaceId, { ...input, payment: { ...input.payment!, actionVersionId: uid() } }, "action_version_changed")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, payment: { ...input.payment!, actionVersionId: uid() } },
+            "action_version_changed"
+          )
+        })
+      )
 
       it.effect("offer_version_changed (409): the Payment snapshot names another offer version", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const input = paymentIntake("one_time_purchase", uid("acct_"))
-          yield* assertRefused(workspaceId, { ...input, payment: { ...input.payment!, offerVersionId: uid() } }, "offer_version_changed")
-        }))
+          yield* assertRefused(
+            workspaceId,
+            { ...input, payment: { ...input.payment!, offerVersionId: uid() } },
+            "offer_version_changed"
+          )
+        })
+      )
 
       it.effect("offer_price_changed (409): another amount, or another currency, than the offer's exact price", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           for (const change of [{ amountMinor: 4901 }, { currency: "eur" }]) {
             const input = paymentIntake("one_time_purchase", uid("acct_"))
             const payment = { ...input.payment!, expected: { ...input.payment!.expected!, ...change } }
             yield* assertRefused(workspaceId, { ...input, payment }, "offer_price_changed")
           }
-        }))
+        })
+      )
 
       it.effect("account_state_not_eligible (409): the account's account_status is another, or missing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const version = yield* publishChanged(workspaceId, (d) => {
             decisionOf(d).accountStatuses = ["trialing"]
           })
           const profiles = yield* AccountProfileStore
           const setStatus = (accountId: string, value: string) =>
-            profiles.applyFacts(workspaceId, accountId, [{ name: "account_status", value, observedAt: Date.now(), sourceEventId: uid() }])
+            profiles.applyFacts(workspaceId, accountId, [
+              { name: "account_status", value, observedAt: Date.now(), sourceEventId: uid() }
+            ])
           const canceled = uid("acct_")
           yield* setStatus(canceled, "canceled")
           yield* assertRefused(workspaceId, boundTo(intakeInput(canceled), version), "account_state_not_eligible")
           // No profile at all, and a profile without the fact.
           yield* assertRefused(workspaceId, boundTo(intakeInput(uid("acct_")), version), "account_state_not_eligible")
           const otherFact = uid("acct_")
-          yield* profiles.applyFacts(workspaceId, otherFact, [{ name: "plan", value: "pro", observedAt: Date.now(), sourceEventId: uid() }])
+          yield* profiles.applyFacts(workspaceId, otherFact, [
+            { name: "plan", value: "pro", observedAt: Date.now(), sourceEventId: uid() }
+          ])
           yield* assertRefused(workspaceId, boundTo(intakeInput(otherFact), version), "account_state_not_eligible")
           // Control: the allowed status is taken.
           const trialing = uid("acct_")
           yield* setStatus(trialing, "trialing")
           yield* assertTaken(workspaceId, boundTo(intakeInput(trialing), version))
-        }))
+        })
+      )
 
-      it.effect("frequency_exceeded (409): limit 1 per account, the second intake is refused; another account is not", () =>
-        Effect.gen(function*() {
-          const workspaceId = yield* freshWorkspace
-          const version = yield* publishChanged(workspaceId, (d) => {
-            d.actions[0].frequency = { limit: 1, windowSeconds: 3600 }
+      it.effect(
+        "frequency_exceeded (409): limit 1 per account, the second intake is refused; another account is not",
+        () =>
+          Effect.gen(function* () {
+            const workspaceId = yield* freshWorkspace
+            const version = yield* publishChanged(workspaceId, (d) => {
+              d.actions[0].frequency = { limit: 1, windowSeconds: 3600 }
+            })
+            const accountId = uid("acct_")
+            const first = yield* assertTaken(workspaceId, boundTo(intakeInput(accountId), version))
+            const second = yield* Effect.either(intake(workspaceId, boundTo(intakeInput(accountId), version)))
+            assert.isTrue(Either.isLeft(second))
+            const error = (second as Either.Left<any, unknown>).left
+            assert.strictEqual(error.reason, "frequency_exceeded")
+            const problem = toProblem(error)
+            assert.deepStrictEqual([problem.status, problem.errors?.[0]?.path], [409, "action.id"])
+            // Only the first is stored.
+            assert.strictEqual(
+              yield* (yield* ActionLedger).countForFrequency({ workspaceId, accountId, actionId: trialId, since: 0 }),
+              1
+            )
+            assert.isTrue(Option.isSome(yield* (yield* ActionLedger).get(first)))
+            yield* assertTaken(workspaceId, boundTo(intakeInput(uid("acct_")), version))
           })
-          const accountId = uid("acct_")
-          const first = yield* assertTaken(workspaceId, boundTo(intakeInput(accountId), version))
-          const second = yield* Effect.either(intake(workspaceId, boundTo(intakeInput(accountId), version)))
-          assert.isTrue(Either.isLeft(second))
-          const error = (second as Either.Left<any, unknown>).left
-          assert.strictEqual(error.reason, "frequency_exceeded")
-          const problem = toProblem(error)
-          assert.deepStrictEqual([problem.status, problem.errors?.[0]?.path], [409, "action.id"])
-          // Only the first is stored.
-          assert.strictEqual(yield* (yield* ActionLedger).countForFrequency({ workspaceId, accountId, actionId: trialId, since: 0 }), 1)
-          assert.isTrue(Option.isSome(yield* (yield* ActionLedger).get(first)))
-          yield* assertTaken(workspaceId, boundTo(intakeInput(uid("acct_")), version))
-        }))
+      )
 
       it.effect("authority_revoked (409): the authorizing API key was revoked", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace
           const keys = yield* ApiKeyStore
           const id = uid()
           yield* keys.ensureWorkspace(workspaceId, Date.now())
-          yield* keys.create({ id, workspaceId, scope: "admin", name: null, secretHash: uid().replaceAll("-", ""), createdAt: Date.now(), revokedAt: null })
+          yield* keys.create({
+            id,
+            workspaceId,
+            scope: "admin",
+            name: null,
+            secretHash: uid().replaceAll("-", ""),
+            createdAt: Date.now(),
+            revokedAt: null
+          })
           yield* assertTaken(workspaceId, intakeInput(uid("acct_")), { authorizedBy: { kind: "api_key", id } })
           yield* keys.revoke(workspaceId, id, Date.now())
-          yield* assertRefused(workspaceId, intakeInput(uid("acct_")), "authority_revoked", { authorizedBy: { kind: "api_key", id } })
+          yield* assertRefused(workspaceId, intakeInput(uid("acct_")), "authority_revoked", {
+            authorizedBy: { kind: "api_key", id }
+          })
           // A key the workspace never had is no authority either.
-          yield* assertRefused(workspaceId, intakeInput(uid("acct_")), "authority_revoked", { authorizedBy: { kind: "api_key", id: uid() } })
-        }))
+          yield* assertRefused(workspaceId, intakeInput(uid("acct_")), "authority_revoked", {
+            authorizedBy: { kind: "api_key", id: uid() }
+          })
+        })
+      )
     })
   })
 }

@@ -143,7 +143,10 @@ for (const variant of storageVariants) {
         )
         // Signed with the completion secret, not the action signing secret.
         const otherCompletion = { actionSigning: secrets.actionSigning, completion: wrongSecrets.completion }
-        const refused = await verifyCompletion(service.received[0]!, otherCompletion).then(() => "accepted", (e) => String(e))
+        const refused = await verifyCompletion(service.received[0]!, otherCompletion).then(
+          () => "accepted",
+          (e) => String(e)
+        )
         assert.include(refused, "InvalidSignature")
         // A retry of the execution after completion: the original ack, no second run or completion.
         assert.strictEqual(await deliver(kit.url, body), 202)
@@ -174,7 +177,10 @@ for (const variant of storageVariants) {
         service.state.status = 202
         const accepted = await new Promise<number>((resolve, reject) => {
           const at = service.received.length
-          until(() => service.received.length > at, "a delivery answered 2xx").then(() => resolve(service.received.length), reject)
+          until(() => service.received.length > at, "a delivery answered 2xx").then(
+            () => resolve(service.received.length),
+            reject
+          )
         })
         await settle()
         assert.strictEqual(service.received.length, accepted, "nothing is delivered after a 2xx")
@@ -275,7 +281,7 @@ warnIfSkipped("customer kit worker")
 const unusedTransport = Layer.succeed(ConnectorTransport, { post: () => Effect.dieMessage("no delivery in this test") })
 
 const workerSetup = (executor: Worker.ActionExecutorService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const keys = yield* importSigningKeys(secrets)
     const handler = yield* Handler.makeCustomerHandler({ workspaceId, keys })
     const worker = yield* Worker.make({ workspaceId, keys, serviceUrl: "https://service.example" })
@@ -287,7 +293,7 @@ const workerSetup = (executor: Worker.ActionExecutorService) =>
 
 /** Simulates a crash after the `executing` marker was written and before the completion commit. */
 const markExecuting = (actionRequestId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* ActionLedger
     const record = Option.getOrThrow(yield* ledger.get(actionRequestId))
     const moved = yield* ledger.transition({
@@ -320,7 +326,7 @@ const executeItem = (providerIdempotencyKey: string) =>
 
 describe("customer kit worker after a possible earlier run", () => {
   it.effect("an item whose record says executing asks lookup, and does not execute when it ran", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const found: Worker.ExecutionResult = { ...succeeded("00000000"), outcome: "failed" }
       const { calls, executor } = probeExecutor(Option.some(found))
       const { body, worker } = yield* workerSetup(executor)
@@ -336,20 +342,22 @@ describe("customer kit worker after a possible earlier run", () => {
       const ledger = yield* ActionLedger
       assert.strictEqual(Option.getOrThrow(yield* ledger.get(body.actionRequestId)).state, Worker.kitStates.completing)
       assert.strictEqual(yield* worker.executeDue, 0)
-    }).pipe(Effect.provide(storageLayer())))
+    }).pipe(Effect.provide(storageLayer()))
+  )
 
   it.effect("lookup saying it never ran lets execute run once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { calls, executor } = probeExecutor(Option.none())
       const { body, worker } = yield* workerSetup(executor)
       yield* markExecuting(body.actionRequestId)
       assert.strictEqual(yield* worker.executeDue, 1)
       assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
       assert.isTrue(Option.isSome(yield* completionItem(body.actionRequestId)))
-    }).pipe(Effect.provide(storageLayer())))
+    }).pipe(Effect.provide(storageLayer()))
+  )
 
   it.effect("a first run does not ask lookup; an executor defect is retried through lookup, which finds the run", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const calls = { execute: 0, lookup: 0 }
       const found: Worker.ExecutionResult = { ...succeeded("00000000"), providerReference: "found_by_lookup" }
       const executor: Worker.ActionExecutorService = {
@@ -368,18 +376,25 @@ describe("customer kit worker after a possible earlier run", () => {
       yield* TestClock.adjust("10 minutes")
       assert.strictEqual(yield* worker.executeDue, 1)
       assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
-      const stored = JSON.parse((Option.getOrThrow(yield* completionItem(body.actionRequestId)).payload as { body: string }).body)
+      const stored = JSON.parse(
+        (Option.getOrThrow(yield* completionItem(body.actionRequestId)).payload as { body: string }).body
+      )
       assert.strictEqual(stored.providerReference, "found_by_lookup")
       const history = yield* (yield* ActionLedger).history(body.actionRequestId)
       assert.strictEqual(history.at(-1)!.trigger, "customer.completion_recorded_after_lookup")
-    }).pipe(Effect.provide(storageLayer())))
+    }).pipe(Effect.provide(storageLayer()))
+  )
 
   it.effect("an execute that never returns is abandoned at the default time limit and retried through lookup", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const calls = { execute: 0, lookup: 0 }
       const started = yield* Deferred.make<void>()
       const executor: Worker.ActionExecutorService = {
-        execute: () => Effect.zipRight(Effect.sync(() => calls.execute++), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)),
+        execute: () =>
+          Effect.zipRight(
+            Effect.sync(() => calls.execute++),
+            Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+          ),
         lookup: (key) => Effect.sync(() => (calls.lookup++, Option.some(succeeded(key.slice(4)))))
       }
       const { body, worker } = yield* workerSetup(executor)
@@ -396,11 +411,15 @@ describe("customer kit worker after a possible earlier run", () => {
       assert.strictEqual(yield* worker.executeDue, 1)
       assert.deepStrictEqual(calls, { execute: 1, lookup: 1 })
       assert.isTrue(Option.isSome(yield* completionItem(body.actionRequestId)))
-    }).pipe(Effect.provide(storageLayer())))
+    }).pipe(Effect.provide(storageLayer()))
+  )
 
   it("backoff doubles from the base to the cap, with the upper half random", () => {
     const backoff = { baseMillis: 1_000, capMillis: 300_000 }
-    assert.deepStrictEqual([0, 1, 2, 3].map((n) => backoffDelay(backoff, n, 0)), [500, 1_000, 2_000, 4_000])
+    assert.deepStrictEqual(
+      [0, 1, 2, 3].map((n) => backoffDelay(backoff, n, 0)),
+      [500, 1_000, 2_000, 4_000]
+    )
     assert.strictEqual(backoffDelay(backoff, 0, 0.999999), 999)
     assert.strictEqual(backoffDelay(backoff, 30, 0), 150_000)
     assert.strictEqual(backoffDelay(backoff, 1_000, 0.999999), 299_999)

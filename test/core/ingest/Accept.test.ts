@@ -31,7 +31,7 @@ const withoutEventId = (body: Json): Json => {
 
 describe("Accept", () => {
   it.scoped("stores an event once: a retry is a duplicate of it, another payload under its event_id a conflict", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const accept = yield* accepting
       const first = yield* accept(baseEvent())
       assert.strictEqual(first._tag, "Stored")
@@ -41,28 +41,39 @@ describe("Accept", () => {
       assert.strictEqual(retry.event.id, first.event.id)
       assert.isUndefined(first.suggestedEventId)
       assert.strictEqual((yield* accept({ ...baseEvent(), value: 12 }))._tag, "Conflict")
-    }).pipe(Effect.provide(services)))
+    }).pipe(Effect.provide(services))
+  )
 
   it.scoped("a refused body fails with the rule's rejection and stores nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const accept = yield* accepting
       assert.strictEqual((yield* Effect.flip(accept([baseEvent()])))._tag, "BatchNotAccepted")
       assert.strictEqual((yield* Effect.flip(accept({ ...baseEvent(), account_id: undefined })))._tag, "InvalidEvent")
-      assert.strictEqual((yield* Effect.flip(accept({ ...baseEvent(), event_name: "page_viewed" })))._tag, "NotRevenueRelevant")
+      assert.strictEqual(
+        (yield* Effect.flip(accept({ ...baseEvent(), event_name: "page_viewed" })))._tag,
+        "NotRevenueRelevant"
+      )
       assert.strictEqual((yield* accept(baseEvent()))._tag, "Stored")
-    }).pipe(Effect.provide(services)))
+    }).pipe(Effect.provide(services))
+  )
 
-  it.scoped("a rollup without event_id carries its suggested id; a rollup changing its meter's unit is UnitChanged", () =>
-    Effect.gen(function*() {
-      const accept = yield* accepting
-      const rollup = withoutEventId(rollupEvent())
-      const stored = yield* accept(rollup)
-      assert.strictEqual(stored._tag, "Stored")
-      if (stored._tag !== "Stored") return
-      assert.strictEqual(stored.suggestedEventId, suggestedEventId(valid(rollup)).pipe((id) => (id._tag === "Some" ? id.value : undefined)))
-      assert.isDefined(stored.suggestedEventId)
-      const changed = yield* accept(withProperties(rollupEvent(), { unit: "call" }))
-      assert.strictEqual(changed._tag, "UnitChanged")
-      if (changed._tag === "UnitChanged") assert.strictEqual(changed.issue.path, "properties.unit")
-    }).pipe(Effect.provide(services)))
+  it.scoped(
+    "a rollup without event_id carries its suggested id; a rollup changing its meter's unit is UnitChanged",
+    () =>
+      Effect.gen(function* () {
+        const accept = yield* accepting
+        const rollup = withoutEventId(rollupEvent())
+        const stored = yield* accept(rollup)
+        assert.strictEqual(stored._tag, "Stored")
+        if (stored._tag !== "Stored") return
+        assert.strictEqual(
+          stored.suggestedEventId,
+          suggestedEventId(valid(rollup)).pipe((id) => (id._tag === "Some" ? id.value : undefined))
+        )
+        assert.isDefined(stored.suggestedEventId)
+        const changed = yield* accept(withProperties(rollupEvent(), { unit: "call" }))
+        assert.strictEqual(changed._tag, "UnitChanged")
+        if (changed._tag === "UnitChanged") assert.strictEqual(changed.issue.path, "properties.unit")
+      }).pipe(Effect.provide(services))
+  )
 })

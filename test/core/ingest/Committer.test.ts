@@ -19,13 +19,22 @@ const now = Date.UTC(2026, 10, 20, 12)
 const workspaceId = "ws-committer"
 
 const submission = (eventId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const prepared = prepareEvent(
-      { event_name: "feature_used", account_id: "acct_1", timestamp: new Date(now - 60_000).toISOString(), event_id: eventId },
+      {
+        event_name: "feature_used",
+        account_id: "acct_1",
+        timestamp: new Date(now - 60_000).toISOString(),
+        event_id: eventId
+      },
       { id: `row-${eventId}`, workspaceId, now }
     )
     if (Either.isLeft(prepared)) return yield* Effect.dieMessage("test event refused")
-    return { stored: yield* withPayloadHash(prepared.right), normalized: prepared.right, keyScope: "ingest" } satisfies Submission
+    return {
+      stored: yield* withPayloadHash(prepared.right),
+      normalized: prepared.right,
+      keyScope: "ingest"
+    } satisfies Submission
   }).pipe(Effect.provide(NodeCrypto.layer))
 
 /** The memory writer, refusing (as a store would refuse unstorable data) any batch holding `poison`, and counting writes. */
@@ -44,7 +53,7 @@ const refusing = (poison: string, writes: Array<number>) =>
 
 describe("Committer", () => {
   it.scoped("a batch holding an event the store refuses: only that event fails, the others are stored", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const writes: Array<number> = []
       const context = yield* Layer.build(
         committerLayer().pipe(
@@ -56,10 +65,19 @@ describe("Committer", () => {
       const committer = Effect.runSync(Effect.provide(Committer, context))
       const events = yield* Effect.forEach(["a", "b", "poison", "c"], submission)
       // Submitted together, so they share the first write.
-      const results = yield* Effect.all(events.map((s) => Effect.either(committer.submit(s))), { concurrency: "unbounded" })
-      assert.deepStrictEqual(results.map((r) => (Either.isRight(r) ? r.right._tag : r.left._tag)), ["Stored", "Stored", "StorageError", "Stored"])
+      const results = yield* Effect.all(
+        events.map((s) => Effect.either(committer.submit(s))),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(
+        results.map((r) => (Either.isRight(r) ? r.right._tag : r.left._tag)),
+        ["Stored", "Stored", "StorageError", "Stored"]
+      )
       assert.strictEqual(writes[0], 4)
-      const stored = yield* Effect.flatMap(Effect.provide(EventStore, context), (store) => store.list({ workspaceId, limit: 10 }))
+      const stored = yield* Effect.flatMap(Effect.provide(EventStore, context), (store) =>
+        store.list({ workspaceId, limit: 10 })
+      )
       assert.deepStrictEqual(stored.map((e) => e.eventId).sort(), ["a", "b", "c"])
-    }))
+    })
+  )
 })

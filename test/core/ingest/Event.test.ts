@@ -28,7 +28,10 @@ const accepts = (raw: unknown, at: number = now): void => {
 const rejects = (raw: unknown, path: string, value?: unknown): ReadonlyArray<FieldIssue> => {
   const issues = issuesOf(raw)
   assert.isAbove(issues.length, 0, "expected a rejection")
-  assert.include(issues.map((issue) => issue.path), path)
+  assert.include(
+    issues.map((issue) => issue.path),
+    path
+  )
   if (typeof value === "string" && value.length >= 3) {
     for (const issue of issues) assert.notInclude(issue.message, value)
   }
@@ -66,43 +69,96 @@ describe("Event", () => {
 
   describe("event_name", () => {
     const specNames = [
-      "account_activated", "first_value_completed", "onboarding_completed", "feature_used", "workflow_completed",
-      "report_exported", "api_credits_used", "generation_completed", "sync_completed", "limit_hit", "quota_blocked",
-      "overage_prompt_viewed", "usage_limit_hit", "overage_started", "checkout_started", "checkout_completed",
-      "checkout_abandoned", "subscription_updated", "subscription_upgraded", "invoice_payment_failed",
-      "payment_succeeded", "plan_changed", "plan_upgraded", "downgrade_completed", "cancel_completed",
-      "subscription_paused", "team_member_invited", "seat_added", "role_assigned", "integration_connected",
-      "oauth_connected", "destination_configured", "sync_failed", "setup_failed", "support_needed",
-      "entitlement_active", "feature_adopted", "user_logged_in", "session_started", "usage_rollup_recorded"
+      "account_activated",
+      "first_value_completed",
+      "onboarding_completed",
+      "feature_used",
+      "workflow_completed",
+      "report_exported",
+      "api_credits_used",
+      "generation_completed",
+      "sync_completed",
+      "limit_hit",
+      "quota_blocked",
+      "overage_prompt_viewed",
+      "usage_limit_hit",
+      "overage_started",
+      "checkout_started",
+      "checkout_completed",
+      "checkout_abandoned",
+      "subscription_updated",
+      "subscription_upgraded",
+      "invoice_payment_failed",
+      "payment_succeeded",
+      "plan_changed",
+      "plan_upgraded",
+      "downgrade_completed",
+      "cancel_completed",
+      "subscription_paused",
+      "team_member_invited",
+      "seat_added",
+      "role_assigned",
+      "integration_connected",
+      "oauth_connected",
+      "destination_configured",
+      "sync_failed",
+      "setup_failed",
+      "support_needed",
+      "entitlement_active",
+      "feature_adopted",
+      "user_logged_in",
+      "session_started",
+      "usage_rollup_recorded"
     ]
-    for (
-      const name of [
-        ...specNames, "oauth2_connected", "s3_export_completed", "api_v2_called", "a", "step_completed", "e2e_test_passed",
-        "k8s_cluster_created", "b2b_deal_won", "decade_reviewed", "facade_added", "sync_scheduled", "rhythm_set"
-      ]
-    ) {
+    for (const name of [
+      ...specNames,
+      "oauth2_connected",
+      "s3_export_completed",
+      "api_v2_called",
+      "a",
+      "step_completed",
+      "e2e_test_passed",
+      "k8s_cluster_created",
+      "b2b_deal_won",
+      "decade_reviewed",
+      "facade_added",
+      "sync_scheduled",
+      "rhythm_set"
+    ]) {
       it(`accepts ${name}`, () => accepts(set("event_name", name)))
     }
 
-    for (
-      const name of [
-        "", "Checkout_completed", "checkoutCompleted", "checkout-completed", "checkout completed", "_checkout",
-        "paid_", "checkout__completed", "1st_checkout", "checkout.completed", "x".repeat(65)
-      ]
-    ) {
+    for (const name of [
+      "",
+      "Checkout_completed",
+      "checkoutCompleted",
+      "checkout-completed",
+      "checkout completed",
+      "_checkout",
+      "paid_",
+      "checkout__completed",
+      "1st_checkout",
+      "checkout.completed",
+      "x".repeat(65)
+    ]) {
       it(`rejects ${JSON.stringify(name.slice(0, 20))} as not static lower_snake_case`, () => {
         const [issue] = rejects(set("event_name", name), "event_name", name)
         assert.include(issue!.message, "lower_snake_case")
       })
     }
 
-    for (
-      const name of [
-        "checkout_completed_12345", "user_5f3a9c2e_login", "order_2_shipped", "invoice_01hzx3k5q8n7r2m4_paid",
-        "account_550e8400_created", "report_20261122_exported", "user_deadbeefcafe_login", "order_a1b2c3_paid",
-        "invoice_x9y8z7_sent", "job_qxzvbnmk_done"
-      ]
-    ) {
+    for (const name of [
+      "checkout_completed_12345",
+      "user_5f3a9c2e_login",
+      "order_2_shipped",
+      "invoice_01hzx3k5q8n7r2m4_paid",
+      "account_550e8400_created",
+      "report_20261122_exported",
+      "user_deadbeefcafe_login",
+      "order_a1b2c3_paid",
+      "invoice_x9y8z7_sent",
+      "job_qxzvbnmk_done"
+    ]) {
       it(`rejects ${name} for its embedded identifier`, () => {
         const [issue] = rejects(set("event_name", name), "event_name", name)
         assert.include(issue!.message, "embedded identifiers")
@@ -124,7 +180,14 @@ describe("Event", () => {
       assert.include(message, "attach to customer accounts")
     })
 
-    for (const [label, value] of [["empty", ""], ["too long", "a".repeat(257)], ["padded", " acct_42"], ["a number", 42], ["null", null], ["with a newline", "acct\n42"]] as const) {
+    for (const [label, value] of [
+      ["empty", ""],
+      ["too long", "a".repeat(257)],
+      ["padded", " acct_42"],
+      ["a number", 42],
+      ["null", null],
+      ["with a newline", "acct\n42"]
+    ] as const) {
       it(`rejects an account_id that is ${label}`, () => rejects(set("account_id", value), "account_id", value))
     }
 
@@ -136,12 +199,15 @@ describe("Event", () => {
       it(`accepts ${ts}`, () => accepts(set("timestamp", ts)))
     }
 
-    for (
-      const ts of [
-        "2026-11-22T13:59:00+02:00", "2026-11-22T11:59:00-00:00", "2026-11-22T11:59:00", "2026-11-22 11:59:00Z",
-        "2026-10-21", "1763812740", "yesterday"
-      ]
-    ) {
+    for (const ts of [
+      "2026-11-22T13:59:00+02:00",
+      "2026-11-22T11:59:00-00:00",
+      "2026-11-22T11:59:00",
+      "2026-11-22 11:59:00Z",
+      "2026-10-21",
+      "1763812740",
+      "yesterday"
+    ]) {
       it(`rejects ${ts} as not ISO 8601 UTC`, () => {
         const [issue] = rejects(set("timestamp", ts), "timestamp", ts)
         assert.include(issue!.message, "UTC")
@@ -150,7 +216,12 @@ describe("Event", () => {
 
     it(`accepts ${new Date(minEventTimestamp).toISOString()} and later, and refuses earlier times as implausibly old`, () => {
       accepts(set("timestamp", new Date(minEventTimestamp).toISOString()))
-      for (const ts of ["1999-12-31T23:59:59.999Z", "1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "0099-06-01T00:00:00Z"]) {
+      for (const ts of [
+        "1999-12-31T23:59:59.999Z",
+        "1970-01-01T00:00:00Z",
+        "0001-01-01T00:00:00Z",
+        "0099-06-01T00:00:00Z"
+      ]) {
         const [issue] = rejects(set("timestamp", ts), "timestamp", ts)
         assert.include(issue!.message, "implausibly old")
       }
@@ -201,15 +272,26 @@ describe("Event", () => {
       })
     }
 
-    for (const [field, value] of [["sentiment", null], ["sentiment", 1], ["sentiment_source", {}]] as const) {
+    for (const [field, value] of [
+      ["sentiment", null],
+      ["sentiment", 1],
+      ["sentiment_source", {}]
+    ] as const) {
       it(`rejects ${field} = ${JSON.stringify(value)} once, naming the accepted values`, () => {
-        const issues = issuesOf({ ...baseEvent(), sentiment: "positive", [field]: value }).filter((issue) => issue.path === field)
+        const issues = issuesOf({ ...baseEvent(), sentiment: "positive", [field]: value }).filter(
+          (issue) => issue.path === field
+        )
         assert.strictEqual(issues.length, 1)
         assert.include(issues[0]!.message, "one of")
       })
     }
 
-    for (const [field, value] of [["sentiment_score", 1.01], ["sentiment_score", -1.5], ["sentiment_confidence", -0.1], ["sentiment_confidence", 1.2]] as const) {
+    for (const [field, value] of [
+      ["sentiment_score", 1.01],
+      ["sentiment_score", -1.5],
+      ["sentiment_confidence", -0.1],
+      ["sentiment_confidence", 1.2]
+    ] as const) {
       it(`rejects ${field} = ${value}`, () => rejects({ ...set(field, value), sentiment: "negative" }, field))
     }
 
@@ -234,7 +316,10 @@ describe("Event", () => {
     })
 
     it("rejects unknown keys in user", () => {
-      const [issue] = rejects({ ...baseEvent(), user_id: "u1", user: { name: "Ada", phone: "+15551234567" } }, "user.phone")
+      const [issue] = rejects(
+        { ...baseEvent(), user_id: "u1", user: { name: "Ada", phone: "+15551234567" } },
+        "user.phone"
+      )
       assert.include(issue!.message, "name and email")
       assert.notInclude(issue!.message, "+1555")
     })
@@ -252,7 +337,10 @@ describe("Event", () => {
   })
 
   it("rejects __proto__ as a top-level field (inside properties the property screen refuses it)", () => {
-    rejects(JSON.parse(`{"__proto__":{},"event_name":"a","account_id":"b","timestamp":"2026-11-22T11:59:00Z"}`), "__proto__")
+    rejects(
+      JSON.parse(`{"__proto__":{},"event_name":"a","account_id":"b","timestamp":"2026-11-22T11:59:00Z"}`),
+      "__proto__"
+    )
   })
 
   it("keeps a valid body as it is: the decoded event is the body sent", () => {
@@ -282,7 +370,7 @@ describe("Event", () => {
   })
 
   describe("the body", () => {
-    it("an array is a batch, refused at path \"\" with a pointer to rollups", () => {
+    it('an array is a batch, refused at path "" with a pointer to rollups', () => {
       const raw = [baseEvent(), baseEvent()]
       assert.isTrue(isBatch(raw))
       assert.isFalse(isBatch(baseEvent()))

@@ -34,10 +34,19 @@ const evidence = buildFeatureAccessEvent(input)
 describe("FeatureAccess", () => {
   it("the event_id is deterministic: the same access always has the same id, whatever the send", () => {
     assert.strictEqual(buildFeatureAccessEvent(input).event_id, buildFeatureAccessEvent({ ...input }).event_id)
-    assert.strictEqual(buildFeatureAccessEvent(input).event_id, `entitlement_active:${input.actionRequestId}:${input.featureKey}`)
+    assert.strictEqual(
+      buildFeatureAccessEvent(input).event_id,
+      `entitlement_active:${input.actionRequestId}:${input.featureKey}`
+    )
     // another feature or another action (which binds account, journey and version) is another event
-    assert.notStrictEqual(buildFeatureAccessEvent({ ...input, featureKey: "other_feature" }).event_id, evidence.event_id)
-    assert.notStrictEqual(buildFeatureAccessEvent({ ...input, actionRequestId: "1c8f6d2b-4e3a-4f7b-8c9d-2e3f4a5b6c7d" }).event_id, evidence.event_id)
+    assert.notStrictEqual(
+      buildFeatureAccessEvent({ ...input, featureKey: "other_feature" }).event_id,
+      evidence.event_id
+    )
+    assert.notStrictEqual(
+      buildFeatureAccessEvent({ ...input, actionRequestId: "1c8f6d2b-4e3a-4f7b-8c9d-2e3f4a5b6c7d" }).event_id,
+      evidence.event_id
+    )
   })
 
   it("builds the spec's event", () => {
@@ -80,7 +89,10 @@ describe("FeatureAccess", () => {
       ["for another version", { ...evidence, properties: { ...props, funnel_version_id: "v2" } }],
       ["for another feature", { ...evidence, properties: { ...props, feature_key: "sso" } }],
       ["without funnel identifiers", { ...evidence, properties: { feature_key: gate.featureKey } }],
-      ["without properties", { event_name: evidence.event_name, account_id: evidence.account_id, timestamp: evidence.timestamp }],
+      [
+        "without properties",
+        { event_name: evidence.event_name, account_id: evidence.account_id, timestamp: evidence.timestamp }
+      ],
       ["at the journey's start", { ...evidence, timestamp: new Date(gate.startedAt).toISOString() }],
       ["before the journey began", { ...evidence, timestamp: new Date(gate.startedAt - 1).toISOString() }],
       ["from feature_adopted", { ...evidence, event_name: "feature_adopted" }],
@@ -108,11 +120,25 @@ describe("FeatureAccess", () => {
       }
     }
     assert.isTrue(isAccessEvidence(upper, gate, server))
-    assert.isTrue(isAccessEvidence(evidence, { ...gate, journeyId: gate.journeyId.toUpperCase(), versionId: gate.versionId.toUpperCase() }, server))
-    assert.isFalse(isAccessEvidence({ ...evidence, properties: { ...evidence.properties, feature_key: "ADVANCED_EXPORTS" } }, gate, server))
+    assert.isTrue(
+      isAccessEvidence(
+        evidence,
+        { ...gate, journeyId: gate.journeyId.toUpperCase(), versionId: gate.versionId.toUpperCase() },
+        server
+      )
+    )
+    assert.isFalse(
+      isAccessEvidence(
+        { ...evidence, properties: { ...evidence.properties, feature_key: "ADVANCED_EXPORTS" } },
+        gate,
+        server
+      )
+    )
   })
 
   it("a millisecond after the start is enough", () => {
-    assert.isTrue(isAccessEvidence({ ...evidence, timestamp: new Date(gate.startedAt + 1).toISOString() }, gate, server))
+    assert.isTrue(
+      isAccessEvidence({ ...evidence, timestamp: new Date(gate.startedAt + 1).toISOString() }, gate, server)
+    )
   })
 })

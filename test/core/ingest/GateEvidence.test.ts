@@ -4,7 +4,11 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { EventStore, layerMemory as eventStoreMemory, type StoredEvent } from "../../../core/ports/EventStore.ts"
-import { type FeatureGate, FeatureGateStore, layerMemory as gateStoreMemory } from "../../../core/ports/FeatureGateStore.ts"
+import {
+  type FeatureGate,
+  FeatureGateStore,
+  layerMemory as gateStoreMemory
+} from "../../../core/ports/FeatureGateStore.ts"
 import { buildFeatureAccessEvent } from "../../../core/ingest/FeatureAccess.ts"
 import { settleGate } from "../../../core/ingest/GateEvidence.ts"
 import { prepareEvent } from "../../../core/ingest/Ingest.ts"
@@ -19,7 +23,12 @@ let ids = 0
 /** An access event as the commit stores it (prepared by the ingestion rules), received at `receivedAt`. */
 const committed = (
   receivedAt: number,
-  overrides: { readonly featureKey?: string; readonly journeyId?: string; readonly occurredAt?: number; readonly account?: string } = {}
+  overrides: {
+    readonly featureKey?: string
+    readonly journeyId?: string
+    readonly occurredAt?: number
+    readonly account?: string
+  } = {}
 ): StoredEvent => {
   const event = buildFeatureAccessEvent({
     accountId: overrides.account ?? "acct_42",
@@ -29,12 +38,14 @@ const committed = (
     occurredAt: new Date(overrides.occurredAt ?? now - 60_000).toISOString(),
     actionRequestId: `act_${++ids}`
   })
-  const prepared = Either.getOrThrow(prepareEvent(event, { id: `evt_${String(ids).padStart(4, "0")}`, workspaceId: "ws_1", now: receivedAt }))
+  const prepared = Either.getOrThrow(
+    prepareEvent(event, { id: `evt_${String(ids).padStart(4, "0")}`, workspaceId: "ws_1", now: receivedAt })
+  )
   return { ...prepared.stored, receivedAt, payloadHash: "0".repeat(64) }
 }
 
 const createGate = (overrides: Partial<FeatureGate> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const gates = yield* FeatureGateStore
     const id = `gate_${++ids}`
     yield* gates.create({
@@ -55,35 +66,41 @@ const append = (events: ReadonlyArray<StoredEvent>) => Effect.flatMap(EventStore
 
 describe("settleGate", () => {
   it.effect("evidence committed without unlocking the gate (created while the commit ran) unlocks it when read", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* createGate()
       const evidence = committed(now - 1000)
       yield* append([evidence])
       const settled = yield* settleGate(gate)
-      assert.deepStrictEqual([settled.state, settled.unlockEventId, settled.unlockedAt], ["unlocked", evidence.id, evidence.receivedAt])
+      assert.deepStrictEqual(
+        [settled.state, settled.unlockEventId, settled.unlockedAt],
+        ["unlocked", evidence.id, evidence.receivedAt]
+      )
       assert.deepStrictEqual(Option.getOrThrow(yield* (yield* FeatureGateStore).get("ws_1", gate.id)), settled)
-    }).pipe(Effect.provide(stores)))
+    }).pipe(Effect.provide(stores))
+  )
 
   it.effect("the search is complete: the match is found behind hundreds of newer non-matching access events", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* createGate()
       const match = committed(now - 5000, { occurredAt: startedAt + 1 })
       const others = Array.from({ length: 250 }, (_, i) => committed(now - 4000 + i, { featureKey: `feature_${i}` }))
       yield* append([match, ...others])
       assert.strictEqual((yield* settleGate(gate)).unlockEventId, match.id)
-    }).pipe(Effect.provide(stores)))
+    }).pipe(Effect.provide(stores))
+  )
 
   it.effect("of several matches, the earliest received unlocks it, as the commit would have", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* createGate()
       const later = committed(now - 100)
       const first = committed(now - 900)
       yield* append([later, first])
       assert.strictEqual((yield* settleGate(gate)).unlockEventId, first.id)
-    }).pipe(Effect.provide(stores)))
+    }).pipe(Effect.provide(stores))
+  )
 
   it.effect("stays checking without matching evidence: other feature, journey or account, or not after the start", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* createGate()
       yield* append([
         committed(now - 10, { featureKey: "sso" }),
@@ -92,22 +109,25 @@ describe("settleGate", () => {
         committed(now - 10, { occurredAt: startedAt })
       ])
       assert.deepStrictEqual(yield* settleGate(gate), gate)
-    }).pipe(Effect.provide(stores)))
+    }).pipe(Effect.provide(stores))
+  )
 
   it.effect("upper-case funnel ids in the evidence match the gate's", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* createGate()
       yield* append([committed(now - 10, { journeyId: journeyId.toUpperCase() })])
       assert.strictEqual((yield* settleGate(gate)).state, "unlocked")
-    }).pipe(Effect.provide(stores)))
+    }).pipe(Effect.provide(stores))
+  )
 
   it.effect("an unlocked gate is returned as it is, its unlocking event kept", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gate = yield* createGate()
       const gates = yield* FeatureGateStore
       yield* gates.unlock({ workspaceId: "ws_1", id: gate.id, at: now, eventId: "evt_earlier" })
       yield* append([committed(now - 10)])
       const unlocked = Option.getOrThrow(yield* gates.get("ws_1", gate.id))
       assert.deepStrictEqual(yield* settleGate(unlocked), unlocked)
-    }).pipe(Effect.provide(stores)))
+    }).pipe(Effect.provide(stores))
+  )
 })

@@ -40,7 +40,10 @@ describe("prepareEvent", () => {
     })
     assert.strictEqual(prepared.stored.accountId, "acct_42")
     assert.strictEqual(prepared.stored.receivedAt, now)
-    assert.deepStrictEqual(prepared.profileFacts.map((fact) => fact.name), ["plan", "seat_count"])
+    assert.deepStrictEqual(
+      prepared.profileFacts.map((fact) => fact.name),
+      ["plan", "seat_count"]
+    )
     assert.isTrue(Option.isSome(prepared.userUpdate))
     assert.isTrue(Option.isNone(prepared.suggestedEventId))
   })
@@ -55,11 +58,18 @@ describe("prepareEvent", () => {
     const rejection = rejected({ event_name: "checkout_completed", timestamp: "nope" })
     assert.instanceOf(rejection, InvalidEvent)
     assert.strictEqual(rejection.code, "invalid_event")
-    assert.deepStrictEqual((rejection as InvalidEvent).issues.map((issue) => issue.path), ["account_id", "timestamp"])
+    assert.deepStrictEqual(
+      (rejection as InvalidEvent).issues.map((issue) => issue.path),
+      ["account_id", "timestamp"]
+    )
   })
 
   it("property bounds, rollup rules and profile forms are InvalidEvent together", () => {
-    const raw = withProperties(rollupEvent(), { items: Array.from({ length: 21 }, (_, i) => i), seat_count: -1, unit: "GB hours" })
+    const raw = withProperties(rollupEvent(), {
+      items: Array.from({ length: 21 }, (_, i) => i),
+      seat_count: -1,
+      unit: "GB hours"
+    })
     const rejection = rejected(raw)
     assert.instanceOf(rejection, InvalidEvent)
     assert.deepStrictEqual(
@@ -69,10 +79,15 @@ describe("prepareEvent", () => {
   })
 
   it("unsafe data is UnsafeEvent with paths and no values", () => {
-    const rejection = rejected(withProperties(baseEvent(), { api_key: "sk_live_4eC39HqLyjWDarjtT1zdp7dc", contact: "ada@example.com" }))
+    const rejection = rejected(
+      withProperties(baseEvent(), { api_key: "sk_live_4eC39HqLyjWDarjtT1zdp7dc", contact: "ada@example.com" })
+    )
     assert.instanceOf(rejection, UnsafeEvent)
     assert.strictEqual(rejection.code, "unsafe_property")
-    assert.deepStrictEqual((rejection as UnsafeEvent).issues.map((issue) => issue.path), ["properties.api_key", "properties.contact"])
+    assert.deepStrictEqual(
+      (rejection as UnsafeEvent).issues.map((issue) => issue.path),
+      ["properties.api_key", "properties.contact"]
+    )
     assert.notInclude(rejection.message, "sk_live")
     assert.notInclude(rejection.message, "ada@example.com")
   })
@@ -91,9 +106,12 @@ describe("prepareEvent", () => {
     }
 
     it("unsafe data next to a broken contract: the unsafe paths first, then every contract issue, each with its code", () => {
-      const { account_id: _, ...event } = withProperties({ ...baseEvent(), timestamp: "yesterday", user_id: "bob@example.org" }, {
-        contact: "ada@example.com"
-      })
+      const { account_id: _, ...event } = withProperties(
+        { ...baseEvent(), timestamp: "yesterday", user_id: "bob@example.org" },
+        {
+          contact: "ada@example.com"
+        }
+      )
       const rejection = rejected(event)
       assert.instanceOf(rejection, UnsafeEvent)
       assert.deepStrictEqual(issuesOf(rejection), [
@@ -102,7 +120,8 @@ describe("prepareEvent", () => {
         ["invalid_event", "account_id"],
         ["invalid_event", "timestamp"]
       ])
-      for (const value of ["bob@example.org", "ada@example.com", "yesterday"]) assert.notInclude(rejection.message, value)
+      for (const value of ["bob@example.org", "ada@example.com", "yesterday"])
+        assert.notInclude(rejection.message, value)
     })
 
     it("bounds, rollup rules and profile forms do not hide unsafe data", () => {
@@ -124,14 +143,22 @@ describe("prepareEvent", () => {
       const trace = "Error: boom\n    at charge (billing.js:41:7)\n".repeat(10)
       const rejection = rejected(withProperties(baseEvent(), { error_detail: trace }))
       assert.instanceOf(rejection, UnsafeEvent)
-      assert.deepStrictEqual(issuesOf(rejection), [["unsafe_property", "properties.error_detail"], ["invalid_event", "properties.error_detail"]])
+      assert.deepStrictEqual(issuesOf(rejection), [
+        ["unsafe_property", "properties.error_detail"],
+        ["invalid_event", "properties.error_detail"]
+      ])
       assert.notInclude(rejection.message, "billing.js")
     })
 
     it("unsafe data outranks noise, which is listed too", () => {
-      const rejection = rejected(withProperties({ ...baseEvent(), event_name: "page_viewed" }, { contact: "ada@example.com" }))
+      const rejection = rejected(
+        withProperties({ ...baseEvent(), event_name: "page_viewed" }, { contact: "ada@example.com" })
+      )
       assert.instanceOf(rejection, UnsafeEvent)
-      assert.deepStrictEqual(issuesOf(rejection), [["unsafe_property", "properties.contact"], ["not_revenue_relevant", "event_name"]])
+      assert.deepStrictEqual(issuesOf(rejection), [
+        ["unsafe_property", "properties.contact"],
+        ["not_revenue_relevant", "event_name"]
+      ])
     })
 
     it("noise outranks a broken contract: the event should not be sent at all", () => {
@@ -142,7 +169,10 @@ describe("prepareEvent", () => {
     it("a broken contract alone is InvalidEvent, every issue coded invalid_event", () => {
       const rejection = rejected({ ...baseEvent(), account_id: " padded", value: "12" })
       assert.instanceOf(rejection, InvalidEvent)
-      assert.deepStrictEqual(issuesOf(rejection), [["invalid_event", "account_id"], ["invalid_event", "value"]])
+      assert.deepStrictEqual(issuesOf(rejection), [
+        ["invalid_event", "account_id"],
+        ["invalid_event", "value"]
+      ])
     })
   })
 
@@ -158,7 +188,10 @@ describe("prepareEvent", () => {
     for (let i = 0; i < 20_000; i++) deep = { d: deep }
     const rejection = rejected({ ...baseEvent(), properties: { deep } })
     assert.instanceOf(rejection, InvalidEvent)
-    assert.deepStrictEqual((rejection as InvalidEvent).issues.map((issue) => issue.path), ["properties.deep.d.d"])
+    assert.deepStrictEqual(
+      (rejection as InvalidEvent).issues.map((issue) => issue.path),
+      ["properties.deep.d.d"]
+    )
   })
 
   it("a rollup without event_id gets its deterministic id as a hint", () => {
@@ -183,7 +216,7 @@ describe("prepareEvent", () => {
 
 describe("withPayloadHash", () => {
   it.effect("hashes the canonical payload: a reordered retry is a Duplicate, a changed one a Conflict", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = EventStore.makeMemory()
       const first = yield* withPayloadHash(accepted(baseEvent()))
       assert.match(first.payloadHash, /^[0-9a-f]{64}$/)
@@ -194,6 +227,10 @@ describe("withPayloadHash", () => {
       )
       assert.strictEqual(retry.payloadHash, first.payloadHash)
       const results = yield* store.append([first, retry, changed])
-      assert.deepStrictEqual(results.map((result) => result._tag), ["Stored", "Duplicate", "Conflict"])
-    }).pipe(Effect.provide(layerWebCrypto)))
+      assert.deepStrictEqual(
+        results.map((result) => result._tag),
+        ["Stored", "Duplicate", "Conflict"]
+      )
+    }).pipe(Effect.provide(layerWebCrypto))
+  )
 })

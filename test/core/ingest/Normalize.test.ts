@@ -22,7 +22,7 @@ const reorder = (value: unknown, pick: (n: number) => number): unknown => {
 describe("canonicalJson", () => {
   it("sorts keys at every level and writes no whitespace", () => {
     assert.strictEqual(
-      canonicalJson({ b: 1, a: [{ d: null, c: "x" }, true], "é": 2, A: 1.5 }),
+      canonicalJson({ b: 1, a: [{ d: null, c: "x" }, true], é: 2, A: 1.5 }),
       `{"A":1.5,"a":[{"c":"x","d":null},true],"b":1,"é":2}`
     )
   })
@@ -121,14 +121,22 @@ describe("normalizeEvent", () => {
 
   it("returns the profile facts with the event's time and Accord's id", () => {
     const { profileFacts } = normalizeEvent(valid(withProperties(baseEvent(), { seat_count: 4 })), context)
-    assert.deepStrictEqual(profileFacts, [{ name: "seat_count", value: 4, observedAt: now - 60_000, sourceEventId: "evt_0001" }])
+    assert.deepStrictEqual(profileFacts, [
+      { name: "seat_count", value: 4, observedAt: now - 60_000, sourceEventId: "evt_0001" }
+    ])
   })
 
   it("returns the login a user's login event records, in the event's workspace", () => {
     const event = valid({ ...baseEvent(), event_name: "user_logged_in", semantic_type: "login", user_id: "user_7" })
     assert.deepStrictEqual(
       normalizeEvent(event, context).login,
-      Option.some({ workspaceId: "ws_1", accountId: "acct_42", userId: "user_7", observedAt: now - 60_000, sourceEventId: "evt_0001" })
+      Option.some({
+        workspaceId: "ws_1",
+        accountId: "acct_42",
+        userId: "user_7",
+        observedAt: now - 60_000,
+        sourceEventId: "evt_0001"
+      })
     )
     assert.isTrue(Option.isNone(normalizeEvent(valid(baseEvent()), context).login))
   })
@@ -136,7 +144,12 @@ describe("normalizeEvent", () => {
 
 describe("payload hash input", () => {
   it("is the same for the same event with keys in another order or the instant written differently", () => {
-    const a = valid({ ...baseEvent(), user_id: "u", user: { name: "Ada", email: "a@b.co" }, properties: { x: 1, y: { b: 2, a: 1 } } })
+    const a = valid({
+      ...baseEvent(),
+      user_id: "u",
+      user: { name: "Ada", email: "a@b.co" },
+      properties: { x: 1, y: { b: 2, a: 1 } }
+    })
     const b = valid({
       properties: { y: { a: 1, b: 2 }, x: 1 },
       user: { email: "a@b.co", name: "Ada" },
@@ -184,12 +197,15 @@ describe("sentiment", () => {
       sentiment_inferred: false,
       sentiment_score: 0.4
     })
-    assert.deepStrictEqual(resolve(named("sync_failed", { sentiment: "neutral", sentiment_source: "ai", sentiment_confidence: 0.7 })), {
-      sentiment: "neutral",
-      sentiment_source: "ai",
-      sentiment_inferred: false,
-      sentiment_confidence: 0.7
-    })
+    assert.deepStrictEqual(
+      resolve(named("sync_failed", { sentiment: "neutral", sentiment_source: "ai", sentiment_confidence: 0.7 })),
+      {
+        sentiment: "neutral",
+        sentiment_source: "ai",
+        sentiment_inferred: false,
+        sentiment_confidence: 0.7
+      }
+    )
   })
 
   it("an explicit unknown stays unknown", () => {
@@ -242,19 +258,33 @@ describe("sentiment", () => {
     })
   }
 
-  for (const name of ["usage_rollup_recorded", "user_logged_in", "session_started", "checkout_started", "plan_changed", "feature_used"]) {
+  for (const name of [
+    "usage_rollup_recorded",
+    "user_logged_in",
+    "session_started",
+    "checkout_started",
+    "plan_changed",
+    "feature_used"
+  ]) {
     it(`leaves ${name} unknown`, () => {
       assert.strictEqual(resolve(named(name)).sentiment, "unknown")
     })
   }
 
   it("reads property keys, never values", () => {
-    assert.isTrue(Option.isNone(inferSentiment(valid(named("report_exported", { properties: { status: "failed", outcome: "cancel" } })))))
+    assert.isTrue(
+      Option.isNone(
+        inferSentiment(valid(named("report_exported", { properties: { status: "failed", outcome: "cancel" } })))
+      )
+    )
   })
 
   it.prop(
     "inference never yields neutral",
-    [fc.stringMatching(/^[a-z]{1,7}(?:_[a-z]{1,7}){0,3}$/), fc.option(fc.constantFrom("usage", "login", "activation", "limit_friction"), { nil: undefined })],
+    [
+      fc.stringMatching(/^[a-z]{1,7}(?:_[a-z]{1,7}){0,3}$/),
+      fc.option(fc.constantFrom("usage", "login", "activation", "limit_friction"), { nil: undefined })
+    ],
     ([event_name, semantic_type]) => {
       const inferred = inferSentiment(semantic_type === undefined ? { event_name } : { event_name, semantic_type })
       assert.isTrue(Option.isNone(inferred) || inferred.value !== ("neutral" as string))

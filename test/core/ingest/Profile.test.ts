@@ -4,7 +4,12 @@ import * as Option from "effect/Option"
 import * as fc from "fast-check"
 import * as Duration from "effect/Duration"
 import * as TestClock from "effect/TestClock"
-import { AccountProfileStore, layerMemory, type LoginActivity, makeMemory } from "../../../core/ports/AccountProfileStore.ts"
+import {
+  AccountProfileStore,
+  layerMemory,
+  type LoginActivity,
+  makeMemory
+} from "../../../core/ports/AccountProfileStore.ts"
 import {
   extractProfileFacts,
   isLoginActivity,
@@ -22,34 +27,39 @@ const issues = (properties: Json) => profileFactIssues(valid(withProperties(base
 describe("Profile", () => {
   it("extracts every fact with the event's time and Accord's id", () => {
     const extracted = extractProfileFacts(
-      valid(withProperties(baseEvent(), {
-        account_created_at: "2024-03-01T09:30:00Z",
-        plan: "pro_annual",
-        account_status: "active",
-        subscription_status: "past_due",
-        is_in_trial: false,
-        trial_started_at: "2026-11-01T00:00:00Z",
-        trial_ends_at: "2026-11-15T00:00:00+00:00",
-        user_count: 12,
-        active_user_count: 9,
-        seat_count: 15,
-        member_count: 0
-      })),
+      valid(
+        withProperties(baseEvent(), {
+          account_created_at: "2024-03-01T09:30:00Z",
+          plan: "pro_annual",
+          account_status: "active",
+          subscription_status: "past_due",
+          is_in_trial: false,
+          trial_started_at: "2026-11-01T00:00:00Z",
+          trial_ends_at: "2026-11-15T00:00:00+00:00",
+          user_count: 12,
+          active_user_count: 9,
+          seat_count: 15,
+          member_count: 0
+        })
+      ),
       "evt_9"
     )
-    assert.deepStrictEqual(extracted.map(({ name, value }) => [name, value]), [
-      ["signup_at", "2024-03-01T09:30:00.000Z"],
-      ["plan", "pro_annual"],
-      ["account_status", "active"],
-      ["subscription_status", "past_due"],
-      ["is_in_trial", false],
-      ["trial_started_at", "2026-11-01T00:00:00.000Z"],
-      ["trial_ends_at", "2026-11-15T00:00:00.000Z"],
-      ["user_count", 12],
-      ["active_user_count", 9],
-      ["seat_count", 15],
-      ["member_count", 0]
-    ])
+    assert.deepStrictEqual(
+      extracted.map(({ name, value }) => [name, value]),
+      [
+        ["signup_at", "2024-03-01T09:30:00.000Z"],
+        ["plan", "pro_annual"],
+        ["account_status", "active"],
+        ["subscription_status", "past_due"],
+        ["is_in_trial", false],
+        ["trial_started_at", "2026-11-01T00:00:00.000Z"],
+        ["trial_ends_at", "2026-11-15T00:00:00.000Z"],
+        ["user_count", 12],
+        ["active_user_count", 9],
+        ["seat_count", 15],
+        ["member_count", 0]
+      ]
+    )
     for (const fact of extracted) {
       assert.strictEqual(fact.observedAt, at)
       assert.strictEqual(fact.sourceEventId, "evt_9")
@@ -65,7 +75,9 @@ describe("Profile", () => {
   }
 
   it("takes the first of plan, plan_name, current_plan", () => {
-    assert.deepStrictEqual(facts(withProperties(baseEvent(), { current_plan: "c", plan_name: "b", plan: "a" })), [["plan", "a"]])
+    assert.deepStrictEqual(facts(withProperties(baseEvent(), { current_plan: "c", plan_name: "b", plan: "a" })), [
+      ["plan", "a"]
+    ])
     assert.deepStrictEqual(facts(withProperties(baseEvent(), { current_plan: "c", plan_name: "b" })), [["plan", "b"]])
     assert.deepStrictEqual(facts(withProperties(baseEvent(), { current_plan: "c" })), [["plan", "c"]])
   })
@@ -76,7 +88,12 @@ describe("Profile", () => {
   })
 
   describe("login activity", () => {
-    const login = (event_name: string, extra: Json = {}): Json => ({ ...baseEvent(), event_name, semantic_type: "login", ...extra })
+    const login = (event_name: string, extra: Json = {}): Json => ({
+      ...baseEvent(),
+      event_name,
+      semantic_type: "login",
+      ...extra
+    })
 
     for (const name of ["user_logged_in", "session_started"]) {
       it(`${name} with semantic_type login sets last_login_at and last_login_user_id`, () => {
@@ -101,10 +118,18 @@ describe("Profile", () => {
       const context = { workspaceId: "ws_1", sourceEventId: "evt_9" }
       assert.deepStrictEqual(
         loginActivityOf(valid(login("session_started", { user_id: "user_7" })), context),
-        Option.some({ workspaceId: "ws_1", accountId: "acct_42", userId: "user_7", observedAt: at, sourceEventId: "evt_9" })
+        Option.some({
+          workspaceId: "ws_1",
+          accountId: "acct_42",
+          userId: "user_7",
+          observedAt: at,
+          sourceEventId: "evt_9"
+        })
       )
       assert.isTrue(Option.isNone(loginActivityOf(valid(login("user_logged_in")), context)))
-      assert.isTrue(Option.isNone(loginActivityOf(valid({ ...baseEvent(), event_name: "user_logged_in", user_id: "u" }), context)))
+      assert.isTrue(
+        Option.isNone(loginActivityOf(valid({ ...baseEvent(), event_name: "user_logged_in", user_id: "u" }), context))
+      )
     })
   })
 
@@ -118,10 +143,12 @@ describe("Profile", () => {
       sourceEventId: `evt_${userId}_${observedAt}`
     })
     const read = (accountId = "acct_42") =>
-      Effect.map(readActiveUsers("ws_1", accountId), (counts) => counts.map(({ asOf, name, value }) => [name, value, asOf]))
+      Effect.map(readActiveUsers("ws_1", accountId), (counts) =>
+        counts.map(({ asOf, name, value }) => [name, value, asOf])
+      )
 
     it.effect("distinct users whose last login is within 7 and 30 days of the read, as the read's clock moves", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* TestClock.setTime(now)
         yield* (yield* AccountProfileStore).recordLogins([
           login("ada", now - 1),
@@ -132,18 +159,29 @@ describe("Profile", () => {
           login("eve", now - 31 * day),
           login("fay", now - day, "acct_other")
         ])
-        assert.deepStrictEqual(yield* read(), [["active_users_7d", 2, now], ["active_users_30d", 4, now]])
+        assert.deepStrictEqual(yield* read(), [
+          ["active_users_7d", 2, now],
+          ["active_users_30d", 4, now]
+        ])
         yield* TestClock.adjust(Duration.days(2))
-        assert.deepStrictEqual(yield* read(), [["active_users_7d", 1, now + 2 * day], ["active_users_30d", 3, now + 2 * day]])
-      }).pipe(Effect.provide(layerMemory)))
+        assert.deepStrictEqual(yield* read(), [
+          ["active_users_7d", 1, now + 2 * day],
+          ["active_users_30d", 3, now + 2 * day]
+        ])
+      }).pipe(Effect.provide(layerMemory))
+    )
 
     it.effect("no counts for an account without recorded logins (no signal is not zero)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* TestClock.setTime(now)
         yield* (yield* AccountProfileStore).recordLogins([login("ada", now - 90 * day)])
-        assert.deepStrictEqual(yield* read(), [["active_users_7d", 0, now], ["active_users_30d", 0, now]])
+        assert.deepStrictEqual(yield* read(), [
+          ["active_users_7d", 0, now],
+          ["active_users_30d", 0, now]
+        ])
         assert.deepStrictEqual(yield* read("acct_nobody"), [])
-      }).pipe(Effect.provide(layerMemory)))
+      }).pipe(Effect.provide(layerMemory))
+    )
   })
 
   describe("values of the wrong form are field issues", () => {
@@ -167,14 +205,20 @@ describe("Profile", () => {
     for (const [name, value] of wrong) {
       it(`${name} = ${JSON.stringify(value).slice(0, 20)}`, () => {
         const found = issues({ [name]: value })
-        assert.deepStrictEqual(found.map((issue) => issue.path), [`properties.${name}`])
+        assert.deepStrictEqual(
+          found.map((issue) => issue.path),
+          [`properties.${name}`]
+        )
         assert.include(found[0]!.message, "profile fact")
         if (typeof value === "string") assert.notInclude(found[0]!.message, value)
       })
     }
 
     it("accepts the forms", () => {
-      assert.deepStrictEqual(issues({ plan: "enterprise-2024", account_status: "active", is_in_trial: true, seat_count: 0 }), [])
+      assert.deepStrictEqual(
+        issues({ plan: "enterprise-2024", account_status: "active", is_in_trial: true, seat_count: 0 }),
+        []
+      )
       assert.deepStrictEqual(profileFactIssues(valid(baseEvent())), [])
     })
   })
@@ -206,8 +250,11 @@ describe("Profile", () => {
   )
 
   it.effect("facts from out-of-order events converge in the store (the storage's rule)", () =>
-    Effect.gen(function*() {
-      const older = extractProfileFacts(valid(withProperties({ ...baseEvent(), timestamp: "2026-11-20T00:00:00Z" }, { plan: "free" })), "evt_a")
+    Effect.gen(function* () {
+      const older = extractProfileFacts(
+        valid(withProperties({ ...baseEvent(), timestamp: "2026-11-20T00:00:00Z" }, { plan: "free" })),
+        "evt_a"
+      )
       const newer = extractProfileFacts(valid(withProperties(baseEvent(), { plan: "pro" })), "evt_b")
       const inOrder = makeMemory()
       const reversed = makeMemory()
@@ -219,5 +266,6 @@ describe("Profile", () => {
       const b = Option.getOrThrow(yield* reversed.get("ws", "acct_42"))
       assert.deepStrictEqual(a, b)
       assert.strictEqual(a.facts.find((fact) => fact.name === "plan")!.value, "pro")
-    }))
+    })
+  )
 })

@@ -63,7 +63,10 @@ describe("Safety", () => {
     for (const [path, fields, offending] of unsafeEnvelope) {
       it(`refuses ${path} = ${offending.slice(0, 16)}… without echoing it`, () => {
         const issues = screenEnvelope({ ...baseEvent(), ...fields })
-        assert.deepStrictEqual(issues.map((issue) => [issue.code, issue.path]), [["unsafe_property", path]])
+        assert.deepStrictEqual(
+          issues.map((issue) => [issue.code, issue.path]),
+          [["unsafe_property", path]]
+        )
         assert.notInclude(JSON.stringify(issues), offending)
       })
     }
@@ -119,7 +122,8 @@ describe("Safety", () => {
       return typeof value === "string" && value.length >= 6 ? [value] : []
     })
     const key = fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/).map((word) => `f_${word}`)
-    const safeObject = fc.uniqueArray(fc.constantFrom(...safeEntries), { maxLength: 6, selector: ([k]) => k })
+    const safeObject = fc
+      .uniqueArray(fc.constantFrom(...safeEntries), { maxLength: 6, selector: ([k]) => k })
       .map((entries) => Object.fromEntries(entries))
 
     it.prop(
@@ -155,36 +159,48 @@ describe("Safety", () => {
 
   const safe: ReadonlyArray<readonly [string, Json]> = [
     ["plan codes and counts", { plan: "pro_annual", seat_count: 12, is_in_trial: false, reason_code: "too_expensive" }],
-    ["identifiers", {
-      checkout_id: "550e8400-e29b-41d4-a716-446655440000",
-      stripe_checkout: "cs_live_a1J3sZzJ5x1yJ6eO7m0vQ9y3H9ZcXw2RkL0T1pY4nB8uV6dS2fE",
-      subscription: "sub_1MowQVLkdIwHu7ixeRlqHVzs",
-      ulid: "01HZX3K5Q8N7R2M4P6T9V1W3Y5",
-      promo: "EnterpriseAnnualPlan2024PromoCode",
-      campaign: "enterprise_annual_plan_2024_promo_q4"
-    }],
-    ["timestamps and numbers", { usage_start: "2026-11-21T00:00:00.000Z", amount: 1234567890, ratio: 0.25, build: "10.0.19045.1234" }],
-    ["short labels and URLs without query", { label: "Pro plan", docs: "https://example.com/pricing", region: "us-east-1" }],
+    [
+      "identifiers",
+      {
+        checkout_id: "550e8400-e29b-41d4-a716-446655440000",
+        stripe_checkout: "cs_live_a1J3sZzJ5x1yJ6eO7m0vQ9y3H9ZcXw2RkL0T1pY4nB8uV6dS2fE",
+        subscription: "sub_1MowQVLkdIwHu7ixeRlqHVzs",
+        ulid: "01HZX3K5Q8N7R2M4P6T9V1W3Y5",
+        promo: "EnterpriseAnnualPlan2024PromoCode",
+        campaign: "enterprise_annual_plan_2024_promo_q4"
+      }
+    ],
+    [
+      "timestamps and numbers",
+      { usage_start: "2026-11-21T00:00:00.000Z", amount: 1234567890, ratio: 0.25, build: "10.0.19045.1234" }
+    ],
+    [
+      "short labels and URLs without query",
+      { label: "Pro plan", docs: "https://example.com/pricing", region: "us-east-1" }
+    ],
     ["eight words", { k: "one two three four five six seven eight" }],
-    ["described secrets and measures", {
-      token_type: "bearer",
-      input_tokens: 1500,
-      tokens_used: 20,
-      session_count: 3,
-      session_started_at: "2026-11-21T09:00:00Z",
-      password_set: true,
-      has_api_key: true,
-      api_key_status: "active",
-      webhook_configured: true,
-      cookie_consent: "accepted",
-      email_verified: true,
-      email_domain: "acme.com",
-      feedback_score: 4,
-      message_count: 12,
-      error_code: "timeout",
-      mobile_app_version: "3.1.0",
-      secret: null
-    }],
+    [
+      "described secrets and measures",
+      {
+        token_type: "bearer",
+        input_tokens: 1500,
+        tokens_used: 20,
+        session_count: 3,
+        session_started_at: "2026-11-21T09:00:00Z",
+        password_set: true,
+        has_api_key: true,
+        api_key_status: "active",
+        webhook_configured: true,
+        cookie_consent: "accepted",
+        email_verified: true,
+        email_domain: "acme.com",
+        feedback_score: 4,
+        message_count: 12,
+        error_code: "timeout",
+        mobile_app_version: "3.1.0",
+        secret: null
+      }
+    ],
     ["nesting at the limit", { a: { b: { c: 1 } }, list: [{ sku: "x" }] }]
   ]
 
@@ -222,7 +238,10 @@ describe("Safety", () => {
 
     it(`strings of ${maxPropertyStringLength} characters, not more`, () => {
       const text = (n: number) => "ab".repeat(n).slice(0, n)
-      assert.strictEqual(codesAt(screenProperties({ s: text(maxPropertyStringLength) }), "properties.s")[0], "unsafe_property")
+      assert.strictEqual(
+        codesAt(screenProperties({ s: text(maxPropertyStringLength) }), "properties.s")[0],
+        "unsafe_property"
+      )
       // too long, and (over the free-text length) unsafe as well
       assert.deepStrictEqual(codesAt(screenProperties({ s: text(maxPropertyStringLength + 1) }), "properties.s"), [
         "property_bounds",
@@ -231,9 +250,13 @@ describe("Safety", () => {
     })
 
     it("an over-long string gets the specific reason its beginning shows, else free text", () => {
-      const [secret] = screenProperties({ s: "sk_live_4eC39HqLyjWDarjtT1zdp7dc " + "x".repeat(1000) }).filter((i) => i.code === "unsafe_property")
+      const [secret] = screenProperties({ s: "sk_live_4eC39HqLyjWDarjtT1zdp7dc " + "x".repeat(1000) }).filter(
+        (i) => i.code === "unsafe_property"
+      )
       assert.include(secret!.reason, "payment provider API key")
-      const [trace] = screenProperties({ s: "Error: boom\n    at charge (billing.js:41:7)\n".repeat(100) }).filter((i) => i.code === "unsafe_property")
+      const [trace] = screenProperties({ s: "Error: boom\n    at charge (billing.js:41:7)\n".repeat(100) }).filter(
+        (i) => i.code === "unsafe_property"
+      )
       assert.include(trace!.reason, "free text")
     })
 
@@ -265,12 +288,16 @@ describe("Safety", () => {
     it(`a string with whitespace and more than ${freeTextMaxWords} words`, () => {
       const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ")
       assert.deepStrictEqual(screenProperties({ k: words(freeTextMaxWords) }), [])
-      assert.deepStrictEqual(codesAt(screenProperties({ k: words(freeTextMaxWords + 1) }), "properties.k"), ["unsafe_property"])
+      assert.deepStrictEqual(codesAt(screenProperties({ k: words(freeTextMaxWords + 1) }), "properties.k"), [
+        "unsafe_property"
+      ])
     })
 
     it(`a string longer than ${freeTextMaxChars} characters`, () => {
       assert.deepStrictEqual(screenProperties({ k: "z".repeat(freeTextMaxChars) }), [])
-      assert.deepStrictEqual(codesAt(screenProperties({ k: "z".repeat(freeTextMaxChars + 1) }), "properties.k"), ["unsafe_property"])
+      assert.deepStrictEqual(codesAt(screenProperties({ k: "z".repeat(freeTextMaxChars + 1) }), "properties.k"), [
+        "unsafe_property"
+      ])
     })
   })
 
@@ -278,16 +305,24 @@ describe("Safety", () => {
     for (const [field, value, phrase] of unsafeIdentifiers) {
       it(`refuses ${field} = ${value.slice(0, 24)} at ${field} without echoing it`, () => {
         const issues = screenIdentifiers({ [field]: value })
-        assert.deepStrictEqual(issues.map((issue) => [issue.code, issue.path]), [["unsafe_property", field]])
+        assert.deepStrictEqual(
+          issues.map((issue) => [issue.code, issue.path]),
+          [["unsafe_property", field]]
+        )
         assert.include(issues[0]!.reason, phrase)
         assert.notInclude(issues[0]!.reason, value)
       })
     }
 
     const accepted = [
-      "acct_42", "Acme Corp", "5551234567", "550e8400e29b41d4a716446655440000",
-      "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "evt_550e8400-e29b-41d4-a716-446655440000",
-      "checkout_completed:cs_live_a1J3sZzJ5x1yJ6eO7m0vQ9y3H9ZcXw2RkL0T1pY4nB8uV6dS2fE", "user_2NNEqL2nrIRdJ194ndJqAHwEfxC",
+      "acct_42",
+      "Acme Corp",
+      "5551234567",
+      "550e8400e29b41d4a716446655440000",
+      "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      "evt_550e8400-e29b-41d4-a716-446655440000",
+      "checkout_completed:cs_live_a1J3sZzJ5x1yJ6eO7m0vQ9y3H9ZcXw2RkL0T1pY4nB8uV6dS2fE",
+      "user_2NNEqL2nrIRdJ194ndJqAHwEfxC",
       "usage_rollup_recorded:acct_42:api:requests:2026-11-21T00:00:00.000Z:2026-11-22T00:00:00.000Z"
     ]
     for (const id of accepted) {
@@ -325,7 +360,11 @@ describe("Safety", () => {
       const secret = base64url(bytes)
       // the provider-object-id shape (`word_Alnum…`) is exempt by design; it is one in millions
       if (!/^[a-z]{2,10}_(?:live_|test_)?[A-Za-z0-9]+$/.test(secret)) {
-        assert.deepStrictEqual(screenProperties({ k: secret }).map((issue) => issue.code), ["unsafe_property"], secret)
+        assert.deepStrictEqual(
+          screenProperties({ k: secret }).map((issue) => issue.code),
+          ["unsafe_property"],
+          secret
+        )
       }
     }
   })
@@ -336,7 +375,10 @@ describe("Safety", () => {
 
   it.prop(
     "no reason quotes the value it refuses",
-    [fc.constantFrom("ada@example.com", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "+15551234567"), fc.string({ minLength: 1, maxLength: 12 })],
+    [
+      fc.constantFrom("ada@example.com", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "+15551234567"),
+      fc.string({ minLength: 1, maxLength: 12 })
+    ],
     ([secret, padding]) => {
       const value = `${padding.replace(/\s/g, "")} ${secret}`
       for (const issue of screenProperties({ field: value })) {

@@ -49,7 +49,11 @@ describe("UsageRollup", () => {
     ["unit missing", withoutProperty(rollupEvent(), "unit"), "properties.unit"],
     ["unit not a code", withProperties(rollupEvent(), { unit: "GB hours" }), "properties.unit"],
     ["usage_start missing", withoutProperty(rollupEvent(), "usage_start"), "properties.usage_start"],
-    ["usage_start not UTC", withProperties(rollupEvent(), { usage_start: "2026-11-21T01:00:00+01:00" }), "properties.usage_start"],
+    [
+      "usage_start not UTC",
+      withProperties(rollupEvent(), { usage_start: "2026-11-21T01:00:00+01:00" }),
+      "properties.usage_start"
+    ],
     ["usage_end missing", withoutProperty(rollupEvent(), "usage_end"), "properties.usage_end"],
     ["usage_end not a timestamp", withProperties(rollupEvent(), { usage_end: "2026-11-22" }), "properties.usage_end"],
     [
@@ -63,18 +67,38 @@ describe("UsageRollup", () => {
       "properties.usage_end"
     ],
     ["aggregation_grain missing", withoutProperty(rollupEvent(), "aggregation_grain"), "properties.aggregation_grain"],
-    ["aggregation_grain unknown", withProperties(rollupEvent(), { aggregation_grain: "daily" }), "properties.aggregation_grain"],
-    ["aggregation_grain not the period", withProperties(rollupEvent(), { aggregation_grain: "hour" }), "properties.aggregation_grain"],
+    [
+      "aggregation_grain unknown",
+      withProperties(rollupEvent(), { aggregation_grain: "daily" }),
+      "properties.aggregation_grain"
+    ],
+    [
+      "aggregation_grain not the period",
+      withProperties(rollupEvent(), { aggregation_grain: "hour" }),
+      "properties.aggregation_grain"
+    ],
     ["source_system missing", withoutProperty(rollupEvent(), "source_system"), "properties.source_system"],
-    ["source_system too long", withProperties(rollupEvent(), { source_system: "s".repeat(65) }), "properties.source_system"],
-    ["pricing_version not a code", withProperties(rollupEvent(), { pricing_version: "v 2" }), "properties.pricing_version"],
+    [
+      "source_system too long",
+      withProperties(rollupEvent(), { source_system: "s".repeat(65) }),
+      "properties.source_system"
+    ],
+    [
+      "pricing_version not a code",
+      withProperties(rollupEvent(), { pricing_version: "v 2" }),
+      "properties.pricing_version"
+    ],
     ["tier not a code", withProperties(rollupEvent(), { tier: 3 }), "properties.tier"]
   ]
 
   for (const [label, raw, path] of broken) {
     it(`rejects ${label}, and only that`, () => {
       const issues = rollupIssues(raw)
-      assert.deepStrictEqual(issues.map((issue) => issue.path), [path], JSON.stringify(issues))
+      assert.deepStrictEqual(
+        issues.map((issue) => issue.path),
+        [path],
+        JSON.stringify(issues)
+      )
     })
   }
 
@@ -86,7 +110,10 @@ describe("UsageRollup", () => {
         aggregation_grain: "hour"
       })
     assert.deepStrictEqual(rollupIssues(hourly(now)), [])
-    assert.deepStrictEqual(rollupIssues(hourly(now + 1)).map((issue) => issue.path), ["properties.usage_end"])
+    assert.deepStrictEqual(
+      rollupIssues(hourly(now + 1)).map((issue) => issue.path),
+      ["properties.usage_end"]
+    )
   })
 
   it("accepts local days of 23 and 25 hours (daylight saving), weeks and months", () => {
@@ -112,7 +139,10 @@ describe("UsageRollup", () => {
 
     it("adds pricing_version, plan and tier when present", () => {
       const raw = withProperties(rollupEvent(), { tier: "gold", plan: "pro", pricing_version: "2026-01" })
-      assert.deepStrictEqual(meterKey(valid(raw)), Option.some("api/requests;pricing_version=2026-01;plan=pro;tier=gold"))
+      assert.deepStrictEqual(
+        meterKey(valid(raw)),
+        Option.some("api/requests;pricing_version=2026-01;plan=pro;tier=gold")
+      )
     })
 
     it("is None without the keys", () => {
@@ -144,7 +174,9 @@ describe("UsageRollup", () => {
 
     it("is always a valid event_id: the account id percent-encoded, the period in the sending form", () => {
       const at = (account_id: string, start = "2026-11-21T00:00:00Z", end = "2026-11-22T00:00:00+00:00") =>
-        suggestedEventId(valid(withProperties({ ...rollupEvent(), account_id }, { usage_start: start, usage_end: end })))
+        suggestedEventId(
+          valid(withProperties({ ...rollupEvent(), account_id }, { usage_start: start, usage_end: end }))
+        )
       assert.deepStrictEqual(
         at("Acme Corp: EU/1 ü"),
         Option.some(
@@ -184,7 +216,12 @@ describe("usageMeter", () => {
 
   it("any other event feeds no meter", () => {
     assert.isUndefined(usageMeter(valid(baseEvent())))
-    assert.isUndefined(usageMeter({ event_name: "checkout_completed", properties: { product_key: "api", metric_key: "requests", unit: "request" } }))
+    assert.isUndefined(
+      usageMeter({
+        event_name: "checkout_completed",
+        properties: { product_key: "api", metric_key: "requests", unit: "request" }
+      })
+    )
   })
 })
 
@@ -213,7 +250,11 @@ describe("rollupBucketKey", () => {
       withProperties(withoutId, { metric_key: "other_metric" }),
       withProperties(withoutId, { product_key: "other_product" }),
       withProperties(withoutId, { pricing_version: "v2" }),
-      withProperties(withoutId, { usage_end: new Date(Date.parse(String(((withoutId.properties ?? {}) as Record<string, unknown>).usage_end)) - 1000).toISOString() })
+      withProperties(withoutId, {
+        usage_end: new Date(
+          Date.parse(String(((withoutId.properties ?? {}) as Record<string, unknown>).usage_end)) - 1000
+        ).toISOString()
+      })
     ]) {
       assert.notDeepEqual(key(other), base)
     }

@@ -11,10 +11,10 @@ export const stringsIn = (value: unknown): Array<string> =>
   typeof value === "string"
     ? [value]
     : Array.isArray(value)
-    ? value.flatMap(stringsIn)
-    : typeof value === "object" && value !== null
-    ? Object.values(value).flatMap(stringsIn)
-    : []
+      ? value.flatMap(stringsIn)
+      : typeof value === "object" && value !== null
+        ? Object.values(value).flatMap(stringsIn)
+        : []
 
 /** [label, properties, path of the refusal, the offending text that must never be echoed] */
 export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, string]> = [
@@ -38,34 +38,94 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["private_key", { private_key: "pk-material" }, "properties.private_key", "pk-material"],
   ["client_secret", { client_secret: "cs-material" }, "properties.client_secret", "cs-material"],
   ["invite_link", { invite_link: "join-me-here" }, "properties.invite_link", "join-me-here"],
-  ["invite_url", { invite_url: "https://app.example.com/i/abc" }, "properties.invite_url", "https://app.example.com/i/abc"],
+  [
+    "invite_url",
+    { invite_url: "https://app.example.com/i/abc" },
+    "properties.invite_url",
+    "https://app.example.com/i/abc"
+  ],
   ["webhook_url", { webhook_url: "https://example.com/in" }, "properties.webhook_url", "https://example.com/in"],
   ["destination_secret", { destination_secret: "dest-secret" }, "properties.destination_secret", "dest-secret"],
   ["credentials object", { credentials: { user: "svc", pass: "pw-value" } }, "properties.credentials", "pw-value"],
   ["password as a number", { password: 12345678 }, "properties.password", "12345678"],
-  ["nested token", { integration: { provider: "hubspot", oauth_token: "tok-nested" } }, "properties.integration.oauth_token", "tok-nested"],
+  [
+    "nested token",
+    { integration: { provider: "hubspot", oauth_token: "tok-nested" } },
+    "properties.integration.oauth_token",
+    "tok-nested"
+  ],
   // secret values
-  ["Stripe live secret key", { provider_key: "sk_live_4eC39HqLyjWDarjtT1zdp7dc" }, "properties.provider_key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"],
-  ["Stripe test secret key", { k: "sk_test_4eC39HqLyjWDarjtT1zdp7dc" }, "properties.k", "sk_test_4eC39HqLyjWDarjtT1zdp7dc"],
+  [
+    "Stripe live secret key",
+    { provider_key: "sk_live_4eC39HqLyjWDarjtT1zdp7dc" },
+    "properties.provider_key",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+  ],
+  [
+    "Stripe test secret key",
+    { k: "sk_test_4eC39HqLyjWDarjtT1zdp7dc" },
+    "properties.k",
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+  ],
   ["Stripe restricted key", { k: "rk_live_51H8abcdefghijkl" }, "properties.k", "rk_live_51H8abcdefghijkl"],
   ["Stripe publishable key", { k: "pk_live_51H8abcdefghijkl" }, "properties.k", "pk_live_51H8abcdefghijkl"],
-  ["webhook signing secret", { k: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }, "properties.k", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
-  ["payment client secret", { k: "pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH" }, "properties.k", "pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH"],
-  ["JWT", { k: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U" }, "properties.k", "eyJhbGciOiJIUzI1NiJ9"],
+  [
+    "webhook signing secret",
+    { k: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    "properties.k",
+    "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+  ],
+  [
+    "payment client secret",
+    { k: "pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH" },
+    "properties.k",
+    "pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH"
+  ],
+  [
+    "JWT",
+    { k: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U" },
+    "properties.k",
+    "eyJhbGciOiJIUzI1NiJ9"
+  ],
   ["Bearer header value", { k: "Bearer abcdefghijklmnop" }, "properties.k", "abcdefghijklmnop"],
   ["Basic header value", { k: "Basic dXNlcjpwYXNzd29yZA==" }, "properties.k", "dXNlcjpwYXNzd29yZA=="],
   ["AWS access key", { k: "AKIAIOSFODNN7EXAMPLE" }, "properties.k", "AKIAIOSFODNN7EXAMPLE"],
-  ["GitHub token", { k: "ghp_1234567890abcdefghijABCDEFGHIJ123456" }, "properties.k", "ghp_1234567890abcdefghijABCDEFGHIJ123456"],
+  [
+    "GitHub token",
+    { k: "ghp_1234567890abcdefghijABCDEFGHIJ123456" },
+    "properties.k",
+    "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+  ],
   ["Slack token", { k: "xoxb-123456789012-abcdefghijkl" }, "properties.k", "xoxb-123456789012-abcdefghijkl"],
-  ["Accord ingest key", { k: "acc_ingest_Zx8mQ2pL9vT4wB7nK1sD5fG3hJ6" }, "properties.k", "acc_ingest_Zx8mQ2pL9vT4wB7nK1sD5fG3hJ6"],
+  [
+    "Accord ingest key",
+    { k: "acc_ingest_Zx8mQ2pL9vT4wB7nK1sD5fG3hJ6" },
+    "properties.k",
+    "acc_ingest_Zx8mQ2pL9vT4wB7nK1sD5fG3hJ6"
+  ],
   ["PEM private key", { k: "-----BEGIN RSA PRIVATE KEY-----" }, "properties.k", "BEGIN RSA PRIVATE KEY"],
   ["long hex", { k: "a3f5c9e2b1d4f6a8c0e2b4d6f8a0c2e4" }, "properties.k", "a3f5c9e2b1d4f6a8c0e2b4d6f8a0c2e4"],
-  ["long base64", { k: "Xk9aB3dF7hJ2kL5mN8pQ1rS4tU6vW9yZ0aB3cD" }, "properties.k", "Xk9aB3dF7hJ2kL5mN8pQ1rS4tU6vW9yZ0aB3cD"],
+  [
+    "long base64",
+    { k: "Xk9aB3dF7hJ2kL5mN8pQ1rS4tU6vW9yZ0aB3cD" },
+    "properties.k",
+    "Xk9aB3dF7hJ2kL5mN8pQ1rS4tU6vW9yZ0aB3cD"
+  ],
   ["credentials in key=value form", { k: "user=svc&password=pw1" }, "properties.k", "pw1"],
   ["URL with credentials", { k: "postgres://svc:pw9@db.example.com/app" }, "properties.k", "pw9@db.example.com"],
   // links
-  ["URL with a query string", { landing: "https://example.com/pricing?utm_source=x&email=a" }, "properties.landing", "utm_source"],
-  ["URL with fragment parameters", { k: "https://app.example.com/cb#access_token=abc" }, "properties.k", "access_token=abc"],
+  [
+    "URL with a query string",
+    { landing: "https://example.com/pricing?utm_source=x&email=a" },
+    "properties.landing",
+    "utm_source"
+  ],
+  [
+    "URL with fragment parameters",
+    { k: "https://app.example.com/cb#access_token=abc" },
+    "properties.k",
+    "access_token=abc"
+  ],
   ["Slack webhook", { k: "https://hooks.slack.com/services/T000/B000/XXXX" }, "properties.k", "hooks.slack.com"],
   ["Discord webhook", { k: "https://discord.com/api/webhooks/123/abc" }, "properties.k", "discord.com"],
   ["webhook path", { k: "https://api.example.com/webhook/in-1" }, "properties.k", "api.example.com"],
@@ -102,8 +162,18 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["log", { log: "GET /" }, "properties.log", "GET /"],
   ["free-text reason", { reason: "too expensive" }, "properties.reason", "too expensive"],
   // over the length bound, still unsafe (not merely too long)
-  ["stack trace over 256 characters", { k: "Error: boom\n    at charge (billing.js:41:7)\n".repeat(8) }, "properties.k", "billing.js:41:7"],
-  ["secret padded over 256 characters", { k: "sk_live_4eC39HqLyjWDarjtT1zdp7dc " + "x".repeat(300) }, "properties.k", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"],
+  [
+    "stack trace over 256 characters",
+    { k: "Error: boom\n    at charge (billing.js:41:7)\n".repeat(8) },
+    "properties.k",
+    "billing.js:41:7"
+  ],
+  [
+    "secret padded over 256 characters",
+    { k: "sk_live_4eC39HqLyjWDarjtT1zdp7dc " + "x".repeat(300) },
+    "properties.k",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+  ],
   // payment card numbers (Luhn-valid), with spaces or dashes, as strings or numbers
   ["Visa card", { k: "4111111111111111" }, "properties.k", "4111111111111111"],
   ["Visa card with spaces", { k: "4242 4242 4242 4242" }, "properties.k", "4242 4242 4242 4242"],
@@ -117,7 +187,12 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["UnionPay", { k: "6200000000000005" }, "properties.k", "6200000000000005"],
   ["card in a phrase", { k: "paid with 5105105105105100" }, "properties.k", "5105105105105100"],
   ["card as a JSON number", { k: 4000056655665556 }, "properties.k", "4000056655665556"],
-  ["card nested in an array", { items: [{ ref: "4111-1111-1111-1111" }] }, "properties.items.0.ref", "4111-1111-1111-1111"],
+  [
+    "card nested in an array",
+    { items: [{ ref: "4111-1111-1111-1111" }] },
+    "properties.items.0.ref",
+    "4111-1111-1111-1111"
+  ],
   // bank account numbers (IBAN with a valid checksum)
   ["IBAN DE", { k: "DE89370400440532013000" }, "properties.k", "DE89370400440532013000"],
   ["IBAN GB in groups", { k: "GB82 WEST 1234 5698 7654 32" }, "properties.k", "GB82 WEST 1234 5698 7654 32"],
@@ -127,14 +202,29 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["IBAN IT", { k: "IT60X0542811101000000123456" }, "properties.k", "IT60X0542811101000000123456"],
   ["IBAN CH", { k: "CH9300762011623852957" }, "properties.k", "CH9300762011623852957"],
   ["IBAN BE", { k: "BE68539007547034" }, "properties.k", "BE68539007547034"],
-  ["IBAN PL in a phrase", { k: "refund to PL61109010140000071219812874" }, "properties.k", "PL61109010140000071219812874"],
-  ["IBAN AT nested", { payout: { target: "AT611904300234573201" } }, "properties.payout.target", "AT611904300234573201"],
+  [
+    "IBAN PL in a phrase",
+    { k: "refund to PL61109010140000071219812874" },
+    "properties.k",
+    "PL61109010140000071219812874"
+  ],
+  [
+    "IBAN AT nested",
+    { payout: { target: "AT611904300234573201" } },
+    "properties.payout.target",
+    "AT611904300234573201"
+  ],
   // IP addresses
   ["IPv4 private", { k: "10.0.0.1" }, "properties.k", "10.0.0.1"],
   ["IPv4 public", { k: "203.0.113.7" }, "properties.k", "203.0.113.7"],
   ["IPv4 in a phrase", { k: "from 8.8.4.4 today" }, "properties.k", "8.8.4.4"],
   ["IPv6 compressed", { k: "2001:db8::1" }, "properties.k", "2001:db8::1"],
-  ["IPv6 full", { k: "2001:0db8:85a3:0000:0000:8a2e:0370:7334" }, "properties.k", "2001:0db8:85a3:0000:0000:8a2e:0370:7334"],
+  [
+    "IPv6 full",
+    { k: "2001:0db8:85a3:0000:0000:8a2e:0370:7334" },
+    "properties.k",
+    "2001:0db8:85a3:0000:0000:8a2e:0370:7334"
+  ],
   ["IPv6 link-local with zone", { k: "fe80::1ff:fe23:4567:890a%eth0" }, "properties.k", "fe80::1ff:fe23:4567:890a"],
   ["IPv6 loopback", { k: "::1" }, "properties.k", "::1"],
   ["IPv4-mapped IPv6", { k: "::ffff:192.0.2.128" }, "properties.k", "::ffff:192.0.2.128"],
@@ -175,7 +265,12 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["short restricted key", { k: "rk_test_abc" }, "properties.k", "rk_test_abc"],
   ["short webhook secret", { k: "whsec_abc" }, "properties.k", "whsec_abc"],
   ["short GitHub token", { k: "ghp_abcd" }, "properties.k", "ghp_abcd"],
-  ["GitHub OAuth token", { k: "gho_16C7e42F292c6912E7710c838347Ae178B4a" }, "properties.k", "gho_16C7e42F292c6912E7710c838347Ae178B4a"],
+  [
+    "GitHub OAuth token",
+    { k: "gho_16C7e42F292c6912E7710c838347Ae178B4a" },
+    "properties.k",
+    "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+  ],
   ["GitHub fine-grained token", { k: "github_pat_11ABC" }, "properties.k", "github_pat_11ABC"],
   ["short Slack bot token", { k: "xoxb-1" }, "properties.k", "xoxb-1"],
   ["Slack user token", { k: "xoxp-123-456" }, "properties.k", "xoxp-123-456"],
@@ -188,21 +283,51 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["Google OAuth token", { k: "ya29.a0AfH6SMBx" }, "properties.k", "ya29.a0AfH6SMBx"],
   ["secret value as a property name", { sk_live_abcdef: true }, `properties.${redactedKey}`, "sk_live_abcdef"],
   // high-entropy token-like strings
-  ["base64 token", { k: "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" }, "properties.k", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg"],
-  ["SHA-1 hex", { k: "da39a3ee5e6b4b0d3255bfef95601890afd80709" }, "properties.k", "da39a3ee5e6b4b0d3255bfef95601890afd80709"],
-  ["base64url token", { k: "q8Wz_3nR-Lp0Xy7Tb2Vc9Mk4Jd6Hf1Ga5Se8Ru" }, "properties.k", "q8Wz_3nR-Lp0Xy7Tb2Vc9Mk4Jd6Hf1Ga5Se8Ru"],
+  [
+    "base64 token",
+    { k: "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" },
+    "properties.k",
+    "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg"
+  ],
+  [
+    "SHA-1 hex",
+    { k: "da39a3ee5e6b4b0d3255bfef95601890afd80709" },
+    "properties.k",
+    "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+  ],
+  [
+    "base64url token",
+    { k: "q8Wz_3nR-Lp0Xy7Tb2Vc9Mk4Jd6Hf1Ga5Se8Ru" },
+    "properties.k",
+    "q8Wz_3nR-Lp0Xy7Tb2Vc9Mk4Jd6Hf1Ga5Se8Ru"
+  ],
   // stack traces, multi-line or single-frame
   ["JavaScript frame", { k: "at foo (file.js:1:2)" }, "properties.k", "file.js:1:2"],
-  ["Node frame with a path", { k: "at Object.<anonymous> (/app/index.js:10:15)" }, "properties.k", "/app/index.js:10:15"],
+  [
+    "Node frame with a path",
+    { k: "at Object.<anonymous> (/app/index.js:10:15)" },
+    "properties.k",
+    "/app/index.js:10:15"
+  ],
   ["Python frame", { k: 'File "x.py", line 3, in main' }, "properties.k", "x.py"],
   ["Python traceback header", { k: "Traceback (most recent call last):" }, "properties.k", "Traceback"],
   ["Java frame", { k: "at com.acme.Foo.bar(Foo.java:42)" }, "properties.k", "Foo.java:42"],
-  ["Java trace multi-line", { k: "java.lang.NullPointerException\n\tat com.acme.Foo.bar(Foo.java:42)" }, "properties.k", "NullPointerException"],
+  [
+    "Java trace multi-line",
+    { k: "java.lang.NullPointerException\n\tat com.acme.Foo.bar(Foo.java:42)" },
+    "properties.k",
+    "NullPointerException"
+  ],
   ["Go panic", { k: "goroutine 1 [running]:" }, "properties.k", "goroutine"],
   ["Ruby frame", { k: "app.rb:12:in `block in run'" }, "properties.k", "app.rb:12"],
   ["error with a line break", { k: "TypeError: x is undefined\nsomewhere" }, "properties.k", "TypeError"],
   ["two log lines", { k: "GET /a 200\nGET /b 500" }, "properties.k", "GET /b 500"],
-  ["stack trace nested", { failure: { detail_code: "at run (worker.ts:7:3)" } }, "properties.failure.detail_code", "worker.ts:7:3"],
+  [
+    "stack trace nested",
+    { failure: { detail_code: "at run (worker.ts:7:3)" } },
+    "properties.failure.detail_code",
+    "worker.ts:7:3"
+  ],
   // webhook and invite URLs, even without a query string
   ["Slack webhook without a scheme", { k: "hooks.slack.com/services/T0/B0/X1" }, "properties.k", "hooks.slack.com"],
   ["Discord app webhook", { k: "https://discordapp.com/api/webhooks/1/a" }, "properties.k", "discordapp.com"],
@@ -245,13 +370,33 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["instructions", { instructions: "do it" }, "properties.instructions", "do it"],
   ["review_text", { review_text: "great" }, "properties.review_text", "great"],
   ["question", { question: "why so slow" }, "properties.question", "why so slow"],
-  ["sentence by shape", { k: "I cannot find the export button anywhere, please help me" }, "properties.k", "export button"],
-  ["request by shape", { k: "Please call me back tomorrow morning about the invoice issue" }, "properties.k", "call me back"],
-  ["free text nested", { a: { b: "we are moving to a competitor because the price went up" } }, "properties.a.b", "competitor"],
+  [
+    "sentence by shape",
+    { k: "I cannot find the export button anywhere, please help me" },
+    "properties.k",
+    "export button"
+  ],
+  [
+    "request by shape",
+    { k: "Please call me back tomorrow morning about the invoice issue" },
+    "properties.k",
+    "call me back"
+  ],
+  [
+    "free text nested",
+    { a: { b: "we are moving to a competitor because the price went up" } },
+    "properties.a.b",
+    "competitor"
+  ],
   // unsafe names are never echoed
   ["card number as a property name", { "4111111111111111": 1 }, `properties.${redactedKey}`, "4111111111111111"],
   ["IP address as a property name", { "192.168.0.1": 2 }, `properties.${redactedKey}`, "192.168.0.1"],
-  ["phone number as a nested property name", { by_contact: { "+15551234567": 1 } }, `properties.by_contact.${redactedKey}`, "+15551234567"]
+  [
+    "phone number as a nested property name",
+    { by_contact: { "+15551234567": 1 } },
+    `properties.by_contact.${redactedKey}`,
+    "+15551234567"
+  ]
 ]
 
 /** [identifier field, an unsafe value for it, a phrase of the reason] */
@@ -270,7 +415,11 @@ export const unsafeIdentifiers: ReadonlyArray<readonly ["account_id" | "user_id"
 
 /** [path, fields of the event besides a valid checkout, the offending text]: envelope strings outside properties. */
 export const unsafeEnvelope: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>, string]> = [
-  ["user.name", { user_id: "u_1", user: { name: "sk_live_4eC39HqLyjWDarjtT1zdp7dc" } }, "sk_live_4eC39HqLyjWDarjtT1zdp7dc"],
+  [
+    "user.name",
+    { user_id: "u_1", user: { name: "sk_live_4eC39HqLyjWDarjtT1zdp7dc" } },
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+  ],
   ["user.name", { user_id: "u_1", user: { name: "+15551234567" } }, "+15551234567"],
   ["user.name", { user_id: "u_1", user: { name: "4111 1111 1111 1111" } }, "4111 1111 1111 1111"],
   ["event_name", { event_name: "sk_live_abc123" }, "sk_live_abc123"],

@@ -16,7 +16,7 @@ const record: ApiKeyStore.ApiKeyRecord = {
 
 describe("ApiKeyStore.withLookupCache", () => {
   it.effect("remembers a found key; a revocation through it is seen at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = ApiKeyStore.makeMemory()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
@@ -25,10 +25,11 @@ describe("ApiKeyStore.withLookupCache", () => {
       assert.isTrue(yield* cached.revoke("w1", "k1", 1))
       const after = yield* cached.findByHash("h1")
       assert.isTrue(Option.isSome(after) && after.value.revokedAt !== null)
-    }))
+    })
+  )
 
   it.effect("a revocation made elsewhere is seen once the entry expires", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = ApiKeyStore.makeMemory()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
@@ -40,20 +41,22 @@ describe("ApiKeyStore.withLookupCache", () => {
       yield* TestClock.adjust("5001 millis")
       const fresh = yield* cached.findByHash("h1")
       assert.isTrue(Option.isSome(fresh) && fresh.value.revokedAt !== null)
-    }))
+    })
+  )
 
   it.effect("an unknown hash is not cached: a key created later is found at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = ApiKeyStore.makeMemory()
       const cached = ApiKeyStore.withLookupCache(store, 5_000)
       assert.isTrue(Option.isNone(yield* cached.findByHash("h1")))
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
       assert.isTrue(Option.isSome(yield* cached.findByHash("h1")))
-    }))
+    })
+  )
 
   it.effect("unsafeFindCached: only a key the cache holds, until it expires or is revoked through it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = ApiKeyStore.makeMemory()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
@@ -66,5 +69,6 @@ describe("ApiKeyStore.withLookupCache", () => {
       yield* cached.findByHash("h1")
       yield* cached.revoke("w1", "k1", 1)
       assert.isUndefined(cached.unsafeFindCached!("h1", 1))
-    }))
+    })
+  )
 })

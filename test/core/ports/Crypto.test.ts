@@ -31,11 +31,14 @@ const countingSubtle = () => {
 }
 
 const secret = (i: number) => Redacted.make(`whsec_${i.toString().padStart(32, "0")}`)
-const message = ["service-customer-action-v1\ncompletion\n2026-01-01T00:00:00.000Z\nnonce-0123456789abcdef\n", new Uint8Array([123, 125])]
+const message = [
+  "service-customer-action-v1\ncompletion\n2026-01-01T00:00:00.000Z\nnonce-0123456789abcdef\n",
+  new Uint8Array([123, 125])
+]
 
 describe("WebCrypto layer: imported keys", () => {
   it.effect("a secret is imported once: the same key again, and its MACs equal node:crypto's", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { crypto, seen } = countingSubtle()
       const first = yield* crypto.importHmacKey(secret(1))
       const again = yield* crypto.importHmacKey(secret(1))
@@ -45,20 +48,22 @@ describe("WebCrypto layer: imported keys", () => {
       const expected = yield* node.hmacSha256Hex(yield* node.importHmacKey(secret(1)), message)
       assert.strictEqual(yield* crypto.hmacSha256Hex(again, message), expected)
       assert.isTrue(yield* crypto.verifyHmacSha256Hex!(again, message, expected))
-    }))
+    })
+  )
 
   it.effect("different secrets get different keys", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { crypto, seen } = countingSubtle()
       const one = yield* crypto.importHmacKey(secret(1))
       const two = yield* crypto.importHmacKey(secret(2))
       assert.notStrictEqual(one, two)
       assert.strictEqual(seen.imports, 2)
       assert.notStrictEqual(yield* crypto.hmacSha256Hex(one, message), yield* crypto.hmacSha256Hex(two, message))
-    }))
+    })
+  )
 
   it.effect("the cache is bounded: past its size the least recently used key is imported again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { crypto, seen } = countingSubtle()
       const first = yield* crypto.importHmacKey(secret(0))
       for (let i = 1; i < webCryptoKeyCacheSize; i++) yield* crypto.importHmacKey(secret(i))
@@ -70,10 +75,11 @@ describe("WebCrypto layer: imported keys", () => {
       assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 1)
       yield* crypto.importHmacKey(secret(1))
       assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 2)
-    }))
+    })
+  )
 
   it.effect("the secret's bytes are zeroed once imported, and the key does not show it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { crypto, seen } = countingSubtle()
       const key = yield* crypto.importHmacKey(secret(7))
       yield* crypto.importHmacKey(secret(7))
@@ -81,10 +87,11 @@ describe("WebCrypto layer: imported keys", () => {
       for (const buffer of seen.buffers) assert.isTrue(buffer.every((byte) => byte === 0))
       assert.notInclude(JSON.stringify(key), "whsec_")
       assert.notInclude(String(key.handle), "whsec_")
-    }))
+    })
+  )
 
   it.effect("verify is false for a wrong MAC and for anything but 64 lowercase hex characters", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { crypto } = countingSubtle()
       const key = yield* crypto.importHmacKey(secret(3))
       const mac = yield* crypto.hmacSha256Hex(key, message)
@@ -93,12 +100,13 @@ describe("WebCrypto layer: imported keys", () => {
       assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.toUpperCase()))
       assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(2)))
       assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(0, 62) + "zz"))
-    }))
+    })
+  )
 })
 
 describe("node:crypto layer: random bytes", () => {
   it.effect("small requests come from a pool: every one is fresh, of its size, and the pool refills", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const crypto = NodeCrypto.make()
       const seen = new Set<string>()
       // 24-byte nonces across several 4 KiB refills, with odd sizes in between.
@@ -110,10 +118,11 @@ describe("node:crypto layer: random bytes", () => {
         assert.isFalse(seen.has(hex))
         seen.add(hex)
       }
-    }))
+    })
+  )
 
   it.effect("handed-out bytes are the caller's own: changing them changes no later answer", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const crypto = NodeCrypto.make()
       const first = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax)
       first.fill(0)
@@ -122,11 +131,15 @@ describe("node:crypto layer: random bytes", () => {
       const large = yield* crypto.randomBytes(NodeCrypto.pooledRandomMax + 1)
       assert.strictEqual(large.length, NodeCrypto.pooledRandomMax + 1)
       assert.isTrue(large.some((b) => b !== 0))
-    }))
+    })
+  )
 })
 
 describe("synchronous random bytes", () => {
-  for (const [name, crypto] of [["node:crypto", NodeCrypto.make()], ["WebCrypto", countingSubtle().crypto]] as const) {
+  for (const [name, crypto] of [
+    ["node:crypto", NodeCrypto.make()],
+    ["WebCrypto", countingSubtle().crypto]
+  ] as const) {
     it(`${name}: fresh bytes of the asked size, pooled or not`, () => {
       const random = crypto.unsafeRandomBytesSync!
       const seen = new Set<string>()
@@ -149,24 +162,27 @@ describe("synchronous random bytes", () => {
 })
 
 describe("node:crypto layer: SHA-256", () => {
-  it.effect("equals createHash for text (non-ASCII and lone surrogates included), bytes, empty and large input, in both APIs", () =>
-    Effect.gen(function*() {
-      const crypto = NodeCrypto.make()
-      const inputs: ReadonlyArray<string | Uint8Array> = [
-        "",
-        "abc",
-        "é☃ and a lone \ud800 surrogate",
-        "x".repeat(100_000),
-        new Uint8Array(0),
-        new Uint8Array([0, 255, 1, 128]),
-        new Uint8Array(70_000).fill(7)
-      ]
-      for (const input of inputs) {
-        const expected = createHash("sha256").update(input).digest("hex")
-        assert.strictEqual(crypto.unsafeSha256HexSync!(input), expected)
-        assert.strictEqual(yield* crypto.sha256Hex(input), expected)
-      }
-    }))
+  it.effect(
+    "equals createHash for text (non-ASCII and lone surrogates included), bytes, empty and large input, in both APIs",
+    () =>
+      Effect.gen(function* () {
+        const crypto = NodeCrypto.make()
+        const inputs: ReadonlyArray<string | Uint8Array> = [
+          "",
+          "abc",
+          "é☃ and a lone \ud800 surrogate",
+          "x".repeat(100_000),
+          new Uint8Array(0),
+          new Uint8Array([0, 255, 1, 128]),
+          new Uint8Array(70_000).fill(7)
+        ]
+        for (const input of inputs) {
+          const expected = createHash("sha256").update(input).digest("hex")
+          assert.strictEqual(crypto.unsafeSha256HexSync!(input), expected)
+          assert.strictEqual(yield* crypto.sha256Hex(input), expected)
+        }
+      })
+  )
 })
 
 describe("node:crypto layer: HMAC from the key's padded blocks", () => {
@@ -175,7 +191,14 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
     for (const part of parts) hmac.update(part)
     return hmac.digest("hex")
   }
-  const secrets = ["", "k", "as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e", "x".repeat(64), "y".repeat(65), "é☃".repeat(40)]
+  const secrets = [
+    "",
+    "k",
+    "as_3f9c1e7a5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e",
+    "x".repeat(64),
+    "y".repeat(65),
+    "é☃".repeat(40)
+  ]
   const messages: ReadonlyArray<ReadonlyArray<string | Uint8Array>> = [
     [],
     [""],
@@ -189,7 +212,7 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
   ]
 
   it.effect("equals createHmac for short, block-sized, long and non-ASCII keys and any parts, in both APIs", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const crypto = NodeCrypto.make()
       for (const text of secrets) {
         const key = yield* crypto.importHmacKey(Redacted.make(text))
@@ -199,7 +222,8 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
           assert.strictEqual(yield* crypto.hmacSha256Hex(key, parts), expected)
         }
       }
-    }))
+    })
+  )
 
   // Every byte value of the inner digest must survive its trip through the outer block (the
   // one-shot path carries it as a one-byte string): any secret, any parts, against createHmac.
@@ -207,7 +231,9 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
     "equals createHmac for any secret and parts",
     [
       fc.string({ unit: "binary", maxLength: 100 }),
-      fc.array(fc.oneof(fc.string({ unit: "binary", maxLength: 300 }), fc.uint8Array({ maxLength: 3_000 })), { maxLength: 5 })
+      fc.array(fc.oneof(fc.string({ unit: "binary", maxLength: 300 }), fc.uint8Array({ maxLength: 3_000 })), {
+        maxLength: 5
+      })
     ],
     ([text, parts]) => {
       const crypto = NodeCrypto.make()
@@ -218,19 +244,26 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
   )
 
   it.effect("keys of one layer do not disturb each other: interleaved MACs over a growing scratch buffer", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const crypto = NodeCrypto.make()
       const one = yield* crypto.importHmacKey(secret(1))
       const two = yield* crypto.importHmacKey(secret(2))
       for (let size = 0; size < 20_000; size += 1_999) {
         const body = new Uint8Array(size).fill(size & 255)
-        assert.strictEqual(crypto.unsafeHmacSha256HexSync!(one, ["p", body]), reference(Redacted.value(secret(1)), ["p", body]))
-        assert.strictEqual(crypto.unsafeHmacSha256HexSync!(two, ["p", body]), reference(Redacted.value(secret(2)), ["p", body]))
+        assert.strictEqual(
+          crypto.unsafeHmacSha256HexSync!(one, ["p", body]),
+          reference(Redacted.value(secret(1)), ["p", body])
+        )
+        assert.strictEqual(
+          crypto.unsafeHmacSha256HexSync!(two, ["p", body]),
+          reference(Redacted.value(secret(2)), ["p", body])
+        )
       }
-    }))
+    })
+  )
 
   it.effect("the key shows nothing of the secret, printed or serialized", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const key = yield* NodeCrypto.make().importHmacKey(Redacted.make("whsec_0123456789abcdef"))
       for (const shown of [JSON.stringify(key), String(key.handle), inspect(key, { depth: 10, showHidden: true })]) {
         assert.notInclude(shown, "whsec_")
@@ -238,5 +271,6 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
         // Nor key-derived bytes (the padded blocks are the key XORed with a constant).
         assert.notMatch(shown, /Buffer|Uint8Array|ArrayBuffer/)
       }
-    }))
+    })
+  )
 })

@@ -17,7 +17,14 @@ describe("NonceStore memory layer", () => {
   it("forgets expired entries so memory stays bounded by the retention window", () => {
     const store = NonceStore.makeMemory()
     for (let i = 0; i < 10_000; i++) {
-      assert.isTrue(store.unsafeClaimSync!({ scope: "s", nonce: `nonce-${i.toString().padStart(12, "0")}`, now: i, expiresAt: i + 100 }))
+      assert.isTrue(
+        store.unsafeClaimSync!({
+          scope: "s",
+          nonce: `nonce-${i.toString().padStart(12, "0")}`,
+          now: i,
+          expiresAt: i + 100
+        })
+      )
     }
     // Entries older than the window were swept; an old nonce is claimable again.
     assert.isTrue(store.unsafeClaimSync!({ scope: "s", nonce: "nonce-000000000000", now: 20_000, expiresAt: 20_100 }))
@@ -25,7 +32,8 @@ describe("NonceStore memory layer", () => {
 
   it("drops expired nonces before each claim: after the retention, every old nonce is claimable again, none before", () => {
     const store = NonceStore.makeMemory()
-    const claim = (nonce: string, now: number) => store.unsafeClaimSync!({ scope: "s", nonce, now, expiresAt: now + 100 })
+    const claim = (nonce: string, now: number) =>
+      store.unsafeClaimSync!({ scope: "s", nonce, now, expiresAt: now + 100 })
     for (let i = 0; i < 5_000; i++) assert.isTrue(claim(`nonce-${i.toString().padStart(12, "0")}`, i))
     // At 5,050 the nonces claimed at 0..4,950 have expired, the later ones are held.
     assert.isTrue(claim("nonce-000000004950", 5_050))

@@ -16,7 +16,7 @@ const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
 
 describe("runLeased", () => {
   it.scopedLive("an item leased again while its first run goes on is not started again; a defect stops nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const held = yield* Effect.makeLatch(false)
       const started: Array<string> = []
       let leases = 0
@@ -40,10 +40,11 @@ describe("runLeased", () => {
       assert.isAbove(started.filter((id) => id === "defect").length, 1)
       assert.strictEqual(started.filter((id) => id.startsWith("fresh-")).length, 20)
       yield* held.open
-    }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+  )
 
   it.scopedLive("the heartbeat renews the leases of items in flight until their work ends, then stops", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const outbox = yield* Outbox
       const now = Date.now()
       for (const id of ["slow", "quick"]) {
@@ -60,14 +61,19 @@ describe("runLeased", () => {
         concurrency: 4,
         idleMillis: 5,
         // One lease only: afterwards the loop must not take the slow item back itself.
-        lease: (limit) => leased ? Effect.succeed([]) : Effect.map(outbox.lease({ owner: "w", now: Date.now(), leaseMillis, limit }), (items) => {
-          leased = items.length > 0
-          return items
-        }),
+        lease: (limit) =>
+          leased
+            ? Effect.succeed([])
+            : Effect.map(outbox.lease({ owner: "w", now: Date.now(), leaseMillis, limit }), (items) => {
+                leased = items.length > 0
+                return items
+              }),
         idOf: (item) => item.id,
         work: (item) =>
           Effect.zipRight(
-            item.id === "slow" ? released.await : Effect.orDie(outbox.complete({ id: item.id, owner: "w", now: Date.now() })),
+            item.id === "slow"
+              ? released.await
+              : Effect.orDie(outbox.complete({ id: item.id, owner: "w", now: Date.now() })),
             Effect.sync(() => finished.push(item.id))
           ),
         heartbeat: leaseHeartbeat({ outbox, owner: "w", leaseMillis })
@@ -83,10 +89,14 @@ describe("runLeased", () => {
       // Its work ended without settling the item: the beat stops and the lease runs out.
       yield* Effect.sleep(`${leaseMillis * 2} millis`)
       const taken = yield* outbox.lease({ owner: "other", now: Date.now(), leaseMillis, limit: 10 })
-      assert.deepStrictEqual(taken.map((i) => i.id), ["slow"])
-    }).pipe(Effect.provide(layerMemory), Logger.withMinimumLogLevel(LogLevel.None)))
+      assert.deepStrictEqual(
+        taken.map((i) => i.id),
+        ["slow"]
+      )
+    }).pipe(Effect.provide(layerMemory), Logger.withMinimumLogLevel(LogLevel.None))
+  )
   it.scopedLive("handoff: a reserved slot counts as busy until started or released, each reservation ends once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const held = yield* Effect.makeLatch(false)
       const started: Array<string> = []
       let running = 0
@@ -105,7 +115,7 @@ describe("runLeased", () => {
           }),
         idOf: (id: string) => id,
         work: (id: string) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             running++
             started.push(id)
             yield* held.await
@@ -146,5 +156,6 @@ describe("runLeased", () => {
       yield* Effect.sleep("30 millis")
       assert.deepStrictEqual(started.sort(), ["x", "y"])
       assert.deepStrictEqual(overbooked, [])
-    }))
+    })
+  )
 })

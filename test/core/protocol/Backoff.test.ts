@@ -24,11 +24,17 @@ const backoff: Backoff = { baseMillis: 100, capMillis: 1_000, deadlineMillis: 5_
 
 describe("Backoff", () => {
   it("ceilings double from the base and stop at the cap", () => {
-    assert.deepStrictEqual([0, 1, 2, 3, 4, 5, 1_000].map((n) => ceilingMillis(backoff, n)), [100, 200, 400, 800, 1_000, 1_000, 1_000])
+    assert.deepStrictEqual(
+      [0, 1, 2, 3, 4, 5, 1_000].map((n) => ceilingMillis(backoff, n)),
+      [100, 200, 400, 800, 1_000, 1_000, 1_000]
+    )
   })
 
   it("a delay is the upper half of its ceiling: the lowest draw waits half, the highest almost all", () => {
-    assert.deepStrictEqual([0, 1, 2, 3].map((n) => backoffDelay(backoff, n, 0)), [50, 100, 200, 400])
+    assert.deepStrictEqual(
+      [0, 1, 2, 3].map((n) => backoffDelay(backoff, n, 0)),
+      [50, 100, 200, 400]
+    )
     assert.strictEqual(backoffDelay(backoff, 0, 0.999999), 99)
     assert.strictEqual(backoffDelay(backoff, 0, 0.5), 75)
     assert.strictEqual(backoffDelay(backoff, 40, 0.999999), 999)
@@ -38,7 +44,7 @@ describe("Backoff", () => {
     "every drawn delay lies in [ceiling/2, ceiling) and never above the cap",
     [fc.nat({ max: 2_000 }), fc.integer()],
     ([attempts, seed]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const delay = yield* Effect.withRandom(randomBackoffDelay(backoff, attempts), Random.make(seed))
         assert.isAtLeast(delay, ceilingMillis(backoff, attempts) / 2)
         assert.isBelow(delay, ceilingMillis(backoff, attempts))
@@ -53,10 +59,13 @@ describe("Backoff", () => {
   })
 
   it.effect("the Schedule waits the same delays as backoffDelay for the same draws, then stops at the deadline", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const seed = 42
       // The draws the schedule will make, one per retry.
-      const draws = yield* Effect.withRandom(Effect.forEach(Array.from({ length: 12 }), () => Random.next), Random.make(seed))
+      const draws = yield* Effect.withRandom(
+        Effect.forEach(Array.from({ length: 12 }), () => Random.next),
+        Random.make(seed)
+      )
       const expected = draws.map((r, n) => backoffDelay(backoff, n, r))
       const waits: Array<number> = []
       let last = 0
@@ -81,10 +90,11 @@ describe("Backoff", () => {
       assert.isAtLeast(waits.length, 5)
       const elapsedBeforeLast = waits.slice(0, -1).reduce((a, b) => a + b, 0)
       assert.isBelow(elapsedBeforeLast, backoff.deadlineMillis!)
-    }))
+    })
+  )
 
   it.effect("the Schedule recurs forever without a deadline (bounded here by recurs)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let attempts = 0
       const fiber = yield* Effect.fork(
         Effect.retry(
@@ -98,5 +108,6 @@ describe("Backoff", () => {
       yield* TestClock.adjust(Duration.minutes(10))
       yield* Fiber.await(fiber)
       assert.strictEqual(attempts, 21)
-    }))
+    })
+  )
 })

@@ -40,7 +40,7 @@ for (const [name, cryptoLayer] of cryptoLayers) {
 
     for (const v of vectors.signatures) {
       it.effect(`signature ${v.name}: computed value matches and verifies`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           assert.strictEqual(secretFor(v.purpose), v.secret, "the purpose selects the vector's secret")
           const k = yield* keys
           const body = encoder.encode(v.rawBody)
@@ -55,41 +55,56 @@ for (const [name, cryptoLayer] of cryptoLayers) {
             assert.strictEqual(headers["x-service-customer-action-signature"], v.signature)
             assert.strictEqual(headers["x-service-customer-action-timestamp"], v.timestamp)
           }
-          assert.strictEqual(signer.unsafeSync !== undefined, name === "node:crypto", "node:crypto signs synchronously, WebCrypto does not")
+          assert.strictEqual(
+            signer.unsafeSync !== undefined,
+            name === "node:crypto",
+            "node:crypto signs synchronously, WebCrypto does not"
+          )
           const verified = yield* verify({ purpose: v.purpose, keys: k, headers: headersOf(v), body, nonceScope: "t" })
           assert.strictEqual(verified.nonce, v.nonce)
-        }).pipe(Effect.provide(layer)))
+        }).pipe(Effect.provide(layer))
+      )
     }
 
     for (const v of vectors.mustReject) {
       it.effect(`must reject: ${v.why}`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const k = yield* keys
           yield* TestClock.setTime(parseTimestamp(v.timestamp)!)
           const result = yield* Effect.either(
-            verify({ purpose: v.purpose, keys: k, headers: headersOf(v), body: encoder.encode(v.rawBody), nonceScope: "t" })
+            verify({
+              purpose: v.purpose,
+              keys: k,
+              headers: headersOf(v),
+              body: encoder.encode(v.rawBody),
+              nonceScope: "t"
+            })
           )
           assert.isTrue(Either.isLeft(result))
           if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "InvalidSignature")
-        }).pipe(Effect.provide(layer)))
+        }).pipe(Effect.provide(layer))
+      )
     }
 
     for (const v of vectors.idempotencyKeys) {
       it.effect(`idempotency key for ${v.workspaceId} / ${v.actionRequestId}`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           assert.strictEqual(yield* deriveProviderIdempotencyKey(v.workspaceId, v.actionRequestId), v.key)
           // The synchronous form, where the layer has a synchronous SHA-256.
           const sha256 = (yield* Crypto).unsafeSha256HexSync
-          if (sha256 !== undefined) assert.strictEqual(deriveProviderIdempotencyKeySync(sha256, v.workspaceId, v.actionRequestId), v.key)
-        }).pipe(Effect.provide(layer)))
+          if (sha256 !== undefined)
+            assert.strictEqual(deriveProviderIdempotencyKeySync(sha256, v.workspaceId, v.actionRequestId), v.key)
+        }).pipe(Effect.provide(layer))
+      )
     }
 
     for (const v of vectors.connectedAccountReferenceHashes) {
       it.effect(`connected account reference hash for ${v.accountId}`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           assert.strictEqual(JSON.stringify(v.accountId), v.jsonSerialization)
           assert.strictEqual(yield* connectedAccountReferenceHash(v.accountId), v.hash)
-        }).pipe(Effect.provide(layer)))
+        }).pipe(Effect.provide(layer))
+      )
     }
   })
 }

@@ -15,7 +15,13 @@ import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import * as fc from "fast-check"
 import { StoredRequest } from "../../../core/connector/Action.ts"
-import { decodeUnknown, decodeUnknownEither, decodeUnknownOption, fastVerdict, is } from "../../../core/protocol/FastDecode.ts"
+import {
+  decodeUnknown,
+  decodeUnknownEither,
+  decodeUnknownOption,
+  fastVerdict,
+  is
+} from "../../../core/protocol/FastDecode.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import { ClaimedExecution } from "../../../core/customer/ClaimedExecution.ts"
 import { exactParseOptions } from "../../../core/protocol/messages/Common.ts"
@@ -27,12 +33,21 @@ import { intakeInput, succeeded } from "../../support/deliveries.ts"
 const shown = (result: Either.Either<unknown, ParseResult.ParseError>): string =>
   Either.match(result, {
     onLeft: (error) => `left ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
-    onRight: (value) => `right ${JSON.stringify(value, (_, v) => v === undefined ? "<undefined>" : v)}`
+    onRight: (value) => `right ${JSON.stringify(value, (_, v) => (v === undefined ? "<undefined>" : v))}`
   })
 
 /** Values a field may be given instead of its own: valid-looking and invalid, of every JSON type. */
 const replacement = fc.oneof(
-  fc.constantFrom("0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f22", "0B7F3A52-6C1E-4D8A-9F2B-3E5C7A9D1F22", "", "extend_trial", "payment.setup_only", "x", "2026-11-27T07:00:00Z", "a".repeat(300)),
+  fc.constantFrom(
+    "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f22",
+    "0B7F3A52-6C1E-4D8A-9F2B-3E5C7A9D1F22",
+    "",
+    "extend_trial",
+    "payment.setup_only",
+    "x",
+    "2026-11-27T07:00:00Z",
+    "a".repeat(300)
+  ),
   fc.string(),
   fc.integer({ min: -2, max: 400 }),
   fc.double(),
@@ -53,8 +68,17 @@ const put = (target: Record<string, unknown>, key: string, value: unknown) =>
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
 
 /** A copy of `value` with the container at `path` changed: a field replaced, removed or set to undefined, a key added, or the keys reversed. */
-const changeAt = (value: unknown, path: ReadonlyArray<string>, change: number, pick: number, next: unknown, key: string): unknown => {
-  const copy: Record<string, unknown> = Array.isArray(value) ? ([...value] as unknown as Record<string, unknown>) : { ...(value as Record<string, unknown>) }
+const changeAt = (
+  value: unknown,
+  path: ReadonlyArray<string>,
+  change: number,
+  pick: number,
+  next: unknown,
+  key: string
+): unknown => {
+  const copy: Record<string, unknown> = Array.isArray(value)
+    ? ([...value] as unknown as Record<string, unknown>)
+    : { ...(value as Record<string, unknown>) }
   if (path.length > 0) {
     put(copy, path[0]!, changeAt(copy[path[0]!], path.slice(1), change, pick, next, key))
     return copy
@@ -86,14 +110,25 @@ const mutate = (value: unknown, where: number, change: number, pick: number, nex
 
 /** Inputs near `valid` inputs: the inputs themselves, one to three changes of them, and unrelated JSON. */
 const near = (valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> => {
-  const change = fc.tuple(fc.nat(), fc.nat(), fc.nat(), replacement, fc.constantFrom("family", "extra", "x1", "note", "__proto__", "0"))
+  const change = fc.tuple(
+    fc.nat(),
+    fc.nat(),
+    fc.nat(),
+    replacement,
+    fc.constantFrom("family", "extra", "x1", "note", "__proto__", "0")
+  )
   return fc.oneof(
     { weight: 3, arbitrary: valid },
     {
       weight: 6,
-      arbitrary: fc.tuple(valid, fc.array(change, { minLength: 1, maxLength: 3 })).map(([value, changes]) =>
-        changes.reduce((current, [where, kind, pick, next, key]) => mutate(current, where, kind, pick, next, key), value)
-      )
+      arbitrary: fc
+        .tuple(valid, fc.array(change, { minLength: 1, maxLength: 3 }))
+        .map(([value, changes]) =>
+          changes.reduce(
+            (current, [where, kind, pick, next, key]) => mutate(current, where, kind, pick, next, key),
+            value
+          )
+        )
     },
     { weight: 1, arbitrary: fc.oneof(replacement, fc.jsonValue()) }
   )
@@ -128,7 +163,11 @@ const payment = {
 const storedRequests = fc.constantFrom<unknown>(
   intakeInput(),
   { ...intakeInput(), authorizedBy: { kind: "runtime_session", id: "s_1" } },
-  { ...intakeInput(), action: { ...intakeInput().action, operation: { family: "payment.one_time_purchase", priceId: "price_1" } }, payment },
+  {
+    ...intakeInput(),
+    action: { ...intakeInput().action, operation: { family: "payment.one_time_purchase", priceId: "price_1" } },
+    payment
+  },
   { ...intakeInput(), action: { ...intakeInput().action, operation: otherOperation } }
 )
 const ack = {
@@ -159,7 +198,11 @@ const completion = {
   completedAt: "2026-11-27T07:00:01.000Z",
   ...succeeded(request.actionRequestId)
 }
-const completions = fc.constantFrom<unknown>(completion, { ...completion, outcome: "failed", evidence: { source: "authenticated_completion", reasonCode: "declined" } })
+const completions = fc.constantFrom<unknown>(completion, {
+  ...completion,
+  outcome: "failed",
+  evidence: { source: "authenticated_completion", reasonCode: "declined" }
+})
 const acks = fc.constantFrom<unknown>(
   ack,
   { ...ack, providerReference: "ref_1" },
@@ -170,15 +213,29 @@ const acks = fc.constantFrom<unknown>(
 /** `Option.none()` shown as one fixed error, so two `none`s compare equal. */
 const emptyError = new ParseResult.ParseError({ issue: new ParseResult.Type(Schema.Never.ast, undefined, "none") })
 
-const sameAsSchema = <A, I>(name: string, schema: Schema.Schema<A, I, never>, valid: fc.Arbitrary<unknown>, options?: AST.ParseOptions, runs = 400) =>
-  it.prop(`${name}: the same answer as the schema's parser`, [near(valid)], ([input]) => {
-    assert.strictEqual(shown(decodeUnknownEither(schema, options)(input)), shown(Schema.decodeUnknownEither(schema, options)(input)))
-    assert.strictEqual(
-      shown(Either.fromOption(decodeUnknownOption(schema, options)(input), () => emptyError)),
-      shown(Either.fromOption(Schema.decodeUnknownOption(schema, options)(input), () => emptyError))
-    )
-    assert.strictEqual(is(schema, options)(input), Schema.is(schema, options)(input))
-  }, { fastCheck: { numRuns: runs } })
+const sameAsSchema = <A, I>(
+  name: string,
+  schema: Schema.Schema<A, I, never>,
+  valid: fc.Arbitrary<unknown>,
+  options?: AST.ParseOptions,
+  runs = 400
+) =>
+  it.prop(
+    `${name}: the same answer as the schema's parser`,
+    [near(valid)],
+    ([input]) => {
+      assert.strictEqual(
+        shown(decodeUnknownEither(schema, options)(input)),
+        shown(Schema.decodeUnknownEither(schema, options)(input))
+      )
+      assert.strictEqual(
+        shown(Either.fromOption(decodeUnknownOption(schema, options)(input), () => emptyError)),
+        shown(Either.fromOption(Schema.decodeUnknownOption(schema, options)(input), () => emptyError))
+      )
+      assert.strictEqual(is(schema, options)(input), Schema.is(schema, options)(input))
+    },
+    { fastCheck: { numRuns: runs } }
+  )
 
 // Every node kind the compiler covers, and some it defers on, in the combinations the messages use.
 const Zoo = Schema.Struct({
@@ -194,8 +251,14 @@ const Zoo = Schema.Struct({
   record: Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^x/)), value: Schema.Number }),
   strict: Schema.Struct({ a: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } }),
   // A declared struct field beside an index signature of unknown values: the field's decoded value stays.
-  extensible: Schema.Struct({ family: Schema.String, inner: Schema.Struct({ a: Schema.Number }) }, Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  choice: Schema.Union(Schema.Struct({ kind: Schema.Literal("a"), a: Schema.Number }), Schema.Struct({ kind: Schema.Literal("b"), b: Schema.String }))
+  extensible: Schema.Struct(
+    { family: Schema.String, inner: Schema.Struct({ a: Schema.Number }) },
+    Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  ),
+  choice: Schema.Union(
+    Schema.Struct({ kind: Schema.Literal("a"), a: Schema.Number }),
+    Schema.Struct({ kind: Schema.Literal("b"), b: Schema.String })
+  )
 })
 
 // Missing keys against present ones set to undefined, under `exact` and without it.
@@ -210,7 +273,10 @@ const Presence = Schema.Struct({
 const Mixed = Schema.Struct({
   ...Zoo.fields,
   // Two members that both accept `{ kind: "p", n: 1 }`: the parser's member order decides.
-  overlapping: Schema.Union(Schema.Struct({ kind: Schema.String, n: Schema.Number }), Schema.Struct({ kind: Schema.Literal("p") })),
+  overlapping: Schema.Union(
+    Schema.Struct({ kind: Schema.String, n: Schema.Number }),
+    Schema.Struct({ kind: Schema.Literal("p") })
+  ),
   // A transformation inside a union: the fast path defers wherever an input reaches it.
   transformed: Schema.Union(Schema.Literal("none"), Schema.NumberFromString)
 })
@@ -218,23 +284,44 @@ const Mixed = Schema.Struct({
 describe("FastDecode", () => {
   sameAsSchema("ExecutionRequest (exact options)", ExecutionRequest, requests, exactParseOptions)
   sameAsSchema("ExecutionRequest (default options)", ExecutionRequest, requests)
-  sameAsSchema("ClaimedExecution", ClaimedExecution, requests.map((r) => ({ ...(r as object), requestNonce: undefined, requestedAt: undefined })).map((r) => JSON.parse(JSON.stringify(r))), exactParseOptions)
+  sameAsSchema(
+    "ClaimedExecution",
+    ClaimedExecution,
+    requests
+      .map((r) => ({ ...(r as object), requestNonce: undefined, requestedAt: undefined }))
+      .map((r) => JSON.parse(JSON.stringify(r))),
+    exactParseOptions
+  )
   sameAsSchema("StoredRequest", StoredRequest, storedRequests)
   sameAsSchema("Completion", Completion, completions, exactParseOptions)
   sameAsSchema("a schema of every covered node", Zoo, encodedValues(Zoo), undefined, 600)
-  sameAsSchema("a schema of every covered node (exact, excess is an error)", Zoo, encodedValues(Zoo), { exact: true, onExcessProperty: "error", errors: "all" }, 600)
+  sameAsSchema(
+    "a schema of every covered node (exact, excess is an error)",
+    Zoo,
+    encodedValues(Zoo),
+    { exact: true, onExcessProperty: "error", errors: "all" },
+    600
+  )
   sameAsSchema("missing and undefined keys", Presence, encodedValues(Presence))
   sameAsSchema("missing and undefined keys (exact)", Presence, encodedValues(Presence), { exact: true })
   sameAsSchema("covered nodes beside deferring ones", Mixed, encodedValues(Mixed), undefined, 600)
 
-  it.effect.prop("Acknowledgement (an effectful refinement inside): the same exit as the schema's parser", [near(acks)], ([input]) =>
-    Effect.gen(function*() {
-      const fast = yield* Effect.exit(decodeUnknown(Acknowledgement, exactParseOptions)(input))
-      const slow = yield* Effect.exit(Schema.decodeUnknown(Acknowledgement, exactParseOptions)(input))
-      const text = (exit: Exit.Exit<unknown, ParseResult.ParseError>) =>
-        Exit.match(exit, { onFailure: (cause) => shown(Either.left(cause._tag === "Fail" ? cause.error : assert.fail("defect"))), onSuccess: (value) => shown(Either.right(value)) })
-      assert.strictEqual(text(fast), text(slow))
-    }), { fastCheck: { numRuns: 300 } })
+  it.effect.prop(
+    "Acknowledgement (an effectful refinement inside): the same exit as the schema's parser",
+    [near(acks)],
+    ([input]) =>
+      Effect.gen(function* () {
+        const fast = yield* Effect.exit(decodeUnknown(Acknowledgement, exactParseOptions)(input))
+        const slow = yield* Effect.exit(Schema.decodeUnknown(Acknowledgement, exactParseOptions)(input))
+        const text = (exit: Exit.Exit<unknown, ParseResult.ParseError>) =>
+          Exit.match(exit, {
+            onFailure: (cause) => shown(Either.left(cause._tag === "Fail" ? cause.error : assert.fail("defect"))),
+            onSuccess: (value) => shown(Either.right(value))
+          })
+        assert.strictEqual(text(fast), text(slow))
+      }),
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it("takes the fast path for the protocol's valid messages", () => {
     assert.strictEqual(fastVerdict(ExecutionRequest.ast, exactParseOptions)(request), "decoded")
@@ -247,14 +334,20 @@ describe("FastDecode", () => {
   })
 
   it("answers itself for keys an index signature does not read, and for absent optional keys", () => {
-    const Indexed = Schema.Struct({ o: Schema.optional(Schema.Number) }, Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^x/)), value: Schema.Number }))
+    const Indexed = Schema.Struct(
+      { o: Schema.optional(Schema.Number) },
+      Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^x/)), value: Schema.Number })
+    )
     assert.strictEqual(fastVerdict(Indexed.ast)({ x1: 1, other: "s" }), "decoded")
     assert.deepStrictEqual(decodeUnknownEither(Indexed)({ x1: 1, other: "s" }), Either.right({ x1: 1 }))
     assert.strictEqual(fastVerdict(Indexed.ast, { onExcessProperty: "error" })({ x1: 1, other: "s" }), "rejected")
   })
 
   it("defers when two union members decode, and answers with the parser's pick", () => {
-    const Overlapping = Schema.Union(Schema.Struct({ kind: Schema.String, n: Schema.Number }), Schema.Struct({ kind: Schema.Literal("p") }))
+    const Overlapping = Schema.Union(
+      Schema.Struct({ kind: Schema.String, n: Schema.Number }),
+      Schema.Struct({ kind: Schema.Literal("p") })
+    )
     const input = { kind: "p", n: 1 }
     assert.strictEqual(fastVerdict(Overlapping.ast)(input), "deferred")
     // The parser tries the member with the literal first: not the declaration order.

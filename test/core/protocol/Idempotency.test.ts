@@ -17,7 +17,7 @@ for (const [name, layer] of cryptoLayers) {
       "is pva_ plus 64 lowercase hex characters, and differs per action request",
       [fc.uuid(), fc.uuid(), fc.uuid()],
       ([workspaceId, a, b]) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const keyA = yield* deriveProviderIdempotencyKey(workspaceId, a)
           assert.match(keyA, /^pva_[0-9a-f]{64}$/)
           if (a !== b) assert.notStrictEqual(keyA, yield* deriveProviderIdempotencyKey(workspaceId, b))
@@ -33,47 +33,55 @@ for (const [name, layer] of cryptoLayers) {
     const workspaceId = "6f1d2c3b-4a5e-4f60-8a71-92b3c4d5e6f7"
     const actionRequestId = "3c2b1a09-8f7e-4d6c-a5b4-c3d2e1f0a9b8"
     const run = (header: string | undefined, providerIdempotencyKey: string, ws = workspaceId) =>
-      Effect.either(checkIdempotencyKey({ header, body: { workspaceId: ws, actionRequestId, providerIdempotencyKey } })).pipe(
-        Effect.provide(layer)
-      )
+      Effect.either(
+        checkIdempotencyKey({ header, body: { workspaceId: ws, actionRequestId, providerIdempotencyKey } })
+      ).pipe(Effect.provide(layer))
     const derived = deriveProviderIdempotencyKey(workspaceId, actionRequestId).pipe(Effect.provide(layer))
 
     it.effect("all three equal: accepted, returning the key", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = yield* derived
         const result = yield* run(key, key)
         assert.deepStrictEqual(result, Either.right(key))
-      }))
+      })
+    )
 
     it.effect("missing header", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = yield* derived
         const result = yield* run(undefined, key)
         assert.isTrue(Either.isLeft(result) && result.left.mismatch === "missing_header")
-      }))
+      })
+    )
 
     it.effect("header differs from body", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = yield* derived
         const result = yield* run("pva_" + "0".repeat(64), key)
         assert.isTrue(Either.isLeft(result) && result.left.mismatch === "header_differs_from_body")
-      }))
+      })
+    )
 
     it.effect("header and body agree but were not derived from this workspace and action request", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = yield* derived
         const result = yield* run(key, key, "00000000-0000-4000-8000-000000000000")
         assert.isTrue(Either.isLeft(result) && result.left.mismatch === "body_differs_from_derived")
-      }))
+      })
+    )
   })
 }
 
 describe("synchronous forms (node:crypto's SHA-256)", () => {
   const sha256 = NodeCrypto.make().unsafeSha256HexSync!
 
-  it.prop("deriveProviderIdempotencyKeySync equals the effect form for any workspace and action request", [fc.uuid(), fc.uuid()], ([ws, id]) =>
-    deriveProviderIdempotencyKeySync(sha256, ws, id) ===
-      Effect.runSync(deriveProviderIdempotencyKey(ws, id).pipe(Effect.provide(NodeCrypto.layer))))
+  it.prop(
+    "deriveProviderIdempotencyKeySync equals the effect form for any workspace and action request",
+    [fc.uuid(), fc.uuid()],
+    ([ws, id]) =>
+      deriveProviderIdempotencyKeySync(sha256, ws, id) ===
+      Effect.runSync(deriveProviderIdempotencyKey(ws, id).pipe(Effect.provide(NodeCrypto.layer)))
+  )
 
   it("checkIdempotencyKeySync answers the key, or the same mismatch as the effect form", () => {
     const ws = "6f1d2c3b-4a5e-4f60-8a71-92b3c4d5e6f7"
@@ -82,7 +90,8 @@ describe("synchronous forms (node:crypto's SHA-256)", () => {
     const check = (header: string | undefined, providerIdempotencyKey: string, workspaceId = ws) =>
       checkIdempotencyKeySync(sha256, { header, body: { workspaceId, actionRequestId: id, providerIdempotencyKey } })
     assert.strictEqual(check(key, key), key)
-    const mismatch = (answer: string | { readonly mismatch: string }) => typeof answer === "string" ? answer : answer.mismatch
+    const mismatch = (answer: string | { readonly mismatch: string }) =>
+      typeof answer === "string" ? answer : answer.mismatch
     assert.strictEqual(mismatch(check(undefined, key)), "missing_header")
     assert.strictEqual(mismatch(check("pva_" + "0".repeat(64), key)), "header_differs_from_body")
     assert.strictEqual(mismatch(check(key, key, "00000000-0000-4000-8000-000000000000")), "body_differs_from_derived")

@@ -18,7 +18,8 @@ const forbidden = [
 
 describe("isSafeIdentifier", () => {
   it("accepts ordinary identifiers", () => {
-    for (const id of ["acct_42", "user-7@tenant", "日本の口座", "😀-pair", "a b"]) assert.isTrue(isSafeIdentifier(id), id)
+    for (const id of ["acct_42", "user-7@tenant", "日本の口座", "😀-pair", "a b"])
+      assert.isTrue(isSafeIdentifier(id), id)
   })
 
   for (const char of forbidden) {
@@ -36,9 +37,13 @@ describe("isSafeIdentifier", () => {
     }
   )
 
-  it.prop("any string of letters, digits and punctuation is accepted", [fc.string({ unit: "grapheme" }).map((s) => s.replace(/[^\p{L}\p{N}\p{P}]/gu, ""))], ([id]) => {
-    assert.isTrue(isSafeIdentifier(id))
-  })
+  it.prop(
+    "any string of letters, digits and punctuation is accepted",
+    [fc.string({ unit: "grapheme" }).map((s) => s.replace(/[^\p{L}\p{N}\p{P}]/gu, ""))],
+    ([id]) => {
+      assert.isTrue(isSafeIdentifier(id))
+    }
+  )
 
   it("the schema bounds the length and applies the rule", () => {
     const decode = Schema.decodeUnknownEither(Identifier(1, 8))

@@ -7,7 +7,14 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
-import { canonicalJson, canonicalObject, MalformedBody, parseJsonBytes, parseJsonText, toFieldIssues } from "../../../core/protocol/Json.ts"
+import {
+  canonicalJson,
+  canonicalObject,
+  type MalformedBody,
+  parseJsonBytes,
+  parseJsonText,
+  toFieldIssues
+} from "../../../core/protocol/Json.ts"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const refusal = (text: string): MalformedBody => {
@@ -61,7 +68,10 @@ describe("parseJsonBytes", () => {
   })
 
   it("accepts escaped surrogate pairs and an escaped backslash before u0000", () => {
-    assert.deepStrictEqual(Either.getOrThrow(parseJsonText(`{"e":"\\ud83d\\ude00","s":"\\\\u0000"}`)), { e: "\ud83d\ude00", s: "\\u0000" })
+    assert.deepStrictEqual(Either.getOrThrow(parseJsonText(`{"e":"\\ud83d\\ude00","s":"\\\\u0000"}`)), {
+      e: "\ud83d\ude00",
+      s: "\\u0000"
+    })
   })
 
   it("deep nesting is walked without recursion, and the path is found at the bottom", () => {
@@ -93,7 +103,9 @@ describe("parseJsonBytes", () => {
     [json, key, fc.nat(), fc.boolean()],
     ([value, dup, seed, spaced]) => {
       // Plant `{"dup":1,"dup":2}` (optionally with whitespace) somewhere in the document.
-      const planted = spaced ? `{ ${JSON.stringify(dup)} : 1 , ${JSON.stringify(dup)} : 2 }` : `{${JSON.stringify(dup)}:1,${JSON.stringify(dup)}:2}`
+      const planted = spaced
+        ? `{ ${JSON.stringify(dup)} : 1 , ${JSON.stringify(dup)} : 2 }`
+        : `{${JSON.stringify(dup)}:1,${JSON.stringify(dup)}:2}`
       const marker = "\u0001planted\u0001"
       const holders: Array<(v: unknown) => unknown> = [
         () => marker,
@@ -111,13 +123,23 @@ const recursiveText = (v: unknown): string =>
   Array.isArray(v)
     ? "[" + v.map(recursiveText).join(",") + "]"
     : typeof v === "object" && v !== null
-    ? "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + recursiveText((v as Record<string, unknown>)[k])).join(",") + "}"
-    : JSON.stringify(v)
+      ? "{" +
+        Object.keys(v)
+          .sort()
+          .map((k) => JSON.stringify(k) + ":" + recursiveText((v as Record<string, unknown>)[k]))
+          .join(",") +
+        "}"
+      : JSON.stringify(v)
 
 describe("canonicalJson", () => {
   it("sorts keys at every level, omits undefined members, writes omitted items as null, calls toJSON", () => {
     assert.strictEqual(
-      canonicalJson({ b: [1, undefined, "x", () => 1], a: { d: null, c: true, e: undefined }, t: new Date(0), n: Number.NaN }),
+      canonicalJson({
+        b: [1, undefined, "x", () => 1],
+        a: { d: null, c: true, e: undefined },
+        t: new Date(0),
+        n: Number.NaN
+      }),
       `{"a":{"c":true,"d":null},"b":[1,null,"x",null],"n":null,"t":"1970-01-01T00:00:00.000Z"}`
     )
     assert.strictEqual(canonicalJson([]), "[]")
@@ -126,15 +148,24 @@ describe("canonicalJson", () => {
     assert.strictEqual(canonicalObject({ z: 1 }, "b"), `{"z":1}`)
   })
 
-  it.prop("writes what a recursive serializer writes (sorted keys by UTF-16 code units)", [fc.jsonValue()], ([value]) => {
-    assert.strictEqual(canonicalJson(value), recursiveText(value))
-  }, { fastCheck: { seed: 19, numRuns: 200 } })
+  it.prop(
+    "writes what a recursive serializer writes (sorted keys by UTF-16 code units)",
+    [fc.jsonValue()],
+    ([value]) => {
+      assert.strictEqual(canonicalJson(value), recursiveText(value))
+    },
+    { fastCheck: { seed: 19, numRuns: 200 } }
+  )
 
   // Values up to 64 deep are written by recursion, deeper ones by the work stack: both sides of the
   // hand-over write the same text, with toJSON, omitted members and the timestamp stand-in.
   it.prop(
     "writes the same text on both sides of the depth where recursion hands over to the stack",
-    [fc.integer({ min: 58, max: 70 }), fc.jsonValue({ maxDepth: 2 }), fc.array(fc.boolean(), { minLength: 70, maxLength: 70 })],
+    [
+      fc.integer({ min: 58, max: 70 }),
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.array(fc.boolean(), { minLength: 70, maxLength: 70 })
+    ],
     ([depth, leaf, asArray]) => {
       let value: unknown = leaf
       let text = recursiveText(leaf)
@@ -157,9 +188,12 @@ describe("canonicalJson", () => {
   // stack while its Idempotency-Key hash was computed, and POST /action-requests answered 500.
   it("serializes any nesting depth without exhausting the stack", () => {
     const depth = 200_000
-    assert.strictEqual(canonicalJson(JSON.parse("[".repeat(depth) + "]".repeat(depth))), "[".repeat(depth) + "]".repeat(depth))
-    const objects = JSON.parse("{\"a\":".repeat(50_000) + "1" + "}".repeat(50_000))
-    assert.strictEqual(canonicalJson(objects), "{\"a\":".repeat(50_000) + "1" + "}".repeat(50_000))
+    assert.strictEqual(
+      canonicalJson(JSON.parse("[".repeat(depth) + "]".repeat(depth))),
+      "[".repeat(depth) + "]".repeat(depth)
+    )
+    const objects = JSON.parse('{"a":'.repeat(50_000) + "1" + "}".repeat(50_000))
+    assert.strictEqual(canonicalJson(objects), '{"a":'.repeat(50_000) + "1" + "}".repeat(50_000))
   })
 })
 
@@ -171,6 +205,8 @@ describe("toFieldIssues", () => {
     const result = Schema.decodeUnknownEither(Schema.Struct({ a: Schema.String }))(deep)
     if (Either.isRight(result)) return assert.fail("decoded")
     assert.deepStrictEqual(toFieldIssues(result.left), [{ path: "", message: "is nested too deeply" }])
-    assert.deepStrictEqual(toFieldIssues(result.left, { "": "must be a JSON object" }), [{ path: "", message: "must be a JSON object" }])
+    assert.deepStrictEqual(toFieldIssues(result.left, { "": "must be a JSON object" }), [
+      { path: "", message: "must be a JSON object" }
+    ])
   })
 })

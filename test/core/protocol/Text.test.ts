@@ -27,15 +27,24 @@ describe("unstorable text", () => {
     assert.isFalse(isStorableText("\udc00\ud800"))
   })
 
-  it.prop("any well-formed string without NUL is storable; adding a NUL makes it unstorable", [fc.string({ unit: "grapheme" })], ([text]) => {
-    const clean = text.replaceAll("\u0000", "")
-    assert.isTrue(isStorableText(clean))
-    assert.isFalse(isStorableText(clean + "\u0000"))
-  })
+  it.prop(
+    "any well-formed string without NUL is storable; adding a NUL makes it unstorable",
+    [fc.string({ unit: "grapheme" })],
+    ([text]) => {
+      const clean = text.replaceAll("\u0000", "")
+      assert.isTrue(isStorableText(clean))
+      assert.isFalse(isStorableText(clean + "\u0000"))
+    }
+  )
 
   it("every place is named, at any depth, in names and values, without the unstorable name itself", () => {
     const body = { a: "ok", b: ["x", "bad\u0000"], c: { "d\ud800": { e: "\udc00" } } }
-    assert.deepStrictEqual(unstorableTextIssues(body).map((i) => i.path).sort(), ["b.1", "c.<unstorable name>", "c.<unstorable name>.e"])
+    assert.deepStrictEqual(
+      unstorableTextIssues(body)
+        .map((i) => i.path)
+        .sort(),
+      ["b.1", "c.<unstorable name>", "c.<unstorable name>.e"]
+    )
     let deep: unknown = "\u0000"
     for (let i = 0; i < 50_000; i++) deep = [deep]
     assert.strictEqual(unstorableTextIssues(deep).length, 1)
@@ -51,9 +60,16 @@ describe("unstorable text", () => {
       const prepared = prepareEvent(event(overrides), { id: "id", workspaceId: "ws", now })
       assert.isTrue(Either.isLeft(prepared), path)
       if (Either.isLeft(prepared)) {
-        assert.include((prepared.left as unknown as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), path)
+        assert.include(
+          (prepared.left as unknown as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path),
+          path
+        )
       }
     }
-    assert.isTrue(Either.isRight(prepareEvent(event({ properties: { tier_label: "gold \ud83d\ude00" } }), { id: "id", workspaceId: "ws", now })))
+    assert.isTrue(
+      Either.isRight(
+        prepareEvent(event({ properties: { tier_label: "gold \ud83d\ude00" } }), { id: "id", workspaceId: "ws", now })
+      )
+    )
   })
 })

@@ -18,24 +18,32 @@ const random = fc.uint8Array({ minLength: 10, maxLength: 16 })
 const bytesOf = (uuid: string): Uint8Array => Uint8Array.from(Buffer.from(uuid.replaceAll("-", ""), "hex"))
 
 describe("uuidV7", () => {
-  it.prop("the time in the first 48 bits, version 7, variant 10, and the 74 random bits from the first 10 random bytes", [millis, random], ([time, bytes]) => {
-    const uuid = uuidV7(time, bytes)
-    assert.isTrue(isUuid(uuid))
-    assert.match(uuid, uuidV7Pattern)
-    const out = bytesOf(uuid)
-    assert.strictEqual(parseInt(Buffer.from(out.subarray(0, 6)).toString("hex"), 16), time)
-    assert.strictEqual(out[6]! >> 4, 7)
-    assert.strictEqual(out[8]! >> 6, 0b10)
-    assert.strictEqual(out[6]! & 0x0f, bytes[0]! & 0x0f)
-    assert.strictEqual(out[8]! & 0x3f, bytes[2]! & 0x3f)
-    assert.deepStrictEqual([out[7], ...out.subarray(9)], [bytes[1], ...bytes.subarray(3, 10)])
-  })
+  it.prop(
+    "the time in the first 48 bits, version 7, variant 10, and the 74 random bits from the first 10 random bytes",
+    [millis, random],
+    ([time, bytes]) => {
+      const uuid = uuidV7(time, bytes)
+      assert.isTrue(isUuid(uuid))
+      assert.match(uuid, uuidV7Pattern)
+      const out = bytesOf(uuid)
+      assert.strictEqual(parseInt(Buffer.from(out.subarray(0, 6)).toString("hex"), 16), time)
+      assert.strictEqual(out[6]! >> 4, 7)
+      assert.strictEqual(out[8]! >> 6, 0b10)
+      assert.strictEqual(out[6]! & 0x0f, bytes[0]! & 0x0f)
+      assert.strictEqual(out[8]! & 0x3f, bytes[2]! & 0x3f)
+      assert.deepStrictEqual([out[7], ...out.subarray(9)], [bytes[1], ...bytes.subarray(3, 10)])
+    }
+  )
 
-  it.prop("a later millisecond sorts after an earlier one, as text, whatever the random bits", [millis, millis, random, random], ([a, b, ra, rb]) => {
-    fc.pre(a !== b)
-    const [early, late] = a < b ? [a, b] : [b, a]
-    assert.isTrue(uuidV7(early, a < b ? ra : rb) < uuidV7(late, a < b ? rb : ra))
-  })
+  it.prop(
+    "a later millisecond sorts after an earlier one, as text, whatever the random bits",
+    [millis, millis, random, random],
+    ([a, b, ra, rb]) => {
+      fc.pre(a !== b)
+      const [early, late] = a < b ? [a, b] : [b, a]
+      assert.isTrue(uuidV7(early, a < b ? ra : rb) < uuidV7(late, a < b ? rb : ra))
+    }
+  )
 
   it("refuses fewer than 10 random bytes, and a time that is negative, fractional or past 48 bits", () => {
     assert.throws(() => uuidV7(0, new Uint8Array(9)), RangeError)
@@ -48,20 +56,23 @@ describe("uuidV7", () => {
 })
 
 describe("fresh time-ordered UUIDs", () => {
-  it.effect("from node:crypto and WebCrypto, synchronously and as an effect: the given time, and never the same twice", () =>
-    Effect.gen(function*() {
-      const time = Date.UTC(2026, 10, 28, 12)
-      const webCrypto = makeWebCrypto(globalThis.crypto.subtle, (bytes) => globalThis.crypto.getRandomValues(bytes))
-      for (const crypto of [NodeCrypto.make(), webCrypto]) {
-        const sync = timeOrderedUuidSync(crypto)
-        assert.isDefined(sync)
-        const seen = new Set<string>()
-        for (let i = 0; i < 10_000; i++) seen.add(sync!(time))
-        seen.add(yield* timeOrderedUuidWith(crypto, time))
-        assert.strictEqual(seen.size, 10_001)
-        for (const uuid of seen) assert.strictEqual(uuidV7Millis(uuid), time)
-      }
-    }))
+  it.effect(
+    "from node:crypto and WebCrypto, synchronously and as an effect: the given time, and never the same twice",
+    () =>
+      Effect.gen(function* () {
+        const time = Date.UTC(2026, 10, 28, 12)
+        const webCrypto = makeWebCrypto(globalThis.crypto.subtle, (bytes) => globalThis.crypto.getRandomValues(bytes))
+        for (const crypto of [NodeCrypto.make(), webCrypto]) {
+          const sync = timeOrderedUuidSync(crypto)
+          assert.isDefined(sync)
+          const seen = new Set<string>()
+          for (let i = 0; i < 10_000; i++) seen.add(sync!(time))
+          seen.add(yield* timeOrderedUuidWith(crypto, time))
+          assert.strictEqual(seen.size, 10_001)
+          for (const uuid of seen) assert.strictEqual(uuidV7Millis(uuid), time)
+        }
+      })
+  )
 
   it("over the port's version 4 generator: the time's part follows the time as it changes, the rest is the version 4 UUID's last 21 characters", () => {
     const { unsafeRandomUuidSync: _, ...rest } = NodeCrypto.make()
@@ -71,7 +82,10 @@ describe("fresh time-ordered UUIDs", () => {
     const times = [1_000, 1_000, 1_001, 1_000, maxMillis, 0, 0]
     times.forEach((time, i) => {
       const uuid = sync(time)
-      assert.strictEqual(uuid, uuidV7(time, new Uint8Array(10)).slice(0, 15) + `cde-${"89ab"[i % 4]}f01-23456789abc${i % 10}`)
+      assert.strictEqual(
+        uuid,
+        uuidV7(time, new Uint8Array(10)).slice(0, 15) + `cde-${"89ab"[i % 4]}f01-23456789abc${i % 10}`
+      )
       assert.strictEqual(uuidV7Millis(uuid), time)
       assert.isTrue(isUuid(uuid))
     })
@@ -80,9 +94,10 @@ describe("fresh time-ordered UUIDs", () => {
   })
 
   it.effect("without synchronous randomness: no synchronous form, and the effect still answers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { unsafeRandomBytesSync: _, unsafeRandomUuidSync: __, ...asynchronous } = NodeCrypto.make()
       assert.isUndefined(timeOrderedUuidSync(asynchronous))
       assert.match(yield* timeOrderedUuidWith(asynchronous, 0), /^00000000-0000-7/)
-    }))
+    })
+  )
 })

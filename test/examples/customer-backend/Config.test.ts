@@ -51,7 +51,8 @@ describe("reference backend configuration", () => {
         featureKey: "extended_trial",
         allowInsecureServiceUrl: false
       })
-    }))
+    })
+  )
 
   it.effect("every variable is read", () =>
     Effect.sync(() => {
@@ -81,13 +82,24 @@ describe("reference backend configuration", () => {
         featureKey: "advanced_reports",
         allowInsecureServiceUrl: true
       })
-    }))
+    })
+  )
 
   it.effect("empty values count as unset", () =>
     Effect.sync(() => {
-      const config = configFromEnv({ ...minimal, PORT: "", SERVICE_INGEST_API_KEY: "", DATABASE_URL: " ", ACCORD_CONNECTION_REVISION: "" })
-      assert.deepStrictEqual([config.port, config.ingestApiKey, config.databaseUrl, config.connectionRevision], [8788, undefined, undefined, 0])
-    }))
+      const config = configFromEnv({
+        ...minimal,
+        PORT: "",
+        SERVICE_INGEST_API_KEY: "",
+        DATABASE_URL: " ",
+        ACCORD_CONNECTION_REVISION: ""
+      })
+      assert.deepStrictEqual(
+        [config.port, config.ingestApiKey, config.databaseUrl, config.connectionRevision],
+        [8788, undefined, undefined, 0]
+      )
+    })
+  )
 
   it.effect("missing required variables: one line each", () =>
     Effect.sync(() => {
@@ -97,7 +109,8 @@ describe("reference backend configuration", () => {
         "ACCORD_COMPLETION_SECRET is required",
         "ACCORD_SERVICE_URL is required"
       ])
-    }))
+    })
+  )
 
   it.effect("bad values: every problem at once, naming the variable, never the value", () =>
     Effect.sync(() => {
@@ -123,12 +136,16 @@ describe("reference backend configuration", () => {
           "ACCORD_CONNECTION_REVISION must be a non-negative integer (the revision PUT /connector answered)"
         ]
       )
-    }))
+    })
+  )
 
   it.effect("the service's secret rules: code points, at most 512, distinct", () =>
     Effect.sync(() => {
       // 32 code points (64 UTF-16 units) is long enough; 31 is not.
-      assert.strictEqual(configFromEnv({ ...minimal, ACCORD_ACTION_SIGNING_SECRET: "🔑".repeat(32) }).actionSigningSecret, "🔑".repeat(32))
+      assert.strictEqual(
+        configFromEnv({ ...minimal, ACCORD_ACTION_SIGNING_SECRET: "🔑".repeat(32) }).actionSigningSecret,
+        "🔑".repeat(32)
+      )
       assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_ACTION_SIGNING_SECRET: "🔑".repeat(31) }), [
         "ACCORD_ACTION_SIGNING_SECRET must be at least 32 characters"
       ])
@@ -138,29 +155,40 @@ describe("reference backend configuration", () => {
       assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_COMPLETION_SECRET: actionSigning }), [
         "ACCORD_COMPLETION_SECRET must differ from ACCORD_ACTION_SIGNING_SECRET"
       ])
-    }))
+    })
+  )
 
   it.effect("the service URL: https on a public host unless insecure endpoints are allowed; no credentials", () =>
     Effect.sync(() => {
-      const insecure = "ACCORD_SERVICE_URL must be https on a public host (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http and loopback in development)"
+      const insecure =
+        "ACCORD_SERVICE_URL must be https on a public host (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http and loopback in development)"
       assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_SERVICE_URL: "http://accord.example.com" }), [insecure])
       assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_SERVICE_URL: "https://127.0.0.1:8787" }), [insecure])
       assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_SERVICE_URL: "https://localhost" }), [insecure])
       assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_SERVICE_URL: "not a url" }), [
         "ACCORD_SERVICE_URL must be the service's http(s) base URL, without credentials"
       ])
-      assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_SERVICE_URL: "https://user:hunter2hunter2@accord.example.com" }), [
-        "ACCORD_SERVICE_URL must be the service's http(s) base URL, without credentials"
-      ])
+      assert.deepStrictEqual(
+        problemsOf({ ...minimal, ACCORD_SERVICE_URL: "https://user:hunter2hunter2@accord.example.com" }),
+        ["ACCORD_SERVICE_URL must be the service's http(s) base URL, without credentials"]
+      )
       for (const flag of ["1", "yes", "on", "TRUE"]) {
-        assert.isTrue(configFromEnv({ ...minimal, ACCORD_SERVICE_URL: "http://localhost:8787", ACCORD_ALLOW_INSECURE_ENDPOINTS: flag }).allowInsecureServiceUrl)
+        assert.isTrue(
+          configFromEnv({
+            ...minimal,
+            ACCORD_SERVICE_URL: "http://localhost:8787",
+            ACCORD_ALLOW_INSECURE_ENDPOINTS: flag
+          }).allowInsecureServiceUrl
+        )
       }
       assert.isFalse(configFromEnv({ ...minimal, ACCORD_ALLOW_INSECURE_ENDPOINTS: "false" }).allowInsecureServiceUrl)
-    }))
+    })
+  )
 
   it.effect("PORT and ACCORD_CONNECTION_REVISION: integers only", () =>
     Effect.sync(() => {
-      for (const port of ["abc", "80.5", "-1", "1e3"]) assert.deepStrictEqual(problemsOf({ ...minimal, PORT: port }), ["PORT must be an integer from 0 to 65535"])
+      for (const port of ["abc", "80.5", "-1", "1e3"])
+        assert.deepStrictEqual(problemsOf({ ...minimal, PORT: port }), ["PORT must be an integer from 0 to 65535"])
       assert.strictEqual(configFromEnv({ ...minimal, PORT: "0" }).port, 0)
       for (const revision of ["one", "1.5", "+2"]) {
         assert.deepStrictEqual(problemsOf({ ...minimal, ACCORD_CONNECTION_REVISION: revision }), [
@@ -168,5 +196,6 @@ describe("reference backend configuration", () => {
         ])
       }
       assert.strictEqual(configFromEnv({ ...minimal, ACCORD_CONNECTION_REVISION: "12" }).connectionRevision, 12)
-    }))
+    })
+  )
 })

@@ -36,7 +36,12 @@ const purchase = (accountId: string): ActionIntake => {
   return {
     ...base,
     // The fixture catalog's one-time purchase (its id, key, offer version and price).
-    action: { ...base.action, id: fixtureActionIds["payment.one_time_purchase"]!, key: "pay_one_time_purchase", operation: { family: "payment.one_time_purchase", priceKey: "addon" } },
+    action: {
+      ...base.action,
+      id: fixtureActionIds["payment.one_time_purchase"]!,
+      key: "pay_one_time_purchase",
+      operation: { family: "payment.one_time_purchase", priceKey: "addon" }
+    },
     payment: {
       mode: "one_time_purchase",
       actionVersionId: "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f",
@@ -47,88 +52,130 @@ const purchase = (accountId: string): ActionIntake => {
 }
 
 describe("reference backend with Stripe", () => {
-  it.live("payment modes in the handshake; a one-time purchase paid at Stripe, its webhook at POST /stripe/webhook, verified by the service", () =>
-    Effect.gen(function*() {
-      const fake = yield* Effect.acquireRelease(Effect.promise(() => startFakeStripe({ webhookSecret })), (f) => Effect.promise(() => f.close()))
-      const service = yield* bootService({ storage: memory })
-      const env = {
-        ...baseEnv(service.base),
-        STRIPE_SECRET_KEY: fake.secretKey,
-        STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
-        STRIPE_WEBHOOK_SECRET: webhookSecret,
-        STRIPE_API_BASE: fake.apiBase
-      }
-      const backend = yield* Effect.acquireRelease(Effect.promise(() => start(configFromEnv(env))), (b) => Effect.promise(() => b.close()))
-      yield* connect(service, `${backend.url}/connector`, secrets)
-      const connector = yield* request(`${service.ws}/connector`, { headers: admin })
-      assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+  it.live(
+    "payment modes in the handshake; a one-time purchase paid at Stripe, its webhook at POST /stripe/webhook, verified by the service",
+    () =>
+      Effect.gen(function* () {
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() => startFakeStripe({ webhookSecret })),
+          (f) => Effect.promise(() => f.close())
+        )
+        const service = yield* bootService({ storage: memory })
+        const env = {
+          ...baseEnv(service.base),
+          STRIPE_SECRET_KEY: fake.secretKey,
+          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+          STRIPE_API_BASE: fake.apiBase
+        }
+        const backend = yield* Effect.acquireRelease(
+          Effect.promise(() => start(configFromEnv(env))),
+          (b) => Effect.promise(() => b.close())
+        )
+        yield* connect(service, `${backend.url}/connector`, secrets)
+        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
 
-      const created = yield* request(`${service.ws}/action-requests`, { method: "POST", headers: admin, body: JSON.stringify(purchase("acct_backend_pay")) })
-      assert.strictEqual(created.status, 202, created.text)
-      const id: string = created.json.actionRequestId
-      const intent = yield* waitFor(
-        Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
-        (found) => found !== undefined,
-        "the payment intent"
-      )
-      assert.deepInclude(intent!, { amount: 4900, currency: "usd" })
-      fake.succeed(intent!.id as string)
-      const delivery = fake.event("payment_intent.succeeded", intent!)
-      const forged = yield* request(`${backend.url}/stripe/webhook`, {
-        method: "POST",
-        // The first hex digit of the signature changed to another one (replacing it with a fixed "0"
-        // forged nothing whenever the signature already began with 0: one run in sixteen).
-        headers: { "content-type": "application/json", "stripe-signature": delivery.header.replace(/v1=([0-9a-f])/, (_, d: string) => `v1=${d === "0" ? "1" : "0"}`) },
-        body: delivery.payload
-      })
-      assert.strictEqual(forged.status, 400)
-      const answered = yield* request(`${backend.url}/stripe/webhook`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "stripe-signature": delivery.header },
-        body: delivery.payload
-      })
-      assert.strictEqual(answered.status, 200, answered.text)
-      const status = yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
-      assert.deepStrictEqual(status.history.map((h: { toState: string }) => h.toState), ["dispatching", "accepted", "pending", "verified"])
-    }).pipe(Effect.scoped), 120_000)
+        const created = yield* request(`${service.ws}/action-requests`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify(purchase("acct_backend_pay"))
+        })
+        assert.strictEqual(created.status, 202, created.text)
+        const id: string = created.json.actionRequestId
+        const intent = yield* waitFor(
+          Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
+          (found) => found !== undefined,
+          "the payment intent"
+        )
+        assert.deepInclude(intent!, { amount: 4900, currency: "usd" })
+        fake.succeed(intent!.id as string)
+        const delivery = fake.event("payment_intent.succeeded", intent!)
+        const forged = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          // The first hex digit of the signature changed to another one (replacing it with a fixed "0"
+          // forged nothing whenever the signature already began with 0: one run in sixteen).
+          headers: {
+            "content-type": "application/json",
+            "stripe-signature": delivery.header.replace(
+              /v1=([0-9a-f])/,
+              (_, d: string) => `v1=${d === "0" ? "1" : "0"}`
+            )
+          },
+          body: delivery.payload
+        })
+        assert.strictEqual(forged.status, 400)
+        const answered = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+          body: delivery.payload
+        })
+        assert.strictEqual(answered.status, 200, answered.text)
+        const status = yield* waitFor(
+          actionStatus(service, id),
+          (json) => json?.state === "verified",
+          `${id} to be verified`
+        )
+        assert.deepStrictEqual(
+          status.history.map((h: { toState: string }) => h.toState),
+          ["dispatching", "accepted", "pending", "verified"]
+        )
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
-  it.live("with STRIPE_CONNECTED_ACCOUNT_ID: every Stripe call, the proof's account read included, acts for the connected account", () =>
-    Effect.gen(function*() {
-      const connected = "acct_1ConnectedBackend"
-      const fake = yield* Effect.acquireRelease(
-        Effect.promise(() => startFakeStripe({ webhookSecret, connectedAccounts: [connected] })),
-        (f) => Effect.promise(() => f.close())
-      )
-      const service = yield* bootService({ storage: memory })
-      const env = {
-        ...baseEnv(service.base),
-        STRIPE_SECRET_KEY: fake.secretKey,
-        STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
-        STRIPE_WEBHOOK_SECRET: webhookSecret,
-        STRIPE_API_BASE: fake.apiBase,
-        STRIPE_CONNECTED_ACCOUNT_ID: connected
-      }
-      const backend = yield* Effect.acquireRelease(Effect.promise(() => start(configFromEnv(env))), (b) => Effect.promise(() => b.close()))
-      yield* connect(service, `${backend.url}/connector`, secrets)
-      const connector = yield* request(`${service.ws}/connector`, { headers: admin })
-      assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
-      const created = yield* request(`${service.ws}/action-requests`, { method: "POST", headers: admin, body: JSON.stringify(purchase("acct_backend_connected")) })
-      assert.strictEqual(created.status, 202, created.text)
-      yield* waitFor(
-        Effect.sync(() => fake.requests.find((r) => r.method === "POST" && r.path === "/v1/payment_intents")),
-        (found) => found !== undefined,
-        "the payment intent"
-      )
-      // The account read for the capability proof (`/v1/account`) included: the proof names the
-      // connected account, as Stripe reports it for that header.
-      const stripeCalls = [...fake.requests]
-      assert.isTrue(stripeCalls.some((r) => r.path === "/v1/account"))
-      for (const call of stripeCalls) assert.strictEqual(call.stripeAccount, connected, `${call.method} ${call.path}`)
-    }).pipe(Effect.scoped), 120_000)
+  it.live(
+    "with STRIPE_CONNECTED_ACCOUNT_ID: every Stripe call, the proof's account read included, acts for the connected account",
+    () =>
+      Effect.gen(function* () {
+        const connected = "acct_1ConnectedBackend"
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() => startFakeStripe({ webhookSecret, connectedAccounts: [connected] })),
+          (f) => Effect.promise(() => f.close())
+        )
+        const service = yield* bootService({ storage: memory })
+        const env = {
+          ...baseEnv(service.base),
+          STRIPE_SECRET_KEY: fake.secretKey,
+          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+          STRIPE_API_BASE: fake.apiBase,
+          STRIPE_CONNECTED_ACCOUNT_ID: connected
+        }
+        const backend = yield* Effect.acquireRelease(
+          Effect.promise(() => start(configFromEnv(env))),
+          (b) => Effect.promise(() => b.close())
+        )
+        yield* connect(service, `${backend.url}/connector`, secrets)
+        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+        const created = yield* request(`${service.ws}/action-requests`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify(purchase("acct_backend_connected"))
+        })
+        assert.strictEqual(created.status, 202, created.text)
+        yield* waitFor(
+          Effect.sync(() => fake.requests.find((r) => r.method === "POST" && r.path === "/v1/payment_intents")),
+          (found) => found !== undefined,
+          "the payment intent"
+        )
+        // The account read for the capability proof (`/v1/account`) included: the proof names the
+        // connected account, as Stripe reports it for that header.
+        const stripeCalls = [...fake.requests]
+        assert.isTrue(stripeCalls.some((r) => r.path === "/v1/account"))
+        for (const call of stripeCalls) assert.strictEqual(call.stripeAccount, connected, `${call.method} ${call.path}`)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
   describe("configuration", () => {
     const env = baseEnv("https://accord.example.com")
-    const stripe = { STRIPE_SECRET_KEY: "sk_test_abc123", STRIPE_PUBLISHABLE_KEY: "pk_test_abc123", STRIPE_WEBHOOK_SECRET: "whsec_abc123def456" }
+    const stripe = {
+      STRIPE_SECRET_KEY: "sk_test_abc123",
+      STRIPE_PUBLISHABLE_KEY: "pk_test_abc123",
+      STRIPE_WEBHOOK_SECRET: "whsec_abc123def456"
+    }
     const problems = (more: Record<string, string>): ReadonlyArray<string> => {
       try {
         configFromEnv({ ...env, ...more })
@@ -142,7 +189,12 @@ describe("reference backend with Stripe", () => {
       assert.isUndefined(configFromEnv(env).stripe)
     })
     it("all three read under their exact names, STRIPE_API_BASE and EXAMPLE_PRICES too", () => {
-      const config = configFromEnv({ ...env, ...stripe, STRIPE_API_BASE: "https://stripe-fake.example.com", EXAMPLE_PRICES: '{"pro":{"amountMinor":100,"currency":"eur"}}' })
+      const config = configFromEnv({
+        ...env,
+        ...stripe,
+        STRIPE_API_BASE: "https://stripe-fake.example.com",
+        EXAMPLE_PRICES: '{"pro":{"amountMinor":100,"currency":"eur"}}'
+      })
       assert.deepStrictEqual(config.stripe, {
         secretKey: "sk_test_abc123",
         publishableKey: "pk_test_abc123",
@@ -152,8 +204,13 @@ describe("reference backend with Stripe", () => {
       })
     })
     it("STRIPE_CONNECTED_ACCOUNT_ID: an acct_ id is read; anything else is refused", () => {
-      assert.strictEqual(configFromEnv({ ...env, ...stripe, STRIPE_CONNECTED_ACCOUNT_ID: "acct_1Connected" }).stripe?.connectedAccountId, "acct_1Connected")
-      assert.deepStrictEqual(problems({ ...stripe, STRIPE_CONNECTED_ACCOUNT_ID: "cus_123" }), ["STRIPE_CONNECTED_ACCOUNT_ID must be a Stripe account id (acct_…)"])
+      assert.strictEqual(
+        configFromEnv({ ...env, ...stripe, STRIPE_CONNECTED_ACCOUNT_ID: "acct_1Connected" }).stripe?.connectedAccountId,
+        "acct_1Connected"
+      )
+      assert.deepStrictEqual(problems({ ...stripe, STRIPE_CONNECTED_ACCOUNT_ID: "cus_123" }), [
+        "STRIPE_CONNECTED_ACCOUNT_ID must be a Stripe account id (acct_…)"
+      ])
     })
     it("one of the three missing names the missing ones", () => {
       assert.deepStrictEqual(problems({ STRIPE_SECRET_KEY: stripe.STRIPE_SECRET_KEY }), [
@@ -173,15 +230,22 @@ describe("reference backend with Stripe", () => {
       assert.notInclude(found.join("\n"), env.ACCORD_COMPLETION_SECRET!)
     })
     it("keys of the wrong kind", () => {
-      assert.deepStrictEqual(problems({ ...stripe, STRIPE_SECRET_KEY: "pk_test_abc", STRIPE_PUBLISHABLE_KEY: "sk_test_abc" }).length, 2)
+      assert.deepStrictEqual(
+        problems({ ...stripe, STRIPE_SECRET_KEY: "pk_test_abc", STRIPE_PUBLISHABLE_KEY: "sk_test_abc" }).length,
+        2
+      )
     })
     it("an http STRIPE_API_BASE without ACCORD_ALLOW_INSECURE_ENDPOINTS", () => {
-      assert.deepStrictEqual(problems({ ...stripe, ACCORD_ALLOW_INSECURE_ENDPOINTS: "false", STRIPE_API_BASE: "http://127.0.0.1:12111" }), [
-        "STRIPE_API_BASE must be https (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http for a local fake)"
-      ])
+      assert.deepStrictEqual(
+        problems({ ...stripe, ACCORD_ALLOW_INSECURE_ENDPOINTS: "false", STRIPE_API_BASE: "http://127.0.0.1:12111" }),
+        ["STRIPE_API_BASE must be https (ACCORD_ALLOW_INSECURE_ENDPOINTS=true allows http for a local fake)"]
+      )
     })
     it("a malformed EXAMPLE_PRICES", () => {
-      assert.strictEqual(problems({ ...stripe, EXAMPLE_PRICES: '{"addon":{"amountMinor":-1,"currency":"usd"}}' }).length, 1)
+      assert.strictEqual(
+        problems({ ...stripe, EXAMPLE_PRICES: '{"addon":{"amountMinor":-1,"currency":"usd"}}' }).length,
+        1
+      )
     })
   })
 })

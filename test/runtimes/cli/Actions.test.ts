@@ -17,7 +17,7 @@ import { cli, closedPort, hasStackTrace, processTestTimeout, tempFiles } from ".
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-const activeService = Effect.gen(function*() {
+const activeService = Effect.gen(function* () {
   const service = yield* startService()
   yield* connect("https://customer.example/accord", {
     workspaceId: service.workspaceId,
@@ -43,23 +43,34 @@ const file = (name: string) => join(dir, name)
 describe("accord actions (process, real server on loopback)", () => {
   layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
     it.scoped("submit prints the id and where to read it (exit 0); the same key replays it; status shows it", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
         const env = envOf(service)
-        const first = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1"], { env })
+        const first = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1"], {
+          env
+        })
         assert.strictEqual(first.code, 0, first.stderr)
         const id = /accepted: action request ([0-9a-f-]{36}) \(/.exec(first.stdout)?.[1]
         assert.isDefined(id, first.stdout)
         assert.include(first.stdout, "idempotency key: order-cli-1")
-        assert.include(first.stdout, `GET ${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests/${id}`)
-        const [again, status, fresh] = yield* Effect.all([
-          cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1", "--json"], { env }),
-          cli(["actions", "status", id!], { env }),
-          cli(["actions", "submit", file("intake.json"), "--json"], { env })
-        ], { concurrency: "unbounded" })
+        assert.include(
+          first.stdout,
+          `GET ${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests/${id}`
+        )
+        const [again, status, fresh] = yield* Effect.all(
+          [
+            cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1", "--json"], { env }),
+            cli(["actions", "status", id!], { env }),
+            cli(["actions", "submit", file("intake.json"), "--json"], { env })
+          ],
+          { concurrency: "unbounded" }
+        )
         assert.strictEqual(again.code, 0, again.stderr)
         const replay = JSON.parse(again.stdout)
-        assert.deepStrictEqual([replay.actionRequestId, replay.replayed, replay.idempotencyKey], [id, true, "order-cli-1"])
+        assert.deepStrictEqual(
+          [replay.actionRequestId, replay.replayed, replay.idempotencyKey],
+          [id, true, "order-cli-1"]
+        )
         assert.strictEqual(status.code, 0, status.stderr)
         assert.match(status.stdout, new RegExp(`^action request ${id}: \\w+`))
         // Without --idempotency-key a fresh key is sent, and printed.
@@ -69,57 +80,85 @@ describe("accord actions (process, real server on loopback)", () => {
         assert.match(created.idempotencyKey, /^[0-9a-f-]{36}$/)
         assert.isFalse(created.replayed)
         assert.notInclude(first.stdout + again.stdout + status.stdout + fresh.stdout, service.adminKey)
-      }))
+      })
+    )
 
     it.scoped("refusals of the action print the problem code and exit 1", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
         const idle = yield* startService()
         const env = envOf(service)
-        assert.strictEqual((yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-2"], { env })).code, 0)
-        const [reused, notActive, unknown] = yield* Effect.all([
-          cli(["actions", "submit", file("other.json"), "--idempotency-key", "order-cli-2"], { env }),
-          cli(["actions", "submit", file("intake.json"), "--json"], { env: envOf(idle) }),
-          cli(["actions", "status", globalThis.crypto.randomUUID()], { env })
-        ], { concurrency: "unbounded" })
+        assert.strictEqual(
+          (yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-2"], { env })).code,
+          0
+        )
+        const [reused, notActive, unknown] = yield* Effect.all(
+          [
+            cli(["actions", "submit", file("other.json"), "--idempotency-key", "order-cli-2"], { env }),
+            cli(["actions", "submit", file("intake.json"), "--json"], { env: envOf(idle) }),
+            cli(["actions", "status", globalThis.crypto.randomUUID()], { env })
+          ],
+          { concurrency: "unbounded" }
+        )
         assert.strictEqual(reused.code, 1, reused.stderr)
         assert.match(reused.stdout, /^refused \(409 idempotency_key_reused\): /)
         assert.strictEqual(notActive.code, 1, notActive.stderr)
-        assert.deepStrictEqual([JSON.parse(notActive.stdout).refused.status, JSON.parse(notActive.stdout).refused.code], [409, "connector_not_active"])
+        assert.deepStrictEqual(
+          [JSON.parse(notActive.stdout).refused.status, JSON.parse(notActive.stdout).refused.code],
+          [409, "connector_not_active"]
+        )
         assert.strictEqual(unknown.code, 1, unknown.stderr)
         assert.match(unknown.stdout, /^refused \(404 not_found\): /)
-      }))
+      })
+    )
 
-    it.scoped("a missing variable, a key without admin scope, a wrong key, a file that is not one object: one line, exit 2", () =>
-      Effect.gen(function*() {
-        const service = yield* activeService
-        const readKey = yield* issueKey(service, "developer:read")
-        const [missing, wrongScope, unknownKey, list] = yield* Effect.all([
-          cli(["actions", "submit", file("intake.json")], { env: { ACCORD_SERVICE_URL: service.url, ACCORD_ADMIN_KEY: service.adminKey } }),
-          cli(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
-          cli(["actions", "status", globalThis.crypto.randomUUID()], { env: envOf(service, "acc_admin_not-a-real-key-0123456789abcdef") }),
-          cli(["actions", "submit", file("list.json")], { env: envOf(service) })
-        ], { concurrency: "unbounded" })
-        for (const [result, expected] of [
-          [missing, "accord: ACCORD_WORKSPACE_ID is required (the workspace of the action)"],
-          [wrongScope, "accord: ACCORD_ADMIN_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID"],
-          [unknownKey, "accord: ACCORD_ADMIN_KEY was refused (401): the key is unknown or revoked"],
-          [list, `accord: ${file("list.json")}: not an action intake; expected one JSON object with accountId, action, actor and binding`]
-        ] as const) {
-          assert.strictEqual(result.code, 2, result.stderr)
-          assert.strictEqual(result.stderr.trim(), expected)
-          assert.isFalse(hasStackTrace(result.stderr))
-          assert.notInclude(result.stderr + result.stdout, readKey)
-          assert.notInclude(result.stderr + result.stdout, service.adminKey)
-        }
-      }))
+    it.scoped(
+      "a missing variable, a key without admin scope, a wrong key, a file that is not one object: one line, exit 2",
+      () =>
+        Effect.gen(function* () {
+          const service = yield* activeService
+          const readKey = yield* issueKey(service, "developer:read")
+          const [missing, wrongScope, unknownKey, list] = yield* Effect.all(
+            [
+              cli(["actions", "submit", file("intake.json")], {
+                env: { ACCORD_SERVICE_URL: service.url, ACCORD_ADMIN_KEY: service.adminKey }
+              }),
+              cli(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
+              cli(["actions", "status", globalThis.crypto.randomUUID()], {
+                env: envOf(service, "acc_admin_not-a-real-key-0123456789abcdef")
+              }),
+              cli(["actions", "submit", file("list.json")], { env: envOf(service) })
+            ],
+            { concurrency: "unbounded" }
+          )
+          for (const [result, expected] of [
+            [missing, "accord: ACCORD_WORKSPACE_ID is required (the workspace of the action)"],
+            [wrongScope, "accord: ACCORD_ADMIN_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID"],
+            [unknownKey, "accord: ACCORD_ADMIN_KEY was refused (401): the key is unknown or revoked"],
+            [
+              list,
+              `accord: ${file("list.json")}: not an action intake; expected one JSON object with accountId, action, actor and binding`
+            ]
+          ] as const) {
+            assert.strictEqual(result.code, 2, result.stderr)
+            assert.strictEqual(result.stderr.trim(), expected)
+            assert.isFalse(hasStackTrace(result.stderr))
+            assert.notInclude(result.stderr + result.stdout, readKey)
+            assert.notInclude(result.stderr + result.stdout, service.adminKey)
+          }
+        })
+    )
   })
 
   it.live("an unreachable service: one line naming the key to submit again with, exit 2", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const port = yield* Effect.promise(closedPort)
       const result = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-3"], {
-        env: { ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`, ACCORD_ADMIN_KEY: "acc_admin_not-a-real-key-0123456789abcdef", ACCORD_WORKSPACE_ID: "w" }
+        env: {
+          ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`,
+          ACCORD_ADMIN_KEY: "acc_admin_not-a-real-key-0123456789abcdef",
+          ACCORD_WORKSPACE_ID: "w"
+        }
       })
       assert.strictEqual(result.code, 2)
       assert.strictEqual(
@@ -127,17 +166,22 @@ describe("accord actions (process, real server on loopback)", () => {
         `accord: cannot reach the service at http://127.0.0.1:${port} (network_error); submit again with --idempotency-key order-cli-3`
       )
       assert.isFalse(hasStackTrace(result.stderr))
-    }))
+    })
+  )
 
   it.live("--help on actions, actions submit and actions status", () =>
-    Effect.gen(function*() {
-      const results = yield* Effect.all([["actions"], ["actions", "submit"], ["actions", "status"]].map((path) => cli([...path, "--help"])), {
-        concurrency: "unbounded"
-      })
+    Effect.gen(function* () {
+      const results = yield* Effect.all(
+        [["actions"], ["actions", "submit"], ["actions", "status"]].map((path) => cli([...path, "--help"])),
+        {
+          concurrency: "unbounded"
+        }
+      )
       for (const result of results) {
         assert.strictEqual(result.code, 0, result.stderr)
         assert.include(result.stdout, "USAGE")
       }
       assert.include(results[1]!.stdout, "--idempotency-key")
-    }))
+    })
+  )
 })

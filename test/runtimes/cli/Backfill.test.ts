@@ -48,7 +48,7 @@ interface Summary {
 
 describe("accord backfill (process, real server with a low ingest rate limit)", () => {
   it.scopedLive("sends oldest days first, backs off on 429, and a rerun resumes or stays idempotent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* startServer({ env: { ACCORD_INGEST_RATE_LIMIT: "3" } })
       const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
       const rows = rollups([2, 3, 4, 5], ["acct_a", "acct_b", "acct_c", "acct_d"])
@@ -68,14 +68,28 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       assert.isAbove(summary.maxConcurrencyReached, 1, "concurrency rose while accepts were healthy")
 
       // stored oldest day first: every row of an older day was received before any of a newer day
-      const page = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?limit=100`, { headers: bearer(adminKey) })
-      const stored = page.json.data as Array<{ received_at: string; properties: { usage_start: string }; event_id?: string }>
+      const page = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?limit=100`, {
+        headers: bearer(adminKey)
+      })
+      const stored = page.json.data as Array<{
+        received_at: string
+        properties: { usage_start: string }
+        event_id?: string
+      }>
       assert.strictEqual(stored.length, 16)
       const byStart = new Map<string, Array<number>>()
-      for (const e of stored) byStart.set(e.properties.usage_start, [...(byStart.get(e.properties.usage_start) ?? []), Date.parse(e.received_at)])
+      for (const e of stored)
+        byStart.set(e.properties.usage_start, [
+          ...(byStart.get(e.properties.usage_start) ?? []),
+          Date.parse(e.received_at)
+        ])
       const days = [...byStart.keys()].sort()
       for (let i = 1; i < days.length; i++) {
-        assert.isAtMost(Math.max(...byStart.get(days[i - 1]!)!), Math.min(...byStart.get(days[i]!)!), `${days[i - 1]} before ${days[i]}`)
+        assert.isAtMost(
+          Math.max(...byStart.get(days[i - 1]!)!),
+          Math.min(...byStart.get(days[i]!)!),
+          `${days[i - 1]} before ${days[i]}`
+        )
       }
 
       // resumed: the state file says everything is done
@@ -86,12 +100,15 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       rmSync(`${file}.backfill-state.json`)
       const again = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout) as Summary
       assert.deepStrictEqual([again.accepted, again.duplicate], [0, 16])
-      const after = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?limit=100`, { headers: bearer(adminKey) })
+      const after = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?limit=100`, {
+        headers: bearer(adminKey)
+      })
       assert.strictEqual(after.json.data.length, 16)
-    }))
+    })
+  )
 
   it.scopedLive("resumes a partial run: only the rows not yet answered are sent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* startServer()
       const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
       const rows = rollups([3, 2], ["acct_a", "acct_b"])
@@ -101,7 +118,9 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       // a first run that stopped after the oldest day
       const firstDay = new Date(midnight(3)).toISOString()
       const ids = (start: string) =>
-        ["acct_a", "acct_b"].map((a) => `usage_rollup_recorded:${a}:api:requests:${start}:${new Date(Date.parse(start) + day).toISOString()}`)
+        ["acct_a", "acct_b"].map(
+          (a) => `usage_rollup_recorded:${a}:api:requests:${start}:${new Date(Date.parse(start) + day).toISOString()}`
+        )
       writeFileSync(state, JSON.stringify({ done: ids(firstDay) }))
       const result = yield* cli(["backfill", file, "--state", state, "--json"], { env })
       assert.strictEqual(result.code, 0, result.stderr)
@@ -109,39 +128,53 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       assert.deepStrictEqual([summary.skipped, summary.accepted], [2, 2])
       assert.isTrue(existsSync(state))
       assert.strictEqual((JSON.parse(readFileSync(state, "utf8")) as { done: Array<string> }).done.length, 4)
-    }))
+    })
+  )
 
   it.live("refuses past the documented size with a bulk import plan, without sending", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const row = JSON.stringify(rollups([2], ["acct_a"])[0])
       const dir = tempFiles({ "huge.jsonl": Array.from({ length: 10_001 }, () => row).join("\n") })
       const result = yield* cli(["backfill", join(dir, "huge.jsonl")], {
-        env: { ACCORD_SERVICE_URL: "http://127.0.0.1:9", SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef" }
+        env: {
+          ACCORD_SERVICE_URL: "http://127.0.0.1:9",
+          SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"
+        }
       })
       assert.strictEqual(result.code, 1, result.stderr)
       assert.include(result.stdout, "refused: 10001 rows is more than one backfill run sends (10000)")
       assert.include(result.stdout, "bulk import plan:")
-    }))
+    })
+  )
 
   it.live("refuses rows that break the rules, and rows without a stable event_id, before sending anything", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [good] = rollups([2], ["acct_a"])
-      const open = { ...good!, properties: { ...good!.properties, usage_end: new Date(Date.now() + day).toISOString() } }
+      const open = {
+        ...good!,
+        properties: { ...good!.properties, usage_end: new Date(Date.now() + day).toISOString() }
+      }
       const dir = tempFiles({
         "open.json": JSON.stringify([good, open]),
-        "noid.json": JSON.stringify([{ event_name: "seat_added", account_id: "a", timestamp: new Date(midnight(2)).toISOString() }])
+        "noid.json": JSON.stringify([
+          { event_name: "seat_added", account_id: "a", timestamp: new Date(midnight(2)).toISOString() }
+        ])
       })
-      const env = { ACCORD_SERVICE_URL: "http://127.0.0.1:9", SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef" }
-      const [openResult, noId] = yield* Effect.all([
-        cli(["backfill", join(dir, "open.json")], { env }),
-        cli(["backfill", join(dir, "noid.json")], { env })
-      ], { concurrency: "unbounded" })
+      const env = {
+        ACCORD_SERVICE_URL: "http://127.0.0.1:9",
+        SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"
+      }
+      const [openResult, noId] = yield* Effect.all(
+        [cli(["backfill", join(dir, "open.json")], { env }), cli(["backfill", join(dir, "noid.json")], { env })],
+        { concurrency: "unbounded" }
+      )
       assert.strictEqual(openResult.code, 1)
       assert.include(openResult.stdout, "properties.usage_end [invalid_event]")
       assert.include(openResult.stdout, "nothing sent")
       assert.strictEqual(noId.code, 1)
       assert.include(noId.stdout, "have no event_id")
-    }))
+    })
+  )
 
   const hasScript = (() => {
     try {
@@ -153,28 +186,35 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
   })()
 
   it.scopedLive.skipIf(!hasScript)("on a terminal: a progress bar with rate and ETA instead of plain lines", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* startServer()
       const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
       const dir = tempFiles({ "usage.json": JSON.stringify(rollups([3, 2], ["acct_a", "acct_b"])) })
       // util-linux script(1) gives the command a pseudo-terminal
-      const command = [process.execPath, "--import", "tsx", entry, "backfill", join(dir, "usage.json")].map((a) => `'${a}'`).join(" ")
+      const command = [process.execPath, "--import", "tsx", entry, "backfill", join(dir, "usage.json")]
+        .map((a) => `'${a}'`)
+        .join(" ")
       // asynchronously: the server runs in this process
-      const result = yield* Effect.promise(() =>
-        new Promise<{ status: number | null; stdout: string }>((resolve) => {
-          const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: root, env: { ...cleanEnv(), NO_COLOR: "1", ...env } })
-          let stdout = ""
-          child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-          const timer = setTimeout(() => child.kill("SIGKILL"), 120_000)
-          child.on("close", (status) => {
-            clearTimeout(timer)
-            resolve({ status, stdout })
+      const result = yield* Effect.promise(
+        () =>
+          new Promise<{ status: number | null; stdout: string }>((resolve) => {
+            const child = spawn("script", ["-qec", command, "/dev/null"], {
+              cwd: root,
+              env: { ...cleanEnv(), NO_COLOR: "1", ...env }
+            })
+            let stdout = ""
+            child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+            const timer = setTimeout(() => child.kill("SIGKILL"), 120_000)
+            child.on("close", (status) => {
+              clearTimeout(timer)
+              resolve({ status, stdout })
+            })
           })
-        })
       )
       assert.strictEqual(result.status, 0, result.stdout)
       assert.match(result.stdout, /\r\[#+-*\] \d+\/4 [\d.]+\/s eta \S+ c=\d/)
       assert.notMatch(result.stdout, /^range /m)
       assert.include(result.stdout, "backfill: 4 rows in 2 ranges: 4 accepted")
-    }))
+    })
+  )
 })

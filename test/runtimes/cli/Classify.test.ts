@@ -22,13 +22,18 @@ describe("accord classify (process)", () => {
   it("answers each candidate with its class and deciding rule (--json)", async () => {
     const result = await runCli(["classify", join(dir, "candidates.json"), "--json"])
     assert.strictEqual(result.code, 0, result.stderr)
-    const { candidates } = JSON.parse(result.stdout) as { candidates: Array<{ name: string; classification: string; rule: string }> }
-    assert.deepStrictEqual(candidates.map((c) => [c.name, c.classification, c.rule]), [
-      ["report_exported", "direct_api_now", "durable_backend_event"],
-      ["plan_upgraded", "existing_source", "billing_provider_authoritative"],
-      ["pricing_page_viewed", "web_sdk_follow_up", "client_side_only"],
-      ["integration_connected", "existing_source", "covered_by_connected_source"]
-    ])
+    const { candidates } = JSON.parse(result.stdout) as {
+      candidates: Array<{ name: string; classification: string; rule: string }>
+    }
+    assert.deepStrictEqual(
+      candidates.map((c) => [c.name, c.classification, c.rule]),
+      [
+        ["report_exported", "direct_api_now", "durable_backend_event"],
+        ["plan_upgraded", "existing_source", "billing_provider_authoritative"],
+        ["pricing_page_viewed", "web_sdk_follow_up", "client_side_only"],
+        ["integration_connected", "existing_source", "covered_by_connected_source"]
+      ]
+    )
     const text = await runCli(["classify", join(dir, "candidates.json")])
     assert.strictEqual(text.code, 0)
     assert.match(text.stdout, /direct_api_now\s+report_exported/)

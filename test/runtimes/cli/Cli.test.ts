@@ -36,10 +36,14 @@ describe("accord (process)", () => {
 
   it("runs as npm run accord -- … in the checkout", async () => {
     const { spawnSync } = await import("node:child_process")
-    const result = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "-s", "accord", "--", "--version"], {
-      cwd: root,
-      encoding: "utf8"
-    })
+    const result = spawnSync(
+      process.platform === "win32" ? "npm.cmd" : "npm",
+      ["run", "-s", "accord", "--", "--version"],
+      {
+        cwd: root,
+        encoding: "utf8"
+      }
+    )
     assert.strictEqual(result.status, 0, result.stderr)
     assert.strictEqual(result.stdout.trim(), version)
   })
@@ -48,7 +52,7 @@ describe("accord (process)", () => {
     // three at a time: the machine's cores are shared
     const results: Array<Awaited<ReturnType<typeof runCli>>> = []
     for (let i = 0; i < commands.length; i += 3) {
-      results.push(...await Promise.all(commands.slice(i, i + 3).map((path) => runCli([...path, "--help"]))))
+      results.push(...(await Promise.all(commands.slice(i, i + 3).map((path) => runCli([...path, "--help"])))))
     }
     results.forEach((result, i) => {
       const name = ["accord", ...commands[i]!].join(" ")
@@ -111,7 +115,10 @@ describe("accord (process)", () => {
     })
 
     it("reports failed checks with exit 1, as JSON with --json, and never prints a secret", async () => {
-      const result = await runCli(["customer", "doctor", "--endpoint", "http://127.0.0.1:9/connector", "--revision", "0", "--json"], { env })
+      const result = await runCli(
+        ["customer", "doctor", "--endpoint", "http://127.0.0.1:9/connector", "--revision", "0", "--json"],
+        { env }
+      )
       assert.strictEqual(result.code, 1, result.stderr)
       const report = JSON.parse(result.stdout) as { ok: boolean; checks: Array<{ id: string; ok: boolean }> }
       assert.isFalse(report.ok)

@@ -11,7 +11,7 @@ vi.setConfig({ testTimeout: processTestTimeout })
 
 describe("accord install handoff (process)", () => {
   it.live("writes the markdown handoff from core's definitions", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const out = join(tempFiles({}), "handoff.md")
       const result = yield* cli(["install", "handoff", "--target", "markdown", "--out", out])
       assert.strictEqual(result.code, 0, result.stderr)
@@ -24,30 +24,39 @@ describe("accord install handoff (process)", () => {
       assert.include(text, "`SERVICE_API_KEY`: a key of scope `developer:read`")
       assert.include(text, "accord validate events.json --source direct --json")
       assert.include(text, "accord send-test-event event.json")
-    }))
+    })
+  )
 
   it.live("writes AGENTS.md and a Cursor rule, and refuses to overwrite without --force", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempFiles({})
       const agents = join(dir, "AGENTS.md")
       writeFileSync(agents, "# mine\n")
-      const [refused, cursor] = yield* Effect.all([
-        cli(["install", "handoff", "--target", "agents-md", "--out", agents]),
-        cli(["install", "handoff", "--target", "cursor", "--out", join(dir, ".cursor/rules/accord.mdc")])
-      ], { concurrency: "unbounded" })
+      const [refused, cursor] = yield* Effect.all(
+        [
+          cli(["install", "handoff", "--target", "agents-md", "--out", agents]),
+          cli(["install", "handoff", "--target", "cursor", "--out", join(dir, ".cursor/rules/accord.mdc")])
+        ],
+        { concurrency: "unbounded" }
+      )
       assert.strictEqual(refused.code, 2)
       assert.strictEqual(refused.stderr.trim(), `accord: ${agents} exists; pass --force to replace it`)
       assert.strictEqual(readFileSync(agents, "utf8"), "# mine\n")
       assert.strictEqual(cursor.code, 0, cursor.stderr)
-      assert.match(readFileSync(join(dir, ".cursor/rules/accord.mdc"), "utf8"), /^---\ndescription: .+\nalwaysApply: false\n---\n\n# Accord Direct API/)
+      assert.match(
+        readFileSync(join(dir, ".cursor/rules/accord.mdc"), "utf8"),
+        /^---\ndescription: .+\nalwaysApply: false\n---\n\n# Accord Direct API/
+      )
       const forced = yield* cli(["install", "handoff", "--target", "agents-md", "--out", agents, "--force"])
       assert.strictEqual(forced.code, 0, forced.stderr)
       assert.include(readFileSync(agents, "utf8"), "# Accord Direct API: handoff for coding agents")
-    }))
+    })
+  )
 
   it.live("a wrong --target is a usage error (exit 2)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* cli(["install", "handoff", "--target", "word"])
       assert.strictEqual(result.code, 2)
-    }))
+    })
+  )
 })

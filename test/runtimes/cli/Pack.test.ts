@@ -28,7 +28,10 @@ describe("npm pack, installed elsewhere", () => {
   it("runs accord --version and accord validate through the bin", () => {
     const work = mkdtempSync(join(tmpdir(), "accord-pack-"))
     const npm = process.platform === "win32" ? "npm.cmd" : "npm"
-    const packed = execFileSync(npm, ["pack", "--silent", "--ignore-scripts", "--pack-destination", work], { cwd: root, encoding: "utf8" })
+    const packed = execFileSync(npm, ["pack", "--silent", "--ignore-scripts", "--pack-destination", work], {
+      cwd: root,
+      encoding: "utf8"
+    })
     const tarball = join(work, packed.trim().split("\n").pop()!)
 
     const app = join(work, "app")
@@ -41,7 +44,8 @@ describe("npm pack, installed elsewhere", () => {
       if (name.startsWith("@")) {
         mkdirSync(join(modules, name), { recursive: true })
         for (const sub of readdirSync(join(root, "node_modules", name))) {
-          if (!devOnly.has(`${name}/${sub}`)) symlinkSync(join(root, "node_modules", name, sub), join(modules, name, sub))
+          if (!devOnly.has(`${name}/${sub}`))
+            symlinkSync(join(root, "node_modules", name, sub), join(modules, name, sub))
         }
       } else if (!devOnly.has(name)) {
         symlinkSync(join(root, "node_modules", name), join(modules, name))
@@ -49,11 +53,31 @@ describe("npm pack, installed elsewhere", () => {
     }
     mkdirSync(join(modules, ".bin"))
     symlinkSync(join("..", "accord", manifest.bin["accord"]!), join(modules, ".bin", "accord"))
-    writeFileSync(join(app, "event.json"), JSON.stringify({ event_name: "seat_added", event_id: "seat_added:1", account_id: "acct_1", timestamp: "2026-11-20T10:00:00Z" }))
-    writeFileSync(join(app, "unsafe.json"), JSON.stringify({ event_name: "seat_added", account_id: "acct_1", timestamp: "2026-11-20T10:00:00Z", properties: { password: "hunter2-hunter2" } }))
+    writeFileSync(
+      join(app, "event.json"),
+      JSON.stringify({
+        event_name: "seat_added",
+        event_id: "seat_added:1",
+        account_id: "acct_1",
+        timestamp: "2026-11-20T10:00:00Z"
+      })
+    )
+    writeFileSync(
+      join(app, "unsafe.json"),
+      JSON.stringify({
+        event_name: "seat_added",
+        account_id: "acct_1",
+        timestamp: "2026-11-20T10:00:00Z",
+        properties: { password: "hunter2-hunter2" }
+      })
+    )
 
     const accord = (...args: Array<string>) =>
-      spawnSync(join(modules, ".bin", "accord"), args, { cwd: app, encoding: "utf8", env: { ...cleanEnv(), NO_COLOR: "1" } })
+      spawnSync(join(modules, ".bin", "accord"), args, {
+        cwd: app,
+        encoding: "utf8",
+        env: { ...cleanEnv(), NO_COLOR: "1" }
+      })
     const version = accord("--version")
     assert.strictEqual(version.status, 0, version.stderr)
     assert.strictEqual(version.stdout.trim(), manifest.version)

@@ -11,14 +11,26 @@ const secretValue = "sk_live_51HzQe2XyZabcdefghijklmnopqrstuvw"
 const leakedEmail = "jane.doe@example.com"
 
 const good = event({ event_name: "checkout_completed", event_id: "checkout_completed:co_1" })
-const unsafe = event({ event_name: "integration_connected", event_id: "integration_connected:x", properties: { api_key: secretValue, contact: leakedEmail } })
+const unsafe = event({
+  event_name: "integration_connected",
+  event_id: "integration_connected:x",
+  properties: { api_key: secretValue, contact: leakedEmail }
+})
 const invalid = { event_name: "Checkout Completed", timestamp: "yesterday" }
 const noise = event({ event_name: "pricing_page_viewed" })
 
 interface Report {
   ok: boolean
   source: string
-  events: Array<{ index: number; line?: number; event_name?: string; status: string; refusal?: string; issues: Array<{ path: string; code: string; message: string }>; warnings: Array<{ code: string; path: string }> }>
+  events: Array<{
+    index: number
+    line?: number
+    event_name?: string
+    status: string
+    refusal?: string
+    issues: Array<{ path: string; code: string; message: string }>
+    warnings: Array<{ code: string; path: string }>
+  }>
   warnings: Array<{ code: string }>
   summary: { events: number; valid: number; refused: number; warnings: number }
 }
@@ -57,25 +69,37 @@ describe("accord validate (process)", () => {
     assert.isFalse(report.ok)
     assert.strictEqual(report.source, "direct")
     assert.deepStrictEqual(report.summary, { events: 4, valid: 1, refused: 3, warnings: 0 })
-    assert.deepStrictEqual(report.events.map((e) => e.status), ["valid", "refused", "refused", "refused"])
+    assert.deepStrictEqual(
+      report.events.map((e) => e.status),
+      ["valid", "refused", "refused", "refused"]
+    )
     const [, secret, broken, pageView] = report.events
     assert.strictEqual(secret!.refusal, "unsafe_property")
-    assert.deepStrictEqual(
-      secret!.issues.map((i) => [i.path, i.code]).sort(),
-      [["properties.api_key", "unsafe_property"], ["properties.contact", "unsafe_property"]]
-    )
+    assert.deepStrictEqual(secret!.issues.map((i) => [i.path, i.code]).sort(), [
+      ["properties.api_key", "unsafe_property"],
+      ["properties.contact", "unsafe_property"]
+    ])
     assert.strictEqual(broken!.refusal, "invalid_event")
     assert.deepStrictEqual(broken!.issues.map((i) => i.path).sort(), ["account_id", "event_name", "timestamp"])
     assert.isUndefined(broken!.event_name)
     assert.strictEqual(pageView!.refusal, "not_revenue_relevant")
-    assert.deepStrictEqual(pageView!.issues.map((i) => [i.path, i.code]), [["event_name", "not_revenue_relevant"]])
+    assert.deepStrictEqual(
+      pageView!.issues.map((i) => [i.path, i.code]),
+      [["event_name", "not_revenue_relevant"]]
+    )
   })
 
   it("reads JSON Lines and names the line of each event", async () => {
     const result = await runCli(["validate", path("lines.jsonl"), "--json"])
     assert.strictEqual(result.code, 1)
     const report = JSON.parse(result.stdout) as Report
-    assert.deepStrictEqual(report.events.map((e) => [e.line, e.status]), [[1, "valid"], [2, "refused"]])
+    assert.deepStrictEqual(
+      report.events.map((e) => [e.line, e.status]),
+      [
+        [1, "valid"],
+        [2, "refused"]
+      ]
+    )
     assert.notInclude(result.stdout, secretValue)
   })
 
@@ -96,7 +120,10 @@ describe("accord validate (process)", () => {
     assert.deepStrictEqual(codes(1), ["first_milestone"])
     assert.deepStrictEqual(codes(2), ["billing_provider_source_of_truth"])
     assert.deepStrictEqual(codes(3), [])
-    assert.deepStrictEqual(report.warnings.map((w) => w.code), ["too_many_event_names"])
+    assert.deepStrictEqual(
+      report.warnings.map((w) => w.code),
+      ["too_many_event_names"]
+    )
     // without --billing-source provider the backend may be the billing source of truth
     const backend = JSON.parse((await runCli(["validate", path("smells.json"), "--json"])).stdout) as Report
     assert.deepStrictEqual(backend.events[2]!.warnings, [])

@@ -23,8 +23,8 @@ export interface CliResult {
 /** The environment without anything Accord reads, so the host's variables never leak in. */
 export const cleanEnv = (): Record<string, string> =>
   Object.fromEntries(
-    Object.entries(process.env).filter(([name, value]) =>
-      value !== undefined && !/^(ACCORD_|SERVICE_|DATABASE_URL$|PORT$|HOST$)/.test(name)
+    Object.entries(process.env).filter(
+      ([name, value]) => value !== undefined && !/^(ACCORD_|SERVICE_|DATABASE_URL$|PORT$|HOST$)/.test(name)
     ) as Array<[string, string]>
   )
 

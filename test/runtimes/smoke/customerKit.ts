@@ -50,7 +50,8 @@ const serve = (fetch: FetchHandler): Served => {
 }
 
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
-const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof client>>) => Effect.runPromise(Effect.provide(effect, client))
+const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof client>>) =>
+  Effect.runPromise(Effect.provide(effect, client))
 
 const answer = async (response: Response) => ({
   status: response.status,
@@ -103,7 +104,15 @@ try {
   const completion = await run(verifyCompletion(received))
   if (completion.actionRequestId !== body.actionRequestId) throw new Error("completion for another action")
 
-  console.log(JSON.stringify({ runtime, ok: true, handshake: handshakeAck.status, ack: ack.state, completion: completion.outcome }))
+  console.log(
+    JSON.stringify({
+      runtime,
+      ok: true,
+      handshake: handshakeAck.status,
+      ack: ack.state,
+      completion: completion.outcome
+    })
+  )
 } finally {
   await endpoint.stop()
   await kit.dispose()

@@ -35,7 +35,7 @@ const text = await (await import("node:fs/promises")).readFile(
 const vectors = JSON.parse(text) as { secrets: Record<string, string>; signatures: Array<Vector> }
 
 const check = (cryptoLayer: Layer.Layer<Crypto>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const keys = yield* importSigningKeys({
       actionSigning: Redacted.make(vectors.secrets.actionSigning!),
       completion: Redacted.make(vectors.secrets.completion!)
@@ -53,7 +53,9 @@ const check = (cryptoLayer: Layer.Layer<Crypto>) =>
       yield* verify({ purpose: v.purpose, keys, headers, body, nonceScope: `v${i}` })
       const tampered = Uint8Array.from(body)
       tampered[0]! ^= 1
-      const rejected = yield* Effect.either(verify({ purpose: v.purpose, keys, headers, body: tampered, nonceScope: `t${i}` }))
+      const rejected = yield* Effect.either(
+        verify({ purpose: v.purpose, keys, headers, body: tampered, nonceScope: `t${i}` })
+      )
       if (Either.isRight(rejected)) return yield* Effect.die(new Error(`tampered ${v.purpose} vector verified`))
       verified++
     }
@@ -68,10 +70,16 @@ const result = await Effect.runPromise(
   Effect.all({ webcrypto: check(layerWebCrypto), nodeCrypto: check(NodeCrypto.layer) })
 )
 // The approval commitment's canonical encoding gives the same hash here as everywhere.
-const commitments = await Effect.runPromise(Effect.all({
-  webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), layerWebCrypto),
-  nodeCrypto: Effect.provide(commitmentHash(commitmentVectors.input), NodeCrypto.layer)
-}))
-const commitmentOk = commitments.webcrypto === commitmentVectors.vectors.commitment && commitments.nodeCrypto === commitmentVectors.vectors.commitment
+const commitments = await Effect.runPromise(
+  Effect.all({
+    webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), layerWebCrypto),
+    nodeCrypto: Effect.provide(commitmentHash(commitmentVectors.input), NodeCrypto.layer)
+  })
+)
+const commitmentOk =
+  commitments.webcrypto === commitmentVectors.vectors.commitment &&
+  commitments.nodeCrypto === commitmentVectors.vectors.commitment
 // The outbound transport this runtime gets: undici on Node, node:http on Bun and Deno.
-console.log(JSON.stringify({ runtime, ok: true, vectorsVerified: result, commitmentOk, transport: Transport.implementation() }))
+console.log(
+  JSON.stringify({ runtime, ok: true, vectorsVerified: result, commitmentOk, transport: Transport.implementation() })
+)

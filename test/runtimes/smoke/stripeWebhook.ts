@@ -36,7 +36,8 @@ const serve = (fetch: FetchHandler): { readonly url: string; readonly stop: () =
 }
 
 const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
-const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof client>>) => Effect.runPromise(Effect.provide(effect, client))
+const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof client>>) =>
+  Effect.runPromise(Effect.provide(effect, client))
 
 const webhookSecret = "whsec_smoke_0123456789abcdef0123"
 const fake = await startFakeStripe({ webhookSecret })
@@ -52,7 +53,12 @@ const kit = await makeCustomerKit({
   allowInsecureServiceUrl: true,
   storage: MemoryStorage.layer.pipe(Layer.provide(layerAesGcm(Redacted.make(new Uint8Array(32).fill(7))))),
   worker: { pollMillis: 50 },
-  executor: { execute: async () => { throw new Error("unused") }, lookup: async () => undefined },
+  executor: {
+    execute: async () => {
+      throw new Error("unused")
+    },
+    lookup: async () => undefined
+  },
   payments: {
     stripe: {
       secretKey: Redacted.make(fake.secretKey),
@@ -64,22 +70,35 @@ const kit = await makeCustomerKit({
     plan: async () => ({ mode: "one_time_purchase", amountMinor: 4900, currency: "usd" })
   }
 })
-const endpoint = serve((request) => (new URL(request.url).pathname === "/stripe/webhook" ? kit.webhook!.fetch(request) : kit.fetch(request)))
+const endpoint = serve((request) =>
+  new URL(request.url).pathname === "/stripe/webhook" ? kit.webhook!.fetch(request) : kit.fetch(request)
+)
 
 try {
   const keys = await run(importSigningKeys(secrets))
   const base = await run(executionBody(globalThis.crypto.randomUUID()))
-  const body = { ...base, action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } } }
+  const body = {
+    ...base,
+    action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } }
+  }
   const execution = await run(executionDelivery(keys, body))
-  const answered = await fetch(`${endpoint.url}/connector`, { method: "POST", headers: execution.headers, body: execution.body })
-  const ack = await answered.json() as { state: string; continuation?: { intent: string; clientSecret: string } }
+  const answered = await fetch(`${endpoint.url}/connector`, {
+    method: "POST",
+    headers: execution.headers,
+    body: execution.body
+  })
+  const ack = (await answered.json()) as { state: string; continuation?: { intent: string; clientSecret: string } }
   if (answered.status !== 202 || ack.continuation === undefined) throw new Error(`no continuation (${answered.status})`)
   const intentId = ack.continuation.clientSecret.split("_secret_")[0]!
   fake.succeed(intentId)
 
   const event = await fake.eventAsync("payment_intent.succeeded", { id: intentId, object: "payment_intent" })
   const post = (header: string) =>
-    fetch(`${endpoint.url}/stripe/webhook`, { method: "POST", headers: { "content-type": "application/json", "stripe-signature": header }, body: event.payload })
+    fetch(`${endpoint.url}/stripe/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "stripe-signature": header },
+      body: event.payload
+    })
   const forged = await post((await fake.eventAsync("x", {}, { secret: "whsec_forger" })).header)
   await forged.arrayBuffer()
   const genuine = await post(event.header)
@@ -89,14 +108,16 @@ try {
   const received = completions[0]
   if (received === undefined) throw new Error("no completion arrived")
   const completion = await run(verifyCompletion(received))
-  console.log(JSON.stringify({
-    runtime,
-    ok: true,
-    continuation: ack.continuation.intent,
-    forged: forged.status,
-    webhook: genuine.status,
-    completion: completion.outcome
-  }))
+  console.log(
+    JSON.stringify({
+      runtime,
+      ok: true,
+      continuation: ack.continuation.intent,
+      forged: forged.status,
+      webhook: genuine.status,
+      completion: completion.outcome
+    })
+  )
 } finally {
   await endpoint.stop()
   await kit.dispose()

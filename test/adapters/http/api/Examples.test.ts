@@ -80,7 +80,7 @@ describe("API declaration examples", () => {
 
 describe("API declaration examples over HTTP", () => {
   it.scoped("the Direct API's documented event is accepted as documented (202, then 200 duplicate)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // the server's clock just after the example's timestamp (2026-11-22T10:15:30Z)
       yield* TestClock.setTime(Date.UTC(2026, 10, 22, 10, 20))
       const { url } = yield* startServer()
@@ -102,5 +102,6 @@ describe("API declaration examples over HTTP", () => {
       const again = yield* send()
       assert.strictEqual(again.status, 200, again.text)
       assert.strictEqual(again.json.status, "duplicate")
-    }))
+    })
+  )
 })

@@ -105,7 +105,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     mkdirSync(artifacts, { recursive: true })
     scope = await Effect.runPromise(Scope.make())
     const started = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* bootService({ storage: memory })
         const kit = yield* serveKit(memory, service.base, {
           // a payment capability proof in every handshake answer: the check records its modes
@@ -163,7 +163,11 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
 
   const screenshot = async (name: string, mask: Array<Locator> = []) => {
     shot += 1
-    await page.screenshot({ path: join(artifacts, `${String(shot).padStart(2, "0")}-${name}.png`), fullPage: true, mask })
+    await page.screenshot({
+      path: join(artifacts, `${String(shot).padStart(2, "0")}-${name}.png`),
+      fullPage: true,
+      mask
+    })
   }
 
   /** No secret in the HTML, the text or the value of any form control. */
@@ -189,7 +193,13 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.evaluate(inPage.injectInlineStyle)
     // Polled from here: `waitForFunction` evaluates its predicate with the page's own `eval`, which
     // this page's CSP refuses (an `EvalError` and a Trusted Types violation).
-    await Effect.runPromise(waitFor(Effect.promise(() => page.evaluate<number>("globalThis.__violations.length")), (n) => n > 0, "a CSP violation"))
+    await Effect.runPromise(
+      waitFor(
+        Effect.promise(() => page.evaluate<number>("globalThis.__violations.length")),
+        (n) => n > 0,
+        "a CSP violation"
+      )
+    )
     const seen = await page.evaluate<Array<string>>(inPage.takeViolations)
     assert.match(seen[0] ?? "", /^style-src/)
     reports.errors = reports.errors.filter((line) => !line.includes("Content Security Policy"))
@@ -216,7 +226,9 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.keyboard.type(adminKey)
     await page.keyboard.press("Enter")
     await page.locator("h1", { hasText: "Direct API keys" }).waitFor()
-    const stored = await page.evaluate<{ session: string | null; local: number; cookie: string; url: string }>(inPage.storage)
+    const stored = await page.evaluate<{ session: string | null; local: number; cookie: string; url: string }>(
+      inPage.storage
+    )
     assert.deepStrictEqual(JSON.parse(stored.session ?? "null"), { workspaceId, adminKey })
     assert.strictEqual(stored.local, 0)
     assert.strictEqual(stored.cookie, "")
@@ -245,18 +257,20 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     assert.strictEqual(await page.inputValue("#create-key [name=name]"), "")
     // The secret is real: it sends events.
     for (let i = 0; i < 5; i++) {
-      const sent = await Effect.runPromise(request(`${service.base}/api/events/ingest`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${ingestSecret}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          event_name: "checkout_completed",
-          account_id: "acct_console",
-          timestamp: occurredAt(i),
-          event_id: `checkout_completed:console_${i}`,
-          value: 49,
-          properties: { plan: "pro" }
+      const sent = await Effect.runPromise(
+        request(`${service.base}/api/events/ingest`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ingestSecret}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            event_name: "checkout_completed",
+            account_id: "acct_console",
+            timestamp: occurredAt(i),
+            event_id: `checkout_completed:console_${i}`,
+            value: 49,
+            properties: { plan: "pro" }
+          })
         })
-      }))
+      )
       assert.strictEqual(sent.status, 202, sent.text)
     }
     secretsSeen.push(ingestSecret)
@@ -282,8 +296,13 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     // Revoke the reader: Revoke, then Confirm revoke.
     await page.click("button[aria-label='Revoke key console reader']")
     await page.click("button[aria-label='Confirm revoking key console reader']")
-    await page.locator("tr", { hasText: "console reader" }).locator("td", { hasText: /^revoked / }).waitFor()
-    const refused = await Effect.runPromise(request(`${service.ws}/events`, { headers: { authorization: `Bearer ${readerSecret}` } }))
+    await page
+      .locator("tr", { hasText: "console reader" })
+      .locator("td", { hasText: /^revoked / })
+      .waitFor()
+    const refused = await Effect.runPromise(
+      request(`${service.ws}/events`, { headers: { authorization: `Bearer ${readerSecret}` } })
+    )
     assert.strictEqual(refused.status, 401)
     await assertNoSecretRendered()
   })
@@ -294,7 +313,10 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.keyboard.press("Tab")
     await page.keyboard.press("Enter")
     await page.locator("h1", { hasText: "Events" }).waitFor()
-    assert.strictEqual(await page.evaluate<string | null>("document.activeElement && document.activeElement.tagName"), "H1")
+    assert.strictEqual(
+      await page.evaluate<string | null>("document.activeElement && document.activeElement.tagName"),
+      "H1"
+    )
     await page.fill("#event-filters [name=account_id]", "acct_console")
     await page.fill("#event-filters [name=event_name]", "checkout_completed")
     await page.fill("#event-filters [name=limit]", "2")
@@ -302,7 +324,13 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const rows = page.locator("table tbody tr")
     await page.locator("#events-page", { hasText: "Page 1" }).waitFor()
     // "Page 1" is also the unfiltered first page shown on arrival: wait for the filtered answer.
-    await Effect.runPromise(waitFor(Effect.promise(() => rows.count()), (n) => n === 2, "the filtered events page"))
+    await Effect.runPromise(
+      waitFor(
+        Effect.promise(() => rows.count()),
+        (n) => n === 2,
+        "the filtered events page"
+      )
+    )
     assert.strictEqual(await rows.count(), 2)
     assert.include(await rows.first().innerText(), "checkout_completed:console_4")
     await screenshot("events")
@@ -393,7 +421,10 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
 
     await page.click("#check-connection button[type=submit]")
     await page.locator("text=Check passed").waitFor()
-    assert.include(await page.locator("#check-connection + [role=status]").innerText(), `revision ${revision} is active`)
+    assert.include(
+      await page.locator("#check-connection + [role=status]").innerText(),
+      `revision ${revision} is active`
+    )
     await page.locator("dt:text-is('Active revision') + dd", { hasText: new RegExp(`^${revision}$`) }).waitFor()
     await page.locator("td", { hasText: /^active$/ }).waitFor()
     assert.include(await page.locator("#check-connection + [role=status]").innerText(), "one_time_purchase")
@@ -404,14 +435,18 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
   })
 
   it("Action requests: open by id, state and history", async () => {
-    const created = await Effect.runPromise(request(`${service.ws}/action-requests`, {
-      method: "POST",
-      headers: admin,
-      body: JSON.stringify(intakeInput("acct_console"))
-    }))
+    const created = await Effect.runPromise(
+      request(`${service.ws}/action-requests`, {
+        method: "POST",
+        headers: admin,
+        body: JSON.stringify(intakeInput("acct_console"))
+      })
+    )
     assert.strictEqual(created.status, 202, created.text)
     const id = created.json.actionRequestId as string
-    await Effect.runPromise(waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`))
+    await Effect.runPromise(
+      waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
+    )
 
     await page.click("nav >> text=Action requests")
     await page.locator("h1", { hasText: "Action requests" }).waitFor()
@@ -464,7 +499,9 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
   it("Lists: accounts with a profile and recent action requests, each opened from its row", async () => {
     await page.click("nav >> text=Account profile")
     await page.locator("h1", { hasText: "Account profile" }).waitFor()
-    const account = page.locator("ul[aria-label=Accounts] button[aria-label='Open the profile of account acct_console']")
+    const account = page.locator(
+      "ul[aria-label=Accounts] button[aria-label='Open the profile of account acct_console']"
+    )
     await account.click()
     await page.locator("dd", { hasText: "acct_console" }).waitFor()
     await page.click("nav >> text=Action requests")

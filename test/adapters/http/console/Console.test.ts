@@ -20,7 +20,7 @@ const assets = [
 
 describe("admin console routes", () => {
   it.scopedLive("serves each asset with its type, the CSP and the security headers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       for (const [path, type] of assets) {
         const reply = yield* request(url + path)
@@ -30,10 +30,13 @@ describe("admin console routes", () => {
           assert.strictEqual(reply.headers.get(name), value, `${path} ${name}`)
         }
       }
-    }))
+    })
+  )
 
   it("the CSP allows only this origin's script, style and API, and no framing", () => {
-    const directives = new Map(contentSecurityPolicy.split("; ").map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]))
+    const directives = new Map(
+      contentSecurityPolicy.split("; ").map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")])
+    )
     assert.strictEqual(directives.get("default-src"), "'none'")
     assert.strictEqual(directives.get("script-src"), "'self'")
     assert.strictEqual(directives.get("style-src"), "'self'")
@@ -60,10 +63,11 @@ describe("admin console routes", () => {
   })
 
   it.scopedLive("another method on the page is refused with 405", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const reply = yield* request(url + "/console", { method: "POST" })
       assert.strictEqual(reply.status, 405)
       assert.strictEqual(reply.headers.get("content-type"), "application/problem+json")
-    }))
+    })
+  )
 })

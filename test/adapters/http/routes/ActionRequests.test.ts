@@ -17,7 +17,7 @@ import { type Service, startService } from "../../../core/connector/connection/s
 import { connect } from "../../../core/connector/dispatch/support.ts"
 
 /** A served workspace with an active connection revision (set on the store: no handshake needed here). */
-const activeService = Effect.gen(function*() {
+const activeService = Effect.gen(function* () {
   const service = yield* startService()
   yield* connect("https://customer.example/accord", {
     workspaceId: service.workspaceId,
@@ -47,7 +47,7 @@ const assertProblem = (reply: Reply, status: number, code: string) => {
 describe("POST /action-requests with an Idempotency-Key", () => {
   layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
     it.scoped("the same key and body: the first 202 body again, with Idempotent-Replayed: true", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
         const first = yield* post(service, intakeInput(), "order-1")
         assert.strictEqual(first.status, 202)
@@ -64,46 +64,54 @@ describe("POST /action-requests with an Idempotency-Key", () => {
           { headers: { authorization: `Bearer ${service.adminKey}` } }
         )
         assert.strictEqual(shown.status, 200)
-      }))
+      })
+    )
 
     it.scoped("the same key with another body: 409 idempotency_key_reused, no body echoed", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
         assert.strictEqual((yield* post(service, intakeInput(), "order-2")).status, 202)
         const reused = yield* post(service, intakeInput("acct_distinctive_9"), "order-2")
         assertProblem(reused, 409, "idempotency_key_reused")
         assert.notInclude(reused.text, "acct_distinctive_9")
         assert.notInclude(reused.text, "acct_42")
-      }))
+      })
+    )
 
     it.scoped("a malformed key: 400 invalid_idempotency_key, and nothing is claimed under it", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
         for (const key of ["x".repeat(256), "a b", "a\tb", "clé"]) {
           assertProblem(yield* post(service, intakeInput(), key), 400, "invalid_idempotency_key")
         }
         assert.strictEqual((yield* post(service, intakeInput(), "x".repeat(255))).status, 202)
-      }))
+      })
+    )
 
     it.scoped("without the header, each call is a new action, as before", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
         const a = yield* post(service, intakeInput())
         const b = yield* post(service, intakeInput())
         assert.deepStrictEqual([a.status, b.status], [202, 202])
         assert.notStrictEqual(a.json.actionRequestId, b.json.actionRequestId)
         assert.isNull(b.headers.get("idempotent-replayed"))
-      }))
+      })
+    )
 
     it.scoped("20 concurrent requests under one key: one action, every answer carries its id", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* activeService
-        const replies = yield* Effect.all(Array.from({ length: 20 }, () => post(service, intakeInput(), "order-3")), {
-          concurrency: "unbounded"
-        })
+        const replies = yield* Effect.all(
+          Array.from({ length: 20 }, () => post(service, intakeInput(), "order-3")),
+          {
+            concurrency: "unbounded"
+          }
+        )
         assert.deepStrictEqual([...new Set(replies.map((r) => r.status))], [202])
         assert.strictEqual(new Set(replies.map((r) => r.json.actionRequestId)).size, 1)
         assert.strictEqual(replies.filter((r) => r.headers.get("idempotent-replayed") === null).length, 1)
-      }))
+      })
+    )
   })
 })

@@ -18,16 +18,26 @@ import { connect } from "../../../core/connector/dispatch/support.ts"
 
 type Json = Record<string, any>
 
-const admin = (service: Service, tail: string, key = service.adminKey, method = "GET", body?: unknown): Effect.Effect<Reply> =>
+const admin = (
+  service: Service,
+  tail: string,
+  key = service.adminKey,
+  method = "GET",
+  body?: unknown
+): Effect.Effect<Reply> =>
   send(`${service.url}/api/admin/v1/workspaces/${service.workspaceId}${tail}`, method, key, body)
 
 /** Every page of a list, following `nextCursor` from `tail` (which has a `?`). */
 const allPages = (service: Service, tail: string, key = service.adminKey) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const pages: Array<ReadonlyArray<Json>> = []
     let cursor: string | null = null
     do {
-      const reply: Reply = yield* admin(service, cursor === null ? tail : `${tail}&cursor=${encodeURIComponent(cursor)}`, key)
+      const reply: Reply = yield* admin(
+        service,
+        cursor === null ? tail : `${tail}&cursor=${encodeURIComponent(cursor)}`,
+        key
+      )
       assert.strictEqual(reply.status, 200, reply.text)
       assert.deepStrictEqual(Object.keys(reply.json).sort(), ["data", "nextCursor"])
       pages.push(reply.json.data)
@@ -43,7 +53,7 @@ const assertProblem = (reply: Reply, status: number, code: string) => {
 }
 
 const badQueries = (service: Service, route: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const query of ["limit=0", "limit=201", "limit=x", "cursor=%21%21"]) {
       const reply = yield* admin(service, `${route}?${query}`)
       assertProblem(reply, 400, "invalid_query")
@@ -54,12 +64,15 @@ const badQueries = (service: Service, route: string) =>
 describe("admin list routes", () => {
   layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
     it.scoped("GET /action-requests: newest first, by state and account, paged to the end; admin keys only", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* startService()
         yield* connect("https://customer.example/accord", {
           workspaceId: service.workspaceId,
           connectionId: globalThis.crypto.randomUUID(),
-          secrets: { actionSigning: Redacted.make("as_" + "5".repeat(40)), completion: Redacted.make("cs_" + "6".repeat(40)) }
+          secrets: {
+            actionSigning: Redacted.make("as_" + "5".repeat(40)),
+            completion: Redacted.make("cs_" + "6".repeat(40))
+          }
         })
         const created: Array<Json> = []
         for (const accountId of ["acct_a", "acct_b", "acct_a", "acct_c", "acct_a"]) {
@@ -69,16 +82,30 @@ describe("admin list routes", () => {
         }
         const ids = (rows: ReadonlyArray<Json>) => rows.map((row) => row.actionRequestId)
         const pages = yield* allPages(service, "/action-requests?limit=2")
-        assert.deepStrictEqual(pages.map((page) => page.length), [2, 2, 1])
+        assert.deepStrictEqual(
+          pages.map((page) => page.length),
+          [2, 2, 1]
+        )
         const listed = pages.flat()
         assert.sameMembers(ids(listed), ids(created))
         for (let i = 1; i < listed.length; i++) {
           const [newer, older] = [listed[i - 1]!, listed[i]!]
-          assert.isTrue(newer.createdAt > older.createdAt || (newer.createdAt === older.createdAt && newer.actionRequestId > older.actionRequestId))
+          assert.isTrue(
+            newer.createdAt > older.createdAt ||
+              (newer.createdAt === older.createdAt && newer.actionRequestId > older.actionRequestId)
+          )
         }
         const one = listed[0]!
         assert.deepStrictEqual(Object.keys(one).sort(), [
-          "accountId", "actionRequestId", "connectionId", "createdAt", "hasContinuation", "providerIdempotencyKey", "revision", "state", "updatedAt"
+          "accountId",
+          "actionRequestId",
+          "connectionId",
+          "createdAt",
+          "hasContinuation",
+          "providerIdempotencyKey",
+          "revision",
+          "state",
+          "updatedAt"
         ])
         const shown = yield* admin(service, `/action-requests/${one.actionRequestId}`)
         const { history: _, ...summary } = shown.json
@@ -91,12 +118,25 @@ describe("admin list routes", () => {
         assert.deepStrictEqual((yield* allPages(service, "/action-requests?state=reversed")).flat(), [])
         assertProblem(yield* admin(service, "/action-requests?state=nope"), 400, "invalid_query")
         yield* badQueries(service, "/action-requests")
-        assertProblem(yield* admin(service, "/action-requests", yield* issueKey(service, "developer:read")), 403, "forbidden")
-        assertProblem(yield* send(`${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests`, "GET", undefined), 401, "unauthorized")
-      }))
+        assertProblem(
+          yield* admin(service, "/action-requests", yield* issueKey(service, "developer:read")),
+          403,
+          "forbidden"
+        )
+        assertProblem(
+          yield* send(
+            `${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests`,
+            "GET",
+            undefined
+          ),
+          401,
+          "unauthorized"
+        )
+      })
+    )
 
     it.scoped("GET /feature-gates: newest first, by account and state, paged; developer:read keys may read", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* startService()
         const gate = (accountId: string, featureKey: string) => ({
           accountId,
@@ -106,27 +146,41 @@ describe("admin list routes", () => {
           startedAt: "2026-11-22T10:15:30.000Z"
         })
         const created: Array<Json> = []
-        for (const [accountId, featureKey] of [["acct_a", "exports.csv"], ["acct_b", "exports.csv"], ["acct_a", "seats"]] as const) {
+        for (const [accountId, featureKey] of [
+          ["acct_a", "exports.csv"],
+          ["acct_b", "exports.csv"],
+          ["acct_a", "seats"]
+        ] as const) {
           const reply = yield* admin(service, "/feature-gates", service.adminKey, "POST", gate(accountId, featureKey))
           assert.strictEqual(reply.status, 201, reply.text)
           created.push(reply.json)
         }
         const reader = yield* issueKey(service, "developer:read")
         const pages = yield* allPages(service, "/feature-gates?limit=1", reader)
-        assert.deepStrictEqual(pages.map((page) => page.length), [1, 1, 1])
+        assert.deepStrictEqual(
+          pages.map((page) => page.length),
+          [1, 1, 1]
+        )
         assert.sameDeepMembers(pages.flat(), created)
         const first = yield* admin(service, "/feature-gates")
-        assert.deepStrictEqual(first.json.data[0], (yield* admin(service, `/feature-gates/${first.json.data[0].id}`)).json)
-        assert.sameDeepMembers((yield* allPages(service, "/feature-gates?account_id=acct_a")).flat(), created.filter((g) => g.accountId === "acct_a"))
+        assert.deepStrictEqual(
+          first.json.data[0],
+          (yield* admin(service, `/feature-gates/${first.json.data[0].id}`)).json
+        )
+        assert.sameDeepMembers(
+          (yield* allPages(service, "/feature-gates?account_id=acct_a")).flat(),
+          created.filter((g) => g.accountId === "acct_a")
+        )
         assert.strictEqual((yield* allPages(service, "/feature-gates?state=checking")).flat().length, 3)
         assert.deepStrictEqual((yield* allPages(service, "/feature-gates?state=unlocked")).flat(), [])
         assertProblem(yield* admin(service, "/feature-gates?state=open"), 400, "invalid_query")
         yield* badQueries(service, "/feature-gates")
         assertProblem(yield* admin(service, "/feature-gates", yield* issueKey(service, "ingest")), 403, "forbidden")
-      }))
+      })
+    )
 
     it.scoped("GET /accounts: the accounts with a profile, by id, with fact counts, paged", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* startService()
         const ingestKey = yield* issueKey(service, "ingest")
         const at = "2026-11-22T10:15:30.000Z"
@@ -146,18 +200,33 @@ describe("admin list routes", () => {
         }
         const reader = yield* issueKey(service, "developer:read")
         const pages = yield* allPages(service, "/accounts?limit=2", reader)
-        assert.deepStrictEqual(pages.map((page) => page.length), [2, 1])
+        assert.deepStrictEqual(
+          pages.map((page) => page.length),
+          [2, 1]
+        )
         const listed = pages.flat()
-        assert.deepStrictEqual(listed.map((a) => a.accountId), ["acct_a", "acct_b", "acct_c"])
+        assert.deepStrictEqual(
+          listed.map((a) => a.accountId),
+          ["acct_a", "acct_b", "acct_c"]
+        )
         for (const account of listed) {
-          assert.deepStrictEqual(Object.keys(account).sort(), ["accountId", "factCount", "firstObservedAt", "lastObservedAt"])
+          assert.deepStrictEqual(Object.keys(account).sort(), [
+            "accountId",
+            "factCount",
+            "firstObservedAt",
+            "lastObservedAt"
+          ])
           assert.isAtLeast(account.factCount, 1)
           assert.strictEqual(account.lastObservedAt, at)
           const profile = yield* admin(service, `/accounts/${account.accountId}`)
-          assert.strictEqual(profile.json.facts.filter((fact: Json) => fact.sourceEventId !== null).length, account.factCount)
+          assert.strictEqual(
+            profile.json.facts.filter((fact: Json) => fact.sourceEventId !== null).length,
+            account.factCount
+          )
         }
         yield* badQueries(service, "/accounts")
         assertProblem(yield* admin(service, "/accounts", ingestKey), 403, "forbidden")
-      }))
+      })
+    )
   })
 })

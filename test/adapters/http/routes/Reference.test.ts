@@ -19,21 +19,33 @@ const options = { maxBodyBytes: 65_536, rateLimitPerSecond: 100, allowInsecureEn
 
 /** Follows a local `$ref`. */
 const resolve = (document: Json, schema: Json): Json =>
-  typeof schema["$ref"] === "string" ? resolve(document, schema["$ref"].slice(2).split("/").reduce((node: any, key: string) => node[key], document)) : schema
+  typeof schema["$ref"] === "string"
+    ? resolve(
+        document,
+        schema["$ref"]
+          .slice(2)
+          .split("/")
+          .reduce((node: any, key: string) => node[key], document)
+      )
+    : schema
 
 const hasExamples = (document: Json, schema: Json): boolean => {
   const resolved = resolve(document, schema)
   const union = resolved["anyOf"] ?? resolved["oneOf"]
-  return Array.isArray(resolved["examples"]) && resolved["examples"].length > 0 ||
-    Array.isArray(union) && union.every((member: Json) => hasExamples(document, member))
+  return (
+    (Array.isArray(resolved["examples"]) && resolved["examples"].length > 0) ||
+    (Array.isArray(union) && union.every((member: Json) => hasExamples(document, member)))
+  )
 }
 
 const operations = (document: Json) =>
-  Object.entries<Json>(document["paths"]).flatMap(([path, item]) => Object.entries<Json>(item).map(([method, op]) => ({ path, method, op })))
+  Object.entries<Json>(document["paths"]).flatMap(([path, item]) =>
+    Object.entries<Json>(item).map(([method, op]) => ({ path, method, op }))
+  )
 
 describe("API reference", () => {
   it.scoped("GET /openapi.json: the generated document, valid, naming exactly the routes served", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const reply = yield* request(`${url}/openapi.json`)
       assert.strictEqual(reply.status, 200)
@@ -47,7 +59,8 @@ describe("API reference", () => {
       assert.deepStrictEqual(Object.keys(reply.json.components.securitySchemes), ["apiKey", "runtimeToken"])
       assert.deepStrictEqual(reply.json.components.securitySchemes.apiKey.scheme, "bearer")
       assert.deepStrictEqual(reply.json.components.securitySchemes.runtimeToken.scheme, "bearer")
-    }))
+    })
+  )
 
   it("every body has a schema and an example; every error is a problem with its codes", () => {
     const document = JSON.parse(JSON.stringify(Api.document)) as Json
@@ -64,8 +77,10 @@ describe("API reference", () => {
             const schema = resolve(document, media["schema"])
             const members = (schema["anyOf"] ?? [schema]).map((member: Json) => resolve(document, member))
             for (const member of members) {
-              if (!Array.isArray(member.properties?.code?.enum)) missing.push(`${where} ${status} without problem codes`)
-              if (member.properties?.status?.enum?.[0] !== Number(status)) missing.push(`${where} ${status} with another status`)
+              if (!Array.isArray(member.properties?.code?.enum))
+                missing.push(`${where} ${status} without problem codes`)
+              if (member.properties?.status?.enum?.[0] !== Number(status))
+                missing.push(`${where} ${status} with another status`)
             }
           } else if (mediaType === "application/json" && !hasExamples(document, media["schema"])) {
             missing.push(`${where} ${status} response`)
@@ -73,13 +88,20 @@ describe("API reference", () => {
         }
       }
       const admin = path.startsWith("/api/admin/") || path === "/api/events/ingest"
-      if (admin && JSON.stringify(op.security) !== JSON.stringify([{ apiKey: [] }])) missing.push(`${where} without the bearer security`)
+      if (admin && JSON.stringify(op.security) !== JSON.stringify([{ apiKey: [] }]))
+        missing.push(`${where} without the bearer security`)
       if (admin && op.responses["401"] === undefined) missing.push(`${where} without 401`)
     }
     assert.deepStrictEqual(missing, [])
     // the admin routes of the issue are there, the new lists included
     const routes = documentedRoutes(Api.document)
-    for (const route of ["GET /accounts", "GET /action-requests", "GET /feature-gates", "POST /action-requests", "PUT /connector"]) {
+    for (const route of [
+      "GET /accounts",
+      "GET /action-requests",
+      "GET /feature-gates",
+      "POST /action-requests",
+      "PUT /connector"
+    ]) {
       assert.include(routes, route.replace(" /", " /api/admin/v1/workspaces/{workspaceId}/"))
     }
     assert.include(routes, "POST /api/funnels/v1/runtime/actions/customer-complete")
@@ -87,7 +109,7 @@ describe("API reference", () => {
   })
 
   it.scoped("GET /reference: the document as HTML, no script, no inline style, CSP without unsafe-inline", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { url } = yield* startServer()
       const page = yield* request(`${url}/reference`)
       assert.strictEqual(page.status, 200)
@@ -109,5 +131,6 @@ describe("API reference", () => {
       const css = yield* request(`${url}/reference/reference.css`)
       assert.strictEqual(css.status, 200)
       assert.strictEqual(css.headers.get("content-type"), "text/css; charset=utf-8")
-    }))
+    })
+  )
 })

@@ -57,7 +57,9 @@ const revisionStates = (connectionId: string) =>
 const secretsPresent = (connectionId: string, revision: number) =>
   Effect.flatMap(SecretVault, (vault) =>
     Effect.forEach(["actionSigning", "completion"] as const, (name) =>
-      Effect.map(vault.get(connectorSecretRef(connectionId, revision, name)), Option.isSome)))
+      Effect.map(vault.get(connectorSecretRef(connectionId, revision, name)), Option.isSome)
+    )
+  )
 
 const auditOf = (connectionId: string) =>
   Effect.map(
@@ -67,7 +69,7 @@ const auditOf = (connectionId: string) =>
 
 /** An action bound to a revision, created now (its last activity). */
 const bindAction = (workspaceId: string, connectionId: string, revision: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const actionRequestId = globalThis.crypto.randomUUID()
     yield* Effect.flatMap(ActionLedger, (ledger) =>
@@ -86,11 +88,12 @@ const bindAction = (workspaceId: string, connectionId: string, revision: number)
           createdAt: now
         },
         history: { at: now, trigger: "test", detail: {} }
-      }))
+      })
+    )
   })
 
 /** A connection whose revision 0 is active, at `start` on the TestClock. */
-const activeConnection = Effect.gen(function*() {
+const activeConnection = Effect.gen(function* () {
   yield* TestClock.setTime(start)
   const workspaceId = globalThis.crypto.randomUUID()
   const endpoint = yield* ackPeer()
@@ -100,11 +103,11 @@ const activeConnection = Effect.gen(function*() {
 })
 
 /** Forks the scheduler; `round(connectionId)` moves the clock 10 minutes and reports that round's checks. */
-const startScheduler = Effect.gen(function*() {
+const startScheduler = Effect.gen(function* () {
   const rounds = yield* Queue.unbounded<RoundSummary>()
   yield* Effect.forkScoped(scheduler({ reconciliationWindowMillis: window, onRound: (s) => Queue.offer(rounds, s) }))
   return (connectionId: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.adjust(checkIntervalMillis)
       const summary = yield* Queue.take(rounds)
       return summary.checks.filter((c) => c.connectionId === connectionId).map((c) => [c.revision, c.state, c.outcome])
@@ -113,14 +116,13 @@ const startScheduler = Effect.gen(function*() {
 
 /** The revisions of `connectionId` a retirement sweep retires now. */
 const retiredNow = (connectionId: string) =>
-  Effect.map(
-    retireRevisions({ reconciliationWindowMillis: window }),
-    (retired) => retired.filter((r) => r.connectionId === connectionId)
+  Effect.map(retireRevisions({ reconciliationWindowMillis: window }), (retired) =>
+    retired.filter((r) => r.connectionId === connectionId)
   )
 
 onEachStorage("connection maintenance", { live: false }, (it) => {
   it.scoped("the scheduler checks every 10 minutes the connections whose last check is older than 20 minutes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(start)
       const workspaceId = globalThis.crypto.randomUUID()
       const { connectionId } = yield* registerAt(workspaceId, yield* ackPeer())
@@ -129,30 +131,47 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       assert.deepStrictEqual(yield* round, []) // +20: checked 10 minutes ago
       assert.deepStrictEqual(yield* round, []) // +30: exactly 20 minutes ago is not older
       assert.deepStrictEqual(yield* round, [[0, "active", "succeeded"]]) // +40
-      const lastCheck = Option.getOrThrow(yield* Effect.flatMap(ConnectionStore, (s) => s.getById(connectionId))).lastCheck
+      const lastCheck = Option.getOrThrow(
+        yield* Effect.flatMap(ConnectionStore, (s) => s.getById(connectionId))
+      ).lastCheck
       assert.strictEqual(lastCheck?.at, start + 40 * minute)
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a due connection has both its active and its pending revision checked", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       yield* registerAt(workspaceId, endpoint)
       const round = (yield* startScheduler)(connectionId)
       // +10 and +20: the check made at 0 is not older than 20 minutes; +30: it is.
       const checked = [yield* round, yield* round, yield* round]
-      assert.deepStrictEqual(checked, [[], [], [[0, "active", "succeeded"], [1, "active", "succeeded"]]])
-      assert.deepStrictEqual(yield* revisionStates(connectionId), [[1, "active"], [0, "replaced"]])
-    }).pipe(Effect.provide(outbound)))
+      assert.deepStrictEqual(checked, [
+        [],
+        [],
+        [
+          [0, "active", "succeeded"],
+          [1, "active", "succeeded"]
+        ]
+      ])
+      assert.deepStrictEqual(yield* revisionStates(connectionId), [
+        [1, "active"],
+        [0, "replaced"]
+      ])
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a superseded revision's secrets are retired at once, together, with an audit entry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(start)
       const workspaceId = globalThis.crypto.randomUUID()
       const { connectionId } = yield* registerAt(workspaceId, yield* ackPeer())
       yield* TestClock.adjust(minute)
       yield* registerAt(workspaceId, yield* ackPeer())
       assert.deepStrictEqual(yield* retiredNow(connectionId), [{ connectionId, revision: 0, orphan: false }])
-      assert.deepStrictEqual(yield* revisionStates(connectionId), [[1, "pending"], [0, "retired"]])
+      assert.deepStrictEqual(yield* revisionStates(connectionId), [
+        [1, "pending"],
+        [0, "retired"]
+      ])
       assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
       assert.deepStrictEqual(yield* secretsPresent(connectionId, 1), [true, true])
       const trail = yield* auditOf(connectionId)
@@ -162,10 +181,11 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
         event: "retired",
         detail: { reason: "superseded_before_activation", retiredSecrets: ["actionSigning", "completion"] }
       })
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a replaced revision keeps its secrets until its last action left the reconciliation window", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       yield* TestClock.adjust(5 * minute)
       yield* bindAction(workspaceId, connectionId, 0) // last activity on 0 at +5
@@ -181,7 +201,10 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       yield* TestClock.adjust(minute) // +90
       assert.deepStrictEqual(yield* retire, [{ connectionId, revision: 0, orphan: false }])
       assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
-      assert.deepStrictEqual(yield* revisionStates(connectionId), [[1, "active"], [0, "retired"]])
+      assert.deepStrictEqual(yield* revisionStates(connectionId), [
+        [1, "active"],
+        [0, "retired"]
+      ])
       assert.deepStrictEqual((yield* auditOf(connectionId)).at(-1), {
         at: start + 90 * minute,
         revision: 0,
@@ -194,10 +217,11 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
         }
       })
       assert.deepStrictEqual(yield* retire, []) // once
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a replaced revision is kept while an action bound to it is still being delivered", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       // An action delivered to a peer that answers no execution: unknown outcome, retried for 24 hours
       // without its record changing.
@@ -224,10 +248,11 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       yield* TestClock.adjust(window)
       assert.deepStrictEqual(yield* retiredNow(connectionId), [{ connectionId, revision: 0, orphan: false }])
       assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a reconciliation read still queued after the reconciliation window does not keep the secrets", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       const ledger = yield* ActionLedger
       // A Payment action whose reconciliation read was queued with its last change.
@@ -265,10 +290,11 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       yield* TestClock.adjust(window)
       assert.deepStrictEqual(yield* retiredNow(connectionId), [{ connectionId, revision: 0, orphan: false }])
       assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a replaced revision without actions is retired one window after it was replaced", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       yield* registerAt(workspaceId, endpoint)
       yield* TestClock.adjust(10 * minute)
@@ -278,10 +304,11 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
       assert.strictEqual(yield* retire, 0)
       yield* TestClock.adjust(1)
       assert.strictEqual(yield* retire, 1)
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("an orphan (one secret missing) is retired at once, inside the window, with its own audit evidence", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { connectionId, endpoint, workspaceId } = yield* activeConnection
       yield* bindAction(workspaceId, connectionId, 0)
       yield* registerAt(workspaceId, endpoint)
@@ -293,17 +320,23 @@ onEachStorage("connection maintenance", { live: false }, (it) => {
         at: start,
         revision: 0,
         event: "orphan_retired",
-        detail: { reason: "partial_credential_write", missingSecrets: ["completion"], retiredSecrets: ["actionSigning"] }
+        detail: {
+          reason: "partial_credential_write",
+          missingSecrets: ["completion"],
+          retiredSecrets: ["actionSigning"]
+        }
       })
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 
   it.scoped("a registration whose secret write fails leaves nothing: revision and secrets commit together", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const workspaceId = globalThis.crypto.randomUUID()
       const result = yield* Effect.either(registerAt(workspaceId, "http://127.0.0.1:9/hook").pipe(failingSecondPut))
       assert.strictEqual(result._tag, "Left")
       assert.isTrue(Option.isNone(yield* Effect.flatMap(ConnectionStore, (store) => store.get(workspaceId))))
-    }).pipe(Effect.provide(outbound)))
+    }).pipe(Effect.provide(outbound))
+  )
 })
 
 /** The vault's second `put` (the completion secret) fails, as if the process died between the two. */
@@ -313,7 +346,9 @@ const failingSecondPut = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return Effect.provideService(effect, SecretVault, {
       ...vault,
       put: (ref, secret, now) =>
-        ++puts === 2 ? Effect.fail(new StorageError({ operation: "secret.put", message: "interrupted" })) : vault.put(ref, secret, now)
+        ++puts === 2
+          ? Effect.fail(new StorageError({ operation: "secret.put", message: "interrupted" }))
+          : vault.put(ref, secret, now)
     })
   })
 
@@ -321,43 +356,57 @@ const failingSecondPut = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 // orphan, which can never pass a check and is retired once a new registration supersedes it.
 // The server-level scheduler test runs here too: moving the TestClock 10 minutes wakes the server's
 // dispatcher every virtual 250 ms, which on SQL storage costs thousands of queries.
-layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer), Layer.merge(outbound)))("connection maintenance (memory)", (it) => {
-  it.scoped("the server runs the scheduler: a registered endpoint is checked within 10 minutes", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const service = yield* startService()
-      yield* registerEndpoint(service, yield* ackPeer())
-      yield* TestClock.adjust(checkIntervalMillis)
-      // The round runs in the server's own fiber; wait (in real time) until it has recorded the check.
-      let view = (yield* showConnector(service)).json
-      for (let attempt = 0; attempt < 200 && view.lastCheck === null; attempt++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
-        view = (yield* showConnector(service)).json
-      }
-      assert.deepStrictEqual([view.activeRevision, view.lastCheck?.outcome], [0, "succeeded"])
-    }), 120_000)
+layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer), Layer.merge(outbound)))(
+  "connection maintenance (memory)",
+  (it) => {
+    it.scoped(
+      "the server runs the scheduler: a registered endpoint is checked within 10 minutes",
+      () =>
+        Effect.gen(function* () {
+          yield* TestClock.setTime(start)
+          const service = yield* startService()
+          yield* registerEndpoint(service, yield* ackPeer())
+          yield* TestClock.adjust(checkIntervalMillis)
+          // The round runs in the server's own fiber; wait (in real time) until it has recorded the check.
+          let view = (yield* showConnector(service)).json
+          for (let attempt = 0; attempt < 200 && view.lastCheck === null; attempt++) {
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+            view = (yield* showConnector(service)).json
+          }
+          assert.deepStrictEqual([view.activeRevision, view.lastCheck?.outcome], [0, "succeeded"])
+        }),
+      120_000
+    )
 
-  it.scoped("without transactions an interrupted registration leaves an orphan that the sweep retires", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const workspaceId = globalThis.crypto.randomUUID()
-      const endpoint = yield* ackPeer()
-      assert.strictEqual((yield* Effect.either(registerAt(workspaceId, endpoint).pipe(failingSecondPut)))._tag, "Left")
-      const connection = Option.getOrThrow(yield* Effect.flatMap(ConnectionStore, (store) => store.get(workspaceId)))
-      const { connectionId } = connection
-      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [true, false])
-      const failed = yield* checkConnection(workspaceId)
-      assert.deepStrictEqual([failed.revision, failed.state, failed.problem], [0, "pending", "secrets_missing"])
-      assert.deepStrictEqual(yield* retireRevisions({ reconciliationWindowMillis: window }), []) // pending: kept
+    it.scoped("without transactions an interrupted registration leaves an orphan that the sweep retires", () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(start)
+        const workspaceId = globalThis.crypto.randomUUID()
+        const endpoint = yield* ackPeer()
+        assert.strictEqual(
+          (yield* Effect.either(registerAt(workspaceId, endpoint).pipe(failingSecondPut)))._tag,
+          "Left"
+        )
+        const connection = Option.getOrThrow(yield* Effect.flatMap(ConnectionStore, (store) => store.get(workspaceId)))
+        const { connectionId } = connection
+        assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [true, false])
+        const failed = yield* checkConnection(workspaceId)
+        assert.deepStrictEqual([failed.revision, failed.state, failed.problem], [0, "pending", "secrets_missing"])
+        assert.deepStrictEqual(yield* retireRevisions({ reconciliationWindowMillis: window }), []) // pending: kept
 
-      yield* registerAt(workspaceId, endpoint) // 1 supersedes the orphan
-      const retired = yield* retireRevisions({ reconciliationWindowMillis: window })
-      assert.deepStrictEqual(retired, [{ connectionId, revision: 0, orphan: true }])
-      assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
-      assert.deepStrictEqual((yield* auditOf(connectionId)).map((e) => [e.revision, e.event]), [
-        [1, "registered"],
-        [0, "orphan_retired"]
-      ])
-      assert.strictEqual((yield* checkConnection(workspaceId)).state, "active")
-    }))
-})
+        yield* registerAt(workspaceId, endpoint) // 1 supersedes the orphan
+        const retired = yield* retireRevisions({ reconciliationWindowMillis: window })
+        assert.deepStrictEqual(retired, [{ connectionId, revision: 0, orphan: true }])
+        assert.deepStrictEqual(yield* secretsPresent(connectionId, 0), [false, false])
+        assert.deepStrictEqual(
+          (yield* auditOf(connectionId)).map((e) => [e.revision, e.event]),
+          [
+            [1, "registered"],
+            [0, "orphan_retired"]
+          ]
+        )
+        assert.strictEqual((yield* checkConnection(workspaceId)).state, "active")
+      })
+    )
+  }
+)

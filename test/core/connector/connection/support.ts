@@ -26,7 +26,10 @@ import { register } from "../../../../core/connector/Connection.ts"
 import type { Resolver } from "../../../../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../../../../core/ports/ConnectorTransport.ts"
 import { Crypto } from "../../../../core/ports/Crypto.ts"
-import { type HandshakeRequest, HandshakeRequest as HandshakeRequestSchema } from "../../../../core/protocol/messages/Handshake.ts"
+import {
+  type HandshakeRequest,
+  HandshakeRequest as HandshakeRequestSchema
+} from "../../../../core/protocol/messages/Handshake.ts"
 import * as NonceStore from "../../../../core/ports/NonceStore.ts"
 import {
   computeSignature,
@@ -61,7 +64,10 @@ export const onEachStorage = (
 ): void => {
   for (const variant of sqlVariants) {
     describe.skipIf(!variant.available)(`${name} (${variant.name})`, () => {
-      layer(Layer.suspend(() => variant.sqlLayer!()), { excludeTestServices: options.live, timeout: "60 seconds" })(tests)
+      layer(
+        Layer.suspend(() => variant.sqlLayer!()),
+        { excludeTestServices: options.live, timeout: "60 seconds" }
+      )(tests)
     })
   }
 }
@@ -84,7 +90,7 @@ export interface Service {
 export const startService = (
   options: { readonly handshakeTimeoutMillis?: number } = {}
 ): Effect.Effect<Service, never, Scope.Scope | StoragePorts | Cipher> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const storage = yield* Effect.context<StoragePorts | Cipher>()
     const workspaceId = globalThis.crypto.randomUUID()
     const adminKey = `test-admin-${globalThis.crypto.randomUUID()}`
@@ -131,17 +137,25 @@ export const registerEndpoint = (
   }
 ): Effect.Effect<{ readonly connectionId: string; readonly revision: number }> =>
   Effect.flatMap(send(service.connectorUrl, "PUT", service.adminKey, { endpoint, ...secrets }), (reply) =>
-    reply.status === 201 ? Effect.succeed(reply.json) : Effect.dieMessage(`PUT /connector: ${reply.status} ${reply.text}`))
+    reply.status === 201
+      ? Effect.succeed(reply.json)
+      : Effect.dieMessage(`PUT /connector: ${reply.status} ${reply.text}`)
+  )
 
-export const runCheck = (service: Service): Effect.Effect<Reply> => send(`${service.connectorUrl}/check`, "POST", service.adminKey)
+export const runCheck = (service: Service): Effect.Effect<Reply> =>
+  send(`${service.connectorUrl}/check`, "POST", service.adminKey)
 
-export const showConnector = (service: Service): Effect.Effect<Reply> => send(service.connectorUrl, "GET", service.adminKey)
+export const showConnector = (service: Service): Effect.Effect<Reply> =>
+  send(service.connectorUrl, "GET", service.adminKey)
 
 /** Issues a key of `scope` in the service's workspace. */
 export const issueKey = (service: Service, scope: "ingest" | "developer:read" | "admin"): Effect.Effect<string> =>
   Effect.flatMap(
     send(`${service.url}/api/admin/v1/workspaces/${service.workspaceId}/api-keys`, "POST", service.adminKey, { scope }),
-    (reply) => reply.status === 201 ? Effect.succeed(reply.json.secret as string) : Effect.dieMessage(`api-keys: ${reply.status}`)
+    (reply) =>
+      reply.status === 201
+        ? Effect.succeed(reply.json.secret as string)
+        : Effect.dieMessage(`api-keys: ${reply.status}`)
   )
 
 // ---------------------------------------------------------------------------------------------
@@ -179,7 +193,11 @@ const listen = (server: NodeServer): Effect.Effect<string, never, Scope.Scope> =
     Effect.async<string>((resume) => {
       server.listen(0, "127.0.0.1", () => {
         const address = server.address()
-        resume(Effect.succeed(typeof address === "object" && address !== null ? `http://127.0.0.1:${address.port}/accord/hook` : ""))
+        resume(
+          Effect.succeed(
+            typeof address === "object" && address !== null ? `http://127.0.0.1:${address.port}/accord/hook` : ""
+          )
+        )
       })
     }),
     () =>
@@ -196,7 +214,7 @@ const listen = (server: NodeServer): Effect.Effect<string, never, Scope.Scope> =
 export const servePeer = <R>(
   handler: (request: PeerRequest) => Effect.Effect<PeerResponse, never, R>
 ): Effect.Effect<string, never, Scope.Scope | R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const run = Runtime.runPromise(yield* Effect.runtime<R>())
     const server = createServer((message, response) => {
       readBody(message)
@@ -216,8 +234,10 @@ export const servePeer = <R>(
   })
 
 /** A Fetch handler (the customer kit's `makeWebHandler`) served on loopback. */
-export const serveFetch = (fetchHandler: (request: Request) => Promise<Response>): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.gen(function*() {
+export const serveFetch = (
+  fetchHandler: (request: Request) => Promise<Response>
+): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.gen(function* () {
     const server = createServer((message, response) => {
       readBody(message)
         .then((body) =>
@@ -253,7 +273,7 @@ export const kitPeer = (
   workspaceId: string,
   options: Omit<WebHandlerOptions, "workspaceId" | "secrets"> = {}
 ): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const kit = yield* Effect.acquireRelease(
       Effect.promise(() =>
         makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, ActionLedger.layerMemory), {
@@ -268,7 +288,10 @@ export const kitPeer = (
   })
 
 export const keysOf = (secret: string): Effect.Effect<SigningKeys> =>
-  Effect.provide(importSigningKeys({ actionSigning: Redacted.make(secret), completion: Redacted.make(completionSecret) }), NodeCrypto.layer)
+  Effect.provide(
+    importSigningKeys({ actionSigning: Redacted.make(secret), completion: Redacted.make(completionSecret) }),
+    NodeCrypto.layer
+  )
 
 /** The handshake the service sent, as a peer saw it. */
 export interface SeenHandshake {
@@ -304,21 +327,27 @@ export interface AckPeerOptions {
  * nonce, HMAC, exact shape) and answers a signed `handshake_ack`, or a deliberately wrong one.
  */
 export const ackPeer = (options: AckPeerOptions = {}): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const verifyKeys = yield* keysOf(options.secret ?? actionSigningSecret)
     const signKeys = yield* keysOf(options.signingSecret ?? options.secret ?? actionSigningSecret)
     const nonces = NonceStore.makeMemory()
     return yield* servePeer((incoming) =>
-      Effect.gen(function*() {
-        const verified = yield* Effect.either(verifyAndDecode(HandshakeRequestSchema, {
-          purpose: "handshake_request",
-          keys: verifyKeys,
-          headers: incoming.headers,
-          body: incoming.body,
-          nonceScope: "peer"
-        }))
+      Effect.gen(function* () {
+        const verified = yield* Effect.either(
+          verifyAndDecode(HandshakeRequestSchema, {
+            purpose: "handshake_request",
+            keys: verifyKeys,
+            headers: incoming.headers,
+            body: incoming.body,
+            nonceScope: "peer"
+          })
+        )
         if (verified._tag === "Left") {
-          return { status: 401, headers: { "content-type": "application/json" }, body: encodeBody({ error: verified.left._tag }) }
+          return {
+            status: 401,
+            headers: { "content-type": "application/json" },
+            body: encodeBody({ error: verified.left._tag })
+          }
         }
         const seen = { request: verified.right.body, headers: incoming.headers }
         if (options.delay !== undefined) yield* options.delay
@@ -336,10 +365,13 @@ export const ackPeer = (options: AckPeerOptions = {}): Effect.Effect<string, nev
           type: "service.customer_action.handshake_ack",
           workspaceId: request.workspaceId
         }
-        const body = options.rawBody !== undefined
-          ? new TextEncoder().encode(options.rawBody)
-          : encodeBody(options.ack?.(base, request) ?? base)
-        const timestamp = formatTimestamp((yield* Effect.clockWith((clock) => clock.currentTimeMillis)) + (options.timestampShiftMillis ?? 0))
+        const body =
+          options.rawBody !== undefined
+            ? new TextEncoder().encode(options.rawBody)
+            : encodeBody(options.ack?.(base, request) ?? base)
+        const timestamp = formatTimestamp(
+          (yield* Effect.clockWith((clock) => clock.currentTimeMillis)) + (options.timestampShiftMillis ?? 0)
+        )
         const nonce = yield* freshNonce
         const signature = yield* computeSignature(signKeys.actionSigning, "handshake_response", timestamp, nonce, body)
         const response: PeerResponse = {
@@ -361,7 +393,11 @@ export const ackPeer = (options: AckPeerOptions = {}): Effect.Effect<string, nev
   })
 
 /** A peer that answers every request with a fixed status, headers and body. */
-export const fixedPeer = (status: number, headers: Record<string, string> = {}, body = ""): Effect.Effect<string, never, Scope.Scope> =>
+export const fixedPeer = (
+  status: number,
+  headers: Record<string, string> = {},
+  body = ""
+): Effect.Effect<string, never, Scope.Scope> =>
   servePeer(() => Effect.succeed({ status, headers, body: new TextEncoder().encode(body) }))
 
 /** Outbound calls (the real transport, insecure endpoints allowed) and crypto, for core-level tests. */
@@ -373,11 +409,17 @@ export const outbound: Layer.Layer<Crypto | ConnectorTransport | Resolver> = Lay
 
 /** Registers `endpoint` with the default secrets through the core (no server). */
 export const registerCore = (workspaceId: string, endpoint: string) =>
-  register({
-    workspaceId,
-    endpoint,
-    secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
-  }, { allowInsecure: true })
+  register(
+    {
+      workspaceId,
+      endpoint,
+      secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
+    },
+    { allowInsecure: true }
+  )
 
 export const sha256Hex = (bytes: Uint8Array): Effect.Effect<string> =>
-  Effect.provide(Effect.flatMap(Crypto, (crypto) => crypto.sha256Hex(bytes)), NodeCrypto.layer)
+  Effect.provide(
+    Effect.flatMap(Crypto, (crypto) => crypto.sha256Hex(bytes)),
+    NodeCrypto.layer
+  )

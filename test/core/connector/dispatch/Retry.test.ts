@@ -26,7 +26,7 @@ describe("retryDelay", () => {
     "stays within [ceiling/2, ceiling], never above 5 minutes",
     [fc.nat({ max: 2_000 }), fc.integer()],
     ([attempts, seed]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const delay = yield* delayWith(attempts, seed)
         assert.isAtLeast(delay, ceiling(attempts) / 2)
         assert.isAtMost(delay, ceiling(attempts))
@@ -38,7 +38,7 @@ describe("retryDelay", () => {
     "grows with attempts: with the same draw a later attempt waits longer until both reach the cap",
     [fc.nat({ max: 40 }), fc.nat({ max: 40 }), fc.integer()],
     ([a, b, seed]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const [earlier, later] = a <= b ? [a, b] : [b, a]
         const first = yield* delayWith(earlier, seed)
         const second = yield* delayWith(later, seed)
@@ -48,11 +48,12 @@ describe("retryDelay", () => {
   )
 
   it.effect("the first retry waits 0.5–1 s; from the ninth on the delay is capped (2.5–5 minutes)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const delays = yield* Effect.forEach([0, 8, 9, 50], (attempts) => retryDelay(attempts))
       assert.isTrue(delays[0]! >= 500 && delays[0]! <= 1_000)
       assert.isTrue(delays[1]! >= 128_000 && delays[1]! <= 256_000)
       assert.isTrue(delays[2]! >= 150_000 && delays[2]! <= 300_000)
       assert.isTrue(delays[3]! >= 150_000 && delays[3]! <= 300_000)
-    }))
+    })
+  )
 })

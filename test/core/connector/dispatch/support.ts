@@ -23,7 +23,14 @@ import { executeOutboxKind, makeCustomerHandler } from "../../../../core/custome
 import type { PaymentReaderService, PaymentReading } from "../../../../core/customer/Reconciliation.ts"
 import type { PaymentReconciliationRequest } from "../../../../core/protocol/messages/Reconciliation.ts"
 import { Outbox } from "../../../../core/ports/Outbox.ts"
-import { computeSignature, encodeBody, freshNonce, importSigningKeys, type Purpose, sign } from "../../../../core/protocol/Signing.ts"
+import {
+  computeSignature,
+  encodeBody,
+  freshNonce,
+  importSigningKeys,
+  type Purpose,
+  sign
+} from "../../../../core/protocol/Signing.ts"
 import { connectorSecretRef, SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { cipherLayer } from "../../../support/storage.ts"
@@ -60,7 +67,8 @@ export const enablePaymentModes = (
       providerConnectionGeneration: generation,
       recordedAt: Date.now(),
       expiresAt: Date.now() + 3_600_000
-    }))
+    })
+  )
 
 /**
  * Registers `endpoint` as the workspace's active revision with the test secrets (or another
@@ -71,14 +79,22 @@ export const connect = (
   as: {
     readonly workspaceId: string
     readonly connectionId: string
-    readonly secrets: { readonly actionSigning: Redacted.Redacted<string>; readonly completion: Redacted.Redacted<string> }
+    readonly secrets: {
+      readonly actionSigning: Redacted.Redacted<string>
+      readonly completion: Redacted.Redacted<string>
+    }
   } = { workspaceId, connectionId, secrets }
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* ConnectionStore
     const vault = yield* SecretVault
     const now = Date.now()
-    const { revision } = yield* store.registerRevision({ workspaceId: as.workspaceId, connectionId: as.connectionId, endpoint, now })
+    const { revision } = yield* store.registerRevision({
+      workspaceId: as.workspaceId,
+      connectionId: as.connectionId,
+      endpoint,
+      now
+    })
     yield* vault.put(connectorSecretRef(as.connectionId, revision, "actionSigning"), as.secrets.actionSigning, now)
     yield* vault.put(connectorSecretRef(as.connectionId, revision, "completion"), as.secrets.completion, now)
     yield* store.activate({ connectionId: as.connectionId, revision, now })
@@ -120,7 +136,12 @@ export interface Peer {
   /** Requests that reached the front. */
   requests: number
   /** The signed headers and echoed nonce of every execution delivery received. */
-  readonly seen: Array<{ readonly key: string; readonly nonce: string; readonly signature: string; readonly requestNonce: string }>
+  readonly seen: Array<{
+    readonly key: string
+    readonly nonce: string
+    readonly signature: string
+    readonly requestNonce: string
+  }>
   /** Executions the kit has queued (its `customer.execute` outbox items): one per claimed request. */
   readonly executions: () => Promise<number>
   readonly kit: WebHandler
@@ -129,7 +150,9 @@ export interface Peer {
   /** In `provider_reference` mode: the raw `providerReference` added to the kit's acknowledgement. */
   providerReference: string
   /** Runs after the kit has answered an execution and before the front sends the answer on. */
-  beforeAnswer: ((request: { readonly actionRequestId: string; readonly providerIdempotencyKey: string }) => Promise<void>) | undefined
+  beforeAnswer:
+    | ((request: { readonly actionRequestId: string; readonly providerIdempotencyKey: string }) => Promise<void>)
+    | undefined
   readonly close: () => Promise<void>
 }
 
@@ -145,30 +168,37 @@ const run = <A>(effect: Effect.Effect<A, never, Crypto>) => Effect.runPromise(Ef
 
 /** Re-signs a response body with the action signing secret at `timestamp`, for `purpose`. */
 const resign = (body: Uint8Array, timestamp: string, purpose: Purpose) =>
-  run(Effect.gen(function*() {
-    const keys = yield* importSigningKeys(secrets)
-    const nonce = yield* freshNonce
-    const signature = yield* computeSignature(keys.actionSigning, purpose, timestamp, nonce, body)
-    return {
-      "content-type": "application/json",
-      "x-service-customer-action-version": "1",
-      "x-service-customer-action-timestamp": timestamp,
-      "x-service-customer-action-nonce": nonce,
-      "x-service-customer-action-signature": signature
-    }
-  }))
+  run(
+    Effect.gen(function* () {
+      const keys = yield* importSigningKeys(secrets)
+      const nonce = yield* freshNonce
+      const signature = yield* computeSignature(keys.actionSigning, purpose, timestamp, nonce, body)
+      return {
+        "content-type": "application/json",
+        "x-service-customer-action-version": "1",
+        "x-service-customer-action-timestamp": timestamp,
+        "x-service-customer-action-nonce": nonce,
+        "x-service-customer-action-signature": signature
+      }
+    })
+  )
 
 /** The customer kit (memory storage) behind a loopback front whose behaviour the test chooses. */
-export const startPeer = async (options: {
-  readonly slowMillis?: number
-  /** The kit's own storage (memory by default); never the service's database. */
-  readonly storage?: Layer.Layer<StoragePorts | Cipher, unknown>
-  /** Accounts whose actions the kit rejects, with this error code. */
-  readonly rejectAccounts?: ReadonlyMap<string, string>
-  /** The host's payment reader: the kit then answers payment reconciliation reads. */
-  readonly paymentReader?: PaymentReaderService
-} = {}): Promise<Peer> => {
-  const kitLayer = Layer.mergeAll(options.storage ?? MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), NodeCrypto.layer)
+export const startPeer = async (
+  options: {
+    readonly slowMillis?: number
+    /** The kit's own storage (memory by default); never the service's database. */
+    readonly storage?: Layer.Layer<StoragePorts | Cipher, unknown>
+    /** Accounts whose actions the kit rejects, with this error code. */
+    readonly rejectAccounts?: ReadonlyMap<string, string>
+    /** The host's payment reader: the kit then answers payment reconciliation reads. */
+    readonly paymentReader?: PaymentReaderService
+  } = {}
+): Promise<Peer> => {
+  const kitLayer = Layer.mergeAll(
+    options.storage ?? MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)),
+    NodeCrypto.layer
+  )
   const runtime = ManagedRuntime.make(kitLayer)
   const rejectAccounts = options.rejectAccounts ?? new Map<string, string>()
   const handler = await runtime.runPromise(
@@ -179,7 +209,8 @@ export const startPeer = async (options: {
         connectionId,
         precheck: (request) => Effect.succeed(Option.fromNullable(rejectAccounts.get(request.accountId))),
         ...(options.paymentReader !== undefined ? { paymentReader: options.paymentReader } : {})
-      }))
+      })
+    )
   )
   const kit = toWebHandler(handler.handle)
   let server: Server
@@ -189,9 +220,19 @@ export const startPeer = async (options: {
     requests: 0,
     seen: [],
     executions: () =>
-      runtime.runPromise(Effect.flatMap(Outbox, (outbox) =>
-        outbox.lease({ owner: "probe", now: Date.now() + 3_600_000, leaseMillis: 1, limit: 10_000, kinds: [executeOutboxKind] })
-      )).then((items) => items.length),
+      runtime
+        .runPromise(
+          Effect.flatMap(Outbox, (outbox) =>
+            outbox.lease({
+              owner: "probe",
+              now: Date.now() + 3_600_000,
+              leaseMillis: 1,
+              limit: 10_000,
+              kinds: [executeOutboxKind]
+            })
+          )
+        )
+        .then((items) => items.length),
     kit,
     continuation: (request) => testContinuation(request.actionRequestId, "payment"),
     providerReference: "prov_ref_raw_4242",
@@ -247,7 +288,9 @@ export const startPeer = async (options: {
         res.writeHead(answer.status, answerHeaders).end(answerBody)
         return
       case "wrong_signature":
-        res.writeHead(answer.status, { ...answerHeaders, "x-service-customer-action-signature": "v1=" + "0".repeat(64) }).end(answerBody)
+        res
+          .writeHead(answer.status, { ...answerHeaders, "x-service-customer-action-signature": "v1=" + "0".repeat(64) })
+          .end(answerBody)
         return
       case "unsigned": {
         const { ["x-service-customer-action-signature"]: _, ...rest } = answerHeaders
@@ -264,13 +307,14 @@ export const startPeer = async (options: {
       case "continuation":
       case "provider_reference": {
         const json = JSON.parse(new TextDecoder().decode(answerBody))
-        const changed = mode === "extra_field"
-          ? { ...json, note: "hello" }
-          : mode === "other_key"
-          ? { ...json, providerIdempotencyKey: "pva_" + "e".repeat(64) }
-          : mode === "provider_reference"
-          ? { ...json, providerReference: peer.providerReference }
-          : { ...json, continuation: peer.continuation(JSON.parse(new TextDecoder().decode(body))) }
+        const changed =
+          mode === "extra_field"
+            ? { ...json, note: "hello" }
+            : mode === "other_key"
+              ? { ...json, providerIdempotencyKey: "pva_" + "e".repeat(64) }
+              : mode === "provider_reference"
+                ? { ...json, providerReference: peer.providerReference }
+                : { ...json, continuation: peer.continuation(JSON.parse(new TextDecoder().decode(body))) }
         const bytes = new TextEncoder().encode(JSON.stringify(changed))
         res.writeHead(answer.status, await resign(bytes, formatTimestamp(Date.now()), purpose)).end(bytes)
         return
@@ -351,7 +395,7 @@ export const closedPort = async (): Promise<number> => {
 export const signedCompletion = (
   body: Record<string, unknown>
 ): Effect.Effect<{ readonly headers: Record<string, string>; readonly body: Uint8Array }> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const keys = yield* importSigningKeys(secrets)
     const bytes = encodeBody(body)
     const headers = yield* sign({ purpose: "completion", keys, body: bytes })

@@ -24,24 +24,36 @@ const countingVault = () => {
         state.reads++
         const secret = secrets.get(ref)
         // Every read waits a turn, so concurrent callers overlap as they do against a database.
-        const answer: Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed> = state.fail === "storage"
+        const answer: Effect.Effect<
+          Option.Option<Redacted.Redacted<string>>,
+          StorageError | OpenFailed
+        > = state.fail === "storage"
           ? Effect.fail(new StorageError({ operation: "secret.get", message: "down" }))
           : state.fail === "open"
-          ? Effect.fail(new OpenFailed())
-          : Effect.succeed(secret === undefined ? Option.none() : Option.some(Redacted.make(secret)))
+            ? Effect.fail(new OpenFailed())
+            : Effect.succeed(secret === undefined ? Option.none() : Option.some(Redacted.make(secret)))
         return Effect.zipRight(Effect.yieldNow(), answer)
       }),
     retire: (ref) => Effect.sync(() => secrets.delete(ref))
   }
   const put = (connectionId: string, revision: number) => {
-    secrets.set(connectorSecretRef(connectionId, revision, "actionSigning"), `as_${connectionId}_${revision}_${"x".repeat(32)}`)
-    secrets.set(connectorSecretRef(connectionId, revision, "completion"), `cs_${connectionId}_${revision}_${"y".repeat(32)}`)
+    secrets.set(
+      connectorSecretRef(connectionId, revision, "actionSigning"),
+      `as_${connectionId}_${revision}_${"x".repeat(32)}`
+    )
+    secrets.set(
+      connectorSecretRef(connectionId, revision, "completion"),
+      `cs_${connectionId}_${revision}_${"y".repeat(32)}`
+    )
   }
   return { service, state, put }
 }
 
 const withCache = <A, E>(
-  body: (cache: Effect.Effect.Success<typeof makeSigningKeyCache>, vault: ReturnType<typeof countingVault>) => Effect.Effect<A, E>
+  body: (
+    cache: Effect.Effect.Success<typeof makeSigningKeyCache>,
+    vault: ReturnType<typeof countingVault>
+  ) => Effect.Effect<A, E>
 ) => {
   const vault = countingVault()
   return Effect.flatMap(makeSigningKeyCache, (cache) => body(cache, vault)).pipe(
@@ -53,9 +65,12 @@ const withCache = <A, E>(
 describe("signing key cache", () => {
   it.effect("concurrent first calls for one revision read the vault once and get the same keys", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
-        const all = yield* Effect.all(Array.from({ length: 50 }, () => cache("conn_1", 1)), { concurrency: "unbounded" })
+        const all = yield* Effect.all(
+          Array.from({ length: 50 }, () => cache("conn_1", 1)),
+          { concurrency: "unbounded" }
+        )
         // One load: the action signing and the completion secret.
         assert.strictEqual(vault.state.reads, 2)
         const first = Option.getOrThrow(all[0]!)
@@ -63,55 +78,63 @@ describe("signing key cache", () => {
         yield* cache("conn_1", 1)
         assert.strictEqual(vault.state.reads, 2)
       })
-    ))
+    )
+  )
 
   it.effect("each revision has its own keys", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
         vault.put("conn_1", 2)
         const [one, two] = yield* Effect.all([cache("conn_1", 1), cache("conn_1", 2)], { concurrency: "unbounded" })
         assert.notStrictEqual(Option.getOrThrow(one), Option.getOrThrow(two))
         assert.strictEqual(vault.state.reads, 4)
       })
-    ))
+    )
+  )
 
   it.effect("a revision with no secret is read again on the next call", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         assert.isTrue(Option.isNone(yield* cache("conn_1", 1)))
         vault.put("conn_1", 1)
         assert.isTrue(Option.isSome(yield* cache("conn_1", 1)))
       })
-    ))
+    )
+  )
 
   it.effect("a secret that cannot be opened is no keys, and is read again on the next call", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
         vault.state.fail = "open"
         assert.isTrue(Option.isNone(yield* cache("conn_1", 1)))
         vault.state.fail = undefined
         assert.isTrue(Option.isSome(yield* cache("conn_1", 1)))
       })
-    ))
+    )
+  )
 
   it.effect("a failed read fails every caller waiting on it, and the next call reads again", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
         vault.state.fail = "storage"
-        const failed = yield* Effect.all(Array.from({ length: 5 }, () => Effect.either(cache("conn_1", 1))), { concurrency: "unbounded" })
+        const failed = yield* Effect.all(
+          Array.from({ length: 5 }, () => Effect.either(cache("conn_1", 1))),
+          { concurrency: "unbounded" }
+        )
         for (const result of failed) assert.isTrue(result._tag === "Left" && result.left._tag === "StorageError")
         assert.strictEqual(vault.state.reads, 1)
         vault.state.fail = undefined
         assert.isTrue(Option.isSome(yield* cache("conn_1", 1)))
       })
-    ))
+    )
+  )
 
   it.effect("callers waiting on a load get its keys when the caller that started it is interrupted", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
         const starter = yield* Effect.fork(cache("conn_1", 1))
         const waiter = yield* Effect.fork(cache("conn_1", 1))
@@ -121,11 +144,12 @@ describe("signing key cache", () => {
         assert.isTrue(keys._tag === "Success" && Option.isSome(keys.value))
         assert.strictEqual(vault.state.reads, 2)
       })
-    ))
+    )
+  )
 
   it.effect("a load whose only caller was interrupted still completes, and its keys answer the next call", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
         const starter = yield* Effect.fork(cache("conn_1", 1))
         yield* Effect.yieldNow()
@@ -134,11 +158,12 @@ describe("signing key cache", () => {
         assert.isTrue(Option.isSome(yield* cache("conn_1", 1)))
         assert.strictEqual(vault.state.reads, 2)
       })
-    ))
+    )
+  )
 
   it.effect("a caller waiting on a load can be interrupted; the others still get the keys", () =>
     withCache((cache, vault) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         vault.put("conn_1", 1)
         const first = yield* Effect.fork(cache("conn_1", 1))
         const waiter = yield* Effect.fork(cache("conn_1", 1))
@@ -149,5 +174,6 @@ describe("signing key cache", () => {
         assert.strictEqual((yield* waiter.await)._tag, "Failure")
         assert.strictEqual(vault.state.reads, 2)
       })
-    ))
+    )
+  )
 })

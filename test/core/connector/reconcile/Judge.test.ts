@@ -26,7 +26,11 @@ const snapshot = (mode: PaymentMode): PaymentSnapshot => ({
 })
 
 const intentFor = (mode: PaymentMode): PaymentObservation["intent"] =>
-  mode === "setup_only" ? "setup" : mode === "one_time_purchase" || mode === "recover_payment" ? "payment" : "subscription"
+  mode === "setup_only"
+    ? "setup"
+    : mode === "one_time_purchase" || mode === "recover_payment"
+      ? "payment"
+      : "subscription"
 
 /** A matching observation of a settled payment in `mode`. */
 const good = (mode: PaymentMode): PaymentObservation => ({
@@ -50,7 +54,8 @@ const good = (mode: PaymentMode): PaymentObservation => ({
   intent: intentFor(mode),
   paymentStatus: mode === "setup_only" ? null : "succeeded",
   subscriptionState: mode === "new_subscription" || mode === "existing_subscription_change" ? "active" : null,
-  invoicePaid: mode === "new_subscription" || mode === "existing_subscription_change" || mode === "recover_payment" ? true : null,
+  invoicePaid:
+    mode === "new_subscription" || mode === "existing_subscription_change" || mode === "recover_payment" ? true : null,
   methodAttached: true,
   chargedAmountMinor: mode === "setup_only" ? 0 : 4900,
   refundedAmountMinor: 0,
@@ -60,7 +65,13 @@ const good = (mode: PaymentMode): PaymentObservation => ({
 const judge = (mode: PaymentMode, change: Partial<PaymentObservation> = {}, hash = referenceHash) =>
   judgeObservation(snapshot(mode), { ...good(mode), ...change }, hash, span)
 
-const modes: ReadonlyArray<PaymentMode> = ["one_time_purchase", "new_subscription", "existing_subscription_change", "setup_only", "recover_payment"]
+const modes: ReadonlyArray<PaymentMode> = [
+  "one_time_purchase",
+  "new_subscription",
+  "existing_subscription_change",
+  "setup_only",
+  "recover_payment"
+]
 
 describe("judgeObservation: verified", () => {
   it("a matching, signed, fresh observation verifies every mode, each with its reason", () => {
@@ -85,38 +96,128 @@ describe("judgeObservation: verified", () => {
   })
 
   it("a read up to the skew outside the read's own time span still counts", () => {
-    assert.strictEqual(judge("one_time_purchase", { stateReadAt: formatTimestamp(now + readSkewMillis) }).verdict, "verified")
-    assert.strictEqual(judge("one_time_purchase", { stateReadAt: formatTimestamp(span.requestedAt - readSkewMillis) }).verdict, "verified")
+    assert.strictEqual(
+      judge("one_time_purchase", { stateReadAt: formatTimestamp(now + readSkewMillis) }).verdict,
+      "verified"
+    )
+    assert.strictEqual(
+      judge("one_time_purchase", { stateReadAt: formatTimestamp(span.requestedAt - readSkewMillis) }).verdict,
+      "verified"
+    )
   })
 })
 
 describe("judgeObservation: inconclusive, one test per reason", () => {
   const cases: ReadonlyArray<readonly [string, PaymentMode, Partial<PaymentObservation>, string, boolean]> = [
-    ["a read made before the request (a cached reading)", "one_time_purchase", { stateReadAt: formatTimestamp(span.requestedAt - readSkewMillis - 1) }, "state_read_before_request", true],
-    ["a read claiming to be from the future", "one_time_purchase", { stateReadAt: formatTimestamp(now + readSkewMillis + 1) }, "state_read_in_future", true],
+    [
+      "a read made before the request (a cached reading)",
+      "one_time_purchase",
+      { stateReadAt: formatTimestamp(span.requestedAt - readSkewMillis - 1) },
+      "state_read_before_request",
+      true
+    ],
+    [
+      "a read claiming to be from the future",
+      "one_time_purchase",
+      { stateReadAt: formatTimestamp(now + readSkewMillis + 1) },
+      "state_read_in_future",
+      true
+    ],
     ["a payment not bound to the customer", "one_time_purchase", { customerBound: false }, "not_customer_bound", false],
-    ["another provider object than the mode uses", "one_time_purchase", { intent: "setup" }, "intent_does_not_fit_mode", false],
+    [
+      "another provider object than the mode uses",
+      "one_time_purchase",
+      { intent: "setup" },
+      "intent_does_not_fit_mode",
+      false
+    ],
     ["a payment still processing", "one_time_purchase", { outcome: "pending" }, "outcome_pending", true],
     ["an outcome the customer cannot tell", "one_time_purchase", { outcome: "unknown" }, "outcome_unknown", true],
     ["a failed payment", "one_time_purchase", { outcome: "failed" }, "payment_failed", false],
-    ["a partial refund", "one_time_purchase", { outcome: "partially_reversed", refundedAmountMinor: 900 }, "partial_refund", false],
+    [
+      "a partial refund",
+      "one_time_purchase",
+      { outcome: "partially_reversed", refundedAmountMinor: 900 },
+      "partial_refund",
+      false
+    ],
     ["no provider event", "one_time_purchase", { eventId: null }, "provider_event_unverified", true],
-    ["a provider event whose signature was not verified", "one_time_purchase", { eventSignatureVerified: false }, "provider_event_unverified", true],
+    [
+      "a provider event whose signature was not verified",
+      "one_time_purchase",
+      { eventSignatureVerified: false },
+      "provider_event_unverified",
+      true
+    ],
     ["another amount charged", "one_time_purchase", { chargedAmountMinor: 4800 }, "amount_mismatch", false],
-    ["a charge the provider has not marked succeeded", "one_time_purchase", { paymentStatus: "processing" }, "charge_not_succeeded", true],
+    [
+      "a charge the provider has not marked succeeded",
+      "one_time_purchase",
+      { paymentStatus: "processing" },
+      "charge_not_succeeded",
+      true
+    ],
     ["a recovery of another amount", "recover_payment", { chargedAmountMinor: 1 }, "amount_mismatch", false],
     ["a new subscription canceled", "new_subscription", { subscriptionState: "canceled" }, "subscription_ended", false],
-    ["a changed subscription expired incomplete", "existing_subscription_change", { subscriptionState: "incomplete_expired" }, "subscription_ended", false],
-    ["a subscription reversed only in part", "new_subscription", { outcome: "reversed", refundedAmountMinor: 1 }, "partial_refund", false],
+    [
+      "a changed subscription expired incomplete",
+      "existing_subscription_change",
+      { subscriptionState: "incomplete_expired" },
+      "subscription_ended",
+      false
+    ],
+    [
+      "a subscription reversed only in part",
+      "new_subscription",
+      { outcome: "reversed", refundedAmountMinor: 1 },
+      "partial_refund",
+      false
+    ],
     ["a succeeded charge partly refunded", "one_time_purchase", { refundedAmountMinor: 100 }, "partial_refund", false],
-    ["a new subscription not active", "new_subscription", { subscriptionState: "incomplete" }, "subscription_not_active", true],
-    ["a new subscription, active, with its initial invoice unpaid", "new_subscription", { invoicePaid: false }, "initial_invoice_unpaid", true],
-    ["a changed subscription past due", "existing_subscription_change", { subscriptionState: "past_due" }, "subscription_not_active", true],
-    ["a changed subscription with an unpaid invoice", "existing_subscription_change", { invoicePaid: false }, "invoice_unpaid", true],
+    [
+      "a new subscription not active",
+      "new_subscription",
+      { subscriptionState: "incomplete" },
+      "subscription_not_active",
+      true
+    ],
+    [
+      "a new subscription, active, with its initial invoice unpaid",
+      "new_subscription",
+      { invoicePaid: false },
+      "initial_invoice_unpaid",
+      true
+    ],
+    [
+      "a changed subscription past due",
+      "existing_subscription_change",
+      { subscriptionState: "past_due" },
+      "subscription_not_active",
+      true
+    ],
+    [
+      "a changed subscription with an unpaid invoice",
+      "existing_subscription_change",
+      { invoicePaid: false },
+      "invoice_unpaid",
+      true
+    ],
     ["a setup with no method attached", "setup_only", { methodAttached: false }, "method_not_attached", true],
     ["a setup that charged", "setup_only", { chargedAmountMinor: 100 }, "setup_charged", false],
-    ["a recovery neither paid nor succeeded", "recover_payment", { invoicePaid: false, paymentStatus: "requires_payment_method" }, "not_recovered", true],
-    ["a full refund of another amount", "one_time_purchase", { outcome: "reversed", chargedAmountMinor: 4800, refundedAmountMinor: 4800 }, "amount_mismatch", false]
+    [
+      "a recovery neither paid nor succeeded",
+      "recover_payment",
+      { invoicePaid: false, paymentStatus: "requires_payment_method" },
+      "not_recovered",
+      true
+    ],
+    [
+      "a full refund of another amount",
+      "one_time_purchase",
+      { outcome: "reversed", chargedAmountMinor: 4800, refundedAmountMinor: 4800 },
+      "amount_mismatch",
+      false
+    ]
   ]
   for (const [what, mode, change, reason, retry] of cases) {
     it(`${what}: ${reason}`, () => {
@@ -125,7 +226,11 @@ describe("judgeObservation: inconclusive, one test per reason", () => {
   }
 
   it("a provider reference other than the one the completion named: provider_reference_mismatch", () => {
-    assert.deepStrictEqual(judge("one_time_purchase", {}, "d".repeat(64)), { verdict: "inconclusive", reason: "provider_reference_mismatch", retry: false })
+    assert.deepStrictEqual(judge("one_time_purchase", {}, "d".repeat(64)), {
+      verdict: "inconclusive",
+      reason: "provider_reference_mismatch",
+      retry: false
+    })
   })
 })
 
@@ -139,11 +244,19 @@ describe("judgeObservation: reversal", () => {
   })
 
   it("a reversal needs a signed provider event too", () => {
-    assert.strictEqual(judge("one_time_purchase", { outcome: "reversed", refundedAmountMinor: 4900, eventSignatureVerified: false }).verdict, "inconclusive")
+    assert.strictEqual(
+      judge("one_time_purchase", { outcome: "reversed", refundedAmountMinor: 4900, eventSignatureVerified: false })
+        .verdict,
+      "inconclusive"
+    )
   })
 
   it("a subscription whose charge was refunded in full is a reversal", () => {
-    assert.strictEqual(judge("new_subscription", { outcome: "reversed", subscriptionState: "canceled", refundedAmountMinor: 4900 }).verdict, "reversed")
+    assert.strictEqual(
+      judge("new_subscription", { outcome: "reversed", subscriptionState: "canceled", refundedAmountMinor: 4900 })
+        .verdict,
+      "reversed"
+    )
   })
 })
 
@@ -153,56 +266,90 @@ const mostly = <A>(good: A, other: fc.Arbitrary<A>): fc.Arbitrary<A> =>
 
 const observation = (mode: PaymentMode) => {
   const base = good(mode)
-  return fc.record({
-    eventId: mostly(base.eventId, fc.constant(null)),
-    eventSignatureVerified: mostly(true, fc.constant(false)),
-    stateReadAt: mostly(base.stateReadAt, fc.integer({ min: -10 * readSkewMillis, max: 2 * readSkewMillis }).map((d) => formatTimestamp(now + d))),
-    customerBound: mostly(true, fc.constant(false)),
-    intent: mostly(base.intent, fc.constantFrom("payment" as const, "setup" as const, "subscription" as const)),
-    paymentStatus: mostly(base.paymentStatus, fc.option(fc.constantFrom("succeeded", "processing", "requires_payment_method"), { nil: null })),
-    subscriptionState: mostly(
-      base.subscriptionState,
-      fc.option(fc.constantFrom("active" as const, "trialing" as const, "past_due" as const, "canceled" as const), { nil: null })
-    ),
-    invoicePaid: mostly(base.invoicePaid, fc.option(fc.boolean(), { nil: null })),
-    methodAttached: mostly(true, fc.constant(false)),
-    chargedAmountMinor: mostly(base.chargedAmountMinor, fc.constantFrom(0, 4800, 4900)),
-    refundedAmountMinor: mostly(0, fc.constantFrom(100, 4800, 4900)),
-    outcome: mostly(
-      "succeeded" as PaymentObservation["outcome"],
-      fc.constantFrom("failed" as const, "pending" as const, "reversed" as const, "partially_reversed" as const, "unknown" as const)
-    )
-  }).map((change): PaymentObservation => ({ ...base, ...change }))
+  return fc
+    .record({
+      eventId: mostly(base.eventId, fc.constant(null)),
+      eventSignatureVerified: mostly(true, fc.constant(false)),
+      stateReadAt: mostly(
+        base.stateReadAt,
+        fc.integer({ min: -10 * readSkewMillis, max: 2 * readSkewMillis }).map((d) => formatTimestamp(now + d))
+      ),
+      customerBound: mostly(true, fc.constant(false)),
+      intent: mostly(base.intent, fc.constantFrom("payment" as const, "setup" as const, "subscription" as const)),
+      paymentStatus: mostly(
+        base.paymentStatus,
+        fc.option(fc.constantFrom("succeeded", "processing", "requires_payment_method"), { nil: null })
+      ),
+      subscriptionState: mostly(
+        base.subscriptionState,
+        fc.option(fc.constantFrom("active" as const, "trialing" as const, "past_due" as const, "canceled" as const), {
+          nil: null
+        })
+      ),
+      invoicePaid: mostly(base.invoicePaid, fc.option(fc.boolean(), { nil: null })),
+      methodAttached: mostly(true, fc.constant(false)),
+      chargedAmountMinor: mostly(base.chargedAmountMinor, fc.constantFrom(0, 4800, 4900)),
+      refundedAmountMinor: mostly(0, fc.constantFrom(100, 4800, 4900)),
+      outcome: mostly(
+        "succeeded" as PaymentObservation["outcome"],
+        fc.constantFrom(
+          "failed" as const,
+          "pending" as const,
+          "reversed" as const,
+          "partially_reversed" as const,
+          "unknown" as const
+        )
+      )
+    })
+    .map((change): PaymentObservation => ({ ...base, ...change }))
 }
 
-const withMode = fc.constantFrom(...modes).chain((mode) => fc.tuple(fc.constant(mode), observation(mode), mostly(true, fc.constant(false))))
+const withMode = fc
+  .constantFrom(...modes)
+  .chain((mode) => fc.tuple(fc.constant(mode), observation(mode), mostly(true, fc.constant(false))))
 
 describe("judgeObservation: properties", () => {
-  it.prop("nothing verifies or reverses without a signed event, a fresh read, a bound payment and the completion's reference", [withMode], ([[mode, o, sameReference]]) => {
-    const judged = judgeObservation(snapshot(mode), o, sameReference ? referenceHash : "d".repeat(64), span)
-    if (judged.verdict === "inconclusive") return true
-    // Rule 1 for every verdict that changes anything: a signed provider event, a fresh read of a
-    // customer-bound payment of the completion's provider object.
-    const readAt = Date.parse(o.stateReadAt)
-    assert.isTrue(o.eventId !== null && o.eventSignatureVerified, "signed provider event")
-    assert.isTrue(readAt >= span.requestedAt - readSkewMillis && readAt <= span.receivedAt + readSkewMillis, "a read made for this request")
-    assert.strictEqual(o.refundedAmountMinor === 0 || o.refundedAmountMinor === o.chargedAmountMinor, true, "no partial refund")
-    assert.isTrue(o.customerBound && sameReference, "bound, same reference")
-    assert.notStrictEqual(o.outcome, "partially_reversed")
-    if (judged.verdict === "verified") {
-      assert.strictEqual(o.outcome, "succeeded")
-      assert.strictEqual(o.refundedAmountMinor, 0)
-      if (mode === "one_time_purchase") assert.isTrue(o.chargedAmountMinor === 4900 && o.paymentStatus === "succeeded")
-      if (mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
-      if (mode === "setup_only") assert.isTrue(o.methodAttached && o.chargedAmountMinor === 0)
-      if (mode === "new_subscription") assert.isTrue(o.subscriptionState === "trialing" || (o.subscriptionState === "active" && o.invoicePaid === true))
-    } else {
-      assert.strictEqual(o.outcome, "reversed")
-      assert.strictEqual(o.refundedAmountMinor, o.chargedAmountMinor)
-      if (mode === "one_time_purchase" || mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
-    }
-    return true
-  }, { fastCheck: { numRuns: 1_000 } })
+  it.prop(
+    "nothing verifies or reverses without a signed event, a fresh read, a bound payment and the completion's reference",
+    [withMode],
+    ([[mode, o, sameReference]]) => {
+      const judged = judgeObservation(snapshot(mode), o, sameReference ? referenceHash : "d".repeat(64), span)
+      if (judged.verdict === "inconclusive") return true
+      // Rule 1 for every verdict that changes anything: a signed provider event, a fresh read of a
+      // customer-bound payment of the completion's provider object.
+      const readAt = Date.parse(o.stateReadAt)
+      assert.isTrue(o.eventId !== null && o.eventSignatureVerified, "signed provider event")
+      assert.isTrue(
+        readAt >= span.requestedAt - readSkewMillis && readAt <= span.receivedAt + readSkewMillis,
+        "a read made for this request"
+      )
+      assert.strictEqual(
+        o.refundedAmountMinor === 0 || o.refundedAmountMinor === o.chargedAmountMinor,
+        true,
+        "no partial refund"
+      )
+      assert.isTrue(o.customerBound && sameReference, "bound, same reference")
+      assert.notStrictEqual(o.outcome, "partially_reversed")
+      if (judged.verdict === "verified") {
+        assert.strictEqual(o.outcome, "succeeded")
+        assert.strictEqual(o.refundedAmountMinor, 0)
+        if (mode === "one_time_purchase")
+          assert.isTrue(o.chargedAmountMinor === 4900 && o.paymentStatus === "succeeded")
+        if (mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
+        if (mode === "setup_only") assert.isTrue(o.methodAttached && o.chargedAmountMinor === 0)
+        if (mode === "new_subscription")
+          assert.isTrue(
+            o.subscriptionState === "trialing" || (o.subscriptionState === "active" && o.invoicePaid === true)
+          )
+      } else {
+        assert.strictEqual(o.outcome, "reversed")
+        assert.strictEqual(o.refundedAmountMinor, o.chargedAmountMinor)
+        if (mode === "one_time_purchase" || mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
+      }
+      return true
+    },
+    { fastCheck: { numRuns: 1_000 } }
+  )
 
   it.prop("a verdict that may still change is read again; a final one never is", [withMode], ([[mode, o]]) => {
     const judged = judgeObservation(snapshot(mode), o, referenceHash, span)

@@ -39,7 +39,9 @@ let peer: Peer
 /** What the provider says about the payment now; `refunded` when the test has refunded it. */
 let refunded = false
 /** Replaces the reader's answer for one test. */
-let script: ((request: PaymentReconciliationRequest, reading: PaymentReading) => Effect.Effect<PaymentReading>) | undefined
+let script:
+  | ((request: PaymentReconciliationRequest, reading: PaymentReading) => Effect.Effect<PaymentReading>)
+  | undefined
 beforeAll(async () => {
   peer = await startPeer({
     slowMillis: 1_200,
@@ -58,7 +60,11 @@ afterAll(() => peer.close())
 
 const storage = storageVariants[0]!
 const serviceLayer = () =>
-  Layer.mergeAll(storage.layer(), NodeCrypto.layer, HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 500 }))
+  Layer.mergeAll(
+    storage.layer(),
+    NodeCrypto.layer,
+    HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 500 })
+  )
 
 /** The kit's signed completion of the action, received by the service. */
 const complete = (actionRequestId: string, key: string, outcome: "succeeded" | "reversed", completionId: string) =>
@@ -74,13 +80,18 @@ const complete = (actionRequestId: string, key: string, outcome: "succeeded" | "
         completionId,
         completedAt: formatTimestamp(Date.now()),
         outcome,
-        evidence: { entitlement: "addon_purchased", reasonCode: outcome === "succeeded" ? "charged" : "refunded", source: "provider_event" }
+        evidence: {
+          entitlement: "addon_purchased",
+          reasonCode: outcome === "succeeded" ? "charged" : "refunded",
+          source: "provider_event"
+        }
       }),
       receive
-    ))
+    )
+  )
 
 /** A Payment action accepted by the kit, with its `succeeded` completion received: pending, a read queued. */
-const pendingPayment = Effect.gen(function*() {
+const pendingPayment = Effect.gen(function* () {
   peer.mode = "good"
   refunded = false
   script = undefined
@@ -110,7 +121,7 @@ const shifted = (millis: number): Clock.Clock => {
 }
 
 /** Leases the due reads and performs them. */
-const readDue = Effect.gen(function*() {
+const readDue = Effect.gen(function* () {
   const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 500 })
   const leased = yield* reconciler.lease(10)
   return yield* Effect.forEach(leased, reconciler.read)
@@ -123,95 +134,145 @@ const reconciliationEntries = (actionRequestId: string) =>
   )
 
 describe("payment reconciliation reads", () => {
-  it.live("good: the signed observation matches and the action is verified; the read is done", () =>
-    Effect.gen(function*() {
-      const id = yield* pendingPayment
-      const results = yield* readDue
-      assert.deepStrictEqual(results.map((r) => r._tag === "Judged" ? r.judgement : r), [
-        { verdict: "verified", reason: "charge_matches", retry: false }
-      ])
-      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "verified")
-      const [entry] = yield* reconciliationEntries(id)
-      assert.strictEqual(entry!.fromState, "pending")
-      assert.strictEqual(entry!.toState, "verified")
-      const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
-      assert.isNotNull(item.completedAt)
-      assert.deepStrictEqual(yield* readDue, [], "nothing is read again")
-    }).pipe(Effect.provide(serviceLayer())), 30_000)
+  it.live(
+    "good: the signed observation matches and the action is verified; the read is done",
+    () =>
+      Effect.gen(function* () {
+        const id = yield* pendingPayment
+        const results = yield* readDue
+        assert.deepStrictEqual(
+          results.map((r) => (r._tag === "Judged" ? r.judgement : r)),
+          [{ verdict: "verified", reason: "charge_matches", retry: false }]
+        )
+        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "verified")
+        const [entry] = yield* reconciliationEntries(id)
+        assert.strictEqual(entry!.fromState, "pending")
+        assert.strictEqual(entry!.toState, "verified")
+        const item = Option.getOrThrow(
+          yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`))
+        )
+        assert.isNotNull(item.completedAt)
+        assert.deepStrictEqual(yield* readDue, [], "nothing is read again")
+      }).pipe(Effect.provide(serviceLayer())),
+    30_000
+  )
 
-  it.live("a verified payment reported reversed stays verified until the read confirms a full refund, then is reversed", () =>
-    Effect.gen(function*() {
-      const id = yield* pendingPayment
-      yield* readDue
-      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
-      assert.strictEqual(record.state, "verified")
-      const receipt = yield* complete(id, record.providerIdempotencyKey, "reversed", `cmp_refund_${id}`)
-      assert.strictEqual(receipt.state, "verified", "unchanged until read")
-      refunded = true
-      const [result] = yield* readDue
-      assert.deepStrictEqual(result!._tag === "Judged" ? result!.judgement : result, { verdict: "reversed", reason: "full_refund", retry: false })
-      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "reversed")
-      const entries = yield* reconciliationEntries(id)
-      assert.deepStrictEqual(entries.map((e) => [e.fromState, e.toState, (e.detail as { reversal?: boolean }).reversal ?? false]), [
-        ["pending", "verified", false],
-        ["verified", "reversed", true]
-      ])
-    }).pipe(Effect.provide(serviceLayer())), 30_000)
+  it.live(
+    "a verified payment reported reversed stays verified until the read confirms a full refund, then is reversed",
+    () =>
+      Effect.gen(function* () {
+        const id = yield* pendingPayment
+        yield* readDue
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+        assert.strictEqual(record.state, "verified")
+        const receipt = yield* complete(id, record.providerIdempotencyKey, "reversed", `cmp_refund_${id}`)
+        assert.strictEqual(receipt.state, "verified", "unchanged until read")
+        refunded = true
+        const [result] = yield* readDue
+        assert.deepStrictEqual(result!._tag === "Judged" ? result!.judgement : result, {
+          verdict: "reversed",
+          reason: "full_refund",
+          retry: false
+        })
+        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "reversed")
+        const entries = yield* reconciliationEntries(id)
+        assert.deepStrictEqual(
+          entries.map((e) => [e.fromState, e.toState, (e.detail as { reversal?: boolean }).reversal ?? false]),
+          [
+            ["pending", "verified", false],
+            ["verified", "reversed", true]
+          ]
+        )
+      }).pipe(Effect.provide(serviceLayer())),
+    30_000
+  )
 
-  it.live("a read still failing 24 hours after it was queued stops, with a reconciliation_abandoned entry", () =>
-    Effect.gen(function*() {
-      const id = yield* pendingPayment
-      peer.mode = "status_500"
-      const [result] = yield* Effect.withClock(readDue, shifted(24 * 3_600_000 + 60_000))
-      assert.deepStrictEqual(result, { _tag: "Failed", reason: "status_500" })
-      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
-      assert.strictEqual(record.state, "pending", "the payment claim is not promoted")
-      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(id))
-      assert.deepStrictEqual(history.at(-1)!.trigger, "reconciliation_abandoned")
-      assert.deepStrictEqual(history.at(-1)!.detail, { attempts: 1, lastReason: "status_500" })
-      const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
-      assert.isNotNull(item.completedAt)
-    }).pipe(Effect.provide(serviceLayer())), 30_000)
+  it.live(
+    "a read still failing 24 hours after it was queued stops, with a reconciliation_abandoned entry",
+    () =>
+      Effect.gen(function* () {
+        const id = yield* pendingPayment
+        peer.mode = "status_500"
+        const [result] = yield* Effect.withClock(readDue, shifted(24 * 3_600_000 + 60_000))
+        assert.deepStrictEqual(result, { _tag: "Failed", reason: "status_500" })
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+        assert.strictEqual(record.state, "pending", "the payment claim is not promoted")
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(id))
+        assert.deepStrictEqual(history.at(-1)!.trigger, "reconciliation_abandoned")
+        assert.deepStrictEqual(history.at(-1)!.detail, { attempts: 1, lastReason: "status_500" })
+        const item = Option.getOrThrow(
+          yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`))
+        )
+        assert.isNotNull(item.completedAt)
+      }).pipe(Effect.provide(serviceLayer())),
+    30_000
+  )
 
-  it.live("a revision whose secrets are retired is not read again: reconciliation_abandoned at once", () =>
-    Effect.gen(function*() {
-      const id = yield* pendingPayment
-      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
-      const vault = yield* SecretVault
-      assert.isTrue(yield* vault.retire(connectorSecretRef(record.connectionId, record.revision, "actionSigning")))
-      const requests = peer.requests
-      const [result] = yield* readDue
-      assert.deepStrictEqual(result, { _tag: "Failed", reason: "secrets_unavailable", final: true })
-      assert.strictEqual(peer.requests, requests, "nothing was sent")
-      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(id))
-      assert.deepStrictEqual([history.at(-1)!.trigger, history.at(-1)!.toState], ["reconciliation_abandoned", "pending"])
-      const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
-      assert.isNotNull(item.completedAt)
-    }).pipe(Effect.provide(serviceLayer())), 30_000)
+  it.live(
+    "a revision whose secrets are retired is not read again: reconciliation_abandoned at once",
+    () =>
+      Effect.gen(function* () {
+        const id = yield* pendingPayment
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+        const vault = yield* SecretVault
+        assert.isTrue(yield* vault.retire(connectorSecretRef(record.connectionId, record.revision, "actionSigning")))
+        const requests = peer.requests
+        const [result] = yield* readDue
+        assert.deepStrictEqual(result, { _tag: "Failed", reason: "secrets_unavailable", final: true })
+        assert.strictEqual(peer.requests, requests, "nothing was sent")
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(id))
+        assert.deepStrictEqual(
+          [history.at(-1)!.trigger, history.at(-1)!.toState],
+          ["reconciliation_abandoned", "pending"]
+        )
+        const item = Option.getOrThrow(
+          yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`))
+        )
+        assert.isNotNull(item.completedAt)
+      }).pipe(Effect.provide(serviceLayer())),
+    30_000
+  )
 
-  it.live("two reads of one action at once: a verdict on an older reading than one already recorded is dropped", () =>
-    Effect.gen(function*() {
-      const id = yield* pendingPayment
-      const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
-      // A second `succeeded` completion queues a second read while the first is still queued.
-      assert.strictEqual((yield* complete(id, record.providerIdempotencyKey, "succeeded", `cmp_again_${id}`)).state, "pending")
-      // The first read the customer answers finds the payment succeeded but answers late; the
-      // second, made after it, finds it fully refunded and answers at once.
-      let calls = 0
-      script = (request, reading) =>
-        calls++ === 0
-          ? Effect.as(Effect.sleep("400 millis"), reading)
-          : Effect.succeed({ ...reading, outcome: "reversed", refundedAmountMinor: request.expected?.amountMinor ?? 0 })
-      const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 2_000 })
-      const leased = yield* reconciler.lease(10)
-      assert.strictEqual(leased.length, 2)
-      const results = yield* Effect.forEach(leased, reconciler.read, { concurrency: "unbounded" })
-      assert.sameMembers(results.map((r) => r._tag === "Judged" ? r.judgement.verdict : r._tag), ["verified", "reversed"])
-      // The newer reading (refunded) stands: the older success does not verify the payment.
-      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "pending")
-      const entries = yield* reconciliationEntries(id)
-      assert.deepStrictEqual(entries.map((e) => (e.detail as { verdict: string }).verdict), ["reversed"])
-    }).pipe(Effect.provide(serviceLayer())), 30_000)
+  it.live(
+    "two reads of one action at once: a verdict on an older reading than one already recorded is dropped",
+    () =>
+      Effect.gen(function* () {
+        const id = yield* pendingPayment
+        const record = Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id)))
+        // A second `succeeded` completion queues a second read while the first is still queued.
+        assert.strictEqual(
+          (yield* complete(id, record.providerIdempotencyKey, "succeeded", `cmp_again_${id}`)).state,
+          "pending"
+        )
+        // The first read the customer answers finds the payment succeeded but answers late; the
+        // second, made after it, finds it fully refunded and answers at once.
+        let calls = 0
+        script = (request, reading) =>
+          calls++ === 0
+            ? Effect.as(Effect.sleep("400 millis"), reading)
+            : Effect.succeed({
+                ...reading,
+                outcome: "reversed",
+                refundedAmountMinor: request.expected?.amountMinor ?? 0
+              })
+        const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 2_000 })
+        const leased = yield* reconciler.lease(10)
+        assert.strictEqual(leased.length, 2)
+        const results = yield* Effect.forEach(leased, reconciler.read, { concurrency: "unbounded" })
+        assert.sameMembers(
+          results.map((r) => (r._tag === "Judged" ? r.judgement.verdict : r._tag)),
+          ["verified", "reversed"]
+        )
+        // The newer reading (refunded) stands: the older success does not verify the payment.
+        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "pending")
+        const entries = yield* reconciliationEntries(id)
+        assert.deepStrictEqual(
+          entries.map((e) => (e.detail as { verdict: string }).verdict),
+          ["reversed"]
+        )
+      }).pipe(Effect.provide(serviceLayer())),
+    30_000
+  )
 
   const cases: ReadonlyArray<readonly [PeerMode, string]> = [
     ["wrong_signature", "response_invalid_signature"],
@@ -225,23 +286,29 @@ describe("payment reconciliation reads", () => {
     ["slow", "timeout"]
   ]
   for (const [mode, reason] of cases) {
-    it.live(`${mode}: nothing judged, the action stays pending, the read is retried and then verifies`, () =>
-      Effect.gen(function*() {
-        const id = yield* pendingPayment
-        peer.mode = mode
-        const [result] = (yield* readDue) as ReadonlyArray<ReadResult>
-        assert.strictEqual(result!._tag, "Failed")
-        assert.isTrue(result!._tag === "Failed" && result!.reason.startsWith(reason), JSON.stringify(result))
-        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "pending")
-        assert.deepStrictEqual(yield* reconciliationEntries(id), [])
-        const item = Option.getOrThrow(yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`)))
-        assert.strictEqual(item.attempts, 1)
-        assert.isNull(item.completedAt)
-        peer.mode = "good"
-        yield* Effect.sleep("1100 millis")
-        const [again] = yield* readDue
-        assert.isTrue(again!._tag === "Judged" && again!.judgement.verdict === "verified", JSON.stringify(again))
-        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "verified")
-      }).pipe(Effect.provide(serviceLayer())), 30_000)
+    it.live(
+      `${mode}: nothing judged, the action stays pending, the read is retried and then verifies`,
+      () =>
+        Effect.gen(function* () {
+          const id = yield* pendingPayment
+          peer.mode = mode
+          const [result] = (yield* readDue) as ReadonlyArray<ReadResult>
+          assert.strictEqual(result!._tag, "Failed")
+          assert.isTrue(result!._tag === "Failed" && result!.reason.startsWith(reason), JSON.stringify(result))
+          assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "pending")
+          assert.deepStrictEqual(yield* reconciliationEntries(id), [])
+          const item = Option.getOrThrow(
+            yield* Effect.flatMap(Outbox, (o) => o.findByKey("service.reconcile", `${id}:cmp_${id}`))
+          )
+          assert.strictEqual(item.attempts, 1)
+          assert.isNull(item.completedAt)
+          peer.mode = "good"
+          yield* Effect.sleep("1100 millis")
+          const [again] = yield* readDue
+          assert.isTrue(again!._tag === "Judged" && again!.judgement.verdict === "verified", JSON.stringify(again))
+          assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(ActionLedger, (l) => l.get(id))).state, "verified")
+        }).pipe(Effect.provide(serviceLayer())),
+      30_000
+    )
   }
 })

@@ -8,16 +8,16 @@ import { StorageError } from "../../../../core/ports/StorageError.ts"
 import { MalformedBody } from "../../../../core/protocol/Json.ts"
 import { InvalidShape, InvalidSignature, ReplayedNonce } from "../../../../core/protocol/Verification.ts"
 
-const decoded = (response: { readonly body: Uint8Array }): unknown => JSON.parse(new TextDecoder().decode(response.body))
+const decoded = (response: { readonly body: Uint8Array }): unknown =>
+  JSON.parse(new TextDecoder().decode(response.body))
 
 describe("errorResponse", () => {
   it("is a JSON body with the status", () => {
     const response = errorResponse(409, { error: "conflict" })
-    assert.deepStrictEqual([response.status, response.headers, decoded(response)], [
-      409,
-      { "content-type": "application/json" },
-      { error: "conflict" }
-    ])
+    assert.deepStrictEqual(
+      [response.status, response.headers, decoded(response)],
+      [409, { "content-type": "application/json" }, { error: "conflict" }]
+    )
   })
 })
 

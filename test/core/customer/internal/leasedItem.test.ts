@@ -26,7 +26,7 @@ const setup = () => {
 
 describe("makeLeasedItemEnds", () => {
   it.effect("reschedule counts the attempt, records the error and sets the backoff delay", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { ends, items, outbox } = setup()
       yield* ends.reschedule(items[0]!, "status_503")
       const item = Option.getOrThrow(yield* outbox.get("a"))
@@ -34,23 +34,26 @@ describe("makeLeasedItemEnds", () => {
         [item.attempts, item.lastError, item.nextAttemptAt, item.leaseOwner],
         [1, "status_503", backoffDelay(backoff, 0, 0), null]
       )
-    }))
+    })
+  )
 
   it.effect("done completes the item at the current time", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { ends, items, outbox } = setup()
       assert.isTrue(yield* ends.done(items[1]!))
       const item = Option.getOrThrow(yield* outbox.get("b"))
       assert.deepStrictEqual([item.completedAt, item.attempts], [0, 0])
-    }))
+    })
+  )
 
   it.effect("an item leased by another owner is left alone", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { items, outbox } = setup()
       const other = makeLeasedItemEnds({ outbox, crypto, owner: "w2", backoff })
       assert.isFalse(yield* other.done(items[0]!))
       yield* other.reschedule(items[0]!, "status_503")
       const item = Option.getOrThrow(yield* outbox.get("a"))
       assert.deepStrictEqual([item.attempts, item.leaseOwner, item.completedAt], [0, "w1", null])
-    }))
+    })
+  )
 })

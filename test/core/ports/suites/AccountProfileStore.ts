@@ -3,7 +3,12 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
-import { AccountProfileStore, type LoginActivity, type ProfileFact, type UserField } from "../../../../core/ports/AccountProfileStore.ts"
+import {
+  AccountProfileStore,
+  type LoginActivity,
+  type ProfileFact,
+  type UserField
+} from "../../../../core/ports/AccountProfileStore.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
 
@@ -23,7 +28,11 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
         observedAt,
         sourceEventId
       })
-      const field = (value: string, observedAt: number, sourceEventId = uid("evt-")): UserField => ({ value, observedAt, sourceEventId })
+      const field = (value: string, observedAt: number, sourceEventId = uid("evt-")): UserField => ({
+        value,
+        observedAt,
+        sourceEventId
+      })
       /** The profile's facts by name (the port does not fix their order). */
       const factsOf = (workspaceId: string, accountId: string) =>
         Effect.flatMap(AccountProfileStore, (store) =>
@@ -31,19 +40,22 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
             Option.map(profile, (p) => {
               assert.deepStrictEqual([p.workspaceId, p.accountId], [workspaceId, accountId])
               return [...p.facts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-            })))
+            })
+          )
+        )
       const apply = (workspaceId: string, facts: ReadonlyArray<ProfileFact>, accountId = "acct_1") =>
         Effect.flatMap(AccountProfileStore, (store) => store.applyFacts(workspaceId, accountId, facts))
 
       it.effect("an unknown account or user has no profile", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* AccountProfileStore
           assert.isTrue(Option.isNone(yield* store.get(uid("ws-"), "acct_1")))
           assert.isTrue(Option.isNone(yield* store.getUser(uid("ws-"), "user_1")))
-        }))
+        })
+      )
 
       it.effect("applied facts make up the account's profile, and only that account's", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const plan = fact("plan", "pro", T)
           const seats = fact("seats", 12, T)
@@ -52,10 +64,11 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           yield* apply(workspaceId, [fact("plan", "free", T)], "acct_other")
           assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_1"), Option.some([flags, plan, seats]))
           assert.isTrue(Option.isNone(yield* factsOf(uid("ws-"), "acct_1")))
-        }))
+        })
+      )
 
       it.effect("a batch over several accounts, repeating a fact, keeps the newest per account", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* AccountProfileStore
           const workspaceId = uid("ws-")
           const newestA = fact("plan", "team", T + 20)
@@ -69,20 +82,22 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_b"), Option.some([b]))
           yield* store.applyFactsBatch([{ workspaceId, accountId: "acct_a", facts: [fact("plan", "old", T + 5)] }])
           assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_a"), Option.some([newestA]))
-        }))
+        })
+      )
 
       it.effect("a newer fact replaces the stored one; an older one is ignored", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           yield* apply(workspaceId, [fact("plan", "starter", T + 10)])
           const newer = fact("plan", "pro", T + 20)
           yield* apply(workspaceId, [newer])
           yield* apply(workspaceId, [fact("plan", "legacy", T + 15)])
           assert.deepStrictEqual(yield* factsOf(workspaceId, "acct_1"), Option.some([newer]))
-        }))
+        })
+      )
 
       it.effect("at the same observedAt, the greater sourceEventId wins in either order", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const low = fact("plan", "from-a", T, "evt-a")
           const high = fact("plan", "from-b", T, "evt-b")
           const first = uid("ws-")
@@ -93,10 +108,11 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           yield* apply(second, [low])
           assert.deepStrictEqual(yield* factsOf(first, "acct_1"), Option.some([high]))
           assert.deepStrictEqual(yield* factsOf(second, "acct_1"), Option.some([high]))
-        }))
+        })
+      )
 
       it.effect("a batch with two values for one fact keeps the newest, in either order", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const older = fact("plan", "starter", T + 1)
           const newer = fact("plan", "pro", T + 2)
           const first = uid("ws-")
@@ -105,34 +121,50 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           yield* apply(second, [newer, older])
           assert.deepStrictEqual(yield* factsOf(first, "acct_1"), Option.some([newer]))
           assert.deepStrictEqual(yield* factsOf(second, "acct_1"), Option.some([newer]))
-        }))
+        })
+      )
 
       it.effect.prop(
         "any delivery order of the same fact updates converges to the same profile",
         [
-          fc.array(fc.tuple(fc.constantFrom("plan", "seats", "region"), fc.integer({ min: 0, max: 4 }), fc.constantFrom("a", "b", "c")), {
-            minLength: 1,
-            maxLength: 12
-          }),
+          fc.array(
+            fc.tuple(
+              fc.constantFrom("plan", "seats", "region"),
+              fc.integer({ min: 0, max: 4 }),
+              fc.constantFrom("a", "b", "c")
+            ),
+            {
+              minLength: 1,
+              maxLength: 12
+            }
+          ),
           fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
           fc.integer({ min: 1, max: 4 })
         ],
         ([updates, shuffleKeys, batchSize]) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // Distinct source events (a suffix per update) so the newest of any two is well defined.
-            const facts = updates.map(([name, offset, source], i) => fact(name, { i }, T + offset, `evt-${source}-${i}`))
-            const permuted = facts.map((f, i) => [shuffleKeys[i]!, f] as const).sort((a, b) => a[0] - b[0]).map(([, f]) => f)
+            const facts = updates.map(([name, offset, source], i) =>
+              fact(name, { i }, T + offset, `evt-${source}-${i}`)
+            )
+            const permuted = facts
+              .map((f, i) => [shuffleKeys[i]!, f] as const)
+              .sort((a, b) => a[0] - b[0])
+              .map(([, f]) => f)
             const inOrder = uid("ws-")
             const shuffled = uid("ws-")
             for (const f of facts) yield* apply(inOrder, [f])
-            for (let i = 0; i < permuted.length; i += batchSize) yield* apply(shuffled, permuted.slice(i, i + batchSize))
+            for (let i = 0; i < permuted.length; i += batchSize)
+              yield* apply(shuffled, permuted.slice(i, i + batchSize))
             const newest = new Map<string, ProfileFact>()
             for (const f of facts) {
               const current = newest.get(f.name)
               if (
-                current === undefined || f.observedAt > current.observedAt ||
+                current === undefined ||
+                f.observedAt > current.observedAt ||
                 (f.observedAt === current.observedAt && f.sourceEventId > current.sourceEventId)
-              ) newest.set(f.name, f)
+              )
+                newest.set(f.name, f)
             }
             const expected = Option.some([...newest.values()].sort((a, b) => (a.name < b.name ? -1 : 1)))
             assert.deepStrictEqual(yield* factsOf(inOrder, "acct_1"), expected)
@@ -142,25 +174,37 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
       )
 
       it.effect("upsertUser with only a name, then only an e-mail, keeps both", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* AccountProfileStore
           const workspaceId = uid("ws-")
           const name = field("Ada Lovelace", T)
           const email = field("ada@example.com", T + 5)
           yield* store.upsertUser({ workspaceId, userId: "user_1", name })
-          assert.deepStrictEqual(yield* store.getUser(workspaceId, "user_1"), Option.some({ workspaceId, userId: "user_1", name, email: null }))
+          assert.deepStrictEqual(
+            yield* store.getUser(workspaceId, "user_1"),
+            Option.some({ workspaceId, userId: "user_1", name, email: null })
+          )
           yield* store.upsertUser({ workspaceId, userId: "user_1", email })
-          assert.deepStrictEqual(yield* store.getUser(workspaceId, "user_1"), Option.some({ workspaceId, userId: "user_1", name, email }))
+          assert.deepStrictEqual(
+            yield* store.getUser(workspaceId, "user_1"),
+            Option.some({ workspaceId, userId: "user_1", name, email })
+          )
           assert.isTrue(Option.isNone(yield* store.getUser(workspaceId, "user_2")))
-        }))
+        })
+      )
 
       it.effect("an older user field does not replace a newer one; a newer one does", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* AccountProfileStore
           const workspaceId = uid("ws-")
           const current = field("Ada", T + 10)
           yield* store.upsertUser({ workspaceId, userId: "user_1", name: current })
-          yield* store.upsertUser({ workspaceId, userId: "user_1", name: field("Old Ada", T + 5), email: field("ada@example.com", T + 5) })
+          yield* store.upsertUser({
+            workspaceId,
+            userId: "user_1",
+            name: field("Old Ada", T + 5),
+            email: field("ada@example.com", T + 5)
+          })
           const user = Option.getOrThrow(yield* store.getUser(workspaceId, "user_1"))
           assert.deepStrictEqual(user.name, current)
           assert.strictEqual(user.email?.value, "ada@example.com")
@@ -173,10 +217,16 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           yield* store.upsertUser({ workspaceId, userId: "user_1", name: tieHigh })
           yield* store.upsertUser({ workspaceId, userId: "user_1", name: tieLow })
           assert.deepStrictEqual(Option.getOrThrow(yield* store.getUser(workspaceId, "user_1")).name, tieHigh)
-        }))
+        })
+      )
 
       describe("login activity", () => {
-        const login = (workspaceId: string, userId: string, observedAt: number, accountId = "acct_1"): LoginActivity => ({
+        const login = (
+          workspaceId: string,
+          userId: string,
+          observedAt: number,
+          accountId = "acct_1"
+        ): LoginActivity => ({
           workspaceId,
           accountId,
           userId,
@@ -187,13 +237,14 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           Effect.flatMap(AccountProfileStore, (store) => store.countActiveUsers(workspaceId, accountId, since))
 
         it.effect("without logins every count is zero; no times, no counts", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             assert.deepStrictEqual(yield* counts(uid("ws-"), [0, T]), [0, 0])
             assert.deepStrictEqual(yield* counts(uid("ws-"), []), [])
-          }))
+          })
+        )
 
         it.effect("counts distinct users whose newest login is at or after each time, per account and workspace", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const store = yield* AccountProfileStore
             const workspaceId = uid("ws-")
             yield* store.recordLogins([
@@ -204,12 +255,16 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
               login(workspaceId, "dee", T + 40, "acct_other"),
               login(uid("ws-"), "eve", T + 40)
             ])
-            assert.deepStrictEqual(yield* counts(workspaceId, [0, T, T + 1, T + 20, T + 21, T + 30, T + 31]), [3, 3, 2, 2, 1, 1, 0])
+            assert.deepStrictEqual(
+              yield* counts(workspaceId, [0, T, T + 1, T + 20, T + 21, T + 30, T + 31]),
+              [3, 3, 2, 2, 1, 1, 0]
+            )
             assert.deepStrictEqual(yield* counts(workspaceId, [0], "acct_other"), [1])
-          }))
+          })
+        )
 
         it.effect("an older login never moves a user's newest one back; a newer one moves it forward", () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const store = yield* AccountProfileStore
             const workspaceId = uid("ws-")
             yield* store.recordLogins([login(workspaceId, "ada", T + 50)])
@@ -219,24 +274,33 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
             assert.deepStrictEqual(yield* counts(workspaceId, [T + 60, T + 61]), [1, 0])
             yield* store.recordLogins([])
             assert.deepStrictEqual(yield* counts(workspaceId, [0]), [1])
-          }))
+          })
+        )
 
         it.effect.prop(
           "any delivery order and batching of the same logins gives the same counts",
           [
-            fc.array(fc.tuple(fc.constantFrom("ada", "bob", "cy", "dee"), fc.integer({ min: 0, max: 9 })), { minLength: 1, maxLength: 12 }),
+            fc.array(fc.tuple(fc.constantFrom("ada", "bob", "cy", "dee"), fc.integer({ min: 0, max: 9 })), {
+              minLength: 1,
+              maxLength: 12
+            }),
             fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
             fc.integer({ min: 1, max: 4 })
           ],
           ([logins, shuffleKeys, batchSize]) =>
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               const store = yield* AccountProfileStore
               const inOrder = uid("ws-")
               const shuffled = uid("ws-")
-              const permuted = logins.map((l, i) => [shuffleKeys[i]!, l] as const).sort((a, b) => a[0] - b[0]).map(([, l]) => l)
+              const permuted = logins
+                .map((l, i) => [shuffleKeys[i]!, l] as const)
+                .sort((a, b) => a[0] - b[0])
+                .map(([, l]) => l)
               for (const [user, at] of logins) yield* store.recordLogins([login(inOrder, user, T + at)])
               for (let i = 0; i < permuted.length; i += batchSize) {
-                yield* store.recordLogins(permuted.slice(i, i + batchSize).map(([user, at]) => login(shuffled, user, T + at)))
+                yield* store.recordLogins(
+                  permuted.slice(i, i + batchSize).map(([user, at]) => login(shuffled, user, T + at))
+                )
               }
               const newest = new Map<string, number>()
               for (const [user, at] of logins) newest.set(user, Math.max(at, newest.get(user) ?? -1))
@@ -250,7 +314,7 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
       })
 
       it.effect("leaving a user field out keeps the stored value", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* AccountProfileStore
           const workspaceId = uid("ws-")
           const name = field("Grace", T)
@@ -265,10 +329,11 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           )
           // Users are per workspace.
           assert.isTrue(Option.isNone(yield* store.getUser(uid("ws-"), "user_1")))
-        }))
+        })
+      )
 
       it.effect("listAccounts: the accounts with facts, by account id, with their fact counts and times, paged", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* AccountProfileStore
           const workspaceId = uid("ws-")
           yield* apply(workspaceId, [fact("plan", "pro", T + 5), fact("seats", 3, T + 1)], "acct_b")
@@ -286,6 +351,7 @@ export const suite = (name: string, layer: () => Layer.Layer<AccountProfileStore
           assert.deepStrictEqual(yield* store.listAccounts({ workspaceId, limit: 10, after: "acct_a" }), all.slice(2))
           assert.deepStrictEqual(yield* store.listAccounts({ workspaceId, limit: 10, after: "acct_b" }), [])
           assert.deepStrictEqual(yield* store.listAccounts({ workspaceId: uid("ws-"), limit: 10 }), [])
-        }))
+        })
+      )
     })
   })

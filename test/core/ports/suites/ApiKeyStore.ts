@@ -23,34 +23,36 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
         ...overrides
       })
       /** A workspace that exists. */
-      const workspace = Effect.gen(function*() {
+      const workspace = Effect.gen(function* () {
         const workspaceId = uid("ws-")
         assert.isTrue(yield* (yield* ApiKeyStore).ensureWorkspace(workspaceId, 1_000))
         return workspaceId
       })
 
       it.effect("ensureWorkspace creates once, then reports it exists", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = uid("ws-")
           assert.isFalse(yield* store.workspaceExists(workspaceId))
           assert.isTrue(yield* store.ensureWorkspace(workspaceId, 1_000))
           assert.isFalse(yield* store.ensureWorkspace(workspaceId, 2_000))
           assert.isTrue(yield* store.workspaceExists(workspaceId))
-        }))
+        })
+      )
 
       it.effect("a created key is found by its hash, exactly as stored", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = yield* workspace
           const record = key(workspaceId, 1_700_000_000_123, { scope: "developer:read", name: "ci reader" })
           assert.isTrue(yield* store.create(record))
           assert.deepStrictEqual(yield* store.findByHash(record.secretHash), Option.some(record))
           assert.isTrue(Option.isNone(yield* store.findByHash(uid("hash-"))))
-        }))
+        })
+      )
 
       it.effect("a duplicate id is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = yield* workspace
           const first = key(workspaceId, 1)
@@ -59,10 +61,11 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
           assert.isFalse(yield* store.create(clash))
           assert.isTrue(Option.isNone(yield* store.findByHash(clash.secretHash)))
           assert.deepStrictEqual(yield* store.list(workspaceId), [first])
-        }))
+        })
+      )
 
       it.effect("a duplicate secret hash is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = yield* workspace
           const first = key(workspaceId, 1)
@@ -71,10 +74,11 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
           assert.isFalse(yield* store.create(clash))
           assert.deepStrictEqual(yield* store.findByHash(first.secretHash), Option.some(first))
           assert.deepStrictEqual(yield* store.list(workspaceId), [first])
-        }))
+        })
+      )
 
       it.effect("list returns only the workspace's keys, oldest first, revoked ones included", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = yield* workspace
           const other = yield* workspace
@@ -84,10 +88,11 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
           for (const record of [newest, oldest, middle, key(other, 150)]) assert.isTrue(yield* store.create(record))
           assert.deepStrictEqual(yield* store.list(workspaceId), [oldest, middle, newest])
           assert.deepStrictEqual(yield* store.list(uid("ws-")), [])
-        }))
+        })
+      )
 
       it.effect("revoke succeeds once, then reports there is no live key", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = yield* workspace
           const record = key(workspaceId, 100)
@@ -96,10 +101,11 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
           assert.isFalse(yield* store.revoke(workspaceId, record.id, 600))
           assert.deepStrictEqual(yield* store.findByHash(record.secretHash), Option.some({ ...record, revokedAt: 500 }))
           assert.isFalse(yield* store.revoke(workspaceId, uid("key-"), 600))
-        }))
+        })
+      )
 
       it.effect("a key cannot be revoked through another workspace", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApiKeyStore
           const workspaceId = yield* workspace
           const other = yield* workspace
@@ -107,6 +113,7 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
           assert.isTrue(yield* store.create(record))
           assert.isFalse(yield* store.revoke(other, record.id, 500))
           assert.deepStrictEqual(yield* store.findByHash(record.secretHash), Option.some(record))
-        }))
+        })
+      )
     })
   })

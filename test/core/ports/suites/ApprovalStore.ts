@@ -3,7 +3,13 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
-import { type ApprovalRecord, ApprovalStore, type ApprovalStoreService, makeMemory, type PreparedReview } from "../../../../core/ports/ApprovalStore.ts"
+import {
+  type ApprovalRecord,
+  ApprovalStore,
+  type ApprovalStoreService,
+  makeMemory,
+  type PreparedReview
+} from "../../../../core/ports/ApprovalStore.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
 
@@ -33,7 +39,11 @@ const approval = (overrides: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
 })
 
 const review = (n: number): Omit<PreparedReview, "revision"> => ({
-  projection: { action: { key: "upgrade_plan", label: `Upgrade ${n}` }, offer: { price: { amountMinor: 12_000 + n } }, list: [1, "two", null] },
+  projection: {
+    action: { key: "upgrade_plan", label: `Upgrade ${n}` },
+    offer: { price: { amountMinor: 12_000 + n } },
+    list: [1, "two", null]
+  },
   projectionHash: `${n}`.repeat(64).slice(0, 64),
   reviewValidUntil: t0 + 600_000 + n,
   preparedBy: `rts-owner-${n}`,
@@ -43,7 +53,14 @@ const review = (n: number): Omit<PreparedReview, "revision"> => ({
 /** One operation of the property test, on the approval `a` or `b`. */
 type Operation =
   | { readonly op: "prepare"; readonly target: "a" | "b"; readonly revision: number; readonly n: number }
-  | { readonly op: "claim"; readonly target: "a" | "b"; readonly revision: number; readonly session: string; readonly now: number; readonly staleBefore: number }
+  | {
+      readonly op: "claim"
+      readonly target: "a" | "b"
+      readonly revision: number
+      readonly session: string
+      readonly now: number
+      readonly staleBefore: number
+    }
   | { readonly op: "complete"; readonly target: "a" | "b"; readonly session: string; readonly now: number }
   | { readonly op: "release"; readonly target: "a" | "b"; readonly session: string }
   | { readonly op: "deny"; readonly target: "a" | "b"; readonly session: string; readonly now: number }
@@ -66,7 +83,13 @@ const apply = (store: ApprovalStoreService, ids: { readonly a: string; readonly 
     case "prepare":
       return store.prepare({ approvalId, revision: o.revision, review: review(o.n) })
     case "claim":
-      return store.claim({ approvalId, revision: o.revision, sessionId: o.session, now: o.now, staleBefore: o.staleBefore })
+      return store.claim({
+        approvalId,
+        revision: o.revision,
+        sessionId: o.session,
+        now: o.now,
+        staleBefore: o.staleBefore
+      })
     case "complete":
       return store.complete({ approvalId, sessionId: o.session, actionRequestId: `act-${o.now}`, now: o.now })
     case "release":
@@ -85,17 +108,18 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
     onOneStore(layer, (it) => {
       /** A created approval. */
       const created = (overrides: Partial<ApprovalRecord> = {}) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const record = approval(overrides)
           assert.isTrue(yield* (yield* ApprovalStore).create(record))
           return record
         })
-      const current = (approvalId: string) => Effect.flatMap(ApprovalStore, (store) => Effect.flatMap(store.get(approvalId), Effect.orDie))
+      const current = (approvalId: string) =>
+        Effect.flatMap(ApprovalStore, (store) => Effect.flatMap(store.get(approvalId), Effect.orDie))
       const claim = (approvalId: string, revision: number, sessionId: string, now = t0 + 1_000, staleBefore = t0) =>
         Effect.flatMap(ApprovalStore, (store) => store.claim({ approvalId, revision, sessionId, now, staleBefore }))
 
       it.effect("a created approval is read back exactly as stored; an unknown id is None", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const record = yield* created()
           assert.deepStrictEqual(yield* store.get(record.approvalId), Option.some(record))
@@ -111,123 +135,205 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
             actionRequestId: "act-1"
           })
           assert.deepStrictEqual(yield* store.get(resolved.approvalId), Option.some(resolved))
-        }))
+        })
+      )
 
       it.effect("a duplicate id is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const first = yield* created()
-          assert.isFalse(yield* store.create(approval({ approvalId: first.approvalId, accountId: "other", revision: 9 })))
+          assert.isFalse(
+            yield* store.create(approval({ approvalId: first.approvalId, accountId: "other", revision: 9 }))
+          )
           assert.deepStrictEqual(yield* store.get(first.approvalId), Option.some(first))
-        }))
+        })
+      )
 
       it.effect("prepare at the current revision bumps it and replaces the review; a stale revision gets None", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const record = yield* created()
           const first = yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(1) })
           const afterFirst = { ...record, revision: 1, prepared: { ...review(1), revision: 1 } }
           assert.deepStrictEqual(first, Option.some(afterFirst))
-          assert.isTrue(Option.isNone(yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(2) })))
-          assert.isTrue(Option.isNone(yield* store.prepare({ approvalId: record.approvalId, revision: 2, review: review(2) })))
+          assert.isTrue(
+            Option.isNone(yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(2) }))
+          )
+          assert.isTrue(
+            Option.isNone(yield* store.prepare({ approvalId: record.approvalId, revision: 2, review: review(2) }))
+          )
           assert.deepStrictEqual(yield* current(record.approvalId), afterFirst)
           const second = yield* store.prepare({ approvalId: record.approvalId, revision: 1, review: review(2) })
           const afterSecond = { ...record, revision: 2, prepared: { ...review(2), revision: 2 } }
           assert.deepStrictEqual(second, Option.some(afterSecond))
           assert.deepStrictEqual(yield* current(record.approvalId), afterSecond)
-          assert.isTrue(Option.isNone(yield* store.prepare({ approvalId: uid("apr-"), revision: 0, review: review(1) })))
-        }))
+          assert.isTrue(
+            Option.isNone(yield* store.prepare({ approvalId: uid("apr-"), revision: 0, review: review(1) }))
+          )
+        })
+      )
 
       it.effect("prepare of an approval that is not pending gets None and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const claimed = yield* created()
           assert.isTrue(yield* claim(claimed.approvalId, 0, "rts-owner"))
           const before = yield* current(claimed.approvalId)
-          assert.isTrue(Option.isNone(yield* store.prepare({ approvalId: claimed.approvalId, revision: 0, review: review(1) })))
+          assert.isTrue(
+            Option.isNone(yield* store.prepare({ approvalId: claimed.approvalId, revision: 0, review: review(1) }))
+          )
           assert.deepStrictEqual(yield* current(claimed.approvalId), before)
           const denied = yield* created()
           assert.isTrue(yield* store.deny({ approvalId: denied.approvalId, sessionId: "rts-owner", now: t0 + 5 }))
-          assert.isTrue(Option.isNone(yield* store.prepare({ approvalId: denied.approvalId, revision: 0, review: review(1) })))
+          assert.isTrue(
+            Option.isNone(yield* store.prepare({ approvalId: denied.approvalId, revision: 0, review: review(1) }))
+          )
           for (const state of ["approved", "approving"] as const) {
             const other = yield* created({ state, claimedAt: t0, resolvedBy: "rts-x" })
-            assert.isTrue(Option.isNone(yield* store.prepare({ approvalId: other.approvalId, revision: 0, review: review(1) })))
+            assert.isTrue(
+              Option.isNone(yield* store.prepare({ approvalId: other.approvalId, revision: 0, review: review(1) }))
+            )
             assert.deepStrictEqual(yield* current(other.approvalId), other)
           }
-        }))
+        })
+      )
 
-      it.effect("claim takes a pending approval at its revision once; a wrong revision or a second claim is refused", () =>
-        Effect.gen(function*() {
-          const store = yield* ApprovalStore
-          const record = yield* created()
-          yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(1) })
-          assert.isFalse(yield* claim(record.approvalId, 0, "rts-owner"))
-          assert.isFalse(yield* claim(record.approvalId, 2, "rts-owner"))
-          assert.isTrue(yield* claim(record.approvalId, 1, "rts-owner", t0 + 1_000))
-          assert.deepStrictEqual(yield* current(record.approvalId), {
-            ...record,
-            revision: 1,
-            prepared: { ...review(1), revision: 1 },
-            state: "approving",
-            claimedAt: t0 + 1_000,
-            resolvedBy: "rts-owner"
+      it.effect(
+        "claim takes a pending approval at its revision once; a wrong revision or a second claim is refused",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* ApprovalStore
+            const record = yield* created()
+            yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(1) })
+            assert.isFalse(yield* claim(record.approvalId, 0, "rts-owner"))
+            assert.isFalse(yield* claim(record.approvalId, 2, "rts-owner"))
+            assert.isTrue(yield* claim(record.approvalId, 1, "rts-owner", t0 + 1_000))
+            assert.deepStrictEqual(yield* current(record.approvalId), {
+              ...record,
+              revision: 1,
+              prepared: { ...review(1), revision: 1 },
+              state: "approving",
+              claimedAt: t0 + 1_000,
+              resolvedBy: "rts-owner"
+            })
+            assert.isFalse(yield* claim(record.approvalId, 1, "rts-owner", t0 + 1_001))
+            assert.isFalse(yield* claim(record.approvalId, 1, "rts-other", t0 + 1_001))
+            assert.strictEqual((yield* current(record.approvalId)).resolvedBy, "rts-owner")
+            assert.isFalse(yield* claim(uid("apr-"), 0, "rts-owner"))
           })
-          assert.isFalse(yield* claim(record.approvalId, 1, "rts-owner", t0 + 1_001))
-          assert.isFalse(yield* claim(record.approvalId, 1, "rts-other", t0 + 1_001))
-          assert.strictEqual((yield* current(record.approvalId)).resolvedBy, "rts-owner")
-          assert.isFalse(yield* claim(uid("apr-"), 0, "rts-owner"))
-        }))
+      )
 
-      it.effect("a stale approving claim is taken over only by its own session, and only when taken before staleBefore", () =>
-        Effect.gen(function*() {
-          const record = yield* created()
-          assert.isTrue(yield* claim(record.approvalId, 0, "rts-first", t0 + 1_000))
-          // Taken exactly at staleBefore, or after it: still held, even for its own session.
-          assert.isFalse(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 1_000))
-          assert.isFalse(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 500))
-          // Another session never takes it over, however stale.
-          assert.isFalse(yield* claim(record.approvalId, 0, "rts-second", t0 + 70_000, t0 + 60_000))
-          // At a moved revision, even a stale claim is kept.
-          assert.isFalse(yield* claim(record.approvalId, 1, "rts-first", t0 + 70_000, t0 + 60_000))
-          assert.isTrue(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 1_001))
-          const taken = yield* current(record.approvalId)
-          assert.strictEqual(taken.state, "approving")
-          assert.strictEqual(taken.claimedAt, t0 + 70_000)
-          assert.strictEqual(taken.resolvedBy, "rts-first")
-          const store = yield* ApprovalStore
-          assert.isFalse(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-second", actionRequestId: "act-1", now: t0 + 70_001 }))
-          assert.isTrue(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-first", actionRequestId: "act-1", now: t0 + 70_001 }))
-          assert.strictEqual((yield* current(record.approvalId)).state, "approved")
-        }))
+      it.effect(
+        "a stale approving claim is taken over only by its own session, and only when taken before staleBefore",
+        () =>
+          Effect.gen(function* () {
+            const record = yield* created()
+            assert.isTrue(yield* claim(record.approvalId, 0, "rts-first", t0 + 1_000))
+            // Taken exactly at staleBefore, or after it: still held, even for its own session.
+            assert.isFalse(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 1_000))
+            assert.isFalse(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 500))
+            // Another session never takes it over, however stale.
+            assert.isFalse(yield* claim(record.approvalId, 0, "rts-second", t0 + 70_000, t0 + 60_000))
+            // At a moved revision, even a stale claim is kept.
+            assert.isFalse(yield* claim(record.approvalId, 1, "rts-first", t0 + 70_000, t0 + 60_000))
+            assert.isTrue(yield* claim(record.approvalId, 0, "rts-first", t0 + 70_000, t0 + 1_001))
+            const taken = yield* current(record.approvalId)
+            assert.strictEqual(taken.state, "approving")
+            assert.strictEqual(taken.claimedAt, t0 + 70_000)
+            assert.strictEqual(taken.resolvedBy, "rts-first")
+            const store = yield* ApprovalStore
+            assert.isFalse(
+              yield* store.complete({
+                approvalId: record.approvalId,
+                sessionId: "rts-second",
+                actionRequestId: "act-1",
+                now: t0 + 70_001
+              })
+            )
+            assert.isTrue(
+              yield* store.complete({
+                approvalId: record.approvalId,
+                sessionId: "rts-first",
+                actionRequestId: "act-1",
+                now: t0 + 70_001
+              })
+            )
+            assert.strictEqual((yield* current(record.approvalId)).state, "approved")
+          })
+      )
 
       it.effect("a finished approval is never claimed, however old", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           for (const state of ["approved", "denied"] as const) {
             const record = yield* created({ state, claimedAt: t0, resolvedBy: "rts-x", resolvedAt: t0 })
             assert.isFalse(yield* claim(record.approvalId, 0, "rts-owner", t0 + 1_000_000, t0 + 999_999))
             assert.deepStrictEqual(yield* current(record.approvalId), record)
           }
-        }))
+        })
+      )
 
       it.effect("complete is the claiming session's only, and only while it holds the claim", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const record = yield* created()
-          assert.isFalse(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-owner", actionRequestId: "act-1", now: t0 + 2_000 }))
+          assert.isFalse(
+            yield* store.complete({
+              approvalId: record.approvalId,
+              sessionId: "rts-owner",
+              actionRequestId: "act-1",
+              now: t0 + 2_000
+            })
+          )
           assert.isTrue(yield* claim(record.approvalId, 0, "rts-owner", t0 + 1_000))
-          assert.isFalse(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-other", actionRequestId: "act-1", now: t0 + 2_000 }))
-          assert.isTrue(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-owner", actionRequestId: "act-1", now: t0 + 2_000 }))
-          const approved = { ...record, state: "approved" as const, claimedAt: t0 + 1_000, resolvedBy: "rts-owner", resolvedAt: t0 + 2_000, actionRequestId: "act-1" }
+          assert.isFalse(
+            yield* store.complete({
+              approvalId: record.approvalId,
+              sessionId: "rts-other",
+              actionRequestId: "act-1",
+              now: t0 + 2_000
+            })
+          )
+          assert.isTrue(
+            yield* store.complete({
+              approvalId: record.approvalId,
+              sessionId: "rts-owner",
+              actionRequestId: "act-1",
+              now: t0 + 2_000
+            })
+          )
+          const approved = {
+            ...record,
+            state: "approved" as const,
+            claimedAt: t0 + 1_000,
+            resolvedBy: "rts-owner",
+            resolvedAt: t0 + 2_000,
+            actionRequestId: "act-1"
+          }
           assert.deepStrictEqual(yield* current(record.approvalId), approved)
-          assert.isFalse(yield* store.complete({ approvalId: record.approvalId, sessionId: "rts-owner", actionRequestId: "act-2", now: t0 + 3_000 }))
+          assert.isFalse(
+            yield* store.complete({
+              approvalId: record.approvalId,
+              sessionId: "rts-owner",
+              actionRequestId: "act-2",
+              now: t0 + 3_000
+            })
+          )
           assert.isFalse(yield* store.release({ approvalId: record.approvalId, sessionId: "rts-owner" }))
           assert.isFalse(yield* store.deny({ approvalId: record.approvalId, sessionId: "rts-owner", now: t0 + 3_000 }))
           assert.deepStrictEqual(yield* current(record.approvalId), approved)
-          assert.isFalse(yield* store.complete({ approvalId: uid("apr-"), sessionId: "rts-owner", actionRequestId: "act-1", now: t0 }))
-        }))
+          assert.isFalse(
+            yield* store.complete({
+              approvalId: uid("apr-"),
+              sessionId: "rts-owner",
+              actionRequestId: "act-1",
+              now: t0
+            })
+          )
+        })
+      )
 
       it.effect("release returns a failed claim to pending at the next revision, its review void", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const record = yield* created()
           yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(1) })
@@ -240,20 +346,31 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
           // The old review's revision is gone; the next resolve needs a fresh prepare.
           assert.isFalse(yield* claim(record.approvalId, 1, "rts-owner"))
           assert.deepStrictEqual(
-            Option.map(yield* store.prepare({ approvalId: record.approvalId, revision: 2, review: review(2) }), (a) => a.prepared),
+            Option.map(
+              yield* store.prepare({ approvalId: record.approvalId, revision: 2, review: review(2) }),
+              (a) => a.prepared
+            ),
             Option.some({ ...review(2), revision: 3 })
           )
           assert.isTrue(yield* claim(record.approvalId, 3, "rts-other"))
           assert.isFalse(yield* store.release({ approvalId: uid("apr-"), sessionId: "rts-owner" }))
-        }))
+        })
+      )
 
       it.effect("deny finishes a pending approval once; a claimed one cannot be denied", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const record = yield* created()
           yield* store.prepare({ approvalId: record.approvalId, revision: 0, review: review(1) })
           assert.isTrue(yield* store.deny({ approvalId: record.approvalId, sessionId: "rts-owner", now: t0 + 5 }))
-          const denied = { ...record, revision: 1, prepared: { ...review(1), revision: 1 }, state: "denied" as const, resolvedBy: "rts-owner", resolvedAt: t0 + 5 }
+          const denied = {
+            ...record,
+            revision: 1,
+            prepared: { ...review(1), revision: 1 },
+            state: "denied" as const,
+            resolvedBy: "rts-owner",
+            resolvedAt: t0 + 5
+          }
           assert.deepStrictEqual(yield* current(record.approvalId), denied)
           assert.isFalse(yield* store.deny({ approvalId: record.approvalId, sessionId: "rts-other", now: t0 + 6 }))
           assert.isFalse(yield* claim(record.approvalId, 1, "rts-owner"))
@@ -264,27 +381,34 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
           assert.isFalse(yield* store.deny({ approvalId: claimed.approvalId, sessionId: "rts-other", now: t0 + 5 }))
           assert.strictEqual((yield* current(claimed.approvalId)).state, "approving")
           assert.isFalse(yield* store.deny({ approvalId: uid("apr-"), sessionId: "rts-owner", now: t0 }))
-        }))
+        })
+      )
 
       it.effect("of 50 concurrent claims at one revision exactly one succeeds", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const record = yield* created()
           const sessions = Array.from({ length: 50 }, (_, i) => `rts-${i}`)
-          const results = yield* Effect.all(sessions.map((s) => claim(record.approvalId, 0, s)), { concurrency: 50 })
+          const results = yield* Effect.all(
+            sessions.map((s) => claim(record.approvalId, 0, s)),
+            { concurrency: 50 }
+          )
           assert.strictEqual(results.filter((won) => won).length, 1)
           const after = yield* current(record.approvalId)
           assert.strictEqual(after.state, "approving")
           assert.strictEqual(after.resolvedBy, sessions[results.indexOf(true)])
-        }))
+        })
+      )
 
       it.effect("of 50 concurrent denies and claims exactly one wins, and the row says which", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ApprovalStore
           const record = yield* created()
           const attempts = Array.from({ length: 50 }, (_, i) => ({ sessionId: `rts-${i}`, deny: i % 2 === 0 }))
           const results = yield* Effect.all(
             attempts.map((a) =>
-              a.deny ? store.deny({ approvalId: record.approvalId, sessionId: a.sessionId, now: t0 + 1_000 }) : claim(record.approvalId, 0, a.sessionId)
+              a.deny
+                ? store.deny({ approvalId: record.approvalId, sessionId: a.sessionId, now: t0 + 1_000 })
+                : claim(record.approvalId, 0, a.sessionId)
             ),
             { concurrency: 50 }
           )
@@ -293,13 +417,14 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
           const after = yield* current(record.approvalId)
           assert.strictEqual(after.state, winner.deny ? "denied" : "approving")
           assert.strictEqual(after.resolvedBy, winner.sessionId)
-        }))
+        })
+      )
 
       it.effect.prop(
         "any sequence of operations leaves the store where the memory model is, with the same answers",
         [fc.array(operation, { maxLength: 25 })],
         ([operations]) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const store = yield* ApprovalStore
             const model = makeMemory()
             const a = approval()
@@ -312,7 +437,8 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
             for (const o of operations) {
               assert.deepStrictEqual(yield* apply(store, ids, o), yield* apply(model, ids, o), JSON.stringify(o))
             }
-            for (const id of [a.approvalId, b.approvalId]) assert.deepStrictEqual(yield* store.get(id), yield* model.get(id))
+            for (const id of [a.approvalId, b.approvalId])
+              assert.deepStrictEqual(yield* store.get(id), yield* model.get(id))
           }),
         { fastCheck: { numRuns: 40, seed: 16 } }
       )

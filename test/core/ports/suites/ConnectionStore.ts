@@ -22,7 +22,9 @@ export const suite = (
   describe(`ConnectionStore contract (${name})`, () => {
     onOneStore(sqlLayer ?? layer, (it) => {
       const register = (workspaceId: string, now: number, endpoint = "https://customer.example/accord") =>
-        Effect.flatMap(ConnectionStore, (store) => store.registerRevision({ workspaceId, connectionId: uid("conn-"), endpoint, now }))
+        Effect.flatMap(ConnectionStore, (store) =>
+          store.registerRevision({ workspaceId, connectionId: uid("conn-"), endpoint, now })
+        )
       const activate = (connectionId: string, revision: number, now = 5_000) =>
         Effect.flatMap(ConnectionStore, (store) => store.activate({ connectionId, revision, now }))
       const retire = (connectionId: string, revision: number, now = 9_000) =>
@@ -35,7 +37,7 @@ export const suite = (
       const statesOf = (connectionId: string) => Effect.map(load(connectionId), states)
 
       it.effect("the first registration creates the connection with revision 0, pending", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const workspaceId = uid("ws-")
           const connectionId = uid("conn-")
@@ -50,92 +52,129 @@ export const suite = (
             workspaceId,
             connectionId,
             createdAt: 1_000,
-            revisions: [{
-              revision: 0,
-              endpoint: "https://customer.example/hook",
-              state: "pending",
-              createdAt: 1_000,
-              activatedAt: null,
-              retiredAt: null
-            }],
+            revisions: [
+              {
+                revision: 0,
+                endpoint: "https://customer.example/hook",
+                state: "pending",
+                createdAt: 1_000,
+                activatedAt: null,
+                retiredAt: null
+              }
+            ],
             lastCheck: null
           }
           assert.deepStrictEqual(yield* store.get(workspaceId), Option.some(expected))
           assert.deepStrictEqual(yield* store.getById(connectionId), Option.some(expected))
-        }))
+        })
+      )
 
       it.effect("an unknown workspace or connection id has no connection", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           assert.isTrue(Option.isNone(yield* store.get(uid("ws-"))))
           assert.isTrue(Option.isNone(yield* store.getById(uid("conn-"))))
-        }))
+        })
+      )
 
       it.effect("a second registration is revision 1, pending, and supersedes revision 0", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000, "https://a.example/v0")
-          assert.deepStrictEqual(yield* register(workspaceId, 2_000, "https://a.example/v1"), { connectionId, revision: 1 })
+          assert.deepStrictEqual(yield* register(workspaceId, 2_000, "https://a.example/v1"), {
+            connectionId,
+            revision: 1
+          })
           const connection = yield* load(connectionId)
-          assert.deepStrictEqual(states(connection), [[1, "pending"], [0, "superseded"]])
-          assert.deepStrictEqual(connection.revisions.map((r) => [r.endpoint, r.createdAt]), [
-            ["https://a.example/v1", 2_000],
-            ["https://a.example/v0", 1_000]
+          assert.deepStrictEqual(states(connection), [
+            [1, "pending"],
+            [0, "superseded"]
           ])
+          assert.deepStrictEqual(
+            connection.revisions.map((r) => [r.endpoint, r.createdAt]),
+            [
+              ["https://a.example/v1", 2_000],
+              ["https://a.example/v0", 1_000]
+            ]
+          )
           assert.strictEqual(connection.createdAt, 1_000)
-        }))
+        })
+      )
 
       it.effect("the connectionId argument is ignored when the workspace already has a connection", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           const ignored = uid("conn-")
-          const second = yield* store.registerRevision({ workspaceId, connectionId: ignored, endpoint: "https://b.example", now: 2_000 })
+          const second = yield* store.registerRevision({
+            workspaceId,
+            connectionId: ignored,
+            endpoint: "https://b.example",
+            now: 2_000
+          })
           assert.deepStrictEqual(second, { connectionId, revision: 1 })
           assert.isTrue(Option.isNone(yield* store.getById(ignored)))
           assert.strictEqual(Option.getOrThrow(yield* store.get(workspaceId)).connectionId, connectionId)
-        }))
+        })
+      )
 
       it.effect("activating a superseded revision is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           yield* register(workspaceId, 2_000)
           const before = yield* load(connectionId)
           assert.strictEqual(yield* activate(connectionId, 0), "superseded")
           assert.deepStrictEqual(yield* load(connectionId), before)
-        }))
+        })
+      )
 
       it.effect("activating an unknown connection or revision is refused", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           assert.strictEqual(yield* activate(uid("conn-"), 0), "superseded")
           assert.strictEqual(yield* activate(connectionId, 1), "superseded")
           assert.deepStrictEqual(yield* statesOf(connectionId), [[0, "pending"]])
-        }))
+        })
+      )
 
       it.effect("the newest pending revision activates; activating a newer one replaces it", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           yield* register(workspaceId, 2_000)
           assert.strictEqual(yield* activate(connectionId, 1, 3_000), "activated")
           const activated = yield* load(connectionId)
-          assert.deepStrictEqual(states(activated), [[1, "active"], [0, "superseded"]])
+          assert.deepStrictEqual(states(activated), [
+            [1, "active"],
+            [0, "superseded"]
+          ])
           assert.strictEqual(activated.revisions[0]!.activatedAt, 3_000)
           assert.deepStrictEqual(yield* register(workspaceId, 4_000), { connectionId, revision: 2 })
           // A new pending revision leaves the active one in use until it is proven.
-          assert.deepStrictEqual(yield* statesOf(connectionId), [[2, "pending"], [1, "active"], [0, "superseded"]])
+          assert.deepStrictEqual(yield* statesOf(connectionId), [
+            [2, "pending"],
+            [1, "active"],
+            [0, "superseded"]
+          ])
           assert.strictEqual(yield* activate(connectionId, 2, 5_000), "activated")
           const replaced = yield* load(connectionId)
-          assert.deepStrictEqual(states(replaced), [[2, "active"], [1, "replaced"], [0, "superseded"]])
-          assert.deepStrictEqual(replaced.revisions.map((r) => r.activatedAt), [5_000, 3_000, null])
-        }))
+          assert.deepStrictEqual(states(replaced), [
+            [2, "active"],
+            [1, "replaced"],
+            [0, "superseded"]
+          ])
+          assert.deepStrictEqual(
+            replaced.revisions.map((r) => r.activatedAt),
+            [5_000, 3_000, null]
+          )
+        })
+      )
 
       it.effect("re-activating the active revision is refused", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           assert.strictEqual(yield* activate(connectionId, 0, 2_000), "activated")
@@ -143,20 +182,25 @@ export const suite = (
           const connection = yield* load(connectionId)
           assert.deepStrictEqual(states(connection), [[0, "active"]])
           assert.strictEqual(connection.revisions[0]!.activatedAt, 2_000)
-        }))
+        })
+      )
 
       it.effect("an active revision cannot be activated again once a newer one is pending", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           assert.strictEqual(yield* activate(connectionId, 0), "activated")
           yield* register(workspaceId, 2_000)
           assert.strictEqual(yield* activate(connectionId, 0), "superseded")
-          assert.deepStrictEqual(yield* statesOf(connectionId), [[1, "pending"], [0, "active"]])
-        }))
+          assert.deepStrictEqual(yield* statesOf(connectionId), [
+            [1, "pending"],
+            [0, "active"]
+          ])
+        })
+      )
 
       it.effect("retire applies only to replaced or superseded revisions", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000) // 0: superseded below
           yield* register(workspaceId, 2_000) // 1: active, then replaced
@@ -164,7 +208,12 @@ export const suite = (
           yield* register(workspaceId, 3_000) // 2: active
           assert.strictEqual(yield* activate(connectionId, 2), "activated")
           yield* register(workspaceId, 4_000) // 3: pending
-          assert.deepStrictEqual(yield* statesOf(connectionId), [[3, "pending"], [2, "active"], [1, "replaced"], [0, "superseded"]])
+          assert.deepStrictEqual(yield* statesOf(connectionId), [
+            [3, "pending"],
+            [2, "active"],
+            [1, "replaced"],
+            [0, "superseded"]
+          ])
 
           assert.isFalse(yield* retire(connectionId, 3))
           assert.isFalse(yield* retire(connectionId, 2))
@@ -174,12 +223,21 @@ export const suite = (
           assert.isTrue(yield* retire(connectionId, 0, 9_000))
           assert.isFalse(yield* retire(connectionId, 0, 9_500))
           const connection = yield* load(connectionId)
-          assert.deepStrictEqual(states(connection), [[3, "pending"], [2, "active"], [1, "retired"], [0, "retired"]])
-          assert.deepStrictEqual(connection.revisions.map((r) => r.retiredAt), [null, null, 8_000, 9_000])
-        }))
+          assert.deepStrictEqual(states(connection), [
+            [3, "pending"],
+            [2, "active"],
+            [1, "retired"],
+            [0, "retired"]
+          ])
+          assert.deepStrictEqual(
+            connection.revisions.map((r) => r.retiredAt),
+            [null, null, 8_000, 9_000]
+          )
+        })
+      )
 
       it.effect("recordCheck is shown by get, and a later check replaces it", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
@@ -189,10 +247,11 @@ export const suite = (
           const succeeded = { revision: 0, at: 3_000, outcome: "succeeded", problem: null } as const
           assert.isTrue(yield* store.recordCheck(connectionId, succeeded))
           assert.deepStrictEqual(Option.getOrThrow(yield* store.get(workspaceId)).lastCheck, succeeded)
-        }))
+        })
+      )
 
       it.effect("recordCheck refuses a check of a revision that is no longer active or pending", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000) // 0
@@ -206,10 +265,11 @@ export const suite = (
           assert.isFalse(yield* store.recordCheck(connectionId, { ...late, revision: 9 }))
           assert.isFalse(yield* store.recordCheck(uid("conn-"), late))
           assert.deepStrictEqual((yield* load(connectionId)).lastCheck, { ...newer, at: 3_500 })
-        }))
+        })
+      )
 
       it.effect("dueForCheck returns connections never checked or last checked before the bound", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const check = (connectionId: string, at: number) =>
             store.recordCheck(connectionId, { revision: 0, at, outcome: "succeeded", problem: null })
@@ -225,15 +285,19 @@ export const suite = (
           yield* check(active, 500)
           const mine = new Set([never, older, atBound, newer, active])
           const due = (yield* store.dueForCheck(10_000)).filter((c) => mine.has(c.connectionId))
-          assert.sameMembers(due.map((c) => c.connectionId), [never, older, active])
+          assert.sameMembers(
+            due.map((c) => c.connectionId),
+            [never, older, active]
+          )
           // Whole connections, as get returns them.
           for (const connection of due) {
             assert.deepStrictEqual(connection, yield* load(connection.connectionId))
           }
-        }))
+        })
+      )
 
       it.effect("dueForCheck skips connections without an active or pending revision", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // Unreachable through the port (the newest revision is always pending or active), so
           // written directly where the store is SQL; nothing to check for memory.
           const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
@@ -246,10 +310,11 @@ export const suite = (
                            WHERE connection_id = ${connectionId}`
           const due = yield* store.dueForCheck(Number.MAX_SAFE_INTEGER)
           assert.isFalse(due.some((c) => c.connectionId === connectionId))
-        }))
+        })
+      )
 
       it.effect("withRetirableRevisions lists connections with a replaced or superseded revision", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const only = (yield* register(uid("ws-"), 1_000)).connectionId // 0 pending
           const activeOnly = (yield* register(uid("ws-"), 1_000)).connectionId // 0 active
@@ -268,39 +333,58 @@ export const suite = (
           assert.isTrue(yield* retire(retired, 0)) // 0 retired, 1 pending
           const mine = new Set([only, activeOnly, superseded, replaced, retired])
           const listed = (yield* store.withRetirableRevisions).filter((c) => mine.has(c.connectionId))
-          assert.sameMembers(listed.map((c) => c.connectionId), [superseded, replaced])
+          assert.sameMembers(
+            listed.map((c) => c.connectionId),
+            [superseded, replaced]
+          )
           for (const connection of listed) assert.deepStrictEqual(connection, yield* load(connection.connectionId))
-        }))
+        })
+      )
 
       it.effect("the audit trail keeps every entry in order, per connection", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const a = (yield* register(uid("ws-"), 1_000)).connectionId
           const b = (yield* register(uid("ws-"), 1_000)).connectionId
           assert.deepStrictEqual(yield* store.audit(a), [])
-          yield* store.appendAudit(a, { at: 1_000, revision: 0, event: "registered", detail: { endpointHost: "a.example" } })
+          yield* store.appendAudit(a, {
+            at: 1_000,
+            revision: 0,
+            event: "registered",
+            detail: { endpointHost: "a.example" }
+          })
           yield* store.appendAudit(b, { at: 1_500, revision: 0, event: "registered", detail: {} })
-          yield* store.appendAudit(a, { at: 2_000, revision: 0, event: "orphan_retired", detail: { missing: ["completion"] } })
+          yield* store.appendAudit(a, {
+            at: 2_000,
+            revision: 0,
+            event: "orphan_retired",
+            detail: { missing: ["completion"] }
+          })
           const trail = yield* store.audit(a)
-          assert.deepStrictEqual(trail.map(({ seq: _, ...entry }) => entry), [
-            { at: 1_000, revision: 0, event: "registered", detail: { endpointHost: "a.example" } },
-            { at: 2_000, revision: 0, event: "orphan_retired", detail: { missing: ["completion"] } }
-          ])
+          assert.deepStrictEqual(
+            trail.map(({ seq: _, ...entry }) => entry),
+            [
+              { at: 1_000, revision: 0, event: "registered", detail: { endpointHost: "a.example" } },
+              { at: 2_000, revision: 0, event: "orphan_retired", detail: { missing: ["completion"] } }
+            ]
+          )
           assert.isTrue(trail[0]!.seq < trail[1]!.seq)
           assert.strictEqual((yield* store.audit(b)).length, 1)
-        }))
+        })
+      )
 
       it.effect("appending to the audit trail of an unknown connection fails", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* ConnectionStore
           const result = yield* Effect.either(
             store.appendAudit(uid("conn-"), { at: 1, revision: 0, event: "registered", detail: {} })
           )
           assert.strictEqual(result._tag, "Left")
-        }))
+        })
+      )
 
       it.effect("the audit table refuses updates and deletes (SQL)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
           if (Option.isNone(sql)) return
           const store = yield* ConnectionStore
@@ -309,14 +393,20 @@ export const suite = (
           const update = yield* Effect.either(
             sql.value`UPDATE accord_connection_audit SET event = 'retired' WHERE connection_id = ${connectionId}`
           )
-          const remove = yield* Effect.either(sql.value`DELETE FROM accord_connection_audit WHERE connection_id = ${connectionId}`)
+          const remove = yield* Effect.either(
+            sql.value`DELETE FROM accord_connection_audit WHERE connection_id = ${connectionId}`
+          )
           assert.strictEqual(update._tag, "Left")
           assert.strictEqual(remove._tag, "Left")
-          assert.deepStrictEqual((yield* store.audit(connectionId)).map((e) => e.event), ["registered"])
-        }))
+          assert.deepStrictEqual(
+            (yield* store.audit(connectionId)).map((e) => e.event),
+            ["registered"]
+          )
+        })
+      )
 
       it.effect("20 concurrent registrations get distinct revisions 0..19 and leave exactly one pending", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const results = yield* Effect.all(
             Array.from({ length: 20 }, (_, i) => register(workspaceId, 1_000 + i)),
@@ -324,15 +414,25 @@ export const suite = (
           )
           const connectionIds = new Set(results.map((r) => r.connectionId))
           assert.strictEqual(connectionIds.size, 1)
-          assert.deepStrictEqual(results.map((r) => r.revision).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i))
+          assert.deepStrictEqual(
+            results.map((r) => r.revision).sort((a, b) => a - b),
+            Array.from({ length: 20 }, (_, i) => i)
+          )
           const connection = yield* load([...connectionIds][0]!)
-          assert.deepStrictEqual(connection.revisions.map((r) => r.revision), Array.from({ length: 20 }, (_, i) => 19 - i))
-          assert.deepStrictEqual(connection.revisions.filter((r) => r.state === "pending").map((r) => r.revision), [19])
+          assert.deepStrictEqual(
+            connection.revisions.map((r) => r.revision),
+            Array.from({ length: 20 }, (_, i) => 19 - i)
+          )
+          assert.deepStrictEqual(
+            connection.revisions.filter((r) => r.state === "pending").map((r) => r.revision),
+            [19]
+          )
           assert.isTrue(connection.revisions.slice(1).every((r) => r.state === "superseded"))
-        }))
+        })
+      )
 
       it.effect("10 concurrent activations of one pending revision: exactly one activates", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const { connectionId } = yield* register(workspaceId, 1_000)
           yield* register(workspaceId, 2_000)
@@ -341,7 +441,11 @@ export const suite = (
             { concurrency: "unbounded" }
           )
           assert.strictEqual(outcomes.filter((o) => o === "activated").length, 1)
-          assert.deepStrictEqual(yield* statesOf(connectionId), [[1, "active"], [0, "superseded"]])
-        }))
+          assert.deepStrictEqual(yield* statesOf(connectionId), [
+            [1, "active"],
+            [0, "superseded"]
+          ])
+        })
+      )
     })
   })

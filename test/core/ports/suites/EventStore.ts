@@ -33,7 +33,7 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
       const ids = (events: ReadonlyArray<StoredEvent>) => events.map((e) => e.id)
 
       it.effect("a new event is stored and found by its event id, exactly as given", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* EventStore
           const workspaceId = uid("ws-")
           const stored = event(workspaceId)
@@ -43,50 +43,68 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           assert.isTrue(Option.isNone(yield* store.findByEventId(workspaceId, uid("client-"))))
           assert.isTrue(Option.isNone(yield* store.findByEventId(uid("ws-"), stored.eventId!)))
           assert.deepStrictEqual(yield* append([]), [])
-        }))
+        })
+      )
 
       it.effect("the same event id with the same payload hash is a duplicate that returns the original", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const original = event(workspaceId)
           yield* append([original])
           const retry = event(workspaceId, { eventId: original.eventId, receivedAt: T + 60_000 })
           assert.deepStrictEqual(yield* append([retry]), [{ _tag: "Duplicate", event: original }])
           assert.deepStrictEqual(yield* list({ workspaceId, limit: 10 }), [original])
-        }))
+        })
+      )
 
       it.effect("the same event id with another payload hash is a conflict that returns the original", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const original = event(workspaceId)
           yield* append([original])
-          const different = event(workspaceId, { eventId: original.eventId, payloadHash: "b".repeat(64), body: { other: 1 } })
+          const different = event(workspaceId, {
+            eventId: original.eventId,
+            payloadHash: "b".repeat(64),
+            body: { other: 1 }
+          })
           assert.deepStrictEqual(yield* append([different]), [{ _tag: "Conflict", event: original }])
           assert.deepStrictEqual(yield* list({ workspaceId, limit: 10 }), [original])
-        }))
+        })
+      )
 
       it.effect("events without an event id are never duplicates", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const first = event(workspaceId, { eventId: null })
           const second = event(workspaceId, { eventId: null })
           const third = event(workspaceId, { eventId: null })
           assert.deepStrictEqual(yield* append([first]), [{ _tag: "Stored", event: first }])
-          assert.deepStrictEqual((yield* append([second, third])).map((r) => r._tag), ["Stored", "Stored"])
+          assert.deepStrictEqual(
+            (yield* append([second, third])).map((r) => r._tag),
+            ["Stored", "Stored"]
+          )
           assert.sameMembers(ids(yield* list({ workspaceId, limit: 10 })), [first.id, second.id, third.id])
-        }))
+        })
+      )
 
       it.effect("event ids are unique per workspace, not across workspaces", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const eventId = uid("client-")
           const a = event(uid("ws-"), { eventId })
           const b = event(uid("ws-"), { eventId })
-          assert.deepStrictEqual((yield* append([a])).map((r) => r._tag), ["Stored"])
-          assert.deepStrictEqual((yield* append([b])).map((r) => r._tag), ["Stored"])
-        }))
+          assert.deepStrictEqual(
+            (yield* append([a])).map((r) => r._tag),
+            ["Stored"]
+          )
+          assert.deepStrictEqual(
+            (yield* append([b])).map((r) => r._tag),
+            ["Stored"]
+          )
+        })
+      )
 
       it.effect("in one batch, the first event with an event id wins; later ones are duplicates or conflicts", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const first = event(workspaceId)
           const same = event(workspaceId, { eventId: first.eventId })
@@ -99,20 +117,22 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
             { _tag: "Stored", event: unrelated }
           ])
           assert.sameMembers(ids(yield* list({ workspaceId, limit: 10 })), [first.id, unrelated.id])
-        }))
+        })
+      )
 
       it.effect("a rollup bucket stored again with the same payload is a duplicate of the original", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const original = event(workspaceId, { eventId: null, bucketKey: "bucket-1" })
           assert.deepStrictEqual(yield* append([original]), [{ _tag: "Stored", event: original }])
           const resend = event(workspaceId, { eventId: null, bucketKey: "bucket-1", receivedAt: T + 60_000 })
           assert.deepStrictEqual(yield* append([resend]), [{ _tag: "Duplicate", event: original }])
           assert.deepStrictEqual(yield* list({ workspaceId, limit: 10 }), [original])
-        }))
+        })
+      )
 
       it.effect("a rollup bucket stored again with another payload replaces the row's value, never adds a row", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const original = event(workspaceId, { eventId: null, bucketKey: "bucket-1", body: { value: 10 } })
           yield* append([original])
@@ -129,24 +149,42 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           // another bucket, another workspace's same bucket: separate rows
           const other = event(workspaceId, { eventId: null, bucketKey: "bucket-2" })
           const elsewhere = event(uid("ws-"), { eventId: null, bucketKey: "bucket-1" })
-          assert.deepStrictEqual((yield* append([other, elsewhere])).map((r) => r._tag), ["Stored", "Stored"])
+          assert.deepStrictEqual(
+            (yield* append([other, elsewhere])).map((r) => r._tag),
+            ["Stored", "Stored"]
+          )
           assert.sameMembers(ids(yield* list({ workspaceId, limit: 10 })), [original.id, other.id])
-        }))
+        })
+      )
 
       it.effect("in one batch, later sends of a bucket replace the first; the last value stays", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const first = event(workspaceId, { eventId: null, bucketKey: "b", body: { value: 1 } })
-          const second = event(workspaceId, { eventId: null, bucketKey: "b", payloadHash: "e".repeat(64), body: { value: 2 } })
-          const again = event(workspaceId, { eventId: null, bucketKey: "b", payloadHash: "e".repeat(64), body: { value: 2 } })
+          const second = event(workspaceId, {
+            eventId: null,
+            bucketKey: "b",
+            payloadHash: "e".repeat(64),
+            body: { value: 2 }
+          })
+          const again = event(workspaceId, {
+            eventId: null,
+            bucketKey: "b",
+            payloadHash: "e".repeat(64),
+            body: { value: 2 }
+          })
           const results = yield* append([first, second, again])
-          assert.deepStrictEqual(results.map((r) => r._tag), ["Stored", "Stored", "Duplicate"])
+          assert.deepStrictEqual(
+            results.map((r) => r._tag),
+            ["Stored", "Stored", "Duplicate"]
+          )
           const rows = yield* list({ workspaceId, limit: 10 })
           assert.deepStrictEqual(rows, [{ ...second, id: first.id }])
-        }))
+        })
+      )
 
       it.effect("list is newest first by occurredAt, then by id descending", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const events = [
             event(workspaceId, { id: "evt-b", occurredAt: T + 1 }),
@@ -155,20 +193,29 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
             event(workspaceId, { id: "evt-d", occurredAt: T })
           ].map((e) => ({ ...e, id: `${e.id}-${workspaceId}` }))
           yield* append(events)
-          assert.deepStrictEqual(ids(yield* list({ workspaceId, limit: 10 })), [events[1]!, events[2]!, events[0]!, events[3]!].map((e) => e.id))
-          assert.deepStrictEqual(ids(yield* list({ workspaceId, limit: 2 })), [events[1]!, events[2]!].map((e) => e.id))
-        }))
+          assert.deepStrictEqual(
+            ids(yield* list({ workspaceId, limit: 10 })),
+            [events[1]!, events[2]!, events[0]!, events[3]!].map((e) => e.id)
+          )
+          assert.deepStrictEqual(
+            ids(yield* list({ workspaceId, limit: 2 })),
+            [events[1]!, events[2]!].map((e) => e.id)
+          )
+        })
+      )
 
       it.effect("list filters by account, name, from (inclusive) and to (exclusive)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
-          const e = (accountId: string, eventName: string, occurredAt: number) => event(workspaceId, { accountId, eventName, occurredAt })
+          const e = (accountId: string, eventName: string, occurredAt: number) =>
+            event(workspaceId, { accountId, eventName, occurredAt })
           const a1 = e("acct_a", "login", T + 10)
           const a2 = e("acct_a", "purchase", T + 20)
           const a3 = e("acct_a", "login", T + 30)
           const b1 = e("acct_b", "login", T + 20)
           yield* append([a1, a2, a3, b1])
-          const q = (query: Omit<EventQuery, "workspaceId" | "limit">) => Effect.map(list({ workspaceId, limit: 10, ...query }), ids)
+          const q = (query: Omit<EventQuery, "workspaceId" | "limit">) =>
+            Effect.map(list({ workspaceId, limit: 10, ...query }), ids)
           assert.deepStrictEqual(yield* q({ accountId: "acct_a" }), [a3.id, a2.id, a1.id])
           assert.deepStrictEqual(yield* q({ eventName: "login" }), [a3.id, b1.id, a1.id])
           assert.deepStrictEqual(yield* q({ accountId: "acct_a", eventName: "login" }), [a3.id, a1.id])
@@ -177,14 +224,16 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           assert.sameMembers(yield* q({ from: T + 20, to: T + 30 }), [a2.id, b1.id])
           assert.deepStrictEqual(yield* q({ from: T + 20, to: T + 20 }), [])
           assert.deepStrictEqual(yield* q({ accountId: "acct_none" }), [])
-        }))
+        })
+      )
 
       it.effect("listAll returns every matching event, past any page, newest first", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* EventStore
           const workspaceId = uid("ws-")
           const access = Array.from({ length: 60 }, (_, i) =>
-            event(workspaceId, { eventId: null, eventName: "entitlement_active", occurredAt: T + i }))
+            event(workspaceId, { eventId: null, eventName: "entitlement_active", occurredAt: T + i })
+          )
           yield* append([
             ...access,
             event(workspaceId, { eventName: "feature_adopted", occurredAt: T + 5 }),
@@ -193,47 +242,57 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           ])
           const query = { workspaceId, accountId: "acct_1", eventName: "entitlement_active" }
           assert.deepStrictEqual(ids(yield* store.listAll(query)), ids([...access].sort(newestFirst)))
-          assert.deepStrictEqual(ids(yield* store.listAll({ ...query, from: T + 58 })), [access[59]!.id, access[58]!.id])
+          assert.deepStrictEqual(ids(yield* store.listAll({ ...query, from: T + 58 })), [
+            access[59]!.id,
+            access[58]!.id
+          ])
           assert.deepStrictEqual(yield* store.listAll({ ...query, accountId: "acct_none" }), [])
-        }))
+        })
+      )
 
       it.effect("getByIds returns the workspace's events with those ids, exactly as stored", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* EventStore
           const workspaceId = uid("ws-")
           const [a, b, c] = [event(workspaceId), event(workspaceId, { eventId: null }), event(workspaceId)]
           const elsewhere = event(uid("ws-"))
           yield* append([a!, b!, c!, elsewhere])
           const found = yield* store.getByIds(workspaceId, [a!.id, b!.id, elsewhere.id, uid("evt-"), a!.id])
-          assert.deepStrictEqual([...found].sort((x, y) => (x.id < y.id ? -1 : 1)), [a!, b!].sort((x, y) => (x.id < y.id ? -1 : 1)))
+          assert.deepStrictEqual(
+            [...found].sort((x, y) => (x.id < y.id ? -1 : 1)),
+            [a!, b!].sort((x, y) => (x.id < y.id ? -1 : 1))
+          )
           assert.deepStrictEqual(yield* store.getByIds(workspaceId, []), [])
-        }))
+        })
+      )
 
       it.effect("other workspaces' events are invisible", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const mine = uid("ws-")
           const theirs = uid("ws-")
           const own = event(mine)
           yield* append([own, event(theirs), event(theirs, { accountId: own.accountId })])
           assert.deepStrictEqual(ids(yield* list({ workspaceId: mine, limit: 10 })), [own.id])
           assert.deepStrictEqual(ids(yield* list({ workspaceId: mine, accountId: own.accountId, limit: 10 })), [own.id])
-        }))
+        })
+      )
 
       it.effect.prop(
         "paging with the after cursor walks every event exactly once, newest first",
-        [
-          fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 0, maxLength: 25 }),
-          fc.integer({ min: 1, max: 6 })
-        ],
+        [fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 0, maxLength: 25 }), fc.integer({ min: 1, max: 6 })],
         ([offsets, pageSize]) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const workspaceId = uid("ws-")
             const events = offsets.map((offset) => event(workspaceId, { eventId: null, occurredAt: T + offset }))
             if (events.length > 0) yield* append(events)
             const walked: Array<StoredEvent> = []
-            let after: EventQuery["after"] = undefined
+            let after: EventQuery["after"]
             for (let pages = 0; pages <= events.length; pages++) {
-              const page: ReadonlyArray<StoredEvent> = yield* list({ workspaceId, limit: pageSize, ...(after ? { after } : {}) })
+              const page: ReadonlyArray<StoredEvent> = yield* list({
+                workspaceId,
+                limit: pageSize,
+                ...(after ? { after } : {})
+              })
               assert.isAtMost(page.length, pageSize)
               if (page.length === 0) break
               walked.push(...page)
@@ -246,7 +305,7 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
       )
 
       it.effect("50 concurrent appends of one event id: exactly one is stored", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const eventId = uid("client-")
           const results = yield* Effect.all(
@@ -259,6 +318,7 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           const winner = results.find(([r]) => r!._tag === "Stored")![0]!.event
           assert.isTrue(results.every(([r]) => r!.event.id === winner.id))
           assert.deepStrictEqual(ids(yield* list({ workspaceId, limit: 100 })), [winner.id])
-        }))
+        })
+      )
     })
   })

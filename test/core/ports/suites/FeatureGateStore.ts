@@ -31,11 +31,15 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
       const checking = (g: NewGate): FeatureGate => ({ ...g, state: "checking", unlockedAt: null, unlockEventId: null })
       const createAll = (gates: ReadonlyArray<NewGate>) =>
         Effect.flatMap(FeatureGateStore, (store) =>
-          Effect.forEach(gates, (g) => Effect.map(store.create(g), (created) => assert.isTrue(created)), { discard: true }))
-      const byId = (gates: ReadonlyArray<FeatureGate>) => [...gates].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          Effect.forEach(gates, (g) => Effect.map(store.create(g), (created) => assert.isTrue(created)), {
+            discard: true
+          })
+        )
+      const byId = (gates: ReadonlyArray<FeatureGate>) =>
+        [...gates].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
 
       it.effect("a created gate is checking, exactly as given", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const created = gate(workspaceId)
@@ -43,24 +47,28 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           assert.deepStrictEqual(yield* store.get(workspaceId, created.id), Option.some(checking(created)))
           assert.isTrue(Option.isNone(yield* store.get(workspaceId, uid("gate-"))))
           assert.isTrue(Option.isNone(yield* store.get(uid("ws-"), created.id)))
-        }))
+        })
+      )
 
       it.effect("a second create with the same id is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const first = gate(workspaceId)
           assert.isTrue(yield* store.create(first))
-          assert.isFalse(yield* store.create(gate(workspaceId, { id: first.id, accountId: "acct_2", featureKey: "other" })))
+          assert.isFalse(
+            yield* store.create(gate(workspaceId, { id: first.id, accountId: "acct_2", featureKey: "other" }))
+          )
           assert.deepStrictEqual(yield* store.get(workspaceId, first.id), Option.some(checking(first)))
           // The same id in another workspace is another gate.
           const elsewhere = gate(uid("ws-"), { id: first.id })
           assert.isTrue(yield* store.create(elsewhere))
           assert.deepStrictEqual(yield* store.get(elsewhere.workspaceId, first.id), Option.some(checking(elsewhere)))
-        }))
+        })
+      )
 
       it.effect("checking lists only the account's gates still checking, in that workspace", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const first = gate(workspaceId)
@@ -70,13 +78,17 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           const otherWorkspace = gate(uid("ws-"))
           yield* createAll([first, second, unlocked, otherAccount, otherWorkspace])
           assert.isTrue(yield* store.unlock({ workspaceId, id: unlocked.id, at: T + 30, eventId: uid("evt-") }))
-          assert.deepStrictEqual(byId(yield* store.checking(workspaceId, "acct_1")), byId([checking(first), checking(second)]))
+          assert.deepStrictEqual(
+            byId(yield* store.checking(workspaceId, "acct_1")),
+            byId([checking(first), checking(second)])
+          )
           assert.deepStrictEqual(yield* store.checking(workspaceId, "acct_2"), [checking(otherAccount)])
           assert.deepStrictEqual(yield* store.checking(workspaceId, "acct_none"), [])
-        }))
+        })
+      )
 
       it.effect("listByAccount lists every gate of the account, checking and unlocked, oldest first", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const first = gate(workspaceId, { createdAt: T + 1 })
@@ -91,10 +103,11 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
             checking(third)
           ])
           assert.deepStrictEqual(yield* store.listByAccount(workspaceId, "acct_none"), [])
-        }))
+        })
+      )
 
       it.effect("unlock succeeds once, records when and by which event, then reports false", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const created = gate(workspaceId)
@@ -106,10 +119,11 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           assert.isFalse(yield* store.unlock({ workspaceId, id: created.id, at: T + 900, eventId: uid("evt-") }))
           assert.deepStrictEqual(yield* store.get(workspaceId, created.id), Option.some(unlocked))
           assert.deepStrictEqual(yield* store.checking(workspaceId, created.accountId), [])
-        }))
+        })
+      )
 
       it.effect("unlock of an unknown gate, or of a gate in another workspace, is false", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const created = gate(workspaceId)
@@ -117,10 +131,11 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           assert.isFalse(yield* store.unlock({ workspaceId, id: uid("gate-"), at: T, eventId: uid("evt-") }))
           assert.isFalse(yield* store.unlock({ workspaceId: uid("ws-"), id: created.id, at: T, eventId: uid("evt-") }))
           assert.deepStrictEqual(yield* store.get(workspaceId, created.id), Option.some(checking(created)))
-        }))
+        })
+      )
 
       it.effect("10 concurrent unlocks: exactly one succeeds, and its event is the one recorded", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const created = gate(workspaceId)
@@ -136,10 +151,11 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           assert.strictEqual(stored.state, "unlocked")
           assert.strictEqual(stored.unlockEventId, winners[0]!.eventId)
           assert.strictEqual(stored.unlockedAt, winners[0]!.at)
-        }))
+        })
+      )
 
       it.effect("list: a workspace's gates newest first, filtered by account and state, paged by keyset", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* FeatureGateStore
           const workspaceId = uid("ws-")
           const gates = [
@@ -157,10 +173,17 @@ export const suite = (name: string, layer: () => Layer.Layer<FeatureGateStore, u
           const page = yield* store.list({ workspaceId, limit: 2 })
           const after = { createdAt: page[1]!.createdAt, id: page[1]!.id }
           assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, after })), ["g-4", "g-1"])
-          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, accountId: "acct_b" })), ["g-2", "g-4"])
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, accountId: "acct_b" })), [
+            "g-2",
+            "g-4"
+          ])
           assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, state: "unlocked" })), ["g-4"])
-          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, state: "checking", accountId: "acct_b" })), ["g-2"])
+          assert.deepStrictEqual(
+            ids(yield* store.list({ workspaceId, limit: 10, state: "checking", accountId: "acct_b" })),
+            ["g-2"]
+          )
           assert.deepStrictEqual(yield* store.list({ workspaceId: uid("ws-"), limit: 10 }), [])
-        }))
+        })
+      )
     })
   })

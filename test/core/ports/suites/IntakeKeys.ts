@@ -2,7 +2,12 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { ActionLedger, type ActionRecord, type CreateResult, type IntakeKeyClaim } from "../../../../core/ports/ActionLedger.ts"
+import {
+  ActionLedger,
+  type ActionRecord,
+  type CreateResult,
+  type IntakeKeyClaim
+} from "../../../../core/ports/ActionLedger.ts"
 import { Outbox } from "../../../../core/ports/Outbox.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
@@ -39,7 +44,7 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
         readonly at?: number
         readonly liveSince?: number
       }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const record = { ...action(options.workspaceId), createdAt: options.at ?? T }
           const claim: IntakeKeyClaim = {
             workspaceId: options.workspaceId,
@@ -68,17 +73,18 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
       const exists = (id: string) => Effect.flatMap(ActionLedger, (ledger) => Effect.map(ledger.get(id), Option.isSome))
 
       it.effect("create claims the key with the action; findIntakeKey returns the claim", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           assert.isTrue(Option.isNone(yield* find(workspaceId, "key-1")))
           const { claim, record, result } = yield* createKeyed({ workspaceId, key: "key-1" })
           assert.strictEqual(result, "created")
           assert.isTrue(yield* exists(record.actionRequestId))
           assert.deepStrictEqual(yield* find(workspaceId, "key-1"), Option.some(claim))
-        }))
+        })
+      )
 
       it.effect("a live claim: the second create returns it and writes nothing (no action, no outbox item)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const first = yield* createKeyed({ workspaceId, key: "key-2" })
           const second = yield* createKeyed({ workspaceId, key: "key-2", bodyHash: "b".repeat(64), at: T + 1_000 })
@@ -86,19 +92,21 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           assert.isFalse(yield* exists(second.record.actionRequestId))
           assert.isTrue(Option.isNone(yield* (yield* Outbox).findByKey("intake-keys", second.record.actionRequestId)))
           assert.deepStrictEqual(yield* find(workspaceId, "key-2"), Option.some(first.claim))
-        }))
+        })
+      )
 
       it.effect("keys are per workspace, and case-sensitive", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const one = uid("ws-")
           const other = uid("ws-")
           assert.strictEqual((yield* createKeyed({ workspaceId: one, key: "Key-3" })).result, "created")
           assert.strictEqual((yield* createKeyed({ workspaceId: other, key: "Key-3" })).result, "created")
           assert.strictEqual((yield* createKeyed({ workspaceId: one, key: "key-3" })).result, "created")
-        }))
+        })
+      )
 
       it.effect("an expired claim is ignored by findIntakeKey and replaced by the next create", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const old = yield* createKeyed({ workspaceId, key: "key-4" })
           // Still live one millisecond before it expires…
@@ -106,15 +114,22 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           // …and gone after.
           assert.isTrue(Option.isNone(yield* find(workspaceId, "key-4", T + 1)))
           const later = T + day + 1
-          const fresh = yield* createKeyed({ workspaceId, key: "key-4", bodyHash: "c".repeat(64), at: later, liveSince: later - day })
+          const fresh = yield* createKeyed({
+            workspaceId,
+            key: "key-4",
+            bodyHash: "c".repeat(64),
+            at: later,
+            liveSince: later - day
+          })
           assert.strictEqual(fresh.result, "created")
           assert.deepStrictEqual(yield* find(workspaceId, "key-4", later - day), Option.some(fresh.claim))
           // The old action stays; only the key moved on.
           assert.isTrue(yield* exists(old.record.actionRequestId))
-        }))
+        })
+      )
 
       it.effect("a duplicate action under a new key claims nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const ledger = yield* ActionLedger
           const record = action(workspaceId)
@@ -127,25 +142,33 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
             actionRequestId: record.actionRequestId,
             createdAt: T
           }
-          assert.strictEqual(yield* ledger.create({ record, history, intakeKey: { claim, liveSince: T - day } }), "duplicate")
-          assert.isTrue(Option.isNone(yield* find(workspaceId, "key-5")))
-        }))
-
-      it.effect("50 concurrent creates under one key: exactly one action, every other one gets its claim", () =>
-        Effect.gen(function*() {
-          const workspaceId = uid("ws-")
-          const results = yield* Effect.all(
-            Array.from({ length: 50 }, () => createKeyed({ workspaceId, key: "key-6" })),
-            { concurrency: "unbounded" }
+          assert.strictEqual(
+            yield* ledger.create({ record, history, intakeKey: { claim, liveSince: T - day } }),
+            "duplicate"
           )
-          const created = results.filter((r) => r.result === "created")
-          assert.strictEqual(created.length, 1)
-          const winner = created[0]!.claim
-          for (const r of results) {
-            if (r.result !== "created") assert.deepStrictEqual(r.result, { _tag: "IntakeKeyTaken", claim: winner })
-          }
-          const stored = yield* Effect.forEach(results, (r) => exists(r.record.actionRequestId))
-          assert.strictEqual(stored.filter(Boolean).length, 1)
-        }), { timeout: 60_000 })
+          assert.isTrue(Option.isNone(yield* find(workspaceId, "key-5")))
+        })
+      )
+
+      it.effect(
+        "50 concurrent creates under one key: exactly one action, every other one gets its claim",
+        () =>
+          Effect.gen(function* () {
+            const workspaceId = uid("ws-")
+            const results = yield* Effect.all(
+              Array.from({ length: 50 }, () => createKeyed({ workspaceId, key: "key-6" })),
+              { concurrency: "unbounded" }
+            )
+            const created = results.filter((r) => r.result === "created")
+            assert.strictEqual(created.length, 1)
+            const winner = created[0]!.claim
+            for (const r of results) {
+              if (r.result !== "created") assert.deepStrictEqual(r.result, { _tag: "IntakeKeyTaken", claim: winner })
+            }
+            const stored = yield* Effect.forEach(results, (r) => exists(r.record.actionRequestId))
+            assert.strictEqual(stored.filter(Boolean).length, 1)
+          }),
+        { timeout: 60_000 }
+      )
     })
   })

@@ -28,7 +28,7 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
       })
 
       it.effect("a created session is found by its hash and by its id, exactly as stored", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const record = session(uid("ws-"), { role: "viewer", authorities: ["funnels.actions.request"] })
           assert.isTrue(yield* store.create(record))
@@ -36,18 +36,20 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
           assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
           assert.isTrue(Option.isNone(yield* store.findByHash(uid("hash-"))))
           assert.isTrue(Option.isNone(yield* store.get(uid("rts-"))))
-        }))
+        })
+      )
 
       it.effect("a session with no authorities, or already revoked, round-trips too", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const record = session(uid("ws-"), { authorities: [], revokedAt: 1_700_000_000_500 })
           assert.isTrue(yield* store.create(record))
           assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
-        }))
+        })
+      )
 
       it.effect("a duplicate id is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const workspaceId = uid("ws-")
           const first = session(workspaceId)
@@ -56,10 +58,11 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
           assert.isFalse(yield* store.create(clash))
           assert.isTrue(Option.isNone(yield* store.findByHash(clash.tokenHash)))
           assert.deepStrictEqual(yield* store.get(first.sessionId), Option.some(first))
-        }))
+        })
+      )
 
       it.effect("a duplicate token hash is refused and changes nothing", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const first = session(uid("ws-"))
           assert.isTrue(yield* store.create(first))
@@ -67,10 +70,11 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
           assert.isFalse(yield* store.create(clash))
           assert.isTrue(Option.isNone(yield* store.get(clash.sessionId)))
           assert.deepStrictEqual(yield* store.findByHash(first.tokenHash), Option.some(first))
-        }))
+        })
+      )
 
       it.effect("revoke succeeds once, then reports there is no unrevoked session", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const workspaceId = uid("ws-")
           const record = session(workspaceId)
@@ -81,19 +85,21 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
           assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(revoked))
           assert.deepStrictEqual(yield* store.findByHash(record.tokenHash), Option.some(revoked))
           assert.isFalse(yield* store.revoke(workspaceId, uid("rts-"), 1_700_000_000_600))
-        }))
+        })
+      )
 
       it.effect("a session cannot be revoked through another workspace", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const record = session(uid("ws-"))
           assert.isTrue(yield* store.create(record))
           assert.isFalse(yield* store.revoke(uid("ws-"), record.sessionId, 1_700_000_000_500))
           assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
-        }))
+        })
+      )
 
       it.effect("revoking one session leaves the account's other sessions live", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const workspaceId = uid("ws-")
           const first = session(workspaceId)
@@ -102,6 +108,7 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
           assert.isTrue(yield* store.create(second))
           assert.isTrue(yield* store.revoke(workspaceId, first.sessionId, 1_700_000_000_500))
           assert.deepStrictEqual(yield* store.get(second.sessionId), Option.some(second))
-        }))
+        })
+      )
     })
   })

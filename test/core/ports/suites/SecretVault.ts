@@ -30,16 +30,15 @@ export const suite = (
        * A vault plus raw access to the sealed value at a reference: the SQL table when there is one,
        * otherwise a vault of our own over a visible memory table.
        */
-      const atRest = Effect.gen(function*() {
+      const atRest = Effect.gen(function* () {
         const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
         if (Option.isSome(sql)) {
           const client = sql.value
           return {
             vault: yield* SecretVault.SecretVault,
             sealed: (ref: string) =>
-              Effect.map(
-                client<{ sealed: string }>`SELECT sealed FROM accord_secrets WHERE ref = ${ref}`,
-                (rows) => rows.map((row) => row.sealed)
+              Effect.map(client<{ sealed: string }>`SELECT sealed FROM accord_secrets WHERE ref = ${ref}`, (rows) =>
+                rows.map((row) => row.sealed)
               ),
             copy: (from: string, to: string) =>
               Effect.asVoid(client`INSERT INTO accord_secrets (ref, sealed, created_at)
@@ -50,26 +49,29 @@ export const suite = (
         return {
           vault: yield* SecretVault.make(table),
           sealed: (ref: string) => Effect.sync(() => Option.toArray(Option.fromNullable(table.rows.get(ref)))),
-          copy: (from: string, to: string) => Effect.asVoid(Effect.flatMap(table.get(from), (v) => table.put(to, Option.getOrThrow(v), 0)))
+          copy: (from: string, to: string) =>
+            Effect.asVoid(Effect.flatMap(table.get(from), (v) => table.put(to, Option.getOrThrow(v), 0)))
         }
       })
 
       it.effect("a secret put is returned by get", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const vault = yield* SecretVault.SecretVault
           const ref = uid("ref-")
           yield* vault.put(ref, Redacted.make("whsec_round-trip-✓"), 1_000)
           assert.deepStrictEqual(plaintext(yield* vault.get(ref)), Option.some("whsec_round-trip-✓"))
-        }))
+        })
+      )
 
       it.effect("get of an unknown reference is none", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const vault = yield* SecretVault.SecretVault
           assert.isTrue(Option.isNone(yield* vault.get(uid("ref-"))))
-        }))
+        })
+      )
 
       it.effect("retire deletes the secret: true once, then false, and get is none", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const vault = yield* SecretVault.SecretVault
           const ref = uid("ref-")
           const kept = uid("ref-")
@@ -79,10 +81,11 @@ export const suite = (
           assert.isFalse(yield* vault.retire(ref))
           assert.isTrue(Option.isNone(yield* vault.get(ref)))
           assert.deepStrictEqual(plaintext(yield* vault.get(kept)), Option.some("secret-to-keep"))
-        }))
+        })
+      )
 
       it.effect("only ciphertext is stored: the row never contains the plaintext and is sealed v1", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { sealed, vault } = yield* atRest
           const ref = uid("ref-")
           const secret = "whsec_" + "plaintext-marker-".repeat(3)
@@ -93,22 +96,27 @@ export const suite = (
           assert.notInclude(rows[0]!, secret)
           assert.notInclude(rows[0]!, "plaintext-marker")
           assert.notInclude(rows[0]!, globalThis.btoa(secret).slice(0, 12))
-        }))
+        })
+      )
 
       it.effect("a ciphertext copied to another reference fails to open", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { copy, vault } = yield* atRest
           const ref = uid("ref-")
           const elsewhere = uid("ref-")
           yield* vault.put(ref, Redacted.make("bound-to-its-ref"), 1_000)
           yield* copy(ref, elsewhere)
           const exit = yield* Effect.exit(vault.get(elsewhere))
-          assert.deepStrictEqual(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : exit, "OpenFailed")
+          assert.deepStrictEqual(
+            Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : exit,
+            "OpenFailed"
+          )
           assert.deepStrictEqual(plaintext(yield* vault.get(ref)), Option.some("bound-to-its-ref"))
-        }))
+        })
+      )
 
       it.effect("each store built from the layer is fresh: another store does not see this one's secrets", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const vault = yield* SecretVault.SecretVault
           const ref = uid("ref-")
           yield* vault.put(ref, Redacted.make("only-in-the-first-store"), 1_000)
@@ -116,6 +124,7 @@ export const suite = (
             Effect.provide(Layer.suspend(layer))
           )
           assert.isTrue(Option.isNone(inOther))
-        }))
+        })
+      )
     })
   })

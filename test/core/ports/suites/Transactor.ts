@@ -43,41 +43,51 @@ export const suite = (
     onOneStore(sqlLayer ?? layer, (it) => {
       /** Two writes through two different ports, checked from inside the transaction. */
       const writeBoth = (workspaceId: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const keys = yield* ApiKeyStore
           assert.isTrue(yield* keys.ensureWorkspace(workspaceId, 1_000))
-          assert.deepStrictEqual(yield* (yield* UsageMeterStore).claimUnit({ workspaceId, meterKey: "seats", unit: "seat", now: 1_000 }), Option.none())
+          assert.deepStrictEqual(
+            yield* (yield* UsageMeterStore).claimUnit({ workspaceId, meterKey: "seats", unit: "seat", now: 1_000 }),
+            Option.none()
+          )
           assert.isTrue(yield* keys.workspaceExists(workspaceId))
         })
       /** The meter's unit after the fact: `none` if nothing was kept (this claim then records one). */
       const keptUnit = (workspaceId: string) =>
-        Effect.flatMap(UsageMeterStore, (meters) => meters.claimUnit({ workspaceId, meterKey: "seats", unit: "probe", now: 2_000 }))
+        Effect.flatMap(UsageMeterStore, (meters) =>
+          meters.claimUnit({ workspaceId, meterKey: "seats", unit: "probe", now: 2_000 })
+        )
 
       it.effect("the effect's result passes through", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const transactor = yield* Transactor
-          assert.deepStrictEqual(yield* transactor.withTransaction(Effect.succeed({ committed: [1, 2] })), { committed: [1, 2] })
-        }))
+          assert.deepStrictEqual(yield* transactor.withTransaction(Effect.succeed({ committed: [1, 2] })), {
+            committed: [1, 2]
+          })
+        })
+      )
 
       it.effect("the effect's own failure passes through unchanged", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const transactor = yield* Transactor
           const refused = new Refused({ reason: "over quota" })
           assertIsRefused(yield* Effect.flip(transactor.withTransaction(Effect.fail(refused))), refused)
-        }))
+        })
+      )
 
       it.effect("a successful effect keeps both ports' writes", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           yield* (yield* Transactor).withTransaction(writeBoth(workspaceId))
           assert.isTrue(yield* (yield* ApiKeyStore).workspaceExists(workspaceId))
           assert.deepStrictEqual(yield* keptUnit(workspaceId), Option.some("seat"))
-        }))
+        })
+      )
 
       if (sqlLayer === undefined) return
 
       it.effect("a failure after two ports' writes rolls both back", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const refused = new Refused({ reason: "after the writes" })
           const failure = yield* Effect.flip(
@@ -86,50 +96,67 @@ export const suite = (
           assertIsRefused(failure, refused)
           assert.isFalse(yield* (yield* ApiKeyStore).workspaceExists(workspaceId))
           assert.deepStrictEqual(yield* keptUnit(workspaceId), Option.none())
-        }))
+        })
+      )
 
-      it.effect("batched stores inside a transaction write on its connection: read back inside, rolled back with it", () =>
-        Effect.gen(function*() {
-          const scope = uid("scope-")
-          const actionRequestId = uid("ar-")
-          const record = {
-            actionRequestId,
-            workspaceId: uid("ws-"),
-            accountId: "acct_1",
-            connectionId: uid("conn-"),
-            revision: 0,
-            providerIdempotencyKey: uid("idem-"),
-            state: "queued",
-            request: { n: 1 },
-            acknowledgement: null,
-            sealedContinuation: null,
-            createdAt: 1_000
-          }
-          const refused = new Refused({ reason: "after the claims" })
-          const failure = yield* Effect.flip((yield* Transactor).withTransaction(Effect.gen(function*() {
-            const nonces = yield* NonceStore
-            const ledger = yield* ActionLedger
-            assert.isTrue(yield* nonces.claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 }))
-            assert.isFalse(yield* nonces.claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 }))
-            assert.strictEqual(yield* ledger.create({ record, history: { at: 1_000, trigger: "intake", detail: {} } }), "created")
-            const inside = Option.getOrThrow(yield* ledger.get(actionRequestId))
-            const moved = yield* ledger.transition({
+      it.effect(
+        "batched stores inside a transaction write on its connection: read back inside, rolled back with it",
+        () =>
+          Effect.gen(function* () {
+            const scope = uid("scope-")
+            const actionRequestId = uid("ar-")
+            const record = {
               actionRequestId,
-              expectedVersion: inside.version,
-              toState: "accepted",
-              at: 1_001,
-              history: { at: 1_001, trigger: "ack", detail: {} }
-            })
-            assert.strictEqual(moved._tag, "Applied")
-            return yield* Effect.fail(refused)
-          })))
-          assertIsRefused(failure, refused)
-          assert.isTrue(Option.isNone(yield* (yield* ActionLedger).get(actionRequestId)))
-          assert.isTrue(yield* (yield* NonceStore).claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 }))
-        }))
+              workspaceId: uid("ws-"),
+              accountId: "acct_1",
+              connectionId: uid("conn-"),
+              revision: 0,
+              providerIdempotencyKey: uid("idem-"),
+              state: "queued",
+              request: { n: 1 },
+              acknowledgement: null,
+              sealedContinuation: null,
+              createdAt: 1_000
+            }
+            const refused = new Refused({ reason: "after the claims" })
+            const failure = yield* Effect.flip(
+              (yield* Transactor).withTransaction(
+                Effect.gen(function* () {
+                  const nonces = yield* NonceStore
+                  const ledger = yield* ActionLedger
+                  assert.isTrue(
+                    yield* nonces.claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 })
+                  )
+                  assert.isFalse(
+                    yield* nonces.claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 })
+                  )
+                  assert.strictEqual(
+                    yield* ledger.create({ record, history: { at: 1_000, trigger: "intake", detail: {} } }),
+                    "created"
+                  )
+                  const inside = Option.getOrThrow(yield* ledger.get(actionRequestId))
+                  const moved = yield* ledger.transition({
+                    actionRequestId,
+                    expectedVersion: inside.version,
+                    toState: "accepted",
+                    at: 1_001,
+                    history: { at: 1_001, trigger: "ack", detail: {} }
+                  })
+                  assert.strictEqual(moved._tag, "Applied")
+                  return yield* Effect.fail(refused)
+                })
+              )
+            )
+            assertIsRefused(failure, refused)
+            assert.isTrue(Option.isNone(yield* (yield* ActionLedger).get(actionRequestId)))
+            assert.isTrue(
+              yield* (yield* NonceStore).claim({ scope, nonce: "nonce-in-transaction", now: 1_000, expiresAt: 9_000 })
+            )
+          })
+      )
 
       it.effect("a defect after two ports' writes rolls both back", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const workspaceId = uid("ws-")
           const exit = yield* Effect.exit(
             (yield* Transactor).withTransaction(Effect.zipRight(writeBoth(workspaceId), Effect.die("boom")))
@@ -137,6 +164,7 @@ export const suite = (
           assert.deepStrictEqual(Exit.isFailure(exit) ? Cause.squash(exit.cause) : exit, "boom")
           assert.isFalse(yield* (yield* ApiKeyStore).workspaceExists(workspaceId))
           assert.deepStrictEqual(yield* keptUnit(workspaceId), Option.none())
-        }))
+        })
+      )
     })
   })

@@ -69,14 +69,14 @@ const rejects = <A, I>(schema: Schema.Schema<A, I, never>, input: unknown, path?
 
 /** The Effect form: for schemas containing the continuation, whose expiry reads the Clock. */
 const acceptsEffect = <A, I>(schema: Schema.Schema<A, I, never>, input: unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const result = yield* Effect.either(Schema.decodeUnknown(schema)(input))
     if (Either.isLeft(result)) assert.fail(ParseResult.TreeFormatter.formatErrorSync(result.left))
     else assert.deepStrictEqual(result.right as unknown, input)
   })
 
 const rejectsEffect = <A, I>(schema: Schema.Schema<A, I, never>, input: unknown, path?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const result = yield* Effect.either(Schema.decodeUnknown(schema)(input))
     if (Either.isRight(result)) assert.fail(`expected a rejection, got ${JSON.stringify(result.right)}`)
     else if (path !== undefined) assert.include(issuePaths(result.left), path)
@@ -145,13 +145,11 @@ describe("HandshakeAck", () => {
     accepts(HandshakeAck, withField(withProof, ["paymentCapabilities", "modes"], []))
     accepts(
       HandshakeAck,
-      withField(withProof, ["paymentCapabilities", "modes"], [
-        "existing_subscription_change",
-        "new_subscription",
-        "one_time_purchase",
-        "setup_only",
-        "recover_payment"
-      ])
+      withField(
+        withProof,
+        ["paymentCapabilities", "modes"],
+        ["existing_subscription_change", "new_subscription", "one_time_purchase", "setup_only", "recover_payment"]
+      )
     )
   })
 
@@ -216,8 +214,16 @@ describe("ExecutionRequest", () => {
     rejects(ExecutionRequest, withField(body, ["accountId"], ""), "accountId")
     rejects(ExecutionRequest, withField(body, ["accountId"], "a".repeat(257)), "accountId")
     rejects(ExecutionRequest, withField(body, ["action", "key"], "k".repeat(129)), "action.key")
-    rejects(ExecutionRequest, withField(body, ["action", "safeTerms", "label"], "l".repeat(201)), "action.safeTerms.label")
-    rejects(ExecutionRequest, withField(body, ["action", "safeTerms", "confirmation"], ""), "action.safeTerms.confirmation")
+    rejects(
+      ExecutionRequest,
+      withField(body, ["action", "safeTerms", "label"], "l".repeat(201)),
+      "action.safeTerms.label"
+    )
+    rejects(
+      ExecutionRequest,
+      withField(body, ["action", "safeTerms", "confirmation"], ""),
+      "action.safeTerms.confirmation"
+    )
     rejects(ExecutionRequest, withField(body, ["actor", "roleKey"], ""), "actor.roleKey")
     rejects(ExecutionRequest, withField(body, ["requestNonce"], "short-nonce"), "requestNonce")
     accepts(ExecutionRequest, withField(body, ["accountId"], "a".repeat(256)))
@@ -270,7 +276,7 @@ describe("ExecutionRequest", () => {
     rejects(ExecutionRequest, operation({ family: "Credit-Grant" }))
     rejects(ExecutionRequest, operation({ family: "" }))
     rejects(ExecutionRequest, operation({ family: "c".repeat(65) }))
-    rejects(ExecutionRequest, operation({ family: "credit.grant", "$where": "1" }))
+    rejects(ExecutionRequest, operation({ family: "credit.grant", $where: "1" }))
     rejects(ExecutionRequest, operation({ amount: 5 }))
   })
 })
@@ -295,52 +301,65 @@ describe("PaymentContinuation", () => {
   it("exports the one-hour window", () => assert.strictEqual(continuationWindowMillis, 3_600_000))
 
   it.effect("accepts a continuation expiring within the hour, platform-owned or connected", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* acceptsEffect(PaymentContinuation, continuation)
       yield* acceptsEffect(PaymentContinuation, withField(continuation, ["connectedAccountId"], null))
       yield* acceptsEffect(PaymentContinuation, withField(continuation, ["intent"], "setup"))
-    }))
+    })
+  )
 
   it.effect("expiry: past and exactly now rejected, now + 1 h accepted, now + 1 h + 1 ms rejected", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(PaymentContinuation, expiringAt(now - 1_000), "expiresAt")
       yield* rejectsEffect(PaymentContinuation, expiringAt(now), "expiresAt")
       yield* acceptsEffect(PaymentContinuation, expiringAt(now + 1))
       yield* acceptsEffect(PaymentContinuation, expiringAt(now + continuationWindowMillis))
       yield* rejectsEffect(PaymentContinuation, expiringAt(now + continuationWindowMillis + 1), "expiresAt")
-    }))
+    })
+  )
 
   it.effect("expiry is judged at the time of decoding, and offsets are honoured", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       const body = withField(continuation, ["expiresAt"], "2026-11-22T11:45:30.000+01:00") // now + 30 min
       yield* acceptsEffect(PaymentContinuation, body)
       yield* TestClock.adjust("30 minutes")
       yield* rejectsEffect(PaymentContinuation, body, "expiresAt")
-    }))
+    })
+  )
 
   it.effect("rejects allowRedirects other than never", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       for (const value of ["always", "if_required", null, true]) {
         yield* rejectsEffect(PaymentContinuation, withField(continuation, ["allowRedirects"], value), "allowRedirects")
       }
-    }))
+    })
+  )
 
   it.effect("rejects other invalid shapes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(PaymentContinuation, withField(continuation, ["paymentMethodTypes"], ["card"]))
       yield* rejectsEffect(PaymentContinuation, withField(continuation, ["kind"], "checkout_session"), "kind")
       yield* rejectsEffect(PaymentContinuation, withField(continuation, ["intent"], "subscription"), "intent")
-      yield* rejectsEffect(PaymentContinuation, withField(continuation, ["clientSecret"], "s".repeat(513)), "clientSecret")
+      yield* rejectsEffect(
+        PaymentContinuation,
+        withField(continuation, ["clientSecret"], "s".repeat(513)),
+        "clientSecret"
+      )
       yield* rejectsEffect(PaymentContinuation, withField(continuation, ["publishableKey"], ""), "publishableKey")
       yield* rejectsEffect(PaymentContinuation, withField(continuation, ["connectedAccountId"], ""))
-      yield* rejectsEffect(PaymentContinuation, withoutField(continuation, ["connectedAccountId"]), "connectedAccountId")
+      yield* rejectsEffect(
+        PaymentContinuation,
+        withoutField(continuation, ["connectedAccountId"]),
+        "connectedAccountId"
+      )
       yield* rejectsEffect(PaymentContinuation, withField(continuation, ["expiresAt"], "soon"), "expiresAt")
-    }))
+    })
+  )
 
   it("cannot be decoded synchronously: the expiry needs the Clock", () =>
     assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(PaymentContinuation)(continuation))))
@@ -364,29 +383,32 @@ describe("Acknowledgement", () => {
   )
 
   it.effect("accepts each state with and without its optional fields", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* acceptsEffect(Acknowledgement, accepted)
       yield* acceptsEffect(Acknowledgement, acceptedWithContinuation)
       yield* acceptsEffect(Acknowledgement, rejected)
       yield* acceptsEffect(Acknowledgement, withField(rejected, ["errorCode"], "trial_not_found"))
       yield* acceptsEffect(Acknowledgement, withField(rejected, ["providerReference"], "ref_1"))
-    }))
+    })
+  )
 
   it.effect("rejects errorCode with accepted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(Acknowledgement, withField(accepted, ["errorCode"], "oops"), "errorCode")
-    }))
+    })
+  )
 
   it.effect("rejects a continuation with rejected", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(Acknowledgement, withField(rejected, ["continuation"], continuation), "continuation")
-    }))
+    })
+  )
 
   it.effect("rejects unknown fields, at top level and inside the continuation", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(Acknowledgement, withField(accepted, ["extra"], 1), "extra")
       yield* rejectsEffect(Acknowledgement, withField(rejected, ["extra"], 1), "extra")
@@ -395,10 +417,11 @@ describe("Acknowledgement", () => {
         withField(acceptedWithContinuation, ["continuation", "extra"], 1),
         "continuation.extra"
       )
-    }))
+    })
+  )
 
   it.effect("rejects an invalid continuation (expired, or redirects allowed)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(
         Acknowledgement,
@@ -410,10 +433,11 @@ describe("Acknowledgement", () => {
         withField(acceptedWithContinuation, ["continuation", "allowRedirects"], "always"),
         "continuation.allowRedirects"
       )
-    }))
+    })
+  )
 
   it.effect("rejects a wrong literal, wrong types, bounds, missing fields and explicit undefined", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(now)
       yield* rejectsEffect(Acknowledgement, withField(accepted, ["state"], "pending"))
       yield* rejectsEffect(Acknowledgement, withField(accepted, ["type"], "service.customer_action.completion"))
@@ -426,7 +450,8 @@ describe("Acknowledgement", () => {
       yield* rejectsEffect(Acknowledgement, withField(accepted, ["providerReference"], undefined), "providerReference")
       yield* rejectsEffect(Acknowledgement, withField(accepted, ["continuation"], undefined), "continuation")
       yield* rejectsEffect(Acknowledgement, withField(rejected, ["errorCode"], undefined), "errorCode")
-    }))
+    })
+  )
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -481,7 +506,11 @@ describe("PaymentReconciliationRequest", () => {
     rejects(PaymentReconciliationRequest, withField(request, ["expected", "currency"], "USD"), "expected.currency")
     rejects(PaymentReconciliationRequest, withField(request, ["expected", "amountMinor"], -1), "expected.amountMinor")
     rejects(PaymentReconciliationRequest, withField(request, ["expected", "amountMinor"], 49.5), "expected.amountMinor")
-    rejects(PaymentReconciliationRequest, withField(request, ["providerReferenceHash"], "pi_raw"), "providerReferenceHash")
+    rejects(
+      PaymentReconciliationRequest,
+      withField(request, ["providerReferenceHash"], "pi_raw"),
+      "providerReferenceHash"
+    )
     rejects(PaymentReconciliationRequest, withField(request, ["accountId"], "a".repeat(257)), "accountId")
   })
 
