@@ -1,5 +1,5 @@
 /**
- * Issuing API keys (D9: stored as SHA-256 hashes, the secret shown once) and the idempotent
+ * Issuing API keys (stored as SHA-256 hashes, the secret shown once) and the idempotent
  * bootstrap of a workspace's first administrator key (`ACCORD_BOOTSTRAP_*`, `accord workspace
  * create`). Shared by the admin HTTP routes, the server start and the CLI.
  *

@@ -1,5 +1,5 @@
 /**
- * The actor-bound action status for the embedded runtime (issue 16 item 6; spec "What the service
+ * The actor-bound action status for the embedded runtime (spec "What the service
  * does" 6, "Payment continuation rules" 1 and 4–7).
  *
  * A runtime session of the action's account whose subject is the action's actor sees the action's

@@ -1,6 +1,6 @@
 /**
- * Approvals (issue 16 items 2–5; spec "Approval flow rules" 1–6, "Approval review projection",
- * "Authentication" 9, the approval row of "Errors").
+ * Approvals (spec "Approval flow rules" 1–6, "Approval review projection", "Authentication" 9, the
+ * approval row of "Errors").
  *
  * 1. `request`: a runtime session with `funnels.actions.request` creates only a durable approval
  *    request for an action bound to the stored catalog. The private approval token goes to the

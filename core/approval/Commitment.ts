@@ -1,7 +1,7 @@
 /**
- * The approval commitment (issue 16 item 4; spec "Approval flow rules" 3): the one canonical
- * encoding the service hashes when it prepares a review (`projectionHash`) and again, from a fresh
- * preflight, when the billing owner resolves it. Defined once, here.
+ * The approval commitment (spec "Approval flow rules" 3): the one canonical encoding the service
+ * hashes when it prepares a review (`projectionHash`) and again, from a fresh preflight, when the
+ * billing owner resolves it. Defined once, here.
  *
  * Encoding: SHA-256, as lowercase hex, of the UTF-8 bytes of a domain line and the canonical JSON
  * (RFC 8785 key order, no whitespace; `Json.canonicalJson`) of the value, joined by a newline:

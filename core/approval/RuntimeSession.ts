@@ -1,5 +1,5 @@
 /**
- * Runtime sessions (issue 16 item 1; spec "Authentication" 8–9, "Approval flow rules" 2 and 6): a
+ * Runtime sessions (spec "Authentication" 8–9, "Approval flow rules" 2 and 6): a
  * trusted server caller holding a workspace admin key issues a session for one end user of the
  * embedded runtime — their account, subject, role and authorities (`funnels.actions.request`,
  * `funnels.actions.execute`) — for a short time (15 minutes unless asked otherwise, never more than

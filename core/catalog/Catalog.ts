@@ -1,5 +1,5 @@
 /**
- * The stored catalog (issue 15 item 4; spec "What the service does" 5–7 and the sentence "Before
+ * The stored catalog (spec "What the service does" 5–7 and the sentence "Before
  * sending the execution request the service revalidates the current published version, decision,
  * account state, authority, catalog references, transition, offer and frequency policy").
  *

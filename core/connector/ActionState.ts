@@ -7,10 +7,10 @@
  * `failed`, `unresolved` and `unknown_outcome`, adds `dispatching` (intake committed, no
  * acknowledgement yet), `reversed` (a verified Payment action whose refund or reversal a
  * reconciliation read confirmed) and `blocked` (a Payment action never sent because its payment
- * capability no longer covered it before a delivery attempt: "If the evidence lapsed, was
- * invalidated ... or the revision changed, nothing is sent and the action ends in a terminal
- * `blocked` state with its reason in the history", issue 15). Only `verified` lets the journey advance: "`accepted` and
- * completion `succeeded` never advance the customer journey by themselves".
+ * capability no longer covered it before a delivery attempt: if the evidence lapsed, was
+ * invalidated or the revision changed, nothing is sent and the action ends in a terminal
+ * `blocked` state with its reason in the history). Only `verified` lets the journey advance:
+ * "`accepted` and completion `succeeded` never advance the customer journey by themselves".
  */
 import type { CompletionOutcome } from "../protocol/messages/Completion.ts"
 

@@ -6,7 +6,7 @@
  * revision"; evidence of a revision replaced since is invalid), and it includes the mode. A
  * continuation's intent must also fit the mode (`intentFits`).
  *
- * The payment capability gate (issue 15; "Payment continuation rules" 2: "Each requires its matching
+ * The payment capability gate ("Payment continuation rules" 2: "Each requires its matching
  * workspace capability and the current connector revision") decides here too: intake takes a
  * Payment action only when `paymentCapabilityVerdict` says `covered`, and the dispatcher asks again
  * before every delivery attempt (`paymentGate`), so an action whose evidence lapsed, was invalidated

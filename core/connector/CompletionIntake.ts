@@ -1,6 +1,6 @@
 /**
  * The service's inbound completion (spec "Completion body", "States and transitions",
- * "Authentication"; DESIGN D7).
+ * "Authentication"; docs/decisions.md, "Completion route authentication").
  *
  * The `workspaceId` and `actionRequestId` are read from the still untrusted JSON only to choose the
  * candidate completion secrets (the action's own revision first, then the workspace's active and
@@ -49,7 +49,7 @@ import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
  * What kind of refusal a completion got: not authenticated (no known completion secret signed it,
  * or its signed headers are invalid), not a completion body, no such action in the workspace, a
  * binding that contradicts the action, or a conflict with what is already recorded. The HTTP edge
- * maps each kind to its status (DESIGN D8).
+ * maps each kind to its status (docs/decisions.md, "Problem details").
  */
 export const CompletionRefusalKind = Schema.Literal(
   "unauthenticated",
@@ -141,7 +141,7 @@ export const makeCompletionReceiver: Effect.Effect<
    * Verifies against each candidate revision's completion secret in turn. The header checks that
    * need no secret (version, freshness, nonce and signature form) run first and answer the same
    * whether or not the workspace exists; after them every failure is the one `unauthenticated`
-   * answer, so no response tells an unknown workspace from a bad signature (D7). Answers the
+   * answer, so no response tells an unknown workspace from a bad signature. Answers the
    * parsed body and the action it names (read once, for the whole request).
    */
   const authenticate = (headers: HeaderSource, body: Uint8Array) =>
@@ -235,7 +235,7 @@ export const makeCompletionReceiver: Effect.Effect<
         completion,
         accepted
       )
-      // Which evidence the service itself holds for the named type (issue 15 item 2).
+      // Which evidence the service itself holds for the named type.
       const standing =
         match._tag === "Matched"
           ? evidenceStanding(

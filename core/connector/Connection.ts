@@ -1,7 +1,8 @@
 /**
  * Connection configuration (spec "Connection configuration", "Connection revision lifecycle",
- * "Limits", DESIGN D9, D10): a workspace administrator registers the one endpoint and the two
- * secrets, and every registration becomes a new pending revision.
+ * "Limits"; docs/decisions.md "Secret handling", "Public endpoints"): a workspace administrator
+ * registers the one endpoint and the two secrets, and every registration becomes a new pending
+ * revision.
  *
  * Rules: the endpoint must pass `validateEndpoint` (public `https`, no credentials, query or
  * fragment, every resolved address public); each secret has at least 32 characters, and the two

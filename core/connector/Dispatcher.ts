@@ -1,6 +1,7 @@
 /**
  * Dispatch of an authorized action to the customer's endpoint (spec "Execution request body",
- * "Execution acknowledgement body", "States and transitions", "Errors"; DESIGN D1–D6, D12).
+ * "Execution acknowledgement body", "States and transitions", "Errors"; docs/decisions.md,
+ * "Interoperability rules").
  *
  * Intake (`Intake.ts`) persists the action (state `dispatching`) and its `service.dispatch` outbox
  * item in one transaction. A dispatcher leases due items and delivers them: the execution body is
@@ -335,9 +336,9 @@ export const runDispatcher = (
     readonly idleMillis?: number
     /**
      * Takes new actions straight from intake in its free slots, created already leased to it (see
-     * `DispatchSignal`'s handoff). Off by default: measured on this machine (docs/performance.md,
-     * "Dispatch, fourth pass"), deliveries started one intake batch at a time share fewer of the
-     * following statements than those a lease starts together, and cost more CPU per action.
+     * `DispatchSignal`'s handoff). Off by default: measured on this machine (docs/performance.md),
+     * deliveries started one intake batch at a time share fewer of the following statements than
+     * those a lease starts together, and cost more CPU per action.
      */
     readonly takeFromIntake?: boolean
     /** Runs after each delivery with its result (metrics, tests, benchmarks). */

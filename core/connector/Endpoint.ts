@@ -1,6 +1,6 @@
 /**
  * The customer endpoint: validated at registration and again at connect time (spec "Connection
- * configuration", "Errors"; DESIGN D10).
+ * configuration", "Errors"; docs/decisions.md, "Public endpoints").
  *
  * A valid endpoint is an `https` URL with a host, no credentials, no query string and no fragment
  * (not even an empty `?` or `#`), and every address its host resolves to is public. Literal

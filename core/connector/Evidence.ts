@@ -1,9 +1,9 @@
 /**
  * Whether a completion's evidence may move an action to `verified` (spec "What the service does"
- * 5, 7 and 8; issue 15 item 2): the completion's `evidence.source` says which evidence the
- * customer points to, and the action is verified only when the service holds evidence of that
- * type itself, bound to the same workspace, account and action. `evidenceObservers` is the one
- * table of what the service observes for each type:
+ * 5, 7 and 8): the completion's `evidence.source` says which evidence the customer points to, and the
+ * action is verified only when the service holds evidence of that type itself, bound to the same
+ * workspace, account and action. `evidenceObservers` is the one table of what the service observes
+ * for each type:
  *
  * | type | what the service itself holds |
  * |---|---|

@@ -1,11 +1,10 @@
 /**
- * The evidence watcher (issue 15 item 2): a `succeeded` completion that points to evidence the
- * service does not hold yet (a Direct API event, an approval) leaves the action `pending` with a
- * `service.evidence` outbox item. The watcher leases those items and looks again
- * (`evidenceSchedule`: 1 s doubling to 30 s, for 24 hours): once the service holds the
- * evidence, the `EvidenceObserved` trigger verifies the action; an action that left `pending`
- * meanwhile (a later `failed` completion) ends the watch; past the deadline the watch ends with an
- * `evidence_wait_ended` history entry and the action stays `pending`.
+ * The evidence watcher: a `succeeded` completion that points to evidence the service does not hold
+ * yet (a Direct API event, an approval) leaves the action `pending` with a `service.evidence` outbox
+ * item. The watcher leases those items and looks again (`evidenceSchedule`: 1 s doubling to 30 s, for
+ * 24 hours): once the service holds the evidence, the `EvidenceObserved` trigger verifies the action;
+ * an action that left `pending` meanwhile (a later `failed` completion) ends the watch; past the
+ * deadline the watch ends with an `evidence_wait_ended` history entry and the action stays `pending`.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

@@ -1,6 +1,6 @@
 /**
  * Intake of an authorized action for dispatch (spec "What the service does" 1–3, "Execution request
- * body"; DESIGN D1): "persist it and an outbox item in one transaction". The action is bound to the
+ * body"): "persist it and an outbox item in one transaction". The action is bound to the
  * connection's active revision, gets its `actionRequestId` and the `providerIdempotencyKey` derived
  * from it, starts in `dispatching` and is delivered by the dispatcher (`Dispatcher.ts`).
  *

@@ -1,5 +1,5 @@
 /**
- * Intake idempotency for callers (issue 15 item 6; the convention of payment APIs): a caller sends
+ * Intake idempotency for callers (the convention of payment APIs): a caller sends
  * an `Idempotency-Key` with `POST /action-requests` so that a retry after a lost reply answers the
  * original action instead of creating a second one ("One authorized action per request").
  *

@@ -1,7 +1,7 @@
 /**
- * Looking up the evidence the service holds itself (issue 15 item 2; the table is in
- * `Evidence.ts`): which types an action's catalog entry accepts, and whether the service already
- * holds evidence of a type for an action.
+ * Looking up the evidence the service holds itself (the table is in `Evidence.ts`): which types an
+ * action's catalog entry accepts, and whether the service already holds evidence of a type for an
+ * action.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

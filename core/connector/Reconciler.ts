@@ -173,7 +173,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
             if (round > 0 && (yield* newerReadRecorded(record.actionRequestId, readAt))) return answer(current.state)
             if (step === undefined || step._tag === "Illegal") return answer(current.state)
             // A read verifies only a success claimed with evidence a read confirms, of a type the
-            // action's catalog entry accepts (issue 15 item 2): otherwise it is recorded, not promoted.
+            // action's catalog entry accepts: otherwise it is recorded, not promoted.
             const unclaimed =
               step._tag === "Move" && step.to === "verified" && !(yield* claimedForRead(record.actionRequestId))
             const toState = step._tag === "Move" && !unclaimed ? step.to : current.state

@@ -1,5 +1,5 @@
 /**
- * Revalidation before dispatch (issue 15 item 5; spec: "Before sending the execution request the
+ * Revalidation before dispatch (spec: "Before sending the execution request the
  * service revalidates the current published version, decision, account state, authority, catalog
  * references, transition, offer and frequency policy").
  *

@@ -1,7 +1,7 @@
 /**
- * The customer kit's inbound endpoint (spec "Rules for execution handling on the customer side"
- * 1–5, "Authentication", DESIGN D1, D2, D12): one route that answers the service's handshake and
- * execution requests.
+ * The customer kit's inbound endpoint (spec "Rules for execution handling on the customer side" 1–5,
+ * "Authentication"; docs/decisions.md "Raw body bytes", "Signing input", "Execution nonce and
+ * retries"): one route that answers the service's handshake and execution requests.
  *
  * One endpoint serves every message type, so the `type` is read from the still untrusted JSON only
  * to choose the signing purpose; the signature is then verified over the raw bytes with that
@@ -105,8 +105,9 @@ export interface CustomerHandlerSettings {
 export type CustomerHandlerOptions = CustomerHandlerSettings & KeyOptions
 
 /**
- * The largest request body the endpoint reads: 64 KiB, as the transport's response cap (DESIGN
- * D4); larger gets 413 `body_too_large`. The HTTP adapters stop reading there.
+ * The largest request body the endpoint reads: 64 KiB, as the transport's response cap
+ * (docs/decisions.md, "Outbound calls"); larger gets 413 `body_too_large`. The HTTP adapters stop
+ * reading there.
  */
 export const maxRequestBytes = 64 * 1024
 

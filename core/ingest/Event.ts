@@ -4,7 +4,7 @@
  *
  * `validateEvent` decodes an untrusted body once (parse, don't validate) and reports every failing
  * field at once as `{ path, message }` issues. Messages say what was expected and never echo what
- * was received (DESIGN D8: no raw values in errors). The decoder is written out by hand, one pass
+ * was received (no raw values in errors). The decoder is written out by hand, one pass
  * over the fields, rather than built with `effect/Schema`: it runs on every ingest request, and the
  * generic decoder cost more than all the other ingestion rules together.
  *
@@ -26,7 +26,8 @@ import { pathSegment } from "./Safety.ts"
 
 /**
  * How far after the receiving clock an event's `timestamp` may be: five minutes, the same clock
- * skew the connector accepts (DESIGN D5). A later one is implausible for "when the event occurred".
+ * skew the connector accepts (docs/decisions.md, "Timestamp freshness"). A later one is implausible
+ * for "when the event occurred".
  */
 export const maxFutureSkewMillis = 300_000
 

@@ -195,7 +195,7 @@ export const prepareEvent = (raw: unknown, context: IngestContext): Either.Eithe
 
 /**
  * The row to append: the normalized row with `payloadHash`, lowercase hex SHA-256 of the canonical
- * payload (DESIGN D3).
+ * payload (docs/decisions.md, "Hex digests").
  */
 export const withPayloadHash = (normalized: NormalizedEvent): Effect.Effect<StoredEvent, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => withPayloadHashWith(crypto, normalized))

@@ -7,9 +7,10 @@
  * comments, notes, support messages, descriptions; free-text feedback, survey responses, chat
  * messages, support transcripts or AI summaries" are refused with code `unsafe_property`, and
  * "Properties are bounded" is enforced with code `property_bounds`. Every issue names the path and
- * the kind of data, never the value (DESIGN D8: the service stores no secrets and echoes no raw
- * values). A property name that itself looks like a secret or personal data, or holds control or
- * format characters, is shown as {@link redactedKey} in paths ({@link pathSegment}).
+ * the kind of data, never the value (docs/decisions.md, "Problem details": the service stores no
+ * secrets and echoes no raw values). A property name that itself looks like a secret or personal
+ * data, or holds control or format characters, is shown as {@link redactedKey} in paths ({@link
+ * pathSegment}).
  *
  * Every other string stored and shown outside `properties` gets the value checks too, except the
  * randomness and length rules ({@link screenEnvelope}): the identifiers (`account_id`, `user_id`,

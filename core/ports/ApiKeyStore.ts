@@ -1,5 +1,6 @@
 /**
- * The `ApiKeyStore` port: workspaces and their API keys (D9: stored as SHA-256 hashes, shown once).
+ * The `ApiKeyStore` port: workspaces and their API keys (stored as SHA-256 hashes, the secret shown
+ * once).
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -1,5 +1,5 @@
 /**
- * The `ApprovalNotifier` port (issue 16 item 2): how the private approval token of a new approval
+ * The `ApprovalNotifier` port: how the private approval token of a new approval
  * request reaches the account's billing owner. A host that embeds Accord provides its own (mail,
  * its in-app inbox); the token is handed over as `Redacted` and must not be logged.
  *

@@ -1,5 +1,5 @@
 /**
- * The `ApprovalStore` port (issue 16; spec "Approval flow rules"): durable approval requests and
+ * The `ApprovalStore` port (spec "Approval flow rules"): durable approval requests and
  * their reviews. Every change is a compare-and-set on the approval's `state` and `revision`, so
  * concurrent prepares and resolves of one approval serialise on its row: of any number of resolves
  * racing, exactly one claims it.

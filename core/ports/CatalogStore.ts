@@ -1,5 +1,5 @@
 /**
- * The `CatalogStore` port: a workspace's published catalog versions (issue 15 item 4). Publishing
+ * The `CatalogStore` port: a workspace's published catalog versions. Publishing
  * appends version `n + 1` atomically (two concurrent publishes get two versions, never one
  * overwritten); published versions are never changed or removed, so the table is its own audit
  * trail (who published what, when).

@@ -1,5 +1,6 @@
 /**
- * The `ConnectorTransport` port: one outbound signed-JSON `POST` to a peer (DESIGN D4, D10).
+ * The `ConnectorTransport` port: one outbound signed-JSON `POST` to a peer (docs/decisions.md,
+ * "Outbound calls", "Public endpoints").
  *
  * The service uses it for handshakes, executions and reconciliation reads to the customer endpoint;
  * the customer kit uses it to deliver completions to the service. Implementations never follow
@@ -16,7 +17,7 @@ import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 
 /**
- * "Response bodies over 64 KiB are invalid responses" (D4).
+ * "Response bodies over 64 KiB are invalid responses" (docs/decisions.md, "Outbound calls").
  */
 export const maxResponseBytes = 64 * 1024
 
@@ -24,7 +25,7 @@ export interface OutboundRequest {
   readonly url: string
   /** Lowercase header names; `content-type: application/json` is always sent. */
   readonly headers: Readonly<Record<string, string>>
-  /** The exact bytes that were signed (D1). */
+  /** The exact bytes that were signed: the peer verifies the signature over these. */
   readonly body: Uint8Array
   /** Overrides the implementation's default time-out for this call. */
   readonly timeoutMillis?: number
@@ -39,7 +40,7 @@ export interface OutboundResponse {
 }
 
 /**
- * - `refused_address`: the URL or a resolved address is not allowed (D10); nothing was sent.
+ * - `refused_address`: the URL or a resolved address is not allowed (not public); nothing was sent.
  * - `dns`: the host did not resolve; nothing was sent.
  * - `connect`: no connection could be made; nothing was sent.
  * - `timeout`: no complete response within the time-out.

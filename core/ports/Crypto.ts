@@ -29,7 +29,7 @@ export interface CryptoService {
   readonly importHmacKey: (secret: Redacted.Redacted<string>) => Effect.Effect<HmacKey>
   /**
    * HMAC-SHA-256 over the concatenation of `parts`, as lowercase hex: the protocol only ever
-   * compares and sends MACs as hex (D2), and native hex encoding is the cheapest path.
+   * compares and sends MACs as lowercase hex, and native hex encoding is the cheapest path.
    */
   readonly hmacSha256Hex: (key: HmacKey, parts: ReadonlyArray<Part>) => Effect.Effect<string>
   /**
@@ -44,7 +44,7 @@ export interface CryptoService {
    * Verification takes this path when present and `unsafeHmacSha256HexSync` is not.
    */
   readonly verifyHmacSha256Hex?: (key: HmacKey, parts: ReadonlyArray<Part>, macHex: string) => Effect.Effect<boolean>
-  /** SHA-256 of `data` (text as UTF-8), as lowercase hex (D3). */
+  /** SHA-256 of `data` (text as UTF-8), as lowercase hex, the form of every protocol digest. */
   readonly sha256Hex: (data: Part) => Effect.Effect<string>
   /** The same, computed synchronously, for implementations that can (`node:crypto`). */
   readonly unsafeSha256HexSync?: (data: Part) => string

@@ -6,7 +6,7 @@
  * processes on one database correct. The memory implementation reaches the dispatcher of this
  * process; an adapter may reach others (for example PostgreSQL `LISTEN`/`NOTIFY`).
  *
- * The handoff (issue 20; opt-in, `runDispatcher`'s `takeFromIntake`): a dispatcher running in this
+ * The handoff (opt-in, `runDispatcher`'s `takeFromIntake`): a dispatcher running in this
  * process registers as a receiver; intake
  * reserves one of its free delivery slots, creates the action with its outbox item already leased
  * to that dispatcher (in the same write, lease length as the dispatcher's own leases), and once

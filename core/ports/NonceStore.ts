@@ -3,7 +3,7 @@
  *
  * "Used request nonces are stored for at least five minutes" (spec); Accord keeps them
  * `nonceRetentionMillis` = 10 minutes, twice the skew window, so a nonce can't be forgotten while a
- * message carrying it still has a fresh timestamp (DESIGN D6).
+ * message carrying it still has a fresh timestamp (docs/decisions.md, "Nonce length and retention").
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

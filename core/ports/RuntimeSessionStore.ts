@@ -1,5 +1,5 @@
 /**
- * The `RuntimeSessionStore` port (issue 16 item 1): runtime sessions a trusted server caller issued
+ * The `RuntimeSessionStore` port: runtime sessions a trusted server caller issued
  * for an end user of the embedded runtime. A session is stored by the SHA-256 of its token only (the
  * token is shown once); it is never changed except to be revoked, and every use reads it again, so
  * a revocation or an expiry takes effect at once.

@@ -1,5 +1,6 @@
 /**
- * The `SecretVault` port: server-side storage of connector secrets (spec "Storage of secrets", D9).
+ * The `SecretVault` port: server-side storage of connector secrets (spec "Storage of secrets";
+ * docs/decisions.md, "Secret handling").
  *
  * Secrets go in as `Redacted` and are sealed with the `Cipher` (AES-256-GCM under the master key,
  * bound to their reference) before they reach any store, so the table, or the memory map, only

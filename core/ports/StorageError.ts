@@ -1,6 +1,6 @@
 /**
  * The one error every storage port may fail with: the store could not be read or written.
- * Carries no statement parameters or row values (D8: no raw values in errors).
+ * Carries no statement parameters or row values (no raw values in errors).
  */
 import * as Schema from "effect/Schema"
 

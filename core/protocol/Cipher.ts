@@ -1,8 +1,8 @@
 /**
- * Authenticated encryption of stored secrets and continuations (D9): AES-256-GCM under the master
- * key, a fresh 96-bit IV per message, and associated data that binds a ciphertext to its place
- * (e.g. `connector-secret:{connectionId}:{revision}`), so a ciphertext copied to another row fails
- * to open.
+ * Authenticated encryption of stored secrets and continuations (docs/decisions.md, "Secret
+ * handling"): AES-256-GCM under the master key, a fresh 96-bit IV per message, and associated data
+ * that binds a ciphertext to its place (e.g. `connector-secret:{connectionId}:{revision}`), so a
+ * ciphertext copied to another row fails to open.
  *
  * Sealed form: `v1.` + base64url(iv ‖ ciphertext ‖ tag).
  */

@@ -1,5 +1,5 @@
 /**
- * Reference hashes (DESIGN D3): lowercase hex SHA-256 over UTF-8.
+ * Reference hashes (docs/decisions.md, "Hex digests"): lowercase hex SHA-256 over UTF-8.
  */
 import * as Effect from "effect/Effect"
 import { Crypto, type CryptoService, type Part } from "../ports/Crypto.ts"

@@ -1,5 +1,6 @@
 /**
- * Lowercase hex, the only text encoding the protocol uses for digests and signatures (DESIGN D2, D3).
+ * Lowercase hex, the only text encoding the protocol uses for digests and signatures
+ * (docs/decisions.md, "Signing input" and "Hex digests").
  */
 
 const alphabet = "0123456789abcdef"

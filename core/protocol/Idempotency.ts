@@ -1,5 +1,6 @@
 /**
- * The provider idempotency key (spec "Execution request body", DESIGN D3).
+ * The provider idempotency key (spec "Execution request body"; lowercase hex SHA-256 over UTF-8,
+ * docs/decisions.md "Hex digests").
  *
  * `pva_` + lowercase hex SHA-256 of `customer-action-idempotency-v1\n{workspaceId}\n{actionRequestId}`.
  */

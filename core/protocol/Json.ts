@@ -1,7 +1,8 @@
 /**
  * JSON at the edges of the protocol: raw bytes parsed strictly as UTF-8 JSON (a byte-order mark or
  * invalid UTF-8 is malformed), Schema errors turned into field issues that never quote a received
- * value (D8), and canonical JSON (RFC 8785 key order) for hashes and comparisons.
+ * value (errors carry no raw values), and canonical JSON (RFC 8785 key order) for hashes and
+ * comparisons.
  *
  * The one strict parser of every body (ingest, admin routes, completions, connector messages):
  * besides syntax it refuses an object with the same key twice (`JSON.parse` would silently keep
@@ -262,8 +263,9 @@ const findDuplicateKey = (text: string): ReadonlyArray<string | number> | undefi
 
 /**
  * Converts a Schema parse error to field issues (paths like `action.operation.extensionDays`), one
- * per path, never quoting the received value (D8): Schema's `, actual …` suffix is cut, missing
- * and unknown fields get fixed wording, and `messages` may give fixed wording per path.
+ * per path, never quoting the received value (docs/decisions.md, "Problem details"): Schema's
+ * `, actual …` suffix is cut, missing and unknown fields get fixed wording, and `messages` may give
+ * fixed wording per path.
  */
 export const toFieldIssues = (
   error: ParseResult.ParseError,
@@ -275,7 +277,7 @@ export const toFieldIssues = (
     formatted = ParseResult.ArrayFormatter.formatErrorSync(error)
   } catch {
     // Schema's messages quote the received value, formatted recursively: a body nested tens of
-    // thousands deep exhausts the stack there (found by the fuzz suite, issue 19). The quote is
+    // thousands deep exhausts the stack there (a fuzzed body found it). The quote is
     // cut anyway, so the whole body is named instead of a 500.
     return [{ path: "", message: messages[""] ?? "is nested too deeply" }]
   }
@@ -371,7 +373,7 @@ const writeObject = (record: object, depth: number, timestamp?: string): string 
 /**
  * What is left to write, last item first: text as it is, or a value to serialize. Serializing
  * with this stack instead of recursion lets no nesting depth exhaust the call stack (a 64 KiB body
- * of `[` nests 32 768 deep; found by the fuzz suite, issue 19).
+ * of `[` nests 32 768 deep, as a fuzzed body showed).
  */
 type Work = { readonly text: string } | { readonly value: unknown }
 

@@ -1,5 +1,6 @@
 /**
- * Message signing (spec "Authentication", DESIGN D1, D2, D5, D6).
+ * Message signing (spec "Authentication"; docs/decisions.md "Raw body bytes", "Signing input",
+ * "Timestamp freshness", "Nonce length and retention").
  *
  * The signed string is, lines separated by `\n`:
  *
@@ -102,7 +103,8 @@ export const computeSignature = (
   )
 
 /**
- * Length in bytes of a sent nonce's entropy: 24 bytes give a 32-character base64url nonce (D6).
+ * Length in bytes of a sent nonce's entropy: 24 bytes give a 32-character base64url nonce (a sent
+ * nonce has at least 32 characters).
  */
 export const nonceBytes = 24
 
@@ -141,7 +143,7 @@ export type SignedHeaders = {
  * (`node:crypto`) signing is one synchronous step.
  */
 export interface Signer {
-  /** A fresh nonce from the CSPRNG (D6). */
+  /** A fresh nonce from the CSPRNG (at least 32 characters). */
   readonly freshNonce: Effect.Effect<string>
   /**
    * Signs `body` for `purpose` with the secret the purpose requires, a fresh nonce (unless one is

@@ -1,5 +1,5 @@
 /**
- * Protocol timestamps (spec "Signed message headers", DESIGN D5).
+ * Protocol timestamps (spec "Signed message headers"; docs/decisions.md "Timestamp freshness").
  *
  * Sent as RFC 3339 UTC with milliseconds (`2026-11-22T10:15:30.000Z`); accepted with `Z` or a
  * numeric offset. Parsing is strict: calendar fields are range-checked (no `02-30` rolling into

@@ -1,5 +1,6 @@
 /**
- * Verification of a signed message (spec "Authentication" 4–6, DESIGN D1, D2, D5, D6).
+ * Verification of a signed message (spec "Authentication" 4–6; docs/decisions.md "Raw body bytes",
+ * "Signing input", "Timestamp freshness", "Nonce length and retention").
  *
  * "A verifier checks the protocol version, timestamp freshness, nonce and HMAC, with a
  * constant-time comparison, before using the parsed payload." Checks run in that order and the
@@ -25,7 +26,7 @@ import { FieldIssue, type MalformedBody, parseJsonBytes, toFieldIssues } from ".
 import { parseTimestamp } from "./Timestamp.ts"
 
 /**
- * "At most five minutes of clock skew is accepted", either way, inclusive (D5).
+ * "At most five minutes of clock skew is accepted", either way, bounds included.
  */
 export const maxSkewMillis = 300_000
 
@@ -154,7 +155,7 @@ export interface VerifyInput {
   readonly purpose: Purpose
   readonly keys: SigningKeys
   readonly headers: HeaderSource
-  /** The raw body bytes as received (D1). */
+  /** The raw body bytes as received: the signature covers exactly these. */
   readonly body: Uint8Array
   /** The nonce space, e.g. one per connection and direction. */
   readonly nonceScope: string
@@ -168,7 +169,7 @@ export interface VerifyAnyInput extends Omit<VerifyInput, "keys"> {
   readonly keys: ReadonlyArray<SigningKeys>
 }
 
-/** 16 to 160 visible ASCII characters (D6); a loop, not a regular expression: it runs per message. */
+/** 16 to 160 visible ASCII characters; a loop, not a regular expression: it runs per message. */
 const isNonce = (nonce: string): boolean => {
   if (nonce.length < 16 || nonce.length > 160) return false
   for (let i = 0; i < nonce.length; i++) {

@@ -1,7 +1,7 @@
 /**
- * Accord's metrics (issue #22 item 7), as plain Effect `Metric`s so core and adapters record them
- * alike; the runtime exports whatever is recorded (`GET /metrics` in the Prometheus text format,
- * and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, `adapters/telemetry/`).
+ * Accord's metrics, as plain Effect `Metric`s so core and adapters record them alike; the runtime
+ * exports whatever is recorded (`GET /metrics` in the Prometheus text format, and OTLP when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set, `adapters/telemetry/`).
  *
  * Labels carry only values from closed sets Accord itself defines (problem codes, state names,
  * outbox kinds, verification reasons), passed through `label`: never a workspace, account, key,
@@ -78,7 +78,7 @@ export const verificationFailures: Metric.Metric.Counter<number> = Metric.counte
  * (`acknowledgement`, `observation`, `handshake`) and `reason` (the verification error,
  * snake_case: `invalid_signature`, `stale_timestamp`, `future_timestamp`, `replayed_nonce`, …).
  * Counted where the service verifies the customer endpoint's signed answer to its execution
- * request, reconciliation read or handshake (issue #22 item 7); no value of the response is a label.
+ * request, reconciliation read or handshake; no value of the response is a label.
  */
 export const customerResponseVerificationFailures: Metric.Metric.Counter<number> = Metric.counter(
   "accord_customer_response_verification_failures_total",

@@ -1,14 +1,14 @@
 /**
  * One delivery of an action to the customer endpoint and the write of its answer (spec "Execution
- * request body", "Execution acknowledgement body", "Payment continuation rules"; DESIGN D12): the
- * execution body is built and signed per delivery (fresh `requestNonce` = nonce header, fresh
- * `requestedAt`, the same `providerIdempotencyKey`), and only a signed HTTP 202 `dispatch_response`
- * acknowledgement that echoes every binding of this delivery counts. Anything else after the
- * request may have reached the endpoint is an unknown outcome (`DeliveryAmbiguous`); a failure
- * before anything was sent changes nothing.
+ * request body", "Execution acknowledgement body", "Payment continuation rules"; docs/decisions.md,
+ * "Execution nonce and retries"): the execution body is built and signed per delivery (fresh
+ * `requestNonce` = nonce header, fresh `requestedAt`, the same `providerIdempotencyKey`), and only a
+ * signed HTTP 202 `dispatch_response` acknowledgement that echoes every binding of this delivery
+ * counts. Anything else after the request may have reached the endpoint is an unknown outcome
+ * (`DeliveryAmbiguous`); a failure before anything was sent changes nothing.
  *
  * Before every attempt, first send and retries alike, a Payment action passes the payment
- * capability gate again (`Capability.paymentGate`, issue 15): if it does not, nothing is sent, the
+ * capability gate again (`Capability.paymentGate`): if it does not, nothing is sent, the
  * outbox item is completed and the `Blocked` trigger is applied (a never-sent action ends `blocked`;
  * an `unknown_outcome` one keeps its state with a `delivery_blocked` history entry).
  */
@@ -256,7 +256,7 @@ export const makeDeliverAction = (options: {
           return notWritten({ _tag: "NotSent", reason: "revision_unavailable" })
         }
         // Before every attempt, first send and retries alike: the catalog, account, authority and
-        // frequency still allow the action, or nothing is sent (issue 15 item 5).
+        // frequency still allow the action, or nothing is sent.
         const revalidated = yield* revalidation
           .check({
             workspaceId: record.workspaceId,

@@ -45,7 +45,7 @@ export const defaultHandshakeTimeoutMillis = 10_000
  *
  * - `secrets_missing`, `secrets_unreadable`: the revision's secrets are not (both) in the vault, or
  *   cannot be opened with the master key;
- * - transport: `endpoint_refused` (an address not allowed, D10), `dns_failed`, `connect_failed`,
+ * - transport: `endpoint_refused` (a non-public address), `dns_failed`, `connect_failed`,
  *   `timeout`, `connection_reset`, `response_too_large`;
  * - `redirect` (a 3xx, never followed), `unexpected_status` (anything but 200);
  * - verification of the response: `unsupported_version`, `invalid_timestamp`, `stale_response`,

@@ -27,7 +27,7 @@ export const makeOutbound = (options: {
 }): Effect.Effect<Outbound, never, SecretVault | Crypto> =>
   Effect.gen(function* () {
     const signer = yield* makeSigner
-    // An answer must echo the fresh nonce of the one request it answers (D12) and arrives on the
+    // An answer must echo the fresh nonce of the one request it answers and arrives on the
     // connection this process opened for it, so no other process can ever be shown it: its nonce is
     // remembered in this process's memory, which costs no database write per request.
     const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())

@@ -1,8 +1,9 @@
 /**
- * The customer endpoint's request, responses and authentication (spec "Authentication", DESIGN
- * D1): a request is verified over the raw bytes with every configured pair (or the one a handshake
- * names), "and only then is the body decoded with its schema"; answers are signed with the pair
- * that verified the request. Errors become JSON responses that name a code, never received values.
+ * The customer endpoint's request, responses and authentication (spec "Authentication";
+ * docs/decisions.md "Raw body bytes"): a request is verified over the raw bytes with every configured
+ * pair (or the one a handshake names), "and only then is the body decoded with its schema"; answers
+ * are signed with the pair that verified the request. Errors become JSON responses that name a code,
+ * never received values.
  */
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
@@ -24,7 +25,7 @@ import type { RevisionKeys } from "../Keyring.ts"
 
 export interface CustomerRequest {
   readonly headers: HeaderSource
-  /** The raw body bytes as received (D1). */
+  /** The raw body bytes as received: the signature covers exactly these. */
   readonly body: Uint8Array
 }
 

@@ -1,11 +1,11 @@
 /**
- * The customer endpoint's execution claim and acknowledgement (spec "Rules for execution handling
- * on the customer side" 1–5, DESIGN D12): an execution is acknowledged `202` only after
- * `ActionLedger.create` returned, the record, its first history entry and its outbox item committed
- * together under the unique idempotency key, so "a concurrent or later duplicate gets the original
- * acknowledgement and never creates work again". A duplicate whose request differs from the one
- * first claimed under its key is not a retry: it is refused (409 `request_mismatch`, naming the
- * differing fields) and stores nothing.
+ * The customer endpoint's execution claim and acknowledgement (spec "Rules for execution handling on
+ * the customer side" 1–5; docs/decisions.md "Execution nonce and retries"): an execution is
+ * acknowledged `202` only after `ActionLedger.create` returned, the record, its first history entry
+ * and its outbox item committed together under the unique idempotency key, so "a concurrent or later
+ * duplicate gets the original acknowledgement and never creates work again". A duplicate whose
+ * request differs from the one first claimed under its key is not a retry: it is refused (409
+ * `request_mismatch`, naming the differing fields) and stores nothing.
  *
  * With the payment hooks (`Payments.ts`), an accepted Payment action's intent is created before the
  * claim, only when no record exists under the key, and its reference is stored in the
@@ -43,7 +43,7 @@ export const executeOutboxKind = "customer.execute"
 
 /**
  * What the ledger stores as a record's `acknowledgement`: the original state and error code, which
- * every duplicate delivery is answered with (D12).
+ * every duplicate delivery is answered with (a duplicate's state and error code are the original's).
  */
 export const StoredAcknowledgement = Schema.Struct({
   state: Schema.Literal("accepted", "rejected"),
@@ -70,11 +70,11 @@ const isCode = Schema.is(Code)
 const decodeStored = FastDecode.decodeUnknownOption(StoredAcknowledgement)
 
 /**
- * Builds the execution claim: verifies, checks the idempotency key, runs the host's precheck,
- * claims the request in the ledger and acknowledges it (or answers a duplicate with the original).
- * Without a precheck or payment hook the nonce is recorded in the claim's statement (issue 20):
- * the spec's "before using the parsed payload" holds, since before it the payload only serves the
- * checks that refuse, and a replay writes nothing and gets `replayed_nonce` as before.
+ * Builds the execution claim: verifies, checks the idempotency key, runs the host's precheck, claims
+ * the request in the ledger and acknowledges it (or answers a duplicate with the original). Without a
+ * precheck or payment hook the nonce is recorded in the claim's statement (one statement fewer per
+ * execution): the spec's "before using the parsed payload" holds, since before it the payload only
+ * serves the checks that refuse, and a replay writes nothing and gets `replayed_nonce` as before.
  */
 export const makeExecutionClaim = (options: {
   readonly workspaceId: string

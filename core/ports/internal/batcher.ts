@@ -148,7 +148,7 @@ export const makeDoors = <A, B, E>(
  * task); a batcher that finishes a run with items waiting takes the next batch at once. Closing the
  * scope interrupts the items still waiting and waits for the runs in flight, which are answered.
  *
- * Measured under `bench:ingest` (docs/performance.md, "Fifteenth pass"): with the group commit on
+ * Measured under `bench:ingest` (docs/performance.md): with the group commit on
  * this form instead of a worker fiber resumed from the database driver's callback for every batch,
  * the server's CPU per event in garbage collection and in Effect's runtime fell by more than half in
  * both `bench:perf` pairs.

@@ -38,7 +38,8 @@ export const Timestamp: Schema.filter<typeof Schema.String> = Schema.String.pipe
 export const ProtocolVersion: Schema.Literal<[1]> = Schema.Literal(1)
 
 /**
- * A nonce as accepted (DESIGN D6): 16 to 160 visible ASCII characters.
+ * A nonce as accepted (docs/decisions.md, "Nonce length and retention"): 16 to 160 visible ASCII
+ * characters.
  */
 export const Nonce: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[\x21-\x7e]{16,160}$/),
@@ -46,7 +47,8 @@ export const Nonce: Schema.filter<typeof Schema.String> = Schema.String.pipe(
 )
 
 /**
- * Lowercase hex SHA-256 (DESIGN D3): reference hashes, projection and dependency hashes.
+ * Lowercase hex SHA-256 (docs/decisions.md, "Hex digests"): reference hashes, projection and
+ * dependency hashes.
  */
 export const Sha256Hex: Schema.filter<typeof Schema.String> = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{64}$/),

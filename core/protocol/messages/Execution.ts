@@ -139,9 +139,9 @@ export const Binding = ExactStruct({
 export interface Binding extends Schema.Schema.Type<typeof Binding> {}
 
 /**
- * The execution request body. `requestNonce` equals the delivery's nonce header (DESIGN D12), and
- * `providerIdempotencyKey` equals the idempotency header and the locally derived key; both equalities
- * are checked by the handler, not the schema.
+ * The execution request body. `requestNonce` equals the delivery's nonce header (docs/decisions.md,
+ * "Execution nonce and retries"), and `providerIdempotencyKey` equals the idempotency header and the
+ * locally derived key; both equalities are checked by the handler, not the schema.
  */
 export const ExecutionRequest = ExactStruct({
   type: Schema.Literal("service.customer_action.execute"),

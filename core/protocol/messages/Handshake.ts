@@ -37,8 +37,8 @@ export const PaymentModes = Schema.Array(PaymentMode).pipe(
  * The payment capability proof carried by a handshake acknowledgement.
  *
  * `connectedAccountReferenceHash`: "SHA-256 of the JSON serialization of the connected payment
- * provider account ID" (lowercase hex, DESIGN D3). `connectionRevision`: "the initial revision is
- * zero".
+ * provider account ID" (lowercase hex, as every reference hash). `connectionRevision`: "the initial
+ * revision is zero".
  */
 export const PaymentCapabilities = ExactStruct({
   connectedAccountReferenceHash: Sha256Hex,
