@@ -1,8 +1,8 @@
 /**
  * `accord workspace create` and `accord keys create`: a new workspace with its first administrator
  * key, and further keys, written to the configured storage (`DATABASE_URL`, else the embedded
- * database in `ACCORD_DATA_DIR`), for scripts and CI (DESIGN "HTTP surface": "prints them once as
- * JSON"). The secret exists only in the answer; storage keeps its SHA-256 (D9).
+ * database in `ACCORD_DATA_DIR`), for scripts and CI, printed once as JSON. The secret exists only
+ * in the answer; storage keeps its SHA-256 (docs/decisions.md, "Secret handling").
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

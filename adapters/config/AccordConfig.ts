@@ -4,11 +4,11 @@
  * problem naming the variable and what it expects. Messages never contain a secret or a received
  * value: at most a length ("got 31 bytes").
  *
- * Variables (DESIGN "Configuration"): `PORT` (8787), `HOST` (127.0.0.1), `ACCORD_DATA_DIR`
- * (./.accord-data), `DATABASE_URL`, `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false),
- * `ACCORD_BOOTSTRAP_WORKSPACE_ID`, `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info),
- * `ACCORD_MAX_BODY_BYTES` (65536), `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW`
- * (30d), `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ * Variables: `PORT` (8787), `HOST` (127.0.0.1), `ACCORD_DATA_DIR` (./.accord-data), `DATABASE_URL`,
+ * `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false), `ACCORD_BOOTSTRAP_WORKSPACE_ID`,
+ * `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info), `ACCORD_MAX_BODY_BYTES` (65536),
+ * `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW` (30d),
+ * `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
  * `OTEL_SERVICE_NAME` (accord). An empty value counts as unset. The list `--help` prints is
  * `Environment.ts`.
  */
@@ -350,7 +350,7 @@ const errorCode = (error: unknown): string =>
 export const masterKeyFile: string = "master.key"
 
 /**
- * `ACCORD_MASTER_KEY` when set; otherwise (the embedded default, D9) `<dataDir>/master.key`, created
+ * `ACCORD_MASTER_KEY` when set; otherwise (the embedded default) `<dataDir>/master.key`, created
  * on first start with 32 CSPRNG bytes in base64, mode 0600, its directory created if absent. A
  * `memory://` data directory gets a key that lives as long as the process, like its data.
  */
@@ -419,7 +419,7 @@ export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey,
   })
 
 /**
- * The `Cipher` (AES-256-GCM, D9) under a resolved master key.
+ * The `Cipher` (AES-256-GCM; docs/decisions.md, "Secret handling") under a resolved master key.
  */
 export const layerCipher = (masterKey: MasterKey): Layer.Layer<Cipher> => layerAesGcm(masterKey.key)
 

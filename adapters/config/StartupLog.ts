@@ -1,9 +1,9 @@
 /**
  * What the server says when it starts, as plain lines: where the master key came from, the loud
- * warning of DESIGN D10 ("`ACCORD_ALLOW_INSECURE_ENDPOINTS=1` permits `http` and loopback for local
- * development and tests only; it is off by default and logged loudly when on"), what bootstrapping
- * did, and why a start failed. Lines never contain a secret: at most a path, a workspace id or a
- * variable's name.
+ * warning the rule asks for (docs/decisions.md, "Public endpoints":
+ * "`ACCORD_ALLOW_INSECURE_ENDPOINTS=1` permits `http` and loopback for local development and tests
+ * only; it is off by default and logged loudly when on"), what bootstrapping did, and why a start
+ * failed. Lines never contain a secret: at most a path, a workspace id or a variable's name.
  */
 import * as Effect from "effect/Effect"
 import type { BootstrapKeyConflict, BootstrapOutcome } from "../../core/access/ApiKeys.ts"

@@ -6,13 +6,13 @@
  * m))`), prepared once when the key is imported, with two calls of the one-shot `crypto.hash`: a
  * `createHmac` per message re-derives both blocks from the key, and its `Hmac` object, two `update`
  * calls and `digest` cost more than the copy of the message into a scratch buffer that the
- * one-shot needs (issue 20: about 0.4 µs of a 2.7 µs MAC over 1 KiB). Messages larger than
+ * one-shot needs (about 0.4 µs of a 2.7 µs MAC over 1 KiB). Messages larger than
  * `oneShotMax`, and runtimes without `crypto.hash` (Node before 20.12), take `createHmac` with the
  * key's `KeyObject`. The padded blocks sit only in the key's closure, never on the key object.
  *
  * Small random requests (nonces, ids: up to `pooledRandomMax` bytes) are served from a pool that
  * one `randomFillSync` call refills 4 KiB at a time, as Node does for `randomUUID`: a fill per
- * 24-byte nonce cost a measurable share of a delivery (issue 20). Every pooled byte is handed out
+ * 24-byte nonce cost a measurable share of a delivery. Every pooled byte is handed out
  * once and zeroed in the pool as it is.
  */
 import * as nodeCrypto from "node:crypto"

@@ -1,11 +1,11 @@
 /**
  * The customer handler for `node:http` and Express-style servers: `(req, res) => void`.
  *
- * Signatures cover the raw body bytes (D1), so the handler reads the request stream itself. Mount
- * it before any JSON body parser; behind `express.raw()` (or anything leaving a `Buffer` in
- * `req.body` / `req.rawBody`) it uses those bytes instead. A stream already consumed by a parser
- * that kept no raw bytes is refused (500 `raw_body_unavailable`): re-serialized JSON would not
- * verify.
+ * Signatures cover the raw body bytes (docs/decisions.md, "Raw body bytes"), so the handler reads
+ * the request stream itself. Mount it before any JSON body parser; behind `express.raw()` (or
+ * anything leaving a `Buffer` in `req.body` / `req.rawBody`) it uses those bytes instead. A stream
+ * already consumed by a parser that kept no raw bytes is refused (500 `raw_body_unavailable`):
+ * re-serialized JSON would not verify.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"

@@ -2,9 +2,9 @@
  * The customer handler as a Fetch API handler (`(request: Request) => Promise<Response>`), for any
  * runtime or framework that speaks `Request`/`Response` (Node via adapters, Bun, Deno, edge).
  *
- * The body is read as bytes, never with `text()`: signatures cover the raw bytes (D1). At most
- * `maxRequestBytes` (64 KiB) are read: a larger declared `content-length` is refused before
- * reading, a larger stream as soon as it passes the limit (413 `body_too_large`).
+ * The body is read as bytes, never with `text()`: signatures cover the raw bytes (`text()` strips a
+ * byte-order mark). At most `maxRequestBytes` (64 KiB) are read: a larger declared `content-length`
+ * is refused before reading, a larger stream as soon as it passes the limit (413 `body_too_large`).
  */
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"

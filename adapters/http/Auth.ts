@@ -1,6 +1,7 @@
 /**
  * Bearer-key authentication for the admin and ingest routes: `Authorization: Bearer <secret>`,
- * looked up by the SHA-256 of the secret (D9), never by the secret itself.
+ * looked up by the SHA-256 of the secret (keys are stored only as hashes), never by the secret
+ * itself.
  *
  * 401 (with `WWW-Authenticate: Bearer`) when the key is missing, malformed, unknown or revoked;
  * 403 when the key is valid but has another scope or belongs to another workspace. The secret is

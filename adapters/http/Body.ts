@@ -1,9 +1,10 @@
 /**
  * Request bodies as raw bytes with a size limit, and JSON bodies decoded once at the edge.
  *
- * Bytes, never text (D1): web runtimes' `text()` strips a UTF-8 byte-order mark, and signatures are
- * computed over the bytes as received. The limit is checked against `Content-Length` before
- * anything is read, and again while reading, since a chunked body declares no length.
+ * Bytes, never text (docs/decisions.md, "Raw body bytes"): web runtimes' `text()` strips a UTF-8
+ * byte-order mark, and signatures are computed over the bytes as received. The limit is checked
+ * against `Content-Length` before anything is read, and again while reading, since a chunked body
+ * declares no length.
  *
  * An oversized body is still read (and discarded) up to `drainBytes` past the limit before the 413
  * is sent: stopping early makes Node destroy the socket, and the client would see a reset instead
@@ -121,7 +122,7 @@ export const readBytes = (
 
 /**
  * Field errors without the received values, one per field path. Schema's default messages end in
- * `, actual <value>`, which D8 forbids echoing (a misplaced secret would come straight back), so
+ * `, actual <value>`, which errors must never echo (a misplaced secret would come straight back), so
  * they are cut there; `messages` gives fixed wording for known paths (`""` is the whole body).
  */
 export const fieldErrors = (

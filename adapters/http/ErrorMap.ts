@@ -1,7 +1,8 @@
 /**
- * The one map from core's domain errors to problem details (DESIGN D8: "The service's own errors
- * are RFC 9457 problem details ... 400 malformed, 401 authentication or signature, 403 scope or
- * authority, 404 unknown, 409 conflict, 413 too large, 415 content type, 422 rejected by a rule").
+ * The one map from core's domain errors to problem details (docs/decisions.md, "Problem details":
+ * the service's own errors are RFC 9457 problem details; 400 malformed, 401 authentication or
+ * signature, 403 scope or authority, 404 unknown, 409 conflict, 413 too large, 415 content type, 422
+ * rejected by a rule).
  *
  * Core fails with tagged domain errors and never picks a status; routes let those errors through,
  * and the app turns every one of them into a problem here, once (as Hono's single `onError`).

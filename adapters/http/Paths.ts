@@ -1,5 +1,6 @@
 /**
- * Route prefixes shared by the HTTP modules (DESIGN "HTTP surface").
+ * Route prefixes shared by the HTTP modules: the spec's exact paths, and the administrative routes
+ * under one workspace prefix.
  */
 import { isSafeIdentifier } from "../../core/protocol/Identifier.ts"
 import { isStorableText } from "../../core/protocol/Text.ts"

@@ -1,7 +1,7 @@
 /**
- * The service's own HTTP errors as RFC 9457 problem details (D8): `application/problem+json` with
- * `type`, `title`, `status`, `detail`, a stable snake_case `code`, and for validation
- * `errors: [{ path, message, code? }]`.
+ * The service's own HTTP errors as RFC 9457 problem details (docs/decisions.md, "Problem details"):
+ * `application/problem+json` with `type`, `title`, `status`, `detail`, a stable snake_case `code`,
+ * and for validation `errors: [{ path, message, code? }]`.
  *
  * Error answers are bounded: at most {@link maxFieldErrors} field errors and about
  * {@link maxFieldErrorsBytes} bytes of them, the rest counted in `errors_omitted` (present only when

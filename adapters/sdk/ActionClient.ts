@@ -1,15 +1,14 @@
 /**
- * The server SDK's action-intake client for trusted server callers (DESIGN "HTTP surface",
- * issue 15 item 6): `submit` posts one already-authorized action to
- * `POST /api/admin/v1/workspaces/{workspaceId}/action-requests` with an admin key and ALWAYS an
- * `Idempotency-Key` header — the caller's, else a random UUID drawn once per `submit` and sent
- * again on every retry of that submit — so a retry after a lost reply answers the original action
- * instead of creating a second one. What may succeed later (network failures, time-outs, 429 after
- * its `Retry-After`, 5xx) is retried with the shared backoff (`core/protocol/Backoff.ts`) under the
- * same key and the same bytes; a refusal (any other 4xx) is never retried and comes back as a typed
- * error carrying the service's problem `code` (`catalog_not_published`, `idempotency_key_reused`,
- * `connector_not_active`, …). `status` reads `GET /action-requests/{id}`. The admin key is `Redacted`
- * and never appears in an error.
+ * The server SDK's action-intake client for trusted server callers: `submit` posts one
+ * already-authorized action to `POST /api/admin/v1/workspaces/{workspaceId}/action-requests` with an
+ * admin key and ALWAYS an `Idempotency-Key` header — the caller's, else a random UUID drawn once per
+ * `submit` and sent again on every retry of that submit — so a retry after a lost reply answers the
+ * original action instead of creating a second one. What may succeed later (network failures,
+ * time-outs, 429 after its `Retry-After`, 5xx) is retried with the shared backoff
+ * (`core/protocol/Backoff.ts`) under the same key and the same bytes; a refusal (any other 4xx) is
+ * never retried and comes back as a typed error carrying the service's problem `code`
+ * (`catalog_not_published`, `idempotency_key_reused`, `connector_not_active`, …). `status` reads
+ * `GET /action-requests/{id}`. The admin key is `Redacted` and never appears in an error.
  *
  * Built on `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the admin key is secret.
  */

@@ -1,7 +1,8 @@
 /**
  * Storage selection for servers and tests: PostgreSQL when `DATABASE_URL` is set, otherwise the
- * embedded PGlite in `ACCORD_DATA_DIR` (D11). Both provide the same `SqlClient`, so storage
- * adapters never know which one they run on.
+ * embedded PGlite in `ACCORD_DATA_DIR` (not power-loss durable: docs/decisions.md, "Embedded storage
+ * durability"). Both provide the same `SqlClient`, so storage adapters never know which one they run
+ * on.
  */
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"

@@ -3,9 +3,8 @@
  * callback with its rows or the driver's error. PostgreSQL only (`Database.layerPg` provides it;
  * PGlite does not). For the ingest route's batch statement, which runs thousands of times a second
  * on its own: measured under `bench:ingest`'s load, the server's CPU per event fell by about 8 %
- * against the same statement through `SqlClient` (docs/performance.md, "Fifth pass"). The
- * statement is prepared by name like every other (`Database`'s `PreparingClient`); it has no
- * `sql.execute` span.
+ * against the same statement through `SqlClient` (docs/performance.md). The statement is prepared by
+ * name like every other (`Database`'s `PreparingClient`); it has no `sql.execute` span.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"

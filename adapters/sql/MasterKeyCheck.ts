@@ -1,5 +1,5 @@
 /**
- * The master-key guard (DESIGN D9: connector secrets are sealed under the master key). At the first
+ * The master-key guard (connector secrets are sealed under the master key). At the first
  * start the database records a known label sealed under the master key (table
  * `accord_master_key_check`, migration 0010); every later start must open it. A server started with
  * another key is refused at once, rather than running and failing on every stored secret. The

@@ -1,6 +1,6 @@
 /**
- * Master-key rotation (DESIGN D9, issue #22 item 6): every value sealed under the master key is
- * opened with the old key and sealed again under the new one, and the master-key check
+ * Master-key rotation (docs/decisions.md, "Secret handling"): every value sealed under the master key
+ * is opened with the old key and sealed again under the new one, and the master-key check
  * (`MasterKeyCheck.ts`) is sealed again with it, in ONE transaction. Either every value moves to the
  * new key or none does: a value that does not open with the old key, or any failure midway, rolls
  * everything back.

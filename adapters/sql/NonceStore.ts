@@ -18,7 +18,8 @@ import { json, orStorageError } from "./SqlSupport.ts"
 
 /**
  * The retention sweep of used nonces: deletes up to `limit` entries whose retention ended by `now`
- * (each is kept `nonceRetentionMillis`, 10 minutes, from its claim: DESIGN D6); the number deleted.
+ * (each is kept `nonceRetentionMillis`, 10 minutes, from its claim: docs/decisions.md, "Nonce length
+ * and retention"); the number deleted.
  * The condition is checked again on the row it deletes, so an entry a concurrent claim has just
  * taken over (its `expires_at` moved forward) is never deleted.
  */
@@ -56,7 +57,7 @@ export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient |
     const claim = yield* makeBatcher(
       (batch: ReadonlyArray<NonceClaim>) => inRounds(batch, (c) => [`${c.scope}\u0000${c.nonce}`], claimAll),
       {
-        // Requests that arrive together share one statement (issue 20: fewer, fuller statements cost the
+        // Requests that arrive together share one statement (fewer, fuller statements cost the
         // kit and PostgreSQL less CPU per action).
         gather: Batcher.gatherNextTurn
       }

@@ -1,7 +1,7 @@
 /**
  * `Outbox` on SQL. Leasing is one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)`, so any
  * number of workers in any number of processes sharing PostgreSQL never lease the same item at once
- * (DESIGN "Scale").
+ * and the service scales past one machine without double execution.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -122,8 +122,8 @@ export const make: Effect.Effect<OutboxService, never, SqlClient.SqlClient | Sco
       ),
     // A row another statement holds (a batch completing it, a transition) is skipped, not waited
     // for: waiting, with rows of its own already updated, the renewal deadlocked against batched
-    // completions that lock the same rows in another order (docs/performance.md, "Twelfth pass").
-    // A skipped item is either being completed or is renewed by the next beat.
+    // completions that lock the same rows in another order (docs/decisions.md, "Renewal never
+    // waits"). A skipped item is either being completed or is renewed by the next beat.
     renew: ({ ids, leaseMillis, now, owner }) =>
       ids.length === 0
         ? Effect.succeed([])

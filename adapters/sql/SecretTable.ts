@@ -1,6 +1,6 @@
 /**
  * The sealed-secret table behind the `SecretVault` on SQL: only ciphertext, in its own table,
- * never in the connector row (D9).
+ * never in the connector row (docs/decisions.md, "Secret handling").
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"

@@ -36,7 +36,8 @@ export const num = (value: unknown): number => (typeof value === "number" ? valu
 export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : num(value))
 
 /**
- * A JSON value as a `jsonb` parameter (DESIGN: pass JSON as `JSON.stringify(x)` with `::jsonb`).
+ * A JSON value as a `jsonb` parameter: passed as `JSON.stringify(x)` with `::jsonb`, the one form
+ * both PostgreSQL and PGlite read alike.
  */
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
 

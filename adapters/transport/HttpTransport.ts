@@ -1,12 +1,12 @@
 /**
- * The `ConnectorTransport` on `node:http` / `node:https` (DESIGN D4, D10): one `POST` of the signed
- * bytes, redirects never followed (a 3xx is returned for the caller to refuse), the response body
- * capped at 64 KiB, one time-out over the whole exchange, and the host resolved and every address
- * checked again at connect time; the connection goes to the checked address (the `lookup` option),
- * so a DNS answer that changes between check and connect (rebinding) cannot redirect it. The checks
- * of the URL itself (and the verdict on a host that is itself an address) never change, so they are
- * made once per endpoint URL. Requests
- * reuse keep-alive connections; the agents close with the layer's scope.
+ * The `ConnectorTransport` on `node:http` / `node:https` (docs/decisions.md, "Outbound calls",
+ * "Public endpoints"): one `POST` of the signed bytes, redirects never followed (a 3xx is returned
+ * for the caller to refuse), the response body capped at 64 KiB, one time-out over the whole
+ * exchange, and the host resolved and every address checked again at connect time; the connection
+ * goes to the checked address (the `lookup` option), so a DNS answer that changes between check and
+ * connect (rebinding) cannot redirect it. The checks of the URL itself (and the verdict on a host
+ * that is itself an address) never change, so they are made once per endpoint URL. Requests reuse
+ * keep-alive connections; the agents close with the layer's scope.
  */
 import * as http from "node:http"
 import * as https from "node:https"
@@ -29,7 +29,7 @@ export interface HttpTransportOptions {
   readonly timeoutMillis?: number
   /**
    * Keep-alive sockets per host (default 256). Above the dispatcher's concurrency, so deliveries in
-   * flight never queue for a socket: with 64, a dispatcher at 128 in flight waited for one (issue 20).
+   * flight never queue for a socket: with 64, a dispatcher at 128 in flight waited for one.
    */
   readonly maxSockets?: number
 }

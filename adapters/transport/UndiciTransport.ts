@@ -1,10 +1,10 @@
 /**
- * The `ConnectorTransport` on undici (DESIGN D4, D10), Node's default: the same contract and checks
- * as `HttpTransport` (one `POST` of the signed bytes, redirects never followed, the response body
- * capped at 64 KiB, one time-out over the whole exchange, the host resolved and every address
- * checked again on each request, the connection made to the checked address), with undici's
- * connection pools instead of `node:http`'s agent. An exchange costs the sending process about
- * half the CPU of `node:http`'s (docs/performance.md, "Tenth pass").
+ * The `ConnectorTransport` on undici (docs/decisions.md, "Outbound calls", "Public endpoints"),
+ * Node's default: the same contract and checks as `HttpTransport` (one `POST` of the signed bytes,
+ * redirects never followed, the response body capped at 64 KiB, one time-out over the whole exchange,
+ * the host resolved and every address checked again on each request, the connection made to the
+ * checked address), with undici's connection pools instead of `node:http`'s agent. An exchange costs
+ * the sending process about half the CPU of `node:http`'s (measured: docs/performance.md).
  *
  * A pool serves one endpoint origin at one checked address: its connections go to that address
  * (the `lookup` option), so a DNS answer that changes between the check and a new connection

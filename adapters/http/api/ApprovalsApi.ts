@@ -1,5 +1,5 @@
 /**
- * Runtime sessions and approvals (issue 16): the admin routes that issue and revoke runtime
+ * Runtime sessions and approvals: the admin routes that issue and revoke runtime
  * sessions and collect an approval token (`routes/RuntimeSessions.ts`), and the runtime routes of
  * the approval flow and the actor-bound action status (`routes/Runtime.ts`). Runtime routes take
  * runtime session tokens only: in `Authorization: Bearer` for the request and the status, in the

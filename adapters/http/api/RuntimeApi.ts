@@ -1,7 +1,7 @@
 /**
  * The runtime routes under `/api/funnels/v1/runtime/actions/`: the customer's signed completion
- * callback (spec "Inbound endpoints"; DESIGN D7), handled by `routes/Completion.ts`. Add further
- * runtime endpoints to this group.
+ * callback (spec "Inbound endpoints"; docs/decisions.md, "Completion route authentication"), handled
+ * by `routes/Completion.ts`. Add further runtime endpoints to this group.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"

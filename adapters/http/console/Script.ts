@@ -1,7 +1,7 @@
 /**
  * The admin console's script (`GET /console/console.js`), one ES module with no dependencies and
- * no build step. It calls only the administrative routes of DESIGN "HTTP surface", with the
- * workspace administrator key as `Authorization: Bearer`.
+ * no build step. It calls only the administrative routes (`/api/admin/v1/workspaces/{workspaceId}`),
+ * with the workspace administrator key as `Authorization: Bearer`.
  *
  * Rules it keeps:
  * - the workspace id and the key live in `sessionStorage` only (gone when the tab closes or on

@@ -1,5 +1,5 @@
 /**
- * The action routes for trusted server callers and operators (DESIGN "HTTP surface"):
+ * The action routes for trusted server callers and operators:
  * `POST /action-requests` (intake of an already-authorized action; 202 with `Location` naming the
  * request's own `GET`) and
  * `GET /action-requests?state&account_id&cursor&limit` (newest first, paged) and

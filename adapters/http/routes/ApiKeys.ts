@@ -1,8 +1,8 @@
 /**
- * The workspace administrator's API keys (DESIGN "HTTP surface": "`POST /api-keys`, `GET /api-keys`,
- * `DELETE /api-keys/{id}` | keys with a scope (`ingest`, `developer:read`, `admin`); the secret is
- * returned once"), relative to `/api/admin/v1/workspaces/{workspaceId}`, admin keys only. Keys are
- * stored as SHA-256 hashes (D9), so the secret exists only in the answer to `POST`.
+ * The workspace administrator's API keys (`POST /api-keys`, `GET /api-keys`, `DELETE /api-keys/{id}`:
+ * keys with a scope (`ingest`, `developer:read`, `admin`); the secret is returned once), relative to
+ * `/api/admin/v1/workspaces/{workspaceId}`, admin keys only. Keys are stored as SHA-256 hashes
+ * (docs/decisions.md, "Secret handling"), so the secret exists only in the answer to `POST`.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"

@@ -1,6 +1,6 @@
 /**
- * The stored catalog's routes (issue 15 item 4; DESIGN "HTTP surface": `PUT /catalog` (+ reads)),
- * relative to `/api/admin/v1/workspaces/{workspaceId}`:
+ * The stored catalog's routes (`PUT /catalog` and its reads), relative to
+ * `/api/admin/v1/workspaces/{workspaceId}`:
  *
  * - `PUT /catalog` (admin): publishes the whole catalog document as the next version (201 with
  *   `version` and the new `publishedVersionId` that actions bind to). Schema errors and references

@@ -1,7 +1,8 @@
 /**
  * `POST /api/funnels/v1/runtime/actions/customer-complete`: the customer's signed completion
- * callback (spec "Inbound endpoints"; DESIGN D7). A 2xx answer is the durable completion
- * acknowledgement: it is sent only after the completion is committed.
+ * callback (spec "Inbound endpoints"; docs/decisions.md, "Completion route authentication"). A 2xx
+ * answer is the durable completion acknowledgement: it is sent only after the completion is
+ * committed.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -22,7 +23,8 @@ import * as RuntimeApi from "../api/RuntimeApi.ts"
 export const completionPath: `/${string}` = RuntimeApi.customerComplete.path
 
 /**
- * Completion bodies are small; 64 KiB bounds them like every connector message (D4).
+ * Completion bodies are small; 64 KiB bounds them like every connector message (docs/decisions.md,
+ * "Outbound calls").
  */
 export const maxCompletionBytes = 64 * 1024
 

@@ -1,5 +1,5 @@
 /**
- * The connector administration routes (DESIGN "HTTP surface", spec "Authentication" 8), under
+ * The connector administration routes (spec "Authentication" 8), under
  * `/api/admin/v1/workspaces/{workspaceId}`:
  *
  * - `PUT /connector` `{ endpoint, actionSigningSecret, completionSecret }` (admin key): a new

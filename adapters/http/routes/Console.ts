@@ -1,9 +1,10 @@
 /**
- * The admin console (DESIGN "HTTP surface": "Served too: … `/console`"): `GET /console` (the page),
- * `GET /console/console.js`, `GET /console/console.css` and `GET /console/icon.svg`. The three are strings compiled into the
- * server (`adapters/http/console/`), so the console is served the same way on Node, Bun and Deno,
- * with no file system and no build step. The page calls the administrative routes with the key the
- * administrator signs in with; these routes need no key, since they serve no workspace data.
+ * The admin console, served by the service itself: `GET /console` (the page),
+ * `GET /console/console.js`, `GET /console/console.css` and `GET /console/icon.svg`. The three are
+ * strings compiled into the server (`adapters/http/console/`), so the console is served the same way
+ * on Node, Bun and Deno, with no file system and no build step. The page calls the administrative
+ * routes with the key the administrator signs in with; these routes need no key, since they serve no
+ * workspace data.
  *
  * Every answer carries the same headers: a Content Security Policy that allows only this origin's
  * script, style and API (no `unsafe-inline`, no `eval`, Trusted Types for every HTML sink), no

@@ -1,6 +1,6 @@
 /**
  * `GET /healthz` (the process is up) and `GET /readyz` (storage reachable and migrated, and the
- * server not shutting down): the probes of DESIGN "HTTP surface".
+ * server not shutting down): the liveness and readiness probes.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"

@@ -9,7 +9,7 @@
  * field listed), 422 for an event refused by a rule (unsafe data, not revenue-relevant, a usage
  * meter changing its unit); 401/403 for the key; 413 over 32 KiB; 415 for a non-JSON body; 429 with
  * `Retry-After` over the key's rate. Never a silent 200. Core (`Accept`) decides what became of the
- * event; the statuses are chosen here (DESIGN D8).
+ * event; the statuses are chosen here (docs/decisions.md, "Problem details").
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"

@@ -1,6 +1,6 @@
 /**
- * The runtime routes of approvals and action status (issue 16 items 2, 3, 4 and 6; DESIGN "HTTP
- * surface"), for the embedded runtime. They take runtime session tokens only: an admin or ingest
+ * The runtime routes of approvals and action status, under `/api/funnels/v1/runtime/actions/`,
+ * for the embedded runtime. They take runtime session tokens only: an admin or ingest
  * key is not a runtime token (401), and a runtime token opens no admin route.
  *
  * - `POST /api/funnels/v1/runtime/actions/approvals` (`Authorization: Bearer <runtime token>` with

@@ -1,5 +1,5 @@
 /**
- * The admin side of approvals (issue 16 items 1–2), relative to
+ * The admin side of approvals (runtime sessions and approval tokens), relative to
  * `/api/admin/v1/workspaces/{workspaceId}`, admin keys only:
  *
  * - `POST /runtime-sessions` issues a runtime session for an end user of the embedded runtime

@@ -1,5 +1,5 @@
 /**
- * Callers' intake idempotency keys (issue 15 item 6): one row per `(workspace_id, idempotency_key)`,
+ * Callers' intake idempotency keys: one row per `(workspace_id, idempotency_key)`,
  * inserted in the transaction that creates the action, so concurrent intakes under one key create
  * one action. `created_at` lets a claim past the retention (24 hours, `core/connector/IntakeKey.ts`)
  * expire: it is then ignored and replaced by the next intake under that key.

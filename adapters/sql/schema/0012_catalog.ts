@@ -1,5 +1,5 @@
 /**
- * Published catalog versions (issue 15 item 4): append-only, one row per `(workspace_id, version)`;
+ * Published catalog versions: append-only, one row per `(workspace_id, version)`;
  * `published_version_id` is the UUID an action's `binding.publishedVersionId` names. The primary key
  * makes two concurrent publishes of one version number impossible (the loser retries with the next).
  */

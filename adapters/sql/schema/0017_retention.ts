@@ -1,5 +1,5 @@
 /**
- * Retention sweeps (issue 20 item 5): an index on the intake keys' creation time, so the sweep of
+ * Retention sweeps: an index on the intake keys' creation time, so the sweep of
  * keys past their 24 hour retention (`adapters/sql/ActionLedger.ts` `sweepIntakeKeys`) reads only
  * the expired rows. The nonce sweep already has `accord_nonces_expiry` (0002).
  */

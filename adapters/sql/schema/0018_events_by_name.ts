@@ -1,5 +1,5 @@
 /**
- * `GET /events?event_name=…` (with or without a cursor) on a large table (issue 20 item 5,
+ * `GET /events?event_name=…` (with or without a cursor) on a large table (measured with
  * `npm run bench:scale`): without this index PostgreSQL walks `accord_events_recent` newest first
  * and filters on the name, reading every newer event of other names (at 1 M events, a name on 0.1 %
  * of them removed 55,039 rows to return 50). With it, the page is read in index order directly.

@@ -1,9 +1,8 @@
 /**
- * Indexes for the admin list routes (issue 22 item 3): `GET /action-requests` and
- * `GET /feature-gates` read a workspace's newest first (by creation time, then id), and
- * `GET /accounts` reads a workspace's profiled accounts by account id. Ids are ordered byte-wise
- * (`COLLATE "C"`), as the memory stores and the cursors do, whatever the database's collation, so
- * the pages are read in index order.
+ * Indexes for the admin list routes: `GET /action-requests` and `GET /feature-gates` read a
+ * workspace's newest first (by creation time, then id), and `GET /accounts` reads a workspace's
+ * profiled accounts by account id. Ids are ordered byte-wise (`COLLATE "C"`), as the memory stores
+ * and the cursors do, whatever the database's collation, so the pages are read in index order.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"

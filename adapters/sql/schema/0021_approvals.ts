@@ -1,5 +1,5 @@
 /**
- * Runtime sessions and approvals (issue 16). A session is found by the SHA-256 of its token, so the
+ * Runtime sessions and approvals. A session is found by the SHA-256 of its token, so the
  * hash is `UNIQUE` (two sessions can never share a token). An approval is one row that every prepare
  * and resolve changes with a conditional `UPDATE … WHERE state … AND revision … RETURNING`, so
  * racing resolves serialise on the row and exactly one of them claims it.

@@ -1,10 +1,10 @@
 /**
- * What every outbound transport checks before it sends (DESIGN D10), written once for the
- * node:http and undici transports: the endpoint URL's checks (kept per URL, as they never change
- * under a fixed policy), the host resolved and every address checked again on each request, and
- * the exchange sent to the first checked address. Each transport brings only its `exchange`; the
- * pieces every exchange needs (the pinned `lookup`, the response headers' shape, the failures and
- * when each may have been delivered) are here too.
+ * What every outbound transport checks before it sends (docs/decisions.md, "Public endpoints"),
+ * written once for the node:http and undici transports: the endpoint URL's checks (kept per URL, as
+ * they never change under a fixed policy), the host resolved and every address checked again on each
+ * request, and the exchange sent to the first checked address. Each transport brings only its
+ * `exchange`; the pieces every exchange needs (the pinned `lookup`, the response headers' shape, the
+ * failures and when each may have been delivered) are here too.
  */
 import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
