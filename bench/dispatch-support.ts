@@ -151,7 +151,7 @@ export const connectService = (
       yield* vault.put(connectorSecretRef(connectionId, revision, "actionSigning"), Redacted.make(actionSigning), now)
       yield* vault.put(connectorSecretRef(connectionId, revision, "completion"), Redacted.make(completion), now)
       yield* store.activate({ connectionId, revision, now })
-      // Every intake binds to the fixture catalog (issue 15: no intake before a published catalog).
+      // Every intake binds to the fixture catalog (no intake before a published catalog).
       yield* publishCatalog(workspaceId)
     })
   )

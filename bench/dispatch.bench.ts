@@ -54,7 +54,7 @@ const actions = Number(process.env["BENCH_ACTIONS"] ?? 5_000)
  * Actions each side runs, unmeasured, in its own processes before the measured ones (`BENCH_WARMUP`).
  * With 500, the first in-flight level measured cold code: at 64 in flight Accord's sending process
  * used 1.5x the CPU per action it used at the same level measured second (1,164 and 754 µs), the
- * baseline's 1.3x (567 and 443 µs; docs/performance.md, "Eleventh pass").
+ * baseline's 1.3x (567 and 443 µs; docs/performance.md).
  */
 const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
 /**
@@ -63,7 +63,7 @@ const warmup = Number(process.env["BENCH_WARMUP"] ?? 5_000)
  * in odd rounds and Accord first in even ones, and prints its ratio; the level ends with every
  * round's ratio and their median. The two sides of a pair run one after the other, and on this
  * shared machine single pairs of the same code gave ratios from 0.58x to 1.05x within 35 minutes
- * (docs/performance.md, "Nineteenth pass").
+ * (docs/performance.md).
  */
 const rounds = Math.max(1, Math.floor(Number(process.env["BENCH_ROUNDS"] ?? 3)) || 1)
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */

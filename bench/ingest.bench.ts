@@ -369,8 +369,8 @@ const main = async () => {
       // The least a coalescing server can do (bench/ingest-coalescing-server.mjs): a bound on this
       // machine for any implementation that also validates, screens and indexes. With `rate`, paced
       // at that many events a second: its CPU per event at Accord's rate (a server answering fewer
-      // events a second can spend more per event, as less is shared per wake-up and per batch; on
-      // the nineteenth pass's state it did in two runs of three).
+      // events a second can spend more per event, as less is shared per wake-up and per batch; it
+      // did in two runs of three).
       const reference = async (label: string, rate?: number): Promise<Figures> => {
         const q = port++
         const coalescing = spawn("node", [...imageNodeFlags(), "bench/ingest-coalescing-server.mjs"], {

@@ -6,7 +6,7 @@
  * Why not `--cpu-prof`: V8's profiler takes its samples on wall time. On this 2-core machine the
  * benchmark's processes and PostgreSQL take turns on the cores, and a process that is descheduled
  * has the time it waits charged to the frame it stopped in (most often a `writev` that woke its
- * peer): docs/performance.md, "Twelfth pass". `perf record -e cpu-clock` samples only what runs.
+ * peer): docs/decisions.md, "Where the CPU goes". `perf record -e cpu-clock` samples only what runs.
  *
  * How: the script runs with every Node process under `--perf-prof` (a jitdump, so that JIT frames
  * keep their names after V8 moves code) while `perf record -k 1 -a -g -F 999` samples every CPU

@@ -1,5 +1,5 @@
 /**
- * Throughput with 1 and 2 server instances on one PostgreSQL (issue #20 item 6):
+ * Throughput with 1 and 2 server instances on one PostgreSQL:
  * `tsx bench/scale-instances.ts` (`npm run bench:scale -- instances` runs it too). Real processes
  * (`runtimes/node/main.ts`, the kit of `test/e2e/crashloopKit.ts` whose host call takes 20–200 ms)
  * on fresh schemas of `DATABASE_URL`; `SCALE_ACTIONS` actions (default 1,000) taken in over HTTP

@@ -1,5 +1,5 @@
 /**
- * Cost as data grows (issue #20 item 5): `npm run bench:scale`. In its own database
+ * Cost as data grows: `npm run bench:scale`. In its own database
  * (`accord_scale`, created on the PostgreSQL server of `DATABASE_URL`, so test runs are never
  * disturbed), one schema per size: `SCALE_SIZES` events (default 1,000,000; for 10 M, `SCALE_SIZES=1000000,10000000`)
  * across `SCALE_ACCOUNTS` accounts (default 10,000), seeded by batched `INSERT … SELECT

@@ -1,6 +1,6 @@
 /**
  * `accord/config`: the server configuration from the environment, its parsing helpers and the
- * master key (D9, D11).
+ * master key (docs/decisions.md, "Secret handling", "Embedded storage durability").
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */

@@ -1,6 +1,6 @@
 /**
- * `accord/memory`: every storage port in memory (DESIGN rule 2: "Every port has a memory
- * implementation"), for tests and for embedding without persistence.
+ * `accord/memory`: every storage port in memory (every port has a memory implementation, run
+ * through the same contract suite as the SQL one), for tests and for embedding without persistence.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */

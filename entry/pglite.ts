@@ -1,7 +1,6 @@
 /**
- * `accord/pglite`: an `@effect/sql` `SqlClient` over embedded PGlite (DESIGN rule 4: "the embedded
- * default (PGlite behind a small `SqlClient` adapter with a one-permit semaphore, since PGlite is a
- * single session)").
+ * `accord/pglite`: an `@effect/sql` `SqlClient` over embedded PGlite, the embedded default: a small
+ * `SqlClient` adapter with a one-permit semaphore, since PGlite is a single session.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */

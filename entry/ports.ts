@@ -1,7 +1,7 @@
 /**
- * `accord/ports`: the services the engine needs (DESIGN "Layers": "Every effect it needs (time,
- * randomness, crypto, storage, outbound HTTP) is a service (a port) it declares"), one namespace
- * per port, each with its memory implementation. Implement these to bring your own storage.
+ * `accord/ports`: the services the engine needs (every effect core needs, time, randomness, crypto,
+ * storage and outbound HTTP, is a service, a port, that it declares), one namespace per port, each
+ * with its memory implementation. Implement these to bring your own storage.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */

@@ -1,7 +1,7 @@
 /**
- * `accord/sql`: every storage port on one `@effect/sql` `SqlClient` (DESIGN rule 4: "One SQL
- * implementation serves both Postgres and the embedded default"): storage selection
- * (`Database`: PostgreSQL or PGlite), the stores (`SqlStorage.layer`) and the migrations.
+ * `accord/sql`: every storage port on one `@effect/sql` `SqlClient` (one SQL implementation serves
+ * both PostgreSQL and the embedded default): storage selection (`Database`: PostgreSQL or PGlite),
+ * the stores (`SqlStorage.layer`) and the migrations.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */

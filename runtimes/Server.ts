@@ -75,7 +75,7 @@ export type StorageServices = StoragePorts | Readiness.Readiness
 /**
  * The one place storage is chosen: the SQL database (PostgreSQL with `DATABASE_URL`, else PGlite in
  * the data directory) is opened and migrated, every store runs on it, and `Readiness` checks it.
- * The `Cipher` seals connector secrets before they are stored (D9).
+ * The `Cipher` seals connector secrets before they are stored (docs/decisions.md, "Secret handling").
  */
 export const storageLayer = (
   config: AccordConfig.AccordConfig
@@ -128,8 +128,8 @@ const prepareDatabase = (config: AccordConfig.AccordConfig) =>
 export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
 
 /**
- * Outbound connector calls: the HTTP transport (addresses checked again at connect time, D10)
- * under the configured endpoint policy.
+ * Outbound connector calls: the HTTP transport (addresses checked again at connect time, against DNS
+ * rebinding) under the configured endpoint policy.
  */
 export const transportLayer = (config: AccordConfig.AccordConfig): Layer.Layer<ConnectorTransport> =>
   Transport.layer({ allowInsecure: config.allowInsecureEndpoints })

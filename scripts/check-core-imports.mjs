@@ -1,5 +1,6 @@
-// core/ imports nothing but `effect` and its own modules (DESIGN "Layers", rule 1), and takes time
-// and randomness from services: no Date.now(), new Date() or Math.random().
+// core/ imports nothing but `effect` and its own modules, and takes time and randomness from
+// services: no Date.now(), new Date() or Math.random(). So core runs on every runtime, and
+// `TestClock` and memory layers control everything it does.
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 
