@@ -1,5 +1,5 @@
 /**
- * Approvals over real HTTP (issue 16 items 1–7): the Accord server (real composition) with the
+ * Approvals over real HTTP: the Accord server (real composition) with the
  * customer kit on its own loopback port, both on real storage. Runtime sessions issued by the
  * admin API; the approval requested, prepared and resolved on the runtime routes; the action
  * dispatched to the kit, executed once, completed, verified; the actor-bound status route showing

@@ -1,5 +1,5 @@
 /**
- * Crash loop (issue #20 item 7): the real server process (`runtimes/node/main.ts`) and the real
+ * Crash loop: the real server process (`runtimes/node/main.ts`) and the real
  * customer kit process (`crashloopKit.ts`), each on its own PostgreSQL schema, are SIGKILLed at
  * random — the server, the kit or both — and started again on the same port and storage while
  * actions are taken in (each `POST /action-requests` retried under its `Idempotency-Key` until it is

@@ -42,7 +42,7 @@ export const connectKit = async (base: string, endpoint: string): Promise<void> 
   })
   const state = checked.status === 200 ? ((await checked.json()) as { state: string }).state : `HTTP ${checked.status}`
   if (state !== "active") throw new Error(`the connection check ended ${state}`)
-  // The fixture catalog every intake binds to (issue 15: no intake before a published catalog).
+  // The fixture catalog every intake binds to (no intake before a published catalog).
   await publishCatalogHttp(base, workspaceId, adminKey)
 }
 

@@ -1,5 +1,5 @@
 /**
- * Many instances on one PostgreSQL (issue #20 item 6): two real server processes
+ * Many instances on one PostgreSQL: two real server processes
  * (`runtimes/node/main.ts`) share one database; 500 actions are taken in through both, alternately,
  * and one server is SIGKILLed while the run goes on (an intake that fails on it is sent to the
  * other under the same `Idempotency-Key`). The survivor takes over the killed instance's leased

@@ -41,7 +41,7 @@ describe("StartupLog", () => {
     })
   })
 
-  it("warns loudly when insecure endpoints are allowed (D10), and only then", () => {
+  it("warns loudly when insecure endpoints are allowed, and only then", () => {
     assert.deepStrictEqual(StartupLog.listening(config(false), masterKey("environment")), {
       info: ["master key: from ACCORD_MASTER_KEY"],
       warnings: []

@@ -1,5 +1,5 @@
 /**
- * Fuzzed edge of the customer kit (issue 19 item 7): its one endpoint through the `node:http`
+ * Fuzzed edge of the customer kit: its one endpoint through the `node:http`
  * adapter on loopback, with generated bodies (unsigned, signed as they are, and signed executions
  * with one field mutated), signature headers, content types, methods and request targets. Every
  * answer is 2xx or 4xx with a JSON `error` for a refusal, a refused delivery claims no action, and

@@ -1,5 +1,5 @@
 /**
- * Fuzzed edges (issue 19 item 7): every inbound route of the service, over real HTTP on loopback,
+ * Fuzzed edges: every inbound route of the service, over real HTTP on loopback,
  * with generated bodies, headers, content types, methods and request targets (raw bytes on the
  * socket, so NUL and invalid UTF-8 reach the server). For every answer: 2xx or 4xx, never 5xx; a
  * 4xx from the service is an RFC 9457 problem; nothing is stored for a refused request; the process

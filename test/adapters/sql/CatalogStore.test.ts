@@ -1,6 +1,6 @@
 /**
- * The `CatalogStore` contract (issue 15 item 4: "Every write is versioned and audited; a republish
- * creates a new version and never rewrites history") on memory, PGlite and PostgreSQL: versions
+ * The `CatalogStore` contract (every write is versioned and audited; a republish creates a new
+ * version and never rewrites history) on memory, PGlite and PostgreSQL: versions
  * 1, 2, 3 per workspace, append-only; a `publishedVersionId` is used once per workspace (another
  * workspace may use it); concurrent publishes get distinct consecutive versions (on SQL two inserts
  * race for one version number and the loser retries; with 20 at once on PostgreSQL a publish may lose

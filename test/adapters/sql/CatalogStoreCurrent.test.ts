@@ -1,5 +1,5 @@
 /**
- * `CatalogStore.current` under concurrency (issue 20: concurrent reads share one statement that reads
+ * `CatalogStore.current` under concurrency (concurrent reads share one statement that reads
  * only the newest version's head; a version's document is decoded once and kept): many workspaces
  * read at once each get their own newest version, a workspace without a catalog gets nothing, and a
  * read made after a publish sees it, however many reads came before.

@@ -3,7 +3,7 @@
  * of its own already updated, the renewal (`Outbox.renew`, every third of a lease) deadlocked
  * against the batched transitions that complete the same outbox rows in another order: PostgreSQL
  * found that deadlock five times in eighteen dispatch benchmark runs, stalled both statements for
- * its `deadlock_timeout` and aborted one (docs/performance.md, "Twelfth pass").
+ * its `deadlock_timeout` and aborted one (docs/decisions.md, "Renewal never waits").
  *
  * Here a transaction holds one leased item's row, as a completion in flight does, while the other
  * item is free. The renewal must answer at once with the free item only, not wait: a renewal seen

@@ -1,8 +1,9 @@
 /**
- * Retention sweeps (issue 20 item 5) on PGlite and PostgreSQL: the intake key sweep deletes only
+ * Retention sweeps on PGlite and PostgreSQL: the intake key sweep deletes only
  * keys past their 24 hour retention, the nonce sweep only nonces past their 10 minute retention
- * (DESIGN D6), each at most `limit` rows per statement; and the stores run them on their own while
- * they are used (every 256th keyed intake, every 256th nonce claim, every 256th nonce a ledger create records).
+ * (docs/decisions.md, "Nonce length and retention"), each at most `limit` rows per statement; and the
+ * stores run them on their own while they are used (every 256th keyed intake, every 256th nonce
+ * claim, every 256th nonce a ledger create records).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"

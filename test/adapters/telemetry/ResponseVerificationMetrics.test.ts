@@ -1,6 +1,6 @@
 /**
- * `GET /metrics`: customer responses the service refuses in its own verification (issue #22 item
- * 7), counted by message and reason. The real server composition (PGlite storage) dispatches to a
+ * `GET /metrics`: customer responses the service refuses in its own verification, counted by
+ * message and reason. The real server composition (PGlite storage) dispatches to a
  * real customer kit behind a misbehaving HTTP front (`startPeer`): an acknowledgement with a wrong
  * signature, then one re-signed with a stale timestamp. No value of the response is a label.
  */

@@ -1,5 +1,5 @@
 /**
- * Resolves racing each other authorize at most one action (issue 16 item 5): 50 concurrent
+ * Resolves racing each other authorize at most one action: 50 concurrent
  * approves of one prepared approval, and 50 mixed approves and denies, on PostgreSQL (and PGlite).
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Approvals through core (issue 16 items 1–5): the request, the review, the fresh preflight, and
+ * Approvals through core: the request, the review, the fresh preflight, and
  * one test per reason an approval fails closed, each checking that nothing was authorized. Time is
  * the `TestClock`, so expiries are exact. Memory storage (the SQL adapters pass the same port
  * contract; the HTTP and end-to-end suites run on PGlite and PostgreSQL).

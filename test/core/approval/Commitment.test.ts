@@ -1,5 +1,5 @@
 /**
- * The approval commitment's canonical encoding (issue 16 item 4): known-answer vectors on both
+ * The approval commitment's canonical encoding: known-answer vectors on both
  * crypto layers, and properties — member order does not matter, every bound field does.
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * The catalog document alone (issue 15 item 4, "Bad input"): the schema refuses a negative or
+ * The catalog document alone (bad input): the schema refuses a negative or
  * fractional amount, a currency not a lowercase ISO 4217 code, an unknown operation family and any
  * excess property; `validateCatalog` names, by JSON path, every id that repeats and every reference
  * that resolves to nothing, and the Payment rules (a priced offer, none for `setup_only`, never

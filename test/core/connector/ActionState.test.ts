@@ -484,7 +484,7 @@ describe("action state machine", () => {
   })
 })
 
-describe("blocked by the payment capability gate (issue 15)", () => {
+describe("blocked by the payment capability gate", () => {
   const reasons = [
     "payment_capability_missing",
     "payment_capability_expired",

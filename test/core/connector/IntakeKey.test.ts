@@ -1,5 +1,5 @@
 /**
- * Intake idempotency for callers (issue 15 item 6): the key format and body hash of
+ * Intake idempotency for callers: the key format and body hash of
  * `core/connector/IntakeKey.ts`, and `intake` under an idempotency key on every storage variant —
  * replay, reuse with another body, nothing stored by a refused intake, 24-hour retention, and 50
  * concurrent intakes under one key creating one action.

@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 7, second property: no Payment action is ever delivered without a covering, fresh
+ * The payment gate's property: no Payment action is ever delivered without a covering, fresh
  * capability at the time of that delivery. Random sequences of proofs (replays included), generic
  * acknowledgements, provider account changes, reconfigurations, clock moves, intakes and delivery
  * rounds run against the real intake, dispatcher and memory storage; every request that reaches the

@@ -1,5 +1,5 @@
 /**
- * The payment capability gate (issue 15; spec "Payment continuation rules" 2 and 8, "Payment
+ * The payment capability gate (spec "Payment continuation rules" 2 and 8, "Payment
  * capability evidence lifecycle"), on every storage variant: a Payment action is taken at intake only
  * while the connection's active revision holds fresh, not-invalidated evidence including the
  * family's mode (409 `payment_mode_not_enabled` otherwise, nothing stored), and the dispatcher asks

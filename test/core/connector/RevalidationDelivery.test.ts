@@ -1,9 +1,9 @@
 /**
- * Revalidation before every delivery (issue 15 item 5: "Before the first send and before every
- * retry it checks the spec's list … Any failure fails closed: the action is `blocked` with a stable
- * reason code, nothing is sent, and the reason shows in `GET /action-requests/{id}`. An action that
- * was already delivered (`unknown_outcome`) is reconciled, never silently dropped"), on memory,
- * PGlite and PostgreSQL.
+ * Revalidation before every delivery (before the first send and before every retry the spec's list
+ * is checked; any failure fails closed: the action is `blocked` with a stable reason code, nothing
+ * is sent, and the reason shows in `GET /action-requests/{id}`; an action that was already
+ * delivered, `unknown_outcome`, is reconciled, never silently dropped), on memory, PGlite and
+ * PostgreSQL.
  *
  * An action is taken, then something changes before the dispatcher runs: (a) the catalog is
  * republished, (b) the authorizing admin key is revoked, (c) a second action over the frequency

@@ -1,6 +1,6 @@
 /**
- * An embedding host's own revalidation (issue 15 item 5: "a way for an embedding host to supply its
- * own layer"), on memory, PGlite and PostgreSQL:
+ * An embedding host's own revalidation (an embedding host may supply its own layer), on memory,
+ * PGlite and PostgreSQL:
  *
  * - `Revalidation.layerWith(extra)`: the stored-catalog checks, then the host's; the host refusing
  *   an account refuses it at intake and blocks its action before delivery;

@@ -1,5 +1,5 @@
 /**
- * Revalidation at intake (issue 15 items 4–5), on memory, PGlite and PostgreSQL: one test per
+ * Revalidation at intake, on memory, PGlite and PostgreSQL: one test per
  * reason of `revalidationReasons` an intake can meet. Each refusal is a `RevalidationFailed` whose
  * problem (`ErrorMap.toProblem`, the one map the HTTP edge uses) has the reason's status and names
  * the field in `errors[0].path`, and nothing is stored: no action, no dispatch outbox item.

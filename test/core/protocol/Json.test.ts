@@ -184,7 +184,7 @@ describe("canonicalJson", () => {
     { fastCheck: { seed: 20, numRuns: 100 } }
   )
 
-  // Regression (issue 19 fuzz suite): a 64 KiB intake body of nested arrays overflowed the call
+  // Regression (found by a fuzzed body): a 64 KiB intake body of nested arrays overflowed the call
   // stack while its Idempotency-Key hash was computed, and POST /action-requests answered 500.
   it("serializes any nesting depth without exhausting the stack", () => {
     const depth = 200_000
@@ -198,7 +198,7 @@ describe("canonicalJson", () => {
 })
 
 describe("toFieldIssues", () => {
-  // Regression (issue 19 fuzz suite): Schema quotes the received value, formatting it recursively;
+  // Regression (found by a fuzzed body): Schema quotes the received value, formatting it recursively;
   // a body of arrays nested 30 000 deep overflowed the stack there and the route answered 500.
   it("names the whole body when the received value is too deep to format", () => {
     const deep = JSON.parse("[".repeat(30_000) + "]".repeat(30_000))

@@ -112,7 +112,8 @@ const ingestKey = (service: Service) =>
 /**
  * Submits one extend-trial action for `accountId` and waits until its `succeeded` completion is in:
  * the backend names `entitlement_state` evidence, so the action stays `pending` until the service
- * itself has received the `entitlement_active` event (issue 15 item 2).
+ * itself has received the `entitlement_active` event (an action is verified only on evidence the
+ * service holds itself).
  */
 const completedAction = (service: Service, accountId: string) =>
   Effect.gen(function* () {

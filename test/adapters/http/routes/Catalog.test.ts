@@ -1,5 +1,5 @@
 /**
- * The catalog routes over real HTTP (issue 15 item 4), on the server as composed by `Server.start`,
+ * The catalog routes over real HTTP, on the server as composed by `Server.start`,
  * on memory, PGlite and PostgreSQL: `PUT /catalog` publishes the next version (201) or answers a
  * problem naming the field (400 `invalid_body`, 400 `invalid_catalog`, 409
  * `published_version_exists`) with nothing stored; `GET /catalog` (404 `catalog_not_published`

@@ -1,5 +1,5 @@
 /**
- * The admin list routes over real HTTP (issue 22 item 3: "no endpoint lists accounts"), on the
+ * The admin list routes over real HTTP (accounts, actions and gates can be listed), on the
  * server as composed by `Server.start` with memory storage: `GET /accounts`, `GET /action-requests`
  * and `GET /feature-gates` answer `{ data, nextCursor }` like `GET /events`, newest first (accounts
  * by id), with filters, cursor paging to the end, 400 `invalid_query` for a bad parameter, and the

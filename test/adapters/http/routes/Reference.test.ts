@@ -1,5 +1,5 @@
 /**
- * The API reference over real HTTP (issue 22 item 3): `GET /openapi.json` is the document generated
+ * The API reference over real HTTP: `GET /openapi.json` is the document generated
  * from the `HttpApi` declaration, it validates (`@apidevtools/swagger-parser`) and documents exactly
  * the routes the app serves (`scripts/check-openapi-routes.ts`, the check of `npm run
  * check:openapi`); every request and success body has an example and every error its problem codes;

@@ -1,6 +1,7 @@
 /**
- * The completion intake (D7): one test per rejection reason, redelivery, conflict, and the state
- * changes completions drive. Completions are signed here as the customer kit signs them.
+ * The completion intake (docs/decisions.md, "Completion route authentication"): one test per
+ * rejection reason, redelivery, conflict, and the state changes completions drive. Completions are
+ * signed here as the customer kit signs them.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -31,7 +32,7 @@ type Body = Record<string, unknown>
 const acceptedAction = (input: ActionIntake = intakeInput()) =>
   Effect.gen(function* () {
     const revision = yield* connect("http://127.0.0.1:1/connector")
-    // A Payment action is taken only with a fresh payment capability (issue 15).
+    // A Payment action is taken only with a fresh payment capability.
     yield* enablePaymentModes(revision)
     const { actionRequestId } = yield* intake(workspaceId, input)
     const ledger = yield* ActionLedger
@@ -146,8 +147,8 @@ describe("completion intake", () => {
       }).pipe(Effect.provide(layer()))
   )
 
-  // Issue 15: the spec's evidence shape is enough; `evidence.accountId` is optional (it used to be
-  // required, and this completion stayed pending).
+  // The spec's evidence shape is enough: `evidence.accountId` is optional, so a completion without it
+  // must not stay pending.
   it.live(
     "a completion with exactly the spec's evidence fields (entitlement, reasonCode, source) verifies a non-payment action",
     () =>
@@ -380,7 +381,7 @@ describe("completion intake", () => {
   )
 })
 
-describe("completion intake: who may answer (D7)", () => {
+describe("completion intake: who may answer", () => {
   const otherWorkspace = {
     workspaceId: "9f8e7d6c-5b4a-4a3b-9c2d-1e0f9a8b7c6d",
     connectionId: "5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c",
@@ -548,7 +549,7 @@ for (const storage of storageVariants.filter((v) => v.name !== "memory")) {
 }
 
 /**
- * Issue 15 item 2: the action is verified only on evidence the service holds itself. For
+ * The action is verified only on evidence the service holds itself. For
  * `entitlement_state` that is an `entitlement_active` event it received for the same account with
  * the action's journey and published version, occurring at or after the intake; it may arrive
  * before the completion (found at once) or after it (found by the evidence watcher).

@@ -11,7 +11,8 @@ import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
 
 /**
- * The SecretVault contract (D9: only ciphertext at rest, bound to its reference).
+ * The SecretVault contract (docs/decisions.md, "Secret handling": only ciphertext at rest, bound to
+ * its reference).
  *
  * With `sqlLayer` (SQL variants) the suite runs on that store and inspects the raw `accord_secrets`
  * rows; without it (memory), the at-rest checks use a vault over `makeMemoryTable`, whose rows are
