@@ -93,7 +93,7 @@ describe("API reference", () => {
       if (admin && op.responses["401"] === undefined) missing.push(`${where} without 401`)
     }
     assert.deepStrictEqual(missing, [])
-    // the admin routes of the issue are there, the new lists included
+    // the admin routes are there, the lists included
     const routes = documentedRoutes(Api.document)
     for (const route of [
       "GET /accounts",

@@ -118,7 +118,7 @@ export type PeerMode =
   | "continuation"
   | "provider_reference"
 
-/** The misbehaving peers: each must end in an unknown outcome, then accepted with one execution. */
+/** Misbehaving peers: each must end in an unknown outcome, then accepted with one execution. */
 export const misbehavingModes: ReadonlyArray<PeerMode> = [
   "wrong_signature",
   "stale_response",
