@@ -1,7 +1,8 @@
 /**
  * The repository checks `npm test` runs before the suite: `check:vectors` (the in-repo copy of the
- * conformance vectors equals the shared file when it is beside the repository) and `check:links`
- * (README.md and docs/*.md link only to files that exist in the repository). Each runs here in a
+ * conformance vectors equals the shared file when it is beside the repository), `check:links`
+ * (README.md and docs/*.md link only to files that exist in the repository) and `check:architecture`
+ * (every module, exported symbol and test docs/architecture.md names exists). Each runs here in a
  * scratch repository laid out for the case.
  */
 import { execFile } from "node:child_process"
@@ -77,6 +78,42 @@ describe("check:links", () => {
       assert.include(broken.output, "README.md:1: dead link: docs/gone.md")
       assert.include(broken.output, "README.md:2: names a path outside the repository: ../shared")
       assert.include(broken.output, "docs/decisions.md:1: links outside the repository: ../../elsewhere.md")
+    } finally {
+      await rm(good, { recursive: true, force: true })
+      await rm(bad, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("check:architecture", () => {
+  it("passes when every module, exported symbol and test exists, fails naming each one that does not", async () => {
+    const table = (rows: string) =>
+      `# Map\n\n| Rule | Module | Symbol | Test |\n| --- | --- | --- | --- |\n${rows}\n\n| Other | Column |\n| --- | --- |\n| \`not/checked.ts\` | x |\n`
+    const files = {
+      "core/Signing.ts": "export const sign = 1\nexport interface Signer {}\nconst hidden = 2\n",
+      "test/Signing.test.ts": ""
+    }
+    const good = await scratch({
+      ...files,
+      "docs/architecture.md": table(
+        "| signs | `core/Signing.ts` | `sign` | `test/Signing.test.ts` |\n| types | `core/Signing.ts` | `Signer` | `test/Signing.test.ts` |\n| none | `core/Signing.ts` | — | — |"
+      )
+    })
+    const bad = await scratch({
+      ...files,
+      "docs/architecture.md": table(
+        "| hidden | `core/Signing.ts` | `hidden` | `test/Signing.test.ts` |\n| gone | `core/Gone.ts` | `sign` | `test/Gone.test.ts` |"
+      )
+    })
+    try {
+      const ok = await check("check-architecture.mjs", good)
+      assert.strictEqual(ok.code, 0, ok.output)
+      assert.include(ok.output, "3 rows")
+      const broken = await check("check-architecture.mjs", bad)
+      assert.strictEqual(broken.code, 1, broken.output)
+      assert.include(broken.output, "docs/architecture.md:5: core/Signing.ts does not export hidden")
+      assert.include(broken.output, "docs/architecture.md:6: module core/Gone.ts does not exist")
+      assert.include(broken.output, "docs/architecture.md:6: test test/Gone.test.ts does not exist")
     } finally {
       await rm(good, { recursive: true, force: true })
       await rm(bad, { recursive: true, force: true })
