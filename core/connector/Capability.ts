@@ -28,7 +28,8 @@ import { type Connection, ConnectionStore, type ConnectionStoreService } from ".
 import type { StorageError } from "../ports/StorageError.ts"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentContinuation } from "../protocol/messages/Continuation.ts"
-import { paymentFamilies, type StoredRequest } from "./Action.ts"
+import { paymentRule } from "../protocol/OperationFamily.ts"
+import { paymentRuleOf, type StoredRequest } from "./Action.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
@@ -54,12 +55,11 @@ export const coversPaymentMode = (
   evidence.value.modes.includes(at.mode)
 
 /**
- * Which continuation intent a payment mode may mount: a setup-only action saves a method (a setup
- * intent), a one-time purchase charges (a payment intent); subscription changes, new subscriptions
- * and recoveries may need either (a trial or a zero first invoice mounts a setup intent).
+ * Whether a continuation's intent is one the payment mode may mount (its family's
+ * `continuationIntents`, `OperationFamily.ts`).
  */
 export const intentFits = (mode: PaymentMode, intent: PaymentContinuation["intent"]): boolean =>
-  mode === "setup_only" ? intent === "setup" : mode === "one_time_purchase" ? intent === "payment" : true
+  paymentRule(mode).continuationIntents.includes(intent)
 
 /**
  * The capability evidence that currently counts for a connection: still valid at `now` and bound
@@ -177,7 +177,7 @@ export const paymentGateWith =
     at: PaymentGateTime
   ): Effect.Effect<PaymentGateAnswer, StorageError> =>
     Effect.suspend(() => {
-      const mode = paymentFamilies[request.action.operation.family]
+      const mode = paymentRuleOf(request)?.mode
       if (mode === undefined) return Effect.succeed(undefined)
       return Effect.gen(function* () {
         const connection = yield* stores.connections.getById(connectionId)

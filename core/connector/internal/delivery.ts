@@ -33,7 +33,7 @@ import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../../protocol/Verification.ts"
 import * as Metrics from "../../telemetry/Metrics.ts"
-import { decodeStoredRequestEither, isPaymentAction, paymentFamilies, type StoredRequest } from "../Action.ts"
+import { decodeStoredRequestEither, isPaymentAction, paymentRuleOf, type StoredRequest } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
 import { coversPaymentMode, intentFits, paymentGateWith } from "../Capability.ts"
 import { Revalidation } from "../Revalidation.ts"
@@ -162,7 +162,7 @@ export const makeDeliverAction = (options: {
       now: number
     ) =>
       Effect.gen(function* () {
-        const mode = paymentFamilies[request.action.operation.family]
+        const mode = paymentRuleOf(request)?.mode
         if (mode === undefined || request.payment === undefined || request.payment.mode !== mode)
           return "not_a_payment_action"
         // Read fresh: a continuation is allowed only for the revision that is active right now.
