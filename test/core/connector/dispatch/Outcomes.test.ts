@@ -299,7 +299,7 @@ describe("payment continuations", () => {
         )
         assert.strictEqual(record.state, "unknown_outcome")
         assert.isNull(record.sealedContinuation)
-        assert.strictEqual(reasonOf(history), "response_continuation_mode_not_enabled")
+        assert.strictEqual(reasonOf(history), "response_continuation_payment_capability_missing")
       }).pipe(Effect.provide(layer())),
     30_000
   )
@@ -316,7 +316,7 @@ describe("payment continuations", () => {
           (r) => enableModes(r, ["setup_only"])
         )
         assert.strictEqual(record.state, "unknown_outcome")
-        assert.strictEqual(reasonOf(history), "response_continuation_mode_not_enabled")
+        assert.strictEqual(reasonOf(history), "response_continuation_payment_mode_not_enabled")
       }).pipe(Effect.provide(layer())),
     30_000
   )
