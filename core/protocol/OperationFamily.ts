@@ -15,15 +15,11 @@
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { PaymentMode } from "./messages/Common.ts"
+import type { ObservedIntent, PaymentMode } from "./messages/Common.ts"
 import type { PaymentContinuation } from "./messages/Continuation.ts"
-import type { PaymentObservation } from "./messages/Reconciliation.ts"
 
 /** A continuation's `intent`: "`payment` (client secret of a payment intent) or `setup`". */
 type ContinuationIntent = PaymentContinuation["intent"]
-
-/** The provider object an observation was read from. */
-type ObservedIntent = PaymentObservation["intent"]
 
 /**
  * What a Payment family is: its capability mode and the rules that follow from it.

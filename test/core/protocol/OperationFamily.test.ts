@@ -16,9 +16,9 @@ import type { PaymentProviderService } from "../../../core/customer/PaymentProvi
 import { makeMemory, unknownReadingIntent } from "../../../core/customer/Reconciliation.ts"
 import type { ClaimedExecution } from "../../../core/customer/ClaimedExecution.ts"
 import type { ActionLedgerService } from "../../../core/ports/ActionLedger.ts"
-import { PaymentMode } from "../../../core/protocol/messages/Common.ts"
+import { ObservedIntent, PaymentMode } from "../../../core/protocol/messages/Common.ts"
 import { ContinuationIntent } from "../../../core/protocol/messages/Continuation.ts"
-import { ObservedIntent, type PaymentReconciliationRequest } from "../../../core/protocol/messages/Reconciliation.ts"
+import type { PaymentReconciliationRequest } from "../../../core/protocol/messages/Reconciliation.ts"
 import {
   familyRule,
   isOperationFamily,
