@@ -322,6 +322,25 @@ describe("payment continuations", () => {
   )
 
   it.live(
+    "a proof of another provider connection while the customer holds the request: the gate's reason, unknown outcome",
+    () =>
+      Effect.gen(function* () {
+        // The same verdict as before every delivery: the evidence must prove the provider connection
+        // generation the action was taken under ("Change of either connection ... the proof is invalidated").
+        const { history, record } = yield* deliverWithContinuation(
+          paymentIntakeInput(),
+          (r) => enableModes(r, ["one_time_purchase"]),
+          Effect.void,
+          (r) => enablePaymentModes(r, ["one_time_purchase"], "gen-2")
+        )
+        assert.strictEqual(record.state, "unknown_outcome")
+        assert.isNull(record.sealedContinuation)
+        assert.strictEqual(reasonOf(history), "response_continuation_provider_connection_changed")
+      }).pipe(Effect.provide(layer())),
+    30_000
+  )
+
+  it.live(
     "on a non-Payment action: unknown outcome",
     () =>
       Effect.gen(function* () {
