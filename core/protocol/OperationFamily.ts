@@ -82,56 +82,65 @@ export const OperationFamily: Schema.Literal<typeof operationFamilies> = Schema.
 const either = ["payment", "setup"] as const
 
 /**
- * The table. A record without a prototype, so that a family named like an `Object.prototype` member
- * (`constructor`, `__proto__`) is absent, never inherited.
+ * The table's rows. They are read through `table`, a record without a prototype, so that a family
+ * named like an `Object.prototype` member (`constructor`, `__proto__`) is absent, never inherited.
  */
+const rows = {
+  extend_trial: { payment: undefined },
+  "payment.existing_subscription_change": {
+    payment: {
+      mode: "existing_subscription_change",
+      priced: true,
+      continuationIntents: either,
+      read: { intents: ["subscription"], fixedAmount: false }
+    }
+  },
+  "payment.new_subscription": {
+    payment: {
+      mode: "new_subscription",
+      priced: true,
+      continuationIntents: either,
+      read: { intents: ["subscription"], fixedAmount: false }
+    }
+  },
+  "payment.one_time_purchase": {
+    payment: {
+      mode: "one_time_purchase",
+      priced: true,
+      continuationIntents: ["payment"],
+      read: { intents: ["payment"], fixedAmount: true }
+    }
+  },
+  "payment.setup_only": {
+    payment: {
+      mode: "setup_only",
+      priced: false,
+      continuationIntents: ["setup"],
+      read: { intents: ["setup"], fixedAmount: false }
+    }
+  },
+  // A recovery pays a fixed amount, read from the payment first; the invoice it settles is read
+  // through its subscription.
+  recover_payment: {
+    payment: {
+      mode: "recover_payment",
+      priced: true,
+      continuationIntents: either,
+      read: { intents: ["payment", "subscription"], fixedAmount: true }
+    }
+  }
+} as const satisfies { readonly [F in OperationFamily]: FamilyRule }
+
+/** The modes the rows name (`paymentRule` takes only these: a mode without a family is a type error). */
+type RowModes = (typeof rows)[OperationFamily] extends infer Row
+  ? Row extends { readonly payment: { readonly mode: infer Mode } }
+    ? Mode
+    : never
+  : never
+
 const table: { readonly [F in OperationFamily]: FamilyRule } = Object.assign(
   Object.create(null) as { [F in OperationFamily]: FamilyRule },
-  {
-    extend_trial: { payment: undefined },
-    "payment.existing_subscription_change": {
-      payment: {
-        mode: "existing_subscription_change",
-        priced: true,
-        continuationIntents: either,
-        read: { intents: ["subscription"], fixedAmount: false }
-      }
-    },
-    "payment.new_subscription": {
-      payment: {
-        mode: "new_subscription",
-        priced: true,
-        continuationIntents: either,
-        read: { intents: ["subscription"], fixedAmount: false }
-      }
-    },
-    "payment.one_time_purchase": {
-      payment: {
-        mode: "one_time_purchase",
-        priced: true,
-        continuationIntents: ["payment"],
-        read: { intents: ["payment"], fixedAmount: true }
-      }
-    },
-    "payment.setup_only": {
-      payment: {
-        mode: "setup_only",
-        priced: false,
-        continuationIntents: ["setup"],
-        read: { intents: ["setup"], fixedAmount: false }
-      }
-    },
-    // A recovery pays a fixed amount, read from the payment first; the invoice it settles is read
-    // through its subscription.
-    recover_payment: {
-      payment: {
-        mode: "recover_payment",
-        priced: true,
-        continuationIntents: either,
-        read: { intents: ["payment", "subscription"], fixedAmount: true }
-      }
-    }
-  } satisfies { [F in OperationFamily]: FamilyRule }
+  rows
 )
 
 /**
@@ -169,6 +178,8 @@ export const paymentFamilies: ReadonlyArray<PaymentRule & { readonly family: Ope
 const byMode = new Map(paymentFamilies.map((rule) => [rule.mode, rule]))
 
 /**
- * The rule of a payment mode. Every mode has exactly one family (the table test holds it to that).
+ * The rule of a payment mode. Every mode has a family (`RowModes`), exactly one (the table test
+ * holds it to that).
  */
-export const paymentRule = (mode: PaymentMode): PaymentRule & { readonly family: OperationFamily } => byMode.get(mode)!
+export const paymentRule = (mode: PaymentMode & RowModes): PaymentRule & { readonly family: OperationFamily } =>
+  byMode.get(mode)!
