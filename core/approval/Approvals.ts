@@ -25,7 +25,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { mintToken } from "../access/ApiKeys.ts"
 import { type CatalogAction, type CatalogDocument, findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
-import { type ActionIntake, paymentFamilies, type PaymentSnapshot } from "../connector/Action.ts"
+import { type ActionIntake, type PaymentSnapshot, paymentRuleOf } from "../connector/Action.ts"
 import { paymentGate } from "../connector/Capability.ts"
 import { intake } from "../connector/Intake.ts"
 import { Revalidation } from "../connector/Revalidation.ts"
@@ -187,7 +187,7 @@ const priceReference = (
 /** The payment snapshot of a Payment action, from its catalog action and that action's offer (never from the caller). */
 const snapshotFromCatalog = (document: CatalogDocument, defined: CatalogAction, family: string) =>
   Effect.gen(function* () {
-    const mode = paymentFamilies[family]
+    const mode = paymentRuleOf({ action: { operation: { family } } })?.mode
     if (mode === undefined) return undefined
     const offer = defined.offerId === undefined ? undefined : findOffer(document, defined.offerId)
     const snapshot: PaymentSnapshot = {
@@ -336,7 +336,7 @@ const preflight = (approval: ApprovalRecord) =>
     const defined = Option.flatMap(document, (d) => Option.fromNullable(findAction(d, requested.action.id)))
     const offer = Option.flatMap(document, (d) => Option.fromNullable(findOffer(d, requested.binding.offerId)))
     const decision = Option.flatMap(document, (d) => Option.fromNullable(findDecision(d, requested.binding.decisionId)))
-    const mode = paymentFamilies[requested.action.operation.family]
+    const mode = paymentRuleOf(requested)?.mode
     const connection = mode === undefined ? Option.none() : yield* (yield* ConnectionStore).get(approval.workspaceId)
     const active = Option.flatMap(connection, (c) => Option.fromNullable(activeRevision(c)))
     const dependencies: Dependencies = {
@@ -435,7 +435,7 @@ const capabilityHolds = (
 ) =>
   Effect.gen(function* () {
     const requested = requestedOf(approval)
-    if (paymentFamilies[requested.action.operation.family] === undefined) return
+    if (paymentRuleOf(requested) === undefined) return
     const gate = Option.isNone(fresh.connectionId)
       ? undefined
       : yield* paymentGate(fresh.connectionId.value, requested, { now })

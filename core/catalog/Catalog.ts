@@ -29,22 +29,8 @@ import {
 } from "../protocol/messages/Completion.ts"
 import { DisplayLabel, Timestamp } from "../protocol/messages/Common.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
+import { OperationFamily, ruleOf } from "../protocol/OperationFamily.ts"
 import { Uuid } from "../protocol/Uuid.ts"
-
-/**
- * The operation families an action may have: the extend-trial family and the Payment families
- * (spec "Execution request body", "Payment continuation rules" 2).
- */
-export const operationFamilies = [
-  "extend_trial",
-  "payment.existing_subscription_change",
-  "payment.new_subscription",
-  "payment.one_time_purchase",
-  "payment.setup_only",
-  "recover_payment"
-] as const
-
-export const OperationFamily = Schema.Literal(...operationFamilies)
 
 /**
  * The evidence types the service can observe for a Payment action: a matched signed reconciliation
@@ -163,8 +149,6 @@ export interface CatalogIssue {
   readonly message: string
 }
 
-const isPaymentFamily = (family: string) => family !== "extend_trial"
-
 /**
  * Every reference problem of a (schema-valid) document, in document order; empty when it is sound.
  */
@@ -189,13 +173,13 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
     const offer = action.offerId === undefined ? undefined : offers.get(action.offerId)
     if (action.offerId !== undefined && offer === undefined)
       issues.push({ path: `${path}.offerId`, message: "names no offer of this catalog" })
-    if (isPaymentFamily(action.family)) {
-      const setup = action.family === "payment.setup_only"
-      if (!setup && (offer === undefined || offer.price === null)) {
+    const payment = ruleOf(action.family).payment
+    if (payment !== undefined) {
+      if (payment.priced && (offer === undefined || offer.price === null)) {
         issues.push({ path: `${path}.offerId`, message: "a Payment action must name an offer with a price" })
       }
-      if (setup && offer !== undefined && offer.price !== null) {
-        issues.push({ path: `${path}.offerId`, message: "a setup_only action has no priced offer" })
+      if (!payment.priced && offer !== undefined && offer.price !== null) {
+        issues.push({ path: `${path}.offerId`, message: `a ${payment.mode} action has no priced offer` })
       }
       action.evidence.forEach((type, j) => {
         if (!paymentEvidenceTypes.includes(type)) {

@@ -1,9 +1,9 @@
 /**
  * The action model of the service side of the connector (spec "Execution request body", "Payment
  * continuation rules" 2): what a caller submits for dispatch (`ActionIntake`), the price and version
- * snapshot a Payment action carries (`PaymentSnapshot`), which operations are Payment actions
- * ("the operation family is one of the payment operation keys") and with which capability mode,
- * and the request as the `ActionLedger` stores it (`StoredRequest`, decoded once by
+ * snapshot a Payment action carries (`PaymentSnapshot`), which actions are Payment actions and with
+ * which capability mode (read from the operation family table, `protocol/OperationFamily.ts`), and
+ * the request as the `ActionLedger` stores it (`StoredRequest`, decoded once by
  * `decodeStoredRequest` wherever a stored action is used).
  */
 import * as Effect from "effect/Effect"
@@ -11,14 +11,10 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { ActionRecord } from "../ports/ActionLedger.ts"
 import * as FastDecode from "../protocol/FastDecode.ts"
-import {
-  AccountId,
-  type PaymentMode,
-  PaymentMode as PaymentModeSchema,
-  Sha256Hex
-} from "../protocol/messages/Common.ts"
+import { AccountId, PaymentMode as PaymentModeSchema, Sha256Hex } from "../protocol/messages/Common.ts"
 import { Action, Actor, Binding } from "../protocol/messages/Execution.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
+import { familyRule, type PaymentRule } from "../protocol/OperationFamily.ts"
 
 /**
  * The outbox kind of a delivery of an action to the customer endpoint.
@@ -29,23 +25,6 @@ export const dispatchOutboxKind = "service.dispatch"
  * The outbox kind of a payment reconciliation read.
  */
 export const reconcileOutboxKind = "service.reconcile"
-
-/**
- * The operation families that make an action a Payment action (spec "Payment continuation rules"
- * 2), with the capability mode each requires. A record without a prototype, so that looking up a
- * family named like an `Object.prototype` member (`constructor`, `__proto__`: valid family names)
- * finds no mode.
- */
-export const paymentFamilies: Readonly<Record<string, PaymentMode>> = Object.assign(
-  Object.create(null) as Record<string, PaymentMode>,
-  {
-    "payment.existing_subscription_change": "existing_subscription_change",
-    "payment.new_subscription": "new_subscription",
-    "payment.one_time_purchase": "one_time_purchase",
-    "payment.setup_only": "setup_only",
-    recover_payment: "recover_payment"
-  } as const
-)
 
 /**
  * The price and version snapshot taken at authorization, for Payment actions.
@@ -136,10 +115,22 @@ export const decodeStoredRequestEither = (
   )
 
 /**
+ * The Payment rule of an action's operation family (`OperationFamily.ts`): `undefined` for a family
+ * that is not a Payment action. A family absent from the table has no rule either: intake refuses
+ * such an action (revalidation: `operation_family_mismatch`, the catalog's families being the
+ * table's), so no stored action has one.
+ */
+export const paymentRuleOf = (request: {
+  readonly action: { readonly operation: { readonly family: string } }
+}): PaymentRule | undefined => {
+  const rule = familyRule(request.action.operation.family)
+  return Either.isRight(rule) ? rule.right.payment : undefined
+}
+
+/**
  * Whether the action is a Payment action: its operation family is one of the payment operation keys.
  */
-export const isPaymentAction = (request: Pick<StoredRequest, "action">): boolean =>
-  Object.hasOwn(paymentFamilies, request.action.operation.family)
+export const isPaymentAction = (request: Pick<StoredRequest, "action">): boolean => paymentRuleOf(request) !== undefined
 
 /**
  * Why an intake's payment snapshot does not fit its action.
@@ -155,14 +146,18 @@ export type PaymentSnapshotProblem = typeof PaymentSnapshotProblem.Type
 
 /**
  * The snapshot check: a Payment action carries a snapshot of its family's mode, with the exact
- * price unless it is a setup ("a non-purchase setup has no priced offer"); any other action carries
- * none. `undefined` when the snapshot fits.
+ * price unless its family is unpriced ("a non-purchase setup has no priced offer"); an action of
+ * another family of the table carries none. `undefined` when the snapshot fits, and for a family
+ * absent from the table, which is not judged here but refused (revalidation:
+ * `operation_family_mismatch`).
  */
 export const checkPaymentSnapshot = (input: ActionIntake): PaymentSnapshotProblem | undefined => {
-  const mode = paymentFamilies[input.action.operation.family]
-  if (mode === undefined) return input.payment === undefined ? undefined : "snapshot_not_allowed"
+  const family = familyRule(input.action.operation.family)
+  if (Either.isLeft(family)) return undefined
+  const rule = family.right.payment
+  if (rule === undefined) return input.payment === undefined ? undefined : "snapshot_not_allowed"
   if (input.payment === undefined) return "snapshot_required"
-  if (input.payment.mode !== mode) return "mode_mismatch"
-  if ((input.payment.expected === null) !== (mode === "setup_only")) return "terms_required"
+  if (input.payment.mode !== rule.mode) return "mode_mismatch"
+  if ((input.payment.expected === null) === rule.priced) return "terms_required"
   return undefined
 }

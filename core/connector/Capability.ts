@@ -4,7 +4,7 @@
  * it is fresh ("one hour after recording: the evidence expires"), bound to that revision, which is
  * the connection's current active one ("proof `connectionRevision` must match the current
  * revision"; evidence of a revision replaced since is invalid), and it includes the mode. A
- * continuation's intent must also fit the mode (`intentFits`).
+ * continuation's intent must also fit the mode (`continuationProblem`).
  *
  * The payment capability gate ("Payment continuation rules" 2: "Each requires its matching
  * workspace capability and the current connector revision") decides here too: intake takes a
@@ -13,8 +13,11 @@
  * ("Change of either connection (connector or provider): the proof is invalidated") or whose
  * revision is no longer the active one is never sent.
  *
- * The dispatcher's continuation check, `GET /connector` and the connection check's `paymentModes`
- * all decide through this module.
+ * The same verdict, with the same reason codes, judges a continuation ("It is allowed only on an
+ * accepted, server-authorized Payment action ... Each requires its matching workspace capability and
+ * the current connector revision"): the dispatcher asks the gate again when the acknowledgement
+ * arrives. `GET /connector` and the connection check's `paymentModes` decide through this module
+ * too.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -28,7 +31,7 @@ import { type Connection, ConnectionStore, type ConnectionStoreService } from ".
 import type { StorageError } from "../ports/StorageError.ts"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentContinuation } from "../protocol/messages/Continuation.ts"
-import { paymentFamilies, type StoredRequest } from "./Action.ts"
+import { paymentRuleOf, type StoredRequest } from "./Action.ts"
 import { activeRevision } from "./Revisions.ts"
 
 /**
@@ -54,12 +57,21 @@ export const coversPaymentMode = (
   evidence.value.modes.includes(at.mode)
 
 /**
- * Which continuation intent a payment mode may mount: a setup-only action saves a method (a setup
- * intent), a one-time purchase charges (a payment intent); subscription changes, new subscriptions
- * and recoveries may need either (a trial or a zero first invoice mounts a setup intent).
+ * What a continuation must be beyond the capability verdict ("allowed only on an accepted,
+ * server-authorized Payment action"), in this order: `not_a_payment_action` unless the action's
+ * family is a Payment family and its snapshot is of that family's mode; `intent_does_not_fit_mode`
+ * unless the intent is one the family's mode may mount (`OperationFamily.ts`). `undefined` when
+ * it is.
  */
-export const intentFits = (mode: PaymentMode, intent: PaymentContinuation["intent"]): boolean =>
-  mode === "setup_only" ? intent === "setup" : mode === "one_time_purchase" ? intent === "payment" : true
+export const continuationProblem = (
+  request: Pick<StoredRequest, "action" | "payment">,
+  continuation: Pick<PaymentContinuation, "intent">
+): "not_a_payment_action" | "intent_does_not_fit_mode" | undefined => {
+  const rule = paymentRuleOf(request)
+  if (rule === undefined || request.payment === undefined || request.payment.mode !== rule.mode)
+    return "not_a_payment_action"
+  return rule.continuationIntents.includes(continuation.intent) ? undefined : "intent_does_not_fit_mode"
+}
 
 /**
  * The capability evidence that currently counts for a connection: still valid at `now` and bound
@@ -177,7 +189,7 @@ export const paymentGateWith =
     at: PaymentGateTime
   ): Effect.Effect<PaymentGateAnswer, StorageError> =>
     Effect.suspend(() => {
-      const mode = paymentFamilies[request.action.operation.family]
+      const mode = paymentRuleOf(request)?.mode
       if (mode === undefined) return Effect.succeed(undefined)
       return Effect.gen(function* () {
         const connection = yield* stores.connections.getById(connectionId)

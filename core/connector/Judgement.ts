@@ -4,8 +4,8 @@
  * its read. "Observation failed, missing, late or mismatched: stays inconclusive; the payment claim
  * is not promoted."
  */
-import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentObservation } from "../protocol/messages/Reconciliation.ts"
+import { paymentRule } from "../protocol/OperationFamily.ts"
 import { parseTimestamp } from "../protocol/Timestamp.ts"
 import type { PaymentSnapshot } from "./Action.ts"
 
@@ -34,21 +34,6 @@ const reversed = (reason: string): Judgement => ({ verdict: "reversed", reason, 
  */
 export const inconclusive = (reason: string, retry: boolean): Judgement => ({ verdict: "inconclusive", reason, retry })
 
-/** The provider object each mode is read from (a recovery may be an invoice or a payment). */
-const intentsFor = (mode: PaymentMode): ReadonlyArray<PaymentObservation["intent"]> => {
-  switch (mode) {
-    case "setup_only":
-      return ["setup"]
-    case "one_time_purchase":
-      return ["payment"]
-    case "new_subscription":
-    case "existing_subscription_change":
-      return ["subscription"]
-    case "recover_payment":
-      return ["payment", "subscription"]
-  }
-}
-
 const subscriptionLive = (state: PaymentObservation["subscriptionState"]) => state === "active" || state === "trialing"
 
 /** Subscription states that never become active again. */
@@ -61,8 +46,8 @@ const endedSubscription = (state: PaymentObservation["subscriptionState"]) =>
  *
  * 1. the state read was made for this read: `stateReadAt` not before `requestedAt` and not after
  *    `receivedAt`, give or take `readSkewMillis`; the payment is bound to the customer, the
- *    provider object is the one the mode uses, and the raw provider reference hashes to the one the
- *    completion named (`providerReferenceHash`);
+ *    provider object is one its family's read may name (`OperationFamily.ts` `read.intents`), and
+ *    the raw provider reference hashes to the one the completion named (`providerReferenceHash`);
  * 2. the outcome: `pending`/`unknown` may still change (read again), `failed` and a partial refund
  *    stay inconclusive ("a partial refund stays inconclusive");
  * 3. "a verified result requires a matching signed provider event": `eventId` present and
@@ -72,7 +57,8 @@ const endedSubscription = (state: PaymentObservation["subscriptionState"]) =>
  *    paid initial invoice, or trialing; a subscription change active or trialing and no unpaid
  *    invoice; setup-only a method attached and nothing charged ("records no revenue"); a recovery
  *    a paid invoice or a succeeded payment of the expected amount. A reversal is a full refund:
- *    everything charged refunded (for a one-time purchase or a recovery, the expected amount).
+ *    everything charged refunded (for a family whose read has a `fixedAmount`: a one-time
+ *    purchase or a recovery, the expected amount).
  */
 export const judgeObservation = (
   snapshot: PaymentSnapshot,
@@ -85,7 +71,8 @@ export const judgeObservation = (
     return inconclusive("state_read_in_future", true)
   if (readAt < span.requestedAt - readSkewMillis) return inconclusive("state_read_before_request", true)
   if (!observation.customerBound) return inconclusive("not_customer_bound", false)
-  if (!intentsFor(snapshot.mode).includes(observation.intent)) return inconclusive("intent_does_not_fit_mode", false)
+  const read = paymentRule(snapshot.mode).read
+  if (!read.intents.includes(observation.intent)) return inconclusive("intent_does_not_fit_mode", false)
   if (observedReferenceHash !== observation.providerReferenceHash)
     return inconclusive("provider_reference_mismatch", false)
   switch (observation.outcome) {
@@ -103,7 +90,7 @@ export const judgeObservation = (
   if (observation.eventId === null || !observation.eventSignatureVerified)
     return inconclusive("provider_event_unverified", true)
   const expected = snapshot.expected
-  const amountFixed = snapshot.mode === "one_time_purchase" || snapshot.mode === "recover_payment"
+  const amountFixed = read.fixedAmount
   if (observation.outcome === "reversed") {
     // "A full refund may reverse it": everything charged refunded, for a fixed price the expected
     // amount; "a partial refund stays inconclusive" in every mode.

@@ -25,9 +25,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ActionLedgerService } from "../ports/ActionLedger.ts"
-import { paymentFamilies } from "../connector/Action.ts"
 import type { PaymentContinuation } from "../protocol/messages/Continuation.ts"
 import type { ExecutionRequest } from "../protocol/messages/Execution.ts"
+import { familyRule } from "../protocol/OperationFamily.ts"
 import { formatTimestamp, parseTimestamp } from "../protocol/Timestamp.ts"
 import type { ClaimedExecution } from "./ClaimedExecution.ts"
 import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
@@ -39,7 +39,7 @@ import {
   type PaymentProviderError,
   type PaymentProviderService
 } from "./PaymentProvider.ts"
-import type { PaymentReaderService, PaymentReading } from "./Reconciliation.ts"
+import { type PaymentReaderService, type PaymentReading, unknownReadingIntent } from "./Reconciliation.ts"
 
 /**
  * The webhook route and worker step (`internal/paymentEvents.ts`).
@@ -146,7 +146,10 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
 
   const prepare = (request: ExecutionRequest): Effect.Effect<PreparedPayment, PaymentProviderError> =>
     Effect.gen(function* () {
-      const mode = paymentFamilies[request.action.operation.family]
+      // A family absent from the table is no Payment family the kit knows: the host's own
+      // operation ("The customer backend executes only the exact `action.operation` it receives").
+      const family = familyRule(request.action.operation.family)
+      const mode = family._tag === "Right" ? family.right.payment?.mode : undefined
       if (mode === undefined) return { _tag: "NotPayment" } as const
       const { requestNonce: _nonce, requestedAt: _at, ...claimed } = request
       const plan = yield* settings.plan(claimed)
@@ -270,8 +273,7 @@ export const makePaymentReader = (options: {
         eventSignatureVerified: false,
         stateReadAt: formatTimestamp(readAt),
         customerBound: false,
-        intent:
-          request.mode === "setup_only" ? "setup" : request.mode === "one_time_purchase" ? "payment" : "subscription",
+        intent: unknownReadingIntent(request.mode),
         paymentStatus: null,
         subscriptionState: null,
         invoicePaid: null,
@@ -303,7 +305,7 @@ export const makePaymentReader = (options: {
             eventSignatureVerified: false,
             stateReadAt: formatTimestamp(now),
             customerBound: false,
-            intent: "payment",
+            intent: unknownReadingIntent(request.mode),
             paymentStatus: null,
             subscriptionState: null,
             invoicePaid: null,

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { PaymentObservation, PaymentReconciliationRequest } from "../protocol/messages/Reconciliation.ts"
+import { paymentRule } from "../protocol/OperationFamily.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import type { ClaimedExecution } from "./ClaimedExecution.ts"
 
@@ -49,12 +50,11 @@ export class PaymentReader extends Context.Tag("@accord/core/customer/PaymentRea
   PaymentReaderService
 >() {}
 
-const intentOf = (mode: PaymentMode): PaymentReading["intent"] =>
-  mode === "setup_only"
-    ? "setup"
-    : mode === "new_subscription" || mode === "existing_subscription_change"
-      ? "subscription"
-      : "payment"
+/**
+ * The provider object a reading that knows nothing (`outcome: "unknown"`) names: the one the mode's
+ * family is read from first (`OperationFamily.ts`).
+ */
+export const unknownReadingIntent = (mode: PaymentMode): PaymentReading["intent"] => paymentRule(mode).read.intents[0]
 
 export interface MemoryPaymentReader extends PaymentReaderService {
   /** Sets what the "provider" reports for a key. */
@@ -79,7 +79,7 @@ export const makeMemory = (): MemoryPaymentReader => {
             eventSignatureVerified: false,
             stateReadAt: formatTimestamp(now),
             customerBound: false,
-            intent: intentOf(request.mode),
+            intent: unknownReadingIntent(request.mode),
             paymentStatus: null,
             subscriptionState: null,
             invoicePaid: null,

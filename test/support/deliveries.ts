@@ -19,7 +19,8 @@ import {
   type SigningKeys
 } from "../../core/protocol/Signing.ts"
 import { type HeaderSource, verifyAndDecode } from "../../core/protocol/Verification.ts"
-import { type ActionIntake, paymentFamilies } from "../../core/connector/Action.ts"
+import type { ActionIntake } from "../../core/connector/Action.ts"
+import { paymentFamilies, paymentRule } from "../../core/protocol/OperationFamily.ts"
 import type { CatalogDocument } from "../../core/catalog/Catalog.ts"
 import type { PaymentMode } from "../../core/protocol/messages/Common.ts"
 
@@ -98,7 +99,7 @@ export const fixtureCatalog: CatalogDocument = {
       family: "extend_trial",
       evidence: ["authenticated_completion", "entitlement_state", "customer_server_event"]
     },
-    ...Object.entries(paymentFamilies).map(([family, mode]) => ({
+    ...paymentFamilies.map(({ family, mode }) => ({
       actionId: fixtureActionIds[family]!,
       actionVersionId: fixtureActionVersionId,
       key: `pay_${mode}`,
@@ -120,7 +121,7 @@ export const fixtureCatalog: CatalogDocument = {
 /** A Payment action of `mode` from the fixture catalog, with its authorization snapshot. */
 export const paymentIntake = (mode: PaymentMode, accountId = "acct_42"): ActionIntake => {
   const base = intakeInput(accountId)
-  const family = Object.keys(paymentFamilies).find((f) => paymentFamilies[f] === mode)!
+  const family = paymentRule(mode).family
   return {
     ...base,
     action: { ...base.action, id: fixtureActionIds[family]!, key: `pay_${mode}`, operation: { family } },

@@ -10,7 +10,9 @@
  * Before every attempt, first send and retries alike, a Payment action passes the payment
  * capability gate again (`Capability.paymentGate`): if it does not, nothing is sent, the
  * outbox item is completed and the `Blocked` trigger is applied (a never-sent action ends `blocked`;
- * an `unknown_outcome` one keeps its state with a `delivery_blocked` history entry).
+ * an `unknown_outcome` one keeps its state with a `delivery_blocked` history entry). A continuation
+ * in the acknowledgement passes the same gate once more, with the same reasons
+ * (`response_continuation_<reason>` when it does not).
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -27,17 +29,16 @@ import type { StorageError } from "../../ports/StorageError.ts"
 import { Cipher } from "../../protocol/Cipher.ts"
 import { Acknowledgement } from "../../protocol/messages/Acknowledgement.ts"
 import { Code } from "../../protocol/messages/Common.ts"
-import type { PaymentContinuation } from "../../protocol/messages/Continuation.ts"
 import type { ExecutionRequest } from "../../protocol/messages/Execution.ts"
 import { encodeBody, headerNames, protocolVersion } from "../../protocol/Signing.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { snakeCaseTag } from "../../protocol/Verification.ts"
 import * as Metrics from "../../telemetry/Metrics.ts"
-import { decodeStoredRequestEither, isPaymentAction, paymentFamilies, type StoredRequest } from "../Action.ts"
+import { decodeStoredRequestEither, isPaymentAction } from "../Action.ts"
 import type { ActionState, Trigger } from "../ActionState.ts"
-import { coversPaymentMode, intentFits, paymentGateWith } from "../Capability.ts"
+import { continuationProblem, paymentGateWith } from "../Capability.ts"
 import { Revalidation } from "../Revalidation.ts"
-import { activeRevision, revisionNumbered } from "../Revisions.ts"
+import { revisionNumbered } from "../Revisions.ts"
 import { answer, applyTrigger, stepDetail } from "./applyTrigger.ts"
 import { makeOutbound } from "./outbound.ts"
 
@@ -147,31 +148,6 @@ export const makeDeliverAction = (options: {
             settle: () => Effect.succeed({ state: toState, written: true })
           })
         }
-      })
-
-    /**
-     * A continuation is valid only on an accepted, server-authorized Payment action (spec "Payment
-     * continuation rules" 1–2): a Payment action with its snapshot, bound to the connection's
-     * current (active) revision, whose intent fits the mode and whose mode the current capability
-     * evidence covers (`Capability.ts`).
-     */
-    const continuationVerdict = (
-      record: ActionRecord,
-      request: StoredRequest,
-      continuation: PaymentContinuation,
-      now: number
-    ) =>
-      Effect.gen(function* () {
-        const mode = paymentFamilies[request.action.operation.family]
-        if (mode === undefined || request.payment === undefined || request.payment.mode !== mode)
-          return "not_a_payment_action"
-        // Read fresh: a continuation is allowed only for the revision that is active right now.
-        const connection = yield* connections.getById(record.connectionId)
-        const active = Option.match(connection, { onNone: () => undefined, onSome: (c) => activeRevision(c)?.revision })
-        if (active !== record.revision) return "revision_not_current"
-        if (!intentFits(mode, continuation.intent)) return "intent_does_not_fit_mode"
-        const evidence = yield* capabilities.current(record.connectionId, now)
-        return coversPaymentMode(evidence, { activeRevision: active, mode, now }) ? "allowed" : "mode_not_enabled"
       })
 
     /**
@@ -358,8 +334,21 @@ export const makeDeliverAction = (options: {
         }
         let sealedContinuation: string | undefined
         if (ack.state === "accepted" && ack.continuation !== undefined) {
-          const verdict = yield* continuationVerdict(record, request, ack.continuation, clock.unsafeCurrentTimeMillis())
-          if (verdict !== "allowed") return yield* ambiguous(`response_continuation_${verdict}`)
+          // "Allowed only on an accepted, server-authorized Payment action ... Each requires its
+          // matching workspace capability and the current connector revision": the continuation's
+          // own rules, then the gate's verdict again, read fresh at receipt, with the same reasons.
+          const problem =
+            continuationProblem(request, ack.continuation) ??
+            (yield* gateOf(record.connectionId, request, {
+              now: clock.unsafeCurrentTimeMillis(),
+              boundRevision: record.revision,
+              ...(generation !== undefined ? { generation } : {})
+            }).pipe(
+              Effect.map((answer) =>
+                answer === undefined || answer.verdict === "covered" ? undefined : answer.verdict
+              )
+            ))
+          if (problem !== undefined) return yield* ambiguous(`response_continuation_${problem}`)
           sealedContinuation = yield* cipher.seal(
             JSON.stringify(ack.continuation),
             `continuation:${record.actionRequestId}`

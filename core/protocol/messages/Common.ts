@@ -86,6 +86,19 @@ export const PaymentMode = Schema.Literal(
 export type PaymentMode = typeof PaymentMode.Type
 
 /**
+ * The provider object a payment observation was read from (`intent` of the observation). Here, with
+ * the modes, because the operation family table (`../OperationFamily.ts`) names it per mode and the
+ * observation's schema reads that table.
+ */
+export const ObservedIntent: Schema.Literal<["payment", "setup", "subscription"]> = Schema.Literal(
+  "payment",
+  "setup",
+  "subscription"
+)
+
+export type ObservedIntent = typeof ObservedIntent.Type
+
+/**
  * A struct that admits further keys described by one index signature (an open operation family,
  * free-form evidence). Keys matching neither a field nor the index signature's key schema are still
  * errors, as in {@link ExactStruct}.

@@ -11,6 +11,7 @@ import {
   ExactStruct,
   Nonce,
   NonNegativeInt,
+  ObservedIntent,
   PaymentMode,
   ProtocolVersion,
   ProviderIdempotencyKey,
@@ -18,6 +19,7 @@ import {
   Sha256Hex,
   Timestamp
 } from "./Common.ts"
+import { paymentRule } from "../OperationFamily.ts"
 import { Uuid } from "../Uuid.ts"
 
 /**
@@ -60,18 +62,19 @@ const bindingFields = {
 }
 
 /**
- * "A non-purchase setup has no priced offer": only `setup_only` may omit the price snapshot
- * (`expected: null`) or the offer (`offerVersionId: null`), and without an offer there is no price
- * to snapshot.
+ * "A non-purchase setup has no priced offer": only a mode whose family is unpriced
+ * (`OperationFamily.ts`: `setup_only`) may omit the price snapshot (`expected: null`) or the offer
+ * (`offerVersionId: null`), and without an offer there is no price to snapshot.
  */
 const unpricedOnlyForSetup = (binding: {
   readonly mode: PaymentMode
   readonly offerVersionId: string | null
   readonly expected: ExpectedTerms | null
 }): true | string => {
-  if (binding.expected === null && binding.mode !== "setup_only") return "expected may be null only for setup_only"
+  const priced = paymentRule(binding.mode).priced
+  if (binding.expected === null && priced) return "expected may be null only for setup_only"
   if (binding.offerVersionId === null) {
-    if (binding.mode !== "setup_only") return "offerVersionId may be null only for setup_only"
+    if (priced) return "offerVersionId may be null only for setup_only"
     if (binding.expected !== null) return "an unpriced setup (offerVersionId null) has expected null"
   }
   return true
@@ -88,15 +91,6 @@ export const PaymentReconciliationRequest = ExactStruct({
 }).pipe(Schema.filter(unpricedOnlyForSetup, { identifier: "PaymentReconciliationRequest" }))
 
 export interface PaymentReconciliationRequest extends Schema.Schema.Type<typeof PaymentReconciliationRequest> {}
-
-/**
- * The provider object the observation was read from.
- */
-export const ObservedIntent: Schema.Literal<["payment", "setup", "subscription"]> = Schema.Literal(
-  "payment",
-  "setup",
-  "subscription"
-)
 
 /**
  * A subscription's provider state ("A new subscription requires state active or trialing").

@@ -9,7 +9,7 @@ import {
   coversPaymentMode,
   currentCapabilities,
   evidenceCurrent,
-  intentFits,
+  continuationProblem,
   paymentCapabilityVerdict
 } from "../../../core/connector/Capability.ts"
 import {
@@ -20,6 +20,7 @@ import {
 } from "../../../core/ports/CapabilityRegistry.ts"
 import type { Connection, ConnectionRevision } from "../../../core/ports/ConnectionStore.ts"
 import type { PaymentMode } from "../../../core/protocol/messages/Common.ts"
+import { paymentRule } from "../../../core/protocol/OperationFamily.ts"
 
 const recordedAt = 1_700_000_000_000
 
@@ -117,7 +118,13 @@ describe("coversPaymentMode", () => {
   })
 })
 
-describe("intentFits", () => {
+describe("continuationProblem", () => {
+  const request = (family: string, mode: PaymentMode | undefined) =>
+    ({
+      action: { operation: { family } },
+      ...(mode === undefined ? {} : { payment: { mode } })
+    }) as unknown as Parameters<typeof continuationProblem>[0]
+
   it("setup-only mounts a setup intent, a one-time purchase a payment intent, the others either", () => {
     const table: ReadonlyArray<readonly [PaymentMode, "setup" | "payment", boolean]> = [
       ["setup_only", "setup", true],
@@ -131,7 +138,33 @@ describe("intentFits", () => {
       ["recover_payment", "setup", true],
       ["recover_payment", "payment", true]
     ]
-    for (const [mode, intent, fits] of table) assert.strictEqual(intentFits(mode, intent), fits, `${mode} / ${intent}`)
+    for (const [mode, intent, fits] of table) {
+      const family = paymentRule(mode).family
+      assert.strictEqual(
+        continuationProblem(request(family, mode), { intent }),
+        fits ? undefined : "intent_does_not_fit_mode",
+        `${mode} / ${intent}`
+      )
+    }
+  })
+
+  it("only a Payment action with a snapshot of its family's mode: not_a_payment_action otherwise", () => {
+    assert.strictEqual(
+      continuationProblem(request("extend_trial", undefined), { intent: "payment" }),
+      "not_a_payment_action"
+    )
+    assert.strictEqual(
+      continuationProblem(request("payment.one_time_purchase", undefined), { intent: "payment" }),
+      "not_a_payment_action"
+    )
+    assert.strictEqual(
+      continuationProblem(request("payment.one_time_purchase", "setup_only"), { intent: "payment" }),
+      "not_a_payment_action"
+    )
+    assert.strictEqual(
+      continuationProblem(request("refund_everything", undefined), { intent: "payment" }),
+      "not_a_payment_action"
+    )
   })
 })
 

@@ -13,7 +13,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import { paymentFamilies } from "../../../core/connector/Action.ts"
+import { paymentFamilies } from "../../../core/protocol/OperationFamily.ts"
 import { makeDispatcher } from "../../../core/connector/Dispatcher.ts"
 import { intake } from "../../../core/connector/Intake.ts"
 import { CapabilityRegistry, capabilityValidityMillis } from "../../../core/ports/CapabilityRegistry.ts"
@@ -23,7 +23,7 @@ import { paymentIntake } from "../../support/deliveries.ts"
 import { storageVariants, uid } from "../../support/storage.ts"
 import { connect, secrets } from "./dispatch/support.ts"
 
-const modes = Object.values(paymentFamilies)
+const modes = paymentFamilies.map((rule) => rule.mode)
 
 type Step =
   | {

@@ -19,7 +19,8 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import { type ActionIntake, paymentFamilies } from "../../../core/connector/Action.ts"
+import type { ActionIntake } from "../../../core/connector/Action.ts"
+import { paymentFamilies } from "../../../core/protocol/OperationFamily.ts"
 import { makeDispatcher } from "../../../core/connector/Dispatcher.ts"
 import { intake } from "../../../core/connector/Intake.ts"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
@@ -35,7 +36,7 @@ import { intakeInput, paymentIntake } from "../../support/deliveries.ts"
 import { storageVariants, uid } from "../../support/storage.ts"
 
 const t0 = Date.UTC(2026, 10, 22, 10, 0, 0)
-const allModes = Object.values(paymentFamilies)
+const allModes = paymentFamilies.map((rule) => rule.mode)
 
 /** A Payment action of `mode` from the fixture catalog, with its authorization snapshot. */
 const paymentInput = (mode: PaymentMode): ActionIntake => paymentIntake(mode)

@@ -237,6 +237,21 @@ for (const variant of storageVariants) {
         })
       )
 
+      it.effect(
+        "operation_family_mismatch (422): an unknown family carrying a payment snapshot is refused, not guessed",
+        () =>
+          Effect.gen(function* () {
+            const workspaceId = yield* freshWorkspace
+            const payment = paymentIntake("one_time_purchase", uid("acct_"))
+            const operation = { family: "refund_everything" } as ActionIntake["action"]["operation"]
+            yield* assertRefused(
+              workspaceId,
+              { ...payment, action: { ...payment.action, operation } },
+              "operation_family_mismatch"
+            )
+          })
+      )
+
       it.effect("operation_family_mismatch (422): a Payment family on the trial action", () =>
         Effect.gen(function* () {
           const workspaceId = yield* freshWorkspace

@@ -299,7 +299,7 @@ describe("payment continuations", () => {
         )
         assert.strictEqual(record.state, "unknown_outcome")
         assert.isNull(record.sealedContinuation)
-        assert.strictEqual(reasonOf(history), "response_continuation_mode_not_enabled")
+        assert.strictEqual(reasonOf(history), "response_continuation_payment_capability_missing")
       }).pipe(Effect.provide(layer())),
     30_000
   )
@@ -316,7 +316,26 @@ describe("payment continuations", () => {
           (r) => enableModes(r, ["setup_only"])
         )
         assert.strictEqual(record.state, "unknown_outcome")
-        assert.strictEqual(reasonOf(history), "response_continuation_mode_not_enabled")
+        assert.strictEqual(reasonOf(history), "response_continuation_payment_mode_not_enabled")
+      }).pipe(Effect.provide(layer())),
+    30_000
+  )
+
+  it.live(
+    "a proof of another provider connection while the customer holds the request: the gate's reason, unknown outcome",
+    () =>
+      Effect.gen(function* () {
+        // The same verdict as before every delivery: the evidence must prove the provider connection
+        // generation the action was taken under ("Change of either connection ... the proof is invalidated").
+        const { history, record } = yield* deliverWithContinuation(
+          paymentIntakeInput(),
+          (r) => enableModes(r, ["one_time_purchase"]),
+          Effect.void,
+          (r) => enablePaymentModes(r, ["one_time_purchase"], "gen-2")
+        )
+        assert.strictEqual(record.state, "unknown_outcome")
+        assert.isNull(record.sealedContinuation)
+        assert.strictEqual(reasonOf(history), "response_continuation_provider_connection_changed")
       }).pipe(Effect.provide(layer())),
     30_000
   )
