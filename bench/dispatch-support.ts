@@ -13,6 +13,7 @@ import type pg from "pg"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
+import { layerOverStorage } from "../runtimes/Services.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Transport from "../adapters/transport/Transport.ts"
 import type { ActionIntake } from "../core/connector/Action.ts"
@@ -121,7 +122,10 @@ export const stopPeer = (child: ChildProcess) =>
 export const serviceLayer = (url: string, maxSockets: number) => {
   const cipher = layerAesGcm(Redacted.make(new Uint8Array(32).fill(3)))
   return Layer.mergeAll(
-    SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(url)), cipher))),
+    layerOverStorage.pipe(
+      Layer.provideMerge(SqlStorage.layer),
+      Layer.provide(Layer.merge(Database.layerPg(Redacted.make(url)), cipher))
+    ),
     cipher,
     NodeCrypto.layer,
     // The server's transport (undici on Node); `BENCH_TRANSPORT=node:http` the node:http one, to compare.

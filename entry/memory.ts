@@ -6,3 +6,4 @@
  */
 
 export * from "../adapters/memory/Storage.ts"
+export * as MemoryReadiness from "../adapters/memory/Readiness.ts"

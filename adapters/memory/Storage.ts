@@ -6,7 +6,6 @@ import * as Layer from "effect/Layer"
 import * as AccountProfileStore from "../../core/ports/AccountProfileStore.ts"
 import * as ActionLedger from "../../core/ports/ActionLedger.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
-import * as ApprovalNotifier from "../../core/ports/ApprovalNotifier.ts"
 import * as ApprovalStore from "../../core/ports/ApprovalStore.ts"
 import * as CapabilityRegistry from "../../core/ports/CapabilityRegistry.ts"
 import * as CatalogStore from "../../core/ports/CatalogStore.ts"
@@ -17,20 +16,14 @@ import * as FeatureGateStore from "../../core/ports/FeatureGateStore.ts"
 import * as IngestWriter from "../../core/ports/IngestWriter.ts"
 import * as RuntimeSessionStore from "../../core/ports/RuntimeSessionStore.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
-import * as Revalidation from "../../core/connector/Revalidation.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as Transactor from "../../core/ports/Transactor.ts"
 import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
 
 /**
- * Every storage port in memory, and the stored-catalog `Revalidation` over them (an embedding host
- * with its own revalidation merges its layer after this one, which replaces it).
+ * Every storage port in memory.
  */
-export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
-  IngestWriter.layerFromStores,
-  Revalidation.layerStoredCatalog,
-  ApprovalNotifier.layerPickup
-).pipe(
+export const layer: Layer.Layer<StoragePorts, never, Cipher> = IngestWriter.layerFromStores.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       ApiKeyStore.layerMemory,

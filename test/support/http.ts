@@ -14,7 +14,8 @@ import * as Logger from "effect/Logger"
 import type * as Scope from "effect/Scope"
 import * as AccordConfig from "../../adapters/config/AccordConfig.ts"
 import * as NodeServer from "../../adapters/http/NodeServer.ts"
-import * as Readiness from "../../adapters/http/Readiness.ts"
+import type * as Readiness from "../../core/ports/Readiness.ts"
+import * as MemoryReadiness from "../../adapters/memory/Readiness.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
 import * as Server from "../../runtimes/Server.ts"
@@ -58,7 +59,7 @@ export const startServer = (options?: {
     const storage = Layer.mergeAll(
       MemoryStorage.layer,
       Layer.succeed(ApiKeyStore.ApiKeyStore, options?.store?.(store) ?? store),
-      options?.readiness ?? Readiness.layerAlwaysReady
+      options?.readiness ?? MemoryReadiness.layerMemory
     )
     const listen = { port: 0, host: "127.0.0.1" }
     const address = yield* Server.start(
