@@ -18,7 +18,7 @@ import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Transport from "../adapters/transport/Transport.ts"
 import type { ActionIntake } from "../core/connector/Action.ts"
 import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
-import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
+import * as MemoryDispatchSignal from "../adapters/memory/DispatchSignal.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { layerAesGcm } from "../core/protocol/Cipher.ts"
 import { publishCatalog } from "../test/support/catalog.ts"
@@ -132,7 +132,7 @@ export const serviceLayer = (url: string, maxSockets: number) => {
     process.env["BENCH_TRANSPORT"] === "node:http"
       ? HttpTransport.layer({ allowInsecure: true }, { maxSockets })
       : Transport.layer({ allowInsecure: true }, { connections: maxSockets }),
-    DispatchSignal.layerMemory
+    MemoryDispatchSignal.layerMemory
   )
 }
 

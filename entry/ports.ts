@@ -1,7 +1,8 @@
 /**
  * `accord/ports`: the services the engine needs (DESIGN "Layers": "Every effect it needs (time,
  * randomness, crypto, storage, outbound HTTP) is a service (a port) it declares"), one namespace
- * per port, each with its memory implementation. Implement these to bring your own storage.
+ * per port (their memory implementations are in `accord/memory`). Implement these to bring your own
+ * storage.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */

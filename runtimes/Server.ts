@@ -55,7 +55,7 @@ import { runEvidenceWatcher } from "../core/connector/EvidenceWatcher.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
-import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
+import * as DispatchSignal from "../adapters/memory/DispatchSignal.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
 import * as Metrics from "../core/telemetry/Metrics.ts"
 

@@ -9,7 +9,6 @@
 //   protocol    ports                                       signing, digests and verification run on the Crypto and NonceStore services
 //   ports       protocol                                    port types are protocol types (messages, cipher, payment modes)
 //               catalog    only CatalogStore.ts             the stored catalog document's type
-//               connector  only ActionLedger.ts             the memory ledger's completion rule
 //               ingest     only IngestWriter.ts             IngestWriter.layerFromStores writes a batch by the ingest rules
 //   access      ports, protocol                             API keys over ApiKeyStore, hashed with Crypto
 //   catalog     protocol                                    the catalog document's messages
@@ -34,7 +33,6 @@ const allowedEdges = {
   ports: {
     protocol: "port types are protocol types (messages, cipher, payment modes)",
     catalog: { only: ["core/ports/CatalogStore.ts"], why: "the stored catalog document's type" },
-    connector: { only: ["core/ports/ActionLedger.ts"], why: "the memory ledger's completion rule" },
     ingest: {
       only: ["core/ports/IngestWriter.ts"],
       why: "IngestWriter.layerFromStores writes a batch by the ingest rules"

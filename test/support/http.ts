@@ -18,6 +18,7 @@ import type * as Readiness from "../../core/ports/Readiness.ts"
 import * as MemoryReadiness from "../../adapters/memory/Readiness.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
+import * as MemoryApiKeyStore from "../../adapters/memory/ApiKeyStore.ts"
 import * as Server from "../../runtimes/Server.ts"
 
 export const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
@@ -54,7 +55,7 @@ export const startServer = (options?: {
       ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
       ...options?.env
     })
-    const store = ApiKeyStore.makeMemory()
+    const store = MemoryApiKeyStore.make()
     // Memory storage for every port; the API key store is the test's own (later entries win).
     const storage = Layer.mergeAll(
       MemoryStorage.layer,

@@ -20,7 +20,7 @@ import { makeWebHandler, type WebHandlerOptions } from "../../../../adapters/cus
 import * as MemoryReadiness from "../../../../adapters/memory/Readiness.ts"
 import * as DnsResolver from "../../../../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../../../../adapters/transport/HttpTransport.ts"
-import * as ActionLedger from "../../../../core/ports/ActionLedger.ts"
+import * as MemoryActionLedger from "../../../../adapters/memory/ActionLedger.ts"
 import type { Cipher } from "../../../../core/protocol/Cipher.ts"
 import { register } from "../../../../core/connector/Connection.ts"
 import type { Resolver } from "../../../../core/connector/Endpoint.ts"
@@ -275,7 +275,7 @@ export const kitPeer = (
   Effect.gen(function* () {
     const kit = yield* Effect.acquireRelease(
       Effect.promise(() =>
-        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, ActionLedger.layerMemory), {
+        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, MemoryActionLedger.layerMemory), {
           ...options,
           workspaceId,
           secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
