@@ -8,7 +8,6 @@
 //   from        may import                                  why
 //   protocol    ports                                       signing, digests and verification run on the Crypto and NonceStore services
 //   ports       protocol                                    port types are protocol types (messages, cipher, payment modes)
-//               catalog    only CatalogStore.ts             the stored catalog document's type
 //               ingest     only IngestWriter.ts             IngestWriter.layerFromStores writes a batch by the ingest rules
 //   access      ports, protocol                             API keys over ApiKeyStore, hashed with Crypto
 //   catalog     protocol                                    the catalog document's messages
@@ -32,7 +31,6 @@ const allowedEdges = {
   protocol: { ports: "signing, digests and verification run on the Crypto and NonceStore services" },
   ports: {
     protocol: "port types are protocol types (messages, cipher, payment modes)",
-    catalog: { only: ["core/ports/CatalogStore.ts"], why: "the stored catalog document's type" },
     ingest: {
       only: ["core/ports/IngestWriter.ts"],
       why: "IngestWriter.layerFromStores writes a batch by the ingest rules"

@@ -4,8 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { PublishedCatalog } from "../../core/catalog/Catalog.ts"
-import { CatalogStore, type CatalogStoreService } from "../../core/ports/CatalogStore.ts"
+import { CatalogStore, type CatalogStoreService, type PublishedCatalog } from "../../core/ports/CatalogStore.ts"
 
 export const make = (): CatalogStoreService => {
   const byWorkspace = new Map<string, Array<PublishedCatalog>>()

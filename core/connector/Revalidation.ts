@@ -19,14 +19,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import {
-  type CatalogAction,
-  type CatalogDocument,
-  findAction,
-  findDecision,
-  findOffer,
-  type PublishedCatalog
-} from "../catalog/Catalog.ts"
+import { findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
+import type { CatalogAction, CatalogDocument } from "../protocol/messages/Catalog.ts"
+import type { PublishedCatalog } from "../ports/CatalogStore.ts"
 import { AccountProfileStore } from "../ports/AccountProfileStore.ts"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { ApiKeyStore } from "../ports/ApiKeyStore.ts"

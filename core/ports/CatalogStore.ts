@@ -7,8 +7,22 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { CatalogDocument, PublishedCatalog } from "../catalog/Catalog.ts"
+import type { CatalogDocument } from "../protocol/messages/Catalog.ts"
 import type { StorageError } from "./StorageError.ts"
+
+/**
+ * One published version of a workspace's catalog.
+ */
+export interface PublishedCatalog {
+  readonly workspaceId: string
+  /** 1, 2, 3… per workspace. */
+  readonly version: number
+  readonly publishedVersionId: string
+  readonly publishedAt: number
+  /** Who published it (`api_key:<id>`), for the audit trail. */
+  readonly publishedBy: string
+  readonly document: CatalogDocument
+}
 
 export interface CatalogStoreService {
   /**
