@@ -13,10 +13,11 @@
 //   catalog     protocol                                    the catalog document's messages
 //   telemetry   (none)                                      metrics over `effect` only
 //   ingest      ports, protocol                             the ingest pipeline over its stores
-//   connector   ports, protocol, catalog, telemetry         revalidation reads the catalog; deliveries and checks are measured
+//   connector   ports, protocol, catalog, telemetry         revalidation and evidence read the catalog; deliveries and checks are measured
 //   customer    ports, protocol, connector                  the kit reads the operation-family → payment-mode table (connector/Action.ts)
 //   approval    ports, protocol, access, catalog, connector an approved action is taken by connector intake, revalidated against the catalog,
-//                                                           its status read from the action state machine; reviewers are API-key holders
+//                                                           its status read from the action state machine; session and approval tokens
+//                                                           are minted as API keys are (access mintToken)
 //
 // The same table is `allowedEdges` below; an import along any other edge fails `npm test` (run as
 // `npm run check:core`), which prints every edge it found.
@@ -43,7 +44,7 @@ const allowedEdges = {
   connector: {
     ports: "the connector's stores and transport",
     protocol: "the connector's messages, signing and verification",
-    catalog: "revalidation reads the published catalog",
+    catalog: "revalidation and evidence matching read the published catalog",
     telemetry: "deliveries, checks and reconciliations are measured"
   },
   customer: {
@@ -54,7 +55,7 @@ const allowedEdges = {
   approval: {
     ports: "approvals, sessions and the catalog in their stores",
     protocol: "commitment hashing, tokens, timestamps",
-    access: "a reviewer is an API-key holder",
+    access: "session and approval tokens are minted as API keys are (mintToken)",
     catalog: "an approval is checked against the published catalog",
     connector:
       "an approved action is taken by connector intake and revalidation; its status is the action state machine's"
