@@ -13,11 +13,12 @@ import type pg from "pg"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as Database from "../adapters/sql/Database.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
+import { layerOverStorage } from "../runtimes/Services.ts"
 import * as HttpTransport from "../adapters/transport/HttpTransport.ts"
 import * as Transport from "../adapters/transport/Transport.ts"
 import type { ActionIntake } from "../core/connector/Action.ts"
 import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
-import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
+import * as MemoryDispatchSignal from "../adapters/memory/DispatchSignal.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { layerAesGcm } from "../core/protocol/Cipher.ts"
 import { publishCatalog } from "../test/support/catalog.ts"
@@ -121,14 +122,17 @@ export const stopPeer = (child: ChildProcess) =>
 export const serviceLayer = (url: string, maxSockets: number) => {
   const cipher = layerAesGcm(Redacted.make(new Uint8Array(32).fill(3)))
   return Layer.mergeAll(
-    SqlStorage.layer.pipe(Layer.provide(Layer.merge(Database.layerPg(Redacted.make(url)), cipher))),
+    layerOverStorage.pipe(
+      Layer.provideMerge(SqlStorage.layer),
+      Layer.provide(Layer.merge(Database.layerPg(Redacted.make(url)), cipher))
+    ),
     cipher,
     NodeCrypto.layer,
     // The server's transport (undici on Node); `BENCH_TRANSPORT=node:http` the node:http one, to compare.
     process.env["BENCH_TRANSPORT"] === "node:http"
       ? HttpTransport.layer({ allowInsecure: true }, { maxSockets })
       : Transport.layer({ allowInsecure: true }, { connections: maxSockets }),
-    DispatchSignal.layerMemory
+    MemoryDispatchSignal.layerMemory
   )
 }
 

@@ -1,7 +1,7 @@
 /**
  * `accord/ports`: the services the engine needs (every effect core needs, time, randomness, crypto,
- * storage and outbound HTTP, is a service, a port, that it declares), one namespace per port, each
- * with its memory implementation. Implement these to bring your own storage.
+ * storage and outbound HTTP, is a service, a port, that it declares), one namespace per port (their
+ * memory implementations are in `accord/memory`). Implement these to bring your own storage.
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
  */
@@ -21,6 +21,7 @@ export * as FeatureGateStore from "../core/ports/FeatureGateStore.ts"
 export * as IngestWriter from "../core/ports/IngestWriter.ts"
 export * as NonceStore from "../core/ports/NonceStore.ts"
 export * as Outbox from "../core/ports/Outbox.ts"
+export * as Readiness from "../core/ports/Readiness.ts"
 export * as SecretVault from "../core/ports/SecretVault.ts"
 export * as StorageError from "../core/ports/StorageError.ts"
 export * as StoragePorts from "../core/ports/StoragePorts.ts"

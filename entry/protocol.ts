@@ -19,6 +19,7 @@ export * as Backoff from "../core/protocol/Backoff.ts"
 
 export * as Acknowledgement from "../core/protocol/messages/Acknowledgement.ts"
 export * as Approval from "../core/protocol/messages/Approval.ts"
+export * as CatalogDocument from "../core/protocol/messages/Catalog.ts"
 export * as Common from "../core/protocol/messages/Common.ts"
 export * as Completion from "../core/protocol/messages/Completion.ts"
 export * as Continuation from "../core/protocol/messages/Continuation.ts"

@@ -29,7 +29,7 @@ import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as App from "../adapters/http/App.ts"
 import * as Drain from "../adapters/http/Drain.ts"
 import { FastRoutes, makeIngestRoute } from "../adapters/http/NodeIngest.ts"
-import type * as Readiness from "../adapters/http/Readiness.ts"
+import type * as Readiness from "../core/ports/Readiness.ts"
 import * as DnsResolver from "../adapters/transport/DnsResolver.ts"
 import * as Transport from "../adapters/transport/Transport.ts"
 import * as Database from "../adapters/sql/Database.ts"
@@ -41,6 +41,7 @@ import * as Otlp from "../adapters/telemetry/Otlp.ts"
 import * as SqlReadiness from "../adapters/sql/Readiness.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
+import { layerOverStorage } from "./Services.ts"
 import * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
 import { randomUuid } from "../core/protocol/Uuid.ts"
@@ -54,7 +55,7 @@ import { runEvidenceWatcher } from "../core/connector/EvidenceWatcher.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
-import * as DispatchSignal from "../core/ports/DispatchSignal.ts"
+import * as DispatchSignal from "../adapters/memory/DispatchSignal.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
 import * as Metrics from "../core/telemetry/Metrics.ts"
 
@@ -162,7 +163,11 @@ const servicesLayer = (
     options.transport ?? transportLayer(config),
     options.resolver ?? DnsResolver.layer
   ).pipe(
-    Layer.merge(Committer.layer().pipe(Layer.provideMerge(Layer.provide(storage, base)))),
+    Layer.merge(
+      Committer.layer().pipe(
+        Layer.provideMerge(layerOverStorage.pipe(Layer.provideMerge(Layer.provide(storage, base))))
+      )
+    ),
     // Connector metrics at the port boundary (calls in flight, retries, unknown outcomes, completions).
     Instrumented.layer
   )

@@ -11,13 +11,13 @@
  * stops the start, worded by `adapters/config/StartupLog.ts`.)
  */
 import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
-import { approvalRefusals, type ApprovalRefused } from "../../core/approval/Approvals.ts"
+import type { ApprovalRefusal, ApprovalRefused } from "../../core/approval/Approvals.ts"
 import type { RuntimeSessionRefused } from "../../core/approval/RuntimeSession.ts"
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
 import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../core/connector/IntakeKey.ts"
-import { revalidationReasons, type RevalidationFailed } from "../../core/connector/Revalidation.ts"
+import type { RevalidationFailed, RevalidationReason } from "../../core/connector/Revalidation.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
 import { pathSegment } from "../../core/ingest/Safety.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
@@ -82,6 +82,57 @@ const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
 }
 
 /**
+ * The status of each revalidation refusal: 422 when a reference of the request resolves to nothing,
+ * 409 when the catalog, account, authority or frequency no longer allows the action.
+ */
+export const revalidationStatus: Readonly<Record<RevalidationReason, 409 | 422>> = {
+  catalog_not_published: 409,
+  published_version_unknown: 422,
+  published_version_not_current: 409,
+  decision_unknown: 422,
+  journey_mismatch: 422,
+  decision_expired: 409,
+  action_unknown: 422,
+  action_key_mismatch: 422,
+  operation_family_mismatch: 422,
+  transition_not_allowed: 422,
+  offer_unknown: 422,
+  offer_not_offered: 422,
+  action_version_changed: 409,
+  offer_version_changed: 409,
+  offer_price_changed: 409,
+  account_state_not_eligible: 409,
+  authority_revoked: 409,
+  frequency_exceeded: 409
+}
+
+/**
+ * The revalidation reasons answered with `status` (the OpenAPI document lists them per response).
+ */
+export const revalidationReasonsWith = (status: 409 | 422): ReadonlyArray<RevalidationReason> =>
+  (Object.keys(revalidationStatus) as Array<RevalidationReason>).filter(
+    (reason) => revalidationStatus[reason] === status
+  )
+
+/**
+ * The status of each approval refusal: 404 unknown, 403 another account's, 410 expired, 409 a
+ * state or binding that no longer fits.
+ */
+const approvalStatus: Readonly<Record<ApprovalRefusal, number>> = {
+  approval_not_found: 404,
+  approval_account_mismatch: 403,
+  approval_expired: 410,
+  approval_review_expired: 410,
+  approval_already_resolved: 409,
+  approval_not_prepared: 409,
+  approval_revision_drift: 409,
+  approval_hash_mismatch: 409,
+  approval_terms_changed: 409,
+  approval_dependency_stale: 409,
+  approval_capability_expired: 409
+}
+
+/**
  * The problem answering a domain error; a `Problem` (raised by the edge) is already one.
  */
 export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem => {
@@ -133,7 +184,7 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
     case "RevalidationFailed":
       // 422: a reference of the request resolves to nothing; 409: the catalog, account, authority
       // or frequency no longer allows it. The reason is the stable code; the field is named.
-      return Problem.make(revalidationReasons[error.reason].status, error.reason, error.detail, {
+      return Problem.make(revalidationStatus[error.reason], error.reason, error.detail, {
         errors: [{ path: error.path, message: error.detail }]
       })
     case "RegistrationRejected":
@@ -145,7 +196,7 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         ? Problem.make(403, error.reason, error.detail)
         : Problem.make(401, error.reason, error.detail, { headers: { "www-authenticate": "Bearer" } })
     case "ApprovalRefused":
-      return Problem.make(approvalRefusals[error.reason], error.reason, error.detail)
+      return Problem.make(approvalStatus[error.reason], error.reason, error.detail)
     case "ConnectorNotConfigured":
       return Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
     case "BatchNotAccepted":

@@ -3,34 +3,27 @@
  * and the outbox share one table so their combined writes stay atomic.
  */
 import * as Layer from "effect/Layer"
-import * as AccountProfileStore from "../../core/ports/AccountProfileStore.ts"
-import * as ActionLedger from "../../core/ports/ActionLedger.ts"
-import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
-import * as ApprovalNotifier from "../../core/ports/ApprovalNotifier.ts"
-import * as ApprovalStore from "../../core/ports/ApprovalStore.ts"
-import * as CapabilityRegistry from "../../core/ports/CapabilityRegistry.ts"
-import * as CatalogStore from "../../core/ports/CatalogStore.ts"
+import * as AccountProfileStore from "./AccountProfileStore.ts"
+import * as ActionLedger from "./ActionLedger.ts"
+import * as ApiKeyStore from "./ApiKeyStore.ts"
+import * as ApprovalStore from "./ApprovalStore.ts"
+import * as CapabilityRegistry from "./CapabilityRegistry.ts"
+import * as CatalogStore from "./CatalogStore.ts"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
-import * as ConnectionStore from "../../core/ports/ConnectionStore.ts"
-import * as EventStore from "../../core/ports/EventStore.ts"
-import * as FeatureGateStore from "../../core/ports/FeatureGateStore.ts"
+import * as ConnectionStore from "./ConnectionStore.ts"
+import * as EventStore from "./EventStore.ts"
+import * as FeatureGateStore from "./FeatureGateStore.ts"
 import * as IngestWriter from "../../core/ports/IngestWriter.ts"
-import * as RuntimeSessionStore from "../../core/ports/RuntimeSessionStore.ts"
-import * as SecretVault from "../../core/ports/SecretVault.ts"
-import * as Revalidation from "../../core/connector/Revalidation.ts"
+import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
+import * as SecretVault from "./SecretVault.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
-import * as Transactor from "../../core/ports/Transactor.ts"
-import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
+import * as Transactor from "./Transactor.ts"
+import * as UsageMeterStore from "./UsageMeterStore.ts"
 
 /**
- * Every storage port in memory, and the stored-catalog `Revalidation` over them (an embedding host
- * with its own revalidation merges its layer after this one, which replaces it).
+ * Every storage port in memory.
  */
-export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
-  IngestWriter.layerFromStores,
-  Revalidation.layerStoredCatalog,
-  ApprovalNotifier.layerPickup
-).pipe(
+export const layer: Layer.Layer<StoragePorts, never, Cipher> = IngestWriter.layerFromStores.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       ApiKeyStore.layerMemory,

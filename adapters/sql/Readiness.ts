@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { StorageError } from "../../core/ports/StorageError.ts"
-import * as Readiness from "../http/Readiness.ts"
+import * as Readiness from "../../core/ports/Readiness.ts"
 import * as Migrations from "./Migrations.ts"
 import { migrations } from "./schema/Migrations.ts"
 

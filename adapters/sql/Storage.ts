@@ -6,8 +6,6 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Layer from "effect/Layer"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
-import * as ApprovalNotifier from "../../core/ports/ApprovalNotifier.ts"
-import * as Revalidation from "../../core/connector/Revalidation.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as ActionLedger from "./ActionLedger.ts"
 import * as AccountProfileStore from "./AccountProfileStore.ts"
@@ -29,32 +27,28 @@ import * as Transactor from "./Transactor.ts"
 import * as UsageMeterStore from "./UsageMeterStore.ts"
 
 /**
- * The ports, built after the migrations have run on the client, and the stored-catalog
- * `Revalidation` over them (an embedding host with its own merges its layer after this one).
+ * The ports, built after the migrations have run on the client.
  */
-export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> = Layer.mergeAll(
-  IngestWriter.layer,
-  Revalidation.layerStoredCatalog,
-  ApprovalNotifier.layerPickup
-).pipe(
-  Layer.provideMerge(
-    Layer.mergeAll(
-      NonceStore.layer,
-      ApiKeyStore.layer,
-      SecretTable.layer,
-      ConnectionStore.layer,
-      CapabilityRegistry.layer,
-      CatalogStore.layer,
-      Outbox.layer,
-      ActionLedger.layer,
-      EventStore.layer,
-      AccountProfileStore.layer,
-      UsageMeterStore.layer,
-      FeatureGateStore.layer,
-      Transactor.layer,
-      RuntimeSessionStore.layer,
-      ApprovalStore.layer
-    )
-  ),
-  Layer.provide(Migrations.layer(migrations))
-)
+export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClient.SqlClient | Cipher> =
+  IngestWriter.layer.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        NonceStore.layer,
+        ApiKeyStore.layer,
+        SecretTable.layer,
+        ConnectionStore.layer,
+        CapabilityRegistry.layer,
+        CatalogStore.layer,
+        Outbox.layer,
+        ActionLedger.layer,
+        EventStore.layer,
+        AccountProfileStore.layer,
+        UsageMeterStore.layer,
+        FeatureGateStore.layer,
+        Transactor.layer,
+        RuntimeSessionStore.layer,
+        ApprovalStore.layer
+      )
+    ),
+    Layer.provide(Migrations.layer(migrations))
+  )

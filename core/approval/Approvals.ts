@@ -24,7 +24,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { mintToken } from "../access/ApiKeys.ts"
-import { type CatalogAction, type CatalogDocument, findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
+import { findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
+import type { CatalogAction, CatalogDocument } from "../protocol/messages/Catalog.ts"
 import { type ActionIntake, type PaymentSnapshot, paymentRuleOf } from "../connector/Action.ts"
 import { paymentGate } from "../connector/Capability.ts"
 import { intake } from "../connector/Intake.ts"
@@ -142,24 +143,24 @@ export interface RequestedAction {
 /**
  * The stable reasons an approval step refuses.
  */
-export const approvalRefusals = {
-  approval_not_found: 404,
-  approval_account_mismatch: 403,
-  approval_expired: 410,
-  approval_review_expired: 410,
-  approval_already_resolved: 409,
-  approval_not_prepared: 409,
-  approval_revision_drift: 409,
-  approval_hash_mismatch: 409,
-  approval_terms_changed: 409,
-  approval_dependency_stale: 409,
-  approval_capability_expired: 409
-} as const
+export const approvalRefusals = [
+  "approval_not_found",
+  "approval_account_mismatch",
+  "approval_expired",
+  "approval_review_expired",
+  "approval_already_resolved",
+  "approval_not_prepared",
+  "approval_revision_drift",
+  "approval_hash_mismatch",
+  "approval_terms_changed",
+  "approval_dependency_stale",
+  "approval_capability_expired"
+] as const
 
-export type ApprovalRefusal = keyof typeof approvalRefusals
+export type ApprovalRefusal = (typeof approvalRefusals)[number]
 
 export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
-  reason: Schema.Literal(...(Object.keys(approvalRefusals) as [ApprovalRefusal, ...Array<ApprovalRefusal>])),
+  reason: Schema.Literal(...approvalRefusals),
   detail: Schema.String
 }) {}
 

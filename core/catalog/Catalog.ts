@@ -17,20 +17,15 @@
  *   transitions), the offers it presents, an optional expiry (`validUntil`) and optional
  *   `accountStatuses` (the account's `account_status` profile fact must be one of them).
  *
- * `validateCatalog` is the one check of a document's references (every id unique, every reference
+ * The document's shapes are `protocol/messages/Catalog.ts`. `validateCatalog` is the one check of a
+ * document's references (every id unique, every reference
  * resolves, a Payment action names an offer with a price, or none for `setup_only`, and never
  * `authenticated_completion` as its evidence: "A Payment action is never verified by a completion
  * alone"; an action that is not a payment never names a type only a reconciliation read observes).
  */
-import * as Schema from "effect/Schema"
-import {
-  type CatalogEvidenceType,
-  CatalogEvidenceType as CatalogEvidenceTypeSchema
-} from "../protocol/messages/Completion.ts"
-import { DisplayLabel, Timestamp } from "../protocol/messages/Common.ts"
-import { Currency } from "../protocol/messages/Reconciliation.ts"
-import { OperationFamily, ruleOf } from "../protocol/OperationFamily.ts"
-import { Uuid } from "../protocol/Uuid.ts"
+import type { CatalogAction, CatalogDocument, Decision, Offer } from "../protocol/messages/Catalog.ts"
+import type { CatalogEvidenceType } from "../protocol/messages/Completion.ts"
+import { ruleOf } from "../protocol/OperationFamily.ts"
 
 /**
  * The evidence types the service can observe for a Payment action: a matched signed reconciliation
@@ -51,95 +46,6 @@ const readBackTypes: ReadonlyArray<CatalogEvidenceType> = [
   "subscription_state",
   "credit_balance"
 ]
-
-const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
-
-const Key = Schema.String.pipe(
-  Schema.pattern(/^[a-z][a-z0-9_.:-]{0,127}$/),
-  Schema.annotations({
-    message: () => "must be 1 to 128 characters: lowercase letters, digits, _ . : - (starting with a letter)"
-  })
-)
-
-/**
- * An exact price: integer minor units, never negative, and a lowercase ISO 4217 currency code.
- */
-export const Price = ExactStruct({
-  amountMinor: Schema.Int.pipe(
-    Schema.between(0, Number.MAX_SAFE_INTEGER),
-    Schema.annotations({ message: () => "must be a non-negative integer (minor units)" })
-  ),
-  currency: Currency.annotations({ message: () => "must be a lowercase ISO 4217 code such as usd" })
-})
-
-export const Offer = ExactStruct({
-  offerId: Uuid,
-  offerVersionId: Uuid,
-  price: Schema.NullOr(Price),
-  /** How the offer is named to a billing owner reviewing an approval (optional). */
-  label: Schema.optionalWith(DisplayLabel, { exact: true })
-})
-
-export interface Offer extends Schema.Schema.Type<typeof Offer> {}
-
-/**
- * At most `limit` actions of this catalog action per account within `windowSeconds`.
- */
-export const Frequency = ExactStruct({
-  limit: Schema.Int.pipe(Schema.between(1, 1_000_000)),
-  windowSeconds: Schema.Int.pipe(Schema.between(1, 10 * 366 * 24 * 3600))
-})
-
-export const CatalogAction = ExactStruct({
-  actionId: Uuid,
-  actionVersionId: Uuid,
-  key: Key,
-  family: OperationFamily,
-  offerId: Schema.optionalWith(Uuid, { exact: true }),
-  evidence: Schema.NonEmptyArray(CatalogEvidenceTypeSchema),
-  frequency: Schema.optionalWith(Frequency, { exact: true })
-})
-
-export interface CatalogAction extends Schema.Schema.Type<typeof CatalogAction> {}
-
-export const Decision = ExactStruct({
-  decisionId: Uuid,
-  journeyId: Uuid,
-  actionIds: Schema.NonEmptyArray(Uuid),
-  offerIds: Schema.Array(Uuid),
-  validUntil: Schema.optionalWith(Timestamp, { exact: true }),
-  accountStatuses: Schema.optionalWith(Schema.NonEmptyArray(Key), { exact: true })
-})
-
-export interface Decision extends Schema.Schema.Type<typeof Decision> {}
-
-/**
- * The document `PUT /catalog` takes.
- */
-export const CatalogDocument = ExactStruct({
-  /** The id actions bind to (`binding.publishedVersionId`); assigned by the service when absent. */
-  publishedVersionId: Schema.optionalWith(Uuid, { exact: true }),
-  offers: Schema.Array(Offer).pipe(Schema.maxItems(1000)),
-  actions: Schema.NonEmptyArray(CatalogAction).pipe(Schema.maxItems(1000)),
-  decisions: Schema.NonEmptyArray(Decision).pipe(Schema.maxItems(1000))
-}).annotations({ identifier: "CatalogDocument" })
-
-export interface CatalogDocument extends Schema.Schema.Type<typeof CatalogDocument> {}
-
-/**
- * One published version of a workspace's catalog.
- */
-export interface PublishedCatalog {
-  readonly workspaceId: string
-  /** 1, 2, 3… per workspace. */
-  readonly version: number
-  readonly publishedVersionId: string
-  readonly publishedAt: number
-  /** Who published it (`api_key:<id>`), for the audit trail. */
-  readonly publishedBy: string
-  readonly document: CatalogDocument
-}
 
 /**
  * A reference problem in a catalog document: the JSON path and what is wrong.

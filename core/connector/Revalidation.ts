@@ -4,7 +4,7 @@
  * references, transition, offer and frequency policy").
  *
  * One `Revalidation` service answers whether an action may still be sent. Intake asks it before
- * anything is stored (a failure is a 4xx problem naming the field), and the dispatcher asks it
+ * anything is stored (a failure refuses the intake, naming the field), and the dispatcher asks it
  * again before the first send and before every retry (a failure blocks the action: nothing is
  * sent, the reason is in its history; see `internal/delivery.ts`).
  *
@@ -19,14 +19,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import {
-  type CatalogAction,
-  type CatalogDocument,
-  findAction,
-  findDecision,
-  findOffer,
-  type PublishedCatalog
-} from "../catalog/Catalog.ts"
+import { findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
+import type { CatalogAction, CatalogDocument } from "../protocol/messages/Catalog.ts"
+import type { PublishedCatalog } from "../ports/CatalogStore.ts"
 import { AccountProfileStore } from "../ports/AccountProfileStore.ts"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { ApiKeyStore } from "../ports/ApiKeyStore.ts"
@@ -37,29 +32,30 @@ import { parseTimestamp } from "../protocol/Timestamp.ts"
 import type { StoredRequest } from "./Action.ts"
 
 /**
- * The stable reasons, each with the request field it concerns. At intake a reference that does not
- * resolve is 422 and a state that no longer allows the action is 409; before a delivery every one
- * blocks the action.
+ * The stable reasons, each with the request field it concerns. Some say a reference of the request
+ * resolves to nothing, the others that the catalog, account, authority or frequency no longer allows
+ * the action; at intake each is refused (the HTTP edge picks the status per reason), and before a
+ * delivery every one blocks the action.
  */
 export const revalidationReasons = {
-  catalog_not_published: { path: "binding.publishedVersionId", status: 409 },
-  published_version_unknown: { path: "binding.publishedVersionId", status: 422 },
-  published_version_not_current: { path: "binding.publishedVersionId", status: 409 },
-  decision_unknown: { path: "binding.decisionId", status: 422 },
-  journey_mismatch: { path: "binding.journeyId", status: 422 },
-  decision_expired: { path: "binding.decisionId", status: 409 },
-  action_unknown: { path: "action.id", status: 422 },
-  action_key_mismatch: { path: "action.key", status: 422 },
-  operation_family_mismatch: { path: "action.operation.family", status: 422 },
-  transition_not_allowed: { path: "action.id", status: 422 },
-  offer_unknown: { path: "binding.offerId", status: 422 },
-  offer_not_offered: { path: "binding.offerId", status: 422 },
-  action_version_changed: { path: "payment.actionVersionId", status: 409 },
-  offer_version_changed: { path: "payment.offerVersionId", status: 409 },
-  offer_price_changed: { path: "payment.expected", status: 409 },
-  account_state_not_eligible: { path: "accountId", status: 409 },
-  authority_revoked: { path: "authorizedBy", status: 409 },
-  frequency_exceeded: { path: "action.id", status: 409 }
+  catalog_not_published: { path: "binding.publishedVersionId" },
+  published_version_unknown: { path: "binding.publishedVersionId" },
+  published_version_not_current: { path: "binding.publishedVersionId" },
+  decision_unknown: { path: "binding.decisionId" },
+  journey_mismatch: { path: "binding.journeyId" },
+  decision_expired: { path: "binding.decisionId" },
+  action_unknown: { path: "action.id" },
+  action_key_mismatch: { path: "action.key" },
+  operation_family_mismatch: { path: "action.operation.family" },
+  transition_not_allowed: { path: "action.id" },
+  offer_unknown: { path: "binding.offerId" },
+  offer_not_offered: { path: "binding.offerId" },
+  action_version_changed: { path: "payment.actionVersionId" },
+  offer_version_changed: { path: "payment.offerVersionId" },
+  offer_price_changed: { path: "payment.expected" },
+  account_state_not_eligible: { path: "accountId" },
+  authority_revoked: { path: "authorizedBy" },
+  frequency_exceeded: { path: "action.id" }
 } as const
 
 export type RevalidationReason = keyof typeof revalidationReasons

@@ -4,7 +4,6 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { StorageError } from "./StorageError.ts"
@@ -49,43 +48,6 @@ export interface ApiKeyStoreService {
 }
 
 export class ApiKeyStore extends Context.Tag("@accord/core/ApiKeyStore")<ApiKeyStore, ApiKeyStoreService>() {}
-
-export const makeMemory = (): ApiKeyStoreService => {
-  const workspaces = new Set<string>()
-  const keys = new Map<string, ApiKeyRecord>()
-  return {
-    ensureWorkspace: (workspaceId) =>
-      Effect.sync(() => {
-        if (workspaces.has(workspaceId)) return false
-        workspaces.add(workspaceId)
-        return true
-      }),
-    workspaceExists: (workspaceId) => Effect.sync(() => workspaces.has(workspaceId)),
-    create: (record) =>
-      Effect.sync(() => {
-        if (keys.has(record.id) || [...keys.values()].some((k) => k.secretHash === record.secretHash)) return false
-        keys.set(record.id, record)
-        return true
-      }),
-    findByHash: (secretHash) =>
-      Effect.sync(() => Option.fromNullable([...keys.values()].find((k) => k.secretHash === secretHash))),
-    list: (workspaceId) =>
-      Effect.sync(() =>
-        [...keys.values()]
-          .filter((k) => k.workspaceId === workspaceId)
-          .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
-      ),
-    revoke: (workspaceId, id, now) =>
-      Effect.sync(() => {
-        const key = keys.get(id)
-        if (key === undefined || key.workspaceId !== workspaceId || key.revokedAt !== null) return false
-        keys.set(id, { ...key, revokedAt: now })
-        return true
-      })
-  }
-}
-
-export const layerMemory: Layer.Layer<ApiKeyStore> = Layer.sync(ApiKeyStore, makeMemory)
 
 /**
  * How long a found key is remembered by `withLookupCache`.

@@ -9,9 +9,8 @@
  * claim whose intake refused goes back to `pending` with the revision bumped (its review is void).
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
 export type ApprovalState = "pending" | "approving" | "approved" | "denied"
@@ -108,90 +107,3 @@ export interface ApprovalStoreService {
 }
 
 export class ApprovalStore extends Context.Tag("@accord/core/ApprovalStore")<ApprovalStore, ApprovalStoreService>() {}
-
-export const makeMemory = (): ApprovalStoreService => {
-  const approvals = new Map<string, ApprovalRecord>()
-  const update = (
-    approvalId: string,
-    when: (a: ApprovalRecord) => boolean,
-    change: (a: ApprovalRecord) => ApprovalRecord
-  ) => {
-    const current = approvals.get(approvalId)
-    if (current === undefined || !when(current)) return Option.none<ApprovalRecord>()
-    const next = change(current)
-    approvals.set(approvalId, next)
-    return Option.some(next)
-  }
-  return {
-    create: (record) =>
-      Effect.sync(() => {
-        if (approvals.has(record.approvalId)) return false
-        approvals.set(record.approvalId, record)
-        return true
-      }),
-    get: (approvalId) => Effect.sync(() => Option.fromNullable(approvals.get(approvalId))),
-    prepare: ({ approvalId, review, revision }) =>
-      Effect.sync(() =>
-        update(
-          approvalId,
-          (a) => a.state === "pending" && a.revision === revision,
-          (a) => ({ ...a, revision: revision + 1, prepared: { ...review, revision: revision + 1 } })
-        )
-      ),
-    claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
-      Effect.sync(() =>
-        Option.isSome(
-          update(
-            approvalId,
-            (a) =>
-              a.revision === revision &&
-              (a.state === "pending" ||
-                (a.state === "approving" &&
-                  a.resolvedBy === sessionId &&
-                  a.claimedAt !== null &&
-                  a.claimedAt < staleBefore)),
-            (a) => ({ ...a, state: "approving", claimedAt: now, resolvedBy: sessionId })
-          )
-        )
-      ),
-    complete: ({ actionRequestId, approvalId, now, sessionId }) =>
-      Effect.sync(() =>
-        Option.isSome(
-          update(
-            approvalId,
-            (a) => a.state === "approving" && a.resolvedBy === sessionId,
-            (a) => ({ ...a, state: "approved", actionRequestId, resolvedAt: now })
-          )
-        )
-      ),
-    release: ({ approvalId, sessionId }) =>
-      Effect.sync(() =>
-        Option.isSome(
-          update(
-            approvalId,
-            (a) => a.state === "approving" && a.resolvedBy === sessionId,
-            (a) => ({
-              ...a,
-              state: "pending",
-              revision: a.revision + 1,
-              prepared: null,
-              claimedAt: null,
-              resolvedBy: null
-            })
-          )
-        )
-      ),
-    deny: ({ approvalId, now, sessionId }) =>
-      Effect.sync(() =>
-        Option.isSome(
-          update(
-            approvalId,
-            (a) => a.state === "pending",
-            (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
-          )
-        )
-      )
-  }
-}
-
-export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)

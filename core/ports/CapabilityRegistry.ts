@@ -10,9 +10,8 @@
  * (decided inside the store, atomically).
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { PaymentMode } from "../protocol/messages/Common.ts"
 import type { StorageError } from "./StorageError.ts"
 
@@ -60,26 +59,3 @@ export class CapabilityRegistry extends Context.Tag("@accord/core/CapabilityRegi
   CapabilityRegistry,
   CapabilityRegistryService
 >() {}
-
-export const makeMemory = (): CapabilityRegistryService => {
-  const entries = new Map<string, CapabilityEvidence>()
-  return {
-    record: (evidence) =>
-      Effect.sync(() => {
-        const existing = entries.get(evidence.connectionId)
-        if (existing !== undefined && existing.responseFingerprint === evidence.responseFingerprint) return "replay"
-        if (existing !== undefined && existing.revision > evidence.revision) return "older_revision"
-        entries.set(evidence.connectionId, evidence)
-        return "recorded"
-      }),
-    clear: (connectionId, revision) =>
-      Effect.sync(() => {
-        const existing = entries.get(connectionId)
-        if (existing !== undefined && existing.revision <= revision) entries.delete(connectionId)
-      }),
-    current: (connectionId, now) =>
-      Effect.sync(() => Option.filter(Option.fromNullable(entries.get(connectionId)), (e) => e.expiresAt > now))
-  }
-}
-
-export const layerMemory: Layer.Layer<CapabilityRegistry> = Layer.sync(CapabilityRegistry, makeMemory)

@@ -5,11 +5,24 @@
  * trail (who published what, when).
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import type { CatalogDocument, PublishedCatalog } from "../catalog/Catalog.ts"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { CatalogDocument } from "../protocol/messages/Catalog.ts"
 import type { StorageError } from "./StorageError.ts"
+
+/**
+ * One published version of a workspace's catalog.
+ */
+export interface PublishedCatalog {
+  readonly workspaceId: string
+  /** 1, 2, 3… per workspace. */
+  readonly version: number
+  readonly publishedVersionId: string
+  readonly publishedAt: number
+  /** Who published it (`api_key:<id>`), for the audit trail. */
+  readonly publishedBy: string
+  readonly document: CatalogDocument
+}
 
 export interface CatalogStoreService {
   /**
@@ -35,27 +48,3 @@ export interface CatalogStoreService {
 }
 
 export class CatalogStore extends Context.Tag("@accord/core/CatalogStore")<CatalogStore, CatalogStoreService>() {}
-
-export const makeMemory = (): CatalogStoreService => {
-  const byWorkspace = new Map<string, Array<PublishedCatalog>>()
-  const list = (workspaceId: string) => byWorkspace.get(workspaceId) ?? []
-  return {
-    publish: (input) =>
-      Effect.sync(() => {
-        const versions = list(input.workspaceId)
-        if (versions.some((v) => v.publishedVersionId === input.publishedVersionId))
-          return "published_version_exists" as const
-        const published: PublishedCatalog = { ...input, version: versions.length + 1 }
-        byWorkspace.set(input.workspaceId, [...versions, published])
-        return published
-      }),
-    current: (workspaceId) => Effect.sync(() => Option.fromNullable(list(workspaceId).at(-1))),
-    byPublishedVersion: (workspaceId, publishedVersionId) =>
-      Effect.sync(() =>
-        Option.fromNullable(list(workspaceId).find((v) => v.publishedVersionId === publishedVersionId))
-      ),
-    versions: (workspaceId) => Effect.sync(() => [...list(workspaceId)].reverse())
-  }
-}
-
-export const layerMemory: Layer.Layer<CatalogStore> = Layer.sync(CatalogStore, makeMemory)

@@ -15,10 +15,8 @@
  * process dies, it expires and any dispatcher (of any process) takes the item.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { LeasedAction } from "./ActionLedger.ts"
 
@@ -57,32 +55,3 @@ export class DispatchSignal extends Context.Tag("@accord/core/ports/DispatchSign
   DispatchSignal,
   DispatchSignalService
 >() {}
-
-/**
- * A coalescing in-process signal, with the handoff to the dispatchers of this process.
- */
-export const makeMemory: Effect.Effect<DispatchSignalService> = Effect.map(Queue.sliding<true>(1), (queue) => {
-  const receivers: Array<DispatchReceiver> = []
-  const reserveFrom = (i: number): Effect.Effect<Option.Option<DispatchSlot>> =>
-    i >= receivers.length
-      ? Effect.succeed(Option.none())
-      : Effect.flatMap(receivers[i]!.reserve, (slot) =>
-          Option.isSome(slot) ? Effect.succeed(slot) : reserveFrom(i + 1)
-        )
-  return {
-    wake: Effect.asVoid(Queue.offer(queue, true)),
-    next: Effect.asVoid(Queue.take(queue)),
-    reserve: Effect.suspend(() => reserveFrom(0)),
-    receive: (receiver) =>
-      Effect.acquireRelease(
-        Effect.sync(() => receivers.push(receiver)),
-        () =>
-          Effect.sync(() => {
-            const at = receivers.indexOf(receiver)
-            if (at >= 0) receivers.splice(at, 1)
-          })
-      )
-  }
-})
-
-export const layerMemory: Layer.Layer<DispatchSignal> = Layer.effect(DispatchSignal, makeMemory)

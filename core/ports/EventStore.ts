@@ -8,9 +8,8 @@
  * one transaction.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
 export interface StoredEvent {
@@ -88,65 +87,3 @@ export class EventStore extends Context.Tag("@accord/core/EventStore")<EventStor
  */
 export const newestFirst = (a: StoredEvent, b: StoredEvent): number =>
   b.occurredAt - a.occurredAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
-
-export const makeMemory = (): EventStoreService => {
-  const events: Array<StoredEvent> = []
-  const byEventId = new Map<string, StoredEvent>()
-  const byBucket = new Map<string, StoredEvent>()
-  const matching = (q: Omit<EventQuery, "limit">): Array<StoredEvent> =>
-    events
-      .filter(
-        (e) =>
-          e.workspaceId === q.workspaceId &&
-          (q.accountId === undefined || e.accountId === q.accountId) &&
-          (q.eventName === undefined || e.eventName === q.eventName) &&
-          (q.from === undefined || e.occurredAt >= q.from) &&
-          (q.to === undefined || e.occurredAt < q.to) &&
-          (q.after === undefined ||
-            e.occurredAt < q.after.occurredAt ||
-            (e.occurredAt === q.after.occurredAt && e.id < q.after.id))
-      )
-      .sort(newestFirst)
-  return {
-    append: (batch) =>
-      Effect.sync(() =>
-        batch.map((event): AppendResult => {
-          if (event.bucketKey !== undefined) {
-            const key = event.workspaceId + "\u0000" + event.bucketKey
-            const existing = byBucket.get(key)
-            if (existing === undefined) byBucket.set(key, event)
-            else if (existing.payloadHash === event.payloadHash) return { _tag: "Duplicate", event: existing }
-            else {
-              const replaced: StoredEvent = { ...event, id: existing.id }
-              events[events.indexOf(existing)] = replaced
-              byBucket.set(key, replaced)
-              return { _tag: "Stored", event: replaced }
-            }
-          }
-          if (event.eventId !== null) {
-            const key = event.workspaceId + "\u0000" + event.eventId
-            const existing = byEventId.get(key)
-            if (existing !== undefined) {
-              return existing.payloadHash === event.payloadHash
-                ? { _tag: "Duplicate", event: existing }
-                : { _tag: "Conflict", event: existing }
-            }
-            byEventId.set(key, event)
-          }
-          events.push(event)
-          return { _tag: "Stored", event }
-        })
-      ),
-    list: (q) => Effect.sync(() => matching(q).slice(0, q.limit)),
-    listAll: (q) => Effect.sync(() => matching(q)),
-    getByIds: (workspaceId, ids) =>
-      Effect.sync(() => {
-        const wanted = new Set(ids)
-        return events.filter((e) => e.workspaceId === workspaceId && wanted.has(e.id))
-      }),
-    findByEventId: (workspaceId, eventId) =>
-      Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId)))
-  }
-}
-
-export const layerMemory: Layer.Layer<EventStore> = Layer.sync(EventStore, makeMemory)

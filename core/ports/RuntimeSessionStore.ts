@@ -5,9 +5,8 @@
  * a revocation or an expiry takes effect at once.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
 export interface RuntimeSessionRecord {
@@ -42,28 +41,3 @@ export class RuntimeSessionStore extends Context.Tag("@accord/core/RuntimeSessio
   RuntimeSessionStore,
   RuntimeSessionStoreService
 >() {}
-
-export const makeMemory = (): RuntimeSessionStoreService => {
-  const sessions = new Map<string, RuntimeSessionRecord>()
-  return {
-    create: (record) =>
-      Effect.sync(() => {
-        if (sessions.has(record.sessionId) || [...sessions.values()].some((s) => s.tokenHash === record.tokenHash))
-          return false
-        sessions.set(record.sessionId, record)
-        return true
-      }),
-    findByHash: (tokenHash) =>
-      Effect.sync(() => Option.fromNullable([...sessions.values()].find((s) => s.tokenHash === tokenHash))),
-    get: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId))),
-    revoke: (workspaceId, sessionId, now) =>
-      Effect.sync(() => {
-        const session = sessions.get(sessionId)
-        if (session === undefined || session.workspaceId !== workspaceId || session.revokedAt !== null) return false
-        sessions.set(sessionId, { ...session, revokedAt: now })
-        return true
-      })
-  }
-}
-
-export const layerMemory: Layer.Layer<RuntimeSessionStore> = Layer.sync(RuntimeSessionStore, makeMemory)

@@ -8,7 +8,6 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Cipher, type OpenFailed } from "../protocol/Cipher.ts"
@@ -52,27 +51,6 @@ export const make = (table: SealedSecretTable): Effect.Effect<SecretVaultService
       ),
     retire: (ref) => table.delete(ref)
   }))
-
-/**
- * An in-memory sealed table; exposed so tests can see that only ciphertext is kept.
- */
-export const makeMemoryTable = (): SealedSecretTable & { readonly rows: ReadonlyMap<string, string> } => {
-  const rows = new Map<string, string>()
-  return {
-    rows,
-    put: (ref, sealed) => Effect.sync(() => void rows.set(ref, sealed)),
-    get: (ref) => Effect.sync(() => Option.fromNullable(rows.get(ref))),
-    delete: (ref) => Effect.sync(() => rows.delete(ref))
-  }
-}
-
-/**
- * A fresh, empty table per build (the table is made when the layer is built, not when the module loads).
- */
-export const layerMemory: Layer.Layer<SecretVault, never, Cipher> = Layer.effect(
-  SecretVault,
-  Effect.suspend(() => make(makeMemoryTable()))
-)
 
 /**
  * The reference of a connector secret: one per connection, revision and secret name.

@@ -1,12 +1,11 @@
 /**
- * The services every storage adapter (memory, SQL on PostgreSQL or PGlite) provides, including the
- * stored-catalog `Revalidation` built over them.
+ * The stores every storage adapter (memory, SQL on PostgreSQL or PGlite) provides: storage only.
+ * What is built over them (revalidation against the stored catalog, the approval-token notifier) is
+ * the composition's to provide, so an embedding host chooses it without replacing storage.
  */
-import type { Revalidation } from "../connector/Revalidation.ts"
 import type { AccountProfileStore } from "./AccountProfileStore.ts"
 import type { ActionLedger } from "./ActionLedger.ts"
 import type { ApiKeyStore } from "./ApiKeyStore.ts"
-import type { ApprovalNotifier } from "./ApprovalNotifier.ts"
 import type { ApprovalStore } from "./ApprovalStore.ts"
 import type { CapabilityRegistry } from "./CapabilityRegistry.ts"
 import type { CatalogStore } from "./CatalogStore.ts"
@@ -38,5 +37,3 @@ export type StoragePorts =
   | Transactor
   | RuntimeSessionStore
   | ApprovalStore
-  | ApprovalNotifier
-  | Revalidation

@@ -5,7 +5,6 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import type { StorageError } from "./StorageError.ts"
 
 export interface TransactorService {
@@ -13,8 +12,3 @@ export interface TransactorService {
 }
 
 export class Transactor extends Context.Tag("@accord/core/Transactor")<Transactor, TransactorService>() {}
-
-/**
- * For memory storage: runs the effect as it is.
- */
-export const layerMemory: Layer.Layer<Transactor> = Layer.succeed(Transactor, { withTransaction: (effect) => effect })

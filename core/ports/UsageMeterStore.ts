@@ -4,9 +4,8 @@
  * time").
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
 export interface UsageMeterStoreService {
@@ -35,23 +34,3 @@ export class UsageMeterStore extends Context.Tag("@accord/core/UsageMeterStore")
   UsageMeterStore,
   UsageMeterStoreService
 >() {}
-
-export const makeMemory = (): UsageMeterStoreService => {
-  const units = new Map<string, string>()
-  return {
-    claimUnit: ({ meterKey, unit, workspaceId }) =>
-      Effect.sync(() => {
-        const key = workspaceId + "\u0000" + meterKey
-        const existing = units.get(key)
-        if (existing === undefined) units.set(key, unit)
-        return Option.fromNullable(existing)
-      }),
-    releaseUnit: ({ meterKey, unit, workspaceId }) =>
-      Effect.sync(() => {
-        const key = workspaceId + "\u0000" + meterKey
-        if (units.get(key) === unit) units.delete(key)
-      })
-  }
-}
-
-export const layerMemory: Layer.Layer<UsageMeterStore> = Layer.sync(UsageMeterStore, makeMemory)

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
-import * as Readiness from "../../adapters/http/Readiness.ts"
+import * as MemoryReadiness from "../../adapters/memory/Readiness.ts"
 import { ActionLedger, type ActionLedgerService } from "../../core/ports/ActionLedger.ts"
 import { StorageError } from "../../core/ports/StorageError.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
@@ -51,7 +51,7 @@ const boot = (storage: (typeof storageVariants)[number], ledger?: (real: ActionL
     const address = yield* Server.start(
       config,
       NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
-      Layer.merge(Layer.succeedContext(ports), Readiness.layerAlwaysReady),
+      Layer.merge(Layer.succeedContext(ports), MemoryReadiness.layerMemory),
       { transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 1_000 }) }
     )
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")

@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
 import { type CustomerKitSettings, makeCustomerKit } from "../../adapters/customer/Kit.ts"
-import * as Readiness from "../../adapters/http/Readiness.ts"
+import * as MemoryReadiness from "../../adapters/memory/Readiness.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import type { ConnectorSecrets } from "../../core/protocol/Signing.ts"
 import * as Server from "../../runtimes/Server.ts"
@@ -61,7 +61,7 @@ export const bootService = (
             listen,
             Layer.merge(
               Layer.succeedContext(yield* Layer.build(Layer.mergeAll(options.storage.layer(), NodeCrypto.layer))),
-              Readiness.layerAlwaysReady
+              MemoryReadiness.layerMemory
             )
           )
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")

@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as Readiness from "../../adapters/http/Readiness.ts"
+import * as Readiness from "../../core/ports/Readiness.ts"
 import { adminKey, jsonHeaders, request, startServer, workspaceId } from "../support/http.ts"
 
 const waitUntil = (condition: () => boolean): Effect.Effect<void> =>

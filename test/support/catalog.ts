@@ -4,7 +4,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { CatalogDocument } from "../../core/catalog/Catalog.ts"
+import type { CatalogDocument } from "../../core/protocol/messages/Catalog.ts"
 import { CatalogStore } from "../../core/ports/CatalogStore.ts"
 import type { ActionIntake } from "../../core/connector/Action.ts"
 import { fixtureActionVersionId, fixtureCatalog, fixtureOfferVersionId } from "./deliveries.ts"

@@ -21,7 +21,7 @@ import {
 import { type HeaderSource, verifyAndDecode } from "../../core/protocol/Verification.ts"
 import type { ActionIntake } from "../../core/connector/Action.ts"
 import { paymentFamilies, paymentRule } from "../../core/protocol/OperationFamily.ts"
-import type { CatalogDocument } from "../../core/catalog/Catalog.ts"
+import type { CatalogDocument } from "../../core/protocol/messages/Catalog.ts"
 import type { PaymentMode } from "../../core/protocol/messages/Common.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"

@@ -14,9 +14,11 @@ import * as Logger from "effect/Logger"
 import type * as Scope from "effect/Scope"
 import * as AccordConfig from "../../adapters/config/AccordConfig.ts"
 import * as NodeServer from "../../adapters/http/NodeServer.ts"
-import * as Readiness from "../../adapters/http/Readiness.ts"
+import type * as Readiness from "../../core/ports/Readiness.ts"
+import * as MemoryReadiness from "../../adapters/memory/Readiness.ts"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as ApiKeyStore from "../../core/ports/ApiKeyStore.ts"
+import * as MemoryApiKeyStore from "../../adapters/memory/ApiKeyStore.ts"
 import * as Server from "../../runtimes/Server.ts"
 
 export const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
@@ -53,12 +55,12 @@ export const startServer = (options?: {
       ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
       ...options?.env
     })
-    const store = ApiKeyStore.makeMemory()
+    const store = MemoryApiKeyStore.make()
     // Memory storage for every port; the API key store is the test's own (later entries win).
     const storage = Layer.mergeAll(
       MemoryStorage.layer,
       Layer.succeed(ApiKeyStore.ApiKeyStore, options?.store?.(store) ?? store),
-      options?.readiness ?? Readiness.layerAlwaysReady
+      options?.readiness ?? MemoryReadiness.layerMemory
     )
     const listen = { port: 0, host: "127.0.0.1" }
     const address = yield* Server.start(

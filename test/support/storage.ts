@@ -8,8 +8,11 @@ import * as Redacted from "effect/Redacted"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
+import type { Revalidation } from "../../core/connector/Revalidation.ts"
+import type { ApprovalNotifier } from "../../core/ports/ApprovalNotifier.ts"
 import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
+import { layerOverStorage } from "../../runtimes/Services.ts"
 import { databaseUrl, layerFreshSchema, warnIfSkipped } from "./postgres.ts"
 
 /** A fixed test master key (32 bytes). */
@@ -17,23 +20,31 @@ export const testMasterKey = Redacted.make(new Uint8Array(32).map((_, i) => i + 
 
 export const cipherLayer: Layer.Layer<Cipher> = layerAesGcm(testMasterKey)
 
+/** The stores and what the server builds over them (`runtimes/Services.ts`). */
+export type StoredServices = StoragePorts | Revalidation | ApprovalNotifier
+
+/** `storage` with the services the server builds over it. */
+export const withServices = <E, R>(storage: Layer.Layer<StoragePorts, E, R>): Layer.Layer<StoredServices, E, R> =>
+  layerOverStorage.pipe(Layer.provideMerge(storage))
+
 export interface StorageVariant {
   readonly name: "memory" | "pglite" | "postgres"
   /** Whether this variant is available here (PostgreSQL needs `DATABASE_URL`). */
   readonly available: boolean
-  readonly layer: () => Layer.Layer<StoragePorts | Cipher, unknown>
+  /** The stores, with the services the server builds over them. */
+  readonly layer: () => Layer.Layer<StoredServices | Cipher, unknown>
   /** The SQL client under the ports, for tests that inspect raw rows (SQL variants only). */
-  readonly sqlLayer?: () => Layer.Layer<StoragePorts | Cipher | SqlClient.SqlClient, unknown>
+  readonly sqlLayer?: () => Layer.Layer<StoredServices | Cipher | SqlClient.SqlClient, unknown>
 }
 
 const onSql = (client: () => Layer.Layer<SqlClient.SqlClient, unknown>) => () =>
-  SqlStorage.layer.pipe(Layer.provideMerge(Layer.merge(client(), cipherLayer)))
+  withServices(SqlStorage.layer).pipe(Layer.provideMerge(Layer.merge(client(), cipherLayer)))
 
 export const storageVariants: ReadonlyArray<StorageVariant> = [
   {
     name: "memory",
     available: true,
-    layer: () => MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer))
+    layer: () => withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer))
   },
   {
     name: "pglite",

@@ -8,7 +8,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ActionIntake } from "../../../core/connector/Action.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
-import { revalidationReasons } from "../../../core/connector/Revalidation.ts"
+import { revalidationReasonsWith } from "../ErrorMap.ts"
 import { adminWorkspacePath } from "../Paths.ts"
 import {
   adminPath,
@@ -24,10 +24,8 @@ import {
   UuidText
 } from "./Common.ts"
 
-const reasonsWith = (status: number) =>
-  Object.entries(revalidationReasons)
-    .filter(([, r]) => r.status === status)
-    .map(([reason]) => reason) as unknown as readonly [string, ...Array<string>]
+const reasonsWith = (status: 409 | 422) =>
+  revalidationReasonsWith(status) as unknown as readonly [string, ...Array<string>]
 
 const ActionState = Schema.Literal(...actionStates)
 

@@ -6,7 +6,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { CatalogDocument } from "../../../core/catalog/Catalog.ts"
+import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
 import { adminWorkspacePath } from "../Paths.ts"
 import {
   adminPath,

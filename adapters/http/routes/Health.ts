@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { jsonResponse as json } from "../Answer.ts"
 import { Drain } from "../Drain.ts"
 import * as Problem from "../Problem.ts"
-import { Readiness } from "../Readiness.ts"
+import { Readiness } from "../../../core/ports/Readiness.ts"
 import * as ServiceApi from "../api/ServiceApi.ts"
 
 export type HealthServices = Drain | Readiness

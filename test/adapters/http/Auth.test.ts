@@ -10,7 +10,8 @@ import { adminOnly, adminOrDeveloper, guarded } from "../../../adapters/http/Aut
 import { adminWorkspacePath } from "../../../adapters/http/Paths.ts"
 import * as Problem from "../../../adapters/http/Problem.ts"
 import { issue } from "../../../core/access/ApiKeys.ts"
-import * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
+import type * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
+import * as MemoryApiKeyStore from "../../../adapters/memory/ApiKeyStore.ts"
 
 const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 const otherWorkspaceId = "7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -63,7 +64,7 @@ const call = (method: string, path: string, secret?: string) =>
 const keyOf = (workspace: string, scope: ApiKeyStore.ApiKeyScope) =>
   Effect.map(issue({ workspaceId: workspace, scope, name: null }), ({ secret }) => Redacted.value(secret))
 
-const services = Layer.merge(ApiKeyStore.layerMemory, NodeCrypto.layer)
+const services = Layer.merge(MemoryApiKeyStore.layerMemory, NodeCrypto.layer)
 
 describe("the admin guard under the admin workspace path", () => {
   it.effect("hands the path's workspace (and the route's own params) to the handler", () =>

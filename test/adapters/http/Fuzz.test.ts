@@ -17,7 +17,7 @@ import { headerNames } from "../../../core/protocol/Signing.ts"
 import { adminKey, startServer, workspaceId } from "../../support/http.ts"
 import { bodies, contentType, headerValue, methods, seed, targets, utf8 } from "../../support/fuzz.ts"
 import { type RawReply, type RawRequest, rawRequest } from "../../support/rawHttp.ts"
-import { cipherLayer } from "../../support/storage.ts"
+import { cipherLayer, withServices } from "../../support/storage.ts"
 import { intakeInput } from "../../support/deliveries.ts"
 import { startService } from "../../core/connector/connection/support.ts"
 import { connect } from "../../core/connector/dispatch/support.ts"
@@ -260,7 +260,7 @@ describe("fuzzed edges of the service", () => {
   )
 })
 
-layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
+layer(withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
   it.scoped(
     "POST /action-requests on an active connection: never 5xx, a refused intake adds no action",
     () =>

@@ -18,7 +18,7 @@ import {
   makeActionClient
 } from "../../../adapters/sdk/ActionClient.ts"
 import { intakeInput } from "../../support/deliveries.ts"
-import { cipherLayer } from "../../support/storage.ts"
+import { cipherLayer, withServices } from "../../support/storage.ts"
 import { type Service, startService } from "../../core/connector/connection/support.ts"
 import { connect } from "../../core/connector/dispatch/support.ts"
 
@@ -104,128 +104,140 @@ const clientFor = (service: Service, url = service.url) =>
   make({ serviceUrl: url, adminKey: service.adminKey, workspaceId: service.workspaceId, ...fast })
 
 describe("ActionClient against the Accord server", () => {
-  layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
-    it.scoped(
-      "always sends an Idempotency-Key: a fresh UUID per submit; the caller's key replays the same action",
-      () =>
+  layer(withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })(
+    (it) => {
+      it.scoped(
+        "always sends an Idempotency-Key: a fresh UUID per submit; the caller's key replays the same action",
+        () =>
+          Effect.gen(function* () {
+            const service = yield* activeService
+            const front = yield* proxy(service.url)
+            const client = clientFor(service, front.url)
+            const a = yield* client.submit(intakeInput())
+            const b = yield* client.submit(intakeInput())
+            assert.include(["queued", "dispatching"], a.state)
+            assert.isFalse(a.replayed)
+            assert.notStrictEqual(a.actionRequestId, b.actionRequestId)
+            assert.match(
+              front.seen[0]!.idempotencyKey ?? "",
+              /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+            )
+            assert.strictEqual(front.seen[0]!.idempotencyKey, a.idempotencyKey)
+            assert.notStrictEqual(front.seen[1]!.idempotencyKey, front.seen[0]!.idempotencyKey)
+            const first = yield* client.submit(intakeInput(), { idempotencyKey: "order-8123-extend-trial" })
+            const again = yield* client.submit(intakeInput(), { idempotencyKey: "order-8123-extend-trial" })
+            assert.deepStrictEqual(
+              [again.actionRequestId, again.idempotencyKey, first.replayed, again.replayed],
+              [first.actionRequestId, "order-8123-extend-trial", false, true]
+            )
+            assert.deepStrictEqual(front.seen.map((s) => s.idempotencyKey).slice(2), [
+              "order-8123-extend-trial",
+              "order-8123-extend-trial"
+            ])
+            const shown = yield* client.status(first.actionRequestId)
+            assert.strictEqual(shown.actionRequestId, first.actionRequestId)
+            assert.isString(shown.state)
+            assert.isAbove(shown.history.length, 0)
+          })
+      )
+
+      it.scoped("a reply lost after the action was taken: the retry under the same key answers that one action", () =>
+        Effect.gen(function* () {
+          const service = yield* activeService
+          const front = yield* proxy(service.url, { dropFirst: true })
+          const submitted = yield* clientFor(service, front.url).submit(intakeInput("acct_lost_reply"))
+          assert.strictEqual(front.seen.length, 2)
+          // The server took the first request (202) and the client never saw it.
+          assert.strictEqual(front.seen[0]!.answer.status, 202)
+          const taken = JSON.parse(front.seen[0]!.answer.body).actionRequestId as string
+          assert.strictEqual(front.seen[1]!.idempotencyKey, front.seen[0]!.idempotencyKey)
+          assert.strictEqual(front.seen[1]!.body, front.seen[0]!.body)
+          assert.deepStrictEqual([submitted.actionRequestId, submitted.replayed], [taken, true])
+        })
+      )
+
+      it.scoped("a refusal is never retried and carries the problem code: idempotency_key_reused", () =>
         Effect.gen(function* () {
           const service = yield* activeService
           const front = yield* proxy(service.url)
           const client = clientFor(service, front.url)
-          const a = yield* client.submit(intakeInput())
-          const b = yield* client.submit(intakeInput())
-          assert.include(["queued", "dispatching"], a.state)
-          assert.isFalse(a.replayed)
-          assert.notStrictEqual(a.actionRequestId, b.actionRequestId)
-          assert.match(
-            front.seen[0]!.idempotencyKey ?? "",
-            /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+          yield* client.submit(intakeInput(), { idempotencyKey: "order-reused" })
+          const refused = yield* Effect.flip(
+            client.submit(intakeInput("acct_other"), { idempotencyKey: "order-reused" })
           )
-          assert.strictEqual(front.seen[0]!.idempotencyKey, a.idempotencyKey)
-          assert.notStrictEqual(front.seen[1]!.idempotencyKey, front.seen[0]!.idempotencyKey)
-          const first = yield* client.submit(intakeInput(), { idempotencyKey: "order-8123-extend-trial" })
-          const again = yield* client.submit(intakeInput(), { idempotencyKey: "order-8123-extend-trial" })
+          assert.strictEqual(refused._tag, "ActionRefused")
           assert.deepStrictEqual(
-            [again.actionRequestId, again.idempotencyKey, first.replayed, again.replayed],
-            [first.actionRequestId, "order-8123-extend-trial", false, true]
+            [(refused as ActionRefused).status, (refused as ActionRefused).code],
+            [409, "idempotency_key_reused"]
           )
-          assert.deepStrictEqual(front.seen.map((s) => s.idempotencyKey).slice(2), [
-            "order-8123-extend-trial",
-            "order-8123-extend-trial"
-          ])
-          const shown = yield* client.status(first.actionRequestId)
-          assert.strictEqual(shown.actionRequestId, first.actionRequestId)
-          assert.isString(shown.state)
-          assert.isAbove(shown.history.length, 0)
+          assert.strictEqual(front.seen.length, 2)
         })
-    )
+      )
 
-    it.scoped("a reply lost after the action was taken: the retry under the same key answers that one action", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const front = yield* proxy(service.url, { dropFirst: true })
-        const submitted = yield* clientFor(service, front.url).submit(intakeInput("acct_lost_reply"))
-        assert.strictEqual(front.seen.length, 2)
-        // The server took the first request (202) and the client never saw it.
-        assert.strictEqual(front.seen[0]!.answer.status, 202)
-        const taken = JSON.parse(front.seen[0]!.answer.body).actionRequestId as string
-        assert.strictEqual(front.seen[1]!.idempotencyKey, front.seen[0]!.idempotencyKey)
-        assert.strictEqual(front.seen[1]!.body, front.seen[0]!.body)
-        assert.deepStrictEqual([submitted.actionRequestId, submitted.replayed], [taken, true])
-      })
-    )
+      it.scoped("a refusal is never retried: connector_not_active (no connection yet)", () =>
+        Effect.gen(function* () {
+          const service = yield* startService()
+          const front = yield* proxy(service.url)
+          const refused = yield* Effect.flip(clientFor(service, front.url).submit(intakeInput()))
+          assert.deepStrictEqual(
+            [(refused as ActionRefused).status, (refused as ActionRefused).code],
+            [409, "connector_not_active"]
+          )
+          assert.strictEqual(front.seen.length, 1)
+          assert.isDefined(front.seen[0]!.idempotencyKey)
+        })
+      )
 
-    it.scoped("a refusal is never retried and carries the problem code: idempotency_key_reused", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const front = yield* proxy(service.url)
-        const client = clientFor(service, front.url)
-        yield* client.submit(intakeInput(), { idempotencyKey: "order-reused" })
-        const refused = yield* Effect.flip(client.submit(intakeInput("acct_other"), { idempotencyKey: "order-reused" }))
-        assert.strictEqual(refused._tag, "ActionRefused")
-        assert.deepStrictEqual(
-          [(refused as ActionRefused).status, (refused as ActionRefused).code],
-          [409, "idempotency_key_reused"]
-        )
-        assert.strictEqual(front.seen.length, 2)
-      })
-    )
+      it.scoped("a refusal is never retried: a malformed intake is 400 with field errors", () =>
+        Effect.gen(function* () {
+          const service = yield* activeService
+          const front = yield* proxy(service.url)
+          const { actor: _, ...withoutActor } = intakeInput()
+          const refused = yield* Effect.flip(clientFor(service, front.url).submit(withoutActor as never))
+          assert.strictEqual((refused as ActionRefused).status, 400)
+          assert.isAbove((refused as ActionRefused).errors.length, 0)
+          assert.strictEqual(front.seen.length, 1)
+        })
+      )
 
-    it.scoped("a refusal is never retried: connector_not_active (no connection yet)", () =>
-      Effect.gen(function* () {
-        const service = yield* startService()
-        const front = yield* proxy(service.url)
-        const refused = yield* Effect.flip(clientFor(service, front.url).submit(intakeInput()))
-        assert.deepStrictEqual(
-          [(refused as ActionRefused).status, (refused as ActionRefused).code],
-          [409, "connector_not_active"]
-        )
-        assert.strictEqual(front.seen.length, 1)
-        assert.isDefined(front.seen[0]!.idempotencyKey)
-      })
-    )
+      it.scoped("an unknown action request: status is refused 404 not_found", () =>
+        Effect.gen(function* () {
+          const service = yield* activeService
+          const refused = yield* Effect.flip(clientFor(service).status(globalThis.crypto.randomUUID()))
+          assert.deepStrictEqual(
+            [(refused as ActionRefused).status, (refused as ActionRefused).code],
+            [404, "not_found"]
+          )
+        })
+      )
 
-    it.scoped("a refusal is never retried: a malformed intake is 400 with field errors", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const front = yield* proxy(service.url)
-        const { actor: _, ...withoutActor } = intakeInput()
-        const refused = yield* Effect.flip(clientFor(service, front.url).submit(withoutActor as never))
-        assert.strictEqual((refused as ActionRefused).status, 400)
-        assert.isAbove((refused as ActionRefused).errors.length, 0)
-        assert.strictEqual(front.seen.length, 1)
-      })
-    )
-
-    it.scoped("an unknown action request: status is refused 404 not_found", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const refused = yield* Effect.flip(clientFor(service).status(globalThis.crypto.randomUUID()))
-        assert.deepStrictEqual([(refused as ActionRefused).status, (refused as ActionRefused).code], [404, "not_found"])
-      })
-    )
-
-    it.scoped("a wrong key: 401 refused, and the key is in no error", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const wrongKey = "acc_admin_wrong-key-0123456789abcdefghijklmnop"
-        const client = make({ serviceUrl: service.url, adminKey: wrongKey, workspaceId: service.workspaceId, ...fast })
-        const refused = yield* Effect.flip(client.submit(intakeInput()))
-        assert.strictEqual((refused as ActionRefused).status, 401)
-        assert.notInclude(JSON.stringify(refused) + String(refused), wrongKey)
-        // The Promise form rejects with the same typed error.
-        const rejected = yield* Effect.promise(() =>
-          makeActionClient({ serviceUrl: service.url, adminKey: wrongKey, workspaceId: service.workspaceId })
-            .submit(intakeInput())
-            .then(
-              () => undefined,
-              (error: unknown) => error
-            )
-        )
-        assert.strictEqual((rejected as ActionRefused)._tag, "ActionRefused")
-      })
-    )
-  })
+      it.scoped("a wrong key: 401 refused, and the key is in no error", () =>
+        Effect.gen(function* () {
+          const service = yield* activeService
+          const wrongKey = "acc_admin_wrong-key-0123456789abcdefghijklmnop"
+          const client = make({
+            serviceUrl: service.url,
+            adminKey: wrongKey,
+            workspaceId: service.workspaceId,
+            ...fast
+          })
+          const refused = yield* Effect.flip(client.submit(intakeInput()))
+          assert.strictEqual((refused as ActionRefused).status, 401)
+          assert.notInclude(JSON.stringify(refused) + String(refused), wrongKey)
+          // The Promise form rejects with the same typed error.
+          const rejected = yield* Effect.promise(() =>
+            makeActionClient({ serviceUrl: service.url, adminKey: wrongKey, workspaceId: service.workspaceId })
+              .submit(intakeInput())
+              .then(
+                () => undefined,
+                (error: unknown) => error
+              )
+          )
+          assert.strictEqual((rejected as ActionRefused)._tag, "ActionRefused")
+        })
+      )
+    }
+  )
 })
 
 describe("ActionClient retries", () => {

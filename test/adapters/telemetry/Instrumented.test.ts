@@ -16,6 +16,7 @@ import * as Metric from "effect/Metric"
 import * as Instrumented from "../../../adapters/telemetry/Instrumented.ts"
 import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
 import * as ActionLedger from "../../../core/ports/ActionLedger.ts"
+import * as MemoryActionLedger from "../../../adapters/memory/ActionLedger.ts"
 import { ConnectorTransport } from "../../../core/ports/ConnectorTransport.ts"
 import { Outbox } from "../../../core/ports/Outbox.ts"
 import * as Metrics from "../../../core/telemetry/Metrics.ts"
@@ -37,10 +38,13 @@ const record = (id: string) => ({
   createdAt: 0
 })
 
-const ports = Effect.map(Layer.build(Layer.map(ActionLedger.layerMemory, Instrumented.instrument)), (context) => ({
-  ledger: Context.get(context, ActionLedger.ActionLedger),
-  outbox: Context.get(context, Outbox)
-}))
+const ports = Effect.map(
+  Layer.build(Layer.map(MemoryActionLedger.layerMemory, Instrumented.instrument)),
+  (context) => ({
+    ledger: Context.get(context, ActionLedger.ActionLedger),
+    outbox: Context.get(context, Outbox)
+  })
+)
 
 describe("Instrumented ports", () => {
   it.scoped("ledger: unknown outcomes and completions by state, only when applied", () =>

@@ -10,7 +10,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import * as Readiness from "../../../adapters/http/Readiness.ts"
+import * as MemoryReadiness from "../../../adapters/memory/Readiness.ts"
 import * as HttpTransport from "../../../adapters/transport/HttpTransport.ts"
 import * as Server from "../../../runtimes/Server.ts"
 import { connect, intakeInput, type Peer, startPeer, workspaceId } from "../../core/connector/dispatch/support.ts"
@@ -44,7 +44,7 @@ const boot = Effect.gen(function* () {
   const address = yield* Server.start(
     config,
     NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
-    Layer.merge(Layer.succeedContext(ports), Readiness.layerAlwaysReady),
+    Layer.merge(Layer.succeedContext(ports), MemoryReadiness.layerMemory),
     { transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 1_000 }) }
   )
   if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")

@@ -7,13 +7,14 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
+import * as MemoryApiKeyStore from "../../../adapters/memory/ApiKeyStore.ts"
 import * as Crypto from "../../../core/ports/Crypto.ts"
 import { bootstrapWorkspace, hashSecret, issue, mintSecret } from "../../../core/access/ApiKeys.ts"
 import { randomUuid } from "../../../core/protocol/Uuid.ts"
 
 const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
 const adminKey = Redacted.make("bootstrap-admin-key-0123456789abcdef")
-const layer = () => Layer.merge(ApiKeyStore.layerMemory, NodeCrypto.layer)
+const layer = () => Layer.merge(MemoryApiKeyStore.layerMemory, NodeCrypto.layer)
 
 describe("ApiKeys", () => {
   it.effect("mints acc_<scope-tag>_ + 43 base64url characters (32 bytes)", () =>

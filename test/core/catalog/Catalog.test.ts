@@ -9,7 +9,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { CatalogDocument, validateCatalog } from "../../../core/catalog/Catalog.ts"
+import { validateCatalog } from "../../../core/catalog/Catalog.ts"
+import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
 import { fixtureActionIds, fixtureCatalog } from "../../support/deliveries.ts"
 
 type Json = Record<string, any>

@@ -15,9 +15,9 @@ import {
 import {
   type CapabilityEvidence,
   CapabilityRegistry,
-  capabilityValidityMillis,
-  makeMemory
+  capabilityValidityMillis
 } from "../../../core/ports/CapabilityRegistry.ts"
+import { make as makeMemory } from "../../../adapters/memory/CapabilityRegistry.ts"
 import type { Connection, ConnectionRevision } from "../../../core/ports/ConnectionStore.ts"
 import type { PaymentMode } from "../../../core/protocol/messages/Common.ts"
 import { paymentRule } from "../../../core/protocol/OperationFamily.ts"

@@ -25,8 +25,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import * as Readiness from "../../../adapters/http/Readiness.ts"
-import type { CatalogDocument } from "../../../core/catalog/Catalog.ts"
+import * as MemoryReadiness from "../../../adapters/memory/Readiness.ts"
+import type { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
 import { type ActionIntake, type Authority, dispatchOutboxKind } from "../../../core/connector/Action.ts"
 import { makeDispatcher } from "../../../core/connector/Dispatcher.ts"
 import { intake } from "../../../core/connector/Intake.ts"
@@ -36,14 +36,13 @@ import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { ConnectorTransport, TransportFailure } from "../../../core/ports/ConnectorTransport.ts"
 import { Outbox } from "../../../core/ports/Outbox.ts"
-import type { StoragePorts } from "../../../core/ports/StoragePorts.ts"
 import type { Cipher } from "../../../core/protocol/Cipher.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import * as Server from "../../../runtimes/Server.ts"
 import { publishCatalog } from "../../support/catalog.ts"
 import { fixtureActionIds, fixtureCatalog, intakeInput } from "../../support/deliveries.ts"
 import { configFrom, request } from "../../support/http.ts"
-import { storageVariants, uid } from "../../support/storage.ts"
+import { type StoredServices, storageVariants, uid } from "../../support/storage.ts"
 import { connect, secrets } from "./dispatch/support.ts"
 
 type Json = Record<string, any>
@@ -126,7 +125,7 @@ const lastEntry = (id: string) =>
 const showOverHttp = (workspaceId: string, actionRequestId: string) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const storage = yield* Effect.context<StoragePorts | Cipher>()
+      const storage = yield* Effect.context<StoredServices | Cipher>()
       const adminKey = `test-admin-${uid()}`
       const config = yield* configFrom({
         ACCORD_DATA_DIR: "memory://",
@@ -137,7 +136,7 @@ const showOverHttp = (workspaceId: string, actionRequestId: string) =>
       const address = yield* Server.start(
         config,
         NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
-        Layer.merge(Layer.succeedContext(storage), Readiness.layerAlwaysReady)
+        Layer.merge(Layer.succeedContext(storage), MemoryReadiness.layerMemory)
       )
       if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
       const reply = yield* request(

@@ -14,8 +14,8 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import { toProblem } from "../../../adapters/http/ErrorMap.ts"
-import type { CatalogDocument } from "../../../core/catalog/Catalog.ts"
+import { revalidationStatus, toProblem } from "../../../adapters/http/ErrorMap.ts"
+import type { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
 import { type ActionIntake, dispatchOutboxKind, type Authority } from "../../../core/connector/Action.ts"
 import { intake } from "../../../core/connector/Intake.ts"
 import { revalidationReasons, type RevalidationReason } from "../../../core/connector/Revalidation.ts"
@@ -114,7 +114,7 @@ const assertRefused = (
     assert.strictEqual(error._tag, "RevalidationFailed")
     assert.strictEqual(error.reason, reason)
     const problem = toProblem(error)
-    assert.strictEqual(problem.status, revalidationReasons[reason].status)
+    assert.strictEqual(problem.status, revalidationStatus[reason])
     assert.strictEqual(problem.code, reason)
     assert.strictEqual(problem.errors?.[0]?.path, revalidationReasons[reason].path)
     yield* assertNothingStored(workspaceId, input)

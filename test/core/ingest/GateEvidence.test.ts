@@ -3,12 +3,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { EventStore, layerMemory as eventStoreMemory, type StoredEvent } from "../../../core/ports/EventStore.ts"
-import {
-  type FeatureGate,
-  FeatureGateStore,
-  layerMemory as gateStoreMemory
-} from "../../../core/ports/FeatureGateStore.ts"
+import { layerMemory as eventStoreMemory } from "../../../adapters/memory/EventStore.ts"
+import { layerMemory as gateStoreMemory } from "../../../adapters/memory/FeatureGateStore.ts"
+import { EventStore, type StoredEvent } from "../../../core/ports/EventStore.ts"
+import { type FeatureGate, FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
 import { buildFeatureAccessEvent } from "../../../core/ingest/FeatureAccess.ts"
 import { settleGate } from "../../../core/ingest/GateEvidence.ts"
 import { prepareEvent } from "../../../core/ingest/Ingest.ts"

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { layerWebCrypto } from "../../../core/ports/Crypto.ts"
-import * as EventStore from "../../../core/ports/EventStore.ts"
+import * as MemoryEventStore from "../../../adapters/memory/EventStore.ts"
 import {
   BatchNotAccepted,
   type IngestRejection,
@@ -217,7 +217,7 @@ describe("prepareEvent", () => {
 describe("withPayloadHash", () => {
   it.effect("hashes the canonical payload: a reordered retry is a Duplicate, a changed one a Conflict", () =>
     Effect.gen(function* () {
-      const store = EventStore.makeMemory()
+      const store = MemoryEventStore.make()
       const first = yield* withPayloadHash(accepted(baseEvent()))
       assert.match(first.payloadHash, /^[0-9a-f]{64}$/)
       const reordered = Object.fromEntries(Object.entries(baseEvent()).reverse())

@@ -4,12 +4,8 @@ import * as Option from "effect/Option"
 import * as fc from "fast-check"
 import * as Duration from "effect/Duration"
 import * as TestClock from "effect/TestClock"
-import {
-  AccountProfileStore,
-  layerMemory,
-  type LoginActivity,
-  makeMemory
-} from "../../../core/ports/AccountProfileStore.ts"
+import { layerMemory, make as makeMemory } from "../../../adapters/memory/AccountProfileStore.ts"
+import { AccountProfileStore, type LoginActivity } from "../../../core/ports/AccountProfileStore.ts"
 import {
   extractProfileFacts,
   isLoginActivity,

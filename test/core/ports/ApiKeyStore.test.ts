@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
+import * as MemoryApiKeyStore from "../../../adapters/memory/ApiKeyStore.ts"
 
 const record: ApiKeyStore.ApiKeyRecord = {
   id: "k1",
@@ -17,7 +18,7 @@ const record: ApiKeyStore.ApiKeyRecord = {
 describe("ApiKeyStore.withLookupCache", () => {
   it.effect("remembers a found key; a revocation through it is seen at once", () =>
     Effect.gen(function* () {
-      const store = ApiKeyStore.makeMemory()
+      const store = MemoryApiKeyStore.make()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
       const cached = ApiKeyStore.withLookupCache(store, 5_000)
@@ -30,7 +31,7 @@ describe("ApiKeyStore.withLookupCache", () => {
 
   it.effect("a revocation made elsewhere is seen once the entry expires", () =>
     Effect.gen(function* () {
-      const store = ApiKeyStore.makeMemory()
+      const store = MemoryApiKeyStore.make()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
       const cached = ApiKeyStore.withLookupCache(store, 5_000)
@@ -46,7 +47,7 @@ describe("ApiKeyStore.withLookupCache", () => {
 
   it.effect("an unknown hash is not cached: a key created later is found at once", () =>
     Effect.gen(function* () {
-      const store = ApiKeyStore.makeMemory()
+      const store = MemoryApiKeyStore.make()
       const cached = ApiKeyStore.withLookupCache(store, 5_000)
       assert.isTrue(Option.isNone(yield* cached.findByHash("h1")))
       yield* store.ensureWorkspace("w1", 0)
@@ -57,7 +58,7 @@ describe("ApiKeyStore.withLookupCache", () => {
 
   it.effect("unsafeFindCached: only a key the cache holds, until it expires or is revoked through it", () =>
     Effect.gen(function* () {
-      const store = ApiKeyStore.makeMemory()
+      const store = MemoryApiKeyStore.make()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
       const cached = ApiKeyStore.withLookupCache(store, 5_000)

@@ -9,7 +9,8 @@ import * as Option from "effect/Option"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
-import { type HandoffSlots, layerMemory, leaseHeartbeat, Outbox, runLeased } from "../../../core/ports/Outbox.ts"
+import { layerMemory } from "../../../adapters/memory/Outbox.ts"
+import { type HandoffSlots, leaseHeartbeat, Outbox, runLeased } from "../../../core/ports/Outbox.ts"
 
 const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
   Effect.suspend(() => (condition() ? Effect.void : Effect.zipRight(Effect.sleep("5 millis"), waitUntil(condition))))

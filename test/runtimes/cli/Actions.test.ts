@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import { intakeInput } from "../../support/deliveries.ts"
-import { cipherLayer } from "../../support/storage.ts"
+import { cipherLayer, withServices } from "../../support/storage.ts"
 import { issueKey, type Service, startService } from "../../core/connector/connection/support.ts"
 import { connect } from "../../core/connector/dispatch/support.ts"
 import { cli, closedPort, hasStackTrace, processTestTimeout, tempFiles } from "./cli.ts"
@@ -41,114 +41,116 @@ const dir = tempFiles({
 const file = (name: string) => join(dir, name)
 
 describe("accord actions (process, real server on loopback)", () => {
-  layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
-    it.scoped("submit prints the id and where to read it (exit 0); the same key replays it; status shows it", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const env = envOf(service)
-        const first = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1"], {
-          env
-        })
-        assert.strictEqual(first.code, 0, first.stderr)
-        const id = /accepted: action request ([0-9a-f-]{36}) \(/.exec(first.stdout)?.[1]
-        assert.isDefined(id, first.stdout)
-        assert.include(first.stdout, "idempotency key: order-cli-1")
-        assert.include(
-          first.stdout,
-          `GET ${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests/${id}`
-        )
-        const [again, status, fresh] = yield* Effect.all(
-          [
-            cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1", "--json"], { env }),
-            cli(["actions", "status", id!], { env }),
-            cli(["actions", "submit", file("intake.json"), "--json"], { env })
-          ],
-          { concurrency: "unbounded" }
-        )
-        assert.strictEqual(again.code, 0, again.stderr)
-        const replay = JSON.parse(again.stdout)
-        assert.deepStrictEqual(
-          [replay.actionRequestId, replay.replayed, replay.idempotencyKey],
-          [id, true, "order-cli-1"]
-        )
-        assert.strictEqual(status.code, 0, status.stderr)
-        assert.match(status.stdout, new RegExp(`^action request ${id}: \\w+`))
-        // Without --idempotency-key a fresh key is sent, and printed.
-        assert.strictEqual(fresh.code, 0, fresh.stderr)
-        const created = JSON.parse(fresh.stdout)
-        assert.notStrictEqual(created.actionRequestId, id)
-        assert.match(created.idempotencyKey, /^[0-9a-f-]{36}$/)
-        assert.isFalse(created.replayed)
-        assert.notInclude(first.stdout + again.stdout + status.stdout + fresh.stdout, service.adminKey)
-      })
-    )
-
-    it.scoped("refusals of the action print the problem code and exit 1", () =>
-      Effect.gen(function* () {
-        const service = yield* activeService
-        const idle = yield* startService()
-        const env = envOf(service)
-        assert.strictEqual(
-          (yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-2"], { env })).code,
-          0
-        )
-        const [reused, notActive, unknown] = yield* Effect.all(
-          [
-            cli(["actions", "submit", file("other.json"), "--idempotency-key", "order-cli-2"], { env }),
-            cli(["actions", "submit", file("intake.json"), "--json"], { env: envOf(idle) }),
-            cli(["actions", "status", globalThis.crypto.randomUUID()], { env })
-          ],
-          { concurrency: "unbounded" }
-        )
-        assert.strictEqual(reused.code, 1, reused.stderr)
-        assert.match(reused.stdout, /^refused \(409 idempotency_key_reused\): /)
-        assert.strictEqual(notActive.code, 1, notActive.stderr)
-        assert.deepStrictEqual(
-          [JSON.parse(notActive.stdout).refused.status, JSON.parse(notActive.stdout).refused.code],
-          [409, "connector_not_active"]
-        )
-        assert.strictEqual(unknown.code, 1, unknown.stderr)
-        assert.match(unknown.stdout, /^refused \(404 not_found\): /)
-      })
-    )
-
-    it.scoped(
-      "a missing variable, a key without admin scope, a wrong key, a file that is not one object: one line, exit 2",
-      () =>
+  layer(withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })(
+    (it) => {
+      it.scoped("submit prints the id and where to read it (exit 0); the same key replays it; status shows it", () =>
         Effect.gen(function* () {
           const service = yield* activeService
-          const readKey = yield* issueKey(service, "developer:read")
-          const [missing, wrongScope, unknownKey, list] = yield* Effect.all(
+          const env = envOf(service)
+          const first = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1"], {
+            env
+          })
+          assert.strictEqual(first.code, 0, first.stderr)
+          const id = /accepted: action request ([0-9a-f-]{36}) \(/.exec(first.stdout)?.[1]
+          assert.isDefined(id, first.stdout)
+          assert.include(first.stdout, "idempotency key: order-cli-1")
+          assert.include(
+            first.stdout,
+            `GET ${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests/${id}`
+          )
+          const [again, status, fresh] = yield* Effect.all(
             [
-              cli(["actions", "submit", file("intake.json")], {
-                env: { ACCORD_SERVICE_URL: service.url, ACCORD_ADMIN_KEY: service.adminKey }
-              }),
-              cli(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
-              cli(["actions", "status", globalThis.crypto.randomUUID()], {
-                env: envOf(service, "acc_admin_not-a-real-key-0123456789abcdef")
-              }),
-              cli(["actions", "submit", file("list.json")], { env: envOf(service) })
+              cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1", "--json"], { env }),
+              cli(["actions", "status", id!], { env }),
+              cli(["actions", "submit", file("intake.json"), "--json"], { env })
             ],
             { concurrency: "unbounded" }
           )
-          for (const [result, expected] of [
-            [missing, "accord: ACCORD_WORKSPACE_ID is required (the workspace of the action)"],
-            [wrongScope, "accord: ACCORD_ADMIN_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID"],
-            [unknownKey, "accord: ACCORD_ADMIN_KEY was refused (401): the key is unknown or revoked"],
-            [
-              list,
-              `accord: ${file("list.json")}: not an action intake; expected one JSON object with accountId, action, actor and binding`
-            ]
-          ] as const) {
-            assert.strictEqual(result.code, 2, result.stderr)
-            assert.strictEqual(result.stderr.trim(), expected)
-            assert.isFalse(hasStackTrace(result.stderr))
-            assert.notInclude(result.stderr + result.stdout, readKey)
-            assert.notInclude(result.stderr + result.stdout, service.adminKey)
-          }
+          assert.strictEqual(again.code, 0, again.stderr)
+          const replay = JSON.parse(again.stdout)
+          assert.deepStrictEqual(
+            [replay.actionRequestId, replay.replayed, replay.idempotencyKey],
+            [id, true, "order-cli-1"]
+          )
+          assert.strictEqual(status.code, 0, status.stderr)
+          assert.match(status.stdout, new RegExp(`^action request ${id}: \\w+`))
+          // Without --idempotency-key a fresh key is sent, and printed.
+          assert.strictEqual(fresh.code, 0, fresh.stderr)
+          const created = JSON.parse(fresh.stdout)
+          assert.notStrictEqual(created.actionRequestId, id)
+          assert.match(created.idempotencyKey, /^[0-9a-f-]{36}$/)
+          assert.isFalse(created.replayed)
+          assert.notInclude(first.stdout + again.stdout + status.stdout + fresh.stdout, service.adminKey)
         })
-    )
-  })
+      )
+
+      it.scoped("refusals of the action print the problem code and exit 1", () =>
+        Effect.gen(function* () {
+          const service = yield* activeService
+          const idle = yield* startService()
+          const env = envOf(service)
+          assert.strictEqual(
+            (yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-2"], { env })).code,
+            0
+          )
+          const [reused, notActive, unknown] = yield* Effect.all(
+            [
+              cli(["actions", "submit", file("other.json"), "--idempotency-key", "order-cli-2"], { env }),
+              cli(["actions", "submit", file("intake.json"), "--json"], { env: envOf(idle) }),
+              cli(["actions", "status", globalThis.crypto.randomUUID()], { env })
+            ],
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(reused.code, 1, reused.stderr)
+          assert.match(reused.stdout, /^refused \(409 idempotency_key_reused\): /)
+          assert.strictEqual(notActive.code, 1, notActive.stderr)
+          assert.deepStrictEqual(
+            [JSON.parse(notActive.stdout).refused.status, JSON.parse(notActive.stdout).refused.code],
+            [409, "connector_not_active"]
+          )
+          assert.strictEqual(unknown.code, 1, unknown.stderr)
+          assert.match(unknown.stdout, /^refused \(404 not_found\): /)
+        })
+      )
+
+      it.scoped(
+        "a missing variable, a key without admin scope, a wrong key, a file that is not one object: one line, exit 2",
+        () =>
+          Effect.gen(function* () {
+            const service = yield* activeService
+            const readKey = yield* issueKey(service, "developer:read")
+            const [missing, wrongScope, unknownKey, list] = yield* Effect.all(
+              [
+                cli(["actions", "submit", file("intake.json")], {
+                  env: { ACCORD_SERVICE_URL: service.url, ACCORD_ADMIN_KEY: service.adminKey }
+                }),
+                cli(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
+                cli(["actions", "status", globalThis.crypto.randomUUID()], {
+                  env: envOf(service, "acc_admin_not-a-real-key-0123456789abcdef")
+                }),
+                cli(["actions", "submit", file("list.json")], { env: envOf(service) })
+              ],
+              { concurrency: "unbounded" }
+            )
+            for (const [result, expected] of [
+              [missing, "accord: ACCORD_WORKSPACE_ID is required (the workspace of the action)"],
+              [wrongScope, "accord: ACCORD_ADMIN_KEY was refused (403): it needs an admin key of ACCORD_WORKSPACE_ID"],
+              [unknownKey, "accord: ACCORD_ADMIN_KEY was refused (401): the key is unknown or revoked"],
+              [
+                list,
+                `accord: ${file("list.json")}: not an action intake; expected one JSON object with accountId, action, actor and binding`
+              ]
+            ] as const) {
+              assert.strictEqual(result.code, 2, result.stderr)
+              assert.strictEqual(result.stderr.trim(), expected)
+              assert.isFalse(hasStackTrace(result.stderr))
+              assert.notInclude(result.stderr + result.stdout, readKey)
+              assert.notInclude(result.stderr + result.stdout, service.adminKey)
+            }
+          })
+      )
+    }
+  )
 
   it.live("an unreachable service: one line naming the key to submit again with, exit 2", () =>
     Effect.gen(function* () {

@@ -12,7 +12,7 @@ import * as Redacted from "effect/Redacted"
 import * as MemoryStorage from "../../../../adapters/memory/Storage.ts"
 import { fixtureCatalog, intakeInput } from "../../../support/deliveries.ts"
 import type { Reply } from "../../../support/http.ts"
-import { cipherLayer } from "../../../support/storage.ts"
+import { cipherLayer, withServices } from "../../../support/storage.ts"
 import { issueKey, send, type Service, startService } from "../../../core/connector/connection/support.ts"
 import { connect } from "../../../core/connector/dispatch/support.ts"
 
@@ -62,171 +62,173 @@ const badQueries = (service: Service, route: string) =>
   })
 
 describe("admin list routes", () => {
-  layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })((it) => {
-    it.scoped("GET /action-requests: newest first, by state and account, paged to the end; admin keys only", () =>
-      Effect.gen(function* () {
-        const service = yield* startService()
-        yield* connect("https://customer.example/accord", {
-          workspaceId: service.workspaceId,
-          connectionId: globalThis.crypto.randomUUID(),
-          secrets: {
-            actionSigning: Redacted.make("as_" + "5".repeat(40)),
-            completion: Redacted.make("cs_" + "6".repeat(40))
-          }
-        })
-        const created: Array<Json> = []
-        for (const accountId of ["acct_a", "acct_b", "acct_a", "acct_c", "acct_a"]) {
-          const reply = yield* admin(service, "/action-requests", service.adminKey, "POST", intakeInput(accountId))
-          assert.strictEqual(reply.status, 202, reply.text)
-          created.push({ ...reply.json, accountId })
-        }
-        const ids = (rows: ReadonlyArray<Json>) => rows.map((row) => row.actionRequestId)
-        const pages = yield* allPages(service, "/action-requests?limit=2")
-        assert.deepStrictEqual(
-          pages.map((page) => page.length),
-          [2, 2, 1]
-        )
-        const listed = pages.flat()
-        assert.sameMembers(ids(listed), ids(created))
-        for (let i = 1; i < listed.length; i++) {
-          const [newer, older] = [listed[i - 1]!, listed[i]!]
-          assert.isTrue(
-            newer.createdAt > older.createdAt ||
-              (newer.createdAt === older.createdAt && newer.actionRequestId > older.actionRequestId)
-          )
-        }
-        const one = listed[0]!
-        assert.deepStrictEqual(Object.keys(one).sort(), [
-          "accountId",
-          "actionRequestId",
-          "connectionId",
-          "createdAt",
-          "hasContinuation",
-          "providerIdempotencyKey",
-          "revision",
-          "state",
-          "updatedAt"
-        ])
-        const shown = yield* admin(service, `/action-requests/${one.actionRequestId}`)
-        const { history: _, ...summary } = shown.json
-        assert.deepStrictEqual(one, summary)
-        const forA = (yield* allPages(service, "/action-requests?account_id=acct_a")).flat()
-        assert.sameMembers(ids(forA), ids(created.filter((c) => c.accountId === "acct_a")))
-        const state = one.state as string
-        const inState = (yield* allPages(service, `/action-requests?state=${state}`)).flat()
-        assert.isTrue(inState.length > 0 && inState.every((row) => row.state === state))
-        assert.deepStrictEqual((yield* allPages(service, "/action-requests?state=reversed")).flat(), [])
-        assertProblem(yield* admin(service, "/action-requests?state=nope"), 400, "invalid_query")
-        yield* badQueries(service, "/action-requests")
-        assertProblem(
-          yield* admin(service, "/action-requests", yield* issueKey(service, "developer:read")),
-          403,
-          "forbidden"
-        )
-        assertProblem(
-          yield* send(
-            `${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests`,
-            "GET",
-            undefined
-          ),
-          401,
-          "unauthorized"
-        )
-      })
-    )
-
-    it.scoped("GET /feature-gates: newest first, by account and state, paged; developer:read keys may read", () =>
-      Effect.gen(function* () {
-        const service = yield* startService()
-        const gate = (accountId: string, featureKey: string) => ({
-          accountId,
-          journeyId: globalThis.crypto.randomUUID(),
-          versionId: fixtureCatalog.publishedVersionId,
-          featureKey,
-          startedAt: "2026-11-22T10:15:30.000Z"
-        })
-        const created: Array<Json> = []
-        for (const [accountId, featureKey] of [
-          ["acct_a", "exports.csv"],
-          ["acct_b", "exports.csv"],
-          ["acct_a", "seats"]
-        ] as const) {
-          const reply = yield* admin(service, "/feature-gates", service.adminKey, "POST", gate(accountId, featureKey))
-          assert.strictEqual(reply.status, 201, reply.text)
-          created.push(reply.json)
-        }
-        const reader = yield* issueKey(service, "developer:read")
-        const pages = yield* allPages(service, "/feature-gates?limit=1", reader)
-        assert.deepStrictEqual(
-          pages.map((page) => page.length),
-          [1, 1, 1]
-        )
-        assert.sameDeepMembers(pages.flat(), created)
-        const first = yield* admin(service, "/feature-gates")
-        assert.deepStrictEqual(
-          first.json.data[0],
-          (yield* admin(service, `/feature-gates/${first.json.data[0].id}`)).json
-        )
-        assert.sameDeepMembers(
-          (yield* allPages(service, "/feature-gates?account_id=acct_a")).flat(),
-          created.filter((g) => g.accountId === "acct_a")
-        )
-        assert.strictEqual((yield* allPages(service, "/feature-gates?state=checking")).flat().length, 3)
-        assert.deepStrictEqual((yield* allPages(service, "/feature-gates?state=unlocked")).flat(), [])
-        assertProblem(yield* admin(service, "/feature-gates?state=open"), 400, "invalid_query")
-        yield* badQueries(service, "/feature-gates")
-        assertProblem(yield* admin(service, "/feature-gates", yield* issueKey(service, "ingest")), 403, "forbidden")
-      })
-    )
-
-    it.scoped("GET /accounts: the accounts with a profile, by id, with fact counts, paged", () =>
-      Effect.gen(function* () {
-        const service = yield* startService()
-        const ingestKey = yield* issueKey(service, "ingest")
-        const at = "2026-11-22T10:15:30.000Z"
-        for (const [accountId, properties] of [
-          ["acct_b", { plan: "pro", account_status: "trialing" }],
-          ["acct_a", { plan: "free" }],
-          ["acct_c", { plan: "team" }]
-        ] as const) {
-          const reply = yield* send(`${service.url}/api/events/ingest`, "POST", ingestKey, {
-            event_name: "account_created",
-            account_id: accountId,
-            timestamp: at,
-            event_id: `created_${accountId}`,
-            properties
+  layer(withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })(
+    (it) => {
+      it.scoped("GET /action-requests: newest first, by state and account, paged to the end; admin keys only", () =>
+        Effect.gen(function* () {
+          const service = yield* startService()
+          yield* connect("https://customer.example/accord", {
+            workspaceId: service.workspaceId,
+            connectionId: globalThis.crypto.randomUUID(),
+            secrets: {
+              actionSigning: Redacted.make("as_" + "5".repeat(40)),
+              completion: Redacted.make("cs_" + "6".repeat(40))
+            }
           })
-          assert.strictEqual(reply.status, 202, reply.text)
-        }
-        const reader = yield* issueKey(service, "developer:read")
-        const pages = yield* allPages(service, "/accounts?limit=2", reader)
-        assert.deepStrictEqual(
-          pages.map((page) => page.length),
-          [2, 1]
-        )
-        const listed = pages.flat()
-        assert.deepStrictEqual(
-          listed.map((a) => a.accountId),
-          ["acct_a", "acct_b", "acct_c"]
-        )
-        for (const account of listed) {
-          assert.deepStrictEqual(Object.keys(account).sort(), [
-            "accountId",
-            "factCount",
-            "firstObservedAt",
-            "lastObservedAt"
-          ])
-          assert.isAtLeast(account.factCount, 1)
-          assert.strictEqual(account.lastObservedAt, at)
-          const profile = yield* admin(service, `/accounts/${account.accountId}`)
-          assert.strictEqual(
-            profile.json.facts.filter((fact: Json) => fact.sourceEventId !== null).length,
-            account.factCount
+          const created: Array<Json> = []
+          for (const accountId of ["acct_a", "acct_b", "acct_a", "acct_c", "acct_a"]) {
+            const reply = yield* admin(service, "/action-requests", service.adminKey, "POST", intakeInput(accountId))
+            assert.strictEqual(reply.status, 202, reply.text)
+            created.push({ ...reply.json, accountId })
+          }
+          const ids = (rows: ReadonlyArray<Json>) => rows.map((row) => row.actionRequestId)
+          const pages = yield* allPages(service, "/action-requests?limit=2")
+          assert.deepStrictEqual(
+            pages.map((page) => page.length),
+            [2, 2, 1]
           )
-        }
-        yield* badQueries(service, "/accounts")
-        assertProblem(yield* admin(service, "/accounts", ingestKey), 403, "forbidden")
-      })
-    )
-  })
+          const listed = pages.flat()
+          assert.sameMembers(ids(listed), ids(created))
+          for (let i = 1; i < listed.length; i++) {
+            const [newer, older] = [listed[i - 1]!, listed[i]!]
+            assert.isTrue(
+              newer.createdAt > older.createdAt ||
+                (newer.createdAt === older.createdAt && newer.actionRequestId > older.actionRequestId)
+            )
+          }
+          const one = listed[0]!
+          assert.deepStrictEqual(Object.keys(one).sort(), [
+            "accountId",
+            "actionRequestId",
+            "connectionId",
+            "createdAt",
+            "hasContinuation",
+            "providerIdempotencyKey",
+            "revision",
+            "state",
+            "updatedAt"
+          ])
+          const shown = yield* admin(service, `/action-requests/${one.actionRequestId}`)
+          const { history: _, ...summary } = shown.json
+          assert.deepStrictEqual(one, summary)
+          const forA = (yield* allPages(service, "/action-requests?account_id=acct_a")).flat()
+          assert.sameMembers(ids(forA), ids(created.filter((c) => c.accountId === "acct_a")))
+          const state = one.state as string
+          const inState = (yield* allPages(service, `/action-requests?state=${state}`)).flat()
+          assert.isTrue(inState.length > 0 && inState.every((row) => row.state === state))
+          assert.deepStrictEqual((yield* allPages(service, "/action-requests?state=reversed")).flat(), [])
+          assertProblem(yield* admin(service, "/action-requests?state=nope"), 400, "invalid_query")
+          yield* badQueries(service, "/action-requests")
+          assertProblem(
+            yield* admin(service, "/action-requests", yield* issueKey(service, "developer:read")),
+            403,
+            "forbidden"
+          )
+          assertProblem(
+            yield* send(
+              `${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests`,
+              "GET",
+              undefined
+            ),
+            401,
+            "unauthorized"
+          )
+        })
+      )
+
+      it.scoped("GET /feature-gates: newest first, by account and state, paged; developer:read keys may read", () =>
+        Effect.gen(function* () {
+          const service = yield* startService()
+          const gate = (accountId: string, featureKey: string) => ({
+            accountId,
+            journeyId: globalThis.crypto.randomUUID(),
+            versionId: fixtureCatalog.publishedVersionId,
+            featureKey,
+            startedAt: "2026-11-22T10:15:30.000Z"
+          })
+          const created: Array<Json> = []
+          for (const [accountId, featureKey] of [
+            ["acct_a", "exports.csv"],
+            ["acct_b", "exports.csv"],
+            ["acct_a", "seats"]
+          ] as const) {
+            const reply = yield* admin(service, "/feature-gates", service.adminKey, "POST", gate(accountId, featureKey))
+            assert.strictEqual(reply.status, 201, reply.text)
+            created.push(reply.json)
+          }
+          const reader = yield* issueKey(service, "developer:read")
+          const pages = yield* allPages(service, "/feature-gates?limit=1", reader)
+          assert.deepStrictEqual(
+            pages.map((page) => page.length),
+            [1, 1, 1]
+          )
+          assert.sameDeepMembers(pages.flat(), created)
+          const first = yield* admin(service, "/feature-gates")
+          assert.deepStrictEqual(
+            first.json.data[0],
+            (yield* admin(service, `/feature-gates/${first.json.data[0].id}`)).json
+          )
+          assert.sameDeepMembers(
+            (yield* allPages(service, "/feature-gates?account_id=acct_a")).flat(),
+            created.filter((g) => g.accountId === "acct_a")
+          )
+          assert.strictEqual((yield* allPages(service, "/feature-gates?state=checking")).flat().length, 3)
+          assert.deepStrictEqual((yield* allPages(service, "/feature-gates?state=unlocked")).flat(), [])
+          assertProblem(yield* admin(service, "/feature-gates?state=open"), 400, "invalid_query")
+          yield* badQueries(service, "/feature-gates")
+          assertProblem(yield* admin(service, "/feature-gates", yield* issueKey(service, "ingest")), 403, "forbidden")
+        })
+      )
+
+      it.scoped("GET /accounts: the accounts with a profile, by id, with fact counts, paged", () =>
+        Effect.gen(function* () {
+          const service = yield* startService()
+          const ingestKey = yield* issueKey(service, "ingest")
+          const at = "2026-11-22T10:15:30.000Z"
+          for (const [accountId, properties] of [
+            ["acct_b", { plan: "pro", account_status: "trialing" }],
+            ["acct_a", { plan: "free" }],
+            ["acct_c", { plan: "team" }]
+          ] as const) {
+            const reply = yield* send(`${service.url}/api/events/ingest`, "POST", ingestKey, {
+              event_name: "account_created",
+              account_id: accountId,
+              timestamp: at,
+              event_id: `created_${accountId}`,
+              properties
+            })
+            assert.strictEqual(reply.status, 202, reply.text)
+          }
+          const reader = yield* issueKey(service, "developer:read")
+          const pages = yield* allPages(service, "/accounts?limit=2", reader)
+          assert.deepStrictEqual(
+            pages.map((page) => page.length),
+            [2, 1]
+          )
+          const listed = pages.flat()
+          assert.deepStrictEqual(
+            listed.map((a) => a.accountId),
+            ["acct_a", "acct_b", "acct_c"]
+          )
+          for (const account of listed) {
+            assert.deepStrictEqual(Object.keys(account).sort(), [
+              "accountId",
+              "factCount",
+              "firstObservedAt",
+              "lastObservedAt"
+            ])
+            assert.isAtLeast(account.factCount, 1)
+            assert.strictEqual(account.lastObservedAt, at)
+            const profile = yield* admin(service, `/accounts/${account.accountId}`)
+            assert.strictEqual(
+              profile.json.facts.filter((fact: Json) => fact.sourceEventId !== null).length,
+              account.factCount
+            )
+          }
+          yield* badQueries(service, "/accounts")
+          assertProblem(yield* admin(service, "/accounts", ingestKey), 403, "forbidden")
+        })
+      )
+    }
+  )
 })

@@ -27,7 +27,7 @@ import {
 import { connectorSecretRef, SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { StorageError } from "../../../../core/ports/StorageError.ts"
 import { warnIfSkipped } from "../../../support/postgres.ts"
-import { cipherLayer } from "../../../support/storage.ts"
+import { cipherLayer, withServices } from "../../../support/storage.ts"
 import { intakeInput } from "../dispatch/support.ts"
 import { publishCatalog } from "../../../support/catalog.ts"
 import {
@@ -356,7 +356,7 @@ const failingSecondPut = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 // orphan, which can never pass a check and is retired once a new registration supersedes it.
 // The server-level scheduler test runs here too: moving the TestClock 10 minutes wakes the server's
 // dispatcher every virtual 250 ms, which on SQL storage costs thousands of queries.
-layer(MemoryStorage.layer.pipe(Layer.provideMerge(cipherLayer), Layer.merge(outbound)))(
+layer(withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer), Layer.merge(outbound)))(
   "connection maintenance (memory)",
   (it) => {
     it.scoped(

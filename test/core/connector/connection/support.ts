@@ -17,10 +17,10 @@ import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
 import { makeWebHandler, type WebHandlerOptions } from "../../../../adapters/customer/WebHandler.ts"
-import * as Readiness from "../../../../adapters/http/Readiness.ts"
+import * as MemoryReadiness from "../../../../adapters/memory/Readiness.ts"
 import * as DnsResolver from "../../../../adapters/transport/DnsResolver.ts"
 import * as HttpTransport from "../../../../adapters/transport/HttpTransport.ts"
-import * as ActionLedger from "../../../../core/ports/ActionLedger.ts"
+import * as MemoryActionLedger from "../../../../adapters/memory/ActionLedger.ts"
 import type { Cipher } from "../../../../core/protocol/Cipher.ts"
 import { register } from "../../../../core/connector/Connection.ts"
 import type { Resolver } from "../../../../core/connector/Endpoint.ts"
@@ -39,19 +39,18 @@ import {
   importSigningKeys,
   type SigningKeys
 } from "../../../../core/protocol/Signing.ts"
-import type { StoragePorts } from "../../../../core/ports/StoragePorts.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
 import { verifyAndDecode } from "../../../../core/protocol/Verification.ts"
 import * as Server from "../../../../runtimes/Server.ts"
 import { configFrom, type Reply, request } from "../../../support/http.ts"
-import { storageVariants } from "../../../support/storage.ts"
+import { type StoredServices, storageVariants } from "../../../support/storage.ts"
 import { publishCatalogHttp } from "../../../support/catalog.ts"
 
 /** The SQL storage variants available here (PGlite always, PostgreSQL with `DATABASE_URL`). */
 export const sqlVariants = storageVariants.filter((variant) => variant.name !== "memory")
 
 /** What a test on shared storage has in its context. */
-export type StorageContext = StoragePorts | Cipher | SqlClient.SqlClient
+export type StorageContext = StoredServices | Cipher | SqlClient.SqlClient
 
 /**
  * Registers `tests` once per SQL storage variant, on ONE store per variant (PGlite takes seconds to
@@ -89,9 +88,9 @@ export interface Service {
  */
 export const startService = (
   options: { readonly handshakeTimeoutMillis?: number } = {}
-): Effect.Effect<Service, never, Scope.Scope | StoragePorts | Cipher> =>
+): Effect.Effect<Service, never, Scope.Scope | StoredServices | Cipher> =>
   Effect.gen(function* () {
-    const storage = yield* Effect.context<StoragePorts | Cipher>()
+    const storage = yield* Effect.context<StoredServices | Cipher>()
     const workspaceId = globalThis.crypto.randomUUID()
     const adminKey = `test-admin-${globalThis.crypto.randomUUID()}`
     const config = yield* configFrom({
@@ -107,7 +106,7 @@ export const startService = (
     const address = yield* Server.start(
       config,
       NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" }),
-      Layer.merge(Layer.succeedContext(storage), Readiness.layerAlwaysReady),
+      Layer.merge(Layer.succeedContext(storage), MemoryReadiness.layerMemory),
       options
     ).pipe(Effect.locally(FiberRef.currentLoggers, HashSet.make(capture)))
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
@@ -276,7 +275,7 @@ export const kitPeer = (
   Effect.gen(function* () {
     const kit = yield* Effect.acquireRelease(
       Effect.promise(() =>
-        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, ActionLedger.layerMemory), {
+        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, MemoryActionLedger.layerMemory), {
           ...options,
           workspaceId,
           secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }

@@ -29,6 +29,7 @@ import { makeDispatcher, runDispatcher, runningLeaseMillis } from "../../../../c
 import { intake } from "../../../../core/connector/Intake.ts"
 import type { PaymentMode } from "../../../../core/protocol/messages/Common.ts"
 import * as DispatchSignal from "../../../../core/ports/DispatchSignal.ts"
+import * as MemoryDispatchSignal from "../../../../adapters/memory/DispatchSignal.ts"
 import { Outbox } from "../../../../core/ports/Outbox.ts"
 import { storageVariants } from "../../../support/storage.ts"
 import {
@@ -474,7 +475,7 @@ describe("giving up and stopping", () => {
         yield* Effect.sleep("300 millis")
         assert.strictEqual((yield* recordOf(second.actionRequestId)).state, "dispatching")
         assert.isNull((yield* itemOf(second.actionRequestId)).leaseOwner)
-      }).pipe(Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))),
+      }).pipe(Effect.provide(Layer.merge(layer(), MemoryDispatchSignal.layerMemory))),
     30_000
   )
 
@@ -517,7 +518,7 @@ describe("giving up and stopping", () => {
         yield* Scope.close(scope, Exit.void)
       }).pipe(
         Effect.ensuring(Effect.sync(() => (peer.beforeAnswer = undefined))),
-        Effect.provide(Layer.merge(layer(), DispatchSignal.layerMemory))
+        Effect.provide(Layer.merge(layer(), MemoryDispatchSignal.layerMemory))
       ),
     30_000
   )
@@ -570,7 +571,7 @@ describe("giving up and stopping", () => {
             layer(),
             Layer.effect(
               DispatchSignal.DispatchSignal,
-              Effect.map(DispatchSignal.makeMemory, (signal) => ({ ...signal, wake: Effect.void }))
+              Effect.map(MemoryDispatchSignal.make, (signal) => ({ ...signal, wake: Effect.void }))
             )
           )
         )

@@ -7,8 +7,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ActionState } from "../../../../core/connector/ActionState.ts"
 import { answer, applyRounds, applyTrigger, stepDetail } from "../../../../core/connector/internal/applyTrigger.ts"
-import { type ActionLedgerService, type ActionRecord, makeMemory } from "../../../../core/ports/ActionLedger.ts"
-import { MemoryOutboxTable } from "../../../../core/ports/Outbox.ts"
+import { make as makeMemory } from "../../../../adapters/memory/ActionLedger.ts"
+import { MemoryOutboxTable } from "../../../../adapters/memory/Outbox.ts"
+import type { ActionLedgerService, ActionRecord } from "../../../../core/ports/ActionLedger.ts"
 import type { StorageError } from "../../../../core/ports/StorageError.ts"
 
 const T = 1_700_000_000_000

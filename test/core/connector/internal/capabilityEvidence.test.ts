@@ -13,9 +13,9 @@ import type { Acknowledged } from "../../../../core/connector/internal/handshake
 import {
   type CapabilityEvidence,
   CapabilityRegistry,
-  capabilityValidityMillis,
-  makeMemory
+  capabilityValidityMillis
 } from "../../../../core/ports/CapabilityRegistry.ts"
+import { make as makeMemory } from "../../../../adapters/memory/CapabilityRegistry.ts"
 import type { HandshakeAck } from "../../../../core/protocol/messages/Handshake.ts"
 
 const T = 1_700_000_000_000

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { makeLeasedItemEnds } from "../../../../core/customer/internal/leasedItem.ts"
 import { makeWebCrypto } from "../../../../core/ports/Crypto.ts"
-import { MemoryOutboxTable } from "../../../../core/ports/Outbox.ts"
+import { MemoryOutboxTable } from "../../../../adapters/memory/Outbox.ts"
 import { type Backoff, backoffDelay } from "../../../../core/protocol/Backoff.ts"
 
 const backoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }

@@ -7,9 +7,9 @@ import {
   type ApprovalRecord,
   ApprovalStore,
   type ApprovalStoreService,
-  makeMemory,
   type PreparedReview
 } from "../../../../core/ports/ApprovalStore.ts"
+import { make as makeMemory } from "../../../../adapters/memory/ApprovalStore.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
 

@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Cipher } from "../../../../core/protocol/Cipher.ts"
 import * as SecretVault from "../../../../core/ports/SecretVault.ts"
+import * as MemorySecretVault from "../../../../adapters/memory/SecretVault.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
 
@@ -15,7 +16,7 @@ import { uid } from "../../../support/storage.ts"
  * its reference).
  *
  * With `sqlLayer` (SQL variants) the suite runs on that store and inspects the raw `accord_secrets`
- * rows; without it (memory), the at-rest checks use a vault over `makeMemoryTable`, whose rows are
+ * rows; without it (memory), the at-rest checks use a vault over `MemorySecretVault.makeTable`, whose rows are
  * visible, which is exactly what the memory layer is made of.
  */
 export const suite = (
@@ -46,7 +47,7 @@ export const suite = (
                 SELECT ${to}, sealed, created_at FROM accord_secrets WHERE ref = ${from}`)
           }
         }
-        const table = SecretVault.makeMemoryTable()
+        const table = MemorySecretVault.makeTable()
         return {
           vault: yield* SecretVault.make(table),
           sealed: (ref: string) => Effect.sync(() => Option.toArray(Option.fromNullable(table.rows.get(ref)))),

@@ -1,0 +1,94 @@
+/**
+ * ApprovalStore in memory: approval requests in a map; every change is one synchronous step.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type ApprovalRecord, ApprovalStore, type ApprovalStoreService } from "../../core/ports/ApprovalStore.ts"
+
+export const make = (): ApprovalStoreService => {
+  const approvals = new Map<string, ApprovalRecord>()
+  const update = (
+    approvalId: string,
+    when: (a: ApprovalRecord) => boolean,
+    change: (a: ApprovalRecord) => ApprovalRecord
+  ) => {
+    const current = approvals.get(approvalId)
+    if (current === undefined || !when(current)) return Option.none<ApprovalRecord>()
+    const next = change(current)
+    approvals.set(approvalId, next)
+    return Option.some(next)
+  }
+  return {
+    create: (record) =>
+      Effect.sync(() => {
+        if (approvals.has(record.approvalId)) return false
+        approvals.set(record.approvalId, record)
+        return true
+      }),
+    get: (approvalId) => Effect.sync(() => Option.fromNullable(approvals.get(approvalId))),
+    prepare: ({ approvalId, review, revision }) =>
+      Effect.sync(() =>
+        update(
+          approvalId,
+          (a) => a.state === "pending" && a.revision === revision,
+          (a) => ({ ...a, revision: revision + 1, prepared: { ...review, revision: revision + 1 } })
+        )
+      ),
+    claim: ({ approvalId, now, revision, sessionId, staleBefore }) =>
+      Effect.sync(() =>
+        Option.isSome(
+          update(
+            approvalId,
+            (a) =>
+              a.revision === revision &&
+              (a.state === "pending" ||
+                (a.state === "approving" &&
+                  a.resolvedBy === sessionId &&
+                  a.claimedAt !== null &&
+                  a.claimedAt < staleBefore)),
+            (a) => ({ ...a, state: "approving", claimedAt: now, resolvedBy: sessionId })
+          )
+        )
+      ),
+    complete: ({ actionRequestId, approvalId, now, sessionId }) =>
+      Effect.sync(() =>
+        Option.isSome(
+          update(
+            approvalId,
+            (a) => a.state === "approving" && a.resolvedBy === sessionId,
+            (a) => ({ ...a, state: "approved", actionRequestId, resolvedAt: now })
+          )
+        )
+      ),
+    release: ({ approvalId, sessionId }) =>
+      Effect.sync(() =>
+        Option.isSome(
+          update(
+            approvalId,
+            (a) => a.state === "approving" && a.resolvedBy === sessionId,
+            (a) => ({
+              ...a,
+              state: "pending",
+              revision: a.revision + 1,
+              prepared: null,
+              claimedAt: null,
+              resolvedBy: null
+            })
+          )
+        )
+      ),
+    deny: ({ approvalId, now, sessionId }) =>
+      Effect.sync(() =>
+        Option.isSome(
+          update(
+            approvalId,
+            (a) => a.state === "pending",
+            (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
+          )
+        )
+      )
+  }
+}
+
+export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, make)

@@ -1,0 +1,31 @@
+/**
+ * CatalogStore in memory: each workspace's published versions, appended in one synchronous step.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { CatalogStore, type CatalogStoreService, type PublishedCatalog } from "../../core/ports/CatalogStore.ts"
+
+export const make = (): CatalogStoreService => {
+  const byWorkspace = new Map<string, Array<PublishedCatalog>>()
+  const list = (workspaceId: string) => byWorkspace.get(workspaceId) ?? []
+  return {
+    publish: (input) =>
+      Effect.sync(() => {
+        const versions = list(input.workspaceId)
+        if (versions.some((v) => v.publishedVersionId === input.publishedVersionId))
+          return "published_version_exists" as const
+        const published: PublishedCatalog = { ...input, version: versions.length + 1 }
+        byWorkspace.set(input.workspaceId, [...versions, published])
+        return published
+      }),
+    current: (workspaceId) => Effect.sync(() => Option.fromNullable(list(workspaceId).at(-1))),
+    byPublishedVersion: (workspaceId, publishedVersionId) =>
+      Effect.sync(() =>
+        Option.fromNullable(list(workspaceId).find((v) => v.publishedVersionId === publishedVersionId))
+      ),
+    versions: (workspaceId) => Effect.sync(() => [...list(workspaceId)].reverse())
+  }
+}
+
+export const layerMemory: Layer.Layer<CatalogStore> = Layer.sync(CatalogStore, make)

@@ -1,0 +1,36 @@
+/**
+ * RuntimeSessionStore in memory: runtime sessions in a map.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import {
+  type RuntimeSessionRecord,
+  RuntimeSessionStore,
+  type RuntimeSessionStoreService
+} from "../../core/ports/RuntimeSessionStore.ts"
+
+export const make = (): RuntimeSessionStoreService => {
+  const sessions = new Map<string, RuntimeSessionRecord>()
+  return {
+    create: (record) =>
+      Effect.sync(() => {
+        if (sessions.has(record.sessionId) || [...sessions.values()].some((s) => s.tokenHash === record.tokenHash))
+          return false
+        sessions.set(record.sessionId, record)
+        return true
+      }),
+    findByHash: (tokenHash) =>
+      Effect.sync(() => Option.fromNullable([...sessions.values()].find((s) => s.tokenHash === tokenHash))),
+    get: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId))),
+    revoke: (workspaceId, sessionId, now) =>
+      Effect.sync(() => {
+        const session = sessions.get(sessionId)
+        if (session === undefined || session.workspaceId !== workspaceId || session.revokedAt !== null) return false
+        sessions.set(sessionId, { ...session, revokedAt: now })
+        return true
+      })
+  }
+}
+
+export const layerMemory: Layer.Layer<RuntimeSessionStore> = Layer.sync(RuntimeSessionStore, make)

@@ -1,0 +1,87 @@
+/**
+ * The catalog document a workspace publishes (`PUT /catalog`) and every action binds to
+ * (`binding.publishedVersionId`): its offers with their exact prices, its actions with their operation
+ * family, evidence types and frequency policy, and its decisions. These are the shapes only; the
+ * reference rules over a document (`validateCatalog`) are the catalog domain's.
+ */
+import * as Schema from "effect/Schema"
+import { OperationFamily } from "../OperationFamily.ts"
+import { Uuid } from "../Uuid.ts"
+import { CatalogEvidenceType } from "./Completion.ts"
+import { DisplayLabel, Timestamp } from "./Common.ts"
+import { Currency } from "./Reconciliation.ts"
+
+const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+const Key = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z0-9_.:-]{0,127}$/),
+  Schema.annotations({
+    message: () => "must be 1 to 128 characters: lowercase letters, digits, _ . : - (starting with a letter)"
+  })
+)
+
+/**
+ * An exact price: integer minor units, never negative, and a lowercase ISO 4217 currency code.
+ */
+export const Price = ExactStruct({
+  amountMinor: Schema.Int.pipe(
+    Schema.between(0, Number.MAX_SAFE_INTEGER),
+    Schema.annotations({ message: () => "must be a non-negative integer (minor units)" })
+  ),
+  currency: Currency.annotations({ message: () => "must be a lowercase ISO 4217 code such as usd" })
+})
+
+export const Offer = ExactStruct({
+  offerId: Uuid,
+  offerVersionId: Uuid,
+  price: Schema.NullOr(Price),
+  /** How the offer is named to a billing owner reviewing an approval (optional). */
+  label: Schema.optionalWith(DisplayLabel, { exact: true })
+})
+
+export interface Offer extends Schema.Schema.Type<typeof Offer> {}
+
+/**
+ * At most `limit` actions of this catalog action per account within `windowSeconds`.
+ */
+export const Frequency = ExactStruct({
+  limit: Schema.Int.pipe(Schema.between(1, 1_000_000)),
+  windowSeconds: Schema.Int.pipe(Schema.between(1, 10 * 366 * 24 * 3600))
+})
+
+export const CatalogAction = ExactStruct({
+  actionId: Uuid,
+  actionVersionId: Uuid,
+  key: Key,
+  family: OperationFamily,
+  offerId: Schema.optionalWith(Uuid, { exact: true }),
+  evidence: Schema.NonEmptyArray(CatalogEvidenceType),
+  frequency: Schema.optionalWith(Frequency, { exact: true })
+})
+
+export interface CatalogAction extends Schema.Schema.Type<typeof CatalogAction> {}
+
+export const Decision = ExactStruct({
+  decisionId: Uuid,
+  journeyId: Uuid,
+  actionIds: Schema.NonEmptyArray(Uuid),
+  offerIds: Schema.Array(Uuid),
+  validUntil: Schema.optionalWith(Timestamp, { exact: true }),
+  accountStatuses: Schema.optionalWith(Schema.NonEmptyArray(Key), { exact: true })
+})
+
+export interface Decision extends Schema.Schema.Type<typeof Decision> {}
+
+/**
+ * The document `PUT /catalog` takes.
+ */
+export const CatalogDocument = ExactStruct({
+  /** The id actions bind to (`binding.publishedVersionId`); assigned by the service when absent. */
+  publishedVersionId: Schema.optionalWith(Uuid, { exact: true }),
+  offers: Schema.Array(Offer).pipe(Schema.maxItems(1000)),
+  actions: Schema.NonEmptyArray(CatalogAction).pipe(Schema.maxItems(1000)),
+  decisions: Schema.NonEmptyArray(Decision).pipe(Schema.maxItems(1000))
+}).annotations({ identifier: "CatalogDocument" })
+
+export interface CatalogDocument extends Schema.Schema.Type<typeof CatalogDocument> {}
