@@ -14,10 +14,11 @@ import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
+import type * as Problem from "../Problem.ts"
 import * as ApiKeysApi from "../api/ApiKeysApi.ts"
 
 export type ApiKeysServices = ApiKeyStore | Crypto
@@ -57,14 +58,16 @@ const revokeApiKey = (workspaceId: string) =>
     const store = yield* ApiKeyStore
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const revoked = isUuid(id) && (yield* store.revoke(workspaceId, id.toLowerCase(), now))
-    if (!revoked) return yield* Problem.notFound("no such live API key in this workspace")
+    if (!revoked) return yield* new NotFound({ resource: "api_key" })
     return HttpServerResponse.empty({ status: 204 })
   })
 
 /**
  * The routes, relative to the admin workspace path.
  */
-export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<Problem.Problem | StorageError, ApiKeysServices> =>
+export const routes = (
+  maxBodyBytes: number
+): HttpRouter.HttpRouter<Problem.Problem | NotFound | StorageError, ApiKeysServices> =>
   HttpRouter.empty.pipe(
     HttpRouter.post(ApiKeysApi.createApiKey.path, guarded(adminOnly)(createApiKey(maxBodyBytes))),
     HttpRouter.get(ApiKeysApi.listApiKeys.path, guarded(adminOnly)(listApiKeys)),

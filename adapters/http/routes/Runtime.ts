@@ -48,6 +48,7 @@ import type { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStor
 import type { Cipher } from "../../../core/protocol/Cipher.ts"
 import * as ApprovalsApi from "../api/ApprovalsApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { parseBearer } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
@@ -100,14 +101,15 @@ const resolveApproval = Effect.gen(function* () {
 const showStatus = Effect.gen(function* () {
   const session = yield* bearerSession(undefined)
   const status = yield* actionStatus(session, (yield* HttpRouter.params)["actionRequestId"] ?? "")
-  if (Option.isNone(status)) return yield* Problem.notFound("no such action request for this session")
+  if (Option.isNone(status)) return yield* new NotFound({ resource: "session_action_request" })
   // Answers are `no-store`: the continuation's client secret is for this caller only.
   return json(status.value)
 })
 
-export const routes: HttpRouter.HttpRouter<RuntimeError | Problem.Problem, RuntimeServices> = HttpRouter.empty.pipe(
-  HttpRouter.post(ApprovalsApi.requestApproval.path, requestApproval),
-  HttpRouter.post(ApprovalsApi.prepareApproval.path, prepareApproval),
-  HttpRouter.post(ApprovalsApi.resolveApproval.path, resolveApproval),
-  HttpRouter.get(ApprovalsApi.actionStatus.path, showStatus)
-)
+export const routes: HttpRouter.HttpRouter<RuntimeError | Problem.Problem | NotFound, RuntimeServices> =
+  HttpRouter.empty.pipe(
+    HttpRouter.post(ApprovalsApi.requestApproval.path, requestApproval),
+    HttpRouter.post(ApprovalsApi.prepareApproval.path, prepareApproval),
+    HttpRouter.post(ApprovalsApi.resolveApproval.path, resolveApproval),
+    HttpRouter.get(ApprovalsApi.actionStatus.path, showStatus)
+  )

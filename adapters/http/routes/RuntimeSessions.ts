@@ -23,6 +23,7 @@ import type { Crypto } from "../../../core/ports/Crypto.ts"
 import { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
 import * as ApprovalsApi from "../api/ApprovalsApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
@@ -63,7 +64,7 @@ const revokeSession = (workspaceId: string) =>
     const id = ((yield* HttpRouter.params)["sessionId"] ?? "").toLowerCase()
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const revoked = isUuid(id) && (yield* (yield* RuntimeSessionStore).revoke(workspaceId, id, now))
-    if (!revoked) return yield* Problem.notFound("no such live runtime session in this workspace")
+    if (!revoked) return yield* new NotFound({ resource: "runtime_session" })
     return HttpServerResponse.empty({ status: 204 })
   })
 
@@ -71,7 +72,7 @@ const collectToken = (workspaceId: string) =>
   Effect.gen(function* () {
     const id = ((yield* HttpRouter.params)["approvalId"] ?? "").toLowerCase()
     const approval = isUuid(id) ? yield* (yield* ApprovalStore).get(id) : Option.none()
-    const gone = () => Problem.notFound("no approval token to collect: unknown approval, or collected already")
+    const gone = () => new NotFound({ resource: "approval_token" })
     if (Option.isNone(approval) || approval.value.workspaceId !== workspaceId) return yield* gone()
     const token = yield* Effect.mapError((yield* ApprovalNotifier).collect(id), (error) =>
       error._tag === "OpenFailed" ? Problem.internal : error
@@ -85,7 +86,7 @@ const collectToken = (workspaceId: string) =>
  */
 export const routes = (
   maxBodyBytes: number
-): HttpRouter.HttpRouter<Problem.Problem | StorageError, RuntimeSessionsServices> =>
+): HttpRouter.HttpRouter<Problem.Problem | NotFound | StorageError, RuntimeSessionsServices> =>
   HttpRouter.empty.pipe(
     HttpRouter.post(ApprovalsApi.createRuntimeSession.path, guardedAs(adminOnly)(createSession(maxBodyBytes))),
     HttpRouter.del(ApprovalsApi.revokeRuntimeSession.path, guarded(adminOnly)(revokeSession)),
