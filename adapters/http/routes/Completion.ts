@@ -15,7 +15,7 @@ import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { isJsonContentType, type MalformedBody } from "../../../core/protocol/Json.ts"
 import { notJson, readBytes } from "../Body.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
-import * as Problem from "../Problem.ts"
+import type * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import * as RuntimeApi from "../api/RuntimeApi.ts"
 

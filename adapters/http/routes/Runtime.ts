@@ -51,7 +51,7 @@ import { jsonResponse as json } from "../Answer.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { parseBearer } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
+import type * as Problem from "../Problem.ts"
 
 export const maxRuntimeBodyBytes = 16 * 1024
 
