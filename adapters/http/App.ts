@@ -15,6 +15,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
+import * as Declared from "./Declared.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import { adminWorkspacePath, targetProblem } from "./Paths.ts"
@@ -68,8 +69,7 @@ export type AppError = Problem.Problem | ErrorMap.DomainError
  * The workspace administrator's routes, relative to `/api/admin/v1/workspaces/{workspaceId}`.
  */
 export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
-  ApiKeys.routes(options.maxBodyBytes).pipe(
-    HttpRouter.concat(Events.routes),
+  Events.routes.pipe(
     HttpRouter.concat(Accounts.routes),
     HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
     HttpRouter.concat(Catalog.routes),
@@ -77,6 +77,12 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
     HttpRouter.concat(Connector.routes(options)),
     HttpRouter.concat(RuntimeSessions.routes(options.maxBodyBytes))
   )
+
+/**
+ * The groups served from the declaration (`Declared.ts`), with their full paths.
+ */
+export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
+  Declared.router<AppServices>(ApiKeys.group(options.maxBodyBytes))
 
 /**
  * The routes. Fails with `AppError` (and `RouteNotFound`); `make` turns those into responses.
@@ -89,7 +95,8 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),
-    HttpRouter.mount(adminWorkspacePath, adminRouter(options))
+    HttpRouter.mount(adminWorkspacePath, adminRouter(options)),
+    HttpRouter.concat(declaredRouter(options))
   )
 
 const targetDetail = {
