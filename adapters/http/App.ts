@@ -14,6 +14,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
 import * as Declared from "./Declared.ts"
 import { Drain } from "./Drain.ts"
@@ -72,7 +73,6 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
   Events.routes.pipe(
     HttpRouter.concat(Accounts.routes),
     HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
-    HttpRouter.concat(Catalog.routes),
     HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes)),
     HttpRouter.concat(Connector.routes(options)),
     HttpRouter.concat(RuntimeSessions.routes(options.maxBodyBytes))
@@ -82,7 +82,7 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
  * The groups served from the declaration (`Declared.ts`), with their full paths.
  */
 export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
-  Declared.router<AppServices>(ApiKeys.group(options.maxBodyBytes))
+  Declared.router<AppServices>(Layer.mergeAll(ApiKeys.group(options.maxBodyBytes), Catalog.group))
 
 /**
  * The routes. Fails with `AppError` (and `RouteNotFound`); `make` turns those into responses.

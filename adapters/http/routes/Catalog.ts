@@ -10,21 +10,19 @@
  * - `GET /catalog/versions` and `GET /catalog/versions/{version}`: every version (the audit trail:
  *   who published which version, when), and one version's document.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { CatalogDocument, type PublishedCatalog } from "../../../core/catalog/Catalog.ts"
 import * as Publish from "../../../core/catalog/Publish.ts"
 import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CatalogStore } from "../../../core/ports/CatalogStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
-import type { NotFound } from "../../../core/protocol/NotFound.ts"
-import type * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as CatalogApi from "../api/CatalogApi.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
 
 /**
  * The largest catalog document taken (bytes): larger than other admin bodies, since a catalog
@@ -56,17 +54,17 @@ const current = (workspaceId: string) => Effect.map(Publish.current(workspaceId)
 const versions = (workspaceId: string) =>
   Effect.map(Publish.versions(workspaceId), (all) => json({ data: all.map(summary), nextCursor: null }))
 
-const oneVersion = (workspaceId: string) =>
-  Effect.flatMap(HttpRouter.params, (params) =>
-    Effect.map(Publish.version(workspaceId, params["version"] ?? ""), withDocument)
-  )
-
-export const routes: HttpRouter.HttpRouter<
-  Problem.Problem | Publish.PublishError | Publish.CatalogNotPublished | NotFound | StorageError,
-  CatalogServices
-> = HttpRouter.empty.pipe(
-  HttpRouter.put(CatalogApi.publishCatalog.path, guardedAs(adminOnly)(publish)),
-  HttpRouter.get(CatalogApi.getCatalog.path, guarded(adminOrDeveloper)(current)),
-  HttpRouter.get(CatalogApi.listCatalogVersions.path, guarded(adminOrDeveloper)(versions)),
-  HttpRouter.get(CatalogApi.getCatalogVersion.path, guarded(adminOrDeveloper)(oneVersion))
+/**
+ * The group's handlers, bound to the declaration (`api/CatalogApi.ts`).
+ */
+export const group = HttpApiBuilder.group(Api.api, "catalog", (handlers) =>
+  handlers
+    .handleRaw("publishCatalog", () => answered(guardedAs(adminOnly)(publish)))
+    .handleRaw("getCatalog", () => answered(guarded(adminOrDeveloper)(current)))
+    .handleRaw("listCatalogVersions", () => answered(guarded(adminOrDeveloper)(versions)))
+    .handleRaw("getCatalogVersion", ({ path }) =>
+      answered(
+        guarded(adminOrDeveloper)((workspaceId) => Effect.map(Publish.version(workspaceId, path.version), withDocument))
+      )
+    )
 )
