@@ -73,16 +73,21 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
   Events.routes.pipe(
     HttpRouter.concat(Accounts.routes),
     HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
-    HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes)),
-    HttpRouter.concat(Connector.routes(options)),
-    HttpRouter.concat(RuntimeSessions.routes(options.maxBodyBytes))
+    HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes))
   )
 
 /**
  * The groups served from the declaration (`Declared.ts`), with their full paths.
  */
 export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
-  Declared.router<AppServices>(Layer.mergeAll(ApiKeys.group(options.maxBodyBytes), Catalog.group))
+  Declared.router<AppServices>(
+    Layer.mergeAll(
+      ApiKeys.group(options.maxBodyBytes),
+      Catalog.group,
+      Connector.group(options),
+      RuntimeSessions.group(options.maxBodyBytes)
+    )
+  )
 
 /**
  * The routes. Fails with `AppError` (and `RouteNotFound`); `make` turns those into responses.
