@@ -85,7 +85,8 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
       ApiKeys.group(options.maxBodyBytes),
       Catalog.group,
       Connector.group(options),
-      RuntimeSessions.group(options.maxBodyBytes)
+      RuntimeSessions.group(options.maxBodyBytes),
+      Runtime.group
     )
   )
 
@@ -96,7 +97,6 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
   Health.routes.pipe(
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Completion.routes),
-    HttpRouter.concat(Runtime.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),

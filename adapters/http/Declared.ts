@@ -12,6 +12,7 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { RuntimeToken } from "./api/ApprovalsApi.ts"
 import { ApiKey } from "./api/Common.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import * as Problem from "./Problem.ts"
@@ -29,7 +30,12 @@ export const answered = <E extends ErrorMap.DomainError | Problem.Problem, R>(
  * looked up in the key store, so the key is checked by the one admin guard (`Auth.guarded`) that
  * every admin handler runs before anything else; the declaration's part is the document's.
  */
-const bearer = Layer.succeed(ApiKey, ApiKey.of({ apiKey: () => Effect.void }))
+const bearer = Layer.merge(
+  Layer.succeed(ApiKey, ApiKey.of({ apiKey: () => Effect.void })),
+  // Likewise the runtime session token, which core's `RuntimeSession.authenticate` checks against
+  // the route's authority inside the handler.
+  Layer.succeed(RuntimeToken, RuntimeToken.of({ runtimeToken: () => Effect.void }))
+)
 
 /**
  * The routes of the given group layers, as one router. Built once, synchronously: the handlers
