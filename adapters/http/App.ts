@@ -1,9 +1,10 @@
 /**
  * The Accord HTTP app, platform-agnostic: the same `HttpApp` is served by Node, Bun and Deno.
  *
- * One file per resource under `routes/`; the administrative ones are declared relative to
- * `/api/admin/v1/workspaces/{workspaceId}` (DESIGN "HTTP surface") and mounted there once, each
- * behind the one admin guard (`Auth.guarded`). Every error is a problem document (D8): core's
+ * One file per resource under `routes/`. The groups served from the `HttpApi` declaration
+ * (`Declared.ts`) join the one router with their full paths; the hand-routed administrative ones
+ * are relative to `/api/admin/v1/workspaces/{workspaceId}` and mounted there once. Every admin
+ * handler runs behind the one admin guard (`Auth.guarded`). Every error is a problem document: core's
  * domain errors through the one `ErrorMap`, an unknown route a 404, and an unexpected failure a
  * 500 whose cause goes to the log, never to the client. Each request is logged with its method,
  * path, status and duration only: no headers, query strings or bodies, which is where secrets
