@@ -81,7 +81,7 @@ export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError
  * The groups served from the declaration (`Declared.ts`), with their full paths.
  */
 export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
-  Declared.router<AppServices>(
+  Declared.router(
     Layer.mergeAll(
       ApiKeys.group(options.maxBodyBytes),
       Catalog.group,

@@ -40,15 +40,19 @@ const bearer = Layer.merge(
 /**
  * The routes of the given group layers, as one router. Built once, synchronously: the handlers
  * read their services from each request's context (`HttpApiBuilder` runs a handler in the request's
- * context over the one it was built in), so the groups are built without them.
+ * context over the one it was built in), so the groups are built without them, and what they
+ * require (but the declared security) is the router's requirement.
  */
-export const router = <R>(
-  groups: Layer.Layer<never, never, never> | Layer.Layer<any, never, any>
-): HttpRouter.HttpRouter<never, R> => {
-  const built = Layer.provideMerge(groups as Layer.Layer<never>, Layer.merge(HttpApiBuilder.Router.Live, bearer))
+export const router = <A, RIn>(
+  groups: Layer.Layer<A, never, RIn>
+): HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>> => {
+  const built = Layer.provideMerge(
+    groups as Layer.Layer<A, never, ApiKey | RuntimeToken | HttpApiBuilder.Router>,
+    Layer.merge(HttpApiBuilder.Router.Live, bearer)
+  )
   return Effect.runSync(
     Effect.scoped(
       Effect.flatMap(Layer.build(built), (context) => Effect.provide(HttpApiBuilder.Router.router, context))
     )
-  ) as HttpRouter.HttpRouter<never, R>
+  ) as HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>>
 }
