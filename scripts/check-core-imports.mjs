@@ -10,7 +10,7 @@
 //   ports       protocol                                    port types are protocol types (messages, cipher, payment modes)
 //               ingest     only IngestWriter.ts             IngestWriter.layerFromStores writes a batch by the ingest rules
 //   access      ports, protocol                             API keys over ApiKeyStore, hashed with Crypto
-//   catalog     protocol                                    the catalog document's messages
+//   catalog     ports, protocol                             the document's messages; publishing stores a version (Publish.ts)
 //   telemetry   (none)                                      metrics over `effect` only
 //   ingest      ports, protocol                             the ingest pipeline over its stores
 //   connector   ports, protocol, catalog, telemetry         revalidation and evidence read the catalog; deliveries and checks are measured
@@ -38,7 +38,10 @@ const allowedEdges = {
     }
   },
   access: { ports: "API keys over ApiKeyStore", protocol: "key hashing and ids" },
-  catalog: { protocol: "the catalog document's messages" },
+  catalog: {
+    ports: "publishing stores a version in CatalogStore (Publish.ts), with ids from Crypto",
+    protocol: "the catalog document's messages"
+  },
   telemetry: {},
   ingest: { ports: "the ingest pipeline over its stores", protocol: "JSON, digests, timestamps" },
   connector: {

@@ -1,19 +1,23 @@
 /**
  * The Accord HTTP app, platform-agnostic: the same `HttpApp` is served by Node, Bun and Deno.
  *
- * One file per resource under `routes/`; the administrative ones are declared relative to
- * `/api/admin/v1/workspaces/{workspaceId}` and mounted there once, each behind the one admin guard
- * (`Auth.guarded`). Every error is a problem document (docs/decisions.md, "Problem details"): core's
- * domain errors through the one `ErrorMap`, an unknown route a 404, and an unexpected failure a 500
- * whose cause goes to the log, never to the client. Each request is logged with its method, path,
- * status and duration only: no headers, query strings or bodies, which is where secrets travel.
+ * One file per resource under `routes/`. The groups served from the `HttpApi` declaration
+ * (`Declared.ts`) join the one router with their full paths; the hand-routed administrative ones
+ * are relative to `/api/admin/v1/workspaces/{workspaceId}` and mounted there once. Every admin
+ * handler runs behind the one admin guard (`Auth.guarded`). Every error is a problem document (docs/decisions.md, "Problem details"): core's
+ * domain errors through the one `ErrorMap`, an unknown route a 404, and an unexpected failure a
+ * 500 whose cause goes to the log, never to the client. Each request is logged with its method,
+ * path, status and duration only: no headers, query strings or bodies, which is where secrets
+ * travel.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
+import * as Declared from "./Declared.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import { adminWorkspacePath, targetProblem } from "./Paths.ts"
@@ -67,14 +71,24 @@ export type AppError = Problem.Problem | ErrorMap.DomainError
  * The workspace administrator's routes, relative to `/api/admin/v1/workspaces/{workspaceId}`.
  */
 export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
-  ApiKeys.routes(options.maxBodyBytes).pipe(
-    HttpRouter.concat(Events.routes),
+  Events.routes.pipe(
     HttpRouter.concat(Accounts.routes),
     HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
-    HttpRouter.concat(Catalog.routes),
-    HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes)),
-    HttpRouter.concat(Connector.routes(options)),
-    HttpRouter.concat(RuntimeSessions.routes(options.maxBodyBytes))
+    HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes))
+  )
+
+/**
+ * The groups served from the declaration (`Declared.ts`), with their full paths.
+ */
+export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
+  Declared.router(
+    Layer.mergeAll(
+      ApiKeys.group(options.maxBodyBytes),
+      Catalog.group,
+      Connector.group(options),
+      RuntimeSessions.group(options.maxBodyBytes),
+      Runtime.group
+    )
   )
 
 /**
@@ -84,11 +98,11 @@ export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, App
   Health.routes.pipe(
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Completion.routes),
-    HttpRouter.concat(Runtime.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),
-    HttpRouter.mount(adminWorkspacePath, adminRouter(options))
+    HttpRouter.mount(adminWorkspacePath, adminRouter(options)),
+    HttpRouter.concat(declaredRouter(options))
   )
 
 const targetDetail = {

@@ -110,6 +110,12 @@ export type AdminScopes = ReadonlyArray<ApiKeyScope>
 
 export const adminOnly: AdminScopes = ["admin"]
 
+/**
+ * 403 for a live key of the right workspace whose scope is not among the route's `scopes`.
+ */
+export const scopeRefused = (scopes: ReadonlyArray<ApiKeyScope>): Problem.Problem =>
+  Problem.forbidden(`this route needs a key with scope ${scopes.join(" or ")}`)
+
 export const adminOrDeveloper: AdminScopes = ["admin", "developer:read"]
 
 /**
@@ -129,9 +135,7 @@ export const authorizeWorkspaceKey = (
       if (key.workspaceId !== workspaceId) {
         return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
       }
-      if (!scopes.includes(key.scope)) {
-        return Effect.fail(Problem.forbidden(`this route needs a key with scope ${scopes.join(" or ")}`))
-      }
+      if (!scopes.includes(key.scope)) return Effect.fail(scopeRefused(scopes))
       return Effect.succeed({ workspaceId, key })
     })
   })

@@ -33,6 +33,11 @@ export const drainBytes: number = 1024 * 1024
 export const unreadable: Problem.Problem = Problem.badRequest("unreadable_body", "the request body could not be read")
 
 /**
+ * 415: a JSON route's body is not `application/json`.
+ */
+export const notJson: Problem.Problem = Problem.unsupportedMediaType("application/json")
+
+/**
  * The body length a `Content-Length` header declares, if it is a plain decimal number.
  */
 export const declaredLength = (header: string | undefined): number | undefined =>
@@ -144,7 +149,7 @@ export const readJson = <A, I>(
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!isJsonContentType(request.headers["content-type"])) {
-      return yield* Effect.fail(Problem.unsupportedMediaType("application/json"))
+      return yield* Effect.fail(notJson)
     }
     const bytes = yield* readBytes(maxBytes)
     const json = yield* Effect.mapError(parseJsonBody(bytes), malformedBody)

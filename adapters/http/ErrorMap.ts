@@ -20,8 +20,13 @@ import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../core/con
 import type { RevalidationFailed, RevalidationReason } from "../../core/connector/Revalidation.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
 import { pathSegment } from "../../core/ingest/Safety.ts"
+import type { CatalogNotPublished, CatalogRejected, PublishedVersionExists } from "../../core/catalog/Publish.ts"
+import type { Accepted } from "../../core/ingest/Accept.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import type { MalformedBody } from "../../core/protocol/Json.ts"
+import type { NotFound, NotFoundResource } from "../../core/protocol/NotFound.ts"
+import type { InvalidQuery } from "./Paging.ts"
+import { adminPrefix } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
 
 /**
@@ -42,6 +47,11 @@ export type DomainError =
   | MalformedBody
   | RuntimeSessionRefused
   | ApprovalRefused
+  | NotFound
+  | CatalogRejected
+  | PublishedVersionExists
+  | CatalogNotPublished
+  | InvalidQuery
 
 /**
  * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
@@ -80,6 +90,39 @@ const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
   binding_mismatch: 422,
   conflict: 409
 }
+
+/** What an unknown id is answered with, per kind of lookup; never the id itself. */
+const notFoundDetail: Readonly<Record<NotFoundResource, string>> = {
+  api_key: "no such live API key in this workspace",
+  runtime_session: "no such live runtime session in this workspace",
+  approval_token: "no approval token to collect: unknown approval, or collected already",
+  action_request: "no such action request in this workspace",
+  session_action_request: "no such action request for this session",
+  account: "no events have arrived for this account",
+  feature_gate: "no such feature gate in this workspace",
+  catalog_version: "no such catalog version in this workspace"
+}
+
+/**
+ * The ingest outcomes that store nothing new and are answered as problems: the same `event_id`
+ * with another payload (409), a usage meter changing its unit (422).
+ */
+export const ingestRefusal = (accepted: Extract<Accepted, { readonly _tag: "Conflict" | "UnitChanged" }>) =>
+  accepted._tag === "UnitChanged"
+    ? Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] })
+    : Problem.make(
+        409,
+        "event_id_conflict",
+        "this event_id was already used for a different event; reuse an event_id only when retrying the same event"
+      )
+
+/**
+ * 429 for a key over its rate, with `Retry-After` in whole seconds (at least 1).
+ */
+export const rateLimited = (limit: number, waitMillis: number): Problem.Problem =>
+  Problem.make(429, "rate_limited", `at most ${limit} requests per second per key`, {
+    headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }
+  })
 
 /**
  * The status of each revalidation refusal: 422 when a reference of the request resolves to nothing,
@@ -209,5 +252,24 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
       })
     case "NotRevenueRelevant":
       return Problem.make(422, error.code, error.reason)
+    case "NotFound":
+      return Problem.notFound(notFoundDetail[error.resource])
+    case "InvalidQuery":
+      return Problem.badRequest("invalid_query", "the query has invalid parameters", error.errors)
+    case "CatalogRejected":
+      return Problem.badRequest("invalid_catalog", "the catalog's references do not resolve", error.issues)
+    case "PublishedVersionExists":
+      return Problem.make(
+        409,
+        "published_version_exists",
+        "this publishedVersionId was already published; a republish needs a new one (or none)",
+        { errors: [{ path: "publishedVersionId", message: "already published in this workspace" }] }
+      )
+    case "CatalogNotPublished":
+      return Problem.make(
+        404,
+        "catalog_not_published",
+        `no catalog is published yet; publish one with PUT ${adminPrefix}/${error.workspaceId}/catalog`
+      )
   }
 }

@@ -5,9 +5,23 @@
  * asked for, which says whether there is a next page.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Problem from "./Problem.ts"
+
+/**
+ * A list route's query has invalid parameters (every one listed, without its value).
+ */
+export class InvalidQuery extends Data.TaggedError("InvalidQuery")<{
+  readonly errors: ReadonlyArray<Problem.ProblemFieldError>
+}> {}
+
+/**
+ * Fails with `InvalidQuery` when the query, as parsed so far, has errors.
+ */
+export const validQuery = (query: ListQuery): Effect.Effect<void, InvalidQuery> =>
+  query.errors.length > 0 ? Effect.fail(new InvalidQuery({ errors: query.errors })) : Effect.void
 
 export const defaultPageSize = 50
 

@@ -2,10 +2,10 @@
  * The whole HTTP API as one `HttpApi` declaration, one group per file, and the OpenAPI document
  * generated from it (`OpenApi.fromApi`), served at `/openapi.json` and rendered at `/reference`.
  *
- * The declaration is documentation and the single source of the routes' paths; the handlers stay
- * on `HttpRouter` (docs/decisions.md, "API reference"). To add an endpoint: declare it in its
- * group's file (or a new group added here), take its `path` in the route, and
- * `npm run check:openapi` confirms the document and the router agree.
+ * The groups without a decoded query are served from this declaration by `HttpApiBuilder`
+ * (`Declared.ts`, handlers in `routes/*.ts`); the list routes, the completion and the ingest route
+ * take their paths from it (docs/decisions.md, "API reference"). `npm run check:openapi` confirms
+ * the document and the served routes agree.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
@@ -40,8 +40,10 @@ export const description = [
 const declared = HttpApi.make("accord")
 
 /*
- * The API. `HttpApi.make` adds its own `HttpApiDecodeError` (400) to every endpoint; this API is
- * never served by `HttpApiBuilder`, so that error can never be answered, and it is left out.
+ * The API. `HttpApi.make` adds its own `HttpApiDecodeError` (400) to every endpoint; no served
+ * endpoint declares a query, header or payload schema that `HttpApiBuilder` decodes (handlers read
+ * bodies with `Body.readJson`), and path parameters are plain strings, so that error can never be
+ * answered, and it is left out.
  */
 const withoutDecodeError = Object.assign(Object.create(Object.getPrototypeOf(declared)), declared, {
   errorSchema: Schema.Never

@@ -4,9 +4,9 @@
  * the problem codes it can carry, the bearer security, the workspace path parameter and the paged
  * list envelope `{ data, nextCursor }`.
  *
- * The declaration is the single source of every route's path and documentation: the routes take
- * their paths from its endpoints (`endpoint.path`), and `OpenApi.fromApi` turns it into
- * `/openapi.json`.
+ * The declaration is the single source of every route's path and documentation: `HttpApiBuilder`
+ * serves it (`Declared.ts`), the remaining hand-routed routes take their paths from its endpoints
+ * (`endpoint.path`), and `OpenApi.fromApi` turns it into `/openapi.json`.
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
@@ -112,7 +112,8 @@ export const notFound = (detail: string) =>
 
 /**
  * The bearer key of the admin routes (`admin` or `developer:read` scope, as each route says) and of
- * the ingest route (`ingest` scope). Declared only: the guard is `Auth.guarded`.
+ * the ingest route (`ingest` scope). Its served implementation is a pass-through (`Declared.ts`):
+ * the guard is `Auth.guarded`, which every admin handler runs first.
  */
 export class ApiKey extends HttpApiMiddleware.Tag<ApiKey>()("@accord/http/ApiKey", {
   security: {

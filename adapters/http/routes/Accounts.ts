@@ -18,12 +18,13 @@ import type { Crypto } from "../../../core/ports/Crypto.ts"
 import { EventStore, type StoredEvent } from "../../../core/ports/EventStore.ts"
 import { FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
 import * as EventsApi from "../api/EventsApi.ts"
-import { encodeTextCursor, listQuery, pageOf, textCursor } from "../Paging.ts"
-import * as Problem from "../Problem.ts"
+import { encodeTextCursor, type InvalidQuery, listQuery, pageOf, textCursor, validQuery } from "../Paging.ts"
+import type * as Problem from "../Problem.ts"
 import { gateView } from "./FeatureGates.ts"
 
 export type AccountsServices = ApiKeyStore | Crypto | EventStore | AccountProfileStore | FeatureGateStore
@@ -47,7 +48,7 @@ const getAccount = (workspaceId: string) =>
       settleGate
     )
     if (Option.isNone(profile) && recent.length === 0 && gates.length === 0) {
-      return yield* Problem.notFound("no events have arrived for this account")
+      return yield* new NotFound({ resource: "account" })
     }
     const sources = new Map(
       (yield* events.getByIds(workspaceId, [...new Set(facts.map((fact) => fact.sourceEventId))])).map((event) => [
@@ -87,8 +88,7 @@ const listAccounts = (workspaceId: string) =>
   Effect.gen(function* () {
     const query = yield* listQuery
     const after = textCursor(query)
-    if (query.errors.length > 0)
-      return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    yield* validQuery(query)
     const rows = yield* (yield* AccountProfileStore).listAccounts({
       workspaceId,
       limit: query.limit + 1,
@@ -112,7 +112,8 @@ const listAccounts = (workspaceId: string) =>
 /**
  * The routes, relative to the admin workspace path.
  */
-export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, AccountsServices> = HttpRouter.empty.pipe(
-  HttpRouter.get(EventsApi.listAccounts.path, guarded(adminOrDeveloper)(listAccounts)),
-  HttpRouter.get(EventsApi.getAccount.path, guarded(adminOrDeveloper)(getAccount))
-)
+export const routes: HttpRouter.HttpRouter<Problem.Problem | InvalidQuery | NotFound | StorageError, AccountsServices> =
+  HttpRouter.empty.pipe(
+    HttpRouter.get(EventsApi.listAccounts.path, guarded(adminOrDeveloper)(listAccounts)),
+    HttpRouter.get(EventsApi.getAccount.path, guarded(adminOrDeveloper)(getAccount))
+  )

@@ -31,14 +31,15 @@ import type { Revalidation, RevalidationFailed } from "../../../core/connector/R
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
+import type * as Problem from "../Problem.ts"
 import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 import { adminPrefix } from "../Paths.ts"
 import * as ActionRequestsApi from "../api/ActionRequestsApi.ts"
-import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor } from "../Paging.ts"
+import { encodeTimeCursor, type InvalidQuery, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
 export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto | Revalidation
 
@@ -54,6 +55,8 @@ export type ActionsError =
   | InvalidIdempotencyKey
   | IdempotencyKeyReused
   | RevalidationFailed
+  | NotFound
+  | InvalidQuery
 
 const createAction = (maxBodyBytes: number) => (workspaceId: string, key: ApiKeyRecord) =>
   Effect.gen(function* () {
@@ -97,8 +100,7 @@ const listActions = (workspaceId: string) =>
     const query = yield* listQuery
     const state = oneOf(query, "state", actionStates)
     const after = timeCursor(query)
-    if (query.errors.length > 0)
-      return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    yield* validQuery(query)
     const accountId = query.params.get("account_id")
     const rows = yield* (yield* ActionLedger).list({
       workspaceId,
@@ -117,7 +119,7 @@ const showAction = (workspaceId: string) =>
     const ledger = yield* ActionLedger
     const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
     if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
-      return yield* Problem.notFound("no such action request in this workspace")
+      return yield* new NotFound({ resource: "action_request" })
     }
     const history = yield* ledger.history(id)
     return json({

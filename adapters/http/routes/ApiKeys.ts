@@ -4,21 +4,22 @@
  * `/api/admin/v1/workspaces/{workspaceId}`, admin keys only. Keys are stored as SHA-256 hashes
  * (docs/decisions.md, "Secret handling"), so the secret exists only in the answer to `POST`.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { issue } from "../../../core/access/ApiKeys.ts"
 import { type ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
+import * as Api from "../api/Api.ts"
 import * as ApiKeysApi from "../api/ApiKeysApi.ts"
+import { answered } from "../Declared.ts"
 
 export type ApiKeysServices = ApiKeyStore | Crypto
 
@@ -51,22 +52,24 @@ const listApiKeys = (workspaceId: string) =>
     (keys) => json({ data: keys.map(keyView), nextCursor: null })
   )
 
-const revokeApiKey = (workspaceId: string) =>
+const revokeApiKey = (workspaceId: string, id: string) =>
   Effect.gen(function* () {
-    const id = (yield* HttpRouter.params)["id"] ?? ""
     const store = yield* ApiKeyStore
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const revoked = isUuid(id) && (yield* store.revoke(workspaceId, id.toLowerCase(), now))
-    if (!revoked) return yield* Problem.notFound("no such live API key in this workspace")
+    if (!revoked) return yield* new NotFound({ resource: "api_key" })
     return HttpServerResponse.empty({ status: 204 })
   })
 
 /**
- * The routes, relative to the admin workspace path.
+ * The group's handlers, bound to the declaration (`api/ApiKeysApi.ts`).
  */
-export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<Problem.Problem | StorageError, ApiKeysServices> =>
-  HttpRouter.empty.pipe(
-    HttpRouter.post(ApiKeysApi.createApiKey.path, guarded(adminOnly)(createApiKey(maxBodyBytes))),
-    HttpRouter.get(ApiKeysApi.listApiKeys.path, guarded(adminOnly)(listApiKeys)),
-    HttpRouter.del(ApiKeysApi.revokeApiKey.path, guarded(adminOnly)(revokeApiKey))
+export const group = (maxBodyBytes: number) =>
+  HttpApiBuilder.group(Api.api, "apiKeys", (handlers) =>
+    handlers
+      .handleRaw("createApiKey", () => answered(guarded(adminOnly)(createApiKey(maxBodyBytes))))
+      .handleRaw("listApiKeys", () => answered(guarded(adminOnly)(listApiKeys)))
+      .handleRaw("revokeApiKey", ({ path }) =>
+        answered(guarded(adminOnly)((workspaceId) => revokeApiKey(workspaceId, path.id)))
+      )
   )

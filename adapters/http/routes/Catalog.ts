@@ -10,24 +10,19 @@
  * - `GET /catalog/versions` and `GET /catalog/versions/{version}`: every version (the audit trail:
  *   who published which version, when), and one version's document.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as Clock from "effect/Clock"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { validateCatalog } from "../../../core/catalog/Catalog.ts"
+import * as Publish from "../../../core/catalog/Publish.ts"
 import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
 import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
-import { CatalogStore, type PublishedCatalog } from "../../../core/ports/CatalogStore.ts"
+import type { CatalogStore, PublishedCatalog } from "../../../core/ports/CatalogStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
-import { randomUuid } from "../../../core/protocol/Uuid.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
-import * as CatalogApi from "../api/CatalogApi.ts"
-import { adminPrefix } from "../Paths.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
 
 /**
  * The largest catalog document taken (bytes): larger than other admin bodies, since a catalog
@@ -44,69 +39,32 @@ const summary = (c: PublishedCatalog) => ({
   publishedBy: c.publishedBy
 })
 
-const notPublished = (workspaceId: string) =>
-  Problem.make(
-    404,
-    "catalog_not_published",
-    `no catalog is published yet; publish one with PUT ${adminPrefix}/${workspaceId}/catalog`
-  )
-
 const publish = (workspaceId: string, key: ApiKeyRecord) =>
   Effect.gen(function* () {
     const document = yield* readJson(CatalogDocument, catalogMaxBytes, {
       "": "must be a JSON object with offers, actions and decisions"
     })
-    const issues = validateCatalog(document)
-    if (issues.length > 0)
-      return yield* Problem.badRequest("invalid_catalog", "the catalog's references do not resolve", issues)
-    const published = yield* (yield* CatalogStore).publish({
-      workspaceId,
-      publishedVersionId: document.publishedVersionId ?? (yield* randomUuid),
-      publishedAt: yield* Clock.currentTimeMillis,
-      publishedBy: `api_key:${key.id}`,
-      document
-    })
-    if (published === "published_version_exists") {
-      return yield* Problem.make(
-        409,
-        "published_version_exists",
-        "this publishedVersionId was already published; a republish needs a new one (or none)",
-        {
-          errors: [{ path: "publishedVersionId", message: "already published in this workspace" }]
-        }
-      )
-    }
-    return json(summary(published), 201)
+    return json(summary(yield* Publish.publish({ workspaceId, publishedBy: `api_key:${key.id}`, document })), 201)
   })
 
-const current = (workspaceId: string) =>
-  Effect.gen(function* () {
-    const found = yield* (yield* CatalogStore).current(workspaceId)
-    if (Option.isNone(found)) return yield* notPublished(workspaceId)
-    return json({ ...summary(found.value), document: found.value.document })
-  })
+const withDocument = (c: PublishedCatalog) => json({ ...summary(c), document: c.document })
+
+const current = (workspaceId: string) => Effect.map(Publish.current(workspaceId), withDocument)
 
 const versions = (workspaceId: string) =>
-  Effect.map(
-    Effect.flatMap(CatalogStore, (store) => store.versions(workspaceId)),
-    (all) => json({ data: all.map(summary), nextCursor: null })
-  )
+  Effect.map(Publish.versions(workspaceId), (all) => json({ data: all.map(summary), nextCursor: null }))
 
-const oneVersion = (workspaceId: string) =>
-  Effect.gen(function* () {
-    const text = (yield* HttpRouter.params)["version"] ?? ""
-    const version = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : undefined
-    const found =
-      version === undefined
-        ? undefined
-        : (yield* (yield* CatalogStore).versions(workspaceId)).find((c) => c.version === version)
-    if (found === undefined) return yield* Problem.notFound("no such catalog version in this workspace")
-    return json({ ...summary(found), document: found.document })
-  })
-
-export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, CatalogServices> = HttpRouter.empty.pipe(
-  HttpRouter.put(CatalogApi.publishCatalog.path, guardedAs(adminOnly)(publish)),
-  HttpRouter.get(CatalogApi.getCatalog.path, guarded(adminOrDeveloper)(current)),
-  HttpRouter.get(CatalogApi.listCatalogVersions.path, guarded(adminOrDeveloper)(versions)),
-  HttpRouter.get(CatalogApi.getCatalogVersion.path, guarded(adminOrDeveloper)(oneVersion))
+/**
+ * The group's handlers, bound to the declaration (`api/CatalogApi.ts`).
+ */
+export const group = HttpApiBuilder.group(Api.api, "catalog", (handlers) =>
+  handlers
+    .handleRaw("publishCatalog", () => answered(guardedAs(adminOnly)(publish)))
+    .handleRaw("getCatalog", () => answered(guarded(adminOrDeveloper)(current)))
+    .handleRaw("listCatalogVersions", () => answered(guarded(adminOrDeveloper)(versions)))
+    .handleRaw("getCatalogVersion", ({ path }) =>
+      answered(
+        guarded(adminOrDeveloper)((workspaceId) => Effect.map(Publish.version(workspaceId, path.version), withDocument))
+      )
+    )
 )

@@ -14,9 +14,9 @@ import {
 } from "../../../core/connector/CompletionIntake.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { isJsonContentType, type MalformedBody } from "../../../core/protocol/Json.ts"
-import { readBytes } from "../Body.ts"
+import { notJson, readBytes } from "../Body.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
-import * as Problem from "../Problem.ts"
+import type * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import * as RuntimeApi from "../api/RuntimeApi.ts"
 
@@ -45,7 +45,7 @@ export const routes: HttpRouter.HttpRouter<
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (!isJsonContentType(request.headers["content-type"])) {
-          return yield* Problem.unsupportedMediaType("application/json")
+          return yield* notJson
         }
         const body = yield* readBytes(maxCompletionBytes)
         return json(yield* Effect.tapError(receive({ headers: request.headers, body }), Instrumented.completionRefused))

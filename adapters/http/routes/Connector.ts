@@ -16,7 +16,7 @@
  * `validateEndpoint`, or `secret_too_short`, `secret_too_long`, `secret_whitespace`,
  * `secrets_not_distinct`), 503 `storage_unavailable`.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -24,7 +24,7 @@ import * as Schema from "effect/Schema"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { CapabilityEvidence } from "../../../core/ports/CapabilityRegistry.ts"
 import { type Connection, ConnectionStore } from "../../../core/ports/ConnectionStore.ts"
-import { register, type RegistrationRejected } from "../../../core/connector/Connection.ts"
+import { register } from "../../../core/connector/Connection.ts"
 import { currentCapabilities } from "../../../core/connector/Capability.ts"
 import {
   checkConnection,
@@ -37,11 +37,10 @@ import type { Resolver } from "../../../core/connector/Endpoint.ts"
 import type { SecretVault } from "../../../core/ports/SecretVault.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import type { Transactor } from "../../../core/ports/Transactor.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import type * as Problem from "../Problem.ts"
-import * as ConnectorApi from "../api/ConnectorApi.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
 export interface ConnectorRouteOptions {
@@ -158,14 +157,13 @@ const showConnector = (workspaceId: string) =>
 /**
  * What the routes fail with; `ErrorMap` answers the domain errors.
  */
-export type ConnectorError = Problem.Problem | StorageError | RegistrationRejected | ConnectorNotConfigured
-
 /**
- * The connector routes, relative to the admin workspace path.
+ * The group's handlers, bound to the declaration (`api/ConnectorApi.ts`).
  */
-export const routes = (options: ConnectorRouteOptions): HttpRouter.HttpRouter<ConnectorError, ConnectorServices> =>
-  HttpRouter.empty.pipe(
-    HttpRouter.put(ConnectorApi.registerConnector.path, guarded(adminOnly)(registerConnector(options))),
-    HttpRouter.post(ConnectorApi.checkConnector.path, guarded(adminOnly)(runCheck(options))),
-    HttpRouter.get(ConnectorApi.getConnector.path, guarded(adminOrDeveloper)(showConnector))
+export const group = (options: ConnectorRouteOptions) =>
+  HttpApiBuilder.group(Api.api, "connector", (handlers) =>
+    handlers
+      .handleRaw("registerConnector", () => answered(guarded(adminOnly)(registerConnector(options))))
+      .handleRaw("checkConnector", () => answered(guarded(adminOnly)(runCheck(options))))
+      .handleRaw("getConnector", () => answered(guarded(adminOrDeveloper)(showConnector)))
   )

@@ -14,7 +14,8 @@ import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
-import * as Problem from "../Problem.ts"
+import { InvalidQuery } from "../Paging.ts"
+import type * as Problem from "../Problem.ts"
 import * as EventsApi from "../api/EventsApi.ts"
 
 export type EventsServices = ApiKeyStore | Crypto | EventStore
@@ -69,7 +70,7 @@ const listEvents = (workspaceId: string) =>
     const after = cursorText === null ? Option.none() : decodeCursor(cursorText)
     if (cursorText !== null && Option.isNone(after))
       errors.push({ path: "cursor", message: "is not a cursor from this API" })
-    if (errors.length > 0) return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", errors)
+    if (errors.length > 0) return yield* new InvalidQuery({ errors })
     const accountId = params.get("account_id")
     const eventName = params.get("event_name")
     const page = yield* (yield* EventStore).list({
@@ -91,6 +92,5 @@ const listEvents = (workspaceId: string) =>
 /**
  * The route, relative to the admin workspace path.
  */
-export const routes: HttpRouter.HttpRouter<Problem.Problem | StorageError, EventsServices> = HttpRouter.empty.pipe(
-  HttpRouter.get(EventsApi.listEvents.path, guarded(adminOrDeveloper)(listEvents))
-)
+export const routes: HttpRouter.HttpRouter<Problem.Problem | InvalidQuery | StorageError, EventsServices> =
+  HttpRouter.empty.pipe(HttpRouter.get(EventsApi.listEvents.path, guarded(adminOrDeveloper)(listEvents)))

@@ -5,11 +5,12 @@
  * A gate stays `checking` until an `entitlement_active` event for the same account, journey,
  * version and feature, timed after the journey began and sent with a server ingest key, unlocks
  * it. Every read of a checking gate settles it against the evidence committed so far
- * (`GateEvidence.settleGate`).
+ * (`GateEvidence.settleGate`); creating and reading one gate are `core/ingest/FeatureGates.ts`.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as FeatureGates from "../../../core/ingest/FeatureGates.ts"
 import { settleGate } from "../../../core/ingest/GateEvidence.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
@@ -17,13 +18,13 @@ import type { EventStore } from "../../../core/ports/EventStore.ts"
 import { type FeatureGate, FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestamp.ts"
-import { randomUuid } from "../../../core/protocol/Uuid.ts"
 import * as FeatureGatesApi from "../api/FeatureGatesApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor } from "../Paging.ts"
-import * as Problem from "../Problem.ts"
+import { encodeTimeCursor, type InvalidQuery, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
+import type * as Problem from "../Problem.ts"
+import type { NotFound } from "../../../core/protocol/NotFound.ts"
 
 export type FeatureGatesServices = ApiKeyStore | Crypto | EventStore | FeatureGateStore
 
@@ -55,40 +56,28 @@ const gateMessages = {
 const createGate = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function* () {
     const body = yield* readJson(CreateGateBody, maxBodyBytes, gateMessages)
-    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    const gates = yield* FeatureGateStore
-    const id = yield* randomUuid
-    yield* gates.create({
-      id,
+    const gate = yield* FeatureGates.createGate({
       workspaceId,
       accountId: body.accountId,
-      journeyId: body.journeyId.toLowerCase(),
-      versionId: body.versionId.toLowerCase(),
+      journeyId: body.journeyId,
+      versionId: body.versionId,
       featureKey: body.featureKey,
-      startedAt: parseTimestamp(body.startedAt)!,
-      createdAt: now
+      startedAt: parseTimestamp(body.startedAt)!
     })
-    // evidence committed before (or while) the gate was created unlocks it now
-    const created = yield* gates.get(workspaceId, id)
-    const gate = yield* settleGate(Option.getOrThrow(created))
     return json(gateView(gate), 201)
   })
 
 const getGate = (workspaceId: string) =>
-  Effect.gen(function* () {
-    const id = (yield* HttpRouter.params)["id"] ?? ""
-    const gate = yield* (yield* FeatureGateStore).get(workspaceId, id)
-    if (Option.isNone(gate)) return yield* Problem.notFound("no such feature gate in this workspace")
-    return json(gateView(yield* settleGate(gate.value)))
-  })
+  Effect.flatMap(HttpRouter.params, (params) =>
+    Effect.map(FeatureGates.getGate(workspaceId, params["id"] ?? ""), (gate) => json(gateView(gate)))
+  )
 
 const listGates = (workspaceId: string) =>
   Effect.gen(function* () {
     const query = yield* listQuery
     const state = oneOf(query, "state", ["checking", "unlocked"] as const)
     const after = timeCursor(query)
-    if (query.errors.length > 0)
-      return yield* Problem.badRequest("invalid_query", "the query has invalid parameters", query.errors)
+    yield* validQuery(query)
     const accountId = query.params.get("account_id")
     const rows = yield* (yield* FeatureGateStore).list({
       workspaceId,
@@ -111,7 +100,7 @@ const listGates = (workspaceId: string) =>
  */
 export const routes = (
   maxBodyBytes: number
-): HttpRouter.HttpRouter<Problem.Problem | StorageError, FeatureGatesServices> =>
+): HttpRouter.HttpRouter<Problem.Problem | InvalidQuery | NotFound | StorageError, FeatureGatesServices> =>
   HttpRouter.empty.pipe(
     HttpRouter.post(FeatureGatesApi.createFeatureGate.path, guarded(adminOnly)(createGate(maxBodyBytes))),
     HttpRouter.get(FeatureGatesApi.listFeatureGates.path, guarded(adminOrDeveloper)(listGates)),

@@ -28,9 +28,9 @@ import type { Committer } from "../../../core/ingest/Committer.ts"
 import { IngestRate, type IngestRateService } from "../../../core/ingest/IngestRate.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Answer from "../Answer.ts"
-import { bearerAuthenticator, settledAuthenticator } from "../Auth.ts"
+import { bearerAuthenticator, scopeRefused, settledAuthenticator } from "../Auth.ts"
 import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
-import { readBytes } from "../Body.ts"
+import { notJson, readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 import * as IngestApi from "../api/IngestApi.ts"
@@ -42,6 +42,8 @@ export const ingestPath: `/${string}` = IngestApi.ingestEvent.path
  */
 export const maxEventBytes = 32 * 1024
 
+const ingestScopeRefused = scopeRefused(["ingest"])
+
 export interface IngestOptions {
   /** Requests per second per key (token bucket of that size refilled over one second). */
   readonly rateLimitPerSecond: number
@@ -50,19 +52,8 @@ export interface IngestOptions {
 export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate
 
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
-  if (accepted._tag === "UnitChanged") {
-    return Problem.toAnswer(
-      Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] })
-    )
-  }
-  if (accepted._tag === "Conflict") {
-    return Problem.toAnswer(
-      Problem.make(
-        409,
-        "event_id_conflict",
-        "this event_id was already used for a different event; reuse an event_id only when retrying the same event"
-      )
-    )
+  if (accepted._tag === "UnitChanged" || accepted._tag === "Conflict") {
+    return Problem.toAnswer(ErrorMap.ingestRefusal(accepted))
   }
   const { event, suggestedEventId } = accepted
   const view = {
@@ -170,10 +161,10 @@ class IngestRun {
 
   // The steps in order: scope, rate, content type, body, then rules and commit.
   private afterKey(key: ApiKeyRecord): void {
-    if (key.scope !== "ingest") return this.refuse(Problem.forbidden("this route needs a key with scope ingest"))
+    if (key.scope !== "ingest") return this.refuse(ingestScopeRefused)
     const wait = this.steps.rate.consume(key.id, this.steps.limit, this.steps.clock.unsafeCurrentTimeMillis())
     if (wait > 0) return this.refuse(this.steps.rateLimited(wait))
-    if (!isJsonContentType(this.call.contentType)) return this.refuse(Problem.unsupportedMediaType("application/json"))
+    if (!isJsonContentType(this.call.contentType)) return this.refuse(notJson)
     this.key = key
     this.call.readBody((bytes) => this.onBody(bytes))
   }
@@ -279,10 +270,7 @@ export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline
     const uuidAt = timeOrderedUuidSync(crypto)
     const uuidSync = uuidAt === undefined ? undefined : () => uuidAt(clock.unsafeCurrentTimeMillis())
     const uuid = Effect.suspend(() => timeOrderedUuidWith(crypto, clock.unsafeCurrentTimeMillis()))
-    const rateLimited = (waitMillis: number) =>
-      Problem.make(429, "rate_limited", `at most ${limit} requests per second per key`, {
-        headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }
-      })
+    const rateLimited = (waitMillis: number) => ErrorMap.rateLimited(limit, waitMillis)
 
     const steps: Steps = {
       runCallback,

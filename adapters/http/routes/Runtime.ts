@@ -18,7 +18,7 @@
  * Bodies are bounded at 16 KiB. Prepare and resolve carry the runtime token in the body, as the
  * spec's endpoint table lists it among the request's contents.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -46,11 +46,12 @@ import type { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
 import type { CatalogStore } from "../../../core/ports/CatalogStore.ts"
 import type { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
 import type { Cipher } from "../../../core/protocol/Cipher.ts"
-import * as ApprovalsApi from "../api/ApprovalsApi.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { parseBearer } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import * as Problem from "../Problem.ts"
 
 export const maxRuntimeBodyBytes = 16 * 1024
 
@@ -97,17 +98,22 @@ const resolveApproval = Effect.gen(function* () {
   return json(yield* resolve(session, body))
 })
 
-const showStatus = Effect.gen(function* () {
-  const session = yield* bearerSession(undefined)
-  const status = yield* actionStatus(session, (yield* HttpRouter.params)["actionRequestId"] ?? "")
-  if (Option.isNone(status)) return yield* Problem.notFound("no such action request for this session")
-  // Answers are `no-store`: the continuation's client secret is for this caller only.
-  return json(status.value)
-})
+const showStatus = (actionRequestId: string) =>
+  Effect.gen(function* () {
+    const session = yield* bearerSession(undefined)
+    const status = yield* actionStatus(session, actionRequestId)
+    if (Option.isNone(status)) return yield* new NotFound({ resource: "session_action_request" })
+    // Answers are `no-store`: the continuation's client secret is for this caller only.
+    return json(status.value)
+  })
 
-export const routes: HttpRouter.HttpRouter<RuntimeError | Problem.Problem, RuntimeServices> = HttpRouter.empty.pipe(
-  HttpRouter.post(ApprovalsApi.requestApproval.path, requestApproval),
-  HttpRouter.post(ApprovalsApi.prepareApproval.path, prepareApproval),
-  HttpRouter.post(ApprovalsApi.resolveApproval.path, resolveApproval),
-  HttpRouter.get(ApprovalsApi.actionStatus.path, showStatus)
+/**
+ * The group's handlers, bound to the declaration (`api/ApprovalsApi.ts`, its runtime group).
+ */
+export const group = HttpApiBuilder.group(Api.api, "approvals", (handlers) =>
+  handlers
+    .handleRaw("requestApproval", () => answered(requestApproval))
+    .handleRaw("prepareApproval", () => answered(prepareApproval))
+    .handleRaw("resolveApproval", () => answered(resolveApproval))
+    .handleRaw("runtimeActionStatus", ({ path }) => answered(showStatus(path.actionRequestId)))
 )

@@ -10,7 +10,7 @@
  * - `POST /approvals/{approvalId}/token` collects an approval's private token from the default
  *   `ApprovalNotifier` (the pickup), once: 200 `{ approvalId, approvalToken }`, then 404.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -21,10 +21,11 @@ import { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
+import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
-import * as ApprovalsApi from "../api/ApprovalsApi.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
@@ -58,20 +59,20 @@ const createSession = (maxBodyBytes: number) => (workspaceId: string, key: { rea
     )
   })
 
-const revokeSession = (workspaceId: string) =>
+const revokeSession = (sessionId: string) => (workspaceId: string) =>
   Effect.gen(function* () {
-    const id = ((yield* HttpRouter.params)["sessionId"] ?? "").toLowerCase()
+    const id = sessionId.toLowerCase()
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const revoked = isUuid(id) && (yield* (yield* RuntimeSessionStore).revoke(workspaceId, id, now))
-    if (!revoked) return yield* Problem.notFound("no such live runtime session in this workspace")
+    if (!revoked) return yield* new NotFound({ resource: "runtime_session" })
     return HttpServerResponse.empty({ status: 204 })
   })
 
-const collectToken = (workspaceId: string) =>
+const collectToken = (approvalId: string) => (workspaceId: string) =>
   Effect.gen(function* () {
-    const id = ((yield* HttpRouter.params)["approvalId"] ?? "").toLowerCase()
+    const id = approvalId.toLowerCase()
     const approval = isUuid(id) ? yield* (yield* ApprovalStore).get(id) : Option.none()
-    const gone = () => Problem.notFound("no approval token to collect: unknown approval, or collected already")
+    const gone = () => new NotFound({ resource: "approval_token" })
     if (Option.isNone(approval) || approval.value.workspaceId !== workspaceId) return yield* gone()
     const token = yield* Effect.mapError((yield* ApprovalNotifier).collect(id), (error) =>
       error._tag === "OpenFailed" ? Problem.internal : error
@@ -81,13 +82,12 @@ const collectToken = (workspaceId: string) =>
   })
 
 /**
- * The routes, relative to the admin workspace path.
+ * The group's handlers, bound to the declaration (`api/ApprovalsApi.ts`, its admin group).
  */
-export const routes = (
-  maxBodyBytes: number
-): HttpRouter.HttpRouter<Problem.Problem | StorageError, RuntimeSessionsServices> =>
-  HttpRouter.empty.pipe(
-    HttpRouter.post(ApprovalsApi.createRuntimeSession.path, guardedAs(adminOnly)(createSession(maxBodyBytes))),
-    HttpRouter.del(ApprovalsApi.revokeRuntimeSession.path, guarded(adminOnly)(revokeSession)),
-    HttpRouter.post(ApprovalsApi.collectApprovalToken.path, guarded(adminOnly)(collectToken))
+export const group = (maxBodyBytes: number) =>
+  HttpApiBuilder.group(Api.api, "runtimeSessions", (handlers) =>
+    handlers
+      .handleRaw("createRuntimeSession", () => answered(guardedAs(adminOnly)(createSession(maxBodyBytes))))
+      .handleRaw("revokeRuntimeSession", ({ path }) => answered(guarded(adminOnly)(revokeSession(path.sessionId))))
+      .handleRaw("collectApprovalToken", ({ path }) => answered(guarded(adminOnly)(collectToken(path.approvalId))))
   )

@@ -1,0 +1,58 @@
+/**
+ * The routes served from the `HttpApi` declaration (`api/Api.ts`) by `HttpApiBuilder`: each
+ * group's handlers (`routes/*.ts`, `HttpApiBuilder.group`) are bound to the declared method, path
+ * and path parameters, so the served routes, `/openapi.json` and the SDK clients read one source.
+ *
+ * A handler is decode, one core call, encode: it answers with a response, and a refusal (an edge
+ * `Problem` or a core domain error) is answered through `ErrorMap.toProblem`, the one map from
+ * errors to problem documents.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { RuntimeToken } from "./api/ApprovalsApi.ts"
+import { ApiKey } from "./api/Common.ts"
+import * as ErrorMap from "./ErrorMap.ts"
+import * as Problem from "./Problem.ts"
+
+/**
+ * A handler's answer: its response, or the problem its refusal maps to.
+ */
+export const answered = <E extends ErrorMap.DomainError | Problem.Problem, R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  Effect.catchAll(handler, (error) => Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error))))
+
+/*
+ * The declared bearer security. A route middleware runs without the app's services, and a key is
+ * looked up in the key store, so the key is checked by the one admin guard (`Auth.guarded`) that
+ * every admin handler runs before anything else; the declaration's part is the document's.
+ */
+const bearer = Layer.merge(
+  Layer.succeed(ApiKey, ApiKey.of({ apiKey: () => Effect.void })),
+  // Likewise the runtime session token, which core's `RuntimeSession.authenticate` checks against
+  // the route's authority inside the handler.
+  Layer.succeed(RuntimeToken, RuntimeToken.of({ runtimeToken: () => Effect.void }))
+)
+
+/**
+ * The routes of the given group layers, as one router. Built once, synchronously: the handlers
+ * read their services from each request's context (`HttpApiBuilder` runs a handler in the request's
+ * context over the one it was built in), so the groups are built without them, and what they
+ * require (but the declared security) is the router's requirement.
+ */
+export const router = <A, RIn>(
+  groups: Layer.Layer<A, never, RIn>
+): HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>> => {
+  const built = Layer.provideMerge(
+    groups as Layer.Layer<A, never, ApiKey | RuntimeToken | HttpApiBuilder.Router>,
+    Layer.merge(HttpApiBuilder.Router.Live, bearer)
+  )
+  return Effect.runSync(
+    Effect.scoped(
+      Effect.flatMap(Layer.build(built), (context) => Effect.provide(HttpApiBuilder.Router.router, context))
+    )
+  ) as HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>>
+}
