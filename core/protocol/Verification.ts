@@ -13,8 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
+import { Crypto, CryptoSync, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
 import * as FastDecode from "./FastDecode.ts"
 import { exactParseOptions } from "./messages/Common.ts"
@@ -374,18 +375,14 @@ const claimFor = <A>(
 }
 
 export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> = Effect.map(
-  Effect.all([Crypto, NonceStore, Effect.clock]),
-  ([crypto, store, clock]) => {
-    const hmacSync = crypto.unsafeHmacSha256HexSync
+  Effect.all([Crypto, NonceStore, Effect.clock, Effect.serviceOption(CryptoSync)]),
+  ([crypto, store, clock, cryptoSync]) => {
+    const hmacSync = Option.isSome(cryptoSync) ? cryptoSync.value.hmacSha256Hex : undefined
     const claimSync = store.unsafeClaimSync
-    const verifyMac = crypto.verifyHmacSha256Hex
     const macMatches: Steps<unknown>["macMatches"] =
       hmacSync !== undefined
         ? (key, parts, signature) => constantTimeEqual(hmacSync(key, parts), signature, 3)
-        : verifyMac !== undefined
-          ? (key, parts, signature) => verifyMac(key, parts, signature.slice(3))
-          : (key, parts, signature) =>
-              Effect.map(crypto.hmacSha256Hex(key, parts), (expected) => constantTimeEqual(expected, signature, 3))
+        : (key, parts, signature) => crypto.verifyHmacSha256Hex(key, parts, signature.slice(3))
     const claim: Steps<unknown>["claim"] = claimSync ?? store.claim
     const one: Steps<VerifiedHeaders> = { macMatches, claim, found: (headers) => headers }
     const any: Steps<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }> = {

@@ -393,12 +393,9 @@ for (const [name, cryptoLayer] of cryptoLayers) {
 
 describe("verifySync (node:crypto and the memory nonce store)", () => {
   const sync = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
-  // The same node:crypto HMAC offered only asynchronously: the verifier takes its general path.
+  // The same node:crypto HMAC without `CryptoSync`: the verifier's steps answer with effects.
   const general = Layer.merge(
-    Layer.sync(Crypto, () => {
-      const { unsafeHmacSha256HexSync: _, ...asynchronous } = NodeCrypto.make()
-      return asynchronous
-    }),
+    Layer.sync(Crypto, () => NodeCrypto.make()),
     NonceStore.layerMemory
   )
 

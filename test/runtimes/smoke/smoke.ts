@@ -13,7 +13,8 @@ import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as Transport from "../../../adapters/transport/Transport.ts"
-import { type Crypto, layerWebCrypto } from "../../../core/ports/Crypto.ts"
+import * as WebCrypto from "../../../adapters/crypto/WebCrypto.ts"
+import type { Crypto } from "../../../core/ports/Crypto.ts"
 import * as NonceStore from "../../../core/ports/NonceStore.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
@@ -67,12 +68,12 @@ const check = (cryptoLayer: Layer.Layer<Crypto>) =>
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node"
 const result = await Effect.runPromise(
-  Effect.all({ webcrypto: check(layerWebCrypto), nodeCrypto: check(NodeCrypto.layer) })
+  Effect.all({ webcrypto: check(WebCrypto.layer), nodeCrypto: check(NodeCrypto.layer) })
 )
 // The approval commitment's canonical encoding gives the same hash here as everywhere.
 const commitments = await Effect.runPromise(
   Effect.all({
-    webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), layerWebCrypto),
+    webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), WebCrypto.layer),
     nodeCrypto: Effect.provide(commitmentHash(commitmentVectors.input), NodeCrypto.layer)
   })
 )
