@@ -27,7 +27,7 @@ import { Webhook } from "standardwebhooks"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
 import * as WebCrypto from "../adapters/crypto/WebCrypto.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
-import * as NonceStore from "../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../adapters/memory/NonceStore.ts"
 import { importSigningKeys, sign, type SigningKeys, signingPrefix } from "../core/protocol/Signing.ts"
 import { makeVerifier, type VerifyInput } from "../core/protocol/Verification.ts"
 import { runBundled } from "./bundle.ts"
@@ -73,7 +73,7 @@ const slice = (n: number, c: number): readonly [number, number] => [
  * hand them over: fresh, flat strings.
  */
 const accord = (layer: Layer.Layer<Crypto>, synchronous = false): Runner => {
-  const full = Layer.merge(layer, NonceStore.layerMemory)
+  const full = Layer.merge(layer, MemoryNonceStore.layer)
   let signed: { readonly keys: SigningKeys; readonly headers: ReadonlyArray<string> } | undefined
   return (batch) =>
     Effect.runPromise(

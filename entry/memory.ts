@@ -6,3 +6,4 @@
  */
 
 export * from "../adapters/memory/Storage.ts"
+export * as NonceStore from "../adapters/memory/NonceStore.ts"

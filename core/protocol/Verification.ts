@@ -19,7 +19,7 @@ import { Crypto, CryptoSync, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
 import * as FastDecode from "./FastDecode.ts"
 import { exactParseOptions } from "./messages/Common.ts"
-import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
+import { type NonceClaim, NonceStore, NonceStoreSync, nonceRetentionMillis } from "../ports/NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { FieldIssue, type MalformedBody, parseJsonBytes, toFieldIssues } from "./Json.ts"
@@ -375,10 +375,16 @@ const claimFor = <A>(
 }
 
 export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> = Effect.map(
-  Effect.all([Crypto, NonceStore, Effect.clock, Effect.serviceOption(CryptoSync)]),
-  ([crypto, store, clock, cryptoSync]) => {
+  Effect.all([
+    Crypto,
+    NonceStore,
+    Effect.clock,
+    Effect.serviceOption(CryptoSync),
+    Effect.serviceOption(NonceStoreSync)
+  ]),
+  ([crypto, store, clock, cryptoSync, storeSync]) => {
     const hmacSync = Option.isSome(cryptoSync) ? cryptoSync.value.hmacSha256Hex : undefined
-    const claimSync = store.unsafeClaimSync
+    const claimSync = Option.isSome(storeSync) ? storeSync.value.claim : undefined
     const macMatches: Steps<unknown>["macMatches"] =
       hmacSync !== undefined
         ? (key, parts, signature) => constantTimeEqual(hmacSync(key, parts), signature, 3)

@@ -8,7 +8,7 @@ import * as TestClock from "effect/TestClock"
 import { connectedAccountReferenceHash } from "../../../core/protocol/Digest.ts"
 import { deriveProviderIdempotencyKey, deriveProviderIdempotencyKeySync } from "../../../core/protocol/Idempotency.ts"
 import { CryptoSync } from "../../../core/ports/Crypto.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { computeSignature, importSigningKeys, makeSigner, secretFor } from "../../../core/protocol/Signing.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { verify } from "../../../core/protocol/Verification.ts"
@@ -29,7 +29,7 @@ const headersOf = (v: { timestamp: string; nonce: string; signature: string }) =
 })
 
 for (const [name, cryptoLayer] of cryptoLayers) {
-  const layer = Layer.merge(cryptoLayer, NonceStore.layerMemory)
+  const layer = Layer.merge(cryptoLayer, MemoryNonceStore.layer)
 
   describe(`conformance vectors (${name})`, () => {
     it("the vector file has cases of every kind", () => {

@@ -15,7 +15,7 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as Transport from "../../../adapters/transport/Transport.ts"
 import * as WebCrypto from "../../../adapters/crypto/WebCrypto.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { verify } from "../../../core/protocol/Verification.ts"
@@ -64,7 +64,7 @@ const check = (cryptoLayer: Layer.Layer<Crypto>) =>
     const headers = yield* sign({ purpose: "completion", keys, body })
     yield* verify({ purpose: "completion", keys, headers, body, nonceScope: "roundtrip" })
     return verified
-  }).pipe(Effect.provide(Layer.mergeAll(cryptoLayer, NonceStore.layerMemory, TestContext.TestContext)))
+  }).pipe(Effect.provide(Layer.mergeAll(cryptoLayer, MemoryNonceStore.layer, TestContext.TestContext)))
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node"
 const result = await Effect.runPromise(
