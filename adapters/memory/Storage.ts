@@ -14,10 +14,10 @@ import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as ConnectionStore from "../../core/ports/ConnectionStore.ts"
 import * as EventStore from "../../core/ports/EventStore.ts"
 import * as FeatureGateStore from "../../core/ports/FeatureGateStore.ts"
-import * as IngestWriter from "../../core/ports/IngestWriter.ts"
 import * as RuntimeSessionStore from "../../core/ports/RuntimeSessionStore.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
 import * as Revalidation from "../../core/connector/Revalidation.ts"
+import * as StoreWriter from "../../core/ingest/StoreWriter.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as Transactor from "../../core/ports/Transactor.ts"
 import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
@@ -27,7 +27,7 @@ import * as UsageMeterStore from "../../core/ports/UsageMeterStore.ts"
  * with its own revalidation merges its layer after this one, which replaces it).
  */
 export const layer: Layer.Layer<StoragePorts, never, Cipher> = Layer.mergeAll(
-  IngestWriter.layerFromStores,
+  StoreWriter.layerFromStores,
   Revalidation.layerStoredCatalog,
   ApprovalNotifier.layerPickup
 ).pipe(
