@@ -172,10 +172,10 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
      * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
      * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
      * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
-     * arrive together (a kit's claims, intake's actions) share a statement (issue 20). An item with
-     * an `outboxLease` is inserted already leased. A create with a `nonce` records it in
-     * `accord_nonces` with `NonceStore.ts`'s `claimNonces` inside the same statement, and inserts the action only
-     * when that insert returned it, i.e. the nonce was fresh: a replay writes nothing.
+     * arrive together (a kit's claims, intake's actions) share a statement. An item with an
+     * `outboxLease` is inserted already leased. A create with a `nonce` claims it with the nonce
+     * store's statement (`claimNonces`) inside the same statement, and inserts the action only when
+     * that claim returned it, i.e. the nonce was fresh: a replay writes nothing.
      */
     const createAll = (items: ReadonlyArray<CreateOptions>) => {
       return sql<{ action_request_id: string | null; n_scope: string | null; n_nonce: string | null }>`
