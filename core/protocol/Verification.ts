@@ -389,7 +389,7 @@ export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> =
       hmacSync !== undefined
         ? (key, parts, signature) => constantTimeEqual(hmacSync(key, parts), signature, 3)
         : (key, parts, signature) => crypto.verifyHmacSha256Hex(key, parts, signature.slice(3))
-    const claim: Steps<unknown>["claim"] = claimSync ?? store.claim
+    const claim: Steps<unknown>["claim"] = claimSync ?? ((nonce) => store.claim(nonce))
     const one: Steps<VerifiedHeaders> = { macMatches, claim, found: (headers) => headers }
     const any: Steps<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }> = {
       macMatches,
