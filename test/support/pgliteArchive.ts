@@ -1,7 +1,8 @@
 /**
- * Builds the migrated, empty PGlite database the test stores start from (see `pgliteTemplate.ts`),
- * as an uncompressed `dumpDataDir` archive (it loads fastest). Kept free of vitest imports: the
- * global setup runs it in vitest's main process.
+ * Builds the PGlite databases the test stores start from (see `pgliteTemplate.ts`) as
+ * uncompressed `dumpDataDir` archives (they load fastest): `empty`, a new database as `initdb`
+ * leaves it, and `migrated`, the same with every migration applied. Kept free of vitest imports:
+ * the global setup runs it in vitest's main process.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -10,14 +11,21 @@ import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as Migrations from "../../adapters/sql/Migrations.ts"
 import { migrations } from "../../adapters/sql/schema/Migrations.ts"
 
-export const buildTemplate = (): Promise<Uint8Array> =>
+export interface Archives {
+  readonly empty: Uint8Array
+  readonly migrated: Uint8Array
+}
+
+export const buildArchives = (): Promise<Archives> =>
   Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
-        const context = yield* Layer.build(Migrations.layer(migrations).pipe(Layer.provideMerge(PgliteClient.layer())))
+        const context = yield* Layer.build(PgliteClient.layer())
         const { pglite } = Context.get(context, PgliteClient.PgliteClient)
-        const archive = yield* Effect.promise(() => pglite.dumpDataDir("none"))
-        return new Uint8Array(yield* Effect.promise(() => archive.arrayBuffer()))
+        const dump = Effect.promise(async () => new Uint8Array(await (await pglite.dumpDataDir("none")).arrayBuffer()))
+        const empty = yield* dump
+        yield* Effect.provide(Migrations.run(migrations), context)
+        return { empty, migrated: yield* dump }
       })
     )
   )

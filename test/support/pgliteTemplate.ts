@@ -1,13 +1,13 @@
 /**
- * A migrated, empty PGlite database as a `dumpDataDir` archive. A test's PGlite store loads it
- * instead of running `initdb` and every migration again: that start takes seconds per store on a
- * loaded machine, loading the archive about a third of that. The store is still a database of its
- * own, and `SqlStorage.layer` still runs the migrations on it (finding them all applied), so a
- * migration that does not apply fails the template's build, and with it every PGlite test.
+ * Test PGlite databases started from archives (`pgliteArchive.ts`) instead of a new `initdb`:
+ * opening a new PGlite and migrating it takes seconds per database on a loaded machine, loading
+ * an archive about a third of that. Each database is still one of its own, in memory.
+ * `layerMigrated` is a new database with every migration applied (`SqlStorage.layer` still runs
+ * the migrations on it and finds them all applied, so a migration that does not apply fails the
+ * archive's build, and with it every PGlite test); `layerEmpty` is one as `initdb` leaves it.
  *
- * vitest's global setup (`globalSetup.ts`) builds the archive once per run, writes it to a
- * directory of its own under the temp directory, removed when the run ends, and hands its path to
- * the test files; a file run without that setup builds its own archive on first use.
+ * vitest's global setup (`globalSetup.ts`) builds the archives once per run and hands their paths
+ * to the test files; a process without that setup builds its own on first use.
  */
 import { readFileSync } from "node:fs"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -15,41 +15,51 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
-import { buildTemplate } from "./pgliteArchive.ts"
+import { type Archives, buildArchives } from "./pgliteArchive.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** The path of the migrated PGlite archive, when the global setup built one. */
-    readonly pgliteTemplate: string | undefined
+    /** Where the global setup wrote each archive. */
+    readonly pgliteArchives: Record<keyof Archives, string> | undefined
   }
 }
 
-let template: Promise<Blob> | undefined
-
-/** The global setup's archive path; none outside a vitest worker or without the setup. */
-const providedPath = async (): Promise<string | undefined> => {
+/** The global setup's archive paths; none outside a vitest worker or without the setup. */
+const providedPaths = async (): Promise<Record<keyof Archives, string> | undefined> => {
   try {
     // Imported here, not at the top: processes a test spawns import this module's neighbours
     // (`storage.ts`) outside vitest, where importing vitest throws.
     const { inject } = await import("vitest")
-    return inject("pgliteTemplate")
+    return inject("pgliteArchives")
   } catch {
     return undefined
   }
 }
 
-/** This run's archive (read once per process), or one built now without the global setup. */
-export const templateArchive = (): Promise<Blob> => {
-  template ??= (async () => {
-    const path = await providedPath()
-    return new Blob([path === undefined ? await buildTemplate() : readFileSync(path)])
+let archives: Promise<Record<keyof Archives, Blob>> | undefined
+
+/** This run's archives (read once per process), or ones built now without the global setup. */
+export const templateArchives = (): Promise<Record<keyof Archives, Blob>> => {
+  archives ??= (async () => {
+    const paths = await providedPaths()
+    const bytes =
+      paths === undefined
+        ? await buildArchives()
+        : { empty: readFileSync(paths.empty), migrated: readFileSync(paths.migrated) }
+    return { empty: new Blob([bytes.empty]), migrated: new Blob([bytes.migrated]) }
   })()
-  return template
+  return archives
 }
 
-/**
- * A fresh in-memory PGlite loaded from the migrated archive: the same `PgliteClient` and
- * `SqlClient` as `PgliteClient.layer()`, without the seconds of `initdb` and migrations.
- */
+const fromArchive = (kind: keyof Archives): Layer.Layer<PgliteClient.PgliteClient | SqlClient.SqlClient, SqlError> =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(templateArchives), (loaded) => PgliteClient.layer({ loadDataDir: loaded[kind] }))
+  )
+
+/** A new in-memory PGlite with every migration applied: `PgliteClient.layer()` after `Migrations.run`. */
 export const layerMigrated = (): Layer.Layer<PgliteClient.PgliteClient | SqlClient.SqlClient, SqlError> =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(templateArchive), (loadDataDir) => PgliteClient.layer({ loadDataDir })))
+  fromArchive("migrated")
+
+/** A new in-memory PGlite as `initdb` leaves it: `PgliteClient.layer()`. */
+export const layerEmpty = (): Layer.Layer<PgliteClient.PgliteClient | SqlClient.SqlClient, SqlError> =>
+  fromArchive("empty")
