@@ -43,11 +43,6 @@ export const gateView = (gate: FeatureGate) => ({
   unlockEventId: gate.unlockEventId
 })
 
-/**
- * `POST /feature-gates` body (declared with the API).
- */
-export const CreateGateBody = FeatureGatesApi.CreateGateBody
-
 const gateMessages = {
   featureKey: "must be a lower-case code of 1 to 64 characters",
   startedAt: "must be an RFC 3339 timestamp"
@@ -55,7 +50,7 @@ const gateMessages = {
 
 const createGate = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function* () {
-    const body = yield* readJson(CreateGateBody, maxBodyBytes, gateMessages)
+    const body = yield* readJson(FeatureGatesApi.CreateGateBody, maxBodyBytes, gateMessages)
     const gate = yield* FeatureGates.createGate({
       workspaceId,
       accountId: body.accountId,
