@@ -87,7 +87,8 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
       Catalog.group,
       Connector.group(options),
       RuntimeSessions.group(options.maxBodyBytes),
-      Runtime.group
+      Runtime.group,
+      Completion.group
     )
   )
 
@@ -97,7 +98,6 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
 export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
   Health.routes.pipe(
     HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
-    HttpRouter.concat(Completion.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),
