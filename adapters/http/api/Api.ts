@@ -2,10 +2,10 @@
  * The whole HTTP API as one `HttpApi` declaration, one group per file, and the OpenAPI document
  * generated from it (`OpenApi.fromApi`), served at `/openapi.json` and rendered at `/reference`.
  *
- * The groups without a decoded query, the completion route among them, are served from this
- * declaration by `HttpApiBuilder` (`Declared.ts`, handlers in `routes/*.ts`); the list routes and
- * the ingest route take their paths from it (docs/decisions.md, "API reference"). `npm run check:openapi` confirms
- * the document and the served routes agree.
+ * Every group but the ingest route's is served from this declaration by `HttpApiBuilder`
+ * (`Declared.ts`, handlers in `routes/*.ts`); the ingest route takes its path from it
+ * (docs/decisions.md, "API reference"). `npm run check:openapi` confirms the document and the
+ * served routes agree.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
@@ -43,7 +43,7 @@ const declared = HttpApi.make("accord")
  * The API. `HttpApi.make` adds its own `HttpApiDecodeError` (400) to every endpoint; no served
  * endpoint declares a query, header or payload schema whose decoding by `HttpApiBuilder` can fail
  * (handlers read bodies with `Body.readJson`, the completion's signature headers are optional
- * strings), and path parameters are plain strings, so that error can never be answered, and it is
+ * strings, a list's query parameters are `Common.queryParam`s), and path parameters are plain strings, so that error can never be answered, and it is
  * left out.
  */
 const withoutDecodeError = Object.assign(Object.create(Object.getPrototypeOf(declared)), declared, {
