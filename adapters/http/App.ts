@@ -80,7 +80,8 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
       Completion.group,
       Events.group,
       FeatureGates.group(options.maxBodyBytes),
-      ActionRequests.group(options.maxBodyBytes)
+      ActionRequests.group(options.maxBodyBytes),
+      Ingest.group(options)
     )
   )
 
@@ -89,7 +90,6 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
  */
 export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
   Health.routes.pipe(
-    HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),
