@@ -1,10 +1,18 @@
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
+
+/** The long soak and stress runs: `npm run test:soak` (vitest.soak.config.ts), not `npm test`. */
+export const soakFiles = "test/**/*.soak.test.ts"
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, soakFiles],
+    // One line per passing file; failures in full.
+    reporters: ["./test/support/quietReporter.ts"],
     // Console output is shown only for failing tests (see the file).
     setupFiles: ["test/support/quietConsole.ts"],
+    // Builds the migrated PGlite archive every PGlite test store starts from, once per run.
+    globalSetup: ["test/support/globalSetup.ts"],
     // Files run in parallel, the tests of a file one after another. Most slow files wait on I/O
     // (loopback HTTP, PostgreSQL, child processes), so 3 workers keep 2 cores busy; vitest's default
     // (cores - 1) runs one file at a time here, and 4 starved the CPU-bound PGlite files.

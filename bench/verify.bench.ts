@@ -25,8 +25,9 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Webhook } from "standardwebhooks"
 import * as NodeCrypto from "../adapters/crypto/NodeCrypto.ts"
-import { type Crypto, layerWebCrypto } from "../core/ports/Crypto.ts"
-import * as NonceStore from "../core/ports/NonceStore.ts"
+import * as WebCrypto from "../adapters/crypto/WebCrypto.ts"
+import type { Crypto } from "../core/ports/Crypto.ts"
+import * as MemoryNonceStore from "../adapters/memory/NonceStore.ts"
 import { importSigningKeys, sign, type SigningKeys, signingPrefix } from "../core/protocol/Signing.ts"
 import { makeVerifier, type VerifyInput } from "../core/protocol/Verification.ts"
 import { runBundled } from "./bundle.ts"
@@ -72,7 +73,7 @@ const slice = (n: number, c: number): readonly [number, number] => [
  * hand them over: fresh, flat strings.
  */
 const accord = (layer: Layer.Layer<Crypto>, synchronous = false): Runner => {
-  const full = Layer.merge(layer, NonceStore.layerMemory)
+  const full = Layer.merge(layer, MemoryNonceStore.layer)
   let signed: { readonly keys: SigningKeys; readonly headers: ReadonlyArray<string> } | undefined
   return (batch) =>
     Effect.runPromise(
@@ -264,7 +265,7 @@ const contenders: ReadonlyArray<readonly [string, Runner, number, string]> = [
   ["raw WebCrypto subtle.verify (limit)", rawWebCrypto, asyncBatch, "raw WebCrypto subtle.verify (limit)"],
   ["standardwebhooks verify (peer)", standardWebhooks, asyncBatch, "raw node:crypto createHmac (limit)"],
   ["raw createHmac, each in an effect (harness)", rawHmacInEffect, syncBatch, "raw node:crypto createHmac (limit)"],
-  ["Accord verify, WebCrypto layer", accord(layerWebCrypto), asyncBatch, "raw WebCrypto subtle.verify (limit)"],
+  ["Accord verify, WebCrypto layer", accord(WebCrypto.layer), asyncBatch, "raw WebCrypto subtle.verify (limit)"],
   ["Accord verify, node:crypto layer", accord(NodeCrypto.layer), syncBatch, "raw node:crypto createHmac (limit)"],
   [
     "Accord verifySync (no Effect), node:crypto",

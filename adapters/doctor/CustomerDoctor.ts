@@ -36,7 +36,7 @@ import type { Crypto } from "../../core/ports/Crypto.ts"
 import { Acknowledgement } from "../../core/protocol/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../core/protocol/messages/Handshake.ts"
 import { deriveProviderIdempotencyKey } from "../../core/protocol/Idempotency.ts"
-import * as NonceStore from "../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../adapters/memory/NonceStore.ts"
 import {
   computeSignature,
   encodeBody,
@@ -141,7 +141,7 @@ const otherWorkspaceId = "00000000-0000-4000-8000-0000000000aa"
  * Runs every check in order and reports all of them.
  */
 export const runDoctor = (options: DoctorOptions): Promise<DoctorReport> =>
-  Effect.runPromise(doctor(options).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory))))
+  Effect.runPromise(doctor(options).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer))))
 
 const doctor = (options: DoctorOptions) =>
   Effect.gen(function* () {

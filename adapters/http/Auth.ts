@@ -18,7 +18,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
-import { Crypto } from "../../core/ports/Crypto.ts"
+import { Crypto, CryptoSync } from "../../core/ports/Crypto.ts"
 import { sha256HexWith } from "../../core/protocol/Digest.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import * as Problem from "./Problem.ts"
@@ -79,8 +79,7 @@ export const settledAuthenticator: Effect.Effect<
   ApiKeyStore | Crypto
 > = Effect.gen(function* () {
   const store = yield* ApiKeyStore
-  const crypto = yield* Crypto
-  const hashSync = crypto.unsafeSha256HexSync
+  const hashSync = Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync))?.sha256Hex
   const cached = store.unsafeFindCached
   return (header, now) => {
     const token = bearerToken(header)

@@ -20,21 +20,21 @@ import {
   notCountedForFrequency,
   type TransitionResult
 } from "../../core/ports/ActionLedger.ts"
-import { makeMemory as makeMemoryNonceStore, NonceStore, type NonceStoreService } from "../../core/ports/NonceStore.ts"
+import type { NonceStore, NonceStoreSync, NonceStoreSyncService } from "../../core/ports/NonceStore.ts"
+import { makeUsedNonces, usedNoncesContext } from "../../core/protocol/UsedNonces.ts"
 import { MemoryOutboxTable } from "./Outbox.ts"
 import { type NewOutboxItem, Outbox, type OutboxItem } from "../../core/ports/Outbox.ts"
 
 /**
  * An in-memory ledger sharing its table with an in-memory outbox, so that creating an action and
  * enqueuing its work is one atomic step, as in SQL. A create's `nonce` is recorded in `nonces`
- * (which must claim synchronously: a memory store), its own store unless one is given.
+ * (this process's used nonces, claimed synchronously), its own record unless one is given.
  */
 export const make = (
   outbox: MemoryOutboxTable,
-  nonces: NonceStoreService = makeMemoryNonceStore()
+  nonces: NonceStoreSyncService = makeUsedNonces()
 ): ActionLedgerService => {
-  const claimNonce = nonces.unsafeClaimSync
-  if (claimNonce === undefined) throw new Error("the memory ledger needs a nonce store that claims synchronously")
+  const claimNonce = nonces.claim
   const records = new Map<string, ActionRecord>()
   const byKey = new Map<string, string>()
   const histories = new Map<string, Array<HistoryEntry>>()
@@ -231,13 +231,14 @@ export const layerMemory: Layer.Layer<ActionLedger | Outbox> = Layer.effectConte
  * A memory ledger, the memory outbox it writes to and the memory nonce store its creates record
  * nonces in: a nonce recorded by either is used for both, as with SQL's one table.
  */
-export const layerMemoryWithNonces: Layer.Layer<ActionLedger | Outbox | NonceStore> = Layer.effectContext(
-  Effect.sync(() => {
-    const table = new MemoryOutboxTable()
-    const nonces = makeMemoryNonceStore()
-    return Context.make(ActionLedger, make(table, nonces)).pipe(
-      Context.add(Outbox, table.service()),
-      Context.add(NonceStore, nonces)
-    )
-  })
-)
+export const layerMemoryWithNonces: Layer.Layer<ActionLedger | Outbox | NonceStore | NonceStoreSync> =
+  Layer.effectContext(
+    Effect.sync(() => {
+      const table = new MemoryOutboxTable()
+      const nonces = makeUsedNonces()
+      return Context.merge(
+        Context.make(ActionLedger, make(table, nonces)).pipe(Context.add(Outbox, table.service())),
+        usedNoncesContext(nonces)
+      )
+    })
+  )

@@ -13,9 +13,9 @@ import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
-import * as IngestWriter from "../../core/ports/IngestWriter.ts"
 import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import * as SecretVault from "./SecretVault.ts"
+import * as StoreWriter from "../../core/ingest/StoreWriter.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as Transactor from "./Transactor.ts"
 import * as UsageMeterStore from "./UsageMeterStore.ts"
@@ -23,7 +23,7 @@ import * as UsageMeterStore from "./UsageMeterStore.ts"
 /**
  * Every storage port in memory.
  */
-export const layer: Layer.Layer<StoragePorts, never, Cipher> = IngestWriter.layerFromStores.pipe(
+export const layer: Layer.Layer<StoragePorts, never, Cipher> = StoreWriter.layerFromStores.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       ApiKeyStore.layerMemory,

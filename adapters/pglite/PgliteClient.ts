@@ -34,6 +34,11 @@ import * as Stream from "effect/Stream"
 export interface PgliteClientConfig {
   /** `undefined` or `memory://...`: in memory. A filesystem path: on disk, created if absent. */
   readonly dataDir?: string | undefined
+  /**
+   * A database to start from instead of an empty one: a `dumpDataDir` archive (PGlite skips
+   * `initdb`, the slow part of opening a new database). For an in-memory database.
+   */
+  readonly loadDataDir?: Blob | undefined
   readonly spanAttributes?: Record<string, unknown> | undefined
   readonly transformResultNames?: ((str: string) => string) | undefined
   readonly transformQueryNames?: ((str: string) => string) | undefined
@@ -127,7 +132,10 @@ export const make = (
       Effect.tryPromise({
         try: async () => {
           if (isPath(config.dataDir)) mkdirSync(config.dataDir, { recursive: true })
-          return await PGlite.create(config.dataDir, { parsers })
+          return await PGlite.create(
+            config.dataDir,
+            config.loadDataDir === undefined ? { parsers } : { parsers, loadDataDir: config.loadDataDir }
+          )
         },
         catch: toSqlError("PgliteClient: failed to open the database")
       }),

@@ -32,7 +32,7 @@ import type { NonceClaim } from "../../core/ports/NonceStore.ts"
 import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
-import { sweepNonces } from "./NonceStore.ts"
+import { claimNonces, earliestClaimTime, sweepNonces } from "./NonceStore.ts"
 import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
@@ -172,15 +172,12 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
      * outbox conflict is a unique violation that aborts the statement; the batcher then creates the
      * items one at a time, where that conflict means `duplicate` for that item alone. An idle worker
      * woken by an item waits for the host's next turn (`Batcher.gatherNextTurn`), so the creates that
-     * arrive together (a kit's claims, intake's actions) share a statement (fewer, fuller statements
-     * cost less CPU per action). An item with an `outboxLease` is inserted already leased. A create
-     * with a `nonce` records it in `accord_nonces` (as `NonceStore.ts` does) in the same statement,
-     * and inserts the action only when that insert returned it, i.e. the nonce was fresh: a replay
-     * writes nothing.
+     * arrive together (a kit's claims, intake's actions) share a statement. An item with an
+     * `outboxLease` is inserted already leased. A create with a `nonce` claims it with the nonce
+     * store's statement (`claimNonces`) inside the same statement, and inserts the action only when
+     * that claim returned it, i.e. the nonce was fresh: a replay writes nothing.
      */
     const createAll = (items: ReadonlyArray<CreateOptions>) => {
-      // A nonce is taken over only if it expired before the earliest claim time of the batch (as `NonceStore`).
-      const nonceNow = Math.min(...items.map((i) => i.nonce?.now ?? Number.POSITIVE_INFINITY))
       return sql<{ action_request_id: string | null; n_scope: string | null; n_nonce: string | null }>`
       WITH v AS (
         SELECT * FROM jsonb_to_recordset(${json(
@@ -217,13 +214,11 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           created_at int8, h_at int8, h_trigger text, h_detail jsonb,
           o_id text, o_kind text, o_dedupe_key text, o_payload jsonb, o_next_attempt_at int8, o_created_at int8,
           o_lease_owner text, o_lease_expires_at int8, n_scope text, n_nonce text, n_expires_at int8)
-      ), nonce AS (
-        INSERT INTO accord_nonces (scope, nonce, expires_at)
-        SELECT n_scope, n_nonce, n_expires_at FROM v WHERE n_nonce IS NOT NULL
-        ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-        WHERE accord_nonces.expires_at <= ${Number.isFinite(nonceNow) ? nonceNow : 0}
-        RETURNING scope, nonce
-      ), action AS (
+      ), nonce AS (${claimNonces(
+        sql,
+        sql`SELECT n_scope, n_nonce, n_expires_at FROM v WHERE n_nonce IS NOT NULL`,
+        earliestClaimTime(items.map((i) => i.nonce))
+      )}), action AS (
         INSERT INTO accord_actions (action_request_id, workspace_id, account_id, connection_id, revision,
           provider_idempotency_key, state, request, acknowledgement, sealed_continuation, created_at, updated_at, version)
         SELECT action_request_id, workspace_id, account_id, connection_id, revision, provider_idempotency_key, state,
@@ -268,12 +263,8 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         ? Effect.catchAll(sweepNonces(sql, now), (error) => Effect.logWarning("nonce sweep failed", error.message))
         : Effect.void
     const claimNonceAlone = (n: NonceClaim) =>
-      Effect.map(
-        sql`INSERT INTO accord_nonces (scope, nonce, expires_at) VALUES (${n.scope}, ${n.nonce}, ${n.expiresAt})
-          ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-          WHERE accord_nonces.expires_at <= ${n.now}
-          RETURNING nonce`,
-        (rows) => (rows.length === 1 ? ("duplicate" as const) : ("replayed_nonce" as const))
+      Effect.map(claimNonces(sql, sql`VALUES (${n.scope}, ${n.nonce}, ${n.expiresAt})`, n.now), (rows) =>
+        rows.length === 1 ? ("duplicate" as const) : ("replayed_nonce" as const)
       )
     const create = yield* makeBatcher(
       (items: ReadonlyArray<CreateOptions>) =>

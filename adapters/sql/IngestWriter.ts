@@ -6,13 +6,15 @@
  * carry the whole batch, so the client sends and the server parses one message, whatever its size.
  *
  * A batch with a user update, a usage meter or an `entitlement_active` event goes through the
- * port composition (`makeFromStores`) in one transaction instead.
+ * port composition (`StoreWriter.makeFromStores`) in one transaction instead.
  *
- * On PostgreSQL the writer also has its callback form (`writeNow`), which the group commit runs:
+ * On PostgreSQL the layer also provides the callback form (`IngestWriterNow`), which the group
+ * commit runs:
  * the common batch's statement goes straight to the pool (`DirectStatements`) and is answered from
  * the driver's callback, without a fiber; anything else runs `write`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
@@ -23,12 +25,12 @@ import type { EventStore } from "../../core/ports/EventStore.ts"
 import type { FeatureGateStore } from "../../core/ports/FeatureGateStore.ts"
 import {
   IngestWriter,
+  IngestWriterNow,
   type IngestWriterService,
-  makeFromStores,
-  needsMoreThanFacts,
   type Submission,
   type WriteResult
 } from "../../core/ports/IngestWriter.ts"
+import { makeFromStores, needsMoreThanFacts } from "../../core/ingest/StoreWriter.ts"
 import type { Transactor } from "../../core/ports/Transactor.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
@@ -36,8 +38,9 @@ import { DirectStatements, executeFailed, makeRun } from "./DirectStatements.ts"
 import { allStored, eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError, toStorageError } from "./SqlSupport.ts"
 
+/** The writer, and on PostgreSQL its callback form. */
 export const make: Effect.Effect<
-  IngestWriterService,
+  Context.Context<IngestWriter | IngestWriterNow>,
   never,
   SqlClient.SqlClient | EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
 > = Effect.gen(function* () {
@@ -144,7 +147,8 @@ export const make: Effect.Effect<
   // The callback form (PostgreSQL's pool, `DirectStatements`): the common batch without a fiber.
   // The statement's text is the same for every batch (three parameters), compiled once.
   const direct = Option.getOrUndefined(yield* Effect.serviceOption(DirectStatements))
-  if (direct === undefined) return { write }
+  const writer: IngestWriterService = { write }
+  if (direct === undefined) return Context.make(IngestWriter, writer) as Context.Context<IngestWriter | IngestWriterNow>
   const runCallback = Runtime.runCallback(yield* Effect.runtime<never>())
   const text = statement(["", "", ""]).compile()[0]
   const writeNow = (
@@ -165,11 +169,11 @@ export const make: Effect.Effect<
       )
     })
   }
-  return { write, writeNow }
+  return Context.make(IngestWriter, writer).pipe(Context.add(IngestWriterNow, { writeNow }))
 })
 
 export const layer: Layer.Layer<
-  IngestWriter,
+  IngestWriter | IngestWriterNow,
   never,
   SqlClient.SqlClient | EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
-> = Layer.effect(IngestWriter, make)
+> = Layer.effectContext(make)

@@ -11,6 +11,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type * as Statement from "@effect/sql/Statement"
 import { type NonceClaim, NonceStore, type NonceStoreService } from "../../core/ports/NonceStore.ts"
 import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, makeBatcher } from "./Batch.ts"
@@ -30,6 +31,34 @@ export const sweepNonces = (sql: SqlClient.SqlClient, now: number, limit = 10_00
       RETURNING 1`.pipe(Effect.map((rows) => rows.length))
 
 /**
+ * The one statement that claims nonces, wherever a nonce is recorded (`NonceStore.claim`, and an
+ * action's create in `ActionLedger`): inserts the `(scope, nonce, expires_at)` rows that `rows`
+ * selects, and takes over an existing entry only if it expired by `now`, so a nonce still held is
+ * never claimed twice; returns the `(scope, nonce)` of every row it claimed. The primary key makes
+ * the claim atomic across processes.
+ */
+export const claimNonces = (
+  sql: SqlClient.SqlClient,
+  rows: Statement.Fragment,
+  now: number
+): Statement.Statement<{ readonly scope: string; readonly nonce: string }> =>
+  sql<{ readonly scope: string; readonly nonce: string }>`
+  INSERT INTO accord_nonces (scope, nonce, expires_at) ${rows}
+  ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+  WHERE accord_nonces.expires_at <= ${now}
+  RETURNING scope, nonce`
+
+/**
+ * The `now` of a batch's claim statement: its earliest claim time, so an entry is taken over only
+ * if it expired before every claim of the batch (0 when the batch claims none).
+ */
+export const earliestClaimTime = (claims: ReadonlyArray<NonceClaim | undefined>): number => {
+  let now = Number.POSITIVE_INFINITY
+  for (const claim of claims) if (claim !== undefined && claim.now < now) now = claim.now
+  return Number.isFinite(now) ? now : 0
+}
+
+/**
  * Expired rows are swept on every 256th claim of this process (`sweepNonces`): the table holds at
  * most ten minutes of nonces plus what arrived since the last sweep.
  */
@@ -38,18 +67,16 @@ export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient |
     const sql = yield* SqlClient.SqlClient
     let claims = 0
     const sweep = (now: number) => ((++claims & 255) === 0 ? Effect.ignore(sweepNonces(sql, now)) : Effect.void)
-    /** Takes over an existing entry only if it expired before the earliest claim time of the batch. */
     const claimAll = (batch: ReadonlyArray<NonceClaim>) =>
       Effect.gen(function* () {
-        const now = Math.min(...batch.map((c) => c.now))
-        const rows = yield* sql<{ scope: string; nonce: string }>`
-        INSERT INTO accord_nonces (scope, nonce, expires_at)
-        SELECT scope, nonce, expires_at
-        FROM jsonb_to_recordset(${json(batch.map((c) => ({ scope: c.scope, nonce: c.nonce, expires_at: c.expiresAt })))}::jsonb)
-          AS claim(scope text, nonce text, expires_at int8)
-        ON CONFLICT (scope, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-        WHERE accord_nonces.expires_at <= ${now}
-        RETURNING scope, nonce`
+        const now = earliestClaimTime(batch)
+        const rows = yield* claimNonces(
+          sql,
+          sql`SELECT scope, nonce, expires_at
+          FROM jsonb_to_recordset(${json(batch.map((c) => ({ scope: c.scope, nonce: c.nonce, expires_at: c.expiresAt })))}::jsonb)
+            AS claim(scope text, nonce text, expires_at int8)`,
+          now
+        )
         const claimed = new Set(rows.map((r) => `${r.scope}\u0000${r.nonce}`))
         yield* sweep(now)
         return batch.map((c) => claimed.has(`${c.scope}\u0000${c.nonce}`))
@@ -57,8 +84,8 @@ export const make: Effect.Effect<NonceStoreService, never, SqlClient.SqlClient |
     const claim = yield* makeBatcher(
       (batch: ReadonlyArray<NonceClaim>) => inRounds(batch, (c) => [`${c.scope}\u0000${c.nonce}`], claimAll),
       {
-        // Requests that arrive together share one statement (fewer, fuller statements cost the
-        // kit and PostgreSQL less CPU per action).
+        // Requests that arrive together share one statement: fewer, fuller statements cost the kit
+        // and PostgreSQL less CPU per action.
         gather: Batcher.gatherNextTurn
       }
     )

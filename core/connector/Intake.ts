@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
 import { ActionLedger, type ActionRecord, type IntakeKeyClaim } from "../ports/ActionLedger.ts"
 import { CapabilityRegistry } from "../ports/CapabilityRegistry.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
-import { Crypto } from "../ports/Crypto.ts"
+import { Crypto, CryptoSync } from "../ports/Crypto.ts"
 import { DispatchSignal, type DispatchSlot } from "../ports/DispatchSignal.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { deriveProviderIdempotencyKeySync, deriveProviderIdempotencyKeyWith } from "../protocol/Idempotency.ts"
@@ -161,14 +161,15 @@ export const intake = (
     }
     const generation = gate?.generation !== undefined ? { providerConnectionGeneration: gate.generation } : {}
     const crypto = Context.get(context, Crypto)
-    // Synchronous when the Crypto has synchronous forms (node:crypto): no effect step each. Both
-    // ids are version 7 UUIDs: time-ordered, so the actions' and the outbox's primary keys take
-    // new rows at their right edge (docs/decisions.md, "Row ids are time-ordered").
-    const uuid = timeOrderedUuidSync(crypto)
+    const sync = Option.getOrUndefined(Context.getOption(context, CryptoSync))
+    // Synchronous with `CryptoSync` (node:crypto): no effect step each. Both ids are version 7
+    // UUIDs: time-ordered, so the actions' and the outbox's primary keys take new rows at their
+    // right edge (docs/decisions.md, "Row ids are time-ordered").
+    const uuid = sync === undefined ? undefined : timeOrderedUuidSync(sync)
     const actionRequestId = uuid !== undefined ? uuid(now) : yield* timeOrderedUuidWith(crypto, now)
     const providerIdempotencyKey =
-      crypto.unsafeSha256HexSync !== undefined
-        ? deriveProviderIdempotencyKeySync(crypto.unsafeSha256HexSync, workspaceId, actionRequestId)
+      sync !== undefined
+        ? deriveProviderIdempotencyKeySync(sync.sha256Hex, workspaceId, actionRequestId)
         : yield* deriveProviderIdempotencyKeyWith(crypto, workspaceId, actionRequestId)
     const record = {
       actionRequestId,

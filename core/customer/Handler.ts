@@ -31,9 +31,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import { ActionLedger } from "../ports/ActionLedger.ts"
-import { Crypto } from "../ports/Crypto.ts"
+import { Crypto, CryptoSync } from "../ports/Crypto.ts"
 import type { ExecutionRequest } from "../protocol/messages/Execution.ts"
 import type { NonceStore } from "../ports/NonceStore.ts"
 import { makeSigner, type Purpose } from "../protocol/Signing.ts"
@@ -153,6 +153,7 @@ export const makeCustomerHandler = (
       onClaimed: options.onClaimed,
       payment: options.payments === undefined ? undefined : makePaymentClaim(options.payments),
       crypto,
+      cryptoSync: Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync)),
       ledger,
       exchange
     })

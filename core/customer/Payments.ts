@@ -39,7 +39,7 @@ import {
   type PaymentProviderError,
   type PaymentProviderService
 } from "./PaymentProvider.ts"
-import { type PaymentReaderService, type PaymentReading, unknownReadingIntent } from "./Reconciliation.ts"
+import { type PaymentReaderService, type PaymentReading, unknownReading } from "./Reconciliation.ts"
 
 /**
  * The webhook route and worker step (`internal/paymentEvents.ts`).
@@ -264,24 +264,12 @@ export const makePaymentReader = (options: {
     Effect.gen(function* () {
       const record = yield* options.ledger.getByIdempotencyKey(request.providerIdempotencyKey)
       const payment = Option.flatMap(record, storedPaymentOf)
-      const unknown = (readAt: number): PaymentReading => ({
-        providerReference: Option.match(payment, {
-          onNone: () => request.providerIdempotencyKey,
-          onSome: providerReferenceOf
-        }),
-        eventId: null,
-        eventSignatureVerified: false,
-        stateReadAt: formatTimestamp(readAt),
-        customerBound: false,
-        intent: unknownReadingIntent(request.mode),
-        paymentStatus: null,
-        subscriptionState: null,
-        invoicePaid: null,
-        methodAttached: false,
-        chargedAmountMinor: 0,
-        refundedAmountMinor: 0,
-        outcome: "unknown"
-      })
+      const unknown = (readAt: number): PaymentReading =>
+        unknownReading(
+          request,
+          Option.match(payment, { onNone: () => request.providerIdempotencyKey, onSome: providerReferenceOf }),
+          readAt
+        )
       if (Option.isNone(record) || Option.isNone(payment)) return unknown(yield* Clock.currentTimeMillis)
       const eventId = lastVerifiedEvent(yield* options.ledger.history(record.value.actionRequestId))
       const state = yield* Effect.either(readPaymentState(options.provider, payment.value, record.value.accountId))
@@ -299,21 +287,7 @@ export const makePaymentReader = (options: {
       Effect.catchAll(() =>
         Effect.map(
           Clock.currentTimeMillis,
-          (now): PaymentReading => ({
-            providerReference: request.providerIdempotencyKey,
-            eventId: null,
-            eventSignatureVerified: false,
-            stateReadAt: formatTimestamp(now),
-            customerBound: false,
-            intent: unknownReadingIntent(request.mode),
-            paymentStatus: null,
-            subscriptionState: null,
-            invoicePaid: null,
-            methodAttached: false,
-            chargedAmountMinor: 0,
-            refundedAmountMinor: 0,
-            outcome: "unknown"
-          })
+          (now): PaymentReading => unknownReading(request, request.providerIdempotencyKey, now)
         )
       )
     )

@@ -56,6 +56,30 @@ export class PaymentReader extends Context.Tag("@accord/core/customer/PaymentRea
  */
 export const unknownReadingIntent = (mode: PaymentMode): PaymentReading["intent"] => paymentRule(mode).read.intents[0]
 
+/**
+ * An honest `unknown` reading at `readAt`: nothing observed, nothing charged, the intent the mode's
+ * read names first.
+ */
+export const unknownReading = (
+  request: PaymentReconciliationRequest,
+  providerReference: string,
+  readAt: number
+): PaymentReading => ({
+  providerReference,
+  eventId: null,
+  eventSignatureVerified: false,
+  stateReadAt: formatTimestamp(readAt),
+  customerBound: false,
+  intent: unknownReadingIntent(request.mode),
+  paymentStatus: null,
+  subscriptionState: null,
+  invoicePaid: null,
+  methodAttached: false,
+  chargedAmountMinor: 0,
+  refundedAmountMinor: 0,
+  outcome: "unknown"
+})
+
 export interface MemoryPaymentReader extends PaymentReaderService {
   /** Sets what the "provider" reports for a key. */
   readonly set: (providerIdempotencyKey: string, reading: PaymentReading) => void
@@ -73,21 +97,7 @@ export const makeMemory = (): MemoryPaymentReader => {
       Effect.map(
         Clock.currentTimeMillis,
         (now) =>
-          readings.get(request.providerIdempotencyKey) ?? {
-            providerReference: request.providerIdempotencyKey,
-            eventId: null,
-            eventSignatureVerified: false,
-            stateReadAt: formatTimestamp(now),
-            customerBound: false,
-            intent: unknownReadingIntent(request.mode),
-            paymentStatus: null,
-            subscriptionState: null,
-            invoicePaid: null,
-            methodAttached: false,
-            chargedAmountMinor: 0,
-            refundedAmountMinor: 0,
-            outcome: "unknown"
-          }
+          readings.get(request.providerIdempotencyKey) ?? unknownReading(request, request.providerIdempotencyKey, now)
       )
   }
 }

@@ -13,10 +13,11 @@
  * must be added.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
-import { Crypto } from "../ports/Crypto.ts"
+import { Crypto, CryptoSync } from "../ports/Crypto.ts"
 import type { StoredEvent } from "../ports/EventStore.ts"
 import type { Submission, WriteResult } from "../ports/IngestWriter.ts"
 import type { StorageError } from "../ports/StorageError.ts"
@@ -91,7 +92,7 @@ export interface Acceptors {
 export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> = Effect.gen(function* () {
   const crypto = yield* Crypto
   const committer = yield* Committer
-  const hashSync = crypto.unsafeSha256HexSync
+  const hashSync = Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync))?.sha256Hex
   const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
     const stored = { ...event.stored, payloadHash }
     const meter = usageMeter(event.event)

@@ -8,7 +8,7 @@
  *
  * The batching itself is `ports/Batcher`'s (a plain array queue and one asynchronous wait per
  * request, measurably cheaper than a queue and a deferred per request at thousands of events a
- * second). When the writer has a callback form (`IngestWriter.writeNow`: the SQL writer on
+ * second). When the writer's callback form is provided (`IngestWriterNow`: the SQL writer on
  * PostgreSQL), the batches run from callbacks, without a worker fiber.
  */
 import * as Context from "effect/Context"
@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Batcher from "../ports/Batcher.ts"
 import type { StorageError } from "../ports/StorageError.ts"
-import { IngestWriter, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
+import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
 export interface CommitterService {
   /** Commits the event (with others queued at the same time) and reports what happened to it. */
@@ -65,12 +65,13 @@ export interface CommitterOptions {
 export const make = (options?: CommitterOptions): Effect.Effect<CommitterService, never, Scope.Scope | IngestWriter> =>
   Effect.gen(function* () {
     const writer = yield* IngestWriter
+    const now = yield* Effect.serviceOption(IngestWriterNow)
     return yield* Batcher.makeDoors(writer.write, {
       maxBatch: options?.maxBatch ?? defaultMaxBatch,
       workers: options?.workers ?? defaultWorkers,
       gather: options?.gather ?? Batcher.gatherNextTurn,
       // The writer's callback form, where it has one: no worker fiber (see `Batcher`'s `manyNow`).
-      ...(writer.writeNow === undefined ? {} : { manyNow: writer.writeNow })
+      ...(now._tag === "None" ? {} : { manyNow: now.value.writeNow })
     })
   })
 

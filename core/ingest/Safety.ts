@@ -456,16 +456,6 @@ const visitObject = (walk: Walk, object: Readonly<Record<string, unknown>>, path
  */
 export const screenedIdentifiers = ["account_id", "user_id", "event_id"] as const
 
-/**
- * Screens the identifiers of a (possibly invalid) event body: every string among
- * {@link screenedIdentifiers} that must not be sent, with the field as its path.
- */
-export const screenIdentifiers = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {
-  const issues: Array<SafetyIssue> = []
-  screenStrings(issues, body, screenedIdentifiers, identifierProblem)
-  return issues
-}
-
 /** Pushes an issue for every string among `fields` of `body` that `problem` refuses. */
 const screenStrings = (
   issues: Array<SafetyIssue>,
@@ -494,7 +484,7 @@ const codeProblem = remembering(identifierProblem, { keep: (_, problem) => probl
 
 /**
  * Screens every string of a (possibly invalid) event body outside `properties`: the identifiers
- * ({@link screenIdentifiers}), the codes of {@link screenedEnvelopeFields} and `user.name`, each
+ * ({@link screenedIdentifiers}), the codes of {@link screenedEnvelopeFields} and `user.name`, each
  * with {@link identifierProblem} (a provider secret key as `user.name` is refused).
  */
 export const screenEnvelope = (body: Readonly<Record<string, unknown>>): ReadonlyArray<SafetyIssue> => {

@@ -1,14 +1,16 @@
 /**
  * The `Crypto` port: HMAC-SHA-256, SHA-256 and a CSPRNG, the only cryptography the protocol needs.
  *
- * `layerWebCrypto` is the portable implementation (WebCrypto is global on Node, Bun and Deno);
- * `adapters/crypto/NodeCrypto.ts` is the fast synchronous one for `node:crypto` runtimes.
+ * Two contracts. `Crypto` is every implementation's, its operations effects: the portable one is
+ * `adapters/crypto/WebCrypto.ts` (WebCrypto is global on Node, Bun and Deno). `CryptoSync` is the
+ * same operations as plain calls, a separate capability that only an implementation which computes
+ * without waiting provides, beside its `Crypto` (`adapters/crypto/NodeCrypto.ts`). A hot path looks
+ * it up once, when it is built (`Effect.serviceOption`), and runs without an effect step when it is
+ * there; with or without it the answers are the same.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import { toHex } from "../protocol/Hex.ts"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 
 /**
  * An imported HMAC key. Opaque: each layer keeps its own handle (a non-extractable `CryptoKey`, a
@@ -33,148 +35,30 @@ export interface CryptoService {
    */
   readonly hmacSha256Hex: (key: HmacKey, parts: ReadonlyArray<Part>) => Effect.Effect<string>
   /**
-   * The same, computed synchronously, for implementations that can (`node:crypto`). Verification
-   * of every inbound message takes this path when present; WebCrypto is asynchronous and has none.
-   */
-  readonly unsafeHmacSha256HexSync?: (key: HmacKey, parts: ReadonlyArray<Part>) => string
-  /**
    * Whether `macHex` (64 lowercase hex characters, anything else is `false`) is the HMAC-SHA-256 of
-   * `parts`, compared in constant time: for implementations whose native verify is cheaper than
-   * computing the MAC and comparing it (WebCrypto's `subtle.verify` skips the hex encoding).
-   * Verification takes this path when present and `unsafeHmacSha256HexSync` is not.
+   * `parts`, compared in constant time. An implementation without a native verify computes the MAC
+   * and compares with `Hex.constantTimeEqual`; WebCrypto's `subtle.verify` skips the hex encoding.
    */
-  readonly verifyHmacSha256Hex?: (key: HmacKey, parts: ReadonlyArray<Part>, macHex: string) => Effect.Effect<boolean>
+  readonly verifyHmacSha256Hex: (key: HmacKey, parts: ReadonlyArray<Part>, macHex: string) => Effect.Effect<boolean>
   /** SHA-256 of `data` (text as UTF-8), as lowercase hex, the form of every protocol digest. */
   readonly sha256Hex: (data: Part) => Effect.Effect<string>
-  /** The same, computed synchronously, for implementations that can (`node:crypto`). */
-  readonly unsafeSha256HexSync?: (data: Part) => string
   /** `size` bytes from a cryptographically secure generator. */
   readonly randomBytes: (size: number) => Effect.Effect<Uint8Array>
-  /** The same, synchronously, for implementations that can (`node:crypto`, WebCrypto's `getRandomValues`). */
-  readonly unsafeRandomBytesSync?: (size: number) => Uint8Array
-  /**
-   * A random version 4 UUID, for implementations with a native generator (`node:crypto` keeps a
-   * pool of random bytes for it); without it, UUIDs are built from `randomBytes`.
-   */
-  readonly randomUuid?: Effect.Effect<string>
-  /** The same, synchronously, for implementations that can (`node:crypto`). */
-  readonly unsafeRandomUuidSync?: () => string
 }
 
 export class Crypto extends Context.Tag("@accord/core/Crypto")<Crypto, CryptoService>() {}
 
-const encoder = new TextEncoder()
-
-type Subtle = typeof globalThis.crypto.subtle
-type WebCryptoKey = Awaited<ReturnType<Subtle["importKey"]>>
-
-const toBytes = (part: Part): Uint8Array => (typeof part === "string" ? encoder.encode(part) : part)
-
-/** The parts as one buffer (WebCrypto signs one buffer): the common two-part case without arrays. */
-const concat = (parts: ReadonlyArray<Part>): Uint8Array => {
-  if (parts.length === 1) return toBytes(parts[0]!)
-  if (parts.length === 2) {
-    const first = toBytes(parts[0]!)
-    const second = toBytes(parts[1]!)
-    const out = new Uint8Array(first.length + second.length)
-    out.set(first)
-    out.set(second, first.length)
-    return out
-  }
-  const chunks = parts.map(toBytes)
-  let length = 0
-  for (const chunk of chunks) length += chunk.length
-  const out = new Uint8Array(length)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
-
-/** 64 lowercase hex characters as 32 bytes; `undefined` for anything else. */
-const macBytes = (hex: string): Uint8Array | undefined => {
-  if (hex.length !== 64) return undefined
-  const out = new Uint8Array(32)
-  for (let i = 0; i < 32; i++) {
-    const high = hexValue(hex.charCodeAt(2 * i))
-    const low = hexValue(hex.charCodeAt(2 * i + 1))
-    if (high < 0 || low < 0) return undefined
-    out[i] = (high << 4) | low
-  }
-  return out
-}
-const hexValue = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1)
-
 /**
- * How many imported keys the WebCrypto layer keeps (see `makeWebCrypto`).
+ * `Crypto`'s operations as synchronous calls, on the keys of the `Crypto` provided beside it: each
+ * answers what the effect of the same name answers. Provided only by implementations that compute
+ * without waiting (`node:crypto`); WebCrypto's digests and MACs are promises and it provides none.
  */
-export const webCryptoKeyCacheSize = 256
-
-/**
- * The WebCrypto implementation over `globalThis.crypto`.
- *
- * Each secret's `CryptoKey` is imported once and kept (at most `webCryptoKeyCacheSize` keys, the
- * least recently used dropped first), so a caller that holds only the secret (a completion's key,
- * opened from the vault per request) does not import it again. The cache is keyed by the SHA-256
- * of a random per-instance salt followed by the secret, never by the secret: the secret's bytes
- * are zeroed once digested and imported, and the key is non-extractable.
- */
-export const makeWebCrypto = (subtle: Subtle, getRandomValues: (a: Uint8Array) => Uint8Array): CryptoService => {
-  const salt = getRandomValues(new Uint8Array(32))
-  const keys = new Map<string, HmacKey>()
-  const cacheKeyOf = async (secret: Uint8Array): Promise<string> => {
-    const salted = new Uint8Array(salt.length + secret.length)
-    salted.set(salt)
-    salted.set(secret, salt.length)
-    try {
-      return toHex(new Uint8Array(await subtle.digest("SHA-256", salted)))
-    } finally {
-      salted.fill(0)
-    }
-  }
-  const importHmacKey = async (secret: Redacted.Redacted<string>): Promise<HmacKey> => {
-    const bytes = encoder.encode(Redacted.value(secret))
-    try {
-      const cacheKey = await cacheKeyOf(bytes)
-      const cached = keys.get(cacheKey)
-      if (cached !== undefined) {
-        // Most recently used last: the first entry is the one to drop.
-        keys.delete(cacheKey)
-        keys.set(cacheKey, cached)
-        return cached
-      }
-      const handle = await subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
-      const key: HmacKey = { _tag: "HmacKey", handle }
-      keys.set(cacheKey, key)
-      if (keys.size > webCryptoKeyCacheSize) keys.delete(keys.keys().next().value!)
-      return key
-    } finally {
-      bytes.fill(0)
-    }
-  }
-  return {
-    importHmacKey: (secret) => Effect.promise(() => importHmacKey(secret)),
-    hmacSha256Hex: (key, parts) =>
-      Effect.promise(() => subtle.sign("HMAC", key.handle as WebCryptoKey, concat(parts))).pipe(
-        Effect.map((buffer) => toHex(new Uint8Array(buffer)))
-      ),
-    verifyHmacSha256Hex: (key, parts, macHex) => {
-      const mac = macBytes(macHex)
-      return mac === undefined
-        ? Effect.succeed(false)
-        : Effect.promise(() => subtle.verify("HMAC", key.handle as WebCryptoKey, mac, concat(parts)))
-    },
-    sha256Hex: (data) =>
-      Effect.promise(() => subtle.digest("SHA-256", toBytes(data))).pipe(
-        Effect.map((buffer) => toHex(new Uint8Array(buffer)))
-      ),
-    randomBytes: (size) => Effect.sync(() => getRandomValues(new Uint8Array(size))),
-    unsafeRandomBytesSync: (size) => getRandomValues(new Uint8Array(size))
-  }
+export interface CryptoSyncService {
+  readonly hmacSha256Hex: (key: HmacKey, parts: ReadonlyArray<Part>) => string
+  readonly sha256Hex: (data: Part) => string
+  readonly randomBytes: (size: number) => Uint8Array
+  /** A random version 4 UUID (`node:crypto` keeps a pool of random bytes for it). */
+  readonly randomUuid: () => string
 }
 
-export const layerWebCrypto: Layer.Layer<Crypto> = Layer.sync(Crypto, () =>
-  makeWebCrypto(globalThis.crypto.subtle, (a) => globalThis.crypto.getRandomValues(a))
-)
+export class CryptoSync extends Context.Tag("@accord/core/CryptoSync")<CryptoSync, CryptoSyncService>() {}

@@ -9,26 +9,22 @@
  * that is stored: a rollup refused for its unit, or a duplicate or conflicting one, leaves the
  * meter as it was.
  *
- * `makeFromStores` composes the write from the storage ports in one `Transactor` transaction; a
- * storage adapter may provide a faster implementation of the same contract (the SQL one writes the
- * common batch in a single statement).
+ * Two contracts. `IngestWriter` is every writer's: `core/ingest/StoreWriter.ts` composes it from
+ * the storage ports in one transaction, and a storage adapter may provide a faster implementation
+ * (the SQL one writes the common batch in a single statement). `IngestWriterNow` is the same write
+ * in callback form, a separate capability that only a writer which can run a batch without a
+ * fiber provides (the SQL writer on PostgreSQL), always together with the `IngestWriter` it
+ * belongs to.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import { AccountProfileStore } from "./AccountProfileStore.ts"
+import type * as Option from "effect/Option"
+import type { AccountProfileStoreService, LoginActivity, ProfileFact } from "./AccountProfileStore.ts"
 import type { ApiKeyScope } from "./ApiKeyStore.ts"
-import { type AppendResult, EventStore, type StoredEvent } from "./EventStore.ts"
-import { FeatureGateStore, type FeatureGateStoreService } from "./FeatureGateStore.ts"
+import type { AppendResult, StoredEvent } from "./EventStore.ts"
 import type { StorageError } from "./StorageError.ts"
-import { Transactor } from "./Transactor.ts"
-import { UsageMeterStore } from "./UsageMeterStore.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
-import { featureAccessEventName, isAccessEvidence } from "../ingest/FeatureAccess.ts"
-import type { NormalizedBody, NormalizedEvent } from "../ingest/Normalize.ts"
-import { checkStableMeaning, type UsageMeter } from "../ingest/UsageRollup.ts"
 
 /**
  * One accepted event, ready to commit.
@@ -40,11 +36,15 @@ export interface Submission {
    * for its batch's commit, and whatever it holds lives that long (the rest of the prepared event,
    * its canonical payload text and the decoded fields, is garbage by then).
    */
-  readonly normalized: Pick<NormalizedEvent, "userUpdate" | "profileFacts" | "login">
+  readonly normalized: {
+    readonly userUpdate: Option.Option<Parameters<AccountProfileStoreService["upsertUser"]>[0]>
+    readonly profileFacts: ReadonlyArray<ProfileFact>
+    readonly login: Option.Option<LoginActivity>
+  }
   /** The scope of the key it was sent with (only server ingest keys unlock gates). */
   readonly keyScope: ApiKeyScope
   /** For a usage rollup: the meter it feeds and the unit it is sent in. */
-  readonly meter?: UsageMeter
+  readonly meter?: { readonly meterKey: string; readonly unit: string }
 }
 
 /**
@@ -56,14 +56,6 @@ export type WriteResult = AppendResult | { readonly _tag: "UnitChanged"; readonl
 export interface IngestWriterService {
   /** One result per submission, in order. */
   readonly write: (batch: ReadonlyArray<Submission>) => Effect.Effect<ReadonlyArray<WriteResult>, StorageError>
-  /**
-   * `write` in callback form, when the store can run a batch without a fiber: calls `done` once
-   * with the same results `write` answers. The group commit uses it when present (`Committer`).
-   */
-  readonly writeNow?: (
-    batch: ReadonlyArray<Submission>,
-    done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void
-  ) => void
 }
 
 export class IngestWriter extends Context.Tag("@accord/core/ingest/IngestWriter")<
@@ -71,134 +63,18 @@ export class IngestWriter extends Context.Tag("@accord/core/ingest/IngestWriter"
   IngestWriterService
 >() {}
 
-/**
- * Whether a submission needs more than the event row and its profile facts: a user update, a
- * meter's unit, a rollup bucket that may replace a stored row, or (for `entitlement_active`) the
- * gates it may unlock.
- */
-export const needsMoreThanFacts = (submission: Submission): boolean =>
-  submission.meter !== undefined ||
-  submission.stored.bucketKey !== undefined ||
-  Option.isSome(submission.normalized.userUpdate) ||
-  submission.stored.eventName === featureAccessEventName
+export interface IngestWriterNowService {
+  /**
+   * `IngestWriter.write` of the writer provided with it, in callback form: calls `done` once with
+   * the same results `write` answers. The group commit runs its batches with it (`Committer`).
+   */
+  readonly writeNow: (
+    batch: ReadonlyArray<Submission>,
+    done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void
+  ) => void
+}
 
-/**
- * Unlocks every checking gate of the event's account that the event is evidence for (spec
- * "States and transitions").
- */
-const unlockGates = (
-  gates: FeatureGateStoreService,
-  event: StoredEvent,
-  keyScope: ApiKeyScope
-): Effect.Effect<void, StorageError> =>
-  Effect.gen(function* () {
-    const body = event.body as NormalizedBody
-    if (body.event_name !== featureAccessEventName) return
-    for (const gate of yield* gates.checking(event.workspaceId, event.accountId)) {
-      if (isAccessEvidence(body, gate, { keyScope })) {
-        yield* gates.unlock({ workspaceId: gate.workspaceId, id: gate.id, at: event.receivedAt, eventId: event.id })
-      }
-    }
-  })
-
-const meterKeyOf = (workspaceId: string, meterKey: string) => workspaceId + "\u0000" + meterKey
-
-/**
- * The write composed from the storage ports, in one transaction: meter units are claimed first
- * (a refused rollup is not appended), then the events are appended, then the newly stored events'
- * facts, users and gates are written, and finally a unit claimed only by events that were not
- * stored is released again, and rollups of the batch refused only because of that claim are
- * written after all.
- */
-export const makeFromStores: Effect.Effect<
-  IngestWriterService,
-  never,
-  EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
-> = Effect.gen(function* () {
-  const events = yield* EventStore
-  const profiles = yield* AccountProfileStore
-  const gates = yield* FeatureGateStore
-  const meters = yield* UsageMeterStore
-  const transactor = yield* Transactor
-  const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
-    Effect.gen(function* () {
-      const results = new Array<WriteResult | undefined>(batch.length)
-      // Rollups refused only because an earlier rollup of this batch claimed their meter.
-      const refusedByBatchClaim: Array<{ readonly index: number; readonly key: string }> = []
-      // Units claimed by this batch: the unit, and whether some stored event uses it.
-      const claimed = new Map<
-        string,
-        { readonly workspaceId: string; readonly meterKey: string; readonly unit: string; used: boolean }
-      >()
-      for (let i = 0; i < batch.length; i++) {
-        const { meter, stored } = batch[i]!
-        if (meter === undefined) continue
-        const key = meterKeyOf(stored.workspaceId, meter.meterKey)
-        const mine = claimed.get(key)
-        const existing =
-          mine !== undefined
-            ? Option.some(mine.unit)
-            : yield* meters.claimUnit({
-                workspaceId: stored.workspaceId,
-                meterKey: meter.meterKey,
-                unit: meter.unit,
-                now: stored.receivedAt
-              })
-        if (mine === undefined && Option.isNone(existing)) {
-          claimed.set(key, { workspaceId: stored.workspaceId, meterKey: meter.meterKey, unit: meter.unit, used: false })
-        }
-        const issue = checkStableMeaning(existing, meter.unit)
-        if (Option.isSome(issue)) {
-          results[i] = { _tag: "UnitChanged", issue: issue.value }
-          if (mine !== undefined) refusedByBatchClaim.push({ index: i, key })
-        }
-      }
-      const appendable = batch.flatMap((_, i) => (results[i] === undefined ? [i] : []))
-      const appended = yield* events.append(appendable.map((i) => batch[i]!.stored))
-      appendable.forEach((i, j) => {
-        results[i] = appended[j]!
-      })
-      const newlyStored = batch.filter((_, i) => results[i]!._tag === "Stored")
-      yield* profiles.applyFactsBatch(
-        newlyStored
-          .filter((s) => s.normalized.profileFacts.length > 0)
-          .map((s) => ({
-            workspaceId: s.stored.workspaceId,
-            accountId: s.stored.accountId,
-            facts: s.normalized.profileFacts
-          }))
-      )
-      yield* profiles.recordLogins(newlyStored.flatMap((s) => Option.toArray(s.normalized.login)))
-      for (const { keyScope, meter, normalized, stored } of newlyStored) {
-        if (Option.isSome(normalized.userUpdate)) yield* profiles.upsertUser(normalized.userUpdate.value)
-        yield* unlockGates(gates, stored, keyScope)
-        if (meter !== undefined) {
-          const claim = claimed.get(meterKeyOf(stored.workspaceId, meter.meterKey))
-          if (claim !== undefined) claim.used = true
-        }
-      }
-      const released = new Set<string>()
-      for (const [key, claim] of claimed) {
-        if (claim.used) continue
-        yield* meters.releaseUnit({ workspaceId: claim.workspaceId, meterKey: claim.meterKey, unit: claim.unit })
-        released.add(key)
-      }
-      // A claim released again refused nothing after all: those rollups are written now (fewer
-      // submissions each time, so this ends).
-      const again = refusedByBatchClaim.filter(({ key }) => released.has(key)).map(({ index }) => index)
-      if (again.length > 0) {
-        const written = yield* write(again.map((i) => batch[i]!))
-        again.forEach((i, j) => {
-          results[i] = written[j]!
-        })
-      }
-      return results as ReadonlyArray<WriteResult>
-    })
-  return { write: (batch) => (batch.length === 0 ? Effect.succeed([]) : transactor.withTransaction(write(batch))) }
-})
-
-export const layerFromStores: Layer.Layer<
-  IngestWriter,
-  never,
-  EventStore | AccountProfileStore | FeatureGateStore | UsageMeterStore | Transactor
-> = Layer.effect(IngestWriter, makeFromStores)
+export class IngestWriterNow extends Context.Tag("@accord/core/ingest/IngestWriterNow")<
+  IngestWriterNow,
+  IngestWriterNowService
+>() {}

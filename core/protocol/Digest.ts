@@ -8,10 +8,9 @@ export const sha256Hex = (text: string): Effect.Effect<string, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => sha256HexWith(crypto, text))
 
 /**
- * SHA-256 with a `Crypto` already in hand, synchronously when the implementation can.
+ * SHA-256 with a `Crypto` already in hand.
  */
-export const sha256HexWith = (crypto: CryptoService, data: Part): Effect.Effect<string> =>
-  crypto.unsafeSha256HexSync === undefined ? crypto.sha256Hex(data) : Effect.succeed(crypto.unsafeSha256HexSync(data))
+export const sha256HexWith = (crypto: CryptoService, data: Part): Effect.Effect<string> => crypto.sha256Hex(data)
 
 /**
  * `connectedAccountReferenceHash`: SHA-256 of the JSON serialization of the provider account ID

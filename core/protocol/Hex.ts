@@ -13,11 +13,13 @@ export const toHex = (bytes: Uint8Array): string => {
 }
 
 /**
- * Compares two strings in time that depends only on their lengths (for MACs in hex).
+ * Whether `a` equals `b` from its character `bFrom` on (a MAC against a header's MAC after its
+ * `v1=`, without slicing it), compared in time that depends only on the lengths: the one
+ * constant-time comparison of MACs.
  */
-export const constantTimeEqual = (a: string, b: string): boolean => {
-  if (a.length !== b.length) return false
+export const constantTimeEqual = (a: string, b: string, bFrom = 0): boolean => {
+  if (a.length !== b.length - bFrom) return false
   let diff = 0
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i + bFrom)
   return diff === 0
 }

@@ -5,8 +5,9 @@
  * `pva_` + lowercase hex SHA-256 of `customer-action-idempotency-v1\n{workspaceId}\n{actionRequestId}`.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Crypto, type CryptoService } from "../ports/Crypto.ts"
+import { Crypto, type CryptoService, CryptoSync, type CryptoSyncService } from "../ports/Crypto.ts"
 
 export const deriveProviderIdempotencyKey = (
   workspaceId: string,
@@ -25,7 +26,7 @@ export const deriveProviderIdempotencyKeyWith = (
   Effect.map(crypto.sha256Hex(idempotencyKeyInput(workspaceId, actionRequestId)), (digest) => "pva_" + digest)
 
 /**
- * The same with a synchronous SHA-256 (`Crypto.unsafeSha256HexSync`), for a hot path.
+ * The same with a synchronous SHA-256 (`CryptoSync.sha256Hex`), for a hot path.
  */
 export const deriveProviderIdempotencyKeySync = (
   sha256HexSync: (data: string) => string,
@@ -66,7 +67,11 @@ export interface IdempotencyKeyCheck {
 export const checkIdempotencyKey = (
   options: IdempotencyKeyCheck
 ): Effect.Effect<string, IdempotencyKeyMismatch, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) => checkIdempotencyKeyWith(crypto, options))
+  Effect.flatMap(Crypto, (crypto) =>
+    Effect.flatMap(Effect.serviceOption(CryptoSync), (sync) =>
+      checkIdempotencyKeyWith(crypto, Option.getOrUndefined(sync), options)
+    )
+  )
 
 /** The header against the body, checked before anything is hashed. */
 const headerMismatch = ({ body, header }: IdempotencyKeyCheck): IdempotencyKeyMismatch | undefined =>
@@ -92,11 +97,10 @@ const toEffect = (checked: string | IdempotencyKeyMismatch): Effect.Effect<strin
  */
 export const checkIdempotencyKeyWith = (
   crypto: CryptoService,
+  sync: CryptoSyncService | undefined,
   options: IdempotencyKeyCheck
 ): Effect.Effect<string, IdempotencyKeyMismatch> => {
-  const sha256HexSync = crypto.unsafeSha256HexSync
-  if (sha256HexSync !== undefined)
-    return Effect.suspend(() => toEffect(checkIdempotencyKeySync(sha256HexSync, options)))
+  if (sync !== undefined) return Effect.suspend(() => toEffect(checkIdempotencyKeySync(sync.sha256Hex, options)))
   return Effect.suspend(() => {
     const mismatch = headerMismatch(options)
     if (mismatch !== undefined) return Effect.fail(mismatch)

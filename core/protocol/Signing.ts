@@ -14,8 +14,9 @@
  * The body is the exact bytes sent: a sender serializes once, signs those bytes, sends those bytes.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import { Crypto, type CryptoService, type HmacKey } from "../ports/Crypto.ts"
+import { Crypto, type CryptoService, CryptoSync, type HmacKey } from "../ports/Crypto.ts"
 import { formatTimestamp } from "./Timestamp.ts"
 
 /**
@@ -156,9 +157,8 @@ export interface Signer {
     readonly nonce?: string
   }) => Effect.Effect<SignedHeaders>
   /**
-   * `freshNonce` and `sign` as plain calls, when the `Crypto` has a synchronous HMAC and random
-   * source (`node:crypto`, and WebCrypto's random source with a synchronous HMAC): a hot path signs
-   * with no effect step.
+   * `freshNonce` and `sign` as plain calls, when `CryptoSync` is provided (`node:crypto`): a hot
+   * path signs with no effect step.
    */
   readonly unsafeSync?: {
     readonly freshNonce: () => string
@@ -167,8 +167,8 @@ export interface Signer {
 }
 
 export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
-  Effect.all([Crypto, Effect.clock]),
-  ([crypto, clock]) => {
+  Effect.all([Crypto, Effect.clock, Effect.serviceOption(CryptoSync)]),
+  ([crypto, clock, cryptoSync]) => {
     const freshNonce = nonceFrom(crypto)
     const headers = (timestamp: string, nonce: string, mac: string): SignedHeaders => ({
       "content-type": "application/json",
@@ -186,15 +186,8 @@ export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
         parts: [signingPrefix(options.purpose, timestamp, nonce), options.body]
       }
     }
-    const hmacSync = crypto.unsafeHmacSha256HexSync
-    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
-      const { key, parts, timestamp } = signing(options, nonce)
-      return hmacSync !== undefined
-        ? Effect.succeed(headers(timestamp, nonce, hmacSync(key, parts)))
-        : Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
-    }
-    const randomSync = crypto.unsafeRandomBytesSync
-    if (hmacSync !== undefined && randomSync !== undefined) {
+    if (Option.isSome(cryptoSync)) {
+      const { hmacSha256Hex: hmacSync, randomBytes: randomSync } = cryptoSync.value
       const freshNonceSync = () => base64url(randomSync(nonceBytes))
       const signSync = (options: Parameters<Signer["sign"]>[0]): SignedHeaders => {
         const nonce = options.nonce ?? freshNonceSync()
@@ -206,6 +199,10 @@ export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
         sign: (options) => Effect.sync(() => signSync(options)),
         unsafeSync: { freshNonce: freshNonceSync, sign: signSync }
       }
+    }
+    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
+      const { key, parts, timestamp } = signing(options, nonce)
+      return Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
     }
     return {
       freshNonce,

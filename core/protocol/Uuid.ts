@@ -5,7 +5,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Crypto, type CryptoService } from "../ports/Crypto.ts"
+import * as Option from "effect/Option"
+import { Crypto, type CryptoService, CryptoSync, type CryptoSyncService } from "../ports/Crypto.ts"
 import { toHex } from "./Hex.ts"
 
 /**
@@ -21,16 +22,16 @@ export const isUuid: (value: unknown) => value is string = Schema.is(Uuid)
 /**
  * A random version 4 UUID from the `Crypto` port (key ids).
  */
-export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(Crypto, (crypto) =>
-  randomUuidWith(crypto)
+export const randomUuid: Effect.Effect<string, never, Crypto> = Effect.flatMap(
+  Effect.serviceOption(CryptoSync),
+  (sync) => (Option.isSome(sync) ? Effect.sync(sync.value.randomUuid) : Effect.flatMap(Crypto, randomUuidWith))
 )
 
 /**
- * A random version 4 UUID with a `Crypto` already in hand: the implementation's native generator
- * when it has one, else 16 random bytes with the version and variant bits set.
+ * A random version 4 UUID with a `Crypto` already in hand: 16 random bytes with the version and
+ * variant bits set (`CryptoSync.randomUuid` is the native generator, where there is one).
  */
 export const randomUuidWith = (crypto: CryptoService): Effect.Effect<string> =>
-  crypto.randomUuid ??
   Effect.map(crypto.randomBytes(16), (bytes) => {
     bytes[6] = (bytes[6]! & 0x0f) | 0x40
     bytes[8] = (bytes[8]! & 0x3f) | 0x80
@@ -73,31 +74,26 @@ export const uuidV7 = (unixMillis: number, random: Uint8Array): string => {
 const noRandomBits = new Uint8Array(10)
 
 /**
- * Fresh version 7 UUIDs (see `uuidV7`) of a given time, with the `Crypto` port's randomness, made
- * synchronously where the port can (`node:crypto`, WebCrypto); else `undefined` (use
- * `timeOrderedUuidWith`).
+ * Fresh version 7 UUIDs (see `uuidV7`) of a given time, made synchronously with `CryptoSync` (where
+ * there is none, use `timeOrderedUuidWith`).
  *
- * With the port's synchronous version 4 generator (`node:crypto`'s pooled `randomUUID`), a UUID is
- * the time's part (`tttttttt-tttt-7`, kept while the millisecond lasts) followed by the last 21
- * characters of a fresh version 4 UUID: exactly the 74 random bits and the variant a version 7
- * UUID has there. Measured about a third of the cost of drawing 10 bytes and formatting 16.
+ * A UUID is the time's part (`tttttttt-tttt-7`, kept while the millisecond lasts) followed by the
+ * last 21 characters of a fresh version 4 UUID (`node:crypto`'s pooled `randomUUID`): exactly the
+ * 74 random bits and the variant a version 7 UUID has there. Measured about a third of the cost of
+ * drawing 10 bytes and formatting 16.
  */
-export const timeOrderedUuidSync = (crypto: CryptoService): ((unixMillis: number) => string) | undefined => {
-  const v4Sync = crypto.unsafeRandomUuidSync
-  if (v4Sync !== undefined) {
-    let millis = Number.NaN
-    let timePart = ""
-    return (unixMillis) => {
-      if (unixMillis !== millis) {
-        // The time's part as `uuidV7` writes it (which also checks the time).
-        timePart = uuidV7(unixMillis, noRandomBits).slice(0, 15)
-        millis = unixMillis
-      }
-      return timePart + v4Sync().slice(15)
+export const timeOrderedUuidSync = (sync: CryptoSyncService): ((unixMillis: number) => string) => {
+  const v4Sync = sync.randomUuid
+  let millis = Number.NaN
+  let timePart = ""
+  return (unixMillis) => {
+    if (unixMillis !== millis) {
+      // The time's part as `uuidV7` writes it (which also checks the time).
+      timePart = uuidV7(unixMillis, noRandomBits).slice(0, 15)
+      millis = unixMillis
     }
+    return timePart + v4Sync().slice(15)
   }
-  const randomSync = crypto.unsafeRandomBytesSync
-  return randomSync === undefined ? undefined : (unixMillis) => uuidV7(unixMillis, randomSync(10))
 }
 
 /**

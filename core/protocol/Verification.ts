@@ -14,12 +14,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Crypto, type HmacKey, type Part } from "../ports/Crypto.ts"
+import { Crypto, CryptoSync, type HmacKey, type Part } from "../ports/Crypto.ts"
 import { constantTimeEqual } from "./Hex.ts"
 import * as FastDecode from "./FastDecode.ts"
 import { exactParseOptions } from "./messages/Common.ts"
-import { type NonceClaim, NonceStore, nonceRetentionMillis } from "../ports/NonceStore.ts"
+import { type NonceClaim, NonceStore, NonceStoreSync, nonceRetentionMillis } from "../ports/NonceStore.ts"
 import { headerNames, type Purpose, secretFor, type SigningKeys, signingPrefix } from "./Signing.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { FieldIssue, type MalformedBody, parseJsonBytes, toFieldIssues } from "./Json.ts"
@@ -201,8 +202,8 @@ export interface Verifier {
   ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }, SignatureError | StorageError>
   /**
    * `verify` as one synchronous call, for a verifier whose `Crypto` and `NonceStore` are both
-   * synchronous (`node:crypto` and the memory store); `undefined` otherwise. The same checks in the
-   * same order, and the nonce is recorded the same way: the failure is returned, not thrown.
+   * synchronous (`node:crypto` and the memory store); `undefined` otherwise. It runs the one list
+   * of checks `verify` runs, without a fiber: the failure is returned, not thrown.
    */
   readonly verifySync: ((input: VerifyInput) => VerifiedHeaders | SignatureError) | undefined
   /**
@@ -224,219 +225,218 @@ export interface Verifier {
   ) => Effect.Effect<{ readonly headers: VerifiedHeaders; readonly body: A }, VerificationError | StorageError>
 }
 
-const mismatch = (mac: string): InvalidSignature =>
-  new InvalidSignature({ reason: signaturePattern.test("v1=" + mac) ? "mismatch" : "malformed" })
+/** A signature that did not match: `mismatch` when it has the right form, else `malformed`. */
+const mismatch = (signature: string): InvalidSignature =>
+  new InvalidSignature({ reason: signaturePattern.test(signature) ? "mismatch" : "malformed" })
 
+/** What the header checks proved, and the signature header the MAC step compares against. */
 interface Checked {
   readonly timestamp: string
   readonly timestampMillis: number
   readonly nonce: string
-  readonly mac: string
-}
-
-/** Header checks up to the HMAC; returns the failure, or what the HMAC step needs. */
-export const checkHeaders = (headers: HeaderSource, now: number): SignatureError | Checked => {
-  if (readHeader(headers, headerNames.version) !== "1") return new UnsupportedVersion()
-  const timestamp = readHeader(headers, headerNames.timestamp)
-  const timestampMillis = timestamp === undefined ? undefined : parseTimestamp(timestamp)
-  if (timestamp === undefined || timestampMillis === undefined) return new InvalidTimestamp()
-  if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
-  if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
-  const nonce = readHeader(headers, headerNames.nonce)
-  if (nonce === undefined || !isNonce(nonce)) return new InvalidNonce()
-  const signature = readHeader(headers, headerNames.signature)
-  if (signature === undefined) return new InvalidSignature({ reason: "missing" })
-  // The full `v1=` + lowercase hex pattern is checked only when the MAC does not match (see
-  // `mismatch`): a match with our own lowercase hex already proves the form.
-  if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
-  return { timestamp, timestampMillis, nonce, mac: signature.slice(3) }
-}
-
-/** `mac` (64 characters) against the header's `v1=` + MAC, in place, in time that depends only on lengths. */
-const macMatches = (mac: string, signature: string): boolean => {
-  if (mac.length !== 64) return false
-  let diff = 0
-  for (let i = 0; i < 64; i++) diff |= mac.charCodeAt(i) ^ signature.charCodeAt(i + 3)
-  return diff === 0
+  /** `v1=` and 64 characters; the full pattern is checked only when the MAC does not match. */
+  readonly signature: string
 }
 
 /**
- * The whole of `verify` as one synchronous function, for a synchronous HMAC and nonce store: the
- * checks of `checkHeaders` (the same order, the same errors), the HMAC and the nonce claim, reading
- * each header once and allocating nothing but the signing prefix, the MAC and the result.
+ * The header checks, in the spec's order (version, timestamp, freshness, nonce, signature form):
+ * the failure, or what the MAC step needs. Reads each header once.
  */
-const makeVerifySync =
-  (
-    hmacSync: (key: HmacKey, parts: ReadonlyArray<Part>) => string,
-    claimSync: (claim: NonceClaim) => boolean,
-    currentTimeMillis: () => number
-  ) =>
-  (input: VerifyInput): VerifiedHeaders | SignatureError => {
-    const now = currentTimeMillis()
-    const headers = input.headers
-    let version: unknown
-    let timestamp: unknown
-    let nonce: unknown
-    let signature: unknown
-    if (typeof headers.get === "function") {
-      const source = headers as { readonly get: (name: string) => string | null | undefined }
-      version = source.get(headerNames.version)
-      timestamp = source.get(headerNames.timestamp)
-      nonce = source.get(headerNames.nonce)
-      signature = source.get(headerNames.signature)
-    } else {
-      const source = headers as { readonly [name: string]: string | ReadonlyArray<string> | undefined }
-      version = source[headerNames.version]
-      timestamp = source[headerNames.timestamp]
-      nonce = source[headerNames.nonce]
-      signature = source[headerNames.signature]
-    }
-    if (version !== "1") return new UnsupportedVersion()
-    if (typeof timestamp !== "string") return new InvalidTimestamp()
-    const timestampMillis = parseTimestamp(timestamp)
-    if (timestampMillis === undefined) return new InvalidTimestamp()
-    if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
-    if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
-    if (typeof nonce !== "string" || !isNonce(nonce)) return new InvalidNonce()
-    if (typeof signature !== "string") return new InvalidSignature({ reason: "missing" })
-    if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
-    const key = input.keys[secretFor(input.purpose)]
-    if (!macMatches(hmacSync(key, [signingPrefix(input.purpose, timestamp, nonce), input.body]), signature)) {
-      return mismatch(signature.slice(3))
-    }
-    if (!claimSync({ scope: input.nonceScope, nonce, now, expiresAt: now + nonceRetentionMillis }))
-      return new ReplayedNonce()
-    return { timestamp, timestampMillis, nonce }
+export const checkHeaders = (headers: HeaderSource, now: number): SignatureError | Checked => {
+  let version: unknown
+  let timestamp: unknown
+  let nonce: unknown
+  let signature: unknown
+  if (typeof headers.get === "function") {
+    const source = headers as { readonly get: (name: string) => string | null | undefined }
+    version = source.get(headerNames.version)
+    timestamp = source.get(headerNames.timestamp)
+    nonce = source.get(headerNames.nonce)
+    signature = source.get(headerNames.signature)
+  } else {
+    const source = headers as { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+    version = source[headerNames.version]
+    timestamp = source[headerNames.timestamp]
+    nonce = source[headerNames.nonce]
+    signature = source[headerNames.signature]
   }
+  if (version !== "1") return new UnsupportedVersion()
+  if (typeof timestamp !== "string") return new InvalidTimestamp()
+  const timestampMillis = parseTimestamp(timestamp)
+  if (timestampMillis === undefined) return new InvalidTimestamp()
+  if (now - timestampMillis > maxSkewMillis) return new StaleTimestamp({ skewMillis: now - timestampMillis })
+  if (timestampMillis - now > maxSkewMillis) return new FutureTimestamp({ skewMillis: timestampMillis - now })
+  if (typeof nonce !== "string" || !isNonce(nonce)) return new InvalidNonce()
+  if (typeof signature !== "string") return new InvalidSignature({ reason: "missing" })
+  // The full `v1=` + lowercase hex pattern is checked only when the MAC does not match (see
+  // `mismatch`): a match with our own lowercase hex already proves the form.
+  if (signature.length !== 67 || !signature.startsWith("v1=")) return new InvalidSignature({ reason: "malformed" })
+  return { timestamp, timestampMillis, nonce, signature }
+}
+
+/**
+ * The two steps of a verification that need a service, and what a match answers. Each step answers
+ * at once (a synchronous HMAC, a memory store) or with an effect: `runChecks` goes on in the same
+ * call after an answer and suspends only on an effect, so one list of checks serves the
+ * synchronous and the effectful verifier alike.
+ */
+interface Steps<A> {
+  /** Whether `signature` (`v1=` and 64 characters) carries the HMAC of `parts` under `key`. */
+  readonly macMatches: (key: HmacKey, parts: ReadonlyArray<Part>, signature: string) => boolean | Effect.Effect<boolean>
+  /** Records the nonce, `true` when it was fresh; `undefined` leaves the claim to the caller. */
+  readonly claim: ((claim: NonceClaim) => boolean | Effect.Effect<boolean, StorageError>) | undefined
+  readonly found: (headers: VerifiedHeaders, keyIndex: number, claim: NonceClaim) => A
+}
+
+/** The rest of a verification after a step answered with an effect. */
+class Suspended<A> {
+  constructor(readonly effect: Effect.Effect<A, SignatureError | StorageError>) {}
+}
+
+type Outcome<A> = A | SignatureError | Suspended<A>
+
+const isFailure = (outcome: unknown): outcome is SignatureError =>
+  typeof outcome === "object" && outcome !== null && "_tag" in outcome
+
+const toEffect = <A>(outcome: Outcome<A>): Effect.Effect<A, SignatureError | StorageError> =>
+  outcome instanceof Suspended ? outcome.effect : isFailure(outcome) ? Effect.fail(outcome) : Effect.succeed(outcome)
+
+/**
+ * The one ordered list of checks of a verification: the headers (`checkHeaders`), then the HMAC of
+ * each candidate pair in turn, then the nonce claim for the first match. Nothing of the body but
+ * its bytes is read.
+ */
+const runChecks = <A>(input: VerifyInput | VerifyAnyInput, now: number, steps: Steps<A>): Outcome<A> => {
+  const checked = checkHeaders(input.headers, now)
+  if ("_tag" in checked) return checked
+  const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
+  return macFrom(input, now, steps, checked, parts, 0)
+}
+
+/** The HMAC check of the candidates from `keyIndex` on; the first match goes on to the claim. */
+const macFrom = <A>(
+  input: VerifyInput | VerifyAnyInput,
+  now: number,
+  steps: Steps<A>,
+  checked: Checked,
+  parts: ReadonlyArray<Part>,
+  keyIndex: number
+): Outcome<A> => {
+  const candidates = input.keys
+  const secret = secretFor(input.purpose)
+  for (let i = keyIndex; ; i++) {
+    const keys: SigningKeys | undefined = Array.isArray(candidates)
+      ? (candidates as ReadonlyArray<SigningKeys>)[i]
+      : i === 0
+        ? (candidates as SigningKeys)
+        : undefined
+    if (keys === undefined) return mismatch(checked.signature)
+    const match = steps.macMatches(keys[secret], parts, checked.signature)
+    if (match === true) return claimFor(input, now, steps, checked, i)
+    if (match !== false) {
+      return new Suspended(
+        Effect.flatMap(match, (matched) =>
+          toEffect(
+            matched ? claimFor(input, now, steps, checked, i) : macFrom(input, now, steps, checked, parts, i + 1)
+          )
+        )
+      )
+    }
+  }
+}
+
+/** The nonce claim of a matched message (the last check), then what a match answers. */
+const claimFor = <A>(
+  input: VerifyInput | VerifyAnyInput,
+  now: number,
+  steps: Steps<A>,
+  checked: Checked,
+  keyIndex: number
+): Outcome<A> => {
+  const claim: NonceClaim = {
+    scope: input.nonceScope,
+    nonce: checked.nonce,
+    now,
+    expiresAt: now + nonceRetentionMillis
+  }
+  const headers: VerifiedHeaders = {
+    timestamp: checked.timestamp,
+    timestampMillis: checked.timestampMillis,
+    nonce: checked.nonce
+  }
+  if (steps.claim === undefined) return steps.found(headers, keyIndex, claim)
+  const fresh = steps.claim(claim)
+  if (fresh === true) return steps.found(headers, keyIndex, claim)
+  if (fresh === false) return new ReplayedNonce()
+  return new Suspended(
+    Effect.flatMap(fresh, (isFresh) =>
+      isFresh ? Effect.succeed(steps.found(headers, keyIndex, claim)) : Effect.fail(new ReplayedNonce())
+    )
+  )
+}
 
 export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> = Effect.map(
-  Effect.all([Crypto, NonceStore, Effect.clock]),
-  ([crypto, store, clock]) => {
-    const hmacSync = crypto.unsafeHmacSha256HexSync
-    const claimSync = store.unsafeClaimSync
-    const verified = (checked: Checked): VerifiedHeaders => ({
-      timestamp: checked.timestamp,
-      timestampMillis: checked.timestampMillis,
-      nonce: checked.nonce
-    })
-    const nonceClaim = (input: Pick<VerifyInput, "nonceScope">, checked: Checked, now: number): NonceClaim => ({
-      scope: input.nonceScope,
-      nonce: checked.nonce,
-      now,
-      expiresAt: now + nonceRetentionMillis
-    })
-    const claim = (
-      input: Pick<VerifyInput, "nonceScope">,
-      checked: Checked,
-      now: number
-    ): Effect.Effect<VerifiedHeaders, ReplayedNonce | StorageError> =>
-      claimSync !== undefined
-        ? claimSync(nonceClaim(input, checked, now))
-          ? Effect.succeed(verified(checked))
-          : Effect.fail(new ReplayedNonce())
-        : Effect.flatMap(store.claim(nonceClaim(input, checked, now)), (fresh) =>
-            fresh ? Effect.succeed(verified(checked)) : Effect.fail(new ReplayedNonce())
-          )
-    /** The asynchronous HMAC check: the layer's own verify when it has one, else compute and compare. */
-    const verifyMac = crypto.verifyHmacSha256Hex
-    const matches = (key: HmacKey, parts: ReadonlyArray<Part>, mac: string): Effect.Effect<boolean> =>
-      verifyMac !== undefined
-        ? verifyMac(key, parts, mac)
-        : Effect.map(crypto.hmacSha256Hex(key, parts), (expected) => constantTimeEqual(expected, mac))
-    /** The header checks, then the HMAC with each candidate in turn; `found` takes the match (and claims the nonce, or not). */
-    const verifyWith = <A, E>(
+  Effect.all([
+    Crypto,
+    NonceStore,
+    Effect.clock,
+    Effect.serviceOption(CryptoSync),
+    Effect.serviceOption(NonceStoreSync)
+  ]),
+  ([crypto, store, clock, cryptoSync, storeSync]) => {
+    const hmacSync = Option.isSome(cryptoSync) ? cryptoSync.value.hmacSha256Hex : undefined
+    const claimSync = Option.isSome(storeSync) ? storeSync.value.claim : undefined
+    const macMatches: Steps<unknown>["macMatches"] =
+      hmacSync !== undefined
+        ? (key, parts, signature) => constantTimeEqual(hmacSync(key, parts), signature, 3)
+        : (key, parts, signature) => crypto.verifyHmacSha256Hex(key, parts, signature.slice(3))
+    const claim: Steps<unknown>["claim"] = claimSync ?? ((nonce) => store.claim(nonce))
+    const one: Steps<VerifiedHeaders> = { macMatches, claim, found: (headers) => headers }
+    const any: Steps<{ readonly headers: VerifiedHeaders; readonly keyIndex: number }> = {
+      macMatches,
+      claim,
+      found: (headers, keyIndex) => ({ headers, keyIndex })
+    }
+    const unclaimed: Steps<{
+      readonly headers: VerifiedHeaders
+      readonly keyIndex: number
+      readonly nonce: NonceClaim
+    }> = { macMatches, claim: undefined, found: (headers, keyIndex, nonce) => ({ headers, keyIndex, nonce }) }
+    const run = <A>(
       input: VerifyInput | VerifyAnyInput,
-      candidates: ReadonlyArray<SigningKeys>,
-      found: (checked: Checked, now: number, keyIndex: number) => Effect.Effect<A, E>
-    ): Effect.Effect<A, SignatureError | E> =>
-      Effect.suspend(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        const checked = checkHeaders(input.headers, now)
-        if ("_tag" in checked) return Effect.fail(checked)
-        const secret = secretFor(input.purpose)
-        const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
-        const attempt = (keyIndex: number): Effect.Effect<A, SignatureError | E> => {
-          const keys = candidates[keyIndex]
-          if (keys === undefined) return Effect.fail(mismatch(checked.mac))
-          if (hmacSync !== undefined) {
-            return constantTimeEqual(hmacSync(keys[secret], parts), checked.mac)
-              ? found(checked, now, keyIndex)
-              : attempt(keyIndex + 1)
-          }
-          return Effect.flatMap(matches(keys[secret], parts, checked.mac), (match) =>
-            match ? found(checked, now, keyIndex) : attempt(keyIndex + 1)
-          )
-        }
-        return attempt(0)
-      })
-    // One pair, the common case on every hot path: the same steps as `verifyWith` without its
-    // candidate list and callbacks, which cost a measurable share of a verification.
-    const verifyAsync = (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
-      Effect.suspend(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        const checked = checkHeaders(input.headers, now)
-        if ("_tag" in checked) return Effect.fail(checked)
-        const key = input.keys[secretFor(input.purpose)]
-        const parts = [signingPrefix(input.purpose, checked.timestamp, checked.nonce), input.body]
-        if (hmacSync !== undefined) {
-          return constantTimeEqual(hmacSync(key, parts), checked.mac)
-            ? claim(input, checked, now)
-            : Effect.fail(mismatch(checked.mac))
-        }
-        return Effect.flatMap(
-          matches(key, parts, checked.mac),
-          (match): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
-            match ? claim(input, checked, now) : Effect.fail(mismatch(checked.mac))
-        )
-      })
-    const verifySync =
-      hmacSync !== undefined && claimSync !== undefined
-        ? makeVerifySync(hmacSync, claimSync, () => clock.unsafeCurrentTimeMillis())
-        : undefined
-    // With both synchronous, a verification is one synchronous call inside one effect.
-    const verify =
-      verifySync !== undefined
-        ? (input: VerifyInput): Effect.Effect<VerifiedHeaders, SignatureError | StorageError> =>
-            Effect.suspend(() => {
-              const result = verifySync(input)
-              return "_tag" in result ? Effect.fail(result) : Effect.succeed(result)
-            })
-        : verifyAsync
+      steps: Steps<A>
+    ): Effect.Effect<A, SignatureError | StorageError> =>
+      Effect.suspend(() => toEffect(runChecks(input, clock.unsafeCurrentTimeMillis(), steps)))
     return {
-      verify,
-      verifySync,
-      verifyAny: (input) =>
-        verifyWith(input, input.keys, (checked, now, keyIndex) =>
-          Effect.map(claim(input, checked, now), (headers) => ({ headers, keyIndex }))
-        ),
+      verify: (input) => run(input, one),
+      // With both steps synchronous no check suspends, so the list runs to its answer in this call.
+      verifySync:
+        hmacSync !== undefined && claimSync !== undefined
+          ? (input) => runChecks(input, clock.unsafeCurrentTimeMillis(), one) as VerifiedHeaders | SignatureError
+          : undefined,
+      verifyAny: (input) => run(input, any),
       verifyAnyUnclaimed: (input) =>
-        verifyWith(input, input.keys, (checked, now, keyIndex) =>
-          Effect.succeed({ headers: verified(checked), keyIndex, nonce: nonceClaim(input, checked, now) })
-        ),
-      verifyAndDecode:
-        verifySync !== undefined
-          ? // One effect step when the checks and the decode answer at once (the common case).
-            <A, I>(
-              schema: Schema.Schema<A, I, never>,
-              input: VerifyInput
-            ): Effect.Effect<
-              { readonly headers: VerifiedHeaders; readonly body: A },
-              VerificationError | StorageError
-            > =>
-              Effect.suspend(
-                (): Effect.Effect<
-                  { readonly headers: VerifiedHeaders; readonly body: A },
-                  VerificationError | StorageError
-                > => {
-                  const headers = verifySync(input)
-                  if ("_tag" in headers) return Effect.fail(headers)
-                  return decodeBodyThen(schema, input.body, undefined, (body) => ({ headers, body }))
-                }
+        run(input, unclaimed) as Effect.Effect<
+          { readonly headers: VerifiedHeaders; readonly keyIndex: number; readonly nonce: NonceClaim },
+          SignatureError
+        >,
+      // One effect step when the checks and the decode answer at once (the common case).
+      verifyAndDecode: <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
+        Effect.suspend(
+          (): Effect.Effect<
+            { readonly headers: VerifiedHeaders; readonly body: A },
+            VerificationError | StorageError
+          > => {
+            const outcome = runChecks(input, clock.unsafeCurrentTimeMillis(), one)
+            if (outcome instanceof Suspended) {
+              return Effect.flatMap(outcome.effect, (headers) =>
+                decodeBodyThen(schema, input.body, undefined, (body) => ({ headers, body }))
               )
-          : <A, I>(schema: Schema.Schema<A, I, never>, input: VerifyInput) =>
-              Effect.flatMap(verify(input), (headers) =>
-                Effect.map(decodeBodyNow(schema, input.body), (body) => ({ headers, body }))
-              )
+            }
+            if (isFailure(outcome)) return Effect.fail(outcome)
+            return decodeBodyThen(schema, input.body, undefined, (body) => ({ headers: outcome, body }))
+          }
+        )
     }
   }
 )

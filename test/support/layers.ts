@@ -3,9 +3,10 @@
  */
 import type * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../adapters/crypto/NodeCrypto.ts"
-import { type Crypto, layerWebCrypto } from "../../core/ports/Crypto.ts"
+import * as WebCrypto from "../../adapters/crypto/WebCrypto.ts"
+import type { Crypto } from "../../core/ports/Crypto.ts"
 
 export const cryptoLayers: ReadonlyArray<readonly [string, Layer.Layer<Crypto>]> = [
-  ["WebCrypto", layerWebCrypto],
+  ["WebCrypto", WebCrypto.layer],
   ["node:crypto", NodeCrypto.layer]
 ]

@@ -6,13 +6,13 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as MemoryStorage from "../../adapters/memory/Storage.ts"
-import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import * as SqlStorage from "../../adapters/sql/Storage.ts"
 import type { Revalidation } from "../../core/connector/Revalidation.ts"
 import type { ApprovalNotifier } from "../../core/ports/ApprovalNotifier.ts"
 import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import { layerOverStorage } from "../../runtimes/Services.ts"
+import { layerMigrated } from "./pgliteTemplate.ts"
 import { databaseUrl, layerFreshSchema, warnIfSkipped } from "./postgres.ts"
 
 /** A fixed test master key (32 bytes). */
@@ -49,8 +49,9 @@ export const storageVariants: ReadonlyArray<StorageVariant> = [
   {
     name: "pglite",
     available: true,
-    layer: onSql(() => PgliteClient.layer({})),
-    sqlLayer: onSql(() => PgliteClient.layer({}))
+    // A fresh database per store, loaded from the run's migrated archive (see pgliteTemplate.ts).
+    layer: onSql(layerMigrated),
+    sqlLayer: onSql(layerMigrated)
   },
   {
     name: "postgres",

@@ -23,7 +23,7 @@ import { identity } from "effect/Function"
 import * as Runtime from "effect/Runtime"
 import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { timeOrderedUuidSync, timeOrderedUuidWith } from "../../../core/protocol/Uuid.ts"
-import { Crypto } from "../../../core/ports/Crypto.ts"
+import { Crypto, CryptoSync } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
 import { IngestRate, type IngestRateService } from "../../../core/ingest/IngestRate.ts"
@@ -269,7 +269,8 @@ export const makeIngest = (options: IngestOptions): Effect.Effect<IngestPipeline
     const limit = options.rateLimitPerSecond
     // An event's row id is a version 7 UUID: time-ordered, so the events table's primary key takes
     // each new row at its right edge (docs/decisions.md, "Row ids are time-ordered").
-    const uuidAt = timeOrderedUuidSync(crypto)
+    const cryptoSync = yield* Effect.serviceOption(CryptoSync)
+    const uuidAt = cryptoSync._tag === "Some" ? timeOrderedUuidSync(cryptoSync.value) : undefined
     const uuidSync = uuidAt === undefined ? undefined : () => uuidAt(clock.unsafeCurrentTimeMillis())
     const uuid = Effect.suspend(() => timeOrderedUuidWith(crypto, clock.unsafeCurrentTimeMillis()))
     const rateLimited = (waitMillis: number) => ErrorMap.rateLimited(limit, waitMillis)

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Crypto } from "../../ports/Crypto.ts"
-import { makeMemory as makeMemoryNonceStore, NonceStore } from "../../ports/NonceStore.ts"
+import { usedNoncesContext } from "../../protocol/UsedNonces.ts"
 import type { SecretVault } from "../../ports/SecretVault.ts"
 import { makeSigner, type Signer } from "../../protocol/Signing.ts"
 import { makeVerifier, type Verifier } from "../../protocol/Verification.ts"
@@ -30,7 +30,7 @@ export const makeOutbound = (options: {
     // An answer must echo the fresh nonce of the one request it answers and arrives on the
     // connection this process opened for it, so no other process can ever be shown it: its nonce is
     // remembered in this process's memory, which costs no database write per request.
-    const verifier = yield* Effect.provideService(makeVerifier, NonceStore, makeMemoryNonceStore())
+    const verifier = yield* Effect.provide(makeVerifier, usedNoncesContext())
     const keysFor = yield* makeSigningKeyCache
     const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
     return { signer, verifier, keysFor, timeout }

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { ActionLedgerService, ActionRecord } from "../../ports/ActionLedger.ts"
-import type { CryptoService } from "../../ports/Crypto.ts"
+import type { CryptoService, CryptoSyncService } from "../../ports/Crypto.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { checkIdempotencyKeySync, checkIdempotencyKeyWith } from "../../protocol/Idempotency.ts"
 import { canonicalJson } from "../../protocol/Json.ts"
@@ -84,10 +84,12 @@ export const makeExecutionClaim = (options: {
   /** Payment actions: the intent and continuation (`Payments.ts`); without it they run like any other. */
   readonly payment?: PaymentClaim | undefined
   readonly crypto: CryptoService
+  /** The synchronous digest, where the `Crypto` has one (`node:crypto`). */
+  readonly cryptoSync: CryptoSyncService | undefined
   readonly ledger: ActionLedgerService
   readonly exchange: EndpointExchange
 }): ((input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>) => {
-  const { connectionId, crypto, ledger, workspaceId } = options
+  const { connectionId, crypto, cryptoSync, ledger, workspaceId } = options
   const { signed, verifyAndDecode } = options.exchange
 
   const acknowledge = (
@@ -137,9 +139,9 @@ export const makeExecutionClaim = (options: {
       }
       const keyInput = { header: readHeader(input.headers, headerNames.idempotencyKey), body: request }
       const keyMismatch =
-        crypto.unsafeSha256HexSync !== undefined
-          ? typeof checkIdempotencyKeySync(crypto.unsafeSha256HexSync, keyInput) !== "string"
-          : (yield* Effect.either(checkIdempotencyKeyWith(crypto, keyInput)))._tag === "Left"
+        cryptoSync !== undefined
+          ? typeof checkIdempotencyKeySync(cryptoSync.sha256Hex, keyInput) !== "string"
+          : (yield* Effect.either(checkIdempotencyKeyWith(crypto, undefined, keyInput)))._tag === "Left"
       if (keyMismatch) return errorResponse(401, { error: "idempotency_key_mismatch" })
 
       const verdict = options.precheck === undefined ? Option.none() : yield* options.precheck(request)

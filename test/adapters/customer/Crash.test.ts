@@ -18,14 +18,14 @@ import * as Database from "../../../adapters/sql/Database.ts"
 import * as SqlStorage from "../../../adapters/sql/Storage.ts"
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { importSigningKeys } from "../../../core/protocol/Signing.ts"
 import { verifyAndDecode } from "../../../core/protocol/Verification.ts"
 import { databaseUrl, inSchema, warnIfSkipped } from "../../support/postgres.ts"
 import { cipherLayer } from "../../support/storage.ts"
 import { executionBody, executionDelivery, secrets, spawnKit, startService } from "../../support/customer.ts"
 
-const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+const client = Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)
 
 const crashThenRetry = (args: ReadonlyArray<string>, storage: () => Layer.Layer<ActionLedger, unknown>) =>
   Effect.gen(function* () {

@@ -17,7 +17,7 @@ import {
   makeCustomerKit
 } from "../../../adapters/customer/Kit.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { importSigningKeys } from "../../../core/protocol/Signing.ts"
 import { cipherLayer } from "../../support/storage.ts"
 import {
@@ -179,7 +179,7 @@ describe("the kit with two revisions (secret rotation)", () => {
         assert.isTrue((yield* Effect.either(verifyCompletion(received, pair)))._tag === "Right")
         assert.isTrue((yield* Effect.either(verifyCompletion(received, other)))._tag === "Left")
       }
-    }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)))
+    }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)))
   )
 })
 
@@ -238,7 +238,7 @@ describe("the kit with revisions sharing their action signing secret", () => {
         // The first attempt used the claimed revision (4, newest to verify); the retry the other one.
         assert.isTrue(signedWith(service.received[0]!, Redacted.value(nextSecrets.completion)))
         assert.strictEqual(new Set(service.received.map((d) => new TextDecoder().decode(d.body))).size, 1)
-      }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)))
+      }).pipe(Effect.provide(Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)))
   )
 })
 

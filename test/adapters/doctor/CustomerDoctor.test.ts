@@ -16,7 +16,7 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { type CustomerKit, makeCustomerKit } from "../../../adapters/customer/Kit.ts"
 import { runDoctor } from "../../../adapters/doctor/CustomerDoctor.ts"
 import { HandshakeRequest } from "../../../core/protocol/messages/Handshake.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
 import { verifyAndDecode } from "../../../core/protocol/Verification.ts"
 import { secrets, storageLayer, workspaceId } from "../../support/customer.ts"
@@ -95,7 +95,7 @@ beforeAll(async () => {
     async (raw) => JSON.parse(Buffer.from(raw).toString()).workspaceId === workspaceId
   )
   // Verifies version, time, nonce and signature like the kit, then never compares the workspace.
-  const nonces = NonceStore.makeMemory()
+  const nonces = MemoryNonceStore.context()
   careless.skipsWorkspace = await ackEndpoint((raw, headers) =>
     Effect.runPromise(
       verifyAndDecode(HandshakeRequest, {
@@ -106,7 +106,7 @@ beforeAll(async () => {
         nonceScope: "careless"
       }).pipe(
         Effect.provide(NodeCrypto.layer),
-        Effect.provideService(NonceStore.NonceStore, nonces),
+        Effect.provide(nonces),
         Effect.match({ onFailure: () => false, onSuccess: () => true })
       )
     )

@@ -6,6 +6,11 @@ import { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } fr
 import { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../../core/connector/IntakeKey.ts"
 import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../core/ingest/Ingest.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
+import {
+  type RevalidationReason,
+  RevalidationFailed,
+  revalidationReasons
+} from "../../../core/connector/Revalidation.ts"
 import { MalformedBody } from "../../../core/protocol/Json.ts"
 import * as ErrorMap from "../../../adapters/http/ErrorMap.ts"
 import * as Problem from "../../../adapters/http/Problem.ts"
@@ -168,5 +173,36 @@ describe("ErrorMap.toProblem", () => {
       [noise.status, noise.code, noise.detail],
       [422, "not_revenue_relevant", "a click is UI noise"]
     )
+  })
+
+  it("a revalidation refusal: 422 when a reference resolves to nothing, 409 when the catalog, account, authority or frequency no longer allows the action", () => {
+    const expected: Record<RevalidationReason, 409 | 422> = {
+      catalog_not_published: 409,
+      published_version_unknown: 422,
+      published_version_not_current: 409,
+      decision_unknown: 422,
+      journey_mismatch: 422,
+      decision_expired: 409,
+      action_unknown: 422,
+      action_key_mismatch: 422,
+      operation_family_mismatch: 422,
+      transition_not_allowed: 422,
+      offer_unknown: 422,
+      offer_not_offered: 422,
+      action_version_changed: 409,
+      offer_version_changed: 409,
+      offer_price_changed: 409,
+      account_state_not_eligible: 409,
+      authority_revoked: 409,
+      frequency_exceeded: 409
+    }
+    for (const [reason, status] of Object.entries(expected) as Array<[RevalidationReason, 409 | 422]>) {
+      const answer = rendered(
+        ErrorMap.toProblem(
+          new RevalidationFailed({ reason, path: revalidationReasons[reason].path, detail: "no longer allowed" })
+        )
+      )
+      assert.deepStrictEqual([answer.status, (answer.body as { code: string }).code], [status, reason])
+    }
   })
 })

@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
 import * as fc from "fast-check"
 import { inRounds, makeBatcher, rounds } from "../../../adapters/sql/Batch.ts"
-import * as Database from "../../../adapters/sql/Database.ts"
+import { layerEmpty } from "../../support/pgliteTemplate.ts"
 import * as Batcher from "../../../core/ports/Batcher.ts"
 
 const keyLists = fc.array(fc.array(fc.constantFrom("a", "b", "c", "d", "e", "f"), { minLength: 1, maxLength: 3 }), {
@@ -81,7 +81,7 @@ describe("makeBatcher on a real database (PGlite)", () => {
       const sql = yield* SqlClient.SqlClient
       yield* sql`CREATE TABLE batch_items (id text PRIMARY KEY)`
       return yield* body(sql)
-    }).pipe(Effect.scoped, Effect.provide(Database.layerPglite()))
+    }).pipe(Effect.scoped, Effect.provide(layerEmpty()))
 
   it.effect("outside a transaction, callers arriving together share one statement", () =>
     withTable((sql) =>

@@ -11,13 +11,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Database from "../../../adapters/sql/Database.ts"
 import { DirectStatements } from "../../../adapters/sql/DirectStatements.ts"
 import * as SqlStorage from "../../../adapters/sql/Storage.ts"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { prepareEvent, withPayloadHash } from "../../../core/ingest/Ingest.ts"
 import { EventStore } from "../../../core/ports/EventStore.ts"
-import { IngestWriter, type Submission, type WriteResult } from "../../../core/ports/IngestWriter.ts"
+import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../../../core/ports/IngestWriter.ts"
 import { StorageError } from "../../../core/ports/StorageError.ts"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../../support/postgres.ts"
 import { cipherLayer, uid } from "../../support/storage.ts"
@@ -165,7 +166,7 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
           const spy = yield* Spy
           const writer = yield* IngestWriter
           const events = yield* EventStore
-          const writeNow = writer.writeNow
+          const writeNow = Option.getOrUndefined(yield* Effect.serviceOption(IngestWriterNow))?.writeNow
           assert.isDefined(writeNow, "the SQL writer on PostgreSQL has its callback form")
           const now = (batch: ReadonlyArray<Submission>) =>
             Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => writeNow!(batch, resume))

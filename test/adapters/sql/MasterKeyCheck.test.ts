@@ -4,18 +4,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Database from "../../../adapters/sql/Database.ts"
 import * as MasterKeyCheck from "../../../adapters/sql/MasterKeyCheck.ts"
 import * as Migrations from "../../../adapters/sql/Migrations.ts"
 import { migrations } from "../../../adapters/sql/schema/Migrations.ts"
 import { layerAesGcm } from "../../../core/protocol/Cipher.ts"
+import { layerEmpty } from "../../support/pgliteTemplate.ts"
 
 const key = (byte: number) => layerAesGcm(Redacted.make(new Uint8Array(32).fill(byte)))
 
 describe("MasterKeyCheck", () => {
   it.live("records at the first start, matches the same key, refuses another key; the record is not the key", () =>
     Effect.gen(function* () {
-      const database = yield* Layer.build(Layer.provideMerge(Migrations.layer(migrations), Database.layerPglite()))
+      const database = yield* Layer.build(Layer.provideMerge(Migrations.layer(migrations), layerEmpty()))
       const run = (byte: number) =>
         MasterKeyCheck.check.pipe(Effect.provide(key(byte)), Effect.provide(database), Effect.exit)
 

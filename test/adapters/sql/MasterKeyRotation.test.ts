@@ -11,7 +11,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Database from "../../../adapters/sql/Database.ts"
 import * as MasterKeyCheck from "../../../adapters/sql/MasterKeyCheck.ts"
 import * as MasterKeyRotation from "../../../adapters/sql/MasterKeyRotation.ts"
 import * as Migrations from "../../../adapters/sql/Migrations.ts"
@@ -19,6 +18,7 @@ import * as SecretTable from "../../../adapters/sql/SecretTable.ts"
 import { migrations } from "../../../adapters/sql/schema/Migrations.ts"
 import * as SecretVault from "../../../core/ports/SecretVault.ts"
 import { Cipher, type CipherService, makeAesGcm } from "../../../core/protocol/Cipher.ts"
+import { layerMigrated } from "../../support/pgliteTemplate.ts"
 import { databaseUrl, layerFreshSchema, warnIfSkipped } from "../../support/postgres.ts"
 
 const keyA = Redacted.make(new Uint8Array(32).fill(0xa1))
@@ -237,7 +237,8 @@ const suite = (name: string, database: () => Layer.Layer<SqlClient.SqlClient, Sq
   })
 }
 
-suite("PGlite", () => Database.layerPglite())
+// Migrated already: the seed's own `Migrations.run` finds nothing to apply.
+suite("PGlite", layerMigrated)
 
 warnIfSkipped("master-key rotation on PostgreSQL")
 if (databaseUrl !== undefined) suite("PostgreSQL", () => layerFreshSchema(databaseUrl!))

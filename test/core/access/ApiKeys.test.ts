@@ -8,7 +8,7 @@ import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as ApiKeyStore from "../../../core/ports/ApiKeyStore.ts"
 import * as MemoryApiKeyStore from "../../../adapters/memory/ApiKeyStore.ts"
-import * as Crypto from "../../../core/ports/Crypto.ts"
+import * as WebCrypto from "../../../adapters/crypto/WebCrypto.ts"
 import { bootstrapWorkspace, hashSecret, issue, mintSecret } from "../../../core/access/ApiKeys.ts"
 import { randomUuid } from "../../../core/protocol/Uuid.ts"
 
@@ -25,9 +25,9 @@ describe("ApiKeys", () => {
       const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
       assert.match(yield* randomUuid, uuidV4)
       // Built from random bytes where the Crypto implementation has no native generator.
-      const fromBytes = yield* Effect.provide(randomUuid, Crypto.layerWebCrypto)
+      const fromBytes = yield* Effect.provide(randomUuid, WebCrypto.layer)
       assert.match(fromBytes, uuidV4)
-      assert.notStrictEqual(fromBytes, yield* Effect.provide(randomUuid, Crypto.layerWebCrypto))
+      assert.notStrictEqual(fromBytes, yield* Effect.provide(randomUuid, WebCrypto.layer))
     }).pipe(Effect.provide(NodeCrypto.layer))
   )
 

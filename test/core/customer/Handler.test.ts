@@ -16,7 +16,8 @@ import {
 import { deriveProviderIdempotencyKey } from "../../../core/protocol/Idempotency.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../../core/protocol/messages/Handshake.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import type * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { Outbox } from "../../../core/ports/Outbox.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
 import { storageVariants } from "../../support/storage.ts"
@@ -553,7 +554,7 @@ describe("customer web handler", () => {
     const layer = storageLayer()
     const web = await makeWebHandler(layer, { workspaceId, secrets })
     try {
-      const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+      const client = Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)
       const { body, delivery, keys } = await Effect.runPromise(
         Effect.provide(
           Effect.gen(function* () {

@@ -19,7 +19,8 @@ import { ConnectorTransport } from "../../../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import * as Handler from "../../../core/customer/Handler.ts"
 import * as Worker from "../../../core/customer/Worker.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import type * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { Outbox } from "../../../core/ports/Outbox.ts"
 import { importSigningKeys } from "../../../core/protocol/Signing.ts"
 import { backoffDelay } from "../../../core/protocol/Backoff.ts"
@@ -39,7 +40,7 @@ import {
   wrongSecrets
 } from "../../support/customer.ts"
 
-const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+const client = Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)
 const runClient = <A, E>(effect: Effect.Effect<A, E, Crypto | NonceStore.NonceStore>) =>
   Effect.runPromise(Effect.provide(effect, client))
 

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { layerWebCrypto } from "../../../core/ports/Crypto.ts"
+import * as WebCrypto from "../../../adapters/crypto/WebCrypto.ts"
 import * as MemoryEventStore from "../../../adapters/memory/EventStore.ts"
 import {
   BatchNotAccepted,
@@ -231,6 +231,6 @@ describe("withPayloadHash", () => {
         results.map((result) => result._tag),
         ["Stored", "Duplicate", "Conflict"]
       )
-    }).pipe(Effect.provide(layerWebCrypto))
+    }).pipe(Effect.provide(WebCrypto.layer))
   )
 })

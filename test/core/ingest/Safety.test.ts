@@ -14,7 +14,6 @@ import {
   redactedKey,
   type SafetyIssue,
   screenEnvelope,
-  screenIdentifiers,
   screenProperties,
   hasCardNumber,
   hasIban,
@@ -304,7 +303,7 @@ describe("Safety", () => {
   describe("identifiers outside properties", () => {
     for (const [field, value, phrase] of unsafeIdentifiers) {
       it(`refuses ${field} = ${value.slice(0, 24)} at ${field} without echoing it`, () => {
-        const issues = screenIdentifiers({ [field]: value })
+        const issues = screenEnvelope({ [field]: value })
         assert.deepStrictEqual(
           issues.map((issue) => [issue.code, issue.path]),
           [["unsafe_property", field]]
@@ -327,12 +326,15 @@ describe("Safety", () => {
     ]
     for (const id of accepted) {
       it(`accepts the identifier ${id.slice(0, 40)} (random-looking or long ids are identifiers)`, () => {
-        assert.deepStrictEqual(screenIdentifiers({ account_id: id, user_id: id, event_id: id }), [])
+        assert.deepStrictEqual(screenEnvelope({ account_id: id, user_id: id, event_id: id }), [])
       })
     }
 
-    it("reads only strings, and only the three identifiers", () => {
-      assert.deepStrictEqual(screenIdentifiers({ account_id: 42, user_id: null, event_name: "ada@example.com" }), [])
+    it("reads only strings, and only the envelope's fields (properties are screened apart)", () => {
+      assert.deepStrictEqual(
+        screenEnvelope({ account_id: 42, user_id: null, properties: { note: "ada@example.com" } }),
+        []
+      )
     })
   })
 

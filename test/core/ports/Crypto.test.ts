@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
-import { makeWebCrypto, webCryptoKeyCacheSize } from "../../../core/ports/Crypto.ts"
+import * as WebCrypto from "../../../adapters/crypto/WebCrypto.ts"
 import { makeSigner } from "../../../core/protocol/Signing.ts"
 
 type Subtle = typeof globalThis.crypto.subtle
@@ -27,8 +27,11 @@ const countingSubtle = () => {
     sign: subtle.sign.bind(subtle),
     verify: subtle.verify.bind(subtle)
   } as unknown as Subtle
-  return { seen, crypto: makeWebCrypto(counting, (bytes) => globalThis.crypto.getRandomValues(bytes)) }
+  return { seen, crypto: WebCrypto.make(counting, (bytes) => globalThis.crypto.getRandomValues(bytes)) }
 }
+
+/** `node:crypto`'s synchronous operations (`CryptoSync`); they take keys any of its layers imported. */
+const nodeSync = NodeCrypto.makeSync()
 
 const secret = (i: number) => Redacted.make(`whsec_${i.toString().padStart(32, "0")}`)
 const message = [
@@ -47,7 +50,7 @@ describe("WebCrypto layer: imported keys", () => {
       const node = NodeCrypto.make()
       const expected = yield* node.hmacSha256Hex(yield* node.importHmacKey(secret(1)), message)
       assert.strictEqual(yield* crypto.hmacSha256Hex(again, message), expected)
-      assert.isTrue(yield* crypto.verifyHmacSha256Hex!(again, message, expected))
+      assert.isTrue(yield* crypto.verifyHmacSha256Hex(again, message, expected))
     })
   )
 
@@ -66,15 +69,15 @@ describe("WebCrypto layer: imported keys", () => {
     Effect.gen(function* () {
       const { crypto, seen } = countingSubtle()
       const first = yield* crypto.importHmacKey(secret(0))
-      for (let i = 1; i < webCryptoKeyCacheSize; i++) yield* crypto.importHmacKey(secret(i))
+      for (let i = 1; i < WebCrypto.keyCacheSize; i++) yield* crypto.importHmacKey(secret(i))
       // Using the first key again makes the second the least recently used.
       assert.strictEqual(yield* crypto.importHmacKey(secret(0)), first)
-      yield* crypto.importHmacKey(secret(webCryptoKeyCacheSize))
-      assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 1)
+      yield* crypto.importHmacKey(secret(WebCrypto.keyCacheSize))
+      assert.strictEqual(seen.imports, WebCrypto.keyCacheSize + 1)
       assert.strictEqual(yield* crypto.importHmacKey(secret(0)), first)
-      assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 1)
+      assert.strictEqual(seen.imports, WebCrypto.keyCacheSize + 1)
       yield* crypto.importHmacKey(secret(1))
-      assert.strictEqual(seen.imports, webCryptoKeyCacheSize + 2)
+      assert.strictEqual(seen.imports, WebCrypto.keyCacheSize + 2)
     })
   )
 
@@ -96,10 +99,10 @@ describe("WebCrypto layer: imported keys", () => {
       const key = yield* crypto.importHmacKey(secret(3))
       const mac = yield* crypto.hmacSha256Hex(key, message)
       const flipped = (mac[0] === "0" ? "1" : "0") + mac.slice(1)
-      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, flipped))
-      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.toUpperCase()))
-      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(2)))
-      assert.isFalse(yield* crypto.verifyHmacSha256Hex!(key, message, mac.slice(0, 62) + "zz"))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex(key, message, flipped))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex(key, message, mac.toUpperCase()))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex(key, message, mac.slice(2)))
+      assert.isFalse(yield* crypto.verifyHmacSha256Hex(key, message, mac.slice(0, 62) + "zz"))
     })
   )
 })
@@ -135,13 +138,13 @@ describe("node:crypto layer: random bytes", () => {
   )
 })
 
-describe("synchronous random bytes", () => {
-  for (const [name, crypto] of [
-    ["node:crypto", NodeCrypto.make()],
-    ["WebCrypto", countingSubtle().crypto]
+describe("random bytes", () => {
+  const webCrypto = countingSubtle().crypto
+  for (const [name, random] of [
+    ["node:crypto", NodeCrypto.makeSync().randomBytes],
+    ["WebCrypto", (size: number) => Effect.runSync(webCrypto.randomBytes(size))]
   ] as const) {
     it(`${name}: fresh bytes of the asked size, pooled or not`, () => {
-      const random = crypto.unsafeRandomBytesSync!
       const seen = new Set<string>()
       for (const size of [1, 13, 24, 24, NodeCrypto.pooledRandomMax, NodeCrypto.pooledRandomMax + 1]) {
         const bytes = random(size)
@@ -178,7 +181,7 @@ describe("node:crypto layer: SHA-256", () => {
         ]
         for (const input of inputs) {
           const expected = createHash("sha256").update(input).digest("hex")
-          assert.strictEqual(crypto.unsafeSha256HexSync!(input), expected)
+          assert.strictEqual(nodeSync.sha256Hex(input), expected)
           assert.strictEqual(yield* crypto.sha256Hex(input), expected)
         }
       })
@@ -218,7 +221,7 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
         const key = yield* crypto.importHmacKey(Redacted.make(text))
         for (const parts of messages) {
           const expected = reference(text, parts)
-          assert.strictEqual(crypto.unsafeHmacSha256HexSync!(key, parts), expected)
+          assert.strictEqual(nodeSync.hmacSha256Hex(key, parts), expected)
           assert.strictEqual(yield* crypto.hmacSha256Hex(key, parts), expected)
         }
       }
@@ -238,7 +241,7 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
     ([text, parts]) => {
       const crypto = NodeCrypto.make()
       const key = Effect.runSync(crypto.importHmacKey(Redacted.make(text)))
-      assert.strictEqual(crypto.unsafeHmacSha256HexSync!(key, parts), reference(text, parts))
+      assert.strictEqual(nodeSync.hmacSha256Hex(key, parts), reference(text, parts))
     },
     { fastCheck: { numRuns: 300 } }
   )
@@ -250,14 +253,8 @@ describe("node:crypto layer: HMAC from the key's padded blocks", () => {
       const two = yield* crypto.importHmacKey(secret(2))
       for (let size = 0; size < 20_000; size += 1_999) {
         const body = new Uint8Array(size).fill(size & 255)
-        assert.strictEqual(
-          crypto.unsafeHmacSha256HexSync!(one, ["p", body]),
-          reference(Redacted.value(secret(1)), ["p", body])
-        )
-        assert.strictEqual(
-          crypto.unsafeHmacSha256HexSync!(two, ["p", body]),
-          reference(Redacted.value(secret(2)), ["p", body])
-        )
+        assert.strictEqual(nodeSync.hmacSha256Hex(one, ["p", body]), reference(Redacted.value(secret(1)), ["p", body]))
+        assert.strictEqual(nodeSync.hmacSha256Hex(two, ["p", body]), reference(Redacted.value(secret(2)), ["p", body]))
       }
     })
   )

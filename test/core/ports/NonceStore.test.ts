@@ -1,24 +1,26 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as Context from "effect/Context"
+import { NonceStore, NonceStoreSync } from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { suite } from "./suites/NonceStore.ts"
 
-suite("memory", () => NonceStore.layerMemory)
+suite("memory", () => MemoryNonceStore.layer)
 
 describe("NonceStore memory layer", () => {
   it("offers the synchronous claim the verifier's fast path uses, consistent with claim", () => {
-    const store = NonceStore.makeMemory()
+    const context = MemoryNonceStore.context()
     const claim = { scope: "s", nonce: "nonce-0000000001", now: 0, expiresAt: 10 }
-    assert.isTrue(store.unsafeClaimSync!(claim))
-    assert.isFalse(Effect.runSync(store.claim(claim)))
+    assert.isTrue(Context.get(context, NonceStoreSync).claim(claim))
+    assert.isFalse(Effect.runSync(Context.get(context, NonceStore).claim(claim)))
   })
 
   it("forgets expired entries so memory stays bounded by the retention window", () => {
-    const store = NonceStore.makeMemory()
+    const store = MemoryNonceStore.make()
     for (let i = 0; i < 10_000; i++) {
       assert.isTrue(
-        store.unsafeClaimSync!({
+        store.claim({
           scope: "s",
           nonce: `nonce-${i.toString().padStart(12, "0")}`,
           now: i,
@@ -27,13 +29,12 @@ describe("NonceStore memory layer", () => {
       )
     }
     // Entries older than the window were swept; an old nonce is claimable again.
-    assert.isTrue(store.unsafeClaimSync!({ scope: "s", nonce: "nonce-000000000000", now: 20_000, expiresAt: 20_100 }))
+    assert.isTrue(store.claim({ scope: "s", nonce: "nonce-000000000000", now: 20_000, expiresAt: 20_100 }))
   })
 
   it("drops expired nonces before each claim: after the retention, every old nonce is claimable again, none before", () => {
-    const store = NonceStore.makeMemory()
-    const claim = (nonce: string, now: number) =>
-      store.unsafeClaimSync!({ scope: "s", nonce, now, expiresAt: now + 100 })
+    const store = MemoryNonceStore.make()
+    const claim = (nonce: string, now: number) => store.claim({ scope: "s", nonce, now, expiresAt: now + 100 })
     for (let i = 0; i < 5_000; i++) assert.isTrue(claim(`nonce-${i.toString().padStart(12, "0")}`, i))
     // At 5,050 the nonces claimed at 0..4,950 have expired, the later ones are held.
     assert.isTrue(claim("nonce-000000004950", 5_050))
@@ -45,9 +46,9 @@ describe("NonceStore memory layer", () => {
   })
 
   it("a clock that goes back: each nonce is held exactly until its own expiry", () => {
-    const store = NonceStore.makeMemory()
+    const store = MemoryNonceStore.make()
     const claim = (nonce: string, now: number, expiresAt = now + 100) =>
-      store.unsafeClaimSync!({ scope: "s", nonce, now, expiresAt })
+      store.claim({ scope: "s", nonce, now, expiresAt })
     assert.isTrue(claim("nonce-late-000001", 1_000))
     // The clock went back 500 ms: this claim expires before the one already held.
     assert.isTrue(claim("nonce-late-000002", 500))
@@ -75,7 +76,7 @@ describe("NonceStore memory layer", () => {
           { maxLength: 200 }
         ),
         (steps) => {
-          const store = NonceStore.makeMemory()
+          const store = MemoryNonceStore.make()
           const model = new Map<string, number>()
           let now = 1_000
           let latest = now
@@ -83,7 +84,7 @@ describe("NonceStore memory layer", () => {
             now += advance
             const key = scope + " " + nonce
             const held = model.get(key)
-            const claimed = store.unsafeClaimSync!({ scope, nonce, now, expiresAt: now + retention })
+            const claimed = store.claim({ scope, nonce, now, expiresAt: now + retention })
             if (held === undefined || held <= now) assert.isTrue(claimed, "free (never claimed, or expired)")
             else if (held > latest) assert.isFalse(claimed, "held, and never seen expired")
             if (claimed) model.set(key, now + retention)

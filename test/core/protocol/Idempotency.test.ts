@@ -73,7 +73,7 @@ for (const [name, layer] of cryptoLayers) {
 }
 
 describe("synchronous forms (node:crypto's SHA-256)", () => {
-  const sha256 = NodeCrypto.make().unsafeSha256HexSync!
+  const sha256 = NodeCrypto.makeSync().sha256Hex
 
   it.prop(
     "deriveProviderIdempotencyKeySync equals the effect form for any workspace and action request",

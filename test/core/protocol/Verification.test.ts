@@ -8,6 +8,7 @@ import * as TestClock from "effect/TestClock"
 import * as fc from "fast-check"
 import { ExactStruct } from "../../../core/protocol/messages/Common.ts"
 import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { encodeBody, importSigningKeys, type Purpose, purposes, sign } from "../../../core/protocol/Signing.ts"
 import {
   decodeBody,
@@ -53,7 +54,7 @@ const signed = (purpose: Purpose, body: Uint8Array) =>
 const Greeting = ExactStruct({ type: Schema.Literal("greeting"), n: Schema.Int })
 
 for (const [name, cryptoLayer] of cryptoLayers) {
-  const layer = Layer.merge(cryptoLayer, NonceStore.layerMemory)
+  const layer = Layer.merge(cryptoLayer, MemoryNonceStore.layer)
   const run = <A, E>(
     effect: Effect.Effect<A, E, NonceStore.NonceStore | import("../../../core/ports/Crypto.ts").Crypto>
   ) => Effect.provide(effect, layer)
@@ -392,21 +393,18 @@ for (const [name, cryptoLayer] of cryptoLayers) {
 }
 
 describe("verifySync (node:crypto and the memory nonce store)", () => {
-  const sync = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
-  // The same node:crypto HMAC offered only asynchronously: the verifier takes its general path.
+  const sync = Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)
+  // The same node:crypto HMAC without `CryptoSync`: the verifier's steps answer with effects.
   const general = Layer.merge(
-    Layer.sync(Crypto, () => {
-      const { unsafeHmacSha256HexSync: _, ...asynchronous } = NodeCrypto.make()
-      return asynchronous
-    }),
-    NonceStore.layerMemory
+    Layer.sync(Crypto, () => NodeCrypto.make()),
+    MemoryNonceStore.layer
   )
 
   it.effect("is offered only when both the HMAC and the nonce store are synchronous", () =>
     Effect.gen(function* () {
       assert.isFunction((yield* Effect.provide(makeVerifier, sync)).verifySync)
       assert.isUndefined((yield* Effect.provide(makeVerifier, general)).verifySync)
-      const webCrypto = Layer.merge(cryptoLayers[0]![1], NonceStore.layerMemory)
+      const webCrypto = Layer.merge(cryptoLayers[0]![1], MemoryNonceStore.layer)
       assert.isUndefined((yield* Effect.provide(makeVerifier, webCrypto)).verifySync)
     })
   )

@@ -14,7 +14,7 @@ import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import { layerAesGcm } from "../../../core/protocol/Cipher.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import { HandshakeAck } from "../../../core/protocol/messages/Handshake.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { importSigningKeys } from "../../../core/protocol/Signing.ts"
 import {
   executionBody,
@@ -49,7 +49,7 @@ const serve = (fetch: FetchHandler): Served => {
   throw new Error("run under Bun or Deno")
 }
 
-const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+const client = Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof client>>) =>
   Effect.runPromise(Effect.provide(effect, client))
 

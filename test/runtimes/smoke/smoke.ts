@@ -13,8 +13,9 @@ import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as Transport from "../../../adapters/transport/Transport.ts"
-import { type Crypto, layerWebCrypto } from "../../../core/ports/Crypto.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as WebCrypto from "../../../adapters/crypto/WebCrypto.ts"
+import type { Crypto } from "../../../core/ports/Crypto.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { verify } from "../../../core/protocol/Verification.ts"
@@ -63,16 +64,16 @@ const check = (cryptoLayer: Layer.Layer<Crypto>) =>
     const headers = yield* sign({ purpose: "completion", keys, body })
     yield* verify({ purpose: "completion", keys, headers, body, nonceScope: "roundtrip" })
     return verified
-  }).pipe(Effect.provide(Layer.mergeAll(cryptoLayer, NonceStore.layerMemory, TestContext.TestContext)))
+  }).pipe(Effect.provide(Layer.mergeAll(cryptoLayer, MemoryNonceStore.layer, TestContext.TestContext)))
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node"
 const result = await Effect.runPromise(
-  Effect.all({ webcrypto: check(layerWebCrypto), nodeCrypto: check(NodeCrypto.layer) })
+  Effect.all({ webcrypto: check(WebCrypto.layer), nodeCrypto: check(NodeCrypto.layer) })
 )
 // The approval commitment's canonical encoding gives the same hash here as everywhere.
 const commitments = await Effect.runPromise(
   Effect.all({
-    webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), layerWebCrypto),
+    webcrypto: Effect.provide(commitmentHash(commitmentVectors.input), WebCrypto.layer),
     nodeCrypto: Effect.provide(commitmentHash(commitmentVectors.input), NodeCrypto.layer)
   })
 )

@@ -14,7 +14,7 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { makeCustomerKit } from "../../../adapters/customer/Kit.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import { layerAesGcm } from "../../../core/protocol/Cipher.ts"
-import * as NonceStore from "../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { importSigningKeys } from "../../../core/protocol/Signing.ts"
 import { startFakeStripe } from "../../adapters/stripe/FakeStripe.ts"
 import { executionBody, executionDelivery, secrets, verifyCompletion, workspaceId } from "../../support/deliveries.ts"
@@ -35,7 +35,7 @@ const serve = (fetch: FetchHandler): { readonly url: string; readonly stop: () =
   throw new Error("run under Bun or Deno")
 }
 
-const client = Layer.merge(NodeCrypto.layer, NonceStore.layerMemory)
+const client = Layer.merge(NodeCrypto.layer, MemoryNonceStore.layer)
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof client>>) =>
   Effect.runPromise(Effect.provide(effect, client))
 

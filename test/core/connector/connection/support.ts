@@ -30,7 +30,7 @@ import {
   type HandshakeRequest,
   HandshakeRequest as HandshakeRequestSchema
 } from "../../../../core/protocol/messages/Handshake.ts"
-import * as NonceStore from "../../../../core/ports/NonceStore.ts"
+import * as MemoryNonceStore from "../../../../adapters/memory/NonceStore.ts"
 import {
   computeSignature,
   encodeBody,
@@ -275,7 +275,7 @@ export const kitPeer = (
   Effect.gen(function* () {
     const kit = yield* Effect.acquireRelease(
       Effect.promise(() =>
-        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, NonceStore.layerMemory, MemoryActionLedger.layerMemory), {
+        makeWebHandler(Layer.mergeAll(NodeCrypto.layer, MemoryNonceStore.layer, MemoryActionLedger.layerMemory), {
           ...options,
           workspaceId,
           secrets: { actionSigning: Redacted.make(actionSigningSecret), completion: Redacted.make(completionSecret) }
@@ -329,7 +329,7 @@ export const ackPeer = (options: AckPeerOptions = {}): Effect.Effect<string, nev
   Effect.gen(function* () {
     const verifyKeys = yield* keysOf(options.secret ?? actionSigningSecret)
     const signKeys = yield* keysOf(options.signingSecret ?? options.secret ?? actionSigningSecret)
-    const nonces = NonceStore.makeMemory()
+    const nonces = MemoryNonceStore.context()
     return yield* servePeer((incoming) =>
       Effect.gen(function* () {
         const verified = yield* Effect.either(
@@ -387,7 +387,7 @@ export const ackPeer = (options: AckPeerOptions = {}): Effect.Effect<string, nev
         }
         options.onExchange?.(seen, response)
         return response
-      }).pipe(Effect.provideService(NonceStore.NonceStore, nonces), Effect.provide(NodeCrypto.layer))
+      }).pipe(Effect.provide(nonces), Effect.provide(NodeCrypto.layer))
     )
   })
 

@@ -614,7 +614,7 @@ const watchOnce = Effect.gen(function* () {
 })
 
 for (const storage of storageVariants) {
-  describe(`evidence the service observed itself (${storage.name})`, () => {
+  describe.skipIf(!storage.available)(`evidence the service observed itself (${storage.name})`, () => {
     const provided = <A, E>(
       effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof storage.layer>> | Crypto>
     ) => effect.pipe(Effect.provide(Layer.mergeAll(storage.layer(), NodeCrypto.layer)))

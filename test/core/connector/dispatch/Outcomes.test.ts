@@ -52,11 +52,14 @@ beforeAll(async () => {
 })
 afterAll(() => peer.close())
 
+// No test here waits for a delivery to time out. The peer answers from this process, whose thread
+// PGlite holds while a statement runs: with a dozen deliveries in flight on a loaded machine, an
+// answer can take seconds, and a tight time-out would turn it into an unknown outcome.
 const serviceLayer = (storage: (typeof storageVariants)[number]) =>
   Layer.mergeAll(
     storage.layer(),
     NodeCrypto.layer,
-    HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 2_000 })
+    HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 10_000 })
   )
 
 const recordOf = (id: string) => Effect.flatMap(ActionLedger, (l) => l.get(id)).pipe(Effect.map(Option.getOrThrow))

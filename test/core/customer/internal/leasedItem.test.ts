@@ -6,13 +6,13 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { makeLeasedItemEnds } from "../../../../core/customer/internal/leasedItem.ts"
-import { makeWebCrypto } from "../../../../core/ports/Crypto.ts"
+import * as WebCrypto from "../../../../adapters/crypto/WebCrypto.ts"
 import { MemoryOutboxTable } from "../../../../adapters/memory/Outbox.ts"
 import { type Backoff, backoffDelay } from "../../../../core/protocol/Backoff.ts"
 
 const backoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
 /** Every random byte zero: the draw is 0, the lower end of the jittered delay. */
-const crypto = makeWebCrypto(globalThis.crypto.subtle, (bytes) => bytes.fill(0))
+const crypto = WebCrypto.make(globalThis.crypto.subtle, (bytes) => bytes.fill(0))
 
 const setup = () => {
   const table = new MemoryOutboxTable()

@@ -9,7 +9,12 @@ import type { ApiKeyScope } from "../../../../core/ports/ApiKeyStore.ts"
 import { EventStore } from "../../../../core/ports/EventStore.ts"
 import { FeatureGateStore } from "../../../../core/ports/FeatureGateStore.ts"
 import { prepareEvent, withPayloadHash } from "../../../../core/ingest/Ingest.ts"
-import { IngestWriter, type Submission, type WriteResult } from "../../../../core/ports/IngestWriter.ts"
+import {
+  IngestWriter,
+  IngestWriterNow,
+  type Submission,
+  type WriteResult
+} from "../../../../core/ports/IngestWriter.ts"
 import type { StorageError } from "../../../../core/ports/StorageError.ts"
 import { meterKey } from "../../../../core/ingest/UsageRollup.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
@@ -83,9 +88,11 @@ export type WriteForm = "write" | "writeNow"
 const writeWith = (form: WriteForm) => (batch: ReadonlyArray<Submission>) =>
   Effect.flatMap(IngestWriter, (writer) => {
     if (form === "write") return writer.write(batch)
-    const writeNow = writer.writeNow
-    if (writeNow === undefined) return Effect.dieMessage("this IngestWriter has no callback form (writeNow)")
-    return Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => writeNow(batch, resume))
+    return Effect.flatMap(Effect.serviceOption(IngestWriterNow), (now) =>
+      Option.isNone(now)
+        ? Effect.dieMessage("this IngestWriter has no callback form (IngestWriterNow)")
+        : Effect.async<ReadonlyArray<WriteResult>, StorageError>((resume) => now.value.writeNow(batch, resume))
+    )
   })
 
 const contract = (
