@@ -9,20 +9,11 @@
 export * from "../adapters/sdk/DirectApiClient.ts"
 /**
  * The action-intake client for trusted server callers (`ActionClient.make`, `ActionClient.layer`):
- * submits already-authorized actions, always with an `Idempotency-Key`.
+ * submits already-authorized actions, always with an `Idempotency-Key`; `ActionClient.makeActionClient`
+ * is the same client with Promises, `ActionClient.ActionRefused` and `ActionClient.ActionUnavailable`
+ * its errors.
  */
 export * as ActionClient from "../adapters/sdk/ActionClient.ts"
-export {
-  type ActionClientError,
-  type ActionClientOptions,
-  ActionRefused,
-  Actions,
-  type ActionStatus,
-  type ActionSubmitted,
-  ActionUnavailable,
-  makeActionClient,
-  type SubmitOptions
-} from "../adapters/sdk/ActionClient.ts"
 /** The body `ActionClient.submit` sends (`POST …/action-requests`). */
 export { ActionIntake } from "../core/connector/Action.ts"
 export {
@@ -31,5 +22,5 @@ export {
   featureAccessEventName,
   type FeatureAccessInput
 } from "../core/ingest/FeatureAccess.ts"
-/** The body of `POST …/gates`: lets a client check a feature key before sending it. */
-export { CreateGateBody } from "../adapters/http/routes/FeatureGates.ts"
+/** The body of `POST …/feature-gates`: lets a client check a feature key before sending it. */
+export { CreateGateBody } from "../adapters/http/api/FeatureGatesApi.ts"

@@ -2,10 +2,9 @@
  * The Accord HTTP app, platform-agnostic: the same `HttpApp` is served by Node, Bun and Deno.
  *
  * One file per resource under `routes/`. The groups served from the `HttpApi` declaration
- * (`Declared.ts`) join the one router with their full paths; the hand-routed administrative ones
- * are relative to `/api/admin/v1/workspaces/{workspaceId}` and mounted there once. Every admin
- * handler runs behind the one admin guard (`Auth.guarded`). Every error is a problem document (docs/decisions.md, "Problem details"): core's
- * domain errors through the one `ErrorMap`, an unknown route a 404, and an unexpected failure a
+ * (`Declared.ts`), every administrative route among them, join the one router with their full
+ * paths. Every admin handler runs behind the one admin guard (`Auth.guarded`). Every error is a
+ * problem document (docs/decisions.md, "Problem details"): core's domain errors through the one `ErrorMap`, an unknown route a 404, and an unexpected failure a
  * 500 whose cause goes to the log, never to the client. Each request is logged with its method,
  * path, status and duration only: no headers, query strings or bodies, which is where secrets
  * travel.
@@ -20,11 +19,11 @@ import type { CompletionServices } from "../../core/connector/CompletionIntake.t
 import * as Declared from "./Declared.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
-import { adminWorkspacePath, targetProblem } from "./Paths.ts"
+import { targetProblem } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
 import * as Unrouted from "./Unrouted.ts"
 import { MatchedRoute, recordRoute, unmatchedRoute, withRequestLog } from "./RequestLog.ts"
-import * as Accounts from "./routes/Accounts.ts"
+import type * as Accounts from "./routes/Accounts.ts"
 import * as ActionRequests from "./routes/ActionRequests.ts"
 import * as ApiKeys from "./routes/ApiKeys.ts"
 import * as Catalog from "./routes/Catalog.ts"
@@ -68,16 +67,6 @@ export type AppServices =
 export type AppError = Problem.Problem | ErrorMap.DomainError
 
 /**
- * The workspace administrator's routes, relative to `/api/admin/v1/workspaces/{workspaceId}`.
- */
-export const adminRouter = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
-  Events.routes.pipe(
-    HttpRouter.concat(Accounts.routes),
-    HttpRouter.concat(FeatureGates.routes(options.maxBodyBytes)),
-    HttpRouter.concat(ActionRequests.routes(options.maxBodyBytes))
-  )
-
-/**
  * The groups served from the declaration (`Declared.ts`), with their full paths.
  */
 export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
@@ -87,7 +76,12 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
       Catalog.group,
       Connector.group(options),
       RuntimeSessions.group(options.maxBodyBytes),
-      Runtime.group
+      Runtime.group,
+      Completion.group,
+      Events.group,
+      FeatureGates.group(options.maxBodyBytes),
+      ActionRequests.group(options.maxBodyBytes),
+      Ingest.group(options)
     )
   )
 
@@ -96,12 +90,9 @@ export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never
  */
 export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
   Health.routes.pipe(
-    HttpRouter.post(Ingest.ingestPath, Ingest.handler(options)),
-    HttpRouter.concat(Completion.routes),
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),
-    HttpRouter.mount(adminWorkspacePath, adminRouter(options)),
     HttpRouter.concat(declaredRouter(options))
   )
 

@@ -10,8 +10,13 @@
  * (`catalog_not_published`, `idempotency_key_reused`, `connector_not_active`, …). `status` reads
  * `GET /action-requests/{id}`. The admin key is `Redacted` and never appears in an error.
  *
- * Built on `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the admin key is secret.
+ * Built on `HttpApiClient` over the served declaration (`adapters/http/api/ActionRequestsApi.ts`,
+ * through `internal/declared.ts`) and `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the
+ * admin key is secret.
  */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -20,14 +25,23 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { ActionIntake } from "../../core/connector/Action.ts"
-import {
-  failureReason,
-  parseJson,
-  problemFields,
-  retryableStatus,
-  retryAfterMillis,
-  retrySchedule
-} from "./internal/retrying.ts"
+import { createActionRequest, getActionRequest } from "../http/api/ActionRequestsApi.ts"
+import { adminWorkspacePath } from "../http/Paths.ts"
+import { type Attempt, type Retry, sentAsGiven, transport } from "./internal/declared.ts"
+import { retrySchedule } from "./internal/retrying.ts"
+
+/**
+ * The served endpoints this client calls, under the admin workspace prefix as the server serves
+ * them.
+ */
+const declaration = HttpApi.make("actionIntake").add(
+  HttpApiGroup.make("actionRequests")
+    .add(sentAsGiven(createActionRequest))
+    .add(getActionRequest)
+    .prefix(adminWorkspacePath)
+)
+
+const statusPath = `${adminWorkspacePath}${getActionRequest.path}`
 
 export interface ActionClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
@@ -121,67 +135,38 @@ export interface ActionClient {
 
 export class Actions extends Context.Tag("@accord/sdk/Actions")<Actions, ActionClient>() {}
 
-type Attempt =
-  | { readonly _tag: "Done"; readonly status: number; readonly headers: Headers; readonly json: unknown }
-  | { readonly _tag: "Refused"; readonly error: ActionRefused }
-  | { readonly _tag: "Retry"; readonly reason: string; readonly afterMillis?: number }
-
-type Retry = Extract<Attempt, { readonly _tag: "Retry" }>
-type Done = Extract<Attempt, { readonly _tag: "Done" }>
-type Refused = Extract<Attempt, { readonly _tag: "Refused" }>
-
-const problemOf = (json: unknown, status: number): ActionRefused =>
-  new ActionRefused(problemFields(json, status, `the service answered ${status}`))
+const refusal = (attempt: Extract<Attempt<unknown>, { readonly _tag: "Refused" }>): ActionRefused =>
+  new ActionRefused(attempt.problem)
 
 export const make = (options: ActionClientOptions): ActionClient => {
   const adminKey = typeof options.adminKey === "string" ? Redacted.make(options.adminKey) : options.adminKey
-  const base = `${options.serviceUrl.replace(/\/+$/, "")}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}/action-requests`
+  const serviceUrl = options.serviceUrl.replace(/\/+$/, "")
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
-  const maxDelay = options.maxDelayMillis ?? 30_000
-  const timeout = options.timeoutMillis ?? 10_000
-  const doFetch = options.fetch ?? globalThis.fetch
-  // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
+  // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelayMillis`; `maxAttempts` in all.
   const retryPolicy = retrySchedule<Retry>({
     baseDelayMillis: options.baseDelayMillis ?? 250,
-    maxDelayMillis: maxDelay,
+    maxDelayMillis: options.maxDelayMillis ?? 30_000,
     maxAttempts
   })
-
-  const attempt = (
-    url: string,
-    init: { readonly method: string; readonly headers: Record<string, string>; readonly body?: string }
-  ): Effect.Effect<Attempt> =>
-    Effect.tryPromise({
-      try: async (signal): Promise<Attempt> => {
-        const response = await doFetch(url, {
-          ...init,
-          headers: { ...init.headers, authorization: `Bearer ${Redacted.value(adminKey)}`, accept: "application/json" },
-          redirect: "manual",
-          signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
-        })
-        const json = parseJson(await response.text())
-        if (response.status >= 200 && response.status < 300)
-          return { _tag: "Done", status: response.status, headers: response.headers, json }
-        if (retryableStatus(response.status)) {
-          const after = retryAfterMillis(response.headers.get("retry-after"), Date.now())
-          return {
-            _tag: "Retry",
-            reason: `http_${response.status}`,
-            ...(after !== undefined ? { afterMillis: after } : {})
-          }
-        }
-        return { _tag: "Refused", error: problemOf(json, response.status) }
-      },
-      catch: (error) => error
-    }).pipe(Effect.catchAll((error) => Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })))
+  const { httpClient, attempt } = transport({
+    credential: adminKey,
+    acceptJson: true,
+    timeoutMillis: options.timeoutMillis ?? 10_000,
+    fetch: options.fetch,
+    fallbackDetail: (status) => `the service answered ${status}`
+  })
+  const client = Effect.runSync(
+    HttpApiClient.group(declaration, { group: "actionRequests", httpClient, baseUrl: serviceUrl })
+  )
+  // Path parameters are substituted as given: encoded once here.
+  const workspaceId = encodeURIComponent(options.workspaceId)
 
   /** Retries the same request (same bytes, same key) until done, refused or out of attempts. */
-  const retrying = (
-    url: string,
-    init: Parameters<typeof attempt>[1],
+  const retrying = <A>(
+    call: Effect.Effect<Attempt<A>>,
     idempotencyKey?: string
-  ): Effect.Effect<Done, ActionClientError> => {
-    const once: Effect.Effect<Done | Refused, Retry> = Effect.flatMap(attempt(url, init), (result) =>
+  ): Effect.Effect<Extract<Attempt<A>, { readonly _tag: "Done" }>, ActionClientError> => {
+    const once: Effect.Effect<Exclude<Attempt<A>, Retry>, Retry> = Effect.flatMap(call, (result) =>
       result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)
     )
     return Effect.retry(once, retryPolicy).pipe(
@@ -194,7 +179,7 @@ export const make = (options: ActionClientOptions): ActionClient => {
           })
         )
       ),
-      Effect.flatMap((result) => (result._tag === "Refused" ? Effect.fail(result.error) : Effect.succeed(result)))
+      Effect.flatMap((result) => (result._tag === "Refused" ? Effect.fail(refusal(result)) : Effect.succeed(result)))
     )
   }
 
@@ -205,34 +190,41 @@ export const make = (options: ActionClientOptions): ActionClient => {
     Effect.gen(function* () {
       // Drawn once per submit: every retry of this submit carries the same key.
       const idempotencyKey = submitOptions.idempotencyKey ?? (yield* Effect.sync(() => globalThis.crypto.randomUUID()))
-      // Serialized once: every retry sends the same bytes.
-      const body = JSON.stringify(intake)
       const done = yield* retrying(
-        base,
-        {
-          method: "POST",
-          headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
-          body
-        },
+        attempt(
+          client.createActionRequest({
+            path: { workspaceId },
+            headers: { "idempotency-key": idempotencyKey },
+            payload: intake,
+            withResponse: true
+          })
+        ),
         idempotencyKey
       )
-      const r = (done.json ?? {}) as Record<string, unknown>
       return {
-        actionRequestId: String(r["actionRequestId"] ?? ""),
-        state: String(r["state"] ?? ""),
-        replayed: done.headers.get("idempotent-replayed") === "true",
+        actionRequestId: done.value.actionRequestId,
+        state: done.value.state,
+        replayed: done.response.headers["idempotent-replayed"] === "true",
         idempotencyKey
       }
     })
 
-  const statusUrl = (actionRequestId: string) => `${base}/${encodeURIComponent(actionRequestId)}`
+  const statusUrl = (actionRequestId: string) =>
+    serviceUrl + statusPath.replace(":workspaceId", workspaceId).replace(":id", encodeURIComponent(actionRequestId))
 
   return {
     submit,
     status: (actionRequestId) =>
       Effect.map(
-        retrying(statusUrl(actionRequestId), { method: "GET", headers: {} }),
-        (done) => done.json as ActionStatus
+        retrying(
+          attempt(
+            client.getActionRequest({
+              path: { workspaceId, id: encodeURIComponent(actionRequestId) },
+              withResponse: true
+            })
+          )
+        ),
+        (done) => done.value
       ),
     statusUrl
   }

@@ -6,8 +6,13 @@
  * which comes back as a typed error carrying the server's problem `code`, `detail` and field
  * `errors`. The key is `Redacted` and never appears in an error.
  *
- * Built on `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the ingest key is secret.
+ * Built on `HttpApiClient` over the served declaration (`adapters/http/api/IngestApi.ts`, through
+ * `internal/declared.ts`) and `fetch`, so it runs on Node, Bun and Deno. Not for browsers: the ingest
+ * key is secret.
  */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -15,15 +20,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import {
-  failureReason,
-  parseJson,
-  problemFields,
-  retryableStatus,
-  retryAfterMillis,
-  retrySchedule
-} from "./internal/retrying.ts"
 import { buildFeatureAccessEvent, type FeatureAccessInput } from "../../core/ingest/FeatureAccess.ts"
+import { ingestEvent } from "../http/api/IngestApi.ts"
+import { type Attempt, type Retry, sentAsGiven, transport } from "./internal/declared.ts"
+import { retrySchedule } from "./internal/retrying.ts"
+
+/**
+ * The served endpoint this client calls.
+ */
+const declaration = HttpApi.make("directApi").add(HttpApiGroup.make("ingest").add(sentAsGiven(ingestEvent)))
 
 export interface DirectApiClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
@@ -92,15 +97,7 @@ export interface DirectApiClient {
 
 export class DirectApi extends Context.Tag("@accord/sdk/DirectApi")<DirectApi, DirectApiClient>() {}
 
-/**
- * A retryable outcome of one attempt: `http_429`, `http_503`, `timeout`, `network_error`, with the
- * server's `Retry-After` in milliseconds when it sent one.
- */
-export interface Retry {
-  readonly _tag: "Retry"
-  readonly reason: string
-  readonly afterMillis?: number
-}
+export type { Retry } from "./internal/declared.ts"
 
 /**
  * What one attempt came to.
@@ -110,10 +107,8 @@ export type IngestAttempt =
   | { readonly _tag: "Refused"; readonly error: IngestRejected }
   | Retry
 
-type Attempt = IngestAttempt
-
-const problemOf = (json: unknown, status: number): IngestRejected =>
-  new IngestRejected(problemFields(json, status, "the service refused the event"))
+const problemOf = (attempt: Extract<Attempt<unknown>, { readonly _tag: "Refused" }>): IngestRejected =>
+  new IngestRejected(attempt.problem)
 
 const randomEventId = Effect.map(
   Effect.sync(() => globalThis.crypto.randomUUID()),
@@ -122,49 +117,43 @@ const randomEventId = Effect.map(
 
 export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
-  const url = new URL("/api/events/ingest", options.baseUrl).href
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
-  const baseDelay = options.baseDelayMillis ?? 250
   const maxDelay = options.maxDelayMillis ?? 30_000
-  const timeout = options.timeoutMillis ?? 10_000
-  const doFetch = options.fetch ?? globalThis.fetch
   // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
-  const retryPolicy = retrySchedule<Retry>({ baseDelayMillis: baseDelay, maxDelayMillis: maxDelay, maxAttempts })
+  const retryPolicy = retrySchedule<Retry>({
+    baseDelayMillis: options.baseDelayMillis ?? 250,
+    maxDelayMillis: maxDelay,
+    maxAttempts
+  })
+  const { httpClient, attempt: once } = transport({
+    credential: apiKey,
+    acceptJson: false,
+    timeoutMillis: options.timeoutMillis ?? 10_000,
+    fetch: options.fetch,
+    fallbackDetail: () => "the service refused the event"
+  })
+  // The route is at the service's root, whatever path the base URL has.
+  const client = Effect.runSync(
+    HttpApiClient.group(declaration, { group: "ingest", httpClient, baseUrl: new URL(options.baseUrl).origin })
+  )
 
-  const attempt = (body: string): Effect.Effect<Attempt> =>
-    Effect.tryPromise({
-      try: async (signal): Promise<Attempt> => {
-        const response = await doFetch(url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${Redacted.value(apiKey)}`, "content-type": "application/json" },
-          body,
-          redirect: "manual",
-          signal: AbortSignal.any([signal, AbortSignal.timeout(timeout)])
-        })
-        const json = parseJson(await response.text())
-        if (response.status === 200 || response.status === 202) {
-          const r = (json ?? {}) as Record<string, unknown>
-          return {
-            _tag: "Done",
-            value: {
-              status: response.status === 200 ? "duplicate" : "accepted",
-              eventId: String(r["event_id"] ?? ""),
-              accountId: String(r["account_id"] ?? "")
+  const attempt = (event: IngestEvent): Effect.Effect<IngestAttempt> =>
+    Effect.map(
+      once(client.ingestEvent({ payload: event, withResponse: true })),
+      (result): IngestAttempt =>
+        result._tag === "Done"
+          ? {
+              _tag: "Done",
+              value: {
+                status: result.value.status,
+                eventId: result.value.event_id ?? "",
+                accountId: result.value.account_id
+              }
             }
-          }
-        }
-        if (retryableStatus(response.status)) {
-          const after = retryAfterMillis(response.headers.get("retry-after"), Date.now())
-          return {
-            _tag: "Retry",
-            reason: `http_${response.status}`,
-            ...(after !== undefined ? { afterMillis: after } : {})
-          }
-        }
-        return { _tag: "Refused", error: problemOf(json, response.status) }
-      },
-      catch: (error) => error
-    }).pipe(Effect.catchAll((error) => Effect.succeed<Attempt>({ _tag: "Retry", reason: failureReason(error) })))
+          : result._tag === "Refused"
+            ? { _tag: "Refused", error: problemOf(result) }
+            : result
+    )
 
   const withEventId = (event: IngestEvent): Effect.Effect<IngestEvent> =>
     typeof event["event_id"] === "string"
@@ -174,12 +163,11 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const ingest = (event: IngestEvent): Effect.Effect<IngestAccepted, IngestError> =>
     Effect.gen(function* () {
       const withId = yield* withEventId(event)
-      // Serialized once: every retry sends the same bytes, hence the same event_id and payload.
-      const body = JSON.stringify(withId)
-      const once = Effect.flatMap(attempt(body), (result) =>
+      // Every retry sends the same event, hence the same event_id and bytes.
+      const retried: Effect.Effect<Exclude<IngestAttempt, Retry>, Retry> = Effect.flatMap(attempt(withId), (result) =>
         result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)
       )
-      const result = yield* Effect.retry(once, retryPolicy).pipe(
+      const result = yield* Effect.retry(retried, retryPolicy).pipe(
         Effect.catchAll((last) => new IngestUnavailable({ attempts: maxAttempts, reason: last.reason }))
       )
       if (result._tag === "Refused") return yield* result.error
@@ -189,7 +177,7 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   return {
     ingest,
     sendFeatureAccess: (input) => ingest(buildFeatureAccessEvent(input) as unknown as IngestEvent),
-    attempt: (event) => Effect.flatMap(withEventId(event), (withId) => attempt(JSON.stringify(withId)))
+    attempt: (event) => Effect.flatMap(withEventId(event), attempt)
   }
 }
 

@@ -19,6 +19,7 @@ import {
   page,
   pageParams,
   problem,
+  queryParam,
   responseHeaders,
   Timestamp,
   UuidText
@@ -151,8 +152,8 @@ export const listActionRequests = HttpApiEndpoint.get("listActionRequests", "/ac
   .setPath(adminPath({}))
   .setUrlParams(
     Schema.Struct({
-      state: Schema.optional(ActionState),
-      account_id: Schema.optional(Schema.String.annotations({ description: "only this account's action requests" })),
+      state: queryParam(ActionState),
+      account_id: queryParam(Schema.String.annotations({ description: "only this account's action requests" })),
       ...pageParams
     })
   )

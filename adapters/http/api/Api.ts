@@ -2,10 +2,11 @@
  * The whole HTTP API as one `HttpApi` declaration, one group per file, and the OpenAPI document
  * generated from it (`OpenApi.fromApi`), served at `/openapi.json` and rendered at `/reference`.
  *
- * The groups without a decoded query are served from this declaration by `HttpApiBuilder`
- * (`Declared.ts`, handlers in `routes/*.ts`); the list routes, the completion and the ingest route
- * take their paths from it (docs/decisions.md, "API reference"). `npm run check:openapi` confirms
- * the document and the served routes agree.
+ * Every group but the service group (probes, metrics, the reference, the console: their own
+ * routes) is served from this declaration by `HttpApiBuilder` (`Declared.ts`, handlers in
+ * `routes/*.ts`); on Node and Deno the ingest route's `node:http` fast path (`NodeIngest.ts`) answers
+ * before the app, with the same pipeline (docs/decisions.md, "API reference"). `npm run check:openapi` confirms the document and the
+ * served routes agree.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
@@ -41,9 +42,10 @@ const declared = HttpApi.make("accord")
 
 /*
  * The API. `HttpApi.make` adds its own `HttpApiDecodeError` (400) to every endpoint; no served
- * endpoint declares a query, header or payload schema that `HttpApiBuilder` decodes (handlers read
- * bodies with `Body.readJson`), and path parameters are plain strings, so that error can never be
- * answered, and it is left out.
+ * endpoint declares a query, header or payload schema whose decoding by `HttpApiBuilder` can fail
+ * (handlers read bodies with `Body.readJson`, the completion's signature headers are optional
+ * strings, a list's query parameters are `Common.queryParam`s), and path parameters are plain strings, so that error can never be answered, and it is
+ * left out.
  */
 const withoutDecodeError = Object.assign(Object.create(Object.getPrototypeOf(declared)), declared, {
   errorSchema: Schema.Never

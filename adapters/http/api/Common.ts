@@ -12,6 +12,7 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import * as Problem from "../Problem.ts"
 
@@ -147,12 +148,27 @@ export const UuidText = Schema.String.annotations({
  */
 export const Timestamp = Schema.String.annotations({ format: "date-time", examples: ["2026-11-22T10:15:30.000Z"] })
 
+/** Any query value: a parameter given once is text, given again an array of texts. */
+const anyQueryValue = Schema.Union(Schema.String, Schema.Array(Schema.String))
+
+/**
+ * A query parameter of a list route, documented as `documented` and decoded by `HttpApiBuilder` as
+ * any text. The builder decodes a declared query before the handler runs, so a stricter schema
+ * would answer a bad query 400 before the admin guard's 401 and 403, with its own error instead of
+ * `invalid_query`; the route checks its query itself, after the guard, naming every failing
+ * parameter in fixed words (`Paging.ts`).
+ */
+export const queryParam = (documented: Schema.Schema.Any) => {
+  const { $schema: _, ...jsonSchema } = JSONSchema.make(documented) as unknown as Record<string, unknown>
+  return Schema.optional(anyQueryValue.annotations({ jsonSchema }))
+}
+
 /**
  * The paging query of a list route: `cursor` (from the previous page's `nextCursor`) and `limit`.
  */
 export const pageParams = {
-  cursor: Schema.optional(Schema.String.annotations({ description: "the previous page's nextCursor" })),
-  limit: Schema.optional(
+  cursor: queryParam(Schema.String.annotations({ description: "the previous page's nextCursor" })),
+  limit: queryParam(
     Schema.String.annotations({ description: "page size, an integer from 1 to 200 (default 50)", pattern: "^[0-9]+$" })
   )
 }

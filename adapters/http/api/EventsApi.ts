@@ -11,7 +11,18 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, guardProblems, notFound, page, pageParams, problem, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminPath,
+  ApiKey,
+  guardProblems,
+  notFound,
+  page,
+  pageParams,
+  problem,
+  queryParam,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 
 const invalidQuery = problem(400, ["invalid_query"], "the query has invalid parameters", {
   errors: [{ path: "limit", message: "must be an integer from 1 to 200" }],
@@ -37,10 +48,10 @@ export const listEvents = HttpApiEndpoint.get("listEvents", "/events")
   .setPath(adminPath({}))
   .setUrlParams(
     Schema.Struct({
-      account_id: Schema.optional(Schema.String.annotations({ description: "only this account's events" })),
-      event_name: Schema.optional(Schema.String.annotations({ description: "only events of this name" })),
-      from: Schema.optional(Timestamp.annotations({ description: "occurred at or after (RFC 3339)" })),
-      to: Schema.optional(Timestamp.annotations({ description: "occurred before (RFC 3339)" })),
+      account_id: queryParam(Schema.String.annotations({ description: "only this account's events" })),
+      event_name: queryParam(Schema.String.annotations({ description: "only events of this name" })),
+      from: queryParam(Timestamp.annotations({ description: "occurred at or after (RFC 3339)" })),
+      to: queryParam(Timestamp.annotations({ description: "occurred before (RFC 3339)" })),
       ...pageParams
     })
   )

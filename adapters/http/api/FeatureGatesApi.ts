@@ -18,6 +18,7 @@ import {
   page,
   pageParams,
   problem,
+  queryParam,
   UuidText
 } from "./Common.ts"
 import { featureGateExample, FeatureGateView } from "./EventsApi.ts"
@@ -56,8 +57,8 @@ export const listFeatureGates = HttpApiEndpoint.get("listFeatureGates", "/featur
   .setPath(adminPath({}))
   .setUrlParams(
     Schema.Struct({
-      account_id: Schema.optional(Schema.String.annotations({ description: "only this account's gates" })),
-      state: Schema.optional(Schema.Literal("checking", "unlocked")),
+      account_id: queryParam(Schema.String.annotations({ description: "only this account's gates" })),
+      state: queryParam(Schema.Literal("checking", "unlocked")),
       ...pageParams
     })
   )

@@ -1,7 +1,7 @@
 /**
  * The runtime routes under `/api/funnels/v1/runtime/actions/`: the customer's signed completion
  * callback (spec "Inbound endpoints"; docs/decisions.md, "Completion route authentication"), handled
- * by `routes/Completion.ts`. Add further runtime endpoints to this group.
+ * by `routes/Completion.ts` (served by `HttpApiBuilder`). Add further runtime endpoints to this group.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -30,7 +30,24 @@ const CompletionBody = Completion.annotations({
   ]
 })
 
-const signed = (description: string) => Schema.String.annotations({ description })
+/*
+ * The signature headers are required, yet declared optional: `HttpApiBuilder` decodes declared
+ * headers before the handler runs, and the completion route answers in the spec's order (content
+ * type 415, size 413, then the signature 401, "verify the raw body, then parse"), so a missing
+ * header must reach the handler. `requiredSignedHeaders` marks them required in the document.
+ */
+const signed = (description: string) => Schema.optional(Schema.String.annotations({ description }))
+
+const signedHeaderPrefix = "x-service-customer-action-"
+
+const requiredSignedHeaders = (operation: Record<string, any>): Record<string, any> => ({
+  ...operation,
+  parameters: (operation["parameters"] ?? []).map((parameter: Record<string, any>) =>
+    parameter["in"] === "header" && String(parameter["name"]).startsWith(signedHeaderPrefix)
+      ? { ...parameter, required: true }
+      : parameter
+  )
+})
 
 /**
  * `POST /api/funnels/v1/runtime/actions/customer-complete`.
@@ -128,6 +145,7 @@ export const customerComplete = HttpApiEndpoint.post("customerComplete", `${runt
     })
   )
   .annotate(OpenApi.Summary, "The customer's signed completion callback")
+  .annotate(OpenApi.Transform, requiredSignedHeaders)
   .annotate(
     OpenApi.Description,
     "Authenticated by the HMAC signature over the raw body under the connection's completion secret (no API key). Verify the raw body, then parse."

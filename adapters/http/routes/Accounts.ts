@@ -17,14 +17,11 @@ import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import { EventStore, type StoredEvent } from "../../../core/ports/EventStore.ts"
 import { FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
-import * as EventsApi from "../api/EventsApi.ts"
-import { encodeTextCursor, type InvalidQuery, listQuery, pageOf, textCursor, validQuery } from "../Paging.ts"
-import type * as Problem from "../Problem.ts"
+import { encodeTextCursor, listQuery, pageOf, textCursor, validQuery } from "../Paging.ts"
 import { gateView } from "./FeatureGates.ts"
 
 export type AccountsServices = ApiKeyStore | Crypto | EventStore | AccountProfileStore | FeatureGateStore
@@ -110,10 +107,8 @@ const listAccounts = (workspaceId: string) =>
   })
 
 /**
- * The routes, relative to the admin workspace path.
+ * The handlers of `GET /accounts` and `GET /accounts/{accountId}` behind the admin guard, for the
+ * declared `events` group (`Events.group`).
  */
-export const routes: HttpRouter.HttpRouter<Problem.Problem | InvalidQuery | NotFound | StorageError, AccountsServices> =
-  HttpRouter.empty.pipe(
-    HttpRouter.get(EventsApi.listAccounts.path, guarded(adminOrDeveloper)(listAccounts)),
-    HttpRouter.get(EventsApi.getAccount.path, guarded(adminOrDeveloper)(getAccount))
-  )
+export const listAccountsRoute = guarded(adminOrDeveloper)(listAccounts)
+export const getAccountRoute = guarded(adminOrDeveloper)(getAccount)

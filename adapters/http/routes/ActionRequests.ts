@@ -10,6 +10,7 @@
  * callers should always send one): a retry under the same key with the same body answers the
  * original 202 body again, with `Idempotent-Replayed: true`.
  */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
@@ -35,10 +36,11 @@ import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
 import type * as Problem from "../Problem.ts"
 import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 import { adminPrefix } from "../Paths.ts"
-import * as ActionRequestsApi from "../api/ActionRequestsApi.ts"
 import { encodeTimeCursor, type InvalidQuery, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
 export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto | Revalidation
@@ -136,11 +138,13 @@ const showAction = (workspaceId: string) =>
   })
 
 /**
- * The routes, relative to the admin workspace path; admin keys only.
+ * The group's handlers, bound to the declaration (`api/ActionRequestsApi.ts`); admin keys only.
+ * Raw: bodies are read by `Body.readJson`, and the list reads its query itself, after the guard.
  */
-export const routes = (maxBodyBytes: number): HttpRouter.HttpRouter<ActionsError, ActionsServices> =>
-  HttpRouter.empty.pipe(
-    HttpRouter.post(ActionRequestsApi.createActionRequest.path, guardedAs(adminOnly)(createAction(maxBodyBytes))),
-    HttpRouter.get(ActionRequestsApi.listActionRequests.path, guarded(adminOnly)(listActions)),
-    HttpRouter.get(ActionRequestsApi.getActionRequest.path, guarded(adminOnly)(showAction))
+export const group = (maxBodyBytes: number) =>
+  HttpApiBuilder.group(Api.api, "actionRequests", (handlers) =>
+    handlers
+      .handleRaw("createActionRequest", () => answered(guardedAs(adminOnly)(createAction(maxBodyBytes))))
+      .handleRaw("listActionRequests", () => answered(guarded(adminOnly)(listActions)))
+      .handleRaw("getActionRequest", () => answered(guarded(adminOnly)(showAction)))
   )

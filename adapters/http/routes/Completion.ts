@@ -4,21 +4,17 @@
  * answer is the durable completion acknowledgement: it is sent only after the completion is
  * committed.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
-import {
-  type CompletionRefused,
-  type CompletionServices,
-  makeCompletionReceiver
-} from "../../../core/connector/CompletionIntake.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
-import { isJsonContentType, type MalformedBody } from "../../../core/protocol/Json.ts"
-import { notJson, readBytes } from "../Body.ts"
+import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
+import { isJsonContentType } from "../../../core/protocol/Json.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
-import type * as Problem from "../Problem.ts"
 import { jsonResponse as json } from "../Answer.ts"
+import * as Api from "../api/Api.ts"
 import * as RuntimeApi from "../api/RuntimeApi.ts"
+import { notJson, readBytes } from "../Body.ts"
+import { answered } from "../Declared.ts"
 
 export const completionPath: `/${string}` = RuntimeApi.customerComplete.path
 
@@ -29,27 +25,27 @@ export const completionPath: `/${string}` = RuntimeApi.customerComplete.path
 export const maxCompletionBytes = 64 * 1024
 
 /**
- * The completion route. A refusal fails with core's `CompletionRefused` (its kind picks the status
- * in `ErrorMap`) or, for an authentic body with a duplicate key or unstorable text, the strict
- * parser's `MalformedBody` (400 `duplicate_key` / `unstorable_text`, as on every JSON route, but
- * only after the signature verified: "verify the raw body, then parse"); the edge's own check is
- * the content type.
+ * The completion: the raw body bytes are verified before anything parses them. A refusal fails
+ * with core's `CompletionRefused` (its kind picks the status in `ErrorMap`) or, for an authentic
+ * body with a duplicate key or unstorable text, the strict parser's `MalformedBody` (400
+ * `duplicate_key` / `unstorable_text`, as on every JSON route, but only after the signature
+ * verified: "verify the raw body, then parse"); the edge's own check is the content type.
  */
-export const routes: HttpRouter.HttpRouter<
-  Problem.Problem | CompletionRefused | MalformedBody | StorageError,
-  CompletionServices
-> = HttpRouter.empty.pipe(
-  HttpRouter.post(
-    completionPath,
-    Effect.flatMap(makeCompletionReceiver, (receive) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        if (!isJsonContentType(request.headers["content-type"])) {
-          return yield* notJson
-        }
-        const body = yield* readBytes(maxCompletionBytes)
-        return json(yield* Effect.tapError(receive({ headers: request.headers, body }), Instrumented.completionRefused))
-      })
-    )
-  )
+const complete = Effect.flatMap(makeCompletionReceiver, (receive) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!isJsonContentType(request.headers["content-type"])) {
+      return yield* notJson
+    }
+    const body = yield* readBytes(maxCompletionBytes)
+    return json(yield* Effect.tapError(receive({ headers: request.headers, body }), Instrumented.completionRefused))
+  })
+)
+
+/**
+ * The group's handler, bound to the declaration (`api/RuntimeApi.ts`): raw, so the body is read
+ * as bytes for the signature, and the declared body schema only documents it.
+ */
+export const group = HttpApiBuilder.group(Api.api, "runtime", (handlers) =>
+  handlers.handleRaw("customerComplete", () => answered(complete))
 )

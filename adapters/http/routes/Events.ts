@@ -3,20 +3,20 @@
  * `GET /events?account_id&event_name&from&to&cursor&limit`, newest first, cursor pagination,
  * relative to `/api/admin/v1/workspaces/{workspaceId}`; `admin` or `developer:read` keys.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import { EventStore, type StoredEvent } from "../../../core/ports/EventStore.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
 import { InvalidQuery } from "../Paging.ts"
-import type * as Problem from "../Problem.ts"
-import * as EventsApi from "../api/EventsApi.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
+import * as Accounts from "./Accounts.ts"
 
 export type EventsServices = ApiKeyStore | Crypto | EventStore
 
@@ -90,7 +90,12 @@ const listEvents = (workspaceId: string) =>
   })
 
 /**
- * The route, relative to the admin workspace path.
+ * The group's handlers (the Events view and the account routes of `Accounts.ts`), bound to the
+ * declaration (`api/EventsApi.ts`). Raw: the handler reads the query itself, after the guard.
  */
-export const routes: HttpRouter.HttpRouter<Problem.Problem | InvalidQuery | StorageError, EventsServices> =
-  HttpRouter.empty.pipe(HttpRouter.get(EventsApi.listEvents.path, guarded(adminOrDeveloper)(listEvents)))
+export const group = HttpApiBuilder.group(Api.api, "events", (handlers) =>
+  handlers
+    .handleRaw("listEvents", () => answered(guarded(adminOrDeveloper)(listEvents)))
+    .handleRaw("listAccounts", () => answered(Accounts.listAccountsRoute))
+    .handleRaw("getAccount", () => answered(Accounts.getAccountRoute))
+)

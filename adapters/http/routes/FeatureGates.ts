@@ -7,6 +7,7 @@
  * it. Every read of a checking gate settles it against the evidence committed so far
  * (`GateEvidence.settleGate`); creating and reading one gate are `core/ingest/FeatureGates.ts`.
  */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -16,15 +17,14 @@ import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { EventStore } from "../../../core/ports/EventStore.ts"
 import { type FeatureGate, FeatureGateStore } from "../../../core/ports/FeatureGateStore.ts"
-import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp, parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import * as FeatureGatesApi from "../api/FeatureGatesApi.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
-import { encodeTimeCursor, type InvalidQuery, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
-import type * as Problem from "../Problem.ts"
-import type { NotFound } from "../../../core/protocol/NotFound.ts"
+import * as Api from "../api/Api.ts"
+import { answered } from "../Declared.ts"
+import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
 export type FeatureGatesServices = ApiKeyStore | Crypto | EventStore | FeatureGateStore
 
@@ -43,11 +43,6 @@ export const gateView = (gate: FeatureGate) => ({
   unlockEventId: gate.unlockEventId
 })
 
-/**
- * `POST /feature-gates` body (declared with the API).
- */
-export const CreateGateBody = FeatureGatesApi.CreateGateBody
-
 const gateMessages = {
   featureKey: "must be a lower-case code of 1 to 64 characters",
   startedAt: "must be an RFC 3339 timestamp"
@@ -55,7 +50,7 @@ const gateMessages = {
 
 const createGate = (maxBodyBytes: number) => (workspaceId: string) =>
   Effect.gen(function* () {
-    const body = yield* readJson(CreateGateBody, maxBodyBytes, gateMessages)
+    const body = yield* readJson(FeatureGatesApi.CreateGateBody, maxBodyBytes, gateMessages)
     const gate = yield* FeatureGates.createGate({
       workspaceId,
       accountId: body.accountId,
@@ -96,13 +91,13 @@ const listGates = (workspaceId: string) =>
   })
 
 /**
- * The routes, relative to the admin workspace path.
+ * The group's handlers, bound to the declaration (`api/FeatureGatesApi.ts`). Raw: bodies are read
+ * by `Body.readJson`, and the list reads its query itself, after the guard.
  */
-export const routes = (
-  maxBodyBytes: number
-): HttpRouter.HttpRouter<Problem.Problem | InvalidQuery | NotFound | StorageError, FeatureGatesServices> =>
-  HttpRouter.empty.pipe(
-    HttpRouter.post(FeatureGatesApi.createFeatureGate.path, guarded(adminOnly)(createGate(maxBodyBytes))),
-    HttpRouter.get(FeatureGatesApi.listFeatureGates.path, guarded(adminOrDeveloper)(listGates)),
-    HttpRouter.get(FeatureGatesApi.getFeatureGate.path, guarded(adminOrDeveloper)(getGate))
+export const group = (maxBodyBytes: number) =>
+  HttpApiBuilder.group(Api.api, "featureGates", (handlers) =>
+    handlers
+      .handleRaw("createFeatureGate", () => answered(guarded(adminOnly)(createGate(maxBodyBytes))))
+      .handleRaw("listFeatureGates", () => answered(guarded(adminOrDeveloper)(listGates)))
+      .handleRaw("getFeatureGate", () => answered(guarded(adminOrDeveloper)(getGate)))
   )

@@ -11,6 +11,7 @@
  * `Retry-After` over the key's rate. Never a silent 200. Core (`Accept`) decides what became of the
  * event; the statuses are chosen here (docs/decisions.md, "Problem details").
  */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
@@ -33,6 +34,7 @@ import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.t
 import { notJson, readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
+import * as Api from "../api/Api.ts"
 import * as IngestApi from "../api/IngestApi.ts"
 
 export const ingestPath: `/${string}` = IngestApi.ingestEvent.path
@@ -319,3 +321,11 @@ export const handler = (
       Answer.toResponse
     )
   )
+
+/**
+ * The route's handler, bound to the declaration (`api/IngestApi.ts`). Raw: the pipeline reads the
+ * body itself (its own size limit and strict parser), and the key is checked by the pipeline's
+ * authenticator, the one the `node:http` fast path runs too.
+ */
+export const group = (options: IngestOptions) =>
+  HttpApiBuilder.group(Api.api, "ingest", (handlers) => handlers.handleRaw("ingestEvent", () => handler(options)))

@@ -25,12 +25,6 @@ export const retryAfterMillis = (header: string | null, now: number): number | u
 }
 
 /**
- * Why an attempt that got no answer failed: `timeout` or `network_error`.
- */
-export const failureReason = (error: unknown): "timeout" | "network_error" =>
-  (error as { name?: string })?.name === "TimeoutError" ? "timeout" : "network_error"
-
-/**
  * A response text as JSON, `undefined` when empty or not JSON.
  */
 export const parseJson = (text: string): unknown => {

@@ -260,7 +260,7 @@ describe("ActionClient retries", () => {
     (status: number, headers: Record<string, string> = {}, body: unknown = {}): Step =>
     (res) =>
       void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body))
-  const accepted = answer(202, {}, { actionRequestId: "5d7f9b1c-3e5a-4c7e-9a1b-3c5d7e9f1a2b", state: "queued" })
+  const accepted = answer(202, {}, { actionRequestId: "5d7f9b1c-3e5a-4c7e-9a1b-3c5d7e9f1a2b", state: "dispatching" })
   const options = (url: string) => ({ serviceUrl: url, adminKey: "k".repeat(40), workspaceId: "w", ...fast })
 
   it.scoped("429 (after its Retry-After) and 5xx are retried under the same key and body", () =>

@@ -53,9 +53,15 @@ const scripted = (steps: ReadonlyArray<Step>) =>
 
 const accepted: Step = (req, res) => {
   void req
-  res
-    .writeHead(202, { "content-type": "application/json" })
-    .end(JSON.stringify({ status: "accepted", duplicate: false, event_id: "e1", account_id: "a1" }))
+  res.writeHead(202, { "content-type": "application/json" }).end(
+    JSON.stringify({
+      status: "accepted",
+      duplicate: false,
+      id: globalThis.crypto.randomUUID(),
+      event_id: "e1",
+      account_id: "a1"
+    })
+  )
 }
 const status =
   (code: number, headers: Record<string, string> = {}, body: unknown = {}): Step =>

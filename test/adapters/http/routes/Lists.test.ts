@@ -133,6 +133,16 @@ describe("admin list routes", () => {
             401,
             "unauthorized"
           )
+          // The guard answers before the query is judged: 401 and 403 even for a bad query, and a
+          // repeated parameter reaches the route's own check, never a decoder's error.
+          const listUrl = `${service.url}/api/admin/v1/workspaces/${service.workspaceId}/action-requests`
+          assertProblem(yield* send(`${listUrl}?state=nope&limit=0`, "GET", undefined), 401, "unauthorized")
+          assertProblem(
+            yield* admin(service, "/action-requests?state=nope&limit=0", yield* issueKey(service, "developer:read")),
+            403,
+            "forbidden"
+          )
+          assertProblem(yield* admin(service, "/action-requests?limit=1&limit=x&state=nope"), 400, "invalid_query")
         })
       )
 
