@@ -19,15 +19,10 @@ import { settleGate } from "./GateEvidence.ts"
 /**
  * A new gate, as the workspace's administrator declares it.
  */
-export interface GateInput {
-  readonly workspaceId: string
-  readonly accountId: string
-  readonly journeyId: string
-  readonly versionId: string
-  readonly featureKey: string
-  /** When the journey began (epoch milliseconds): evidence must be timed after it. */
-  readonly startedAt: number
-}
+export type GateInput = Pick<
+  FeatureGate,
+  "workspaceId" | "accountId" | "journeyId" | "versionId" | "featureKey" | "startedAt"
+>
 
 /**
  * Creates a checking gate and answers it settled: evidence committed before (or while) the gate
