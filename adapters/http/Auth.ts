@@ -80,12 +80,11 @@ export const settledAuthenticator: Effect.Effect<
 > = Effect.gen(function* () {
   const store = yield* ApiKeyStore
   const hashSync = Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync))?.sha256Hex
-  const cached = store.unsafeFindCached
   return (header, now) => {
     const token = bearerToken(header)
     if (token === undefined) return Either.left(noBearerKey())
-    if (hashSync === undefined || cached === undefined) return undefined
-    const key = cached(hashSync(token), now)
+    if (hashSync === undefined) return undefined
+    const key = store.findCached(hashSync(token), now)
     return key === undefined || key.revokedAt !== null ? undefined : Either.right(key)
   }
 })

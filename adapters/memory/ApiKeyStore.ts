@@ -9,6 +9,7 @@ import { type ApiKeyRecord, ApiKeyStore, type ApiKeyStoreService } from "../../c
 export const make = (): ApiKeyStoreService => {
   const workspaces = new Set<string>()
   const keys = new Map<string, ApiKeyRecord>()
+  const byHash = (secretHash: string) => [...keys.values()].find((k) => k.secretHash === secretHash)
   return {
     ensureWorkspace: (workspaceId) =>
       Effect.sync(() => {
@@ -23,8 +24,8 @@ export const make = (): ApiKeyStoreService => {
         keys.set(record.id, record)
         return true
       }),
-    findByHash: (secretHash) =>
-      Effect.sync(() => Option.fromNullable([...keys.values()].find((k) => k.secretHash === secretHash))),
+    findByHash: (secretHash) => Effect.sync(() => Option.fromNullable(byHash(secretHash))),
+    findCached: (secretHash) => byHash(secretHash),
     list: (workspaceId) =>
       Effect.sync(() =>
         [...keys.values()]

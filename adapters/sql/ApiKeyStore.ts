@@ -58,6 +58,8 @@ export const make: Effect.Effect<ApiKeyStoreService, never, SqlClient.SqlClient>
         Effect.map(firstRow(toRecord)),
         orStorageError("apiKey.findByHash")
       ),
+    // Nothing is kept in memory here: `withLookupCache` adds that.
+    findCached: () => undefined,
     list: (workspaceId) =>
       sql<Row>`SELECT * FROM accord_api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`.pipe(
         Effect.map((rows) => rows.map(toRecord)),

@@ -37,10 +37,12 @@ export interface ApiKeyStoreService {
   readonly create: (record: ApiKeyRecord) => Effect.Effect<boolean, StorageError>
   readonly findByHash: (secretHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
   /**
-   * The key `findByHash` would answer at `now` (epoch ms), when the store can tell without waiting
-   * (a live key in `withLookupCache`'s memory); `undefined` when it cannot (then use `findByHash`).
+   * The key `findByHash` would answer at `now` (epoch ms), when the store holds it in memory and can
+   * answer without waiting (the memory store; a live key in `withLookupCache`'s memory); `undefined`
+   * otherwise, and then `findByHash` answers. A store that keeps nothing in memory always answers
+   * `undefined`.
    */
-  readonly unsafeFindCached?: (secretHash: string, now: number) => ApiKeyRecord | undefined
+  readonly findCached: (secretHash: string, now: number) => ApiKeyRecord | undefined
   /** The workspace's keys, oldest first, revoked ones included. */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
   /** Marks a key revoked; `false` when there is no such live key in that workspace. */
@@ -67,7 +69,7 @@ export const withLookupCache = (
   const found = new Map<string, { readonly record: ApiKeyRecord; readonly until: number }>()
   return {
     ...store,
-    unsafeFindCached: (secretHash, now) => {
+    findCached: (secretHash, now) => {
       const hit = found.get(secretHash)
       return hit !== undefined && hit.until > now ? hit.record : undefined
     },

@@ -70,6 +70,7 @@ describe("graceful shutdown", () => {
           // Once armed, the next key lookup (the ingest request's) waits for the gate.
           store: (store) => ({
             ...store,
+            findCached: (hash, now) => (blocking ? undefined : store.findCached(hash, now)),
             findByHash: (hash) =>
               Effect.suspend(() => {
                 if (!blocking) return store.findByHash(hash)

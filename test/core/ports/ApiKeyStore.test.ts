@@ -56,20 +56,20 @@ describe("ApiKeyStore.withLookupCache", () => {
     })
   )
 
-  it.effect("unsafeFindCached: only a key the cache holds, until it expires or is revoked through it", () =>
+  it.effect("findCached: only a key the cache holds, until it expires or is revoked through it", () =>
     Effect.gen(function* () {
       const store = MemoryApiKeyStore.make()
       yield* store.ensureWorkspace("w1", 0)
       yield* store.create(record)
       const cached = ApiKeyStore.withLookupCache(store, 5_000)
-      assert.isUndefined(cached.unsafeFindCached!("h1", 0), "not looked up yet")
+      assert.isUndefined(cached.findCached("h1", 0), "not looked up yet")
       yield* cached.findByHash("h1")
-      assert.strictEqual(cached.unsafeFindCached!("h1", 4_999)?.id, "k1")
-      assert.isUndefined(cached.unsafeFindCached!("h1", 5_000), "expired")
-      assert.isUndefined(cached.unsafeFindCached!("h2", 0), "another hash")
+      assert.strictEqual(cached.findCached("h1", 4_999)?.id, "k1")
+      assert.isUndefined(cached.findCached("h1", 5_000), "expired")
+      assert.isUndefined(cached.findCached("h2", 0), "another hash")
       yield* cached.findByHash("h1")
       yield* cached.revoke("w1", "k1", 1)
-      assert.isUndefined(cached.unsafeFindCached!("h1", 1))
+      assert.isUndefined(cached.findCached("h1", 1))
     })
   )
 })

@@ -51,6 +51,20 @@ export const suite = (name: string, layer: () => Layer.Layer<ApiKeyStore, unknow
         })
       )
 
+      it.effect("findCached answers nothing, or exactly what findByHash answers", () =>
+        Effect.gen(function* () {
+          const store = yield* ApiKeyStore
+          const workspaceId = yield* workspace
+          const record = key(workspaceId, 1_700_000_000_456)
+          assert.isUndefined(store.findCached(record.secretHash, 0), "a key not stored")
+          assert.isTrue(yield* store.create(record))
+          const cached = store.findCached(record.secretHash, 0)
+          if (cached !== undefined) {
+            assert.deepStrictEqual(Option.some(cached), yield* store.findByHash(record.secretHash))
+          }
+        })
+      )
+
       it.effect("a duplicate id is refused and changes nothing", () =>
         Effect.gen(function* () {
           const store = yield* ApiKeyStore
