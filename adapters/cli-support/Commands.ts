@@ -7,6 +7,7 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
+import { randomBytes } from "node:crypto"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -15,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { parseInteger } from "../config/AccordConfig.ts"
 import { formatReport as formatDoctorReport, paymentOptionsFromEnv, runDoctor } from "../doctor/CustomerDoctor.ts"
@@ -292,7 +294,9 @@ const contextServerStart = (version: string) =>
     "start",
     {
       http: Options.integer("http").pipe(
-        Options.withDescription("serve streamable HTTP on this loopback port at /mcp instead of stdio"),
+        Options.withDescription(
+          "serve streamable HTTP on this loopback port at /mcp instead of stdio, behind a bearer token (ACCORD_CONTEXT_TOKEN, or one generated and printed at start)"
+        ),
         Options.optional
       ),
       allowSendTestEvent: Options.boolean("allow-send-test-event").pipe(
@@ -311,11 +315,20 @@ const contextServerStart = (version: string) =>
         yield* ServiceReads.checkReadKey(reads)
         // loaded only here: the MCP and HTTP server modules take seconds to load
         const ContextServer = yield* Effect.promise(() => import("../mcp/ContextServer.ts"))
+        const http = yield* Option.match(options.http, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: (port) =>
+            Effect.map(Environment.optional("ACCORD_CONTEXT_TOKEN"), (given) => ({
+              port,
+              token: Redacted.make(Option.getOrElse(given, () => randomBytes(32).toString("base64url"))),
+              printToken: Option.isNone(given)
+            }))
+        })
         return yield* ContextServer.serve({
           reads,
           version,
           sendTestEvent: ingestKey === undefined ? undefined : { serviceUrl, ingestKey },
-          http: Option.getOrUndefined(options.http)
+          http
         })
       })
   ).pipe(

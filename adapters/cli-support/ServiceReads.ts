@@ -21,8 +21,12 @@ export interface ReadFailure {
 }
 
 export interface ServiceReads {
+  /**
+   * Reads the workspace route named by `segments` (each percent-encoded here). A segment of `.` or
+   * `..` is refused without a request: URL parsing would resolve it to another route.
+   */
   readonly get: (
-    path: string,
+    segments: ReadonlyArray<string>,
     query?: Readonly<Record<string, string | number | undefined>>
   ) => Effect.Effect<unknown, ReadFailure>
 }
@@ -33,44 +37,51 @@ export const make = (options: {
   readonly apiKey: Redacted.Redacted<string>
   readonly timeoutMillis?: number
 }): ServiceReads => ({
-  get: (path, query = {}) =>
-    Effect.tryPromise({
-      try: async (signal) => {
-        const url = new URL(
-          `${options.serviceUrl}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}${path}`
+  get: (segments, query = {}) =>
+    segments.some((segment) => segment === "." || segment === "..")
+      ? Effect.fail<ReadFailure>({
+          status: 0,
+          code: "invalid_id",
+          detail: "an id of . or .. names no single resource"
+        })
+      : Effect.tryPromise({
+          try: async (signal) => {
+            const url = new URL(
+              `${options.serviceUrl}/api/admin/v1/workspaces/${encodeURIComponent(options.workspaceId)}/` +
+                segments.map(encodeURIComponent).join("/")
+            )
+            for (const [name, value] of Object.entries(query))
+              if (value !== undefined) url.searchParams.set(name, String(value))
+            const response = await fetch(url, {
+              headers: { authorization: `Bearer ${Redacted.value(options.apiKey)}`, accept: "application/json" },
+              redirect: "manual",
+              signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMillis ?? 10_000)])
+            })
+            const text = await response.text()
+            let json: unknown
+            try {
+              json = text === "" ? undefined : JSON.parse(text)
+            } catch {
+              json = undefined
+            }
+            return { status: response.status, json }
+          },
+          catch: (error): ReadFailure => ({
+            status: 0,
+            code: (error as { name?: string })?.name === "TimeoutError" ? "timeout" : "network_error",
+            detail: `cannot reach the service at ${options.serviceUrl}`
+          })
+        }).pipe(
+          Effect.flatMap(({ json, status }) => {
+            if (status === 200) return Effect.succeed(json)
+            const problem = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>
+            return Effect.fail<ReadFailure>({
+              status,
+              code: typeof problem["code"] === "string" ? problem["code"] : `http_${status}`,
+              detail: typeof problem["detail"] === "string" ? problem["detail"] : `the service answered ${status}`
+            })
+          })
         )
-        for (const [name, value] of Object.entries(query))
-          if (value !== undefined) url.searchParams.set(name, String(value))
-        const response = await fetch(url, {
-          headers: { authorization: `Bearer ${Redacted.value(options.apiKey)}`, accept: "application/json" },
-          redirect: "manual",
-          signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMillis ?? 10_000)])
-        })
-        const text = await response.text()
-        let json: unknown
-        try {
-          json = text === "" ? undefined : JSON.parse(text)
-        } catch {
-          json = undefined
-        }
-        return { status: response.status, json }
-      },
-      catch: (error): ReadFailure => ({
-        status: 0,
-        code: (error as { name?: string })?.name === "TimeoutError" ? "timeout" : "network_error",
-        detail: `cannot reach the service at ${options.serviceUrl}`
-      })
-    }).pipe(
-      Effect.flatMap(({ json, status }) => {
-        if (status === 200) return Effect.succeed(json)
-        const problem = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>
-        return Effect.fail<ReadFailure>({
-          status,
-          code: typeof problem["code"] === "string" ? problem["code"] : `http_${status}`,
-          detail: typeof problem["detail"] === "string" ? problem["detail"] : `the service answered ${status}`
-        })
-      })
-    )
 })
 
 /**
@@ -90,8 +101,8 @@ export const checkReadKey = (reads: ServiceReads): Effect.Effect<void, UsageErro
                 ? "SERVICE_API_KEY was refused (403): it needs a developer:read key of ACCORD_WORKSPACE_ID"
                 : `the service answered ${failure.status} (${failure.code}) to a read`
       })
-    yield* Effect.mapError(reads.get("/events", { limit: 1 }), refused)
-    const admin = yield* Effect.either(reads.get("/api-keys"))
+    yield* Effect.mapError(reads.get(["events"], { limit: 1 }), refused)
+    const admin = yield* Effect.either(reads.get(["api-keys"]))
     if (admin._tag === "Right") {
       return yield* new UsageError({
         message: "SERVICE_API_KEY has scope admin; the context server reads only with a developer:read key"

@@ -25,7 +25,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Candidate, classificationRules, classifyFile } from "../../core/ingest/Classify.ts"
 import { emissionRules, eventFamilies, eventFields, neverSend } from "../../core/ingest/EmissionRules.ts"
@@ -33,6 +33,7 @@ import { UsageError } from "../cli-support/CliError.ts"
 import type { ReadFailure, ServiceReads } from "../cli-support/ServiceReads.ts"
 import { validateEntries } from "../cli-support/Validation.ts"
 import { type IngestEvent, make as makeDirectApi } from "../sdk/DirectApiClient.ts"
+import * as HttpGuard from "./HttpGuard.ts"
 
 /**
  * A tool's failure: a stable code and a detail, never a secret or a value.
@@ -167,11 +168,11 @@ export const contract = {
 
 const readHandlers = (reads: ServiceReads) => ({
   recent_events: (params: { readonly [k: string]: unknown }) =>
-    Effect.mapError(reads.get("/events", params as Record<string, string | number | undefined>), failure),
+    Effect.mapError(reads.get(["events"], params as Record<string, string | number | undefined>), failure),
   account_profile: ({ account_id }: { readonly account_id: string }) =>
-    Effect.mapError(reads.get(`/accounts/${encodeURIComponent(account_id)}`), failure),
+    Effect.mapError(reads.get(["accounts", account_id]), failure),
   feature_gate_status: ({ gate_id }: { readonly gate_id: string }) =>
-    Effect.mapError(reads.get(`/feature-gates/${encodeURIComponent(gate_id)}`), failure),
+    Effect.mapError(reads.get(["feature-gates", gate_id]), failure),
   event_contract: () => Effect.succeed(contract),
   validate_payload: ({
     billing_source,
@@ -246,11 +247,14 @@ export const toolsLayer = (options: ContextServerOptions): Layer.Layer<never, ne
 export const serverName = "accord-context"
 
 /**
- * Serves the tools until the process ends: over stdio, or streamable HTTP on `127.0.0.1:http` at
- * `/mcp` (the address is printed on stderr once listening is set up).
+ * Serves the tools until the process ends: over stdio, or streamable HTTP on `127.0.0.1:port` at
+ * `/mcp` behind {@link HttpGuard.guard} (the address is printed on stderr once listening is set up,
+ * and the token too when it was generated here rather than passed in).
  */
 export const serve = (
-  options: ContextServerOptions & { readonly http?: number | undefined }
+  options: ContextServerOptions & {
+    readonly http?: (HttpGuard.Bound & { readonly printToken: boolean }) | undefined
+  }
 ): Effect.Effect<never, UsageError> => {
   const info = { name: serverName, version: options.version }
   const tools = toolsLayer(options)
@@ -259,13 +263,16 @@ export const serve = (
       tools.pipe(Layer.provide(McpServer.layerStdio({ ...info, stdin: NodeStream.stdin, stdout: NodeSink.stdout })))
     )
   }
-  const port = options.http
-  const server = Layer.mergeAll(tools, HttpRouter.Default.serve()).pipe(
+  const { port, token, printToken } = options.http
+  const server = Layer.mergeAll(tools, HttpRouter.Default.serve(HttpGuard.guard({ port, token }))).pipe(
     Layer.provide(McpServer.layerHttp({ ...info, path: "/mcp" })),
     Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   )
   return Effect.zipRight(
-    Console.error(`accord context server: http://127.0.0.1:${port}/mcp`),
+    Console.error(
+      `accord context server: http://127.0.0.1:${port}/mcp` +
+        (printToken ? `\naccord context server: bearer token ${Redacted.value(token)}` : "")
+    ),
     Layer.launch(server).pipe(Effect.catchAll(() => new UsageError({ message: `cannot listen on 127.0.0.1:${port}` })))
   )
 }

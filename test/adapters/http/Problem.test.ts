@@ -5,6 +5,25 @@ const issues = (n: number, message = "is not a field of the event; put custom da
   Array.from({ length: n }, (_, i) => ({ path: `field_${i}`, message, code: "invalid_event" }))
 
 describe("Problem", () => {
+  it("titles every status the server answers with its reason phrase, never a generic one", () => {
+    for (const [status, title] of [
+      [400, "Bad Request"],
+      [401, "Unauthorized"],
+      [403, "Forbidden"],
+      [404, "Not Found"],
+      [405, "Method Not Allowed"],
+      [409, "Conflict"],
+      [410, "Gone"],
+      [413, "Content Too Large"],
+      [415, "Unsupported Media Type"],
+      [422, "Unprocessable Content"],
+      [429, "Too Many Requests"],
+      [500, "Internal Server Error"],
+      [503, "Service Unavailable"]
+    ] as const)
+      assert.strictEqual(Problem.make(status, "x", "d").title, title)
+  })
+
   it("keeps up to 20 field errors as they are, without errors_omitted", () => {
     const problem = Problem.make(400, "invalid_event", "d", { errors: issues(Problem.maxFieldErrors) })
     assert.strictEqual(problem.errors?.length, Problem.maxFieldErrors)

@@ -235,7 +235,7 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       })
   )
 
-  it.scopedLive("serves streamable HTTP with --http PORT", () =>
+  it.scopedLive("serves streamable HTTP with --http PORT behind the token it prints", () =>
     Effect.gen(function* () {
       const server = yield* startServer()
       const readKey = yield* createApiKey(server.url, "developer:read")
@@ -257,13 +257,15 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
         (child) => Effect.sync(() => child.kill("SIGTERM"))
       )
       const url = `http://127.0.0.1:${port}/mcp`
-      yield* Effect.promise(
+      // no ACCORD_CONTEXT_TOKEN: the server generates a token and prints it once
+      const token = yield* Effect.promise(
         () =>
-          new Promise<void>((resolve, reject) => {
+          new Promise<string>((resolve, reject) => {
             let stderr = ""
             child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
               stderr += chunk
-              if (stderr.includes(url)) resolve()
+              const printed = /bearer token (\S+)\n/.exec(stderr)
+              if (stderr.includes(url) && printed !== null) resolve(printed[1]!)
             })
             child.on("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)))
           })
@@ -274,7 +276,11 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
           for (let attempt = 0; ; attempt++) {
             const client = new Client({ name: "accord-test-agent", version: "1.0.0" })
             try {
-              await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+              await client.connect(
+                new StreamableHTTPClientTransport(new URL(url), {
+                  requestInit: { headers: { authorization: `Bearer ${token}` } }
+                })
+              )
               return client
             } catch (error) {
               if (attempt >= 20) throw error
