@@ -85,6 +85,10 @@ export const storageLayer = (
     Effect.gen(function* () {
       const storage = Database.storageFrom(config)
       yield* Effect.logInfo(`storage: ${Database.describeStorage(storage)}`)
+      if (storage._tag === "Pglite" && !config.dataDir.startsWith("memory://"))
+        yield* AccordConfig.securePrivateDirectory(config.dataDir).pipe(
+          Effect.mapError((error) => new StartupError({ reason: error.message }))
+        )
       if (Database.createsEmbeddedDatabase(storage)) yield* Effect.logInfo(StartupLog.creatingEmbeddedDatabase)
       const sql = Database.layer(storage)
       // Busy ingest keys are authenticated from a short-lived cache (see `withLookupCache`).
@@ -212,6 +216,8 @@ export const start = (
     yield* Metrics.preregister
     // layers, then the background work on them
     const services = yield* Layer.build(servicesLayer(config, masterKey, storage, options))
+    // every start check on storage (the master-key guard among them) has passed: a new key is kept
+    yield* AccordConfig.persistMasterKey(masterKey)
     const timeout =
       options.handshakeTimeoutMillis === undefined ? {} : { timeoutMillis: options.handshakeTimeoutMillis }
     yield* Effect.forkScoped(

@@ -56,9 +56,20 @@ const withStorage = <A>(
 ): Effect.Effect<A, UsageError> =>
   Effect.gen(function* () {
     const config = yield* AccordConfig.load.pipe(Effect.mapError((error) => new UsageError({ message: error.message })))
-    const cipher = AccordConfig.layerCipherFromConfig(config)
-    const storage = storageFor(config).pipe(Layer.provide(cipher), Layer.provideMerge(NodeCrypto.layer))
-    return yield* use.pipe(Effect.provide(storage), Effect.scoped, Effect.mapError(toUsageError))
+    const masterKey = yield* AccordConfig.resolveMasterKey(config).pipe(
+      Effect.provide(NodeCrypto.layer),
+      Effect.mapError((error) => new UsageError({ message: error.message }))
+    )
+    const storage = storageFor(config).pipe(
+      Layer.provide(AccordConfig.layerCipher(masterKey)),
+      Layer.provideMerge(NodeCrypto.layer)
+    )
+    // the storage's start checks (the master-key guard) ran when it was built: a new key is kept now
+    return yield* Effect.zipRight(AccordConfig.persistMasterKey(masterKey), use).pipe(
+      Effect.provide(storage),
+      Effect.scoped,
+      Effect.mapError(toUsageError)
+    )
   })
 
 /**

@@ -16,7 +16,7 @@ import { chmod, mkdir, open, readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -350,9 +350,54 @@ const errorCode = (error: unknown): string =>
 export const masterKeyFile: string = "master.key"
 
 /**
- * `ACCORD_MASTER_KEY` when set; otherwise (the embedded default) `<dataDir>/master.key`, created
- * on first start with 32 CSPRNG bytes in base64, mode 0600, its directory created if absent. A
- * `memory://` data directory gets a key that lives as long as the process, like its data.
+ * Makes `dir` private before anything is written in it: the process umask becomes 077 (files and
+ * directories created from here on are the owner's only), the directory is created with mode 0700
+ * or, when it exists, must belong to this user and is tightened to 0700. A directory of another
+ * user, or one whose mode cannot be tightened, refuses the start with the fix. With the directory
+ * 0700, files inside that an earlier run left wider are unreachable to other users too.
+ */
+export const securePrivateDirectory = (dir: string): Effect.Effect<void, InvalidConfig> =>
+  Effect.gen(function* () {
+    const path = resolve(dir)
+    const refuse = (problem: string) => new InvalidConfig({ problems: [`ACCORD_DATA_DIR: ${problem}`] })
+    if (process.platform === "win32") {
+      yield* Effect.tryPromise({
+        try: () => mkdir(path, { recursive: true }),
+        catch: (error) => refuse(`cannot create ${path} (${errorCode(error)})`)
+      })
+      return
+    }
+    process.umask(0o077)
+    yield* Effect.tryPromise({
+      try: () => mkdir(path, { recursive: true, mode: 0o700 }),
+      catch: (error) => refuse(`cannot create ${path} (${errorCode(error)})`)
+    })
+    const stats = yield* Effect.tryPromise({
+      try: () => stat(path),
+      catch: (error) => refuse(`cannot read ${path} (${errorCode(error)})`)
+    })
+    const uid = process.getuid?.()
+    if (uid !== undefined && stats.uid !== uid)
+      return yield* refuse(
+        `${path} belongs to another user (uid ${stats.uid}, this process runs as ${uid}); ` +
+          "use a directory this user owns, or run as its owner"
+      )
+    if ((stats.mode & 0o077) !== 0)
+      yield* Effect.tryPromise({
+        try: () => chmod(path, 0o700),
+        catch: (error) =>
+          refuse(
+            `${path} is open to other users and cannot be made private (${errorCode(error)}); run: chmod 700 ${path}`
+          )
+      })
+  })
+
+/**
+ * `ACCORD_MASTER_KEY` when set; otherwise (the embedded default) `<dataDir>/master.key`. A missing
+ * file gets a new key of 32 CSPRNG bytes, returned with source `created` but not yet written:
+ * {@link persistMasterKey} writes it once every start check has passed, so a refused start leaves
+ * no key file behind for a later start (or a rotation) to pick up. A `memory://` data directory gets
+ * a key that lives as long as the process, like its data.
  */
 export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey, InvalidConfig, Crypto> =>
   Effect.gen(function* () {
@@ -364,67 +409,82 @@ export const resolveMasterKey = (config: AccordConfig): Effect.Effect<MasterKey,
       const key = yield* crypto.randomBytes(32)
       return { key: Redacted.make(key), source: "ephemeral", path: undefined, warning: undefined } as const
     }
-    const dir = resolve(config.dataDir)
-    const path = join(dir, masterKeyFile)
-    const fail = (action: string) => (error: unknown) =>
-      new InvalidConfig({ problems: [`ACCORD_DATA_DIR: cannot ${action} ${path} (${errorCode(error)})`] })
-
-    const readExisting = Effect.gen(function* () {
-      const key = masterKeyFrom(
-        path,
-        yield* Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: fail("read") })
-      )
-      if (typeof key === "string") return yield* new InvalidConfig({ problems: [key] })
-      const mode = yield* Effect.tryPromise({ try: () => stat(path), catch: fail("read") }).pipe(
-        Effect.map((stats) => stats.mode & 0o777)
-      )
-      const warning =
-        process.platform !== "win32" && (mode & 0o077) !== 0
-          ? `${path} is readable by other users (mode ${mode.toString(8)}); run: chmod 600 ${path}`
-          : undefined
-      return { key: Redacted.make(key), source: "file", path, warning } as const
-    })
-
-    yield* Effect.tryPromise({
-      try: () => mkdir(dir, { recursive: true, mode: 0o700 }),
-      catch: fail("create the directory of")
-    })
-    // `wx`: exactly one process creates the file; any other finds it and reads it.
-    const created = yield* Effect.tryPromise({
-      try: async () => {
-        try {
-          return await open(path, "wx", 0o600)
-        } catch (error) {
-          if (errorCode(error) === "EEXIST") return undefined
-          throw error
-        }
-      },
-      catch: fail("create")
-    })
-    if (created === undefined) return yield* readExisting
+    yield* securePrivateDirectory(config.dataDir)
+    const path = join(resolve(config.dataDir), masterKeyFile)
+    const existing = yield* readKeyFile(path)
+    if (existing !== undefined) return existing
     const key = yield* crypto.randomBytes(32)
-    yield* Effect.tryPromise({
-      try: async () => {
-        try {
-          await created.writeFile(encodeBase64(key) + "\n", "utf8")
-          await created.sync()
-        } finally {
-          await created.close()
-        }
-        await chmod(path, 0o600) // in case a umask widened or narrowed the requested mode
-      },
-      catch: fail("write")
-    })
     return { key: Redacted.make(key), source: "created", path, warning: undefined } as const
   })
+
+const keyFileFailure = (path: string, action: string) => (error: unknown) =>
+  new InvalidConfig({ problems: [`ACCORD_DATA_DIR: cannot ${action} ${path} (${errorCode(error)})`] })
+
+/** The key in the file at `path`, or `undefined` when there is no file. */
+const readKeyFile = (path: string): Effect.Effect<MasterKey | undefined, InvalidConfig> =>
+  Effect.gen(function* () {
+    const text = yield* Effect.tryPromise({
+      try: () =>
+        readFile(path, "utf8").catch((error: unknown) => {
+          if (errorCode(error) === "ENOENT") return undefined
+          throw error
+        }),
+      catch: keyFileFailure(path, "read")
+    })
+    if (text === undefined) return undefined
+    const key = masterKeyFrom(path, text)
+    if (typeof key === "string") return yield* new InvalidConfig({ problems: [key] })
+    const mode = yield* Effect.tryPromise({ try: () => stat(path), catch: keyFileFailure(path, "read") }).pipe(
+      Effect.map((stats) => stats.mode & 0o777)
+    )
+    const warning =
+      process.platform !== "win32" && (mode & 0o077) !== 0
+        ? `${path} is readable by other users (mode ${mode.toString(8)}); run: chmod 600 ${path}`
+        : undefined
+    return { key: Redacted.make(key), source: "file", path, warning } as const
+  })
+
+/**
+ * Writes a key `resolveMasterKey` created to its file (mode 0600, synced); nothing for any other
+ * source. `wx`: exactly one process creates the file. One that finds the file already written by
+ * another start accepts it only when it holds the same key, and otherwise refuses with the fix.
+ */
+export const persistMasterKey = (masterKey: MasterKey): Effect.Effect<void, InvalidConfig> => {
+  if (masterKey.source !== "created" || masterKey.path === undefined) return Effect.void
+  const path = masterKey.path
+  return Effect.gen(function* () {
+    const written = yield* Effect.tryPromise({
+      try: async () => {
+        let file: Awaited<ReturnType<typeof open>>
+        try {
+          file = await open(path, "wx", 0o600)
+        } catch (error) {
+          if (errorCode(error) === "EEXIST") return false
+          throw error
+        }
+        try {
+          await file.writeFile(encodeBase64(Redacted.value(masterKey.key)) + "\n", "utf8")
+          await file.sync()
+        } finally {
+          await file.close()
+        }
+        await chmod(path, 0o600) // in case a umask widened or narrowed the requested mode
+        return true
+      },
+      catch: keyFileFailure(path, "write")
+    })
+    if (written) return
+    const other = yield* readKeyFile(path)
+    if (other === undefined || !sameKey(Redacted.value(other.key), Redacted.value(masterKey.key)))
+      return yield* new InvalidConfig({
+        problems: [`ACCORD_DATA_DIR: another process created ${path} while this one started; start again`]
+      })
+  })
+}
+
+const sameKey = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i])
 
 /**
  * The `Cipher` (AES-256-GCM; docs/decisions.md, "Secret handling") under a resolved master key.
  */
 export const layerCipher = (masterKey: MasterKey): Layer.Layer<Cipher> => layerAesGcm(masterKey.key)
-
-/**
- * Resolves the master key from the configuration and builds the `Cipher` on it.
- */
-export const layerCipherFromConfig = (config: AccordConfig): Layer.Layer<Cipher, InvalidConfig, Crypto> =>
-  Layer.unwrapEffect(Effect.map(resolveMasterKey(config), layerCipher))

@@ -6,7 +6,8 @@
  * ACCORD_MASTER_KEY also warns that the key lives in a local file.
  */
 import { spawn } from "node:child_process"
-import { mkdtemp, rm } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { chmod, mkdtemp, rm, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -87,7 +88,15 @@ describe("master-key guard", () => {
   it("PGlite: key A starts, key B is refused with one line and a non-zero exit, key A starts again", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "accord-key-guard-"))
     try {
+      await chmod(dataDir, 0o755)
       const first = await guarded({ ACCORD_DATA_DIR: dataDir })
+      // an existing directory open to others is made private before the database opens
+      assert.strictEqual((await stat(dataDir)).mode & 0o777, 0o700)
+      // a start without the key makes a new one: refused by the guard, and leaves no key file behind
+      const noKey = await startServer({ ACCORD_DATA_DIR: dataDir })
+      assert.notStrictEqual(noKey.result, "ready", noKey.output)
+      assert.match(noKey.output, /the key file in ACCORD_DATA_DIR is not the master key/)
+      assert.isFalse(existsSync(join(dataDir, "master.key")), noKey.output)
       // What a newcomer's first start says: progress, the migrations, the next step.
       assert.include(first.output, "storage: creating the embedded database (first start")
       assert.match(first.output, /migrations: applied 0001_init, .*0010_master_key_check/)
@@ -119,6 +128,8 @@ describe("master-key guard", () => {
           /the key file in ACCORD_DATA_DIR is not the master key this database was first started with/
         )
         assert.notStrictEqual(fileKey.result, "ready", fileKey.output)
+        // the refused start kept no key file for a later start or a rotation to pick up
+        assert.isFalse(existsSync(join(dataDir, "master.key")), fileKey.output)
       }).pipe(Effect.scoped),
     300_000
   )

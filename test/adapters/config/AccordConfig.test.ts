@@ -3,7 +3,7 @@
  * file of the embedded default.
  */
 import { execFile } from "node:child_process"
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,6 +20,14 @@ import { configFrom } from "../../support/http.ts"
 const base64Of = (length: number, fill = 7): string => btoa(String.fromCharCode(...new Uint8Array(length).fill(fill)))
 
 const problemsOf = (env: Record<string, string>) => Effect.map(Effect.flip(configFrom(env)), (error) => error.problems)
+
+const fileExists = (path: string) =>
+  Effect.promise(() =>
+    stat(path).then(
+      () => true,
+      () => false
+    )
+  )
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(join(tmpdir(), "accord-config-"))),
@@ -144,7 +152,7 @@ describe("AccordConfig.load", () => {
 })
 
 describe("AccordConfig.resolveMasterKey", () => {
-  it.scoped("creates <dataDir>/master.key (32 random bytes, base64, mode 0600, directory created) and reuses it", () =>
+  it.scoped("a new key is written to <dataDir>/master.key (base64, mode 0600) only when persisted, then reused", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
       const dataDir = join(dir, "nested", "data")
@@ -153,16 +161,40 @@ describe("AccordConfig.resolveMasterKey", () => {
       assert.strictEqual(first.source, "created")
       const path = join(dataDir, "master.key")
       assert.strictEqual(first.path, path)
+      assert.strictEqual(Redacted.value(first.key).length, 32)
+      // resolving writes nothing: a start refused later leaves no key file behind
+      assert.isFalse(yield* fileExists(path))
+      if (process.platform !== "win32")
+        assert.strictEqual((yield* Effect.promise(() => stat(dataDir))).mode & 0o777, 0o700)
+
+      yield* AccordConfig.persistMasterKey(first)
       const file = yield* Effect.promise(() => stat(path))
       if (process.platform !== "win32") assert.strictEqual(file.mode & 0o777, 0o600)
       const text = yield* Effect.promise(() => readFile(path, "utf8"))
       assert.deepStrictEqual(AccordConfig.decodeBase64(text.trim()), Redacted.value(first.key))
-      assert.strictEqual(Redacted.value(first.key).length, 32)
 
       const second = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
       assert.strictEqual(second.source, "file")
       assert.isUndefined(second.warning)
       assert.deepStrictEqual(Redacted.value(second.key), Redacted.value(first.key))
+      // persisting a key read from its file writes nothing
+      yield* AccordConfig.persistMasterKey(second)
+    })
+  )
+
+  it.scoped("two starts racing on a new data directory: the second to persist a different key is refused", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const config = yield* configFrom({ ACCORD_DATA_DIR: dir })
+      const a = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
+      const b = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
+      yield* AccordConfig.persistMasterKey(a)
+      yield* AccordConfig.persistMasterKey(a) // the same key again: accepted
+      const refused = yield* Effect.either(AccordConfig.persistMasterKey(b))
+      assert.isTrue(Either.isLeft(refused))
+      assert.include(Either.isLeft(refused) ? refused.left.message : "", "start again")
+      const text = yield* Effect.promise(() => readFile(join(dir, "master.key"), "utf8"))
+      assert.deepStrictEqual(AccordConfig.decodeBase64(text.trim()), Redacted.value(a.key))
     })
   )
 
@@ -201,11 +233,43 @@ describe("AccordConfig.resolveMasterKey", () => {
     Effect.gen(function* () {
       if (process.platform === "win32") return
       const dir = yield* tempDir
-      yield* Effect.promise(() => writeFile(join(dir, "master.key"), base64Of(32), { mode: 0o644 }))
+      yield* Effect.promise(() => writeFile(join(dir, "master.key"), base64Of(32)))
+      yield* Effect.promise(() => chmod(join(dir, "master.key"), 0o644))
       const config = yield* configFrom({ ACCORD_DATA_DIR: dir })
       const key = yield* Effect.provide(AccordConfig.resolveMasterKey(config), NodeCrypto.layer)
       assert.include(key.warning ?? "", "chmod 600")
     })
+  )
+})
+
+describe("AccordConfig.securePrivateDirectory", () => {
+  it.scoped.skipIf(process.platform === "win32")("tightens an existing directory open to others to 0700", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      yield* Effect.promise(() => chmod(dir, 0o755))
+      yield* AccordConfig.securePrivateDirectory(dir)
+      assert.strictEqual((yield* Effect.promise(() => stat(dir))).mode & 0o777, 0o700)
+      // files created afterwards are the owner's only (umask 077)
+      yield* Effect.promise(() => writeFile(join(dir, "later"), "x", { mode: 0o666 }))
+      assert.strictEqual((yield* Effect.promise(() => stat(join(dir, "later")))).mode & 0o777, 0o600)
+    })
+  )
+
+  it.scoped.skipIf(process.platform === "win32" || process.getuid?.() !== 0)(
+    "refuses a directory that belongs to another user, with the fix",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const theirs = join(dir, "theirs")
+        yield* Effect.promise(() => mkdir(theirs).then(() => chmod(theirs, 0o755)))
+        yield* Effect.promise(() => chown(theirs, 65534, 65534))
+        const refused = yield* Effect.either(AccordConfig.securePrivateDirectory(theirs))
+        assert.isTrue(Either.isLeft(refused))
+        const message = Either.isLeft(refused) ? refused.left.message : ""
+        assert.include(message, "belongs to another user (uid 65534")
+        assert.include(message, "use a directory this user owns")
+        assert.strictEqual((yield* Effect.promise(() => stat(theirs))).mode & 0o777, 0o755)
+      })
   )
 })
 
