@@ -14,7 +14,6 @@ import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
@@ -128,11 +127,6 @@ const prepareDatabase = (config: AccordConfig.AccordConfig) =>
   )
 
 /**
- * How long shutdown waits for in-flight requests before closing anyway.
- */
-export const shutdownGracePeriod: Duration.Duration = Duration.seconds(10)
-
-/**
  * Outbound connector calls: the HTTP transport (addresses checked again at connect time, against DNS
  * rebinding) under the configured endpoint policy.
  */
@@ -203,7 +197,7 @@ const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): A
  */
 export const start = (
   config: AccordConfig.AccordConfig,
-  httpServer: Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes>,
+  httpServer: Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes | Drain.Drain>,
   storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config),
   options: StartOptions = {}
 ): Effect.Effect<HttpServer.Address, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
@@ -231,9 +225,10 @@ export const start = (
     const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(
       Effect.provide(services)
     )
-    const server = yield* Layer.build(Layer.provide(httpServer, Layer.succeed(FastRoutes, ingestRoute))).pipe(
-      Effect.mapError((error) => new StartupError({ reason: StartupLog.listenFailure(config, error.cause) }))
-    )
+    const drain = Context.get(services, Drain.Drain)
+    const server = yield* Layer.build(
+      Layer.provide(httpServer, Layer.merge(Layer.succeed(FastRoutes, ingestRoute), Layer.succeed(Drain.Drain, drain)))
+    ).pipe(Effect.mapError((error) => new StartupError({ reason: StartupLog.listenFailure(config, error.cause) })))
     // Payment reconciliation reads queued by completions, performed until the scope closes.
     yield* runReconciler({ owner: `reconcile-${yield* Effect.provide(randomUuid, services)}` }).pipe(
       Effect.provide(services)
@@ -254,9 +249,11 @@ export const start = (
       Effect.provide(Context.merge(services, server))
     )
     // Added after serving started, so it runs first when the scope closes.
-    const drain = Context.get(services, Drain.Drain)
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(Effect.logInfo("shutting down: draining in-flight requests"), drain.drain(shutdownGracePeriod))
+      Effect.zipRight(
+        Effect.logInfo("shutting down: draining in-flight requests"),
+        drain.drain(config.shutdownTimeoutMillis)
+      )
     )
     const address = Context.get(server, HttpServer.HttpServer).address
     yield* Effect.logInfo(`Accord listening on ${HttpServer.formatAddress(address)}`)
@@ -271,7 +268,8 @@ export const start = (
 export type HttpServerFactory = (listen: {
   readonly port: number
   readonly host: string
-}) => Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes>
+  readonly maxConnections: number
+}) => Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes | Drain.Drain>
 
 const logfmt = Logger.withConsoleLog(Logger.logfmtLogger)
 

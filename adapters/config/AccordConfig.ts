@@ -54,6 +54,10 @@ export interface AccordConfig {
   readonly reconciliationWindowMillis: number
   /** `ACCORD_DISPATCH_CONCURRENCY`: deliveries the dispatcher keeps in flight. */
   readonly dispatchConcurrency: number
+  /** `ACCORD_MAX_CONNECTIONS`: open client connections at once; more are refused at accept. */
+  readonly maxConnections: number
+  /** `ACCORD_SHUTDOWN_TIMEOUT`: how long a stop waits for requests in flight before closing anyway. */
+  readonly shutdownTimeoutMillis: number
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
@@ -80,6 +84,8 @@ export const defaults: {
   readonly rateLimitPerSecond: number
   readonly reconciliationWindowMillis: number
   readonly dispatchConcurrency: number
+  readonly maxConnections: number
+  readonly shutdownTimeoutMillis: number
 } = {
   port: 8787,
   host: "127.0.0.1",
@@ -88,7 +94,9 @@ export const defaults: {
   maxBodyBytes: 65536,
   rateLimitPerSecond: 1000,
   reconciliationWindowMillis: defaultReconciliationWindowMillis,
-  dispatchConcurrency: 32
+  dispatchConcurrency: 32,
+  maxConnections: 1024,
+  shutdownTimeoutMillis: 10_000
 }
 
 const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -125,6 +133,8 @@ const raw = Config.all({
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
   reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
   dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
+  maxConnections: text("ACCORD_MAX_CONNECTIONS"),
+  shutdownTimeout: text("ACCORD_SHUTDOWN_TIMEOUT"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
   otlpServiceName: text("OTEL_SERVICE_NAME")
@@ -231,6 +241,20 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     [1, 1024],
     "ACCORD_DISPATCH_CONCURRENCY must be an integer from 1 to 1024 (deliveries in flight)"
   )
+  const maxConnections = bounded(
+    input.maxConnections,
+    defaults.maxConnections,
+    parseInteger,
+    [1, 1_000_000],
+    "ACCORD_MAX_CONNECTIONS must be an integer from 1 to 1000000 (open client connections)"
+  )
+  const shutdownTimeoutMillis = bounded(
+    input.shutdownTimeout,
+    defaults.shutdownTimeoutMillis,
+    parseDuration,
+    [1_000, 600_000],
+    "ACCORD_SHUTDOWN_TIMEOUT must be a duration from 1s to 10m, such as 10s"
+  )
   const reconciliationWindowMillis = bounded(
     input.reconciliationWindow,
     defaults.reconciliationWindowMillis,
@@ -319,6 +343,8 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     rateLimitPerSecond,
     reconciliationWindowMillis,
     dispatchConcurrency,
+    maxConnections,
+    shutdownTimeoutMillis,
     metricsToken: input.metricsToken,
     otlp: Option.map(otlpEndpoint, (endpoint) => ({
       endpoint: endpoint.trim().replace(/\/+$/, ""),

@@ -68,6 +68,18 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_MAX_CONNECTIONS",
+    defaultValue: "1024",
+    description: "open client connections at once; more are refused",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_SHUTDOWN_TIMEOUT",
+    defaultValue: "10s",
+    description: "how long a stop waits for requests in flight before closing every connection",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_INGEST_RATE_LIMIT",
     defaultValue: "1000",
     description: "ingest requests per second per key",

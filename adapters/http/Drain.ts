@@ -26,6 +26,11 @@ export interface DrainService {
   readonly draining: Effect.Effect<boolean>
   /** Starts draining and waits until nothing is in flight, at most `timeout`. */
   readonly drain: (timeout: Duration.DurationInput) => Effect.Effect<void>
+  /**
+   * Runs `f` once when draining starts (at once if it already has): a server stops accepting
+   * connections there, so nothing new begins while the requests in flight finish.
+   */
+  readonly unsafeOnDrain: (f: () => void) => void
 }
 
 export class Drain extends Context.Tag("@accord/adapters/http/Drain")<Drain, DrainService>() {}
@@ -33,6 +38,7 @@ export class Drain extends Context.Tag("@accord/adapters/http/Drain")<Drain, Dra
 export const make: Effect.Effect<DrainService> = Effect.sync(() => {
   let inFlight = 0
   let draining = false
+  const onDrain: Array<() => void> = []
   const idle = Effect.unsafeMakeLatch(true)
   const enter = () => {
     if (inFlight++ === 0) idle.unsafeClose()
@@ -57,8 +63,13 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
       }
     },
     draining: Effect.sync(() => draining),
+    unsafeOnDrain: (f) => {
+      if (draining) f()
+      else onDrain.push(f)
+    },
     drain: (timeout) =>
       Effect.suspend(() => {
+        if (!draining) for (const f of onDrain.splice(0)) f()
         draining = true
         return Effect.timeoutTo(idle.await, {
           duration: timeout,

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type * as Net from "node:net"
+import { Drain } from "./Drain.ts"
 import { FastRoutes, send } from "./NodeIngest.ts"
 import * as Problem from "./Problem.ts"
 
@@ -26,12 +27,43 @@ const notServing = Problem.toAnswer(
   })
 )
 
-export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes> =>
+/**
+ * What bounds a client: how long its request headers and its whole request may take, how long an
+ * idle keep-alive connection stays open, and how many connections are open at once (more are
+ * refused at accept). The defaults suit a service behind a load balancer as well as one exposed.
+ */
+export interface ConnectionLimits {
+  readonly headersTimeoutMillis: number
+  readonly requestTimeoutMillis: number
+  readonly keepAliveTimeoutMillis: number
+  readonly maxConnections: number
+}
+
+export const defaultConnectionLimits: ConnectionLimits = {
+  headersTimeoutMillis: 15_000,
+  requestTimeoutMillis: 30_000,
+  keepAliveTimeoutMillis: 5_000,
+  maxConnections: 1024
+}
+
+export const layerServer = (
+  listen: Net.ListenOptions,
+  limits: Partial<ConnectionLimits> = {}
+): Layer.Layer<HttpServer.HttpServer, ServeError, FastRoutes | Drain> =>
   Layer.scoped(
     HttpServer.HttpServer,
     Effect.gen(function* () {
       const fast = yield* FastRoutes
-      const node = createServer()
+      const drain = yield* Drain
+      const bounds = { ...defaultConnectionLimits, ...limits }
+      const node = createServer({
+        headersTimeout: bounds.headersTimeoutMillis,
+        requestTimeout: bounds.requestTimeoutMillis,
+        keepAliveTimeout: bounds.keepAliveTimeoutMillis,
+        // how often those timeouts are checked (Node's default, 30 s, would stretch each by as much)
+        connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMillis)
+      })
+      node.maxConnections = bounds.maxConnections
       // A client may half-close its side once the request is sent (`shutdown(SHUT_WR)`, as
       // `socket.end(body)` does). Node's default then aborts the request and ends the socket, so an
       // answer not yet written by then (any event still waiting for its group commit) is lost:
@@ -39,11 +71,13 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
       Object.assign(node, { httpAllowHalfOpen: true })
       // The app's handlers while they are served, the newest last (it answers).
       const served: Array<(request: IncomingMessage, response: ServerResponse) => void> = []
-      // Once an app has stopped being served the server is closing: every answer closes its
-      // connection, so a client that keeps a keep-alive connection busy cannot hold the close open.
+      // Once draining starts or an app has stopped being served the server is closing: every
+      // answer closes its connection, so a client that keeps a keep-alive connection busy cannot
+      // hold the close open.
       let stopping = false
       node.on("request", (request: IncomingMessage, response: ServerResponse) => {
         if (stopping) response.setHeader("connection", "close")
+        else closeIfBodyUnread(request, response)
         if (fast(request, response)) return
         const app = served.at(-1)
         if (app !== undefined) return app(request, response)
@@ -51,6 +85,15 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
         send(response, notServing)
       })
       const server = yield* NodeHttpServer.make(() => node, listen)
+      // Draining: accept nothing new, and close the keep-alive connections no request is using.
+      drain.unsafeOnDrain(() => {
+        stopping = true
+        node.close()
+        node.closeIdleConnections?.()
+      })
+      // Runs before the platform's close (added after it): whatever is still open once the drain has
+      // had its time is closed, so a client holding a body open cannot hold the process.
+      yield* Effect.addFinalizer(() => Effect.sync(() => node.closeAllConnections?.()))
       return HttpServer.make({
         address: server.address,
         serve: (app, middleware) =>
@@ -70,3 +113,18 @@ export const layerServer = (listen: Net.ListenOptions): Layer.Layer<HttpServer.H
       })
     })
   )
+
+/**
+ * An answer written before its request's body was read to the end (a refusal: 401, 413, 415)
+ * closes the connection. Keeping it would leave the server reading the rest of the body, however
+ * slowly it comes, before the connection could serve another request.
+ */
+const closeIfBodyUnread = (request: IncomingMessage, response: ServerResponse): void => {
+  const declared = request.headers["content-length"]
+  if ((declared === undefined || declared === "0") && request.headers["transfer-encoding"] === undefined) return
+  const writeHead = response.writeHead
+  response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
+    if (!request.complete) this.setHeader("connection", "close")
+    return writeHead.apply(this, args)
+  } as ServerResponse["writeHead"]
+}

@@ -8,6 +8,6 @@ import * as NodeServer from "../../adapters/http/NodeServer.ts"
 import * as Server from "../Server.ts"
 
 NodeRuntime.runMain(
-  Server.main(({ host, port }) => NodeServer.layerServer({ host, port })),
+  Server.main(({ host, port, maxConnections }) => NodeServer.layerServer({ host, port }, { maxConnections })),
   Server.runMainOptions
 )

@@ -11,7 +11,7 @@ if (Environment.wantsHelp(process.argv.slice(2))) {
   process.stdout.write(Environment.helpText("npm start [-- --help]   (node --import tsx runtimes/node/main.ts)"))
 } else {
   NodeRuntime.runMain(
-    Server.main(({ host, port }) => NodeServer.layerServer({ host, port })),
+    Server.main(({ host, port, maxConnections }) => NodeServer.layerServer({ host, port }, { maxConnections })),
     Server.runMainOptions
   )
 }

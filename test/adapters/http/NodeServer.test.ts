@@ -1,4 +1,6 @@
+import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -6,6 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import { connect, type Socket } from "node:net"
+import * as Drain from "../../../adapters/http/Drain.ts"
 import { FastRoutes } from "../../../adapters/http/NodeIngest.ts"
 import * as NodeServer from "../../../adapters/http/NodeServer.ts"
 
@@ -15,6 +19,35 @@ const fast = Layer.succeed(FastRoutes, (request, response) => {
   response.writeHead(200, { "content-type": "text/plain" }).end("fast")
   return true
 })
+
+const withDrain = Layer.merge(fast, Drain.layer)
+
+/** A raw client socket: `send` writes, `text()` is all it has read, `closed` resolves when it ends. */
+const rawClient = (port: number) =>
+  Effect.acquireRelease(
+    Effect.async<{ socket: Socket; text: () => string; closed: Promise<void> }>((resume) => {
+      const socket = connect(port, "127.0.0.1")
+      let received = ""
+      socket.setEncoding("utf8").on("data", (chunk: string) => {
+        received += chunk
+      })
+      const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()))
+      socket.once("error", () => undefined)
+      socket.once("connect", () => resume(Effect.succeed({ socket, text: () => received, closed })))
+    }),
+    ({ socket }) => Effect.sync(() => socket.destroy())
+  )
+
+/** The server of `layer` with `app` served, and its port. */
+const serving = (app: HttpApp.Default, limits: Partial<NodeServer.ConnectionLimits> = {}) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(
+      Layer.provideMerge(NodeServer.layerServer({ port: 0, host: "127.0.0.1" }, limits), withDrain)
+    )
+    const server = Context.get(context, HttpServer.HttpServer)
+    yield* server.serve(app)
+    return { port: (server.address as HttpServer.TcpAddress).port, drain: Context.get(context, Drain.Drain) }
+  })
 
 const get = (url: string) =>
   Effect.promise(async () => {
@@ -27,7 +60,9 @@ describe("NodeServer.layerServer", () => {
     "answers 503 not_serving (a problem, retry-after: 1) before the app is served and after it stops; the fast routes all along; once stopped, every answer closes its connection",
     () =>
       Effect.gen(function* () {
-        const context = yield* Layer.build(Layer.provide(NodeServer.layerServer({ port: 0, host: "127.0.0.1" }), fast))
+        const context = yield* Layer.build(
+          Layer.provide(NodeServer.layerServer({ port: 0, host: "127.0.0.1" }), withDrain)
+        )
         const server = Context.get(context, HttpServer.HttpServer)
         assert.strictEqual(server.address._tag, "TcpAddress")
         const url = `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}`
@@ -63,5 +98,85 @@ describe("NodeServer.layerServer", () => {
         assert.strictEqual(fastAfter.body, "fast")
         assert.strictEqual(fastAfter.headers.get("connection"), "close")
       })
+  )
+
+  it.scoped("an answer written before the body was read closes the connection, so a trickling body holds nothing", () =>
+    Effect.gen(function* () {
+      const { port } = yield* serving(Effect.succeed(HttpServerResponse.text("refused", { status: 401 })))
+      const client = yield* rawClient(port)
+      // the headers promise 1 MB; the client sends a few bytes and then nothing
+      client.socket.write("PUT /catalog HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{")
+      yield* Effect.promise(() => client.closed)
+      assert.match(client.text(), /^HTTP\/1\.1 401/)
+      assert.match(client.text(), /\r\nconnection: close\r\n/i)
+    })
+  )
+
+  it.scoped("an answer after the whole body keeps the connection for the next request", () =>
+    Effect.gen(function* () {
+      const { port } = yield* serving(
+        Effect.map(
+          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => request.text),
+          (body) => HttpServerResponse.text(`read ${body.length} bytes`)
+        ).pipe(Effect.orDie)
+      )
+      const first = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${port}/x`, { method: "POST", body: "{}" }).then((r) => r.headers.get("connection"))
+      )
+      assert.strictEqual(first, "keep-alive")
+    })
+  )
+
+  it.scoped("slow headers are cut off by the headers timeout", () =>
+    Effect.gen(function* () {
+      const { port } = yield* serving(Effect.succeed(HttpServerResponse.text("ok")), {
+        headersTimeoutMillis: 300,
+        requestTimeoutMillis: 300
+      })
+      const client = yield* rawClient(port)
+      client.socket.write("GET / HTTP/1.1\r\nHost: x\r\n")
+      // never finishes its headers: the server closes the socket (with 408) at its limit
+      yield* Effect.promise(() => client.closed)
+      assert.match(client.text(), /^(HTTP\/1\.1 408|)/)
+    })
+  )
+
+  it.scopedLive("draining accepts no new connection and closes idle keep-alive ones; closing cuts a held body", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const { drain, port } = yield* serving(Effect.succeed(HttpServerResponse.text("ok"))).pipe(Scope.extend(scope))
+      // an idle keep-alive connection, and one holding a request whose body never completes
+      const idle = yield* rawClient(port)
+      idle.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+      while (!idle.text().includes("ok")) yield* Effect.sleep("10 millis")
+      const holding = yield* rawClient(port)
+      holding.socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
+
+      yield* drain.drain("50 millis")
+      yield* Effect.promise(() => idle.closed)
+      const refused = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${port}/`).then(
+          () => "answered",
+          () => "refused"
+        )
+      )
+      assert.strictEqual(refused, "refused")
+
+      yield* Scope.close(scope, Exit.void)
+      yield* Effect.promise(() => holding.closed)
+    })
+  )
+
+  it.scopedLive("at most maxConnections are open at once: the next is closed at accept", () =>
+    Effect.gen(function* () {
+      const { port } = yield* serving(Effect.succeed(HttpServerResponse.text("ok")), { maxConnections: 2 })
+      const a = yield* rawClient(port)
+      const b = yield* rawClient(port)
+      const c = yield* rawClient(port)
+      yield* Effect.promise(() => c.closed)
+      a.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+      while (!a.text().includes("ok")) yield* Effect.sleep("10 millis")
+      assert.strictEqual(b.socket.destroyed, false)
+    })
   )
 })
