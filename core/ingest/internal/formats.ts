@@ -131,6 +131,10 @@ const inviteHosts: ReadonlySet<string> = new Set([
   "telegram.me"
 ])
 const webhookPath = /webhook|\/hooks?(?:\/|$)|^\/bot\d+:/i
+/** A host named for hooks (`hooks.example.com`, `webhooks.example.net`): its links are webhook endpoints. */
+const webhookHostLabel = /^(?:web)?hooks?\./
+/** Slack's incoming-webhook path (`/services/T…/B…/secret`), also served from proxies and mirrors. */
+const servicesWebhookPath = /^\/services\/[A-Z0-9]{3,}\/[A-Z0-9]{3,}\/[A-Za-z0-9]{4,}/
 const invitePath =
   /\/(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]link|reset[-_]password|password[-_]reset|j|meetup-join|accept[-_]invite|signup[-_]token|verify[-_]email)(?:\/|$)/i
 
@@ -143,7 +147,13 @@ const urlProblem = (url: string): string | undefined => {
   const fragment = parts[4] ?? ""
   if (authority.includes("@")) return "is a URL with credentials" + secretsReason
   const host = authority.replace(/:\d*$/, "").toLowerCase()
-  if (webhookHosts.has(host) || host.endsWith(".webhook.office.com") || webhookPath.test(path)) {
+  if (
+    webhookHosts.has(host) ||
+    host.endsWith(".webhook.office.com") ||
+    webhookHostLabel.test(host) ||
+    webhookPath.test(path) ||
+    servicesWebhookPath.test(path)
+  ) {
     return "is a webhook URL; webhook URLs are secrets and must never be sent"
   }
   if ((inviteHosts.has(host) && path.length > 1) || invitePath.test(path)) {

@@ -129,6 +129,19 @@ export const unsafePayloads: ReadonlyArray<readonly [string, Json, string, strin
   ["Slack webhook", { k: "https://hooks.slack.com/services/T000/B000/XXXX" }, "properties.k", "hooks.slack.com"],
   ["Discord webhook", { k: "https://discord.com/api/webhooks/123/abc" }, "properties.k", "discord.com"],
   ["webhook path", { k: "https://api.example.com/webhook/in-1" }, "properties.k", "api.example.com"],
+  [
+    "webhook on a hooks host",
+    { k: "https://hooks.example.com/services/T000/B000/XXXX" },
+    "properties.k",
+    "hooks.example.com"
+  ],
+  ["webhook host without a scheme", { k: "webhooks.example.net/in/abc" }, "properties.k", "webhooks.example.net"],
+  [
+    "Slack-form webhook path elsewhere",
+    { k: "https://relay.example.org/services/T01ABC/B02DEF/x9Yz8WvU" },
+    "properties.k",
+    "relay.example.org"
+  ],
   ["invite link", { k: "https://app.example.com/invite/abc123" }, "properties.k", "invite/abc123"],
   // personal data outside user
   ["e-mail value", { contact: "ada@example.com" }, "properties.contact", "ada@example.com"],
@@ -482,6 +495,8 @@ export const safePayloads: ReadonlyArray<readonly [string, Json]> = [
   ["ratio", { ratio: 0.25 }],
   ["URL without a query", { docs: "https://example.com/pricing" }],
   ["URL with a path", { docs: "https://docs.example.com/guide/setup" }],
+  ["services page", { docs: "https://www.example.com/services/consulting" }],
+  ["host that only starts with hook letters", { docs: "https://hookah.example.com/menu" }],
   ["app path", { screen: "/settings/billing" }],
   ["SKU", { sku: "SKU-12345" }],
   ["order number", { order: "ORD-2026-000123" }],
