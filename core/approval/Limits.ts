@@ -21,7 +21,7 @@ export interface ApprovalLimitsService {
 }
 
 export const defaultApprovalLimits: ApprovalLimitsService = {
-  pendingCaps: { account: 25, action: 5, subject: 10 },
+  pendingCaps: { account: 50, action: 10, subject: 20 },
   maxWrongTokens: 5
 }
 
