@@ -16,7 +16,8 @@
  *   mayAdvance, continuation? }`; 404 for anyone else, as for an unknown ID.
  *
  * Bodies are bounded at 16 KiB. Prepare and resolve carry the runtime token in the body, as the
- * spec's endpoint table lists it among the request's contents.
+ * spec's endpoint table lists it among the request's contents. Every route is guarded by
+ * `RuntimeGuard.ts` (rates, and the session authenticated before the body is decoded).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
