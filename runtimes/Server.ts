@@ -46,6 +46,7 @@ import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
 import { randomUuid } from "../core/protocol/Uuid.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import * as IngestRate from "../core/ingest/IngestRate.ts"
+import { ApprovalLimits } from "../core/approval/Limits.ts"
 import type { Cipher } from "../core/protocol/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
@@ -158,6 +159,7 @@ const servicesLayer = (
     DispatchSignal.layerMemory,
     base,
     IngestRate.layerMemory,
+    Layer.succeed(ApprovalLimits, config.approvalLimits),
     options.transport ?? transportLayer(config),
     options.resolver ?? DnsResolver.layer
   ).pipe(
@@ -187,6 +189,7 @@ const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): A
   rateLimitPerSecond: config.rateLimitPerSecond,
   allowInsecureEndpoints: config.allowInsecureEndpoints,
   metricsToken: config.metricsToken,
+  runtimeLimits: config.runtimeLimits,
   ...(options.handshakeTimeoutMillis === undefined ? {} : { handshakeTimeoutMillis: options.handshakeTimeoutMillis })
 })
 

@@ -9,7 +9,10 @@
  * `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info), `ACCORD_MAX_BODY_BYTES` (65536),
  * `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW` (30d),
  * `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
- * `OTEL_SERVICE_NAME` (accord). An empty value counts as unset. The list `--help` prints is
+ * `OTEL_SERVICE_NAME` (accord), and the runtime routes' abuse limits: `ACCORD_RUNTIME_SESSION_RATE_LIMIT`
+ * (120 a minute), `ACCORD_RUNTIME_ADDRESS_RATE_LIMIT` (600 a minute),
+ * `ACCORD_APPROVAL_PENDING_PER_ACCOUNT` (50), `ACCORD_APPROVAL_PENDING_PER_ACTION` (10),
+ * `ACCORD_APPROVAL_PENDING_PER_SUBJECT` (20), `ACCORD_APPROVAL_MAX_WRONG_TOKENS` (5). An empty value counts as unset. The list `--help` prints is
  * `Environment.ts`.
  */
 import { chmod, mkdir, open, readFile, stat } from "node:fs/promises"
@@ -22,6 +25,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
+import { type ApprovalLimitsService, defaultApprovalLimits } from "../../core/approval/Limits.ts"
+import { defaultRuntimeLimits, type RuntimeLimits } from "../http/RuntimeGuard.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { isUuid } from "../../core/protocol/Uuid.ts"
@@ -62,6 +67,10 @@ export interface AccordConfig {
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
   readonly otlp: Option.Option<{ readonly endpoint: string; readonly serviceName: string }>
+  /** `ACCORD_RUNTIME_SESSION_RATE_LIMIT`, `ACCORD_RUNTIME_ADDRESS_RATE_LIMIT`: runtime requests per minute. */
+  readonly runtimeLimits: RuntimeLimits
+  /** `ACCORD_APPROVAL_PENDING_PER_*` and `ACCORD_APPROVAL_MAX_WRONG_TOKENS`. */
+  readonly approvalLimits: ApprovalLimitsService
 }
 
 /**
@@ -137,7 +146,13 @@ const raw = Config.all({
   shutdownTimeout: text("ACCORD_SHUTDOWN_TIMEOUT"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
-  otlpServiceName: text("OTEL_SERVICE_NAME")
+  otlpServiceName: text("OTEL_SERVICE_NAME"),
+  runtimeSessionRate: text("ACCORD_RUNTIME_SESSION_RATE_LIMIT"),
+  runtimeAddressRate: text("ACCORD_RUNTIME_ADDRESS_RATE_LIMIT"),
+  pendingPerAccount: text("ACCORD_APPROVAL_PENDING_PER_ACCOUNT"),
+  pendingPerAction: text("ACCORD_APPROVAL_PENDING_PER_ACTION"),
+  pendingPerSubject: text("ACCORD_APPROVAL_PENDING_PER_SUBJECT"),
+  maxWrongTokens: text("ACCORD_APPROVAL_MAX_WRONG_TOKENS")
 })
 
 /**
@@ -263,6 +278,55 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     "ACCORD_RECONCILIATION_WINDOW must be a duration from 1m to 3650d, such as 30d, 12h or 90m"
   )
 
+  const perMinute = (value: Option.Option<string>, fallback: number, name: string) =>
+    bounded(
+      value,
+      fallback,
+      parseInteger,
+      [1, 1_000_000],
+      `${name} must be an integer from 1 to 1000000 (requests per minute)`
+    )
+  const runtimeLimits: RuntimeLimits = {
+    sessionPerMinute: perMinute(
+      input.runtimeSessionRate,
+      defaultRuntimeLimits.sessionPerMinute,
+      "ACCORD_RUNTIME_SESSION_RATE_LIMIT"
+    ),
+    addressPerMinute: perMinute(
+      input.runtimeAddressRate,
+      defaultRuntimeLimits.addressPerMinute,
+      "ACCORD_RUNTIME_ADDRESS_RATE_LIMIT"
+    )
+  }
+  const cap = (value: Option.Option<string>, fallback: number, name: string) =>
+    bounded(value, fallback, parseInteger, [1, 100_000], `${name} must be an integer from 1 to 100000 (open approvals)`)
+  const approvalLimits: ApprovalLimitsService = {
+    pendingCaps: {
+      account: cap(
+        input.pendingPerAccount,
+        defaultApprovalLimits.pendingCaps.account,
+        "ACCORD_APPROVAL_PENDING_PER_ACCOUNT"
+      ),
+      action: cap(
+        input.pendingPerAction,
+        defaultApprovalLimits.pendingCaps.action,
+        "ACCORD_APPROVAL_PENDING_PER_ACTION"
+      ),
+      subject: cap(
+        input.pendingPerSubject,
+        defaultApprovalLimits.pendingCaps.subject,
+        "ACCORD_APPROVAL_PENDING_PER_SUBJECT"
+      )
+    },
+    maxWrongTokens: bounded(
+      input.maxWrongTokens,
+      defaultApprovalLimits.maxWrongTokens,
+      parseInteger,
+      [1, 1000],
+      "ACCORD_APPROVAL_MAX_WRONG_TOKENS must be an integer from 1 to 1000 (wrong approval tokens before the lockout)"
+    )
+  }
+
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
     onSome: (value) => {
@@ -349,7 +413,9 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     otlp: Option.map(otlpEndpoint, (endpoint) => ({
       endpoint: endpoint.trim().replace(/\/+$/, ""),
       serviceName: Option.getOrElse(input.otlpServiceName, () => "accord").trim()
-    }))
+    })),
+    runtimeLimits,
+    approvalLimits
   }
 })
 

@@ -114,6 +114,42 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_RUNTIME_SESSION_RATE_LIMIT",
+    defaultValue: "120",
+    description: "runtime-route requests per minute per runtime session",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_RUNTIME_ADDRESS_RATE_LIMIT",
+    defaultValue: "600",
+    description: "runtime-route requests per minute per client address",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_APPROVAL_PENDING_PER_ACCOUNT",
+    defaultValue: "50",
+    description: "open approval requests an account may hold",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_APPROVAL_PENDING_PER_ACTION",
+    defaultValue: "10",
+    description: "open approval requests an account may hold for one action",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_APPROVAL_PENDING_PER_SUBJECT",
+    defaultValue: "20",
+    description: "open approval requests one requester (subject) may hold in an account",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_APPROVAL_MAX_WRONG_TOKENS",
+    defaultValue: "5",
+    description: "wrong approval tokens after which an approval is locked (then not found)",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_NEW_MASTER_KEY",
     description: "npm run rotate-master-key only: the new master key, base64 of 32 bytes",
     readBy: "rotation"

@@ -21,6 +21,7 @@ import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import { targetProblem } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
+import * as RuntimeGuard from "./RuntimeGuard.ts"
 import * as Unrouted from "./Unrouted.ts"
 import { MatchedRoute, recordRoute, unmatchedRoute, withRequestLog } from "./RequestLog.ts"
 import type * as Accounts from "./routes/Accounts.ts"
@@ -42,6 +43,8 @@ import * as Reference from "./routes/Reference.ts"
 export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions, Metrics.MetricsOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
+  /** The runtime routes' rates (`RuntimeGuard.defaultRuntimeLimits` when absent). */
+  readonly runtimeLimits?: RuntimeGuard.RuntimeLimits
 }
 
 /**
@@ -67,33 +70,41 @@ export type AppServices =
 export type AppError = Problem.Problem | ErrorMap.DomainError
 
 /**
- * The groups served from the declaration (`Declared.ts`), with their full paths.
+ * The groups served from the declaration (`Declared.ts`), with their full paths; `guard` guards the
+ * runtime routes.
  */
-export const declaredRouter = (options: AppOptions): HttpRouter.HttpRouter<never, AppServices> =>
+export const declaredRouter = (
+  options: AppOptions,
+  guard: RuntimeGuard.RuntimeGuard = RuntimeGuard.make(options.runtimeLimits)
+): HttpRouter.HttpRouter<never, AppServices> =>
   Declared.router(
     Layer.mergeAll(
       ApiKeys.group(options.maxBodyBytes),
       Catalog.group,
       Connector.group(options),
       RuntimeSessions.group(options.maxBodyBytes),
-      Runtime.group,
+      Runtime.group(guard),
       Completion.group,
       Events.group,
       FeatureGates.group(options.maxBodyBytes),
       ActionRequests.group(options.maxBodyBytes),
       Ingest.group(options)
-    )
+    ),
+    guard
   )
 
 /**
  * The routes. Fails with `AppError` (and `RouteNotFound`); `make` turns those into responses.
  */
-export const router = (options: AppOptions): HttpRouter.HttpRouter<AppError, AppServices> =>
+export const router = (
+  options: AppOptions,
+  guard: RuntimeGuard.RuntimeGuard = RuntimeGuard.make(options.runtimeLimits)
+): HttpRouter.HttpRouter<AppError, AppServices> =>
   Health.routes.pipe(
     HttpRouter.concat(Console.routes),
     HttpRouter.concat(Metrics.routes(options)),
     HttpRouter.concat(Reference.routes),
-    HttpRouter.concat(declaredRouter(options))
+    HttpRouter.concat(declaredRouter(options, guard))
   )
 
 const targetDetail = {
@@ -106,8 +117,15 @@ const targetDetail = {
  * tracking for graceful shutdown. Never fails: only a client abort interrupts it.
  */
 export const make = (options: AppOptions): HttpApp.Default<never, AppServices> => {
-  const routes = router(options)
-  const routed = recordRoute(routes).pipe(
+  const guard = RuntimeGuard.make(options.runtimeLimits)
+  const routes = router(options, guard)
+  // Every runtime route, known or not, first takes its client address's token.
+  const guardedRoutes = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    request.url.startsWith(RuntimeGuard.runtimeRoutesPrefix)
+      ? Effect.zipRight(guard.admitAddress, recordRoute(routes))
+      : recordRoute(routes)
+  )
+  const routed = guardedRoutes.pipe(
     Effect.catchAll((error) =>
       error._tag === "RouteNotFound"
         ? // the request as received: a mount's `RouteNotFound` carries its prefix-stripped copy

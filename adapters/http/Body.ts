@@ -136,24 +136,41 @@ export const fieldErrors = (
 ): ReadonlyArray<Problem.ProblemFieldError> => toFieldIssues(error, messages)
 
 /**
- * Reads a JSON body and decodes it with `schema` (unknown fields are errors): 415 when the
- * content type is not JSON, 413 when too large, 400 `malformed_json` when not UTF-8 JSON (a
- * byte-order mark included), `duplicate_key` or `unstorable_text` (`ErrorMap.malformedBody`), 400 `invalid_body` with `errors` when the shape is wrong (`messages`:
- * see `fieldErrors`).
+ * Reads a JSON body without decoding it: 415 when the content type is not JSON, 413 when too
+ * large, 400 `malformed_json` when not UTF-8 JSON (a byte-order mark included), `duplicate_key` or
+ * `unstorable_text` (`ErrorMap.malformedBody`).
  */
-export const readJson = <A, I>(
-  schema: Schema.Schema<A, I, never>,
-  maxBytes: number,
-  messages?: Readonly<Record<string, string>>
-): Effect.Effect<A, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+export const readJsonValue = (
+  maxBytes: number
+): Effect.Effect<unknown, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!isJsonContentType(request.headers["content-type"])) {
       return yield* Effect.fail(notJson)
     }
     const bytes = yield* readBytes(maxBytes)
-    const json = yield* Effect.mapError(parseJsonBody(bytes), malformedBody)
-    return yield* Effect.mapError(FastDecode.decodeUnknown(schema, exactParseOptions)(json), (error) =>
-      Problem.badRequest("invalid_body", "the request body has invalid fields", fieldErrors(error, messages))
-    )
+    return yield* Effect.mapError(parseJsonBody(bytes), malformedBody)
   })
+
+/**
+ * Decodes a parsed JSON body with `schema` (unknown fields are errors): 400 `invalid_body` with
+ * `errors` when the shape is wrong (`messages`: see `fieldErrors`).
+ */
+export const decodeJson = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  json: unknown,
+  messages?: Readonly<Record<string, string>>
+): Effect.Effect<A, Problem.Problem> =>
+  Effect.mapError(FastDecode.decodeUnknown(schema, exactParseOptions)(json), (error) =>
+    Problem.badRequest("invalid_body", "the request body has invalid fields", fieldErrors(error, messages))
+  )
+
+/**
+ * Reads a JSON body (`readJsonValue`) and decodes it with `schema` (`decodeJson`).
+ */
+export const readJson = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  maxBytes: number,
+  messages?: Readonly<Record<string, string>>
+): Effect.Effect<A, Problem.Problem, HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(readJsonValue(maxBytes), (json) => decodeJson(schema, json, messages))

@@ -12,10 +12,13 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import type { RuntimeSessionRecord } from "../../core/ports/RuntimeSessionStore.ts"
 import { RuntimeToken } from "./api/ApprovalsApi.ts"
 import { ApiKey } from "./api/Common.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import * as Problem from "./Problem.ts"
+import type * as RuntimeGuard from "./RuntimeGuard.ts"
 
 /**
  * A handler's answer: its response, or the problem its refusal maps to.
@@ -26,16 +29,27 @@ export const answered = <E extends ErrorMap.DomainError | Problem.Problem, R>(
   Effect.catchAll(handler, (error) => Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error))))
 
 /*
- * The declared bearer security. A route middleware runs without the app's services, and a key is
- * looked up in the key store, so the key is checked by the one admin guard (`Auth.guarded`) that
- * every admin handler runs before anything else; the declaration's part is the document's.
+ * The declared bearer security. The admin key is checked by the one admin guard (`Auth.guarded`)
+ * that every admin handler runs before anything else, as it needs the route's scopes; the
+ * declaration's part is the document's. The runtime session token is checked here, by the runtime
+ * guard (`RuntimeGuard.bearer`), before the handler runs: it runs in the request's fiber, whose
+ * context holds the app's services (the declared type does not say so), and provides the session
+ * to the handler.
  */
-const bearer = Layer.merge(
-  Layer.succeed(ApiKey, ApiKey.of({ apiKey: () => Effect.void })),
-  // Likewise the runtime session token, which core's `RuntimeSession.authenticate` checks against
-  // the route's authority inside the handler.
-  Layer.succeed(RuntimeToken, RuntimeToken.of({ runtimeToken: () => Effect.void }))
-)
+const bearer = (guard: RuntimeGuard.RuntimeGuard) =>
+  Layer.merge(
+    Layer.succeed(ApiKey, ApiKey.of({ apiKey: () => Effect.void })),
+    Layer.succeed(
+      RuntimeToken,
+      RuntimeToken.of({
+        // Its refusals (401, 429, 503) pass through the router to the app, which answers every
+        // error through `ErrorMap.toProblem`.
+        runtimeToken: guard.bearer as unknown as (
+          token: Redacted.Redacted<string>
+        ) => Effect.Effect<RuntimeSessionRecord, never, HttpRouter.HttpRouter.Provided>
+      })
+    )
+  )
 
 /**
  * The routes of the given group layers, as one router. Built once, synchronously: the handlers
@@ -44,11 +58,12 @@ const bearer = Layer.merge(
  * require (but the declared security) is the router's requirement.
  */
 export const router = <A, RIn>(
-  groups: Layer.Layer<A, never, RIn>
+  groups: Layer.Layer<A, never, RIn>,
+  guard: RuntimeGuard.RuntimeGuard
 ): HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>> => {
   const built = Layer.provideMerge(
     groups as Layer.Layer<A, never, ApiKey | RuntimeToken | HttpApiBuilder.Router>,
-    Layer.merge(HttpApiBuilder.Router.Live, bearer)
+    Layer.merge(HttpApiBuilder.Router.Live, bearer(guard))
   )
   return Effect.runSync(
     Effect.scoped(

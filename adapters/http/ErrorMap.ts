@@ -13,6 +13,7 @@
 import type { ConnectorNotConfigured } from "../../core/connector/ConnectionCheck.ts"
 import type { ApprovalRefusal, ApprovalRefused } from "../../core/approval/Approvals.ts"
 import type { RuntimeSessionRefused } from "../../core/approval/RuntimeSession.ts"
+import type { ApprovalLimitReached } from "../../core/approval/Limits.ts"
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
@@ -52,6 +53,7 @@ export type DomainError =
   | PublishedVersionExists
   | CatalogNotPublished
   | InvalidQuery
+  | ApprovalLimitReached
 
 /**
  * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
@@ -117,12 +119,25 @@ export const ingestRefusal = (accepted: Extract<Accepted, { readonly _tag: "Conf
       )
 
 /**
- * 429 for a key over its rate, with `Retry-After` in whole seconds (at least 1).
+ * 429, the one form of every limit's refusal: `Retry-After` in whole seconds (at least 1), the
+ * time after which the same request may succeed.
  */
-export const rateLimited = (limit: number, waitMillis: number): Problem.Problem =>
-  Problem.make(429, "rate_limited", `at most ${limit} requests per second per key`, {
+export const tooManyRequests = (code: string, detail: string, waitMillis: number): Problem.Problem =>
+  Problem.make(429, code, detail, {
     headers: { "retry-after": String(Math.max(1, Math.ceil(waitMillis / 1000))) }
   })
+
+/**
+ * 429 for a key over its rate.
+ */
+export const rateLimited = (limit: number, waitMillis: number): Problem.Problem =>
+  tooManyRequests("rate_limited", `at most ${limit} requests per second per key`, waitMillis)
+
+const pendingScopeDetail = {
+  account: "the account",
+  action: "this action of the account",
+  subject: "this requester"
+} as const
 
 /**
  * The status of each revalidation refusal: 422 when a reference of the request resolves to nothing,
@@ -240,6 +255,12 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         : Problem.make(401, error.reason, error.detail, { headers: { "www-authenticate": "Bearer" } })
     case "ApprovalRefused":
       return Problem.make(approvalStatus[error.reason], error.reason, error.detail)
+    case "ApprovalLimitReached":
+      return tooManyRequests(
+        "approval_limit_reached",
+        `${pendingScopeDetail[error.scope]} already has ${error.cap} open approval requests; wait until one is resolved or expires`,
+        error.retryAfterMillis
+      )
     case "ConnectorNotConfigured":
       return Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
     case "BatchNotAccepted":

@@ -4,10 +4,19 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type ApprovalRecord, ApprovalStore, type ApprovalStoreService } from "../../core/ports/ApprovalStore.ts"
+import {
+  type ApprovalRecord,
+  ApprovalStore,
+  type ApprovalStoreService,
+  type CappedCreate,
+  type PendingScope
+} from "../../core/ports/ApprovalStore.ts"
 
 export const make = (): ApprovalStoreService => {
   const approvals = new Map<string, ApprovalRecord>()
+  /** The action key each approval created within caps counts under. */
+  const actionKeys = new Map<string, string>()
+  const wrongTokens = new Map<string, number>()
   const update = (
     approvalId: string,
     when: (a: ApprovalRecord) => boolean,
@@ -87,7 +96,43 @@ export const make = (): ApprovalStoreService => {
             (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
           )
         )
-      )
+      ),
+    createWithinCaps: ({ actionKey, caps, now, record }) =>
+      Effect.sync((): CappedCreate => {
+        if (approvals.has(record.approvalId)) return { _tag: "Exists" }
+        const inScope: Record<PendingScope, (a: ApprovalRecord) => boolean> = {
+          account: () => true,
+          action: (a) => actionKeys.get(a.approvalId) === actionKey,
+          subject: (a) => a.requester.subject === record.requester.subject
+        }
+        const open = [...approvals.values()].filter(
+          (a) =>
+            a.workspaceId === record.workspaceId &&
+            a.accountId === record.accountId &&
+            (a.state === "pending" || a.state === "approving") &&
+            a.expiresAt > now
+        )
+        for (const scope of ["account", "action", "subject"] as const) {
+          const held = open.filter(inScope[scope])
+          if (held.length >= caps[scope]) {
+            return { _tag: "Full", scope, freesAt: held.length === 0 ? now : Math.min(...held.map((a) => a.expiresAt)) }
+          }
+        }
+        approvals.set(record.approvalId, record)
+        actionKeys.set(record.approvalId, actionKey)
+        return { _tag: "Created" }
+      }),
+    getUnlocked: ({ approvalId, maxWrongTokens }) =>
+      Effect.sync(() =>
+        (wrongTokens.get(approvalId) ?? 0) >= maxWrongTokens
+          ? Option.none()
+          : Option.fromNullable(approvals.get(approvalId))
+      ),
+    recordWrongToken: ({ approvalId, workspaceId }) =>
+      Effect.sync(() => {
+        if (approvals.get(approvalId)?.workspaceId !== workspaceId) return
+        wrongTokens.set(approvalId, (wrongTokens.get(approvalId) ?? 0) + 1)
+      })
   }
 }
 

@@ -45,6 +45,7 @@ import { BoundedString, ExactStruct, NonNegativeInt, Sha256Hex } from "../protoc
 import { Action, Binding } from "../protocol/messages/Execution.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import { randomUuid, Uuid } from "../protocol/Uuid.ts"
+import { ApprovalLimitReached, ApprovalLimits } from "./Limits.ts"
 import {
   commitmentHash,
   type CommitmentInput,
@@ -264,7 +265,21 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
       resolvedAt: null,
       actionRequestId: null
     }
-    if (!(yield* (yield* ApprovalStore).create(record))) return yield* Effect.die("approval id collision")
+    const { pendingCaps } = yield* ApprovalLimits
+    const created = yield* (yield* ApprovalStore).createWithinCaps({
+      record,
+      actionKey: body.action.key,
+      caps: pendingCaps,
+      now
+    })
+    if (created._tag === "Full") {
+      return yield* new ApprovalLimitReached({
+        scope: created.scope,
+        cap: pendingCaps[created.scope],
+        retryAfterMillis: Math.max(0, created.freesAt - now)
+      })
+    }
+    if (created._tag === "Exists") return yield* Effect.die("approval id collision")
     yield* (yield* ApprovalNotifier).notify({
       workspaceId: record.workspaceId,
       accountId: record.accountId,
@@ -278,12 +293,15 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
 
 /**
  * The approval the ID and token name, for the billing owner's session: unknown ID, another
- * workspace and a wrong token all answer `approval_not_found`.
+ * workspace, a wrong token and a locked approval all answer `approval_not_found`, and each of them
+ * records a wrong token (a statement that changes nothing for an unknown ID), so they cost the same.
  */
 const open = (owner: RuntimeSessionRecord, approvalId: string, approvalToken: string) =>
   Effect.gen(function* () {
     const crypto = yield* Crypto
-    const found = yield* (yield* ApprovalStore).get(approvalId)
+    const store = yield* ApprovalStore
+    const { maxWrongTokens } = yield* ApprovalLimits
+    const found = yield* store.getUnlocked({ approvalId, maxWrongTokens })
     // Hash the token whatever happens, so a wrong token and an unknown ID cost the same.
     const presented = yield* sha256HexWith(crypto, approvalToken)
     const tokenShaped = approvalTokenPattern.test(approvalToken)
@@ -293,6 +311,7 @@ const open = (owner: RuntimeSessionRecord, approvalId: string, approvalToken: st
       !constantTimeEqual(presented, found.value.tokenHash) ||
       !tokenShaped
     ) {
+      yield* store.recordWrongToken({ workspaceId: owner.workspaceId, approvalId })
       return yield* refuse("approval_not_found", "no such approval, or the approval token does not match")
     }
     const approval = found.value

@@ -156,8 +156,16 @@ export const authenticate = (
     if (session.revokedAt !== null) return yield* refuse("runtime_session_revoked", "the runtime session was revoked")
     if (session.expiresAt <= (yield* Clock.currentTimeMillis))
       return yield* refuse("runtime_session_expired", "the runtime session has expired")
-    if (authority !== undefined && !session.authorities.includes(authority)) {
-      return yield* refuse("runtime_authority_missing", `the runtime session lacks the ${authority} authority`)
-    }
-    return session
+    return authority === undefined ? session : yield* requireAuthority(session, authority)
   })
+
+/**
+ * The session, when it holds `authority` (a route that authenticated first checks it here).
+ */
+export const requireAuthority = (
+  session: RuntimeSessionRecord,
+  authority: RuntimeAuthority
+): Effect.Effect<RuntimeSessionRecord, RuntimeSessionRefused> =>
+  session.authorities.includes(authority)
+    ? Effect.succeed(session)
+    : refuse("runtime_authority_missing", `the runtime session lacks the ${authority} authority`)

@@ -1,7 +1,10 @@
 /**
- * The ingest route's per-key rate (the spec leaves request-rate limits open; docs/decisions.md
- * "Rate limit"): a token bucket per key, `limit` tokens refilled evenly over one second, one token
- * per request, a request without a token refused with the time until the next.
+ * The one token bucket of the service's request rates (the specs leave request-rate limits open;
+ * docs/decisions.md "Rate limit"): a bucket per key, `limit` tokens refilled evenly over one period
+ * (a second unless told otherwise), one token per request, a request without a token refused with
+ * the time until the next. The ingest route keys it by ingest key; the runtime routes
+ * (`adapters/http/RuntimeGuard.ts`) by client address and by runtime session, each in buckets of
+ * their own.
  *
  * It is synchronous on purpose: it runs for every event, on a path that does no other waiting
  * between reading the key and reading the body. Each instance keeps its own buckets, in memory (a
@@ -12,10 +15,11 @@ import * as Layer from "effect/Layer"
 
 export interface IngestRateService {
   /**
-   * Takes one token from `key`'s bucket of `limit` per second at `now` (epoch ms): `0` when the
-   * request may go on, otherwise the milliseconds until a token is back (nothing is taken).
+   * Takes one token from `key`'s bucket of `limit` per `periodMillis` (default one second) at `now`
+   * (epoch ms): `0` when the request may go on, otherwise the milliseconds until a token is back
+   * (nothing is taken).
    */
-  readonly consume: (key: string, limit: number, now: number) => number
+  readonly consume: (key: string, limit: number, now: number, periodMillis?: number) => number
 }
 
 export class IngestRate extends Context.Tag("@accord/core/ingest/IngestRate")<IngestRate, IngestRateService>() {}
@@ -37,8 +41,8 @@ export const defaultMaxKeys = 10_000
 export const makeMemory = (maxKeys: number = defaultMaxKeys): IngestRateService => {
   const buckets = new Map<string, Bucket>()
   return {
-    consume: (key, limit, now) => {
-      const refillMillis = 1000 / limit
+    consume: (key, limit, now, periodMillis = 1000) => {
+      const refillMillis = periodMillis / limit
       let bucket = buckets.get(key)
       if (bucket === undefined) {
         if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!)

@@ -104,6 +104,59 @@ export interface ApprovalStoreService {
     readonly sessionId: string
     readonly now: number
   }) => Effect.Effect<boolean, StorageError>
+  /**
+   * Inserts `record` only while the open approvals (`pending` or `approving`, expiring after
+   * `now`) of its account, of that account's `actionKey` and of its requester's subject are each
+   * fewer than `caps`; the count and the insert are one step, so requests racing for the last place
+   * get it once. The scopes are checked in the order account, action, subject.
+   */
+  readonly createWithinCaps: (input: {
+    readonly record: ApprovalRecord
+    readonly actionKey: string
+    readonly caps: PendingCaps
+    readonly now: number
+  }) => Effect.Effect<CappedCreate, StorageError>
+  /**
+   * `get`, except that an approval with `maxWrongTokens` or more wrong tokens recorded is `None`,
+   * exactly as an unknown id.
+   */
+  readonly getUnlocked: (input: {
+    readonly approvalId: string
+    readonly maxWrongTokens: number
+  }) => Effect.Effect<Option.Option<ApprovalRecord>, StorageError>
+  /**
+   * Counts one wrong token presented for the approval `approvalId` of `workspaceId`; an unknown
+   * approval, or one of another workspace, changes nothing (the same statement runs either way).
+   */
+  readonly recordWrongToken: (input: {
+    readonly workspaceId: string
+    readonly approvalId: string
+  }) => Effect.Effect<void, StorageError>
 }
+
+/**
+ * What a cap on open approvals counts in: the account, the account's action (by key), or the
+ * requester's subject within the account.
+ */
+export type PendingScope = "account" | "action" | "subject"
+
+/**
+ * The most open approvals (`pending` or `approving`, not yet expired) each scope may hold.
+ */
+export interface PendingCaps {
+  readonly account: number
+  readonly action: number
+  readonly subject: number
+}
+
+/**
+ * What `createWithinCaps` did: inserted it, found one with the same id (nothing changes), or found
+ * a scope at its cap; `freesAt` is the earliest expiry among that scope's open approvals, when a
+ * place frees up at the latest.
+ */
+export type CappedCreate =
+  | { readonly _tag: "Created" }
+  | { readonly _tag: "Exists" }
+  | { readonly _tag: "Full"; readonly scope: PendingScope; readonly freesAt: number }
 
 export class ApprovalStore extends Context.Tag("@accord/core/ApprovalStore")<ApprovalStore, ApprovalStoreService>() {}

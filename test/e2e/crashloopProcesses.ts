@@ -117,6 +117,8 @@ export const startServer = (databaseUrl: string, port: number, env: Record<strin
     ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
     ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
     LOG_LEVEL: "Error",
+    // Every completion of the kit comes from loopback: one client address for thousands of them.
+    ACCORD_RUNTIME_ADDRESS_RATE_LIMIT: "1000000",
     ...env
   })
   // Ready when `GET /readyz` answers 200: storage reachable and migrated.

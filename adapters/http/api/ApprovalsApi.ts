@@ -11,20 +11,29 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import { ApprovalRequestBody, ApproveBody, DenyBody, PrepareBody } from "../../../core/approval/Approvals.ts"
 import { RuntimeAuthority, SessionRequest } from "../../../core/approval/RuntimeSession.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
+import type { RuntimeSessionRecord } from "../../../core/ports/RuntimeSessionStore.ts"
 import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approval.ts"
 import { PaymentContinuation } from "../../../core/protocol/messages/Continuation.ts"
 import { adminWorkspacePath } from "../Paths.ts"
 import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, problem, Timestamp, UuidText } from "./Common.ts"
-import { runtimePrefix } from "./RuntimeApi.ts"
+import { runtimePrefix, runtimeRateLimited } from "./RuntimeApi.ts"
 
 /**
- * A runtime session token in `Authorization: Bearer`.
+ * The live runtime session that authenticated the request (provided by `RuntimeToken`).
+ */
+export class RuntimeCaller extends Context.Tag("@accord/http/RuntimeCaller")<RuntimeCaller, RuntimeSessionRecord>() {}
+
+/**
+ * A runtime session token in `Authorization: Bearer`: checked before the route's handler runs, so
+ * before its body is read (`RuntimeGuard.bearer`).
  */
 export class RuntimeToken extends HttpApiMiddleware.Tag<RuntimeToken>()("@accord/http/RuntimeToken", {
+  provides: RuntimeCaller,
   security: {
     runtimeToken: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(
@@ -231,6 +240,17 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
       }
     )
   )
+  .addError(
+    problem(
+      429,
+      ["approval_limit_reached"],
+      "this requester already has 20 open approval requests; wait until one is resolved or expires",
+      {
+        description:
+          "The account, this action of the account or this requester holds its cap of open approvals (Retry-After: when the first of them expires)"
+      }
+    )
+  )
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "Ask for an approval (a session with funnels.actions.request)")
   .annotate(
@@ -387,5 +407,6 @@ export const runtimeGroup = HttpApiGroup.make("approvals")
       description: "Storage unreachable; retry"
     })
   )
+  .addError(runtimeRateLimited)
   .annotate(OpenApi.Title, "Approvals")
   .annotate(OpenApi.Description, "The embedded runtime's approval flow and action status, on runtime session tokens.")

@@ -151,7 +151,18 @@ export const customerComplete = HttpApiEndpoint.post("customerComplete", `${runt
     "Authenticated by the HMAC signature over the raw body under the connection's completion secret (no API key). Verify the raw body, then parse."
   )
 
+/**
+ * Every runtime route's rate refusal: a client address's, or a runtime session's, bucket is empty.
+ */
+export const runtimeRateLimited = problem(
+  429,
+  ["runtime_rate_limited"],
+  "at most 600 requests per minute per client address",
+  { description: "Over the client address's or the runtime session's rate; retry after Retry-After seconds" }
+)
+
 export const group = HttpApiGroup.make("runtime")
   .add(customerComplete)
+  .addError(runtimeRateLimited)
   .annotate(OpenApi.Title, "Runtime")
   .annotate(OpenApi.Description, "Routes the customer's systems call under /api/funnels/v1/runtime/actions/.")

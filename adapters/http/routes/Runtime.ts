@@ -16,13 +16,12 @@
  *   mayAdvance, continuation? }`; 404 for anyone else, as for an unknown ID.
  *
  * Bodies are bounded at 16 KiB. Prepare and resolve carry the runtime token in the body, as the
- * spec's endpoint table lists it among the request's contents.
+ * spec's endpoint table lists it among the request's contents. Every route is guarded by
+ * `RuntimeGuard.ts` (rates, and the session authenticated before the body is decoded).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import { actionStatus } from "../../../core/approval/ActionStatus.ts"
 import {
   ApprovalRequestBody,
@@ -34,12 +33,12 @@ import {
   ResolveBody
 } from "../../../core/approval/Approvals.ts"
 import {
-  authenticate,
   executeAuthority,
-  type RuntimeAuthority,
   type RuntimeSessionRefused,
-  requestAuthority
+  requestAuthority,
+  requireAuthority
 } from "../../../core/approval/RuntimeSession.ts"
+import type { ApprovalLimitReached } from "../../../core/approval/Limits.ts"
 import type { ActionsError, ActionsServices } from "./ActionRequests.ts"
 import type { ApprovalNotifier } from "../../../core/ports/ApprovalNotifier.ts"
 import type { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
@@ -50,8 +49,9 @@ import * as Api from "../api/Api.ts"
 import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
-import { parseBearer } from "../Auth.ts"
+import { RuntimeCaller } from "../api/ApprovalsApi.ts"
 import { readJson } from "../Body.ts"
+import type { RuntimeGuard } from "../RuntimeGuard.ts"
 
 export const maxRuntimeBodyBytes = 16 * 1024
 
@@ -63,13 +63,7 @@ export type RuntimeServices =
   | CatalogStore
   | Cipher
 
-export type RuntimeError = ActionsError | RuntimeSessionRefused | ApprovalRefused
-
-const bearerSession = (authority: RuntimeAuthority | undefined) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) => {
-    const token = Option.getOrUndefined(Option.map(parseBearer(req.headers["authorization"]), Redacted.value))
-    return authenticate(token, authority)
-  })
+export type RuntimeError = ActionsError | RuntimeSessionRefused | ApprovalRefused | ApprovalLimitReached
 
 const tokenMessages = {
   "": "must be a JSON object",
@@ -78,29 +72,31 @@ const tokenMessages = {
   reviewedProjectionHash: "must be 64 lowercase hex characters"
 }
 
+// The session is authenticated before the handler runs (the declared `RuntimeToken`, or
+// `RuntimeGuard.bodyCaller` where the token is in the body), so before the body is decoded.
 const requestApproval = Effect.gen(function* () {
+  const session = yield* Effect.flatMap(RuntimeCaller, (caller) => requireAuthority(caller, requestAuthority))
   const body = yield* readJson(ApprovalRequestBody, maxRuntimeBodyBytes, {
     "": "must be a JSON object with action and binding"
   })
-  const session = yield* bearerSession(requestAuthority)
   return json(yield* request(session, body), 201)
 })
 
-const prepareApproval = Effect.gen(function* () {
-  const body = yield* readJson(PrepareBody, maxRuntimeBodyBytes, tokenMessages)
-  const session = yield* authenticate(body.runtimeToken, executeAuthority)
-  return json(yield* prepare(session, body))
-})
+const prepareApproval = (guard: RuntimeGuard) =>
+  Effect.gen(function* () {
+    const { body, session } = yield* guard.bodyCaller(PrepareBody, executeAuthority, maxRuntimeBodyBytes, tokenMessages)
+    return json(yield* prepare(session, body))
+  })
 
-const resolveApproval = Effect.gen(function* () {
-  const body = yield* readJson(ResolveBody, maxRuntimeBodyBytes, tokenMessages)
-  const session = yield* authenticate(body.runtimeToken, executeAuthority)
-  return json(yield* resolve(session, body))
-})
+const resolveApproval = (guard: RuntimeGuard) =>
+  Effect.gen(function* () {
+    const { body, session } = yield* guard.bodyCaller(ResolveBody, executeAuthority, maxRuntimeBodyBytes, tokenMessages)
+    return json(yield* resolve(session, body))
+  })
 
 const showStatus = (actionRequestId: string) =>
   Effect.gen(function* () {
-    const session = yield* bearerSession(undefined)
+    const session = yield* RuntimeCaller
     const status = yield* actionStatus(session, actionRequestId)
     if (Option.isNone(status)) return yield* new NotFound({ resource: "session_action_request" })
     // Answers are `no-store`: the continuation's client secret is for this caller only.
@@ -108,12 +104,14 @@ const showStatus = (actionRequestId: string) =>
   })
 
 /**
- * The group's handlers, bound to the declaration (`api/ApprovalsApi.ts`, its runtime group).
+ * The group's handlers, bound to the declaration (`api/ApprovalsApi.ts`, its runtime group);
+ * `guard` authenticates the routes whose runtime token is in the body.
  */
-export const group = HttpApiBuilder.group(Api.api, "approvals", (handlers) =>
-  handlers
-    .handleRaw("requestApproval", () => answered(requestApproval))
-    .handleRaw("prepareApproval", () => answered(prepareApproval))
-    .handleRaw("resolveApproval", () => answered(resolveApproval))
-    .handleRaw("runtimeActionStatus", ({ path }) => answered(showStatus(path.actionRequestId)))
-)
+export const group = (guard: RuntimeGuard) =>
+  HttpApiBuilder.group(Api.api, "approvals", (handlers) =>
+    handlers
+      .handleRaw("requestApproval", () => answered(requestApproval))
+      .handleRaw("prepareApproval", () => answered(prepareApproval(guard)))
+      .handleRaw("resolveApproval", () => answered(resolveApproval(guard)))
+      .handleRaw("runtimeActionStatus", ({ path }) => answered(showStatus(path.actionRequestId)))
+  )

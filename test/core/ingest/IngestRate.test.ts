@@ -16,6 +16,15 @@ describe("IngestRate (memory)", () => {
     assert.strictEqual(rate.consume("k", 5, 1_200), 200)
   })
 
+  it("over a longer period: `limit` per `periodMillis`, one token back every periodMillis / limit", () => {
+    const rate = IngestRate.makeMemory()
+    for (let i = 0; i < 3; i++) assert.strictEqual(rate.consume("k", 3, 0, 60_000), 0)
+    assert.strictEqual(rate.consume("k", 3, 0, 60_000), 20_000)
+    assert.strictEqual(rate.consume("k", 3, 19_999, 60_000), 1)
+    assert.strictEqual(rate.consume("k", 3, 20_000, 60_000), 0)
+    assert.strictEqual(rate.consume("k", 3, 20_000, 60_000), 20_000)
+  })
+
   it("keys do not share a bucket", () => {
     const rate = IngestRate.makeMemory()
     assert.strictEqual(rate.consume("a", 1, 0), 0)

@@ -420,6 +420,127 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
         })
       )
 
+      const caps = { account: 4, action: 2, subject: 3 }
+      const within = (record: ApprovalRecord, actionKey = "extend_trial_14", now = t0) =>
+        Effect.flatMap(ApprovalStore, (store) => store.createWithinCaps({ record, actionKey, caps, now }))
+
+      it.effect("createWithinCaps inserts up to the action's cap, then names the action and its earliest expiry", () =>
+        Effect.gen(function* () {
+          const store = yield* ApprovalStore
+          const scope = { workspaceId: uid("ws-"), accountId: uid("acct-") }
+          const first = approval({ ...scope, expiresAt: t0 + 5_000 })
+          assert.deepStrictEqual(yield* within(first), { _tag: "Created" })
+          assert.deepStrictEqual(yield* store.get(first.approvalId), Option.some(first))
+          assert.deepStrictEqual(yield* within(approval({ ...scope, expiresAt: t0 + 9_000 })), { _tag: "Created" })
+          const refused = approval({ ...scope, requester: { sessionId: "rts-2", subject: "user-2", role: "viewer" } })
+          assert.deepStrictEqual(yield* within(refused), { _tag: "Full", scope: "action", freesAt: t0 + 5_000 })
+          assert.isTrue(Option.isNone(yield* store.get(refused.approvalId)))
+          // Another action of the same account still has room; the same id is never inserted twice.
+          assert.deepStrictEqual(yield* within(refused, "upgrade_plan"), { _tag: "Created" })
+          assert.deepStrictEqual(yield* within(refused, "upgrade_plan"), { _tag: "Exists" })
+        })
+      )
+
+      it.effect("createWithinCaps counts the requester's subject, then the whole account", () =>
+        Effect.gen(function* () {
+          const scope = { workspaceId: uid("ws-"), accountId: uid("acct-") }
+          for (const key of ["a", "b", "c"])
+            assert.deepStrictEqual(yield* within(approval(scope), key), { _tag: "Created" })
+          assert.deepStrictEqual(yield* within(approval({ ...scope, expiresAt: t0 + 1 }), "d"), {
+            _tag: "Full",
+            scope: "subject",
+            freesAt: t0 + 86_400_000
+          })
+          const other = { sessionId: "rts-2", subject: "user-2", role: "viewer" }
+          assert.deepStrictEqual(yield* within(approval({ ...scope, requester: other }), "d"), { _tag: "Created" })
+          assert.deepStrictEqual(
+            yield* within(approval({ ...scope, requester: { ...other, subject: "user-3" } }), "e"),
+            {
+              _tag: "Full",
+              scope: "account",
+              freesAt: t0 + 86_400_000
+            }
+          )
+        })
+      )
+
+      it.effect("createWithinCaps counts only open, unexpired approvals of the same workspace and account", () =>
+        Effect.gen(function* () {
+          const store = yield* ApprovalStore
+          const scope = { workspaceId: uid("ws-"), accountId: uid("acct-") }
+          const finished = yield* Effect.all([within(approval(scope)), within(approval(scope))])
+          assert.deepStrictEqual(finished, [{ _tag: "Created" }, { _tag: "Created" }])
+          // One expiring at t0 + 10: open before then, not counted from then on.
+          const expiring = approval({ ...scope, expiresAt: t0 + 10 })
+          assert.deepStrictEqual(yield* within(expiring, "other"), { _tag: "Created" })
+          assert.deepStrictEqual(yield* within(approval(scope), "third"), {
+            _tag: "Full",
+            scope: "subject",
+            freesAt: t0 + 10
+          })
+          assert.deepStrictEqual(yield* within(approval(scope), "third", t0 + 10), { _tag: "Created" })
+          // Denied and approved approvals leave the count.
+          const denied = approval({ ...scope, accountId: uid("acct-") })
+          yield* within(denied)
+          yield* within(approval({ ...denied, approvalId: uid("apr-") }))
+          assert.strictEqual((yield* within(approval({ ...denied, approvalId: uid("apr-") })))._tag, "Full")
+          assert.isTrue(yield* store.deny({ approvalId: denied.approvalId, sessionId: "rts-owner", now: t0 }))
+          assert.deepStrictEqual(yield* within(approval({ ...denied, approvalId: uid("apr-") })), { _tag: "Created" })
+          // Another workspace, and another account, start from nothing.
+          assert.deepStrictEqual(yield* within(approval({ accountId: scope.accountId })), { _tag: "Created" })
+          assert.deepStrictEqual(yield* within(approval({ workspaceId: scope.workspaceId })), { _tag: "Created" })
+        })
+      )
+
+      it.effect("of 12 concurrent createWithinCaps for one account's last places, exactly the cap succeed", () =>
+        Effect.gen(function* () {
+          const scope = { workspaceId: uid("ws-"), accountId: uid("acct-") }
+          const results = yield* Effect.all(
+            Array.from({ length: 12 }, (_, i) =>
+              within(
+                approval({ ...scope, requester: { sessionId: `rts-${i}`, subject: `user-${i}`, role: "viewer" } }),
+                `key-${i}`
+              )
+            ),
+            { concurrency: 12 }
+          )
+          assert.strictEqual(results.filter((r) => r._tag === "Created").length, caps.account)
+          for (const r of results)
+            if (r._tag !== "Created")
+              assert.deepStrictEqual(r, { _tag: "Full", scope: "account", freesAt: t0 + 86_400_000 })
+        })
+      )
+
+      it.effect("getUnlocked hides an approval once it has the most wrong tokens, as an unknown id", () =>
+        Effect.gen(function* () {
+          const store = yield* ApprovalStore
+          const record = yield* created()
+          const unlocked = (max: number) => store.getUnlocked({ approvalId: record.approvalId, maxWrongTokens: max })
+          assert.deepStrictEqual(yield* unlocked(1), Option.some(record))
+          yield* store.recordWrongToken({ workspaceId: record.workspaceId, approvalId: record.approvalId })
+          assert.isTrue(Option.isNone(yield* unlocked(1)))
+          assert.deepStrictEqual(yield* unlocked(2), Option.some(record))
+          yield* store.recordWrongToken({ workspaceId: record.workspaceId, approvalId: record.approvalId })
+          assert.isTrue(Option.isNone(yield* unlocked(2)))
+          // `get` still reads it; the record itself is unchanged.
+          assert.deepStrictEqual(yield* store.get(record.approvalId), Option.some(record))
+          assert.isTrue(Option.isNone(yield* store.getUnlocked({ approvalId: uid("apr-"), maxWrongTokens: 5 })))
+        })
+      )
+
+      it.effect("a wrong token from another workspace, or for an unknown id, counts for nothing", () =>
+        Effect.gen(function* () {
+          const store = yield* ApprovalStore
+          const record = yield* created()
+          yield* store.recordWrongToken({ workspaceId: uid("ws-"), approvalId: record.approvalId })
+          yield* store.recordWrongToken({ workspaceId: record.workspaceId, approvalId: uid("apr-") })
+          assert.deepStrictEqual(
+            yield* store.getUnlocked({ approvalId: record.approvalId, maxWrongTokens: 1 }),
+            Option.some(record)
+          )
+        })
+      )
+
       it.effect.prop(
         "any sequence of operations leaves the store where the memory model is, with the same answers",
         [fc.array(operation, { maxLength: 25 })],
