@@ -7,14 +7,17 @@
  * service held before the action existed.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import * as fc from "fast-check"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import type { ActionIntake } from "../../../core/connector/Action.ts"
 import { makeCompletionReceiver } from "../../../core/connector/CompletionIntake.ts"
-import { makeEvidenceWatcher } from "../../../core/connector/EvidenceWatcher.ts"
+import { evidenceSchedule, makeEvidenceWatcher } from "../../../core/connector/EvidenceWatcher.ts"
 import { intake } from "../../../core/connector/Intake.ts"
 import { evidenceSkewMillis, isEventEvidence } from "../../../core/connector/ObservedEvidence.ts"
 import { buildFeatureAccessEvent, featureAccessEventId } from "../../../core/ingest/FeatureAccess.ts"
@@ -23,6 +26,7 @@ import { EventStore, type StoredEvent } from "../../../core/ports/EventStore.ts"
 import { actionRequestIdProperty } from "../../../core/protocol/ActionEvent.ts"
 import { maxSkewMillis } from "../../../core/protocol/Verification.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
+import * as Metrics from "../../../core/telemetry/Metrics.ts"
 import { storageVariants } from "../../support/storage.ts"
 import { connect, intakeInput, signedCompletion, workspaceId } from "./dispatch/support.ts"
 
@@ -357,5 +361,67 @@ describe("evidence bound to one action, under clock skew (completion intake and 
         { discard: true }
       ),
     { fastCheck: { numRuns: 12 } }
+  )
+})
+
+const overdueCount = Effect.map(
+  Metric.value(Metric.tagged(Metrics.evidenceOverdue, "type", "entitlement_state")),
+  (state) => state.count
+)
+
+describe("no action pending for ever: the evidence window", () => {
+  it.effect(
+    "a pending action whose window passes without its evidence becomes evidence_overdue (counted); evidence or a new claim still moves it",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.now())
+        yield* connect("http://127.0.0.1:1/connector")
+        const receive = yield* makeCompletionReceiver
+        const events = yield* EventStore
+        const { actionRequestId, completion } = yield* acceptedAction()
+        assert.strictEqual((yield* receive(yield* signedCompletion(completion))).state, "pending")
+        assert.deepStrictEqual(yield* watchOnce, ["waiting"])
+        // Within the window nothing changes; once it has passed, the next look ends the watch.
+        yield* TestClock.adjust(evidenceSchedule.deadlineMillis - 60_000)
+        assert.deepStrictEqual(yield* watchOnce, ["waiting"])
+        const before = yield* overdueCount
+        yield* TestClock.adjust(120_000)
+        assert.deepStrictEqual(yield* watchOnce, ["ended"])
+        assert.strictEqual(yield* stateOf(actionRequestId), "evidence_overdue")
+        assert.strictEqual((yield* overdueCount) - before, 1)
+        const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+        assert.deepStrictEqual(
+          history.map((h) => `${h.trigger}:${h.toState}`),
+          [
+            "intake:dispatching",
+            "acknowledgement:accepted",
+            "completion:pending",
+            "evidence_wait_ended:evidence_overdue"
+          ]
+        )
+        assert.deepStrictEqual(yield* watchOnce, [])
+        // The evidence arrives late and a redelivered success claim brings it: verified.
+        const now = yield* Clock.currentTimeMillis
+        yield* events.append([storedEvent({ actionRequestId, naming: "event_id", occurredAt: now, receivedAt: now })])
+        const again = { ...completion, completionId: `cmp_again_${actionRequestId}` }
+        assert.strictEqual((yield* receive(yield* signedCompletion(again))).state, "verified")
+      }).pipe(Effect.provide(Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer)))
+  )
+
+  it.effect(
+    "an overdue action's new success claim without the evidence opens a new window: pending, watched again",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.now())
+        yield* connect("http://127.0.0.1:1/connector")
+        const receive = yield* makeCompletionReceiver
+        const { actionRequestId, completion } = yield* acceptedAction()
+        yield* receive(yield* signedCompletion(completion))
+        yield* TestClock.adjust(evidenceSchedule.deadlineMillis + 60_000)
+        assert.deepStrictEqual(yield* watchOnce, ["ended"])
+        const again = { ...completion, completionId: `cmp_again_${actionRequestId}` }
+        assert.strictEqual((yield* receive(yield* signedCompletion(again))).state, "pending")
+        assert.deepStrictEqual(yield* watchOnce, ["waiting"])
+      }).pipe(Effect.provide(Layer.mergeAll(storageVariants[0]!.layer(), NodeCrypto.layer)))
   )
 })
