@@ -9,7 +9,10 @@
  * reconciliation read confirmed) and `blocked` (a Payment action never sent because its payment
  * capability no longer covered it before a delivery attempt: if the evidence lapsed, was
  * invalidated or the revision changed, nothing is sent and the action ends in a terminal
- * `blocked` state with its reason in the history). Only `verified` lets the journey advance:
+ * `blocked` state with its reason in the history) and `evidence_overdue` (a `pending` action whose
+ * evidence watch ended without the evidence its completion pointed to: it is waiting on something
+ * that did not come, and says so instead of staying pending for ever; it still takes whatever a
+ * pending action takes). Only `verified` lets the journey advance:
  * "`accepted` and completion `succeeded` never advance the customer journey by themselves".
  */
 import type { CompletionOutcome } from "../protocol/messages/Completion.ts"
@@ -20,6 +23,7 @@ export const actionStates = [
   "rejected",
   "unknown_outcome",
   "pending",
+  "evidence_overdue",
   "verified",
   "failed",
   "unresolved",
@@ -45,6 +49,8 @@ export const isActionState = (value: string): value is ActionState =>
  *   reached the customer (`unknown_outcome`) keeps its state and is not sent again.
  * - `EvidenceObserved`: the service now holds the evidence a `succeeded` completion pointed to
  *   (a Direct API event or an approval that arrived after the completion; see `Evidence.ts`).
+ * - `EvidenceWindowPassed`: the evidence watcher looked for that evidence for its whole window
+ *   (`EvidenceWatcher.evidenceSchedule`) and the service still does not hold it.
  */
 export type Trigger =
   | { readonly _tag: "AckAccepted" }
@@ -63,6 +69,7 @@ export type Trigger =
     }
   | { readonly _tag: "Blocked"; readonly reason: string }
   | { readonly _tag: "EvidenceObserved"; readonly isPayment: boolean }
+  | { readonly _tag: "EvidenceWindowPassed" }
 
 /**
  * - `Move`: the state changes to `to`; `passedThrough` lists states the action went through on the
@@ -141,7 +148,22 @@ export const transition = (state: ActionState, trigger: Trigger): Transition => 
   // Observed evidence verifies only an action that is pending on it; a Payment action is read back.
   if (trigger._tag === "EvidenceObserved") {
     if (trigger.isPayment) return illegal("payment_action_needs_reconciliation")
-    return state === "pending" ? move("verified") : stay("evidence_not_awaited")
+    return state === "pending" || state === "evidence_overdue" ? move("verified") : stay("evidence_not_awaited")
+  }
+  if (trigger._tag === "EvidenceWindowPassed") {
+    return state === "pending" ? move("evidence_overdue") : stay("evidence_not_awaited")
+  }
+  if (state === "evidence_overdue") {
+    // Still pending in every respect, except that a new success claim whose evidence is not held
+    // yet opens a new window: back to `pending`, watched again.
+    if (
+      trigger._tag === "CompletionReceived" &&
+      trigger.outcome === "succeeded" &&
+      !trigger.isPayment &&
+      !trigger.evidenceMatched
+    )
+      return move("pending")
+    return transition("pending", trigger)
   }
   switch (state) {
     case "dispatching":

@@ -8,7 +8,7 @@
  * | type | what the service itself holds |
  * |---|---|
  * | `authenticated_completion` | the signed completion itself |
- * | `customer_server_event`, `entitlement_state` | a Direct API event it received with a server ingest key for the same workspace and account, carrying the action's `funnel_journey_id` (`binding.journeyId`) and `funnel_version_id` (`binding.publishedVersionId`), occurring at or after the action's intake (`entitlement_state`: an `entitlement_active` event; `customer_server_event`: any event) |
+ * | `customer_server_event`, `entitlement_state` | a Direct API event it received with a server ingest key for the same workspace and account, carrying the action's `funnel_journey_id` (`binding.journeyId`) and `funnel_version_id` (`binding.publishedVersionId`), bound to this action: naming it (`core/protocol/ActionEvent.ts`), or naming no action and received after the intake; stamped no more than the protocol's skew before the intake (`ObservedEvidence.isEventEvidence`; `entitlement_state`: an `entitlement_active` event; `customer_server_event`: any event) |
  * | `provider_event`, `billing_change`, `subscription_state`, `credit_balance` | a matched signed reconciliation observation (Payment actions only; `Reconciler.ts`) |
  * | `approval_recorded` | a resolved approval recorded in the action's history |
  *

@@ -4,7 +4,9 @@
  * item. The watcher leases those items and looks again (`evidenceSchedule`: 1 s doubling to 30 s, for
  * 24 hours): once the service holds the evidence, the `EvidenceObserved` trigger verifies the action;
  * an action that left `pending` meanwhile (a later `failed` completion) ends the watch; past the
- * deadline the watch ends with an `evidence_wait_ended` history entry and the action stays `pending`.
+ * deadline (the matching window) the watch ends with an `evidence_wait_ended` history entry and the
+ * action becomes `evidence_overdue`, so an operator sees it (`GET /action-requests?state=`, the
+ * console, `accord_evidence_overdue_total`) instead of an action pending for ever.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -15,6 +17,7 @@ import { EventStore } from "../ports/EventStore.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { pastDeadline, randomBackoffDelay } from "../protocol/Backoff.ts"
+import * as Metrics from "../telemetry/Metrics.ts"
 import { decodeStoredRequest, isPaymentAction } from "./Action.ts"
 import type { Backoff } from "../protocol/Backoff.ts"
 import { runActionWorker } from "./internal/actionWorker.ts"
@@ -85,18 +88,23 @@ export const makeEvidenceWatcher = (options: {
           )
       })
 
+    // The window passed without the evidence: `pending` becomes `evidence_overdue` (an action that
+    // left `pending` meanwhile keeps its state), counted by evidence type.
     const endWatch = (record: ActionRecord, watch: EvidenceWatch, attempts: number) =>
       applyTrigger<void, never, never>({
         ledger,
         actionRequestId: record.actionRequestId,
-        decide: (current) =>
+        record,
+        trigger: { _tag: "EvidenceWindowPassed" },
+        decide: (current, step) =>
           Effect.succeed({
             _tag: "Write" as const,
             write: {
-              toState: current.state,
-              history: { trigger: "evidence_wait_ended", detail: { type: watch.type, attempts } }
+              toState: step?._tag === "Move" ? step.to : current.state,
+              history: { trigger: "evidence_wait_ended", detail: { type: watch.type, attempts, ...stepDetail(step) } }
             },
-            settle: () => Effect.void
+            settle: () =>
+              step?._tag === "Move" ? Metrics.count(Metrics.evidenceOverdue, "type", watch.type) : Effect.void
           })
       })
 

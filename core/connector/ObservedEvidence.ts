@@ -10,7 +10,9 @@ import type { ActionLedgerService, ActionRecord } from "../ports/ActionLedger.ts
 import type { CatalogStoreService } from "../ports/CatalogStore.ts"
 import type { EventStoreService, StoredEvent } from "../ports/EventStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
+import { actionsNamedBy } from "../protocol/ActionEvent.ts"
 import type { CatalogEvidenceType } from "../protocol/messages/Completion.ts"
+import { maxSkewMillis } from "../protocol/Verification.ts"
 import { isPaymentAction, type StoredRequest } from "./Action.ts"
 import { evidenceObservers } from "./Evidence.ts"
 
@@ -33,7 +35,7 @@ export interface EvidenceWatch {
  */
 export const entitlementEventName = "entitlement_active"
 
-/** Events looked at per lookup (newest first): enough for any account's events since one intake. */
+/** Events looked at per lookup (newest first): enough for any account's events since one intake (less the skew). */
 const lookupLimit = 500
 
 /**
@@ -57,23 +59,42 @@ const sameId = (value: unknown, expected: string) =>
   typeof value === "string" && value.toLowerCase() === expected.toLowerCase()
 
 /**
- * Whether a stored Direct API event is evidence for the action: its account, the action's journey
- * and published version as `funnel_journey_id` / `funnel_version_id`, occurring at or after the
- * action's intake, and for `entitlement_state` the `entitlement_active` event.
+ * How far before the action's intake an event's own `timestamp` may lie and still be evidence for
+ * it: the protocol's clock skew ("at most five minutes"). The timestamp is written by the
+ * customer's clock and the intake time by the service's, so a backend whose clock runs behind
+ * stamps the evidence of an action it just performed before that action's intake.
+ */
+export const evidenceSkewMillis = maxSkewMillis
+
+/**
+ * Whether a stored Direct API event is evidence for the action (docs/decisions.md, "Evidence bound
+ * to one action"): its account, the action's journey and published version as `funnel_journey_id` /
+ * `funnel_version_id`, for `entitlement_state` the `entitlement_active` event, a `timestamp` no more
+ * than `evidenceSkewMillis` before the intake, and bound to this action:
+ *
+ * - an event naming an action (`core/protocol/ActionEvent.ts`) is evidence only for the action it
+ *   names, so evidence of an earlier action of the same account and journey never verifies a later
+ *   one, whatever either clock says;
+ * - an event naming none is bound by the service's own clock: it must have been received at or
+ *   after the intake, so nothing the service held before the action existed verifies it.
  */
 export const isEventEvidence = (
-  event: Pick<StoredEvent, "accountId" | "eventName" | "occurredAt" | "body">,
+  event: Pick<StoredEvent, "accountId" | "eventId" | "eventName" | "occurredAt" | "receivedAt" | "body">,
   type: CatalogEvidenceType,
-  record: Pick<ActionRecord, "accountId" | "createdAt">,
+  record: Pick<ActionRecord, "accountId" | "actionRequestId" | "createdAt">,
   request: Pick<StoredRequest, "binding">
 ): boolean => {
-  if (event.accountId !== record.accountId || event.occurredAt < record.createdAt) return false
+  if (event.accountId !== record.accountId || event.occurredAt < record.createdAt - evidenceSkewMillis) return false
   if (type === "entitlement_state" && event.eventName !== entitlementEventName) return false
   const properties = (event.body as { readonly properties?: Record<string, unknown> } | null)?.properties ?? {}
-  return (
-    sameId(properties["funnel_journey_id"], request.binding.journeyId) &&
-    sameId(properties["funnel_version_id"], request.binding.publishedVersionId)
+  if (
+    !sameId(properties["funnel_journey_id"], request.binding.journeyId) ||
+    !sameId(properties["funnel_version_id"], request.binding.publishedVersionId)
   )
+    return false
+  const named = actionsNamedBy({ eventId: event.eventId, eventName: event.eventName, properties })
+  if (named.length === 0) return event.receivedAt >= record.createdAt
+  return named.length === 1 && named[0] === record.actionRequestId.toLowerCase()
 }
 
 /**
@@ -100,7 +121,7 @@ export const holdsEvidence = (
           workspaceId: record.workspaceId,
           accountId: record.accountId,
           ...(type === "entitlement_state" ? { eventName: entitlementEventName } : {}),
-          from: record.createdAt,
+          from: record.createdAt - evidenceSkewMillis,
           limit: lookupLimit
         }),
         (events) => events.some((event) => isEventEvidence(event, type, record, request))

@@ -13,6 +13,7 @@
  * never used from client code).
  */
 import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
+import { actionEventId } from "../protocol/ActionEvent.ts"
 import type { Event } from "./Event.ts"
 import { parseUtcTimestamp } from "./Event.ts"
 
@@ -85,10 +86,11 @@ export interface FeatureAccessInput {
  * The retry identity of a feature-access event: `entitlement_active:<actionRequestId>:<featureKey>`.
  * The action request already binds the account, journey and version; the occurrence time is part
  * of the payload, so a retry must resend the same time (a different one is a conflict, not a
- * second unlock).
+ * second unlock). The id also names the action, which binds the event to that one action as
+ * `entitlement_state` evidence (`core/protocol/ActionEvent.ts`).
  */
 export const featureAccessEventId = (input: Pick<FeatureAccessInput, "actionRequestId" | "featureKey">): string =>
-  `${featureAccessEventName}:${input.actionRequestId}:${input.featureKey}`
+  actionEventId(featureAccessEventName, input.actionRequestId, input.featureKey)
 
 /**
  * The spec's feature access event: `event_id`, `event_name` `entitlement_active`, `account_id`,

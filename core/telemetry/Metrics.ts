@@ -66,6 +66,15 @@ export const completions: Metric.Metric.Counter<number> = Metric.counter("accord
 })
 
 /**
+ * Actions whose evidence window passed without the evidence their `succeeded` completion pointed
+ * to (now `evidence_overdue`), tagged `type` (the catalog evidence type that was awaited).
+ */
+export const evidenceOverdue: Metric.Metric.Counter<number> = Metric.counter("accord_evidence_overdue_total", {
+  description: "Actions whose evidence window passed without the evidence, by awaited evidence type",
+  incremental: true
+})
+
+/**
  * Signed messages refused by verification, tagged `reason` (the verification error, snake_case).
  */
 export const verificationFailures: Metric.Metric.Counter<number> = Metric.counter(

@@ -481,6 +481,7 @@ const actionsScreen = (main) => {
       definitions([
         ["Action request", h("code", {}, action.actionRequestId)],
         ["State", action.state],
+        action.state === "evidence_overdue" ? ["Evidence", "overdue: the evidence its completion pointed to did not arrive within the matching window"] : null,
         ["Account", action.accountId],
         ["Revision", action.revision],
         ["Provider idempotency key", h("code", {}, action.providerIdempotencyKey)],
@@ -502,7 +503,8 @@ const actionsScreen = (main) => {
       action.createdAt + " · " + action.state + " · " + action.accountId + " · " + action.actionRequestId),
     "No action requests match.", "Older action requests"))
   const recentFilters = form({ id: "action-filters", className: "inline", "aria-label": "Action request filters" }, [
-    selectField("State", "state", [["", "any state"], ["dispatching", "dispatching"], ["accepted", "accepted"], ["pending", "pending"], ["verified", "verified"],
+    selectField("State", "state", [["", "any state"], ["dispatching", "dispatching"], ["accepted", "accepted"], ["pending", "pending"],
+      ["evidence_overdue", "evidence_overdue (evidence window passed)"], ["verified", "verified"],
       ["rejected", "rejected"], ["unknown_outcome", "unknown_outcome"], ["failed", "failed"], ["unresolved", "unresolved"], ["reversed", "reversed"], ["blocked", "blocked"]]),
     field("Account id", { name: "account_id" })
   ], "Apply filters", async (formElement) => {

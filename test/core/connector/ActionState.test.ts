@@ -52,6 +52,7 @@ const trigger = (isPayment: boolean): fc.Arbitrary<Trigger> =>
 const anyTrigger = fc.oneof(
   fc.boolean().chain(trigger),
   fc.boolean().map((isPayment): Trigger => ({ _tag: "EvidenceObserved", isPayment })),
+  fc.constant<Trigger>({ _tag: "EvidenceWindowPassed" }),
   fc
     .constantFrom("payment_capability_missing", "payment_mode_not_enabled", "revision_not_current")
     .map((reason): Trigger => ({ _tag: "Blocked", reason }))
@@ -139,17 +140,20 @@ const completions = (b: EvidenceBinding): fc.Arbitrary<Completion> =>
 
 /**
  * One thing that happens to the action: a completion (through evidence matching), a Direct API event
- * with the action's funnel ids arriving at the service, or another trigger.
+ * with the action's funnel ids arriving at the service, the evidence watcher's window passing, or
+ * another trigger.
  */
 type Step =
   | { readonly _tag: "Completion"; readonly completion: Completion }
   | { readonly _tag: "EventArrives" }
+  | { readonly _tag: "WindowPasses" }
   | { readonly _tag: "Other"; readonly trigger: Trigger }
 
 const steps = (b: EvidenceBinding, isPayment: boolean): fc.Arbitrary<Step> =>
   fc.oneof(
     { weight: 3, arbitrary: completions(b).map((completion): Step => ({ _tag: "Completion", completion })) },
     { weight: 1, arbitrary: fc.constant<Step>({ _tag: "EventArrives" }) },
+    { weight: 1, arbitrary: fc.constant<Step>({ _tag: "WindowPasses" }) },
     { weight: 2, arbitrary: otherTrigger(isPayment).map((t): Step => ({ _tag: "Other", trigger: t })) }
   )
 
@@ -246,6 +250,10 @@ const run = (scenario: Scenario) => {
       t = completionTrigger(step.completion, match, standing, scenario.isPayment)
     } else if (step._tag === "EventArrives") {
       t = watching ? { _tag: "EvidenceObserved", isPayment: scenario.isPayment } : undefined
+    } else if (step._tag === "WindowPasses") {
+      // The watch ends: a later event is not looked for until a new success claim opens a window.
+      t = watching ? { _tag: "EvidenceWindowPassed" } : undefined
+      watching = false
     } else {
       const observation = step.trigger._tag === "ObservationJudged"
       if (observation && !readQueued) t = undefined
@@ -361,6 +369,19 @@ describe("action state machine", () => {
     assert.isAbove(reached(true), 10)
     assert.isAbove(nearMisses, 100)
     assert.isAbove(byLateEvent, 5)
+    // Overdue once the window passed, and verified after being overdue (a later claim with evidence).
+    let overdue = 0
+    let verifiedAfterOverdue = 0
+    for (const s of sample) {
+      if (s.isPayment) continue
+      const visited = run(s).visited
+      const first = visited.findIndex((v) => v.state === "evidence_overdue")
+      if (first === -1) continue
+      overdue += 1
+      if (visited.slice(first).some((v) => v.state === "verified")) verifiedAfterOverdue += 1
+    }
+    assert.isAbove(overdue, 5)
+    assert.isAbove(verifiedAfterOverdue, 0)
   })
 
   it.prop(
@@ -481,6 +502,53 @@ describe("action state machine", () => {
         "Illegal"
       )
     })
+  })
+})
+
+describe("the evidence window (no action pending for ever)", () => {
+  const windowPassed: Trigger = { _tag: "EvidenceWindowPassed" }
+  it("pending, the window passed without the evidence -> evidence_overdue", () => {
+    assert.deepStrictEqual(transition("pending", windowPassed), {
+      _tag: "Move",
+      to: "evidence_overdue",
+      passedThrough: [],
+      queueReconciliation: false,
+      appendReversal: false
+    })
+  })
+  it("any other state keeps its state when a window passes", () => {
+    for (const state of actionStates.filter((s) => s !== "pending")) {
+      assert.deepStrictEqual(transition(state, windowPassed), {
+        _tag: "Stay",
+        reason: "evidence_not_awaited",
+        queueReconciliation: false
+      })
+    }
+  })
+  it("evidence_overdue, the evidence observed or a success claim with matched evidence -> verified", () => {
+    assert.strictEqual(
+      (transition("evidence_overdue", { _tag: "EvidenceObserved", isPayment: false }) as { to?: string }).to,
+      "verified"
+    )
+    assert.strictEqual((transition("evidence_overdue", succeeded(false, true)) as { to?: string }).to, "verified")
+  })
+  it("evidence_overdue, a new success claim whose evidence is not held yet -> pending (a new window)", () => {
+    assert.strictEqual((transition("evidence_overdue", succeeded(false, false)) as { to?: string }).to, "pending")
+  })
+  it("evidence_overdue takes every other trigger as pending does", () => {
+    fc.assert(
+      fc.property(anyTrigger, (t) => {
+        const fromPending = transition("pending", t)
+        const fromOverdue = transition("evidence_overdue", t)
+        if (t._tag === "EvidenceWindowPassed") return
+        if (t._tag === "CompletionReceived" && t.outcome === "succeeded" && !t.isPayment && !t.evidenceMatched) return
+        assert.deepStrictEqual(fromOverdue, fromPending)
+      })
+    )
+  })
+  it("evidence_overdue is not terminal, and never advances the journey", () => {
+    assert.isFalse(isTerminal("evidence_overdue"))
+    assert.isFalse(journeyMayAdvance("evidence_overdue"))
   })
 })
 

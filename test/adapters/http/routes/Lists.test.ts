@@ -6,17 +6,36 @@
  * scopes each route states.
  */
 import { assert, describe, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
 import * as MemoryStorage from "../../../../adapters/memory/Storage.ts"
 import { fixtureCatalog, intakeInput } from "../../../support/deliveries.ts"
-import type { Reply } from "../../../support/http.ts"
+import { type Reply, request } from "../../../support/http.ts"
+import { completionPath } from "../../../../adapters/http/routes/Completion.ts"
+import { evidenceSchedule, makeEvidenceWatcher } from "../../../../core/connector/EvidenceWatcher.ts"
+import { encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
 import { cipherLayer, withServices } from "../../../support/storage.ts"
 import { issueKey, send, type Service, startService } from "../../../core/connector/connection/support.ts"
 import { connect } from "../../../core/connector/dispatch/support.ts"
 
 type Json = Record<string, any>
+
+/** The live clock, `ms` ahead: a worker's look as it will happen that much later. */
+const clockAhead = (ms: number): Clock.Clock => {
+  const live = Clock.make()
+  const millis = () => live.unsafeCurrentTimeMillis() + ms
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: millis,
+    unsafeCurrentTimeNanos: () => BigInt(millis()) * 1_000_000n,
+    currentTimeMillis: Effect.sync(millis),
+    currentTimeNanos: Effect.sync(() => BigInt(millis()) * 1_000_000n),
+    sleep: (duration) => live.sleep(duration)
+  }
+}
 
 const admin = (
   service: Service,
@@ -144,6 +163,73 @@ describe("admin list routes", () => {
           )
           assertProblem(yield* admin(service, "/action-requests?limit=1&limit=x&state=nope"), 400, "invalid_query")
         })
+      )
+
+      it.scoped(
+        "GET /action-requests?state=evidence_overdue: an action whose evidence window passed is listed as such and counted in /metrics",
+        () =>
+          Effect.gen(function* () {
+            const service = yield* startService()
+            const secrets = {
+              actionSigning: Redacted.make("as_" + "7".repeat(40)),
+              completion: Redacted.make("cs_" + "8".repeat(40))
+            }
+            yield* connect("https://customer.example/accord", {
+              workspaceId: service.workspaceId,
+              connectionId: globalThis.crypto.randomUUID(),
+              secrets
+            })
+            const created = yield* admin(
+              service,
+              "/action-requests",
+              service.adminKey,
+              "POST",
+              intakeInput("acct_late")
+            )
+            assert.strictEqual(created.status, 202, created.text)
+            const id = created.json.actionRequestId as string
+            const action = (yield* admin(service, `/action-requests/${id}`)).json
+            // The customer's signed success claim names entitlement_state; its event never comes.
+            const body = encodeBody({
+              type: "service.customer_action.completion",
+              protocolVersion: 1,
+              workspaceId: service.workspaceId,
+              actionRequestId: id,
+              providerIdempotencyKey: action.providerIdempotencyKey,
+              providerReference: "trial_ext_1",
+              completionId: `cmp_${id}`,
+              completedAt: new Date().toISOString(),
+              outcome: "succeeded",
+              evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "entitlement_state" }
+            })
+            const headers = yield* Effect.flatMap(importSigningKeys(secrets), (keys) =>
+              sign({ purpose: "completion", keys, body })
+            ).pipe(Effect.provide(NodeCrypto.layer))
+            const completed = yield* request(`${service.url}${completionPath}`, {
+              method: "POST",
+              headers: { ...headers },
+              body: new TextDecoder().decode(body)
+            })
+            assert.strictEqual(completed.status, 200, completed.text)
+            assert.strictEqual((yield* admin(service, `/action-requests/${id}`)).json.state, "pending")
+            assert.deepStrictEqual((yield* allPages(service, "/action-requests?state=evidence_overdue")).flat(), [])
+            // The evidence watcher looks once the window (24 hours) has passed.
+            const watcher = yield* makeEvidenceWatcher({ owner: "lists-test" })
+            const looks = yield* Effect.flatMap(watcher.lease(10), (leased) =>
+              Effect.forEach(leased, watcher.look)
+            ).pipe(Effect.withClock(clockAhead(evidenceSchedule.deadlineMillis + 60_000)))
+            assert.deepStrictEqual(looks, ["ended"])
+            const overdue = (yield* allPages(service, "/action-requests?state=evidence_overdue")).flat()
+            assert.deepStrictEqual(
+              overdue.map((row) => [row.actionRequestId, row.state]),
+              [[id, "evidence_overdue"]]
+            )
+            assert.deepStrictEqual((yield* allPages(service, "/action-requests?state=pending")).flat(), [])
+            const history = (yield* admin(service, `/action-requests/${id}`)).json.history as ReadonlyArray<Json>
+            assert.strictEqual(history.at(-1)?.trigger, "evidence_wait_ended")
+            const metrics = (yield* request(`${service.url}/metrics`)).text
+            assert.match(metrics, /^accord_evidence_overdue_total\{type="entitlement_state"\} 1$/m)
+          })
       )
 
       it.scoped("GET /feature-gates: newest first, by account and state, paged; developer:read keys may read", () =>
