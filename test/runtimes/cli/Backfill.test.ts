@@ -56,8 +56,8 @@ describe("accord backfill (real server with a low ingest rate limit)", () => {
       const file = join(dir, "usage.jsonl")
 
       // as a process: the client must not share this process's event loop with the server, or the
-      // server's rate limit may never be reached on a loaded machine
-      const first = yield* cli(["backfill", file, "--json"], { env })
+      // server's rate limit may never be reached on a loaded machine (where a process takes long to start)
+      const first = yield* cli(["backfill", file, "--json"], { env, timeoutMs: 150_000 })
       assert.strictEqual(first.code, 0, first.stderr)
       // --json: stdout is the summary alone, the plain progress lines (one per day) are on stderr
       const lines = first.stderr.split("\n").filter((l) => l.startsWith("range "))
