@@ -107,6 +107,13 @@ for (const file of files) {
 
   /** Whether `node` is a use of PostgreSQL rather than a test of whether it is there. */
   const isReference = (node) => {
+    // process.env["DATABASE_URL"]
+    if (ts.isStringLiteral(node))
+      return (
+        node.text === "DATABASE_URL" &&
+        ts.isElementAccessExpression(node.parent) &&
+        node.parent.expression.getText() === "process.env"
+      )
     if (!ts.isIdentifier(node)) return false
     const parent = node.parent
     if (ts.isPropertyAccessExpression(parent) && parent.name === node) {
