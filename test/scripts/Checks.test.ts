@@ -2,7 +2,8 @@
  * The repository checks `npm test` runs before the suite: `check:vectors` (the in-repo copy of the
  * conformance vectors equals the shared file when it is beside the repository), `check:links`
  * (README.md and docs/*.md link only to files that exist in the repository) and `check:architecture`
- * (every module, exported symbol and test docs/architecture.md names exists). Each runs here in a
+ * (every module, exported symbol and test docs/architecture.md names exists) and
+ * `check:postgres-guards` (every test that needs PostgreSQL skips without it). Each runs here in a
  * scratch repository laid out for the case.
  */
 import { execFile } from "node:child_process"
@@ -119,4 +120,91 @@ describe("check:architecture", () => {
       await rm(bad, { recursive: true, force: true })
     }
   })
+})
+
+describe("check:postgres-guards", () => {
+  const header =
+    'import { describe, it, layer } from "@effect/vitest"\n' +
+    'import { databaseUrl, layerFreshSchema } from "../support/postgres.ts"\n' +
+    'import { storageVariants, type StorageVariant } from "../support/storage.ts"\n'
+  const guarded =
+    header +
+    "for (const storage of storageVariants) {\n" +
+    '  describe.skipIf(!storage.available)("evidence " + storage.name, () => {\n' +
+    '    it.effect("x", () => run.pipe(Effect.provide(storage.layer())))\n' +
+    "  })\n" +
+    "}\n" +
+    'for (const storage of storageVariants.filter((v) => v.name !== "postgres")) {\n' +
+    "  it.effect(storage.name, () => run.pipe(Effect.provide(storage.layer())))\n" +
+    "}\n" +
+    'it.scopedLive.skipIf(databaseUrl === undefined)("pg", () => freshSchemaUrl(databaseUrl!))\n' +
+    'describe.skipIf(!databaseUrl)("pg", () => {\n' +
+    '  layer(layerFreshSchema(databaseUrl!))((it) => { it.effect("y", () => run) })\n' +
+    "})\n" +
+    "const helper = (storage: StorageVariant) => storage.layer()\n"
+
+  const failsWith = async (files: Record<string, string>, expected: string) => {
+    const root = await scratch(files)
+    try {
+      const result = await check("check-postgres-guards.mjs", root)
+      assert.strictEqual(result.code, 1, result.output)
+      assert.include(result.output, expected)
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  }
+
+  it("passes when every PostgreSQL test is declared with a guard", async () => {
+    const root = await scratch({ "test/a/Guarded.test.ts": guarded })
+    try {
+      const result = await check("check-postgres-guards.mjs", root)
+      assert.strictEqual(result.code, 0, result.output)
+      assert.include(result.output, "every PostgreSQL test in test is guarded")
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+
+  it("fails on a loop over the storage variants with no skip guard", () =>
+    failsWith(
+      {
+        "test/a/Loop.test.ts":
+          header +
+          "for (const storage of storageVariants) {\n" +
+          '  describe("evidence " + storage.name, () => {\n' +
+          '    it.effect("x", () => run.pipe(Effect.provide(storage.layer())))\n' +
+          "  })\n" +
+          "}\n"
+      },
+      "test/a/Loop.test.ts:6: `storage` in `storage.layer` needs PostgreSQL in a test with no guard"
+    ))
+
+  it("fails on DATABASE_URL used by a test or a layer with no skip guard", () =>
+    failsWith(
+      {
+        "test/a/Url.test.ts":
+          header +
+          'layer(layerFreshSchema(databaseUrl!))((it) => { it.effect("x", () => run) })\n' +
+          'it("y", () => connect(process.env.DATABASE_URL))\n'
+      },
+      "test/a/Url.test.ts:4: `databaseUrl` in `databaseUrl!`"
+    ).then(() =>
+      failsWith(
+        { "test/a/Env.test.ts": header + 'it("y", () => connect(process.env.DATABASE_URL))\n' },
+        "test/a/Env.test.ts:4: `DATABASE_URL`"
+      )
+    ))
+
+  it("fails on a suite a helper declares for a variant that may be PostgreSQL, with no skip guard", () =>
+    failsWith(
+      {
+        "test/a/suite.ts":
+          header +
+          "export const suite = (name: string) => {\n" +
+          "  const storage = storageVariants.find((v) => v.name === name)!\n" +
+          '  describe("end to end " + storage.name, () => { it.effect("x", () => boot(storage)) })\n' +
+          "}\n"
+      },
+      "test/a/suite.ts:6: `storage` in `boot(storage)`"
+    ))
 })

@@ -16,13 +16,29 @@ import * as Database from "../../adapters/sql/Database.ts"
 
 export const databaseUrl: string | undefined = process.env["DATABASE_URL"] || undefined
 
+/** The line that says why the PostgreSQL suites are skipped. */
+export const skippedNotice = "PostgreSQL suites SKIPPED: DATABASE_URL is not set"
+
+/**
+ * Set (to "1") by vitest's global setup once it printed `skippedNotice` for the whole run; the
+ * test workers inherit it and say nothing more.
+ */
+export const noticeSaidVariable = "ACCORD_TEST_POSTGRES_SKIP_SAID"
+
+/** Prints `skippedNotice` once for a run (vitest's global setup) when the PostgreSQL suites skip. */
+export const noticeForRun = (): void => {
+  if (databaseUrl !== undefined) return
+  console.warn(skippedNotice)
+  process.env[noticeSaidVariable] = "1"
+}
+
 const warned = new Set<string>()
 /**
  * Prints why a PostgreSQL suite is skipped, once per suite and test file (while the file is
- * collected, so the quiet console lets it through).
+ * collected, so the quiet console lets it through), unless the run said so once already.
  */
 export const warnIfSkipped = (suite: string): void => {
-  if (databaseUrl === undefined && !warned.has(suite)) {
+  if (databaseUrl === undefined && process.env[noticeSaidVariable] !== "1" && !warned.has(suite)) {
     warned.add(suite)
     console.warn(`PostgreSQL suites SKIPPED (${suite}): DATABASE_URL is not set`)
   }

@@ -11,9 +11,9 @@ import type * as Scope from "effect/Scope"
 import * as Database from "../../../adapters/sql/Database.ts"
 import * as Migrations from "../../../adapters/sql/Migrations.ts"
 import { migrations as schema } from "../../../adapters/sql/schema/Migrations.ts"
+import { databaseUrl, warnIfSkipped } from "../../support/postgres.ts"
 
-const databaseUrl = process.env["DATABASE_URL"]
-if (!databaseUrl) console.warn("PostgreSQL suite SKIPPED: DATABASE_URL is not set")
+warnIfSkipped("database and migrations on PostgreSQL")
 
 /** The first migration alone: these tests are about the migration mechanism, not the schema. */
 const migrations: Migrations.Migrations = { "0001_init": schema["0001_init"]! }

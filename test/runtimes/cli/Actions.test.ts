@@ -13,7 +13,7 @@ import { intakeInput } from "../../support/deliveries.ts"
 import { cipherLayer, withServices } from "../../support/storage.ts"
 import { issueKey, type Service, startService } from "../../core/connector/connection/support.ts"
 import { connect } from "../../core/connector/dispatch/support.ts"
-import { cli, closedPort, hasStackTrace, processTestTimeout, tempFiles } from "./cli.ts"
+import { cliInProcess, closedPort, hasStackTrace, processTestTimeout, tempFiles } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -40,16 +40,19 @@ const dir = tempFiles({
 })
 const file = (name: string) => join(dir, name)
 
-describe("accord actions (process, real server on loopback)", () => {
+describe("accord actions (in process, real server on loopback)", () => {
   layer(withServices(MemoryStorage.layer).pipe(Layer.provideMerge(cipherLayer)), { excludeTestServices: true })(
     (it) => {
       it.scoped("submit prints the id and where to read it (exit 0); the same key replays it; status shows it", () =>
         Effect.gen(function* () {
           const service = yield* activeService
           const env = envOf(service)
-          const first = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1"], {
-            env
-          })
+          const first = yield* cliInProcess(
+            ["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1"],
+            {
+              env
+            }
+          )
           assert.strictEqual(first.code, 0, first.stderr)
           const id = /accepted: action request ([0-9a-f-]{36}) \(/.exec(first.stdout)?.[1]
           assert.isDefined(id, first.stdout)
@@ -60,9 +63,11 @@ describe("accord actions (process, real server on loopback)", () => {
           )
           const [again, status, fresh] = yield* Effect.all(
             [
-              cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1", "--json"], { env }),
-              cli(["actions", "status", id!], { env }),
-              cli(["actions", "submit", file("intake.json"), "--json"], { env })
+              cliInProcess(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-1", "--json"], {
+                env
+              }),
+              cliInProcess(["actions", "status", id!], { env }),
+              cliInProcess(["actions", "submit", file("intake.json"), "--json"], { env })
             ],
             { concurrency: "unbounded" }
           )
@@ -90,14 +95,16 @@ describe("accord actions (process, real server on loopback)", () => {
           const idle = yield* startService()
           const env = envOf(service)
           assert.strictEqual(
-            (yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-2"], { env })).code,
+            (yield* cliInProcess(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-2"], {
+              env
+            })).code,
             0
           )
           const [reused, notActive, unknown] = yield* Effect.all(
             [
-              cli(["actions", "submit", file("other.json"), "--idempotency-key", "order-cli-2"], { env }),
-              cli(["actions", "submit", file("intake.json"), "--json"], { env: envOf(idle) }),
-              cli(["actions", "status", globalThis.crypto.randomUUID()], { env })
+              cliInProcess(["actions", "submit", file("other.json"), "--idempotency-key", "order-cli-2"], { env }),
+              cliInProcess(["actions", "submit", file("intake.json"), "--json"], { env: envOf(idle) }),
+              cliInProcess(["actions", "status", globalThis.crypto.randomUUID()], { env })
             ],
             { concurrency: "unbounded" }
           )
@@ -121,14 +128,14 @@ describe("accord actions (process, real server on loopback)", () => {
             const readKey = yield* issueKey(service, "developer:read")
             const [missing, wrongScope, unknownKey, list] = yield* Effect.all(
               [
-                cli(["actions", "submit", file("intake.json")], {
+                cliInProcess(["actions", "submit", file("intake.json")], {
                   env: { ACCORD_SERVICE_URL: service.url, ACCORD_ADMIN_KEY: service.adminKey }
                 }),
-                cli(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
-                cli(["actions", "status", globalThis.crypto.randomUUID()], {
+                cliInProcess(["actions", "submit", file("intake.json")], { env: envOf(service, readKey) }),
+                cliInProcess(["actions", "status", globalThis.crypto.randomUUID()], {
                   env: envOf(service, "acc_admin_not-a-real-key-0123456789abcdef")
                 }),
-                cli(["actions", "submit", file("list.json")], { env: envOf(service) })
+                cliInProcess(["actions", "submit", file("list.json")], { env: envOf(service) })
               ],
               { concurrency: "unbounded" }
             )
@@ -155,13 +162,16 @@ describe("accord actions (process, real server on loopback)", () => {
   it.live("an unreachable service: one line naming the key to submit again with, exit 2", () =>
     Effect.gen(function* () {
       const port = yield* Effect.promise(closedPort)
-      const result = yield* cli(["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-3"], {
-        env: {
-          ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`,
-          ACCORD_ADMIN_KEY: "acc_admin_not-a-real-key-0123456789abcdef",
-          ACCORD_WORKSPACE_ID: "w"
+      const result = yield* cliInProcess(
+        ["actions", "submit", file("intake.json"), "--idempotency-key", "order-cli-3"],
+        {
+          env: {
+            ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`,
+            ACCORD_ADMIN_KEY: "acc_admin_not-a-real-key-0123456789abcdef",
+            ACCORD_WORKSPACE_ID: "w"
+          }
         }
-      })
+      )
       assert.strictEqual(result.code, 2)
       assert.strictEqual(
         result.stderr.trim(),
@@ -174,7 +184,7 @@ describe("accord actions (process, real server on loopback)", () => {
   it.live("--help on actions, actions submit and actions status", () =>
     Effect.gen(function* () {
       const results = yield* Effect.all(
-        [["actions"], ["actions", "submit"], ["actions", "status"]].map((path) => cli([...path, "--help"])),
+        [["actions"], ["actions", "submit"], ["actions", "status"]].map((path) => cliInProcess([...path, "--help"])),
         {
           concurrency: "unbounded"
         }

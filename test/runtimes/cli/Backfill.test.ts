@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { vi } from "vitest"
 import * as Effect from "effect/Effect"
 import { adminKey, bearer, request, startServer, workspaceId } from "../../support/http.ts"
-import { cleanEnv, cli, createApiKey, entry, processTestTimeout, root, tempFiles } from "./cli.ts"
+import { cleanEnv, cli, cliInProcess, createApiKey, entry, processTestTimeout, root, tempFiles } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -46,7 +46,7 @@ interface Summary {
   maxConcurrencyReached: number
 }
 
-describe("accord backfill (process, real server with a low ingest rate limit)", () => {
+describe("accord backfill (real server with a low ingest rate limit)", () => {
   it.scopedLive("sends oldest days first, backs off on 429, and a rerun resumes or stays idempotent", () =>
     Effect.gen(function* () {
       const server = yield* startServer({ env: { ACCORD_INGEST_RATE_LIMIT: "3" } })
@@ -55,7 +55,9 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       const dir = tempFiles({ "usage.jsonl": rows.map((r) => JSON.stringify(r)).join("\n") + "\n" })
       const file = join(dir, "usage.jsonl")
 
-      const first = yield* cli(["backfill", file, "--json"], { env })
+      // as a process: the client must not share this process's event loop with the server, or the
+      // server's rate limit may never be reached on a loaded machine (where a process takes long to start)
+      const first = yield* cli(["backfill", file, "--json"], { env, timeoutMs: 150_000 })
       assert.strictEqual(first.code, 0, first.stderr)
       // --json: stdout is the summary alone, the plain progress lines (one per day) are on stderr
       const lines = first.stderr.split("\n").filter((l) => l.startsWith("range "))
@@ -93,12 +95,12 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
       }
 
       // resumed: the state file says everything is done
-      const resumed = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout) as Summary
+      const resumed = JSON.parse((yield* cliInProcess(["backfill", file, "--json"], { env })).stdout) as Summary
       assert.deepStrictEqual([resumed.skipped, resumed.accepted, resumed.duplicate], [16, 0, 0])
 
       // without the state file: the same deterministic event_ids, so nothing is stored twice
       rmSync(`${file}.backfill-state.json`)
-      const again = JSON.parse((yield* cli(["backfill", file, "--json"], { env })).stdout) as Summary
+      const again = JSON.parse((yield* cliInProcess(["backfill", file, "--json"], { env })).stdout) as Summary
       assert.deepStrictEqual([again.accepted, again.duplicate], [0, 16])
       const after = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?limit=100`, {
         headers: bearer(adminKey)
@@ -122,7 +124,7 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
           (a) => `usage_rollup_recorded:${a}:api:requests:${start}:${new Date(Date.parse(start) + day).toISOString()}`
         )
       writeFileSync(state, JSON.stringify({ done: ids(firstDay) }))
-      const result = yield* cli(["backfill", file, "--state", state, "--json"], { env })
+      const result = yield* cliInProcess(["backfill", file, "--state", state, "--json"], { env })
       assert.strictEqual(result.code, 0, result.stderr)
       const summary = JSON.parse(result.stdout) as Summary
       assert.deepStrictEqual([summary.skipped, summary.accepted], [2, 2])
@@ -135,7 +137,7 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
     Effect.gen(function* () {
       const row = JSON.stringify(rollups([2], ["acct_a"])[0])
       const dir = tempFiles({ "huge.jsonl": Array.from({ length: 10_001 }, () => row).join("\n") })
-      const result = yield* cli(["backfill", join(dir, "huge.jsonl")], {
+      const result = yield* cliInProcess(["backfill", join(dir, "huge.jsonl")], {
         env: {
           ACCORD_SERVICE_URL: "http://127.0.0.1:9",
           SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"
@@ -165,7 +167,10 @@ describe("accord backfill (process, real server with a low ingest rate limit)", 
         SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"
       }
       const [openResult, noId] = yield* Effect.all(
-        [cli(["backfill", join(dir, "open.json")], { env }), cli(["backfill", join(dir, "noid.json")], { env })],
+        [
+          cliInProcess(["backfill", join(dir, "open.json")], { env }),
+          cliInProcess(["backfill", join(dir, "noid.json")], { env })
+        ],
         { concurrency: "unbounded" }
       )
       assert.strictEqual(openResult.code, 1)

@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { vi } from "vitest"
 import { join } from "node:path"
-import { runCli, tempFiles, processTestTimeout } from "./cli.ts"
+import { runCliInProcess, tempFiles, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-describe("accord classify (process)", () => {
+describe("accord classify (in process)", () => {
   const dir = tempFiles({
     "candidates.json": JSON.stringify({
       billing_provider: "stripe",
@@ -20,7 +20,7 @@ describe("accord classify (process)", () => {
   })
 
   it("answers each candidate with its class and deciding rule (--json)", async () => {
-    const result = await runCli(["classify", join(dir, "candidates.json"), "--json"])
+    const result = await runCliInProcess(["classify", join(dir, "candidates.json"), "--json"])
     assert.strictEqual(result.code, 0, result.stderr)
     const { candidates } = JSON.parse(result.stdout) as {
       candidates: Array<{ name: string; classification: string; rule: string }>
@@ -34,13 +34,13 @@ describe("accord classify (process)", () => {
         ["integration_connected", "existing_source", "covered_by_connected_source"]
       ]
     )
-    const text = await runCli(["classify", join(dir, "candidates.json")])
+    const text = await runCliInProcess(["classify", join(dir, "candidates.json")])
     assert.strictEqual(text.code, 0)
     assert.match(text.stdout, /direct_api_now\s+report_exported/)
   })
 
   it("refuses a file that is not a candidate list (exit 2)", async () => {
-    const result = await runCli(["classify", join(dir, "wrong.json")])
+    const result = await runCliInProcess(["classify", join(dir, "wrong.json")])
     assert.strictEqual(result.code, 2)
     assert.include(result.stderr, "not a candidate file")
   })

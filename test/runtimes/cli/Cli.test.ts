@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { vi } from "vitest"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { hasStackTrace, root, runCli, processTestTimeout } from "./cli.ts"
+import { hasStackTrace, root, runCli, runCliInProcess, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -49,11 +49,8 @@ describe("accord (process)", () => {
   })
 
   it("has --help on every command", async () => {
-    // three at a time: the machine's cores are shared
-    const results: Array<Awaited<ReturnType<typeof runCli>>> = []
-    for (let i = 0; i < commands.length; i += 3) {
-      results.push(...(await Promise.all(commands.slice(i, i + 3).map((path) => runCli([...path, "--help"])))))
-    }
+    const results: Array<Awaited<ReturnType<typeof runCliInProcess>>> = []
+    for (const path of commands) results.push(await runCliInProcess([...path, "--help"]))
     results.forEach((result, i) => {
       const name = ["accord", ...commands[i]!].join(" ")
       assert.strictEqual(result.code, 0, `${name} --help: ${result.stderr}`)
@@ -64,7 +61,10 @@ describe("accord (process)", () => {
   })
 
   it("generates shell completions", async () => {
-    const [bash, zsh] = await Promise.all([runCli(["--completions", "bash"]), runCli(["--completions", "zsh"])])
+    const [bash, zsh] = await Promise.all([
+      runCliInProcess(["--completions", "bash"]),
+      runCliInProcess(["--completions", "zsh"])
+    ])
     assert.strictEqual(bash.code, 0)
     assert.include(bash.stdout, "complete")
     assert.include(bash.stdout, "validate")
@@ -80,7 +80,7 @@ describe("accord (process)", () => {
   })
 
   it("refuses an unknown option with exit 2", async () => {
-    const result = await runCli(["validate", "--frob", "x.json"])
+    const result = await runCliInProcess(["validate", "--frob", "x.json"])
     assert.strictEqual(result.code, 2)
     assert.isFalse(hasStackTrace(result.stderr))
   })
@@ -93,13 +93,13 @@ describe("accord (process)", () => {
     }
 
     it("needs --endpoint (exit 2)", async () => {
-      const result = await runCli(["customer", "doctor"], { env })
+      const result = await runCliInProcess(["customer", "doctor"], { env })
       assert.strictEqual(result.code, 2)
       assert.include(result.stderr, "--endpoint")
     })
 
     it("needs its secrets from the environment (exit 2, one line naming the variable)", async () => {
-      const result = await runCli(["customer", "doctor", "--endpoint", "http://127.0.0.1:9/connector"], {
+      const result = await runCliInProcess(["customer", "doctor", "--endpoint", "http://127.0.0.1:9/connector"], {
         env: { ACCORD_WORKSPACE_ID: env.ACCORD_WORKSPACE_ID }
       })
       assert.strictEqual(result.code, 2)
@@ -107,7 +107,7 @@ describe("accord (process)", () => {
     })
 
     it("refuses a bad ACCORD_CONNECTION_REVISION (exit 2)", async () => {
-      const result = await runCli(["customer", "doctor", "--endpoint", "http://127.0.0.1:9/c"], {
+      const result = await runCliInProcess(["customer", "doctor", "--endpoint", "http://127.0.0.1:9/c"], {
         env: { ...env, ACCORD_CONNECTION_REVISION: "two" }
       })
       assert.strictEqual(result.code, 2)
@@ -115,7 +115,7 @@ describe("accord (process)", () => {
     })
 
     it("reports failed checks with exit 1, as JSON with --json, and never prints a secret", async () => {
-      const result = await runCli(
+      const result = await runCliInProcess(
         ["customer", "doctor", "--endpoint", "http://127.0.0.1:9/connector", "--revision", "0", "--json"],
         { env }
       )

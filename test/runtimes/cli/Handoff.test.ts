@@ -5,15 +5,15 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { classificationRules } from "../../../core/ingest/Classify.ts"
 import { emissionRules, eventFamilies, neverSend } from "../../../core/ingest/EmissionRules.ts"
-import { cli, tempFiles, processTestTimeout } from "./cli.ts"
+import { cliInProcess, tempFiles, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-describe("accord install handoff (process)", () => {
+describe("accord install handoff (in process)", () => {
   it.live("writes the markdown handoff from core's definitions", () =>
     Effect.gen(function* () {
       const out = join(tempFiles({}), "handoff.md")
-      const result = yield* cli(["install", "handoff", "--target", "markdown", "--out", out])
+      const result = yield* cliInProcess(["install", "handoff", "--target", "markdown", "--out", out])
       assert.strictEqual(result.code, 0, result.stderr)
       const text = readFileSync(out, "utf8")
       for (const family of eventFamilies) for (const name of family.names) assert.include(text, `\`${name}\``)
@@ -34,8 +34,8 @@ describe("accord install handoff (process)", () => {
       writeFileSync(agents, "# mine\n")
       const [refused, cursor] = yield* Effect.all(
         [
-          cli(["install", "handoff", "--target", "agents-md", "--out", agents]),
-          cli(["install", "handoff", "--target", "cursor", "--out", join(dir, ".cursor/rules/accord.mdc")])
+          cliInProcess(["install", "handoff", "--target", "agents-md", "--out", agents]),
+          cliInProcess(["install", "handoff", "--target", "cursor", "--out", join(dir, ".cursor/rules/accord.mdc")])
         ],
         { concurrency: "unbounded" }
       )
@@ -47,7 +47,7 @@ describe("accord install handoff (process)", () => {
         readFileSync(join(dir, ".cursor/rules/accord.mdc"), "utf8"),
         /^---\ndescription: .+\nalwaysApply: false\n---\n\n# Accord Direct API/
       )
-      const forced = yield* cli(["install", "handoff", "--target", "agents-md", "--out", agents, "--force"])
+      const forced = yield* cliInProcess(["install", "handoff", "--target", "agents-md", "--out", agents, "--force"])
       assert.strictEqual(forced.code, 0, forced.stderr)
       assert.include(readFileSync(agents, "utf8"), "# Accord Direct API: handoff for coding agents")
     })
@@ -55,7 +55,7 @@ describe("accord install handoff (process)", () => {
 
   it.live("a wrong --target is a usage error (exit 2)", () =>
     Effect.gen(function* () {
-      const result = yield* cli(["install", "handoff", "--target", "word"])
+      const result = yield* cliInProcess(["install", "handoff", "--target", "word"])
       assert.strictEqual(result.code, 2)
     })
   )

@@ -3,14 +3,14 @@ import { vi } from "vitest"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { adminKey, bearer, request, startServer, workspaceId } from "../../support/http.ts"
-import { cli, closedPort, createApiKey, hasStackTrace, tempFiles, processTestTimeout } from "./cli.ts"
+import { cliInProcess, closedPort, createApiKey, hasStackTrace, tempFiles, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
 const at = () => new Date(Date.now() - 60_000).toISOString()
 const secretValue = "sk_live_51HzQe2XyZabcdefghijklmnopqrstuvw"
 
-describe("accord send-test-event (process, real server on loopback)", () => {
+describe("accord send-test-event (in process, real server on loopback)", () => {
   const dir = tempFiles({
     "good.json": JSON.stringify({
       event_name: "checkout_completed",
@@ -36,11 +36,11 @@ describe("accord send-test-event (process, real server on loopback)", () => {
         SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest"),
         ACCORD_WORKSPACE_ID: workspaceId
       }
-      const first = yield* cli(["send-test-event", file("good.json")], { env })
+      const first = yield* cliInProcess(["send-test-event", file("good.json")], { env })
       assert.strictEqual(first.code, 0, first.stderr)
       assert.include(first.stdout, "accepted: event_id checkout_completed:co_9 for account acct_7")
       assert.include(first.stdout, `${server.url}/api/admin/v1/workspaces/${workspaceId}/events?account_id=acct_7`)
-      const again = yield* cli(["send-test-event", file("good.json"), "--json"], { env })
+      const again = yield* cliInProcess(["send-test-event", file("good.json"), "--json"], { env })
       assert.strictEqual(again.code, 0, again.stderr)
       assert.strictEqual(JSON.parse(again.stdout).status, "duplicate")
       const events = yield* request(`${server.url}/api/admin/v1/workspaces/${workspaceId}/events?account_id=acct_7`, {
@@ -58,7 +58,7 @@ describe("accord send-test-event (process, real server on loopback)", () => {
     Effect.gen(function* () {
       const server = yield* startServer()
       const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
-      const result = yield* cli(["send-test-event", file("unsafe.json")], { env })
+      const result = yield* cliInProcess(["send-test-event", file("unsafe.json")], { env })
       assert.strictEqual(result.code, 1)
       assert.include(result.stdout, "properties.token [unsafe_property]")
       assert.include(result.stdout, "not sent")
@@ -76,17 +76,17 @@ describe("accord send-test-event (process, real server on loopback)", () => {
       const readKey = yield* createApiKey(server.url, "developer:read")
       const [missing, wrongScope, unknown, two] = yield* Effect.all(
         [
-          cli(["send-test-event", file("good.json")], { env: { ACCORD_SERVICE_URL: server.url } }),
-          cli(["send-test-event", file("good.json")], {
+          cliInProcess(["send-test-event", file("good.json")], { env: { ACCORD_SERVICE_URL: server.url } }),
+          cliInProcess(["send-test-event", file("good.json")], {
             env: { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: readKey }
           }),
-          cli(["send-test-event", file("good.json")], {
+          cliInProcess(["send-test-event", file("good.json")], {
             env: {
               ACCORD_SERVICE_URL: server.url,
               SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"
             }
           }),
-          cli(["send-test-event", file("two.json")], {
+          cliInProcess(["send-test-event", file("two.json")], {
             env: { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: readKey }
           })
         ],
@@ -108,7 +108,7 @@ describe("accord send-test-event (process, real server on loopback)", () => {
   it.live("an unreachable service: one line, exit 2, no stack trace", () =>
     Effect.gen(function* () {
       const port = yield* Effect.promise(closedPort)
-      const result = yield* cli(["send-test-event", file("good.json")], {
+      const result = yield* cliInProcess(["send-test-event", file("good.json")], {
         env: {
           ACCORD_SERVICE_URL: `http://127.0.0.1:${port}`,
           SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { vi } from "vitest"
 import { join } from "node:path"
-import { hasStackTrace, runCli, tempFiles, processTestTimeout } from "./cli.ts"
+import { hasStackTrace, runCliInProcess, tempFiles, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -35,7 +35,7 @@ interface Report {
   summary: { events: number; valid: number; refused: number; warnings: number }
 }
 
-describe("accord validate (process)", () => {
+describe("accord validate (in process)", () => {
   const dir = tempFiles({
     "one.json": JSON.stringify(good),
     "array.json": JSON.stringify([good, unsafe, invalid, noise]),
@@ -55,13 +55,13 @@ describe("accord validate (process)", () => {
   const path = (name: string) => join(dir, name)
 
   it("passes one valid event (exit 0)", async () => {
-    const result = await runCli(["validate", path("one.json"), "--source", "direct"])
+    const result = await runCliInProcess(["validate", path("one.json"), "--source", "direct"])
     assert.strictEqual(result.code, 0, result.stderr)
     assert.include(result.stdout, "1 event: 1 valid, 0 refused")
   })
 
   it("reports each event of an array by path and code, never the unsafe value (exit 1, --json)", async () => {
-    const result = await runCli(["validate", path("array.json"), "--source", "direct", "--json"])
+    const result = await runCliInProcess(["validate", path("array.json"), "--source", "direct", "--json"])
     assert.strictEqual(result.code, 1, result.stderr)
     assert.notInclude(result.stdout, secretValue)
     assert.notInclude(result.stdout, leakedEmail)
@@ -90,7 +90,7 @@ describe("accord validate (process)", () => {
   })
 
   it("reads JSON Lines and names the line of each event", async () => {
-    const result = await runCli(["validate", path("lines.jsonl"), "--json"])
+    const result = await runCliInProcess(["validate", path("lines.jsonl"), "--json"])
     assert.strictEqual(result.code, 1)
     const report = JSON.parse(result.stdout) as Report
     assert.deepStrictEqual(
@@ -104,7 +104,7 @@ describe("accord validate (process)", () => {
   })
 
   it("prints the human report without the unsafe values", async () => {
-    const result = await runCli(["validate", path("lines.jsonl")])
+    const result = await runCliInProcess(["validate", path("lines.jsonl")])
     assert.strictEqual(result.code, 1)
     assert.include(result.stdout, "properties.api_key [unsafe_property]")
     assert.notInclude(result.stdout + result.stderr, secretValue)
@@ -112,7 +112,7 @@ describe("accord validate (process)", () => {
   })
 
   it("warns on emission-rule smells without failing (exit 0)", async () => {
-    const result = await runCli(["validate", path("smells.json"), "--json", "--billing-source", "provider"])
+    const result = await runCliInProcess(["validate", path("smells.json"), "--json", "--billing-source", "provider"])
     assert.strictEqual(result.code, 0, result.stderr)
     const report = JSON.parse(result.stdout) as Report
     const codes = (i: number) => report.events[i]!.warnings.map((w) => w.code).sort()
@@ -125,12 +125,12 @@ describe("accord validate (process)", () => {
       ["too_many_event_names"]
     )
     // without --billing-source provider the backend may be the billing source of truth
-    const backend = JSON.parse((await runCli(["validate", path("smells.json"), "--json"])).stdout) as Report
+    const backend = JSON.parse((await runCliInProcess(["validate", path("smells.json"), "--json"])).stdout) as Report
     assert.deepStrictEqual(backend.events[2]!.warnings, [])
   })
 
   const usageError = async (args: ReadonlyArray<string>, expected: RegExp) => {
-    const result = await runCli(args)
+    const result = await runCliInProcess(args)
     assert.strictEqual(result.code, 2, `${args.join(" ")}: ${result.stdout}${result.stderr}`)
     assert.isFalse(hasStackTrace(result.stderr))
     assert.match(result.stderr, expected)

@@ -6,7 +6,7 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../../support/postgres.ts"
-import { cli, processTestTimeout } from "./cli.ts"
+import { cliInProcess, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -19,7 +19,7 @@ interface PrintedKey {
 
 warnIfSkipped("accord workspace create / keys create on PostgreSQL")
 
-describe("accord workspace create, keys create (process)", () => {
+describe("accord workspace create, keys create (in process)", () => {
   it.scopedLive.skipIf(databaseUrl === undefined)(
     "on DATABASE_URL: a workspace and its admin key once as JSON, then keys of each scope",
     () =>
@@ -28,7 +28,7 @@ describe("accord workspace create, keys create (process)", () => {
           DATABASE_URL: Redacted.value(yield* freshSchemaUrl(databaseUrl!)),
           ACCORD_MASTER_KEY: Buffer.alloc(32, 7).toString("base64")
         }
-        const created = yield* cli(["workspace", "create"], { env })
+        const created = yield* cliInProcess(["workspace", "create"], { env })
         assert.strictEqual(created.code, 0, created.stderr)
         const { adminKey, workspaceId } = JSON.parse(created.stdout) as { workspaceId: string; adminKey: PrintedKey }
         assert.match(workspaceId, /^[0-9a-f-]{36}$/)
@@ -38,8 +38,10 @@ describe("accord workspace create, keys create (process)", () => {
 
         const [ingest, read] = yield* Effect.all(
           [
-            cli(["keys", "create", "--scope", "ingest", "--workspace", workspaceId, "--name", "ci"], { env }),
-            cli(["keys", "create", "--scope", "developer:read"], { env: { ...env, ACCORD_WORKSPACE_ID: workspaceId } })
+            cliInProcess(["keys", "create", "--scope", "ingest", "--workspace", workspaceId, "--name", "ci"], { env }),
+            cliInProcess(["keys", "create", "--scope", "developer:read"], {
+              env: { ...env, ACCORD_WORKSPACE_ID: workspaceId }
+            })
           ],
           { concurrency: "unbounded" }
         )
@@ -50,11 +52,14 @@ describe("accord workspace create, keys create (process)", () => {
 
         const [unknownWorkspace, badScope, noWorkspace] = yield* Effect.all(
           [
-            cli(["keys", "create", "--scope", "ingest", "--workspace", "0b4c3f4e-8e0e-4a8e-9c35-000000000000"], {
-              env
-            }),
-            cli(["keys", "create", "--scope", "root", "--workspace", workspaceId], { env }),
-            cli(["keys", "create", "--scope", "ingest"], { env })
+            cliInProcess(
+              ["keys", "create", "--scope", "ingest", "--workspace", "0b4c3f4e-8e0e-4a8e-9c35-000000000000"],
+              {
+                env
+              }
+            ),
+            cliInProcess(["keys", "create", "--scope", "root", "--workspace", workspaceId], { env }),
+            cliInProcess(["keys", "create", "--scope", "ingest"], { env })
           ],
           { concurrency: "unbounded" }
         )
@@ -74,10 +79,10 @@ describe("accord workspace create, keys create (process)", () => {
     () =>
       Effect.gen(function* () {
         const env = { ACCORD_DATA_DIR: join(mkdtempSync(join(tmpdir(), "accord-cli-data-")), "data") }
-        const created = yield* cli(["workspace", "create", "--name", "owner"], { env, timeoutMs: 120_000 })
+        const created = yield* cliInProcess(["workspace", "create", "--name", "owner"], { env, timeoutMs: 120_000 })
         assert.strictEqual(created.code, 0, created.stderr)
         const { workspaceId } = JSON.parse(created.stdout) as { workspaceId: string }
-        const key = yield* cli(["keys", "create", "--scope", "ingest", "--workspace", workspaceId], {
+        const key = yield* cliInProcess(["keys", "create", "--scope", "ingest", "--workspace", workspaceId], {
           env,
           timeoutMs: 120_000
         })
@@ -89,7 +94,7 @@ describe("accord workspace create, keys create (process)", () => {
 
   it.live("a bad configuration is one line, exit 2", () =>
     Effect.gen(function* () {
-      const result = yield* cli(["workspace", "create"], { env: { DATABASE_URL: "mysql://nope" } })
+      const result = yield* cliInProcess(["workspace", "create"], { env: { DATABASE_URL: "mysql://nope" } })
       assert.strictEqual(result.code, 2)
       assert.include(result.stderr, "DATABASE_URL must be a postgres:// or postgresql:// URL")
       assert.strictEqual(result.stderr.trim().split("\n").length, 1)

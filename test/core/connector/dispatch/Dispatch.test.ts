@@ -6,6 +6,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { createServer, type Server } from "node:http"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -129,12 +130,27 @@ const dueAt = (actionRequestId: string) =>
     Effect.map((item) => Option.getOrThrow(item).nextAttemptAt)
   )
 
-/** Waits out the first retry delay (at most one second) and delivers again. */
+/**
+ * The real clock read `millis` ahead (its sleeps stay real): what is due within `millis` is due to
+ * it. The dispatcher reads every time from its fiber's clock, so a round run on it is the round
+ * `millis` later, without waiting them out.
+ */
+const ahead = (millis: number): Clock.Clock => {
+  const real = Clock.make()
+  const nanos = BigInt(millis) * 1_000_000n
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => real.unsafeCurrentTimeMillis() + millis,
+    currentTimeMillis: Effect.sync(() => real.unsafeCurrentTimeMillis() + millis),
+    unsafeCurrentTimeNanos: () => real.unsafeCurrentTimeNanos() + nanos,
+    currentTimeNanos: Effect.sync(() => real.unsafeCurrentTimeNanos() + nanos),
+    sleep: (duration) => real.sleep(duration)
+  }
+}
+
+/** Delivers again once the first retry delay (at most one second) is over: 1.1 s later on the clock. */
 const redeliver = (dispatcher: Effect.Effect.Success<ReturnType<typeof makeDispatcher>>) =>
-  Effect.gen(function* () {
-    yield* Effect.sleep("1100 millis")
-    return yield* dispatcher.runOnce
-  })
+  dispatcher.runOnce.pipe(Effect.withClock(ahead(1100)))
 
 for (const storage of storageVariants) {
   describe.skipIf(!storage.available)(`dispatch (${storage.name})`, () => {
@@ -270,22 +286,23 @@ for (const storage of storageVariants) {
           yield* waitLong(later)
           // Nothing is due, and the first probe waits its interval.
           assert.strictEqual(yield* dispatcher.runOnce, 0)
-          yield* Effect.sleep("4200 millis")
+          // 4.2 s later on the dispatcher's clock (`ahead`), then 8.4 s later.
+          const [first, second] = [4_200, 8_400]
+          const runAt = (millis: number) => dispatcher.runOnce.pipe(Effect.withClock(ahead(millis)))
           // Still down: one delivery is tried (the one due soonest), and it fails again.
           const laterDue = yield* dueAt(later)
-          assert.strictEqual(yield* dispatcher.runOnce, 1)
-          assert.isAbove(yield* dueAt(sooner), Date.now())
+          assert.strictEqual(yield* runAt(first), 1)
+          assert.isAbove(yield* dueAt(sooner), Date.now() + first)
           assert.strictEqual(yield* dueAt(later), laterDue)
-          assert.strictEqual(yield* dispatcher.runOnce, 0)
+          assert.strictEqual(yield* runAt(first), 0)
           // Both wait ten minutes again; the endpoint is back up.
           yield* waitLong(sooner)
           yield* relayScoped(port)
-          yield* Effect.sleep("4200 millis")
           // The next probe is acknowledged, after an outage longer than probeMillis: the other is due too.
-          assert.strictEqual(yield* dispatcher.runOnce, 1)
+          assert.strictEqual(yield* runAt(second), 1)
           assert.deepStrictEqual(yield* stateOf(later), Option.some("accepted"))
-          assert.isAtMost(yield* dueAt(sooner), Date.now())
-          assert.strictEqual(yield* dispatcher.runOnce, 1)
+          assert.isAtMost(yield* dueAt(sooner), Date.now() + second)
+          assert.strictEqual(yield* runAt(second), 1)
           assert.deepStrictEqual(yield* stateOf(sooner), Option.some("accepted"))
         }).pipe(Effect.scoped, Effect.provide(serviceLayer(storage))),
       30_000
