@@ -87,7 +87,18 @@ export const make = (): ApprovalStoreService => {
             (a) => ({ ...a, state: "denied", resolvedBy: sessionId, resolvedAt: now })
           )
         )
-      )
+      ),
+    cancelForRequester: ({ now, sessionId, workspaceId }) =>
+      Effect.sync(() => {
+        let cancelled = 0
+        for (const a of approvals.values()) {
+          if (a.workspaceId === workspaceId && a.requester.sessionId === sessionId && a.state === "pending") {
+            approvals.set(a.approvalId, { ...a, state: "cancelled", resolvedAt: now })
+            cancelled++
+          }
+        }
+        return cancelled
+      })
   }
 }
 

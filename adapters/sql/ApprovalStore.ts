@@ -110,6 +110,13 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
           RETURNING approval_id`.pipe(
         Effect.map((rows) => rows.length === 1),
         orStorageError("approval.deny")
+      ),
+    cancelForRequester: ({ now, sessionId, workspaceId }) =>
+      sql`UPDATE accord_approvals SET state = 'cancelled', resolved_at = ${now}
+          WHERE workspace_id = ${workspaceId} AND state = 'pending' AND requester->>'sessionId' = ${sessionId}
+          RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length),
+        orStorageError("approval.cancelForRequester")
       )
   })
 )

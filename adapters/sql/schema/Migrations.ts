@@ -18,6 +18,7 @@ import { migration as retention } from "./0017_retention.ts"
 import { migration as eventsByName } from "./0018_events_by_name.ts"
 import { migration as adminLists } from "./0019_admin_lists.ts"
 import { migration as approvals } from "./0021_approvals.ts"
+import { migration as approvalTerms } from "./0023_approval_terms.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -34,5 +35,6 @@ export const migrations: Migrations = {
   "0017_retention": retention,
   "0018_events_by_name": eventsByName,
   "0019_admin_lists": adminLists,
-  "0021_approvals": approvals
+  "0021_approvals": approvals,
+  "0023_approval_terms": approvalTerms
 }
