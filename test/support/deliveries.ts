@@ -113,7 +113,8 @@ export const fixtureCatalog: CatalogDocument = {
       key: `pay_${mode}`,
       family: family as CatalogDocument["actions"][number]["family"],
       safeTerms: fixtureSafeTerms,
-      operation: {},
+      // The reference backend charges a one-time purchase by its price key.
+      operation: mode === "one_time_purchase" ? { priceKey: "addon" } : {},
       ...(mode === "setup_only" ? {} : { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b" }),
       evidence: ["provider_event", "billing_change", "subscription_state", "credit_balance"] as const
     }))
@@ -134,7 +135,12 @@ export const paymentIntake = (mode: PaymentMode, accountId = "acct_42"): ActionI
   const family = paymentRule(mode).family
   return {
     ...base,
-    action: { ...base.action, id: fixtureActionIds[family]!, key: `pay_${mode}`, operation: { family } },
+    action: {
+      ...base.action,
+      id: fixtureActionIds[family]!,
+      key: `pay_${mode}`,
+      operation: mode === "one_time_purchase" ? { family, priceKey: "addon" } : { family }
+    },
     payment: {
       mode,
       actionVersionId: fixtureActionVersionId,

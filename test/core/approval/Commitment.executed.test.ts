@@ -190,7 +190,7 @@ describe("the commitment covers every executed field", () => {
           path.join(".")
         )
       }).pipe(Effect.provide(crypto)),
-    { fastCheck: { numRuns: 100 } }
+    { fastCheck: { numRuns: 60 } }
   )
 
   it.prop(
