@@ -153,6 +153,8 @@ export const revalidationStatus: Readonly<Record<RevalidationReason, 409 | 422>>
   action_unknown: 422,
   action_key_mismatch: 422,
   operation_family_mismatch: 422,
+  safe_terms_mismatch: 422,
+  operation_parameter_mismatch: 422,
   transition_not_allowed: 422,
   offer_unknown: 422,
   offer_not_offered: 422,
@@ -187,7 +189,10 @@ const approvalStatus: Readonly<Record<ApprovalRefusal, number>> = {
   approval_hash_mismatch: 409,
   approval_terms_changed: 409,
   approval_dependency_stale: 409,
-  approval_capability_expired: 409
+  approval_capability_expired: 409,
+  approval_self_approval: 403,
+  approval_cancelled: 410,
+  approval_action_not_requestable: 422
 }
 
 /**

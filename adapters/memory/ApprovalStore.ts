@@ -132,6 +132,17 @@ export const make = (): ApprovalStoreService => {
       Effect.sync(() => {
         if (approvals.get(approvalId)?.workspaceId !== workspaceId) return
         wrongTokens.set(approvalId, (wrongTokens.get(approvalId) ?? 0) + 1)
+      }),
+    cancelForRequester: ({ now, sessionId, workspaceId }) =>
+      Effect.sync(() => {
+        let cancelled = 0
+        for (const a of approvals.values()) {
+          if (a.workspaceId === workspaceId && a.requester.sessionId === sessionId && a.state === "pending") {
+            approvals.set(a.approvalId, { ...a, state: "cancelled", resolvedAt: now })
+            cancelled++
+          }
+        }
+        return cancelled
       })
   }
 }

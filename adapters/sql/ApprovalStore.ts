@@ -158,6 +158,13 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
           WHERE approval_id = ${approvalId} AND workspace_id = ${workspaceId}`.pipe(
           Effect.asVoid,
           orStorageError("approval.recordWrongToken")
+        ),
+      cancelForRequester: ({ now, sessionId, workspaceId }) =>
+        sql`UPDATE accord_approvals SET state = 'cancelled', resolved_at = ${now}
+          WHERE workspace_id = ${workspaceId} AND state = 'pending' AND requester->>'sessionId' = ${sessionId}
+          RETURNING approval_id`.pipe(
+          Effect.map((rows) => rows.length),
+          orStorageError("approval.cancelForRequester")
         )
     }
   }

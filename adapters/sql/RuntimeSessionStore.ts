@@ -25,6 +25,8 @@ interface Row {
   readonly created_at: unknown
   readonly expires_at: unknown
   readonly revoked_at: unknown
+  /** `trial_ref::text`: JSON text, or `null` when the session names no trial. */
+  readonly trial_ref: string | null
 }
 
 const toRecord = (row: Row): RuntimeSessionRecord => ({
@@ -38,20 +40,25 @@ const toRecord = (row: Row): RuntimeSessionRecord => ({
   issuedBy: row.issued_by,
   createdAt: num(row.created_at),
   expiresAt: num(row.expires_at),
-  revokedAt: numOrNull(row.revoked_at)
+  revokedAt: numOrNull(row.revoked_at),
+  ...(row.trial_ref === null
+    ? {}
+    : { trialRef: JSON.parse(row.trial_ref) as NonNullable<RuntimeSessionRecord["trialRef"]> })
 })
 
 const columns = `session_id, workspace_id, account_id, subject, role, authorities::text AS authorities, token_hash,
-  issued_by, created_at, expires_at, revoked_at`
+  issued_by, created_at, expires_at, revoked_at, trial_ref::text AS trial_ref`
 
 export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
     create: (r) =>
       sql`INSERT INTO accord_runtime_sessions
-            (session_id, workspace_id, account_id, subject, role, authorities, token_hash, issued_by, created_at, expires_at, revoked_at)
+            (session_id, workspace_id, account_id, subject, role, authorities, token_hash, issued_by, created_at, expires_at, revoked_at,
+            trial_ref)
           VALUES (${r.sessionId}, ${r.workspaceId}, ${r.accountId}, ${r.subject}, ${r.role}, ${json(r.authorities)}::jsonb,
-            ${r.tokenHash}, ${r.issuedBy}, ${r.createdAt}, ${r.expiresAt}, ${r.revokedAt})
+            ${r.tokenHash}, ${r.issuedBy}, ${r.createdAt}, ${r.expiresAt}, ${r.revokedAt},
+            ${r.trialRef === undefined ? null : json(r.trialRef)}::jsonb)
           ON CONFLICT DO NOTHING RETURNING session_id`.pipe(
         Effect.map((rows) => rows.length === 1),
         orStorageError("runtimeSession.create")

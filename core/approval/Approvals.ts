@@ -3,8 +3,11 @@
  * approval row of "Errors").
  *
  * 1. `request`: a runtime session with `funnels.actions.request` creates only a durable approval
- *    request for an action bound to the stored catalog. The private approval token goes to the
- *    billing owner through the `ApprovalNotifier`; the requester session is kept as provenance.
+ *    request. It names only the catalog action, the offer and the binding; what runs is the
+ *    catalog's (its safe terms and the operation's fixed parameters, `Catalog.definedAction`)
+ *    completed with the account's own part from the session the host's server issued (the
+ *    extend-trial `trialRef`). The private approval token goes to the billing owner through the
+ *    `ApprovalNotifier`; the requester session is kept as provenance.
  * 2. `prepare`: the billing owner's live, same-account session with `funnels.actions.execute`,
  *    with the approval ID and token, gets the review: `reviewProjection`, `revision`,
  *    `reviewValidUntil` and `projectionHash` (the commitment, `Commitment.ts`). Each prepare is a
@@ -13,6 +16,13 @@
  *    fresh preflight from the current state, recomputes the commitment, and only when everything
  *    still holds claims the approval (one claim wins, whatever races it) and authorizes the action
  *    through the same `intake` as `POST /action-requests`, recorded as `approval_recorded`.
+ *
+ * Separation of duties: the requesting session, or another session of the same subject, never
+ * prepares or resolves its own request (`approval_self_approval`); a review is approved only by the
+ * session that prepared it; a revoked requester session cancels its pending approvals
+ * (`RuntimeSession.revoke`, and `approval_cancelled` here should a request slip past it). At
+ * prepare and resolve the stored operation and safe terms are compared with the current catalog's
+ * (`approval_terms_changed`), as revalidation compares them before every delivery.
  *
  * Every refusal happens before anything is authorized, with a stable reason (`ApprovalRefused`).
  * An unknown approval ID and a wrong approval token look alike (`approval_not_found`). Tokens and
@@ -24,8 +34,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { mintToken } from "../access/ApiKeys.ts"
-import { findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
-import type { CatalogAction, CatalogDocument } from "../protocol/messages/Catalog.ts"
+import { definedAction, findAction, findDecision, findOffer, termsMismatch } from "../catalog/Catalog.ts"
+import type { CatalogAction, CatalogDocument, Offer } from "../protocol/messages/Catalog.ts"
 import { type ActionIntake, type PaymentSnapshot, paymentRuleOf } from "../connector/Action.ts"
 import { paymentGate } from "../connector/Capability.ts"
 import { intake } from "../connector/Intake.ts"
@@ -36,13 +46,13 @@ import { type ApprovalRecord, ApprovalStore } from "../ports/ApprovalStore.ts"
 import { CatalogStore } from "../ports/CatalogStore.ts"
 import { ConnectionStore } from "../ports/ConnectionStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
-import type { RuntimeSessionRecord } from "../ports/RuntimeSessionStore.ts"
+import { type RuntimeSessionRecord, RuntimeSessionStore } from "../ports/RuntimeSessionStore.ts"
 import { sha256HexWith } from "../protocol/Digest.ts"
 import { constantTimeEqual } from "../protocol/Hex.ts"
 import { canonicalJson } from "../protocol/Json.ts"
-import type { ReviewProjection } from "../protocol/messages/Approval.ts"
-import { BoundedString, ExactStruct, NonNegativeInt, Sha256Hex } from "../protocol/messages/Common.ts"
-import { Action, Binding } from "../protocol/messages/Execution.ts"
+import type { ReviewOperation, ReviewProjection } from "../protocol/messages/Approval.ts"
+import { ActionKey, BoundedString, ExactStruct, NonNegativeInt, Sha256Hex } from "../protocol/messages/Common.ts"
+import { type Action, Binding, isExtendTrialOperation } from "../protocol/messages/Execution.ts"
 import { formatTimestamp } from "../protocol/Timestamp.ts"
 import { randomUuid, Uuid } from "../protocol/Uuid.ts"
 import { ApprovalLimitReached, ApprovalLimits } from "./Limits.ts"
@@ -85,11 +95,21 @@ const TokenField = BoundedString(1, 512)
 const approvalCredentials = { approvalId: Uuid, approvalToken: TokenField, runtimeToken: TokenField }
 
 /**
+ * The catalog action a runtime request names: its id, and optionally its key (checked against the
+ * catalog's). Nothing else: the operation and safe terms are the catalog's.
+ */
+export const RequestedCatalogAction = ExactStruct({
+  id: Uuid,
+  key: Schema.optionalWith(ActionKey, { exact: true })
+}).annotations({ identifier: "RequestedCatalogAction" })
+
+/**
  * `POST /api/funnels/v1/runtime/actions/approvals` (runtime token with request authority in
- * `Authorization`): the action to ask for, bound to the stored catalog.
+ * `Authorization`): the catalog action, and the binding (decision, journey, offer, published
+ * version). Any other field, an operation or safe terms included, is refused (400), never merged.
  */
 export const ApprovalRequestBody = ExactStruct({
-  action: Action,
+  action: RequestedCatalogAction,
   binding: Binding,
   expiresInSeconds: Schema.optionalWith(
     Schema.Int.pipe(
@@ -155,7 +175,10 @@ export const approvalRefusals = [
   "approval_hash_mismatch",
   "approval_terms_changed",
   "approval_dependency_stale",
-  "approval_capability_expired"
+  "approval_capability_expired",
+  "approval_self_approval",
+  "approval_cancelled",
+  "approval_action_not_requestable"
 ] as const
 
 export type ApprovalRefusal = (typeof approvalRefusals)[number]
@@ -168,7 +191,7 @@ export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("Appr
 const refuse = (reason: ApprovalRefusal, detail: string) => new ApprovalRefused({ reason, detail })
 
 /** The intake body an approval authorizes: the bound request, for the session's account, acted by the billing owner. */
-const intakeInput = (
+export const intakeInput = (
   approval: ApprovalRecord,
   requested: RequestedAction,
   owner: RuntimeSessionRecord
@@ -219,18 +242,31 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
     const catalog = yield* (yield* CatalogStore).current(requester.workspaceId)
     const document = Option.getOrUndefined(Option.map(catalog, (c) => c.document))
     const defined = document === undefined ? undefined : findAction(document, body.action.id)
-    // An action the catalog does not define gets no snapshot; revalidation below refuses it.
+    // What runs: the catalog action's terms and fixed parameters, and the trial the host's server
+    // named for this session. An action the catalog does not define is a stand-in that names only
+    // the id and key asked for: revalidation below refuses it (no catalog action has its id).
+    const built = defined === undefined ? undefined : definedAction(defined, { trialRef: requester.trialRef })
+    if (typeof built === "string") return yield* refuse("approval_action_not_requestable", built)
+    const action: Action =
+      built === undefined
+        ? {
+            id: body.action.id,
+            key: body.action.key ?? "unknown",
+            operation: { family: "unknown" },
+            safeTerms: { label: "unknown", confirmation: "unknown" }
+          }
+        : { ...built, key: body.action.key ?? built.key }
     const payment =
       document === undefined || defined === undefined
         ? undefined
-        : yield* snapshotFromCatalog(document, defined, body.action.operation.family)
+        : yield* snapshotFromCatalog(document, defined, action.operation.family)
     const versions = {
       actionVersionId: defined?.actionVersionId ?? null,
       offerVersionId:
         (document === undefined ? undefined : findOffer(document, body.binding.offerId))?.offerVersionId ?? null
     }
     const requested: RequestedAction = {
-      action: body.action,
+      action,
       binding: body.binding,
       versions,
       ...(payment === undefined ? {} : { payment })
@@ -241,7 +277,7 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
       now,
       request: {
         accountId: requester.accountId,
-        action: body.action,
+        action,
         actor: { authority: "funnels.actions.request", roleKey: requester.role, subjectId: requester.subject },
         binding: body.binding,
         ...(payment === undefined ? {} : { payment })
@@ -268,7 +304,7 @@ export const request = (requester: RuntimeSessionRecord, body: ApprovalRequestBo
     const { pendingCaps } = yield* ApprovalLimits
     const created = yield* (yield* ApprovalStore).createWithinCaps({
       record,
-      actionKey: body.action.key,
+      actionKey: action.key,
       caps: pendingCaps,
       now
     })
@@ -330,6 +366,8 @@ const unresolved = (approval: ApprovalRecord, now: number, owner: RuntimeSession
     approval.resolvedBy === owner.sessionId &&
     approval.claimedAt !== null &&
     approval.claimedAt < now - claimTakeoverMillis
+  if (approval.state === "cancelled")
+    return Effect.fail(refuse("approval_cancelled", "the requester's runtime session was revoked"))
   if (approval.state !== "pending" && !retrying) {
     return Effect.fail(
       refuse(
@@ -344,6 +382,78 @@ const unresolved = (approval: ApprovalRecord, now: number, owner: RuntimeSession
 
 /** The approval's stored request. */
 const requestedOf = (approval: ApprovalRecord): RequestedAction => approval.request as RequestedAction
+
+/**
+ * The operation's key fields, in display form, from the stored request: what the customer will be
+ * asked to run and, for a Payment action, what it will be charged (the catalog snapshot).
+ */
+export const reviewOperation = (requested: RequestedAction): ReviewOperation => {
+  const operation = requested.action.operation
+  if (isExtendTrialOperation(operation)) {
+    return {
+      family: operation.family,
+      extensionDays: operation.extensionDays,
+      target: `${operation.trialRef.entityKind} ${operation.trialRef.entityKey} (version ${operation.trialRef.version})`
+    }
+  }
+  const fields = operation as Readonly<Record<string, unknown>>
+  const text = (value: unknown, max: number) =>
+    typeof value === "string" && value.length >= 1 && value.length <= max ? value : undefined
+  const interval = text(fields["interval"], 16)
+  const proration = text(fields["proration"], 32)
+  const expected = requested.payment?.expected ?? null
+  return {
+    family: operation.family,
+    ...(expected === null ? {} : { amountMinor: expected.amountMinor, currency: expected.currency }),
+    ...(interval === undefined ? {} : { interval }),
+    ...(proration === undefined ? {} : { proration })
+  }
+}
+
+/**
+ * The review projection of an approval: the display-safe action (the stored, catalog-defined safe
+ * terms), the operation's key fields, the offer's terms from the catalog, timing, the requester's
+ * role, the approval expiry and the dependency hash.
+ */
+export const reviewProjection = (
+  approval: ApprovalRecord,
+  offer: Offer | undefined,
+  dependencyHashValue: string
+): ReviewProjection => {
+  const requested = requestedOf(approval)
+  const price = offer?.price ?? null
+  return {
+    action: {
+      key: requested.action.key,
+      label: requested.action.safeTerms.label,
+      confirmation: requested.action.safeTerms.confirmation
+    },
+    operation: reviewOperation(requested),
+    ...(offer === undefined
+      ? {}
+      : {
+          offer: {
+            offerId: offer.offerId,
+            label: offer.label ?? requested.action.safeTerms.label,
+            ...(price === null ? {} : { priceDisplay: formatPrice(price.amountMinor, price.currency) })
+          }
+        }),
+    timing: { effectiveAt: formatTimestamp(approval.createdAt) },
+    requester: { roleKey: approval.requester.role },
+    approvalExpiresAt: formatTimestamp(approval.expiresAt),
+    dependencyHash: dependencyHashValue
+  }
+}
+
+/**
+ * What a preflight reads from the current state: the review and what the commitment binds beside it.
+ */
+export interface Preflight {
+  readonly projection: ReviewProjection
+  readonly connectionId: Option.Option<string>
+  readonly offerVersionId: string | null
+  readonly price: { readonly amountMinor: number; readonly currency: string } | null
+}
 
 /**
  * The fresh preflight: the review and its dependency hash, from the current catalog and connector.
@@ -375,40 +485,26 @@ const preflight = (approval: ApprovalRecord) =>
               paymentMode: mode
             }
     }
-    const price = Option.match(offer, { onNone: () => null, onSome: (o) => o.price })
-    const projection: ReviewProjection = {
-      action: {
-        key: requested.action.key,
-        label: requested.action.safeTerms.label,
-        confirmation: requested.action.safeTerms.confirmation
-      },
-      ...(Option.isSome(offer)
-        ? {
-            offer: {
-              offerId: offer.value.offerId,
-              label: offer.value.label ?? requested.action.safeTerms.label,
-              ...(price === null ? {} : { priceDisplay: formatPrice(price.amountMinor, price.currency) })
-            }
-          }
-        : {}),
-      timing: { effectiveAt: formatTimestamp(approval.createdAt) },
-      requester: { roleKey: approval.requester.role },
-      approvalExpiresAt: formatTimestamp(approval.expiresAt),
-      dependencyHash: yield* dependencyHash(dependencies)
-    }
-    return {
-      projection,
+    const fresh: Preflight = {
+      projection: reviewProjection(approval, Option.getOrUndefined(offer), yield* dependencyHash(dependencies)),
       connectionId: Option.map(connection, (c) => c.connectionId),
       offerVersionId: dependencies.offerVersionId,
-      price
+      price: dependencies.price
     }
+    return fresh
   })
 
-const commitmentOf = (
+/**
+ * The commitment of a review (`projectionHash`): over the projection, the stored request (its
+ * operation and safe terms by fingerprint), the reviewer session (whose subject and role become the
+ * executed action's actor) and the rest rule 3 names.
+ */
+export const commitmentOf = (
   approval: ApprovalRecord,
-  fresh: Effect.Effect.Success<ReturnType<typeof preflight>>,
+  fresh: Pick<Preflight, "projection" | "offerVersionId" | "price">,
   revision: number,
-  reviewValidUntil: number
+  reviewValidUntil: number,
+  reviewer: Pick<RuntimeSessionRecord, "sessionId" | "subject" | "role">
 ) =>
   Effect.gen(function* () {
     const requested = requestedOf(approval)
@@ -417,6 +513,7 @@ const commitmentOf = (
       accountId: approval.accountId,
       approvalId: approval.approvalId,
       requester: approval.requester,
+      reviewer: { sessionId: reviewer.sessionId, subject: reviewer.subject, role: reviewer.role },
       projection: fresh.projection,
       binding: {
         decisionId: requested.binding.decisionId,
@@ -448,11 +545,7 @@ const commitmentOf = (
   })
 
 /** A Payment action needs its mode's capability to be covered now ("an expired capability … fails closed"). */
-const capabilityHolds = (
-  approval: ApprovalRecord,
-  fresh: Effect.Effect.Success<ReturnType<typeof preflight>>,
-  now: number
-) =>
+const capabilityHolds = (approval: ApprovalRecord, fresh: Preflight, now: number) =>
   Effect.gen(function* () {
     const requested = requestedOf(approval)
     if (paymentRuleOf(requested) === undefined) return
@@ -468,7 +561,47 @@ const capabilityHolds = (
   })
 
 /**
- * The review of an approval (rule 2): a new revision, valid until `reviewValidUntil`.
+ * Separation of duties: the requester never reviews or resolves its own request, not from the
+ * session that asked nor from another session of the same subject; and a request whose requester
+ * session was revoked is cancelled, even one created while the revocation ran.
+ */
+const dutiesSeparate = (approval: ApprovalRecord, owner: RuntimeSessionRecord) =>
+  Effect.gen(function* () {
+    if (owner.sessionId === approval.requester.sessionId || owner.subject === approval.requester.subject) {
+      return yield* refuse("approval_self_approval", "the requester of an approval cannot review or resolve it")
+    }
+    const requester = yield* (yield* RuntimeSessionStore).get(approval.requester.sessionId)
+    if (Option.isNone(requester) || requester.value.revokedAt !== null) {
+      yield* (yield* ApprovalStore).cancelForRequester({
+        workspaceId: approval.workspaceId,
+        sessionId: approval.requester.sessionId,
+        now: yield* Clock.currentTimeMillis
+      })
+      return yield* refuse("approval_cancelled", "the requester's runtime session was revoked")
+    }
+  })
+
+/**
+ * The stored operation and safe terms still those of the current catalog's action: a republish that
+ * changed them fails closed (an action the catalog no longer has is revalidation's to refuse).
+ */
+const termsHold = (approval: ApprovalRecord) =>
+  Effect.gen(function* () {
+    const requested = requestedOf(approval)
+    const current = yield* (yield* CatalogStore).current(approval.workspaceId)
+    const defined = Option.isNone(current) ? undefined : findAction(current.value.document, requested.action.id)
+    const mismatch = defined === undefined ? undefined : termsMismatch(defined, requested.action)
+    if (mismatch !== undefined) {
+      return yield* refuse(
+        "approval_terms_changed",
+        `the catalog action's terms changed since the request (${mismatch.path})`
+      )
+    }
+  })
+
+/**
+ * The review of an approval (rule 2): a new revision, valid until `reviewValidUntil`, bound to the
+ * session that prepared it.
  */
 export const prepare = (owner: RuntimeSessionRecord, body: PrepareBody) =>
   Effect.gen(function* () {
@@ -477,6 +610,8 @@ export const prepare = (owner: RuntimeSessionRecord, body: PrepareBody) =>
     yield* unresolved(approval, now, owner)
     if (approval.state !== "pending")
       return yield* refuse("approval_already_resolved", "the approval is being approved")
+    yield* dutiesSeparate(approval, owner)
+    yield* termsHold(approval)
     // Nothing is reviewed that could not be authorized now.
     yield* (yield* Revalidation).check({
       workspaceId: approval.workspaceId,
@@ -487,7 +622,7 @@ export const prepare = (owner: RuntimeSessionRecord, body: PrepareBody) =>
     yield* capabilityHolds(approval, fresh, now)
     const revision = approval.revision + 1
     const reviewValidUntil = Math.min(now + reviewWindowSeconds * 1000, approval.expiresAt)
-    const projectionHash = yield* commitmentOf(approval, fresh, revision, reviewValidUntil)
+    const projectionHash = yield* commitmentOf(approval, fresh, revision, reviewValidUntil, owner)
     const stored = yield* (yield* ApprovalStore).prepare({
       approvalId: approval.approvalId,
       revision: approval.revision,
@@ -521,6 +656,7 @@ export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
     const store = yield* ApprovalStore
     const approval = yield* open(owner, body.approvalId, body.approvalToken)
     yield* unresolved(approval, now, owner)
+    yield* dutiesSeparate(approval, owner)
     if (body.revision !== undefined && body.revision !== approval.revision) {
       return yield* refuse("approval_revision_drift", `the approval is at revision ${approval.revision}`)
     }
@@ -534,11 +670,18 @@ export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
     if (prepared === null || prepared.revision !== approval.revision) {
       return yield* refuse("approval_not_prepared", "prepare the approval before approving it")
     }
+    if (prepared.preparedBy !== owner.sessionId) {
+      return yield* refuse(
+        "approval_not_prepared",
+        "the review was prepared by another session: prepare it again with this one"
+      )
+    }
     if (now >= prepared.reviewValidUntil)
       return yield* refuse("approval_review_expired", "the review is no longer valid: prepare it again")
     if (!constantTimeEqual(body.reviewedProjectionHash, prepared.projectionHash)) {
       return yield* refuse("approval_hash_mismatch", "reviewedProjectionHash is not the prepared projectionHash")
     }
+    yield* termsHold(approval)
     // The fresh preflight: the terms, the dependencies and the capability as they are now.
     const fresh = yield* preflight(approval)
     if (terms(fresh.projection) !== terms(prepared.projection as ReviewProjection)) {
@@ -548,7 +691,7 @@ export const resolve = (owner: RuntimeSessionRecord, body: ResolveBody) =>
       return yield* refuse("approval_dependency_stale", "what the review depends on changed since it was prepared")
     }
     yield* capabilityHolds(approval, fresh, now)
-    const recomputed = yield* commitmentOf(approval, fresh, approval.revision, prepared.reviewValidUntil)
+    const recomputed = yield* commitmentOf(approval, fresh, approval.revision, prepared.reviewValidUntil, owner)
     if (!constantTimeEqual(recomputed, body.reviewedProjectionHash)) {
       return yield* refuse("approval_hash_mismatch", "the recomputed commitment does not match the reviewed hash")
     }

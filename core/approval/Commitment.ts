@@ -6,7 +6,8 @@
  * Encoding: SHA-256, as lowercase hex, of the UTF-8 bytes of a domain line and the canonical JSON
  * (RFC 8785 key order, no whitespace; `Json.canonicalJson`) of the value, joined by a newline:
  *
- * - commitment: `accord-approval-commitment-v1` and a `CommitmentInput`;
+ * - commitment: `accord-approval-commitment-v2` and a `CommitmentInput` (v2 added the reviewer and
+ *   the projection's operation);
  * - dependency hash: `accord-approval-dependency-v1` and a `Dependencies`;
  * - fingerprint (of an operation, safe terms or price): `accord-fingerprint-v1` and the value.
  *
@@ -20,7 +21,7 @@ import { sha256Hex } from "../protocol/Digest.ts"
 import { canonicalJson } from "../protocol/Json.ts"
 import type { ReviewProjection } from "../protocol/messages/Approval.ts"
 
-export const commitmentDomain = "accord-approval-commitment-v1"
+export const commitmentDomain = "accord-approval-commitment-v2"
 
 export const dependencyDomain = "accord-approval-dependency-v1"
 
@@ -60,13 +61,16 @@ export const dependencyHash = (dependencies: Dependencies): Effect.Effect<string
 /**
  * Everything the commitment binds: the safe projection plus the workspace, account, requester
  * provenance, action and offer binding versions and fingerprints, the approval revision and
- * expiry, and the current dependency hash (rule 3).
+ * expiry, and the current dependency hash (rule 3); and the reviewer, the billing-owner session
+ * that prepared the review, whose subject and role are the executed action's actor (only that
+ * session may approve it).
  */
 export interface CommitmentInput {
   readonly workspaceId: string
   readonly accountId: string
   readonly approvalId: string
   readonly requester: { readonly sessionId: string; readonly subject: string; readonly role: string }
+  readonly reviewer: { readonly sessionId: string; readonly subject: string; readonly role: string }
   readonly projection: ReviewProjection
   readonly binding: { readonly decisionId: string; readonly journeyId: string; readonly publishedVersionId: string }
   readonly action: {

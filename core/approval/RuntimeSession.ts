@@ -20,7 +20,9 @@ import { Crypto } from "../ports/Crypto.ts"
 import { type RuntimeSessionRecord, RuntimeSessionStore } from "../ports/RuntimeSessionStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { sha256HexWith } from "../protocol/Digest.ts"
+import { ApprovalStore } from "../ports/ApprovalStore.ts"
 import { AccountId, BoundedString } from "../protocol/messages/Common.ts"
+import { TrialRef } from "../protocol/messages/Execution.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
 
 export const requestAuthority = "funnels.actions.request"
@@ -63,7 +65,12 @@ export const SessionRequest = Schema.Struct({
       Schema.annotations({ message: () => `must be an integer from 60 to ${maxSessionSeconds} (seconds)` })
     ),
     { exact: true }
-  )
+  ),
+  /**
+   * The account's trial that an extend-trial approval requested in this session targets: the
+   * account-specific part of the operation, named by the host's server, never by the browser.
+   */
+  trialRef: Schema.optionalWith(TrialRef, { exact: true })
 }).annotations({ identifier: "RuntimeSessionRequest", parseOptions: { onExcessProperty: "error" } })
 
 export interface SessionRequest extends Schema.Schema.Type<typeof SessionRequest> {}
@@ -102,7 +109,8 @@ export const issue = (
         issuedBy,
         createdAt: now,
         expiresAt: now + (request.expiresInSeconds ?? defaultSessionSeconds) * 1000,
-        revokedAt: null
+        revokedAt: null,
+        ...(request.trialRef === undefined ? {} : { trialRef: request.trialRef })
       }
       if (yield* store.create(record)) return { record, token }
     }
@@ -169,3 +177,18 @@ export const requireAuthority = (
   session.authorities.includes(authority)
     ? Effect.succeed(session)
     : refuse("runtime_authority_missing", `the runtime session lacks the ${authority} authority`)
+
+/**
+ * Revokes a session at once and cancels the approvals it requested that are still `pending`: a
+ * request outlives no revocation of its requester. `false` when there is no such live session.
+ */
+export const revoke = (
+  workspaceId: string,
+  sessionId: string
+): Effect.Effect<boolean, StorageError, RuntimeSessionStore | ApprovalStore> =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    if (!(yield* (yield* RuntimeSessionStore).revoke(workspaceId, sessionId, now))) return false
+    yield* (yield* ApprovalStore).cancelForRequester({ workspaceId, sessionId, now })
+    return true
+  })

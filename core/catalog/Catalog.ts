@@ -21,10 +21,18 @@
  * document's references (every id unique, every reference
  * resolves, a Payment action names an offer with a price, or none for `setup_only`, and never
  * `authenticated_completion` as its evidence: "A Payment action is never verified by a completion
- * alone"; an action that is not a payment never names a type only a reconciliation read observes).
+ * alone"; an action that is not a payment never names a type only a reconciliation read observes;
+ * an operation's fixed parameters fit its family).
+ *
+ * What runs is defined here, on the server ("Browser input must never replace the bound account,
+ * offer, version, action or safe terms"): an action's `safeTerms` and its operation's fixed
+ * parameters (`operation`). `termsMismatch` is the one comparison of an action with them (intake,
+ * every delivery, every approval step), and `definedAction` the one way an action is built from
+ * them plus the account's own part, the extend-trial `trialRef`, which a server supplies.
  */
 import type { CatalogAction, CatalogDocument, Decision, Offer } from "../protocol/messages/Catalog.ts"
 import type { CatalogEvidenceType } from "../protocol/messages/Completion.ts"
+import type { Action, Operation, TrialRef } from "../protocol/messages/Execution.ts"
 import { ruleOf } from "../protocol/OperationFamily.ts"
 
 /**
@@ -106,6 +114,26 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
       })
     }
   })
+  document.actions.forEach((action, i) => {
+    const operation = action.operation
+    if (operation === undefined) return
+    const extendTrial = action.family === "extend_trial"
+    for (const field of Object.keys(operation) as Array<keyof typeof operation>) {
+      const allowed = extendTrial ? field === "extensionDays" : field !== "extensionDays"
+      if (!allowed) {
+        issues.push({
+          path: `actions.${i}.operation.${field}`,
+          message: `is not a parameter of the ${action.family} family`
+        })
+      }
+    }
+    if (extendTrial && operation.extensionDays === undefined) {
+      issues.push({
+        path: `actions.${i}.operation.extensionDays`,
+        message: "an extend_trial operation fixes extensionDays"
+      })
+    }
+  })
   document.decisions.forEach((decision, i) => {
     decision.actionIds.forEach((id, j) => {
       if (!actions.has(id))
@@ -130,3 +158,86 @@ export const findDecision = (document: CatalogDocument, decisionId: string): Dec
 
 export const findOffer = (document: CatalogDocument, offerId: string): Offer | undefined =>
   document.offers.find((o) => o.offerId === offerId)
+
+/**
+ * The operation fields each family takes from the account rather than the catalog: a server
+ * supplies them (the runtime session the host's server issued, or the host's own intake), never
+ * the browser.
+ */
+export const accountOperationFields: Readonly<Record<string, ReadonlyArray<string>>> = { extend_trial: ["trialRef"] }
+
+/**
+ * Where an action differs from the safe terms and fixed operation parameters its catalog action
+ * defines: the request field and what is wrong. Safe terms and parameters the catalog action does
+ * not define are not compared; an operation field that is neither fixed by the catalog action nor
+ * the account's own part is refused once the catalog action fixes its operation.
+ */
+export interface TermsMismatch {
+  readonly path: string
+  readonly detail: string
+}
+
+/**
+ * The first difference between `action` and the terms of its catalog action `defined`, if any.
+ */
+export const termsMismatch = (
+  defined: CatalogAction,
+  action: Pick<Action, "operation" | "safeTerms">
+): TermsMismatch | undefined => {
+  if (defined.safeTerms !== undefined) {
+    for (const field of ["label", "confirmation"] as const) {
+      if (action.safeTerms[field] !== defined.safeTerms[field]) {
+        return { path: `action.safeTerms.${field}`, detail: `action.safeTerms.${field} is not the catalog action's` }
+      }
+    }
+  }
+  const fixed = defined.operation
+  if (fixed === undefined) return undefined
+  const operation = action.operation as Readonly<Record<string, unknown>>
+  const fixedFields = Object.keys(fixed) as Array<keyof typeof fixed>
+  for (const field of fixedFields) {
+    if (operation[field] !== fixed[field]) {
+      return {
+        path: `action.operation.${field}`,
+        detail: `action.operation.${field} must be the catalog action's fixed value`
+      }
+    }
+  }
+  const ownFields = accountOperationFields[action.operation.family] ?? []
+  for (const field of Object.keys(operation)) {
+    if (field !== "family" && !(fixedFields as Array<string>).includes(field) && !ownFields.includes(field)) {
+      return {
+        path: `action.operation.${field}`,
+        detail: `action.operation.${field} is not a parameter of the catalog action`
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * The account's own part of an operation, from a server-side source.
+ */
+export interface AccountParts {
+  readonly trialRef?: TrialRef | undefined
+}
+
+/**
+ * The action a catalog action defines, completed with the account's own part: its `safeTerms`, and
+ * an operation of its family with its fixed parameters. A string says what is missing: the catalog
+ * action's safe terms or fixed parameters, or the account's part.
+ */
+export const definedAction = (defined: CatalogAction, account: AccountParts): Action | string => {
+  if (defined.safeTerms === undefined) return "the catalog action defines no safeTerms"
+  if (defined.operation === undefined) return "the catalog action defines no operation parameters"
+  const safeTerms = { label: defined.safeTerms.label, confirmation: defined.safeTerms.confirmation }
+  let operation: Operation
+  if (defined.family === "extend_trial") {
+    if (defined.operation.extensionDays === undefined) return "the catalog action defines no extensionDays"
+    if (account.trialRef === undefined) return "the runtime session names no trialRef for the account"
+    operation = { family: "extend_trial", extensionDays: defined.operation.extensionDays, trialRef: account.trialRef }
+  } else {
+    operation = { ...defined.operation, family: defined.family } as Operation
+  }
+  return { id: defined.actionId, key: defined.key, operation, safeTerms }
+}

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { findAction, findDecision, findOffer } from "../catalog/Catalog.ts"
+import { findAction, findDecision, findOffer, termsMismatch } from "../catalog/Catalog.ts"
 import type { CatalogAction, CatalogDocument } from "../protocol/messages/Catalog.ts"
 import type { PublishedCatalog } from "../ports/CatalogStore.ts"
 import { AccountProfileStore } from "../ports/AccountProfileStore.ts"
@@ -47,6 +47,8 @@ export const revalidationReasons = {
   action_unknown: { path: "action.id" },
   action_key_mismatch: { path: "action.key" },
   operation_family_mismatch: { path: "action.operation.family" },
+  safe_terms_mismatch: { path: "action.safeTerms" },
+  operation_parameter_mismatch: { path: "action.operation" },
   transition_not_allowed: { path: "action.id" },
   offer_unknown: { path: "binding.offerId" },
   offer_not_offered: { path: "binding.offerId" },
@@ -142,6 +144,15 @@ const checkDocument = (
       "operation_family_mismatch",
       `action.operation.family must be the catalog action's family ${defined.family}`
     )
+  }
+  // What runs is the catalog's: its safe terms and fixed operation parameters (the path names the field).
+  const mismatch = termsMismatch(defined, action)
+  if (mismatch !== undefined) {
+    return new RevalidationFailed({
+      reason: mismatch.path.startsWith("action.safeTerms") ? "safe_terms_mismatch" : "operation_parameter_mismatch",
+      path: mismatch.path,
+      detail: mismatch.detail
+    })
   }
   if (!decision.actionIds.includes(action.id))
     return failed("transition_not_allowed", "the decision does not lead to this action")

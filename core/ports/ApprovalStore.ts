@@ -7,13 +7,14 @@
  * States: `pending` (requested, maybe prepared) → `approving` (one resolve claimed it and is
  * authorizing the action) → `approved` (the action request exists), or `pending` → `denied`. A
  * claim whose intake refused goes back to `pending` with the revision bumped (its review is void).
+ * Revoking the requester's session moves its `pending` approvals to `cancelled`.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-export type ApprovalState = "pending" | "approving" | "approved" | "denied"
+export type ApprovalState = "pending" | "approving" | "approved" | "denied" | "cancelled"
 
 /**
  * The requester session, kept as immutable provenance only (rule 6).
@@ -132,6 +133,15 @@ export interface ApprovalStoreService {
     readonly workspaceId: string
     readonly approvalId: string
   }) => Effect.Effect<void, StorageError>
+  /**
+   * Every `pending` approval the session `sessionId` of `workspaceId` requested → `cancelled`
+   * (its requester was revoked); answers how many. An `approving` claim is left to finish.
+   */
+  readonly cancelForRequester: (input: {
+    readonly workspaceId: string
+    readonly sessionId: string
+    readonly now: number
+  }) => Effect.Effect<number, StorageError>
 }
 
 /**

@@ -7,6 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type { TrialRef } from "../protocol/messages/Execution.ts"
 import type { StorageError } from "./StorageError.ts"
 
 export interface RuntimeSessionRecord {
@@ -26,6 +27,11 @@ export interface RuntimeSessionRecord {
   readonly createdAt: number
   readonly expiresAt: number
   readonly revokedAt: number | null
+  /**
+   * The account's trial an extend-trial action of this session's requests targets, as the host's
+   * server named it when it issued the session (never the browser). Absent when it named none.
+   */
+  readonly trialRef?: TrialRef
 }
 
 export interface RuntimeSessionStoreService {

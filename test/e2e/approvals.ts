@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import type { ClaimedExecution } from "../../core/customer/ClaimedExecution.ts"
 import { intakeInput, secrets } from "../core/connector/dispatch/support.ts"
+import { fixtureSafeTerms, fixtureTrialRef } from "../support/deliveries.ts"
 import { request } from "../support/http.ts"
 import type { StorageVariant } from "../support/storage.ts"
 import { admin, adminKey, bootService, connect, serveKit, type Service, waitFor } from "./support.ts"
@@ -22,6 +23,8 @@ const json = { "content-type": "application/json" }
 export interface Env {
   readonly service: Service
   readonly runs: Map<string, number>
+  /** What the customer was asked to execute, by provider idempotency key. */
+  readonly executed: Map<string, ClaimedExecution>
 }
 
 /** The server and a kit whose executor counts its runs, connected; for the scope. */
@@ -29,10 +32,12 @@ export const setUp = (storage: StorageVariant) =>
   Effect.gen(function* () {
     const service = yield* bootService({ storage })
     const runs = new Map<string, number>()
+    const executed = new Map<string, ClaimedExecution>()
     const kit = yield* serveKit(storage, service.base, {
       executor: {
         execute: async (claimed: ClaimedExecution) => {
           runs.set(claimed.providerIdempotencyKey, (runs.get(claimed.providerIdempotencyKey) ?? 0) + 1)
+          executed.set(claimed.providerIdempotencyKey, claimed)
           return {
             outcome: "succeeded",
             providerReference: `trial_ext_${claimed.actionRequestId.slice(0, 8)}`,
@@ -43,7 +48,7 @@ export const setUp = (storage: StorageVariant) =>
       }
     })
     yield* connect(service, kit.url, secrets)
-    return { service, runs } satisfies Env
+    return { service, runs, executed } satisfies Env
   })
 
 export const issueSession = (service: Service, body: Record<string, unknown>) =>
@@ -55,8 +60,15 @@ export const issueSession = (service: Service, body: Record<string, unknown>) =>
     }
   )
 
+/** A viewer's session; the host's server names the account's trial when it issues it. */
 export const viewerSession = (service: Service, accountId = "acct_42") =>
-  issueSession(service, { accountId, subject: "user_viewer", role: "viewer", authorities: ["funnels.actions.request"] })
+  issueSession(service, {
+    accountId,
+    subject: "user_viewer",
+    role: "viewer",
+    authorities: ["funnels.actions.request"],
+    trialRef: fixtureTrialRef
+  })
 
 export const ownerSession = (service: Service, accountId = "acct_42") =>
   issueSession(service, {
@@ -65,6 +77,12 @@ export const ownerSession = (service: Service, accountId = "acct_42") =>
     role: "billing_owner",
     authorities: ["funnels.actions.execute"]
   })
+
+/** What the runtime sends: the catalog action, the offer and the binding, nothing else. */
+const catalogRequest = (accountId = "acct_42") => {
+  const { action, binding } = intakeInput(accountId)
+  return { action: { id: action.id, key: action.key }, binding }
+}
 
 const post = (service: Service, path: string, body: unknown, headers: Record<string, string> = json) =>
   request(`${service.base}${path}`, {
@@ -76,13 +94,10 @@ const post = (service: Service, path: string, body: unknown, headers: Record<str
 /** Request as the viewer, then collect the token as the admin (the pickup notifier). */
 export const requestApproval = (service: Service, viewerToken: string, accountId = "acct_42") =>
   Effect.gen(function* () {
-    const { action, binding } = intakeInput(accountId)
-    const created = yield* post(
-      service,
-      `${runtime}/approvals`,
-      { action, binding },
-      { ...json, authorization: `Bearer ${viewerToken}` }
-    )
+    const created = yield* post(service, `${runtime}/approvals`, catalogRequest(accountId), {
+      ...json,
+      authorization: `Bearer ${viewerToken}`
+    })
     assert.strictEqual(created.status, 201, created.text)
     const approvalId = created.json.approvalId as string
     const collected = yield* request(`${service.ws}/approvals/${approvalId}/token`, { method: "POST", headers: admin })
@@ -108,13 +123,18 @@ export const suite = (storage: StorageVariant): void => {
       "session -> request -> prepare -> approve -> dispatched, executed once, completed, verified; mayAdvance only at the end",
       () =>
         Effect.gen(function* () {
-          const { runs, service } = yield* setUp(storage)
+          const { executed, runs, service } = yield* setUp(storage)
           const viewer = yield* viewerSession(service)
           const owner = yield* ownerSession(service)
           const approval = yield* requestApproval(service, viewer.token)
           const prepared = yield* prepareApproval(service, approval, owner.token)
           assert.strictEqual(prepared.status, 200, prepared.text)
           assert.hasAllKeys(prepared.json, ["reviewProjection", "revision", "reviewValidUntil", "projectionHash"])
+          assert.deepStrictEqual(prepared.json.reviewProjection.operation, {
+            family: "extend_trial",
+            extensionDays: 14,
+            target: "subscription sub_1 (version 3)"
+          })
           assert.notInclude(prepared.text, approval.approvalToken)
           const resolved = yield* resolveApproval(service, {
             ...approval,
@@ -144,6 +164,19 @@ export const suite = (storage: StorageVariant): void => {
           assert.deepStrictEqual(final, { actionRequestId: id, state: "verified", mayAdvance: true })
           assert.strictEqual(runs.size, 1)
           for (const count of runs.values()) assert.strictEqual(count, 1)
+          // The customer executed what the owner reviewed: the catalog's days and terms, the session's trial.
+          const [claimed] = [...executed.values()]
+          assert.deepStrictEqual(claimed!.action.operation, {
+            family: "extend_trial",
+            extensionDays: 14,
+            trialRef: fixtureTrialRef
+          })
+          assert.deepStrictEqual(claimed!.action.safeTerms, fixtureSafeTerms)
+          assert.deepStrictEqual(claimed!.actor, {
+            authority: "funnels.actions.execute",
+            roleKey: "billing_owner",
+            subjectId: "user_owner"
+          })
 
           // The operator's view: the approval is the action's first entry (approval_recorded evidence).
           const history = (yield* request(`${service.ws}/action-requests/${id}`, { headers: admin })).json.history
@@ -238,14 +271,11 @@ export const routeSuite = (storage: StorageVariant): void => {
           const owner = yield* ownerSession(env.service)
           const viewer = yield* viewerSession(env.service)
           const approval = yield* requestApproval(env.service, viewer.token)
-          const { action, binding } = intakeInput()
           for (const key of [adminKey, ingestKey]) {
-            const asked = yield* post(
-              env.service,
-              `${runtime}/approvals`,
-              { action, binding },
-              { ...json, authorization: `Bearer ${key}` }
-            )
+            const asked = yield* post(env.service, `${runtime}/approvals`, catalogRequest(), {
+              ...json,
+              authorization: `Bearer ${key}`
+            })
             assert.strictEqual(asked.status, 401, asked.text)
             assert.strictEqual(asked.json.code, "runtime_session_invalid")
             const prepared = yield* prepareApproval(env.service, approval, key)
@@ -366,6 +396,106 @@ export const routeSuite = (storage: StorageVariant): void => {
           assert.strictEqual(second.status, 409)
           assert.strictEqual(second.json.code, "approval_already_resolved")
         })
+    )
+
+    it.live(
+      "the 365-day attack: a viewer's request carrying an operation, another customer's trial and its own confirmation is 400, nothing stored",
+      () =>
+        Effect.gen(function* () {
+          const viewer = yield* viewerSession(env.service)
+          const headers = { ...json, authorization: `Bearer ${viewer.token}` }
+          const { action, binding } = intakeInput()
+          const attack = {
+            action: {
+              ...action,
+              operation: {
+                family: "extend_trial",
+                extensionDays: 365,
+                trialRef: { entityKey: "sub_OTHER_CUSTOMER", entityKind: "subscription", version: 1 }
+              },
+              safeTerms: { label: "Extend trial", confirmation: "Extend your trial by 1 day?" }
+            },
+            binding
+          }
+          const attacks: ReadonlyArray<readonly [string, unknown]> = [
+            ["the whole forged action", attack],
+            ["an operation alone", { action: { id: action.id, operation: attack.action.operation }, binding }],
+            ["safe terms alone", { action: { id: action.id, safeTerms: attack.action.safeTerms }, binding }],
+            ["a trialRef beside the action", { ...catalogRequest(), trialRef: attack.action.operation.trialRef }],
+            ["another account", { ...catalogRequest(), accountId: "acct_other" }]
+          ]
+          for (const [name, body] of attacks) {
+            const reply = yield* post(env.service, `${runtime}/approvals`, body, headers)
+            assert.strictEqual(reply.status, 400, `${name}: ${reply.text}`)
+            assert.strictEqual(reply.json.code, "invalid_body", name)
+            assert.notInclude(reply.text, "sub_OTHER_CUSTOMER", name)
+          }
+          // What the viewer may ask for is the catalog's action, and the owner reviews exactly that.
+          const approval = yield* requestApproval(env.service, viewer.token)
+          const prepared = yield* prepareApproval(env.service, approval, (yield* ownerSession(env.service)).token)
+          assert.strictEqual(prepared.status, 200, prepared.text)
+          assert.deepStrictEqual(prepared.json.reviewProjection.action, { key: action.key, ...fixtureSafeTerms })
+          assert.deepStrictEqual(prepared.json.reviewProjection.operation, {
+            family: "extend_trial",
+            extensionDays: 14,
+            target: "subscription sub_1 (version 3)"
+          })
+        })
+    )
+
+    it.live("admin intake may send an operation only with the catalog's fixed parameters (422 naming the field)", () =>
+      Effect.gen(function* () {
+        const base = intakeInput()
+        const cases: ReadonlyArray<readonly [unknown, string, string]> = [
+          [
+            { ...base.action, operation: { ...base.action.operation, extensionDays: 365 } },
+            "operation_parameter_mismatch",
+            "action.operation.extensionDays"
+          ],
+          [
+            { ...base.action, safeTerms: { ...base.action.safeTerms, confirmation: "Extend your trial by 1 day?" } },
+            "safe_terms_mismatch",
+            "action.safeTerms.confirmation"
+          ]
+        ]
+        for (const [action, code, path] of cases) {
+          const reply = yield* request(`${env.service.ws}/action-requests`, {
+            method: "POST",
+            headers: { ...admin, "idempotency-key": globalThis.crypto.randomUUID() },
+            body: JSON.stringify({ ...base, action })
+          })
+          assert.strictEqual(reply.status, 422, reply.text)
+          assert.strictEqual(reply.json.code, code)
+          assert.strictEqual(reply.json.errors[0].path, path)
+        }
+      })
+    )
+
+    it.live("separation of duties over HTTP: self-approval 403, a revoked requester's approval 410 cancelled", () =>
+      Effect.gen(function* () {
+        const both = yield* issueSession(env.service, {
+          accountId: "acct_42",
+          subject: "user_both",
+          role: "billing_owner",
+          authorities: ["funnels.actions.request", "funnels.actions.execute"],
+          trialRef: fixtureTrialRef
+        })
+        const own = yield* requestApproval(env.service, both.token)
+        const self = yield* prepareApproval(env.service, own, both.token)
+        assert.strictEqual(self.status, 403, self.text)
+        assert.strictEqual(self.json.code, "approval_self_approval")
+
+        const viewer = yield* viewerSession(env.service)
+        const approval = yield* requestApproval(env.service, viewer.token)
+        const revoked = yield* request(`${env.service.ws}/runtime-sessions/${viewer.sessionId}`, {
+          method: "DELETE",
+          headers: admin
+        })
+        assert.strictEqual(revoked.status, 204)
+        const cancelled = yield* prepareApproval(env.service, approval, (yield* ownerSession(env.service)).token)
+        assert.strictEqual(cancelled.status, 410, cancelled.text)
+        assert.strictEqual(cancelled.json.code, "approval_cancelled")
+      })
     )
 
     it.live("deny: 200 denied, nothing dispatched; the approval resolves no more", () =>

@@ -41,6 +41,17 @@ export const publishCatalogHttp = async (
   }
 }
 
+const catalogParameters = ["extensionDays", "interval", "proration", "priceKey"]
+
+/**
+ * The catalog operation that fixes an intake's parameters (all but the family and the trialRef), when
+ * the catalog can state each of them; else none, so the catalog fixes nothing.
+ */
+const fixedParameters = (operation: Readonly<Record<string, unknown>>) => {
+  const fields = Object.entries(operation).filter(([k]) => k !== "family" && k !== "trialRef")
+  return fields.every(([k]) => catalogParameters.includes(k)) ? { operation: Object.fromEntries(fields) } : {}
+}
+
 const readBack = ["provider_event", "billing_change", "subscription_state", "credit_balance"] as const
 
 /**
@@ -65,6 +76,8 @@ export const catalogFor = (intakes: ReadonlyArray<ActionIntake>): CatalogDocumen
       actionVersionId: payment?.actionVersionId ?? fixtureActionVersionId,
       key: action.key,
       family: action.operation.family as CatalogDocument["actions"][number]["family"],
+      safeTerms: action.safeTerms,
+      ...fixedParameters(action.operation),
       ...(priced ? { offerId: binding.offerId } : {}),
       evidence:
         payment === undefined

@@ -41,6 +41,12 @@ export const wrongSecrets = {
   completion: Redacted.make("cs_000000000000000000000000000000000000000000")
 }
 
+/** The safe terms of every fixture catalog action (and of the example action). */
+export const fixtureSafeTerms = { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+
+/** The trial the example action targets (a runtime session names it for its account). */
+export const fixtureTrialRef = { entityKey: "sub_1", entityKind: "subscription", version: 3 }
+
 /** The example action every connector test sends (caller-owned parts of an execution request). */
 export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
   accountId,
@@ -50,9 +56,9 @@ export const intakeInput = (accountId = "acct_42"): ActionIntake => ({
     operation: {
       family: "extend_trial",
       extensionDays: 14,
-      trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
+      trialRef: fixtureTrialRef
     },
-    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
+    safeTerms: fixtureSafeTerms
   },
   actor: { authority: "billing_owner", roleKey: "owner", subjectId: "user_7" },
   binding: {
@@ -97,6 +103,8 @@ export const fixtureCatalog: CatalogDocument = {
       actionVersionId: fixtureActionVersionId,
       key: "extend_trial_14",
       family: "extend_trial",
+      safeTerms: fixtureSafeTerms,
+      operation: { extensionDays: 14 },
       evidence: ["authenticated_completion", "entitlement_state", "customer_server_event"]
     },
     ...paymentFamilies.map(({ family, mode }) => ({
@@ -104,6 +112,9 @@ export const fixtureCatalog: CatalogDocument = {
       actionVersionId: fixtureActionVersionId,
       key: `pay_${mode}`,
       family: family as CatalogDocument["actions"][number]["family"],
+      safeTerms: fixtureSafeTerms,
+      // The reference backend charges a one-time purchase by its price key.
+      operation: mode === "one_time_purchase" ? { priceKey: "addon" } : {},
       ...(mode === "setup_only" ? {} : { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b" }),
       evidence: ["provider_event", "billing_change", "subscription_state", "credit_balance"] as const
     }))
@@ -124,7 +135,12 @@ export const paymentIntake = (mode: PaymentMode, accountId = "acct_42"): ActionI
   const family = paymentRule(mode).family
   return {
     ...base,
-    action: { ...base.action, id: fixtureActionIds[family]!, key: `pay_${mode}`, operation: { family } },
+    action: {
+      ...base.action,
+      id: fixtureActionIds[family]!,
+      key: `pay_${mode}`,
+      operation: mode === "one_time_purchase" ? { family, priceKey: "addon" } : { family }
+    },
     payment: {
       mode,
       actionVersionId: fixtureActionVersionId,

@@ -19,6 +19,7 @@ import { actionStates } from "../../../core/connector/ActionState.ts"
 import type { RuntimeSessionRecord } from "../../../core/ports/RuntimeSessionStore.ts"
 import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approval.ts"
 import { PaymentContinuation } from "../../../core/protocol/messages/Continuation.ts"
+import { TrialRef } from "../../../core/protocol/messages/Execution.ts"
 import { adminWorkspacePath } from "../Paths.ts"
 import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, problem, Timestamp, UuidText } from "./Common.ts"
 import { runtimePrefix, runtimeRateLimited } from "./RuntimeApi.ts"
@@ -47,10 +48,11 @@ export class RuntimeToken extends HttpApiMiddleware.Tag<RuntimeToken>()("@accord
 const accountId = "acct_42"
 const sessionExample = {
   accountId,
-  subject: "user_owner",
-  role: "billing_owner",
-  authorities: ["funnels.actions.execute"] as const,
-  expiresInSeconds: 900
+  subject: "user_viewer",
+  role: "viewer",
+  authorities: ["funnels.actions.request"] as const,
+  expiresInSeconds: 900,
+  trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
 }
 
 export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession", "/runtime-sessions")
@@ -65,7 +67,8 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
       role: Schema.String,
       authorities: Schema.Array(RuntimeAuthority),
       createdAt: Timestamp,
-      expiresAt: Timestamp
+      expiresAt: Timestamp,
+      trialRef: Schema.optional(Schema.typeSchema(TrialRef))
     }).annotations({
       examples: [
         {
@@ -89,13 +92,16 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
     OpenApi.Summary,
     "Issue a runtime session for an end user of the embedded runtime (the token is answered once)"
   )
-  .annotate(OpenApi.Description, "15 minutes unless `expiresInSeconds` says otherwise (60 s to 12 h). Admin keys only.")
+  .annotate(
+    OpenApi.Description,
+    "15 minutes unless `expiresInSeconds` says otherwise (60 s to 12 h). `trialRef` names the account's trial that the session's extend-trial approval requests target (the server's, never the browser's). Admin keys only."
+  )
 
 export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", "/runtime-sessions/:sessionId")
   .setPath(adminPath({ sessionId: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
   .addError(notFound("no such live runtime session in this workspace"))
-  .annotate(OpenApi.Summary, "Revoke a runtime session at once")
+  .annotate(OpenApi.Summary, "Revoke a runtime session at once (its pending approval requests are cancelled)")
 
 export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken", "/approvals/:approvalId/token")
   .setPath(adminPath({ approvalId: UuidText }))
@@ -131,16 +137,7 @@ export const adminGroup = HttpApiGroup.make("runtimeSessions")
   .annotate(OpenApi.Description, "Sessions for the embedded runtime, and the approval token pickup. Admin keys only.")
 
 const { action, binding } = {
-  action: {
-    id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e",
-    key: "extend_trial_14",
-    operation: {
-      family: "extend_trial",
-      extensionDays: 14,
-      trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
-    },
-    safeTerms: { confirmation: "Extend your trial by 14 days?", label: "Extend trial" }
-  },
+  action: { id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e", key: "extend_trial_14" },
   binding: {
     decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
     journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
@@ -152,7 +149,7 @@ const { action, binding } = {
 const approvalId = "9e1b3d5f-7a9c-4b1d-8f3a-5c7e9b1d3f5a"
 const approvalToken = "acc_apt_QXBwcm92YWxUb2tlbkZvclRoZUJpbGxpbmdPd25lcjAx"
 const runtimeToken = "acc_rts_Q2hhbmdlTWVJbkFSZWFsU2Vzc2lvbk9mVGhlUnVudGltZQ"
-const projectionHash = "9cf90020f995a2dd1f5ac07ac150ea9cae824a44f0ae0671fbe81601b1581035"
+const projectionHash = "7dc60cce6a9ee0a05cf0c5422bcb93b393ea487a40f197fcaaed83fe512e5bda"
 
 const sessionProblems = [
   problem(
@@ -194,6 +191,7 @@ const approvalConflicts = problem(
     "approval_dependency_stale",
     "approval_capability_expired",
     "published_version_not_current",
+    "authority_revoked",
     "decision_expired",
     "account_state_not_eligible",
     "frequency_exceeded",
@@ -233,10 +231,20 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
   .addError(
     problem(
       422,
-      ["action_unknown", "action_key_mismatch", "decision_unknown", "offer_unknown", "transition_not_allowed"],
+      [
+        "action_unknown",
+        "action_key_mismatch",
+        "decision_unknown",
+        "journey_mismatch",
+        "offer_unknown",
+        "offer_not_offered",
+        "transition_not_allowed",
+        "approval_action_not_requestable"
+      ],
       "action.id is not an action of the catalog",
       {
-        description: "A reference of the request resolves to nothing in the stored catalog"
+        description:
+          "A reference of the request resolves to nothing in the stored catalog, or the catalog action cannot be asked for from the runtime (it defines no safe terms or operation parameters, or the session names no trialRef for an extend-trial action)"
       }
     )
   )
@@ -255,7 +263,7 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
   .annotate(OpenApi.Summary, "Ask for an approval (a session with funnels.actions.request)")
   .annotate(
     OpenApi.Description,
-    "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The account and requester come from the session; a Payment action's price snapshot from the stored catalog."
+    "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The body names only the catalog action, the offer and the binding: any other field (an operation, safe terms) is 400, never merged. What runs is the catalog action's safe terms and fixed operation parameters; the account, the requester and an extend-trial action's trialRef come from the session the host's server issued; a Payment action's price snapshot from the stored catalog."
   )
 
 export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtimePrefix}/approvals/prepare`)
@@ -268,6 +276,7 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
         {
           reviewProjection: {
             action: { key: "extend_trial_14", label: "Extend trial", confirmation: "Extend your trial by 14 days?" },
+            operation: { family: "extend_trial", extensionDays: 14, target: "subscription sub_1 (version 3)" },
             offer: { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b", label: "Pro plan", priceDisplay: "49.00 USD" },
             timing: { effectiveAt: "2026-11-25T10:00:00.000Z" },
             requester: { roleKey: "viewer" },
@@ -288,17 +297,20 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
   .addError(
     problem(
       403,
-      ["runtime_authority_missing", "approval_account_mismatch"],
+      ["runtime_authority_missing", "approval_account_mismatch", "approval_self_approval"],
       "the runtime session belongs to another account than the approval",
       {
-        description: "A session without funnels.actions.execute, or of another account"
+        description:
+          "A session without funnels.actions.execute, of another account, or of the approval's requester (its session or subject)"
       }
     )
   )
   .addError(approvalNotFound)
   .addError(approvalConflicts)
   .addError(
-    problem(410, ["approval_expired"], "the approval has expired", { description: "Past the approval's expiry" })
+    problem(410, ["approval_expired", "approval_cancelled"], "the approval has expired", {
+      description: "Past the approval's expiry, or cancelled: its requester's session was revoked"
+    })
   )
   .annotate(
     OpenApi.Summary,
@@ -348,19 +360,25 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
   .addError(
     problem(
       403,
-      ["runtime_authority_missing", "approval_account_mismatch"],
+      ["runtime_authority_missing", "approval_account_mismatch", "approval_self_approval"],
       "the runtime session belongs to another account than the approval",
       {
-        description: "A session without funnels.actions.execute, or of another account"
+        description:
+          "A session without funnels.actions.execute, of another account, or of the approval's requester (its session or subject)"
       }
     )
   )
   .addError(approvalNotFound)
   .addError(approvalConflicts)
   .addError(
-    problem(410, ["approval_expired", "approval_review_expired"], "the review is no longer valid: prepare it again", {
-      description: "Past reviewValidUntil or the approval's expiry"
-    })
+    problem(
+      410,
+      ["approval_expired", "approval_review_expired", "approval_cancelled"],
+      "the review is no longer valid: prepare it again",
+      {
+        description: "Past reviewValidUntil or the approval's expiry, or cancelled: its requester's session was revoked"
+      }
+    )
   )
   .annotate(OpenApi.Summary, "Approve exactly the prepared review, or deny")
   .annotate(

@@ -4,8 +4,9 @@
  * key is not a runtime token (401), and a runtime token opens no admin route.
  *
  * - `POST /api/funnels/v1/runtime/actions/approvals` (`Authorization: Bearer <runtime token>` with
- *   `funnels.actions.request`): `{ action, binding, expiresInSeconds? }` → 201 `{ approvalId, state,
- *   expiresAt }`. The approval token goes to the billing owner through the `ApprovalNotifier`.
+ *   `funnels.actions.request`): `{ action: { id, key? }, binding, expiresInSeconds? }` → 201
+ *   `{ approvalId, state, expiresAt }`. The operation and safe terms are the catalog's (any other
+ *   field is 400). The approval token goes to the billing owner through the `ApprovalNotifier`.
  * - `POST …/approvals/prepare`: `{ approvalId, approvalToken, runtimeToken }` → 200
  *   `{ reviewProjection, revision, reviewValidUntil, projectionHash }`.
  * - `POST …/approvals/resolve`: `{ approvalId, approvalToken, runtimeToken, decision: "approve",

@@ -3,10 +3,11 @@
  * `/api/admin/v1/workspaces/{workspaceId}`, admin keys only:
  *
  * - `POST /runtime-sessions` issues a runtime session for an end user of the embedded runtime
- *   (`{ accountId, subject, role, authorities, expiresInSeconds? }`); 201 with the token, shown
- *   once, and the session's terms.
- * - `DELETE /runtime-sessions/{sessionId}` revokes it at once (204; 404 when there is no such live
- *   session).
+ *   (`{ accountId, subject, role, authorities, expiresInSeconds?, trialRef? }`); 201 with the token,
+ *   shown once, and the session's terms. `trialRef` is the account's trial that the session's
+ *   extend-trial approval requests target: the host's server names it, never the browser.
+ * - `DELETE /runtime-sessions/{sessionId}` revokes it at once and cancels the approvals it requested
+ *   that are still pending (204; 404 when there is no such live session).
  * - `POST /approvals/{approvalId}/token` collects an approval's private token from the default
  *   `ApprovalNotifier` (the pickup), once: 200 `{ approvalId, approvalToken }`, then 404.
  */
@@ -15,12 +16,12 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { issue, SessionRequest } from "../../../core/approval/RuntimeSession.ts"
+import { issue, revoke, SessionRequest } from "../../../core/approval/RuntimeSession.ts"
 import { ApprovalNotifier } from "../../../core/ports/ApprovalNotifier.ts"
 import { ApprovalStore } from "../../../core/ports/ApprovalStore.ts"
 import type { ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
-import { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
+import type { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
@@ -53,7 +54,8 @@ const createSession = (maxBodyBytes: number) => (workspaceId: string, key: { rea
         role: record.role,
         authorities: record.authorities,
         createdAt: formatTimestamp(record.createdAt),
-        expiresAt: formatTimestamp(record.expiresAt)
+        expiresAt: formatTimestamp(record.expiresAt),
+        ...(record.trialRef === undefined ? {} : { trialRef: record.trialRef })
       },
       201
     )
@@ -62,8 +64,7 @@ const createSession = (maxBodyBytes: number) => (workspaceId: string, key: { rea
 const revokeSession = (sessionId: string) => (workspaceId: string) =>
   Effect.gen(function* () {
     const id = sessionId.toLowerCase()
-    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    const revoked = isUuid(id) && (yield* (yield* RuntimeSessionStore).revoke(workspaceId, id, now))
+    const revoked = isUuid(id) && (yield* revoke(workspaceId, id))
     if (!revoked) return yield* new NotFound({ resource: "runtime_session" })
     return HttpServerResponse.empty({ status: 204 })
   })

@@ -19,6 +19,7 @@ import { migration as eventsByName } from "./0018_events_by_name.ts"
 import { migration as adminLists } from "./0019_admin_lists.ts"
 import { migration as approvals } from "./0021_approvals.ts"
 import { migration as approvalLimits } from "./0022_approval_limits.ts"
+import { migration as approvalTerms } from "./0023_approval_terms.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -36,5 +37,6 @@ export const migrations: Migrations = {
   "0018_events_by_name": eventsByName,
   "0019_admin_lists": adminLists,
   "0021_approvals": approvals,
-  "0022_approval_limits": approvalLimits
+  "0022_approval_limits": approvalLimits,
+  "0023_approval_terms": approvalTerms
 }

@@ -18,7 +18,7 @@ import {
 import { Uuid } from "../Uuid.ts"
 
 /**
- * "The display-safe action": its key and safe terms, never its operation.
+ * "The display-safe action": its key and safe terms (the catalog's), never its operation.
  */
 export const ReviewAction = ExactStruct({
   key: ActionKey,
@@ -27,6 +27,24 @@ export const ReviewAction = ExactStruct({
 }).annotations({ identifier: "ReviewAction" })
 
 export interface ReviewAction extends Schema.Schema.Type<typeof ReviewAction> {}
+
+/**
+ * What will run, in display form: the operation's key fields. An extend-trial action shows its
+ * `extensionDays` and its target (`target`: the trial entity's kind and key); a Payment action its
+ * charge (`amountMinor`, `currency`, as snapshotted from the catalog offer), billing `interval` and
+ * `proration` when the catalog action fixes them. Never the raw operation (the mutation payload).
+ */
+export const ReviewOperation = ExactStruct({
+  family: BoundedString(1, 64),
+  extensionDays: Schema.optionalWith(Schema.Int, { exact: true }),
+  target: Schema.optionalWith(BoundedString(1, 200), { exact: true }),
+  amountMinor: Schema.optionalWith(Schema.Int, { exact: true }),
+  currency: Schema.optionalWith(BoundedString(1, 8), { exact: true }),
+  interval: Schema.optionalWith(BoundedString(1, 16), { exact: true }),
+  proration: Schema.optionalWith(BoundedString(1, 32), { exact: true })
+}).annotations({ identifier: "ReviewOperation" })
+
+export interface ReviewOperation extends Schema.Schema.Type<typeof ReviewOperation> {}
 
 /**
  * "Optional offer terms", as display strings.
@@ -66,6 +84,7 @@ export interface ReviewRequester extends Schema.Schema.Type<typeof ReviewRequest
  */
 export const ReviewProjection = ExactStruct({
   action: ReviewAction,
+  operation: ReviewOperation,
   offer: Schema.optionalWith(ReviewOffer, { exact: true }),
   timing: ReviewTiming,
   requester: ReviewRequester,

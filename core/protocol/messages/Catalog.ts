@@ -9,6 +9,7 @@ import { OperationFamily } from "../OperationFamily.ts"
 import { Uuid } from "../Uuid.ts"
 import { CatalogEvidenceType } from "./Completion.ts"
 import { DisplayLabel, Timestamp } from "./Common.ts"
+import { SafeTerms } from "./Execution.ts"
 import { Currency } from "./Reconciliation.ts"
 
 const ExactStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
@@ -50,11 +51,40 @@ export const Frequency = ExactStruct({
   windowSeconds: Schema.Int.pipe(Schema.between(1, 10 * 366 * 24 * 3600))
 })
 
+/**
+ * The fixed parameters of a catalog action's operation: what runs, defined on the server. The
+ * extend-trial family's `extensionDays`; a Payment family's billing `interval`, `proration` and the
+ * customer's `priceKey` (its amount and currency are the offer's price). The account-specific part
+ * (the extend-trial `trialRef`) is never here: it comes from the runtime session.
+ */
+export const CatalogOperation = ExactStruct({
+  extensionDays: Schema.optionalWith(
+    Schema.Int.pipe(
+      Schema.between(1, 365),
+      Schema.annotations({ message: () => "must be an integer from 1 to 365 (days)" })
+    ),
+    { exact: true }
+  ),
+  interval: Schema.optionalWith(Schema.Literal("day", "week", "month", "year"), { exact: true }),
+  proration: Schema.optionalWith(Schema.Literal("create_prorations", "always_invoice", "none"), { exact: true }),
+  priceKey: Schema.optionalWith(Key, { exact: true })
+}).annotations({ identifier: "CatalogOperation" })
+
+export interface CatalogOperation extends Schema.Schema.Type<typeof CatalogOperation> {}
+
 export const CatalogAction = ExactStruct({
   actionId: Uuid,
   actionVersionId: Uuid,
   key: Key,
   family: OperationFamily,
+  /**
+   * The display strings the customer and the billing owner see (`action.safeTerms`). An action
+   * without them can be sent by a trusted server (`POST /action-requests`) but not asked for from
+   * the embedded runtime.
+   */
+  safeTerms: Schema.optionalWith(SafeTerms, { exact: true }),
+  /** The operation's fixed parameters; every action taken must carry exactly these. */
+  operation: Schema.optionalWith(CatalogOperation, { exact: true }),
   offerId: Schema.optionalWith(Uuid, { exact: true }),
   evidence: Schema.NonEmptyArray(CatalogEvidenceType),
   frequency: Schema.optionalWith(Frequency, { exact: true })

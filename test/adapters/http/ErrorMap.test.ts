@@ -186,6 +186,8 @@ describe("ErrorMap.toProblem", () => {
       action_unknown: 422,
       action_key_mismatch: 422,
       operation_family_mismatch: 422,
+      safe_terms_mismatch: 422,
+      operation_parameter_mismatch: 422,
       transition_not_allowed: 422,
       offer_unknown: 422,
       offer_not_offered: 422,

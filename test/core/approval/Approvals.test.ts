@@ -93,7 +93,11 @@ describe("approvals", () => {
           const text = JSON.stringify(review)
           assert.notInclude(text, approval.approvalToken, "never the approval token")
           assert.notInclude(text, "trialRef", "never a mutation payload")
-          assert.notInclude(text, "extensionDays")
+          assert.deepStrictEqual(
+            review.reviewProjection.operation,
+            { family: "extend_trial", extensionDays: 14, target: "subscription sub_1 (version 3)" },
+            "what will run: the catalog's days and the session's trial"
+          )
 
           const approved = yield* approveAs(billing, approval, review)
           assert.strictEqual(approved.state, "approved")

@@ -24,6 +24,7 @@ import {
 import { ActionLedger } from "../../../core/ports/ActionLedger.ts"
 import { ApprovalNotifier } from "../../../core/ports/ApprovalNotifier.ts"
 import type { StorageVariant } from "../../support/storage.ts"
+import { fixtureTrialRef } from "../../support/deliveries.ts"
 import { intakeInput, workspaceId } from "../connector/dispatch/support.ts"
 
 export { workspaceId }
@@ -42,6 +43,7 @@ export const session = (options: {
   readonly subject?: string
   readonly role?: string
   readonly expiresInSeconds?: number
+  readonly trialRef?: { readonly entityKey: string; readonly entityKind: string; readonly version: number }
 }) =>
   Effect.map(
     issue(
@@ -51,22 +53,30 @@ export const session = (options: {
         subject: options.subject ?? "user_owner",
         role: options.role ?? "billing_owner",
         authorities: options.authorities as [RuntimeAuthority, ...Array<RuntimeAuthority>],
-        ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds })
+        ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
+        ...(options.trialRef === undefined ? {} : { trialRef: options.trialRef })
       },
       "admin-key-1"
     ),
     ({ record, token }): Session => ({ token: Redacted.value(token), sessionId: record.sessionId })
   )
 
+/** A viewer's session; the host's server names the account's trial (the fixture one) when it issues it. */
 export const requester = (accountId = "acct_42") =>
-  session({ authorities: [requestAuthority], accountId, subject: "user_viewer", role: "viewer" })
+  session({
+    authorities: [requestAuthority],
+    accountId,
+    subject: "user_viewer",
+    role: "viewer",
+    trialRef: fixtureTrialRef
+  })
 
 export const owner = (accountId = "acct_42") => session({ authorities: [executeAuthority], accountId })
 
-/** The fixture extend-trial action and its binding, as the embedded runtime asks for it. */
+/** The fixture extend-trial catalog action and its binding, as the embedded runtime asks for it. */
 export const extendTrial = (): ApprovalRequestBody => {
   const { action, binding } = intakeInput()
-  return { action, binding }
+  return { action: { id: action.id, key: action.key }, binding }
 }
 
 /** `POST …/approvals` as `asker`, then the billing owner's token from the pickup. */

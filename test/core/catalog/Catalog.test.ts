@@ -9,9 +9,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { validateCatalog } from "../../../core/catalog/Catalog.ts"
+import { definedAction, termsMismatch, validateCatalog } from "../../../core/catalog/Catalog.ts"
 import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
-import { fixtureActionIds, fixtureCatalog } from "../../support/deliveries.ts"
+import { fixtureActionIds, fixtureCatalog, fixtureTrialRef, intakeInput } from "../../support/deliveries.ts"
 
 type Json = Record<string, any>
 
@@ -238,5 +238,81 @@ describe("the catalog schema: one test per rejection reason, each naming the fie
 
   it("the fixture's trial action id is the example intake's", () => {
     assert.strictEqual(fixture().actions[trialIndex].actionId, fixtureActionIds["extend_trial"])
+  })
+})
+
+describe("an action's terms and fixed parameters", () => {
+  it("the schema refuses days out of range, an unknown interval or proration, and unknown parameters", () => {
+    for (const [operation, path] of [
+      [{ extensionDays: 366 }, "actions.0.operation.extensionDays"],
+      [{ extensionDays: 14, interval: "fortnight" }, "actions.0.operation.interval"],
+      [{ extensionDays: 14, proration: "sometimes" }, "actions.0.operation.proration"],
+      [{ extensionDays: 14, trialRef: fixtureTrialRef }, "actions.0.operation.trialRef"]
+    ] as const) {
+      const doc = fixture()
+      doc.actions[trialIndex].operation = operation
+      assert.deepStrictEqual(schemaIssues(doc), [path])
+    }
+    const doc = fixture()
+    doc.actions[trialIndex].safeTerms = { label: "Extend trial" }
+    assert.deepStrictEqual(schemaIssues(doc), ["actions.0.safeTerms.confirmation"])
+  })
+
+  it("validateCatalog: an extend_trial operation fixes extensionDays", () => {
+    const doc = fixture()
+    doc.actions[trialIndex].operation = {}
+    assert.deepStrictEqual(referenceIssues(doc), ["actions.0.operation.extensionDays"])
+  })
+
+  it("validateCatalog: a parameter of another family", () => {
+    const trial = fixture()
+    trial.actions[trialIndex].operation = { extensionDays: 14, interval: "month" }
+    assert.deepStrictEqual(referenceIssues(trial), ["actions.0.operation.interval"])
+    const pay = fixture()
+    pay.actions[oneTimeIndex()].operation = { extensionDays: 14 }
+    assert.deepStrictEqual(referenceIssues(pay), [`actions.${oneTimeIndex()}.operation.extensionDays`])
+  })
+
+  const trialAction = fixtureCatalog.actions[trialIndex]!
+  const sent = intakeInput().action
+
+  it("termsMismatch: the fixture intake carries exactly the catalog's terms and parameters", () => {
+    assert.isUndefined(termsMismatch(trialAction, sent))
+  })
+
+  it("termsMismatch names the field: other days, another confirmation or label, a parameter the catalog does not fix", () => {
+    const cases = [
+      [{ ...sent, operation: { ...sent.operation, extensionDays: 365 } }, "action.operation.extensionDays"],
+      [
+        { ...sent, safeTerms: { ...sent.safeTerms, confirmation: "Extend your trial by 1 day?" } },
+        "action.safeTerms.confirmation"
+      ],
+      [{ ...sent, safeTerms: { ...sent.safeTerms, label: "Free year" } }, "action.safeTerms.label"],
+      [{ ...sent, operation: { ...sent.operation, bonus: 1 } }, "action.operation.bonus"]
+    ] as const
+    for (const [action, path] of cases) assert.strictEqual(termsMismatch(trialAction, action as never)?.path, path)
+  })
+
+  it("termsMismatch compares nothing a catalog action does not define", () => {
+    const { operation: _, safeTerms: __, ...bare } = trialAction
+    const forged = {
+      operation: { ...sent.operation, extensionDays: 365 },
+      safeTerms: { label: "x", confirmation: "y" }
+    }
+    assert.isUndefined(termsMismatch(bare, forged))
+  })
+
+  it("definedAction: the catalog's terms and days with the server's trial; what is missing is named", () => {
+    assert.deepStrictEqual(definedAction(trialAction, { trialRef: fixtureTrialRef }), {
+      id: trialAction.actionId,
+      key: trialAction.key,
+      operation: { family: "extend_trial", extensionDays: 14, trialRef: fixtureTrialRef },
+      safeTerms: { label: "Extend trial", confirmation: "Extend your trial by 14 days?" }
+    })
+    assert.match(definedAction(trialAction, {}) as string, /trialRef/)
+    const { safeTerms: _, ...noTerms } = trialAction
+    assert.match(definedAction(noTerms, { trialRef: fixtureTrialRef }) as string, /safeTerms/)
+    const { operation: __, ...noOperation } = trialAction
+    assert.match(definedAction(noOperation, { trialRef: fixtureTrialRef }) as string, /operation/)
   })
 })

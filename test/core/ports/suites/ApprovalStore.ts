@@ -384,6 +384,51 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
         })
       )
 
+      it.effect(
+        "cancelForRequester cancels the session's pending approvals in its workspace only, and nothing else",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* ApprovalStore
+            const workspaceId = uid("ws-")
+            const requester = { sessionId: uid("rts-"), subject: "user-1", role: "viewer" }
+            const pending = yield* created({ workspaceId, requester })
+            const prepared = yield* created({ workspaceId, requester })
+            yield* store.prepare({ approvalId: prepared.approvalId, revision: 0, review: review(1) })
+            const claimed = yield* created({ workspaceId, requester })
+            assert.isTrue(yield* claim(claimed.approvalId, 0, "rts-owner"))
+            const denied = yield* created({ workspaceId, requester })
+            assert.isTrue(yield* store.deny({ approvalId: denied.approvalId, sessionId: "rts-owner", now: t0 + 1 }))
+            const otherRequester = yield* created({ workspaceId })
+            const otherWorkspace = yield* created({ requester })
+
+            assert.strictEqual(
+              yield* store.cancelForRequester({ workspaceId, sessionId: requester.sessionId, now: t0 + 9 }),
+              2
+            )
+            assert.deepStrictEqual(yield* current(pending.approvalId), {
+              ...pending,
+              state: "cancelled",
+              resolvedAt: t0 + 9
+            })
+            const cancelledReview = yield* current(prepared.approvalId)
+            assert.deepStrictEqual([cancelledReview.state, cancelledReview.revision], ["cancelled", 1])
+            assert.strictEqual((yield* current(claimed.approvalId)).state, "approving", "a claim is left to finish")
+            assert.strictEqual((yield* current(denied.approvalId)).state, "denied")
+            assert.deepStrictEqual(yield* current(otherRequester.approvalId), otherRequester)
+            assert.deepStrictEqual(yield* current(otherWorkspace.approvalId), otherWorkspace)
+            // A cancelled approval is finished: never prepared, claimed or denied, and not cancelled twice.
+            assert.isTrue(
+              Option.isNone(yield* store.prepare({ approvalId: pending.approvalId, revision: 0, review: review(2) }))
+            )
+            assert.isFalse(yield* claim(pending.approvalId, 0, "rts-owner"))
+            assert.isFalse(yield* store.deny({ approvalId: pending.approvalId, sessionId: "rts-owner", now: t0 + 10 }))
+            assert.strictEqual(
+              yield* store.cancelForRequester({ workspaceId, sessionId: requester.sessionId, now: t0 + 11 }),
+              0
+            )
+          })
+      )
+
       it.effect("of 50 concurrent claims at one revision exactly one succeeds", () =>
         Effect.gen(function* () {
           const record = yield* created()

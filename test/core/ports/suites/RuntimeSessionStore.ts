@@ -48,6 +48,21 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
         })
       )
 
+      it.effect("a session naming the account's trial round-trips it; one naming none has no trialRef", () =>
+        Effect.gen(function* () {
+          const store = yield* RuntimeSessionStore
+          const record = session(uid("ws-"), {
+            trialRef: { entityKey: "sub_ünï_1", entityKind: "subscription", version: 0 }
+          })
+          assert.isTrue(yield* store.create(record))
+          assert.deepStrictEqual(yield* store.get(record.sessionId), Option.some(record))
+          assert.deepStrictEqual(yield* store.findByHash(record.tokenHash), Option.some(record))
+          const plain = session(uid("ws-"))
+          assert.isTrue(yield* store.create(plain))
+          assert.isFalse("trialRef" in Option.getOrThrow(yield* store.get(plain.sessionId)))
+        })
+      )
+
       it.effect("a duplicate id is refused and changes nothing", () =>
         Effect.gen(function* () {
           const store = yield* RuntimeSessionStore

@@ -696,6 +696,13 @@ describe("ApprovalPrepareResponse", () => {
   const response: Json = {
     reviewProjection: {
       action: { key: "upgrade_to_pro", label: "Upgrade to Pro", confirmation: "Upgrade this workspace to Pro" },
+      operation: {
+        family: "payment.existing_subscription_change",
+        amountMinor: 4900,
+        currency: "usd",
+        interval: "month",
+        proration: "create_prorations"
+      },
       offer: {
         offerId: "bbbbbbbb-cccc-4ddd-8eee-ffffffffffff",
         label: "Pro monthly",
@@ -719,6 +726,7 @@ describe("ApprovalPrepareResponse", () => {
     ...response,
     reviewProjection: {
       action: { key: "extend_trial_14d", label: "Extend trial", confirmation: "Extend your trial by 14 days" },
+      operation: { family: "extend_trial", extensionDays: 14, target: "subscription sub_1 (version 3)" },
       timing: { effectiveAt: "2026-11-22T10:15:30.000Z" },
       requester: { roleKey: "member" },
       approvalExpiresAt: "2026-11-29T10:15:30.000Z",
@@ -735,7 +743,13 @@ describe("ApprovalPrepareResponse", () => {
 
   it("never carries an approval token or a mutation payload", () => {
     rejects(ApprovalPrepareResponse, withField(response, ["approvalToken"], "tok_secret"), "approvalToken")
-    rejects(ApprovalPrepareResponse, withField(response, ["reviewProjection", "operation"], { family: "x" }))
+    // The operation is shown by its key fields only, never as the raw operation (its trialRef, its priceKey).
+    rejects(
+      ApprovalPrepareResponse,
+      withField(response, ["reviewProjection", "operation", "trialRef"], { entityKey: "sub_1" })
+    )
+    rejects(ApprovalPrepareResponse, withField(response, ["reviewProjection", "operation", "priceKey"], "addon"))
+    rejects(ApprovalPrepareResponse, withField(response, ["reviewProjection", "operation"], undefined))
     rejects(ApprovalPrepareResponse, withField(response, ["reviewProjection", "action", "operation"], {}))
     rejects(ApprovalPrepareResponse, withField(response, ["reviewProjection", "offer", "priceId"], "price_1"))
     rejects(ReviewProjection, withField(response.reviewProjection as Json, ["approvalToken"], "t"), "approvalToken")
