@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Api from "../../../adapters/http/api/Api.ts"
 import { intakeInput, workspaceId } from "../../core/connector/dispatch/support.ts"
 import { admin, bootService, type Service } from "../../e2e/support.ts"
+import { fixtureTrialRef } from "../../support/deliveries.ts"
 import { type Reply, request } from "../../support/http.ts"
 import { storageVariants } from "../../support/storage.ts"
 
@@ -25,7 +26,7 @@ const session = (service: Service, subject: string, authority: string, accountId
     request(`${service.ws}/runtime-sessions`, {
       method: "POST",
       headers: admin,
-      body: JSON.stringify({ accountId, subject, role: subject, authorities: [authority] })
+      body: JSON.stringify({ accountId, subject, role: subject, authorities: [authority], trialRef: fixtureTrialRef })
     }),
     (reply) => {
       assert.strictEqual(reply.status, 201, reply.text)
@@ -37,8 +38,14 @@ const viewer = (service: Service, subject: string, accountId?: string) =>
   session(service, subject, "funnels.actions.request", accountId)
 
 const ask = (service: Service, token: string, accountId = "acct_42") => {
+  // what the runtime sends: the catalog action, the offer and the binding, nothing else
   const { action, binding } = intakeInput(accountId)
-  return post(service, `${runtime}/approvals`, { action, binding }, { ...json, authorization: `Bearer ${token}` })
+  return post(
+    service,
+    `${runtime}/approvals`,
+    { action: { id: action.id, key: action.key }, binding },
+    { ...json, authorization: `Bearer ${token}` }
+  )
 }
 
 /** An approval requested by a new viewer, with its token collected by the admin. */
