@@ -12,7 +12,7 @@ export * from "../adapters/customer/NodeHandler.ts"
 
 /** What a host executor receives and answers, and the retry backoff it may reuse. */
 export type { ClaimedExecution } from "../core/customer/ClaimedExecution.ts"
-export { type Backoff, backoffDelay } from "../core/protocol/Backoff.ts"
+export { type Backoff, backoffDelay, retryDelay } from "../core/protocol/Backoff.ts"
 export { defaultBackoff, type ExecutionResult } from "../core/customer/Worker.ts"
 
 export * as Handler from "../core/customer/Handler.ts"

@@ -184,13 +184,12 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
       issues.push({ path: "payments.stripe.publishableKey", message: "is required" })
   }
   const timeout = options.worker?.executeTimeoutMillis ?? Worker.defaultExecuteTimeoutMillis
-  const lease = options.worker?.executeLeaseMillis ?? Worker.defaultExecuteLeaseMillis
-  // A run may call the host twice (lookup, then execute), each up to the time limit, all within the lease.
-  if (!(timeout > 0 && 2 * timeout < lease)) {
-    issues.push({
-      path: "worker.executeTimeoutMillis",
-      message: "must be positive and shorter than half of worker.executeLeaseMillis"
-    })
+  if (!(timeout > 0)) issues.push({ path: "worker.executeTimeoutMillis", message: "must be positive" })
+  // The heartbeat renews a lease every third of it: below a second it would beat the store for nothing.
+  for (const name of ["executeLeaseMillis", "deliveryLeaseMillis"] as const) {
+    const lease = options.worker?.[name]
+    if (lease !== undefined && !(lease >= 1_000))
+      issues.push({ path: `worker.${name}`, message: "must be at least 1000 (1 s)" })
   }
   return issues
 }

@@ -142,7 +142,7 @@ export const make = (options: ActionClientOptions): ActionClient => {
   const adminKey = typeof options.adminKey === "string" ? Redacted.make(options.adminKey) : options.adminKey
   const serviceUrl = options.serviceUrl.replace(/\/+$/, "")
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
-  // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelayMillis`; `maxAttempts` in all.
+  // The shared backoff; a `Retry-After` (429, 503) sets the wait instead, up to `maxDelayMillis`; `maxAttempts` in all.
   const retryPolicy = retrySchedule<Retry>({
     baseDelayMillis: options.baseDelayMillis ?? 250,
     maxDelayMillis: options.maxDelayMillis ?? 30_000,

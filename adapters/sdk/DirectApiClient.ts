@@ -1,7 +1,7 @@
 /**
  * The server SDK's Direct API client for customer backends (spec direct-api-ingestion.md): sends
  * one event per `POST /api/events/ingest` with the secret ingest key, retries what may succeed
- * later (network failures, time-outs, 429 after its `Retry-After`, 5xx) with bounded exponential
+ * later (network failures, time-outs, 429 and 503 after their `Retry-After`, 5xx) with bounded exponential
  * backoff and jitter, always with the same `event_id`, and never retries a refusal (other 4xx),
  * which comes back as a typed error carrying the server's problem `code`, `detail` and field
  * `errors`. The key is `Redacted` and never appears in an error.
@@ -69,7 +69,9 @@ export class IngestRejected extends Schema.TaggedError<IngestRejected>()("Ingest
  */
 export class IngestUnavailable extends Schema.TaggedError<IngestUnavailable>()("IngestUnavailable", {
   attempts: Schema.Number,
-  reason: Schema.String
+  reason: Schema.String,
+  /** The last answer's `Retry-After` in milliseconds, when it had one: when to try again. */
+  retryAfterMillis: Schema.optional(Schema.Number)
 }) {}
 
 export type IngestError = IngestRejected | IngestUnavailable
@@ -119,7 +121,7 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
   const maxDelay = options.maxDelayMillis ?? 30_000
-  // The shared backoff; a 429's `Retry-After` may lengthen a wait up to `maxDelay`; `maxAttempts` in all.
+  // The shared backoff; a `Retry-After` (429, 503) sets the wait instead, up to `maxDelay`; `maxAttempts` in all.
   const retryPolicy = retrySchedule<Retry>({
     baseDelayMillis: options.baseDelayMillis ?? 250,
     maxDelayMillis: maxDelay,
@@ -168,7 +170,14 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
         result._tag === "Retry" ? Effect.fail(result) : Effect.succeed(result)
       )
       const result = yield* Effect.retry(retried, retryPolicy).pipe(
-        Effect.catchAll((last) => new IngestUnavailable({ attempts: maxAttempts, reason: last.reason }))
+        Effect.catchAll(
+          (last) =>
+            new IngestUnavailable({
+              attempts: maxAttempts,
+              reason: last.reason,
+              ...(last.afterMillis !== undefined ? { retryAfterMillis: last.afterMillis } : {})
+            })
+        )
       )
       if (result._tag === "Refused") return yield* result.error
       return result.value

@@ -16,8 +16,9 @@
  *   delivery (rule 6).
  * - `customer.complete`: the stored body's exact bytes, signed per attempt with a fresh nonce and
  *   timestamp ("A redelivery reuses the same body and ID with a fresh nonce, timestamp and
- *   signature"); 2xx completes the item and moves the record to `completed`; anything else is
- *   rescheduled with bounded exponential backoff and jitter.
+ *   signature"); 2xx completes the item and moves the record to `completed` in one write; anything
+ *   else is rescheduled with bounded exponential backoff and jitter, or after the service's
+ *   `Retry-After` on a 429 or 503.
  *
  * The public module composes the worker service, its layers and settings over the host's port
  * (`internal/actionExecutor.ts`), the execution step (`internal/execution.ts`) and the delivery
@@ -33,7 +34,14 @@
  * it. A host call that has not returned within `executeTimeoutMillis` is abandoned and counts as an
  * ambiguous result, like a defect: the item is rescheduled with backoff and its next attempt asks
  * `lookup` first.
+ *
+ * Leases are short (`defaultLeaseMillis`, 10 s) and renewed every third of their length while the
+ * item is worked (`leaseHeartbeat`, as the service's dispatcher does), so a killed worker's items
+ * are free again within one lease, however long a host call may take. A worker that stops (its
+ * scope closes) gives its in-flight items back due at once, their attempt counted, so the next
+ * process takes them up without waiting for the lease, an execution through `lookup` first.
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -52,7 +60,7 @@ import type { Backoff } from "../protocol/Backoff.ts"
 import { executeOutboxKind } from "./Handler.ts"
 import { type KeyOptions, keyringOf } from "./Keyring.ts"
 import { ActionExecutor } from "./internal/actionExecutor.ts"
-import { makeDeliverItem } from "./internal/completionDelivery.ts"
+import { makeDeliverItem, makeRecoverDelivered } from "./internal/completionDelivery.ts"
 import { makeExecuteItem } from "./internal/execution.ts"
 import { completeOutboxKind } from "./internal/kitRecord.ts"
 import { makeLeasedItemEnds } from "./internal/leasedItem.ts"
@@ -82,16 +90,23 @@ export const completionPath = "/api/funnels/v1/runtime/actions/customer-complete
 export const defaultBackoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
 
 /**
- * The default time limit of one host `execute` or `lookup` call: 60 s. A run may make both calls,
- * and both fit well inside the 5 minute execution lease, so no other worker can lease an item
- * whose host calls are still running.
+ * The default time limit of one host `execute` or `lookup` call: 60 s. The item's lease is renewed
+ * by the heartbeat while the calls run, so no other worker leases an item whose host calls are
+ * still running while this worker lives.
  */
 export const defaultExecuteTimeoutMillis = 60_000
 
 /**
- * The default lease of an execution: 5 minutes.
+ * The default lease of an execution, a completion delivery and a provider event's reconciliation:
+ * 10 s, renewed every third of it while the item is worked. It is the recovery time after a crash:
+ * a dead worker's items are free again at most one lease later.
  */
-export const defaultExecuteLeaseMillis = 300_000
+export const defaultLeaseMillis = 10_000
+
+/**
+ * The default lease of an execution (`defaultLeaseMillis`).
+ */
+export const defaultExecuteLeaseMillis = defaultLeaseMillis
 
 export interface CustomerWorkerSettings {
   readonly workspaceId: string
@@ -99,7 +114,10 @@ export interface CustomerWorkerSettings {
   readonly serviceUrl: string
   /** Poll interval when idle (default 500 ms); `wake` cuts it short. */
   readonly pollMillis?: number
-  /** Lease of an execution (default 5 minutes): must be longer than `executeTimeoutMillis`. */
+  /**
+   * Lease of an execution (default 10 s), renewed every third of it while the execution runs: a
+   * crashed worker's executions are taken up again within it.
+   */
   readonly executeLeaseMillis?: number
   /**
    * Time limit of one host `execute` or `lookup` call (default 60 s). A call that has not returned
@@ -107,7 +125,7 @@ export interface CustomerWorkerSettings {
    * ambiguous: rescheduled with backoff, and the retry asks `lookup` first.
    */
   readonly executeTimeoutMillis?: number
-  /** Lease of one delivery attempt (default 60 s): longer than the transport's time-out. */
+  /** Lease of a completion delivery (default 10 s), renewed every third of it while the attempt runs. */
   readonly deliveryLeaseMillis?: number
   /** Items in flight per loop, executions and deliveries each (default 16). */
   readonly concurrency?: number
@@ -117,7 +135,7 @@ export interface CustomerWorkerSettings {
    * reconciled against it and turned into completions (`internal/paymentEvents.ts`), in a third loop.
    */
   readonly paymentProvider?: PaymentProviderService
-  /** Lease of one provider event's reconciliation (default 60 s). */
+  /** Lease of one provider event's reconciliation (default 10 s), renewed while it runs. */
   readonly paymentEventLeaseMillis?: number
 }
 
@@ -138,6 +156,11 @@ export interface CustomerWorkerService {
   readonly reconcileEventsDue: Effect.Effect<number, StorageError>
   /** Cuts the payment event loop's idle wait short (the webhook route calls it after recording an event). */
   readonly wakePaymentEvents: Effect.Effect<void>
+  /**
+   * Moves to `completed` the records left in `completing` although their completion was delivered
+   * (by a kit killed between two writes that are now one); the number moved. `start` runs it once.
+   */
+  readonly recoverDelivered: Effect.Effect<number, StorageError>
 }
 
 export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerWorker")<
@@ -147,7 +170,7 @@ export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerW
 
 type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor
 
-/** The worker and its two loops, not yet running. */
+/** The worker and its loops, not yet running. */
 const build = (
   options: CustomerWorkerOptions
 ): Effect.Effect<
@@ -166,7 +189,7 @@ const build = (
     const pollMillis = options.pollMillis ?? 500
     const executeLeaseMillis = options.executeLeaseMillis ?? defaultExecuteLeaseMillis
     const executeTimeout = Duration.millis(options.executeTimeoutMillis ?? defaultExecuteTimeoutMillis)
-    const deliveryLeaseMillis = options.deliveryLeaseMillis ?? 60_000
+    const deliveryLeaseMillis = options.deliveryLeaseMillis ?? defaultLeaseMillis
     const concurrency = options.concurrency ?? 16
     const keyring = keyringOf(options)
     const owner = "customer-worker:" + toHex(yield* crypto.randomBytes(8))
@@ -184,7 +207,7 @@ const build = (
     })
     const deliverItem = makeDeliverItem({ ledger, signer, transport, keyring, url, ends })
     const paymentSignal = yield* Queue.sliding<void>(1)
-    const paymentEventLeaseMillis = options.paymentEventLeaseMillis ?? 60_000
+    const paymentEventLeaseMillis = options.paymentEventLeaseMillis ?? defaultLeaseMillis
     const paymentEventItem =
       options.paymentProvider === undefined
         ? (item: OutboxItem) => Effect.asVoid(ends.done(item))
@@ -198,10 +221,17 @@ const build = (
 
     const lease = (kind: string, leaseMillis: number) => (limit: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => outbox.lease({ owner, now, leaseMillis, limit, kinds: [kind] }))
-    /** An item's storage failure is logged; its lease expires and it is tried again. */
+    /**
+     * An item's storage failure is logged; its lease expires and it is tried again. An item whose
+     * worker stops mid-attempt is given back due at once (`release`).
+     */
     const logged =
       (name: string, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) => (item: OutboxItem) =>
-        Effect.catchAllCause(each(item), (cause) => Effect.logWarning(`customer kit: ${name} failed`, cause))
+        Effect.catchAllCause(
+          Effect.onInterrupt(each(item), () => Effect.ignore(ends.release(item))),
+          (cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logWarning(`customer kit: ${name} failed`, cause)
+        )
     const step = (kind: string, leaseMillis: number, each: (item: OutboxItem) => Effect.Effect<void, StorageError>) =>
       Effect.gen(function* () {
         const items = yield* lease(kind, leaseMillis)(concurrency)
@@ -226,22 +256,39 @@ const build = (
         heartbeat: leaseHeartbeat({ outbox, owner, leaseMillis })
       })
 
+    const recoverDelivered = makeRecoverDelivered({ ledger, outbox, workspaceId: options.workspaceId })
+    const recoverAtStart = Effect.forkScoped(
+      Effect.catchAllCause(
+        Effect.flatMap(recoverDelivered, (moved) =>
+          moved === 0 ? Effect.void : Effect.logInfo(`customer kit: ${moved} delivered completion(s) closed at start`)
+        ),
+        (cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning("customer kit: closing delivered completions at start failed", cause)
+      )
+    )
+
     return {
       worker: {
         executeDue: step(executeOutboxKind, executeLeaseMillis, executeItem),
         deliverDue: step(completeOutboxKind, deliveryLeaseMillis, deliverItem),
         wake: Effect.asVoid(Queue.offer(executeSignal, undefined)),
         reconcileEventsDue: step(paymentEventOutboxKind, paymentEventLeaseMillis, paymentEventItem),
-        wakePaymentEvents: Effect.asVoid(Queue.offer(paymentSignal, undefined))
+        wakePaymentEvents: Effect.asVoid(Queue.offer(paymentSignal, undefined)),
+        recoverDelivered
       },
       loops: Effect.zipRight(
+        recoverAtStart,
         Effect.zipRight(
-          loop("execution", executeOutboxKind, executeLeaseMillis, executeItem, executeSignal),
-          loop("delivery", completeOutboxKind, deliveryLeaseMillis, deliverItem, deliverySignal)
-        ),
-        options.paymentProvider === undefined
-          ? Effect.void
-          : loop("payment events", paymentEventOutboxKind, paymentEventLeaseMillis, paymentEventItem, paymentSignal)
+          Effect.zipRight(
+            loop("execution", executeOutboxKind, executeLeaseMillis, executeItem, executeSignal),
+            loop("delivery", completeOutboxKind, deliveryLeaseMillis, deliverItem, deliverySignal)
+          ),
+          options.paymentProvider === undefined
+            ? Effect.void
+            : loop("payment events", paymentEventOutboxKind, paymentEventLeaseMillis, paymentEventItem, paymentSignal)
+        )
       )
     }
   })

@@ -72,3 +72,36 @@ export const schedule = (backoff: Backoff): Schedule.Schedule<number> => {
     ? jittered
     : Schedule.upTo(jittered, Duration.millis(backoff.deadlineMillis))
 }
+
+/**
+ * An HTTP `Retry-After` value (delay seconds or an HTTP date) in milliseconds from `now`;
+ * `undefined` when absent or unreadable. A date in the past is 0.
+ */
+export const retryAfterMillis = (header: string | null | undefined, now: number): number | undefined => {
+  if (header === null || header === undefined || header.trim() === "") return undefined
+  const seconds = Number(header)
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined
+  const date = Date.parse(header)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/**
+ * The delay before the next attempt when the server named one (`Retry-After` on a 429 or 503): the
+ * server's hint replaces the exponential ceiling, so a client that failed many times during an
+ * outage comes back when the server says it is ready rather than at the end of a long backoff. The
+ * hint is never undercut, is spread by up to half of itself (at least half the base, at most
+ * 500 ms of it) so clients told the same hint do not return in one burst, and is capped at
+ * `capMillis`, as every delay is.
+ */
+export const hintedDelay = (backoff: Backoff, hintMillis: number, random: number): number => {
+  const hint = Math.min(Math.max(hintMillis, 0), backoff.capMillis)
+  const spread = Math.max(hint / 2, Math.min(backoff.baseMillis, 1_000) / 2)
+  return Math.min(backoff.capMillis, Math.floor(hint + random * spread))
+}
+
+/**
+ * The delay after `attempts` failed attempts: the server's hint when it gave one (`hintedDelay`),
+ * the exponential backoff otherwise (`backoffDelay`).
+ */
+export const retryDelay = (backoff: Backoff, attempts: number, random: number, hintMillis?: number): number =>
+  hintMillis === undefined ? backoffDelay(backoff, attempts, random) : hintedDelay(backoff, hintMillis, random)

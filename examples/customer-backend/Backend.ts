@@ -35,11 +35,11 @@ import { InvalidConfig, parseBoolean, parseInteger } from "accord/config"
 import { Connection } from "accord/engine"
 import {
   type Backoff,
-  backoffDelay,
   type ClaimedExecution,
   defaultBackoff,
   type ExecutionResult,
-  makeCustomerKit
+  makeCustomerKit,
+  retryDelay
 } from "accord/kit"
 import { Cipher, Execution, Uuid } from "accord/protocol"
 import * as Sdk from "accord/sdk"
@@ -564,7 +564,9 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
               console.error(
                 `entitlement_active: the service refused SERVICE_INGEST_API_KEY (HTTP ${error.status}); retrying`
               )
-            const next = Date.now() + backoffDelay(retry, row.attempts, Math.random())
+            // After an outage the service's `Retry-After` says when to come back, not the backoff's tail.
+            const hint = error._tag === "IngestUnavailable" ? error.retryAfterMillis : undefined
+            const next = Date.now() + retryDelay(retry, row.attempts, Math.random(), hint)
             yield* sql`UPDATE example_access_events SET attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${reason} WHERE event_id = ${row.event_id}`
           }).pipe(
             // Stopped mid-attempt: due again at once for the next process.

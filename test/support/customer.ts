@@ -39,7 +39,7 @@ export const startService = async (options?: {
   readonly accepts?: (delivery: Received) => boolean
 }) => {
   const received: Array<Received> = []
-  const state = { status: 200 }
+  const state: { status: number; headers?: Record<string, string> } = { status: 200 }
   const server: Server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -47,7 +47,7 @@ export const startService = async (options?: {
       const delivery = { headers: req.headers, body: new Uint8Array(Buffer.concat(chunks)) }
       received.push(delivery)
       const refused = options?.accepts !== undefined && !options.accepts(delivery)
-      res.writeHead(refused ? 401 : state.status, { "content-type": "application/json" })
+      res.writeHead(refused ? 401 : state.status, { "content-type": "application/json", ...state.headers })
       res.end("{}")
     })
   })

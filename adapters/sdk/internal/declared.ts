@@ -22,7 +22,8 @@ import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { parseJson, problemFields, retryableStatus, retryAfterMillis } from "./retrying.ts"
+import { retryAfterMillis } from "../../../core/protocol/Backoff.ts"
+import { parseJson, problemFields, retryableStatus } from "./retrying.ts"
 
 /**
  * The endpoint as the SDK calls it: the declared method, path, headers and successes, with the
@@ -127,7 +128,7 @@ export const transport = (options: {
           _tag: "Refused",
           problem: problemFields(error.json, error.status, options.fallbackDetail(error.status))
         }
-      const after = retryAfterMillis(error.retryAfter ?? null, Date.now())
+      const after = retryAfterMillis(error.retryAfter, Date.now())
       return { _tag: "Retry", reason: `http_${error.status}`, ...(after !== undefined ? { afterMillis: after } : {}) }
     }
     if (error instanceof TimedOut) return { _tag: "Retry", reason: "timeout" }

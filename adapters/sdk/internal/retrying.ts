@@ -1,10 +1,12 @@
 /**
  * The one retry policy of the SDK's HTTP clients (`DirectApiClient`, `ActionClient`): which answers
- * are worth another attempt (network failures, time-outs, 408, 429, 5xx), how long a `Retry-After`
- * asks to wait, the shared backoff (`core/protocol/Backoff.ts`) as a `Schedule` that a
- * `Retry-After` may lengthen, and how a refusal's problem details are read.
+ * are worth another attempt (network failures, time-outs, 408, 429, 5xx), the shared backoff
+ * (`core/protocol/Backoff.ts`) as a `Schedule` whose wait follows a `Retry-After` when the server
+ * sent one, and how a refusal's problem details are read.
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Backoff from "../../../core/protocol/Backoff.ts"
 
@@ -12,17 +14,6 @@ import * as Backoff from "../../../core/protocol/Backoff.ts"
  * Whether an HTTP status may succeed later: 408, 429 and every 5xx.
  */
 export const retryableStatus = (status: number): boolean => status === 429 || status === 408 || status >= 500
-
-/**
- * `Retry-After` as seconds or an HTTP date, in milliseconds from `now`.
- */
-export const retryAfterMillis = (header: string | null, now: number): number | undefined => {
-  if (header === null) return undefined
-  const seconds = Number(header)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  const date = Date.parse(header)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
 
 /**
  * A response text as JSON, `undefined` when empty or not JSON.
@@ -66,8 +57,9 @@ export const problemFields = (
 }
 
 /**
- * The retry schedule over retryable outcomes: the shared backoff, each wait lengthened to the
- * outcome's `afterMillis` (its `Retry-After`) up to `maxDelayMillis`, `maxAttempts` in all.
+ * The retry schedule over retryable outcomes: the shared backoff, except that an outcome with
+ * `afterMillis` (its `Retry-After`) waits what the server asked for (`Backoff.hintedDelay`: never
+ * less, jittered, at most `maxDelayMillis`), `maxAttempts` in all.
  */
 export const retrySchedule = <R extends { readonly afterMillis?: number }>(options: {
   readonly baseDelayMillis: number
@@ -77,7 +69,17 @@ export const retrySchedule = <R extends { readonly afterMillis?: number }>(optio
   Backoff.schedule({ baseMillis: options.baseDelayMillis, capMillis: options.maxDelayMillis }).pipe(
     Schedule.intersect(Schedule.identity<R>()),
     Schedule.intersect(Schedule.recurs(options.maxAttempts - 1)),
-    Schedule.modifyDelay(([[, retry]], delay) =>
-      Duration.millis(Math.min(options.maxDelayMillis, Math.max(Duration.toMillis(delay), retry.afterMillis ?? 0)))
+    Schedule.modifyDelayEffect(([[, retry]], delay) =>
+      retry.afterMillis === undefined
+        ? Effect.succeed(delay)
+        : Effect.map(Random.next, (random) =>
+            Duration.millis(
+              Backoff.hintedDelay(
+                { baseMillis: options.baseDelayMillis, capMillis: options.maxDelayMillis },
+                retry.afterMillis!,
+                random
+              )
+            )
+          )
     )
   )

@@ -119,16 +119,37 @@ describe("makeCustomerKit refuses", () => {
     })
   )
 
-  it.effect("an execute time limit not shorter than half the execution lease (lookup and execute may both run)", () =>
+  it.effect("an execute time limit that is not positive is refused", () =>
     Effect.gen(function* () {
-      for (const executeTimeoutMillis of [60_000, 30_000]) {
-        const error = yield* refusal({ ...baseOptions(), worker: { executeTimeoutMillis, executeLeaseMillis: 60_000 } })
+      for (const executeTimeoutMillis of [0, -1, Number.NaN]) {
+        const error = yield* refusal({ ...baseOptions(), worker: { executeTimeoutMillis } })
         assert.instanceOf(error, CustomerKitOptionsError)
         assert.deepStrictEqual(
           (error as CustomerKitOptionsError).issues.map((issue) => issue.path),
           ["worker.executeTimeoutMillis"]
         )
       }
+    })
+  )
+
+  it.effect("a lease below a second is refused (the heartbeat beats every third of it)", () =>
+    Effect.gen(function* () {
+      const error = yield* refusal({ ...baseOptions(), worker: { executeLeaseMillis: 999, deliveryLeaseMillis: 0 } })
+      assert.instanceOf(error, CustomerKitOptionsError)
+      assert.deepStrictEqual(
+        (error as CustomerKitOptionsError).issues.map((issue) => issue.path),
+        ["worker.executeLeaseMillis", "worker.deliveryLeaseMillis"]
+      )
+    })
+  )
+
+  it.effect("a host call may outlast the lease: the heartbeat keeps it (60 s time limit, 10 s lease)", () =>
+    Effect.gen(function* () {
+      const error = yield* refusal({
+        ...baseOptions(),
+        worker: { executeTimeoutMillis: 60_000, executeLeaseMillis: 10_000 }
+      })
+      assert.isUndefined(error)
     })
   )
 })

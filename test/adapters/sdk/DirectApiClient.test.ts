@@ -205,6 +205,35 @@ describe("DirectApiClient against a misbehaving server", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("a 503's Retry-After sets the wait instead of the exponential backoff", () =>
+    Effect.gen(function* () {
+      // The backoff would wait 10–20 s before the second attempt; the server asks for 0 s.
+      const peer = yield* scripted([status(503, { "retry-after": "0" }), status(503, { "retry-after": "0" }), accepted])
+      const client = make({
+        baseUrl: peer.url,
+        apiKey: "k".repeat(40),
+        baseDelayMillis: 20_000,
+        maxDelayMillis: 30_000
+      })
+      const result = yield* Effect.timeoutFail(client.ingest(event), {
+        duration: "8 seconds",
+        onTimeout: () => "the retry waited for the backoff, not for Retry-After"
+      })
+      assert.strictEqual(result.status, "accepted")
+      assert.strictEqual(peer.bodies.length, 3)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("giving up carries the last answer's Retry-After, for a caller that schedules the next try itself", () =>
+    Effect.gen(function* () {
+      const peer = yield* scripted([status(503, { "retry-after": "2" })])
+      const error = yield* Effect.flip(
+        make({ baseUrl: peer.url, apiKey: "k".repeat(40), ...fast, maxAttempts: 1 }).ingest(event)
+      )
+      assert.deepStrictEqual(error, new IngestUnavailable({ attempts: 1, reason: "http_503", retryAfterMillis: 2_000 }))
+    }).pipe(Effect.scoped)
+  )
+
   it.live("attempt: one request, no retry, with the status and Retry-After of a 429", () =>
     Effect.gen(function* () {
       const peer = yield* scripted([status(429, { "retry-after": "7" }), status(503), accepted])

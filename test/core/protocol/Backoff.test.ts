@@ -15,8 +15,11 @@ import {
   type Backoff,
   backoffDelay,
   ceilingMillis,
+  hintedDelay,
   pastDeadline,
   randomBackoffDelay,
+  retryAfterMillis,
+  retryDelay,
   schedule
 } from "../../../core/protocol/Backoff.ts"
 
@@ -110,4 +113,42 @@ describe("Backoff", () => {
       assert.strictEqual(attempts, 21)
     })
   )
+
+  it("Retry-After is read as delay seconds or an HTTP date; anything else is no hint", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z")
+    assert.strictEqual(retryAfterMillis("1", now), 1_000)
+    assert.strictEqual(retryAfterMillis("0", now), 0)
+    assert.strictEqual(retryAfterMillis("Thu, 01 Jan 2026 00:00:05 GMT", now), 5_000)
+    assert.strictEqual(retryAfterMillis("Wed, 31 Dec 2025 23:59:00 GMT", now), 0)
+    for (const unreadable of [undefined, null, "", " ", "-1", "soon"]) {
+      assert.strictEqual(retryAfterMillis(unreadable, now), undefined, String(unreadable))
+    }
+  })
+
+  it.prop(
+    "a server's hint replaces the exponential delay: never less than the hint, at most half again, never above the cap",
+    [fc.nat({ max: 2_000 }), fc.nat({ max: 1_000_000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })],
+    ([attempts, hint, random]) => {
+      const delay = retryDelay(backoff, attempts, random, hint)
+      assert.strictEqual(delay, hintedDelay(backoff, hint, random))
+      assert.isAtMost(delay, backoff.capMillis)
+      assert.isAtLeast(delay, Math.min(hint, backoff.capMillis))
+      assert.isAtMost(
+        delay,
+        Math.min(backoff.capMillis, Math.max(hint * 1.5, hint + Math.min(backoff.baseMillis, 1_000) / 2))
+      )
+      // Without a hint it is the exponential delay.
+      assert.strictEqual(retryDelay(backoff, attempts, random), backoffDelay(backoff, attempts, random))
+    }
+  )
+
+  it("clients told the same hint spread over half of it, so they do not all return at once", () => {
+    const hint = 800
+    assert.strictEqual(hintedDelay(backoff, hint, 0), 800)
+    assert.strictEqual(hintedDelay(backoff, hint, 0.5), 1_000) // capped
+    assert.strictEqual(hintedDelay({ baseMillis: 100, capMillis: 60_000 }, hint, 0.5), 1_000)
+    // After many failures the hint still decides, not the 1 s exponential ceiling.
+    assert.strictEqual(hintedDelay(backoff, 0, 0), 0)
+    assert.isBelow(retryDelay(backoff, 30, 0.5, 0), backoffDelay(backoff, 30, 0.5))
+  })
 })

@@ -1,6 +1,7 @@
 /**
  * How the worker ends a leased item: `reschedule` counts the attempt and makes it due again after
- * the backoff delay; `done` completes it. Both only for the lease owner.
+ * the backoff delay, or after the service's `Retry-After` when given; `release` makes it due at
+ * once; `done` completes it. All only for the lease owner.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -8,7 +9,7 @@ import * as Option from "effect/Option"
 import { makeLeasedItemEnds } from "../../../../core/customer/internal/leasedItem.ts"
 import * as WebCrypto from "../../../../adapters/crypto/WebCrypto.ts"
 import { MemoryOutboxTable } from "../../../../adapters/memory/Outbox.ts"
-import { type Backoff, backoffDelay } from "../../../../core/protocol/Backoff.ts"
+import { type Backoff, backoffDelay, hintedDelay } from "../../../../core/protocol/Backoff.ts"
 
 const backoff: Backoff = { baseMillis: 1_000, capMillis: 300_000 }
 /** Every random byte zero: the draw is 0, the lower end of the jittered delay. */
@@ -37,6 +38,29 @@ describe("makeLeasedItemEnds", () => {
     })
   )
 
+  it.effect("with the service's Retry-After, the wait is the hint, not the backoff of the attempts so far", () =>
+    Effect.gen(function* () {
+      const { ends, items, outbox } = setup()
+      // Many failed attempts: the backoff would wait minutes; the service asks for 1 s.
+      yield* ends.reschedule({ ...items[0]!, attempts: 12 }, "status_503", 1_000)
+      const item = Option.getOrThrow(yield* outbox.get("a"))
+      assert.deepStrictEqual([item.lastError, item.nextAttemptAt], ["status_503", hintedDelay(backoff, 1_000, 0)])
+      assert.isBelow(item.nextAttemptAt, backoffDelay(backoff, 12, 0))
+    })
+  )
+
+  it.effect("release gives the item back due now, the attempt counted", () =>
+    Effect.gen(function* () {
+      const { ends, items, outbox } = setup()
+      yield* ends.release(items[0]!)
+      const item = Option.getOrThrow(yield* outbox.get("a"))
+      assert.deepStrictEqual(
+        [item.attempts, item.lastError, item.nextAttemptAt, item.leaseOwner],
+        [1, "worker_stopped", 0, null]
+      )
+    })
+  )
+
   it.effect("done completes the item at the current time", () =>
     Effect.gen(function* () {
       const { ends, items, outbox } = setup()
@@ -52,6 +76,7 @@ describe("makeLeasedItemEnds", () => {
       const other = makeLeasedItemEnds({ outbox, crypto, owner: "w2", backoff })
       assert.isFalse(yield* other.done(items[0]!))
       yield* other.reschedule(items[0]!, "status_503")
+      yield* other.release(items[0]!)
       const item = Option.getOrThrow(yield* outbox.get("a"))
       assert.deepStrictEqual([item.attempts, item.leaseOwner, item.completedAt], [0, "w1", null])
     })

@@ -2,6 +2,7 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as fc from "fast-check"
 import { type NewOutboxItem, Outbox, type OutboxItem } from "../../../../core/ports/Outbox.ts"
 import { onOneStore } from "../../../support/oneStore.ts"
 import { uid } from "../../../support/storage.ts"
@@ -165,6 +166,41 @@ export const suite = (name: string, layer: () => Layer.Layer<Outbox, unknown>) =
           assert.deepStrictEqual(ids(yield* lease(kind, "w3", T + 2_500, 10, 1_000)), [kept.id])
           assert.deepStrictEqual(yield* outbox.renew({ ids: [], owner: "w1", now: T, leaseMillis: 1_000 }), [])
         })
+      )
+
+      it.effect.prop(
+        "lease rules: a live lease is never taken over, an expired one is, and each renewal extends it by a full lease",
+        [
+          fc.integer({ min: 1_000, max: 60_000 }),
+          fc.array(fc.integer({ min: 1, max: 1_000 }), { maxLength: 4 }),
+          fc.integer({ min: 0, max: 200_000 })
+        ],
+        ([leaseMillis, beats, probe]) =>
+          Effect.gen(function* () {
+            const outbox = yield* Outbox
+            const kind = uid("kind-")
+            const work = item(kind, T)
+            yield* enqueueAll([work])
+            assert.deepStrictEqual(ids(yield* lease(kind, "w1", T, 10, leaseMillis)), [work.id])
+            // The owner renews at each beat, each a fraction of the lease after the one before.
+            let now = T
+            for (const beat of beats) {
+              now += Math.floor((leaseMillis * beat) / 1_000) % leaseMillis
+              assert.deepStrictEqual(yield* outbox.renew({ ids: [work.id], owner: "w1", now, leaseMillis }), [work.id])
+              assert.strictEqual((yield* stored(work.id)).leaseExpiresAt, now + leaseMillis)
+            }
+            const expiresAt = now + leaseMillis
+            // Another worker at any time: the item is its own from the expiry on, never before.
+            const at = now + (probe % (2 * leaseMillis))
+            const taken = ids(yield* lease(kind, "w2", at, 10, leaseMillis))
+            assert.deepStrictEqual(taken, at >= expiresAt ? [work.id] : [], `at ${at - now} ms of ${leaseMillis}`)
+            const holder = yield* stored(work.id)
+            assert.strictEqual(holder.leaseOwner, at >= expiresAt ? "w2" : "w1")
+            // Taken over, the first owner can no longer renew it.
+            if (at >= expiresAt)
+              assert.deepStrictEqual(yield* outbox.renew({ ids: [work.id], owner: "w1", now: at, leaseMillis }), [])
+          }),
+        { fastCheck: { numRuns: 25 } }
       )
 
       it.effect("complete succeeds for the lease owner only, and a completed item is never leased again", () =>
