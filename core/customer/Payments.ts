@@ -275,7 +275,7 @@ export const makePaymentReader = (options: {
       const state = yield* Effect.either(readPaymentState(options.provider, payment.value, record.value.accountId))
       const readAt = yield* Clock.currentTimeMillis
       if (state._tag === "Left") return unknown(readAt)
-      const { declined: _declined, paymentStatus, ...rest } = state.right
+      const { declined: _declined, mismatch: _mismatch, paymentStatus, ...rest } = state.right
       return {
         ...rest,
         paymentStatus: paymentStatus === null ? null : paymentStatus.slice(0, 64),

@@ -366,7 +366,7 @@ export const makePaymentEventItem = (options: {
           state.outcome === "succeeded" || state.outcome === "reversed" || state.outcome === "partially_reversed"
             ? ["succeeded", "provider_confirmed"]
             : state.outcome === "failed"
-              ? ["failed", expired ? "continuation_expired" : "payment_canceled"]
+              ? ["failed", state.mismatch ?? (expired ? "continuation_expired" : "payment_canceled")]
               : state.declined && !outcomes.includes("unknown")
                 ? ["unknown", "payment_declined"]
                 : undefined

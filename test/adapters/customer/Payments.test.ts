@@ -1018,3 +1018,56 @@ describe("kit payments: the continuation's expiry", () => {
     })
   )
 })
+
+describe("kit payments: the amount binding (amount and currency are part of the outcome)", () => {
+  /** The intent charged with other terms than bound at the claim (the fake's object changed before the charge). */
+  const chargedWith = (change: { readonly amount?: number; readonly currency?: string }) =>
+    Effect.gen(function* () {
+      const h = yield* harness()
+      const { actionRequestId, body, intentId } = yield* accepted(h)
+      Object.assign(h.fake.objects.get(intentId)!, change)
+      h.fake.succeed(intentId)
+      yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
+      const [completion] = yield* waitForCompletions(h, 1)
+      const observation = yield* reconcile(h, body, intentId)
+      return { completion: completion!, observation, actionRequestId }
+    })
+
+  it.live("bound 4900 usd, charged 100 usd: a failed completion (amount_mismatch), the read says failed", () =>
+    Effect.gen(function* () {
+      const { completion, observation } = yield* chargedWith({ amount: 100 })
+      assert.strictEqual(completion.outcome, "failed")
+      assert.strictEqual(completion.evidence.reasonCode, "amount_mismatch")
+      assert.deepInclude(observation as unknown as Record<string, unknown>, {
+        outcome: "failed",
+        chargedAmountMinor: 100,
+        chargedCurrency: "usd"
+      })
+    })
+  )
+
+  it.live("bound 4900 usd, charged 4900 eur: a failed completion (currency_mismatch), the read names eur", () =>
+    Effect.gen(function* () {
+      const { completion, observation } = yield* chargedWith({ currency: "eur" })
+      assert.strictEqual(completion.outcome, "failed")
+      assert.strictEqual(completion.evidence.reasonCode, "currency_mismatch")
+      assert.deepInclude(observation as unknown as Record<string, unknown>, {
+        outcome: "failed",
+        chargedAmountMinor: 4900,
+        chargedCurrency: "eur"
+      })
+    })
+  )
+
+  it.live("the bound charge reads succeeded and names its currency", () =>
+    Effect.gen(function* () {
+      const { completion, observation } = yield* chargedWith({})
+      assert.strictEqual(completion.outcome, "succeeded")
+      assert.deepInclude(observation as unknown as Record<string, unknown>, {
+        outcome: "succeeded",
+        chargedAmountMinor: 4900,
+        chargedCurrency: "usd"
+      })
+    })
+  )
+})
