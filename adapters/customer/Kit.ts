@@ -34,6 +34,12 @@ import { type CustomerHandlerSettings, makeCustomerHandler } from "../../core/cu
 import type { RevisionKeys } from "../../core/customer/Keyring.ts"
 import type { PaymentReading } from "../../core/customer/Reconciliation.ts"
 import * as Worker from "../../core/customer/Worker.ts"
+import {
+  makeProviderAccountWatch,
+  type ProviderAccountSettings,
+  type ProviderAccountState
+} from "../../core/customer/ProviderAccount.ts"
+import type { PaymentCapabilities } from "../../core/protocol/messages/Handshake.ts"
 import type { ExecutionRequest } from "../../core/protocol/messages/Execution.ts"
 import type { PaymentReconciliationRequest } from "../../core/protocol/messages/Reconciliation.ts"
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
@@ -123,6 +129,19 @@ export type KitPayments = {
   readonly plan: (request: ClaimedExecution) => Promise<PaymentPlan | undefined>
   /** How long a continuation is offered (default 50 minutes, at most 55). */
   readonly continuationMillis?: number
+  /**
+   * The payment capability proof's modes and environment. The kit reads the provider account itself
+   * and keeps reading it (`core/customer/ProviderAccount.ts`): the handshake carries the proof, naming
+   * the account proven now, only while one is; a mode not listed is rejected (`payment_not_offered`).
+   */
+  readonly proof?: { readonly modes: PaymentCapabilities["modes"]; readonly livemode: boolean }
+  /**
+   * The provider account watch: retry and refresh timing, and `onChange`, told each change of state
+   * (for the host's log: payments degraded and retrying, back, another account).
+   */
+  readonly account?: Pick<ProviderAccountSettings, "retry" | "refreshMillis"> & {
+    readonly onChange?: (state: ProviderAccountState) => void
+  }
 } & (
   | { readonly stripe: StripeProvider.StripeProviderConfig; readonly provider?: never }
   | { readonly provider: PaymentProviderService; readonly stripe?: never }
@@ -216,15 +235,33 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
     options.payments === undefined
       ? undefined
       : (options.payments.provider ?? StripeProvider.make(options.payments.stripe!))
+  // The provider account, read once now and then watched for as long as the kit runs.
+  const account =
+    provider === undefined || options.payments === undefined
+      ? undefined
+      : Effect.runSync(
+          makeProviderAccountWatch({
+            read: provider.retrieveAccount,
+            ...(options.payments.account?.retry !== undefined ? { retry: options.payments.account.retry } : {}),
+            ...(options.payments.account?.refreshMillis !== undefined
+              ? { refreshMillis: options.payments.account.refreshMillis }
+              : {}),
+            onChange: (state) => Effect.sync(() => options.payments?.account?.onChange?.(state))
+          })
+        )
+  if (account !== undefined) await Effect.runPromise(account.readOnce)
+  const proof = options.payments?.proof
   const payments =
-    options.payments === undefined || provider === undefined
+    options.payments === undefined || provider === undefined || account === undefined
       ? undefined
       : {
           provider,
+          account: account.current,
           plan: (request: ClaimedExecution) =>
             Effect.map(
               Effect.promise(() => options.payments!.plan(request)),
-              Option.fromNullable
+              (plan) =>
+                Option.filter(Option.fromNullable(plan), (p) => proof === undefined || proof.modes.includes(p.mode))
             ),
           ...(options.payments.continuationMillis !== undefined
             ? { continuationMillis: options.payments.continuationMillis }
@@ -257,7 +294,9 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
       })
     )
   ).pipe(Layer.provideMerge(base))
-  const runtime = ManagedRuntime.make(workers)
+  const runtime = ManagedRuntime.make(
+    account === undefined ? workers : Layer.merge(workers, Layer.scopedDiscard(Effect.forkScoped(account.run)))
+  )
   try {
     const { handler, webhook } = await runtime.runPromise(
       Effect.gen(function* () {
@@ -272,7 +311,16 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
           revisions,
           onClaimed: worker.wake,
           ...(options.connectionId !== undefined ? { connectionId: options.connectionId } : {}),
-          ...(options.payment !== undefined ? { payment: options.payment } : {}),
+          ...(options.payment !== undefined
+            ? { payment: options.payment }
+            : proof !== undefined && account !== undefined
+              ? {
+                  payment: Effect.map(
+                    account.current,
+                    Option.map((providerAccountId) => ({ ...proof, providerAccountId }))
+                  )
+                }
+              : {}),
           ...(precheck !== undefined
             ? {
                 precheck: (request) =>

@@ -33,12 +33,7 @@ import type { ClaimedExecution } from "./ClaimedExecution.ts"
 import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
 import { providerReferenceOf, type StoredPayment } from "./internal/paymentRecord.ts"
 import { readPaymentState } from "./internal/paymentState.ts"
-import {
-  metadataKeys,
-  type Metadata,
-  type PaymentProviderError,
-  type PaymentProviderService
-} from "./PaymentProvider.ts"
+import { metadataKeys, type Metadata, PaymentProviderError, type PaymentProviderService } from "./PaymentProvider.ts"
 import { type PaymentReaderService, type PaymentReading, unknownReading } from "./Reconciliation.ts"
 
 /**
@@ -82,6 +77,12 @@ export interface PaymentSettings {
    * receives it, with room for the 5 minutes of clock skew either way the protocol allows.
    */
   readonly continuationMillis?: number
+  /**
+   * The provider account proven now (`ProviderAccount.ts`). While it is `None` the provider cannot
+   * be used: a Payment action the host offers answers 503 and claims nothing, so the service
+   * retries it; never `accepted` without a continuation. Absent: the provider is taken as usable.
+   */
+  readonly account?: Effect.Effect<Option.Option<string>>
 }
 
 /**
@@ -155,6 +156,14 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
       const plan = yield* settings.plan(claimed)
       if (Option.isNone(plan) || plan.value.mode !== mode || !isPlanValid(plan.value)) {
         return { _tag: "Rejected", errorCode: "payment_not_offered" } as const
+      }
+      // An offered mode with no proven provider account: not performable now (503, nothing claimed).
+      if (settings.account !== undefined && Option.isNone(yield* settings.account)) {
+        return yield* new PaymentProviderError({
+          operation: "retrieve_account",
+          reason: "unavailable",
+          code: "account_unproven"
+        })
       }
       const now = yield* Clock.currentTimeMillis
       const expiresAt = formatTimestamp(now + lifetime)

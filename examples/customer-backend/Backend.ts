@@ -43,7 +43,7 @@ import {
 } from "accord/kit"
 import { Cipher, Execution, Uuid } from "accord/protocol"
 import * as Sdk from "accord/sdk"
-import { StripeProvider } from "accord/kit"
+import { type ProviderAccount, StripeProvider } from "accord/kit"
 import { Database, SqlStorage } from "accord/sql"
 
 export interface BackendConfig {
@@ -68,6 +68,8 @@ export interface BackendConfig {
   readonly eventRetry?: Backoff
   /** Stripe payments (all of `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY`, `STRIPE_WEBHOOK_SECRET` set). */
   readonly stripe?: StripeConfig
+  /** Delays between reads of an unreadable Stripe account (default 1 s doubling to 60 s). */
+  readonly stripeAccountRetry?: Backoff
 }
 
 export interface StripeConfig {
@@ -422,21 +424,25 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
           ...(stripe.connectedAccountId !== undefined ? { connectedAccountId: stripe.connectedAccountId } : {})
         }
   // The payment capability proof names the provider account behind STRIPE_SECRET_KEY (with
-  // STRIPE_CONNECTED_ACCOUNT_ID: the connected account it acts for, as Stripe reports it); without it
-  // (Stripe unreachable at start) the handshake offers no payment modes.
-  const providerAccountId =
-    stripeSettings === undefined
-      ? undefined
-      : await Effect.runPromise(StripeProvider.accountOf(stripeSettings)).then(
-          (account) => account.id,
-          () => {
-            console.error(
-              "Stripe: the account behind STRIPE_SECRET_KEY could not be read; no payment modes are offered"
-            )
-            return undefined
-          }
-        )
-  const paymentFamilies = new Set(["payment.one_time_purchase", "payment.setup_only"])
+  // STRIPE_CONNECTED_ACCOUNT_ID: the connected account it acts for, as Stripe reports it). The kit
+  // reads it at start and keeps reading it: while Stripe cannot be read the handshake offers no
+  // payment modes and Payment executions answer 503 (the service retries them), and both come back
+  // on their own once Stripe answers. The webhook route and reconciliation reads stay up throughout.
+  const paymentModes = ["one_time_purchase", "setup_only"] as const
+  const onAccountChange = (state: ProviderAccount.ProviderAccountState) => {
+    if (state._tag === "Unavailable") {
+      console.error(
+        `Stripe: the account behind STRIPE_SECRET_KEY could not be read (${state.reason}${state.code !== null ? `, ${state.code}` : ""}); ` +
+          "payments are degraded (no payment modes offered, Payment executions answer 503); retrying with backoff"
+      )
+    } else if (state._tag === "Proven" && state.previousAccountId !== null) {
+      console.error(
+        "Stripe: STRIPE_SECRET_KEY now acts for another account; the capability proof of the previous one is withdrawn"
+      )
+    } else if (state._tag === "Proven") {
+      console.log(`Stripe: account readable; payment modes offered: ${paymentModes.join(", ")}`)
+    }
+  }
   const kit = await makeCustomerKit({
     workspaceId: config.workspaceId,
     secrets: {
@@ -447,21 +453,22 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     serviceUrl: config.serviceUrl,
     allowInsecureServiceUrl: config.allowInsecureServiceUrl,
     storage: Layer.succeedContext(await runtime.runtime().then((rt) => rt.context)),
-    // Only the operation this backend implements is accepted; anything else is rejected up front.
+    // Only the operations this backend implements are accepted; anything else is rejected up front.
+    // A Payment family goes on to the plan, which rejects a mode not offered (`payment_not_offered`).
     precheck: async (request) =>
       Execution.isExtendTrialOperation(request.action.operation) ||
-      (stripe !== undefined && paymentFamilies.has(request.action.operation.family))
+      (stripe !== undefined && request.action.operation.family.startsWith("payment."))
         ? undefined
         : "unsupported_operation",
-    ...(stripeSettings !== undefined && providerAccountId !== undefined
+    ...(stripeSettings !== undefined
       ? {
-          payment: {
-            modes: ["one_time_purchase", "setup_only"],
-            providerAccountId,
-            livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey)
-          },
           payments: {
             stripe: stripeSettings,
+            proof: { modes: [...paymentModes], livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey) },
+            account: {
+              onChange: onAccountChange,
+              ...(config.stripeAccountRetry !== undefined ? { retry: config.stripeAccountRetry } : {})
+            },
             // The amount comes from this backend's own price list, by the operation's price key; never from the browser.
             plan: async (claimed: ClaimedExecution) => {
               const operation = claimed.action.operation as { readonly family: string; readonly priceKey?: unknown }

@@ -169,6 +169,71 @@ describe("reference backend with Stripe", () => {
     120_000
   )
 
+  it.live(
+    "Stripe unreachable at start: the webhook route is mounted; once Stripe answers, without a restart, the proof returns and a purchase is verified",
+    () =>
+      Effect.gen(function* () {
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() => startFakeStripe({ webhookSecret })),
+          (f) => Effect.promise(() => f.close())
+        )
+        fake.outage = true
+        const service = yield* bootService({ storage: memory })
+        const env = {
+          ...baseEnv(service.base),
+          STRIPE_SECRET_KEY: fake.secretKey,
+          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+          STRIPE_API_BASE: fake.apiBase
+        }
+        const backend = yield* Effect.acquireRelease(
+          Effect.promise(() => start({ ...configFromEnv(env), stripeAccountRetry: { baseMillis: 20, capMillis: 50 } })),
+          (b) => Effect.promise(() => b.close())
+        )
+        // Mounted although Stripe could not be read: a signed event is taken (and reconciled once Stripe answers).
+        const early = fake.event("payment_intent.succeeded", { id: "pi_unknown", object: "payment_intent" })
+        const taken = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": early.header },
+          body: early.payload
+        })
+        assert.strictEqual(taken.status, 200, taken.text)
+        const reads = () => fake.requests.filter((r) => r.path === "/v1/account").length
+        const readsDuringOutage = reads()
+        fake.outage = false
+        yield* waitFor(
+          Effect.sync(reads),
+          (n) => n > readsDuringOutage,
+          "the account read again after Stripe recovered"
+        )
+        yield* connect(service, `${backend.url}/connector`, secrets)
+        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+        const created = yield* request(`${service.ws}/action-requests`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify(purchase("acct_backend_outage"))
+        })
+        assert.strictEqual(created.status, 202, created.text)
+        const id: string = created.json.actionRequestId
+        const intent = yield* waitFor(
+          Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
+          (found) => found !== undefined,
+          "the payment intent"
+        )
+        fake.succeed(intent!.id as string)
+        const delivery = fake.event("payment_intent.succeeded", intent!)
+        const answered = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+          body: delivery.payload
+        })
+        assert.strictEqual(answered.status, 200, answered.text)
+        yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
   describe("configuration", () => {
     const env = baseEnv("https://accord.example.com")
     const stripe = {
