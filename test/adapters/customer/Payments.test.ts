@@ -1202,3 +1202,53 @@ describe("kit payments: the provider account (no acceptance without the means to
     })
   )
 })
+
+describe("kit payments: subscription events beyond the spec's table", () => {
+  const subscribed = (h: Harness) =>
+    Effect.gen(function* () {
+      const answer = yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+      assert.strictEqual(answer.status, 202)
+      return [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+    })
+  const subscriptionPlan = () => ({ mode: "new_subscription" as const, customerId: "cus_9", priceId: "price_monthly" })
+
+  it.live("invoice.paid of the initial invoice: succeeded, read back from the subscription", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(subscriptionPlan)
+      const subscription = yield* subscribed(h)
+      h.fake.payInitialInvoice(subscription.id as string)
+      yield* webhook(h, h.fake.event("invoice.paid", h.fake.objects.get(subscription.latest_invoice as string)!))
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.deepInclude(completion as unknown as Record<string, unknown>, {
+        outcome: "succeeded",
+        providerReference: subscription.id
+      })
+    })
+  )
+
+  it.live("customer.subscription.updated to active: succeeded; a redelivery of it sends nothing more", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(subscriptionPlan)
+      const subscription = yield* subscribed(h)
+      h.fake.payInitialInvoice(subscription.id as string)
+      const event = h.fake.event("customer.subscription.updated", subscription)
+      yield* webhook(h, event)
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(completion!.outcome, "succeeded")
+      yield* webhook(h, event)
+      yield* settle
+      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+    })
+  )
+
+  it.live("customer.subscription.deleted of an unpaid subscription: failed", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(subscriptionPlan)
+      const subscription = yield* subscribed(h)
+      h.fake.cancel(subscription.id as string)
+      yield* webhook(h, h.fake.event("customer.subscription.deleted", subscription))
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(completion!.outcome, "failed")
+    })
+  )
+})
