@@ -44,7 +44,7 @@ import type { ExecutionRequest } from "../../core/protocol/messages/Execution.ts
 import type { PaymentReconciliationRequest } from "../../core/protocol/messages/Reconciliation.ts"
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
 import { Outbox } from "../../core/ports/Outbox.ts"
-import type { PaymentProviderService } from "../../core/customer/PaymentProvider.ts"
+import { PaymentProviderError, type PaymentProviderService } from "../../core/customer/PaymentProvider.ts"
 import { makeWebhookIntake, maxWebhookBytes, type PaymentPlan } from "../../core/customer/Payments.ts"
 import * as StripeProvider from "../stripe/StripeProvider.ts"
 import * as Redacted from "effect/Redacted"
@@ -125,7 +125,10 @@ export interface CustomerKitSettings {
 }
 
 export type KitPayments = {
-  /** What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). */
+  /**
+   * What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). A rejected
+   * promise answers 503 and claims nothing (the service retries).
+   */
   readonly plan: (request: ClaimedExecution) => Promise<PaymentPlan | undefined>
   /** How long a continuation is offered (default 50 minutes, at most 55). */
   readonly continuationMillis?: number
@@ -259,7 +262,11 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
           account: account.current,
           plan: (request: ClaimedExecution) =>
             Effect.map(
-              Effect.promise(() => options.payments!.plan(request)),
+              // A plan that throws could not be made now (e.g. the provider was needed): 503, nothing claimed.
+              Effect.tryPromise({
+                try: () => options.payments!.plan(request),
+                catch: () => new PaymentProviderError({ operation: "plan", reason: "unavailable", code: null })
+              }),
               (plan) =>
                 Option.filter(Option.fromNullable(plan), (p) => proof === undefined || proof.modes.includes(p.mode))
             ),

@@ -70,8 +70,11 @@ export type PaymentPlan =
 
 export interface PaymentSettings {
   readonly provider: PaymentProviderService
-  /** The plan for a Payment action; `None` rejects it (`payment_not_offered`). */
-  readonly plan: (request: ClaimedExecution) => Effect.Effect<Option.Option<PaymentPlan>>
+  /**
+   * The plan for a Payment action; `None` rejects it (`payment_not_offered`). A plan that needs the
+   * provider (the account's customer) and cannot reach it fails: 503, nothing claimed.
+   */
+  readonly plan: (request: ClaimedExecution) => Effect.Effect<Option.Option<PaymentPlan>, PaymentProviderError>
   /**
    * How long a continuation is offered (default 50 minutes): at most an hour after the service
    * receives it, with room for the 5 minutes of clock skew either way the protocol allows.

@@ -324,6 +324,7 @@ export const startFakeStripe = async (options: {
       })
     }
     const create: Record<string, (p: Obj) => Obj> = {
+      "/v1/customers": (p) => ({ id: nextId("cus"), object: "customer", livemode: false, metadata: p.metadata ?? {} }),
       "/v1/payment_intents": paymentIntent,
       "/v1/setup_intents": setupIntent,
       "/v1/subscriptions": subscription
