@@ -993,7 +993,8 @@ describe("kit payments: the continuation's expiry", () => {
           methodAttached: false
         })
         // Unsaved, expiring at once: ended and failed.
-        const h = yield* harness(trial, 300)
+        // Long enough for the acknowledgement to arrive before it expires on a loaded machine.
+        const h = yield* harness(trial, 2_000)
         yield* deliver(h, yield* paymentBody("payment.new_subscription"))
         const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
         const [completion] = yield* waitForCompletions(h, 1)
