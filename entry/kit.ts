@@ -22,5 +22,6 @@ export * as Worker from "../core/customer/Worker.ts"
 /** Payments: the provider port, the kit's payment parts, and the Stripe adapter. */
 export * as PaymentProvider from "../core/customer/PaymentProvider.ts"
 export * as Payments from "../core/customer/Payments.ts"
+export * as ProviderAccount from "../core/customer/ProviderAccount.ts"
 export * as StripeProvider from "../adapters/stripe/StripeProvider.ts"
 export type { PaymentPlan } from "../core/customer/Payments.ts"

@@ -34,11 +34,17 @@ import { type CustomerHandlerSettings, makeCustomerHandler } from "../../core/cu
 import type { RevisionKeys } from "../../core/customer/Keyring.ts"
 import type { PaymentReading } from "../../core/customer/Reconciliation.ts"
 import * as Worker from "../../core/customer/Worker.ts"
+import {
+  makeProviderAccountWatch,
+  type ProviderAccountSettings,
+  type ProviderAccountState
+} from "../../core/customer/ProviderAccount.ts"
+import type { PaymentCapabilities } from "../../core/protocol/messages/Handshake.ts"
 import type { ExecutionRequest } from "../../core/protocol/messages/Execution.ts"
 import type { PaymentReconciliationRequest } from "../../core/protocol/messages/Reconciliation.ts"
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
 import { Outbox } from "../../core/ports/Outbox.ts"
-import type { PaymentProviderService } from "../../core/customer/PaymentProvider.ts"
+import { PaymentProviderError, type PaymentProviderService } from "../../core/customer/PaymentProvider.ts"
 import { makeWebhookIntake, maxWebhookBytes, type PaymentPlan } from "../../core/customer/Payments.ts"
 import * as StripeProvider from "../stripe/StripeProvider.ts"
 import * as Redacted from "effect/Redacted"
@@ -119,10 +125,26 @@ export interface CustomerKitSettings {
 }
 
 export type KitPayments = {
-  /** What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). */
+  /**
+   * What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). A rejected
+   * promise answers 503 and claims nothing (the service retries).
+   */
   readonly plan: (request: ClaimedExecution) => Promise<PaymentPlan | undefined>
   /** How long a continuation is offered (default 50 minutes, at most 55). */
   readonly continuationMillis?: number
+  /**
+   * The payment capability proof's modes and environment. The kit reads the provider account itself
+   * and keeps reading it (`core/customer/ProviderAccount.ts`): the handshake carries the proof, naming
+   * the account proven now, only while one is; a mode not listed is rejected (`payment_not_offered`).
+   */
+  readonly proof?: { readonly modes: PaymentCapabilities["modes"]; readonly livemode: boolean }
+  /**
+   * The provider account watch: retry and refresh timing, and `onChange`, told each change of state
+   * (for the host's log: payments degraded and retrying, back, another account).
+   */
+  readonly account?: Pick<ProviderAccountSettings, "retry" | "refreshMillis"> & {
+    readonly onChange?: (state: ProviderAccountState) => void
+  }
 } & (
   | { readonly stripe: StripeProvider.StripeProviderConfig; readonly provider?: never }
   | { readonly provider: PaymentProviderService; readonly stripe?: never }
@@ -215,15 +237,37 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
     options.payments === undefined
       ? undefined
       : (options.payments.provider ?? StripeProvider.make(options.payments.stripe!))
+  // The provider account, read once now and then watched for as long as the kit runs.
+  const account =
+    provider === undefined || options.payments === undefined
+      ? undefined
+      : Effect.runSync(
+          makeProviderAccountWatch({
+            read: provider.retrieveAccount,
+            ...(options.payments.account?.retry !== undefined ? { retry: options.payments.account.retry } : {}),
+            ...(options.payments.account?.refreshMillis !== undefined
+              ? { refreshMillis: options.payments.account.refreshMillis }
+              : {}),
+            onChange: (state) => Effect.sync(() => options.payments?.account?.onChange?.(state))
+          })
+        )
+  if (account !== undefined) await Effect.runPromise(account.readOnce)
+  const proof = options.payments?.proof
   const payments =
-    options.payments === undefined || provider === undefined
+    options.payments === undefined || provider === undefined || account === undefined
       ? undefined
       : {
           provider,
+          account: account.current,
           plan: (request: ClaimedExecution) =>
             Effect.map(
-              Effect.promise(() => options.payments!.plan(request)),
-              Option.fromNullable
+              // A plan that throws could not be made now (e.g. the provider was needed): 503, nothing claimed.
+              Effect.tryPromise({
+                try: () => options.payments!.plan(request),
+                catch: () => new PaymentProviderError({ operation: "plan", reason: "unavailable", code: null })
+              }),
+              (plan) =>
+                Option.filter(Option.fromNullable(plan), (p) => proof === undefined || proof.modes.includes(p.mode))
             ),
           ...(options.payments.continuationMillis !== undefined
             ? { continuationMillis: options.payments.continuationMillis }
@@ -256,7 +300,9 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
       })
     )
   ).pipe(Layer.provideMerge(base))
-  const runtime = ManagedRuntime.make(workers)
+  const runtime = ManagedRuntime.make(
+    account === undefined ? workers : Layer.merge(workers, Layer.scopedDiscard(Effect.forkScoped(account.run)))
+  )
   try {
     const { handler, webhook } = await runtime.runPromise(
       Effect.gen(function* () {
@@ -271,7 +317,16 @@ export const makeCustomerKit = async (options: CustomerKitOptions): Promise<Cust
           revisions,
           onClaimed: worker.wake,
           ...(options.connectionId !== undefined ? { connectionId: options.connectionId } : {}),
-          ...(options.payment !== undefined ? { payment: options.payment } : {}),
+          ...(options.payment !== undefined
+            ? { payment: options.payment }
+            : proof !== undefined && account !== undefined
+              ? {
+                  payment: Effect.map(
+                    account.current,
+                    Option.map((providerAccountId) => ({ ...proof, providerAccountId }))
+                  )
+                }
+              : {}),
           ...(precheck !== undefined
             ? {
                 precheck: (request) =>

@@ -12,6 +12,8 @@
  *   account (a key that may not act for it fails), and the proof must name it. Every later
  *   provider call of the checks (prices, confirm, refund, reads) carries the same header, as the
  *   kit's do (`StripeProvider` with `connectedAccountId`): the intents are the connected account's.
+ *   An account that cannot be read (Stripe unreachable, the key refused) fails with the fix: the
+ *   app's payments are degraded then (no proof, Payment executions answer 503).
  * - 2 `mode_agreement`: secret key, publishable key, the proof's `livemode` and the given prices
  *   are all test or all live.
  * - 3 `installation_values`: browser key, installation ID and server key present under the exact
@@ -21,6 +23,7 @@
  *   from both connector secrets.
  * - 5 `webhook_*`: the deployed webhook route refuses an unsigned and a stale delivery and
  *   acknowledges a correctly signed event it does not cover (signed with `generateTestHeaderString`).
+ *   A failure names the fix: a signed event refused 400 is a webhook secret other than the route's.
  * - 6 `payment_test_*`: success, decline, retries, account isolation and refund, against provider
  *   test data only: a live secret key stops them with one clear line. A case is driven through
  *   the endpoint (a signed Payment execution), the provider's test API (confirm with a test card,
@@ -128,7 +131,15 @@ export const runPaymentChecks = (
           ? own
           : yield* Effect.either(StripeProvider.accountOf({ ...config, connectedAccountId: connected }))
       if (own._tag === "Left") {
-        installation("provider_account", title, "not_verified", `the provider could not be asked (${own.left.reason})`)
+        // The provider degraded for the app too: no proof, Payment executions answer 503 until it answers.
+        installation(
+          "provider_account",
+          title,
+          "failed",
+          own.left.reason === "unavailable"
+            ? "the account behind STRIPE_SECRET_KEY could not be read (Stripe unreachable or failing): payments are degraded; fix: check Stripe's status and that the app reaches the Stripe API (STRIPE_API_BASE, proxy, firewall); the kit retries on its own"
+            : `STRIPE_SECRET_KEY was refused by Stripe (${own.left.code ?? own.left.reason}); fix: set a current secret key of the workspace's Stripe account`
+        )
       } else if (account._tag === "Left") {
         installation(
           "provider_account",
@@ -290,11 +301,12 @@ export const runPaymentChecks = (
       if (answer._tag === "None") installation(id, title, "failed", "the webhook route could not be reached")
       else {
         yield* Effect.promise(() => answer.value.arrayBuffer().catch(() => undefined))
+        const status = answer.value.status
         installation(
           id,
           title,
-          expected(answer.value.status) ? "passed" : "failed",
-          expected(answer.value.status) ? "ok" : `answered HTTP ${answer.value.status}`
+          expected(status) ? "passed" : "failed",
+          expected(status) ? "ok" : webhookFailure(id, status)
         )
       }
     }
@@ -309,6 +321,19 @@ export const runPaymentChecks = (
 
     yield* paymentTests(options, context, stripe, on)
   })
+
+/**
+ * Why a webhook probe failed, with the fix. A correctly signed event refused with 400 means the
+ * route verifies with another secret than `STRIPE_WEBHOOK_SECRET` (the signature did not match).
+ */
+const webhookFailure = (id: string, status: number): string =>
+  status === 404 || status === 405
+    ? `answered HTTP ${status}: no webhook route at this URL; fix: mount the kit's webhook handler (kit.webhook) at ACCORD_DOCTOR_WEBHOOK_URL`
+    : id === "webhook_uncovered_acknowledged" && status === 400
+      ? "answered HTTP 400 to an event signed with STRIPE_WEBHOOK_SECRET: the route verifies with another signing secret; fix: set STRIPE_WEBHOOK_SECRET to this endpoint's signing secret (Stripe dashboard, Developers > Webhooks) in the app"
+      : status >= 500
+        ? `answered HTTP ${status}: the route cannot take events now (its storage or the app is failing); fix: check the app's log and storage`
+        : `answered HTTP ${status}`
 
 const cases = [
   [

@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import Stripe from "stripe"
 import {
+  type AccountView,
   type ChargeView,
   type CreatedSubscription,
   type InvoiceView,
@@ -227,7 +228,7 @@ export const accountOf = (
     StripeProviderConfig,
     "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis" | "connectedAccountId"
   >
-): Effect.Effect<{ readonly id: string; readonly chargesEnabled: boolean | null }, PaymentProviderError> =>
+): Effect.Effect<AccountView, PaymentProviderError> =>
   Effect.tryPromise({
     // With a connected account, the account the credentials act for (`Stripe-Account`): the
     // connected one if the platform's key may act for it, else an error.
@@ -275,6 +276,7 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
     connectedAccountId: connected ?? null,
     livemode: isLiveKey(Redacted.value(config.secretKey)),
     webhookSignatureHeader: "stripe-signature",
+    retrieveAccount: accountOf(config),
     createPaymentIntent: ({ amountMinor, currency, customerId, idempotencyKey, metadata }) =>
       call(
         "create_payment_intent",

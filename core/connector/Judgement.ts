@@ -52,8 +52,13 @@ const endedSubscription = (state: PaymentObservation["subscriptionState"]) =>
  *    stay inconclusive ("a partial refund stays inconclusive");
  * 3. "a verified result requires a matching signed provider event": `eventId` present and
  *    `eventSignatureVerified`;
- * 4. per mode: a one-time purchase a succeeded charge of exactly the expected amount (the currency
- *    is the echoed expected term), nothing refunded; a new subscription active or trialing with a
+ * 4. the currency: a charge in another currency than the expected one never verifies nor
+ *    reverses (`currency_mismatch`, final) in any priced mode. An observation that names no
+ *    `chargedCurrency` (a peer sending only the spec's fields) is judged by the echoed expected
+ *    currency: its `succeeded` asserts "a successful charge equal to the fixed amount and currency"
+ *    (docs/decisions.md, "Charged currency");
+ * 5. per mode: a one-time purchase a succeeded charge of exactly the expected amount, nothing
+ *    refunded; a new subscription active or trialing with a
  *    paid initial invoice, or trialing; a subscription change active or trialing and no unpaid
  *    invoice; setup-only a method attached and nothing charged ("records no revenue"); a recovery
  *    a paid invoice or a succeeded payment of the expected amount. A reversal is a full refund:
@@ -91,6 +96,14 @@ export const judgeObservation = (
     return inconclusive("provider_event_unverified", true)
   const expected = snapshot.expected
   const amountFixed = read.fixedAmount
+  if (
+    expected !== null &&
+    observation.chargedAmountMinor > 0 &&
+    observation.chargedCurrency !== undefined &&
+    observation.chargedCurrency !== expected.currency
+  ) {
+    return inconclusive("currency_mismatch", false)
+  }
   if (observation.outcome === "reversed") {
     // "A full refund may reverse it": everything charged refunded, for a fixed price the expected
     // amount; "a partial refund stays inconclusive" in every mode.

@@ -290,6 +290,7 @@ export const makeReconciler = (options: ReconcilerOptions): Effect.Effect<Reconc
           stateReadAt: observation.stateReadAt,
           intent: observation.intent,
           chargedAmountMinor: observation.chargedAmountMinor,
+          ...(observation.chargedCurrency !== undefined ? { chargedCurrency: observation.chargedCurrency } : {}),
           refundedAmountMinor: observation.refundedAmountMinor
         })
         return { _tag: "Judged", judgement, state: state ?? record.state } as const

@@ -80,9 +80,10 @@ export interface CustomerHandlerSettings {
   readonly precheck?: (request: ExecutionRequest) => Effect.Effect<Option.Option<string>>
   /**
    * The payment capability proof, sent in every `handshake_ack` only when configured: the modes the
-   * host's payment handler supports and its connected provider account.
+   * host's payment handler supports and its connected provider account. As an effect, the proof
+   * now: `None` sends none (the kit's, while its provider account is unproven, `ProviderAccount.ts`).
    */
-  readonly payment?: PaymentProofSettings
+  readonly payment?: PaymentProofSettings | Effect.Effect<Option.Option<PaymentProofSettings>>
   /**
    * Answers payment reconciliation reads; without it (and without `payments`) they get 501
    * `reconciliation_unsupported`.
@@ -145,7 +146,19 @@ export const makeCustomerHandler = (
     const nonceScope = `customer:${workspaceId}`
     const keyring = keyringOf(options)
     const exchange = makeEndpointExchange({ verifier, signer, keyring, nonceScope })
-    const handshake = yield* makeHandshakeAnswer({ workspaceId, keyring, payment: options.payment, crypto, exchange })
+    const proof = options.payment
+    const handshake = yield* makeHandshakeAnswer({
+      workspaceId,
+      keyring,
+      payment:
+        proof === undefined
+          ? Effect.succeed(Option.none())
+          : Effect.isEffect(proof)
+            ? proof
+            : Effect.succeed(Option.some(proof)),
+      crypto,
+      exchange
+    })
     const execute = makeExecutionClaim({
       workspaceId,
       connectionId,

@@ -161,6 +161,14 @@ export class WebhookRejected extends Data.TaggedError("WebhookRejected")<{
   readonly reason: "missing_signature" | "bad_signature" | "stale_timestamp" | "not_json"
 }> {}
 
+/**
+ * The provider account behind the credentials (with a connected account: the one they act for).
+ */
+export interface AccountView {
+  readonly id: string
+  readonly chargesEnabled: boolean | null
+}
+
 export interface PaymentProviderService {
   /** Browser-safe key the payment element is mounted with. */
   readonly publishableKey: string
@@ -170,6 +178,11 @@ export interface PaymentProviderService {
   readonly livemode: boolean
   /** The request header carrying the webhook signature (`stripe-signature`). */
   readonly webhookSignatureHeader: string
+  /**
+   * Reads the account the credentials act for (the capability proof's account,
+   * `ProviderAccount.ts`); an unreachable provider or a refused key fails.
+   */
+  readonly retrieveAccount: Effect.Effect<AccountView, PaymentProviderError>
   readonly createPaymentIntent: (input: {
     readonly amountMinor: number
     readonly currency: string

@@ -33,12 +33,7 @@ import type { ClaimedExecution } from "./ClaimedExecution.ts"
 import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
 import { providerReferenceOf, type StoredPayment } from "./internal/paymentRecord.ts"
 import { readPaymentState } from "./internal/paymentState.ts"
-import {
-  metadataKeys,
-  type Metadata,
-  type PaymentProviderError,
-  type PaymentProviderService
-} from "./PaymentProvider.ts"
+import { metadataKeys, type Metadata, PaymentProviderError, type PaymentProviderService } from "./PaymentProvider.ts"
 import { type PaymentReaderService, type PaymentReading, unknownReading } from "./Reconciliation.ts"
 
 /**
@@ -75,13 +70,22 @@ export type PaymentPlan =
 
 export interface PaymentSettings {
   readonly provider: PaymentProviderService
-  /** The plan for a Payment action; `None` rejects it (`payment_not_offered`). */
-  readonly plan: (request: ClaimedExecution) => Effect.Effect<Option.Option<PaymentPlan>>
+  /**
+   * The plan for a Payment action; `None` rejects it (`payment_not_offered`). A plan that needs the
+   * provider (the account's customer) and cannot reach it fails: 503, nothing claimed.
+   */
+  readonly plan: (request: ClaimedExecution) => Effect.Effect<Option.Option<PaymentPlan>, PaymentProviderError>
   /**
    * How long a continuation is offered (default 50 minutes): at most an hour after the service
    * receives it, with room for the 5 minutes of clock skew either way the protocol allows.
    */
   readonly continuationMillis?: number
+  /**
+   * The provider account proven now (`ProviderAccount.ts`). While it is `None` the provider cannot
+   * be used: a Payment action the host offers answers 503 and claims nothing, so the service
+   * retries it; never `accepted` without a continuation. Absent: the provider is taken as usable.
+   */
+  readonly account?: Effect.Effect<Option.Option<string>>
 }
 
 /**
@@ -155,6 +159,14 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
       const plan = yield* settings.plan(claimed)
       if (Option.isNone(plan) || plan.value.mode !== mode || !isPlanValid(plan.value)) {
         return { _tag: "Rejected", errorCode: "payment_not_offered" } as const
+      }
+      // An offered mode with no proven provider account: not performable now (503, nothing claimed).
+      if (settings.account !== undefined && Option.isNone(yield* settings.account)) {
+        return yield* new PaymentProviderError({
+          operation: "retrieve_account",
+          reason: "unavailable",
+          code: "account_unproven"
+        })
       }
       const now = yield* Clock.currentTimeMillis
       const expiresAt = formatTimestamp(now + lifetime)
@@ -275,7 +287,7 @@ export const makePaymentReader = (options: {
       const state = yield* Effect.either(readPaymentState(options.provider, payment.value, record.value.accountId))
       const readAt = yield* Clock.currentTimeMillis
       if (state._tag === "Left") return unknown(readAt)
-      const { declined: _declined, paymentStatus, ...rest } = state.right
+      const { declined: _declined, mismatch: _mismatch, paymentStatus, ...rest } = state.right
       return {
         ...rest,
         paymentStatus: paymentStatus === null ? null : paymentStatus.slice(0, 64),

@@ -76,6 +76,7 @@ export const unknownReading = (
   invoicePaid: null,
   methodAttached: false,
   chargedAmountMinor: 0,
+  chargedCurrency: null,
   refundedAmountMinor: 0,
   outcome: "unknown"
 })

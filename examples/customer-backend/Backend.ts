@@ -43,7 +43,7 @@ import {
 } from "accord/kit"
 import { Cipher, Execution, Uuid } from "accord/protocol"
 import * as Sdk from "accord/sdk"
-import { StripeProvider } from "accord/kit"
+import { type ProviderAccount, StripeProvider } from "accord/kit"
 import { Database, SqlStorage } from "accord/sql"
 
 export interface BackendConfig {
@@ -68,6 +68,8 @@ export interface BackendConfig {
   readonly eventRetry?: Backoff
   /** Stripe payments (all of `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY`, `STRIPE_WEBHOOK_SECRET` set). */
   readonly stripe?: StripeConfig
+  /** Delays between reads of an unreadable Stripe account (default 1 s doubling to 60 s). */
+  readonly stripeAccountRetry?: Backoff
 }
 
 export interface StripeConfig {
@@ -84,6 +86,11 @@ export interface StripeConfig {
   readonly connectedAccountId?: string
   /** What each `priceKey` of a one-time purchase charges (`EXAMPLE_PRICES`). */
   readonly prices: Readonly<Record<string, { readonly amountMinor: number; readonly currency: string }>>
+  /**
+   * The Stripe price each `priceKey` of a new subscription subscribes to, with an optional trial
+   * (`EXAMPLE_SUBSCRIPTION_PRICES`); without it no subscriptions are sold.
+   */
+  readonly subscriptionPrices?: Readonly<Record<string, { readonly priceId: string; readonly trialDays?: number }>>
 }
 
 /** The default price list: one add-on at 49.00 USD. */
@@ -99,6 +106,23 @@ const parsePrices = (value: string): StripeConfig["prices"] | undefined => {
       if (typeof amountMinor !== "number" || !Number.isSafeInteger(amountMinor) || amountMinor <= 0) return undefined
       if (typeof currency !== "string" || !/^[a-z]{3}$/.test(currency)) return undefined
       prices[key] = { amountMinor, currency }
+    }
+    return prices
+  } catch {
+    return undefined
+  }
+}
+
+const parseSubscriptionPrices = (value: string): StripeConfig["subscriptionPrices"] | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(value)
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+    const prices: Record<string, { priceId: string; trialDays?: number }> = {}
+    for (const [key, price] of Object.entries(parsed)) {
+      const { priceId, trialDays } = (price ?? {}) as { priceId?: unknown; trialDays?: unknown }
+      if (typeof priceId !== "string" || !/^price_[A-Za-z0-9_]{1,200}$/.test(priceId)) return undefined
+      if (trialDays !== undefined && !(Number.isSafeInteger(trialDays) && (trialDays as number) > 0)) return undefined
+      prices[key] = trialDays === undefined ? { priceId } : { priceId, trialDays: trialDays as number }
     }
     return prices
   } catch {
@@ -241,6 +265,12 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
       defaultPrices,
       'a JSON object of price keys, e.g. {"addon":{"amountMinor":4900,"currency":"usd"}}'
     )
+    const subscriptionPrices = parsed(
+      "EXAMPLE_SUBSCRIPTION_PRICES",
+      parseSubscriptionPrices,
+      undefined,
+      'a JSON object of price keys, e.g. {"pro":{"priceId":"price_123","trialDays":14}}'
+    )
     const connectedAccountId = text("STRIPE_CONNECTED_ACCOUNT_ID")
     if (connectedAccountId !== undefined && !/^acct_[A-Za-z0-9]{1,64}$/.test(connectedAccountId)) {
       problems.push("STRIPE_CONNECTED_ACCOUNT_ID must be a Stripe account id (acct_…)")
@@ -251,6 +281,7 @@ export const configFromEnv = (env: Record<string, string | undefined>): BackendC
       webhookSecret,
       apiBase,
       prices,
+      ...(subscriptionPrices !== undefined ? { subscriptionPrices } : {}),
       ...(connectedAccountId !== undefined ? { connectedAccountId } : {})
     }
   }
@@ -318,7 +349,12 @@ const schema = [
      last_error text,
      created_at bigint NOT NULL
    )`,
-  `CREATE INDEX IF NOT EXISTS example_access_events_due ON example_access_events (next_attempt_at) WHERE state = 'pending'`
+  `CREATE INDEX IF NOT EXISTS example_access_events_due ON example_access_events (next_attempt_at) WHERE state = 'pending'`,
+  // The Stripe customer of each account (created on its first subscription).
+  `CREATE TABLE IF NOT EXISTS example_stripe_customers (
+     account_id text PRIMARY KEY,
+     customer_id text NOT NULL
+   )`
 ]
 
 const dayMillis = 24 * 60 * 60_000
@@ -422,21 +458,53 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
           ...(stripe.connectedAccountId !== undefined ? { connectedAccountId: stripe.connectedAccountId } : {})
         }
   // The payment capability proof names the provider account behind STRIPE_SECRET_KEY (with
-  // STRIPE_CONNECTED_ACCOUNT_ID: the connected account it acts for, as Stripe reports it); without it
-  // (Stripe unreachable at start) the handshake offers no payment modes.
-  const providerAccountId =
-    stripeSettings === undefined
-      ? undefined
-      : await Effect.runPromise(StripeProvider.accountOf(stripeSettings)).then(
-          (account) => account.id,
-          () => {
-            console.error(
-              "Stripe: the account behind STRIPE_SECRET_KEY could not be read; no payment modes are offered"
-            )
-            return undefined
-          }
-        )
-  const paymentFamilies = new Set(["payment.one_time_purchase", "payment.setup_only"])
+  // STRIPE_CONNECTED_ACCOUNT_ID: the connected account it acts for, as Stripe reports it). The kit
+  // reads it at start and keeps reading it: while Stripe cannot be read the handshake offers no
+  // payment modes and Payment executions answer 503 (the service retries them), and both come back
+  // on their own once Stripe answers. The webhook route and reconciliation reads stay up throughout.
+  const paymentModes = [
+    "one_time_purchase",
+    "setup_only",
+    ...(stripe?.subscriptionPrices !== undefined ? (["new_subscription"] as const) : [])
+  ] as const
+  const stripeClient = stripeSettings === undefined ? undefined : StripeProvider.client(stripeSettings)
+  /**
+   * The account's Stripe customer: the stored one, else one created (its idempotency key is the
+   * account's, so a concurrent first subscription creates one customer) and stored.
+   */
+  const customerOf = async (accountId: string): Promise<string> => {
+    const [found] = await run(
+      sql<{ customer_id: string }>`SELECT customer_id FROM example_stripe_customers WHERE account_id = ${accountId}`
+    )
+    if (found !== undefined) return found.customer_id
+    const created = await stripeClient!.customers.create(
+      { metadata: { accord_account_id: accountId } },
+      {
+        idempotencyKey: `accord_customer_${accountId}`,
+        ...(stripe?.connectedAccountId !== undefined ? { stripeAccount: stripe.connectedAccountId } : {})
+      }
+    )
+    await run(sql`INSERT INTO example_stripe_customers (account_id, customer_id) VALUES (${accountId}, ${created.id})
+                  ON CONFLICT (account_id) DO NOTHING`)
+    const [stored] = await run(
+      sql<{ customer_id: string }>`SELECT customer_id FROM example_stripe_customers WHERE account_id = ${accountId}`
+    )
+    return stored!.customer_id
+  }
+  const onAccountChange = (state: ProviderAccount.ProviderAccountState) => {
+    if (state._tag === "Unavailable") {
+      console.error(
+        `Stripe: the account behind STRIPE_SECRET_KEY could not be read (${state.reason}${state.code !== null ? `, ${state.code}` : ""}); ` +
+          "payments are degraded (no payment modes offered, Payment executions answer 503); retrying with backoff"
+      )
+    } else if (state._tag === "Proven" && state.previousAccountId !== null) {
+      console.error(
+        "Stripe: STRIPE_SECRET_KEY now acts for another account; the capability proof of the previous one is withdrawn"
+      )
+    } else if (state._tag === "Proven") {
+      console.log(`Stripe: account readable; payment modes offered: ${paymentModes.join(", ")}`)
+    }
+  }
   const kit = await makeCustomerKit({
     workspaceId: config.workspaceId,
     secrets: {
@@ -447,25 +515,42 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     serviceUrl: config.serviceUrl,
     allowInsecureServiceUrl: config.allowInsecureServiceUrl,
     storage: Layer.succeedContext(await runtime.runtime().then((rt) => rt.context)),
-    // Only the operation this backend implements is accepted; anything else is rejected up front.
+    // Only the operations this backend implements are accepted; anything else is rejected up front.
+    // A Payment family goes on to the plan, which rejects a mode not offered (`payment_not_offered`).
     precheck: async (request) =>
       Execution.isExtendTrialOperation(request.action.operation) ||
-      (stripe !== undefined && paymentFamilies.has(request.action.operation.family))
+      (stripe !== undefined && request.action.operation.family.startsWith("payment."))
         ? undefined
         : "unsupported_operation",
-    ...(stripeSettings !== undefined && providerAccountId !== undefined
+    ...(stripeSettings !== undefined
       ? {
-          payment: {
-            modes: ["one_time_purchase", "setup_only"],
-            providerAccountId,
-            livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey)
-          },
           payments: {
             stripe: stripeSettings,
+            proof: { modes: [...paymentModes], livemode: StripeProvider.isLiveKey(stripeSettings.publishableKey) },
+            account: {
+              onChange: onAccountChange,
+              ...(config.stripeAccountRetry !== undefined ? { retry: config.stripeAccountRetry } : {})
+            },
             // The amount comes from this backend's own price list, by the operation's price key; never from the browser.
             plan: async (claimed: ClaimedExecution) => {
               const operation = claimed.action.operation as { readonly family: string; readonly priceKey?: unknown }
               if (operation.family === "payment.setup_only") return { mode: "setup_only" }
+              const subscription =
+                typeof operation.priceKey === "string" &&
+                stripe!.subscriptionPrices !== undefined &&
+                Object.hasOwn(stripe!.subscriptionPrices, operation.priceKey)
+                  ? stripe!.subscriptionPrices[operation.priceKey]
+                  : undefined
+              if (operation.family === "payment.new_subscription") {
+                return subscription === undefined
+                  ? undefined
+                  : {
+                      mode: "new_subscription",
+                      customerId: await customerOf(claimed.accountId),
+                      priceId: subscription.priceId,
+                      trialDays: subscription.trialDays ?? null
+                    }
+              }
               const price =
                 typeof operation.priceKey === "string" && Object.hasOwn(stripe!.prices, operation.priceKey)
                   ? stripe!.prices[operation.priceKey]

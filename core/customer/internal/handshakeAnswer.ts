@@ -2,9 +2,12 @@
  * The customer endpoint's handshake answer (spec "Handshake response body", "Payment capability
  * evidence lifecycle"): a `handshake_ack` echoing the challenge, connection and workspace, signed
  * with the pair of the revision the request's header names, carrying the payment capability proof
- * only when the host configured one. A revision not configured is refused (409 `revision_mismatch`).
+ * only when the host configured one and, where the provider account is watched
+ * (`ProviderAccount.ts`), only while an account is proven, naming the account proven now. A
+ * revision not configured is refused (409 `revision_mismatch`).
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { CryptoService } from "../../ports/Crypto.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { type HandshakeAck, HandshakeRequest, type PaymentCapabilities } from "../../protocol/messages/Handshake.ts"
@@ -24,30 +27,40 @@ export interface PaymentProofSettings {
 }
 
 /**
- * Builds the handshake answer; the provider account's hash is computed once.
+ * Builds the handshake answer. `payment` is the proof now (`None`: no proof); the provider
+ * account's hash is computed once per account.
  */
 export const makeHandshakeAnswer = (options: {
   readonly workspaceId: string
   readonly keyring: ReadonlyArray<RevisionKeys>
-  readonly payment: PaymentProofSettings | undefined
+  readonly payment: Effect.Effect<Option.Option<PaymentProofSettings>>
   readonly crypto: CryptoService
   readonly exchange: EndpointExchange
 }): Effect.Effect<(input: ParsedRequest) => Effect.Effect<CustomerResponse, VerificationError | StorageError>> =>
-  Effect.gen(function* () {
+  Effect.sync(() => {
     const { crypto, keyring, workspaceId } = options
     const { signed, verifyAndDecode } = options.exchange
-    const payment = options.payment
-    const accountReferenceHash =
-      payment === undefined ? undefined : yield* crypto.sha256Hex(JSON.stringify(payment.providerAccountId))
-    const paymentCapabilities = (revision: number): PaymentCapabilities | undefined =>
-      payment === undefined || accountReferenceHash === undefined
-        ? undefined
-        : {
-            connectedAccountReferenceHash: accountReferenceHash,
-            connectionRevision: revision,
-            livemode: payment.livemode,
-            modes: payment.modes
-          }
+    let hashed: { readonly accountId: string; readonly hash: string } | undefined
+    const paymentCapabilities = (revision: number): Effect.Effect<PaymentCapabilities | undefined> =>
+      Effect.flatMap(options.payment, (proof) =>
+        Option.match(proof, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: (payment) =>
+            Effect.map(
+              hashed?.accountId === payment.providerAccountId
+                ? Effect.succeed(hashed.hash)
+                : Effect.tap(crypto.sha256Hex(JSON.stringify(payment.providerAccountId)), (hash) => {
+                    hashed = { accountId: payment.providerAccountId, hash }
+                  }),
+              (hash): PaymentCapabilities => ({
+                connectedAccountReferenceHash: hash,
+                connectionRevision: revision,
+                livemode: payment.livemode,
+                modes: payment.modes
+              })
+            )
+        })
+      )
 
     return (input: ParsedRequest): Effect.Effect<CustomerResponse, VerificationError | StorageError> => {
       // The revision header selects the pair; a revision not configured is refused, but only after
@@ -63,17 +76,18 @@ export const makeHandshakeAnswer = (options: {
           if (asked !== undefined && selected === undefined) {
             return Effect.succeed(errorResponse(409, { error: "revision_mismatch" }))
           }
-          const proof = paymentCapabilities(entry.revision)
-          const ack: HandshakeAck = {
-            challenge: body.challenge,
-            connectionId: body.connectionId,
-            protocolVersion,
-            status: "ready",
-            type: "service.customer_action.handshake_ack",
-            workspaceId: body.workspaceId,
-            ...(proof !== undefined ? { paymentCapabilities: proof } : {})
-          }
-          return signed(entry.keys, 200, "handshake_response", ack)
+          return Effect.flatMap(paymentCapabilities(entry.revision), (proof) => {
+            const ack: HandshakeAck = {
+              challenge: body.challenge,
+              connectionId: body.connectionId,
+              protocolVersion,
+              status: "ready",
+              type: "service.customer_action.handshake_ack",
+              workspaceId: body.workspaceId,
+              ...(proof !== undefined ? { paymentCapabilities: proof } : {})
+            }
+            return signed(entry.keys, 200, "handshake_response", ack)
+          })
         }
       )
     }

@@ -65,7 +65,10 @@ import { readPaymentState } from "./paymentState.ts"
 import * as FastDecode from "../../protocol/FastDecode.ts"
 
 /**
- * The event types the handler covers, for `setup_only`, `one_time_purchase` and `new_subscription`.
+ * The event types the handler covers, for `setup_only`, `one_time_purchase` and `new_subscription`:
+ * the spec's table, plus `invoice.paid` (an initial invoice paid outside a payment, e.g. by credit)
+ * and `customer.subscription.updated` / `.deleted` (the subscription became active, or ended
+ * unpaid), each reconciled like the others from a fresh read of the subscription.
  */
 export const coveredEventTypes: ReadonlySet<string> = new Set([
   "setup_intent.succeeded",
@@ -75,7 +78,10 @@ export const coveredEventTypes: ReadonlySet<string> = new Set([
   "payment_intent.canceled",
   "payment_intent.payment_failed",
   "invoice.payment_succeeded",
+  "invoice.paid",
   "invoice.payment_failed",
+  "customer.subscription.updated",
+  "customer.subscription.deleted",
   "charge.refunded"
 ])
 
@@ -254,6 +260,18 @@ const locate = (
       }
       case "invoice":
         return yield* locateInvoice(provider, objectId)
+      case "customer": {
+        // `customer.subscription.*`: the subscription itself carries the kit's metadata.
+        if (!type.startsWith("customer.subscription.")) return undefined
+        const subscription = yield* provider.retrieveSubscription(objectId)
+        return {
+          metadata: subscription.metadata,
+          intentId: null,
+          subscriptionId: subscription.id,
+          invoiceId: null,
+          renewal: false
+        }
+      }
       default:
         return undefined
     }
@@ -366,7 +384,7 @@ export const makePaymentEventItem = (options: {
           state.outcome === "succeeded" || state.outcome === "reversed" || state.outcome === "partially_reversed"
             ? ["succeeded", "provider_confirmed"]
             : state.outcome === "failed"
-              ? ["failed", expired ? "continuation_expired" : "payment_canceled"]
+              ? ["failed", state.mismatch ?? (expired ? "continuation_expired" : "payment_canceled")]
               : state.declined && !outcomes.includes("unknown")
                 ? ["unknown", "payment_declined"]
                 : undefined

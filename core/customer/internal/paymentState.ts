@@ -13,6 +13,13 @@
  * else `pending`; once its initial invoice's charge is refunded, in full `reversed`, in part
  * `partially_reversed` (the charge is found through the invoice's payment, in either of the
  * provider's shapes, `PaymentProvider.InvoiceView`). A setup is `succeeded` once a method is attached.
+ *
+ * The amount binding ("Keep the original payment, account and amount binding"; "a successful
+ * charge equal to the fixed amount and currency"): a payment of a bound amount (a one-time
+ * purchase) whose charge is of another amount or currency than the one bound at the claim is
+ * `failed`, with `mismatch` naming which (`amount_mismatch`, `currency_mismatch`), never
+ * `succeeded` nor, once refunded, `reversed`. `chargedCurrency` is the currency of the charge
+ * `chargedAmountMinor` counts, null when nothing was charged.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -30,8 +37,11 @@ export interface PaymentState {
   readonly invoicePaid: boolean | null
   readonly methodAttached: boolean
   readonly chargedAmountMinor: number
+  readonly chargedCurrency: string | null
   readonly refundedAmountMinor: number
   readonly outcome: ObservationOutcome
+  /** Why a charge does not count: of another amount or currency than the bound one; null when it does. */
+  readonly mismatch: "amount_mismatch" | "currency_mismatch" | null
   /** A `pending` payment whose last attempt was declined: the customer may retry it until the offer expires. */
   readonly declined: boolean
 }
@@ -40,6 +50,30 @@ const isSubscriptionState = Schema.is(SubscriptionState)
 
 const refundOutcome = (charged: number, refunded: number): ObservationOutcome =>
   refunded <= 0 ? "succeeded" : refunded >= charged ? "reversed" : "partially_reversed"
+
+/** A provider's currency as the observation writes it (lower-case ISO 4217), null when it is none. */
+const currencyOf = (currency: string | undefined | null): string | null => {
+  const lower = (currency ?? "").toLowerCase()
+  return /^[a-z]{3}$/.test(lower) ? lower : null
+}
+
+/**
+ * Whether a charge is the bound one: the amount and the currency bound at the claim (the currency
+ * compared in lower case, as the provider writes it). A payment with no bound
+ * amount (a subscription, a setup) has nothing to compare here; the service judges its currency.
+ */
+export const chargeMismatch = (
+  payment: Pick<StoredPayment, "amountMinor" | "currency">,
+  chargedAmountMinor: number,
+  chargedCurrency: string | null
+): PaymentState["mismatch"] =>
+  payment.amountMinor === null || payment.currency === null
+    ? null
+    : chargedAmountMinor !== payment.amountMinor
+      ? "amount_mismatch"
+      : chargedCurrency === null || chargedCurrency !== currencyOf(payment.currency)
+        ? "currency_mismatch"
+        : null
 
 /**
  * Reads the action's provider objects now. `accountId` is the action's account: an object whose
@@ -66,6 +100,7 @@ export const readPaymentState = (
       const paid = invoice?.status === "paid"
       const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
       const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
+      const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? invoice?.currency) : null
       // A trial's continuation is its setup intent: the trial counts once a method is saved.
       const setup = payment.intent === "setup" ? yield* provider.retrieveSetupIntent(payment.intentId) : null
       const methodAttached =
@@ -92,8 +127,10 @@ export const readPaymentState = (
         invoicePaid: invoice === null ? null : invoice.status === "paid",
         methodAttached,
         chargedAmountMinor: charged,
+        chargedCurrency,
         refundedAmountMinor: refunded,
         outcome,
+        mismatch: null,
         declined:
           outcome === "pending" &&
           ((intent !== null && intent.lastPaymentErrorCode !== null) ||
@@ -113,8 +150,10 @@ export const readPaymentState = (
         invoicePaid: null,
         methodAttached: setup.status === "succeeded" && setup.paymentMethodId !== null,
         chargedAmountMinor: 0,
+        chargedCurrency: null,
         refundedAmountMinor: 0,
         outcome: setup.status === "succeeded" ? "succeeded" : setup.status === "canceled" ? "failed" : "pending",
+        mismatch: null,
         declined: setup.status === "requires_payment_method" && setup.lastSetupErrorCode !== null
       }
     }
@@ -122,6 +161,9 @@ export const readPaymentState = (
     const charge = intent.latestChargeId === null ? null : yield* provider.retrieveCharge(intent.latestChargeId)
     const charged = charge?.amountMinor ?? intent.amountReceivedMinor
     const refunded = charge?.amountRefundedMinor ?? 0
+    const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? intent.currency) : null
+    // A settled charge of another amount or currency than the bound one is no success, refunded or not.
+    const mismatch = intent.status === "succeeded" ? chargeMismatch(payment, charged, chargedCurrency) : null
     // The amount binding: the intent still asks for the amount and currency it was created with.
     const bound = intent.amountMinor === payment.amountMinor && intent.currency === payment.currency
     return {
@@ -136,13 +178,17 @@ export const readPaymentState = (
       invoicePaid: null,
       methodAttached: intent.paymentMethodId !== null,
       chargedAmountMinor: charged,
+      chargedCurrency,
       refundedAmountMinor: refunded,
       outcome:
-        intent.status === "succeeded"
-          ? refundOutcome(charged, refunded)
-          : intent.status === "canceled"
-            ? "failed"
-            : "pending",
+        mismatch !== null
+          ? "failed"
+          : intent.status === "succeeded"
+            ? refundOutcome(charged, refunded)
+            : intent.status === "canceled"
+              ? "failed"
+              : "pending",
+      mismatch,
       declined: intent.status === "requires_payment_method" && intent.lastPaymentErrorCode !== null
     }
   })

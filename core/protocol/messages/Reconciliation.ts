@@ -129,6 +129,12 @@ export type ObservationOutcome = typeof ObservationOutcome.Type
  * and every expected term." `eventId` is null when no provider event has been seen;
  * `paymentStatus`, `subscriptionState` and `invoicePaid` are null when the intent has no such
  * state.
+ *
+ * `chargedCurrency` is Accord's addition beside the spec's fields: the currency of the charge
+ * `chargedAmountMinor` counts (null when nothing was charged), so "a successful charge equal to
+ * the fixed amount and currency" can be judged on both. It is optional, so an observation without
+ * it (a peer that sends only the spec's fields) still decodes; how such an observation is judged
+ * is `Judgement.ts`'s (docs/decisions.md, "Charged currency").
  */
 export const PaymentObservation = ExactStruct({
   type: Schema.Literal("service.customer_action.payment_observation"),
@@ -145,6 +151,7 @@ export const PaymentObservation = ExactStruct({
   invoicePaid: Schema.NullOr(Schema.Boolean),
   methodAttached: Schema.Boolean,
   chargedAmountMinor: NonNegativeInt,
+  chargedCurrency: Schema.optionalWith(Schema.NullOr(Currency), { exact: true }),
   refundedAmountMinor: NonNegativeInt,
   outcome: ObservationOutcome
 }).pipe(Schema.filter(unpricedOnlyForSetup, { identifier: "PaymentObservation" }))

@@ -13,6 +13,8 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { type CustomerKit, CustomerKitOptionsError, makeCustomerKit } from "../../../adapters/customer/Kit.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import type { PaymentPlan } from "../../../core/customer/Payments.ts"
+import type { ProviderAccountState } from "../../../core/customer/ProviderAccount.ts"
+import { HandshakeAck } from "../../../core/protocol/messages/Handshake.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import type { Completion } from "../../../core/protocol/messages/Completion.ts"
 import { PaymentObservation } from "../../../core/protocol/messages/Reconciliation.ts"
@@ -22,6 +24,7 @@ import {
   type Body,
   executionBody,
   executionDelivery,
+  handshakeDelivery,
   secrets,
   startService,
   storageLayer,
@@ -55,13 +58,22 @@ const oneTime: PaymentPlan = { mode: "one_time_purchase", amountMinor: 4900, cur
 const harness = (
   plan: (family: string) => PaymentPlan | undefined = () => oneTime,
   continuationMillis?: number,
-  stripeOptions: { readonly invoiceShape?: "payments" | "legacy"; readonly apiVersion?: string } = {}
+  stripeOptions: {
+    readonly invoiceShape?: "payments" | "legacy"
+    readonly apiVersion?: string
+    /** Stripe answers 503 to everything while the kit starts. */
+    readonly outageAtStart?: boolean
+    /** The kit sends the capability proof for these modes (the account watched every 100 ms). */
+    readonly proof?: ReadonlyArray<"one_time_purchase" | "setup_only" | "new_subscription">
+    readonly onAccountChange?: (state: ProviderAccountState) => void
+  } = {}
 ) =>
   Effect.promise(async (): Promise<Harness> => {
     const fake = await startFakeStripe({
       webhookSecret,
       ...(stripeOptions.invoiceShape !== undefined ? { invoiceShape: stripeOptions.invoiceShape } : {})
     })
+    fake.outage = stripeOptions.outageAtStart === true
     const service = await startService()
     const kit = await makeCustomerKit({
       workspaceId,
@@ -86,7 +98,13 @@ const harness = (
           ...(stripeOptions.apiVersion !== undefined ? { apiVersion: stripeOptions.apiVersion } : {})
         },
         plan: async (request) => plan(request.action.operation.family),
-        ...(continuationMillis !== undefined ? { continuationMillis } : {})
+        ...(continuationMillis !== undefined ? { continuationMillis } : {}),
+        ...(stripeOptions.proof !== undefined ? { proof: { modes: [...stripeOptions.proof], livemode: false } } : {}),
+        account: {
+          retry: { baseMillis: 20, capMillis: 50 },
+          refreshMillis: 100,
+          ...(stripeOptions.onAccountChange !== undefined ? { onChange: stripeOptions.onAccountChange } : {})
+        }
       }
     })
     const keys = await Effect.runPromise(Effect.provide(importSigningKeys(secrets), NodeCrypto.layer))
@@ -326,7 +344,12 @@ describe("kit payments: the webhook route", () => {
       const h = yield* harness()
       const answer = yield* webhook(h, h.fake.event("customer.created", { id: "cus_1", object: "customer" }))
       assert.deepStrictEqual([answer.status, answer.json], [200, { received: true, ignored: true }])
-      assert.strictEqual(h.fake.requests.length, 0, "nothing is read for an ignored event")
+      // The account watch reads only the account (`GET /v1/account`).
+      assert.strictEqual(
+        h.fake.requests.filter((r) => r.path !== "/v1/account").length,
+        0,
+        "nothing is read for an ignored event"
+      )
     })
   )
 
@@ -970,7 +993,8 @@ describe("kit payments: the continuation's expiry", () => {
           methodAttached: false
         })
         // Unsaved, expiring at once: ended and failed.
-        const h = yield* harness(trial, 300)
+        // Long enough for the acknowledgement to arrive before it expires on a loaded machine.
+        const h = yield* harness(trial, 2_000)
         yield* deliver(h, yield* paymentBody("payment.new_subscription"))
         const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
         const [completion] = yield* waitForCompletions(h, 1)
@@ -1015,6 +1039,217 @@ describe("kit payments: the continuation's expiry", () => {
           (r) => r.method === "DELETE" && r.path === `/v1/subscriptions/${subscription.id as string}`
         )
       )
+    })
+  )
+})
+
+describe("kit payments: the amount binding (amount and currency are part of the outcome)", () => {
+  /** The intent charged with other terms than bound at the claim (the fake's object changed before the charge). */
+  const chargedWith = (change: { readonly amount?: number; readonly currency?: string }) =>
+    Effect.gen(function* () {
+      const h = yield* harness()
+      const { actionRequestId, body, intentId } = yield* accepted(h)
+      Object.assign(h.fake.objects.get(intentId)!, change)
+      h.fake.succeed(intentId)
+      yield* webhook(h, h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent" }))
+      const [completion] = yield* waitForCompletions(h, 1)
+      const observation = yield* reconcile(h, body, intentId)
+      return { completion: completion!, observation, actionRequestId }
+    })
+
+  it.live("bound 4900 usd, charged 100 usd: a failed completion (amount_mismatch), the read says failed", () =>
+    Effect.gen(function* () {
+      const { completion, observation } = yield* chargedWith({ amount: 100 })
+      assert.strictEqual(completion.outcome, "failed")
+      assert.strictEqual(completion.evidence.reasonCode, "amount_mismatch")
+      assert.deepInclude(observation as unknown as Record<string, unknown>, {
+        outcome: "failed",
+        chargedAmountMinor: 100,
+        chargedCurrency: "usd"
+      })
+    })
+  )
+
+  it.live("bound 4900 usd, charged 4900 eur: a failed completion (currency_mismatch), the read names eur", () =>
+    Effect.gen(function* () {
+      const { completion, observation } = yield* chargedWith({ currency: "eur" })
+      assert.strictEqual(completion.outcome, "failed")
+      assert.strictEqual(completion.evidence.reasonCode, "currency_mismatch")
+      assert.deepInclude(observation as unknown as Record<string, unknown>, {
+        outcome: "failed",
+        chargedAmountMinor: 4900,
+        chargedCurrency: "eur"
+      })
+    })
+  )
+
+  it.live("the bound charge reads succeeded and names its currency", () =>
+    Effect.gen(function* () {
+      const { completion, observation } = yield* chargedWith({})
+      assert.strictEqual(completion.outcome, "succeeded")
+      assert.deepInclude(observation as unknown as Record<string, unknown>, {
+        outcome: "succeeded",
+        chargedAmountMinor: 4900,
+        chargedCurrency: "usd"
+      })
+    })
+  )
+})
+
+describe("kit payments: the provider account (no acceptance without the means to perform)", () => {
+  /** A signed handshake through the kit: the capability proof it carries, if any. */
+  const proofOf = (h: Harness) =>
+    Effect.gen(function* () {
+      const delivery = yield* handshakeDelivery(h.keys)
+      const response = yield* Effect.promise(() =>
+        h.kit.fetch(
+          new Request("http://kit/connector", { method: "POST", headers: delivery.headers, body: delivery.body })
+        )
+      )
+      const bytes = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
+      assert.strictEqual(response.status, 200, decoder.decode(bytes))
+      const headers: Record<string, string> = {}
+      response.headers.forEach((value, key) => (headers[key] = value))
+      const ack = yield* verifyResponse(HandshakeAck, "handshake_response", h.keys, { headers, body: bytes })
+      return ack.paymentCapabilities
+    }).pipe(Effect.provide(storageLayer()), Effect.provide(NodeCrypto.layer))
+  const hashOf = (accountId: string) =>
+    Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(accountId)))).pipe(
+      Effect.map((digest) => Buffer.from(digest).toString("hex"))
+    )
+
+  it.live(
+    "Stripe unreachable at start: no proof, a Payment execution answers 503 and claims nothing; once Stripe answers, the proof returns and the retry is accepted with a continuation",
+    () =>
+      Effect.gen(function* () {
+        const states: Array<string> = []
+        const h = yield* harness(undefined, undefined, {
+          outageAtStart: true,
+          proof: ["one_time_purchase"],
+          onAccountChange: (state) => states.push(state._tag)
+        })
+        assert.isUndefined(yield* proofOf(h))
+        const body = yield* paymentBody("payment.one_time_purchase")
+        const refused = yield* deliver(h, body)
+        assert.strictEqual(refused.status, 503)
+        assert.deepStrictEqual(refused.json, { error: "payment_provider_unavailable" })
+        assert.isFalse(h.fake.requests.some((r) => r.method === "POST" && r.path === "/v1/payment_intents"))
+        h.fake.outage = false
+        yield* Effect.promise(() => until(() => states.includes("Proven"), "the account proven"))
+        const proof = yield* proofOf(h)
+        assert.deepInclude(proof as unknown as Record<string, unknown>, {
+          modes: ["one_time_purchase"],
+          connectedAccountReferenceHash: yield* hashOf(h.fake.accountId)
+        })
+        const retried = yield* deliver(h, body)
+        assert.strictEqual(retried.status, 202)
+        assert.strictEqual(retried.ack!.state, "accepted")
+        assert.isDefined(retried.ack!.state === "accepted" ? retried.ack!.continuation : undefined)
+        assert.deepStrictEqual(states.slice(0, 2), ["Unavailable", "Proven"])
+      })
+  )
+
+  it.live(
+    "a proven account that stops answering is unproven again: Payment executions answer 503 until it answers",
+    () =>
+      Effect.gen(function* () {
+        const states: Array<string> = []
+        const h = yield* harness(undefined, undefined, {
+          proof: ["one_time_purchase"],
+          onAccountChange: (state) => states.push(state._tag)
+        })
+        assert.isDefined(yield* proofOf(h))
+        h.fake.outage = true
+        yield* Effect.promise(() => until(() => states.includes("Unavailable"), "the outage noticed"))
+        assert.isUndefined(yield* proofOf(h))
+        const refused = yield* deliver(h, yield* paymentBody("payment.one_time_purchase"))
+        assert.strictEqual(refused.status, 503)
+        h.fake.outage = false
+        yield* Effect.promise(() => until(() => states.lastIndexOf("Proven") > states.indexOf("Unavailable"), "back"))
+        assert.isDefined(yield* proofOf(h))
+      })
+  )
+
+  it.live("the key moved to another account: the proof of the old one is withdrawn and the new one named", () =>
+    Effect.gen(function* () {
+      const states: Array<ProviderAccountState> = []
+      const h = yield* harness(undefined, undefined, {
+        proof: ["one_time_purchase"],
+        onAccountChange: (state) => states.push(state)
+      })
+      const before = yield* proofOf(h)
+      assert.strictEqual(before?.connectedAccountReferenceHash, yield* hashOf("acct_1FakeAccount0001"))
+      h.fake.accountId = "acct_1MovedAccount0002"
+      yield* Effect.promise(() =>
+        until(() => states.some((s) => s._tag === "Proven" && s.previousAccountId !== null), "the change noticed")
+      )
+      const after = yield* proofOf(h)
+      assert.strictEqual(after?.connectedAccountReferenceHash, yield* hashOf("acct_1MovedAccount0002"))
+    })
+  )
+
+  it.live("a mode the proof does not list is rejected (payment_not_offered), even while Stripe is unreachable", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(() => ({ mode: "setup_only" }), undefined, {
+        outageAtStart: true,
+        proof: ["one_time_purchase"]
+      })
+      const answer = yield* deliver(h, yield* paymentBody("payment.setup_only"))
+      assert.strictEqual(answer.status, 202)
+      assert.deepInclude(answer.ack as unknown as Record<string, unknown>, {
+        state: "rejected",
+        errorCode: "payment_not_offered"
+      })
+    })
+  )
+})
+
+describe("kit payments: subscription events beyond the spec's table", () => {
+  const subscribed = (h: Harness) =>
+    Effect.gen(function* () {
+      const answer = yield* deliver(h, yield* paymentBody("payment.new_subscription"))
+      assert.strictEqual(answer.status, 202)
+      return [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+    })
+  const subscriptionPlan = () => ({ mode: "new_subscription" as const, customerId: "cus_9", priceId: "price_monthly" })
+
+  it.live("invoice.paid of the initial invoice: succeeded, read back from the subscription", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(subscriptionPlan)
+      const subscription = yield* subscribed(h)
+      h.fake.payInitialInvoice(subscription.id as string)
+      yield* webhook(h, h.fake.event("invoice.paid", h.fake.objects.get(subscription.latest_invoice as string)!))
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.deepInclude(completion as unknown as Record<string, unknown>, {
+        outcome: "succeeded",
+        providerReference: subscription.id
+      })
+    })
+  )
+
+  it.live("customer.subscription.updated to active: succeeded; a redelivery of it sends nothing more", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(subscriptionPlan)
+      const subscription = yield* subscribed(h)
+      h.fake.payInitialInvoice(subscription.id as string)
+      const event = h.fake.event("customer.subscription.updated", subscription)
+      yield* webhook(h, event)
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(completion!.outcome, "succeeded")
+      yield* webhook(h, event)
+      yield* settle
+      assert.strictEqual((yield* distinctCompletions(h)).length, 1)
+    })
+  )
+
+  it.live("customer.subscription.deleted of an unpaid subscription: failed", () =>
+    Effect.gen(function* () {
+      const h = yield* harness(subscriptionPlan)
+      const subscription = yield* subscribed(h)
+      h.fake.cancel(subscription.id as string)
+      yield* webhook(h, h.fake.event("customer.subscription.deleted", subscription))
+      const [completion] = yield* waitForCompletions(h, 1)
+      assert.strictEqual(completion!.outcome, "failed")
     })
   )
 })

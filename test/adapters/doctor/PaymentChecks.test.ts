@@ -218,6 +218,44 @@ describe("doctor: installation checks before offering payment capabilities", () 
     assert.isTrue(report.ok, "not verified is not failed")
   }, 30_000)
 
+  it("Stripe unreachable: check 1 fails (payments degraded), with the fix", async () => {
+    fake.outage = true
+    try {
+      const report = await doctor({ ...paymentOptionsFromEnv(appEnv())!, runPaymentTests: false })
+      const check = report.checks.find((c) => c.id === "provider_account")!
+      assert.strictEqual(check.status, "failed")
+      assert.include(check.reason, "could not be read")
+      assert.include(check.reason, "fix:")
+      assert.isFalse(report.ok)
+    } finally {
+      fake.outage = false
+    }
+  }, 30_000)
+
+  it("a secret key Stripe refuses: check 1 fails, naming the fix", async () => {
+    const report = await doctor({
+      ...paymentOptionsFromEnv(appEnv())!,
+      secretKey: "sk_test_revoked_0123456789",
+      runPaymentTests: false
+    })
+    const check = report.checks.find((c) => c.id === "provider_account")!
+    assert.strictEqual(check.status, "failed")
+    assert.include(check.reason, "STRIPE_SECRET_KEY was refused by Stripe (invalid_api_key); fix:")
+    assert.notInclude(JSON.stringify(report), "sk_test_revoked_0123456789")
+  }, 30_000)
+
+  it("the app's webhook secret differs from the one given: the signed probe fails, naming the fix", async () => {
+    const report = await doctor({
+      ...paymentOptionsFromEnv(appEnv())!,
+      webhookSecret: "whsec_another_endpoint_0123456789",
+      runPaymentTests: false
+    })
+    const check = report.checks.find((c) => c.id === "webhook_uncovered_acknowledged")!
+    assert.strictEqual(check.status, "failed")
+    assert.include(check.reason, "the route verifies with another signing secret; fix: set STRIPE_WEBHOOK_SECRET")
+    assert.notInclude(JSON.stringify(report), "whsec_another_endpoint_0123456789")
+  }, 30_000)
+
   it("paymentOptionsFromEnv: nothing unless all three Stripe values are set", () => {
     assert.isUndefined(paymentOptionsFromEnv({ STRIPE_SECRET_KEY: "sk_test_x", STRIPE_PUBLISHABLE_KEY: "pk_test_x" }))
   })

@@ -45,7 +45,8 @@ const decodeForm = (body: string): Obj => {
 export interface FakeStripe {
   readonly apiBase: string
   readonly secretKey: string
-  readonly accountId: string
+  /** The account behind the secret key (`GET /v1/account`); a test may move the key to another. */
+  accountId: string
   readonly requests: Array<RecordedRequest>
   readonly objects: Map<string, Obj>
   /** Makes every API call answer 503 while set. */
@@ -240,7 +241,7 @@ export const startFakeStripe = async (options: {
       if (stripeAccount !== undefined && !(options.connectedAccounts ?? []).includes(stripeAccount)) {
         return error(res, 403, "invalid_request_error", "account_invalid")
       }
-      return send(res, 200, { id: stripeAccount ?? accountId, object: "account", charges_enabled: true })
+      return send(res, 200, { id: stripeAccount ?? fake.accountId, object: "account", charges_enabled: true })
     }
     const connectedAccount = /^\/v1\/accounts\/([^/]+)$/.exec(url.pathname)
     if (req.method === "GET" && connectedAccount !== null) {
@@ -323,6 +324,7 @@ export const startFakeStripe = async (options: {
       })
     }
     const create: Record<string, (p: Obj) => Obj> = {
+      "/v1/customers": (p) => ({ id: nextId("cus"), object: "customer", livemode: false, metadata: p.metadata ?? {} }),
       "/v1/payment_intents": paymentIntent,
       "/v1/setup_intents": setupIntent,
       "/v1/subscriptions": subscription

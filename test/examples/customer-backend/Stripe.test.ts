@@ -16,6 +16,9 @@ import { intakeInput, secrets, workspaceId } from "../../core/connector/dispatch
 import { actionStatus, admin, bootService, connect, waitFor } from "../../e2e/support.ts"
 import { request } from "../../support/http.ts"
 import { storageVariants } from "../../support/storage.ts"
+import { executionBody, executionDelivery, startService } from "../../support/customer.ts"
+import { importSigningKeys } from "../../../core/protocol/Signing.ts"
+import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import { fixtureActionIds } from "../../support/deliveries.ts"
 
 const webhookSecret = "whsec_backend_test_0123456789abcdef"
@@ -166,6 +169,149 @@ describe("reference backend with Stripe", () => {
         assert.isTrue(stripeCalls.some((r) => r.path === "/v1/account"))
         for (const call of stripeCalls) assert.strictEqual(call.stripeAccount, connected, `${call.method} ${call.path}`)
       }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "Stripe unreachable at start: the webhook route is mounted; once Stripe answers, without a restart, the proof returns and a purchase is verified",
+    () =>
+      Effect.gen(function* () {
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() => startFakeStripe({ webhookSecret })),
+          (f) => Effect.promise(() => f.close())
+        )
+        fake.outage = true
+        const service = yield* bootService({ storage: memory })
+        const env = {
+          ...baseEnv(service.base),
+          STRIPE_SECRET_KEY: fake.secretKey,
+          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+          STRIPE_API_BASE: fake.apiBase
+        }
+        const backend = yield* Effect.acquireRelease(
+          Effect.promise(() => start({ ...configFromEnv(env), stripeAccountRetry: { baseMillis: 20, capMillis: 50 } })),
+          (b) => Effect.promise(() => b.close())
+        )
+        // Mounted although Stripe could not be read: a signed event is taken (and reconciled once Stripe answers).
+        const early = fake.event("payment_intent.succeeded", { id: "pi_unknown", object: "payment_intent" })
+        const taken = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": early.header },
+          body: early.payload
+        })
+        assert.strictEqual(taken.status, 200, taken.text)
+        const reads = () => fake.requests.filter((r) => r.path === "/v1/account").length
+        const readsDuringOutage = reads()
+        fake.outage = false
+        yield* waitFor(
+          Effect.sync(reads),
+          (n) => n > readsDuringOutage,
+          "the account read again after Stripe recovered"
+        )
+        yield* connect(service, `${backend.url}/connector`, secrets)
+        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+        const created = yield* request(`${service.ws}/action-requests`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify(purchase("acct_backend_outage"))
+        })
+        assert.strictEqual(created.status, 202, created.text)
+        const id: string = created.json.actionRequestId
+        const intent = yield* waitFor(
+          Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
+          (found) => found !== undefined,
+          "the payment intent"
+        )
+        fake.succeed(intent!.id as string)
+        const delivery = fake.event("payment_intent.succeeded", intent!)
+        const answered = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+          body: delivery.payload
+        })
+        assert.strictEqual(answered.status, 200, answered.text)
+        yield* waitFor(actionStatus(service, id), (json) => json?.state === "verified", `${id} to be verified`)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "EXAMPLE_SUBSCRIPTION_PRICES: a new subscription for the account's own Stripe customer; its initial invoice paid completes it",
+    () =>
+      Effect.gen(function* () {
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() => startFakeStripe({ webhookSecret })),
+          (f) => Effect.promise(() => f.close())
+        )
+        const sink = yield* Effect.acquireRelease(
+          Effect.promise(() => startService()),
+          (s) => Effect.promise(() => s.down())
+        )
+        const env = {
+          ...baseEnv(sink.url),
+          STRIPE_SECRET_KEY: fake.secretKey,
+          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+          STRIPE_API_BASE: fake.apiBase,
+          EXAMPLE_SUBSCRIPTION_PRICES: '{"pro":{"priceId":"price_monthly"}}'
+        }
+        const backend = yield* Effect.acquireRelease(
+          Effect.promise(() => start(configFromEnv(env))),
+          (b) => Effect.promise(() => b.close())
+        )
+        const keys = yield* importSigningKeys(secrets)
+        const post = (family: string, actionRequestId: string) =>
+          Effect.gen(function* () {
+            const base = yield* executionBody(actionRequestId)
+            const body = {
+              ...base,
+              action: { ...(base.action as object), key: "pay_sub", operation: { family, priceKey: "pro" } }
+            }
+            const delivery = yield* executionDelivery(keys, body)
+            return yield* Effect.promise(async () => {
+              const response = await fetch(`${backend.url}/connector`, {
+                method: "POST",
+                headers: delivery.headers,
+                body: delivery.body
+              })
+              return { status: response.status, json: (await response.json()) as Record<string, any> }
+            })
+          })
+        const answer = yield* post("payment.new_subscription", "9d2c4e6a-8b1f-4c3d-a5e7-5ab000000001")
+        assert.strictEqual(answer.status, 202, JSON.stringify(answer.json))
+        assert.strictEqual(answer.json.state, "accepted")
+        assert.strictEqual(answer.json.continuation.intent, "payment")
+        const subscription = [...fake.objects.values()].find((o) => o.object === "subscription")!
+        const customer = [...fake.objects.values()].find((o) => o.object === "customer")!
+        assert.strictEqual(subscription.customer, customer.id)
+        // A second subscription of the same account reuses its customer.
+        const second = yield* post("payment.new_subscription", "9d2c4e6a-8b1f-4c3d-a5e7-5ab000000002")
+        assert.strictEqual(second.status, 202)
+        assert.strictEqual([...fake.objects.values()].filter((o) => o.object === "customer").length, 1)
+        fake.payInitialInvoice(subscription.id as string)
+        const delivery = fake.event(
+          "invoice.payment_succeeded",
+          fake.objects.get(subscription.latest_invoice as string)!
+        )
+        const taken = yield* request(`${backend.url}/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": delivery.header },
+          body: delivery.payload
+        })
+        assert.strictEqual(taken.status, 200, taken.text)
+        yield* waitFor(
+          Effect.sync(() => sink.received.length),
+          (n) => n > 0,
+          "the completion"
+        )
+        const completion = JSON.parse(new TextDecoder().decode(sink.received[0]!.body))
+        assert.deepInclude(completion, { outcome: "succeeded", providerReference: subscription.id })
+        // A price key not listed is rejected, nothing created.
+        const unknown = yield* post("payment.one_time_purchase", "9d2c4e6a-8b1f-4c3d-a5e7-5ab000000003")
+        assert.deepInclude(unknown.json, { state: "rejected", errorCode: "payment_not_offered" })
+      }).pipe(Effect.scoped, Effect.provide(NodeCrypto.layer)),
     120_000
   )
 

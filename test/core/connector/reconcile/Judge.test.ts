@@ -217,6 +217,41 @@ describe("judgeObservation: inconclusive, one test per reason", () => {
       { outcome: "reversed", chargedAmountMinor: 4800, refundedAmountMinor: 4800 },
       "amount_mismatch",
       false
+    ],
+    [
+      "a charge of another amount (4900 expected, 100 charged)",
+      "one_time_purchase",
+      { chargedAmountMinor: 100 },
+      "amount_mismatch",
+      false
+    ],
+    [
+      "a charge of the expected amount in another currency (usd expected, eur charged)",
+      "one_time_purchase",
+      { chargedCurrency: "eur" },
+      "currency_mismatch",
+      false
+    ],
+    [
+      "a charge that names no currency though something was charged",
+      "one_time_purchase",
+      { chargedCurrency: null },
+      "currency_mismatch",
+      false
+    ],
+    [
+      "a subscription's initial invoice paid in another currency",
+      "new_subscription",
+      { chargedCurrency: "eur" },
+      "currency_mismatch",
+      false
+    ],
+    [
+      "a full refund of a charge in another currency",
+      "one_time_purchase",
+      { outcome: "reversed", refundedAmountMinor: 4900, chargedCurrency: "eur" },
+      "currency_mismatch",
+      false
     ]
   ]
   for (const [what, mode, change, reason, retry] of cases) {
@@ -231,6 +266,22 @@ describe("judgeObservation: inconclusive, one test per reason", () => {
       reason: "provider_reference_mismatch",
       retry: false
     })
+  })
+})
+
+describe("judgeObservation: the charged currency", () => {
+  it("the expected currency reported verifies every priced mode", () => {
+    for (const mode of modes.filter((m) => m !== "setup_only")) {
+      assert.strictEqual(judge(mode, { chargedCurrency: "usd" }).verdict, "verified", mode)
+    }
+  })
+  it("an observation without chargedCurrency (a peer sending only the spec's fields) is judged by the echoed expected currency", () => {
+    const { chargedCurrency: _none, ...older } = { ...good("one_time_purchase"), chargedCurrency: "usd" }
+    assert.isFalse(Object.hasOwn(older, "chargedCurrency"))
+    assert.strictEqual(judgeObservation(snapshot("one_time_purchase"), older, referenceHash, span).verdict, "verified")
+  })
+  it("a setup that charged nothing names no currency and verifies", () => {
+    assert.strictEqual(judge("setup_only", { chargedCurrency: null }).verdict, "verified")
   })
 })
 
@@ -288,7 +339,12 @@ const observation = (mode: PaymentMode) => {
       ),
       invoicePaid: mostly(base.invoicePaid, fc.option(fc.boolean(), { nil: null })),
       methodAttached: mostly(true, fc.constant(false)),
-      chargedAmountMinor: mostly(base.chargedAmountMinor, fc.constantFrom(0, 4800, 4900)),
+      chargedAmountMinor: mostly(base.chargedAmountMinor, fc.constantFrom(0, 100, 4800, 4900)),
+      // Absent (a peer sending only the spec's fields), the expected currency, or another one.
+      chargedCurrency: mostly<string | null | undefined>(
+        undefined,
+        fc.constantFrom<string | null | undefined>("usd", "eur", "jpy", null)
+      ),
       refundedAmountMinor: mostly(0, fc.constantFrom(100, 4800, 4900)),
       outcome: mostly(
         "succeeded" as PaymentObservation["outcome"],
@@ -301,7 +357,13 @@ const observation = (mode: PaymentMode) => {
         )
       )
     })
-    .map((change): PaymentObservation => ({ ...base, ...change }))
+    .map(
+      ({ chargedCurrency, ...change }): PaymentObservation => ({
+        ...base,
+        ...change,
+        ...(chargedCurrency !== undefined ? { chargedCurrency } : {})
+      })
+    )
 }
 
 const withMode = fc
@@ -346,6 +408,26 @@ describe("judgeObservation: properties", () => {
         assert.strictEqual(o.refundedAmountMinor, o.chargedAmountMinor)
         if (mode === "one_time_purchase" || mode === "recover_payment") assert.strictEqual(o.chargedAmountMinor, 4900)
       }
+      return true
+    },
+    { fastCheck: { numRuns: 1_000 } }
+  )
+
+  it.prop(
+    "every family: a charge of another currency than the expected one, or of another amount where the amount is fixed, never verifies nor reverses",
+    [withMode],
+    ([[mode, o]]) => {
+      const judged = judgeObservation(snapshot(mode), o, referenceHash, span)
+      const expectedTerms = snapshot(mode).expected
+      const otherCurrency =
+        expectedTerms !== null &&
+        o.chargedAmountMinor > 0 &&
+        o.chargedCurrency !== undefined &&
+        o.chargedCurrency !== expectedTerms.currency
+      const otherAmount = (mode === "one_time_purchase" || mode === "recover_payment") && o.chargedAmountMinor !== 4900
+      if (otherCurrency || otherAmount) assert.strictEqual(judged.verdict, "inconclusive", JSON.stringify(o))
+      if (otherCurrency && judged.verdict === "inconclusive" && judged.reason === "currency_mismatch")
+        assert.isFalse(judged.retry)
       return true
     },
     { fastCheck: { numRuns: 1_000 } }
