@@ -19,8 +19,7 @@ export * as Handler from "../core/customer/Handler.ts"
 export * as Keyring from "../core/customer/Keyring.ts"
 export * as Reconciliation from "../core/customer/Reconciliation.ts"
 export * as Worker from "../core/customer/Worker.ts"
-/** Payments: the provider port, the kit's payment parts, and the Stripe adapter. */
+/** Payments: the provider port and the kit's payment parts; the Stripe adapter is `accord/kit/stripe`. */
 export * as PaymentProvider from "../core/customer/PaymentProvider.ts"
 export * as Payments from "../core/customer/Payments.ts"
-export * as StripeProvider from "../adapters/stripe/StripeProvider.ts"
 export type { PaymentPlan } from "../core/customer/Payments.ts"
