@@ -14,6 +14,9 @@ export * from "../adapters/customer/NodeHandler.ts"
 export type { ClaimedExecution } from "../core/customer/ClaimedExecution.ts"
 export { type Backoff, backoffDelay } from "../core/protocol/Backoff.ts"
 export { defaultBackoff, type ExecutionResult } from "../core/customer/Worker.ts"
+/** What a kit's handshake answers about its payment capability, and how a leased payment item ends. */
+export type { PaymentProofSettings } from "../core/customer/internal/handshakeAnswer.ts"
+export type { LeasedItemEnds } from "../core/customer/internal/leasedItem.ts"
 
 export * as Handler from "../core/customer/Handler.ts"
 export * as Keyring from "../core/customer/Keyring.ts"

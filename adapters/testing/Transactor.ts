@@ -17,7 +17,7 @@ import { uid } from "./internal/uid.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly reason: string }> {}
 
-type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
+export type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
 
 /**
  * The same failure, by value: a failure that crosses a tracing span (as SQL transactions do) comes
