@@ -251,11 +251,11 @@ describe("inside existing host applications", () => {
     try {
       const hello = await fetch(`${url}/hello`)
       assert.strictEqual(hello.status, 200)
-      // An unsigned request: refused by the kit's verification, before anything is claimed.
+      // An unsigned execution request: refused by the kit's verification, before anything is claimed.
       const unsigned = await fetch(`${url}/accord/actions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: "{}"
+        body: JSON.stringify({ type: "service.customer_action.execute" })
       })
       assert.strictEqual(unsigned.status, 401, await unsigned.clone().text())
       assert.isString(((await unsigned.json()) as { error?: unknown }).error)
