@@ -31,7 +31,12 @@ ENV NODE_ENV=production \
     ACCORD_DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# The package's dependencies and the optional peers the server and the reference backend load
+# (package.json "peerDependencies", pinned there: the SQL storage, the node:http platform, the OTLP
+# exporters, Stripe), made the image's own dependencies; nothing from devDependencies.
+RUN node -e "const fs = require('node:fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8')); for (const n of ['@effect/platform-node', '@effect/sql', '@effect/sql-pg', '@effect/experimental', '@electric-sql/pglite', 'pg', '@effect/opentelemetry', 'stripe']) p.dependencies[n] = p.peerDependencies[n]; delete p.devDependencies; fs.writeFileSync('package.json', JSON.stringify(p))" \
+ && npm install --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node

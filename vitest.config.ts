@@ -1,9 +1,15 @@
+import { fileURLToPath } from "node:url"
 import { configDefaults, defineConfig } from "vitest/config"
 
 /** The long soak and stress runs: `npm run test:soak` (vitest.soak.config.ts), not `npm test`. */
 export const soakFiles = "test/**/*.soak.test.ts"
 
 export default defineConfig({
+  // The package's own entry points (`accord/memory`, `accord/testing`, …) from source, as tsconfig's
+  // `paths` maps them; the packed build is tested by test/package/Embedding.test.ts.
+  resolve: {
+    alias: [{ find: /^accord\/(.+)$/, replacement: fileURLToPath(new URL("./entry/$1.ts", import.meta.url)) }]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     exclude: [...configDefaults.exclude, soakFiles],

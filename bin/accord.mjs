@@ -1,7 +1,4 @@
 #!/usr/bin/env node
-// The `accord` command of the installed package: loads the TypeScript entry through tsx's API,
-// since the package ships its TypeScript sources (tsx must then be installed alongside).
-import { register } from "tsx/esm/api"
-
-register()
-await import("../runtimes/cli/main.ts")
+// The `accord` command of the installed package: the compiled CLI (`npm run build` writes dist/),
+// so plain node runs it with no TypeScript loader.
+await import("../dist/runtimes/cli/main.js")

@@ -1,7 +1,8 @@
 /**
  * `accord/engine`: the service side of the connector (spec customer-action-connector.md: "the
  * service dispatches one authorized action, verifies the completion, reconciles payments") and of
- * Direct API ingestion (spec direct-api-ingestion.md), one namespace per public module. Storage and
+ * Direct API ingestion (spec direct-api-ingestion.md), and the approval domain (runtime sessions,
+ * approvals, commitments, token pickup), one namespace per public module. Storage and
  * other ports are in `accord/ports`; ready-made adapters in `accord/sql`, `accord/memory`, …
  *
  * An entry point for embedders only: nothing in core/, adapters/ or runtimes/ imports it.
@@ -25,14 +26,24 @@ export * as ObservedEvidence from "../core/connector/ObservedEvidence.ts"
 export * as EvidenceWatcher from "../core/connector/EvidenceWatcher.ts"
 export * as Revalidation from "../core/connector/Revalidation.ts"
 export * as Catalog from "../core/catalog/Catalog.ts"
+export * as Publish from "../core/catalog/Publish.ts"
+export * as IntakeKey from "../core/connector/IntakeKey.ts"
 export * as Reconciler from "../core/connector/Reconciler.ts"
 
 export * as ApiKeys from "../core/access/ApiKeys.ts"
+
+export * as ActionStatus from "../core/approval/ActionStatus.ts"
+export * as Approvals from "../core/approval/Approvals.ts"
+export * as Commitment from "../core/approval/Commitment.ts"
+export * as RuntimeSession from "../core/approval/RuntimeSession.ts"
+export * as TokenPickup from "../core/approval/TokenPickup.ts"
 
 export * as Ingest from "../core/ingest/Ingest.ts"
 export * as Accept from "../core/ingest/Accept.ts"
 export * as Committer from "../core/ingest/Committer.ts"
 export * as StoreWriter from "../core/ingest/StoreWriter.ts"
 export * as Event from "../core/ingest/Event.ts"
+export * as IngestRate from "../core/ingest/IngestRate.ts"
+export * as Normalize from "../core/ingest/Normalize.ts"
 export * as FeatureAccess from "../core/ingest/FeatureAccess.ts"
 export * as UsageRollup from "../core/ingest/UsageRollup.ts"

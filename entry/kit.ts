@@ -14,14 +14,16 @@ export * from "../adapters/customer/NodeHandler.ts"
 export type { ClaimedExecution } from "../core/customer/ClaimedExecution.ts"
 export { type Backoff, backoffDelay, retryDelay } from "../core/protocol/Backoff.ts"
 export { defaultBackoff, type ExecutionResult } from "../core/customer/Worker.ts"
+/** What a kit's handshake answers about its payment capability, and how a leased payment item ends. */
+export type { PaymentProofSettings } from "../core/customer/internal/handshakeAnswer.ts"
+export type { LeasedItemEnds } from "../core/customer/internal/leasedItem.ts"
 
 export * as Handler from "../core/customer/Handler.ts"
 export * as Keyring from "../core/customer/Keyring.ts"
 export * as Reconciliation from "../core/customer/Reconciliation.ts"
 export * as Worker from "../core/customer/Worker.ts"
-/** Payments: the provider port, the kit's payment parts, and the Stripe adapter. */
+/** Payments: the provider port and the kit's payment parts; the Stripe adapter is `accord/kit/stripe`. */
 export * as PaymentProvider from "../core/customer/PaymentProvider.ts"
 export * as Payments from "../core/customer/Payments.ts"
 export * as ProviderAccount from "../core/customer/ProviderAccount.ts"
-export * as StripeProvider from "../adapters/stripe/StripeProvider.ts"
 export type { PaymentPlan } from "../core/customer/Payments.ts"

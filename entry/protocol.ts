@@ -16,6 +16,8 @@ export * as Cipher from "../core/protocol/Cipher.ts"
 export * as Json from "../core/protocol/Json.ts"
 export * as Uuid from "../core/protocol/Uuid.ts"
 export * as Backoff from "../core/protocol/Backoff.ts"
+export * as NotFound from "../core/protocol/NotFound.ts"
+export * as OperationFamily from "../core/protocol/OperationFamily.ts"
 
 export * as Acknowledgement from "../core/protocol/messages/Acknowledgement.ts"
 export * as Approval from "../core/protocol/messages/Approval.ts"

@@ -9,18 +9,21 @@
  * here is closed in reverse order: first in-flight requests are drained (`Drain`), then the app
  * stops being served, then the listener closes, then storage.
  */
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as AccordConfig from "../adapters/config/AccordConfig.ts"
 import * as StartupLog from "../adapters/config/StartupLog.ts"
@@ -313,4 +316,75 @@ export const main = (httpServer: HttpServerFactory): Effect.Effect<never, Startu
 export const runMainOptions: { readonly disableErrorReporting: boolean; readonly disablePrettyLogger: boolean } = {
   disableErrorReporting: true,
   disablePrettyLogger: true
+}
+
+/** A request handler of the Fetch API: `Request` in, `Response` out. */
+export type FetchHandler = (request: Request) => Promise<Response>
+
+/** Where a mounted service "listens": inside its host's server, at no port of its own. */
+const mountedAddress: HttpServer.Address = { _tag: "TcpAddress", hostname: "mounted", port: 0 }
+
+/**
+ * Starts the service like `start`, but serves it through the host's own HTTP server instead of a
+ * listener of its own: the answer is a Fetch handler for the service's routes (paths as the service
+ * defines them; the host strips its mount prefix, as Hono's `mount` and Express's `use` do). The
+ * workers, the drain and storage are the same as `start`'s, closed with the scope.
+ */
+export const mount = (
+  config: AccordConfig.AccordConfig,
+  storage: Layer.Layer<StorageServices, StartupError, Cipher | Crypto> = storageLayer(config),
+  options: StartOptions = {}
+): Effect.Effect<FetchHandler, StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
+  Effect.gen(function* () {
+    const served = yield* Deferred.make<FetchHandler>()
+    const server = Layer.succeed(
+      HttpServer.HttpServer,
+      HttpServer.make({
+        address: mountedAddress,
+        serve: (app, middleware) =>
+          Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+            Deferred.succeed(served, HttpApp.toWebHandlerRuntime(runtime)(app as HttpApp.Default, middleware))
+          )
+      })
+    )
+    yield* start(config, server, storage, options)
+    return yield* Deferred.await(served)
+  })
+
+/** The service mounted in a host's HTTP server (`mountService`). */
+export interface MountedService {
+  /** Answers one request to the service, its path relative to the mount point. */
+  readonly fetch: FetchHandler
+  /** Stops the service: drains in-flight requests, stops its workers, releases storage. */
+  readonly close: () => Promise<void>
+}
+
+export interface MountOptions {
+  /** The configuration; `AccordConfig.load` (the environment) by default. */
+  readonly config?: AccordConfig.AccordConfig
+  /** The storage; `storageLayer(config)` (PostgreSQL or embedded PGlite) by default. */
+  readonly storage?: Layer.Layer<StorageServices, StartupError, Cipher | Crypto>
+  /** What tests and embedders may replace (transport, resolver). */
+  readonly start?: StartOptions
+}
+
+/**
+ * `mount` for hosts written with Promises: starts the service (logging logfmt lines as the server
+ * does) and answers its Fetch handler and `close`; a failed start rejects with the start-up error
+ * (its message says what to fix) after releasing whatever had started.
+ */
+export const mountService = async (options: MountOptions = {}): Promise<MountedService> => {
+  const scope = Effect.runSync(Scope.make())
+  const program = Effect.gen(function* () {
+    const config = options.config ?? (yield* AccordConfig.load)
+    return yield* mount(config, options.storage ?? storageLayer(config), options.start ?? {}).pipe(
+      Logger.withMinimumLogLevel(config.logLevel)
+    )
+  }).pipe(Scope.extend(scope), withServerLogger)
+  const exit = await Effect.runPromiseExit(program)
+  if (Exit.isFailure(exit)) {
+    await Effect.runPromise(Scope.close(scope, exit))
+    throw Cause.squash(exit.cause)
+  }
+  return { fetch: exit.value, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }

@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type * as Net from "node:net"
 import { Drain } from "./Drain.ts"
+import { Readable } from "node:stream"
 import { FastRoutes, send } from "./NodeIngest.ts"
 import * as Problem from "./Problem.ts"
 
@@ -128,3 +129,38 @@ const closeIfBodyUnread = (request: IncomingMessage, response: ServerResponse): 
     return writeHead.apply(this, args)
   } as ServerResponse["writeHead"]
 }
+
+/**
+ * A Fetch handler (`Server.mount`) as a `node:http` request listener, for hosts built on `node:http`
+ * (Express, Fastify, a bare server): the path as the host passes it (Express's `use` strips its mount
+ * prefix), the body streamed in, and the response's status, headers and body written back. The host
+ * must leave the body unread on these paths (no body parser in front of the mount). A handler that
+ * fails (never the service's own answers, which are problem documents) is answered 500.
+ */
+export const toNodeListener =
+  (fetch: (request: Request) => Promise<Response>) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers)) {
+      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one)
+    }
+    const method = req.method ?? "GET"
+    const url = new URL(req.url ?? "/", "http://mounted")
+    const body = method === "GET" || method === "HEAD" ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>)
+    const init = { method, headers, body, duplex: "half" } as RequestInit
+    fetch(new Request(url, init))
+      .then(async (response) => {
+        const out: Record<string, string | Array<string>> = {}
+        response.headers.forEach((value, name) => {
+          if (name !== "set-cookie") out[name] = value
+        })
+        const cookies = response.headers.getSetCookie()
+        if (cookies.length > 0) out["set-cookie"] = cookies
+        res.writeHead(response.status, out)
+        if (response.body !== null && method !== "HEAD") {
+          for await (const chunk of response.body) res.write(chunk)
+        }
+        res.end()
+      })
+      .catch(() => (res.headersSent ? res.destroy() : send(res, Problem.toAnswer(Problem.internal))))
+  }

@@ -15,7 +15,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import Stripe from "stripe"
+import { createRequire } from "node:module"
+import type Stripe from "stripe"
 import {
   type AccountView,
   type ChargeView,
@@ -206,12 +207,22 @@ const apiOptions = (apiBase: string | undefined): Partial<Stripe.StripeConfig> =
 }
 
 /**
+ * The `stripe` package, loaded on first use: it is an optional peer dependency, so a kit without
+ * Stripe payments (and anything else importing this module) never loads it nor needs it installed.
+ */
+let stripePackage: typeof Stripe | undefined
+const loadStripe = (): typeof Stripe => {
+  stripePackage ??= createRequire(import.meta.url)("stripe") as typeof Stripe
+  return stripePackage
+}
+
+/**
  * The Stripe client for a configuration (also used by the doctor's checks).
  */
 export const client = (
   config: Pick<StripeProviderConfig, "secretKey" | "apiBase" | "maxNetworkRetries" | "timeoutMillis">
 ): Stripe =>
-  new Stripe(Redacted.value(config.secretKey), {
+  new (loadStripe())(Redacted.value(config.secretKey), {
     maxNetworkRetries: config.maxNetworkRetries ?? 1,
     timeout: config.timeoutMillis ?? 10_000,
     ...apiOptions(config.apiBase)
@@ -269,7 +280,7 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   ): Effect.Effect<A, PaymentProviderError> =>
     Effect.map(Effect.tryPromise({ try: run, catch: providerError(operation) }), (o) => view(o as Json))
   const tolerance = config.webhookToleranceSeconds ?? 300
-  const cryptoProvider = Stripe.createSubtleCryptoProvider()
+  const cryptoProvider = loadStripe().createSubtleCryptoProvider()
 
   return {
     publishableKey: config.publishableKey,

@@ -3,12 +3,13 @@
  * SDK) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: spans to `<endpoint>/v1/traces`, every Effect
  * metric (`core/telemetry/Metrics.ts` and the rest of the registry) to `<endpoint>/v1/metrics`,
  * JSON-encoded, over `fetch` (Node, Bun and Deno alike). Logs stay on stdout.
+ *
+ * `@effect/opentelemetry` is an optional peer dependency: it is loaded only when the exporters are
+ * built, so a server without an OTLP endpoint neither loads it nor needs it installed.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
@@ -26,20 +27,29 @@ export interface OtlpOptions {
 export const layer = (options: OtlpOptions): Layer.Layer<never> => {
   const resource = { serviceName: options.serviceName }
   const interval = options.exportInterval ?? "10 seconds"
-  return Layer.mergeAll(
-    OtlpTracer.layer({
-      url: `${options.endpoint}/v1/traces`,
-      resource,
-      exportInterval: interval,
-      shutdownTimeout: "3 seconds"
-    }),
-    OtlpMetrics.layer({
-      url: `${options.endpoint}/v1/metrics`,
-      resource,
-      exportInterval: interval,
-      shutdownTimeout: "3 seconds"
+  return Layer.unwrapEffect(
+    Effect.promise(async () => {
+      const [OtlpMetrics, OtlpSerialization, OtlpTracer] = await Promise.all([
+        import("@effect/opentelemetry/OtlpMetrics"),
+        import("@effect/opentelemetry/OtlpSerialization"),
+        import("@effect/opentelemetry/OtlpTracer")
+      ])
+      return Layer.mergeAll(
+        OtlpTracer.layer({
+          url: `${options.endpoint}/v1/traces`,
+          resource,
+          exportInterval: interval,
+          shutdownTimeout: "3 seconds"
+        }),
+        OtlpMetrics.layer({
+          url: `${options.endpoint}/v1/metrics`,
+          resource,
+          exportInterval: interval,
+          shutdownTimeout: "3 seconds"
+        })
+      ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
     })
-  ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+  )
 }
 
 /**

@@ -71,7 +71,7 @@ export interface Registered {
   readonly state: "pending"
 }
 
-interface SecretIssue {
+export interface SecretIssue {
   readonly problem: string
   readonly issue: FieldIssue
 }

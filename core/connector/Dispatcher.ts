@@ -28,6 +28,9 @@ import type { DispatchPayload } from "./Intake.ts"
 import { answer, applyTrigger } from "./internal/applyTrigger.ts"
 import { type DeliveryResult, type DeliveryServices, makeDeliverAction } from "./internal/delivery.ts"
 
+/** What delivering one action needs (the dispatcher's services but the outbox). */
+export type { DeliveryServices } from "./internal/delivery.ts"
+
 /**
  * How one delivery ended: acknowledged (`accepted` or `rejected`), ambiguous (the request may have
  * reached the endpoint), not sent, skipped (nothing to deliver) or blocked by the payment gate.

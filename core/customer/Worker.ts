@@ -168,7 +168,7 @@ export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerW
   CustomerWorkerService
 >() {}
 
-type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor
+export type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor
 
 /** The worker and its loops, not yet running. */
 const build = (

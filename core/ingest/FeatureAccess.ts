@@ -12,12 +12,19 @@
  * "Sent from the server" means ingested with a key of scope `ingest` (the Direct API's secret key,
  * never used from client code).
  */
+import * as Schema from "effect/Schema"
 import type { ApiKeyScope } from "../ports/ApiKeyStore.ts"
 import { actionEventId } from "../protocol/ActionEvent.ts"
 import type { Event } from "./Event.ts"
 import { parseUtcTimestamp } from "./Event.ts"
 
 export const featureAccessEventName = "entitlement_active"
+
+/**
+ * A feature key as a feature gate names it: a lowercase code of at most 64 characters, checked by
+ * the service on `POST /feature-gates` and by clients before they send one.
+ */
+export const FeatureKey = Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_.:-]{0,63}$/))
 
 /**
  * What unlocks a feature gate a Funnel runtime session is waiting on (spec "States and

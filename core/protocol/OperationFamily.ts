@@ -19,7 +19,7 @@ import type { ObservedIntent, PaymentMode } from "./messages/Common.ts"
 import type { PaymentContinuation } from "./messages/Continuation.ts"
 
 /** A continuation's `intent`: "`payment` (client secret of a payment intent) or `setup`". */
-type ContinuationIntent = PaymentContinuation["intent"]
+export type ContinuationIntent = PaymentContinuation["intent"]
 
 /**
  * What a Payment family is: its capability mode and the rules that follow from it.

@@ -230,7 +230,7 @@ const mismatch = (signature: string): InvalidSignature =>
   new InvalidSignature({ reason: signaturePattern.test(signature) ? "mismatch" : "malformed" })
 
 /** What the header checks proved, and the signature header the MAC step compares against. */
-interface Checked {
+export interface Checked {
   readonly timestamp: string
   readonly timestampMillis: number
   readonly nonce: string

@@ -43,7 +43,8 @@ import {
 } from "accord/kit"
 import { Cipher, Execution, Uuid } from "accord/protocol"
 import * as Sdk from "accord/sdk"
-import { type ProviderAccount, StripeProvider } from "accord/kit"
+import type { ProviderAccount } from "accord/kit"
+import { StripeProvider } from "accord/kit/stripe"
 import { Database, SqlStorage } from "accord/sql"
 
 export interface BackendConfig {
@@ -130,7 +131,7 @@ const parseSubscriptionPrices = (value: string): StripeConfig["subscriptionPrice
   }
 }
 
-const isFeatureKey = Schema.is(Sdk.CreateGateBody.fields.featureKey)
+const isFeatureKey = Schema.is(Sdk.FeatureAccess.FeatureKey)
 const secretVariables = {
   actionSigningSecret: "ACCORD_ACTION_SIGNING_SECRET",
   completionSecret: "ACCORD_COMPLETION_SECRET"
@@ -420,7 +421,7 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
         SELECT account_id, extension_days, trial_ends_at, extended_at, journey_id, version_id, action_request_id
         FROM example_trial_extensions WHERE provider_idempotency_key = ${key}`
       if (row === undefined) return undefined
-      const event = Sdk.buildFeatureAccessEvent({
+      const event = Sdk.FeatureAccess.buildFeatureAccessEvent({
         accountId: row.account_id,
         featureKey: config.featureKey,
         journeyId: row.journey_id,
@@ -612,11 +613,11 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     config.ingestApiKey === undefined
       ? undefined
       : // One attempt per call: the loop below owns the schedule, so it survives restarts.
-        Sdk.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
+        Sdk.DirectApiClient.make({ baseUrl: config.serviceUrl, apiKey: config.ingestApiKey, maxAttempts: 1 })
   const retry = config.eventRetry ?? defaultBackoff
 
   /** Sends the due pending events once each; the number it took. */
-  const deliverDueEvents = (client: Sdk.DirectApiClient) =>
+  const deliverDueEvents = (client: Sdk.DirectApiClient.DirectApiClient) =>
     Effect.gen(function* () {
       const now = Date.now()
       // Leased by moving next_attempt_at: several processes on one database never send an event at once.

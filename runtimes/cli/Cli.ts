@@ -4,14 +4,23 @@
  * storage, so the others start quickly. `main.ts` runs it on `process.argv`; tests run it in their
  * own process the same way.
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { run } from "../../adapters/cli-support/Commands.ts"
 
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string
+/** The package's version: its package.json is two folders up from the source, three from the build (dist/). */
+const packageVersion = (): string => {
+  for (const up of ["../../package.json", "../../../package.json"]) {
+    const url = new URL(up, import.meta.url)
+    if (!existsSync(url)) continue
+    const manifest = JSON.parse(readFileSync(url, "utf8")) as { name?: string; version: string }
+    if (manifest.name === "accord") return manifest.version
+  }
+  throw new Error("accord: package.json not found beside the CLI")
 }
+
+const version = packageVersion()
 
 /**
  * Runs the CLI on `argv` (as `process.argv`: runtime and script first) and answers the exit code:

@@ -198,8 +198,15 @@ describe("the image's build and start commands, run here", () => {
       const bundled = await sh(join(root, argv[0]!), [...argv.slice(1), `--metafile=${outdir}/meta.json`])
       assert.strictEqual(bundled.code, 0, bundled.output)
 
-      // `npm ci --omit=dev` installs `dependencies` only: every package a bundle imports must be one.
-      const dependencies = Object.keys(JSON.parse(read("package.json")).dependencies)
+      // The runtime stage installs `dependencies` (`npm ci --omit=dev`) and the optional peers it
+      // names (`npm install --no-save …`): every package a bundle imports must be one of those.
+      const installRun = runtimeOf("RUN")
+        .map((instruction) => instruction.args)
+        .join(" ")
+      const peers = Object.keys(JSON.parse(read("package.json")).peerDependencies).filter((name) =>
+        installRun.includes(`'${name}'`)
+      )
+      const dependencies = [...Object.keys(JSON.parse(read("package.json")).dependencies), ...peers]
       const files = (await readdir(join(root, outdir), { recursive: true })).filter((file) => file.endsWith(".js"))
       assert.includeMembers(
         files.map((file) => file.replaceAll("\\", "/")),

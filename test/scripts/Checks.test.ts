@@ -208,3 +208,52 @@ describe("check:postgres-guards", () => {
       "test/a/suite.ts:6: `storage` in `boot(storage)`"
     ))
 })
+
+describe("check:entry (the entry points' surface)", () => {
+  const tsconfig = JSON.stringify({
+    compilerOptions: {
+      target: "ES2022",
+      module: "ESNext",
+      moduleResolution: "Bundler",
+      strict: true,
+      noEmit: true,
+      allowImportingTsExtensions: true,
+      types: []
+    }
+  })
+  const surface = (module: string, entry: string) =>
+    scratch({ "tsconfig.json": tsconfig, "core/Module.ts": module, "entry/module.ts": entry })
+
+  it("passes when every type an exported signature names is exported by an entry point", async () => {
+    const repo = await surface(
+      "export interface Shown { readonly x: number }\nexport const make = (): Shown => ({ x: 1 })\n",
+      'export * as Module from "../core/Module.ts"\n'
+    )
+    const result = await check("check-entry-surface.mjs", repo)
+    await rm(repo, { recursive: true, force: true })
+    assert.strictEqual(result.code, 0, result.output)
+    assert.include(result.output, "reach only exported types")
+  })
+
+  it("fails naming a type a declared signature names that no entry point exports", async () => {
+    const repo = await surface(
+      "interface Hidden { readonly x: number }\nexport const make = (): Hidden => ({ x: 1 })\n",
+      'export * as Module from "../core/Module.ts"\n'
+    )
+    const result = await check("check-entry-surface.mjs", repo)
+    await rm(repo, { recursive: true, force: true })
+    assert.strictEqual(result.code, 1)
+    assert.include(result.output, "Hidden (core/Module.ts), reached from accord/module: Module.make")
+  })
+
+  it("fails naming a type only an inferred signature reaches", async () => {
+    const repo = await surface(
+      "interface Hidden { readonly x: number }\nconst hidden = (): Hidden => ({ x: 1 })\nexport const make = () => hidden()\n",
+      'export { make } from "../core/Module.ts"\n'
+    )
+    const result = await check("check-entry-surface.mjs", repo)
+    await rm(repo, { recursive: true, force: true })
+    assert.strictEqual(result.code, 1)
+    assert.include(result.output, "Hidden (core/Module.ts), reached from accord/module: make")
+  })
+})

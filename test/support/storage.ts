@@ -65,5 +65,5 @@ export const storageVariants: ReadonlyArray<StorageVariant> = [
   }
 ]
 
-/** Unique ids per test so tests sharing one database never see each other's rows. */
-export const uid = (prefix = ""): string => prefix + globalThis.crypto.randomUUID()
+/** Unique ids per test so tests sharing one database never see each other's rows (the contract suites' own). */
+export { uid } from "../../adapters/testing/internal/uid.ts"

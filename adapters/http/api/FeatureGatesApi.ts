@@ -6,6 +6,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { FeatureKey } from "../../../core/ingest/FeatureAccess.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { Uuid } from "../../../core/protocol/Uuid.ts"
 import { adminWorkspacePath } from "../Paths.ts"
@@ -30,7 +31,7 @@ export const CreateGateBody = Schema.Struct({
   accountId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
   journeyId: Uuid,
   versionId: Uuid,
-  featureKey: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_.:-]{0,63}$/)),
+  featureKey: FeatureKey,
   startedAt: Schema.String.pipe(Schema.filter((s) => parseTimestamp(s) !== undefined || "an RFC 3339 timestamp"))
 }).annotations({
   examples: [

@@ -1,4 +1,4 @@
 // Every storage port's contract suite on the postgres storage variant.
-import * as StoragePorts from "../../core/ports/suites/StoragePorts.ts"
+import * as StoragePorts from "../../support/contracts.ts"
 
 StoragePorts.suite("postgres")

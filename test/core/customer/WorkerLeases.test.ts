@@ -33,7 +33,7 @@ import {
   succeeded,
   workspaceId
 } from "../../support/customer.ts"
-import { onOneStore } from "../../support/oneStore.ts"
+import { onOneStore } from "../../../adapters/testing/internal/oneStore.ts"
 import { storageVariants } from "../../support/storage.ts"
 
 const lease = Worker.defaultLeaseMillis

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as FeatureAccess from "../../../core/ingest/FeatureAccess.ts"
 import type { ApiKeyScope } from "../../../core/ports/ApiKeyStore.ts"
 import { validateEvent } from "../../../core/ingest/Event.ts"
 import {
@@ -141,4 +143,17 @@ describe("FeatureAccess", () => {
       isAccessEvidence({ ...evidence, timestamp: new Date(gate.startedAt + 1).toISOString() }, gate, server)
     )
   })
+})
+
+describe("FeatureKey", () => {
+  const isFeatureKey = Schema.is(FeatureAccess.FeatureKey)
+  it("accepts a lowercase code of 1 to 64 characters starting with a letter", () => {
+    for (const key of ["a", "exports.csv", "advanced_reports", "seats:team-2", `a${"b".repeat(63)}`]) {
+      assert.isTrue(isFeatureKey(key), key)
+    }
+  })
+  it("refuses an uppercase letter", () => assert.isFalse(isFeatureKey("Exports")))
+  it("refuses an empty key", () => assert.isFalse(isFeatureKey("")))
+  it("refuses a key over 64 characters", () => assert.isFalse(isFeatureKey(`a${"b".repeat(64)}`)))
+  it("refuses a key not starting with a letter", () => assert.isFalse(isFeatureKey("1exports")))
 })

@@ -4,10 +4,6 @@ import * as fc from "fast-check"
 import * as Context from "effect/Context"
 import { NonceStore, NonceStoreSync } from "../../../core/ports/NonceStore.ts"
 import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
-import { suite } from "./suites/NonceStore.ts"
-
-suite("memory", () => MemoryNonceStore.layer)
-
 describe("NonceStore memory layer", () => {
   it("offers the synchronous claim the verifier's fast path uses, consistent with claim", () => {
     const context = MemoryNonceStore.context()

@@ -4,13 +4,14 @@
  *
  * No registry is reached: the tarball is unpacked as `node_modules/accord` (what `npm install
  * ./accord-*.tgz` does) and its dependencies are linked from this checkout's `node_modules`, as
- * an install would provide them: the package's `dependencies`, plus `tsx`, which the `bin`
- * launcher needs (a devDependency today); no other devDependency is linked. The `bin` link is made
- * as npm makes it, `node_modules/.bin/accord`.
+ * an install would provide them: the package's `dependencies` and its optional peers (the CLI's
+ * `@effect/cli` and the storage packages, which a CLI user installs beside it); no TypeScript
+ * loader. The `bin` link is made as npm makes it, `node_modules/.bin/accord`. The bin runs the
+ * build, so `npm run build` comes first (npm test does).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { vi } from "vitest"
@@ -21,7 +22,8 @@ vi.setConfig({ testTimeout: processTestTimeout })
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
   version: string
   bin: Record<string, string>
-  devDependencies: Record<string, string>
+  dependencies: Record<string, string>
+  peerDependencies: Record<string, string>
 }
 
 describe("npm pack, installed elsewhere", () => {
@@ -38,18 +40,9 @@ describe("npm pack, installed elsewhere", () => {
     const modules = join(app, "node_modules")
     mkdirSync(join(modules, "accord"), { recursive: true })
     execFileSync("tar", ["-xzf", tarball, "-C", join(modules, "accord"), "--strip-components=1"])
-    const devOnly = new Set(Object.keys(manifest.devDependencies).filter((name) => name !== "tsx"))
-    for (const name of readdirSync(join(root, "node_modules"))) {
-      if (name.startsWith(".") || name === "accord") continue
-      if (name.startsWith("@")) {
-        mkdirSync(join(modules, name), { recursive: true })
-        for (const sub of readdirSync(join(root, "node_modules", name))) {
-          if (!devOnly.has(`${name}/${sub}`))
-            symlinkSync(join(root, "node_modules", name, sub), join(modules, name, sub))
-        }
-      } else if (!devOnly.has(name)) {
-        symlinkSync(join(root, "node_modules", name), join(modules, name))
-      }
+    for (const name of [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]) {
+      mkdirSync(join(modules, name, ".."), { recursive: true })
+      symlinkSync(join(root, "node_modules", name), join(modules, name))
     }
     mkdirSync(join(modules, ".bin"))
     symlinkSync(join("..", "accord", manifest.bin["accord"]!), join(modules, ".bin", "accord"))

@@ -2,9 +2,9 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type FeatureGate, FeatureGateStore } from "../../../../core/ports/FeatureGateStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import { type FeatureGate, FeatureGateStore } from "../../core/ports/FeatureGateStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const T = 1_700_000_000_000
 

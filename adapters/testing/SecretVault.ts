@@ -5,11 +5,11 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { Cipher } from "../../../../core/protocol/Cipher.ts"
-import * as SecretVault from "../../../../core/ports/SecretVault.ts"
-import * as MemorySecretVault from "../../../../adapters/memory/SecretVault.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import type { Cipher } from "../../core/protocol/Cipher.ts"
+import * as SecretVault from "../../core/ports/SecretVault.ts"
+import * as MemorySecretVault from "../memory/SecretVault.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 /**
  * The SecretVault contract (docs/decisions.md, "Secret handling": only ciphertext at rest, bound to

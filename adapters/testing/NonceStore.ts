@@ -2,9 +2,9 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as fc from "fast-check"
-import * as NonceStore from "../../../../core/ports/NonceStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import * as NonceStore from "../../core/ports/NonceStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 /**
  * The contract every NonceStore implementation satisfies. `layer()` is one fresh store for the whole

@@ -7,10 +7,10 @@ import {
   type ActionRecord,
   type CreateResult,
   type IntakeKeyClaim
-} from "../../../../core/ports/ActionLedger.ts"
-import { Outbox } from "../../../../core/ports/Outbox.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+} from "../../core/ports/ActionLedger.ts"
+import { Outbox } from "../../core/ports/Outbox.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const T = 1_700_000_000_000
 const day = 24 * 3_600_000

@@ -1,25 +1,52 @@
 /**
- * The `CatalogStore` contract (every write is versioned and audited; a republish creates a new
- * version and never rewrites history) on memory, PGlite and PostgreSQL: versions
- * 1, 2, 3 per workspace, append-only; a `publishedVersionId` is used once per workspace (another
- * workspace may use it); concurrent publishes get distinct consecutive versions (on SQL two inserts
- * race for one version number and the loser retries; with 20 at once on PostgreSQL a publish may lose
- * many times in a row, and each loss means another publish committed).
+ * The contract every `CatalogStore` implementation satisfies (every write is versioned and audited; a
+ * republish creates a new version and never rewrites history): versions 1, 2, 3 per workspace,
+ * append-only; a `publishedVersionId` is used once per workspace (another workspace may use it);
+ * concurrent publishes get distinct consecutive versions (on SQL two inserts race for one version
+ * number and the loser retries, so each loss means another publish committed).
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, layer as layerTests } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
-import { CatalogStore, type PublishedCatalog } from "../../../core/ports/CatalogStore.ts"
-import { fixtureCatalog } from "../../support/deliveries.ts"
-import { storageVariants, uid } from "../../support/storage.ts"
+import { CatalogStore, type PublishedCatalog } from "../../core/ports/CatalogStore.ts"
+import type { CatalogDocument } from "../../core/protocol/messages/Catalog.ts"
+import { uid } from "./internal/uid.ts"
 
-/** The fixture catalog under a fresh `publishedVersionId`, its offer at `amountMinor`. */
+/** A small catalog document: one offer, one action bound to it, one decision. */
+const sampleCatalog: CatalogDocument = {
+  publishedVersionId: "5a7c9d1e-3f4b-4d6e-8a8c-0b2d4e6f8a0c",
+  offers: [
+    {
+      offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b",
+      offerVersionId: "6b8d0f2a-4c5e-4f7a-9b1c-3d5e7f9a1b3c",
+      price: { amountMinor: 4900, currency: "usd" }
+    }
+  ],
+  actions: [
+    {
+      actionId: "7c9e1a3b-5d6f-4a8b-8c2d-4e6f8a0b2c4d",
+      actionVersionId: "8d0f2b4c-6e7a-4b9c-9d3e-5f7a9b1c3d5e",
+      key: "extend_trial_14",
+      family: "extend_trial",
+      evidence: ["authenticated_completion", "entitlement_state", "customer_server_event"]
+    }
+  ] as unknown as CatalogDocument["actions"],
+  decisions: [
+    {
+      decisionId: "2d4f6a8b-0c1e-4a3b-9d5f-7e9a1b3c5d7f",
+      journeyId: "3e5a7b9c-1d2f-4b4c-8e6a-8f0b2c4d6e8a",
+      actionIds: ["7c9e1a3b-5d6f-4a8b-8c2d-4e6f8a0b2c4d"],
+      offerIds: ["4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b"]
+    }
+  ]
+} as unknown as CatalogDocument
+
+/** The sample catalog under a fresh `publishedVersionId`, its offer at `amountMinor`. */
 const documentAt = (amountMinor: number): CatalogDocument => ({
-  ...fixtureCatalog,
+  ...sampleCatalog,
   publishedVersionId: uid(),
-  offers: [{ ...fixtureCatalog.offers[0]!, price: { amountMinor, currency: "usd" } }]
+  offers: [{ ...sampleCatalog.offers[0]!, price: { amountMinor, currency: "usd" } }]
 })
 
 const publish = (workspaceId: string, document: CatalogDocument, publishedAt = 1_000) =>
@@ -38,16 +65,20 @@ const published = (result: PublishedCatalog | "published_version_exists"): Publi
   return result as PublishedCatalog
 }
 
-for (const variant of storageVariants) {
-  describe.skipIf(!variant.available)(`CatalogStore contract (${variant.name})`, () => {
-    // The live clock: the SQL adapter's retry waits on the Clock between attempts.
-    layer(Layer.suspend(variant.layer), { timeout: "60 seconds", excludeTestServices: true })((it) => {
+/**
+ * The `CatalogStore` contract against `layer()`, one fresh store for the whole suite (tests keep
+ * apart by unique workspace ids). The tests run on the live clock: an adapter may wait on the
+ * `Clock` between attempts of a publish that lost a race.
+ */
+export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unknown>): void => {
+  describe(`CatalogStore contract (${name})`, () => {
+    layerTests(Layer.suspend(layer), { timeout: "60 seconds", excludeTestServices: true })((it) => {
       it.effect("nothing is published in a new workspace", () =>
         Effect.gen(function* () {
           const store = yield* CatalogStore
           const workspaceId = uid()
           assert.isTrue(Option.isNone(yield* store.current(workspaceId)))
-          assert.isTrue(Option.isNone(yield* store.byPublishedVersion(workspaceId, fixtureCatalog.publishedVersionId!)))
+          assert.isTrue(Option.isNone(yield* store.byPublishedVersion(workspaceId, sampleCatalog.publishedVersionId!)))
           assert.deepStrictEqual(yield* store.versions(workspaceId), [])
         })
       )

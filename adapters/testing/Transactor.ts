@@ -7,17 +7,17 @@ import * as Equal from "effect/Equal"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { ActionLedger } from "../../../../core/ports/ActionLedger.ts"
-import { ApiKeyStore } from "../../../../core/ports/ApiKeyStore.ts"
-import { NonceStore } from "../../../../core/ports/NonceStore.ts"
-import { Transactor } from "../../../../core/ports/Transactor.ts"
-import { UsageMeterStore } from "../../../../core/ports/UsageMeterStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import { ActionLedger } from "../../core/ports/ActionLedger.ts"
+import { ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
+import { NonceStore } from "../../core/ports/NonceStore.ts"
+import { Transactor } from "../../core/ports/Transactor.ts"
+import { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly reason: string }> {}
 
-type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
+export type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
 
 /**
  * The same failure, by value: a failure that crosses a tracing span (as SQL transactions do) comes

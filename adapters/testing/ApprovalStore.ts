@@ -8,10 +8,10 @@ import {
   ApprovalStore,
   type ApprovalStoreService,
   type PreparedReview
-} from "../../../../core/ports/ApprovalStore.ts"
-import { make as makeMemory } from "../../../../adapters/memory/ApprovalStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+} from "../../core/ports/ApprovalStore.ts"
+import { make as makeMemory } from "../memory/ApprovalStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const t0 = 1_700_000_000_000
 

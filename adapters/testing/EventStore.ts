@@ -3,9 +3,9 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
-import { type EventQuery, EventStore, newestFirst, type StoredEvent } from "../../../../core/ports/EventStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import { type EventQuery, EventStore, newestFirst, type StoredEvent } from "../../core/ports/EventStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const T = 1_700_000_000_000
 

@@ -3,22 +3,17 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
-import { AccountProfileStore } from "../../../../core/ports/AccountProfileStore.ts"
-import type { ApiKeyScope } from "../../../../core/ports/ApiKeyStore.ts"
-import { EventStore } from "../../../../core/ports/EventStore.ts"
-import { FeatureGateStore } from "../../../../core/ports/FeatureGateStore.ts"
-import { prepareEvent, withPayloadHash } from "../../../../core/ingest/Ingest.ts"
-import {
-  IngestWriter,
-  IngestWriterNow,
-  type Submission,
-  type WriteResult
-} from "../../../../core/ports/IngestWriter.ts"
-import type { StorageError } from "../../../../core/ports/StorageError.ts"
-import { meterKey } from "../../../../core/ingest/UsageRollup.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import * as NodeCrypto from "../crypto/NodeCrypto.ts"
+import { AccountProfileStore } from "../../core/ports/AccountProfileStore.ts"
+import type { ApiKeyScope } from "../../core/ports/ApiKeyStore.ts"
+import { EventStore } from "../../core/ports/EventStore.ts"
+import { FeatureGateStore } from "../../core/ports/FeatureGateStore.ts"
+import { prepareEvent, withPayloadHash } from "../../core/ingest/Ingest.ts"
+import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../../core/ports/IngestWriter.ts"
+import type { StorageError } from "../../core/ports/StorageError.ts"
+import { meterKey } from "../../core/ingest/UsageRollup.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const NOW = Date.UTC(2026, 10, 20, 12)
 const minutesAgo = (n: number) => new Date(NOW - n * 60_000).toISOString()

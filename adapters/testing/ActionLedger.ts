@@ -2,17 +2,17 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { completionIdentity } from "../../../../core/connector/CompletionIdentity.ts"
+import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
 import {
   ActionLedger,
   type ActionRecord,
   type CompletionClaim,
   type HistoryEntry
-} from "../../../../core/ports/ActionLedger.ts"
-import { type NonceClaim, NonceStore } from "../../../../core/ports/NonceStore.ts"
-import { type NewOutboxItem, Outbox } from "../../../../core/ports/Outbox.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+} from "../../core/ports/ActionLedger.ts"
+import { type NonceClaim, NonceStore } from "../../core/ports/NonceStore.ts"
+import { type NewOutboxItem, Outbox } from "../../core/ports/Outbox.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const T = 1_700_000_000_000
 

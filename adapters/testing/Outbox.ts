@@ -2,10 +2,10 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as fc from "fast-check"
-import { type NewOutboxItem, Outbox, type OutboxItem } from "../../../../core/ports/Outbox.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import * as fc from "effect/FastCheck"
+import { type NewOutboxItem, Outbox, type OutboxItem } from "../../core/ports/Outbox.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 /** Every test's times sit around here, except the one test that leases all kinds (see there). */
 const T = 1_700_000_000_000

@@ -7,10 +7,10 @@ import {
   type CapabilityEvidence,
   CapabilityRegistry,
   capabilityValidityMillis
-} from "../../../../core/ports/CapabilityRegistry.ts"
-import { Transactor } from "../../../../core/ports/Transactor.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+} from "../../core/ports/CapabilityRegistry.ts"
+import { Transactor } from "../../core/ports/Transactor.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 /**
  * The CapabilityRegistry contract (spec "Payment capability evidence lifecycle"). One store per

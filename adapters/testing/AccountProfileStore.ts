@@ -8,9 +8,9 @@ import {
   type LoginActivity,
   type ProfileFact,
   type UserField
-} from "../../../../core/ports/AccountProfileStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+} from "../../core/ports/AccountProfileStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 const T = 1_700_000_000_000
 

@@ -2,9 +2,9 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type RuntimeSessionRecord, RuntimeSessionStore } from "../../../../core/ports/RuntimeSessionStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import { type RuntimeSessionRecord, RuntimeSessionStore } from "../../core/ports/RuntimeSessionStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 /**
  * The RuntimeSessionStore contract. One store per suite; each test works in workspaces of its own.

@@ -3,9 +3,9 @@ import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type Connection, ConnectionStore, type RevisionState } from "../../../../core/ports/ConnectionStore.ts"
-import { onOneStore } from "../../../support/oneStore.ts"
-import { uid } from "../../../support/storage.ts"
+import { type Connection, ConnectionStore, type RevisionState } from "../../core/ports/ConnectionStore.ts"
+import { onOneStore } from "./internal/oneStore.ts"
+import { uid } from "./internal/uid.ts"
 
 /**
  * The ConnectionStore contract (spec "Connection revision lifecycle"). One store per suite; each
