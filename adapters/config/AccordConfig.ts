@@ -8,7 +8,8 @@
  * `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false), `ACCORD_BOOTSTRAP_WORKSPACE_ID`,
  * `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info), `ACCORD_MAX_BODY_BYTES` (65536),
  * `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW` (30d),
- * `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ * `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_STORAGE_TIMEOUT` (5s), `ACCORD_DATABASE_WAIT` (0),
+ * `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
  * `OTEL_SERVICE_NAME` (accord). An empty value counts as unset. The list `--help` prints is
  * `Environment.ts`.
  */
@@ -23,6 +24,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
+import { defaultStorageTimeoutMillis } from "../sql/SqlSupport.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { isUuid } from "../../core/protocol/Uuid.ts"
 
@@ -54,6 +56,10 @@ export interface AccordConfig {
   readonly reconciliationWindowMillis: number
   /** `ACCORD_DISPATCH_CONCURRENCY`: deliveries the dispatcher keeps in flight. */
   readonly dispatchConcurrency: number
+  /** `ACCORD_STORAGE_TIMEOUT`: the longest one wait for PostgreSQL (a connection, a statement). */
+  readonly storageTimeoutMillis: number
+  /** `ACCORD_DATABASE_WAIT`: how long the start keeps trying to reach PostgreSQL (0: once). */
+  readonly databaseWaitMillis: number
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
@@ -80,6 +86,8 @@ export const defaults: {
   readonly rateLimitPerSecond: number
   readonly reconciliationWindowMillis: number
   readonly dispatchConcurrency: number
+  readonly storageTimeoutMillis: number
+  readonly databaseWaitMillis: number
 } = {
   port: 8787,
   host: "127.0.0.1",
@@ -88,7 +96,9 @@ export const defaults: {
   maxBodyBytes: 65536,
   rateLimitPerSecond: 1000,
   reconciliationWindowMillis: defaultReconciliationWindowMillis,
-  dispatchConcurrency: 32
+  dispatchConcurrency: 32,
+  storageTimeoutMillis: defaultStorageTimeoutMillis,
+  databaseWaitMillis: 0
 }
 
 const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -125,6 +135,8 @@ const raw = Config.all({
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
   reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
   dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
+  storageTimeout: text("ACCORD_STORAGE_TIMEOUT"),
+  databaseWait: text("ACCORD_DATABASE_WAIT"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
   otlpServiceName: text("OTEL_SERVICE_NAME")
@@ -239,6 +251,21 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     "ACCORD_RECONCILIATION_WINDOW must be a duration from 1m to 3650d, such as 30d, 12h or 90m"
   )
 
+  const storageTimeoutMillis = bounded(
+    input.storageTimeout,
+    defaults.storageTimeoutMillis,
+    parseDuration,
+    [1_000, 600_000],
+    "ACCORD_STORAGE_TIMEOUT must be a duration from 1s to 10m, such as 5s"
+  )
+  const databaseWaitMillis = bounded(
+    input.databaseWait,
+    defaults.databaseWaitMillis,
+    (value) => (value.trim() === "0" ? 0 : parseDuration(value)),
+    [0, 86_400_000],
+    "ACCORD_DATABASE_WAIT must be 0 or a duration up to 1d, such as 30s or 5m"
+  )
+
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
     onSome: (value) => {
@@ -319,6 +346,8 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     rateLimitPerSecond,
     reconciliationWindowMillis,
     dispatchConcurrency,
+    storageTimeoutMillis,
+    databaseWaitMillis,
     metricsToken: input.metricsToken,
     otlp: Option.map(otlpEndpoint, (endpoint) => ({
       endpoint: endpoint.trim().replace(/\/+$/, ""),
