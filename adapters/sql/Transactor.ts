@@ -36,31 +36,40 @@ const sqlDefect = (cause: Cause.Cause<unknown>): Option.Option<SqlError> =>
   )
 
 /**
- * The transaction's outcome as its caller sees it: the effect's own failure when it failed (a
- * `ROLLBACK` that failed after it changes nothing: nothing was committed), else a `StorageError`
- * for a failed control statement, whether the client failed or died with it. Interruptions and
- * any other defect pass unchanged.
+ * `sql.withTransaction`, the one way a SQL store opens a transaction: the same, except that a
+ * failed `COMMIT` or `ROLLBACK` fails with its `SqlError` instead of dying, so the store maps it to
+ * a `StorageError` like any failed statement. When the effect itself failed, its failure is the
+ * outcome (a `ROLLBACK` that failed after it changes nothing: nothing was committed).
+ * Interruptions and any other defect pass unchanged.
  */
-const settle = <E>(cause: Cause.Cause<unknown>): Effect.Effect<never, E | StorageError> => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    return failure.value instanceof EffectFailure
-      ? Effect.fail(failure.value.error as E)
-      : Effect.fail(toStorageError("transaction", failure.value))
-  }
-  const defect = sqlDefect(cause)
-  return Option.isSome(defect)
-    ? Effect.fail(toStorageError("transaction", defect.value))
-    : (Effect.failCause(cause) as Effect.Effect<never>)
-}
+export const sqlTransaction = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> =>
+  sql.withTransaction(effect).pipe(
+    Effect.catchAllCause((cause) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) return Effect.fail(failure.value)
+      const defect = sqlDefect(cause)
+      return Option.isSome(defect) ? Effect.fail(defect.value) : Effect.failCause(cause)
+    })
+  )
 
 export const make: Effect.Effect<TransactorService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
     withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql
-        .withTransaction(Effect.mapError(effect, (error) => new EffectFailure(error)))
-        .pipe(Effect.catchAllCause((cause) => settle<E>(cause)))
+      sqlTransaction(
+        sql,
+        Effect.mapError(effect, (error) => new EffectFailure(error))
+      ).pipe(
+        Effect.catchAll(
+          (failure): Effect.Effect<never, E | StorageError> =>
+            failure instanceof EffectFailure
+              ? Effect.fail(failure.error as E)
+              : Effect.fail(toStorageError("transaction", failure))
+        )
+      )
   })
 )
 

@@ -40,7 +40,9 @@ export const warn = (error: StorageError): Effect.Effect<void> =>
     seen.delete(key)
     seen.set(key, { at: now, more: 0 })
     if (seen.size > remembered) seen.delete(seen.keys().next().value!)
-    return Effect.logWarning(`storage unavailable: ${fault}${error.code === undefined ? "" : ` ${error.code}`}: ${error.message}`).pipe(
+    return Effect.logWarning(
+      `storage unavailable: ${fault}${error.code === undefined ? "" : ` ${error.code}`}: ${error.message}`
+    ).pipe(
       Effect.annotateLogs({
         operation: error.operation,
         cause: fault,
