@@ -51,7 +51,6 @@ export interface PgOptions {
   readonly waitMillis?: number
 }
 
-
 /**
  * `DATABASE_URL` (an empty value counts as unset) selects PostgreSQL; otherwise PGlite in
  * `${ACCORD_DATA_DIR}/pglite` (default `./.accord-data/pglite`; `memory://` keeps it in memory).
@@ -173,10 +172,16 @@ const acquirePool = (
       )
       const started = yield* Clock.currentTimeMillis
       for (let attempts = 1; ; attempts++) {
+        const attemptStarted = yield* Clock.currentTimeMillis
         const result = yield* Effect.either(attempt)
         if (Either.isRight(result)) return pool
-        const reason = describeReason(driverReason(result.left))
-        const waited = (yield* Clock.currentTimeMillis) - started
+        const now = yield* Clock.currentTimeMillis
+        // A connection the driver gave up on at its timeout says only that it was terminated.
+        const reason =
+          now - attemptStarted >= timeoutMillis
+            ? `timeout: no answer within ${timeoutMillis / 1000} s (${describeReason(driverReason(result.left))})`
+            : describeReason(driverReason(result.left))
+        const waited = now - started
         if (waited + attemptSpacingMillis >= waitMillis) {
           pool.end().catch(() => undefined)
           return yield* new SqlError({
