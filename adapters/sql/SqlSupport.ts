@@ -66,7 +66,8 @@ const connectionCodes = new Set([
 ])
 
 /** Messages of `pg` and `pg-pool` for the same, which carry no code. */
-const connectionMessages = /connection terminated|not queryable|connection error|client was closed|cannot use a pool after calling end|connection ended|ended unexpectedly/i
+const connectionMessages =
+  /connection terminated|not queryable|connection error|client was closed|cannot use a pool after calling end|connection ended|ended unexpectedly/i
 const timeoutMessages = /timeout exceeded when trying to connect|connection timeout|query read timeout|timed out/i
 
 /**
