@@ -43,6 +43,7 @@ import * as Otlp from "../adapters/telemetry/Otlp.ts"
 import * as SqlReadiness from "../adapters/sql/Readiness.ts"
 import { migrations } from "../adapters/sql/schema/Migrations.ts"
 import * as SqlStorage from "../adapters/sql/Storage.ts"
+import * as SqlSupport from "../adapters/sql/SqlSupport.ts"
 import { layerOverStorage } from "./Services.ts"
 import * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
 import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
@@ -214,6 +215,7 @@ export const start = (
     yield* StartupLog.log(StartupLog.masterKeyPlacement(config, masterKey))
 
     yield* Metrics.preregister
+    yield* SqlSupport.preregisterFaults
     // layers, then the background work on them
     const services = yield* Layer.build(servicesLayer(config, masterKey, storage, options))
     // every start check on storage (the master-key guard among them) has passed: a new key is kept

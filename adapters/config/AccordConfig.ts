@@ -8,7 +8,8 @@
  * `ACCORD_MASTER_KEY`, `ACCORD_ALLOW_INSECURE_ENDPOINTS` (false), `ACCORD_BOOTSTRAP_WORKSPACE_ID`,
  * `ACCORD_BOOTSTRAP_ADMIN_KEY`, `LOG_LEVEL` (Info), `ACCORD_MAX_BODY_BYTES` (65536),
  * `ACCORD_INGEST_RATE_LIMIT` (1000), `ACCORD_RECONCILIATION_WINDOW` (30d),
- * `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ * `ACCORD_DISPATCH_CONCURRENCY` (32), `ACCORD_STORAGE_TIMEOUT` (5s), `ACCORD_DATABASE_WAIT` (0),
+ * `ACCORD_MAX_CONNECTIONS` (1024), `ACCORD_SHUTDOWN_TIMEOUT` (10s), `ACCORD_METRICS_TOKEN`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
  * `OTEL_SERVICE_NAME` (accord), and the runtime routes' abuse limits: `ACCORD_RUNTIME_SESSION_RATE_LIMIT`
  * (120 a minute), `ACCORD_RUNTIME_ADDRESS_RATE_LIMIT` (600 a minute),
  * `ACCORD_APPROVAL_PENDING_PER_ACCOUNT` (50), `ACCORD_APPROVAL_PENDING_PER_ACTION` (10),
@@ -28,6 +29,7 @@ import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { type ApprovalLimitsService, defaultApprovalLimits } from "../../core/approval/Limits.ts"
 import { defaultRuntimeLimits, type RuntimeLimits } from "../http/RuntimeGuard.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
+import { defaultStorageTimeoutMillis } from "../sql/SqlSupport.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { isUuid } from "../../core/protocol/Uuid.ts"
 
@@ -63,6 +65,10 @@ export interface AccordConfig {
   readonly maxConnections: number
   /** `ACCORD_SHUTDOWN_TIMEOUT`: how long a stop waits for requests in flight before closing anyway. */
   readonly shutdownTimeoutMillis: number
+  /** `ACCORD_STORAGE_TIMEOUT`: the longest one wait for PostgreSQL (a connection, a statement). */
+  readonly storageTimeoutMillis: number
+  /** `ACCORD_DATABASE_WAIT`: how long the start keeps trying to reach PostgreSQL (0: once). */
+  readonly databaseWaitMillis: number
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
@@ -95,6 +101,8 @@ export const defaults: {
   readonly dispatchConcurrency: number
   readonly maxConnections: number
   readonly shutdownTimeoutMillis: number
+  readonly storageTimeoutMillis: number
+  readonly databaseWaitMillis: number
 } = {
   port: 8787,
   host: "127.0.0.1",
@@ -105,7 +113,9 @@ export const defaults: {
   reconciliationWindowMillis: defaultReconciliationWindowMillis,
   dispatchConcurrency: 32,
   maxConnections: 1024,
-  shutdownTimeoutMillis: 10_000
+  shutdownTimeoutMillis: 10_000,
+  storageTimeoutMillis: defaultStorageTimeoutMillis,
+  databaseWaitMillis: 0
 }
 
 const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -144,6 +154,8 @@ const raw = Config.all({
   dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
   maxConnections: text("ACCORD_MAX_CONNECTIONS"),
   shutdownTimeout: text("ACCORD_SHUTDOWN_TIMEOUT"),
+  storageTimeout: text("ACCORD_STORAGE_TIMEOUT"),
+  databaseWait: text("ACCORD_DATABASE_WAIT"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
   otlpServiceName: text("OTEL_SERVICE_NAME"),
@@ -326,6 +338,20 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
       "ACCORD_APPROVAL_MAX_WRONG_TOKENS must be an integer from 1 to 1000 (wrong approval tokens before the lockout)"
     )
   }
+  const storageTimeoutMillis = bounded(
+    input.storageTimeout,
+    defaults.storageTimeoutMillis,
+    parseDuration,
+    [1_000, 600_000],
+    "ACCORD_STORAGE_TIMEOUT must be a duration from 1s to 10m, such as 5s"
+  )
+  const databaseWaitMillis = bounded(
+    input.databaseWait,
+    defaults.databaseWaitMillis,
+    (value) => (value.trim() === "0" ? 0 : parseDuration(value)),
+    [0, 86_400_000],
+    "ACCORD_DATABASE_WAIT must be 0 or a duration up to 1d, such as 30s or 5m"
+  )
 
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
@@ -409,6 +435,8 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     dispatchConcurrency,
     maxConnections,
     shutdownTimeoutMillis,
+    storageTimeoutMillis,
+    databaseWaitMillis,
     metricsToken: input.metricsToken,
     otlp: Option.map(otlpEndpoint, (endpoint) => ({
       endpoint: endpoint.trim().replace(/\/+$/, ""),

@@ -35,6 +35,18 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_STORAGE_TIMEOUT",
+    defaultValue: "5s",
+    description: "longest wait for PostgreSQL (a connection, a statement, a lock); then 503 with Retry-After",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_DATABASE_WAIT",
+    defaultValue: "0",
+    description: "how long the start keeps trying to reach PostgreSQL, a line per attempt (0: fail at once)",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_MASTER_KEY",
     description: "base64 of 32 bytes that encrypts stored secrets; default: <ACCORD_DATA_DIR>/master.key",
     readBy: "server"

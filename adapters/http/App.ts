@@ -19,6 +19,7 @@ import type { CompletionServices } from "../../core/connector/CompletionIntake.t
 import * as Declared from "./Declared.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
+import * as StorageFaultLog from "../telemetry/StorageFaultLog.ts"
 import { targetProblem } from "./Paths.ts"
 import * as Problem from "./Problem.ts"
 import * as RuntimeGuard from "./RuntimeGuard.ts"
@@ -132,7 +133,9 @@ export const make = (options: AppOptions): HttpApp.Default<never, AppServices> =
           Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
             Problem.toResponse(Unrouted.problem(routes, request.method, request.url))
           )
-        : Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error)))
+        : error._tag === "StorageError"
+          ? Effect.as(StorageFaultLog.warn(error), Problem.toResponse(ErrorMap.toProblem(error)))
+          : Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error)))
     ),
     Effect.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)

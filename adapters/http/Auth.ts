@@ -21,6 +21,7 @@ import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/por
 import { Crypto, CryptoSync } from "../../core/ports/Crypto.ts"
 import { sha256HexWith } from "../../core/protocol/Digest.ts"
 import * as ErrorMap from "./ErrorMap.ts"
+import * as StorageFaultLog from "../telemetry/StorageFaultLog.ts"
 import * as Problem from "./Problem.ts"
 
 /** A bearer token worth hashing: visible ASCII, bounded, so garbage costs no digest or lookup. */
@@ -60,6 +61,7 @@ export const bearerAuthenticator: Effect.Effect<
     if (Option.isNone(secret)) return Effect.fail(noBearerKey())
     return sha256HexWith(crypto, Redacted.value(secret.value)).pipe(
       Effect.flatMap(store.findByHash),
+      Effect.tapError(StorageFaultLog.warn),
       Effect.mapError(ErrorMap.storageUnavailable),
       Effect.flatMap(liveKey)
     )

@@ -56,10 +56,24 @@ export type DomainError =
   | ApprovalLimitReached
 
 /**
- * A storage failure is the server's problem, not the caller's: 503, and the request may be retried.
+ * The `Retry-After` (seconds) of every 503 the service answers for a passing condition: storage
+ * faults recover in seconds (a restarted database, a released lock), so clients come back after
+ * the service's hint instead of their own exponential schedule.
+ */
+export const unavailableRetryAfterSeconds = 1
+
+/**
+ * 503 with `Retry-After`: the server cannot answer now, and the same request may be sent again.
+ */
+export const retryableUnavailable = (code: string, detail: string): Problem.Problem =>
+  Problem.make(503, code, detail, { headers: { "retry-after": String(unavailableRetryAfterSeconds) } })
+
+/**
+ * A storage failure is the server's problem, not the caller's: 503 with `Retry-After`, and the
+ * request may be retried. Whatever the fault was (its kind, the driver's reason) stays in the log.
  */
 export const storageUnavailable = (_: StorageError): Problem.Problem =>
-  Problem.unavailable("storage_unavailable", "storage is temporarily unavailable")
+  retryableUnavailable("storage_unavailable", "storage is temporarily unavailable")
 
 /**
  * 400 for a body the strict parser refused: `malformed_json` (not UTF-8 JSON), `duplicate_key`

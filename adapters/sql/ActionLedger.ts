@@ -34,6 +34,7 @@ import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { claimNonces, earliestClaimTime, sweepNonces } from "./NonceStore.ts"
 import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
+import { sqlTransaction } from "./Transactor.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
 
@@ -372,7 +373,8 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
       options.nonce !== undefined
         ? Effect.die("a create's nonce is not combined with an intake key")
         : committedOrRolledBack<CreateResult, never>(
-            sql.withTransaction(
+            sqlTransaction(
+              sql,
               Effect.gen(function* () {
                 const c = key.claim
                 const claimed =
@@ -432,7 +434,8 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         o.completion === undefined && o.outbox === undefined
           ? transitionAlone(o).pipe(orStorageError("action.transition"))
           : committedOrRolledBack<TransitionResult, never>(
-              sql.withTransaction(
+              sqlTransaction(
+                sql,
                 Effect.gen(function* () {
                   if (o.completion !== undefined) {
                     const c = o.completion

@@ -19,6 +19,7 @@ import {
 } from "../../core/ports/ConnectionStore.ts"
 import { makeBatcher } from "./Batch.ts"
 import { anyOf, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { sqlTransaction } from "./Transactor.ts"
 
 interface ConnectionRow {
   readonly connection_id: string
@@ -120,48 +121,46 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
       const byId = yield* readBy("connection_id")
       return {
         registerRevision: ({ connectionId, endpoint, now, workspaceId }) =>
-          sql
-            .withTransaction(
-              Effect.gen(function* () {
-                yield* sql`INSERT INTO accord_connections (connection_id, workspace_id, created_at)
+          sqlTransaction(
+            sql,
+            Effect.gen(function* () {
+              yield* sql`INSERT INTO accord_connections (connection_id, workspace_id, created_at)
                      VALUES (${connectionId}, ${workspaceId}, ${now}) ON CONFLICT (workspace_id) DO NOTHING`
-                const [connection] = yield* sql<{ connection_id: string }>`
+              const [connection] = yield* sql<{ connection_id: string }>`
             SELECT connection_id FROM accord_connections WHERE workspace_id = ${workspaceId} FOR UPDATE`
-                const id = connection!.connection_id
-                yield* sql`UPDATE accord_connection_revisions SET state = 'superseded'
+              const id = connection!.connection_id
+              yield* sql`UPDATE accord_connection_revisions SET state = 'superseded'
                      WHERE connection_id = ${id} AND state = 'pending'`
-                const [inserted] = yield* sql<{ revision: number }>`
+              const [inserted] = yield* sql<{ revision: number }>`
             INSERT INTO accord_connection_revisions (connection_id, revision, endpoint, state, created_at)
             SELECT ${id}, COALESCE(MAX(revision) + 1, 0), ${endpoint}, 'pending', ${now}
             FROM accord_connection_revisions WHERE connection_id = ${id}
             RETURNING revision`
-                return { connectionId: id, revision: num(inserted!.revision) }
-              })
-            )
-            .pipe(orStorageError("connection.registerRevision")),
+              return { connectionId: id, revision: num(inserted!.revision) }
+            })
+          ).pipe(orStorageError("connection.registerRevision")),
         get: (workspaceId) => byWorkspace(workspaceId).pipe(orStorageError("connection.get")),
         getById: (connectionId) => byId(connectionId).pipe(orStorageError("connection.getById")),
         activate: ({ connectionId, now, revision }) =>
-          sql
-            .withTransaction(
-              Effect.gen(function* () {
-                const locked =
-                  yield* sql`SELECT 1 FROM accord_connections WHERE connection_id = ${connectionId} FOR UPDATE`
-                if (locked.length === 0) return "superseded" as const
-                const [newest] = yield* sql<{ revision: number; state: RevisionState }>`
+          sqlTransaction(
+            sql,
+            Effect.gen(function* () {
+              const locked =
+                yield* sql`SELECT 1 FROM accord_connections WHERE connection_id = ${connectionId} FOR UPDATE`
+              if (locked.length === 0) return "superseded" as const
+              const [newest] = yield* sql<{ revision: number; state: RevisionState }>`
             SELECT revision, state FROM accord_connection_revisions WHERE connection_id = ${connectionId}
             ORDER BY revision DESC LIMIT 1`
-                if (newest === undefined || num(newest.revision) !== revision || newest.state !== "pending") {
-                  return "superseded" as const
-                }
-                yield* sql`UPDATE accord_connection_revisions SET state = 'replaced'
+              if (newest === undefined || num(newest.revision) !== revision || newest.state !== "pending") {
+                return "superseded" as const
+              }
+              yield* sql`UPDATE accord_connection_revisions SET state = 'replaced'
                      WHERE connection_id = ${connectionId} AND state = 'active'`
-                yield* sql`UPDATE accord_connection_revisions SET state = 'active', activated_at = ${now}
+              yield* sql`UPDATE accord_connection_revisions SET state = 'active', activated_at = ${now}
                      WHERE connection_id = ${connectionId} AND revision = ${revision}`
-                return "activated" as const
-              })
-            )
-            .pipe(orStorageError("connection.activate")),
+              return "activated" as const
+            })
+          ).pipe(orStorageError("connection.activate")),
         recordCheck: (connectionId, check) =>
           sql`UPDATE accord_connections SET last_check_revision = ${check.revision}, last_check_at = ${check.at},
               last_check_outcome = ${check.outcome}, last_check_problem = ${check.problem}

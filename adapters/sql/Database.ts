@@ -12,7 +12,9 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -22,13 +24,32 @@ import pg from "pg"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
 import { DirectStatements, type DirectStatementsService } from "./DirectStatements.ts"
 import * as Instrumented from "../telemetry/Instrumented.ts"
+import { type DriverReason, defaultStorageTimeoutMillis, driverReason } from "./SqlSupport.ts"
 
 /**
  * Which database Accord uses. The URL stays `Redacted`: it usually carries the password.
  */
 export type Storage =
-  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+  | ({ readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> } & PgOptions)
   | { readonly _tag: "Pglite"; readonly dataDir: string }
+
+/**
+ * How long Accord waits for PostgreSQL.
+ */
+export interface PgOptions {
+  /**
+   * `ACCORD_STORAGE_TIMEOUT`: the longest any one wait for the database may take: for a
+   * connection (a new one, or a free one from the pool) and for a statement (PostgreSQL's
+   * `statement_timeout`, which also ends a wait for a lock). Past it the request is answered 503
+   * with `Retry-After`. Default {@link defaultStorageTimeoutMillis}.
+   */
+  readonly timeoutMillis?: number
+  /**
+   * `ACCORD_DATABASE_WAIT`: how long the start keeps trying to reach the database, a line per
+   * failed attempt, before it gives up with the driver's reason. Default 0: one attempt.
+   */
+  readonly waitMillis?: number
+}
 
 /**
  * `DATABASE_URL` (an empty value counts as unset) selects PostgreSQL; otherwise PGlite in
@@ -45,11 +66,18 @@ export const storageConfig: Config.Config<Storage> = Config.all({
 export const storageFrom = (settings: {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
+  readonly storageTimeoutMillis?: number
+  readonly databaseWaitMillis?: number
 }): Storage =>
   Option.match(
     Option.filter(settings.databaseUrl, (url) => Redacted.value(url).trim() !== ""),
     {
-      onSome: (url): Storage => ({ _tag: "Postgres", url }),
+      onSome: (url): Storage => ({
+        _tag: "Postgres",
+        url,
+        ...(settings.storageTimeoutMillis === undefined ? {} : { timeoutMillis: settings.storageTimeoutMillis }),
+        ...(settings.databaseWaitMillis === undefined ? {} : { waitMillis: settings.databaseWaitMillis })
+      }),
       onNone: (): Storage => ({
         _tag: "Pglite",
         dataDir: settings.dataDir.startsWith("memory://") ? settings.dataDir : join(settings.dataDir, "pglite")
@@ -90,11 +118,12 @@ export const createsEmbeddedDatabase = (storage: Storage): boolean =>
  * int8 and numeric come back as strings: `pg`'s defaults, matched by the PGlite client.
  */
 export const layerPg = (
-  url: Redacted.Redacted<string>
+  url: Redacted.Redacted<string>,
+  options?: PgOptions
 ): Layer.Layer<SqlClient.SqlClient | DirectStatements, SqlError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const pool = yield* acquirePool(url)
+      const pool = yield* acquirePool(url, options)
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool) })
       return Context.make(PgClient.PgClient, client).pipe(
         Context.add(SqlClient.SqlClient, client),
@@ -103,27 +132,68 @@ export const layerPg = (
     })
   ).pipe(Layer.provide(Reactivity.layer))
 
-const acquirePool = (url: Redacted.Redacted<string>): Effect.Effect<pg.Pool, SqlError, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.suspend(() => {
+/** The driver's reason in one line: its code, then its message (when it does not already say it). */
+export const describeReason = (reason: DriverReason): string =>
+  reason.code === undefined || reason.message.includes(reason.code)
+    ? reason.message
+    : `${reason.code} ${reason.message}`
+
+/** Between two attempts to reach the database at start. */
+const attemptSpacingMillis = 1_000
+
+/**
+ * The pool, once the database answered `SELECT 1`. Every wait is bounded: a connection attempt by
+ * `connectionTimeoutMillis` (a host that accepts and never answers included), and the attempt as a
+ * whole by a little more, in case the driver's own timer does not fire. A pool that failed is
+ * ended without waiting for it: `end()` does not resolve while a connection attempt is pending.
+ */
+const acquirePool = (
+  url: Redacted.Redacted<string>,
+  options: PgOptions | undefined
+): Effect.Effect<pg.Pool, SqlError, Scope.Scope> => {
+  const timeoutMillis = options?.timeoutMillis ?? defaultStorageTimeoutMillis
+  const waitMillis = options?.waitMillis ?? 0
+  return Effect.acquireRelease(
+    Effect.gen(function* () {
       const pool = new pg.Pool({
         connectionString: Redacted.value(url),
         application_name: "accord",
-        Client: PreparingClient
+        Client: PreparingClient,
+        connectionTimeoutMillis: timeoutMillis,
+        statement_timeout: timeoutMillis,
+        keepAlive: true
       })
       pool.on("error", () => undefined)
-      return Effect.tryPromise({
-        try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-      }).pipe(
+      const attempt = Effect.tryPromise({ try: () => pool.query("SELECT 1"), catch: (cause) => cause }).pipe(
         Effect.timeoutFail({
-          duration: "5 seconds",
-          onTimeout: () =>
-            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
-        }),
-        Effect.tapError(() => Effect.promise(() => pool.end().catch(() => undefined))),
-        Effect.as(pool)
+          duration: timeoutMillis + 1_000,
+          onTimeout: () => new Error("connection timeout: the database did not answer")
+        })
       )
+      const started = yield* Clock.currentTimeMillis
+      for (let attempts = 1; ; attempts++) {
+        const attemptStarted = yield* Clock.currentTimeMillis
+        const result = yield* Effect.either(attempt)
+        if (Either.isRight(result)) return pool
+        const now = yield* Clock.currentTimeMillis
+        // A connection the driver gave up on at its timeout says only that it was terminated.
+        const reason =
+          now - attemptStarted >= timeoutMillis
+            ? `timeout: no answer within ${timeoutMillis / 1000} s (${describeReason(driverReason(result.left))})`
+            : describeReason(driverReason(result.left))
+        const waited = now - started
+        if (waited + attemptSpacingMillis >= waitMillis) {
+          pool.end().catch(() => undefined)
+          return yield* new SqlError({
+            cause: result.left,
+            message: `cannot connect to PostgreSQL${attempts > 1 ? ` (after ${attempts} attempts)` : ""}: ${reason}`
+          })
+        }
+        yield* Effect.logWarning(
+          `storage: cannot connect to PostgreSQL yet (attempt ${attempts}): ${reason}; trying again for up to ${Math.ceil((waitMillis - waited) / 1000)} s`
+        )
+        yield* Effect.sleep(attemptSpacingMillis)
+      }
     }),
     (pool) =>
       Effect.promise(() => pool.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
@@ -131,6 +201,7 @@ const acquirePool = (url: Redacted.Redacted<string>): Effect.Effect<pg.Pool, Sql
     // Pool use for `/metrics` and OTLP (`accord_db_pool_connections`), sampled every second.
     Effect.tap(Instrumented.trackPool)
   )
+}
 
 const directStatements = (pool: pg.Pool): DirectStatementsService => ({
   run: (text, values, done) => {
@@ -197,7 +268,7 @@ export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, 
   PgliteClient.layer({ dataDir })
 
 export const layer = (storage: Storage): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  storage._tag === "Postgres" ? layerPg(storage.url) : layerPglite(storage.dataDir)
+  storage._tag === "Postgres" ? layerPg(storage.url, storage) : layerPglite(storage.dataDir)
 
 export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.map(storageConfig, layer)

@@ -52,6 +52,9 @@ export const run = (
     const sql = yield* SqlClient.SqlClient
     const applied = yield* sql.withTransaction(
       Effect.gen(function* () {
+        // A migration (and the wait for another process's) may take longer than a request's bound
+        // on statements (`Database`'s statement timeout): it runs without one.
+        yield* sql`SET LOCAL statement_timeout = 0`
         yield* sql`SELECT pg_advisory_xact_lock(${lockKey})`
         // Same definition Migrator would create; it then finds the table and skips creating it.
         yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (

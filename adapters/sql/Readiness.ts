@@ -25,7 +25,8 @@ export const readinessTimeout: Duration.Duration = Duration.seconds(2)
 const notReady = (message: string) => new StorageError({ operation: "readiness", message })
 
 /**
- * Succeeds when the database answers in time and its newest migration is applied.
+ * Succeeds when the database answers in time and its newest migration is applied; answers
+ * within `readinessTimeout` even when the database does not answer at all.
  */
 export const check: Effect.Effect<void, StorageError, SqlClient.SqlClient> = Effect.flatMap(
   Migrations.appliedVersions,
@@ -35,6 +36,9 @@ export const check: Effect.Effect<void, StorageError, SqlClient.SqlClient> = Eff
       : Effect.fail(notReady("migrations are not applied"))
 ).pipe(
   Effect.catchTag("SqlError", () => Effect.fail(notReady("the database does not answer"))),
+  // The answer does not wait for the abandoned check to wind down: interrupting a statement
+  // cancels it over a new connection, which waits as long as a database that does not answer.
+  Effect.disconnect,
   Effect.timeoutFail({ duration: readinessTimeout, onTimeout: () => notReady("the database did not answer in time") })
 )
 

@@ -6,16 +6,112 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { isNewer } from "../../core/ports/AccountProfileStore.ts"
-import { StorageError } from "../../core/ports/StorageError.ts"
+import { StorageError, type StorageFault, storageFaults } from "../../core/ports/StorageError.ts"
+import * as Metrics from "../../core/telemetry/Metrics.ts"
 
 /**
- * A failed statement as `StorageError`, keeping the driver's message (PostgreSQL's messages name
- * constraints, not values; row values only appear in its `detail`, which is dropped).
+ * The storage bound (`ACCORD_STORAGE_TIMEOUT`) unless configured: the longest one wait for the
+ * database, long enough for a busy database, short enough for a client to be told to retry.
  */
-export const toStorageError = (operation: string, error: SqlError): StorageError =>
-  new StorageError({ operation, message: error.message })
+export const defaultStorageTimeoutMillis = 5_000
+
+/**
+ * What the driver said, as far as it may be logged: its code (a SQLSTATE, or a system code such
+ * as `ECONNREFUSED`) and its own message, looked up through the wrappers' `cause` chain (the SQL
+ * client's "Failed to acquire connection" says nothing about why). PostgreSQL's messages name
+ * constraints, not values, except a data exception's (class 22: "invalid input syntax for type
+ * integer: …" quotes the value), which is replaced by its class; row values only appear in a
+ * `detail`, which is never read.
+ */
+export interface DriverReason {
+  readonly code: string | undefined
+  readonly message: string
+}
+
+export const driverReason = (error: unknown): DriverReason => {
+  let outer: string | undefined
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && current !== null && current !== undefined; depth++) {
+    const code = (current as { readonly code?: unknown }).code
+    const message = current instanceof Error ? current.message : undefined
+    if (typeof code === "string" && code !== "") {
+      return { code, message: code.startsWith("22") ? "data exception" : oneLine(message || code) }
+    }
+    if (message !== undefined) outer = message
+    const cause = (current as { readonly cause?: unknown }).cause
+    if (cause === current) break
+    current = cause
+  }
+  return { code: undefined, message: oneLine(outer ?? String(error)) }
+}
+
+const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim().slice(0, 300)
+
+/** SQLSTATEs and system codes of a connection that could not be made or was lost. */
+const connectionCodes = new Set([
+  "57P01", // admin_shutdown: the backend was terminated
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now: starting up or shutting down
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN"
+])
+
+/** Messages of `pg` and `pg-pool` for the same, which carry no code. */
+const connectionMessages =
+  /connection terminated|not queryable|connection error|client was closed|cannot use a pool after calling end|connection ended|ended unexpectedly/i
+const timeoutMessages = /timeout exceeded when trying to connect|connection timeout|query read timeout|timed out/i
+
+/**
+ * The kind of a driver's fault (`StorageFault`), from its code, else its message.
+ */
+export const faultKind = (reason: DriverReason): StorageFault => {
+  const code = reason.code
+  if (code !== undefined) {
+    if (code.startsWith("08") || connectionCodes.has(code)) return "connection"
+    if (code === "57014" || code === "55P03" || code === "25P03") return "timeout"
+    if (code === "40001" || code === "40P01") return "conflict"
+    if (code.startsWith("53")) return "overloaded"
+    if (code.startsWith("22") || code.startsWith("23")) return "refused"
+  }
+  if (timeoutMessages.test(reason.message)) return "timeout"
+  if (connectionMessages.test(reason.message)) return "connection"
+  return "other"
+}
+
+/**
+ * A failed statement (or a failed connection) as `StorageError`, with the driver's reason and its
+ * kind; counted in `accord_storage_faults_total` by kind, once, here.
+ */
+export const toStorageError = (operation: string, error: unknown): StorageError => {
+  const reason = driverReason(error)
+  const fault = faultKind(reason)
+  Metrics.unsafeCount(Metrics.storageFaults, "cause", fault)
+  return new StorageError({
+    operation,
+    message: reason.message,
+    fault,
+    ...(reason.code === undefined ? {} : { code: reason.code })
+  })
+}
+
+/**
+ * Records zero for every fault kind, so `/metrics` lists the whole fixed label set of
+ * `accord_storage_faults_total` before the first fault.
+ */
+export const preregisterFaults: Effect.Effect<void> = Effect.forEach(
+  storageFaults,
+  (fault) => Metric.incrementBy(Metric.tagged(Metrics.storageFaults, "cause", fault), 0),
+  { discard: true }
+)
 
 /**
  * Maps a failed statement to `StorageError` ({@link toStorageError}).

@@ -80,8 +80,8 @@ export const unsafeIngestAnswered = (answer: { readonly status: number; readonly
  */
 export const completionRefused = (error: {
   readonly _tag: string
-  readonly kind?: string
-  readonly code?: string
+  readonly kind?: string | undefined
+  readonly code?: string | undefined
 }): Effect.Effect<void> =>
   error._tag === "CompletionRefused" && error.kind === "unauthenticated"
     ? Metrics.count(Metrics.verificationFailures, "reason", error.code ?? "other")

@@ -3,8 +3,16 @@
  * waits; a worker takes whatever has queued up (up to `maxBatch`) and commits it with ONE
  * `IngestWriter.write` (one transaction, or one statement). Only then is each waiting request
  * answered, so a 202 is never sent before its event is committed, and concurrent requests share
- * the cost of a commit. When a batch fails, its events are written again one by one, so an event
- * the store refuses (or a deadlock) fails only itself, never the others it was batched with.
+ * the cost of a commit.
+ *
+ * A failed batch is treated by what the store says went wrong (`StorageError`'s fault kind):
+ * - a lost connection or a serialization conflict: the same batch runs once more at once (the
+ *   next attempt gets a fresh connection, the other transaction has moved on);
+ * - a timeout or an overloaded database (a locked table, a slow or frozen database): the whole
+ *   batch is answered with the failure (503, retry later), so a slow database costs one wait per
+ *   batch, not one per event, and no request waits past the storage bound more than once;
+ * - anything else (the database refusing a row): its events are written again one by one, so an
+ *   event the store refuses fails only itself, never the others it was batched with.
  *
  * The batching itself is `ports/Batcher`'s (a plain array queue and one asynchronous wait per
  * request, measurably cheaper than a queue and a deferred per request at thousands of events a
@@ -17,7 +25,7 @@ import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Batcher from "../ports/Batcher.ts"
-import type { StorageError } from "../ports/StorageError.ts"
+import { isRetryableAtOnce, isTransient, type StorageError } from "../ports/StorageError.ts"
 import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
 export interface CommitterService {
@@ -70,6 +78,8 @@ export const make = (options?: CommitterOptions): Effect.Effect<CommitterService
       maxBatch: options?.maxBatch ?? defaultMaxBatch,
       workers: options?.workers ?? defaultWorkers,
       gather: options?.gather ?? Batcher.gatherNextTurn,
+      retryOn: isRetryableAtOnce,
+      splitOn: (error) => !isTransient(error),
       // The writer's callback form, where it has one: no worker fiber (see `Batcher`'s `manyNow`).
       ...(now._tag === "None" ? {} : { manyNow: now.value.writeNow })
     })

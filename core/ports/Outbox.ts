@@ -17,6 +17,19 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { StorageError } from "./StorageError.ts"
 
+/**
+ * A failed round's log line: a failure (a storage fault, which the next round retries) at WARN
+ * with its message only, no stack trace; anything else (a defect) at ERROR with its cause.
+ */
+const warnOrError = (what: string, cause: Cause.Cause<unknown>): Effect.Effect<void> => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "None") return Effect.logError(what, cause)
+  const error = failure.value
+  const message =
+    typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+  return Effect.logWarning(`${what}: ${message}`)
+}
+
 export interface NewOutboxItem {
   readonly id: string
   readonly kind: string
@@ -239,7 +252,7 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.logWarning(`${options.name}: lease renewal failed`, cause)
+            : warnOrError(`${options.name}: lease renewal failed`, cause)
         )
       )
       yield* Effect.forkScoped(
@@ -252,10 +265,7 @@ export const runLeased = <A, R>(options: LeasedWorkOptions<A, R>): Effect.Effect
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.zipRight(
-                  Effect.logWarning(`${options.name}: leasing failed; retrying`, cause),
-                  Effect.sleep(idle)
-                )
+              : Effect.zipRight(warnOrError(`${options.name}: leasing failed; retrying`, cause), Effect.sleep(idle))
           )
         )
       )

@@ -117,6 +117,15 @@ export const databasePool: Metric.Metric.Gauge<number> = Metric.gauge("accord_db
 })
 
 /**
+ * Storage faults met, tagged `cause`: one of the fixed `StorageFault` kinds (`connection`,
+ * `timeout`, `conflict`, `overloaded`, `refused`, `other`), all listed from the start.
+ */
+export const storageFaults: Metric.Metric.Counter<number> = Metric.counter("accord_storage_faults_total", {
+  description: "Storage faults met, by cause",
+  incremental: true
+})
+
+/**
  * Adds one to `counter` under `key=label(value)`.
  */
 export const count = (counter: Metric.Metric.Counter<number>, key: string, value: string): Effect.Effect<void> =>

@@ -6,6 +6,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
 import { jsonResponse as json } from "../Answer.ts"
 import { Drain } from "../Drain.ts"
+import { retryableUnavailable } from "../ErrorMap.ts"
 import * as Problem from "../Problem.ts"
 import { Readiness } from "../../../core/ports/Readiness.ts"
 import * as ServiceApi from "../api/ServiceApi.ts"
@@ -16,12 +17,12 @@ const healthz = Effect.succeed(json({ status: "ok" }))
 
 const readyz = Effect.gen(function* () {
   if (yield* (yield* Drain).draining) {
-    return Problem.toResponse(Problem.unavailable("shutting_down", "the server is shutting down"))
+    return Problem.toResponse(retryableUnavailable("shutting_down", "the server is shutting down"))
   }
   return yield* (yield* Readiness).check.pipe(
     Effect.as(json({ status: "ready" })),
     Effect.catchAll(() =>
-      Effect.succeed(Problem.toResponse(Problem.unavailable("not_ready", "storage is not reachable or not migrated")))
+      Effect.succeed(Problem.toResponse(retryableUnavailable("not_ready", "storage is not reachable or not migrated")))
     )
   )
 })

@@ -33,6 +33,8 @@ import { bearerAuthenticator, scopeRefused, settledAuthenticator } from "../Auth
 import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
 import { notJson, readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
+import * as StorageFaultLog from "../../telemetry/StorageFaultLog.ts"
+import { StorageError } from "../../../core/ports/StorageError.ts"
 import * as Problem from "../Problem.ts"
 import * as Api from "../api/Api.ts"
 import * as IngestApi from "../api/IngestApi.ts"
@@ -230,7 +232,11 @@ class IngestRun {
 
   private onCause<E>(cause: Cause.Cause<E>, toProblem: (error: E) => Problem.Problem): void {
     const failure = Cause.failureOption(cause)
-    if (failure._tag === "Some") return this.refuse(toProblem(failure.value))
+    if (failure._tag === "Some") {
+      const error: unknown = failure.value
+      if (error instanceof StorageError) this.steps.runCallback(StorageFaultLog.warn(error), { onExit: () => {} })
+      return this.refuse(toProblem(failure.value))
+    }
     if (Cause.isInterruptedOnly(cause)) return this.reply(undefined)
     this.steps.runCallback(Effect.logError("unexpected error while handling a request", cause), { onExit: () => {} })
     this.finish(Problem.toAnswer(Problem.internal))

@@ -25,6 +25,11 @@ export interface Options<A, B, E> {
   /** Which failures of a batch of several items split it (its items then run one at a time). */
   readonly splitOn?: (error: E) => boolean
   /**
+   * Which failures of a run are met by running the same batch once more, at once, before the
+   * batch is answered or split (a lost connection: the next run gets a fresh one). Default none.
+   */
+  readonly retryOn?: (error: E) => boolean
+  /**
    * Runs when a worker that had nothing to do is woken by an item, before it takes its batch: a
    * chance for items arriving at the same moment to join (see {@link gatherNextTurn}).
    */
@@ -71,12 +76,44 @@ export const make = <A, B, E>(
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.map(makeDoors(many, options), (doors) => doors.submit)
 
+/** `many`, run once more when its first run fails with a cause `retries` accepts. */
+const retriedOnce =
+  <A, B, E>(
+    many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+    retries: (cause: Cause.Cause<E>) => boolean
+  ) =>
+  (items: ReadonlyArray<A>): Effect.Effect<ReadonlyArray<B>, E> =>
+    Effect.catchAllCause(many(items), (cause) => (retries(cause) ? many(items) : Effect.failCause(cause)))
+
+/** The same for `many` in callback form. */
+const retriedOnceNow =
+  <A, B, E>(
+    manyNow: (items: ReadonlyArray<A>, done: (exit: Exit.Exit<ReadonlyArray<B>, E>) => void) => void,
+    retries: (cause: Cause.Cause<E>) => boolean
+  ) =>
+  (items: ReadonlyArray<A>, done: (exit: Exit.Exit<ReadonlyArray<B>, E>) => void): void =>
+    manyNow(items, (exit) => {
+      if (Exit.isSuccess(exit) || !retries(exit.cause)) return done(exit)
+      try {
+        manyNow(items, done)
+      } catch (defect) {
+        done(Exit.die(defect))
+      }
+    })
+
 export const makeDoors = <A, B, E>(
-  many: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+  firstMany: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
   options?: Options<A, B, E>
 ): Effect.Effect<Doors<A, B, E>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const maxBatch = options?.maxBatch ?? defaultMaxBatch
+    const retryOn = options?.retryOn
+    const retries = (cause: Cause.Cause<E>): boolean => {
+      if (retryOn === undefined) return false
+      const failure = Cause.failureOption(cause)
+      return failure._tag === "Some" && retryOn(failure.value)
+    }
+    const many = retryOn === undefined ? firstMany : retriedOnce(firstMany, retries)
     const one = options?.one ?? ((item: A) => Effect.map(many([item]), (results) => results[0]!))
     const splitOn = options?.splitOn
     const splits = (cause: Cause.Cause<E>): boolean => {
@@ -84,7 +121,9 @@ export const makeDoors = <A, B, E>(
       const failure = Cause.failureOption(cause)
       return failure._tag === "Some" && splitOn(failure.value)
     }
-    const manyNow = options?.manyNow
+    const firstManyNow = options?.manyNow
+    const manyNow =
+      firstManyNow === undefined || retryOn === undefined ? firstManyNow : retriedOnceNow(firstManyNow, retries)
     if (manyNow !== undefined)
       return yield* callbackDoors(manyNow, options?.one, one, splits, maxBatch, options?.workers ?? 1, options?.gather)
     const queue: Array<Pending<A, B, E>> = []

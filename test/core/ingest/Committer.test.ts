@@ -1,6 +1,7 @@
 /**
  * The Committer: concurrent submissions share one write, each gets its own result, and an event
- * the store refuses fails only itself, never the events batched with it.
+ * the store refuses fails only itself, never the events batched with it; a batch that meets a
+ * transient fault is retried (a lost connection) or answered (a timeout) as a batch, never split.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -12,7 +13,7 @@ import { EventStore } from "../../../core/ports/EventStore.ts"
 import { Committer, layer as committerLayer } from "../../../core/ingest/Committer.ts"
 import { prepareEvent, withPayloadHash } from "../../../core/ingest/Ingest.ts"
 import { IngestWriter, type Submission } from "../../../core/ports/IngestWriter.ts"
-import { StorageError } from "../../../core/ports/StorageError.ts"
+import { StorageError, type StorageFault } from "../../../core/ports/StorageError.ts"
 import { cipherLayer } from "../../support/storage.ts"
 
 const now = Date.UTC(2026, 10, 20, 12)
@@ -78,6 +79,72 @@ describe("Committer", () => {
         store.list({ workspaceId, limit: 10 })
       )
       assert.deepStrictEqual(stored.map((e) => e.eventId).sort(), ["a", "b", "c"])
+    })
+  )
+
+  /** The memory writer, failing its first `failures` writes with `fault`, and counting writes. */
+  const faulty = (fault: StorageFault, failures: number, writes: Array<number>) =>
+    Layer.effect(
+      IngestWriter,
+      Effect.map(IngestWriter, (writer) => ({
+        write: (batch: ReadonlyArray<Submission>) => {
+          writes.push(batch.length)
+          return writes.length <= failures
+            ? Effect.fail(new StorageError({ operation: "ingest.write", message: fault, fault }))
+            : writer.write(batch)
+        }
+      }))
+    )
+
+  const submitTogether = (fault: StorageFault, failures: number, writes: Array<number>) =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(
+        committerLayer().pipe(
+          Layer.provideMerge(faulty(fault, failures, writes)),
+          Layer.provideMerge(MemoryStorage.layer),
+          Layer.provide(cipherLayer)
+        )
+      )
+      const committer = Effect.runSync(Effect.provide(Committer, context))
+      const events = yield* Effect.forEach(["a", "b", "c", "d"], submission)
+      const results = yield* Effect.all(
+        events.map((s) => Effect.either(committer.submit(s))),
+        { concurrency: "unbounded" }
+      )
+      return results.map((r) => (Either.isRight(r) ? r.right._tag : r.left._tag))
+    })
+
+  it.scoped("a lost connection: the same batch runs once more, whole, and is stored", () =>
+    Effect.gen(function* () {
+      const writes: Array<number> = []
+      assert.deepStrictEqual(yield* submitTogether("connection", 1, writes), ["Stored", "Stored", "Stored", "Stored"])
+      assert.deepStrictEqual(writes, [4, 4])
+    })
+  )
+
+  it.scoped("a lost connection twice: the batch is answered with the fault, not split into single writes", () =>
+    Effect.gen(function* () {
+      const writes: Array<number> = []
+      assert.deepStrictEqual(yield* submitTogether("connection", 2, writes), [
+        "StorageError",
+        "StorageError",
+        "StorageError",
+        "StorageError"
+      ])
+      assert.deepStrictEqual(writes, [4, 4])
+    })
+  )
+
+  it.scoped("a timeout (a locked table): one write for the batch, answered with the fault, no retry, no split", () =>
+    Effect.gen(function* () {
+      const writes: Array<number> = []
+      assert.deepStrictEqual(yield* submitTogether("timeout", 1, writes), [
+        "StorageError",
+        "StorageError",
+        "StorageError",
+        "StorageError"
+      ])
+      assert.deepStrictEqual(writes, [4])
     })
   )
 })
