@@ -34,6 +34,7 @@ export * as ApiKeys from "../core/access/ApiKeys.ts"
 
 export * as ActionStatus from "../core/approval/ActionStatus.ts"
 export * as Approvals from "../core/approval/Approvals.ts"
+export * as ApprovalLimits from "../core/approval/Limits.ts"
 export * as Commitment from "../core/approval/Commitment.ts"
 export * as RuntimeSession from "../core/approval/RuntimeSession.ts"
 export * as TokenPickup from "../core/approval/TokenPickup.ts"

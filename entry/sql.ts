@@ -7,6 +7,7 @@
  */
 
 export * as Database from "../adapters/sql/Database.ts"
+export * as SqlSupport from "../adapters/sql/SqlSupport.ts"
 export * as SqlStorage from "../adapters/sql/Storage.ts"
 export * as Migrations from "../adapters/sql/Migrations.ts"
 export * as Readiness from "../adapters/sql/Readiness.ts"

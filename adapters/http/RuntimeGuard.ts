@@ -54,7 +54,8 @@ export const defaultRuntimeLimits: RuntimeLimits = { sessionPerMinute: 120, addr
 const minuteMillis = 60_000
 
 /** A request whose session's runtime token is unusable. */
-type Unauthenticated = RuntimeSessionRefused | StorageError
+/** Why a runtime credential was refused, or the store could not say. */
+export type Unauthenticated = RuntimeSessionRefused | StorageError
 
 export interface RuntimeGuard {
   /** Step 1: the client address's token, for a request under `runtimeRoutesPrefix`. */
