@@ -81,12 +81,18 @@ try {
     ...base,
     action: { ...base.action, key: "buy_addon", operation: { family: "payment.one_time_purchase", priceKey: "addon" } }
   }
-  const execution = await run(executionDelivery(keys, body))
-  const answered = await fetch(`${endpoint.url}/connector`, {
-    method: "POST",
-    headers: execution.headers,
-    body: execution.body
-  })
+  // Until the kit has read the Stripe account, a Payment execution answers 503 and claims nothing;
+  // the service retries it, freshly signed, as here.
+  const deliver = async () => {
+    const execution = await run(executionDelivery(keys, body))
+    return fetch(`${endpoint.url}/connector`, { method: "POST", headers: execution.headers, body: execution.body })
+  }
+  let answered = await deliver()
+  for (let attempt = 0; answered.status === 503 && attempt < 100; attempt++) {
+    await answered.body?.cancel()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    answered = await deliver()
+  }
   const ack = (await answered.json()) as { state: string; continuation?: { intent: string; clientSecret: string } }
   if (answered.status !== 202 || ack.continuation === undefined) throw new Error(`no continuation (${answered.status})`)
   const intentId = ack.continuation.clientSecret.split("_secret_")[0]!
