@@ -30,6 +30,7 @@
  * every delivery, every approval step), and `definedAction` the one way an action is built from
  * them plus the account's own part, the extend-trial `trialRef`, which a server supplies.
  */
+import { parseTimestamp } from "../protocol/Timestamp.ts"
 import type { CatalogAction, CatalogDocument, Decision, Offer } from "../protocol/messages/Catalog.ts"
 import type { CatalogEvidenceType } from "../protocol/messages/Completion.ts"
 import type { Action, Operation, TrialRef } from "../protocol/messages/Execution.ts"
@@ -66,7 +67,11 @@ export interface CatalogIssue {
 /**
  * Every reference problem of a (schema-valid) document, in document order; empty when it is sound.
  */
-export const validateCatalog = (document: CatalogDocument): ReadonlyArray<CatalogIssue> => {
+export const validateCatalog = (
+  document: CatalogDocument,
+  /** When given (publishing), a decision already past its `validUntil` is an issue: it could never be used. */
+  now?: number
+): ReadonlyArray<CatalogIssue> => {
   const issues: Array<CatalogIssue> = []
   const unique = <T>(items: ReadonlyArray<T>, id: (t: T) => string, path: string, field: string) => {
     const seen = new Set<string>()
@@ -143,6 +148,8 @@ export const validateCatalog = (document: CatalogDocument): ReadonlyArray<Catalo
       if (!offers.has(id))
         issues.push({ path: `decisions.${i}.offerIds.${j}`, message: "names no offer of this catalog" })
     })
+    if (now !== undefined && decision.validUntil !== undefined && (parseTimestamp(decision.validUntil) ?? 0) <= now)
+      issues.push({ path: `decisions.${i}.validUntil`, message: "is already past: the decision could never be used" })
   })
   return issues
 }

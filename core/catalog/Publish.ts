@@ -61,12 +61,13 @@ export const publish = (input: {
   readonly document: CatalogDocument
 }): Effect.Effect<PublishedCatalog, PublishError, CatalogStore | Crypto> =>
   Effect.gen(function* () {
-    const issues = validateCatalog(input.document)
+    const now = yield* Clock.currentTimeMillis
+    const issues = validateCatalog(input.document, now)
     if (issues.length > 0) return yield* new CatalogRejected({ issues })
     const published = yield* (yield* CatalogStore).publish({
       workspaceId: input.workspaceId,
       publishedVersionId: input.document.publishedVersionId ?? (yield* randomUuid),
-      publishedAt: yield* Clock.currentTimeMillis,
+      publishedAt: now,
       publishedBy: input.publishedBy,
       document: input.document
     })

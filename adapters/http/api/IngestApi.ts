@@ -118,9 +118,14 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
     )
   )
   .addError(
-    problem(429, ["rate_limited"], "at most 100 requests per second per key", {
-      description: "Over the key's rate (with Retry-After)"
-    })
+    problem(
+      429,
+      ["rate_limited"],
+      "over the key's rate: ACCORD_INGEST_RATE_LIMIT requests per second, 1000 by default",
+      {
+        description: "Over the key's rate (with Retry-After)"
+      }
+    )
   )
   .addError(
     problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {

@@ -22,15 +22,29 @@ const Key = Schema.String.pipe(
   })
 )
 
+/** The ISO 4217 codes this runtime's `Intl` knows, lower-cased; `undefined` where it cannot list them. */
+const isoCurrencies: ReadonlySet<string> | undefined = (() => {
+  const list = (Intl as { supportedValuesOf?: (key: string) => ReadonlyArray<string> }).supportedValuesOf
+  return list === undefined ? undefined : new Set(list("currency").map((code) => code.toLowerCase()))
+})()
+
+/** Whether a three-letter code is an ISO 4217 currency (any such code where `Intl` cannot list them). */
+const isIsoCurrency = (code: string): boolean => isoCurrencies === undefined || isoCurrencies.has(code)
+
 /**
  * An exact price: integer minor units, never negative, and a lowercase ISO 4217 currency code.
  */
 export const Price = ExactStruct({
   amountMinor: Schema.Int.pipe(
     Schema.between(0, Number.MAX_SAFE_INTEGER),
+    // -0 passes `between(0, …)` but is no amount a price is written with
+    Schema.filter((n) => !Object.is(n, -0)),
     Schema.annotations({ message: () => "must be a non-negative integer (minor units)" })
   ),
-  currency: Currency.annotations({ message: () => "must be a lowercase ISO 4217 code such as usd" })
+  currency: Currency.pipe(
+    Schema.filter(isIsoCurrency),
+    Schema.annotations({ message: () => "must be a lowercase ISO 4217 code such as usd" })
+  )
 })
 
 export const Offer = ExactStruct({

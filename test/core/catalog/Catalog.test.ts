@@ -132,6 +132,21 @@ describe("validateCatalog: one test per reason, each naming the field", () => {
     assert.deepStrictEqual(referenceIssues(doc), [`actions.${oneTimeIndex()}.evidence.0`])
   })
 
+  it("at publishing, a decision already past its validUntil", () => {
+    const doc = fixture()
+    doc.decisions[0].validUntil = "1970-01-02T00:00:00Z"
+    const decoded = decode(doc)
+    assert.isTrue(Either.isRight(decoded))
+    const document = (decoded as Either.Right<never, CatalogDocument>).right
+    assert.deepStrictEqual(
+      validateCatalog(document, Date.parse("2026-01-01T00:00:00Z")).map((issue) => issue.path),
+      ["decisions.0.validUntil"]
+    )
+    // a future expiry is sound, and without a time nothing is judged
+    assert.deepStrictEqual(validateCatalog(document, 0), [])
+    assert.deepStrictEqual(validateCatalog(document), [])
+  })
+
   it("names every issue, in document order", () => {
     const doc = fixture()
     doc.actions[trialIndex].offerId = otherUuid
@@ -157,6 +172,18 @@ describe("the catalog schema: one test per rejection reason, each naming the fie
     const doc = fixture()
     doc.offers[0].price.currency = "USD"
     assert.deepStrictEqual(schemaIssues(doc), ["offers.0.price.currency"])
+  })
+
+  it("a three-letter code that is no ISO 4217 currency (xyz)", () => {
+    const doc = fixture()
+    doc.offers[0].price.currency = "xyz"
+    assert.deepStrictEqual(schemaIssues(doc), ["offers.0.price.currency"])
+  })
+
+  it("an amount of -0", () => {
+    const doc = fixture()
+    doc.offers[0].price.amountMinor = -0
+    assert.deepStrictEqual(schemaIssues(doc), ["offers.0.price.amountMinor"])
   })
 
   it("a two-letter currency (us)", () => {
