@@ -71,7 +71,21 @@ describe("runtime smoke: the customer kit answers a handshake and an execution a
 const webhookSmoke = "test/runtimes/smoke/stripeWebhook.ts"
 const webhookRuntimes: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = [
   ["bun", bin("bun"), [webhookSmoke]],
-  ["deno", bin("deno"), ["run", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", webhookSmoke]]
+  // stripe is an optional peer loaded with `require` on first use, which resolves its Node build: that
+  // build reads system information (OS release, home directory) for its user agent, so Deno needs --allow-sys
+  [
+    "deno",
+    bin("deno"),
+    [
+      "run",
+      "--no-prompt",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-env",
+      "--allow-sys",
+      webhookSmoke
+    ]
+  ]
 ]
 
 describe("runtime smoke: the kit's Stripe webhook handler verifies over the raw body and completes from a provider read", () => {
