@@ -76,15 +76,7 @@ const webhookRuntimes: ReadonlyArray<readonly [string, string, ReadonlyArray<str
   [
     "deno",
     bin("deno"),
-    [
-      "run",
-      "--no-prompt",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-env",
-      "--allow-sys",
-      webhookSmoke
-    ]
+    ["run", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "--allow-sys", webhookSmoke]
   ]
 ]
 
