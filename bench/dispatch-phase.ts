@@ -6,7 +6,7 @@
  * kit's. `BENCH_ROUNDS` measured rounds (default 3) follow one of 500 actions for warm-up.
  *
  * - `BENCH_PROFILE=file`: a CPU profile of the last round's dispatch phase only (inspector, 200 µs
- *   interval), with positions in the bundle that `bench/bundle.ts` keeps beside it (`file.bundle`).
+ *   interval), with positions in the build that `bench/build.ts` keeps beside it (`file.build`).
  * - `BENCH_HEAP=file`: a sampling heap profile of that phase (4 KiB interval, objects collected by
  *   either GC included), with the round's action count as `actions`.
  * - `node --import ./bench/effect-instructions.mjs`: adds the effect instructions per action of
@@ -24,7 +24,7 @@ import * as Scope from "effect/Scope"
 import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
-import { imageNodeFlags, runBundled } from "./bundle.ts"
+import { imageNodeFlags, runBuilt } from "./build.ts"
 import {
   connectService,
   inSchema,
@@ -37,7 +37,7 @@ import {
   workspaceId
 } from "./dispatch-support.ts"
 
-const entry = runBundled("bench/dispatch-phase.ts", ["bench/dispatch-kit.ts"])
+const entry = runBuilt("bench/dispatch-phase.ts", ["bench/dispatch-kit.ts"])
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
   console.log("bench/dispatch-phase.ts needs DATABASE_URL; skipped")
@@ -90,8 +90,8 @@ const profiling = async (count: number) => {
       const { profile } = await cpu.post("Profiler.stop")
       writeFileSync(profileFile!, JSON.stringify(profile))
       cpu.disconnect()
-      const bundleDir = process.env["BENCH_BUNDLE_DIR"]
-      if (bundleDir !== undefined) cpSync(bundleDir, `${profileFile}.bundle`, { recursive: true })
+      const buildDir = process.env["BENCH_BUILD_DIR"]
+      if (buildDir !== undefined) cpSync(buildDir, `${profileFile}.build`, { recursive: true })
     }
   }
 }
@@ -106,7 +106,7 @@ const runtime = ManagedRuntime.make(serviceLayer(inSchema(databaseUrl, schemas.s
 try {
   await connectService(runtime, kit.port)
   console.log(
-    `dispatch phase: ${actions} actions per round, ${concurrency} in flight, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags: ${imageNodeFlags().join(" ") || "none"}`
+    `dispatch phase: ${actions} actions per round, ${concurrency} in flight, ${process.env["BENCH_BUILD_DIR"] === undefined ? "through tsx" : "built as in the image"}; node flags: ${imageNodeFlags().join(" ") || "none"}`
   )
   let offset = 0
   for (let round = 0; round <= rounds; round++) {

@@ -23,7 +23,7 @@ import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { layerAesGcm } from "../core/protocol/Cipher.ts"
 import { publishCatalog } from "../test/support/catalog.ts"
 import { intakeInput } from "../test/support/deliveries.ts"
-import { imageNodeFlags } from "./bundle.ts"
+import { imageNodeFlags } from "./build.ts"
 
 export const workspaceId = "0b7f3a52-6c1e-4d8a-9f2b-3e5c7a9d1f20"
 export const connectionId = "6a2e9c14-8b3d-4f5a-a1c7-2d4e6f8a0b13"

@@ -24,7 +24,7 @@ import * as Scope from "effect/Scope"
 import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
-import { imageNodeFlags, runBundled } from "./bundle.ts"
+import { imageNodeFlags, runBuilt } from "./build.ts"
 import { outage, recovery } from "./dispatch-recovery.ts"
 import { monotonic, recordPhase } from "./phases.ts"
 import {
@@ -41,8 +41,8 @@ import {
   workspaceId
 } from "./dispatch-support.ts"
 
-/** This bench and the kit run bundled as the image ships Accord (bench/bundle.ts); `BENCH_TSX=1` runs them through tsx. */
-const entry = runBundled("bench/dispatch.bench.ts", ["bench/dispatch-kit.ts"])
+/** This bench and the kit run compiled as the image ships Accord (bench/build.ts); `BENCH_TSX=1` runs them through tsx. */
+const entry = runBuilt("bench/dispatch.bench.ts", ["bench/dispatch-kit.ts"])
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 if (databaseUrl === undefined) {
@@ -368,7 +368,7 @@ const baseline = async (concurrency: number, baselineSchema: string, tag: string
 const created: Array<string> = []
 try {
   console.log(
-    `bench:dispatch — ${actions} actions per run after ${warmup} unmeasured, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "through tsx" : "bundled as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`
+    `bench:dispatch — ${actions} actions per run after ${warmup} unmeasured, PostgreSQL on both sides (${new URL(databaseUrl).host}); service and kit ${process.env["BENCH_BUILD_DIR"] === undefined ? "through tsx" : "built as in the image"}; node flags of every process: ${imageNodeFlags().join(" ") || "none"}`
   )
   for (const concurrency of concurrencies) {
     const ratios: Array<number> = []

@@ -24,7 +24,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
-import { bundle, imageNodeFlags } from "./bundle.ts"
+import { build, imageNodeFlags } from "./build.ts"
 import { monotonic, recordPhase } from "./phases.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -235,8 +235,8 @@ const load = (
  */
 const cpuProfDir = process.env.BENCH_CPU_PROF || undefined
 const only = process.env.BENCH_ONLY || undefined
-/** The server as the image ships it (bench/bundle.ts); `BENCH_TSX=1` runs it through tsx. */
-const server = bundle(["runtimes/node/main.ts"])
+/** The server as the image ships it (bench/build.ts); `BENCH_TSX=1` runs it through tsx. */
+const server = build(["runtimes/node/main.ts"])
 
 const accord = async (
   label: string,

@@ -16,7 +16,7 @@
  * for a Node process, how that splits by the leaf-most frame that names a category (so a V8
  * builtin counts where it was called from: `JSON.stringify` in Accord's code is "JSON", an inline
  * cache miss in Effect's fiber loop is "effect runtime"). With `PERF_TOP=N` it also lists, per role,
- * the N functions of the process's own code (Accord's bundle, a reference's script) that the most
+ * the N functions of the process's own code (Accord's compiled build, a reference's script) that the most
  * samples were in: the leaf-most own frame of each sample, with what it called (node's HTTP, the
  * kernel, …), and of that the samples in its own code.
  *
@@ -37,7 +37,7 @@ import type { Phase } from "./phases.ts"
 const samplesPerSecond = 999
 const microsPerSample = 1e6 / samplesPerSecond
 
-/** The category of a process's own code: Accord's bundles, a reference's script. */
+/** The category of a process's own code: Accord's compiled build, a reference's script. */
 const ownCodeCategory = "own code (Accord, or the reference's)"
 
 /** Categories of a Node process's samples, by frame; the first frame from the leaf that matches one decides. */
@@ -67,8 +67,8 @@ const nodeCategories: ReadonlyArray<readonly [string, RegExp]> = [
   // A wasm frame counts where it was called from (PGlite's Postgres, undici's llhttp).
   ["PGlite (the embedded database)", /@electric-sql\/pglite/],
   ["other packages", /node_modules\//],
-  // Accord's bundles (the bench's own harness is bundled with it), a reference's script, tsx-run sources.
-  [ownCodeCategory, /\.bench-bundle-|file:\/\/\/\S+\.(m?js|ts):\d/],
+  // Accord's compiled build (the bench's own harness is compiled with it), a reference's script, tsx-run sources.
+  [ownCodeCategory, /\.bench-build-|file:\/\/\/\S+\.(m?js|ts):\d/],
   ["node (other JS)", /JS:.*node:/]
 ]
 

@@ -13,7 +13,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import autocannon from "autocannon"
 import pg from "pg"
-import { imageNodeFlags } from "./bundle.ts"
+import { imageNodeFlags } from "./build.ts"
 
 // `npm run bench:scale -- instances`: throughput with 1 and 2 server instances instead.
 if (process.argv.includes("instances")) {

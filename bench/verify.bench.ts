@@ -30,10 +30,10 @@ import type { Crypto } from "../core/ports/Crypto.ts"
 import * as MemoryNonceStore from "../adapters/memory/NonceStore.ts"
 import { importSigningKeys, sign, type SigningKeys, signingPrefix } from "../core/protocol/Signing.ts"
 import { makeVerifier, type VerifyInput } from "../core/protocol/Verification.ts"
-import { runBundled } from "./bundle.ts"
+import { runBuilt } from "./build.ts"
 
-// On Node the bench runs bundled, as the image ships Accord (bench/bundle.ts); `BENCH_TSX=1` runs it through tsx.
-runBundled("bench/verify.bench.ts", [])
+// On Node the bench runs compiled, as the image ships Accord (bench/build.ts); `BENCH_TSX=1` runs it through tsx.
+runBuilt("bench/verify.bench.ts", [])
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 const syncBatch = Number(process.env.BENCH_BATCH ?? 200_000)
@@ -323,7 +323,7 @@ const main = async () => {
     `verify throughput, 1 KiB body, ${rounds} rounds of ${syncBatch} (node:crypto) and ${asyncBatch} (WebCrypto, peer) messages, each in ${chunks} slices interleaved across contenders`
   )
   console.log(
-    `${runtime()}, ${new Date().toISOString()}, gc between slices: ${typeof (globalThis as { gc?: unknown }).gc === "function"}, ${process.env["BENCH_BUNDLE_DIR"] === undefined ? "sources" : "bundled as in the image"}`
+    `${runtime()}, ${new Date().toISOString()}, gc between slices: ${typeof (globalThis as { gc?: unknown }).gc === "function"}, ${process.env["BENCH_BUILD_DIR"] === undefined ? "sources" : "built as in the image"}`
   )
   console.log(
     `${"".padEnd(43)} ${"median ops/s".padStart(12)}  ${"spread".padStart(15)}  cpu µs/msg  share of its limit, median of rounds (spread)`

@@ -2,16 +2,15 @@
  * The container files, linted (no container engine runs here): the Dockerfile is multi-stage, runs
  * as a non-root user with `node` as PID 1 (exec-form CMD), has a healthcheck on /readyz and bakes
  * in no secret; .dockerignore keeps local data and keys out; compose.yaml runs PostgreSQL, Accord and
- * the reference backend with every secret taken from the environment. Then the Dockerfile's own
- * bundle command is run here and the bundled server is started as the image would start it: it
+ * the reference backend with every secret taken from the environment. The image builds with the
+ * package's own `npm run build` on a supported Node LTS line; the build's dist/ is then run here
+ * beside only the packages the image's runtime stage installs, as the image would start it: it
  * becomes ready, passes the image's healthcheck command, and stops on SIGTERM with `stopped`.
  */
 import { execFile, spawn } from "node:child_process"
-import { randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { readdir, readFile, rm } from "node:fs/promises"
-import { builtinModules } from "node:module"
-import { join } from "node:path"
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "yaml"
@@ -62,7 +61,7 @@ const runtime = stages[stages.length - 1]!
 const runtimeOf = (keyword: string) => runtime.filter((instruction) => instruction.keyword === keyword)
 
 describe("Dockerfile", () => {
-  it("is multi-stage: the last stage copies only the build's bundles, never the whole context", () => {
+  it("is multi-stage: the last stage copies only the build's dist/, never the whole context", () => {
     assert.isAtLeast(stages.length, 2)
     const copies = runtimeOf("COPY").map((instruction) => instruction.args)
     assert.include(copies, "--from=build /app/dist ./dist")
@@ -178,54 +177,91 @@ describe("compose.yaml", () => {
   })
 })
 
-const sh = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) =>
+const sh = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env, cwd = root) =>
   new Promise<{ code: number; output: string }>((resolve) =>
-    execFile(command, args, { cwd: root, env, timeout: 120_000 }, (error, stdout, stderr) =>
+    execFile(command, args, { cwd, env, timeout: 120_000 }, (error, stdout, stderr) =>
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output: stdout + stderr })
     )
   )
 
-describe("the image's build and start commands, run here", () => {
-  it("bundles with the Dockerfile's command; the bundle needs only runtime dependencies; the server starts, is healthy and stops on SIGTERM", async () => {
-    const build = stages[0]!.find(
-      (instruction) => instruction.keyword === "RUN" && instruction.args.includes("esbuild")
-    )!
-    const outdir = `.container-test-${randomUUID().slice(0, 8)}`
-    const argv = build.args.split(/\s+/).map((arg) => (arg === "--outdir=dist" ? `--outdir=${outdir}` : arg))
-    assert.include(argv, `--outdir=${outdir}`)
+const build = stages[0]!
+const manifest = JSON.parse(read("package.json")) as {
+  dependencies: Record<string, string>
+  peerDependencies: Record<string, string>
+}
+
+describe("the image's build", () => {
+  it("is the package's own build (`npm run build`), over every directory tsconfig.build.json compiles", () => {
+    const runs = build.filter((instruction) => instruction.keyword === "RUN").map((instruction) => instruction.args)
+    assert.include(runs, "npm run build")
+    assert.isFalse(
+      runs.some((args) => /esbuild|tsx/.test(args)),
+      "the image runs what the package ships: no second build"
+    )
+    const copied = build
+      .filter((instruction) => instruction.keyword === "COPY")
+      .flatMap((instruction) => instruction.args.split(/\s+/).slice(0, -1))
+    assert.includeMembers(copied, ["tsconfig.json", "tsconfig.build.json", "scripts/finish-build.mjs"])
+    const { include } = JSON.parse(read("tsconfig.build.json")) as { include: Array<string> }
+    assert.includeMembers(copied, include)
+  })
+
+  it("uses a supported Node LTS line that satisfies package.json `engines`", () => {
+    const arg = dockerfile.find(
+      (instruction) => instruction.keyword === "ARG" && instruction.args.startsWith("NODE_VERSION=")
+    )
+    assert.isDefined(arg)
+    const major = Number(arg!.args.slice("NODE_VERSION=".length))
+    // Even majors are the LTS lines; 22 and 24 are supported, 20 reached its end of life.
+    assert.include([22, 24], major)
+    const engines = JSON.parse(read("package.json")).engines.node as string
+    assert.isAtMost(Number(/^>=(\d+)/.exec(engines)![1]), major, engines)
+    for (const from of dockerfile.filter((instruction) => instruction.keyword === "FROM")) {
+      assert.match(from.args, /^node:\$\{NODE_VERSION\}-/, from.args)
+    }
+  })
+})
+
+describe("the image's start, run here from dist/", () => {
+  it("with only the runtime stage's packages: the server starts, is healthy and stops on SIGTERM; the reference backend and the rotation command load", async () => {
+    for (const entry of [
+      "dist/runtimes/node/main.js",
+      "dist/examples/customer-backend/main.js",
+      "dist/runtimes/maintenance/rotate-master-key.js"
+    ]) {
+      assert.isTrue(existsSync(join(root, entry)), `${entry} is missing: run \`npm run build\` first (npm test does)`)
+    }
+    // The runtime stage installs `dependencies` and the optional peers its RUN names: an image of
+    // those packages and dist/ alone. dist/ is copied (not linked), so its imports resolve from
+    // this directory's node_modules only, as in the image.
+    const installRun = runtimeOf("RUN")
+      .map((instruction) => instruction.args)
+      .join(" ")
+    const peers = Object.keys(manifest.peerDependencies).filter((name) => installRun.includes(`'${name}'`))
+    const image = mkdtempSync(join(tmpdir(), "accord-image-"))
     try {
-      // The metafile (an output-only flag) lists every import each bundle leaves external.
-      const bundled = await sh(join(root, argv[0]!), [...argv.slice(1), `--metafile=${outdir}/meta.json`])
-      assert.strictEqual(bundled.code, 0, bundled.output)
-
-      // The runtime stage installs `dependencies` (`npm ci --omit=dev`) and the optional peers it
-      // names (`npm install --no-save …`): every package a bundle imports must be one of those.
-      const installRun = runtimeOf("RUN")
-        .map((instruction) => instruction.args)
-        .join(" ")
-      const peers = Object.keys(JSON.parse(read("package.json")).peerDependencies).filter((name) =>
-        installRun.includes(`'${name}'`)
-      )
-      const dependencies = [...Object.keys(JSON.parse(read("package.json")).dependencies), ...peers]
-      const files = (await readdir(join(root, outdir), { recursive: true })).filter((file) => file.endsWith(".js"))
-      assert.includeMembers(
-        files.map((file) => file.replaceAll("\\", "/")),
-        ["runtimes/node/main.js", "examples/customer-backend/main.js", "runtimes/maintenance/rotate-master-key.js"]
-      )
-      const meta = JSON.parse(await readFile(join(root, outdir, "meta.json"), "utf8")) as {
-        outputs: Record<string, { imports: Array<{ path: string; external?: boolean }> }>
-      }
-      const externals = new Set(
-        Object.values(meta.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path))
-      )
-      assert.isAbove(externals.size, 0)
-      for (const specifier of externals) {
-        if (specifier.startsWith("node:") || builtinModules.includes(specifier)) continue
-        const name = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!
-        assert.include(dependencies, name, `a bundle imports ${specifier}`)
+      cpSync(join(root, "dist"), join(image, "dist"), { recursive: true })
+      copyFileSync(join(root, "package.json"), join(image, "package.json"))
+      for (const name of [...Object.keys(manifest.dependencies), ...peers]) {
+        mkdirSync(dirname(join(image, "node_modules", name)), { recursive: true })
+        symlinkSync(join(root, "node_modules", name), join(image, "node_modules", name))
       }
 
-      // The CMD's own node flags, then its entry, run from the bundle just built.
+      // The reference backend (compose.yaml's command) and the rotation command, loaded without running.
+      const loaded = await sh(
+        "node",
+        [
+          "--input-type=module",
+          "-e",
+          'await import("./dist/examples/customer-backend/Backend.js"); await import("./dist/runtimes/maintenance/RotateMasterKey.js")'
+        ],
+        envWithoutDatabase(),
+        image
+      )
+      assert.strictEqual(loaded.code, 0, loaded.output)
+
+      // The CMD, run from there. An OTLP endpoint nobody answers makes the server load the exporters
+      // it imports only when one is configured.
       const [, ...cmd] = execForm(runtimeOf("CMD")[0]!.args)!
       const port = await freePort()
       const env = {
@@ -233,17 +269,15 @@ describe("the image's build and start commands, run here", () => {
         NO_COLOR: "1",
         HOST: "127.0.0.1",
         PORT: String(port),
-        ACCORD_DATA_DIR: "memory://"
+        ACCORD_DATA_DIR: "memory://",
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`
       }
-      const child = spawn("node", [...cmd.slice(0, -1), cmd.at(-1)!.replace(/^dist\//, `${outdir}/`)], {
-        cwd: root,
-        env,
-        stdio: ["ignore", "pipe", "pipe"]
-      })
+      const child = spawn("node", cmd, { cwd: image, env, stdio: ["ignore", "pipe", "pipe"] })
       let output = ""
       child.stdout.on("data", (chunk) => (output += chunk))
       child.stderr.on("data", (chunk) => (output += chunk))
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+      const healthcheck = execForm(/CMD\s+(\[.*\])\s*$/.exec(runtimeOf("HEALTHCHECK")[0]!.args)![1]!)!
       try {
         // Generous: an embedded start on a loaded machine can take a minute or more.
         const deadline = Date.now() + 150_000
@@ -257,7 +291,6 @@ describe("the image's build and start commands, run here", () => {
           assert.isNull(child.exitCode, output)
           await sleep(200)
         }
-        const healthcheck = execForm(/CMD\s+(\[.*\])\s*$/.exec(runtimeOf("HEALTHCHECK")[0]!.args)![1]!)!
         const healthy = await sh(healthcheck[0]!, healthcheck.slice(1), env)
         assert.strictEqual(healthy.code, 0, healthy.output)
         child.kill("SIGTERM")
@@ -266,14 +299,10 @@ describe("the image's build and start commands, run here", () => {
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
       }
-      const unhealthy = await sh(
-        "node",
-        execForm(/CMD\s+(\[.*\])\s*$/.exec(runtimeOf("HEALTHCHECK")[0]!.args)![1]!)!.slice(1),
-        env
-      )
+      const unhealthy = await sh("node", healthcheck.slice(1), env)
       assert.notStrictEqual(unhealthy.code, 0, "the healthcheck must fail when nothing answers")
     } finally {
-      await rm(join(root, outdir), { recursive: true, force: true })
+      rmSync(image, { recursive: true, force: true })
     }
   }, 300_000)
 })
