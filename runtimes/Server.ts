@@ -361,6 +361,7 @@ export interface MountedService {
   readonly close: () => Promise<void>
 }
 
+/** What `mount` and `mountService` may replace: the configuration, the storage and start-up options. */
 export interface MountOptions {
   /** The configuration; `AccordConfig.load` (the environment) by default. */
   readonly config?: AccordConfig.AccordConfig

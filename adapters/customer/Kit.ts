@@ -60,6 +60,10 @@ import { toWebHandler, type WebHandler } from "./WebHandler.ts"
  * with backoff and calls `lookup` before any second `execute`.
  */
 export interface HostExecutor {
+  /**
+   * Runs the action once in the host's system and answers its observed result; called again only after a crash before
+   * the result was stored.
+   */
   readonly execute: (request: ClaimedExecution) => Promise<Worker.ExecutionResult>
   /** The observed result of an earlier run under this key, or `undefined` if it never ran. */
   readonly lookup: (providerIdempotencyKey: string) => Promise<Worker.ExecutionResult | undefined>
@@ -93,6 +97,10 @@ export interface CustomerKitSettings {
   readonly precheck?: (request: ExecutionRequest) => Promise<string | undefined>
   readonly payment?: CustomerHandlerSettings["payment"]
   readonly paymentReader?: {
+    /**
+     * Reads the provider's current state for one action the service reconciles; answers `unknown` when it cannot tell,
+     * never fails.
+     */
     readonly read: (input: {
       readonly request: PaymentReconciliationRequest
       readonly execution: ClaimedExecution
@@ -124,6 +132,10 @@ export interface CustomerKitSettings {
   readonly payments?: KitPayments
 }
 
+/**
+ * The kit's Payment actions: what to charge, the capability proof it offers, and its provider (Stripe settings or any
+ * `PaymentProvider`).
+ */
 export type KitPayments = {
   /**
    * What to charge for a Payment action; `undefined` rejects it (`payment_not_offered`). A rejected
@@ -143,6 +155,7 @@ export type KitPayments = {
    * (for the host's log: payments degraded and retrying, back, another account).
    */
   readonly account?: Pick<ProviderAccountSettings, "retry" | "refreshMillis"> & {
+    /** Told each change of the provider account's state, for the host's log. */
     readonly onChange?: (state: ProviderAccountState) => void
   }
 } & (
@@ -150,6 +163,10 @@ export type KitPayments = {
   | { readonly provider: PaymentProviderService; readonly stripe?: never }
 )
 
+/**
+ * Everything `makeCustomerKit` takes: the workspace, service URL, storage, executor and payments, and the connector
+ * secrets.
+ */
 export type CustomerKitOptions = CustomerKitSettings & CustomerKitSecrets
 
 /**
@@ -216,6 +233,10 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
   return issues
 }
 
+/**
+ * A running customer kit: its handlers for the service's signed requests (Fetch and `node:http`), its webhook route and
+ * `dispose`.
+ */
 export interface CustomerKit {
   readonly fetch: WebHandler
   readonly nodeHandler: NodeHandler

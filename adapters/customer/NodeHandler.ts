@@ -13,6 +13,10 @@ import * as Exit from "effect/Exit"
 import { type CustomerHandler, type CustomerResponse, maxRequestBytes } from "../../core/customer/Handler.ts"
 import { encodeBody } from "../../core/protocol/Signing.ts"
 
+/**
+ * A `node:http` request listener (Express, Fastify, `http.createServer`) that reads the raw body itself: mount it with
+ * no body parser.
+ */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
 
 type RawBody =

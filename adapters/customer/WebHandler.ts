@@ -20,6 +20,7 @@ import {
 import type { NonceStore } from "../../core/ports/NonceStore.ts"
 import { type ConnectorSecrets, encodeBody, importSigningKeys } from "../../core/protocol/Signing.ts"
 
+/** A Fetch-API handler (Hono, Bun, Deno, workers): one `Request` in, one `Response` out. */
 export type WebHandler = (request: Request) => Promise<Response>
 
 const json = (status: number, body: unknown): Response =>

@@ -8,6 +8,10 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
+/**
+ * A complete HTTP answer as plain data (status, lowercase headers, body bytes), written to the response by the edge
+ * that serves it.
+ */
 export interface Answer {
   readonly status: number
   /** Lowercase header names; `content-type` is always present. */

@@ -14,6 +14,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
+/** Counts requests in flight so a stopping server answers them before it closes. */
 export interface DrainService {
   /** Counts `self` as in flight while it runs. */
   readonly track: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -33,8 +34,10 @@ export interface DrainService {
   readonly unsafeOnDrain: (f: () => void) => void
 }
 
+/** The service tag of the in-flight request counter that graceful shutdown waits on. */
 export class Drain extends Context.Tag("@accord/adapters/http/Drain")<Drain, DrainService>() {}
 
+/** A fresh counter, open for requests, with nothing in flight. */
 export const make: Effect.Effect<DrainService> = Effect.sync(() => {
   let inFlight = 0
   let draining = false
@@ -80,4 +83,5 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
   }
 })
 
+/** Provides a fresh `Drain` counter. */
 export const layer: Layer.Layer<Drain> = Layer.effect(Drain, make)

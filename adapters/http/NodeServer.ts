@@ -40,6 +40,10 @@ export interface ConnectionLimits {
   readonly maxConnections: number
 }
 
+/**
+ * The connection bounds used when none is given: 15 s for headers, 30 s per request, 5 s idle keep-alive, 1,024
+ * connections.
+ */
 export const defaultConnectionLimits: ConnectionLimits = {
   headersTimeoutMillis: 15_000,
   requestTimeoutMillis: 30_000,
@@ -47,6 +51,10 @@ export const defaultConnectionLimits: ConnectionLimits = {
   maxConnections: 1024
 }
 
+/**
+ * An `HttpServer` on `node:http` listening on `listen`, bounded by `limits`, answering the fast routes before the
+ * platform router and draining on close.
+ */
 export const layerServer = (
   listen: Net.ListenOptions,
   limits: Partial<ConnectionLimits> = {}

@@ -23,8 +23,10 @@ export class InvalidQuery extends Data.TaggedError("InvalidQuery")<{
 export const validQuery = (query: ListQuery): Effect.Effect<void, InvalidQuery> =>
   query.errors.length > 0 ? Effect.fail(new InvalidQuery({ errors: query.errors })) : Effect.void
 
+/** Items on a list page when the request names no `limit`. */
 export const defaultPageSize = 50
 
+/** The largest `limit` a list route accepts; larger is a 400 `invalid_query`. */
 export const maxPageSize = 200
 
 /**

@@ -46,6 +46,7 @@ export class Problem extends Schema.TaggedError<Problem>()("Problem", {
   }
 }
 
+/** The media type of every problem document (RFC 9457). */
 export const contentType: string = "application/problem+json"
 
 /**
@@ -151,6 +152,7 @@ export const unauthorized = (detail: string): Problem =>
  */
 export const forbidden = (detail: string): Problem => make(403, "forbidden", detail)
 
+/** A 404 `not_found` problem whose detail names what was not found (never a received value). */
 export const notFound = (detail: string): Problem => make(404, "not_found", detail)
 
 /**
@@ -161,9 +163,11 @@ export const methodNotAllowed = (method: string, allowed: ReadonlyArray<string>)
     headers: { allow: allowed.join(", ") }
   })
 
+/** A 413 `content_too_large` problem stating the route's body limit. */
 export const contentTooLarge = (maxBytes: number): Problem =>
   make(413, "content_too_large", `the request body exceeds ${maxBytes} bytes`)
 
+/** A 415 `unsupported_media_type` problem naming the media type the route takes. */
 export const unsupportedMediaType = (expected: string): Problem =>
   make(415, "unsupported_media_type", `the request body must be ${expected}`)
 

@@ -49,6 +49,7 @@ export interface RuntimeLimits {
   readonly addressPerMinute: number
 }
 
+/** Requests per minute on the runtime routes when none are configured: 120 per session, 600 per client address. */
 export const defaultRuntimeLimits: RuntimeLimits = { sessionPerMinute: 120, addressPerMinute: 600 }
 
 const minuteMillis = 60_000
@@ -57,6 +58,10 @@ const minuteMillis = 60_000
 /** Why a runtime credential was refused, or the store could not say. */
 export type Unauthenticated = RuntimeSessionRefused | StorageError
 
+/**
+ * The checks every runtime route runs, in order: the client address's bucket, the session authenticated before the body
+ * is read, the session's bucket.
+ */
 export interface RuntimeGuard {
   /** Step 1: the client address's token, for a request under `runtimeRoutesPrefix`. */
   readonly admitAddress: Effect.Effect<void, Problem.Problem, HttpServerRequest.HttpServerRequest>

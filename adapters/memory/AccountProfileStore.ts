@@ -16,6 +16,7 @@ import {
   type UserRecord
 } from "../../core/ports/AccountProfileStore.ts"
 
+/** An empty `AccountProfileStore` held in this process's memory. */
 export const make = (): AccountProfileStoreService => {
   const profiles = new Map<string, Map<string, ProfileFact>>()
   const users = new Map<string, UserRecord>()
@@ -86,4 +87,5 @@ export const make = (): AccountProfileStoreService => {
   }
 }
 
+/** Provides an empty in-memory `AccountProfileStore`. */
 export const layerMemory: Layer.Layer<AccountProfileStore> = Layer.sync(AccountProfileStore, make)

@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type ApiKeyRecord, ApiKeyStore, type ApiKeyStoreService } from "../../core/ports/ApiKeyStore.ts"
 
+/** An empty `ApiKeyStore` held in this process's memory. */
 export const make = (): ApiKeyStoreService => {
   const workspaces = new Set<string>()
   const keys = new Map<string, ApiKeyRecord>()
@@ -42,4 +43,5 @@ export const make = (): ApiKeyStoreService => {
   }
 }
 
+/** Provides an empty in-memory `ApiKeyStore`. */
 export const layerMemory: Layer.Layer<ApiKeyStore> = Layer.sync(ApiKeyStore, make)

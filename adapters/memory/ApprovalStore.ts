@@ -12,6 +12,7 @@ import {
   type PendingScope
 } from "../../core/ports/ApprovalStore.ts"
 
+/** An empty `ApprovalStore` held in this process's memory, caps counted as the SQL store counts them. */
 export const make = (): ApprovalStoreService => {
   const approvals = new Map<string, ApprovalRecord>()
   /** The action key each approval created within caps counts under. */
@@ -147,4 +148,5 @@ export const make = (): ApprovalStoreService => {
   }
 }
 
+/** Provides an empty in-memory `ApprovalStore`. */
 export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, make)

@@ -10,6 +10,7 @@ import {
   type CapabilityRegistryService
 } from "../../core/ports/CapabilityRegistry.ts"
 
+/** An empty `CapabilityRegistry` held in this process's memory. */
 export const make = (): CapabilityRegistryService => {
   const entries = new Map<string, CapabilityEvidence>()
   return {
@@ -31,4 +32,5 @@ export const make = (): CapabilityRegistryService => {
   }
 }
 
+/** Provides an empty in-memory `CapabilityRegistry`. */
 export const layerMemory: Layer.Layer<CapabilityRegistry> = Layer.sync(CapabilityRegistry, make)

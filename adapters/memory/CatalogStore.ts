@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { CatalogStore, type CatalogStoreService, type PublishedCatalog } from "../../core/ports/CatalogStore.ts"
 
+/** An empty `CatalogStore` held in this process's memory. */
 export const make = (): CatalogStoreService => {
   const byWorkspace = new Map<string, Array<PublishedCatalog>>()
   const list = (workspaceId: string) => byWorkspace.get(workspaceId) ?? []
@@ -28,4 +29,5 @@ export const make = (): CatalogStoreService => {
   }
 }
 
+/** Provides an empty in-memory `CatalogStore`. */
 export const layerMemory: Layer.Layer<CatalogStore> = Layer.sync(CatalogStore, make)

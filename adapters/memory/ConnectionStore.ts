@@ -22,6 +22,7 @@ interface MutableConnection {
   lastCheck: ConnectionCheck | null
 }
 
+/** An empty `ConnectionStore` held in this process's memory. */
 export const make = (): ConnectionStoreService => {
   const byWorkspace = new Map<string, MutableConnection>()
   const byId = new Map<string, MutableConnection>()
@@ -106,4 +107,5 @@ export const make = (): ConnectionStoreService => {
   }
 }
 
+/** Provides an empty in-memory `ConnectionStore`. */
 export const layerMemory: Layer.Layer<ConnectionStore> = Layer.sync(ConnectionStore, make)

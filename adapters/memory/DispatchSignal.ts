@@ -39,4 +39,5 @@ export const make: Effect.Effect<DispatchSignalService> = Effect.map(Queue.slidi
   }
 })
 
+/** Provides a `DispatchSignal` that wakes the dispatcher of this process only. */
 export const layerMemory: Layer.Layer<DispatchSignal> = Layer.effect(DispatchSignal, make)

@@ -13,6 +13,7 @@ import {
   type StoredEvent
 } from "../../core/ports/EventStore.ts"
 
+/** An empty `EventStore` held in this process's memory. */
 export const make = (): EventStoreService => {
   const events: Array<StoredEvent> = []
   const byEventId = new Map<string, StoredEvent>()
@@ -73,4 +74,5 @@ export const make = (): EventStoreService => {
   }
 }
 
+/** Provides an empty in-memory `EventStore`. */
 export const layerMemory: Layer.Layer<EventStore> = Layer.sync(EventStore, make)

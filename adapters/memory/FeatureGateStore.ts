@@ -12,6 +12,7 @@ const newestFirst = (
   b: { readonly createdAt: number; readonly id: string }
 ) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
+/** An empty `FeatureGateStore` held in this process's memory. */
 export const make = (): FeatureGateStoreService => {
   const gates = new Map<string, FeatureGate>()
   const key = (workspaceId: string, id: string) => workspaceId + "\u0000" + id
@@ -59,4 +60,5 @@ export const make = (): FeatureGateStoreService => {
   }
 }
 
+/** Provides an empty in-memory `FeatureGateStore`. */
 export const layerMemory: Layer.Layer<FeatureGateStore> = Layer.sync(FeatureGateStore, make)

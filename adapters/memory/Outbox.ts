@@ -22,6 +22,7 @@ export class MemoryOutboxTable {
   readonly items = new Map<string, OutboxItem>()
   readonly byKey = new Map<string, string>()
 
+  /** `Outbox.enqueue`, at once: `false` when the id or `(kind, dedupeKey)` is taken. */
   enqueue(item: NewOutboxItem): boolean {
     const key = item.kind + "\u0000" + item.dedupeKey
     if (this.byKey.has(key) || this.items.has(item.id)) return false
@@ -42,6 +43,7 @@ export class MemoryOutboxTable {
     return item !== undefined && item.leaseOwner === owner && item.completedAt === null ? item : undefined
   }
 
+  /** `Outbox.lease`, at once: due, unleased items of the kinds asked, oldest due first. */
   lease({ kinds, leaseMillis, limit, now, owner }: LeaseRequest): ReadonlyArray<OutboxItem> {
     const due = [...this.items.values()]
       .filter(
@@ -58,6 +60,7 @@ export class MemoryOutboxTable {
     return due
   }
 
+  /** `Outbox.complete`, at once: only by the lease's owner. */
   complete(id: string, owner: string, now: number): boolean {
     const item = this.held(id, owner)
     if (item === undefined) return false
@@ -65,6 +68,7 @@ export class MemoryOutboxTable {
     return true
   }
 
+  /** `Outbox.renew`, at once: the ids whose leases `owner` still held and now extends. */
   renew({ ids, leaseMillis, now, owner }: LeaseRenewal): ReadonlyArray<string> {
     const renewed: Array<string> = []
     for (const id of ids) {
@@ -76,6 +80,7 @@ export class MemoryOutboxTable {
     return renewed
   }
 
+  /** The `Outbox` port over this table. */
   service(): OutboxService {
     const items = this.items
     const held = (id: string, owner: string) => this.held(id, owner)
@@ -108,4 +113,5 @@ export class MemoryOutboxTable {
   }
 }
 
+/** Provides an empty in-memory `Outbox`. */
 export const layerMemory: Layer.Layer<Outbox> = Layer.sync(Outbox, () => new MemoryOutboxTable().service())

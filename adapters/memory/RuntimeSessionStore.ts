@@ -10,6 +10,7 @@ import {
   type RuntimeSessionStoreService
 } from "../../core/ports/RuntimeSessionStore.ts"
 
+/** An empty `RuntimeSessionStore` held in this process's memory. */
 export const make = (): RuntimeSessionStoreService => {
   const sessions = new Map<string, RuntimeSessionRecord>()
   return {
@@ -33,4 +34,5 @@ export const make = (): RuntimeSessionStoreService => {
   }
 }
 
+/** Provides an empty in-memory `RuntimeSessionStore`. */
 export const layerMemory: Layer.Layer<RuntimeSessionStore> = Layer.sync(RuntimeSessionStore, make)

@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { UsageMeterStore, type UsageMeterStoreService } from "../../core/ports/UsageMeterStore.ts"
 
+/** An empty `UsageMeterStore` held in this process's memory. */
 export const make = (): UsageMeterStoreService => {
   const units = new Map<string, string>()
   return {
@@ -24,4 +25,5 @@ export const make = (): UsageMeterStoreService => {
   }
 }
 
+/** Provides an empty in-memory `UsageMeterStore`. */
 export const layerMemory: Layer.Layer<UsageMeterStore> = Layer.sync(UsageMeterStore, make)

@@ -31,6 +31,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
+/** Where the embedded database keeps its data: in memory, or a directory on disk. */
 export interface PgliteClientConfig {
   /** `undefined` or `memory://...`: in memory. A filesystem path: on disk, created if absent. */
   readonly dataDir?: string | undefined
@@ -40,11 +41,14 @@ export interface PgliteClientConfig {
    */
   readonly loadDataDir?: Blob | undefined
   readonly spanAttributes?: Record<string, unknown> | undefined
+  /** Renames result columns (e.g. snake_case to camelCase), as `@effect/sql` clients do. */
   readonly transformResultNames?: ((str: string) => string) | undefined
+  /** Renames identifiers in statements (e.g. camelCase to snake_case), as `@effect/sql` clients do. */
   readonly transformQueryNames?: ((str: string) => string) | undefined
   readonly transformJson?: boolean | undefined
 }
 
+/** An `@effect/sql` `SqlClient` over embedded PGlite (one session, so statements take turns). */
 export interface PgliteClient extends Client.SqlClient {
   readonly config: PgliteClientConfig
   /**
@@ -54,6 +58,7 @@ export interface PgliteClient extends Client.SqlClient {
   readonly pglite: PGlite
 }
 
+/** The service tag of the embedded PGlite client. */
 export const PgliteClient: Context.Tag<PgliteClient, PgliteClient> = Context.GenericTag<PgliteClient>(
   "@accord/adapters/pglite/PgliteClient"
 )

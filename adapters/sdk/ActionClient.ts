@@ -43,6 +43,9 @@ const declaration = HttpApi.make("actionIntake").add(
 
 const statusPath = `${adminWorkspacePath}${getActionRequest.path}`
 
+/**
+ * Where and how the action client calls the service: its URL, the administrator key, the workspace and retry settings.
+ */
 export interface ActionClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
   readonly serviceUrl: string
@@ -124,20 +127,26 @@ export class ActionUnavailable extends Schema.TaggedError<ActionUnavailable>()("
   idempotencyKey: Schema.optional(Schema.String)
 }) {}
 
+/** Why a submission or status read failed: refused by the service, or the service unavailable after the retries. */
 export type ActionClientError = ActionRefused | ActionUnavailable
 
+/** Submits already-authorized actions (always with an `Idempotency-Key`) and reads their state. */
 export interface ActionClient {
+  /** Submits an authorized action; retried with the same `Idempotency-Key`, so it is taken at most once. */
   readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Effect.Effect<ActionSubmitted, ActionClientError>
+  /** Reads an action's state and history by its `actionRequestId`. */
   readonly status: (actionRequestId: string) => Effect.Effect<ActionStatus, ActionClientError>
   /** Where an action request's state and history are read (the `Location` of its 202). */
   readonly statusUrl: (actionRequestId: string) => string
 }
 
+/** The service tag of an `ActionClient`, for Effect programs. */
 export class Actions extends Context.Tag("@accord/sdk/Actions")<Actions, ActionClient>() {}
 
 const refusal = (attempt: Extract<Attempt<unknown>, { readonly _tag: "Refused" }>): ActionRefused =>
   new ActionRefused(attempt.problem)
 
+/** An action client for `options`; the administrator key is kept `Redacted`. */
 export const make = (options: ActionClientOptions): ActionClient => {
   const adminKey = typeof options.adminKey === "string" ? Redacted.make(options.adminKey) : options.adminKey
   const serviceUrl = options.serviceUrl.replace(/\/+$/, "")
@@ -230,6 +239,7 @@ export const make = (options: ActionClientOptions): ActionClient => {
   }
 }
 
+/** Provides `Actions` with a client made from `options`. */
 export const layer = (options: ActionClientOptions): Layer.Layer<Actions> => Layer.succeed(Actions, make(options))
 
 /**
@@ -254,7 +264,9 @@ export const layerConfig: Layer.Layer<Actions, ConfigError.ConfigError> = Layer.
 export const makeActionClient = (
   options: ActionClientOptions
 ): {
+  /** Submits an authorized action; retried with the same `Idempotency-Key`, so it is taken at most once. */
   readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Promise<ActionSubmitted>
+  /** Reads an action's state and history by its `actionRequestId`. */
   readonly status: (actionRequestId: string) => Promise<ActionStatus>
 } => {
   const client = make(options)

@@ -30,6 +30,7 @@ import { retrySchedule } from "./internal/retrying.ts"
  */
 const declaration = HttpApi.make("directApi").add(HttpApiGroup.make("ingest").add(sentAsGiven(ingestEvent)))
 
+/** Where and how the Direct API client sends events: the service URL, the ingest key and retry settings. */
 export interface DirectApiClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
   readonly baseUrl: string
@@ -47,6 +48,7 @@ export interface DirectApiClientOptions {
   readonly fetch?: typeof fetch
 }
 
+/** The service's answer to an ingested event: new or duplicate, with the event's `event_id` and account. */
 export interface IngestAccepted {
   /** `accepted` for a new event (202), `duplicate` for a retry of a stored one (200). */
   readonly status: "accepted" | "duplicate"
@@ -74,6 +76,7 @@ export class IngestUnavailable extends Schema.TaggedError<IngestUnavailable>()("
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {}
 
+/** Why an event was not ingested: refused by the service, or the service unavailable after the retries. */
 export type IngestError = IngestRejected | IngestUnavailable
 
 /**
@@ -84,6 +87,7 @@ export type IngestEvent = Readonly<Record<string, unknown>> & {
   readonly account_id: string
 }
 
+/** Sends Direct API events, one per request with the ingest key, retrying what may be retried. */
 export interface DirectApiClient {
   /** Sends one event; an event without `event_id` gets a random one so that retries stay idempotent. */
   readonly ingest: (event: IngestEvent) => Effect.Effect<IngestAccepted, IngestError>
@@ -97,6 +101,7 @@ export interface DirectApiClient {
   readonly attempt: (event: IngestEvent) => Effect.Effect<IngestAttempt>
 }
 
+/** The service tag of a `DirectApiClient`, for Effect programs. */
 export class DirectApi extends Context.Tag("@accord/sdk/DirectApi")<DirectApi, DirectApiClient>() {}
 
 export type { Retry } from "./internal/declared.ts"
@@ -117,6 +122,7 @@ const randomEventId = Effect.map(
   (id) => `evt_${id}`
 )
 
+/** A Direct API client for `options`; the ingest key is kept `Redacted`. */
 export const make = (options: DirectApiClientOptions): DirectApiClient => {
   const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
@@ -190,6 +196,7 @@ export const make = (options: DirectApiClientOptions): DirectApiClient => {
   }
 }
 
+/** Provides `DirectApi` with a client made from `options`. */
 export const layer = (options: DirectApiClientOptions): Layer.Layer<DirectApi> =>
   Layer.succeed(DirectApi, make(options))
 
@@ -210,7 +217,9 @@ export const layerConfig: Layer.Layer<DirectApi, ConfigError.ConfigError> = Laye
 export const makeDirectApiClient = (
   options: DirectApiClientOptions
 ): {
+  /** Sends one event; an event without `event_id` gets a random one so that retries stay idempotent. */
   readonly ingest: (event: IngestEvent) => Promise<IngestAccepted>
+  /** Sends the `entitlement_active` event that records an account's access to a feature. */
   readonly sendFeatureAccess: (input: FeatureAccessInput) => Promise<IngestAccepted>
 } => {
   const client = make(options)

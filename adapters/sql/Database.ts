@@ -264,12 +264,15 @@ class PreparingClient extends pg.Client {
   }
 }
 
+/** A `SqlClient` over embedded PGlite in `dataDir` (in memory when absent). */
 export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   PgliteClient.layer({ dataDir })
 
+/** The `SqlClient` for the chosen storage: PostgreSQL for a URL, else embedded PGlite. */
 export const layer = (storage: Storage): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   storage._tag === "Postgres" ? layerPg(storage.url, storage) : layerPglite(storage.dataDir)
 
+/** The `SqlClient` chosen from the environment: `DATABASE_URL` when set, else PGlite in `ACCORD_DATA_DIR`. */
 export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.map(storageConfig, layer)
 )

@@ -13,7 +13,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { inTransactionOr } from "./Batch.ts"
 
+/**
+ * Runs one compiled statement straight on the `pg` pool, skipping the `SqlClient`'s per-statement work, for the hottest
+ * ingest statement.
+ */
 export interface DirectStatementsService {
+  /** Runs one compiled statement with its parameters on the pool and answers its rows. */
   readonly run: (
     text: string,
     values: ReadonlyArray<unknown>,
@@ -21,6 +26,7 @@ export interface DirectStatementsService {
   ) => void
 }
 
+/** The service tag of the direct statement path; provided by `Database.layerPg` only. */
 export class DirectStatements extends Context.Tag("@accord/adapters/sql/DirectStatements")<
   DirectStatements,
   DirectStatementsService

@@ -27,6 +27,7 @@ import * as Layer from "effect/Layer"
  */
 export type Migrations = Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
+/** A schema migration recorded as applied: its number, name and when. */
 export interface AppliedMigration {
   readonly id: number
   readonly name: string

@@ -42,4 +42,5 @@ export const check: Effect.Effect<void, StorageError, SqlClient.SqlClient> = Eff
   Effect.timeoutFail({ duration: readinessTimeout, onTimeout: () => notReady("the database did not answer in time") })
 )
 
+/** Readiness for SQL storage: the database answers and every migration is applied. */
 export const layer: Layer.Layer<Readiness.Readiness, never, SqlClient.SqlClient> = Readiness.layer(check)

@@ -33,6 +33,7 @@ import {
   WebhookRejected
 } from "../../core/customer/PaymentProvider.ts"
 
+/** The Stripe account the kit charges through: its secret and publishable keys, webhook secret and API settings. */
 export interface StripeProviderConfig {
   /** `sk_test_…` / `sk_live_…` (or a restricted `rk_…` key). */
   readonly secretKey: Redacted.Redacted<string>
@@ -470,5 +471,6 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   }
 }
 
+/** Provides a `PaymentProvider` over Stripe; the `stripe` package is loaded on first use. */
 export const layer = (config: StripeProviderConfig): Layer.Layer<PaymentProvider> =>
   Layer.sync(PaymentProvider, () => make(config))

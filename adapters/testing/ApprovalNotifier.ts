@@ -14,6 +14,7 @@ import { type ApprovalNotice, ApprovalNotifier } from "../../core/ports/Approval
 import { onOneStore } from "./internal/oneStore.ts"
 import { uid } from "./internal/uid.ts"
 
+/** How the notifier under test delivers tokens, which decides the checks the suite runs. */
 export interface ApprovalNotifierSuiteOptions {
   /** Whether the notifier keeps tokens for `collect` (pickup), or delivers them elsewhere. */
   readonly holdsTokens: boolean

@@ -17,6 +17,7 @@ import { uid } from "./internal/uid.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly reason: string }> {}
 
+/** The stores the `Transactor` suite writes inside one transaction to check they commit and roll back together. */
 export type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
 
 /**

@@ -22,6 +22,10 @@ import {
 } from "../protocol/messages/Continuation.ts"
 import { isUuid } from "../protocol/Uuid.ts"
 
+/**
+ * What the runtime may read of its own actor's action: its state, whether the journey may advance, and a payment
+ * continuation while it is valid.
+ */
 export interface ActionStatus {
   readonly actionRequestId: string
   readonly state: ActionState

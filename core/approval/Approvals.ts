@@ -70,6 +70,7 @@ import {
  */
 export const defaultApprovalSeconds = 24 * 60 * 60
 
+/** The longest an approval may stay open: seven days. */
 export const maxApprovalSeconds = 7 * 24 * 60 * 60
 
 /**
@@ -84,6 +85,7 @@ export const reviewWindowSeconds = 10 * 60
  */
 export const claimTakeoverMillis = 30_000
 
+/** The prefix of every approval token, so a leaked one is recognisable and never mistaken for an API key. */
 export const approvalTokenPrefix = "acc_apt_"
 
 const approvalTokenPattern = /^acc_apt_[A-Za-z0-9_-]{43}$/
@@ -120,6 +122,7 @@ export const ApprovalRequestBody = ExactStruct({
   )
 }).annotations({ identifier: "ApprovalRequestBody" })
 
+/** {@inheritDoc ApprovalRequestBody:var} */
 export interface ApprovalRequestBody extends Schema.Schema.Type<typeof ApprovalRequestBody> {}
 
 /**
@@ -127,6 +130,7 @@ export interface ApprovalRequestBody extends Schema.Schema.Type<typeof ApprovalR
  */
 export const PrepareBody = ExactStruct(approvalCredentials).annotations({ identifier: "ApprovalPrepareBody" })
 
+/** {@inheritDoc PrepareBody:var} */
 export interface PrepareBody extends Schema.Schema.Type<typeof PrepareBody> {}
 
 /**
@@ -139,14 +143,17 @@ export const ApproveBody = ExactStruct({
   reviewedProjectionHash: Sha256Hex
 }).annotations({ identifier: "ApprovalApproveBody" })
 
+/** A resolve that denies: the approval's credentials, `decision: "deny"` and optionally the reviewed revision. */
 export const DenyBody = ExactStruct({
   ...approvalCredentials,
   decision: Schema.Literal("deny"),
   revision: Schema.optionalWith(NonNegativeInt, { exact: true })
 }).annotations({ identifier: "ApprovalDenyBody" })
 
+/** `POST …/approvals/resolve`: an approve (with the prepared revision and commitment hash) or a deny. */
 export const ResolveBody = Schema.Union(ApproveBody, DenyBody).annotations({ identifier: "ApprovalResolveBody" })
 
+/** {@inheritDoc ResolveBody:var} */
 export type ResolveBody = Schema.Schema.Type<typeof ResolveBody>
 
 /**
@@ -181,8 +188,13 @@ export const approvalRefusals = [
   "approval_action_not_requestable"
 ] as const
 
+/**
+ * The stable reason an approval request, prepare or resolve was refused; `ErrorMap.approvalStatus` gives each its HTTP
+ * status.
+ */
 export type ApprovalRefusal = (typeof approvalRefusals)[number]
 
+/** An approval request, prepare or resolve refused, fail closed, with its stable reason. */
 export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
   reason: Schema.Literal(...approvalRefusals),
   detail: Schema.String

@@ -13,6 +13,7 @@ import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import type { PendingCaps } from "../ports/ApprovalStore.ts"
 
+/** The abuse limits of approvals: open approvals per account, action and subject, and wrong tokens before lockout. */
 export interface ApprovalLimitsService {
   /** The most open (`pending` or `approving`, unexpired) approvals per account, action and subject. */
   readonly pendingCaps: PendingCaps
@@ -20,11 +21,15 @@ export interface ApprovalLimitsService {
   readonly maxWrongTokens: number
 }
 
+/**
+ * The limits used unless a host provides its own: 50 open per account, 10 per action, 20 per subject, 5 wrong tokens.
+ */
 export const defaultApprovalLimits: ApprovalLimitsService = {
   pendingCaps: { account: 50, action: 10, subject: 20 },
   maxWrongTokens: 5
 }
 
+/** The approval limits in effect; a `Context.Reference`, so the defaults apply unless a host provides others. */
 export class ApprovalLimits extends Context.Reference<ApprovalLimits>()("@accord/core/approval/ApprovalLimits", {
   defaultValue: () => defaultApprovalLimits
 }) {}

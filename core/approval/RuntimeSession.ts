@@ -25,12 +25,16 @@ import { AccountId, BoundedString } from "../protocol/messages/Common.ts"
 import { TrialRef } from "../protocol/messages/Execution.ts"
 import { randomUuid } from "../protocol/Uuid.ts"
 
+/** The authority a session needs to ask for an approval. */
 export const requestAuthority = "funnels.actions.request"
 
+/** The authority a session needs to prepare and resolve approvals (the billing owner's). */
 export const executeAuthority = "funnels.actions.execute"
 
+/** The authorities a runtime session may be issued with. */
 export const RuntimeAuthority = Schema.Literal(requestAuthority, executeAuthority)
 
+/** {@inheritDoc RuntimeAuthority:var} */
 export type RuntimeAuthority = typeof RuntimeAuthority.Type
 
 /**
@@ -73,6 +77,7 @@ export const SessionRequest = Schema.Struct({
   trialRef: Schema.optionalWith(TrialRef, { exact: true })
 }).annotations({ identifier: "RuntimeSessionRequest", parseOptions: { onExcessProperty: "error" } })
 
+/** {@inheritDoc SessionRequest:var} */
 export interface SessionRequest extends Schema.Schema.Type<typeof SessionRequest> {}
 
 /**
@@ -130,6 +135,7 @@ export const SessionRefusal = Schema.Literal(
 
 export type SessionRefusal = typeof SessionRefusal.Type
 
+/** A runtime token refused: invalid, expired, revoked, or without the authority the route needs. */
 export class RuntimeSessionRefused extends Schema.TaggedError<RuntimeSessionRefused>()("RuntimeSessionRefused", {
   reason: SessionRefusal,
   detail: Schema.String

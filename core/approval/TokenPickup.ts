@@ -13,6 +13,7 @@ import { SecretVault } from "../ports/SecretVault.ts"
 
 const tokenRef = (approvalId: string) => `approval-token:${approvalId}`
 
+/** An `ApprovalNotifier` that seals each approval token in the `SecretVault` until the host collects it once. */
 export const make: Effect.Effect<ApprovalNotifierService, never, SecretVault> = Effect.map(SecretVault, (vault) => ({
   notify: (notice) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => vault.put(tokenRef(notice.approvalId), notice.approvalToken, now)),
@@ -25,4 +26,5 @@ export const make: Effect.Effect<ApprovalNotifierService, never, SecretVault> = 
     })
 }))
 
+/** Provides the token-pickup `ApprovalNotifier` over the `SecretVault`. */
 export const layer: Layer.Layer<ApprovalNotifier, never, SecretVault> = Layer.effect(ApprovalNotifier, make)

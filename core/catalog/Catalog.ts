@@ -160,9 +160,11 @@ export const validateCatalog = (
 export const findAction = (document: CatalogDocument, actionId: string): CatalogAction | undefined =>
   document.actions.find((a) => a.actionId === actionId)
 
+/** The catalog document's decision with this id, if any. */
 export const findDecision = (document: CatalogDocument, decisionId: string): Decision | undefined =>
   document.decisions.find((d) => d.decisionId === decisionId)
 
+/** The catalog document's offer with this id, if any. */
 export const findOffer = (document: CatalogDocument, offerId: string): Offer | undefined =>
   document.offers.find((o) => o.offerId === offerId)
 

@@ -48,6 +48,7 @@ export class CatalogNotPublished extends Schema.TaggedError<CatalogNotPublished>
   }
 }
 
+/** Why a catalog was not published: refused by a catalog rule, a version with that id exists, or storage failed. */
 export type PublishError = CatalogRejected | PublishedVersionExists | StorageError
 
 /**

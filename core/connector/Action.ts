@@ -42,6 +42,7 @@ export const PaymentSnapshot = Schema.Struct({
   )
 }).annotations({ identifier: "PaymentSnapshot", parseOptions: { onExcessProperty: "error" } })
 
+/** {@inheritDoc PaymentSnapshot:var} */
 export interface PaymentSnapshot extends Schema.Schema.Type<typeof PaymentSnapshot> {}
 
 /**
@@ -57,6 +58,7 @@ export const ActionIntake = Schema.Struct({
   payment: Schema.optionalWith(PaymentSnapshot, { exact: true })
 }).annotations({ identifier: "ActionIntake", parseOptions: { onExcessProperty: "error" } })
 
+/** {@inheritDoc ActionIntake:var} */
 export interface ActionIntake extends Schema.Schema.Type<typeof ActionIntake> {}
 
 /**
@@ -68,6 +70,7 @@ export const Authority = Schema.Struct({
   id: Schema.String
 })
 
+/** {@inheritDoc Authority:var} */
 export interface Authority extends Schema.Schema.Type<typeof Authority> {}
 
 /**
@@ -78,6 +81,7 @@ export const StoredRequest = Schema.Struct({
   authorizedBy: Schema.optionalWith(Authority, { exact: true })
 }).annotations({ identifier: "StoredRequest", parseOptions: { onExcessProperty: "error" } })
 
+/** {@inheritDoc StoredRequest:var} */
 export interface StoredRequest extends Schema.Schema.Type<typeof StoredRequest> {}
 
 /**

@@ -17,6 +17,7 @@
  */
 import type { CompletionOutcome } from "../protocol/messages/Completion.ts"
 
+/** Every state an action can be in, from `dispatching` to the terminal ones. */
 export const actionStates = [
   "dispatching",
   "accepted",
@@ -31,8 +32,10 @@ export const actionStates = [
   "blocked"
 ] as const
 
+/** One of `actionStates`. */
 export type ActionState = (typeof actionStates)[number]
 
+/** Whether a string (a query parameter, a stored column) names an action state. */
 export const isActionState = (value: string): value is ActionState =>
   (actionStates as ReadonlyArray<string>).includes(value)
 

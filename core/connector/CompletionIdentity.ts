@@ -18,6 +18,10 @@ export interface CompletionIdentityFields {
   readonly bodyHash: string
 }
 
+/**
+ * How a received completion relates to those recorded: a new one, a redelivery of one, or a different one under the
+ * same id.
+ */
 export type CompletionIdentity = "new" | "duplicate" | "conflict"
 
 /**

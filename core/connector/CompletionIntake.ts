@@ -71,6 +71,9 @@ export class CompletionRefused extends Schema.TaggedError<CompletionRefused>()("
   errors: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
 }) {}
 
+/**
+ * What the completion route answers for an authenticated completion: recorded or duplicate, and the action it concerns.
+ */
 export interface CompletionReceipt {
   readonly status: "recorded" | "duplicate"
   readonly actionRequestId: string
@@ -78,6 +81,7 @@ export interface CompletionReceipt {
   readonly state: ActionState
 }
 
+/** What completion intake needs: the ledger, connections and their secrets, crypto, nonces, the catalog and events. */
 export type CompletionServices =
   | ActionLedger
   | ConnectionStore

@@ -59,18 +59,21 @@ export class RegistrationRejected extends Schema.TaggedError<RegistrationRejecte
   }
 }
 
+/** A connector registration as `PUT /connector` takes it: the workspace, the endpoint and both secrets. */
 export interface Registration {
   readonly workspaceId: string
   readonly endpoint: string
   readonly secrets: ConnectorSecrets
 }
 
+/** The pending revision a registration created. */
 export interface Registered {
   readonly connectionId: string
   readonly revision: number
   readonly state: "pending"
 }
 
+/** Why a secret pair was refused (too short, equal secrets), with the field it concerns; never the value. */
 export interface SecretIssue {
   readonly problem: string
   readonly issue: FieldIssue

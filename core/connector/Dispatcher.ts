@@ -85,6 +85,7 @@ const defaultLeaseMillis = 30_000
  */
 export const runningLeaseMillis = 10_000
 
+/** The dispatcher's settings: its lease owner name, batch size, concurrency, lease, time-out and probe timing. */
 export interface DispatcherOptions {
   /** Lease owner name, unique per worker. */
   readonly owner: string
@@ -114,8 +115,13 @@ export interface DispatcherOptions {
  */
 export const probeMillis = 5_000
 
+/** What the dispatcher needs: everything a delivery needs, and the outbox it leases from. */
 export type DispatcherServices = DeliveryServices | Outbox
 
+/**
+ * The dispatcher: leases due execution requests and delivers them to the customer endpoint, one step by hand or as a
+ * loop.
+ */
 export interface Dispatcher {
   /** Leases due items and delivers them; returns how many were leased. */
   readonly runOnce: Effect.Effect<number, StorageError>

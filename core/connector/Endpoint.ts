@@ -16,11 +16,13 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
+/** Which endpoints registration and delivery accept; insecure ones only for local development. */
 export interface EndpointPolicy {
   /** `ACCORD_ALLOW_INSECURE_ENDPOINTS`: `http` and loopback addresses are accepted. */
   readonly allowInsecure: boolean
 }
 
+/** A registered endpoint, parsed and normalised: its URL and host. */
 export interface ParsedEndpoint {
   /** The normalized URL (as `URL.href`). */
   readonly url: string
@@ -37,6 +39,7 @@ export class EndpointRejected extends Schema.TaggedError<EndpointRejected>()("En
   detail: Schema.String
 }) {}
 
+/** The endpoint's host did not resolve; registration and delivery refuse it. */
 export class ResolveFailed extends Data.TaggedError("ResolveFailed")<Record<never, never>> {}
 
 /**
@@ -44,7 +47,10 @@ export class ResolveFailed extends Data.TaggedError("ResolveFailed")<Record<neve
  */
 export class Resolver extends Context.Tag("@accord/core/Resolver")<
   Resolver,
-  { readonly resolve: (host: string) => Effect.Effect<ReadonlyArray<string>, ResolveFailed> }
+  {
+    /** Answers every address `host` resolves to, or `ResolveFailed`. */
+    readonly resolve: (host: string) => Effect.Effect<ReadonlyArray<string>, ResolveFailed>
+  }
 >() {}
 
 /**
@@ -58,6 +64,7 @@ export const layerResolverMemory = (table: Readonly<Record<string, ReadonlyArray
     }
   })
 
+/** What kind of address a host resolved to; only `public` is accepted unless insecure endpoints are allowed. */
 export type AddressClass =
   | "public"
   | "loopback"

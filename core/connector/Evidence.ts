@@ -35,6 +35,10 @@ import type { Trigger } from "./ActionState.ts"
  */
 export type EvidenceObserver = "completion" | "direct_api_event" | "reconciliation" | "approval"
 
+/**
+ * Which observation settles each catalog evidence type: the completion, a Direct API event, a reconciliation read or
+ * the approval.
+ */
 export const evidenceObservers: Readonly<Record<CatalogEvidenceType, EvidenceObserver>> = {
   authenticated_completion: "completion",
   customer_server_event: "direct_api_event",
@@ -56,6 +60,7 @@ export interface EvidenceBinding {
   readonly providerIdempotencyKey: string
 }
 
+/** Which bound fact of the action an evidence item did not match. */
 export type EvidenceMismatch =
   | "workspace_mismatch"
   | "action_mismatch"
@@ -65,6 +70,7 @@ export type EvidenceMismatch =
   | "source_not_accepted"
   | "outcome_not_succeeded"
 
+/** Whether evidence matched the action, and the evidence type it satisfied or the fact it missed. */
 export type EvidenceMatch =
   | { readonly _tag: "Matched"; readonly type: CatalogEvidenceType }
   | { readonly _tag: "Unmatched"; readonly reason: EvidenceMismatch }

@@ -39,11 +39,18 @@ export const evidenceSchedule = {
  */
 export type WatchResult = "verified" | "waiting" | "ended" | "skipped"
 
+/**
+ * Watches actions waiting for evidence the service observes itself: leases them, looks for their evidence, settles or
+ * reschedules.
+ */
 export interface EvidenceWatcher {
+  /** Leases up to `limit` actions whose evidence is due to be looked for. */
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>
+  /** Looks for the leased action's evidence and settles it, or schedules the next look. */
   readonly look: (leased: LeasedAction) => Effect.Effect<WatchResult, StorageError>
 }
 
+/** What the evidence watcher needs: the ledger, the event store and the outbox. */
 export type EvidenceWatcherServices = ActionLedger | EventStore | Outbox
 
 /**

@@ -43,6 +43,7 @@ export type ReadResult =
   | { readonly _tag: "Failed"; readonly reason: string; readonly final?: boolean }
   | { readonly _tag: "Skipped"; readonly reason: string }
 
+/** The reconciler's settings: its lease owner name, batch size, lease and retry timing. */
 export interface ReconcilerOptions {
   /** Lease owner name, unique per worker. */
   readonly owner: string
@@ -54,8 +55,10 @@ export interface ReconcilerOptions {
   readonly timeoutMillis?: number
 }
 
+/** What the reconciler needs: the ledger, outbox, connections and secrets, crypto and the transport. */
 export type ReconcilerServices = ActionLedger | Outbox | ConnectionStore | SecretVault | Crypto | ConnectorTransport
 
+/** The payment reconciler: sends the signed read of a succeeded payment and judges the observation it gets back. */
 export interface Reconciler {
   /** Leases up to `limit` due reads, each with its action. */
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>

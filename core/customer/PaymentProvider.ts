@@ -34,8 +34,10 @@ export const metadataKeys = {
   publishedVersionId: "accord_published_version_id"
 } as const
 
+/** Key-value metadata stored with a provider object; the kit writes the action's identifiers there. */
 export type Metadata = Readonly<Record<string, string>>
 
+/** What the kit reads of a payment intent: status, amounts, currency, customer, latest charge, invoice and metadata. */
 export interface PaymentIntentView {
   readonly id: string
   /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`, … */
@@ -60,6 +62,7 @@ export interface PaymentIntentView {
   readonly metadata: Metadata
 }
 
+/** What the kit reads of a charge: the intent and invoice it paid, status, amount, refunds and currency. */
 export interface ChargeView {
   readonly id: string
   readonly paymentIntentId: string | null
@@ -73,6 +76,9 @@ export interface ChargeView {
   readonly livemode: boolean
 }
 
+/**
+ * What the kit reads of an invoice: its subscription, status, billing reason, amount paid and the payment behind it.
+ */
 export interface InvoiceView {
   readonly id: string
   readonly subscriptionId: string | null
@@ -92,6 +98,7 @@ export interface InvoiceView {
   readonly livemode: boolean
 }
 
+/** What the kit reads of a subscription: status, customer, latest invoice, payment method, trial end and metadata. */
 export interface SubscriptionView {
   readonly id: string
   readonly status: string
@@ -103,6 +110,7 @@ export interface SubscriptionView {
   readonly metadata: Metadata
 }
 
+/** What the kit reads of a setup intent: id, status, customer, payment method and metadata. */
 export interface SetupIntentView {
   readonly id: string
   /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`. */
@@ -169,6 +177,10 @@ export interface AccountView {
   readonly chargesEnabled: boolean | null
 }
 
+/**
+ * The payment provider port: the browser-safe key, creating and reading intents, charges, invoices and subscriptions,
+ * and verifying webhooks.
+ */
 export interface PaymentProviderService {
   /** Browser-safe key the payment element is mounted with. */
   readonly publishableKey: string
@@ -183,6 +195,7 @@ export interface PaymentProviderService {
    * `ProviderAccount.ts`); an unreachable provider or a refused key fails.
    */
   readonly retrieveAccount: Effect.Effect<AccountView, PaymentProviderError>
+  /** Creates a payment intent for the action's price, idempotently under the action's key. */
   readonly createPaymentIntent: (input: {
     readonly amountMinor: number
     readonly currency: string
@@ -190,11 +203,13 @@ export interface PaymentProviderService {
     readonly metadata: Metadata
     readonly idempotencyKey: string
   }) => Effect.Effect<PaymentIntentView, PaymentProviderError>
+  /** Creates a setup intent (saving a payment method), idempotently under the action's key. */
   readonly createSetupIntent: (input: {
     readonly customerId: string | null
     readonly metadata: Metadata
     readonly idempotencyKey: string
   }) => Effect.Effect<SetupIntentView, PaymentProviderError>
+  /** Creates a subscription to a price, with an optional trial, idempotently under the action's key. */
   readonly createSubscription: (input: {
     readonly customerId: string
     readonly priceId: string
@@ -202,10 +217,15 @@ export interface PaymentProviderService {
     readonly metadata: Metadata
     readonly idempotencyKey: string
   }) => Effect.Effect<CreatedSubscription, PaymentProviderError>
+  /** Reads a payment intent's current state from the provider. */
   readonly retrievePaymentIntent: (id: string) => Effect.Effect<PaymentIntentView, PaymentProviderError>
+  /** Reads a charge's current state from the provider. */
   readonly retrieveCharge: (id: string) => Effect.Effect<ChargeView, PaymentProviderError>
+  /** Reads an invoice's current state from the provider. */
   readonly retrieveInvoice: (id: string) => Effect.Effect<InvoiceView, PaymentProviderError>
+  /** Reads a subscription's current state from the provider. */
   readonly retrieveSubscription: (id: string) => Effect.Effect<SubscriptionView, PaymentProviderError>
+  /** Reads a setup intent's current state from the provider. */
   readonly retrieveSetupIntent: (id: string) => Effect.Effect<SetupIntentView, PaymentProviderError>
   /**
    * The invoice a payment intent pays, if any (a subscription's invoice payment carries no kit
@@ -218,7 +238,9 @@ export interface PaymentProviderService {
    * object can no longer be canceled (it succeeded or is processing meanwhile).
    */
   readonly cancelPaymentIntent: (id: string) => Effect.Effect<PaymentIntentView, PaymentProviderError>
+  /** Cancels a setup intent whose offer expired unconfirmed, so a late attempt cannot complete it. */
   readonly cancelSetupIntent: (id: string) => Effect.Effect<SetupIntentView, PaymentProviderError>
+  /** Cancels a subscription whose offer expired unpaid, so a late attempt cannot charge. */
   readonly cancelSubscription: (id: string) => Effect.Effect<SubscriptionView, PaymentProviderError>
   /**
    * Verifies a webhook over the unmodified raw body with the webhook signing secret (a third
@@ -230,6 +252,7 @@ export interface PaymentProviderService {
   }) => Effect.Effect<VerifiedEvent, WebhookRejected>
 }
 
+/** The service tag of the kit's payment provider (Stripe in `accord/kit/stripe`). */
 export class PaymentProvider extends Context.Tag("@accord/core/customer/PaymentProvider")<
   PaymentProvider,
   PaymentProviderService

@@ -68,6 +68,7 @@ export type PaymentPlan =
       readonly trialDays?: number | null
     }
 
+/** The kit's payment parts: the provider, the plan for each Payment action and how long a continuation is offered. */
 export interface PaymentSettings {
   readonly provider: PaymentProviderService
   /**
@@ -106,6 +107,10 @@ export type PreparedPayment =
  * The claim's payment hooks (used by `internal/executionClaim.ts`).
  */
 export interface PaymentClaim {
+  /**
+   * Decides whether a claimed action is a Payment and, if so, creates its provider objects and the continuation the
+   * browser completes.
+   */
   readonly prepare: (request: ExecutionRequest) => Effect.Effect<PreparedPayment, PaymentProviderError>
   /** The continuation of a stored payment for a duplicate delivery; `None` once it has expired. */
   readonly present: (payment: StoredPayment) => Effect.Effect<Option.Option<PaymentContinuation>, PaymentProviderError>

@@ -39,6 +39,7 @@ export type ProviderAccountState =
       readonly retryInMillis: number
     }
 
+/** How the kit proves its provider account: the read, and the retry and refresh timing. */
 export interface ProviderAccountSettings {
   /** One read of the account behind the credentials (Stripe: `GET /v1/account`). */
   readonly read: Effect.Effect<{ readonly id: string }, PaymentProviderError>
@@ -50,6 +51,7 @@ export interface ProviderAccountSettings {
   readonly onChange?: (state: ProviderAccountState) => Effect.Effect<void>
 }
 
+/** The provider account as last proven, kept fresh in the background. */
 export interface ProviderAccountWatch {
   /** The proven account now; `None` while unread or unavailable. */
   readonly current: Effect.Effect<Option.Option<string>>
@@ -60,7 +62,9 @@ export interface ProviderAccountWatch {
   readonly run: Effect.Effect<never>
 }
 
+/** Retry timing of an unavailable provider account read: from 1 s, doubling up to 60 s. */
 export const defaultAccountRetry: Backoff = { baseMillis: 1_000, capMillis: 60_000 }
+/** How often a proven provider account is read again: every 5 minutes. */
 export const defaultAccountRefreshMillis = 5 * 60_000
 
 /**

@@ -39,12 +39,17 @@ export type PaymentReading = Omit<
  * state (not a cached success claim) and never fail: a state it cannot read is `outcome: "unknown"`.
  */
 export interface PaymentReaderService {
+  /**
+   * Reads the provider's current state for one action the service reconciles; `unknown` when it cannot tell, never
+   * fails.
+   */
   readonly read: (input: {
     readonly request: PaymentReconciliationRequest
     readonly execution: ClaimedExecution
   }) => Effect.Effect<PaymentReading>
 }
 
+/** The service tag of the host's payment reader, which answers the service's reconciliation reads. */
 export class PaymentReader extends Context.Tag("@accord/core/customer/PaymentReader")<
   PaymentReader,
   PaymentReaderService
@@ -103,4 +108,5 @@ export const makeMemory = (): MemoryPaymentReader => {
   }
 }
 
+/** A `PaymentReader` over payments recorded in this process's memory, for tests and examples. */
 export const layerMemory: Layer.Layer<PaymentReader> = Layer.sync(PaymentReader, makeMemory)

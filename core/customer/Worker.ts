@@ -108,6 +108,7 @@ export const defaultLeaseMillis = 10_000
  */
 export const defaultExecuteLeaseMillis = defaultLeaseMillis
 
+/** The kit worker's settings: the workspace, service URL, completion path, secrets and timing. */
 export interface CustomerWorkerSettings {
   readonly workspaceId: string
   /** The service's base URL; completions go to `serviceUrl + completionPath`. */
@@ -145,6 +146,7 @@ export interface CustomerWorkerSettings {
  */
 export type CustomerWorkerOptions = CustomerWorkerSettings & KeyOptions
 
+/** The kit's worker: executes claimed actions once and delivers their completions, by hand or as loops. */
 export interface CustomerWorkerService {
   /** One step by hand: leases due executions, runs them and waits for all; the number leased. */
   readonly executeDue: Effect.Effect<number, StorageError>
@@ -163,11 +165,13 @@ export interface CustomerWorkerService {
   readonly recoverDelivered: Effect.Effect<number, StorageError>
 }
 
+/** The service tag of the kit's worker. */
 export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerWorker")<
   CustomerWorker,
   CustomerWorkerService
 >() {}
 
+/** What the kit's worker needs: the ledger, outbox, crypto, the transport and the host's executor. */
 export type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor
 
 /** The worker and its loops, not yet running. */
@@ -307,5 +311,6 @@ export const start = (
 ): Effect.Effect<CustomerWorkerService, never, Scope.Scope | WorkerServices> =>
   Effect.flatMap(build(options), ({ loops, worker }) => Effect.as(loops, worker))
 
+/** Provides the kit's worker, its loops running for the layer's lifetime. */
 export const layer = (options: CustomerWorkerOptions): Layer.Layer<CustomerWorker, never, WorkerServices> =>
   Layer.scoped(CustomerWorker, start(options))

@@ -28,6 +28,7 @@ import * as Batcher from "../ports/Batcher.ts"
 import { isRetryableAtOnce, isTransient, type StorageError } from "../ports/StorageError.ts"
 import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
+/** Group commit of ingested events: many concurrent submissions written in one transaction. */
 export interface CommitterService {
   /** Commits the event (with others queued at the same time) and reports what happened to it. */
   readonly submit: (submission: Submission) => Effect.Effect<WriteResult, StorageError>
@@ -38,6 +39,7 @@ export interface CommitterService {
   readonly offer?: (submission: Submission, onExit: (exit: Exit.Exit<WriteResult, StorageError>) => void) => void
 }
 
+/** The service tag of the ingest group commit. */
 export class Committer extends Context.Tag("@accord/core/ingest/Committer")<Committer, CommitterService>() {}
 
 /**
@@ -54,6 +56,7 @@ export const defaultMaxBatch = 256
  */
 export const defaultWorkers = 1
 
+/** The group commit's batch size and number of workers. */
 export interface CommitterOptions {
   readonly maxBatch?: number
   readonly workers?: number
@@ -85,5 +88,6 @@ export const make = (options?: CommitterOptions): Effect.Effect<CommitterService
     })
   })
 
+/** Provides the group commit over the `IngestWriter`, its workers running for the layer's lifetime. */
 export const layer = (options?: CommitterOptions): Layer.Layer<Committer, never, IngestWriter> =>
   Layer.scoped(Committer, make(options))

@@ -129,6 +129,7 @@ const visibleAscii = /^[\x21-\x7e]{1,256}$/
  */
 export const sentiments = ["positive", "neutral", "negative", "unknown"] as const
 
+/** An event's sentiment: `positive`, `neutral`, `negative` or `unknown`. */
 export type Sentiment = (typeof sentiments)[number]
 
 /**
@@ -136,6 +137,7 @@ export type Sentiment = (typeof sentiments)[number]
  */
 export const sentimentSources = ["explicit", "inferred", "ai", "integration", "unknown"] as const
 
+/** Where an event's sentiment came from: sent explicitly, inferred, from an AI model or an integration, or unknown. */
 export type SentimentSource = (typeof sentimentSources)[number]
 
 /**

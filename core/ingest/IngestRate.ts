@@ -13,6 +13,7 @@
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 
+/** The per-key token bucket that rate-limits the ingest route. */
 export interface IngestRateService {
   /**
    * Takes one token from `key`'s bucket of `limit` per `periodMillis` (default one second) at `now`
@@ -22,6 +23,7 @@ export interface IngestRateService {
   readonly consume: (key: string, limit: number, now: number, periodMillis?: number) => number
 }
 
+/** The service tag of the ingest rate limiter. */
 export class IngestRate extends Context.Tag("@accord/core/ingest/IngestRate")<IngestRate, IngestRateService>() {}
 
 interface Bucket {
@@ -66,4 +68,5 @@ export const makeMemory = (maxKeys: number = defaultMaxKeys): IngestRateService 
   }
 }
 
+/** The ingest rate limiter with its buckets in this process's memory. */
 export const layerMemory: Layer.Layer<IngestRate> = Layer.sync(IngestRate, () => makeMemory())

@@ -22,10 +22,13 @@ import { formatTimestamp } from "../protocol/Timestamp.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { isLowerSnake, parseUtcTimestamp, utcTimestampExpectation, type ValidEvent } from "./Event.ts"
 
+/** The Direct API event that carries a usage rollup. */
 export const usageRollupEventName = "usage_rollup_recorded"
 
+/** The bucket sizes a usage rollup may use. */
 export const aggregationGrains = ["hour", "day", "week", "month"] as const
 
+/** One of `aggregationGrains`. */
 export type AggregationGrain = (typeof aggregationGrains)[number]
 
 const hour = 3_600_000

@@ -12,6 +12,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
+/** One current fact of an account's profile: its name, value, when it was observed and the event that set it. */
 export interface ProfileFact {
   readonly name: string
   readonly value: unknown
@@ -20,18 +21,21 @@ export interface ProfileFact {
   readonly sourceEventId: string
 }
 
+/** An account's profile: every current fact the Direct API events set. */
 export interface AccountProfile {
   readonly workspaceId: string
   readonly accountId: string
   readonly facts: ReadonlyArray<ProfileFact>
 }
 
+/** One field of a user record, with when it was observed and the event that set it. */
 export interface UserField {
   readonly value: string
   readonly observedAt: number
   readonly sourceEventId: string
 }
 
+/** A user of an account as events described them (name, email), each field with its observation time. */
 export interface UserRecord {
   readonly workspaceId: string
   readonly userId: string
@@ -39,6 +43,7 @@ export interface UserRecord {
   readonly email: UserField | null
 }
 
+/** Facts to merge into an account's profile, as one ingested event sets them. */
 export interface FactsEntry {
   readonly workspaceId: string
   readonly accountId: string
@@ -70,6 +75,7 @@ export interface AccountSummary {
   readonly lastObservedAt: number
 }
 
+/** The account profile port: facts and users merged from events (newest observation wins), and their reads. */
 export interface AccountProfileStoreService {
   /**
    * One page of a workspace's accounts that have at least one fact, by account id (ascending);
@@ -91,6 +97,7 @@ export interface AccountProfileStoreService {
    * fact, the newest wins.
    */
   readonly applyFactsBatch: (entries: ReadonlyArray<FactsEntry>) => Effect.Effect<void, StorageError>
+  /** An account's profile, if it has any fact. */
   readonly get: (workspaceId: string, accountId: string) => Effect.Effect<Option.Option<AccountProfile>, StorageError>
   /** Sending a field updates it (if newer); leaving it out keeps the stored value. */
   readonly upsertUser: (options: {
@@ -99,6 +106,7 @@ export interface AccountProfileStoreService {
     readonly name?: UserField
     readonly email?: UserField
   }) => Effect.Effect<void, StorageError>
+  /** A user record, if events described one. */
   readonly getUser: (workspaceId: string, userId: string) => Effect.Effect<Option.Option<UserRecord>, StorageError>
   /**
    * Keeps each (workspace, account, user)'s newest login (see module doc; one statement on SQL);
@@ -116,6 +124,7 @@ export interface AccountProfileStoreService {
   ) => Effect.Effect<ReadonlyArray<number>, StorageError>
 }
 
+/** The service tag of the account profile store. */
 export class AccountProfileStore extends Context.Tag("@accord/core/AccountProfileStore")<
   AccountProfileStore,
   AccountProfileStoreService

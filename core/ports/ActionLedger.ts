@@ -20,6 +20,7 @@ import type { NonceClaim } from "./NonceStore.ts"
 import type { LeaseRequest, NewOutboxItem, OutboxItem } from "./Outbox.ts"
 import type { StorageError } from "./StorageError.ts"
 
+/** An action as stored: its request, state, version (for compare-and-set) and delivery facts. */
 export interface ActionRecord {
   readonly actionRequestId: string
   readonly workspaceId: string
@@ -40,6 +41,7 @@ export interface ActionRecord {
   readonly version: number
 }
 
+/** One transition of an action's history: when, what triggered it, from and to which state. */
 export interface HistoryEntry {
   readonly seq: number
   readonly at: number
@@ -50,6 +52,10 @@ export interface HistoryEntry {
   readonly detail: unknown
 }
 
+/**
+ * A recorded completion: its `completionId`, the action and the hash of the body, so a redelivery can be told from a
+ * conflict.
+ */
 export interface CompletionClaim {
   readonly completionId: string
   readonly actionRequestId: string
@@ -58,6 +64,7 @@ export interface CompletionClaim {
   readonly receivedAt: number
 }
 
+/** What a compare-and-set transition did: applied, or refused because the record changed since it was read. */
 export type TransitionResult =
   | { readonly _tag: "Applied"; readonly record: ActionRecord }
   /** The record changed since `expectedVersion` was read (or does not exist). Nothing written. */
@@ -95,6 +102,7 @@ export interface NewIntakeKey {
   readonly liveSince: number
 }
 
+/** What creating an action did: created, or nothing because its id, idempotency key or outbox item exists. */
 export type CreateResult =
   | "created"
   /** The action request id, provider idempotency key or outbox item already exists. Nothing written. */
@@ -104,6 +112,7 @@ export type CreateResult =
   /** The `nonce` given was already used in its scope (a replay). Nothing written. */
   | "replayed_nonce"
 
+/** A history entry to append with a transition: when, the trigger and its detail. */
 export interface NewHistoryEntry {
   readonly at: number
   readonly trigger: string
@@ -136,6 +145,10 @@ export interface OutboxLease {
   readonly expiresAt: number
 }
 
+/**
+ * The action ledger port: create an action with its first outbox item, transition it by compare-and-set, read and list
+ * it.
+ */
 export interface ActionLedgerService {
   /**
    * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
@@ -165,7 +178,9 @@ export interface ActionLedgerService {
     readonly idempotencyKey: string
     readonly liveSince: number
   }) => Effect.Effect<Option.Option<IntakeKeyClaim>, StorageError>
+  /** The action with this id, if any. */
   readonly get: (actionRequestId: string) => Effect.Effect<Option.Option<ActionRecord>, StorageError>
+  /** The action with this provider idempotency key, if any. */
   readonly getByIdempotencyKey: (key: string) => Effect.Effect<Option.Option<ActionRecord>, StorageError>
   /** Applies a state change atomically with its history entry, outbox item and completion claim. */
   readonly transition: (options: {
@@ -198,6 +213,7 @@ export interface ActionLedgerService {
   readonly expediteRetries: (options: ExpediteRetries) => Effect.Effect<number, StorageError>
   /** Oldest first. */
   readonly history: (actionRequestId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, StorageError>
+  /** The completion recorded under this `completionId`, if any. */
   readonly findCompletion: (completionId: string) => Effect.Effect<Option.Option<CompletionClaim>, StorageError>
   /** The latest `updatedAt` of actions bound to a connection revision (for retiring its secrets). */
   readonly lastActivityOnRevision: (
@@ -224,6 +240,7 @@ export interface ActionLedgerService {
   readonly list: (query: ActionListQuery) => Effect.Effect<ReadonlyArray<ActionRecord>, StorageError>
 }
 
+/** Which connection revision's waiting deliveries to make due now (after a successful connection check). */
 export interface ExpediteRetries {
   readonly connectionId: string
   readonly revision: number
@@ -234,6 +251,7 @@ export interface ExpediteRetries {
   readonly limit?: number
 }
 
+/** One page of a workspace's actions, optionally filtered by state and account. */
 export interface ActionListQuery {
   readonly workspaceId: string
   readonly limit: number
@@ -251,6 +269,7 @@ export const newestFirst = (
   b: { readonly createdAt: number; readonly id: string }
 ): number => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
+/** Which of an account's actions count toward a catalog action's frequency limit, over which window. */
 export interface FrequencyQuery {
   readonly workspaceId: string
   readonly accountId: string
@@ -264,4 +283,5 @@ export interface FrequencyQuery {
  */
 export const notCountedForFrequency: ReadonlyArray<string> = ["blocked", "rejected"]
 
+/** The service tag of the action ledger. */
 export class ActionLedger extends Context.Tag("@accord/core/ActionLedger")<ActionLedger, ActionLedgerService>() {}

@@ -29,12 +29,15 @@ export interface ApiKeyRecord {
   readonly revokedAt: number | null
 }
 
+/** The API key port: workspaces, and keys stored by the hash of their secret, with scope and revocation. */
 export interface ApiKeyStoreService {
   /** Creates the workspace if absent; `true` when it was created. */
   readonly ensureWorkspace: (workspaceId: string, now: number) => Effect.Effect<boolean, StorageError>
+  /** Whether the workspace exists. */
   readonly workspaceExists: (workspaceId: string) => Effect.Effect<boolean, StorageError>
   /** Inserts a key; `false` when a key with the same id or hash exists (nothing is changed). */
   readonly create: (record: ApiKeyRecord) => Effect.Effect<boolean, StorageError>
+  /** The key whose secret hashes to `secretHash`, if any (revoked keys included; callers check). */
   readonly findByHash: (secretHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
   /**
    * The key `findByHash` would answer at `now` (epoch ms), when the store holds it in memory and can
@@ -49,6 +52,7 @@ export interface ApiKeyStoreService {
   readonly revoke: (workspaceId: string, id: string, now: number) => Effect.Effect<boolean, StorageError>
 }
 
+/** The service tag of the API key store. */
 export class ApiKeyStore extends Context.Tag("@accord/core/ApiKeyStore")<ApiKeyStore, ApiKeyStoreService>() {}
 
 /**

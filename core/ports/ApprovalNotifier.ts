@@ -26,7 +26,9 @@ export interface ApprovalNotice {
   readonly approvalToken: Redacted.Redacted<string>
 }
 
+/** Delivers an approval token to the billing owner (or holds it for the host to collect once). */
 export interface ApprovalNotifierService {
+  /** Delivers the approval token for the billing owner (or holds it for pickup). */
   readonly notify: (notice: ApprovalNotice) => Effect.Effect<void, StorageError>
   /**
    * The token of an approval, once (the pickup default only): `None` when it was collected
@@ -37,6 +39,7 @@ export interface ApprovalNotifierService {
   ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
 }
 
+/** The service tag of the approval notifier; `TokenPickup.layer` is the default. */
 export class ApprovalNotifier extends Context.Tag("@accord/core/ApprovalNotifier")<
   ApprovalNotifier,
   ApprovalNotifierService

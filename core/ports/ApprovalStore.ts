@@ -14,6 +14,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
+/** Where an approval stands: open (`pending`, `approving` while a resolve holds it) or ended. */
 export type ApprovalState = "pending" | "approving" | "approved" | "denied" | "cancelled"
 
 /**
@@ -38,6 +39,7 @@ export interface PreparedReview {
   readonly preparedAt: number
 }
 
+/** An approval as stored: who asked, for which catalog action and binding, its token hash, expiry and state. */
 export interface ApprovalRecord {
   readonly approvalId: string
   readonly workspaceId: string
@@ -60,9 +62,11 @@ export interface ApprovalRecord {
   readonly actionRequestId: string | null
 }
 
+/** The approval port: create within caps, prepare, claim for a resolve, end, cancel and read approvals. */
 export interface ApprovalStoreService {
   /** Inserts an approval; `false` when one with the same id exists (nothing changes). */
   readonly create: (record: ApprovalRecord) => Effect.Effect<boolean, StorageError>
+  /** The approval with this id, if any. */
   readonly get: (approvalId: string) => Effect.Effect<Option.Option<ApprovalRecord>, StorageError>
   /**
    * Records a review of a `pending` approval at `revision`: the revision becomes `revision + 1`
@@ -169,4 +173,5 @@ export type CappedCreate =
   | { readonly _tag: "Exists" }
   | { readonly _tag: "Full"; readonly scope: PendingScope; readonly freesAt: number }
 
+/** The service tag of the approval store. */
 export class ApprovalStore extends Context.Tag("@accord/core/ApprovalStore")<ApprovalStore, ApprovalStoreService>() {}

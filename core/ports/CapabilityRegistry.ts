@@ -20,6 +20,7 @@ import type { StorageError } from "./StorageError.ts"
  */
 export const capabilityValidityMillis = 60 * 60_000
 
+/** A connection revision's proven payment capability: modes, live or test, the account proven, and when it expires. */
 export interface CapabilityEvidence {
   readonly connectionId: string
   readonly revision: number
@@ -34,6 +35,7 @@ export interface CapabilityEvidence {
   readonly expiresAt: number
 }
 
+/** The capability port: records the proof a connection check obtained and answers the current one. */
 export interface CapabilityRegistryService {
   /**
    * Records evidence, replacing the connection's previous set. `replay` when the same response
@@ -55,6 +57,7 @@ export interface CapabilityRegistryService {
   ) => Effect.Effect<Option.Option<CapabilityEvidence>, StorageError>
 }
 
+/** The service tag of the payment capability registry. */
 export class CapabilityRegistry extends Context.Tag("@accord/core/CapabilityRegistry")<
   CapabilityRegistry,
   CapabilityRegistryService

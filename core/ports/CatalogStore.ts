@@ -24,6 +24,9 @@ export interface PublishedCatalog {
   readonly document: CatalogDocument
 }
 
+/**
+ * The catalog port: publish append-only versions per workspace, read the current one, one by its id, and their history.
+ */
 export interface CatalogStoreService {
   /**
    * Appends the next version for the workspace and answers it; `"published_version_exists"` when
@@ -47,4 +50,5 @@ export interface CatalogStoreService {
   readonly versions: (workspaceId: string) => Effect.Effect<ReadonlyArray<PublishedCatalog>, StorageError>
 }
 
+/** The service tag of the catalog store. */
 export class CatalogStore extends Context.Tag("@accord/core/CatalogStore")<CatalogStore, CatalogStoreService>() {}

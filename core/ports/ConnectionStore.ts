@@ -23,6 +23,7 @@ import type { StorageError } from "./StorageError.ts"
  */
 export type RevisionState = "pending" | "active" | "superseded" | "replaced" | "retired"
 
+/** One revision of a workspace's connector: its endpoint, state, and when it was created, activated and retired. */
 export interface ConnectionRevision {
   readonly revision: number
   readonly endpoint: string
@@ -32,6 +33,7 @@ export interface ConnectionRevision {
   readonly retiredAt: number | null
 }
 
+/** The outcome of one connection check of a revision, with its problem when it failed. */
 export interface ConnectionCheck {
   readonly revision: number
   readonly at: number
@@ -43,6 +45,7 @@ export interface ConnectionCheck {
   readonly problem: string | null
 }
 
+/** A workspace's connector: its revisions, the active and pending one, and the last check. */
 export interface Connection {
   readonly workspaceId: string
   readonly connectionId: string
@@ -73,6 +76,7 @@ export interface ConnectionAuditEntry {
   readonly detail: unknown
 }
 
+/** An audit entry to append to a connection: when, which revision, what happened. */
 export interface NewConnectionAuditEntry {
   readonly at: number
   readonly revision: number
@@ -80,6 +84,7 @@ export interface NewConnectionAuditEntry {
   readonly detail: unknown
 }
 
+/** The connection port: register revisions, activate and retire them, record checks and audit entries. */
 export interface ConnectionStoreService {
   /**
    * Registers an endpoint as a new pending revision of the workspace's connection, creating the
@@ -92,7 +97,9 @@ export interface ConnectionStoreService {
     readonly endpoint: string
     readonly now: number
   }) => Effect.Effect<{ readonly connectionId: string; readonly revision: number }, StorageError>
+  /** The workspace's connection, if one was registered. */
   readonly get: (workspaceId: string) => Effect.Effect<Option.Option<Connection>, StorageError>
+  /** The connection with this id, if any. */
   readonly getById: (connectionId: string) => Effect.Effect<Option.Option<Connection>, StorageError>
   /**
    * Activates `revision` if it is still the newest revision and pending; the previously active one
@@ -125,6 +132,7 @@ export interface ConnectionStoreService {
   readonly audit: (connectionId: string) => Effect.Effect<ReadonlyArray<ConnectionAuditEntry>, StorageError>
 }
 
+/** The service tag of the connection store. */
 export class ConnectionStore extends Context.Tag("@accord/core/ConnectionStore")<
   ConnectionStore,
   ConnectionStoreService

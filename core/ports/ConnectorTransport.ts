@@ -21,6 +21,7 @@ import type * as Effect from "effect/Effect"
  */
 export const maxResponseBytes = 64 * 1024
 
+/** A signed request to a customer endpoint: URL, headers and the exact body bytes signed. */
 export interface OutboundRequest {
   readonly url: string
   /** Lowercase header names; `content-type: application/json` is always sent. */
@@ -31,6 +32,7 @@ export interface OutboundRequest {
   readonly timeoutMillis?: number
 }
 
+/** A customer endpoint's answer: status, lowercase headers and body bytes (at most 64 KiB). */
 export interface OutboundResponse {
   readonly status: number
   /** Lowercase header names. */
@@ -49,6 +51,7 @@ export interface OutboundResponse {
  */
 export type TransportFailureReason = "refused_address" | "dns" | "connect" | "timeout" | "reset" | "response_too_large"
 
+/** An outbound request that got no usable answer; `ambiguous` when the peer may have acted on it. */
 export class TransportFailure extends Data.TaggedError("TransportFailure")<{
   readonly reason: TransportFailureReason
   /** `true` when the peer may have received (and acted on) the request. */
@@ -57,10 +60,13 @@ export class TransportFailure extends Data.TaggedError("TransportFailure")<{
   readonly detail?: string
 }> {}
 
+/** Posts one signed request to a customer endpoint, with no redirects and a bounded answer. */
 export interface ConnectorTransportService {
+  /** Sends the request once; never follows a redirect. */
   readonly post: (request: OutboundRequest) => Effect.Effect<OutboundResponse, TransportFailure>
 }
 
+/** The service tag of the outbound connector transport. */
 export class ConnectorTransport extends Context.Tag("@accord/core/ConnectorTransport")<
   ConnectorTransport,
   ConnectorTransportService

@@ -26,6 +26,7 @@ export interface HmacKey {
  */
 export type Part = string | Uint8Array
 
+/** The crypto port core uses: HMAC-SHA-256 keys, SHA-256, random bytes and constant-time verification. */
 export interface CryptoService {
   /** Imports a secret (its UTF-8 bytes) as an HMAC-SHA-256 key. */
   readonly importHmacKey: (secret: Redacted.Redacted<string>) => Effect.Effect<HmacKey>
@@ -46,6 +47,7 @@ export interface CryptoService {
   readonly randomBytes: (size: number) => Effect.Effect<Uint8Array>
 }
 
+/** The service tag of the crypto port (`node:crypto` or WebCrypto). */
 export class Crypto extends Context.Tag("@accord/core/Crypto")<Crypto, CryptoService>() {}
 
 /**
@@ -54,11 +56,15 @@ export class Crypto extends Context.Tag("@accord/core/Crypto")<Crypto, CryptoSer
  * without waiting (`node:crypto`); WebCrypto's digests and MACs are promises and it provides none.
  */
 export interface CryptoSyncService {
+  /** HMAC-SHA-256 of the parts, as lowercase hex, at once. */
   readonly hmacSha256Hex: (key: HmacKey, parts: ReadonlyArray<Part>) => string
+  /** SHA-256 of the data, as lowercase hex, at once. */
   readonly sha256Hex: (data: Part) => string
+  /** `size` bytes from a CSPRNG, at once. */
   readonly randomBytes: (size: number) => Uint8Array
   /** A random version 4 UUID (`node:crypto` keeps a pool of random bytes for it). */
   readonly randomUuid: () => string
 }
 
+/** The service tag of the crypto port's synchronous form, provided where the platform allows it (`node:crypto`). */
 export class CryptoSync extends Context.Tag("@accord/core/CryptoSync")<CryptoSync, CryptoSyncService>() {}

@@ -40,6 +40,7 @@ export interface DispatchReceiver {
   readonly reserve: Effect.Effect<Option.Option<DispatchSlot>>
 }
 
+/** Wakes the dispatcher when new work is committed, so it need not wait for its next poll. */
 export interface DispatchSignalService {
   /** New dispatch work was committed. Never blocks. */
   readonly wake: Effect.Effect<void>
@@ -51,6 +52,7 @@ export interface DispatchSignalService {
   readonly receive: (receiver: DispatchReceiver) => Effect.Effect<void, never, Scope.Scope>
 }
 
+/** The service tag of the dispatch wake-up signal. */
 export class DispatchSignal extends Context.Tag("@accord/core/ports/DispatchSignal")<
   DispatchSignal,
   DispatchSignalService

@@ -12,6 +12,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
+/** A Direct API event as stored: Accord's id, the event's own fields, its payload hash and when it was received. */
 export interface StoredEvent {
   /** Accord's own id for the row. */
   readonly id: string
@@ -34,11 +35,13 @@ export interface StoredEvent {
   readonly bucketKey?: string
 }
 
+/** What appending an event did: stored, a duplicate of the same payload, or a conflict (same id, other payload). */
 export type AppendResult =
   | { readonly _tag: "Stored"; readonly event: StoredEvent }
   | { readonly _tag: "Duplicate"; readonly event: StoredEvent }
   | { readonly _tag: "Conflict"; readonly event: StoredEvent }
 
+/** One page of a workspace's events, optionally filtered by account and event name. */
 export interface EventQuery {
   readonly workspaceId: string
   readonly accountId?: string
@@ -52,6 +55,7 @@ export interface EventQuery {
   readonly limit: number
 }
 
+/** The event port: append events idempotently by `event_id`, read and page them. */
 export interface EventStoreService {
   /**
    * One result per event, in order. Events with the same `eventId` in one batch: the first wins.
@@ -74,12 +78,14 @@ export interface EventStoreService {
     workspaceId: string,
     ids: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  /** The stored event with this `event_id` in the workspace, if any. */
   readonly findByEventId: (
     workspaceId: string,
     eventId: string
   ) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
 }
 
+/** The service tag of the event store. */
 export class EventStore extends Context.Tag("@accord/core/EventStore")<EventStore, EventStoreService>() {}
 
 /**

@@ -10,6 +10,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
+/** A feature gate: the account, journey and feature it waits on, its state and the event that unlocked it. */
 export interface FeatureGate {
   readonly id: string
   readonly workspaceId: string
@@ -26,11 +27,13 @@ export interface FeatureGate {
   readonly unlockEventId: string | null
 }
 
+/** The feature gate port: create gates, settle them on evidence, read and list them. */
 export interface FeatureGateStoreService {
   /** `false` when a gate with this id exists (nothing changes). */
   readonly create: (
     gate: Omit<FeatureGate, "state" | "unlockedAt" | "unlockEventId">
   ) => Effect.Effect<boolean, StorageError>
+  /** The gate with this id in the workspace, if any. */
   readonly get: (workspaceId: string, id: string) => Effect.Effect<Option.Option<FeatureGate>, StorageError>
   /** Every gate of the account, checking and unlocked, oldest first (by `createdAt`, then id). */
   readonly listByAccount: (
@@ -43,6 +46,7 @@ export interface FeatureGateStoreService {
    * optionally of one account and one state; `after` continues past the last gate of the page before.
    */
   readonly list: (query: FeatureGateListQuery) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
+  /** The account's gates still waiting for their evidence. */
   readonly checking: (workspaceId: string, accountId: string) => Effect.Effect<ReadonlyArray<FeatureGate>, StorageError>
   /** Unlocks a `checking` gate; `false` if it is not (or no longer) checking. */
   readonly unlock: (options: {
@@ -53,6 +57,7 @@ export interface FeatureGateStoreService {
   }) => Effect.Effect<boolean, StorageError>
 }
 
+/** One page of a workspace's feature gates, optionally filtered by account and state. */
 export interface FeatureGateListQuery {
   readonly workspaceId: string
   readonly limit: number
@@ -61,6 +66,7 @@ export interface FeatureGateListQuery {
   readonly after?: { readonly createdAt: number; readonly id: string }
 }
 
+/** The service tag of the feature gate store. */
 export class FeatureGateStore extends Context.Tag("@accord/core/FeatureGateStore")<
   FeatureGateStore,
   FeatureGateStoreService

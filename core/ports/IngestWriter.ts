@@ -53,16 +53,19 @@ export interface Submission {
  */
 export type WriteResult = AppendResult | { readonly _tag: "UnitChanged"; readonly issue: FieldIssue }
 
+/** Writes a batch of accepted events with everything they change, in one transaction. */
 export interface IngestWriterService {
   /** One result per submission, in order. */
   readonly write: (batch: ReadonlyArray<Submission>) => Effect.Effect<ReadonlyArray<WriteResult>, StorageError>
 }
 
+/** The service tag of the ingest writer the group commit calls. */
 export class IngestWriter extends Context.Tag("@accord/core/ingest/IngestWriter")<
   IngestWriter,
   IngestWriterService
 >() {}
 
+/** The ingest writer in callback form, so a batch runs without a fiber on the hottest path. */
 export interface IngestWriterNowService {
   /**
    * `IngestWriter.write` of the writer provided with it, in callback form: calls `done` once with
@@ -74,6 +77,7 @@ export interface IngestWriterNowService {
   ) => void
 }
 
+/** The service tag of the ingest writer's callback form (the SQL writer on PostgreSQL). */
 export class IngestWriterNow extends Context.Tag("@accord/core/ingest/IngestWriterNow")<
   IngestWriterNow,
   IngestWriterNowService

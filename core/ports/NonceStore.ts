@@ -13,8 +13,12 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StorageError } from "./StorageError.ts"
 
+/**
+ * How long a used nonce is kept: 10 minutes, twice the timestamp window, so no message is replayed while still fresh.
+ */
 export const nonceRetentionMillis = 10 * 60_000
 
+/** A nonce to claim: its scope, the nonce, now, and until when it is held. */
 export interface NonceClaim {
   /** Separates nonce spaces, e.g. one per connection and direction. */
   readonly scope: string
@@ -25,6 +29,7 @@ export interface NonceClaim {
   readonly expiresAt: number
 }
 
+/** The nonce port: claims a nonce once within its scope, atomically. */
 export interface NonceStoreService {
   /**
    * Records the nonce atomically if it is not currently held in its scope. `true` when this call
@@ -33,8 +38,10 @@ export interface NonceStoreService {
   readonly claim: (claim: NonceClaim) => Effect.Effect<boolean, StorageError>
 }
 
+/** The service tag of the nonce store. */
 export class NonceStore extends Context.Tag("@accord/core/NonceStore")<NonceStore, NonceStoreService>() {}
 
+/** The nonce store answered at once, where the store can (memory), so verification needs no fiber. */
 export interface NonceStoreSyncService {
   /** `NonceStore.claim` of the store provided with it, answered at once: the same record, the same answer. */
   readonly claim: (claim: NonceClaim) => boolean

@@ -30,6 +30,7 @@ const warnOrError = (what: string, cause: Cause.Cause<unknown>): Effect.Effect<v
   return Effect.logWarning(`${what}: ${message}`)
 }
 
+/** A unit of durable work to enqueue: its id, kind, dedupe key, payload and when it is due. */
 export interface NewOutboxItem {
   readonly id: string
   readonly kind: string
@@ -39,6 +40,7 @@ export interface NewOutboxItem {
   readonly createdAt: number
 }
 
+/** An outbox item as stored: attempts so far, the lease and completion. */
 export interface OutboxItem extends NewOutboxItem {
   readonly attempts: number
   readonly leaseOwner: string | null
@@ -47,6 +49,7 @@ export interface OutboxItem extends NewOutboxItem {
   readonly lastError: string | null
 }
 
+/** Which due items to lease, for whom and for how long. */
 export interface LeaseRequest {
   readonly owner: string
   readonly now: number
@@ -56,6 +59,7 @@ export interface LeaseRequest {
   readonly kinds?: ReadonlyArray<string>
 }
 
+/** Leases a worker still holds and extends. */
 export interface LeaseRenewal {
   readonly ids: ReadonlyArray<string>
   readonly owner: string
@@ -63,6 +67,7 @@ export interface LeaseRenewal {
   readonly leaseMillis: number
 }
 
+/** The outbox port: enqueue, lease, renew, reschedule and complete durable work, each lease held by one owner. */
 export interface OutboxService {
   /** `false` when an item with the same `(kind, dedupeKey)` exists (nothing is changed). */
   readonly enqueue: (item: NewOutboxItem) => Effect.Effect<boolean, StorageError>
@@ -88,12 +93,16 @@ export interface OutboxService {
    * is left as it is and not in the answer, and the next beat renews it if it is still leased.
    */
   readonly renew: (options: LeaseRenewal) => Effect.Effect<ReadonlyArray<string>, StorageError>
+  /** The item with this id, if any. */
   readonly get: (id: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
+  /** The item with this kind and dedupe key, if any. */
   readonly findByKey: (kind: string, dedupeKey: string) => Effect.Effect<Option.Option<OutboxItem>, StorageError>
 }
 
+/** The service tag of the outbox. */
 export class Outbox extends Context.Tag("@accord/core/Outbox")<Outbox, OutboxService>() {}
 
+/** What `runLeased` needs: a name for its logs, how to lease, how to run one item, and its timing. */
 export interface LeasedWorkOptions<A, R> {
   /** Names the loop in its log lines. */
   readonly name: string
@@ -144,6 +153,7 @@ export interface HandoffSlot<A> {
  */
 export interface LeaseHeartbeat<R = never> {
   readonly everyMillis: number
+  /** Renews the leases of the ids the loop is still working on. */
   readonly renew: (ids: ReadonlyArray<string>) => Effect.Effect<unknown, StorageError, R>
 }
 

@@ -8,11 +8,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StorageError } from "./StorageError.ts"
 
+/** Tells whether storage can serve requests, for `/readyz`. */
 export interface ReadinessService {
   /** Succeeds when storage is reachable and migrated; fails with why not. */
   readonly check: Effect.Effect<void, StorageError>
 }
 
+/** The service tag of storage readiness. */
 export class Readiness extends Context.Tag("@accord/core/Readiness")<Readiness, ReadinessService>() {}
 
 /**

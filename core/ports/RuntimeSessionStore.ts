@@ -10,6 +10,7 @@ import type * as Option from "effect/Option"
 import type { TrialRef } from "../protocol/messages/Execution.ts"
 import type { StorageError } from "./StorageError.ts"
 
+/** A runtime session as stored: its account, subject, role and authorities, token hash, expiry and revocation. */
 export interface RuntimeSessionRecord {
   readonly sessionId: string
   readonly workspaceId: string
@@ -34,15 +35,19 @@ export interface RuntimeSessionRecord {
   readonly trialRef?: TrialRef
 }
 
+/** The runtime session port: create, find by token hash, and revoke sessions. */
 export interface RuntimeSessionStoreService {
   /** Inserts a session; `false` when one with the same id or token hash exists (nothing changes). */
   readonly create: (record: RuntimeSessionRecord) => Effect.Effect<boolean, StorageError>
+  /** The session whose token hashes to `tokenHash`, if any (revoked and expired included; callers check). */
   readonly findByHash: (tokenHash: string) => Effect.Effect<Option.Option<RuntimeSessionRecord>, StorageError>
+  /** The session with this id, if any. */
   readonly get: (sessionId: string) => Effect.Effect<Option.Option<RuntimeSessionRecord>, StorageError>
   /** Marks a session revoked; `false` when there is no such unrevoked session in that workspace. */
   readonly revoke: (workspaceId: string, sessionId: string, now: number) => Effect.Effect<boolean, StorageError>
 }
 
+/** The service tag of the runtime session store. */
 export class RuntimeSessionStore extends Context.Tag("@accord/core/RuntimeSessionStore")<
   RuntimeSessionStore,
   RuntimeSessionStoreService

@@ -17,18 +17,25 @@ import type { StorageError } from "./StorageError.ts"
  * Where sealed secrets live: the part each storage adapter implements.
  */
 export interface SealedSecretTable {
+  /** Stores a sealed value under `ref`, replacing any. */
   readonly put: (ref: string, sealed: string, now: number) => Effect.Effect<void, StorageError>
+  /** The sealed value stored under `ref`, if any. */
   readonly get: (ref: string) => Effect.Effect<Option.Option<string>, StorageError>
+  /** Deletes the sealed value; `true` when there was one. */
   readonly delete: (ref: string) => Effect.Effect<boolean, StorageError>
 }
 
+/** The secret port: seals secrets under the master key by reference, opens and retires them. */
 export interface SecretVaultService {
+  /** Seals the secret under the master key, bound to `ref`, and stores it. */
   readonly put: (ref: string, secret: Redacted.Redacted<string>, now: number) => Effect.Effect<void, StorageError>
+  /** Opens the secret stored under `ref`, if any; fails when it does not open under the master key. */
   readonly get: (ref: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
   /** Deletes the sealed secret; `true` when there was one. */
   readonly retire: (ref: string) => Effect.Effect<boolean, StorageError>
 }
 
+/** The service tag of the secret vault. */
 export class SecretVault extends Context.Tag("@accord/core/SecretVault")<SecretVault, SecretVaultService>() {}
 
 /**

@@ -8,6 +8,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
+/** The usage meter port: records the first unit a meter is reported in, so a meter's meaning stays stable. */
 export interface UsageMeterStoreService {
   /**
    * Records `unit` for the meter if it has none yet, atomically. Returns the unit the meter had
@@ -30,6 +31,7 @@ export interface UsageMeterStoreService {
   }) => Effect.Effect<void, StorageError>
 }
 
+/** The service tag of the usage meter store. */
 export class UsageMeterStore extends Context.Tag("@accord/core/UsageMeterStore")<
   UsageMeterStore,
   UsageMeterStoreService

@@ -21,11 +21,18 @@ export class OpenFailed extends Schema.TaggedError<OpenFailed>()("OpenFailed", {
   }
 }
 
+/**
+ * Seals and opens text bound to its associated data (the row it belongs to), so a sealed value cannot be moved to
+ * another row.
+ */
 export interface CipherService {
+  /** Seals the text, bound to `associatedData`. */
   readonly seal: (plaintext: string, associatedData: string) => Effect.Effect<string>
+  /** Opens a sealed value with the same associated data; fails when either was changed. */
   readonly open: (sealed: string, associatedData: string) => Effect.Effect<string, OpenFailed>
 }
 
+/** The service tag of the cipher that seals connector secrets and stored continuations. */
 export class Cipher extends Context.Tag("@accord/core/Cipher")<Cipher, CipherService>() {}
 
 const encoder = new TextEncoder()
@@ -89,5 +96,6 @@ export const makeAesGcm = (masterKey: Redacted.Redacted<Uint8Array>): Effect.Eff
     }
   })
 
+/** Provides the `Cipher` as AES-256-GCM under the 32-byte master key. */
 export const layerAesGcm = (masterKey: Redacted.Redacted<Uint8Array>): Layer.Layer<Cipher> =>
   Layer.effect(Cipher, makeAesGcm(masterKey))

@@ -4,6 +4,7 @@
 import * as Effect from "effect/Effect"
 import { Crypto, type CryptoService, type Part } from "../ports/Crypto.ts"
 
+/** Lowercase hex SHA-256 of the text's UTF-8 bytes. */
 export const sha256Hex = (text: string): Effect.Effect<string, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => sha256HexWith(crypto, text))
 

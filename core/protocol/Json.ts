@@ -31,8 +31,14 @@ export type MalformedReason = typeof MalformedReason.Type
  * path function (the HTTP edge uses `Safety.pathSegment`), never as is.
  */
 export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", {
-  reason: Schema.optionalWith(MalformedReason, { default: () => "syntax" }),
-  at: Schema.optionalWith(Schema.Array(Schema.Union(Schema.String, Schema.Number)), { default: () => [] })
+  reason: Schema.optionalWith(MalformedReason, {
+    /** Plain syntax unless a stricter rule named its reason. */
+    default: () => "syntax"
+  }),
+  at: Schema.optionalWith(Schema.Array(Schema.Union(Schema.String, Schema.Number)), {
+    /** The top level unless the reason names a place. */
+    default: () => []
+  })
 }) {
   override get message(): string {
     return this.reason === "duplicate_key"

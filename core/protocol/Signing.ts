@@ -32,6 +32,7 @@ export const purposes = [
   "payment_reconciliation_response"
 ] as const
 
+/** One of the seven signing purposes; each message and answer is signed for exactly one. */
 export type Purpose = (typeof purposes)[number]
 
 /**
@@ -45,6 +46,7 @@ export type SecretName = "actionSigning" | "completion"
  */
 export const secretFor = (purpose: Purpose): SecretName => (purpose === "completion" ? "completion" : "actionSigning")
 
+/** A connection revision's two secrets: the action signing secret and the completion secret. */
 export interface ConnectorSecrets {
   readonly actionSigning: Redacted.Redacted<string>
   readonly completion: Redacted.Redacted<string>
@@ -58,6 +60,7 @@ export interface SigningKeys {
   readonly completion: HmacKey
 }
 
+/** Imports both connector secrets as HMAC keys once, for the signer and verifier to pick by purpose. */
 export const importSigningKeys = (secrets: ConnectorSecrets): Effect.Effect<SigningKeys, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) =>
     Effect.all({
@@ -161,11 +164,17 @@ export interface Signer {
    * path signs with no effect step.
    */
   readonly unsafeSync?: {
+    /** A fresh nonce from the CSPRNG. */
     readonly freshNonce: () => string
+    /** Signs a message at the Clock's time and answers its headers. */
     readonly sign: (options: Parameters<Signer["sign"]>[0]) => SignedHeaders
   }
 }
 
+/**
+ * A signer that stamps a message with the Clock's time and a fresh nonce, signs the exact body bytes, and answers the
+ * headers.
+ */
 export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
   Effect.all([Crypto, Effect.clock, Effect.serviceOption(CryptoSync)]),
   ([crypto, clock, cryptoSync]) => {

@@ -116,6 +116,7 @@ export class InvalidShape extends Schema.TaggedError<InvalidShape>()("InvalidSha
   }
 }
 
+/** Every reason the signed headers are refused, in the order they are checked. */
 export type SignatureError =
   | UnsupportedVersion
   | InvalidTimestamp
@@ -125,6 +126,7 @@ export type SignatureError =
   | ReplayedNonce
   | InvalidSignature
 
+/** Every reason a signed message is refused: its signature, then its body's JSON or shape. */
 export type VerificationError = SignatureError | MalformedBody | InvalidShape
 
 /**
@@ -132,9 +134,13 @@ export type VerificationError = SignatureError | MalformedBody | InvalidShape
  * `IncomingHttpHeaders`, `@effect/platform` `Headers`).
  */
 export type HeaderSource =
-  | { readonly get: (name: string) => string | null | undefined }
+  | {
+      /** A Fetch `Headers`' lookup by lowercase name. */
+      readonly get: (name: string) => string | null | undefined
+    }
   | { readonly [name: string]: string | ReadonlyArray<string> | undefined }
 
+/** A header's value from a Fetch `Headers` or a `node:http` header object; `undefined` when absent or repeated. */
 export const readHeader = (source: HeaderSource, name: string): string | undefined => {
   const value =
     typeof source.get === "function"
@@ -152,6 +158,7 @@ export interface VerifiedHeaders {
   readonly nonce: string
 }
 
+/** One message to verify: its purpose, the keys, the headers and the raw body bytes as received. */
 export interface VerifyInput {
   readonly purpose: Purpose
   readonly keys: SigningKeys
@@ -375,6 +382,7 @@ const claimFor = <A>(
   )
 }
 
+/** A verifier that checks version, timestamp, nonce and HMAC in that order, before any decoding. */
 export const makeVerifier: Effect.Effect<Verifier, never, Crypto | NonceStore> = Effect.map(
   Effect.all([
     Crypto,

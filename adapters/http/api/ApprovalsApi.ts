@@ -36,6 +36,7 @@ export class RuntimeCaller extends Context.Tag("@accord/http/RuntimeCaller")<Run
 export class RuntimeToken extends HttpApiMiddleware.Tag<RuntimeToken>()("@accord/http/RuntimeToken", {
   provides: RuntimeCaller,
   security: {
+    /** The runtime session token, as a bearer credential. */
     runtimeToken: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(
         OpenApi.Description,
@@ -55,6 +56,7 @@ const sessionExample = {
   trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
 }
 
+/** `POST /runtime-sessions`: a trusted caller issues a runtime session; its token is answered once. */
 export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession", "/runtime-sessions")
   .setPath(adminPath({}))
   .setPayload(SessionRequest.annotations({ examples: [sessionExample as never] }))
@@ -97,12 +99,14 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
     "15 minutes unless `expiresInSeconds` says otherwise (60 s to 12 h). `trialRef` names the account's trial that the session's extend-trial approval requests target (the server's, never the browser's). Admin keys only."
   )
 
+/** `DELETE /runtime-sessions/{sessionId}`: ends a session and cancels the approvals it asked for. */
 export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", "/runtime-sessions/:sessionId")
   .setPath(adminPath({ sessionId: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
   .addError(notFound("no such live runtime session in this workspace"))
   .annotate(OpenApi.Summary, "Revoke a runtime session at once (its pending approval requests are cancelled)")
 
+/** `POST /approvals/{approvalId}/token`: the host picks up an approval token held for the billing owner, once. */
 export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken", "/approvals/:approvalId/token")
   .setPath(adminPath({ approvalId: UuidText }))
   .addSuccess(
@@ -123,6 +127,7 @@ export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken",
     "Hand it to the account's billing owner. A second collect, or an unknown approval, is 404."
   )
 
+/** The administrator's runtime-session and token-pickup routes, under the workspace path. */
 export const adminGroup = HttpApiGroup.make("runtimeSessions")
   .add(createRuntimeSession)
   .add(revokeRuntimeSession)
@@ -205,6 +210,7 @@ const approvalConflicts = problem(
   }
 )
 
+/** `POST …/runtime/actions/approvals`: a requester's session asks the billing owner to approve a catalog action. */
 export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtimePrefix}/approvals`)
   .setPayload(ApprovalRequestBody.annotations({ examples: [{ action, binding } as never] }))
   .addSuccess(
@@ -266,6 +272,7 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
     "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The body names only the catalog action, the offer and the binding: any other field (an operation, safe terms) is 400, never merged. What runs is the catalog action's safe terms and fixed operation parameters; the account, the requester and an extend-trial action's trialRef come from the session the host's server issued; a Payment action's price snapshot from the stored catalog."
   )
 
+/** `POST …/approvals/prepare`: the billing owner's session gets the review and its commitment. */
 export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtimePrefix}/approvals/prepare`)
   .setPayload(PrepareBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken }] }))
   // The document shows the structure (a refinement's examples do not reach JSON Schema); the answer
@@ -321,6 +328,7 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
     "Each prepare is a new revision; only its projectionHash can be approved, until reviewValidUntil. Never carries the approval token or a mutation payload."
   )
 
+/** `POST …/approvals/resolve`: the billing owner approves (with the prepared commitment) or denies. */
 export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtimePrefix}/approvals/resolve`)
   .setPayload(
     Schema.Union(
@@ -386,6 +394,7 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
     "Approve rebuilds a fresh preflight and recomputes the commitment before it authorizes the action, once, through the same intake as POST /action-requests. Deny never authorizes."
   )
 
+/** `GET …/runtime/actions/status/{actionRequestId}`: an action's state for the session's own actor only. */
 export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtimePrefix}/status/:actionRequestId`)
   .setPath(Schema.Struct({ actionRequestId: UuidText }))
   .addSuccess(
@@ -415,6 +424,7 @@ export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtim
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "The action's state for its own actor: mayAdvance and, while payable, the continuation")
 
+/** The runtime routes a browser-held session token calls: request, prepare, resolve and action status. */
 export const runtimeGroup = HttpApiGroup.make("approvals")
   .add(requestApproval)
   .add(prepareApproval)

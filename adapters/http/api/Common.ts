@@ -118,6 +118,7 @@ export const notFound = (detail: string) =>
  */
 export class ApiKey extends HttpApiMiddleware.Tag<ApiKey>()("@accord/http/ApiKey", {
   security: {
+    /** The workspace's API key, as a bearer credential. */
     apiKey: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(
         OpenApi.Description,

@@ -24,6 +24,7 @@ import { adminOrDeveloper, guarded } from "../Auth.ts"
 import { encodeTextCursor, listQuery, pageOf, textCursor, validQuery } from "../Paging.ts"
 import { gateView } from "./FeatureGates.ts"
 
+/** What the account-profile routes read: keys for authentication, events, profiles and feature gates. */
 export type AccountsServices = ApiKeyStore | Crypto | EventStore | AccountProfileStore | FeatureGateStore
 
 const sourceEventView = (event: StoredEvent) => ({
@@ -111,4 +112,5 @@ const listAccounts = (workspaceId: string) =>
  * declared `events` group (`Events.group`).
  */
 export const listAccountsRoute = guarded(adminOrDeveloper)(listAccounts)
+/** `GET /accounts/{accountId}`: one account's profile, for an admin or `developer:read` key. */
 export const getAccountRoute = guarded(adminOrDeveloper)(getAccount)

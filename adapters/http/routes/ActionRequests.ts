@@ -43,6 +43,10 @@ import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 import { adminPrefix } from "../Paths.ts"
 import { encodeTimeCursor, type InvalidQuery, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
+/**
+ * What the action-request routes need: the ledger, the connection and its capabilities, key authentication and
+ * revalidation.
+ */
 export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto | Revalidation
 
 /**

@@ -21,6 +21,7 @@ import * as Api from "../api/Api.ts"
 import * as ApiKeysApi from "../api/ApiKeysApi.ts"
 import { answered } from "../Declared.ts"
 
+/** What the API-key routes need: the key store and hashing. */
 export type ApiKeysServices = ApiKeyStore | Crypto
 
 /** Fixed wording for its field errors, so that none can echo a received value. */

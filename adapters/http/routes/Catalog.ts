@@ -30,6 +30,7 @@ import { answered } from "../Declared.ts"
  */
 export const catalogMaxBytes = 1024 * 1024
 
+/** What the catalog routes need: the catalog store and key authentication. */
 export type CatalogServices = CatalogStore | ApiKeyStore | Crypto
 
 const summary = (c: PublishedCatalog) => ({

@@ -18,12 +18,14 @@ import * as Api from "../api/Api.ts"
 import { answered } from "../Declared.ts"
 import * as Accounts from "./Accounts.ts"
 
+/** What the Events view needs: key authentication and the event store. */
 export type EventsServices = ApiKeyStore | Crypto | EventStore
 
 /**
  * Page size bounds of `GET /events`.
  */
 export const defaultPageSize = 50
+/** The largest `limit` `GET /events` accepts. */
 export const maxPageSize = 200
 
 const eventView = (event: StoredEvent) => ({

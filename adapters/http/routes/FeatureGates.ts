@@ -26,6 +26,9 @@ import * as Api from "../api/Api.ts"
 import { answered } from "../Declared.ts"
 import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
+/**
+ * What the feature-gate routes need: key authentication, events (the evidence a gate settles on) and the gate store.
+ */
 export type FeatureGatesServices = ApiKeyStore | Crypto | EventStore | FeatureGateStore
 
 /**

@@ -11,6 +11,7 @@ import * as Problem from "../Problem.ts"
 import { Readiness } from "../../../core/ports/Readiness.ts"
 import * as ServiceApi from "../api/ServiceApi.ts"
 
+/** What `/healthz` and `/readyz` read: the drain (stopping) and storage readiness. */
 export type HealthServices = Drain | Readiness
 
 const healthz = Effect.succeed(json({ status: "ok" }))
@@ -27,6 +28,9 @@ const readyz = Effect.gen(function* () {
   )
 })
 
+/**
+ * `GET /healthz` (the process answers) and `GET /readyz` (storage ready and not stopping, else 503 with `Retry-After`).
+ */
 export const routes: HttpRouter.HttpRouter<never, HealthServices> = HttpRouter.empty.pipe(
   HttpRouter.get(ServiceApi.healthz.path, healthz),
   HttpRouter.get(ServiceApi.readyz.path, readyz)

@@ -39,6 +39,7 @@ import * as Problem from "../Problem.ts"
 import * as Api from "../api/Api.ts"
 import * as IngestApi from "../api/IngestApi.ts"
 
+/** The Direct API's ingest path, `/api/events/ingest`, from its declaration. */
 export const ingestPath: `/${string}` = IngestApi.ingestEvent.path
 
 /**
@@ -48,11 +49,13 @@ export const maxEventBytes = 32 * 1024
 
 const ingestScopeRefused = scopeRefused(["ingest"])
 
+/** The ingest route's settings: the per-key rate and the body limit. */
 export interface IngestOptions {
   /** Requests per second per key (token bucket of that size refilled over one second). */
   readonly rateLimitPerSecond: number
 }
 
+/** What the ingest route needs: key authentication, the group commit and the per-key rate limiter. */
 export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate
 
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
@@ -89,6 +92,7 @@ export interface IngestRequest {
 export interface IngestCall {
   readonly authorization: string | undefined
   readonly contentType: string | undefined
+  /** Reads the request body, bounded by the route's limit, and calls `done` once with it or its problem. */
   readonly readBody: (done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void) => void
 }
 
@@ -99,6 +103,7 @@ export interface IngestCall {
  */
 export interface IngestPipeline {
   (request: IngestRequest): Effect.Effect<Answer.Answer>
+  /** Runs one ingest request and calls `done` with its answer (`undefined` when the connection is gone). */
   readonly run: (call: IngestCall, done: (answer: Answer.Answer | undefined) => void) => void
 }
 

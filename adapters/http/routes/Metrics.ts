@@ -17,6 +17,7 @@ import { parseBearer } from "../Auth.ts"
 import * as Problem from "../Problem.ts"
 import * as ServiceApi from "../api/ServiceApi.ts"
 
+/** The `/metrics` route's settings: the bearer token it requires, if any. */
 export interface MetricsOptions {
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `/metrics` requires. */
   readonly metricsToken?: Option.Option<Redacted.Redacted<string>>
@@ -34,6 +35,7 @@ const sameToken = (given: string, expected: string): boolean => {
   return difference === 0
 }
 
+/** `GET /metrics`: the Prometheus text of every Accord metric, behind the token when one is set. */
 export const routes = (options: MetricsOptions): HttpRouter.HttpRouter<never, never> =>
   HttpRouter.empty.pipe(
     HttpRouter.get(

@@ -54,8 +54,10 @@ import { RuntimeCaller } from "../api/ApprovalsApi.ts"
 import { readJson } from "../Body.ts"
 import type { RuntimeGuard } from "../RuntimeGuard.ts"
 
+/** The largest body a runtime route accepts (16 KiB): its bodies are small and browser-sent. */
 export const maxRuntimeBodyBytes = 16 * 1024
 
+/** What the runtime routes need: the action routes' services, sessions, approvals, the notifier and limits. */
 export type RuntimeServices =
   | ActionsServices
   | RuntimeSessionStore
@@ -64,6 +66,7 @@ export type RuntimeServices =
   | CatalogStore
   | Cipher
 
+/** Every refusal a runtime route can answer, each mapped to its problem by `ErrorMap`. */
 export type RuntimeError = ActionsError | RuntimeSessionRefused | ApprovalRefused | ApprovalLimitReached
 
 const tokenMessages = {

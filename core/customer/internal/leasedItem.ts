@@ -12,6 +12,7 @@ import type { OutboxItem, OutboxService } from "../../ports/Outbox.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 import { type Backoff, retryDelay } from "../../protocol/Backoff.ts"
 
+/** How a leased work item ends: put back after a failed attempt, or completed. */
 export interface LeasedItemEnds {
   /**
    * Puts the item back after a failed attempt, due again after the backoff delay, or after

@@ -8,6 +8,7 @@
 import * as Schema from "effect/Schema"
 import { PaymentMode } from "../../protocol/messages/Common.ts"
 
+/** The payment the kit stored for an accepted Payment action: mode, intent kind, provider ids and terms. */
 export const StoredPayment = Schema.Struct({
   mode: PaymentMode,
   intent: Schema.Literal("payment", "setup"),
@@ -22,6 +23,7 @@ export const StoredPayment = Schema.Struct({
   expiresAt: Schema.String
 })
 
+/** {@inheritDoc StoredPayment:var} */
 export type StoredPayment = typeof StoredPayment.Type
 
 /**

@@ -66,7 +66,9 @@ interface Pending<A, B, E> {
  * `onExit` once with its result, from the worker, without a fiber of its own.
  */
 export interface Doors<A, B, E> {
+  /** Queues an item and waits for its result in the next batch. */
   readonly submit: (item: A) => Effect.Effect<B, E>
+  /** Queues an item and calls `onExit` once with its result, without a fiber. */
   readonly offer: (item: A, onExit: (exit: Exit.Exit<B, E>) => void) => void
 }
 

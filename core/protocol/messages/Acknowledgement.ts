@@ -29,6 +29,7 @@ export const AcceptedAck = ExactStruct({
   continuation: Schema.optionalWith(PaymentContinuation, { exact: true })
 }).annotations({ identifier: "AcceptedAck" })
 
+/** {@inheritDoc AcceptedAck:var} */
 export interface AcceptedAck extends Schema.Schema.Type<typeof AcceptedAck> {}
 
 /**
@@ -41,6 +42,7 @@ export const RejectedAck = ExactStruct({
   errorCode: Schema.optionalWith(Code, { exact: true })
 }).annotations({ identifier: "RejectedAck" })
 
+/** {@inheritDoc RejectedAck:var} */
 export interface RejectedAck extends Schema.Schema.Type<typeof RejectedAck> {}
 
 /**

@@ -26,6 +26,7 @@ export const ReviewAction = ExactStruct({
   confirmation: DisplayConfirmation
 }).annotations({ identifier: "ReviewAction" })
 
+/** {@inheritDoc ReviewAction:var} */
 export interface ReviewAction extends Schema.Schema.Type<typeof ReviewAction> {}
 
 /**
@@ -44,6 +45,7 @@ export const ReviewOperation = ExactStruct({
   proration: Schema.optionalWith(BoundedString(1, 32), { exact: true })
 }).annotations({ identifier: "ReviewOperation" })
 
+/** {@inheritDoc ReviewOperation:var} */
 export interface ReviewOperation extends Schema.Schema.Type<typeof ReviewOperation> {}
 
 /**
@@ -56,6 +58,7 @@ export const ReviewOffer = ExactStruct({
   termsDisplay: Schema.optionalWith(BoundedString(1, 500), { exact: true })
 }).annotations({ identifier: "ReviewOffer" })
 
+/** {@inheritDoc ReviewOffer:var} */
 export interface ReviewOffer extends Schema.Schema.Type<typeof ReviewOffer> {}
 
 /**
@@ -67,6 +70,7 @@ export const ReviewTiming = ExactStruct({
   prorationAmountMinor: Schema.optionalWith(Schema.Int, { exact: true })
 }).annotations({ identifier: "ReviewTiming" })
 
+/** {@inheritDoc ReviewTiming:var} */
 export interface ReviewTiming extends Schema.Schema.Type<typeof ReviewTiming> {}
 
 /**
@@ -76,6 +80,7 @@ export const ReviewRequester = ExactStruct({
   roleKey: BoundedString(1, 128)
 }).annotations({ identifier: "ReviewRequester" })
 
+/** {@inheritDoc ReviewRequester:var} */
 export interface ReviewRequester extends Schema.Schema.Type<typeof ReviewRequester> {}
 
 /**
@@ -92,6 +97,7 @@ export const ReviewProjection = ExactStruct({
   dependencyHash: Sha256Hex
 }).annotations({ identifier: "ReviewProjection" })
 
+/** {@inheritDoc ReviewProjection:var} */
 export interface ReviewProjection extends Schema.Schema.Type<typeof ReviewProjection> {}
 
 /**
@@ -113,4 +119,5 @@ export const ApprovalPrepareResponse = ExactStruct({
   )
 )
 
+/** {@inheritDoc ApprovalPrepareResponse:var} */
 export interface ApprovalPrepareResponse extends Schema.Schema.Type<typeof ApprovalPrepareResponse> {}

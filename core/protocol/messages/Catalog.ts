@@ -47,6 +47,7 @@ export const Price = ExactStruct({
   )
 })
 
+/** A catalog offer: its ids, the price (or none) and the label a reviewing billing owner sees. */
 export const Offer = ExactStruct({
   offerId: Uuid,
   offerVersionId: Uuid,
@@ -55,6 +56,7 @@ export const Offer = ExactStruct({
   label: Schema.optionalWith(DisplayLabel, { exact: true })
 })
 
+/** {@inheritDoc Offer:var} */
 export interface Offer extends Schema.Schema.Type<typeof Offer> {}
 
 /**
@@ -84,8 +86,13 @@ export const CatalogOperation = ExactStruct({
   priceKey: Schema.optionalWith(Key, { exact: true })
 }).annotations({ identifier: "CatalogOperation" })
 
+/** {@inheritDoc CatalogOperation:var} */
 export interface CatalogOperation extends Schema.Schema.Type<typeof CatalogOperation> {}
 
+/**
+ * A catalog action: its ids, key and family, safe terms, fixed operation parameters, offer, the evidence that verifies
+ * it and its frequency limit.
+ */
 export const CatalogAction = ExactStruct({
   actionId: Uuid,
   actionVersionId: Uuid,
@@ -104,8 +111,13 @@ export const CatalogAction = ExactStruct({
   frequency: Schema.optionalWith(Frequency, { exact: true })
 })
 
+/** {@inheritDoc CatalogAction:var} */
 export interface CatalogAction extends Schema.Schema.Type<typeof CatalogAction> {}
 
+/**
+ * A catalog decision: the journey it belongs to, the actions and offers it may take, until when, and for which account
+ * statuses.
+ */
 export const Decision = ExactStruct({
   decisionId: Uuid,
   journeyId: Uuid,
@@ -115,6 +127,7 @@ export const Decision = ExactStruct({
   accountStatuses: Schema.optionalWith(Schema.NonEmptyArray(Key), { exact: true })
 })
 
+/** {@inheritDoc Decision:var} */
 export interface Decision extends Schema.Schema.Type<typeof Decision> {}
 
 /**
@@ -128,4 +141,5 @@ export const CatalogDocument = ExactStruct({
   decisions: Schema.NonEmptyArray(Decision).pipe(Schema.maxItems(1000))
 }).annotations({ identifier: "CatalogDocument" })
 
+/** {@inheritDoc CatalogDocument:var} */
 export interface CatalogDocument extends Schema.Schema.Type<typeof CatalogDocument> {}

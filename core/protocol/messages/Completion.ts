@@ -69,6 +69,7 @@ export const Evidence = ExtensibleStruct(
   Schema.Record({ key: EvidenceFieldName, value: EvidenceScalar })
 ).pipe(Schema.filter(maxKeys(maxEvidenceKeys), { identifier: "Evidence" }))
 
+/** {@inheritDoc Evidence:var} */
 export interface Evidence extends Schema.Schema.Type<typeof Evidence> {}
 
 /**
@@ -108,4 +109,5 @@ export const Completion = ExactStruct({
   evidence: Evidence
 }).annotations({ identifier: "Completion" })
 
+/** {@inheritDoc Completion:var} */
 export interface Completion extends Schema.Schema.Type<typeof Completion> {}

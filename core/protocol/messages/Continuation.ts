@@ -50,4 +50,5 @@ export const PaymentContinuation = ExactStruct({
   allowRedirects: Schema.Literal("never")
 }).annotations({ identifier: "PaymentContinuation" })
 
+/** {@inheritDoc PaymentContinuation:var} */
 export interface PaymentContinuation extends Schema.Schema.Type<typeof PaymentContinuation> {}

@@ -30,6 +30,7 @@ export const TrialRef = ExactStruct({
   version: NonNegativeInt
 }).annotations({ identifier: "TrialRef" })
 
+/** {@inheritDoc TrialRef:var} */
 export interface TrialRef extends Schema.Schema.Type<typeof TrialRef> {}
 
 /**
@@ -42,6 +43,7 @@ export const ExtendTrialOperation = ExactStruct({
   trialRef: TrialRef
 }).annotations({ identifier: "ExtendTrialOperation" })
 
+/** {@inheritDoc ExtendTrialOperation:var} */
 export interface ExtendTrialOperation extends Schema.Schema.Type<typeof ExtendTrialOperation> {}
 
 /**
@@ -73,6 +75,7 @@ export const OtherOperation = ExtensibleStruct(
   Schema.Record({ key: OperationFieldName, value: Schema.Unknown })
 ).pipe(Schema.filter(maxKeys(32), { identifier: "OtherOperation" }))
 
+/** {@inheritDoc OtherOperation:var} */
 export interface OtherOperation extends Schema.Schema.Type<typeof OtherOperation> {}
 
 /**
@@ -100,6 +103,7 @@ export const SafeTerms = ExactStruct({
   label: DisplayLabel
 }).annotations({ identifier: "SafeTerms" })
 
+/** {@inheritDoc SafeTerms:var} */
 export interface SafeTerms extends Schema.Schema.Type<typeof SafeTerms> {}
 
 /**
@@ -112,6 +116,7 @@ export const Action = ExactStruct({
   safeTerms: SafeTerms
 }).annotations({ identifier: "Action" })
 
+/** {@inheritDoc Action:var} */
 export interface Action extends Schema.Schema.Type<typeof Action> {}
 
 /**
@@ -123,6 +128,7 @@ export const Actor = ExactStruct({
   subjectId: BoundedString(1, 256)
 }).annotations({ identifier: "Actor" })
 
+/** {@inheritDoc Actor:var} */
 export interface Actor extends Schema.Schema.Type<typeof Actor> {}
 
 /**
@@ -136,6 +142,7 @@ export const Binding = ExactStruct({
   publishedVersionId: Uuid
 }).annotations({ identifier: "Binding" })
 
+/** {@inheritDoc Binding:var} */
 export interface Binding extends Schema.Schema.Type<typeof Binding> {}
 
 /**
@@ -157,4 +164,5 @@ export const ExecutionRequest = ExactStruct({
   requestNonce: Nonce
 }).annotations({ identifier: "ExecutionRequest" })
 
+/** {@inheritDoc ExecutionRequest:var} */
 export interface ExecutionRequest extends Schema.Schema.Type<typeof ExecutionRequest> {}

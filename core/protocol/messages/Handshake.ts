@@ -22,6 +22,7 @@ export const HandshakeRequest = ExactStruct({
   workspaceId: Uuid
 }).annotations({ identifier: "HandshakeRequest" })
 
+/** {@inheritDoc HandshakeRequest:var} */
 export interface HandshakeRequest extends Schema.Schema.Type<typeof HandshakeRequest> {}
 
 /**
@@ -47,6 +48,7 @@ export const PaymentCapabilities = ExactStruct({
   modes: PaymentModes
 }).annotations({ identifier: "PaymentCapabilities" })
 
+/** {@inheritDoc PaymentCapabilities:var} */
 export interface PaymentCapabilities extends Schema.Schema.Type<typeof PaymentCapabilities> {}
 
 /**
@@ -63,4 +65,5 @@ export const HandshakeAck = ExactStruct({
   paymentCapabilities: Schema.optionalWith(PaymentCapabilities, { exact: true })
 }).annotations({ identifier: "HandshakeAck" })
 
+/** {@inheritDoc HandshakeAck:var} */
 export interface HandshakeAck extends Schema.Schema.Type<typeof HandshakeAck> {}

@@ -9,6 +9,7 @@ import { ExecutionRequest } from "./Execution.ts"
 import { HandshakeAck, HandshakeRequest } from "./Handshake.ts"
 import { PaymentObservation, PaymentReconciliationRequest } from "./Reconciliation.ts"
 
+/** The `type` of every connector message: handshake, execution, acknowledgement, reconciliation and completion. */
 export const MessageType = Schema.Literal(
   ...HandshakeRequest.fields.type.literals,
   ...HandshakeAck.fields.type.literals,
@@ -19,4 +20,5 @@ export const MessageType = Schema.Literal(
   ...Completion.fields.type.literals
 )
 
+/** {@inheritDoc MessageType:var} */
 export type MessageType = typeof MessageType.Type

@@ -39,6 +39,7 @@ export const ExpectedTerms = ExactStruct({
   priceReferenceHash: Sha256Hex
 }).annotations({ identifier: "ExpectedTerms" })
 
+/** {@inheritDoc ExpectedTerms:var} */
 export interface ExpectedTerms extends Schema.Schema.Type<typeof ExpectedTerms> {}
 
 /**
@@ -90,6 +91,7 @@ export const PaymentReconciliationRequest = ExactStruct({
   requestedAt: Timestamp
 }).pipe(Schema.filter(unpricedOnlyForSetup, { identifier: "PaymentReconciliationRequest" }))
 
+/** {@inheritDoc PaymentReconciliationRequest:var} */
 export interface PaymentReconciliationRequest extends Schema.Schema.Type<typeof PaymentReconciliationRequest> {}
 
 /**
@@ -156,4 +158,5 @@ export const PaymentObservation = ExactStruct({
   outcome: ObservationOutcome
 }).pipe(Schema.filter(unpricedOnlyForSetup, { identifier: "PaymentObservation" }))
 
+/** {@inheritDoc PaymentObservation:var} */
 export interface PaymentObservation extends Schema.Schema.Type<typeof PaymentObservation> {}
