@@ -6,11 +6,12 @@
  * TypeScript loader:
  *
  * - with only the package's `dependencies` installed: the engine over memory storage on Node, Bun
- *   and Deno, and every light entry point imported (so none of them loads an optional peer: those
- *   are not installed yet);
+ *   and Deno, and every light entry point imported on each (so none of them loads an optional peer:
+ *   those are not installed yet);
  * - then with the peers `accord/server` needs and the host frameworks: the service mounted under a
  *   path of a Hono app and of an Express app, and the customer kit inside an Express app, each on
- *   the host's own server and port.
+ *   the host's own server and port, on Node, Bun and Deno;
+ * - then with the command's peers: the `accord` command (`bin/accord.mjs`), compiled, on Node.
  *
  * A runtime that is not installed is skipped with one SKIPPED line. The project is removed after.
  */
@@ -49,6 +50,8 @@ const serverPeers = [
   "pg"
 ]
 const hosts = ["hono", "@hono/node-server", "express"]
+/** What the `accord` command needs beyond the `accord/server` peers. */
+const cliPeers = ["@effect/cli", "@effect/printer", "@effect/printer-ansi"]
 
 const runtimeAvailable = (command: string): boolean =>
   spawnSync(command, ["--version"], { encoding: "utf8", env: runtimeEnv() }).status === 0
@@ -281,4 +284,28 @@ describe("inside existing host applications", () => {
       }
     )
   }
+})
+
+describe("the accord command from the installed package", () => {
+  beforeAll(() => {
+    for (const name of [...serverPeers, ...cliPeers]) link(name)
+  })
+
+  it("runs compiled with plain node: `accord workspace create` on embedded storage prints the workspace and its administrator key", () => {
+    const result = spawnSync(
+      process.execPath,
+      [join("node_modules", "accord", "bin", "accord.mjs"), "workspace", "create"],
+      {
+        cwd: app,
+        encoding: "utf8",
+        env: { ...runtimeEnv(), ACCORD_DATA_DIR: join(work, "data-cli") },
+        timeout: 120_000
+      }
+    )
+    assert.strictEqual(result.status, 0, `${result.stdout}\n${result.stderr}`)
+    const created = JSON.parse(result.stdout) as { workspaceId: string; adminKey: { scope: string; secret: string } }
+    assert.isString(created.workspaceId)
+    assert.strictEqual(created.adminKey.scope, "admin")
+    assert.match(created.adminKey.secret, /^acc_admin_/)
+  })
 })
