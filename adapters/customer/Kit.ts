@@ -60,10 +60,7 @@ import { toWebHandler, type WebHandler } from "./WebHandler.ts"
  * with backoff and calls `lookup` before any second `execute`.
  */
 export interface HostExecutor {
-  /**
-   * Runs the action once in the host's system and answers its observed result; called again only after a crash before
-   * the result was stored.
-   */
+  /** Runs the action in the host's system, passing `providerIdempotencyKey` on, and answers its observed result. */
   readonly execute: (request: ClaimedExecution) => Promise<Worker.ExecutionResult>
   /** The observed result of an earlier run under this key, or `undefined` if it never ran. */
   readonly lookup: (providerIdempotencyKey: string) => Promise<Worker.ExecutionResult | undefined>
