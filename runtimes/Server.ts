@@ -361,7 +361,9 @@ export interface MountedService {
   readonly close: () => Promise<void>
 }
 
-/** What `mount` and `mountService` may replace: the configuration, the storage and start-up options. */
+/**
+ * What `mount` and `mountService` may replace: the configuration, the storage and start-up options.
+ */
 export interface MountOptions {
   /** The configuration; `AccordConfig.load` (the environment) by default. */
   readonly config?: AccordConfig.AccordConfig

@@ -11,7 +11,10 @@ import * as TokenPickup from "../core/approval/TokenPickup.ts"
 import type * as ApprovalNotifier from "../core/ports/ApprovalNotifier.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
 
-/** What the server composes over any storage adapter: stored-catalog revalidation and the token-pickup notifier. */
+/**
+ * What the server composes over any storage adapter: stored-catalog revalidation and the
+ * token-pickup notifier.
+ */
 export const layerOverStorage: Layer.Layer<
   Revalidation.Revalidation | ApprovalNotifier.ApprovalNotifier,
   never,

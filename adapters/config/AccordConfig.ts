@@ -41,7 +41,10 @@ export interface Bootstrap {
   readonly adminKey: Redacted.Redacted<string>
 }
 
-/** The server's configuration, read once from the environment by `load` (variables in `Environment.ts`). */
+/**
+ * The server's configuration, read once from the environment by `load` (variables in
+ * `Environment.ts`).
+ */
 export interface AccordConfig {
   readonly port: number
   readonly host: string
@@ -91,7 +94,10 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
   }
 }
 
-/** The values `load` uses for each setting whose variable is unset (port 8787, host 127.0.0.1, `./.accord-data`, …). */
+/**
+ * The values `load` uses for each setting whose variable is unset (port 8787, host 127.0.0.1,
+ * `./.accord-data`, …).
+ */
 export const defaults: {
   readonly port: number
   readonly host: string

@@ -119,7 +119,10 @@ export const make = (subtle: Subtle, getRandomValues: (a: Uint8Array) => Uint8Ar
   }
 }
 
-/** The `Crypto` port over the runtime's global WebCrypto (`crypto.subtle`), for hosts without `node:crypto`. */
+/**
+ * The `Crypto` port over the runtime's global WebCrypto (`crypto.subtle`), for hosts without
+ * `node:crypto`.
+ */
 export const layer: Layer.Layer<Crypto> = Layer.sync(Crypto, () =>
   make(globalThis.crypto.subtle, (a) => globalThis.crypto.getRandomValues(a))
 )

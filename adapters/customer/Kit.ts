@@ -60,7 +60,10 @@ import { toWebHandler, type WebHandler } from "./WebHandler.ts"
  * with backoff and calls `lookup` before any second `execute`.
  */
 export interface HostExecutor {
-  /** Runs the action in the host's system, passing `providerIdempotencyKey` on, and answers its observed result. */
+  /**
+   * Runs the action in the host's system, passing `providerIdempotencyKey` on, and answers its
+   * observed result.
+   */
   readonly execute: (request: ClaimedExecution) => Promise<Worker.ExecutionResult>
   /** The observed result of an earlier run under this key, or `undefined` if it never ran. */
   readonly lookup: (providerIdempotencyKey: string) => Promise<Worker.ExecutionResult | undefined>
@@ -95,8 +98,8 @@ export interface CustomerKitSettings {
   readonly payment?: CustomerHandlerSettings["payment"]
   readonly paymentReader?: {
     /**
-     * Reads the provider's current state for one action the service reconciles; answers `unknown` when it cannot tell,
-     * never fails.
+     * Reads the provider's current state for one action the service reconciles; answers `unknown`
+     * when it cannot tell, never fails.
      */
     readonly read: (input: {
       readonly request: PaymentReconciliationRequest
@@ -130,8 +133,8 @@ export interface CustomerKitSettings {
 }
 
 /**
- * The kit's Payment actions: what to charge, the capability proof it offers, and its provider (Stripe settings or any
- * `PaymentProvider`).
+ * The kit's Payment actions: what to charge, the capability proof it offers, and its provider
+ * (Stripe settings or any `PaymentProvider`).
  */
 export type KitPayments = {
   /**
@@ -161,8 +164,8 @@ export type KitPayments = {
 )
 
 /**
- * Everything `makeCustomerKit` takes: the workspace, service URL, storage, executor and payments, and the connector
- * secrets.
+ * Everything `makeCustomerKit` takes: the workspace, service URL, storage, executor and payments,
+ * and the connector secrets.
  */
 export type CustomerKitOptions = CustomerKitSettings & CustomerKitSecrets
 
@@ -231,8 +234,8 @@ const optionIssues = (options: CustomerKitOptions): ReadonlyArray<FieldIssue> =>
 }
 
 /**
- * A running customer kit: its handlers for the service's signed requests (Fetch and `node:http`), its webhook route and
- * `dispose`.
+ * A running customer kit: its handlers for the service's signed requests (Fetch and `node:http`),
+ * its webhook route and `dispose`.
  */
 export interface CustomerKit {
   readonly fetch: WebHandler

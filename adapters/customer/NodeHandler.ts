@@ -14,8 +14,8 @@ import { type CustomerHandler, type CustomerResponse, maxRequestBytes } from "..
 import { encodeBody } from "../../core/protocol/Signing.ts"
 
 /**
- * A `node:http` request listener (Express, Fastify, `http.createServer`) that reads the raw body itself: mount it with
- * no body parser.
+ * A `node:http` request listener (Express, Fastify, `http.createServer`) that reads the raw body
+ * itself: mount it with no body parser.
  */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void
 

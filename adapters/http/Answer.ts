@@ -9,8 +9,8 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 /**
- * A complete HTTP answer as plain data (status, lowercase headers, body bytes), written to the response by the edge
- * that serves it.
+ * A complete HTTP answer as plain data (status, lowercase headers, body bytes), written to the
+ * response by the edge that serves it.
  */
 export interface Answer {
   readonly status: number

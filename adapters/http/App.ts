@@ -42,8 +42,8 @@ import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
 import * as Reference from "./routes/Reference.ts"
 
 /**
- * The HTTP app's settings: body limits, ingest rate, connector policy and the metrics token (`AccordConfig` supplies
- * them).
+ * The HTTP app's settings: body limits, ingest rate, connector policy and the metrics token
+ * (`AccordConfig` supplies them).
  */
 export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions, Metrics.MetricsOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */

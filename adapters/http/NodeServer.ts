@@ -41,8 +41,8 @@ export interface ConnectionLimits {
 }
 
 /**
- * The connection bounds used when none is given: 15 s for headers, 30 s per request, 5 s idle keep-alive, 1,024
- * connections.
+ * The connection bounds used when none is given: 15 s for headers, 30 s per request, 5 s idle
+ * keep-alive, 1,024 connections.
  */
 export const defaultConnectionLimits: ConnectionLimits = {
   headersTimeoutMillis: 15_000,
@@ -52,8 +52,8 @@ export const defaultConnectionLimits: ConnectionLimits = {
 }
 
 /**
- * An `HttpServer` on `node:http` listening on `listen`, bounded by `limits`, answering the fast routes before the
- * platform router and draining on close.
+ * An `HttpServer` on `node:http` listening on `listen`, bounded by `limits`, answering the fast
+ * routes before the platform router and draining on close.
  */
 export const layerServer = (
   listen: Net.ListenOptions,

@@ -49,7 +49,10 @@ export interface RuntimeLimits {
   readonly addressPerMinute: number
 }
 
-/** Requests per minute on the runtime routes when none are configured: 120 per session, 600 per client address. */
+/**
+ * Requests per minute on the runtime routes when none are configured: 120 per session, 600 per
+ * client address.
+ */
 export const defaultRuntimeLimits: RuntimeLimits = { sessionPerMinute: 120, addressPerMinute: 600 }
 
 const minuteMillis = 60_000
@@ -59,8 +62,8 @@ const minuteMillis = 60_000
 export type Unauthenticated = RuntimeSessionRefused | StorageError
 
 /**
- * The checks every runtime route runs, in order: the client address's bucket, the session authenticated before the body
- * is read, the session's bucket.
+ * The checks every runtime route runs, in order: the client address's bucket, the session
+ * authenticated before the body is read, the session's bucket.
  */
 export interface RuntimeGuard {
   /** Step 1: the client address's token, for a request under `runtimeRoutesPrefix`. */

@@ -12,7 +12,10 @@ import {
   type PendingScope
 } from "../../core/ports/ApprovalStore.ts"
 
-/** An empty `ApprovalStore` held in this process's memory, caps counted as the SQL store counts them. */
+/**
+ * An empty `ApprovalStore` held in this process's memory, caps counted as the SQL store counts
+ * them.
+ */
 export const make = (): ApprovalStoreService => {
   const approvals = new Map<string, ApprovalRecord>()
   /** The action key each approval created within caps counts under. */

@@ -14,5 +14,8 @@ export const make: () => NonceStoreSyncService = makeUsedNonces
 export const context: (record?: NonceStoreSyncService) => Context.Context<NonceStore | NonceStoreSync> =
   usedNoncesContext
 
-/** Provides the in-memory `NonceStore` and its synchronous form `NonceStoreSync`, sharing one set of used nonces. */
+/**
+ * Provides the in-memory `NonceStore` and its synchronous form `NonceStoreSync`, sharing one set of
+ * used nonces.
+ */
 export const layer: Layer.Layer<NonceStore | NonceStoreSync> = Layer.syncContext(() => usedNoncesContext())

@@ -43,7 +43,9 @@ export interface PgliteClientConfig {
   readonly spanAttributes?: Record<string, unknown> | undefined
   /** Renames result columns (e.g. snake_case to camelCase), as `@effect/sql` clients do. */
   readonly transformResultNames?: ((str: string) => string) | undefined
-  /** Renames identifiers in statements (e.g. camelCase to snake_case), as `@effect/sql` clients do. */
+  /**
+   * Renames identifiers in statements (e.g. camelCase to snake_case), as `@effect/sql` clients do.
+   */
   readonly transformQueryNames?: ((str: string) => string) | undefined
   readonly transformJson?: boolean | undefined
 }

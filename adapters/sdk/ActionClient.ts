@@ -44,7 +44,8 @@ const declaration = HttpApi.make("actionIntake").add(
 const statusPath = `${adminWorkspacePath}${getActionRequest.path}`
 
 /**
- * Where and how the action client calls the service: its URL, the administrator key, the workspace and retry settings.
+ * Where and how the action client calls the service: its URL, the administrator key, the workspace
+ * and retry settings.
  */
 export interface ActionClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
@@ -127,12 +128,18 @@ export class ActionUnavailable extends Schema.TaggedError<ActionUnavailable>()("
   idempotencyKey: Schema.optional(Schema.String)
 }) {}
 
-/** Why a submission or status read failed: refused by the service, or the service unavailable after the retries. */
+/**
+ * Why a submission or status read failed: refused by the service, or the service unavailable after
+ * the retries.
+ */
 export type ActionClientError = ActionRefused | ActionUnavailable
 
 /** Submits already-authorized actions (always with an `Idempotency-Key`) and reads their state. */
 export interface ActionClient {
-  /** Submits an authorized action; retried with the same `Idempotency-Key`, so it is taken at most once. */
+  /**
+   * Submits an authorized action; retried with the same `Idempotency-Key`, so it is taken at most
+   * once.
+   */
   readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Effect.Effect<ActionSubmitted, ActionClientError>
   /** Reads an action's state and history by its `actionRequestId`. */
   readonly status: (actionRequestId: string) => Effect.Effect<ActionStatus, ActionClientError>
@@ -264,7 +271,10 @@ export const layerConfig: Layer.Layer<Actions, ConfigError.ConfigError> = Layer.
 export const makeActionClient = (
   options: ActionClientOptions
 ): {
-  /** Submits an authorized action; retried with the same `Idempotency-Key`, so it is taken at most once. */
+  /**
+   * Submits an authorized action; retried with the same `Idempotency-Key`, so it is taken at most
+   * once.
+   */
   readonly submit: (intake: ActionIntake, options?: SubmitOptions) => Promise<ActionSubmitted>
   /** Reads an action's state and history by its `actionRequestId`. */
   readonly status: (actionRequestId: string) => Promise<ActionStatus>

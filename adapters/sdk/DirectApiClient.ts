@@ -30,7 +30,10 @@ import { retrySchedule } from "./internal/retrying.ts"
  */
 const declaration = HttpApi.make("directApi").add(HttpApiGroup.make("ingest").add(sentAsGiven(ingestEvent)))
 
-/** Where and how the Direct API client sends events: the service URL, the ingest key and retry settings. */
+/**
+ * Where and how the Direct API client sends events: the service URL, the ingest key and retry
+ * settings.
+ */
 export interface DirectApiClientOptions {
   /** The service's base URL, e.g. `https://accord.example.com`. */
   readonly baseUrl: string
@@ -48,7 +51,10 @@ export interface DirectApiClientOptions {
   readonly fetch?: typeof fetch
 }
 
-/** The service's answer to an ingested event: new or duplicate, with the event's `event_id` and account. */
+/**
+ * The service's answer to an ingested event: new or duplicate, with the event's `event_id` and
+ * account.
+ */
 export interface IngestAccepted {
   /** `accepted` for a new event (202), `duplicate` for a retry of a stored one (200). */
   readonly status: "accepted" | "duplicate"
@@ -76,7 +82,10 @@ export class IngestUnavailable extends Schema.TaggedError<IngestUnavailable>()("
   retryAfterMillis: Schema.optional(Schema.Number)
 }) {}
 
-/** Why an event was not ingested: refused by the service, or the service unavailable after the retries. */
+/**
+ * Why an event was not ingested: refused by the service, or the service unavailable after the
+ * retries.
+ */
 export type IngestError = IngestRejected | IngestUnavailable
 
 /**
@@ -217,7 +226,9 @@ export const layerConfig: Layer.Layer<DirectApi, ConfigError.ConfigError> = Laye
 export const makeDirectApiClient = (
   options: DirectApiClientOptions
 ): {
-  /** Sends one event; an event without `event_id` gets a random one so that retries stay idempotent. */
+  /**
+   * Sends one event; an event without `event_id` gets a random one so that retries stay idempotent.
+   */
   readonly ingest: (event: IngestEvent) => Promise<IngestAccepted>
   /** Sends the `entitlement_active` event that records an account's access to a feature. */
   readonly sendFeatureAccess: (input: FeatureAccessInput) => Promise<IngestAccepted>

@@ -272,7 +272,10 @@ export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, 
 export const layer = (storage: Storage): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   storage._tag === "Postgres" ? layerPg(storage.url, storage) : layerPglite(storage.dataDir)
 
-/** The `SqlClient` chosen from the environment: `DATABASE_URL` when set, else PGlite in `ACCORD_DATA_DIR`. */
+/**
+ * The `SqlClient` chosen from the environment: `DATABASE_URL` when set, else PGlite in
+ * `ACCORD_DATA_DIR`.
+ */
 export const layerFromConfig: Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.map(storageConfig, layer)
 )

@@ -14,8 +14,8 @@ import * as Option from "effect/Option"
 import { inTransactionOr } from "./Batch.ts"
 
 /**
- * Runs one compiled statement straight on the `pg` pool, skipping the `SqlClient`'s per-statement work, for the hottest
- * ingest statement.
+ * Runs one compiled statement straight on the `pg` pool, skipping the `SqlClient`'s per-statement
+ * work, for the hottest ingest statement.
  */
 export interface DirectStatementsService {
   /** Runs one compiled statement with its parameters on the pool and answers its rows. */

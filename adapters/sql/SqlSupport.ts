@@ -31,7 +31,10 @@ export interface DriverReason {
   readonly message: string
 }
 
-/** The driver's code and message found through an error's `cause` chain, for fault classification and logs. */
+/**
+ * The driver's code and message found through an error's `cause` chain, for fault classification
+ * and logs.
+ */
 export const driverReason = (error: unknown): DriverReason => {
   let outer: string | undefined
   let current: unknown = error

@@ -33,7 +33,10 @@ import {
   WebhookRejected
 } from "../../core/customer/PaymentProvider.ts"
 
-/** The Stripe account the kit charges through: its secret and publishable keys, webhook secret and API settings. */
+/**
+ * The Stripe account the kit charges through: its secret and publishable keys, webhook secret and
+ * API settings.
+ */
 export interface StripeProviderConfig {
   /** `sk_test_…` / `sk_live_…` (or a restricted `rk_…` key). */
   readonly secretKey: Redacted.Redacted<string>

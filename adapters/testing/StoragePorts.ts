@@ -32,7 +32,9 @@ import * as SecretVault from "./SecretVault.ts"
 import * as Transactor from "./Transactor.ts"
 import * as UsageMeterStore from "./UsageMeterStore.ts"
 
-/** Optional extras for `suite`: the SQL client behind the stores, so the suites also check raw rows. */
+/**
+ * Optional extras for `suite`: the SQL client behind the stores, so the suites also check raw rows.
+ */
 export interface StorageSuiteOptions {
   /**
    * For SQL adapters: the same store with its `SqlClient`, so the suites also check the raw rows

@@ -17,7 +17,10 @@ import { uid } from "./internal/uid.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly reason: string }> {}
 
-/** The stores the `Transactor` suite writes inside one transaction to check they commit and roll back together. */
+/**
+ * The stores the `Transactor` suite writes inside one transaction to check they commit and roll
+ * back together.
+ */
 export type Ports = Transactor | ApiKeyStore | UsageMeterStore | NonceStore | ActionLedger
 
 /**

@@ -23,8 +23,8 @@ import {
 import { isUuid } from "../protocol/Uuid.ts"
 
 /**
- * What the runtime may read of its own actor's action: its state, whether the journey may advance, and a payment
- * continuation while it is valid.
+ * What the runtime may read of its own actor's action: its state, whether the journey may advance,
+ * and a payment continuation while it is valid.
  */
 export interface ActionStatus {
   readonly actionRequestId: string

@@ -85,7 +85,10 @@ export const reviewWindowSeconds = 10 * 60
  */
 export const claimTakeoverMillis = 30_000
 
-/** The prefix of every approval token, so a leaked one is recognisable and never mistaken for an API key. */
+/**
+ * The prefix of every approval token, so a leaked one is recognisable and never mistaken for an API
+ * key.
+ */
 export const approvalTokenPrefix = "acc_apt_"
 
 const approvalTokenPattern = /^acc_apt_[A-Za-z0-9_-]{43}$/
@@ -143,14 +146,20 @@ export const ApproveBody = ExactStruct({
   reviewedProjectionHash: Sha256Hex
 }).annotations({ identifier: "ApprovalApproveBody" })
 
-/** A resolve that denies: the approval's credentials, `decision: "deny"` and optionally the reviewed revision. */
+/**
+ * A resolve that denies: the approval's credentials, `decision: "deny"` and optionally the reviewed
+ * revision.
+ */
 export const DenyBody = ExactStruct({
   ...approvalCredentials,
   decision: Schema.Literal("deny"),
   revision: Schema.optionalWith(NonNegativeInt, { exact: true })
 }).annotations({ identifier: "ApprovalDenyBody" })
 
-/** `POST …/approvals/resolve`: an approve (with the prepared revision and commitment hash) or a deny. */
+/**
+ * `POST …/approvals/resolve`: an approve (with the prepared revision and commitment hash) or a
+ * deny.
+ */
 export const ResolveBody = Schema.Union(ApproveBody, DenyBody).annotations({ identifier: "ApprovalResolveBody" })
 
 /** {@inheritDoc ResolveBody:var} */
@@ -189,8 +198,8 @@ export const approvalRefusals = [
 ] as const
 
 /**
- * The stable reason an approval request, prepare or resolve was refused; `ErrorMap.approvalStatus` gives each its HTTP
- * status.
+ * The stable reason an approval request, prepare or resolve was refused; `ErrorMap.approvalStatus`
+ * gives each its HTTP status.
  */
 export type ApprovalRefusal = (typeof approvalRefusals)[number]
 

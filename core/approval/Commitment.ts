@@ -21,10 +21,16 @@ import { sha256Hex } from "../protocol/Digest.ts"
 import { canonicalJson } from "../protocol/Json.ts"
 import type { ReviewProjection } from "../protocol/messages/Approval.ts"
 
-/** Domain-separation label of the review commitment hash; a new version of the commitment changes it. */
+/**
+ * Domain-separation label of the review commitment hash; a new version of the commitment changes
+ * it.
+ */
 export const commitmentDomain = "accord-approval-commitment-v2"
 
-/** Domain-separation label of the hash over the facts a review depends on (catalog, capability, frequency). */
+/**
+ * Domain-separation label of the hash over the facts a review depends on (catalog, capability,
+ * frequency).
+ */
 export const dependencyDomain = "accord-approval-dependency-v1"
 
 /** Domain-separation label of the fingerprints a review shows in place of raw values. */

@@ -13,7 +13,10 @@ import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import type { PendingCaps } from "../ports/ApprovalStore.ts"
 
-/** The abuse limits of approvals: open approvals per account, action and subject, and wrong tokens before lockout. */
+/**
+ * The abuse limits of approvals: open approvals per account, action and subject, and wrong tokens
+ * before lockout.
+ */
 export interface ApprovalLimitsService {
   /** The most open (`pending` or `approving`, unexpired) approvals per account, action and subject. */
   readonly pendingCaps: PendingCaps
@@ -22,14 +25,18 @@ export interface ApprovalLimitsService {
 }
 
 /**
- * The limits used unless a host provides its own: 50 open per account, 10 per action, 20 per subject, 5 wrong tokens.
+ * The limits used unless a host provides its own: 50 open per account, 10 per action, 20 per
+ * subject, 5 wrong tokens.
  */
 export const defaultApprovalLimits: ApprovalLimitsService = {
   pendingCaps: { account: 50, action: 10, subject: 20 },
   maxWrongTokens: 5
 }
 
-/** The approval limits in effect; a `Context.Reference`, so the defaults apply unless a host provides others. */
+/**
+ * The approval limits in effect; a `Context.Reference`, so the defaults apply unless a host
+ * provides others.
+ */
 export class ApprovalLimits extends Context.Reference<ApprovalLimits>()("@accord/core/approval/ApprovalLimits", {
   defaultValue: () => defaultApprovalLimits
 }) {}

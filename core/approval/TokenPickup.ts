@@ -13,7 +13,10 @@ import { SecretVault } from "../ports/SecretVault.ts"
 
 const tokenRef = (approvalId: string) => `approval-token:${approvalId}`
 
-/** An `ApprovalNotifier` that seals each approval token in the `SecretVault` until the host collects it once. */
+/**
+ * An `ApprovalNotifier` that seals each approval token in the `SecretVault` until the host collects
+ * it once.
+ */
 export const make: Effect.Effect<ApprovalNotifierService, never, SecretVault> = Effect.map(SecretVault, (vault) => ({
   notify: (notice) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => vault.put(tokenRef(notice.approvalId), notice.approvalToken, now)),

@@ -48,7 +48,10 @@ export class CatalogNotPublished extends Schema.TaggedError<CatalogNotPublished>
   }
 }
 
-/** Why a catalog was not published: refused by a catalog rule, a version with that id exists, or storage failed. */
+/**
+ * Why a catalog was not published: refused by a catalog rule, a version with that id exists, or
+ * storage failed.
+ */
 export type PublishError = CatalogRejected | PublishedVersionExists | StorageError
 
 /**

@@ -19,8 +19,8 @@ export interface CompletionIdentityFields {
 }
 
 /**
- * How a received completion relates to those recorded: a new one, a redelivery of one, or a different one under the
- * same id.
+ * How a received completion relates to those recorded: a new one, a redelivery of one, or a
+ * different one under the same id.
  */
 export type CompletionIdentity = "new" | "duplicate" | "conflict"
 

@@ -72,7 +72,8 @@ export class CompletionRefused extends Schema.TaggedError<CompletionRefused>()("
 }) {}
 
 /**
- * What the completion route answers for an authenticated completion: recorded or duplicate, and the action it concerns.
+ * What the completion route answers for an authenticated completion: recorded or duplicate, and the
+ * action it concerns.
  */
 export interface CompletionReceipt {
   readonly status: "recorded" | "duplicate"
@@ -81,7 +82,10 @@ export interface CompletionReceipt {
   readonly state: ActionState
 }
 
-/** What completion intake needs: the ledger, connections and their secrets, crypto, nonces, the catalog and events. */
+/**
+ * What completion intake needs: the ledger, connections and their secrets, crypto, nonces, the
+ * catalog and events.
+ */
 export type CompletionServices =
   | ActionLedger
   | ConnectionStore

@@ -59,7 +59,10 @@ export class RegistrationRejected extends Schema.TaggedError<RegistrationRejecte
   }
 }
 
-/** A connector registration as `PUT /connector` takes it: the workspace, the endpoint and both secrets. */
+/**
+ * A connector registration as `PUT /connector` takes it: the workspace, the endpoint and both
+ * secrets.
+ */
 export interface Registration {
   readonly workspaceId: string
   readonly endpoint: string
@@ -73,7 +76,10 @@ export interface Registered {
   readonly state: "pending"
 }
 
-/** Why a secret pair was refused (too short, equal secrets), with the field it concerns; never the value. */
+/**
+ * Why a secret pair was refused (too short, equal secrets), with the field it concerns; never the
+ * value.
+ */
 export interface SecretIssue {
   readonly problem: string
   readonly issue: FieldIssue

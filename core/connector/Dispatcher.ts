@@ -85,7 +85,10 @@ const defaultLeaseMillis = 30_000
  */
 export const runningLeaseMillis = 10_000
 
-/** The dispatcher's settings: its lease owner name, batch size, concurrency, lease, time-out and probe timing. */
+/**
+ * The dispatcher's settings: its lease owner name, batch size, concurrency, lease, time-out and
+ * probe timing.
+ */
 export interface DispatcherOptions {
   /** Lease owner name, unique per worker. */
   readonly owner: string
@@ -119,8 +122,8 @@ export const probeMillis = 5_000
 export type DispatcherServices = DeliveryServices | Outbox
 
 /**
- * The dispatcher: leases due execution requests and delivers them to the customer endpoint, one step by hand or as a
- * loop.
+ * The dispatcher: leases due execution requests and delivers them to the customer endpoint, one
+ * step by hand or as a loop.
  */
 export interface Dispatcher {
   /** Leases due items and delivers them; returns how many were leased. */

@@ -64,7 +64,10 @@ export const layerResolverMemory = (table: Readonly<Record<string, ReadonlyArray
     }
   })
 
-/** What kind of address a host resolved to; only `public` is accepted unless insecure endpoints are allowed. */
+/**
+ * What kind of address a host resolved to; only `public` is accepted unless insecure endpoints are
+ * allowed.
+ */
 export type AddressClass =
   | "public"
   | "loopback"

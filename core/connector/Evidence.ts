@@ -36,8 +36,8 @@ import type { Trigger } from "./ActionState.ts"
 export type EvidenceObserver = "completion" | "direct_api_event" | "reconciliation" | "approval"
 
 /**
- * Which observation settles each catalog evidence type: the completion, a Direct API event, a reconciliation read or
- * the approval.
+ * Which observation settles each catalog evidence type: the completion, a Direct API event, a
+ * reconciliation read or the approval.
  */
 export const evidenceObservers: Readonly<Record<CatalogEvidenceType, EvidenceObserver>> = {
   authenticated_completion: "completion",
@@ -70,7 +70,9 @@ export type EvidenceMismatch =
   | "source_not_accepted"
   | "outcome_not_succeeded"
 
-/** Whether evidence matched the action, and the evidence type it satisfied or the fact it missed. */
+/**
+ * Whether evidence matched the action, and the evidence type it satisfied or the fact it missed.
+ */
 export type EvidenceMatch =
   | { readonly _tag: "Matched"; readonly type: CatalogEvidenceType }
   | { readonly _tag: "Unmatched"; readonly reason: EvidenceMismatch }

@@ -40,8 +40,8 @@ export const evidenceSchedule = {
 export type WatchResult = "verified" | "waiting" | "ended" | "skipped"
 
 /**
- * Watches actions waiting for evidence the service observes itself: leases them, looks for their evidence, settles or
- * reschedules.
+ * Watches actions waiting for evidence the service observes itself: leases them, looks for their
+ * evidence, settles or reschedules.
  */
 export interface EvidenceWatcher {
   /** Leases up to `limit` actions whose evidence is due to be looked for. */

@@ -55,10 +55,15 @@ export interface ReconcilerOptions {
   readonly timeoutMillis?: number
 }
 
-/** What the reconciler needs: the ledger, outbox, connections and secrets, crypto and the transport. */
+/**
+ * What the reconciler needs: the ledger, outbox, connections and secrets, crypto and the transport.
+ */
 export type ReconcilerServices = ActionLedger | Outbox | ConnectionStore | SecretVault | Crypto | ConnectorTransport
 
-/** The payment reconciler: sends the signed read of a succeeded payment and judges the observation it gets back. */
+/**
+ * The payment reconciler: sends the signed read of a succeeded payment and judges the observation
+ * it gets back.
+ */
 export interface Reconciler {
   /** Leases up to `limit` due reads, each with its action. */
   readonly lease: (limit: number) => Effect.Effect<ReadonlyArray<LeasedAction>, StorageError>

@@ -60,7 +60,10 @@ export const revalidationReasons = {
   frequency_exceeded: { path: "action.id" }
 } as const
 
-/** The stable reason an action may not be sent (unknown action, terms changed, frequency exceeded, …). */
+/**
+ * The stable reason an action may not be sent (unknown action, terms changed, frequency exceeded,
+ * …).
+ */
 export type RevalidationReason = keyof typeof revalidationReasons
 
 /** {@inheritDoc RevalidationReason:type} */
@@ -92,14 +95,18 @@ export interface RevalidationSubject {
   readonly now: number
 }
 
-/** Checks an action against the current catalog and the account before intake and before every delivery. */
+/**
+ * Checks an action against the current catalog and the account before intake and before every
+ * delivery.
+ */
 export interface RevalidationService {
   /** Fails with the first reason the action may not be sent now. */
   readonly check: (subject: RevalidationSubject) => Effect.Effect<void, RevalidationFailed | StorageError>
 }
 
 /**
- * The service tag of revalidation; `layerStoredCatalog` checks the stored catalog, `layerWith` adds a host's checks.
+ * The service tag of revalidation; `layerStoredCatalog` checks the stored catalog, `layerWith` adds
+ * a host's checks.
  */
 export class Revalidation extends Context.Tag("@accord/core/Revalidation")<Revalidation, RevalidationService>() {}
 
@@ -282,8 +289,8 @@ export const makeStoredCatalog: Effect.Effect<
 })
 
 /**
- * Revalidation against the stored catalog, the account's profile, its keys, the ledger (frequency) and runtime
- * sessions.
+ * Revalidation against the stored catalog, the account's profile, its keys, the ledger (frequency)
+ * and runtime sessions.
  */
 export const layerStoredCatalog: Layer.Layer<
   Revalidation,

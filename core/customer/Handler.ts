@@ -112,7 +112,9 @@ export type CustomerHandlerOptions = CustomerHandlerSettings & KeyOptions
  */
 export const maxRequestBytes = 64 * 1024
 
-/** The kit's endpoint as a function: one signed request from the service in, the signed answer out. */
+/**
+ * The kit's endpoint as a function: one signed request from the service in, the signed answer out.
+ */
 export interface CustomerHandler {
   /** Verifies, claims and answers one request; never fails (refusals are answers). */
   readonly handle: (input: CustomerRequest) => Effect.Effect<CustomerResponse>

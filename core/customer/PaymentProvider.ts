@@ -34,10 +34,15 @@ export const metadataKeys = {
   publishedVersionId: "accord_published_version_id"
 } as const
 
-/** Key-value metadata stored with a provider object; the kit writes the action's identifiers there. */
+/**
+ * Key-value metadata stored with a provider object; the kit writes the action's identifiers there.
+ */
 export type Metadata = Readonly<Record<string, string>>
 
-/** What the kit reads of a payment intent: status, amounts, currency, customer, latest charge, invoice and metadata. */
+/**
+ * What the kit reads of a payment intent: status, amounts, currency, customer, latest charge,
+ * invoice and metadata.
+ */
 export interface PaymentIntentView {
   readonly id: string
   /** `requires_payment_method`, `requires_confirmation`, `requires_action`, `processing`, `succeeded`, `canceled`, … */
@@ -62,7 +67,10 @@ export interface PaymentIntentView {
   readonly metadata: Metadata
 }
 
-/** What the kit reads of a charge: the intent and invoice it paid, status, amount, refunds and currency. */
+/**
+ * What the kit reads of a charge: the intent and invoice it paid, status, amount, refunds and
+ * currency.
+ */
 export interface ChargeView {
   readonly id: string
   readonly paymentIntentId: string | null
@@ -77,7 +85,8 @@ export interface ChargeView {
 }
 
 /**
- * What the kit reads of an invoice: its subscription, status, billing reason, amount paid and the payment behind it.
+ * What the kit reads of an invoice: its subscription, status, billing reason, amount paid and the
+ * payment behind it.
  */
 export interface InvoiceView {
   readonly id: string
@@ -98,7 +107,10 @@ export interface InvoiceView {
   readonly livemode: boolean
 }
 
-/** What the kit reads of a subscription: status, customer, latest invoice, payment method, trial end and metadata. */
+/**
+ * What the kit reads of a subscription: status, customer, latest invoice, payment method, trial end
+ * and metadata.
+ */
 export interface SubscriptionView {
   readonly id: string
   readonly status: string
@@ -178,8 +190,8 @@ export interface AccountView {
 }
 
 /**
- * The payment provider port: the browser-safe key, creating and reading intents, charges, invoices and subscriptions,
- * and verifying webhooks.
+ * The payment provider port: the browser-safe key, creating and reading intents, charges, invoices
+ * and subscriptions, and verifying webhooks.
  */
 export interface PaymentProviderService {
   /** Browser-safe key the payment element is mounted with. */
@@ -209,7 +221,9 @@ export interface PaymentProviderService {
     readonly metadata: Metadata
     readonly idempotencyKey: string
   }) => Effect.Effect<SetupIntentView, PaymentProviderError>
-  /** Creates a subscription to a price, with an optional trial, idempotently under the action's key. */
+  /**
+   * Creates a subscription to a price, with an optional trial, idempotently under the action's key.
+   */
   readonly createSubscription: (input: {
     readonly customerId: string
     readonly priceId: string
@@ -238,7 +252,9 @@ export interface PaymentProviderService {
    * object can no longer be canceled (it succeeded or is processing meanwhile).
    */
   readonly cancelPaymentIntent: (id: string) => Effect.Effect<PaymentIntentView, PaymentProviderError>
-  /** Cancels a setup intent whose offer expired unconfirmed, so a late attempt cannot complete it. */
+  /**
+   * Cancels a setup intent whose offer expired unconfirmed, so a late attempt cannot complete it.
+   */
   readonly cancelSetupIntent: (id: string) => Effect.Effect<SetupIntentView, PaymentProviderError>
   /** Cancels a subscription whose offer expired unpaid, so a late attempt cannot charge. */
   readonly cancelSubscription: (id: string) => Effect.Effect<SubscriptionView, PaymentProviderError>

@@ -68,7 +68,10 @@ export type PaymentPlan =
       readonly trialDays?: number | null
     }
 
-/** The kit's payment parts: the provider, the plan for each Payment action and how long a continuation is offered. */
+/**
+ * The kit's payment parts: the provider, the plan for each Payment action and how long a
+ * continuation is offered.
+ */
 export interface PaymentSettings {
   readonly provider: PaymentProviderService
   /**
@@ -108,8 +111,8 @@ export type PreparedPayment =
  */
 export interface PaymentClaim {
   /**
-   * Decides whether a claimed action is a Payment and, if so, creates its provider objects and the continuation the
-   * browser completes.
+   * Decides whether a claimed action is a Payment and, if so, creates its provider objects and the
+   * continuation the browser completes.
    */
   readonly prepare: (request: ExecutionRequest) => Effect.Effect<PreparedPayment, PaymentProviderError>
   /** The continuation of a stored payment for a duplicate delivery; `None` once it has expired. */

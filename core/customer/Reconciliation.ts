@@ -40,8 +40,8 @@ export type PaymentReading = Omit<
  */
 export interface PaymentReaderService {
   /**
-   * Reads the provider's current state for one action the service reconciles; `unknown` when it cannot tell, never
-   * fails.
+   * Reads the provider's current state for one action the service reconciles; `unknown` when it
+   * cannot tell, never fails.
    */
   readonly read: (input: {
     readonly request: PaymentReconciliationRequest
@@ -49,7 +49,9 @@ export interface PaymentReaderService {
   }) => Effect.Effect<PaymentReading>
 }
 
-/** The service tag of the host's payment reader, which answers the service's reconciliation reads. */
+/**
+ * The service tag of the host's payment reader, which answers the service's reconciliation reads.
+ */
 export class PaymentReader extends Context.Tag("@accord/core/customer/PaymentReader")<
   PaymentReader,
   PaymentReaderService

@@ -146,7 +146,10 @@ export interface CustomerWorkerSettings {
  */
 export type CustomerWorkerOptions = CustomerWorkerSettings & KeyOptions
 
-/** The kit's worker: executes claimed actions once and delivers their completions, by hand or as loops. */
+/**
+ * The kit's worker: executes claimed actions once and delivers their completions, by hand or as
+ * loops.
+ */
 export interface CustomerWorkerService {
   /** One step by hand: leases due executions, runs them and waits for all; the number leased. */
   readonly executeDue: Effect.Effect<number, StorageError>
@@ -171,7 +174,9 @@ export class CustomerWorker extends Context.Tag("@accord/core/customer/CustomerW
   CustomerWorkerService
 >() {}
 
-/** What the kit's worker needs: the ledger, outbox, crypto, the transport and the host's executor. */
+/**
+ * What the kit's worker needs: the ledger, outbox, crypto, the transport and the host's executor.
+ */
 export type WorkerServices = ActionLedger | Outbox | Crypto | ConnectorTransport | ActionExecutor
 
 /** The worker and its loops, not yet running. */

@@ -88,6 +88,8 @@ export const make = (options?: CommitterOptions): Effect.Effect<CommitterService
     })
   })
 
-/** Provides the group commit over the `IngestWriter`, its workers running for the layer's lifetime. */
+/**
+ * Provides the group commit over the `IngestWriter`, its workers running for the layer's lifetime.
+ */
 export const layer = (options?: CommitterOptions): Layer.Layer<Committer, never, IngestWriter> =>
   Layer.scoped(Committer, make(options))

@@ -137,7 +137,10 @@ export type Sentiment = (typeof sentiments)[number]
  */
 export const sentimentSources = ["explicit", "inferred", "ai", "integration", "unknown"] as const
 
-/** Where an event's sentiment came from: sent explicitly, inferred, from an AI model or an integration, or unknown. */
+/**
+ * Where an event's sentiment came from: sent explicitly, inferred, from an AI model or an
+ * integration, or unknown.
+ */
 export type SentimentSource = (typeof sentimentSources)[number]
 
 /**

@@ -18,7 +18,10 @@ import { actionEventId } from "../protocol/ActionEvent.ts"
 import type { Event } from "./Event.ts"
 import { parseUtcTimestamp } from "./Event.ts"
 
-/** The Direct API event that records an account's access to a feature, which feature gates unlock on. */
+/**
+ * The Direct API event that records an account's access to a feature, which feature gates unlock
+ * on.
+ */
 export const featureAccessEventName = "entitlement_active"
 
 /**

@@ -117,7 +117,10 @@ export class NotRevenueRelevant extends Schema.TaggedError<NotRevenueRelevant>()
   }
 }
 
-/** Every reason an event is refused: an array body, an invalid or unsafe event, or one not revenue-relevant. */
+/**
+ * Every reason an event is refused: an array body, an invalid or unsafe event, or one not
+ * revenue-relevant.
+ */
 export type IngestRejection = BatchNotAccepted | InvalidEvent | UnsafeEvent | NotRevenueRelevant
 
 /**

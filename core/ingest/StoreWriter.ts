@@ -144,7 +144,10 @@ export const makeFromStores: Effect.Effect<
   return { write: (batch) => (batch.length === 0 ? Effect.succeed([]) : transactor.withTransaction(write(batch))) }
 })
 
-/** The `IngestWriter` composed over the stores: events, profiles, gates and meters written in one transaction. */
+/**
+ * The `IngestWriter` composed over the stores: events, profiles, gates and meters written in one
+ * transaction.
+ */
 export const layerFromStores: Layer.Layer<
   IngestWriter,
   never,

@@ -12,7 +12,10 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/** One current fact of an account's profile: its name, value, when it was observed and the event that set it. */
+/**
+ * One current fact of an account's profile: its name, value, when it was observed and the event
+ * that set it.
+ */
 export interface ProfileFact {
   readonly name: string
   readonly value: unknown
@@ -35,7 +38,10 @@ export interface UserField {
   readonly sourceEventId: string
 }
 
-/** A user of an account as events described them (name, email), each field with its observation time. */
+/**
+ * A user of an account as events described them (name, email), each field with its observation
+ * time.
+ */
 export interface UserRecord {
   readonly workspaceId: string
   readonly userId: string
@@ -75,7 +81,10 @@ export interface AccountSummary {
   readonly lastObservedAt: number
 }
 
-/** The account profile port: facts and users merged from events (newest observation wins), and their reads. */
+/**
+ * The account profile port: facts and users merged from events (newest observation wins), and their
+ * reads.
+ */
 export interface AccountProfileStoreService {
   /**
    * One page of a workspace's accounts that have at least one fact, by account id (ascending);

@@ -53,8 +53,8 @@ export interface HistoryEntry {
 }
 
 /**
- * A recorded completion: its `completionId`, the action and the hash of the body, so a redelivery can be told from a
- * conflict.
+ * A recorded completion: its `completionId`, the action and the hash of the body, so a redelivery
+ * can be told from a conflict.
  */
 export interface CompletionClaim {
   readonly completionId: string
@@ -64,7 +64,10 @@ export interface CompletionClaim {
   readonly receivedAt: number
 }
 
-/** What a compare-and-set transition did: applied, or refused because the record changed since it was read. */
+/**
+ * What a compare-and-set transition did: applied, or refused because the record changed since it
+ * was read.
+ */
 export type TransitionResult =
   | { readonly _tag: "Applied"; readonly record: ActionRecord }
   /** The record changed since `expectedVersion` was read (or does not exist). Nothing written. */
@@ -102,7 +105,10 @@ export interface NewIntakeKey {
   readonly liveSince: number
 }
 
-/** What creating an action did: created, or nothing because its id, idempotency key or outbox item exists. */
+/**
+ * What creating an action did: created, or nothing because its id, idempotency key or outbox item
+ * exists.
+ */
 export type CreateResult =
   | "created"
   /** The action request id, provider idempotency key or outbox item already exists. Nothing written. */
@@ -146,8 +152,8 @@ export interface OutboxLease {
 }
 
 /**
- * The action ledger port: create an action with its first outbox item, transition it by compare-and-set, read and list
- * it.
+ * The action ledger port: create an action with its first outbox item, transition it by
+ * compare-and-set, read and list it.
  */
 export interface ActionLedgerService {
   /**
@@ -240,7 +246,10 @@ export interface ActionLedgerService {
   readonly list: (query: ActionListQuery) => Effect.Effect<ReadonlyArray<ActionRecord>, StorageError>
 }
 
-/** Which connection revision's waiting deliveries to make due now (after a successful connection check). */
+/**
+ * Which connection revision's waiting deliveries to make due now (after a successful connection
+ * check).
+ */
 export interface ExpediteRetries {
   readonly connectionId: string
   readonly revision: number
@@ -269,7 +278,9 @@ export const newestFirst = (
   b: { readonly createdAt: number; readonly id: string }
 ): number => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
-/** Which of an account's actions count toward a catalog action's frequency limit, over which window. */
+/**
+ * Which of an account's actions count toward a catalog action's frequency limit, over which window.
+ */
 export interface FrequencyQuery {
   readonly workspaceId: string
   readonly accountId: string

@@ -29,7 +29,10 @@ export interface ApiKeyRecord {
   readonly revokedAt: number | null
 }
 
-/** The API key port: workspaces, and keys stored by the hash of their secret, with scope and revocation. */
+/**
+ * The API key port: workspaces, and keys stored by the hash of their secret, with scope and
+ * revocation.
+ */
 export interface ApiKeyStoreService {
   /** Creates the workspace if absent; `true` when it was created. */
   readonly ensureWorkspace: (workspaceId: string, now: number) => Effect.Effect<boolean, StorageError>

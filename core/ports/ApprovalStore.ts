@@ -39,7 +39,10 @@ export interface PreparedReview {
   readonly preparedAt: number
 }
 
-/** An approval as stored: who asked, for which catalog action and binding, its token hash, expiry and state. */
+/**
+ * An approval as stored: who asked, for which catalog action and binding, its token hash, expiry
+ * and state.
+ */
 export interface ApprovalRecord {
   readonly approvalId: string
   readonly workspaceId: string
@@ -62,7 +65,10 @@ export interface ApprovalRecord {
   readonly actionRequestId: string | null
 }
 
-/** The approval port: create within caps, prepare, claim for a resolve, end, cancel and read approvals. */
+/**
+ * The approval port: create within caps, prepare, claim for a resolve, end, cancel and read
+ * approvals.
+ */
 export interface ApprovalStoreService {
   /** Inserts an approval; `false` when one with the same id exists (nothing changes). */
   readonly create: (record: ApprovalRecord) => Effect.Effect<boolean, StorageError>

@@ -20,7 +20,10 @@ import type { StorageError } from "./StorageError.ts"
  */
 export const capabilityValidityMillis = 60 * 60_000
 
-/** A connection revision's proven payment capability: modes, live or test, the account proven, and when it expires. */
+/**
+ * A connection revision's proven payment capability: modes, live or test, the account proven, and
+ * when it expires.
+ */
 export interface CapabilityEvidence {
   readonly connectionId: string
   readonly revision: number
@@ -35,7 +38,9 @@ export interface CapabilityEvidence {
   readonly expiresAt: number
 }
 
-/** The capability port: records the proof a connection check obtained and answers the current one. */
+/**
+ * The capability port: records the proof a connection check obtained and answers the current one.
+ */
 export interface CapabilityRegistryService {
   /**
    * Records evidence, replacing the connection's previous set. `replay` when the same response

@@ -25,7 +25,8 @@ export interface PublishedCatalog {
 }
 
 /**
- * The catalog port: publish append-only versions per workspace, read the current one, one by its id, and their history.
+ * The catalog port: publish append-only versions per workspace, read the current one, one by its
+ * id, and their history.
  */
 export interface CatalogStoreService {
   /**

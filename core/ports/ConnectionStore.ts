@@ -23,7 +23,10 @@ import type { StorageError } from "./StorageError.ts"
  */
 export type RevisionState = "pending" | "active" | "superseded" | "replaced" | "retired"
 
-/** One revision of a workspace's connector: its endpoint, state, and when it was created, activated and retired. */
+/**
+ * One revision of a workspace's connector: its endpoint, state, and when it was created, activated
+ * and retired.
+ */
 export interface ConnectionRevision {
   readonly revision: number
   readonly endpoint: string
@@ -84,7 +87,10 @@ export interface NewConnectionAuditEntry {
   readonly detail: unknown
 }
 
-/** The connection port: register revisions, activate and retire them, record checks and audit entries. */
+/**
+ * The connection port: register revisions, activate and retire them, record checks and audit
+ * entries.
+ */
 export interface ConnectionStoreService {
   /**
    * Registers an endpoint as a new pending revision of the workspace's connection, creating the

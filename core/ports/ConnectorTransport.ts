@@ -51,7 +51,9 @@ export interface OutboundResponse {
  */
 export type TransportFailureReason = "refused_address" | "dns" | "connect" | "timeout" | "reset" | "response_too_large"
 
-/** An outbound request that got no usable answer; `ambiguous` when the peer may have acted on it. */
+/**
+ * An outbound request that got no usable answer; `ambiguous` when the peer may have acted on it.
+ */
 export class TransportFailure extends Data.TaggedError("TransportFailure")<{
   readonly reason: TransportFailureReason
   /** `true` when the peer may have received (and acted on) the request. */

@@ -26,7 +26,10 @@ export interface HmacKey {
  */
 export type Part = string | Uint8Array
 
-/** The crypto port core uses: HMAC-SHA-256 keys, SHA-256, random bytes and constant-time verification. */
+/**
+ * The crypto port core uses: HMAC-SHA-256 keys, SHA-256, random bytes and constant-time
+ * verification.
+ */
 export interface CryptoService {
   /** Imports a secret (its UTF-8 bytes) as an HMAC-SHA-256 key. */
   readonly importHmacKey: (secret: Redacted.Redacted<string>) => Effect.Effect<HmacKey>
@@ -66,5 +69,8 @@ export interface CryptoSyncService {
   readonly randomUuid: () => string
 }
 
-/** The service tag of the crypto port's synchronous form, provided where the platform allows it (`node:crypto`). */
+/**
+ * The service tag of the crypto port's synchronous form, provided where the platform allows it
+ * (`node:crypto`).
+ */
 export class CryptoSync extends Context.Tag("@accord/core/CryptoSync")<CryptoSync, CryptoSyncService>() {}

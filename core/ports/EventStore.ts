@@ -12,7 +12,10 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/** A Direct API event as stored: Accord's id, the event's own fields, its payload hash and when it was received. */
+/**
+ * A Direct API event as stored: Accord's id, the event's own fields, its payload hash and when it
+ * was received.
+ */
 export interface StoredEvent {
   /** Accord's own id for the row. */
   readonly id: string
@@ -35,7 +38,10 @@ export interface StoredEvent {
   readonly bucketKey?: string
 }
 
-/** What appending an event did: stored, a duplicate of the same payload, or a conflict (same id, other payload). */
+/**
+ * What appending an event did: stored, a duplicate of the same payload, or a conflict (same id,
+ * other payload).
+ */
 export type AppendResult =
   | { readonly _tag: "Stored"; readonly event: StoredEvent }
   | { readonly _tag: "Duplicate"; readonly event: StoredEvent }

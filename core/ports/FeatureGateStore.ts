@@ -10,7 +10,10 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/** A feature gate: the account, journey and feature it waits on, its state and the event that unlocked it. */
+/**
+ * A feature gate: the account, journey and feature it waits on, its state and the event that
+ * unlocked it.
+ */
 export interface FeatureGate {
   readonly id: string
   readonly workspaceId: string

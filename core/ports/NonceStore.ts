@@ -14,7 +14,8 @@ import type * as Effect from "effect/Effect"
 import type { StorageError } from "./StorageError.ts"
 
 /**
- * How long a used nonce is kept: 10 minutes, twice the timestamp window, so no message is replayed while still fresh.
+ * How long a used nonce is kept: 10 minutes, twice the timestamp window, so no message is replayed
+ * while still fresh.
  */
 export const nonceRetentionMillis = 10 * 60_000
 
@@ -41,7 +42,9 @@ export interface NonceStoreService {
 /** The service tag of the nonce store. */
 export class NonceStore extends Context.Tag("@accord/core/NonceStore")<NonceStore, NonceStoreService>() {}
 
-/** The nonce store answered at once, where the store can (memory), so verification needs no fiber. */
+/**
+ * The nonce store answered at once, where the store can (memory), so verification needs no fiber.
+ */
 export interface NonceStoreSyncService {
   /** `NonceStore.claim` of the store provided with it, answered at once: the same record, the same answer. */
   readonly claim: (claim: NonceClaim) => boolean

@@ -67,7 +67,10 @@ export interface LeaseRenewal {
   readonly leaseMillis: number
 }
 
-/** The outbox port: enqueue, lease, renew, reschedule and complete durable work, each lease held by one owner. */
+/**
+ * The outbox port: enqueue, lease, renew, reschedule and complete durable work, each lease held by
+ * one owner.
+ */
 export interface OutboxService {
   /** `false` when an item with the same `(kind, dedupeKey)` exists (nothing is changed). */
   readonly enqueue: (item: NewOutboxItem) => Effect.Effect<boolean, StorageError>
@@ -102,7 +105,9 @@ export interface OutboxService {
 /** The service tag of the outbox. */
 export class Outbox extends Context.Tag("@accord/core/Outbox")<Outbox, OutboxService>() {}
 
-/** What `runLeased` needs: a name for its logs, how to lease, how to run one item, and its timing. */
+/**
+ * What `runLeased` needs: a name for its logs, how to lease, how to run one item, and its timing.
+ */
 export interface LeasedWorkOptions<A, R> {
   /** Names the loop in its log lines. */
   readonly name: string

@@ -10,7 +10,10 @@ import type * as Option from "effect/Option"
 import type { TrialRef } from "../protocol/messages/Execution.ts"
 import type { StorageError } from "./StorageError.ts"
 
-/** A runtime session as stored: its account, subject, role and authorities, token hash, expiry and revocation. */
+/**
+ * A runtime session as stored: its account, subject, role and authorities, token hash, expiry and
+ * revocation.
+ */
 export interface RuntimeSessionRecord {
   readonly sessionId: string
   readonly workspaceId: string
@@ -39,7 +42,10 @@ export interface RuntimeSessionRecord {
 export interface RuntimeSessionStoreService {
   /** Inserts a session; `false` when one with the same id or token hash exists (nothing changes). */
   readonly create: (record: RuntimeSessionRecord) => Effect.Effect<boolean, StorageError>
-  /** The session whose token hashes to `tokenHash`, if any (revoked and expired included; callers check). */
+  /**
+   * The session whose token hashes to `tokenHash`, if any (revoked and expired included; callers
+   * check).
+   */
   readonly findByHash: (tokenHash: string) => Effect.Effect<Option.Option<RuntimeSessionRecord>, StorageError>
   /** The session with this id, if any. */
   readonly get: (sessionId: string) => Effect.Effect<Option.Option<RuntimeSessionRecord>, StorageError>

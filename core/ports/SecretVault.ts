@@ -29,7 +29,9 @@ export interface SealedSecretTable {
 export interface SecretVaultService {
   /** Seals the secret under the master key, bound to `ref`, and stores it. */
   readonly put: (ref: string, secret: Redacted.Redacted<string>, now: number) => Effect.Effect<void, StorageError>
-  /** Opens the secret stored under `ref`, if any; fails when it does not open under the master key. */
+  /**
+   * Opens the secret stored under `ref`, if any; fails when it does not open under the master key.
+   */
   readonly get: (ref: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, StorageError | OpenFailed>
   /** Deletes the sealed secret; `true` when there was one. */
   readonly retire: (ref: string) => Effect.Effect<boolean, StorageError>

@@ -19,8 +19,8 @@ export type StorageFault = typeof StorageFault.Type
 export const storageFaults: ReadonlyArray<StorageFault> = StorageFault.literals
 
 /**
- * A storage fault (connection, timeout, conflict, …) with the operation it hit and the driver's code; answered as 503
- * with `Retry-After`.
+ * A storage fault (connection, timeout, conflict, …) with the operation it hit and the driver's
+ * code; answered as 503 with `Retry-After`.
  */
 export class StorageError extends Schema.TaggedError<StorageError>()("StorageError", {
   operation: Schema.String,

@@ -20,7 +20,9 @@ import type { SecretVault } from "./SecretVault.ts"
 import type { Transactor } from "./Transactor.ts"
 import type { UsageMeterStore } from "./UsageMeterStore.ts"
 
-/** Every store a storage adapter provides; `accord/testing`'s `StoragePorts.suite` checks them all. */
+/**
+ * Every store a storage adapter provides; `accord/testing`'s `StoragePorts.suite` checks them all.
+ */
 export type StoragePorts =
   | NonceStore
   | ApiKeyStore

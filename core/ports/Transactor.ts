@@ -7,7 +7,10 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StorageError } from "./StorageError.ts"
 
-/** Runs an effect in one storage transaction: every store write inside commits or rolls back together. */
+/**
+ * Runs an effect in one storage transaction: every store write inside commits or rolls back
+ * together.
+ */
 export interface TransactorService {
   /** Runs `effect` in one transaction; a failure rolls back every write inside it. */
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>

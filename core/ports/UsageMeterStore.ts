@@ -8,7 +8,10 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
 
-/** The usage meter port: records the first unit a meter is reported in, so a meter's meaning stays stable. */
+/**
+ * The usage meter port: records the first unit a meter is reported in, so a meter's meaning stays
+ * stable.
+ */
 export interface UsageMeterStoreService {
   /**
    * Records `unit` for the meter if it has none yet, atomically. Returns the unit the meter had

@@ -22,8 +22,8 @@ export class OpenFailed extends Schema.TaggedError<OpenFailed>()("OpenFailed", {
 }
 
 /**
- * Seals and opens text bound to its associated data (the row it belongs to), so a sealed value cannot be moved to
- * another row.
+ * Seals and opens text bound to its associated data (the row it belongs to), so a sealed value
+ * cannot be moved to another row.
  */
 export interface CipherService {
   /** Seals the text, bound to `associatedData`. */

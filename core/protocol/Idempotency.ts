@@ -9,7 +9,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Crypto, type CryptoService, CryptoSync, type CryptoSyncService } from "../ports/Crypto.ts"
 
-/** The action's provider idempotency key: `pva_` and the hex SHA-256 of the workspace and action request ids. */
+/**
+ * The action's provider idempotency key: `pva_` and the hex SHA-256 of the workspace and action
+ * request ids.
+ */
 export const deriveProviderIdempotencyKey = (
   workspaceId: string,
   actionRequestId: string

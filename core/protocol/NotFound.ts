@@ -20,7 +20,10 @@ export const NotFoundResource = Schema.Literal(
 
 export type NotFoundResource = typeof NotFoundResource.Type
 
-/** The looked-up resource does not exist (or is not the caller's); answered as 404 naming only the kind of resource. */
+/**
+ * The looked-up resource does not exist (or is not the caller's); answered as 404 naming only the
+ * kind of resource.
+ */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { resource: NotFoundResource }) {
   override get message(): string {
     return `no such ${this.resource}`

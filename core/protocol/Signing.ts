@@ -60,7 +60,9 @@ export interface SigningKeys {
   readonly completion: HmacKey
 }
 
-/** Imports both connector secrets as HMAC keys once, for the signer and verifier to pick by purpose. */
+/**
+ * Imports both connector secrets as HMAC keys once, for the signer and verifier to pick by purpose.
+ */
 export const importSigningKeys = (secrets: ConnectorSecrets): Effect.Effect<SigningKeys, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) =>
     Effect.all({
@@ -172,8 +174,8 @@ export interface Signer {
 }
 
 /**
- * A signer that stamps a message with the Clock's time and a fresh nonce, signs the exact body bytes, and answers the
- * headers.
+ * A signer that stamps a message with the Clock's time and a fresh nonce, signs the exact body
+ * bytes, and answers the headers.
  */
 export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
   Effect.all([Crypto, Effect.clock, Effect.serviceOption(CryptoSync)]),

@@ -140,7 +140,10 @@ export type HeaderSource =
     }
   | { readonly [name: string]: string | ReadonlyArray<string> | undefined }
 
-/** A header's value from a Fetch `Headers` or a `node:http` header object; `undefined` when absent or repeated. */
+/**
+ * A header's value from a Fetch `Headers` or a `node:http` header object; `undefined` when absent
+ * or repeated.
+ */
 export const readHeader = (source: HeaderSource, name: string): string | undefined => {
   const value =
     typeof source.get === "function"

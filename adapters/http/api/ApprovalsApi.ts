@@ -56,7 +56,9 @@ const sessionExample = {
   trialRef: { entityKey: "sub_1", entityKind: "subscription", version: 3 }
 }
 
-/** `POST /runtime-sessions`: a trusted caller issues a runtime session; its token is answered once. */
+/**
+ * `POST /runtime-sessions`: a trusted caller issues a runtime session; its token is answered once.
+ */
 export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession", "/runtime-sessions")
   .setPath(adminPath({}))
   .setPayload(SessionRequest.annotations({ examples: [sessionExample as never] }))
@@ -99,14 +101,19 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
     "15 minutes unless `expiresInSeconds` says otherwise (60 s to 12 h). `trialRef` names the account's trial that the session's extend-trial approval requests target (the server's, never the browser's). Admin keys only."
   )
 
-/** `DELETE /runtime-sessions/{sessionId}`: ends a session and cancels the approvals it asked for. */
+/**
+ * `DELETE /runtime-sessions/{sessionId}`: ends a session and cancels the approvals it asked for.
+ */
 export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", "/runtime-sessions/:sessionId")
   .setPath(adminPath({ sessionId: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
   .addError(notFound("no such live runtime session in this workspace"))
   .annotate(OpenApi.Summary, "Revoke a runtime session at once (its pending approval requests are cancelled)")
 
-/** `POST /approvals/{approvalId}/token`: the host picks up an approval token held for the billing owner, once. */
+/**
+ * `POST /approvals/{approvalId}/token`: the host picks up an approval token held for the billing
+ * owner, once.
+ */
 export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken", "/approvals/:approvalId/token")
   .setPath(adminPath({ approvalId: UuidText }))
   .addSuccess(
@@ -210,7 +217,10 @@ const approvalConflicts = problem(
   }
 )
 
-/** `POST …/runtime/actions/approvals`: a requester's session asks the billing owner to approve a catalog action. */
+/**
+ * `POST …/runtime/actions/approvals`: a requester's session asks the billing owner to approve a
+ * catalog action.
+ */
 export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtimePrefix}/approvals`)
   .setPayload(ApprovalRequestBody.annotations({ examples: [{ action, binding } as never] }))
   .addSuccess(
@@ -328,7 +338,9 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
     "Each prepare is a new revision; only its projectionHash can be approved, until reviewValidUntil. Never carries the approval token or a mutation payload."
   )
 
-/** `POST …/approvals/resolve`: the billing owner approves (with the prepared commitment) or denies. */
+/**
+ * `POST …/approvals/resolve`: the billing owner approves (with the prepared commitment) or denies.
+ */
 export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtimePrefix}/approvals/resolve`)
   .setPayload(
     Schema.Union(
@@ -394,7 +406,10 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
     "Approve rebuilds a fresh preflight and recomputes the commitment before it authorizes the action, once, through the same intake as POST /action-requests. Deny never authorizes."
   )
 
-/** `GET …/runtime/actions/status/{actionRequestId}`: an action's state for the session's own actor only. */
+/**
+ * `GET …/runtime/actions/status/{actionRequestId}`: an action's state for the session's own actor
+ * only.
+ */
 export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtimePrefix}/status/:actionRequestId`)
   .setPath(Schema.Struct({ actionRequestId: UuidText }))
   .addSuccess(
@@ -424,7 +439,10 @@ export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtim
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "The action's state for its own actor: mayAdvance and, while payable, the continuation")
 
-/** The runtime routes a browser-held session token calls: request, prepare, resolve and action status. */
+/**
+ * The runtime routes a browser-held session token calls: request, prepare, resolve and action
+ * status.
+ */
 export const runtimeGroup = HttpApiGroup.make("approvals")
   .add(requestApproval)
   .add(prepareApproval)

@@ -24,7 +24,10 @@ import { adminOrDeveloper, guarded } from "../Auth.ts"
 import { encodeTextCursor, listQuery, pageOf, textCursor, validQuery } from "../Paging.ts"
 import { gateView } from "./FeatureGates.ts"
 
-/** What the account-profile routes read: keys for authentication, events, profiles and feature gates. */
+/**
+ * What the account-profile routes read: keys for authentication, events, profiles and feature
+ * gates.
+ */
 export type AccountsServices = ApiKeyStore | Crypto | EventStore | AccountProfileStore | FeatureGateStore
 
 const sourceEventView = (event: StoredEvent) => ({

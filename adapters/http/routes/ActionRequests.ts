@@ -44,8 +44,8 @@ import { adminPrefix } from "../Paths.ts"
 import { encodeTimeCursor, type InvalidQuery, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
 /**
- * What the action-request routes need: the ledger, the connection and its capabilities, key authentication and
- * revalidation.
+ * What the action-request routes need: the ledger, the connection and its capabilities, key
+ * authentication and revalidation.
  */
 export type ActionsServices = ActionLedger | ConnectionStore | CapabilityRegistry | ApiKeyStore | Crypto | Revalidation
 

@@ -43,7 +43,10 @@ import * as Api from "../api/Api.ts"
 import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
-/** The connector routes' settings: the body limit and whether insecure (http, loopback) endpoints are allowed. */
+/**
+ * The connector routes' settings: the body limit and whether insecure (http, loopback) endpoints
+ * are allowed.
+ */
 export interface ConnectorRouteOptions {
   readonly maxBodyBytes: number
   /** `ACCORD_ALLOW_INSECURE_ENDPOINTS`: accept `http` and loopback endpoints (development and tests). */
@@ -53,8 +56,8 @@ export interface ConnectorRouteOptions {
 }
 
 /**
- * What the connector routes need: the connection check's services, key authentication, the secret vault, transactions
- * and DNS.
+ * What the connector routes need: the connection check's services, key authentication, the secret
+ * vault, transactions and DNS.
  */
 export type ConnectorServices = CheckServices | ApiKeyStore | SecretVault | Transactor | Resolver
 

@@ -27,7 +27,8 @@ import { answered } from "../Declared.ts"
 import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
 /**
- * What the feature-gate routes need: key authentication, events (the evidence a gate settles on) and the gate store.
+ * What the feature-gate routes need: key authentication, events (the evidence a gate settles on)
+ * and the gate store.
  */
 export type FeatureGatesServices = ApiKeyStore | Crypto | EventStore | FeatureGateStore
 

@@ -29,7 +29,8 @@ const readyz = Effect.gen(function* () {
 })
 
 /**
- * `GET /healthz` (the process answers) and `GET /readyz` (storage ready and not stopping, else 503 with `Retry-After`).
+ * `GET /healthz` (the process answers) and `GET /readyz` (storage ready and not stopping, else 503
+ * with `Retry-After`).
  */
 export const routes: HttpRouter.HttpRouter<never, HealthServices> = HttpRouter.empty.pipe(
   HttpRouter.get(ServiceApi.healthz.path, healthz),

@@ -55,7 +55,9 @@ export interface IngestOptions {
   readonly rateLimitPerSecond: number
 }
 
-/** What the ingest route needs: key authentication, the group commit and the per-key rate limiter. */
+/**
+ * What the ingest route needs: key authentication, the group commit and the per-key rate limiter.
+ */
 export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate
 
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
@@ -92,7 +94,10 @@ export interface IngestRequest {
 export interface IngestCall {
   readonly authorization: string | undefined
   readonly contentType: string | undefined
-  /** Reads the request body, bounded by the route's limit, and calls `done` once with it or its problem. */
+  /**
+   * Reads the request body, bounded by the route's limit, and calls `done` once with it or its
+   * problem.
+   */
   readonly readBody: (done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void) => void
 }
 
@@ -103,7 +108,10 @@ export interface IngestCall {
  */
 export interface IngestPipeline {
   (request: IngestRequest): Effect.Effect<Answer.Answer>
-  /** Runs one ingest request and calls `done` with its answer (`undefined` when the connection is gone). */
+  /**
+   * Runs one ingest request and calls `done` with its answer (`undefined` when the connection is
+   * gone).
+   */
   readonly run: (call: IngestCall, done: (answer: Answer.Answer | undefined) => void) => void
 }
 

@@ -57,7 +57,10 @@ import type { RuntimeGuard } from "../RuntimeGuard.ts"
 /** The largest body a runtime route accepts (16 KiB): its bodies are small and browser-sent. */
 export const maxRuntimeBodyBytes = 16 * 1024
 
-/** What the runtime routes need: the action routes' services, sessions, approvals, the notifier and limits. */
+/**
+ * What the runtime routes need: the action routes' services, sessions, approvals, the notifier and
+ * limits.
+ */
 export type RuntimeServices =
   | ActionsServices
   | RuntimeSessionStore

@@ -32,7 +32,10 @@ import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Problem from "../Problem.ts"
 
-/** What the runtime-session and token-pickup routes need: sessions, approvals, the notifier and key authentication. */
+/**
+ * What the runtime-session and token-pickup routes need: sessions, approvals, the notifier and key
+ * authentication.
+ */
 export type RuntimeSessionsServices = RuntimeSessionStore | ApprovalStore | ApprovalNotifier | ApiKeyStore | Crypto
 
 const sessionMessages = {

@@ -37,11 +37,13 @@ export interface ExecutionResult {
  *   outcome observed now), `None` if it never ran. Called before any second `execute`.
  */
 export interface ActionExecutorService {
-  /** Performs exactly the claimed operation, passing `providerIdempotencyKey` to the owning system. */
+  /**
+   * Performs exactly the claimed operation, passing `providerIdempotencyKey` to the owning system.
+   */
   readonly execute: (request: ClaimedExecution) => Effect.Effect<ExecutionResult>
   /**
-   * Reads the owning system for a run under this key: its result if it ran, `None` if it never did; called before any
-   * second `execute`.
+   * Reads the owning system for a run under this key: its result if it ran, `None` if it never did;
+   * called before any second `execute`.
    */
   readonly lookup: (providerIdempotencyKey: string) => Effect.Effect<Option.Option<ExecutionResult>>
 }

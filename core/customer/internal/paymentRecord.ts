@@ -8,7 +8,10 @@
 import * as Schema from "effect/Schema"
 import { PaymentMode } from "../../protocol/messages/Common.ts"
 
-/** The payment the kit stored for an accepted Payment action: mode, intent kind, provider ids and terms. */
+/**
+ * The payment the kit stored for an accepted Payment action: mode, intent kind, provider ids and
+ * terms.
+ */
 export const StoredPayment = Schema.Struct({
   mode: PaymentMode,
   intent: Schema.Literal("payment", "setup"),

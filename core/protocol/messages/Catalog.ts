@@ -90,8 +90,8 @@ export const CatalogOperation = ExactStruct({
 export interface CatalogOperation extends Schema.Schema.Type<typeof CatalogOperation> {}
 
 /**
- * A catalog action: its ids, key and family, safe terms, fixed operation parameters, offer, the evidence that verifies
- * it and its frequency limit.
+ * A catalog action: its ids, key and family, safe terms, fixed operation parameters, offer, the
+ * evidence that verifies it and its frequency limit.
  */
 export const CatalogAction = ExactStruct({
   actionId: Uuid,
@@ -115,8 +115,8 @@ export const CatalogAction = ExactStruct({
 export interface CatalogAction extends Schema.Schema.Type<typeof CatalogAction> {}
 
 /**
- * A catalog decision: the journey it belongs to, the actions and offers it may take, until when, and for which account
- * statuses.
+ * A catalog decision: the journey it belongs to, the actions and offers it may take, until when,
+ * and for which account statuses.
  */
 export const Decision = ExactStruct({
   decisionId: Uuid,

@@ -9,7 +9,10 @@ import { ExecutionRequest } from "./Execution.ts"
 import { HandshakeAck, HandshakeRequest } from "./Handshake.ts"
 import { PaymentObservation, PaymentReconciliationRequest } from "./Reconciliation.ts"
 
-/** The `type` of every connector message: handshake, execution, acknowledgement, reconciliation and completion. */
+/**
+ * The `type` of every connector message: handshake, execution, acknowledgement, reconciliation and
+ * completion.
+ */
 export const MessageType = Schema.Literal(
   ...HandshakeRequest.fields.type.literals,
   ...HandshakeAck.fields.type.literals,
