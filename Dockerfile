@@ -10,7 +10,7 @@
 # No secret is baked in: ACCORD_MASTER_KEY, DATABASE_URL and the bootstrap variables come from the
 # environment at run time (compose.yaml reads them from your shell or an .env file).
 
-ARG NODE_VERSION=20
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
