@@ -1,7 +1,7 @@
 // The Accord service mounted under /accord of an existing Hono app, on the app's own server and
-// port (README "Package entry points"). Storage here is in memory (accord/memory); leave `storage`
+// port (docs/guide-embedding.md, "Package entry points"). Storage here is in memory (accord/memory); leave `storage`
 // out to use PostgreSQL (DATABASE_URL) or embedded PGlite, as the standalone server does.
-// Needs: accord, hono, @hono/node-server, and the peers accord/server names in the README.
+// Needs: accord, hono, @hono/node-server, and the peers accord/server names in docs/guide-embedding.md.
 import { serve } from "@hono/node-server"
 import * as Layer from "effect/Layer"
 import { Hono } from "hono"
