@@ -6,19 +6,14 @@
  * directory itself.
  */
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import { vi } from "vitest"
-import * as Server from "../../../runtimes/Server.ts"
-import { adminKey, configFrom, workspaceId } from "../../support/http.ts"
+import { adminKey, startOnDisk, workspaceId } from "../../support/http.ts"
 import { cliInProcess, processTestTimeout } from "./cli.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
@@ -29,24 +24,6 @@ interface PrintedKey {
   readonly scope: string
   readonly secret: string
 }
-
-const boot = (dataDir: string) =>
-  Effect.gen(function* () {
-    const config = yield* configFrom({
-      ACCORD_DATA_DIR: dataDir,
-      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
-      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey
-    })
-    const address = yield* Server.start(
-      config,
-      NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
-    )
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return `http://127.0.0.1:${address.port}`
-  }).pipe(
-    // Quiet: the server shares the console the in-process CLI's output is read from.
-    Logger.withMinimumLogLevel(LogLevel.None)
-  )
 
 const keysStatus = (base: string, secret: string) =>
   Effect.promise(() =>
@@ -64,10 +41,10 @@ describe("one writer per embedded database: the server and the CLI", () => {
       const pglite = join(dir, "pglite")
 
       const serverScope = yield* Scope.make()
-      const base = yield* boot(dir).pipe(Scope.extend(serverScope))
+      const base = yield* startOnDisk(dir).pipe(Scope.extend(serverScope))
 
       // A second server on the same directory stops at start, naming the one that holds it.
-      const second = yield* Effect.exit(Effect.scoped(boot(dir)))
+      const second = yield* Effect.exit(Effect.scoped(startOnDisk(dir)))
       assert.isTrue(Exit.isFailure(second))
       assert.include(
         String(Exit.isFailure(second) ? second.cause : ""),
@@ -122,7 +99,7 @@ describe("one writer per embedded database: the server and the CLI", () => {
       })
       assert.strictEqual(direct.code, 0, direct.stderr)
       assert.match((JSON.parse(direct.stdout) as PrintedKey).secret, /^acc_ingest_/)
-      const restarted = yield* boot(dir)
+      const restarted = yield* startOnDisk(dir)
       assert.strictEqual(yield* keysStatus(restarted, key.secret), 200)
     }).pipe(Effect.scoped)
   )
