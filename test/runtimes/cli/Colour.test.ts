@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { runCliInProcess } from "./cli.ts"
 
-const escape = "\u001b["
+const ansiEscape = "\u001b["
 
 /** Runs the CLI in process with stdout and stderr reporting `isTTY` as given. */
 const runAs = async (
@@ -32,27 +32,27 @@ describe("accord output colour (in process)", () => {
   it("on a terminal without NO_COLOR, help is styled (the case the others take the escapes out of)", async () => {
     const help = await runAs(["--help"], { tty: true, noColor: undefined })
     assert.strictEqual(help.code, 0)
-    assert.include(help.stdout, escape)
+    assert.include(help.stdout, ansiEscape)
   })
 
   it("NO_COLOR=1 on a terminal: help and a usage error carry no escape", async () => {
     const help = await runAs(["--help"], { tty: true, noColor: "1" })
     assert.strictEqual(help.code, 0)
     assert.include(help.stdout, "USAGE")
-    assert.notInclude(help.stdout + help.stderr, escape)
+    assert.notInclude(help.stdout + help.stderr, ansiEscape)
     const usage = await runAs(["keys", "create"], { tty: true, noColor: "1" })
     assert.strictEqual(usage.code, 2)
     assert.include(usage.stdout + usage.stderr, "--scope")
-    assert.notInclude(usage.stdout + usage.stderr, escape)
+    assert.notInclude(usage.stdout + usage.stderr, ansiEscape)
   })
 
   it("not a TTY (piped), without NO_COLOR: help and a usage error carry no escape", async () => {
     const help = await runAs(["--help"], { tty: false, noColor: undefined })
     assert.strictEqual(help.code, 0)
     assert.include(help.stdout, "USAGE")
-    assert.notInclude(help.stdout + help.stderr, escape)
+    assert.notInclude(help.stdout + help.stderr, ansiEscape)
     const usage = await runAs(["keys", "create"], { tty: false, noColor: undefined })
     assert.strictEqual(usage.code, 2)
-    assert.notInclude(usage.stdout + usage.stderr, escape)
+    assert.notInclude(usage.stdout + usage.stderr, ansiEscape)
   })
 })
