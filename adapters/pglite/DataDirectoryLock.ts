@@ -118,6 +118,16 @@ const holderIsGone = (holder: Holder, path: string): boolean => {
   }
 }
 
+/**
+ * Whether a holder whose lock directory is already gone is still running: `proper-lockfile` removes
+ * its lock directories when its process receives SIGTERM or SIGINT, before that process has drained
+ * and closed the database; its holder file goes only once it has. A live process of this host named
+ * there still writes the directory. (A holder on another host is not judged: its file may be all
+ * that is left of it after its lock went stale.)
+ */
+const stillClosing = (holder: Holder, path: string): boolean =>
+  holder.pid !== undefined && holder.host === hostname() && !holderIsGone(holder, path)
+
 const lockOnce = (paths: ReturnType<typeof lockPaths>, options: LockOptions) =>
   lockfile.lock(paths.path, {
     lockfilePath: paths.lock,
@@ -154,6 +164,10 @@ export const acquire = (
             rmdirSync(paths.lock)
             return lockOnce(paths, options)
           })
+          if (stillClosing(readHolder(paths.holder), paths.path)) {
+            await release()
+            throw Object.assign(new Error("the previous holder is still closing"), { code: "ELOCKED" })
+          }
           heldHere.add(paths.path)
           writeFileSync(paths.holder, JSON.stringify({ pid: process.pid, host: hostname() }))
           return release
@@ -176,8 +190,8 @@ export const acquire = (
 
 /**
  * Who holds the lock on `dataDir` now: `Some` with the holder's pid (when it named itself) while
- * the lock is held, `None` when the directory is free (never locked, released, or abandoned: past
- * `staleMillis`, or its holder on this host is gone).
+ * the lock is held or its holder is still closing, `None` when the directory is free (never locked,
+ * released, or abandoned: past `staleMillis`, or its holder on this host is gone).
  */
 export const holder = (
   dataDir: string,
@@ -195,7 +209,9 @@ export const holder = (
   ).pipe(
     Effect.map((locked) => {
       const named = readHolder(paths.holder)
-      return locked && !holderIsGone(named, paths.path) ? Option.some({ pid: named.pid }) : Option.none()
+      return (locked && !holderIsGone(named, paths.path)) || stillClosing(named, paths.path)
+        ? Option.some({ pid: named.pid })
+        : Option.none()
     })
   )
 }

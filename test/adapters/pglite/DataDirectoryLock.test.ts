@@ -5,7 +5,7 @@
  * is not.
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -135,6 +135,20 @@ describe("DataDirectoryLock", () => {
         assert.deepStrictEqual(yield* DataDirectoryLock.holder(dataDir), Option.some({ pid: process.pid }))
       }),
     60_000
+  )
+
+  it.scoped("a holder whose lock directory went at a signal, still closing, keeps refusing new openers", () =>
+    Effect.gen(function* () {
+      const dataDir = join(yield* tempDir, "pglite")
+      yield* DataDirectoryLock.acquire(dataDir)
+      // what proper-lockfile's exit hook does when this process receives SIGTERM, before it has closed
+      rmdirSync(`${dataDir}.lock`)
+      assert.deepStrictEqual(yield* DataDirectoryLock.holder(dataDir), Option.some({ pid: process.pid }))
+      const refused = yield* Effect.flip(Effect.scoped(DataDirectoryLock.acquire(dataDir)))
+      assert.strictEqual(refused._tag, "DataDirectoryLocked")
+      // and the refused opener left no lock behind
+      assert.isFalse(existsSync(`${dataDir}.lock`))
+    })
   )
 
   it.scoped("a lock held from another host is judged by its age: refused while fresh, taken over once stale", () =>
