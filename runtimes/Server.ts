@@ -177,12 +177,12 @@ const servicesLayer = (
   )
 }
 
-/** The workspace and administrator key of `ACCORD_BOOTSTRAP_*`, when set (created if absent). */
+/** The workspace, administrator key and ingest key of `ACCORD_BOOTSTRAP_*`, when set (created if absent). */
 const bootstrap = (config: AccordConfig.AccordConfig) =>
   Option.match(config.bootstrap, {
     onNone: () => Effect.void,
-    onSome: ({ adminKey, workspaceId }) =>
-      bootstrapWorkspace(workspaceId, adminKey).pipe(
+    onSome: ({ adminKey, ingestKey, workspaceId }) =>
+      bootstrapWorkspace(workspaceId, adminKey, Option.getOrUndefined(ingestKey)).pipe(
         Effect.mapError((error) => new StartupError({ reason: StartupLog.bootstrapFailure(error) })),
         Effect.flatMap((outcome) => StartupLog.log(StartupLog.bootstrapped(workspaceId, outcome)))
       )

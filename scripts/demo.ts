@@ -9,7 +9,8 @@
  * `pending` -> `verified` when the backend's `entitlement_active` event arrives), shows the gate
  * `unlocked`, prints the URLs to look at, and stops both processes with SIGTERM.
  *
- * `--keep` leaves both running until Ctrl-C. `--port N` puts the server on port N. Any failure prints
+ * `--keep` leaves both running until Ctrl-C and prints every key it made (administrator, ingest,
+ * connector secrets, master key) as `export` lines. `--port N` puts the server on port N. Any failure prints
  * the step and the answer and exits 1: never a stack trace, never a secret. Nothing here touches
  * `./.accord-data` or `DATABASE_URL`.
  */
@@ -519,9 +520,17 @@ const main = async (): Promise<number> => {
     return 1
   }
   if (keep) {
-    console.log(`\nBoth processes keep running; Ctrl-C stops them and deletes ${dir}. To use the URLs:`)
-    // A throwaway key of a throwaway database, printed only when asked to keep it running.
+    console.log(`\nBoth processes keep running; Ctrl-C stops them and deletes ${dir}.`)
+    // Every key this run made, all throwaway keys of a throwaway database, printed only when asked
+    // to keep it running: the administrator key for the URLs and the console, the ingest key for
+    // more events, the connector's secrets for `accord customer doctor`, the master key that seals them.
+    console.log("Every key this demo made (they die with it):")
     console.log(`    export ACCORD=${accordUrl} WORKSPACE=${workspaceId} ADMIN_KEY=${adminKey}`)
+    console.log(`    export SERVICE_INGEST_API_KEY=${ingestKey}    # scope ingest: POST /api/events/ingest`)
+    console.log(
+      `    export ACCORD_ACTION_SIGNING_SECRET=${actionSigningSecret} ACCORD_COMPLETION_SECRET=${completionSecret}    # the connector, revision 0`
+    )
+    console.log(`    export ACCORD_MASTER_KEY=${masterKey}    # seals the stored connector secrets`)
     await new Promise(() => {})
   }
   step("Stop both processes (SIGTERM)")

@@ -8,6 +8,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import { randomBytes } from "node:crypto"
+import { stripVTControlCharacters } from "node:util"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -439,8 +440,56 @@ export const accord = (options: CliOptions) =>
   )
 
 /**
+ * Whether a stream may carry colour: only for a person at a terminal, and never with `NO_COLOR`
+ * set to anything but the empty string (no-color.org).
+ */
+export const colourAllowed = (env: NodeJS.ProcessEnv, isTTY: boolean | undefined): boolean =>
+  isTTY === true && (env["NO_COLOR"] === undefined || env["NO_COLOR"] === "")
+
+const plainText = (args: ReadonlyArray<unknown>): Array<unknown> =>
+  args.map((arg) => (typeof arg === "string" ? stripVTControlCharacters(arg) : arg))
+
+/**
+ * The console with ANSI escapes taken out of what goes to a stream that may not carry colour:
+ * `@effect/cli` styles its help and usage errors whatever the stream is.
+ */
+const plainConsole = (inner: Console.Console, plainOut: boolean, plainErr: boolean): Console.Console => {
+  const out = (args: ReadonlyArray<unknown>) => (plainOut ? plainText(args) : args)
+  const err = (args: ReadonlyArray<unknown>) => (plainErr ? plainText(args) : args)
+  return {
+    ...inner,
+    log: (...args) => inner.log(...out(args)),
+    info: (...args) => inner.info(...out(args)),
+    debug: (...args) => inner.debug(...out(args)),
+    error: (...args) => inner.error(...err(args)),
+    warn: (...args) => inner.warn(...err(args)),
+    unsafe: {
+      ...inner.unsafe,
+      log: (...args) => inner.unsafe.log(...out(args)),
+      info: (...args) => inner.unsafe.info(...out(args)),
+      debug: (...args) => inner.unsafe.debug(...out(args)),
+      error: (...args) => inner.unsafe.error(...err(args)),
+      warn: (...args) => inner.unsafe.warn(...err(args))
+    }
+  }
+}
+
+/** Runs `self` with colour only where `colourAllowed` says so, read when it runs. */
+const withColourPolicy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Console.consoleWith((inner) =>
+    Effect.withConsole(
+      self,
+      plainConsole(
+        inner,
+        !colourAllowed(process.env, process.stdout.isTTY),
+        !colourAllowed(process.env, process.stderr.isTTY)
+      )
+    )
+  )
+
+/**
  * Runs the CLI on `argv` (as `process.argv`: runtime and script first) and answers the exit code.
- * Errors are one line on stderr, never a stack trace.
+ * Errors are one line on stderr, never a stack trace. Colour only on a terminal without `NO_COLOR`.
  */
 export const run = (argv: ReadonlyArray<string>, options: CliOptions): Effect.Effect<number> =>
   Command.run(accord(options), { name: "accord", version: options.version })(argv).pipe(
@@ -462,5 +511,6 @@ export const run = (argv: ReadonlyArray<string>, options: CliOptions): Effect.Ef
       const defect = Cause.squash(exit.cause)
       const message = defect instanceof Error ? defect.message : "unexpected failure"
       return Effect.as(Console.error(`accord: internal error: ${oneLine(message)}`), exitCodes.usage)
-    })
+    }),
+    withColourPolicy
   )

@@ -39,6 +39,8 @@ import { isUuid } from "../../core/protocol/Uuid.ts"
 export interface Bootstrap {
   readonly workspaceId: string
   readonly adminKey: Redacted.Redacted<string>
+  /** `ACCORD_BOOTSTRAP_INGEST_KEY`: an ingest key of the workspace, for a backend configured with it. */
+  readonly ingestKey: Option.Option<Redacted.Redacted<string>>
 }
 
 /**
@@ -155,6 +157,7 @@ const raw = Config.all({
   allowInsecureEndpoints: text("ACCORD_ALLOW_INSECURE_ENDPOINTS"),
   bootstrapWorkspaceId: text("ACCORD_BOOTSTRAP_WORKSPACE_ID"),
   bootstrapAdminKey: secret("ACCORD_BOOTSTRAP_ADMIN_KEY"),
+  bootstrapIngestKey: secret("ACCORD_BOOTSTRAP_INGEST_KEY"),
   logLevel: text("LOG_LEVEL"),
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
@@ -402,21 +405,35 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     return false
   }).pipe(Option.map((id) => id.trim().toLowerCase()))
 
-  const adminKey = Option.filter(input.bootstrapAdminKey, (key) => {
-    const value = Redacted.value(key)
-    if (value.length < 32) {
-      problems.push(`ACCORD_BOOTSTRAP_ADMIN_KEY must be at least 32 characters (got ${value.length})`)
-      return false
-    }
-    if (!/^[\x21-\x7e]{32,512}$/.test(value)) {
-      problems.push("ACCORD_BOOTSTRAP_ADMIN_KEY must be at most 512 visible ASCII characters (no spaces)")
-      return false
-    }
-    return true
-  })
+  /** A bootstrap key's secret: 32–512 visible ASCII characters. */
+  const bootstrapSecret = (name: string, given: Option.Option<Redacted.Redacted<string>>) =>
+    Option.filter(given, (key) => {
+      const value = Redacted.value(key)
+      if (value.length < 32) {
+        problems.push(`${name} must be at least 32 characters (got ${value.length})`)
+        return false
+      }
+      if (!/^[\x21-\x7e]{32,512}$/.test(value)) {
+        problems.push(`${name} must be at most 512 visible ASCII characters (no spaces)`)
+        return false
+      }
+      return true
+    })
+  const adminKey = bootstrapSecret("ACCORD_BOOTSTRAP_ADMIN_KEY", input.bootstrapAdminKey)
+  const ingestKey = bootstrapSecret("ACCORD_BOOTSTRAP_INGEST_KEY", input.bootstrapIngestKey)
 
   if (Option.isSome(input.bootstrapWorkspaceId) !== Option.isSome(input.bootstrapAdminKey)) {
     problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY must be set together")
+  }
+  if (Option.isSome(input.bootstrapIngestKey) && Option.isNone(input.bootstrapWorkspaceId)) {
+    problems.push("ACCORD_BOOTSTRAP_INGEST_KEY needs ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY")
+  }
+  if (
+    Option.isSome(ingestKey) &&
+    Option.isSome(adminKey) &&
+    Redacted.value(ingestKey.value) === Redacted.value(adminKey.value)
+  ) {
+    problems.push("ACCORD_BOOTSTRAP_INGEST_KEY must differ from ACCORD_BOOTSTRAP_ADMIN_KEY")
   }
 
   const otlpEndpoint = Option.filter(input.otlpEndpoint, (endpoint) => {
@@ -435,7 +452,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     databaseUrl,
     masterKey,
     allowInsecureEndpoints,
-    bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey })),
+    bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey, ingestKey })),
     logLevel,
     maxBodyBytes,
     rateLimitPerSecond,

@@ -68,6 +68,11 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_BOOTSTRAP_INGEST_KEY",
+    description: "optional: an ingest key of that workspace, at least 32 characters (for a backend given the same)",
+    readBy: "server"
+  },
+  {
     name: "LOG_LEVEL",
     defaultValue: "Info",
     description: "All, Trace, Debug, Info, Warning, Error, Fatal or None",

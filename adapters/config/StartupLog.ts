@@ -125,10 +125,17 @@ export const listening = (config: AccordConfig, masterKey: MasterKey): StartupLi
  */
 export const bootstrapped = (workspaceId: string, outcome: BootstrapOutcome): StartupLines => ({
   info: [
-    `bootstrap: workspace ${workspaceId} ${outcome.workspaceCreated ? "created" : "present"}, admin key ${outcome.adminKey}`
+    `bootstrap: workspace ${workspaceId} ${outcome.workspaceCreated ? "created" : "present"}, admin key ${outcome.adminKey}` +
+      (outcome.ingestKey === undefined ? "" : `, ingest key ${outcome.ingestKey}`)
   ],
-  warnings:
-    outcome.adminKey === "revoked" ? ["bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored"] : []
+  warnings: [
+    ...(outcome.adminKey === "revoked"
+      ? ["bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored"]
+      : []),
+    ...(outcome.ingestKey === "revoked"
+      ? ["bootstrap: ACCORD_BOOTSTRAP_INGEST_KEY was revoked and is not restored"]
+      : [])
+  ]
 })
 
 /**

@@ -18,6 +18,7 @@
  * bytea as `Uint8Array` (`pg`: `Buffer`).
  */
 import { mkdirSync } from "node:fs"
+import { dirname, resolve } from "node:path"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { makeCompiler } from "@effect/sql-pg/PgClient"
 import * as Client from "@effect/sql/SqlClient"
@@ -30,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as DataDirectoryLock from "./DataDirectoryLock.ts"
 
 /** Where the embedded database keeps its data: in memory, or a directory on disk. */
 export interface PgliteClientConfig {
@@ -48,6 +50,8 @@ export interface PgliteClientConfig {
    */
   readonly transformQueryNames?: ((str: string) => string) | undefined
   readonly transformJson?: boolean | undefined
+  /** How the data directory's lock (taken when `dataDir` is a path) judges an abandoned holder. */
+  readonly lock?: DataDirectoryLock.LockOptions | undefined
 }
 
 /** An `@effect/sql` `SqlClient` over embedded PGlite (one session, so statements take turns). */
@@ -135,6 +139,18 @@ export const make = (
 ): Effect.Effect<PgliteClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function* () {
     const session = yield* Effect.makeSemaphore(1)
+    // One writer per data directory: the lock is taken before PGlite reads the directory and,
+    // as a finalizer registered first, released only after PGlite has closed and written it back.
+    if (isPath(config.dataDir)) {
+      const dataDir = config.dataDir
+      yield* Effect.try({
+        try: () => mkdirSync(dirname(resolve(dataDir)), { recursive: true }),
+        catch: toSqlError("PgliteClient: failed to create the data directory's parent")
+      })
+      yield* DataDirectoryLock.acquire(dataDir, config.lock).pipe(
+        Effect.mapError((error) => new SqlError({ cause: error, message: error.message }))
+      )
+    }
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {

@@ -107,57 +107,79 @@ export const issue = (input: {
     return { record, secret }
   })
 
+/** The scopes a key can be bootstrapped with: the administrator's, and one ingest key for a backend. */
+export type BootstrapScope = "admin" | "ingest"
+
 /**
- * The bootstrap key's secret is already used by a different key (another workspace or scope).
+ * A bootstrap key's secret is already used by a different key (another workspace or scope).
  */
-export class BootstrapKeyConflict extends Schema.TaggedError<BootstrapKeyConflict>()("BootstrapKeyConflict", {}) {
+export class BootstrapKeyConflict extends Schema.TaggedError<BootstrapKeyConflict>()("BootstrapKeyConflict", {
+  scope: Schema.Literal("admin", "ingest")
+}) {
   override get message(): string {
-    return "ACCORD_BOOTSTRAP_ADMIN_KEY is already registered as a different key (another workspace or scope)"
+    return `ACCORD_BOOTSTRAP_${this.scope.toUpperCase()}_KEY is already registered as a different key (another workspace or scope)`
   }
 }
 
 /**
- * What bootstrapping did: `created` the key, found it `present`, or found it `revoked` (a revoked
- * key is never brought back by a restart: an administrator revoked it on purpose).
+ * What bootstrapping did with a key: `created` it, found it `present`, or found it `revoked` (a
+ * revoked key is never brought back by a restart: an administrator revoked it on purpose).
+ */
+export type BootstrapKeyOutcome = "created" | "present" | "revoked"
+
+/**
+ * What bootstrapping did; `ingestKey` only when one was asked for.
  */
 export interface BootstrapOutcome {
   readonly workspaceCreated: boolean
-  readonly adminKey: "created" | "present" | "revoked"
+  readonly adminKey: BootstrapKeyOutcome
+  readonly ingestKey?: BootstrapKeyOutcome
 }
 
-/**
- * Ensures the workspace exists and that `adminKey` is one of its administrator keys, by hash.
- * Idempotent: running it again changes nothing.
- */
-export const bootstrapWorkspace = (
+/** Ensures `secret` is a key of `scope` in the workspace, by hash. */
+const bootstrapKey = (
   workspaceId: string,
-  adminKey: Redacted.Redacted<string>
-): Effect.Effect<BootstrapOutcome, StorageError | BootstrapKeyConflict, ApiKeyStore | Crypto> =>
+  secret: Redacted.Redacted<string>,
+  scope: BootstrapScope,
+  now: number
+): Effect.Effect<BootstrapKeyOutcome, StorageError | BootstrapKeyConflict, ApiKeyStore | Crypto> =>
   Effect.gen(function* () {
     const store = yield* ApiKeyStore
-    const now = yield* Clock.currentTimeMillis
-    const workspaceCreated = yield* store.ensureWorkspace(workspaceId, now)
-    const secretHash = yield* hashSecret(adminKey)
+    const secretHash = yield* hashSecret(secret)
+    const judge = (found: Option.Option<ApiKeyRecord>) =>
+      Option.isSome(found) && found.value.workspaceId === workspaceId && found.value.scope === scope
+        ? Effect.succeed(found.value.revokedAt === null ? ("present" as const) : ("revoked" as const))
+        : Effect.fail(new BootstrapKeyConflict({ scope }))
     const existing = yield* store.findByHash(secretHash)
-    if (Option.isSome(existing)) {
-      const key = existing.value
-      if (key.workspaceId !== workspaceId || key.scope !== "admin") return yield* new BootstrapKeyConflict()
-      return { workspaceCreated, adminKey: key.revokedAt === null ? "present" : "revoked" } as const
-    }
+    if (Option.isSome(existing)) return yield* judge(existing)
     const record: ApiKeyRecord = {
       id: yield* randomUuid,
       workspaceId,
-      scope: "admin",
+      scope,
       name: "bootstrap",
       secretHash,
       createdAt: now,
       revokedAt: null
     }
-    if (yield* store.create(record)) return { workspaceCreated, adminKey: "created" } as const
+    if (yield* store.create(record)) return "created" as const
     // Another process bootstrapped concurrently with the same key: judge what it stored.
-    const raced = yield* store.findByHash(secretHash)
-    if (Option.isSome(raced) && raced.value.workspaceId === workspaceId && raced.value.scope === "admin") {
-      return { workspaceCreated, adminKey: raced.value.revokedAt === null ? "present" : "revoked" } as const
-    }
-    return yield* new BootstrapKeyConflict()
+    return yield* judge(yield* store.findByHash(secretHash))
+  })
+
+/**
+ * Ensures the workspace exists, that `adminKey` is one of its administrator keys and, when given,
+ * that `ingestKey` is one of its ingest keys, by hash. Idempotent: running it again changes nothing.
+ */
+export const bootstrapWorkspace = (
+  workspaceId: string,
+  adminKey: Redacted.Redacted<string>,
+  ingestKey?: Redacted.Redacted<string>
+): Effect.Effect<BootstrapOutcome, StorageError | BootstrapKeyConflict, ApiKeyStore | Crypto> =>
+  Effect.gen(function* () {
+    const store = yield* ApiKeyStore
+    const now = yield* Clock.currentTimeMillis
+    const workspaceCreated = yield* store.ensureWorkspace(workspaceId, now)
+    const admin = yield* bootstrapKey(workspaceId, adminKey, "admin", now)
+    if (ingestKey === undefined) return { workspaceCreated, adminKey: admin }
+    return { workspaceCreated, adminKey: admin, ingestKey: yield* bootstrapKey(workspaceId, ingestKey, "ingest", now) }
   })

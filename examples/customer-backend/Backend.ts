@@ -146,7 +146,7 @@ const parseUrl = (value: string): URL | null => {
 const loopbackHost = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
 
 /**
- * Reads the configuration the README documents. Refuses to start with every problem at once, one
+ * Reads the configuration docs/guide-customer-backends.md documents. Refuses to start with every problem at once, one
  * line each, naming the variable and never repeating its value.
  */
 export const configFromEnv = (env: Record<string, string | undefined>): BackendConfig => {

@@ -1,8 +1,8 @@
 // The Accord service mounted under /accord of an existing Express app, on the app's own server and
-// port (README "Package entry points"). Mount it before any body parser: the service reads and
+// port (docs/guide-embedding.md, "Package entry points"). Mount it before any body parser: the service reads and
 // verifies raw request bodies itself. Storage here is in memory (accord/memory); leave `storage` out
 // to use PostgreSQL (DATABASE_URL) or embedded PGlite, as the standalone server does.
-// Needs: accord, express, and the peers accord/server names in the README.
+// Needs: accord, express, and the peers accord/server names in docs/guide-embedding.md.
 import express from "express"
 import * as Layer from "effect/Layer"
 import * as Memory from "accord/memory"

@@ -1,9 +1,9 @@
 // The Accord service mounted under /accord of an existing Hono app, on the app's own server and
-// port (README "Package entry points"). Storage here is in memory (accord/memory); leave `storage`
+// port (docs/guide-embedding.md, "Package entry points"). Storage here is in memory (accord/memory); leave `storage`
 // out to use PostgreSQL (DATABASE_URL) or embedded PGlite, as the standalone server does.
 // Runs as it is on Node (`node main.mjs`), Bun and Deno (`deno run -A main.mjs`): the app is served
 // by the runtime's own server, as Hono's adapters do (`@hono/node-server` on Node only).
-// Needs: accord, hono, @hono/node-server (Node), and the peers accord/server names in the README.
+// Needs: accord, hono, @hono/node-server (Node), and the peers accord/server names in docs/guide-embedding.md.
 import * as Layer from "effect/Layer"
 import { Hono } from "hono"
 import * as Memory from "accord/memory"

@@ -70,6 +70,61 @@ describe("npm run demo", () => {
   )
 
   it(
+    "--keep leaves both running and prints every key it made, each of which works; Ctrl-C stops both",
+    async () => {
+      const npm = spawn("npm", ["run", "demo", "--silent", "--", "--keep"], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...envWithoutDatabase(), NO_COLOR: "1" }
+      })
+      let output = ""
+      npm.stderr.on("data", (chunk) => (output += chunk))
+      const exited = new Promise<number | null>((resolve) => npm.once("exit", resolve))
+      try {
+        await new Promise<void>((resolve, reject) => {
+          npm.stdout.on("data", (chunk) => {
+            output += chunk
+            if (/MASTER_KEY=\S+/.test(output)) resolve()
+          })
+          void exited.then((code) => reject(new Error(`the demo exited (${code}) before keeping:\n${output}`)))
+        })
+        const exported = (name: string) => new RegExp(`\\b${name}=(\\S+)`).exec(output)?.[1]
+        const accord = exported("ACCORD")!
+        const workspace = exported("WORKSPACE")!
+        const adminKey = exported("ADMIN_KEY")!
+        const ingestKey = exported("SERVICE_INGEST_API_KEY")!
+        assert.match(adminKey, /^demo_admin_/, output)
+        assert.match(ingestKey, /^acc_ingest_/, output)
+        assert.match(exported("ACCORD_ACTION_SIGNING_SECRET") ?? "", /^[0-9a-f]{64}$/, output)
+        assert.match(exported("ACCORD_COMPLETION_SECRET") ?? "", /^[0-9a-f]{64}$/, output)
+        assert.strictEqual(Buffer.from(exported("ACCORD_MASTER_KEY") ?? "", "base64").length, 32, output)
+
+        const events = await fetch(`${accord}/api/admin/v1/workspaces/${workspace}/events`, {
+          headers: { authorization: `Bearer ${adminKey}` }
+        })
+        assert.strictEqual(events.status, 200)
+        const ingested = await fetch(`${accord}/api/events/ingest`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ingestKey}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            event_name: "user_logged_in",
+            account_id: "acct_demo_1",
+            user_id: "user_8",
+            semantic_type: "login",
+            timestamp: new Date().toISOString()
+          })
+        })
+        assert.strictEqual(ingested.status, 202, await ingested.text())
+      } finally {
+        npm.kill("SIGINT")
+      }
+      assert.strictEqual(await exited, 0, output)
+      assert.match(output, /stopped; temporary data deleted/, output)
+    },
+    demoTimeout
+  )
+
+  it(
     "a failing step (the server's port is taken) exits 1 naming the step and the answer",
     async () => {
       // Takes the port and drops every connection (an unread socket would keep `close` waiting).

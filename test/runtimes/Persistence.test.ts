@@ -3,29 +3,11 @@
  * disk.
  */
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Server from "../../runtimes/Server.ts"
-import { adminKey, configFrom, workspaceId } from "../support/http.ts"
-
-const boot = (dataDir: string) =>
-  Effect.gen(function* () {
-    const config = yield* configFrom({
-      ACCORD_DATA_DIR: dataDir,
-      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
-      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey
-    })
-    const address = yield* Server.start(
-      config,
-      NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
-    )
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return `http://127.0.0.1:${address.port}`
-  })
+import { adminKey, startOnDisk, workspaceId } from "../support/http.ts"
 
 const keysUrl = (base: string) => `${base}/api/admin/v1/workspaces/${workspaceId}/api-keys`
 
@@ -38,7 +20,7 @@ describe("default SQL storage", () => {
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
         const secret = yield* Effect.scoped(
           Effect.gen(function* () {
-            const base = yield* boot(dir)
+            const base = yield* startOnDisk(dir)
             const created = yield* Effect.promise(() =>
               fetch(keysUrl(base), {
                 method: "POST",
@@ -51,7 +33,7 @@ describe("default SQL storage", () => {
         )
         const status = yield* Effect.scoped(
           Effect.gen(function* () {
-            const base = yield* boot(dir)
+            const base = yield* startOnDisk(dir)
             return yield* Effect.promise(() =>
               fetch(keysUrl(base), { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status)
             )

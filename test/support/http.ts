@@ -11,6 +11,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import * as AccordConfig from "../../adapters/config/AccordConfig.ts"
 import * as NodeServer from "../../adapters/http/NodeServer.ts"
@@ -72,6 +73,28 @@ export const startServer = (options?: {
     return { url: `http://127.0.0.1:${address.port}`, store, logs }
   }).pipe(Effect.orDie, Effect.locally(FiberRef.currentLoggers, HashSet.make(capture)))
 }
+
+/**
+ * Starts the real server composition on its default storage, PGlite in `dataDir` on disk, with the
+ * test's bootstrap workspace and admin key, quietly (no log lines: a test may read the console);
+ * answers its base URL. Closing the scope stops it and releases the data directory.
+ */
+export const startOnDisk = (
+  dataDir: string
+): Effect.Effect<string, Server.StartupError | AccordConfig.InvalidConfig, Scope.Scope> =>
+  Effect.gen(function* () {
+    const config = yield* configFrom({
+      ACCORD_DATA_DIR: dataDir,
+      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
+      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey
+    })
+    const address = yield* Server.start(
+      config,
+      NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
+    )
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return `http://127.0.0.1:${address.port}`
+  }).pipe(Logger.withMinimumLogLevel(LogLevel.None))
 
 export interface Reply {
   readonly status: number

@@ -71,6 +71,7 @@ describe("AccordConfig.load", () => {
       assert.deepStrictEqual(Redacted.value(Option.getOrThrow(config.masterKey)), new Uint8Array(32).fill(7))
       assert.isTrue(config.allowInsecureEndpoints)
       assert.strictEqual(Option.getOrThrow(config.bootstrap).workspaceId, "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11")
+      assert.isTrue(Option.isNone(Option.getOrThrow(config.bootstrap).ingestKey))
       assert.strictEqual(config.logLevel, LogLevel.Debug)
       assert.strictEqual(config.maxBodyBytes, 1024)
       // Secrets stay redacted when printed.
@@ -108,6 +109,29 @@ describe("AccordConfig.load", () => {
       "a bootstrap workspace without its key",
       { ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11" },
       "ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY must be set together"
+    ],
+    [
+      "a bootstrap ingest key without a bootstrap workspace",
+      { ACCORD_BOOTSTRAP_INGEST_KEY: "i".repeat(40) },
+      "ACCORD_BOOTSTRAP_INGEST_KEY needs ACCORD_BOOTSTRAP_WORKSPACE_ID and ACCORD_BOOTSTRAP_ADMIN_KEY"
+    ],
+    [
+      "a short bootstrap ingest key",
+      {
+        ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11",
+        ACCORD_BOOTSTRAP_ADMIN_KEY: "k".repeat(40),
+        ACCORD_BOOTSTRAP_INGEST_KEY: "short-ingest-key"
+      },
+      "ACCORD_BOOTSTRAP_INGEST_KEY must be at least 32 characters (got 16)"
+    ],
+    [
+      "a bootstrap ingest key equal to the admin key",
+      {
+        ACCORD_BOOTSTRAP_WORKSPACE_ID: "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11",
+        ACCORD_BOOTSTRAP_ADMIN_KEY: "same-key-for-both-".repeat(3),
+        ACCORD_BOOTSTRAP_INGEST_KEY: "same-key-for-both-".repeat(3)
+      },
+      "ACCORD_BOOTSTRAP_INGEST_KEY must differ from ACCORD_BOOTSTRAP_ADMIN_KEY"
     ],
     [
       "a DATABASE_URL that is not PostgreSQL",

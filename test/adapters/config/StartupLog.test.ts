@@ -61,11 +61,21 @@ describe("StartupLog", () => {
       info: [`bootstrap: workspace ${workspace} present, admin key revoked`],
       warnings: ["bootstrap: ACCORD_BOOTSTRAP_ADMIN_KEY was revoked and is not restored"]
     })
+    assert.deepStrictEqual(
+      StartupLog.bootstrapped(workspace, { workspaceCreated: false, adminKey: "present", ingestKey: "revoked" }),
+      {
+        info: [`bootstrap: workspace ${workspace} present, admin key present, ingest key revoked`],
+        warnings: ["bootstrap: ACCORD_BOOTSTRAP_INGEST_KEY was revoked and is not restored"]
+      }
+    )
     assert.strictEqual(
       StartupLog.bootstrapFailure(new StorageError({ operation: "x", message: "down" })),
       "bootstrap: down"
     )
-    assert.strictEqual(StartupLog.bootstrapFailure(new BootstrapKeyConflict()), new BootstrapKeyConflict().message)
+    assert.strictEqual(
+      StartupLog.bootstrapFailure(new BootstrapKeyConflict({ scope: "admin" })),
+      new BootstrapKeyConflict({ scope: "admin" }).message
+    )
   })
 
   it("explains a failed start in plain lines", () => {

@@ -72,6 +72,30 @@ describe("start", () => {
       assert.isTrue(logs.some((line) => line.includes("bootstrap: workspace") && line.includes("admin key created")))
     })
   )
+
+  it.scopedLive("ACCORD_BOOTSTRAP_INGEST_KEY is an ingest key of the workspace from the start, and only that", () =>
+    Effect.gen(function* () {
+      const ingestKey = "bootstrap-ingest-key-for-the-backend-0123456789"
+      const { logs, url } = yield* startServer({ env: { ACCORD_BOOTSTRAP_INGEST_KEY: ingestKey } })
+      assert.isTrue(logs.some((line) => line.includes("admin key created, ingest key created")))
+      assert.isFalse(logs.some((line) => line.includes(ingestKey)))
+      const accepted = yield* request(`${url}/api/events/ingest`, {
+        method: "POST",
+        headers: jsonHeaders(ingestKey),
+        body: JSON.stringify({
+          event_name: "account_created",
+          account_id: "acct_bootstrap_1",
+          timestamp: new Date().toISOString(),
+          properties: { plan: "pro" }
+        })
+      })
+      assert.strictEqual(accepted.status, 202, accepted.text)
+      const admin = yield* request(`${url}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
+        headers: bearer(ingestKey)
+      })
+      assert.strictEqual(admin.status, 403)
+    })
+  )
 })
 
 describe("admin API keys", () => {

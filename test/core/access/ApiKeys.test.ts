@@ -14,6 +14,7 @@ import { randomUuid } from "../../../core/protocol/Uuid.ts"
 
 const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
 const adminKey = Redacted.make("bootstrap-admin-key-0123456789abcdef")
+const ingestKey = Redacted.make("bootstrap-ingest-key-0123456789abcdef")
 const layer = () => Layer.merge(MemoryApiKeyStore.layerMemory, NodeCrypto.layer)
 
 describe("ApiKeys", () => {
@@ -53,6 +54,33 @@ describe("ApiKeys", () => {
       assert.strictEqual(keys.length, 1)
       assert.strictEqual(keys[0]!.scope, "admin")
       assert.strictEqual(keys[0]!.secretHash, yield* hashSecret(adminKey))
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("bootstrap with an ingest key creates it once in the workspace, beside the admin key", () =>
+    Effect.gen(function* () {
+      const first = yield* bootstrapWorkspace(workspaceId, adminKey, ingestKey)
+      assert.deepStrictEqual(first, { workspaceCreated: true, adminKey: "created", ingestKey: "created" })
+      const again = yield* bootstrapWorkspace(workspaceId, adminKey, ingestKey)
+      assert.deepStrictEqual(again, { workspaceCreated: false, adminKey: "present", ingestKey: "present" })
+      const store = yield* ApiKeyStore.ApiKeyStore
+      const ingest = Option.getOrThrow(yield* store.findByHash(yield* hashSecret(ingestKey)))
+      assert.strictEqual(ingest.scope, "ingest")
+      assert.strictEqual(ingest.workspaceId, workspaceId)
+      assert.strictEqual((yield* store.list(workspaceId)).length, 2)
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("bootstrap refuses an ingest key whose secret is another scope's key", () =>
+    Effect.gen(function* () {
+      yield* bootstrapWorkspace(workspaceId, adminKey)
+      // the admin key's secret given as the ingest key: registered, but as an admin key
+      const result = yield* Effect.either(bootstrapWorkspace(workspaceId, ingestKey, adminKey))
+      assert.isTrue(Either.isLeft(result) && result.left._tag === "BootstrapKeyConflict")
+      assert.strictEqual(
+        Either.isLeft(result) ? result.left.message : "",
+        "ACCORD_BOOTSTRAP_INGEST_KEY is already registered as a different key (another workspace or scope)"
+      )
     }).pipe(Effect.provide(layer()))
   )
 

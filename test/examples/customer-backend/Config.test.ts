@@ -1,5 +1,5 @@
 /**
- * The reference backend's configuration (`configFromEnv`): every variable the README documents,
+ * The reference backend's configuration (`configFromEnv`): every variable docs/guide-customer-backends.md documents,
  * its default, and the refusal of bad values with one problem per variable that never repeats a
  * value.
  */
