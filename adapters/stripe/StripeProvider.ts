@@ -19,8 +19,10 @@ import { createRequire } from "node:module"
 import type Stripe from "stripe"
 import {
   type AccountView,
+  type ChangedSubscription,
   type ChargeView,
   type CreatedSubscription,
+  type InvoicePayment,
   type InvoiceView,
   type Metadata,
   type PaymentIntentView,
@@ -141,16 +143,48 @@ const invoicePayment = (o: Json): { readonly paymentIntentId: string | null; rea
   }
 }
 
+/** The subscription metadata snapshot on an invoice: `parent.subscription_details.metadata` (older: `subscription_details.metadata`). */
+const invoiceSubscriptionMetadata = (o: Json): Metadata => {
+  const parent = typeof o.parent === "object" && o.parent !== null ? (o.parent as Json) : o
+  const details =
+    typeof parent.subscription_details === "object" && parent.subscription_details !== null
+      ? (parent.subscription_details as Json)
+      : undefined
+  return metadataOf(details?.metadata)
+}
+
 const invoiceView = (o: Json): InvoiceView => ({
   id: str(o.id) ?? "",
   subscriptionId: invoiceSubscription(o),
   status: str(o.status) ?? "unknown",
   billingReason: str(o.billing_reason),
   amountPaidMinor: num(o.amount_paid),
+  amountDueMinor: num(o.amount_due),
   currency: str(o.currency) ?? "",
+  customerId: idOf(o.customer),
+  metadata: metadataOf(o.metadata),
+  subscriptionMetadata: invoiceSubscriptionMetadata(o),
   ...invoicePayment(o),
   livemode: o.livemode === true
 })
+
+/** A subscription's items (`items.data`). */
+const subscriptionItems = (o: Json): ReadonlyArray<Json> => {
+  const items = typeof o.items === "object" && o.items !== null ? (o.items as Json) : undefined
+  return Array.isArray(items?.data)
+    ? (items.data as ReadonlyArray<unknown>).filter((x): x is Json => typeof x === "object" && x !== null)
+    : []
+}
+
+/** The client secret of the intent that collects an invoice (`confirmation_secret`), and that intent's id. */
+const invoiceConfirmation = (o: Json): { readonly intentId: string | null; readonly clientSecret: string | null } => {
+  const clientSecret =
+    typeof o.confirmation_secret === "object" && o.confirmation_secret !== null
+      ? str((o.confirmation_secret as Json).client_secret)
+      : null
+  // A payment intent's client secret is `{intent id}_secret_{…}`.
+  return { intentId: clientSecret === null ? null : (clientSecret.split("_secret_")[0] ?? null), clientSecret }
+}
 
 const subscriptionView = (o: Json): SubscriptionView => ({
   id: str(o.id) ?? "",
@@ -159,6 +193,11 @@ const subscriptionView = (o: Json): SubscriptionView => ({
   latestInvoiceId: idOf(o.latest_invoice),
   defaultPaymentMethodId: idOf(o.default_payment_method),
   trialEnd: typeof o.trial_end === "number" ? o.trial_end : null,
+  priceIds: subscriptionItems(o).flatMap((item) => {
+    const price = idOf(item.price)
+    return price === null ? [] : [price]
+  }),
+  pendingUpdate: typeof o.pending_update === "object" && o.pending_update !== null,
   livemode: o.livemode === true,
   metadata: metadataOf(o.metadata)
 })
@@ -355,11 +394,8 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
           }
           const invoice =
             typeof o.latest_invoice === "object" && o.latest_invoice !== null ? (o.latest_invoice as Json) : {}
-          const confirmation =
-            typeof invoice.confirmation_secret === "object" && invoice.confirmation_secret !== null
-              ? str((invoice.confirmation_secret as Json).client_secret)
-              : null
-          if (confirmation === null) {
+          const { clientSecret: confirmation, intentId } = invoiceConfirmation(invoice)
+          if (confirmation === null || intentId === null) {
             return Effect.fail(
               new PaymentProviderError({
                 operation: "create_subscription",
@@ -368,11 +404,81 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
               })
             )
           }
-          // A payment intent's client secret is `{intent id}_secret_{…}`.
-          const intentId = confirmation.split("_secret_")[0] ?? ""
           return Effect.succeed({ subscription, intent: "payment", intentId, clientSecret: confirmation })
         }
       ),
+    changeSubscription: ({ idempotencyKey, metadata, priceId, proration, subscriptionId }) =>
+      Effect.gen(function* () {
+        const current = yield* call(
+          "retrieve_subscription",
+          () => stripe.subscriptions.retrieve(subscriptionId, {}, requestOptions()),
+          (o) => o
+        )
+        const [item, ...others] = subscriptionItems(current)
+        // Only a subscription of one item has one obvious item to move to the new price.
+        if (item === undefined || others.length > 0 || str(item.id) === null) {
+          return yield* new PaymentProviderError({
+            operation: "update_subscription",
+            reason: "refused",
+            code: "not_one_item"
+          })
+        }
+        const updated = yield* call(
+          "update_subscription",
+          () =>
+            stripe.subscriptions.update(
+              subscriptionId,
+              {
+                items: [{ id: str(item.id)!, price: priceId }],
+                proration_behavior: proration,
+                // Applied only once its invoice is paid: an unpaid change never takes effect.
+                payment_behavior: "pending_if_incomplete",
+                metadata: { ...metadata },
+                expand: ["latest_invoice.confirmation_secret"]
+              },
+              requestOptions(idempotencyKey)
+            ),
+          (o) => o
+        )
+        const invoice =
+          typeof updated.latest_invoice === "object" && updated.latest_invoice !== null
+            ? (updated.latest_invoice as Json)
+            : undefined
+        // The proration invoice this change made, when it made one (the previous latest invoice is not).
+        const made =
+          invoice !== undefined && str(invoice.billing_reason) === "subscription_update" ? invoice : undefined
+        const confirmation = made === undefined ? { intentId: null, clientSecret: null } : invoiceConfirmation(made)
+        if (made !== undefined) {
+          yield* call(
+            "update_invoice",
+            () =>
+              stripe.invoices.update(
+                str(made.id)!,
+                { metadata: { ...metadata } },
+                requestOptions(`${idempotencyKey}:invoice`)
+              ),
+            (o) => o
+          )
+        }
+        return {
+          subscription: subscriptionView(updated),
+          invoiceId: made === undefined ? null : str(made.id),
+          ...confirmation
+        } satisfies ChangedSubscription
+      }),
+    retrieveInvoicePayment: (invoiceId) =>
+      call(
+        "retrieve_invoice",
+        () => stripe.invoices.retrieve(invoiceId, { expand: ["confirmation_secret"] }, requestOptions()),
+        (o): InvoicePayment => ({ invoice: invoiceView(o), ...invoiceConfirmation(o) })
+      ),
+    bindInvoice: ({ idempotencyKey, invoiceId, metadata }) =>
+      call(
+        "update_invoice",
+        () => stripe.invoices.update(invoiceId, { metadata: { ...metadata } }, requestOptions(idempotencyKey)),
+        invoiceView
+      ),
+    voidInvoice: (id) => call("void_invoice", () => stripe.invoices.voidInvoice(id, {}, requestOptions()), invoiceView),
     retrievePaymentIntent: (id) =>
       call(
         "retrieve_payment_intent",

@@ -33,7 +33,13 @@ import type { ClaimedExecution } from "./ClaimedExecution.ts"
 import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
 import { providerReferenceOf, type StoredPayment } from "./internal/paymentRecord.ts"
 import { readPaymentState } from "./internal/paymentState.ts"
-import { metadataKeys, type Metadata, PaymentProviderError, type PaymentProviderService } from "./PaymentProvider.ts"
+import {
+  metadataKeys,
+  type Metadata,
+  PaymentProviderError,
+  type PaymentProviderService,
+  type ProrationBehavior
+} from "./PaymentProvider.ts"
 import { type PaymentReaderService, type PaymentReading, unknownReading } from "./Reconciliation.ts"
 
 /**
@@ -66,6 +72,24 @@ export type PaymentPlan =
       readonly customerId: string
       readonly priceId: string
       readonly trialDays?: number | null
+    }
+  | {
+      /** The account's subscription moved to `priceId`, prorated as `proration` (default `always_invoice`). */
+      readonly mode: "existing_subscription_change"
+      readonly subscriptionId: string
+      readonly priceId: string
+      readonly proration?: ProrationBehavior
+    }
+  | {
+      /**
+       * The account's open invoice paid. The host states the amount and currency it expects to
+       * collect: an invoice that no longer asks for exactly that is not offered (`payment_not_offered`),
+       * one that is no longer open is `nothing_to_recover`.
+       */
+      readonly mode: "recover_payment"
+      readonly invoiceId: string
+      readonly amountMinor: number
+      readonly currency: string
     }
 
 export interface PaymentSettings {
@@ -100,7 +124,12 @@ export const defaultContinuationMillis = 50 * 60_000
 export type PreparedPayment =
   | { readonly _tag: "NotPayment" }
   | { readonly _tag: "Rejected"; readonly errorCode: string }
-  | { readonly _tag: "Prepared"; readonly payment: StoredPayment; readonly continuation: PaymentContinuation }
+  | {
+      readonly _tag: "Prepared"
+      readonly payment: StoredPayment
+      /** Absent when nothing is to be paid now (a subscription change that owes nothing): accepted as is. */
+      readonly continuation: PaymentContinuation | undefined
+    }
 
 /**
  * The claim's payment hooks (used by `internal/executionClaim.ts`).
@@ -125,7 +154,7 @@ const metadataOf = (request: ExecutionRequest): Metadata => ({
 })
 
 const isPlanValid = (plan: PaymentPlan): boolean =>
-  plan.mode !== "one_time_purchase" ||
+  (plan.mode !== "one_time_purchase" && plan.mode !== "recover_payment") ||
   (Number.isSafeInteger(plan.amountMinor) && plan.amountMinor > 0 && /^[a-z]{3}$/.test(plan.currency))
 
 /**
@@ -242,6 +271,56 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             continuation: continuationOf(created.intent, created.clientSecret, expiresAt)
           } as const
         }
+        case "existing_subscription_change": {
+          const changed = yield* provider.changeSubscription({
+            subscriptionId: chosen.subscriptionId,
+            priceId: chosen.priceId,
+            proration: chosen.proration ?? "always_invoice",
+            metadata,
+            idempotencyKey
+          })
+          return {
+            _tag: "Prepared",
+            payment: {
+              ...base,
+              intent: "payment",
+              intentId: changed.intentId,
+              subscriptionId: changed.subscription.id,
+              // The proration invoice is the one this action pays; none when nothing is owed now.
+              initialInvoiceId: changed.invoiceId,
+              customerId: changed.subscription.customerId,
+              amountMinor: null,
+              currency: null
+            },
+            continuation:
+              changed.clientSecret === null ? undefined : continuationOf("payment", changed.clientSecret, expiresAt)
+          } as const
+        }
+        case "recover_payment": {
+          const found = yield* provider.retrieveInvoicePayment(chosen.invoiceId)
+          const invoice = found.invoice
+          if (invoice.status !== "open" || found.clientSecret === null || found.intentId === null)
+            return { _tag: "Rejected", errorCode: "nothing_to_recover" } as const
+          // The amount binding: the invoice still asks for exactly what the host means to collect.
+          if (invoice.amountDueMinor !== chosen.amountMinor || invoice.currency.toLowerCase() !== chosen.currency)
+            return { _tag: "Rejected", errorCode: "payment_not_offered" } as const
+          // The invoice carries this action's bindings, so its events reach this action.
+          yield* provider.bindInvoice({ invoiceId: invoice.id, metadata, idempotencyKey })
+          return {
+            _tag: "Prepared",
+            payment: {
+              ...base,
+              intent: "payment",
+              intentId: found.intentId,
+              subscriptionId: invoice.subscriptionId,
+              initialInvoiceId: invoice.id,
+              customerId: invoice.customerId,
+              amountMinor: chosen.amountMinor,
+              currency: chosen.currency
+            },
+            continuation: continuationOf("payment", found.clientSecret, expiresAt)
+          } as const
+        }
       }
     })
 
@@ -249,7 +328,7 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const expiresAt = parseTimestamp(payment.expiresAt)
-      if (expiresAt === undefined || expiresAt <= now) return Option.none()
+      if (expiresAt === undefined || expiresAt <= now || payment.intentId === null) return Option.none()
       const clientSecret =
         payment.intent === "setup"
           ? (yield* provider.retrieveSetupIntent(payment.intentId)).clientSecret
