@@ -118,7 +118,7 @@ describe("reference backend: every payment family against the fake Stripe API", 
         yield* deliver("invoice.paid", fake.objects.get(proration!.id as string)!)
         yield* deliver("customer.subscription.updated", subscription!)
         yield* verified(changed)
-        // A refund of the initial invoice's charge still reaches the subscription's own action, not the change.
+        // From here on, nothing may reach the subscription's own action.
         const subscribedHistory = (yield* actionStatus(service, subscribed)).history.length
 
         // 3. A renewal of 49.00 usd declined: the subscription past due, its invoice open.
