@@ -29,7 +29,12 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ObservationOutcome, PaymentObservation } from "../../protocol/messages/Reconciliation.ts"
 import { SubscriptionState } from "../../protocol/messages/Reconciliation.ts"
-import { metadataKeys, type PaymentProviderError, type PaymentProviderService } from "../PaymentProvider.ts"
+import {
+  type InvoiceView,
+  metadataKeys,
+  type PaymentProviderError,
+  type PaymentProviderService
+} from "../PaymentProvider.ts"
 import { providerReferenceOf, type StoredPayment } from "./paymentRecord.ts"
 
 export interface PaymentState {
@@ -80,6 +85,28 @@ export const chargeMismatch = (
         : null
 
 /**
+ * An invoice's payment: its intent (named by the invoice, else `offeredIntentId`, the one the kit
+ * offered) and the charge that paid it, where refunds show. Nothing counts as charged until the
+ * invoice is paid; the amount is the charge's, else the invoice's `amount_paid`.
+ */
+const invoicePayment = (
+  provider: PaymentProviderService,
+  invoice: InvoiceView | null,
+  offeredIntentId: string | null
+) =>
+  Effect.gen(function* () {
+    const intentId = invoice?.paymentIntentId ?? offeredIntentId
+    const intent = intentId === null ? null : yield* provider.retrievePaymentIntent(intentId)
+    const chargeId = invoice?.chargeId ?? intent?.latestChargeId ?? null
+    const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
+    const paid = invoice?.status === "paid"
+    const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
+    const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
+    const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? invoice?.currency) : null
+    return { intent, paid, charged, refunded, chargedCurrency }
+  })
+
+/**
  * Reads the action's provider objects now. `accountId` is the action's account: an object whose
  * metadata names another is not customer-bound.
  */
@@ -93,14 +120,11 @@ export const readPaymentState = (
     if (payment.mode === "recover_payment" && payment.initialInvoiceId !== null) {
       // A recovery: the one open invoice it was bound to, paid by exactly the bound amount.
       const invoice = yield* provider.retrieveInvoice(payment.initialInvoiceId)
-      const intentId = invoice.paymentIntentId ?? payment.intentId
-      const intent = intentId === null ? null : yield* provider.retrievePaymentIntent(intentId)
-      const chargeId = invoice.chargeId ?? intent?.latestChargeId ?? null
-      const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
-      const paid = invoice.status === "paid"
-      const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
-      const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
-      const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? invoice.currency) : null
+      const { charged, chargedCurrency, intent, paid, refunded } = yield* invoicePayment(
+        provider,
+        invoice,
+        payment.intentId
+      )
       const mismatch = paid ? chargeMismatch(payment, charged, chargedCurrency) : null
       const outcome: ObservationOutcome =
         mismatch !== null
@@ -135,16 +159,11 @@ export const readPaymentState = (
       const invoiceId = change ? payment.initialInvoiceId : (payment.initialInvoiceId ?? subscription.latestInvoiceId)
       const invoice = invoiceId === null ? null : yield* provider.retrieveInvoice(invoiceId)
       const state = isSubscriptionState(subscription.status) ? subscription.status : null
-      // The initial invoice's payment: its intent (named by the invoice, else the one the kit
-      // offered) and the charge that paid it, where refunds show.
-      const intentId = invoice?.paymentIntentId ?? (payment.intent === "payment" ? payment.intentId : null)
-      const intent = intentId === null ? null : yield* provider.retrievePaymentIntent(intentId)
-      const chargeId = invoice?.chargeId ?? intent?.latestChargeId ?? null
-      const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
-      const paid = invoice?.status === "paid"
-      const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
-      const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
-      const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? invoice?.currency) : null
+      const { charged, chargedCurrency, intent, refunded } = yield* invoicePayment(
+        provider,
+        invoice,
+        payment.intent === "payment" ? payment.intentId : null
+      )
       // A trial's continuation is its setup intent: the trial counts once a method is saved.
       const setup =
         payment.intent === "setup" && payment.intentId !== null

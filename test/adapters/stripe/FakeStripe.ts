@@ -232,17 +232,7 @@ export const startFakeStripe = async (options: {
       const seti = setupIntent({ customer: params.customer, metadata: params.metadata })
       objects.set(seti.id as string, seti)
       sub.pending_setup_intent = seti.id
-    } else {
-      const pi = paymentIntent({ amount, currency: "usd", customer: params.customer, metadata: {} })
-      objects.set(pi.id as string, pi)
-      first.confirmation_secret = { client_secret: pi.client_secret, type: "payment_intent" }
-      first.payment_intent_for_fake = pi.id
-      if (legacy) {
-        first.payment_intent = pi.id
-        first.charge = null
-        pi.invoice = first.id
-      }
-    }
+    } else collect(first)
     return {
       ...sub,
       latest_invoice: first,
