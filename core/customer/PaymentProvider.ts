@@ -5,6 +5,8 @@
  *
  * - create an intent "with dynamic payment methods and `automatic_payment_methods.allow_redirects=never`",
  *   never naming `payment_method_types` (there is no way to pass them through this port);
+ * - move a subscription to another price (prorated, applied only once its invoice is paid), write
+ *   an action's bindings on an invoice it pays, void an invoice left unpaid;
  * - read a payment intent, charge, invoice, subscription or setup intent back ("Read the provider
  *   resource independently when reconciling the final outcome");
  * - verify a webhook "against the unmodified raw body with that endpoint's own webhook signing

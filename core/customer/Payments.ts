@@ -8,8 +8,11 @@
  *   idempotency key, with the action's bindings in its metadata, keeps the intent's reference and
  *   binding in the acknowledgement it stores with the claim, and answers with the spec's
  *   continuation object. A duplicate delivery is answered with the same intent (its client secret
- *   read back from the provider), never a second one. A Payment action whose plan the host does not
- *   offer is rejected (`payment_not_offered`). A Payment action's completion comes from the
+ *   read back from the provider), never a second one. A subscription change pays its proration
+ *   invoice (none owed: accepted without a continuation, applied at once); a recovery pays the open
+ *   invoice the host names, only while it asks exactly the amount and currency the host binds
+ *   (`nothing_to_recover`, `payment_not_offered` otherwise); both write the action's bindings on
+ *   that invoice. A Payment action whose plan the host does not offer is rejected (`payment_not_offered`). A Payment action's completion comes from the
  *   provider's webhooks (`internal/paymentEvents.ts`), not from the host's executor.
  * - **Webhooks.** `internal/paymentEvents.ts`: verified, deduplicated by event id, reconciled
  *   against a fresh provider read, completions (`unknown` once after a declined attempt the
