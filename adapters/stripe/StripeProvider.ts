@@ -143,16 +143,6 @@ const invoicePayment = (o: Json): { readonly paymentIntentId: string | null; rea
   }
 }
 
-/** The subscription metadata snapshot on an invoice: `parent.subscription_details.metadata` (older: `subscription_details.metadata`). */
-const invoiceSubscriptionMetadata = (o: Json): Metadata => {
-  const parent = typeof o.parent === "object" && o.parent !== null ? (o.parent as Json) : o
-  const details =
-    typeof parent.subscription_details === "object" && parent.subscription_details !== null
-      ? (parent.subscription_details as Json)
-      : undefined
-  return metadataOf(details?.metadata)
-}
-
 const invoiceView = (o: Json): InvoiceView => ({
   id: str(o.id) ?? "",
   subscriptionId: invoiceSubscription(o),
@@ -163,7 +153,6 @@ const invoiceView = (o: Json): InvoiceView => ({
   currency: str(o.currency) ?? "",
   customerId: idOf(o.customer),
   metadata: metadataOf(o.metadata),
-  subscriptionMetadata: invoiceSubscriptionMetadata(o),
   ...invoicePayment(o),
   livemode: o.livemode === true
 })
@@ -431,9 +420,10 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
               {
                 items: [{ id: str(item.id)!, price: priceId }],
                 proration_behavior: proration,
-                // Applied only once its invoice is paid: an unpaid change never takes effect.
+                // Applied only once its invoice is paid: an unpaid change never takes effect. A pending
+                // update takes no metadata (an error before API version 2026-05-27, held until payment
+                // after): the action's bindings go on the proration invoice instead.
                 payment_behavior: "pending_if_incomplete",
-                metadata: { ...metadata },
                 expand: ["latest_invoice.confirmation_secret"]
               },
               requestOptions(idempotencyKey)

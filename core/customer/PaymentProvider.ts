@@ -93,12 +93,6 @@ export interface InvoiceView {
    */
   readonly metadata: Metadata
   /**
-   * The subscription's metadata as it was when the invoice was made (the provider keeps that
-   * snapshot on the invoice): the action that made the subscription, even after a later change
-   * rewrote the subscription's own metadata. Empty when the provider names none.
-   */
-  readonly subscriptionMetadata: Metadata
-  /**
    * The payment intent that pays the invoice: newer API versions name it in the invoice's payments
    * (`payments.data[].payment.payment_intent`), older ones on the invoice (`payment_intent`).
    */
@@ -251,8 +245,8 @@ export interface PaymentProviderService {
   /**
    * Moves the subscription's one item to `priceId`, prorated as `proration`. The change waits for
    * its invoice to be paid (`pending_if_incomplete`): an unpaid change never takes effect. The
-   * action's bindings are written on the subscription and on the proration invoice, so the events
-   * of that invoice reach this action.
+   * action's bindings are written on the proration invoice (the subscription's stay those of the
+   * action that made it), so the events of that invoice reach this action.
    */
   readonly changeSubscription: (input: {
     readonly subscriptionId: string

@@ -286,6 +286,9 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             _tag: "Prepared",
             payment: {
               ...base,
+              // Nothing owed now: no offer to wait for, so its expiry (the settlement from a fresh
+              // read) is due at once and reports the change as the provider shows it.
+              ...(changed.clientSecret === null ? { expiresAt: formatTimestamp(now) } : {}),
               intent: "payment",
               intentId: changed.intentId,
               subscriptionId: changed.subscription.id,

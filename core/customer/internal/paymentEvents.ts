@@ -33,7 +33,7 @@
  *    provider cannot cancel yet (processing) is looked at again later.
  *    The invoice a recovery or a change pays carries the action's bindings itself, so its events
  *    (`invoice.paid`, `invoice.payment_failed`, its intent's and charge's) reach that action, while
- *    the subscription's initial invoice still reaches the action that made the subscription.
+ *    the subscription's own invoices still reach the action that made the subscription.
  *    Because the decision is made from the provider's current state and the completions already
  *    recorded, duplicate and out-of-order events change nothing: a `payment_failed` after
  *    `succeeded` finds the payment succeeded; a refund seen before the success is applied once the
@@ -198,12 +198,10 @@ interface Located {
 }
 
 /**
- * An invoice's action, by the first of these that carries the kit's bindings: the invoice's own
- * metadata (the kit wrote it on the invoice a recovery or a subscription change pays: that very
- * invoice is the action's), the snapshot of its subscription's metadata taken when it was made
- * (the action that made the subscription, even after a later change rewrote it), the
- * subscription's metadata now. Found through its subscription, an invoice other than the initial
- * one is a renewal.
+ * An invoice's action: the one whose bindings the invoice itself carries (the kit writes them on
+ * the invoice a recovery or a subscription change pays: that very invoice is the action's), else
+ * the one that made its subscription (the subscription's metadata), for which an invoice other
+ * than the initial one is a renewal.
  */
 const locateInvoice = (
   provider: PaymentProviderService,
@@ -211,8 +209,7 @@ const locateInvoice = (
 ): Effect.Effect<Located | undefined, PaymentProviderError> =>
   Effect.gen(function* () {
     const invoice = yield* provider.retrieveInvoice(invoiceId)
-    const bound = (metadata: Metadata) => metadata[metadataKeys.providerIdempotencyKey] !== undefined
-    if (bound(invoice.metadata)) {
+    if (invoice.metadata[metadataKeys.providerIdempotencyKey] !== undefined) {
       return {
         metadata: invoice.metadata,
         intentId: null,
@@ -222,13 +219,11 @@ const locateInvoice = (
       }
     }
     if (invoice.subscriptionId === null) return undefined
-    const metadata = bound(invoice.subscriptionMetadata)
-      ? invoice.subscriptionMetadata
-      : (yield* provider.retrieveSubscription(invoice.subscriptionId)).metadata
+    const subscription = yield* provider.retrieveSubscription(invoice.subscriptionId)
     return {
-      metadata,
+      metadata: subscription.metadata,
       intentId: null,
-      subscriptionId: invoice.subscriptionId,
+      subscriptionId: subscription.id,
       invoiceId: invoice.id,
       renewal: invoice.billingReason !== "subscription_create"
     }

@@ -427,6 +427,9 @@ export const startFakeStripe = async (options: {
           target.metadata = { ...(target.metadata as Obj), ...(params.metadata as Obj) }
         answer = target
       } else {
+        // As on Stripe before 2026-05-27: a pending update takes only its own few parameters.
+        if (params.payment_behavior === "pending_if_incomplete" && params.metadata !== undefined)
+          return error(res, 400, "invalid_request_error", "parameter_unknown")
         const sub = updateSubscription(target, params)
         const latest = objects.get(sub.latest_invoice as string)
         const expand = Object.values((params.expand ?? {}) as Obj)
