@@ -165,12 +165,17 @@ const subscriptionItems = (o: Json): ReadonlyArray<Json> => {
     : []
 }
 
-/** The client secret of the intent that collects an invoice (`confirmation_secret`), and that intent's id. */
+/**
+ * The client secret of the intent that collects an invoice, and that intent's id: the invoice's
+ * `confirmation_secret` (API versions from 2025-03-31), else its expanded `payment_intent` (older).
+ */
 const invoiceConfirmation = (o: Json): { readonly intentId: string | null; readonly clientSecret: string | null } => {
   const clientSecret =
     typeof o.confirmation_secret === "object" && o.confirmation_secret !== null
       ? str((o.confirmation_secret as Json).client_secret)
-      : null
+      : typeof o.payment_intent === "object" && o.payment_intent !== null
+        ? str((o.payment_intent as Json).client_secret)
+        : null
   // A payment intent's client secret is `{intent id}_secret_{…}`.
   return { intentId: clientSecret === null ? null : (clientSecret.split("_secret_")[0] ?? null), clientSecret }
 }
@@ -301,6 +306,8 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   })
   // Before 2025-03-31 ("basil") an invoice names its payment intent and charge itself and has no payments to expand.
   const legacyInvoices = config.apiVersion !== undefined && config.apiVersion < "2025-03-31"
+  /** What to expand on an invoice for the client secret of its payment, in this API version's shape. */
+  const invoiceSecret = legacyInvoices ? "payment_intent" : "confirmation_secret"
   const call = <A>(
     operation: string,
     run: () => Promise<unknown>,
@@ -361,7 +368,7 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
                 payment_settings: { save_default_payment_method: "on_subscription" },
                 ...(trialDays !== null ? { trial_period_days: trialDays } : {}),
                 metadata: { ...metadata },
-                expand: ["latest_invoice.confirmation_secret", "pending_setup_intent"]
+                expand: [`latest_invoice.${invoiceSecret}`, "pending_setup_intent"]
               },
               requestOptions(idempotencyKey)
             ),
@@ -424,7 +431,7 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
                 // update takes no metadata (an error before API version 2026-05-27, held until payment
                 // after): the action's bindings go on the proration invoice instead.
                 payment_behavior: "pending_if_incomplete",
-                expand: ["latest_invoice.confirmation_secret"]
+                expand: [`latest_invoice.${invoiceSecret}`]
               },
               requestOptions(idempotencyKey)
             ),
@@ -459,7 +466,7 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
     retrieveInvoicePayment: (invoiceId) =>
       call(
         "retrieve_invoice",
-        () => stripe.invoices.retrieve(invoiceId, { expand: ["confirmation_secret"] }, requestOptions()),
+        () => stripe.invoices.retrieve(invoiceId, { expand: [invoiceSecret] }, requestOptions()),
         (o): InvoicePayment => ({ invoice: invoiceView(o), ...invoiceConfirmation(o) })
       ),
     bindInvoice: ({ idempotencyKey, invoiceId, metadata }) =>

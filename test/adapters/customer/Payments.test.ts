@@ -1444,6 +1444,26 @@ describe("kit payments: a subscription change and a recovery", () => {
       })
   )
 
+  it.live(
+    "a recovery on an API version before 2025-03-31: the client secret of the invoice's expanded payment intent",
+    () =>
+      Effect.gen(function* () {
+        const target: { subscriptionId?: string; invoiceId?: string } = {}
+        const h = yield* harness(families(target), undefined, { invoiceShape: "legacy", apiVersion: "2024-06-20" })
+        const subscription = yield* paidSubscription(h, target)
+        const renewal = h.fake.failRenewal(subscription.id as string)
+        target.invoiceId = renewal.id as string
+        const answer = yield* deliver(h, yield* paymentBody("recover_payment"))
+        assert.strictEqual(answer.status, 202, JSON.stringify(answer.json))
+        const read = h.fake.requests.find(
+          (r) => r.method === "GET" && r.path === `/v1/invoices/${renewal.id as string}`
+        )!
+        assert.deepStrictEqual(Object.values(read.params.expand as Record<string, string>), ["payment_intent"])
+        const intentId = h.fake.invoicePaymentIntent(renewal.id as string)
+        assert.strictEqual(answer.json.continuation.clientSecret, h.fake.objects.get(intentId)!.client_secret)
+      })
+  )
+
   it.live("a recovery of an invoice asking another amount than the host binds is rejected (payment_not_offered)", () =>
     Effect.gen(function* () {
       const target: { subscriptionId?: string; invoiceId?: string } = {}

@@ -471,6 +471,11 @@ export const startFakeStripe = async (options: {
       const found = owned(read[2]!)
       if (found === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
       const expand = Object.values((params.expand ?? {}) as Obj)
+      if (found.object === "invoice" && legacy && expand.includes("payment_intent")) {
+        const { confirmation_secret: _secret, ...older } = found
+        const pi = typeof found.payment_intent === "string" ? objects.get(found.payment_intent) : undefined
+        return send(res, 200, { ...older, payment_intent: pi ?? found.payment_intent ?? null })
+      }
       if (found.object === "invoice" && !legacy && expand.includes("payments")) {
         return send(res, 200, {
           ...found,
