@@ -204,7 +204,24 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
       const expiresAt = formatTimestamp(now + lifetime)
       const metadata = metadataOf(request)
       const idempotencyKey = request.providerIdempotencyKey
-      const base = { mode, connectedAccountId: provider.connectedAccountId, expiresAt }
+      /**
+       * The prepared payment: what is stored with the claim, and the continuation that confirms
+       * `clientSecret` (none when nothing is to be paid now: then its expiry, the settlement from a
+       * fresh read, is due at once).
+       */
+      const prepared = (
+        payment: Omit<StoredPayment, "mode" | "connectedAccountId" | "expiresAt">,
+        clientSecret: string | null
+      ): PreparedPayment => ({
+        _tag: "Prepared",
+        payment: {
+          ...payment,
+          mode,
+          connectedAccountId: provider.connectedAccountId,
+          expiresAt: clientSecret === null ? formatTimestamp(now) : expiresAt
+        },
+        continuation: clientSecret === null ? undefined : continuationOf(payment.intent, clientSecret, expiresAt)
+      })
       const chosen = plan.value
       switch (chosen.mode) {
         case "one_time_purchase": {
@@ -217,10 +234,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             idempotencyKey
           })
           if (intent.clientSecret === null) return yield* Effect.dieMessage("payment intent without a client secret")
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: "payment",
               intentId: intent.id,
               subscriptionId: null,
@@ -229,17 +244,15 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: chosen.amountMinor,
               currency: chosen.currency
             },
-            continuation: continuationOf("payment", intent.clientSecret, expiresAt)
-          } as const
+            intent.clientSecret
+          )
         }
         case "setup_only": {
           const customerId = chosen.customerId ?? null
           const setup = yield* provider.createSetupIntent({ customerId, metadata, idempotencyKey })
           if (setup.clientSecret === null) return yield* Effect.dieMessage("setup intent without a client secret")
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: "setup",
               intentId: setup.id,
               subscriptionId: null,
@@ -248,8 +261,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: null,
               currency: null
             },
-            continuation: continuationOf("setup", setup.clientSecret, expiresAt)
-          } as const
+            setup.clientSecret
+          )
         }
         case "new_subscription": {
           const created = yield* provider.createSubscription({
@@ -259,10 +272,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             metadata,
             idempotencyKey
           })
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: created.intent,
               intentId: created.intentId,
               subscriptionId: created.subscription.id,
@@ -271,8 +282,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: null,
               currency: null
             },
-            continuation: continuationOf(created.intent, created.clientSecret, expiresAt)
-          } as const
+            created.clientSecret
+          )
         }
         case "existing_subscription_change": {
           const changed = yield* provider.changeSubscription({
@@ -282,25 +293,19 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             metadata,
             idempotencyKey
           })
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
-              // Nothing owed now: no offer to wait for, so its expiry (the settlement from a fresh
-              // read) is due at once and reports the change as the provider shows it.
-              ...(changed.clientSecret === null ? { expiresAt: formatTimestamp(now) } : {}),
+          // The proration invoice is the one this action pays; none, and no secret, when nothing is owed now.
+          return prepared(
+            {
               intent: "payment",
               intentId: changed.intentId,
               subscriptionId: changed.subscription.id,
-              // The proration invoice is the one this action pays; none when nothing is owed now.
               initialInvoiceId: changed.invoiceId,
               customerId: changed.subscription.customerId,
               amountMinor: null,
               currency: null
             },
-            continuation:
-              changed.clientSecret === null ? undefined : continuationOf("payment", changed.clientSecret, expiresAt)
-          } as const
+            changed.clientSecret
+          )
         }
         case "recover_payment": {
           const found = yield* provider.retrieveInvoicePayment(chosen.invoiceId)
@@ -312,10 +317,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             return { _tag: "Rejected", errorCode: "payment_not_offered" } as const
           // The invoice carries this action's bindings, so its events reach this action.
           yield* provider.bindInvoice({ invoiceId: invoice.id, metadata, idempotencyKey })
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: "payment",
               intentId: found.intentId,
               subscriptionId: invoice.subscriptionId,
@@ -324,8 +327,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: chosen.amountMinor,
               currency: chosen.currency
             },
-            continuation: continuationOf("payment", found.clientSecret, expiresAt)
-          } as const
+            found.clientSecret
+          )
         }
       }
     })

@@ -55,27 +55,43 @@ const purchase = (accountId: string): ActionIntake => {
   }
 }
 
+/**
+ * The fake Stripe API, the real service and the reference backend on both (its Stripe variables
+ * set, `env` added), for the current scope.
+ */
+const stripeBackend = (env: Record<string, string> = {}, connectedAccounts?: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const fake = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        startFakeStripe({ webhookSecret, ...(connectedAccounts !== undefined ? { connectedAccounts } : {}) })
+      ),
+      (f) => Effect.promise(() => f.close())
+    )
+    const service = yield* bootService({ storage: memory })
+    const backend = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        start(
+          configFromEnv({
+            ...baseEnv(service.base),
+            STRIPE_SECRET_KEY: fake.secretKey,
+            STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
+            STRIPE_WEBHOOK_SECRET: webhookSecret,
+            STRIPE_API_BASE: fake.apiBase,
+            ...env
+          })
+        )
+      ),
+      (b) => Effect.promise(() => b.close())
+    )
+    return { fake, service, backend }
+  })
+
 describe("reference backend with Stripe", () => {
   it.live(
     "payment modes in the handshake; a one-time purchase paid at Stripe, its webhook at POST /stripe/webhook, verified by the service",
     () =>
       Effect.gen(function* () {
-        const fake = yield* Effect.acquireRelease(
-          Effect.promise(() => startFakeStripe({ webhookSecret })),
-          (f) => Effect.promise(() => f.close())
-        )
-        const service = yield* bootService({ storage: memory })
-        const env = {
-          ...baseEnv(service.base),
-          STRIPE_SECRET_KEY: fake.secretKey,
-          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
-          STRIPE_WEBHOOK_SECRET: webhookSecret,
-          STRIPE_API_BASE: fake.apiBase
-        }
-        const backend = yield* Effect.acquireRelease(
-          Effect.promise(() => start(configFromEnv(env))),
-          (b) => Effect.promise(() => b.close())
-        )
+        const { backend, fake, service } = yield* stripeBackend()
         yield* connect(service, `${backend.url}/connector`, secrets)
         const connector = yield* request(`${service.ws}/connector`, { headers: admin })
         assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
@@ -133,23 +149,7 @@ describe("reference backend with Stripe", () => {
     () =>
       Effect.gen(function* () {
         const connected = "acct_1ConnectedBackend"
-        const fake = yield* Effect.acquireRelease(
-          Effect.promise(() => startFakeStripe({ webhookSecret, connectedAccounts: [connected] })),
-          (f) => Effect.promise(() => f.close())
-        )
-        const service = yield* bootService({ storage: memory })
-        const env = {
-          ...baseEnv(service.base),
-          STRIPE_SECRET_KEY: fake.secretKey,
-          STRIPE_PUBLISHABLE_KEY: "pk_test_backend",
-          STRIPE_WEBHOOK_SECRET: webhookSecret,
-          STRIPE_API_BASE: fake.apiBase,
-          STRIPE_CONNECTED_ACCOUNT_ID: connected
-        }
-        const backend = yield* Effect.acquireRelease(
-          Effect.promise(() => start(configFromEnv(env))),
-          (b) => Effect.promise(() => b.close())
-        )
+        const { backend, fake, service } = yield* stripeBackend({ STRIPE_CONNECTED_ACCOUNT_ID: connected }, [connected])
         yield* connect(service, `${backend.url}/connector`, secrets)
         const connector = yield* request(`${service.ws}/connector`, { headers: admin })
         assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
@@ -320,24 +320,10 @@ describe("reference backend with Stripe", () => {
     "a subscription changed with proration, then a failed renewal recovered (declined once, then paid), each verified by the service",
     () =>
       Effect.gen(function* () {
-        const fake = yield* Effect.acquireRelease(
-          Effect.promise(() => startFakeStripe({ webhookSecret })),
-          (f) => Effect.promise(() => f.close())
-        )
-        const service = yield* bootService({ storage: memory })
-        const env = {
-          ...baseEnv(service.base),
-          STRIPE_SECRET_KEY: fake.secretKey,
-          STRIPE_PUBLISHABLE_KEY: "pk_test_families",
-          STRIPE_WEBHOOK_SECRET: webhookSecret,
-          STRIPE_API_BASE: fake.apiBase,
+        const { backend, fake, service } = yield* stripeBackend({
           // 15.00 and 49.00 usd a month in the fake.
           EXAMPLE_SUBSCRIPTION_PRICES: '{"pro":{"priceId":"price_monthly"},"team":{"priceId":"price_team"}}'
-        }
-        const backend = yield* Effect.acquireRelease(
-          Effect.promise(() => start(configFromEnv(env))),
-          (b) => Effect.promise(() => b.close())
-        )
+        })
         yield* connect(service, `${backend.url}/connector`, secrets)
         const connector = yield* request(`${service.ws}/connector`, { headers: admin })
         const modes: ReadonlyArray<string> = connector.json.paymentCapabilities.modes
