@@ -299,6 +299,12 @@ export const startFakeStripe = async (options: {
     const stripeAccount = req.headers["stripe-account"] as string | undefined
     requests.push({ method: req.method ?? "", path: url.pathname, params, idempotencyKey, stripeAccount })
     if (fake.outage) return error(res, 503, "api_error", "service_unavailable")
+    // Older API versions have no `confirmation_secret` on invoices: expanding it is an error there.
+    if (
+      legacy &&
+      Object.values((params.expand ?? {}) as Obj).some((path) => String(path).endsWith("confirmation_secret"))
+    )
+      return error(res, 400, "invalid_request_error", "parameter_invalid")
     if (req.headers.authorization !== `Bearer ${secretKey}`)
       return error(res, 401, "invalid_request_error", "invalid_api_key")
     if (req.method === "GET" && url.pathname === "/v1/account") {
