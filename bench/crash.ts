@@ -229,6 +229,14 @@ try {
      WHERE t.trial_ends_at <> e.extended_at + e.extension_days::int8 * 86400000`
   )
   const duplicates = Number(extensions!.n) - Number(extensions!.keys) + Number(twice!.n)
+  // The deliveries a kill cut off, by reason: each moved its action to `unknown_outcome` (the
+  // request may have reached the backend: written once, when the state moved), and the action was
+  // delivered again under its key until acknowledged.
+  const ambiguous = await query<{ reason: string; n: string; actions: string }>(
+    serverDb,
+    `SELECT coalesce(detail->>'reason', '?') AS reason, count(*) AS n, count(DISTINCT action_request_id) AS actions
+     FROM accord_action_history WHERE trigger = 'delivery_ambiguous' GROUP BY 1 ORDER BY 1`
+  )
   const states = await query<{ state: string; n: string }>(
     serverDb,
     "SELECT state, count(*) AS n FROM accord_actions GROUP BY state ORDER BY state"
@@ -238,6 +246,9 @@ try {
       `  baseline, same run: ${calm} actions with no kill, all verified ${drain.toFixed(1)} s after the last intake\n` +
       `  crash loop: ${actions} actions, ${kills} SIGKILLs (instance A ${victims.a}, instance B ${victims.b}, backend ${victims.backend}),\n` +
       `    all verified ${recovery.toFixed(1)} s after the last kill (target 60 s)\n` +
+      `  made unknown_outcome by a cut-off delivery, then delivered again under the same key: ${
+        ambiguous.length === 0 ? "none" : ambiguous.map((a) => `${a.reason} ${a.n} (${a.actions} actions)`).join(", ")
+      }\n` +
       `  executions: ${extensions!.n} for ${extensions!.keys} keys, ${duplicates} duplicate(s); states ${states
         .map((s) => `${s.state} ${s.n}`)
         .join(", ")}`

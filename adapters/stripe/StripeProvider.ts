@@ -19,8 +19,10 @@ import { createRequire } from "node:module"
 import type Stripe from "stripe"
 import {
   type AccountView,
+  type ChangedSubscription,
   type ChargeView,
   type CreatedSubscription,
+  type InvoicePayment,
   type InvoiceView,
   type Metadata,
   type PaymentIntentView,
@@ -151,10 +153,36 @@ const invoiceView = (o: Json): InvoiceView => ({
   status: str(o.status) ?? "unknown",
   billingReason: str(o.billing_reason),
   amountPaidMinor: num(o.amount_paid),
+  amountDueMinor: num(o.amount_due),
   currency: str(o.currency) ?? "",
+  customerId: idOf(o.customer),
+  metadata: metadataOf(o.metadata),
   ...invoicePayment(o),
   livemode: o.livemode === true
 })
+
+/** A subscription's items (`items.data`). */
+const subscriptionItems = (o: Json): ReadonlyArray<Json> => {
+  const items = typeof o.items === "object" && o.items !== null ? (o.items as Json) : undefined
+  return Array.isArray(items?.data)
+    ? (items.data as ReadonlyArray<unknown>).filter((x): x is Json => typeof x === "object" && x !== null)
+    : []
+}
+
+/**
+ * The client secret of the intent that collects an invoice, and that intent's id: the invoice's
+ * `confirmation_secret` (API versions from 2025-03-31), else its expanded `payment_intent` (older).
+ */
+const invoiceConfirmation = (o: Json): { readonly intentId: string | null; readonly clientSecret: string | null } => {
+  const clientSecret =
+    typeof o.confirmation_secret === "object" && o.confirmation_secret !== null
+      ? str((o.confirmation_secret as Json).client_secret)
+      : typeof o.payment_intent === "object" && o.payment_intent !== null
+        ? str((o.payment_intent as Json).client_secret)
+        : null
+  // A payment intent's client secret is `{intent id}_secret_{…}`.
+  return { intentId: clientSecret === null ? null : (clientSecret.split("_secret_")[0] ?? null), clientSecret }
+}
 
 const subscriptionView = (o: Json): SubscriptionView => ({
   id: str(o.id) ?? "",
@@ -163,6 +191,11 @@ const subscriptionView = (o: Json): SubscriptionView => ({
   latestInvoiceId: idOf(o.latest_invoice),
   defaultPaymentMethodId: idOf(o.default_payment_method),
   trialEnd: typeof o.trial_end === "number" ? o.trial_end : null,
+  priceIds: subscriptionItems(o).flatMap((item) => {
+    const price = idOf(item.price)
+    return price === null ? [] : [price]
+  }),
+  pendingUpdate: typeof o.pending_update === "object" && o.pending_update !== null,
   livemode: o.livemode === true,
   metadata: metadataOf(o.metadata)
 })
@@ -277,6 +310,8 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
   })
   // Before 2025-03-31 ("basil") an invoice names its payment intent and charge itself and has no payments to expand.
   const legacyInvoices = config.apiVersion !== undefined && config.apiVersion < "2025-03-31"
+  /** What to expand on an invoice for the client secret of its payment, in this API version's shape. */
+  const invoiceSecret = legacyInvoices ? "payment_intent" : "confirmation_secret"
   const call = <A>(
     operation: string,
     run: () => Promise<unknown>,
@@ -337,7 +372,7 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
                 payment_settings: { save_default_payment_method: "on_subscription" },
                 ...(trialDays !== null ? { trial_period_days: trialDays } : {}),
                 metadata: { ...metadata },
-                expand: ["latest_invoice.confirmation_secret", "pending_setup_intent"]
+                expand: [`latest_invoice.${invoiceSecret}`, "pending_setup_intent"]
               },
               requestOptions(idempotencyKey)
             ),
@@ -359,11 +394,8 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
           }
           const invoice =
             typeof o.latest_invoice === "object" && o.latest_invoice !== null ? (o.latest_invoice as Json) : {}
-          const confirmation =
-            typeof invoice.confirmation_secret === "object" && invoice.confirmation_secret !== null
-              ? str((invoice.confirmation_secret as Json).client_secret)
-              : null
-          if (confirmation === null) {
+          const { clientSecret: confirmation, intentId } = invoiceConfirmation(invoice)
+          if (confirmation === null || intentId === null) {
             return Effect.fail(
               new PaymentProviderError({
                 operation: "create_subscription",
@@ -372,11 +404,82 @@ export const make = (config: StripeProviderConfig): PaymentProviderService => {
               })
             )
           }
-          // A payment intent's client secret is `{intent id}_secret_{…}`.
-          const intentId = confirmation.split("_secret_")[0] ?? ""
           return Effect.succeed({ subscription, intent: "payment", intentId, clientSecret: confirmation })
         }
       ),
+    changeSubscription: ({ idempotencyKey, metadata, priceId, proration, subscriptionId }) =>
+      Effect.gen(function* () {
+        const current = yield* call(
+          "retrieve_subscription",
+          () => stripe.subscriptions.retrieve(subscriptionId, {}, requestOptions()),
+          (o) => o
+        )
+        const [item, ...others] = subscriptionItems(current)
+        // Only a subscription of one item has one obvious item to move to the new price.
+        if (item === undefined || others.length > 0 || str(item.id) === null) {
+          return yield* new PaymentProviderError({
+            operation: "update_subscription",
+            reason: "refused",
+            code: "not_one_item"
+          })
+        }
+        const updated = yield* call(
+          "update_subscription",
+          () =>
+            stripe.subscriptions.update(
+              subscriptionId,
+              {
+                items: [{ id: str(item.id)!, price: priceId }],
+                proration_behavior: proration,
+                // Applied only once its invoice is paid: an unpaid change never takes effect. A pending
+                // update takes no metadata (an error before API version 2026-05-27, held until payment
+                // after): the action's bindings go on the proration invoice instead.
+                payment_behavior: "pending_if_incomplete",
+                expand: [`latest_invoice.${invoiceSecret}`]
+              },
+              requestOptions(idempotencyKey)
+            ),
+          (o) => o
+        )
+        const invoice =
+          typeof updated.latest_invoice === "object" && updated.latest_invoice !== null
+            ? (updated.latest_invoice as Json)
+            : undefined
+        // The proration invoice this change made, when it made one (the previous latest invoice is not).
+        const made =
+          invoice !== undefined && str(invoice.billing_reason) === "subscription_update" ? invoice : undefined
+        const confirmation = made === undefined ? { intentId: null, clientSecret: null } : invoiceConfirmation(made)
+        if (made !== undefined) {
+          yield* call(
+            "update_invoice",
+            () =>
+              stripe.invoices.update(
+                str(made.id)!,
+                { metadata: { ...metadata } },
+                requestOptions(`${idempotencyKey}:invoice`)
+              ),
+            (o) => o
+          )
+        }
+        return {
+          subscription: subscriptionView(updated),
+          invoiceId: made === undefined ? null : str(made.id),
+          ...confirmation
+        } satisfies ChangedSubscription
+      }),
+    retrieveInvoicePayment: (invoiceId) =>
+      call(
+        "retrieve_invoice",
+        () => stripe.invoices.retrieve(invoiceId, { expand: [invoiceSecret] }, requestOptions()),
+        (o): InvoicePayment => ({ invoice: invoiceView(o), ...invoiceConfirmation(o) })
+      ),
+    bindInvoice: ({ idempotencyKey, invoiceId, metadata }) =>
+      call(
+        "update_invoice",
+        () => stripe.invoices.update(invoiceId, { metadata: { ...metadata } }, requestOptions(idempotencyKey)),
+        invoiceView
+      ),
+    voidInvoice: (id) => call("void_invoice", () => stripe.invoices.voidInvoice(id, {}, requestOptions()), invoiceView),
     retrievePaymentIntent: (id) =>
       call(
         "retrieve_payment_intent",

@@ -5,6 +5,8 @@
  *
  * - create an intent "with dynamic payment methods and `automatic_payment_methods.allow_redirects=never`",
  *   never naming `payment_method_types` (there is no way to pass them through this port);
+ * - move a subscription to another price (prorated, applied only once its invoice is paid), write
+ *   an action's bindings on an invoice it pays, void an invoice left unpaid;
  * - read a payment intent, charge, invoice, subscription or setup intent back ("Read the provider
  *   resource independently when reconciling the final outcome");
  * - verify a webhook "against the unmodified raw body with that endpoint's own webhook signing
@@ -96,7 +98,15 @@ export interface InvoiceView {
   /** `subscription_create` for a subscription's initial invoice, `subscription_cycle` for a renewal, … */
   readonly billingReason: string | null
   readonly amountPaidMinor: number
+  /** What is still owed: an open invoice's amount to collect. */
+  readonly amountDueMinor: number
   readonly currency: string
+  readonly customerId: string | null
+  /**
+   * The invoice's own metadata: the kit writes an action's bindings here when the action pays this
+   * very invoice (a recovery, a subscription change's proration invoice).
+   */
+  readonly metadata: Metadata
   /**
    * The payment intent that pays the invoice: newer API versions name it in the invoice's payments
    * (`payments.data[].payment.payment_intent`), older ones on the invoice (`payment_intent`).
@@ -118,6 +128,10 @@ export interface SubscriptionView {
   readonly latestInvoiceId: string | null
   readonly defaultPaymentMethodId: string | null
   readonly trialEnd: number | null
+  /** The prices its items subscribe to now. */
+  readonly priceIds: ReadonlyArray<string>
+  /** A change still waiting for its invoice to be paid (applied only then). */
+  readonly pendingUpdate: boolean
   readonly livemode: boolean
   readonly metadata: Metadata
 }
@@ -146,6 +160,32 @@ export interface CreatedSubscription {
   readonly intentId: string
   readonly clientSecret: string
 }
+
+/**
+ * A subscription moved to another price (`existing_subscription_change`), with the proration
+ * invoice the change made and, when that invoice asks for a payment, the client secret the payment
+ * element confirms. `clientSecret` is null when nothing is owed now (a downgrade, a credit, or
+ * prorations left for the next invoice): the change is then applied at once.
+ */
+export interface ChangedSubscription {
+  readonly subscription: SubscriptionView
+  readonly invoiceId: string | null
+  readonly intentId: string | null
+  readonly clientSecret: string | null
+}
+
+/**
+ * An invoice with the intent that collects it and that intent's client secret (a recovery pays an
+ * open invoice through them); both null when the invoice asks for no payment.
+ */
+export interface InvoicePayment {
+  readonly invoice: InvoiceView
+  readonly intentId: string | null
+  readonly clientSecret: string | null
+}
+
+/** How a subscription change is prorated (the catalog operation's `proration`). */
+export type ProrationBehavior = "always_invoice" | "create_prorations" | "none"
 
 /**
  * A webhook event whose signature verified. Only what locates the provider object to read back:
@@ -231,6 +271,29 @@ export interface PaymentProviderService {
     readonly metadata: Metadata
     readonly idempotencyKey: string
   }) => Effect.Effect<CreatedSubscription, PaymentProviderError>
+  /**
+   * Moves the subscription's one item to `priceId`, prorated as `proration`. The change waits for
+   * its invoice to be paid (`pending_if_incomplete`): an unpaid change never takes effect. The
+   * action's bindings are written on the proration invoice (the subscription's stay those of the
+   * action that made it), so the events of that invoice reach this action.
+   */
+  readonly changeSubscription: (input: {
+    readonly subscriptionId: string
+    readonly priceId: string
+    readonly proration: ProrationBehavior
+    readonly metadata: Metadata
+    readonly idempotencyKey: string
+  }) => Effect.Effect<ChangedSubscription, PaymentProviderError>
+  /** An invoice with the intent that collects it and its client secret. */
+  readonly retrieveInvoicePayment: (invoiceId: string) => Effect.Effect<InvoicePayment, PaymentProviderError>
+  /** Writes the action's bindings on an invoice it pays (a recovery). */
+  readonly bindInvoice: (input: {
+    readonly invoiceId: string
+    readonly metadata: Metadata
+    readonly idempotencyKey: string
+  }) => Effect.Effect<InvoiceView, PaymentProviderError>
+  /** Ends an invoice left unpaid when its offer expired (idempotent; refused once paid). */
+  readonly voidInvoice: (id: string) => Effect.Effect<InvoiceView, PaymentProviderError>
   /** Reads a payment intent's current state from the provider. */
   readonly retrievePaymentIntent: (id: string) => Effect.Effect<PaymentIntentView, PaymentProviderError>
   /** Reads a charge's current state from the provider. */

@@ -8,8 +8,11 @@
  *   idempotency key, with the action's bindings in its metadata, keeps the intent's reference and
  *   binding in the acknowledgement it stores with the claim, and answers with the spec's
  *   continuation object. A duplicate delivery is answered with the same intent (its client secret
- *   read back from the provider), never a second one. A Payment action whose plan the host does not
- *   offer is rejected (`payment_not_offered`). A Payment action's completion comes from the
+ *   read back from the provider), never a second one. A subscription change pays its proration
+ *   invoice (none owed: accepted without a continuation, applied at once); a recovery pays the open
+ *   invoice the host names, only while it asks exactly the amount and currency the host binds
+ *   (`nothing_to_recover`, `payment_not_offered` otherwise); both write the action's bindings on
+ *   that invoice. A Payment action whose plan the host does not offer is rejected (`payment_not_offered`). A Payment action's completion comes from the
  *   provider's webhooks (`internal/paymentEvents.ts`), not from the host's executor.
  * - **Webhooks.** `internal/paymentEvents.ts`: verified, deduplicated by event id, reconciled
  *   against a fresh provider read, completions (`unknown` once after a declined attempt the
@@ -33,7 +36,13 @@ import type { ClaimedExecution } from "./ClaimedExecution.ts"
 import { lastVerifiedEvent, storedPaymentOf } from "./internal/paymentEvents.ts"
 import { providerReferenceOf, type StoredPayment } from "./internal/paymentRecord.ts"
 import { readPaymentState } from "./internal/paymentState.ts"
-import { metadataKeys, type Metadata, PaymentProviderError, type PaymentProviderService } from "./PaymentProvider.ts"
+import {
+  metadataKeys,
+  type Metadata,
+  PaymentProviderError,
+  type PaymentProviderService,
+  type ProrationBehavior
+} from "./PaymentProvider.ts"
 import { type PaymentReaderService, type PaymentReading, unknownReading } from "./Reconciliation.ts"
 
 /**
@@ -66,6 +75,24 @@ export type PaymentPlan =
       readonly customerId: string
       readonly priceId: string
       readonly trialDays?: number | null
+    }
+  | {
+      /** The account's subscription moved to `priceId`, prorated as `proration` (default `always_invoice`). */
+      readonly mode: "existing_subscription_change"
+      readonly subscriptionId: string
+      readonly priceId: string
+      readonly proration?: ProrationBehavior
+    }
+  | {
+      /**
+       * The account's open invoice paid. The host states the amount and currency it expects to
+       * collect: an invoice that no longer asks for exactly that is not offered (`payment_not_offered`),
+       * one that is no longer open is `nothing_to_recover`.
+       */
+      readonly mode: "recover_payment"
+      readonly invoiceId: string
+      readonly amountMinor: number
+      readonly currency: string
     }
 
 /**
@@ -104,7 +131,12 @@ export const defaultContinuationMillis = 50 * 60_000
 export type PreparedPayment =
   | { readonly _tag: "NotPayment" }
   | { readonly _tag: "Rejected"; readonly errorCode: string }
-  | { readonly _tag: "Prepared"; readonly payment: StoredPayment; readonly continuation: PaymentContinuation }
+  | {
+      readonly _tag: "Prepared"
+      readonly payment: StoredPayment
+      /** Absent when nothing is to be paid now (a subscription change that owes nothing): accepted as is. */
+      readonly continuation: PaymentContinuation | undefined
+    }
 
 /**
  * The claim's payment hooks (used by `internal/executionClaim.ts`).
@@ -133,7 +165,7 @@ const metadataOf = (request: ExecutionRequest): Metadata => ({
 })
 
 const isPlanValid = (plan: PaymentPlan): boolean =>
-  plan.mode !== "one_time_purchase" ||
+  (plan.mode !== "one_time_purchase" && plan.mode !== "recover_payment") ||
   (Number.isSafeInteger(plan.amountMinor) && plan.amountMinor > 0 && /^[a-z]{3}$/.test(plan.currency))
 
 /**
@@ -180,7 +212,24 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
       const expiresAt = formatTimestamp(now + lifetime)
       const metadata = metadataOf(request)
       const idempotencyKey = request.providerIdempotencyKey
-      const base = { mode, connectedAccountId: provider.connectedAccountId, expiresAt }
+      /**
+       * The prepared payment: what is stored with the claim, and the continuation that confirms
+       * `clientSecret` (none when nothing is to be paid now: then its expiry, the settlement from a
+       * fresh read, is due at once).
+       */
+      const prepared = (
+        payment: Omit<StoredPayment, "mode" | "connectedAccountId" | "expiresAt">,
+        clientSecret: string | null
+      ): PreparedPayment => ({
+        _tag: "Prepared",
+        payment: {
+          ...payment,
+          mode,
+          connectedAccountId: provider.connectedAccountId,
+          expiresAt: clientSecret === null ? formatTimestamp(now) : expiresAt
+        },
+        continuation: clientSecret === null ? undefined : continuationOf(payment.intent, clientSecret, expiresAt)
+      })
       const chosen = plan.value
       switch (chosen.mode) {
         case "one_time_purchase": {
@@ -193,10 +242,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             idempotencyKey
           })
           if (intent.clientSecret === null) return yield* Effect.dieMessage("payment intent without a client secret")
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: "payment",
               intentId: intent.id,
               subscriptionId: null,
@@ -205,17 +252,15 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: chosen.amountMinor,
               currency: chosen.currency
             },
-            continuation: continuationOf("payment", intent.clientSecret, expiresAt)
-          } as const
+            intent.clientSecret
+          )
         }
         case "setup_only": {
           const customerId = chosen.customerId ?? null
           const setup = yield* provider.createSetupIntent({ customerId, metadata, idempotencyKey })
           if (setup.clientSecret === null) return yield* Effect.dieMessage("setup intent without a client secret")
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: "setup",
               intentId: setup.id,
               subscriptionId: null,
@@ -224,8 +269,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: null,
               currency: null
             },
-            continuation: continuationOf("setup", setup.clientSecret, expiresAt)
-          } as const
+            setup.clientSecret
+          )
         }
         case "new_subscription": {
           const created = yield* provider.createSubscription({
@@ -235,10 +280,8 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
             metadata,
             idempotencyKey
           })
-          return {
-            _tag: "Prepared",
-            payment: {
-              ...base,
+          return prepared(
+            {
               intent: created.intent,
               intentId: created.intentId,
               subscriptionId: created.subscription.id,
@@ -247,8 +290,53 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
               amountMinor: null,
               currency: null
             },
-            continuation: continuationOf(created.intent, created.clientSecret, expiresAt)
-          } as const
+            created.clientSecret
+          )
+        }
+        case "existing_subscription_change": {
+          const changed = yield* provider.changeSubscription({
+            subscriptionId: chosen.subscriptionId,
+            priceId: chosen.priceId,
+            proration: chosen.proration ?? "always_invoice",
+            metadata,
+            idempotencyKey
+          })
+          // The proration invoice is the one this action pays; none, and no secret, when nothing is owed now.
+          return prepared(
+            {
+              intent: "payment",
+              intentId: changed.intentId,
+              subscriptionId: changed.subscription.id,
+              initialInvoiceId: changed.invoiceId,
+              customerId: changed.subscription.customerId,
+              amountMinor: null,
+              currency: null
+            },
+            changed.clientSecret
+          )
+        }
+        case "recover_payment": {
+          const found = yield* provider.retrieveInvoicePayment(chosen.invoiceId)
+          const invoice = found.invoice
+          if (invoice.status !== "open" || found.clientSecret === null || found.intentId === null)
+            return { _tag: "Rejected", errorCode: "nothing_to_recover" } as const
+          // The amount binding: the invoice still asks for exactly what the host means to collect.
+          if (invoice.amountDueMinor !== chosen.amountMinor || invoice.currency.toLowerCase() !== chosen.currency)
+            return { _tag: "Rejected", errorCode: "payment_not_offered" } as const
+          // The invoice carries this action's bindings, so its events reach this action.
+          yield* provider.bindInvoice({ invoiceId: invoice.id, metadata, idempotencyKey })
+          return prepared(
+            {
+              intent: "payment",
+              intentId: found.intentId,
+              subscriptionId: invoice.subscriptionId,
+              initialInvoiceId: invoice.id,
+              customerId: invoice.customerId,
+              amountMinor: chosen.amountMinor,
+              currency: chosen.currency
+            },
+            found.clientSecret
+          )
         }
       }
     })
@@ -257,7 +345,7 @@ export const makePaymentClaim = (settings: PaymentSettings): PaymentClaim => {
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const expiresAt = parseTimestamp(payment.expiresAt)
-      if (expiresAt === undefined || expiresAt <= now) return Option.none()
+      if (expiresAt === undefined || expiresAt <= now || payment.intentId === null) return Option.none()
       const clientSecret =
         payment.intent === "setup"
           ? (yield* provider.retrieveSetupIntent(payment.intentId)).clientSecret

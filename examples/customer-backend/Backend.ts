@@ -13,7 +13,12 @@
  * accepts it or refuses it for good, and picks up whatever an earlier process left pending.
  *
  * With `STRIPE_SECRET_KEY`, `STRIPE_PUBLISHABLE_KEY` and `STRIPE_WEBHOOK_SECRET` set it also sells
- * one-time purchases (priced by its own `EXAMPLE_PRICES`) and saves payment methods (setup-only):
+ * one-time purchases (priced by its own `EXAMPLE_PRICES`), saves payment methods (setup-only) and
+ * recovers an account's open invoice (`recover_payment`: what the invoice asks, or with a price key
+ * only exactly that `EXAMPLE_PRICES` price); with `EXAMPLE_SUBSCRIPTION_PRICES` it also sells
+ * subscriptions (`new_subscription`) and moves an account's live subscription to another of those
+ * prices (`existing_subscription_change`, prorated as the catalog operation's `proration` says,
+ * `always_invoice` by default, the change applied only once its proration invoice is paid):
  * the kit answers such actions with a Stripe payment continuation, verifies Stripe's webhooks at
  * `POST /stripe/webhook`, completes the action once Stripe itself reports the outcome, and answers
  * the service's reconciliation reads from Stripe. `STRIPE_API_BASE` points the Stripe client at
@@ -41,7 +46,7 @@ import {
   makeCustomerKit,
   retryDelay
 } from "accord/kit"
-import { Cipher, Execution, Uuid } from "accord/protocol"
+import { Cipher, Execution, OperationFamily, Uuid } from "accord/protocol"
 import * as Sdk from "accord/sdk"
 import type { ProviderAccount } from "accord/kit"
 import { StripeProvider } from "accord/kit/stripe"
@@ -385,6 +390,14 @@ const resultOf = (key: string, row: ExtensionRow): ExecutionResult => ({
   }
 })
 
+/** A family of the protocol's operation table that is a Payment action. */
+const isPaymentFamily = (family: string): boolean => {
+  const rule = OperationFamily.familyRule(family)
+  return rule._tag === "Right" && rule.right.payment !== undefined
+}
+const isProration = (value: unknown): value is "always_invoice" | "create_prorations" | "none" =>
+  value === "always_invoice" || value === "create_prorations" || value === "none"
+
 const json = (res: ServerResponse, status: number, body: unknown) =>
   void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
 
@@ -466,7 +479,8 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
   const paymentModes = [
     "one_time_purchase",
     "setup_only",
-    ...(stripe?.subscriptionPrices !== undefined ? (["new_subscription"] as const) : [])
+    "recover_payment",
+    ...(stripe?.subscriptionPrices !== undefined ? (["new_subscription", "existing_subscription_change"] as const) : [])
   ] as const
   const stripeClient = stripeSettings === undefined ? undefined : StripeProvider.client(stripeSettings)
   /**
@@ -491,6 +505,33 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
       sql<{ customer_id: string }>`SELECT customer_id FROM example_stripe_customers WHERE account_id = ${accountId}`
     )
     return stored!.customer_id
+  }
+  const connectedOptions = stripe?.connectedAccountId !== undefined ? { stripeAccount: stripe.connectedAccountId } : {}
+  /** The account's Stripe customer, if it has one (no customer: nothing to change or recover). */
+  const storedCustomerOf = async (accountId: string): Promise<string | undefined> => {
+    const [found] = await run(
+      sql<{ customer_id: string }>`SELECT customer_id FROM example_stripe_customers WHERE account_id = ${accountId}`
+    )
+    return found?.customer_id
+  }
+  /** The account's live subscription (the newest active, trialing or past-due one), if any. */
+  const subscriptionOf = async (customerId: string): Promise<string | undefined> => {
+    const listed = await stripeClient!.subscriptions.list(
+      { customer: customerId, status: "all", limit: 20 },
+      connectedOptions
+    )
+    return listed.data.find((s) => s.status === "active" || s.status === "trialing" || s.status === "past_due")?.id
+  }
+  /** The account's open invoice (the newest), with what it asks for. */
+  const openInvoiceOf = async (customerId: string) => {
+    const listed = await stripeClient!.invoices.list(
+      { customer: customerId, status: "open", limit: 1 },
+      connectedOptions
+    )
+    const invoice = listed.data[0]
+    return invoice === undefined || invoice.id === undefined
+      ? undefined
+      : { id: invoice.id, amountMinor: invoice.amount_due, currency: invoice.currency }
   }
   const onAccountChange = (state: ProviderAccount.ProviderAccountState) => {
     if (state._tag === "Unavailable") {
@@ -520,7 +561,7 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
     // A Payment family goes on to the plan, which rejects a mode not offered (`payment_not_offered`).
     precheck: async (request) =>
       Execution.isExtendTrialOperation(request.action.operation) ||
-      (stripe !== undefined && request.action.operation.family.startsWith("payment."))
+      (stripe !== undefined && isPaymentFamily(request.action.operation.family))
         ? undefined
         : "unsupported_operation",
     ...(stripeSettings !== undefined
@@ -534,7 +575,11 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
             },
             // The amount comes from this backend's own price list, by the operation's price key; never from the browser.
             plan: async (claimed: ClaimedExecution) => {
-              const operation = claimed.action.operation as { readonly family: string; readonly priceKey?: unknown }
+              const operation = claimed.action.operation as {
+                readonly family: string
+                readonly priceKey?: unknown
+                readonly proration?: unknown
+              }
               if (operation.family === "payment.setup_only") return { mode: "setup_only" }
               const subscription =
                 typeof operation.priceKey === "string" &&
@@ -542,6 +587,38 @@ export const start = async (config: BackendConfig): Promise<RunningBackend> => {
                 Object.hasOwn(stripe!.subscriptionPrices, operation.priceKey)
                   ? stripe!.subscriptionPrices[operation.priceKey]
                   : undefined
+              if (operation.family === "payment.existing_subscription_change") {
+                // The account's live subscription moved to the price key's price, prorated as the catalog says.
+                const customerId = await storedCustomerOf(claimed.accountId)
+                const subscriptionId = customerId === undefined ? undefined : await subscriptionOf(customerId)
+                return subscription === undefined || subscriptionId === undefined
+                  ? undefined
+                  : {
+                      mode: "existing_subscription_change",
+                      subscriptionId,
+                      priceId: subscription.priceId,
+                      proration: isProration(operation.proration) ? operation.proration : "always_invoice"
+                    }
+              }
+              if (operation.family === "recover_payment") {
+                // The account's open invoice, for what it asks; with a price key, only if it asks exactly that price.
+                const customerId = await storedCustomerOf(claimed.accountId)
+                const invoice = customerId === undefined ? undefined : await openInvoiceOf(customerId)
+                const bound =
+                  operation.priceKey === undefined
+                    ? invoice
+                    : typeof operation.priceKey === "string" && Object.hasOwn(stripe!.prices, operation.priceKey)
+                      ? stripe!.prices[operation.priceKey]
+                      : undefined
+                return invoice === undefined || bound === undefined
+                  ? undefined
+                  : {
+                      mode: "recover_payment",
+                      invoiceId: invoice.id,
+                      amountMinor: bound.amountMinor,
+                      currency: bound.currency
+                    }
+              }
               if (operation.family === "payment.new_subscription") {
                 return subscription === undefined
                   ? undefined

@@ -79,6 +79,13 @@ export const fixtureActionIds: Readonly<Record<string, string>> = {
   recover_payment: "8a0c2e4f-6b8d-4f1a-9c3e-5b7d9f1a3c54"
 }
 
+/** The fixed operation parameters of the fixture catalog's Payment actions, by mode. */
+export const fixtureOperations: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  one_time_purchase: { priceKey: "addon" },
+  new_subscription: { priceKey: "pro" },
+  existing_subscription_change: { priceKey: "team", proration: "always_invoice" }
+}
+
 /** The version of every fixture catalog action, and of the priced offer (Payment snapshots name them). */
 export const fixtureActionVersionId = "6b8d0f2a-4c6e-4a8b-9d1f-3a5c7e9b1d3f"
 export const fixtureOfferVersionId = "7c9e1a3b-5d7f-4b9c-8e2a-4b6d8f0a2c4e"
@@ -113,8 +120,8 @@ export const fixtureCatalog: CatalogDocument = {
       key: `pay_${mode}`,
       family: family as CatalogDocument["actions"][number]["family"],
       safeTerms: fixtureSafeTerms,
-      // The reference backend charges a one-time purchase by its price key.
-      operation: mode === "one_time_purchase" ? { priceKey: "addon" } : {},
+      // The reference backend prices a one-time purchase, a subscription and a change by their price keys.
+      operation: fixtureOperations[mode] ?? {},
       ...(mode === "setup_only" ? {} : { offerId: "4f6b8c0d-2e3a-4c5d-9f7b-9a1c3d5e7f9b" }),
       evidence: ["provider_event", "billing_change", "subscription_state", "credit_balance"] as const
     }))
@@ -139,7 +146,7 @@ export const paymentIntake = (mode: PaymentMode, accountId = "acct_42"): ActionI
       ...base.action,
       id: fixtureActionIds[family]!,
       key: `pay_${mode}`,
-      operation: mode === "one_time_purchase" ? { family, priceKey: "addon" } : { family }
+      operation: { family, ...fixtureOperations[mode] }
     },
     payment: {
       mode,

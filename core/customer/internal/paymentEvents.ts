@@ -27,9 +27,13 @@
  *      `completionId` (a partial refund sends nothing: it "stays inconclusive").
  * 3. The continuation's expiry (`makeExpiryItem`, scheduled at the claim for `expiresAt`): an offer
  *    still unpaid when it expires is ended at the provider (the intent, or the incomplete
- *    subscription, is canceled, so a late attempt cannot charge) and reported `failed`
+ *    subscription, is canceled, a subscription change's proration invoice voided, so a late
+ *    attempt cannot charge; a recovery's invoice stays owed) and reported `failed`
  *    (`continuation_expired`); one that succeeded meanwhile is reported `succeeded`; one the
  *    provider cannot cancel yet (processing) is looked at again later.
+ *    The invoice a recovery or a change pays carries the action's bindings itself, so its events
+ *    (`invoice.paid`, `invoice.payment_failed`, its intent's and charge's) reach that action, while
+ *    the subscription's own invoices still reach the action that made the subscription.
  *    Because the decision is made from the provider's current state and the completions already
  *    recorded, duplicate and out-of-order events change nothing: a `payment_failed` after
  *    `succeeded` finds the payment succeeded; a refund seen before the success is applied once the
@@ -193,13 +197,27 @@ interface Located {
   readonly renewal: boolean
 }
 
-/** A subscription's invoice: the subscription it belongs to, whose metadata the kit wrote. */
+/**
+ * An invoice's action: the one whose bindings the invoice itself carries (the kit writes them on
+ * the invoice a recovery or a subscription change pays: that very invoice is the action's), else
+ * the one that made its subscription (the subscription's metadata), for which an invoice other
+ * than the initial one is a renewal.
+ */
 const locateInvoice = (
   provider: PaymentProviderService,
   invoiceId: string
 ): Effect.Effect<Located | undefined, PaymentProviderError> =>
   Effect.gen(function* () {
     const invoice = yield* provider.retrieveInvoice(invoiceId)
+    if (invoice.metadata[metadataKeys.providerIdempotencyKey] !== undefined) {
+      return {
+        metadata: invoice.metadata,
+        intentId: null,
+        subscriptionId: invoice.subscriptionId,
+        invoiceId: invoice.id,
+        renewal: false
+      }
+    }
     if (invoice.subscriptionId === null) return undefined
     const subscription = yield* provider.retrieveSubscription(invoice.subscriptionId)
     return {
@@ -346,6 +364,30 @@ export const makePaymentEventItem = (options: {
     })
 
   /**
+   * Ends an expired offer at the provider, so a late attempt cannot charge: a new subscription is
+   * canceled, a change's proration invoice voided (the subscription stays as it was), an intent
+   * canceled. A recovery's invoice stays open: the debt is the host's, not the offer's.
+   */
+  const endOffer = (stored: StoredPayment): Effect.Effect<void, PaymentProviderError> => {
+    switch (stored.mode) {
+      case "recover_payment":
+        return Effect.void
+      case "existing_subscription_change":
+        return stored.initialInvoiceId === null
+          ? Effect.void
+          : Effect.asVoid(provider.voidInvoice(stored.initialInvoiceId))
+      default:
+        return stored.subscriptionId !== null
+          ? Effect.asVoid(provider.cancelSubscription(stored.subscriptionId))
+          : stored.intentId === null
+            ? Effect.void
+            : stored.intent === "setup"
+              ? Effect.asVoid(provider.cancelSetupIntent(stored.intentId))
+              : Effect.asVoid(provider.cancelPaymentIntent(stored.intentId))
+    }
+  }
+
+  /**
    * Commits what the provider's state calls for, given the completions already recorded: at most
    * one first outcome, one decline notice before it, one reversal after a success. `expired`: the
    * continuation has expired, and a payment still unpaid is ended (`failed`).
@@ -364,16 +406,13 @@ export const makePaymentEventItem = (options: {
       const reported = outcomes.includes("succeeded") || outcomes.includes("failed")
       if (expired && !reported && state.outcome === "pending") {
         // The offer is over: end it at the provider so a late attempt cannot charge, then read again.
-        const ended = yield* Effect.either(
-          stored.subscriptionId !== null
-            ? Effect.asVoid(provider.cancelSubscription(stored.subscriptionId))
-            : stored.intent === "setup"
-              ? Effect.asVoid(provider.cancelSetupIntent(stored.intentId))
-              : Effect.asVoid(provider.cancelPaymentIntent(stored.intentId))
-        )
+        const ended = yield* Effect.either(endOffer(stored))
         if (ended._tag === "Left" && ended.left.reason === "unavailable")
           return yield* reschedule(item, "provider_unavailable")
         state = yield* readPaymentState(provider, stored, record.accountId)
+        // A recovery's invoice is still owed (it is not the kit's to forgive): the offer is over all the same.
+        if (stored.mode === "recover_payment" && state.outcome === "pending")
+          state = { ...state, outcome: "failed", declined: false }
         // Not cancelable and not settled (processing): looked at again later.
         if (state.outcome === "pending") return yield* reschedule(item, "payment_processing")
       }
@@ -424,7 +463,9 @@ export const makePaymentEventItem = (options: {
         located.metadata[metadataKeys.actionRequestId] !== record.actionRequestId ||
         (located.subscriptionId !== null
           ? located.subscriptionId !== stored.subscriptionId
-          : located.intentId !== stored.intentId)
+          : located.invoiceId !== null
+            ? located.invoiceId !== stored.initialInvoiceId
+            : located.intentId !== stored.intentId)
       ) {
         return yield* ignore(item, "binding_mismatch")
       }

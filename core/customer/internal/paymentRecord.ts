@@ -15,9 +15,13 @@ import { PaymentMode } from "../../protocol/messages/Common.ts"
 export const StoredPayment = Schema.Struct({
   mode: PaymentMode,
   intent: Schema.Literal("payment", "setup"),
-  intentId: Schema.String,
+  /** The intent the continuation confirms; null when the action asked for no payment (a change owing nothing). */
+  intentId: Schema.NullOr(Schema.String),
   subscriptionId: Schema.NullOr(Schema.String),
-  /** A subscription's initial invoice (renewals create no further completion). */
+  /**
+   * The invoice this action pays: a new subscription's initial invoice (renewals create no further
+   * completion), a change's proration invoice, the open invoice a recovery pays.
+   */
   initialInvoiceId: Schema.NullOr(Schema.String),
   customerId: Schema.NullOr(Schema.String),
   amountMinor: Schema.NullOr(Schema.Number),
@@ -30,10 +34,13 @@ export const StoredPayment = Schema.Struct({
 export type StoredPayment = typeof StoredPayment.Type
 
 /**
- * The provider reference a Payment action's completion and observation name: the subscription for
- * a subscription, else the intent.
+ * The provider reference a Payment action's completion and observation name: the invoice a recovery
+ * pays, the subscription for a subscription, else the intent.
  */
-export const providerReferenceOf = (payment: StoredPayment): string => payment.subscriptionId ?? payment.intentId
+export const providerReferenceOf = (payment: StoredPayment): string =>
+  payment.mode === "recover_payment"
+    ? (payment.initialInvoiceId ?? payment.intentId ?? "")
+    : (payment.subscriptionId ?? payment.intentId ?? "")
 
 /**
  * The outbox kind of a verified provider webhook waiting to be reconciled (dedupe key: the event id).

@@ -13,6 +13,10 @@
  * else `pending`; once its initial invoice's charge is refunded, in full `reversed`, in part
  * `partially_reversed` (the charge is found through the invoice's payment, in either of the
  * provider's shapes, `PaymentProvider.InvoiceView`). A setup is `succeeded` once a method is attached.
+ * A subscription change is `succeeded` once it took effect (the subscription live, no update
+ * pending, its own proration invoice paid or none owed), `failed` when that invoice was voided or
+ * the subscription ended, else `pending`. A recovery is read from the one invoice it was bound to:
+ * `succeeded` once paid by the bound amount and currency, `failed` when voided or uncollectible.
  *
  * The amount binding ("Keep the original payment, account and amount binding"; "a successful
  * charge equal to the fixed amount and currency"): a payment of a bound amount (a one-time
@@ -25,7 +29,12 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ObservationOutcome, PaymentObservation } from "../../protocol/messages/Reconciliation.ts"
 import { SubscriptionState } from "../../protocol/messages/Reconciliation.ts"
-import { metadataKeys, type PaymentProviderError, type PaymentProviderService } from "../PaymentProvider.ts"
+import {
+  type InvoiceView,
+  metadataKeys,
+  type PaymentProviderError,
+  type PaymentProviderService
+} from "../PaymentProvider.ts"
 import { providerReferenceOf, type StoredPayment } from "./paymentRecord.ts"
 
 export interface PaymentState {
@@ -76,6 +85,28 @@ export const chargeMismatch = (
         : null
 
 /**
+ * An invoice's payment: its intent (named by the invoice, else `offeredIntentId`, the one the kit
+ * offered) and the charge that paid it, where refunds show. Nothing counts as charged until the
+ * invoice is paid; the amount is the charge's, else the invoice's `amount_paid`.
+ */
+const invoicePayment = (
+  provider: PaymentProviderService,
+  invoice: InvoiceView | null,
+  offeredIntentId: string | null
+) =>
+  Effect.gen(function* () {
+    const intentId = invoice?.paymentIntentId ?? offeredIntentId
+    const intent = intentId === null ? null : yield* provider.retrievePaymentIntent(intentId)
+    const chargeId = invoice?.chargeId ?? intent?.latestChargeId ?? null
+    const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
+    const paid = invoice?.status === "paid"
+    const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
+    const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
+    const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? invoice?.currency) : null
+    return { intent, paid, charged, refunded, chargedCurrency }
+  })
+
+/**
  * Reads the action's provider objects now. `accountId` is the action's account: an object whose
  * metadata names another is not customer-bound.
  */
@@ -86,36 +117,81 @@ export const readPaymentState = (
 ): Effect.Effect<PaymentState, PaymentProviderError> =>
   Effect.gen(function* () {
     const providerReference = providerReferenceOf(payment)
+    if (payment.mode === "recover_payment" && payment.initialInvoiceId !== null) {
+      // A recovery: the one open invoice it was bound to, paid by exactly the bound amount.
+      const invoice = yield* provider.retrieveInvoice(payment.initialInvoiceId)
+      const { charged, chargedCurrency, intent, paid, refunded } = yield* invoicePayment(
+        provider,
+        invoice,
+        payment.intentId
+      )
+      const mismatch = paid ? chargeMismatch(payment, charged, chargedCurrency) : null
+      const outcome: ObservationOutcome =
+        mismatch !== null
+          ? "failed"
+          : paid
+            ? refundOutcome(charged, refunded)
+            : invoice.status === "void" || invoice.status === "uncollectible"
+              ? "failed"
+              : "pending"
+      return {
+        providerReference,
+        customerBound:
+          invoice.metadata[metadataKeys.accountId] === accountId &&
+          (payment.customerId === null || invoice.customerId === payment.customerId),
+        intent: "payment",
+        paymentStatus: intent?.status ?? invoice.status,
+        subscriptionState: null,
+        invoicePaid: paid,
+        methodAttached: intent?.paymentMethodId != null,
+        chargedAmountMinor: charged,
+        chargedCurrency,
+        refundedAmountMinor: refunded,
+        outcome,
+        mismatch,
+        declined: outcome === "pending" && intent !== null && intent.lastPaymentErrorCode !== null
+      }
+    }
     if (payment.subscriptionId !== null) {
       const subscription = yield* provider.retrieveSubscription(payment.subscriptionId)
-      const invoiceId = payment.initialInvoiceId ?? subscription.latestInvoiceId
+      const change = payment.mode === "existing_subscription_change"
+      // A change is judged by its own proration invoice only (none when it owed nothing), never an older one.
+      const invoiceId = change ? payment.initialInvoiceId : (payment.initialInvoiceId ?? subscription.latestInvoiceId)
       const invoice = invoiceId === null ? null : yield* provider.retrieveInvoice(invoiceId)
       const state = isSubscriptionState(subscription.status) ? subscription.status : null
-      // The initial invoice's payment: its intent (named by the invoice, else the one the kit
-      // offered) and the charge that paid it, where refunds show.
-      const intentId = invoice?.paymentIntentId ?? (payment.intent === "payment" ? payment.intentId : null)
-      const intent = intentId === null ? null : yield* provider.retrievePaymentIntent(intentId)
-      const chargeId = invoice?.chargeId ?? intent?.latestChargeId ?? null
-      const charge = chargeId === null ? null : yield* provider.retrieveCharge(chargeId)
-      const paid = invoice?.status === "paid"
-      const charged = paid ? (charge?.amountMinor ?? invoice.amountPaidMinor) : 0
-      const refunded = paid ? (charge?.amountRefundedMinor ?? 0) : 0
-      const chargedCurrency = charged > 0 ? currencyOf(charge?.currency ?? invoice?.currency) : null
+      const { charged, chargedCurrency, intent, refunded } = yield* invoicePayment(
+        provider,
+        invoice,
+        payment.intent === "payment" ? payment.intentId : null
+      )
       // A trial's continuation is its setup intent: the trial counts once a method is saved.
-      const setup = payment.intent === "setup" ? yield* provider.retrieveSetupIntent(payment.intentId) : null
+      const setup =
+        payment.intent === "setup" && payment.intentId !== null
+          ? yield* provider.retrieveSetupIntent(payment.intentId)
+          : null
       const methodAttached =
         subscription.defaultPaymentMethodId !== null ||
         (setup !== null && setup.status === "succeeded" && setup.paymentMethodId !== null)
+      const invoiceEnded = invoice !== null && (invoice.status === "void" || invoice.status === "uncollectible")
       const outcome: ObservationOutcome =
         charged > 0 && refunded > 0
           ? refundOutcome(charged, refunded)
-          : state === "trialing" && setup !== null && !methodAttached
-            ? "pending"
-            : state === "active" || state === "trialing"
-              ? "succeeded"
-              : state === "canceled" || state === "incomplete_expired"
-                ? "failed"
+          : change
+            ? // A change counts once it took effect: its invoice paid (or none owed) and no update pending.
+              state === "canceled" || state === "incomplete_expired" || invoiceEnded
+              ? "failed"
+              : (state === "active" || state === "trialing") &&
+                  !subscription.pendingUpdate &&
+                  (invoice === null || invoice.status === "paid")
+                ? "succeeded"
                 : "pending"
+            : state === "trialing" && setup !== null && !methodAttached
+              ? "pending"
+              : state === "active" || state === "trialing"
+                ? "succeeded"
+                : state === "canceled" || state === "incomplete_expired"
+                  ? "failed"
+                  : "pending"
       return {
         providerReference,
         customerBound:
@@ -137,7 +213,7 @@ export const readPaymentState = (
             (setup !== null && setup.lastSetupErrorCode !== null))
       }
     }
-    if (payment.intent === "setup") {
+    if (payment.intent === "setup" && payment.intentId !== null) {
       const setup = yield* provider.retrieveSetupIntent(payment.intentId)
       return {
         providerReference,
@@ -157,6 +233,7 @@ export const readPaymentState = (
         declined: setup.status === "requires_payment_method" && setup.lastSetupErrorCode !== null
       }
     }
+    if (payment.intentId === null) return yield* Effect.dieMessage("customer kit: a payment without its intent")
     const intent = yield* provider.retrievePaymentIntent(payment.intentId)
     const charge = intent.latestChargeId === null ? null : yield* provider.retrieveCharge(intent.latestChargeId)
     const charged = charge?.amountMinor ?? intent.amountReceivedMinor

@@ -1253,3 +1253,256 @@ describe("kit payments: subscription events beyond the spec's table", () => {
     })
   )
 })
+
+describe("kit payments: a subscription change and a recovery", () => {
+  /** The plans of one account: its subscription, then a change to `price_team` or a recovery of `invoiceId`. */
+  const families =
+    (
+      target: { subscriptionId?: string; invoiceId?: string },
+      options: { readonly proration?: "always_invoice" | "create_prorations"; readonly recoverMinor?: number } = {}
+    ) =>
+    (family: string): PaymentPlan | undefined =>
+      family === "payment.new_subscription"
+        ? { mode: "new_subscription", customerId: "cus_9", priceId: "price_monthly" }
+        : family === "payment.existing_subscription_change" && target.subscriptionId !== undefined
+          ? {
+              mode: "existing_subscription_change",
+              subscriptionId: target.subscriptionId,
+              priceId: "price_team",
+              ...(options.proration !== undefined ? { proration: options.proration } : {})
+            }
+          : family === "recover_payment" && target.invoiceId !== undefined
+            ? {
+                mode: "recover_payment",
+                invoiceId: target.invoiceId,
+                amountMinor: options.recoverMinor ?? 4900,
+                currency: "usd"
+              }
+            : undefined
+  /** A paid subscription at `price_monthly` (15.00 usd), made through the kit (its completion is the first). */
+  const paidSubscription = (h: Harness, target: { subscriptionId?: string }) =>
+    Effect.gen(function* () {
+      assert.strictEqual((yield* deliver(h, yield* paymentBody("payment.new_subscription"))).status, 202)
+      const subscription = [...h.fake.objects.values()].find((o) => o.object === "subscription")!
+      target.subscriptionId = subscription.id as string
+      h.fake.payInitialInvoice(subscription.id as string)
+      yield* webhook(h, h.fake.event("invoice.paid", h.fake.objects.get(subscription.latest_invoice as string)!))
+      yield* waitForCompletions(h, 1)
+      return subscription
+    })
+  const price = (subscription: Record<string, unknown>) =>
+    (subscription.items as { data: Array<{ price: { id: string } }> }).data[0]!.price.id
+
+  it.live(
+    "a change to a dearer price: the proration invoice's continuation, nothing applied until it is paid, then succeeded",
+    () =>
+      Effect.gen(function* () {
+        const target: { subscriptionId?: string } = {}
+        const h = yield* harness(families(target))
+        const subscription = yield* paidSubscription(h, target)
+        const initialIntent = h.fake.initialPaymentIntent(subscription.id as string)
+        const body = yield* paymentBody("payment.existing_subscription_change")
+        const answer = yield* deliver(h, body)
+        assert.strictEqual(answer.status, 202, JSON.stringify(answer.json))
+        const update = h.fake.requests.find(
+          (r) => r.method === "POST" && r.path === `/v1/subscriptions/${subscription.id as string}`
+        )!
+        assert.deepInclude(update.params, {
+          proration_behavior: "always_invoice",
+          payment_behavior: "pending_if_incomplete"
+        })
+        assert.strictEqual(update.idempotencyKey, body.providerIdempotencyKey)
+        // A pending update takes no metadata: the change's bindings are on its invoice instead.
+        assert.notProperty(update.params, "metadata")
+        const invoice = [...h.fake.objects.values()].find((o) => o.billing_reason === "subscription_update")!
+        assert.strictEqual(invoice.amount_due, 3400)
+        assert.strictEqual((invoice.metadata as Record<string, string>).accord_action_request_id, body.actionRequestId)
+        assert.strictEqual(answer.json.continuation.intent, "payment")
+        assert.strictEqual(
+          answer.json.continuation.clientSecret,
+          h.fake.objects.get(h.fake.invoicePaymentIntent(invoice.id as string))!.client_secret
+        )
+        assert.strictEqual(price(subscription), "price_monthly")
+        // The subscription is active, but the change has not taken effect: pending.
+        assert.deepInclude(yield* reconcile(h, body, "", "existing_subscription_change"), {
+          outcome: "pending",
+          subscriptionState: "active",
+          invoicePaid: false
+        })
+        h.fake.payInvoice(invoice.id as string)
+        yield* webhook(h, h.fake.event("invoice.paid", invoice))
+        const all = yield* waitForCompletions(h, 2)
+        assert.deepInclude(all[1] as unknown as Record<string, unknown>, {
+          outcome: "succeeded",
+          actionRequestId: body.actionRequestId,
+          providerReference: subscription.id
+        })
+        assert.strictEqual(price(subscription), "price_team")
+        assert.deepInclude(yield* reconcile(h, body, "", "existing_subscription_change"), {
+          outcome: "succeeded",
+          invoicePaid: true,
+          chargedAmountMinor: 3400,
+          chargedCurrency: "usd"
+        })
+        // A full refund of the initial invoice still reaches the subscription's own action, not the change.
+        const charge = h.fake.refund(initialIntent)
+        yield* webhook(h, h.fake.event("charge.refunded", charge))
+        const refunded = yield* waitForCompletions(h, 3)
+        assert.strictEqual(refunded[2]!.outcome, "reversed")
+        assert.strictEqual(refunded[2]!.actionRequestId, all[0]!.actionRequestId)
+        assert.notStrictEqual(refunded[2]!.actionRequestId, body.actionRequestId)
+      })
+  )
+
+  it.live(
+    "a change owing nothing now (create_prorations): accepted without a continuation, applied at once, succeeded without an event",
+    () =>
+      Effect.gen(function* () {
+        const target: { subscriptionId?: string } = {}
+        const h = yield* harness(families(target, { proration: "create_prorations" }))
+        const subscription = yield* paidSubscription(h, target)
+        const body = yield* paymentBody("payment.existing_subscription_change")
+        const answer = yield* deliver(h, body)
+        assert.strictEqual(answer.ack!.state, "accepted")
+        assert.notProperty(answer.json, "continuation")
+        assert.strictEqual(price(subscription), "price_team")
+        // No webhook: with nothing to pay, the kit settles the change from a fresh read at once.
+        const all = yield* waitForCompletions(h, 2)
+        assert.deepInclude(all[1] as unknown as Record<string, unknown>, {
+          outcome: "succeeded",
+          actionRequestId: body.actionRequestId
+        })
+        // A duplicate delivery is answered the same way: no continuation, no second update.
+        const again = yield* deliver(h, body)
+        assert.notProperty(again.json, "continuation")
+        assert.strictEqual(
+          h.fake.requests.filter(
+            (r) => r.method === "POST" && r.path === `/v1/subscriptions/${subscription.id as string}`
+          ).length,
+          1
+        )
+      })
+  )
+
+  it.live("a change left unpaid at expiry: its proration invoice voided, the subscription kept, reported failed", () =>
+    Effect.gen(function* () {
+      const target: { subscriptionId?: string } = {}
+      const h = yield* harness(families(target), 2_000)
+      const subscription = yield* paidSubscription(h, target)
+      yield* deliver(h, yield* paymentBody("payment.existing_subscription_change"))
+      const invoice = [...h.fake.objects.values()].find((o) => o.billing_reason === "subscription_update")!
+      const all = yield* waitForCompletions(h, 2)
+      assert.strictEqual(all[1]!.outcome, "failed")
+      assert.strictEqual(all[1]!.evidence.reasonCode, "continuation_expired")
+      assert.strictEqual(invoice.status, "void")
+      assert.strictEqual(subscription.status, "active")
+      assert.strictEqual(price(subscription), "price_monthly")
+      assert.isFalse(h.fake.requests.some((r) => r.method === "DELETE"))
+    })
+  )
+
+  it.live(
+    "a recovery: the open invoice bound to the action; declined (unknown), then paid (succeeded), read back",
+    () =>
+      Effect.gen(function* () {
+        const target: { subscriptionId?: string; invoiceId?: string } = {}
+        const h = yield* harness(families(target))
+        const subscription = yield* paidSubscription(h, target)
+        const renewal = h.fake.failRenewal(subscription.id as string)
+        target.invoiceId = renewal.id as string
+        const body = yield* paymentBody("recover_payment")
+        const answer = yield* deliver(h, body)
+        assert.strictEqual(answer.status, 202, JSON.stringify(answer.json))
+        const intentId = h.fake.invoicePaymentIntent(renewal.id as string)
+        assert.strictEqual(answer.json.continuation.clientSecret, h.fake.objects.get(intentId)!.client_secret)
+        assert.strictEqual((renewal.metadata as Record<string, string>).accord_action_request_id, body.actionRequestId)
+        yield* webhook(h, h.fake.event("invoice.payment_failed", renewal))
+        const declined = yield* waitForCompletions(h, 2)
+        assert.deepInclude(declined[1]! as unknown as Record<string, unknown>, {
+          outcome: "unknown",
+          providerReference: renewal.id
+        })
+        assert.strictEqual(declined[1]!.evidence.reasonCode, "payment_declined")
+        h.fake.payInvoice(renewal.id as string)
+        yield* webhook(h, h.fake.event("payment_intent.succeeded", h.fake.objects.get(intentId)!))
+        const paid = yield* waitForCompletions(h, 3)
+        assert.strictEqual(paid[2]!.outcome, "succeeded")
+        assert.deepInclude(yield* reconcile(h, body, intentId, "recover_payment"), {
+          outcome: "succeeded",
+          intent: "payment",
+          invoicePaid: true,
+          paymentStatus: "succeeded",
+          chargedAmountMinor: 4900,
+          chargedCurrency: "usd",
+          customerBound: true
+        })
+        // The subscription's own action got nothing from the recovery.
+        assert.strictEqual(
+          (yield* distinctCompletions(h)).filter((c) => c.actionRequestId !== body.actionRequestId).length,
+          1
+        )
+      })
+  )
+
+  it.live(
+    "a recovery on an API version before 2025-03-31: the client secret of the invoice's expanded payment intent",
+    () =>
+      Effect.gen(function* () {
+        const target: { subscriptionId?: string; invoiceId?: string } = {}
+        const h = yield* harness(families(target), undefined, { invoiceShape: "legacy", apiVersion: "2024-06-20" })
+        const subscription = yield* paidSubscription(h, target)
+        const renewal = h.fake.failRenewal(subscription.id as string)
+        target.invoiceId = renewal.id as string
+        const answer = yield* deliver(h, yield* paymentBody("recover_payment"))
+        assert.strictEqual(answer.status, 202, JSON.stringify(answer.json))
+        const read = h.fake.requests.find(
+          (r) => r.method === "GET" && r.path === `/v1/invoices/${renewal.id as string}`
+        )!
+        assert.deepStrictEqual(Object.values(read.params.expand as Record<string, string>), ["payment_intent"])
+        const intentId = h.fake.invoicePaymentIntent(renewal.id as string)
+        assert.strictEqual(answer.json.continuation.clientSecret, h.fake.objects.get(intentId)!.client_secret)
+      })
+  )
+
+  it.live("a recovery of an invoice asking another amount than the host binds is rejected (payment_not_offered)", () =>
+    Effect.gen(function* () {
+      const target: { subscriptionId?: string; invoiceId?: string } = {}
+      const h = yield* harness(families(target, { recoverMinor: 2500 }))
+      const subscription = yield* paidSubscription(h, target)
+      const renewal = h.fake.failRenewal(subscription.id as string)
+      target.invoiceId = renewal.id as string
+      const answer = yield* deliver(h, yield* paymentBody("recover_payment"))
+      assert.deepInclude(answer.json, { state: "rejected", errorCode: "payment_not_offered" })
+      assert.deepStrictEqual(renewal.metadata, {})
+    })
+  )
+
+  it.live("a recovery of an invoice no longer open is rejected (nothing_to_recover)", () =>
+    Effect.gen(function* () {
+      const target: { subscriptionId?: string; invoiceId?: string } = {}
+      const h = yield* harness(families(target))
+      const subscription = yield* paidSubscription(h, target)
+      const renewal = h.fake.failRenewal(subscription.id as string)
+      h.fake.payInvoice(renewal.id as string)
+      target.invoiceId = renewal.id as string
+      const answer = yield* deliver(h, yield* paymentBody("recover_payment"))
+      assert.deepInclude(answer.json, { state: "rejected", errorCode: "nothing_to_recover" })
+    })
+  )
+
+  it.live("a recovery left unpaid at expiry: reported failed, the invoice still owed (open)", () =>
+    Effect.gen(function* () {
+      const target: { subscriptionId?: string; invoiceId?: string } = {}
+      const h = yield* harness(families(target), 2_000)
+      const subscription = yield* paidSubscription(h, target)
+      const renewal = h.fake.failRenewal(subscription.id as string)
+      target.invoiceId = renewal.id as string
+      yield* deliver(h, yield* paymentBody("recover_payment"))
+      const all = yield* waitForCompletions(h, 2)
+      assert.strictEqual(all[1]!.outcome, "failed")
+      assert.strictEqual(all[1]!.evidence.reasonCode, "continuation_expired")
+      assert.strictEqual(renewal.status, "open")
+      assert.isFalse(h.fake.requests.some((r) => r.path.endsWith("/void")))
+    })
+  )
+})

@@ -72,6 +72,18 @@ export interface FakeStripe {
   readonly payInitialInvoice: (subscriptionId: string) => Obj
   /** A renewal invoice, paid. */
   readonly renew: (subscriptionId: string) => Obj
+  /**
+   * A renewal invoice of `amountMinor` (default 4900) whose payment was declined: the invoice open,
+   * the subscription `past_due`; returns the invoice.
+   */
+  readonly failRenewal: (subscriptionId: string, amountMinor?: number) => Obj
+  /**
+   * An open invoice paid through its payment intent (a recovery, a change's proration invoice):
+   * the intent succeeds, a pending change takes effect, the subscription is `active`; returns the invoice.
+   */
+  readonly payInvoice: (invoiceId: string) => Obj
+  /** The payment intent that collects an invoice. */
+  readonly invoicePaymentIntent: (invoiceId: string) => string
   /** A webhook delivery of an event about `object`: its raw body and signature header. */
   readonly event: (
     type: string,
@@ -159,6 +171,9 @@ export const startFakeStripe = async (options: {
       metadata: params.metadata ?? {}
     }
   }
+  /** What each fake price costs a month. */
+  const priceAmount = (price: unknown): number =>
+    price === "price_monthly" ? 1500 : price === "price_team" ? 4900 : price === "price_basic" ? 900 : 2500
   const invoice = (subscription: Obj, reason: string, amount: number, status: string): Obj => {
     const id = nextId("in")
     const inv: Obj = {
@@ -169,6 +184,10 @@ export const startFakeStripe = async (options: {
       amount_paid: status === "paid" ? amount : 0,
       amount_due: amount,
       currency: "usd",
+      customer: subscription.customer,
+      metadata: {},
+      account_for_fake: subscription.account_for_fake,
+      subscription_for_fake: subscription.id,
       livemode: false,
       parent: {
         type: "subscription_details",
@@ -191,34 +210,80 @@ export const startFakeStripe = async (options: {
       livemode: false,
       metadata: params.metadata ?? {},
       latest_invoice: null,
-      pending_setup_intent: null
+      pending_setup_intent: null,
+      pending_update: null,
+      items: {
+        object: "list",
+        data: [
+          {
+            id: nextId("si"),
+            object: "subscription_item",
+            price: { id: String(((params.items as Obj)?.["0"] as Obj | undefined)?.price), object: "price" }
+          }
+        ]
+      }
     }
     objects.set(id, sub)
     const price = ((params.items as Obj)?.["0"] as Obj | undefined)?.price
-    const amount = price === "price_monthly" ? 1500 : 2500
+    const amount = priceAmount(price)
     const first = invoice(sub, "subscription_create", trialDays > 0 ? 0 : amount, trialDays > 0 ? "paid" : "open")
     sub.latest_invoice = first.id
     if (trialDays > 0) {
       const seti = setupIntent({ customer: params.customer, metadata: params.metadata })
       objects.set(seti.id as string, seti)
       sub.pending_setup_intent = seti.id
-    } else {
-      const pi = paymentIntent({ amount, currency: "usd", customer: params.customer, metadata: {} })
-      objects.set(pi.id as string, pi)
-      first.confirmation_secret = { client_secret: pi.client_secret, type: "payment_intent" }
-      first.payment_intent_for_fake = pi.id
-      if (legacy) {
-        first.payment_intent = pi.id
-        first.charge = null
-        pi.invoice = first.id
-      }
-    }
+    } else collect(first)
     return {
       ...sub,
       latest_invoice: first,
       pending_setup_intent: sub.pending_setup_intent === null ? null : objects.get(sub.pending_setup_intent as string)
     }
   }
+
+  /** An intent that collects `inv`, named by its confirmation secret (and on older versions by the invoice). */
+  const collect = (inv: Obj): Obj => {
+    const pi = paymentIntent({ amount: inv.amount_due, currency: inv.currency, customer: inv.customer, metadata: {} })
+    pi.account_for_fake = inv.account_for_fake
+    objects.set(pi.id as string, pi)
+    inv.confirmation_secret = { client_secret: pi.client_secret, type: "payment_intent" }
+    inv.payment_intent_for_fake = pi.id
+    if (legacy) {
+      inv.payment_intent = pi.id
+      inv.charge = null
+      pi.invoice = inv.id
+    }
+    return pi
+  }
+
+  /** `POST /v1/subscriptions/{id}`: the one item moved to another price, prorated as asked. */
+  const updateSubscription = (sub: Obj, params: Obj): Obj => {
+    const item = ((params.items as Obj | undefined)?.["0"] ?? {}) as Obj
+    const current = (sub.items as { data: Array<Obj> }).data[0]!
+    if (item.id !== current.id) throw new Error("fake stripe: the update names another item")
+    if (params.metadata !== undefined) sub.metadata = { ...(params.metadata as Obj) }
+    const from = priceAmount((current.price as Obj).id)
+    const to = priceAmount(item.price)
+    const apply = () => {
+      current.price = { id: item.price, object: "price" }
+      sub.pending_update = null
+    }
+    if (params.proration_behavior !== "always_invoice") {
+      apply()
+      return sub
+    }
+    const owed = Math.max(0, to - from)
+    const inv = invoice(sub, "subscription_update", owed, owed > 0 ? "open" : "paid")
+    sub.latest_invoice = inv.id
+    if (owed > 0) {
+      collect(inv)
+      if (params.payment_behavior === "pending_if_incomplete") {
+        sub.pending_update = { subscription_items: [{ id: current.id, price: item.price }] }
+        pending.set(inv.id as string, apply)
+      } else apply()
+    } else apply()
+    return sub
+  }
+  const pending = new Map<string, () => void>()
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json", "request-id": `req_${counter}` })
@@ -234,6 +299,12 @@ export const startFakeStripe = async (options: {
     const stripeAccount = req.headers["stripe-account"] as string | undefined
     requests.push({ method: req.method ?? "", path: url.pathname, params, idempotencyKey, stripeAccount })
     if (fake.outage) return error(res, 503, "api_error", "service_unavailable")
+    // Older API versions have no `confirmation_secret` on invoices: expanding it is an error there.
+    if (
+      legacy &&
+      Object.values((params.expand ?? {}) as Obj).some((path) => String(path).endsWith("confirmation_secret"))
+    )
+      return error(res, 400, "invalid_request_error", "parameter_invalid")
     if (req.headers.authorization !== `Bearer ${secretKey}`)
       return error(res, 401, "invalid_request_error", "invalid_api_key")
     if (req.method === "GET" && url.pathname === "/v1/account") {
@@ -323,6 +394,60 @@ export const startFakeStripe = async (options: {
         status: "succeeded"
       })
     }
+    const list = /^\/v1\/(subscriptions|invoices)$/.exec(url.pathname)
+    if (req.method === "GET" && list !== null) {
+      const kind = list[1] === "subscriptions" ? "subscription" : "invoice"
+      const data = [...objects.values()]
+        .filter(
+          (o) =>
+            o.object === kind &&
+            o.account_for_fake === stripeAccount &&
+            (params.customer === undefined || o.customer === params.customer) &&
+            (params.status === undefined || params.status === "all" || o.status === params.status)
+        )
+        .reverse()
+      return send(res, 200, { object: "list", data, has_more: false, url: url.pathname })
+    }
+    const voided = /^\/v1\/invoices\/([^/]+)\/void$/.exec(url.pathname)
+    if (req.method === "POST" && voided !== null) {
+      const inv = owned(voided[1])
+      if (inv === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
+      if (inv.status !== "open") return error(res, 400, "invalid_request_error", "invoice_not_open")
+      inv.status = "void"
+      pending.delete(inv.id as string)
+      const sub = typeof inv.subscription_for_fake === "string" ? objects.get(inv.subscription_for_fake) : undefined
+      if (sub !== undefined) sub.pending_update = null
+      if (typeof inv.payment_intent_for_fake === "string") fake.cancel(inv.payment_intent_for_fake)
+      push("invoice.voided", inv)
+      return send(res, 200, inv)
+    }
+    const updated = /^\/v1\/(subscriptions|invoices)\/([^/]+)$/.exec(url.pathname)
+    if (req.method === "POST" && updated !== null) {
+      const keyed = idempotencyKey === undefined ? undefined : `${url.pathname} ${idempotencyKey}`
+      if (keyed !== undefined && idempotent.has(keyed)) return send(res, 200, JSON.parse(idempotent.get(keyed)!))
+      const target = owned(updated[2])
+      if (target === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
+      let answer: Obj
+      if (target.object === "invoice") {
+        if (params.metadata !== undefined)
+          target.metadata = { ...(target.metadata as Obj), ...(params.metadata as Obj) }
+        answer = target
+      } else {
+        // As on Stripe before 2026-05-27: a pending update takes only its own few parameters.
+        if (params.payment_behavior === "pending_if_incomplete" && params.metadata !== undefined)
+          return error(res, 400, "invalid_request_error", "parameter_unknown")
+        const sub = updateSubscription(target, params)
+        const latest = objects.get(sub.latest_invoice as string)
+        const expand = Object.values((params.expand ?? {}) as Obj)
+        answer =
+          expand.includes("latest_invoice.confirmation_secret") && latest !== undefined
+            ? { ...sub, latest_invoice: latest }
+            : sub
+      }
+      const text = JSON.stringify(answer)
+      if (keyed !== undefined) idempotent.set(keyed, text)
+      return send(res, 200, answer)
+    }
     const create: Record<string, (p: Obj) => Obj> = {
       "/v1/customers": (p) => ({ id: nextId("cus"), object: "customer", livemode: false, metadata: p.metadata ?? {} }),
       "/v1/payment_intents": paymentIntent,
@@ -352,6 +477,11 @@ export const startFakeStripe = async (options: {
       const found = owned(read[2]!)
       if (found === undefined) return error(res, 404, "invalid_request_error", "resource_missing")
       const expand = Object.values((params.expand ?? {}) as Obj)
+      if (found.object === "invoice" && legacy && expand.includes("payment_intent")) {
+        const { confirmation_secret: _secret, ...older } = found
+        const pi = typeof found.payment_intent === "string" ? objects.get(found.payment_intent) : undefined
+        return send(res, 200, { ...older, payment_intent: pi ?? found.payment_intent ?? null })
+      }
       if (found.object === "invoice" && !legacy && expand.includes("payments")) {
         return send(res, 200, {
           ...found,
@@ -476,6 +606,28 @@ export const startFakeStripe = async (options: {
       sub.latest_invoice = inv.id
       return inv
     },
+    failRenewal: (id, amount = 4900) => {
+      const sub = get(id)
+      const inv = invoice(sub, "subscription_cycle", amount, "open")
+      sub.latest_invoice = inv.id
+      fake.decline(collect(inv).id as string)
+      Object.assign(inv, { attempted: true, attempt_count: 1 })
+      sub.status = "past_due"
+      return inv
+    },
+    payInvoice: (invoiceId) => {
+      const inv = get(invoiceId)
+      Object.assign(inv, { status: "paid", amount_paid: inv.amount_due })
+      const pi = fake.succeed(inv.payment_intent_for_fake as string)
+      if (legacy) inv.charge = pi.latest_charge
+      pending.get(invoiceId)?.()
+      pending.delete(invoiceId)
+      const subId = (inv.parent as { subscription_details?: { subscription?: string } } | undefined)
+        ?.subscription_details?.subscription
+      if (subId !== undefined) Object.assign(get(subId), { status: "active", default_payment_method: "pm_card_visa" })
+      return inv
+    },
+    invoicePaymentIntent: (invoiceId) => get(invoiceId).payment_intent_for_fake as string,
     event: (type, object, eventOptions = {}) => {
       const id = eventOptions.id ?? nextId("evt")
       const payload = JSON.stringify(
