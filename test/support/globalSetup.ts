@@ -11,13 +11,14 @@
  * there too, and `accord-tests-` directories are runs of their own.
  * Without `DATABASE_URL` it says once for the run that the PostgreSQL suites are skipped.
  */
+import { randomUUID } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
 import { buildArchives } from "./pgliteArchive.ts"
-import { noticeForRun, noticeSaidVariable } from "./postgres.ts"
+import { dropRunSchemas, noticeForRun, noticeSaidVariable, runVariable } from "./postgres.ts"
 
 const tempVariables = ["TMPDIR", "TMP", "TEMP"] as const
 const setVariables = [...tempVariables, noticeSaidVariable] as const
@@ -55,7 +56,7 @@ export const leftovers = (
     }
   })
 
-export default async function setup(project: TestProject): Promise<() => void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const systemTemp = tmpdir()
   const started = Date.now() - 1000
   const prefixes = testPrefixes()
@@ -64,12 +65,14 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const saved = setVariables.map((name) => [name, process.env[name]] as const)
   for (const name of tempVariables) process.env[name] = dir
   noticeForRun()
+  process.env[runVariable] = randomUUID().replaceAll("-", "").slice(0, 8)
   const archives = await buildArchives()
   const paths = { empty: join(dir, "pglite-empty.tar"), migrated: join(dir, "pglite-migrated.tar") }
   writeFileSync(paths.empty, archives.empty)
   writeFileSync(paths.migrated, archives.migrated)
   project.provide("pgliteArchives", paths)
-  return () => {
+  return async () => {
+    await dropRunSchemas()
     for (const [name, value] of saved) {
       if (value === undefined) delete process.env[name]
       else process.env[name] = value

@@ -1,10 +1,12 @@
 /**
  * Test PGlite databases started from archives (`pgliteArchive.ts`) instead of a new `initdb`:
  * opening a new PGlite and migrating it takes seconds per database on a loaded machine, loading
- * an archive about a third of that. Each database is still one of its own, in memory.
- * `layerMigrated` is a new database with every migration applied (`SqlStorage.layer` still runs
- * the migrations on it and finds them all applied, so a migration that does not apply fails the
- * archive's build, and with it every PGlite test); `layerEmpty` is one as `initdb` leaves it.
+ * an archive about a third of that. `layerEmpty` is a new database as `initdb` leaves it.
+ *
+ * `layerMigrated` is a database with every migration applied and no rows but the migrations'
+ * own, from a pool of such databases (`databasePool.ts`): `SqlStorage.layer` still runs the
+ * migrations on it and finds them all applied, so a migration that does not apply fails the
+ * archive's build, and with it every PGlite test.
  *
  * vitest's global setup (`globalSetup.ts`) builds the archives once per run and hands their paths
  * to the test files; a process without that setup builds its own on first use.
@@ -15,6 +17,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
+import * as DatabasePool from "./databasePool.ts"
 import { type Archives, buildArchives } from "./pgliteArchive.ts"
 
 declare module "vitest" {
@@ -56,9 +59,12 @@ const fromArchive = (kind: keyof Archives): Layer.Layer<PgliteClient.PgliteClien
     Effect.map(Effect.promise(templateArchives), (loaded) => PgliteClient.layer({ loadDataDir: loaded[kind] }))
   )
 
-/** A new in-memory PGlite with every migration applied: `PgliteClient.layer()` after `Migrations.run`. */
-export const layerMigrated = (): Layer.Layer<PgliteClient.PgliteClient | SqlClient.SqlClient, SqlError> =>
-  fromArchive("migrated")
+/**
+ * A migrated in-memory PGlite with no rows but the migrations', from this process's pool
+ * (`databasePool.ts`): loaded from the migrated archive when none is idle.
+ */
+export const layerMigrated: () => Layer.Layer<PgliteClient.PgliteClient | SqlClient.SqlClient, SqlError> =
+  DatabasePool.make(() => fromArchive("migrated"))
 
 /** A new in-memory PGlite as `initdb` leaves it: `PgliteClient.layer()`. */
 export const layerEmpty = (): Layer.Layer<PgliteClient.PgliteClient | SqlClient.SqlClient, SqlError> =>

@@ -1,11 +1,14 @@
 /**
- * PostgreSQL for tests: the server named by `DATABASE_URL` (CI's `.ci/run` sets it), one fresh
- * schema per layer so runs never collide, dropped afterwards. Without `DATABASE_URL` the
- * PostgreSQL suites are skipped, and say so loudly.
+ * PostgreSQL for tests: the server named by `DATABASE_URL` (CI's `.ci/run` sets it), one schema per
+ * layer so tests never see each other's rows: a fresh one dropped afterwards, or a migrated one from
+ * this process's pool (`layerPooledSchema`, emptied between holders, see `databasePool.ts`). A run's
+ * schemas share a prefix, and the global setup's teardown drops the pooled ones the run kept.
+ * Without `DATABASE_URL` the PostgreSQL suites are skipped, and say so loudly.
  */
 import { randomUUID } from "node:crypto"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { MigrationError } from "@effect/sql/Migrator"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,6 +16,9 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as SqlClientTag from "@effect/sql/SqlClient"
 import * as Database from "../../adapters/sql/Database.ts"
+import * as Migrations from "../../adapters/sql/Migrations.ts"
+import { migrations } from "../../adapters/sql/schema/Migrations.ts"
+import * as DatabasePool from "./databasePool.ts"
 
 export const databaseUrl: string | undefined = process.env["DATABASE_URL"] || undefined
 
@@ -44,6 +50,29 @@ export const warnIfSkipped = (suite: string): void => {
   }
 }
 
+/** Set by vitest's global setup to this run's id; the test workers inherit it. */
+export const runVariable = "ACCORD_TEST_RUN"
+
+/** The prefix of every schema this run creates (`accord_test_<run>_`). */
+export const runSchemaPrefix = (): string => `accord_test_${process.env[runVariable] ?? "solo"}_`
+
+/** Drops every schema of this run still on the server (the pools keep theirs to the end). */
+export const dropRunSchemas = (): Promise<void> =>
+  databaseUrl === undefined
+    ? Promise.resolve()
+    : Effect.runPromise(
+        Effect.scoped(
+          Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(databaseUrl))), (context) => {
+            const sql = Context.get(context, SqlClientTag.SqlClient)
+            return Effect.flatMap(
+              sql<{ readonly name: string }>`
+                SELECT nspname AS name FROM pg_namespace WHERE starts_with(nspname, ${runSchemaPrefix()})`,
+              Effect.forEach((row) => sql`DROP SCHEMA ${sql(row.name)} CASCADE`, { discard: true })
+            )
+          })
+        )
+      )
+
 /** `search_path` set through the startup `options` parameter. */
 export const inSchema = (url: string, schema: string): Redacted.Redacted<string> => {
   const parsed = new URL(url)
@@ -56,7 +85,7 @@ export const inSchema = (url: string, schema: string): Redacted.Redacted<string>
  * when the scope closes; the URL that puts a client into it, for code that opens its own clients.
  */
 export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<string>, SqlError, Scope.Scope> => {
-  const schema = `accord_test_${randomUUID().replaceAll("-", "").slice(0, 16)}`
+  const schema = `${runSchemaPrefix()}${randomUUID().replaceAll("-", "").slice(0, 16)}`
   return Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(url))), (context) => {
     const sql = Context.get(context, SqlClientTag.SqlClient)
     return Effect.as(
@@ -71,6 +100,20 @@ export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<str
 /** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
 export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.unwrapScoped(Effect.map(freshSchemaUrl(url), Database.layerPg))
+
+const schemaPools = new Map<string, () => Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError>>()
+
+/**
+ * A `SqlClient` on PostgreSQL in a migrated schema no other layer holds, with no rows but the
+ * migrations': from this process's pool (a new schema, created and migrated, when none is idle).
+ */
+export const layerPooledSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError> => {
+  const pool =
+    schemaPools.get(url) ??
+    DatabasePool.make(() => Layer.provideMerge(Migrations.layer(migrations), layerFreshSchema(url)))
+  schemaPools.set(url, pool)
+  return pool()
+}
 
 /**
  * The environment a spawned server inherits, without `DATABASE_URL`: a test that gives it a data

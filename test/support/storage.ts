@@ -13,7 +13,7 @@ import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import { layerOverStorage } from "../../runtimes/Services.ts"
 import { layerMigrated } from "./pgliteTemplate.ts"
-import { databaseUrl, layerFreshSchema, warnIfSkipped } from "./postgres.ts"
+import { databaseUrl, layerPooledSchema, warnIfSkipped } from "./postgres.ts"
 
 /** A fixed test master key (32 bytes). */
 export const testMasterKey = Redacted.make(new Uint8Array(32).map((_, i) => i + 1))
@@ -49,7 +49,7 @@ export const storageVariants: ReadonlyArray<StorageVariant> = [
   {
     name: "pglite",
     available: true,
-    // A fresh database per store, loaded from the run's migrated archive (see pgliteTemplate.ts).
+    // A migrated database from the process's pool (see pgliteTemplate.ts).
     layer: onSql(layerMigrated),
     sqlLayer: onSql(layerMigrated)
   },
@@ -60,8 +60,9 @@ export const storageVariants: ReadonlyArray<StorageVariant> = [
       warnIfSkipped("postgres storage variant")
       return databaseUrl !== undefined
     },
-    layer: onSql(() => layerFreshSchema(databaseUrl!)),
-    sqlLayer: onSql(() => layerFreshSchema(databaseUrl!))
+    // A migrated schema from the process's pool (see postgres.ts).
+    layer: onSql(() => layerPooledSchema(databaseUrl!)),
+    sqlLayer: onSql(() => layerPooledSchema(databaseUrl!))
   }
 ]
 
