@@ -5,8 +5,7 @@
  * list envelope `{ data, nextCursor }`.
  *
  * The declaration is the single source of every route's path and documentation: `HttpApiBuilder`
- * serves it (`Declared.ts`), the remaining hand-routed routes take their paths from its endpoints
- * (`endpoint.path`), and `OpenApi.fromApi` turns it into `/openapi.json`.
+ * serves it (`Declared.ts`) and `OpenApi.fromApi` turns it into `/openapi.json`.
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
