@@ -9,7 +9,17 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ApiKeyScope } from "../../../core/ports/ApiKeyStore.ts"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminPath,
+  ApiKey,
+  bodyProblems,
+  declaring,
+  guardProblems,
+  notFound,
+  page,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 
 /**
  * `POST /api-keys` body.
@@ -64,7 +74,7 @@ export const listApiKeys = HttpApiEndpoint.get("listApiKeys", "/api-keys")
 export const revokeApiKey = HttpApiEndpoint.del("revokeApiKey", "/api-keys/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
-  .addError(notFound("no such live API key in this workspace"))
+  .addError(notFound("api_key"))
   .annotate(OpenApi.Summary, "Revoke an API key")
 
 export const group = HttpApiGroup.make("apiKeys")
@@ -76,7 +86,7 @@ export const group = HttpApiGroup.make("apiKeys")
   .addError(guardProblems[0])
   .addError(guardProblems[1])
   .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(declaring("StorageError"))
   .annotate(OpenApi.Title, "API keys")
   .annotate(
     OpenApi.Description,

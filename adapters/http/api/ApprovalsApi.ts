@@ -21,7 +21,17 @@ import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approva
 import { PaymentContinuation } from "../../../core/protocol/messages/Continuation.ts"
 import { TrialRef } from "../../../core/protocol/messages/Execution.ts"
 import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, problem, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminPath,
+  ApiKey,
+  bodyProblems,
+  declaring,
+  guardProblems,
+  notFound,
+  problem,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 import { runtimePrefix, runtimeRateLimited } from "./RuntimeApi.ts"
 
 /**
@@ -100,7 +110,7 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
 export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", "/runtime-sessions/:sessionId")
   .setPath(adminPath({ sessionId: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
-  .addError(notFound("no such live runtime session in this workspace"))
+  .addError(notFound("runtime_session"))
   .annotate(OpenApi.Summary, "Revoke a runtime session at once (its pending approval requests are cancelled)")
 
 export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken", "/approvals/:approvalId/token")
@@ -116,7 +126,7 @@ export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken",
       ]
     })
   )
-  .addError(notFound("no approval token to collect: unknown approval, or collected already"))
+  .addError(notFound("approval_token"))
   .annotate(OpenApi.Summary, "Collect an approval's private token, once (the default ApprovalNotifier)")
   .annotate(
     OpenApi.Description,
@@ -132,7 +142,7 @@ export const adminGroup = HttpApiGroup.make("runtimeSessions")
   .addError(guardProblems[0])
   .addError(guardProblems[1])
   .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(declaring("StorageError"))
   .annotate(OpenApi.Title, "Runtime sessions")
   .annotate(OpenApi.Description, "Sessions for the embedded runtime, and the approval token pickup. Admin keys only.")
 
@@ -151,59 +161,11 @@ const approvalToken = "acc_apt_QXBwcm92YWxUb2tlbkZvclRoZUJpbGxpbmdPd25lcjAx"
 const runtimeToken = "acc_rts_Q2hhbmdlTWVJbkFSZWFsU2Vzc2lvbk9mVGhlUnVudGltZQ"
 const projectionHash = "7dc60cce6a9ee0a05cf0c5422bcb93b393ea487a40f197fcaaed83fe512e5bda"
 
-const sessionProblems = [
-  problem(
-    401,
-    ["runtime_session_invalid", "runtime_session_expired", "runtime_session_revoked"],
-    "a valid runtime session token is required",
-    {
-      description: "No runtime token, or an unknown, expired or revoked one (API keys are not runtime tokens)"
-    }
-  ),
-  problem(403, ["runtime_authority_missing"], "the runtime session lacks the funnels.actions.execute authority", {
-    description: "A live session without the route's authority"
-  })
-] as const
-
 const runtimeBodyProblems = [
   bodyProblems[0],
   problem(413, ["content_too_large"], "the request body exceeds 16384 bytes", { description: "A body over 16 KiB" }),
   bodyProblems[2]
 ] as const
-
-const approvalNotFound = problem(
-  404,
-  ["approval_not_found"],
-  "no such approval, or the approval token does not match",
-  {
-    description: "An unknown approval ID and a wrong approval token answer alike"
-  }
-)
-
-const approvalConflicts = problem(
-  409,
-  [
-    "approval_already_resolved",
-    "approval_not_prepared",
-    "approval_revision_drift",
-    "approval_hash_mismatch",
-    "approval_terms_changed",
-    "approval_dependency_stale",
-    "approval_capability_expired",
-    "published_version_not_current",
-    "authority_revoked",
-    "decision_expired",
-    "account_state_not_eligible",
-    "frequency_exceeded",
-    "connector_not_active",
-    "payment_mode_not_enabled"
-  ],
-  "the approval is already resolved",
-  {
-    description:
-      "Refused before anything was authorized: resolved already, not prepared, another revision, not the reviewed hash, or what the review depends on changed"
-  }
-)
 
 export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtimePrefix}/approvals`)
   .setPayload(ApprovalRequestBody.annotations({ examples: [{ action, binding } as never] }))
@@ -216,49 +178,7 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(sessionProblems[1])
-  .addError(
-    problem(
-      409,
-      ["published_version_not_current", "decision_expired", "account_state_not_eligible", "frequency_exceeded"],
-      "binding.publishedVersionId is not the current published version",
-      {
-        description: "The stored catalog no longer allows the action (the reason is the code)"
-      }
-    )
-  )
-  .addError(
-    problem(
-      422,
-      [
-        "action_unknown",
-        "action_key_mismatch",
-        "decision_unknown",
-        "journey_mismatch",
-        "offer_unknown",
-        "offer_not_offered",
-        "transition_not_allowed",
-        "approval_action_not_requestable"
-      ],
-      "action.id is not an action of the catalog",
-      {
-        description:
-          "A reference of the request resolves to nothing in the stored catalog, or the catalog action cannot be asked for from the runtime (it defines no safe terms or operation parameters, or the session names no trialRef for an extend-trial action)"
-      }
-    )
-  )
-  .addError(
-    problem(
-      429,
-      ["approval_limit_reached"],
-      "this requester already has 20 open approval requests; wait until one is resolved or expires",
-      {
-        description:
-          "The account, this action of the account or this requester holds its cap of open approvals (Retry-After: when the first of them expires)"
-      }
-    )
-  )
+  .pipe(declaring("RuntimeSessionRefused", "RevalidationFailed", "ApprovalRefused", "ApprovalLimitReached"))
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "Ask for an approval (a session with funnels.actions.request)")
   .annotate(
@@ -293,24 +213,14 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(
-    problem(
-      403,
-      ["runtime_authority_missing", "approval_account_mismatch", "approval_self_approval"],
-      "the runtime session belongs to another account than the approval",
-      {
-        description:
-          "A session without funnels.actions.execute, of another account, or of the approval's requester (its session or subject)"
-      }
+  .pipe(
+    declaring(
+      "RuntimeSessionRefused",
+      "ApprovalRefused",
+      "RevalidationFailed",
+      "ConnectorNotActive",
+      "PaymentModeNotEnabled"
     )
-  )
-  .addError(approvalNotFound)
-  .addError(approvalConflicts)
-  .addError(
-    problem(410, ["approval_expired", "approval_cancelled"], "the approval has expired", {
-      description: "Past the approval's expiry, or cancelled: its requester's session was revoked"
-    })
   )
   .annotate(
     OpenApi.Summary,
@@ -356,28 +266,16 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(
-    problem(
-      403,
-      ["runtime_authority_missing", "approval_account_mismatch", "approval_self_approval"],
-      "the runtime session belongs to another account than the approval",
-      {
-        description:
-          "A session without funnels.actions.execute, of another account, or of the approval's requester (its session or subject)"
-      }
-    )
-  )
-  .addError(approvalNotFound)
-  .addError(approvalConflicts)
-  .addError(
-    problem(
-      410,
-      ["approval_expired", "approval_review_expired", "approval_cancelled"],
-      "the review is no longer valid: prepare it again",
-      {
-        description: "Past reviewValidUntil or the approval's expiry, or cancelled: its requester's session was revoked"
-      }
+  .pipe(
+    declaring(
+      "RuntimeSessionRefused",
+      "ApprovalRefused",
+      "RevalidationFailed",
+      "ConnectorNotActive",
+      "PaymentModeNotEnabled",
+      "PaymentSnapshotMismatch",
+      "InvalidIdempotencyKey",
+      "IdempotencyKeyReused"
     )
   )
   .annotate(OpenApi.Summary, "Approve exactly the prepared review, or deny")
@@ -406,12 +304,8 @@ export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtim
       ]
     })
   )
-  .addError(sessionProblems[0])
-  .addError(
-    problem(404, ["not_found"], "no such action request for this session", {
-      description: "Unknown, or not this session's account and actor (the same answer)"
-    })
-  )
+  .pipe(declaring("RuntimeSessionRefused"))
+  .addError(notFound("session_action_request"))
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "The action's state for its own actor: mayAdvance and, while payable, the continuation")
 
@@ -420,11 +314,7 @@ export const runtimeGroup = HttpApiGroup.make("approvals")
   .add(prepareApproval)
   .add(resolveApproval)
   .add(actionStatus)
-  .addError(
-    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
-      description: "Storage unreachable; retry"
-    })
-  )
+  .pipe(declaring("StorageError"))
   .addError(runtimeRateLimited)
   .annotate(OpenApi.Title, "Approvals")
   .annotate(OpenApi.Description, "The embedded runtime's approval flow and action status, on runtime session tokens.")

@@ -14,11 +14,11 @@ import {
   adminPath,
   ApiKey,
   bodyProblems,
+  declaring,
   guardProblems,
   notFound,
   page,
   pageParams,
-  problem,
   queryParam,
   UuidText
 } from "./Common.ts"
@@ -64,12 +64,7 @@ export const listFeatureGates = HttpApiEndpoint.get("listFeatureGates", "/featur
     })
   )
   .addSuccess(page(FeatureGateView, featureGateExample))
-  .addError(
-    problem(400, ["invalid_query"], "the query has invalid parameters", {
-      errors: [{ path: "state", message: "must be checking or unlocked" }],
-      description: "A query parameter out of range, or a cursor not from this API"
-    })
-  )
+  .pipe(declaring("InvalidQuery"))
   .annotate(
     OpenApi.Summary,
     "The workspace's feature gates, newest first, filtered and paged (each settled against the evidence so far)"
@@ -78,7 +73,7 @@ export const listFeatureGates = HttpApiEndpoint.get("listFeatureGates", "/featur
 export const getFeatureGate = HttpApiEndpoint.get("getFeatureGate", "/feature-gates/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(FeatureGateView)
-  .addError(notFound("no such feature gate in this workspace"))
+  .addError(notFound("feature_gate"))
   .annotate(OpenApi.Summary, "A feature gate, settled against the evidence committed so far")
 
 export const group = HttpApiGroup.make("featureGates")
@@ -90,7 +85,7 @@ export const group = HttpApiGroup.make("featureGates")
   .addError(guardProblems[0])
   .addError(guardProblems[1])
   .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(declaring("StorageError"))
   .annotate(OpenApi.Title, "Feature gates")
   .annotate(
     OpenApi.Description,

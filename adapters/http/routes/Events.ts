@@ -15,7 +15,6 @@ import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
 import { InvalidQuery } from "../Paging.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import * as Accounts from "./Accounts.ts"
 
 export type EventsServices = ApiKeyStore | Crypto | EventStore
@@ -95,7 +94,7 @@ const listEvents = (workspaceId: string) =>
  */
 export const group = HttpApiBuilder.group(Api.api, "events", (handlers) =>
   handlers
-    .handleRaw("listEvents", () => answered(guarded(adminOrDeveloper)(listEvents)))
-    .handleRaw("listAccounts", () => answered(Accounts.listAccountsRoute))
-    .handleRaw("getAccount", () => answered(Accounts.getAccountRoute))
+    .handleRaw("listEvents", () => guarded(adminOrDeveloper)(listEvents))
+    .handleRaw("listAccounts", () => Accounts.listAccountsRoute)
+    .handleRaw("getAccount", () => Accounts.getAccountRoute)
 )
