@@ -3,8 +3,9 @@
  * generated from it (`OpenApi.fromApi`), served at `/openapi.json` and rendered at `/reference`.
  *
  * Every group is served from this declaration by `HttpApiBuilder` (`Declared.ts`, handlers in
- * `routes/*.ts`); on Node and Deno the ingest route's `node:http` fast path (`NodeIngest.ts`) answers
- * before the app, with the same pipeline (docs/decisions.md, "API reference"). `npm run check:openapi` confirms the document and the
+ * `routes/*.ts`); on Node and Deno the `node:http` dispatcher answers the ingest endpoint through its
+ * direct route (`NodeIngest.ts`), with the same pipeline (docs/decisions.md, "API reference").
+ * `npm run check:openapi` confirms the document and the
  * served routes agree.
  */
 import * as HttpApi from "@effect/platform/HttpApi"

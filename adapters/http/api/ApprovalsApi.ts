@@ -186,6 +186,18 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
     "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The body names only the catalog action, the offer and the binding: any other field (an operation, safe terms) is 400, never merged. What runs is the catalog action's safe terms and fixed operation parameters; the account, the requester and an extend-trial action's trialRef come from the session the host's server issued; a Payment action's price snapshot from the stored catalog."
   )
 
+/**
+ * What a review's prepare and resolve can be refused for: the session, the approval, and the fresh
+ * preflight (the catalog, the connector, the payment mode); resolve adds the intake's own.
+ */
+const reviewRefusals = [
+  "RuntimeSessionRefused",
+  "ApprovalRefused",
+  "RevalidationFailed",
+  "ConnectorNotActive",
+  "PaymentModeNotEnabled"
+] as const
+
 export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtimePrefix}/approvals/prepare`)
   .setPayload(PrepareBody.annotations({ examples: [{ approvalId, approvalToken, runtimeToken }] }))
   // The document shows the structure (a refinement's examples do not reach JSON Schema); the answer
@@ -213,15 +225,7 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .pipe(
-    declaring(
-      "RuntimeSessionRefused",
-      "ApprovalRefused",
-      "RevalidationFailed",
-      "ConnectorNotActive",
-      "PaymentModeNotEnabled"
-    )
-  )
+  .pipe(declaring(...reviewRefusals))
   .annotate(
     OpenApi.Summary,
     "Prepare the billing owner's review (a live same-account session with funnels.actions.execute)"
@@ -266,18 +270,7 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .pipe(
-    declaring(
-      "RuntimeSessionRefused",
-      "ApprovalRefused",
-      "RevalidationFailed",
-      "ConnectorNotActive",
-      "PaymentModeNotEnabled",
-      "PaymentSnapshotMismatch",
-      "InvalidIdempotencyKey",
-      "IdempotencyKeyReused"
-    )
-  )
+  .pipe(declaring(...reviewRefusals, "PaymentSnapshotMismatch", "InvalidIdempotencyKey", "IdempotencyKeyReused"))
   .annotate(OpenApi.Summary, "Approve exactly the prepared review, or deny")
   .annotate(
     OpenApi.Description,

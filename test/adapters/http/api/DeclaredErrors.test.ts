@@ -130,7 +130,7 @@ describe("declared errors", () => {
     assert.include(codesAt(catalog, "put", "503"), '"storage_unavailable"')
     assert.include(codesAt(catalog, "get", "404"), '"catalog_not_published"')
     const resolve = "/api/funnels/v1/runtime/actions/approvals/resolve"
-    for (const reason of ErrorMap.declaredAnswers.RevalidationFailed[1].codes) {
+    for (const reason of ErrorMap.declaredAnswers.RevalidationFailed.find((answer) => answer.status === 422)!.codes) {
       assert.include(codesAt(resolve, "post", "422"), `"${reason}"`)
     }
   })
