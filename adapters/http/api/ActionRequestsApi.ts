@@ -8,13 +8,11 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ActionIntake } from "../../../core/connector/Action.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
-import { adminWorkspacePath } from "../Paths.ts"
 import {
+  adminGuarded,
   adminPath,
-  ApiKey,
   bodyProblems,
   declaring,
-  guardProblems,
   notFound,
   page,
   pageParams,
@@ -181,12 +179,7 @@ export const group = HttpApiGroup.make("actionRequests")
   .add(createActionRequest)
   .add(listActionRequests)
   .add(getActionRequest)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Action requests")
   .annotate(
     OpenApi.Description,

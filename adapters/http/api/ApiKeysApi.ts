@@ -8,18 +8,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ApiKeyScope } from "../../../core/ports/ApiKeyStore.ts"
-import { adminWorkspacePath } from "../Paths.ts"
-import {
-  adminPath,
-  ApiKey,
-  bodyProblems,
-  declaring,
-  guardProblems,
-  notFound,
-  page,
-  Timestamp,
-  UuidText
-} from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, notFound, page, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * `POST /api-keys` body.
@@ -81,12 +70,7 @@ export const group = HttpApiGroup.make("apiKeys")
   .add(createApiKey)
   .add(listApiKeys)
   .add(revokeApiKey)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "API keys")
   .annotate(
     OpenApi.Description,

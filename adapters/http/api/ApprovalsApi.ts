@@ -20,18 +20,7 @@ import type { RuntimeSessionRecord } from "../../../core/ports/RuntimeSessionSto
 import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approval.ts"
 import { PaymentContinuation } from "../../../core/protocol/messages/Continuation.ts"
 import { TrialRef } from "../../../core/protocol/messages/Execution.ts"
-import { adminWorkspacePath } from "../Paths.ts"
-import {
-  adminPath,
-  ApiKey,
-  bodyProblems,
-  declaring,
-  guardProblems,
-  notFound,
-  problem,
-  Timestamp,
-  UuidText
-} from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, declaring, notFound, problem, Timestamp, UuidText } from "./Common.ts"
 import { runtimePrefix, runtimeRateLimited } from "./RuntimeApi.ts"
 
 /**
@@ -137,12 +126,7 @@ export const adminGroup = HttpApiGroup.make("runtimeSessions")
   .add(createRuntimeSession)
   .add(revokeRuntimeSession)
   .add(collectApprovalToken)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Runtime sessions")
   .annotate(OpenApi.Description, "Sessions for the embedded runtime, and the approval token pickup. Admin keys only.")
 

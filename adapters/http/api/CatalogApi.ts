@@ -7,18 +7,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
-import { adminWorkspacePath } from "../Paths.ts"
-import {
-  adminPath,
-  ApiKey,
-  bodyProblems,
-  declaring,
-  guardProblems,
-  notFound,
-  page,
-  Timestamp,
-  UuidText
-} from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, declaring, notFound, page, Timestamp, UuidText } from "./Common.ts"
 
 const documentExample = {
   offers: [
@@ -109,12 +98,7 @@ export const group = HttpApiGroup.make("catalog")
   .add(getCatalog)
   .add(listCatalogVersions)
   .add(getCatalogVersion)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Catalog")
   .annotate(
     OpenApi.Description,

@@ -19,6 +19,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { NotFound, NotFoundResource } from "../../../core/protocol/NotFound.ts"
 import * as ErrorMap from "../ErrorMap.ts"
+import { adminWorkspacePath } from "../Paths.ts"
 import * as Problem from "../Problem.ts"
 
 /**
@@ -177,6 +178,21 @@ export const guardProblems = [
     description: "A key of another workspace, or without the route's scope"
   })
 ] as const
+
+/**
+ * An admin group as the one admin guard serves it: under the workspace's prefix, behind the bearer
+ * key, with the guard's problems and storage's 503 declared once for every route of the group.
+ */
+export const adminGuarded = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, Error, R>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, Error, R, false>
+) =>
+  group
+    .prefix(adminWorkspacePath)
+    .middleware(ApiKey)
+    .addError(guardProblems[0])
+    .addError(guardProblems[1])
+    .addError(guardProblems[2])
+    .pipe(declaring("StorageError"))
 
 /**
  * The problems of a JSON request body (`Body.readJson`): unreadable, malformed or invalid (400),

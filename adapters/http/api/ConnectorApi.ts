@@ -7,8 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, declaring, guardProblems, Timestamp, UuidText } from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, declaring, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * `PUT /connector` body as documented (the route decodes the secrets as `Redacted` values).
@@ -147,12 +146,7 @@ export const group = HttpApiGroup.make("connector")
   .add(registerConnector)
   .add(checkConnector)
   .add(getConnector)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Connector")
   .annotate(
     OpenApi.Description,

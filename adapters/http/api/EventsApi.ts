@@ -10,12 +10,10 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminWorkspacePath } from "../Paths.ts"
 import {
+  adminGuarded,
   adminPath,
-  ApiKey,
   declaring,
-  guardProblems,
   notFound,
   page,
   pageParams,
@@ -171,11 +169,6 @@ export const group = HttpApiGroup.make("events")
   .add(listEvents)
   .add(listAccounts)
   .add(getAccount)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Events and accounts")
   .annotate(OpenApi.Description, "The Events view and account profiles. Admin or developer:read keys.")

@@ -9,13 +9,11 @@ import * as Schema from "effect/Schema"
 import { FeatureKey } from "../../../core/ingest/FeatureAccess.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { Uuid } from "../../../core/protocol/Uuid.ts"
-import { adminWorkspacePath } from "../Paths.ts"
 import {
+  adminGuarded,
   adminPath,
-  ApiKey,
   bodyProblems,
   declaring,
-  guardProblems,
   notFound,
   page,
   pageParams,
@@ -80,12 +78,7 @@ export const group = HttpApiGroup.make("featureGates")
   .add(createFeatureGate)
   .add(listFeatureGates)
   .add(getFeatureGate)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .pipe(declaring("StorageError"))
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Feature gates")
   .annotate(
     OpenApi.Description,
