@@ -229,7 +229,8 @@ export const start = (
       }).pipe(Effect.provide(services))
     )
     yield* Effect.provide(bootstrap(config), services)
-    // A node:http server answers the ingest route itself, with the same pipeline as the app.
+    // The node:http dispatcher answers the ingest endpoint through its direct route, with the
+    // same pipeline as the app.
     const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(
       Effect.provide(services)
     )

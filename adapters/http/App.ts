@@ -1,16 +1,15 @@
 /**
  * The Accord HTTP app, platform-agnostic: the same `HttpApp` is served by Node, Bun and Deno.
  *
- * One file per resource under `routes/`. The groups served from the `HttpApi` declaration
- * (`Declared.ts`), every administrative route among them, join the one router with their full
- * paths. Every admin handler runs behind the one admin guard (`Auth.guarded`). Every error is a
+ * One file per resource under `routes/`. Every route is served from the `HttpApi` declaration
+ * (`Declared.ts`): one router, built from the one declaration that also yields `/openapi.json`. Every admin handler runs behind the one admin guard (`Auth.guarded`). Every error is a
  * problem document (docs/decisions.md, "Problem details"): core's domain errors through the one `ErrorMap`, an unknown route a 404, and an unexpected failure a
  * 500 whose cause goes to the log, never to the client. Each request is logged with its method,
  * path, status and duration only: no headers, query strings or bodies, which is where secrets
  * travel.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -31,15 +30,14 @@ import * as ApiKeys from "./routes/ApiKeys.ts"
 import * as Catalog from "./routes/Catalog.ts"
 import * as Completion from "./routes/Completion.ts"
 import * as Connector from "./routes/Connector.ts"
-import * as Console from "./routes/Console.ts"
 import * as Events from "./routes/Events.ts"
 import * as FeatureGates from "./routes/FeatureGates.ts"
-import * as Health from "./routes/Health.ts"
+import type * as Health from "./routes/Health.ts"
 import * as Ingest from "./routes/Ingest.ts"
-import * as Metrics from "./routes/Metrics.ts"
+import type * as Metrics from "./routes/Metrics.ts"
 import * as Runtime from "./routes/Runtime.ts"
 import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
-import * as Reference from "./routes/Reference.ts"
+import * as Service from "./routes/Service.ts"
 
 /**
  * The HTTP app's settings: body limits, ingest rate, connector policy and the metrics token
@@ -75,13 +73,14 @@ export type AppServices =
 export type AppError = Problem.Problem | ErrorMap.DomainError
 
 /**
- * The groups served from the declaration (`Declared.ts`), with their full paths; `guard` guards the
- * runtime routes.
+ * Every route, served from the declaration (`Declared.ts`) with its full path; `guard` guards the
+ * runtime routes. Fails with `AppError` (the runtime guard's refusals pass through the declared
+ * security) and `RouteNotFound`; `make` turns those into responses.
  */
-export const declaredRouter = (
+export const router = (
   options: AppOptions,
   guard: RuntimeGuard.RuntimeGuard = RuntimeGuard.make(options.runtimeLimits)
-): HttpRouter.HttpRouter<never, AppServices> =>
+): HttpRouter.HttpRouter<AppError, AppServices> =>
   Declared.router(
     Layer.mergeAll(
       ApiKeys.group(options.maxBodyBytes),
@@ -93,23 +92,10 @@ export const declaredRouter = (
       Events.group,
       FeatureGates.group(options.maxBodyBytes),
       ActionRequests.group(options.maxBodyBytes),
-      Ingest.group(options)
+      Ingest.group(options),
+      Service.group(options)
     ),
     guard
-  )
-
-/**
- * The routes. Fails with `AppError` (and `RouteNotFound`); `make` turns those into responses.
- */
-export const router = (
-  options: AppOptions,
-  guard: RuntimeGuard.RuntimeGuard = RuntimeGuard.make(options.runtimeLimits)
-): HttpRouter.HttpRouter<AppError, AppServices> =>
-  Health.routes.pipe(
-    HttpRouter.concat(Console.routes),
-    HttpRouter.concat(Metrics.routes(options)),
-    HttpRouter.concat(Reference.routes),
-    HttpRouter.concat(declaredRouter(options, guard))
   )
 
 const targetDetail = {

@@ -119,6 +119,13 @@ export const scopeRefused = (scopes: ReadonlyArray<ApiKeyScope>): Problem.Proble
 export const adminOrDeveloper: AdminScopes = ["admin", "developer:read"]
 
 /**
+ * The one scope rule of every keyed route (the admin guard and the ingest route): 403 for a live
+ * key whose scope is not among `scopes`, else `undefined`.
+ */
+export const scopeProblem = (key: ApiKeyRecord, scopes: ReadonlyArray<ApiKeyScope>): Problem.Problem | undefined =>
+  scopes.includes(key.scope) ? undefined : scopeRefused(scopes)
+
+/**
  * The one admin guard. For a route under `/workspaces/:workspaceId`: the path's workspace, once
  * the request's key is live (401), belongs to that workspace (403) and has one of `scopes` (403).
  */
@@ -135,8 +142,8 @@ export const authorizeWorkspaceKey = (
       if (key.workspaceId !== workspaceId) {
         return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))
       }
-      if (!scopes.includes(key.scope)) return Effect.fail(scopeRefused(scopes))
-      return Effect.succeed({ workspaceId, key })
+      const refused = scopeProblem(key, scopes)
+      return refused === undefined ? Effect.succeed({ workspaceId, key }) : Effect.fail(refused)
     })
   })
 

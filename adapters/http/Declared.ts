@@ -3,30 +3,27 @@
  * group's handlers (`routes/*.ts`, `HttpApiBuilder.group`) are bound to the declared method, path
  * and path parameters, so the served routes, `/openapi.json` and the SDK clients read one source.
  *
- * A handler is decode, one core call, encode: it answers with a response, and a refusal (an edge
- * `Problem` or a core domain error) is answered through `ErrorMap.toProblem`, the one map from
- * errors to problem documents.
+ * A handler is decode, one core call, encode: it answers with a response or fails with an edge
+ * `Problem` or a core domain error. It may fail only with what its endpoint declares (the builder's
+ * types hold it to the declaration, whose domain errors are generated from `ErrorMap`), and the app
+ * answers every failure through `ErrorMap.toProblem`, the one map from errors to problem documents.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type { RuntimeSessionRecord } from "../../core/ports/RuntimeSessionStore.ts"
 import { RuntimeToken } from "./api/ApprovalsApi.ts"
 import { ApiKey } from "./api/Common.ts"
-import * as ErrorMap from "./ErrorMap.ts"
-import * as Problem from "./Problem.ts"
+import type * as ErrorMap from "./ErrorMap.ts"
+import type * as Problem from "./Problem.ts"
 import type * as RuntimeGuard from "./RuntimeGuard.ts"
 
 /**
- * A handler's answer: its response, or the problem its refusal maps to.
+ * What a route fails with: an edge problem or a core domain error, each answered by `ErrorMap`.
  */
-export const answered = <E extends ErrorMap.DomainError | Problem.Problem, R>(
-  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  Effect.catchAll(handler, (error) => Effect.succeed(Problem.toResponse(ErrorMap.toProblem(error))))
+export type Refusal = ErrorMap.DomainError | Problem.Problem
 
 /*
  * The declared bearer security. The admin key is checked by the one admin guard (`Auth.guarded`)
@@ -60,7 +57,7 @@ const bearer = (guard: RuntimeGuard.RuntimeGuard) =>
 export const router = <A, RIn>(
   groups: Layer.Layer<A, never, RIn>,
   guard: RuntimeGuard.RuntimeGuard
-): HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>> => {
+): HttpRouter.HttpRouter<Refusal, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>> => {
   const built = Layer.provideMerge(
     groups as Layer.Layer<A, never, ApiKey | RuntimeToken | HttpApiBuilder.Router>,
     Layer.merge(HttpApiBuilder.Router.Live, bearer(guard))
@@ -69,5 +66,5 @@ export const router = <A, RIn>(
     Effect.scoped(
       Effect.flatMap(Layer.build(built), (context) => Effect.provide(HttpApiBuilder.Router.router, context))
     )
-  ) as HttpRouter.HttpRouter<never, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>>
+  ) as HttpRouter.HttpRouter<Refusal, Exclude<RIn, ApiKey | RuntimeToken | HttpApiBuilder.Router>>
 }

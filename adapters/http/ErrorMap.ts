@@ -73,7 +73,7 @@ export const retryableUnavailable = (code: string, detail: string): Problem.Prob
  * request may be retried. Whatever the fault was (its kind, the driver's reason) stays in the log.
  */
 export const storageUnavailable = (_: StorageError): Problem.Problem =>
-  retryableUnavailable("storage_unavailable", "storage is temporarily unavailable")
+  retryableUnavailable(declaredAnswers.StorageError[0].codes[0], declaredAnswers.StorageError[0].detail)
 
 /**
  * 400 for a body the strict parser refused: `malformed_json` (not UTF-8 JSON), `duplicate_key`
@@ -108,7 +108,7 @@ const refusalStatus: Readonly<Record<CompletionRefusalKind, number>> = {
 }
 
 /** What an unknown id is answered with, per kind of lookup; never the id itself. */
-const notFoundDetail: Readonly<Record<NotFoundResource, string>> = {
+export const notFoundDetail: Readonly<Record<NotFoundResource, string>> = {
   api_key: "no such live API key in this workspace",
   runtime_session: "no such live runtime session in this workspace",
   approval_token: "no approval token to collect: unknown approval, or collected already",
@@ -126,11 +126,16 @@ const notFoundDetail: Readonly<Record<NotFoundResource, string>> = {
 export const ingestRefusal = (accepted: Extract<Accepted, { readonly _tag: "Conflict" | "UnitChanged" }>) =>
   accepted._tag === "UnitChanged"
     ? Problem.make(422, "unit_changed", "a usage meter must keep a stable meaning", { errors: [accepted.issue] })
-    : Problem.make(
-        409,
-        "event_id_conflict",
-        "this event_id was already used for a different event; reuse an event_id only when retrying the same event"
-      )
+    : eventIdConflict
+
+/**
+ * 409: the same `event_id` with another payload (nothing stored).
+ */
+export const eventIdConflict: Problem.Problem = Problem.make(
+  409,
+  "event_id_conflict",
+  "this event_id was already used for a different event; reuse an event_id only when retrying the same event"
+)
 
 /**
  * 429, the one form of every limit's refusal: `Retry-After` in whole seconds (at least 1), the
@@ -181,14 +186,6 @@ export const revalidationStatus: Readonly<Record<RevalidationReason, 409 | 422>>
 }
 
 /**
- * The revalidation reasons answered with `status` (the OpenAPI document lists them per response).
- */
-export const revalidationReasonsWith = (status: 409 | 422): ReadonlyArray<RevalidationReason> =>
-  (Object.keys(revalidationStatus) as Array<RevalidationReason>).filter(
-    (reason) => revalidationStatus[reason] === status
-  )
-
-/**
  * The status of each approval refusal: 404 unknown, 403 another account's, 410 expired, 409 a
  * state or binding that no longer fits.
  */
@@ -210,6 +207,316 @@ const approvalStatus: Readonly<Record<ApprovalRefusal, number>> = {
 }
 
 /**
+ * One answer a domain error can be given, as the API declaration documents it: the status, every
+ * code it can carry there, an example detail and what it means. The declarations of the endpoints
+ * are generated from this table (`api/Common.ts` `answers`), and `toProblem` answers the errors of
+ * fixed wording with the same entry, so a status, code or detail is written once.
+ */
+export interface DeclaredAnswer {
+  readonly status: number
+  readonly codes: readonly [string, ...Array<string>]
+  readonly detail: string
+  readonly description: string
+  readonly errors?: ReadonlyArray<Problem.ProblemFieldError>
+}
+
+/** The answers of one domain error, by its tag. */
+export type DeclaredAnswers = {
+  readonly [Tag in DomainError["_tag"]]: readonly [DeclaredAnswer, ...Array<DeclaredAnswer>]
+}
+
+const reasonsAnswered = <Reason extends string>(
+  statuses: Readonly<Record<Reason, number>>,
+  status: number
+): readonly [string, ...Array<string>] =>
+  (Object.keys(statuses) as Array<Reason>).filter((reason) => statuses[reason] === status) as unknown as readonly [
+    string,
+    ...Array<string>
+  ]
+
+const publishedVersionErrors = [{ path: "publishedVersionId", message: "already published in this workspace" }]
+
+/**
+ * Every answer of every domain error.
+ */
+export const declaredAnswers: DeclaredAnswers = {
+  StorageError: [
+    {
+      status: 503,
+      codes: ["storage_unavailable"],
+      detail: "storage is temporarily unavailable",
+      description: "Storage unreachable; retry after Retry-After seconds"
+    }
+  ],
+  MalformedBody: [
+    {
+      status: 400,
+      codes: ["malformed_json", "duplicate_key", "unstorable_text"],
+      detail: "the request body is not a UTF-8 JSON document",
+      description: "A body that is not UTF-8 JSON, repeats a key or holds text that cannot be stored"
+    }
+  ],
+  CompletionRefused: [
+    {
+      status: refusalStatus.unauthenticated,
+      codes: [
+        "invalid_signature",
+        "unsupported_version",
+        "invalid_timestamp",
+        "stale_timestamp",
+        "future_timestamp",
+        "invalid_nonce",
+        "replayed_nonce"
+      ],
+      detail: "the completion is not signed by a known completion secret",
+      description:
+        "Not signed by a known completion secret, or its signed headers are invalid (an unknown workspace answers the same)"
+    },
+    {
+      status: refusalStatus.invalid,
+      codes: ["invalid_body"],
+      detail: "the completion does not match the completion body",
+      description: "An authentic body that is not a completion"
+    },
+    {
+      status: refusalStatus.unknown_action,
+      codes: ["unknown_action"],
+      detail: "no such action request in this workspace",
+      description: "No such action request"
+    },
+    {
+      status: refusalStatus.conflict,
+      codes: ["completion_id_conflict", "completion_not_applicable", "concurrent_change"],
+      detail: "this completionId was already received with another body",
+      description: "The completion conflicts with what was received or with the action's state"
+    },
+    {
+      status: refusalStatus.binding_mismatch,
+      codes: ["idempotency_key_mismatch"],
+      detail: "the providerIdempotencyKey is not the action's key",
+      description: "The completion names another action's key"
+    }
+  ],
+  ConnectorNotActive: [
+    {
+      status: 409,
+      codes: ["connector_not_active"],
+      detail: "the workspace has no active connector revision; register and check the connection first",
+      description: "No active connector revision"
+    }
+  ],
+  PaymentSnapshotMismatch: [
+    {
+      status: 422,
+      codes: ["payment_snapshot_mismatch"],
+      detail: "the payment snapshot does not fit the action",
+      description: "A payment snapshot that does not fit the action"
+    }
+  ],
+  PaymentModeNotEnabled: [
+    {
+      status: 409,
+      codes: ["payment_mode_not_enabled"],
+      detail: "payment mode is not enabled for the active connector revision",
+      description: "The payment mode lacks a fresh signed capability proof of the active revision"
+    }
+  ],
+  InvalidIdempotencyKey: [
+    {
+      status: 400,
+      codes: ["invalid_idempotency_key"],
+      detail: "the Idempotency-Key header must be 1 to 255 visible ASCII characters",
+      description: "An Idempotency-Key header that is not 1 to 255 visible ASCII characters"
+    }
+  ],
+  IdempotencyKeyReused: [
+    {
+      status: 409,
+      codes: ["idempotency_key_reused"],
+      detail: "this Idempotency-Key was already used for a different action request; use a new key for a new request",
+      description: "The Idempotency-Key of another action request"
+    }
+  ],
+  RevalidationFailed: [
+    {
+      status: 409,
+      codes: reasonsAnswered(revalidationStatus, 409),
+      detail: "the decision has expired",
+      description: "The catalog, account, authority or frequency no longer allows the action"
+    },
+    {
+      status: 422,
+      codes: reasonsAnswered(revalidationStatus, 422),
+      detail: "names no action of the published catalog",
+      description: "A reference of the request that resolves to nothing in the published catalog"
+    }
+  ],
+  RegistrationRejected: [
+    {
+      status: 422,
+      codes: [
+        "invalid_url",
+        "not_https",
+        "credentials",
+        "query",
+        "fragment",
+        "private_address",
+        "unresolvable",
+        "secret_too_short",
+        "secret_too_long",
+        "secret_whitespace",
+        "secrets_not_distinct"
+      ],
+      detail: "the endpoint must use https",
+      errors: [{ path: "endpoint", message: "must use https" }],
+      description: "An endpoint or a secret refused by a rule"
+    }
+  ],
+  ConnectorNotConfigured: [
+    {
+      status: 404,
+      codes: ["connector_not_configured"],
+      detail: "no connector endpoint is registered for this workspace",
+      description: "No connector registered"
+    }
+  ],
+  BatchNotAccepted: [
+    {
+      status: 400,
+      codes: ["batch_not_accepted"],
+      detail: "one event per request: a JSON array is not accepted",
+      description: "A batch (a JSON array)"
+    }
+  ],
+  InvalidEvent: [
+    {
+      status: 400,
+      codes: ["invalid_event"],
+      detail: "the event does not follow the event contract",
+      errors: [{ path: "timestamp", message: "must be an RFC 3339 timestamp", code: "invalid_event" }],
+      description: "A body that breaks the event contract (every failing field listed)"
+    }
+  ],
+  UnsafeEvent: [
+    {
+      status: 422,
+      codes: ["unsafe_property"],
+      detail: "the event carries data that must never be sent; nothing was stored",
+      description: "An event carrying data that must never be sent"
+    }
+  ],
+  NotRevenueRelevant: [
+    {
+      status: 422,
+      codes: ["not_revenue_relevant"],
+      detail: "the event is not revenue-relevant",
+      description: "An event that is not revenue-relevant"
+    }
+  ],
+  RuntimeSessionRefused: [
+    {
+      status: 401,
+      codes: ["runtime_session_invalid", "runtime_session_expired", "runtime_session_revoked"],
+      detail: "a valid runtime session token is required",
+      description: "No runtime token, or an unknown, expired or revoked one (API keys are not runtime tokens)"
+    },
+    {
+      status: 403,
+      codes: ["runtime_authority_missing"],
+      detail: "the runtime session lacks the funnels.actions.execute authority",
+      description: "A live session without the route's authority"
+    }
+  ],
+  ApprovalRefused: [
+    {
+      status: 404,
+      codes: reasonsAnswered(approvalStatus, 404),
+      detail: "no such approval, or the approval token does not match",
+      description: "An unknown approval ID and a wrong approval token answer alike"
+    },
+    {
+      status: 403,
+      codes: reasonsAnswered(approvalStatus, 403),
+      detail: "the approval belongs to another account",
+      description: "Another account's approval, or an approval of the reviewer's own request"
+    },
+    {
+      status: 409,
+      codes: reasonsAnswered(approvalStatus, 409),
+      detail: "the approval was already resolved",
+      description: "A state or binding that no longer fits"
+    },
+    {
+      status: 410,
+      codes: reasonsAnswered(approvalStatus, 410),
+      detail: "the approval has expired",
+      description: "An expired or cancelled approval, or an expired review"
+    },
+    {
+      status: 422,
+      codes: reasonsAnswered(approvalStatus, 422),
+      detail: "this catalog action cannot be requested for approval",
+      description: "A catalog action that cannot be requested"
+    }
+  ],
+  ApprovalLimitReached: [
+    {
+      status: 429,
+      codes: ["approval_limit_reached"],
+      detail: "the account already has 20 open approval requests; wait until one is resolved or expires",
+      description: "Too many open approvals for the account, the action or the requester (with Retry-After)"
+    }
+  ],
+  NotFound: [
+    {
+      status: 404,
+      codes: ["not_found"],
+      detail: "no such resource in this workspace",
+      description: "Nothing by that id here"
+    }
+  ],
+  InvalidQuery: [
+    {
+      status: 400,
+      codes: ["invalid_query"],
+      detail: "the query has invalid parameters",
+      errors: [{ path: "limit", message: "must be an integer from 1 to 200" }],
+      description: "Invalid query parameters (each named)"
+    }
+  ],
+  CatalogRejected: [
+    {
+      status: 400,
+      codes: ["invalid_catalog"],
+      detail: "the catalog's references do not resolve",
+      errors: [{ path: "decisions.0.actionIds.0", message: "names no action of this catalog" }],
+      description: "References that do not resolve"
+    }
+  ],
+  PublishedVersionExists: [
+    {
+      status: 409,
+      codes: ["published_version_exists"],
+      detail: "this publishedVersionId was already published; a republish needs a new one (or none)",
+      errors: publishedVersionErrors,
+      description: "A publishedVersionId used before"
+    }
+  ],
+  CatalogNotPublished: [
+    {
+      status: 404,
+      codes: ["catalog_not_published"],
+      detail: `no catalog is published yet; publish one with PUT ${adminPrefix}/{workspaceId}/catalog`,
+      description: "Nothing published yet"
+    }
+  ]
+}
+
+/** The problem of an error answered in fixed words: its one declared answer. */
+const fixed = (answer: DeclaredAnswer, extra?: Parameters<typeof Problem.make>[3]): Problem.Problem =>
+  Problem.make(answer.status, answer.codes[0], answer.detail, extra)
+
+/**
  * The problem answering a domain error; a `Problem` (raised by the edge) is already one.
  */
 export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem => {
@@ -228,11 +535,7 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         error.errors === undefined ? undefined : { errors: error.errors }
       )
     case "ConnectorNotActive":
-      return Problem.make(
-        409,
-        "connector_not_active",
-        "the workspace has no active connector revision; register and check the connection first"
-      )
+      return fixed(declaredAnswers.ConnectorNotActive[0])
     case "PaymentSnapshotMismatch":
       return Problem.make(
         422,
@@ -247,17 +550,10 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         `payment mode ${error.mode} is not enabled for the active connector revision (${error.reason}); a fresh signed handshake proof including it is required`
       )
     case "InvalidIdempotencyKey":
-      return Problem.badRequest(
-        "invalid_idempotency_key",
-        "the Idempotency-Key header must be 1 to 255 visible ASCII characters"
-      )
+      return fixed(declaredAnswers.InvalidIdempotencyKey[0])
     case "IdempotencyKeyReused":
       // Never echoes either body: the caller knows what it sent.
-      return Problem.make(
-        409,
-        "idempotency_key_reused",
-        "this Idempotency-Key was already used for a different action request; use a new key for a new request"
-      )
+      return fixed(declaredAnswers.IdempotencyKeyReused[0])
     case "RevalidationFailed":
       // 422: a reference of the request resolves to nothing; 409: the catalog, account, authority
       // or frequency no longer allows it. The reason is the stable code; the field is named.
@@ -281,7 +577,7 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         error.retryAfterMillis
       )
     case "ConnectorNotConfigured":
-      return Problem.make(404, "connector_not_configured", "no connector endpoint is registered for this workspace")
+      return fixed(declaredAnswers.ConnectorNotConfigured[0])
     case "BatchNotAccepted":
       return Problem.badRequest(error.code, error.message)
     case "InvalidEvent":
@@ -295,20 +591,15 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
     case "NotFound":
       return Problem.notFound(notFoundDetail[error.resource])
     case "InvalidQuery":
-      return Problem.badRequest("invalid_query", "the query has invalid parameters", error.errors)
+      return fixed(declaredAnswers.InvalidQuery[0], { errors: error.errors })
     case "CatalogRejected":
-      return Problem.badRequest("invalid_catalog", "the catalog's references do not resolve", error.issues)
+      return fixed(declaredAnswers.CatalogRejected[0], { errors: error.issues })
     case "PublishedVersionExists":
-      return Problem.make(
-        409,
-        "published_version_exists",
-        "this publishedVersionId was already published; a republish needs a new one (or none)",
-        { errors: [{ path: "publishedVersionId", message: "already published in this workspace" }] }
-      )
+      return fixed(declaredAnswers.PublishedVersionExists[0], { errors: publishedVersionErrors })
     case "CatalogNotPublished":
       return Problem.make(
         404,
-        "catalog_not_published",
+        declaredAnswers.CatalogNotPublished[0].codes[0],
         `no catalog is published yet; publish one with PUT ${adminPrefix}/${error.workspaceId}/catalog`
       )
   }

@@ -1,15 +1,18 @@
 /**
- * `POST /api/events/ingest` served straight from `node:http`, beside the platform app.
+ * The direct route of the `node:http` dispatcher (`NodeServer.layerServer`): the ingest endpoint,
+ * the one route built for volume (backend jobs sending thousands of events a second), answered by
+ * the dispatcher itself instead of through the platform app.
  *
- * The ingest route is the one route built for volume (backend jobs sending thousands of events a
- * second). It runs the very same pipeline as the platform route (`Ingest.makeIngest`: key, rate,
- * content type, body, rules, group commit), so every answer is identical, but it skips the
- * platform's per-request request and response objects, router and middleware, which cost more
- * than the pipeline itself. Like the app, it logs the request line, counts the request as in
- * flight for graceful shutdown, answers 500 with a fixed problem on a defect, and stops working
- * (the event may still commit) when the client goes away.
- *
- * `NodeServer.layerServer` installs it in front of the app; any other request goes to the app.
+ * It is not a second copy of the route. The dispatcher takes it only for the declared endpoint's
+ * method and path (`IngestApi.ingestEvent`) and a request target the app's own check
+ * (`Paths.targetProblem`) lets through; anything else, a refused target included, goes to the app.
+ * It runs the very pipeline the declared route runs (`Ingest.makeIngest`: the one bearer
+ * authenticator, the one scope rule `Auth.scopeProblem`, rate, content type, body, rules, group
+ * commit), logs with the app's request log (`RequestLog.withRequestLog`), counts the request as in
+ * flight for graceful shutdown, and stops working (the event may still commit) when the client
+ * goes away. What it skips is the platform's per-request request and response objects, fiber and
+ * router, which cost several times the pipeline itself (measured: docs/decisions.md, "API
+ * reference").
  */
 import { clientAbortFiberId } from "@effect/platform/HttpServerError"
 import * as Context from "effect/Context"
@@ -20,6 +23,8 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Answer } from "./Answer.ts"
 import { declaresTooMuch, limitedBody, unreadable } from "./Body.ts"
 import { Drain } from "./Drain.ts"
+import { ingestEvent } from "./api/IngestApi.ts"
+import { targetProblem } from "./Paths.ts"
 import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./routes/Ingest.ts"
 import * as Problem from "./Problem.ts"
 import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
@@ -30,7 +35,7 @@ import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 export type FastRoute = (request: IncomingMessage, response: ServerResponse) => boolean
 
 /**
- * The routes a `node:http` server answers before the platform app.
+ * The direct routes the `node:http` dispatcher answers itself; every other request goes to the app.
  */
 export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
 
@@ -90,16 +95,15 @@ export const send = (response: ServerResponse, answer: Answer): void => {
   response.end(body)
 }
 
-const pathOf = (url: string | undefined): string => {
-  if (url === undefined) return ""
+const pathOf = (url: string): string => {
   const end = url.search(/[?#]/)
   return end === -1 ? url : url.slice(0, end)
 }
 
 /**
- * The ingest route for a `node:http` server, bound to the services it runs on. Without the request
- * log it runs the pipeline's callback form (`IngestPipeline.run`: no fiber per request); with it,
- * the effect form inside the log.
+ * The ingest endpoint's direct route, bound to the services it runs on. Without the request log it
+ * runs the pipeline's callback form (`IngestPipeline.run`: the same steps, no fiber per request);
+ * with it, the effect form inside the app's request log.
  */
 export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute, never, IngestServices | Drain> =>
   Effect.gen(function* () {
@@ -115,7 +119,10 @@ export const makeIngestRoute = (options: IngestOptions): Effect.Effect<FastRoute
       }
     }
     return (request, response) => {
-      if (request.method !== "POST" || pathOf(request.url) !== ingestPath) return false
+      const url = request.url ?? ""
+      if (request.method !== ingestEvent.method || pathOf(url) !== ingestPath || targetProblem(url) !== undefined) {
+        return false
+      }
       const leave = drain.unsafeEnter()
       if (logged) {
         // The body is read inside the pipeline's effect; the answer is written when its fiber

@@ -1,7 +1,8 @@
 /**
- * The `node:http` server for Node and Deno: `@effect/platform-node`'s server, with the `FastRoutes`
- * answered before the platform app (see `NodeIngest`). Listening, closing and the app's handler are
- * the platform's own.
+ * The `node:http` server for Node and Deno: `@effect/platform-node`'s server, whose request listener
+ * is the one dispatcher: a request for a direct route (`FastRoutes`: the ingest endpoint, see
+ * `NodeIngest`) is answered there, every other one by the platform app. Listening, closing and the
+ * app's handler are the platform's own.
  *
  * The server listens when the layer is built, and the app is served later (the server starts its
  * background work in between). A request in that gap, or after the app stopped being served, is
@@ -87,6 +88,8 @@ export const layerServer = (
       node.on("request", (request: IncomingMessage, response: ServerResponse) => {
         if (stopping) response.setHeader("connection", "close")
         else closeIfBodyUnread(request, response)
+        // The dispatcher's one shortcut: a direct route answers without the platform's request
+        // objects and fiber; every other request goes to the app being served.
         if (fast(request, response)) return
         const app = served.at(-1)
         if (app !== undefined) return app(request, response)

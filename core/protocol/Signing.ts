@@ -144,92 +144,105 @@ export type SignedHeaders = {
 }
 
 /**
+ * What one signature is asked for: the purpose (which picks the secret), the keys, the exact body
+ * bytes and, for a handshake whose `challenge` must equal it, the nonce (else a fresh one).
+ */
+export interface Signing {
+  readonly purpose: Purpose
+  readonly keys: SigningKeys
+  readonly body: Uint8Array
+  readonly nonce?: string
+}
+
+/**
  * Signs outgoing messages, bound to its `Crypto` and the `Clock`. Build it once (`makeSigner`) and
- * call it per message: no service lookups on the hot path, and with a synchronous HMAC
- * (`node:crypto`) signing is one synchronous step.
+ * call it per message: no service lookups on the hot path. With `CryptoSync` provided its effects
+ * run {@link SignerSync}'s calls, so there is one signing path.
  */
 export interface Signer {
   /** A fresh nonce from the CSPRNG (at least 32 characters). */
   readonly freshNonce: Effect.Effect<string>
-  /**
-   * Signs `body` for `purpose` with the secret the purpose requires, a fresh nonce (unless one is
-   * given, as for a handshake whose `challenge` must equal it) and the Clock's current time.
-   */
-  readonly sign: (options: {
-    readonly purpose: Purpose
-    readonly keys: SigningKeys
-    readonly body: Uint8Array
-    readonly nonce?: string
-  }) => Effect.Effect<SignedHeaders>
-  /**
-   * `freshNonce` and `sign` as plain calls, when `CryptoSync` is provided (`node:crypto`): a hot
-   * path signs with no effect step.
-   */
-  readonly unsafeSync?: {
-    /** A fresh nonce from the CSPRNG. */
-    readonly freshNonce: () => string
-    /** Signs a message at the Clock's time and answers its headers. */
-    readonly sign: (options: Parameters<Signer["sign"]>[0]) => SignedHeaders
+  /** Signs `body` for `purpose` with the secret the purpose requires, at the Clock's current time. */
+  readonly sign: (signing: Signing) => Effect.Effect<SignedHeaders>
+}
+
+/**
+ * `Signer`'s operations as plain calls: a separate capability, built only over `CryptoSync` (an
+ * HMAC that computes without waiting, `node:crypto`), for a caller that must sign with no effect
+ * step. Each call answers what the `Signer` effect of the same name answers.
+ */
+export interface SignerSync {
+  /** A fresh nonce from the CSPRNG, as `Signer.freshNonce`. */
+  readonly freshNonce: () => string
+  /** Signs at the Clock's current time, as `Signer.sign`. */
+  readonly sign: (signing: Signing) => SignedHeaders
+}
+
+const signedHeaders = (timestamp: string, nonce: string, mac: string): SignedHeaders => ({
+  "content-type": "application/json",
+  "x-service-customer-action-version": "1",
+  "x-service-customer-action-timestamp": timestamp,
+  "x-service-customer-action-nonce": nonce,
+  "x-service-customer-action-signature": "v1=" + mac
+})
+
+/** What one signature covers, at `now`: its timestamp, key and signing input. */
+const signingInput = (signing: Signing, nonce: string, now: number) => {
+  const timestamp = formatTimestamp(now)
+  return {
+    timestamp,
+    key: signing.keys[secretFor(signing.purpose)],
+    parts: [signingPrefix(signing.purpose, timestamp, nonce), signing.body]
   }
 }
 
 /**
- * A signer that stamps a message with the Clock's time and a fresh nonce, signs the exact body
- * bytes, and answers the headers.
+ * The synchronous signer over `CryptoSync` and the `Clock`.
  */
-export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.map(
-  Effect.all([Crypto, Effect.clock, Effect.serviceOption(CryptoSync)]),
-  ([crypto, clock, cryptoSync]) => {
-    const freshNonce = nonceFrom(crypto)
-    const headers = (timestamp: string, nonce: string, mac: string): SignedHeaders => ({
-      "content-type": "application/json",
-      "x-service-customer-action-version": "1",
-      "x-service-customer-action-timestamp": timestamp,
-      "x-service-customer-action-nonce": nonce,
-      "x-service-customer-action-signature": "v1=" + mac
-    })
-    /** What one signature covers, at the Clock's current time: its timestamp, key and signing input. */
-    const signing = (options: Parameters<Signer["sign"]>[0], nonce: string) => {
-      const timestamp = formatTimestamp(clock.unsafeCurrentTimeMillis())
-      return {
-        timestamp,
-        key: options.keys[secretFor(options.purpose)],
-        parts: [signingPrefix(options.purpose, timestamp, nonce), options.body]
-      }
-    }
-    if (Option.isSome(cryptoSync)) {
-      const { hmacSha256Hex: hmacSync, randomBytes: randomSync } = cryptoSync.value
-      const freshNonceSync = () => base64url(randomSync(nonceBytes))
-      const signSync = (options: Parameters<Signer["sign"]>[0]): SignedHeaders => {
-        const nonce = options.nonce ?? freshNonceSync()
-        const { key, parts, timestamp } = signing(options, nonce)
-        return headers(timestamp, nonce, hmacSync(key, parts))
-      }
-      return {
-        freshNonce: Effect.sync(freshNonceSync),
-        sign: (options) => Effect.sync(() => signSync(options)),
-        unsafeSync: { freshNonce: freshNonceSync, sign: signSync }
-      }
-    }
-    const signWith = (options: Parameters<Signer["sign"]>[0], nonce: string): Effect.Effect<SignedHeaders> => {
-      const { key, parts, timestamp } = signing(options, nonce)
-      return Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => headers(timestamp, nonce, mac))
-    }
+export const makeSignerSync: Effect.Effect<SignerSync, never, CryptoSync> = Effect.map(
+  Effect.zip(CryptoSync, Effect.clock),
+  ([{ hmacSha256Hex, randomBytes }, clock]): SignerSync => {
+    const freshNonce = () => base64url(randomBytes(nonceBytes))
     return {
       freshNonce,
-      sign: (options) =>
-        options.nonce !== undefined
-          ? Effect.suspend(() => signWith(options, options.nonce!))
-          : Effect.flatMap(freshNonce, (nonce) => signWith(options, nonce))
+      sign: (signing) => {
+        const nonce = signing.nonce ?? freshNonce()
+        const { key, parts, timestamp } = signingInput(signing, nonce, clock.unsafeCurrentTimeMillis())
+        return signedHeaders(timestamp, nonce, hmacSha256Hex(key, parts))
+      }
     }
   }
+)
+
+export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.flatMap(
+  Effect.serviceOption(CryptoSync),
+  (cryptoSync) =>
+    Option.isSome(cryptoSync)
+      ? Effect.map(Effect.provideService(makeSignerSync, CryptoSync, cryptoSync.value), (sync) => ({
+          freshNonce: Effect.sync(sync.freshNonce),
+          sign: (signing: Signing) => Effect.sync(() => sync.sign(signing))
+        }))
+      : Effect.map(Effect.zip(Crypto, Effect.clock), ([crypto, clock]): Signer => {
+          const freshNonce = nonceFrom(crypto)
+          const signWith = (signing: Signing, nonce: string): Effect.Effect<SignedHeaders> => {
+            const { key, parts, timestamp } = signingInput(signing, nonce, clock.unsafeCurrentTimeMillis())
+            return Effect.map(crypto.hmacSha256Hex(key, parts), (mac) => signedHeaders(timestamp, nonce, mac))
+          }
+          return {
+            freshNonce,
+            sign: (signing) =>
+              signing.nonce !== undefined
+                ? Effect.suspend(() => signWith(signing, signing.nonce!))
+                : Effect.flatMap(freshNonce, (nonce) => signWith(signing, nonce))
+          }
+        })
 )
 
 /**
  * Signs one message with the context's `Crypto` (see `Signer.sign`).
  */
-export const sign = (options: Parameters<Signer["sign"]>[0]): Effect.Effect<SignedHeaders, never, Crypto> =>
-  Effect.flatMap(makeSigner, (signer) => signer.sign(options))
+export const sign = (signing: Signing): Effect.Effect<SignedHeaders, never, Crypto> =>
+  Effect.flatMap(makeSigner, (signer) => signer.sign(signing))
 
 const encoder = new TextEncoder()
 

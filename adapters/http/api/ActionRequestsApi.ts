@@ -8,25 +8,19 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ActionIntake } from "../../../core/connector/Action.ts"
 import { actionStates } from "../../../core/connector/ActionState.ts"
-import { revalidationReasonsWith } from "../ErrorMap.ts"
-import { adminWorkspacePath } from "../Paths.ts"
 import {
+  adminGuarded,
   adminPath,
-  ApiKey,
   bodyProblems,
-  guardProblems,
+  declaring,
   notFound,
   page,
   pageParams,
-  problem,
   queryParam,
   responseHeaders,
   Timestamp,
   UuidText
 } from "./Common.ts"
-
-const reasonsWith = (status: 409 | 422) =>
-  revalidationReasonsWith(status) as unknown as readonly [string, ...Array<string>]
 
 const ActionState = Schema.Literal(...actionStates)
 
@@ -111,30 +105,14 @@ export const createActionRequest = HttpApiEndpoint.post("createActionRequest", "
   .addError(bodyProblems[0])
   .addError(bodyProblems[1])
   .addError(bodyProblems[2])
-  .addError(
-    problem(400, ["invalid_idempotency_key"], "the Idempotency-Key header must be 1 to 255 visible ASCII characters", {
-      description: "A malformed Idempotency-Key"
-    })
-  )
-  .addError(
-    problem(
-      409,
-      ["connector_not_active", "idempotency_key_reused", "payment_mode_not_enabled", ...reasonsWith(409)],
-      "the workspace has no active connector revision; register and check the connection first",
-      {
-        description:
-          "The connector, the key, the catalog, the account, the authority or the frequency does not allow it now"
-      }
-    )
-  )
-  .addError(
-    problem(
-      422,
-      ["payment_snapshot_mismatch", ...reasonsWith(422)],
-      "the payment snapshot does not fit the action (snapshot_required)",
-      {
-        description: "A reference that resolves to nothing, or a payment snapshot that does not fit"
-      }
+  .pipe(
+    declaring(
+      "InvalidIdempotencyKey",
+      "ConnectorNotActive",
+      "IdempotencyKeyReused",
+      "PaymentModeNotEnabled",
+      "RevalidationFailed",
+      "PaymentSnapshotMismatch"
     )
   )
   .annotate(OpenApi.Summary, "Intake of an already-authorized action (202, with Location)")
@@ -158,12 +136,7 @@ export const listActionRequests = HttpApiEndpoint.get("listActionRequests", "/ac
     })
   )
   .addSuccess(page(Schema.Struct(summaryFields), summaryExample))
-  .addError(
-    problem(400, ["invalid_query"], "the query has invalid parameters", {
-      errors: [{ path: "state", message: "must be an action state" }],
-      description: "A query parameter out of range, or a cursor not from this API"
-    })
-  )
+  .pipe(declaring("InvalidQuery"))
   .annotate(OpenApi.Summary, "The workspace's action requests, newest first, filtered by state and account, paged")
 
 export const getActionRequest = HttpApiEndpoint.get("getActionRequest", "/action-requests/:id")
@@ -199,19 +172,14 @@ export const getActionRequest = HttpApiEndpoint.get("getActionRequest", "/action
       ]
     })
   )
-  .addError(notFound("no such action request in this workspace"))
+  .addError(notFound("action_request"))
   .annotate(OpenApi.Summary, "An action request's state and full history")
 
 export const group = HttpApiGroup.make("actionRequests")
   .add(createActionRequest)
   .add(listActionRequests)
   .add(getActionRequest)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Action requests")
   .annotate(
     OpenApi.Description,

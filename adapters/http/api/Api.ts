@@ -2,10 +2,10 @@
  * The whole HTTP API as one `HttpApi` declaration, one group per file, and the OpenAPI document
  * generated from it (`OpenApi.fromApi`), served at `/openapi.json` and rendered at `/reference`.
  *
- * Every group but the service group (probes, metrics, the reference, the console: their own
- * routes) is served from this declaration by `HttpApiBuilder` (`Declared.ts`, handlers in
- * `routes/*.ts`); on Node and Deno the ingest route's `node:http` fast path (`NodeIngest.ts`) answers
- * before the app, with the same pipeline (docs/decisions.md, "API reference"). `npm run check:openapi` confirms the document and the
+ * Every group is served from this declaration by `HttpApiBuilder` (`Declared.ts`, handlers in
+ * `routes/*.ts`); on Node and Deno the `node:http` dispatcher answers the ingest endpoint through its
+ * direct route (`NodeIngest.ts`), with the same pipeline (docs/decisions.md, "API reference").
+ * `npm run check:openapi` confirms the document and the
  * served routes agree.
  */
 import * as HttpApi from "@effect/platform/HttpApi"

@@ -8,8 +8,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ApiKeyScope } from "../../../core/ports/ApiKeyStore.ts"
-import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, page, Timestamp, UuidText } from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, notFound, page, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * `POST /api-keys` body.
@@ -64,19 +63,14 @@ export const listApiKeys = HttpApiEndpoint.get("listApiKeys", "/api-keys")
 export const revokeApiKey = HttpApiEndpoint.del("revokeApiKey", "/api-keys/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
-  .addError(notFound("no such live API key in this workspace"))
+  .addError(notFound("api_key"))
   .annotate(OpenApi.Summary, "Revoke an API key")
 
 export const group = HttpApiGroup.make("apiKeys")
   .add(createApiKey)
   .add(listApiKeys)
   .add(revokeApiKey)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "API keys")
   .annotate(
     OpenApi.Description,

@@ -20,8 +20,7 @@ import type { RuntimeSessionRecord } from "../../../core/ports/RuntimeSessionSto
 import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approval.ts"
 import { PaymentContinuation } from "../../../core/protocol/messages/Continuation.ts"
 import { TrialRef } from "../../../core/protocol/messages/Execution.ts"
-import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, notFound, problem, Timestamp, UuidText } from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, declaring, notFound, problem, Timestamp, UuidText } from "./Common.ts"
 import { runtimePrefix, runtimeRateLimited } from "./RuntimeApi.ts"
 
 /**
@@ -107,7 +106,7 @@ export const createRuntimeSession = HttpApiEndpoint.post("createRuntimeSession",
 export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", "/runtime-sessions/:sessionId")
   .setPath(adminPath({ sessionId: UuidText }))
   .addSuccess(HttpApiSchema.NoContent)
-  .addError(notFound("no such live runtime session in this workspace"))
+  .addError(notFound("runtime_session"))
   .annotate(OpenApi.Summary, "Revoke a runtime session at once (its pending approval requests are cancelled)")
 
 /**
@@ -127,7 +126,7 @@ export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken",
       ]
     })
   )
-  .addError(notFound("no approval token to collect: unknown approval, or collected already"))
+  .addError(notFound("approval_token"))
   .annotate(OpenApi.Summary, "Collect an approval's private token, once (the default ApprovalNotifier)")
   .annotate(
     OpenApi.Description,
@@ -139,12 +138,7 @@ export const adminGroup = HttpApiGroup.make("runtimeSessions")
   .add(createRuntimeSession)
   .add(revokeRuntimeSession)
   .add(collectApprovalToken)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Runtime sessions")
   .annotate(OpenApi.Description, "Sessions for the embedded runtime, and the approval token pickup. Admin keys only.")
 
@@ -163,59 +157,11 @@ const approvalToken = "acc_apt_QXBwcm92YWxUb2tlbkZvclRoZUJpbGxpbmdPd25lcjAx"
 const runtimeToken = "acc_rts_Q2hhbmdlTWVJbkFSZWFsU2Vzc2lvbk9mVGhlUnVudGltZQ"
 const projectionHash = "7dc60cce6a9ee0a05cf0c5422bcb93b393ea487a40f197fcaaed83fe512e5bda"
 
-const sessionProblems = [
-  problem(
-    401,
-    ["runtime_session_invalid", "runtime_session_expired", "runtime_session_revoked"],
-    "a valid runtime session token is required",
-    {
-      description: "No runtime token, or an unknown, expired or revoked one (API keys are not runtime tokens)"
-    }
-  ),
-  problem(403, ["runtime_authority_missing"], "the runtime session lacks the funnels.actions.execute authority", {
-    description: "A live session without the route's authority"
-  })
-] as const
-
 const runtimeBodyProblems = [
   bodyProblems[0],
   problem(413, ["content_too_large"], "the request body exceeds 16384 bytes", { description: "A body over 16 KiB" }),
   bodyProblems[2]
 ] as const
-
-const approvalNotFound = problem(
-  404,
-  ["approval_not_found"],
-  "no such approval, or the approval token does not match",
-  {
-    description: "An unknown approval ID and a wrong approval token answer alike"
-  }
-)
-
-const approvalConflicts = problem(
-  409,
-  [
-    "approval_already_resolved",
-    "approval_not_prepared",
-    "approval_revision_drift",
-    "approval_hash_mismatch",
-    "approval_terms_changed",
-    "approval_dependency_stale",
-    "approval_capability_expired",
-    "published_version_not_current",
-    "authority_revoked",
-    "decision_expired",
-    "account_state_not_eligible",
-    "frequency_exceeded",
-    "connector_not_active",
-    "payment_mode_not_enabled"
-  ],
-  "the approval is already resolved",
-  {
-    description:
-      "Refused before anything was authorized: resolved already, not prepared, another revision, not the reviewed hash, or what the review depends on changed"
-  }
-)
 
 /**
  * `POST …/runtime/actions/approvals`: a requester's session asks the billing owner to approve a
@@ -232,55 +178,25 @@ export const requestApproval = HttpApiEndpoint.post("requestApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(sessionProblems[1])
-  .addError(
-    problem(
-      409,
-      ["published_version_not_current", "decision_expired", "account_state_not_eligible", "frequency_exceeded"],
-      "binding.publishedVersionId is not the current published version",
-      {
-        description: "The stored catalog no longer allows the action (the reason is the code)"
-      }
-    )
-  )
-  .addError(
-    problem(
-      422,
-      [
-        "action_unknown",
-        "action_key_mismatch",
-        "decision_unknown",
-        "journey_mismatch",
-        "offer_unknown",
-        "offer_not_offered",
-        "transition_not_allowed",
-        "approval_action_not_requestable"
-      ],
-      "action.id is not an action of the catalog",
-      {
-        description:
-          "A reference of the request resolves to nothing in the stored catalog, or the catalog action cannot be asked for from the runtime (it defines no safe terms or operation parameters, or the session names no trialRef for an extend-trial action)"
-      }
-    )
-  )
-  .addError(
-    problem(
-      429,
-      ["approval_limit_reached"],
-      "this requester already has 20 open approval requests; wait until one is resolved or expires",
-      {
-        description:
-          "The account, this action of the account or this requester holds its cap of open approvals (Retry-After: when the first of them expires)"
-      }
-    )
-  )
+  .pipe(declaring("RuntimeSessionRefused", "RevalidationFailed", "ApprovalRefused", "ApprovalLimitReached"))
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "Ask for an approval (a session with funnels.actions.request)")
   .annotate(
     OpenApi.Description,
     "Creates only a durable approval request; its private token goes to the billing owner through the ApprovalNotifier. The body names only the catalog action, the offer and the binding: any other field (an operation, safe terms) is 400, never merged. What runs is the catalog action's safe terms and fixed operation parameters; the account, the requester and an extend-trial action's trialRef come from the session the host's server issued; a Payment action's price snapshot from the stored catalog."
   )
+
+/**
+ * What a review's prepare and resolve can be refused for: the session, the approval, and the fresh
+ * preflight (the catalog, the connector, the payment mode); resolve adds the intake's own.
+ */
+const reviewRefusals = [
+  "RuntimeSessionRefused",
+  "ApprovalRefused",
+  "RevalidationFailed",
+  "ConnectorNotActive",
+  "PaymentModeNotEnabled"
+] as const
 
 /** `POST …/approvals/prepare`: the billing owner's session gets the review and its commitment. */
 export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtimePrefix}/approvals/prepare`)
@@ -310,25 +226,7 @@ export const prepareApproval = HttpApiEndpoint.post("prepareApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(
-    problem(
-      403,
-      ["runtime_authority_missing", "approval_account_mismatch", "approval_self_approval"],
-      "the runtime session belongs to another account than the approval",
-      {
-        description:
-          "A session without funnels.actions.execute, of another account, or of the approval's requester (its session or subject)"
-      }
-    )
-  )
-  .addError(approvalNotFound)
-  .addError(approvalConflicts)
-  .addError(
-    problem(410, ["approval_expired", "approval_cancelled"], "the approval has expired", {
-      description: "Past the approval's expiry, or cancelled: its requester's session was revoked"
-    })
-  )
+  .pipe(declaring(...reviewRefusals))
   .annotate(
     OpenApi.Summary,
     "Prepare the billing owner's review (a live same-account session with funnels.actions.execute)"
@@ -376,30 +274,7 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
   .addError(runtimeBodyProblems[0])
   .addError(runtimeBodyProblems[1])
   .addError(runtimeBodyProblems[2])
-  .addError(sessionProblems[0])
-  .addError(
-    problem(
-      403,
-      ["runtime_authority_missing", "approval_account_mismatch", "approval_self_approval"],
-      "the runtime session belongs to another account than the approval",
-      {
-        description:
-          "A session without funnels.actions.execute, of another account, or of the approval's requester (its session or subject)"
-      }
-    )
-  )
-  .addError(approvalNotFound)
-  .addError(approvalConflicts)
-  .addError(
-    problem(
-      410,
-      ["approval_expired", "approval_review_expired", "approval_cancelled"],
-      "the review is no longer valid: prepare it again",
-      {
-        description: "Past reviewValidUntil or the approval's expiry, or cancelled: its requester's session was revoked"
-      }
-    )
-  )
+  .pipe(declaring(...reviewRefusals, "PaymentSnapshotMismatch", "InvalidIdempotencyKey", "IdempotencyKeyReused"))
   .annotate(OpenApi.Summary, "Approve exactly the prepared review, or deny")
   .annotate(
     OpenApi.Description,
@@ -430,12 +305,8 @@ export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtim
       ]
     })
   )
-  .addError(sessionProblems[0])
-  .addError(
-    problem(404, ["not_found"], "no such action request for this session", {
-      description: "Unknown, or not this session's account and actor (the same answer)"
-    })
-  )
+  .pipe(declaring("RuntimeSessionRefused"))
+  .addError(notFound("session_action_request"))
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "The action's state for its own actor: mayAdvance and, while payable, the continuation")
 
@@ -448,11 +319,7 @@ export const runtimeGroup = HttpApiGroup.make("approvals")
   .add(prepareApproval)
   .add(resolveApproval)
   .add(actionStatus)
-  .addError(
-    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
-      description: "Storage unreachable; retry"
-    })
-  )
+  .pipe(declaring("StorageError"))
   .addError(runtimeRateLimited)
   .annotate(OpenApi.Title, "Approvals")
   .annotate(OpenApi.Description, "The embedded runtime's approval flow and action status, on runtime session tokens.")

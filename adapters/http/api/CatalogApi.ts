@@ -7,18 +7,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
-import { adminWorkspacePath } from "../Paths.ts"
-import {
-  adminPath,
-  ApiKey,
-  bodyProblems,
-  guardProblems,
-  notFound,
-  page,
-  problem,
-  Timestamp,
-  UuidText
-} from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, declaring, notFound, page, Timestamp, UuidText } from "./Common.ts"
 
 const documentExample = {
   offers: [
@@ -80,37 +69,13 @@ export const publishCatalog = HttpApiEndpoint.put("publishCatalog", "/catalog")
   .addError(bodyProblems[0])
   .addError(bodyProblems[1])
   .addError(bodyProblems[2])
-  .addError(
-    problem(400, ["invalid_catalog"], "the catalog's references do not resolve", {
-      errors: [{ path: "decisions.0.actionIds.0", message: "names no action of this catalog" }],
-      description: "References that do not resolve"
-    })
-  )
-  .addError(
-    problem(
-      409,
-      ["published_version_exists"],
-      "this publishedVersionId was already published; a republish needs a new one (or none)",
-      {
-        description: "A publishedVersionId used before"
-      }
-    )
-  )
+  .pipe(declaring("CatalogRejected", "PublishedVersionExists"))
   .annotate(OpenApi.Summary, "Publish the whole catalog as the next version (admin keys; body up to 1 MiB)")
 
 export const getCatalog = HttpApiEndpoint.get("getCatalog", "/catalog")
   .setPath(adminPath({}))
   .addSuccess(WithDocument)
-  .addError(
-    problem(
-      404,
-      ["catalog_not_published"],
-      "no catalog is published yet; publish one with PUT /api/admin/v1/workspaces/{workspaceId}/catalog",
-      {
-        description: "Nothing published yet"
-      }
-    )
-  )
+  .pipe(declaring("CatalogNotPublished"))
   .annotate(OpenApi.Summary, "The current catalog version with its document")
 
 export const listCatalogVersions = HttpApiEndpoint.get("listCatalogVersions", "/catalog/versions")
@@ -125,7 +90,7 @@ export const getCatalogVersion = HttpApiEndpoint.get("getCatalogVersion", "/cata
     })
   )
   .addSuccess(WithDocument)
-  .addError(notFound("no such catalog version in this workspace"))
+  .addError(notFound("catalog_version"))
   .annotate(OpenApi.Summary, "One catalog version with its document")
 
 export const group = HttpApiGroup.make("catalog")
@@ -133,12 +98,7 @@ export const group = HttpApiGroup.make("catalog")
   .add(getCatalog)
   .add(listCatalogVersions)
   .add(getCatalogVersion)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Catalog")
   .annotate(
     OpenApi.Description,

@@ -5,15 +5,21 @@
  * list envelope `{ data, nextCursor }`.
  *
  * The declaration is the single source of every route's path and documentation: `HttpApiBuilder`
- * serves it (`Declared.ts`), the remaining hand-routed routes take their paths from its endpoints
- * (`endpoint.path`), and `OpenApi.fromApi` turns it into `/openapi.json`.
+ * serves it (`Declared.ts`) and `OpenApi.fromApi` turns it into `/openapi.json`.
  */
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as JSONSchema from "effect/JSONSchema"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { NotFound, NotFoundResource } from "../../../core/protocol/NotFound.ts"
+import * as ErrorMap from "../ErrorMap.ts"
+import { adminWorkspacePath } from "../Paths.ts"
 import * as Problem from "../Problem.ts"
 
 /**
@@ -37,33 +43,126 @@ const problemFields = {
   errors_omitted: Schema.optional(Schema.Int.annotations({ description: "how many field errors were left out" }))
 }
 
+/** The problem document of `status` whose `code` is one of `codes`, as `Problem.toAnswer` writes it. */
+const problemDocument = (
+  status: number,
+  codes: readonly [string, ...Array<string>],
+  detail: string,
+  options?: { readonly errors?: ReadonlyArray<Problem.ProblemFieldError>; readonly description?: string }
+) =>
+  Schema.Struct({
+    ...problemFields,
+    status: Schema.Literal(status),
+    code: Schema.Literal(...codes).annotations({ description: "the stable problem code" })
+  }).annotations({
+    identifier: `Problem_${status}_${codes.join("_")}`,
+    description: `${options?.description ?? "Problem"} (code ${codes.join(", ")})`,
+    examples: [
+      Problem.toAnswer(
+        Problem.make(status, codes[0], detail, options?.errors === undefined ? undefined : { errors: options.errors })
+      ).body as never
+    ]
+  })
+
 /**
- * An RFC 9457 problem answered with `status`, whose `code` is one of `codes`, as
- * `application/problem+json`; `detail` is the example's detail (the first code's).
+ * A declared error: the failure `A` a handler may fail with, answered as the problem document of
+ * one status (`application/problem+json`). Encoding is `ErrorMap.toProblem`, the one map; the
+ * document is what `/openapi.json` shows. Decoding is refused: clients read a problem document as
+ * a problem (`adapters/sdk/internal/declared.ts`), never back into the server's error.
+ */
+const declaredError = <A extends ErrorMap.DomainError | Problem.Problem>(
+  is: (u: unknown) => u is A,
+  status: number,
+  codes: readonly [string, ...Array<string>],
+  detail: string,
+  options?: { readonly errors?: ReadonlyArray<Problem.ProblemFieldError>; readonly description?: string }
+) => {
+  const document = problemDocument(status, codes, detail, options)
+  return HttpApiSchema.withEncoding(
+    Schema.transformOrFail(document, Schema.declare(is), {
+      strict: false,
+      decode: (_, __, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, _, "an answer is never decoded back")),
+      encode: (error) => ParseResult.succeed(Problem.toAnswer(ErrorMap.toProblem(error)).body)
+    }).annotations({ [HttpApiSchema.AnnotationStatus]: status }),
+    { kind: "Json", contentType: Problem.contentType }
+  )
+}
+
+/**
+ * An RFC 9457 problem the edge raises itself (`Problem`: a key, a body, a path), answered with
+ * `status` and one of `codes`; `detail` is the example's detail (the first code's).
  */
 export const problem = (
   status: number,
   codes: readonly [string, ...Array<string>],
   detail: string,
   options?: { readonly errors?: ReadonlyArray<Problem.ProblemFieldError>; readonly description?: string }
-) => {
-  const example = Problem.toAnswer(
-    Problem.make(status, codes[0], detail, options?.errors === undefined ? undefined : { errors: options.errors })
-  ).body as never
-  return HttpApiSchema.withEncoding(
-    Schema.Struct({
-      ...problemFields,
-      status: Schema.Literal(status),
-      code: Schema.Literal(...codes).annotations({ description: "the stable problem code" })
-    }).annotations({
-      identifier: `Problem_${status}_${codes.join("_")}`,
-      description: `${options?.description ?? "Problem"} (code ${codes.join(", ")})`,
-      examples: [example],
-      [HttpApiSchema.AnnotationStatus]: status
-    }),
-    { kind: "Json", contentType: Problem.contentType }
+) =>
+  declaredError(
+    (u): u is Problem.Problem => u instanceof Problem.Problem && u.status === status && codes.includes(u.code),
+    status,
+    codes,
+    detail,
+    options
   )
-}
+
+/**
+ * A problem the edge answers in fixed words (`ErrorMap`'s own, such as an ingest refusal),
+ * declared from the problem itself, so its status, code and detail are written once.
+ */
+export const refusal = (answer: Problem.Problem, description: string) =>
+  problem(answer.status, [answer.code], answer.detail, {
+    description,
+    ...(answer.errors !== undefined ? { errors: answer.errors } : {})
+  })
+
+/** The domain error of a tag. */
+export type DomainErrorOf<Tag extends ErrorMap.DomainError["_tag"]> = Extract<ErrorMap.DomainError, { _tag: Tag }>
+
+/**
+ * The declared answers of core's domain error `tag`, one per status, generated from the one table
+ * (`ErrorMap.declaredAnswers`): a handler that can fail with it declares these.
+ */
+export const answers = <Tag extends ErrorMap.DomainError["_tag"]>(tag: Tag) =>
+  ErrorMap.declaredAnswers[tag].map((answer) =>
+    declaredError(
+      (u): u is DomainErrorOf<Tag> => Predicate.isTagged(u, tag),
+      answer.status,
+      answer.codes,
+      answer.detail,
+      answer
+    )
+  )
+
+/**
+ * Adds the declared answers of each tag to an endpoint (or a group): the handler may then fail
+ * with those domain errors, and `/openapi.json` lists each one's statuses and codes.
+ */
+export const declaring =
+  <const Tags extends ReadonlyArray<ErrorMap.DomainError["_tag"]>>(...tags: Tags) =>
+  <Self extends { readonly addError: (schema: Schema.Schema<any, any, never>) => unknown }>(
+    self: Self
+  ): AddedError<Self, DomainErrorOf<Tags[number]>> =>
+    tags.flatMap((tag) => answers(tag)).reduce((declared: any, schema) => declared.addError(schema), self)
+
+/** `self` with `E` added to the errors it declares. */
+export type AddedError<Self, E> =
+  Self extends HttpApiEndpoint.HttpApiEndpoint<
+    infer Name,
+    infer Method,
+    infer Path,
+    infer UrlParams,
+    infer Payload,
+    infer Headers,
+    infer Success,
+    infer Error,
+    infer R,
+    infer RE
+  >
+    ? HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error | E, R, RE>
+    : Self extends HttpApiGroup.HttpApiGroup<infer Id, infer Endpoints, infer Error, infer R, infer TopLevel>
+      ? HttpApiGroup.HttpApiGroup<Id, Endpoints, Error | E, R, TopLevel>
+      : never
 
 /**
  * The problems of the admin guard and the edge, on every admin route.
@@ -77,11 +176,23 @@ export const guardProblems = [
   }),
   problem(403, ["forbidden"], "the API key does not belong to this workspace", {
     description: "A key of another workspace, or without the route's scope"
-  }),
-  problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
-    description: "Storage unreachable; retry"
   })
 ] as const
+
+/**
+ * An admin group as the one admin guard serves it: under the workspace's prefix, behind the bearer
+ * key, with the guard's problems and storage's 503 declared once for every route of the group.
+ */
+export const adminGuarded = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, Error, R>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, Error, R, false>
+) =>
+  group
+    .prefix(adminWorkspacePath)
+    .middleware(ApiKey)
+    .addError(guardProblems[0])
+    .addError(guardProblems[1])
+    .addError(guardProblems[2])
+    .pipe(declaring("StorageError"))
 
 /**
  * The problems of a JSON request body (`Body.readJson`): unreadable, malformed or invalid (400),
@@ -106,10 +217,16 @@ export const bodyProblems = [
 ] as const
 
 /**
- * `404 not_found`, with the route's own detail.
+ * `404 not_found` for an unknown `resource`, with its detail (`ErrorMap.notFoundDetail`).
  */
-export const notFound = (detail: string) =>
-  problem(404, ["not_found"], detail, { description: "Nothing by that id here" })
+export const notFound = (resource: NotFoundResource) =>
+  declaredError(
+    (u): u is NotFound => Predicate.isTagged(u, "NotFound") && (u as NotFound).resource === resource,
+    404,
+    ["not_found"],
+    ErrorMap.notFoundDetail[resource],
+    { description: "Nothing by that id here" }
+  )
 
 /**
  * The bearer key of the admin routes (`admin` or `developer:read` scope, as each route says) and of

@@ -7,8 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminWorkspacePath } from "../Paths.ts"
-import { adminPath, ApiKey, bodyProblems, guardProblems, problem, Timestamp, UuidText } from "./Common.ts"
+import { adminGuarded, adminPath, bodyProblems, declaring, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * `PUT /connector` body as documented (the route decodes the secrets as `Redacted` values).
@@ -47,29 +46,7 @@ export const registerConnector = HttpApiEndpoint.put("registerConnector", "/conn
   .addError(bodyProblems[0])
   .addError(bodyProblems[1])
   .addError(bodyProblems[2])
-  .addError(
-    problem(
-      422,
-      [
-        "invalid_url",
-        "not_https",
-        "credentials",
-        "query",
-        "fragment",
-        "private_address",
-        "unresolvable",
-        "secret_too_short",
-        "secret_too_long",
-        "secret_whitespace",
-        "secrets_not_distinct"
-      ],
-      "the endpoint must use https",
-      {
-        errors: [{ path: "endpoint", message: "must use https" }],
-        description: "An endpoint or a secret refused by a rule"
-      }
-    )
-  )
+  .pipe(declaring("RegistrationRejected"))
   .annotate(OpenApi.Summary, "Register the connector endpoint and its two secrets as a new pending revision")
 
 export const checkConnector = HttpApiEndpoint.post("checkConnector", "/connector/check")
@@ -92,11 +69,7 @@ export const checkConnector = HttpApiEndpoint.post("checkConnector", "/connector
       ]
     })
   )
-  .addError(
-    problem(404, ["connector_not_configured"], "no connector endpoint is registered for this workspace", {
-      description: "No connector registered"
-    })
-  )
+  .pipe(declaring("ConnectorNotConfigured"))
   .annotate(
     OpenApi.Summary,
     "Check payment connection: the signed handshake for the pending revision, else the active one"
@@ -163,11 +136,7 @@ export const getConnector = HttpApiEndpoint.get("getConnector", "/connector")
       ]
     })
   )
-  .addError(
-    problem(404, ["connector_not_configured"], "no connector endpoint is registered for this workspace", {
-      description: "No connector registered"
-    })
-  )
+  .pipe(declaring("ConnectorNotConfigured"))
   .annotate(
     OpenApi.Summary,
     "The connector: endpoint host, revisions, payment capabilities and the last check (never a secret or a full URL)"
@@ -177,12 +146,7 @@ export const group = HttpApiGroup.make("connector")
   .add(registerConnector)
   .add(checkConnector)
   .add(getConnector)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Connector")
   .annotate(
     OpenApi.Description,

@@ -10,24 +10,17 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminWorkspacePath } from "../Paths.ts"
 import {
+  adminGuarded,
   adminPath,
-  ApiKey,
-  guardProblems,
+  declaring,
   notFound,
   page,
   pageParams,
-  problem,
   queryParam,
   Timestamp,
   UuidText
 } from "./Common.ts"
-
-const invalidQuery = problem(400, ["invalid_query"], "the query has invalid parameters", {
-  errors: [{ path: "limit", message: "must be an integer from 1 to 200" }],
-  description: "A query parameter out of range, or a cursor not from this API"
-})
 
 /**
  * An event as listed: the event as sent (snake_case) with Accord's `id` and `received_at`.
@@ -66,7 +59,7 @@ export const listEvents = HttpApiEndpoint.get("listEvents", "/events")
       properties: { plan: "pro", account_status: "trialing" }
     })
   )
-  .addError(invalidQuery)
+  .pipe(declaring("InvalidQuery"))
   .annotate(OpenApi.Summary, "The Events view: events newest first, filtered and paged")
 
 const GateView = Schema.Struct({
@@ -119,7 +112,7 @@ export const listAccounts = HttpApiEndpoint.get("listAccounts", "/accounts")
       accountExample
     )
   )
-  .addError(invalidQuery)
+  .pipe(declaring("InvalidQuery"))
   .annotate(OpenApi.Summary, "The accounts with a profile (at least one fact), by account id, paged")
 
 export const getAccount = HttpApiEndpoint.get("getAccount", "/accounts/:accountId")
@@ -169,18 +162,13 @@ export const getAccount = HttpApiEndpoint.get("getAccount", "/accounts/:accountI
       ]
     })
   )
-  .addError(notFound("no events have arrived for this account"))
+  .addError(notFound("account"))
   .annotate(OpenApi.Summary, "An account's profile: facts with their source events, active users, feature gates")
 
 export const group = HttpApiGroup.make("events")
   .add(listEvents)
   .add(listAccounts)
   .add(getAccount)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Events and accounts")
   .annotate(OpenApi.Description, "The Events view and account profiles. Admin or developer:read keys.")

@@ -9,16 +9,14 @@ import * as Schema from "effect/Schema"
 import { FeatureKey } from "../../../core/ingest/FeatureAccess.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { Uuid } from "../../../core/protocol/Uuid.ts"
-import { adminWorkspacePath } from "../Paths.ts"
 import {
+  adminGuarded,
   adminPath,
-  ApiKey,
   bodyProblems,
-  guardProblems,
+  declaring,
   notFound,
   page,
   pageParams,
-  problem,
   queryParam,
   UuidText
 } from "./Common.ts"
@@ -64,12 +62,7 @@ export const listFeatureGates = HttpApiEndpoint.get("listFeatureGates", "/featur
     })
   )
   .addSuccess(page(FeatureGateView, featureGateExample))
-  .addError(
-    problem(400, ["invalid_query"], "the query has invalid parameters", {
-      errors: [{ path: "state", message: "must be checking or unlocked" }],
-      description: "A query parameter out of range, or a cursor not from this API"
-    })
-  )
+  .pipe(declaring("InvalidQuery"))
   .annotate(
     OpenApi.Summary,
     "The workspace's feature gates, newest first, filtered and paged (each settled against the evidence so far)"
@@ -78,19 +71,14 @@ export const listFeatureGates = HttpApiEndpoint.get("listFeatureGates", "/featur
 export const getFeatureGate = HttpApiEndpoint.get("getFeatureGate", "/feature-gates/:id")
   .setPath(adminPath({ id: UuidText }))
   .addSuccess(FeatureGateView)
-  .addError(notFound("no such feature gate in this workspace"))
+  .addError(notFound("feature_gate"))
   .annotate(OpenApi.Summary, "A feature gate, settled against the evidence committed so far")
 
 export const group = HttpApiGroup.make("featureGates")
   .add(createFeatureGate)
   .add(listFeatureGates)
   .add(getFeatureGate)
-  .prefix(adminWorkspacePath)
-  .middleware(ApiKey)
-  .addError(guardProblems[0])
-  .addError(guardProblems[1])
-  .addError(guardProblems[2])
-  .addError(guardProblems[3])
+  .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Feature gates")
   .annotate(
     OpenApi.Description,

@@ -7,7 +7,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { ApiKey, problem, responseHeaders, Timestamp, UuidText } from "./Common.ts"
+import * as ErrorMap from "../ErrorMap.ts"
+import { ApiKey, declaring, problem, refusal, responseHeaders, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * The event as documented: the spec's fields, in its snake_case; `Accept` checks the full contract.
@@ -69,15 +70,9 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
     { status: 200 }
   )
   .addError(
-    problem(
-      400,
-      ["invalid_event", "batch_not_accepted", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"],
-      "the event does not follow the event contract",
-      {
-        errors: [{ path: "timestamp", message: "must be an RFC 3339 timestamp", code: "invalid_event" }],
-        description: "A body that breaks the event contract (every failing field listed)"
-      }
-    )
+    problem(400, ["unreadable_body"], "the request body could not be read", {
+      description: "A body that could not be read to its end"
+    })
   )
   .addError(
     problem(401, ["unauthorized"], "a valid API key is required (Authorization: Bearer)", {
@@ -89,16 +84,7 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
       description: "A key without the ingest scope"
     })
   )
-  .addError(
-    problem(
-      409,
-      ["event_id_conflict"],
-      "this event_id was already used for a different event; reuse an event_id only when retrying the same event",
-      {
-        description: "The same event_id with a different payload"
-      }
-    )
-  )
+  .addError(refusal(ErrorMap.eventIdConflict, "The same event_id with a different payload"))
   .addError(
     problem(413, ["content_too_large"], "the request body exceeds 32768 bytes", { description: "An event over 32 KiB" })
   )
@@ -108,13 +94,9 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
     })
   )
   .addError(
-    problem(
-      422,
-      ["unsafe_property", "not_revenue_relevant", "unit_changed"],
-      "the event carries data that must never be sent; nothing was stored",
-      {
-        description: "An event refused by a rule"
-      }
+    refusal(
+      ErrorMap.ingestRefusal({ _tag: "UnitChanged", issue: { path: "unit", message: "must stay the meter's unit" } }),
+      "A usage meter changing its unit"
     )
   )
   .addError(
@@ -127,10 +109,8 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
       }
     )
   )
-  .addError(
-    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
-      description: "Storage unreachable; retry"
-    })
+  .pipe(
+    declaring("InvalidEvent", "BatchNotAccepted", "MalformedBody", "UnsafeEvent", "NotRevenueRelevant", "StorageError")
   )
   .annotate(OpenApi.Summary, "Send one event (Direct API)")
   .annotate(

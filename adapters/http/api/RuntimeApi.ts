@@ -9,7 +9,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { actionStates } from "../../../core/connector/ActionState.ts"
 import { Completion } from "../../../core/protocol/messages/Completion.ts"
-import { problem, UuidText } from "./Common.ts"
+import { declaring, problem, UuidText } from "./Common.ts"
 
 export const runtimePrefix = "/api/funnels/v1/runtime/actions" as const
 
@@ -83,48 +83,9 @@ export const customerComplete = HttpApiEndpoint.post("customerComplete", `${runt
     })
   )
   .addError(
-    problem(
-      400,
-      ["invalid_body", "malformed_json", "duplicate_key", "unstorable_text", "unreadable_body"],
-      "the completion does not match the completion body",
-      {
-        description: "An authentic body that is not a completion"
-      }
-    )
-  )
-  .addError(
-    problem(
-      401,
-      [
-        "invalid_signature",
-        "unsupported_version",
-        "invalid_timestamp",
-        "stale_timestamp",
-        "future_timestamp",
-        "invalid_nonce",
-        "replayed_nonce"
-      ],
-      "the completion is not signed by a known completion secret",
-      {
-        description:
-          "Not signed by a known completion secret, or its signed headers are invalid (an unknown workspace answers the same)"
-      }
-    )
-  )
-  .addError(
-    problem(404, ["unknown_action"], "no such action request in this workspace", {
-      description: "No such action request"
+    problem(400, ["unreadable_body"], "the request body could not be read", {
+      description: "A body that could not be read to its end"
     })
-  )
-  .addError(
-    problem(
-      409,
-      ["completion_id_conflict", "completion_not_applicable", "concurrent_change"],
-      "this completionId was already received with another body",
-      {
-        description: "The completion conflicts with what was received or with the action's state"
-      }
-    )
   )
   .addError(
     problem(413, ["content_too_large"], "the request body exceeds 65536 bytes", { description: "A body over 64 KiB" })
@@ -134,16 +95,7 @@ export const customerComplete = HttpApiEndpoint.post("customerComplete", `${runt
       description: "A body that is not application/json"
     })
   )
-  .addError(
-    problem(422, ["idempotency_key_mismatch"], "the providerIdempotencyKey is not the action's key", {
-      description: "The completion names another action's key"
-    })
-  )
-  .addError(
-    problem(503, ["storage_unavailable"], "storage is temporarily unavailable", {
-      description: "Storage unreachable; retry"
-    })
-  )
+  .pipe(declaring("CompletionRefused", "MalformedBody", "StorageError"))
   .annotate(OpenApi.Summary, "The customer's signed completion callback")
   .annotate(OpenApi.Transform, requiredSignedHeaders)
   .annotate(

@@ -1,6 +1,6 @@
 /**
- * The service's own routes: probes, metrics, this reference and the admin console. Handled by
- * `routes/Health.ts`, `routes/Metrics.ts`, `routes/Reference.ts` and `routes/Console.ts`.
+ * The service's own routes: probes, metrics, this reference and the admin console. Served by
+ * `routes/Service.ts` (handlers in `routes/Health.ts`, `Metrics.ts`, `Reference.ts`, `Console.ts`).
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"

@@ -37,7 +37,6 @@ import { isUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import type * as Problem from "../Problem.ts"
 import { json as answer, jsonResponse as json, toResponse } from "../Answer.ts"
 import { adminPrefix } from "../Paths.ts"
@@ -148,7 +147,7 @@ const showAction = (workspaceId: string) =>
 export const group = (maxBodyBytes: number) =>
   HttpApiBuilder.group(Api.api, "actionRequests", (handlers) =>
     handlers
-      .handleRaw("createActionRequest", () => answered(guardedAs(adminOnly)(createAction(maxBodyBytes))))
-      .handleRaw("listActionRequests", () => answered(guarded(adminOnly)(listActions)))
-      .handleRaw("getActionRequest", () => answered(guarded(adminOnly)(showAction)))
+      .handleRaw("createActionRequest", () => guardedAs(adminOnly)(createAction(maxBodyBytes)))
+      .handleRaw("listActionRequests", () => guarded(adminOnly)(listActions))
+      .handleRaw("getActionRequest", () => guarded(adminOnly)(showAction))
   )

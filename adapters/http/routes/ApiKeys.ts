@@ -19,7 +19,6 @@ import { adminOnly, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Api from "../api/Api.ts"
 import * as ApiKeysApi from "../api/ApiKeysApi.ts"
-import { answered } from "../Declared.ts"
 
 /** What the API-key routes need: the key store and hashing. */
 export type ApiKeysServices = ApiKeyStore | Crypto
@@ -68,9 +67,7 @@ const revokeApiKey = (workspaceId: string, id: string) =>
 export const group = (maxBodyBytes: number) =>
   HttpApiBuilder.group(Api.api, "apiKeys", (handlers) =>
     handlers
-      .handleRaw("createApiKey", () => answered(guarded(adminOnly)(createApiKey(maxBodyBytes))))
-      .handleRaw("listApiKeys", () => answered(guarded(adminOnly)(listApiKeys)))
-      .handleRaw("revokeApiKey", ({ path }) =>
-        answered(guarded(adminOnly)((workspaceId) => revokeApiKey(workspaceId, path.id)))
-      )
+      .handleRaw("createApiKey", () => guarded(adminOnly)(createApiKey(maxBodyBytes)))
+      .handleRaw("listApiKeys", () => guarded(adminOnly)(listApiKeys))
+      .handleRaw("revokeApiKey", ({ path }) => guarded(adminOnly)((workspaceId) => revokeApiKey(workspaceId, path.id)))
   )

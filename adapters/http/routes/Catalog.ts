@@ -22,7 +22,6 @@ import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 
 /**
  * The largest catalog document taken (bytes): larger than other admin bodies, since a catalog
@@ -60,12 +59,10 @@ const versions = (workspaceId: string) =>
  */
 export const group = HttpApiBuilder.group(Api.api, "catalog", (handlers) =>
   handlers
-    .handleRaw("publishCatalog", () => answered(guardedAs(adminOnly)(publish)))
-    .handleRaw("getCatalog", () => answered(guarded(adminOrDeveloper)(current)))
-    .handleRaw("listCatalogVersions", () => answered(guarded(adminOrDeveloper)(versions)))
+    .handleRaw("publishCatalog", () => guardedAs(adminOnly)(publish))
+    .handleRaw("getCatalog", () => guarded(adminOrDeveloper)(current))
+    .handleRaw("listCatalogVersions", () => guarded(adminOrDeveloper)(versions))
     .handleRaw("getCatalogVersion", ({ path }) =>
-      answered(
-        guarded(adminOrDeveloper)((workspaceId) => Effect.map(Publish.version(workspaceId, path.version), withDocument))
-      )
+      guarded(adminOrDeveloper)((workspaceId) => Effect.map(Publish.version(workspaceId, path.version), withDocument))
     )
 )

@@ -14,7 +14,6 @@ import { jsonResponse as json } from "../Answer.ts"
 import * as Api from "../api/Api.ts"
 import * as RuntimeApi from "../api/RuntimeApi.ts"
 import { notJson, readBytes } from "../Body.ts"
-import { answered } from "../Declared.ts"
 
 export const completionPath: `/${string}` = RuntimeApi.customerComplete.path
 
@@ -47,5 +46,5 @@ const complete = Effect.flatMap(makeCompletionReceiver, (receive) =>
  * as bytes for the signature, and the declared body schema only documents it.
  */
 export const group = HttpApiBuilder.group(Api.api, "runtime", (handlers) =>
-  handlers.handleRaw("customerComplete", () => answered(complete))
+  handlers.handleRaw("customerComplete", () => complete)
 )

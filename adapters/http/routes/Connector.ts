@@ -40,7 +40,6 @@ import type { Transactor } from "../../../core/ports/Transactor.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 
 /**
@@ -171,7 +170,7 @@ const showConnector = (workspaceId: string) =>
 export const group = (options: ConnectorRouteOptions) =>
   HttpApiBuilder.group(Api.api, "connector", (handlers) =>
     handlers
-      .handleRaw("registerConnector", () => answered(guarded(adminOnly)(registerConnector(options))))
-      .handleRaw("checkConnector", () => answered(guarded(adminOnly)(runCheck(options))))
-      .handleRaw("getConnector", () => answered(guarded(adminOrDeveloper)(showConnector)))
+      .handleRaw("registerConnector", () => guarded(adminOnly)(registerConnector(options)))
+      .handleRaw("checkConnector", () => guarded(adminOnly)(runCheck(options)))
+      .handleRaw("getConnector", () => guarded(adminOrDeveloper)(showConnector))
   )

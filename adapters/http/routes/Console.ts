@@ -10,18 +10,11 @@
  * script, style and API (no `unsafe-inline`, no `eval`, Trusted Types for every HTML sink), no
  * framing, no MIME sniffing, no referrer and no caching.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { consoleHtml, consoleIcon } from "../console/Shell.ts"
 import { consoleScript } from "../console/Script.ts"
 import { consoleCss } from "../console/Style.ts"
-import * as ServiceApi from "../api/ServiceApi.ts"
-
-/**
- * The console page's path; its assets are under it.
- */
-export const consolePath: `/${string}` = ServiceApi.consolePage.path
 
 /**
  * The Content Security Policy of every console answer.
@@ -55,9 +48,11 @@ export const securityHeaders: Readonly<Record<string, string>> = {
 const asset = (body: string, contentType: string) =>
   Effect.succeed(HttpServerResponse.text(body, { contentType, headers: securityHeaders }))
 
-export const routes: HttpRouter.HttpRouter = HttpRouter.empty.pipe(
-  HttpRouter.get(consolePath, asset(consoleHtml, "text/html; charset=utf-8")),
-  HttpRouter.get(ServiceApi.consoleScript.path, asset(consoleScript, "text/javascript; charset=utf-8")),
-  HttpRouter.get(ServiceApi.consoleStyle.path, asset(consoleCss, "text/css; charset=utf-8")),
-  HttpRouter.get(ServiceApi.consoleIcon.path, asset(consoleIcon, "image/svg+xml"))
-)
+/** The page. */
+export const page = asset(consoleHtml, "text/html; charset=utf-8")
+/** The page's script. */
+export const script = asset(consoleScript, "text/javascript; charset=utf-8")
+/** The page's style sheet. */
+export const style = asset(consoleCss, "text/css; charset=utf-8")
+/** The page's icon. */
+export const icon = asset(consoleIcon, "image/svg+xml")

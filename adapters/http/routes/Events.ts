@@ -15,7 +15,6 @@ import { jsonResponse as json } from "../Answer.ts"
 import { adminOrDeveloper, guarded } from "../Auth.ts"
 import { InvalidQuery } from "../Paging.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import * as Accounts from "./Accounts.ts"
 
 /** What the Events view needs: key authentication and the event store. */
@@ -97,7 +96,7 @@ const listEvents = (workspaceId: string) =>
  */
 export const group = HttpApiBuilder.group(Api.api, "events", (handlers) =>
   handlers
-    .handleRaw("listEvents", () => answered(guarded(adminOrDeveloper)(listEvents)))
-    .handleRaw("listAccounts", () => answered(Accounts.listAccountsRoute))
-    .handleRaw("getAccount", () => answered(Accounts.getAccountRoute))
+    .handleRaw("listEvents", () => guarded(adminOrDeveloper)(listEvents))
+    .handleRaw("listAccounts", () => Accounts.listAccountsRoute)
+    .handleRaw("getAccount", () => Accounts.getAccountRoute)
 )

@@ -23,7 +23,6 @@ import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, adminOrDeveloper, guarded } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
 
 /**
@@ -101,7 +100,7 @@ const listGates = (workspaceId: string) =>
 export const group = (maxBodyBytes: number) =>
   HttpApiBuilder.group(Api.api, "featureGates", (handlers) =>
     handlers
-      .handleRaw("createFeatureGate", () => answered(guarded(adminOnly)(createGate(maxBodyBytes))))
-      .handleRaw("listFeatureGates", () => answered(guarded(adminOrDeveloper)(listGates)))
-      .handleRaw("getFeatureGate", () => answered(guarded(adminOrDeveloper)(getGate)))
+      .handleRaw("createFeatureGate", () => guarded(adminOnly)(createGate(maxBodyBytes)))
+      .handleRaw("listFeatureGates", () => guarded(adminOrDeveloper)(listGates))
+      .handleRaw("getFeatureGate", () => guarded(adminOrDeveloper)(getGate))
   )

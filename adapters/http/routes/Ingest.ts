@@ -21,7 +21,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
 import * as Runtime from "effect/Runtime"
-import type { ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
+import type { ApiKeyRecord, ApiKeyScope, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import { timeOrderedUuidSync, timeOrderedUuidWith } from "../../../core/protocol/Uuid.ts"
 import { Crypto, CryptoSync } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
@@ -29,7 +29,7 @@ import type { Committer } from "../../../core/ingest/Committer.ts"
 import { IngestRate, type IngestRateService } from "../../../core/ingest/IngestRate.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Answer from "../Answer.ts"
-import { bearerAuthenticator, scopeRefused, settledAuthenticator } from "../Auth.ts"
+import { bearerAuthenticator, scopeProblem, settledAuthenticator } from "../Auth.ts"
 import { isJsonContentType, parseJsonBytes } from "../../../core/protocol/Json.ts"
 import { notJson, readBytes } from "../Body.ts"
 import * as ErrorMap from "../ErrorMap.ts"
@@ -47,7 +47,8 @@ export const ingestPath: `/${string}` = IngestApi.ingestEvent.path
  */
 export const maxEventBytes = 32 * 1024
 
-const ingestScopeRefused = scopeRefused(["ingest"])
+/** The scopes the route takes. */
+const ingestScopes: ReadonlyArray<ApiKeyScope> = ["ingest"]
 
 /** The ingest route's settings: the per-key rate and the body limit. */
 export interface IngestOptions {
@@ -178,7 +179,8 @@ class IngestRun {
 
   // The steps in order: scope, rate, content type, body, then rules and commit.
   private afterKey(key: ApiKeyRecord): void {
-    if (key.scope !== "ingest") return this.refuse(ingestScopeRefused)
+    const refused = scopeProblem(key, ingestScopes)
+    if (refused !== undefined) return this.refuse(refused)
     const wait = this.steps.rate.consume(key.id, this.steps.limit, this.steps.clock.unsafeCurrentTimeMillis())
     if (wait > 0) return this.refuse(this.steps.rateLimited(wait))
     if (!isJsonContentType(this.call.contentType)) return this.refuse(notJson)
@@ -344,7 +346,7 @@ export const handler = (
 /**
  * The route's handler, bound to the declaration (`api/IngestApi.ts`). Raw: the pipeline reads the
  * body itself (its own size limit and strict parser), and the key is checked by the pipeline's
- * authenticator, the one the `node:http` fast path runs too.
+ * authenticator, the one the `node:http` direct route runs too.
  */
 export const group = (options: IngestOptions) =>
   HttpApiBuilder.group(Api.api, "ingest", (handlers) => handlers.handleRaw("ingestEvent", () => handler(options)))

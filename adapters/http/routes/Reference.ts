@@ -7,7 +7,6 @@
  * The page carries no script and no inline style; its Content Security Policy allows only this
  * origin's style sheet.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Api from "../api/Api.ts"
@@ -41,24 +40,17 @@ const page = renderReference(Api.document as never, {
   documentPath: ServiceApi.openApiDocument.path
 })
 
-export const routes: HttpRouter.HttpRouter = HttpRouter.empty.pipe(
-  HttpRouter.get(
-    ServiceApi.openApiDocument.path,
-    Effect.succeed(
-      HttpServerResponse.text(documentText, {
-        contentType: "application/json",
-        headers: { "cache-control": "no-store" }
-      })
-    )
-  ),
-  HttpRouter.get(
-    ServiceApi.reference.path,
-    Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: securityHeaders }))
-  ),
-  HttpRouter.get(
-    ServiceApi.referenceStyle.path,
-    Effect.succeed(
-      HttpServerResponse.text(referenceCss, { contentType: "text/css; charset=utf-8", headers: securityHeaders })
-    )
-  )
+/** `GET /openapi.json`: the document. */
+export const openApiDocument = Effect.succeed(
+  HttpServerResponse.text(documentText, { contentType: "application/json", headers: { "cache-control": "no-store" } })
+)
+
+/** `GET /reference`: the page. */
+export const reference = Effect.succeed(
+  HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: securityHeaders })
+)
+
+/** `GET /reference/reference.css`: the page's style sheet. */
+export const referenceStyle = Effect.succeed(
+  HttpServerResponse.text(referenceCss, { contentType: "text/css; charset=utf-8", headers: securityHeaders })
 )

@@ -47,7 +47,6 @@ import type { CatalogStore } from "../../../core/ports/CatalogStore.ts"
 import type { RuntimeSessionStore } from "../../../core/ports/RuntimeSessionStore.ts"
 import type { Cipher } from "../../../core/protocol/Cipher.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { RuntimeCaller } from "../api/ApprovalsApi.ts"
@@ -117,8 +116,8 @@ const showStatus = (actionRequestId: string) =>
 export const group = (guard: RuntimeGuard) =>
   HttpApiBuilder.group(Api.api, "approvals", (handlers) =>
     handlers
-      .handleRaw("requestApproval", () => answered(requestApproval))
-      .handleRaw("prepareApproval", () => answered(prepareApproval(guard)))
-      .handleRaw("resolveApproval", () => answered(resolveApproval(guard)))
-      .handleRaw("runtimeActionStatus", ({ path }) => answered(showStatus(path.actionRequestId)))
+      .handleRaw("requestApproval", () => requestApproval)
+      .handleRaw("prepareApproval", () => prepareApproval(guard))
+      .handleRaw("resolveApproval", () => resolveApproval(guard))
+      .handleRaw("runtimeActionStatus", ({ path }) => showStatus(path.actionRequestId))
   )

@@ -26,7 +26,6 @@ import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { isUuid } from "../../../core/protocol/Uuid.ts"
 import * as Api from "../api/Api.ts"
-import { answered } from "../Declared.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
@@ -92,7 +91,7 @@ const collectToken = (approvalId: string) => (workspaceId: string) =>
 export const group = (maxBodyBytes: number) =>
   HttpApiBuilder.group(Api.api, "runtimeSessions", (handlers) =>
     handlers
-      .handleRaw("createRuntimeSession", () => answered(guardedAs(adminOnly)(createSession(maxBodyBytes))))
-      .handleRaw("revokeRuntimeSession", ({ path }) => answered(guarded(adminOnly)(revokeSession(path.sessionId))))
-      .handleRaw("collectApprovalToken", ({ path }) => answered(guarded(adminOnly)(collectToken(path.approvalId))))
+      .handleRaw("createRuntimeSession", () => guardedAs(adminOnly)(createSession(maxBodyBytes)))
+      .handleRaw("revokeRuntimeSession", ({ path }) => guarded(adminOnly)(revokeSession(path.sessionId)))
+      .handleRaw("collectApprovalToken", ({ path }) => guarded(adminOnly)(collectToken(path.approvalId)))
   )

@@ -260,8 +260,7 @@ export const makeDeliverAction = (options: {
           return yield* block(clock, record, attempt, gate.verdict, completes)
         const keys = yield* keysFor(record.connectionId, record.revision)
         if (Option.isNone(keys)) return notWritten({ _tag: "NotSent", reason: "secrets_unavailable" })
-        const signSync = signer.unsafeSync
-        const nonce = signSync !== undefined ? signSync.freshNonce() : yield* signer.freshNonce
+        const nonce = yield* signer.freshNonce
         const body: ExecutionRequest = {
           type: "service.customer_action.execute",
           protocolVersion,
@@ -277,7 +276,7 @@ export const makeDeliverAction = (options: {
         }
         const bytes = encodeBody(body)
         const signing = { purpose: "dispatch_request" as const, keys: keys.value, body: bytes, nonce }
-        const headers = signSync !== undefined ? signSync.sign(signing) : yield* signer.sign(signing)
+        const headers = yield* signer.sign(signing)
         const exchange = yield* transport
           .post({
             url: revision.value.endpoint,

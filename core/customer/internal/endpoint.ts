@@ -147,7 +147,6 @@ export const makeEndpointExchange = (options: {
         }))
     )
 
-  const signSync = signer.unsafeSync
   const signed = (
     keys: SigningKeys,
     status: number,
@@ -155,8 +154,6 @@ export const makeEndpointExchange = (options: {
     body: unknown
   ): Effect.Effect<CustomerResponse> => {
     const bytes = encodeBody(body)
-    if (signSync !== undefined)
-      return Effect.sync(() => ({ status, headers: { ...signSync.sign({ purpose, keys, body: bytes }) }, body: bytes }))
     return Effect.map(
       signer.sign({ purpose, keys, body: bytes }),
       (headers): CustomerResponse => ({ status, headers: { ...headers }, body: bytes })

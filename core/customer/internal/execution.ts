@@ -24,7 +24,7 @@ import { protocolVersion } from "../../protocol/Signing.ts"
 import { formatTimestamp } from "../../protocol/Timestamp.ts"
 import { ClaimedExecution } from "../ClaimedExecution.ts"
 import type { ActionExecutorService, ExecutionResult } from "./actionExecutor.ts"
-import { completeOutboxKind, kitStates } from "./kitRecord.ts"
+import { completionOutboxItem, kitStates } from "./kitRecord.ts"
 import type { LeasedItemEnds } from "./leasedItem.ts"
 import * as FastDecode from "../../protocol/FastDecode.ts"
 
@@ -152,19 +152,7 @@ export const makeExecuteItem = (options: {
           trigger: attempted ? "customer.completion_recorded_after_lookup" : "customer.completion_recorded",
           detail: { completionId, outcome: body.outcome }
         },
-        outbox: {
-          id: `${record.actionRequestId}:complete`,
-          kind: completeOutboxKind,
-          dedupeKey: record.actionRequestId,
-          payload: {
-            actionRequestId: record.actionRequestId,
-            completionId,
-            body: JSON.stringify(body),
-            revision: record.revision
-          },
-          nextAttemptAt: now,
-          createdAt: now
-        }
+        outbox: completionOutboxItem(record, { completionId, body, now })
       })
       // Stale: another worker got there first (our lease had expired); its completion stands.
       yield* done(item)

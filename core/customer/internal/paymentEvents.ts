@@ -62,7 +62,7 @@ import {
   type PaymentProviderService
 } from "../PaymentProvider.ts"
 import { type CustomerRequest, type CustomerResponse, errorResponse } from "./endpoint.ts"
-import { completeOutboxKind } from "./kitRecord.ts"
+import { completionOutboxItem } from "./kitRecord.ts"
 import type { LeasedItemEnds } from "./leasedItem.ts"
 import { paymentEventOutboxKind, paymentEventTrigger, providerReferenceOf, StoredPayment } from "./paymentRecord.ts"
 import { readPaymentState } from "./paymentState.ts"
@@ -346,19 +346,7 @@ export const makePaymentEventItem = (options: {
         toState: "completing",
         at: now,
         history: { at: now, trigger: "customer.completion_recorded_from_provider", detail: { completionId, outcome } },
-        outbox: {
-          id: `${record.actionRequestId}:${slot}`,
-          kind: completeOutboxKind,
-          dedupeKey: slot === "complete" ? record.actionRequestId : `${record.actionRequestId}:${slot}`,
-          payload: {
-            actionRequestId: record.actionRequestId,
-            completionId,
-            body: JSON.stringify(body),
-            revision: record.revision
-          },
-          nextAttemptAt: now,
-          createdAt: now
-        }
+        outbox: completionOutboxItem(record, { completionId, body, now }, slot)
       })
       return written._tag === "Applied" ? Option.some(written.record) : Option.none()
     })

@@ -9,7 +9,13 @@ import { connectedAccountReferenceHash } from "../../../core/protocol/Digest.ts"
 import { deriveProviderIdempotencyKey, deriveProviderIdempotencyKeySync } from "../../../core/protocol/Idempotency.ts"
 import { CryptoSync } from "../../../core/ports/Crypto.ts"
 import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
-import { computeSignature, importSigningKeys, makeSigner, secretFor } from "../../../core/protocol/Signing.ts"
+import {
+  computeSignature,
+  importSigningKeys,
+  makeSigner,
+  makeSignerSync,
+  secretFor
+} from "../../../core/protocol/Signing.ts"
 import { parseTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { verify } from "../../../core/protocol/Verification.ts"
 import { cryptoLayers } from "../../support/layers.ts"
@@ -51,13 +57,15 @@ for (const [name, cryptoLayer] of cryptoLayers) {
           const signer = yield* makeSigner
           const signing = { purpose: v.purpose, keys: k, body, nonce: v.nonce }
           assert.strictEqual((yield* signer.sign(signing))["x-service-customer-action-signature"], v.signature)
-          if (signer.unsafeSync !== undefined) {
-            const headers = signer.unsafeSync.sign(signing)
+          const cryptoSync = yield* Effect.serviceOption(CryptoSync)
+          if (Option.isSome(cryptoSync)) {
+            const signerSync = yield* Effect.provideService(makeSignerSync, CryptoSync, cryptoSync.value)
+            const headers = signerSync.sign(signing)
             assert.strictEqual(headers["x-service-customer-action-signature"], v.signature)
             assert.strictEqual(headers["x-service-customer-action-timestamp"], v.timestamp)
           }
           assert.strictEqual(
-            signer.unsafeSync !== undefined,
+            Option.isSome(cryptoSync),
             name === "node:crypto",
             "node:crypto signs synchronously, WebCrypto does not"
           )

@@ -63,7 +63,9 @@ describe("API declaration examples", () => {
     let checked = 0
     for (const { answers, name } of endpoints()) {
       for (const ast of answers) {
-        for (const member of AST.isUnion(ast) ? ast.types : [ast]) {
+        for (const declared of AST.isUnion(ast) ? ast.types : [ast]) {
+          // A declared error is answered as its problem document (the transformation's encoded side).
+          const member = AST.isTransformation(declared) ? declared.from : declared
           const decode = Schema.decodeUnknownEither(Schema.make(member), { onExcessProperty: "error" })
           for (const example of examplesOf(member)) {
             checked++

@@ -115,6 +115,19 @@ for (const server of ["platform", "node"] as const) {
       })
     )
 
+    it.scopedLive("a query the app's target check refuses is 400 invalid_query, nothing stored", () =>
+      Effect.gen(function* () {
+        const { get, ingestKey, url } = yield* setup(undefined, server)
+        const reply = yield* request(`${url}${ingestPath}?note=%00`, {
+          method: "POST",
+          headers: jsonHeaders(ingestKey),
+          body: JSON.stringify(checkout())
+        })
+        assertProblem(reply, 400, "invalid_query")
+        assert.strictEqual((yield* get("/events")).json.data.length, 0)
+      })
+    )
+
     it.scopedLive(
       "a NUL or an unpaired surrogate anywhere in the body is 400 unstorable_text before any storage call",
       () =>
