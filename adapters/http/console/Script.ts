@@ -77,7 +77,7 @@ const svgNs = "http://www.w3.org/2000/svg"
 const svg = (tag, attributes, ...children) => {
   const element = document.createElementNS(svgNs, tag)
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value))
-  for (const child of children) element.append(child instanceof Node ? child : document.createTextNode(String(child)))
+  for (const child of children.flat(Infinity)) element.append(child instanceof Node ? child : document.createTextNode(String(child)))
   return element
 }
 const utcDay = (timestamp) => String(timestamp).slice(0, 10)
@@ -394,10 +394,14 @@ const keysScreen = (main) => {
 const eventsScreen = (main) => {
   const slot = h("div")
   const chartSlot = h("div", { className: "charts" })
+  let drawn = 0
   const drawChart = async (filters) => {
+    // only the newest filters' chart is drawn, whichever answer arrives last
+    const mine = ++drawn
     const { limit, ...rest } = filters
     try {
       const rows = await allPages("/events", { ...rest, limit: "200" }, chartBound)
+      if (mine !== drawn) return
       if (rows.length === 0) return chartSlot.replaceChildren()
       const { days, series } = perDay(rows, (event) => event.timestamp, (event) => event.event_name)
       chartSlot.replaceChildren(barChart("Events per day (UTC), by event name" + (rows.length >= chartBound ? ", newest " + chartBound : ""), days, series))
@@ -430,7 +434,7 @@ const eventsScreen = (main) => {
             state.pendingAccount = event.account_id
             go("account")
           } }, event.account_id) : "",
-          event.event_id, event.value === undefined ? h("span", { className: "note" }, "none") : event.value, event.received_at, event.properties ? readable(event.properties) : ""])),
+          event.event_id ? h("code", {}, event.event_id) : "", event.value === undefined ? h("span", { className: "note" }, "none") : event.value, event.received_at, event.properties ? readable(event.properties) : ""])),
       h("div", { className: "pager", role: "group", "aria-label": "Pages" }, newer, h("span", { id: "events-page" }, "Page " + (view.index + 1)), older))
   }
   const load = async () => {

@@ -44,9 +44,10 @@ th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(-
 th { background: var(--wash); }
 td code, dd code { font-size: .85rem; overflow-wrap: anywhere; }
 .json { font: .8rem/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; margin: 0; white-space: pre-wrap; overflow-wrap: break-word; word-break: normal; }
-dl.kv { grid-template-columns: max-content minmax(0, 1fr); gap: 0 .6rem; margin: 0; font-size: .85rem; }
-dl.kv dt { font-weight: 500; }
-dl.kv dl.kv { margin-left: .2rem; }
+dl.kv { grid-template-columns: fit-content(11rem) minmax(0, 1fr); gap: 0 .6rem; margin: 0; font-size: .85rem; }
+dl.kv dt { font-weight: 500; overflow-wrap: anywhere; }
+dl.kv dd { overflow-wrap: anywhere; min-width: 0; }
+dl.kv dl.kv { padding-left: .4rem; border-left: 2px solid var(--line); }
 section.result:has(> div:empty) { display: none; }
 .warning { display: block; color: var(--bad); font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 20rem), 1fr)); gap: .6rem 1.2rem; }
@@ -78,8 +79,8 @@ td .actions { flex-wrap: wrap; }
   form.inline { grid-template-columns: minmax(0, 1fr); }
   dl { grid-template-columns: minmax(0, 1fr); gap: 0; }
   dd { margin-bottom: .35rem; overflow-wrap: anywhere; }
-  dl.kv { grid-template-columns: max-content minmax(0, 1fr); }
-  dl.kv dd { margin-bottom: 0; }
+  dl.kv { grid-template-columns: minmax(0, 1fr); }
+  dl.kv dd { margin: 0 0 .2rem; }
   table, thead, tbody, tr, td, caption { display: block; width: 100%; }
   thead { display: none; }
   tr { border-bottom: 2px solid var(--line); padding: .3rem 0; }

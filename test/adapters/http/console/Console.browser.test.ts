@@ -20,6 +20,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 import type { ClaimedExecution } from "../../../../core/customer/ClaimedExecution.ts"
+import { runtimePrefix } from "../../../../adapters/http/api/RuntimeApi.ts"
 import { contentSecurityPolicy } from "../../../../adapters/http/routes/Console.ts"
 import { intakeInput, secrets, workspaceId } from "../../../core/connector/dispatch/support.ts"
 import { actionStatus, admin, adminKey, bootService, type Service, serveKit, waitFor } from "../../../e2e/support.ts"
@@ -273,6 +274,37 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       )
       assert.strictEqual(sent.status, 202, sent.text)
     }
+    // Three closed hourly usage buckets of one meter: the profile draws them.
+    const hour = Math.floor(sentAt / 3_600_000) * 3_600_000
+    for (let i = 0; i < 3; i++) {
+      const start = new Date(hour - (3 - i) * 3_600_000).toISOString()
+      const end = new Date(hour - (2 - i) * 3_600_000).toISOString()
+      const sent = await Effect.runPromise(
+        request(`${service.base}/api/events/ingest`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ingestSecret}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            event_name: "usage_rollup_recorded",
+            account_id: "acct_console",
+            timestamp: end,
+            event_id: `usage_rollup_recorded:acct_console:api:requests:${start}:${end}`,
+            semantic_type: "usage",
+            event_kind: "product_action",
+            value: 100 * (i + 1),
+            properties: {
+              product_key: "api",
+              metric_key: "requests",
+              unit: "request",
+              usage_start: start,
+              usage_end: end,
+              aggregation_grain: "hour",
+              source_system: "console_test"
+            }
+          })
+        })
+      )
+      assert.strictEqual(sent.status, 202, sent.text)
+    }
     secretsSeen.push(ingestSecret)
     await page.click("#dismiss-secret")
     assert.strictEqual(await page.locator("#new-key-secret").count(), 0)
@@ -333,6 +365,14 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     )
     assert.strictEqual(await rows.count(), 2)
     assert.include(await rows.first().innerText(), "checkout_completed:console_4")
+    // events per day, for the filters applied: the five checkout events, in one or two UTC days
+    const perDay = page.locator("figure.chart", { hasText: "Events per day" })
+    await perDay.locator("li", { hasText: "checkout_completed (5)" }).waitFor()
+    assert.notInclude(await perDay.innerText(), "usage_rollup_recorded")
+    // the Value column shows the value sent; Properties are key/value rows, not raw JSON
+    assert.include(await rows.first().locator("td[data-label=Value]").innerText(), "49")
+    assert.include(await rows.first().locator("td[data-label=Properties] dl.kv").innerText(), "plan")
+    assert.notInclude(await rows.first().innerText(), '{"plan"')
     await screenshot("events")
     await page.click("text=Older events")
     await page.locator("#events-page", { hasText: "Page 2" }).waitFor()
@@ -371,6 +411,11 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.locator("h1", { hasText: "Account profile" }).waitFor()
     await page.locator("dd", { hasText: "acct_console" }).waitFor()
     assert.include(await page.locator("main").innerText(), "Last event")
+    // usage over time: one chart per meter, one bar per closed bucket
+    const usage = page.locator("figure.chart", { hasText: "api · requests (request)" })
+    await usage.waitFor()
+    assert.strictEqual(await usage.locator("svg rect").count(), 3)
+    assert.include(await usage.locator("svg").getAttribute("aria-label"), "api · requests")
     await screenshot("account-profile")
     await expectRefusal(404, async () => {
       await page.fill("#account-lookup [name=accountId]", "acct_never_seen")
@@ -378,15 +423,18 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       await page.locator("#account-lookup [role=alert] .problem-detail").waitFor()
     })
     assert.include(await alertText("#account-lookup"), "no events have arrived for this account")
+    // the refused lookup leaves no other account's profile under its error
+    assert.strictEqual(await page.locator("section[aria-label=Profile] dd").count(), 0)
+    assert.isTrue(await page.locator("section[aria-label=Profile]").isHidden())
   })
 
-  it("Connect payment backend by keyboard: secrets never shown, inputs cleared; check the connection", async () => {
+  it("Connect the action backend by keyboard: secrets never shown, inputs cleared; check the connection", async () => {
     const actionSigning = Redacted.value(secrets.actionSigning)
     const completion = Redacted.value(secrets.completion)
     secretsSeen.push(actionSigning, completion)
-    await page.click("nav >> text=Payment backend")
-    await page.locator("h1", { hasText: "Payment backend" }).waitFor()
-    await page.locator("text=No payment backend is connected yet.").waitFor()
+    await page.click("nav a[data-screen=connector]")
+    await page.locator("h1", { hasText: "Action connector" }).waitFor()
+    await page.locator("text=No action backend is connected yet.").waitFor()
     // The not-yet-configured read is a 404 the page expects.
     reports.errors = reports.errors.filter((line) => !line.includes("status of 404"))
 
@@ -417,7 +465,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     }
     await page.locator("td", { hasText: "pending" }).first().waitFor()
     await assertNoSecretRendered()
-    await screenshot("connect-payment-backend")
+    await screenshot("connect-action-backend")
 
     await page.click("#check-connection button[type=submit]")
     await page.locator("text=Check passed").waitFor()
@@ -431,7 +479,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.locator("dt:text-is('Modes') + dd", { hasText: /^one_time_purchase$/ }).waitFor()
     assert.notInclude(await page.content(), "acct_1Nv0FGQ9RKHgCVdK")
     await assertNoSecretRendered()
-    await screenshot("check-payment-connection")
+    await screenshot("check-connection")
   })
 
   it("Action requests: open by id, state and history", async () => {
@@ -456,6 +504,14 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const history = page.locator("table tbody tr")
     assert.strictEqual(await history.count(), 3)
     assert.include(await history.nth(2).innerText(), "completion")
+    // the detail of a transition is read as key/value rows, never as wrapped raw JSON
+    assert.isAbove(await history.nth(2).locator("td[data-label=Detail] dl.kv dt").count(), 0)
+    assert.notInclude(await history.nth(2).innerText(), '{"')
+    // actions by state over time
+    await page
+      .locator("figure.chart", { hasText: "by current state" })
+      .locator("li", { hasText: /^verified \(\d+\)$/ })
+      .waitFor()
     assert.notInclude(await page.content(), "trial_ext_raw_")
     await screenshot("action-request")
 
@@ -465,6 +521,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       await page.locator("#action-lookup [role=alert] .problem-detail").waitFor()
     })
     assert.include(await alertText("#action-lookup"), "no such action request in this workspace")
+    assert.strictEqual(await page.locator("section[aria-label='Action request'] dd").count(), 0)
+    assert.isTrue(await page.locator("section[aria-label='Action request']").isHidden())
   })
 
   it("Feature gates: a refused gate lists its field errors; create, then open by id", async () => {
@@ -524,8 +582,136 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await screenshot("lists")
   })
 
+  it("Catalog: the current version, each action's terms, the history, and an older version opened", async () => {
+    await page.click("nav a[data-screen=catalog]")
+    await page.locator("h1", { hasText: "Catalog" }).waitFor()
+    const current = page.locator("section[aria-labelledby=catalog-current-heading]")
+    await current.locator("dt:text-is('Version') + dd", { hasText: /^1$/ }).waitFor()
+    const action = current.locator("tr", { hasText: "extend_trial_14" })
+    assert.include(await action.locator("td[data-label=Family]").innerText(), "extend_trial")
+    assert.include(await action.locator("td[data-label=Terms]").innerText(), "extensionDays")
+    await page.locator("button[aria-label='Open catalog version 1']").click()
+    await page.locator("section[aria-label='Catalog version'] h3", { hasText: "Version 1" }).waitFor()
+    await screenshot("catalog")
+  })
+
+  it("Runtime sessions: issue one (its token shown once), then revoke it; an unknown id is refused", async () => {
+    await page.click("nav a[data-screen=sessions]")
+    await page.locator("h1", { hasText: "Runtime sessions" }).waitFor()
+    await page.fill("#issue-session [name=accountId]", "acct_console")
+    await page.fill("#issue-session [name=subject]", "user_owner")
+    await page.fill("#issue-session [name=role]", "billing_owner")
+    await page.selectOption("#issue-session [name=authorities]", "both")
+    await page.press("#issue-session [name=role]", "Enter")
+    const token = (await page.locator("#new-session-token").innerText()).trim()
+    assert.match(token, /^acc_rts_\S+$/)
+    secretsSeen.push(token)
+    await page.click("#dismiss-token")
+    await assertNoSecretRendered()
+    const sessionId = (
+      await page.locator("section[aria-label='Issued sessions'] dt:text-is('Session id') + dd").innerText()
+    ).trim()
+    // the token is live until revoked: the runtime status route takes it (404: no such action)
+    const status = (bearer: string) =>
+      Effect.runPromise(
+        request(`${service.base}${runtimePrefix}/status/7b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d`, {
+          headers: { authorization: `Bearer ${bearer}` }
+        })
+      )
+    assert.strictEqual((await status(token)).status, 404)
+    await screenshot("runtime-sessions")
+    await page.fill("#revoke-session [name=sessionId]", sessionId)
+    await page.press("#revoke-session [name=sessionId]", "Enter")
+    await page.locator("#revoke-session [role=status]", { hasText: `Session ${sessionId} revoked` }).waitFor()
+    assert.strictEqual((await status(token)).status, 401)
+    await expectRefusal(404, async () => {
+      await page.fill("#revoke-session [name=sessionId]", sessionId)
+      await page.press("#revoke-session [name=sessionId]", "Enter")
+      await page.locator("#revoke-session [role=alert] .problem-detail").waitFor()
+    })
+  })
+
+  it("revoking the admin key the console is signed in with warns first; Cancel keeps it", async () => {
+    await page.click("nav a[data-screen=keys]")
+    await page.locator("h1", { hasText: "Direct API keys" }).waitFor()
+    const adminRow = page.locator("tbody tr", { has: page.locator("td[data-label=Scope]", { hasText: /^admin$/ }) })
+    assert.strictEqual(await adminRow.count(), 1)
+    await adminRow.locator("button", { hasText: /^Revoke$/ }).click()
+    assert.include(
+      await adminRow.locator(".warning").innerText(),
+      "the only live admin key, so it is the one you are signed in with"
+    )
+    await screenshot("revoke-own-key-warning")
+    await adminRow.locator("button", { hasText: /^Cancel$/ }).click()
+    assert.strictEqual(await adminRow.locator(".warning").count(), 0)
+    // a key of another scope carries no such warning
+    const ingestRow = page.locator("tr", { hasText: "console ingest" })
+    await ingestRow.locator("button", { hasText: /^Revoke$/ }).click()
+    assert.strictEqual(await ingestRow.locator(".warning").count(), 0)
+    await ingestRow.locator("button", { hasText: /^Cancel$/ }).click()
+  })
+
+  it("every screen at 1280, 390 and 360 px with the walk's data: nothing wider than its card", async () => {
+    /** Opens a screen and shows what it holds: a lookup's result where the screen has one. */
+    const open: Record<string, () => Promise<void>> = {
+      keys: () => page.locator("td", { hasText: "console ingest" }).waitFor(),
+      events: () => page.locator("figure.chart").waitFor(),
+      account: async () => {
+        await page.locator("ul[aria-label=Accounts] button", { hasText: "acct_console" }).click()
+        await page.locator("figure.chart", { hasText: "api · requests" }).waitFor()
+      },
+      catalog: () => page.locator("td", { hasText: "extend_trial_14" }).first().waitFor(),
+      connector: () => page.locator("dt:text-is('Modes') + dd").waitFor(),
+      actions: async () => {
+        await page.locator("ul[aria-label='Action requests'] button").first().click()
+        await page.locator("figure.chart", { hasText: "by current state" }).waitFor()
+        await page.locator("section[aria-label='Action request'] td").first().waitFor()
+      },
+      gates: async () => {
+        await page.locator("ul[aria-label='Feature gates'] button").first().click()
+        await page.locator("dt:text-is('Feature') + dd").waitFor()
+      },
+      sessions: () => page.locator("#issue-session").waitFor()
+    }
+    const overflowing = `[...document.querySelectorAll("main section, main section button, main figure")]
+      .filter((element) => element.offsetParent !== null)
+      .filter((element) => element.scrollWidth > element.clientWidth + 1
+        || (element.tagName === "BUTTON" && (() => { const box = element.getBoundingClientRect();
+          const card = element.closest("section").getBoundingClientRect();
+          return box.left < card.left - 1 || box.right > card.right + 1 })()))
+      .map((element) => element.tagName + " " + (element.getAttribute("aria-label") || element.textContent.slice(0, 40)))`
+    for (const width of [1280, 390, 360]) {
+      await page.setViewportSize({ width, height: 800 })
+      for (const [screen, show] of Object.entries(open)) {
+        await page.click(`nav a[data-screen=${screen}]`)
+        await page.locator(`a[aria-current=page][data-screen=${screen}]`).waitFor()
+        await show()
+        await page.waitForLoadState("networkidle")
+        // taken before the checks, so a layout they refuse is there to look at
+        await screenshot(`${screen}-${width}`)
+        const page_ = await page.evaluate<{ scroll: number; client: number }>(
+          "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })"
+        )
+        assert.isAtMost(page_.scroll, page_.client, `${screen} at ${width} px: the page scrolls sideways`)
+        assert.deepStrictEqual(await page.evaluate<Array<string>>(overflowing), [], `${screen} at ${width} px`)
+        // no empty bordered strip: every card shown holds something beyond its heading
+        const emptyCards = await page.evaluate<number>(
+          `[...document.querySelectorAll("main section")].filter((s) => s.offsetParent !== null && s.innerText.trim() === "").length`
+        )
+        assert.strictEqual(emptyCards, 0, `${screen} at ${width} px: an empty card`)
+      }
+    }
+    // at 360 px a keys table row is labelled lines, not one character per line
+    await page.click("nav a[data-screen=keys]")
+    const name = page.locator("tr", { hasText: "console ingest" }).locator("td[data-label=Name]")
+    const box = await name.boundingBox()
+    assert.isAbove(box?.width ?? 0, 200)
+    assert.isBelow(box?.height ?? 1_000, 60)
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
   it("every form control has a label, and sign-out forgets the key", async () => {
-    for (const screen of ["keys", "events", "account", "connector", "actions", "gates"]) {
+    for (const screen of ["keys", "events", "account", "catalog", "connector", "actions", "gates", "sessions"]) {
       await page.click(`nav a[data-screen=${screen}]`)
       await page.locator("a[aria-current=page][data-screen=" + screen + "]").waitFor()
       await page.waitForLoadState("networkidle")
