@@ -279,7 +279,7 @@ const withQuery = (path, params, cursor) => {
 }
 
 // ---- screens ----
-const state = { pendingAccount: null }
+const state = { pendingAccount: null, pendingAction: null }
 
 const signInScreen = (main) => {
   main.append(
@@ -670,6 +670,12 @@ const actionsScreen = (main) => {
     h("section", { "aria-labelledby": "recent-actions-heading" }, h("h3", { id: "recent-actions-heading" }, "Recent action requests"), recentFilters, recentSlot))
   showRecent({})
   drawChart()
+  // opened from another screen (an approval's action): looked up once the form is in the page
+  if (state.pendingAction) {
+    lookup.elements.namedItem("actionRequestId").value = state.pendingAction
+    state.pendingAction = null
+    lookup.requestSubmit()
+  }
 }
 
 const gatesScreen = (main) => {
@@ -774,7 +780,42 @@ const catalogScreen = (main) => {
 
 const sessionsScreen = (main) => {
   const tokenSlot = h("div")
-  const issued = h("div")
+  const listSlot = h("div")
+  const listProblem = problemBox()
+  const load = async () => {
+    try {
+      const sessions = await allPages("/runtime-sessions", { limit: "200" }, chartBound)
+      listSlot.replaceChildren(sessions.length === 0 ? h("p", {}, "No runtime sessions yet.") : table(
+        "Sessions of this workspace, newest first; tokens are never shown again.",
+        ["Subject", "Role", "Account", "Authorities", "Status", "Created", "Expires", ""],
+        sessions.map((session) => [session.subject, session.role, session.accountId, session.authorities.join(", "),
+          session.status === "revoked" ? "revoked " + session.revokedAt : session.status, session.createdAt, session.expiresAt,
+          session.status === "live" ? revokeCell(session) : ""])))
+    } catch (error) {
+      failure(listSlot, error)
+    }
+  }
+  const revokeCell = (session) => {
+    const cell = h("div", { className: "actions" })
+    const label = session.subject + " (" + session.sessionId + ")"
+    const ask = () => {
+      const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm revoking session " + label, onclick: async () => {
+        showProblem(listProblem, null, null)
+        try {
+          await api("DELETE", "/runtime-sessions/" + encodeURIComponent(session.sessionId))
+        } catch (error) {
+          showProblem(listProblem, null, error)
+        }
+        await load()
+      } }, "Confirm revoke")
+      cell.replaceChildren(h("span", {}, "Its pending approval requests are cancelled."), confirm,
+        h("button", { type: "button", className: "quiet", onclick: idle }, "Cancel"))
+      confirm.focus()
+    }
+    const idle = () => cell.replaceChildren(h("button", { type: "button", className: "quiet", "aria-label": "Revoke session " + label, onclick: ask }, "Revoke"))
+    idle()
+    return cell
+  }
   const issue = form({ id: "issue-session", "aria-labelledby": "issue-session-heading" }, [
     field("Account id", { name: "accountId", required: true }),
     field("Subject", { name: "subject", required: true }, "The end user the session speaks for."),
@@ -788,25 +829,49 @@ const sessionsScreen = (main) => {
     })
     // the token is handed to the host once, like a key's secret, and leaves with the screen
     tokenSlot.replaceChildren(h("section", { className: "secret" }, h("h3", {}, "The session's token, shown once"),
+      h("p", {}, "Session " + created.sessionId + " for " + created.subject + ", until " + created.expiresAt + "."),
       h("code", { className: "secret-value", id: "new-session-token" }, created.token),
       h("div", { className: "actions" }, h("button", { type: "button", id: "dismiss-token", onclick: () => tokenSlot.replaceChildren() }, "Hide the token"))))
-    append(issued, [definitions([["Session id", h("code", {}, created.sessionId)], ["Account", created.accountId], ["Subject", created.subject + " (" + created.role + ")"],
-      ["Authorities", created.authorities.join(", ")], ["Expires", created.expiresAt]])])
-  })
-  const revoke = form({ id: "revoke-session", className: "inline", "aria-labelledby": "revoke-session-heading" }, [
-    field("Session id", { name: "sessionId", required: true })
-  ], "Revoke session", async (formElement) => {
-    const sessionId = value(formElement, "sessionId")
-    await api("DELETE", "/runtime-sessions/" + encodeURIComponent(sessionId))
-    formElement.elements.namedItem("sessionId").value = ""
-    formElement.querySelector(".problem").after(h("p", { className: "status", role: "status" }, "Session " + sessionId + " revoked; its pending approval requests are cancelled."))
+    await load()
   })
   main.append(
-    h("p", { className: "note" }, "Sessions let an end user of the embedded runtime request or approve actions. The workspace's API lists no sessions; the ones issued here are shown until the screen changes."),
-    h("section", {}, h("h3", { id: "issue-session-heading" }, "Issue a session"), issue),
+    h("p", { className: "note" }, "Sessions let an end user of the embedded runtime request or approve actions. Your server issues them; one can be issued here to try the flow."),
+    h("section", { "aria-labelledby": "sessions-heading" }, h("h3", { id: "sessions-heading" }, "Sessions"), listProblem, listSlot),
     tokenSlot,
-    resultSection("Issued sessions", issued),
-    h("section", {}, h("h3", { id: "revoke-session-heading" }, "Revoke a session"), revoke))
+    h("section", {}, h("h3", { id: "issue-session-heading" }, "Issue a session"), issue))
+  loading(listSlot)
+  load()
+}
+
+const approvalsScreen = (main) => {
+  const listSlot = h("div")
+  const party = (who) => (who === null ? "" : (who.subject || "a session no longer stored") + (who.role ? " (" + who.role + ")" : ""))
+  const show = (filters) => {
+    loading(listSlot)
+    return allPages("/approvals", { ...filters, limit: "200" }, chartBound).then((approvals) => listSlot.replaceChildren(
+      approvals.length === 0 ? h("p", {}, "No approvals match.") : table("Approvals, newest first.",
+        ["Status", "Action", "Account", "Asked by", "Asked", "Resolved by", "Resolved", "Action created"],
+        approvals.map((approval) => [approval.status, approval.actionKey + " (" + approval.family + ")", approval.accountId,
+          party(approval.requestedBy), approval.createdAt,
+          approval.status === "expired" ? "expired " + approval.expiresAt : party(approval.resolvedBy) || (approval.status === "pending" ? "waiting until " + approval.expiresAt : ""),
+          approval.resolvedAt || "",
+          approval.actionRequestId ? h("button", { type: "button", className: "quiet", "aria-label": "Open action request " + approval.actionRequestId, onclick: () => {
+            state.pendingAction = approval.actionRequestId
+            go("actions")
+          } }, approval.actionRequestId) : ""]))))
+  }
+  const filters = form({ id: "approval-filters", className: "inline", "aria-label": "Approval filters" }, [
+    selectField("Status", "status", [["", "any status"], ["pending", "pending"], ["expired", "expired"], ["approving", "approving"], ["approved", "approved"], ["denied", "denied"], ["cancelled", "cancelled"]])
+  ], "Apply filters", async (formElement) => {
+    const status = value(formElement, "status")
+    // fetched before the list changes, so a refused filter shows its problem beside the form
+    await api("GET", withQuery("/approvals", status === "" ? { limit: "1" } : { status, limit: "1" }, null))
+    await show(status === "" ? {} : { status })
+  })
+  main.append(
+    h("p", { className: "note" }, "An end user asked for an action; a billing owner approves or denies it in the embedded runtime. An approved one created the action request shown."),
+    h("section", { "aria-labelledby": "approvals-heading" }, h("h3", { id: "approvals-heading" }, "Approvals"), filters, listSlot))
+  show({}).catch((error) => failure(listSlot, error))
 }
 
 // ---- navigation ----
@@ -818,7 +883,8 @@ const screens = {
   connector: { title: "Action connector", render: connectorScreen },
   actions: { title: "Action requests", render: actionsScreen },
   gates: { title: "Feature gates", render: gatesScreen },
-  sessions: { title: "Runtime sessions", render: sessionsScreen }
+  sessions: { title: "Runtime sessions", render: sessionsScreen },
+  approvals: { title: "Approvals", render: approvalsScreen }
 }
 
 const go = (name) => {
@@ -861,6 +927,7 @@ const render = () => {
 document.getElementById("sign-out").addEventListener("click", () => {
   clearSession()
   state.pendingAccount = null
+  state.pendingAction = null
   history.replaceState(null, "", "#/")
   render()
 })

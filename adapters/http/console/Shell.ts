@@ -31,6 +31,7 @@ export const consoleHtml: string = `<!doctype html>
 <li><a href="#/actions" data-screen="actions">Action requests</a></li>
 <li><a href="#/gates" data-screen="gates">Feature gates</a></li>
 <li><a href="#/sessions" data-screen="sessions">Runtime sessions</a></li>
+<li><a href="#/approvals" data-screen="approvals">Approvals</a></li>
 </ul>
 </nav>
 <main id="main"><p>Loading…</p></main>

@@ -24,6 +24,13 @@ import { runtimePrefix } from "../../../../adapters/http/api/RuntimeApi.ts"
 import { contentSecurityPolicy } from "../../../../adapters/http/routes/Console.ts"
 import { intakeInput, secrets, workspaceId } from "../../../core/connector/dispatch/support.ts"
 import { actionStatus, admin, adminKey, bootService, type Service, serveKit, waitFor } from "../../../e2e/support.ts"
+import {
+  ownerSession,
+  prepareApproval,
+  requestApproval,
+  resolveApproval,
+  viewerSession
+} from "../../../e2e/approvals.ts"
 import { request } from "../../../support/http.ts"
 import { storageVariants } from "../../../support/storage.ts"
 
@@ -595,40 +602,94 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await screenshot("catalog")
   })
 
-  it("Runtime sessions: issue one (its token shown once), then revoke it; an unknown id is refused", async () => {
+  it("Runtime sessions: issue one (its token shown once), listed without it, then revoked from its row", async () => {
     await page.click("nav a[data-screen=sessions]")
     await page.locator("h1", { hasText: "Runtime sessions" }).waitFor()
     await page.fill("#issue-session [name=accountId]", "acct_console")
-    await page.fill("#issue-session [name=subject]", "user_owner")
+    await page.fill("#issue-session [name=subject]", "user_tryout")
     await page.fill("#issue-session [name=role]", "billing_owner")
     await page.selectOption("#issue-session [name=authorities]", "both")
     await page.press("#issue-session [name=role]", "Enter")
     const token = (await page.locator("#new-session-token").innerText()).trim()
     assert.match(token, /^acc_rts_\S+$/)
     secretsSeen.push(token)
+    const row = page.locator("tbody tr", { hasText: "user_tryout" })
+    await row.locator("td[data-label=Status]", { hasText: /^live$/ }).waitFor()
     await page.click("#dismiss-token")
     await assertNoSecretRendered()
-    const sessionId = (
-      await page.locator("section[aria-label='Issued sessions'] dt:text-is('Session id') + dd").innerText()
-    ).trim()
     // the token is live until revoked: the runtime status route takes it (404: no such action)
-    const status = (bearer: string) =>
+    const status = () =>
       Effect.runPromise(
         request(`${service.base}${runtimePrefix}/status/7b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d`, {
-          headers: { authorization: `Bearer ${bearer}` }
+          headers: { authorization: `Bearer ${token}` }
         })
       )
-    assert.strictEqual((await status(token)).status, 404)
+    assert.strictEqual((await status()).status, 404)
     await screenshot("runtime-sessions")
-    await page.fill("#revoke-session [name=sessionId]", sessionId)
-    await page.press("#revoke-session [name=sessionId]", "Enter")
-    await page.locator("#revoke-session [role=status]", { hasText: `Session ${sessionId} revoked` }).waitFor()
-    assert.strictEqual((await status(token)).status, 401)
-    await expectRefusal(404, async () => {
-      await page.fill("#revoke-session [name=sessionId]", sessionId)
-      await page.press("#revoke-session [name=sessionId]", "Enter")
-      await page.locator("#revoke-session [role=alert] .problem-detail").waitFor()
-    })
+    await row.locator("button", { hasText: /^Revoke$/ }).click()
+    await row.locator("button", { hasText: /^Confirm revoke$/ }).click()
+    await row.locator("td[data-label=Status]", { hasText: /^revoked / }).waitFor()
+    assert.strictEqual((await status()).status, 401)
+  })
+
+  it("Approvals: pending, approved and denied, with who asked, who resolved and the action created", async () => {
+    const viewer = await Effect.runPromise(viewerSession(service, "acct_console"))
+    const owner = await Effect.runPromise(ownerSession(service, "acct_console"))
+    secretsSeen.push(viewer.token, owner.token)
+    const ask = () => Effect.runPromise(requestApproval(service, viewer.token, "acct_console"))
+    const approved = await ask()
+    const prepared = await Effect.runPromise(prepareApproval(service, approved, owner.token))
+    const resolved = await Effect.runPromise(
+      resolveApproval(service, {
+        ...approved,
+        runtimeToken: owner.token,
+        decision: "approve",
+        revision: prepared.json.revision,
+        reviewedProjectionHash: prepared.json.projectionHash
+      })
+    )
+    assert.strictEqual(resolved.status, 200, resolved.text)
+    const actionRequestId = resolved.json.actionRequestId as string
+    await Effect.runPromise(
+      waitFor(actionStatus(service, actionRequestId), (json) => json?.state === "verified", "the approved action")
+    )
+    const denied = await ask()
+    const deny = await Effect.runPromise(
+      resolveApproval(service, { ...denied, runtimeToken: owner.token, decision: "deny" })
+    )
+    assert.strictEqual(deny.status, 200, deny.text)
+    await ask()
+    for (const approval of [approved, denied]) secretsSeen.push(approval.approvalToken)
+
+    await page.click("nav a[data-screen=approvals]")
+    await page.locator("h1", { hasText: "Approvals" }).waitFor()
+    const rows = page.locator("tbody tr")
+    await rows.nth(2).waitFor()
+    assert.deepStrictEqual(
+      (await rows.locator("td[data-label=Status]").allInnerTexts()).map((t) => t.trim()),
+      ["pending", "denied", "approved"]
+    )
+    const approvedRow = rows.nth(2)
+    assert.include(await approvedRow.locator("td[data-label='Asked by']").innerText(), "user_viewer (viewer)")
+    assert.include(await approvedRow.locator("td[data-label='Resolved by']").innerText(), "user_owner (billing_owner)")
+    assert.include(await rows.nth(1).locator("td[data-label='Resolved by']").innerText(), "user_owner")
+    assert.include(await rows.nth(0).locator("td[data-label='Resolved by']").innerText(), "waiting until")
+    await assertNoSecretRendered()
+    await screenshot("approvals")
+    await page.selectOption("#approval-filters [name=status]", "denied")
+    await page.click("#approval-filters button[type=submit]")
+    await page.locator("tbody tr td[data-label=Status]", { hasText: /^approved$/ }).waitFor({ state: "detached" })
+    assert.deepStrictEqual(await rows.locator("td[data-label=Status]").allInnerTexts(), ["denied"])
+    await page.selectOption("#approval-filters [name=status]", "expired")
+    await page.click("#approval-filters button[type=submit]")
+    await page.locator("text=No approvals match.").waitFor()
+    await page.selectOption("#approval-filters [name=status]", "approved")
+    await page.click("#approval-filters button[type=submit]")
+    // the action an approval created opens on the action-requests screen
+    await page.click(`button[aria-label='Open action request ${actionRequestId}']`)
+    await page.locator("h1", { hasText: "Action requests" }).waitFor()
+    await page.locator("section[aria-label='Action request'] code", { hasText: actionRequestId }).waitFor()
+    assert.include(await page.locator("section[aria-label='Action request']").innerText(), "approval_recorded")
   })
 
   it("revoking the admin key the console is signed in with warns first; Cancel keeps it", async () => {
@@ -671,7 +732,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
         await page.locator("ul[aria-label='Feature gates'] button").first().click()
         await page.locator("dt:text-is('Feature') + dd").waitFor()
       },
-      sessions: () => page.locator("#issue-session").waitFor()
+      sessions: () => page.locator("td[data-label=Subject]", { hasText: "user_tryout" }).waitFor(),
+      approvals: () => page.locator("td[data-label=Status]", { hasText: /^approved$/ }).waitFor()
     }
     const overflowing = `[...document.querySelectorAll("main section, main section button, main figure")]
       .filter((element) => element.offsetParent !== null)
@@ -711,7 +773,17 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
   })
 
   it("every form control has a label, and sign-out forgets the key", async () => {
-    for (const screen of ["keys", "events", "account", "catalog", "connector", "actions", "gates", "sessions"]) {
+    for (const screen of [
+      "keys",
+      "events",
+      "account",
+      "catalog",
+      "connector",
+      "actions",
+      "gates",
+      "sessions",
+      "approvals"
+    ]) {
       await page.click(`nav a[data-screen=${screen}]`)
       await page.locator("a[aria-current=page][data-screen=" + screen + "]").waitFor()
       await page.waitForLoadState("networkidle")
