@@ -248,6 +248,29 @@ const failure = (slot, error) => {
   showProblem(box, null, error)
 }
 
+// Revoking from a row: Revoke, then an in-page Confirm revoke (or Cancel), so a keyboard or a
+// screen reader meets the note and any warning before the request is sent.
+const revokeStep = ({ what, path, note, warning, problem, done }) => {
+  const cell = h("div", { className: "actions" })
+  const ask = () => {
+    const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm revoking " + what, onclick: async () => {
+      showProblem(problem, null, null)
+      try {
+        await api("DELETE", path)
+      } catch (error) {
+        showProblem(problem, null, error)
+      }
+      await done()
+    } }, "Confirm revoke")
+    cell.replaceChildren(h("span", {}, note), warning ? h("strong", { className: "warning", role: "alert" }, warning) : null, confirm,
+      h("button", { type: "button", className: "quiet", onclick: idle }, "Cancel"))
+    confirm.focus()
+  }
+  const idle = () => cell.replaceChildren(h("button", { type: "button", className: "quiet", "aria-label": "Revoke " + what, onclick: ask }, "Revoke"))
+  idle()
+  return cell
+}
+
 // A list route's pages ({ data, nextCursor }) as a list of items, "more" appending the next page.
 const pagedList = (label, fetchPage, item, emptyText, moreLabel) => {
   const list = h("ul", { className: "items", "aria-label": label })
@@ -323,30 +346,16 @@ const keysScreen = (main) => {
   }
   // The list holds no secret or hash, so the console cannot tell which admin key is its own: revoking
   // any admin key warns that it may end this session, and the last live one certainly does.
-  const revokeCell = (key, liveAdmins) => {
-    const cell = h("div", { className: "actions" })
-    const label = key.name || key.id
-    const ask = () => {
-      const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm revoking key " + label, onclick: async () => {
-        showProblem(listProblem, null, null)
-        try {
-          await api("DELETE", "/api-keys/" + encodeURIComponent(key.id))
-        } catch (error) {
-          showProblem(listProblem, null, error)
-        }
-        await load()
-      } }, "Confirm revoke")
-      const warning = key.scope !== "admin" ? null : liveAdmins === 1
-        ? "This is the only live admin key, so it is the one you are signed in with: revoking it signs you out and no admin key is left."
-        : "If this is the key you are signed in with, revoking it signs you out."
-      cell.replaceChildren(h("span", {}, "Requests with this key will be refused."), warning ? h("strong", { className: "warning", role: "alert" }, warning) : null, confirm,
-        h("button", { type: "button", className: "quiet", onclick: idle }, "Cancel"))
-      confirm.focus()
-    }
-    const idle = () => cell.replaceChildren(h("button", { type: "button", className: "quiet", "aria-label": "Revoke key " + label, onclick: ask }, "Revoke"))
-    idle()
-    return cell
-  }
+  const revokeCell = (key, liveAdmins) => revokeStep({
+    what: "key " + (key.name || key.id),
+    path: "/api-keys/" + encodeURIComponent(key.id),
+    note: "Requests with this key will be refused.",
+    warning: key.scope !== "admin" ? null : liveAdmins === 1
+      ? "This is the only live admin key, so it is the one you are signed in with: revoking it signs you out and no admin key is left."
+      : "If this is the key you are signed in with, revoking it signs you out.",
+    problem: listProblem,
+    done: load
+  })
   const showSecret = (created) => {
     const secret = h("code", { className: "secret-value", id: "new-key-secret" }, created.secret)
     const status = h("p", { role: "status" })
@@ -795,27 +804,14 @@ const sessionsScreen = (main) => {
       failure(listSlot, error)
     }
   }
-  const revokeCell = (session) => {
-    const cell = h("div", { className: "actions" })
-    const label = session.subject + " (" + session.sessionId + ")"
-    const ask = () => {
-      const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm revoking session " + label, onclick: async () => {
-        showProblem(listProblem, null, null)
-        try {
-          await api("DELETE", "/runtime-sessions/" + encodeURIComponent(session.sessionId))
-        } catch (error) {
-          showProblem(listProblem, null, error)
-        }
-        await load()
-      } }, "Confirm revoke")
-      cell.replaceChildren(h("span", {}, "Its pending approval requests are cancelled."), confirm,
-        h("button", { type: "button", className: "quiet", onclick: idle }, "Cancel"))
-      confirm.focus()
-    }
-    const idle = () => cell.replaceChildren(h("button", { type: "button", className: "quiet", "aria-label": "Revoke session " + label, onclick: ask }, "Revoke"))
-    idle()
-    return cell
-  }
+  const revokeCell = (session) => revokeStep({
+    what: "session " + session.subject + " (" + session.sessionId + ")",
+    path: "/runtime-sessions/" + encodeURIComponent(session.sessionId),
+    note: "Its pending approval requests are cancelled.",
+    warning: null,
+    problem: listProblem,
+    done: load
+  })
   const issue = form({ id: "issue-session", "aria-labelledby": "issue-session-heading" }, [
     field("Account id", { name: "accountId", required: true }),
     field("Subject", { name: "subject", required: true }, "The end user the session speaks for."),
