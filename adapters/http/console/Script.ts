@@ -485,7 +485,8 @@ const accountScreen = (main) => {
     // the previous profile goes first: a refused lookup must not leave another account's facts
     slot.replaceChildren()
     const profile = await api("GET", "/accounts/" + encodeURIComponent(accountId))
-    const stored = profile.facts.filter((fact) => fact.sourceEvent !== null)
+    // the facts the account list counts: those an event set (the rest are counted at this read)
+    const stored = profile.facts.filter((fact) => fact.sourceEventId !== null)
     const lastFact = stored.reduce((last, fact) => (last === null || fact.observedAt > last ? fact.observedAt : last), null)
     const usage = await allPages("/events", { account_id: profile.accountId, event_name: "usage_rollup_recorded", limit: "200" }, chartBound)
     slot.replaceChildren(

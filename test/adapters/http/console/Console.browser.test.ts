@@ -567,8 +567,16 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const account = page.locator(
       "ul[aria-label=Accounts] button[aria-label='Open the profile of account acct_console']"
     )
+    // the list and the profile state the same figures: facts from events and the newest observed
+    const [, count, newest] = /· (\d+) facts? from events · newest observed (\S+)$/.exec(
+      (await account.innerText()).trim()
+    )!
     await account.click()
     await page.locator("dd", { hasText: "acct_console" }).waitFor()
+    assert.strictEqual(
+      (await page.locator("dt:text-is('Facts from events') + dd").innerText()).trim(),
+      `${count}, the newest observed ${newest}`
+    )
     await page.click("nav >> text=Action requests")
     await page.locator("h1", { hasText: "Action requests" }).waitFor()
     const first = page.locator("ul[aria-label='Action requests'] button").first()
@@ -679,6 +687,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.selectOption("#approval-filters [name=status]", "denied")
     await page.click("#approval-filters button[type=submit]")
     await page.locator("tbody tr td[data-label=Status]", { hasText: /^approved$/ }).waitFor({ state: "detached" })
+    await page.locator("tbody tr td[data-label=Status]", { hasText: /^denied$/ }).waitFor()
     assert.deepStrictEqual(await rows.locator("td[data-label=Status]").allInnerTexts(), ["denied"])
     await page.selectOption("#approval-filters [name=status]", "expired")
     await page.click("#approval-filters button[type=submit]")
