@@ -68,7 +68,8 @@ dt { font-weight: 600; color: var(--muted); }
 dd { margin: 0; }
 ul.items { list-style: none; margin: .4rem 0; padding: 0; display: grid; gap: .2rem; }
 ul.items button { text-align: left; max-width: 100%; overflow-wrap: anywhere; }
-td .actions { flex-wrap: wrap; }
+/* a revoke step's note and warning wrap in their own width, so they do not squeeze the row's ids */
+td .actions { flex-wrap: wrap; max-width: 24rem; }
 /* Narrow screens: each table row becomes a block of labelled lines, so nothing is wider than its card. */
 @media (max-width: 44rem) {
   .top { flex-wrap: wrap; padding: .5rem .8rem; gap: .3rem .8rem; }
