@@ -1,7 +1,7 @@
 /**
  * The admin console in a real headless Chromium (Debian's `chromium`, driven by `playwright-core`)
  * against the real server on loopback: the whole composition on memory storage with a bootstrapped
- * workspace, and the customer kit on its own loopback port as the payment backend.
+ * workspace, and the customer kit on its own loopback port as the action backend.
  *
  * A scripted walk through every screen, one screenshot per screen in `test-artifacts/console/`.
  * After every test: no console error, no page error and no CSP violation, except the failed loads
