@@ -4,6 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { newestFirst } from "../../core/ports/ActionLedger.ts"
 import {
   type ApprovalRecord,
   ApprovalStore,
@@ -147,7 +148,22 @@ export const make = (): ApprovalStoreService => {
           }
         }
         return cancelled
-      })
+      }),
+    list: ({ after, expiry, limit, state, workspaceId }) =>
+      Effect.sync(() =>
+        [...approvals.values()]
+          .filter(
+            (a) =>
+              a.workspaceId === workspaceId &&
+              (state === undefined || a.state === state) &&
+              (expiry === undefined || a.expiresAt <= expiry.now === expiry.passed)
+          )
+          .map((a) => ({ createdAt: a.createdAt, id: a.approvalId, a }))
+          .filter((row) => after === undefined || newestFirst(after, row) < 0)
+          .sort(newestFirst)
+          .slice(0, limit)
+          .map(({ a }) => a)
+      )
   }
 }
 

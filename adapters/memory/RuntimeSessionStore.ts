@@ -4,6 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { newestFirst } from "../../core/ports/ActionLedger.ts"
 import {
   type RuntimeSessionRecord,
   RuntimeSessionStore,
@@ -30,7 +31,17 @@ export const make = (): RuntimeSessionStoreService => {
         if (session === undefined || session.workspaceId !== workspaceId || session.revokedAt !== null) return false
         sessions.set(sessionId, { ...session, revokedAt: now })
         return true
-      })
+      }),
+    list: ({ after, limit, workspaceId }) =>
+      Effect.sync(() =>
+        [...sessions.values()]
+          .map((s) => ({ createdAt: s.createdAt, id: s.sessionId, s }))
+          .filter(({ s }) => s.workspaceId === workspaceId)
+          .filter((row) => after === undefined || newestFirst(after, row) < 0)
+          .sort(newestFirst)
+          .slice(0, limit)
+          .map(({ s }) => s)
+      )
   }
 }
 

@@ -165,6 +165,22 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
           RETURNING approval_id`.pipe(
           Effect.map((rows) => rows.length),
           orStorageError("approval.cancelForRequester")
+        ),
+      // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
+      // `accord_approvals_recent` (migration 0024)
+      list: ({ after, expiry, limit, state, workspaceId }) =>
+        sql<Row>`SELECT ${sql.literal(columns)} FROM accord_approvals WHERE ${sql.and([
+          sql`workspace_id = ${workspaceId}`,
+          ...(state === undefined ? [] : [sql`state = ${state}`]),
+          ...(expiry === undefined
+            ? []
+            : [expiry.passed ? sql`expires_at <= ${expiry.now}` : sql`expires_at > ${expiry.now}`]),
+          ...(after === undefined
+            ? []
+            : [sql`(created_at, approval_id COLLATE "C") < (${after.createdAt}, ${after.id})`])
+        ])} ORDER BY created_at DESC, approval_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
+          orStorageError("approval.list")
         )
     }
   }

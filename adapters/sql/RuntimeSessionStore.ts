@@ -78,6 +78,16 @@ export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.Sq
           WHERE session_id = ${sessionId} AND workspace_id = ${workspaceId} AND revoked_at IS NULL RETURNING session_id`.pipe(
         Effect.map((rows) => rows.length === 1),
         orStorageError("runtimeSession.revoke")
+      ),
+    // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
+    // `accord_runtime_sessions_recent` (migration 0024)
+    list: ({ after, limit, workspaceId }) =>
+      sql<Row>`SELECT ${sql.literal(columns)} FROM accord_runtime_sessions WHERE ${sql.and([
+        sql`workspace_id = ${workspaceId}`,
+        ...(after === undefined ? [] : [sql`(created_at, session_id COLLATE "C") < (${after.createdAt}, ${after.id})`])
+      ])} ORDER BY created_at DESC, session_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toRecord)),
+        orStorageError("runtimeSession.list")
       )
   })
 )

@@ -138,6 +138,41 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
         })
       )
 
+      it.effect("list: a workspace's approvals newest first, by state and expiry, paged by keyset", () =>
+        Effect.gen(function* () {
+          const store = yield* ApprovalStore
+          const workspaceId = uid("ws-")
+          const id = (n: number) => `${workspaceId}-apr-${n}`
+          // 2 and 3 share a creation time: the larger id comes first; 1 expired at t0 + 100
+          const one = yield* created({ workspaceId, approvalId: id(1), createdAt: t0, expiresAt: t0 + 100 })
+          yield* created({ workspaceId, approvalId: id(2), createdAt: t0 + 10 })
+          const three = yield* created({
+            workspaceId,
+            approvalId: id(3),
+            createdAt: t0 + 10,
+            state: "approved",
+            resolvedBy: "rts-owner",
+            resolvedAt: t0 + 20,
+            actionRequestId: "act-3"
+          })
+          yield* created({ workspaceId, approvalId: id(4), createdAt: t0 + 30, state: "denied" })
+          yield* created({ createdAt: t0 + 15 })
+          const ids = (listed: ReadonlyArray<ApprovalRecord>) => listed.map((a) => a.approvalId)
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10 })), [id(4), id(3), id(2), id(1)])
+          assert.deepStrictEqual(yield* store.list({ workspaceId, limit: 10, state: "approved" }), [three])
+          const now = t0 + 100
+          const pending = (passed: boolean) =>
+            store.list({ workspaceId, limit: 10, state: "pending", expiry: { now, passed } })
+          assert.deepStrictEqual(yield* pending(true), [one])
+          assert.deepStrictEqual(ids(yield* pending(false)), [id(2)])
+          const first = yield* store.list({ workspaceId, limit: 2 })
+          assert.deepStrictEqual(ids(first), [id(4), id(3)])
+          const after = { createdAt: first[1]!.createdAt, id: first[1]!.approvalId }
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, after })), [id(2), id(1)])
+          assert.deepStrictEqual(yield* store.list({ workspaceId: uid("ws-"), limit: 10 }), [])
+        })
+      )
+
       it.effect("a duplicate id is refused and changes nothing", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore

@@ -113,6 +113,33 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
         })
       )
 
+      it.effect("list: a workspace's sessions newest first, revoked ones too, paged by keyset", () =>
+        Effect.gen(function* () {
+          const store = yield* RuntimeSessionStore
+          const workspaceId = uid("ws-")
+          // two share a creation time: the larger id comes first
+          const made = [
+            session(workspaceId, { sessionId: "rts-1", createdAt: 1_000 }),
+            session(workspaceId, { sessionId: "rts-3", createdAt: 2_000 }),
+            session(workspaceId, { sessionId: "rts-2", createdAt: 2_000 }),
+            session(workspaceId, { sessionId: "rts-4", createdAt: 3_000, revokedAt: 3_500 })
+          ].map((s) => ({ ...s, sessionId: `${workspaceId}-${s.sessionId}` }))
+          for (const s of made) assert.isTrue(yield* store.create(s))
+          assert.isTrue(yield* store.create(session(uid("ws-"), { createdAt: 2_500 })))
+          const ids = (listed: ReadonlyArray<RuntimeSessionRecord>) =>
+            listed.map((s) => s.sessionId.slice(workspaceId.length + 1))
+          const all = yield* store.list({ workspaceId, limit: 10 })
+          assert.deepStrictEqual(ids(all), ["rts-4", "rts-3", "rts-2", "rts-1"])
+          assert.deepStrictEqual(all[0], made[3])
+          const first = yield* store.list({ workspaceId, limit: 2 })
+          assert.deepStrictEqual(ids(first), ["rts-4", "rts-3"])
+          const last = first[first.length - 1]!
+          const after = { createdAt: last.createdAt, id: last.sessionId }
+          assert.deepStrictEqual(ids(yield* store.list({ workspaceId, limit: 10, after })), ["rts-2", "rts-1"])
+          assert.deepStrictEqual(yield* store.list({ workspaceId: uid("ws-"), limit: 10 }), [])
+        })
+      )
+
       it.effect("revoking one session leaves the account's other sessions live", () =>
         Effect.gen(function* () {
           const store = yield* RuntimeSessionStore

@@ -152,6 +152,21 @@ export interface ApprovalStoreService {
     readonly sessionId: string
     readonly now: number
   }) => Effect.Effect<number, StorageError>
+  /**
+   * One page of a workspace's approvals, newest first (by `createdAt`, then id, both descending),
+   * optionally of one state and on one side of an expiry; `after` continues past the last approval
+   * of the page before.
+   */
+  readonly list: (query: ApprovalListQuery) => Effect.Effect<ReadonlyArray<ApprovalRecord>, StorageError>
+}
+
+export interface ApprovalListQuery {
+  readonly workspaceId: string
+  readonly limit: number
+  readonly state?: ApprovalState
+  /** Only approvals whose `expiresAt` is at or before `now` (`passed`), or after it (not `passed`). */
+  readonly expiry?: { readonly now: number; readonly passed: boolean }
+  readonly after?: { readonly createdAt: number; readonly id: string }
 }
 
 /**

@@ -51,6 +51,17 @@ export interface RuntimeSessionStoreService {
   readonly get: (sessionId: string) => Effect.Effect<Option.Option<RuntimeSessionRecord>, StorageError>
   /** Marks a session revoked; `false` when there is no such unrevoked session in that workspace. */
   readonly revoke: (workspaceId: string, sessionId: string, now: number) => Effect.Effect<boolean, StorageError>
+  /**
+   * One page of a workspace's sessions, live, expired and revoked, newest first (by `createdAt`,
+   * then id, both descending); `after` continues past the last session of the page before.
+   */
+  readonly list: (query: RuntimeSessionListQuery) => Effect.Effect<ReadonlyArray<RuntimeSessionRecord>, StorageError>
+}
+
+export interface RuntimeSessionListQuery {
+  readonly workspaceId: string
+  readonly limit: number
+  readonly after?: { readonly createdAt: number; readonly id: string }
 }
 
 /** The service tag of the runtime session store. */

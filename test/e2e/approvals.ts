@@ -498,6 +498,112 @@ export const routeSuite = (storage: StorageVariant): void => {
       })
     )
 
+    it.live(
+      "GET /approvals and GET /runtime-sessions: who asked, who resolved, the action created; by status, paged; admin keys only",
+      () =>
+        Effect.gen(function* () {
+          // a server of its own: the lists are the whole workspace's
+          const { service } = yield* setUp(storage)
+          const viewer = yield* viewerSession(service)
+          const owner = yield* ownerSession(service)
+          const approved = yield* requestApproval(service, viewer.token)
+          const prepared = yield* prepareApproval(service, approved, owner.token)
+          const resolved = yield* resolveApproval(service, {
+            ...approved,
+            runtimeToken: owner.token,
+            decision: "approve",
+            revision: prepared.json.revision,
+            reviewedProjectionHash: prepared.json.projectionHash
+          })
+          assert.strictEqual(resolved.status, 200, resolved.text)
+          const denied = yield* requestApproval(service, viewer.token)
+          const deny = yield* resolveApproval(service, { ...denied, runtimeToken: owner.token, decision: "deny" })
+          assert.strictEqual(deny.status, 200, deny.text)
+          const pending = yield* requestApproval(service, viewer.token)
+          const leaving = yield* viewerSession(service)
+          const cancelled = yield* requestApproval(service, leaving.token)
+          const revoke = yield* request(`${service.ws}/runtime-sessions/${leaving.sessionId}`, {
+            method: "DELETE",
+            headers: admin
+          })
+          assert.strictEqual(revoke.status, 204)
+
+          const list = (query: string) => request(`${service.ws}/approvals${query}`, { headers: admin })
+          const all = yield* list("")
+          assert.strictEqual(all.status, 200, all.text)
+          assert.deepStrictEqual(
+            all.json.data.map((a: { approvalId: string; status: string }) => [a.approvalId, a.status]),
+            [
+              [cancelled.approvalId, "cancelled"],
+              [pending.approvalId, "pending"],
+              [denied.approvalId, "denied"],
+              [approved.approvalId, "approved"]
+            ]
+          )
+          const [, , deniedView, approvedView] = all.json.data
+          assert.deepStrictEqual(approvedView, {
+            approvalId: approved.approvalId,
+            accountId: "acct_42",
+            status: "approved",
+            actionKey: "extend_trial_14",
+            family: "extend_trial",
+            requestedBy: { sessionId: viewer.sessionId, subject: "user_viewer", role: "viewer" },
+            createdAt: approvedView.createdAt,
+            expiresAt: approvedView.expiresAt,
+            resolvedBy: { sessionId: owner.sessionId, subject: "user_owner", role: "billing_owner" },
+            resolvedAt: approvedView.resolvedAt,
+            actionRequestId: resolved.json.actionRequestId
+          })
+          assert.strictEqual(deniedView.resolvedBy.sessionId, owner.sessionId)
+          assert.isNull(deniedView.actionRequestId)
+          // no token of any kind is listed
+          for (const secret of [approved.approvalToken, viewer.token, owner.token]) assert.notInclude(all.text, secret)
+
+          const ids = (reply: { json: any }) => reply.json.data.map((a: { approvalId: string }) => a.approvalId)
+          assert.deepStrictEqual(ids(yield* list("?status=approved")), [approved.approvalId])
+          assert.deepStrictEqual(ids(yield* list("?status=pending")), [pending.approvalId])
+          // none has passed its expiry yet (a day by default)
+          assert.deepStrictEqual(ids(yield* list("?status=expired")), [])
+          const first = yield* list("?limit=3")
+          assert.deepStrictEqual(ids(first), ids(all).slice(0, 3))
+          const rest = yield* list(`?limit=3&cursor=${encodeURIComponent(first.json.nextCursor)}`)
+          assert.deepStrictEqual(ids(rest), ids(all).slice(3))
+          assert.isNull(rest.json.nextCursor)
+          const refused = yield* list("?status=stale")
+          assert.strictEqual(refused.status, 400)
+          assert.strictEqual(refused.json.code, "invalid_query")
+          assert.strictEqual(refused.json.errors[0].path, "status")
+          assert.strictEqual((yield* request(`${service.ws}/approvals`)).status, 401)
+
+          const sessions = yield* request(`${service.ws}/runtime-sessions`, { headers: admin })
+          assert.strictEqual(sessions.status, 200, sessions.text)
+          // sessions issued in one millisecond are ordered by id: compared as a set, then the order
+          const listed: Array<{ sessionId: string; status: string; createdAt: string; revokedAt: string | null }> =
+            sessions.json.data
+          assert.deepStrictEqual(
+            listed.map((s) => `${s.sessionId} ${s.status}`).sort(),
+            [`${leaving.sessionId} revoked`, `${owner.sessionId} live`, `${viewer.sessionId} live`].sort()
+          )
+          const times = listed.map((s) => Date.parse(s.createdAt))
+          assert.deepStrictEqual(
+            times,
+            [...times].sort((a, b) => b - a)
+          )
+          for (const secret of [viewer.token, owner.token, leaving.token]) assert.notInclude(sessions.text, secret)
+          assert.isNotNull(listed.find((s) => s.sessionId === leaving.sessionId)!.revokedAt)
+          const developer = yield* request(`${service.ws}/api-keys`, {
+            method: "POST",
+            headers: admin,
+            body: JSON.stringify({ scope: "developer:read" })
+          })
+          const asDeveloper = yield* request(`${service.ws}/runtime-sessions`, {
+            headers: { authorization: `Bearer ${developer.json.secret}` }
+          })
+          assert.strictEqual(asDeveloper.status, 403, asDeveloper.text)
+        }).pipe(Effect.scoped),
+      90_000
+    )
+
     it.live("deny: 200 denied, nothing dispatched; the approval resolves no more", () =>
       Effect.gen(function* () {
         const owner = yield* ownerSession(env.service)

@@ -20,7 +20,19 @@ import type { RuntimeSessionRecord } from "../../../core/ports/RuntimeSessionSto
 import { ApprovalPrepareResponse } from "../../../core/protocol/messages/Approval.ts"
 import { PaymentContinuation } from "../../../core/protocol/messages/Continuation.ts"
 import { TrialRef } from "../../../core/protocol/messages/Execution.ts"
-import { adminGuarded, adminPath, bodyProblems, declaring, notFound, problem, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminGuarded,
+  adminPath,
+  bodyProblems,
+  declaring,
+  notFound,
+  page,
+  pageParams,
+  problem,
+  queryParam,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 import { runtimePrefix, runtimeRateLimited } from "./RuntimeApi.ts"
 
 /**
@@ -110,6 +122,101 @@ export const revokeRuntimeSession = HttpApiEndpoint.del("revokeRuntimeSession", 
   .annotate(OpenApi.Summary, "Revoke a runtime session at once (its pending approval requests are cancelled)")
 
 /**
+ * A runtime session as listed: never its token. `status` is `revoked`, else `expired` once its
+ * expiry has passed, else `live`.
+ */
+export const RuntimeSessionView = Schema.Struct({
+  sessionId: UuidText,
+  accountId: Schema.String,
+  subject: Schema.String,
+  role: Schema.String,
+  authorities: Schema.Array(RuntimeAuthority),
+  status: Schema.Literal("live", "expired", "revoked"),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+  revokedAt: Schema.NullOr(Timestamp),
+  issuedBy: UuidText.annotations({ description: "the id of the admin API key that issued it" })
+})
+
+export const listRuntimeSessions = HttpApiEndpoint.get("listRuntimeSessions", "/runtime-sessions")
+  .setPath(adminPath({}))
+  .setUrlParams(Schema.Struct(pageParams))
+  .addSuccess(
+    page(RuntimeSessionView, {
+      sessionId: "7d9f1b3c-5e7a-4c9e-8b1d-3f5a7c9e1b3d",
+      accountId,
+      subject: "user_owner",
+      role: "billing_owner",
+      authorities: ["funnels.actions.execute"],
+      status: "live",
+      createdAt: "2026-11-25T10:00:00.000Z",
+      expiresAt: "2026-11-25T10:15:00.000Z",
+      revokedAt: null,
+      issuedBy: "0b6f3f7e-9a51-4d1c-8e2f-5a7c0d9e1b23"
+    })
+  )
+  .pipe(declaring("InvalidQuery"))
+  .annotate(OpenApi.Summary, "The workspace's runtime sessions, live, expired and revoked, newest first, paged")
+
+/**
+ * The statuses an approval is listed and filtered by: its stored state, except that a `pending`
+ * one whose expiry has passed is `expired` (it can no longer be resolved).
+ */
+export const approvalStatuses = ["pending", "expired", "approving", "approved", "denied", "cancelled"] as const
+
+const SessionParty = Schema.Struct({ sessionId: UuidText, subject: Schema.String, role: Schema.String })
+const Resolver = Schema.Struct({
+  sessionId: UuidText,
+  subject: Schema.NullOr(Schema.String),
+  role: Schema.NullOr(Schema.String)
+})
+
+export const ApprovalView = Schema.Struct({
+  approvalId: UuidText,
+  accountId: Schema.String,
+  status: Schema.Literal(...approvalStatuses),
+  actionKey: Schema.String.annotations({ description: "the catalog action the approval would authorize" }),
+  family: Schema.String,
+  requestedBy: SessionParty.annotations({ description: "the runtime session that asked" }),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+  resolvedBy: Schema.NullOr(Resolver).annotations({
+    description: "the billing-owner session that approved or denied it (its subject and role when it is still stored)"
+  }),
+  resolvedAt: Schema.NullOr(Timestamp),
+  actionRequestId: Schema.NullOr(UuidText).annotations({ description: "the action request an approval created" })
+})
+
+export const listApprovals = HttpApiEndpoint.get("listApprovals", "/approvals")
+  .setPath(adminPath({}))
+  .setUrlParams(
+    Schema.Struct({
+      status: queryParam(Schema.Literal(...approvalStatuses)),
+      ...pageParams
+    })
+  )
+  .addSuccess(
+    page(ApprovalView, {
+      approvalId: "9e1b3d5f-7a9c-4b1d-8f3a-5c7e9b1d3f5a",
+      accountId,
+      status: "approved",
+      actionKey: "extend_trial_14",
+      family: "extend_trial",
+      requestedBy: { sessionId: "7d9f1b3c-5e7a-4c9e-8b1d-3f5a7c9e1b3d", subject: "user_viewer", role: "viewer" },
+      createdAt: "2026-11-25T10:00:00.000Z",
+      expiresAt: "2026-11-26T10:00:00.000Z",
+      resolvedBy: { sessionId: "3b5d7f9a-1c3e-4a5c-9e7a-1b3d5f7a9c1e", subject: "user_owner", role: "billing_owner" },
+      resolvedAt: "2026-11-25T10:05:00.000Z",
+      actionRequestId: "5a7c9e1b-3d5f-4a7c-8e1b-3d5f7a9c1e3b"
+    })
+  )
+  .pipe(declaring("InvalidQuery"))
+  .annotate(
+    OpenApi.Summary,
+    "The workspace's approvals, newest first, by status, paged: who asked, who resolved, the action created"
+  )
+
+/**
  * `POST /approvals/{approvalId}/token`: the host picks up an approval token held for the billing
  * owner, once.
  */
@@ -137,10 +244,15 @@ export const collectApprovalToken = HttpApiEndpoint.post("collectApprovalToken",
 export const adminGroup = HttpApiGroup.make("runtimeSessions")
   .add(createRuntimeSession)
   .add(revokeRuntimeSession)
+  .add(listRuntimeSessions)
+  .add(listApprovals)
   .add(collectApprovalToken)
   .pipe(adminGuarded)
   .annotate(OpenApi.Title, "Runtime sessions")
-  .annotate(OpenApi.Description, "Sessions for the embedded runtime, and the approval token pickup. Admin keys only.")
+  .annotate(
+    OpenApi.Description,
+    "Sessions for the embedded runtime, the approvals they asked for, and the approval token pickup. Admin keys only."
+  )
 
 const { action, binding } = {
   action: { id: "1c3e5a7b-9d2f-4b6a-8c0e-2f4a6b8c0d1e", key: "extend_trial_14" },

@@ -1,5 +1,5 @@
 /**
- * Connect payment backend and Check payment connection, under
+ * Connect the action backend (the customer action connector) and check the connection, under
  * `/api/admin/v1/workspaces/{workspaceId}`: register (admin keys), check (admin keys) and read
  * (admin or developer:read keys). Handled by `routes/Connector.ts`; secrets are never answered.
  */
@@ -150,5 +150,5 @@ export const group = HttpApiGroup.make("connector")
   .annotate(OpenApi.Title, "Connector")
   .annotate(
     OpenApi.Description,
-    "Setup > Connect payment backend and Check payment connection. Registering and checking need an admin key; the read takes admin or developer:read keys."
+    "The backend that executes every signed action (Setup > Connect the action backend, then Check connection in the console). Registering and checking need an admin key; the read takes admin or developer:read keys."
   )

@@ -50,14 +50,93 @@ const h = (tag, props, ...children) => {
   return append(element, children)
 }
 const text = (value) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value))
-const json = (value) => h("code", { className: "json" }, JSON.stringify(value))
+// JSON for people: an object of a few levels as nested key/value rows, a list of plain values as one
+// line, anything deeper as a pretty-printed block that wraps only between tokens
+const readable = (value, depth = 0) => {
+  if (value === null || value === undefined) return h("span", { className: "note" }, "none")
+  if (typeof value !== "object") return h("span", {}, String(value))
+  if (Array.isArray(value) && value.every((item) => item === null || typeof item !== "object")) return h("span", {}, value.map(String).join(", "))
+  if (!Array.isArray(value) && depth < 3) {
+    const entries = Object.entries(value)
+    if (entries.length === 0) return h("span", { className: "note" }, "empty")
+    return h("dl", { className: "kv" }, entries.map(([key, item]) => [h("dt", {}, key), h("dd", {}, readable(item, depth + 1))]))
+  }
+  return h("pre", { className: "json" }, JSON.stringify(value, null, 2))
+}
 const definitions = (pairs) =>
   h("dl", {}, pairs.filter((pair) => pair !== null).map(([term, value]) => [h("dt", {}, term), h("dd", {}, value instanceof Node ? value : text(value))]))
 const table = (caption, headings, rows) =>
   h("table", {},
     h("caption", { className: "note" }, caption),
     h("thead", {}, h("tr", {}, headings.map((heading) => h("th", { scope: "col" }, heading)))),
-    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell instanceof Node ? cell : text(cell)))))))
+    // each cell names its column, so a narrow screen can show a row as labelled lines
+    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell, i) => h("td", { "data-label": headings[i] }, cell instanceof Node ? cell : text(cell)))))))
+
+// ---- charts: inline SVG built node by node, no library and no markup from text ----
+const svgNs = "http://www.w3.org/2000/svg"
+const svg = (tag, attributes, ...children) => {
+  const element = document.createElementNS(svgNs, tag)
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value))
+  for (const child of children.flat(Infinity)) element.append(child instanceof Node ? child : document.createTextNode(String(child)))
+  return element
+}
+const utcDay = (timestamp) => String(timestamp).slice(0, 10)
+// Stacked bars: one bar per bucket (in the order given), one colour per series; a legend and a
+// caption in text, so the figure is read without the picture too.
+const barChart = (title, buckets, series) => {
+  const width = 320
+  const height = 120
+  const left = 28
+  const bottom = 18
+  const totals = buckets.map((_, i) => series.reduce((sum, one) => sum + (one.values[i] || 0), 0))
+  const top = Math.max(1, ...totals)
+  const slot = (width - left) / Math.max(1, buckets.length)
+  const barWidth = Math.max(2, Math.min(28, slot * 0.7))
+  const scale = (height - bottom - 6) / top
+  const bars = []
+  buckets.forEach((bucket, i) => {
+    let base = height - bottom
+    series.forEach((one, s) => {
+      const amount = one.values[i] || 0
+      if (amount <= 0) return
+      const tall = amount * scale
+      base -= tall
+      bars.push(svg("rect", { x: (left + i * slot + (slot - barWidth) / 2).toFixed(1), y: base.toFixed(1), width: barWidth.toFixed(1), height: tall.toFixed(1), class: "series-" + (s % 8) },
+        svg("title", {}, bucket + " · " + one.name + ": " + amount)))
+    })
+  })
+  const labels = buckets.length <= 8 ? buckets : [buckets[0], buckets[buckets.length - 1]]
+  const figure = h("figure", { className: "chart" },
+    svg("svg", { viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": title, class: "chart-svg" },
+      svg("line", { x1: left, y1: height - bottom, x2: width, y2: height - bottom, class: "axis" }),
+      svg("text", { x: left - 4, y: 10, class: "tick", "text-anchor": "end" }, String(top)),
+      svg("text", { x: left - 4, y: height - bottom, class: "tick", "text-anchor": "end" }, "0"),
+      bars,
+      labels.map((label) => svg("text", { x: (left + buckets.indexOf(label) * slot + slot / 2).toFixed(1), y: height - 4, class: "tick", "text-anchor": "middle" }, label.length > 5 ? label.slice(5) : label))),
+    h("figcaption", {}, h("strong", {}, title),
+      series.length > 1 || series[0].name !== "" ? h("ul", { className: "legend" }, series.map((one, s) => h("li", {}, h("span", { className: "swatch series-" + (s % 8) }), one.name + " (" + one.values.reduce((a, b) => a + b, 0) + ")"))) : null))
+  return figure
+}
+// Counts of rows per UTC day and per series key: the days in order, one value list per key.
+const perDay = (rows, timeOf, keyOf) => {
+  const days = [...new Set(rows.map((row) => utcDay(timeOf(row))))].sort()
+  const keys = [...new Set(rows.map(keyOf))].sort()
+  return { days, series: keys.map((key) => ({ name: key, values: days.map((day) => rows.filter((row) => keyOf(row) === key && utcDay(timeOf(row)) === day).length) })) }
+}
+const chartBound = 1000
+// Every page of a list route, up to a bound (the charts read at most that many rows).
+const allPages = async (path, params, bound) => {
+  const rows = []
+  let cursor = null
+  do {
+    const page = await api("GET", withQuery(path, params, cursor))
+    rows.push(...page.data)
+    cursor = page.nextCursor
+  } while (cursor && rows.length < bound)
+  return rows
+}
+// A section that holds one screen's looked-up result; it shows no border while it is empty.
+const resultSection = (label, slot) => h("section", { className: "result", "aria-label": label }, slot)
 
 // ---- the admin API ----
 class ApiError extends Error {
@@ -169,6 +248,29 @@ const failure = (slot, error) => {
   showProblem(box, null, error)
 }
 
+// Revoking from a row: Revoke, then an in-page Confirm revoke (or Cancel), so a keyboard or a
+// screen reader meets the note and any warning before the request is sent.
+const revokeStep = ({ what, path, note, warning, problem, done }) => {
+  const cell = h("div", { className: "actions" })
+  const ask = () => {
+    const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm revoking " + what, onclick: async () => {
+      showProblem(problem, null, null)
+      try {
+        await api("DELETE", path)
+      } catch (error) {
+        showProblem(problem, null, error)
+      }
+      await done()
+    } }, "Confirm revoke")
+    cell.replaceChildren(h("span", {}, note), warning ? h("strong", { className: "warning", role: "alert" }, warning) : null, confirm,
+      h("button", { type: "button", className: "quiet", onclick: idle }, "Cancel"))
+    confirm.focus()
+  }
+  const idle = () => cell.replaceChildren(h("button", { type: "button", className: "quiet", "aria-label": "Revoke " + what, onclick: ask }, "Revoke"))
+  idle()
+  return cell
+}
+
 // A list route's pages ({ data, nextCursor }) as a list of items, "more" appending the next page.
 const pagedList = (label, fetchPage, item, emptyText, moreLabel) => {
   const list = h("ul", { className: "items", "aria-label": label })
@@ -200,7 +302,7 @@ const withQuery = (path, params, cursor) => {
 }
 
 // ---- screens ----
-const state = { pendingAccount: null }
+const state = { pendingAccount: null, pendingAction: null }
 
 const signInScreen = (main) => {
   main.append(
@@ -226,36 +328,34 @@ const keysScreen = (main) => {
   const load = async () => {
     try {
       const page = await api("GET", "/api-keys")
+      const liveAdmins = page.data.filter((key) => key.scope === "admin" && !key.revokedAt).length
       listSlot.replaceChildren(page.data.length === 0 ? h("p", {}, "No keys yet.") : table(
         "Keys of this workspace; secrets are never shown again.",
         ["Name", "Scope", "Id", "Created", "Status", ""],
         page.data.map((key) => [key.name || "(unnamed)", key.scope, h("code", {}, key.id), key.createdAt,
-          key.revokedAt ? "revoked " + key.revokedAt : "live", key.revokedAt ? "" : revokeCell(key)])))
+          key.revokedAt ? "revoked " + key.revokedAt : "live", key.revokedAt ? "" : revokeCell(key, liveAdmins)])))
     } catch (error) {
+      // the key this tab signed in with was just revoked: the session is over
+      if (error instanceof ApiError && error.status === 401) {
+        clearSession()
+        render()
+        return
+      }
       failure(listSlot, error)
     }
   }
-  const revokeCell = (key) => {
-    const cell = h("div", { className: "actions" })
-    const label = key.name || key.id
-    const ask = () => {
-      const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm revoking key " + label, onclick: async () => {
-        showProblem(listProblem, null, null)
-        try {
-          await api("DELETE", "/api-keys/" + encodeURIComponent(key.id))
-        } catch (error) {
-          showProblem(listProblem, null, error)
-        }
-        await load()
-      } }, "Confirm revoke")
-      cell.replaceChildren(h("span", {}, "Requests with this key will be refused."), confirm,
-        h("button", { type: "button", className: "quiet", onclick: idle }, "Cancel"))
-      confirm.focus()
-    }
-    const idle = () => cell.replaceChildren(h("button", { type: "button", className: "quiet", "aria-label": "Revoke key " + label, onclick: ask }, "Revoke"))
-    idle()
-    return cell
-  }
+  // The list holds no secret or hash, so the console cannot tell which admin key is its own: revoking
+  // any admin key warns that it may end this session, and the last live one certainly does.
+  const revokeCell = (key, liveAdmins) => revokeStep({
+    what: "key " + (key.name || key.id),
+    path: "/api-keys/" + encodeURIComponent(key.id),
+    note: "Requests with this key will be refused.",
+    warning: key.scope !== "admin" ? null : liveAdmins === 1
+      ? "This is the only live admin key, so it is the one you are signed in with: revoking it signs you out and no admin key is left."
+      : "If this is the key you are signed in with, revoking it signs you out.",
+    problem: listProblem,
+    done: load
+  })
   const showSecret = (created) => {
     const secret = h("code", { className: "secret-value", id: "new-key-secret" }, created.secret)
     const status = h("p", { role: "status" })
@@ -302,6 +402,22 @@ const keysScreen = (main) => {
 
 const eventsScreen = (main) => {
   const slot = h("div")
+  const chartSlot = h("div", { className: "charts" })
+  let drawn = 0
+  const drawChart = async (filters) => {
+    // only the newest filters' chart is drawn, whichever answer arrives last
+    const mine = ++drawn
+    const { limit, ...rest } = filters
+    try {
+      const rows = await allPages("/events", { ...rest, limit: "200" }, chartBound)
+      if (mine !== drawn) return
+      if (rows.length === 0) return chartSlot.replaceChildren()
+      const { days, series } = perDay(rows, (event) => event.timestamp, (event) => event.event_name)
+      chartSlot.replaceChildren(barChart("Events per day (UTC), by event name" + (rows.length >= chartBound ? ", newest " + chartBound : ""), days, series))
+    } catch (error) {
+      failure(chartSlot, error)
+    }
+  }
   const view = { filters: {}, cursors: [null], index: 0 }
   const fetchPage = (filters, cursor) => {
     const query = new URLSearchParams(filters)
@@ -327,7 +443,7 @@ const eventsScreen = (main) => {
             state.pendingAccount = event.account_id
             go("account")
           } }, event.account_id) : "",
-          event.event_id, event.value, event.received_at, event.properties ? json(event.properties) : ""])),
+          event.event_id ? h("code", {}, event.event_id) : "", event.value === undefined ? h("span", { className: "note" }, "none") : event.value, event.received_at, event.properties ? readable(event.properties) : ""])),
       h("div", { className: "pager", role: "group", "aria-label": "Pages" }, newer, h("span", { id: "events-page" }, "Page " + (view.index + 1)), older))
   }
   const load = async () => {
@@ -356,17 +472,28 @@ const eventsScreen = (main) => {
     view.cursors = [null]
     view.index = 0
     show(page)
+    drawChart(chosen)
   })
-  main.append(h("section", {}, h("h3", {}, "Filters"), filters), h("section", {}, h("h3", {}, "Events"), slot))
+  main.append(h("section", {}, h("h3", {}, "Filters"), filters), h("section", {}, h("h3", {}, "Events"), chartSlot, slot))
   load()
+  drawChart({})
 }
 
 const accountScreen = (main) => {
   const slot = h("div")
   const open = async (accountId) => {
+    // the previous profile goes first: a refused lookup must not leave another account's facts
+    slot.replaceChildren()
     const profile = await api("GET", "/accounts/" + encodeURIComponent(accountId))
+    // the facts the account list counts: those an event set (the rest are counted at this read)
+    const stored = profile.facts.filter((fact) => fact.sourceEventId !== null)
+    const lastFact = stored.reduce((last, fact) => (last === null || fact.observedAt > last ? fact.observedAt : last), null)
+    const usage = await allPages("/events", { account_id: profile.accountId, event_name: "usage_rollup_recorded", limit: "200" }, chartBound)
     slot.replaceChildren(
-      definitions([["Account", profile.accountId], ["Last event", profile.lastEventAt || "none"]]),
+      definitions([["Account", profile.accountId], ["Last event", profile.lastEventAt || "none"],
+        ["Facts from events", stored.length + (lastFact ? ", the newest observed " + lastFact : "")],
+        ["Counted at this read", profile.facts.length - stored.length]]),
+      usageCharts(usage),
       h("h3", {}, "Facts"),
       profile.facts.length === 0 ? h("p", {}, "No facts yet.") : table("Each fact with the event that set it.", ["Fact", "Value", "Observed", "Source event"],
         profile.facts.map((fact) => [fact.name, text(fact.value), fact.observedAt,
@@ -381,15 +508,33 @@ const accountScreen = (main) => {
     h("button", { type: "button", className: "quiet", "aria-label": "Open the profile of account " + account.accountId, onclick: () => {
       lookup.elements.namedItem("accountId").value = account.accountId
       lookup.requestSubmit()
-    } }, account.accountId + " · " + account.factCount + (account.factCount === 1 ? " fact" : " facts") + " · last " + account.lastObservedAt),
+    } }, account.accountId + " · " + account.factCount + (account.factCount === 1 ? " fact" : " facts") + " from events · newest observed " + account.lastObservedAt),
     "No account has a profile yet.", "More accounts")
-  main.append(h("section", {}, lookup), h("section", { "aria-label": "Profile" }, slot),
+  main.append(h("section", {}, lookup), resultSection("Profile", slot),
     h("section", { "aria-labelledby": "accounts-heading" }, h("h3", { id: "accounts-heading" }, "Accounts with a profile"), accounts))
   if (state.pendingAccount) {
     lookup.elements.namedItem("accountId").value = state.pendingAccount
     state.pendingAccount = null
     lookup.requestSubmit()
   }
+}
+
+// Usage over time, one chart per meter (product, metric and unit), from the account's usage rollup
+// events: each bar one closed bucket, at its usage_start.
+const usageCharts = (events) => {
+  if (events.length === 0) return h("p", { className: "note" }, "No usage recorded for this account.")
+  const meters = new Map()
+  for (const event of events) {
+    const p = event.properties || {}
+    const meter = p.product_key + " · " + p.metric_key + " (" + p.unit + ")"
+    if (!meters.has(meter)) meters.set(meter, new Map())
+    const buckets = meters.get(meter)
+    buckets.set(p.usage_start, (buckets.get(p.usage_start) || 0) + (typeof event.value === "number" ? event.value : 0))
+  }
+  return h("div", { className: "charts" }, h("h3", {}, "Usage over time"), [...meters].map(([meter, buckets]) => {
+    const starts = [...buckets.keys()].sort()
+    return barChart(meter, starts.map((start) => String(start).slice(0, 16).replace("T", " ")), [{ name: "", values: starts.map((start) => buckets.get(start)) }])
+  }))
 }
 
 const gatesTable = (gates) =>
@@ -424,7 +569,7 @@ const connectorScreen = (main) => {
           ["Expires", capabilities.expiresAt]
         ]))
     } catch (error) {
-      if (error instanceof ApiError && error.status === 404) current.replaceChildren(h("p", {}, "No payment backend is connected yet."))
+      if (error instanceof ApiError && error.status === 404) current.replaceChildren(h("p", {}, "No action backend is connected yet."))
       else failure(current, error)
     }
   }
@@ -446,8 +591,8 @@ const connectorScreen = (main) => {
     await load()
   })
   const check = form({ id: "check-connection", "aria-labelledby": "check-heading" }, [
-    h("p", { className: "note" }, "Sends a signed handshake to the pending revision (else the active one) and records the payment modes it proves.")
-  ], "Check payment connection", async () => {
+    h("p", { className: "note" }, "Sends a signed handshake to the pending revision (else the active one); a backend that takes payments also proves its payment modes.")
+  ], "Check connection", async () => {
     checkResult.replaceChildren(h("p", { className: "note" }, "Checking…"))
     try {
       const result = await api("POST", "/connector/check", {})
@@ -464,10 +609,11 @@ const connectorScreen = (main) => {
     await load()
   })
   main.append(
-    h("p", { className: "crumbs" }, "Setup > Connect payment backend"),
+    h("p", { className: "crumbs" }, "Setup > Connect the backend that executes actions"),
+    h("p", { className: "note" }, "Your backend receives every signed action (extend a trial, take a payment, ...) and reports its completion."),
     h("section", {}, h("h3", {}, "Current connection"), current),
-    h("section", {}, h("h3", { id: "connect-heading" }, "Connect payment backend"), connect),
-    h("section", {}, h("h3", { id: "check-heading" }, "Check payment connection"), check, checkResult))
+    h("section", {}, h("h3", { id: "connect-heading" }, "Connect action backend"), connect),
+    h("section", {}, h("h3", { id: "check-heading" }, "Check connection"), check, checkResult))
   load()
 }
 
@@ -476,6 +622,7 @@ const actionsScreen = (main) => {
   const lookup = form({ id: "action-lookup", className: "inline", "aria-label": "Open an action request" }, [
     field("Action request id", { name: "actionRequestId", required: true }, "The id the intake answered, or one from the list below.")
   ], "Open action request", async (formElement) => {
+    slot.replaceChildren()
     const action = await api("GET", "/action-requests/" + encodeURIComponent(value(formElement, "actionRequestId")))
     slot.replaceChildren(
       definitions([
@@ -491,7 +638,7 @@ const actionsScreen = (main) => {
       ]),
       h("h3", {}, "History"),
       table("Every transition, oldest first.", ["#", "At", "Trigger", "From", "To", "Detail"],
-        action.history.map((entry) => [entry.seq, entry.at, entry.trigger, entry.fromState || "", entry.toState, entry.detail ? json(entry.detail) : ""])))
+        action.history.map((entry) => [entry.seq, entry.at, entry.trigger, entry.fromState || "", entry.toState, entry.detail ? readable(entry.detail) : ""])))
   })
   const recentSlot = h("div")
   const open = (id) => {
@@ -517,9 +664,28 @@ const actionsScreen = (main) => {
     await api("GET", withQuery("/action-requests", { ...chosen, limit: "1" }, null))
     showRecent(chosen)
   })
-  main.append(h("section", {}, lookup), h("section", { "aria-label": "Action request" }, slot),
+  const chartSlot = h("div", { className: "charts" })
+  const drawChart = async () => {
+    try {
+      const rows = await allPages("/action-requests", { limit: "200" }, chartBound)
+      if (rows.length === 0) return chartSlot.replaceChildren()
+      const { days, series } = perDay(rows, (action) => action.createdAt, (action) => action.state)
+      chartSlot.replaceChildren(barChart("Action requests created per day (UTC), by current state" + (rows.length >= chartBound ? ", newest " + chartBound : ""), days, series))
+    } catch (error) {
+      failure(chartSlot, error)
+    }
+  }
+  main.append(h("section", {}, lookup), resultSection("Action request", slot),
+    h("section", { "aria-labelledby": "actions-chart-heading" }, h("h3", { id: "actions-chart-heading" }, "Actions by state over time"), chartSlot),
     h("section", { "aria-labelledby": "recent-actions-heading" }, h("h3", { id: "recent-actions-heading" }, "Recent action requests"), recentFilters, recentSlot))
   showRecent({})
+  drawChart()
+  // opened from another screen (an approval's action): looked up once the form is in the page
+  if (state.pendingAction) {
+    lookup.elements.namedItem("actionRequestId").value = state.pendingAction
+    state.pendingAction = null
+    lookup.requestSubmit()
+  }
 }
 
 const gatesScreen = (main) => {
@@ -537,7 +703,10 @@ const gatesScreen = (main) => {
   ]))
   const lookup = form({ id: "gate-lookup", className: "inline", "aria-label": "Open a feature gate" }, [
     field("Gate id", { name: "gateId", required: true })
-  ], "Open gate", async (formElement) => show(await api("GET", "/feature-gates/" + encodeURIComponent(value(formElement, "gateId")))))
+  ], "Open gate", async (formElement) => {
+    slot.replaceChildren()
+    show(await api("GET", "/feature-gates/" + encodeURIComponent(value(formElement, "gateId"))))
+  })
   const create = form({ id: "create-gate", "aria-labelledby": "create-gate-heading" }, [
     field("Account id", { name: "accountId", required: true }),
     field("Journey id", { name: "journeyId", required: true }, "A UUID."),
@@ -556,9 +725,150 @@ const gatesScreen = (main) => {
   main.append(
     h("p", { className: "note" }, "A gate stays checking until an entitlement_active event sent with a server ingest key unlocks it. Gates are also listed on each account profile."),
     h("section", {}, lookup),
-    h("section", { "aria-label": "Feature gate" }, slot),
+    resultSection("Feature gate", slot),
     h("section", {}, h("h3", { id: "create-gate-heading" }, "Create a gate"), create),
     h("section", { "aria-labelledby": "gates-heading" }, h("h3", { id: "gates-heading" }, "Recent feature gates"), gates))
+}
+
+const catalogScreen = (main) => {
+  const current = h("div")
+  const historySlot = h("div")
+  const versionSlot = h("div")
+  // One version: its summary, then each action with its family, evidence, frequency and terms.
+  const versionView = (version) => {
+    const catalog = version.document || {}
+    const actions = Array.isArray(catalog.actions) ? catalog.actions : []
+    return [
+      definitions([
+        ["Version", version.version],
+        ["Published version id", h("code", {}, version.publishedVersionId)],
+        ["Published", version.publishedAt],
+        ["Published by", version.publishedBy],
+        ["Offers", Array.isArray(catalog.offers) ? catalog.offers.length : 0],
+        ["Decisions", Array.isArray(catalog.decisions) ? catalog.decisions.length : 0]
+      ]),
+      h("h3", {}, "Actions and their terms"),
+      actions.length === 0 ? h("p", {}, "No actions.") : table("Each action the catalog allows, with the terms every request of it must match.",
+        ["Key", "Family", "Evidence", "Frequency", "Terms"],
+        actions.map((action) => [h("code", {}, action.key), action.family, readable(action.evidence),
+          action.frequency ? action.frequency.limit + " per " + Math.round(action.frequency.windowSeconds / 86400 * 10) / 10 + " days" : "no limit",
+          readable({ ...(action.operation ? { operation: action.operation } : {}), ...(action.safeTerms ? { safeTerms: action.safeTerms } : {}), ...(action.offerId ? { offerId: action.offerId } : {}) })]))
+    ]
+  }
+  const load = async () => {
+    loading(current)
+    try {
+      current.replaceChildren(...versionView(await api("GET", "/catalog")))
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) current.replaceChildren(h("p", {}, "No catalog is published yet."))
+      else failure(current, error)
+    }
+    try {
+      const page = await api("GET", "/catalog/versions")
+      historySlot.replaceChildren(page.data.length === 0 ? h("p", {}, "No versions yet.") : table("Every published version, newest first.",
+        ["Version", "Published", "Published by", ""],
+        page.data.map((version) => [version.version, version.publishedAt, version.publishedBy,
+          h("button", { type: "button", className: "quiet", "aria-label": "Open catalog version " + version.version, onclick: async () => {
+            versionSlot.replaceChildren()
+            try {
+              const opened = await api("GET", "/catalog/versions/" + encodeURIComponent(version.version))
+              versionSlot.replaceChildren(h("h3", {}, "Version " + opened.version), ...versionView(opened))
+            } catch (error) {
+              failure(versionSlot, error)
+            }
+          } }, "Open")])))
+    } catch (error) {
+      failure(historySlot, error)
+    }
+  }
+  main.append(
+    h("section", { "aria-labelledby": "catalog-current-heading" }, h("h3", { id: "catalog-current-heading" }, "Current version"), current),
+    h("section", { "aria-labelledby": "catalog-history-heading" }, h("h3", { id: "catalog-history-heading" }, "History"), historySlot),
+    resultSection("Catalog version", versionSlot))
+  load()
+}
+
+const sessionsScreen = (main) => {
+  const tokenSlot = h("div")
+  const listSlot = h("div")
+  const listProblem = problemBox()
+  const load = async () => {
+    try {
+      const sessions = await allPages("/runtime-sessions", { limit: "200" }, chartBound)
+      listSlot.replaceChildren(sessions.length === 0 ? h("p", {}, "No runtime sessions yet.") : table(
+        "Sessions of this workspace, newest first; tokens are never shown again.",
+        ["Subject", "Role", "Account", "Authorities", "Status", "Created", "Expires", ""],
+        sessions.map((session) => [session.subject, session.role, session.accountId, session.authorities.join(", "),
+          session.status === "revoked" ? "revoked " + session.revokedAt : session.status, session.createdAt, session.expiresAt,
+          session.status === "live" ? revokeCell(session) : ""])))
+    } catch (error) {
+      failure(listSlot, error)
+    }
+  }
+  const revokeCell = (session) => revokeStep({
+    what: "session " + session.subject + " (" + session.sessionId + ")",
+    path: "/runtime-sessions/" + encodeURIComponent(session.sessionId),
+    note: "Its pending approval requests are cancelled.",
+    warning: null,
+    problem: listProblem,
+    done: load
+  })
+  const issue = form({ id: "issue-session", "aria-labelledby": "issue-session-heading" }, [
+    field("Account id", { name: "accountId", required: true }),
+    field("Subject", { name: "subject", required: true }, "The end user the session speaks for."),
+    field("Role", { name: "role", required: true }, "Their role in your product, e.g. billing_owner or viewer."),
+    selectField("Authorities", "authorities", [["funnels.actions.request", "request actions"], ["funnels.actions.execute", "approve and execute actions"], ["both", "both"]])
+  ], "Issue session", async (formElement) => {
+    const chosen = value(formElement, "authorities")
+    const created = await api("POST", "/runtime-sessions", {
+      accountId: value(formElement, "accountId"), subject: value(formElement, "subject"), role: value(formElement, "role"),
+      authorities: chosen === "both" ? ["funnels.actions.request", "funnels.actions.execute"] : [chosen]
+    })
+    // the token is handed to the host once, like a key's secret, and leaves with the screen
+    tokenSlot.replaceChildren(h("section", { className: "secret" }, h("h3", {}, "The session's token, shown once"),
+      h("p", {}, "Session " + created.sessionId + " for " + created.subject + ", until " + created.expiresAt + "."),
+      h("code", { className: "secret-value", id: "new-session-token" }, created.token),
+      h("div", { className: "actions" }, h("button", { type: "button", id: "dismiss-token", onclick: () => tokenSlot.replaceChildren() }, "Hide the token"))))
+    await load()
+  })
+  main.append(
+    h("p", { className: "note" }, "Sessions let an end user of the embedded runtime request or approve actions. Your server issues them; one can be issued here to try the flow."),
+    h("section", { "aria-labelledby": "sessions-heading" }, h("h3", { id: "sessions-heading" }, "Sessions"), listProblem, listSlot),
+    tokenSlot,
+    h("section", {}, h("h3", { id: "issue-session-heading" }, "Issue a session"), issue))
+  loading(listSlot)
+  load()
+}
+
+const approvalsScreen = (main) => {
+  const listSlot = h("div")
+  const party = (who) => (who === null ? "" : (who.subject || "a session no longer stored") + (who.role ? " (" + who.role + ")" : ""))
+  const show = (filters) => {
+    loading(listSlot)
+    return allPages("/approvals", { ...filters, limit: "200" }, chartBound).then((approvals) => listSlot.replaceChildren(
+      approvals.length === 0 ? h("p", {}, "No approvals match.") : table("Approvals, newest first.",
+        ["Status", "Action", "Account", "Asked by", "Asked", "Resolved by", "Resolved", "Action created"],
+        approvals.map((approval) => [approval.status, approval.actionKey + " (" + approval.family + ")", approval.accountId,
+          party(approval.requestedBy), approval.createdAt,
+          approval.status === "expired" ? "expired " + approval.expiresAt : party(approval.resolvedBy) || (approval.status === "pending" ? "waiting until " + approval.expiresAt : ""),
+          approval.resolvedAt || "",
+          approval.actionRequestId ? h("button", { type: "button", className: "quiet", "aria-label": "Open action request " + approval.actionRequestId, onclick: () => {
+            state.pendingAction = approval.actionRequestId
+            go("actions")
+          } }, approval.actionRequestId) : ""]))))
+  }
+  const filters = form({ id: "approval-filters", className: "inline", "aria-label": "Approval filters" }, [
+    selectField("Status", "status", [["", "any status"], ["pending", "pending"], ["expired", "expired"], ["approving", "approving"], ["approved", "approved"], ["denied", "denied"], ["cancelled", "cancelled"]])
+  ], "Apply filters", async (formElement) => {
+    const status = value(formElement, "status")
+    // fetched before the list changes, so a refused filter shows its problem beside the form
+    await api("GET", withQuery("/approvals", status === "" ? { limit: "1" } : { status, limit: "1" }, null))
+    await show(status === "" ? {} : { status })
+  })
+  main.append(
+    h("p", { className: "note" }, "An end user asked for an action; a billing owner approves or denies it in the embedded runtime. An approved one created the action request shown."),
+    h("section", { "aria-labelledby": "approvals-heading" }, h("h3", { id: "approvals-heading" }, "Approvals"), filters, listSlot))
+  show({}).catch((error) => failure(listSlot, error))
 }
 
 // ---- navigation ----
@@ -566,9 +876,12 @@ const screens = {
   keys: { title: "Direct API keys", render: keysScreen },
   events: { title: "Events", render: eventsScreen },
   account: { title: "Account profile", render: accountScreen },
-  connector: { title: "Payment backend", render: connectorScreen },
+  catalog: { title: "Catalog", render: catalogScreen },
+  connector: { title: "Action connector", render: connectorScreen },
   actions: { title: "Action requests", render: actionsScreen },
-  gates: { title: "Feature gates", render: gatesScreen }
+  gates: { title: "Feature gates", render: gatesScreen },
+  sessions: { title: "Runtime sessions", render: sessionsScreen },
+  approvals: { title: "Approvals", render: approvalsScreen }
 }
 
 const go = (name) => {
@@ -611,6 +924,7 @@ const render = () => {
 document.getElementById("sign-out").addEventListener("click", () => {
   clearSession()
   state.pendingAccount = null
+  state.pendingAction = null
   history.replaceState(null, "", "#/")
   render()
 })

@@ -26,9 +26,12 @@ export const consoleHtml: string = `<!doctype html>
 <li><a href="#/keys" data-screen="keys">Direct API keys</a></li>
 <li><a href="#/events" data-screen="events">Events</a></li>
 <li><a href="#/account" data-screen="account">Account profile</a></li>
-<li><a href="#/connector" data-screen="connector">Payment backend</a></li>
+<li><a href="#/catalog" data-screen="catalog">Catalog</a></li>
+<li><a href="#/connector" data-screen="connector">Action connector</a></li>
 <li><a href="#/actions" data-screen="actions">Action requests</a></li>
 <li><a href="#/gates" data-screen="gates">Feature gates</a></li>
+<li><a href="#/sessions" data-screen="sessions">Runtime sessions</a></li>
+<li><a href="#/approvals" data-screen="approvals">Approvals</a></li>
 </ul>
 </nav>
 <main id="main"><p>Loading…</p></main>

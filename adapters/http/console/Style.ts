@@ -42,12 +42,53 @@ button:disabled { opacity: .6; cursor: progress; }
 table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--wash); }
-td code, dd code { font-size: .85rem; word-break: break-all; }
-.json { font: .8rem/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
+td code, dd code { font-size: .85rem; overflow-wrap: anywhere; }
+.json { font: .8rem/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; margin: 0; white-space: pre-wrap; overflow-wrap: break-word; word-break: normal; }
+dl.kv { grid-template-columns: fit-content(11rem) minmax(0, 1fr); gap: 0 .6rem; margin: 0; font-size: .85rem; }
+dl.kv dt { font-weight: 500; overflow-wrap: anywhere; }
+dl.kv dd { overflow-wrap: anywhere; min-width: 0; }
+dl.kv dl.kv { padding-left: .4rem; border-left: 2px solid var(--line); }
+section.result:has(> div:empty) { display: none; }
+.warning { display: block; color: var(--bad); font-weight: 600; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 20rem), 1fr)); gap: .6rem 1.2rem; }
+.charts h3 { grid-column: 1 / -1; }
+figure.chart { margin: .4rem 0; min-width: 0; }
+.chart-svg { display: block; width: 100%; height: auto; max-height: 12rem; }
+.chart-svg .axis { stroke: var(--muted); stroke-width: 1; }
+.chart-svg .tick { font: 9px system-ui, sans-serif; fill: var(--muted); }
+figcaption { font-size: .85rem; }
+.legend { list-style: none; display: flex; flex-wrap: wrap; gap: .1rem .9rem; margin: .2rem 0 0; padding: 0; }
+.swatch { display: inline-block; width: .7rem; height: .7rem; margin-right: .3rem; border-radius: 2px; vertical-align: baseline; }
+.series-0 { fill: #1f5fbf; background: #1f5fbf; } .series-1 { fill: #1e7a3a; background: #1e7a3a; }
+.series-2 { fill: #c27c0e; background: #c27c0e; } .series-3 { fill: #a4262c; background: #a4262c; }
+.series-4 { fill: #6b3fa0; background: #6b3fa0; } .series-5 { fill: #0f7c86; background: #0f7c86; }
+.series-6 { fill: #7a5c3a; background: #7a5c3a; } .series-7 { fill: #5b6475; background: #5b6475; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .4rem 0; }
 dt { font-weight: 600; color: var(--muted); }
 dd { margin: 0; }
 ul.items { list-style: none; margin: .4rem 0; padding: 0; display: grid; gap: .2rem; }
-ul.items button { text-align: left; }
+ul.items button { text-align: left; max-width: 100%; overflow-wrap: anywhere; }
+/* a revoke step's note and warning wrap in their own width, so they do not squeeze the row's ids */
+td .actions { flex-wrap: wrap; max-width: 24rem; }
+/* Narrow screens: each table row becomes a block of labelled lines, so nothing is wider than its card. */
+@media (max-width: 44rem) {
+  .top { flex-wrap: wrap; padding: .5rem .8rem; gap: .3rem .8rem; }
+  .who { margin: 0; flex-basis: 100%; order: 3; overflow-wrap: anywhere; }
+  nav ul { padding: 0 .8rem; gap: 0 .9rem; }
+  main { padding: .6rem .6rem 2rem; }
+  section { padding: .3rem .7rem .8rem; }
+  form.inline { grid-template-columns: minmax(0, 1fr); }
+  dl { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  dd { margin-bottom: .35rem; overflow-wrap: anywhere; }
+  dl.kv { grid-template-columns: minmax(0, 1fr); }
+  dl.kv dd { margin: 0 0 .2rem; }
+  table, thead, tbody, tr, td, caption { display: block; width: 100%; }
+  thead { display: none; }
+  tr { border-bottom: 2px solid var(--line); padding: .3rem 0; }
+  td { border: 0; padding: .15rem 0; display: grid; grid-template-columns: 7rem minmax(0, 1fr); gap: .5rem; overflow-wrap: anywhere; }
+  td::before { content: attr(data-label); font-weight: 600; color: var(--muted); }
+  td[data-label=""] { grid-template-columns: minmax(0, 1fr); }
+  td[data-label=""]::before { content: none; }
+}
 .pager { display: flex; gap: .6rem; align-items: center; margin-top: .6rem; }
 `

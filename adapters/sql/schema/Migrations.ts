@@ -20,6 +20,7 @@ import { migration as adminLists } from "./0019_admin_lists.ts"
 import { migration as approvals } from "./0021_approvals.ts"
 import { migration as approvalLimits } from "./0022_approval_limits.ts"
 import { migration as approvalTerms } from "./0023_approval_terms.ts"
+import { migration as approvalLists } from "./0024_approval_lists.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -38,5 +39,6 @@ export const migrations: Migrations = {
   "0019_admin_lists": adminLists,
   "0021_approvals": approvals,
   "0022_approval_limits": approvalLimits,
-  "0023_approval_terms": approvalTerms
+  "0023_approval_terms": approvalTerms,
+  "0024_approval_lists": approvalLists
 }

@@ -1,7 +1,7 @@
 /**
  * The admin console in a real headless Chromium (Debian's `chromium`, driven by `playwright-core`)
  * against the real server on loopback: the whole composition on memory storage with a bootstrapped
- * workspace, and the customer kit on its own loopback port as the payment backend.
+ * workspace, and the customer kit on its own loopback port as the action backend.
  *
  * A scripted walk through every screen, one screenshot per screen in `test-artifacts/console/`.
  * After every test: no console error, no page error and no CSP violation, except the failed loads
@@ -20,9 +20,17 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 import type { ClaimedExecution } from "../../../../core/customer/ClaimedExecution.ts"
+import { runtimePrefix } from "../../../../adapters/http/api/RuntimeApi.ts"
 import { contentSecurityPolicy } from "../../../../adapters/http/routes/Console.ts"
 import { intakeInput, secrets, workspaceId } from "../../../core/connector/dispatch/support.ts"
 import { actionStatus, admin, adminKey, bootService, type Service, serveKit, waitFor } from "../../../e2e/support.ts"
+import {
+  ownerSession,
+  prepareApproval,
+  requestApproval,
+  resolveApproval,
+  viewerSession
+} from "../../../e2e/approvals.ts"
 import { request } from "../../../support/http.ts"
 import { storageVariants } from "../../../support/storage.ts"
 
@@ -273,6 +281,37 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       )
       assert.strictEqual(sent.status, 202, sent.text)
     }
+    // Three closed hourly usage buckets of one meter: the profile draws them.
+    const hour = Math.floor(sentAt / 3_600_000) * 3_600_000
+    for (let i = 0; i < 3; i++) {
+      const start = new Date(hour - (3 - i) * 3_600_000).toISOString()
+      const end = new Date(hour - (2 - i) * 3_600_000).toISOString()
+      const sent = await Effect.runPromise(
+        request(`${service.base}/api/events/ingest`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ingestSecret}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            event_name: "usage_rollup_recorded",
+            account_id: "acct_console",
+            timestamp: end,
+            event_id: `usage_rollup_recorded:acct_console:api:requests:${start}:${end}`,
+            semantic_type: "usage",
+            event_kind: "product_action",
+            value: 100 * (i + 1),
+            properties: {
+              product_key: "api",
+              metric_key: "requests",
+              unit: "request",
+              usage_start: start,
+              usage_end: end,
+              aggregation_grain: "hour",
+              source_system: "console_test"
+            }
+          })
+        })
+      )
+      assert.strictEqual(sent.status, 202, sent.text)
+    }
     secretsSeen.push(ingestSecret)
     await page.click("#dismiss-secret")
     assert.strictEqual(await page.locator("#new-key-secret").count(), 0)
@@ -333,6 +372,14 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     )
     assert.strictEqual(await rows.count(), 2)
     assert.include(await rows.first().innerText(), "checkout_completed:console_4")
+    // events per day, for the filters applied: the five checkout events, in one or two UTC days
+    const perDay = page.locator("figure.chart", { hasText: "Events per day" })
+    await perDay.locator("li", { hasText: "checkout_completed (5)" }).waitFor()
+    assert.notInclude(await perDay.innerText(), "usage_rollup_recorded")
+    // the Value column shows the value sent; Properties are key/value rows, not raw JSON
+    assert.include(await rows.first().locator("td[data-label=Value]").innerText(), "49")
+    assert.include(await rows.first().locator("td[data-label=Properties] dl.kv").innerText(), "plan")
+    assert.notInclude(await rows.first().innerText(), '{"plan"')
     await screenshot("events")
     await page.click("text=Older events")
     await page.locator("#events-page", { hasText: "Page 2" }).waitFor()
@@ -371,6 +418,11 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.locator("h1", { hasText: "Account profile" }).waitFor()
     await page.locator("dd", { hasText: "acct_console" }).waitFor()
     assert.include(await page.locator("main").innerText(), "Last event")
+    // usage over time: one chart per meter, one bar per closed bucket
+    const usage = page.locator("figure.chart", { hasText: "api · requests (request)" })
+    await usage.waitFor()
+    assert.strictEqual(await usage.locator("svg rect").count(), 3)
+    assert.include(await usage.locator("svg").getAttribute("aria-label"), "api · requests")
     await screenshot("account-profile")
     await expectRefusal(404, async () => {
       await page.fill("#account-lookup [name=accountId]", "acct_never_seen")
@@ -378,15 +430,18 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       await page.locator("#account-lookup [role=alert] .problem-detail").waitFor()
     })
     assert.include(await alertText("#account-lookup"), "no events have arrived for this account")
+    // the refused lookup leaves no other account's profile under its error
+    assert.strictEqual(await page.locator("section[aria-label=Profile] dd").count(), 0)
+    assert.isTrue(await page.locator("section[aria-label=Profile]").isHidden())
   })
 
-  it("Connect payment backend by keyboard: secrets never shown, inputs cleared; check the connection", async () => {
+  it("Connect the action backend by keyboard: secrets never shown, inputs cleared; check the connection", async () => {
     const actionSigning = Redacted.value(secrets.actionSigning)
     const completion = Redacted.value(secrets.completion)
     secretsSeen.push(actionSigning, completion)
-    await page.click("nav >> text=Payment backend")
-    await page.locator("h1", { hasText: "Payment backend" }).waitFor()
-    await page.locator("text=No payment backend is connected yet.").waitFor()
+    await page.click("nav a[data-screen=connector]")
+    await page.locator("h1", { hasText: "Action connector" }).waitFor()
+    await page.locator("text=No action backend is connected yet.").waitFor()
     // The not-yet-configured read is a 404 the page expects.
     reports.errors = reports.errors.filter((line) => !line.includes("status of 404"))
 
@@ -417,7 +472,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     }
     await page.locator("td", { hasText: "pending" }).first().waitFor()
     await assertNoSecretRendered()
-    await screenshot("connect-payment-backend")
+    await screenshot("connect-action-backend")
 
     await page.click("#check-connection button[type=submit]")
     await page.locator("text=Check passed").waitFor()
@@ -431,7 +486,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.locator("dt:text-is('Modes') + dd", { hasText: /^one_time_purchase$/ }).waitFor()
     assert.notInclude(await page.content(), "acct_1Nv0FGQ9RKHgCVdK")
     await assertNoSecretRendered()
-    await screenshot("check-payment-connection")
+    await screenshot("check-connection")
   })
 
   it("Action requests: open by id, state and history", async () => {
@@ -456,6 +511,14 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const history = page.locator("table tbody tr")
     assert.strictEqual(await history.count(), 3)
     assert.include(await history.nth(2).innerText(), "completion")
+    // the detail of a transition is read as key/value rows, never as wrapped raw JSON
+    assert.isAbove(await history.nth(2).locator("td[data-label=Detail] dl.kv dt").count(), 0)
+    assert.notInclude(await history.nth(2).innerText(), '{"')
+    // actions by state over time
+    await page
+      .locator("figure.chart", { hasText: "by current state" })
+      .locator("li", { hasText: /^verified \(\d+\)$/ })
+      .waitFor()
     assert.notInclude(await page.content(), "trial_ext_raw_")
     await screenshot("action-request")
 
@@ -465,6 +528,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       await page.locator("#action-lookup [role=alert] .problem-detail").waitFor()
     })
     assert.include(await alertText("#action-lookup"), "no such action request in this workspace")
+    assert.strictEqual(await page.locator("section[aria-label='Action request'] dd").count(), 0)
+    assert.isTrue(await page.locator("section[aria-label='Action request']").isHidden())
   })
 
   it("Feature gates: a refused gate lists its field errors; create, then open by id", async () => {
@@ -502,8 +567,16 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const account = page.locator(
       "ul[aria-label=Accounts] button[aria-label='Open the profile of account acct_console']"
     )
+    // the list and the profile state the same figures: facts from events and the newest observed
+    const [, count, newest] = /· (\d+) facts? from events · newest observed (\S+)$/.exec(
+      (await account.innerText()).trim()
+    )!
     await account.click()
     await page.locator("dd", { hasText: "acct_console" }).waitFor()
+    assert.strictEqual(
+      (await page.locator("dt:text-is('Facts from events') + dd").innerText()).trim(),
+      `${count}, the newest observed ${newest}`
+    )
     await page.click("nav >> text=Action requests")
     await page.locator("h1", { hasText: "Action requests" }).waitFor()
     const first = page.locator("ul[aria-label='Action requests'] button").first()
@@ -524,8 +597,202 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await screenshot("lists")
   })
 
+  it("Catalog: the current version, each action's terms, the history, and an older version opened", async () => {
+    await page.click("nav a[data-screen=catalog]")
+    await page.locator("h1", { hasText: "Catalog" }).waitFor()
+    const current = page.locator("section[aria-labelledby=catalog-current-heading]")
+    await current.locator("dt:text-is('Version') + dd", { hasText: /^1$/ }).waitFor()
+    const action = current.locator("tr", { hasText: "extend_trial_14" })
+    assert.include(await action.locator("td[data-label=Family]").innerText(), "extend_trial")
+    assert.include(await action.locator("td[data-label=Terms]").innerText(), "extensionDays")
+    await page.locator("button[aria-label='Open catalog version 1']").click()
+    await page.locator("section[aria-label='Catalog version'] h3", { hasText: "Version 1" }).waitFor()
+    await screenshot("catalog")
+  })
+
+  it("Runtime sessions: issue one (its token shown once), listed without it, then revoked from its row", async () => {
+    await page.click("nav a[data-screen=sessions]")
+    await page.locator("h1", { hasText: "Runtime sessions" }).waitFor()
+    await page.fill("#issue-session [name=accountId]", "acct_console")
+    await page.fill("#issue-session [name=subject]", "user_tryout")
+    await page.fill("#issue-session [name=role]", "billing_owner")
+    await page.selectOption("#issue-session [name=authorities]", "both")
+    await page.press("#issue-session [name=role]", "Enter")
+    const token = (await page.locator("#new-session-token").innerText()).trim()
+    assert.match(token, /^acc_rts_\S+$/)
+    secretsSeen.push(token)
+    const row = page.locator("tbody tr", { hasText: "user_tryout" })
+    await row.locator("td[data-label=Status]", { hasText: /^live$/ }).waitFor()
+    await page.click("#dismiss-token")
+    await assertNoSecretRendered()
+    // the token is live until revoked: the runtime status route takes it (404: no such action)
+    const status = () =>
+      Effect.runPromise(
+        request(`${service.base}${runtimePrefix}/status/7b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d`, {
+          headers: { authorization: `Bearer ${token}` }
+        })
+      )
+    assert.strictEqual((await status()).status, 404)
+    await screenshot("runtime-sessions")
+    await row.locator("button", { hasText: /^Revoke$/ }).click()
+    await row.locator("button", { hasText: /^Confirm revoke$/ }).click()
+    await row.locator("td[data-label=Status]", { hasText: /^revoked / }).waitFor()
+    assert.strictEqual((await status()).status, 401)
+  })
+
+  it("Approvals: pending, approved and denied, with who asked, who resolved and the action created", async () => {
+    const viewer = await Effect.runPromise(viewerSession(service, "acct_console"))
+    const owner = await Effect.runPromise(ownerSession(service, "acct_console"))
+    secretsSeen.push(viewer.token, owner.token)
+    const ask = () => Effect.runPromise(requestApproval(service, viewer.token, "acct_console"))
+    const approved = await ask()
+    const prepared = await Effect.runPromise(prepareApproval(service, approved, owner.token))
+    const resolved = await Effect.runPromise(
+      resolveApproval(service, {
+        ...approved,
+        runtimeToken: owner.token,
+        decision: "approve",
+        revision: prepared.json.revision,
+        reviewedProjectionHash: prepared.json.projectionHash
+      })
+    )
+    assert.strictEqual(resolved.status, 200, resolved.text)
+    const actionRequestId = resolved.json.actionRequestId as string
+    await Effect.runPromise(
+      waitFor(actionStatus(service, actionRequestId), (json) => json?.state === "verified", "the approved action")
+    )
+    const denied = await ask()
+    const deny = await Effect.runPromise(
+      resolveApproval(service, { ...denied, runtimeToken: owner.token, decision: "deny" })
+    )
+    assert.strictEqual(deny.status, 200, deny.text)
+    await ask()
+    for (const approval of [approved, denied]) secretsSeen.push(approval.approvalToken)
+
+    await page.click("nav a[data-screen=approvals]")
+    await page.locator("h1", { hasText: "Approvals" }).waitFor()
+    const rows = page.locator("tbody tr")
+    await rows.nth(2).waitFor()
+    assert.deepStrictEqual(
+      (await rows.locator("td[data-label=Status]").allInnerTexts()).map((t) => t.trim()),
+      ["pending", "denied", "approved"]
+    )
+    const approvedRow = rows.nth(2)
+    assert.include(await approvedRow.locator("td[data-label='Asked by']").innerText(), "user_viewer (viewer)")
+    assert.include(await approvedRow.locator("td[data-label='Resolved by']").innerText(), "user_owner (billing_owner)")
+    assert.include(await rows.nth(1).locator("td[data-label='Resolved by']").innerText(), "user_owner")
+    assert.include(await rows.nth(0).locator("td[data-label='Resolved by']").innerText(), "waiting until")
+    await assertNoSecretRendered()
+    await screenshot("approvals")
+    await page.selectOption("#approval-filters [name=status]", "denied")
+    await page.click("#approval-filters button[type=submit]")
+    await page.locator("tbody tr td[data-label=Status]", { hasText: /^approved$/ }).waitFor({ state: "detached" })
+    await page.locator("tbody tr td[data-label=Status]", { hasText: /^denied$/ }).waitFor()
+    assert.deepStrictEqual(await rows.locator("td[data-label=Status]").allInnerTexts(), ["denied"])
+    await page.selectOption("#approval-filters [name=status]", "expired")
+    await page.click("#approval-filters button[type=submit]")
+    await page.locator("text=No approvals match.").waitFor()
+    await page.selectOption("#approval-filters [name=status]", "approved")
+    await page.click("#approval-filters button[type=submit]")
+    // the action an approval created opens on the action-requests screen
+    await page.click(`button[aria-label='Open action request ${actionRequestId}']`)
+    await page.locator("h1", { hasText: "Action requests" }).waitFor()
+    await page.locator("section[aria-label='Action request'] code", { hasText: actionRequestId }).waitFor()
+    assert.include(await page.locator("section[aria-label='Action request']").innerText(), "approval_recorded")
+  })
+
+  it("revoking the admin key the console is signed in with warns first; Cancel keeps it", async () => {
+    await page.click("nav a[data-screen=keys]")
+    await page.locator("h1", { hasText: "Direct API keys" }).waitFor()
+    const adminRow = page.locator("tbody tr", { has: page.locator("td[data-label=Scope]", { hasText: /^admin$/ }) })
+    assert.strictEqual(await adminRow.count(), 1)
+    await adminRow.locator("button", { hasText: /^Revoke$/ }).click()
+    assert.include(
+      await adminRow.locator(".warning").innerText(),
+      "the only live admin key, so it is the one you are signed in with"
+    )
+    await screenshot("revoke-own-key-warning")
+    await adminRow.locator("button", { hasText: /^Cancel$/ }).click()
+    assert.strictEqual(await adminRow.locator(".warning").count(), 0)
+    // a key of another scope carries no such warning
+    const ingestRow = page.locator("tr", { hasText: "console ingest" })
+    await ingestRow.locator("button", { hasText: /^Revoke$/ }).click()
+    assert.strictEqual(await ingestRow.locator(".warning").count(), 0)
+    await ingestRow.locator("button", { hasText: /^Cancel$/ }).click()
+  })
+
+  it("every screen at 1280, 390 and 360 px with the walk's data: nothing wider than its card", async () => {
+    /** Opens a screen and shows what it holds: a lookup's result where the screen has one. */
+    const open: Record<string, () => Promise<void>> = {
+      keys: () => page.locator("td", { hasText: "console ingest" }).waitFor(),
+      events: () => page.locator("figure.chart").waitFor(),
+      account: async () => {
+        await page.locator("ul[aria-label=Accounts] button", { hasText: "acct_console" }).click()
+        await page.locator("figure.chart", { hasText: "api · requests" }).waitFor()
+      },
+      catalog: () => page.locator("td", { hasText: "extend_trial_14" }).first().waitFor(),
+      connector: () => page.locator("dt:text-is('Modes') + dd").waitFor(),
+      actions: async () => {
+        await page.locator("ul[aria-label='Action requests'] button").first().click()
+        await page.locator("figure.chart", { hasText: "by current state" }).waitFor()
+        await page.locator("section[aria-label='Action request'] td").first().waitFor()
+      },
+      gates: async () => {
+        await page.locator("ul[aria-label='Feature gates'] button").first().click()
+        await page.locator("dt:text-is('Feature') + dd").waitFor()
+      },
+      sessions: () => page.locator("td[data-label=Subject]", { hasText: "user_tryout" }).waitFor(),
+      approvals: () => page.locator("td[data-label=Status]", { hasText: /^approved$/ }).waitFor()
+    }
+    const overflowing = `[...document.querySelectorAll("main section, main section button, main figure")]
+      .filter((element) => element.offsetParent !== null)
+      .filter((element) => element.scrollWidth > element.clientWidth + 1
+        || (element.tagName === "BUTTON" && (() => { const box = element.getBoundingClientRect();
+          const card = element.closest("section").getBoundingClientRect();
+          return box.left < card.left - 1 || box.right > card.right + 1 })()))
+      .map((element) => element.tagName + " " + (element.getAttribute("aria-label") || element.textContent.slice(0, 40)))`
+    for (const width of [1280, 390, 360]) {
+      await page.setViewportSize({ width, height: 800 })
+      for (const [screen, show] of Object.entries(open)) {
+        await page.click(`nav a[data-screen=${screen}]`)
+        await page.locator(`a[aria-current=page][data-screen=${screen}]`).waitFor()
+        await show()
+        await page.waitForLoadState("networkidle")
+        // taken before the checks, so a layout they refuse is there to look at
+        await screenshot(`${screen}-${width}`)
+        const page_ = await page.evaluate<{ scroll: number; client: number }>(
+          "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })"
+        )
+        assert.isAtMost(page_.scroll, page_.client, `${screen} at ${width} px: the page scrolls sideways`)
+        assert.deepStrictEqual(await page.evaluate<Array<string>>(overflowing), [], `${screen} at ${width} px`)
+        // no empty bordered strip: every card shown holds something beyond its heading
+        const emptyCards = await page.evaluate<number>(
+          `[...document.querySelectorAll("main section")].filter((s) => s.offsetParent !== null && s.innerText.trim() === "").length`
+        )
+        assert.strictEqual(emptyCards, 0, `${screen} at ${width} px: an empty card`)
+      }
+    }
+    // at 360 px a keys table row is labelled lines, not one character per line
+    await page.click("nav a[data-screen=keys]")
+    const name = page.locator("tr", { hasText: "console ingest" }).locator("td[data-label=Name]")
+    const box = await name.boundingBox()
+    assert.isAbove(box?.width ?? 0, 200)
+    assert.isBelow(box?.height ?? 1_000, 60)
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
   it("every form control has a label, and sign-out forgets the key", async () => {
-    for (const screen of ["keys", "events", "account", "connector", "actions", "gates"]) {
+    for (const screen of [
+      "keys",
+      "events",
+      "account",
+      "catalog",
+      "connector",
+      "actions",
+      "gates",
+      "sessions",
+      "approvals"
+    ]) {
       await page.click(`nav a[data-screen=${screen}]`)
       await page.locator("a[aria-current=page][data-screen=" + screen + "]").waitFor()
       await page.waitForLoadState("networkidle")

@@ -62,6 +62,30 @@ describe("admin console routes", () => {
     assert.notMatch(consoleScript, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/)
   })
 
+  it("the navigation links every screen the script renders, each named for what it holds", () => {
+    const linked = [...consoleHtml.matchAll(/data-screen="([a-z]+)">([^<]+)</g)].map((m) => [m[1], m[2]])
+    const rendered = [...consoleScript.matchAll(/^ {2}([a-z]+): \{ title: "([^"]+)"/gm)].map((m) => [m[1], m[2]])
+    assert.deepStrictEqual(linked, rendered)
+    assert.includeDeepMembers(linked, [
+      ["catalog", "Catalog"],
+      ["connector", "Action connector"],
+      ["sessions", "Runtime sessions"],
+      ["approvals", "Approvals"]
+    ])
+    assert.notInclude(consoleHtml, "Payment backend")
+  })
+
+  it("charts are SVG built node by node: no library, no markup, nothing fetched but the admin API", () => {
+    assert.include(consoleScript, "document.createElementNS(svgNs, tag)")
+    assert.notMatch(consoleScript, /^\s*import\s|import\(/m)
+    // one network call in the whole script, to the admin API
+    assert.deepStrictEqual(
+      [...consoleScript.matchAll(/fetch\(([a-zA-Z]+)/g)].map((m) => m[1]),
+      ["adminBase"]
+    )
+    assert.notMatch(consoleScript, /DOMParser|createContextualFragment|setHTMLUnsafe/)
+  })
+
   it.scopedLive("another method on the page is refused with 405", () =>
     Effect.gen(function* () {
       const { url } = yield* startServer()

@@ -3,7 +3,8 @@
  * server as composed by `Server.start` with memory storage: `GET /accounts`, `GET /action-requests`
  * and `GET /feature-gates` answer `{ data, nextCursor }` like `GET /events`, newest first (accounts
  * by id), with filters, cursor paging to the end, 400 `invalid_query` for a bad parameter, and the
- * scopes each route states.
+ * scopes each route states. `GET /approvals` with approvals stored directly: an expired one and a
+ * resolver no longer stored (the walk through the approval flow is `test/e2e/approvals.ts`).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
@@ -17,6 +18,7 @@ import { type Reply, request } from "../../../support/http.ts"
 import { completionPath } from "../../../../adapters/http/routes/Completion.ts"
 import { evidenceSchedule, makeEvidenceWatcher } from "../../../../core/connector/EvidenceWatcher.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../../core/protocol/Signing.ts"
+import { type ApprovalRecord, ApprovalStore } from "../../../../core/ports/ApprovalStore.ts"
 import { cipherLayer, withServices } from "../../../support/storage.ts"
 import { issueKey, send, type Service, startService } from "../../../core/connector/connection/support.ts"
 import { connect } from "../../../core/connector/dispatch/support.ts"
@@ -324,6 +326,63 @@ describe("admin list routes", () => {
           yield* badQueries(service, "/accounts")
           assertProblem(yield* admin(service, "/accounts", ingestKey), 403, "forbidden")
         })
+      )
+
+      it.scoped(
+        "GET /approvals: a pending approval past its expiry is expired; a resolver no longer stored is its id",
+        () =>
+          Effect.gen(function* () {
+            const service = yield* startService()
+            const store = yield* ApprovalStore
+            const now = yield* Clock.currentTimeMillis
+            const stored = (approvalId: string, overrides: Partial<ApprovalRecord>): ApprovalRecord => ({
+              approvalId,
+              workspaceId: service.workspaceId,
+              accountId: "acct_a",
+              tokenHash: globalThis.crypto.randomUUID(),
+              requester: { sessionId: globalThis.crypto.randomUUID(), subject: "user_viewer", role: "viewer" },
+              request: { action: { key: "extend_trial_14", operation: { family: "extend_trial", extensionDays: 14 } } },
+              state: "pending",
+              revision: 0,
+              expiresAt: now + 3_600_000,
+              createdAt: now - 60_000,
+              prepared: null,
+              claimedAt: null,
+              resolvedBy: null,
+              resolvedAt: null,
+              actionRequestId: null,
+              ...overrides
+            })
+            const [expired, open, denied] = [1, 2, 3].map(() => globalThis.crypto.randomUUID())
+            const gone = globalThis.crypto.randomUUID()
+            assert.isTrue(yield* store.create(stored(expired!, { createdAt: now - 3_000, expiresAt: now - 1_000 })))
+            assert.isTrue(yield* store.create(stored(open!, { createdAt: now - 2_000 })))
+            assert.isTrue(
+              yield* store.create(
+                stored(denied!, { createdAt: now - 1_000, state: "denied", resolvedBy: gone, resolvedAt: now - 500 })
+              )
+            )
+            const listed = (query: string) =>
+              Effect.map(admin(service, `/approvals${query}`), (reply) => {
+                assert.strictEqual(reply.status, 200, reply.text)
+                return reply.json.data.map((a: Json) => [a.approvalId, a.status])
+              })
+            assert.deepStrictEqual(yield* listed(""), [
+              [denied, "denied"],
+              [open, "pending"],
+              [expired, "expired"]
+            ])
+            assert.deepStrictEqual(yield* listed("?status=expired"), [[expired, "expired"]])
+            assert.deepStrictEqual(yield* listed("?status=pending"), [[open, "pending"]])
+            const all = yield* admin(service, "/approvals")
+            assert.deepStrictEqual(all.json.data[0].resolvedBy, { sessionId: gone, subject: null, role: null })
+            yield* badQueries(service, "/approvals")
+            assertProblem(
+              yield* admin(service, "/approvals", yield* issueKey(service, "developer:read")),
+              403,
+              "forbidden"
+            )
+          })
       )
     }
   )
