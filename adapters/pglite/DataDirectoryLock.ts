@@ -55,6 +55,7 @@ export class DataDirectoryLockFailed extends Data.TaggedError("DataDirectoryLock
   }
 }
 
+/** How a data directory's lock is held: when it counts as abandoned, and who hears it was lost. */
 export interface LockOptions {
   /**
    * How long a lock may go unrenewed before it is taken as abandoned by a dead holder. The holder

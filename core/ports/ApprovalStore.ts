@@ -160,6 +160,7 @@ export interface ApprovalStoreService {
   readonly list: (query: ApprovalListQuery) => Effect.Effect<ReadonlyArray<ApprovalRecord>, StorageError>
 }
 
+/** Which approvals `list` reads: a workspace's, newest first, by state and expiry, paged by keyset. */
 export interface ApprovalListQuery {
   readonly workspaceId: string
   readonly limit: number

@@ -58,6 +58,7 @@ export interface RuntimeSessionStoreService {
   readonly list: (query: RuntimeSessionListQuery) => Effect.Effect<ReadonlyArray<RuntimeSessionRecord>, StorageError>
 }
 
+/** Which sessions `list` reads: a workspace's, newest first, paged by keyset. */
 export interface RuntimeSessionListQuery {
   readonly workspaceId: string
   readonly limit: number

@@ -214,6 +214,10 @@ export const makeSignerSync: Effect.Effect<SignerSync, never, CryptoSync> = Effe
   }
 )
 
+/**
+ * The signer over `Crypto` and the `Clock`; when `CryptoSync` is provided too, its effects run
+ * `makeSignerSync`'s calls, so there is one signing path.
+ */
 export const makeSigner: Effect.Effect<Signer, never, Crypto> = Effect.flatMap(
   Effect.serviceOption(CryptoSync),
   (cryptoSync) =>

@@ -138,6 +138,7 @@ export const RuntimeSessionView = Schema.Struct({
   issuedBy: UuidText.annotations({ description: "the id of the admin API key that issued it" })
 })
 
+/** `GET /runtime-sessions`: the workspace's runtime sessions, newest first, paged; never a token. */
 export const listRuntimeSessions = HttpApiEndpoint.get("listRuntimeSessions", "/runtime-sessions")
   .setPath(adminPath({}))
   .setUrlParams(Schema.Struct(pageParams))
@@ -171,6 +172,7 @@ const Resolver = Schema.Struct({
   role: Schema.NullOr(Schema.String)
 })
 
+/** An approval as listed: who asked, who resolved it, and the action request it created. */
 export const ApprovalView = Schema.Struct({
   approvalId: UuidText,
   accountId: Schema.String,
@@ -187,6 +189,7 @@ export const ApprovalView = Schema.Struct({
   actionRequestId: Schema.NullOr(UuidText).annotations({ description: "the action request an approval created" })
 })
 
+/** `GET /approvals`: the workspace's approvals by status, newest first, paged; never a token. */
 export const listApprovals = HttpApiEndpoint.get("listApprovals", "/approvals")
   .setPath(adminPath({}))
   .setUrlParams(

@@ -140,7 +140,12 @@ export const answers = <Tag extends ErrorMap.DomainError["_tag"]>(tag: Tag) =>
  */
 export const declaring =
   <const Tags extends ReadonlyArray<ErrorMap.DomainError["_tag"]>>(...tags: Tags) =>
-  <Self extends { readonly addError: (schema: Schema.Schema<any, any, never>) => unknown }>(
+  <
+    Self extends {
+      /** The endpoint's or group's own `addError`. */
+      readonly addError: (schema: Schema.Schema<any, any, never>) => unknown
+    }
+  >(
     self: Self
   ): AddedError<Self, DomainErrorOf<Tags[number]>> =>
     tags.flatMap((tag) => answers(tag)).reduce((declared: any, schema) => declared.addError(schema), self)
