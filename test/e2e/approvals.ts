@@ -114,6 +114,19 @@ export const prepareApproval = (
 export const resolveApproval = (service: Service, body: Record<string, unknown>) =>
   post(service, `${runtime}/approvals/resolve`, body)
 
+/** The resolve body that approves `approval` as the owner's session reviewed it in `prepared`. */
+export const approveBody = (
+  approval: { approvalId: string; approvalToken: string },
+  runtimeToken: string,
+  prepared: { readonly json: { readonly revision: unknown; readonly projectionHash: unknown } }
+) => ({
+  ...approval,
+  runtimeToken,
+  decision: "approve",
+  revision: prepared.json.revision,
+  reviewedProjectionHash: prepared.json.projectionHash
+})
+
 const status = (service: Service, id: string, token: string) =>
   request(`${service.base}${runtime}/status/${id}`, { headers: { authorization: `Bearer ${token}` } })
 
@@ -136,13 +149,7 @@ export const suite = (storage: StorageVariant): void => {
             target: "subscription sub_1 (version 3)"
           })
           assert.notInclude(prepared.text, approval.approvalToken)
-          const resolved = yield* resolveApproval(service, {
-            ...approval,
-            runtimeToken: owner.token,
-            decision: "approve",
-            revision: prepared.json.revision,
-            reviewedProjectionHash: prepared.json.projectionHash
-          })
+          const resolved = yield* resolveApproval(service, approveBody(approval, owner.token, prepared))
           assert.strictEqual(resolved.status, 200, resolved.text)
           assert.strictEqual(resolved.json.state, "approved")
           const id = resolved.json.actionRequestId as string
@@ -349,13 +356,7 @@ export const routeSuite = (storage: StorageVariant): void => {
           const owner = yield* ownerSession(env.service)
           const approval = yield* requestApproval(env.service, (yield* viewerSession(env.service)).token)
           const prepared = yield* prepareApproval(env.service, approval, owner.token)
-          const approve = {
-            ...approval,
-            runtimeToken: owner.token,
-            decision: "approve",
-            revision: prepared.json.revision,
-            reviewedProjectionHash: prepared.json.projectionHash
-          }
+          const approve = approveBody(approval, owner.token, prepared)
           const cases: ReadonlyArray<readonly [string, unknown, number, string]> = [
             ["not JSON", "{", 400, "malformed_json"],
             ["oversized", JSON.stringify({ ...approve, pad: "x".repeat(20_000) }), 413, "content_too_large"],
@@ -508,13 +509,7 @@ export const routeSuite = (storage: StorageVariant): void => {
           const owner = yield* ownerSession(service)
           const approved = yield* requestApproval(service, viewer.token)
           const prepared = yield* prepareApproval(service, approved, owner.token)
-          const resolved = yield* resolveApproval(service, {
-            ...approved,
-            runtimeToken: owner.token,
-            decision: "approve",
-            revision: prepared.json.revision,
-            reviewedProjectionHash: prepared.json.projectionHash
-          })
+          const resolved = yield* resolveApproval(service, approveBody(approved, owner.token, prepared))
           assert.strictEqual(resolved.status, 200, resolved.text)
           const denied = yield* requestApproval(service, viewer.token)
           const deny = yield* resolveApproval(service, { ...denied, runtimeToken: owner.token, decision: "deny" })

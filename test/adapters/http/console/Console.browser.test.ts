@@ -28,6 +28,7 @@ import {
   ownerSession,
   prepareApproval,
   requestApproval,
+  approveBody,
   resolveApproval,
   viewerSession
 } from "../../../e2e/approvals.ts"
@@ -647,15 +648,7 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     const ask = () => Effect.runPromise(requestApproval(service, viewer.token, "acct_console"))
     const approved = await ask()
     const prepared = await Effect.runPromise(prepareApproval(service, approved, owner.token))
-    const resolved = await Effect.runPromise(
-      resolveApproval(service, {
-        ...approved,
-        runtimeToken: owner.token,
-        decision: "approve",
-        revision: prepared.json.revision,
-        reviewedProjectionHash: prepared.json.projectionHash
-      })
-    )
+    const resolved = await Effect.runPromise(resolveApproval(service, approveBody(approved, owner.token, prepared)))
     assert.strictEqual(resolved.status, 200, resolved.text)
     const actionRequestId = resolved.json.actionRequestId as string
     await Effect.runPromise(
