@@ -86,23 +86,35 @@ const stripeBackend = (env: Record<string, string> = {}, connectedAccounts?: Rea
     return { fake, service, backend }
   })
 
+/**
+ * Connects the backend, checks the connection proved one-time purchases, and asks for one for
+ * `accountId`: the created action request's id.
+ */
+const connectAndPurchase = (
+  service: Effect.Effect.Success<ReturnType<typeof stripeBackend>>["service"],
+  backendUrl: string,
+  accountId: string
+) =>
+  Effect.gen(function* () {
+    yield* connect(service, `${backendUrl}/connector`, secrets)
+    const connector = yield* request(`${service.ws}/connector`, { headers: admin })
+    assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
+    const created = yield* request(`${service.ws}/action-requests`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify(purchase(accountId))
+    })
+    assert.strictEqual(created.status, 202, created.text)
+    return created.json.actionRequestId as string
+  })
+
 describe("reference backend with Stripe", () => {
   it.live(
     "payment modes in the handshake; a one-time purchase paid at Stripe, its webhook at POST /stripe/webhook, verified by the service",
     () =>
       Effect.gen(function* () {
         const { backend, fake, service } = yield* stripeBackend()
-        yield* connect(service, `${backend.url}/connector`, secrets)
-        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
-        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
-
-        const created = yield* request(`${service.ws}/action-requests`, {
-          method: "POST",
-          headers: admin,
-          body: JSON.stringify(purchase("acct_backend_pay"))
-        })
-        assert.strictEqual(created.status, 202, created.text)
-        const id: string = created.json.actionRequestId
+        const id = yield* connectAndPurchase(service, backend.url, "acct_backend_pay")
         const intent = yield* waitFor(
           Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
           (found) => found !== undefined,
@@ -150,15 +162,7 @@ describe("reference backend with Stripe", () => {
       Effect.gen(function* () {
         const connected = "acct_1ConnectedBackend"
         const { backend, fake, service } = yield* stripeBackend({ STRIPE_CONNECTED_ACCOUNT_ID: connected }, [connected])
-        yield* connect(service, `${backend.url}/connector`, secrets)
-        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
-        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
-        const created = yield* request(`${service.ws}/action-requests`, {
-          method: "POST",
-          headers: admin,
-          body: JSON.stringify(purchase("acct_backend_connected"))
-        })
-        assert.strictEqual(created.status, 202, created.text)
+        yield* connectAndPurchase(service, backend.url, "acct_backend_connected")
         yield* waitFor(
           Effect.sync(() => fake.requests.find((r) => r.method === "POST" && r.path === "/v1/payment_intents")),
           (found) => found !== undefined,
@@ -210,16 +214,7 @@ describe("reference backend with Stripe", () => {
           (n) => n > readsDuringOutage,
           "the account read again after Stripe recovered"
         )
-        yield* connect(service, `${backend.url}/connector`, secrets)
-        const connector = yield* request(`${service.ws}/connector`, { headers: admin })
-        assert.include(JSON.stringify(connector.json.paymentCapabilities), "one_time_purchase")
-        const created = yield* request(`${service.ws}/action-requests`, {
-          method: "POST",
-          headers: admin,
-          body: JSON.stringify(purchase("acct_backend_outage"))
-        })
-        assert.strictEqual(created.status, 202, created.text)
-        const id: string = created.json.actionRequestId
+        const id = yield* connectAndPurchase(service, backend.url, "acct_backend_outage")
         const intent = yield* waitFor(
           Effect.sync(() => [...fake.objects.values()].find((o) => o.object === "payment_intent")),
           (found) => found !== undefined,
