@@ -21,6 +21,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { nodeArgs } from "./entrypoint.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const usage = "usage: npm run demo [-- [--keep] [--port N]]"
@@ -96,10 +97,10 @@ interface Child {
 }
 const children: Array<Child> = []
 
-/** `node --import tsx <entry>` with `env` on top of ours minus `DATABASE_URL` (the demo is embedded only). */
+/** `node` running `entry` (from the build when it is fresh, else through tsx) with `env` on top of ours minus `DATABASE_URL` (the demo is embedded only). */
 const spawnNode = (name: string, entry: string, env: Record<string, string>): Child => {
   const { DATABASE_URL: _database, PORT: _port, HOST: _host, ACCORD_MASTER_KEY: _key, ...inherited } = process.env
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+  const child = spawn(process.execPath, [...nodeArgs(entry)], {
     cwd: root,
     env: { ...inherited, NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"]

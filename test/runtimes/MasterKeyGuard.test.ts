@@ -16,6 +16,7 @@ import { freePort, sleep } from "../support/ports.ts"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { databaseUrl, envWithoutDatabase, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
+import { nodeArgs } from "../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const keyA = Buffer.alloc(32, 0xa1).toString("base64")
@@ -30,7 +31,7 @@ interface Run {
 /** Starts the Node server with `env`; stops it with SIGTERM once ready, or waits for it to exit. */
 const startServer = async (env: Record<string, string>): Promise<Run> => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", "runtimes/node/main.ts"], {
+  const child = spawn(process.execPath, nodeArgs("runtimes/node/main.ts"), {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...envWithoutDatabase(), NO_COLOR: "1", PORT: String(port), HOST: "127.0.0.1", ...env }

@@ -7,6 +7,7 @@ import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 import { freePort, sleep } from "../support/ports.ts"
 import { envWithoutDatabase, withFreshSchema } from "../support/postgres.ts"
+import { nodeArgs } from "../../scripts/entrypoint.ts"
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -107,7 +108,7 @@ const serverWorkspaceId = "5e1f0c2a-7d3b-4c8e-9a6f-0b1c2d3e4f50"
 const serverAdminKey = "runtime-smoke-bootstrap-admin-key-0123456789"
 
 const servers: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = [
-  ["node", bin("tsx"), ["runtimes/node/main.ts"]],
+  ["node", process.execPath, nodeArgs("runtimes/node/main.ts")],
   ["bun", bin("bun"), ["runtimes/bun/main.ts"]],
   ["deno", bin("deno"), ["run", "-A", "runtimes/deno/main.ts"]]
 ]

@@ -17,6 +17,7 @@ import * as AccordConfig from "../../../adapters/config/AccordConfig.ts"
 import * as Environment from "../../../adapters/config/Environment.ts"
 import * as RotateMasterKey from "../../../runtimes/maintenance/RotateMasterKey.ts"
 import { configFrom } from "../../support/http.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
@@ -63,7 +64,7 @@ describe("Environment", () => {
     const output = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
-        ["--import", "tsx", "runtimes/node/main.ts", "--help"],
+        [...nodeArgs("runtimes/node/main.ts"), "--help"],
         { cwd: root, timeout: 150_000 },
         (error, stdout) => (error === null ? resolve(stdout) : reject(error))
       )

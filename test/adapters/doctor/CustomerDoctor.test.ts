@@ -20,6 +20,7 @@ import * as MemoryNonceStore from "../../../adapters/memory/NonceStore.ts"
 import { encodeBody, importSigningKeys, sign } from "../../../core/protocol/Signing.ts"
 import { verifyAndDecode } from "../../../core/protocol/Verification.ts"
 import { secrets, storageLayer, workspaceId } from "../../support/customer.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -247,7 +248,7 @@ describe("customer doctor", () => {
         const run = (endpoint: string, env: Record<string, string> = {}) =>
           promisify(execFile)(
             process.execPath,
-            ["--import", "tsx", "runtimes/cli/main.ts", "customer", "doctor", "--endpoint", endpoint, "--json"],
+            [...nodeArgs("runtimes/cli/main.ts"), "customer", "doctor", "--endpoint", endpoint, "--json"],
             {
               env: {
                 ...process.env,

@@ -12,6 +12,7 @@ import { vi } from "vitest"
 import * as Effect from "effect/Effect"
 import { adminKey, jsonHeaders, request, startServer, workspaceId } from "../../support/http.ts"
 import { cleanEnv, cli, closedPort, createApiKey, entry, processTestTimeout, root } from "../../runtimes/cli/cli.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -31,7 +32,7 @@ const connect = (env: Record<string, string>, flags: ReadonlyArray<string> = [])
     Effect.promise(async () => {
       const transport = new StdioClientTransport({
         command: process.execPath,
-        args: ["--import", "tsx", entry, "context-server", "start", ...flags],
+        args: [...nodeArgs(entry), "context-server", "start", ...flags],
         cwd: root,
         env: { ...cleanEnv(), NO_COLOR: "1", ...env },
         stderr: "pipe"
@@ -242,7 +243,7 @@ describe("accord context-server start (MCP over stdio, real server)", () => {
       const port = yield* Effect.promise(closedPort)
       const child = yield* Effect.acquireRelease(
         Effect.sync(() =>
-          spawn(process.execPath, ["--import", "tsx", entry, "context-server", "start", "--http", String(port)], {
+          spawn(process.execPath, [...nodeArgs(entry), "context-server", "start", "--http", String(port)], {
             cwd: root,
             env: {
               ...cleanEnv(),

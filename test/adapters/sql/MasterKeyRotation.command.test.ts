@@ -31,6 +31,7 @@ import { Cipher, makeAesGcm } from "../../../core/protocol/Cipher.ts"
 import * as Server from "../../../runtimes/Server.ts"
 import { configFrom } from "../../support/http.ts"
 import { databaseUrl, envWithoutDatabase, freshSchemaUrl, warnIfSkipped } from "../../support/postgres.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const bytesA = new Uint8Array(32).fill(0x1a)
@@ -64,7 +65,7 @@ interface CommandRun {
 
 const rotateCommand = (env: Record<string, string>): Promise<CommandRun> =>
   new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "runtimes/maintenance/rotate-master-key.ts"], {
+    const child = spawn(process.execPath, nodeArgs("runtimes/maintenance/rotate-master-key.ts"), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...envWithoutDatabase(), NO_COLOR: "1", ...env }

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { freePort, sleep } from "../../support/ports.ts"
 import { envWithoutDatabase } from "../../support/postgres.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const workspaceId = "5d0c1a52-7a3e-4f0e-9b7e-2f1c6f9b4d21"
@@ -60,7 +61,7 @@ describe("OTLP export", () => {
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
     const collectorPort = (collector.address() as AddressInfo).port
     const port = await freePort()
-    const child = spawn(process.execPath, ["--import", "tsx", "runtimes/node/main.ts"], {
+    const child = spawn(process.execPath, nodeArgs("runtimes/node/main.ts"), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: {

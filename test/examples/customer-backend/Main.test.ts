@@ -7,12 +7,13 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { envWithoutDatabase } from "../../support/postgres.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 describe("the reference backend's process", () => {
   it("logs its stop on SIGTERM, its last line once closed, and exits 0", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/customer-backend/main.ts"], {
+    const child = spawn(process.execPath, nodeArgs("examples/customer-backend/main.ts"), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: {

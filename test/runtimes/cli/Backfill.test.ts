@@ -6,6 +6,7 @@ import { vi } from "vitest"
 import * as Effect from "effect/Effect"
 import { adminKey, bearer, request, startServer, workspaceId } from "../../support/http.ts"
 import { cleanEnv, cli, cliInProcess, createApiKey, entry, processTestTimeout, root, tempFiles } from "./cli.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -196,7 +197,7 @@ describe("accord backfill (real server with a low ingest rate limit)", () => {
       const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
       const dir = tempFiles({ "usage.json": JSON.stringify(rollups([3, 2], ["acct_a", "acct_b"])) })
       // util-linux script(1) gives the command a pseudo-terminal
-      const command = [process.execPath, "--import", "tsx", entry, "backfill", join(dir, "usage.json")]
+      const command = [process.execPath, ...nodeArgs(entry), "backfill", join(dir, "usage.json")]
         .map((a) => `'${a}'`)
         .join(" ")
       // asynchronously: the server runs in this process

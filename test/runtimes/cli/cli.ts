@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { main } from "../../../runtimes/cli/Cli.ts"
 import { adminKey, jsonHeaders, request, workspaceId } from "../../support/http.ts"
+import { nodeArgs } from "../../../scripts/entrypoint.ts"
 
 export const root = fileURLToPath(new URL("../../../", import.meta.url))
 export const entry = join(root, "runtimes/cli/main.ts")
@@ -40,7 +41,7 @@ export const runCli = (
   options: { readonly env?: Record<string, string>; readonly cwd?: string; readonly timeoutMs?: number } = {}
 ): Promise<CliResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs(entry), ...args], {
       cwd: options.cwd ?? root,
       env: { ...cleanEnv(), NO_COLOR: "1", ...options.env },
       stdio: ["ignore", "pipe", "pipe"]
