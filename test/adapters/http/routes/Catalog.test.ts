@@ -354,6 +354,62 @@ for (const variant of storageVariants) {
       )
 
       it.scoped(
+        "UUIDs in upper case name what their lower-case form names: the workspace, catalog references, the action request",
+        () =>
+          Effect.gen(function* () {
+            const service = yield* startService()
+            yield* connect("http://127.0.0.1:1/connector", {
+              workspaceId: service.workspaceId,
+              connectionId: uid(),
+              secrets: {
+                actionSigning: Redacted.make("as_" + "5".repeat(40)),
+                completion: Redacted.make("cs_" + "6".repeat(40))
+              }
+            })
+            const upper = (id: string) => id.toUpperCase()
+            const workspace = `${service.url}/api/admin/v1/workspaces/${upper(service.workspaceId)}`
+            // The decisions name the actions and offers in upper case; the catalog holds them lower case.
+            const document = fresh(upper(uid()))
+            for (const decision of document.decisions) {
+              decision.actionIds = decision.actionIds.map(upper)
+              decision.offerIds = decision.offerIds.map(upper)
+            }
+            const published = yield* send(`${workspace}/catalog`, "PUT", service.adminKey, document)
+            assert.strictEqual(published.status, 201, published.text)
+            assert.strictEqual(published.json.publishedVersionId, document.publishedVersionId.toLowerCase())
+            const stored = yield* send(catalogUrl(service, service.workspaceId), "GET", service.adminKey)
+            assert.deepStrictEqual(stored.json.document.decisions, fresh().decisions)
+
+            const input = intakeInput(uid("acct_"))
+            const taken = yield* send(`${workspace}/action-requests`, "POST", service.adminKey, {
+              ...input,
+              action: { ...input.action, id: upper(input.action.id) },
+              binding: {
+                decisionId: upper(input.binding.decisionId),
+                journeyId: upper(input.binding.journeyId),
+                offerId: upper(input.binding.offerId),
+                publishedVersionId: document.publishedVersionId
+              }
+            })
+            assert.strictEqual(taken.status, 202, taken.text)
+            const shown = yield* send(
+              `${workspace}/action-requests/${upper(taken.json.actionRequestId)}`,
+              "GET",
+              service.adminKey
+            )
+            assert.strictEqual(shown.status, 200, shown.text)
+            assert.strictEqual(shown.json.actionRequestId, taken.json.actionRequestId)
+            const record = Option.getOrThrow(yield* (yield* ActionLedger).get(taken.json.actionRequestId))
+            const request = record.request as Json
+            assert.strictEqual(request["action"].id, input.action.id)
+            assert.deepStrictEqual(request["binding"], {
+              ...input.binding,
+              publishedVersionId: published.json.publishedVersionId
+            })
+          })
+      )
+
+      it.scoped(
         "intake over HTTP: a refusal names the field (422 decision_unknown); a taken action records the admin key as its authority",
         () =>
           Effect.gen(function* () {
