@@ -63,7 +63,7 @@ const assertNamesPriceField = (reply: Reply, field: string) => {
 /** How many versions the workspace has, read through the port (what is stored, not what is answered). */
 const storedVersions = (workspaceId: string) =>
   Effect.map(
-    Effect.flatMap(CatalogStore, (s) => s.versions(workspaceId)),
+    Effect.flatMap(CatalogStore, (s) => s.versions(workspaceId, { limit: 100 })),
     (v) => v.length
   )
 
@@ -244,6 +244,37 @@ for (const variant of storageVariants) {
               404,
               "not_found"
             )
+          }
+        })
+      )
+
+      it.scoped("GET /catalog/versions pages: limit, then nextCursor until null; a bad cursor or limit is 400", () =>
+        Effect.gen(function* () {
+          const service = yield* startService()
+          for (let i = 0; i < 3; i++) assert.strictEqual((yield* put(service, fresh())).status, 201)
+          const versionsUrl = catalogUrl(service, service.workspaceId, "/versions")
+          const pages: Array<Json> = []
+          let cursor: string | null = ""
+          while (cursor !== null) {
+            const query: string = cursor === "" ? "?limit=3" : `?limit=3&cursor=${encodeURIComponent(cursor)}`
+            const reply = yield* send(versionsUrl + query, "GET", service.adminKey)
+            assert.strictEqual(reply.status, 200, reply.text)
+            pages.push(reply.json)
+            cursor = reply.json.nextCursor
+          }
+          assert.deepStrictEqual(
+            pages.map((page) => page.data.map((v: Json) => v.version)),
+            [[4, 3, 2], [1]]
+          )
+          assert.isString(pages[0]!.nextCursor)
+          for (const bad of [
+            "?cursor=not-a-cursor",
+            `?cursor=${Buffer.from("0").toString("base64url")}`,
+            "?limit=0",
+            "?limit=201"
+          ]) {
+            const reply = yield* send(versionsUrl + bad, "GET", service.adminKey)
+            assertProblem(reply, 400, "invalid_query")
           }
         })
       )
