@@ -87,7 +87,7 @@ export const layerServer = (
       let stopping = false
       node.on("request", (request: IncomingMessage, response: ServerResponse) => {
         if (stopping) response.setHeader("connection", "close")
-        else closeIfBodyUnread(request, response)
+        closeIfBodyUnread(request, response)
         // The dispatcher's one shortcut: a direct route answers without the platform's request
         // objects and fiber; every other request goes to the app being served.
         if (fast(request, response)) return
@@ -129,16 +129,50 @@ export const layerServer = (
 /**
  * An answer written before its request's body was read to the end (a refusal: 401, 413, 415)
  * closes the connection. Keeping it would leave the server reading the rest of the body, however
- * slowly it comes, before the connection could serve another request.
+ * slowly it comes, before the connection could serve another request. The close lingers
+ * (`lingerOnClose`), so the client reads the answer instead of a reset.
  */
 const closeIfBodyUnread = (request: IncomingMessage, response: ServerResponse): void => {
   const declared = request.headers["content-length"]
   if ((declared === undefined || declared === "0") && request.headers["transfer-encoding"] === undefined) return
   const writeHead = response.writeHead
   response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-    if (!request.complete) this.setHeader("connection", "close")
+    if (!request.complete) {
+      this.setHeader("connection", "close")
+      lingerOnClose(request)
+    }
     return writeHead.apply(this, args)
   } as ServerResponse["writeHead"]
+}
+
+/**
+ * How long a closing connection keeps reading (and discarding) what its client still sends: at
+ * most `lingerMillis` in all, and `lingerIdleMillis` without a byte.
+ */
+const lingerMillis = 10_000
+const lingerIdleMillis = 2_000
+
+/**
+ * Closes the request's connection after its answer without a reset. `node:http` destroys a
+ * connection it closes as soon as the answer is written; bytes of the request body that arrive
+ * after that make the kernel answer with a reset, and a client still sending its body (a large
+ * chunked upload) loses the answer it had not read yet. So the server here only ends its side once
+ * the answer is written, and keeps reading and discarding the rest of the body until the client
+ * ends its side, stops sending for `lingerIdleMillis`, or `lingerMillis` have passed.
+ */
+const lingerOnClose = (request: IncomingMessage): void => {
+  const socket = request.socket as Net.Socket & { destroySoon?: () => void }
+  if (socket.destroySoon === undefined) return
+  socket.destroySoon = function (this: Net.Socket) {
+    if (this.writable) this.end()
+    const stop = () => this.destroy()
+    const deadline = setTimeout(stop, lingerMillis)
+    deadline.unref()
+    this.once("close", () => clearTimeout(deadline))
+    this.setTimeout(lingerIdleMillis, stop)
+    request.resume()
+    this.resume()
+  }
 }
 
 /**
