@@ -17,7 +17,7 @@ import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type * as Net from "node:net"
+import * as Net from "node:net"
 import { Drain } from "./Drain.ts"
 import { Readable } from "node:stream"
 import { FastRoutes, send } from "./NodeIngest.ts"
@@ -51,6 +51,12 @@ export const defaultConnectionLimits: ConnectionLimits = {
   keepAliveTimeoutMillis: 5_000,
   maxConnections: 1024
 }
+
+/**
+ * How long a keep-alive connection idle when draining starts may still send one more request
+ * (answered with `Connection: close`) before it is closed.
+ */
+const idleCloseGraceMillis = 250
 
 /**
  * An `HttpServer` on `node:http` listening on `listen`, bounded by `limits`, answering the fast
@@ -98,10 +104,14 @@ export const layerServer = (
       })
       const server = yield* NodeHttpServer.make(() => node, listen)
       // Draining: accept nothing new, and close the keep-alive connections no request is using.
+      // The listening socket closes at once (`net.Server`'s close: `http.Server`'s would also close
+      // every idle connection at once, and a client whose next request is already on its way would
+      // meet a reset). An idle connection gets `idleCloseGraceMillis` to send that request, which
+      // is answered with `Connection: close`; the connections still idle then are closed.
       drain.unsafeOnDrain(() => {
         stopping = true
-        node.close()
-        node.closeIdleConnections?.()
+        Net.Server.prototype.close.call(node)
+        setTimeout(() => node.closeIdleConnections?.(), idleCloseGraceMillis).unref()
       })
       // Runs before the platform's close (added after it): whatever is still open once the drain has
       // had its time is closed, so a client holding a body open cannot hold the process.
