@@ -199,10 +199,12 @@ const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): A
 
 /**
  * How much of the shutdown deadline (`ACCORD_SHUTDOWN_TIMEOUT`) the drain of in-flight requests
- * may take: all but a quarter, at most a second, kept for closing what is left once it ends.
+ * may take: all but half of it, at most 2 s, kept for closing what is left once it ends (the
+ * connections, the workers, storage, the process's own exit), which takes most of a second on a
+ * busy machine.
  */
 export const drainMillis = (shutdownTimeoutMillis: number): number =>
-  shutdownTimeoutMillis - Math.min(1_000, Math.floor(shutdownTimeoutMillis / 4))
+  shutdownTimeoutMillis - Math.min(2_000, Math.floor(shutdownTimeoutMillis / 2))
 
 /**
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and

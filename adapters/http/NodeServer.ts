@@ -56,7 +56,7 @@ export const defaultConnectionLimits: ConnectionLimits = {
  * How long a keep-alive connection idle when draining starts may still send one more request
  * (answered with `Connection: close`) before it is closed.
  */
-const idleCloseGraceMillis = 250
+const idleCloseGraceMillis = 1_000
 
 /**
  * An `HttpServer` on `node:http` listening on `listen`, bounded by `limits`, answering the fast
@@ -102,15 +102,25 @@ export const layerServer = (
         request.resume()
         send(response, notServing)
       })
+      // The connections open now.
+      const sockets = new Set<Net.Socket>()
+      node.on("connection", (socket: Net.Socket) => {
+        sockets.add(socket)
+        socket.once("close", () => sockets.delete(socket))
+      })
       const server = yield* NodeHttpServer.make(() => node, listen)
       // Draining: accept nothing new, and close the keep-alive connections no request is using.
       // The listening socket closes at once (`net.Server`'s close: `http.Server`'s would also close
       // every idle connection at once, and a client whose next request is already on its way would
       // meet a reset). An idle connection gets `idleCloseGraceMillis` to send that request, which
       // is answered with `Connection: close`; the connections still idle then are closed.
+      // The drain waits for the connections open then to close (each closes after its next answer,
+      // or idle, after the grace), not only for the requests in flight: ending it earlier would close
+      // them all at once, with the same reset.
       drain.unsafeOnDrain(() => {
         stopping = true
         Net.Server.prototype.close.call(node)
+        for (const socket of sockets) socket.once("close", drain.unsafeEnter())
         setTimeout(() => node.closeIdleConnections?.(), idleCloseGraceMillis).unref()
       })
       // Runs before the platform's close (added after it): whatever is still open once the drain has
