@@ -26,7 +26,7 @@ import { Drain } from "./Drain.ts"
 import { ingestEvent } from "./api/IngestApi.ts"
 import { targetProblem } from "./Paths.ts"
 import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./routes/Ingest.ts"
-import * as Problem from "./Problem.ts"
+import type * as Problem from "./Problem.ts"
 import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 
 /**
