@@ -198,6 +198,15 @@ const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): A
 })
 
 /**
+ * How much of the shutdown deadline (`ACCORD_SHUTDOWN_TIMEOUT`) the drain of in-flight requests
+ * may take: all but half of it, at most 2 s, kept for closing what is left once it ends (the
+ * connections, the workers, storage, the process's own exit), which takes most of a second on a
+ * busy machine.
+ */
+export const drainMillis = (shutdownTimeoutMillis: number): number =>
+  shutdownTimeoutMillis - Math.min(2_000, Math.floor(shutdownTimeoutMillis / 2))
+
+/**
  * Starts Accord in the current scope and returns where it listens; closing the scope drains and
  * stops it. `storage` defaults to `storageLayer(config)` (tests pass memory layers). The connection
  * scheduler (checks and revision retirement) runs in the background until the scope closes.
@@ -257,11 +266,13 @@ export const start = (
       HttpTracing.withoutPlatformSpans,
       Effect.provide(Context.merge(services, server))
     )
-    // Added after serving started, so it runs first when the scope closes.
+    // Added after serving started, so it runs first when the scope closes. The drain ends early
+    // enough for the rest of the stop (connections, listener, workers, storage) to fit in the
+    // deadline too.
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(
         Effect.logInfo("shutting down: draining in-flight requests"),
-        drain.drain(config.shutdownTimeoutMillis)
+        drain.drain(drainMillis(config.shutdownTimeoutMillis))
       )
     )
     const address = Context.get(server, HttpServer.HttpServer).address

@@ -22,7 +22,7 @@ import { issue, type IssuedApiKey } from "../../core/access/ApiKeys.ts"
 import { type ApiKeyScope, ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
 import type { Crypto } from "../../core/ports/Crypto.ts"
-import { isUuid, randomUuid } from "../../core/protocol/Uuid.ts"
+import { canonicalUuid, randomUuid } from "../../core/protocol/Uuid.ts"
 import * as AccordConfig from "../config/AccordConfig.ts"
 import * as NodeCrypto from "../crypto/NodeCrypto.ts"
 import { createApiKey } from "../http/api/ApiKeysApi.ts"
@@ -150,11 +150,13 @@ export interface KeyRequest {
  * (`POST /api/admin/v1/workspaces/{workspaceId}/api-keys`) with `ACCORD_SERVICE_URL` and an admin
  * key in `ACCORD_ADMIN_KEY`.
  */
-export const createKey = (storageFor: StorageFor, input: KeyRequest): Effect.Effect<PrintedKey, UsageError> =>
+export const createKey = (storageFor: StorageFor, request: KeyRequest): Effect.Effect<PrintedKey, UsageError> =>
   Effect.gen(function* () {
-    if (!isUuid(input.workspaceId)) {
+    const workspaceId = canonicalUuid(request.workspaceId)
+    if (Option.isNone(workspaceId)) {
       return yield* new UsageError({ message: "--workspace must be a workspace id (a UUID)" })
     }
+    const input = { ...request, workspaceId: workspaceId.value }
     const held = yield* embeddedHolder(yield* loadConfig)
     if (Option.isSome(held)) {
       const serviceUrl = yield* Environment.optional("ACCORD_SERVICE_URL")

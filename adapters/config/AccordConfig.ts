@@ -31,7 +31,7 @@ import { defaultRuntimeLimits, type RuntimeLimits } from "../http/RuntimeGuard.t
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
 import { defaultStorageTimeoutMillis } from "../sql/SqlSupport.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
-import { isUuid } from "../../core/protocol/Uuid.ts"
+import { canonicalUuid } from "../../core/protocol/Uuid.ts"
 
 /**
  * The workspace and administrator key created at start when both bootstrap variables are set.
@@ -399,11 +399,11 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     return Option.some(Redacted.make(key))
   })
 
-  const workspaceId = Option.filter(input.bootstrapWorkspaceId, (id) => {
-    if (isUuid(id.trim())) return true
-    problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)")
-    return false
-  }).pipe(Option.map((id) => id.trim().toLowerCase()))
+  const workspaceId = Option.flatMap(input.bootstrapWorkspaceId, (id) => {
+    const canonical = canonicalUuid(id.trim())
+    if (Option.isNone(canonical)) problems.push("ACCORD_BOOTSTRAP_WORKSPACE_ID must be a UUID (8-4-4-4-12 hex digits)")
+    return canonical
+  })
 
   /** A bootstrap key's secret: 32–512 visible ASCII characters. */
   const bootstrapSecret = (name: string, given: Option.Option<Redacted.Redacted<string>>) =>

@@ -20,6 +20,7 @@ import * as Redacted from "effect/Redacted"
 import { type ApiKeyRecord, type ApiKeyScope, ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
 import { Crypto, CryptoSync } from "../../core/ports/Crypto.ts"
 import { sha256HexWith } from "../../core/protocol/Digest.ts"
+import { canonicalUuid } from "../../core/protocol/Uuid.ts"
 import * as ErrorMap from "./ErrorMap.ts"
 import * as StorageFaultLog from "../telemetry/StorageFaultLog.ts"
 import * as Problem from "./Problem.ts"
@@ -137,7 +138,9 @@ export const authorizeWorkspaceKey = (
   HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest | ApiKeyStore | Crypto
 > =>
   Effect.flatMap(HttpRouter.params, (params) => {
-    const workspaceId = params["workspaceId"] ?? ""
+    // A workspace id in any case names the workspace (`Uuid`); anything else names none.
+    const given = params["workspaceId"] ?? ""
+    const workspaceId = Option.getOrElse(canonicalUuid(given), () => given)
     return Effect.flatMap(authenticate, (key) => {
       if (key.workspaceId !== workspaceId) {
         return Effect.fail(Problem.forbidden("the API key does not belong to this workspace"))

@@ -91,6 +91,78 @@ export const declaresTooMuch = (header: string | undefined, maxBytes: number): b
   return declared !== undefined && declared > maxBytes
 }
 
+/**
+ * The part of a `node:http` request (`IncomingMessage`) a body is read from.
+ */
+export interface NodeRequest {
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  readonly readableEnded: boolean
+  /** Listens to the request's events. */
+  readonly on: (event: string, listener: (...args: ReadonlyArray<any>) => void) => unknown
+  /** Stops listening to the request's events. */
+  readonly off: (event: string, listener: (...args: ReadonlyArray<any>) => void) => unknown
+}
+
+/** Whether a platform request's source is a `node:http` request (Node and Deno), read by its events. */
+const isNodeRequest = (source: unknown): source is NodeRequest =>
+  typeof source === "object" &&
+  source !== null &&
+  typeof (source as { on?: unknown }).on === "function" &&
+  typeof (source as { off?: unknown }).off === "function" &&
+  typeof (source as { readableEnded?: unknown }).readableEnded === "boolean"
+
+/**
+ * Reads a `node:http` request's body with the limits of `readBytes` (`limitedBody`) and calls back
+ * once: a declared length over `maxBytes` is refused at once; otherwise the body is read, and past
+ * `maxBytes` the rest is drained (up to `drainBytes`) so the 413 reaches the client instead of a
+ * reset. Reading stops by removing its listeners, never by destroying the request: that would
+ * reset the connection before the answer is written (the server closes it after the answer,
+ * reading what the client still sends: `NodeServer`). Returns the function that stops reading
+ * (the client went away).
+ */
+export const readNodeBody = (
+  request: NodeRequest,
+  maxBytes: number,
+  done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void
+): (() => void) => {
+  const none = () => {}
+  if (declaresTooMuch(headerText(request.headers["content-length"]), maxBytes)) {
+    done(Exit.fail(Problem.contentTooLarge(maxBytes)))
+    return none
+  }
+  if (request.readableEnded) {
+    done(Exit.fail(unreadable))
+    return none
+  }
+  const body = limitedBody(maxBytes)
+  const cleanup = () => {
+    request.off("data", onData)
+    request.off("end", onEnd)
+    request.off("error", onError)
+  }
+  const onData = (chunk: Uint8Array) => {
+    if (body.add(chunk)) return
+    cleanup()
+    done(body.result())
+  }
+  const onEnd = () => {
+    cleanup()
+    done(body.result())
+  }
+  const onError = () => {
+    cleanup()
+    done(Exit.fail(unreadable))
+  }
+  request.on("data", onData)
+  request.on("end", onEnd)
+  request.on("error", onError)
+  return cleanup
+}
+
+/** A header's one value (a repeated header is not one). */
+const headerText = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" ? value : undefined
+
 /** A web `Request` without a body has no stream to read (the platform fails instead of ending). */
 const hasNoWebBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
   typeof Request !== "undefined" && request.source instanceof Request && request.source.body === null
@@ -105,7 +177,14 @@ export const readBytes = (
     const declared = declaredLength(request.headers["content-length"])
     if (declared !== undefined && declared > maxBytes) return Effect.fail(Problem.contentTooLarge(maxBytes))
     if (declared === 0 || hasNoWebBody(request)) return Effect.succeed(new Uint8Array(0))
-    // A declared length within the limit: the platform reads it in one piece (the common case).
+    const source = request.source
+    if (isNodeRequest(source)) {
+      return Effect.async<Uint8Array, Problem.Problem>((resume) => {
+        const stop = readNodeBody(source, maxBytes, resume)
+        return Effect.sync(stop)
+      })
+    }
+    // Elsewhere (Bun, a web Request): a declared length within the limit is read in one piece.
     if (declared !== undefined) {
       return Effect.flatMap(
         Effect.mapError(request.arrayBuffer, () => unreadable),

@@ -74,7 +74,9 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
       Effect.suspend(() => {
         if (!draining) for (const f of onDrain.splice(0)) f()
         draining = true
-        return Effect.timeoutTo(idle.await, {
+        // Interruptible, so the timeout ends the wait: `drain` runs in a finalizer, where the
+        // awaited effect would otherwise be uninterruptible and the timeout would wait for it.
+        return Effect.timeoutTo(Effect.interruptible(idle.await), {
           duration: timeout,
           onSuccess: () => undefined,
           onTimeout: () => undefined

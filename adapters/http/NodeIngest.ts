@@ -21,12 +21,12 @@ import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Answer } from "./Answer.ts"
-import { declaresTooMuch, limitedBody, unreadable } from "./Body.ts"
+import { readNodeBody } from "./Body.ts"
 import { Drain } from "./Drain.ts"
 import { ingestEvent } from "./api/IngestApi.ts"
 import { targetProblem } from "./Paths.ts"
 import { type IngestOptions, ingestPath, type IngestServices, makeIngest, maxEventBytes } from "./routes/Ingest.ts"
-import * as Problem from "./Problem.ts"
+import type * as Problem from "./Problem.ts"
 import { requestLogEnabled, withRequestLog } from "./RequestLog.ts"
 
 /**
@@ -38,51 +38,6 @@ export type FastRoute = (request: IncomingMessage, response: ServerResponse) => 
  * The direct routes the `node:http` dispatcher answers itself; every other request goes to the app.
  */
 export class FastRoutes extends Context.Tag("@accord/adapters/http/FastRoutes")<FastRoutes, FastRoute>() {}
-
-/**
- * Reads the request body with the limits of `Body.readBytes` (`Body.limitedBody`) and calls back
- * once: a declared length over `maxBytes` is refused at once; otherwise the body is read, and past
- * `maxBytes` the rest is drained (up to `drainBytes`) so the 413 reaches the client instead of a
- * reset. Returns the function that stops reading (the client went away).
- */
-const readNodeBody = (
-  request: IncomingMessage,
-  maxBytes: number,
-  done: (body: Exit.Exit<Uint8Array, Problem.Problem>) => void
-): (() => void) => {
-  const none = () => {}
-  if (declaresTooMuch(request.headers["content-length"], maxBytes)) {
-    done(Exit.fail(Problem.contentTooLarge(maxBytes)))
-    return none
-  }
-  if (request.readableEnded) {
-    done(Exit.fail(unreadable))
-    return none
-  }
-  const body = limitedBody(maxBytes)
-  const cleanup = () => {
-    request.off("data", onData)
-    request.off("end", onEnd)
-    request.off("error", onError)
-  }
-  const onData = (chunk: Buffer) => {
-    if (body.add(chunk)) return
-    cleanup()
-    done(body.result())
-  }
-  const onEnd = () => {
-    cleanup()
-    done(body.result())
-  }
-  const onError = () => {
-    cleanup()
-    done(Exit.fail(unreadable))
-  }
-  request.on("data", onData)
-  request.on("end", onEnd)
-  request.on("error", onError)
-  return cleanup
-}
 
 /**
  * Writes an answer on a `node:http` response (nothing when one was already written or the socket is

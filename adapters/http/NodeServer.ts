@@ -17,7 +17,7 @@ import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type * as Net from "node:net"
+import * as Net from "node:net"
 import { Drain } from "./Drain.ts"
 import { Readable } from "node:stream"
 import { FastRoutes, send } from "./NodeIngest.ts"
@@ -51,6 +51,12 @@ export const defaultConnectionLimits: ConnectionLimits = {
   keepAliveTimeoutMillis: 5_000,
   maxConnections: 1024
 }
+
+/**
+ * How long a keep-alive connection idle when draining starts may still send one more request
+ * (answered with `Connection: close`) before it is closed.
+ */
+const idleCloseGraceMillis = 1_000
 
 /**
  * An `HttpServer` on `node:http` listening on `listen`, bounded by `limits`, answering the fast
@@ -87,7 +93,7 @@ export const layerServer = (
       let stopping = false
       node.on("request", (request: IncomingMessage, response: ServerResponse) => {
         if (stopping) response.setHeader("connection", "close")
-        else closeIfBodyUnread(request, response)
+        closeIfBodyUnread(request, response)
         // The dispatcher's one shortcut: a direct route answers without the platform's request
         // objects and fiber; every other request goes to the app being served.
         if (fast(request, response)) return
@@ -96,12 +102,26 @@ export const layerServer = (
         request.resume()
         send(response, notServing)
       })
+      // The connections open now.
+      const sockets = new Set<Net.Socket>()
+      node.on("connection", (socket: Net.Socket) => {
+        sockets.add(socket)
+        socket.once("close", () => sockets.delete(socket))
+      })
       const server = yield* NodeHttpServer.make(() => node, listen)
       // Draining: accept nothing new, and close the keep-alive connections no request is using.
+      // The listening socket closes at once (`net.Server`'s close: `http.Server`'s would also close
+      // every idle connection at once, and a client whose next request is already on its way would
+      // meet a reset). An idle connection gets `idleCloseGraceMillis` to send that request, which
+      // is answered with `Connection: close`; the connections still idle then are closed.
+      // The drain waits for the connections open then to close (each closes after its next answer,
+      // or idle, after the grace), not only for the requests in flight: ending it earlier would close
+      // them all at once, with the same reset.
       drain.unsafeOnDrain(() => {
         stopping = true
-        node.close()
-        node.closeIdleConnections?.()
+        Net.Server.prototype.close.call(node)
+        for (const socket of sockets) socket.once("close", drain.unsafeEnter())
+        setTimeout(() => node.closeIdleConnections?.(), idleCloseGraceMillis).unref()
       })
       // Runs before the platform's close (added after it): whatever is still open once the drain has
       // had its time is closed, so a client holding a body open cannot hold the process.
@@ -129,16 +149,50 @@ export const layerServer = (
 /**
  * An answer written before its request's body was read to the end (a refusal: 401, 413, 415)
  * closes the connection. Keeping it would leave the server reading the rest of the body, however
- * slowly it comes, before the connection could serve another request.
+ * slowly it comes, before the connection could serve another request. The close lingers
+ * (`lingerOnClose`), so the client reads the answer instead of a reset.
  */
 const closeIfBodyUnread = (request: IncomingMessage, response: ServerResponse): void => {
   const declared = request.headers["content-length"]
   if ((declared === undefined || declared === "0") && request.headers["transfer-encoding"] === undefined) return
   const writeHead = response.writeHead
   response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-    if (!request.complete) this.setHeader("connection", "close")
+    if (!request.complete) {
+      this.setHeader("connection", "close")
+      lingerOnClose(request)
+    }
     return writeHead.apply(this, args)
   } as ServerResponse["writeHead"]
+}
+
+/**
+ * How long a closing connection keeps reading (and discarding) what its client still sends: at
+ * most `lingerMillis` in all, and `lingerIdleMillis` without a byte.
+ */
+const lingerMillis = 10_000
+const lingerIdleMillis = 2_000
+
+/**
+ * Closes the request's connection after its answer without a reset. `node:http` destroys a
+ * connection it closes as soon as the answer is written; bytes of the request body that arrive
+ * after that make the kernel answer with a reset, and a client still sending its body (a large
+ * chunked upload) loses the answer it had not read yet. So the server here only ends its side once
+ * the answer is written, and keeps reading and discarding the rest of the body until the client
+ * ends its side, stops sending for `lingerIdleMillis`, or `lingerMillis` have passed.
+ */
+const lingerOnClose = (request: IncomingMessage): void => {
+  const socket = request.socket as Net.Socket & { destroySoon?: () => void }
+  if (socket.destroySoon === undefined) return
+  socket.destroySoon = function (this: Net.Socket) {
+    if (this.writable) this.end()
+    const stop = () => this.destroy()
+    const deadline = setTimeout(stop, lingerMillis)
+    deadline.unref()
+    this.once("close", () => clearTimeout(deadline))
+    this.setTimeout(lingerIdleMillis, stop)
+    request.resume()
+    this.resume()
+  }
 }
 
 /**

@@ -25,7 +25,15 @@ export const make = (): CatalogStoreService => {
       Effect.sync(() =>
         Option.fromNullable(list(workspaceId).find((v) => v.publishedVersionId === publishedVersionId))
       ),
-    versions: (workspaceId) => Effect.sync(() => [...list(workspaceId)].reverse())
+    byVersion: (workspaceId, version) => Effect.sync(() => Option.fromNullable(list(workspaceId)[version - 1])),
+    versions: (workspaceId, page) =>
+      Effect.sync(() =>
+        list(workspaceId)
+          .filter((v) => page.before === undefined || v.version < page.before)
+          .reverse()
+          .slice(0, page.limit)
+          .map(({ document: _, ...summary }) => summary)
+      )
   }
 }
 

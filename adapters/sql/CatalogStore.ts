@@ -18,7 +18,12 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { CatalogDocument } from "../../core/protocol/messages/Catalog.ts"
-import { CatalogStore, type CatalogStoreService, type PublishedCatalog } from "../../core/ports/CatalogStore.ts"
+import {
+  CatalogStore,
+  type CatalogStoreService,
+  type CatalogVersionSummary,
+  type PublishedCatalog
+} from "../../core/ports/CatalogStore.ts"
 import { isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
@@ -66,6 +71,13 @@ export const make: Effect.Effect<CatalogStoreService, never, SqlClient.SqlClient
       document
     })
     const fromRow = (row: Row): PublishedCatalog => toCatalog(row, documentOf(row))
+    const summaryOf = (row: Head): CatalogVersionSummary => ({
+      workspaceId: row.workspace_id,
+      version: num(row.version),
+      publishedVersionId: row.published_version_id,
+      publishedAt: num(row.published_at),
+      publishedBy: row.published_by
+    })
     const current = yield* makeBatcher((workspaceIds: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         const heads = yield* sql<Head>`
@@ -121,9 +133,19 @@ export const make: Effect.Effect<CatalogStoreService, never, SqlClient.SqlClient
           Effect.map(firstRow(fromRow)),
           orStorageError("catalog.byPublishedVersion")
         ),
-      versions: (workspaceId) =>
-        sql<Row>`SELECT * FROM accord_catalog_versions WHERE workspace_id = ${workspaceId} ORDER BY version DESC`.pipe(
-          Effect.map((rows) => rows.map(fromRow)),
+      byVersion: (workspaceId, version) =>
+        sql<Row>`SELECT * FROM accord_catalog_versions WHERE workspace_id = ${workspaceId} AND version = ${version}`.pipe(
+          Effect.map(firstRow(fromRow)),
+          orStorageError("catalog.byVersion")
+        ),
+      // The summary columns only, along the primary key (workspace_id, version) backwards.
+      versions: (workspaceId, page) =>
+        sql<Head>`
+        SELECT workspace_id, version, published_version_id, published_at, published_by
+        FROM accord_catalog_versions
+        WHERE workspace_id = ${workspaceId}${page.before === undefined ? sql`` : sql` AND version < ${page.before}`}
+        ORDER BY version DESC LIMIT ${page.limit}`.pipe(
+          Effect.map((rows) => rows.map(summaryOf)),
           orStorageError("catalog.versions")
         )
     }

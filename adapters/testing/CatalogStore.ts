@@ -60,6 +60,9 @@ const publish = (workspaceId: string, document: CatalogDocument, publishedAt = 1
     })
   )
 
+/** Every version of a small history, in one page. */
+const all = { limit: 100 }
+
 const published = (result: PublishedCatalog | "published_version_exists"): PublishedCatalog => {
   assert.notStrictEqual(result, "published_version_exists")
   return result as PublishedCatalog
@@ -79,7 +82,7 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
           const workspaceId = uid()
           assert.isTrue(Option.isNone(yield* store.current(workspaceId)))
           assert.isTrue(Option.isNone(yield* store.byPublishedVersion(workspaceId, sampleCatalog.publishedVersionId!)))
-          assert.deepStrictEqual(yield* store.versions(workspaceId), [])
+          assert.deepStrictEqual(yield* store.versions(workspaceId, all), [])
         })
       )
 
@@ -103,7 +106,7 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
           assert.strictEqual(current.version, 3)
           assert.deepStrictEqual(current.document, documents[2])
           // The audit trail: every version, newest first.
-          const versions = yield* store.versions(workspaceId)
+          const versions = yield* store.versions(workspaceId, all)
           assert.deepStrictEqual(
             versions.map((v) => [v.version, v.publishedVersionId, v.publishedAt]),
             [
@@ -131,10 +134,46 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
             Option.getOrThrow(yield* store.byPublishedVersion(workspaceId, second.publishedVersionId!)).version,
             2
           )
+          assert.deepStrictEqual(Option.getOrThrow(yield* store.byVersion(workspaceId, 1)).document, first)
+          assert.deepStrictEqual(Option.getOrThrow(yield* store.byVersion(workspaceId, 2)).document, second)
+          assert.isTrue(Option.isNone(yield* store.byVersion(workspaceId, 3)))
+        })
+      )
+
+      it.effect("the history is read in pages of summaries, newest first: limit, then older than a version", () =>
+        Effect.gen(function* () {
+          const store = yield* CatalogStore
+          const workspaceId = uid()
+          for (let i = 0; i < 5; i++) published(yield* publish(workspaceId, documentAt(i), 1_000 + i))
+          const first = yield* store.versions(workspaceId, { limit: 2 })
+          assert.deepStrictEqual(first, [
+            {
+              workspaceId,
+              version: 5,
+              publishedVersionId: first[0]!.publishedVersionId,
+              publishedAt: 1_004,
+              publishedBy: "api_key:k1"
+            },
+            {
+              workspaceId,
+              version: 4,
+              publishedVersionId: first[1]!.publishedVersionId,
+              publishedAt: 1_003,
+              publishedBy: "api_key:k1"
+            }
+          ])
+          // A summary carries no document.
+          assert.isFalse(first.some((v) => "document" in v))
+          const pages = [first]
+          while (pages.at(-1)!.length === 2) {
+            pages.push(yield* store.versions(workspaceId, { limit: 2, before: pages.at(-1)!.at(-1)!.version }))
+          }
           assert.deepStrictEqual(
-            (yield* store.versions(workspaceId)).map((v) => v.document),
-            [second, first]
+            pages.map((page) => page.map((v) => v.version)),
+            [[5, 4], [3, 2], [1]]
           )
+          assert.deepStrictEqual(yield* store.versions(workspaceId, { limit: 2, before: 1 }), [])
+          assert.deepStrictEqual(yield* store.versions(uid(), { limit: 2 }), [])
         })
       )
 
@@ -147,14 +186,14 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
           // Same id, another document: refused, the stored version unchanged.
           const reused = { ...documentAt(999), publishedVersionId: first.publishedVersionId! }
           assert.strictEqual(yield* publish(workspaceId, reused, 2_000), "published_version_exists")
-          const versions = yield* store.versions(workspaceId)
+          const versions = yield* store.versions(workspaceId, all)
           assert.strictEqual(versions.length, 1)
-          assert.deepStrictEqual(versions[0]!.document, first)
+          assert.deepStrictEqual(Option.getOrThrow(yield* store.byVersion(workspaceId, 1)).document, first)
           assert.strictEqual(versions[0]!.publishedAt, 1_000)
           // Even after a newer version, the old id stays used.
           published(yield* publish(workspaceId, documentAt(200)))
           assert.strictEqual(yield* publish(workspaceId, reused), "published_version_exists")
-          assert.strictEqual((yield* store.versions(workspaceId)).length, 2)
+          assert.strictEqual((yield* store.versions(workspaceId, all)).length, 2)
         })
       )
 
@@ -170,8 +209,8 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
             Option.getOrThrow(yield* store.byPublishedVersion(b, shared.publishedVersionId!)).workspaceId,
             b
           )
-          assert.strictEqual((yield* store.versions(a)).length, 2)
-          assert.strictEqual((yield* store.versions(b)).length, 1)
+          assert.strictEqual((yield* store.versions(a, all)).length, 2)
+          assert.strictEqual((yield* store.versions(b, all)).length, 1)
         })
       )
 
@@ -195,7 +234,7 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
             assert.strictEqual(stored.version, result.version)
             assert.deepStrictEqual(stored.document, result.document)
           }
-          assert.strictEqual((yield* store.versions(workspaceId)).length, 20)
+          assert.strictEqual((yield* store.versions(workspaceId, all)).length, 20)
           assert.strictEqual(Option.getOrThrow(yield* store.current(workspaceId)).version, 20)
         })
       )
@@ -210,7 +249,7 @@ export const suite = (name: string, layer: () => Layer.Layer<CatalogStore, unkno
             { concurrency: "unbounded" }
           )
           assert.strictEqual(results.filter((r) => r !== "published_version_exists").length, 1)
-          assert.strictEqual((yield* store.versions(workspaceId)).length, 1)
+          assert.strictEqual((yield* store.versions(workspaceId, all)).length, 1)
         })
       )
     })

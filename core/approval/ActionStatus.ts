@@ -20,7 +20,7 @@ import {
   type PaymentContinuation,
   PaymentContinuation as PaymentContinuationSchema
 } from "../protocol/messages/Continuation.ts"
-import { isUuid } from "../protocol/Uuid.ts"
+import { canonicalUuid } from "../protocol/Uuid.ts"
 
 /**
  * What the runtime may read of its own actor's action: its state, whether the journey may advance,
@@ -42,9 +42,9 @@ const decodeContinuation = Schema.decodeUnknown(Schema.parseJson(PaymentContinua
  */
 export const actionStatus = (session: RuntimeSessionRecord, actionRequestId: string) =>
   Effect.gen(function* () {
-    const id = actionRequestId.toLowerCase()
-    if (!isUuid(id)) return Option.none<ActionStatus>()
-    const record = yield* (yield* ActionLedger).get(id)
+    const id = canonicalUuid(actionRequestId)
+    if (Option.isNone(id)) return Option.none<ActionStatus>()
+    const record = yield* (yield* ActionLedger).get(id.value)
     if (Option.isNone(record)) return Option.none<ActionStatus>()
     const r = record.value
     const request = yield* Effect.option(decodeStoredRequest(r))

@@ -8,7 +8,12 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { CatalogStore, type PublishedCatalog } from "../ports/CatalogStore.ts"
+import {
+  CatalogStore,
+  type CatalogVersionSummary,
+  type CatalogVersionsPage,
+  type PublishedCatalog
+} from "../ports/CatalogStore.ts"
 import type { Crypto } from "../ports/Crypto.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { FieldIssue } from "../protocol/Json.ts"
@@ -94,12 +99,13 @@ export const current = (
   )
 
 /**
- * Every version of the workspace's catalog, newest first.
+ * A page of the workspace's catalog versions, newest first, as summaries (no documents).
  */
 export const versions = (
-  workspaceId: string
-): Effect.Effect<ReadonlyArray<PublishedCatalog>, StorageError, CatalogStore> =>
-  Effect.flatMap(CatalogStore, (store) => store.versions(workspaceId))
+  workspaceId: string,
+  page: CatalogVersionsPage
+): Effect.Effect<ReadonlyArray<CatalogVersionSummary>, StorageError, CatalogStore> =>
+  Effect.flatMap(CatalogStore, (store) => store.versions(workspaceId, page))
 
 /**
  * One version of the workspace's catalog, named by its number (`1`, `2`, …) as text.
@@ -110,7 +116,10 @@ export const version = (
 ): Effect.Effect<PublishedCatalog, NotFound | StorageError, CatalogStore> =>
   Effect.gen(function* () {
     const number = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : undefined
-    const found = number === undefined ? undefined : (yield* versions(workspaceId)).find((c) => c.version === number)
-    if (found === undefined) return yield* new NotFound({ resource: "catalog_version" })
-    return found
+    const found =
+      number === undefined
+        ? Option.none()
+        : yield* Effect.flatMap(CatalogStore, (store) => store.byVersion(workspaceId, number))
+    if (Option.isNone(found)) return yield* new NotFound({ resource: "catalog_version" })
+    return found.value
   })

@@ -15,6 +15,7 @@ import { AccountId, PaymentMode as PaymentModeSchema, Sha256Hex } from "../proto
 import { Action, Actor, Binding } from "../protocol/messages/Execution.ts"
 import { Currency } from "../protocol/messages/Reconciliation.ts"
 import { familyRule, type PaymentRule } from "../protocol/OperationFamily.ts"
+import { Uuid } from "../protocol/Uuid.ts"
 
 /**
  * The outbox kind of a delivery of an action to the customer endpoint.
@@ -31,8 +32,8 @@ export const reconcileOutboxKind = "service.reconcile"
  */
 export const PaymentSnapshot = Schema.Struct({
   mode: PaymentModeSchema,
-  actionVersionId: Schema.UUID,
-  offerVersionId: Schema.NullOr(Schema.UUID),
+  actionVersionId: Uuid,
+  offerVersionId: Schema.NullOr(Uuid),
   expected: Schema.NullOr(
     Schema.Struct({
       amountMinor: Schema.Int.pipe(Schema.nonNegative()),

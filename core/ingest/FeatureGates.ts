@@ -13,7 +13,7 @@ import type { EventStore } from "../ports/EventStore.ts"
 import { type FeatureGate, FeatureGateStore } from "../ports/FeatureGateStore.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { NotFound } from "../protocol/NotFound.ts"
-import { randomUuid } from "../protocol/Uuid.ts"
+import { canonicalUuid, randomUuid } from "../protocol/Uuid.ts"
 import { settleGate } from "./GateEvidence.ts"
 
 /**
@@ -56,7 +56,10 @@ export const getGate = (
   id: string
 ): Effect.Effect<FeatureGate, NotFound | StorageError, FeatureGateStore | EventStore> =>
   Effect.flatMap(
-    Effect.flatMap(FeatureGateStore, (gates) => gates.get(workspaceId, id)),
+    Option.match(canonicalUuid(id), {
+      onNone: () => Effect.succeed(Option.none()),
+      onSome: (canonical) => Effect.flatMap(FeatureGateStore, (gates) => gates.get(workspaceId, canonical))
+    }),
     (gate): Effect.Effect<FeatureGate, NotFound | StorageError, FeatureGateStore | EventStore> =>
       Option.isNone(gate) ? Effect.fail(new NotFound({ resource: "feature_gate" })) : settleGate(gate.value)
   )

@@ -25,8 +25,23 @@ export interface PublishedCatalog {
 }
 
 /**
+ * A published version as its history lists it: who published which version, when, without its
+ * document.
+ */
+export type CatalogVersionSummary = Omit<PublishedCatalog, "document">
+
+/**
+ * One page of a workspace's version history: at most `limit` versions, newest first, each older
+ * than version `before` when given.
+ */
+export interface CatalogVersionsPage {
+  readonly limit: number
+  readonly before?: number
+}
+
+/**
  * The catalog port: publish append-only versions per workspace, read the current one, one by its
- * id, and their history.
+ * id or number, and pages of their history.
  */
 export interface CatalogStoreService {
   /**
@@ -47,8 +62,19 @@ export interface CatalogStoreService {
     workspaceId: string,
     publishedVersionId: string
   ) => Effect.Effect<Option.Option<PublishedCatalog>, StorageError>
-  /** Every version, newest first, without their documents' contents beyond what is stored. */
-  readonly versions: (workspaceId: string) => Effect.Effect<ReadonlyArray<PublishedCatalog>, StorageError>
+  /** The version numbered `version` (1, 2, …), current or not. */
+  readonly byVersion: (
+    workspaceId: string,
+    version: number
+  ) => Effect.Effect<Option.Option<PublishedCatalog>, StorageError>
+  /**
+   * A page of the version history, newest first, as summaries: a history may hold many large
+   * documents, and listing it reads none of them.
+   */
+  readonly versions: (
+    workspaceId: string,
+    page: CatalogVersionsPage
+  ) => Effect.Effect<ReadonlyArray<CatalogVersionSummary>, StorageError>
 }
 
 /** The service tag of the catalog store. */

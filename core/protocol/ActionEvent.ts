@@ -14,7 +14,8 @@
  * Ids compare in any letter case (UUIDs, RFC 9562). An event that names two different actions
  * names both, so it is evidence for neither.
  */
-import { isUuid } from "./Uuid.ts"
+import * as Option from "effect/Option"
+import { canonicalUuid } from "./Uuid.ts"
 
 /**
  * The event property naming the action an event reports on.
@@ -40,6 +41,7 @@ export const actionsNamedBy = (event: {
   const property = event.properties[actionRequestIdProperty]
   if (typeof property === "string") named.push(property.toLowerCase())
   const [name, id] = (event.eventId ?? "").split(":", 2)
-  if (name === event.eventName && isUuid(id)) named.push(id.toLowerCase())
+  const fromEventId = name === event.eventName ? canonicalUuid(id) : Option.none()
+  if (Option.isSome(fromEventId)) named.push(fromEventId.value)
   return [...new Set(named)]
 }

@@ -8,8 +8,8 @@
  * checks that call the schema's own refinement filters, and answers with the decoded value only
  * when every check passes. Anything else (an invalid input, an ambiguous union) goes to
  * `Schema.decodeUnknownEither` with the same options, so rejections and their issues are exactly
- * the schema's. A schema with a node the compiler does not cover (a transformation, a
- * declaration, a suspension, a tuple with fixed elements, a decoding fallback, `propertyOrder` or
+ * the schema's. A schema with a node the compiler does not cover (a transformation that
+ * answers an effect, a declaration, a suspension, a tuple with fixed elements, a decoding fallback, `propertyOrder` or
  * `onExcessProperty: "preserve"`) defers to the schema wherever an input reaches that node; a union
  * answers only when exactly one member decodes and every other one is certain to fail.
  *
@@ -122,9 +122,31 @@ const compile = (ast: AST.AST, called: AST.ParseOptions | undefined): Fast => {
     }
     case "TypeLiteral":
       return compileTypeLiteral(ast, options)
+    case "Transformation":
+      return compileTransformation(ast, options)
     default:
-      // Transformations, declarations, suspensions, …: the schema decides.
+      // Declarations, suspensions, …: the schema decides.
       return deferred
+  }
+}
+
+/**
+ * A transformation whose decoding answers at once (`Schema.transform`'s, which the parser runs as
+ * an `Either`): the source's checks, the decoding, then the target's checks, as the parser runs
+ * them. A decoding that fails or answers an effect leaves the input to the schema.
+ */
+const compileTransformation = (ast: AST.Transformation, options: AST.ParseOptions | undefined): Fast => {
+  const transformation = ast.transformation
+  if (transformation._tag !== "FinalTransformation") return deferred
+  const from = compile(ast.from, options)
+  const to = compile(ast.to, options)
+  const decodeOptions = options ?? AST.defaultParseOption
+  return (input) => {
+    const value = from(input)
+    if (isMiss(value)) return value
+    const decoded = transformation.decode(value, decodeOptions, ast, input)
+    if (!Either.isEither(decoded) || Either.isLeft(decoded)) return defer
+    return to(decoded.right)
   }
 }
 

@@ -1,7 +1,11 @@
 /**
- * UUIDs: the one UUID schema and test every route and message uses (canonical 8-4-4-4-12 hex, any
- * case, as `Schema.UUID` accepts), fresh version 4 UUIDs from the `Crypto` port, and time-ordered
- * version 7 UUIDs for rows written at a high rate.
+ * UUIDs: the one UUID schema every route, parameter and message decodes with, fresh version 4
+ * UUIDs from the `Crypto` port, and time-ordered version 7 UUIDs for rows written at a high rate.
+ *
+ * RFC 9562, section 4: the hex digits "are output as lower case characters and are case
+ * insensitive on input". So a UUID is taken in any case and decoded to lower case, the form every
+ * UUID Accord makes and stores has: the same identifier names the same row or catalog entry
+ * however its sender wrote it (docs/decisions.md, "UUIDs in any case").
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -9,15 +13,29 @@ import * as Option from "effect/Option"
 import { Crypto, type CryptoService, CryptoSync, type CryptoSyncService } from "../ports/Crypto.ts"
 import { toHex } from "./Hex.ts"
 
-/**
- * A UUID in its canonical text form.
- */
-export const Uuid: typeof Schema.UUID = Schema.UUID
+/** The canonical text form: 8-4-4-4-12 lower-case hex digits. */
+const CanonicalUuid = Schema.UUID.pipe(Schema.lowercased()).annotations({ identifier: "CanonicalUuid" })
 
 /**
- * Whether `value` is a UUID in its canonical text form (see `Uuid`).
+ * A UUID: 8-4-4-4-12 hex digits in any case, decoded to lower case (encoding takes the lower-case
+ * form only).
  */
-export const isUuid: (value: unknown) => value is string = Schema.is(Uuid)
+export const Uuid: Schema.Schema<string> = Schema.transform(Schema.UUID, CanonicalUuid, {
+  strict: true,
+  decode: (text) => text.toLowerCase(),
+  encode: (text) => text
+}).annotations({ identifier: "UUID" })
+
+/**
+ * Whether `value` is a UUID in its canonical (lower-case) text form, as `Uuid` decodes one.
+ */
+export const isUuid: (value: unknown) => value is string = Schema.is(CanonicalUuid)
+
+/**
+ * `value` as a canonical UUID when it is a UUID in any case (`Uuid`), else `None`: how a path
+ * parameter or a configured id is read.
+ */
+export const canonicalUuid: (value: unknown) => Option.Option<string> = Schema.decodeUnknownOption(Uuid)
 
 /**
  * A random version 4 UUID from the `Crypto` port (key ids).

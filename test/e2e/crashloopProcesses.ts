@@ -77,8 +77,10 @@ export const freePort = (): Promise<number> =>
     })
   })
 
+/** Runs `args` with node: a `.ts` entry through tsx, a compiled `.js` one as it is. */
 const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Running => {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const loader = args[0]?.endsWith(".js") ? [] : ["--import", "tsx"]
+  const child = spawn(process.execPath, [...loader, ...args], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"]
@@ -105,9 +107,17 @@ const polled = async (probe: () => Promise<boolean>) => {
   while (!(await probe())) await new Promise((resolve) => setTimeout(resolve, 50))
 }
 
-/** The Accord server on `port` with `databaseUrl`, the test workspace and admin key bootstrapped. */
-export const startServer = (databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<Running> => {
-  const running = start(["runtimes/node/main.ts"], {
+/**
+ * The Accord server on `port` with `databaseUrl`, the test workspace and admin key bootstrapped;
+ * `entry` is the server's entry (the compiled `dist/runtimes/node/main.js` runs without tsx).
+ */
+export const startServer = (
+  databaseUrl: string,
+  port: number,
+  env: Record<string, string> = {},
+  entry = "runtimes/node/main.ts"
+): Promise<Running> => {
+  const running = start([entry], {
     ...process.env,
     DATABASE_URL: databaseUrl,
     PORT: String(port),

@@ -7,7 +7,17 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CatalogDocument } from "../../../core/protocol/messages/Catalog.ts"
-import { adminGuarded, adminPath, bodyProblems, declaring, notFound, page, Timestamp, UuidText } from "./Common.ts"
+import {
+  adminGuarded,
+  adminPath,
+  bodyProblems,
+  declaring,
+  notFound,
+  page,
+  pageParams,
+  Timestamp,
+  UuidText
+} from "./Common.ts"
 
 const documentExample = {
   offers: [
@@ -80,8 +90,10 @@ export const getCatalog = HttpApiEndpoint.get("getCatalog", "/catalog")
 
 export const listCatalogVersions = HttpApiEndpoint.get("listCatalogVersions", "/catalog/versions")
   .setPath(adminPath({}))
+  .setUrlParams(Schema.Struct(pageParams))
   .addSuccess(page(Schema.Struct(summaryFields), summaryExample))
-  .annotate(OpenApi.Summary, "Every catalog version, newest first: the audit trail (one page)")
+  .pipe(declaring("InvalidQuery"))
+  .annotate(OpenApi.Summary, "The catalog versions, newest first, without their documents: the audit trail, paged")
 
 export const getCatalogVersion = HttpApiEndpoint.get("getCatalogVersion", "/catalog/versions/:version")
   .setPath(

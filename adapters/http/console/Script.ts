@@ -764,10 +764,11 @@ const catalogScreen = (main) => {
       else failure(current, error)
     }
     try {
-      const page = await api("GET", "/catalog/versions")
-      historySlot.replaceChildren(page.data.length === 0 ? h("p", {}, "No versions yet.") : table("Every published version, newest first.",
+      const versions = await allPages("/catalog/versions", { limit: "200" }, chartBound)
+      historySlot.replaceChildren(versions.length === 0 ? h("p", {}, "No versions yet.") : table(
+        versions.length >= chartBound ? "The newest " + versions.length + " published versions, newest first." : "Every published version, newest first.",
         ["Version", "Published", "Published by", ""],
-        page.data.map((version) => [version.version, version.publishedAt, version.publishedBy,
+        versions.map((version) => [version.version, version.publishedAt, version.publishedBy,
           h("button", { type: "button", className: "quiet", "aria-label": "Open catalog version " + version.version, onclick: async () => {
             versionSlot.replaceChildren()
             try {

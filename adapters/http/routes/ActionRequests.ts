@@ -33,7 +33,7 @@ import type { Crypto } from "../../../core/ports/Crypto.ts"
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
-import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { canonicalUuid } from "../../../core/protocol/Uuid.ts"
 import { adminOnly, guarded, guardedAs } from "../Auth.ts"
 import { readJson } from "../Body.ts"
 import * as Api from "../api/Api.ts"
@@ -119,14 +119,13 @@ const listActions = (workspaceId: string) =>
 
 const showAction = (workspaceId: string) =>
   Effect.gen(function* () {
-    // lower-cased first, so a UUID in any case names the stored (lower-case) id
-    const id = ((yield* HttpRouter.params)["id"] ?? "").toLowerCase()
+    const id = canonicalUuid((yield* HttpRouter.params)["id"])
     const ledger = yield* ActionLedger
-    const record = isUuid(id) ? yield* ledger.get(id) : Option.none()
+    const record = Option.isSome(id) ? yield* ledger.get(id.value) : Option.none()
     if (Option.isNone(record) || record.value.workspaceId !== workspaceId) {
       return yield* new NotFound({ resource: "action_request" })
     }
-    const history = yield* ledger.history(id)
+    const history = yield* ledger.history(record.value.actionRequestId)
     return json({
       ...actionView(record.value),
       history: history.map((h) => ({

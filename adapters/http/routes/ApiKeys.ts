@@ -7,12 +7,13 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { issue } from "../../../core/access/ApiKeys.ts"
 import { type ApiKeyRecord, ApiKeyStore } from "../../../core/ports/ApiKeyStore.ts"
 import type { Crypto } from "../../../core/ports/Crypto.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
-import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { canonicalUuid } from "../../../core/protocol/Uuid.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
 import { jsonResponse as json } from "../Answer.ts"
 import { adminOnly, guarded } from "../Auth.ts"
@@ -56,7 +57,8 @@ const revokeApiKey = (workspaceId: string, id: string) =>
   Effect.gen(function* () {
     const store = yield* ApiKeyStore
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    const revoked = isUuid(id) && (yield* store.revoke(workspaceId, id.toLowerCase(), now))
+    const key = canonicalUuid(id)
+    const revoked = Option.isSome(key) && (yield* store.revoke(workspaceId, key.value, now))
     if (!revoked) return yield* new NotFound({ resource: "api_key" })
     return HttpServerResponse.empty({ status: 204 })
   })

@@ -31,7 +31,7 @@ import { type RuntimeSessionRecord, RuntimeSessionStore } from "../../../core/po
 import type { StorageError } from "../../../core/ports/StorageError.ts"
 import { formatTimestamp } from "../../../core/protocol/Timestamp.ts"
 import { NotFound } from "../../../core/protocol/NotFound.ts"
-import { isUuid } from "../../../core/protocol/Uuid.ts"
+import { canonicalUuid } from "../../../core/protocol/Uuid.ts"
 import * as Api from "../api/Api.ts"
 import { approvalStatuses } from "../api/ApprovalsApi.ts"
 import { encodeTimeCursor, listQuery, oneOf, pageOf, timeCursor, validQuery } from "../Paging.ts"
@@ -75,8 +75,8 @@ const createSession = (maxBodyBytes: number) => (workspaceId: string, key: { rea
 
 const revokeSession = (sessionId: string) => (workspaceId: string) =>
   Effect.gen(function* () {
-    const id = sessionId.toLowerCase()
-    const revoked = isUuid(id) && (yield* revoke(workspaceId, id))
+    const id = canonicalUuid(sessionId)
+    const revoked = Option.isSome(id) && (yield* revoke(workspaceId, id.value))
     if (!revoked) return yield* new NotFound({ resource: "runtime_session" })
     return HttpServerResponse.empty({ status: 204 })
   })
@@ -179,10 +179,11 @@ const listApprovals = (workspaceId: string) =>
 
 const collectToken = (approvalId: string) => (workspaceId: string) =>
   Effect.gen(function* () {
-    const id = approvalId.toLowerCase()
-    const approval = isUuid(id) ? yield* (yield* ApprovalStore).get(id) : Option.none()
+    const canonical = canonicalUuid(approvalId)
+    const approval = Option.isSome(canonical) ? yield* (yield* ApprovalStore).get(canonical.value) : Option.none()
     const gone = () => new NotFound({ resource: "approval_token" })
     if (Option.isNone(approval) || approval.value.workspaceId !== workspaceId) return yield* gone()
+    const id = approval.value.approvalId
     const token = yield* Effect.mapError((yield* ApprovalNotifier).collect(id), (error) =>
       error._tag === "OpenFailed" ? Problem.internal : error
     )

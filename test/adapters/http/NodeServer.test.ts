@@ -12,6 +12,8 @@ import { connect, type Socket } from "node:net"
 import * as Drain from "../../../adapters/http/Drain.ts"
 import { FastRoutes } from "../../../adapters/http/NodeIngest.ts"
 import * as NodeServer from "../../../adapters/http/NodeServer.ts"
+import { fixtureTrialRef } from "../../support/deliveries.ts"
+import { adminKey, jsonHeaders, request, startServer, workspaceId } from "../../support/http.ts"
 
 // The fast route answers `/fast` itself; everything else goes to the app once it is served.
 const fast = Layer.succeed(FastRoutes, (request, response) => {
@@ -178,5 +180,76 @@ describe("NodeServer.layerServer", () => {
       while (!a.text().includes("ok")) yield* Effect.sleep("10 millis")
       assert.strictEqual(b.socket.destroyed, false)
     })
+  )
+})
+
+/**
+ * Sends `total` bytes of body in 64 KiB chunks (`Transfer-Encoding: chunked`, so no length is
+ * declared up front) while reading the answer, then ends its side; answers what it read and the
+ * socket error it met, if any.
+ */
+const sendChunked = (port: number, path: string, headers: Record<string, string>, total: number) =>
+  Effect.async<{ readonly text: string; readonly error: string | undefined }>((resume) => {
+    const socket = connect(port, "127.0.0.1")
+    let text = ""
+    let error: string | undefined
+    socket.setEncoding("latin1").on("data", (chunk: string) => {
+      text += chunk
+    })
+    socket.on("error", (cause: NodeJS.ErrnoException) => {
+      error = cause.code
+    })
+    socket.on("close", () => resume(Effect.succeed({ text, error })))
+    socket.once("connect", () => {
+      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`)
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n${head.join("")}\r\n`)
+      const chunk = Buffer.alloc(64 * 1024, 0x20)
+      let sent = 0
+      const pump = () => {
+        while (sent < total) {
+          sent += chunk.length
+          socket.write(`${chunk.length.toString(16)}\r\n`)
+          socket.write(chunk)
+          if (!socket.write("\r\n")) return void socket.once("drain", pump)
+        }
+        socket.end("0\r\n\r\n")
+      }
+      pump()
+    })
+    return Effect.sync(() => socket.destroy())
+  })
+
+describe("the Node server's runtime routes", () => {
+  it.scoped(
+    "a 5 MiB chunked body is answered 413 content_too_large with Connection: close, never a reset",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer({ server: "node" })
+        const session = yield* request(`${url}/api/admin/v1/workspaces/${workspaceId}/runtime-sessions`, {
+          method: "POST",
+          headers: jsonHeaders(adminKey),
+          body: JSON.stringify({
+            accountId: "acct_1",
+            subject: "user_1",
+            role: "owner",
+            authorities: ["funnels.actions.request"],
+            trialRef: fixtureTrialRef
+          })
+        })
+        assert.strictEqual(session.status, 201, session.text)
+        const port = Number(new URL(url).port)
+        const headers = { "content-type": "application/json", authorization: `Bearer ${session.json.token}` }
+        // The approval request (session in the header), prepare and resolve (credentials in the body).
+        for (const route of ["approvals", "approvals/prepare", "approvals/resolve"]) {
+          const answer = yield* sendChunked(port, `/api/funnels/v1/runtime/actions/${route}`, headers, 5 * 1024 * 1024)
+          assert.isUndefined(answer.error, route)
+          const [head = "", body = ""] = answer.text.split("\r\n\r\n")
+          assert.match(head, /^HTTP\/1\.1 413 /, route)
+          assert.match(head, /\r\nconnection: close\r\n/i, route)
+          assert.match(head, /\r\ncontent-type: application\/problem\+json\r\n/i, route)
+          assert.strictEqual(JSON.parse(body).code, "content_too_large", route)
+        }
+      }),
+    60_000
   )
 })

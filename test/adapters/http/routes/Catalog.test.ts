@@ -63,7 +63,7 @@ const assertNamesPriceField = (reply: Reply, field: string) => {
 /** How many versions the workspace has, read through the port (what is stored, not what is answered). */
 const storedVersions = (workspaceId: string) =>
   Effect.map(
-    Effect.flatMap(CatalogStore, (s) => s.versions(workspaceId)),
+    Effect.flatMap(CatalogStore, (s) => s.versions(workspaceId, { limit: 100 })),
     (v) => v.length
   )
 
@@ -248,6 +248,37 @@ for (const variant of storageVariants) {
         })
       )
 
+      it.scoped("GET /catalog/versions pages: limit, then nextCursor until null; a bad cursor or limit is 400", () =>
+        Effect.gen(function* () {
+          const service = yield* startService()
+          for (let i = 0; i < 3; i++) assert.strictEqual((yield* put(service, fresh())).status, 201)
+          const versionsUrl = catalogUrl(service, service.workspaceId, "/versions")
+          const pages: Array<Json> = []
+          let cursor: string | null = ""
+          while (cursor !== null) {
+            const query: string = cursor === "" ? "?limit=3" : `?limit=3&cursor=${encodeURIComponent(cursor)}`
+            const reply = yield* send(versionsUrl + query, "GET", service.adminKey)
+            assert.strictEqual(reply.status, 200, reply.text)
+            pages.push(reply.json)
+            cursor = reply.json.nextCursor
+          }
+          assert.deepStrictEqual(
+            pages.map((page) => page.data.map((v: Json) => v.version)),
+            [[4, 3, 2], [1]]
+          )
+          assert.isString(pages[0]!.nextCursor)
+          for (const bad of [
+            "?cursor=not-a-cursor",
+            `?cursor=${Buffer.from("0").toString("base64url")}`,
+            "?limit=0",
+            "?limit=201"
+          ]) {
+            const reply = yield* send(versionsUrl + bad, "GET", service.adminKey)
+            assertProblem(reply, 400, "invalid_query")
+          }
+        })
+      )
+
       it.scoped("developer:read may read but not publish (403); an ingest key neither (403); no key 401", () =>
         Effect.gen(function* () {
           const service = yield* startService()
@@ -350,6 +381,62 @@ for (const variant of storageVariants) {
               }),
               0
             )
+          })
+      )
+
+      it.scoped(
+        "UUIDs in upper case name what their lower-case form names: the workspace, catalog references, the action request",
+        () =>
+          Effect.gen(function* () {
+            const service = yield* startService()
+            yield* connect("http://127.0.0.1:1/connector", {
+              workspaceId: service.workspaceId,
+              connectionId: uid(),
+              secrets: {
+                actionSigning: Redacted.make("as_" + "5".repeat(40)),
+                completion: Redacted.make("cs_" + "6".repeat(40))
+              }
+            })
+            const upper = (id: string) => id.toUpperCase()
+            const workspace = `${service.url}/api/admin/v1/workspaces/${upper(service.workspaceId)}`
+            // The decisions name the actions and offers in upper case; the catalog holds them lower case.
+            const document = fresh(upper(uid()))
+            for (const decision of document.decisions) {
+              decision.actionIds = decision.actionIds.map(upper)
+              decision.offerIds = decision.offerIds.map(upper)
+            }
+            const published = yield* send(`${workspace}/catalog`, "PUT", service.adminKey, document)
+            assert.strictEqual(published.status, 201, published.text)
+            assert.strictEqual(published.json.publishedVersionId, document.publishedVersionId.toLowerCase())
+            const stored = yield* send(catalogUrl(service, service.workspaceId), "GET", service.adminKey)
+            assert.deepStrictEqual(stored.json.document.decisions, fresh().decisions)
+
+            const input = intakeInput(uid("acct_"))
+            const taken = yield* send(`${workspace}/action-requests`, "POST", service.adminKey, {
+              ...input,
+              action: { ...input.action, id: upper(input.action.id) },
+              binding: {
+                decisionId: upper(input.binding.decisionId),
+                journeyId: upper(input.binding.journeyId),
+                offerId: upper(input.binding.offerId),
+                publishedVersionId: document.publishedVersionId
+              }
+            })
+            assert.strictEqual(taken.status, 202, taken.text)
+            const shown = yield* send(
+              `${workspace}/action-requests/${upper(taken.json.actionRequestId)}`,
+              "GET",
+              service.adminKey
+            )
+            assert.strictEqual(shown.status, 200, shown.text)
+            assert.strictEqual(shown.json.actionRequestId, taken.json.actionRequestId)
+            const record = Option.getOrThrow(yield* (yield* ActionLedger).get(taken.json.actionRequestId))
+            const request = record.request as Json
+            assert.strictEqual(request["action"].id, input.action.id)
+            assert.deepStrictEqual(request["binding"], {
+              ...input.binding,
+              publishedVersionId: published.json.publishedVersionId
+            })
           })
       )
 
