@@ -12,6 +12,7 @@ import pg from "pg"
 import type { ActionIntake } from "../../core/connector/Action.ts"
 import { intakeInput, secrets, workspaceId } from "../support/deliveries.ts"
 import { publishCatalogHttp } from "../support/catalog.ts"
+import { nodeArgs } from "../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -77,10 +78,9 @@ export const freePort = (): Promise<number> =>
     })
   })
 
-/** Runs `args` with node: a `.ts` entry through tsx, a compiled `.js` one as it is. */
-const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Running => {
-  const loader = args[0]?.endsWith(".js") ? [] : ["--import", "tsx"]
-  const child = spawn(process.execPath, [...loader, ...args], {
+/** Runs `args` with node, its entry from the build when that is fresh, else through tsx. */
+const start = ([entry, ...rest]: readonly [string, ...Array<string>], env: NodeJS.ProcessEnv): Running => {
+  const child = spawn(process.execPath, [...nodeArgs(entry), ...rest], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"]
@@ -108,16 +108,14 @@ const polled = async (probe: () => Promise<boolean>) => {
 }
 
 /**
- * The Accord server on `port` with `databaseUrl`, the test workspace and admin key bootstrapped;
- * `entry` is the server's entry (the compiled `dist/runtimes/node/main.js` runs without tsx).
+ * The Accord server on `port` with `databaseUrl`, the test workspace and admin key bootstrapped.
  */
 export const startServer = (
   databaseUrl: string,
   port: number,
-  env: Record<string, string> = {},
-  entry = "runtimes/node/main.ts"
+  env: Record<string, string> = {}
 ): Promise<Running> => {
-  const running = start([entry], {
+  const running = start(["runtimes/node/main.ts"], {
     ...process.env,
     DATABASE_URL: databaseUrl,
     PORT: String(port),

@@ -1,14 +1,11 @@
 /**
- * Shutdown under load, as a process: the server (`dist/` when built, else through tsx) on
+ * Shutdown under load, as a process: the server (from the build when it is fresh, else through tsx) on
  * PostgreSQL with `ACCORD_SHUTDOWN_TIMEOUT=2s`, four keep-alive connections sending ingest events
  * one after another and one connection holding a body open, then SIGTERM. The server answers what
  * is in flight, its last answer on each keep-alive connection says `Connection: close` (none is
  * reset), it accepts no new connection once it is closing, every event answered 202 is stored, and
  * the process is gone by the deadline although a body is still held open.
  */
-import { existsSync } from "node:fs"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -16,8 +13,6 @@ import { freePort, query, startServer } from "../e2e/crashloopProcesses.ts"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
 import { runShutdownUnderLoad } from "./shutdownLoad.ts"
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
-const built = join(root, "dist", "runtimes", "node", "main.js")
 const ingestKey = "shutdown-ingest-key-0123456789abcdef0123456789"
 /** The deadline under test, and what a loaded machine adds to a process's exit beyond it. */
 const deadlineMillis = 2_000
@@ -42,8 +37,7 @@ describe.skipIf(databaseUrl === undefined)("shutdown under load (PostgreSQL)", (
                 ACCORD_SHUTDOWN_TIMEOUT: `${deadlineMillis / 1000}s`,
                 ACCORD_INGEST_RATE_LIMIT: "1000000",
                 LOG_LEVEL: "Info"
-              },
-              existsSync(built) ? built : undefined
+              }
             )
           ),
           (running) => Effect.sync(() => running.child.kill("SIGKILL"))
