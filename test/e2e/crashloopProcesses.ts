@@ -110,11 +110,7 @@ const polled = async (probe: () => Promise<boolean>) => {
 /**
  * The Accord server on `port` with `databaseUrl`, the test workspace and admin key bootstrapped.
  */
-export const startServer = (
-  databaseUrl: string,
-  port: number,
-  env: Record<string, string> = {}
-): Promise<Running> => {
+export const startServer = (databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<Running> => {
   const running = start(["runtimes/node/main.ts"], {
     ...process.env,
     DATABASE_URL: databaseUrl,

@@ -29,16 +29,12 @@ describe.skipIf(databaseUrl === undefined)("shutdown under load (PostgreSQL)", (
         const port = yield* Effect.promise(freePort)
         const server = yield* Effect.acquireRelease(
           Effect.promise(() =>
-            startServer(
-              url,
-              port,
-              {
-                ACCORD_BOOTSTRAP_INGEST_KEY: ingestKey,
-                ACCORD_SHUTDOWN_TIMEOUT: `${deadlineMillis / 1000}s`,
-                ACCORD_INGEST_RATE_LIMIT: "1000000",
-                LOG_LEVEL: "Info"
-              }
-            )
+            startServer(url, port, {
+              ACCORD_BOOTSTRAP_INGEST_KEY: ingestKey,
+              ACCORD_SHUTDOWN_TIMEOUT: `${deadlineMillis / 1000}s`,
+              ACCORD_INGEST_RATE_LIMIT: "1000000",
+              LOG_LEVEL: "Info"
+            })
           ),
           (running) => Effect.sync(() => running.child.kill("SIGKILL"))
         )
