@@ -17,14 +17,21 @@
  * process's CPU per request from /proc/<pid>/stat (user + system) and PostgreSQL's (the server's
  * backends), and Accord's ratio to the baseline of the same round. The machine's load changes from
  * round to round: compare a round's ratio, not figures across runs.
+ *
+ * Last, the long poll: `BENCH_LONG_POLLS` (1,000) runtimes wait at once on the status of an action
+ * that does not change (`Prefer: wait=25` with its current `ETag`); printed are the server's RSS and
+ * CPU while they wait beside the same server idle just before. `BENCH_ONLY=status,longpoll` picks
+ * parts by name.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash, createHmac, randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
 import autocannon from "autocannon"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
 import pg from "pg"
+import { Agent, fetch as undiciFetch } from "undici"
 import { ConnectionStore } from "../core/ports/ConnectionStore.ts"
 import { connectorSecretRef, SecretVault } from "../core/ports/SecretVault.ts"
 import { publishCatalog } from "../test/support/catalog.ts"
@@ -49,6 +56,8 @@ const masterKey = Buffer.alloc(32, 3).toString("base64")
 const clockTicksPerSecond = 100
 /** Accepted actions for the completion route to complete, one completion each (`BENCH_COMPLETABLE`). */
 const completableActions = Number(process.env["BENCH_COMPLETABLE"] ?? 30_000)
+/** Runtimes long-polling at once in the long-poll phase (`BENCH_LONG_POLLS`). */
+const longPollClients = Number(process.env["BENCH_LONG_POLLS"] ?? 1000)
 
 interface Figures {
   readonly rps: number
@@ -210,6 +219,65 @@ const connect = async (url: string): Promise<number> => {
 }
 
 const hash = (text: string): string => createHash("sha256").update(text).digest("hex")
+
+/** Resident memory of a process (kB), from /proc. */
+const rssKb = (pid: number): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"))
+  return Number(line?.replace(/\D+/g, "") ?? 0)
+}
+
+/**
+ * `longPollClients` runtimes waiting on the status of one action that does not change (`Prefer:
+ * wait=25` with its current `ETag`): the server's RSS and CPU while they wait, beside the same
+ * server idle without them just before.
+ */
+const longPoll = async (base: string, pid: number, token: string) => {
+  const url = `${base}/api/funnels/v1/runtime/actions/status/${actionRequestId}`
+  const first = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
+  await first.text()
+  const etag = first.headers.get("etag")!
+  const idleSeconds = 8
+  const idle = async () => {
+    const ticks = processTicks(pid)
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000))
+    return ((processTicks(pid) - ticks) / clockTicksPerSecond / idleSeconds) * 1000
+  }
+  const rssIdle = rssKb(pid)
+  const cpuIdle = await idle()
+  const dispatcher = new Agent({ connections: longPollClients + 10, headersTimeout: 60_000, bodyTimeout: 60_000 })
+  let answered = 0
+  const started = Date.now()
+  const waiting = Array.from({ length: longPollClients }, () =>
+    undiciFetch(url, {
+      headers: { authorization: `Bearer ${token}`, "if-none-match": etag, prefer: "wait=25" },
+      dispatcher
+    }).then(async (reply) => {
+      await reply.text()
+      if (Date.now() - started < 20_000) answered++
+      return reply.status
+    })
+  )
+  // Every request has arrived and been read once (on a loaded machine that takes seconds): from
+  // here on they only wait, until 25 s after they were sent.
+  await new Promise((r) => setTimeout(r, 12_000))
+  const rssWaiting = rssKb(pid)
+  const cpuWaiting = await idle()
+  const statuses = await Promise.all(waiting)
+  await dispatcher.close()
+  console.log(`\nlong poll: ${longPollClients} runtimes waiting (Prefer: wait=25, If-None-Match current) on one action`)
+  console.log(
+    `    no clients   RSS ${(rssIdle / 1024).toFixed(1)} MiB  CPU ${cpuIdle.toFixed(1)} ms/s over ${idleSeconds} s`
+  )
+  console.log(
+    `    ${longPollClients} waiting RSS ${(rssWaiting / 1024).toFixed(1)} MiB  CPU ${cpuWaiting.toFixed(1)} ms/s over ${idleSeconds} s` +
+      `  (+${((rssWaiting - rssIdle) / longPollClients).toFixed(1)} kB per waiting client)`
+  )
+  console.log(
+    `    answered early: ${answered}; at the end of the wait: ${statuses.filter((s) => s === 304).length} × 304, other ${statuses.filter((s) => s !== 304).length}`
+  )
+}
 
 const main = async () => {
   if (databaseUrl === undefined) {
@@ -462,6 +530,7 @@ const main = async () => {
         )
       }
     }
+    if (only === undefined || only.includes("longpoll")) await longPoll(base, accord.pid!, session.token)
   } finally {
     for (const child of children) await stop(child)
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
