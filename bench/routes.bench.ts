@@ -246,18 +246,27 @@ const longPoll = async (base: string, pid: number, token: string) => {
   }
   const rssIdle = rssKb(pid)
   const cpuIdle = await idle()
-  const dispatcher = new Agent({ connections: longPollClients + 10, headersTimeout: 60_000, bodyTimeout: 60_000 })
+  // Connections open slowly on a loaded machine (a full accept backlog is retried by the kernel).
+  const dispatcher = new Agent({
+    connections: longPollClients + 10,
+    connectTimeout: 60_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000
+  })
   let answered = 0
   const started = Date.now()
   const waiting = Array.from({ length: longPollClients }, () =>
     undiciFetch(url, {
       headers: { authorization: `Bearer ${token}`, "if-none-match": etag, prefer: "wait=25" },
       dispatcher
-    }).then(async (reply) => {
-      await reply.text()
-      if (Date.now() - started < 20_000) answered++
-      return reply.status
-    })
+    }).then(
+      async (reply) => {
+        await reply.text()
+        if (Date.now() - started < 20_000) answered++
+        return reply.status
+      },
+      () => 0
+    )
   )
   // Every request has arrived and been read once (on a loaded machine that takes seconds): from
   // here on they only wait, until 25 s after they were sent.
@@ -275,7 +284,7 @@ const longPoll = async (base: string, pid: number, token: string) => {
       `  (+${((rssWaiting - rssIdle) / longPollClients).toFixed(1)} kB per waiting client)`
   )
   console.log(
-    `    answered early: ${answered}; at the end of the wait: ${statuses.filter((s) => s === 304).length} × 304, other ${statuses.filter((s) => s !== 304).length}`
+    `    answered early: ${answered}; at the end of the wait: ${statuses.filter((s) => s === 304).length} × 304, other ${statuses.filter((s) => s !== 304 && s !== 0).length}, no answer ${statuses.filter((s) => s === 0).length}`
   )
 }
 
