@@ -8,6 +8,7 @@
 
 export * from "../adapters/memory/Storage.ts"
 export * as AccountProfileStore from "../adapters/memory/AccountProfileStore.ts"
+export * as ActionChanges from "../adapters/memory/ActionChanges.ts"
 export * as ActionLedger from "../adapters/memory/ActionLedger.ts"
 export * as ApiKeyStore from "../adapters/memory/ApiKeyStore.ts"
 export * as ApprovalStore from "../adapters/memory/ApprovalStore.ts"

@@ -7,6 +7,7 @@
  */
 
 export * as AccountProfileStore from "../core/ports/AccountProfileStore.ts"
+export * as ActionChanges from "../core/ports/ActionChanges.ts"
 export * as ActionLedger from "../core/ports/ActionLedger.ts"
 export * as ApiKeyStore from "../core/ports/ApiKeyStore.ts"
 export * as ApprovalNotifier from "../core/ports/ApprovalNotifier.ts"

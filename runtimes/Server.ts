@@ -59,6 +59,7 @@ import { runEvidenceWatcher } from "../core/connector/EvidenceWatcher.ts"
 import type { Resolver } from "../core/connector/Endpoint.ts"
 import type { ConnectorTransport } from "../core/ports/ConnectorTransport.ts"
 import type { Crypto } from "../core/ports/Crypto.ts"
+import * as ActionChanges from "../adapters/memory/ActionChanges.ts"
 import * as DispatchSignal from "../adapters/memory/DispatchSignal.ts"
 import type { StoragePorts } from "../core/ports/StoragePorts.ts"
 import * as Metrics from "../core/telemetry/Metrics.ts"
@@ -169,7 +170,10 @@ const servicesLayer = (
   ).pipe(
     Layer.merge(
       Committer.layer().pipe(
-        Layer.provideMerge(layerOverStorage.pipe(Layer.provideMerge(Layer.provide(storage, base))))
+        // Every applied transition wakes the status reads waiting on its action (long polls).
+        Layer.provideMerge(
+          layerOverStorage.pipe(Layer.provideMerge(ActionChanges.announcingOver(Layer.provide(storage, base))))
+        )
       )
     ),
     // Connector metrics at the port boundary (calls in flight, retries, unknown outcomes, completions).

@@ -25,6 +25,11 @@ export interface DrainService {
   readonly unsafeEnter: () => () => void
   /** `true` once `drain` has started. */
   readonly draining: Effect.Effect<boolean>
+  /**
+   * Completes once `drain` has started (at once if it has): a request that waits on purpose (a
+   * long poll) stops waiting and answers, so it does not hold the shutdown for its whole wait.
+   */
+  readonly awaitDraining: Effect.Effect<void>
   /** Starts draining and waits until nothing is in flight, at most `timeout`. */
   readonly drain: (timeout: Duration.DurationInput) => Effect.Effect<void>
   /**
@@ -43,6 +48,7 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
   let draining = false
   const onDrain: Array<() => void> = []
   const idle = Effect.unsafeMakeLatch(true)
+  const started = Effect.unsafeMakeLatch(false)
   const enter = () => {
     if (inFlight++ === 0) idle.unsafeClose()
   }
@@ -66,6 +72,7 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
       }
     },
     draining: Effect.sync(() => draining),
+    awaitDraining: started.await,
     unsafeOnDrain: (f) => {
       if (draining) f()
       else onDrain.push(f)
@@ -74,6 +81,7 @@ export const make: Effect.Effect<DrainService> = Effect.sync(() => {
       Effect.suspend(() => {
         if (!draining) for (const f of onDrain.splice(0)) f()
         draining = true
+        started.unsafeOpen()
         // Interruptible, so the timeout ends the wait: `drain` runs in a finalizer, where the
         // awaited effect would otherwise be uninterruptible and the timeout would wait for it.
         return Effect.timeoutTo(Effect.interruptible(idle.await), {

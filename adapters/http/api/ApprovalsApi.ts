@@ -30,6 +30,7 @@ import {
   pageParams,
   problem,
   queryParam,
+  responseHeaders,
   Timestamp,
   UuidText
 } from "./Common.ts"
@@ -396,12 +397,43 @@ export const resolveApproval = HttpApiEndpoint.post("resolveApproval", `${runtim
     "Approve rebuilds a fresh preflight and recomputes the commitment before it authorizes the action, once, through the same intake as POST /action-requests. Deny never authorizes."
   )
 
+/** The longest long poll a status read may ask for (`Prefer: wait=N`), in seconds. */
+export const maxStatusWaitSeconds = 25
+
+const pollHeaders = {
+  etag: {
+    description:
+      "a strong entity tag of this representation (the action's version, and whether a continuation is shown): send it back in If-None-Match",
+    required: true
+  },
+  "cache-control": { description: "always `no-store`", required: true },
+  "retry-after": {
+    description:
+      "seconds until the next read is worth making; it grows while the action waits and is absent once the action is final (verified, rejected, failed, reversed or blocked): stop polling then"
+  }
+}
+
 /**
  * `GET …/runtime/actions/status/{actionRequestId}`: an action's state for the session's own actor
- * only.
+ * only. A conditional read (`If-None-Match` with the last `ETag`) answers 304 without a body while
+ * nothing changed; `Prefer: wait=N` holds such a read until the action changes, at most N seconds.
  */
 export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtimePrefix}/status/:actionRequestId`)
   .setPath(Schema.Struct({ actionRequestId: UuidText }))
+  .setHeaders(
+    Schema.Struct({
+      "if-none-match": Schema.optional(
+        Schema.String.annotations({
+          description: "the ETag of the status last read: 304 without a body while it is still current"
+        })
+      ),
+      prefer: Schema.optional(
+        Schema.String.annotations({
+          description: `\`wait=N\` (RFC 7240) with If-None-Match: while the status is still current, hold the request until the action changes, at most N seconds (up to ${maxStatusWaitSeconds}), then answer 200 or 304`
+        })
+      )
+    })
+  )
   .addSuccess(
     Schema.Struct({
       actionRequestId: UuidText,
@@ -420,10 +452,22 @@ export const actionStatus = HttpApiEndpoint.get("runtimeActionStatus", `${runtim
       ]
     })
   )
+  .addSuccess(
+    HttpApiSchema.Empty(304).annotations({
+      description: "Not modified: the status named by If-None-Match is still current (no body)"
+    })
+  )
   .pipe(declaring("RuntimeSessionRefused"))
   .addError(notFound("session_action_request"))
   .middleware(RuntimeToken)
   .annotate(OpenApi.Summary, "The action's state for its own actor: mayAdvance and, while payable, the continuation")
+  .annotate(
+    OpenApi.Description,
+    "Poll it until the action is final: send If-None-Match with the last ETag (304 while nothing changed) and wait Retry-After seconds between reads; Retry-After is absent once the action is final. With `Prefer: wait=N` a conditional read waits for the change instead."
+  )
+  .annotate(OpenApi.Transform, (operation) =>
+    responseHeaders(304, pollHeaders)(responseHeaders(200, pollHeaders)(operation))
+  )
 
 /**
  * The runtime routes a browser-held session token calls: request, prepare, resolve and action

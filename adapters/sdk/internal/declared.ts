@@ -4,7 +4,7 @@
  * its success, come from the same declaration as the routes and `/openapi.json`.
  *
  * One call is one attempt, and it ends as one `Attempt`: done (the declared success and the
- * response), refused (any other 4xx than 408 and 429, read as a problem document, never retried), or
+ * response; a 304 too, which only a conditional read gets), refused (any other 4xx than 408 and 429, read as a problem document, never retried), or
  * retryable (network failure, time-out, 408, 429 with its `Retry-After`, 5xx).
  *
  * A request body is sent as the caller gave it, serialized once by `JSON.stringify`: the service is
@@ -91,7 +91,8 @@ export const transport = (options: {
     }),
     HttpClient.transformResponse((effect) =>
       Effect.flatMap(effect, (response) =>
-        response.status >= 200 && response.status < 300
+        // A 304 answers a conditional read the endpoint declares (the runtime status): a success.
+        (response.status >= 200 && response.status < 300) || response.status === 304
           ? Effect.succeed(response)
           : Effect.flatMap(response.text, (text) =>
               Effect.fail(

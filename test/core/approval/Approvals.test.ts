@@ -479,7 +479,11 @@ describe("approvals", () => {
           Effect.gen(function* () {
             const billing = yield* owner()
             const { continuation, id } = yield* storedAction({ state: "accepted", payment: true, expiresInMinutes: 10 })
-            const as = () => Effect.flatMap(authenticate(billing.token, undefined), (s) => actionStatus(s, id))
+            const as = () =>
+              Effect.map(
+                Effect.flatMap(authenticate(billing.token, undefined), (s) => actionStatus(s, id)),
+                Option.map((read) => read.status)
+              )
             assert.deepStrictEqual(Option.getOrThrow(yield* as()), {
               actionRequestId: id,
               state: "accepted",
@@ -509,7 +513,8 @@ describe("approvals", () => {
             const seen = Option.getOrThrow(
               yield* Effect.flatMap(authenticate(billing.token, undefined), (s) => actionStatus(s, id))
             )
-            assert.deepStrictEqual(seen, { actionRequestId: id, state, mayAdvance: state === "verified" })
+            assert.deepStrictEqual(seen.status, { actionRequestId: id, state, mayAdvance: state === "verified" })
+            assert.strictEqual(seen.pollAfterSeconds === undefined, state === "verified", "no poll hint once final")
           }
         })
       )
@@ -523,7 +528,7 @@ describe("approvals", () => {
           const as = (token: string) =>
             Effect.flatMap(authenticate(token, undefined), (s) => actionStatus(s, actionRequestId))
           const seen = Option.getOrThrow(yield* as(billing.token))
-          assert.deepStrictEqual(seen, { actionRequestId, state: "dispatching", mayAdvance: false })
+          assert.deepStrictEqual(seen.status, { actionRequestId, state: "dispatching", mayAdvance: false })
           assert.isTrue(Option.isNone(yield* as(asking.token)), "another actor")
           assert.isTrue(Option.isNone(yield* as((yield* owner("acct_other")).token)), "another account")
           const unknown = yield* Effect.flatMap(authenticate(billing.token, undefined), (s) =>
