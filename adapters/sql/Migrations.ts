@@ -25,6 +25,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { unboundedTransaction } from "./SqlSupport.ts"
 import { sqlTransaction } from "./Transactor.ts"
 
 /**
@@ -60,8 +61,8 @@ export const run = (
       sql,
       Effect.gen(function* () {
         // A migration (and the wait for another process's) may take longer than a request's bound
-        // on statements (`Database`'s statement timeout): it runs without one.
-        yield* sql`SET LOCAL statement_timeout = 0`
+        // on statements (`Database`'s statement timeout and answer deadline): it runs without one.
+        yield* sql.unsafe(unboundedTransaction)
         yield* sql`SELECT pg_advisory_xact_lock(${lockKey})`
         // Same definition Migrator would create; it then finds the table and skips creating it.
         yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
