@@ -323,8 +323,8 @@ const print = (rows: ReadonlyArray<Figures>) => {
 }
 
 /**
- * `BENCH_MODE=lock` (PostgreSQL only): Accord under a steady load (`connections` loops, each
- * sending its next event when the last is answered) while the events table is locked for
+ * `BENCH_MODE=lock` (PostgreSQL only): Accord under autocannon's load (`connections` connections,
+ * each sending its next event when the last is answered) while the events table is locked for
  * `BENCH_LOCK_SECONDS` (3) with `LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE`, from
  * `BENCH_LOCK_AT` (4) s into the run, which lasts `BENCH_SECONDS` (10) s more. Its baseline is
  * the same server in the same run before the lock. Prints the answers a second before, during and
@@ -373,35 +373,44 @@ const lockRun = async (databaseUrl: string) => {
     const end = started + lockAt + seconds * 1000
     let n = 0
     const occurred = new Date(Date.now() - 60_000).toISOString()
-    const loop = async () => {
-      while (performance.now() < end) {
-        const eventId = `feature_used:lock:${started}:${n++}`
-        const sent = performance.now()
-        const status = await fetch(`http://127.0.0.1:${p}/api/events/ingest`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            event_name: "feature_used",
-            account_id: `acct_${n % 500}`,
-            timestamp: occurred,
-            event_id: eventId,
-            semantic_type: "usage",
-            event_kind: "product_action",
-            value: 1,
-            properties: { feature_key: "reports", plan: "pro", seat_count: 5 }
-          })
-        }).then(
-          async (response) => {
-            await response.arrayBuffer()
-            return response.status
-          },
-          () => 0
-        )
-        const at = performance.now()
-        answers.push({ at: at - started, status, millis: at - sent })
-        if (status === 202) acknowledged.push(eventId)
-      }
-    }
+    const load = new Promise<void>((resolve, reject) => {
+      const instance = autocannon(
+        {
+          url: `http://127.0.0.1:${p}/api/events/ingest`,
+          connections,
+          duration: (end - started) / 1000,
+          requests: [
+            {
+              method: "POST",
+              headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
+              // One request in flight per connection: its context names the event it carries.
+              setupRequest: (request: any, context: any) => {
+                const i = n++
+                context.eventId = `feature_used:lock:${started}:${i}`
+                request.body = JSON.stringify({
+                  event_name: "feature_used",
+                  account_id: `acct_${i % 500}`,
+                  timestamp: occurred,
+                  event_id: context.eventId,
+                  semantic_type: "usage",
+                  event_kind: "product_action",
+                  value: 1,
+                  properties: { feature_key: "reports", plan: "pro", seat_count: 5 }
+                })
+                return request
+              },
+              onResponse: (status: number, _body: unknown, context: any) => {
+                if (status === 202) acknowledged.push(context.eventId)
+              }
+            }
+          ]
+        } as any,
+        (error: unknown) => (error ? reject(error) : resolve())
+      )
+      instance.on("response", (_client: unknown, status: number, _bytes: number, millis: number) => {
+        answers.push({ at: performance.now() - started, status, millis })
+      })
+    })
     const locker = new pg.Client({ connectionString: url.toString() })
     await locker.connect()
     let lockedAt = 0
@@ -415,7 +424,7 @@ const lockRun = async (databaseUrl: string) => {
       await locker.query("ROLLBACK")
       releasedAt = performance.now() - started
     })()
-    await Promise.all([...Array.from({ length: connections }, loop), lock])
+    await Promise.all([load, lock])
     await locker.end()
     const rate = (from: number, to: number, status?: number) =>
       answers.filter((a) => a.at >= from && a.at < to && (status === undefined || a.status === status)).length /
@@ -440,7 +449,7 @@ const lockRun = async (databaseUrl: string) => {
     const percentile = (sorted: ReadonlyArray<number>, q: number) =>
       sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
     console.log(
-      `\nPostgreSQL, events table locked ${lockSeconds} s (ACCESS EXCLUSIVE) at ${(lockedAt / 1000).toFixed(1)} s, ${connections} loops, storage bound ${process.env.ACCORD_STORAGE_TIMEOUT ?? "5s"}`
+      `\nPostgreSQL, events table locked ${lockSeconds} s (ACCESS EXCLUSIVE) at ${(lockedAt / 1000).toFixed(1)} s, autocannon ${connections} connections, storage bound ${process.env.ACCORD_STORAGE_TIMEOUT ?? "5s"}`
     )
     console.log(`  baseline: the same server before the lock  ${before.toFixed(0)} events/s answered 202`)
     console.log(
