@@ -231,7 +231,7 @@ type Callback = (error: (Error & { readonly code?: string }) | null, result: unk
 /**
  * PostgreSQL's own `statement_timeout`: a little under the storage bound, so a database that is
  * slow but answers (a lock held, a long statement) ends the statement itself, which leaves the
- * connection usable, before the client's deadline ({@link boundedClient}) would close it.
+ * connection usable, before the client's deadline (`boundedClient`) would close it.
  */
 export const serverStatementTimeout = (boundMillis: number): number =>
   boundMillis - Math.min(500, Math.floor(boundMillis / 10))
