@@ -12,6 +12,7 @@
  */
 import { randomUUID } from "node:crypto"
 import pg from "pg"
+import * as FreezingProxy from "../test/support/freezingProxy.ts"
 import {
   actionInput,
   adminHeaders,
@@ -28,6 +29,8 @@ import {
 
 interface Processes {
   readonly actions: number
+  /** The server's base URL. */
+  readonly base: string
   readonly serverDb: string
   readonly kitDb: string
   server: Running
@@ -43,8 +46,16 @@ interface Processes {
   readonly executions: () => Promise<string>
 }
 
-/** Runs `run` against a server and a kit on fresh schemas, then stops both and drops the schemas. */
-const withProcesses = async (databaseUrl: string, run: (p: Processes) => Promise<string>): Promise<string> => {
+/**
+ * Runs `run` against a server and a kit on fresh schemas, then stops both and drops the schemas.
+ * `reach` rewrites the URL the two processes reach their database with (a proxy); the bench's own
+ * queries go to the database directly.
+ */
+const withProcesses = async (
+  databaseUrl: string,
+  run: (p: Processes) => Promise<string>,
+  reach: (url: string) => string = (url) => url
+): Promise<string> => {
   const actions = Number(process.env["RECOVERY_ACTIONS"] ?? 300)
   const root = new pg.Client({ connectionString: databaseUrl })
   await root.connect()
@@ -65,15 +76,16 @@ const withProcesses = async (databaseUrl: string, run: (p: Processes) => Promise
     )
   const p: Processes = {
     actions,
+    base,
     serverDb,
     kitDb,
-    server: await startServer(serverDb, serverPort),
-    kit: await startKit(kitDb, kitPort, base),
+    server: await startServer(reach(serverDb), serverPort),
+    kit: await startKit(reach(kitDb), kitPort, base),
     restartServer: async () => {
-      p.server = await startServer(serverDb, serverPort)
+      p.server = await startServer(reach(serverDb), serverPort)
     },
     restartKit: async () => {
-      p.kit = await startKit(kitDb, kitPort, base)
+      p.kit = await startKit(reach(kitDb), kitPort, base)
     },
     takeIn: async () => {
       let next = 0
@@ -155,3 +167,101 @@ export const outage = (databaseUrl: string): Promise<string> =>
       `(at its restart up to ${waits!.attempts} attempts per action, the last next attempt due in ${(Number(waits!.latest) / 1000).toFixed(1)} s; ${await p.executions()})`
     )
   })
+
+/**
+ * `databaseOutage`: actions taken in at `OUTAGE_RATE` (40) a second for `OUTAGE_RUN_SECONDS` (30)
+ * s by a caller that sends a refused intake again after its `Retry-After`, with the same
+ * `Idempotency-Key`; the server and the kit reach PostgreSQL through `FreezingProxy`, frozen for
+ * `OUTAGE_SECONDS` (10) s from the 5th second (as a database stopped with SIGSTOP). The time from
+ * the thaw until every action is `verified` (target: 10 s), and the same run's baseline: how long
+ * the last action taken in before the freeze took from intake to `verified`.
+ */
+export const databaseOutage = async (databaseUrl: string): Promise<string> => {
+  const rate = Number(process.env["OUTAGE_RATE"] ?? 40)
+  const runSeconds = Number(process.env["OUTAGE_RUN_SECONDS"] ?? 30)
+  const outageSeconds = Number(process.env["OUTAGE_SECONDS"] ?? 10)
+  const direct = new URL(databaseUrl)
+  const proxy = await FreezingProxy.start({ host: direct.hostname || "127.0.0.1", port: Number(direct.port || 5432) })
+  const reach = (url: string) => {
+    const through = new URL(url)
+    through.hostname = "127.0.0.1"
+    through.port = String(proxy.port)
+    return through.toString()
+  }
+  try {
+    return await withProcesses(
+      databaseUrl,
+      async (p) => {
+        const base = p.base
+        const intakes: Array<Promise<void>> = []
+        let refused = 0
+        const takeIn = async (i: number) => {
+          for (;;) {
+            const r = await fetch(`${workspaceUrl(base)}/action-requests`, {
+              method: "POST",
+              headers: { ...adminHeaders, "idempotency-key": `outage-${i}` },
+              body: JSON.stringify(actionInput(i, "outage"))
+            }).catch(() => undefined)
+            if (r?.status === 202) return
+            refused++
+            const after = Number(r?.headers.get("retry-after") ?? 1)
+            await new Promise((resolve) => setTimeout(resolve, after * 1000))
+          }
+        }
+        const started = performance.now()
+        let frozenAt = 0
+        let thawedAt = 0
+        const outage = (async () => {
+          await new Promise((resolve) => setTimeout(resolve, 5_000))
+          proxy.freeze()
+          frozenAt = performance.now()
+          await new Promise((resolve) => setTimeout(resolve, outageSeconds * 1000))
+          proxy.thaw()
+          thawedAt = performance.now()
+        })()
+        const total = rate * runSeconds
+        for (let i = 0; i < total; i++) {
+          const due = started + (i * 1000) / rate
+          const wait = due - performance.now()
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+          intakes.push(takeIn(i))
+        }
+        await outage
+        await Promise.all(intakes)
+        const states = async () =>
+          new Map(
+            (
+              await query<{ state: string; n: string }>(
+                p.serverDb,
+                "SELECT state, count(*) AS n FROM accord_actions GROUP BY state ORDER BY state"
+              )
+            ).map((row) => [row.state, Number(row.n)])
+          )
+        const cap = Number(process.env["OUTAGE_WAIT_SECONDS"] ?? 120) * 1000
+        let last = await states()
+        while ((last.get("verified") ?? 0) < total && performance.now() - thawedAt < cap) {
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          last = await states()
+        }
+        if ((last.get("verified") ?? 0) < total) {
+          return `Database frozen ${((thawedAt - frozenAt) / 1000).toFixed(1)} s under ${rate} actions/s: NOT all verified ${(cap / 1000).toFixed(0)} s after the thaw; states ${[...last].map(([state, n]) => `${state} ${n}`).join(", ")}; ${refused} intakes refused and sent again; ${await p.executions()}`
+        }
+        const afterThaw = (performance.now() - thawedAt) / 1000
+        const [before] = await query<{ millis: string }>(
+          p.serverDb,
+          `SELECT max(updated_at - created_at) AS millis FROM accord_actions
+           WHERE created_at < ${Math.round(Date.now() - (performance.now() - frozenAt))}`
+        )
+        return (
+          `Recovery after the database was frozen ${((thawedAt - frozenAt) / 1000).toFixed(1)} s under ${rate} actions/s through the kit: ` +
+          `every one of ${total} actions verified ${afterThaw.toFixed(1)} s after the thaw (target 10 s); ` +
+          `baseline, same run: intake to verified took at most ${(Number(before!.millis) / 1000).toFixed(1)} s for the actions taken in before the freeze; ` +
+          `${refused} intakes refused and sent again; ${await p.executions()}`
+        )
+      },
+      reach
+    )
+  } finally {
+    await proxy.close()
+  }
+}

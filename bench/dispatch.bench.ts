@@ -9,7 +9,8 @@
  * printed.
  *
  * Last, the recovery times after a crash and after an outage of the customer endpoint
- * (`dispatch-recovery.ts`; `BENCH_RECOVERY=0` leaves them out, `BENCH_RECOVERY=only` runs only them).
+ * and after the database was frozen for 10 s (`dispatch-recovery.ts`; `BENCH_RECOVERY=0` leaves them
+ * out, `BENCH_RECOVERY=only` runs only them, `BENCH_RECOVERY=database` only the last).
  *
  * Baseline, in the same run: a minimal pipeline without Accord — a node:http client signing each
  * request with node:crypto, one row inserted at intake and updated on the acknowledgement, against
@@ -25,7 +26,7 @@ import pg from "pg"
 import { intake } from "../core/connector/Intake.ts"
 import { runDispatcher } from "../core/connector/Dispatcher.ts"
 import { imageNodeFlags, runBuilt } from "./build.ts"
-import { outage, recovery } from "./dispatch-recovery.ts"
+import { databaseOutage, outage, recovery } from "./dispatch-recovery.ts"
 import { monotonic, recordPhase } from "./phases.ts"
 import {
   actionSigning,
@@ -69,7 +70,9 @@ const rounds = Math.max(1, Math.floor(Number(process.env["BENCH_ROUNDS"] ?? 3)) 
 /** In-flight limits to measure, each with its own baseline run: `BENCH_CONCURRENCY=64,128`. */
 const recoveryLines = process.env["BENCH_RECOVERY"] ?? "1"
 const concurrencies =
-  recoveryLines === "only" ? [] : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
+  recoveryLines === "only" || recoveryLines === "database"
+    ? []
+    : (process.env["BENCH_CONCURRENCY"] ?? "64,128").split(",").map(Number)
 const admin = new pg.Client({ connectionString: databaseUrl })
 await admin.connect()
 /** `BENCH_ONLY=accord` or `baseline`: one side only (profiling). */
@@ -405,10 +408,11 @@ try {
       console.log(`  Accord / baseline: ${ratios[0]!.toFixed(2)}x`)
     }
   }
-  if (recoveryLines !== "0") {
+  if (recoveryLines !== "0" && recoveryLines !== "database") {
     console.log(`\n${await recovery(databaseUrl)}`)
     console.log(await outage(databaseUrl))
   }
+  if (recoveryLines !== "0") console.log(`\n${await databaseOutage(databaseUrl)}`)
 } finally {
   for (const schema of created) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   await admin.end()

@@ -322,7 +322,163 @@ const print = (rows: ReadonlyArray<Figures>) => {
   }
 }
 
+/**
+ * `BENCH_MODE=lock` (PostgreSQL only): Accord under autocannon's load (`connections` connections,
+ * each sending its next event when the last is answered) while the events table is locked for
+ * `BENCH_LOCK_SECONDS` (3) with `LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE`, from
+ * `BENCH_LOCK_AT` (4) s into the run, which lasts `BENCH_SECONDS` (10) s more. Its baseline is
+ * the same server in the same run before the lock. Prints the answers a second before, during and
+ * after the lock, the 503s and their latency, the time from the release until a 250 ms window
+ * answers at least 80 % of the rate before the lock, and whether every event answered 202 is
+ * stored.
+ */
+const lockRun = async (databaseUrl: string) => {
+  const lockSeconds = Number(process.env.BENCH_LOCK_SECONDS ?? 3)
+  const lockAt = Number(process.env.BENCH_LOCK_AT ?? 4) * 1000
+  const schema = `accord_bench_lock_${Date.now()}`
+  const admin = new pg.Client({ connectionString: databaseUrl })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  const url = new URL(databaseUrl)
+  url.searchParams.set("options", `-csearch_path=${schema}`)
+  const p = port++
+  const child = spawn(process.execPath, [...imageNodeFlags(), ...server.args("runtimes/node/main.ts")], {
+    env: {
+      ...process.env,
+      PORT: String(p),
+      DATABASE_URL: url.toString(),
+      ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
+      ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
+      ACCORD_INGEST_RATE_LIMIT: "1000000",
+      LOG_LEVEL: "Error"
+    },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  try {
+    await waitFor(`http://127.0.0.1:${p}/readyz`)
+    const created = await fetch(`http://127.0.0.1:${p}/api/admin/v1/workspaces/${workspaceId}/api-keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ scope: "ingest" })
+    }).then((r) => r.json() as Promise<{ secret: string }>)
+    await warmUp(`http://127.0.0.1:${p}/api/events/ingest`, { authorization: `Bearer ${created.secret}` })
+    interface Answer {
+      readonly at: number
+      readonly status: number
+      readonly millis: number
+    }
+    const answers: Array<Answer> = []
+    const acknowledged: Array<string> = []
+    const started = performance.now()
+    const end = started + lockAt + seconds * 1000
+    let n = 0
+    const occurred = new Date(Date.now() - 60_000).toISOString()
+    const load = new Promise<void>((resolve, reject) => {
+      const instance = autocannon(
+        {
+          url: `http://127.0.0.1:${p}/api/events/ingest`,
+          connections,
+          duration: (end - started) / 1000,
+          requests: [
+            {
+              method: "POST",
+              headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
+              // One request in flight per connection: its context names the event it carries.
+              setupRequest: (request: any, context: any) => {
+                const i = n++
+                context.eventId = `feature_used:lock:${started}:${i}`
+                request.body = JSON.stringify({
+                  event_name: "feature_used",
+                  account_id: `acct_${i % 500}`,
+                  timestamp: occurred,
+                  event_id: context.eventId,
+                  semantic_type: "usage",
+                  event_kind: "product_action",
+                  value: 1,
+                  properties: { feature_key: "reports", plan: "pro", seat_count: 5 }
+                })
+                return request
+              },
+              onResponse: (status: number, _body: unknown, context: any) => {
+                if (status === 202) acknowledged.push(context.eventId)
+              }
+            }
+          ]
+        } as any,
+        (error: unknown) => (error ? reject(error) : resolve())
+      )
+      instance.on("response", (_client: unknown, status: number, _bytes: number, millis: number) => {
+        answers.push({ at: performance.now() - started, status, millis })
+      })
+    })
+    const locker = new pg.Client({ connectionString: url.toString() })
+    await locker.connect()
+    let lockedAt = 0
+    let releasedAt = 0
+    const lock = (async () => {
+      await new Promise((r) => setTimeout(r, lockAt))
+      await locker.query("BEGIN")
+      await locker.query("LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE")
+      lockedAt = performance.now() - started
+      await new Promise((r) => setTimeout(r, lockSeconds * 1000))
+      await locker.query("ROLLBACK")
+      releasedAt = performance.now() - started
+    })()
+    await Promise.all([load, lock])
+    await locker.end()
+    const rate = (from: number, to: number, status?: number) =>
+      answers.filter((a) => a.at >= from && a.at < to && (status === undefined || a.status === status)).length /
+      ((to - from) / 1000)
+    const before = rate(1000, lockedAt, 202)
+    let recovered: number | undefined
+    for (let t = releasedAt; t + 250 <= end - started; t += 50) {
+      if (rate(t, t + 250, 202) >= 0.8 * before) {
+        recovered = t + 250 - releasedAt
+        break
+      }
+    }
+    const refused = answers
+      .filter((a) => a.status === 503)
+      .map((a) => a.millis)
+      .sort((a, b) => a - b)
+    const other = answers.filter((a) => a.status !== 202 && a.status !== 503).length
+    const stored = Number(
+      (await admin.query(`SELECT count(*) FROM ${schema}.accord_events WHERE event_id = ANY($1)`, [acknowledged]))
+        .rows[0].count
+    )
+    const percentile = (sorted: ReadonlyArray<number>, q: number) =>
+      sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+    console.log(
+      `\nPostgreSQL, events table locked ${lockSeconds} s (ACCESS EXCLUSIVE) at ${(lockedAt / 1000).toFixed(1)} s, autocannon ${connections} connections, storage bound ${process.env.ACCORD_STORAGE_TIMEOUT ?? "5s"}`
+    )
+    console.log(`  baseline: the same server before the lock  ${before.toFixed(0)} events/s answered 202`)
+    console.log(
+      `  during the lock                           ${rate(lockedAt, releasedAt).toFixed(0)} answers/s (${(rate(lockedAt, releasedAt) / before).toFixed(2)}x), ${rate(lockedAt, releasedAt, 202).toFixed(0)} of them 202/s`
+    )
+    console.log(
+      `  after the release                         ${rate(releasedAt, end - started, 202).toFixed(0)} events/s (${(rate(releasedAt, end - started, 202) / before).toFixed(2)}x); back to >= 80 % of the baseline (250 ms window) ${recovered === undefined ? "never" : `${recovered.toFixed(0)} ms`} after the release`
+    )
+    console.log(
+      `  503s: ${refused.length}, latency p50 ${percentile(refused, 0.5).toFixed(0)} ms, p99 ${percentile(refused, 0.99).toFixed(0)} ms, max ${(refused.at(-1) ?? 0).toFixed(0)} ms; other answers (not 202/503): ${other}`
+    )
+    console.log(
+      `  202 answered ${acknowledged.length}, stored ${stored}: ${stored === acknowledged.length ? "none missing" : `${acknowledged.length - stored} MISSING`}`
+    )
+  } finally {
+    await stop(child)
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+    await admin.end()
+  }
+}
+
 const main = async () => {
+  if (process.env.BENCH_MODE === "lock") {
+    if (databaseUrl === undefined) return console.log("lock mode: SKIPPED (set DATABASE_URL)")
+    console.log(
+      `ingest under a table lock, node ${process.version}, Accord ${server.label}, ${new Date().toISOString()}`
+    )
+    return lockRun(databaseUrl)
+  }
   console.log(
     `ingest, autocannon ${connections} connections, ${seconds} s each after ${warmupSeconds} s unmeasured, node ${process.version}, Accord ${server.label}, node flags of every server: ${imageNodeFlags().join(" ") || "none"}, ${new Date().toISOString()}`
   )

@@ -2,7 +2,8 @@
  * What `npm run check:openapi` checks, shared with its test: the OpenAPI document validates
  * (`@apidevtools/swagger-parser`, OpenAPI 3.1), and its operations are exactly the routes the app
  * router serves (method and path, `:param` written `{param}`), so the document can neither miss a
- * route nor describe one that is not served.
+ * route nor describe one that is not served; and every 503 and 429 answer documents its
+ * `Retry-After` header.
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -32,6 +33,20 @@ export const documentedRoutes = (document: OpenApi.OpenAPISpec): ReadonlyArray<s
     )
     .sort()
 
+/** Every 503 and 429 answer of the document without a `retry-after` header, `METHOD /path status`. */
+export const withoutRetryAfter = (document: OpenApi.OpenAPISpec): ReadonlyArray<string> =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(
+      item as Record<string, { readonly responses?: Record<string, { readonly headers?: object }> }>
+    ).flatMap(([method, operation]) =>
+      Object.entries(operation.responses ?? {})
+        .filter(
+          ([status, response]) => (status === "503" || status === "429") && !("retry-after" in (response.headers ?? {}))
+        )
+        .map(([status]) => `${method.toUpperCase()} ${path} ${status}`)
+    )
+  )
+
 /** The problems found: validation errors, undocumented routes, documented routes not served. */
 export const checkDocument = async (
   document: OpenApi.OpenAPISpec,
@@ -46,5 +61,6 @@ export const checkDocument = async (
   const documented = new Set(documentedRoutes(document))
   for (const route of served) if (!documented.has(route)) problems.push(`served but not documented: ${route}`)
   for (const route of documented) if (!served.has(route)) problems.push(`documented but not served: ${route}`)
+  for (const route of withoutRetryAfter(document)) problems.push(`no Retry-After header documented: ${route}`)
   return problems
 }

@@ -18,6 +18,7 @@ import {
   type PreparedReview
 } from "../../core/ports/ApprovalStore.ts"
 import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
+import { sqlTransaction } from "./Transactor.ts"
 
 interface Row {
   readonly approval_id: string
@@ -125,11 +126,11 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
       // The account's open approvals are counted and the approval inserted under a transaction-scoped
       // advisory lock on the account, so creates racing for its last place serialise.
       createWithinCaps: ({ actionKey, caps, now, record: r }) =>
-        sql
-          .withTransaction(
-            Effect.gen(function* () {
-              yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${json(["approvals", r.workspaceId, r.accountId])}, 0))`
-              const [open] = yield* sql<OpenRow>`SELECT count(*) AS account_n, min(expires_at) AS account_next,
+        sqlTransaction(
+          sql,
+          Effect.gen(function* () {
+            yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${json(["approvals", r.workspaceId, r.accountId])}, 0))`
+            const [open] = yield* sql<OpenRow>`SELECT count(*) AS account_n, min(expires_at) AS account_next,
                 count(*) FILTER (WHERE action_key = ${actionKey}) AS action_n,
                 min(expires_at) FILTER (WHERE action_key = ${actionKey}) AS action_next,
                 count(*) FILTER (WHERE requester->>'subject' = ${r.requester.subject}) AS subject_n,
@@ -137,16 +138,15 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
               FROM accord_approvals
               WHERE workspace_id = ${r.workspaceId} AND account_id = ${r.accountId}
                 AND state IN ('pending', 'approving') AND expires_at > ${now}`
-              for (const scope of ["account", "action", "subject"] as const satisfies ReadonlyArray<PendingScope>) {
-                if (num(open?.[`${scope}_n`] ?? 0) >= caps[scope]) {
-                  const next = numOrNull(open?.[`${scope}_next`])
-                  return { _tag: "Full", scope, freesAt: next ?? now } satisfies CappedCreate
-                }
+            for (const scope of ["account", "action", "subject"] as const satisfies ReadonlyArray<PendingScope>) {
+              if (num(open?.[`${scope}_n`] ?? 0) >= caps[scope]) {
+                const next = numOrNull(open?.[`${scope}_next`])
+                return { _tag: "Full", scope, freesAt: next ?? now } satisfies CappedCreate
               }
-              return (yield* insert(r, actionKey)) ? { _tag: "Created" as const } : { _tag: "Exists" as const }
-            })
-          )
-          .pipe(orStorageError("approval.createWithinCaps")),
+            }
+            return (yield* insert(r, actionKey)) ? { _tag: "Created" as const } : { _tag: "Exists" as const }
+          })
+        ).pipe(orStorageError("approval.createWithinCaps")),
       getUnlocked: ({ approvalId, maxWrongTokens }) =>
         sql<Row>`SELECT ${sql.literal(columns)} FROM accord_approvals
           WHERE approval_id = ${approvalId} AND wrong_tokens < ${maxWrongTokens}`.pipe(

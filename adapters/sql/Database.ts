@@ -24,7 +24,13 @@ import pg from "pg"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
 import { DirectStatements, type DirectStatementsService } from "./DirectStatements.ts"
 import * as Instrumented from "../telemetry/Instrumented.ts"
-import { type DriverReason, defaultStorageTimeoutMillis, driverReason } from "./SqlSupport.ts"
+import {
+  type DriverReason,
+  defaultStorageTimeoutMillis,
+  driverReason,
+  faultKind,
+  unboundedTransaction
+} from "./SqlSupport.ts"
 
 /**
  * Which database Accord uses. The URL stays `Redacted`: it usually carries the password.
@@ -142,10 +148,12 @@ export const describeReason = (reason: DriverReason): string =>
 const attemptSpacingMillis = 1_000
 
 /**
- * The pool, once the database answered `SELECT 1`. Every wait is bounded: a connection attempt by
- * `connectionTimeoutMillis` (a host that accepts and never answers included), and the attempt as a
- * whole by a little more, in case the driver's own timer does not fire. A pool that failed is
- * ended without waiting for it: `end()` does not resolve while a connection attempt is pending.
+ * The pool, once the database answered `SELECT 1`. Every wait is bounded by the storage bound: a
+ * connection attempt and a wait for a free connection by `connectionTimeoutMillis` (a host that
+ * accepts and never answers included), a statement by the client's deadline on its answer
+ * ({@link boundedClient}), and the first attempt as a whole by a little more, in case the driver's
+ * own timer does not fire. A pool that failed is ended without waiting for it: `end()` does not
+ * resolve while a connection attempt is pending.
  */
 const acquirePool = (
   url: Redacted.Redacted<string>,
@@ -158,12 +166,13 @@ const acquirePool = (
       const pool = new pg.Pool({
         connectionString: Redacted.value(url),
         application_name: "accord",
-        Client: PreparingClient,
+        Client: boundedClient(timeoutMillis),
         connectionTimeoutMillis: timeoutMillis,
-        statement_timeout: timeoutMillis,
+        statement_timeout: serverStatementTimeout(timeoutMillis),
         keepAlive: true
       })
       pool.on("error", () => undefined)
+      pool.on("release", dropIfUnusable)
       const attempt = Effect.tryPromise({ try: () => pool.query("SELECT 1"), catch: (cause) => cause }).pipe(
         Effect.timeoutFail({
           duration: timeoutMillis + 1_000,
@@ -220,49 +229,118 @@ const planResultChanged = "0A000"
 type Callback = (error: (Error & { readonly code?: string }) | null, result: unknown) => void
 
 /**
- * A `pg` client that runs every parameterized statement as a named prepared statement on its
- * connection: PostgreSQL parses and analyzes it once per connection and can reuse its plan,
- * where an unnamed statement is parsed, analyzed and planned on every execution. Accord's hot
- * statements are few, fixed texts (the batch statements take their rows as one `jsonb`
- * parameter), so the first `preparedPerConnection` texts cover them; statements without
- * parameters (transaction control, migrations) keep the simple protocol.
+ * PostgreSQL's own `statement_timeout`: a little under the storage bound, so a database that is
+ * slow but answers (a lock held, a long statement) ends the statement itself, which leaves the
+ * connection usable, before the client's deadline (`boundedClient`) would close it.
+ */
+export const serverStatementTimeout = (boundMillis: number): number =>
+  boundMillis - Math.min(500, Math.floor(boundMillis / 10))
+
+/**
+ * The failure of every statement on a connection abandoned at the storage bound (a timeout, by
+ * its message: `SqlSupport.faultKind`).
+ */
+const abandoned = (boundMillis: number): Error =>
+  new Error(`query timed out: no answer from the database within ${boundMillis / 1000} s (connection closed)`)
+
+/**
+ * A client released to the pool without an error but unusable is closed instead of pooled:
+ * - while a statement it sent is still unanswered (its caller was interrupted: the SQL client
+ *   cancels the statement and hands the connection back): its next statement would wait behind
+ *   the unanswered one, and that answer could be read as the next statement's;
+ * - after a statement failed with a connection fault (the server terminating the session,
+ *   57P01): the server closes the connection right after it says so, but the pool would only
+ *   learn it from the socket, possibly after handing the connection to another caller.
+ */
+const dropIfUnusable = (error: Error | undefined, client: pg.PoolClient): void => {
+  const state = client as { readonly unanswered?: number; readonly lost?: boolean }
+  if (error === undefined && (state.unanswered || state.lost)) void client.end()
+}
+
+/**
+ * The `pg` client of the pool, bounded: every statement must be answered within `boundMillis`
+ * (the storage bound), or its connection is destroyed. PostgreSQL's `statement_timeout` cannot
+ * end a wait for a database that is frozen (stopped, or behind a network that drops everything):
+ * nothing answers at all. The connection cannot be reused either, as the statement may still
+ * run and answer later; so the socket is destroyed, which fails every statement on it, marks the
+ * client not queryable, and the pool removes it (on its release with that error, or at once if
+ * idle). The transaction it held, if any, never commits unless its `COMMIT` had been received.
+ *
+ * The one exception is a transaction that lifted its bound (`SqlSupport.unboundedTransaction`,
+ * the migrations'): its statements wait as long as they take, until the transaction ends.
+ *
+ * It also runs every parameterized statement as a named prepared statement on its connection:
+ * PostgreSQL parses and analyzes it once per connection and can reuse its plan, where an unnamed
+ * statement is parsed, analyzed and planned on every execution. Accord's hot statements are few,
+ * fixed texts (the batch statements take their rows as one `jsonb` parameter), so the first
+ * `preparedPerConnection` texts cover them; statements without parameters (transaction control,
+ * migrations) keep the simple protocol.
  *
  * When another process changes a table (a migration during a rolling deploy), PostgreSQL refuses
  * to run a prepared statement whose result columns would change; the statement did not run, so it
  * is prepared again under a new name and run once more (outside a transaction this succeeds; in
  * one, the transaction has already failed and its caller sees the error).
  */
-class PreparingClient extends pg.Client {
-  readonly #names = new Map<string, string>()
-  #prepared = 0
+const boundedClient = (boundMillis: number) =>
+  class BoundedClient extends pg.Client {
+    readonly #names = new Map<string, string>()
+    #prepared = 0
+    #unboundedTransaction = false
+    /** Statements sent and not yet answered (read by {@link dropIfUnusable}). */
+    unanswered = 0
+    /** Whether a statement failed with a connection fault (read by {@link dropIfUnusable}). */
+    lost = false
 
-  #nameFor(text: string): string | undefined {
-    const known = this.#names.get(text)
-    if (known !== undefined || this.#prepared >= preparedPerConnection) return known
-    const name = `accord_${this.#prepared++}`
-    this.#names.set(text, name)
-    return name
-  }
-
-  #run(config: unknown, values?: unknown, callback?: unknown): any {
-    return (super.query as (...args: Array<unknown>) => any).call(this, config, values, callback)
-  }
-
-  override query(config: unknown, values?: unknown, callback?: unknown): any {
-    if (typeof config !== "string" || !Array.isArray(values) || values.length === 0 || typeof callback !== "function") {
-      return this.#run(config, values, callback)
+    #nameFor(text: string): string | undefined {
+      const known = this.#names.get(text)
+      if (known !== undefined || this.#prepared >= preparedPerConnection) return known
+      const name = `accord_${this.#prepared++}`
+      this.#names.set(text, name)
+      return name
     }
-    const name = this.#nameFor(config)
-    if (name === undefined) return this.#run(config, values, callback)
-    const done = callback as Callback
-    return this.#run({ name, text: config, values }, (error: Parameters<Callback>[0], result: unknown) => {
-      if (error?.code !== planResultChanged) return done(error, result)
-      this.#names.delete(config)
-      const renamed = this.#nameFor(config)
-      this.#run(renamed === undefined ? { text: config, values } : { name: renamed, text: config, values }, done)
-    })
+
+    #run(config: unknown, values?: unknown, callback?: unknown): any {
+      return (super.query as (...args: Array<unknown>) => any).call(this, config, values, callback)
+    }
+
+    /** `done`, called at most once: with the answer, or with {@link abandoned} at the deadline. */
+    #bounded(config: unknown, done: Callback): Callback {
+      if (this.#unboundedTransaction && this.getTransactionStatus() === "I") this.#unboundedTransaction = false
+      if (config === unboundedTransaction) this.#unboundedTransaction = true
+      this.unanswered++
+      let answered = false
+      const deadline = this.#unboundedTransaction
+        ? undefined
+        : setTimeout(() => {
+            if (!answered) this.connection.stream.destroy(abandoned(boundMillis))
+          }, boundMillis).unref()
+      return (error, result) => {
+        if (answered) return
+        answered = true
+        this.unanswered--
+        clearTimeout(deadline)
+        if (error && faultKind(driverReason(error)) === "connection") this.lost = true
+        done(error, result)
+      }
+    }
+
+    override query(config: unknown, values?: unknown, callback?: unknown): any {
+      if (typeof values === "function") return this.#run(config, this.#bounded(config, values as Callback))
+      if (typeof callback !== "function") return this.#run(config, values, callback)
+      const done = this.#bounded(config, callback as Callback)
+      if (typeof config !== "string" || !Array.isArray(values) || values.length === 0) {
+        return this.#run(config, values, done)
+      }
+      const name = this.#nameFor(config)
+      if (name === undefined) return this.#run(config, values, done)
+      return this.#run({ name, text: config, values }, (error: Parameters<Callback>[0], result: unknown) => {
+        if (error?.code !== planResultChanged) return done(error, result)
+        this.#names.delete(config)
+        const renamed = this.#nameFor(config)
+        this.#run(renamed === undefined ? { text: config, values } : { name: renamed, text: config, values }, done)
+      })
+    }
   }
-}
 
 /** A `SqlClient` over embedded PGlite in `dataDir` (in memory when absent). */
 export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>

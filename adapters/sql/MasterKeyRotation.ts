@@ -5,6 +5,11 @@
  * new key or none does: a value that does not open with the old key, or any failure midway, rolls
  * everything back.
  *
+ * The transaction is opened through the one SQL transaction boundary (`Transactor.sqlTransaction`),
+ * so a `COMMIT` that fails is a `SqlError` the command reports, never a defect; whether that
+ * `COMMIT` took effect is then unknown, and the master-key check says which key the database now
+ * belongs to (the command can be run again with the key that opens it).
+ *
  * The tables are locked against writes for the duration (`SHARE ROW EXCLUSIVE`), but a server that
  * keeps running on the old key would seal new values under it afterwards: stop every server first,
  * then start them again with the new key.
@@ -16,6 +21,7 @@ import * as Schema from "effect/Schema"
 import type { CipherService } from "../../core/protocol/Cipher.ts"
 import * as SecretVault from "../../core/ports/SecretVault.ts"
 import * as MasterKeyCheck from "./MasterKeyCheck.ts"
+import { sqlTransaction } from "./Transactor.ts"
 
 /**
  * One column of sealed values: where it is, and the associated data each value was sealed with
@@ -84,7 +90,8 @@ export const rotate = (options: {
   Effect.gen(function* () {
     if (options.sameKey) return yield* new RotationRefused({ reason: "same_key" })
     const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(
+    return yield* sqlTransaction(
+      sql,
       Effect.gen(function* () {
         // The names are the constants above; a list of tables needs `unsafe`.
         yield* sql.unsafe(

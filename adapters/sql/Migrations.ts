@@ -12,6 +12,10 @@
  * loser fails. Hence `run` first takes a transaction-scoped advisory lock and creates the table
  * with `IF NOT EXISTS` under it; `Migrator`'s own transaction becomes a savepoint inside ours.
  *
+ * The transaction is opened through the one SQL transaction boundary (`Transactor.sqlTransaction`):
+ * a `COMMIT` that fails (the connection lost as the schema is committed) is a `SqlError` the start
+ * reports in one line, like any other storage fault at start, not a defect.
+ *
  * Rules for migrations: ids only grow (`Migrator` skips any id not above the latest applied);
  * everything runs in one transaction (no `CREATE INDEX CONCURRENTLY`); SQL must run on
  * PostgreSQL 15.
@@ -21,6 +25,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { unboundedTransaction } from "./SqlSupport.ts"
+import { sqlTransaction } from "./Transactor.ts"
 
 /**
  * Keyed `"<id>_<name>"`, e.g. `"0001_init"`; the numeric prefix orders them.
@@ -51,11 +57,12 @@ export const run = (
 ): Effect.Effect<ReadonlyArray<AppliedMigration>, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const applied = yield* sql.withTransaction(
+    const applied = yield* sqlTransaction(
+      sql,
       Effect.gen(function* () {
         // A migration (and the wait for another process's) may take longer than a request's bound
-        // on statements (`Database`'s statement timeout): it runs without one.
-        yield* sql`SET LOCAL statement_timeout = 0`
+        // on statements (`Database`'s statement timeout and answer deadline): it runs without one.
+        yield* sql.unsafe(unboundedTransaction)
         yield* sql`SELECT pg_advisory_xact_lock(${lockKey})`
         // Same definition Migrator would create; it then finds the table and skips creating it.
         yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (

@@ -19,6 +19,14 @@ import * as Metrics from "../../core/telemetry/Metrics.ts"
 export const defaultStorageTimeoutMillis = 5_000
 
 /**
+ * The statement that lifts the storage bound for the rest of the transaction it runs in:
+ * PostgreSQL's statement timeout, and the PostgreSQL client's deadline on an answer (`Database`'s
+ * client recognises this exact text). For the migrations only, whose statements (and whose wait
+ * for another process's migrations) may take longer than any request may wait.
+ */
+export const unboundedTransaction = "SET LOCAL statement_timeout = 0"
+
+/**
  * What the driver said, as far as it may be logged: its code (a SQLSTATE, or a system code such
  * as `ECONNREFUSED`) and its own message, looked up through the wrappers' `cause` chain (the SQL
  * client's "Failed to acquire connection" says nothing about why). PostgreSQL's messages name
@@ -37,6 +45,7 @@ export interface DriverReason {
  */
 export const driverReason = (error: unknown): DriverReason => {
   let outer: string | undefined
+  let timedOut: string | undefined
   let current: unknown = error
   for (let depth = 0; depth < 8 && current !== null && current !== undefined; depth++) {
     const code = (current as { readonly code?: unknown }).code
@@ -45,11 +54,13 @@ export const driverReason = (error: unknown): DriverReason => {
       return { code, message: code.startsWith("22") ? "data exception" : oneLine(message || code) }
     }
     if (message !== undefined) outer = message
+    // A timer that gave up closed the connection: what it closed says only "terminated".
+    if (message !== undefined && timedOut === undefined && timeoutMessages.test(message)) timedOut = message
     const cause = (current as { readonly cause?: unknown }).cause
     if (cause === current) break
     current = cause
   }
-  return { code: undefined, message: oneLine(outer ?? String(error)) }
+  return { code: undefined, message: oneLine(timedOut ?? outer ?? String(error)) }
 }
 
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim().slice(0, 300)

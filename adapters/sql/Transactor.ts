@@ -8,7 +8,11 @@
  * client raises as a defect (it runs both under `Effect.orDie`), typically because the connection
  * died mid-transaction. Such a connection is not reused: the client hands a connection that
  * reported an error back to the pool with that error, and the pool destroys it (and never reuses
- * one that is no longer queryable).
+ * one that is no longer queryable, one whose statement failed with a connection fault, or one
+ * with a statement unanswered: `Database`'s pool). No wait inside a transaction outlasts the
+ * storage bound: a statement unanswered by then has its connection destroyed (`Database`'s
+ * bounded client), which fails the transaction: it commits only if the database had already
+ * received its `COMMIT`, and its caller, answered 503, sends the same request again.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"

@@ -9,8 +9,9 @@
  * - a lost connection or a serialization conflict: the same batch runs once more at once (the
  *   next attempt gets a fresh connection, the other transaction has moved on);
  * - a timeout or an overloaded database (a locked table, a slow or frozen database): the whole
- *   batch is answered with the failure (503, retry later), so a slow database costs one wait per
- *   batch, not one per event, and no request waits past the storage bound more than once;
+ *   batch is answered with the failure (503, retry later), and so is every event that queued
+ *   while it waited, so a slow database costs one wait per batch, not one per event, and no
+ *   request waits longer than the storage bound for its event;
  * - anything else (the database refusing a row): its events are written again one by one, so an
  *   event the store refuses fails only itself, never the others it was batched with.
  *
@@ -25,7 +26,7 @@ import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Batcher from "../ports/Batcher.ts"
-import { isRetryableAtOnce, isTransient, type StorageError } from "../ports/StorageError.ts"
+import { faultOf, isRetryableAtOnce, isTransient, type StorageError } from "../ports/StorageError.ts"
 import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../ports/IngestWriter.ts"
 
 /** Group commit of ingested events: many concurrent submissions written in one transaction. */
@@ -83,6 +84,7 @@ export const make = (options?: CommitterOptions): Effect.Effect<CommitterService
       gather: options?.gather ?? Batcher.gatherNextTurn,
       retryOn: isRetryableAtOnce,
       splitOn: (error) => !isTransient(error),
+      shareOn: (error) => faultOf(error) === "timeout" || faultOf(error) === "overloaded",
       // The writer's callback form, where it has one: no worker fiber (see `Batcher`'s `manyNow`).
       ...(now._tag === "None" ? {} : { manyNow: now.value.writeNow })
     })

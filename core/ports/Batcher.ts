@@ -19,7 +19,8 @@ import * as internal from "./internal/batcher.ts"
  * of one item), `splitOn` (which failures of a batch of several items split it, so that its
  * items run again one at a time through `one` and an item that fails fails only itself; default
  * every failure), `retryOn` (which failures of a run are met by running the same batch once
- * more, at once, before it is answered or split; default none), `gather` (what an idle worker woken by an item waits for before it takes its
+ * more, at once, before it is answered or split; default none), `shareOn` (which failures of a
+ * run are also the answer of every item queued meanwhile; default none), `gather` (what an idle worker woken by an item waits for before it takes its
  * batch, e.g. {@link gatherNextTurn}; default nothing) and `manyNow` (`many` in callback form: the
  * batches then run from callbacks, without worker fibers).
  */

@@ -10,9 +10,14 @@
  *   not reused).
  * - A table locked past the storage bound: ingest answers 503 with `Retry-After` within the bound,
  *   and `/readyz` answers within its timeout while the migrations table is locked.
+ * - A frozen database (the server reaches PostgreSQL through `FreezingProxy`, which stops
+ *   forwarding, as a database stopped with SIGSTOP): ingest, intake and a read answer 503 with
+ *   `Retry-After` within the storage bound, `/readyz` within its timeout; after the thaw the same
+ *   requests succeed and every event and action acknowledged before is stored.
  * - Every fault is counted by cause in `/metrics`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
@@ -20,6 +25,7 @@ import pg from "pg"
 import { intakeInput, secrets, signedCompletion, startPeer } from "../core/connector/dispatch/support.ts"
 import { formatTimestamp } from "../../core/protocol/Timestamp.ts"
 import { type Reply, request } from "../support/http.ts"
+import * as FreezingProxy from "../support/freezingProxy.ts"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../support/postgres.ts"
 import { actionStatus, admin, bootService, connect, type Service, waitFor } from "./support.ts"
 
@@ -97,6 +103,9 @@ const ingestKey = (service: Service) =>
     (created) => created.json.secret as string
   )
 
+/** When every event here happened: a retried event is the same event (an event_id names one payload). */
+const occurredAt = new Date(Date.now() - 60_000).toISOString()
+
 const ingest = (service: Service, key: string, eventId: string) =>
   request(`${service.base}/api/events/ingest`, {
     method: "POST",
@@ -104,7 +113,7 @@ const ingest = (service: Service, key: string, eventId: string) =>
     body: JSON.stringify({
       event_name: "feature_used",
       account_id: "acct_faults",
-      timestamp: new Date(Date.now() - 60_000).toISOString(),
+      timestamp: occurredAt,
       event_id: eventId,
       semantic_type: "usage",
       event_kind: "product_action",
@@ -228,6 +237,95 @@ describe.skipIf(databaseUrl === undefined)("database faults end to end (postgres
         // After the release the same events are stored.
         for (let i = 0; i < 8; i++) assert.strictEqual((yield* ingest(service, key, `locked:${i}`)).status, 202)
         assert.strictEqual((yield* request(`${service.base}/readyz`)).status, 200)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a frozen database costs each request at most the storage bound: 503 with Retry-After, /readyz in time; after the thaw nothing acknowledged is lost",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* freshSchemaUrl(databaseUrl!)
+        const direct = new URL(Redacted.value(url))
+        const proxy = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            FreezingProxy.start({ host: direct.hostname || "127.0.0.1", port: Number(direct.port || 5432) })
+          ),
+          (proxy) => Effect.promise(proxy.close)
+        )
+        const throughProxy = new URL(direct)
+        throughProxy.hostname = "127.0.0.1"
+        throughProxy.port = String(proxy.port)
+        const peer = yield* Effect.acquireRelease(
+          Effect.promise(() => startPeer()),
+          (peer) => Effect.promise(() => peer.close())
+        )
+        const service = yield* bootService({
+          env: { DATABASE_URL: throughProxy.toString(), ACCORD_STORAGE_TIMEOUT: `${boundMillis / 1000}s` }
+        })
+        yield* connect(service, peer.url, secrets)
+        const key = yield* ingestKey(service)
+        const body = JSON.stringify(intakeInput("acct_frozen"))
+        const intake = (n: number) =>
+          request(`${service.ws}/action-requests`, {
+            method: "POST",
+            headers: { ...admin, "idempotency-key": `faults-frozen-${n}` },
+            body
+          })
+        const before = yield* Effect.all(
+          Array.from({ length: 4 }, (_, i) => ingest(service, key, `frozen:before:${i}`)),
+          { concurrency: "unbounded" }
+        )
+        for (const reply of before) assert.strictEqual(reply.status, 202, reply.text)
+        const taken = yield* intake(1)
+        assert.strictEqual(taken.status, 202, taken.text)
+        const id = taken.json.actionRequestId as string
+
+        proxy.freeze()
+        const timed = (send: Effect.Effect<Reply>) =>
+          Effect.map(Effect.timed(send), ([took, reply]) => ({ millis: Duration.toMillis(took), reply }))
+        const during = yield* Effect.all(
+          [
+            ...Array.from({ length: 6 }, (_, i) => timed(ingest(service, key, `frozen:during:${i}`))),
+            timed(intake(2)),
+            timed(request(`${service.ws}/action-requests/${id}`, { headers: admin }))
+          ],
+          { concurrency: "unbounded" }
+        )
+        const ready = yield* timed(request(`${service.base}/readyz`))
+        proxy.thaw()
+
+        for (const { millis, reply } of during) {
+          assertRetryable503(reply, "a request to a frozen database")
+          // One storage bound, with slack for a loaded machine; without the client's deadline
+          // these waited for as long as the database stayed frozen.
+          assert.isBelow(millis, boundMillis * 3)
+        }
+        assert.strictEqual(ready.reply.status, 503)
+        assert.strictEqual(ready.reply.headers.get("retry-after"), "1")
+        assert.isBelow(ready.millis, 2_000 + 1_000)
+
+        // After the thaw: ready again, the refused requests succeed, nothing acknowledged is lost.
+        yield* waitFor(request(`${service.base}/readyz`), (reply) => reply.status === 200, "readiness after the thaw")
+        for (let i = 0; i < 6; i++) {
+          // 200 `duplicate` when the frozen database ran the held statement at the thaw: the
+          // event was stored although its request was answered 503 (as after a SIGCONT).
+          const stored = yield* ingest(service, key, `frozen:during:${i}`)
+          assert.include([200, 202], stored.status, stored.text)
+        }
+        const second = yield* intake(2)
+        assert.strictEqual(second.status, 202, second.text)
+        const first = yield* request(`${service.ws}/action-requests/${id}`, { headers: admin })
+        assert.strictEqual(first.status, 200, first.text)
+        const hand = yield* controller(url)
+        const events = yield* query(hand, "SELECT event_id FROM accord_events WHERE event_id LIKE 'frozen:%'")
+        assert.deepStrictEqual(
+          events.rows.map((row) => row.event_id as string).sort(),
+          [
+            ...Array.from({ length: 4 }, (_, i) => `frozen:before:${i}`),
+            ...Array.from({ length: 6 }, (_, i) => `frozen:during:${i}`)
+          ].sort()
+        )
       }).pipe(Effect.scoped),
     60_000
   )

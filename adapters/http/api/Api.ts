@@ -66,14 +66,25 @@ export const api = withoutDecodeError
   .annotate(OpenApi.Title, "Accord API")
   .annotate(OpenApi.Version, "0.1.0")
   .annotate(OpenApi.Description, description)
-  .annotate(OpenApi.Transform, (spec) => problemContentType(spec))
+  .annotate(OpenApi.Transform, (spec) => problemAnswers(spec))
+
+/**
+ * The header every 503 and 429 answer carries (`ErrorMap.retryableUnavailable`,
+ * `ErrorMap.tooManyRequests`, the server's own `not_serving`): the same request may be sent again after
+ * that many seconds, and the clients (the SDK, the customer kit) wait exactly that long.
+ */
+export const retryAfterHeader = {
+  description: "whole seconds to wait before sending the same request again",
+  required: true,
+  schema: { type: "string", pattern: "^[0-9]+$" }
+} as const
 
 /**
  * Several problems on one status are one union, whose media type the generator cannot read from
  * its members; every error answer is `application/problem+json`. A 401 behind the bearer key
- * carries its challenge.
+ * carries its challenge; every 503 and 429 its `Retry-After` ({@link retryAfterHeader}).
  */
-const problemContentType = (spec: Record<string, any>): Record<string, any> => {
+const problemAnswers = (spec: Record<string, any>): Record<string, any> => {
   for (const operations of Object.values<Record<string, any>>(spec["paths"] ?? {})) {
     for (const operation of Object.values<Record<string, any>>(operations)) {
       for (const [status, response] of Object.entries<Record<string, any>>(operation["responses"] ?? {})) {
@@ -87,6 +98,9 @@ const problemContentType = (spec: Record<string, any>): Record<string, any> => {
             ...response["headers"],
             "www-authenticate": { description: "`Bearer` (RFC 6750)", required: true, schema: { type: "string" } }
           }
+        }
+        if (status === "503" || status === "429") {
+          response["headers"] = { ...response["headers"], "retry-after": retryAfterHeader }
         }
       }
     }

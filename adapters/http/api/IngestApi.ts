@@ -8,7 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import * as ErrorMap from "../ErrorMap.ts"
-import { ApiKey, declaring, problem, refusal, responseHeaders, Timestamp, UuidText } from "./Common.ts"
+import { ApiKey, declaring, problem, refusal, Timestamp, UuidText } from "./Common.ts"
 
 /**
  * The event as documented: the spec's fields, in its snake_case; `Accept` checks the full contract.
@@ -113,12 +113,6 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
     declaring("InvalidEvent", "BatchNotAccepted", "MalformedBody", "UnsafeEvent", "NotRevenueRelevant", "StorageError")
   )
   .annotate(OpenApi.Summary, "Send one event (Direct API)")
-  .annotate(
-    OpenApi.Transform,
-    responseHeaders(429, {
-      "retry-after": { description: "seconds to wait before the next request with this key", required: true }
-    })
-  )
 
 export const group = HttpApiGroup.make("ingest")
   .add(ingestEvent)

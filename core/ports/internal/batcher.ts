@@ -30,6 +30,12 @@ export interface Options<A, B, E> {
    */
   readonly retryOn?: (error: E) => boolean
   /**
+   * Which failures of a run (answered, not split) are also the answer of every item queued
+   * meanwhile, without a run of their own: a store that did not answer in time would keep them
+   * waiting as long again, one run after another. Default none.
+   */
+  readonly shareOn?: (error: E) => boolean
+  /**
    * Runs when a worker that had nothing to do is woken by an item, before it takes its batch: a
    * chance for items arriving at the same moment to join (see {@link gatherNextTurn}).
    */
@@ -123,11 +129,26 @@ export const makeDoors = <A, B, E>(
       const failure = Cause.failureOption(cause)
       return failure._tag === "Some" && splitOn(failure.value)
     }
+    const shareOn = options?.shareOn
+    const shares = (cause: Cause.Cause<E>): boolean => {
+      if (shareOn === undefined) return false
+      const failure = Cause.failureOption(cause)
+      return failure._tag === "Some" && shareOn(failure.value)
+    }
     const firstManyNow = options?.manyNow
     const manyNow =
       firstManyNow === undefined || retryOn === undefined ? firstManyNow : retriedOnceNow(firstManyNow, retries)
     if (manyNow !== undefined)
-      return yield* callbackDoors(manyNow, options?.one, one, splits, maxBatch, options?.workers ?? 1, options?.gather)
+      return yield* callbackDoors(
+        manyNow,
+        options?.one,
+        one,
+        splits,
+        shares,
+        maxBatch,
+        options?.workers ?? 1,
+        options?.gather
+      )
     const queue: Array<Pending<A, B, E>> = []
     const idle: Array<() => void> = []
     let closed = false
@@ -161,6 +182,9 @@ export const makeDoors = <A, B, E>(
         }
         for (let i = 0; i < batch.length; i++) {
           batch[i]!.resume(Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause))
+        }
+        if (Exit.isFailure(exit) && shares(exit.cause)) {
+          for (const pending of queue.splice(0)) pending.resume(Exit.failCause(exit.cause))
         }
       })
     )
@@ -200,6 +224,7 @@ const callbackDoors = <A, B, E>(
   ownOne: ((item: A) => Effect.Effect<B, E>) | undefined,
   one: (item: A) => Effect.Effect<B, E>,
   splits: (cause: Cause.Cause<E>) => boolean,
+  shares: (cause: Cause.Cause<E>) => boolean,
   maxBatch: number,
   workers: number,
   gather: Effect.Effect<void> | undefined
@@ -249,6 +274,7 @@ const callbackDoors = <A, B, E>(
         // One item that fails must not fail the others: each runs again on its own.
         if (Exit.isFailure(exit) && batch.length > 1 && splits(exit.cause)) return runOne(batch)
         answerAll(batch, (i) => (Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)))
+        if (Exit.isFailure(exit) && shares(exit.cause)) answerAll(queue.splice(0), () => Exit.failCause(exit.cause))
         finished()
       }
       try {

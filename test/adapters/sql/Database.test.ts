@@ -10,6 +10,8 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Database from "../../../adapters/sql/Database.ts"
 import * as Migrations from "../../../adapters/sql/Migrations.ts"
+import { driverReason, unboundedTransaction } from "../../../adapters/sql/SqlSupport.ts"
+import { sqlTransaction } from "../../../adapters/sql/Transactor.ts"
 import { migrations as schema } from "../../../adapters/sql/schema/Migrations.ts"
 import { databaseUrl, warnIfSkipped } from "../../support/postgres.ts"
 
@@ -239,6 +241,37 @@ describe.skipIf(!databaseUrl)("PostgreSQL client: prepared statements", () => {
         assert.isTrue(Exit.isFailure(yield* Effect.exit(sql`SELECT ${1}::int FROM no_such_table_here`)))
         assert.deepStrictEqual(yield* sql`SELECT ${i}::int AS i`, [{ i }])
       }
+    }).pipe(Effect.provide(layer))
+  )
+})
+
+describe.skipIf(!databaseUrl)("PostgreSQL client: the storage bound", () => {
+  const layer = Database.layerPg(Redacted.make(databaseUrl ?? ""), { timeoutMillis: 1_000 })
+
+  it.effect("PostgreSQL ends a statement itself just under the bound, and the connection stays usable", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const [setting] = yield* sql<{ readonly statement_timeout: string }>`SHOW statement_timeout`
+      assert.strictEqual(setting?.statement_timeout, "900ms")
+      const slow = yield* Effect.flip(sql`SELECT pg_sleep(2)`)
+      assert.deepStrictEqual(driverReason(slow), {
+        code: "57014",
+        message: "canceling statement due to statement timeout"
+      })
+      assert.deepStrictEqual(yield* sql`SELECT 1 AS one`, [{ one: 1 }])
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("a transaction that lifts its bound (the migrations') waits as long as its statements take", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const slept = yield* sqlTransaction(
+        sql,
+        Effect.zipRight(sql.unsafe(unboundedTransaction), sql`SELECT 1 AS slept FROM pg_sleep(1.3)`)
+      )
+      assert.deepStrictEqual(slept, [{ slept: 1 }])
+      // The lift ended with its transaction.
+      assert.isTrue(Exit.isFailure(yield* Effect.exit(sql`SELECT pg_sleep(2)`)))
     }).pipe(Effect.provide(layer))
   )
 })

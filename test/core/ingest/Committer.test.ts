@@ -1,11 +1,14 @@
 /**
  * The Committer: concurrent submissions share one write, each gets its own result, and an event
  * the store refuses fails only itself, never the events batched with it; a batch that meets a
- * transient fault is retried (a lost connection) or answered (a timeout) as a batch, never split.
+ * transient fault is retried (a lost connection) or answered (a timeout) as a batch, never split,
+ * and a timeout also answers the events queued behind it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
@@ -146,5 +149,48 @@ describe("Committer", () => {
       ])
       assert.deepStrictEqual(writes, [4])
     })
+  )
+
+  it.scoped(
+    "a timeout: the events queued while the batch waited are answered with it, without a write of their own",
+    () =>
+      Effect.gen(function* () {
+        const writes: Array<number> = []
+        const release = yield* Deferred.make<void>()
+        const context = yield* Layer.build(
+          committerLayer().pipe(
+            Layer.provideMerge(
+              Layer.succeed(IngestWriter, {
+                write: (batch: ReadonlyArray<Submission>) => {
+                  writes.push(batch.length)
+                  return Effect.zipRight(
+                    Deferred.await(release),
+                    Effect.fail(new StorageError({ operation: "ingest.write", message: "timeout", fault: "timeout" }))
+                  )
+                }
+              })
+            )
+          )
+        )
+        const committer = Effect.runSync(Effect.provide(Committer, context))
+        const [a, b, c, d] = yield* Effect.forEach(["a", "b", "c", "d"], submission)
+        const first = yield* Effect.fork(
+          Effect.all(
+            [a!, b!].map((s) => Effect.either(committer.submit(s))),
+            { concurrency: "unbounded" }
+          )
+        )
+        while (writes.length === 0) yield* Effect.yieldNow()
+        // Each submission queued (its fiber waits for its answer) before the write fails.
+        const queued = yield* Effect.forEach([c!, d!], (s) => Effect.fork(Effect.either(committer.submit(s))))
+        for (const fiber of queued) while ((yield* Fiber.status(fiber))._tag !== "Suspended") yield* Effect.yieldNow()
+        yield* Deferred.succeed(release, undefined)
+        const results = [...(yield* Fiber.join(first)), ...(yield* Fiber.join(Fiber.all(queued)))]
+        assert.deepStrictEqual(
+          results.map((r) => (Either.isLeft(r) ? r.left.fault : "stored")),
+          ["timeout", "timeout", "timeout", "timeout"]
+        )
+        assert.deepStrictEqual(writes, [2])
+      })
   )
 })

@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Api from "../../../../adapters/http/api/Api.ts"
 import * as App from "../../../../adapters/http/App.ts"
-import { checkDocument, documentedRoutes } from "../../../../scripts/check-openapi-routes.ts"
+import { checkDocument, documentedRoutes, withoutRetryAfter } from "../../../../scripts/check-openapi-routes.ts"
 import { request, startServer } from "../../../support/http.ts"
 
 type Json = Record<string, any>
@@ -106,6 +106,30 @@ describe("API reference", () => {
     }
     assert.include(routes, "POST /api/funnels/v1/runtime/actions/customer-complete")
     assert.include(routes, "POST /api/events/ingest")
+  })
+
+  it("every 503 and 429 answer documents its Retry-After header, and the check finds one that does not", () => {
+    const document = JSON.parse(JSON.stringify(Api.document)) as Json
+    const retryable = operations(document).flatMap(({ method, op, path }) =>
+      ["503", "429"]
+        .filter((status) => op.responses[status] !== undefined)
+        .map((status) => ({ method, op, path, status }))
+    )
+    // storage's 503 on every admin route, the probes', the runtime routes' 429 and the ingest key's
+    assert.isAtLeast(retryable.length, 30)
+    for (const { op, status } of retryable) {
+      assert.deepStrictEqual(op.responses[status].headers["retry-after"], {
+        description: "whole seconds to wait before sending the same request again",
+        required: true,
+        schema: { type: "string", pattern: "^[0-9]+$" }
+      })
+    }
+    assert.deepStrictEqual(withoutRetryAfter(document as never), [])
+    const first = retryable[0]!
+    delete first.op.responses[first.status].headers["retry-after"]
+    assert.deepStrictEqual(withoutRetryAfter(document as never), [
+      `${first.method.toUpperCase()} ${first.path} ${first.status}`
+    ])
   })
 
   it.scoped("GET /reference: the document as HTML, no script, no inline style, CSP without unsafe-inline", () =>
