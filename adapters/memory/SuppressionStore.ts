@@ -56,7 +56,7 @@ export const make = (): SuppressionStoreService => {
             (s) =>
               s.workspaceId === workspaceId &&
               (after === undefined ||
-                newestFirst({ ...s, createdAt: after.createdAt, subject: { kind: after.kind, id: after.id } }, s) > 0)
+                newestFirst({ ...s, createdAt: after.createdAt, subject: { kind: after.kind, id: after.id } }, s) < 0)
           )
           .sort(newestFirst)
           .slice(0, limit)
