@@ -50,6 +50,7 @@ import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
 import { randomUuid } from "../core/protocol/Uuid.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import * as IngestRate from "../core/ingest/IngestRate.ts"
+import * as Suppression from "../core/ingest/Suppression.ts"
 import { ApprovalLimits } from "../core/approval/Limits.ts"
 import type { Cipher } from "../core/protocol/Cipher.ts"
 import * as ConnectionMaintenance from "../core/connector/ConnectionMaintenance.ts"
@@ -169,7 +170,12 @@ const servicesLayer = (
     options.resolver ?? DnsResolver.layer
   ).pipe(
     Layer.merge(
-      Committer.layer().pipe(
+      Layer.merge(
+        Committer.layer(),
+        Suppression.layer.pipe(
+          Layer.mapError((error) => new StartupError({ reason: `storage: ${error.message || error._tag}` }))
+        )
+      ).pipe(
         // Every applied transition wakes the status reads waiting on its action (long polls).
         Layer.provideMerge(
           layerOverStorage.pipe(Layer.provideMerge(ActionChanges.announcingOver(Layer.provide(storage, base))))

@@ -17,6 +17,8 @@
 //   approval    ports, protocol, access, catalog, connector an approved action is taken by connector intake, revalidated against the catalog,
 //                                                           its status read from the action state machine; session and approval tokens
 //                                                           are minted as API keys are (access mintToken)
+//   privacy     ports, ingest, connector                    erasure over every store: the ingest suppression set; an action in flight
+//                                                           is named by the action state machine's states
 //
 // The same table is `allowedEdges` below; an import along any other edge fails `npm test` (run as
 // `npm run check:core`), which prints every edge it found.
@@ -54,6 +56,11 @@ const allowedEdges = {
     catalog: "an approval is checked against the published catalog",
     connector:
       "an approved action is taken by connector intake and revalidation; its status is the action state machine's"
+  },
+  privacy: {
+    ports: "erasure and export over every store holding subject data",
+    ingest: "an erasure adds its subject to the ingest suppression set",
+    connector: "an action in flight is named by the action state machine's states"
   }
 }
 

@@ -34,6 +34,7 @@ import * as Events from "./routes/Events.ts"
 import * as FeatureGates from "./routes/FeatureGates.ts"
 import type * as Health from "./routes/Health.ts"
 import * as Ingest from "./routes/Ingest.ts"
+import * as Privacy from "./routes/Privacy.ts"
 import type * as Metrics from "./routes/Metrics.ts"
 import * as Runtime from "./routes/Runtime.ts"
 import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
@@ -61,6 +62,7 @@ export type AppServices =
   | Events.EventsServices
   | Accounts.AccountsServices
   | FeatureGates.FeatureGatesServices
+  | Privacy.PrivacyServices
   | ActionRequests.ActionsServices
   | Catalog.CatalogServices
   | Connector.ConnectorServices
@@ -91,6 +93,7 @@ export const router = (
       Completion.group,
       Events.group,
       FeatureGates.group(options.maxBodyBytes),
+      Privacy.group,
       ActionRequests.group(options.maxBodyBytes),
       Ingest.group(options),
       Service.group(options)

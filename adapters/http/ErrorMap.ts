@@ -14,6 +14,7 @@ import type { ConnectorNotConfigured } from "../../core/connector/ConnectionChec
 import type { ApprovalRefusal, ApprovalRefused } from "../../core/approval/Approvals.ts"
 import type { RuntimeSessionRefused } from "../../core/approval/RuntimeSession.ts"
 import type { ApprovalLimitReached } from "../../core/approval/Limits.ts"
+import type { OpenActions } from "../../core/privacy/Erasure.ts"
 import type { CompletionRefusalKind, CompletionRefused } from "../../core/connector/CompletionIntake.ts"
 import type { RegistrationRejected } from "../../core/connector/Connection.ts"
 import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch } from "../../core/connector/Intake.ts"
@@ -54,6 +55,7 @@ export type DomainError =
   | CatalogNotPublished
   | InvalidQuery
   | ApprovalLimitReached
+  | OpenActions
 
 /**
  * The `Retry-After` (seconds) of every 503 the service answers for a passing condition: storage
@@ -297,6 +299,14 @@ export const declaredAnswers: DeclaredAnswers = {
       description: "The completion names another action's key"
     }
   ],
+  OpenActions: [
+    {
+      status: 409,
+      codes: ["actions_in_flight"],
+      detail: "the subject has actions still in flight; erase it once they have settled",
+      description: "Actions of the subject still in flight (nothing was removed)"
+    }
+  ],
   ConnectorNotActive: [
     {
       status: 409,
@@ -536,6 +546,8 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
       )
     case "ConnectorNotActive":
       return fixed(declaredAnswers.ConnectorNotActive[0])
+    case "OpenActions":
+      return fixed(declaredAnswers.OpenActions[0])
     case "PaymentSnapshotMismatch":
       return Problem.make(
         422,

@@ -83,6 +83,46 @@ export const make = (): AccountProfileStoreService => {
       Effect.sync(() => {
         const account = [...(logins.get(key(workspaceId, accountId))?.values() ?? [])]
         return since.map((at) => account.filter((login) => login.observedAt >= at).length)
+      }),
+    listLogins: (workspaceId, accountId) =>
+      Effect.sync(() =>
+        [...(logins.get(key(workspaceId, accountId))?.values() ?? [])].sort((a, b) =>
+          a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0
+        )
+      ),
+    eraseSubject: ({ sourceEventIds, subject, userIds, workspaceId }) =>
+      Effect.sync(() => {
+        let profileFacts = 0
+        let removedLogins = 0
+        let removedUsers = 0
+        const usersToErase = new Set(subject.kind === "account" ? userIds : [subject.id])
+        if (subject.kind === "account") {
+          const k = key(workspaceId, subject.id)
+          profileFacts = profiles.get(k)?.size ?? 0
+          profiles.delete(k)
+          for (const login of logins.get(k)?.values() ?? []) {
+            usersToErase.add(login.userId)
+            removedLogins++
+          }
+          logins.delete(k)
+        } else {
+          const sources = new Set(sourceEventIds)
+          for (const [k, facts] of profiles) {
+            if (!k.startsWith(workspaceId + "\u0000")) continue
+            for (const [name, fact] of facts) {
+              if (sources.has(fact.sourceEventId)) {
+                facts.delete(name)
+                profileFacts++
+              }
+            }
+            if (facts.size === 0) profiles.delete(k)
+          }
+          for (const [k, account] of logins) {
+            if (k.startsWith(workspaceId + "\u0000") && account.delete(subject.id)) removedLogins++
+          }
+        }
+        for (const userId of usersToErase) if (users.delete(key(workspaceId, userId))) removedUsers++
+        return { profileFacts, users: removedUsers, logins: removedLogins }
       })
   }
 }

@@ -10,6 +10,7 @@ import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
 import {
   ActionLedger,
   type ActionLedgerService,
+  actorSubjectOf,
   type ActionRecord,
   claimRefused,
   type CompletionClaim,
@@ -18,6 +19,8 @@ import {
   type IntakeKeyClaim,
   newestFirst,
   notCountedForFrequency,
+  type RedactResult,
+  redactedRequest,
   type TransitionResult
 } from "../../core/ports/ActionLedger.ts"
 import type { NonceStore, NonceStoreSync, NonceStoreSyncService } from "../../core/ports/NonceStore.ts"
@@ -213,6 +216,30 @@ export const make = (
           )
           .sort((a, b) => newestFirst(key(a), key(b)))
           .slice(0, limit)
+      }),
+    redactSubject: ({ openStates, pseudonym, subject, workspaceId }) =>
+      Effect.sync((): RedactResult => {
+        const mine = [...records.values()].filter(
+          (r) =>
+            r.workspaceId === workspaceId &&
+            (subject.kind === "account" ? r.accountId === subject.id : actorSubjectOf(r.request) === subject.id)
+        )
+        const open = mine.filter((r) => openStates.includes(r.state)).length
+        if (open > 0) return { _tag: "Open", count: open }
+        const redacted = new Set<string>()
+        for (const r of mine) {
+          records.set(r.actionRequestId, {
+            ...r,
+            accountId: subject.kind === "account" ? pseudonym : r.accountId,
+            request: redactedRequest(r.request, subject, pseudonym),
+            sealedContinuation: subject.kind === "account" ? null : r.sealedContinuation
+          })
+          redacted.add(r.actionRequestId)
+        }
+        if (subject.kind === "account") {
+          for (const [k, claim] of intakeKeys) if (redacted.has(claim.actionRequestId)) intakeKeys.delete(k)
+        }
+        return { _tag: "Redacted", count: mine.length }
       })
   }
 }

@@ -163,7 +163,20 @@ export const make = (): ApprovalStoreService => {
           .sort(newestFirst)
           .slice(0, limit)
           .map(({ a }) => a)
-      )
+      ),
+    eraseSubject: (workspaceId, subject) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [id, a] of approvals) {
+          const named = subject.kind === "account" ? a.accountId === subject.id : a.requester.subject === subject.id
+          if (a.workspaceId === workspaceId && named && approvals.delete(id)) {
+            actionKeys.delete(id)
+            wrongTokens.delete(id)
+            n++
+          }
+        }
+        return n
+      })
   }
 }
 

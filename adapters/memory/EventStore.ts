@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import {
   type AppendResult,
+  type ErasedEvent,
   type EventQuery,
   EventStore,
   type EventStoreService,
@@ -70,7 +71,23 @@ export const make = (): EventStoreService => {
         return events.filter((e) => e.workspaceId === workspaceId && wanted.has(e.id))
       }),
     findByEventId: (workspaceId, eventId) =>
-      Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId)))
+      Effect.sync(() => Option.fromNullable(byEventId.get(workspaceId + "\u0000" + eventId))),
+    eraseSubject: (workspaceId, subject) =>
+      Effect.sync(() => {
+        const erased: Array<ErasedEvent> = []
+        for (let i = events.length - 1; i >= 0; i--) {
+          const event = events[i]!
+          const userId = (event.body as { readonly user_id?: unknown } | null)?.user_id
+          const user = typeof userId === "string" ? userId : null
+          if (event.workspaceId !== workspaceId) continue
+          if (subject.kind === "account" ? event.accountId !== subject.id : user !== subject.id) continue
+          events.splice(i, 1)
+          if (event.eventId !== null) byEventId.delete(workspaceId + "\u0000" + event.eventId)
+          if (event.bucketKey !== undefined) byBucket.delete(workspaceId + "\u0000" + event.bucketKey)
+          erased.push({ id: event.id, userId: user })
+        }
+        return erased
+      })
   }
 }
 

@@ -56,6 +56,14 @@ export const make = (): FeatureGateStoreService => {
         if (gate === undefined || gate.state !== "checking") return false
         gates.set(key(workspaceId, id), { ...gate, state: "unlocked", unlockedAt: at, unlockEventId: eventId })
         return true
+      }),
+    eraseAccount: (workspaceId, accountId) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [k, gate] of gates) {
+          if (gate.workspaceId === workspaceId && gate.accountId === accountId && gates.delete(k)) n++
+        }
+        return n
       })
   }
 }

@@ -41,7 +41,16 @@ export const make = (): RuntimeSessionStoreService => {
           .sort(newestFirst)
           .slice(0, limit)
           .map(({ s }) => s)
-      )
+      ),
+    eraseSubject: (workspaceId, subject) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [id, s] of sessions) {
+          const named = subject.kind === "account" ? s.accountId === subject.id : s.subject === subject.id
+          if (s.workspaceId === workspaceId && named && sessions.delete(id)) n++
+        }
+        return n
+      })
   }
 }
 

@@ -15,6 +15,7 @@ import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
 import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import * as SecretVault from "./SecretVault.ts"
+import * as SuppressionStore from "./SuppressionStore.ts"
 import * as StoreWriter from "../../core/ingest/StoreWriter.ts"
 import type { StoragePorts } from "../../core/ports/StoragePorts.ts"
 import * as Transactor from "./Transactor.ts"
@@ -39,7 +40,8 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = StoreWriter.layer
       FeatureGateStore.layerMemory,
       Transactor.layerMemory,
       RuntimeSessionStore.layerMemory,
-      ApprovalStore.layerMemory
+      ApprovalStore.layerMemory,
+      SuppressionStore.layerMemory
     )
   )
 )

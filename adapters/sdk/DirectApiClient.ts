@@ -52,12 +52,15 @@ export interface DirectApiClientOptions {
 }
 
 /**
- * The service's answer to an ingested event: new or duplicate, with the event's `event_id` and
- * account.
+ * The service's answer to an ingested event: new, duplicate or suppressed, with the event's
+ * `event_id` and account.
  */
 export interface IngestAccepted {
-  /** `accepted` for a new event (202), `duplicate` for a retry of a stored one (200). */
-  readonly status: "accepted" | "duplicate"
+  /**
+   * `accepted` for a new event (202), `duplicate` for a retry of a stored one (200), `suppressed`
+   * for an event of an erased account or user, not stored (202; not to be retried).
+   */
+  readonly status: "accepted" | "duplicate" | "suppressed"
   readonly eventId: string
   readonly accountId: string
 }

@@ -15,7 +15,7 @@ import {
   type ProfileFact,
   type UserField
 } from "../../core/ports/AccountProfileStore.ts"
-import { json, newestInKeyOrder, num, orStorageError } from "./SqlSupport.ts"
+import { anyOf, json, newestInKeyOrder, num, orStorageError } from "./SqlSupport.ts"
 
 interface FactRow {
   readonly name: string
@@ -185,6 +185,59 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
             }))
           ),
           orStorageError("profile.getUser")
+        ),
+      listLogins: (workspaceId, accountId) =>
+        sql<{
+          readonly user_id: string
+          readonly last_login_at: unknown
+          readonly source_event_id: string
+        }>`SELECT user_id, last_login_at, source_event_id FROM accord_account_logins
+          WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} ORDER BY user_id COLLATE "C"`.pipe(
+          Effect.map((rows) =>
+            rows.map((row) => ({
+              workspaceId,
+              accountId,
+              userId: row.user_id,
+              observedAt: num(row.last_login_at),
+              sourceEventId: row.source_event_id
+            }))
+          ),
+          orStorageError("profile.listLogins")
+        ),
+      // One statement: the deletes are data-modifying CTEs, so the user records of an account's
+      // login users are found from the logins it removes.
+      eraseSubject: ({ sourceEventIds, subject, userIds, workspaceId }) =>
+        (subject.kind === "account"
+          ? sql<{ readonly facts: unknown; readonly users: unknown; readonly logins: unknown }>`
+          WITH facts AS (
+            DELETE FROM accord_profile_facts WHERE workspace_id = ${workspaceId} AND account_id = ${subject.id}
+            RETURNING 1
+          ), logins AS (
+            DELETE FROM accord_account_logins WHERE workspace_id = ${workspaceId} AND account_id = ${subject.id}
+            RETURNING user_id
+          ), users AS (
+            DELETE FROM accord_users WHERE workspace_id = ${workspaceId}
+              AND (user_id IN (SELECT user_id FROM logins) OR user_id = ANY(${anyOf(sql, userIds)}))
+            RETURNING 1
+          )
+          SELECT (SELECT count(*) FROM facts) AS facts, (SELECT count(*) FROM users) AS users,
+            (SELECT count(*) FROM logins) AS logins`
+          : sql<{ readonly facts: unknown; readonly users: unknown; readonly logins: unknown }>`
+          WITH facts AS (
+            DELETE FROM accord_profile_facts WHERE workspace_id = ${workspaceId}
+              AND source_event_id = ANY(${anyOf(sql, sourceEventIds)})
+            RETURNING 1
+          ), logins AS (
+            DELETE FROM accord_account_logins WHERE workspace_id = ${workspaceId} AND user_id = ${subject.id}
+            RETURNING 1
+          ), users AS (
+            DELETE FROM accord_users WHERE workspace_id = ${workspaceId} AND user_id = ${subject.id} RETURNING 1
+          )
+          SELECT (SELECT count(*) FROM facts) AS facts, (SELECT count(*) FROM users) AS users,
+            (SELECT count(*) FROM logins) AS logins`
+        ).pipe(
+          Effect.map(([row]) => ({ profileFacts: num(row!.facts), users: num(row!.users), logins: num(row!.logins) })),
+          orStorageError("profile.eraseSubject")
         )
     }
   }

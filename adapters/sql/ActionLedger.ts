@@ -18,6 +18,7 @@ import {
   ActionLedger,
   type ActionLedgerService,
   claimRefused,
+  erasedField,
   type ActionRecord,
   type CompletionClaim,
   type CreateResult,
@@ -567,7 +568,46 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         ])} ORDER BY created_at DESC, action_request_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
           Effect.map((rows) => rows.map(toRecord)),
           orStorageError("action.list")
-        )
+        ),
+      // Checked and redacted in one transaction, the subject's rows locked first, so an action
+      // cannot leave or enter an open state between the check and the redaction.
+      redactSubject: ({ openStates, pseudonym, subject, workspaceId }) =>
+        sqlTransaction(
+          sql,
+          Effect.gen(function* () {
+            const mine =
+              subject.kind === "account"
+                ? sql`workspace_id = ${workspaceId} AND account_id = ${subject.id}`
+                : sql`workspace_id = ${workspaceId} AND request->'actor'->>'subjectId' = ${subject.id}`
+            const rows = yield* sql<{ readonly state: string }>`SELECT state FROM accord_actions WHERE ${mine}
+              ORDER BY action_request_id FOR UPDATE`
+            const open = rows.filter((row) => openStates.includes(row.state)).length
+            if (open > 0) return { _tag: "Open", count: open } as const
+            if (rows.length === 0) return { _tag: "Redacted", count: 0 } as const
+            // The same edits as `redactedRequest`, in SQL.
+            if (subject.kind === "user") {
+              yield* sql`UPDATE accord_actions
+                SET request = jsonb_set(request, '{actor,subjectId}', to_jsonb(${pseudonym}::text))
+                WHERE ${mine}`
+            } else {
+              yield* sql`DELETE FROM accord_intake_keys WHERE workspace_id = ${workspaceId} AND action_request_id IN
+                (SELECT action_request_id FROM accord_actions WHERE ${mine})`
+              yield* sql`UPDATE accord_actions SET
+                account_id = ${pseudonym},
+                sealed_continuation = NULL,
+                request = request || jsonb_build_object('accountId', ${pseudonym}::text)
+                  || CASE WHEN request ? 'actor'
+                    THEN jsonb_build_object('actor', (request->'actor') || jsonb_build_object('subjectId', ${erasedField}::text))
+                    ELSE '{}'::jsonb END
+                  || CASE WHEN request->'action' ? 'operation'
+                    THEN jsonb_build_object('action', (request->'action') || jsonb_build_object('operation',
+                      jsonb_build_object('family', request->'action'->'operation'->'family')))
+                    ELSE '{}'::jsonb END
+                WHERE ${mine}`
+            }
+            return { _tag: "Redacted", count: rows.length } as const
+          })
+        ).pipe(orStorageError("action.redactSubject"))
     }
   }
 )

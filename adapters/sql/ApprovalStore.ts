@@ -166,6 +166,13 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
           Effect.map((rows) => rows.length),
           orStorageError("approval.cancelForRequester")
         ),
+      eraseSubject: (workspaceId, subject) =>
+        sql`DELETE FROM accord_approvals WHERE workspace_id = ${workspaceId} AND ${
+          subject.kind === "account" ? sql`account_id = ${subject.id}` : sql`requester->>'subject' = ${subject.id}`
+        } RETURNING approval_id`.pipe(
+          Effect.map((rows) => rows.length),
+          orStorageError("approval.eraseSubject")
+        ),
       // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
       // `accord_approvals_recent` (migration 0024)
       list: ({ after, expiry, limit, state, workspaceId }) =>

@@ -200,6 +200,18 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
       sql<Row>`SELECT * FROM accord_events WHERE workspace_id = ${workspaceId} AND event_id = ${eventId}`.pipe(
         Effect.map(firstRow(toEvent)),
         orStorageError("event.findByEventId")
+      ),
+    // An account's events are found by `accord_events_account`; a user's by scanning the
+    // workspace's events (no index on the body's `user_id`: erasing a user is rare, and an index
+    // would be paid by every ingested event). Plain `DELETE` on the table, partitioned or not.
+    eraseSubject: (workspaceId, subject) =>
+      sql<{ readonly id: string; readonly user_id: string | null }>`DELETE FROM accord_events
+          WHERE workspace_id = ${workspaceId} AND ${
+            subject.kind === "account" ? sql`account_id = ${subject.id}` : sql`body->>'user_id' = ${subject.id}`
+          }
+          RETURNING id, body->>'user_id' AS user_id`.pipe(
+        Effect.map((rows) => rows.map((row) => ({ id: row.id, userId: row.user_id }))),
+        orStorageError("event.eraseSubject")
       )
   })
 )

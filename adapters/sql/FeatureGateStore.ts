@@ -40,6 +40,12 @@ const toGate = (row: Row): FeatureGate => ({
 export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
+    eraseAccount: (workspaceId, accountId) =>
+      sql`DELETE FROM accord_feature_gates WHERE workspace_id = ${workspaceId} AND account_id = ${accountId}
+          RETURNING id`.pipe(
+        Effect.map((rows) => rows.length),
+        orStorageError("featureGate.eraseAccount")
+      ),
     create: (g) =>
       sql`INSERT INTO accord_feature_gates (workspace_id, id, account_id, journey_id, version_id, feature_key,
             started_at, created_at, state)

@@ -52,6 +52,13 @@ const columns = `session_id, workspace_id, account_id, subject, role, authoritie
 export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
+    eraseSubject: (workspaceId, subject) =>
+      sql`DELETE FROM accord_runtime_sessions WHERE workspace_id = ${workspaceId} AND ${
+        subject.kind === "account" ? sql`account_id = ${subject.id}` : sql`subject = ${subject.id}`
+      } RETURNING session_id`.pipe(
+        Effect.map((rows) => rows.length),
+        orStorageError("runtimeSession.eraseSubject")
+      ),
     create: (r) =>
       sql`INSERT INTO accord_runtime_sessions
             (session_id, workspace_id, account_id, subject, role, authorities, token_hash, issued_by, created_at, expires_at, revoked_at,

@@ -23,6 +23,7 @@ import * as Outbox from "./Outbox.ts"
 import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import { migrations } from "./schema/Migrations.ts"
 import * as SecretTable from "./SecretTable.ts"
+import * as SuppressionStore from "./SuppressionStore.ts"
 import * as Transactor from "./Transactor.ts"
 import * as UsageMeterStore from "./UsageMeterStore.ts"
 
@@ -47,7 +48,8 @@ export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClie
         FeatureGateStore.layer,
         Transactor.layer,
         RuntimeSessionStore.layer,
-        ApprovalStore.layer
+        ApprovalStore.layer,
+        SuppressionStore.layer
       )
     ),
     Layer.provide(Migrations.layer(migrations))

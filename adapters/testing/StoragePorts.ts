@@ -21,6 +21,7 @@ import * as ApprovalStore from "./ApprovalStore.ts"
 import * as CapabilityRegistry from "./CapabilityRegistry.ts"
 import * as CatalogStore from "./CatalogStore.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
+import * as Erasure from "./Erasure.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
 import * as IngestWriter from "./IngestWriter.ts"
@@ -71,6 +72,7 @@ export const suite = (
   Transactor.suite(name, layer, options.sqlLayer)
   RuntimeSessionStore.suite(name, layer)
   ApprovalStore.suite(name, layer)
+  Erasure.suite(name, layer)
   // The server's default notifier keeps tokens sealed in this adapter's SecretVault until collected.
   ApprovalNotifier.suite(name, () => TokenPickup.layer.pipe(Layer.provide(layer())), { holdsTokens: true })
 }

@@ -3,7 +3,8 @@
  * one small JSON event"; "Duplicates": a retry with the same `event_id` is not stored twice): from
  * the parsed body sent with an ingest key to what became of it, in one call.
  *
- * The event is prepared (`Ingest.prepareEvent`: safety, contract, relevance, normalization), its
+ * The event is prepared (`Ingest.prepareEvent`: safety, contract, relevance, normalization), an
+ * event of a suppressed subject is answered as such without being stored (`Suppression.ts`), its
  * usage meter found (`UsageRollup.usageMeter`), its payload hashed, and it is handed to the group
  * commit (`Committer`), which also settles the meter's unit. The caller reads the request (key,
  * rate, content type, bytes, JSON) and answers; what the answer is made of is decided here.
@@ -24,6 +25,7 @@ import type { StorageError } from "../ports/StorageError.ts"
 import type { FieldIssue } from "../protocol/Json.ts"
 import { Committer } from "./Committer.ts"
 import { type IngestRejection, type PreparedEvent, prepareEvent } from "./Ingest.ts"
+import { Suppressions } from "./Suppression.ts"
 import { sha256HexWith } from "../protocol/Digest.ts"
 import { usageMeter } from "./UsageRollup.ts"
 
@@ -47,6 +49,7 @@ export type Accepted =
   | { readonly _tag: "Duplicate"; readonly event: StoredEvent; readonly suggestedEventId?: string }
   | { readonly _tag: "Conflict"; readonly event: StoredEvent }
   | { readonly _tag: "UnitChanged"; readonly issue: FieldIssue }
+  | { readonly _tag: "Suppressed"; readonly eventId: string | null; readonly accountId: string }
 
 /**
  * Why an event was not accepted: a rule refused it, or storage failed.
@@ -89,54 +92,65 @@ export interface Acceptors {
 /**
  * Both forms of `Accept` on the `Crypto` and `Committer` in hand.
  */
-export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer> = Effect.gen(function* () {
-  const crypto = yield* Crypto
-  const committer = yield* Committer
-  const hashSync = Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync))?.sha256Hex
-  const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
-    const stored = { ...event.stored, payloadHash }
-    const meter = usageMeter(event.event)
-    const normalized = { userUpdate: event.userUpdate, profileFacts: event.profileFacts, login: event.login }
-    return meter === undefined
-      ? { stored, normalized, keyScope: key.scope }
-      : { stored, normalized, keyScope: key.scope, meter }
+export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer | Suppressions> = Effect.gen(
+  function* () {
+    const crypto = yield* Crypto
+    const committer = yield* Committer
+    const { isSuppressed } = yield* Suppressions
+    const suppressed = (event: PreparedEvent): Accepted | undefined =>
+      isSuppressed(event.stored.workspaceId, event.stored.accountId, event.event.user_id)
+        ? { _tag: "Suppressed", eventId: event.stored.eventId, accountId: event.stored.accountId }
+        : undefined
+    const hashSync = Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync))?.sha256Hex
+    const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
+      const stored = { ...event.stored, payloadHash }
+      const meter = usageMeter(event.event)
+      const normalized = { userUpdate: event.userUpdate, profileFacts: event.profileFacts, login: event.login }
+      return meter === undefined
+        ? { stored, normalized, keyScope: key.scope }
+        : { stored, normalized, keyScope: key.scope, meter }
+    }
+    const accept: Accept = (key, body, id, now) => {
+      const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
+      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+      const event = prepared.right
+      const refused = suppressed(event)
+      if (refused !== undefined) return Effect.succeed(refused)
+      // With a synchronous digest (node:crypto) the row is complete at once: one effect fewer per event.
+      const committed =
+        hashSync !== undefined
+          ? committer.submit(submissionOf(key, event, hashSync(event.payloadHashInput)))
+          : Effect.flatMap(sha256HexWith(crypto, event.payloadHashInput), (hash) =>
+              committer.submit(submissionOf(key, event, hash))
+            )
+      return event.suggestedEventId._tag === "Some"
+        ? Effect.map(committed, withSuggestion(event.suggestedEventId.value))
+        : committed
+    }
+    const offer = committer.offer
+    const acceptNow: AcceptNow | undefined =
+      hashSync === undefined || offer === undefined
+        ? undefined
+        : (key, body, id, now, onExit) => {
+            const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
+            if (Either.isLeft(prepared)) return onExit(Exit.fail(prepared.left))
+            const event = prepared.right
+            const refused = suppressed(event)
+            if (refused !== undefined) return onExit(Exit.succeed(refused))
+            const suggestion = event.suggestedEventId
+            offer(
+              submissionOf(key, event, hashSync(event.payloadHashInput)),
+              suggestion._tag === "None" ? onExit : (exit) => onExit(Exit.map(exit, withSuggestion(suggestion.value)))
+            )
+          }
+    return { accept, acceptNow }
   }
-  const accept: Accept = (key, body, id, now) => {
-    const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
-    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-    const event = prepared.right
-    // With a synchronous digest (node:crypto) the row is complete at once: one effect fewer per event.
-    const committed =
-      hashSync !== undefined
-        ? committer.submit(submissionOf(key, event, hashSync(event.payloadHashInput)))
-        : Effect.flatMap(sha256HexWith(crypto, event.payloadHashInput), (hash) =>
-            committer.submit(submissionOf(key, event, hash))
-          )
-    return event.suggestedEventId._tag === "Some"
-      ? Effect.map(committed, withSuggestion(event.suggestedEventId.value))
-      : committed
-  }
-  const offer = committer.offer
-  const acceptNow: AcceptNow | undefined =
-    hashSync === undefined || offer === undefined
-      ? undefined
-      : (key, body, id, now, onExit) => {
-          const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
-          if (Either.isLeft(prepared)) return onExit(Exit.fail(prepared.left))
-          const event = prepared.right
-          const suggestion = event.suggestedEventId
-          offer(
-            submissionOf(key, event, hashSync(event.payloadHashInput)),
-            suggestion._tag === "None" ? onExit : (exit) => onExit(Exit.map(exit, withSuggestion(suggestion.value)))
-          )
-        }
-  return { accept, acceptNow }
-})
+)
 
 /**
  * `Accept` on the `Crypto` and `Committer` in hand.
  */
-export const make: Effect.Effect<Accept, never, Crypto | Committer> = Effect.map(
+export const make: Effect.Effect<Accept, never, Crypto | Committer | Suppressions> = Effect.map(
   makeAcceptors,
   (acceptors) => acceptors.accept
 )

@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
+import type { Subject } from "./SuppressionStore.ts"
 
 /**
  * One current fact of an account's profile: its name, value, when it was observed and the event
@@ -131,6 +132,23 @@ export interface AccountProfileStoreService {
     accountId: string,
     since: ReadonlyArray<number>
   ) => Effect.Effect<ReadonlyArray<number>, StorageError>
+  /** Every user's newest login to the account, by user id. */
+  readonly listLogins: (
+    workspaceId: string,
+    accountId: string
+  ) => Effect.Effect<ReadonlyArray<LoginActivity>, StorageError>
+  /**
+   * Removes what the profile holds of a subject. An account: its facts, its logins, and the user
+   * records of its login users and of `userIds` (the users its erased events named). A user: the
+   * user record, its logins to every account, and the facts that `sourceEventIds` (its erased
+   * events) set. Answers how many facts, user records and logins it removed.
+   */
+  readonly eraseSubject: (options: {
+    readonly workspaceId: string
+    readonly subject: Subject
+    readonly userIds: ReadonlyArray<string>
+    readonly sourceEventIds: ReadonlyArray<string>
+  }) => Effect.Effect<{ readonly profileFacts: number; readonly users: number; readonly logins: number }, StorageError>
 }
 
 /** The service tag of the account profile store. */

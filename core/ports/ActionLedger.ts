@@ -19,6 +19,7 @@ import type * as Option from "effect/Option"
 import type { NonceClaim } from "./NonceStore.ts"
 import type { LeaseRequest, NewOutboxItem, OutboxItem } from "./Outbox.ts"
 import type { StorageError } from "./StorageError.ts"
+import type { Subject } from "./SuppressionStore.ts"
 
 /** An action as stored: its request, state, version (for compare-and-set) and delivery facts. */
 export interface ActionRecord {
@@ -244,6 +245,64 @@ export interface ActionLedgerService {
    * before (keyset paging).
    */
   readonly list: (query: ActionListQuery) => Effect.Effect<ReadonlyArray<ActionRecord>, StorageError>
+  /**
+   * Redacts the subject's actions (see `RedactSubject`), all or none: when one of them is in one of
+   * `openStates`, nothing changes and the answer is `Open` with how many are.
+   */
+  readonly redactSubject: (options: RedactSubject) => Effect.Effect<RedactResult, StorageError>
+}
+
+/**
+ * The actions of a subject to redact, keeping each one's id, state, times, connection revision,
+ * idempotency key, acknowledgement and history (the connector's audit trail). An account's actions
+ * (`accountId`): the account id, in the row and in the request, becomes `pseudonym`; the actor's
+ * `subjectId` becomes {@link erasedField}; the operation keeps only its `family`; a sealed
+ * continuation is removed; the caller's intake keys that created them are removed. A user's actions
+ * (`request.actor.subjectId`, in any account): that `subjectId` becomes `pseudonym`.
+ */
+export interface RedactSubject {
+  readonly workspaceId: string
+  readonly subject: Subject
+  /** What replaces the subject's id: `Erasure.pseudonym` of it. */
+  readonly pseudonym: string
+  /** States of an action still in flight: such an action is never redacted. */
+  readonly openStates: ReadonlyArray<string>
+}
+
+/** What `redactSubject` did: redacted this many actions, or nothing because this many are open. */
+export type RedactResult =
+  | { readonly _tag: "Redacted"; readonly count: number }
+  | { readonly _tag: "Open"; readonly count: number }
+
+/** The value of a personal field an erasure removed. */
+export const erasedField = "erased"
+
+/** The actor's `subjectId` in a stored request, if it has one. */
+export const actorSubjectOf = (request: unknown): string | undefined => {
+  const subjectId = (request as { readonly actor?: { readonly subjectId?: unknown } } | null)?.actor?.subjectId
+  return typeof subjectId === "string" ? subjectId : undefined
+}
+
+/**
+ * An action's stored request as `redactSubject` leaves it (`RedactSubject`): the one rule every
+ * adapter applies (the SQL one by the same JSON edits in its statement).
+ */
+export const redactedRequest = (request: unknown, subject: Subject, pseudonym: string): unknown => {
+  type Stored = {
+    readonly actor?: Record<string, unknown>
+    readonly action?: { readonly operation?: { readonly family?: unknown } }
+  }
+  const stored = (request ?? {}) as Stored & Record<string, unknown>
+  if (subject.kind === "user") return { ...stored, actor: { ...stored.actor, subjectId: pseudonym } }
+  const action = stored.action
+  return {
+    ...stored,
+    accountId: pseudonym,
+    ...(stored.actor === undefined ? {} : { actor: { ...stored.actor, subjectId: erasedField } }),
+    ...(action?.operation === undefined
+      ? {}
+      : { action: { ...action, operation: { family: action.operation.family } } })
+  }
 }
 
 /**

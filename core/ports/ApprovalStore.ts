@@ -13,6 +13,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
+import type { Subject } from "./SuppressionStore.ts"
 
 /** Where an approval stands: open (`pending`, `approving` while a resolve holds it) or ended. */
 export type ApprovalState = "pending" | "approving" | "approved" | "denied" | "cancelled"
@@ -158,6 +159,12 @@ export interface ApprovalStoreService {
    * of the page before.
    */
   readonly list: (query: ApprovalListQuery) => Effect.Effect<ReadonlyArray<ApprovalRecord>, StorageError>
+  /**
+   * Removes the subject's approvals: an account's (`accountId`), or those a user requested
+   * (`requester.subject`, in any account). An approval that authorized an action lives on in that
+   * action (its id, state and history). Answers how many.
+   */
+  readonly eraseSubject: (workspaceId: string, subject: Subject) => Effect.Effect<number, StorageError>
 }
 
 /** Which approvals `list` reads: a workspace's, newest first, by state and expiry, paged by keyset. */

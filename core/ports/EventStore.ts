@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "./StorageError.ts"
+import type { Subject } from "./SuppressionStore.ts"
 
 /**
  * A Direct API event as stored: Accord's id, the event's own fields, its payload hash and when it
@@ -61,6 +62,12 @@ export interface EventQuery {
   readonly limit: number
 }
 
+/** An event removed by an erasure: Accord's id for the row and the `user_id` it carried, if any. */
+export interface ErasedEvent {
+  readonly id: string
+  readonly userId: string | null
+}
+
 /** The event port: append events idempotently by `event_id`, read and page them. */
 export interface EventStoreService {
   /**
@@ -89,6 +96,14 @@ export interface EventStoreService {
     workspaceId: string,
     eventId: string
   ) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
+  /**
+   * Removes every event of the subject in the workspace: an account's events (`account_id`), or
+   * every event a user caused (`user_id`, in any account). Answers what it removed.
+   */
+  readonly eraseSubject: (
+    workspaceId: string,
+    subject: Subject
+  ) => Effect.Effect<ReadonlyArray<ErasedEvent>, StorageError>
 }
 
 /** The service tag of the event store. */

@@ -58,6 +58,8 @@ export interface FeatureGateStoreService {
     readonly at: number
     readonly eventId: string
   }) => Effect.Effect<boolean, StorageError>
+  /** Removes every gate of the account; answers how many. */
+  readonly eraseAccount: (workspaceId: string, accountId: string) => Effect.Effect<number, StorageError>
 }
 
 /** One page of a workspace's feature gates, optionally filtered by account and state. */

@@ -9,6 +9,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { TrialRef } from "../protocol/messages/Execution.ts"
 import type { StorageError } from "./StorageError.ts"
+import type { Subject } from "./SuppressionStore.ts"
 
 /**
  * A runtime session as stored: its account, subject, role and authorities, token hash, expiry and
@@ -56,6 +57,11 @@ export interface RuntimeSessionStoreService {
    * then id, both descending); `after` continues past the last session of the page before.
    */
   readonly list: (query: RuntimeSessionListQuery) => Effect.Effect<ReadonlyArray<RuntimeSessionRecord>, StorageError>
+  /**
+   * Removes the subject's sessions: an account's (`accountId`), or a user's (`subject`, in any
+   * account). Answers how many.
+   */
+  readonly eraseSubject: (workspaceId: string, subject: Subject) => Effect.Effect<number, StorageError>
 }
 
 /** Which sessions `list` reads: a workspace's, newest first, paged by keyset. */

@@ -17,6 +17,7 @@ import type { NonceStore } from "./NonceStore.ts"
 import type { Outbox } from "./Outbox.ts"
 import type { RuntimeSessionStore } from "./RuntimeSessionStore.ts"
 import type { SecretVault } from "./SecretVault.ts"
+import type { SuppressionStore } from "./SuppressionStore.ts"
 import type { Transactor } from "./Transactor.ts"
 import type { UsageMeterStore } from "./UsageMeterStore.ts"
 
@@ -40,3 +41,4 @@ export type StoragePorts =
   | Transactor
   | RuntimeSessionStore
   | ApprovalStore
+  | SuppressionStore

@@ -20,6 +20,7 @@ import * as ConnectorApi from "./ConnectorApi.ts"
 import * as EventsApi from "./EventsApi.ts"
 import * as FeatureGatesApi from "./FeatureGatesApi.ts"
 import * as IngestApi from "./IngestApi.ts"
+import * as PrivacyApi from "./PrivacyApi.ts"
 import * as RuntimeApi from "./RuntimeApi.ts"
 import * as ServiceApi from "./ServiceApi.ts"
 
@@ -55,6 +56,7 @@ export const api = withoutDecodeError
   .add(ApiKeysApi.group)
   .add(EventsApi.group)
   .add(FeatureGatesApi.group)
+  .add(PrivacyApi.group)
   .add(CatalogApi.group)
   .add(ActionRequestsApi.group)
   .add(ConnectorApi.group)

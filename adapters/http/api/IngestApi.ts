@@ -63,6 +63,27 @@ export const ingestEvent = HttpApiEndpoint.post("ingestEvent", "/api/events/inge
     { status: 202 }
   )
   .addSuccess(
+    Schema.Struct({
+      status: Schema.Literal("suppressed"),
+      suppressed: Schema.Literal(true),
+      duplicate: Schema.Literal(false),
+      event_id: Schema.NullOr(Schema.String),
+      account_id: Schema.String
+    }).annotations({
+      description: "An event of an erased account or user (a suppression): nothing stored",
+      examples: [
+        {
+          status: "suppressed" as const,
+          suppressed: true as const,
+          duplicate: false as const,
+          event_id: "evt_0001",
+          account_id: "acct_42"
+        }
+      ]
+    }),
+    { status: 202 }
+  )
+  .addSuccess(
     Schema.Struct({ status: Schema.Literal("duplicate"), duplicate: Schema.Literal(true), ...view }).annotations({
       description: "A retry of an event already stored: nothing stored twice",
       examples: [{ status: "duplicate" as const, duplicate: true as const, ...example }]

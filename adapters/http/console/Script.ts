@@ -872,6 +872,61 @@ const approvalsScreen = (main) => {
   show({}).catch((error) => failure(listSlot, error))
 }
 
+// Erasure: a subject's data removed, and its later events suppressed; each erasure listed with its
+// audit. Erasing takes a second, in-page step, as revoking does: it cannot be undone.
+const erasuresScreen = (main) => {
+  const listSlot = h("div")
+  const confirmSlot = h("div")
+  const resultSlot = h("div")
+  const removedText = (removed) => Object.entries(removed).filter(([, count]) => count > 0).map(([kind, count]) => kind + " " + count).join(", ") || "nothing"
+  const load = async () => {
+    try {
+      const erasures = await allPages("/suppressions", { limit: "200" }, chartBound)
+      listSlot.replaceChildren(erasures.length === 0 ? h("p", {}, "Nothing erased yet.") : table(
+        "Erased subjects, newest first; their later events are not stored.",
+        ["Subject", "Id", "First erased", "By", "Last erased", "Removed"],
+        erasures.map((erasure) => [erasure.subject.kind, erasure.subject.id, erasure.createdAt, erasure.createdBy,
+          erasure.lastErasedAt + " by " + erasure.lastErasedBy, removedText(erasure.removed)])))
+    } catch (error) {
+      failure(listSlot, error)
+    }
+  }
+  const erase = form({ id: "erase-subject", "aria-labelledby": "erase-heading" }, [
+    selectField("Subject", "kind", [["account", "an account (account_id)"], ["user", "a user (user_id), in every account"]]),
+    field("Id", { name: "subjectId", required: true }, "As events carry it.")
+  ], "Erase", async (formElement) => {
+    resultSlot.replaceChildren()
+    const kind = value(formElement, "kind")
+    const subjectId = value(formElement, "subjectId")
+    const path = (kind === "user" ? "/users/" : "/accounts/") + encodeURIComponent(subjectId)
+    const box = problemBox()
+    const confirm = h("button", { type: "button", className: "danger", "aria-label": "Confirm erasing " + kind + " " + subjectId, onclick: async () => {
+      showProblem(box, null, null)
+      try {
+        const erased = await api("DELETE", path)
+        confirmSlot.replaceChildren()
+        resultSlot.replaceChildren(h("section", { "aria-label": "Erased" }, h("h3", {}, "Erased"),
+          definitions([["Subject", erased.subject.kind + " " + erased.subject.id], ["First erased", erased.createdAt + " by " + erased.createdBy],
+            ["Removed in total", removedText(erased.removed)]])))
+        await load()
+      } catch (error) {
+        showProblem(box, null, error)
+      }
+    } }, "Confirm erase")
+    confirmSlot.replaceChildren(h("div", { className: "actions", role: "group", "aria-label": "Confirm the erasure" },
+      h("span", {}, "Erasing " + kind + " " + subjectId + " removes its events, profile, users, gates, sessions and approvals, keeps its actions without personal fields, and drops its later events. It cannot be undone."),
+      confirm, h("button", { type: "button", className: "quiet", onclick: () => confirmSlot.replaceChildren() }, "Cancel"), box))
+    confirm.focus()
+  })
+  main.append(
+    h("p", { className: "note" }, "An erasure answers a deletion request: the subject's data is removed and a suppression keeps its later events from being stored."),
+    h("section", { "aria-labelledby": "erasures-heading" }, h("h3", { id: "erasures-heading" }, "Erased subjects"), listSlot),
+    resultSlot,
+    h("section", {}, h("h3", { id: "erase-heading" }, "Erase a subject"), erase, confirmSlot))
+  loading(listSlot)
+  load()
+}
+
 // ---- navigation ----
 const screens = {
   keys: { title: "Direct API keys", render: keysScreen },
@@ -882,7 +937,8 @@ const screens = {
   actions: { title: "Action requests", render: actionsScreen },
   gates: { title: "Feature gates", render: gatesScreen },
   sessions: { title: "Runtime sessions", render: sessionsScreen },
-  approvals: { title: "Approvals", render: approvalsScreen }
+  approvals: { title: "Approvals", render: approvalsScreen },
+  erasures: { title: "Erasures", render: erasuresScreen }
 }
 
 const go = (name) => {

@@ -32,6 +32,7 @@ export const consoleHtml: string = `<!doctype html>
 <li><a href="#/gates" data-screen="gates">Feature gates</a></li>
 <li><a href="#/sessions" data-screen="sessions">Runtime sessions</a></li>
 <li><a href="#/approvals" data-screen="approvals">Approvals</a></li>
+<li><a href="#/erasures" data-screen="erasures">Erasures</a></li>
 </ul>
 </nav>
 <main id="main"><p>Loading…</p></main>

@@ -5,7 +5,8 @@
  * Answers (snake_case, the Direct API's style): 202 `{ status: "accepted", id, event_id, account_id }`
  * once the event is committed; 200 `{ status: "duplicate", duplicate: true, … }` for a retry of an
  * event already stored (same `event_id`, same payload), nothing stored twice; 409 for the same
- * `event_id` with a different payload; 400 for a body that breaks the event contract (every failing
+ * `event_id` with a different payload; 202 `{ status: "suppressed", suppressed: true, … }` for an
+ * event of an erased account or user, nothing stored; 400 for a body that breaks the event contract (every failing
  * field listed), 422 for an event refused by a rule (unsafe data, not revenue-relevant, a usage
  * meter changing its unit); 401/403 for the key; 413 over 32 KiB; 415 for a non-JSON body; 429 with
  * `Retry-After` over the key's rate. Never a silent 200. Core (`Accept`) decides what became of the
@@ -26,6 +27,7 @@ import { timeOrderedUuidSync, timeOrderedUuidWith } from "../../../core/protocol
 import { Crypto, CryptoSync } from "../../../core/ports/Crypto.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import type { Committer } from "../../../core/ingest/Committer.ts"
+import type { Suppressions } from "../../../core/ingest/Suppression.ts"
 import { IngestRate, type IngestRateService } from "../../../core/ingest/IngestRate.ts"
 import * as Instrumented from "../../telemetry/Instrumented.ts"
 import * as Answer from "../Answer.ts"
@@ -59,11 +61,23 @@ export interface IngestOptions {
 /**
  * What the ingest route needs: key authentication, the group commit and the per-key rate limiter.
  */
-export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate
+export type IngestServices = ApiKeyStore | Crypto | Committer | IngestRate | Suppressions
 
 const answer = (accepted: Accept.Accepted): Answer.Answer => {
   if (accepted._tag === "UnitChanged" || accepted._tag === "Conflict") {
     return Problem.toAnswer(ErrorMap.ingestRefusal(accepted))
+  }
+  if (accepted._tag === "Suppressed") {
+    return Answer.json(
+      {
+        status: "suppressed",
+        suppressed: true,
+        duplicate: false,
+        event_id: accepted.eventId,
+        account_id: accepted.accountId
+      },
+      202
+    )
   }
   const { event, suggestedEventId } = accepted
   const view = {

@@ -9,13 +9,15 @@ import * as NodeCrypto from "../../../adapters/crypto/NodeCrypto.ts"
 import * as MemoryStorage from "../../../adapters/memory/Storage.ts"
 import * as Accept from "../../../core/ingest/Accept.ts"
 import { layer as committerLayer } from "../../../core/ingest/Committer.ts"
+import * as Suppression from "../../../core/ingest/Suppression.ts"
+import { EventStore } from "../../../core/ports/EventStore.ts"
 import { suggestedEventId } from "../../../core/ingest/UsageRollup.ts"
 import { cipherLayer } from "../../support/storage.ts"
 import { baseEvent, type Json, now, rollupEvent, valid, withProperties } from "./support.ts"
 
 const key: Accept.IngestKey = { workspaceId: "ws-accept", scope: "ingest" }
 
-const services = committerLayer().pipe(
+const services = Layer.merge(committerLayer(), Suppression.layer).pipe(
   Layer.provideMerge(MemoryStorage.layer),
   Layer.provideMerge(NodeCrypto.layer),
   Layer.provide(cipherLayer)
@@ -30,6 +32,24 @@ const withoutEventId = (body: Json): Json => {
 }
 
 describe("Accept", () => {
+  it.scoped("an event of a suppressed account, or caused by a suppressed user, is Suppressed and not stored", () =>
+    Effect.gen(function* () {
+      const accept = yield* accepting
+      const suppressions = yield* Suppression.Suppressions
+      suppressions.add(key.workspaceId, { kind: "account", id: "acct_gone" })
+      suppressions.add(key.workspaceId, { kind: "user", id: "user_gone" })
+      const ofAccount = yield* accept({ ...baseEvent(), event_id: "evt_gone_1", account_id: "acct_gone" })
+      assert.deepStrictEqual(ofAccount, { _tag: "Suppressed", eventId: "evt_gone_1", accountId: "acct_gone" })
+      const ofUser = yield* accept({ ...baseEvent(), event_id: "evt_gone_2", user_id: "user_gone" })
+      assert.strictEqual(ofUser._tag, "Suppressed")
+      const events = yield* EventStore
+      for (const eventId of ["evt_gone_1", "evt_gone_2"]) {
+        assert.isTrue((yield* events.findByEventId(key.workspaceId, eventId))._tag === "None")
+      }
+      assert.strictEqual((yield* accept({ ...baseEvent(), event_id: "evt_kept" }))._tag, "Stored")
+    }).pipe(Effect.provide(services))
+  )
+
   it.scoped("stores an event once: a retry is a duplicate of it, another payload under its event_id a conflict", () =>
     Effect.gen(function* () {
       const accept = yield* accepting

@@ -31,6 +31,7 @@ import {
 } from "../../../../core/connector/Revalidation.ts"
 import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../../core/ingest/Ingest.ts"
 import { StorageError } from "../../../../core/ports/StorageError.ts"
+import { OpenActions } from "../../../../core/privacy/Erasure.ts"
 import { MalformedBody } from "../../../../core/protocol/Json.ts"
 import { NotFound, NotFoundResource } from "../../../../core/protocol/NotFound.ts"
 
@@ -54,6 +55,7 @@ const samples: Samples = {
     new CompletionRefused({ kind: "binding_mismatch", code: "idempotency_key_mismatch", detail: "refused" })
   ],
   ConnectorNotActive: [new ConnectorNotActive()],
+  OpenActions: [new OpenActions({ count: 2 })],
   PaymentSnapshotMismatch: [new PaymentSnapshotMismatch({ reason: "mode_mismatch" })],
   PaymentModeNotEnabled: [new PaymentModeNotEnabled({ mode: "setup_only", reason: "payment_capability_missing" })],
   InvalidIdempotencyKey: [new InvalidIdempotencyKey()],

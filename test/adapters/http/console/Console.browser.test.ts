@@ -714,6 +714,42 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await ingestRow.locator("button", { hasText: /^Cancel$/ }).click()
   })
 
+  it("Erasures: an account erased after a second step, listed with its audit; its later events are suppressed", async () => {
+    const send = (eventId: string) =>
+      Effect.runPromise(
+        request(`${service.base}/api/events/ingest`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ingestSecret}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            event_name: "checkout_completed",
+            account_id: "acct_erase_console",
+            timestamp: new Date(Date.now() - 60_000).toISOString(),
+            event_id: eventId,
+            properties: { plan: "pro" }
+          })
+        })
+      )
+    assert.strictEqual((await send("checkout_completed:erase_console_1")).status, 202)
+    await page.click("nav a[data-screen=erasures]")
+    await page.locator("h1", { hasText: "Erasures" }).waitFor()
+    await page.locator("text=Nothing erased yet.").waitFor()
+    await page.selectOption("#erase-subject [name=kind]", "account")
+    await page.fill("#erase-subject [name=subjectId]", "acct_erase_console")
+    await page.click("#erase-subject button[type=submit]")
+    // nothing is erased before the second step
+    await page.locator("button", { hasText: /^Confirm erase$/ }).waitFor()
+    assert.strictEqual(await page.locator("tbody tr").count(), 0)
+    await page.click("button[aria-label='Confirm erasing account acct_erase_console']")
+    await page.locator("section[aria-label=Erased] dd", { hasText: "events 1" }).waitFor()
+    const row = page.locator("tbody tr", { hasText: "acct_erase_console" })
+    await row.locator("td[data-label=By]", { hasText: /^api_key:/ }).waitFor()
+    assert.include(await row.locator("td[data-label=Removed]").innerText(), "events 1")
+    await screenshot("erasures")
+    const later = await send("checkout_completed:erase_console_2")
+    assert.strictEqual(later.status, 202, later.text)
+    assert.strictEqual((later.json as { status: string }).status, "suppressed")
+  })
+
   it("every screen at 1280, 390 and 360 px with the walk's data: nothing wider than its card", async () => {
     /** Opens a screen and shows what it holds: a lookup's result where the screen has one. */
     const open: Record<string, () => Promise<void>> = {
@@ -735,7 +771,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
         await page.locator("dt:text-is('Feature') + dd").waitFor()
       },
       sessions: () => page.locator("td[data-label=Subject]", { hasText: "user_tryout" }).waitFor(),
-      approvals: () => page.locator("td[data-label=Status]", { hasText: /^approved$/ }).waitFor()
+      approvals: () => page.locator("td[data-label=Status]", { hasText: /^approved$/ }).waitFor(),
+      erasures: () => page.locator("td[data-label=Id]", { hasText: "acct_erase_console" }).waitFor()
     }
     const overflowing = `[...document.querySelectorAll("main section, main section button, main figure")]
       .filter((element) => element.offsetParent !== null)
@@ -784,7 +821,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
       "actions",
       "gates",
       "sessions",
-      "approvals"
+      "approvals",
+      "erasures"
     ]) {
       await page.click(`nav a[data-screen=${screen}]`)
       await page.locator("a[aria-current=page][data-screen=" + screen + "]").waitFor()

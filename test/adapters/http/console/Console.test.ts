@@ -70,7 +70,8 @@ describe("admin console routes", () => {
       ["catalog", "Catalog"],
       ["connector", "Action connector"],
       ["sessions", "Runtime sessions"],
-      ["approvals", "Approvals"]
+      ["approvals", "Approvals"],
+      ["erasures", "Erasures"]
     ])
     assert.notInclude(consoleHtml, "Payment backend")
   })
