@@ -75,6 +75,8 @@ export interface AccordConfig {
   readonly storageTimeoutMillis: number
   /** `ACCORD_DATABASE_WAIT`: how long the start keeps trying to reach PostgreSQL (0: once). */
   readonly databaseWaitMillis: number
+  /** `ACCORD_PGLITE_DURABILITY`: `full` (default, each commit waits for fsync) or `relaxed`. */
+  readonly pgliteDurability: "full" | "relaxed"
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
@@ -167,6 +169,7 @@ const raw = Config.all({
   shutdownTimeout: text("ACCORD_SHUTDOWN_TIMEOUT"),
   storageTimeout: text("ACCORD_STORAGE_TIMEOUT"),
   databaseWait: text("ACCORD_DATABASE_WAIT"),
+  pgliteDurability: text("ACCORD_PGLITE_DURABILITY"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
   otlpServiceName: text("OTEL_SERVICE_NAME"),
@@ -436,6 +439,16 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     problems.push("ACCORD_BOOTSTRAP_INGEST_KEY must differ from ACCORD_BOOTSTRAP_ADMIN_KEY")
   }
 
+  const pgliteDurability = Option.match(input.pgliteDurability, {
+    onNone: () => "full" as const,
+    onSome: (value) => {
+      const chosen = value.trim().toLowerCase()
+      if (chosen === "full" || chosen === "relaxed") return chosen
+      problems.push("ACCORD_PGLITE_DURABILITY must be full or relaxed")
+      return "full" as const
+    }
+  })
+
   const otlpEndpoint = Option.filter(input.otlpEndpoint, (endpoint) => {
     if (/^https?:\/\/[^\s/]+/i.test(endpoint.trim()) && URL.canParse(endpoint.trim())) return true
     problems.push(
@@ -462,6 +475,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     shutdownTimeoutMillis,
     storageTimeoutMillis,
     databaseWaitMillis,
+    pgliteDurability,
     metricsToken: input.metricsToken,
     otlp: Option.map(otlpEndpoint, (endpoint) => ({
       endpoint: endpoint.trim().replace(/\/+$/, ""),

@@ -41,6 +41,13 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_PGLITE_DURABILITY",
+    defaultValue: "full",
+    description:
+      "the embedded database's commits: full (each waits for fsync, power-loss safe) or relaxed (no fsync: faster, survives a killed process but not a power loss)",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_DATABASE_WAIT",
     defaultValue: "0",
     description: "how long the start keeps trying to reach PostgreSQL, a line per attempt (0: fail at once)",
