@@ -58,6 +58,8 @@ export interface AccordConfig {
   readonly bootstrap: Option.Option<Bootstrap>
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
+  /** `ACCORD_IMPORT_MAX_BYTES`: the largest uncompressed body of one bulk import upload. */
+  readonly importMaxBytes: number
   /** `ACCORD_INGEST_RATE_LIMIT`: ingest requests per second per key. */
   readonly rateLimitPerSecond: number
   /**
@@ -108,6 +110,7 @@ export const defaults: {
   readonly dataDir: string
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
+  readonly importMaxBytes: number
   readonly rateLimitPerSecond: number
   readonly reconciliationWindowMillis: number
   readonly dispatchConcurrency: number
@@ -121,6 +124,7 @@ export const defaults: {
   dataDir: "./.accord-data",
   logLevel: LogLevel.Info,
   maxBodyBytes: 65536,
+  importMaxBytes: 1024 * 1024 * 1024,
   rateLimitPerSecond: 1000,
   reconciliationWindowMillis: defaultReconciliationWindowMillis,
   dispatchConcurrency: 32,
@@ -162,6 +166,7 @@ const raw = Config.all({
   bootstrapIngestKey: secret("ACCORD_BOOTSTRAP_INGEST_KEY"),
   logLevel: text("LOG_LEVEL"),
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
+  importMaxBytes: text("ACCORD_IMPORT_MAX_BYTES"),
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
   reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
   dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
@@ -261,6 +266,13 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     })
 
   const port = bounded(input.port, defaults.port, parseInteger, [0, 65535], "PORT must be an integer from 0 to 65535")
+  const importMaxBytes = bounded(
+    input.importMaxBytes,
+    defaults.importMaxBytes,
+    parseInteger,
+    [1, Number.MAX_SAFE_INTEGER],
+    "ACCORD_IMPORT_MAX_BYTES must be a positive integer"
+  )
   const maxBodyBytes = bounded(
     input.maxBodyBytes,
     defaults.maxBodyBytes,
@@ -468,6 +480,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey, ingestKey })),
     logLevel,
     maxBodyBytes,
+    importMaxBytes,
     rateLimitPerSecond,
     reconciliationWindowMillis,
     dispatchConcurrency,

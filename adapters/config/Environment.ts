@@ -92,6 +92,12 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_IMPORT_MAX_BYTES",
+    defaultValue: "1073741824",
+    description: "largest uncompressed body of one bulk import upload (PUT /api/events/imports/{id})",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_MAX_CONNECTIONS",
     defaultValue: "1024",
     description: "open client connections at once; more are refused",

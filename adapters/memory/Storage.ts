@@ -13,6 +13,7 @@ import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
+import * as ImportJobStore from "./ImportJobStore.ts"
 import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import * as SecretVault from "./SecretVault.ts"
 import * as StoreWriter from "../../core/ingest/StoreWriter.ts"
@@ -39,7 +40,8 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = StoreWriter.layer
       FeatureGateStore.layerMemory,
       Transactor.layerMemory,
       RuntimeSessionStore.layerMemory,
-      ApprovalStore.layerMemory
+      ApprovalStore.layerMemory,
+      ImportJobStore.layerMemory
     )
   )
 )

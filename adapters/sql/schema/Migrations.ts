@@ -21,6 +21,7 @@ import { migration as approvals } from "./0021_approvals.ts"
 import { migration as approvalLimits } from "./0022_approval_limits.ts"
 import { migration as approvalTerms } from "./0023_approval_terms.ts"
 import { migration as approvalLists } from "./0024_approval_lists.ts"
+import { migration as imports } from "./0027_imports.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -40,5 +41,6 @@ export const migrations: Migrations = {
   "0021_approvals": approvals,
   "0022_approval_limits": approvalLimits,
   "0023_approval_terms": approvalTerms,
-  "0024_approval_lists": approvalLists
+  "0024_approval_lists": approvalLists,
+  "0027_imports": imports
 }
