@@ -569,14 +569,24 @@ const main = async () => {
     console.log("\nPostgreSQL: SKIPPED (set DATABASE_URL)")
   }
   if (only === "postgres") return
-  const dir = mkdtempSync(join(tmpdir(), "accord-bench-ingest-"))
-  try {
-    const ours = await accord("Accord on PGlite (embedded)", { DATABASE_URL: "", ACCORD_DATA_DIR: dir }, async () => -1)
-    console.log(`\nPGlite`)
-    print(ours.map((figures) => ({ ...figures, stored: undefined })))
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
+  // Both durability modes of the embedded database in the same run, each in a new data directory:
+  // the default (each commit waits for fsync) and the opt-in relaxed mode (no fsync).
+  const embedded = async (label: string, durability: "full" | "relaxed"): Promise<ReadonlyArray<Figures>> => {
+    const dir = mkdtempSync(join(tmpdir(), "accord-bench-ingest-"))
+    try {
+      return await accord(
+        label,
+        { DATABASE_URL: "", ACCORD_DATA_DIR: dir, ACCORD_PGLITE_DURABILITY: durability },
+        async () => -1
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
+  const durable = await embedded("Accord on PGlite (default: fsync)", "full")
+  const relaxed = await embedded("Accord on PGlite (ACCORD_PGLITE_DURABILITY=relaxed)", "relaxed")
+  console.log(`\nPGlite`)
+  print([...durable, ...relaxed].map((figures) => ({ ...figures, stored: undefined })))
 }
 
 main().then(

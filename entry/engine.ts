@@ -41,6 +41,7 @@ export * as TokenPickup from "../core/approval/TokenPickup.ts"
 
 export * as Ingest from "../core/ingest/Ingest.ts"
 export * as Accept from "../core/ingest/Accept.ts"
+export * as Import from "../core/ingest/Import.ts"
 export * as Committer from "../core/ingest/Committer.ts"
 export * as StoreWriter from "../core/ingest/StoreWriter.ts"
 export * as Event from "../core/ingest/Event.ts"

@@ -200,6 +200,7 @@ const bootstrap = (config: AccordConfig.AccordConfig) =>
 
 const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): App.AppOptions => ({
   maxBodyBytes: config.maxBodyBytes,
+  importMaxBytes: config.importMaxBytes,
   rateLimitPerSecond: config.rateLimitPerSecond,
   allowInsecureEndpoints: config.allowInsecureEndpoints,
   metricsToken: config.metricsToken,

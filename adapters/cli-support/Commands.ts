@@ -28,6 +28,7 @@ import { readEntries, readJson } from "./EventFile.ts"
 import { formatReport as formatValidation, validateEntries } from "./Validation.ts"
 import { actions } from "./Actions.ts"
 import * as Backfill from "./Backfill.ts"
+import * as BulkImport from "./BulkImport.ts"
 import * as Handoff from "./Handoff.ts"
 import * as ServiceReads from "./ServiceReads.ts"
 import { send as sendTestEvent } from "./SendTestEvent.ts"
@@ -364,6 +365,29 @@ const backfill = Command.make(
       if (options.maxConcurrency < 1 || options.maxConcurrency > 32) {
         return yield* new UsageError({ message: "--max-concurrency must be from 1 to 32" })
       }
+      // Past the per-event threshold (or for a gzip file) the file goes to the bulk import.
+      const lines = yield* Effect.promise(() => BulkImport.countLines(options.file))
+      if (BulkImport.isGzip(options.file) || lines > Backfill.maxBackfillRows) {
+        const serviceUrl = yield* Environment.serviceUrl
+        const apiKey = yield* Environment.secret("SERVICE_INGEST_API_KEY", "an ingest key, server-side only")
+        const status = yield* BulkImport.run({
+          path: options.file,
+          serviceUrl,
+          apiKey,
+          progress: BulkImport.progressBar(process.stderr, (line) => console.error(line))
+        })
+        if (process.stderr.isTTY) process.stderr.write("\n")
+        if (options.json) yield* printJson(status)
+        else {
+          yield* Console.log(
+            `bulk import ${status.import_id}: ${status.lines_committed} lines: ${status.accepted} accepted, ` +
+              `${status.duplicates} duplicate, ${status.refused} refused`
+          )
+          for (const e of status.errors)
+            yield* Console.log(`  refused line ${e.line} [${e.code}]${e.path ? ` ${e.path}` : ""}`)
+        }
+        return yield* findingsIf(status.refused > 0)
+      }
       const entries = yield* readEntries(options.file)
       const serviceUrl = yield* Environment.serviceUrl
       const apiKey = yield* Environment.secret("SERVICE_INGEST_API_KEY", "an ingest key, server-side only")
@@ -393,7 +417,7 @@ const backfill = Command.make(
 ).pipe(
   Command.withDescription(
     "send historical usage rollups: oldest closed day first, adaptive concurrency, backoff on 429/5xx, resumable, " +
-      `at most ${Backfill.maxBackfillRows} rows (past it: a bulk import plan)`
+      `at most ${Backfill.maxBackfillRows} rows per run; past it, or for a .gz file, the service's resumable bulk import (JSON Lines) with a progress bar`
   )
 )
 

@@ -58,6 +58,8 @@ export interface AccordConfig {
   readonly bootstrap: Option.Option<Bootstrap>
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
+  /** `ACCORD_IMPORT_MAX_BYTES`: the largest uncompressed body of one bulk import upload. */
+  readonly importMaxBytes: number
   /** `ACCORD_INGEST_RATE_LIMIT`: ingest requests per second per key. */
   readonly rateLimitPerSecond: number
   /**
@@ -75,6 +77,8 @@ export interface AccordConfig {
   readonly storageTimeoutMillis: number
   /** `ACCORD_DATABASE_WAIT`: how long the start keeps trying to reach PostgreSQL (0: once). */
   readonly databaseWaitMillis: number
+  /** `ACCORD_PGLITE_DURABILITY`: `full` (default, each commit waits for fsync) or `relaxed`. */
+  readonly pgliteDurability: "full" | "relaxed"
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`: OTLP/HTTP export of traces and metrics. */
@@ -106,6 +110,7 @@ export const defaults: {
   readonly dataDir: string
   readonly logLevel: LogLevel.LogLevel
   readonly maxBodyBytes: number
+  readonly importMaxBytes: number
   readonly rateLimitPerSecond: number
   readonly reconciliationWindowMillis: number
   readonly dispatchConcurrency: number
@@ -119,6 +124,7 @@ export const defaults: {
   dataDir: "./.accord-data",
   logLevel: LogLevel.Info,
   maxBodyBytes: 65536,
+  importMaxBytes: 1024 * 1024 * 1024,
   rateLimitPerSecond: 1000,
   reconciliationWindowMillis: defaultReconciliationWindowMillis,
   dispatchConcurrency: 32,
@@ -160,6 +166,7 @@ const raw = Config.all({
   bootstrapIngestKey: secret("ACCORD_BOOTSTRAP_INGEST_KEY"),
   logLevel: text("LOG_LEVEL"),
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
+  importMaxBytes: text("ACCORD_IMPORT_MAX_BYTES"),
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
   reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
   dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
@@ -167,6 +174,7 @@ const raw = Config.all({
   shutdownTimeout: text("ACCORD_SHUTDOWN_TIMEOUT"),
   storageTimeout: text("ACCORD_STORAGE_TIMEOUT"),
   databaseWait: text("ACCORD_DATABASE_WAIT"),
+  pgliteDurability: text("ACCORD_PGLITE_DURABILITY"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
   otlpServiceName: text("OTEL_SERVICE_NAME"),
@@ -258,6 +266,13 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     })
 
   const port = bounded(input.port, defaults.port, parseInteger, [0, 65535], "PORT must be an integer from 0 to 65535")
+  const importMaxBytes = bounded(
+    input.importMaxBytes,
+    defaults.importMaxBytes,
+    parseInteger,
+    [1, Number.MAX_SAFE_INTEGER],
+    "ACCORD_IMPORT_MAX_BYTES must be a positive integer"
+  )
   const maxBodyBytes = bounded(
     input.maxBodyBytes,
     defaults.maxBodyBytes,
@@ -436,6 +451,16 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     problems.push("ACCORD_BOOTSTRAP_INGEST_KEY must differ from ACCORD_BOOTSTRAP_ADMIN_KEY")
   }
 
+  const pgliteDurability = Option.match(input.pgliteDurability, {
+    onNone: () => "full" as const,
+    onSome: (value) => {
+      const chosen = value.trim().toLowerCase()
+      if (chosen === "full" || chosen === "relaxed") return chosen
+      problems.push("ACCORD_PGLITE_DURABILITY must be full or relaxed")
+      return "full" as const
+    }
+  })
+
   const otlpEndpoint = Option.filter(input.otlpEndpoint, (endpoint) => {
     if (/^https?:\/\/[^\s/]+/i.test(endpoint.trim()) && URL.canParse(endpoint.trim())) return true
     problems.push(
@@ -455,6 +480,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     bootstrap: Option.zipWith(workspaceId, adminKey, (workspaceId, adminKey) => ({ workspaceId, adminKey, ingestKey })),
     logLevel,
     maxBodyBytes,
+    importMaxBytes,
     rateLimitPerSecond,
     reconciliationWindowMillis,
     dispatchConcurrency,
@@ -462,6 +488,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     shutdownTimeoutMillis,
     storageTimeoutMillis,
     databaseWaitMillis,
+    pgliteDurability,
     metricsToken: input.metricsToken,
     otlp: Option.map(otlpEndpoint, (endpoint) => ({
       endpoint: endpoint.trim().replace(/\/+$/, ""),

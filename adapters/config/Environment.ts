@@ -41,6 +41,13 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_PGLITE_DURABILITY",
+    defaultValue: "full",
+    description:
+      "the embedded database's commits: full (each waits for fsync, power-loss safe) or relaxed (no fsync: faster, survives a killed process but not a power loss)",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_DATABASE_WAIT",
     defaultValue: "0",
     description: "how long the start keeps trying to reach PostgreSQL, a line per attempt (0: fail at once)",
@@ -82,6 +89,12 @@ export const variables: ReadonlyArray<Variable> = [
     name: "ACCORD_MAX_BODY_BYTES",
     defaultValue: "65536",
     description: "largest accepted request body",
+    readBy: "server"
+  },
+  {
+    name: "ACCORD_IMPORT_MAX_BYTES",
+    defaultValue: "1073741824",
+    description: "largest uncompressed body of one bulk import upload (PUT /api/events/imports/{id})",
     readBy: "server"
   },
   {

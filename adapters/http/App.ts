@@ -33,6 +33,7 @@ import * as Connector from "./routes/Connector.ts"
 import * as Events from "./routes/Events.ts"
 import * as FeatureGates from "./routes/FeatureGates.ts"
 import type * as Health from "./routes/Health.ts"
+import * as Imports from "./routes/Imports.ts"
 import * as Ingest from "./routes/Ingest.ts"
 import * as Privacy from "./routes/Privacy.ts"
 import type * as Metrics from "./routes/Metrics.ts"
@@ -44,7 +45,11 @@ import * as Service from "./routes/Service.ts"
  * The HTTP app's settings: body limits, ingest rate, connector policy and the metrics token
  * (`AccordConfig` supplies them).
  */
-export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRouteOptions, Metrics.MetricsOptions {
+export interface AppOptions
+  extends Ingest.IngestOptions,
+    Imports.ImportRouteOptions,
+    Connector.ConnectorRouteOptions,
+    Metrics.MetricsOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
   /** The runtime routes' rates (`RuntimeGuard.defaultRuntimeLimits` when absent). */
@@ -57,6 +62,7 @@ export interface AppOptions extends Ingest.IngestOptions, Connector.ConnectorRou
 export type AppServices =
   | Health.HealthServices
   | Ingest.IngestServices
+  | Imports.ImportsServices
   | CompletionServices
   | ApiKeys.ApiKeysServices
   | Events.EventsServices
@@ -96,6 +102,7 @@ export const router = (
       Privacy.group,
       ActionRequests.group(options.maxBodyBytes),
       Ingest.group(options),
+      Imports.group(options),
       Service.group(options)
     ),
     guard

@@ -21,6 +21,7 @@ import type { ConnectorNotActive, PaymentModeNotEnabled, PaymentSnapshotMismatch
 import type { IdempotencyKeyReused, InvalidIdempotencyKey } from "../../core/connector/IntakeKey.ts"
 import type { RevalidationFailed, RevalidationReason } from "../../core/connector/Revalidation.ts"
 import type { IngestRejection } from "../../core/ingest/Ingest.ts"
+import type { ImportOffsetConflict } from "../../core/ingest/Import.ts"
 import { pathSegment } from "../../core/ingest/Safety.ts"
 import type { CatalogNotPublished, CatalogRejected, PublishedVersionExists } from "../../core/catalog/Publish.ts"
 import type { Accepted } from "../../core/ingest/Accept.ts"
@@ -56,6 +57,7 @@ export type DomainError =
   | InvalidQuery
   | ApprovalLimitReached
   | OpenActions
+  | ImportOffsetConflict
 
 /**
  * The `Retry-After` (seconds) of every 503 the service answers for a passing condition: storage
@@ -118,7 +120,8 @@ export const notFoundDetail: Readonly<Record<NotFoundResource, string>> = {
   session_action_request: "no such action request for this session",
   account: "no events have arrived for this account",
   feature_gate: "no such feature gate in this workspace",
-  catalog_version: "no such catalog version in this workspace"
+  catalog_version: "no such catalog version in this workspace",
+  import: "no such import in this workspace"
 }
 
 /**
@@ -469,6 +472,15 @@ export const declaredAnswers: DeclaredAnswers = {
       description: "A catalog action that cannot be requested"
     }
   ],
+  ImportOffsetConflict: [
+    {
+      status: 409,
+      codes: ["import_offset_conflict"],
+      detail: "the import has 0 lines committed; send the file again from line 1 (from_line=0)",
+      description:
+        "The body does not continue the import where it stands (it starts past the committed lines, or another upload of it moved them): resend from `from_line` = the committed lines"
+    }
+  ],
   ApprovalLimitReached: [
     {
       status: 429,
@@ -582,6 +594,8 @@ export const toProblem = (error: DomainError | Problem.Problem): Problem.Problem
         : Problem.make(401, error.reason, error.detail, { headers: { "www-authenticate": "Bearer" } })
     case "ApprovalRefused":
       return Problem.make(approvalStatus[error.reason], error.reason, error.detail)
+    case "ImportOffsetConflict":
+      return Problem.make(409, error.code, error.message)
     case "ApprovalLimitReached":
       return tooManyRequests(
         "approval_limit_reached",

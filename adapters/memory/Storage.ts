@@ -13,6 +13,7 @@ import type { Cipher } from "../../core/protocol/Cipher.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
+import * as ImportJobStore from "./ImportJobStore.ts"
 import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import * as SecretVault from "./SecretVault.ts"
 import * as SuppressionStore from "./SuppressionStore.ts"
@@ -41,7 +42,8 @@ export const layer: Layer.Layer<StoragePorts, never, Cipher> = StoreWriter.layer
       Transactor.layerMemory,
       RuntimeSessionStore.layerMemory,
       ApprovalStore.layerMemory,
-      SuppressionStore.layerMemory
+      SuppressionStore.layerMemory,
+      ImportJobStore.layerMemory
     )
   )
 )

@@ -12,12 +12,21 @@
  * Consequence: inside `withTransaction`, never wait for another fiber that itself needs the
  * database outside this transaction (a queue consumer, a daemon); it would wait forever.
  *
+ * Durability. PGlite's own defaults start PostgreSQL with `fsync` off, and its Node filesystem
+ * (Emscripten's NODEFS) implements no `fsync` at all: a commit reaches the operating system's page
+ * cache, so it survives the process being killed but not the machine losing power. On a data
+ * directory the default here, `durability: "full"`, starts PostgreSQL with `fsync` on and
+ * `wal_sync_method=fsync` (Emscripten's `fdatasync` is a no-op, its `fsync` calls the file
+ * system's) and gives NODEFS an `fsync` that calls `fs.fsyncSync`: a commit returns only once its
+ * WAL is on disk, as on PostgreSQL. `durability: "relaxed"` keeps PGlite's defaults, faster and not
+ * power-loss safe (docs/decisions.md, "Embedded storage durability").
+ *
  * Types are read as `pg` reads them: int8 and numeric as strings, json/jsonb parsed,
  * timestamptz/timestamp/date as `Date` (PGlite's default; its session time zone is UTC, and it
  * parses `date` as UTC midnight where `pg` uses local midnight, so prefer text for dates),
  * bytea as `Uint8Array` (`pg`: `Buffer`).
  */
-import { mkdirSync } from "node:fs"
+import { fsyncSync, mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { makeCompiler } from "@effect/sql-pg/PgClient"
@@ -25,13 +34,20 @@ import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import { PGlite, types, type QueryOptions, type Results } from "@electric-sql/pglite"
+import { PGlite, types, type PGliteOptions, type QueryOptions, type Results } from "@electric-sql/pglite"
+import { NodeFS } from "@electric-sql/pglite/nodefs"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as DataDirectoryLock from "./DataDirectoryLock.ts"
+
+/**
+ * Whether a commit on a data directory waits for the disk: `full` (the default) survives a power
+ * loss; `relaxed` (PGlite's own defaults, no `fsync`) survives only the process being killed.
+ */
+export type Durability = "full" | "relaxed"
 
 /** Where the embedded database keeps its data: in memory, or a directory on disk. */
 export interface PgliteClientConfig {
@@ -52,6 +68,8 @@ export interface PgliteClientConfig {
   readonly transformJson?: boolean | undefined
   /** How the data directory's lock (taken when `dataDir` is a path) judges an abandoned holder. */
   readonly lock?: DataDirectoryLock.LockOptions | undefined
+  /** For a data directory: `full` (default) or `relaxed`; see the module comment. */
+  readonly durability?: Durability | undefined
 }
 
 /** An `@effect/sql` `SqlClient` over embedded PGlite (one session, so statements take turns). */
@@ -132,6 +150,38 @@ const makeConnection = (
 }
 
 /**
+ * NODEFS with an `fsync`: Emscripten's has none (a call is a silent no-op), so PostgreSQL's WAL
+ * flush at commit would stop at the page cache. Every NODEFS file shares one `stream_ops` object,
+ * patched before the data directory is mounted.
+ */
+class SyncedNodeFS extends NodeFS {
+  override async init(pg: PGlite, opts: Parameters<NodeFS["init"]>[1]) {
+    const patch = (mod: any) => {
+      mod.NODEFS.stream_ops.fsync = (stream: { readonly nfd: number }) => {
+        fsyncSync(stream.nfd)
+        return 0
+      }
+    }
+    return super.init(pg, { ...opts, preRun: [patch, ...(opts.preRun ?? [])] })
+  }
+}
+
+/** PostgreSQL's start parameters for a durable data directory: PGlite's, with `fsync` on. */
+const durableStartParams: ReadonlyArray<string> = [
+  ...PGlite.defaultStartParams.filter((param) => param !== "-F"),
+  "-c",
+  "wal_sync_method=fsync"
+]
+
+/** The PGlite options for `config`: the durable file system and parameters on a data directory by default. */
+const openOptions = (config: PgliteClientConfig): PGliteOptions => {
+  const base: PGliteOptions =
+    config.loadDataDir === undefined ? { parsers } : { parsers, loadDataDir: config.loadDataDir }
+  if (!isPath(config.dataDir) || config.durability === "relaxed") return base
+  return { ...base, fs: new SyncedNodeFS(config.dataDir), startParams: [...durableStartParams] }
+}
+
+/**
  * Opens PGlite for the scope; closing the scope waits for an open transaction, then closes it.
  */
 export const make = (
@@ -155,10 +205,7 @@ export const make = (
       Effect.tryPromise({
         try: async () => {
           if (isPath(config.dataDir)) mkdirSync(config.dataDir, { recursive: true })
-          return await PGlite.create(
-            config.dataDir,
-            config.loadDataDir === undefined ? { parsers } : { parsers, loadDataDir: config.loadDataDir }
-          )
+          return await PGlite.create(config.dataDir, openOptions(config))
         },
         catch: toSqlError("PgliteClient: failed to open the database")
       }),

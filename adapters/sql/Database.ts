@@ -1,7 +1,7 @@
 /**
  * Storage selection for servers and tests: PostgreSQL when `DATABASE_URL` is set, otherwise the
- * embedded PGlite in `ACCORD_DATA_DIR` (not power-loss durable: docs/decisions.md, "Embedded storage
- * durability"). Both provide the same `SqlClient`, so storage adapters never know which one they run
+ * embedded PGlite in `ACCORD_DATA_DIR` (power-loss durable unless `ACCORD_PGLITE_DURABILITY=relaxed`:
+ * docs/decisions.md, "Embedded storage durability"). Both provide the same `SqlClient`, so storage adapters never know which one they run
  * on.
  */
 import { existsSync } from "node:fs"
@@ -37,7 +37,7 @@ import {
  */
 export type Storage =
   | ({ readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> } & PgOptions)
-  | { readonly _tag: "Pglite"; readonly dataDir: string }
+  | { readonly _tag: "Pglite"; readonly dataDir: string; readonly durability?: PgliteClient.Durability }
 
 /**
  * How long Accord waits for PostgreSQL.
@@ -63,8 +63,11 @@ export interface PgOptions {
  */
 export const storageConfig: Config.Config<Storage> = Config.all({
   url: Config.option(Config.redacted("DATABASE_URL")),
-  dataDir: Config.withDefault(Config.string("ACCORD_DATA_DIR"), "./.accord-data")
-}).pipe(Config.map(({ dataDir, url }) => storageFrom({ databaseUrl: url, dataDir })))
+  dataDir: Config.withDefault(Config.string("ACCORD_DATA_DIR"), "./.accord-data"),
+  pgliteDurability: Config.withDefault(Config.literal("full", "relaxed")("ACCORD_PGLITE_DURABILITY"), "full")
+}).pipe(
+  Config.map(({ dataDir, pgliteDurability, url }) => storageFrom({ databaseUrl: url, dataDir, pgliteDurability }))
+)
 
 /**
  * The same choice from already loaded settings (the server's `AccordConfig`).
@@ -74,6 +77,7 @@ export const storageFrom = (settings: {
   readonly dataDir: string
   readonly storageTimeoutMillis?: number
   readonly databaseWaitMillis?: number
+  readonly pgliteDurability?: PgliteClient.Durability
 }): Storage =>
   Option.match(
     Option.filter(settings.databaseUrl, (url) => Redacted.value(url).trim() !== ""),
@@ -86,7 +90,8 @@ export const storageFrom = (settings: {
       }),
       onNone: (): Storage => ({
         _tag: "Pglite",
-        dataDir: settings.dataDir.startsWith("memory://") ? settings.dataDir : join(settings.dataDir, "pglite")
+        dataDir: settings.dataDir.startsWith("memory://") ? settings.dataDir : join(settings.dataDir, "pglite"),
+        ...(settings.pgliteDurability === undefined ? {} : { durability: settings.pgliteDurability })
       })
     }
   )
@@ -98,7 +103,10 @@ export const storageFrom = (settings: {
 export const describeStorage = (storage: Storage): string => {
   if (storage._tag === "Pglite") {
     const where = storage.dataDir.startsWith("memory://") ? "in memory" : `in ${resolve(storage.dataDir)}`
-    return `PGlite (embedded, not power-loss durable; set DATABASE_URL for production) ${where}`
+    if (storage.dataDir.startsWith("memory://")) return `PGlite (embedded) ${where}`
+    return storage.durability === "relaxed"
+      ? `PGlite (embedded, ACCORD_PGLITE_DURABILITY=relaxed: commits do not wait for fsync, not power-loss durable) ${where}`
+      : `PGlite (embedded, each commit waits for fsync) ${where}`
   }
   try {
     const url = new URL(Redacted.value(storage.url))
@@ -342,13 +350,18 @@ const boundedClient = (boundMillis: number) =>
     }
   }
 
-/** A `SqlClient` over embedded PGlite in `dataDir` (in memory when absent). */
-export const layerPglite = (dataDir?: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  PgliteClient.layer({ dataDir })
+/**
+ * A `SqlClient` over embedded PGlite in `dataDir` (in memory when absent); on a data directory
+ * `durability` defaults to `full`.
+ */
+export const layerPglite = (
+  dataDir?: string,
+  durability?: PgliteClient.Durability
+): Layer.Layer<SqlClient.SqlClient, SqlError> => PgliteClient.layer({ dataDir, durability })
 
 /** The `SqlClient` for the chosen storage: PostgreSQL for a URL, else embedded PGlite. */
 export const layer = (storage: Storage): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  storage._tag === "Postgres" ? layerPg(storage.url, storage) : layerPglite(storage.dataDir)
+  storage._tag === "Postgres" ? layerPg(storage.url, storage) : layerPglite(storage.dataDir, storage.durability)
 
 /**
  * The `SqlClient` chosen from the environment: `DATABASE_URL` when set, else PGlite in

@@ -16,6 +16,7 @@ import * as CatalogStore from "./CatalogStore.ts"
 import * as ConnectionStore from "./ConnectionStore.ts"
 import * as EventStore from "./EventStore.ts"
 import * as FeatureGateStore from "./FeatureGateStore.ts"
+import * as ImportJobStore from "./ImportJobStore.ts"
 import * as IngestWriter from "./IngestWriter.ts"
 import * as Migrations from "./Migrations.ts"
 import * as NonceStore from "./NonceStore.ts"
@@ -49,7 +50,8 @@ export const layer: Layer.Layer<StoragePorts, SqlError | MigrationError, SqlClie
         Transactor.layer,
         RuntimeSessionStore.layer,
         ApprovalStore.layer,
-        SuppressionStore.layer
+        SuppressionStore.layer,
+        ImportJobStore.layer
       )
     ),
     Layer.provide(Migrations.layer(migrations))

@@ -28,6 +28,7 @@ import * as IngestWriter from "./IngestWriter.ts"
 import * as IntakeKeys from "./IntakeKeys.ts"
 import * as NonceStore from "./NonceStore.ts"
 import * as Outbox from "./Outbox.ts"
+import * as ImportJobStore from "./ImportJobStore.ts"
 import * as RuntimeSessionStore from "./RuntimeSessionStore.ts"
 import * as SecretVault from "./SecretVault.ts"
 import * as Transactor from "./Transactor.ts"
@@ -73,6 +74,7 @@ export const suite = (
   RuntimeSessionStore.suite(name, layer)
   ApprovalStore.suite(name, layer)
   Erasure.suite(name, layer)
+  ImportJobStore.suite(name, layer)
   // The server's default notifier keeps tokens sealed in this adapter's SecretVault until collected.
   ApprovalNotifier.suite(name, () => TokenPickup.layer.pipe(Layer.provide(layer())), { holdsTokens: true })
 }

@@ -70,6 +70,20 @@ const withSuggestion =
       : result
 
 /**
+ * What the group commit (or a bulk import's batch) writes for a prepared event sent with `key`:
+ * the row with its payload hash, what the writers need of the normalized event, and the usage
+ * meter of a rollup.
+ */
+export const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
+  const stored = { ...event.stored, payloadHash }
+  const meter = usageMeter(event.event)
+  const normalized = { userUpdate: event.userUpdate, profileFacts: event.profileFacts, login: event.login }
+  return meter === undefined
+    ? { stored, normalized, keyScope: key.scope }
+    : { stored, normalized, keyScope: key.scope, meter }
+}
+
+/**
  * `Accept` without a fiber: calls `onExit` once with what became of the event (at once for a
  * refusal, after its batch committed otherwise).
  */
@@ -102,14 +116,6 @@ export const makeAcceptors: Effect.Effect<Acceptors, never, Crypto | Committer |
         ? { _tag: "Suppressed", eventId: event.stored.eventId, accountId: event.stored.accountId }
         : undefined
     const hashSync = Option.getOrUndefined(yield* Effect.serviceOption(CryptoSync))?.sha256Hex
-    const submissionOf = (key: IngestKey, event: PreparedEvent, payloadHash: string): Submission => {
-      const stored = { ...event.stored, payloadHash }
-      const meter = usageMeter(event.event)
-      const normalized = { userUpdate: event.userUpdate, profileFacts: event.profileFacts, login: event.login }
-      return meter === undefined
-        ? { stored, normalized, keyScope: key.scope }
-        : { stored, normalized, keyScope: key.scope, meter }
-    }
     const accept: Accept = (key, body, id, now) => {
       const prepared = prepareEvent(body, { id, workspaceId: key.workspaceId, now })
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)

@@ -12,6 +12,7 @@ import type { CatalogStore } from "./CatalogStore.ts"
 import type { ConnectionStore } from "./ConnectionStore.ts"
 import type { EventStore } from "./EventStore.ts"
 import type { FeatureGateStore } from "./FeatureGateStore.ts"
+import type { ImportJobStore } from "./ImportJobStore.ts"
 import type { IngestWriter } from "./IngestWriter.ts"
 import type { NonceStore } from "./NonceStore.ts"
 import type { Outbox } from "./Outbox.ts"
@@ -42,3 +43,4 @@ export type StoragePorts =
   | RuntimeSessionStore
   | ApprovalStore
   | SuppressionStore
+  | ImportJobStore

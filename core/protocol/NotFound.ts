@@ -15,7 +15,8 @@ export const NotFoundResource = Schema.Literal(
   "session_action_request",
   "account",
   "feature_gate",
-  "catalog_version"
+  "catalog_version",
+  "import"
 )
 
 export type NotFoundResource = typeof NotFoundResource.Type

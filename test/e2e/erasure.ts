@@ -296,6 +296,32 @@ export const suite = (storage: StorageVariant) =>
           })
           assert.deepStrictEqual((yield* rowsHolding(env.sql, accountId)).found, { accord_suppressions: 1 })
 
+          // A bulk import does not bring it back either: its line is counted refused `suppressed`.
+          const imported = yield* request(`${env.service.base}/api/events/imports/after-erasure`, {
+            method: "PUT",
+            headers: { authorization: `Bearer ${env.ingestKey}`, "content-type": "application/x-ndjson" },
+            body: `${JSON.stringify({
+              event_name: "account_activated",
+              account_id: accountId,
+              event_id: `account_activated:${accountId}:imported`,
+              timestamp: at(0),
+              properties: { plan: "team" }
+            })}\n`
+          })
+          assert.strictEqual(imported.status, 202, imported.text)
+          const job = imported.json as {
+            accepted: number
+            refused: number
+            errors: ReadonlyArray<{ line: number; code: string }>
+          }
+          assert.strictEqual(job.accepted, 0, imported.text)
+          assert.strictEqual(job.refused, 1, imported.text)
+          assert.deepStrictEqual(
+            job.errors.map((e) => e.code),
+            ["suppressed"]
+          )
+          assert.deepStrictEqual((yield* rowsHolding(env.sql, accountId)).found, { accord_suppressions: 1 })
+
           const listed = yield* request(`${env.service.ws}/suppressions`, { headers: admin })
           assert.strictEqual(listed.status, 200, listed.text)
           const subjects = (listed.json as { data: Array<{ subject: { kind: string; id: string } }> }).data.map(

@@ -19,6 +19,7 @@ import * as CatalogApi from "./CatalogApi.ts"
 import * as ConnectorApi from "./ConnectorApi.ts"
 import * as EventsApi from "./EventsApi.ts"
 import * as FeatureGatesApi from "./FeatureGatesApi.ts"
+import * as ImportsApi from "./ImportsApi.ts"
 import * as IngestApi from "./IngestApi.ts"
 import * as PrivacyApi from "./PrivacyApi.ts"
 import * as RuntimeApi from "./RuntimeApi.ts"
@@ -64,6 +65,7 @@ export const api = withoutDecodeError
   .add(ApprovalsApi.adminGroup)
   .add(ApprovalsApi.runtimeGroup)
   .add(IngestApi.group)
+  .add(ImportsApi.group)
   .add(ServiceApi.group)
   .annotate(OpenApi.Title, "Accord API")
   .annotate(OpenApi.Version, "0.1.0")

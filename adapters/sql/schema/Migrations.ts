@@ -22,6 +22,7 @@ import { migration as approvalLimits } from "./0022_approval_limits.ts"
 import { migration as approvalTerms } from "./0023_approval_terms.ts"
 import { migration as approvalLists } from "./0024_approval_lists.ts"
 import { migration as suppressions } from "./0026_suppressions.ts"
+import { migration as imports } from "./0027_imports.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -42,5 +43,6 @@ export const migrations: Migrations = {
   "0022_approval_limits": approvalLimits,
   "0023_approval_terms": approvalTerms,
   "0024_approval_lists": approvalLists,
-  "0026_suppressions": suppressions
+  "0026_suppressions": suppressions,
+  "0027_imports": imports
 }

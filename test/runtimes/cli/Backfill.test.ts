@@ -134,19 +134,37 @@ describe("accord backfill (real server with a low ingest rate limit)", () => {
     })
   )
 
-  it.live("refuses past the documented size with a bulk import plan, without sending", () =>
+  it.scopedLive("past the per-event size the file goes to the bulk import, with a progress bar; a rerun resumes", () =>
     Effect.gen(function* () {
-      const row = JSON.stringify(rollups([2], ["acct_a"])[0])
-      const dir = tempFiles({ "huge.jsonl": Array.from({ length: 10_001 }, () => row).join("\n") })
-      const result = yield* cliInProcess(["backfill", join(dir, "huge.jsonl")], {
-        env: {
-          ACCORD_SERVICE_URL: "http://127.0.0.1:9",
-          SERVICE_INGEST_API_KEY: "acc_ingest_not-a-real-key-0123456789abcdef"
-        }
-      })
+      const server = yield* startServer()
+      const env = { ACCORD_SERVICE_URL: server.url, SERVICE_INGEST_API_KEY: yield* createApiKey(server.url, "ingest") }
+      const at = new Date(midnight(2)).toISOString()
+      const rows = Array.from({ length: 10_001 }, (_, i) =>
+        JSON.stringify({
+          event_name: "checkout_completed",
+          account_id: "acct_bulk",
+          timestamp: at,
+          event_id: `bulk:${i}`
+        })
+      )
+      const dir = tempFiles({ "huge.jsonl": [...rows, '{"event_name": "page_viewed"'].join("\n") })
+      const file = join(dir, "huge.jsonl")
+      const result = yield* cliInProcess(["backfill", file, "--json"], { env })
+      // one refused line: findings, exit code 1
       assert.strictEqual(result.code, 1, result.stderr)
-      assert.include(result.stdout, "refused: 10001 rows is more than one backfill run sends (10000)")
-      assert.include(result.stdout, "bulk import plan:")
+      const status = JSON.parse(result.stdout) as {
+        state: string
+        lines_committed: number
+        accepted: number
+        refused: number
+        errors: Array<{ line: number; code: string }>
+      }
+      assert.strictEqual(status.state, "completed")
+      assert.deepStrictEqual([status.lines_committed, status.accepted, status.refused], [10_002, 10_001, 1])
+      assert.deepStrictEqual(status.errors, [{ line: 10_002, code: "malformed_json" }])
+      assert.include(result.stderr, "100.0% 10002/10002 lines")
+      const again = JSON.parse((yield* cliInProcess(["backfill", file, "--json"], { env })).stdout) as typeof status
+      assert.deepStrictEqual([again.lines_committed, again.accepted], [10_002, 10_001])
     })
   )
 

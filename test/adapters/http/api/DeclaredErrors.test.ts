@@ -30,6 +30,7 @@ import {
   revalidationReasons
 } from "../../../../core/connector/Revalidation.ts"
 import { BatchNotAccepted, InvalidEvent, NotRevenueRelevant, UnsafeEvent } from "../../../../core/ingest/Ingest.ts"
+import { ImportOffsetConflict } from "../../../../core/ingest/Import.ts"
 import { StorageError } from "../../../../core/ports/StorageError.ts"
 import { OpenActions } from "../../../../core/privacy/Erasure.ts"
 import { MalformedBody } from "../../../../core/protocol/Json.ts"
@@ -74,6 +75,7 @@ const samples: Samples = {
   RuntimeSessionRefused: SessionRefusal.literals.map((reason) => new RuntimeSessionRefused({ reason, detail: "no" })),
   ApprovalRefused: approvalRefusals.map((reason) => new ApprovalRefused({ reason, detail: "no" })),
   ApprovalLimitReached: [new ApprovalLimitReached({ scope: "account", cap: 20, retryAfterMillis: 1000 })],
+  ImportOffsetConflict: [new ImportOffsetConflict({ linesCommitted: 0 })],
   NotFound: NotFoundResource.literals.map((resource) => new NotFound({ resource })),
   InvalidQuery: [new InvalidQuery({ errors: [{ path: "limit", message: "must be an integer from 1 to 200" }] })],
   CatalogRejected: [new CatalogRejected({ issues: [{ path: "decisions.0", message: "names no action" }] })],
