@@ -280,17 +280,25 @@ describe("storage selection", () => {
   const read = (env: Record<string, string>) =>
     Effect.withConfigProvider(Database.storageConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
-  it.effect("uses PostgreSQL when DATABASE_URL is set, PGlite in ACCORD_DATA_DIR/pglite otherwise", () =>
-    Effect.gen(function* () {
-      const pg = yield* read({ DATABASE_URL: "postgres://accord:s3cret@db.internal:5433/accord?sslmode=require" })
-      assert.strictEqual(pg._tag, "Postgres")
-      assert.deepStrictEqual(yield* read({}), { _tag: "Pglite", dataDir: ".accord-data/pglite" })
-      assert.deepStrictEqual(yield* read({ DATABASE_URL: "" }), { _tag: "Pglite", dataDir: ".accord-data/pglite" })
-      assert.deepStrictEqual(yield* read({ ACCORD_DATA_DIR: "/var/lib/accord" }), {
-        _tag: "Pglite",
-        dataDir: "/var/lib/accord/pglite"
+  it.effect(
+    "uses PostgreSQL when DATABASE_URL is set, PGlite in ACCORD_DATA_DIR/pglite otherwise, durable unless relaxed",
+    () =>
+      Effect.gen(function* () {
+        const pg = yield* read({ DATABASE_URL: "postgres://accord:s3cret@db.internal:5433/accord?sslmode=require" })
+        assert.strictEqual(pg._tag, "Postgres")
+        const embedded = { _tag: "Pglite", dataDir: ".accord-data/pglite", durability: "full" } as const
+        assert.deepStrictEqual(yield* read({}), embedded)
+        assert.deepStrictEqual(yield* read({ DATABASE_URL: "" }), embedded)
+        assert.deepStrictEqual(yield* read({ ACCORD_DATA_DIR: "/var/lib/accord" }), {
+          _tag: "Pglite",
+          dataDir: "/var/lib/accord/pglite",
+          durability: "full"
+        })
+        assert.deepStrictEqual(yield* read({ ACCORD_PGLITE_DURABILITY: "relaxed" }), {
+          ...embedded,
+          durability: "relaxed"
+        })
       })
-    })
   )
 
   it("describes the storage without credentials", () => {
