@@ -123,12 +123,17 @@ const uncompressedBody = (
   const plain = gzip ? gunzip(raw) : raw
   // Past the limit the rest is read and dropped, up to `drainBytes` more, so the 413 reaches the
   // client instead of a reset connection (as `Body.readBytes` does).
+  // The bytes up to the limit are passed on however the chunks fall, so what the job commits
+  // before the 413 never depends on where the transport cut the body.
   let received = 0
   const limited = Stream.filter(
     Stream.mapEffect(plain, (chunk) => {
+      const before = received
       received += chunk.length
+      if (received <= maxBytes) return Effect.succeed(chunk)
+      if (before < maxBytes) return Effect.succeed(chunk.subarray(0, maxBytes - before))
       if (received > maxBytes + drainBytes) return Effect.fail(Problem.contentTooLarge(maxBytes))
-      return Effect.succeed(received > maxBytes ? empty : chunk)
+      return Effect.succeed(empty)
     }),
     (chunk) => chunk.length > 0
   )
