@@ -27,7 +27,7 @@ import * as Schema from "effect/Schema"
 import type { ActionIntake } from "../../core/connector/Action.ts"
 import { createActionRequest, getActionRequest } from "../http/api/ActionRequestsApi.ts"
 import { adminWorkspacePath } from "../http/Paths.ts"
-import { type Attempt, type Retry, sentAsGiven, transport } from "./internal/declared.ts"
+import { type Attempt, type Retry, runTyped, sentAsGiven, transport } from "./internal/declared.ts"
 import { retrySchedule } from "./internal/retrying.ts"
 
 /**
@@ -280,12 +280,8 @@ export const makeActionClient = (
   readonly status: (actionRequestId: string) => Promise<ActionStatus>
 } => {
   const client = make(options)
-  const run = <A>(effect: Effect.Effect<A, ActionClientError>): Promise<A> =>
-    Effect.runPromise(Effect.either(effect)).then((result) =>
-      result._tag === "Right" ? result.right : Promise.reject(result.left)
-    )
   return {
-    submit: (intake, submitOptions) => run(client.submit(intake, submitOptions)),
-    status: (actionRequestId) => run(client.status(actionRequestId))
+    submit: (intake, submitOptions) => runTyped(client.submit(intake, submitOptions)),
+    status: (actionRequestId) => runTyped(client.status(actionRequestId))
   }
 }

@@ -22,7 +22,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { buildFeatureAccessEvent, type FeatureAccessInput } from "../../core/ingest/FeatureAccess.ts"
 import { ingestEvent } from "../http/api/IngestApi.ts"
-import { type Attempt, type Retry, sentAsGiven, transport } from "./internal/declared.ts"
+import { type Attempt, type Retry, runTyped, sentAsGiven, transport } from "./internal/declared.ts"
 import { retrySchedule } from "./internal/retrying.ts"
 
 /**
@@ -237,13 +237,8 @@ export const makeDirectApiClient = (
   readonly sendFeatureAccess: (input: FeatureAccessInput) => Promise<IngestAccepted>
 } => {
   const client = make(options)
-  // Rejects with the typed error itself (`IngestRejected` or `IngestUnavailable`).
-  const run = <A>(effect: Effect.Effect<A, IngestError>): Promise<A> =>
-    Effect.runPromise(Effect.either(effect)).then((result) =>
-      result._tag === "Right" ? result.right : Promise.reject(result.left)
-    )
   return {
-    ingest: (event) => run(client.ingest(event)),
-    sendFeatureAccess: (input) => run(client.sendFeatureAccess(input))
+    ingest: (event) => runTyped(client.ingest(event)),
+    sendFeatureAccess: (input) => runTyped(client.sendFeatureAccess(input))
   }
 }

@@ -25,7 +25,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Backoff from "../../core/protocol/Backoff.ts"
 import { actionStatus } from "../http/api/ApprovalsApi.ts"
-import { type Attempt, type Retry, transport } from "./internal/declared.ts"
+import { type Attempt, type Retry, runTyped, transport } from "./internal/declared.ts"
 import { retrySchedule } from "./internal/retrying.ts"
 
 const declaration = HttpApi.make("runtimeStatus").add(HttpApiGroup.make("runtime").add(actionStatus))
@@ -202,12 +202,8 @@ export const makeRuntimeClient = (
   ) => Promise<RuntimeActionStatus>
 } => {
   const client = make(options)
-  const run = <A>(effect: Effect.Effect<A, RuntimeClientError>): Promise<A> =>
-    Effect.runPromise(Effect.either(effect)).then((result) =>
-      result._tag === "Right" ? result.right : Promise.reject(result.left)
-    )
   return {
-    read: (actionRequestId, previous) => run(client.read(actionRequestId, previous)),
-    untilFinal: (actionRequestId, onChange) => run(client.untilFinal(actionRequestId, onChange))
+    read: (actionRequestId, previous) => runTyped(client.read(actionRequestId, previous)),
+    untilFinal: (actionRequestId, onChange) => runTyped(client.untilFinal(actionRequestId, onChange))
   }
 }

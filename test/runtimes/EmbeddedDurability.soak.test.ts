@@ -17,6 +17,7 @@ import * as PgliteClient from "../../adapters/pglite/PgliteClient.ts"
 import { freePort, sleep } from "../support/ports.ts"
 import { envWithoutDatabase } from "../support/postgres.ts"
 import { templateArchives } from "../support/pgliteTemplate.ts"
+import { nodeArgs } from "../../scripts/entrypoint.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const workspaceId = "5b0c1f6e-7a2d-4c8e-9f10-2b3c4d5e6f70"
@@ -34,7 +35,7 @@ describe("the embedded default under kill -9", () => {
         Effect.provide(Reactivity.layer)
       )
     )
-    const server = spawn(process.execPath, ["--import", "tsx", "runtimes/node/main.ts"], {
+    const server = spawn(process.execPath, nodeArgs("runtimes/node/main.ts"), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: {

@@ -142,3 +142,12 @@ export const transport = (options: {
 
   return { httpClient, attempt }
 }
+
+/**
+ * Runs a client's effect for the Promise form of the SDK: resolves with its value, or rejects with
+ * the typed error itself (never a wrapped `FiberFailure`), so `catch` sees the error's `_tag`.
+ */
+export const runTyped = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(Effect.either(effect)).then((result) =>
+    result._tag === "Right" ? result.right : Promise.reject(result.left)
+  )
