@@ -509,7 +509,11 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           orStorageError("action.expediteRetries")
         ),
       history: (id) =>
-        sql<HistoryRow>`SELECT * FROM accord_action_history WHERE action_request_id = ${id} ORDER BY seq`.pipe(
+        // Through the action's row: its workspace then leads the history's key, so the history
+        // needs no index of its own on the action id (migration 0028).
+        sql<HistoryRow>`SELECT h.* FROM accord_actions a
+          JOIN accord_action_history h ON h.workspace_id = a.workspace_id AND h.action_request_id = a.action_request_id
+          WHERE a.action_request_id = ${id} ORDER BY h.seq`.pipe(
           Effect.map((rows) =>
             rows.map(
               (row): HistoryEntry => ({

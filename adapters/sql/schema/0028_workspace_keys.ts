@@ -20,10 +20,12 @@
  * Indexes the stores' statements rely on: a statement that names the workspace reads the new keys.
  * The ones that find a row by its id, hash or parent id alone (`ApiKeyStore.findByHash`,
  * `RuntimeSessionStore.findByHash`/`get`, `ApprovalStore.get` and its conditional updates,
- * `ActionLedger.get`/`getByIdempotencyKey`/transitions and the history reads, `ConnectionStore`'s
- * reads by connection id) could no longer use a key led by `workspace_id`, so each former key
- * stays as a plain index on the same columns (`test/adapters/sql/WorkspaceKeys.test.ts` checks
- * their plans read an index).
+ * `ActionLedger.get`/`getByIdempotencyKey`/transitions, `ConnectionStore`'s reads by connection
+ * id) could no longer use a key led by `workspace_id`, so each former key stays as a plain index on
+ * the same columns (`test/adapters/sql/WorkspaceKeys.test.ts` checks their plans read it). The
+ * action history is the exception: it is written several times per action, so rather than a
+ * second index its reads name the workspace (the transitions have the action's row; `history`
+ * joins through the action).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -68,7 +70,6 @@ const statements: ReadonlyArray<string> = [
   "ALTER TABLE accord_action_history DROP CONSTRAINT accord_action_history_pkey",
   `ALTER TABLE accord_action_history ADD CONSTRAINT accord_action_history_pkey
     PRIMARY KEY (workspace_id, action_request_id, seq)`,
-  "CREATE INDEX accord_action_history_action ON accord_action_history (action_request_id, seq)",
   `ALTER TABLE accord_action_history ADD CONSTRAINT accord_action_history_action_fkey
     FOREIGN KEY (workspace_id, action_request_id) REFERENCES accord_actions (workspace_id, action_request_id)`,
 

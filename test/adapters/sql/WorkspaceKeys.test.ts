@@ -100,7 +100,12 @@ const lookupsWithoutWorkspace: ReadonlyArray<readonly [statement: string, index:
   ["SELECT * FROM accord_approvals WHERE approval_id = 'a'", "accord_approvals_approval"],
   ["SELECT * FROM accord_actions WHERE action_request_id = 'a'", "accord_actions_action"],
   ["SELECT * FROM accord_actions WHERE provider_idempotency_key = 'k'", "accord_actions_provider_idempotency_key"],
-  ["SELECT * FROM accord_action_history WHERE action_request_id = 'a' ORDER BY seq", "accord_action_history_action"],
+  [
+    `SELECT h.* FROM accord_actions a
+       JOIN accord_action_history h ON h.workspace_id = a.workspace_id AND h.action_request_id = a.action_request_id
+     WHERE a.action_request_id = 'a' ORDER BY h.seq`,
+    "accord_action_history_pkey"
+  ],
   ["SELECT * FROM accord_connections WHERE connection_id = 'c'", "accord_connections_connection"],
   [
     "SELECT * FROM accord_connection_revisions WHERE connection_id = 'c' ORDER BY revision DESC LIMIT 1",
