@@ -350,9 +350,9 @@ const main = async () => {
       ]
     )
     await admin.query(
-      `INSERT INTO ${schema}.accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
-       VALUES ($1, 1, $2, 'intake', NULL, 'dispatching', '{}'::jsonb), ($1, 2, $2, 'acknowledgement', 'dispatching', 'accepted', '{}'::jsonb)`,
-      [actionRequestId, now]
+      `INSERT INTO ${schema}.accord_action_history (workspace_id, action_request_id, seq, at, trigger, from_state, to_state, detail)
+       VALUES ($3, $1, 1, $2, 'intake', NULL, 'dispatching', '{}'::jsonb), ($3, $1, 2, $2, 'acknowledgement', 'dispatching', 'accepted', '{}'::jsonb)`,
+      [actionRequestId, now, workspaceId]
     )
     // Completions each complete an action of their own (one update each, as in production, where an
     // action gets one completion): a pool of accepted actions, the same for both servers.

@@ -229,8 +229,8 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         WHERE v.n_nonce IS NULL OR EXISTS (SELECT 1 FROM nonce WHERE nonce.scope = v.n_scope AND nonce.nonce = v.n_nonce)
         ON CONFLICT DO NOTHING RETURNING action_request_id
       ), history AS (
-        INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
-        SELECT v.action_request_id, 1, v.h_at, v.h_trigger, NULL, v.state, COALESCE(v.h_detail, 'null'::jsonb)
+        INSERT INTO accord_action_history (workspace_id, action_request_id, seq, at, trigger, from_state, to_state, detail)
+        SELECT v.workspace_id, v.action_request_id, 1, v.h_at, v.h_trigger, NULL, v.state, COALESCE(v.h_detail, 'null'::jsonb)
         FROM v JOIN action USING (action_request_id)
       ), queued AS (
         INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at, lease_owner, lease_expires_at)
@@ -335,9 +335,10 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         FROM updated u
         WHERE o.id = u.complete_id AND o.lease_owner = u.complete_owner AND o.completed_at IS NULL
       ), history AS (
-        INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
-        SELECT u.action_request_id,
-          COALESCE((SELECT MAX(seq) FROM accord_action_history h WHERE h.action_request_id = u.action_request_id), 0) + 1,
+        INSERT INTO accord_action_history (workspace_id, action_request_id, seq, at, trigger, from_state, to_state, detail)
+        SELECT u.workspace_id, u.action_request_id,
+          COALESCE((SELECT MAX(seq) FROM accord_action_history h
+                    WHERE h.workspace_id = u.workspace_id AND h.action_request_id = u.action_request_id), 0) + 1,
           u.h_at, u.h_trigger, u.previous_state, u.state, COALESCE(u.h_detail, 'null'::jsonb)
         FROM updated u
       )
@@ -465,10 +466,12 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
               sealed_continuation = ${o.sealedContinuation === undefined ? sql.literal("sealed_continuation") : o.sealedContinuation}
             WHERE action_request_id = ${o.actionRequestId}
             RETURNING *`
-                  yield* sql`INSERT INTO accord_action_history (action_request_id, seq, at, trigger, from_state, to_state, detail)
-            SELECT ${o.actionRequestId}, COALESCE(MAX(seq), 0) + 1, ${o.history.at}, ${o.history.trigger}, ${previous},
-              ${o.toState}, ${json(o.history.detail)}::jsonb
-            FROM accord_action_history WHERE action_request_id = ${o.actionRequestId}`
+                  const workspaceId = updated!.workspace_id
+                  yield* sql`INSERT INTO accord_action_history (workspace_id, action_request_id, seq, at, trigger, from_state,
+              to_state, detail)
+            SELECT ${workspaceId}, ${o.actionRequestId}, COALESCE(MAX(seq), 0) + 1, ${o.history.at}, ${o.history.trigger},
+              ${previous}, ${o.toState}, ${json(o.history.detail)}::jsonb
+            FROM accord_action_history WHERE workspace_id = ${workspaceId} AND action_request_id = ${o.actionRequestId}`
                   if (o.outbox !== undefined && !(yield* insertItem(sql, o.outbox))) {
                     return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
                   }
@@ -506,7 +509,11 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           orStorageError("action.expediteRetries")
         ),
       history: (id) =>
-        sql<HistoryRow>`SELECT * FROM accord_action_history WHERE action_request_id = ${id} ORDER BY seq`.pipe(
+        // Through the action's row: its workspace then leads the history's key, so the history
+        // needs no index of its own on the action id (migration 0028).
+        sql<HistoryRow>`SELECT h.* FROM accord_actions a
+          JOIN accord_action_history h ON h.workspace_id = a.workspace_id AND h.action_request_id = a.action_request_id
+          WHERE a.action_request_id = ${id} ORDER BY h.seq`.pipe(
           Effect.map((rows) =>
             rows.map(
               (row): HistoryEntry => ({

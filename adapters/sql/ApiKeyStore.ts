@@ -1,5 +1,7 @@
 /**
- * `ApiKeyStore` on SQL. The secret hash is `UNIQUE`, so two keys can never share a secret.
+ * `ApiKeyStore` on SQL. The secret hash is unique per workspace, so two keys of a workspace can never
+ * share a secret; secrets come from a CSPRNG, so two workspaces' keys do not either in practice, and
+ * `findByHash` reads the plain index on the hash (migration 0028).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"

@@ -80,7 +80,9 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
             ${json(r.request)}::jsonb, ${r.state}, ${r.revision}, ${r.expiresAt}, ${r.createdAt},
             ${r.prepared === null ? null : json(r.prepared)}::jsonb, ${r.claimedAt}, ${r.resolvedBy}, ${r.resolvedAt},
             ${r.actionRequestId}, ${actionKey})
-          ON CONFLICT (approval_id) DO NOTHING RETURNING approval_id`.pipe(Effect.map((rows) => rows.length === 1))
+          ON CONFLICT (workspace_id, approval_id) DO NOTHING RETURNING approval_id`.pipe(
+        Effect.map((rows) => rows.length === 1)
+      )
     return {
       create: (r) => insert(r, null).pipe(orStorageError("approval.create")),
       get: (approvalId) =>

@@ -132,8 +132,8 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
               yield* sql`UPDATE accord_connection_revisions SET state = 'superseded'
                      WHERE connection_id = ${id} AND state = 'pending'`
               const [inserted] = yield* sql<{ revision: number }>`
-            INSERT INTO accord_connection_revisions (connection_id, revision, endpoint, state, created_at)
-            SELECT ${id}, COALESCE(MAX(revision) + 1, 0), ${endpoint}, 'pending', ${now}
+            INSERT INTO accord_connection_revisions (workspace_id, connection_id, revision, endpoint, state, created_at)
+            SELECT ${workspaceId}, ${id}, COALESCE(MAX(revision) + 1, 0), ${endpoint}, 'pending', ${now}
             FROM accord_connection_revisions WHERE connection_id = ${id}
             RETURNING revision`
               return { connectionId: id, revision: num(inserted!.revision) }
@@ -190,8 +190,11 @@ export const make: Effect.Effect<ConnectionStoreService, never, SqlClient.SqlCli
                         WHERE r.connection_id = c.connection_id AND r.state IN ('replaced', 'superseded'))
           ORDER BY c.connection_id`.pipe(Effect.flatMap(load), orStorageError("connection.withRetirableRevisions")),
         appendAudit: (connectionId, entry) =>
-          sql`INSERT INTO accord_connection_audit (connection_id, revision, at, event, detail)
-            VALUES (${connectionId}, ${entry.revision}, ${entry.at}, ${entry.event}, ${json(entry.detail)}::jsonb)`.pipe(
+          // The workspace is the connection's; for an unknown connection it is NULL, which the
+          // column refuses, as the foreign key refuses an unknown connection.
+          sql`INSERT INTO accord_connection_audit (workspace_id, connection_id, revision, at, event, detail)
+            VALUES ((SELECT workspace_id FROM accord_connections WHERE connection_id = ${connectionId}), ${connectionId},
+              ${entry.revision}, ${entry.at}, ${entry.event}, ${json(entry.detail)}::jsonb)`.pipe(
             Effect.asVoid,
             orStorageError("connection.appendAudit")
           ),

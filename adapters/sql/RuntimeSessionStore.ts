@@ -1,6 +1,8 @@
 /**
- * `RuntimeSessionStore` on SQL. The token hash is `UNIQUE`, so two sessions can never share a token;
- * a session is only ever changed by its revocation, a conditional `UPDATE` that succeeds once.
+ * `RuntimeSessionStore` on SQL. The token hash is unique per workspace, so two sessions of a workspace
+ * can never share a token (tokens come from a CSPRNG, so two workspaces' do not either in practice;
+ * `findByHash` reads the plain index on the hash, migration 0028); a session is only ever changed by
+ * its revocation, a conditional `UPDATE` that succeeds once.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"

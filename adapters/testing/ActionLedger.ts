@@ -300,14 +300,18 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
         })
       )
 
-      it.effect("a duplicate actionRequestId is refused with nothing written", () =>
+      it.effect("a duplicate actionRequestId in the workspace is refused with nothing written", () =>
         Effect.gen(function* () {
           const ledger = yield* ActionLedger
           const outbox = yield* Outbox
           const first = action()
           assert.strictEqual(yield* create(first), "created")
           const before = yield* snapshot(first.actionRequestId)
-          const again = action({ actionRequestId: first.actionRequestId, state: "other" })
+          const again = action({
+            workspaceId: first.workspaceId,
+            actionRequestId: first.actionRequestId,
+            state: "other"
+          })
           const item = work()
           assert.strictEqual(yield* create(again, item), "duplicate")
           assert.deepStrictEqual(yield* snapshot(first.actionRequestId), before)
@@ -316,14 +320,14 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
         })
       )
 
-      it.effect("a duplicate providerIdempotencyKey is refused with nothing written", () =>
+      it.effect("a duplicate providerIdempotencyKey in the workspace is refused with nothing written", () =>
         Effect.gen(function* () {
           const ledger = yield* ActionLedger
           const outbox = yield* Outbox
           const first = action()
           assert.strictEqual(yield* create(first), "created")
           const before = yield* snapshot(first.actionRequestId)
-          const again = action({ providerIdempotencyKey: first.providerIdempotencyKey })
+          const again = action({ workspaceId: first.workspaceId, providerIdempotencyKey: first.providerIdempotencyKey })
           const item = work()
           assert.strictEqual(yield* create(again, item), "duplicate")
           assert.deepStrictEqual(yield* snapshot(first.actionRequestId), before)
@@ -627,8 +631,9 @@ export const suite = (name: string, layer: () => Layer.Layer<ActionLedger | Outb
           const ledger = yield* ActionLedger
           const outbox = yield* Outbox
           const providerIdempotencyKey = uid("idem-")
+          const workspaceId = uid("ws-")
           const attempts = Array.from({ length: 50 }, () => ({
-            record: action({ providerIdempotencyKey }),
+            record: action({ workspaceId, providerIdempotencyKey }),
             item: work()
           }))
           const results = yield* Effect.all(

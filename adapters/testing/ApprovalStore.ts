@@ -173,12 +173,19 @@ export const suite = (name: string, layer: () => Layer.Layer<ApprovalStore, unkn
         })
       )
 
-      it.effect("a duplicate id is refused and changes nothing", () =>
+      it.effect("a duplicate id in the workspace is refused and changes nothing", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore
           const first = yield* created()
           assert.isFalse(
-            yield* store.create(approval({ approvalId: first.approvalId, accountId: "other", revision: 9 }))
+            yield* store.create(
+              approval({
+                workspaceId: first.workspaceId,
+                approvalId: first.approvalId,
+                accountId: "other",
+                revision: 9
+              })
+            )
           )
           assert.deepStrictEqual(yield* store.get(first.approvalId), Option.some(first))
         })

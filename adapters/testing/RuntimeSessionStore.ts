@@ -76,12 +76,12 @@ export const suite = (name: string, layer: () => Layer.Layer<RuntimeSessionStore
         })
       )
 
-      it.effect("a duplicate token hash is refused and changes nothing", () =>
+      it.effect("a duplicate token hash in the workspace is refused and changes nothing", () =>
         Effect.gen(function* () {
           const store = yield* RuntimeSessionStore
           const first = session(uid("ws-"))
           assert.isTrue(yield* store.create(first))
-          const clash = session(uid("ws-"), { tokenHash: first.tokenHash })
+          const clash = session(first.workspaceId, { tokenHash: first.tokenHash })
           assert.isFalse(yield* store.create(clash))
           assert.isTrue(Option.isNone(yield* store.get(clash.sessionId)))
           assert.deepStrictEqual(yield* store.findByHash(first.tokenHash), Option.some(first))

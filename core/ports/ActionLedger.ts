@@ -160,7 +160,8 @@ export interface ActionLedgerService {
   /**
    * Creates the action with version 1, its first history entry (from `null` to `record.state`) and,
    * if given, an outbox item and an intake key claim, atomically. `duplicate` when the action
-   * request id or the idempotency key already exists, `IntakeKeyTaken` when the intake key has a
+   * request id or the idempotency key already exists in the workspace (unique per workspace, so a
+   * distributed database can enforce it; an adapter may also refuse another workspace's), `IntakeKeyTaken` when the intake key has a
    * live claim (nothing is written in either case). With `outboxLease`, the outbox item is created
    * already leased to its owner until `expiresAt` (as if `Outbox.lease` had just taken it): the
    * creator hands it to that worker in process (`DispatchSignal`'s handoff).

@@ -38,7 +38,10 @@ export interface ApiKeyStoreService {
   readonly ensureWorkspace: (workspaceId: string, now: number) => Effect.Effect<boolean, StorageError>
   /** Whether the workspace exists. */
   readonly workspaceExists: (workspaceId: string) => Effect.Effect<boolean, StorageError>
-  /** Inserts a key; `false` when a key with the same id or hash exists (nothing is changed). */
+  /**
+   * Inserts a key; `false` when a key with the same id or hash exists in the workspace (nothing is
+   * changed). Unique per workspace; an adapter may also refuse another workspace's.
+   */
   readonly create: (record: ApiKeyRecord) => Effect.Effect<boolean, StorageError>
   /** The key whose secret hashes to `secretHash`, if any (revoked keys included; callers check). */
   readonly findByHash: (secretHash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>

@@ -71,7 +71,10 @@ export interface ApprovalRecord {
  * approvals.
  */
 export interface ApprovalStoreService {
-  /** Inserts an approval; `false` when one with the same id exists (nothing changes). */
+  /**
+   * Inserts an approval; `false` when one with the same id exists in the workspace (nothing
+   * changes). Unique per workspace; an adapter may also refuse another workspace's.
+   */
   readonly create: (record: ApprovalRecord) => Effect.Effect<boolean, StorageError>
   /** The approval with this id, if any. */
   readonly get: (approvalId: string) => Effect.Effect<Option.Option<ApprovalRecord>, StorageError>

@@ -41,7 +41,10 @@ export interface RuntimeSessionRecord {
 
 /** The runtime session port: create, find by token hash, and revoke sessions. */
 export interface RuntimeSessionStoreService {
-  /** Inserts a session; `false` when one with the same id or token hash exists (nothing changes). */
+  /**
+   * Inserts a session; `false` when one with the same id or token hash exists in the workspace
+   * (nothing changes). Unique per workspace; an adapter may also refuse another workspace's.
+   */
   readonly create: (record: RuntimeSessionRecord) => Effect.Effect<boolean, StorageError>
   /**
    * The session whose token hashes to `tokenHash`, if any (revoked and expired included; callers
