@@ -258,7 +258,9 @@ export const serverStatementTimeout = (boundMillis: number): number =>
  * was sent (a timeout, by its message: `SqlSupport.faultKind`).
  */
 const abandoned = (waitMillis: number): Error =>
-  new Error(`query timed out: no answer from the database within ${waitMillis / 1000} s (connection closed)`)
+  new Error(
+    `query timed out: no answer from the database within ${(waitMillis / 1000).toFixed(1)} s (connection closed)`
+  )
 
 /**
  * The failure of a wait refused, or cut short, because its unit of work has spent the storage
@@ -312,7 +314,7 @@ const budgetedPool = (boundMillis: number) =>
       }
       const left = remainingMillis(budget, boundMillis, performance.now())
       if (left <= 0) {
-        process.nextTick(() => callback(spent(boundMillis), undefined, () => undefined))
+        setImmediate(() => callback(spent(boundMillis), undefined, () => undefined))
         return undefined
       }
       beginWait(budget, performance.now())
@@ -439,11 +441,15 @@ const boundedClient = (boundMillis: number) =>
       }
     }
 
-    /** Refuses a statement unsent: its unit of work has no storage bound left. */
+    /**
+     * Refuses a statement unsent: its unit of work has no storage bound left. Answered after the
+     * event loop's next poll (not on the next tick), so that work failing this way again and again
+     * can never keep the loop from reading sockets.
+     */
     #refuse(done: Callback): void {
       // A transaction stays open on the connection: it must not be handed to anyone else.
       if (this.getTransactionStatus() !== "I") this.lost = true
-      process.nextTick(() => done(spent(boundMillis), undefined))
+      setImmediate(() => done(spent(boundMillis), undefined))
     }
 
     override query(config: unknown, values?: unknown, callback?: unknown): any {
