@@ -15,7 +15,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CompletionServices } from "../../core/connector/CompletionIntake.ts"
-import { withStorageBudget } from "../../core/ports/StorageBudget.ts"
 import * as Declared from "./Declared.ts"
 import { Drain } from "./Drain.ts"
 import * as ErrorMap from "./ErrorMap.ts"
@@ -153,10 +152,9 @@ export const make = (options: AppOptions): HttpApp.Default<never, AppServices> =
     const drain = yield* Drain
     const matched = { route: unmatchedRoute }
     const refused = targetProblem(request.url)
-    // Each request is one unit of work: its storage waits together last at most the storage bound.
     const answered =
       refused === undefined
-        ? withStorageBudget(Effect.provideService(routed, MatchedRoute, matched))
+        ? Effect.provideService(routed, MatchedRoute, matched)
         : Effect.succeed(Problem.toResponse(Problem.badRequest(refused, targetDetail[refused])))
     return yield* drain.track(withRequestLog(request.method, () => matched.route)(answered))
   })

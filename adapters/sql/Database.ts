@@ -16,19 +16,11 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import pg from "pg"
-import {
-  beginWait,
-  currentStorageBudget,
-  endWait,
-  remainingMillis,
-  type StorageBudget
-} from "../../core/ports/StorageBudget.ts"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
 import { DirectStatements, type DirectStatementsService } from "./DirectStatements.ts"
 import * as Instrumented from "../telemetry/Instrumented.ts"
@@ -52,11 +44,10 @@ export type Storage =
  */
 export interface PgOptions {
   /**
-   * `ACCORD_STORAGE_TIMEOUT`: the longest a unit of work (a request: `core/ports/StorageBudget.ts`)
-   * may wait for the database in all, its waits for connections and statements together, and the
-   * longest any one wait outside such a unit may take (PostgreSQL's `statement_timeout`, just
-   * under it, also ends a wait for a lock). Past it the request is answered 503 with
-   * `Retry-After`. Default {@link defaultStorageTimeoutMillis}.
+   * `ACCORD_STORAGE_TIMEOUT`: the longest any one wait for the database may take: for a
+   * connection (a new one, or a free one from the pool) and for a statement (PostgreSQL's
+   * `statement_timeout`, which also ends a wait for a lock). Past it the request is answered 503
+   * with `Retry-After`. Default {@link defaultStorageTimeoutMillis}.
    */
   readonly timeoutMillis?: number
   /**
@@ -180,7 +171,7 @@ const acquirePool = (
   const waitMillis = options?.waitMillis ?? 0
   return Effect.acquireRelease(
     Effect.gen(function* () {
-      const pool = new (budgetedPool(timeoutMillis))({
+      const pool = new pg.Pool({
         connectionString: Redacted.value(url),
         application_name: "accord",
         Client: boundedClient(timeoutMillis),
@@ -254,94 +245,11 @@ export const serverStatementTimeout = (boundMillis: number): number =>
   boundMillis - Math.min(500, Math.floor(boundMillis / 10))
 
 /**
- * The failure of every statement on a connection abandoned at its deadline, `waitMillis` after it
- * was sent (a timeout, by its message: `SqlSupport.faultKind`).
+ * The failure of every statement on a connection abandoned at the storage bound (a timeout, by
+ * its message: `SqlSupport.faultKind`).
  */
-const abandoned = (waitMillis: number): Error =>
-  new Error(
-    `query timed out: no answer from the database within ${(waitMillis / 1000).toFixed(1)} s (connection closed)`
-  )
-
-/**
- * The failure of a wait refused, or cut short, because its unit of work has spent the storage
- * bound (a timeout, by its message: `SqlSupport.faultKind`).
- */
-const spent = (boundMillis: number): Error =>
-  new Error(
-    `query timed out: the request waited for the database for its whole storage bound (${boundMillis / 1000} s)`
-  )
-
-/** The storage budget of the fiber running now (`core/ports/StorageBudget.ts`), if it runs one. */
-const currentBudget = (): StorageBudget | undefined =>
-  Option.match(Fiber.getCurrentFiber(), {
-    onNone: () => undefined,
-    onSome: (fiber) => fiber.getFiberRef(currentStorageBudget)
-  })
-
-/** A pooled client's budget: that of the unit of work that checked it out (none for the others). */
-type BudgetedClient = pg.PoolClient & { budget?: StorageBudget | undefined }
-
-type ConnectCallback = (
-  error: Error | undefined,
-  client: pg.PoolClient | undefined,
-  release: (error?: unknown) => void
-) => void
-
-/**
- * The pool, aware of the units of work (`core/ports/StorageBudget.ts`): a connection is checked
- * out synchronously on the fiber that needs it (the SQL client asks from inside the effect that
- * runs the statement or opens the transaction), so the pool reads that fiber's budget there. The
- * wait for the connection counts against it and ends when the budget does (the pool's own
- * `connectionTimeoutMillis`, the storage bound, ends it otherwise); the connection carries the
- * budget until it is checked out again, so each statement on it, a transaction's included, is
- * bounded by what remains ({@link boundedClient}).
- */
-const budgetedPool = (boundMillis: number) =>
-  class BudgetedPool extends pg.Pool {
-    override connect(): Promise<pg.PoolClient>
-    override connect(callback: ConnectCallback): void
-    override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
-      const budget = currentBudget()
-      if (callback === undefined) {
-        return super.connect().then((client) => Object.assign(client as BudgetedClient, { budget }))
-      }
-      if (budget === undefined) {
-        super.connect((error, client, release) => {
-          if (client !== undefined) (client as BudgetedClient).budget = undefined
-          callback(error, client, release)
-        })
-        return undefined
-      }
-      const left = remainingMillis(budget, boundMillis, performance.now())
-      if (left <= 0) {
-        setImmediate(() => callback(spent(boundMillis), undefined, () => undefined))
-        return undefined
-      }
-      beginWait(budget, performance.now())
-      let settled = false
-      const settle = () => {
-        settled = true
-        endWait(budget, performance.now())
-      }
-      const cutShort =
-        left >= boundMillis
-          ? undefined
-          : setTimeout(() => {
-              if (settled) return
-              settle()
-              callback(spent(boundMillis), undefined, () => undefined)
-            }, left).unref()
-      super.connect((error, client, release) => {
-        // Given up at the budget's end: a connection that arrives later goes straight back.
-        if (settled) return client === undefined ? undefined : release()
-        clearTimeout(cutShort)
-        settle()
-        if (client !== undefined) (client as BudgetedClient).budget = budget
-        callback(error, client, release)
-      })
-      return undefined
-    }
-  }
+const abandoned = (boundMillis: number): Error =>
+  new Error(`query timed out: no answer from the database within ${boundMillis / 1000} s (connection closed)`)
 
 /**
  * A client released to the pool without an error but unusable is closed instead of pooled:
@@ -359,10 +267,7 @@ const dropIfUnusable = (error: Error | undefined, client: pg.PoolClient): void =
 
 /**
  * The `pg` client of the pool, bounded: every statement must be answered within `boundMillis`
- * (the storage bound), or within what remains of its unit of work's budget when it was checked out
- * for one (`budgetedPool`), or its connection is destroyed. A statement sent when nothing remains
- * is refused without being sent; inside a transaction that also marks the connection unusable, as
- * the transaction is still open on it. PostgreSQL's `statement_timeout` cannot
+ * (the storage bound), or its connection is destroyed. PostgreSQL's `statement_timeout` cannot
  * end a wait for a database that is frozen (stopped, or behind a network that drops everything):
  * nothing answers at all. The connection cannot be reused either, as the statement may still
  * run and answer later; so the socket is destroyed, which fails every statement on it, marks the
@@ -406,60 +311,31 @@ const boundedClient = (boundMillis: number) =>
       return (super.query as (...args: Array<unknown>) => any).call(this, config, values, callback)
     }
 
-    /** The budget of the unit of work that checked this client out, if any (`budgetedPool`). */
-    budget: StorageBudget | undefined = undefined
-
-    /**
-     * `done`, called at most once: with the answer, or with {@link abandoned} at the deadline; or
-     * undefined when the budget is spent (the statement must not be sent).
-     */
-    #bounded(config: unknown, done: Callback): Callback | undefined {
+    /** `done`, called at most once: with the answer, or with {@link abandoned} at the deadline. */
+    #bounded(config: unknown, done: Callback): Callback {
       if (this.#unboundedTransaction && this.getTransactionStatus() === "I") this.#unboundedTransaction = false
       if (config === unboundedTransaction) this.#unboundedTransaction = true
-      const budget = this.#unboundedTransaction ? undefined : this.budget
-      const waitMillis =
-        budget === undefined
-          ? boundMillis
-          : Math.min(boundMillis, remainingMillis(budget, boundMillis, performance.now()))
-      if (waitMillis <= 0) return undefined
-      if (budget !== undefined) beginWait(budget, performance.now())
       this.unanswered++
       let answered = false
       const deadline = this.#unboundedTransaction
         ? undefined
         : setTimeout(() => {
-            if (!answered) this.connection.stream.destroy(abandoned(waitMillis))
-          }, waitMillis).unref()
+            if (!answered) this.connection.stream.destroy(abandoned(boundMillis))
+          }, boundMillis).unref()
       return (error, result) => {
         if (answered) return
         answered = true
         this.unanswered--
         clearTimeout(deadline)
-        if (budget !== undefined) endWait(budget, performance.now())
         if (error && faultKind(driverReason(error)) === "connection") this.lost = true
         done(error, result)
       }
     }
 
-    /**
-     * Refuses a statement unsent: its unit of work has no storage bound left. Answered after the
-     * event loop's next poll (not on the next tick), so that work failing this way again and again
-     * can never keep the loop from reading sockets.
-     */
-    #refuse(done: Callback): void {
-      // A transaction stays open on the connection: it must not be handed to anyone else.
-      if (this.getTransactionStatus() !== "I") this.lost = true
-      setImmediate(() => done(spent(boundMillis), undefined))
-    }
-
     override query(config: unknown, values?: unknown, callback?: unknown): any {
-      if (typeof values === "function") {
-        const done = this.#bounded(config, values as Callback)
-        return done === undefined ? this.#refuse(values as Callback) : this.#run(config, done)
-      }
+      if (typeof values === "function") return this.#run(config, this.#bounded(config, values as Callback))
       if (typeof callback !== "function") return this.#run(config, values, callback)
       const done = this.#bounded(config, callback as Callback)
-      if (done === undefined) return this.#refuse(callback as Callback)
       if (typeof config !== "string" || !Array.isArray(values) || values.length === 0) {
         return this.#run(config, values, done)
       }

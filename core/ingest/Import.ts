@@ -28,7 +28,6 @@ import * as Stream from "effect/Stream"
 import { Crypto, CryptoSync } from "../ports/Crypto.ts"
 import { type ImportJob, ImportJobStore, type ImportLineError, maxLineErrors } from "../ports/ImportJobStore.ts"
 import { IngestWriter, type Submission } from "../ports/IngestWriter.ts"
-import { withStorageBudget } from "../ports/StorageBudget.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { parseJsonBytes } from "../protocol/Json.ts"
@@ -178,65 +177,61 @@ export const make: Effect.Effect<Importer, never, Crypto | IngestWriter | Import
           preparedLines = []
           refusedLines = []
           refusedCount = 0
-          // Each batch is its own unit of work: an upload of any length waits for storage at most
-          // the storage bound per batch, not in all.
-          return withStorageBudget(
-            Effect.gen(function* () {
-              const submissions: Array<Submission> = []
-              for (const event of batch) {
-                const hash =
-                  hashSync === undefined
-                    ? yield* crypto.sha256Hex(event.payloadHashInput)
-                    : hashSync(event.payloadHashInput)
-                submissions.push(submissionOf(key, event, hash))
-              }
-              const now = yield* Clock.currentTimeMillis
-              yield* transactor.withTransaction(
-                Effect.gen(function* () {
-                  const results = yield* writer.write(submissions)
-                  let accepted = 0
-                  let duplicates = 0
-                  let refused = refusedBefore
-                  const errors = [...refusedInBatch]
-                  results.forEach((result, i) => {
-                    if (result._tag === "Stored") accepted++
-                    else if (result._tag === "Duplicate") duplicates++
-                    else {
-                      refused++
-                      if (listed < maxLineErrors) {
-                        listed++
-                        errors.push(
-                          result._tag === "Conflict"
-                            ? { line: batchLines[i]!, code: "event_id_conflict", path: "event_id" }
-                            : { line: batchLines[i]!, code: "unit_changed", path: result.issue.path }
-                        )
-                      }
+          return Effect.gen(function* () {
+            const submissions: Array<Submission> = []
+            for (const event of batch) {
+              const hash =
+                hashSync === undefined
+                  ? yield* crypto.sha256Hex(event.payloadHashInput)
+                  : hashSync(event.payloadHashInput)
+              submissions.push(submissionOf(key, event, hash))
+            }
+            const now = yield* Clock.currentTimeMillis
+            yield* transactor.withTransaction(
+              Effect.gen(function* () {
+                const results = yield* writer.write(submissions)
+                let accepted = 0
+                let duplicates = 0
+                let refused = refusedBefore
+                const errors = [...refusedInBatch]
+                results.forEach((result, i) => {
+                  if (result._tag === "Stored") accepted++
+                  else if (result._tag === "Duplicate") duplicates++
+                  else {
+                    refused++
+                    if (listed < maxLineErrors) {
+                      listed++
+                      errors.push(
+                        result._tag === "Conflict"
+                          ? { line: batchLines[i]!, code: "event_id_conflict", path: "event_id" }
+                          : { line: batchLines[i]!, code: "unit_changed", path: result.issue.path }
+                      )
                     }
-                  })
-                  errors.sort((a, b) => a.line - b.line)
-                  const moved = yield* jobs.advance({
-                    workspaceId,
-                    id: importId,
-                    fromLine: batchFrom,
-                    toLine,
-                    bytesCommitted: toBytes,
-                    accepted,
-                    duplicates,
-                    refused,
-                    errors,
-                    now
-                  })
-                  if (!moved) {
-                    const current = yield* jobs.find(workspaceId, importId)
-                    return yield* new ImportOffsetConflict({
-                      linesCommitted: Option.match(current, { onNone: () => 0, onSome: (job) => job.linesCommitted })
-                    })
                   }
                 })
-              )
-              committedLine = toLine
-            })
-          )
+                errors.sort((a, b) => a.line - b.line)
+                const moved = yield* jobs.advance({
+                  workspaceId,
+                  id: importId,
+                  fromLine: batchFrom,
+                  toLine,
+                  bytesCommitted: toBytes,
+                  accepted,
+                  duplicates,
+                  refused,
+                  errors,
+                  now
+                })
+                if (!moved) {
+                  const current = yield* jobs.find(workspaceId, importId)
+                  return yield* new ImportOffsetConflict({
+                    linesCommitted: Option.match(current, { onNone: () => 0, onSome: (job) => job.linesCommitted })
+                  })
+                }
+              })
+            )
+            committedLine = toLine
+          })
         })
 
         const onLine = (bytesOfLine: Uint8Array, tooLong: boolean): Effect.Effect<void> =>

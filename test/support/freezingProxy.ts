@@ -4,8 +4,7 @@
  * SIGSTOP (or behind a network that drops every packet) behaves for its clients. What was sent
  * meanwhile is held, and delivered in order when the proxy thaws; a side that closed meanwhile is
  * closed on the other side only then, after its held bytes (a stopped server reads what its
- * kernel buffered before it sees the close). It can also be slow: each answer of the server
- * delivered a fixed time late, as from a database that answers every statement, slowly.
+ * kernel buffered before it sees the close).
  */
 import { connect, createServer, type Socket } from "node:net"
 
@@ -16,8 +15,6 @@ export interface FreezingProxy {
   readonly freeze: () => void
   /** Delivers what was held and forwards again. */
   readonly thaw: () => void
-  /** From now on each answer of the server reaches its client `millis` late (0: at once). */
-  readonly delayAnswers: (millis: number) => void
   /** Closes the listener and every connection. */
   readonly close: () => Promise<void>
 }
@@ -32,23 +29,17 @@ interface Direction {
 export const start = (target: { readonly host: string; readonly port: number }): Promise<FreezingProxy> =>
   new Promise((resolve, reject) => {
     let frozen = false
-    let answerDelay = 0
     const flushes = new Set<() => void>()
     const sockets = new Set<Socket>()
-    const forward = (from: Socket, to: Socket, answers: boolean): (() => void) => {
+    const forward = (from: Socket, to: Socket): (() => void) => {
       const direction: Direction = { held: [], ended: false }
       const deliver = () => {
         for (const chunk of direction.held.splice(0)) if (!to.destroyed) to.write(chunk)
         if (direction.ended) to.end()
       }
-      const write = (chunk: Buffer) => {
-        if (!to.destroyed) to.write(chunk)
-      }
       from.on("data", (chunk: Buffer) => {
         if (frozen) direction.held.push(chunk)
-        // Timers of one length fire in the order they were set: the answers keep their order.
-        else if (answers && answerDelay > 0) setTimeout(() => write(chunk), answerDelay)
-        else write(chunk)
+        else if (!to.destroyed) to.write(chunk)
       })
       from.on("close", () => {
         direction.ended = true
@@ -63,8 +54,8 @@ export const start = (target: { readonly host: string; readonly port: number }):
         socket.on("error", () => undefined)
         socket.on("close", () => sockets.delete(socket))
       }
-      const toServer = forward(client, upstream, false)
-      const toClient = forward(upstream, client, true)
+      const toServer = forward(client, upstream)
+      const toClient = forward(upstream, client)
       const flush = () => {
         toServer()
         toClient()
@@ -84,9 +75,6 @@ export const start = (target: { readonly host: string; readonly port: number }):
         thaw: () => {
           frozen = false
           for (const flush of flushes) flush()
-        },
-        delayAnswers: (millis) => {
-          answerDelay = millis
         },
         close: () =>
           new Promise<void>((done) => {

@@ -10,10 +10,9 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Database from "../../../adapters/sql/Database.ts"
 import * as Migrations from "../../../adapters/sql/Migrations.ts"
-import { driverReason, faultKind, unboundedTransaction } from "../../../adapters/sql/SqlSupport.ts"
+import { driverReason, unboundedTransaction } from "../../../adapters/sql/SqlSupport.ts"
 import { sqlTransaction } from "../../../adapters/sql/Transactor.ts"
 import { migrations as schema } from "../../../adapters/sql/schema/Migrations.ts"
-import { withStorageBudget } from "../../../core/ports/StorageBudget.ts"
 import { databaseUrl, warnIfSkipped } from "../../support/postgres.ts"
 
 warnIfSkipped("database and migrations on PostgreSQL")
@@ -273,54 +272,6 @@ describe.skipIf(!databaseUrl)("PostgreSQL client: the storage bound", () => {
       assert.deepStrictEqual(slept, [{ slept: 1 }])
       // The lift ended with its transaction.
       assert.isTrue(Exit.isFailure(yield* Effect.exit(sql`SELECT pg_sleep(2)`)))
-    }).pipe(Effect.provide(layer))
-  )
-})
-
-describe.skipIf(!databaseUrl)("PostgreSQL client: one storage bound per unit of work", () => {
-  const layer = Database.layerPg(Redacted.make(databaseUrl ?? ""), { timeoutMillis: 1_000 })
-  /** Three statements of 0.4 s each: each within the 1 s bound, together past it. */
-  const threeSlow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.forEach([1, 2, 3], (i) => sql<{ readonly i: number }>`SELECT ${i}::int AS i FROM pg_sleep(0.4)`)
-  )
-
-  it.effect("outside a unit each wait has the whole bound; inside one, the waits share it", () =>
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      assert.strictEqual((yield* threeSlow).length, 3)
-      const refused = yield* Effect.flip(withStorageBudget(threeSlow))
-      assert.strictEqual(faultKind(driverReason(refused)), "timeout")
-      // The pool is still usable, and a new unit starts with the whole bound.
-      assert.deepStrictEqual(yield* withStorageBudget(sql`SELECT 1 AS one`), [{ one: 1 }])
-    }).pipe(Effect.provide(layer))
-  )
-
-  it.effect("a transaction's statements share the unit's bound, and its connection is never handed on open", () =>
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const refused = yield* Effect.flip(withStorageBudget(sqlTransaction(sql, threeSlow)))
-      assert.strictEqual(faultKind(driverReason(refused)), "timeout")
-      // Every connection handed out afterwards is outside any transaction.
-      const states = yield* Effect.all(
-        Array.from({ length: 8 }, () => sql<{ readonly open: boolean }>`SELECT now() <> statement_timestamp() AS open`),
-        { concurrency: "unbounded" }
-      )
-      assert.isTrue(states.every(([row]) => row?.open === false))
-    }).pipe(Effect.provide(layer))
-  )
-
-  it.live("time the unit spends on anything but storage does not count", () =>
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const answers = yield* withStorageBudget(
-        Effect.forEach([1, 2], (i) =>
-          Effect.zipLeft(
-            sql<{ readonly i: number }>`SELECT ${i}::int AS i FROM pg_sleep(0.3)`,
-            Effect.sleep("800 millis")
-          )
-        )
-      )
-      assert.deepStrictEqual(answers.flat(), [{ i: 1 }, { i: 2 }])
     }).pipe(Effect.provide(layer))
   )
 })
