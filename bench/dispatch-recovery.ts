@@ -48,13 +48,16 @@ interface Processes {
 
 /**
  * Runs `run` against a server and a kit on fresh schemas, then stops both and drops the schemas.
- * `reach` rewrites the URL the two processes reach their database with (a proxy); the bench's own
+ * `reach` rewrites the URL each process reaches its database with (a proxy); the bench's own
  * queries go to the database directly.
  */
 const withProcesses = async (
   databaseUrl: string,
   run: (p: Processes) => Promise<string>,
-  reach: (url: string) => string = (url) => url
+  reach: { readonly server: (url: string) => string; readonly kit: (url: string) => string } = {
+    server: (url) => url,
+    kit: (url) => url
+  }
 ): Promise<string> => {
   const actions = Number(process.env["RECOVERY_ACTIONS"] ?? 300)
   const root = new pg.Client({ connectionString: databaseUrl })
@@ -79,13 +82,13 @@ const withProcesses = async (
     base,
     serverDb,
     kitDb,
-    server: await startServer(reach(serverDb), serverPort),
-    kit: await startKit(reach(kitDb), kitPort, base),
+    server: await startServer(reach.server(serverDb), serverPort),
+    kit: await startKit(reach.kit(kitDb), kitPort, base),
     restartServer: async () => {
-      p.server = await startServer(reach(serverDb), serverPort)
+      p.server = await startServer(reach.server(serverDb), serverPort)
     },
     restartKit: async () => {
-      p.kit = await startKit(reach(kitDb), kitPort, base)
+      p.kit = await startKit(reach.kit(kitDb), kitPort, base)
     },
     takeIn: async () => {
       let next = 0
@@ -168,25 +171,73 @@ export const outage = (databaseUrl: string): Promise<string> =>
     )
   })
 
+/** Where the actions that are not yet verified wait: states and open outbox items on both sides. */
+const waiting = async (p: Processes): Promise<string> => {
+  const states = async (db: string) =>
+    (
+      await query<{ state: string; n: string }>(
+        db,
+        "SELECT state, count(*) AS n FROM accord_actions GROUP BY state ORDER BY state"
+      )
+    )
+      .map((row) => `${row.state} ${row.n}`)
+      .join(", ")
+  const items = async (db: string) =>
+    (
+      await query<{ kind: string; n: string; attempts: string; due: string; error: string | null }>(
+        db,
+        `SELECT kind, count(*) AS n, max(attempts) AS attempts,
+                max(next_attempt_at) - (extract(epoch from now()) * 1000)::int8 AS due,
+                mode() WITHIN GROUP (ORDER BY last_error) AS error
+         FROM accord_outbox WHERE completed_at IS NULL GROUP BY kind ORDER BY kind`
+      )
+    )
+      .map(
+        (row) =>
+          `${row.kind} ${row.n} open (up to ${row.attempts} attempts, the last due in ${(Number(row.due) / 1000).toFixed(1)} s, mostly ${row.error ?? "never tried"})`
+      )
+      .join("; ") || "none open"
+  return `service: ${await states(p.serverDb)}; items ${await items(p.serverDb)}. kit: ${await states(p.kitDb)}; items ${await items(p.kitDb)}`
+}
+
 /**
- * `databaseOutage`: actions taken in at `OUTAGE_RATE` (40) a second for `OUTAGE_RUN_SECONDS` (30)
+ * `databaseOutage`: actions taken in at `OUTAGE_RATE` (40) a second for `OUTAGE_RUN_SECONDS` (20)
  * s by a caller that sends a refused intake again after its `Retry-After`, with the same
  * `Idempotency-Key`; the server and the kit reach PostgreSQL through `FreezingProxy`, frozen for
- * `OUTAGE_SECONDS` (10) s from the 5th second (as a database stopped with SIGSTOP). The time from
- * the thaw until every action is `verified` (target: 10 s), and the same run's baseline: how long
- * the last action taken in before the freeze took from intake to `verified`.
+ * `OUTAGE_SECONDS` (10) s from the 5th second (as a database stopped with SIGSTOP; `OUTAGE_FREEZE`
+ * `both`, the default, or `service`: only the server's connections). The time from the thaw until
+ * every action is `verified` (target: 10 s), the verified count every 5 s after the thaw, and where
+ * the rest wait 10 s after it. The same run's baseline first: the same load without the freeze,
+ * timed from the moment the thaw would have come.
  */
 export const databaseOutage = async (databaseUrl: string): Promise<string> => {
   const rate = Number(process.env["OUTAGE_RATE"] ?? 40)
-  const runSeconds = Number(process.env["OUTAGE_RUN_SECONDS"] ?? 30)
+  const runSeconds = Number(process.env["OUTAGE_RUN_SECONDS"] ?? 20)
   const outageSeconds = Number(process.env["OUTAGE_SECONDS"] ?? 10)
+  const freezeBoth = (process.env["OUTAGE_FREEZE"] ?? "both") === "both"
+  const baseline = await outageRun(databaseUrl, { rate, runSeconds, outageSeconds, freeze: false, freezeBoth })
+  const measured = await outageRun(databaseUrl, { rate, runSeconds, outageSeconds, freeze: true, freezeBoth })
+  return `Database ${freezeBoth ? "(server's and kit's)" : "(server's only)"} frozen ${outageSeconds} s from the 5th second, ${rate} actions/s for ${runSeconds} s through the kit:\n  baseline, no freeze: ${baseline}\n  frozen:              ${measured}`
+}
+
+const outageRun = async (
+  databaseUrl: string,
+  run: {
+    readonly rate: number
+    readonly runSeconds: number
+    readonly outageSeconds: number
+    readonly freeze: boolean
+    readonly freezeBoth: boolean
+  }
+): Promise<string> => {
+  const { freeze, freezeBoth, outageSeconds, rate, runSeconds } = run
   const direct = new URL(databaseUrl)
   const proxy = await FreezingProxy.start({ host: direct.hostname || "127.0.0.1", port: Number(direct.port || 5432) })
-  const reach = (url: string) => {
-    const through = new URL(url)
-    through.hostname = "127.0.0.1"
-    through.port = String(proxy.port)
-    return through.toString()
+  const through = (url: string) => {
+    const via = new URL(url)
+    via.hostname = "127.0.0.1"
+    via.port = String(proxy.port)
+    return via.toString()
   }
   try {
     return await withProcesses(
@@ -209,12 +260,10 @@ export const databaseOutage = async (databaseUrl: string): Promise<string> => {
           }
         }
         const started = performance.now()
-        let frozenAt = 0
         let thawedAt = 0
         const outage = (async () => {
           await new Promise((resolve) => setTimeout(resolve, 5_000))
-          proxy.freeze()
-          frozenAt = performance.now()
+          if (freeze) proxy.freeze()
           await new Promise((resolve) => setTimeout(resolve, outageSeconds * 1000))
           proxy.thaw()
           thawedAt = performance.now()
@@ -228,38 +277,34 @@ export const databaseOutage = async (databaseUrl: string): Promise<string> => {
         }
         await outage
         await Promise.all(intakes)
-        const states = async () =>
-          new Map(
-            (
-              await query<{ state: string; n: string }>(
-                p.serverDb,
-                "SELECT state, count(*) AS n FROM accord_actions GROUP BY state ORDER BY state"
-              )
-            ).map((row) => [row.state, Number(row.n)])
-          )
+        const intakeDone = (performance.now() - thawedAt) / 1000
         const cap = Number(process.env["OUTAGE_WAIT_SECONDS"] ?? 120) * 1000
-        let last = await states()
-        while ((last.get("verified") ?? 0) < total && performance.now() - thawedAt < cap) {
+        const progress: Array<string> = []
+        let where = ""
+        let verified = await p.verified()
+        for (let mark = 5; verified < total && performance.now() - thawedAt < cap; ) {
           await new Promise((resolve) => setTimeout(resolve, 100))
-          last = await states()
-        }
-        if ((last.get("verified") ?? 0) < total) {
-          return `Database frozen ${((thawedAt - frozenAt) / 1000).toFixed(1)} s under ${rate} actions/s: NOT all verified ${(cap / 1000).toFixed(0)} s after the thaw; states ${[...last].map(([state, n]) => `${state} ${n}`).join(", ")}; ${refused} intakes refused and sent again; ${await p.executions()}`
+          verified = await p.verified()
+          const since = (performance.now() - thawedAt) / 1000
+          if (since >= mark) {
+            progress.push(`+${mark} s ${verified}`)
+            if (mark === 10 && verified < total) where = await waiting(p)
+            mark += 5
+          }
         }
         const afterThaw = (performance.now() - thawedAt) / 1000
-        const [before] = await query<{ millis: string }>(
-          p.serverDb,
-          `SELECT max(updated_at - created_at) AS millis FROM accord_actions
-           WHERE created_at < ${Math.round(Date.now() - (performance.now() - frozenAt))}`
-        )
+        const outcome =
+          verified < total
+            ? `NOT all verified ${(cap / 1000).toFixed(0)} s after the thaw (${verified} of ${total}); ${await waiting(p)}`
+            : `every one of ${total} verified ${afterThaw.toFixed(1)} s after the ${freeze ? "thaw" : "moment the thaw would have come"}`
         return (
-          `Recovery after the database was frozen ${((thawedAt - frozenAt) / 1000).toFixed(1)} s under ${rate} actions/s through the kit: ` +
-          `every one of ${total} actions verified ${afterThaw.toFixed(1)} s after the thaw (target 10 s); ` +
-          `baseline, same run: intake to verified took at most ${(Number(before!.millis) / 1000).toFixed(1)} s for the actions taken in before the freeze; ` +
-          `${refused} intakes refused and sent again; ${await p.executions()}`
+          `${outcome}; intakes all acknowledged ${intakeDone.toFixed(1)} s after it, ${refused} refused and sent again; ` +
+          `verified by then: ${progress.join(", ") || "all at once"}` +
+          `${where === "" ? "" : `; at +10 s: ${where}`}; ${await p.executions()}`
         )
       },
-      reach
+      // Both runs reach the database through the proxy (the baseline's is never frozen).
+      { server: through, kit: freezeBoth ? through : (url) => url }
     )
   } finally {
     await proxy.close()

@@ -328,7 +328,8 @@ const print = (rows: ReadonlyArray<Figures>) => {
  * `BENCH_LOCK_SECONDS` (3) with `LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE`, from
  * `BENCH_LOCK_AT` (4) s into the run, which lasts `BENCH_SECONDS` (10) s more. Its baseline is
  * the same server in the same run before the lock. Prints the answers a second before, during and
- * after the lock, the 503s and their latency, the time from the release until a 250 ms window
+ * after the lock, the rate of 202s in half-second windows from a second before the release to three
+ * after it, the 503s and their latency, the time from the release until a 250 ms window
  * answers at least 80 % of the rate before the lock, and whether every event answered 202 is
  * stored.
  */
@@ -458,6 +459,15 @@ const lockRun = async (databaseUrl: string) => {
     console.log(
       `  after the release                         ${rate(releasedAt, end - started, 202).toFixed(0)} events/s (${(rate(releasedAt, end - started, 202) / before).toFixed(2)}x); back to >= 80 % of the baseline (250 ms window) ${recovered === undefined ? "never" : `${recovered.toFixed(0)} ms`} after the release`
     )
+    // The rate around the release, window by window: where recovery starts and how fast it climbs.
+    const windows: Array<string> = []
+    for (let t = releasedAt - 1_000; t + 500 <= end - started && t < releasedAt + 3_000; t += 500) {
+      const from = Math.max(t, lockedAt)
+      windows.push(
+        `${((t - releasedAt) / 1000).toFixed(1)}..${((t + 500 - releasedAt) / 1000).toFixed(1)} s ${rate(from, t + 500, 202).toFixed(0)}`
+      )
+    }
+    console.log(`  events/s answered 202 around the release (seconds from it): ${windows.join(", ")}`)
     console.log(
       `  503s: ${refused.length}, latency p50 ${percentile(refused, 0.5).toFixed(0)} ms, p99 ${percentile(refused, 0.99).toFixed(0)} ms, max ${(refused.at(-1) ?? 0).toFixed(0)} ms; other answers (not 202/503): ${other}`
     )

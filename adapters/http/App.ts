@@ -120,11 +120,12 @@ const targetDetail = {
 export const make = (options: AppOptions): HttpApp.Default<never, AppServices> => {
   const guard = RuntimeGuard.make(options.runtimeLimits)
   const routes = router(options, guard)
+  // Built once: a router is matched by a table built on its first run, so a router made per
+  // request (as `recordRoute` makes one) would build that table for every request.
+  const recorded = recordRoute(routes)
   // Every runtime route, known or not, first takes its client address's token.
   const guardedRoutes = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    request.url.startsWith(RuntimeGuard.runtimeRoutesPrefix)
-      ? Effect.zipRight(guard.admitAddress, recordRoute(routes))
-      : recordRoute(routes)
+    request.url.startsWith(RuntimeGuard.runtimeRoutesPrefix) ? Effect.zipRight(guard.admitAddress, recorded) : recorded
   )
   const routed = guardedRoutes.pipe(
     Effect.catchAll((error) =>
