@@ -54,7 +54,11 @@ const actionRequestId = "9d7c5b3a-1e2f-4a6b-8c0d-2e4f6a8b0c1d"
 /** The master key of the Accord server (base64 of 32 bytes of 3): the bench seals its secrets with it too. */
 const masterKey = Buffer.alloc(32, 3).toString("base64")
 const clockTicksPerSecond = 100
-/** Accepted actions for the completion route to complete, one completion each (`BENCH_COMPLETABLE`). */
+/**
+ * Accepted actions for the completion route to complete (`BENCH_COMPLETABLE`), taken in turn, each
+ * completion with a completion id of its own: with 1, every completion goes to one action, as
+ * concurrent deliveries for one action contend on its row.
+ */
 const completableActions = Number(process.env["BENCH_COMPLETABLE"] ?? 30_000)
 /** Runtimes long-polling at once in the long-poll phase (`BENCH_LONG_POLLS`). */
 const longPollClients = Number(process.env["BENCH_LONG_POLLS"] ?? 1000)
@@ -446,7 +450,7 @@ const main = async () => {
         actionRequestId: id,
         providerIdempotencyKey: keyOf(id),
         providerReference: "trial_ext_bench",
-        completionId: `cmp_${id}`,
+        completionId: `cmp_${id}_${next[which]}`,
         completedAt: timestamp,
         outcome: "succeeded",
         evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "authenticated_completion" }
