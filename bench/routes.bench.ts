@@ -12,7 +12,8 @@
  *   claim and one update.
  *
  * Each route runs `BENCH_ROUNDS` (2) rounds, the order of the two servers alternating from round
- * to round, each after `BENCH_WARMUP_SECONDS` (2) of unmeasured load, with autocannon
+ * to round, each after `BENCH_WARMUP_SECONDS` (2) of unmeasured load and then
+ * `BENCH_WARMUP_REQUESTS` (5,000) unmeasured requests (at most `BENCH_WARMUP_MAX_SECONDS`, 60), with autocannon
  * (`BENCH_CONNECTIONS`, 16) for `BENCH_SECONDS` (5). Printed per run: throughput, p99, the server
  * process's CPU per request from /proc/<pid>/stat (user + system) and PostgreSQL's (the server's
  * backends), and Accord's ratio to the baseline of the same round. The machine's load changes from
@@ -42,6 +43,15 @@ import { monotonic, recordPhase } from "./phases.ts"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? 5)
 const warmupSeconds = Number(process.env["BENCH_WARMUP_SECONDS"] ?? 2)
+/**
+ * Requests each server answers unmeasured before every measured run (`BENCH_WARMUP_REQUESTS`),
+ * after `warmupSeconds` and within `BENCH_WARMUP_MAX_SECONDS` (60) at most. A time alone is not
+ * enough on a loaded machine: there 2 s were a few hundred requests, too few for V8 to optimize
+ * the server's code, and `/healthz` measured 1,786–1,827 µs per request after them against 332–499
+ * µs after 20 s in the same hour.
+ */
+const warmupRequests = Number(process.env["BENCH_WARMUP_REQUESTS"] ?? 5000)
+const warmupMaxSeconds = Number(process.env["BENCH_WARMUP_MAX_SECONDS"] ?? 60)
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? 2)
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? 16)
 /** Routes whose name contains one of these words (`BENCH_ONLY=status,admin`); all when unset. */
@@ -54,7 +64,11 @@ const actionRequestId = "9d7c5b3a-1e2f-4a6b-8c0d-2e4f6a8b0c1d"
 /** The master key of the Accord server (base64 of 32 bytes of 3): the bench seals its secrets with it too. */
 const masterKey = Buffer.alloc(32, 3).toString("base64")
 const clockTicksPerSecond = 100
-/** Accepted actions for the completion route to complete, one completion each (`BENCH_COMPLETABLE`). */
+/**
+ * Accepted actions for the completion route to complete (`BENCH_COMPLETABLE`), taken in turn, each
+ * completion with a completion id of its own: with 1, every completion goes to one action, as
+ * concurrent deliveries for one action contend on its row.
+ */
 const completableActions = Number(process.env["BENCH_COMPLETABLE"] ?? 30_000)
 /** Runtimes long-polling at once in the long-poll phase (`BENCH_LONG_POLLS`). */
 const longPollClients = Number(process.env["BENCH_LONG_POLLS"] ?? 1000)
@@ -116,12 +130,15 @@ const backendTicks = async (admin: pg.Client, applicationName: string) => {
 const fire = (
   route: Route,
   which: "accord" | "baseline",
-  duration: number
+  duration: number,
+  /** Stops the run once this many requests were answered (within `duration`). */
+  until?: number
 ): Promise<autocannon.Result & { ok: number }> =>
   new Promise((resolve, reject) => {
     const target = route[which]
     let ok = 0
-    autocannon(
+    let answered = 0
+    const instance = autocannon(
       {
         url: target.url,
         connections,
@@ -142,6 +159,7 @@ const fire = (
                 }),
             onResponse: (status: number) => {
               if (status === route.okStatus) ok++
+              if (until !== undefined && ++answered === until) instance.stop()
             }
           } as any
         ]
@@ -153,6 +171,7 @@ const fire = (
 const measure = async (admin: pg.Client, route: Route, which: "accord" | "baseline"): Promise<Figures> => {
   const target = route[which]
   if (warmupSeconds > 0) await fire(route, which, warmupSeconds)
+  if (warmupRequests > 0) await fire(route, which, warmupMaxSeconds, warmupRequests)
   const databaseBefore = await backendTicks(admin, target.applicationName)
   const serverBefore = processTicks(target.pid)
   const start = monotonic()
@@ -446,7 +465,7 @@ const main = async () => {
         actionRequestId: id,
         providerIdempotencyKey: keyOf(id),
         providerReference: "trial_ext_bench",
-        completionId: `cmp_${id}`,
+        completionId: `cmp_${id}_${next[which]}`,
         completedAt: timestamp,
         outcome: "succeeded",
         evidence: { entitlement: "trial_extended", reasonCode: "extended", source: "authenticated_completion" }
@@ -509,7 +528,7 @@ const main = async () => {
       }
     ]
     console.log(
-      `bench:routes: autocannon ${connections} connections, ${seconds} s per run after ${warmupSeconds} s unmeasured, ${rounds} rounds (order alternating), node ${process.version}, Accord ${server.label}, ${new Date().toISOString()}`
+      `bench:routes: autocannon ${connections} connections, ${seconds} s per run after ${warmupSeconds} s and then ${warmupRequests} requests (at most ${warmupMaxSeconds} s) unmeasured, ${rounds} rounds (order alternating), node ${process.version}, Accord ${server.label}, ${new Date().toISOString()}`
     )
     for (const route of routes) {
       if (only !== undefined && !only.some((word) => route.name.toLowerCase().includes(word))) continue

@@ -30,7 +30,7 @@ import {
 } from "../../core/ports/ActionLedger.ts"
 import { completionIdentity } from "../../core/connector/CompletionIdentity.ts"
 import type { NonceClaim } from "../../core/ports/NonceStore.ts"
-import { dueFirst, insertItem, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
+import { dueFirst, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { claimNonces, earliestClaimTime, sweepNonces } from "./NonceStore.ts"
@@ -124,9 +124,29 @@ const committedOrRolledBack = <A, R>(
 
 type CreateOptions = Parameters<ActionLedgerService["create"]>[0]
 
-/** What a batched transition returns per applied row. */
-interface UpdatedRow extends ActionRow {
-  readonly input: number
+/**
+ * What the transition statement returns per item it answers: the action as updated, or for an
+ * item whose completion id was already claimed, the claim (`c_*`) with the action's columns null.
+ */
+interface TransitionRow extends ActionRow {
+  /** The item's index in the batch. */
+  readonly item: number
+  readonly c_id: string | null
+  readonly c_action: string | null
+  readonly c_body_hash: string | null
+  readonly c_received_at: unknown
+}
+
+/** A transition refused by the claim its completion id already has: a duplicate or a conflict. */
+const refusedClaim = (incoming: CompletionClaim, row: TransitionRow): TransitionResult => {
+  const claim: CompletionClaim = {
+    completionId: row.c_id!,
+    actionRequestId: row.c_action!,
+    bodyHash: row.c_body_hash!,
+    receivedAt: num(row.c_received_at)
+  }
+  // The claim exists, so the identity is never "new" here.
+  return claimRefused(completionIdentity(claim, incoming) === "duplicate" ? "duplicate" : "conflict", claim)
 }
 
 /**
@@ -293,14 +313,21 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
     )
 
     /**
-     * Transitions without a completion claim or outbox item, in one statement: each update applies
-     * where the version still matches (a self-join returns the state it had), with its history
-     * entry. A concurrent transition holds the row; once it commits, the version no longer matches
-     * and nothing is written for that item (`Stale`). The history sequence continues from the
-     * snapshot, which is current whenever the version matched.
+     * Every transition, in one statement for a whole batch: each update applies where the version
+     * still matches (a self-join returns the state it had) and its completion id is not claimed yet,
+     * with its history entry, its completion claim, its outbox item and the outbox item it
+     * completes. A concurrent transition holds the row only for its own statement; once it
+     * commits, the version no longer matches and nothing is written for that item (`Stale`). The
+     * history sequence continues from the snapshot, which is current whenever the version matched.
+     *
+     * One statement, because a transaction of several would hold the action's row lock across the
+     * host's turns between them: under load every other delivery for the action waits on it with a
+     * pooled connection of its own, idle in transaction, until the pool and the host are both
+     * starved. A claim or outbox item that a concurrent statement has just written aborts the
+     * statement with a unique violation; the batch then runs one item at a time (`transitionOne`).
      */
     const transitionAll = (items: ReadonlyArray<TransitionOptions>) =>
-      sql<UpdatedRow>`
+      sql<TransitionRow>`
       WITH v AS (
         SELECT * FROM jsonb_to_recordset(${json(
           items.map((o, input) => ({
@@ -317,10 +344,29 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
             h_trigger: o.history.trigger,
             h_detail: o.history.detail,
             complete_id: o.completeOutboxItem?.id,
-            complete_owner: o.completeOutboxItem?.owner
+            complete_owner: o.completeOutboxItem?.owner,
+            c_id: o.completion?.completionId,
+            c_body_hash: o.completion?.bodyHash,
+            c_received_at: o.completion?.receivedAt,
+            o_id: o.outbox?.id,
+            o_kind: o.outbox?.kind,
+            o_dedupe_key: o.outbox?.dedupeKey,
+            o_payload: o.outbox?.payload,
+            o_next_attempt_at: o.outbox?.nextAttemptAt,
+            o_created_at: o.outbox?.createdAt
           }))
         )}::jsonb) AS v(input int4, id text, expected int4, to_state text, at int8, set_ack bool, ack jsonb,
-          set_sealed bool, sealed text, h_at int8, h_trigger text, h_detail jsonb, complete_id text, complete_owner text)
+          set_sealed bool, sealed text, h_at int8, h_trigger text, h_detail jsonb, complete_id text, complete_owner text,
+          c_id text, c_body_hash text, c_received_at int8, o_id text, o_kind text, o_dedupe_key text, o_payload jsonb,
+          o_next_attempt_at int8, o_created_at int8)
+      ), claimed AS (
+        SELECT v.input, c.completion_id AS c_id, c.action_request_id AS c_action, c.body_hash AS c_body_hash,
+          c.received_at AS c_received_at
+        FROM v JOIN accord_completions c ON c.completion_id = v.c_id
+      ), queued_before AS (
+        SELECT v.input FROM v
+        WHERE v.o_id IS NOT NULL AND EXISTS (
+          SELECT 1 FROM accord_outbox o WHERE o.id = v.o_id OR (o.kind = v.o_kind AND o.dedupe_key = v.o_dedupe_key))
       ), updated AS (
         UPDATE accord_actions a SET
           state = v.to_state, updated_at = v.at, version = a.version + 1,
@@ -329,6 +375,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         FROM v, accord_actions previous
         WHERE a.action_request_id = v.id AND a.version = v.expected AND previous.action_request_id = v.id
           AND a.action_request_id = ANY(ARRAY(SELECT id FROM v)) AND previous.action_request_id = ANY(ARRAY(SELECT id FROM v))
+          AND v.input NOT IN (SELECT input FROM claimed) AND v.input NOT IN (SELECT input FROM queued_before)
         RETURNING a.*, v.input, previous.state AS previous_state, v.h_at, v.h_trigger, v.h_detail, v.complete_id, v.complete_owner
       ), done AS (
         UPDATE accord_outbox o SET completed_at = u.updated_at, lease_owner = NULL, lease_expires_at = NULL
@@ -341,20 +388,67 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
                     WHERE h.workspace_id = u.workspace_id AND h.action_request_id = u.action_request_id), 0) + 1,
           u.h_at, u.h_trigger, u.previous_state, u.state, COALESCE(u.h_detail, 'null'::jsonb)
         FROM updated u
+      ), claim AS (
+        INSERT INTO accord_completions (completion_id, action_request_id, body_hash, received_at)
+        SELECT v.c_id, v.id, v.c_body_hash, v.c_received_at FROM updated u JOIN v ON v.input = u.input
+        WHERE v.c_id IS NOT NULL
+      ), queued AS (
+        INSERT INTO accord_outbox (id, kind, dedupe_key, payload, next_attempt_at, created_at)
+        SELECT v.o_id, v.o_kind, v.o_dedupe_key, COALESCE(v.o_payload, 'null'::jsonb), v.o_next_attempt_at, v.o_created_at
+        FROM updated u JOIN v ON v.input = u.input
+        WHERE v.o_id IS NOT NULL
       )
-      SELECT * FROM updated`.pipe(
+      SELECT u.*, v.input AS item, c.c_id, c.c_action, c.c_body_hash, c.c_received_at
+      FROM v LEFT JOIN updated u ON u.input = v.input LEFT JOIN claimed c ON c.input = v.input
+      WHERE u.input IS NOT NULL OR c.input IS NOT NULL`.pipe(
         Effect.map((rows) => {
-          const applied = new Map(rows.map((row) => [num(row.input), row]))
-          return items.map((_, i): TransitionResult => {
+          const applied = new Map<number, TransitionRow>()
+          const claims = new Map<number, TransitionRow>()
+          for (const row of rows) (row.c_id === null ? applied : claims).set(num(row.item), row)
+          return items.map((item, i): TransitionResult => {
+            const claim = claims.get(i)
+            if (claim !== undefined) return refusedClaim(item.completion!, claim)
             const row = applied.get(i)
             return row === undefined ? { _tag: "Stale" } : { _tag: "Applied", record: toRecord(row) }
           })
         })
       )
-    // Gathered like `create`: the acknowledgements of one turn share a statement.
-    const transitionAlone = yield* makeBatcher(
-      (items: ReadonlyArray<TransitionOptions>) => inRounds(items, (o) => [o.actionRequestId], transitionAll),
-      { gather: Batcher.gatherNextTurn }
+
+    /**
+     * One transition alone, after its batch's statement failed with a unique violation: the
+     * completion id or outbox item another statement wrote after this one's snapshot. The same
+     * statement again sees it, so it answers the claim's identity (duplicate or conflict) or
+     * `Stale`, as a transition that lost the race to that write.
+     */
+    const transitionOne = (o: TransitionOptions) =>
+      Effect.map(transitionAll([o]), (results) => results[0]!).pipe(
+        Effect.catchIf(isUniqueViolation, () =>
+          Effect.map(transitionAll([o]), (results) => results[0]!).pipe(
+            Effect.catchIf(isUniqueViolation, () => Effect.succeed<TransitionResult>({ _tag: "Stale" }))
+          )
+        )
+      )
+
+    // Gathered like `create`: the transitions of one turn share a statement. A completion id or
+    // outbox item repeated within a batch goes into a later round, where it is found claimed.
+    const transition = yield* makeBatcher(
+      (items: ReadonlyArray<TransitionOptions>) =>
+        inRounds(
+          items,
+          (o) => [
+            o.actionRequestId,
+            ...(o.completion === undefined ? [] : [`completion:${o.completion.completionId}`]),
+            ...(o.outbox === undefined
+              ? []
+              : [`outbox:${o.outbox.id}`, `outbox:${o.outbox.kind}\u0000${o.outbox.dedupeKey}`])
+          ],
+          transitionAll
+        ),
+      {
+        one: transitionOne,
+        splitOn: (error) => isDeadlock(error) || isUniqueViolation(error),
+        gather: Batcher.gatherNextTurn
+      }
     )
 
     const findIntakeKey = (options: {
@@ -432,57 +526,7 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           Effect.map(firstRow(toRecord)),
           orStorageError("action.getByIdempotencyKey")
         ),
-      transition: (o) =>
-        o.completion === undefined && o.outbox === undefined
-          ? transitionAlone(o).pipe(orStorageError("action.transition"))
-          : committedOrRolledBack<TransitionResult, never>(
-              sqlTransaction(
-                sql,
-                Effect.gen(function* () {
-                  if (o.completion !== undefined) {
-                    const c = o.completion
-                    const claimed =
-                      yield* sql`INSERT INTO accord_completions (completion_id, action_request_id, body_hash, received_at)
-              VALUES (${c.completionId}, ${c.actionRequestId}, ${c.bodyHash}, ${c.receivedAt})
-              ON CONFLICT (completion_id) DO NOTHING RETURNING completion_id`
-                    if (claimed.length === 0) {
-                      const [existing] =
-                        yield* sql<CompletionRow>`SELECT * FROM accord_completions WHERE completion_id = ${c.completionId}`
-                      const claim = toClaim(existing!)
-                      // The row exists, so the identity is never "new" here.
-                      const identity = completionIdentity(claim, c) === "duplicate" ? "duplicate" : "conflict"
-                      return yield* new Rollback<TransitionResult>({ outcome: claimRefused(identity, claim) })
-                    }
-                  }
-                  const [current] = yield* sql<{ state: string }>`
-            SELECT state FROM accord_actions
-            WHERE action_request_id = ${o.actionRequestId} AND version = ${o.expectedVersion} FOR UPDATE`
-                  if (current === undefined)
-                    return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
-                  const previous = current.state
-                  const [updated] = yield* sql<ActionRow>`UPDATE accord_actions SET
-              state = ${o.toState}, updated_at = ${o.at}, version = version + 1,
-              acknowledgement = ${o.acknowledgement === undefined ? sql.literal("acknowledgement") : sql`${json(o.acknowledgement)}::jsonb`},
-              sealed_continuation = ${o.sealedContinuation === undefined ? sql.literal("sealed_continuation") : o.sealedContinuation}
-            WHERE action_request_id = ${o.actionRequestId}
-            RETURNING *`
-                  const workspaceId = updated!.workspace_id
-                  yield* sql`INSERT INTO accord_action_history (workspace_id, action_request_id, seq, at, trigger, from_state,
-              to_state, detail)
-            SELECT ${workspaceId}, ${o.actionRequestId}, COALESCE(MAX(seq), 0) + 1, ${o.history.at}, ${o.history.trigger},
-              ${previous}, ${o.toState}, ${json(o.history.detail)}::jsonb
-            FROM accord_action_history WHERE workspace_id = ${workspaceId} AND action_request_id = ${o.actionRequestId}`
-                  if (o.outbox !== undefined && !(yield* insertItem(sql, o.outbox))) {
-                    return yield* new Rollback<TransitionResult>({ outcome: { _tag: "Stale" } })
-                  }
-                  if (o.completeOutboxItem !== undefined) {
-                    yield* sql`UPDATE accord_outbox SET completed_at = ${o.at}, lease_owner = NULL, lease_expires_at = NULL
-              WHERE id = ${o.completeOutboxItem.id} AND lease_owner = ${o.completeOutboxItem.owner} AND completed_at IS NULL`
-                  }
-                  return { _tag: "Applied", record: toRecord(updated!) } as TransitionResult
-                })
-              )
-            ).pipe(orStorageError("action.transition")),
+      transition: (o) => transition(o).pipe(orStorageError("action.transition")),
       leaseWithActions: (request) =>
         sql<OutboxRow & { readonly action: ActionRow | null }>`
         WITH leased AS (${leaseReturning(sql, request)})
