@@ -1,7 +1,7 @@
 /**
  * Cost as data grows: `npm run bench:scale`. In its own database
- * (`accord_scale`, created on the PostgreSQL server of `DATABASE_URL`, so test runs are never
- * disturbed), one schema per size: `SCALE_SIZES` events (default 1,000,000; for 10 M, `SCALE_SIZES=1000000,10000000`)
+ * (`SCALE_DATABASE`, default `accord_scale`, created on the PostgreSQL server of `DATABASE_URL`, so
+ * test runs are never disturbed), one schema per size: `SCALE_SIZES` events (default 1,000,000; for 10 M, `SCALE_SIZES=1000000,10000000`)
  * across `SCALE_ACCOUNTS` accounts (default 10,000), seeded by batched `INSERT … SELECT
  * generate_series` (a progress line per batch) and kept for the next run (`SCALE_RESEED=1` seeds
  * again). Against the real server (`runtimes/node/main.ts`, exactly what `npm start` runs) at each
@@ -21,6 +21,9 @@ if (process.argv.includes("instances")) {
   process.exit(0)
 }
 const databaseUrl = process.env["DATABASE_URL"] || undefined
+/** The database the bench creates and seeds (`SCALE_DATABASE`), a plain identifier. */
+const database = process.env["SCALE_DATABASE"] || "accord_scale"
+if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error("SCALE_DATABASE must be a lower-case SQL identifier")
 if (databaseUrl === undefined) {
   console.log("bench:scale needs DATABASE_URL (PostgreSQL); skipped")
   process.exit(0)
@@ -40,7 +43,7 @@ const names = ["feature_used", "login", "invoice_paid", "seat_added", "export_ru
 
 const scaleUrl = (schema?: string) => {
   const url = new URL(databaseUrl)
-  url.pathname = "/accord_scale"
+  url.pathname = `/${database}`
   if (schema !== undefined) url.searchParams.set("options", `-csearch_path=${schema}`)
   return url.toString()
 }
@@ -273,8 +276,8 @@ const measure = async (label: string, schema: string, size: number, port: number
 const main = async () => {
   const root = new pg.Client({ connectionString: databaseUrl })
   await root.connect()
-  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = 'accord_scale'")).rowCount === 0)
-    await root.query("CREATE DATABASE accord_scale")
+  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = $1", [database])).rowCount === 0)
+    await root.query(`CREATE DATABASE ${database}`)
   await root.end()
   const db = new pg.Client({ connectionString: scaleUrl() })
   await db.connect()
