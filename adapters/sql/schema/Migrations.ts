@@ -23,6 +23,7 @@ import { migration as approvalTerms } from "./0023_approval_terms.ts"
 import { migration as approvalLists } from "./0024_approval_lists.ts"
 import { migration as suppressions } from "./0026_suppressions.ts"
 import { migration as imports } from "./0027_imports.ts"
+import { migration as eventPartitions } from "./0029_event_partitions.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -44,5 +45,6 @@ export const migrations: Migrations = {
   "0023_approval_terms": approvalTerms,
   "0024_approval_lists": approvalLists,
   "0026_suppressions": suppressions,
-  "0027_imports": imports
+  "0027_imports": imports,
+  "0029_event_partitions": eventPartitions
 }
