@@ -127,6 +127,18 @@ const seed = async (db: pg.Client, size: number, port: number) => {
        FROM generate_series($1::int8, $2::int8) AS g, (SELECT workspace_id, body FROM accord_events LIMIT 1) AS t`,
       [from, to, accounts, names, end, size]
     )
+    // Where `event_id`s are claimed in their own table (accord_event_keys), the seeded ones too.
+    await db
+      .query(
+        `INSERT INTO accord_event_keys (workspace_id, kind, key, event_row_id, occurred_at)
+         SELECT t.workspace_id, 'event_id', 'seed:' || g, 'evt_seed_' || lpad(g::text, 9, '0'),
+                $3::int8 - ((g::int8 * 365 * 86400000) / $4::int8)
+         FROM generate_series($1::int8, $2::int8) AS g, (SELECT workspace_id FROM accord_events LIMIT 1) AS t`,
+        [from, to, end, size]
+      )
+      .catch((error: { code?: string }) => {
+        if (error.code !== "42P01") throw error // undefined_table: a schema from before the key table
+      })
     const seconds = (performance.now() - started) / 1000
     console.log(
       `  seeded ${to.toLocaleString("en")} / ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s (${Math.round(to / seconds).toLocaleString("en")}/s)`
@@ -201,6 +213,7 @@ const measure = async (label: string, schema: string, size: number, port: number
     const existing = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
     if (size > 0 && (existing < size || process.env["SCALE_RESEED"] === "1")) {
       await db.query("TRUNCATE accord_events")
+      await db.query("TRUNCATE accord_event_keys").catch(() => undefined) // absent before the key table
       console.log(`${label}: seeding`)
       const seconds = await seed(db, size, port)
       console.log(`${label}: seeded ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s`)

@@ -13,7 +13,8 @@
  *   Every workspace that exists now gets "forever": an upgrade deletes nothing nobody asked to
  *   delete; workspaces created later follow the server's default until they set their own.
  *
- * The existing rows are copied, then the old table dropped; indexes are built after the copy.
+ * The existing rows are copied, then the old table dropped; indexes are built after the copy, and
+ * the new tables analyzed.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -82,4 +83,8 @@ export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Eff
   yield* sql`CREATE INDEX accord_events_name ON accord_events (workspace_id, event_name, occurred_at DESC, id DESC)`
   yield* sql`CREATE INDEX accord_events_access_evidence ON accord_events (workspace_id, account_id, occurred_at)
     WHERE event_name = 'entitlement_active'`
+  // New tables have no statistics until autovacuum comes by: without them the planner reads an
+  // account's events of one name through the name's index, across every row of that name.
+  yield* sql`ANALYZE accord_events`
+  yield* sql`ANALYZE accord_event_keys`
 })
