@@ -129,32 +129,51 @@ const workspacesIn = (sql: SqlClient.SqlClient, table: string): Effect.Effect<Re
   )
 
 /**
- * Drops `partition` when no workspace has an event in it inside its retention (`keptFrom`: the
- * occurrence time from which a workspace's events are kept; none when it keeps them forever).
- * Answers whether it dropped it.
+ * Whether no workspace has an event in `partition` inside its retention (`keptFrom`: the occurrence
+ * time from which a workspace's events are kept; none when it keeps them forever).
+ */
+const expiredWhole = (
+  sql: SqlClient.SqlClient,
+  partition: MonthPartition,
+  keptFrom: (workspaceId: string) => number | undefined
+): Effect.Effect<boolean, SqlError> =>
+  Effect.gen(function* () {
+    for (const workspaceId of yield* workspacesIn(sql, partition.name)) {
+      const from = keptFrom(workspaceId)
+      if (from === undefined) return false
+      if (from < partition.end) {
+        const kept = yield* sql`SELECT 1 FROM ${sql(partition.name)}
+          WHERE workspace_id = ${workspaceId} AND occurred_at >= ${from} LIMIT 1`
+        if (kept.length > 0) return false
+      }
+    }
+    return true
+  })
+
+/**
+ * Drops `partition` when `expiredWhole`; answers whether it dropped it. Checked first without a
+ * lock, so a partition some workspace still keeps never blocks ingest; then again under the lock
+ * that the drop takes anyway, so no event can arrive between the check and the drop.
  */
 const dropIfExpired = (
   sql: SqlClient.SqlClient,
   partition: MonthPartition,
   keptFrom: (workspaceId: string) => number | undefined
 ): Effect.Effect<boolean, SqlError> =>
-  sql.withTransaction(
-    Effect.gen(function* () {
-      yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
-      // No event can arrive in the partition between the check and the drop.
-      yield* sql`LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE`
-      for (const workspaceId of yield* workspacesIn(sql, partition.name)) {
-        const from = keptFrom(workspaceId)
-        if (from === undefined) return false
-        if (from < partition.end) {
-          const kept = yield* sql`SELECT 1 FROM ${sql(partition.name)}
-            WHERE workspace_id = ${workspaceId} AND occurred_at >= ${from} LIMIT 1`
-          if (kept.length > 0) return false
-        }
-      }
-      yield* sql.unsafe(`DROP TABLE ${partition.name}`)
-      return true
-    })
+  Effect.flatMap(expiredWhole(sql, partition, keptFrom), (expired) =>
+    expired
+      ? sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
+            yield* sql`LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE`
+            // Gone already: another process's sweep dropped it.
+            if (!(yield* monthlyPartitions(sql)).some((p) => p.name === partition.name)) return false
+            if (!(yield* expiredWhole(sql, partition, keptFrom))) return false
+            yield* sql.unsafe(`DROP TABLE ${partition.name}`)
+            return true
+          })
+        )
+      : Effect.succeed(false)
   )
 
 /**
