@@ -1,7 +1,7 @@
 /**
  * Cost as data grows: `npm run bench:scale`. In its own database
- * (`accord_scale`, created on the PostgreSQL server of `DATABASE_URL`, so test runs are never
- * disturbed), one schema per size: `SCALE_SIZES` events (default 1,000,000; for 10 M, `SCALE_SIZES=1000000,10000000`)
+ * (`SCALE_DATABASE`, default `accord_scale`, created on the PostgreSQL server of `DATABASE_URL`, so
+ * test runs are never disturbed), one schema per size: `SCALE_SIZES` events (default 1,000,000; for 10 M, `SCALE_SIZES=1000000,10000000`)
  * across `SCALE_ACCOUNTS` accounts (default 10,000), seeded by batched `INSERT … SELECT
  * generate_series` (a progress line per batch) and kept for the next run (`SCALE_RESEED=1` seeds
  * again). Against the real server (`runtimes/node/main.ts`, exactly what `npm start` runs) at each
@@ -21,6 +21,9 @@ if (process.argv.includes("instances")) {
   process.exit(0)
 }
 const databaseUrl = process.env["DATABASE_URL"] || undefined
+/** The database the bench creates and seeds (`SCALE_DATABASE`), a plain identifier. */
+const database = process.env["SCALE_DATABASE"] || "accord_scale"
+if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error("SCALE_DATABASE must be a lower-case SQL identifier")
 if (databaseUrl === undefined) {
   console.log("bench:scale needs DATABASE_URL (PostgreSQL); skipped")
   process.exit(0)
@@ -40,7 +43,7 @@ const names = ["feature_used", "login", "invoice_paid", "seat_added", "export_ru
 
 const scaleUrl = (schema?: string) => {
   const url = new URL(databaseUrl)
-  url.pathname = "/accord_scale"
+  url.pathname = `/${database}`
   if (schema !== undefined) url.searchParams.set("options", `-csearch_path=${schema}`)
   return url.toString()
 }
@@ -124,6 +127,18 @@ const seed = async (db: pg.Client, size: number, port: number) => {
        FROM generate_series($1::int8, $2::int8) AS g, (SELECT workspace_id, body FROM accord_events LIMIT 1) AS t`,
       [from, to, accounts, names, end, size]
     )
+    // Where `event_id`s are claimed in their own table (accord_event_keys), the seeded ones too.
+    await db
+      .query(
+        `INSERT INTO accord_event_keys (workspace_id, kind, key, event_row_id, occurred_at)
+         SELECT t.workspace_id, 'event_id', 'seed:' || g, 'evt_seed_' || lpad(g::text, 9, '0'),
+                $3::int8 - ((g::int8 * 365 * 86400000) / $4::int8)
+         FROM generate_series($1::int8, $2::int8) AS g, (SELECT workspace_id FROM accord_events LIMIT 1) AS t`,
+        [from, to, end, size]
+      )
+      .catch((error: { code?: string }) => {
+        if (error.code !== "42P01") throw error // undefined_table: a schema from before the key table
+      })
     const seconds = (performance.now() - started) / 1000
     console.log(
       `  seeded ${to.toLocaleString("en")} / ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s (${Math.round(to / seconds).toLocaleString("en")}/s)`
@@ -198,6 +213,7 @@ const measure = async (label: string, schema: string, size: number, port: number
     const existing = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
     if (size > 0 && (existing < size || process.env["SCALE_RESEED"] === "1")) {
       await db.query("TRUNCATE accord_events")
+      await db.query("TRUNCATE accord_event_keys").catch(() => undefined) // absent before the key table
       console.log(`${label}: seeding`)
       const seconds = await seed(db, size, port)
       console.log(`${label}: seeded ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s`)
@@ -273,8 +289,8 @@ const measure = async (label: string, schema: string, size: number, port: number
 const main = async () => {
   const root = new pg.Client({ connectionString: databaseUrl })
   await root.connect()
-  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = 'accord_scale'")).rowCount === 0)
-    await root.query("CREATE DATABASE accord_scale")
+  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = $1", [database])).rowCount === 0)
+    await root.query(`CREATE DATABASE ${database}`)
   await root.end()
   const db = new pg.Client({ connectionString: scaleUrl() })
   await db.connect()

@@ -50,6 +50,7 @@ import { bootstrapWorkspace } from "../core/access/ApiKeys.ts"
 import { randomUuid } from "../core/protocol/Uuid.ts"
 import * as Committer from "../core/ingest/Committer.ts"
 import * as IngestRate from "../core/ingest/IngestRate.ts"
+import * as Retention from "../core/ingest/Retention.ts"
 import * as Suppression from "../core/ingest/Suppression.ts"
 import { ApprovalLimits } from "../core/approval/Limits.ts"
 import type { Cipher } from "../core/protocol/Cipher.ts"
@@ -201,6 +202,7 @@ const bootstrap = (config: AccordConfig.AccordConfig) =>
 const appOptions = (config: AccordConfig.AccordConfig, options: StartOptions): App.AppOptions => ({
   maxBodyBytes: config.maxBodyBytes,
   importMaxBytes: config.importMaxBytes,
+  eventRetention: config.eventRetention,
   rateLimitPerSecond: config.rateLimitPerSecond,
   allowInsecureEndpoints: config.allowInsecureEndpoints,
   metricsToken: config.metricsToken,
@@ -249,6 +251,10 @@ export const start = (
       }).pipe(Effect.provide(services))
     )
     yield* Effect.provide(bootstrap(config), services)
+    // Event retention: partitions prepared ahead and expired events removed, at start and hourly.
+    yield* Effect.forkScoped(
+      Retention.scheduler({ defaultRetention: config.eventRetention }).pipe(Effect.provide(services))
+    )
     // The node:http dispatcher answers the ingest endpoint through its direct route, with the
     // same pipeline as the app.
     const ingestRoute = yield* makeIngestRoute({ rateLimitPerSecond: config.rateLimitPerSecond }).pipe(

@@ -32,7 +32,7 @@ import * as BulkImport from "./BulkImport.ts"
 import * as Handoff from "./Handoff.ts"
 import * as ServiceReads from "./ServiceReads.ts"
 import { send as sendTestEvent } from "./SendTestEvent.ts"
-import { createKey, createWorkspace, type StorageFor } from "./Workspaces.ts"
+import { createKey, createWorkspace, type StorageFor, sweepEvents } from "./Workspaces.ts"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import type { IngestEvent } from "../sdk/DirectApiClient.ts"
@@ -256,6 +256,14 @@ const keysCreate = (storageFor: StorageFor) =>
       })
   ).pipe(Command.withDescription("create a key of a scope in a workspace; prints it once as JSON"))
 
+const eventsSweep = (storageFor: StorageFor) =>
+  Command.make("sweep", {}, () => Effect.flatMap(sweepEvents(storageFor), printJson)).pipe(
+    Command.withDescription(
+      "remove the events older than their workspace's retention now (ACCORD_EVENT_RETENTION_DAYS for a workspace " +
+        "without its own) and prepare the months ahead; prints what it did as JSON"
+    )
+  )
+
 // ---------------------------------------------------------------------------------------------
 // accord install handoff
 // ---------------------------------------------------------------------------------------------
@@ -430,7 +438,7 @@ const backfill = Command.make(
  */
 export interface CliOptions {
   readonly version: string
-  /** The server's storage layer, for `workspace create` and `keys create`. */
+  /** The server's storage layer, for `workspace create`, `keys create` and `events sweep`. */
   readonly storage: StorageFor
 }
 
@@ -452,6 +460,10 @@ export const accord = (options: CliOptions) =>
       Command.make("keys").pipe(
         Command.withDescription("API keys"),
         Command.withSubcommands([keysCreate(options.storage)])
+      ),
+      Command.make("events").pipe(
+        Command.withDescription("stored Direct API events"),
+        Command.withSubcommands([eventsSweep(options.storage)])
       ),
       install,
       Command.make("context-server").pipe(

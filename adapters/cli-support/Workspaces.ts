@@ -1,6 +1,6 @@
 /**
  * `accord workspace create` and `accord keys create`: a new workspace with its first administrator
- * key, and further keys, written to the configured storage (`DATABASE_URL`, else the embedded
+ * key, and further keys (and `accord events sweep`, the on-demand event retention sweep), written to the configured storage (`DATABASE_URL`, else the embedded
  * database in `ACCORD_DATA_DIR`), for scripts and CI, printed once as JSON. The secret exists only
  * in the answer; storage keeps its SHA-256 (docs/decisions.md, "Secret handling").
  *
@@ -19,7 +19,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { resolve } from "node:path"
 import { issue, type IssuedApiKey } from "../../core/access/ApiKeys.ts"
+import * as Retention from "../../core/ingest/Retention.ts"
 import { type ApiKeyScope, ApiKeyStore } from "../../core/ports/ApiKeyStore.ts"
+import type { EventStore, RetentionSweep } from "../../core/ports/EventStore.ts"
 import type { Cipher } from "../../core/protocol/Cipher.ts"
 import type { Crypto } from "../../core/ports/Crypto.ts"
 import { canonicalUuid, randomUuid } from "../../core/protocol/Uuid.ts"
@@ -39,7 +41,7 @@ import * as Environment from "./Environment.ts"
  */
 export type StorageFor = (
   config: AccordConfig.AccordConfig
-) => Layer.Layer<ApiKeyStore, { readonly message: string }, Cipher | Crypto>
+) => Layer.Layer<ApiKeyStore | EventStore, { readonly message: string }, Cipher | Crypto>
 
 /**
  * A key as printed: the secret, shown this once.
@@ -89,7 +91,11 @@ const loadConfig = AccordConfig.load.pipe(Effect.mapError((error) => new UsageEr
 
 const withStorage = <A>(
   storageFor: StorageFor,
-  use: Effect.Effect<A, UsageError | { readonly _tag: "StorageError"; readonly message: string }, ApiKeyStore | Crypto>
+  use: Effect.Effect<
+    A,
+    UsageError | { readonly _tag: "StorageError"; readonly message: string },
+    ApiKeyStore | EventStore | Crypto
+  >
 ): Effect.Effect<A, UsageError> =>
   Effect.gen(function* () {
     const config = yield* loadConfig
@@ -135,6 +141,19 @@ export const createWorkspace = (
         return { workspaceId, adminKey: printed(key) }
       })
     )
+  })
+
+/**
+ * `accord events sweep`: one event retention sweep now (`Retention.sweep`, with the configured
+ * `ACCORD_EVENT_RETENTION_DAYS`), what it did printed as JSON. A running server sweeps hourly on
+ * its own; while one holds the embedded database, this refuses.
+ */
+export const sweepEvents: (storageFor: StorageFor) => Effect.Effect<RetentionSweep, UsageError> = (storageFor) =>
+  Effect.gen(function* () {
+    const config = yield* loadConfig
+    const held = yield* embeddedHolder(config)
+    if (Option.isSome(held)) return yield* lockedRefusal(held.value, "it sweeps hourly on its own; or stop it first")
+    return yield* withStorage(storageFor, Retention.sweep(config.eventRetention))
   })
 
 /** What `keys create` asks for. */

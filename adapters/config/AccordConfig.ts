@@ -32,6 +32,8 @@ import { defaultReconciliationWindowMillis } from "../../core/connector/Connecti
 import { defaultStorageTimeoutMillis } from "../sql/SqlSupport.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { canonicalUuid } from "../../core/protocol/Uuid.ts"
+import type { Retention } from "../../core/ports/EventStore.ts"
+import { defaultRetentionDays, maxRetentionDays, parseRetention } from "../../core/ingest/Retention.ts"
 
 /**
  * The workspace and administrator key created at start when both bootstrap variables are set.
@@ -60,6 +62,11 @@ export interface AccordConfig {
   readonly maxBodyBytes: number
   /** `ACCORD_IMPORT_MAX_BYTES`: the largest uncompressed body of one bulk import upload. */
   readonly importMaxBytes: number
+  /**
+   * `ACCORD_EVENT_RETENTION_DAYS`: how long a workspace that set none keeps its raw events (days,
+   * or `forever`/`0`; default 400).
+   */
+  readonly eventRetention: Retention
   /** `ACCORD_INGEST_RATE_LIMIT`: ingest requests per second per key. */
   readonly rateLimitPerSecond: number
   /**
@@ -167,6 +174,7 @@ const raw = Config.all({
   logLevel: text("LOG_LEVEL"),
   maxBodyBytes: text("ACCORD_MAX_BODY_BYTES"),
   importMaxBytes: text("ACCORD_IMPORT_MAX_BYTES"),
+  eventRetention: text("ACCORD_EVENT_RETENTION_DAYS"),
   rateLimitPerSecond: text("ACCORD_INGEST_RATE_LIMIT"),
   reconciliationWindow: text("ACCORD_RECONCILIATION_WINDOW"),
   dispatchConcurrency: text("ACCORD_DISPATCH_CONCURRENCY"),
@@ -273,6 +281,17 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     [1, Number.MAX_SAFE_INTEGER],
     "ACCORD_IMPORT_MAX_BYTES must be a positive integer"
   )
+  const eventRetention = Option.match(input.eventRetention, {
+    onNone: (): Retention => defaultRetentionDays,
+    onSome: (value) => {
+      const parsed = parseRetention(value)
+      if (parsed !== undefined) return parsed
+      problems.push(
+        `ACCORD_EVENT_RETENTION_DAYS must be a whole number of days from 1 to ${maxRetentionDays}, or forever (or 0)`
+      )
+      return defaultRetentionDays
+    }
+  })
   const maxBodyBytes = bounded(
     input.maxBodyBytes,
     defaults.maxBodyBytes,
@@ -481,6 +500,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     logLevel,
     maxBodyBytes,
     importMaxBytes,
+    eventRetention,
     rateLimitPerSecond,
     reconciliationWindowMillis,
     dispatchConcurrency,

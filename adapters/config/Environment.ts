@@ -98,6 +98,13 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_EVENT_RETENTION_DAYS",
+    defaultValue: "400",
+    description:
+      "days a workspace without its own retention keeps its raw events (1-36500), or forever (also 0); workspaces older than retention keep theirs forever until set",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_MAX_CONNECTIONS",
     defaultValue: "1024",
     description: "open client connections at once; more are refused",

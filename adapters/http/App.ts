@@ -36,6 +36,7 @@ import type * as Health from "./routes/Health.ts"
 import * as Imports from "./routes/Imports.ts"
 import * as Ingest from "./routes/Ingest.ts"
 import * as Privacy from "./routes/Privacy.ts"
+import * as Retention from "./routes/Retention.ts"
 import type * as Metrics from "./routes/Metrics.ts"
 import * as Runtime from "./routes/Runtime.ts"
 import * as RuntimeSessions from "./routes/RuntimeSessions.ts"
@@ -49,6 +50,7 @@ export interface AppOptions
   extends Ingest.IngestOptions,
     Imports.ImportRouteOptions,
     Connector.ConnectorRouteOptions,
+    Retention.RetentionRouteOptions,
     Metrics.MetricsOptions {
   /** Largest accepted request body (`ACCORD_MAX_BODY_BYTES`). */
   readonly maxBodyBytes: number
@@ -69,6 +71,7 @@ export type AppServices =
   | Accounts.AccountsServices
   | FeatureGates.FeatureGatesServices
   | Privacy.PrivacyServices
+  | Retention.RetentionServices
   | ActionRequests.ActionsServices
   | Catalog.CatalogServices
   | Connector.ConnectorServices
@@ -100,6 +103,7 @@ export const router = (
       Events.group,
       FeatureGates.group(options.maxBodyBytes),
       Privacy.group,
+      Retention.group(options),
       ActionRequests.group(options.maxBodyBytes),
       Ingest.group(options),
       Imports.group(options),

@@ -1,5 +1,6 @@
 /**
- * EventStore in memory: stored events in a map, deduplicated by their event id.
+ * EventStore in memory: stored events in a map, deduplicated by their event id. Retention has no
+ * partitions here: a sweep deletes every expired event (and its keys) at once.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,14 +12,23 @@ import {
   EventStore,
   type EventStoreService,
   newestFirst,
+  type Retention,
   type StoredEvent
 } from "../../core/ports/EventStore.ts"
+import { expiredBefore } from "../../core/ingest/Retention.ts"
 
 /** An empty `EventStore` held in this process's memory. */
 export const make = (): EventStoreService => {
   const events: Array<StoredEvent> = []
   const byEventId = new Map<string, StoredEvent>()
   const byBucket = new Map<string, StoredEvent>()
+  const retentions = new Map<string, Retention>()
+  /** Removes the event at `index` with its idempotency keys. */
+  const remove = (event: StoredEvent, index: number) => {
+    events.splice(index, 1)
+    if (event.eventId !== null) byEventId.delete(event.workspaceId + "\u0000" + event.eventId)
+    if (event.bucketKey !== undefined) byBucket.delete(event.workspaceId + "\u0000" + event.bucketKey)
+  }
   const matching = (q: Omit<EventQuery, "limit">): Array<StoredEvent> =>
     events
       .filter(
@@ -81,12 +91,26 @@ export const make = (): EventStoreService => {
           const user = typeof userId === "string" ? userId : null
           if (event.workspaceId !== workspaceId) continue
           if (subject.kind === "account" ? event.accountId !== subject.id : user !== subject.id) continue
-          events.splice(i, 1)
-          if (event.eventId !== null) byEventId.delete(workspaceId + "\u0000" + event.eventId)
-          if (event.bucketKey !== undefined) byBucket.delete(workspaceId + "\u0000" + event.bucketKey)
+          remove(event, i)
           erased.push({ id: event.id, userId: user })
         }
         return erased
+      }),
+    retention: (workspaceId) => Effect.sync(() => Option.fromNullable(retentions.get(workspaceId))),
+    setRetention: (workspaceId, retention) => Effect.sync(() => void retentions.set(workspaceId, retention)),
+    sweep: ({ defaultRetention, now }) =>
+      Effect.sync(() => {
+        let deletedEvents = 0
+        let deletedKeys = 0
+        for (let i = events.length - 1; i >= 0; i--) {
+          const event = events[i]!
+          const before = expiredBefore(retentions.get(event.workspaceId) ?? defaultRetention, now)
+          if (before === undefined || event.occurredAt >= before) continue
+          remove(event, i)
+          deletedEvents++
+          if (event.eventId !== null || event.bucketKey !== undefined) deletedKeys++
+        }
+        return { createdPartitions: [], droppedPartitions: [], deletedEvents, deletedKeys }
       })
   }
 }

@@ -1,10 +1,15 @@
 /**
- * `EventStore` on SQL. A batch is one multi-row `INSERT … ON CONFLICT DO NOTHING` (atomic by
- * itself, so no transaction of its own; callers may wrap it in theirs): the unique
- * `(workspace_id, event_id)` decides duplicates, and rows that were not inserted are read back and
- * compared by payload hash (duplicate or conflict). A usage rollup's bucket (`bucket_key`, unique
- * per workspace) that is already stored with another payload is replaced in place by an `UPDATE`
- * in the same statement sequence (callers run it in their transaction).
+ * `EventStore` on SQL. `accord_events` is partitioned by month (`EventPartitions.ts`), so its
+ * unique keys hold `occurred_at` and cannot make `event_id` unique by themselves: a client's
+ * `event_id` (and a usage rollup's bucket) is claimed in `accord_event_keys`, the narrow
+ * unpartitioned table whose primary key `(workspace_id, kind, key)` decides duplicates, in the same
+ * statement that inserts the event, and only an event whose key was won is inserted
+ * (`claimAndInsert`). So two requests with the same `event_id` store one event whatever their
+ * timestamps (and so partitions) are. A batch is that one statement (atomic by itself, so no
+ * transaction of its own; callers may wrap it in theirs); the events whose keys were taken are
+ * read back through their keys and compared by payload hash (duplicate or conflict). A usage
+ * rollup's bucket already stored with another payload is replaced in place (callers run it in
+ * their transaction).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -15,8 +20,10 @@ import {
   type EventQuery,
   EventStore,
   type EventStoreService,
+  type Retention,
   type StoredEvent
 } from "../../core/ports/EventStore.ts"
+import * as EventPartitions from "./EventPartitions.ts"
 import { firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
@@ -45,17 +52,6 @@ const toEvent = (row: Row): StoredEvent => ({
   ...(row.bucket_key === null || row.bucket_key === undefined ? {} : { bucketKey: row.bucket_key })
 })
 
-/** Batch order by unique key; events sharing a key keep their batch order, so the first one wins. */
-const inKeyOrder = (batch: ReadonlyArray<StoredEvent>): ReadonlyArray<StoredEvent> =>
-  batch
-    .map((event, index) => ({
-      event,
-      key: `${event.workspaceId}\u0000${event.eventId ?? event.bucketKey ?? ""}`,
-      index
-    }))
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
-    .map(({ event }) => event)
-
 /** The conditions of a query, for `list` (a page) and `listAll`. */
 const where = (sql: SqlClient.SqlClient, q: Omit<EventQuery, "limit">) => [
   sql`workspace_id = ${q.workspaceId}`,
@@ -83,6 +79,42 @@ export const eventRow = (e: StoredEvent) => ({
 })
 
 /**
+ * The common table expressions that write a batch (`events`: the `eventRow`s of the batch, each
+ * with its index `i`, as one JSON parameter): `claimed`, the keys the batch won in
+ * `accord_event_keys`, and `inserted`, the ids of the events stored: every event without a key,
+ * and every event whose key it won. Keys are claimed in key order (batch order within a key, so the
+ * first one wins), so concurrent statements lock conflicting keys in the same order; byte order
+ * (COLLATE "C"), like the JavaScript order the other writers use.
+ */
+export const claimAndInsert = (sql: SqlClient.SqlClient, events: string) =>
+  sql`v AS (
+      SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
+        account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb,
+        bucket_key text)
+    ), claimed AS (
+      INSERT INTO accord_event_keys (workspace_id, kind, key, event_row_id, occurred_at)
+      SELECT workspace_id, CASE WHEN event_id IS NOT NULL THEN 'event_id' ELSE 'bucket' END,
+        COALESCE(event_id, bucket_key), id, occurred_at
+      FROM v WHERE event_id IS NOT NULL OR bucket_key IS NOT NULL
+      ORDER BY workspace_id COLLATE "C", event_id IS NULL, COALESCE(event_id, bucket_key) COLLATE "C", i
+      ON CONFLICT DO NOTHING RETURNING event_row_id
+    ), inserted AS (
+      INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at,
+        payload_hash, body, bucket_key)
+      SELECT id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body, bucket_key
+      FROM v WHERE (event_id IS NULL AND bucket_key IS NULL) OR id IN (SELECT event_row_id FROM claimed)
+      ON CONFLICT DO NOTHING RETURNING id
+    )`
+
+/** The key an event claims in `accord_event_keys`, if any: its `event_id`, else its bucket. */
+const keyOf = (e: StoredEvent): string | undefined =>
+  e.eventId !== null
+    ? `${e.workspaceId}\u0000event_id\u0000${e.eventId}`
+    : e.bucketKey !== undefined
+      ? `${e.workspaceId}\u0000bucket\u0000${e.bucketKey}`
+      : undefined
+
+/**
  * The result of each event of a batch, given the ids of the rows the batch's insert wrote: those
  * are `Stored`; any other is compared by payload hash with the row already holding its `event_id`,
  * read in a new statement (its snapshot sees a concurrent inserter that committed meanwhile).
@@ -108,56 +140,73 @@ const resolveSome = (
 ): Effect.Effect<ReadonlyArray<AppendResult>, SqlError> =>
   Effect.gen(function* () {
     const stored = new Set(insertedIds)
-    const others = batch.filter((e) => !stored.has(e.id) && e.eventId !== null)
-    const existing =
-      others.length === 0
-        ? []
-        : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
-          AND event_id IN ${sql.in(others.map((e) => e.eventId))}`
-    const byKey = new Map(existing.map((row) => [row.workspace_id + "\u0000" + row.event_id, toEvent(row)]))
-    const buckets = batch.filter((e) => !stored.has(e.id) && e.eventId === null && e.bucketKey !== undefined)
-    const bucketRows =
-      buckets.length === 0
-        ? []
-        : yield* sql<Row>`SELECT * FROM accord_events WHERE workspace_id IN ${sql.in(buckets.map((e) => e.workspaceId))}
-          AND bucket_key IN ${sql.in(buckets.map((e) => e.bucketKey!))}`
-    const byBucket = new Map(bucketRows.map((row) => [row.workspace_id + "\u0000" + row.bucket_key, toEvent(row)]))
+    const others = batch.filter((e) => !stored.has(e.id) && keyOf(e) !== undefined)
+    // Each taken key with the event holding it; `null` when that event is gone (expired by
+    // retention, the key not swept yet).
+    const holders = new Map<string, StoredEvent | null>()
+    if (others.length > 0) {
+      const rows = yield* sql<Row & { readonly key_workspace_id: string; readonly kind: string; readonly key: string }>`
+        SELECT k.workspace_id AS key_workspace_id, k.kind, k.key, e.*
+        FROM accord_event_keys k LEFT JOIN accord_events e
+          ON e.workspace_id = k.workspace_id AND e.id = k.event_row_id AND e.occurred_at = k.occurred_at
+        WHERE k.workspace_id IN ${sql.in(others.map((e) => e.workspaceId))}
+          AND k.key IN ${sql.in(others.map((e) => e.eventId ?? e.bucketKey!))}`
+      for (const row of rows)
+        holders.set(`${row.key_workspace_id}\u0000${row.kind}\u0000${row.key}`, row.id === null ? null : toEvent(row))
+    }
     const results: Array<AppendResult> = []
     for (const event of batch) {
+      const key = keyOf(event)
       if (stored.has(event.id)) {
-        if (event.bucketKey !== undefined) byBucket.set(event.workspaceId + "\u0000" + event.bucketKey, event)
+        if (key !== undefined) holders.set(key, event)
         results.push({ _tag: "Stored", event })
         continue
       }
-      if (event.eventId === null && event.bucketKey !== undefined) {
-        const key = event.workspaceId + "\u0000" + event.bucketKey
-        const prior = byBucket.get(key)
-        if (prior === undefined)
-          results.push({ _tag: "Conflict", event }) // an id collision; cannot happen with fresh ids
-        else if (prior.payloadHash === event.payloadHash) results.push({ _tag: "Duplicate", event: prior })
-        else {
-          // A resend of the bucket with another value: the value now is the new one (never a sum).
-          yield* sql`UPDATE accord_events SET occurred_at = ${event.occurredAt}, received_at = ${event.receivedAt},
-              payload_hash = ${event.payloadHash}, body = ${json(event.body)}
-              WHERE workspace_id = ${event.workspaceId} AND bucket_key = ${event.bucketKey}`
-          const replaced: StoredEvent = { ...event, id: prior.id }
-          byBucket.set(key, replaced)
-          results.push({ _tag: "Stored", event: replaced })
-        }
+      const prior = key === undefined ? undefined : holders.get(key)
+      if (prior === undefined) {
+        results.push({ _tag: "Conflict", event }) // an id collision; cannot happen with fresh ids
         continue
       }
-      const prior = byKey.get(event.workspaceId + "\u0000" + event.eventId)
-      if (prior === undefined) {
-        results.push({ _tag: "Conflict", event })
-        continue
-      } // an id collision; cannot happen with fresh ids
-      results.push(
-        prior.payloadHash === event.payloadHash
-          ? { _tag: "Duplicate", event: prior }
-          : { _tag: "Conflict", event: prior }
-      )
+      // Retention removed the event holding the key: the retry is of an expired event, which is
+      // not stored again (docs/decisions.md, "Event retention").
+      if (prior === null) results.push({ _tag: "Duplicate", event })
+      else if (prior.payloadHash === event.payloadHash) results.push({ _tag: "Duplicate", event: prior })
+      else if (event.eventId !== null) results.push({ _tag: "Conflict", event: prior })
+      else {
+        // A resend of the bucket with another value: the value now is the new one (never a sum).
+        const replaced = yield* replaceBucket(sql, event)
+        if (replaced === undefined) results.push({ _tag: "Duplicate", event })
+        else {
+          holders.set(key!, replaced)
+          results.push({ _tag: "Stored", event: replaced })
+        }
+      }
     }
     return results
+  })
+
+/**
+ * Replaces the stored event of `event`'s bucket by `event` (keeping the row's id), its key locked
+ * first so concurrent resends of one bucket apply one after the other; answers the row as it now
+ * is, or none when the bucket's event is gone.
+ */
+const replaceBucket = (
+  sql: SqlClient.SqlClient,
+  event: StoredEvent
+): Effect.Effect<StoredEvent | undefined, SqlError> =>
+  Effect.gen(function* () {
+    const [held] = yield* sql<{ readonly event_row_id: string; readonly occurred_at: unknown }>`
+      SELECT event_row_id, occurred_at FROM accord_event_keys
+      WHERE workspace_id = ${event.workspaceId} AND kind = 'bucket' AND key = ${event.bucketKey!} FOR UPDATE`
+    if (held === undefined) return undefined
+    const updated = yield* sql`UPDATE accord_events SET occurred_at = ${event.occurredAt},
+        received_at = ${event.receivedAt}, payload_hash = ${event.payloadHash}, body = ${json(event.body)}::jsonb
+      WHERE workspace_id = ${event.workspaceId} AND id = ${held.event_row_id} AND occurred_at = ${num(held.occurred_at)}
+      RETURNING id`
+    if (updated.length === 0) return undefined
+    yield* sql`UPDATE accord_event_keys SET occurred_at = ${event.occurredAt}
+      WHERE workspace_id = ${event.workspaceId} AND kind = 'bucket' AND key = ${event.bucketKey!}`
+    return { ...event, id: held.event_row_id }
   })
 
 export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> = Effect.map(
@@ -167,10 +216,10 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
       batch.length === 0
         ? Effect.succeed([])
         : Effect.gen(function* () {
-            const inserted = yield* sql<{ id: string }>`INSERT INTO accord_events ${
-              // Rows in key order, so concurrent batches lock conflicting keys in the same order.
-              sql.insert(inKeyOrder(batch).map((e) => ({ ...eventRow(e), body: json(e.body) })))
-            } ON CONFLICT DO NOTHING RETURNING id`
+            const inserted = yield* sql<{ id: string }>`WITH ${claimAndInsert(
+              sql,
+              json(batch.map((e, i) => ({ i, ...eventRow(e) })))
+            )} SELECT id FROM inserted`
             return yield* resolveAppend(
               sql,
               batch,
@@ -197,22 +246,46 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
             orStorageError("event.getByIds")
           ),
     findByEventId: (workspaceId, eventId) =>
-      sql<Row>`SELECT * FROM accord_events WHERE workspace_id = ${workspaceId} AND event_id = ${eventId}`.pipe(
+      sql<Row>`SELECT e.* FROM accord_event_keys k JOIN accord_events e
+          ON e.workspace_id = k.workspace_id AND e.id = k.event_row_id AND e.occurred_at = k.occurred_at
+          WHERE k.workspace_id = ${workspaceId} AND k.kind = 'event_id' AND k.key = ${eventId}`.pipe(
         Effect.map(firstRow(toEvent)),
         orStorageError("event.findByEventId")
       ),
     // An account's events are found by `accord_events_account`; a user's by scanning the
     // workspace's events (no index on the body's `user_id`: erasing a user is rare, and an index
-    // would be paid by every ingested event). Plain `DELETE` on the table, partitioned or not.
+    // would be paid by every ingested event). Their keys go in the same statement.
     eraseSubject: (workspaceId, subject) =>
-      sql<{ readonly id: string; readonly user_id: string | null }>`DELETE FROM accord_events
+      sql<{ readonly id: string; readonly user_id: string | null }>`WITH gone AS (
+          DELETE FROM accord_events
           WHERE workspace_id = ${workspaceId} AND ${
             subject.kind === "account" ? sql`account_id = ${subject.id}` : sql`body->>'user_id' = ${subject.id}`
           }
-          RETURNING id, body->>'user_id' AS user_id`.pipe(
+          RETURNING id, event_id, bucket_key, body->>'user_id' AS user_id
+        ), keys AS (
+          DELETE FROM accord_event_keys k USING gone
+          WHERE k.workspace_id = ${workspaceId} AND k.event_row_id = gone.id
+            AND k.kind = CASE WHEN gone.event_id IS NOT NULL THEN 'event_id' ELSE 'bucket' END
+            AND k.key = COALESCE(gone.event_id, gone.bucket_key)
+        )
+        SELECT id, user_id FROM gone`.pipe(
         Effect.map((rows) => rows.map((row) => ({ id: row.id, userId: row.user_id }))),
         orStorageError("event.eraseSubject")
-      )
+      ),
+    retention: (workspaceId) =>
+      sql<{ readonly days: number | null }>`SELECT days FROM accord_event_retention
+          WHERE workspace_id = ${workspaceId}`.pipe(
+        Effect.map(firstRow((row): Retention => (row.days === null ? "forever" : Number(row.days)))),
+        orStorageError("event.retention")
+      ),
+    setRetention: (workspaceId, retention, at) =>
+      sql`INSERT INTO accord_event_retention (workspace_id, days, updated_at)
+          VALUES (${workspaceId}, ${retention === "forever" ? null : retention}, ${at})
+          ON CONFLICT (workspace_id) DO UPDATE SET days = EXCLUDED.days, updated_at = EXCLUDED.updated_at`.pipe(
+        Effect.asVoid,
+        orStorageError("event.setRetention")
+      ),
+    sweep: (policy) => EventPartitions.sweep(sql, policy).pipe(orStorageError("event.sweep"))
   })
 )
 

@@ -1,7 +1,7 @@
 /**
  * `IngestWriter` on SQL. The common batch (events that carry at most profile facts and logins) is
- * ONE statement, atomic on its own: the events are inserted in key order with `ON CONFLICT DO
- * NOTHING`, and the facts and logins of the rows actually inserted are upserted in the same
+ * ONE statement, atomic on its own: the events are written as `EventStore.append` writes them
+ * (`claimAndInsert`: their `event_id`s claimed, then the events that won inserted), and the facts and logins of the rows actually inserted are upserted in the same
  * statement (the newest per key, newest-wins against the stored row too). Three JSON parameters
  * carry the whole batch, so the client sends and the server parses one message, whatever its size.
  *
@@ -35,7 +35,7 @@ import type { Transactor } from "../../core/ports/Transactor.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
 import { DirectStatements, executeFailed, makeRun } from "./DirectStatements.ts"
-import { allStored, eventRow, resolveAppend } from "./EventStore.ts"
+import { allStored, claimAndInsert, eventRow, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError, toStorageError } from "./SqlSupport.ts"
 
 /** The writer, and on PostgreSQL its callback form. */
@@ -82,21 +82,13 @@ export const make: Effect.Effect<
       )
     )
   ]
-  // Rows in key order (batch order within a key, so the first one wins), so concurrent
-  // statements lock conflicting keys in the same order; likewise the facts. Byte order
-  // (COLLATE "C"), like the JavaScript order the other writers use, whatever the database's
-  // collation.
+  // The events as `EventStore.append` writes them (`claimAndInsert`: each key claimed in
+  // `accord_event_keys`, each event stored only with its key won); the facts in key order too, so
+  // concurrent statements lock conflicting keys in the same order. Byte order (COLLATE "C"), like
+  // the JavaScript order the other writers use, whatever the database's collation.
   const statement = ([events, facts, logins]: readonly [string, string, string]) =>
     sql<{ readonly id: string }>`
-      WITH v AS (
-        SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
-          account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb)
-      ), inserted AS (
-        INSERT INTO accord_events (id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body)
-        SELECT id, workspace_id, event_id, account_id, event_name, occurred_at, received_at, payload_hash, body
-        FROM v ORDER BY workspace_id COLLATE "C", event_id COLLATE "C", i
-        ON CONFLICT DO NOTHING RETURNING id
-      ), facts AS (
+      WITH ${claimAndInsert(sql, events)}, facts AS (
         INSERT INTO accord_profile_facts (workspace_id, account_id, name, value, observed_at, source_event_id)
         SELECT DISTINCT ON (f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C")
           f.workspace_id, f.account_id, f.name, f.value, f.observed_at, f.source_event_id

@@ -4,6 +4,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
 import { type EventQuery, EventStore, newestFirst, type StoredEvent } from "../../core/ports/EventStore.ts"
+import { dayMillis } from "../../core/ingest/Retention.ts"
 import { onOneStore } from "./internal/oneStore.ts"
 import { uid } from "./internal/uid.ts"
 
@@ -319,6 +320,104 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
           assert.isTrue(results.every(([r]) => r!.event.id === winner.id))
           assert.deepStrictEqual(ids(yield* list({ workspaceId, limit: 100 })), [winner.id])
         })
+      )
+
+      it.effect.prop(
+        "concurrent appends of one event id at timestamps years apart (other partitions): exactly one is stored",
+        [fc.array(fc.integer({ min: -20 * 366, max: 20 * 366 }), { minLength: 2, maxLength: 8 })],
+        ([offsets]) =>
+          Effect.gen(function* () {
+            const workspaceId = uid("ws-")
+            const eventId = uid("client-")
+            // Each with its own payload, as a client reusing an event_id for another event would send.
+            const sent = offsets.map((days, i) =>
+              event(workspaceId, { eventId, occurredAt: T + days * dayMillis, payloadHash: String(i).repeat(64) })
+            )
+            const results = yield* Effect.all(
+              sent.map((e) => append([e])),
+              { concurrency: "unbounded" }
+            )
+            const stored = results.filter(([r]) => r!._tag === "Stored").map(([r]) => r!.event)
+            assert.strictEqual(stored.length, 1)
+            assert.isTrue(results.every(([r]) => r!.event.id === stored[0]!.id))
+            assert.deepStrictEqual(yield* list({ workspaceId, limit: 100 }), stored)
+            const store = yield* EventStore
+            assert.deepStrictEqual(yield* store.findByEventId(workspaceId, eventId), Option.some(stored[0]!))
+          }),
+        { fastCheck: { numRuns: 10 } }
+      )
+
+      it.effect("a usage rollup bucket resent with another month's time is replaced, still one event", () =>
+        Effect.gen(function* () {
+          const workspaceId = uid("ws-")
+          const original = event(workspaceId, { eventId: null, bucketKey: "bucket-m", body: { value: 1 } })
+          yield* append([original])
+          const moved = event(workspaceId, {
+            eventId: null,
+            bucketKey: "bucket-m",
+            occurredAt: T + 90 * dayMillis,
+            payloadHash: "d".repeat(64),
+            body: { value: 2 }
+          })
+          assert.deepStrictEqual(yield* append([moved]), [{ _tag: "Stored", event: { ...moved, id: original.id } }])
+          assert.deepStrictEqual(yield* list({ workspaceId, limit: 10 }), [{ ...moved, id: original.id }])
+          assert.deepStrictEqual(
+            (yield* append([{ ...moved, id: uid("evt-") }])).map((r) => r._tag),
+            ["Duplicate"]
+          )
+        })
+      )
+
+      it.effect(
+        "retention: a sweep removes the events older than the workspace's retention, with their event ids, and keeps the rest",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore
+            const now = T + 1_000 * dayMillis
+            const short = uid("ws-")
+            const unset = uid("ws-")
+            const forever = uid("ws-")
+            assert.isTrue(Option.isNone(yield* store.retention(short)))
+            yield* store.setRetention(short, 30, now)
+            yield* store.setRetention(forever, 10, now)
+            yield* store.setRetention(forever, "forever", now)
+            assert.deepStrictEqual(yield* store.retention(short), Option.some(30))
+            assert.deepStrictEqual(yield* store.retention(forever), Option.some("forever"))
+            const at = (workspaceId: string, daysAgo: number, overrides: Partial<StoredEvent> = {}) =>
+              event(workspaceId, { occurredAt: now - daysAgo * dayMillis, ...overrides })
+            const expired = [
+              at(short, 31),
+              at(short, 400, { eventId: null }),
+              at(short, 5_000),
+              at(short, 45, { eventId: null, bucketKey: "expired-bucket" })
+            ]
+            const kept = [at(short, 29), at(short, 0, { eventId: null }), at(short, -1)]
+            const others = [at(unset, 5_000), at(unset, 31), at(forever, 5_000), at(forever, 31)]
+            yield* append([...expired, ...kept, ...others])
+            // The default of this sweep keeps forever: other tests' workspaces in this store are untouched.
+            const swept = yield* store.sweep({ now, defaultRetention: "forever", batchSize: 2 })
+            const remaining = yield* store.listAll({ workspaceId: short })
+            assert.sameMembers(ids(remaining), ids(kept))
+            assert.isAtLeast(swept.deletedEvents + swept.droppedPartitions.length, 1)
+            assert.isTrue(Option.isNone(yield* store.findByEventId(short, expired[0]!.eventId!)))
+            assert.deepStrictEqual(yield* store.findByEventId(short, kept[0]!.eventId!), Option.some(kept[0]!))
+            assert.sameMembers(ids(yield* store.listAll({ workspaceId: unset })), ids(others.slice(0, 2)))
+            assert.sameMembers(ids(yield* store.listAll({ workspaceId: forever })), ids(others.slice(2)))
+            // An expired event sent again (its key gone with it, or not yet) is never stored twice.
+            const again = yield* append([{ ...expired[0]!, id: uid("evt-") }])
+            assert.include(["Stored", "Duplicate"], again[0]!._tag)
+            assert.isAtMost(
+              (yield* store.listAll({ workspaceId: short })).filter((e) => e.eventId === expired[0]!.eventId).length,
+              1
+            )
+            // The server default applies to a workspace without its own retention.
+            yield* store.sweep({ now, defaultRetention: 30 })
+            assert.deepStrictEqual(yield* store.listAll({ workspaceId: unset }), [])
+            assert.sameMembers(ids(yield* store.listAll({ workspaceId: forever })), ids(others.slice(2)))
+            // Retention covers raw events only: a second sweep finds nothing more of them to remove.
+            const again2 = yield* store.sweep({ now, defaultRetention: "forever" })
+            assert.deepStrictEqual(again2.droppedPartitions, [])
+          })
       )
     })
   })

@@ -68,6 +68,33 @@ export interface ErasedEvent {
   readonly userId: string | null
 }
 
+/**
+ * How long a workspace keeps its raw events: a number of days (a positive integer), or `"forever"`.
+ * Profiles, logins and rollups are kept whatever it is: only raw events expire.
+ */
+export type Retention = number | "forever"
+
+/** What one retention sweep is told: the time now and the retention of a workspace without its own. */
+export interface RetentionPolicy {
+  readonly now: number
+  readonly defaultRetention: Retention
+  /** Rows one delete statement removes at most (an adapter's own bound when absent). */
+  readonly batchSize?: number
+}
+
+/**
+ * What one retention sweep did: the storage it prepared ahead and dropped whole (an adapter
+ * without partitions answers none), and the rows it deleted one bounded batch at a time.
+ */
+export interface RetentionSweep {
+  readonly createdPartitions: ReadonlyArray<string>
+  readonly droppedPartitions: ReadonlyArray<string>
+  /** Expired events removed by bounded deletes (not counting those of dropped partitions). */
+  readonly deletedEvents: number
+  /** Idempotency keys (`event_id`, usage rollup buckets) of expired events removed. */
+  readonly deletedKeys: number
+}
+
 /** The event port: append events idempotently by `event_id`, read and page them. */
 export interface EventStoreService {
   /**
@@ -104,6 +131,16 @@ export interface EventStoreService {
     workspaceId: string,
     subject: Subject
   ) => Effect.Effect<ReadonlyArray<ErasedEvent>, StorageError>
+  /** The workspace's own retention, when one was set; none means the server's default applies. */
+  readonly retention: (workspaceId: string) => Effect.Effect<Option.Option<Retention>, StorageError>
+  /** Sets the workspace's own retention (`at`: when it was set). */
+  readonly setRetention: (workspaceId: string, retention: Retention, at: number) => Effect.Effect<void, StorageError>
+  /**
+   * Removes every event older than its workspace's retention (`Retention.expiredBefore`), with its
+   * idempotency key, and prepares storage for the events about to arrive. An event inside its
+   * workspace's retention is never removed, and every other read keeps working during a sweep.
+   */
+  readonly sweep: (policy: RetentionPolicy) => Effect.Effect<RetentionSweep, StorageError>
 }
 
 /** The service tag of the event store. */

@@ -22,6 +22,7 @@ import * as FeatureGatesApi from "./FeatureGatesApi.ts"
 import * as ImportsApi from "./ImportsApi.ts"
 import * as IngestApi from "./IngestApi.ts"
 import * as PrivacyApi from "./PrivacyApi.ts"
+import * as RetentionApi from "./RetentionApi.ts"
 import * as RuntimeApi from "./RuntimeApi.ts"
 import * as ServiceApi from "./ServiceApi.ts"
 
@@ -58,6 +59,7 @@ export const api = withoutDecodeError
   .add(EventsApi.group)
   .add(FeatureGatesApi.group)
   .add(PrivacyApi.group)
+  .add(RetentionApi.group)
   .add(CatalogApi.group)
   .add(ActionRequestsApi.group)
   .add(ConnectorApi.group)

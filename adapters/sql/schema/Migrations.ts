@@ -24,6 +24,7 @@ import { migration as approvalLists } from "./0024_approval_lists.ts"
 import { migration as suppressions } from "./0026_suppressions.ts"
 import { migration as imports } from "./0027_imports.ts"
 import { migration as workspaceKeys } from "./0028_workspace_keys.ts"
+import { migration as eventPartitions } from "./0029_event_partitions.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -46,5 +47,6 @@ export const migrations: Migrations = {
   "0024_approval_lists": approvalLists,
   "0026_suppressions": suppressions,
   "0027_imports": imports,
-  "0028_workspace_keys": workspaceKeys
+  "0028_workspace_keys": workspaceKeys,
+  "0029_event_partitions": eventPartitions
 }
