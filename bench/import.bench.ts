@@ -63,6 +63,9 @@ const startServer = (env: Record<string, string>): ChildProcess =>
       ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
       ACCORD_BOOTSTRAP_INGEST_KEY: ingestKey,
       ACCORD_INGEST_RATE_LIMIT: "1000000",
+      // The generated history is from 2025, past the default retention: kept, so the sweep at the
+      // restart after the crash cannot remove what the count at the end expects.
+      ACCORD_EVENT_RETENTION_DAYS: "forever",
       ...env
     },
     stdio: ["ignore", "ignore", "inherit"]
