@@ -16,7 +16,7 @@ export default defineConfig({
     // One line per passing file; failures in full.
     reporters: ["./test/support/quietReporter.ts"],
     // Console output is shown only for failing tests (see the file).
-    setupFiles: ["test/support/quietConsole.ts"],
+    setupFiles: ["test/support/quietConsole.ts", "test/support/resetEffectVitest.ts"],
     // Builds the migrated PGlite archive every PGlite test store starts from, once per run.
     globalSetup: ["test/support/globalSetup.ts"],
     // Files run in parallel, the tests of a file one after another. Most slow files wait on I/O
