@@ -29,7 +29,7 @@ import { type Cipher, layerAesGcm } from "../../core/protocol/Cipher.ts"
 import { type ApprovalLimitsService, defaultApprovalLimits } from "../../core/approval/Limits.ts"
 import { defaultRuntimeLimits, type RuntimeLimits } from "../http/RuntimeGuard.ts"
 import { defaultReconciliationWindowMillis } from "../../core/connector/ConnectionMaintenance.ts"
-import { defaultStorageTimeoutMillis } from "../sql/SqlSupport.ts"
+import { defaultPoolSize, defaultStorageTimeoutMillis } from "../sql/SqlSupport.ts"
 import { Crypto } from "../../core/ports/Crypto.ts"
 import { canonicalUuid } from "../../core/protocol/Uuid.ts"
 import type { Retention } from "../../core/ports/EventStore.ts"
@@ -84,6 +84,8 @@ export interface AccordConfig {
   readonly storageTimeoutMillis: number
   /** `ACCORD_DATABASE_WAIT`: how long the start keeps trying to reach PostgreSQL (0: once). */
   readonly databaseWaitMillis: number
+  /** `ACCORD_DATABASE_POOL_SIZE`: the most connections this process opens to PostgreSQL at once. */
+  readonly databasePoolSize: number
   /** `ACCORD_PGLITE_DURABILITY`: `full` (default, each commit waits for fsync) or `relaxed`. */
   readonly pgliteDurability: "full" | "relaxed"
   /** `ACCORD_METRICS_TOKEN`: when set, the bearer token `GET /metrics` requires. */
@@ -125,6 +127,7 @@ export const defaults: {
   readonly shutdownTimeoutMillis: number
   readonly storageTimeoutMillis: number
   readonly databaseWaitMillis: number
+  readonly databasePoolSize: number
 } = {
   port: 8787,
   host: "127.0.0.1",
@@ -138,7 +141,8 @@ export const defaults: {
   maxConnections: 1024,
   shutdownTimeoutMillis: 10_000,
   storageTimeoutMillis: defaultStorageTimeoutMillis,
-  databaseWaitMillis: 0
+  databaseWaitMillis: 0,
+  databasePoolSize: defaultPoolSize
 }
 
 const durationUnits: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -182,6 +186,7 @@ const raw = Config.all({
   shutdownTimeout: text("ACCORD_SHUTDOWN_TIMEOUT"),
   storageTimeout: text("ACCORD_STORAGE_TIMEOUT"),
   databaseWait: text("ACCORD_DATABASE_WAIT"),
+  databasePoolSize: text("ACCORD_DATABASE_POOL_SIZE"),
   pgliteDurability: text("ACCORD_PGLITE_DURABILITY"),
   metricsToken: secret("ACCORD_METRICS_TOKEN"),
   otlpEndpoint: text("OTEL_EXPORTER_OTLP_ENDPOINT"),
@@ -397,6 +402,13 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     [0, 86_400_000],
     "ACCORD_DATABASE_WAIT must be 0 or a duration up to 1d, such as 30s or 5m"
   )
+  const databasePoolSize = bounded(
+    input.databasePoolSize,
+    defaults.databasePoolSize,
+    parseInteger,
+    [1, 1000],
+    "ACCORD_DATABASE_POOL_SIZE must be an integer from 1 to 1000 (connections to PostgreSQL at once)"
+  )
 
   const allowInsecureEndpoints = Option.match(input.allowInsecureEndpoints, {
     onNone: () => false,
@@ -508,6 +520,7 @@ export const load: Effect.Effect<AccordConfig, InvalidConfig> = Effect.gen(funct
     shutdownTimeoutMillis,
     storageTimeoutMillis,
     databaseWaitMillis,
+    databasePoolSize,
     pgliteDurability,
     metricsToken: input.metricsToken,
     otlp: Option.map(otlpEndpoint, (endpoint) => ({

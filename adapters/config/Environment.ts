@@ -54,6 +54,12 @@ export const variables: ReadonlyArray<Variable> = [
     readBy: "server"
   },
   {
+    name: "ACCORD_DATABASE_POOL_SIZE",
+    defaultValue: "10",
+    description: "the most connections the process opens to PostgreSQL at once; more requests wait for one",
+    readBy: "server"
+  },
+  {
     name: "ACCORD_MASTER_KEY",
     description: "base64 of 32 bytes that encrypts stored secrets; default: <ACCORD_DATA_DIR>/master.key",
     readBy: "server"

@@ -26,6 +26,7 @@ import { DirectStatements, type DirectStatementsService } from "./DirectStatemen
 import * as Instrumented from "../telemetry/Instrumented.ts"
 import {
   type DriverReason,
+  defaultPoolSize,
   defaultStorageTimeoutMillis,
   driverReason,
   faultKind,
@@ -55,6 +56,12 @@ export interface PgOptions {
    * failed attempt, before it gives up with the driver's reason. Default 0: one attempt.
    */
   readonly waitMillis?: number
+  /**
+   * `ACCORD_DATABASE_POOL_SIZE`: the most connections this process opens to PostgreSQL at once.
+   * Every process sharing the database counts against its `max_connections` (100 by default);
+   * past it PostgreSQL refuses new connections. Default {@link defaultPoolSize}.
+   */
+  readonly poolSize?: number
 }
 
 /**
@@ -77,6 +84,7 @@ export const storageFrom = (settings: {
   readonly dataDir: string
   readonly storageTimeoutMillis?: number
   readonly databaseWaitMillis?: number
+  readonly databasePoolSize?: number
   readonly pgliteDurability?: PgliteClient.Durability
 }): Storage =>
   Option.match(
@@ -86,7 +94,8 @@ export const storageFrom = (settings: {
         _tag: "Postgres",
         url,
         ...(settings.storageTimeoutMillis === undefined ? {} : { timeoutMillis: settings.storageTimeoutMillis }),
-        ...(settings.databaseWaitMillis === undefined ? {} : { waitMillis: settings.databaseWaitMillis })
+        ...(settings.databaseWaitMillis === undefined ? {} : { waitMillis: settings.databaseWaitMillis }),
+        ...(settings.databasePoolSize === undefined ? {} : { poolSize: settings.databasePoolSize })
       }),
       onNone: (): Storage => ({
         _tag: "Pglite",
@@ -175,6 +184,7 @@ const acquirePool = (
         connectionString: Redacted.value(url),
         application_name: "accord",
         Client: boundedClient(timeoutMillis),
+        max: options?.poolSize ?? defaultPoolSize,
         connectionTimeoutMillis: timeoutMillis,
         statement_timeout: serverStatementTimeout(timeoutMillis),
         keepAlive: true

@@ -19,6 +19,13 @@ import * as Metrics from "../../core/telemetry/Metrics.ts"
 export const defaultStorageTimeoutMillis = 5_000
 
 /**
+ * The most connections one process opens to PostgreSQL (`ACCORD_DATABASE_POOL_SIZE`) unless
+ * configured: `pg`'s own default, which keeps ten processes within PostgreSQL's default
+ * `max_connections` of 100.
+ */
+export const defaultPoolSize = 10
+
+/**
  * The statement that lifts the storage bound for the rest of the transaction it runs in:
  * PostgreSQL's statement timeout, and the PostgreSQL client's deadline on an answer (`Database`'s
  * client recognises this exact text). For the migrations only, whose statements (and whose wait

@@ -53,6 +53,13 @@ export const warnIfSkipped = (suite: string): void => {
 /** Set by vitest's global setup to this run's id; the test workers inherit it. */
 export const runVariable = "ACCORD_TEST_RUN"
 
+/**
+ * Connections a test's client opens at most. Every client of every worker shares one database
+ * (and its `max_connections`, 100 by default) with the servers the tests start, so a test's client
+ * holds few; a schema's creation and removal need one.
+ */
+export const testPoolSize = 4
+
 /** The prefix of every schema this run creates (`accord_test_<run>_`). */
 export const runSchemaPrefix = (): string => `accord_test_${process.env[runVariable] ?? "solo"}_`
 
@@ -62,7 +69,7 @@ export const dropRunSchemas = (): Promise<void> =>
     ? Promise.resolve()
     : Effect.runPromise(
         Effect.scoped(
-          Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(databaseUrl))), (context) => {
+          Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(databaseUrl), { poolSize: 1 })), (context) => {
             const sql = Context.get(context, SqlClientTag.SqlClient)
             return Effect.flatMap(
               sql<{ readonly name: string }>`
@@ -86,7 +93,7 @@ export const inSchema = (url: string, schema: string): Redacted.Redacted<string>
  */
 export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<string>, SqlError, Scope.Scope> => {
   const schema = `${runSchemaPrefix()}${randomUUID().replaceAll("-", "").slice(0, 16)}`
-  return Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(url))), (context) => {
+  return Effect.flatMap(Layer.build(Database.layerPg(Redacted.make(url), { poolSize: 1 })), (context) => {
     const sql = Context.get(context, SqlClientTag.SqlClient)
     return Effect.as(
       Effect.acquireRelease(sql`CREATE SCHEMA ${sql(schema)}`, () =>
@@ -99,7 +106,7 @@ export const freshSchemaUrl = (url: string): Effect.Effect<Redacted.Redacted<str
 
 /** A `SqlClient` on PostgreSQL in a schema of its own, created on build and dropped on release. */
 export const layerFreshSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  Layer.unwrapScoped(Effect.map(freshSchemaUrl(url), Database.layerPg))
+  Layer.unwrapScoped(Effect.map(freshSchemaUrl(url), (schema) => Database.layerPg(schema, { poolSize: testPoolSize })))
 
 const schemaPools = new Map<string, () => Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError>>()
 

@@ -152,6 +152,11 @@ describe("AccordConfig.load", () => {
       "a zero ACCORD_MAX_BODY_BYTES",
       { ACCORD_MAX_BODY_BYTES: "0" },
       "ACCORD_MAX_BODY_BYTES must be an integer from 1 to 16777216"
+    ],
+    [
+      "a zero ACCORD_DATABASE_POOL_SIZE",
+      { ACCORD_DATABASE_POOL_SIZE: "0" },
+      "ACCORD_DATABASE_POOL_SIZE must be an integer from 1 to 1000 (connections to PostgreSQL at once)"
     ]
   ]
   for (const [name, env, expected] of cases) {

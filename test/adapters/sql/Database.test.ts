@@ -13,6 +13,7 @@ import * as Migrations from "../../../adapters/sql/Migrations.ts"
 import { driverReason, unboundedTransaction } from "../../../adapters/sql/SqlSupport.ts"
 import { sqlTransaction } from "../../../adapters/sql/Transactor.ts"
 import { migrations as schema } from "../../../adapters/sql/schema/Migrations.ts"
+import { configFrom } from "../../support/http.ts"
 import { databaseUrl, warnIfSkipped } from "../../support/postgres.ts"
 
 warnIfSkipped("database and migrations on PostgreSQL")
@@ -276,6 +277,20 @@ describe.skipIf(!databaseUrl)("PostgreSQL client: the storage bound", () => {
   )
 })
 
+describe.skipIf(!databaseUrl)("PostgreSQL client: the pool size", () => {
+  it.effect("never opens more connections than its pool size: statements beyond it wait for a free one", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const pids = yield* Effect.all(
+        Array.from({ length: 6 }, () => sql<{ readonly pid: number }>`SELECT pg_backend_pid() AS pid, pg_sleep(0.1)`),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(pids.length, 6)
+      assert.strictEqual(new Set(pids.map(([row]) => row!.pid)).size, 2)
+    }).pipe(Effect.provide(Layer.fresh(Database.layerPg(Redacted.make(databaseUrl ?? ""), { poolSize: 2 }))))
+  )
+})
+
 describe("storage selection", () => {
   const read = (env: Record<string, string>) =>
     Effect.withConfigProvider(Database.storageConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
@@ -299,6 +314,21 @@ describe("storage selection", () => {
           durability: "relaxed"
         })
       })
+  )
+
+  it.effect("the server's settings carry the storage bound, the start's wait and the pool size to PostgreSQL", () =>
+    Effect.gen(function* () {
+      const config = yield* configFrom({
+        DATABASE_URL: "postgres://accord@db.internal:5432/accord",
+        ACCORD_STORAGE_TIMEOUT: "2s",
+        ACCORD_DATABASE_WAIT: "30s",
+        ACCORD_DATABASE_POOL_SIZE: "4"
+      })
+      const storage = Database.storageFrom(config)
+      assert.strictEqual(storage._tag, "Postgres")
+      if (storage._tag !== "Postgres") return
+      assert.deepStrictEqual([storage.timeoutMillis, storage.waitMillis, storage.poolSize], [2_000, 30_000, 4])
+    })
   )
 
   it("describes the storage without credentials", () => {

@@ -6,7 +6,9 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
@@ -244,12 +246,14 @@ describe("payment reconciliation reads", () => {
           (yield* complete(id, record.providerIdempotencyKey, "succeeded", `cmp_again_${id}`)).state,
           "pending"
         )
-        // The first read the customer answers finds the payment succeeded but answers late; the
-        // second, made after it, finds it fully refunded and answers at once.
+        // The first read reaches the customer, finds the payment succeeded and answers only after
+        // the second read (made after the first reached the customer) found it fully refunded and
+        // its verdict was recorded.
+        const secondRecorded = yield* Deferred.make<void>()
         let calls = 0
         script = (request, reading) =>
           calls++ === 0
-            ? Effect.as(Effect.sleep("400 millis"), reading)
+            ? Effect.as(Deferred.await(secondRecorded), reading)
             : Effect.succeed({
                 ...reading,
                 outcome: "reversed",
@@ -258,8 +262,14 @@ describe("payment reconciliation reads", () => {
         const reconciler = yield* makeReconciler({ owner: "r1", timeoutMillis: 2_000 })
         const leased = yield* reconciler.lease(10)
         assert.strictEqual(leased.length, 2)
-        const results = yield* Effect.forEach(leased, reconciler.read, { concurrency: "unbounded" })
-        assert.sameMembers(
+        const first = yield* Effect.fork(reconciler.read(leased[0]!))
+        // Later by the clock than the first read's request: the reads are ordered by when each was made.
+        while (calls === 0) yield* Effect.sleep("5 millis")
+        yield* Effect.sleep("2 millis")
+        const second = yield* reconciler.read(leased[1]!)
+        yield* Deferred.succeed(secondRecorded, undefined)
+        const results = [yield* Fiber.join(first), second]
+        assert.deepStrictEqual(
           results.map((r) => (r._tag === "Judged" ? r.judgement.verdict : r._tag)),
           ["verified", "reversed"]
         )
