@@ -207,7 +207,7 @@ const waiting = async (p: Processes): Promise<string> => {
  * `OUTAGE_SECONDS` (10) s from the 5th second (as a database stopped with SIGSTOP; `OUTAGE_FREEZE`
  * `both`, the default, or `service`: only the server's connections). The time from the thaw until
  * every action is `verified` (target: 10 s), the verified count every 5 s after the thaw, and where
- * the rest wait 10 s after it. The same run's baseline first: the same load without the freeze,
+ * the rest wait 5 and 10 s after it. The same run's baseline first: the same load without the freeze,
  * timed from the moment the thaw would have come.
  */
 export const databaseOutage = async (databaseUrl: string): Promise<string> => {
@@ -280,7 +280,7 @@ const outageRun = async (
         const intakeDone = (performance.now() - thawedAt) / 1000
         const cap = Number(process.env["OUTAGE_WAIT_SECONDS"] ?? 120) * 1000
         const progress: Array<string> = []
-        let where = ""
+        const where: Array<string> = []
         let verified = await p.verified()
         for (let mark = 5; verified < total && performance.now() - thawedAt < cap; ) {
           await new Promise((resolve) => setTimeout(resolve, 100))
@@ -288,7 +288,7 @@ const outageRun = async (
           const since = (performance.now() - thawedAt) / 1000
           if (since >= mark) {
             progress.push(`+${mark} s ${verified}`)
-            if (mark === 10 && verified < total) where = await waiting(p)
+            if (mark <= 10 && verified < total) where.push(`at +${mark} s: ${await waiting(p)}`)
             mark += 5
           }
         }
@@ -300,7 +300,7 @@ const outageRun = async (
         return (
           `${outcome}; intakes all acknowledged ${intakeDone.toFixed(1)} s after it, ${refused} refused and sent again; ` +
           `verified by then: ${progress.join(", ") || "all at once"}` +
-          `${where === "" ? "" : `; at +10 s: ${where}`}; ${await p.executions()}`
+          `${where.map((w) => `; ${w}`).join("")}; ${await p.executions()}`
         )
       },
       // Both runs reach the database through the proxy (the baseline's is never frozen).
