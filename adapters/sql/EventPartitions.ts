@@ -6,7 +6,10 @@
  *
  * The retention sweep:
  * 1. prepares the current month and the next `monthsAhead` (an event that arrives there was, until
- *    then, in the default partition: it is moved into the new partition in the same transaction);
+ *    then, in the default partition: it is moved into the new partition in the same transaction),
+ *    and up to `backfilledMonthsPerSweep` earlier months whose events wait in the default partition
+ *    (a backfill) and some workspace still keeps, each moved out the same way, so they too expire
+ *    by one `DROP`;
  * 2. drops, with one `DROP TABLE`, each monthly partition in which no workspace has an event inside
  *    its retention, the check and the drop under one lock on `accord_events`, so no event can
  *    arrive in between;
@@ -22,6 +25,12 @@ import { expiredBefore } from "../../core/ingest/Retention.ts"
 
 /** Months prepared ahead of the current one. */
 export const monthsAhead = 3
+
+/**
+ * Earlier months a sweep moves out of the default partition at most: each is one transaction that
+ * moves its rows, so a years-long backfill is split over several sweeps.
+ */
+export const backfilledMonthsPerSweep = 12
 
 /** Rows one delete statement of the sweep removes at most. */
 export const sweepBatchSize = 5_000
@@ -80,25 +89,23 @@ export const monthlyPartitions = (sql: SqlClient.SqlClient): Effect.Effect<Reado
 const partitionLock = 0x4163_0029
 
 /**
- * Creates the partitions of `monthsFrom(now)` that do not exist yet; answers their names. Each is
- * created empty, filled with its month's events from the default partition, then attached, in one
+ * Creates the partitions of `months` that do not exist yet; answers their names. Each is created
+ * empty, filled with its month's events from the default partition, then attached, in one
  * transaction.
  */
 export const preparePartitions = (
   sql: SqlClient.SqlClient,
-  now: number
+  months: ReadonlyArray<MonthPartition>
 ): Effect.Effect<ReadonlyArray<string>, SqlError> =>
   Effect.gen(function* () {
     const existing = new Set((yield* monthlyPartitions(sql)).map((p) => p.start))
-    const missing = monthsFrom(now).filter((month) => !existing.has(month.start))
-    if (missing.length === 0) return []
-    return yield* sql.withTransaction(
-      Effect.gen(function* () {
-        yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
-        const present = new Set((yield* monthlyPartitions(sql)).map((p) => p.start))
-        const created: Array<string> = []
-        for (const month of missing) {
-          if (present.has(month.start)) continue
+    const missing = months.filter((month) => !existing.has(month.start))
+    const created: Array<string> = []
+    for (const month of missing) {
+      const made = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
+          if ((yield* monthlyPartitions(sql)).some((p) => p.start === month.start)) return false
           yield* sql.unsafe(`CREATE TABLE ${month.name} (LIKE accord_events INCLUDING DEFAULTS)`)
           yield* sql.unsafe(
             `WITH moved AS (DELETE FROM ${defaultPartition} WHERE occurred_at >= ${month.start} AND occurred_at < ${month.end} RETURNING *)
@@ -107,11 +114,55 @@ export const preparePartitions = (
           yield* sql.unsafe(
             `ALTER TABLE accord_events ATTACH PARTITION ${month.name} FOR VALUES FROM (${month.start}) TO (${month.end})`
           )
-          created.push(month.name)
-        }
-        return created
-      })
-    )
+          return true
+        })
+      )
+      if (made) created.push(month.name)
+    }
+    return created
+  })
+
+/**
+ * The months, oldest first, in which `workspaceId` has events waiting in the default partition:
+ * one index probe per month (the first event at or after the previous month's end).
+ */
+const defaultMonthsOf = (
+  sql: SqlClient.SqlClient,
+  workspaceId: string
+): Effect.Effect<ReadonlyArray<MonthPartition>, SqlError> =>
+  Effect.gen(function* () {
+    const months: Array<MonthPartition> = []
+    let from: number | undefined
+    for (;;) {
+      const [row] = yield* sql<{ readonly at: string | number | null }>`SELECT min(occurred_at) AS at
+        FROM ${sql(defaultPartition)} WHERE workspace_id = ${workspaceId}
+        AND occurred_at >= ${from ?? Number.MIN_SAFE_INTEGER}`
+      if (row?.at === null || row?.at === undefined) return months
+      const month = monthOf(Number(row.at))
+      months.push(month)
+      from = month.end
+    }
+  })
+
+/**
+ * The earlier months (before `before`) whose events wait in the default partition and that some
+ * workspace with events there still keeps (`keptFrom`), oldest first, at most `limit`.
+ */
+const backfilledMonths = (
+  sql: SqlClient.SqlClient,
+  before: number,
+  keptFrom: (workspaceId: string) => number | undefined,
+  limit: number
+): Effect.Effect<ReadonlyArray<MonthPartition>, SqlError> =>
+  Effect.gen(function* () {
+    const wanted = new Map<number, MonthPartition>()
+    for (const workspaceId of yield* workspacesIn(sql, defaultPartition)) {
+      const from = keptFrom(workspaceId)
+      for (const month of yield* defaultMonthsOf(sql, workspaceId)) {
+        if (month.start < before && (from === undefined || from < month.end)) wanted.set(month.start, month)
+      }
+    }
+    return [...wanted.values()].sort((a, b) => a.start - b.start).slice(0, limit)
   })
 
 /**
@@ -221,9 +272,11 @@ const settings = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyMap<string, R
 export const sweep = (sql: SqlClient.SqlClient, policy: RetentionPolicy): Effect.Effect<RetentionSweep, SqlError> =>
   Effect.gen(function* () {
     const batchSize = policy.batchSize ?? sweepBatchSize
-    const createdPartitions = yield* preparePartitions(sql, policy.now)
     const own = yield* settings(sql)
     const keptFrom = (workspaceId: string) => expiredBefore(own.get(workspaceId) ?? policy.defaultRetention, policy.now)
+    const ahead = monthsFrom(policy.now)
+    const earlier = yield* backfilledMonths(sql, ahead[0]!.start, keptFrom, backfilledMonthsPerSweep)
+    const createdPartitions = yield* preparePartitions(sql, [...earlier, ...ahead])
     // The latest time before which some workspace's events expire: no partition ending after it
     // can be dropped.
     const cutoffs = [policy.defaultRetention, ...own.values()].flatMap((r) => {

@@ -4,8 +4,9 @@
  * events that waited in the default partition into their month; it drops a monthly partition
  * (one `DROP`) only once every workspace with events in it has expired them, and deletes the
  * remainder of a workspace with a shorter retention in bounded batches; an event older than every
- * partition waits in the default partition and is deleted when it expires; the Events view reads
- * across partitions; the idempotency keys of expired events go too.
+ * partition waits in the default partition and is deleted when it expires, while a backfill's
+ * months that some workspace keeps move out of it into partitions of their own, a bounded number a
+ * sweep; the Events view reads across partitions; the idempotency keys of expired events go too.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
@@ -118,6 +119,41 @@ for (const variant of storageVariants.filter((v) => v.sqlLayer !== undefined)) {
               (yield* store.list({ workspaceId: long, limit: 10 })).map((e) => e.id),
               [recent.id]
             )
+          })
+      )
+
+      it.effect(
+        "a backfill's earlier months leave the default partition, at most 12 a sweep, unless no workspace keeps them",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore
+            const keeper = uid("ws-")
+            const expiring = uid("ws-")
+            // Fourteen months of 2004 and 2005, kept; and a June 2003 event its workspace expired.
+            const kept = Array.from({ length: 14 }, (_, i) => event(keeper, Date.UTC(2004, i, 10)))
+            const expired = event(expiring, Date.UTC(2003, 5, 10))
+            yield* store.append([...kept, expired])
+            const before = yield* homes([...kept, expired].map((e) => e.id))
+            for (const e of [...kept, expired]) assert.strictEqual(before.get(e.id), "accord_events_default")
+            const now = Date.UTC(2006, 6, 1)
+            yield* store.setRetention(expiring, 30, now)
+
+            const first = yield* store.sweep({ now, defaultRetention: "forever" })
+            const firstYear = kept.slice(0, 12).map((e) => monthOf(e.occurredAt).name)
+            assert.includeMembers([...first.createdPartitions], firstYear)
+            assert.notInclude(first.createdPartitions, monthOf(kept[12]!.occurredAt).name)
+            assert.notInclude(yield* partitions, monthOf(expired.occurredAt).name)
+            assert.deepStrictEqual(yield* store.listAll({ workspaceId: expiring }), [])
+
+            const second = yield* store.sweep({ now, defaultRetention: "forever" })
+            assert.sameMembers(
+              [...second.createdPartitions],
+              kept.slice(12).map((e) => monthOf(e.occurredAt).name)
+            )
+            const after = yield* homes(kept.map((e) => e.id))
+            for (const e of kept) assert.strictEqual(after.get(e.id), monthOf(e.occurredAt).name)
+            assert.strictEqual((yield* store.listAll({ workspaceId: keeper })).length, kept.length)
+            assert.deepStrictEqual((yield* store.sweep({ now, defaultRetention: "forever" })).createdPartitions, [])
           })
       )
 
