@@ -22,6 +22,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import type { Retention, RetentionPolicy, RetentionSweep } from "../../core/ports/EventStore.ts"
 import { expiredBefore } from "../../core/ingest/Retention.ts"
+import { unboundedTransaction } from "./SqlSupport.ts"
+import { sqlTransaction } from "./Transactor.ts"
 
 /** Months prepared ahead of the current one. */
 export const monthsAhead = 3
@@ -102,8 +104,12 @@ export const preparePartitions = (
     const missing = months.filter((month) => !existing.has(month.start))
     const created: Array<string> = []
     for (const month of missing) {
-      const made = yield* sql.withTransaction(
+      const made = yield* sqlTransaction(
+        sql,
         Effect.gen(function* () {
+          // A backfilled month may hold millions of rows: moving them is background work that may
+          // take longer than a request's storage bound.
+          yield* sql.unsafe(unboundedTransaction)
           yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
           if ((yield* monthlyPartitions(sql)).some((p) => p.start === month.start)) return false
           yield* sql.unsafe(`CREATE TABLE ${month.name} (LIKE accord_events INCLUDING DEFAULTS)`)
@@ -213,7 +219,8 @@ const dropIfExpired = (
 ): Effect.Effect<boolean, SqlError> =>
   Effect.flatMap(expiredWhole(sql, partition, keptFrom), (expired) =>
     expired
-      ? sql.withTransaction(
+      ? sqlTransaction(
+          sql,
           Effect.gen(function* () {
             yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
             yield* sql`LOCK TABLE accord_events IN ACCESS EXCLUSIVE MODE`

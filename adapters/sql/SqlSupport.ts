@@ -28,8 +28,9 @@ export const defaultPoolSize = 10
 /**
  * The statement that lifts the storage bound for the rest of the transaction it runs in:
  * PostgreSQL's statement timeout, and the PostgreSQL client's deadline on an answer (`Database`'s
- * client recognises this exact text). For the migrations only, whose statements (and whose wait
- * for another process's migrations) may take longer than any request may wait.
+ * client recognises this exact text). For background work whose statements may take longer than
+ * any request may wait: the migrations (and their wait for another process's), and the retention
+ * sweep's move of a month's events out of the default partition.
  */
 export const unboundedTransaction = "SET LOCAL statement_timeout = 0"
 
