@@ -161,26 +161,31 @@ const seed = async (db: pg.Client, size: number, port: number) => {
  * partition, and the retention sweep moves each month some workspace keeps into a partition of
  * its own, a bounded number a sweep. Runs sweeps (every event kept) until none moves a month, so
  * the views are measured on the layout a backfill settles into; answers the months moved and the
- * seconds it took.
+ * seconds it took. A move leaves its rows dead in the default partition until a vacuum; the
+ * server leaves that to autovacuum, the bench vacuums before each sweep (through `db`, which has no
+ * statement timeout) so that its figures do not depend on when autovacuum runs.
  */
-const settle = (schema: string) =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const context = yield* Layer.build(Database.layerPg(Redacted.make(scaleUrl(schema)), { poolSize: 1 }))
-        const sql = Context.get(context, SqlClient.SqlClient)
-        const started = performance.now()
-        let moved = 0
-        for (;;) {
+const settle = async (schema: string, db: pg.Client) => {
+  const started = performance.now()
+  let moved = 0
+  for (;;) {
+    await db.query("VACUUM ANALYZE accord_events_default")
+    const created = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(Database.layerPg(Redacted.make(scaleUrl(schema)), { poolSize: 1 }))
+          const sql = Context.get(context, SqlClient.SqlClient)
           const done = yield* EventPartitions.sweep(sql, { now: Date.now(), defaultRetention: "forever" })
-          moved += done.createdPartitions.length
-          if (done.createdPartitions.length === 0) break
-        }
-        yield* sql`ANALYZE accord_events`
-        return { moved, seconds: (performance.now() - started) / 1000 }
-      })
+          return done.createdPartitions.length
+        })
+      )
     )
-  )
+    moved += created
+    if (created === 0) break
+  }
+  await db.query("ANALYZE accord_events")
+  return { moved, seconds: (performance.now() - started) / 1000 }
+}
 
 /** p50/p99 of `samples` sequential GETs of `path(i)`. */
 const timed = async (port: number, path: (i: number) => string) => {
@@ -255,7 +260,7 @@ const measure = async (label: string, schema: string, size: number, port: number
       console.log(`${label}: ${existing.toLocaleString("en")} events already seeded (SCALE_RESEED=1 seeds again)`)
     }
     if (size > 0) {
-      const { moved, seconds } = await settle(schema)
+      const { moved, seconds } = await settle(schema, db)
       console.log(
         `${label}: the retention sweep moved ${moved} month(s) out of the default partition in ${seconds.toFixed(0)} s`
       )
