@@ -3,7 +3,9 @@
  * by hand for the same work (bench/routes-baseline-server.mjs: node:http + pg), in one run, on the
  * same PostgreSQL (`DATABASE_URL`, a fresh schema per run):
  *
- * - `GET /healthz` against a bare node:http answer;
+ * - `GET /healthz` against a bare node:http answer, and beside both the same route on the bare Effect
+ *   platform server (bench/routes-effect-server.mjs: one `HttpRouter` route, no middleware), which
+ *   shows what the platform Accord is built on costs by itself;
  * - the runtime status route (runtime session token) against a bearer token looked up by its
  *   SHA-256, then one read;
  * - the admin action read (`GET /action-requests/{id}`, admin key) against a key looked up by its
@@ -97,6 +99,8 @@ interface Route {
   readonly okStatus: number
   readonly accord: Target
   readonly baseline: Target
+  /** The same route on the bare Effect platform server (`routes-effect-server.mjs`), where one exists. */
+  readonly platform?: Target
   /** A fresh body and its headers per request (signed routes). */
   readonly body?: (target: "accord" | "baseline") => { readonly body: string; readonly headers: Record<string, string> }
 }
@@ -127,15 +131,18 @@ const backendTicks = async (admin: pg.Client, applicationName: string) => {
   return new Map(rows.map((row: { pid: number }) => [Number(row.pid), processTicks(Number(row.pid))]))
 }
 
+/** Which server of a route a run measures. */
+type Which = "accord" | "baseline" | "platform"
+
 const fire = (
   route: Route,
-  which: "accord" | "baseline",
+  which: Which,
   duration: number,
   /** Stops the run once this many requests were answered (within `duration`). */
   until?: number
 ): Promise<autocannon.Result & { ok: number }> =>
   new Promise((resolve, reject) => {
-    const target = route[which]
+    const target = route[which]!
     let ok = 0
     let answered = 0
     const instance = autocannon(
@@ -151,7 +158,7 @@ const fire = (
               ? {}
               : {
                   setupRequest: (request: any) => {
-                    const { body, headers } = route.body!(which)
+                    const { body, headers } = route.body!(which === "accord" ? "accord" : "baseline")
                     request.body = body
                     request.headers = { ...target.headers, ...headers }
                     return request
@@ -168,8 +175,8 @@ const fire = (
     )
   })
 
-const measure = async (admin: pg.Client, route: Route, which: "accord" | "baseline"): Promise<Figures> => {
-  const target = route[which]
+const measure = async (admin: pg.Client, route: Route, which: Which): Promise<Figures> => {
+  const target = route[which]!
   if (warmupSeconds > 0) await fire(route, which, warmupSeconds)
   if (warmupRequests > 0) await fire(route, which, warmupMaxSeconds, warmupRequests)
   const databaseBefore = await backendTicks(admin, target.applicationName)
@@ -440,6 +447,13 @@ const main = async () => {
     children.push(baseline)
     const bare = `http://127.0.0.1:${baselinePort}`
     await waitUp(`${bare}/healthz`)
+    const platformPort = baselinePort + 1
+    const platform = spawn(process.execPath, [...imageNodeFlags(), "bench/routes-effect-server.mjs"], {
+      env: { ...process.env, PORT: String(platformPort) },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+    children.push(platform)
+    await waitUp(`http://127.0.0.1:${platformPort}/healthz`)
 
     const accordTarget = (path: string, headers: Record<string, string> = {}): Target => ({
       url: `${base}${path}`,
@@ -482,7 +496,14 @@ const main = async () => {
         method: "GET",
         okStatus: 200,
         accord: accordTarget("/healthz"),
-        baseline: baselineTarget("/healthz")
+        baseline: baselineTarget("/healthz"),
+        platform: {
+          url: `http://127.0.0.1:${platformPort}/healthz`,
+          pid: platform.pid!,
+          // It holds no database connection: no backend is named so.
+          applicationName: `${schema}_platform`,
+          headers: {}
+        }
       },
       {
         name: "GET runtime action status (runtime token)",
@@ -551,18 +572,25 @@ const main = async () => {
         )
       }
       for (let round = 0; round < rounds; round++) {
-        const order: ReadonlyArray<"accord" | "baseline"> =
-          round % 2 === 0 ? ["baseline", "accord"] : ["accord", "baseline"]
-        const figures: Partial<Record<"accord" | "baseline", Figures>> = {}
+        const servers: ReadonlyArray<Which> =
+          route.platform === undefined ? ["baseline", "accord"] : ["baseline", "platform", "accord"]
+        const order = round % 2 === 0 ? servers : [...servers].reverse()
+        const figures: Partial<Record<Which, Figures>> = {}
         for (const which of order) figures[which] = await measure(admin, route, which)
         const a = figures.accord!
         const b = figures.baseline!
-        console.log(`  round ${round + 1} (${order.join(" first, then ")})`)
+        const p = figures.platform
+        console.log(`  round ${round + 1} (${order.join(", then ")})`)
         console.log(row("baseline", b))
+        if (p !== undefined) console.log(row("Effect", p))
         console.log(row("Accord", a))
         console.log(
           `    ratio     throughput ${(a.rps / b.rps).toFixed(2)}x, server CPU per request ${(a.serverCpu / b.serverCpu).toFixed(2)}x, p99 ${(a.p99 / Math.max(1, b.p99)).toFixed(2)}x`
         )
+        if (p !== undefined)
+          console.log(
+            `    the bare Effect platform server: server CPU per request ${(p.serverCpu / b.serverCpu).toFixed(2)}x the baseline's; Accord ${(a.serverCpu / p.serverCpu).toFixed(2)}x the platform's`
+          )
       }
     }
     if (only === undefined || only.includes("longpoll")) await longPoll(base, accord.pid!, session.token)
