@@ -279,7 +279,8 @@ export const start = (
     }).pipe(Effect.provide(services))
 
     // serve
-    yield* HttpServer.serveEffect(HttpTracing.traced(App.make(appOptions(config, options)))).pipe(
+    const app = yield* HttpTracing.tracedWhenRecorded(App.make(appOptions(config, options)))
+    yield* HttpServer.serveEffect(app).pipe(
       HttpTracing.withoutPlatformSpans,
       Effect.provide(Context.merge(services, server))
     )
