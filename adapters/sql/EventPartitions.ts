@@ -92,8 +92,8 @@ const partitionLock = 0x4163_0029
 
 /**
  * Creates the partitions of `months` that do not exist yet; answers their names. Each is created
- * empty, filled with its month's events from the default partition, then attached, in one
- * transaction.
+ * empty, filled with its month's events from the default partition, then attached, in a
+ * transaction of its own.
  */
 export const preparePartitions = (
   sql: SqlClient.SqlClient,
