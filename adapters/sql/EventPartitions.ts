@@ -112,6 +112,11 @@ export const preparePartitions = (
           yield* sql.unsafe(unboundedTransaction)
           yield* sql`SELECT pg_advisory_xact_lock(${partitionLock})`
           if ((yield* monthlyPartitions(sql)).some((p) => p.start === month.start)) return false
+          // No row may enter the default partition between the move and the attach (the attach
+          // would then find a row of the month there and fail): writes to it wait until the month
+          // is attached, reads go on. A write that waited for a row of the month is then refused by
+          // PostgreSQL, and ingest writes it again, into the new partition.
+          yield* sql.unsafe(`LOCK TABLE ${defaultPartition} IN SHARE ROW EXCLUSIVE MODE`)
           yield* sql.unsafe(`CREATE TABLE ${month.name} (LIKE accord_events INCLUDING DEFAULTS)`)
           yield* sql.unsafe(
             `WITH moved AS (DELETE FROM ${defaultPartition} WHERE occurred_at >= ${month.start} AND occurred_at < ${month.end} RETURNING *)

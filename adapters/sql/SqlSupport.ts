@@ -92,6 +92,8 @@ const connectionCodes = new Set([
 const connectionMessages =
   /connection terminated|not queryable|connection error|client was closed|cannot use a pool after calling end|connection ended|ended unexpectedly/i
 const timeoutMessages = /timeout exceeded when trying to connect|connection timeout|query read timeout|timed out/i
+/** PostgreSQL's message for a row outside its partition's bounds (SQLSTATE 23514). */
+const partitionConstraintMessage = /violates partition constraint/
 
 /**
  * The kind of a driver's fault (`StorageFault`), from its code, else its message.
@@ -102,6 +104,9 @@ export const faultKind = (reason: DriverReason): StorageFault => {
     if (code.startsWith("08") || connectionCodes.has(code)) return "connection"
     if (code === "57014" || code === "55P03" || code === "25P03") return "timeout"
     if (code === "40001" || code === "40P01") return "conflict"
+    // A row routed to a partition whose bounds a concurrent attach changed (the retention sweep
+    // moving a month out of the default partition): the same statement run again routes it anew.
+    if (code === "23514" && partitionConstraintMessage.test(reason.message)) return "conflict"
     if (code.startsWith("53")) return "overloaded"
     if (code.startsWith("22") || code.startsWith("23")) return "refused"
   }
