@@ -15,9 +15,9 @@ import * as Option from "effect/Option"
 const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 /**
- * Wraps an app in the request span.
+ * Wraps an app in the request span (served so only through `tracedWhenRecorded`).
  */
-export const traced = <E, R>(
+const traced = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
