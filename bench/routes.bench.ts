@@ -3,15 +3,18 @@
  * by hand for the same work (bench/routes-baseline-server.mjs: node:http + pg), in one run, on the
  * same PostgreSQL (`DATABASE_URL`, a fresh schema per run):
  *
- * - `GET /healthz` against a bare node:http answer, and beside both the same route on the bare Effect
- *   platform server (bench/routes-effect-server.mjs: one `HttpRouter` route, no middleware), which
- *   shows what the platform Accord is built on costs by itself;
+ * - `GET /healthz` against a bare node:http answer;
  * - the runtime status route (runtime session token) against a bearer token looked up by its
  *   SHA-256, then one read;
  * - the admin action read (`GET /action-requests/{id}`, admin key) against a key looked up by its
  *   SHA-256, then one read of the action with its history;
  * - completion intake (`POST …/customer-complete`, signed) against HMAC verification, a nonce
  *   claim and one update.
+ *
+ * Beside both, every route also runs on the bare Effect platform server
+ * (bench/routes-effect-server.mjs: the baseline's same work and statements as `HttpRouter` routes
+ * with `@effect/sql-pg`, no middleware), which shows what the stack Accord is built on costs by
+ * itself: a floor under Accord's figure that no code of Accord's own can go below.
  *
  * Each route runs `BENCH_ROUNDS` (2) rounds, the order of the two servers alternating from round
  * to round, each after `BENCH_WARMUP_SECONDS` (2) of unmeasured load and then
@@ -99,10 +102,10 @@ interface Route {
   readonly okStatus: number
   readonly accord: Target
   readonly baseline: Target
-  /** The same route on the bare Effect platform server (`routes-effect-server.mjs`), where one exists. */
-  readonly platform?: Target
+  /** The baseline's work on the bare Effect platform server (`routes-effect-server.mjs`). */
+  readonly platform: Target
   /** A fresh body and its headers per request (signed routes). */
-  readonly body?: (target: "accord" | "baseline") => { readonly body: string; readonly headers: Record<string, string> }
+  readonly body?: (target: Which) => { readonly body: string; readonly headers: Record<string, string> }
 }
 
 const waitUp = async (url: string, ms = 120_000) => {
@@ -158,7 +161,7 @@ const fire = (
               ? {}
               : {
                   setupRequest: (request: any) => {
-                    const { body, headers } = route.body!(which === "accord" ? "accord" : "baseline")
+                    const { body, headers } = route.body!(which)
                     request.body = body
                     request.headers = { ...target.headers, ...headers }
                     return request
@@ -448,8 +451,16 @@ const main = async () => {
     const bare = `http://127.0.0.1:${baselinePort}`
     await waitUp(`${bare}/healthz`)
     const platformPort = baselinePort + 1
+    const platformUrl = new URL(databaseUrl)
+    platformUrl.searchParams.set("application_name", `${schema}_platform`)
     const platform = spawn(process.execPath, [...imageNodeFlags(), "bench/routes-effect-server.mjs"], {
-      env: { ...process.env, PORT: String(platformPort) },
+      env: {
+        ...process.env,
+        DATABASE_URL: platformUrl.toString(),
+        PORT: String(platformPort),
+        SCHEMA: schema,
+        COMPLETION_SECRET: completion
+      },
       stdio: ["ignore", "ignore", "inherit"]
     })
     children.push(platform)
@@ -467,8 +478,16 @@ const main = async () => {
       applicationName: `${schema}_baseline`,
       headers
     })
-    const next = { accord: 0, baseline: 0 }
-    const signedCompletion = (which: "accord" | "baseline") => {
+    const platformTarget = (path: string, headers: Record<string, string> = {}): Target => ({
+      url: `http://127.0.0.1:${platformPort}${path}`,
+      pid: platform.pid!,
+      applicationName: `${schema}_platform`,
+      headers
+    })
+    // The baseline and the platform server complete the same actions of the baseline's table (an
+    // update of an already completed row costs what the first one did).
+    const next: Record<Which, number> = { accord: 0, baseline: 0, platform: 0 }
+    const signedCompletion = (which: Which) => {
       const id = completable[next[which]++ % completable.length]!
       const timestamp = new Date().toISOString()
       const nonce = randomBytes(24).toString("base64url")
@@ -497,13 +516,7 @@ const main = async () => {
         okStatus: 200,
         accord: accordTarget("/healthz"),
         baseline: baselineTarget("/healthz"),
-        platform: {
-          url: `http://127.0.0.1:${platformPort}/healthz`,
-          pid: platform.pid!,
-          // It holds no database connection: no backend is named so.
-          applicationName: `${schema}_platform`,
-          headers: {}
-        }
+        platform: platformTarget("/healthz")
       },
       {
         name: "GET runtime action status (runtime token)",
@@ -512,7 +525,8 @@ const main = async () => {
         accord: accordTarget(`/api/funnels/v1/runtime/actions/status/${actionRequestId}`, {
           authorization: `Bearer ${session.token}`
         }),
-        baseline: baselineTarget(`/status/${actionRequestId}`, { authorization: `Bearer ${session.token}` })
+        baseline: baselineTarget(`/status/${actionRequestId}`, { authorization: `Bearer ${session.token}` }),
+        platform: platformTarget(`/status/${actionRequestId}`, { authorization: `Bearer ${session.token}` })
       },
       {
         name: "GET admin action read (admin key)",
@@ -521,7 +535,8 @@ const main = async () => {
         accord: accordTarget(`/api/admin/v1/workspaces/${workspaceId}/action-requests/${actionRequestId}`, {
           authorization: `Bearer ${adminKey}`
         }),
-        baseline: baselineTarget(`/admin/${actionRequestId}`, { authorization: `Bearer ${adminKey}` })
+        baseline: baselineTarget(`/admin/${actionRequestId}`, { authorization: `Bearer ${adminKey}` }),
+        platform: platformTarget(`/admin/${actionRequestId}`, { authorization: `Bearer ${adminKey}` })
       },
       {
         name: "POST completion intake (signed)",
@@ -531,6 +546,7 @@ const main = async () => {
           "content-type": "application/json"
         }),
         baseline: baselineTarget("/complete", { "content-type": "application/json" }),
+        platform: platformTarget("/complete", { "content-type": "application/json" }),
         body: (which) => {
           const signed = signedCompletion(which)
           return {
@@ -555,7 +571,7 @@ const main = async () => {
       if (only !== undefined && !only.some((word) => route.name.toLowerCase().includes(word))) continue
       console.log(`\n${route.name}`)
       // One request each first: a route that does not answer as expected is not measured.
-      for (const which of ["baseline", "accord"] as const) {
+      for (const which of ["baseline", "platform", "accord"] as const) {
         const target = route[which]
         const signed = route.body?.(which)
         const started = performance.now()
@@ -572,25 +588,23 @@ const main = async () => {
         )
       }
       for (let round = 0; round < rounds; round++) {
-        const servers: ReadonlyArray<Which> =
-          route.platform === undefined ? ["baseline", "accord"] : ["baseline", "platform", "accord"]
+        const servers: ReadonlyArray<Which> = ["baseline", "platform", "accord"]
         const order = round % 2 === 0 ? servers : [...servers].reverse()
         const figures: Partial<Record<Which, Figures>> = {}
         for (const which of order) figures[which] = await measure(admin, route, which)
         const a = figures.accord!
         const b = figures.baseline!
-        const p = figures.platform
+        const p = figures.platform!
         console.log(`  round ${round + 1} (${order.join(", then ")})`)
         console.log(row("baseline", b))
-        if (p !== undefined) console.log(row("Effect", p))
+        console.log(row("Effect", p))
         console.log(row("Accord", a))
         console.log(
           `    ratio     throughput ${(a.rps / b.rps).toFixed(2)}x, server CPU per request ${(a.serverCpu / b.serverCpu).toFixed(2)}x, p99 ${(a.p99 / Math.max(1, b.p99)).toFixed(2)}x`
         )
-        if (p !== undefined)
-          console.log(
-            `    the bare Effect platform server: server CPU per request ${(p.serverCpu / b.serverCpu).toFixed(2)}x the baseline's; Accord ${(a.serverCpu / p.serverCpu).toFixed(2)}x the platform's`
-          )
+        console.log(
+          `    the bare Effect platform server: throughput ${(p.rps / b.rps).toFixed(2)}x, server CPU per request ${(p.serverCpu / b.serverCpu).toFixed(2)}x the baseline's; Accord ${(a.serverCpu / p.serverCpu).toFixed(2)}x the platform's CPU`
+        )
       }
     }
     if (only === undefined || only.includes("longpoll")) await longPoll(base, accord.pid!, session.token)

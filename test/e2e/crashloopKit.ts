@@ -8,7 +8,8 @@
  *   node --import tsx test/e2e/crashloopKit.ts <databaseUrl> <port> <serviceUrl>
  *
  * Short leases so that a killed kit's executions are taken up again quickly: an execution lease of
- * 15 s, renewed by the worker's heartbeat while the host call runs.
+ * 15 s, renewed by the worker's heartbeat while the host call runs. `KIT_CONCURRENCY` sets the
+ * worker's items in flight per kind (the kit's default, 16, without it).
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -43,6 +44,7 @@ const kit = await makeCustomerKit({
   transport: HttpTransport.layer({ allowInsecure: true }, { timeoutMillis: 3_000 }),
   worker: {
     pollMillis: 50,
+    ...(process.env["KIT_CONCURRENCY"] ? { concurrency: Number(process.env["KIT_CONCURRENCY"]) } : {}),
     executeLeaseMillis: 15_000,
     executeTimeoutMillis: 7_000,
     deliveryLeaseMillis: 15_000,
