@@ -15,7 +15,6 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ActionLedger } from "../ports/ActionLedger.ts"
 import { timeOrderedUuidWith } from "../protocol/Uuid.ts"
@@ -25,8 +24,7 @@ import { EventStore } from "../ports/EventStore.ts"
 import { Crypto } from "../ports/Crypto.ts"
 import { Completion } from "../protocol/messages/Completion.ts"
 import type { NonceStore } from "../ports/NonceStore.ts"
-import { connectorSecretRef, SecretVault } from "../ports/SecretVault.ts"
-import { importSigningKeys } from "../protocol/Signing.ts"
+import type { SecretVault } from "../ports/SecretVault.ts"
 import type { StorageError } from "../ports/StorageError.ts"
 import { checkHeaders, type HeaderSource, makeVerifier, snakeCaseTag } from "../protocol/Verification.ts"
 import {
@@ -44,6 +42,7 @@ import { completionIdentity } from "./CompletionIdentity.ts"
 import { completionTrigger, evidenceStanding, matchEvidence } from "./Evidence.ts"
 import { acceptedEvidence, evidenceOutboxKind, type EvidenceWatch, holdsEvidence } from "./ObservedEvidence.ts"
 import { answer, applyTrigger, stepDetail } from "./internal/applyTrigger.ts"
+import { makeSigningKeyCache } from "./internal/signingKeyCache.ts"
 
 /**
  * What kind of refusal a completion got: not authenticated (no known completion secret signed it,
@@ -121,27 +120,15 @@ export const makeCompletionReceiver: Effect.Effect<
   never,
   CompletionServices
 > = Effect.gen(function* () {
-  const context = yield* Effect.context<CompletionServices>()
   const ledger = yield* ActionLedger
   const connections = yield* ConnectionStore
-  const vault = yield* SecretVault
   const crypto = yield* Crypto
   const catalogs = yield* CatalogStore
   const events = yield* EventStore
   const verifier = yield* makeVerifier
-
-  const completionKeys = (connectionId: string, revision: number) =>
-    Effect.gen(function* () {
-      const secret = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
-      if (Option.isNone(secret)) return Option.none()
-      // Only the completion key is used; the signing half is a placeholder.
-      return Option.some(
-        yield* Effect.provide(
-          importSigningKeys({ actionSigning: Redacted.make("unused"), completion: secret.value }),
-          context
-        )
-      )
-    }).pipe(Effect.catchTag("OpenFailed", () => Effect.succeed(Option.none())))
+  // Each revision's completion key, opened and imported once; which revisions may verify is read
+  // from the connection on every completion, so a retired revision's key is never tried again.
+  const completionKeys = yield* makeSigningKeyCache("completion")
 
   const decodeCompletion = FastDecode.decodeUnknown(Completion, exactParseOptions)
 

@@ -31,7 +31,8 @@ export const makeOutbound = (options: {
     // connection this process opened for it, so no other process can ever be shown it: its nonce is
     // remembered in this process's memory, which costs no database write per request.
     const verifier = yield* Effect.provide(makeVerifier, usedNoncesContext())
-    const keysFor = yield* makeSigningKeyCache
+    // Every message the service signs, and every answer it checks, uses the action signing secret.
+    const keysFor = yield* makeSigningKeyCache("actionSigning")
     const timeout = options.timeoutMillis === undefined ? {} : { timeoutMillis: options.timeoutMillis }
     return { signer, verifier, keysFor, timeout }
   })

@@ -1,8 +1,13 @@
 /**
- * The service's signing keys of each connection revision, read from the secret vault and imported
- * once per process: the dispatcher signs executions with them and the reconciler signs reads. A
- * revision whose secrets are gone (retired) or cannot be opened has none. (The customer kit's
- * `RevisionKeys` are something else: the kit's own keys of one revision.)
+ * The service's keys of each connection revision, read from the secret vault and imported once per
+ * process: the dispatcher signs executions with them, the reconciler signs reads, and completion
+ * intake verifies completions. A revision whose secret is gone (retired) or cannot be opened has
+ * none. (The customer kit's `RevisionKeys` are something else: the kit's own keys of one revision.)
+ *
+ * A revision's secrets are written once, when it is registered, and only ever deleted (retirement),
+ * so a key once imported stays the revision's key. Whether a revision may still be used is never
+ * answered here: callers read the revision's state from the connection store on every use, and a
+ * retired revision's cached key is then never asked for.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -12,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Crypto } from "../../ports/Crypto.ts"
 import { connectorSecretRef, SecretVault } from "../../ports/SecretVault.ts"
-import { importSigningKeys, type SigningKeys } from "../../protocol/Signing.ts"
+import { importSigningKeys, type SecretName, type SigningKeys } from "../../protocol/Signing.ts"
 import type { StorageError } from "../../ports/StorageError.ts"
 
 export type SigningKeyCache = (
@@ -21,8 +26,10 @@ export type SigningKeyCache = (
 ) => Effect.Effect<Option.Option<SigningKeys>, StorageError>
 
 /**
- * Keys per `(connectionId, revision)`, cached for the life of the returned function. Only the
- * action signing key is needed by its users; the completion secret may already be retired.
+ * Keys per `(connectionId, revision)`, cached for the life of the returned function, for the users
+ * of one secret (`secret`: the action signing secret for the service's own messages, the completion
+ * secret for completions). Only that secret is read; the other half of the answered keys is a
+ * placeholder, which the purposes its users sign and verify never pick.
  *
  * Imported keys are kept as the very effect that answers them, so a delivery with keys in hand
  * runs no lookup step of its own. Concurrent calls for a revision not yet loaded share one load: a
@@ -31,23 +38,24 @@ export type SigningKeyCache = (
  * wait. A revision with no secret, or whose load failed, is not kept: the next call reads the vault
  * again.
  */
-export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVault | Crypto> = Effect.gen(
-  function* () {
+export const makeSigningKeyCache = (secret: SecretName): Effect.Effect<SigningKeyCache, never, SecretVault | Crypto> =>
+  Effect.gen(function* () {
     const vault = yield* SecretVault
     const crypto = yield* Crypto
     const loaded = new Map<string, Effect.Effect<Option.Option<SigningKeys>>>()
     const loading = new Map<string, Deferred.Deferred<Option.Option<SigningKeys>, StorageError>>()
+    const placeholder = Redacted.make("unused")
 
     const load = (connectionId: string, revision: number) =>
       Effect.gen(function* () {
-        const actionSigning = yield* vault.get(connectorSecretRef(connectionId, revision, "actionSigning"))
-        if (Option.isNone(actionSigning)) return Option.none<SigningKeys>()
-        const completion = yield* vault.get(connectorSecretRef(connectionId, revision, "completion"))
+        const value = yield* vault.get(connectorSecretRef(connectionId, revision, secret))
+        if (Option.isNone(value)) return Option.none<SigningKeys>()
         const keys = yield* Effect.provideService(
-          importSigningKeys({
-            actionSigning: actionSigning.value,
-            completion: Option.getOrElse(completion, () => Redacted.make("unused"))
-          }),
+          importSigningKeys(
+            secret === "actionSigning"
+              ? { actionSigning: value.value, completion: placeholder }
+              : { actionSigning: placeholder, completion: value.value }
+          ),
           Crypto,
           crypto
         )
@@ -81,5 +89,4 @@ export const makeSigningKeyCache: Effect.Effect<SigningKeyCache, never, SecretVa
         })
       )
     }
-  }
-)
+  })

@@ -1,15 +1,18 @@
 /**
- * The service's signing key cache: concurrent first calls share one vault read and import, loaded
- * keys are answered without reading again, and a revision with no secret, whose secret cannot be
- * opened or whose read failed is read again on the next call.
+ * The service's key cache: concurrent first calls share one vault read and import, loaded keys are
+ * answered without reading again, a revision with no secret, whose secret cannot be opened or whose
+ * read failed is read again on the next call, and a cache answers keys only for the secret it is
+ * for (a revision missing that secret has none, whatever else it holds).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "../../../../adapters/crypto/NodeCrypto.ts"
-import { makeSigningKeyCache } from "../../../../core/connector/internal/signingKeyCache.ts"
+import { makeSigningKeyCache, type SigningKeyCache } from "../../../../core/connector/internal/signingKeyCache.ts"
+import { Crypto } from "../../../../core/ports/Crypto.ts"
 import { OpenFailed } from "../../../../core/protocol/Cipher.ts"
+import type { SecretName } from "../../../../core/protocol/Signing.ts"
 import { connectorSecretRef, SecretVault, type SecretVaultService } from "../../../../core/ports/SecretVault.ts"
 import { StorageError } from "../../../../core/ports/StorageError.ts"
 
@@ -36,27 +39,30 @@ const countingVault = () => {
       }),
     retire: (ref) => Effect.sync(() => secrets.delete(ref))
   }
-  const put = (connectionId: string, revision: number) => {
-    secrets.set(
-      connectorSecretRef(connectionId, revision, "actionSigning"),
-      `as_${connectionId}_${revision}_${"x".repeat(32)}`
-    )
-    secrets.set(
-      connectorSecretRef(connectionId, revision, "completion"),
-      `cs_${connectionId}_${revision}_${"y".repeat(32)}`
-    )
+  const put = (connectionId: string, revision: number, only?: SecretName) => {
+    if (only !== "completion")
+      secrets.set(
+        connectorSecretRef(connectionId, revision, "actionSigning"),
+        secretOf(connectionId, revision, "actionSigning")
+      )
+    if (only !== "actionSigning")
+      secrets.set(
+        connectorSecretRef(connectionId, revision, "completion"),
+        secretOf(connectionId, revision, "completion")
+      )
   }
   return { service, state, put }
 }
 
+const secretOf = (connectionId: string, revision: number, name: SecretName) =>
+  `${name === "actionSigning" ? "as" : "cs"}_${connectionId}_${revision}_${"x".repeat(32)}`
+
 const withCache = <A, E>(
-  body: (
-    cache: Effect.Effect.Success<typeof makeSigningKeyCache>,
-    vault: ReturnType<typeof countingVault>
-  ) => Effect.Effect<A, E>
+  body: (cache: SigningKeyCache, vault: ReturnType<typeof countingVault>) => Effect.Effect<A, E, Crypto>,
+  secret: SecretName = "actionSigning"
 ) => {
   const vault = countingVault()
-  return Effect.flatMap(makeSigningKeyCache, (cache) => body(cache, vault)).pipe(
+  return Effect.flatMap(makeSigningKeyCache(secret), (cache) => body(cache, vault)).pipe(
     Effect.provideService(SecretVault, vault.service),
     Effect.provide(NodeCrypto.layer)
   )
@@ -71,12 +77,12 @@ describe("signing key cache", () => {
           Array.from({ length: 50 }, () => cache("conn_1", 1)),
           { concurrency: "unbounded" }
         )
-        // One load: the action signing and the completion secret.
-        assert.strictEqual(vault.state.reads, 2)
+        // One load: the one secret the cache is for.
+        assert.strictEqual(vault.state.reads, 1)
         const first = Option.getOrThrow(all[0]!)
         for (const keys of all) assert.strictEqual(Option.getOrThrow(keys), first)
         yield* cache("conn_1", 1)
-        assert.strictEqual(vault.state.reads, 2)
+        assert.strictEqual(vault.state.reads, 1)
       })
     )
   )
@@ -88,7 +94,7 @@ describe("signing key cache", () => {
         vault.put("conn_1", 2)
         const [one, two] = yield* Effect.all([cache("conn_1", 1), cache("conn_1", 2)], { concurrency: "unbounded" })
         assert.notStrictEqual(Option.getOrThrow(one), Option.getOrThrow(two))
-        assert.strictEqual(vault.state.reads, 4)
+        assert.strictEqual(vault.state.reads, 2)
       })
     )
   )
@@ -142,7 +148,7 @@ describe("signing key cache", () => {
         yield* Effect.fork(starter.interruptAsFork(starter.id()))
         const keys = yield* waiter.await
         assert.isTrue(keys._tag === "Success" && Option.isSome(keys.value))
-        assert.strictEqual(vault.state.reads, 2)
+        assert.strictEqual(vault.state.reads, 1)
       })
     )
   )
@@ -156,7 +162,7 @@ describe("signing key cache", () => {
         const interrupted = yield* starter.interruptAsFork(starter.id()).pipe(Effect.zipRight(starter.await))
         assert.strictEqual(interrupted._tag, "Failure")
         assert.isTrue(Option.isSome(yield* cache("conn_1", 1)))
-        assert.strictEqual(vault.state.reads, 2)
+        assert.strictEqual(vault.state.reads, 1)
       })
     )
   )
@@ -172,8 +178,44 @@ describe("signing key cache", () => {
         const keys = yield* first.await
         assert.isTrue(keys._tag === "Success" && Option.isSome(keys.value))
         assert.strictEqual((yield* waiter.await)._tag, "Failure")
-        assert.strictEqual(vault.state.reads, 2)
+        assert.strictEqual(vault.state.reads, 1)
       })
     )
   )
+
+  for (const secret of ["actionSigning", "completion"] as const) {
+    const other = secret === "actionSigning" ? "completion" : "actionSigning"
+
+    it.effect(`a cache for the ${secret} secret answers that secret's key`, () =>
+      withCache(
+        (cache, vault) =>
+          Effect.gen(function* () {
+            vault.put("conn_1", 1)
+            const crypto = yield* Crypto
+            const keys = Option.getOrThrow(yield* cache("conn_1", 1))
+            const expected = yield* crypto.importHmacKey(Redacted.make(secretOf("conn_1", 1, secret)))
+            const mac = yield* crypto.hmacSha256Hex(expected, ["message"])
+            assert.isTrue(yield* crypto.verifyHmacSha256Hex(keys[secret], ["message"], mac))
+            // The other half is a placeholder that verifies nothing the other secret signed.
+            const otherMac = yield* crypto.hmacSha256Hex(
+              yield* crypto.importHmacKey(Redacted.make(secretOf("conn_1", 1, other))),
+              ["message"]
+            )
+            assert.isFalse(yield* crypto.verifyHmacSha256Hex(keys[other], ["message"], otherMac))
+          }),
+        secret
+      )
+    )
+
+    it.effect(`a cache for the ${secret} secret has no keys for a revision holding only the ${other} secret`, () =>
+      withCache(
+        (cache, vault) =>
+          Effect.gen(function* () {
+            vault.put("conn_1", 1, other)
+            assert.isTrue(Option.isNone(yield* cache("conn_1", 1)))
+          }),
+        secret
+      )
+    )
+  }
 })
