@@ -360,9 +360,14 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
           c_id text, c_body_hash text, c_received_at int8, o_id text, o_kind text, o_dedupe_key text, o_payload jsonb,
           o_next_attempt_at int8, o_created_at int8)
       ), claimed AS (
+        -- One primary-key probe per transition (LIMIT 1 keeps the subquery from being flattened into
+        -- a join): joined to v (estimated at 100 rows whatever it holds), a plan made while the table
+        -- was small scanned every completion ever received, and a prepared statement kept that plan.
         SELECT v.input, c.completion_id AS c_id, c.action_request_id AS c_action, c.body_hash AS c_body_hash,
           c.received_at AS c_received_at
-        FROM v JOIN accord_completions c ON c.completion_id = v.c_id
+        FROM v CROSS JOIN LATERAL (
+          SELECT completion_id, action_request_id, body_hash, received_at FROM accord_completions
+          WHERE completion_id = v.c_id LIMIT 1) c
       ), queued_before AS (
         SELECT v.input FROM v
         WHERE v.o_id IS NOT NULL AND EXISTS (
