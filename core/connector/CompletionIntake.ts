@@ -258,17 +258,21 @@ export const makeCompletionReceiver: Effect.Effect<
         trigger,
         decide: (current, step, { now }) =>
           Effect.gen(function* () {
-            const existing = yield* ledger.findCompletion(completionId)
-            const identity = completionIdentity(Option.getOrUndefined(existing), incoming)
-            if (identity === "duplicate") return answer(receipt("duplicate", current.state))
-            if (identity === "conflict") return yield* conflict()
             if (step === undefined || step._tag === "Illegal") {
+              // A redelivery usually finds its action past the state it moved it to: the completion
+              // id already recorded answers it (duplicate or conflict) before the state does.
+              const existing = yield* ledger.findCompletion(completionId)
+              const identity = completionIdentity(Option.getOrUndefined(existing), incoming)
+              if (identity === "duplicate") return answer(receipt("duplicate", current.state))
+              if (identity === "conflict") return yield* conflict()
               return yield* refused(
                 "conflict",
                 "completion_not_applicable",
                 `the action cannot take this completion (${step?.reason})`
               )
             }
+            // A step the action can take claims the completion id in the transition itself: an id
+            // already recorded writes nothing and settles as a duplicate or a conflict below.
             const toState = step._tag === "Move" ? step.to : current.state
             const queue = step.queueReconciliation
             const watch =

@@ -332,6 +332,22 @@ describe("completion intake", () => {
     }).pipe(Effect.provide(layer()))
   )
 
+  it.live("a redelivery while the action can still take a completion is a duplicate, recorded once", () =>
+    Effect.gen(function* () {
+      const receive = yield* makeCompletionReceiver
+      const { actionRequestId, completion } = yield* acceptedAction()
+      // `unknown` leaves the action unresolved, a state that takes a later completion: the
+      // redelivery is told apart by its completion id alone.
+      const bytes = encodeBody({ ...completion, outcome: "unknown" })
+      assert.strictEqual((yield* receive(yield* signed(bytes))).status, "recorded")
+      const again = yield* receive(yield* signed(bytes))
+      assert.strictEqual(again.status, "duplicate")
+      assert.strictEqual(again.state, "unresolved")
+      const history = yield* Effect.flatMap(ActionLedger, (l) => l.history(actionRequestId))
+      assert.strictEqual(history.filter((h) => h.trigger === "completion").length, 1)
+    }).pipe(Effect.provide(layer()))
+  )
+
   it.live("the same completionId with a different body is a conflict and changes nothing", () =>
     Effect.gen(function* () {
       const receive = yield* makeCompletionReceiver
