@@ -19,7 +19,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 
@@ -211,6 +211,26 @@ const compileTypeLiteral = (ast: AST.TypeLiteral, options: AST.ParseOptions | un
 }
 
 /**
+ * The schema's parser reads a union's discriminating field with `String(value)`, which throws a
+ * `TypeError` for an object whose `toString` and `valueOf` are not functions, and JSON makes one
+ * (`{"kind":{"toString":""}}`). Such an input is rejected like any other, never a defect: the
+ * rejection names the schema and says why.
+ */
+export const unreadableMessage = "a field of the input cannot be read as text"
+
+const parsed = <R>(run: () => R, rejected: () => R): R => {
+  try {
+    return run()
+  } catch (error) {
+    if (error instanceof TypeError) return rejected()
+    throw error
+  }
+}
+
+const unreadable = (ast: AST.AST, input: unknown) =>
+  new ParseResult.ParseError({ issue: new ParseResult.Type(ast, input, unreadableMessage) })
+
+/**
  * How the compiled checks answer `input`: `"decoded"` (the schema's parser would decode it to the
  * same value), `"rejected"` (it would reject it) or `"deferred"` (they cannot tell). For tests and
  * diagnostics; decoding goes through {@link decodeUnknownEither}, {@link decodeUnknown},
@@ -239,7 +259,12 @@ export const decodeUnknownEither = <A, I>(
   const slow = Schema.decodeUnknownEither(schema, options)
   return (input) => {
     const value = fast(input)
-    return isMiss(value) ? slow(input) : Either.right(value as A)
+    return isMiss(value)
+      ? parsed(
+          () => slow(input),
+          () => Either.left(unreadable(schema.ast, input))
+        )
+      : Either.right(value as A)
   }
 }
 
@@ -269,7 +294,12 @@ export const decodeUnknown = <A, I, R>(
     const slow = Schema.decodeUnknown(schema, options) as EffectDecoder
     decoder = (input) => {
       const value = fast(input)
-      return isMiss(value) ? slow(input) : Effect.succeed(value)
+      return isMiss(value)
+        ? parsed(
+            () => slow(input),
+            () => Effect.fail(unreadable(schema.ast, input))
+          )
+        : Effect.succeed(value)
     }
     byAst.set(schema.ast, decoder)
   }
@@ -288,7 +318,11 @@ export const decodeUnknownOption = <A, I>(
   const slow = Schema.decodeUnknownOption(schema, options)
   return (input) => {
     const value = fast(input)
-    return value === fail ? Option.none() : value === defer ? slow(input) : Option.some(value as A)
+    return value === fail
+      ? Option.none()
+      : value === defer
+        ? parsed(() => slow(input), Option.none)
+        : Option.some(value as A)
   }
 }
 
@@ -304,6 +338,13 @@ export const is = <A, I, R>(
   const slow = Schema.is(schema, options)
   return (input): input is A => {
     const value = fast(input)
-    return value === fail ? false : value === defer ? slow(input) : true
+    return value === fail
+      ? false
+      : value === defer
+        ? parsed(
+            () => slow(input),
+            () => false
+          )
+        : true
   }
 }

@@ -3,13 +3,15 @@
  * `FastDecode.decodeUnknownEither` / `decodeUnknownOption` / `decodeUnknown` / `is` give the same
  * result as `Schema.decodeUnknownEither` / `decodeUnknownOption` / `decodeUnknown` / `is` with the
  * same options (the same value, keys in the same order, the same
- * issues), and the protocol's hot schemas take the fast path for valid input.
+ * issues), and the protocol's hot schemas take the fast path for valid input. Where the schema's
+ * parser throws (a union's discriminating field that cannot be read as text), the decoders reject.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
@@ -20,7 +22,8 @@ import {
   decodeUnknownEither,
   decodeUnknownOption,
   fastVerdict,
-  is
+  is,
+  unreadableMessage
 } from "../../../core/protocol/FastDecode.ts"
 import { Acknowledgement } from "../../../core/protocol/messages/Acknowledgement.ts"
 import { ClaimedExecution } from "../../../core/customer/ClaimedExecution.ts"
@@ -213,6 +216,22 @@ const acks = fc.constantFrom<unknown>(
 /** `Option.none()` shown as one fixed error, so two `none`s compare equal. */
 const emptyError = new ParseResult.ParseError({ issue: new ParseResult.Type(Schema.Never.ast, undefined, "none") })
 
+/**
+ * The schema's parser's answer, where a `TypeError` it throws (a union's discriminating field that
+ * cannot be read as text) stands for the rejection the decoders answer instead.
+ */
+const schemaAnswer = <R>(run: () => R, rejected: () => R): R => {
+  try {
+    return run()
+  } catch (error) {
+    if (error instanceof TypeError) return rejected()
+    throw error
+  }
+}
+
+const unreadableError = (schema: Schema.Schema.Any, input: unknown) =>
+  new ParseResult.ParseError({ issue: new ParseResult.Type(schema.ast, input, unreadableMessage) })
+
 const sameAsSchema = <A, I>(
   name: string,
   schema: Schema.Schema<A, I, never>,
@@ -226,13 +245,29 @@ const sameAsSchema = <A, I>(
     ([input]) => {
       assert.strictEqual(
         shown(decodeUnknownEither(schema, options)(input)),
-        shown(Schema.decodeUnknownEither(schema, options)(input))
+        shown(
+          schemaAnswer(
+            () => Schema.decodeUnknownEither(schema, options)(input),
+            () => Either.left(unreadableError(schema, input))
+          )
+        )
       )
       assert.strictEqual(
         shown(Either.fromOption(decodeUnknownOption(schema, options)(input), () => emptyError)),
-        shown(Either.fromOption(Schema.decodeUnknownOption(schema, options)(input), () => emptyError))
+        shown(
+          Either.fromOption(
+            schemaAnswer(() => Schema.decodeUnknownOption(schema, options)(input), Option.none),
+            () => emptyError
+          )
+        )
       )
-      assert.strictEqual(is(schema, options)(input), Schema.is(schema, options)(input))
+      assert.strictEqual(
+        is(schema, options)(input),
+        schemaAnswer(
+          () => Schema.is(schema, options)(input),
+          () => false
+        )
+      )
     },
     { fastCheck: { numRuns: runs } }
   )
@@ -282,6 +317,27 @@ const Mixed = Schema.Struct({
 })
 
 describe("FastDecode", () => {
+  it.effect("a union's discriminating field that cannot be read as text is a rejection, never a throw", () =>
+    Effect.gen(function* () {
+      const Choice = Schema.Struct({
+        choice: Schema.Union(
+          Schema.Struct({ kind: Schema.Literal("a"), a: Schema.Number }),
+          Schema.Struct({ kind: Schema.Literal("b"), b: Schema.String })
+        )
+      })
+      // JSON makes an object whose `toString` is not a function: `String(value)` throws on it.
+      const input = JSON.parse(`{"choice":{"kind":{"toString":"","valueOf":""},"a":0}}`)
+      assert.throws(() => Schema.decodeUnknownEither(Choice)(input), TypeError)
+      const rejected = decodeUnknownEither(Choice)(input)
+      assert.isTrue(Either.isLeft(rejected))
+      assert.include(shown(rejected), unreadableMessage)
+      assert.isTrue(Option.isNone(decodeUnknownOption(Choice)(input)))
+      assert.isFalse(is(Choice)(input))
+      const exit = yield* Effect.exit(decodeUnknown(Choice)(input))
+      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail")
+    })
+  )
+
   sameAsSchema("ExecutionRequest (exact options)", ExecutionRequest, requests, exactParseOptions)
   sameAsSchema("ExecutionRequest (default options)", ExecutionRequest, requests)
   sameAsSchema(
