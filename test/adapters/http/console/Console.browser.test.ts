@@ -698,6 +698,8 @@ describe.skipIf(typeof launched === "string")("admin console in headless Chromiu
     await page.click("nav a[data-screen=keys]")
     await page.locator("h1", { hasText: "Direct API keys" }).waitFor()
     const adminRow = page.locator("tbody tr", { has: page.locator("td[data-label=Scope]", { hasText: /^admin$/ }) })
+    // The heading shows before the key list has loaded: wait for its rows, then count them.
+    await adminRow.first().waitFor()
     assert.strictEqual(await adminRow.count(), 1)
     await adminRow.locator("button", { hasText: /^Revoke$/ }).click()
     assert.include(
