@@ -16,7 +16,7 @@ import * as MemoryReadiness from "../../adapters/memory/Readiness.ts"
 import * as HttpTransport from "../../adapters/transport/HttpTransport.ts"
 import type { ConnectorSecrets } from "../../core/protocol/Signing.ts"
 import * as Server from "../../runtimes/Server.ts"
-import { secrets, workspaceId } from "../core/connector/dispatch/support.ts"
+import { intakeInput, secrets, workspaceId } from "../core/connector/dispatch/support.ts"
 import { configFrom, request } from "../support/http.ts"
 import type { StorageVariant } from "../support/storage.ts"
 import { publishCatalogHttp } from "../support/catalog.ts"
@@ -124,6 +124,20 @@ export const waitFor = <A, E, R>(probe: Effect.Effect<A, E, R>, done: (a: A) => 
 /** `GET /action-requests/{id}` as JSON. */
 export const actionStatus = (service: Service, id: string) =>
   Effect.map(request(`${service.ws}/action-requests/${id}`, { headers: admin }), (r) => r.json)
+
+/** An action of `accountId` taken in over HTTP and accepted by the connected peer: its id and key. */
+export const acceptedAction = (service: Service, accountId: string) =>
+  Effect.gen(function* () {
+    const created = yield* request(`${service.ws}/action-requests`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify(intakeInput(accountId))
+    })
+    assert.strictEqual(created.status, 202, created.text)
+    const id = created.json.actionRequestId as string
+    const accepted = yield* waitFor(actionStatus(service, id), (s) => s.state === "accepted", "acceptance")
+    return { id, providerIdempotencyKey: accepted.providerIdempotencyKey as string }
+  })
 
 /**
  * The customer kit (`makeCustomerKit`: handler plus its execution and completion workers) with the

@@ -17,8 +17,8 @@ import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import pg from "pg"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
-import { intakeInput, secrets, signedCompletion, startPeer } from "../../../core/connector/dispatch/support.ts"
-import { actionStatus, admin, bootService, connect, type Service, waitFor } from "../../../e2e/support.ts"
+import { secrets, signedCompletion, startPeer } from "../../../core/connector/dispatch/support.ts"
+import { acceptedAction, actionStatus, bootService, connect } from "../../../e2e/support.ts"
 import { type Reply, request } from "../../../support/http.ts"
 import { databaseUrl, freshSchemaUrl, warnIfSkipped } from "../../../support/postgres.ts"
 
@@ -26,20 +26,6 @@ warnIfSkipped("completion intake under concurrent deliveries")
 
 const concurrent = 16
 const applicationName = `accord-completion-concurrency-${process.pid}`
-
-/** An action the connector accepted: its id and its provider idempotency key. */
-const acceptedAction = (service: Service) =>
-  Effect.gen(function* () {
-    const created = yield* request(`${service.ws}/action-requests`, {
-      method: "POST",
-      headers: admin,
-      body: JSON.stringify(intakeInput("acct_concurrent"))
-    })
-    assert.strictEqual(created.status, 202, created.text)
-    const id = created.json.actionRequestId as string
-    const accepted = yield* waitFor(actionStatus(service, id), (s) => s.state === "accepted", "acceptance")
-    return { id, providerIdempotencyKey: accepted.providerIdempotencyKey as string }
-  })
 
 describe.skipIf(databaseUrl === undefined)("completion intake, concurrent deliveries for one action (postgres)", () => {
   it.live(
@@ -110,10 +96,10 @@ describe.skipIf(databaseUrl === undefined)("completion intake, concurrent delive
           )
 
         // Redeliveries: one completion id and body, each with a fresh nonce and signature.
-        const redelivered = yield* acceptedAction(service)
+        const redelivered = yield* acceptedAction(service, "acct_concurrent")
         const redeliveries = yield* atOnce(() => deliver(redelivered, `cmp_${redelivered.id}`))
         // Different completions for one action, each its own id.
-        const contended = yield* acceptedAction(service)
+        const contended = yield* acceptedAction(service, "acct_concurrent")
         const distinct = yield* atOnce((i) => deliver(contended, `cmp_${contended.id}_${i}`))
         yield* Fiber.interrupt(watching)
 

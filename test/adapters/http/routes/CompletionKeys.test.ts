@@ -10,8 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SecretVault } from "../../../../core/ports/SecretVault.ts"
 import { formatTimestamp } from "../../../../core/protocol/Timestamp.ts"
-import { intakeInput, secrets, signedCompletion, startPeer } from "../../../core/connector/dispatch/support.ts"
-import { actionStatus, admin, bootService, connect, type Service, waitFor } from "../../../e2e/support.ts"
+import { secrets, signedCompletion, startPeer } from "../../../core/connector/dispatch/support.ts"
+import { acceptedAction, bootService, connect } from "../../../e2e/support.ts"
 import { request } from "../../../support/http.ts"
 import { type StorageVariant, storageVariants } from "../../../support/storage.ts"
 
@@ -35,19 +35,6 @@ const counting = () => {
   }
   return { reads, variant }
 }
-
-const acceptedAction = (service: Service, accountId: string) =>
-  Effect.gen(function* () {
-    const created = yield* request(`${service.ws}/action-requests`, {
-      method: "POST",
-      headers: admin,
-      body: JSON.stringify(intakeInput(accountId))
-    })
-    assert.strictEqual(created.status, 202, created.text)
-    const id = created.json.actionRequestId as string
-    const accepted = yield* waitFor(actionStatus(service, id), (s) => s.state === "accepted", "acceptance")
-    return { id, providerIdempotencyKey: accepted.providerIdempotencyKey as string }
-  })
 
 describe("completion route", () => {
   it.live("opens a revision's completion secret on its first completion only", () =>
