@@ -435,55 +435,37 @@ const main = async () => {
       `INSERT INTO ${schema}.baseline_history VALUES ($1, 1, $2, 'intake', NULL, 'dispatching'), ($1, 2, $2, 'acknowledgement', 'dispatching', 'accepted')`,
       [actionRequestId, now]
     )
-    const baselineUrl = new URL(databaseUrl)
-    baselineUrl.searchParams.set("application_name", `${schema}_baseline`)
-    const baseline = spawn(process.execPath, [...imageNodeFlags(), "bench/routes-baseline-server.mjs"], {
-      env: {
-        ...process.env,
-        DATABASE_URL: baselineUrl.toString(),
-        PORT: String(baselinePort),
-        SCHEMA: schema,
-        COMPLETION_SECRET: completion
-      },
-      stdio: ["ignore", "ignore", "inherit"]
-    })
-    children.push(baseline)
-    const bare = `http://127.0.0.1:${baselinePort}`
-    await waitUp(`${bare}/healthz`)
-    const platformPort = baselinePort + 1
-    const platformUrl = new URL(databaseUrl)
-    platformUrl.searchParams.set("application_name", `${schema}_platform`)
-    const platform = spawn(process.execPath, [...imageNodeFlags(), "bench/routes-effect-server.mjs"], {
-      env: {
-        ...process.env,
-        DATABASE_URL: platformUrl.toString(),
-        PORT: String(platformPort),
-        SCHEMA: schema,
-        COMPLETION_SECRET: completion
-      },
-      stdio: ["ignore", "ignore", "inherit"]
-    })
-    children.push(platform)
-    await waitUp(`http://127.0.0.1:${platformPort}/healthz`)
-
-    const accordTarget = (path: string, headers: Record<string, string> = {}): Target => ({
-      url: `${base}${path}`,
-      pid: accord.pid!,
-      applicationName: `${schema}_accord`,
-      headers
-    })
-    const baselineTarget = (path: string, headers: Record<string, string> = {}): Target => ({
-      url: `${bare}${path}`,
-      pid: baseline.pid!,
-      applicationName: `${schema}_baseline`,
-      headers
-    })
-    const platformTarget = (path: string, headers: Record<string, string> = {}): Target => ({
-      url: `http://127.0.0.1:${platformPort}${path}`,
-      pid: platform.pid!,
-      applicationName: `${schema}_platform`,
-      headers
-    })
+    // Targets on one server: its URL, its process and the application name of its backends.
+    const targetsOn =
+      (origin: string, pid: number, name: string) =>
+      (path: string, headers: Record<string, string> = {}): Target => ({
+        url: `${origin}${path}`,
+        pid,
+        applicationName: `${schema}_${name}`,
+        headers
+      })
+    // A reference server (`script`) on `port`, on the baseline's tables; its targets once it answers.
+    const startReference = async (script: string, port: number, name: string) => {
+      const url = new URL(databaseUrl)
+      url.searchParams.set("application_name", `${schema}_${name}`)
+      const child = spawn(process.execPath, [...imageNodeFlags(), script], {
+        env: {
+          ...process.env,
+          DATABASE_URL: url.toString(),
+          PORT: String(port),
+          SCHEMA: schema,
+          COMPLETION_SECRET: completion
+        },
+        stdio: ["ignore", "ignore", "inherit"]
+      })
+      children.push(child)
+      const origin = `http://127.0.0.1:${port}`
+      await waitUp(`${origin}/healthz`)
+      return targetsOn(origin, child.pid!, name)
+    }
+    const baselineTarget = await startReference("bench/routes-baseline-server.mjs", baselinePort, "baseline")
+    const platformTarget = await startReference("bench/routes-effect-server.mjs", baselinePort + 1, "platform")
+    const accordTarget = targetsOn(base, accord.pid!, "accord")
     // The baseline and the platform server complete the same actions of the baseline's table (an
     // update of an already completed row costs what the first one did).
     const next: Record<Which, number> = { accord: 0, baseline: 0, platform: 0 }
