@@ -8,8 +8,20 @@
  * size and on an empty schema, it measures p50/p99 of `GET /events` per filter and at a deep cursor,
  * of `GET /accounts/{id}`, and ingest events/s (autocannon, 32 connections), and prints the
  * `EXPLAIN (ANALYZE, BUFFERS)` of each events query. The seeded events are a backfill: before the
- * views are measured, retention sweeps move their months out of the default partition. `npm run bench:scale -- instances` measures
- * 1 against 2 server instances instead (`bench/scale-instances.ts`).
+ * views are measured, retention sweeps move their months out of the default partition.
+ *
+ * Every server runs for the whole bench and the measures are interleaved: `SCALE_ROUNDS` rounds
+ * (default 3), each taking every view's `SCALE_SAMPLES` requests (default 200) from every server in
+ * turn, the order reversed each round, then `SCALE_INGEST_SECONDS` (default 10) of ingest into each
+ * after a `CHECKPOINT`; a view's p50/p99 are over all its rounds' requests, ingest is the median of
+ * the rounds. So a figure and the one it is compared with are taken on the same machine state.
+ *
+ * `SCALE_BEFORE=<directory>`: a checkout of another version (with its `node_modules`) measured
+ * beside this one, its server started from that directory on a database of its own
+ * (`${SCALE_DATABASE}_before`, seeded the same way), and every figure printed for both.
+ *
+ * `npm run bench:scale -- instances` measures 1 against 2 server instances instead
+ * (`bench/scale-instances.ts`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -32,6 +44,8 @@ const databaseUrl = process.env["DATABASE_URL"] || undefined
 /** The database the bench creates and seeds (`SCALE_DATABASE`), a plain identifier. */
 const database = process.env["SCALE_DATABASE"] || "accord_scale"
 if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error("SCALE_DATABASE must be a lower-case SQL identifier")
+/** Another checkout measured beside this one (`SCALE_BEFORE`). */
+const beforeDir = process.env["SCALE_BEFORE"] || undefined
 if (databaseUrl === undefined) {
   console.log("bench:scale needs DATABASE_URL (PostgreSQL); skipped")
   process.exit(0)
@@ -39,6 +53,7 @@ if (databaseUrl === undefined) {
 const sizes = (process.env["SCALE_SIZES"] ?? "1000000").split(",").map(Number)
 const accounts = Number(process.env["SCALE_ACCOUNTS"] ?? 10_000)
 const samples = Number(process.env["SCALE_SAMPLES"] ?? 200)
+const rounds = Number(process.env["SCALE_ROUNDS"] ?? 3)
 const ingestSeconds = Number(process.env["SCALE_INGEST_SECONDS"] ?? 10)
 const batch = 250_000
 const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
@@ -49,9 +64,9 @@ const day = 86_400_000
 const end = Date.UTC(2026, 10, 1)
 const names = ["feature_used", "login", "invoice_paid", "seat_added", "export_run"]
 
-const scaleUrl = (schema?: string) => {
+const scaleUrl = (db: string, schema?: string) => {
   const url = new URL(databaseUrl)
-  url.pathname = `/${database}`
+  url.pathname = `/${db}`
   if (schema !== undefined) url.searchParams.set("options", `-csearch_path=${schema}`)
   return url.toString()
 }
@@ -59,11 +74,19 @@ const scaleUrl = (schema?: string) => {
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
-const server = async (schema: string, port: number): Promise<ChildProcess> => {
+/** A version measured: its checkout and its database. */
+interface Side {
+  readonly label: string
+  readonly dir: string
+  readonly database: string
+}
+
+const server = async (side: Side, schema: string, port: number): Promise<ChildProcess> => {
   const child = spawn(process.execPath, [...imageNodeFlags(), "--import", "tsx", "runtimes/node/main.ts"], {
+    cwd: side.dir,
     env: {
       ...process.env,
-      DATABASE_URL: scaleUrl(schema),
+      DATABASE_URL: scaleUrl(side.database, schema),
       PORT: String(port),
       ACCORD_BOOTSTRAP_WORKSPACE_ID: workspaceId,
       ACCORD_BOOTSTRAP_ADMIN_KEY: adminKey,
@@ -165,7 +188,7 @@ const seed = async (db: pg.Client, size: number, port: number) => {
  * server leaves that to autovacuum, the bench vacuums before each sweep (through `db`, which has no
  * statement timeout) so that its figures do not depend on when autovacuum runs.
  */
-const settle = async (schema: string, db: pg.Client) => {
+const settle = async (side: Side, schema: string, db: pg.Client) => {
   const started = performance.now()
   let moved = 0
   for (;;) {
@@ -173,7 +196,9 @@ const settle = async (schema: string, db: pg.Client) => {
     const created = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const context = yield* Layer.build(Database.layerPg(Redacted.make(scaleUrl(schema)), { poolSize: 1 }))
+          const context = yield* Layer.build(
+            Database.layerPg(Redacted.make(scaleUrl(side.database, schema)), { poolSize: 1 })
+          )
           const sql = Context.get(context, SqlClient.SqlClient)
           const done = yield* EventPartitions.sweep(sql, { now: Date.now(), defaultRetention: "forever" })
           return done.createdPartitions.length
@@ -187,8 +212,8 @@ const settle = async (schema: string, db: pg.Client) => {
   return { moved, seconds: (performance.now() - started) / 1000 }
 }
 
-/** p50/p99 of `samples` sequential GETs of `path(i)`. */
-const timed = async (port: number, path: (i: number) => string) => {
+/** The latencies (ms) of `samples` sequential GETs of `path(i)`. */
+const timed = async (port: number, path: (i: number) => string): Promise<ReadonlyArray<number>> => {
   const latencies: Array<number> = []
   for (let i = 0; i < samples; i++) {
     const started = performance.now()
@@ -198,9 +223,19 @@ const timed = async (port: number, path: (i: number) => string) => {
     if (response.status !== 200 && response.status !== 404) throw new Error(`${path(i)} answered ${response.status}`)
     latencies.push(performance.now() - started)
   }
-  latencies.sort((a, b) => a - b)
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
+  return latencies
 }
+
+const p50p99 = (latencies: ReadonlyArray<number>) => {
+  const sorted = [...latencies].sort((a, b) => a - b)
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+}
+
+const median = (values: ReadonlyArray<number>) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50
+  )
 
 const ingest = (port: number, key: string) =>
   new Promise<{ rps: number; p99: number; errors: number }>((resolve, reject) => {
@@ -233,7 +268,7 @@ const cursorOf = (occurredAt: number, id: string) =>
   Buffer.from(`${occurredAt}:${id}`).toString("base64").replaceAll("=", "")
 
 /** The queries `GET /events` runs (adapters/sql/EventStore.ts `list`), for EXPLAIN. */
-const explained = (db: pg.Client, label: string, where: string, params: ReadonlyArray<unknown>) =>
+const explained = (db: pg.Client, label: string, where: string, params: ReadonlyArray<unknown>): Promise<void> =>
   db
     .query(
       `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM accord_events WHERE workspace_id = $1 ${where} ORDER BY occurred_at DESC, id DESC LIMIT 50`,
@@ -244,114 +279,194 @@ const explained = (db: pg.Client, label: string, where: string, params: Readonly
       for (const row of result.rows) console.log(`    ${row["QUERY PLAN"]}`)
     })
 
-const measure = async (label: string, schema: string, size: number, port: number) => {
-  const db = new pg.Client({ connectionString: scaleUrl(schema) })
+/** One server measured: a side at a size (0: the empty schema). */
+interface Target {
+  readonly side: Side
+  readonly size: number
+  readonly label: string
+  readonly port: number
+  readonly db: pg.Client
+  readonly child: ChildProcess
+  readonly key: string
+  readonly views: ReadonlyArray<readonly [string, (i: number) => string]>
+  readonly explain: () => Promise<void>
+}
+
+const views = async (db: pg.Client, size: number) => {
+  const total = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
+  const ws = `/api/admin/v1/workspaces/${workspaceId}`
+  const account = (i: number) => `acct_${(i * 7919) % accounts}`
+  const middle = await db.query(
+    "SELECT occurred_at, id FROM accord_events ORDER BY occurred_at DESC, id DESC OFFSET $1 LIMIT 1",
+    [Math.floor(total / 2)]
+  )
+  const deep =
+    middle.rows[0] === undefined ? undefined : cursorOf(Number(middle.rows[0].occurred_at), middle.rows[0].id)
+  const from = new Date(end - 30 * day).toISOString()
+  const to = new Date(end - 29 * day).toISOString()
+  const list: Array<readonly [string, (i: number) => string]> = [
+    ["GET /events (newest page)", () => `${ws}/events?limit=50`],
+    ["GET /events?account_id", (i) => `${ws}/events?limit=50&account_id=${account(i)}`],
+    ["GET /events?event_name (common)", () => `${ws}/events?limit=50&event_name=login`],
+    ["GET /events?event_name (rare, 0.1 %)", () => `${ws}/events?limit=50&event_name=refund_issued`],
+    ["GET /events?from&to (one day)", () => `${ws}/events?limit=50&from=${from}&to=${to}`],
+    ["GET /events?account_id&event_name", (i) => `${ws}/events?limit=50&account_id=${account(i)}&event_name=login`]
+  ]
+  if (deep !== undefined) {
+    list.push(["GET /events?cursor (middle of the table)", () => `${ws}/events?limit=50&cursor=${deep}`])
+    list.push([
+      "GET /events?cursor&event_name (rare, deep)",
+      () => `${ws}/events?limit=50&event_name=refund_issued&cursor=${deep}`
+    ])
+  }
+  list.push(["GET /accounts/{id}", (i) => `${ws}/accounts/${account(i)}`])
+  const explain = async () => {
+    if (process.env["SCALE_EXPLAIN"] === "0" || size === 0) return
+    await explained(db, "account_id", "AND account_id = $2", [account(1)])
+    await explained(db, "event_name (rare)", "AND event_name = $2", ["refund_issued"])
+    await explained(db, "event_name (common)", "AND event_name = $2", ["login"])
+    if (middle.rows[0] !== undefined) {
+      await explained(db, "rare event_name at a deep cursor", "AND event_name = $2 AND (occurred_at, id) < ($3, $4)", [
+        "refund_issued",
+        middle.rows[0].occurred_at,
+        middle.rows[0].id
+      ])
+    }
+  }
+  return { total, list, explain }
+}
+
+/** Starts `side`'s server on its schema for `size`, seeded and settled. */
+const prepare = async (side: Side, size: number, port: number): Promise<Target> => {
+  const schema = size === 0 ? "scale_empty" : `scale_${size}`
+  const root = new pg.Client({ connectionString: scaleUrl(side.database) })
+  await root.connect()
+  // The empty reference: a fresh schema every run.
+  if (size === 0) await root.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  await root.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+  await root.end()
+  const label = `${side.label === "" ? "" : `${side.label}, `}${size === 0 ? "empty" : `${size.toLocaleString("en")} events`}`
+  const db = new pg.Client({ connectionString: scaleUrl(side.database, schema) })
   await db.connect()
-  const child = await server(schema, port)
-  try {
+  const child = await server(side, schema, port)
+  if (size > 0) {
     const existing = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
-    if (size > 0 && (existing < size || process.env["SCALE_RESEED"] === "1")) {
+    if (existing < size || process.env["SCALE_RESEED"] === "1") {
       await db.query("TRUNCATE accord_events")
       await db.query("TRUNCATE accord_event_keys").catch(() => undefined) // absent before the key table
       console.log(`${label}: seeding`)
       const seconds = await seed(db, size, port)
       console.log(`${label}: seeded ${size.toLocaleString("en")} events in ${seconds.toFixed(0)} s`)
-    } else if (size > 0) {
+    } else {
       console.log(`${label}: ${existing.toLocaleString("en")} events already seeded (SCALE_RESEED=1 seeds again)`)
     }
-    if (size > 0) {
-      const { moved, seconds } = await settle(schema, db)
+    const partitioned = await db.query(
+      "SELECT 1 FROM pg_class WHERE relname = 'accord_events' AND relkind = 'p' AND relnamespace = current_schema()::regnamespace"
+    )
+    if (partitioned.rowCount !== 0) {
+      const { moved, seconds } = await settle(side, schema, db)
       console.log(
         `${label}: the retention sweep moved ${moved} month(s) out of the default partition in ${seconds.toFixed(0)} s`
       )
     }
-    const total = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
-    const ws = `/api/admin/v1/workspaces/${workspaceId}`
-    const account = (i: number) => `acct_${(i * 7919) % accounts}`
-    const middle = await db.query(
-      "SELECT occurred_at, id FROM accord_events ORDER BY occurred_at DESC, id DESC OFFSET $1 LIMIT 1",
-      [Math.floor(total / 2)]
-    )
-    const deep =
-      middle.rows[0] === undefined ? undefined : cursorOf(Number(middle.rows[0].occurred_at), middle.rows[0].id)
-    const from = new Date(end - 30 * day).toISOString()
-    const to = new Date(end - 29 * day).toISOString()
-    const views: Array<[string, (i: number) => string]> = [
-      ["GET /events (newest page)", () => `${ws}/events?limit=50`],
-      ["GET /events?account_id", (i) => `${ws}/events?limit=50&account_id=${account(i)}`],
-      ["GET /events?event_name (common)", () => `${ws}/events?limit=50&event_name=login`],
-      ["GET /events?event_name (rare, 0.1 %)", () => `${ws}/events?limit=50&event_name=refund_issued`],
-      ["GET /events?from&to (one day)", () => `${ws}/events?limit=50&from=${from}&to=${to}`],
-      ["GET /events?account_id&event_name", (i) => `${ws}/events?limit=50&account_id=${account(i)}&event_name=login`],
-      ...(deep === undefined
-        ? []
-        : [
-            ["GET /events?cursor (middle of the table)", () => `${ws}/events?limit=50&cursor=${deep}`] as [
-              string,
-              (i: number) => string
-            ]
-          ]),
-      ...(deep === undefined
-        ? []
-        : [
-            [
-              "GET /events?cursor&event_name (rare, deep)",
-              () => `${ws}/events?limit=50&event_name=refund_issued&cursor=${deep}`
-            ] as [string, (i: number) => string]
-          ]),
-      ["GET /accounts/{id}", (i) => `${ws}/accounts/${account(i)}`]
-    ]
-    console.log(`\n${label}: ${total.toLocaleString("en")} events, ${samples} sequential requests each`)
-    for (const [name, path] of views) {
-      await timed(port, path) // warm
-      const { p50, p99 } = await timed(port, path)
-      console.log(`  ${name.padEnd(44)} p50 ${p50.toFixed(1).padStart(7)} ms   p99 ${p99.toFixed(1).padStart(7)} ms`)
-    }
-    const ingested = await ingest(port, await ingestKey(port))
-    console.log(
-      `  ${"POST /api/events/ingest (32 connections)".padEnd(44)} ${Math.round(ingested.rps).toString().padStart(7)} events/s   p99 ${ingested.p99} ms   errors ${ingested.errors}`
-    )
-    if (process.env["SCALE_EXPLAIN"] !== "0" && size > 0) {
-      await explained(db, "account_id", "AND account_id = $2", [account(1)])
-      await explained(db, "event_name (rare)", "AND event_name = $2", ["refund_issued"])
-      await explained(db, "event_name (common)", "AND event_name = $2", ["login"])
-      if (middle.rows[0] !== undefined) {
-        await explained(
-          db,
-          "rare event_name at a deep cursor",
-          "AND event_name = $2 AND (occurred_at, id) < ($3, $4)",
-          ["refund_issued", middle.rows[0].occurred_at, middle.rows[0].id]
-        )
-      }
-    }
-    return ingested.rps
-  } finally {
-    await stop(child)
-    await db.end()
   }
+  const { total, list, explain } = await views(db, size)
+  console.log(`${label}: ${total.toLocaleString("en")} events`)
+  return { side, size, label, port, db, child, key: await ingestKey(port), views: list, explain }
 }
 
 const main = async () => {
+  const sides: ReadonlyArray<Side> = [
+    ...(beforeDir === undefined ? [] : [{ label: "before", dir: beforeDir, database: `${database}_before` }]),
+    { label: beforeDir === undefined ? "" : "after", dir: process.cwd(), database }
+  ]
   const root = new pg.Client({ connectionString: databaseUrl })
   await root.connect()
-  if ((await root.query("SELECT 1 FROM pg_database WHERE datname = $1", [database])).rowCount === 0)
-    await root.query(`CREATE DATABASE ${database}`)
-  await root.end()
-  const db = new pg.Client({ connectionString: scaleUrl() })
-  await db.connect()
+  for (const side of sides)
+    if ((await root.query("SELECT 1 FROM pg_database WHERE datname = $1", [side.database])).rowCount === 0)
+      await root.query(`CREATE DATABASE ${side.database}`)
   console.log(
-    `bench:scale — sizes ${sizes.join(", ")} across ${accounts} accounts, node ${process.version}, ${new Date().toISOString()}`
+    `bench:scale — sizes ${sizes.join(", ")} across ${accounts} accounts, ${rounds} round(s) of ${samples} sequential requests per view, node ${process.version}, ${new Date().toISOString()}${beforeDir === undefined ? "" : `; before: ${beforeDir}`}`
   )
-  // The empty reference: a fresh schema every run.
-  await db.query("DROP SCHEMA IF EXISTS scale_empty CASCADE")
-  await db.query("CREATE SCHEMA scale_empty")
-  const empty = await measure("empty", "scale_empty", 0, 18_900)
-  for (const size of sizes) {
-    await db.query(`CREATE SCHEMA IF NOT EXISTS scale_${size}`)
-    const at = await measure(`${size.toLocaleString("en")} events`, `scale_${size}`, size, 18_901)
-    console.log(`  ingest at ${size.toLocaleString("en")} events vs empty: ${(at / empty).toFixed(2)}x`)
+  const targets: Array<Target> = []
+  try {
+    let port = 18_900
+    for (const side of sides) for (const size of [0, ...sizes]) targets.push(await prepare(side, size, port++))
+    // Each view, then ingest, from every server in turn; the order reversed each round.
+    const latencies = targets.map(() => new Map<string, Array<number>>())
+    const ingested = targets.map((): Array<number> => [])
+    // Every view any server has, in order (the empty schema has no deep cursor).
+    const names = targets.reduce<ReadonlyArray<string>>(
+      (longest, t) => (t.views.length > longest.length ? t.views.map(([n]) => n) : longest),
+      []
+    )
+    for (const target of targets) for (const [, path] of target.views) await timed(target.port, path) // warm
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? targets : [...targets].reverse()
+      for (const name of names) {
+        for (const target of order) {
+          const view = target.views.find(([n]) => n === name)
+          if (view === undefined) continue
+          const seen = latencies[targets.indexOf(target)]!
+          seen.set(name, [...(seen.get(name) ?? []), ...(await timed(target.port, view[1]))])
+        }
+      }
+      for (const target of order) {
+        await root.query("CHECKPOINT")
+        const result = await ingest(target.port, target.key)
+        if (result.errors > 0) console.log(`  ${target.label}: ingest had ${result.errors} errors`)
+        ingested[targets.indexOf(target)]!.push(result.rps)
+      }
+      console.log(`round ${round + 1} of ${rounds} done`)
+    }
+    targets.forEach((target, t) => {
+      console.log(`\n${target.label}: ${rounds} x ${samples} sequential requests per view`)
+      for (const [name, samplesOf] of latencies[t]!) {
+        const { p50, p99 } = p50p99(samplesOf)
+        console.log(`  ${name.padEnd(44)} p50 ${p50.toFixed(1).padStart(7)} ms   p99 ${p99.toFixed(1).padStart(7)} ms`)
+      }
+      console.log(
+        `  ${"POST /api/events/ingest (32 connections)".padEnd(44)} ${Math.round(median(ingested[t]!)).toString().padStart(7)} events/s (median; rounds ${ingested[t]!.map((r) => Math.round(r)).join(", ")})`
+      )
+    })
+    const of = (side: Side, size: number) => targets.findIndex((t) => t.side === side && t.size === size)
+    console.log("")
+    for (const side of sides)
+      for (const size of sizes) {
+        const ratios = ingested[of(side, size)]!.map((rps, r) => rps / ingested[of(side, 0)]![r]!)
+        console.log(
+          `${side.label === "" ? "" : `${side.label}: `}ingest at ${size.toLocaleString("en")} events vs empty: ${median(ratios).toFixed(2)}x (rounds ${ratios.map((r) => r.toFixed(2)).join(", ")})`
+        )
+      }
+    if (sides.length === 2) {
+      const [before, after] = sides as [Side, Side]
+      for (const size of sizes) {
+        const b = of(before, size)
+        const a = of(after, size)
+        console.log(`\nafter vs before at ${size.toLocaleString("en")} events (p99 ratio; < 1 is faster)`)
+        for (const [name, samplesOf] of latencies[a]!) {
+          const was = latencies[b]!.get(name)
+          if (was === undefined) continue
+          console.log(`  ${name.padEnd(44)} ${(p50p99(samplesOf).p99 / p50p99(was).p99).toFixed(2)}x`)
+        }
+        const ratios = ingested[a]!.map((rps, r) => rps / ingested[b]![r]!)
+        console.log(
+          `  ${"ingest".padEnd(44)} ${median(ratios).toFixed(2)}x (rounds ${ratios.map((r) => r.toFixed(2)).join(", ")})`
+        )
+      }
+    }
+    for (const target of targets) {
+      if (target.size === 0) continue
+      console.log(`\nEXPLAIN, ${target.label}`)
+      await target.explain()
+    }
+  } finally {
+    for (const target of targets) {
+      await stop(target.child)
+      await target.db.end()
+    }
+    await root.end()
   }
-  await db.end()
 }
 
 main().catch((error) => {
