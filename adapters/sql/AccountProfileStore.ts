@@ -15,7 +15,7 @@ import {
   type ProfileFact,
   type UserField
 } from "../../core/ports/AccountProfileStore.ts"
-import { anyOf, json, newestInKeyOrder, num, orStorageError, page } from "./SqlSupport.ts"
+import { anyOf, json, newestInKeyOrder, num, orStorageError } from "./SqlSupport.ts"
 
 interface FactRow {
   readonly name: string
@@ -74,9 +74,8 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
     return {
       // account ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
       // `accord_profile_facts_accounts` (migration 0019)
-      listAccounts: ({ after, limit, workspaceId }) => {
-        const paged = page(sql, limit)
-        return sql<{
+      listAccounts: ({ after, limit, workspaceId }) =>
+        sql<{
           readonly account_id: string
           readonly facts: unknown
           readonly first_at: unknown
@@ -85,9 +84,9 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
         SELECT account_id COLLATE "C" AS account_id, count(*) AS facts, min(observed_at) AS first_at, max(observed_at) AS last_at
         FROM accord_profile_facts
         WHERE workspace_id = ${workspaceId}${after === undefined ? sql`` : sql` AND account_id COLLATE "C" > ${after}`}
-        GROUP BY account_id COLLATE "C" ORDER BY account_id COLLATE "C" ${paged.limit}`.pipe(
+        GROUP BY account_id COLLATE "C" ORDER BY account_id COLLATE "C" LIMIT ${limit}`.pipe(
           Effect.map((rows) =>
-            paged.take(rows).map((row) => ({
+            rows.map((row) => ({
               accountId: row.account_id,
               factCount: num(row.facts),
               firstObservedAt: num(row.first_at),
@@ -95,8 +94,7 @@ export const make: Effect.Effect<AccountProfileStoreService, never, SqlClient.Sq
             }))
           ),
           orStorageError("profile.listAccounts")
-        )
-      },
+        ),
       applyFacts: (workspaceId, accountId, facts) => applyFactsBatch([{ workspaceId, accountId, facts }]),
       applyFactsBatch,
       get: (workspaceId, accountId) =>

@@ -34,7 +34,7 @@ import { dueFirst, leaseReturning, type OutboxRow, toItem } from "./Outbox.ts"
 import * as Batcher from "../../core/ports/Batcher.ts"
 import { inRounds, isDeadlock, isUniqueViolation, makeBatcher } from "./Batch.ts"
 import { claimNonces, earliestClaimTime, sweepNonces } from "./NonceStore.ts"
-import { anyOf, firstRow, json, num, orStorageError, page } from "./SqlSupport.ts"
+import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 import { sqlTransaction } from "./Transactor.ts"
 
 type TransitionOptions = Parameters<ActionLedgerService["transition"]>[0]
@@ -613,20 +613,18 @@ export const make: Effect.Effect<ActionLedgerService, never, SqlClient.SqlClient
         ),
       // ids compared byte-wise (COLLATE "C"), as the memory ledger does, whatever the database's
       // collation; the order is that of `accord_actions_recent` (migration 0019)
-      list: ({ accountId, after, limit, state, workspaceId }) => {
-        const paged = page(sql, limit)
-        return sql<ActionRow>`SELECT * FROM accord_actions WHERE ${sql.and([
+      list: ({ accountId, after, limit, state, workspaceId }) =>
+        sql<ActionRow>`SELECT * FROM accord_actions WHERE ${sql.and([
           sql`workspace_id = ${workspaceId}`,
           ...(state === undefined ? [] : [sql`state = ${state}`]),
           ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
           ...(after === undefined
             ? []
             : [sql`(created_at, action_request_id COLLATE "C") < (${after.createdAt}, ${after.actionRequestId})`])
-        ])} ORDER BY created_at DESC, action_request_id COLLATE "C" DESC ${paged.limit}`.pipe(
-          Effect.map((rows) => paged.take(rows).map(toRecord)),
+        ])} ORDER BY created_at DESC, action_request_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
           orStorageError("action.list")
-        )
-      },
+        ),
       // Checked and redacted in one transaction, the subject's rows locked first, so an action
       // cannot leave or enter an open state between the check and the redaction.
       redactSubject: ({ openStates, pseudonym, subject, workspaceId }) =>

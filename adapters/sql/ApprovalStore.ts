@@ -17,7 +17,7 @@ import {
   type PendingScope,
   type PreparedReview
 } from "../../core/ports/ApprovalStore.ts"
-import { firstRow, json, num, numOrNull, orStorageError, page } from "./SqlSupport.ts"
+import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 import { sqlTransaction } from "./Transactor.ts"
 
 interface Row {
@@ -177,9 +177,8 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
         ),
       // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
       // `accord_approvals_recent` (migration 0024)
-      list: ({ after, expiry, limit, state, workspaceId }) => {
-        const paged = page(sql, limit)
-        return sql<Row>`SELECT ${sql.literal(columns)} FROM accord_approvals WHERE ${sql.and([
+      list: ({ after, expiry, limit, state, workspaceId }) =>
+        sql<Row>`SELECT ${sql.literal(columns)} FROM accord_approvals WHERE ${sql.and([
           sql`workspace_id = ${workspaceId}`,
           ...(state === undefined ? [] : [sql`state = ${state}`]),
           ...(expiry === undefined
@@ -188,11 +187,10 @@ export const make: Effect.Effect<ApprovalStoreService, never, SqlClient.SqlClien
           ...(after === undefined
             ? []
             : [sql`(created_at, approval_id COLLATE "C") < (${after.createdAt}, ${after.id})`])
-        ])} ORDER BY created_at DESC, approval_id COLLATE "C" DESC ${paged.limit}`.pipe(
-          Effect.map((rows) => paged.take(rows).map(toRecord)),
+        ])} ORDER BY created_at DESC, approval_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
           orStorageError("approval.list")
         )
-      }
     }
   }
 )

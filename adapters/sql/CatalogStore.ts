@@ -25,7 +25,7 @@ import {
   type PublishedCatalog
 } from "../../core/ports/CatalogStore.ts"
 import { isUniqueViolation, makeBatcher } from "./Batch.ts"
-import { anyOf, firstRow, json, num, orStorageError, page } from "./SqlSupport.ts"
+import { anyOf, firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly workspace_id: string
@@ -139,17 +139,15 @@ export const make: Effect.Effect<CatalogStoreService, never, SqlClient.SqlClient
           orStorageError("catalog.byVersion")
         ),
       // The summary columns only, along the primary key (workspace_id, version) backwards.
-      versions: (workspaceId, { before, limit }) => {
-        const paged = page(sql, limit)
-        return sql<Head>`
+      versions: (workspaceId, page) =>
+        sql<Head>`
         SELECT workspace_id, version, published_version_id, published_at, published_by
         FROM accord_catalog_versions
-        WHERE workspace_id = ${workspaceId}${before === undefined ? sql`` : sql` AND version < ${before}`}
-        ORDER BY version DESC ${paged.limit}`.pipe(
-          Effect.map((rows) => paged.take(rows).map(summaryOf)),
+        WHERE workspace_id = ${workspaceId}${page.before === undefined ? sql`` : sql` AND version < ${page.before}`}
+        ORDER BY version DESC LIMIT ${page.limit}`.pipe(
+          Effect.map((rows) => rows.map(summaryOf)),
           orStorageError("catalog.versions")
         )
-      }
     }
   }
 )

@@ -24,7 +24,7 @@ import {
   type StoredEvent
 } from "../../core/ports/EventStore.ts"
 import * as EventPartitions from "./EventPartitions.ts"
-import { firstRow, json, num, orStorageError, page } from "./SqlSupport.ts"
+import { firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly id: string
@@ -226,14 +226,12 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
               inserted.map((r) => r.id)
             )
           }).pipe(orStorageError("event.append")),
-    list: (q) => {
-      const { limit, take } = page(sql, q.limit)
-      return sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))}
-          ORDER BY occurred_at DESC, id DESC ${limit}`.pipe(
-        Effect.map((rows) => take(rows).map(toEvent)),
+    list: (q) =>
+      sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))}
+          ORDER BY occurred_at DESC, id DESC LIMIT ${q.limit}`.pipe(
+        Effect.map((rows) => rows.map(toEvent)),
         orStorageError("event.list")
-      )
-    },
+      ),
     listAll: (q) =>
       sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))} ORDER BY occurred_at DESC, id DESC`.pipe(
         Effect.map((rows) => rows.map(toEvent)),

@@ -7,7 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type FeatureGate, FeatureGateStore, type FeatureGateStoreService } from "../../core/ports/FeatureGateStore.ts"
-import { firstRow, num, numOrNull, orStorageError, page } from "./SqlSupport.ts"
+import { firstRow, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly workspace_id: string
@@ -68,18 +68,16 @@ export const make: Effect.Effect<FeatureGateStoreService, never, SqlClient.SqlCl
       ),
     // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
     // `accord_feature_gates_recent` (migration 0019)
-    list: ({ accountId, after, limit, state, workspaceId }) => {
-      const paged = page(sql, limit)
-      return sql<Row>`SELECT * FROM accord_feature_gates WHERE ${sql.and([
+    list: ({ accountId, after, limit, state, workspaceId }) =>
+      sql<Row>`SELECT * FROM accord_feature_gates WHERE ${sql.and([
         sql`workspace_id = ${workspaceId}`,
         ...(accountId === undefined ? [] : [sql`account_id = ${accountId}`]),
         ...(state === undefined ? [] : [sql`state = ${state}`]),
         ...(after === undefined ? [] : [sql`(created_at, id COLLATE "C") < (${after.createdAt}, ${after.id})`])
-      ])} ORDER BY created_at DESC, id COLLATE "C" DESC ${paged.limit}`.pipe(
-        Effect.map((rows) => paged.take(rows).map(toGate)),
+      ])} ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toGate)),
         orStorageError("featureGate.list")
-      )
-    },
+      ),
     checking: (workspaceId, accountId) =>
       sql<Row>`SELECT * FROM accord_feature_gates
           WHERE workspace_id = ${workspaceId} AND account_id = ${accountId} AND state = 'checking'

@@ -12,7 +12,7 @@ import {
   RuntimeSessionStore,
   type RuntimeSessionStoreService
 } from "../../core/ports/RuntimeSessionStore.ts"
-import { firstRow, json, num, numOrNull, orStorageError, page } from "./SqlSupport.ts"
+import { firstRow, json, num, numOrNull, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly session_id: string
@@ -90,16 +90,14 @@ export const make: Effect.Effect<RuntimeSessionStoreService, never, SqlClient.Sq
       ),
     // ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that of
     // `accord_runtime_sessions_recent` (migration 0024)
-    list: ({ after, limit, workspaceId }) => {
-      const paged = page(sql, limit)
-      return sql<Row>`SELECT ${sql.literal(columns)} FROM accord_runtime_sessions WHERE ${sql.and([
+    list: ({ after, limit, workspaceId }) =>
+      sql<Row>`SELECT ${sql.literal(columns)} FROM accord_runtime_sessions WHERE ${sql.and([
         sql`workspace_id = ${workspaceId}`,
         ...(after === undefined ? [] : [sql`(created_at, session_id COLLATE "C") < (${after.createdAt}, ${after.id})`])
-      ])} ORDER BY created_at DESC, session_id COLLATE "C" DESC ${paged.limit}`.pipe(
-        Effect.map((rows) => paged.take(rows).map(toRecord)),
+      ])} ORDER BY created_at DESC, session_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toRecord)),
         orStorageError("runtimeSession.list")
       )
-    }
   })
 )
 

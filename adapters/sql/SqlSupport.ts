@@ -166,30 +166,6 @@ export const numOrNull = (value: unknown): number | null => (value === null || v
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
 
 /**
- * A page statement's `LIMIT` and the rows the page keeps. The limit is written as a literal, so
- * PostgreSQL costs the prepared statement's generic plan for the rows a page reads and, after its
- * first executions, runs that plan instead of planning the statement again for every page. With
- * `LIMIT $n` the generic plan is costed for a tenth of the table, is never chosen, and every page
- * is planned anew: over the partitioned events table that planning cost more than the page's
- * execution. The literal is `limit` rounded up to a power of two, so a statement has a few texts
- * (1, 2, 4, … 256 for the pages the API serves) and its prepared statements stay few; `take`
- * keeps the first `limit` rows of what it read.
- */
-export const page = (
-  sql: SqlClient.SqlClient,
-  limit: number
-): {
-  readonly limit: Statement.Fragment
-  readonly take: <A>(rows: ReadonlyArray<A>) => ReadonlyArray<A>
-} => {
-  const wanted = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0
-  return {
-    limit: sql.literal(`LIMIT ${wanted === 0 ? 0 : 2 ** Math.ceil(Math.log2(wanted))}`),
-    take: (rows) => (rows.length > wanted ? rows.slice(0, wanted) : rows)
-  }
-}
-
-/**
  * A list of text keys as one array expression for `column = ANY(…)`: one statement text whatever
  * the number of keys (`sql.in` writes one placeholder per key, so every batch size would be a new
  * prepared statement), and an index lookup however many keys the planner assumes.

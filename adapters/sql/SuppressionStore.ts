@@ -14,7 +14,7 @@ import {
   type SuppressionStoreService,
   type SubjectKind
 } from "../../core/ports/SuppressionStore.ts"
-import { firstRow, json, num, orStorageError, page } from "./SqlSupport.ts"
+import { firstRow, json, num, orStorageError } from "./SqlSupport.ts"
 
 interface Row {
   readonly workspace_id: string
@@ -61,20 +61,18 @@ export const make: Effect.Effect<SuppressionStoreService, never, SqlClient.SqlCl
       ),
     // kinds and ids compared byte-wise (COLLATE "C"), as the memory store does; the order is that
     // of `accord_suppressions_recent`
-    list: ({ after, limit, workspaceId }) => {
-      const paged = page(sql, limit)
-      return sql<Row>`SELECT * FROM accord_suppressions WHERE ${sql.and([
+    list: ({ after, limit, workspaceId }) =>
+      sql<Row>`SELECT * FROM accord_suppressions WHERE ${sql.and([
         sql`workspace_id = ${workspaceId}`,
         ...(after === undefined
           ? []
           : [
               sql`(created_at, subject_kind COLLATE "C", subject_id COLLATE "C") < (${after.createdAt}, ${after.kind}, ${after.id})`
             ])
-      ])} ORDER BY created_at DESC, subject_kind COLLATE "C" DESC, subject_id COLLATE "C" DESC ${paged.limit}`.pipe(
-        Effect.map((rows) => paged.take(rows).map(toSuppression)),
+      ])} ORDER BY created_at DESC, subject_kind COLLATE "C" DESC, subject_id COLLATE "C" DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toSuppression)),
         orStorageError("suppression.list")
-      )
-    },
+      ),
     createdSince: (since) =>
       sql<Row>`SELECT * FROM accord_suppressions WHERE created_at >= ${since}`.pipe(
         Effect.map((rows) => rows.map(toSuppression)),

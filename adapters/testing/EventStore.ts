@@ -202,10 +202,6 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
             ids(yield* list({ workspaceId, limit: 2 })),
             [events[1]!, events[2]!].map((e) => e.id)
           )
-          assert.deepStrictEqual(
-            ids(yield* list({ workspaceId, limit: 3 })),
-            [events[1]!, events[2]!, events[0]!].map((e) => e.id)
-          )
         })
       )
 
