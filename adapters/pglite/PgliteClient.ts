@@ -41,6 +41,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { copyFromStdin } from "../sql/SqlSupport.ts"
 import * as DataDirectoryLock from "./DataDirectoryLock.ts"
 
 /**
@@ -131,6 +132,12 @@ const makeConnection = (
   const run = (sql: string, params: ReadonlyArray<unknown>, options?: QueryOptions) =>
     exclusive(
       attempt(async (): Promise<ReadonlyArray<any>> => {
+        if (params.length === 1 && copyFromStdin.test(sql)) {
+          // `COPY … FROM STDIN` with its data as the one value: PGlite reads a copy from a blob.
+          const blob = new Blob([String(params[0])])
+          return (await pglite.query(sql.replace(/\sFROM\s+STDIN$/i, " FROM '/dev/blob'"), [], { ...options, blob }))
+            .rows
+        }
         if (params.length > 0) return (await pglite.query(sql, params as Array<unknown>, options)).rows
         const results = await pglite.exec(sql, options)
         return results.length === 1 ? results[0]!.rows : results.map((result) => result.rows)

@@ -21,10 +21,12 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import pg from "pg"
+import { from as copyFrom } from "pg-copy-streams"
 import * as PgliteClient from "../pglite/PgliteClient.ts"
 import { DirectStatements, type DirectStatementsService } from "./DirectStatements.ts"
 import * as Instrumented from "../telemetry/Instrumented.ts"
 import {
+  copyFromStdin,
   type DriverReason,
   defaultPoolSize,
   defaultStorageTimeoutMillis,
@@ -342,10 +344,21 @@ const boundedClient = (boundMillis: number) =>
       }
     }
 
+    /** `COPY … FROM STDIN` with `data` as what it reads (`SqlSupport.copyFromStdin`). */
+    #copy(text: string, data: unknown, done: Callback): void {
+      const stream = this.#run(copyFrom(text)) as ReturnType<typeof copyFrom>
+      stream.on("error", (error) => done(error, undefined))
+      stream.on("finish", () => done(null, { rows: [], rowCount: stream.rowCount }))
+      stream.end(typeof data === "string" ? data : String(data))
+    }
+
     override query(config: unknown, values?: unknown, callback?: unknown): any {
       if (typeof values === "function") return this.#run(config, this.#bounded(config, values as Callback))
       if (typeof callback !== "function") return this.#run(config, values, callback)
       const done = this.#bounded(config, callback as Callback)
+      if (typeof config === "string" && Array.isArray(values) && values.length === 1 && copyFromStdin.test(config)) {
+        return this.#copy(config, values[0], done)
+      }
       if (typeof config !== "string" || !Array.isArray(values) || values.length === 0) {
         return this.#run(config, values, done)
       }

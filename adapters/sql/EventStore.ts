@@ -13,7 +13,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import {
   type AppendResult,
@@ -62,10 +65,50 @@ const where = (sql: SqlClient.SqlClient, q: Omit<EventQuery, "limit">) => [
   ...(q.after === undefined ? [] : [sql`(occurred_at, id) < (${q.after.occurredAt}, ${q.after.id})`])
 ]
 
+/** A span of `occurred_at`, `[from, to)`; an absent bound is open. */
+interface Window {
+  readonly from?: number
+  readonly to?: number
+}
+
+/** Months a page reads before its first window's start, and its second window's length. */
+const windowMonths = [1, 6] as const
+
+/**
+ * The time windows a page of events reads, newest first, until it has its rows: the month holding
+ * the newest time it may return (its cursor's, its `to`, or now) with the month before it; the six
+ * months before those; then everything older. Each window is one statement whose time bounds let
+ * PostgreSQL plan only the partitions inside it (the default partition only where the window
+ * reaches past the prepared months): a page planned over every month's partition spent more on
+ * planning than on reading. Together the windows cover every time the query allows, once.
+ */
+export const windowsOf = (q: Omit<EventQuery, "limit">, now: number): ReadonlyArray<Window> => {
+  const upper = Math.min(
+    q.to ?? Number.POSITIVE_INFINITY,
+    q.after === undefined ? Number.POSITIVE_INFINITY : q.after.occurredAt + 1
+  )
+  const anchor = new Date(Number.isFinite(upper) ? upper - 1 : now)
+  const first = Date.UTC(anchor.getUTCFullYear(), anchor.getUTCMonth() - windowMonths[0], 1)
+  const second = Date.UTC(anchor.getUTCFullYear(), anchor.getUTCMonth() - windowMonths[0] - windowMonths[1], 1)
+  const lower = q.from ?? Number.NEGATIVE_INFINITY
+  const windows: Array<Window> = []
+  const add = (from: number, to: number) => {
+    if (from >= to) return
+    windows.push({
+      ...(Number.isFinite(from) ? { from } : {}),
+      ...(Number.isFinite(to) ? { to } : {})
+    })
+  }
+  add(Math.max(lower, first), upper)
+  add(Math.max(lower, second), Math.min(upper, first))
+  add(lower, Math.min(upper, second))
+  return windows
+}
+
 /**
  * A stored event as a row of `accord_events` (the body as a value).
  */
-export const eventRow = (e: StoredEvent) => ({
+const eventRow = (e: StoredEvent) => ({
   id: e.id,
   workspace_id: e.workspaceId,
   event_id: e.eventId,
@@ -78,20 +121,76 @@ export const eventRow = (e: StoredEvent) => ({
   bucket_key: e.bucketKey ?? null
 })
 
+/** The columns of a batch's event rows (`eventRow` and its index `i` in the batch). */
+const batchColumns = `i int4, id text, workspace_id text, event_id text, account_id text, event_name text,
+  occurred_at int8, received_at int8, payload_hash text, body jsonb, bucket_key text`
+
+/** A batch's event rows as one JSON parameter: the `eventRow`s with their index `i`. */
+export const eventsJson = (batch: ReadonlyArray<StoredEvent>): string =>
+  json(batch.map((e, i) => ({ i, ...eventRow(e) })))
+
+/** A batch's event rows read from one JSON parameter (`eventsJson`). */
+export const jsonRows = (sql: SqlClient.SqlClient, events: string): Statement.Fragment =>
+  sql`SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(${sql.literal(batchColumns)})`
+
 /**
- * The common table expressions that write a batch (`events`: the `eventRow`s of the batch, each
- * with its index `i`, as one JSON parameter): `claimed`, the keys the batch won in
- * `accord_event_keys`, and `inserted`, the ids of the events stored: every event without a key,
- * and every event whose key it won. Keys are claimed in key order (batch order within a key, so the
- * first one wins), so concurrent statements lock conflicting keys in the same order; byte order
- * (COLLATE "C"), like the JavaScript order the other writers use.
+ * Whether the event rows of this fiber's writes travel by `COPY`: set by the SQL `IngestWriter`
+ * around a bulk import's batch, which runs in its caller's transaction (`batchRows` needs one).
  */
-export const claimAndInsert = (sql: SqlClient.SqlClient, events: string) =>
-  sql`v AS (
-      SELECT * FROM jsonb_to_recordset(${events}::jsonb) AS v(i int4, id text, workspace_id text, event_id text,
-        account_id text, event_name text, occurred_at int8, received_at int8, payload_hash text, body jsonb,
-        bucket_key text)
-    ), claimed AS (
+export const copiedRows = FiberRef.unsafeMake(false)
+
+const copyEscapes: Readonly<Record<string, string>> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
+
+/** One field of `COPY`'s text format: `\N` for null, else the text with its four specials escaped. */
+const copyField = (value: string | number | null): string =>
+  value === null
+    ? "\\N"
+    : typeof value === "number"
+      ? String(value)
+      : value.replace(/[\\\n\r\t]/g, (c) => copyEscapes[c]!)
+
+/** The batch as `COPY`'s text format, one line per event, in `batchColumns` order. */
+export const copyText = (batch: ReadonlyArray<StoredEvent>): string => {
+  let text = ""
+  batch.forEach((e, i) => {
+    text += `${i}\t${copyField(e.id)}\t${copyField(e.workspaceId)}\t${copyField(e.eventId)}\t${copyField(e.accountId)}\t${copyField(e.eventName)}\t${e.occurredAt}\t${e.receivedAt}\t${copyField(e.payloadHash)}\t${copyField(json(e.body))}\t${copyField(e.bucketKey ?? null)}\n`
+  })
+  return text
+}
+
+/**
+ * The event rows of a batch as the statement that writes it reads them: one JSON parameter; or,
+ * under `copiedRows`, first sent with `COPY` into a temporary table of the transaction, which the
+ * writing statement empties as it reads it (so a later batch of the same transaction finds it
+ * empty). `COPY` parses each row straight into its columns, the body once into `jsonb`, where the
+ * JSON parameter is parsed whole and then taken apart.
+ */
+export const batchRows = (
+  sql: SqlClient.SqlClient,
+  batch: ReadonlyArray<StoredEvent>
+): Effect.Effect<Statement.Fragment, SqlError> =>
+  Effect.flatMap(FiberRef.get(copiedRows), (copied) =>
+    copied
+      ? Effect.as(
+          Effect.zipRight(
+            sql`CREATE TEMP TABLE IF NOT EXISTS accord_copied_events (${sql.literal(batchColumns)}) ON COMMIT DROP`,
+            sql.unsafe("COPY pg_temp.accord_copied_events FROM STDIN", [copyText(batch)])
+          ),
+          sql`DELETE FROM pg_temp.accord_copied_events RETURNING *`
+        )
+      : Effect.succeed(jsonRows(sql, eventsJson(batch)))
+  )
+
+/**
+ * The common table expressions that write a batch (`rows`: its event rows, `batchRows`):
+ * `claimed`, the keys the batch won in `accord_event_keys`, and `inserted`, the ids of the events
+ * stored: every event without a key, and every event whose key it won. Keys are claimed in key
+ * order (batch order within a key, so the first one wins), so concurrent statements lock
+ * conflicting keys in the same order; byte order (COLLATE "C"), like the JavaScript order the other
+ * writers use.
+ */
+export const claimAndInsert = (sql: SqlClient.SqlClient, rows: Statement.Fragment) =>
+  sql`v AS (${rows}), claimed AS (
       INSERT INTO accord_event_keys (workspace_id, kind, key, event_row_id, occurred_at)
       SELECT workspace_id, CASE WHEN event_id IS NOT NULL THEN 'event_id' ELSE 'bucket' END,
         COALESCE(event_id, bucket_key), id, occurred_at
@@ -216,22 +315,30 @@ export const make: Effect.Effect<EventStoreService, never, SqlClient.SqlClient> 
       batch.length === 0
         ? Effect.succeed([])
         : Effect.gen(function* () {
-            const inserted = yield* sql<{ id: string }>`WITH ${claimAndInsert(
-              sql,
-              json(batch.map((e, i) => ({ i, ...eventRow(e) })))
-            )} SELECT id FROM inserted`
+            const rows = yield* batchRows(sql, batch)
+            const inserted = yield* sql<{ id: string }>`WITH ${claimAndInsert(sql, rows)} SELECT id FROM inserted`
             return yield* resolveAppend(
               sql,
               batch,
               inserted.map((r) => r.id)
             )
           }).pipe(orStorageError("event.append")),
+    // Window by window (`windowsOf`), newest first: each window's events are all newer than the
+    // next one's, so the page is the first rows in window order.
     list: (q) =>
-      sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))}
-          ORDER BY occurred_at DESC, id DESC LIMIT ${q.limit}`.pipe(
-        Effect.map((rows) => rows.map(toEvent)),
-        orStorageError("event.list")
-      ),
+      Effect.gen(function* () {
+        const page: Array<StoredEvent> = []
+        for (const window of windowsOf(q, yield* Clock.currentTimeMillis)) {
+          const rows = yield* sql<Row>`SELECT * FROM accord_events WHERE ${sql.and([
+            ...where(sql, q),
+            ...(window.from === undefined ? [] : [sql`occurred_at >= ${window.from}`]),
+            ...(window.to === undefined ? [] : [sql`occurred_at < ${window.to}`])
+          ])} ORDER BY occurred_at DESC, id DESC LIMIT ${q.limit - page.length}`
+          for (const row of rows) page.push(toEvent(row))
+          if (page.length >= q.limit) break
+        }
+        return page
+      }).pipe(orStorageError("event.list")),
     listAll: (q) =>
       sql<Row>`SELECT * FROM accord_events WHERE ${sql.and(where(sql, q))} ORDER BY occurred_at DESC, id DESC`.pipe(
         Effect.map((rows) => rows.map(toEvent)),

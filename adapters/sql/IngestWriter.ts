@@ -14,6 +14,7 @@
  * the driver's callback, without a fiber; anything else runs `write`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,6 +29,7 @@ import {
   IngestWriterNow,
   type IngestWriterService,
   type Submission,
+  type WriteOptions,
   type WriteResult
 } from "../../core/ports/IngestWriter.ts"
 import { makeFromStores, needsMoreThanFacts } from "../../core/ingest/StoreWriter.ts"
@@ -35,7 +37,7 @@ import type { Transactor } from "../../core/ports/Transactor.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
 import type { UsageMeterStore } from "../../core/ports/UsageMeterStore.ts"
 import { DirectStatements, executeFailed, makeRun } from "./DirectStatements.ts"
-import { allStored, claimAndInsert, eventRow, resolveAppend } from "./EventStore.ts"
+import { allStored, batchRows, claimAndInsert, copiedRows, eventsJson, jsonRows, resolveAppend } from "./EventStore.ts"
 import { json, orStorageError, toStorageError } from "./SqlSupport.ts"
 
 /** The writer, and on PostgreSQL its callback form. */
@@ -51,9 +53,8 @@ export const make: Effect.Effect<
   const run = yield* makeRun
   const operation = "ingest.write"
 
-  // The batch as the statement's three JSON parameters: events, profile facts, logins.
-  const parameters = (batch: ReadonlyArray<Submission>): readonly [string, string, string] => [
-    json(batch.map(({ stored }, i) => ({ i, ...eventRow(stored) }))),
+  // The batch's profile facts and logins as the statement's JSON parameters.
+  const factsAndLogins = (batch: ReadonlyArray<Submission>): readonly [string, string] => [
     json(
       batch.flatMap(({ normalized, stored: e }) =>
         normalized.profileFacts.map((fact) => ({
@@ -86,9 +87,9 @@ export const make: Effect.Effect<
   // `accord_event_keys`, each event stored only with its key won); the facts in key order too, so
   // concurrent statements lock conflicting keys in the same order. Byte order (COLLATE "C"), like
   // the JavaScript order the other writers use, whatever the database's collation.
-  const statement = ([events, facts, logins]: readonly [string, string, string]) =>
+  const statement = (rows: Statement.Fragment, [facts, logins]: readonly [string, string]) =>
     sql<{ readonly id: string }>`
-      WITH ${claimAndInsert(sql, events)}, facts AS (
+      WITH ${claimAndInsert(sql, rows)}, facts AS (
         INSERT INTO accord_profile_facts (workspace_id, account_id, name, value, observed_at, source_event_id)
         SELECT DISTINCT ON (f.workspace_id COLLATE "C", f.account_id COLLATE "C", f.name COLLATE "C")
           f.workspace_id, f.account_id, f.name, f.value, f.observed_at, f.source_event_id
@@ -122,19 +123,31 @@ export const make: Effect.Effect<
     )
 
   const eventsAndFacts = (batch: ReadonlyArray<Submission>) =>
-    Effect.flatMap(run(statement(parameters(batch))), (inserted) =>
-      resolve(
+    Effect.gen(function* () {
+      const rows = yield* batchRows(
+        sql,
+        batch.map((s) => s.stored)
+      )
+      const inserted = yield* run(statement(rows, factsAndLogins(batch)))
+      return yield* resolve(
         batch,
         inserted.map((row) => row.id)
       )
-    ).pipe(orStorageError(operation))
+    }).pipe(orStorageError(operation))
 
-  const write = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
+  const writeBatch = (batch: ReadonlyArray<Submission>): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
     batch.length === 0
       ? Effect.succeed([])
       : batch.some(needsMoreThanFacts)
         ? composed.write(batch)
         : eventsAndFacts(batch)
+  // A bulk import's batch sends its event rows with `COPY` (`copiedRows`), in the caller's
+  // transaction, through either form of the write.
+  const write = (
+    batch: ReadonlyArray<Submission>,
+    options?: WriteOptions
+  ): Effect.Effect<ReadonlyArray<WriteResult>, StorageError> =>
+    options?.bulk === true ? Effect.locally(writeBatch(batch), copiedRows, true) : writeBatch(batch)
 
   // The callback form (PostgreSQL's pool, `DirectStatements`): the common batch without a fiber.
   // The statement's text is the same for every batch (three parameters), compiled once.
@@ -142,13 +155,13 @@ export const make: Effect.Effect<
   const writer: IngestWriterService = { write }
   if (direct === undefined) return Context.make(IngestWriter, writer) as Context.Context<IngestWriter | IngestWriterNow>
   const runCallback = Runtime.runCallback(yield* Effect.runtime<never>())
-  const text = statement(["", "", ""]).compile()[0]
+  const text = statement(jsonRows(sql, ""), ["", ""]).compile()[0]
   const writeNow = (
     batch: ReadonlyArray<Submission>,
     done: (exit: Exit.Exit<ReadonlyArray<WriteResult>, StorageError>) => void
   ): void => {
     if (batch.length === 0 || batch.some(needsMoreThanFacts)) return void runCallback(write(batch), { onExit: done })
-    direct.run(text, parameters(batch), (cause, rows) => {
+    direct.run(text, [eventsJson(batch.map((s) => s.stored)), ...factsAndLogins(batch)], (cause, rows) => {
       // The error `run` fails with, mapped as `write` maps it.
       if (cause !== undefined) return done(Exit.fail(toStorageError(operation, executeFailed(cause))))
       if (rows.length === batch.length) return done(Exit.succeed(allStored(batch.map((s) => s.stored))))

@@ -166,6 +166,13 @@ export const numOrNull = (value: unknown): number | null => (value === null || v
 export const json = (value: unknown): string => JSON.stringify(value ?? null)
 
 /**
+ * A `COPY … FROM STDIN` statement. `COPY` takes no parameters, so both SQL clients read such a
+ * statement given one value as a copy whose data is that value (`COPY`'s text format): the `pg`
+ * client through `pg-copy-streams`, PGlite as a copy from its `/dev/blob`.
+ */
+export const copyFromStdin = /^COPY\s[^;]*\sFROM\s+STDIN$/i
+
+/**
  * A list of text keys as one array expression for `column = ANY(…)`: one statement text whatever
  * the number of keys (`sql.in` writes one placeholder per key, so every batch size would be a new
  * prepared statement), and an index lookup however many keys the planner assumes.

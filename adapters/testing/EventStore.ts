@@ -305,6 +305,62 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
         { fastCheck: { numRuns: 30 } }
       )
 
+      it.effect.prop(
+        "events months and years apart: every filter's pages walk them exactly once, newest first",
+        [
+          fc.array(fc.tuple(fc.integer({ min: -40, max: 3 }), fc.integer({ min: 0, max: 2 }), fc.boolean()), {
+            minLength: 0,
+            maxLength: 30
+          }),
+          fc.integer({ min: 1, max: 7 }),
+          fc.constantFrom<"none" | "account" | "name" | "from" | "to">("none", "account", "name", "from", "to")
+        ],
+        ([spread, pageSize, filter]) =>
+          Effect.gen(function* () {
+            const workspaceId = uid("ws-")
+            const month = 30 * dayMillis
+            const events = spread.map(([months, account, login]) =>
+              event(workspaceId, {
+                eventId: null,
+                accountId: `acct_${account}`,
+                eventName: login ? "login" : "feature_used",
+                occurredAt: T + months * month + account
+              })
+            )
+            if (events.length > 0) yield* append(events)
+            const query: Omit<EventQuery, "limit"> = {
+              workspaceId,
+              ...(filter === "account" ? { accountId: "acct_1" } : {}),
+              ...(filter === "name" ? { eventName: "login" } : {}),
+              ...(filter === "from" ? { from: T - 7 * month } : {}),
+              ...(filter === "to" ? { to: T - 2 * month } : {})
+            }
+            const expected = events.filter(
+              (e) =>
+                (query.accountId === undefined || e.accountId === query.accountId) &&
+                (query.eventName === undefined || e.eventName === query.eventName) &&
+                (query.from === undefined || e.occurredAt >= query.from) &&
+                (query.to === undefined || e.occurredAt < query.to)
+            )
+            const walked: Array<StoredEvent> = []
+            let after: EventQuery["after"]
+            for (let pages = 0; pages <= expected.length; pages++) {
+              const page: ReadonlyArray<StoredEvent> = yield* list({
+                ...query,
+                limit: pageSize,
+                ...(after ? { after } : {})
+              })
+              assert.isAtMost(page.length, pageSize)
+              if (page.length === 0) break
+              walked.push(...page)
+              const last = page[page.length - 1]!
+              after = { occurredAt: last.occurredAt, id: last.id }
+            }
+            assert.deepStrictEqual(ids(walked), ids([...expected].sort(newestFirst)))
+          }),
+        { fastCheck: { numRuns: 30 } }
+      )
+
       it.effect("50 concurrent appends of one event id: exactly one is stored", () =>
         Effect.gen(function* () {
           const workspaceId = uid("ws-")

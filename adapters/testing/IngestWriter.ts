@@ -11,6 +11,7 @@ import { FeatureGateStore } from "../../core/ports/FeatureGateStore.ts"
 import { prepareEvent, withPayloadHash } from "../../core/ingest/Ingest.ts"
 import { IngestWriter, IngestWriterNow, type Submission, type WriteResult } from "../../core/ports/IngestWriter.ts"
 import type { StorageError } from "../../core/ports/StorageError.ts"
+import { Transactor } from "../../core/ports/Transactor.ts"
 import { meterKey } from "../../core/ingest/UsageRollup.ts"
 import { onOneStore } from "./internal/oneStore.ts"
 import { uid } from "./internal/uid.ts"
@@ -75,14 +76,22 @@ export const suite = (
 }
 
 /**
- * How the contract writes a batch: `write`, or the callback form `writeNow` (which the writer under
- * test must then have: a writer without it fails every test).
+ * How the contract writes a batch: `write`; `bulk`, `write` as a bulk import calls it (`{ bulk:
+ * true }`, in a transaction of the `Transactor`, which the layer must then provide); or the
+ * callback form `writeNow` (which the writer under test must then have: a writer without it fails
+ * every test).
  */
-export type WriteForm = "write" | "writeNow"
+export type WriteForm = "write" | "bulk" | "writeNow"
 
 const writeWith = (form: WriteForm) => (batch: ReadonlyArray<Submission>) =>
   Effect.flatMap(IngestWriter, (writer) => {
     if (form === "write") return writer.write(batch)
+    if (form === "bulk")
+      return Effect.flatMap(Effect.serviceOption(Transactor), (transactor) =>
+        Option.isNone(transactor)
+          ? Effect.dieMessage("the bulk form writes in a transaction: this layer has no Transactor")
+          : transactor.value.withTransaction(writer.write(batch, { bulk: true }))
+      )
     return Effect.flatMap(Effect.serviceOption(IngestWriterNow), (now) =>
       Option.isNone(now)
         ? Effect.dieMessage("this IngestWriter has no callback form (IngestWriterNow)")
@@ -138,6 +147,26 @@ const contract = (
           assert.deepStrictEqual(tags(yield* write([sent])), ["Stored"])
           const [read] = yield* stored(ws)
           assert.strictEqual(read!.accountId, "acct_\ud83d\ude00")
+          assert.deepStrictEqual(read!.body, sent.stored.body)
+        })
+      )
+
+      it.effect("text with backslashes, tabs, quotes and `\\N` is stored and read back as sent", () =>
+        Effect.gen(function* () {
+          const ws = uid("ws-")
+          const awkward = 'a\\b\tc "e" \\N \\\\ \\t \\r\\n ü'
+          const sent = yield* submission(
+            ws,
+            feature({
+              account_id: "acct_\\N",
+              event_id: uid("feature_used:\\t\\"),
+              properties: { tier_label: awkward, plan_codes: [awkward, "\\"] }
+            })
+          )
+          assert.deepStrictEqual(tags(yield* write([sent])), ["Stored"])
+          const [read] = yield* stored(ws)
+          assert.strictEqual(read!.accountId, "acct_\\N")
+          assert.strictEqual(read!.eventId, sent.stored.eventId)
           assert.deepStrictEqual(read!.body, sent.stored.body)
         })
       )

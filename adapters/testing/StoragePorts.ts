@@ -43,7 +43,11 @@ export interface StorageSuiteOptions {
    * (secrets stored sealed, a failing transaction's writes all rolled back).
    */
   readonly sqlLayer?: () => Layer.Layer<StoragePorts | Cipher | SqlClient.SqlClient, unknown>
-  /** The forms of `IngestWriter` the adapter offers (default `["write"]`; `"writeNow"` is its callback form). */
+  /**
+   * The forms of `IngestWriter` the contract writes with (default `["write", "bulk"]`: `"bulk"` is
+   * a bulk import's write, in a transaction; `"writeNow"` is the callback form, for an adapter that
+   * offers it).
+   */
   readonly ingestWriteForms?: ReadonlyArray<IngestWriter.WriteForm>
 }
 
@@ -69,7 +73,7 @@ export const suite = (
   AccountProfileStore.suite(name, layer)
   UsageMeterStore.suite(name, layer)
   FeatureGateStore.suite(name, layer)
-  IngestWriter.suite(name, layer, options.ingestWriteForms ?? ["write"])
+  IngestWriter.suite(name, layer, options.ingestWriteForms ?? ["write", "bulk"])
   Transactor.suite(name, layer, options.sqlLayer)
   RuntimeSessionStore.suite(name, layer)
   ApprovalStore.suite(name, layer)

@@ -189,7 +189,7 @@ export const make: Effect.Effect<Importer, never, Crypto | IngestWriter | Import
             const now = yield* Clock.currentTimeMillis
             yield* transactor.withTransaction(
               Effect.gen(function* () {
-                const results = yield* writer.write(submissions)
+                const results = yield* writer.write(submissions, { bulk: true })
                 let accepted = 0
                 let duplicates = 0
                 let refused = refusedBefore

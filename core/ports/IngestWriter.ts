@@ -53,10 +53,22 @@ export interface Submission {
  */
 export type WriteResult = AppendResult | { readonly _tag: "UnitChanged"; readonly issue: FieldIssue }
 
+/** How a batch is written; the results are the same either way. */
+export interface WriteOptions {
+  /**
+   * The batch is a bulk import's, written inside the caller's transaction: a writer may send its
+   * rows by a bulk transport (the SQL writer sends the events with `COPY`).
+   */
+  readonly bulk?: boolean
+}
+
 /** Writes a batch of accepted events with everything they change, in one transaction. */
 export interface IngestWriterService {
   /** One result per submission, in order. */
-  readonly write: (batch: ReadonlyArray<Submission>) => Effect.Effect<ReadonlyArray<WriteResult>, StorageError>
+  readonly write: (
+    batch: ReadonlyArray<Submission>,
+    options?: WriteOptions
+  ) => Effect.Effect<ReadonlyArray<WriteResult>, StorageError>
 }
 
 /** The service tag of the ingest writer the group commit calls. */

@@ -16,8 +16,9 @@ export const suite = (name: StorageVariant["name"]): void => {
   describe.skipIf(!variant.available)(variant.name, () => {
     StoragePorts.suite(variant.name, variant.layer, {
       ...(variant.sqlLayer === undefined ? {} : { sqlLayer: variant.sqlLayer }),
-      // On PostgreSQL the writer also has its callback form (the group commit's path): both hold the contract.
-      ingestWriteForms: variant.name === "postgres" ? ["write", "writeNow"] : ["write"]
+      // A bulk import's writes (`COPY` on SQL) hold the contract too; on PostgreSQL the writer also has
+      // its callback form (the group commit's path).
+      ...(variant.name === "postgres" ? { ingestWriteForms: ["write", "bulk", "writeNow"] } : {})
     })
   })
 }
