@@ -12,9 +12,10 @@
  *
  * Every server runs for the whole bench and the measures are interleaved: `SCALE_ROUNDS` rounds
  * (default 3), each taking every view's `SCALE_SAMPLES` requests (default 200) from every server in
- * turn, the order reversed each round, then `SCALE_INGEST_SECONDS` (default 10) of ingest into each
- * after a `CHECKPOINT`; a view's p50/p99 are over all its rounds' requests, ingest is the median of
- * the rounds. So a figure and the one it is compared with are taken on the same machine state.
+ * turn, the order reversed each round; then as many rounds of `SCALE_INGEST_SECONDS` (default 10)
+ * of ingest into each, after a `CHECKPOINT`. A view's p50/p99 are over all its rounds' requests
+ * (each round's p99 printed beside them), ingest is the median of the rounds. So a figure and the
+ * one it is compared with are taken on the same machine state.
  *
  * `SCALE_BEFORE=<directory>`: a checkout of another version (with its `node_modules`) measured
  * beside this one, its server started from that directory on a database of its own
@@ -392,8 +393,10 @@ const main = async () => {
   try {
     let port = 18_900
     for (const side of sides) for (const size of [0, ...sizes]) targets.push(await prepare(side, size, port++))
-    // Each view, then ingest, from every server in turn; the order reversed each round.
-    const latencies = targets.map(() => new Map<string, Array<number>>())
+    // Each view from every server in turn, the order reversed each round; then the ingest rounds,
+    // so the rows ingest adds (and the autovacuum they start) never overlap a view's requests.
+    // A view's latencies are kept per round.
+    const latencies = targets.map(() => new Map<string, Array<ReadonlyArray<number>>>())
     const ingested = targets.map((): Array<number> => [])
     // Every view any server has, in order (the empty schema has no deep cursor).
     const names = targets.reduce<ReadonlyArray<string>>(
@@ -408,22 +411,28 @@ const main = async () => {
           const view = target.views.find(([n]) => n === name)
           if (view === undefined) continue
           const seen = latencies[targets.indexOf(target)]!
-          seen.set(name, [...(seen.get(name) ?? []), ...(await timed(target.port, view[1]))])
+          seen.set(name, [...(seen.get(name) ?? []), await timed(target.port, view[1])])
         }
       }
+      console.log(`views: round ${round + 1} of ${rounds} done`)
+    }
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? targets : [...targets].reverse()
       for (const target of order) {
         await root.query("CHECKPOINT")
         const result = await ingest(target.port, target.key)
         if (result.errors > 0) console.log(`  ${target.label}: ingest had ${result.errors} errors`)
         ingested[targets.indexOf(target)]!.push(result.rps)
       }
-      console.log(`round ${round + 1} of ${rounds} done`)
+      console.log(`ingest: round ${round + 1} of ${rounds} done`)
     }
     targets.forEach((target, t) => {
       console.log(`\n${target.label}: ${rounds} x ${samples} sequential requests per view`)
-      for (const [name, samplesOf] of latencies[t]!) {
-        const { p50, p99 } = p50p99(samplesOf)
-        console.log(`  ${name.padEnd(44)} p50 ${p50.toFixed(1).padStart(7)} ms   p99 ${p99.toFixed(1).padStart(7)} ms`)
+      for (const [name, byRound] of latencies[t]!) {
+        const { p50, p99 } = p50p99(byRound.flat())
+        console.log(
+          `  ${name.padEnd(44)} p50 ${p50.toFixed(1).padStart(7)} ms   p99 ${p99.toFixed(1).padStart(7)} ms (rounds' p99 ${byRound.map((r) => p50p99(r).p99.toFixed(1)).join(", ")})`
+        )
       }
       console.log(
         `  ${"POST /api/events/ingest (32 connections)".padEnd(44)} ${Math.round(median(ingested[t]!)).toString().padStart(7)} events/s (median; rounds ${ingested[t]!.map((r) => Math.round(r)).join(", ")})`
@@ -443,11 +452,17 @@ const main = async () => {
       for (const size of sizes) {
         const b = of(before, size)
         const a = of(after, size)
-        console.log(`\nafter vs before at ${size.toLocaleString("en")} events (p99 ratio; < 1 is faster)`)
-        for (const [name, samplesOf] of latencies[a]!) {
+        console.log(
+          `\nafter vs before at ${size.toLocaleString("en")} events (< 1 is faster): p99 over all rounds; p50; each round's p99`
+        )
+        for (const [name, byRound] of latencies[a]!) {
           const was = latencies[b]!.get(name)
           if (was === undefined) continue
-          console.log(`  ${name.padEnd(44)} ${(p50p99(samplesOf).p99 / p50p99(was).p99).toFixed(2)}x`)
+          const now = p50p99(byRound.flat())
+          const then = p50p99(was.flat())
+          console.log(
+            `  ${name.padEnd(44)} p99 ${(now.p99 / then.p99).toFixed(2)}x   p50 ${(now.p50 / then.p50).toFixed(2)}x   rounds ${byRound.map((r, i) => (p50p99(r).p99 / p50p99(was[i]!).p99).toFixed(2)).join(", ")}`
+          )
         }
         const ratios = ingested[a]!.map((rps, r) => rps / ingested[b]![r]!)
         console.log(
