@@ -8,8 +8,9 @@
  * (`from_line`), so no request outlasts the server's request time limit and nothing is held whole.
  * The import id is derived from the file's name, size and modification time: a rerun after a crash
  * (of this process, the server or the network) asks the service where the import stands and sends
- * only the lines after its committed ones. A progress bar on stderr follows the service's committed
- * lines, polled while each part is sent.
+ * only the lines after its committed ones. A part the service answers 503 or 429 is sent again
+ * after its `Retry-After`, up to `partRetries` times. A progress bar on stderr follows the
+ * service's committed lines, polled while each part is sent.
  */
 import { createHash } from "node:crypto"
 import { createReadStream, statSync } from "node:fs"
@@ -26,6 +27,21 @@ import { UsageError } from "./CliError.ts"
  * loaded machine (measured: about 1 600 lines/s on a loaded 2-core machine).
  */
 export const defaultPartLines = 5_000
+
+/**
+ * How often one part is sent again after a 503 or a 429 before the import stops (then a rerun
+ * resumes it), and the longest wait between two sends: a 503 is transient by contract (a database
+ * fault, or writes waiting on a backfilled month's move), and a resent part is idempotent (the
+ * service skips its committed lines).
+ */
+export const partRetries = 8
+export const longestRetryWaitMillis = 30_000
+
+/** The wait a 503 or 429 asks for: its `Retry-After` seconds (at most 30 s), else one second. */
+const retryWait = (response: Response): number => {
+  const seconds = Number(response.headers.get("retry-after"))
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, longestRetryWaitMillis) : 1000
+}
 
 /** What the service answers for an import (the Direct API's snake_case). */
 export interface ImportStatus {
@@ -140,12 +156,18 @@ const importFile = async (options: {
       )
     }, 500)
     try {
-      const response = await fetch(`${url}?from_line=${fromLine}&last=${isLast}`, {
-        method: "PUT",
-        headers: { authorization, "content-type": "application/x-ndjson", "content-encoding": "gzip" },
-        body
-      })
-      const text = await response.text()
+      let response: Response
+      let text: string
+      for (let attempt = 0; ; attempt++) {
+        response = await fetch(`${url}?from_line=${fromLine}&last=${isLast}`, {
+          method: "PUT",
+          headers: { authorization, "content-type": "application/x-ndjson", "content-encoding": "gzip" },
+          body
+        })
+        text = await response.text()
+        if ((response.status !== 503 && response.status !== 429) || attempt >= partRetries) break
+        await new Promise((resolve) => setTimeout(resolve, retryWait(response)))
+      }
       if (response.status !== 202) {
         const problem = (() => {
           try {

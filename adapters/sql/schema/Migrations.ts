@@ -25,6 +25,7 @@ import { migration as suppressions } from "./0026_suppressions.ts"
 import { migration as imports } from "./0027_imports.ts"
 import { migration as workspaceKeys } from "./0028_workspace_keys.ts"
 import { migration as eventPartitions } from "./0029_event_partitions.ts"
+import { migration as eventsByAccountName } from "./0030_events_by_account_name.ts"
 
 export const migrations: Migrations = {
   "0001_init": init,
@@ -48,5 +49,6 @@ export const migrations: Migrations = {
   "0026_suppressions": suppressions,
   "0027_imports": imports,
   "0028_workspace_keys": workspaceKeys,
-  "0029_event_partitions": eventPartitions
+  "0029_event_partitions": eventPartitions,
+  "0030_events_by_account_name": eventsByAccountName
 }
