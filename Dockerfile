@@ -36,7 +36,7 @@ COPY package.json package-lock.json ./
 # The package's dependencies and the optional peers the server and the reference backend load
 # (package.json "peerDependencies", pinned there: the SQL storage, the node:http platform, the OTLP
 # exporters, Stripe), made the image's own dependencies; nothing from devDependencies.
-RUN node -e "const fs = require('node:fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8')); for (const n of ['@effect/platform-node', '@effect/sql', '@effect/sql-pg', '@effect/experimental', '@electric-sql/pglite', 'pg', '@effect/opentelemetry', 'stripe']) p.dependencies[n] = p.peerDependencies[n]; delete p.devDependencies; fs.writeFileSync('package.json', JSON.stringify(p))" \
+RUN node -e "const fs = require('node:fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8')); for (const n of ['@effect/platform-node', '@effect/sql', '@effect/sql-pg', '@effect/experimental', '@electric-sql/pglite', 'pg', 'pg-copy-streams', '@effect/opentelemetry', 'stripe']) p.dependencies[n] = p.peerDependencies[n]; delete p.devDependencies; fs.writeFileSync('package.json', JSON.stringify(p))" \
  && npm install --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /app/dist ./dist

@@ -47,7 +47,8 @@ const serverPeers = [
   "@effect/sql-pg",
   "@effect/experimental",
   "@electric-sql/pglite",
-  "pg"
+  "pg",
+  "pg-copy-streams"
 ]
 const hosts = ["hono", "@hono/node-server", "express"]
 /** What the `accord` command needs beyond the `accord/server` peers. */

@@ -442,7 +442,7 @@ describe("kit payments: completions from the provider", () => {
           h.fake.event("payment_intent.succeeded", { id: intentId, object: "payment_intent", status: "succeeded" })
         )
         yield* settle
-        assert.strictEqual(h.service.received.length, 0)
+        assert.strictEqual(h.service.received.length, 0, JSON.stringify(h.service.received))
       })
   )
 
