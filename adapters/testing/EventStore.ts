@@ -32,6 +32,28 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
       const append = (events: ReadonlyArray<StoredEvent>) => Effect.flatMap(EventStore, (store) => store.append(events))
       const list = (query: EventQuery) => Effect.flatMap(EventStore, (store) => store.list(query))
       const ids = (events: ReadonlyArray<StoredEvent>) => events.map((e) => e.id)
+      /**
+       * Every page of `query`, `pageSize` events at a time, each after the previous page's last
+       * event (at most `count` + 1 pages); each page at most `pageSize` long.
+       */
+      const walk = (query: Omit<EventQuery, "limit">, pageSize: number, count: number) =>
+        Effect.gen(function* () {
+          const walked: Array<StoredEvent> = []
+          let after: EventQuery["after"]
+          for (let pages = 0; pages <= count; pages++) {
+            const page: ReadonlyArray<StoredEvent> = yield* list({
+              ...query,
+              limit: pageSize,
+              ...(after ? { after } : {})
+            })
+            assert.isAtMost(page.length, pageSize)
+            if (page.length === 0) break
+            walked.push(...page)
+            const last = page[page.length - 1]!
+            after = { occurredAt: last.occurredAt, id: last.id }
+          }
+          return walked
+        })
 
       it.effect("a new event is stored and found by its event id, exactly as given", () =>
         Effect.gen(function* () {
@@ -286,21 +308,10 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
             const workspaceId = uid("ws-")
             const events = offsets.map((offset) => event(workspaceId, { eventId: null, occurredAt: T + offset }))
             if (events.length > 0) yield* append(events)
-            const walked: Array<StoredEvent> = []
-            let after: EventQuery["after"]
-            for (let pages = 0; pages <= events.length; pages++) {
-              const page: ReadonlyArray<StoredEvent> = yield* list({
-                workspaceId,
-                limit: pageSize,
-                ...(after ? { after } : {})
-              })
-              assert.isAtMost(page.length, pageSize)
-              if (page.length === 0) break
-              walked.push(...page)
-              const last = page[page.length - 1]!
-              after = { occurredAt: last.occurredAt, id: last.id }
-            }
-            assert.deepStrictEqual(ids(walked), ids([...events].sort(newestFirst)))
+            assert.deepStrictEqual(
+              ids(yield* walk({ workspaceId }, pageSize, events.length)),
+              ids([...events].sort(newestFirst))
+            )
           }),
         { fastCheck: { numRuns: 30 } }
       )
@@ -342,21 +353,10 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
                 (query.from === undefined || e.occurredAt >= query.from) &&
                 (query.to === undefined || e.occurredAt < query.to)
             )
-            const walked: Array<StoredEvent> = []
-            let after: EventQuery["after"]
-            for (let pages = 0; pages <= expected.length; pages++) {
-              const page: ReadonlyArray<StoredEvent> = yield* list({
-                ...query,
-                limit: pageSize,
-                ...(after ? { after } : {})
-              })
-              assert.isAtMost(page.length, pageSize)
-              if (page.length === 0) break
-              walked.push(...page)
-              const last = page[page.length - 1]!
-              after = { occurredAt: last.occurredAt, id: last.id }
-            }
-            assert.deepStrictEqual(ids(walked), ids([...expected].sort(newestFirst)))
+            assert.deepStrictEqual(
+              ids(yield* walk(query, pageSize, expected.length)),
+              ids([...expected].sort(newestFirst))
+            )
           }),
         { fastCheck: { numRuns: 30 } }
       )
