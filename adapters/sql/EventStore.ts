@@ -150,7 +150,7 @@ const copyField = (value: string | number | null): string =>
       : value.replace(/[\\\n\r\t]/g, (c) => copyEscapes[c]!)
 
 /** The batch as `COPY`'s text format, one line per event, in `batchColumns` order. */
-export const copyText = (batch: ReadonlyArray<StoredEvent>): string => {
+const copyText = (batch: ReadonlyArray<StoredEvent>): string => {
   let text = ""
   batch.forEach((e, i) => {
     text += `${i}\t${copyField(e.id)}\t${copyField(e.workspaceId)}\t${copyField(e.eventId)}\t${copyField(e.accountId)}\t${copyField(e.eventName)}\t${e.occurredAt}\t${e.receivedAt}\t${copyField(e.payloadHash)}\t${copyField(json(e.body))}\t${copyField(e.bucketKey ?? null)}\n`
