@@ -11,11 +11,14 @@
  * views are measured, retention sweeps move their months out of the default partition.
  *
  * Every server runs for the whole bench and the measures are interleaved: `SCALE_ROUNDS` rounds
- * (default 3), each taking every view's `SCALE_SAMPLES` requests (default 200) from every server in
- * turn, the order reversed each round; then as many rounds of `SCALE_INGEST_SECONDS` (default 10)
- * of ingest into each, after a `CHECKPOINT`. A view's p50/p99 are over all its rounds' requests
- * (each round's p99 printed beside them), ingest is the median of the rounds. So a figure and the
- * one it is compared with are taken on the same machine state.
+ * (default 3), each taking every view's `SCALE_SAMPLES` requests (default 200) from the servers one
+ * request each in turn, the order reversed every request; then `SCALE_INGEST_ROUNDS` rounds
+ * (default as many) of `SCALE_INGEST_SECONDS` (default 10) of ingest into each, after a
+ * `CHECKPOINT`. `GET /healthz`, which reads no database, is measured the same way: the floor the
+ * HTTP path and the machine's stalls put under every view. A view's p50/p99 are over all its
+ * rounds' requests (each round's p99 printed beside them; against another version, the p99 ratio's
+ * 95 % bootstrap interval), ingest is the median of the rounds. So a figure and the one it is
+ * compared with are taken on the same machine state.
  *
  * `SCALE_BEFORE=<directory>`: a checkout of another version (with its `node_modules`) measured
  * beside this one, its server started from that directory on a database of its own
@@ -34,6 +37,8 @@ import * as Redacted from "effect/Redacted"
 import pg from "pg"
 import * as Database from "../adapters/sql/Database.ts"
 import * as EventPartitions from "../adapters/sql/EventPartitions.ts"
+import * as EventStore from "../adapters/sql/EventStore.ts"
+import type { EventQuery } from "../core/ports/EventStore.ts"
 import { imageNodeFlags } from "./build.ts"
 
 // `npm run bench:scale -- instances`: throughput with 1 and 2 server instances instead.
@@ -55,6 +60,7 @@ const sizes = (process.env["SCALE_SIZES"] ?? "1000000").split(",").map(Number)
 const accounts = Number(process.env["SCALE_ACCOUNTS"] ?? 10_000)
 const samples = Number(process.env["SCALE_SAMPLES"] ?? 200)
 const rounds = Number(process.env["SCALE_ROUNDS"] ?? 3)
+const ingestRounds = Number(process.env["SCALE_INGEST_ROUNDS"] ?? rounds)
 const ingestSeconds = Number(process.env["SCALE_INGEST_SECONDS"] ?? 10)
 const batch = 250_000
 const workspaceId = "0b4c3f4e-8e0e-4a8e-9c35-5a3a7e0f1a11"
@@ -213,23 +219,42 @@ const settle = async (side: Side, schema: string, db: pg.Client) => {
   return { moved, seconds: (performance.now() - started) / 1000 }
 }
 
-/** The latencies (ms) of `samples` sequential GETs of `path(i)`. */
-const timed = async (port: number, path: (i: number) => string): Promise<ReadonlyArray<number>> => {
-  const latencies: Array<number> = []
-  for (let i = 0; i < samples; i++) {
-    const started = performance.now()
-    const response = await fetch(`http://127.0.0.1:${port}${path(i)}`, { headers: admin })
-    await response.arrayBuffer()
-    // An unknown account is 404 (the empty table has none).
-    if (response.status !== 200 && response.status !== 404) throw new Error(`${path(i)} answered ${response.status}`)
-    latencies.push(performance.now() - started)
-  }
-  return latencies
+/** The latency (ms) of one GET of `path`. */
+const timed = async (port: number, path: string): Promise<number> => {
+  const started = performance.now()
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: admin })
+  await response.arrayBuffer()
+  // An unknown account is 404 (the empty table has none).
+  if (response.status !== 200 && response.status !== 404) throw new Error(`${path} answered ${response.status}`)
+  return performance.now() - started
 }
 
 const p50p99 = (latencies: ReadonlyArray<number>) => {
   const sorted = [...latencies].sort((a, b) => a - b)
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+}
+
+/**
+ * A 95 % interval of the ratio of two samples' p99s, by bootstrap: both samples drawn again with
+ * replacement, 2,000 times, from a fixed seed so that a run prints the same interval for the same
+ * latencies. An interval that holds 1 does not separate the two.
+ */
+const p99RatioInterval = (now: ReadonlyArray<number>, then: ReadonlyArray<number>) => {
+  let state = 0x5eed
+  // mulberry32: a small seeded generator, enough for resampling.
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0
+    let x = Math.imul(state ^ (state >>> 15), 1 | state)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296
+  }
+  const resampledP99 = (values: ReadonlyArray<number>) =>
+    percentile(
+      Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)]!).sort((a, b) => a - b),
+      99
+    )
+  const ratios = Array.from({ length: 2_000 }, () => resampledP99(now) / resampledP99(then)).sort((a, b) => a - b)
+  return { low: percentile(ratios, 2.5), high: percentile(ratios, 97.5) }
 }
 
 const median = (values: ReadonlyArray<number>) =>
@@ -268,17 +293,31 @@ const ingest = (port: number, key: string) =>
 const cursorOf = (occurredAt: number, id: string) =>
   Buffer.from(`${occurredAt}:${id}`).toString("base64").replaceAll("=", "")
 
-/** The queries `GET /events` runs (adapters/sql/EventStore.ts `list`), for EXPLAIN. */
-const explained = (db: pg.Client, label: string, where: string, params: ReadonlyArray<unknown>): Promise<void> =>
-  db
-    .query(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM accord_events WHERE workspace_id = $1 ${where} ORDER BY occurred_at DESC, id DESC LIMIT 50`,
-      [workspaceId, ...params]
-    )
-    .then((result) => {
-      console.log(`  EXPLAIN ${label}`)
-      for (const row of result.rows) console.log(`    ${row["QUERY PLAN"]}`)
-    })
+/**
+ * The queries `GET /events` runs, for EXPLAIN. On this checkout's server a page reads window by
+ * window (adapters/sql/EventStore.ts `windowsOf`): the first window's statement, as it runs it.
+ */
+const explained = async (
+  db: pg.Client,
+  label: string,
+  where: string,
+  params: ReadonlyArray<unknown>,
+  window: { readonly from?: number; readonly to?: number } | undefined
+): Promise<void> => {
+  const bounds = [
+    ...(window?.from === undefined ? [] : [["occurred_at >=", window.from] as const]),
+    ...(window?.to === undefined ? [] : [["occurred_at <", window.to] as const])
+  ]
+  const within = bounds.map(([condition], i) => ` AND ${condition} $${params.length + 2 + i}`).join("")
+  const result = await db.query(
+    `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM accord_events WHERE workspace_id = $1 ${where}${within} ORDER BY occurred_at DESC, id DESC LIMIT 50`,
+    [workspaceId, ...params, ...bounds.map(([, bound]) => bound)]
+  )
+  console.log(
+    `  EXPLAIN ${label}${window === undefined ? "" : ` (first window ${bounds.map(([c, b]) => `${c} ${new Date(b).toISOString()}`).join(", ")})`}`
+  )
+  for (const row of result.rows) console.log(`    ${row["QUERY PLAN"]}`)
+}
 
 /** One server measured: a side at a size (0: the empty schema). */
 interface Target {
@@ -293,7 +332,8 @@ interface Target {
   readonly explain: () => Promise<void>
 }
 
-const views = async (db: pg.Client, size: number) => {
+/** The views of a server on `size` events; `windowed`: its pages read by time window (this checkout). */
+const views = async (db: pg.Client, size: number, windowed: boolean) => {
   const total = Number((await db.query("SELECT count(*) AS n FROM accord_events")).rows[0].n)
   const ws = `/api/admin/v1/workspaces/${workspaceId}`
   const account = (i: number) => `acct_${(i * 7919) % accounts}`
@@ -306,6 +346,8 @@ const views = async (db: pg.Client, size: number) => {
   const from = new Date(end - 30 * day).toISOString()
   const to = new Date(end - 29 * day).toISOString()
   const list: Array<readonly [string, (i: number) => string]> = [
+    // No database: what the HTTP path and the machine's stalls add to every view.
+    ["GET /healthz (no database, the floor)", () => "/healthz"],
     ["GET /events (newest page)", () => `${ws}/events?limit=50`],
     ["GET /events?account_id", (i) => `${ws}/events?limit=50&account_id=${account(i)}`],
     ["GET /events?event_name (common)", () => `${ws}/events?limit=50&event_name=login`],
@@ -323,15 +365,26 @@ const views = async (db: pg.Client, size: number) => {
   list.push(["GET /accounts/{id}", (i) => `${ws}/accounts/${account(i)}`])
   const explain = async () => {
     if (process.env["SCALE_EXPLAIN"] === "0" || size === 0) return
-    await explained(db, "account_id", "AND account_id = $2", [account(1)])
-    await explained(db, "event_name (rare)", "AND event_name = $2", ["refund_issued"])
-    await explained(db, "event_name (common)", "AND event_name = $2", ["login"])
+    const first = (q: Omit<EventQuery, "workspaceId" | "limit">) =>
+      windowed ? EventStore.windowsOf({ workspaceId, ...q }, Date.now())[0] : undefined
+    await explained(db, "account_id", "AND account_id = $2", [account(1)], first({ accountId: account(1) }))
+    await explained(
+      db,
+      "event_name (rare)",
+      "AND event_name = $2",
+      ["refund_issued"],
+      first({ eventName: "refund_issued" })
+    )
+    await explained(db, "event_name (common)", "AND event_name = $2", ["login"], first({ eventName: "login" }))
     if (middle.rows[0] !== undefined) {
-      await explained(db, "rare event_name at a deep cursor", "AND event_name = $2 AND (occurred_at, id) < ($3, $4)", [
-        "refund_issued",
-        middle.rows[0].occurred_at,
-        middle.rows[0].id
-      ])
+      const after = { occurredAt: Number(middle.rows[0].occurred_at), id: String(middle.rows[0].id) }
+      await explained(
+        db,
+        "rare event_name at a deep cursor",
+        "AND event_name = $2 AND (occurred_at, id) < ($3, $4)",
+        ["refund_issued", after.occurredAt, after.id],
+        first({ eventName: "refund_issued", after })
+      )
     }
   }
   return { total, list, explain }
@@ -371,7 +424,7 @@ const prepare = async (side: Side, size: number, port: number): Promise<Target> 
       )
     }
   }
-  const { total, list, explain } = await views(db, size)
+  const { total, list, explain } = await views(db, size, side.dir === process.cwd())
   console.log(`${label}: ${total.toLocaleString("en")} events`)
   return { side, size, label, port, db, child, key: await ingestKey(port), views: list, explain }
 }
@@ -393,9 +446,8 @@ const main = async () => {
   try {
     let port = 18_900
     for (const side of sides) for (const size of [0, ...sizes]) targets.push(await prepare(side, size, port++))
-    // Each view from every server in turn, the order reversed each round; then the ingest rounds,
-    // so the rows ingest adds (and the autovacuum they start) never overlap a view's requests.
-    // A view's latencies are kept per round.
+    // The views first, then the ingest rounds, so the rows ingest adds (and the autovacuum they
+    // start) never overlap a view's requests. A view's latencies are kept per round.
     const latencies = targets.map(() => new Map<string, Array<ReadonlyArray<number>>>())
     const ingested = targets.map((): Array<number> => [])
     // Every view any server has, in order (the empty schema has no deep cursor).
@@ -403,20 +455,28 @@ const main = async () => {
       (longest, t) => (t.views.length > longest.length ? t.views.map(([n]) => n) : longest),
       []
     )
-    for (const target of targets) for (const [, path] of target.views) await timed(target.port, path) // warm
+    // Warm every view on every server.
+    for (const target of targets)
+      for (const [, path] of target.views) for (let i = 0; i < 20; i++) await timed(target.port, path(i))
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? targets : [...targets].reverse()
       for (const name of names) {
-        for (const target of order) {
+        const taking = targets.flatMap((target, t) => {
           const view = target.views.find(([n]) => n === name)
-          if (view === undefined) continue
-          const seen = latencies[targets.indexOf(target)]!
-          seen.set(name, [...(seen.get(name) ?? []), await timed(target.port, view[1])])
+          return view === undefined ? [] : [{ t, path: view[1], seen: [] as Array<number> }]
+        })
+        // One request to each server in turn, the order reversed every request, so a stall of the
+        // machine falls on the servers alike rather than on whichever one was being measured.
+        for (let i = 0; i < samples; i++)
+          for (const take of i % 2 === round % 2 ? taking : [...taking].reverse())
+            take.seen.push(await timed(targets[take.t]!.port, take.path(i)))
+        for (const take of taking) {
+          const seen = latencies[take.t]!
+          seen.set(name, [...(seen.get(name) ?? []), take.seen])
         }
       }
       console.log(`views: round ${round + 1} of ${rounds} done`)
     }
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < ingestRounds; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse()
       for (const target of order) {
         await root.query("CHECKPOINT")
@@ -424,7 +484,7 @@ const main = async () => {
         if (result.errors > 0) console.log(`  ${target.label}: ingest had ${result.errors} errors`)
         ingested[targets.indexOf(target)]!.push(result.rps)
       }
-      console.log(`ingest: round ${round + 1} of ${rounds} done`)
+      console.log(`ingest: round ${round + 1} of ${ingestRounds} done`)
     }
     targets.forEach((target, t) => {
       console.log(`\n${target.label}: ${rounds} x ${samples} sequential requests per view`)
@@ -449,11 +509,15 @@ const main = async () => {
       }
     if (sides.length === 2) {
       const [before, after] = sides as [Side, Side]
+      const interval = (now: ReadonlyArray<number>, then: ReadonlyArray<number>) => {
+        const { low, high } = p99RatioInterval(now, then)
+        return `${low.toFixed(2)}–${high.toFixed(2)}`
+      }
       for (const size of sizes) {
         const b = of(before, size)
         const a = of(after, size)
         console.log(
-          `\nafter vs before at ${size.toLocaleString("en")} events (< 1 is faster): p99 over all rounds; p50; each round's p99`
+          `\nafter vs before at ${size.toLocaleString("en")} events (< 1 is faster): p99 over all rounds and its 95 % bootstrap interval; p50; each round's p99`
         )
         for (const [name, byRound] of latencies[a]!) {
           const was = latencies[b]!.get(name)
@@ -461,7 +525,7 @@ const main = async () => {
           const now = p50p99(byRound.flat())
           const then = p50p99(was.flat())
           console.log(
-            `  ${name.padEnd(44)} p99 ${(now.p99 / then.p99).toFixed(2)}x   p50 ${(now.p50 / then.p50).toFixed(2)}x   rounds ${byRound.map((r, i) => (p50p99(r).p99 / p50p99(was[i]!).p99).toFixed(2)).join(", ")}`
+            `  ${name.padEnd(44)} p99 ${(now.p99 / then.p99).toFixed(2)}x (${interval(byRound.flat(), was.flat())})   p50 ${(now.p50 / then.p50).toFixed(2)}x   rounds ${byRound.map((r, i) => (p50p99(r).p99 / p50p99(was[i]!).p99).toFixed(2)).join(", ")}`
           )
         }
         const ratios = ingested[a]!.map((rps, r) => rps / ingested[b]![r]!)
