@@ -18,6 +18,7 @@ import * as SqlClientTag from "@effect/sql/SqlClient"
 import * as Database from "../../adapters/sql/Database.ts"
 import * as Migrations from "../../adapters/sql/Migrations.ts"
 import { migrations } from "../../adapters/sql/schema/Migrations.ts"
+import * as Citus from "./citus.ts"
 import * as DatabasePool from "./databasePool.ts"
 
 export const databaseUrl: string | undefined = process.env["DATABASE_URL"] || undefined
@@ -112,12 +113,15 @@ const schemaPools = new Map<string, () => Layer.Layer<SqlClient.SqlClient, SqlEr
 
 /**
  * A `SqlClient` on PostgreSQL in a migrated schema no other layer holds, with no rows but the
- * migrations': from this process's pool (a new schema, created and migrated, when none is idle).
+ * migrations': from this process's pool (a new schema, created and migrated, and on a Citus run its
+ * tables distributed, when none is idle).
  */
 export const layerPooledSchema = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError> => {
   const pool =
     schemaPools.get(url) ??
-    DatabasePool.make(() => Layer.provideMerge(Migrations.layer(migrations), layerFreshSchema(url)))
+    DatabasePool.make(() =>
+      Layer.provideMerge(Citus.layerDistribute, Layer.provideMerge(Migrations.layer(migrations), layerFreshSchema(url)))
+    )
   schemaPools.set(url, pool)
   return pool()
 }

@@ -5,7 +5,6 @@
  * statements that find a row without naming its workspace still read an index; and the migration
  * that rebuilt the keys keeps the rows of a database that held data before it.
  */
-import { readFileSync } from "node:fs"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
@@ -14,6 +13,7 @@ import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Migrations from "../../../adapters/sql/Migrations.ts"
 import { migrations } from "../../../adapters/sql/schema/Migrations.ts"
+import { documentedPlacements } from "../../support/citus.ts"
 import { layerEmpty } from "../../support/pgliteTemplate.ts"
 import { databaseUrl, layerFreshSchema, warnIfSkipped } from "../../support/postgres.ts"
 
@@ -78,13 +78,6 @@ const keysNotLedByWorkspace = Effect.flatMap(
       AND a.attname IS DISTINCT FROM 'workspace_id'
     ORDER BY t.relname, i.relname`.withoutTransform
 )
-
-/** docs/scaling.md's placement table: `| \`accord_x\` | distributed | … |` rows, by table. */
-const documentedPlacements = (): ReadonlyMap<string, string> => {
-  const text = readFileSync(new URL("../../../docs/scaling.md", import.meta.url), "utf8")
-  const rows = [...text.matchAll(/^\| `(accord_[a-z_]+)` \| (distributed|reference) \|/gm)]
-  return new Map(rows.map((row) => [row[1]!, row[2]!]))
-}
 
 /**
  * The statements that find a row without its workspace, in the stores' shape, and the index each
