@@ -75,9 +75,9 @@ export const make = (): EventStoreService => {
       ),
     list: (q) => Effect.sync(() => matching(q).slice(0, q.limit)),
     listAll: (q) => Effect.sync(() => matching(q)),
-    getByIds: (workspaceId, ids) =>
+    getByIds: (workspaceId, refs) =>
       Effect.sync(() => {
-        const wanted = new Set(ids)
+        const wanted = new Set(refs.map((ref) => ref.id))
         return events.filter((e) => e.workspaceId === workspaceId && wanted.has(e.id))
       }),
     findByEventId: (workspaceId, eventId) =>

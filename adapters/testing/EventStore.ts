@@ -273,20 +273,43 @@ export const suite = (name: string, layer: () => Layer.Layer<EventStore, unknown
         })
       )
 
-      it.effect("getByIds returns the workspace's events with those ids, exactly as stored", () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore
-          const workspaceId = uid("ws-")
-          const [a, b, c] = [event(workspaceId), event(workspaceId, { eventId: null }), event(workspaceId)]
-          const elsewhere = event(uid("ws-"))
-          yield* append([a!, b!, c!, elsewhere])
-          const found = yield* store.getByIds(workspaceId, [a!.id, b!.id, elsewhere.id, uid("evt-"), a!.id])
-          assert.deepStrictEqual(
-            [...found].sort((x, y) => (x.id < y.id ? -1 : 1)),
-            [a!, b!].sort((x, y) => (x.id < y.id ? -1 : 1))
-          )
-          assert.deepStrictEqual(yield* store.getByIds(workspaceId, []), [])
-        })
+      it.effect(
+        "getByIds returns the workspace's events with those ids, exactly as stored, whatever time each is expected at",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore
+            const workspaceId = uid("ws-")
+            const year = 366 * 86_400_000
+            // Months and years apart, so that each lies in a partition of its own where there are some.
+            const [a, b, c, d] = [
+              event(workspaceId, { occurredAt: T }),
+              event(workspaceId, { eventId: null, occurredAt: T - year }),
+              event(workspaceId, { occurredAt: T - 40 * 86_400_000 }),
+              event(workspaceId, { occurredAt: T - 3 * year })
+            ]
+            const elsewhere = event(uid("ws-"), { occurredAt: T })
+            yield* append([a!, b!, c!, d!, elsewhere])
+            const byId = (events: ReadonlyArray<StoredEvent>) => [...events].sort((x, y) => (x.id < y.id ? -1 : 1))
+            const at = (e: StoredEvent) => ({ id: e.id, occurredAt: e.occurredAt })
+            // Where each occurred, and an id twice.
+            assert.deepStrictEqual(
+              byId(yield* store.getByIds(workspaceId, [at(a!), at(b!), at(elsewhere), at(a!)])),
+              byId([a!, b!])
+            )
+            // Expected at another time (one of another event, or none any event has): found all the same.
+            assert.deepStrictEqual(
+              byId(
+                yield* store.getByIds(workspaceId, [
+                  { id: c!.id, occurredAt: a!.occurredAt },
+                  { id: d!.id, occurredAt: T - 7 * year },
+                  at(b!)
+                ])
+              ),
+              byId([b!, c!, d!])
+            )
+            assert.deepStrictEqual(yield* store.getByIds(workspaceId, [{ id: uid("evt-"), occurredAt: T }]), [])
+            assert.deepStrictEqual(yield* store.getByIds(workspaceId, []), [])
+          })
       )
 
       it.effect("other workspaces' events are invisible", () =>

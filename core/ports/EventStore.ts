@@ -62,6 +62,12 @@ export interface EventQuery {
   readonly limit: number
 }
 
+/** An event by Accord's id, with when it is expected to have occurred (see `getByIds`). */
+export interface EventRef {
+  readonly id: string
+  readonly occurredAt: number
+}
+
 /** An event removed by an erasure: Accord's id for the row and the `user_id` it carried, if any. */
 export interface ErasedEvent {
   readonly id: string
@@ -113,10 +119,16 @@ export interface EventStoreService {
   readonly listAll: (
     query: Omit<EventQuery, "limit" | "after">
   ) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
-  /** The workspace's events with these ids (Accord's), in no particular order; unknown ids are left out. */
+  /**
+   * The workspace's events with these ids (Accord's), in no particular order; unknown ids are left
+   * out. Each id comes with when its event is expected to have occurred (a profile fact's
+   * `observedAt`): a hint that lets a store read only where such events are kept. An event that
+   * occurred at another time (a rollup bucket's row takes the time of the last resend) is still
+   * found.
+   */
   readonly getByIds: (
     workspaceId: string,
-    ids: ReadonlyArray<string>
+    refs: ReadonlyArray<EventRef>
   ) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
   /** The stored event with this `event_id` in the workspace, if any. */
   readonly findByEventId: (

@@ -52,10 +52,10 @@ const getAccount = (workspaceId: string) =>
       return yield* new NotFound({ resource: "account" })
     }
     const sources = new Map(
-      (yield* events.getByIds(workspaceId, [...new Set(facts.map((fact) => fact.sourceEventId))])).map((event) => [
-        event.id,
-        event
-      ])
+      (yield* events.getByIds(
+        workspaceId,
+        facts.map((fact) => ({ id: fact.sourceEventId, occurredAt: fact.observedAt }))
+      )).map((event) => [event.id, event])
     )
     const activeUsers = yield* readActiveUsers(workspaceId, accountId)
     return json({

@@ -93,7 +93,7 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         )
         const stored = yield* events.getByIds(
           workspaceId,
-          batch.map((s) => s.stored.id)
+          batch.map((s) => ({ id: s.stored.id, occurredAt: s.stored.occurredAt }))
         )
         assert.sameMembers(
           stored.map((e) => e.eventId),
@@ -125,7 +125,7 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         assert.deepStrictEqual(
           yield* events.getByIds(
             workspaceId,
-            batch.map((s) => s.stored.id)
+            batch.map((s) => ({ id: s.stored.id, occurredAt: s.stored.occurredAt }))
           ),
           []
         )
@@ -146,7 +146,7 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
         assert.deepStrictEqual(
           yield* events.getByIds(
             workspaceId,
-            batch.map((s) => s.stored.id)
+            batch.map((s) => ({ id: s.stored.id, occurredAt: s.stored.occurredAt }))
           ),
           []
         )
@@ -184,7 +184,7 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
           assert.sameMembers(
             (yield* events.getByIds(
               workspaceId,
-              batch.map((s) => s.stored.id)
+              batch.map((s) => ({ id: s.stored.id, occurredAt: s.stored.occurredAt }))
             )).map((e) => e.eventId),
             batch.map((s) => s.stored.eventId)
           )
@@ -201,7 +201,7 @@ describe.skipIf(databaseUrl === undefined)("the ingest batch statement on the po
           assert.deepStrictEqual(
             yield* events.getByIds(
               workspaceId,
-              fresh.map((s) => s.stored.id)
+              fresh.map((s) => ({ id: s.stored.id, occurredAt: s.stored.occurredAt }))
             ),
             []
           )
