@@ -25,8 +25,12 @@ import { expiredBefore } from "../../core/ingest/Retention.ts"
 import { unboundedTransaction } from "./SqlSupport.ts"
 import { sqlTransaction } from "./Transactor.ts"
 
-/** Months prepared ahead of the current one. */
-export const monthsAhead = 3
+/**
+ * Months prepared ahead of the current one. One is enough: the sweep runs every hour, so the next
+ * month exists a month before its first event can arrive. Each more is one more partition that
+ * every page of `GET /events` reaching to now plans (its first window has no upper bound).
+ */
+export const monthsAhead = 1
 
 /**
  * Earlier months a sweep moves out of the default partition at most: each is one transaction that
